@@ -1,0 +1,121 @@
+package backend
+
+import (
+	"context"
+
+	"github.com/gogpu/gputypes"
+)
+
+// Backend computes attention on one device. Buffers it allocates live on
+// that device and stay there between the staged ops; only Write and Read
+// cross the bus. Every method is safe for concurrent use.
+//
+// Every op validates its parameters and buffers first and returns an error
+// wrapping ErrShape (or ErrTooLarge, ErrUnsupported) before touching any
+// data; a bad argument never panics and never leaves partial output in a
+// buffer that was not the op's destination.
+type Backend interface {
+	// Name is the registered name, "cpu" or "gpu".
+	Name() string
+	// Info describes the device.
+	Info() Info
+	// Caps reports what the backend supports.
+	Caps() Caps
+
+	// Alloc returns device-resident storage for n float32 values,
+	// zero-filled.
+	Alloc(n int) (Buffer, error)
+	// Write copies src into dst starting at element off.
+	Write(dst Buffer, off int, src []float32) error
+	// Read copies len(dst) elements of src, starting at element off, into dst.
+	Read(dst []float32, src Buffer, off int) error
+
+	// Scores computes the staged path's first step
+	//
+	//  S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d] + bias[b,h,i,j]
+	//
+	// into s, laid out [B, H, Nq, Nk]. Causal and keep masks are not applied
+	// here; Softmax applies them.
+	Scores(ctx context.Context, p ScoresParams, q, k, s Buffer) error
+	// Softmax replaces each row of s ([B, H, Nq, Nk]) with its softmax over
+	// the keys the row may see (causal, keep mask), writing 0 for keys it
+	// may not see. A row that sees no key becomes all zeros with LSE −Inf.
+	// When p.LSE is set it receives log Σ_j exp(S[b,h,i,j]) per row,
+	// laid out [B, H, Nq].
+	Softmax(ctx context.Context, p SoftmaxParams, s Buffer) error
+	// Context computes O[b,h,i,:] = Σ_j P[b,h,i,j]·V[b,h/G,j,:] from the
+	// weights pm ([B, H, Nq, Nk]) into o.
+	Context(ctx context.Context, p ContextParams, pm, v, o Buffer) error
+	// Fused computes the whole of attention without materialising the
+	// scores: O = softmax(scale·Q·Kᵀ + bias, masked)·V, and the per-row
+	// log-sum-exp into lse ([B, H, Nq]) when lse is not nil.
+	Fused(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error
+
+	// Sync waits until all submitted work has finished.
+	Sync() error
+	// Close releases the device. Buffers allocated from it become invalid.
+	Close() error
+}
+
+// Buffer is device-resident float32 storage allocated by one Backend.
+// Passing a Buffer to a Backend other than the one that allocated it is an
+// error (ErrForeignBuffer).
+type Buffer interface {
+	// Len is the number of float32 elements.
+	Len() int
+	// Release frees the storage. Using the Buffer afterwards is an error;
+	// releasing twice is a no-op.
+	Release()
+}
+
+// Kind says what sort of device a backend drives.
+type Kind int
+
+// The kinds of device.
+const (
+	KindCPU Kind = iota
+	KindGPU
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCPU:
+		return "cpu"
+	case KindGPU:
+		return "gpu"
+	}
+	return "unknown"
+}
+
+// Info describes the device behind a backend, in WebGPU's shared types where
+// they fit. A CPU backend fills Adapter (DeviceType CPU, the processor's
+// name) and leaves Limits and Features zero; Threads is its parallelism.
+type Info struct {
+	Kind     Kind
+	Adapter  gputypes.AdapterInfo
+	Limits   gputypes.Limits
+	Features gputypes.Features
+	// Threads is the number of worker goroutines a CPU backend runs ops on;
+	// 0 on a GPU.
+	Threads int
+	// Detail is free text: library versions, build tags, driver notes.
+	Detail string
+}
+
+// Caps reports what a backend supports. The conformance suite in
+// backendtest checks every capability a backend claims, and fails a
+// backend that claims less than the full contract where the contract
+// requires it.
+type Caps struct {
+	Staged   bool // Scores, Softmax and Context
+	Fused    bool // Fused
+	Bias     bool // additive float bias with broadcasting
+	KeepMask bool // boolean keep-mask with broadcasting
+	Causal   bool // bottom-right aligned causal masking
+	GQA      bool // KVHeads < H
+	BNHD     bool // the [B, N, H, D] layout
+	LSE      bool // per-row log-sum-exp output
+	// MaxBufferLen is the largest Alloc in float32 elements; 0 means no
+	// limit beyond host memory.
+	MaxBufferLen int
+}

@@ -1,0 +1,32 @@
+// Package backend defines the interface every attn device implements, the
+// parameters of its ops, the errors they return, and how a program picks a
+// device at run time.
+//
+// A Backend computes scaled dot-product attention
+//
+//	O = softmax(scale · Q·Kᵀ + bias, masked) · V
+//
+// either staged (Scores, then Softmax in place, then Context), which
+// materialises the B·H·Nq·Nk scores and is the only way to read the
+// weights, or fused (Fused), which streams key tiles with an online softmax
+// in O(N) memory.
+//
+// # Memory layout
+//
+// Every operand is a dense row-major float32 Buffer on the device. Q, K, V
+// and O are [B, H, N, D] (BHND) or [B, N, H, D] (BNHD) as Problem.Layout
+// says; either way one token's head vector is contiguous, so a head's rows
+// form a strided matrix (TensorStrides). K and V have KVHeads heads; query
+// head h reads KV head h/(H/KVHeads). Scores and weights are always
+// [B, H, Nq, Nk], the log-sum-exp [B, H, Nq], and masks are
+// [B|1, H|1, Nq|1, Nk|1] with broadcasting (Mask.Strides).
+//
+// # Choosing a backend
+//
+// Backends register themselves from their package's init (import
+// github.com/attn-go/attn/cpu, github.com/attn-go/attn/gpu). Open("auto")
+// tries them by priority — the GPU, then the CPU — and when none opens the
+// error names each one and why; Select also returns the reasons for a
+// fallback that succeeded. The ATTN_BACKEND environment variable replaces
+// "auto" with a fixed name.
+package backend

@@ -1,0 +1,145 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Opener opens a new instance of a registered backend.
+type Opener func() (Backend, error)
+
+type registration struct {
+	name     string
+	priority int
+	open     Opener
+}
+
+var (
+	regMu sync.Mutex
+	regs  []registration
+)
+
+// Register makes a backend available to Open under name. Backends register
+// from an init function of their package, so a program chooses which it
+// links by importing them (a CPU-only program imports only cpu and links no
+// cgo). "auto" tries backends by descending priority. Registering a name
+// twice panics: it is a programming error, not a runtime condition.
+func Register(name string, priority int, open Opener) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if name == "" || name == "auto" {
+		panic(fmt.Sprintf("backend: cannot register reserved name %q", name))
+	}
+	for _, r := range regs {
+		if r.name == name {
+			panic(fmt.Sprintf("backend: %q registered twice", name))
+		}
+	}
+	regs = append(regs, registration{name, priority, open})
+	sort.SliceStable(regs, func(i, j int) bool { return regs[i].priority > regs[j].priority })
+}
+
+// Registered lists the registered backend names, in the order "auto"
+// tries them.
+func Registered() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := make([]string, len(regs))
+	for i, r := range regs {
+		names[i] = r.name
+	}
+	return names
+}
+
+// EnvBackend is the environment variable that overrides "auto".
+const EnvBackend = "ATTN_BACKEND"
+
+// Attempt records one backend that Select tried and could not open.
+type Attempt struct {
+	Name string
+	Err  error
+}
+
+func (a Attempt) String() string { return a.Name + ": " + a.Err.Error() }
+
+// Open opens the backend called name: "cpu", "gpu", or "auto" (also "")
+// for the best one that opens here. ATTN_BACKEND, when set, replaces
+// "auto". When nothing opens, the error names every backend and why it
+// failed.
+func Open(name string) (Backend, error) {
+	b, _, err := Select(name)
+	return b, err
+}
+
+// Select is Open that also reports the backends it tried and skipped
+// before the one it returns, so a caller can say why it fell back.
+func Select(name string) (Backend, []Attempt, error) {
+	name = strings.TrimSpace(strings.ToLower(name))
+	if name == "" || name == "auto" {
+		if env := strings.TrimSpace(strings.ToLower(os.Getenv(EnvBackend))); env != "" && env != "auto" {
+			b, err := openNamed(env)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s=%s: %w", EnvBackend, env, err)
+			}
+			return b, nil, nil
+		}
+		return openAuto()
+	}
+	b, err := openNamed(name)
+	return b, nil, err
+}
+
+func lookup(name string) (registration, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	for _, r := range regs {
+		if r.name == name {
+			return r, true
+		}
+	}
+	return registration{}, false
+}
+
+func openNamed(name string) (Backend, error) {
+	r, ok := lookup(name)
+	if !ok {
+		known := Registered()
+		if len(known) == 0 {
+			return nil, fmt.Errorf("%w %q: no backend is linked in (import github.com/attn-go/attn/cpu)", ErrUnknownBackend, name)
+		}
+		return nil, fmt.Errorf("%w %q (have %s, auto)", ErrUnknownBackend, name, strings.Join(known, ", "))
+	}
+	b, err := r.open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+func openAuto() (Backend, []Attempt, error) {
+	regMu.Lock()
+	order := append([]registration(nil), regs...)
+	regMu.Unlock()
+	var tried []Attempt
+	for _, r := range order {
+		b, err := r.open()
+		if err == nil {
+			return b, tried, nil
+		}
+		tried = append(tried, Attempt{r.name, err})
+	}
+	if len(tried) == 0 {
+		return nil, nil, fmt.Errorf("%w: no backend is linked in (import github.com/attn-go/attn/cpu)", ErrUnavailable)
+	}
+	errs := make([]error, len(tried))
+	msgs := make([]string, len(tried))
+	for i, a := range tried {
+		errs[i] = a.Err
+		msgs[i] = a.String()
+	}
+	return nil, tried, fmt.Errorf("no backend could be opened: %s: %w", strings.Join(msgs, "; "), errors.Join(errs...))
+}

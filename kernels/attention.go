@@ -1,0 +1,456 @@
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// Strategy chooses how attention is computed.
+type Strategy int
+
+// The strategies.
+const (
+	// Auto picks Staged when the weights or scores are asked for or the
+	// problem is small, Fused otherwise.
+	Auto Strategy = iota
+	// Staged materialises the B·H·Nq·Nk scores: Scores, Softmax, Context.
+	Staged
+	// Fused streams key tiles with an online softmax in O(N) memory.
+	Fused
+)
+
+// stagedAutoLimit is the largest B·H·Nq·Nk for which Auto picks the staged
+// path without being asked: 256 KiB of scores, where three simple passes
+// cost less than the fused tile loop's bookkeeping.
+const stagedAutoLimit = 1 << 16
+
+func (s Strategy) String() string {
+	switch s {
+	case Auto:
+		return "auto"
+	case Staged:
+		return "staged"
+	case Fused:
+		return "fused"
+	}
+	return fmt.Sprintf("Strategy(%d)", int(s))
+}
+
+// ParseStrategy reads "auto", "staged" or "fused".
+func ParseStrategy(s string) (Strategy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return Auto, nil
+	case "staged":
+		return Staged, nil
+	case "fused":
+		return Fused, nil
+	}
+	return Auto, fmt.Errorf("unknown strategy %q (want auto, staged or fused)", s)
+}
+
+// Options are the optional parts of an attention call. The zero value (or
+// a nil *Options) is plain non-causal attention with scale 1/√D.
+type Options struct {
+	// Scale multiplies Q·Kᵀ. 0 means 1/√D; any other finite value is used
+	// as given (the tutorials use 1).
+	Scale float64
+	// Causal hides key j from query i when j > i + (Nk − Nq): bottom-right
+	// aligned, as FlashAttention and ONNX Runtime do.
+	Causal bool
+	// Bias is added to the scaled scores. Its shape broadcasts,
+	// right-aligned, to [B, H, Nq, Nk]: each dimension is 1 or the full
+	// size. −Inf hides a key; NaN and +Inf are rejected.
+	Bias *Tensor
+	// Mask is a boolean keep-mask with the same broadcasting as Bias.
+	Mask *Mask
+	// KVHeads, when not 0, must equal the number of heads in K and V (it is
+	// always read from their shape); a cross-check for callers that track it.
+	KVHeads int
+	// Strategy forces the staged or fused path; Auto chooses.
+	Strategy Strategy
+	// Weights asks for the attention weights P (staged path only).
+	Weights bool
+	// Scores asks for the pre-softmax scores scale·Q·Kᵀ + bias, before any
+	// masking (staged path only).
+	Scores bool
+	// LSE asks for the per-row log-sum-exp of the visible scores: −Inf for
+	// a row that sees no key. Partial results over disjoint key ranges
+	// merge exactly with it.
+	LSE bool
+	// AllowNonFinite skips the check that Q, K and V hold no NaN or
+	// infinity (and the bias no NaN or +Inf). Without the check such
+	// inputs give NaN outputs rather than an error.
+	AllowNonFinite bool
+}
+
+// Result holds what Attention computed.
+type Result struct {
+	// Out has the query's rank and layout with the last dimension Dv.
+	Out *Tensor
+	// Weights and Scores are [B, H, Nq, Nk] when asked for, with the
+	// leading dimensions the query lacks dropped: [Nq, Nk] for a rank-2
+	// query, [H, Nq, Nk] for rank 3.
+	Weights, Scores *Tensor
+	// LSE is [B, H, Nq] when asked for, dropped to the query's rank the
+	// same way.
+	LSE *Tensor
+	// Strategy is the strategy that ran.
+	Strategy Strategy
+}
+
+// Attention computes
+//
+//	O = softmax(scale · Q·Kᵀ + bias, masked) · V
+//
+// on be. q, k and v have the same rank (2, 3 or 4) and layout; K and V
+// may have fewer heads than Q (GQA) when they divide H, Nk may differ from
+// Nq, and V's head dim may differ from Q's. The inputs are never modified.
+//
+// Every problem with the inputs is an error wrapping backend.ErrShape,
+// backend.ErrNonFinite, backend.ErrTooLarge or backend.ErrUnsupported that
+// names the sizes involved. ctx is honoured between tiles.
+func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *Options) (*Result, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if be == nil {
+		return nil, backend.Errorf(backend.ErrUnavailable, "nil backend")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := plan(q, k, v, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, be, q, k, v, opts)
+}
+
+// call is a validated Attention call.
+type call struct {
+	prob      backend.Problem
+	rank      int
+	strategy  Strategy
+	biasShape [4]int
+	keepShape [4]int
+}
+
+// dims reads (batch, heads, tokens, dim) from a rank 2–4 tensor.
+func dims(t *Tensor) (b, h, n, d int) {
+	s := t.Shape
+	switch len(s) {
+	case 2:
+		return 1, 1, s[0], s[1]
+	case 3:
+		if t.Layout == BNHD {
+			return 1, s[1], s[0], s[2]
+		}
+		return 1, s[0], s[1], s[2]
+	}
+	if t.Layout == BNHD {
+		return s[0], s[2], s[1], s[3]
+	}
+	return s[0], s[1], s[2], s[3]
+}
+
+func plan(q, k, v *Tensor, opts *Options) (*call, error) {
+	for _, op := range []struct {
+		name string
+		t    *Tensor
+	}{{"Q", q}, {"K", k}, {"V", v}} {
+		if err := op.t.check(op.name); err != nil {
+			return nil, err
+		}
+		if r := len(op.t.Shape); r < 2 || r > 4 {
+			return nil, backend.Errorf(backend.ErrShape, "%s has rank %d (shape %v); want 2 [N,D], 3 [H,N,D] or 4 [B,H,N,D]", op.name, r, op.t.Shape)
+		}
+	}
+	if len(k.Shape) != len(q.Shape) || len(v.Shape) != len(q.Shape) {
+		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must have one rank: shapes %v, %v, %v", q.Shape, k.Shape, v.Shape)
+	}
+	if k.Layout != q.Layout || v.Layout != q.Layout {
+		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must share a layout: %v, %v, %v", q.Layout, k.Layout, v.Layout)
+	}
+	if q.Layout != BHND && q.Layout != BNHD {
+		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", q.Layout)
+	}
+	bq, h, nq, d := dims(q)
+	bk, hk, nk, dk := dims(k)
+	bv, hv, nv, dv := dims(v)
+	switch {
+	case bk != bq || bv != bq:
+		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: Q %d, K %d, V %d", bq, bk, bv)
+	case dk != d:
+		return nil, backend.Errorf(backend.ErrShape, "head dims differ: Q has D=%d, K has D=%d", d, dk)
+	case nv != nk:
+		return nil, backend.Errorf(backend.ErrShape, "K has %d keys but V has %d values", nk, nv)
+	case hv != hk:
+		return nil, backend.Errorf(backend.ErrShape, "K has %d heads but V has %d", hk, hv)
+	case h == 0 || hk == 0:
+		return nil, backend.Errorf(backend.ErrShape, "zero heads: Q has %d, K has %d", h, hk)
+	case h%hk != 0:
+		return nil, backend.Errorf(backend.ErrShape, "Q's %d heads are not a multiple of K/V's %d heads", h, hk)
+	case d == 0 || dv == 0:
+		return nil, backend.Errorf(backend.ErrShape, "zero head dim: Q/K have D=%d, V has Dv=%d", d, dv)
+	case opts.KVHeads != 0 && opts.KVHeads != hk:
+		return nil, backend.Errorf(backend.ErrShape, "Options.KVHeads=%d but K and V have %d heads", opts.KVHeads, hk)
+	}
+	scale := opts.Scale
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(d))
+	}
+	if math.IsNaN(scale) || math.IsInf(scale, 0) || math.Abs(scale) > math.MaxFloat32 {
+		return nil, backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", opts.Scale)
+	}
+	c := &call{
+		prob: backend.Problem{
+			B: bq, H: h, KVHeads: hk, Nq: nq, Nk: nk, D: d, Dv: dv,
+			Layout: q.Layout, Scale: float32(scale), Causal: opts.Causal,
+		},
+		rank: len(q.Shape),
+	}
+	if err := c.prob.Validate(); err != nil {
+		return nil, err
+	}
+	full := [4]int{bq, h, nq, nk}
+	if opts.Bias != nil {
+		if err := opts.Bias.check("bias"); err != nil {
+			return nil, err
+		}
+		var err error
+		if c.biasShape, err = broadcastShape("bias", opts.Bias.Shape, full); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Mask != nil {
+		n, err := numElems(opts.Mask.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("mask: %w", err)
+		}
+		if len(opts.Mask.Keep) != n {
+			return nil, backend.Errorf(backend.ErrShape, "mask of shape %v needs %d elements, has %d", opts.Mask.Shape, n, len(opts.Mask.Keep))
+		}
+		if c.keepShape, err = broadcastShape("mask", opts.Mask.Shape, full); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.AllowNonFinite {
+		if err := checkFinite(q, k, v, opts.Bias); err != nil {
+			return nil, err
+		}
+	}
+	c.strategy = opts.Strategy
+	wantsMatrix := opts.Weights || opts.Scores
+	switch c.strategy {
+	case Auto:
+		c.strategy = Fused
+		if wantsMatrix || c.prob.ScoresLen() <= stagedAutoLimit {
+			c.strategy = Staged
+		}
+	case Fused:
+		if wantsMatrix {
+			return nil, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path; the fused strategy never forms them")
+		}
+	case Staged:
+	default:
+		return nil, backend.Errorf(backend.ErrShape, "unknown strategy %v", opts.Strategy)
+	}
+	return c, nil
+}
+
+// broadcastShape right-aligns shape against full ([B, H, Nq, Nk]) and
+// checks that each dimension is 1 or the full size.
+func broadcastShape(name string, shape []int, full [4]int) ([4]int, error) {
+	out := [4]int{1, 1, 1, 1}
+	if len(shape) > 4 {
+		return out, backend.Errorf(backend.ErrShape, "%s has rank %d (shape %v); at most 4: [B, H, Nq, Nk]", name, len(shape), shape)
+	}
+	off := 4 - len(shape)
+	for i, s := range shape {
+		want := full[off+i]
+		if s != 1 && s != want {
+			return out, backend.Errorf(backend.ErrShape, "%s of shape %v does not broadcast to [B=%d, H=%d, Nq=%d, Nk=%d]: dimension %d is %d, want 1 or %d",
+				name, shape, full[0], full[1], full[2], full[3], i, s, want)
+		}
+		out[off+i] = s
+	}
+	return out, nil
+}
+
+// checkFinite is the input policy: Q, K and V must be finite, a bias may
+// hold −Inf (a hidden key) but not NaN or +Inf.
+func checkFinite(q, k, v, bias *Tensor) error {
+	for _, op := range []struct {
+		name string
+		t    *Tensor
+	}{{"Q", q}, {"K", k}, {"V", v}} {
+		for i, x := range op.t.Data {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v", op.name, op.t.Shape, x, unravel(i, op.t.Shape))
+			}
+		}
+	}
+	if bias != nil {
+		for i, x := range bias.Data {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) {
+				return backend.Errorf(backend.ErrNonFinite, "bias of shape %v holds %v at %v (only −Inf may hide a key)", bias.Shape, x, unravel(i, bias.Shape))
+			}
+		}
+	}
+	return nil
+}
+
+// unravel turns a flat index into coordinates of shape.
+func unravel(i int, shape []int) []int {
+	idx := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+	return idx
+}
+
+// devBufs are the device buffers of one call, released together.
+type devBufs []backend.Buffer
+
+func (d *devBufs) alloc(be backend.Backend, name string, n int) (backend.Buffer, error) {
+	buf, err := be.Alloc(n)
+	if err != nil {
+		return nil, fmt.Errorf("allocating %s (%d floats): %w", name, n, err)
+	}
+	*d = append(*d, buf)
+	return buf, nil
+}
+
+func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backend.Buffer, error) {
+	buf, err := d.alloc(be, name, len(data))
+	if err != nil {
+		return nil, err
+	}
+	if err := be.Write(buf, 0, data); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	return buf, nil
+}
+
+func (d devBufs) release() {
+	for _, b := range d {
+		b.Release()
+	}
+}
+
+func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *Options) (*Result, error) {
+	p := c.prob
+	var bufs devBufs
+	defer bufs.release()
+	qb, err := bufs.upload(be, "Q", q.Data)
+	if err != nil {
+		return nil, err
+	}
+	kb, err := bufs.upload(be, "K", k.Data)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := bufs.upload(be, "V", v.Data)
+	if err != nil {
+		return nil, err
+	}
+	var bias, keep *backend.Mask
+	if opts.Bias != nil {
+		buf, err := bufs.upload(be, "bias", opts.Bias.Data)
+		if err != nil {
+			return nil, err
+		}
+		bias = &backend.Mask{Buf: buf, Shape: c.biasShape}
+	}
+	if opts.Mask != nil {
+		data := make([]float32, len(opts.Mask.Keep))
+		for i, keepIt := range opts.Mask.Keep {
+			if keepIt {
+				data[i] = 1
+			}
+		}
+		buf, err := bufs.upload(be, "mask", data)
+		if err != nil {
+			return nil, err
+		}
+		keep = &backend.Mask{Buf: buf, Shape: c.keepShape}
+	}
+	ob, err := bufs.alloc(be, "O", p.OLen())
+	if err != nil {
+		return nil, err
+	}
+	var lseb backend.Buffer
+	if opts.LSE {
+		if lseb, err = bufs.alloc(be, "LSE", p.LSELen()); err != nil {
+			return nil, err
+		}
+	}
+
+	res := &Result{Strategy: c.strategy}
+	if c.strategy == Fused {
+		err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, qb, kb, vb, ob, lseb)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		sb, err := bufs.alloc(be, "scores", p.ScoresLen())
+		if err != nil {
+			return nil, err
+		}
+		if err := be.Scores(ctx, backend.ScoresParams{Problem: p, Bias: bias}, qb, kb, sb); err != nil {
+			return nil, err
+		}
+		if opts.Scores {
+			if res.Scores, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk); err != nil {
+				return nil, err
+			}
+		}
+		if err := be.Softmax(ctx, backend.SoftmaxParams{Problem: p, Keep: keep, LSE: lseb}, sb); err != nil {
+			return nil, err
+		}
+		if opts.Weights {
+			if res.Weights, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk); err != nil {
+				return nil, err
+			}
+		}
+		if err := be.Context(ctx, backend.ContextParams{Problem: p}, sb, vb, ob); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]float32, p.OLen())
+	if err := be.Read(out, ob, 0); err != nil {
+		return nil, fmt.Errorf("reading O: %w", err)
+	}
+	shape := append([]int(nil), q.Shape...)
+	shape[len(shape)-1] = p.Dv
+	res.Out = &Tensor{Shape: shape, Layout: q.Layout, Data: out}
+	if lseb != nil {
+		if res.LSE, err = c.readMatrix(be, lseb, p.LSELen(), 0); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// readMatrix reads a [B, H, Nq(, last)] result and shapes it to the
+// query's rank; last == 0 means the result has no trailing dimension.
+func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int) (*Tensor, error) {
+	data := make([]float32, n)
+	if err := be.Read(data, buf, 0); err != nil {
+		return nil, fmt.Errorf("reading result: %w", err)
+	}
+	shape := []int{c.prob.B, c.prob.H, c.prob.Nq}
+	if last > 0 {
+		shape = append(shape, last)
+	}
+	shape = shape[4-c.rank:]
+	return &Tensor{Shape: shape, Layout: BHND, Data: data}, nil
+}

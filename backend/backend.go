@@ -12,8 +12,13 @@ import (
 //
 // Every op validates its parameters and buffers first and returns an error
 // wrapping ErrShape (or ErrTooLarge, ErrUnsupported) before touching any
-// data; a bad argument never panics and never leaves partial output in a
-// buffer that was not the op's destination.
+// data; a bad argument never panics and never writes to any buffer. A
+// released buffer or a closed backend gives ErrReleased, a buffer of
+// another backend ErrForeignBuffer, and an op called with a cancelled ctx
+// returns an error wrapping ctx.Err() (ops also check ctx between tiles).
+// Backends compute what the data says: NaN or infinite inputs are the
+// caller's to reject (package kernels does), and give unspecified, possibly
+// NaN, outputs.
 type Backend interface {
 	// Name is the registered name, "cpu" or "gpu".
 	Name() string
@@ -23,11 +28,15 @@ type Backend interface {
 	Caps() Caps
 
 	// Alloc returns device-resident storage for n float32 values,
-	// zero-filled.
+	// zero-filled. n < 0 is ErrShape; n over Caps().MaxBufferLen, or more
+	// than the device can hold, is ErrTooLarge.
 	Alloc(n int) (Buffer, error)
-	// Write copies src into dst starting at element off.
+	// Write copies src into dst starting at element off. A range outside
+	// dst is ErrShape and writes nothing; an empty range at off == Len is
+	// allowed.
 	Write(dst Buffer, off int, src []float32) error
-	// Read copies len(dst) elements of src, starting at element off, into dst.
+	// Read copies len(dst) elements of src, starting at element off, into
+	// dst, with the same range rules as Write.
 	Read(dst []float32, src Buffer, off int) error
 
 	// Scores computes the staged path's first step
@@ -40,8 +49,8 @@ type Backend interface {
 	// Softmax replaces each row of s ([B, H, Nq, Nk]) with its softmax over
 	// the keys the row may see (causal, keep mask), writing 0 for keys it
 	// may not see. A row that sees no key becomes all zeros with LSE −Inf.
-	// When p.LSE is set it receives log Σ_j exp(S[b,h,i,j]) per row,
-	// laid out [B, H, Nq].
+	// When p.LSE is set it receives log Σ_j exp(S[b,h,i,j]) over the keys
+	// the row sees (−Inf when it sees none), laid out [B, H, Nq].
 	Softmax(ctx context.Context, p SoftmaxParams, s Buffer) error
 	// Context computes O[b,h,i,:] = Σ_j P[b,h,i,j]·V[b,h/G,j,:] from the
 	// weights pm ([B, H, Nq, Nk]) into o.
@@ -53,7 +62,8 @@ type Backend interface {
 
 	// Sync waits until all submitted work has finished.
 	Sync() error
-	// Close releases the device. Buffers allocated from it become invalid.
+	// Close releases the device. Buffers allocated from it become invalid
+	// and every later call returns ErrReleased.
 	Close() error
 }
 
@@ -61,7 +71,7 @@ type Backend interface {
 // Passing a Buffer to a Backend other than the one that allocated it is an
 // error (ErrForeignBuffer).
 type Buffer interface {
-	// Len is the number of float32 elements.
+	// Len is the number of float32 elements, unchanged by Release.
 	Len() int
 	// Release frees the storage. Using the Buffer afterwards is an error;
 	// releasing twice is a no-op.

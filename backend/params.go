@@ -42,7 +42,7 @@ type Problem struct {
 	Nq, Nk        int
 	D, Dv         int // head dim of Q and K; head dim of V and O
 	Layout        Layout
-	Scale         float32
+	Scale         float32 // used as given: 0 is a zero scale (kernels supplies 1/√D)
 	Causal        bool
 }
 
@@ -114,14 +114,24 @@ func (p Problem) VStrides() Strides { return TensorStrides(p.Layout, p.KVHeads, 
 // OStrides are the strides of O.
 func (p Problem) OStrides() Strides { return TensorStrides(p.Layout, p.H, p.Nq, p.Dv) }
 
-// Lengths of each operand in elements. Validate has checked that none
-// overflows.
-func (p Problem) QLen() int      { return p.B * p.H * p.Nq * p.D }
-func (p Problem) KLen() int      { return p.B * p.KVHeads * p.Nk * p.D }
-func (p Problem) VLen() int      { return p.B * p.KVHeads * p.Nk * p.Dv }
-func (p Problem) OLen() int      { return p.B * p.H * p.Nq * p.Dv }
+// QLen and the other *Len methods give each operand's length in
+// elements. Validate has checked that none overflows.
+func (p Problem) QLen() int { return p.B * p.H * p.Nq * p.D }
+
+// KLen is the length of K.
+func (p Problem) KLen() int { return p.B * p.KVHeads * p.Nk * p.D }
+
+// VLen is the length of V.
+func (p Problem) VLen() int { return p.B * p.KVHeads * p.Nk * p.Dv }
+
+// OLen is the length of O.
+func (p Problem) OLen() int { return p.B * p.H * p.Nq * p.Dv }
+
+// ScoresLen is the length of the scores and weights.
 func (p Problem) ScoresLen() int { return p.B * p.H * p.Nq * p.Nk }
-func (p Problem) LSELen() int    { return p.B * p.H * p.Nq }
+
+// LSELen is the length of the log-sum-exp.
+func (p Problem) LSELen() int { return p.B * p.H * p.Nq }
 
 // KeyLimit is the number of keys query i may see under causal masking
 // (all Nk when not causal), clamped to [0, Nk]: keys 0 … KeyLimit(i)−1.

@@ -83,8 +83,9 @@ type Options struct {
 	// merge exactly with it.
 	LSE bool
 	// AllowNonFinite skips the check that Q, K and V hold no NaN or
-	// infinity (and the bias no NaN or +Inf). Without the check such
-	// inputs give NaN outputs rather than an error.
+	// infinity (and the bias no NaN or +Inf). Such a value then makes the
+	// outputs it reaches unspecified (NaN or zero, by backend); rows it
+	// does not reach are unaffected.
 	AllowNonFinite bool
 }
 

@@ -1,0 +1,441 @@
+package backendtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// naive is the simplest backend that meets the contract: host slices for
+// buffers and Reference for the maths. Passing Run shows the suite is
+// consistent with its own reference and its own rules; the faults below
+// show it catches backends that break them.
+type naive struct {
+	// mu is held for reading by every op and for writing by Release and
+	// Close, so a buffer cannot go away under an op.
+	mu     sync.RWMutex
+	closed bool
+	fault  fault
+}
+
+// fault is a deliberate bug, to show the suite notices it.
+type fault int
+
+const (
+	noFault       fault = iota
+	topLeftCausal       // causal aligned top-left instead of bottom-right
+	nanRows             // fully masked rows give NaN
+	touchesInput        // Fused scribbles on Q
+	writesPast          // Fused writes one element past O
+	wrongKVHead         // query head h reads KV head h % KVHeads
+	sloppy              // O off by 1e-3
+	ignoresKeep         // Softmax ignores the keep-mask
+	float32Math         // not a bug: Fused computes in float32 throughout
+)
+
+type naiveBuf struct {
+	owner    *naive
+	data     []float32
+	released bool
+}
+
+func (b *naiveBuf) Len() int { return len(b.data) }
+
+func (b *naiveBuf) Release() {
+	b.owner.mu.Lock()
+	defer b.owner.mu.Unlock()
+	b.released = true
+}
+
+func (n *naive) Name() string       { return "naive" }
+func (n *naive) Info() backend.Info { return backend.Info{Kind: backend.KindCPU, Threads: 1} }
+func (n *naive) Caps() backend.Caps {
+	return backend.Caps{
+		Staged: true, Fused: true, Bias: true, KeepMask: true,
+		Causal: true, GQA: true, BNHD: true, LSE: true,
+		MaxBufferLen: 1 << 24,
+	}
+}
+
+func (n *naive) Alloc(size int) (backend.Buffer, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	switch {
+	case n.closed:
+		return nil, backend.Errorf(backend.ErrReleased, "naive: backend is closed")
+	case size < 0:
+		return nil, backend.Errorf(backend.ErrShape, "naive: Alloc(%d)", size)
+	case size > n.Caps().MaxBufferLen:
+		return nil, backend.Errorf(backend.ErrTooLarge, "naive: Alloc(%d) > %d", size, n.Caps().MaxBufferLen)
+	}
+	return &naiveBuf{owner: n, data: make([]float32, size)}, nil
+}
+
+// resolve checks that every non-nil buffer is ours and alive. It runs
+// before the size checks, so a released buffer is reported as released.
+func (n *naive) resolve(bufs ...backend.Buffer) error {
+	if n.closed {
+		return backend.Errorf(backend.ErrReleased, "naive: backend is closed")
+	}
+	for _, b := range bufs {
+		if b == nil {
+			continue
+		}
+		nb, ok := b.(*naiveBuf)
+		if !ok || nb.owner != n {
+			return backend.Errorf(backend.ErrForeignBuffer, "naive: %T", b)
+		}
+		if nb.released {
+			return backend.Errorf(backend.ErrReleased, "naive: buffer used after Release")
+		}
+	}
+	return nil
+}
+
+func maskBuf(m *backend.Mask) backend.Buffer {
+	if m == nil {
+		return nil
+	}
+	return m.Buf
+}
+
+func data(b backend.Buffer) []float32 { return b.(*naiveBuf).data }
+
+func (n *naive) Write(dst backend.Buffer, off int, src []float32) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(dst); err != nil {
+		return err
+	}
+	if err := backend.CheckBuffer("dst", dst, 0); err != nil {
+		return err
+	}
+	if off < 0 || off > dst.Len() || len(src) > dst.Len()-off {
+		return backend.Errorf(backend.ErrShape, "naive: Write of %d at %d into %d", len(src), off, dst.Len())
+	}
+	copy(data(dst)[off:], src)
+	return nil
+}
+
+func (n *naive) Read(dst []float32, src backend.Buffer, off int) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(src); err != nil {
+		return err
+	}
+	if err := backend.CheckBuffer("src", src, 0); err != nil {
+		return err
+	}
+	if off < 0 || off > src.Len() || len(dst) > src.Len()-off {
+		return backend.Errorf(backend.ErrShape, "naive: Read of %d at %d from %d", len(dst), off, src.Len())
+	}
+	copy(dst, data(src)[off:])
+	return nil
+}
+
+// hostCase gathers the operands of an op into a Case; nil buffers give
+// zero operands of the right length.
+func hostCase(p backend.Problem, q, k, v backend.Buffer, bias, keep *backend.Mask) Case {
+	c := Case{Problem: p}
+	operand := func(b backend.Buffer, n int) []float32 {
+		if b == nil {
+			return make([]float32, n)
+		}
+		return data(b)[:n]
+	}
+	c.Q, c.K, c.V = operand(q, p.QLen()), operand(k, p.KLen()), operand(v, p.VLen())
+	mask := func(m *backend.Mask) *HostMask {
+		if m == nil {
+			return nil
+		}
+		return &HostMask{Shape: m.Shape, Data: data(m.Buf)[:m.Len()]}
+	}
+	c.Bias, c.Keep = mask(bias), mask(keep)
+	return c
+}
+
+func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(q, k, s, maskBuf(p.Bias)); err != nil {
+		return err
+	}
+	if err := p.Validate(q, k, s); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
+	w := Reference(hostCase(p.Problem, q, k, nil, p.Bias, nil))
+	for i, x := range w.Scores {
+		data(s)[i] = float32(x)
+	}
+	return nil
+}
+
+func (n *naive) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(s, p.LSE, maskBuf(p.Keep)); err != nil {
+		return err
+	}
+	if err := p.Validate(s); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
+	sd := data(s)
+	var keep *HostMask
+	if p.Keep != nil && n.fault != ignoresKeep {
+		keep = &HostMask{Shape: p.Keep.Shape, Data: data(p.Keep.Buf)}
+	}
+	forRows(p.Problem, func(b, h, i, row int) {
+		x := sd[row*p.Nk : (row+1)*p.Nk]
+		seen := func(j int) bool {
+			return j < n.keyLimit(p.Problem, i) && !math.IsInf(float64(x[j]), -1) && (keep == nil || keep.at(b, h, i, j) != 0)
+		}
+		m := math.Inf(-1)
+		for j := range x {
+			if seen(j) {
+				m = max(m, float64(x[j]))
+			}
+		}
+		sum := 0.0
+		e := make([]float64, len(x))
+		for j := range x {
+			if seen(j) {
+				e[j] = math.Exp(float64(x[j]) - m)
+				sum += e[j]
+			}
+		}
+		for j := range x {
+			x[j] = float32(e[j] / sum)
+			if sum == 0 && n.fault != nanRows {
+				x[j] = 0
+			}
+		}
+		if p.LSE != nil {
+			data(p.LSE)[row] = float32(m + math.Log(sum))
+			if sum == 0 {
+				data(p.LSE)[row] = float32(math.Inf(-1))
+			}
+		}
+	})
+	return nil
+}
+
+func (n *naive) keyLimit(p backend.Problem, i int) int {
+	if n.fault == topLeftCausal && p.Causal {
+		return min(i+1, p.Nk)
+	}
+	return p.KeyLimit(i)
+}
+
+func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(pm, v, o); err != nil {
+		return err
+	}
+	if err := p.Validate(pm, v, o); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
+	vs, os := p.VStrides(), p.OStrides()
+	forRows(p.Problem, func(b, h, i, row int) {
+		for d := range p.Dv {
+			sum := 0.0
+			for j := range p.Nk {
+				sum += float64(data(pm)[row*p.Nk+j]) * float64(data(v)[vs.Offset(b, h/p.Group(), j)+d])
+			}
+			data(o)[os.Offset(b, h, i)+d] = float32(sum)
+		}
+	})
+	return nil
+}
+
+func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(q, k, v, o, lse, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
+		return err
+	}
+	if err := p.Validate(q, k, v, o, lse); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
+	c := hostCase(p.Problem, q, k, v, p.Bias, p.Keep)
+	if n.fault == wrongKVHead && p.KVHeads < p.H {
+		return n.wrongKVHead(c, o)
+	}
+	if n.fault == float32Math {
+		fused32(c, data(o), lse)
+		return nil
+	}
+	w := Reference(c)
+	for i, x := range w.O {
+		data(o)[i] = float32(x)
+		if n.fault == sloppy {
+			data(o)[i] += 1e-3
+		}
+	}
+	if lse != nil {
+		for i, x := range w.LSE {
+			data(lse)[i] = float32(x)
+		}
+	}
+	switch n.fault {
+	case touchesInput:
+		if len(c.Q) > 0 {
+			data(q)[0]++
+		}
+	case writesPast:
+		if len(data(o)) > len(w.O) {
+			data(o)[len(w.O)] = 0
+		}
+	}
+	return nil
+}
+
+// wrongKVHead computes each query head against KV head h % KVHeads by
+// regrouping the heads: a head-by-head reference with the wrong mapping.
+func (n *naive) wrongKVHead(c Case, o backend.Buffer) error {
+	p := c.Problem
+	for h := range p.H {
+		one := c
+		one.H, one.KVHeads = 1, 1
+		one.Layout = backend.BHND
+		one.Q = pick(p, p.QStrides(), c.Q, h, p.Nq, p.D)
+		one.K = pick(p, p.KStrides(), c.K, h%p.KVHeads, p.Nk, p.D)
+		one.V = pick(p, p.VStrides(), c.V, h%p.KVHeads, p.Nk, p.Dv)
+		one.Bias, one.Keep = nil, nil
+		w := Reference(one)
+		os := p.OStrides()
+		for b := range p.B {
+			for i := range p.Nq {
+				for d := range p.Dv {
+					data(o)[os.Offset(b, h, i)+d] = float32(w.O[(b*p.Nq+i)*p.Dv+d])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pick copies head h of a tensor into a [B, 1, rows, dim] tensor.
+func pick(p backend.Problem, s backend.Strides, x []float32, h, rows, dim int) []float32 {
+	var out []float32
+	for b := range p.B {
+		for i := range rows {
+			out = append(out, x[s.Offset(b, h, i):s.Offset(b, h, i)+dim]...)
+		}
+	}
+	return out
+}
+
+// fused32 is attention in float32 with plain sequential sums, the
+// accuracy a straightforward backend gets, to show Tol leaves it room.
+// It takes no masks.
+func fused32(c Case, o []float32, lse backend.Buffer) {
+	p := c.Problem
+	qs, ks, vs, os := p.QStrides(), p.KStrides(), p.VStrides(), p.OStrides()
+	s := make([]float32, p.Nk)
+	forRows(p, func(b, h, i, row int) {
+		kvh := h / p.Group()
+		m := float32(math.Inf(-1))
+		for j := range p.Nk {
+			var dot float32
+			for d := range p.D {
+				dot += c.Q[qs.Offset(b, h, i)+d] * c.K[ks.Offset(b, kvh, j)+d]
+			}
+			s[j] = p.Scale * dot
+			m = max(m, s[j])
+		}
+		var sum float32
+		out := o[os.Offset(b, h, i):][:p.Dv]
+		clear(out)
+		for j := range p.Nk {
+			e := float32(math.Exp(float64(s[j] - m)))
+			sum += e
+			for d := range p.Dv {
+				out[d] += e * c.V[vs.Offset(b, kvh, j)+d]
+			}
+		}
+		for d := range out {
+			out[d] /= sum
+		}
+		if lse != nil {
+			data(lse)[row] = m + float32(math.Log(float64(sum)))
+		}
+	})
+}
+
+func (n *naive) Sync() error { return nil }
+
+func (n *naive) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+	return nil
+}
+
+var _ backend.Backend = (*naive)(nil)
+
+// TestNaive runs the whole suite on the naive backend, which must pass.
+func TestNaive(t *testing.T) {
+	Run(t, func(testing.TB) backend.Backend { return &naive{} })
+}
+
+// TestTolFloat32 shows that plain float32 arithmetic over long rows and
+// wide heads passes the suite's tolerance.
+func TestTolFloat32(t *testing.T) {
+	be := &naive{fault: float32Math}
+	for _, sp := range []spec{
+		{p: scaled(prob(1, 2, 1, 16, 3000, 128, 128), 1)},
+		{p: prob(1, 2, 2, 16, 4000, 128, 64)},
+		{p: scaled(prob(1, 1, 1, 8, 2000, 128, 128), 0.3)},
+	} {
+		c := sp.build()
+		if err := RunFused(context.Background(), be, c, true); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestFaults shows that each deliberate bug fails the runner.
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range []struct {
+		name  string
+		fault fault
+		spec  spec
+	}{
+		{"topLeftCausal", topLeftCausal, spec{p: causal(prob(1, 2, 2, 3, 7, 8, 8))}},
+		{"nanRows", nanRows, spec{p: causal(prob(1, 2, 2, 9, 3, 8, 8))}},
+		{"touchesInput", touchesInput, spec{p: prob(1, 2, 2, 3, 7, 8, 8)}},
+		{"writesPast", writesPast, spec{p: prob(1, 2, 2, 3, 7, 8, 8)}},
+		{"wrongKVHead", wrongKVHead, spec{p: prob(1, 4, 2, 3, 7, 8, 8)}},
+		{"sloppy", sloppy, spec{p: prob(1, 2, 2, 3, 7, 8, 8)}},
+		{"ignoresKeep", ignoresKeep, spec{p: prob(1, 2, 2, 3, 7, 8, 8), keep: shape(1, 2, 3, 7)}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			be := &naive{fault: f.fault}
+			c := f.spec.build()
+			errF := RunFused(ctx, be, c, true)
+			errS := RunStaged(ctx, be, c, true)
+			if errF == nil && errS == nil {
+				t.Fatalf("%v passed with fault %s", c, f.name)
+			}
+			t.Logf("fused: %v\nstaged: %v", errF, errS)
+		})
+	}
+}

@@ -1,0 +1,284 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// Tol is the tolerance of every comparison the suite makes: a value passes
+// when
+//
+//	|got − want| ≤ Tol · max(1, max |want| over the compared row)
+//
+// where a row is one query's scores or weights (Nk values), one query's
+// output vector (Dv values) or one LSE value, and the maximum skips
+// infinities. Float32 accumulation over head dims up to 128 and a few
+// thousand keys stays well inside it; a wrong mask, index or scale does
+// not.
+const Tol = 1e-4
+
+// HostMask is a bias or keep-mask on the host, dense row-major over Shape,
+// each dimension either 1 (broadcast) or the full size of [B, H, Nq, Nk].
+type HostMask struct {
+	Shape [4]int
+	Data  []float32
+}
+
+// at is the mask's value for element (b, h, i, j) of [B, H, Nq, Nk],
+// broadcasting as backend.Mask.Strides says.
+func (m *HostMask) at(b, h, i, j int) float32 {
+	s := (&backend.Mask{Shape: m.Shape}).Strides()
+	return m.Data[b*s[0]+h*s[1]+i*s[2]+j*s[3]]
+}
+
+// Case is one attention problem with its data on the host. Q, K and V are
+// laid out as Problem.Layout says (backend.TensorStrides): Q has H heads of
+// Nq rows of D, K has KVHeads heads of Nk rows of D, V has KVHeads heads of
+// Nk rows of Dv.
+type Case struct {
+	backend.Problem
+	Q, K, V []float32
+	Bias    *HostMask // added to the scaled scores, may hold −Inf; nil for none
+	Keep    *HostMask // 0 masks a key, any other value keeps it; nil for none
+}
+
+// Want is the float64 answer to a Case.
+type Want struct {
+	// Scores is [B, H, Nq, Nk]: scale·Q·Kᵀ + bias, with no causal or
+	// keep masking applied (what Backend.Scores returns).
+	Scores []float64
+	// P is [B, H, Nq, Nk]: the softmax weights, exactly 0 for every key a
+	// query may not see; a row that sees no key is all 0.
+	P []float64
+	// O is laid out like Q but with head dim Dv (Problem.OStrides).
+	O []float64
+	// LSE is [B, H, Nq]: log Σ exp(score) over the keys a query sees, −Inf
+	// for a row that sees none.
+	LSE []float64
+}
+
+// Reference computes c in float64 with plain loops, the answer every
+// backend is judged by. It is written to be checked by reading:
+//
+//	S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d] + bias[b,h,i,j]   (G = H/KVHeads)
+//	query i sees key j  ⇔  keep[b,h,i,j] ≠ 0
+//	                       and (not causal or j ≤ i + (Nk − Nq))
+//	                       and S[b,h,i,j] ≠ −Inf
+//	m   = max of S over the keys i sees
+//	P   = exp(S − m) / Σ_seen exp(S − m) on seen keys, 0 elsewhere
+//	LSE = m + log Σ_seen exp(S − m), −Inf when i sees no key
+//	O[b,h,i,:] = Σ_j P[b,h,i,j] · V[b,h/G,j,:]
+//
+// c must be valid (Problem.Validate) with operands of the right lengths;
+// Reference panics otherwise.
+func Reference(c Case) Want {
+	p := c.Problem
+	if err := c.check(); err != nil {
+		panic("backendtest: Reference: " + err.Error())
+	}
+	w := Want{
+		Scores: make([]float64, p.ScoresLen()),
+		P:      make([]float64, p.ScoresLen()),
+		O:      make([]float64, p.OLen()),
+		LSE:    make([]float64, p.LSELen()),
+	}
+	group := p.H / p.KVHeads
+	qs, ks, vs, os := p.QStrides(), p.KStrides(), p.VStrides(), p.OStrides()
+	scale := float64(p.Scale)
+
+	for b := 0; b < p.B; b++ {
+		for h := 0; h < p.H; h++ {
+			kvh := h / group
+			for i := 0; i < p.Nq; i++ {
+				row := ((b*p.H+h)*p.Nq + i) * p.Nk
+				scores := w.Scores[row : row+p.Nk]
+				weights := w.P[row : row+p.Nk]
+
+				for j := 0; j < p.Nk; j++ {
+					dot := 0.0
+					for d := 0; d < p.D; d++ {
+						dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
+					}
+					scores[j] = scale * dot
+					if c.Bias != nil {
+						scores[j] += float64(c.Bias.at(b, h, i, j))
+					}
+				}
+
+				seen := make([]bool, p.Nk)
+				m := math.Inf(-1)
+				for j := 0; j < p.Nk; j++ {
+					seen[j] = !math.IsInf(scores[j], -1)
+					if p.Causal && j > i+(p.Nk-p.Nq) {
+						seen[j] = false
+					}
+					if c.Keep != nil && c.Keep.at(b, h, i, j) == 0 {
+						seen[j] = false
+					}
+					if seen[j] && scores[j] > m {
+						m = scores[j]
+					}
+				}
+
+				lse := (b*p.H+h)*p.Nq + i
+				if math.IsInf(m, -1) {
+					// No key is seen: weights and output stay 0.
+					w.LSE[lse] = math.Inf(-1)
+					continue
+				}
+				sum := 0.0
+				for j := 0; j < p.Nk; j++ {
+					if seen[j] {
+						weights[j] = math.Exp(scores[j] - m)
+						sum += weights[j]
+					}
+				}
+				for j := 0; j < p.Nk; j++ {
+					weights[j] /= sum
+				}
+				w.LSE[lse] = m + math.Log(sum)
+
+				out := w.O[os.Offset(b, h, i) : os.Offset(b, h, i)+p.Dv]
+				for j := 0; j < p.Nk; j++ {
+					for d := 0; d < p.Dv; d++ {
+						out[d] += weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
+					}
+				}
+			}
+		}
+	}
+	return w
+}
+
+// check reports whether c is a valid problem with operands of the right
+// lengths.
+func (c Case) check() error {
+	p := c.Problem
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	for _, op := range []struct {
+		name string
+		got  int
+		want int
+	}{
+		{"Q", len(c.Q), p.QLen()},
+		{"K", len(c.K), p.KLen()},
+		{"V", len(c.V), p.VLen()},
+	} {
+		if op.got != op.want {
+			return fmt.Errorf("case %v: %s has %d values, want %d", c, op.name, op.got, op.want)
+		}
+	}
+	for _, m := range []struct {
+		name string
+		m    *HostMask
+	}{{"bias", c.Bias}, {"keep", c.Keep}} {
+		if m.m == nil {
+			continue
+		}
+		full := [4]int{p.B, p.H, p.Nq, p.Nk}
+		for d, n := range m.m.Shape {
+			if n != 1 && n != full[d] {
+				return fmt.Errorf("case %v: %s shape %v does not broadcast to %v", c, m.name, m.m.Shape, full)
+			}
+		}
+		if n := shapeLen(m.m.Shape); len(m.m.Data) != n {
+			return fmt.Errorf("case %v: %s has %d values, its shape %v needs %d", c, m.name, len(m.m.Data), m.m.Shape, n)
+		}
+	}
+	return nil
+}
+
+func shapeLen(s [4]int) int { return s[0] * s[1] * s[2] * s[3] }
+
+// String describes c's shape and options in one line, the way the suite
+// names its subtests.
+func (c Case) String() string {
+	var bias, keep *[4]int
+	if c.Bias != nil {
+		bias = &c.Bias.Shape
+	}
+	if c.Keep != nil {
+		keep = &c.Keep.Shape
+	}
+	return describe(c.Problem, bias, keep)
+}
+
+// describe names a problem: B2_H4_KV2_Nq63_Nk65_D40_Dv24 and then the
+// options that differ from the default (BHND, scale 1/√D, no masks).
+func describe(p backend.Problem, bias, keep *[4]int) string {
+	s := fmt.Sprintf("B%d_H%d_KV%d_Nq%d_Nk%d_D%d_Dv%d", p.B, p.H, p.KVHeads, p.Nq, p.Nk, p.D, p.Dv)
+	if p.Layout != backend.BHND {
+		s += "_" + p.Layout.String()
+	}
+	if p.Causal {
+		s += "_causal"
+	}
+	if p.D < 1 || p.Scale != defaultScale(p.D) {
+		s += fmt.Sprintf("_scale%g", p.Scale)
+	}
+	if bias != nil {
+		s += fmt.Sprintf("_bias[%d,%d,%d,%d]", bias[0], bias[1], bias[2], bias[3])
+	}
+	if keep != nil {
+		s += fmt.Sprintf("_keep[%d,%d,%d,%d]", keep[0], keep[1], keep[2], keep[3])
+	}
+	return s
+}
+
+func defaultScale(d int) float32 { return float32(1 / math.Sqrt(float64(d))) }
+
+// RandomCase fills problem p with random data from rng: Q, K and V
+// uniform in [−1, 1]; when bias is not nil, a bias of that shape uniform in
+// [−2, 2] with about 5% −Inf; when keep is not nil, a keep-mask of that
+// shape with about 25% zeros (the values kept are mostly 1, sometimes other
+// non-zero values, since any non-zero value keeps). p must be valid and
+// the shapes must broadcast to [B, H, Nq, Nk]; RandomCase panics
+// otherwise.
+func RandomCase(rng *rand.Rand, p backend.Problem, bias, keep *[4]int) Case {
+	if err := p.Validate(); err != nil {
+		panic("backendtest: RandomCase: " + err.Error())
+	}
+	c := Case{
+		Problem: p,
+		Q:       uniform(rng, p.QLen(), 1),
+		K:       uniform(rng, p.KLen(), 1),
+		V:       uniform(rng, p.VLen(), 1),
+	}
+	if bias != nil {
+		m := &HostMask{Shape: *bias, Data: uniform(rng, shapeLen(*bias), 2)}
+		for i := range m.Data {
+			if rng.Float64() < 0.05 {
+				m.Data[i] = float32(math.Inf(-1))
+			}
+		}
+		c.Bias = m
+	}
+	if keep != nil {
+		m := &HostMask{Shape: *keep, Data: make([]float32, shapeLen(*keep))}
+		kept := []float32{1, 1, 1, 1, 1, 1, -1, 0.5, 3}
+		for i := range m.Data {
+			if rng.Float64() >= 0.25 {
+				m.Data[i] = kept[rng.IntN(len(kept))]
+			}
+		}
+		c.Keep = m
+	}
+	if err := c.check(); err != nil {
+		panic("backendtest: RandomCase: " + err.Error())
+	}
+	return c
+}
+
+// uniform returns n values uniform in [−r, r].
+func uniform(rng *rand.Rand, n int, r float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r * (2*rng.Float64() - 1))
+	}
+	return x
+}

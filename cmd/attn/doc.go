@@ -1,0 +1,51 @@
+// Command attn computes scaled dot-product attention on .npy files, walks
+// through the illustrated-transformer example step by step, and lists the
+// devices it can run on.
+//
+//	attn run -q Q.npy -k K.npy -v V.npy -o O.npy [options]
+//	attn explain [-x X.npy -wq WQ.npy -wk WK.npy -wv WV.npy] [-scale S]
+//	attn devices
+//
+// # Reading .npy files
+//
+// Q, K, V and the bias are float32 or float64 ("<f4", "<f8"); float64 is
+// narrowed to float32, the type attn computes in, and a finite value too
+// large for float32 is reported rather than silently becoming ±Inf. Both
+// byte orders are read ("<f4" and ">f4"). Fortran-order arrays are read
+// and transposed to C order. A mask is bool or any integer or float type,
+// nonzero meaning "keep". Format versions 1.0, 2.0 and 3.0 are read.
+//
+// Before any data is read the header is checked against the file: its
+// length, the dtype, no negative dimension, an element count that fits in
+// an int, and exactly the number of data bytes the shape needs (a file
+// with trailing bytes is rejected too, since it means the header and data
+// disagree). So a corrupt header is reported without allocating what it
+// claims. Outputs are float32 little-endian C-order .npy files written
+// atomically: to a temporary file in the same directory, synced, then
+// renamed over the target. Inputs are opened read-only.
+//
+// # Exit status
+//
+// 0 on success, 1 when the command fails (bad input files, a failed
+// computation), 2 for usage errors: an unknown command, flag or backend
+// name, a missing required flag, an invalid flag value, -weights with
+// -strategy fused, an output that would overwrite an input. Every error
+// is one line on stderr, "attn <command>: <message>".
+//
+// # explain
+//
+// explain reproduces the illustrated-transformer worked example with the
+// tutorial's scale of 1. Any of its inputs can be replaced by a .npy file
+// (-x, -wq, -wk, -wv); the scale stays 1 unless -scale is given. Its last
+// section rounds the weights to tenths as the tutorial's figures do
+// (keeping each row's sum, so 0.063, 0.468, 0.468 becomes 0.0, 0.5, 0.5)
+// and shows the outputs those give next to the exact ones.
+//
+// # Outputs
+//
+// -o, -weights and -lse each go to a temporary file first (mode 0644);
+// no target is replaced until every one of them is written and synced,
+// and a failure removes the temporary files. The weights and the log-sum-exp have the query's rank:
+// [Nq, Nk] and [Nq] for rank-2 inputs, [H, Nq, Nk] and [H, Nq] for rank
+// 3, [B, H, Nq, Nk] and [B, H, Nq] for rank 4.
+package main

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/attn-go/attn/backend"
+	_ "github.com/attn-go/attn/cpu"
+	_ "github.com/attn-go/attn/gpu"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `attn computes scaled dot-product attention.
+
+Usage:
+
+	attn <command> [flags]
+
+Commands:
+
+	run       attention on .npy files: O = softmax(scale·Q·Kᵀ + bias)·V
+	explain   the illustrated-transformer self-attention example, step by step
+	devices   list the backends and the devices behind them
+
+Run "attn <command> -h" for a command's flags.
+`
+
+// command is one subcommand: its flags are parsed by a FlagSet of its own
+// and its errors are reported as "attn <name>: <message>".
+type command struct {
+	name     string
+	synopsis string
+	run      func(c *cmdEnv, args []string) error
+}
+
+var commands = []command{
+	{"run", runSynopsis, runRun},
+	{"explain", explainSynopsis, runExplain},
+	{"devices", devicesSynopsis, runDevices},
+}
+
+// cmdEnv is what a subcommand writes to.
+type cmdEnv struct {
+	name           string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError is a mistake in the command line rather than in the data:
+// exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// errHelp reports that -h was given and the usage has been printed.
+var errHelp = errors.New("help requested")
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			return run([]string{args[1], "-h"}, stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		env := &cmdEnv{name: name, stdin: stdin, stdout: stdout, stderr: stderr}
+		err := c.run(env, args[1:])
+		var ue *usageError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, errHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "attn %s: %s\nusage: %s\nRun \"attn %s -h\" for details.\n", name, ue.msg, c.synopsis, name)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "attn %s: %s\n", name, oneLine(err.Error()))
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "attn: unknown command %q\n\n%s", name, usage)
+	return 2
+}
+
+// oneLine keeps an error on one line of stderr.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}
+
+// parseFlags parses args with fs. -h prints the usage to stdout and
+// returns errHelp; a bad flag returns a usageError. Positional arguments
+// are refused: every subcommand takes flags only.
+func (c *cmdEnv) parseFlags(fs *flag.FlagSet, synopsis, help string, args []string) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(c.stdout, "usage: %s\n\n%s\nFlags:\n", synopsis, help)
+		fs.SetOutput(c.stdout)
+		fs.PrintDefaults()
+		return errHelp
+	}
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (every input is given by a flag)", fs.Arg(0))
+	}
+	return nil
+}
+
+// checkBackendName refuses a backend nobody registered before any file is
+// read.
+func checkBackendName(name string) error {
+	n := strings.TrimSpace(strings.ToLower(name))
+	if n == "" || n == "auto" {
+		return nil
+	}
+	known := backend.Registered()
+	for _, k := range known {
+		if k == n {
+			return nil
+		}
+	}
+	return usagef("unknown backend %q (have %s, auto)", name, strings.Join(known, ", "))
+}
+
+// openBackend opens the named backend and says on stderr why it fell back
+// from any it skipped.
+func (c *cmdEnv) openBackend(name string) (backend.Backend, error) {
+	be, tried, err := backend.Select(name)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range tried {
+		fmt.Fprintf(c.stderr, "attn %s: using %s (%s unavailable: %s)\n", c.name, be.Name(), a.Name, reason(a.Name, a.Err))
+	}
+	return be, nil
+}
+
+// reason is why a backend did not open, without the prefixes that say
+// which backend and that it is unavailable: the caller says both.
+func reason(name string, err error) string {
+	s := strings.TrimPrefix(oneLine(err.Error()), name+": ")
+	return strings.TrimPrefix(s, backend.ErrUnavailable.Error()+": ")
+}

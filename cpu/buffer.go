@@ -1,0 +1,129 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// buffer is host memory owned by one Backend. Release drops the slice so
+// the garbage collector can take it; an op that already fetched the slice
+// keeps it alive until it returns, so releasing a buffer in use is not a
+// memory error, only a caller's mistake.
+type buffer struct {
+	owner *Backend
+	n     int
+
+	mu       sync.Mutex
+	data     []float32
+	released bool
+}
+
+func (b *buffer) Len() int { return b.n }
+
+func (b *buffer) Release() {
+	b.mu.Lock()
+	b.released = true
+	b.data = nil
+	b.mu.Unlock()
+}
+
+// Alloc returns a zero-filled buffer of n float32 values.
+func (b *Backend) Alloc(n int) (backend.Buffer, error) {
+	if err := b.checkOpen("alloc"); err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %d elements", n)
+	}
+	if n > maxAllocBytes/4 {
+		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements (%d bytes) exceeds %d bytes", n, uint64(n)*4, uint64(maxAllocBytes))
+	}
+	return &buffer{owner: b, n: n, data: make([]float32, n)}, nil
+}
+
+// Write copies src into dst starting at element off.
+func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
+	data, err := b.data("write", "dst", dst)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off > len(data) || len(src) > len(data)-off {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, len(data))
+	}
+	copy(data[off:], src)
+	return nil
+}
+
+// Read copies len(dst) elements of src, starting at element off, into dst.
+func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
+	data, err := b.data("read", "src", src)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off > len(data) || len(dst) > len(data)-off {
+		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, len(data))
+	}
+	copy(dst, data[off:])
+	return nil
+}
+
+// data returns the storage of buf after checking that this backend is
+// open, that it allocated buf and that buf is not released. A nil buf
+// yields nil data and no error: the validators have already reported the
+// operands that may not be nil.
+func (b *Backend) data(op, name string, buf backend.Buffer) ([]float32, error) {
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if buf == nil {
+		if op == "write" || op == "read" {
+			return nil, backend.Errorf(backend.ErrShape, "cpu: %s: %s buffer is nil", op, name)
+		}
+		return nil, nil
+	}
+	bb, ok := buf.(*buffer)
+	if !ok || bb == nil || bb.owner != b {
+		return nil, fmt.Errorf("cpu: %s: %s: %w", op, name, backend.ErrForeignBuffer)
+	}
+	bb.mu.Lock()
+	defer bb.mu.Unlock()
+	if bb.released {
+		return nil, fmt.Errorf("cpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
+	}
+	return bb.data, nil
+}
+
+// operand is one buffer argument of an op.
+type operand struct {
+	name   string
+	buf    backend.Buffer
+	output bool
+}
+
+// operands fetches the data of every operand, in order, after checking
+// ownership and release, and refuses an output that shares its buffer with
+// any other operand: the ops read inputs while other workers write the
+// output, so aliasing would give wrong answers (and WebGPU forbids it too).
+func (b *Backend) operands(op string, ops ...operand) ([][]float32, error) {
+	out := make([][]float32, len(ops))
+	for i, o := range ops {
+		d, err := b.data(op, o.name, o.buf)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	for i, o := range ops {
+		if !o.output || o.buf == nil {
+			continue
+		}
+		for j, p := range ops {
+			if j != i && p.buf != nil && p.buf == o.buf {
+				return nil, backend.Errorf(backend.ErrShape, "cpu: %s: %s and %s share one buffer", op, o.name, p.name)
+			}
+		}
+	}
+	return out, nil
+}

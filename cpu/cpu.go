@@ -1,0 +1,207 @@
+package cpu
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gogpu/gputypes"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// Default tile sizes of the fused loop. A work item holds a Tq×D block of
+// Q, streams Tk×D blocks of K and Tk×Dv blocks of V, and keeps a Tq×Tk
+// score tile and a Tq×Dv accumulator. At Tq = 64, Tk = 128 and D = Dv = 64
+// that is 16 + 32 + 32 + 32 + 16 KiB ≈ 128 KiB: well inside a core's L2
+// (512 KiB–2 MiB on current x86 and arm64 servers), so every key tile is
+// read from memory once per query tile and then reused 64 times from
+// cache. 64×128 is also two of gonum's 64×64 Gemm blocks, below the size
+// at which gonum would start goroutines of its own. Larger Tk amortises the
+// per-tile rescale of the accumulator over more keys but wastes more work
+// on the diagonal tiles of a causal problem; larger Tq means fewer, bigger
+// work items and worse load balance at small N.
+const (
+	DefaultTileQ = 64
+	DefaultTileK = 128
+)
+
+// rowBlock is the number of query rows in one work item of the staged ops.
+const rowBlock = 64
+
+// maxAllocBytes guards Alloc against absurd sizes (64 TiB) before asking
+// the runtime, which would otherwise abort the process.
+const maxAllocBytes = 1 << 46
+
+// Backend is the CPU backend. It is safe for concurrent use: ops keep all
+// their scratch per call and per worker.
+type Backend struct {
+	threads int
+	tileQ   int
+	tileK   int
+	info    backend.Info
+	closed  atomic.Bool
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+func init() {
+	backend.Register("cpu", 0, func() (backend.Backend, error) { return New() })
+}
+
+// Option configures New.
+type Option func(*Backend) error
+
+// WithThreads sets the number of worker goroutines an op runs on; 0 means
+// runtime.GOMAXPROCS(0), the default.
+func WithThreads(n int) Option {
+	return func(b *Backend) error {
+		if n < 0 {
+			return backend.Errorf(backend.ErrShape, "cpu: WithThreads(%d): want ≥ 0", n)
+		}
+		b.threads = n
+		return nil
+	}
+}
+
+// WithTile sets the fused loop's query and key tile sizes (rows of Q and
+// of K per tile). Tests use tiny tiles to exercise the tile edges.
+func WithTile(q, k int) Option {
+	return func(b *Backend) error {
+		if q < 1 || k < 1 {
+			return backend.Errorf(backend.ErrShape, "cpu: WithTile(%d, %d): tiles must be ≥ 1", q, k)
+		}
+		b.tileQ, b.tileK = q, k
+		return nil
+	}
+}
+
+// New opens a CPU backend.
+func New(opts ...Option) (*Backend, error) {
+	b := &Backend{tileQ: DefaultTileQ, tileK: DefaultTileK}
+	for _, o := range opts {
+		if err := o(b); err != nil {
+			return nil, err
+		}
+	}
+	if b.threads == 0 {
+		b.threads = runtime.GOMAXPROCS(0)
+	}
+	name, vendor := cpuModel()
+	b.info = backend.Info{
+		Kind: backend.KindCPU,
+		Adapter: gputypes.AdapterInfo{
+			Name:       name,
+			Vendor:     vendor,
+			DeviceType: gputypes.DeviceTypeCPU,
+			Driver:     "gonum blas32 (pure Go)",
+		},
+		Threads: b.threads,
+		Detail: fmt.Sprintf("%s/%s, %s, gonum %s, fused tiles %d×%d",
+			runtime.GOOS, runtime.GOARCH, runtime.Version(), gonumVersion(), b.tileQ, b.tileK),
+	}
+	return b, nil
+}
+
+// Name returns "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// Info describes the processor.
+func (b *Backend) Info() backend.Info { return b.info }
+
+// Caps reports the full contract: the CPU backend supports everything.
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{
+		Staged: true, Fused: true, Bias: true, KeepMask: true,
+		Causal: true, GQA: true, BNHD: true, LSE: true,
+	}
+}
+
+// Sync returns at once: every op has finished when it returns.
+func (b *Backend) Sync() error {
+	if b.closed.Load() {
+		return fmt.Errorf("cpu: sync: %w", backend.ErrReleased)
+	}
+	return nil
+}
+
+// Close marks the backend closed; later calls and its buffers return
+// ErrReleased. Ops already running finish. Closing twice is a no-op.
+func (b *Backend) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// Tiles returns the fused loop's query and key tile sizes.
+func (b *Backend) Tiles() (q, k int) { return b.tileQ, b.tileK }
+
+func (b *Backend) checkOpen(op string) error {
+	if b.closed.Load() {
+		return fmt.Errorf("cpu: %s: backend closed: %w", op, backend.ErrReleased)
+	}
+	return nil
+}
+
+// cpuModel is the processor's name and vendor, read once.
+var cpuModel = sync.OnceValues(readCPUModel)
+
+// readCPUModel reads the processor's name and vendor from /proc/cpuinfo
+// where there is one, falling back to GOARCH.
+func readCPUModel() (name, vendor string) {
+	name = runtime.GOARCH
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return name, ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && (name == runtime.GOARCH || vendor == "") {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		switch {
+		case key == "model name" && val != "" && name == runtime.GOARCH:
+			name = val
+		case key == "vendor_id" && vendor == "":
+			switch val {
+			case "GenuineIntel":
+				vendor = "Intel"
+			case "AuthenticAMD":
+				vendor = "AMD"
+			default:
+				vendor = val
+			}
+		}
+	}
+	return name, vendor
+}
+
+func gonumVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "gonum.org/v1/gonum" {
+				if d.Replace != nil {
+					d = d.Replace
+				}
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
+
+// checkCtx reports a cancelled context before an op starts.
+func checkCtx(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu: %s: %w", op, err)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+// Package cpu is the CPU backend of attn: scaled dot-product attention
+//
+//	O = softmax(scale · Q·Kᵀ + bias, masked) · V
+//
+// computed in float32 with gonum's blas32 Gemm on blocked tiles, spread over
+// a pool of goroutines. Importing the package registers it with the backend
+// package under the name "cpu" (priority 0, the fallback of "auto"); New
+// opens one directly with options:
+//
+//	be, err := cpu.New(cpu.WithThreads(4))
+//
+// # Memory
+//
+// A Buffer is an ordinary []float32 on the Go heap; Write and Read copy, and
+// nothing is pinned. Q, K, V and O are dense row-major [B, H, N, D] or
+// [B, N, H, D] (backend.Layout). In either layout one token's head vector
+// is contiguous and the rows of one head sit at a fixed stride
+// (backend.TensorStrides: D in BHND, H·D in BNHD), so a head's block of
+// rows is a blas32.General with that stride and both layouts go into Gemm
+// in place, without copies. Scores and weights are [B, H, Nq, Nk], LSE is
+// [B, H, Nq], masks are broadcast through backend.Mask.Strides.
+//
+// # Staged ops
+//
+// Scores, Softmax and Context each cut the problem into work items of 64
+// query rows of one head. Scores runs one Gemm (Q rows times Kᵀ) per item
+// straight into the rows of S and adds the bias; Softmax normalises each
+// row over the keys it may see (causal limit, keep-mask, not −Inf) with the
+// sum in float64, writing exact zeros elsewhere; Context runs one Gemm
+// (P rows times V) per item. They materialise B·H·Nq·Nk floats.
+//
+// # Fused op and its tile loop
+//
+// Fused never holds more than one tile of scores. A work item is one tile
+// of Tq query rows of one head (default 64, see DefaultTileQ); it walks the
+// keys in tiles of Tk (default 128):
+//
+//	S    = scale · Qtile · Ktileᵀ + bias    one Gemm into a Tq×Tk scratch
+//	S    = −Inf where keep is 0 or the key lies past the row's causal limit
+//	m'   = max(m, rowmax S)
+//	P    = exp(S − m')
+//	l    = l · exp(m − m') + Σ_j P
+//	acc  = acc · exp(m − m') + P · Vtile    second Gemm, into a Tq×Dv scratch
+//
+// and finally O = acc / l and LSE = m + log l. m and l are float64 per
+// row; the tiles and acc are float32, as Gemm is. A row that has not seen
+// a visible key keeps m = −Inf, l = 0 and zero weights, so a fully masked
+// row comes out as zeros with LSE −Inf and never as NaN. With causal
+// masking (bottom-right aligned) the key loop stops at the last key the
+// tile's last row may see: tiles wholly above the diagonal are skipped,
+// not masked, so a causal problem costs about half. Each worker allocates
+// its scratch once per call, O(Tq·(Tk+Dv)) floats whatever N is.
+//
+// # Threads
+//
+// Every op runs its work items on up to Threads goroutines (WithThreads,
+// default GOMAXPROCS), started per call and finished before it returns:
+// workers take items from a shared counter, so items of unequal cost
+// (causal query tiles, which Fused hands out longest first) balance. The
+// context is checked before every item; a cancelled op returns an error
+// wrapping ctx.Err() after the items in flight finish. gonum's Sgemm would
+// start goroutines of its own for large matrices, so every Gemm is issued
+// in pieces small enough to stay serial in the worker that calls it.
+//
+// Ops share nothing mutable, so a Backend is safe for concurrent use: ops
+// on different buffers run in parallel. An op's output may not share a
+// buffer with any of its inputs (ErrShape).
+//
+// # Build
+//
+// The package is pure Go: gonum's blas32 with its assembly kernels, no cgo,
+// so it builds with CGO_ENABLED=0 everywhere Go does. An OpenBLAS build
+// through gonum/netlib behind a build tag is planned; exp is math.Exp in
+// float64 for now.
+package cpu

@@ -1,0 +1,184 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// fusedScratch is one worker's memory for the tile loop: O(Tq·(Tk+Dv)),
+// whatever Nq and Nk are.
+type fusedScratch struct {
+	s   []float32 // Tq×Tk scores, then weights, of the current key tile
+	acc []float32 // Tq×Dv running, unnormalised output
+	m   []float64 // running row max
+	l   []float64 // running row sum of exp(S − m)
+}
+
+// Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
+// scores matrix, and the row log-sum-exp into lse when it is not nil.
+//
+// Each work item is one query tile of one head (Tq rows); it streams key
+// tiles of Tk rows and keeps, per query row, the running max m, the running
+// sum l and the unnormalised output acc. For a key tile:
+//
+//	S    = scale · Qtile · Ktileᵀ + bias, −Inf where masked
+//	m'   = max(m, rowmax S)
+//	P    = exp(S − m')
+//	l    = l · exp(m − m') + Σ_j P
+//	acc  = acc · exp(m − m') + P · Vtile
+//
+// and at the end O = acc / l, LSE = m + log l. Key tiles wholly above the
+// causal diagonal are never visited.
+func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	const op = "fused"
+	if err := p.Validate(q, k, v, o, lse); err != nil {
+		return fmt.Errorf("cpu: %s: %w", op, err)
+	}
+	var biasBuf, keepBuf backend.Buffer
+	if p.Bias != nil {
+		biasBuf = p.Bias.Buf
+	}
+	if p.Keep != nil {
+		keepBuf = p.Keep.Buf
+	}
+	d, err := b.operands(op,
+		operand{"Q", q, false}, operand{"K", k, false}, operand{"V", v, false},
+		operand{"bias", biasBuf, false}, operand{"mask", keepBuf, false},
+		operand{"O", o, true}, operand{"LSE", lse, true})
+	if err != nil {
+		return err
+	}
+	if err := checkCtx(ctx, op); err != nil {
+		return err
+	}
+	f := &fused{
+		p: p.Problem,
+		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6],
+		bias: newMaskView(p.Bias, d[3]),
+		keep: newMaskView(p.Keep, d[4]),
+		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
+		tq: b.tileQ, tk: b.tileK,
+	}
+	bl, n := newBlocks(p.Problem, f.tq)
+	return b.forEach(ctx, op, n, func() func(int) {
+		sc := &fusedScratch{
+			s:   make([]float32, f.tq*f.tk),
+			acc: make([]float32, f.tq*p.Dv),
+			m:   make([]float64, f.tq),
+			l:   make([]float64, f.tq),
+		}
+		return func(it int) {
+			if p.Causal {
+				// The last query tiles of a head see the most keys: take
+				// them first so that the cheap ones fill in at the end.
+				it = n - 1 - it
+			}
+			bi, h, i0, r := bl.item(it)
+			f.tile(sc, bi, h, i0, r)
+		}
+	})
+}
+
+// fused holds one Fused call's operands.
+type fused struct {
+	p              backend.Problem
+	q, k, v, o     []float32
+	lse            []float32
+	bias, keep     *maskView
+	qs, ks, vs, os backend.Strides
+	tq, tk         int
+}
+
+// tile computes rows i0 … i0+r−1 of head h in batch b.
+func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
+	p := f.p
+	kvh := h / p.Group()
+	negInf := math.Inf(-1)
+	m, l := sc.m[:r], sc.l[:r]
+	for i := range r {
+		m[i], l[i] = negInf, 0
+	}
+	acc := blas32.General{Rows: r, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:r*p.Dv]}
+	clear(acc.Data)
+	qm := mat(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row)
+
+	// KeyLimit grows with i, so the tile's last row sees the most keys:
+	// keys from keyEnd on are masked for every row and their tiles are
+	// skipped outright. (Without causal masking keyEnd is Nk.)
+	keyEnd := p.KeyLimit(i0 + r - 1)
+	for j0 := 0; j0 < keyEnd; j0 += f.tk {
+		tk := min(f.tk, keyEnd-j0)
+		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
+		gemm(blas.Trans, p.Scale, qm, mat(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row), 0, st)
+		for ii := range r {
+			row := st.Data[ii*f.tk : ii*f.tk+tk]
+			f.online(row, acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
+		}
+		gemm(blas.NoTrans, 1, st, mat(f.v, f.vs.Offset(b, kvh, j0), tk, p.Dv, f.vs.Row), 1, acc)
+	}
+
+	for ii := range r {
+		out := f.o[f.os.Offset(b, h, i0+ii):][:p.Dv]
+		lse := negInf
+		if l[ii] > 0 {
+			inv := 1 / l[ii]
+			for d, a := range acc.Data[ii*p.Dv : (ii+1)*p.Dv] {
+				out[d] = float32(float64(a) * inv)
+			}
+			lse = m[ii] + math.Log(l[ii])
+		} else {
+			clear(out)
+		}
+		if f.lse != nil {
+			f.lse[(b*p.H+h)*p.Nq+i0+ii] = float32(lse)
+		}
+	}
+}
+
+// online folds one row of a key tile (starting at key j0) into query row
+// i's running max m, sum l and accumulator acc, leaving exp(S − m') in row
+// for the P·V Gemm. A row that has seen no visible key yet keeps m = −Inf,
+// l = 0 and acc = 0, and its weights are all 0: no −Inf − −Inf, no NaN.
+func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
+	vis := row[:min(max(f.p.KeyLimit(i)-j0, 0), len(row))]
+	clear(row[len(vis):])
+	if f.bias != nil {
+		f.bias.addBias(vis, b, h, i, j0)
+	}
+	if f.keep != nil {
+		f.keep.applyKeep(vis, b, h, i, j0)
+	}
+	mt := float32(math.Inf(-1))
+	for _, v := range vis {
+		if v > mt {
+			mt = v
+		}
+	}
+	mNew := max(*m, float64(mt))
+	if math.IsInf(mNew, -1) {
+		clear(vis)
+		return
+	}
+	var sum float64
+	for j, v := range vis {
+		e := float32(math.Exp(float64(v) - mNew))
+		vis[j] = e
+		sum += float64(e)
+	}
+	if alpha := math.Exp(*m - mNew); alpha != 1 {
+		// alpha is 0 when m was −Inf; acc and l are 0 then anyway.
+		a := float32(alpha)
+		for d := range acc {
+			acc[d] *= a
+		}
+		*l *= alpha
+	}
+	*l += sum
+	*m = mNew
+}

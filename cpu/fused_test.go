@@ -1,0 +1,166 @@
+package cpu
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+)
+
+// fuzzProblem derives a small valid problem, mask shapes, tiles and thread
+// count from arbitrary bits. Every input maps to a valid case: sizes are
+// taken modulo small ranges rather than rejected.
+func fuzzProblem(bits uint64) (p backend.Problem, bias, keep *[4]int, tq, tk, threads int, withLSE bool) {
+	take := func(n uint64) int {
+		v := int(bits % n)
+		bits /= n
+		return v
+	}
+	p.B = take(3)
+	p.KVHeads = 1 + take(3)
+	p.H = p.KVHeads * (1 + take(3))
+	p.Nq = take(41)
+	p.Nk = take(41)
+	p.D = 1 + take(9)
+	p.Dv = 1 + take(9)
+	if take(4) == 0 {
+		p.D, p.Dv = 40, 24
+	}
+	p.Layout = backend.Layout(take(2))
+	p.Causal = take(2) == 1
+	p.Scale = []float32{1, 0.25, float32(1 / math.Sqrt(float64(p.D))), 3}[take(4)]
+	full := [4]int{p.B, p.H, p.Nq, p.Nk}
+	shape := func() *[4]int {
+		sel := take(32)
+		if sel >= 16 {
+			return nil
+		}
+		var s [4]int
+		for d := range s {
+			s[d] = 1
+			if sel&(1<<d) != 0 {
+				s[d] = full[d]
+			}
+		}
+		return &s
+	}
+	bias, keep = shape(), shape()
+	tq, tk = 1+take(9), 1+take(9)
+	threads = 1 + take(3)
+	withLSE = take(2) == 1
+	return
+}
+
+func FuzzFused(f *testing.F) {
+	for _, seed := range []uint64{0, 1, 7, 12345, 1 << 20, 0xdeadbeef, 0x0123456789abcdef, math.MaxUint64, 0x5555555555555555} {
+		f.Add(seed, seed^0x9e3779b97f4a7c15)
+	}
+	f.Fuzz(func(t *testing.T, shape, seed uint64) {
+		p, bias, keep, tq, tk, threads, withLSE := fuzzProblem(shape)
+		be, err := New(WithTile(tq, tk), WithThreads(threads))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		c := backendtest.RandomCase(rand.New(rand.NewPCG(seed, shape)), p, bias, keep)
+		if err := backendtest.RunFused(context.Background(), be, c, withLSE); err != nil {
+			t.Fatalf("tiles %d×%d, %d threads: %v", tq, tk, threads, err)
+		}
+	})
+}
+
+// fusedAlloc runs one fused problem of n×n keys and returns the bytes the
+// call allocated and the output.
+func fusedAlloc(t *testing.T, n, d int, causal bool) (uint64, []float32, []float32) {
+	t.Helper()
+	be := newBackend(t)
+	p := backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: n, Nk: n, D: d, Dv: d, Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal}
+	rng := rand.New(rand.NewPCG(11, 12))
+	data := make([]float32, n*d)
+	for i := range data {
+		data[i] = float32(2*rng.Float64() - 1)
+	}
+	q, _ := upload(be, data)
+	k, _ := upload(be, data)
+	v, _ := upload(be, data)
+	o, _ := be.Alloc(n * d)
+	lse, _ := be.Alloc(n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := be.Fused(context.Background(), backend.FusedParams{Problem: p}, q, k, v, o, lse); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	got := make([]float32, n*d)
+	be.Read(got, o, 0)
+	return after.TotalAlloc - before.TotalAlloc, got, data
+}
+
+// checkSelfAttention compares a few rows of O = softmax(X·Xᵀ·scale)·X
+// (Q = K = V = X, d columns) with a float64 computation.
+func checkSelfAttention(t *testing.T, got, x []float32, n, d int, causal bool) {
+	t.Helper()
+	scale := 1 / math.Sqrt(float64(d))
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		lim := n
+		if causal {
+			lim = i + 1
+		}
+		s := make([]float64, lim)
+		m := math.Inf(-1)
+		for j := range lim {
+			for c := range d {
+				s[j] += float64(x[i*d+c]) * float64(x[j*d+c])
+			}
+			s[j] *= scale
+			m = max(m, s[j])
+		}
+		var l float64
+		for j := range s {
+			s[j] = math.Exp(s[j] - m)
+			l += s[j]
+		}
+		for c := range d {
+			var want float64
+			for j := range s {
+				want += s[j] * float64(x[j*d+c])
+			}
+			want /= l
+			if g := float64(got[i*d+c]); math.Abs(g-want) > backendtest.Tol {
+				t.Fatalf("O[%d, %d] = %v, want %v", i, c, g, want)
+			}
+		}
+	}
+}
+
+// TestFusedMemory checks that Fused allocates O(N), not O(N²): at
+// N = 4096 the scores alone would be 64 MiB.
+func TestFusedMemory(t *testing.T) {
+	const n, d = 4096, 64
+	alloc, got, x := fusedAlloc(t, n, d, true)
+	t.Logf("fused N=%d D=%d allocated %d bytes", n, d, alloc)
+	if alloc > 16<<20 {
+		t.Errorf("fused N=%d allocated %d bytes, want < 16 MiB (N²·4 = %d)", n, alloc, n*n*4)
+	}
+	checkSelfAttention(t, got, x, n, d, true)
+}
+
+// TestFusedMemoryLong is TestFusedMemory at N = 32768, where the scores
+// would take 4 GiB. It takes about half a minute; set ATTN_LONG=1.
+func TestFusedMemoryLong(t *testing.T) {
+	if testing.Short() || os.Getenv("ATTN_LONG") == "" {
+		t.Skip("N=32768 takes ~30 s; set ATTN_LONG=1 to run it")
+	}
+	const n, d = 32768, 64
+	alloc, got, x := fusedAlloc(t, n, d, false)
+	t.Logf("fused N=%d D=%d allocated %d bytes", n, d, alloc)
+	if alloc > 64<<20 {
+		t.Errorf("fused N=%d allocated %d bytes, want < 64 MiB (N²·4 = %d)", n, alloc, n*n*4)
+	}
+	checkSelfAttention(t, got, x, n, d, false)
+}

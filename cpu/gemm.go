@@ -1,0 +1,79 @@
+package cpu
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// Chunk sizes for gemm. gonum's pure-Go Sgemm starts GOMAXPROCS goroutines
+// of its own once C spans four or more 64×64 blocks; the ops already run
+// one Gemm per worker, so C is cut into pieces of at most 64×192 (three
+// blocks) to keep each call serial and the thread count what WithThreads
+// said. The inner dimension is cut too: gonum's serial kernel does not
+// block it, and a 64-row block of P times an Nk×Dv V would otherwise
+// stream all of V through the cache once per row.
+const (
+	gemmRows = 64
+	gemmCols = 192
+	gemmK    = 256
+)
+
+// mat is the rows×cols matrix at data[off:] with the given row stride.
+func mat(data []float32, off, rows, cols, stride int) blas32.General {
+	g := blas32.General{Rows: rows, Cols: cols, Stride: stride}
+	if rows > 0 && cols > 0 {
+		g.Data = data[off : off+(rows-1)*stride+cols]
+	}
+	return g
+}
+
+// sub is the r×c submatrix of g at row i, column j.
+func sub(g blas32.General, i, j, r, c int) blas32.General {
+	return mat(g.Data, i*g.Stride+j, r, c, g.Stride)
+}
+
+// gemm computes
+//
+//	C = alpha · A · op(B) + beta · C
+//
+// with A m×k, op(B) = B (tB = NoTrans, B k×n) or Bᵀ (tB = Trans, B n×k),
+// in serial chunks (see gemmRows). k may be 0, which scales C by beta.
+func gemm(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c blas32.General) {
+	m, n, k := c.Rows, c.Cols, a.Cols
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			row := c.Data[i*c.Stride : i*c.Stride+n]
+			if beta == 0 {
+				clear(row)
+			} else {
+				for j := range row {
+					row[j] *= beta
+				}
+			}
+		}
+		return
+	}
+	for i0 := 0; i0 < m; i0 += gemmRows {
+		mi := min(gemmRows, m-i0)
+		for j0 := 0; j0 < n; j0 += gemmCols {
+			nj := min(gemmCols, n-j0)
+			cij := sub(c, i0, j0, mi, nj)
+			bt := beta
+			for l0 := 0; l0 < k; l0 += gemmK {
+				kl := min(gemmK, k-l0)
+				ail := sub(a, i0, l0, mi, kl)
+				var blj blas32.General
+				if tB == blas.Trans {
+					blj = sub(b, j0, l0, nj, kl)
+				} else {
+					blj = sub(b, l0, j0, kl, nj)
+				}
+				blas32.Gemm(blas.NoTrans, tB, alpha, ail, blj, bt, cij)
+				bt = 1
+			}
+		}
+	}
+}

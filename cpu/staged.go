@@ -1,0 +1,235 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// maskView reads a broadcast mask: element (b, h, i, j) is
+// data[b·s[0] + h·s[1] + i·s[2] + j·s[3]].
+type maskView struct {
+	data []float32
+	s    [4]int
+}
+
+func newMaskView(m *backend.Mask, data []float32) *maskView {
+	if m == nil {
+		return nil
+	}
+	return &maskView{data: data, s: m.Strides()}
+}
+
+// row returns the start of row (b, h, i) and the stride along keys (0 when
+// the mask is broadcast over keys).
+func (m *maskView) row(b, h, i int) (base, step int) {
+	return b*m.s[0] + h*m.s[1] + i*m.s[2], m.s[3]
+}
+
+// addBias adds bias row (b, h, i) to row, which starts at key j0.
+func (m *maskView) addBias(row []float32, b, h, i, j0 int) {
+	base, step := m.row(b, h, i)
+	base += j0 * step
+	if step == 0 {
+		v := m.data[base]
+		for j := range row {
+			row[j] += v
+		}
+		return
+	}
+	for j, v := range m.data[base : base+len(row)] {
+		row[j] += v
+	}
+}
+
+// applyKeep sets to −Inf every element of row (starting at key j0) whose
+// keep-mask entry is 0.
+func (m *maskView) applyKeep(row []float32, b, h, i, j0 int) {
+	base, step := m.row(b, h, i)
+	base += j0 * step
+	if step == 0 {
+		if m.data[base] == 0 {
+			for j := range row {
+				row[j] = float32(math.Inf(-1))
+			}
+		}
+		return
+	}
+	for j, v := range m.data[base : base+len(row)] {
+		if v == 0 {
+			row[j] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// blocks splits B·H·ceil(Nq/rows) work items into (b, h, first row, rows).
+type blocks struct {
+	h, nq, rows, per int
+}
+
+func newBlocks(p backend.Problem, rows int) (blocks, int) {
+	per := (p.Nq + rows - 1) / rows
+	return blocks{h: p.H, nq: p.Nq, rows: rows, per: per}, p.B * p.H * per
+}
+
+func (bl blocks) item(it int) (b, h, i0, r int) {
+	bh := it / bl.per
+	i0 = (it % bl.per) * bl.rows
+	return bh / bl.h, bh % bl.h, i0, min(bl.rows, bl.nq-i0)
+}
+
+// Scores computes
+//
+//	S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d] + bias[b,h,i,j]
+//
+// one Gemm per block of 64 query rows of one head, in parallel.
+func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+	const op = "scores"
+	if err := p.Validate(q, k, s); err != nil {
+		return fmt.Errorf("cpu: %s: %w", op, err)
+	}
+	var biasBuf backend.Buffer
+	if p.Bias != nil {
+		biasBuf = p.Bias.Buf
+	}
+	d, err := b.operands(op,
+		operand{"Q", q, false}, operand{"K", k, false},
+		operand{"bias", biasBuf, false}, operand{"scores", s, true})
+	if err != nil {
+		return err
+	}
+	if err := checkCtx(ctx, op); err != nil {
+		return err
+	}
+	qd, kd, sd := d[0], d[1], d[3]
+	bias := newMaskView(p.Bias, d[2])
+	qs, ks := p.QStrides(), p.KStrides()
+	g, nk := p.Group(), p.Nk
+	bl, n := newBlocks(p.Problem, rowBlock)
+	return b.forEach(ctx, op, n, func() func(int) {
+		return func(it int) {
+			bi, h, i0, r := bl.item(it)
+			sOff := ((bi*p.H+h)*p.Nq + i0) * nk
+			if nk == 0 {
+				return
+			}
+			sm := mat(sd, sOff, r, nk, nk)
+			gemm(blas.Trans, p.Scale,
+				mat(qd, qs.Offset(bi, h, i0), r, p.D, qs.Row),
+				mat(kd, ks.Offset(bi, h/g, 0), nk, p.D, ks.Row),
+				0, sm)
+			if bias != nil {
+				for ii := range r {
+					bias.addBias(sd[sOff+ii*nk:sOff+(ii+1)*nk], bi, h, i0+ii, 0)
+				}
+			}
+		}
+	})
+}
+
+// Softmax replaces each row of s by its softmax over the keys the row may
+// see, in place, and writes the rows' log-sum-exp to p.LSE when set.
+func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+	const op = "softmax"
+	if err := p.Validate(s); err != nil {
+		return fmt.Errorf("cpu: %s: %w", op, err)
+	}
+	var keepBuf backend.Buffer
+	if p.Keep != nil {
+		keepBuf = p.Keep.Buf
+	}
+	d, err := b.operands(op,
+		operand{"scores", s, false}, operand{"mask", keepBuf, false},
+		operand{"LSE", p.LSE, true})
+	if err != nil {
+		return err
+	}
+	if err := checkCtx(ctx, op); err != nil {
+		return err
+	}
+	sd, lse := d[0], d[2]
+	keep := newMaskView(p.Keep, d[1])
+	nk := p.Nk
+	bl, n := newBlocks(p.Problem, rowBlock)
+	return b.forEach(ctx, op, n, func() func(int) {
+		return func(it int) {
+			bi, h, i0, r := bl.item(it)
+			for ii := range r {
+				i := i0 + ii
+				row := (bi*p.H+h)*p.Nq + i
+				v := softmaxRow(sd[row*nk:(row+1)*nk], p.KeyLimit(i), keep, bi, h, i)
+				if lse != nil {
+					lse[row] = float32(v)
+				}
+			}
+		}
+	})
+}
+
+// softmaxRow replaces row with its softmax over the visible keys — those
+// before limit, kept by the mask and not −Inf — writing 0 elsewhere, and
+// returns the log-sum-exp, −Inf when no key is visible. The sum is kept in
+// float64.
+func softmaxRow(row []float32, limit int, keep *maskView, b, h, i int) float64 {
+	vis := row[:limit]
+	if keep != nil {
+		keep.applyKeep(vis, b, h, i, 0)
+	}
+	clear(row[limit:])
+	m := float32(math.Inf(-1))
+	for _, v := range vis {
+		if v > m {
+			m = v
+		}
+	}
+	if math.IsInf(float64(m), -1) {
+		clear(vis)
+		return math.Inf(-1)
+	}
+	mf := float64(m)
+	var sum float64
+	for j, v := range vis {
+		e := math.Exp(float64(v) - mf)
+		vis[j] = float32(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for j, v := range vis {
+		vis[j] = float32(float64(v) * inv)
+	}
+	return mf + math.Log(sum)
+}
+
+// Context computes O[b,h,i,:] = Σ_j P[b,h,i,j]·V[b,h/G,j,:], one Gemm per
+// block of 64 query rows of one head, in parallel.
+func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+	const op = "context"
+	if err := p.Validate(pm, v, o); err != nil {
+		return fmt.Errorf("cpu: %s: %w", op, err)
+	}
+	d, err := b.operands(op,
+		operand{"weights", pm, false}, operand{"V", v, false}, operand{"O", o, true})
+	if err != nil {
+		return err
+	}
+	if err := checkCtx(ctx, op); err != nil {
+		return err
+	}
+	pd, vd, od := d[0], d[1], d[2]
+	vs, os := p.VStrides(), p.OStrides()
+	g, nk := p.Group(), p.Nk
+	bl, n := newBlocks(p.Problem, rowBlock)
+	return b.forEach(ctx, op, n, func() func(int) {
+		return func(it int) {
+			bi, h, i0, r := bl.item(it)
+			gemm(blas.NoTrans, 1,
+				mat(pd, ((bi*p.H+h)*p.Nq+i0)*nk, r, nk, max(nk, 1)),
+				mat(vd, vs.Offset(bi, h/g, 0), nk, p.Dv, vs.Row),
+				0, mat(od, os.Offset(bi, h, i0), r, p.Dv, os.Row))
+		}
+	})
+}

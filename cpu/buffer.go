@@ -20,9 +20,19 @@ type buffer struct {
 	released bool
 }
 
-func (b *buffer) Len() int { return b.n }
+// Len and Release accept a nil *buffer, which the validators may meet
+// inside a non-nil Buffer interface.
+func (b *buffer) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
 
 func (b *buffer) Release() {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	b.released = true
 	b.data = nil

@@ -65,6 +65,17 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
 	}
+	// Scratch never needs to be bigger than the problem (decoding with
+	// Nq = 1 gets a 1×Tk score tile). And when there are fewer query
+	// tiles than threads, smaller query tiles keep every thread busy; each
+	// row's result depends only on Tk and the key order, not on Tq, so
+	// this changes no answer.
+	f.tq = min(f.tq, max(p.Nq, 1))
+	f.tk = min(f.tk, max(p.Nk, 1))
+	if heads := p.B * p.H; heads > 0 && heads*ceilDiv(p.Nq, f.tq) < b.threads {
+		perHead := ceilDiv(b.threads, heads)
+		f.tq = min(f.tq, max(ceilDiv(p.Nq, perHead), minTileQ))
+	}
 	bl, n := newBlocks(p.Problem, f.tq)
 	return b.forEach(ctx, op, n, func() func(int) {
 		sc := &fusedScratch{
@@ -84,6 +95,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		}
 	})
 }
+
+// minTileQ is the smallest query tile Fused picks on its own to spread a
+// small problem over more threads.
+const minTileQ = 16
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // fused holds one Fused call's operands.
 type fused struct {

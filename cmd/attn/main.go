@@ -28,6 +28,7 @@ Commands:
 	run       attention on .npy files: O = softmax(scale·Q·Kᵀ + bias)·V
 	explain   the illustrated-transformer self-attention example, step by step
 	devices   list the backends and the devices behind them
+	bench     sweep sequence lengths and strategies, print GFLOP/s
 
 Run "attn <command> -h" for a command's flags.
 `
@@ -44,6 +45,7 @@ var commands = []command{
 	{"run", runSynopsis, runRun},
 	{"explain", explainSynopsis, runExplain},
 	{"devices", devicesSynopsis, runDevices},
+	{"bench", benchSynopsis, runBench},
 }
 
 // cmdEnv is what a subcommand writes to.

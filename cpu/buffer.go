@@ -50,6 +50,12 @@ func (b *Backend) Alloc(n int) (backend.Buffer, error) {
 	if n > maxAllocBytes/4 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements (%d bytes) exceeds %d bytes", n, uint64(n)*4, uint64(maxAllocBytes))
 	}
+	if bytes := uint64(n) * 4; bytes >= checkedAllocBytes {
+		if avail, ok := availableMemory(); ok && bytes > avail {
+			return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements needs %.1f GiB but %.1f GiB of memory is available",
+				n, float64(bytes)/(1<<30), float64(avail)/(1<<30))
+		}
+	}
 	return &buffer{owner: b, n: n, data: make([]float32, n)}, nil
 }
 

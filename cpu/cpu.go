@@ -120,6 +120,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true,
+		MaxBufferLen: maxAllocBytes / 4,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -277,5 +278,23 @@ func TestConcurrent(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestAllocBeyondMemory: a request the machine cannot hold is ErrTooLarge
+// naming the sizes, not an OOM kill.
+func TestAllocBeyondMemory(t *testing.T) {
+	if _, ok := availableMemory(); !ok {
+		t.Skip("available memory cannot be read on this system")
+	}
+	be, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	const n = 1 << 43 // 32 TiB of float32, under MaxBufferLen
+	_, err = be.Alloc(n)
+	if !errors.Is(err, backend.ErrTooLarge) || !strings.Contains(err.Error(), "GiB of memory is available") {
+		t.Fatalf("Alloc(%d): %v", n, err)
 	}
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-allow-nonfinite]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-layout bhnd|bnhd] [-allow-nonfinite]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
-Q, K and V have the same rank: 2 [N, D], 3 [H, N, D] or 4 [B, H, N, D].
+Q, K and V have the same rank: 2 [N, D], 3 [H, N, D] or 4 [B, H, N, D]
+(with -layout bnhd: 3 [N, H, D] or 4 [B, N, H, D]; the output follows).
 K and V may have fewer heads than Q when they divide its head count
 (grouped-query attention); K's shape gives the KV head count. Nq may differ
 from Nk, and V's last dimension from D. The bias (float) and mask (bool or
@@ -40,6 +41,7 @@ type runFlags struct {
 	backendName         string
 	strategy            kernels.Strategy
 	allowNonFinite      bool
+	layout              kernels.Layout
 }
 
 func runRun(c *cmdEnv, args []string) error {
@@ -76,6 +78,17 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.weights, "weights", "", "also write the attention weights to `P.npy` (staged only)")
 	fs.StringVar(&f.lse, "lse", "", "also write the per-row log-sum-exp to `L.npy`")
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
+	fs.Func("layout", "`order` of the dimensions of q, k, v and the output: bhnd [B, H, N, D] or bnhd [B, N, H, D] (default bhnd)", func(s string) error {
+		switch strings.ToLower(s) {
+		case "bhnd":
+			f.layout = kernels.BHND
+		case "bnhd":
+			f.layout = kernels.BNHD
+		default:
+			return fmt.Errorf("want bhnd or bnhd")
+		}
+		return nil
+	})
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
 		return err
 	}
@@ -165,10 +178,10 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 	}
 	q, k, v := files["q"], files["k"], files["v"]
-	if err := checkQKV(q, k, v); err != nil {
+	if err := checkQKV(q, k, v, f.layout); err != nil {
 		return err
 	}
-	full := fullShape(q, k)
+	full := fullShape(q, k, f.layout)
 	for _, key := range []string{"bias", "mask"} {
 		if nf := files[key]; nf != nil {
 			if err := checkBroadcast(key, nf, full); err != nil {
@@ -188,7 +201,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 				return err
 			}
 		}
-		tensors[i] = &kernels.Tensor{Shape: a.shape, Layout: kernels.BHND, Data: a.data}
+		tensors[i] = &kernels.Tensor{Shape: a.shape, Layout: f.layout, Data: a.data}
 	}
 	opts := &kernels.Options{
 		Scale:          f.scale,
@@ -251,12 +264,16 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 }
 
 // qkvDims splits a Q, K or V shape into batch, heads, tokens and dim.
-func qkvDims(shape []int) (b, h, n, d int) {
-	switch len(shape) {
-	case 2:
+func qkvDims(shape []int, layout kernels.Layout) (b, h, n, d int) {
+	switch {
+	case len(shape) == 2:
 		return 1, 1, shape[0], shape[1]
-	case 3:
+	case len(shape) == 3 && layout == kernels.BNHD:
+		return 1, shape[1], shape[0], shape[2]
+	case len(shape) == 3:
 		return 1, shape[0], shape[1], shape[2]
+	case layout == kernels.BNHD:
+		return shape[0], shape[2], shape[1], shape[3]
 	}
 	return shape[0], shape[1], shape[2], shape[3]
 }
@@ -265,7 +282,7 @@ func qkvDims(shape []int) (b, h, n, d int) {
 // naming the files in its messages. kernels.Attention checks them again;
 // checking here names the files and avoids reading data that cannot be
 // used.
-func checkQKV(q, k, v *npyFile) error {
+func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 	const ranks = "q, k and v must be rank 2 [N, D], 3 [H, N, D] or 4 [B, H, N, D]"
 	for _, nf := range []*npyFile{q, k, v} {
 		if r := len(nf.shape); r < 2 || r > 4 {
@@ -282,9 +299,9 @@ func checkQKV(q, k, v *npyFile) error {
 			return fmt.Errorf("%s is empty: shape %s", nf.path, shapeString(nf.shape))
 		}
 	}
-	qb, qh, _, qd := qkvDims(q.shape)
-	kb, kh, kn, kd := qkvDims(k.shape)
-	vb, vh, vn, _ := qkvDims(v.shape)
+	qb, qh, _, qd := qkvDims(q.shape, layout)
+	kb, kh, kn, kd := qkvDims(k.shape, layout)
+	vb, vh, vn, _ := qkvDims(v.shape, layout)
 	switch {
 	case kb != qb || vb != qb:
 		return fmt.Errorf("batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", q.path, qb, k.path, kb, v.path, vb)
@@ -301,9 +318,9 @@ func checkQKV(q, k, v *npyFile) error {
 }
 
 // fullShape is [B, H, Nq, Nk], what a bias or mask broadcasts to.
-func fullShape(q, k *npyFile) [4]int {
-	b, h, nq, _ := qkvDims(q.shape)
-	_, _, nk, _ := qkvDims(k.shape)
+func fullShape(q, k *npyFile, layout kernels.Layout) [4]int {
+	b, h, nq, _ := qkvDims(q.shape, layout)
+	_, _, nk, _ := qkvDims(k.shape, layout)
 	return [4]int{b, h, nq, nk}
 }
 

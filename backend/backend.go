@@ -16,6 +16,8 @@ import (
 // released buffer or a closed backend gives ErrReleased, a buffer of
 // another backend ErrForeignBuffer, and an op called with a cancelled ctx
 // returns an error wrapping ctx.Err() (ops also check ctx between tiles).
+// An op's output may not share a Buffer with any of its inputs (ErrShape):
+// workers read the inputs while others write the output.
 // Backends compute what the data says: NaN or infinite inputs are the
 // caller's to reject (package kernels does), and give unspecified, possibly
 // NaN, outputs.

@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Layout is the memory order of Q, K, V and O. Scores, weights, masks and
@@ -181,12 +182,17 @@ func (p Problem) Validate() error {
 // CheckedProduct multiplies non-negative sizes, reporting false on
 // overflow.
 func CheckedProduct(dims ...int) (int, bool) {
-	n := 1
 	for _, d := range dims {
 		if d < 0 {
 			return 0, false
 		}
-		if d != 0 && n > math.MaxInt/d {
+	}
+	if slices.Contains(dims, 0) {
+		return 0, true
+	}
+	n := 1
+	for _, d := range dims {
+		if n > math.MaxInt/d {
 			return 0, false
 		}
 		n *= d

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -135,11 +134,25 @@ func openAuto() (Backend, []Attempt, error) {
 	if len(tried) == 0 {
 		return nil, nil, fmt.Errorf("%w: no backend is linked in (import github.com/attn-go/attn/cpu)", ErrUnavailable)
 	}
-	errs := make([]error, len(tried))
-	msgs := make([]string, len(tried))
-	for i, a := range tried {
-		errs[i] = a.Err
+	return nil, tried, &noBackendError{tried}
+}
+
+// noBackendError names every backend "auto" tried and why it failed, and
+// unwraps to each of their errors for errors.Is.
+type noBackendError struct{ tried []Attempt }
+
+func (e *noBackendError) Error() string {
+	msgs := make([]string, len(e.tried))
+	for i, a := range e.tried {
 		msgs[i] = a.String()
 	}
-	return nil, tried, fmt.Errorf("no backend could be opened: %s: %w", strings.Join(msgs, "; "), errors.Join(errs...))
+	return "no backend could be opened: " + strings.Join(msgs, "; ")
+}
+
+func (e *noBackendError) Unwrap() []error {
+	errs := make([]error, len(e.tried))
+	for i, a := range e.tried {
+		errs[i] = a.Err
+	}
+	return errs
 }

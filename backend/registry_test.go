@@ -18,10 +18,10 @@ type fakeBackend struct {
 
 var errFake = errors.New("fake backend: not implemented")
 
-func (f *fakeBackend) Name() string                 { return f.name }
-func (f *fakeBackend) Info() Info                   { return Info{} }
-func (f *fakeBackend) Caps() Caps                   { return Caps{} }
-func (f *fakeBackend) Alloc(int) (Buffer, error)    { return nil, errFake }
+func (f *fakeBackend) Name() string                       { return f.name }
+func (f *fakeBackend) Info() Info                         { return Info{} }
+func (f *fakeBackend) Caps() Caps                         { return Caps{} }
+func (f *fakeBackend) Alloc(int) (Buffer, error)          { return nil, errFake }
 func (f *fakeBackend) Write(Buffer, int, []float32) error { return errFake }
 func (f *fakeBackend) Read([]float32, Buffer, int) error  { return errFake }
 func (f *fakeBackend) Scores(context.Context, ScoresParams, Buffer, Buffer, Buffer) error {
@@ -203,6 +203,9 @@ func TestSelectAutoAllFail(t *testing.T) {
 		} {
 			if !strings.Contains(msg, part) {
 				t.Errorf("error %q does not contain %q", msg, part)
+			}
+			if strings.Count(msg, part) != 1 || strings.Contains(msg, "\n") {
+				t.Errorf("error %q repeats %q or spans lines", msg, part)
 			}
 		}
 		for _, sentinel := range []error{ErrUnsupported, ErrUnavailable, ErrDeviceLost} {

@@ -230,6 +230,24 @@ type panicError struct{ v any }
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
+// upload uploads the operands of c: Q, K, V and the masks it has.
+func (s *session) upload(c Case) (q, k, v backend.Buffer, bias, keep *backend.Mask, err error) {
+	if q, err = s.in("Q", c.Q); err != nil {
+		return
+	}
+	if k, err = s.in("K", c.K); err != nil {
+		return
+	}
+	if v, err = s.in("V", c.V); err != nil {
+		return
+	}
+	if bias, err = s.mask("bias", c.Bias); err != nil {
+		return
+	}
+	keep, err = s.mask("keep", c.Keep)
+	return
+}
+
 // execFused runs c through be.Fused and returns what came back, having
 // checked the inputs and the outputs' padding.
 func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (result, error) {
@@ -238,23 +256,7 @@ func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (r
 	s := &session{be: be}
 	defer s.release()
 
-	q, err := s.in("Q", c.Q)
-	if err != nil {
-		return r, err
-	}
-	k, err := s.in("K", c.K)
-	if err != nil {
-		return r, err
-	}
-	v, err := s.in("V", c.V)
-	if err != nil {
-		return r, err
-	}
-	bias, err := s.mask("bias", c.Bias)
-	if err != nil {
-		return r, err
-	}
-	keep, err := s.mask("keep", c.Keep)
+	q, k, v, bias, keep, err := s.upload(c)
 	if err != nil {
 		return r, err
 	}
@@ -293,23 +295,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 	s := &session{be: be}
 	defer s.release()
 
-	q, err := s.in("Q", c.Q)
-	if err != nil {
-		return r, err
-	}
-	k, err := s.in("K", c.K)
-	if err != nil {
-		return r, err
-	}
-	v, err := s.in("V", c.V)
-	if err != nil {
-		return r, err
-	}
-	bias, err := s.mask("bias", c.Bias)
-	if err != nil {
-		return r, err
-	}
-	keep, err := s.mask("keep", c.Keep)
+	q, k, v, bias, keep, err := s.upload(c)
 	if err != nil {
 		return r, err
 	}

@@ -141,22 +141,21 @@ type call struct {
 	keepShape [4]int
 }
 
-// dims reads (batch, heads, tokens, dim) from a rank 2–4 tensor.
-func dims(t *Tensor) (b, h, n, d int) {
-	s := t.Shape
-	switch len(s) {
-	case 2:
-		return 1, 1, s[0], s[1]
-	case 3:
-		if t.Layout == BNHD {
-			return 1, s[1], s[0], s[2]
-		}
-		return 1, s[0], s[1], s[2]
+// Dims reads (batch, heads, tokens, dim) from the shape of a rank 2, 3 or
+// 4 Q, K, V or output tensor in the given layout; a missing batch or head
+// dimension is 1. Other ranks are the caller's to reject.
+func Dims(shape []int, layout Layout) (b, h, n, d int) {
+	switch {
+	case len(shape) == 2:
+		return 1, 1, shape[0], shape[1]
+	case len(shape) == 3 && layout == BNHD:
+		return 1, shape[1], shape[0], shape[2]
+	case len(shape) == 3:
+		return 1, shape[0], shape[1], shape[2]
+	case layout == BNHD:
+		return shape[0], shape[2], shape[1], shape[3]
 	}
-	if t.Layout == BNHD {
-		return s[0], s[2], s[1], s[3]
-	}
-	return s[0], s[1], s[2], s[3]
+	return shape[0], shape[1], shape[2], shape[3]
 }
 
 func plan(q, k, v *Tensor, opts *Options) (*call, error) {
@@ -180,9 +179,9 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 	if q.Layout != BHND && q.Layout != BNHD {
 		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", q.Layout)
 	}
-	bq, h, nq, d := dims(q)
-	bk, hk, nk, dk := dims(k)
-	bv, hv, nv, dv := dims(v)
+	bq, h, nq, d := Dims(q.Shape, q.Layout)
+	bk, hk, nk, dk := Dims(k.Shape, q.Layout)
+	bv, hv, nv, dv := Dims(v.Shape, q.Layout)
 	switch {
 	case bk != bq || bv != bq:
 		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: Q %d, K %d, V %d", bq, bk, bv)

@@ -263,21 +263,6 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	return nil
 }
 
-// qkvDims splits a Q, K or V shape into batch, heads, tokens and dim.
-func qkvDims(shape []int, layout kernels.Layout) (b, h, n, d int) {
-	switch {
-	case len(shape) == 2:
-		return 1, 1, shape[0], shape[1]
-	case len(shape) == 3 && layout == kernels.BNHD:
-		return 1, shape[1], shape[0], shape[2]
-	case len(shape) == 3:
-		return 1, shape[0], shape[1], shape[2]
-	case layout == kernels.BNHD:
-		return shape[0], shape[2], shape[1], shape[3]
-	}
-	return shape[0], shape[1], shape[2], shape[3]
-}
-
 // checkQKV checks the ranks and sizes of Q, K and V against each other,
 // naming the files in its messages. kernels.Attention checks them again;
 // checking here names the files and avoids reading data that cannot be
@@ -299,9 +284,9 @@ func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 			return fmt.Errorf("%s is empty: shape %s", nf.path, shapeString(nf.shape))
 		}
 	}
-	qb, qh, _, qd := qkvDims(q.shape, layout)
-	kb, kh, kn, kd := qkvDims(k.shape, layout)
-	vb, vh, vn, _ := qkvDims(v.shape, layout)
+	qb, qh, _, qd := kernels.Dims(q.shape, layout)
+	kb, kh, kn, kd := kernels.Dims(k.shape, layout)
+	vb, vh, vn, _ := kernels.Dims(v.shape, layout)
 	switch {
 	case kb != qb || vb != qb:
 		return fmt.Errorf("batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", q.path, qb, k.path, kb, v.path, vb)
@@ -319,8 +304,8 @@ func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 
 // fullShape is [B, H, Nq, Nk], what a bias or mask broadcasts to.
 func fullShape(q, k *npyFile, layout kernels.Layout) [4]int {
-	b, h, nq, _ := qkvDims(q.shape, layout)
-	_, _, nk, _ := qkvDims(k.shape, layout)
+	b, h, nq, _ := kernels.Dims(q.shape, layout)
+	_, _, nk, _ := kernels.Dims(k.shape, layout)
 	return [4]int{b, h, nq, nk}
 }
 

@@ -40,16 +40,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
-	var biasBuf, keepBuf backend.Buffer
-	if p.Bias != nil {
-		biasBuf = p.Bias.Buf
-	}
-	if p.Keep != nil {
-		keepBuf = p.Keep.Buf
-	}
 	d, err := b.operands(op,
 		operand{"Q", q, false}, operand{"K", k, false}, operand{"V", v, false},
-		operand{"bias", biasBuf, false}, operand{"mask", keepBuf, false},
+		operand{"bias", maskBuf(p.Bias), false}, operand{"mask", maskBuf(p.Keep), false},
 		operand{"O", o, true}, operand{"LSE", lse, true})
 	if err != nil {
 		return err

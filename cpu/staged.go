@@ -92,13 +92,9 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
-	var biasBuf backend.Buffer
-	if p.Bias != nil {
-		biasBuf = p.Bias.Buf
-	}
 	d, err := b.operands(op,
 		operand{"Q", q, false}, operand{"K", k, false},
-		operand{"bias", biasBuf, false}, operand{"scores", s, true})
+		operand{"bias", maskBuf(p.Bias), false}, operand{"scores", s, true})
 	if err != nil {
 		return err
 	}
@@ -138,12 +134,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
-	var keepBuf backend.Buffer
-	if p.Keep != nil {
-		keepBuf = p.Keep.Buf
-	}
 	d, err := b.operands(op,
-		operand{"scores", s, false}, operand{"mask", keepBuf, false},
+		operand{"scores", s, false}, operand{"mask", maskBuf(p.Keep), false},
 		operand{"LSE", p.LSE, true})
 	if err != nil {
 		return err

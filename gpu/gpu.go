@@ -1,7 +1,15 @@
+//go:build cgo && !nogpu
+
 package gpu
 
 import (
+	"context"
+	"fmt"
+	"sync"
+
 	"github.com/attn-go/attn/backend"
+	"github.com/gogpu/gputypes"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // Priority is the gpu backend's place in "auto": above the CPU's 0, so a
@@ -9,11 +17,216 @@ import (
 const Priority = 10
 
 func init() {
-	backend.Register("gpu", Priority, func() (backend.Backend, error) { return New() })
+	backend.Register("gpu", Priority, func() (backend.Backend, error) {
+		b, err := New()
+		if err != nil {
+			return nil, err // not a typed nil *Backend inside the interface
+		}
+		return b, nil
+	})
 }
 
-// New opens the WebGPU backend. In this build it always fails with an
-// error wrapping backend.ErrUnavailable that says why.
-func New() (backend.Backend, error) {
-	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+// Backend runs attention as WGSL compute shaders on one WebGPU device. It
+// is safe for concurrent use: every use of the device is serialised by one
+// lock, because WebGPU's error scopes belong to the device, not to a
+// goroutine.
+type Backend struct {
+	mu      sync.Mutex
+	closed  bool
+	inst    *wgpu.Instance
+	adapter *wgpu.Adapter
+	dev     *wgpu.Device
+	queue   *wgpu.Queue
+	info    backend.Info
+	lim     wgpu.Limits
+
+	bufs    map[*buffer]struct{}
+	pipes   map[string]*pipeline
+	staging *wgpu.Buffer // MapRead staging for Read, stagingBytes long
+	dummyR  *wgpu.Buffer // bound in place of an absent read-only operand
+	dummyW  *wgpu.Buffer // bound in place of an absent output
+
+	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
+
+	// budget is the work, in floating-point operations, that one
+	// submission may carry: enough to keep the device busy, little enough
+	// that no submission runs near Poll's 5 s and a cancelled ctx is
+	// noticed quickly.
+	budget float64
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+const stagingBytes = 16 << 20
+
+// New opens the adapter chosen by ATTN_ADAPTER (by name) or, without it,
+// the high-performance Vulkan adapter, and a device with the adapter's
+// own limits. The error wraps backend.ErrUnavailable when there is no
+// usable adapter.
+func New() (*Backend, error) {
+	inst := newInstance()
+	adapter, err := chooseAdapter(inst)
+	if err != nil {
+		inst.Release()
+		return nil, err
+	}
+	limits := requiredLimits(adapter)
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
+		Label:          "attn",
+		RequiredLimits: &wgpu.RequiredLimits{Limits: limits},
+	})
+	if err != nil || dev == nil {
+		adapter.Release()
+		inst.Release()
+		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: requesting a device: %v", err)
+	}
+	b := &Backend{
+		inst:    inst,
+		adapter: adapter,
+		dev:     dev,
+		queue:   dev.GetQueue(),
+		info:    describeAdapter(adapter),
+		lim:     dev.GetLimits().Limits,
+		bufs:    map[*buffer]struct{}{},
+		pipes:   map[string]*pipeline{},
+	}
+	b.info.Limits = convertLimits(b.lim)
+	b.info.Features = convertFeatures(dev.EnumerateFeatures())
+	b.budget = 4e11
+	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
+		b.budget = 1.5e9
+	}
+	if err := b.init(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) init() error {
+	var err error
+	usage := wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst | wgpu.BufferUsage_CopySrc
+	if b.dummyR, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn dummy read", Usage: usage, Size: 256}); err != nil {
+		return backend.Errorf(backend.ErrUnavailable, "gpu: creating a buffer: %v", err)
+	}
+	if b.dummyW, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn dummy write", Usage: usage, Size: 256}); err != nil {
+		return backend.Errorf(backend.ErrUnavailable, "gpu: creating a buffer: %v", err)
+	}
+	b.staging, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{
+		Label: "attn staging",
+		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
+		Size:  stagingBytes,
+	})
+	if err != nil {
+		return backend.Errorf(backend.ErrUnavailable, "gpu: creating the staging buffer: %v", err)
+	}
+	return nil
+}
+
+// Name returns "gpu".
+func (b *Backend) Name() string { return "gpu" }
+
+// Info describes the adapter in gputypes terms.
+func (b *Backend) Info() backend.Info { return b.info }
+
+// Caps reports the full contract; the largest buffer is the device's
+// maxBufferSize.
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{
+		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
+		GQA: true, BNHD: true, LSE: true,
+		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
+	}
+}
+
+// Memory reports the bytes of device memory held by live buffers this
+// backend allocated, now and at their peak.
+func (b *Backend) Memory() (live, peak int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.allocated, b.peak
+}
+
+// Sync waits until the device has finished all submitted work. Every op
+// already waits for its own work, so this only matters for Write.
+func (b *Backend) Sync() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("gpu: sync: %w", backend.ErrReleased)
+	}
+	return b.waitIdle()
+}
+
+// waitIdle waits for the queue to drain. The caller holds b.mu.
+func (b *Backend) waitIdle() error {
+	p, err := onWorkDone(b.queue)
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	if err := p.wait(b.dev); err != nil {
+		return fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
+	}
+	return nil
+}
+
+// Close waits for the device, releases every buffer, pipeline and the
+// device itself. Later calls return ErrReleased; closing twice is a no-op.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	var err error
+	if b.dev != nil {
+		err = b.waitIdle()
+	}
+	for buf := range b.bufs {
+		buf.free()
+	}
+	clear(b.bufs)
+	for _, p := range b.pipes {
+		p.release()
+	}
+	clear(b.pipes)
+	for _, x := range []*wgpu.Buffer{b.staging, b.dummyR, b.dummyW} {
+		if x != nil {
+			x.Destroy()
+			x.Release()
+		}
+	}
+	b.staging, b.dummyR, b.dummyW = nil, nil, nil
+	if b.queue != nil {
+		b.queue.Release()
+	}
+	if b.dev != nil {
+		b.dev.Release()
+	}
+	if b.adapter != nil {
+		b.adapter.Release()
+	}
+	if b.inst != nil {
+		b.inst.Release()
+	}
+	b.queue, b.dev, b.adapter, b.inst = nil, nil, nil, nil
+	b.allocated = 0
+	return err
+}
+
+// lock takes the device lock for op after checking ctx and that the
+// backend is open; the caller unlocks.
+func (b *Backend) lock(ctx context.Context, op string) error {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gpu: %s: %w", op, err)
+		}
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("gpu: %s: %w", op, backend.ErrReleased)
+	}
+	return nil
 }

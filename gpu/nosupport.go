@@ -1,6 +1,44 @@
+//go:build !cgo || nogpu
+
 package gpu
 
-// unavailableReason says why New fails. The WGSL kernels and their
-// go-webgpu driver are not part of this version of attn yet; "auto" falls
-// back to the CPU backend with this reason.
-const unavailableReason = "the WebGPU backend is not built into this version of attn (CPU only)"
+import "github.com/attn-go/attn/backend"
+
+// unavailableReason says why New fails: go-webgpu needs cgo, and -tags
+// nogpu leaves it out on purpose. "auto" falls back to the CPU backend
+// with this reason.
+const unavailableReason = "this build of attn has no WebGPU backend (built without cgo or with -tags nogpu)"
+
+// Adapters describes the GPU adapters the backend could use. In this build
+// there are none: it returns an error wrapping backend.ErrUnavailable that
+// says why.
+func Adapters() ([]backend.Info, error) {
+	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}
+
+// Priority is the gpu backend's place in "auto": above the CPU's 0, so a
+// working adapter is preferred where one is built in.
+const Priority = 10
+
+func init() {
+	backend.Register("gpu", Priority, func() (backend.Backend, error) {
+		b, err := New()
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	})
+}
+
+// Backend is the WebGPU backend's type, kept in this build so that code
+// naming it compiles everywhere; New never returns one.
+type Backend struct{ backend.Backend }
+
+// Memory reports no device memory.
+func (*Backend) Memory() (live, peak int64) { return 0, 0 }
+
+// New fails in this build with an error wrapping backend.ErrUnavailable
+// that says why.
+func New() (*Backend, error) {
+	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}

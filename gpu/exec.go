@@ -1,0 +1,228 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// binding is the window of a buffer bound at one binding slot.
+type binding struct {
+	buf *wgpu.Buffer
+	w   window
+}
+
+// dispatch is one recorded kernel launch: its pipeline, its Params values,
+// its bound windows (slot 0, the uniform, is filled at submission) and
+// its grid.
+type dispatch struct {
+	p      *pipeline
+	params []uint32
+	binds  []binding
+	grid   [3]int
+	cost   float64 // floating-point operations, for the submission budget
+}
+
+func newDispatch(p *pipeline) *dispatch {
+	return &dispatch{p: p, params: make([]uint32, len(p.kernel.Params)), binds: make([]binding, len(p.kernel.Bindings))}
+}
+
+// set stores v modulo 2³² in Params field name. An unknown name is a bug
+// in this package, not a user error.
+func (d *dispatch) set(name string, v int) {
+	i, ok := d.p.index[name]
+	if !ok {
+		panic("gpu: kernel " + d.p.kernel.Name + " has no param " + name)
+	}
+	d.params[i] = uint32(v)
+}
+
+func (d *dispatch) setBits(name string, v uint32) { d.set(name, int(v)) }
+
+func (d *dispatch) bind(name string, buf *wgpu.Buffer, w window) {
+	for i, bd := range d.p.kernel.Bindings {
+		if bd.Name == name {
+			d.binds[i] = binding{buf, w}
+			return
+		}
+	}
+	panic("gpu: kernel " + d.p.kernel.Name + " has no binding " + name)
+}
+
+// operand is one tensor argument of a dispatch: the buffer (nil binds a
+// dummy in its place, with zero strides) and how the kernel addresses it.
+type operand struct {
+	name string
+	x    *buffer
+	t    tensor
+	mask bool // has the extra X_c stride
+	out  bool
+}
+
+// bindOperands binds the window each operand needs for unit u and sets
+// its strides and window start. It reports false when a window is larger
+// than the device's biggest storage binding.
+func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) bool {
+	align := max(int(b.lim.MinStorageBufferOffsetAlignment)/4, 1)
+	maxBind := int(b.lim.MaxStorageBufferBindingSize / 4)
+	for _, o := range ops {
+		if o.x == nil {
+			dummy := b.dummyR
+			if o.out {
+				dummy = b.dummyW
+			}
+			if d != nil {
+				d.bind(o.name, dummy, window{0, 64})
+				for _, f := range []string{"_b", "_h", "_r", "_base"} {
+					d.set(o.name+f, 0)
+				}
+				if o.mask {
+					d.set(o.name+"_c", 0)
+				}
+			}
+			continue
+		}
+		lo, hi := o.t.span(u, H, G)
+		w := windowFor(lo, hi, align, int(o.x.bytes/4))
+		if w.n < 4 {
+			w.n = min(4, int(o.x.bytes/4)-w.start)
+		}
+		if w.n > maxBind {
+			return false
+		}
+		if d != nil {
+			d.bind(o.name, o.x.buf, w)
+			d.set(o.name+"_b", o.t.sb)
+			d.set(o.name+"_h", o.t.sh)
+			d.set(o.name+"_r", o.t.sr)
+			d.set(o.name+"_base", w.start)
+			if o.mask {
+				d.set(o.name+"_c", o.t.sc)
+			}
+		}
+	}
+	return true
+}
+
+// gridOK reports whether every grid dimension is within the device's
+// limit.
+func (b *Backend) gridOK(g [3]int) bool {
+	m := int(b.lim.MaxComputeWorkgroupsPerDimension)
+	return g[0] <= m && g[1] <= m && g[2] <= m
+}
+
+// run submits ds in order, several per submission up to the work budget,
+// waiting for each submission before the next and checking ctx between
+// them. The caller holds b.mu.
+func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
+	for i := 0; i < len(ds); {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gpu: %s: %w", op, err)
+		}
+		j, cost := i+1, ds[i].cost
+		for j < len(ds) && j-i < maxPerSubmit && cost+ds[j].cost <= b.budget {
+			cost += ds[j].cost
+			j++
+		}
+		if err := b.submit(ds[i:j]); err != nil {
+			return fmt.Errorf("gpu: %s: %w", op, err)
+		}
+		i = j
+	}
+	return nil
+}
+
+// maxPerSubmit bounds the bind groups alive at once.
+const maxPerSubmit = 1024
+
+func (b *Backend) submit(ds []*dispatch) error {
+	align := max(int(b.lim.MinUniformBufferOffsetAlignment), 16)
+	slot := 0
+	for _, d := range ds {
+		slot = max(slot, paramBytes(d))
+	}
+	slot = (slot + align - 1) / align * align
+	data := make([]byte, slot*len(ds))
+	for k, d := range ds {
+		for i, v := range d.params {
+			binary.LittleEndian.PutUint32(data[k*slot+4*i:], v)
+		}
+	}
+	ubuf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
+		Label: "attn params",
+		Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_CopyDst,
+		Size:  uint64(len(data)),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ubuf.Destroy()
+		ubuf.Release()
+	}()
+	if err := b.queue.WriteBuffer(ubuf, 0, data); err != nil {
+		return err
+	}
+	enc, err := b.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		return err
+	}
+	defer enc.Release()
+	var groups []*wgpu.BindGroup
+	defer func() {
+		for _, g := range groups {
+			g.Release()
+		}
+	}()
+	pass := enc.BeginComputePass(nil)
+	for k, d := range ds {
+		entries := make([]wgpu.BindGroupEntry, len(d.binds))
+		for i, bd := range d.binds {
+			if i == 0 {
+				entries[0] = wgpu.BindGroupEntry{Binding: 0, Buffer: ubuf, Offset: uint64(k * slot), Size: uint64(paramBytes(d))}
+				continue
+			}
+			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.w.start) * 4, Size: uint64(bd.w.n) * 4}
+		}
+		g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
+		if err != nil {
+			pass.End()
+			pass.Release()
+			return err
+		}
+		groups = append(groups, g)
+		pass.SetPipeline(d.p.pipe)
+		pass.SetBindGroup(0, g, nil)
+		pass.DispatchWorkgroups(uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2]))
+	}
+	if err := pass.End(); err != nil {
+		pass.Release()
+		return err
+	}
+	pass.Release()
+	cmd, err := enc.Finish(nil)
+	if err != nil {
+		return err
+	}
+	defer cmd.Release()
+	b.queue.Submit(cmd)
+	if err := b.waitIdle(); err != nil {
+		return fmt.Errorf("%w", err)
+	}
+	return nil
+}
+
+// paramBytes is the size of d's Params struct: 4 bytes a field, rounded up
+// to 16 as WGSL lays out a uniform struct.
+func paramBytes(d *dispatch) int { return (4*len(d.params) + 15) &^ 15 }
+
+// tooLarge is the error for a problem no split brings within the device's
+// limits.
+func tooLarge(op string, p backend.Problem, why string) error {
+	return backend.Errorf(backend.ErrTooLarge, "gpu: %s: B=%d H=%d Nq=%d Nk=%d D=%d Dv=%d: %s", op, p.B, p.H, p.Nq, p.Nk, p.D, p.Dv, why)
+}

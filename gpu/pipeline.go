@@ -1,0 +1,95 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/attn-go/attn/shaders"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// pipeline is one compiled entry point of a specialised kernel, with the
+// explicit bind group layout every dispatch of it uses. (An automatic
+// layout would drop bindings a specialisation never reads, and then the
+// same bind group would not fit every specialisation.)
+type pipeline struct {
+	kernel *shaders.Kernel
+	index  map[string]int // Params field → position
+	module *wgpu.ShaderModule
+	bgl    *wgpu.BindGroupLayout
+	layout *wgpu.PipelineLayout
+	pipe   *wgpu.ComputePipeline
+}
+
+func (p *pipeline) release() {
+	if p.pipe != nil {
+		p.pipe.Release()
+	}
+	if p.layout != nil {
+		p.layout.Release()
+	}
+	if p.bgl != nil {
+		p.bgl.Release()
+	}
+	if p.module != nil {
+		p.module.Release()
+	}
+}
+
+// pipeline returns the compiled entry point of kernel k specialised by s,
+// compiling it on first use. The caller holds b.mu.
+func (b *Backend) pipeline(k *shaders.Kernel, s shaders.Spec, entry string) (*pipeline, error) {
+	key := k.Key(s) + " " + entry
+	if p, ok := b.pipes[key]; ok {
+		return p, nil
+	}
+	src, err := k.Generate(s)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	p := &pipeline{kernel: k, index: map[string]int{}}
+	for i, f := range k.Params {
+		p.index[f] = i
+	}
+	fail := func(what string, err error) (*pipeline, error) {
+		p.release()
+		return nil, fmt.Errorf("gpu: %s for %s: %w", what, key, err)
+	}
+	if p.module, err = b.dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{
+		Label:          key,
+		WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: src},
+	}); err != nil {
+		return fail("compiling WGSL", err)
+	}
+	entries := make([]wgpu.BindGroupLayoutEntry, len(k.Bindings))
+	for i, bd := range k.Bindings {
+		e := wgpu.BindGroupLayoutEntry{Binding: uint32(i), Visibility: wgpu.ShaderStage_Compute}
+		switch bd.Access {
+		case shaders.Uniform:
+			e.Buffer.Type = wgpu.BufferBindingType_Uniform
+		case shaders.Read:
+			e.Buffer.Type = wgpu.BufferBindingType_ReadOnlyStorage
+		case shaders.ReadWrite:
+			e.Buffer.Type = wgpu.BufferBindingType_Storage
+		}
+		entries[i] = e
+	}
+	if p.bgl, err = b.dev.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: key, Entries: entries}); err != nil {
+		return fail("bind group layout", err)
+	}
+	if p.layout, err = b.dev.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{
+		Label: key, BindGroupLayouts: []*wgpu.BindGroupLayout{p.bgl},
+	}); err != nil {
+		return fail("pipeline layout", err)
+	}
+	if p.pipe, err = b.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{
+		Label:   key,
+		Layout:  p.layout,
+		Compute: wgpu.ProgrammableStageDescriptor{Module: p.module, EntryPoint: entry},
+	}); err != nil {
+		return fail("compute pipeline", err)
+	}
+	b.pipes[key] = p
+	return p, nil
+}

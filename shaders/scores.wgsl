@@ -1,0 +1,97 @@
+// scores: the staged path's first step, a batched Q·Kᵀ.
+//
+//   S[b,h,i,j] = scale · Σ_{d0 ≤ d < d1} Q[b,h,i,d]·K[b,h/G,j,d]  (+ bias[b,h,i,j])
+//
+// A workgroup computes a TM×TN tile of S for one head; each of its
+// (TN/RN)·(TM/RM) invocations holds an RM×RN block of the tile in
+// registers. The head dimension is walked in steps of TD, with the TM×TD
+// slice of Q and the TN×TD slice of K staged in workgroup memory. When
+// first is 1 the tile is written (with the bias when flagged); when it is
+// 0 the partial sum over [d0, d1) is added to S, so the host can split a
+// very long head dimension across dispatches.
+//
+// Bindings: P (Params), q, k, bias (read), s (read_write).
+// Grid: x = key tiles of TN in [j0, j1), y = query tiles of TM in
+// [i0, i1), z = heads bh0, bh0+1, ….
+// Workgroup memory: (TM + TN)·TD floats.
+// Limits: ⌈(d1−d0)/TD⌉·(TD·(RM + RN + RM·RN) + (TM + TN)·TD/(threads))
+// loop iterations per invocation; the host bounds d1 − d0.
+
+var<workgroup> qs: array<f32, QS>;
+var<workgroup> kt: array<f32, KS>;
+
+@compute @workgroup_size(WX, WY)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {
+    let bh = P.bh0 + wid.z;
+    let b = bh / P.H;
+    let h = bh % P.H;
+    let kh = h / P.G;
+    let ti = P.i0 + wid.y * TM;
+    let tj = P.j0 + wid.x * TN;
+    let qa = b * P.q_b + h * P.q_h - P.q_base;
+    let ka = b * P.k_b + kh * P.k_h - P.k_base;
+
+    var acc: array<f32, RR>;
+    for (var d0 = P.d0; d0 < P.d1; d0 += TD) {
+        workgroupBarrier();
+        for (var x = t; x < QS; x += NT) {
+            let i = ti + x / TD;
+            let d = d0 + x % TD;
+            var val = 0.0;
+            if (i < P.i1 && d < P.d1) {
+                val = q[qa + i * P.q_r + d];
+            }
+            qs[x] = val;
+        }
+        for (var x = t; x < KS; x += NT) {
+            let j = tj + x / TD;
+            let d = d0 + x % TD;
+            var val = 0.0;
+            if (j < P.j1 && d < P.d1) {
+                val = k[ka + j * P.k_r + d];
+            }
+            kt[x] = val;
+        }
+        workgroupBarrier();
+        for (var c = 0u; c < TD; c++) {
+            var a: array<f32, RM>;
+            var bb: array<f32, RN>;
+            for (var r = 0u; r < RM; r++) {
+                a[r] = qs[(lid.y * RM + r) * TD + c];
+            }
+            for (var n = 0u; n < RN; n++) {
+                bb[n] = kt[(lid.x * RN + n) * TD + c];
+            }
+            for (var r = 0u; r < RM; r++) {
+                for (var n = 0u; n < RN; n++) {
+                    acc[r * RN + n] += a[r] * bb[n];
+                }
+            }
+        }
+    }
+
+    let scale = bitcast<f32>(P.scale);
+    let sa = b * P.s_b + h * P.s_h - P.s_base;
+    let ba = b * P.bias_b + h * P.bias_h - P.bias_base;
+    for (var r = 0u; r < RM; r++) {
+        let i = ti + lid.y * RM + r;
+        if (i >= P.i1) {
+            break;
+        }
+        for (var n = 0u; n < RN; n++) {
+            let j = tj + lid.x * RN + n;
+            if (j >= P.j1) {
+                break;
+            }
+            let at = sa + i * P.s_r + j;
+            var val = scale * acc[r * RN + n];
+            if (P.first == 0u) {
+                val += s[at];
+            } else if ((P.flags & 2u) != 0u) {
+                val += bias[ba + i * P.bias_r + j * P.bias_c];
+            }
+            s[at] = val;
+        }
+    }
+}

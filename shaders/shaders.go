@@ -1,0 +1,257 @@
+package shaders
+
+import (
+	"embed"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+var (
+	workgroupSize = regexp.MustCompile(`@workgroup_size\([^)]*\)`)
+	ident         = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`)
+)
+
+//go:embed *.wgsl
+var files embed.FS
+
+// Access is how a kernel binds one buffer.
+type Access int
+
+// The binding kinds.
+const (
+	Uniform   Access = iota // the kernel's Params, var<uniform>
+	Read                    // var<storage, read> array<f32>
+	ReadWrite               // var<storage, read_write> array<f32>
+)
+
+// Binding is one buffer a kernel binds, at group 0 and binding = its index
+// in Kernel.Bindings.
+type Binding struct {
+	Name   string
+	Access Access
+}
+
+// Kernel describes one WGSL kernel: its file, the constants its source
+// needs written in, the u32 fields of its Params uniform, its bindings and
+// its entry points. Generate writes the declarations of all of these in
+// front of the file's body, so the WGSL and the Go that fills the uniform
+// and the bind group are generated from this one description.
+type Kernel struct {
+	Name     string
+	Consts   []string // each a u32 constant, in the order Spec must give them
+	Params   []string // Params fields, each u32 (an f32 travels as its bits)
+	Bindings []Binding
+	Entries  []string
+	// Derived are constants computed from Consts and written in after
+	// them: this naga accepts no expressions in array sizes or workgroup
+	// sizes, so products are precomputed here.
+	Derived []Derived
+}
+
+// Derived is a constant computed from a kernel's other constants.
+type Derived struct {
+	Name string
+	F    func(c map[string]int) int
+}
+
+// The kernels. Every tensor a kernel reads or writes is addressed by four
+// u32 fields: X_b, X_h, X_r (strides of the batch, the head and the row)
+// and X_base (the element where the bound window starts), all modulo 2³²,
+// so that element c of row r of head h in batch b is at
+//
+//	b·X_b + h·X_h + r·X_r + c − X_base
+//
+// in the window, computed with wrapping u32 arithmetic: the result is the
+// exact offset inside the window even when the tensor's absolute offsets
+// do not fit in 32 bits. Masks add X_c, the stride of the key index (0 on
+// a broadcast key dimension).
+var (
+	Scores = Kernel{
+		Name:   "scores",
+		Consts: []string{"TM", "TN", "TD", "RM", "RN"},
+		Params: cat(unitParams, []string{"D", "d0", "d1", "first", "scale", "flags"},
+			tensorParams("q"), tensorParams("k"), tensorParams("s"), maskParams("bias")),
+		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"bias", Read}, {"s", ReadWrite}},
+		Entries:  []string{"main"},
+		Derived: []Derived{
+			{"QS", func(c map[string]int) int { return c["TM"] * c["TD"] }},
+			{"KS", func(c map[string]int) int { return c["TN"] * c["TD"] }},
+			{"WX", func(c map[string]int) int { return c["TN"] / c["RN"] }},
+			{"WY", func(c map[string]int) int { return c["TM"] / c["RM"] }},
+			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
+			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
+		},
+	}
+	Softmax = Kernel{
+		Name:   "softmax",
+		Consts: []string{"WG", "PER"},
+		Params: cat(unitParams, []string{"nc", "flags"},
+			tensorParams("s"), tensorParams("st"), tensorParams("lse"), maskParams("keep")),
+		Bindings: []Binding{{"P", Uniform}, {"keep", Read}, {"s", ReadWrite}, {"st", ReadWrite}, {"lse", ReadWrite}},
+		Entries:  []string{"stats", "normalize"},
+		Derived: []Derived{
+			{"CW", func(c map[string]int) int { return c["WG"] * c["PER"] }},
+		},
+	}
+	Context = Kernel{
+		Name:   "context",
+		Consts: []string{"TM", "TN", "TJ", "RM", "RN"},
+		Params: cat(unitParams, []string{"Dv", "first"},
+			tensorParams("p"), tensorParams("v"), tensorParams("o")),
+		Bindings: []Binding{{"P", Uniform}, {"p", Read}, {"v", Read}, {"o", ReadWrite}},
+		Entries:  []string{"main"},
+		Derived: []Derived{
+			{"PS", func(c map[string]int) int { return c["TM"] * c["TJ"] }},
+			{"VS", func(c map[string]int) int { return c["TJ"] * c["TN"] }},
+			{"WX", func(c map[string]int) int { return c["TN"] / c["RN"] }},
+			{"WY", func(c map[string]int) int { return c["TM"] / c["RM"] }},
+			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
+			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
+		},
+	}
+	Fused = Kernel{
+		Name:   "fused",
+		Consts: []string{"WG", "TK", "D", "DV", "D4", "DV4"},
+		Params: cat(unitParams, []string{"scale", "flags"},
+			tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),
+			maskParams("bias"), maskParams("keep")),
+		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
+			{"o", ReadWrite}, {"lse", ReadWrite}},
+		Entries: []string{"main"},
+		Derived: []Derived{
+			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
+			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
+		},
+	}
+	Merge = Kernel{
+		Name:   "merge",
+		Consts: []string{"WG"},
+		Params: cat(unitParams, []string{"Dv"},
+			tensorParams("o"), tensorParams("lse"), tensorParams("po"), tensorParams("plse")),
+		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"o", ReadWrite}, {"lse", ReadWrite}},
+		Entries:  []string{"main"},
+	}
+)
+
+// All lists every kernel.
+var All = []Kernel{Scores, Softmax, Context, Fused, Merge}
+
+// unitParams locate a dispatch's share of the problem: heads bh0… of the
+// flattened b·H+h index (count from the grid), query rows i0…i1−1 and keys
+// j0…j1−1, with H heads, G query heads per KV head, Nq queries and Nk
+// keys in the whole problem.
+var unitParams = []string{"H", "G", "Nq", "Nk", "bh0", "i0", "i1", "j0", "j1"}
+
+// The flag bits of the flags field.
+const (
+	FlagCausal = 1 << iota
+	FlagBias
+	FlagKeep
+	FlagLSE
+)
+
+func tensorParams(x string) []string {
+	return []string{x + "_b", x + "_h", x + "_r", x + "_base"}
+}
+
+func maskParams(x string) []string {
+	return []string{x + "_b", x + "_h", x + "_r", x + "_c", x + "_base"}
+}
+
+func cat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// Spec is the values of a kernel's constants, in Kernel.Consts order.
+type Spec []int
+
+// Key names a specialisation, for caching compiled pipelines.
+func (k Kernel) Key(s Spec) string {
+	var b strings.Builder
+	b.WriteString(k.Name)
+	for i, c := range k.Consts {
+		if i < len(s) {
+			fmt.Fprintf(&b, " %s=%d", c, s[i])
+		}
+	}
+	return b.String()
+}
+
+// ParamIndex is the position of field name in the Params uniform, or −1.
+func (k Kernel) ParamIndex(name string) int { return slices.Index(k.Params, name) }
+
+// Body is the kernel's WGSL file as embedded, without the generated
+// declarations.
+func (k Kernel) Body() (string, error) {
+	b, err := files.ReadFile(k.Name + ".wgsl")
+	if err != nil {
+		return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+	}
+	return string(b), nil
+}
+
+// Generate returns the complete WGSL of kernel k specialised by s: the
+// constants, the Params struct and the bindings, then the file's body.
+func (k Kernel) Generate(s Spec) (string, error) {
+	if len(s) != len(k.Consts) {
+		return "", fmt.Errorf("shaders: %s needs %d constants (%s), got %d", k.Name, len(k.Consts), strings.Join(k.Consts, ", "), len(s))
+	}
+	for i, v := range s {
+		if v < 1 || v > 1<<24 {
+			return "", fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, k.Consts[i], v)
+		}
+	}
+	body, err := k.Body()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "// Code generated by package shaders from %s.wgsl (%s). DO NOT EDIT.\n\n", k.Name, k.Key(s))
+	vals := map[string]int{}
+	for i, c := range k.Consts {
+		vals[c] = s[i]
+		fmt.Fprintf(&b, "const %s: u32 = %du;\n", c, s[i])
+	}
+	for _, d := range k.Derived {
+		v := d.F(vals)
+		if v < 1 {
+			return "", fmt.Errorf("shaders: %s: derived constant %s = %d from %s", k.Name, d.Name, v, k.Key(s))
+		}
+		vals[d.Name] = v
+		fmt.Fprintf(&b, "const %s: u32 = %du;\n", d.Name, v)
+	}
+	b.WriteString("\nstruct Params {\n")
+	for _, f := range k.Params {
+		fmt.Fprintf(&b, "    %s: u32,\n", f)
+	}
+	b.WriteString("}\n\n")
+	for i, bd := range k.Bindings {
+		switch bd.Access {
+		case Uniform:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<uniform> %s: Params;\n", i, bd.Name)
+		case Read:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<f32>;\n", i, bd.Name)
+		case ReadWrite:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<f32>;\n", i, bd.Name)
+		}
+	}
+	b.WriteString("\n")
+	// The workgroup size must be literal integers in this naga: write the
+	// values in place of the constants' names.
+	body = workgroupSize.ReplaceAllStringFunc(body, func(attr string) string {
+		return ident.ReplaceAllStringFunc(attr, func(name string) string {
+			if v, ok := vals[name]; ok {
+				return fmt.Sprint(v)
+			}
+			return name
+		})
+	})
+	b.WriteString(body)
+	return b.String(), nil
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu"
 	"github.com/gogpu/gputypes"
 )
 
@@ -16,8 +17,10 @@ const devicesSynopsis = "attn devices"
 const devicesHelp = `Opens every backend linked into attn and describes its device: kind,
 adapter, driver, threads, and for a GPU the limits that bound attention
 and its features. A backend that cannot open here is listed with the
-reason. The last line says which backend "auto" picks ($ATTN_BACKEND
-overrides it). Exits 0 when at least one backend opens.
+reason. Then it lists every GPU adapter the gpu backend could run on
+($ATTN_ADAPTER picks one by name), with its limits and features, or says
+why there is none. The last line says which backend "auto" picks
+($ATTN_BACKEND overrides it). Exits 0 when at least one backend opens.
 `
 
 func runDevices(c *cmdEnv, args []string) error {
@@ -27,6 +30,7 @@ func runDevices(c *cmdEnv, args []string) error {
 	}
 	p := &printer{w: c.stdout}
 	working := 0
+	opened := map[gputypes.AdapterInfo]openedGPU{}
 	for _, name := range backend.Registered() {
 		be, err := backend.Open(name)
 		if err != nil {
@@ -35,10 +39,15 @@ func runDevices(c *cmdEnv, args []string) error {
 		}
 		working++
 		describe(p, be)
+		if info := be.Info(); info.Kind == backend.KindGPU {
+			opened[info.Adapter] = openedGPU{name, gpuText(info)}
+		}
 		if err := be.Close(); err != nil {
 			p.printf("  close: %s\n", oneLine(err.Error()))
 		}
 	}
+	infos, err := gpu.Adapters()
+	listAdapters(p, infos, err, opened)
 
 	auto := "auto"
 	if env := strings.TrimSpace(os.Getenv(backend.EnvBackend)); env != "" {
@@ -67,32 +76,12 @@ func describe(p *printer, be backend.Backend) {
 	p.printf("%s:\n", be.Name())
 	p.printf("  kind: %s\n", info.Kind)
 	p.printf("  adapter: %s\n", orNone(a.Name))
-	p.printf("  vendor: %s", orNone(a.Vendor))
-	if a.VendorID != 0 || a.DeviceID != 0 {
-		p.printf(" (vendor id 0x%04x, device id 0x%04x)", a.VendorID, a.DeviceID)
-	}
-	p.printf("\n")
-	p.printf("  driver: %s", orNone(a.Driver))
-	if a.DriverInfo != "" {
-		p.printf(" (%s)", a.DriverInfo)
-	}
-	p.printf("\n")
-	p.printf("  device type: %s\n", a.DeviceType)
+	describeVendor(p, a)
 	if info.Kind == backend.KindCPU || info.Threads > 0 {
 		p.printf("  threads: %d\n", info.Threads)
 	}
 	if info.Kind == backend.KindGPU {
-		p.printf("  graphics backend: %s\n", a.Backend)
-		l := info.Limits
-		p.printf("  limits:\n")
-		p.printf("    MaxStorageBufferBindingSize: %d (%s)\n", l.MaxStorageBufferBindingSize, bytesString(l.MaxStorageBufferBindingSize))
-		p.printf("    MaxBufferSize: %d (%s)\n", l.MaxBufferSize, bytesString(l.MaxBufferSize))
-		p.printf("    MaxStorageBuffersPerShaderStage: %d\n", l.MaxStorageBuffersPerShaderStage)
-		p.printf("    MaxComputeWorkgroupStorageSize: %d (%s)\n", l.MaxComputeWorkgroupStorageSize, bytesString(uint64(l.MaxComputeWorkgroupStorageSize)))
-		p.printf("    MaxComputeInvocationsPerWorkgroup: %d\n", l.MaxComputeInvocationsPerWorkgroup)
-		p.printf("    MaxComputeWorkgroupSize: %d × %d × %d\n", l.MaxComputeWorkgroupSizeX, l.MaxComputeWorkgroupSizeY, l.MaxComputeWorkgroupSizeZ)
-		p.printf("    MaxComputeWorkgroupsPerDimension: %d\n", l.MaxComputeWorkgroupsPerDimension)
-		p.printf("  features: %s\n", featureList(info.Features))
+		describeGPU(p, info)
 	}
 	caps := be.Caps()
 	var cs []string
@@ -112,6 +101,82 @@ func describe(p *printer, be backend.Backend) {
 	if info.Detail != "" {
 		p.printf("  detail: %s\n", oneLine(info.Detail))
 	}
+}
+
+// openedGPU is a backend that opened a GPU adapter, and what describe
+// printed about the device it got from it.
+type openedGPU struct {
+	backend string
+	text    string // describeGPU's lines
+}
+
+// listAdapters prints the GPU adapters gpu.Adapters found, each as one
+// "gpu adapter:" entry, or why there is none. An adapter a backend has
+// opened (opened is keyed by its AdapterInfo) gets one line when the
+// backend's entry already showed the same limits and features; when the
+// device differs from the adapter (a backend may ask for fewer features,
+// say), the adapter is described in full too.
+func listAdapters(p *printer, infos []backend.Info, err error, opened map[gputypes.AdapterInfo]openedGPU) {
+	for _, info := range infos {
+		a := info.Adapter
+		text := gpuText(info)
+		o, ok := opened[a]
+		if ok && o.text == text {
+			p.printf("gpu adapter: %s: opened by %s, above\n", orNone(a.Name), o.backend)
+			continue
+		}
+		p.printf("gpu adapter: %s", orNone(a.Name))
+		if ok {
+			p.printf(" (opened by %s, above, as a device with other limits or features)", o.backend)
+		}
+		p.printf("\n")
+		describeVendor(p, a)
+		p.printf("%s", text)
+		if info.Detail != "" {
+			p.printf("  detail: %s\n", oneLine(info.Detail))
+		}
+	}
+	if err != nil {
+		p.printf("gpu adapters: none: %s\n", reason("gpu", err))
+	}
+}
+
+// gpuText is what describeGPU prints about info.
+func gpuText(info backend.Info) string {
+	var sb strings.Builder
+	describeGPU(&printer{w: &sb}, info)
+	return sb.String()
+}
+
+// describeVendor prints who made a device and its driver.
+func describeVendor(p *printer, a gputypes.AdapterInfo) {
+	p.printf("  vendor: %s", orNone(a.Vendor))
+	if a.VendorID != 0 || a.DeviceID != 0 {
+		p.printf(" (vendor id 0x%04x, device id 0x%04x)", a.VendorID, a.DeviceID)
+	}
+	p.printf("\n")
+	p.printf("  driver: %s", orNone(a.Driver))
+	if a.DriverInfo != "" {
+		p.printf(" (%s)", a.DriverInfo)
+	}
+	p.printf("\n")
+	p.printf("  device type: %s\n", a.DeviceType)
+}
+
+// describeGPU prints a GPU's graphics API, the limits that bound
+// attention's bindings and dispatches, and its features.
+func describeGPU(p *printer, info backend.Info) {
+	p.printf("  graphics backend: %s\n", info.Adapter.Backend)
+	l := info.Limits
+	p.printf("  limits:\n")
+	p.printf("    MaxStorageBufferBindingSize: %d (%s)\n", l.MaxStorageBufferBindingSize, bytesString(l.MaxStorageBufferBindingSize))
+	p.printf("    MaxBufferSize: %d (%s)\n", l.MaxBufferSize, bytesString(l.MaxBufferSize))
+	p.printf("    MaxStorageBuffersPerShaderStage: %d\n", l.MaxStorageBuffersPerShaderStage)
+	p.printf("    MaxComputeWorkgroupStorageSize: %d (%s)\n", l.MaxComputeWorkgroupStorageSize, bytesString(uint64(l.MaxComputeWorkgroupStorageSize)))
+	p.printf("    MaxComputeInvocationsPerWorkgroup: %d\n", l.MaxComputeInvocationsPerWorkgroup)
+	p.printf("    MaxComputeWorkgroupSize: %d × %d × %d\n", l.MaxComputeWorkgroupSizeX, l.MaxComputeWorkgroupSizeY, l.MaxComputeWorkgroupSizeZ)
+	p.printf("    MaxComputeWorkgroupsPerDimension: %d\n", l.MaxComputeWorkgroupsPerDimension)
+	p.printf("  features: %s\n", featureList(info.Features))
 }
 
 func orNone(s string) string {

@@ -1,9 +1,65 @@
-// Package gpu is attn's WebGPU backend: WGSL compute shaders run through
-// go-webgpu on a Vulkan adapter (Mesa lavapipe on CPU-only machines).
+// Package gpu is attn's WebGPU backend: the WGSL kernels of package
+// shaders run through go-webgpu (wgpu-native) on a Vulkan adapter — a
+// real GPU, or Mesa's lavapipe on CPU-only machines
+// (apt-get install mesa-vulkan-drivers).
 //
-// Importing it registers the backend "gpu" with backend.Register, at a
-// priority above the CPU's, so backend.Open("auto") prefers it. In this
-// version the package holds only the fallback: New returns an error
-// wrapping backend.ErrUnavailable, and "auto" reports it and opens the CPU
-// backend instead.
+// Importing it registers the backend "gpu" with backend.Register at a
+// priority above the CPU's, so backend.Open("auto") prefers it and falls
+// back to the CPU, saying why, when no adapter opens. Built without cgo or
+// with -tags nogpu the package keeps its API but New returns an error
+// wrapping backend.ErrUnavailable.
+//
+// # Environment
+//
+//   - ATTN_ADAPTER picks the adapter whose name contains it (any case);
+//     unset, the high-performance Vulkan adapter is used.
+//   - ATTN_GPU_LOG turns wgpu's log on at a level (error, warn, info,
+//     debug, trace); it is off otherwise. Opening the backend sets
+//     NODEVICE_SELECT=1 when unset, which turns off Mesa's device-select
+//     layer and the warnings it prints on machines without a desktop.
+//   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
+//     when no adapter opens (CI sets it).
+//
+// # Memory
+//
+// A Buffer is one storage buffer of Len float32 values (at least 16
+// bytes), zero-filled, up to the device's maxBufferSize (2 GiB on
+// lavapipe). Q, K, V, O, masks, scores and LSE are laid out exactly as
+// package backend says; nothing is copied or transposed on the device.
+//
+// # How an op runs
+//
+// Each op validates every argument and buffer first, then cuts the problem
+// into dispatches that respect the device's limits (plan.go):
+//
+//   - each binding is a window of its buffer no larger than
+//     maxStorageBufferBindingSize (128 MiB on lavapipe), at an aligned
+//     offset; the shader subtracts the window's start from every index in
+//     wrapping u32 arithmetic, so buffers up to 2 GiB and beyond work;
+//   - no invocation loops more than loopBudget times in all (lavapipe
+//     silently stops an invocation after about 65 535 loop iterations), so
+//     the fused path cuts the key range into chunks whose normalised
+//     partial (O, LSE) merge.wgsl folds together exactly, the staged
+//     context step accumulates over key chunks, and scores over chunks of
+//     the head dimension;
+//   - grids stay within maxComputeWorkgroupsPerDimension, and each
+//     submission carries a bounded amount of work (far below Poll's 5 s),
+//     with ctx checked between submissions.
+//
+// Every op waits for its own work, so an op returning means its outputs
+// are final. All use of the device is serialised by one lock per Backend:
+// WebGPU error scopes belong to the device, not to a goroutine.
+//
+// # Hardening go-webgpu v0.17.1
+//
+// go-webgpu hands C a pointer to a Go local as the userdata of MapAsync
+// and OnSubmittedWorkDone; a garbage collection before the callback fires
+// crashes the process. wait.go calls those two C functions itself with
+// userdata in C memory and polls with Poll(false). Some misuse aborts the
+// process inside wgpu-native instead of returning an error (submitting
+// while a buffer is mapped, using a destroyed buffer, mapping with an
+// invalid mode); the backend's own state — a staging buffer unmapped
+// whenever the lock is free, buffers destroyed only under the lock, every
+// argument validated before anything is recorded — keeps those
+// unreachable from the API.
 package gpu

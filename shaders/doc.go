@@ -1,10 +1,26 @@
-// Package shaders will hold attn's WGSL compute kernels (scores, softmax,
-// context, fused, merge), embedded with go:embed and specialised from Go
-// constants — go-webgpu v0.17.1 cannot set WGSL override constants, so
-// tile sizes, workgroup size and head dim are written into the source by
-// the same constants that size each dispatch.
+// Package shaders holds attn's WGSL compute kernels, one per file,
+// embedded with go:embed:
 //
-// It holds no kernel yet: the WebGPU backend that runs them is the next
-// piece of work, and until it lands package gpu reports itself
-// unavailable.
+//   - scores.wgsl: S = scale·Q·Kᵀ (+ bias), register-tiled through
+//     workgroup memory;
+//   - softmax.wgsl: row-wise softmax in place, in two passes (stats,
+//     normalize), with causal, bias and keep masking and the LSE;
+//   - context.wgsl: O = P·V, tiled;
+//   - fused.wgsl: flash attention over one chunk of keys, with an online
+//     softmax, causal tile skipping and GQA by head mapping;
+//   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
+//     result exactly.
+//
+// go-webgpu v0.17.1 cannot set WGSL override constants, and its naga
+// accepts neither expressions in array sizes nor named workgroup sizes, so
+// Kernel.Generate writes each kernel's constants (tile sizes, workgroup
+// size, head dims), its Params uniform struct and its bindings in front of
+// the file's body, from the same Go description (Kernel) and the same Go
+// constants that size the dispatch in package gpu. The gpu backend caches
+// compiled pipelines by Kernel.Key. The golden files in testdata pin the
+// generated WGSL (go test ./shaders -update rewrites them).
+//
+// Every tensor is addressed as b·X_b + h·X_h + r·X_r + c − X_base in
+// wrapping u32 arithmetic, X_base being the start of the window of the
+// buffer the dispatch binds; see Kernel's documentation.
 package shaders

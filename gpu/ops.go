@@ -191,7 +191,6 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 			d := newDispatch(pipe)
 			b.setUnit(d, pr, u)
 			b.bindOperands(d, u, pr.H, pr.Group(), ops)
-			d.set("D", pr.D)
 			d.set("d0", dc[0])
 			d.set("d1", dc[1])
 			d.set("first", btoi(ci == 0))

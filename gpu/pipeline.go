@@ -40,6 +40,9 @@ func (p *pipeline) release() {
 // pipeline returns the compiled entry point of kernel k specialised by s,
 // compiling it on first use. The caller holds b.mu.
 func (b *Backend) pipeline(k *shaders.Kernel, s shaders.Spec, entry string) (*pipeline, error) {
+	if len(s) != len(k.Consts) {
+		return nil, fmt.Errorf("gpu: %s needs %d constants, got %d", k.Name, len(k.Consts), len(s))
+	}
 	key := k.Key(s) + " " + entry
 	if p, ok := b.pipes[key]; ok {
 		return p, nil

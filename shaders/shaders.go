@@ -48,6 +48,10 @@ type Kernel struct {
 	// them: this naga accepts no expressions in array sizes or workgroup
 	// sizes, so products are precomputed here.
 	Derived []Derived
+	// Check refuses constants that are each in range but do not work
+	// together (a tile the register block does not divide, say), which
+	// would compile into a kernel that silently computes the wrong thing.
+	Check func(c map[string]int) error
 }
 
 // Derived is a constant computed from a kernel's other constants.
@@ -71,7 +75,7 @@ var (
 	Scores = Kernel{
 		Name:   "scores",
 		Consts: []string{"TM", "TN", "TD", "RM", "RN"},
-		Params: cat(unitParams, []string{"D", "d0", "d1", "first", "scale", "flags"},
+		Params: cat(unitParams, []string{"d0", "d1", "first", "scale", "flags"},
 			tensorParams("q"), tensorParams("k"), tensorParams("s"), maskParams("bias")),
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"bias", Read}, {"s", ReadWrite}},
 		Entries:  []string{"main"},
@@ -83,6 +87,7 @@ var (
 			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
 			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
 		},
+		Check: tileCheck("TD"),
 	}
 	Softmax = Kernel{
 		Name:   "softmax",
@@ -93,6 +98,12 @@ var (
 		Entries:  []string{"stats", "normalize"},
 		Derived: []Derived{
 			{"CW", func(c map[string]int) int { return c["WG"] * c["PER"] }},
+		},
+		Check: func(c map[string]int) error {
+			if wg := c["WG"]; wg&(wg-1) != 0 {
+				return fmt.Errorf("WG = %d is not a power of two (the tree reduction halves it)", wg)
+			}
+			return nil
 		},
 	}
 	Context = Kernel{
@@ -110,6 +121,7 @@ var (
 			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
 			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
 		},
+		Check: tileCheck("TJ"),
 	}
 	Fused = Kernel{
 		Name:   "fused",
@@ -123,6 +135,12 @@ var (
 		Derived: []Derived{
 			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
 			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
+		},
+		Check: func(c map[string]int) error {
+			if c["D4"] != (c["D"]+3)/4 || c["DV4"] != (c["DV"]+3)/4 {
+				return fmt.Errorf("D4 = %d and DV4 = %d must be ⌈D/4⌉ = %d and ⌈DV/4⌉ = %d", c["D4"], c["DV4"], (c["D"]+3)/4, (c["DV"]+3)/4)
+			}
+			return nil
 		},
 	}
 	Merge = Kernel{
@@ -152,6 +170,20 @@ const (
 	FlagLSE
 )
 
+// tileCheck checks a register-tiled kernel: each register block must
+// divide its tile, or the tile's last rows or columns are never written.
+func tileCheck(inner string) func(c map[string]int) error {
+	return func(c map[string]int) error {
+		if c["TM"]%c["RM"] != 0 || c["TN"]%c["RN"] != 0 {
+			return fmt.Errorf("register block %d×%d does not divide tile %d×%d", c["RM"], c["RN"], c["TM"], c["TN"])
+		}
+		if c[inner] > c["TM"]*c["TN"] {
+			return fmt.Errorf("%s = %d is larger than the tile", inner, c[inner])
+		}
+		return nil
+	}
+}
+
 func tensorParams(x string) []string {
 	return []string{x + "_b", x + "_h", x + "_r", x + "_base"}
 }
@@ -175,9 +207,11 @@ type Spec []int
 func (k Kernel) Key(s Spec) string {
 	var b strings.Builder
 	b.WriteString(k.Name)
-	for i, c := range k.Consts {
-		if i < len(s) {
-			fmt.Fprintf(&b, " %s=%d", c, s[i])
+	for i, v := range s {
+		if i < len(k.Consts) {
+			fmt.Fprintf(&b, " %s=%d", k.Consts[i], v)
+		} else {
+			fmt.Fprintf(&b, " ?=%d", v) // never valid, but never mistaken for a valid key
 		}
 	}
 	return b.String()
@@ -217,6 +251,11 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	for i, c := range k.Consts {
 		vals[c] = s[i]
 		fmt.Fprintf(&b, "const %s: u32 = %du;\n", c, s[i])
+	}
+	if k.Check != nil {
+		if err := k.Check(vals); err != nil {
+			return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+		}
 	}
 	for _, d := range k.Derived {
 		v := d.F(vals)

@@ -1,0 +1,420 @@
+package shaders
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden lists the specialisations whose generated WGSL is pinned in
+// testdata: the ones package gpu really uses (its fusedWG, fusedMaxK,
+// mmTile, mmStep, mmReg, smWG, smPer and mergeWG; package gpu cannot be
+// imported here, so the values are written out, and gpu's compile test
+// checks the same constants compile on a device), plus an odd head dim.
+var golden = []struct {
+	file string
+	k    Kernel
+	s    Spec
+}{
+	{"scores.wgsl.golden", Scores, Spec{64, 64, 16, 4, 4}},
+	{"softmax.wgsl.golden", Softmax, Spec{256, 32}},
+	{"context.wgsl.golden", Context, Spec{64, 64, 16, 4, 4}},
+	{"fused_d64_dv64.wgsl.golden", Fused, Spec{64, 32, 64, 64, 16, 16}},
+	{"fused_d80_dv40.wgsl.golden", Fused, Spec{64, 32, 80, 40, 20, 10}},
+	{"merge.wgsl.golden", Merge, Spec{64}},
+}
+
+// TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so
+// that any change to a kernel's source or to Generate shows up in review
+// as a diff of the WGSL the device really compiles. go test ./shaders
+// -update rewrites the files (and removes ones no entry names).
+func TestGolden(t *testing.T) {
+	pinned := map[string]bool{} // kernel names
+	names := map[string]bool{}  // file names
+	for _, g := range golden {
+		names[g.file] = true
+		pinned[g.k.Name] = true
+		t.Run(g.file, func(t *testing.T) {
+			got, err := g.k.Generate(g.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", g.file)
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./shaders -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("generated WGSL for %s differs from %s (if the change is intended, run go test ./shaders -update and review the diff); first difference at %s",
+					g.k.Key(g.s), path, firstDiff(got, string(want)))
+			}
+		})
+	}
+	for _, k := range All {
+		if !pinned[k.Name] {
+			t.Errorf("kernel %s has no golden specialisation", k.Name)
+		}
+	}
+	// A golden file no entry names is stale: it pins nothing.
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.wgsl.golden"))
+	for _, f := range files {
+		if names[filepath.Base(f)] {
+			continue
+		}
+		if *update {
+			if err := os.Remove(f); err != nil {
+				t.Error(err)
+			}
+			continue
+		}
+		t.Errorf("%s is pinned by no entry of golden; run go test ./shaders -update to remove it", f)
+	}
+}
+
+// firstDiff describes the first line where a and b differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < min(len(al), len(bl)); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n\tgot:  %s\n\twant: %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("line %d (one is a prefix of the other)", min(len(al), len(bl))+1)
+}
+
+// TestGenerateShape checks what every specialisation of the golden set
+// must have: the generated-code line, every constant written once, the
+// workgroup size as literal integers, every binding at its index and
+// every entry point as a compute function.
+func TestGenerateShape(t *testing.T) {
+	wgSize := regexp.MustCompile(`@workgroup_size\(([^)]*)\)`)
+	literal := regexp.MustCompile(`^\s*\d+\s*(,\s*\d+\s*){0,2}$`)
+	for _, g := range golden {
+		src, err := g.k.Generate(g.s)
+		if err != nil {
+			t.Fatalf("%s: %v", g.k.Key(g.s), err)
+		}
+		first, _, _ := strings.Cut(src, "\n")
+		if !strings.HasPrefix(first, "// Code generated ") || !strings.HasSuffix(first, "DO NOT EDIT.") {
+			t.Errorf("%s: first line %q is not a generated-code comment", g.k.Key(g.s), first)
+		}
+		for i, c := range g.k.Consts {
+			decl := "const " + c + ": u32 = " + strconv.Itoa(g.s[i]) + "u;\n"
+			if n := strings.Count(src, "\nconst "+c+": "); n != 1 || !strings.Contains(src, decl) {
+				t.Errorf("%s: want exactly one %q, found %d declarations", g.k.Key(g.s), strings.TrimSpace(decl), n)
+			}
+		}
+		ms := wgSize.FindAllStringSubmatch(src, -1)
+		if len(ms) != len(g.k.Entries) {
+			t.Errorf("%s: %d @workgroup_size attributes for %d entry points", g.k.Key(g.s), len(ms), len(g.k.Entries))
+		}
+		for _, m := range ms {
+			if !literal.MatchString(m[1]) {
+				t.Errorf("%s: @workgroup_size(%s) is not literal integers", g.k.Key(g.s), m[1])
+			}
+		}
+		for i, bd := range g.k.Bindings {
+			if !strings.Contains(src, "@group(0) @binding("+strconv.Itoa(i)+") var") || !regexp.MustCompile(`@binding\(`+strconv.Itoa(i)+`\) var<[^>]*> `+bd.Name+`: `).MatchString(src) {
+				t.Errorf("%s: binding %d is not %s", g.k.Key(g.s), i, bd.Name)
+			}
+		}
+		for _, e := range g.k.Entries {
+			re := regexp.MustCompile(`@compute @workgroup_size\([^)]*\)\s*\nfn ` + e + `\(`)
+			if !re.MatchString(src) {
+				t.Errorf("%s: no compute entry point %s", g.k.Key(g.s), e)
+			}
+		}
+	}
+}
+
+// TestGenerateRejects checks that Generate refuses a spec of the wrong
+// length and constants outside [1, 2²⁴], naming the kernel.
+func TestGenerateRejects(t *testing.T) {
+	for _, g := range golden {
+		k, s := g.k, g.s
+		bad := map[string]Spec{
+			"none":      nil,
+			"one short": s[:len(s)-1],
+			"one extra": append(slices.Clone(s), 1),
+		}
+		for i := range s {
+			for _, v := range []int{0, -1, 1<<24 + 1, -1 << 40} {
+				x := slices.Clone(s)
+				x[i] = v
+				bad[k.Consts[i]+"="+strconv.Itoa(v)] = x
+			}
+		}
+		for name, x := range bad {
+			src, err := k.Generate(x)
+			if err == nil {
+				t.Errorf("%s: Generate(%v) (%s) succeeded, want an error", k.Name, x, name)
+				continue
+			}
+			if src != "" {
+				t.Errorf("%s: Generate(%v) returned source with its error", k.Name, x)
+			}
+			if !strings.Contains(err.Error(), k.Name) {
+				t.Errorf("%s: error %q does not name the kernel", k.Name, err)
+			}
+		}
+	}
+	// The bounds themselves are accepted.
+	if _, err := Merge.Generate(Spec{1}); err != nil {
+		t.Errorf("Merge.Generate(1): %v", err)
+	}
+	if _, err := Merge.Generate(Spec{1 << 24}); err != nil {
+		t.Errorf("Merge.Generate(2²⁴): %v", err)
+	}
+	// A derived constant below 1 is refused: a register block wider than
+	// its tile leaves WX = TN/RN = 0 invocations.
+	if _, err := Scores.Generate(Spec{64, 2, 16, 4, 4}); err == nil {
+		t.Errorf("Scores.Generate with TN < RN: err = %v, want an error", err)
+	}
+}
+
+// TestGenerateRejectsInconsistent checks that Generate refuses constants
+// that are each in range but that the kernel's body cannot work with,
+// where accepting them would compile a kernel that silently computes the
+// wrong thing:
+//
+//   - scores, context: a register block that does not divide its tile
+//     (WY = TM/RM rounds down, so the tile's last rows are never written);
+//   - softmax: a workgroup that is not a power of two (the tree reduction
+//     halves WG and drops the odd partial);
+//   - fused: D4, DV4 other than ⌈D/4⌉, ⌈DV/4⌉ (the vec4 loads then stop
+//     short of the row or read into the next one).
+func TestGenerateRejectsInconsistent(t *testing.T) {
+	cases := []struct {
+		name string
+		k    Kernel
+		s    Spec
+	}{
+		{"scores RM ∤ TM", Scores, Spec{64, 64, 16, 3, 4}},
+		{"scores RN ∤ TN", Scores, Spec{64, 64, 16, 4, 3}},
+		{"context RM ∤ TM", Context, Spec{64, 64, 16, 3, 4}},
+		{"context RN ∤ TN", Context, Spec{64, 64, 16, 4, 3}},
+		{"softmax WG = 96", Softmax, Spec{96, 32}},
+		{"fused D4 < ⌈D/4⌉", Fused, Spec{64, 32, 64, 64, 15, 16}},
+		{"fused D4 > ⌈D/4⌉", Fused, Spec{64, 32, 64, 64, 17, 16}},
+		{"fused DV4 < ⌈DV/4⌉", Fused, Spec{64, 32, 80, 40, 20, 9}},
+	}
+	for _, c := range cases {
+		if _, err := c.k.Generate(c.s); err == nil {
+			t.Errorf("%s: Generate(%v) succeeded, want an error", c.name, c.s)
+		}
+	}
+}
+
+var (
+	paramRef   = regexp.MustCompile(`\bP\.([A-Za-z_][A-Za-z0-9_]*)`)
+	identifier = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\b`)
+)
+
+// unusedParams lists the Params fields a kernel declares but its body
+// does not read, beyond the unit fields every kernel shares (set by one
+// helper in package gpu for every dispatch). An entry here that the body
+// starts to read fails the test, so the list cannot go stale.
+var unusedParams = map[string][]string{}
+
+// TestBodyNames checks that each kernel's description and its WGSL body
+// agree: every P.x the body reads is a Params field, every field but the
+// shared unit ones is read, every binding and every constant (given and
+// derived) is used, and every entry point is defined.
+func TestBodyNames(t *testing.T) {
+	for _, k := range All {
+		body, err := k.Body()
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := stripComments(body)
+		idents := map[string]bool{}
+		for _, id := range identifier.FindAllString(code, -1) {
+			idents[id] = true
+		}
+		read := map[string]bool{}
+		for _, m := range paramRef.FindAllStringSubmatch(code, -1) {
+			read[m[1]] = true
+			if !slices.Contains(k.Params, m[1]) {
+				t.Errorf("%s.wgsl reads P.%s, which is not in its Params", k.Name, m[1])
+			}
+		}
+		var unused []string
+		for _, f := range k.Params {
+			if !read[f] && !slices.Contains(unitParams, f) {
+				unused = append(unused, f)
+			}
+		}
+		if want := unusedParams[k.Name]; !slices.Equal(unused, want) {
+			t.Errorf("%s: Params fields the body never reads: %v, want %v", k.Name, unused, want)
+		}
+		if dup := duplicates(k.Params); len(dup) > 0 {
+			t.Errorf("%s: Params fields declared twice: %v", k.Name, dup)
+		}
+		for _, bd := range k.Bindings {
+			if !idents[bd.Name] {
+				t.Errorf("%s.wgsl never uses binding %s", k.Name, bd.Name)
+			}
+		}
+		if k.Bindings[0] != (Binding{"P", Uniform}) {
+			t.Errorf("%s: binding 0 is %v, want the Params uniform P", k.Name, k.Bindings[0])
+		}
+		for _, c := range k.Consts {
+			if !idents[c] {
+				t.Errorf("%s.wgsl never uses constant %s", k.Name, c)
+			}
+		}
+		for _, d := range k.Derived {
+			if !idents[d.Name] {
+				t.Errorf("%s.wgsl never uses derived constant %s", k.Name, d.Name)
+			}
+		}
+		var names []string
+		for _, bd := range k.Bindings {
+			names = append(names, bd.Name)
+		}
+		for _, d := range k.Derived {
+			names = append(names, d.Name)
+		}
+		if dup := duplicates(append(append(names, k.Consts...), "Params")); len(dup) > 0 {
+			t.Errorf("%s: names declared twice in the generated header: %v", k.Name, dup)
+		}
+		// A module-scope name the body declares must not collide with
+		// one Generate writes.
+		for _, m := range regexp.MustCompile(`(?m)^(?:const|var<[^>]*>|fn)\s+([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(code, -1) {
+			if slices.Contains(names, m[1]) || slices.Contains(k.Consts, m[1]) {
+				t.Errorf("%s.wgsl declares %s, which Generate also declares", k.Name, m[1])
+			}
+		}
+		for _, e := range k.Entries {
+			if !regexp.MustCompile(`@compute @workgroup_size\([^)]*\)\s*\nfn ` + e + `\(`).MatchString(code) {
+				t.Errorf("%s.wgsl has no compute entry point %s", k.Name, e)
+			}
+		}
+		if n := strings.Count(code, "@compute"); n != len(k.Entries) {
+			t.Errorf("%s.wgsl has %d entry points, its Kernel lists %d", k.Name, n, len(k.Entries))
+		}
+	}
+}
+
+func stripComments(src string) string {
+	return regexp.MustCompile(`//[^\n]*`).ReplaceAllString(src, "")
+}
+
+func duplicates(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if seen[x] {
+			out = append(out, x)
+		}
+		seen[x] = true
+	}
+	return out
+}
+
+// TestKey checks that distinct specialisations of the same or different
+// kernels get distinct keys, and that a key is stable.
+func TestKey(t *testing.T) {
+	keys := map[string]string{}
+	add := func(k Kernel, s Spec) {
+		key := k.Key(s)
+		id := k.Name + fmtSpec(s)
+		if prev, ok := keys[key]; ok && prev != id {
+			t.Errorf("Key %q names both %s and %s", key, prev, id)
+		}
+		keys[key] = id
+		if again := k.Key(slices.Clone(s)); again != key {
+			t.Errorf("Key of %s is unstable: %q then %q", id, key, again)
+		}
+	}
+	for _, g := range golden {
+		add(g.k, g.s)
+		// Every single-constant change, including ones that keep the
+		// digits (1 and 11 vs 11 and 1 in neighbouring constants).
+		for i := range g.s {
+			for _, v := range []int{1, 2, 3, 11, 16, 32, 111, 1 << 24} {
+				x := slices.Clone(g.s)
+				x[i] = v
+				add(g.k, x)
+			}
+		}
+	}
+	for _, a := range []int{1, 11, 111} {
+		for _, b := range []int{1, 11, 111} {
+			add(Context, Spec{a, b, 1, 1, 1})
+			add(Scores, Spec{a, b, 1, 1, 1})
+		}
+	}
+}
+
+func fmtSpec(s Spec) string { return fmt.Sprint([]int(s)) }
+
+// TestHeaders checks the comment header of every kernel file: it opens
+// with the kernel's name, and says what it computes, its bindings (the
+// same names and access as the Kernel), its grid and its limits, and its
+// workgroup memory when it has any.
+func TestHeaders(t *testing.T) {
+	for _, k := range All {
+		body, err := k.Body()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(l, "//") {
+				break
+			}
+			lines = append(lines, strings.TrimSpace(strings.TrimPrefix(l, "//")))
+		}
+		header := strings.Join(lines, " ")
+		if !strings.HasPrefix(header, k.Name+": ") {
+			t.Errorf("%s.wgsl: header does not open with %q", k.Name, k.Name+":")
+		}
+		for _, w := range []string{"Bindings:", "Grid:", "Limits:"} {
+			if !strings.Contains(header, w) {
+				t.Errorf("%s.wgsl: header lacks %q", k.Name, w)
+			}
+		}
+		if strings.Contains(body, "var<workgroup>") && !strings.Contains(header, "Workgroup memory:") {
+			t.Errorf("%s.wgsl: uses workgroup memory but its header lacks %q", k.Name, "Workgroup memory:")
+		}
+		_, bind, ok := strings.Cut(header, "Bindings:")
+		if !ok {
+			continue
+		}
+		bind, _, _ = strings.Cut(bind, ".")
+		got := map[string]string{}
+		for _, m := range regexp.MustCompile(`([^()]*)\(([^)]*)\)`).FindAllStringSubmatch(bind, -1) {
+			for _, name := range strings.Split(m[1], ",") {
+				if name = strings.TrimSpace(name); name != "" {
+					got[name] = m[2]
+				}
+			}
+		}
+		want := map[string]string{}
+		for _, bd := range k.Bindings {
+			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write"}[bd.Access]
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s.wgsl: header's Bindings say %v, the Kernel has %v", k.Name, got, want)
+		}
+	}
+}

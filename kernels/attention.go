@@ -340,10 +340,13 @@ func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backe
 	return buf, nil
 }
 
-func (d devBufs) release() {
-	for _, b := range d {
+// release frees every buffer allocated so far; deferred as
+// bufs.release(), it sees the buffers appended after the defer.
+func (d *devBufs) release() {
+	for _, b := range *d {
 		b.Release()
 	}
+	*d = nil
 }
 
 func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *Options) (*Result, error) {

@@ -1,0 +1,172 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/kernels"
+)
+
+// Flags of a fuzz input.
+const (
+	fzBNHD   = 1 << iota // the BNHD layout
+	fzCausal             // causal masking
+	fzStaged             // Scores → Softmax → Context instead of Fused
+	fzNoLSE              // the GPU computes no LSE
+	fzBias               // a bias, broadcast by the bias pattern
+	fzKeep               // a keep-mask, broadcast by the keep pattern
+)
+
+// fuzzMaxWork caps B·H·Nq·Nk·(D+Dv), the multiply-adds of one input, so
+// that an input costs tens of milliseconds on lavapipe; fuzzRefWork is the
+// size up to which backendtest.Reference also judges the GPU.
+const (
+	fuzzMaxWork = 20_000_000
+	fuzzRefWork = 2_000_000
+)
+
+// fuzzCase decodes a fuzz input into a problem, its mask shapes and the
+// options of the run:
+//
+//	B = 1 + b%3, KVHeads = 1 + kv%3, H = KVHeads·(1 + group%4)
+//	Nq = nq%301, Nk = nk%301, D = 1 + d%160, Dv = 1 + dv%160
+//	scale = remainder(scale, 4) ∈ [−2, 2], or 1/√D when not finite
+//
+// and flags as above. Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
+// makes that mask dimension full rather than 1. A problem over
+// fuzzMaxWork loses batches, then query heads per KV head, then KV heads,
+// then half its queries, until it fits.
+func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32) (p backend.Problem, bias, keep *[4]int) {
+	g := 1 + int(group)%4
+	p = backend.Problem{
+		B: 1 + int(b)%3, KVHeads: 1 + int(kv)%3,
+		Nq: int(nq) % 301, Nk: int(nk) % 301,
+		D: 1 + int(d)%160, Dv: 1 + int(dv)%160,
+		Causal: flags&fzCausal != 0,
+	}
+	p.H = p.KVHeads * g
+	if flags&fzBNHD != 0 {
+		p.Layout = backend.BNHD
+	}
+	p.Scale = float32(math.Remainder(float64(scale), 4))
+	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		p.Scale = float32(1 / math.Sqrt(float64(p.D)))
+	}
+	work := func() int { return p.B * p.H * p.Nq * p.Nk * (p.D + p.Dv) }
+	for work() > fuzzMaxWork {
+		switch {
+		case p.B > 1:
+			p.B--
+		case p.H > p.KVHeads:
+			p.H -= p.KVHeads
+		case p.KVHeads > 1:
+			p.KVHeads--
+			p.H = p.KVHeads
+		default:
+			p.Nq /= 2
+		}
+	}
+	pat := func(bits uint8) *[4]int {
+		full := [4]int{p.B, p.H, p.Nq, p.Nk}
+		s := [4]int{1, 1, 1, 1}
+		for i := range s {
+			if bits&(1<<i) != 0 {
+				s[i] = full[i]
+			}
+		}
+		return &s
+	}
+	if flags&fzBias != 0 {
+		bias = pat(biasPat)
+	}
+	if flags&fzKeep != 0 {
+		keep = pat(keepPat)
+	}
+	return p, bias, keep
+}
+
+// FuzzParity decodes a problem from its input (see fuzzCase), fills it
+// with random data from seed, runs it on the GPU and on the CPU backend
+// and compares them under the criterion of parity_test.go; for small
+// problems it also judges the GPU against backendtest.Reference with
+// backendtest's runners, which also check that the inputs come back
+// unchanged and that nothing is written past an output. The backends are
+// opened once, not per input.
+//
+//	go test -run XXX -fuzz FuzzParity -fuzztime 60s ./gpu/
+func FuzzParity(f *testing.F) {
+	type in struct {
+		b, kv, group, nq, nk, d, dv uint16
+		flags, biasPat, keepPat     uint8
+		scale                       float32
+		seed                        uint64
+	}
+	inf := float32(math.Inf(1))
+	for _, x := range []in{
+		// The smallest problem.
+		{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, inf, 1},
+		// GQA, causal, BNHD, one past a tile both ways, a full bias, staged.
+		{1, 1, 1, 65, 33, 63, 63, fzBNHD | fzCausal | fzStaged | fzBias, 0xf, 0, inf, 2},
+		// MQA decoding over 300 keys, D ≠ Dv, a key-padding mask.
+		{0, 0, 3, 1, 300, 127, 15, fzKeep, 0, 0b1001, inf, 3},
+		// More queries than keys under causal masking: rows that see no
+		// key; a bias and a mask broadcast over different dimensions.
+		{2, 0, 1, 200, 7, 2, 4, fzCausal | fzBias | fzKeep, 0b1100, 0b0011, 1, 4},
+		// The widest head dims (fewer keys per fused tile), scale 1.
+		{0, 1, 0, 70, 129, 159, 159, 0, 0, 0, 1, 5},
+		// No keys: zero outputs and LSE −Inf, staged.
+		{0, 0, 0, 5, 0, 7, 9, fzStaged | fzKeep, 0, 0b1111, inf, 6},
+		// Scale 0: uniform weights but for the bias.
+		{1, 2, 0, 40, 50, 31, 47, fzStaged | fzBias, 0b1010, 0, 0, 7},
+		// A negative scale, BNHD, the GPU without LSE.
+		{0, 2, 1, 64, 64, 79, 79, fzBNHD | fzNoLSE, 0, 0, -1, 8},
+		// No queries.
+		{0, 0, 0, 0, 17, 15, 15, fzCausal, 0, 0, inf, 9},
+	} {
+		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed)
+	}
+
+	g := openGPU(f)
+	c := openCPU(f)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64) {
+		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale)
+		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
+		s := kernels.Fused
+		if flags&fzStaged != 0 {
+			s = kernels.Staged
+		}
+		withLSE := flags&fzNoLSE == 0
+
+		got, err := run(ctx, g, cs, s, withLSE)
+		if errors.Is(err, backend.ErrUnsupported) {
+			t.Skipf("%v %v: %v", s, cs, err)
+		}
+		if err != nil {
+			t.Fatalf("%v %v: %v", s, cs, err)
+		}
+		want, err := run(ctx, c, cs, s, true)
+		if err != nil {
+			t.Fatalf("%v %v: cpu: %v", s, cs, err)
+		}
+		if _, err := agree(cs, got, want); err != nil {
+			t.Errorf("%v %v (LSE %t): gpu and cpu disagree:\n%v", s, cs, withLSE, err)
+		}
+
+		if p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {
+			runRef := backendtest.RunFused
+			if s == kernels.Staged {
+				runRef = backendtest.RunStaged
+			}
+			if err := runRef(ctx, g, cs, withLSE); err != nil {
+				t.Errorf("gpu against the reference: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,140 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/kernels"
+)
+
+// The tests in this file are long problems (TestParityLongN, TestLargeKV:
+// minutes on lavapipe, so only under ATTN_LONG=1) and the refusal of one
+// too large for the device (TestStagedTooLarge: instant, so always).
+
+// TestParityLongN compares the GPU's fused path with the CPU's at
+// N = 16384 (B = 1, H = 2, D = 64), causal and not: O and the LSE, under
+// the criterion of parity_test.go.
+func TestParityLongN(t *testing.T) {
+	skipUnlessLong(t)
+	g := openGPU(t)
+	c := openCPU(t)
+	for n, p := range []backend.Problem{
+		causal(prob(1, 2, 2, 16384, 16384, 64, 64)),
+		prob(1, 2, 2, 16384, 16384, 64, 64),
+	} {
+		t.Run(caseName(p, nil, nil), func(t *testing.T) {
+			cs := backendtest.RandomCase(newRand(uint64(100+n)), p, nil, nil)
+			parity(t, g, c, cs, kernels.Fused, true)
+		})
+	}
+}
+
+// TestLargeKV runs problems whose K and V are each larger than the
+// device's largest storage binding (128 MiB on lavapipe), so that every
+// op binds them in windows: a decoding query over 655360 keys, and 64
+// queries over 327680 keys in the BNHD layout, whose heads interleave in
+// memory. Both strategies; the staged path's scores are only Nq×Nk.
+func TestLargeKV(t *testing.T) {
+	skipUnlessLong(t)
+	g := openGPU(t)
+	c := openCPU(t)
+	bind := g.Info().Limits.MaxStorageBufferBindingSize
+	for n, p := range []backend.Problem{
+		prob(1, 1, 1, 1, 655360, 64, 64),
+		bnhd(prob(1, 2, 2, 64, 327680, 64, 64)),
+	} {
+		t.Run(caseName(p, nil, nil), func(t *testing.T) {
+			kBytes := uint64(p.KLen()) * 4
+			if kBytes <= bind {
+				t.Logf("K and V are %d MiB, within this device's %d MiB binding: no windows needed here", kBytes>>20, bind>>20)
+			} else {
+				t.Logf("K and V are %d MiB each, over the device's %d MiB storage binding", kBytes>>20, bind>>20)
+			}
+			cs := backendtest.RandomCase(newRand(uint64(200+n)), p, nil, nil)
+			for _, s := range []kernels.Strategy{kernels.Fused, kernels.Staged} {
+				t.Run(s.String(), func(t *testing.T) { parity(t, g, c, cs, s, true) })
+			}
+		})
+	}
+}
+
+// TestStagedTooLarge asks kernels.Attention for staged problems whose
+// B·H·Nq·Nk scores are more floats than the device's largest buffer
+// (Caps().MaxBufferLen), with inputs small enough to upload: the call must
+// fail with an error wrapping backend.ErrTooLarge that names the number of
+// scores, and return no result.
+func TestStagedTooLarge(t *testing.T) {
+	g := openGPU(t)
+	maxLen := g.Caps().MaxBufferLen
+	if maxLen == 0 {
+		t.Skip("the device reports no largest buffer")
+	}
+	for _, bh := range [][2]int{{1, 1}, {2, 4}} {
+		b, h := bh[0], bh[1]
+		// The smallest N with B·H·N² > maxLen.
+		n := int(math.Sqrt(float64(maxLen) / float64(b*h)))
+		for b*h*n*n <= maxLen {
+			n++
+		}
+		for b*h*(n-1)*(n-1) > maxLen {
+			n--
+		}
+		scores := b * h * n * n
+		t.Run(fmt.Sprintf("B%d_H%d_N%d", b, h, n), func(t *testing.T) {
+			const d = 2
+			tensor := func() *kernels.Tensor {
+				x := &kernels.Tensor{Shape: []int{b, h, n, d}, Data: make([]float32, b*h*n*d)}
+				for i := range x.Data {
+					x.Data[i] = float32(i%7) / 7
+				}
+				return x
+			}
+			res, err := kernels.Attention(context.Background(), g, tensor(), tensor(), tensor(),
+				&kernels.Options{Strategy: kernels.Staged, LSE: true})
+			t.Logf("%d scores, the device's largest buffer holds %d: %v", scores, maxLen, err)
+			switch {
+			case err == nil:
+				t.Fatalf("staged attention with %d scores (over the %d the device's largest buffer holds) succeeded", scores, maxLen)
+			case !errors.Is(err, backend.ErrTooLarge):
+				t.Errorf("error does not wrap ErrTooLarge: %v", err)
+			case !strings.Contains(err.Error(), fmt.Sprint(scores)):
+				t.Errorf("error does not name the %d scores: %v", scores, err)
+			}
+			if res != nil {
+				t.Errorf("a result came back with the error: %+v", res)
+			}
+		})
+	}
+}
+
+// TestAttentionReleasesBuffers checks that kernels.Attention frees every
+// device buffer it allocated, when it succeeds and when it fails part
+// way (the scores too large after Q, K, V and O were uploaded).
+func TestAttentionReleasesBuffers(t *testing.T) {
+	g := openGPU(t)
+	x := &kernels.Tensor{Shape: []int{3, 4}, Data: make([]float32, 12)}
+	if _, err := kernels.Attention(context.Background(), g, x, x, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if live, _ := g.Memory(); live != 0 {
+		t.Errorf("after a successful call: %d bytes of device memory still allocated", live)
+	}
+
+	n := int(math.Sqrt(float64(g.Caps().MaxBufferLen))) + 1 // n² scores do not fit
+	big := &kernels.Tensor{Shape: []int{n, 1}, Data: make([]float32, n)}
+	live0, _ := g.Memory()
+	if _, err := kernels.Attention(context.Background(), g, big, big, big, &kernels.Options{Strategy: kernels.Staged}); !errors.Is(err, backend.ErrTooLarge) {
+		t.Fatalf("%d×%d staged scores: got %v, want ErrTooLarge", n, n, err)
+	}
+	if live, _ := g.Memory(); live != live0 {
+		t.Errorf("after a failed call: %d bytes of device memory still allocated, %d before", live, live0)
+	}
+}

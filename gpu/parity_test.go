@@ -1,0 +1,574 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/kernels"
+)
+
+// This file holds the CPU↔GPU parity matrix and the helpers the other
+// GPU test files share: run (one case through one backend and strategy),
+// agree (the comparison) and the ATTN_LONG switch.
+//
+// # The criterion
+//
+// The GPU's answer is judged against the CPU backend's, element by
+// element, with backendtest's rule, the CPU standing in for the float64
+// reference:
+//
+//	|gpu − cpu| ≤ backendtest.Tol · max(1, max |cpu| over the row)      (Tol = 1e-4)
+//
+// where a row is one query's Nk scores or weights, its Dv outputs, or its
+// one LSE value. NaN never passes; an infinity (a −Inf score or LSE) must
+// match exactly; a weight of a key the query may not see (causal, keep-mask
+// 0, bias −Inf) must be exactly 0 on both, and so must the whole output of
+// a row that sees no key. Every comparison logs its worst element, also
+// when it passes.
+//
+// # The GPU's tiles, which the shapes straddle
+//
+// fused.wgsl runs 64 query rows per workgroup over tiles of 32 keys, and
+// cuts the key range into chunks whose partial (O, LSE) merge.wgsl folds
+// together: 2464 keys a chunk at D = Dv = 16, 1280 at 32, 640 at 64, 512
+// at 80, 320 at 128 (ops.go, fusedTile). scores.wgsl and context.wgsl use
+// 64×64 tiles, context in chunks of 1328 keys; softmax.wgsl works in
+// chunks of 8192 columns.
+
+// envLong turns on the slow rows and tests: ATTN_LONG=1.
+const envLong = "ATTN_LONG"
+
+func long() bool { return os.Getenv(envLong) == "1" }
+
+// skipUnlessLong skips a test (or row) that only runs under ATTN_LONG=1.
+func skipUnlessLong(t testing.TB) {
+	t.Helper()
+	if !long() {
+		t.Skipf("slow on a software adapter: set %s=1 to run it", envLong)
+	}
+}
+
+// openCPU returns the CPU backend the GPU is compared with.
+func openCPU(t testing.TB) backend.Backend {
+	t.Helper()
+	c, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu.New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// outputs is what one backend returned for a case through one strategy.
+// S and P are set by the staged path only; LSE only when asked for.
+type outputs struct {
+	S, P, O, LSE []float32
+}
+
+// Every output buffer run allocates is outPad elements longer than the
+// operand and filled beforehand: the operand with NaN, so an element the
+// backend never writes fails the comparison, the padding with padValue,
+// which must survive the op.
+const outPad = 4
+
+var padValue = float32(-4321.5)
+
+// run uploads c to be, computes it with strategy s (kernels.Fused or
+// kernels.Staged), with an LSE output when withLSE, and reads the results
+// back, checking each output's padding. It releases every buffer.
+func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.Strategy, withLSE bool) (outputs, error) {
+	var out outputs
+	p := c.Problem
+	var bufs []backend.Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	}()
+	alloc := func(name string, n int) (backend.Buffer, error) {
+		b, err := be.Alloc(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: Alloc(%d) for %s: %w", be.Name(), n, name, err)
+		}
+		bufs = append(bufs, b)
+		return b, nil
+	}
+	in := func(name string, data []float32) (backend.Buffer, error) {
+		b, err := alloc(name, len(data))
+		if err != nil {
+			return nil, err
+		}
+		if err := be.Write(b, 0, data); err != nil {
+			return nil, fmt.Errorf("%s: Write %s: %w", be.Name(), name, err)
+		}
+		return b, nil
+	}
+	outBuf := func(name string, n int) (backend.Buffer, error) {
+		b, err := alloc(name, n+outPad)
+		if err != nil {
+			return nil, err
+		}
+		fill := make([]float32, n+outPad)
+		for i := range fill {
+			fill[i] = float32(math.NaN())
+			if i >= n {
+				fill[i] = padValue
+			}
+		}
+		if err := be.Write(b, 0, fill); err != nil {
+			return nil, fmt.Errorf("%s: Write %s: %w", be.Name(), name, err)
+		}
+		return b, nil
+	}
+	result := func(name string, b backend.Buffer, n int) ([]float32, error) {
+		x := make([]float32, n+outPad)
+		if err := be.Read(x, b, 0); err != nil {
+			return nil, fmt.Errorf("%s: Read %s: %w", be.Name(), name, err)
+		}
+		for i := n; i < n+outPad; i++ {
+			if math.Float32bits(x[i]) != math.Float32bits(padValue) {
+				return nil, fmt.Errorf("%s: %s: element %d, past its %d values, was overwritten with %v", be.Name(), name, i, n, x[i])
+			}
+		}
+		return x[:n], nil
+	}
+	mask := func(name string, m *backendtest.HostMask) (*backend.Mask, error) {
+		if m == nil {
+			return nil, nil
+		}
+		b, err := in(name, m.Data)
+		if err != nil {
+			return nil, err
+		}
+		return &backend.Mask{Buf: b, Shape: m.Shape}, nil
+	}
+
+	q, err := in("Q", c.Q)
+	if err != nil {
+		return out, err
+	}
+	k, err := in("K", c.K)
+	if err != nil {
+		return out, err
+	}
+	v, err := in("V", c.V)
+	if err != nil {
+		return out, err
+	}
+	bias, err := mask("bias", c.Bias)
+	if err != nil {
+		return out, err
+	}
+	keep, err := mask("keep", c.Keep)
+	if err != nil {
+		return out, err
+	}
+	o, err := outBuf("O", p.OLen())
+	if err != nil {
+		return out, err
+	}
+	var lse backend.Buffer
+	if withLSE {
+		if lse, err = outBuf("LSE", p.LSELen()); err != nil {
+			return out, err
+		}
+	}
+
+	switch s {
+	case kernels.Fused:
+		if err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, q, k, v, o, lse); err != nil {
+			return out, fmt.Errorf("%s: Fused: %w", be.Name(), err)
+		}
+	case kernels.Staged:
+		sb, err := outBuf("scores", p.ScoresLen())
+		if err != nil {
+			return out, err
+		}
+		if err := be.Scores(ctx, backend.ScoresParams{Problem: p, Bias: bias}, q, k, sb); err != nil {
+			return out, fmt.Errorf("%s: Scores: %w", be.Name(), err)
+		}
+		if out.S, err = result("scores", sb, p.ScoresLen()); err != nil {
+			return out, err
+		}
+		if err := be.Softmax(ctx, backend.SoftmaxParams{Problem: p, Keep: keep, LSE: lse}, sb); err != nil {
+			return out, fmt.Errorf("%s: Softmax: %w", be.Name(), err)
+		}
+		if out.P, err = result("weights", sb, p.ScoresLen()); err != nil {
+			return out, err
+		}
+		if err := be.Context(ctx, backend.ContextParams{Problem: p}, sb, v, o); err != nil {
+			return out, fmt.Errorf("%s: Context: %w", be.Name(), err)
+		}
+	default:
+		return out, fmt.Errorf("run: strategy %v: want fused or staged", s)
+	}
+	if out.O, err = result("O", o, p.OLen()); err != nil {
+		return out, err
+	}
+	if withLSE {
+		if out.LSE, err = result("LSE", lse, p.LSELen()); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// hidden reports whether query i of head h in batch b may not see key j:
+// past the causal limit, keep-mask 0, or bias −Inf. Such a key's weight
+// must be exactly 0.
+func hidden(c backendtest.Case) func(b, h, i, j int) bool {
+	p := c.Problem
+	var bs, ks [4]int
+	if c.Bias != nil {
+		bs = (&backend.Mask{Shape: c.Bias.Shape}).Strides()
+	}
+	if c.Keep != nil {
+		ks = (&backend.Mask{Shape: c.Keep.Shape}).Strides()
+	}
+	return func(b, h, i, j int) bool {
+		if j >= p.KeyLimit(i) {
+			return true
+		}
+		if c.Keep != nil && c.Keep.Data[b*ks[0]+h*ks[1]+i*ks[2]+j*ks[3]] == 0 {
+			return true
+		}
+		return c.Bias != nil && math.IsInf(float64(c.Bias.Data[b*bs[0]+h*bs[1]+i*bs[2]+j*bs[3]]), -1)
+	}
+}
+
+// operandCheck gathers the comparison of one operand.
+type operandCheck struct {
+	name, col    string
+	n, bad, nans int
+	worst, first elemDiff // worst: over all elements; first: first bad one
+}
+
+// elemDiff is one element's comparison.
+type elemDiff struct {
+	at        string
+	got, want float32
+	allowed   float64
+	ratio     float64 // |got − want| / allowed; +Inf for NaN, a wrong infinity or a non-zero that must be 0
+}
+
+func (e elemDiff) String() string {
+	if math.IsInf(e.ratio, 1) {
+		return fmt.Sprintf("%s gpu %.7g cpu %.7g", e.at, e.got, e.want)
+	}
+	return fmt.Sprintf("%s gpu %.7g cpu %.7g, |Δ| %.3g = %.3g × the %.3g allowed",
+		e.at, e.got, e.want, math.Abs(float64(e.got)-float64(e.want)), e.ratio, e.allowed)
+}
+
+// row compares one row. zero(x) says that element x must be exactly 0
+// whatever the CPU says (nil: none must).
+func (r *operandCheck) row(b, h, i int, got, want []float32, zero func(x int) bool) {
+	scale := 1.0
+	for _, w := range want {
+		if a := math.Abs(float64(w)); !math.IsInf(a, 0) && a > scale {
+			scale = a
+		}
+	}
+	allowed := backendtest.Tol * scale
+	for x := range got {
+		g, w := float64(got[x]), float64(want[x])
+		r.n++
+		var ratio float64
+		switch {
+		case math.IsNaN(g) || math.IsNaN(w):
+			r.nans++
+			ratio = math.Inf(1)
+		case zero != nil && zero(x):
+			if g != 0 || w != 0 {
+				ratio = math.Inf(1)
+			}
+		case math.IsInf(g, 0) || math.IsInf(w, 0):
+			if g != w {
+				ratio = math.Inf(1)
+			}
+		default:
+			ratio = math.Abs(g-w) / allowed
+		}
+		if r.n > 1 && ratio <= r.worst.ratio && ratio <= 1 {
+			continue
+		}
+		at := fmt.Sprintf("[b=%d h=%d i=%d", b, h, i)
+		if r.col != "" {
+			at += fmt.Sprintf(" %s=%d", r.col, x)
+		}
+		e := elemDiff{at: at + "]", got: got[x], want: want[x], allowed: allowed, ratio: ratio}
+		if r.n == 1 || ratio > r.worst.ratio {
+			r.worst = e
+		}
+		if ratio > 1 {
+			r.bad++
+			if r.bad == 1 {
+				r.first = e
+			}
+		}
+	}
+}
+
+func (r *operandCheck) err() error {
+	if r.bad == 0 {
+		return nil
+	}
+	nans := ""
+	if r.nans > 0 {
+		nans = fmt.Sprintf(" (%d NaN)", r.nans)
+	}
+	return fmt.Errorf("%s: %d of %d values differ%s; worst %v; first %v", r.name, r.bad, r.n, nans, r.worst, r.first)
+}
+
+func (r *operandCheck) summary() string {
+	if r.n == 0 {
+		return r.name + ": empty"
+	}
+	return fmt.Sprintf("%s: worst %v", r.name, r.worst)
+}
+
+// agree compares what the GPU returned (got) with what the CPU returned
+// (want) for case c under the criterion at the top of this file. An
+// operand got lacks is not compared; want must have LSE whenever got has O
+// (it tells which rows see no key). It returns a one-line-per-operand
+// summary of the worst elements, and an error naming every operand that
+// is off.
+func agree(c backendtest.Case, got, want outputs) (string, error) {
+	p := c.Problem
+	var checks []*operandCheck
+	forRows := func(f func(b, h, i, row int)) {
+		for b := range p.B {
+			for h := range p.H {
+				for i := range p.Nq {
+					f(b, h, i, (b*p.H+h)*p.Nq+i)
+				}
+			}
+		}
+	}
+	lengths := func(name string, g, w []float32, n int) error {
+		if len(g) != n || len(w) != n {
+			return fmt.Errorf("%s: gpu has %d values, cpu %d, want %d", name, len(g), len(w), n)
+		}
+		return nil
+	}
+	if got.S != nil {
+		if err := lengths("scores", got.S, want.S, p.ScoresLen()); err != nil {
+			return "", err
+		}
+		r := &operandCheck{name: "scores", col: "j"}
+		forRows(func(b, h, i, row int) {
+			at := row * p.Nk
+			r.row(b, h, i, got.S[at:at+p.Nk], want.S[at:at+p.Nk], nil)
+		})
+		checks = append(checks, r)
+	}
+	if got.P != nil {
+		if err := lengths("weights", got.P, want.P, p.ScoresLen()); err != nil {
+			return "", err
+		}
+		r := &operandCheck{name: "weights", col: "j"}
+		hide := hidden(c)
+		forRows(func(b, h, i, row int) {
+			at := row * p.Nk
+			r.row(b, h, i, got.P[at:at+p.Nk], want.P[at:at+p.Nk], func(j int) bool { return hide(b, h, i, j) })
+		})
+		checks = append(checks, r)
+	}
+	if got.LSE != nil {
+		if err := lengths("LSE", got.LSE, want.LSE, p.LSELen()); err != nil {
+			return "", err
+		}
+		r := &operandCheck{name: "LSE"}
+		forRows(func(b, h, i, row int) {
+			r.row(b, h, i, got.LSE[row:row+1], want.LSE[row:row+1], nil)
+		})
+		checks = append(checks, r)
+	}
+	if got.O != nil {
+		if err := lengths("O", got.O, want.O, p.OLen()); err != nil {
+			return "", err
+		}
+		if err := lengths("cpu LSE", want.LSE, want.LSE, p.LSELen()); err != nil {
+			return "", err
+		}
+		r := &operandCheck{name: "O", col: "d"}
+		ost := p.OStrides()
+		forRows(func(b, h, i, row int) {
+			at := ost.Offset(b, h, i)
+			seesNone := math.IsInf(float64(want.LSE[row]), -1)
+			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], func(int) bool { return seesNone })
+		})
+		checks = append(checks, r)
+	}
+	var lines []string
+	var errs []error
+	for _, r := range checks {
+		lines = append(lines, r.summary())
+		errs = append(errs, r.err())
+	}
+	return strings.Join(lines, "\n"), errors.Join(errs...)
+}
+
+// parity runs c through strategy s on the GPU and the CPU and compares
+// them, logging the times and the worst elements. The CPU always computes
+// the LSE (agree needs it); the GPU only when withLSE.
+func parity(t *testing.T, g, c backend.Backend, cs backendtest.Case, s kernels.Strategy, withLSE bool) {
+	t.Helper()
+	ctx := context.Background()
+	t0 := time.Now()
+	got, err := run(ctx, g, cs, s, withLSE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	want, err := run(ctx, c, cs, s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2 := time.Now()
+	summary, err := agree(cs, got, want)
+	t.Logf("%v %v: gpu %v, cpu %v\n%s", s, cs, t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), summary)
+	if err != nil {
+		t.Errorf("%v %v: gpu and cpu disagree:\n%v", s, cs, err)
+	}
+}
+
+// newRand is the source of every case's data: fixed seeds, so that a
+// failure repeats.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+
+// parityRow is one row of the matrix.
+type parityRow struct {
+	p          backend.Problem
+	bias, keep *[4]int
+	// noLSE runs the GPU without an LSE output (the fused path then keeps
+	// its own for the merge).
+	noLSE bool
+	short bool // also under -short
+	slow  bool // only under ATTN_LONG=1
+}
+
+// caseName names a problem the way backendtest does, without making its
+// data.
+func caseName(p backend.Problem, bias, keep *[4]int) string {
+	c := backendtest.Case{Problem: p}
+	if bias != nil {
+		c.Bias = &backendtest.HostMask{Shape: *bias}
+	}
+	if keep != nil {
+		c.Keep = &backendtest.HostMask{Shape: *keep}
+	}
+	return c.String()
+}
+
+func prob(b, h, kv, nq, nk, d, dv int) backend.Problem {
+	return backend.Problem{B: b, H: h, KVHeads: kv, Nq: nq, Nk: nk, D: d, Dv: dv,
+		Scale: float32(1 / math.Sqrt(float64(d)))}
+}
+
+func causal(p backend.Problem) backend.Problem { p.Causal = true; return p }
+
+func bnhd(p backend.Problem) backend.Problem { p.Layout = backend.BNHD; return p }
+
+func scaled(p backend.Problem, s float32) backend.Problem { p.Scale = s; return p }
+
+func shape(b, h, nq, nk int) *[4]int { return &[4]int{b, h, nq, nk} }
+
+// parityRows is the matrix. Rows marked short also run under -short;
+// rows marked slow run only under ATTN_LONG=1. The default set takes
+// about 17 s on lavapipe with two cores, the slow ones about 50 s more.
+var parityRows = []parityRow{
+	// Head dims, N = 1000: fused chunks of 640 (D=64), 512 (80) and
+	// 320 (128) keys, so every one but D ≤ 32 runs the merge.
+	{p: causal(prob(1, 2, 2, 1000, 1000, 16, 16))},
+	{p: bnhd(prob(1, 2, 2, 1000, 1000, 32, 32))},
+	{p: prob(1, 2, 2, 1000, 1000, 64, 64)},
+	{p: causal(bnhd(prob(1, 2, 2, 1000, 1000, 80, 80)))},
+	{p: causal(prob(1, 2, 2, 1000, 1000, 128, 128)), noLSE: true},
+
+	// GQA and MQA.
+	{p: causal(prob(2, 8, 2, 257, 257, 64, 64)), short: true},
+	{p: bnhd(prob(1, 8, 2, 200, 300, 32, 48))},
+	{p: prob(1, 8, 1, 1, 2500, 64, 64)}, // decoding, MQA, 4 fused chunks
+	{p: causal(bnhd(prob(2, 4, 1, 130, 777, 80, 80))), noLSE: true},
+
+	// Masks: biases with −Inf and keep-masks, full and broadcast.
+	{p: prob(2, 4, 2, 129, 200, 64, 64), bias: shape(2, 4, 129, 200)},
+	{p: prob(2, 4, 2, 65, 300, 32, 32), bias: shape(1, 1, 65, 300), keep: shape(2, 1, 1, 300), short: true},
+	{p: causal(prob(1, 4, 4, 100, 100, 64, 64)), bias: shape(1, 4, 100, 1), keep: shape(1, 1, 100, 100)},
+	{p: prob(2, 2, 1, 64, 3, 16, 16), keep: shape(2, 2, 64, 3)},                     // some rows see no key
+	{p: causal(prob(1, 2, 2, 70, 5, 16, 8)), bias: shape(1, 1, 70, 5), short: true}, // 65 rows see no key
+	{p: bnhd(prob(1, 2, 2, 64, 2500, 64, 64)), bias: shape(1, 2, 64, 2500), keep: shape(1, 1, 1, 2500)},
+	{p: scaled(prob(1, 2, 1, 96, 96, 32, 32), -1), bias: shape(1, 2, 1, 96), keep: shape(1, 2, 96, 1)},
+
+	// Nq ≠ Nk both ways; key ranges over several fused, context and
+	// softmax chunks.
+	{p: causal(prob(1, 2, 2, 65, 2500, 64, 64))},
+	{p: causal(prob(1, 2, 2, 2500, 65, 64, 64))},
+	{p: prob(1, 1, 1, 1, 8193, 64, 64)},
+	{p: causal(prob(1, 2, 1, 33, 8200, 32, 32)), keep: shape(1, 1, 33, 8200)},
+
+	// Dv ≠ D.
+	{p: prob(1, 2, 2, 127, 129, 32, 128)},
+	{p: causal(bnhd(prob(1, 2, 2, 129, 127, 128, 16)))},
+	{p: prob(1, 3, 3, 100, 641, 80, 64)},
+
+	// Around the tiles: 64 query rows, 32 keys, 64×64 staged tiles, the
+	// 640-key fused chunk at D = 64.
+	{p: prob(1, 1, 1, 63, 31, 64, 64), short: true},
+	{p: prob(1, 1, 1, 64, 32, 64, 64)},
+	{p: causal(prob(1, 2, 2, 65, 33, 64, 64))},
+	{p: prob(2, 2, 2, 127, 639, 64, 64)},
+	{p: causal(prob(1, 2, 2, 128, 640, 64, 64))},
+	{p: bnhd(prob(1, 2, 2, 129, 641, 64, 64))},
+	{p: prob(1, 1, 1, 1, 1, 64, 64)},
+
+	// Grids past 65535 workgroups in one dimension: many query rows of
+	// the softmax, and many heads (slow on the staged path: 70000
+	// mostly idle workgroups per op take about 4 s each on lavapipe).
+	{p: causal(prob(700, 100, 50, 2, 3, 4, 4)), slow: true},
+	{p: prob(1, 1, 1, 70000, 2, 4, 4), keep: shape(1, 1, 70000, 2)},
+
+	// N = 2048 and 4096.
+	{p: bnhd(prob(1, 4, 2, 2048, 2048, 64, 64))},
+	{p: causal(prob(1, 1, 1, 4096, 4096, 64, 64))},
+	{p: prob(1, 2, 2, 4096, 4096, 64, 64), slow: true},
+	{p: causal(bnhd(prob(1, 2, 1, 4096, 4096, 128, 128))), slow: true},
+	{p: prob(1, 2, 2, 4096, 4096, 16, 16), bias: shape(1, 1, 4096, 4096), slow: true},
+	{p: prob(2, 2, 2, 2048, 2048, 80, 80), keep: shape(2, 1, 2048, 2048), slow: true},
+	{p: bnhd(prob(1, 2, 2, 256, 16390, 64, 64)), keep: shape(1, 1, 1, 16390), slow: true},
+}
+
+// TestParity runs the matrix through both strategies on the GPU and the
+// CPU backend and compares the two (O and LSE, and on the staged path the
+// scores and the weights P too) under the criterion at the top of this
+// file.
+func TestParity(t *testing.T) {
+	g := openGPU(t)
+	c := openCPU(t)
+	for n, row := range parityRows {
+		t.Run(caseName(row.p, row.bias, row.keep), func(t *testing.T) {
+			switch {
+			case row.slow:
+				skipUnlessLong(t)
+			case testing.Short() && !row.short:
+				t.Skip("-short runs only the rows marked short")
+			}
+			cs := backendtest.RandomCase(newRand(uint64(n+1)), row.p, row.bias, row.keep)
+			for _, s := range []kernels.Strategy{kernels.Fused, kernels.Staged} {
+				t.Run(s.String(), func(t *testing.T) { parity(t, g, c, cs, s, !row.noLSE) })
+			}
+		})
+	}
+}

@@ -138,3 +138,23 @@ func TestAttentionReleasesBuffers(t *testing.T) {
 		t.Errorf("after a failed call: %d bytes of device memory still allocated, %d before", live, live0)
 	}
 }
+
+// TestAutoPicksFused checks kernels' Auto strategy on the GPU: fused even
+// for a tiny problem (three staged ops cost three rounds of submissions),
+// staged when the weights are asked for.
+func TestAutoPicksFused(t *testing.T) {
+	g := openGPU(t)
+	q := &kernels.Tensor{Shape: []int{3, 4}, Data: make([]float32, 12)}
+	for _, c := range []struct {
+		weights bool
+		want    kernels.Strategy
+	}{{false, kernels.Fused}, {true, kernels.Staged}} {
+		res, err := kernels.Attention(context.Background(), g, q, q, q, &kernels.Options{Weights: c.weights})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Strategy != c.want {
+			t.Errorf("Auto with Weights=%t ran %v, want %v", c.weights, res.Strategy, c.want)
+		}
+	}
+}

@@ -14,8 +14,8 @@ type Strategy int
 
 // The strategies.
 const (
-	// Auto picks Staged when the weights or scores are asked for or the
-	// problem is small, Fused otherwise.
+	// Auto picks Staged when the weights or scores are asked for or, on a
+	// CPU backend, when the problem is small; Fused otherwise.
 	Auto Strategy = iota
 	// Staged materialises the B·H·Nq·Nk scores: Scores, Softmax, Context.
 	Staged
@@ -24,8 +24,10 @@ const (
 )
 
 // stagedAutoLimit is the largest B·H·Nq·Nk for which Auto picks the staged
-// path without being asked: 256 KiB of scores, where three simple passes
-// cost less than the fused tile loop's bookkeeping.
+// path on a CPU backend without being asked: 256 KiB of scores, where
+// three simple passes cost less than the fused tile loop's bookkeeping. On
+// a GPU backend Auto picks fused unless the weights or scores are asked
+// for.
 const stagedAutoLimit = 1 << 16
 
 func (s Strategy) String() string {
@@ -128,6 +130,11 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 	c, err := plan(q, k, v, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Strategy == Auto && c.strategy == Staged && !opts.Weights && !opts.Scores && be.Info().Kind == backend.KindGPU {
+		// On a GPU the three staged ops cost three rounds of submissions
+		// for what one fused dispatch does: small problems gain nothing.
+		c.strategy = Fused
 	}
 	return c.run(ctx, be, q, k, v, opts)
 }

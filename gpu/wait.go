@@ -205,10 +205,13 @@ func onWorkDone(queue *wgpu.Queue) (*pending, error) {
 	return p, nil
 }
 
-// Backoff of wait between polls: short at first, since a small copy
-// finishes in microseconds, and capped so that a long kernel costs at most
-// about a millisecond of latency.
+// Backoff of wait between polls: first a short spin (a small copy
+// finishes in microseconds, and a sleep of even 20 µs costs about a
+// millisecond on an idle machine, where the timer wakes late), then sleeps
+// growing to a cap, so that a long kernel costs at most about a
+// millisecond of latency and no CPU.
 const (
+	pollSpin     = 200 * time.Microsecond
 	pollMinSleep = 20 * time.Microsecond
 	pollMaxSleep = time.Millisecond
 )
@@ -224,10 +227,15 @@ func (p *pending) wait(dev *wgpu.Device) error {
 	}
 	done := (*uint32)(unsafe.Pointer(&p.c.done))
 	sleep := pollMinSleep
+	spinUntil := time.Now().Add(pollSpin)
 	for atomic.LoadUint32(done) == 0 {
 		dev.Poll(false, nil)
 		if atomic.LoadUint32(done) != 0 {
 			break
+		}
+		if time.Now().Before(spinUntil) {
+			runtime.Gosched()
+			continue
 		}
 		time.Sleep(sleep)
 		sleep = min(2*sleep, pollMaxSleep)

@@ -86,6 +86,20 @@ type arg struct {
 	out  bool
 }
 
+// begin takes the device lock for op and resolves its arguments. On
+// success the caller holds b.mu and must unlock it.
+func (b *Backend) begin(ctx context.Context, op string, args ...arg) ([]*buffer, error) {
+	if err := b.lock(ctx, op); err != nil {
+		return nil, err
+	}
+	bufs, err := b.resolveArgs(op, args...)
+	if err != nil {
+		b.mu.Unlock()
+		return nil, err
+	}
+	return bufs, nil
+}
+
 // resolveArgs resolves every non-nil argument and refuses an output that
 // shares its buffer with another argument (WebGPU forbids a writable
 // binding aliasing any other). The caller holds b.mu.
@@ -129,7 +143,11 @@ func (b *Backend) plan(op string, p backend.Problem, u unit, sp splitter, ops []
 	return units, nil
 }
 
-func (b *Backend) setUnit(d *dispatch, p backend.Problem, u unit) {
+// unitDispatch starts a dispatch of pipe for unit u of problem p: the
+// unit's Params fields, and the windows and strides of ops. The caller
+// sets the kernel's own fields, the grid and the cost.
+func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, ops []operand) *dispatch {
+	d := newDispatch(pipe)
 	d.set("H", p.H)
 	d.set("G", p.Group())
 	d.set("Nq", p.Nq)
@@ -139,6 +157,8 @@ func (b *Backend) setUnit(d *dispatch, p backend.Problem, u unit) {
 	d.set("i1", u.i1)
 	d.set("j0", u.j0)
 	d.set("j1", u.j1)
+	b.bindOperands(d, u, p.H, p.Group(), ops)
+	return d
 }
 
 // Scores computes S = scale·Q·Kᵀ + bias in tiles, splitting a head
@@ -147,14 +167,11 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
-	if err := b.lock(ctx, "scores"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	bufs, err := b.resolveArgs("scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false}, arg{"scores", s, true})
+	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false}, arg{"scores", s, true})
 	if err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	pr := p.Problem
 	if pr.ScoresLen() == 0 {
 		return nil
@@ -188,9 +205,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 			return err
 		}
 		for _, u := range units {
-			d := newDispatch(pipe)
-			b.setUnit(d, pr, u)
-			b.bindOperands(d, u, pr.H, pr.Group(), ops)
+			d := b.unitDispatch(pipe, pr, u, ops)
 			d.set("d0", dc[0])
 			d.set("d1", dc[1])
 			d.set("first", btoi(ci == 0))
@@ -213,14 +228,11 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}
-	if err := b.lock(ctx, "softmax"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	bufs, err := b.resolveArgs("softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
+	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
 	if err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	pr := p.Problem
 	if pr.LSELen() == 0 {
 		return nil
@@ -286,9 +298,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	var ds []*dispatch
 	for _, pipe := range []*pipeline{stats, norm} {
 		for _, u := range units {
-			d := newDispatch(pipe)
-			b.setUnit(d, pr, u)
-			b.bindOperands(d, u, pr.H, pr.Group(), ops)
+			d := b.unitDispatch(pipe, pr, u, ops)
 			d.set("nc", nc)
 			d.set("flags", flags)
 			d.grid, d.cost = grid(u), cost(u)
@@ -304,14 +314,11 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if err := p.Validate(pm, v, o); err != nil {
 		return fmt.Errorf("gpu: context: %w", err)
 	}
-	if err := b.lock(ctx, "context"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	bufs, err := b.resolveArgs("context", arg{"weights", pm, false}, arg{"V", v, false}, arg{"O", o, true})
+	bufs, err := b.begin(ctx, "context", arg{"weights", pm, false}, arg{"V", v, false}, arg{"O", o, true})
 	if err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	pr := p.Problem
 	if pr.OLen() == 0 {
 		return nil
@@ -343,9 +350,7 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 			return err
 		}
 		for _, u := range units {
-			d := newDispatch(pipe)
-			b.setUnit(d, pr, u)
-			b.bindOperands(d, u, pr.H, pr.Group(), ops)
+			d := b.unitDispatch(pipe, pr, u, ops)
 			d.set("Dv", pr.Dv)
 			d.set("first", btoi(ci == 0))
 			d.grid, d.cost = grid(u), cost(u)
@@ -384,15 +389,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
-	if err := b.lock(ctx, "fused"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	bufs, err := b.resolveArgs("fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
+	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
 		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
 	if err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	pr := p.Problem
 	if pr.OLen() == 0 {
 		return nil
@@ -511,9 +513,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			return err
 		}
 		for _, u := range units {
-			d := newDispatch(fused)
-			b.setUnit(d, pr, u)
-			b.bindOperands(d, u, pr.H, pr.Group(), fo)
+			d := b.unitDispatch(fused, pr, u, fo)
 			d.setBits("scale", math.Float32bits(pr.Scale))
 			d.set("flags", flags)
 			d.grid, d.cost = grid(u), cost(u)
@@ -523,9 +523,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			continue
 		}
 		for _, u := range units {
-			d := newDispatch(merge)
-			b.setUnit(d, pr, u)
-			b.bindOperands(d, u, pr.H, pr.Group(), mergeOps)
+			d := b.unitDispatch(merge, pr, u, mergeOps)
 			d.set("Dv", pr.Dv)
 			d.grid, d.cost = grid(u), float64(u.bh1-u.bh0)*float64(u.i1-u.i0)*float64(pr.Dv)
 			ds = append(ds, d)

@@ -20,6 +20,10 @@
 // compiled pipelines by Kernel.Key. The golden files in testdata pin the
 // generated WGSL (go test ./shaders -update rewrites them).
 //
+// WGSL shared by several kernels (the −Inf bit pattern, the causal key
+// limit) lives once in lib/ and is written in after the kernels that list
+// it in Kernel.Include.
+//
 // Every tensor is addressed as b·X_b + h·X_h + r·X_r + c − X_base in
 // wrapping u32 arithmetic, X_base being the start of the window of the
 // buffer the dispatch binds; see Kernel's documentation.

@@ -24,23 +24,8 @@
 // TK·(D4+DV4)/WG) loop iterations; the host sizes the chunk to keep that
 // far below lavapipe's cap of about 65 535.
 
-const NEG_INF: u32 = 0xff800000u;
-
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> vs: array<vec4<f32>, VS>;
-
-// key_limit is the number of keys query i may see: all Nk, or under causal
-// masking i + 1 + Nk − Nq clamped to [0, Nk].
-fn key_limit(i: u32) -> u32 {
-    if ((P.flags & 1u) == 0u) {
-        return P.Nk;
-    }
-    let n = i + 1u + P.Nk;
-    if (n <= P.Nq) {
-        return 0u;
-    }
-    return min(n - P.Nq, P.Nk);
-}
 
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;

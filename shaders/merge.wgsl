@@ -13,8 +13,6 @@
 // Grid: x = tiles of WG query rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Limits: Dv loop iterations per invocation.
 
-const NEG_INF: u32 = 0xff800000u;
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let bh = P.bh0 + wid.y;

@@ -13,7 +13,7 @@ var (
 	ident         = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*\b`)
 )
 
-//go:embed *.wgsl
+//go:embed *.wgsl lib/*.wgsl
 var files embed.FS
 
 // Access is how a kernel binds one buffer.
@@ -44,6 +44,9 @@ type Kernel struct {
 	Params   []string // Params fields, each u32 (an f32 travels as its bits)
 	Bindings []Binding
 	Entries  []string
+	// Include names the files of lib/ written in after the kernel's own
+	// file: WGSL shared by several kernels.
+	Include []string
 	// Derived are constants computed from Consts and written in after
 	// them: this naga accepts no expressions in array sizes or workgroup
 	// sizes, so products are precomputed here.
@@ -96,6 +99,7 @@ var (
 			tensorParams("s"), tensorParams("st"), tensorParams("lse"), maskParams("keep")),
 		Bindings: []Binding{{"P", Uniform}, {"keep", Read}, {"s", ReadWrite}, {"st", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"stats", "normalize"},
+		Include:  []string{"neginf", "keylimit"},
 		Derived: []Derived{
 			{"CW", func(c map[string]int) int { return c["WG"] * c["PER"] }},
 		},
@@ -132,6 +136,7 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
 			{"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries: []string{"main"},
+		Include: []string{"neginf", "keylimit"},
 		Derived: []Derived{
 			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
 			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
@@ -150,6 +155,7 @@ var (
 			tensorParams("o"), tensorParams("lse"), tensorParams("po"), tensorParams("plse")),
 		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"main"},
+		Include:  []string{"neginf"},
 	}
 )
 
@@ -220,14 +226,23 @@ func (k Kernel) Key(s Spec) string {
 // ParamIndex is the position of field name in the Params uniform, or −1.
 func (k Kernel) ParamIndex(name string) int { return slices.Index(k.Params, name) }
 
-// Body is the kernel's WGSL file as embedded, without the generated
-// declarations.
+// Body is the kernel's WGSL as embedded, without the generated
+// declarations: its own file, then its Include files from lib/ (WGSL
+// module-scope declarations may come in any order).
 func (k Kernel) Body() (string, error) {
-	b, err := files.ReadFile(k.Name + ".wgsl")
-	if err != nil {
-		return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+	var out strings.Builder
+	for i, path := range append([]string{k.Name + ".wgsl"}, k.Include...) {
+		if i > 0 {
+			path = "lib/" + path + ".wgsl"
+			out.WriteString("\n")
+		}
+		b, err := files.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+		}
+		out.Write(b)
 	}
-	return string(b), nil
+	return out.String(), nil
 }
 
 // Generate returns the complete WGSL of kernel k specialised by s: the

@@ -19,21 +19,8 @@
 // Limits: PER + log2 WG loop iterations per invocation in stats,
 // nc + PER in normalize; the host bounds nc.
 
-const NEG_INF: u32 = 0xff800000u;
-
 var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_l: array<f32, WG>;
-
-fn key_limit(i: u32) -> u32 {
-    if ((P.flags & 1u) == 0u) {
-        return P.Nk;
-    }
-    let n = i + 1u + P.Nk;
-    if (n <= P.Nq) {
-        return 0u;
-    }
-    return min(n - P.Nq, P.Nk);
-}
 
 // seen_score returns the score of key j of the row at sa (keep-mask row
 // at ka) and whether the row sees it.

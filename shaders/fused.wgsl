@@ -27,6 +27,9 @@
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> vs: array<vec4<f32>, VS>;
 
+// load_q, load_k and load_v read four elements of one row (zeros past its
+// end) from q, k and v. They are three because this naga takes no pointer
+// to a storage buffer as a function argument.
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
     if (d + 4u <= D) {

@@ -12,20 +12,6 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
-// Priority is the gpu backend's place in "auto": above the CPU's 0, so a
-// working adapter is preferred.
-const Priority = 10
-
-func init() {
-	backend.Register("gpu", Priority, func() (backend.Backend, error) {
-		b, err := New()
-		if err != nil {
-			return nil, err // not a typed nil *Backend inside the interface
-		}
-		return b, nil
-	})
-}
-
 // Backend runs attention as WGSL compute shaders on one WebGPU device. It
 // is safe for concurrent use: every use of the device is serialised by one
 // lock, because WebGPU's error scopes belong to the device, not to a

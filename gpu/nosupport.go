@@ -16,20 +16,6 @@ func Adapters() ([]backend.Info, error) {
 	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
 }
 
-// Priority is the gpu backend's place in "auto": above the CPU's 0, so a
-// working adapter is preferred where one is built in.
-const Priority = 10
-
-func init() {
-	backend.Register("gpu", Priority, func() (backend.Backend, error) {
-		b, err := New()
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	})
-}
-
 // Backend is the WebGPU backend's type, kept in this build so that code
 // naming it compiles everywhere; New never returns one.
 type Backend struct{ backend.Backend }

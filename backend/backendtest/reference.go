@@ -85,72 +85,87 @@ func Reference(c Case) Want {
 		O:      make([]float64, p.OLen()),
 		LSE:    make([]float64, p.LSELen()),
 	}
-	group := p.H / p.KVHeads
-	qs, ks, vs, os := p.QStrides(), p.KStrides(), p.VStrides(), p.OStrides()
-	scale := float64(p.Scale)
-
 	for b := 0; b < p.B; b++ {
 		for h := 0; h < p.H; h++ {
-			kvh := h / group
 			for i := 0; i < p.Nq; i++ {
 				row := ((b*p.H+h)*p.Nq + i) * p.Nk
-				scores := w.Scores[row : row+p.Nk]
-				weights := w.P[row : row+p.Nk]
-
-				for j := 0; j < p.Nk; j++ {
-					dot := 0.0
-					for d := 0; d < p.D; d++ {
-						dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
-					}
-					scores[j] = scale * dot
-					if c.Bias != nil {
-						scores[j] += float64(c.Bias.at(b, h, i, j))
-					}
-				}
-
-				seen := make([]bool, p.Nk)
-				m := math.Inf(-1)
-				for j := 0; j < p.Nk; j++ {
-					seen[j] = !math.IsInf(scores[j], -1)
-					if p.Causal && j > i+(p.Nk-p.Nq) {
-						seen[j] = false
-					}
-					if c.Keep != nil && c.Keep.at(b, h, i, j) == 0 {
-						seen[j] = false
-					}
-					if seen[j] && scores[j] > m {
-						m = scores[j]
-					}
-				}
-
-				lse := (b*p.H+h)*p.Nq + i
-				if math.IsInf(m, -1) {
-					// No key is seen: weights and output stay 0.
-					w.LSE[lse] = math.Inf(-1)
-					continue
-				}
-				sum := 0.0
-				for j := 0; j < p.Nk; j++ {
-					if seen[j] {
-						weights[j] = math.Exp(scores[j] - m)
-						sum += weights[j]
-					}
-				}
-				for j := 0; j < p.Nk; j++ {
-					weights[j] /= sum
-				}
-				w.LSE[lse] = m + math.Log(sum)
-
-				out := w.O[os.Offset(b, h, i) : os.Offset(b, h, i)+p.Dv]
-				for j := 0; j < p.Nk; j++ {
-					for d := 0; d < p.Dv; d++ {
-						out[d] += weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
-					}
-				}
+				o := p.OStrides().Offset(b, h, i)
+				w.LSE[(b*p.H+h)*p.Nq+i] = c.row(b, h, i, w.Scores[row:row+p.Nk], w.P[row:row+p.Nk], w.O[o:o+p.Dv])
 			}
 		}
 	}
 	return w
+}
+
+// ReferenceRow is Reference for the one query (b, h, i): its output vector
+// (Dv values) and its LSE, at the cost of one row rather than the whole
+// problem, so a long problem can be checked on a sample of its rows.
+func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
+	p := c.Problem
+	if err := c.check(); err != nil {
+		panic("backendtest: ReferenceRow: " + err.Error())
+	}
+	if b < 0 || b >= p.B || h < 0 || h >= p.H || i < 0 || i >= p.Nq {
+		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, p.Nq))
+	}
+	o = make([]float64, p.Dv)
+	lse = c.row(b, h, i, make([]float64, p.Nk), make([]float64, p.Nk), o)
+	return o, lse
+}
+
+// row computes query (b, h, i) into scores and weights (Nk values each)
+// and out (Dv values, zero on entry) and returns its LSE.
+func (c Case) row(b, h, i int, scores, weights, out []float64) float64 {
+	p := c.Problem
+	kvh := h / (p.H / p.KVHeads)
+	qs, ks, vs := p.QStrides(), p.KStrides(), p.VStrides()
+	scale := float64(p.Scale)
+
+	for j := 0; j < p.Nk; j++ {
+		dot := 0.0
+		for d := 0; d < p.D; d++ {
+			dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
+		}
+		scores[j] = scale * dot
+		if c.Bias != nil {
+			scores[j] += float64(c.Bias.at(b, h, i, j))
+		}
+	}
+
+	seen := make([]bool, p.Nk)
+	m := math.Inf(-1)
+	for j := 0; j < p.Nk; j++ {
+		seen[j] = !math.IsInf(scores[j], -1)
+		if p.Causal && j > i+(p.Nk-p.Nq) {
+			seen[j] = false
+		}
+		if c.Keep != nil && c.Keep.at(b, h, i, j) == 0 {
+			seen[j] = false
+		}
+		if seen[j] && scores[j] > m {
+			m = scores[j]
+		}
+	}
+	if math.IsInf(m, -1) {
+		// No key is seen: weights and output stay 0.
+		return math.Inf(-1)
+	}
+	sum := 0.0
+	for j := 0; j < p.Nk; j++ {
+		if seen[j] {
+			weights[j] = math.Exp(scores[j] - m)
+			sum += weights[j]
+		}
+	}
+	for j := 0; j < p.Nk; j++ {
+		weights[j] /= sum
+	}
+	for j := 0; j < p.Nk; j++ {
+		for d := 0; d < p.Dv; d++ {
+			out[d] += weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
+		}
+	}
+	return m + math.Log(sum)
 }
 
 // check reports whether c is a valid problem with operands of the right

@@ -343,3 +343,39 @@ func TestRandomCase(t *testing.T) {
 		t.Errorf("keep is %.3f zeros, want about 0.25", f)
 	}
 }
+
+// ReferenceRow gives bit for bit the row Reference gives, for every row
+// of problems with GQA, BNHD, causal offsets, masks and fully masked rows.
+func TestReferenceRow(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		p          backend.Problem
+		bias, keep *[4]int
+	}{
+		{"gqa masks", backend.Problem{B: 2, H: 4, KVHeads: 2, Nq: 3, Nk: 5, D: 3, Dv: 2, Scale: 0.5}, shape(1, 4, 1, 5), shape(2, 1, 3, 1)},
+		{"bnhd causal", backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: 4, Nk: 7, D: 5, Dv: 3, Scale: 1, Causal: true, Layout: backend.BNHD}, nil, nil},
+		{"masked rows", backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: 6, Nk: 2, D: 2, Dv: 2, Scale: 1}, nil, shape(1, 1, 6, 2)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := RandomCase(newRand(tt.name), tt.p, tt.bias, tt.keep)
+			w := Reference(c)
+			p := c.Problem
+			for b := range p.B {
+				for h := range p.H {
+					for i := range p.Nq {
+						o, lse := ReferenceRow(c, b, h, i)
+						want := w.O[p.OStrides().Offset(b, h, i):][:p.Dv]
+						for d := range o {
+							if o[d] != want[d] {
+								t.Fatalf("row (%d,%d,%d) O[%d] = %v, Reference has %v", b, h, i, d, o[d], want[d])
+							}
+						}
+						if wl := w.LSE[(b*p.H+h)*p.Nq+i]; lse != wl {
+							t.Fatalf("row (%d,%d,%d) LSE = %v, Reference has %v", b, h, i, lse, wl)
+						}
+					}
+				}
+			}
+		})
+	}
+}

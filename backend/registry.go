@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/gogpu/gputypes"
 )
 
 // Opener opens a new instance of a registered backend.
@@ -66,7 +68,10 @@ type Attempt struct {
 func (a Attempt) String() string { return a.Name + ": " + a.Err.Error() }
 
 // Open opens the backend called name: "cpu", "gpu", or "auto" (also "")
-// for the best one that opens here. ATTN_BACKEND, when set, replaces
+// for the best one that opens here: backends in descending priority,
+// except that a GPU backend on a software adapter (lavapipe) is kept only
+// when nothing else opens, since the CPU backend is faster on the same
+// cores. ATTN_BACKEND, when set, replaces
 // "auto". When nothing opens, the error names every backend and why it
 // failed.
 func Open(name string) (Backend, error) {
@@ -123,18 +128,44 @@ func openAuto() (Backend, []Attempt, error) {
 	regMu.Lock()
 	order := append([]registration(nil), regs...)
 	regMu.Unlock()
-	var tried []Attempt
+	var (
+		tried    []Attempt
+		fallback Backend // a GPU backend on a software adapter
+		fbName   string
+	)
 	for _, r := range order {
 		b, err := r.open()
-		if err == nil {
-			return b, tried, nil
+		if err != nil {
+			tried = append(tried, Attempt{r.name, err})
+			continue
 		}
-		tried = append(tried, Attempt{r.name, err})
+		if fallback == nil && isSoftware(b) {
+			fallback, fbName = b, r.name
+			continue
+		}
+		if fallback != nil {
+			info := fallback.Info().Adapter
+			fallback.Close()
+			tried = append(tried, Attempt{fbName, fmt.Errorf("%w: %s is a software adapter, slower than %s; ask for %q by name to use it",
+				ErrUnavailable, info.Name, r.name, fbName)})
+		}
+		return b, tried, nil
+	}
+	if fallback != nil {
+		return fallback, tried, nil
 	}
 	if len(tried) == 0 {
 		return nil, nil, fmt.Errorf("%w: no backend is linked in (import github.com/attn-go/attn/cpu)", ErrUnavailable)
 	}
 	return nil, tried, &noBackendError{tried}
+}
+
+// isSoftware reports whether b is a GPU backend running on a CPU-type
+// adapter, such as Mesa's lavapipe: a real WebGPU device, but one that
+// emulates the GPU on the same cores the CPU backend uses directly.
+func isSoftware(b Backend) bool {
+	info := b.Info()
+	return info.Kind == KindGPU && info.Adapter.DeviceType == gputypes.DeviceTypeCPU
 }
 
 // noBackendError names every backend "auto" tried and why it failed, and

@@ -7,19 +7,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gogpu/gputypes"
 )
 
 // fakeBackend is a Backend whose only meaningful methods are Name and
 // Close; every op fails.
 type fakeBackend struct {
 	name   string
+	info   Info
 	closed bool
 }
 
 var errFake = errors.New("fake backend: not implemented")
 
 func (f *fakeBackend) Name() string                       { return f.name }
-func (f *fakeBackend) Info() Info                         { return Info{} }
+func (f *fakeBackend) Info() Info                         { return f.info }
 func (f *fakeBackend) Caps() Caps                         { return Caps{} }
 func (f *fakeBackend) Alloc(int) (Buffer, error)          { return nil, errFake }
 func (f *fakeBackend) Write(Buffer, int, []float32) error { return errFake }
@@ -443,5 +446,69 @@ func TestRegistryRestored(t *testing.T) {
 	regMu.Unlock()
 	if before != after {
 		t.Fatalf("registry had %d entries before, %d after", before, after)
+	}
+}
+
+// "auto" passes over a GPU backend on a software adapter while anything
+// else opens, closing it and saying why, and takes it when nothing does;
+// asked for by name, it opens as usual.
+func TestAutoSoftwareAdapter(t *testing.T) {
+	lavapipe := Info{Kind: KindGPU, Adapter: gputypes.AdapterInfo{Name: "llvmpipe (LLVM 15.0.6, 256 bits)", Driver: "Mesa 22.3.6", DeviceType: gputypes.DeviceTypeCPU}}
+	hardware := Info{Kind: KindGPU, Adapter: gputypes.AdapterInfo{Name: "H200", DeviceType: gputypes.DeviceTypeDiscreteGPU}}
+	tests := []struct {
+		name     string
+		gpu      Info
+		cpuErr   error
+		arg      string
+		want     string
+		attempts []string
+	}{
+		{"software gpu, cpu opens", lavapipe, nil, "auto", "cpu", []string{"gpu"}},
+		{"software gpu, cpu fails", lavapipe, errors.New("boom"), "auto", "gpu", []string{"cpu"}},
+		{"software gpu named", lavapipe, nil, "gpu", "gpu", nil},
+		{"hardware gpu", hardware, nil, "auto", "gpu", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			withRegistry(t)
+			var opened []*fakeBackend
+			reg := func(name string, prio int, info Info, err error) {
+				Register(name, prio, func() (Backend, error) {
+					if err != nil {
+						return nil, err
+					}
+					f := &fakeBackend{name: name, info: info}
+					opened = append(opened, f)
+					return f, nil
+				})
+			}
+			reg("cpu", 0, Info{Kind: KindCPU}, tt.cpuErr)
+			reg("gpu", 10, tt.gpu, nil)
+			b, tried, err := Select(tt.arg)
+			if err != nil {
+				t.Fatalf("Select(%q): %v", tt.arg, err)
+			}
+			if b.Name() != tt.want {
+				t.Fatalf("Select(%q) = %s, want %s", tt.arg, b.Name(), tt.want)
+			}
+			var names []string
+			for _, a := range tried {
+				names = append(names, a.Name)
+				if a.Name == "gpu" && (!errors.Is(a.Err, ErrUnavailable) || !strings.Contains(a.Err.Error(), "software adapter") || !strings.Contains(a.Err.Error(), "llvmpipe")) {
+					t.Errorf("passing over the software adapter: %v, want ErrUnavailable naming it", a.Err)
+				}
+			}
+			if !slices.Equal(names, tt.attempts) {
+				t.Errorf("attempts %v, want %v", names, tt.attempts)
+			}
+			for _, f := range opened {
+				if f != b && !f.closed {
+					t.Errorf("%s was opened, passed over and not closed", f.name)
+				}
+				if f == b && f.closed {
+					t.Errorf("%s was returned closed", f.name)
+				}
+			}
+		})
 	}
 }

@@ -53,11 +53,14 @@ func runDevices(c *cmdEnv, args []string) error {
 	if env := strings.TrimSpace(os.Getenv(backend.EnvBackend)); env != "" {
 		auto = fmt.Sprintf("auto (%s=%s)", backend.EnvBackend, env)
 	}
-	be, _, err := backend.Select("auto")
+	be, tried, err := backend.Select("auto")
 	if err != nil {
 		p.printf("%s: none: %s\n", auto, oneLine(err.Error()))
 	} else {
 		p.printf("%s: %s\n", auto, be.Name())
+		for _, a := range tried {
+			p.printf("  passed over %s: %s\n", a.Name, reason(a.Name, a.Err))
+		}
 		be.Close()
 	}
 	if p.err != nil {

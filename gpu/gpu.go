@@ -126,11 +126,20 @@ func (b *Backend) Caps() backend.Caps {
 }
 
 // Memory reports the bytes of device memory held by live buffers this
-// backend allocated, now and at their peak.
+// backend allocated (inputs, outputs and the scratch of its ops), now and
+// at their peak since the backend opened or ResetPeak last ran.
 func (b *Backend) Memory() (live, peak int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.allocated, b.peak
+}
+
+// ResetPeak starts a new peak at the bytes live now, so a caller can
+// measure the peak of one stretch of work.
+func (b *Backend) ResetPeak() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.peak = b.allocated
 }
 
 // Sync waits until the device has finished all submitted work. Every op

@@ -23,6 +23,9 @@ type Backend struct{ backend.Backend }
 // Memory reports no device memory.
 func (*Backend) Memory() (live, peak int64) { return 0, 0 }
 
+// ResetPeak does nothing: this build allocates no device memory.
+func (*Backend) ResetPeak() {}
+
 // New fails in this build with an error wrapping backend.ErrUnavailable
 // that says why.
 func New() (*Backend, error) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/npyfile"
 	"github.com/sbinet/npyio"
 )
 
@@ -25,7 +26,7 @@ import (
 const maxHeaderLen = 1 << 16
 
 // npyMagic opens every .npy file.
-const npyMagic = "\x93NUMPY"
+const npyMagic = npyfile.Magic
 
 // dtype is an element type attn can read.
 type dtype struct {
@@ -242,16 +243,7 @@ func sizeString(n *big.Int) string {
 }
 
 // shapeString prints a shape as NumPy does: (3,), (2, 3).
-func shapeString(shape []int) string {
-	if len(shape) == 1 {
-		return fmt.Sprintf("(%d,)", shape[0])
-	}
-	s := make([]string, len(shape))
-	for i, d := range shape {
-		s[i] = strconv.Itoa(d)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}
+func shapeString(shape []int) string { return npyfile.ShapeString(shape) }
 
 // indexString prints the position of the i-th element (C order) of a
 // tensor of the given shape: (0, 3).
@@ -450,45 +442,6 @@ func (nf *npyFile) readKeep() ([]bool, error) {
 	return keep, nil
 }
 
-// encodeNpy writes a little-endian float32 C-order .npy (format 1.0) of
-// the given shape. The header is padded so the data starts on a 64-byte
-// boundary, as NumPy does.
-func encodeNpy(w io.Writer, shape []int, data []float32) error {
-	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", shapeString(shape))
-	if len(shape) == 0 {
-		dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (), }"
-	}
-	hlen := len(dict) + 1
-	hlen += (64 - (10+hlen)%64) % 64
-	if hlen > math.MaxUint16 {
-		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", shapeString(shape))
-	}
-	hdr := make([]byte, 10, 10+hlen)
-	copy(hdr, npyMagic)
-	hdr[6], hdr[7] = 1, 0
-	binary.LittleEndian.PutUint16(hdr[8:], uint16(hlen))
-	hdr = append(hdr, dict...)
-	for len(hdr) < 10+hlen-1 {
-		hdr = append(hdr, ' ')
-	}
-	hdr = append(hdr, '\n')
-	if _, err := w.Write(hdr); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, 1<<16)
-	for _, v := range data {
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-		if len(buf) == cap(buf) {
-			if _, err := w.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-	}
-	_, err := w.Write(buf)
-	return err
-}
-
 // output is one file to write.
 type output struct {
 	path  string
@@ -534,7 +487,7 @@ func writeTemp(o output) (string, error) {
 		return "", fmt.Errorf("%s: %v", o.path, err)
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
-	err = encodeNpy(w, o.shape, o.data)
+	err = npyfile.Encode(w, o.shape, o.data)
 	if err == nil {
 		err = w.Flush()
 	}

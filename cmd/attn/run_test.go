@@ -612,13 +612,13 @@ func TestRunFallback(t *testing.T) {
 		t.Errorf("stdout %q: -weights under auto should run staged", stdout)
 	}
 	var skipped []string
-	for _, name := range backend.Registered() {
-		be, err := backend.Open(name)
-		if err == nil {
-			be.Close()
-			break
-		}
-		skipped = append(skipped, name)
+	be, tried, err := backend.Select("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.Close()
+	for _, a := range tried {
+		skipped = append(skipped, a.Name)
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(skipped) == 0 {

@@ -7,13 +7,26 @@ import (
 	"github.com/attn-go/attn/cpu"
 )
 
-// The CPU's Go benchmarks, the shared bench.Benchmark:
+// The CPU's Go benchmarks, bench's shared set; the conventions (names,
+// GFLOP/s, bytes) are in bench/gobench.go.
 //
 //	go test -run '^$' -bench . -count 6 ./cpu > new.txt
-func BenchmarkFused(b *testing.B)  { bench.Benchmark(b, openCPU(b), benchSizes, false) }
-func BenchmarkStaged(b *testing.B) { bench.Benchmark(b, openCPU(b), benchSizes, true) }
+func BenchmarkScores(b *testing.B)    { bench.Scores(b, openCPU(b), benchShapes) }
+func BenchmarkSoftmax(b *testing.B)   { bench.Softmax(b, openCPU(b), benchShapes) }
+func BenchmarkContext(b *testing.B)   { bench.Context(b, openCPU(b), benchShapes) }
+func BenchmarkStaged(b *testing.B)    { bench.Staged(b, openCPU(b), benchShapes) }
+func BenchmarkFused(b *testing.B)     { bench.Fused(b, openCPU(b), benchShapes) }
+func BenchmarkAttention(b *testing.B) { bench.Attention(b, openCPU(b), benchShapes) }
 
-var benchSizes = []int{256, 1024, 4096}
+// benchShapes are sized for a 2-core machine: `-benchtime 1x` runs them
+// all in about 20 seconds. The sweep behind `attn bench` goes larger.
+var benchShapes = []bench.Shape{
+	{N: 256, H: 8, KVHeads: 8, D: 64},
+	{N: 1024, H: 8, KVHeads: 8, D: 64},
+	{N: 2048, H: 8, KVHeads: 8, D: 64},
+	{N: 1024, H: 8, KVHeads: 2, D: 64},  // GQA
+	{N: 1024, H: 8, KVHeads: 8, D: 128}, // wide heads
+}
 
 func openCPU(b *testing.B) *cpu.Backend {
 	be, err := cpu.New()

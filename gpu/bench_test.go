@@ -8,11 +8,24 @@ import (
 	"github.com/attn-go/attn/bench"
 )
 
-// The GPU's Go benchmarks, the shared bench.Benchmark on the device at
-// sizes lavapipe finishes in seconds:
+// The GPU's Go benchmarks, bench's shared set; the conventions (names,
+// GFLOP/s, bytes) are in bench/gobench.go. openGPU skips them without an
+// adapter, or fails them under ATTN_REQUIRE_GPU=1.
 //
 //	go test -run '^$' -bench . -count 6 ./gpu > new.txt
-func BenchmarkFused(b *testing.B)  { bench.Benchmark(b, openGPU(b), benchSizes, false) }
-func BenchmarkStaged(b *testing.B) { bench.Benchmark(b, openGPU(b), benchSizes, true) }
+func BenchmarkScores(b *testing.B)    { bench.Scores(b, openGPU(b), benchShapes) }
+func BenchmarkSoftmax(b *testing.B)   { bench.Softmax(b, openGPU(b), benchShapes) }
+func BenchmarkContext(b *testing.B)   { bench.Context(b, openGPU(b), benchShapes) }
+func BenchmarkStaged(b *testing.B)    { bench.Staged(b, openGPU(b), benchShapes) }
+func BenchmarkFused(b *testing.B)     { bench.Fused(b, openGPU(b), benchShapes) }
+func BenchmarkAttention(b *testing.B) { bench.Attention(b, openGPU(b), benchShapes) }
 
-var benchSizes = []int{256, 1024, 2048}
+// benchShapes are sized for lavapipe, whose fused kernel runs at a few
+// GFLOP/s on the CPU: `-benchtime 1x` finishes in about a minute. A real
+// GPU wants `attn bench -backend gpu` and its larger sweep.
+var benchShapes = []bench.Shape{
+	{N: 256, H: 8, KVHeads: 8, D: 64},
+	{N: 512, H: 8, KVHeads: 8, D: 64},
+	{N: 512, H: 8, KVHeads: 2, D: 64},  // GQA
+	{N: 256, H: 8, KVHeads: 8, D: 128}, // wide heads
+}

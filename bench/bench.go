@@ -4,56 +4,133 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
+	"github.com/gogpu/gputypes"
 )
 
-// Config is a sweep: every N in Ns times every strategy, on one backend.
+// Config is a sweep: every combination of its lists is one shape, and
+// every shape is measured on every backend and strategy, then on every
+// peer, before the next shape starts.
 type Config struct {
-	Ns         []int
-	B, H       int
-	KVHeads    int // 0 means H
-	D          int
-	Causal     bool
-	Strategies []kernels.Strategy // Staged and/or Fused
+	Ns      []int // sequence lengths, Nq = Nk = N
+	Batches []int
+	Heads   []int
+	KVHeads []int // key/value heads; 0 means as many as the query heads
+	Dims    []int // head dim, D = Dv
+	Causal  []bool
+	// Strategies are Staged and/or Fused, run on every backend.
+	Strategies []kernels.Strategy
 	// Budget is the time spent measuring one point after its warm-up run;
 	// at least MinRuns runs are timed whatever the budget.
 	Budget  time.Duration
 	MinRuns int
 	Seed    uint64
+	// CheckRows is how many query rows of each point's output are
+	// compared with the float64 reference (0: none).
+	CheckRows int
+	// Threads is the thread count handed to peers; 0 means GOMAXPROCS.
+	Threads int
+	// Progress, when not nil, is called as each point starts and ends.
+	Progress func(Progress)
 }
 
-// DefaultConfig is the sweep `attn bench` runs without flags: sized to
-// finish in about a minute on the CPU backend of a 2-core machine.
+// Progress is where a sweep stands. Work is counted in FLOPs (Flops of
+// each point's problem, once per point), so a point at 2N weighs four
+// times one at N, as its run time does.
+type Progress struct {
+	Done, Total float64
+	// Point is the point that just finished; nil when Current starts.
+	Point   *Point
+	Current string
+}
+
+// DefaultConfig is the sweep `attn bench` runs without flags: N = 256 …
+// 16384 at B = 1, H = 2, D = 64, fused and staged, sized to finish in
+// about a minute on the CPU backend of a 2-core machine.
 func DefaultConfig() Config {
 	return Config{
-		Ns: []int{256, 512, 1024, 2048, 4096}, B: 1, H: 8, D: 64,
+		Ns:      []int{256, 512, 1024, 2048, 4096, 8192, 16384},
+		Batches: []int{1}, Heads: []int{2}, KVHeads: []int{0}, Dims: []int{64},
+		Causal:     []bool{false},
 		Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged},
-		Budget:     time.Second, MinRuns: 3, Seed: 1,
+		Budget:     time.Second, MinRuns: 2, Seed: 1, CheckRows: 8,
 	}
 }
 
-// Point is one measured configuration. Err is set, and the timings zero,
-// for a point that could not run (ErrTooLarge, out of memory); such points
+// Point is one measured configuration: an implementation (attn on a
+// backend with a strategy, or a peer) on one problem. A point that could
+// not run carries a Status other than StatusOK and an Error; such points
 // are reported, not dropped.
 type Point struct {
-	Backend  string
-	Strategy kernels.Strategy
-	Problem  backend.Problem
-	Runs     int
-	Median   time.Duration
-	Min, Max time.Duration
-	// GFLOPS is Flops(Problem)/Median.
-	GFLOPS float64
-	Err    error
+	Impl     string `json:"impl"`     // "attn-cpu", "attn-gpu", or a peer such as "ort-cpu-mha"
+	Strategy string `json:"strategy"` // attn's "fused" or "staged"; a peer's "flash" or "unfused"
+	Version  string `json:"version"`  // the backend's device and libraries, or the peer's
+	B        int    `json:"b"`
+	H        int    `json:"h"`
+	KVHeads  int    `json:"kv_heads"`
+	N        int    `json:"n"`
+	D        int    `json:"d"`
+	Causal   bool   `json:"causal"`
+
+	Runs    int     `json:"runs"`
+	WarmupS float64 `json:"warmup_s"`
+	MedianS float64 `json:"median_s"`
+	MinS    float64 `json:"min_s"`
+	MaxS    float64 `json:"max_s"`
+	// GFLOPS is Flops/MedianS/1e9; Bytes is the compulsory traffic
+	// (Bytes) and GBPS Bytes/MedianS/1e9.
+	GFLOPS float64 `json:"gflops"`
+	Bytes  int64   `json:"bytes"`
+	GBPS   float64 `json:"gbps"`
+	// PeakRSS is the peak resident memory of the process that ran the
+	// point, in bytes: attn's own process (reset before each point, and
+	// holding the host copy of the inputs) or the peer's.
+	PeakRSS int64 `json:"peak_rss_bytes"`
+	// DeviceBytes is the peak of the device memory attn allocated during
+	// the point, on backends that count it (the GPU); 0 elsewhere.
+	DeviceBytes int64 `json:"device_peak_bytes,omitempty"`
+	// MaxErr is the largest max-norm relative error of a checked row of
+	// the output against the float64 reference: max|o − ref| / max|ref|.
+	// Nil when no row was checked.
+	MaxErr      *float64 `json:"max_rel_err,omitempty"`
+	CheckedRows int      `json:"checked_rows"`
+
+	Status Status `json:"status"`
+	Error  string `json:"error,omitempty"`
+	Notes  string `json:"notes,omitempty"`
+}
+
+// Status says whether a point ran and whether its answers were right.
+type Status string
+
+const (
+	StatusOK          Status = "ok"
+	StatusWrong       Status = "wrong"         // ran, but a checked row is off by more than WrongErr
+	StatusTooLarge    Status = "too-large"     // ErrTooLarge, or more memory than the machine has
+	StatusOutOfMemory Status = "out-of-memory" // killed or refused while allocating
+	StatusUnavailable Status = "unavailable"   // the backend or peer cannot run this point here
+	StatusFailed      Status = "failed"        // any other error
+	StatusCancelled   Status = "cancelled"
+)
+
+// WrongErr is the relative error past which a point's answers are marked
+// wrong. Float32 attention, however long the rows, stays orders of
+// magnitude below it (attn measures about 1e-6 at N = 16384).
+const WrongErr = 1e-3
+
+// Problem is the attention problem the point measured.
+func (pt *Point) Problem() backend.Problem {
+	kvh := pt.KVHeads
+	return backend.Problem{B: pt.B, H: pt.H, KVHeads: kvh, Nq: pt.N, Nk: pt.N, D: pt.D, Dv: pt.D,
+		Scale: float32(1 / math.Sqrt(float64(pt.D))), Causal: pt.Causal}
 }
 
 // Flops counts the multiply-adds of attention as 2 flops each:
@@ -61,88 +138,284 @@ type Point struct {
 // pairs a query may see are counted, so a causal problem with Nq = Nk
 // counts about half of 4·B·H·N²·D — the convention FlashAttention uses.
 func Flops(p backend.Problem) float64 {
-	pairs := 0.0
-	for i := 0; i < p.Nq; i++ {
-		pairs += float64(p.KeyLimit(i))
-	}
-	return pairs * float64(p.B*p.H) * 2 * float64(p.D+p.Dv)
+	return pairs(p) * float64(p.B) * float64(p.H) * 2 * float64(p.D+p.Dv)
 }
 
-// Run measures every point of cfg on be, calling report (if not nil) as
-// each finishes, and returns them all.
-func Run(ctx context.Context, be backend.Backend, cfg Config, report func(Point)) ([]Point, error) {
-	if cfg.B < 1 || cfg.H < 1 || cfg.D < 1 || len(cfg.Ns) == 0 || len(cfg.Strategies) == 0 {
-		return nil, fmt.Errorf("bench: empty sweep: B=%d H=%d D=%d, %d sizes, %d strategies", cfg.B, cfg.H, cfg.D, len(cfg.Ns), len(cfg.Strategies))
+// pairs is Σ_i p.KeyLimit(i) over the Nq queries of one head, in closed
+// form: query i sees clamp(a + i, 0, Nk) keys with a = 1 + Nk − Nq.
+func pairs(p backend.Problem) float64 {
+	nq, nk := float64(p.Nq), float64(p.Nk)
+	if !p.Causal {
+		return nq * nk
 	}
-	kvh := cfg.KVHeads
-	if kvh == 0 {
-		kvh = cfg.H
+	a := 1 + nk - nq
+	i0 := min(max(1-a, 0), nq)  // the first query that sees a key
+	i1 := min(max(nk-a, 0), nq) // the first that sees them all
+	return (i1-i0)*a + (i0+i1-1)*(i1-i0)/2 + (nq-i1)*nk
+}
+
+// Bytes is the compulsory memory traffic of computing p: Q, K and V read
+// once and O written once, in float32; when the scores are materialised
+// (attn's staged strategy, a peer's unfused graph) the B·H·Nq·Nk score
+// matrix adds four passes: written by Q·Kᵀ, read and written by the
+// softmax, read by P·V.
+func Bytes(p backend.Problem, materialised bool) int64 {
+	n := int64(p.QLen()) + int64(p.KLen()) + int64(p.VLen()) + int64(p.OLen())
+	if materialised {
+		n += 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
 	}
-	var points []Point
-	for _, n := range cfg.Ns {
-		for _, s := range cfg.Strategies {
-			p := backend.Problem{B: cfg.B, H: cfg.H, KVHeads: kvh, Nq: n, Nk: n, D: cfg.D, Dv: cfg.D, Scale: float32(1 / math.Sqrt(float64(cfg.D))), Causal: cfg.Causal}
-			pt := measure(ctx, be, p, s, cfg)
-			if ctx.Err() != nil {
-				return points, ctx.Err()
-			}
-			points = append(points, pt)
-			if report != nil {
-				report(pt)
+	return 4 * n
+}
+
+// shapes lists the problems of cfg in sweep order: N varies fastest, so
+// each curve of a chart is measured in one stretch.
+func (cfg *Config) shapes() ([]backend.Problem, error) {
+	var ps []backend.Problem
+	for _, causal := range cfg.Causal {
+		for _, d := range cfg.Dims {
+			for _, b := range cfg.Batches {
+				for _, h := range cfg.Heads {
+					for _, kvh := range cfg.KVHeads {
+						if kvh == 0 {
+							kvh = h
+						}
+						if kvh < 1 || h%kvh != 0 {
+							return nil, fmt.Errorf("bench: %d key/value heads do not divide %d heads", kvh, h)
+						}
+						for _, n := range cfg.Ns {
+							ps = append(ps, backend.Problem{B: b, H: h, KVHeads: kvh, Nq: n, Nk: n, D: d, Dv: d,
+								Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal})
+						}
+					}
+				}
 			}
 		}
+	}
+	if len(ps) == 0 {
+		return nil, errors.New("bench: empty sweep: every list of the configuration needs a value")
+	}
+	return ps, nil
+}
+
+// Run measures every point of cfg: for each shape, attn on each backend
+// with each strategy, then each peer, on the same inputs. It returns every
+// point, failed ones included, and stops early only when ctx is done.
+func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Peer) ([]Point, error) {
+	shapes, err := cfg.shapes()
+	if err != nil {
+		return nil, err
+	}
+	if len(backends)*len(cfg.Strategies)+len(peers) == 0 {
+		return nil, errors.New("bench: nothing to measure: no backend with a strategy, and no peer")
+	}
+	for _, s := range cfg.Strategies {
+		if s != kernels.Staged && s != kernels.Fused {
+			return nil, fmt.Errorf("bench: strategy %s: name staged or fused", s)
+		}
+	}
+	if cfg.MinRuns < 1 {
+		cfg.MinRuns = 1
+	}
+	if cfg.Threads < 1 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
+	perShape := len(backends)*len(cfg.Strategies) + len(peers)
+	total := 0.0
+	for _, p := range shapes {
+		total += Flops(p) * float64(perShape)
+	}
+	done := 0.0
+	var points []Point
+	step := func(label string, p backend.Problem, measure func() Point) {
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Done: done, Total: total, Current: label})
+		}
+		pt := measure()
+		done += Flops(p)
+		points = append(points, pt)
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Done: done, Total: total, Point: &points[len(points)-1]})
+		}
+	}
+	for _, p := range shapes {
+		// The host inputs come first: a shape whose Q, K and V alone do
+		// not fit fails every point, before anything is allocated.
+		var in *inputs
+		shapeErr := p.Validate()
+		if shapeErr == nil {
+			shapeErr = fits(Bytes(p, false))
+		}
+		if shapeErr == nil {
+			in = newInputs(p, cfg.Seed, cfg.CheckRows)
+		}
+		for _, be := range backends {
+			for _, s := range cfg.Strategies {
+				step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, shapeLabel(p)), p, func() Point {
+					if shapeErr != nil {
+						pt := newPoint("attn-"+be.Name(), s.String(), backendVersion(be), p)
+						pt.fail(shapeErr)
+						return pt
+					}
+					return measureAttn(ctx, be, s, in, &cfg)
+				})
+				if ctx.Err() != nil {
+					return points, ctx.Err()
+				}
+			}
+		}
+		for _, peer := range peers {
+			step(fmt.Sprintf("%s %s", peer.Name, shapeLabel(p)), p, func() Point {
+				if shapeErr != nil {
+					pt := newPoint(peer.Name, peer.strategy(), peer.Version, p)
+					pt.fail(shapeErr)
+					return pt
+				}
+				return peer.measure(ctx, in, &cfg)
+			})
+			if ctx.Err() != nil {
+				in.removeFiles()
+				return points, ctx.Err()
+			}
+		}
+		in.removeFiles()
 	}
 	return points, nil
 }
 
-func measure(ctx context.Context, be backend.Backend, p backend.Problem, s kernels.Strategy, cfg Config) Point {
-	pt := Point{Backend: be.Name(), Strategy: s, Problem: p}
-	if err := p.Validate(); err != nil {
-		pt.Err = err
-		return pt
+func shapeLabel(p backend.Problem) string {
+	s := fmt.Sprintf("N=%d", p.Nq)
+	if p.Causal {
+		s += " causal"
 	}
-	op, release, err := prepare(be, p, s, cfg.Seed)
-	if err != nil {
-		pt.Err = err
-		return pt
+	return s
+}
+
+// newPoint is a point of impl on p with nothing measured yet.
+func newPoint(impl, strategy, version string, p backend.Problem) Point {
+	return Point{Impl: impl, Strategy: strategy, Version: version, B: p.B, H: p.H, KVHeads: p.KVHeads,
+		N: p.Nq, D: p.D, Causal: p.Causal, Status: StatusOK}
+}
+
+// fail marks pt as not run, with the status err calls for.
+func (pt *Point) fail(err error) {
+	pt.Error = oneLine(err.Error())
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		pt.Status = StatusCancelled
+	case errors.Is(err, backend.ErrTooLarge), errors.As(err, new(*errNoMemory)):
+		pt.Status = StatusTooLarge
+	case errors.Is(err, backend.ErrUnsupported), errors.Is(err, backend.ErrUnavailable):
+		pt.Status = StatusUnavailable
+	default:
+		pt.Status = StatusFailed
 	}
-	defer release()
-	if err := op(ctx); err != nil { // warm-up
-		pt.Err = err
-		return pt
+}
+
+// setTimes fills the timing fields of pt from the timed runs.
+func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend.Problem, materialised bool) {
+	slices.Sort(times)
+	n := len(times)
+	med := times[n/2]
+	if n%2 == 0 {
+		med = (times[n/2-1] + times[n/2]) / 2
 	}
-	var times []time.Duration
+	pt.Runs = n
+	pt.WarmupS = warmup.Seconds()
+	pt.MedianS, pt.MinS, pt.MaxS = med.Seconds(), times[0].Seconds(), times[n-1].Seconds()
+	pt.Bytes = Bytes(p, materialised)
+	if pt.MedianS > 0 {
+		pt.GFLOPS = Flops(p) / pt.MedianS / 1e9
+		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
+	}
+}
+
+// timeRuns runs op once to warm up, then until budget has passed and at
+// least minRuns runs are timed.
+func timeRuns(ctx context.Context, op func(context.Context) error, budget time.Duration, minRuns int) (warmup time.Duration, times []time.Duration, err error) {
+	t0 := time.Now()
+	if err := op(ctx); err != nil {
+		return 0, nil, err
+	}
+	warmup = time.Since(t0)
 	start := time.Now()
-	for len(times) < max(cfg.MinRuns, 1) || time.Since(start) < cfg.Budget {
+	for len(times) < minRuns || time.Since(start) < budget {
 		t0 := time.Now()
 		if err := op(ctx); err != nil {
-			pt.Err = err
-			return pt
+			return 0, nil, err
 		}
 		times = append(times, time.Since(t0))
 	}
-	slices.Sort(times)
-	pt.Runs = len(times)
-	pt.Min, pt.Max = times[0], times[len(times)-1]
-	pt.Median = times[len(times)/2]
-	if len(times)%2 == 0 {
-		pt.Median = (times[len(times)/2-1] + times[len(times)/2]) / 2
+	return warmup, times, nil
+}
+
+// peakMemory is implemented by backends that count the device memory they
+// allocate (gpu.Backend).
+type peakMemory interface {
+	Memory() (live, peak int64)
+	ResetPeak()
+}
+
+// measureAttn times attn's strategy s on be: inputs uploaded once, then
+// the ops and Sync timed, then the output read back and checked.
+func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in *inputs, cfg *Config) Point {
+	p := in.p
+	pt := newPoint("attn-"+be.Name(), s.String(), backendVersion(be), p)
+	staged := s == kernels.Staged
+	need := 4 * int64(p.OLen()) // the output read back
+	if info := be.Info(); info.Kind == backend.KindCPU || info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
+		// The backend's buffers are host memory too.
+		need += Bytes(p, false)
+		if staged {
+			need += 4 * int64(p.ScoresLen())
+		}
 	}
-	pt.GFLOPS = Flops(p) / pt.Median.Seconds() / 1e9
+	if err := fits(need); err != nil {
+		pt.fail(err)
+		return pt
+	}
+
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	pm, countsDevice := be.(peakMemory)
+	if countsDevice {
+		pm.ResetPeak()
+	}
+	op, out, release, err := prepare(be, p, staged, in)
+	if err != nil {
+		pt.fail(err)
+		return pt
+	}
+	defer release()
+	warmup, times, err := timeRuns(ctx, op, cfg.Budget, cfg.MinRuns)
+	if err != nil {
+		pt.fail(err)
+		return pt
+	}
+	pt.setTimes(warmup, times, p, staged)
+	o := make([]float32, p.OLen())
+	if err := be.Read(o, out, 0); err != nil {
+		pt.fail(fmt.Errorf("reading the output back: %w", err))
+		return pt
+	}
+	in.check(&pt, o)
+	pt.PeakRSS = peakRSS()
+	if countsDevice {
+		_, pt.DeviceBytes = pm.Memory()
+	}
 	return pt
 }
 
-// prepare uploads random inputs once and returns the op to time: the
-// device work only, with Sync, not the transfers.
-func prepare(be backend.Backend, p backend.Problem, s kernels.Strategy, seed uint64) (op func(context.Context) error, release func(), err error) {
+// prepare uploads the inputs and returns the op to time (the device work
+// and Sync, not the transfers) and the output buffer it writes.
+func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op func(context.Context) error, out backend.Buffer, release func(), err error) {
 	var bufs []backend.Buffer
 	release = func() {
 		for _, b := range bufs {
 			b.Release()
 		}
 	}
-	rng := rand.New(rand.NewPCG(seed, uint64(p.Nq)))
-	upload := func(n int, random bool) backend.Buffer {
+	upload := func(n int, data []float32) backend.Buffer {
 		if err != nil {
 			return nil
 		}
@@ -151,28 +424,27 @@ func prepare(be backend.Backend, p backend.Problem, s kernels.Strategy, seed uin
 			return nil
 		}
 		bufs = append(bufs, b)
-		if random {
-			data := make([]float32, n)
-			for i := range data {
-				data[i] = float32(rng.Float64()*2 - 1)
-			}
+		if data != nil {
 			err = be.Write(b, 0, data)
 		}
 		return b
 	}
-	q := upload(p.QLen(), true)
-	k := upload(p.KLen(), true)
-	v := upload(p.VLen(), true)
-	o := upload(p.OLen(), false)
+	q := upload(p.QLen(), in.q)
+	k := upload(p.KLen(), in.k)
+	v := upload(p.VLen(), in.v)
+	o := upload(p.OLen(), nil)
 	var sc backend.Buffer
-	if s == kernels.Staged {
-		sc = upload(p.ScoresLen(), false)
+	if staged {
+		sc = upload(p.ScoresLen(), nil)
+	}
+	if err == nil {
+		err = be.Sync()
 	}
 	if err != nil {
 		release()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if s == kernels.Staged {
+	if staged {
 		op = func(ctx context.Context) error {
 			if err := be.Scores(ctx, backend.ScoresParams{Problem: p}, q, k, sc); err != nil {
 				return err
@@ -193,52 +465,71 @@ func prepare(be backend.Backend, p backend.Problem, s kernels.Strategy, seed uin
 			return be.Sync()
 		}
 	}
-	return op, release, nil
+	return op, o, release, nil
 }
 
-// WriteTable prints points as an aligned table, one row per point, with
-// the FLOP convention stated under it.
-func WriteTable(w io.Writer, points []Point) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\tmin\tmax\tGFLOP/s\t")
-	for _, pt := range points {
-		p := pt.Problem
-		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Backend, pt.Strategy, p.B, p.H, p.KVHeads, p.Nq, p.D, p.Causal)
-		if pt.Err != nil {
-			fmt.Fprintf(tw, "%s-\t-\t-\t-\t%s\t\n", row, shortErr(pt.Err))
-			continue
+// backendVersion describes the device and libraries behind be.
+func backendVersion(be backend.Backend) string {
+	info := be.Info()
+	if info.Kind == backend.KindGPU {
+		s := info.Adapter.Name
+		if info.Adapter.Driver != "" {
+			s += ", " + info.Adapter.Driver
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%.2f\t\n", row, pt.Runs, round(pt.Median), round(pt.Min), round(pt.Max), pt.GFLOPS)
+		if info.Adapter.DriverInfo != "" {
+			s += " " + info.Adapter.DriverInfo
+		}
+		return s
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, "GFLOP/s = (2·D + 2·Dv) per attended query-key pair / median time; causal counts only attended pairs.")
-	return err
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d > 10*time.Second:
-		return d.Round(100 * time.Millisecond)
-	case d > time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d > time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	}
-	return d.Round(100 * time.Nanosecond)
-}
-
-func shortErr(err error) string {
-	switch {
-	case errors.Is(err, backend.ErrTooLarge):
-		return "too large"
-	case errors.Is(err, context.Canceled):
-		return "cancelled"
-	}
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	s := fmt.Sprintf("%d threads", info.Threads)
+	if info.Detail != "" {
+		s += ", " + info.Detail
 	}
 	return s
+}
+
+// inputs are one shape's random Q, K and V (in [−1, 1), BHND), shared by
+// every backend and peer, with the float64 reference of a sample of rows.
+type inputs struct {
+	p       backend.Problem
+	q, k, v []float32
+	rows    []int       // flat query rows (b·H + h)·Nq + i to check
+	ref     [][]float64 // their reference outputs, computed on first use
+	dir     string      // the .npy copies handed to peers, written on first use
+}
+
+func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
+	rng := rand.New(rand.NewPCG(seed, uint64(p.B)<<48^uint64(p.H)<<40^uint64(p.KVHeads)<<32^uint64(p.Nq)<<8^uint64(p.D)))
+	fill := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.Float64()*2 - 1)
+		}
+		return x
+	}
+	in := &inputs{p: p, q: fill(p.QLen()), k: fill(p.KLen()), v: fill(p.VLen())}
+	in.rows = sampleRows(p.B*p.H*p.Nq, checkRows)
+	return in
+}
+
+// sampleRows picks n of total rows, evenly spread, the first and the last
+// included: the last query of a causal problem sees every key.
+func sampleRows(total, n int) []int {
+	if n <= 0 || total == 0 {
+		return nil
+	}
+	if n >= total {
+		n = total
+	}
+	rows := make([]int, 0, n)
+	for i := range n {
+		r := 0
+		if n > 1 {
+			r = int(int64(i) * int64(total-1) / int64(n-1))
+		}
+		if len(rows) == 0 || rows[len(rows)-1] != r {
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }

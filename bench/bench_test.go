@@ -3,6 +3,10 @@ package bench_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,57 +35,237 @@ func TestFlops(t *testing.T) {
 	}
 }
 
-func TestRun(t *testing.T) {
+// Flops' closed form agrees with counting KeyLimit row by row, for every
+// small shape of Nq against Nk, causal or not.
+func TestFlopsCounts(t *testing.T) {
+	for nq := 0; nq < 12; nq++ {
+		for nk := 0; nk < 12; nk++ {
+			for _, causal := range []bool{false, true} {
+				p := backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: nq, Nk: nk, D: 5, Dv: 2, Causal: causal}
+				n := 0
+				for i := range nq {
+					n += p.KeyLimit(i)
+				}
+				if got, want := bench.Flops(p), float64(n*2*3*2*(5+2)); got != want {
+					t.Errorf("Nq=%d Nk=%d causal=%v: Flops %v, counting %v", nq, nk, causal, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestBytes(t *testing.T) {
+	// B=1, H=4, KVH=2, N=8, D=16: Q and O 4·8·16, K and V 2·8·16 floats.
+	p := backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 8, Nk: 8, D: 16, Dv: 16}
+	io := 4 * int64(2*4*8*16+2*2*8*16)
+	if got := bench.Bytes(p, false); got != io {
+		t.Errorf("fused bytes %d, want %d", got, io)
+	}
+	if got, want := bench.Bytes(p, true), io+4*4*(4*8*8); got != want {
+		t.Errorf("staged bytes %d, want %d", got, want)
+	}
+}
+
+func openCPU(t *testing.T) backend.Backend {
+	t.Helper()
 	be, err := cpu.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer be.Close()
-	cfg := bench.Config{
-		Ns: []int{16, 64}, B: 1, H: 2, KVHeads: 1, D: 8, Causal: true,
+	t.Cleanup(func() { be.Close() })
+	return be
+}
+
+func tiny() bench.Config {
+	return bench.Config{
+		Ns: []int{1, 16, 33}, Batches: []int{1}, Heads: []int{2}, KVHeads: []int{1}, Dims: []int{8},
+		Causal:     []bool{false, true},
 		Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged},
-		Budget:     time.Millisecond, MinRuns: 3, Seed: 1,
+		Budget:     time.Millisecond, MinRuns: 3, Seed: 1, CheckRows: 5,
 	}
-	var reported int
-	points, err := bench.Run(context.Background(), be, cfg, func(bench.Point) { reported++ })
+}
+
+// Every point of the sweep runs, in order, is checked against the
+// reference, and progress reaches its total.
+func TestRun(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	var last bench.Progress
+	starts, ends := 0, 0
+	cfg.Progress = func(p bench.Progress) {
+		if p.Point == nil {
+			starts++
+		} else {
+			ends++
+		}
+		if p.Done < last.Done || p.Done > p.Total {
+			t.Errorf("progress went from %v to %v of %v", last.Done, p.Done, p.Total)
+		}
+		last = p
+	}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(points) != 4 || reported != 4 {
-		t.Fatalf("%d points, %d reported; want 4", len(points), reported)
+	if len(points) != 12 || starts != 12 || ends != 12 {
+		t.Fatalf("%d points, %d starts, %d ends; want 12", len(points), starts, ends)
 	}
-	for _, pt := range points {
-		if pt.Err != nil || pt.Runs < 3 || pt.Median <= 0 || pt.Min > pt.Median || pt.Median > pt.Max || pt.GFLOPS <= 0 {
-			t.Errorf("bad point %+v", pt)
+	if last.Done != last.Total {
+		t.Errorf("progress ended at %v of %v", last.Done, last.Total)
+	}
+	i := 0
+	for _, causal := range []bool{false, true} {
+		for _, n := range []int{1, 16, 33} {
+			for _, s := range []string{"fused", "staged"} {
+				pt := points[i]
+				i++
+				if pt.Causal != causal || pt.N != n || pt.Strategy != s || pt.Impl != "attn-cpu" || pt.KVHeads != 1 {
+					t.Fatalf("point %d is %s %s N=%d causal=%v KVH=%d; want %s N=%d causal=%v", i-1, pt.Impl, pt.Strategy, pt.N, pt.Causal, pt.KVHeads, s, n, causal)
+				}
+				if pt.Status != bench.StatusOK || pt.Runs < 3 || pt.MinS > pt.MedianS || pt.MedianS > pt.MaxS || pt.GFLOPS <= 0 || pt.Bytes <= 0 {
+					t.Errorf("bad point %+v", pt)
+				}
+				if pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != min(5, 2*n) {
+					t.Errorf("N=%d: checked %d rows, max error %v", n, pt.CheckedRows, pt.MaxErr)
+				}
+			}
 		}
 	}
 	var buf bytes.Buffer
 	if err := bench.WriteTable(&buf, points); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(buf.String(), "\n"); got != 6 {
-		t.Errorf("table has %d lines, want header + 4 rows + note:\n%s", got, buf.String())
+	if got := strings.Count(buf.String(), "attn-cpu"); got != 12 {
+		t.Errorf("table has %d rows, want 12:\n%s", got, buf.String())
 	}
 }
 
+// A point that cannot run is reported, with a status saying why, and the
+// sweep goes on.
 func TestRunReportsFailures(t *testing.T) {
-	be, err := cpu.New()
+	be := openCPU(t)
+	cfg := tiny()
+	// 2³¹ keys: the staged scores and the memory check both refuse it.
+	cfg.Ns, cfg.Causal, cfg.Batches, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{1 << 31, 4}, []bool{false}, []int{1}, []int{1}, []int{0}, []int{1}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer be.Close()
-	// A staged point whose scores overflow int is reported, not dropped.
-	cfg := bench.Config{Ns: []int{1 << 31}, B: 1 << 20, H: 1, D: 1, Strategies: []kernels.Strategy{kernels.Staged}, MinRuns: 1}
-	points, err := bench.Run(context.Background(), be, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
+	if len(points) != 4 {
+		t.Fatalf("%d points, want 4", len(points))
 	}
-	if len(points) != 1 || points[0].Err == nil {
-		t.Fatalf("points %+v; want one failed point", points)
+	for _, pt := range points[:2] {
+		if pt.Status != bench.StatusTooLarge || pt.Error == "" || pt.Runs != 0 {
+			t.Errorf("N=2³¹ %s: status %s (%s), want too-large", pt.Strategy, pt.Status, pt.Error)
+		}
+	}
+	for _, pt := range points[2:] {
+		if pt.Status != bench.StatusOK {
+			t.Errorf("N=4 %s after the failures: %s %s", pt.Strategy, pt.Status, pt.Error)
+		}
 	}
 	var buf bytes.Buffer
 	bench.WriteTable(&buf, points)
-	if !strings.Contains(buf.String(), "too large") {
+	if !strings.Contains(buf.String(), "too-large: ") {
 		t.Errorf("table does not say the point was too large:\n%s", buf.String())
+	}
+}
+
+func TestRunRefusesBadConfigs(t *testing.T) {
+	be := openCPU(t)
+	for name, mod := range map[string]func(*bench.Config){
+		"kv heads":   func(c *bench.Config) { c.KVHeads = []int{3} },
+		"empty":      func(c *bench.Config) { c.Ns = nil },
+		"auto":       func(c *bench.Config) { c.Strategies = []kernels.Strategy{kernels.Auto} },
+		"no targets": func(c *bench.Config) { c.Strategies = nil },
+	} {
+		cfg := tiny()
+		mod(&cfg)
+		if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A cancelled sweep stops and says so.
+func TestRunCancelled(t *testing.T) {
+	be := openCPU(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := tiny()
+	cfg.Progress = func(p bench.Progress) {
+		if p.Point != nil {
+			cancel()
+		}
+	}
+	points, err := bench.Run(ctx, cfg, []backend.Backend{be}, nil)
+	if err == nil || len(points) == 0 || len(points) > 2 {
+		t.Fatalf("cancelled sweep: %d points, error %v", len(points), err)
+	}
+}
+
+// The report's JSON reads back as written, its CSV has a row per point
+// under the header, and both charts are PNGs.
+func TestReport(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points = append(points, bench.Point{Impl: "attn-cpu", Strategy: "staged", N: 1 << 20, Status: bench.StatusTooLarge, Error: "needs 4 TiB"})
+	r := bench.NewReport(cfg, []backend.Backend{be}, nil, points)
+	if r.Machine.CPUs < 1 || r.Versions["go"] == "" || len(r.Backends) != 1 || r.Env["OPENBLAS_CORETYPE"] == "" {
+		t.Errorf("report header %+v", r)
+	}
+
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	back, err := bench.ReadReport(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Points) != len(points) || back.Points[0].GFLOPS != points[0].GFLOPS || *back.Points[0].MaxErr != *points[0].MaxErr ||
+		back.Points[len(points)-1].Status != bench.StatusTooLarge {
+		t.Errorf("JSON round trip changed the points")
+	}
+
+	var cs bytes.Buffer
+	if err := r.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(points)+1 || rows[0][0] != "date" || rows[len(rows)-1][len(rows[0])-3] != "too-large" {
+		t.Errorf("CSV: %d rows, header %v, last %v", len(rows), rows[0], rows[len(rows)-1])
+	}
+
+	dir := t.TempDir()
+	for _, c := range bench.Charts {
+		var buf bytes.Buffer
+		if err := r.WriteChart(&buf, c, "png"); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		img, err := png.Decode(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 300 {
+			t.Errorf("%s: %v image", c, b)
+		}
+		os.WriteFile(filepath.Join(dir, string(c)+".png"), buf.Bytes(), 0o644)
+	}
+	if err := r.WriteChart(&bytes.Buffer{}, "speed", "png"); err == nil {
+		t.Error("an unknown chart drew")
+	}
+}
+
+// A report whose schema is not this one is refused rather than misread.
+func TestReadReportSchema(t *testing.T) {
+	if _, err := bench.ReadReport(strings.NewReader(`{"schema": "attn-bench/0", "points": []}`)); err == nil {
+		t.Error("read a report of another schema")
 	}
 }

@@ -1,47 +1,69 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/kernels"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,512,...] [-batch B] [-heads H] [-kvheads HKV] [-d D] [-causal] [-strategy fused,staged] [-backend auto|cpu|gpu] [-budget 1s] [-min-runs 3]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
-const benchHelp = `Sweeps attention over sequence lengths N (Nq = Nk = N) and strategies on
-one backend and prints a table: runs, median, min and max time, GFLOP/s.
+const benchHelp = `Sweeps attention over sequence lengths N (Nq = Nk = N) and every
+combination of the other lists, on each backend with each strategy and,
+with -peers, on other implementations (ONNX Runtime, PyTorch, NumPy) run
+on the same inputs, one point after the other.
+
 Each point gets one warm-up run, then timed runs until the budget is spent
-(at least -min-runs). Only the device work is timed; inputs are uploaded
-once. GFLOP/s counts (2·D + 2·Dv) per attended query-key pair, so causal
-sweeps count only the pairs a query sees. A point that cannot run (too
-large, out of memory) is reported as such, not dropped.
+(at least -min-runs): median and range (max − min over the median). Only
+the device work is timed; inputs are uploaded once. GFLOP/s counts
+(2·D + 2·Dv) per attended query-key pair, so causal sweeps count only the
+pairs a query sees, for attn and peers alike. Also reported: the bytes the
+strategy must move, the peak RSS of the process that ran the point, the
+device memory attn allocated (GPU), and the largest relative error of
+-check-rows sampled output rows against a float64 reference. A point that
+cannot run (too large, out of memory, no adapter) is reported as such.
 
-The defaults finish in about a minute on the CPU backend of a 2-core
-machine.
+Prints a table, and writes results.json, results.csv, gflops.png and
+memory.png to -out. The defaults finish in about a minute on the CPU
+backend of a 2-core machine. Peers need bench/peers/install.sh once; see
+bench/peers/README.md.
 `
 
 func runBench(c *cmdEnv, args []string) error {
 	cfg := bench.DefaultConfig()
-	backendName := "auto"
+	backends := []string{"auto"}
+	var peerNames []string
+	peersDir, outDir := filepath.Join("bench", "peers"), "attn-bench"
 	fs := flag.NewFlagSet("attn bench", flag.ContinueOnError)
-	fs.Func("n", "comma-separated sequence `lengths` (default 256,512,1024,2048,4096)", func(s string) error {
-		ns, err := parseInts(s)
-		cfg.Ns = ns
-		return err
-	})
-	fs.IntVar(&cfg.B, "batch", cfg.B, "batch size `B`")
-	fs.IntVar(&cfg.H, "heads", cfg.H, "query heads `H`")
-	fs.IntVar(&cfg.KVHeads, "kvheads", 0, "key/value heads `HKV` (0 means H)")
-	fs.IntVar(&cfg.D, "d", cfg.D, "head dim `D`")
-	fs.BoolVar(&cfg.Causal, "causal", false, "causal masking")
+	intList := func(name, what string, dst *[]int, zeroOK bool) {
+		fs.Func(name, fmt.Sprintf("comma-separated %s (default %s)", what, joinInts(*dst)), func(s string) error {
+			v, err := parseInts(s, zeroOK)
+			*dst = v
+			return err
+		})
+	}
+	intList("n", "sequence `lengths`", &cfg.Ns, false)
+	intList("batch", "batch sizes `B`", &cfg.Batches, false)
+	intList("heads", "query heads `H`", &cfg.Heads, false)
+	intList("kvheads", "key/value heads `HKV`, 0 meaning H", &cfg.KVHeads, true)
+	intList("d", "head dims `D`", &cfg.Dims, false)
+	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")
 	fs.Func("strategy", "comma-separated `strategies`: fused, staged (default fused,staged)", func(s string) error {
 		cfg.Strategies = nil
 		for _, part := range strings.Split(s, ",") {
@@ -50,15 +72,26 @@ func runBench(c *cmdEnv, args []string) error {
 				return err
 			}
 			if st == kernels.Auto {
-				return fmt.Errorf("name fused or staged, not auto")
+				return errors.New("name fused or staged, not auto")
 			}
 			cfg.Strategies = append(cfg.Strategies, st)
 		}
 		return nil
 	})
-	fs.StringVar(&backendName, "backend", backendName, "`name` of the backend: auto, cpu or gpu")
-	fs.DurationVar(&cfg.Budget, "budget", cfg.Budget, "time to spend measuring each point")
+	fs.Func("backend", "comma-separated backend `names`: auto, cpu, gpu, or none (peers only) (default auto)", func(s string) error {
+		backends = strings.Split(s, ",")
+		return nil
+	})
+	fs.Func("peers", "comma-separated `peers` to run beside attn on the same inputs, or all: "+strings.Join(bench.PeerNames(), ", "), func(s string) error {
+		peerNames = strings.Split(s, ",")
+		return nil
+	})
+	fs.StringVar(&peersDir, "peers-dir", peersDir, "`directory` of the peer runners (bench/peers of a clone)")
+	fs.DurationVar(&cfg.Budget, "budget", cfg.Budget, "time to spend measuring each point after its warm-up")
 	fs.IntVar(&cfg.MinRuns, "min-runs", cfg.MinRuns, "timed runs per point at least")
+	fs.IntVar(&cfg.CheckRows, "check-rows", cfg.CheckRows, "output rows per point compared with the float64 reference")
+	fs.IntVar(&cfg.Threads, "threads", 0, "threads for the peers (default GOMAXPROCS, the threads attn's CPU backend uses)")
+	fs.StringVar(&outDir, "out", outDir, "`directory` for results.json, results.csv and the charts; empty for none")
 	fs.Func("seed", "random `seed` for the inputs", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		cfg.Seed = v
@@ -67,50 +100,289 @@ func runBench(c *cmdEnv, args []string) error {
 	if err := c.parseFlags(fs, benchSynopsis, benchHelp, args); err != nil {
 		return err
 	}
-	if err := checkBackendName(backendName); err != nil {
-		return err
-	}
 	switch {
-	case cfg.B < 1 || cfg.H < 1 || cfg.D < 1:
-		return usagef("-batch, -heads and -d must be at least 1 (got %d, %d, %d)", cfg.B, cfg.H, cfg.D)
-	case cfg.KVHeads < 0 || (cfg.KVHeads > 0 && cfg.H%cfg.KVHeads != 0):
-		return usagef("-kvheads %d must divide -heads %d", cfg.KVHeads, cfg.H)
 	case cfg.MinRuns < 1:
 		return usagef("-min-runs must be at least 1")
+	case cfg.CheckRows < 0:
+		return usagef("-check-rows must not be negative")
+	case cfg.Budget < 0:
+		return usagef("-budget must not be negative")
 	}
-	be, err := c.openBackend(backendName)
-	if err != nil {
-		return err
+	for _, h := range cfg.Heads {
+		for _, kvh := range cfg.KVHeads {
+			if kvh > 0 && h%kvh != 0 {
+				return usagef("-kvheads %d must divide -heads %d", kvh, h)
+			}
+		}
 	}
-	defer be.Close()
+	var names []string
+	for _, b := range backends {
+		b = strings.TrimSpace(strings.ToLower(b))
+		if b == "none" {
+			continue
+		}
+		if err := checkBackendName(b); err != nil {
+			return err
+		}
+		names = append(names, b)
+	}
+	if len(names) == 0 && len(peerNames) == 0 {
+		return usagef("-backend none needs -peers: there is nothing to measure")
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	total := len(cfg.Ns) * len(cfg.Strategies)
-	done := 0
-	start := time.Now()
-	points, err := bench.Run(ctx, be, cfg, func(pt bench.Point) {
-		done++
-		status := fmt.Sprintf("%.2f GFLOP/s", pt.GFLOPS)
-		if pt.Err != nil {
-			status = "failed: " + oneLine(pt.Err.Error())
+	var bes []backend.Backend
+	defer func() {
+		for _, be := range bes {
+			be.Close()
 		}
-		fmt.Fprintf(c.stderr, "[%d/%d %s] %s N=%d %s\n", done, total, time.Since(start).Round(time.Second), pt.Strategy, pt.Problem.Nq, status)
-	})
-	if werr := bench.WriteTable(c.stdout, points); werr != nil && err == nil {
-		err = werr
+	}()
+	for _, name := range names {
+		be, err := c.openBackend(name)
+		if err != nil {
+			return err
+		}
+		if dup := indexBackend(bes, be.Name()); dup >= 0 {
+			be.Close() // "auto" and a name that open the same backend
+			continue
+		}
+		bes = append(bes, be)
 	}
-	return err
+	var peers []bench.Peer
+	if len(peerNames) > 0 {
+		var err error
+		if peers, err = bench.Peers(ctx, peersDir, peerNames); err != nil {
+			return err
+		}
+		for _, p := range peers {
+			if p.Unavailable != "" {
+				fmt.Fprintf(c.stderr, "attn bench: peer %s unavailable: %s\n", p.Name, p.Unavailable)
+			}
+		}
+	}
+
+	prog := newProgress(c.stderr)
+	cfg.Progress = prog.update
+	points, runErr := bench.Run(ctx, cfg, bes, peers)
+	prog.finish()
+	if runErr != nil && len(points) == 0 {
+		return runErr
+	}
+	if err := bench.WriteTable(c.stdout, points); err != nil {
+		return err
+	}
+	if outDir != "" {
+		report := bench.NewReport(cfg, bes, peers, points)
+		if err := writeReport(outDir, report); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(reportFiles(outDir), ", "))
+	}
+	return runErr
 }
 
-func parseInts(s string) ([]int, error) {
+func indexBackend(bes []backend.Backend, name string) int {
+	for i, be := range bes {
+		if be.Name() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// reportFiles are the files writeReport writes into dir.
+func reportFiles(dir string) []string {
+	files := []string{filepath.Join(dir, "results.json"), filepath.Join(dir, "results.csv")}
+	for _, ch := range bench.Charts {
+		files = append(files, filepath.Join(dir, string(ch)+".png"))
+	}
+	return files
+}
+
+// writeReport writes the JSON, the CSV and the charts of r into dir, each
+// file replaced atomically.
+func writeReport(dir string, r *bench.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := reportFiles(dir)
+	writers := []func(io.Writer) error{r.WriteJSON, r.WriteCSV}
+	for _, ch := range bench.Charts {
+		writers = append(writers, func(w io.Writer) error { return r.WriteChart(w, ch, "png") })
+	}
+	for i, write := range writers {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			return fmt.Errorf("%s: %v", files[i], err)
+		}
+		if err := writeFileAtomic(files[i], buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".attn-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// causalFlag is -causal: a boolean flag that also takes a list,
+// -causal=false,true, to measure both.
+type causalFlag struct{ v *[]bool }
+
+func (f *causalFlag) IsBoolFlag() bool { return true }
+
+func (f *causalFlag) String() string {
+	if f.v == nil {
+		return "false"
+	}
+	s := make([]string, len(*f.v))
+	for i, b := range *f.v {
+		s[i] = strconv.FormatBool(b)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *causalFlag) Set(s string) error {
+	var v []bool
+	for _, part := range strings.Split(s, ",") {
+		b, err := strconv.ParseBool(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", part)
+		}
+		v = append(v, b)
+	}
+	*f.v = v
+	return nil
+}
+
+// progress shows a sweep's progress on w: a bar weighted by FLOPs with the
+// current point and an estimate of the time left when w is a terminal, a
+// line per finished point otherwise (logs, CI).
+type progress struct {
+	w       io.Writer
+	bar     *progressbar.ProgressBar
+	mu      sync.Mutex
+	current string
+	since   time.Time
+	start   time.Time
+	stop    chan struct{}
+	done    sync.WaitGroup
+	count   int
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(1,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWidth(24),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionShowDescriptionAtLineEnd())
+		p.stop = make(chan struct{})
+		p.done.Add(1)
+		go p.tick()
+	}
+	return p
+}
+
+// tick redraws the bar every half second, so the time of a long point
+// keeps moving.
+func (p *progress) tick() {
+	defer p.done.Done()
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.current != "" {
+				p.bar.Describe(fmt.Sprintf("%s (%s)", p.current, time.Since(p.since).Round(time.Second)))
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *progress) update(ev bench.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.Point == nil {
+		p.current, p.since = ev.Current, time.Now()
+		if p.bar != nil {
+			p.bar.ChangeMax64(max(int64(ev.Total/1e6), 1))
+			p.bar.Describe(p.current)
+		}
+		return
+	}
+	p.count++
+	pt := ev.Point
+	status := fmt.Sprintf("%.2f GFLOP/s", pt.GFLOPS)
+	if pt.Status != bench.StatusOK {
+		status = fmt.Sprintf("%s: %s", pt.Status, pt.Error)
+	}
+	line := fmt.Sprintf("[%d %3.0f%% %s] %s %s N=%d %s\n", p.count, 100*ev.Done/ev.Total,
+		time.Since(p.start).Round(time.Second), pt.Impl, pt.Strategy, pt.N, status)
+	if p.bar != nil {
+		p.bar.Clear()
+		fmt.Fprint(p.w, line)
+		p.bar.Set64(int64(ev.Done / 1e6))
+		return
+	}
+	fmt.Fprint(p.w, line)
+}
+
+func (p *progress) finish() {
+	if p.bar == nil {
+		return
+	}
+	close(p.stop)
+	p.done.Wait()
+	p.bar.Finish()
+}
+
+func parseInts(s string, zeroOK bool) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || v < 1 {
+		if err != nil || v < 0 || (v == 0 && !zeroOK) {
 			return nil, fmt.Errorf("%q is not a positive integer", part)
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

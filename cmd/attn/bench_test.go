@@ -1,29 +1,67 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attn-go/attn/bench"
 )
 
 func TestBenchCommand(t *testing.T) {
-	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "16,33", "-heads", "2", "-kvheads", "1", "-d", "8", "-causal", "-budget", "1ms", "-min-runs", "2")
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "16,33", "-heads", "2", "-kvheads", "1", "-d", "8",
+		"-causal=false,true", "-budget", "1ms", "-min-runs", "2", "-out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if got := strings.Count(stdout, "cpu"); got != 4 {
-		t.Errorf("table has %d cpu rows, want 4:\n%s", got, stdout)
+	if got := strings.Count(stdout, "attn-cpu"); got != 8 {
+		t.Errorf("table has %d cpu rows, want 8:\n%s", got, stdout)
 	}
-	if !strings.Contains(stderr, "[4/4") {
+	if !strings.Contains(stdout, "gflops: ") {
+		t.Errorf("the table does not state the FLOP convention:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "[8 100%") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 8 || r.Points[7].Status != bench.StatusOK || !r.Points[7].Causal {
+		t.Errorf("results.json has %d points, last %+v", len(r.Points), r.Points[len(r.Points)-1])
+	}
+	for _, name := range []string{"results.csv", "gflops.png", "memory.png"} {
+		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+
 	for _, bad := range [][]string{
 		{"bench", "-n", "0"},
 		{"bench", "-heads", "3", "-kvheads", "2"},
 		{"bench", "-strategy", "auto"},
 		{"bench", "-backend", "tpu"},
+		{"bench", "-backend", "none"},
+		{"bench", "-causal=maybe"},
+		{"bench", "-min-runs", "0"},
 	} {
 		if code, _, stderr := runCmd(t, bad...); code != 2 {
 			t.Errorf("attn %v: exit %d (%s), want 2", bad, code, stderr)
 		}
+	}
+}
+
+// An unknown peer is refused before anything runs.
+func TestBenchUnknownPeer(t *testing.T) {
+	code, _, stderr := runCmd(t, "bench", "-backend", "cpu", "-peers", "tensorflow", "-out", "")
+	if code == 0 || !strings.Contains(stderr, "tensorflow") {
+		t.Errorf("exit %d, stderr %q; want an error naming the peer", code, stderr)
 	}
 }

@@ -1,0 +1,272 @@
+package bench
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Chart names a chart WriteChart draws.
+type Chart string
+
+const (
+	// ChartGFLOPS is GFLOP/s against N (log-scaled), one line per
+	// implementation and strategy, with the range of the timed runs as
+	// error bars.
+	ChartGFLOPS Chart = "gflops"
+	// ChartMemory is peak memory against N (both log-scaled): each
+	// process's peak RSS, and attn's device bytes as dashed lines.
+	ChartMemory Chart = "memory"
+)
+
+// Charts lists every chart, in the order the README shows them.
+var Charts = []Chart{ChartGFLOPS, ChartMemory}
+
+// series is one line of a chart: the points of one implementation and
+// strategy (and of one value of each dimension the sweep varied besides N).
+type series struct {
+	label  string
+	points []Point
+	wrong  bool
+}
+
+// series groups the points that ran into lines, in the order they first
+// appear.
+func (r *Report) series() []*series {
+	varied := func(f func(Point) string) bool {
+		seen := map[string]bool{}
+		for _, pt := range r.Points {
+			seen[f(pt)] = true
+		}
+		return len(seen) > 1
+	}
+	var dims []func(Point) string
+	for _, d := range []func(Point) string{
+		func(pt Point) string { return map[bool]string{true: "causal", false: "non-causal"}[pt.Causal] },
+		func(pt Point) string { return fmt.Sprintf("B=%d", pt.B) },
+		func(pt Point) string { return fmt.Sprintf("H=%d", pt.H) },
+		func(pt Point) string { return fmt.Sprintf("KVH=%d", pt.KVHeads) },
+		func(pt Point) string { return fmt.Sprintf("D=%d", pt.D) },
+	} {
+		if varied(d) {
+			dims = append(dims, d)
+		}
+	}
+	var out []*series
+	byLabel := map[string]*series{}
+	for _, pt := range r.Points {
+		if pt.Runs == 0 {
+			continue // did not run: the table says why
+		}
+		parts := []string{pt.Impl}
+		if strings.HasPrefix(pt.Impl, "attn-") {
+			parts = append(parts, pt.Strategy)
+		}
+		for _, d := range dims {
+			parts = append(parts, d(pt))
+		}
+		label := strings.Join(parts, " ")
+		s := byLabel[label]
+		if s == nil {
+			s = &series{label: label}
+			byLabel[label] = s
+			out = append(out, s)
+		}
+		s.points = append(s.points, pt)
+		s.wrong = s.wrong || pt.Status == StatusWrong
+	}
+	return out
+}
+
+// title names what every point of the report shares.
+func (r *Report) title(what string) string {
+	var fixed []string
+	same := func(f func(Point) int) (int, bool) {
+		if len(r.Points) == 0 {
+			return 0, false
+		}
+		v := f(r.Points[0])
+		for _, pt := range r.Points {
+			if f(pt) != v {
+				return 0, false
+			}
+		}
+		return v, true
+	}
+	for _, d := range []struct {
+		name string
+		f    func(Point) int
+	}{
+		{"B", func(pt Point) int { return pt.B }},
+		{"H", func(pt Point) int { return pt.H }},
+		{"KVH", func(pt Point) int { return pt.KVHeads }},
+		{"D", func(pt Point) int { return pt.D }},
+	} {
+		if v, ok := same(d.f); ok && !(d.name == "KVH" && fixedH(r.Points, v)) {
+			fixed = append(fixed, fmt.Sprintf("%s=%d", d.name, v))
+		}
+	}
+	if v, ok := same(func(pt Point) int { return map[bool]int{true: 1}[pt.Causal] }); ok && v == 1 {
+		fixed = append(fixed, "causal")
+	}
+	return fmt.Sprintf("%s, %s\n%s, %d CPUs, %s", what, strings.Join(fixed, " "), r.Machine.CPU, r.Machine.CPUs, r.Date.Format("2006-01-02"))
+}
+
+// fixedH reports whether every point has kvh = H, so KVH need not be named.
+func fixedH(points []Point, kvh int) bool {
+	for _, pt := range points {
+		if pt.H != kvh {
+			return false
+		}
+	}
+	return true
+}
+
+// nTicks labels the swept sequence lengths on a log-scaled axis.
+type nTicks []int
+
+func (t nTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, n := range t {
+		label := fmt.Sprint(n)
+		if n >= 1024 && n%1024 == 0 {
+			label = fmt.Sprintf("%dK", n/1024)
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: label})
+	}
+	return ticks
+}
+
+// WriteChart draws chart c of the report as a PNG (or SVG, PDF, by
+// format: "png", "svg", "pdf"), 10×5 inches with the legend on the right.
+func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
+	p := plot.New()
+	var ns []int
+	for _, pt := range r.Points {
+		if !slices.Contains(ns, pt.N) {
+			ns = append(ns, pt.N)
+		}
+	}
+	slices.Sort(ns)
+	p.X.Label.Text = "sequence length N (Nq = Nk)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = nTicks(ns)
+	p.Add(plotter.NewGrid())
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+
+	all := r.series()
+	for i, s := range all {
+		label := s.label
+		if s.wrong {
+			label += " (wrong answers)"
+		}
+		col, shape := plotutil.Color(i), plotutil.Shape(i)
+		switch c {
+		case ChartGFLOPS:
+			var xy plotter.XYs
+			var errs plotter.YErrors
+			for _, pt := range s.points {
+				flops := pt.GFLOPS * pt.MedianS
+				hi, lo := pt.GFLOPS, pt.GFLOPS
+				if pt.MinS > 0 {
+					hi = flops / pt.MinS
+				}
+				if pt.MaxS > 0 {
+					lo = flops / pt.MaxS
+				}
+				xy = append(xy, plotter.XY{X: float64(pt.N), Y: pt.GFLOPS})
+				errs = append(errs, struct{ Low, High float64 }{pt.GFLOPS - lo, hi - pt.GFLOPS})
+			}
+			if err := addLine(p, &legend, label, xy, col, shape, nil); err != nil {
+				return err
+			}
+			eb, err := plotter.NewYErrorBars(yErrs{xy, errs})
+			if err != nil {
+				return err
+			}
+			eb.Color = col
+			p.Add(eb)
+		case ChartMemory:
+			var rss, dev plotter.XYs
+			for _, pt := range s.points {
+				if pt.PeakRSS > 0 {
+					rss = append(rss, plotter.XY{X: float64(pt.N), Y: float64(pt.PeakRSS) / (1 << 20)})
+				}
+				if pt.DeviceBytes > 0 {
+					dev = append(dev, plotter.XY{X: float64(pt.N), Y: float64(pt.DeviceBytes) / (1 << 20)})
+				}
+			}
+			if len(rss) > 0 {
+				if err := addLine(p, &legend, label+" RSS", rss, col, shape, nil); err != nil {
+					return err
+				}
+			}
+			if len(dev) > 0 {
+				if err := addLine(p, &legend, label+" device", dev, col, shape, []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
+		}
+	}
+	switch c {
+	case ChartGFLOPS:
+		p.Title.Text = r.title("attention throughput")
+		p.Y.Label.Text = "GFLOP/s (causal: attended pairs only)"
+		p.Y.Min = 0
+	case ChartMemory:
+		p.Title.Text = r.title("peak memory")
+		p.Y.Label.Text = "MiB"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		if p.Y.Min <= 0 {
+			p.Y.Min = 1
+		}
+	}
+	if len(all) == 0 {
+		p.Title.Text += "\n(no point ran)"
+		p.X.Min, p.X.Max = 1, 2
+		p.Y.Min, p.Y.Max = 1, 2
+	}
+	// The legend goes to the right of the plot, where it hides no point.
+	width, height := 10*vg.Inch, 5*vg.Inch
+	cw, err := draw.NewFormattedCanvas(width, height, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(cw)
+	lw := legend.Rectangle(dc).Size().X + vg.Points(16)
+	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	legend.Draw(draw.Crop(dc, width-lw+vg.Points(8), 0, 0, -vg.Points(40)))
+	_, err = cw.WriteTo(w)
+	return err
+}
+
+// addLine adds a line with markers and its legend entry.
+func addLine(p *plot.Plot, legend *plot.Legend, label string, xy plotter.XYs, col color.Color, shape draw.GlyphDrawer, dashes []vg.Length) error {
+	l, sc, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = col, vg.Points(1.5), dashes
+	sc.Color, sc.Shape = col, shape
+	p.Add(l, sc)
+	legend.Add(label, l, sc)
+	return nil
+}
+
+// yErrs pairs points with their error bars for plotter.NewYErrorBars.
+type yErrs struct {
+	plotter.XYs
+	plotter.YErrors
+}

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/attn-go/attn/backend/backendtest"
+)
+
+// reference returns the float64 reference output of every sampled row,
+// computing it on first use.
+func (in *inputs) reference() [][]float64 {
+	if in.ref == nil && len(in.rows) > 0 {
+		c := backendtest.Case{Problem: in.p, Q: in.q, K: in.k, V: in.v}
+		for _, r := range in.rows {
+			b, h, i := in.rowIndex(r)
+			o, _ := backendtest.ReferenceRow(c, b, h, i)
+			in.ref = append(in.ref, o)
+		}
+	}
+	return in.ref
+}
+
+// rowIndex splits a flat query row into batch, head and query index.
+func (in *inputs) rowIndex(r int) (b, h, i int) {
+	p := in.p
+	return r / (p.H * p.Nq), r / p.Nq % p.H, r % p.Nq
+}
+
+// check compares the sampled rows of o (laid out like Q, with head dim Dv)
+// with the reference and records the largest error on pt, marking it
+// wrong past WrongErr.
+func (in *inputs) check(pt *Point, o []float32) {
+	ref := in.reference()
+	if len(ref) == 0 {
+		return
+	}
+	worst := 0.0
+	for n, r := range in.rows {
+		b, h, i := in.rowIndex(r)
+		off := in.p.OStrides().Offset(b, h, i)
+		got := o[off : off+in.p.Dv]
+		diff, scale := 0.0, 0.0
+		for d, want := range ref[n] {
+			g := float64(got[d])
+			if math.IsNaN(g) || math.IsInf(g, 0) {
+				pt.Status = StatusWrong
+				pt.Error = fmt.Sprintf("output row (b=%d, h=%d, i=%d) holds %v", b, h, i, g)
+				pt.CheckedRows = n + 1
+				return
+			}
+			diff = max(diff, math.Abs(g-want))
+			scale = max(scale, math.Abs(want))
+		}
+		if scale > 0 {
+			diff /= scale
+		}
+		worst = max(worst, diff)
+	}
+	pt.MaxErr = &worst
+	pt.CheckedRows = len(ref)
+	if worst > WrongErr {
+		pt.Status = StatusWrong
+		pt.Error = fmt.Sprintf("max relative error %.2g over %d rows, past %g", worst, len(ref), WrongErr)
+	}
+}
+
+// removeFiles deletes the .npy copies written for peers, if any.
+func (in *inputs) removeFiles() {
+	if in != nil && in.dir != "" {
+		os.RemoveAll(in.dir)
+		in.dir = ""
+	}
+}

@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/attn-go/attn/internal/npyfile"
+	"github.com/sbinet/npyio"
+)
+
+// Peer is another implementation of attention measured beside attn: a
+// runner program in bench/peers that times one point per process on the
+// inputs attn writes, and writes its output back for checking. The
+// protocol is in bench/peers/README.md.
+type Peer struct {
+	Name string   // the runner's --impl, and the point's Impl
+	Argv []string // the runner command, run in Dir
+	Dir  string
+	// Unfused peers materialise the B·H·N² score matrix (Bytes counts its
+	// traffic); ScoreCopies is how many such matrices one holds at its
+	// peak, for the memory check before it runs.
+	Unfused     bool
+	ScoreCopies float64
+
+	Version     string // from the probe
+	Unavailable string // why the probe says it cannot run here; "" when it can
+}
+
+// peerTable lists the peers bench/peers has runners for.
+var peerTable = []Peer{
+	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0},
+	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1},
+	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
+	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
+	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
+}
+
+// PeerNames lists the peers Peers knows, in the order they run.
+func PeerNames() []string {
+	names := make([]string, len(peerTable))
+	for i, p := range peerTable {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Peers returns the named peers ("all" for every one) with their runners
+// in dir, each probed for its version and whether it can run here. A peer
+// that cannot run is returned with Unavailable set, so that its points are
+// reported; a runner that is missing altogether is an error naming the
+// install script.
+func Peers(ctx context.Context, dir string, names []string) ([]Peer, error) {
+	if slices.Contains(names, "all") {
+		names = PeerNames()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var peers []Peer
+	for _, name := range names {
+		i := slices.IndexFunc(peerTable, func(p Peer) bool { return p.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("bench: unknown peer %q (have %s, all)", name, strings.Join(PeerNames(), ", "))
+		}
+		p := peerTable[i]
+		p.Dir = abs
+		if err := p.probe(ctx); err != nil {
+			return nil, err
+		}
+		peers = append(peers, p)
+	}
+	return peers, nil
+}
+
+// probe asks the runner for the peer's version and whether it can run.
+func (p *Peer) probe(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(p.Dir, p.Argv[len(p.Argv)-1])); err != nil {
+		return fmt.Errorf("bench: peer %s: %v (run bench/peers/install.sh from a clone of attn, and pass -peers-dir)", p.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Argv[0], append(p.Argv[1:], "--probe", "--impl", p.Name)...)
+	cmd.Dir = p.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		p.Unavailable = fmt.Sprintf("probe failed: %v: %s (run bench/peers/install.sh)", err, lastLine(stderr.String()))
+		return nil
+	}
+	var r struct {
+		Version   string `json:"version"`
+		Available bool   `json:"available"`
+		Reason    string `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(lastLine(string(out))), &r); err != nil {
+		return fmt.Errorf("bench: peer %s: probe printed %q: %v", p.Name, lastLine(string(out)), err)
+	}
+	p.Version = r.Version
+	if !r.Available {
+		p.Unavailable = r.Reason
+		if p.Unavailable == "" {
+			p.Unavailable = "the runner says it is unavailable"
+		}
+	}
+	return nil
+}
+
+func (p *Peer) strategy() string {
+	if p.Unfused {
+		return "unfused"
+	}
+	return "flash"
+}
+
+// runnerResult is the JSON line a runner prints last.
+type runnerResult struct {
+	Impl    string    `json:"impl"`
+	Version string    `json:"version"`
+	WarmupS float64   `json:"warmup_s"`
+	TimesS  []float64 `json:"times_s"`
+	Notes   string    `json:"notes"`
+	Error   string    `json:"error"`
+}
+
+// measure runs the peer on in's shape in a process of its own and checks
+// the output it writes back.
+func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
+	pr := in.p
+	pt := newPoint(p.Name, p.strategy(), p.Version, pr)
+	if p.Unavailable != "" {
+		pt.Status, pt.Error = StatusUnavailable, p.Unavailable
+		return pt
+	}
+	in4 := 4 * (int64(pr.QLen()) + int64(pr.KLen()) + int64(pr.VLen()) + int64(pr.OLen()))
+	if err := fits(3*in4 + int64(p.ScoreCopies*float64(4*int64(pr.ScoresLen())))); err != nil {
+		pt.fail(err)
+		return pt
+	}
+	dir, err := in.files()
+	if err != nil {
+		pt.fail(err)
+		return pt
+	}
+	args := append(slices.Clone(p.Argv[1:]),
+		"--impl", p.Name, "--dir", dir,
+		"--b", strconv.Itoa(pr.B), "--h", strconv.Itoa(pr.H), "--kvh", strconv.Itoa(pr.KVHeads),
+		"--n", strconv.Itoa(pr.Nq), "--d", strconv.Itoa(pr.D), "--causal", map[bool]string{false: "0", true: "1"}[pr.Causal],
+		"--scale", strconv.FormatFloat(float64(pr.Scale), 'g', -1, 32),
+		"--budget-s", strconv.FormatFloat(cfg.Budget.Seconds(), 'g', -1, 64),
+		"--min-runs", strconv.Itoa(cfg.MinRuns), "--threads", strconv.Itoa(cfg.Threads))
+	cmd := exec.CommandContext(ctx, p.Argv[0], args...)
+	cmd.Dir = p.Dir
+	t := strconv.Itoa(cfg.Threads)
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+t, "OPENBLAS_NUM_THREADS="+t, "MKL_NUM_THREADS="+t)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			pt.PeakRSS = ru.Maxrss << 10 // kB on Linux
+		}
+	}
+	outPath := filepath.Join(dir, "o-"+p.Name+".npy")
+	defer os.Remove(outPath)
+	if runErr != nil {
+		if ctx.Err() != nil {
+			pt.fail(ctx.Err())
+			return pt
+		}
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				pt.Status, pt.Error = StatusOutOfMemory, fmt.Sprintf("killed (SIGKILL) at %s resident: out of memory?", sizeString(pt.PeakRSS))
+				return pt
+			}
+		}
+		pt.Status, pt.Error = StatusFailed, fmt.Sprintf("%v: %s", runErr, lastLine(stderr.String()))
+		if strings.Contains(strings.ToLower(stderr.String()), "memory") {
+			pt.Status = StatusOutOfMemory
+		}
+		return pt
+	}
+	var r runnerResult
+	if err := json.Unmarshal([]byte(lastLine(stdout.String())), &r); err != nil {
+		pt.Status, pt.Error = StatusFailed, fmt.Sprintf("runner printed %q: %v", lastLine(stdout.String()), err)
+		return pt
+	}
+	if r.Version != "" {
+		pt.Version = r.Version
+	}
+	pt.Notes = r.Notes
+	if r.Error != "" {
+		pt.Status, pt.Error = StatusUnavailable, oneLine(r.Error)
+		return pt
+	}
+	if len(r.TimesS) == 0 {
+		pt.Status, pt.Error = StatusFailed, "runner reported no timed run"
+		return pt
+	}
+	times := make([]time.Duration, len(r.TimesS))
+	for i, s := range r.TimesS {
+		times[i] = time.Duration(s * float64(time.Second))
+	}
+	pt.setTimes(time.Duration(r.WarmupS*float64(time.Second)), times, pr, p.Unfused)
+	o, err := readOutput(outPath, []int{pr.B, pr.H, pr.Nq, pr.Dv})
+	if err != nil {
+		pt.Status, pt.Error = StatusFailed, err.Error()
+		return pt
+	}
+	in.check(&pt, o)
+	return pt
+}
+
+// files writes Q, K and V as .npy (BHND, float32) for the peers, once per
+// shape, and returns their directory.
+func (in *inputs) files() (string, error) {
+	if in.dir != "" {
+		return in.dir, nil
+	}
+	dir, err := os.MkdirTemp("", "attn-bench-")
+	if err != nil {
+		return "", err
+	}
+	p := in.p
+	for _, f := range []struct {
+		name  string
+		shape []int
+		data  []float32
+	}{
+		{"q.npy", []int{p.B, p.H, p.Nq, p.D}, in.q},
+		{"k.npy", []int{p.B, p.KVHeads, p.Nk, p.D}, in.k},
+		{"v.npy", []int{p.B, p.KVHeads, p.Nk, p.Dv}, in.v},
+	} {
+		if err := writeNpy(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	in.dir = dir
+	return dir, nil
+}
+
+func writeNpy(path string, shape []int, data []float32) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = npyfile.Encode(w, shape, data)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readOutput reads a peer's output, which must be float32 C-order of the
+// given shape.
+func readOutput(path string, shape []int) ([]float32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the runner wrote no output: %v", err)
+	}
+	defer f.Close()
+	r, err := npyio.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	d := r.Header.Descr
+	if d.Type != "<f4" || d.Fortran || !slices.Equal(d.Shape, shape) {
+		return nil, fmt.Errorf("%s: %s fortran=%v shape %s, want <f4 C-order %s", path, d.Type, d.Fortran,
+			npyfile.ShapeString(d.Shape), npyfile.ShapeString(shape))
+	}
+	var o []float32
+	if err := r.Read(&o); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return o, nil
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

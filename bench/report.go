@@ -1,0 +1,272 @@
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// Schema names the layout of Report's JSON; it changes when a field
+// changes meaning.
+const Schema = "attn-bench/1"
+
+// Conventions say how each number in a report is defined; every report
+// carries them.
+var Conventions = map[string]string{
+	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal counts only the pairs a query sees (about half of 4·B·H·N²·D), for attn and peers alike",
+	"bytes":       "compulsory traffic: Q, K, V read once and O written once in float32, plus four passes over the B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
+	"time":        "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
+	"peak_rss":    "peak resident memory of the process that ran the point: attn's own, reset before each point and holding the host copy of the inputs, or the peer's own process",
+	"device_peak": "peak bytes of device buffers attn allocated during the point (GPU backends)",
+	"max_rel_err": "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
+	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+}
+
+// Report is a sweep's results with what is needed to reproduce and
+// judge them: the machine, the versions, the environment and the
+// configuration.
+type Report struct {
+	Schema      string            `json:"schema"`
+	Date        time.Time         `json:"date"`
+	Command     string            `json:"command"`
+	Machine     Machine           `json:"machine"`
+	Versions    map[string]string `json:"versions"`
+	Env         map[string]string `json:"env"`
+	Backends    []BackendInfo     `json:"backends"`
+	Peers       []PeerInfo        `json:"peers,omitempty"`
+	Budget      string            `json:"budget"`
+	MinRuns     int               `json:"min_runs"`
+	Seed        uint64            `json:"seed"`
+	Conventions map[string]string `json:"conventions"`
+	Points      []Point           `json:"points"`
+}
+
+// Machine describes the host.
+type Machine struct {
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	Kernel     string `json:"kernel,omitempty"`
+	CPU        string `json:"cpu"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	MemBytes   int64  `json:"mem_bytes"`
+}
+
+// BackendInfo describes one backend attn ran on.
+type BackendInfo struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Device  string `json:"device"`
+	Threads int    `json:"threads,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// PeerInfo describes one peer: its version, or why it could not run.
+type PeerInfo struct {
+	Name        string `json:"name"`
+	Version     string `json:"version,omitempty"`
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// NewReport describes this machine, this build and its environment, the
+// backends and peers, around points.
+func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Point) *Report {
+	r := &Report{
+		Schema: Schema, Date: time.Now().UTC().Truncate(time.Second),
+		Command: strings.Join(os.Args, " "), Machine: machine(), Versions: versions(),
+		Env:    map[string]string{},
+		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
+		Conventions: Conventions, Points: points,
+	}
+	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "ATTN_BACKEND", "ATTN_ADAPTER"} {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			v = "(unset)"
+		}
+		r.Env[k] = v
+	}
+	for _, be := range backends {
+		info := be.Info()
+		r.Backends = append(r.Backends, BackendInfo{Name: be.Name(), Kind: info.Kind.String(),
+			Device: backendVersion(be), Threads: info.Threads, Detail: info.Detail})
+	}
+	for _, p := range peers {
+		r.Peers = append(r.Peers, PeerInfo{Name: p.Name, Version: p.Version, Unavailable: p.Unavailable})
+	}
+	return r
+}
+
+func machine() Machine {
+	m := Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		MemBytes: procField("/proc/meminfo", "MemTotal:")}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if m.CPU == "" {
+		m.CPU = runtime.GOARCH
+	}
+	return m
+}
+
+// versions records Go, attn's revision and the modules attn's numbers
+// depend on.
+func versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.modified", "-tags", "CGO_ENABLED":
+				v[s.Key] = s.Value
+			}
+		}
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "gonum.org/v1/gonum", "github.com/rajveermalviya/go-webgpu/wgpu", "gonum.org/v1/plot":
+				if d.Replace != nil {
+					d = d.Replace
+				}
+				v[d.Path] = d.Version
+			}
+		}
+	}
+	if _, ok := v["vcs.revision"]; !ok {
+		// go run does not stamp VCS data; ask git when run in a clone.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty", "--abbrev=12").Output(); err == nil {
+			v["vcs.revision"] = strings.TrimSpace(string(out))
+		}
+	}
+	return v
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadReport reads a report written by WriteJSON.
+func ReadReport(rd io.Reader) (*Report, error) {
+	var r Report
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("bench: reading a report: %w", err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("bench: report schema %q, want %q", r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// csvHeader names the columns of WriteCSV. Every row carries the date,
+// machine and revision, so rows of several runs can be concatenated.
+var csvHeader = []string{"date", "cpu", "cpus", "revision", "impl", "strategy", "version",
+	"b", "h", "kv_heads", "n", "d", "causal", "runs", "warmup_s", "median_s", "min_s", "max_s",
+	"gflops", "bytes", "gbps", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
+	"status", "error", "openblas_coretype"}
+
+// WriteCSV writes one row per point under csvHeader.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	i := strconv.Itoa
+	for _, pt := range r.Points {
+		maxErr := ""
+		if pt.MaxErr != nil {
+			maxErr = f(*pt.MaxErr)
+		}
+		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, i(r.Machine.CPUs), r.Versions["vcs.revision"],
+			pt.Impl, pt.Strategy, pt.Version,
+			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.D), strconv.FormatBool(pt.Causal),
+			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS),
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS),
+			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
+			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTable prints the points as an aligned table, one row per point,
+// with the conventions under it.
+func WriteTable(w io.Writer, points []Point) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\tstatus\t")
+	for _, pt := range points {
+		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.Causal)
+		if pt.Runs == 0 {
+			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t%s\t-\t-\t%s: %s\t\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
+			continue
+		}
+		spread := "-"
+		if pt.MedianS > 0 {
+			spread = fmt.Sprintf("%.0f%%", 100*(pt.MaxS-pt.MinS)/pt.MedianS)
+		}
+		maxErr := "-"
+		if pt.MaxErr != nil {
+			maxErr = fmt.Sprintf("%.1e", *pt.MaxErr)
+		}
+		status := string(pt.Status)
+		if pt.Status == StatusWrong && pt.MaxErr == nil {
+			status += ": " + pt.Error
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", row, pt.Runs,
+			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, pt.GFLOPS,
+			memString(pt.Bytes), memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, k := range []string{"gflops", "bytes", "peak_rss", "max_rel_err"} {
+		if _, err := fmt.Fprintf(w, "%s: %s\n", k, Conventions[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func memString(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return sizeString(n)
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d > 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(100 * time.Nanosecond)
+}

@@ -61,7 +61,7 @@ func DefaultConfig() Config {
 		Batches: []int{1}, Heads: []int{2}, KVHeads: []int{0}, Dims: []int{64},
 		Causal:     []bool{false},
 		Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged},
-		Budget:     time.Second, MinRuns: 2, Seed: 1, CheckRows: 8,
+		Budget:     500 * time.Millisecond, MinRuns: 2, Seed: 1, CheckRows: 8,
 	}
 }
 

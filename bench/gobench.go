@@ -160,21 +160,11 @@ func (o op) bytes(p backend.Problem) int64 {
 	case opContext:
 		n = p.ScoresLen() + p.VLen() + p.OLen()
 	case opStaged:
-		return opScores.bytes(p) + opSoftmax.bytes(p) + opContext.bytes(p)
+		return Bytes(p, true) // the three ops above together
 	case opFused:
-		n = p.QLen() + p.KLen() + p.VLen() + p.OLen()
+		return Bytes(p, false)
 	}
 	return 4 * int64(n)
-}
-
-// attendedPairs counts the (query, key) pairs of p that are not masked,
-// over every batch and head.
-func attendedPairs(p backend.Problem) float64 {
-	pairs := 0.0
-	for i := 0; i < p.Nq; i++ {
-		pairs += float64(p.KeyLimit(i))
-	}
-	return pairs * float64(p.B*p.H)
 }
 
 // scoresFlops counts 2·D per score; Scores computes all B·H·Nq·Nk of
@@ -182,7 +172,9 @@ func attendedPairs(p backend.Problem) float64 {
 func scoresFlops(p backend.Problem) float64 { return float64(p.ScoresLen()) * 2 * float64(p.D) }
 
 // contextFlops counts 2·Dv per attended pair.
-func contextFlops(p backend.Problem) float64 { return attendedPairs(p) * 2 * float64(p.Dv) }
+func contextFlops(p backend.Problem) float64 {
+	return pairs(p) * float64(p.B) * float64(p.H) * 2 * float64(p.Dv)
+}
 
 // unsupported says why be cannot run p, or "" when it can.
 func unsupported(c backend.Caps, staged bool, p backend.Problem) string {

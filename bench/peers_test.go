@@ -1,0 +1,121 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/kernels"
+)
+
+// Each outcome of a peer's process becomes a point with the status that
+// says what happened; none is dropped and none stops the sweep.
+func TestPeerOutcomes(t *testing.T) {
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := func(name string) bench.Peer {
+		return bench.Peer{Name: name, Argv: []string{"bash", "fakepeer.sh"}, Dir: dir, Version: "fake 1"}
+	}
+	tests := []struct {
+		name   string
+		status bench.Status
+		error  string
+	}{
+		{"fake-copy", bench.StatusWrong, "max relative error"},
+		{"fake-shape", bench.StatusFailed, "shape"},
+		{"fake-noout", bench.StatusFailed, "no output"},
+		{"fake-refuse", bench.StatusUnavailable, "not supported"},
+		{"fake-kill", bench.StatusOutOfMemory, "SIGKILL"},
+		{"fake-fail", bench.StatusFailed, "something broke"},
+		{"fake-garbage", bench.StatusFailed, "not json"},
+	}
+	var peers []bench.Peer
+	for _, tt := range tests {
+		peers = append(peers, peer(tt.name))
+	}
+	absent := peer("fake-absent")
+	absent.Unavailable = "no fake adapter"
+	peers = append(peers, absent)
+	cfg := tiny()
+	cfg.Ns, cfg.Causal, cfg.Heads, cfg.KVHeads = []int{8}, []bool{false}, []int{2}, []int{1}
+	points, err := bench.Run(context.Background(), cfg, nil, peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != len(peers) {
+		t.Fatalf("%d points for %d peers", len(points), len(peers))
+	}
+	for i, tt := range tests {
+		pt := points[i]
+		if pt.Impl != tt.name || pt.Status != tt.status || !strings.Contains(pt.Error, tt.error) {
+			t.Errorf("%s: %s %s %q; want %s with %q", tt.name, pt.Impl, pt.Status, pt.Error, tt.status, tt.error)
+		}
+	}
+	cp := points[0]
+	if cp.Runs != 3 || cp.MedianS != 0.2 || cp.MinS != 0.1 || cp.MaxS != 0.3 || cp.WarmupS != 0.5 || cp.Notes != "copies q" ||
+		cp.MaxErr == nil || cp.CheckedRows != 5 || cp.PeakRSS <= 0 || cp.Version != "fake 1" {
+		t.Errorf("fake-copy point %+v", cp)
+	}
+	if last := points[len(points)-1]; last.Status != bench.StatusUnavailable || last.Error != "no fake adapter" || last.Runs != 0 {
+		t.Errorf("unavailable peer: %+v", last)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), "attn-bench-*")); len(tmp) > 0 {
+		t.Errorf("inputs left behind: %v", tmp)
+	}
+}
+
+// Peers knows its peers by name and says how to install a missing runner.
+func TestPeersLookup(t *testing.T) {
+	ctx := context.Background()
+	if _, err := bench.Peers(ctx, "peers", []string{"tensorflow"}); err == nil || !strings.Contains(err.Error(), "tensorflow") {
+		t.Errorf("unknown peer: %v", err)
+	}
+	if _, err := bench.Peers(ctx, t.TempDir(), []string{"numpy-naive"}); err == nil || !strings.Contains(err.Error(), "install.sh") {
+		t.Errorf("missing runner: %v", err)
+	}
+}
+
+// The real peers, installed by bench/peers/install.sh (CI does), run beside
+// attn on the same inputs and give right answers; ORT's WebGPU provider
+// may be unavailable on the adapter here, but must say so.
+func TestPeersLive(t *testing.T) {
+	if os.Getenv("ATTN_PEERS") == "" {
+		t.Skip("set ATTN_PEERS=1 after bench/peers/install.sh to run the real peers")
+	}
+	ctx := context.Background()
+	peers, err := bench.Peers(ctx, "peers", []string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := openCPU(t)
+	cfg := bench.Config{
+		Ns: []int{1, 33, 128}, Batches: []int{1}, Heads: []int{4}, KVHeads: []int{4, 2}, Dims: []int{16},
+		Causal: []bool{false, true}, Strategies: []kernels.Strategy{kernels.Fused},
+		Budget: 10 * time.Millisecond, MinRuns: 2, Seed: 3, CheckRows: 16,
+	}
+	points, err := bench.Run(ctx, cfg, []backend.Backend{be}, peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range points {
+		e := -1.0
+		if pt.MaxErr != nil {
+			e = *pt.MaxErr
+		}
+		t.Logf("%s N=%d KVH=%d causal=%v: %s %.3g GFLOP/s, error %.2g %s", pt.Impl, pt.N, pt.KVHeads, pt.Causal, pt.Status, pt.GFLOPS, e, pt.Error)
+		switch {
+		case pt.Impl == "ort-webgpu-mha" && pt.Status == bench.StatusUnavailable:
+		case pt.Status != bench.StatusOK:
+			t.Errorf("%s N=%d KVH=%d causal=%v: %s: %s", pt.Impl, pt.N, pt.KVHeads, pt.Causal, pt.Status, pt.Error)
+		case pt.MaxErr == nil || *pt.MaxErr > 1e-4 || pt.PeakRSS <= 0 || pt.Version == "":
+			t.Errorf("%s N=%d: error %v, RSS %d, version %q", pt.Impl, pt.N, pt.MaxErr, pt.PeakRSS, pt.Version)
+		}
+	}
+}

@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"image/png"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,20 +242,23 @@ func TestReport(t *testing.T) {
 		t.Errorf("CSV: %d rows, header %v, last %v", len(rows), rows[0], rows[len(rows)-1])
 	}
 
-	dir := t.TempDir()
-	for _, c := range bench.Charts {
+	var names []string
+	for _, cf := range r.ChartFiles("png") {
+		names = append(names, cf.Name)
 		var buf bytes.Buffer
-		if err := r.WriteChart(&buf, c, "png"); err != nil {
-			t.Fatalf("%s: %v", c, err)
+		if err := r.WriteChartFile(&buf, cf); err != nil {
+			t.Fatalf("%s: %v", cf.Name, err)
 		}
 		img, err := png.Decode(bytes.NewReader(buf.Bytes()))
 		if err != nil {
-			t.Fatalf("%s: %v", c, err)
+			t.Fatalf("%s: %v", cf.Name, err)
 		}
 		if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 300 {
-			t.Errorf("%s: %v image", c, b)
+			t.Errorf("%s: %v image", cf.Name, b)
 		}
-		os.WriteFile(filepath.Join(dir, string(c)+".png"), buf.Bytes(), 0o644)
+	}
+	if want := []string{"gflops.png", "gflops-causal.png", "memory.png", "memory-causal.png"}; !slices.Equal(names, want) {
+		t.Errorf("chart files %v, want %v", names, want)
 	}
 	if err := r.WriteChart(&bytes.Buffer{}, "speed", "png"); err == nil {
 		t.Error("an unknown chart drew")

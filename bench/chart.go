@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,6 +30,47 @@ const (
 
 // Charts lists every chart, in the order the README shows them.
 var Charts = []Chart{ChartGFLOPS, ChartMemory}
+
+// ChartFile is one chart file of a report: a chart of its points, or of
+// those of one causal setting when the sweep measured both (causal and
+// non-causal curves on one chart would double its lines).
+type ChartFile struct {
+	Name  string // gflops.png, gflops-causal.png, ...
+	Chart Chart
+	keep  func(Point) bool
+}
+
+// ChartFiles lists the chart files of r in the given format ("png",
+// "svg", "pdf"): each chart once, or once per causal setting.
+func (r *Report) ChartFiles(format string) []ChartFile {
+	seen := map[bool]bool{}
+	for _, pt := range r.Points {
+		seen[pt.Causal] = true
+	}
+	var files []ChartFile
+	for _, c := range Charts {
+		if len(seen) < 2 {
+			files = append(files, ChartFile{Name: string(c) + "." + format, Chart: c, keep: func(Point) bool { return true }})
+			continue
+		}
+		files = append(files,
+			ChartFile{Name: string(c) + "." + format, Chart: c, keep: func(pt Point) bool { return !pt.Causal }},
+			ChartFile{Name: string(c) + "-causal." + format, Chart: c, keep: func(pt Point) bool { return pt.Causal }})
+	}
+	return files
+}
+
+// WriteChartFile draws f, in the format its name ends with.
+func (r *Report) WriteChartFile(w io.Writer, f ChartFile) error {
+	sub := *r
+	sub.Points = nil
+	for _, pt := range r.Points {
+		if f.keep == nil || f.keep(pt) {
+			sub.Points = append(sub.Points, pt)
+		}
+	}
+	return sub.WriteChart(w, f.Chart, strings.TrimPrefix(filepath.Ext(f.Name), "."))
+}
 
 // series is one line of a chart: the points of one implementation and
 // strategy (and of one value of each dimension the sweep varied besides N).

@@ -174,10 +174,11 @@ func runBench(c *cmdEnv, args []string) error {
 	}
 	if outDir != "" {
 		report := bench.NewReport(cfg, bes, peers, points)
-		if err := writeReport(outDir, report); err != nil {
+		files, err := writeReport(outDir, report)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(reportFiles(outDir), ", "))
+		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(files, ", "))
 	}
 	return runErr
 }
@@ -191,36 +192,29 @@ func indexBackend(bes []backend.Backend, name string) int {
 	return -1
 }
 
-// reportFiles are the files writeReport writes into dir.
-func reportFiles(dir string) []string {
-	files := []string{filepath.Join(dir, "results.json"), filepath.Join(dir, "results.csv")}
-	for _, ch := range bench.Charts {
-		files = append(files, filepath.Join(dir, string(ch)+".png"))
-	}
-	return files
-}
-
-// writeReport writes the JSON, the CSV and the charts of r into dir, each
-// file replaced atomically.
-func writeReport(dir string, r *bench.Report) error {
+// writeReport writes the JSON, the CSV and the PNG charts of r into dir,
+// each file replaced atomically, and returns their paths.
+func writeReport(dir string, r *bench.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	files := reportFiles(dir)
+	files := []string{"results.json", "results.csv"}
 	writers := []func(io.Writer) error{r.WriteJSON, r.WriteCSV}
-	for _, ch := range bench.Charts {
-		writers = append(writers, func(w io.Writer) error { return r.WriteChart(w, ch, "png") })
+	for _, cf := range r.ChartFiles("png") {
+		files = append(files, cf.Name)
+		writers = append(writers, func(w io.Writer) error { return r.WriteChartFile(w, cf) })
 	}
 	for i, write := range writers {
+		files[i] = filepath.Join(dir, files[i])
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
-			return fmt.Errorf("%s: %v", files[i], err)
+			return nil, fmt.Errorf("%s: %v", files[i], err)
 		}
 		if err := writeFileAtomic(files[i], buf.Bytes()); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return files, nil
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the

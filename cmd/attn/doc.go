@@ -1,9 +1,10 @@
 // Command attn computes scaled dot-product attention on .npy files, walks
-// through the illustrated-transformer example step by step, and lists the
-// devices it can run on.
+// through the illustrated-transformer example step by step, draws
+// attention weights as heatmaps, and lists the devices it can run on.
 //
 //	attn run -q Q.npy -k K.npy -v V.npy -o O.npy [options]
 //	attn explain [-x X.npy -wq WQ.npy -wk WK.npy -wv WV.npy] [-scale S]
+//	attn heatmap [-q Q.npy -k K.npy [-head b,h] | -x X.npy -wq WQ.npy -wk WK.npy] [-o attn-heatmap.png]
 //	attn devices
 //
 // # Reading .npy files
@@ -28,8 +29,9 @@
 //
 // 0 on success, 1 when the command fails (bad input files, a failed
 // computation), 2 for usage errors: an unknown command, flag or backend
-// name, a missing required flag, an invalid flag value, -weights with
-// -strategy fused, an output that would overwrite an input. Every error
+// name, a missing required flag, an invalid flag value, -weights or
+// -heatmap with -strategy fused, an image whose extension names no
+// format, an output that would overwrite an input. Every error
 // is one line on stderr, "attn <command>: <message>".
 //
 // # explain
@@ -41,11 +43,29 @@
 // (keeping each row's sum, so 0.063, 0.468, 0.468 becomes 0.0, 0.5, 0.5)
 // and shows the outputs those give next to the exact ones.
 //
+// # heatmap
+//
+// heatmap draws the weights softmax(scale·Q·Kᵀ) of one head with package
+// heatmap: queries down the side with the first at the top, keys along
+// the bottom, a colour bar from 0 to the largest weight (-max sets the
+// top). Without inputs it draws the tutorial's example explain walks
+// through, labelled "input 1" to "input 3" as explain names them; -x,
+// -wq and -wk replace its matrices, and -q/-k give queries and keys
+// directly (rank 3 and 4 with -head b,h). The scale is 1 for the
+// tutorial and -x inputs, as in explain, and 1/√D for -q/-k, as in run.
+// At most 512 queries and keys are drawn, a limit checked before anything
+// is computed (for -q/-k from the headers, before any data is read); up
+// to 12 the weights are printed too.
+// run -heatmap P.png draws one head (-heatmap-head b,h) of the weights
+// it computes, asking for them even without -weights.
+//
 // # Outputs
 //
-// -o, -weights and -lse each go to a temporary file first (mode 0644);
-// no target is replaced until every one of them is written and synced,
-// and a failure removes the temporary files. The weights and the log-sum-exp have the query's rank:
-// [Nq, Nk] and [Nq] for rank-2 inputs, [H, Nq, Nk] and [H, Nq] for rank
-// 3, [B, H, Nq, Nk] and [B, H, Nq] for rank 4.
+// -o, -weights, -lse and -heatmap each go to a temporary file first
+// (mode 0644); no target is replaced until every one of them is written
+// and synced, and a failure removes the temporary files. The image of
+// attn heatmap -o is written the same way. The weights and the
+// log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
+// inputs, [H, Nq, Nk] and [H, Nq] for rank 3, [B, H, Nq, Nk] and
+// [B, H, Nq] for rank 4.
 package main

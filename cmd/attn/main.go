@@ -27,6 +27,7 @@ Commands:
 
 	run       attention on .npy files: O = softmax(scale·Q·Kᵀ + bias)·V
 	explain   the illustrated-transformer self-attention example, step by step
+	heatmap   draw the attention weights of one head as a heatmap image
 	devices   list the backends and the devices behind them
 	bench     sweep sequence lengths and strategies, print GFLOP/s
 
@@ -44,6 +45,7 @@ type command struct {
 var commands = []command{
 	{"run", runSynopsis, runRun},
 	{"explain", explainSynopsis, runExplain},
+	{"heatmap", heatmapSynopsis, runHeatmap},
 	{"devices", devicesSynopsis, runDevices},
 	{"bench", benchSynopsis, runBench},
 }

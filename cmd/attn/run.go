@@ -11,10 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attn-go/attn/heatmap"
 	"github.com/attn-go/attn/kernels"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-layout bhnd|bnhd] [-allow-nonfinite]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-allow-nonfinite]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -29,12 +30,22 @@ dimension 1 or the full size. Causal masking is bottom-right aligned.
 Inputs are float32 or float64 .npy files (either byte order, C or Fortran
 order); outputs are float32 .npy files with the query's rank, written
 atomically. -weights needs the staged strategy (auto picks it).
+
+-heatmap draws the weights of one head (-heatmap-head b,h, default 0,0) as
+an image, its format chosen by the extension (png, jpg, tif, svg, pdf), as
+"attn heatmap" does: it asks for the weights, so it needs the staged
+strategy too, and it draws at most 512 queries and 512 keys (slice longer
+inputs).
 `
 
 // runFlags are the flags of attn run.
 type runFlags struct {
 	q, k, v, bias, mask string
 	out, weights, lse   string
+	heatmap             string
+	heatmapFormat       string
+	heatmapHead         [2]int
+	heatmapHeadSet      bool
 	causal              bool
 	scale               float64
 	scaleSet            bool
@@ -77,17 +88,17 @@ func runRun(c *cmdEnv, args []string) error {
 	})
 	fs.StringVar(&f.weights, "weights", "", "also write the attention weights to `P.npy` (staged only)")
 	fs.StringVar(&f.lse, "lse", "", "also write the per-row log-sum-exp to `L.npy`")
+	fs.StringVar(&f.heatmap, "heatmap", "", "also draw the weights of one head as an image `P.png` (staged only; Nq, Nk ≤ 512)")
+	fs.Func("heatmap-head", "the batch and head `b,h` -heatmap draws (default 0,0; h alone means 0,h)", func(s string) error {
+		hd, err := parseHead(s)
+		f.heatmapHead, f.heatmapHeadSet = hd, true
+		return err
+	})
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
 	fs.Func("layout", "`order` of the dimensions of q, k, v and the output: bhnd [B, H, N, D] or bnhd [B, N, H, D] (default bhnd)", func(s string) error {
-		switch strings.ToLower(s) {
-		case "bhnd":
-			f.layout = kernels.BHND
-		case "bnhd":
-			f.layout = kernels.BNHD
-		default:
-			return fmt.Errorf("want bhnd or bnhd")
-		}
-		return nil
+		l, err := parseLayout(s)
+		f.layout = l
+		return err
 	})
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
 		return err
@@ -114,12 +125,25 @@ func (f *runFlags) check() error {
 	if f.weights != "" && f.strategy == kernels.Fused {
 		return usagef("-weights needs the staged strategy; -strategy fused never materialises the weights (use -strategy staged or auto)")
 	}
+	if f.heatmap != "" && f.strategy == kernels.Fused {
+		return usagef("-heatmap draws the weights, which need the staged strategy; -strategy fused never materialises them (use -strategy staged or auto)")
+	}
+	if f.heatmapHeadSet && f.heatmap == "" {
+		return usagef("-heatmap-head picks the head -heatmap draws; give -heatmap too")
+	}
+	if f.heatmap != "" {
+		format, err := imageFormat("-heatmap", f.heatmap)
+		if err != nil {
+			return err
+		}
+		f.heatmapFormat = format
+	}
 	if err := checkBackendName(f.backendName); err != nil {
 		return err
 	}
 	// An output may not replace an input or another output.
 	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask}
-	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-lse", f.lse}}
+	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-lse", f.lse}, {"-heatmap", f.heatmap}}
 	for i, o := range outs {
 		if o.path == "" {
 			continue
@@ -189,6 +213,14 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			}
 		}
 	}
+	if f.heatmap != "" {
+		if err := checkHead(f.heatmapHead, full[0], full[1], q.path, q.shape); err != nil {
+			return fmt.Errorf("-heatmap-head: %v", err)
+		}
+		if err := checkHeatmapSize(full[2], full[3]); err != nil {
+			return fmt.Errorf("-heatmap: %v", err)
+		}
+	}
 
 	var tensors [3]*kernels.Tensor
 	for i, nf := range []*npyFile{q, k, v} {
@@ -207,7 +239,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		Scale:          f.scale,
 		Causal:         f.causal,
 		Strategy:       f.strategy,
-		Weights:        f.weights != "",
+		Weights:        f.weights != "" || f.heatmap != "",
 		LSE:            f.lse != "",
 		AllowNonFinite: f.allowNonFinite,
 	}
@@ -241,6 +273,23 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		return err
 	}
 
+	// The image is drawn, and written to a temporary file, before any
+	// output replaces its target: a failure leaves every target as it
+	// was.
+	var heatTmp string
+	if f.heatmap != "" {
+		if res.Weights == nil {
+			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
+		}
+		if heatTmp, err = drawRunHeatmap(f, full, res.Weights.Data); err != nil {
+			return err
+		}
+		defer func() {
+			if heatTmp != "" {
+				os.Remove(heatTmp)
+			}
+		}()
+	}
 	outs := []output{{f.out, res.Out.Shape, res.Out.Data}}
 	if f.weights != "" {
 		if res.Weights == nil {
@@ -260,7 +309,35 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	for _, o := range outs {
 		fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", o.path, shapeString(o.shape), be.Name(), res.Strategy)
 	}
+	if heatTmp != "" {
+		err := commitTemp(heatTmp, f.heatmap)
+		heatTmp = ""
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], be.Name(), res.Strategy)
+	}
 	return nil
+}
+
+// drawRunHeatmap draws the weights of the -heatmap-head head out of all the
+// [B, H, Nq, Nk] weights p into a temporary file beside -heatmap and
+// returns its name.
+func drawRunHeatmap(f *runFlags, full [4]int, p []float32) (string, error) {
+	b, h, nq, nk := f.heatmapHead[0], f.heatmapHead[1], full[2], full[3]
+	off := (b*full[1] + h) * nq * nk
+	title := fmt.Sprintf("Attention weights: %s · %s", filepath.Base(f.q), filepath.Base(f.k))
+	if full[0] > 1 || full[1] > 1 {
+		title += fmt.Sprintf(", head %d,%d", b, h)
+	}
+	if f.causal {
+		title += ", causal"
+	}
+	img, err := drawHeatmap(f.heatmapFormat, nq, nk, p[off:off+nq*nk], &heatmap.Options{Title: title})
+	if err != nil {
+		return "", fmt.Errorf("-heatmap %s: %v", f.heatmap, err)
+	}
+	return writeTempFile(f.heatmap, img)
 }
 
 // checkQKV checks the ranks and sizes of Q, K and V against each other,

@@ -561,11 +561,15 @@ func TestUsage(t *testing.T) {
 	}{
 		{nil, 2, "", "Commands:"},
 		{[]string{"-h"}, 0, "run       attention", ""},
+		{[]string{"-h"}, 0, "heatmap   draw", ""},
 		{[]string{"help"}, 0, "explain", ""},
 		{[]string{"help", "run"}, 0, "usage: attn run", ""},
 		{[]string{"frob"}, 2, "", `attn: unknown command "frob"`},
 		{[]string{"run", "-h"}, 0, "-allow-nonfinite", ""},
 		{[]string{"explain", "-h"}, 0, "usage: attn explain", ""},
+		{[]string{"heatmap", "-h"}, 0, "usage: attn heatmap", ""},
+		{[]string{"help", "heatmap"}, 0, "-qlabels", ""},
+		{[]string{"run", "-h"}, 0, "-heatmap-head", ""},
 		{[]string{"devices", "-h"}, 0, "usage: attn devices", ""},
 		{[]string{"devices", "-x"}, 2, "", "attn devices: flag provided but not defined: -x"},
 	} {

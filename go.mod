@@ -6,7 +6,10 @@ require (
 	github.com/gogpu/gputypes v0.5.2
 	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
 	github.com/sbinet/npyio v0.9.0
+	github.com/schollz/progressbar/v3 v3.18.0
+	golang.org/x/term v0.28.0
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/plot v0.16.0
 )
 
 require (
@@ -21,10 +24,7 @@ require (
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.18.0 // indirect
 	golang.org/x/image v0.25.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
-	golang.org/x/term v0.28.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
-	gonum.org/v1/plot v0.16.0 // indirect
 )

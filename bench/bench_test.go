@@ -242,6 +242,17 @@ func TestReport(t *testing.T) {
 		t.Errorf("CSV: %d rows, header %v, last %v", len(rows), rows[0], rows[len(rows)-1])
 	}
 
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| GFLOP/s | N=1 | N=16 | N=33 | N=1048576 |", "| attn-cpu fused |", "| attn-cpu staged |", " too-large |",
+		"GFLOP/s, non-causal", "GFLOP/s, causal", "| peak |", "attn-cpu staged, too-large from N=1048576: needs 4 TiB"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
 	var names []string
 	for _, cf := range r.ChartFiles("png") {
 		names = append(names, cf.Name)

@@ -62,14 +62,31 @@ func (r *Report) ChartFiles(format string) []ChartFile {
 
 // WriteChartFile draws f, in the format its name ends with.
 func (r *Report) WriteChartFile(w io.Writer, f ChartFile) error {
+	return r.filter(f.keep).WriteChart(w, f.Chart, strings.TrimPrefix(filepath.Ext(f.Name), "."))
+}
+
+// filter is r with only the points keep keeps (all when keep is nil).
+func (r *Report) filter(keep func(Point) bool) *Report {
 	sub := *r
 	sub.Points = nil
 	for _, pt := range r.Points {
-		if f.keep == nil || f.keep(pt) {
+		if keep == nil || keep(pt) {
 			sub.Points = append(sub.Points, pt)
 		}
 	}
-	return sub.WriteChart(w, f.Chart, strings.TrimPrefix(filepath.Ext(f.Name), "."))
+	return &sub
+}
+
+// sweptNs lists the sequence lengths of r's points, ascending.
+func (r *Report) sweptNs() []int {
+	var ns []int
+	for _, pt := range r.Points {
+		if !slices.Contains(ns, pt.N) {
+			ns = append(ns, pt.N)
+		}
+	}
+	slices.Sort(ns)
+	return ns
 }
 
 // series is one line of a chart: the points of one implementation and
@@ -80,9 +97,9 @@ type series struct {
 	wrong  bool
 }
 
-// series groups the points that ran into lines, in the order they first
-// appear.
-func (r *Report) series() []*series {
+// series groups the points into lines, in the order they first appear;
+// when ran is set, only the points that ran.
+func (r *Report) series(ran bool) []*series {
 	varied := func(f func(Point) string) bool {
 		seen := map[string]bool{}
 		for _, pt := range r.Points {
@@ -105,7 +122,7 @@ func (r *Report) series() []*series {
 	var out []*series
 	byLabel := map[string]*series{}
 	for _, pt := range r.Points {
-		if pt.Runs == 0 {
+		if ran && pt.Runs == 0 {
 			continue // did not run: the table says why
 		}
 		parts := []string{pt.Impl}
@@ -191,13 +208,7 @@ func (t nTicks) Ticks(min, max float64) []plot.Tick {
 // format: "png", "svg", "pdf"), 10×5 inches with the legend on the right.
 func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 	p := plot.New()
-	var ns []int
-	for _, pt := range r.Points {
-		if !slices.Contains(ns, pt.N) {
-			ns = append(ns, pt.N)
-		}
-	}
-	slices.Sort(ns)
+	ns := r.sweptNs()
 	p.X.Label.Text = "sequence length N (Nq = Nk)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = nTicks(ns)
@@ -205,7 +216,7 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 
-	all := r.series()
+	all := r.series(true)
 	for i, s := range all {
 		label := s.label
 		if s.wrong {

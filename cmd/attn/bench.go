@@ -39,8 +39,9 @@ device memory attn allocated (GPU), and the largest relative error of
 -check-rows sampled output rows against a float64 reference. A point that
 cannot run (too large, out of memory, no adapter) is reported as such.
 
-Prints a table, and writes results.json, results.csv, gflops.png and
-memory.png to -out. The defaults finish in about a minute on the CPU
+Prints a table, and writes results.json, results.csv, results.md (tables
+for a README), gflops.png and memory.png to -out (a chart of each per
+causal setting when both are swept). The defaults finish in about a minute on the CPU
 backend of a 2-core machine. Peers need bench/peers/install.sh once; see
 bench/peers/README.md.
 `
@@ -91,7 +92,7 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.MinRuns, "min-runs", cfg.MinRuns, "timed runs per point at least")
 	fs.IntVar(&cfg.CheckRows, "check-rows", cfg.CheckRows, "output rows per point compared with the float64 reference")
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for the peers (default GOMAXPROCS, the threads attn's CPU backend uses)")
-	fs.StringVar(&outDir, "out", outDir, "`directory` for results.json, results.csv and the charts; empty for none")
+	fs.StringVar(&outDir, "out", outDir, "`directory` for results.json, results.csv, results.md and the charts; empty for none")
 	fs.Func("seed", "random `seed` for the inputs", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		cfg.Seed = v
@@ -198,8 +199,8 @@ func writeReport(dir string, r *bench.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	files := []string{"results.json", "results.csv"}
-	writers := []func(io.Writer) error{r.WriteJSON, r.WriteCSV}
+	files := []string{"results.json", "results.csv", "results.md"}
+	writers := []func(io.Writer) error{r.WriteJSON, r.WriteCSV, r.WriteMarkdown}
 	for _, cf := range r.ChartFiles("png") {
 		files = append(files, cf.Name)
 		writers = append(writers, func(w io.Writer) error { return r.WriteChartFile(w, cf) })

@@ -37,7 +37,7 @@ func TestBenchCommand(t *testing.T) {
 	if len(r.Points) != 8 || r.Points[7].Status != bench.StatusOK || !r.Points[7].Causal {
 		t.Errorf("results.json has %d points, last %+v", len(r.Points), r.Points[len(r.Points)-1])
 	}
-	for _, name := range []string{"results.csv", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png"} {
+	for _, name := range []string{"results.csv", "results.md", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report as Markdown for a README: the machine,
+// versions and command, then for each causal setting a table of GFLOP/s
+// and one of peak memory, implementations down and N across. A point that
+// did not run shows its status; one whose answers were wrong says so next
+// to its speed.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d), %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
+		r.Machine.CPU, r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Date.Format("2006-01-02"),
+		r.Versions["go"], r.Versions["vcs.revision"], r.Env["OPENBLAS_CORETYPE"])
+	fmt.Fprintf(&b, "    %s\n\n", r.Command)
+	for _, causal := range []bool{false, true} {
+		sub := r.filter(func(pt Point) bool { return pt.Causal == causal })
+		if len(sub.Points) == 0 {
+			continue
+		}
+		what := "non-causal"
+		if causal {
+			what = "causal (only the attended pairs counted)"
+		}
+		ns := sub.sweptNs()
+		rows := sub.series(false)
+		title, _, _ := strings.Cut(sub.title("GFLOP/s, "+what), "\n")
+		fmt.Fprintf(&b, "%s:\n\n", title)
+		table(&b, "GFLOP/s", ns, rows, func(pt Point) string {
+			if pt.Runs == 0 {
+				return string(pt.Status)
+			}
+			if pt.Status == StatusWrong {
+				return fmt.Sprintf("%.1f, wrong", pt.GFLOPS)
+			}
+			return fmt.Sprintf("%.1f", pt.GFLOPS)
+		})
+		fmt.Fprintf(&b, "Peak memory, %s (process RSS; device bytes for the GPU):\n\n", what)
+		table(&b, "peak", ns, rows, func(pt Point) string {
+			if pt.PeakRSS == 0 && pt.Runs == 0 {
+				return string(pt.Status)
+			}
+			s := memString(pt.PeakRSS)
+			if pt.DeviceBytes > 0 {
+				s += " (" + memString(pt.DeviceBytes) + ")"
+			}
+			return s
+		})
+	}
+	// One note per implementation and status: the first point's error.
+	var notes []string
+	seen := map[string]bool{}
+	for _, pt := range r.Points {
+		key := pt.Impl + " " + pt.Strategy + " " + string(pt.Status)
+		if pt.Status == StatusOK || seen[key] {
+			continue
+		}
+		seen[key] = true
+		causal := ""
+		if pt.Causal {
+			causal = ", causal"
+		}
+		notes = append(notes, fmt.Sprintf("- %s %s, %s from N=%d%s: %s", pt.Impl, pt.Strategy, pt.Status, pt.N, causal, pt.Error))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(&b, "Points that did not run cleanly:\n\n%s\n", strings.Join(notes, "\n"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// table writes one Markdown table: a row per series, a column per N.
+func table(b *strings.Builder, corner string, ns []int, rows []*series, cell func(Point) string) {
+	fmt.Fprintf(b, "| %s |", corner)
+	for _, n := range ns {
+		fmt.Fprintf(b, " N=%d |", n)
+	}
+	b.WriteString("\n|---|")
+	for range ns {
+		b.WriteString("---:|")
+	}
+	for _, s := range rows {
+		fmt.Fprintf(b, "\n| %s |", s.label)
+		for _, n := range ns {
+			c := ""
+			for _, pt := range s.points {
+				if pt.N == n {
+					c = cell(pt)
+				}
+			}
+			fmt.Fprintf(b, " %s |", c)
+		}
+	}
+	b.WriteString("\n\n")
+}

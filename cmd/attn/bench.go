@@ -92,6 +92,8 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.MinRuns, "min-runs", cfg.MinRuns, "timed runs per point at least")
 	fs.IntVar(&cfg.CheckRows, "check-rows", cfg.CheckRows, "output rows per point compared with the float64 reference")
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for the peers (default GOMAXPROCS, the threads attn's CPU backend uses)")
+	var from string
+	fs.StringVar(&from, "report", "", "redraw the table, CSV, Markdown and charts of an earlier `results.json` into -out, measuring nothing")
 	fs.StringVar(&outDir, "out", outDir, "`directory` for results.json, results.csv, results.md and the charts; empty for none")
 	fs.Func("seed", "random `seed` for the inputs", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -100,6 +102,9 @@ func runBench(c *cmdEnv, args []string) error {
 	})
 	if err := c.parseFlags(fs, benchSynopsis, benchHelp, args); err != nil {
 		return err
+	}
+	if from != "" {
+		return redraw(c, from, outDir)
 	}
 	switch {
 	case cfg.MinRuns < 1:
@@ -182,6 +187,31 @@ func runBench(c *cmdEnv, args []string) error {
 		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(files, ", "))
 	}
 	return runErr
+}
+
+// redraw writes the outputs of the report in path again, into outDir.
+func redraw(c *cmdEnv, path, outDir string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if err := bench.WriteTable(c.stdout, r.Points); err != nil {
+		return err
+	}
+	if outDir == "" {
+		return nil
+	}
+	files, err := writeReport(outDir, r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(files, ", "))
+	return nil
 }
 
 func indexBackend(bes []backend.Backend, name string) int {

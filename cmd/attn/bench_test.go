@@ -43,6 +43,23 @@ func TestBenchCommand(t *testing.T) {
 		}
 	}
 
+	// -report redraws everything from the JSON alone.
+	again := filepath.Join(t.TempDir(), "again")
+	code, stdout2, stderr := runCmd(t, "bench", "-report", filepath.Join(out, "results.json"), "-out", again)
+	if code != 0 || stdout2 != stdout {
+		t.Errorf("-report: exit %d (%s), table\n%s\nwant\n%s", code, stderr, stdout2, stdout)
+	}
+	for _, name := range []string{"results.json", "results.csv", "results.md", "gflops.png", "memory-causal.png"} {
+		a, _ := os.ReadFile(filepath.Join(out, name))
+		b, err := os.ReadFile(filepath.Join(again, name))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("-report rewrote %s differently (%v)", name, err)
+		}
+	}
+	if code, _, _ := runCmd(t, "bench", "-report", filepath.Join(out, "results.csv")); code != 1 {
+		t.Errorf("-report of a CSV: exit %d, want 1", code)
+	}
+
 	for _, bad := range [][]string{
 		{"bench", "-n", "0"},
 		{"bench", "-heads", "3", "-kvheads", "2"},

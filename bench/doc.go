@@ -1,10 +1,27 @@
-// Package bench measures attention on a backend over a sweep of sequence
-// lengths and strategies: a warm-up run, then timed runs until a time
-// budget (and at least a minimum count), reported as median, min and max
-// with GFLOP/s.
+// Package bench measures attention: attn on its backends and strategies,
+// and other implementations (peers: ONNX Runtime, PyTorch, NumPy) on the
+// same inputs, over a sweep of sequence lengths and shapes. It is the
+// harness behind `attn bench`.
 //
-// Only the device work is timed (the ops and Sync); inputs are uploaded
-// once per point. FLOPs count 2·D + 2·Dv per attended query-key pair, so a
-// causal sweep reports the rate of the work that has to be done, not of
-// the masked half.
+// Run measures every point of a Config: for each shape, attn on each
+// backend with each strategy, then each Peer, one after the other. A point
+// gets a warm-up run, then timed runs until a budget (and a minimum
+// count), and reports the median and range, GFLOP/s (Flops), the bytes the
+// strategy must move (Bytes), the peak RSS of the process that ran it, the
+// device bytes attn allocated on a GPU, and the largest error of sampled
+// output rows against the float64 reference of backendtest. Only the
+// device work is timed; inputs are uploaded once per point. A point that
+// cannot run is reported with a Status saying why, never dropped.
+//
+// A Report wraps the points with the machine, the versions and the
+// environment, and writes them as JSON (ReadReport reads it back), CSV,
+// Markdown tables and gonum/plot charts (GFLOP/s and peak memory against
+// a log-scaled N).
+//
+// Peers run in processes of their own, one per point, from the runners in
+// bench/peers of a clone of attn; bench/peers/README.md has the protocol.
+//
+// The Go benchmarks of every backend (Scores, Softmax, Context, Staged,
+// Fused, Attention) live here too, so that cpu and gpu run the same ones
+// and report the same GFLOP/s for benchstat.
 package bench

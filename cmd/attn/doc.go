@@ -1,11 +1,13 @@
 // Command attn computes scaled dot-product attention on .npy files, walks
 // through the illustrated-transformer example step by step, draws
-// attention weights as heatmaps, and lists the devices it can run on.
+// attention weights as heatmaps, lists the devices it can run on, and
+// benchmarks attention next to other implementations.
 //
 //	attn run -q Q.npy -k K.npy -v V.npy -o O.npy [options]
 //	attn explain [-x X.npy -wq WQ.npy -wk WK.npy -wv WV.npy] [-scale S]
 //	attn heatmap [-q Q.npy -k K.npy [-head b,h] | -x X.npy -wq WQ.npy -wk WK.npy] [-o attn-heatmap.png]
 //	attn devices
+//	attn bench [-n 256,...,16384] [-backend cpu,gpu] [-peers all] [-out DIR] [options]
 //
 // # Reading .npy files
 //
@@ -58,6 +60,16 @@
 // to 12 the weights are printed too.
 // run -heatmap P.png draws one head (-heatmap-head b,h) of the weights
 // it computes, asking for them even without -weights.
+//
+// # bench
+//
+// bench sweeps N (and every combination of -batch, -heads, -kvheads, -d,
+// -causal, -strategy and -backend) with package bench, and with -peers
+// runs ONNX Runtime, PyTorch and NumPy on the same inputs through the
+// runners in bench/peers. It prints a table (progress goes to stderr: a
+// bar on a terminal, a line per point otherwise) and writes
+// results.json, results.csv, results.md and PNG charts to -out;
+// -report redraws them from an earlier results.json.
 //
 // # Outputs
 //

@@ -241,35 +241,11 @@ func writeReport(dir string, r *bench.Report) ([]string, error) {
 		if err := write(&buf); err != nil {
 			return nil, fmt.Errorf("%s: %v", files[i], err)
 		}
-		if err := writeFileAtomic(files[i], buf.Bytes()); err != nil {
+		if err := replaceFile(files[i], buf.Bytes()); err != nil {
 			return nil, err
 		}
 	}
 	return files, nil
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".attn-*")
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	return nil
 }
 
 // causalFlag is -causal: a boolean flag that also takes a list,

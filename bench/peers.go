@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/attn-go/attn/internal/npyfile"
+	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
 
@@ -260,7 +260,7 @@ func writeNpy(path string, shape []int, data []float32) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = npyfile.Encode(w, shape, data)
+	err = (&kernels.Tensor{Shape: shape, Data: data}).WriteNpy(w)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -284,8 +284,7 @@ func readOutput(path string, shape []int) ([]float32, error) {
 	}
 	d := r.Header.Descr
 	if d.Type != "<f4" || d.Fortran || !slices.Equal(d.Shape, shape) {
-		return nil, fmt.Errorf("%s: %s fortran=%v shape %s, want <f4 C-order %s", path, d.Type, d.Fortran,
-			npyfile.ShapeString(d.Shape), npyfile.ShapeString(shape))
+		return nil, fmt.Errorf("%s: %s fortran=%v shape %v, want <f4 C-order %v", path, d.Type, d.Fortran, d.Shape, shape)
 	}
 	var o []float32
 	if err := r.Read(&o); err != nil {

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/internal/npyfile"
+	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
 
@@ -26,7 +26,7 @@ import (
 const maxHeaderLen = 1 << 16
 
 // npyMagic opens every .npy file.
-const npyMagic = npyfile.Magic
+const npyMagic = "\x93NUMPY"
 
 // dtype is an element type attn can read.
 type dtype struct {
@@ -243,7 +243,16 @@ func sizeString(n *big.Int) string {
 }
 
 // shapeString prints a shape as NumPy does: (3,), (2, 3).
-func shapeString(shape []int) string { return npyfile.ShapeString(shape) }
+func shapeString(shape []int) string {
+	if len(shape) == 1 {
+		return fmt.Sprintf("(%d,)", shape[0])
+	}
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = strconv.Itoa(d)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
 
 // indexString prints the position of the i-th element (C order) of a
 // tensor of the given shape: (0, 3).
@@ -487,7 +496,7 @@ func writeTemp(o output) (string, error) {
 		return "", fmt.Errorf("%s: %v", o.path, err)
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
-	err = npyfile.Encode(w, o.shape, o.data)
+	err = (&kernels.Tensor{Shape: o.shape, Data: o.data}).WriteNpy(w)
 	if err == nil {
 		err = w.Flush()
 	}

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/attn-go/attn/heatmap"
+	"github.com/attn-go/attn/bench/heatmap"
 	"github.com/attn-go/attn/kernels"
 )
 

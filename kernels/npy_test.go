@@ -1,4 +1,4 @@
-package npyfile
+package kernels_test
 
 import (
 	"bytes"
@@ -6,12 +6,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
 
-// What Encode writes, npyio reads back with the same shape and values,
+// What WriteNpy writes, npyio reads back with the same shape and values,
 // and the data starts on a 64-byte boundary.
-func TestEncodeRoundTrip(t *testing.T) {
+func TestWriteNpy(t *testing.T) {
 	for _, tt := range []struct {
 		shape []int
 		data  []float32
@@ -22,7 +23,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 		{[]int{1, 2, 3, 2}, []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
 	} {
 		var buf bytes.Buffer
-		if err := Encode(&buf, tt.shape, tt.data); err != nil {
+		if err := (&kernels.Tensor{Shape: tt.shape, Data: tt.data}).WriteNpy(&buf); err != nil {
 			t.Fatal(err)
 		}
 		if got := buf.Len() - 4*len(tt.data); got%64 != 0 {
@@ -47,16 +48,10 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
-func TestShapeString(t *testing.T) {
-	for shape, want := range map[string]string{"": "()", "3": "(3,)", "2,3": "(2, 3)"} {
-		var s []int
-		for _, c := range shape {
-			if c != ',' {
-				s = append(s, int(c-'0'))
-			}
-		}
-		if got := ShapeString(s); got != want {
-			t.Errorf("ShapeString(%v) = %q, want %q", s, got, want)
-		}
+// A tensor whose data does not match its shape is refused, not written.
+func TestWriteNpyShape(t *testing.T) {
+	var buf bytes.Buffer
+	if err := (&kernels.Tensor{Shape: []int{2, 3}, Data: make([]float32, 5)}).WriteNpy(&buf); err == nil || buf.Len() != 0 {
+		t.Errorf("5 values for shape (2, 3): error %v, %d bytes written", err, buf.Len())
 	}
 }

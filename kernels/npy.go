@@ -1,0 +1,69 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// WriteNpy writes t as a NumPy .npy file: format 1.0, little-endian
+// float32 ("<f4"), C order, its Shape as the array's shape (Layout is not
+// recorded). The header is padded so that the data starts on a 64-byte
+// boundary, as NumPy's own files do; np.load reads it back. It is the
+// format attn run writes. A tensor whose data does not match its shape is
+// an error wrapping backend.ErrShape.
+func (t *Tensor) WriteNpy(w io.Writer) error {
+	if err := t.check("tensor"); err != nil {
+		return err
+	}
+	shape, data := t.Shape, t.Data
+
+	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", npyShape(shape))
+	if len(shape) == 0 {
+		dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (), }"
+	}
+	hlen := len(dict) + 1
+	hlen += (64 - (10+hlen)%64) % 64
+	if hlen > math.MaxUint16 {
+		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", npyShape(shape))
+	}
+	hdr := make([]byte, 10, 10+hlen)
+	copy(hdr, "\x93NUMPY")
+	hdr[6], hdr[7] = 1, 0
+	binary.LittleEndian.PutUint16(hdr[8:], uint16(hlen))
+	hdr = append(hdr, dict...)
+	for len(hdr) < 10+hlen-1 {
+		hdr = append(hdr, ' ')
+	}
+	hdr = append(hdr, '\n')
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 1<<16)
+	for _, v := range data {
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		if len(buf) == cap(buf) {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// npyShape prints a shape as NumPy does: (), (3,), (2, 3).
+func npyShape(shape []int) string {
+	if len(shape) == 1 {
+		return fmt.Sprintf("(%d,)", shape[0])
+	}
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = strconv.Itoa(d)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}

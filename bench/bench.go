@@ -40,6 +40,60 @@ type Config struct {
 	Threads int
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
+	// Spawn, when not nil, measures each attn point instead of Run doing
+	// it in this process: Subprocess runs each in a process of its own, so
+	// that its peak RSS is its own (a GPU driver keeps freed memory
+	// resident, and one point's garbage is the next one's baseline).
+	Spawn func(context.Context, PointSpec) Point
+}
+
+// PointSpec is one attn point, all another process needs to measure it
+// as Run would (MeasurePoint): the same inputs come from the same seed.
+type PointSpec struct {
+	Backend   string        `json:"backend"`
+	Strategy  string        `json:"strategy"`
+	B         int           `json:"b"`
+	H         int           `json:"h"`
+	KVHeads   int           `json:"kv_heads"`
+	N         int           `json:"n"`
+	D         int           `json:"d"`
+	Causal    bool          `json:"causal"`
+	Seed      uint64        `json:"seed"`
+	Budget    time.Duration `json:"budget_ns"`
+	MinRuns   int           `json:"min_runs"`
+	CheckRows int           `json:"check_rows"`
+}
+
+func newSpec(be string, s kernels.Strategy, p backend.Problem, cfg *Config) PointSpec {
+	return PointSpec{Backend: be, Strategy: s.String(), B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal,
+		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
+}
+
+// MeasurePoint measures spec on be in this process, as Run does without
+// Spawn. be must be the backend spec names.
+func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point {
+	pt := Point{Impl: "attn-" + spec.Backend, Strategy: spec.Strategy, Version: backendVersion(be)}
+	s, err := kernels.ParseStrategy(spec.Strategy)
+	if err == nil && s != kernels.Staged && s != kernels.Fused {
+		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
+	}
+	if err == nil && be.Name() != spec.Backend {
+		err = fmt.Errorf("bench: the point is for backend %s, not %s", spec.Backend, be.Name())
+	}
+	p := (&Point{B: spec.B, H: spec.H, KVHeads: spec.KVHeads, N: spec.N, D: spec.D, Causal: spec.Causal}).Problem()
+	if err == nil {
+		err = p.Validate()
+	}
+	if err == nil {
+		err = fits(Bytes(p, false))
+	}
+	if err != nil {
+		pt = newPoint(pt.Impl, pt.Strategy, pt.Version, p)
+		pt.fail(err)
+		return pt
+	}
+	cfg := Config{Budget: spec.Budget, MinRuns: max(spec.MinRuns, 1), CheckRows: spec.CheckRows, Seed: spec.Seed}
+	return measureAttn(ctx, be, s, newInputs(p, spec.Seed, spec.CheckRows), &cfg)
 }
 
 // Progress is where a sweep stands. Work is counted in FLOPs (Flops of
@@ -91,8 +145,9 @@ type Point struct {
 	Bytes  int64   `json:"bytes"`
 	GBPS   float64 `json:"gbps"`
 	// PeakRSS is the peak resident memory of the process that ran the
-	// point, in bytes: attn's own process (reset before each point, and
-	// holding the host copy of the inputs) or the peer's.
+	// point, in bytes, inputs included: the peer's own process, attn's own
+	// process for a point measured in one of its own (Config.Spawn), or
+	// else this process, its peak reset before the point.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// DeviceBytes is the peak of the device memory attn allocated during
 	// the point, on backends that count it (the GPU); 0 elsewhere.
@@ -245,7 +300,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 		if shapeErr == nil {
 			shapeErr = fits(Bytes(p, false))
 		}
-		if shapeErr == nil {
+		if shapeErr == nil && (cfg.Spawn == nil || len(peers) > 0) {
 			in = newInputs(p, cfg.Seed, cfg.CheckRows)
 		}
 		for _, be := range backends {
@@ -255,6 +310,9 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 						pt := newPoint("attn-"+be.Name(), s.String(), backendVersion(be), p)
 						pt.fail(shapeErr)
 						return pt
+					}
+					if cfg.Spawn != nil {
+						return cfg.Spawn(ctx, newSpec(be.Name(), s, p, &cfg))
 					}
 					return measureAttn(ctx, be, s, in, &cfg)
 				})

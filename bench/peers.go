@@ -166,37 +166,15 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	cmd.Dir = p.Dir
 	t := strconv.Itoa(cfg.Threads)
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+t, "OPENBLAS_NUM_THREADS="+t, "MKL_NUM_THREADS="+t)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			pt.PeakRSS = ru.Maxrss << 10 // kB on Linux
-		}
-	}
 	outPath := filepath.Join(dir, "o-"+p.Name+".npy")
 	defer os.Remove(outPath)
-	if runErr != nil {
-		if ctx.Err() != nil {
-			pt.fail(ctx.Err())
-			return pt
-		}
-		var ee *exec.ExitError
-		if errors.As(runErr, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-				pt.Status, pt.Error = StatusOutOfMemory, fmt.Sprintf("killed (SIGKILL) at %s resident: out of memory?", sizeString(pt.PeakRSS))
-				return pt
-			}
-		}
-		pt.Status, pt.Error = StatusFailed, fmt.Sprintf("%v: %s", runErr, lastLine(stderr.String()))
-		if strings.Contains(strings.ToLower(stderr.String()), "memory") {
-			pt.Status = StatusOutOfMemory
-		}
+	last, ok := runChild(ctx, cmd, &pt)
+	if !ok {
 		return pt
 	}
 	var r runnerResult
-	if err := json.Unmarshal([]byte(lastLine(stdout.String())), &r); err != nil {
-		pt.Status, pt.Error = StatusFailed, fmt.Sprintf("runner printed %q: %v", lastLine(stdout.String()), err)
+	if err := json.Unmarshal([]byte(last), &r); err != nil {
+		pt.Status, pt.Error = StatusFailed, fmt.Sprintf("runner printed %q: %v", last, err)
 		return pt
 	}
 	if r.Version != "" {
@@ -223,6 +201,89 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	}
 	in.check(&pt, o)
 	return pt
+}
+
+// runChild runs cmd to its end, records its peak RSS on pt and returns
+// the last line it printed. When it failed — killed (likely out of
+// memory), a non-zero exit, ctx done — it marks pt and returns false.
+//
+// The peak RSS is the child's VmHWM, read from /proc every 10 ms while it
+// runs. The kernel's rusage would not do: Go starts a child with vfork, so
+// the child's ru_maxrss starts from this process's own peak.
+func runChild(ctx context.Context, cmd *exec.Cmd, pt *Point) (last string, ok bool) {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Start()
+	if runErr == nil {
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		done := make(chan struct{})
+		polled := make(chan int64)
+		go func() {
+			peak := int64(0)
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			for {
+				peak = max(peak, procField(status, "VmHWM:"))
+				select {
+				case <-done:
+					polled <- peak
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		runErr = cmd.Wait()
+		close(done)
+		pt.PeakRSS = <-polled
+	}
+	if runErr == nil {
+		return lastLine(stdout.String()), true
+	}
+	if ctx.Err() != nil {
+		pt.fail(ctx.Err())
+		return "", false
+	}
+	var ee *exec.ExitError
+	if errors.As(runErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			pt.Status, pt.Error = StatusOutOfMemory, fmt.Sprintf("killed (SIGKILL) at %s resident: out of memory?", sizeString(pt.PeakRSS))
+			return "", false
+		}
+	}
+	pt.Status, pt.Error = StatusFailed, fmt.Sprintf("%v: %s", runErr, lastLine(stderr.String()))
+	if strings.Contains(strings.ToLower(stderr.String()), "memory") {
+		pt.Status = StatusOutOfMemory
+	}
+	return "", false
+}
+
+// Subprocess is a Config.Spawn that measures each attn point in a new
+// process: argv with the point's PointSpec as JSON for its last argument.
+// The process must print the Point MeasurePoint returns as JSON on its
+// last line of output (attn bench -point does); its peak RSS is taken from
+// the kernel, as for peers.
+func Subprocess(argv ...string) func(context.Context, PointSpec) Point {
+	return func(ctx context.Context, spec PointSpec) Point {
+		pt := &Point{Impl: "attn-" + spec.Backend, Strategy: spec.Strategy, B: spec.B, H: spec.H, KVHeads: spec.KVHeads,
+			N: spec.N, D: spec.D, Causal: spec.Causal, Status: StatusOK}
+		js, err := json.Marshal(spec)
+		if err != nil {
+			pt.fail(err)
+			return *pt
+		}
+		cmd := exec.CommandContext(ctx, argv[0], append(slices.Clone(argv[1:]), string(js))...)
+		last, ok := runChild(ctx, cmd, pt)
+		if !ok {
+			return *pt
+		}
+		var got Point
+		if err := json.Unmarshal([]byte(last), &got); err != nil {
+			pt.Status, pt.Error = StatusFailed, fmt.Sprintf("the point's process printed %q: %v", last, err)
+			return *pt
+		}
+		got.PeakRSS = max(got.PeakRSS, pt.PeakRSS)
+		return got
+	}
 }
 
 // files writes Q, K and V as .npy (BHND, float32) for the peers, once per

@@ -119,3 +119,54 @@ func TestPeersLive(t *testing.T) {
 		}
 	}
 }
+
+// Subprocess runs each attn point through a command that prints the
+// point, takes the peak RSS from the process, and reports a command that
+// fails or prints nonsense as a failed point.
+func TestSubprocess(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	cfg.Ns, cfg.Causal, cfg.Strategies = []int{8}, []bool{false}, []kernels.Strategy{kernels.Fused}
+	var specs []bench.PointSpec
+	printPoint := `sleep 0.1; echo '{"impl":"attn-cpu","strategy":"fused","n":8,"runs":3,"median_s":0.5,"status":"ok","peak_rss_bytes":1}'`
+	cfg.Spawn = func(ctx context.Context, spec bench.PointSpec) bench.Point {
+		specs = append(specs, spec)
+		return bench.Subprocess("bash", "-c", printPoint+`; test "$0" != ""`)(ctx, spec)
+	}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 1 || len(specs) != 1 {
+		t.Fatalf("%d points, %d spawns", len(points), len(specs))
+	}
+	if pt := points[0]; pt.Runs != 3 || pt.MedianS != 0.5 || pt.PeakRSS <= 1 {
+		t.Errorf("point %+v: want the child's, with its peak RSS", pt)
+	}
+	want := bench.PointSpec{Backend: "cpu", Strategy: "fused", B: 1, H: 2, KVHeads: 1, N: 8, D: 8, Seed: 1, Budget: time.Millisecond, MinRuns: 3, CheckRows: 5}
+	if specs[0] != want {
+		t.Errorf("spec %+v, want %+v", specs[0], want)
+	}
+
+	for script, status := range map[string]bench.Status{
+		"exit 4":           bench.StatusFailed,
+		"echo not-a-point": bench.StatusFailed,
+		"kill -KILL $$":    bench.StatusOutOfMemory,
+	} {
+		pt := bench.Subprocess("bash", "-c", script)(context.Background(), want)
+		if pt.Status != status || pt.Impl != "attn-cpu" || pt.N != 8 {
+			t.Errorf("%q: %+v, want %s", script, pt, status)
+		}
+	}
+
+	// MeasurePoint, what the child runs, measures the spec in-process.
+	pt := bench.MeasurePoint(context.Background(), be, want)
+	if pt.Status != bench.StatusOK || pt.Runs < 3 || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+		t.Errorf("MeasurePoint: %+v", pt)
+	}
+	wrong := want
+	wrong.Backend = "gpu"
+	if pt := bench.MeasurePoint(context.Background(), be, wrong); pt.Status != bench.StatusFailed {
+		t.Errorf("MeasurePoint of a gpu spec on the cpu: %+v", pt)
+	}
+}

@@ -28,7 +28,7 @@ var Conventions = map[string]string{
 	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal counts only the pairs a query sees (about half of 4·B·H·N²·D), for attn and peers alike",
 	"bytes":       "compulsory traffic: Q, K, V read once and O written once in float32, plus four passes over the B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
 	"time":        "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
-	"peak_rss":    "peak resident memory of the process that ran the point: attn's own, reset before each point and holding the host copy of the inputs, or the peer's own process",
+	"peak_rss":    "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
 	"device_peak": "peak bytes of device buffers attn allocated during the point (GPU backends)",
 	"max_rel_err": "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
 	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
@@ -218,11 +218,13 @@ func (r *Report) WriteCSV(w io.Writer) error {
 // with the conventions under it.
 func WriteTable(w io.Writer, points []Point) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\tstatus\t")
+	// The status is the last cell of a row and ends without a tab, so
+	// that a long reason does not widen every row.
+	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
 		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.Causal)
 		if pt.Runs == 0 {
-			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t%s\t-\t-\t%s: %s\t\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
+			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
 		}
 		spread := "-"
@@ -237,7 +239,7 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Status == StatusWrong && pt.MaxErr == nil {
 			status += ": " + pt.Error
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", row, pt.Runs,
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t  %s\n", row, pt.Runs,
 			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, pt.GFLOPS,
 			memString(pt.Bytes), memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}

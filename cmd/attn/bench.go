@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,7 +93,10 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.MinRuns, "min-runs", cfg.MinRuns, "timed runs per point at least")
 	fs.IntVar(&cfg.CheckRows, "check-rows", cfg.CheckRows, "output rows per point compared with the float64 reference")
 	fs.IntVar(&cfg.Threads, "threads", 0, "threads for the peers (default GOMAXPROCS, the threads attn's CPU backend uses)")
-	var from string
+	var from, point string
+	isolate := true
+	fs.BoolVar(&isolate, "isolate", isolate, "measure each attn point in a process of its own, so that its peak RSS is its own, as for the peers")
+	fs.StringVar(&point, "point", "", "measure the one point `SPEC` (JSON) in this process and print it as JSON: what -isolate runs")
 	fs.StringVar(&from, "report", "", "redraw the table, CSV, Markdown and charts of an earlier `results.json` into -out, measuring nothing")
 	fs.StringVar(&outDir, "out", outDir, "`directory` for results.json, results.csv, results.md and the charts; empty for none")
 	fs.Func("seed", "random `seed` for the inputs", func(s string) error {
@@ -105,6 +109,9 @@ func runBench(c *cmdEnv, args []string) error {
 	}
 	if from != "" {
 		return redraw(c, from, outDir)
+	}
+	if point != "" {
+		return measurePoint(c, point)
 	}
 	switch {
 	case cfg.MinRuns < 1:
@@ -168,6 +175,13 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 	}
 
+	if isolate && len(bes) > 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("-isolate: finding this program: %v", err)
+		}
+		cfg.Spawn = bench.Subprocess(exe, "bench", "-point")
+	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update
 	points, runErr := bench.Run(ctx, cfg, bes, peers)
@@ -187,6 +201,28 @@ func runBench(c *cmdEnv, args []string) error {
 		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(files, ", "))
 	}
 	return runErr
+}
+
+// measurePoint measures the point spec describes, on the backend it
+// names, and prints it as one line of JSON.
+func measurePoint(c *cmdEnv, spec string) error {
+	var ps bench.PointSpec
+	dec := json.NewDecoder(strings.NewReader(spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ps); err != nil {
+		return usagef("-point: %v", err)
+	}
+	if err := checkBackendName(ps.Backend); err != nil {
+		return err
+	}
+	be, err := backend.Open(ps.Backend)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return json.NewEncoder(c.stdout).Encode(bench.MeasurePoint(ctx, be, ps))
 }
 
 // redraw writes the outputs of the report in path again, into outDir.

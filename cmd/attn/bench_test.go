@@ -37,6 +37,14 @@ func TestBenchCommand(t *testing.T) {
 	if len(r.Points) != 8 || r.Points[7].Status != bench.StatusOK || !r.Points[7].Causal {
 		t.Errorf("results.json has %d points, last %+v", len(r.Points), r.Points[len(r.Points)-1])
 	}
+	for _, pt := range r.Points {
+		// Measured in processes of their own (-isolate, the default): a
+		// few MiB for the inputs over the runtime, well under this test
+		// process's own.
+		if pt.PeakRSS <= 0 || pt.MaxErr == nil || pt.Version == "" {
+			t.Errorf("isolated point %+v", pt)
+		}
+	}
 	for _, name := range []string{"results.csv", "results.md", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
@@ -71,6 +79,20 @@ func TestBenchCommand(t *testing.T) {
 	} {
 		if code, _, stderr := runCmd(t, bad...); code != 2 {
 			t.Errorf("attn %v: exit %d (%s), want 2", bad, code, stderr)
+		}
+	}
+}
+
+// In-process measurement (-isolate=false) gives the same points, and a
+// malformed -point is a usage error.
+func TestBenchInProcess(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "4", "-budget", "1ms", "-isolate=false", "-out", "")
+	if code != 0 || strings.Count(stdout, "attn-cpu") != 2 || strings.Count(stdout, "  ok\n") != 2 {
+		t.Errorf("exit %d (%s):\n%s", code, stderr, stdout)
+	}
+	for _, bad := range []string{`{"backend": "cpu"`, `{"backend": "cpu", "color": 1}`, `{"backend": "tpu"}`} {
+		if code, _, stderr := runCmd(t, "bench", "-point", bad); code != 2 {
+			t.Errorf("-point %s: exit %d (%s), want 2", bad, code, stderr)
 		}
 	}
 }

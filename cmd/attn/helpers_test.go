@@ -183,3 +183,13 @@ func noTemps(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestMain lets the test binary stand in for attn when attn bench, run
+// in-process by a test, starts a process of its own per point (-isolate
+// execs os.Executable with "bench -point SPEC").
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "-point" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}

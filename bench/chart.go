@@ -222,7 +222,7 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 		if s.wrong {
 			label += " (wrong answers)"
 		}
-		col, shape := plotutil.Color(i), plotutil.Shape(i)
+		col, shape := seriesColors[i%len(seriesColors)], plotutil.Shape(i)
 		switch c {
 		case ChartGFLOPS:
 			var xy plotter.XYs
@@ -303,6 +303,15 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 	legend.Draw(draw.Crop(dc, width-lw+vg.Points(8), 0, 0, -vg.Points(40)))
 	_, err = cw.WriteTo(w)
 	return err
+}
+
+// seriesColors tell up to twelve lines apart (plotutil's palette has
+// seven, and a peers run draws more): Tableau's ten, then two darker.
+var seriesColors = []color.Color{
+	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
+	color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255}, color.RGBA{188, 189, 34, 255},
+	color.RGBA{23, 190, 207, 255}, color.RGBA{0, 0, 0, 255}, color.RGBA{0, 90, 50, 255},
 }
 
 // addLine adds a line with markers and its legend entry.

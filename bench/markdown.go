@@ -22,13 +22,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if len(sub.Points) == 0 {
 			continue
 		}
-		what := "non-causal"
+		what, counted := "non-causal", ""
 		if causal {
-			what = "causal (only the attended pairs counted)"
+			what, counted = "causal", " (only the attended pairs counted)"
 		}
 		ns := sub.sweptNs()
 		rows := sub.series(false)
-		title, _, _ := strings.Cut(sub.title("GFLOP/s, "+what), "\n")
+		title, _, _ := strings.Cut(sub.title("GFLOP/s, "+what+counted), "\n")
 		fmt.Fprintf(&b, "%s:\n\n", title)
 		table(&b, "GFLOP/s", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {
@@ -41,7 +41,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		})
 		fmt.Fprintf(&b, "Peak memory, %s (process RSS; device bytes for the GPU):\n\n", what)
 		table(&b, "peak", ns, rows, func(pt Point) string {
-			if pt.PeakRSS == 0 && pt.Runs == 0 {
+			if pt.Runs == 0 {
 				return string(pt.Status)
 			}
 			s := memString(pt.PeakRSS)

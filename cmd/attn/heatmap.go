@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -528,15 +529,19 @@ func parseScale(s string) (float64, error) {
 	return v, nil
 }
 
-// writeTempFile writes data to a temporary file beside path, synced and
-// closed, and returns its name; the caller renames it over path or
-// removes it.
-func writeTempFile(path string, data []byte) (string, error) {
+// writeTempFile writes a temporary file beside path with write (through
+// a buffer), syncs and closes it, and returns its name; the caller renames
+// it over path or removes it. On an error the file is already removed.
+func writeTempFile(path string, write func(io.Writer) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), ".attn-*"+filepath.Ext(path))
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", path, err)
 	}
-	_, err = f.Write(data)
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -553,10 +558,18 @@ func writeTempFile(path string, data []byte) (string, error) {
 	return f.Name(), nil
 }
 
+// writeBytes is a writeTempFile write of data.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
 // replaceFile replaces path with data through a temporary file, synced
 // before the rename as the .npy outputs are.
 func replaceFile(path string, data []byte) error {
-	tmp, err := writeTempFile(path, data)
+	tmp, err := writeTempFile(path, writeBytes(data))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -491,28 +490,7 @@ func writeOutputs(outs []output) (err error) {
 }
 
 func writeTemp(o output) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(o.path), ".attn-*.npy")
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", o.path, err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	err = (&kernels.Tensor{Shape: o.shape, Data: o.data}).WriteNpy(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return f.Name(), fmt.Errorf("%s: writing %s: %v", o.path, f.Name(), err)
-	}
-	return f.Name(), nil
+	return writeTempFile(o.path, (&kernels.Tensor{Shape: o.shape, Data: o.data}).WriteNpy)
 }
 
 // syncDir makes a rename durable where the system allows syncing a

@@ -337,7 +337,7 @@ func drawRunHeatmap(f *runFlags, full [4]int, p []float32) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("-heatmap %s: %v", f.heatmap, err)
 	}
-	return writeTempFile(f.heatmap, img)
+	return writeTempFile(f.heatmap, writeBytes(img))
 }
 
 // checkQKV checks the ranks and sizes of Q, K and V against each other,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,8 +102,8 @@ func New(opts ...Option) (*Backend, error) {
 			Driver:     "gonum blas32 (pure Go)",
 		},
 		Threads: b.threads,
-		Detail: fmt.Sprintf("%s/%s, %s, gonum %s, fused tiles %d×%d",
-			runtime.GOOS, runtime.GOARCH, runtime.Version(), gonumVersion(), b.tileQ, b.tileK),
+		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d",
+			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK),
 	}
 	return b, nil
 }
@@ -183,20 +182,6 @@ func readCPUModel() (name, vendor string) {
 		}
 	}
 	return name, vendor
-}
-
-func gonumVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "gonum.org/v1/gonum" {
-				if d.Replace != nil {
-					d = d.Replace
-				}
-				return d.Version
-			}
-		}
-	}
-	return "(unknown version)"
 }
 
 // checkCtx reports a cancelled context before an op starts.

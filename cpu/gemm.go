@@ -71,7 +71,7 @@ func gemm(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c
 				} else {
 					blj = sub(b, l0, j0, kl, nj)
 				}
-				blas32.Gemm(blas.NoTrans, tB, alpha, ail, blj, bt, cij)
+				sgemm.Sgemm(blas.NoTrans, tB, mi, nj, kl, alpha, ail.Data, ail.Stride, blj.Data, blj.Stride, bt, cij.Data, cij.Stride)
 				bt = 1
 			}
 		}

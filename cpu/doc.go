@@ -2,8 +2,11 @@
 //
 //	O = softmax(scale · Q·Kᵀ + bias, masked) · V
 //
-// computed in float32 with gonum's blas32 Gemm on blocked tiles, spread over
-// a pool of goroutines. Importing the package registers it with the backend
+// computed in float32 with Sgemm on blocked tiles, spread over a pool of
+// goroutines. The Sgemm is gonum's pure Go by default; built with
+// -tags openblas it is OpenBLAS through gonum.org/v1/netlib (cgo,
+// libopenblas-dev), one OpenBLAS thread per worker, and Info().Detail
+// says which. Importing the package registers it with the backend
 // package under the name "cpu" (priority 0, the fallback of "auto"); New
 // opens one directly with options:
 //

@@ -175,12 +175,7 @@ func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
 		clear(vis)
 		return
 	}
-	var sum float64
-	for j, v := range vis {
-		e := float32(math.Exp(float64(v) - mNew))
-		vis[j] = e
-		sum += float64(e)
-	}
+	sum := expShift(vis, float32(mNew))
 	if alpha := math.Exp(*m - mNew); alpha != 1 {
 		// alpha is 0 when m was −Inf; acc and l are 0 then anyway.
 		a := float32(alpha)

@@ -183,12 +183,7 @@ func softmaxRow(row []float32, limit int, keep *maskView, b, h, i int) float64 {
 		return math.Inf(-1)
 	}
 	mf := float64(m)
-	var sum float64
-	for j, v := range vis {
-		e := math.Exp(float64(v) - mf)
-		vis[j] = float32(e)
-		sum += e
-	}
+	sum := expShift(vis, m)
 	inv := 1 / sum
 	for j, v := range vis {
 		vis[j] = float32(float64(v) * inv)

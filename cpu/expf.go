@@ -1,0 +1,94 @@
+package cpu
+
+import "math"
+
+// expf is e^x in float32 without going through float64's math.Exp: the
+// softmax takes one exponential per score, as many as the two Gemms take
+// multiply-adds per head dim, so its cost shows.
+//
+// x = n·ln 2 + r with n = round(x·log₂e) and |r| ≤ ln 2 / 2, r found in
+// two steps (Cody and Waite) so that it stays exact to float32; e^r is a
+// degree-7 polynomial (Taylor's coefficients, Horner's rule, its
+// truncation error under 3e-9 on that range); 2^n goes into the exponent
+// bits. TestExpf compares it with math.Exp at every 64th float32 in
+// [−87.3, 88.7]: the largest relative error is 1.0e-7, about one unit in
+// the last place (the test allows 2.4e-7).
+// Outside, the result is what float32 gives: 0 below −87.34 (e^x is
+// subnormal there; the flush costs under 1.2e-38 absolute), +Inf above
+// 88.72, NaN for NaN.
+func expf(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375 // exact in float32, 9 bits
+		ln2lo = -2.12194440e-4
+		lo    = -87.33654 // ln of the least normal float32
+		hi    = 88.72283  // ln of the greatest float32
+	)
+	switch {
+	case x != x:
+		return x
+	case x < lo:
+		return 0
+	case x > hi:
+		return float32(math.Inf(1))
+	}
+	// Adding 1.5·2²³ rounds to an integer (|x·log₂e| < 2²²), subtracting
+	// it again leaves that integer exactly.
+	const round = 12582912
+	n := x*log2e + round
+	n -= round
+	r := x - n*ln2hi
+	r -= n * ln2lo
+	p := float32(1.0 / 5040)
+	p = p*r + 1.0/720
+	p = p*r + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	k := int32(n)
+	if k > 127 { // x near hi: 2^128 is not a float32, 2·2^127 times p is
+		return p * 2 * math.Float32frombits(uint32(k-1+127)<<23)
+	}
+	return p * math.Float32frombits(uint32(k+127)<<23)
+}
+
+// expShift replaces each x of row with e^(x − m) and returns their sum in
+// float64: the softmax's exponentials, for m at least every x (the row's
+// running max), so that no argument is positive. −Inf (a hidden key)
+// gives 0. It is expf unrolled into the loop, with the branches that
+// cannot arise for x − m ≤ 0 left out.
+func expShift(row []float32, m float32) float64 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+		lo    = -87.33654
+		round = 12582912
+	)
+	var sum float64
+	for j, v := range row {
+		x := v - m
+		if !(x >= lo) { // also −Inf − m and NaN, which the inputs exclude
+			row[j] = 0
+			continue
+		}
+		n := x*log2e + round
+		n -= round
+		r := x - n*ln2hi
+		r -= n * ln2lo
+		p := float32(1.0 / 5040)
+		p = p*r + 1.0/720
+		p = p*r + 1.0/120
+		p = p*r + 1.0/24
+		p = p*r + 1.0/6
+		p = p*r + 0.5
+		p = p*r + 1
+		p = p*r + 1
+		e := p * math.Float32frombits(uint32(int32(n)+127)<<23)
+		row[j] = e
+		sum += float64(e)
+	}
+	return sum
+}

@@ -7,6 +7,7 @@ require (
 	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
 	github.com/sbinet/npyio v0.9.0
 	github.com/schollz/progressbar/v3 v3.18.0
+	golang.org/x/sys v0.30.0
 	golang.org/x/term v0.28.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
@@ -27,6 +28,5 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/image v0.25.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
 )

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -89,23 +90,41 @@ func BenchmarkExpf(b *testing.B) {
 	})
 }
 
-// expShift is expf(x − m) for every x of a row, and sums them.
+// expShift gives e^(x − m) within expf's bound for every x of rows of
+// every length around the vector width (so both the eight-lane loop, where
+// the CPU has it, and the scalar tail run), 0 for hidden keys and for
+// arguments below float32's normal range, and the sum within float
+// rounding of the float64 sum.
 func TestExpShift(t *testing.T) {
-	row := []float32{0, -1, 3.5, float32(math.Inf(-1)), -90, 2, -0.25}
-	const m = 3.5
-	want := make([]float32, len(row))
-	sum := 0.0
-	for j, x := range row {
-		want[j] = expf(x - m)
-		sum += float64(want[j])
-	}
-	got := append([]float32(nil), row...)
-	if s := expShift(got, m); s != sum {
-		t.Errorf("sum %v, want %v", s, sum)
-	}
-	for j := range got {
-		if got[j] != want[j] {
-			t.Errorf("e^(%v − %v) = %v, expf gives %v", row[j], m, got[j], want[j])
+	rng := rand.New(rand.NewPCG(7, 7))
+	for n := 0; n <= 41; n++ {
+		row := make([]float32, n)
+		for j := range row {
+			switch j % 9 {
+			case 4:
+				row[j] = float32(math.Inf(-1))
+			case 7:
+				row[j] = -95 // x − m below −87.34: flushed to 0
+			default:
+				row[j] = float32(rng.Float64()*20 - 15)
+			}
+		}
+		const m = 3.25
+		got := append([]float32(nil), row...)
+		sum := expShift(got, m)
+		want := 0.0
+		for j, x := range row {
+			w := math.Exp(float64(x - m))
+			if float64(x-m) < -87.34 {
+				w = 0
+			}
+			want += float64(got[j])
+			if w == 0 && got[j] != 0 || w != 0 && math.Abs(float64(got[j])-w) > 2.4e-7*w {
+				t.Fatalf("n=%d: e^(%v − %v) = %v, want %v", n, x, m, got[j], w)
+			}
+		}
+		if math.Abs(sum-want) > 1e-12*max(1, want) {
+			t.Errorf("n=%d: sum %v, the values add to %v", n, sum, want)
 		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 // blocks) to keep each call serial and the thread count what WithThreads
 // said. The inner dimension is cut too: gonum's serial kernel does not
 // block it, and a 64-row block of P times an Nk×Dv V would otherwise
-// stream all of V through the cache once per row.
-const (
+// stream all of V through the cache once per row. OpenBLAS blocks for
+// itself and runs one thread per call here: openblas.go lifts the cuts.
+var (
 	gemmRows = 64
 	gemmCols = 192
 	gemmK    = 256

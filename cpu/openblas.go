@@ -2,22 +2,15 @@
 
 package cpu
 
-/*
-#cgo LDFLAGS: -lopenblas
-void openblas_set_num_threads(int num_threads);
-char *openblas_get_config(void);
-*/
-import "C"
-
-import "gonum.org/v1/netlib/blas/netlib"
+import "github.com/attn-go/attn/cpu/internal/openblas"
 
 // With -tags openblas the ops multiply with OpenBLAS (Debian's
 // libopenblas-dev) through gonum's netlib bindings. OpenBLAS runs one
 // thread per call: the backend already runs one gemm per worker, as many
 // workers as WithThreads says, and OpenBLAS threads of its own under each
-// would oversubscribe the cores.
+// would oversubscribe the cores. It blocks for itself, so gemm's chunks,
+// sized for gonum's kernel, are lifted.
 func init() {
-	C.openblas_set_num_threads(1)
-	sgemm = netlib.Implementation{}
-	blasName = "OpenBLAS " + C.GoString(C.openblas_get_config()) + " via gonum/netlib"
+	sgemm, blasName = openblas.Single()
+	gemmRows, gemmCols, gemmK = 1<<30, 1<<30, 1<<30
 }

@@ -1,0 +1,24 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2 says whether expShift may use expShiftAVX2: AVX2 and FMA, read
+// from the CPU at start-up.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// expShiftAVX2 is expShift for len(row) a multiple of 8 (expf_amd64.s).
+//
+//go:noescape
+func expShiftAVX2(row []float32, m float32) float64
+
+// expShiftVec runs the vector loop over as much of row as it can and
+// returns how many values it did and their sum.
+func expShiftVec(row []float32, m float32) (int, float64) {
+	n := len(row) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0, 0
+	}
+	return n, expShiftAVX2(row[:n], m)
+}

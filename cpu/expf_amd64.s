@@ -1,0 +1,183 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Eight copies of each constant of expShiftAVX2, 32 bytes apart: lo,
+// log2(e), 1.5·2²³, ln 2 (high part), ln 2 (low part), the exponent bias
+// 127 (an int32), then the polynomial's coefficients 1/7! … 1/1!, 1.
+DATA expc<>+0(SB)/4, $0xc2aeac4f
+DATA expc<>+4(SB)/4, $0xc2aeac4f
+DATA expc<>+8(SB)/4, $0xc2aeac4f
+DATA expc<>+12(SB)/4, $0xc2aeac4f
+DATA expc<>+16(SB)/4, $0xc2aeac4f
+DATA expc<>+20(SB)/4, $0xc2aeac4f
+DATA expc<>+24(SB)/4, $0xc2aeac4f
+DATA expc<>+28(SB)/4, $0xc2aeac4f
+DATA expc<>+32(SB)/4, $0x3fb8aa3b
+DATA expc<>+36(SB)/4, $0x3fb8aa3b
+DATA expc<>+40(SB)/4, $0x3fb8aa3b
+DATA expc<>+44(SB)/4, $0x3fb8aa3b
+DATA expc<>+48(SB)/4, $0x3fb8aa3b
+DATA expc<>+52(SB)/4, $0x3fb8aa3b
+DATA expc<>+56(SB)/4, $0x3fb8aa3b
+DATA expc<>+60(SB)/4, $0x3fb8aa3b
+DATA expc<>+64(SB)/4, $0x4b400000
+DATA expc<>+68(SB)/4, $0x4b400000
+DATA expc<>+72(SB)/4, $0x4b400000
+DATA expc<>+76(SB)/4, $0x4b400000
+DATA expc<>+80(SB)/4, $0x4b400000
+DATA expc<>+84(SB)/4, $0x4b400000
+DATA expc<>+88(SB)/4, $0x4b400000
+DATA expc<>+92(SB)/4, $0x4b400000
+DATA expc<>+96(SB)/4, $0x3f318000
+DATA expc<>+100(SB)/4, $0x3f318000
+DATA expc<>+104(SB)/4, $0x3f318000
+DATA expc<>+108(SB)/4, $0x3f318000
+DATA expc<>+112(SB)/4, $0x3f318000
+DATA expc<>+116(SB)/4, $0x3f318000
+DATA expc<>+120(SB)/4, $0x3f318000
+DATA expc<>+124(SB)/4, $0x3f318000
+DATA expc<>+128(SB)/4, $0xb95e8083
+DATA expc<>+132(SB)/4, $0xb95e8083
+DATA expc<>+136(SB)/4, $0xb95e8083
+DATA expc<>+140(SB)/4, $0xb95e8083
+DATA expc<>+144(SB)/4, $0xb95e8083
+DATA expc<>+148(SB)/4, $0xb95e8083
+DATA expc<>+152(SB)/4, $0xb95e8083
+DATA expc<>+156(SB)/4, $0xb95e8083
+DATA expc<>+160(SB)/4, $0x0000007f
+DATA expc<>+164(SB)/4, $0x0000007f
+DATA expc<>+168(SB)/4, $0x0000007f
+DATA expc<>+172(SB)/4, $0x0000007f
+DATA expc<>+176(SB)/4, $0x0000007f
+DATA expc<>+180(SB)/4, $0x0000007f
+DATA expc<>+184(SB)/4, $0x0000007f
+DATA expc<>+188(SB)/4, $0x0000007f
+DATA expc<>+192(SB)/4, $0x39500d01
+DATA expc<>+196(SB)/4, $0x39500d01
+DATA expc<>+200(SB)/4, $0x39500d01
+DATA expc<>+204(SB)/4, $0x39500d01
+DATA expc<>+208(SB)/4, $0x39500d01
+DATA expc<>+212(SB)/4, $0x39500d01
+DATA expc<>+216(SB)/4, $0x39500d01
+DATA expc<>+220(SB)/4, $0x39500d01
+DATA expc<>+224(SB)/4, $0x3ab60b61
+DATA expc<>+228(SB)/4, $0x3ab60b61
+DATA expc<>+232(SB)/4, $0x3ab60b61
+DATA expc<>+236(SB)/4, $0x3ab60b61
+DATA expc<>+240(SB)/4, $0x3ab60b61
+DATA expc<>+244(SB)/4, $0x3ab60b61
+DATA expc<>+248(SB)/4, $0x3ab60b61
+DATA expc<>+252(SB)/4, $0x3ab60b61
+DATA expc<>+256(SB)/4, $0x3c088889
+DATA expc<>+260(SB)/4, $0x3c088889
+DATA expc<>+264(SB)/4, $0x3c088889
+DATA expc<>+268(SB)/4, $0x3c088889
+DATA expc<>+272(SB)/4, $0x3c088889
+DATA expc<>+276(SB)/4, $0x3c088889
+DATA expc<>+280(SB)/4, $0x3c088889
+DATA expc<>+284(SB)/4, $0x3c088889
+DATA expc<>+288(SB)/4, $0x3d2aaaab
+DATA expc<>+292(SB)/4, $0x3d2aaaab
+DATA expc<>+296(SB)/4, $0x3d2aaaab
+DATA expc<>+300(SB)/4, $0x3d2aaaab
+DATA expc<>+304(SB)/4, $0x3d2aaaab
+DATA expc<>+308(SB)/4, $0x3d2aaaab
+DATA expc<>+312(SB)/4, $0x3d2aaaab
+DATA expc<>+316(SB)/4, $0x3d2aaaab
+DATA expc<>+320(SB)/4, $0x3e2aaaab
+DATA expc<>+324(SB)/4, $0x3e2aaaab
+DATA expc<>+328(SB)/4, $0x3e2aaaab
+DATA expc<>+332(SB)/4, $0x3e2aaaab
+DATA expc<>+336(SB)/4, $0x3e2aaaab
+DATA expc<>+340(SB)/4, $0x3e2aaaab
+DATA expc<>+344(SB)/4, $0x3e2aaaab
+DATA expc<>+348(SB)/4, $0x3e2aaaab
+DATA expc<>+352(SB)/4, $0x3f000000
+DATA expc<>+356(SB)/4, $0x3f000000
+DATA expc<>+360(SB)/4, $0x3f000000
+DATA expc<>+364(SB)/4, $0x3f000000
+DATA expc<>+368(SB)/4, $0x3f000000
+DATA expc<>+372(SB)/4, $0x3f000000
+DATA expc<>+376(SB)/4, $0x3f000000
+DATA expc<>+380(SB)/4, $0x3f000000
+DATA expc<>+384(SB)/4, $0x3f800000
+DATA expc<>+388(SB)/4, $0x3f800000
+DATA expc<>+392(SB)/4, $0x3f800000
+DATA expc<>+396(SB)/4, $0x3f800000
+DATA expc<>+400(SB)/4, $0x3f800000
+DATA expc<>+404(SB)/4, $0x3f800000
+DATA expc<>+408(SB)/4, $0x3f800000
+DATA expc<>+412(SB)/4, $0x3f800000
+DATA expc<>+416(SB)/4, $0x3f800000
+DATA expc<>+420(SB)/4, $0x3f800000
+DATA expc<>+424(SB)/4, $0x3f800000
+DATA expc<>+428(SB)/4, $0x3f800000
+DATA expc<>+432(SB)/4, $0x3f800000
+DATA expc<>+436(SB)/4, $0x3f800000
+DATA expc<>+440(SB)/4, $0x3f800000
+DATA expc<>+444(SB)/4, $0x3f800000
+GLOBL expc<>(SB), RODATA|NOPTR, $448
+
+// func expShiftAVX2(row []float32, m float32) float64
+//
+// expShift for len(row) a multiple of 8, eight lanes at a time with AVX2
+// and FMA: the same range reduction and polynomial as expf, the sum in
+// two float64 accumulators of four lanes.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
+	MOVQ         row_base+0(FP), SI
+	MOVQ         row_len+8(FP), CX
+	SHRQ         $3, CX
+	VBROADCASTSS m+24(FP), Y0
+	VXORPD       Y14, Y14, Y14
+	VXORPD       Y15, Y15, Y15
+	VMOVUPS      expc<>+0(SB), Y1
+	VMOVUPS      expc<>+32(SB), Y2
+	VMOVUPS      expc<>+64(SB), Y3
+	VMOVUPS      expc<>+96(SB), Y4
+	VMOVUPS      expc<>+128(SB), Y5
+	VMOVUPS      expc<>+160(SB), Y13
+	TESTQ        CX, CX
+	JZ           done
+
+loop:
+	VMOVUPS      (SI), Y6
+	VSUBPS       Y0, Y6, Y6                    // x = v − m
+	VCMPPS       $0x1d, Y1, Y6, Y7             // keep = x ≥ lo (false for NaN)
+	VMOVAPS      Y3, Y8
+	VFMADD231PS  Y2, Y6, Y8                    // n = x·log2e + round
+	VSUBPS       Y3, Y8, Y8                    // n = round(x·log2e)
+	VMOVAPS      Y6, Y9
+	VFNMADD231PS Y4, Y8, Y9                    // r = x − n·ln2hi
+	VFNMADD231PS Y5, Y8, Y9                    // r −= n·ln2lo
+	VMOVUPS      expc<>+192(SB), Y10
+	VFMADD213PS  expc<>+224(SB), Y9, Y10 // p = p·r + c
+	VFMADD213PS  expc<>+256(SB), Y9, Y10
+	VFMADD213PS  expc<>+288(SB), Y9, Y10
+	VFMADD213PS  expc<>+320(SB), Y9, Y10
+	VFMADD213PS  expc<>+352(SB), Y9, Y10
+	VFMADD213PS  expc<>+384(SB), Y9, Y10
+	VFMADD213PS  expc<>+416(SB), Y9, Y10
+	VCVTPS2DQ    Y8, Y11
+	VPADDD       Y13, Y11, Y11
+	VPSLLD       $23, Y11, Y11                 // 2^n as float32 bits
+	VMULPS       Y11, Y10, Y10                 // e = p·2^n
+	VANDPS       Y7, Y10, Y10                  // 0 where x < lo
+	VMOVUPS      Y10, (SI)
+	VCVTPS2PD    X10, Y12
+	VADDPD       Y12, Y14, Y14
+	VEXTRACTF128 $1, Y10, X10
+	VCVTPS2PD    X10, Y12
+	VADDPD       Y12, Y15, Y15
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          loop
+
+done:
+	VADDPD       Y15, Y14, Y14
+	VEXTRACTF128 $1, Y14, X15
+	VADDPD       X15, X14, X14
+	VHADDPD      X14, X14, X14
+	VZEROUPPER
+	MOVSD        X14, ret+32(FP)
+	RET

@@ -101,3 +101,25 @@ func expShiftGo(row []float32, m float32) float64 {
 	}
 	return sum
 }
+
+// rowMax is the largest value of row, −Inf for an empty row; the values
+// are finite or −Inf (a hidden key). The vector loop takes what it can
+// (expf_amd64.s), Go the rest.
+func rowMax(row []float32) float32 {
+	n, m := rowMaxVec(row)
+	for _, v := range row[n:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// scale multiplies x by a: the online softmax's rescaling of a row's
+// accumulator when its running max grows. The vector loop takes what it
+// can (expf_amd64.s), Go the rest.
+func scale(x []float32, a float32) {
+	for i := scaleVec(x, a); i < len(x); i++ {
+		x[i] *= a
+	}
+}

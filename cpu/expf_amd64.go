@@ -2,7 +2,11 @@
 
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX2 says whether expShift may use expShiftAVX2: AVX2 and FMA, read
 // from the CPU at start-up.
@@ -21,4 +25,36 @@ func expShiftVec(row []float32, m float32) (int, float64) {
 		return 0, 0
 	}
 	return n, expShiftAVX2(row[:n], m)
+}
+
+// rowMaxAVX2 is the largest value of row, len(row) a positive multiple of
+// 8 (expf_amd64.s).
+//
+//go:noescape
+func rowMaxAVX2(row []float32) float32
+
+// rowMaxVec is the largest value of as much of row as the vector loop
+// takes, and how much that is.
+func rowMaxVec(row []float32) (int, float32) {
+	n := len(row) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0, float32(math.Inf(-1))
+	}
+	return n, rowMaxAVX2(row[:n])
+}
+
+// scaleAVX2 multiplies x by a, len(x) a multiple of 8 (expf_amd64.s).
+//
+//go:noescape
+func scaleAVX2(x []float32, a float32)
+
+// scaleVec scales as much of x as the vector loop takes and returns how
+// much that is.
+func scaleVec(x []float32, a float32) int {
+	n := len(x) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	scaleAVX2(x[:n], a)
+	return n
 }

@@ -181,3 +181,54 @@ done:
 	VZEROUPPER
 	MOVSD        X14, ret+32(FP)
 	RET
+
+// func rowMaxAVX2(row []float32) float32
+//
+// The largest value of row, len(row) a multiple of 8 and at least 8, eight
+// lanes at a time (VMAXPS; the values are finite or −Inf).
+TEXT ·rowMaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ         row_base+0(FP), SI
+	MOVQ         row_len+8(FP), CX
+	SHRQ         $3, CX
+	VMOVUPS      (SI), Y0
+	ADDQ         $32, SI
+	DECQ         CX
+	JZ           reduce
+
+maxloop:
+	VMAXPS       (SI), Y0, Y0
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          maxloop
+
+reduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func scaleAVX2(x []float32, a float32)
+//
+// x *= a, len(x) a multiple of 8, eight lanes at a time.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	SHRQ         $3, CX
+	JZ           scaledone
+	VBROADCASTSS a+24(FP), Y0
+
+scaleloop:
+	VMULPS       (SI), Y0, Y1
+	VMOVUPS      Y1, (SI)
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          scaleloop
+	VZEROUPPER
+
+scaledone:
+	RET

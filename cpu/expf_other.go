@@ -2,8 +2,14 @@
 
 package cpu
 
+import "math"
+
 // hasAVX2 is false off amd64 and under -tags purego: expShift is the
 // scalar loop.
 const hasAVX2 = false
 
 func expShiftVec([]float32, float32) (int, float64) { return 0, 0 }
+
+func rowMaxVec([]float32) (int, float32) { return 0, float32(math.Inf(-1)) }
+
+func scaleVec([]float32, float32) int { return 0 }

@@ -128,3 +128,54 @@ func TestExpShift(t *testing.T) {
 		}
 	}
 }
+
+// rowMax finds the largest value at every position, for every length
+// around the vector width, −Inf included; −Inf for an empty row.
+func TestRowMax(t *testing.T) {
+	if m := rowMax(nil); !math.IsInf(float64(m), -1) {
+		t.Errorf("rowMax(nil) = %v, want −Inf", m)
+	}
+	for n := 1; n <= 41; n++ {
+		for at := 0; at < n; at++ {
+			row := make([]float32, n)
+			for j := range row {
+				row[j] = float32(-j) - 0.5
+				if j%3 == 1 {
+					row[j] = float32(math.Inf(-1))
+				}
+			}
+			row[at] = 7
+			if m := rowMax(row); m != 7 {
+				t.Fatalf("n=%d, 7 at %d: rowMax %v", n, at, m)
+			}
+		}
+		all := make([]float32, n)
+		for j := range all {
+			all[j] = float32(math.Inf(-1))
+		}
+		if m := rowMax(all); !math.IsInf(float64(m), -1) {
+			t.Fatalf("n=%d all −Inf: rowMax %v", n, m)
+		}
+	}
+}
+
+// scale multiplies every element, for every length around the vector
+// width, exactly as a float32 multiply does.
+func TestScale(t *testing.T) {
+	for n := 0; n <= 41; n++ {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i) - 13.25
+		}
+		want := make([]float32, n)
+		for i := range x {
+			want[i] = x[i] * 0.3
+		}
+		scale(x, 0.3)
+		for i := range x {
+			if x[i] != want[i] {
+				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
+			}
+		}
+	}
+}

@@ -164,13 +164,7 @@ func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
 	if f.keep != nil {
 		f.keep.applyKeep(vis, b, h, i, j0)
 	}
-	mt := float32(math.Inf(-1))
-	for _, v := range vis {
-		if v > mt {
-			mt = v
-		}
-	}
-	mNew := max(*m, float64(mt))
+	mNew := max(*m, float64(rowMax(vis)))
 	if math.IsInf(mNew, -1) {
 		clear(vis)
 		return
@@ -178,10 +172,7 @@ func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
 	sum := expShift(vis, float32(mNew))
 	if alpha := math.Exp(*m - mNew); alpha != 1 {
 		// alpha is 0 when m was −Inf; acc and l are 0 then anyway.
-		a := float32(alpha)
-		for d := range acc {
-			acc[d] *= a
-		}
+		scale(acc, float32(alpha))
 		*l *= alpha
 	}
 	*l += sum

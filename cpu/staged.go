@@ -172,12 +172,7 @@ func softmaxRow(row []float32, limit int, keep *maskView, b, h, i int) float64 {
 		keep.applyKeep(vis, b, h, i, 0)
 	}
 	clear(row[limit:])
-	m := float32(math.Inf(-1))
-	for _, v := range vis {
-		if v > m {
-			m = v
-		}
-	}
+	m := rowMax(vis)
 	if math.IsInf(float64(m), -1) {
 		clear(vis)
 		return math.Inf(-1)

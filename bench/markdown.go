@@ -13,9 +13,16 @@ import (
 // to its speed.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	rev := r.Versions["vcs.revision"]
+	if rev == "" {
+		rev = "(revision not recorded)"
+	}
+	if tags := r.Versions["-tags"]; tags != "" {
+		rev += " -tags " + tags
+	}
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d), %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
 		r.Machine.CPU, r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Date.Format("2006-01-02"),
-		r.Versions["go"], r.Versions["vcs.revision"], r.Env["OPENBLAS_CORETYPE"])
+		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
 	fmt.Fprintf(&b, "    %s\n\n", r.Command)
 	for _, causal := range []bool{false, true} {
 		sub := r.filter(func(pt Point) bool { return pt.Causal == causal })

@@ -6,40 +6,58 @@ import "math"
 // softmax takes one exponential per score, as many as the two Gemms take
 // multiply-adds per head dim, so its cost shows.
 //
-// x = n·ln 2 + r with n = round(x·log₂e) and |r| ≤ ln 2 / 2, r found in
+// x = k·ln 2 + r with k = round(x·log₂e) and |r| ≤ ln 2 / 2, r found in
 // two steps (Cody and Waite) so that it stays exact to float32; e^r is a
 // degree-7 polynomial (Taylor's coefficients, Horner's rule, its
-// truncation error under 3e-9 on that range); 2^n goes into the exponent
-// bits. TestExpf compares it with math.Exp at every 64th float32 in
+// truncation error under 3e-9 on that range); 2^k goes into the exponent
+// bits (expParts). TestExpf compares it with math.Exp at every 64th float32 in
 // [−87.3, 88.7]: the largest relative error is 1.0e-7, about one unit in
 // the last place (the test allows 2.4e-7).
 // Outside, the result is what float32 gives: 0 below −87.34 (e^x is
 // subnormal there; the flush costs under 1.2e-38 absolute), +Inf above
 // 88.72, NaN for NaN.
 func expf(x float32) float32 {
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375 // exact in float32, 9 bits
-		ln2lo = -2.12194440e-4
-		lo    = -87.33654 // ln of the least normal float32
-		hi    = 88.72283  // ln of the greatest float32
-	)
 	switch {
 	case x != x:
 		return x
-	case x < lo:
+	case x < expLo:
 		return 0
-	case x > hi:
+	case x > expHi:
 		return float32(math.Inf(1))
 	}
-	// Adding 1.5·2²³ rounds to an integer (|x·log₂e| < 2²²), subtracting
-	// it again leaves that integer exactly.
-	const round = 12582912
+	p, k := expParts(x)
+	if k > 127 { // x near expHi: 2^128 is not a float32, 2·2^127 times p is
+		return p * 2 * math.Float32frombits(uint32(k-1+127)<<23)
+	}
+	return p * math.Float32frombits(uint32(k+127)<<23)
+}
+
+// The arguments expf takes: below expLo, e^x is under the least normal
+// float32; above expHi, over the greatest.
+const (
+	expLo = -87.33654
+	expHi = 88.72283
+)
+
+// expParts splits e^x, x in [expLo, expHi], into p·2^k: k = round(x·log₂e)
+// and p = e^r for the rest r = x − k·ln 2, |r| ≤ ln 2 / 2, found in two
+// steps (ln 2 = ln2hi + ln2lo, ln2hi exact in 9 bits) so that r is exact
+// to float32. The constants, the polynomial and its order are those of
+// the vector loop in expf_amd64.s.
+func expParts(x float32) (p float32, k int32) {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+		// Adding 1.5·2²³ rounds to an integer (|x·log₂e| < 2²²);
+		// subtracting it again leaves that integer exactly.
+		round = 12582912
+	)
 	n := x*log2e + round
 	n -= round
 	r := x - n*ln2hi
 	r -= n * ln2lo
-	p := float32(1.0 / 5040)
+	p = float32(1.0 / 5040)
 	p = p*r + 1.0/720
 	p = p*r + 1.0/120
 	p = p*r + 1.0/24
@@ -47,11 +65,7 @@ func expf(x float32) float32 {
 	p = p*r + 0.5
 	p = p*r + 1
 	p = p*r + 1
-	k := int32(n)
-	if k > 127 { // x near hi: 2^128 is not a float32, 2·2^127 times p is
-		return p * 2 * math.Float32frombits(uint32(k-1+127)<<23)
-	}
-	return p * math.Float32frombits(uint32(k+127)<<23)
+	return p, int32(n)
 }
 
 // expShift replaces each x of row with e^(x − m) and returns their sum in
@@ -66,36 +80,18 @@ func expShift(row []float32, m float32) float64 {
 	return sum + expShiftGo(row[n:], m)
 }
 
-// expShiftGo is expShift in Go: expf unrolled into the loop, with the
-// branches that cannot arise for x − m ≤ 0 left out.
+// expShiftGo is expShift in Go: expf without the branches that cannot
+// arise for x − m ≤ 0.
 func expShiftGo(row []float32, m float32) float64 {
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375
-		ln2lo = -2.12194440e-4
-		lo    = -87.33654
-		round = 12582912
-	)
 	var sum float64
 	for j, v := range row {
 		x := v - m
-		if !(x >= lo) { // also −Inf − m and NaN, which the inputs exclude
+		if !(x >= expLo) { // also −Inf − m and NaN, which the inputs exclude
 			row[j] = 0
 			continue
 		}
-		n := x*log2e + round
-		n -= round
-		r := x - n*ln2hi
-		r -= n * ln2lo
-		p := float32(1.0 / 5040)
-		p = p*r + 1.0/720
-		p = p*r + 1.0/120
-		p = p*r + 1.0/24
-		p = p*r + 1.0/6
-		p = p*r + 0.5
-		p = p*r + 1
-		p = p*r + 1
-		e := p * math.Float32frombits(uint32(int32(n)+127)<<23)
+		p, k := expParts(x)
+		e := p * math.Float32frombits(uint32(k+127)<<23)
 		row[j] = e
 		sum += float64(e)
 	}

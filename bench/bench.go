@@ -47,17 +47,35 @@ type Config struct {
 	Spawn func(context.Context, PointSpec) Point
 }
 
+// Shape is the attention problem of a point of the sweep or of a Go
+// benchmark: Nq = Nk = N queries and keys, Dv = D, the layout BHND, the
+// scale 1/√D. KVHeads < H is GQA.
+type Shape struct {
+	B       int  `json:"b"`
+	H       int  `json:"h"`
+	KVHeads int  `json:"kv_heads"`
+	N       int  `json:"n"`
+	D       int  `json:"d"`
+	Causal  bool `json:"causal"`
+}
+
+// Problem is the attention problem s describes.
+func (s Shape) Problem() backend.Problem {
+	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.N, Nk: s.N, D: s.D, Dv: s.D,
+		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal}
+}
+
+// shapeOf is the Shape of a problem of the sweep (Nq = Nk, Dv = D).
+func shapeOf(p backend.Problem) Shape {
+	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal}
+}
+
 // PointSpec is one attn point, all another process needs to measure it
 // as Run would (MeasurePoint): the same inputs come from the same seed.
 type PointSpec struct {
-	Backend   string        `json:"backend"`
-	Strategy  string        `json:"strategy"`
-	B         int           `json:"b"`
-	H         int           `json:"h"`
-	KVHeads   int           `json:"kv_heads"`
-	N         int           `json:"n"`
-	D         int           `json:"d"`
-	Causal    bool          `json:"causal"`
+	Backend  string `json:"backend"`
+	Strategy string `json:"strategy"`
+	Shape
 	Seed      uint64        `json:"seed"`
 	Budget    time.Duration `json:"budget_ns"`
 	MinRuns   int           `json:"min_runs"`
@@ -65,14 +83,15 @@ type PointSpec struct {
 }
 
 func newSpec(be string, s kernels.Strategy, p backend.Problem, cfg *Config) PointSpec {
-	return PointSpec{Backend: be, Strategy: s.String(), B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal,
+	return PointSpec{Backend: be, Strategy: s.String(), Shape: shapeOf(p),
 		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
 }
 
 // MeasurePoint measures spec on be in this process, as Run does without
 // Spawn. be must be the backend spec names.
 func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point {
-	pt := Point{Impl: "attn-" + spec.Backend, Strategy: spec.Strategy, Version: backendVersion(be)}
+	p := spec.Problem()
+	pt := newPoint("attn-"+spec.Backend, spec.Strategy, backendVersion(be), p)
 	s, err := kernels.ParseStrategy(spec.Strategy)
 	if err == nil && s != kernels.Staged && s != kernels.Fused {
 		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
@@ -80,7 +99,6 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	if err == nil && be.Name() != spec.Backend {
 		err = fmt.Errorf("bench: the point is for backend %s, not %s", spec.Backend, be.Name())
 	}
-	p := (&Point{B: spec.B, H: spec.H, KVHeads: spec.KVHeads, N: spec.N, D: spec.D, Causal: spec.Causal}).Problem()
 	if err == nil {
 		err = p.Validate()
 	}
@@ -88,7 +106,6 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 		err = fits(Bytes(p, false))
 	}
 	if err != nil {
-		pt = newPoint(pt.Impl, pt.Strategy, pt.Version, p)
 		pt.fail(err)
 		return pt
 	}
@@ -127,12 +144,7 @@ type Point struct {
 	Impl     string `json:"impl"`     // "attn-cpu", "attn-gpu", or a peer such as "ort-cpu-mha"
 	Strategy string `json:"strategy"` // attn's "fused" or "staged"; a peer's "flash" or "unfused"
 	Version  string `json:"version"`  // the backend's device and libraries, or the peer's
-	B        int    `json:"b"`
-	H        int    `json:"h"`
-	KVHeads  int    `json:"kv_heads"`
-	N        int    `json:"n"`
-	D        int    `json:"d"`
-	Causal   bool   `json:"causal"`
+	Shape
 
 	Runs    int     `json:"runs"`
 	WarmupS float64 `json:"warmup_s"`
@@ -180,13 +192,6 @@ const (
 // wrong. Float32 attention, however long the rows, stays orders of
 // magnitude below it (attn measures about 1e-6 at N = 16384).
 const WrongErr = 1e-3
-
-// Problem is the attention problem the point measured.
-func (pt *Point) Problem() backend.Problem {
-	kvh := pt.KVHeads
-	return backend.Problem{B: pt.B, H: pt.H, KVHeads: kvh, Nq: pt.N, Nk: pt.N, D: pt.D, Dv: pt.D,
-		Scale: float32(1 / math.Sqrt(float64(pt.D))), Causal: pt.Causal}
-}
 
 // Flops counts the multiply-adds of attention as 2 flops each:
 // 2·D per attended (query, key) pair for Q·Kᵀ and 2·Dv for P·V. Only
@@ -238,8 +243,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 							return nil, fmt.Errorf("bench: %d key/value heads do not divide %d heads", kvh, h)
 						}
 						for _, n := range cfg.Ns {
-							ps = append(ps, backend.Problem{B: b, H: h, KVHeads: kvh, Nq: n, Nk: n, D: d, Dv: d,
-								Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal})
+							ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, D: d, Causal: causal}.Problem())
 						}
 					}
 				}
@@ -350,8 +354,7 @@ func shapeLabel(p backend.Problem) string {
 
 // newPoint is a point of impl on p with nothing measured yet.
 func newPoint(impl, strategy, version string, p backend.Problem) Point {
-	return Point{Impl: impl, Strategy: strategy, Version: version, B: p.B, H: p.H, KVHeads: p.KVHeads,
-		N: p.Nq, D: p.D, Causal: p.Causal, Status: StatusOK}
+	return Point{Impl: impl, Strategy: strategy, Version: version, Shape: shapeOf(p), Status: StatusOK}
 }
 
 // fail marks pt as not run, with the status err calls for.

@@ -211,7 +211,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	points = append(points, bench.Point{Impl: "attn-cpu", Strategy: "staged", N: 1 << 20, Status: bench.StatusTooLarge, Error: "needs 4 TiB"})
+	points = append(points, bench.Point{Impl: "attn-cpu", Strategy: "staged", Shape: bench.Shape{N: 1 << 20}, Status: bench.StatusTooLarge, Error: "needs 4 TiB"})
 	r := bench.NewReport(cfg, []backend.Backend{be}, nil, points)
 	if r.Machine.CPUs < 1 || r.Versions["go"] == "" || len(r.Backends) != 1 || r.Env["OPENBLAS_CORETYPE"] == "" {
 		t.Errorf("report header %+v", r)

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -62,24 +61,10 @@ import (
 //	Fused      Q + K + V + O
 //	Attention  Q + K + V + O: the host data through the call
 //
-// A Shape is one problem at B = 1, Nq = Nk = N, Dv = D, the layout BHND
-// and scale 1/√D. KVHeads < H is GQA.
-type Shape struct {
-	N       int // query and key tokens
-	H       int // query heads
-	KVHeads int // key and value heads; H, or a divisor of it (GQA)
-	D       int // head dim of Q, K and V
-}
-
-func (s Shape) problem(causal bool) backend.Problem {
-	return backend.Problem{
-		B: 1, H: s.H, KVHeads: s.KVHeads, Nq: s.N, Nk: s.N, D: s.D, Dv: s.D,
-		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: causal,
-	}
-}
-
-func (s Shape) name(causal bool) string {
-	return fmt.Sprintf("N=%d/H=%d/KVH=%d/D=%d/causal=%t", s.N, s.H, s.KVHeads, s.D, causal)
+// The shapes are given at B = 1 (their names leave B out); each runs
+// with Causal false and true whatever it says.
+func benchName(s Shape) string {
+	return fmt.Sprintf("N=%d/H=%d/KVH=%d/D=%d/causal=%t", s.N, s.H, s.KVHeads, s.D, s.Causal)
 }
 
 // Scores benchmarks be.Scores alone: S = scale·Q·Kᵀ.
@@ -116,7 +101,8 @@ func ops(b *testing.B, be backend.Backend, shapes []Shape, o op) {
 func eachShape(b *testing.B, shapes []Shape, f func(*testing.B, backend.Problem)) {
 	for _, s := range shapes {
 		for _, causal := range []bool{false, true} {
-			b.Run(s.name(causal), func(b *testing.B) { f(b, s.problem(causal)) })
+			s.Causal = causal
+			b.Run(benchName(s), func(b *testing.B) { f(b, s.Problem()) })
 		}
 	}
 }

@@ -97,18 +97,19 @@ func TestGoBench(t *testing.T) {
 	}
 	defer be.Close()
 	benchOnce(t)
-	shapes := []Shape{{N: 17, H: 2, KVHeads: 2, D: 8}, {N: 33, H: 4, KVHeads: 2, D: 16}}
+	shapes := []Shape{{B: 1, N: 17, H: 2, KVHeads: 2, D: 8}, {B: 1, N: 33, H: 4, KVHeads: 2, D: 16}}
 	for _, s := range shapes {
 		for _, causal := range []bool{false, true} {
-			p := s.problem(causal)
+			s.Causal = causal
+			p := s.Problem()
 			for _, o := range []op{opScores, opSoftmax, opContext, opStaged, opFused} {
 				r := testing.Benchmark(func(b *testing.B) { opBench(b, be, o, p) })
 				work, unit := o.work(p)
-				checkResult(t, o.String()+"/"+s.name(causal), r, work, unit, o.bytes(p))
+				checkResult(t, o.String()+"/"+benchName(s), r, work, unit, o.bytes(p))
 			}
 			for _, st := range []kernels.Strategy{kernels.Auto, kernels.Staged, kernels.Fused} {
 				r := testing.Benchmark(func(b *testing.B) { attention(b, be, st, p) })
-				checkResult(t, "attention/"+st.String()+"/"+s.name(causal), r, Flops(p), "GFLOP/s", opFused.bytes(p))
+				checkResult(t, "attention/"+st.String()+"/"+benchName(s), r, Flops(p), "GFLOP/s", opFused.bytes(p))
 			}
 		}
 	}

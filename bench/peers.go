@@ -264,8 +264,8 @@ func runChild(ctx context.Context, cmd *exec.Cmd, pt *Point) (last string, ok bo
 // the kernel, as for peers.
 func Subprocess(argv ...string) func(context.Context, PointSpec) Point {
 	return func(ctx context.Context, spec PointSpec) Point {
-		pt := &Point{Impl: "attn-" + spec.Backend, Strategy: spec.Strategy, B: spec.B, H: spec.H, KVHeads: spec.KVHeads,
-			N: spec.N, D: spec.D, Causal: spec.Causal, Status: StatusOK}
+		point := newPoint("attn-"+spec.Backend, spec.Strategy, "", spec.Problem())
+		pt := &point
 		js, err := json.Marshal(spec)
 		if err != nil {
 			pt.fail(err)

@@ -21,11 +21,11 @@ func BenchmarkAttention(b *testing.B) { bench.Attention(b, openCPU(b), benchShap
 // benchShapes are sized for a 2-core machine: `-benchtime 1x` runs them
 // all in about 20 seconds. The sweep behind `attn bench` goes larger.
 var benchShapes = []bench.Shape{
-	{N: 256, H: 8, KVHeads: 8, D: 64},
-	{N: 1024, H: 8, KVHeads: 8, D: 64},
-	{N: 2048, H: 8, KVHeads: 8, D: 64},
-	{N: 1024, H: 8, KVHeads: 2, D: 64},  // GQA
-	{N: 1024, H: 8, KVHeads: 8, D: 128}, // wide heads
+	{B: 1, N: 256, H: 8, KVHeads: 8, D: 64},
+	{B: 1, N: 1024, H: 8, KVHeads: 8, D: 64},
+	{B: 1, N: 2048, H: 8, KVHeads: 8, D: 64},
+	{B: 1, N: 1024, H: 8, KVHeads: 2, D: 64},  // GQA
+	{B: 1, N: 1024, H: 8, KVHeads: 8, D: 128}, // wide heads
 }
 
 func openCPU(b *testing.B) *cpu.Backend {

@@ -24,8 +24,8 @@ func BenchmarkAttention(b *testing.B) { bench.Attention(b, openGPU(b), benchShap
 // GFLOP/s on the CPU: `-benchtime 1x` finishes in about a minute. A real
 // GPU wants `attn bench -backend gpu` and its larger sweep.
 var benchShapes = []bench.Shape{
-	{N: 256, H: 8, KVHeads: 8, D: 64},
-	{N: 512, H: 8, KVHeads: 8, D: 64},
-	{N: 512, H: 8, KVHeads: 2, D: 64},  // GQA
-	{N: 256, H: 8, KVHeads: 8, D: 128}, // wide heads
+	{B: 1, N: 256, H: 8, KVHeads: 8, D: 64},
+	{B: 1, N: 512, H: 8, KVHeads: 8, D: 64},
+	{B: 1, N: 512, H: 8, KVHeads: 2, D: 64},  // GQA
+	{B: 1, N: 256, H: 8, KVHeads: 8, D: 128}, // wide heads
 }

@@ -21,14 +21,11 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 	}
 	shape, data := t.Shape, t.Data
 
-	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", npyShape(shape))
-	if len(shape) == 0 {
-		dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (), }"
-	}
+	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", NpyShape(shape))
 	hlen := len(dict) + 1
 	hlen += (64 - (10+hlen)%64) % 64
 	if hlen > math.MaxUint16 {
-		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", npyShape(shape))
+		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", NpyShape(shape))
 	}
 	hdr := make([]byte, 10, 10+hlen)
 	copy(hdr, "\x93NUMPY")
@@ -56,8 +53,9 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 	return err
 }
 
-// npyShape prints a shape as NumPy does: (), (3,), (2, 3).
-func npyShape(shape []int) string {
+// NpyShape prints a shape as NumPy does, and as a .npy header holds it:
+// (), (3,), (2, 3).
+func NpyShape(shape []int) string {
 	if len(shape) == 1 {
 		return fmt.Sprintf("(%d,)", shape[0])
 	}

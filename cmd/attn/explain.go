@@ -118,10 +118,10 @@ func loadMatrix(path string, def [][]float32) (*kernels.Tensor, error) {
 	}
 	defer nf.f.Close()
 	if len(nf.shape) != 2 {
-		return nil, fmt.Errorf("%s has rank %d, shape %s; explain needs matrices", path, len(nf.shape), shapeString(nf.shape))
+		return nil, fmt.Errorf("%s has rank %d, shape %s; explain needs matrices", path, len(nf.shape), kernels.NpyShape(nf.shape))
 	}
 	if nf.n == 0 {
-		return nil, fmt.Errorf("%s is empty: shape %s", path, shapeString(nf.shape))
+		return nil, fmt.Errorf("%s is empty: shape %s", path, kernels.NpyShape(nf.shape))
 	}
 	a, err := nf.readFloats()
 	if err != nil {
@@ -154,11 +154,11 @@ func (in *explainInputs) check() error {
 	for i, w := range []*kernels.Tensor{in.wq, in.wk, in.wv} {
 		if w.Shape[0] != din {
 			return fmt.Errorf("%s is %s but %s has %d features per input: its first dimension must be %d",
-				in.names[i+1], shapeString(w.Shape), in.names[0], din, din)
+				in.names[i+1], kernels.NpyShape(w.Shape), in.names[0], din, din)
 		}
 	}
 	if in.wq.Shape[1] != in.wk.Shape[1] {
-		return fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", in.names[1], shapeString(in.wq.Shape), in.names[2], shapeString(in.wk.Shape))
+		return fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", in.names[1], kernels.NpyShape(in.wq.Shape), in.names[2], kernels.NpyShape(in.wk.Shape))
 	}
 	return nil
 }

@@ -285,11 +285,11 @@ func projectTutorial(xPath, wqPath, wkPath string) (*heatmapProblem, error) {
 	}{{wqName, wq}, {wkName, wk}} {
 		if w.t.Shape[0] != din {
 			return nil, fmt.Errorf("%s is %s but %s has %d features per input: its first dimension must be %d",
-				w.name, shapeString(w.t.Shape), xName, din, din)
+				w.name, kernels.NpyShape(w.t.Shape), xName, din, din)
 		}
 	}
 	if wq.Shape[1] != wk.Shape[1] {
-		return nil, fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", wqName, shapeString(wq.Shape), wkName, shapeString(wk.Shape))
+		return nil, fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", wqName, kernels.NpyShape(wq.Shape), wkName, kernels.NpyShape(wk.Shape))
 	}
 	if n > heatmapMaxN {
 		return nil, fmt.Errorf("%s has %d inputs; attn heatmap draws at most %d×%d weights: slice the inputs", xName, n, heatmapMaxN, heatmapMaxN)
@@ -372,7 +372,7 @@ func loadHeads(qPath, kPath string, layout kernels.Layout, head [2]int) (*heatma
 func checkHead(head [2]int, b, h int, path string, shape []int) error {
 	if head[0] >= b || head[1] >= h {
 		return fmt.Errorf("head %d,%d is not in %s of shape %s: it has B=%d and H=%d (heads 0,0 to %d,%d)",
-			head[0], head[1], path, shapeString(shape), b, h, b-1, h-1)
+			head[0], head[1], path, kernels.NpyShape(shape), b, h, b-1, h-1)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/attn-go/attn/kernels"
 )
 
 // bhndToBNHD transposes a rank-4 [B, H, N, D] array to [B, N, H, D].
@@ -46,7 +48,7 @@ func TestRunLayoutBNHD(t *testing.T) {
 	}
 	shapeH, oh := readOutput(t, outH)
 	shapeN, on := readOutput(t, outN)
-	if shapeString(shapeN) != shapeString([]int{b, nq, h, dv}) {
+	if kernels.NpyShape(shapeN) != kernels.NpyShape([]int{b, nq, h, dv}) {
 		t.Fatalf("bnhd output shape %v, bhnd %v", shapeN, shapeH)
 	}
 	ohf := make([]float64, len(oh))

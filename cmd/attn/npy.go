@@ -170,7 +170,7 @@ func readHeader(path string, f *os.File) (*npyFile, error) {
 	}
 	for _, d := range nf.shape {
 		if d < 0 {
-			return nil, fmt.Errorf("%s: header shape %s has a negative dimension", path, shapeString(nf.shape))
+			return nil, fmt.Errorf("%s: header shape %s has a negative dimension", path, kernels.NpyShape(nf.shape))
 		}
 	}
 	have := size - nf.dataOff
@@ -182,13 +182,13 @@ func readHeader(path string, f *os.File) (*npyFile, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%s: header shape %s has more elements than fit in an int: it needs %s but the file holds %s of data",
-			path, shapeString(nf.shape), sizeString(need), sizeString(big.NewInt(have)))
+			path, kernels.NpyShape(nf.shape), sizeString(need), sizeString(big.NewInt(have)))
 	case need.Cmp(big.NewInt(have)) > 0:
 		return nil, fmt.Errorf("%s: header shape %s of %s needs %s but the file holds %s of data (truncated file or corrupt header)",
-			path, shapeString(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
+			path, kernels.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
 	case need.Cmp(big.NewInt(have)) < 0:
 		return nil, fmt.Errorf("%s: header shape %s of %s needs %s but the file holds %s of data: trailing bytes after the array (corrupt header, or not a single .npy array)",
-			path, shapeString(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
+			path, kernels.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
 	}
 	nf.n = n
 	return nf, nil
@@ -241,18 +241,6 @@ func sizeString(n *big.Int) string {
 	return fmt.Sprintf("%.1f %s", f, units[u])
 }
 
-// shapeString prints a shape as NumPy does: (3,), (2, 3).
-func shapeString(shape []int) string {
-	if len(shape) == 1 {
-		return fmt.Sprintf("(%d,)", shape[0])
-	}
-	s := make([]string, len(shape))
-	for i, d := range shape {
-		s[i] = strconv.Itoa(d)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}
-
 // indexString prints the position of the i-th element (C order) of a
 // tensor of the given shape: (0, 3).
 func indexString(i int, shape []int) string {
@@ -266,7 +254,7 @@ func indexString(i int, shape []int) string {
 	if len(idx) == 0 {
 		return "()"
 	}
-	return shapeString(idx)
+	return kernels.NpyShape(idx)
 }
 
 // elements streams the data of nf in C order: visit is called with the

@@ -307,7 +307,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	for _, o := range outs {
-		fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", o.path, shapeString(o.shape), be.Name(), res.Strategy)
+		fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", o.path, kernels.NpyShape(o.shape), be.Name(), res.Strategy)
 	}
 	if heatTmp != "" {
 		err := commitTemp(heatTmp, f.heatmap)
@@ -348,7 +348,7 @@ func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 	const ranks = "q, k and v must be rank 2 [N, D], 3 [H, N, D] or 4 [B, H, N, D]"
 	for _, nf := range []*npyFile{q, k, v} {
 		if r := len(nf.shape); r < 2 || r > 4 {
-			return fmt.Errorf("%s has rank %d, shape %s; %s", nf.path, r, shapeString(nf.shape), ranks)
+			return fmt.Errorf("%s has rank %d, shape %s; %s", nf.path, r, kernels.NpyShape(nf.shape), ranks)
 		}
 	}
 	for _, nf := range []*npyFile{k, v} {
@@ -358,7 +358,7 @@ func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 	}
 	for _, nf := range []*npyFile{q, k, v} {
 		if nf.n == 0 {
-			return fmt.Errorf("%s is empty: shape %s", nf.path, shapeString(nf.shape))
+			return fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
 		}
 	}
 	qb, qh, _, qd := kernels.Dims(q.shape, layout)
@@ -393,13 +393,13 @@ func checkBroadcast(what string, nf *npyFile, full [4]int) error {
 	r := len(nf.shape)
 	if r < 1 || r > 4 {
 		return fmt.Errorf("%s %s has rank %d, shape %s; it must be rank 1 to 4, broadcasting to (B, H, Nq, Nk) = %s",
-			what, nf.path, r, shapeString(nf.shape), shapeString(full[:]))
+			what, nf.path, r, kernels.NpyShape(nf.shape), kernels.NpyShape(full[:]))
 	}
 	for i, s := range nf.shape {
 		d := 4 - r + i
 		if s != 1 && s != full[d] {
 			return fmt.Errorf("%s %s of shape %s does not broadcast to (B, H, Nq, Nk) = %s: its %s dimension is %d, want 1 or %d",
-				what, nf.path, shapeString(nf.shape), shapeString(full[:]), names[d], s, full[d])
+				what, nf.path, kernels.NpyShape(nf.shape), kernels.NpyShape(full[:]), names[d], s, full[d])
 		}
 	}
 	return nil

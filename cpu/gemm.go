@@ -12,12 +12,17 @@ import (
 // said. The inner dimension is cut too: gonum's serial kernel does not
 // block it, and a 64-row block of P times an Nk×Dv V would otherwise
 // stream all of V through the cache once per row. OpenBLAS blocks for
-// itself and runs one thread per call here: openblas.go lifts the cuts.
+// itself and runs one thread per call here, and so does attn's
+// micro-kernel driver: both lift the cuts (blas.go, openblas.go).
 var (
 	gemmRows = 64
 	gemmCols = 192
 	gemmK    = 256
 )
+
+// liftGemmChunks makes each gemm one Sgemm call, for a BLAS that blocks
+// for itself.
+func liftGemmChunks() { gemmRows, gemmCols, gemmK = 1<<30, 1<<30, 1<<30 }
 
 // mat is the rows×cols matrix at data[off:] with the given row stride.
 func mat(data []float32, off, rows, cols, stride int) blas32.General {
@@ -72,7 +77,7 @@ func gemm(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c
 				} else {
 					blj = sub(b, l0, j0, kl, nj)
 				}
-				sgemm.Sgemm(blas.NoTrans, tB, mi, nj, kl, alpha, ail.Data, ail.Stride, blj.Data, blj.Stride, bt, cij.Data, cij.Stride)
+				blasImpl.Sgemm(blas.NoTrans, tB, mi, nj, kl, alpha, ail.Data, ail.Stride, blj.Data, blj.Stride, bt, cij.Data, cij.Stride)
 				bt = 1
 			}
 		}

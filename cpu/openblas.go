@@ -11,6 +11,6 @@ import "github.com/attn-go/attn/cpu/internal/openblas"
 // would oversubscribe the cores. It blocks for itself, so gemm's chunks,
 // sized for gonum's kernel, are lifted.
 func init() {
-	sgemm, blasName = openblas.Single()
-	gemmRows, gemmCols, gemmK = 1<<30, 1<<30, 1<<30
+	blasImpl, blasName = openblas.Single()
+	liftGemmChunks()
 }

@@ -42,7 +42,7 @@ func TestOpenBLASAgainstGonum(t *testing.T) {
 				c0 := fill(m * n)
 				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
 				gonum.Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, ab[0], a, k, b, ldb, ab[1], want, n)
-				sgemm.Sgemm(blas.NoTrans, tB, m, n, k, ab[0], a, k, b, ldb, ab[1], got, n)
+				blasImpl.Sgemm(blas.NoTrans, tB, m, n, k, ab[0], a, k, b, ldb, ab[1], got, n)
 				for i := range want {
 					if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
 						t.Fatalf("%d×%d×%d tB=%v alpha=%v beta=%v: C[%d] = %v, gonum %v", m, n, k, tB, ab[0], ab[1], i, got[i], want[i])

@@ -1,0 +1,117 @@
+// Command _gen writes the sgemm package's micro-kernels with avo
+// (github.com/mmcloughlin/avo): kernel_amd64.s and the Go declarations in
+// kernel_amd64_stub.go. It is a module of its own so that avo stays out of
+// attn's dependencies; the package's go:generate line runs it.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// A spec is one micro-kernel: mr rows of C, each nv vectors of lanes
+// float32s, held in registers from vec.
+type spec struct {
+	name   string
+	isa    string
+	mr, nv int
+	lanes  int
+	vec    func() VecVirtual
+}
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	for _, s := range []spec{
+		{name: "kern6x16AVX2", isa: "AVX2 and FMA", mr: 6, nv: 2, lanes: 8, vec: YMM},
+		{name: "kern6x32AVX512", isa: "AVX-512F", mr: 6, nv: 2, lanes: 16, vec: ZMM},
+	} {
+		kernel(s)
+	}
+	Generate()
+}
+
+// kernel writes
+//
+//	C[0:mr][0:nr] += alpha · A[0:mr][0:k] · B[0:k][0:nr]
+//
+// for nr = nv·lanes, A read in place (row stride lda floats) and B packed
+// row after row (nr floats per step of k). The block of C stays in mr·nv
+// registers; each step loads B's row (nv vectors), then broadcasts
+// A[i][p] for each row i and issues nv FMAs with it.
+func kernel(s spec) {
+	nr := s.nv * s.lanes
+	vb := 4 * s.lanes // bytes per vector
+	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds alpha·A·B to the %d×%d block of C at c (%s).", s.name, s.mr, nr, s.isa))
+	k := Load(Param("k"), GP64())
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(2), lda)
+	// A's rows go in groups of three off one base each: base, base+lda
+	// and base+2·lda are all one addressing mode.
+	groups := (s.mr + 2) / 3
+	base := make([]Register, groups)
+	base[0] = Load(Param("a"), GP64())
+	for g := 1; g < groups; g++ {
+		base[g] = GP64()
+		LEAQ(Mem{Base: base[g-1], Index: lda, Scale: 2}, base[g])
+		ADDQ(lda, base[g])
+	}
+	row := func(i int) Mem {
+		m := Mem{Base: base[i/3]}
+		if i%3 > 0 {
+			m.Index, m.Scale = lda, uint8(i%3)
+		}
+		return m
+	}
+	b := Load(Param("b"), GP64())
+
+	acc := make([]VecVirtual, s.mr*s.nv)
+	for i := range acc {
+		acc[i] = s.vec()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+
+	Label("loop")
+	bv := make([]VecVirtual, s.nv)
+	for v := range bv {
+		bv[v] = s.vec()
+		VMOVUPS(Mem{Base: b, Disp: v * vb}, bv[v])
+	}
+	for i := range s.mr {
+		t := s.vec()
+		VBROADCASTSS(row(i), t)
+		for v := range bv {
+			VFMADD231PS(t, bv[v], acc[i*s.nv+v])
+		}
+	}
+	for _, r := range base {
+		ADDQ(U8(4), r)
+	}
+	ADDQ(U32(s.nv*vb), b)
+	DECQ(k)
+	JNZ(LabelRef("loop"))
+
+	Comment("C += alpha · block, row by row.")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(2), ldc)
+	alpha := s.vec()
+	VBROADCASTSS(NewParamAddr("alpha", 48), alpha)
+	for i := range s.mr {
+		for v := range s.nv {
+			t := s.vec()
+			VMOVUPS(Mem{Base: c, Disp: v * vb}, t)
+			VFMADD231PS(alpha, acc[i*s.nv+v], t)
+			VMOVUPS(t, Mem{Base: c, Disp: v * vb})
+		}
+		if i < s.mr-1 {
+			ADDQ(ldc, c)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,33 @@
+package sgemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// The fused tile loop's two products at the default tiles (Tq = 64,
+// Tk = 128, D = 64) and a square one, on every kernel and gonum:
+//
+//	go test -run '^$' -bench Sgemm -count 6 ./cpu/internal/sgemm
+func BenchmarkSgemm(b *testing.B) {
+	names, fns := impls()
+	for _, g := range []gemmCase{
+		{tA: blas.NoTrans, tB: blas.Trans, m: 64, n: 128, k: 64, alpha: 0.125},        // S = scale·Q·Kᵀ
+		{tA: blas.NoTrans, tB: blas.NoTrans, m: 64, n: 64, k: 128, alpha: 1, beta: 1}, // acc += P·V
+		{tA: blas.NoTrans, tB: blas.NoTrans, m: 512, n: 512, k: 512, alpha: 1},
+	} {
+		o := newOperands(g, rand.New(rand.NewPCG(1, 1)))
+		for i, fn := range fns {
+			b.Run(fmt.Sprintf("%v/%s", g, names[i]), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					fn(g.tA, g.tB, g.m, g.n, g.k, g.alpha, o.a, o.lda, o.b, o.ldb, g.beta, o.c, o.ldc)
+				}
+				b.ReportMetric(2*float64(g.m*g.n*g.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

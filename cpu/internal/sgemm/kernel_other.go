@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package sgemm
+
+// kernels is empty off amd64 and under -tags purego: Sgemm is gonum's.
+var kernels []*kernel

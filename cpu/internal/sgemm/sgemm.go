@@ -1,0 +1,268 @@
+// Package sgemm is the CPU backend's float32 matrix multiply without cgo:
+// gonum's blas.Float32 with Sgemm replaced by a blocked driver around a
+// register-tiled micro-kernel in Go assembly (AVX-512 or AVX2 with FMA on
+// amd64, picked from the CPU at start-up). Where there is no kernel
+// (another architecture, -tags purego, an older CPU) Sgemm is gonum's
+// pure Go, unchanged; every other routine is gonum's anyway.
+//
+// The driver follows the usual layering. k is cut into blocks of at most
+// blockK; for each block, op(B) is packed into panels of NR columns laid
+// out row after row (NR floats per step of k), so the kernel reads it as
+// one stream. A is read in place when it is not transposed (the kernel
+// takes a row stride) and packed when it is. The kernel computes an MR×NR
+// block of C += alpha·A·B entirely in registers; blocks at the edges of C
+// go through a small buffer. C is scaled by beta once, before any product
+// is added, so beta = 0 overwrites C whatever it held (NaN included), as
+// BLAS requires.
+package sgemm
+
+//go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"
+
+import (
+	"fmt"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Implementation is gonum's blas.Float32 with the micro-kernel's Sgemm.
+// The zero value is ready to use and safe for concurrent calls.
+type Implementation struct{ gonum.Implementation }
+
+var _ blas.Float32 = Implementation{}
+
+// kernel is one micro-kernel: fn adds alpha·A·B to the mr×nr block of C
+// at c (row stride ldc), with A the mr×k block at a (row stride lda) and
+// B a k×nr panel packed row after row at b. k ≥ 1.
+type kernel struct {
+	name   string
+	mr, nr int
+	fn     func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+}
+
+// active is the kernel Sgemm runs, the first of kernels (the ones this
+// CPU can run, fastest first, kernel_*.go); nil means gonum's Sgemm.
+var active = first(kernels)
+
+func first(ks []*kernel) *kernel {
+	if len(ks) == 0 {
+		return nil
+	}
+	return ks[0]
+}
+
+// Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×32", or
+// says that it is gonum's pure Go.
+func Kernel() string {
+	if active == nil {
+		return "none (gonum's pure-Go Sgemm)"
+	}
+	return active.name
+}
+
+// Accelerated says whether Sgemm runs a micro-kernel rather than gonum's
+// pure Go. The driver blocks for the cache itself, so callers need not.
+func Accelerated() bool { return active != nil }
+
+// Block sizes. A k-block of a packed B panel (blockK·NR floats, 32 KiB
+// for NR = 32) stays in L1 while the kernel sweeps it over the rows of A;
+// blockN bounds the packed B (blockK·blockN floats, 512 KiB) to what an
+// L2 holds.
+const (
+	blockK = 256
+	blockN = 512
+)
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C, with op(A) m×k, op(B)
+// k×n and C m×n, all row-major. Bad arguments panic, with gonum's messages
+// where gonum's Sgemm would panic too.
+func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if active == nil {
+		impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	run(active, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// run is Sgemm on kernel kn.
+func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	check(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	scaleC(m, n, beta, c, ldc)
+	if alpha == 0 || k == 0 {
+		return
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	for p0 := 0; p0 < k; p0 += blockK {
+		kb := min(blockK, k-p0)
+		ap, la := a[min(p0, len(a)):], lda // A in place: rows i at ap[i·lda:]
+		if tA != blas.NoTrans {
+			ap, la = s.packAT(a, lda, m, p0, kb), kb
+		}
+		for j0 := 0; j0 < n; j0 += blockN {
+			nb := min(blockN, n-j0)
+			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
+			s.block(kn, m, nb, kb, alpha, ap, la, bp, c[j0:], ldc)
+		}
+	}
+}
+
+// scratch is one call's packing space, pooled so that steady-state calls
+// allocate nothing.
+type scratch struct {
+	a, b  []float32 // packed Aᵀ block, packed B panels
+	aEdge []float32 // the last rows of A when fewer than MR remain
+	cEdge []float32 // an edge block of C
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// grow returns buf resized to n, reallocated only when it is too small.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+// packAT packs rows p0 … p0+kb−1 of the stored k×m matrix A (op(A) = Aᵀ)
+// as the m×kb row-major block of op(A).
+func (s *scratch) packAT(a []float32, lda, m, p0, kb int) []float32 {
+	s.a = grow(s.a, m*kb)
+	for p := range kb {
+		row := a[(p0+p)*lda:][:m]
+		for i, v := range row {
+			s.a[i*kb+p] = v
+		}
+	}
+	return s.a
+}
+
+// packB packs op(B)'s kb×nb block at row p0, column j0 into panels of nr
+// columns, each kb rows of nr floats; the last panel is padded with zeros.
+func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb, nb int) []float32 {
+	panels := (nb + nr - 1) / nr
+	s.b = grow(s.b, panels*kb*nr)
+	for jp := range panels {
+		dst := s.b[jp*kb*nr:][:kb*nr]
+		j := j0 + jp*nr
+		w := min(nr, j0+nb-j)
+		if tB == blas.NoTrans {
+			for p := range kb {
+				row := dst[p*nr:][:nr]
+				copy(row, b[(p0+p)*ldb+j:][:w])
+				clear(row[w:])
+			}
+			continue
+		}
+		// op(B) = Bᵀ: column j of op(B) is row j of the stored B.
+		if w < nr {
+			clear(dst)
+		}
+		for jj := range w {
+			src := b[(j+jj)*ldb+p0:][:kb]
+			for p, v := range src {
+				dst[p*nr+jj] = v
+			}
+		}
+	}
+	return s.b
+}
+
+// block adds alpha·A·B to the m×nb block of C at c, for A the m×kb block
+// at a (row stride lda) and B the packed panels bp.
+func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	mr, nr := kn.mr, kn.nr
+	for j := 0; j < nb; j += nr {
+		panel := bp[(j/nr)*kb*nr:]
+		w := min(nr, nb-j)
+		for i := 0; i < m; i += mr {
+			h := min(mr, m-i)
+			if h == mr && w == nr {
+				kn.fn(kb, &a[i*lda], lda, &panel[0], &c[i*ldc+j], ldc, alpha)
+				continue
+			}
+			// An edge block: the kernel writes a whole mr×nr block,
+			// so it works on a copy, and reads mr rows of A, so short
+			// ones are padded with zero rows.
+			ai, la := a[i*lda:], lda
+			if h < mr {
+				s.aEdge = grow(s.aEdge, mr*kb)
+				for r := range h {
+					copy(s.aEdge[r*kb:][:kb], ai[r*lda:][:kb])
+				}
+				clear(s.aEdge[h*kb:])
+				ai, la = s.aEdge, kb
+			}
+			s.cEdge = grow(s.cEdge, mr*nr)
+			clear(s.cEdge)
+			kn.fn(kb, &ai[0], la, &panel[0], &s.cEdge[0], nr, alpha)
+			for r := range h {
+				dst := c[(i+r)*ldc+j:][:w]
+				for jj, v := range s.cEdge[r*nr:][:w] {
+					dst[jj] += v
+				}
+			}
+		}
+	}
+}
+
+// scaleC scales the m×n matrix C by beta; beta = 0 clears it.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := range m {
+		row := c[i*ldc:][:n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// check panics on arguments gonum's Sgemm would refuse, before anything
+// is read or written.
+func check(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	trans := func(t blas.Transpose) bool {
+		switch t {
+		case blas.NoTrans:
+			return false
+		case blas.Trans, blas.ConjTrans:
+			return true
+		}
+		panic(fmt.Sprintf("sgemm: bad transpose %v", t))
+	}
+	ta, tb := trans(tA), trans(tB)
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("sgemm: negative size m=%d n=%d k=%d", m, n, k))
+	}
+	// Stored shapes: A is m×k (k×m transposed), B k×n (n×k).
+	ar, ac := m, k
+	if ta {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tb {
+		br, bc = n, k
+	}
+	for _, o := range []struct {
+		name         string
+		rows, cols   int
+		ld, lenSlice int
+	}{{"a", ar, ac, lda, len(a)}, {"b", br, bc, ldb, len(b)}, {"c", m, n, ldc, len(c)}} {
+		if o.ld < max(1, o.cols) {
+			panic(fmt.Sprintf("sgemm: bad ld%s %d for %d columns", o.name, o.ld, o.cols))
+		}
+		if o.rows > 0 && o.cols > 0 && o.lenSlice < (o.rows-1)*o.ld+o.cols {
+			panic(fmt.Sprintf("sgemm: %s is %d long, short of a %d×%d matrix with stride %d", o.name, o.lenSlice, o.rows, o.cols, o.ld))
+		}
+	}
+}

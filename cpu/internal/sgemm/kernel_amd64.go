@@ -12,7 +12,7 @@ var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func amd64Kernels(avx512, avx2 bool) []*kernel {
 	var ks []*kernel
 	if avx512 {
-		ks = append(ks, &kernel{name: "AVX-512 6×32", mr: 6, nr: 32, fn: kern6x32AVX512})
+		ks = append(ks, &kernel{name: "AVX-512 8×32", mr: 8, nr: 32, fn: kern8x32AVX512})
 	}
 	if avx2 {
 		ks = append(ks, &kernel{name: "AVX2+FMA 6×16", mr: 6, nr: 16, fn: kern6x16AVX2})

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+// func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
-TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-52
+TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ   k+0(FP), AX
 	MOVQ   lda+16(FP), CX
 	SHLQ   $0x02, CX
@@ -53,66 +53,103 @@ loop:
 	ADDQ         $0x00000040, SI
 	DECQ         AX
 	JNZ          loop
-
-	// C += alpha · block, row by row.
 	MOVQ         c+32(FP), AX
 	MOVQ         ldc+40(FP), CX
 	SHLQ         $0x02, CX
 	VBROADCASTSS alpha+48(FP), Y12
-	VMOVUPS      (AX), Y13
-	VFMADD231PS  Y12, Y0, Y13
-	VMOVUPS      Y13, (AX)
-	VMOVUPS      32(AX), Y0
+	MOVL         beta+52(FP), DX
+	ANDL         $0x7fffffff, DX
+	JNZ          update
+	VMULPS       Y12, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y1, Y0
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         CX, AX
+	VMULPS       Y12, Y2, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y3, Y0
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         CX, AX
+	VMULPS       Y12, Y4, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y5, Y0
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         CX, AX
+	VMULPS       Y12, Y6, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y7, Y0
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         CX, AX
+	VMULPS       Y12, Y8, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y9, Y0
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         CX, AX
+	VMULPS       Y12, Y10, Y0
+	VMOVUPS      Y0, (AX)
+	VMULPS       Y12, Y11, Y0
+	VMOVUPS      Y0, 32(AX)
+	VZEROUPPER
+	RET
+
+update:
+	VBROADCASTSS beta+52(FP), Y13
+	VMULPS       (AX), Y13, Y14
+	VFMADD231PS  Y12, Y0, Y14
+	VMOVUPS      Y14, (AX)
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y1, Y0
 	VMOVUPS      Y0, 32(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Y0
+	VMULPS       (AX), Y13, Y0
 	VFMADD231PS  Y12, Y2, Y0
 	VMOVUPS      Y0, (AX)
-	VMOVUPS      32(AX), Y0
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y3, Y0
 	VMOVUPS      Y0, 32(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Y0
+	VMULPS       (AX), Y13, Y0
 	VFMADD231PS  Y12, Y4, Y0
 	VMOVUPS      Y0, (AX)
-	VMOVUPS      32(AX), Y0
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y5, Y0
 	VMOVUPS      Y0, 32(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Y0
+	VMULPS       (AX), Y13, Y0
 	VFMADD231PS  Y12, Y6, Y0
 	VMOVUPS      Y0, (AX)
-	VMOVUPS      32(AX), Y0
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y7, Y0
 	VMOVUPS      Y0, 32(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Y0
+	VMULPS       (AX), Y13, Y0
 	VFMADD231PS  Y12, Y8, Y0
 	VMOVUPS      Y0, (AX)
-	VMOVUPS      32(AX), Y0
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y9, Y0
 	VMOVUPS      Y0, 32(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Y0
+	VMULPS       (AX), Y13, Y0
 	VFMADD231PS  Y12, Y10, Y0
 	VMOVUPS      Y0, (AX)
-	VMOVUPS      32(AX), Y0
+	VMULPS       32(AX), Y13, Y0
 	VFMADD231PS  Y12, Y11, Y0
 	VMOVUPS      Y0, 32(AX)
 	VZEROUPPER
 	RET
 
-// func kern6x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+// func kern8x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kern6x32AVX512(SB), NOSPLIT, $0-52
+TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-56
 	MOVQ   k+0(FP), AX
 	MOVQ   lda+16(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   a+8(FP), DX
 	LEAQ   (DX)(CX*2), BX
 	ADDQ   CX, BX
-	MOVQ   b+24(FP), SI
+	LEAQ   (BX)(CX*2), SI
+	ADDQ   CX, SI
+	MOVQ   b+24(FP), DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -125,79 +162,149 @@ TEXT ·kern6x32AVX512(SB), NOSPLIT, $0-52
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
 
 loop:
-	VMOVUPS      (SI), Z12
-	VMOVUPS      64(SI), Z13
-	VBROADCASTSS (DX), Z14
-	VFMADD231PS  Z14, Z12, Z0
-	VFMADD231PS  Z14, Z13, Z1
-	VBROADCASTSS (DX)(CX*1), Z14
-	VFMADD231PS  Z14, Z12, Z2
-	VFMADD231PS  Z14, Z13, Z3
-	VBROADCASTSS (DX)(CX*2), Z14
-	VFMADD231PS  Z14, Z12, Z4
-	VFMADD231PS  Z14, Z13, Z5
-	VBROADCASTSS (BX), Z14
-	VFMADD231PS  Z14, Z12, Z6
-	VFMADD231PS  Z14, Z13, Z7
-	VBROADCASTSS (BX)(CX*1), Z14
-	VFMADD231PS  Z14, Z12, Z8
-	VFMADD231PS  Z14, Z13, Z9
-	VBROADCASTSS (BX)(CX*2), Z14
-	VFMADD231PS  Z14, Z12, Z10
-	VFMADD231PS  Z14, Z13, Z11
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VBROADCASTSS (DX), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z1
+	VBROADCASTSS (DX)(CX*1), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z3
+	VBROADCASTSS (DX)(CX*2), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z5
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z7
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VFMADD231PS  Z18, Z17, Z9
+	VBROADCASTSS (BX)(CX*2), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VFMADD231PS  Z18, Z17, Z11
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VFMADD231PS  Z18, Z17, Z13
+	VBROADCASTSS (SI)(CX*1), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VFMADD231PS  Z18, Z17, Z15
 	ADDQ         $0x04, DX
 	ADDQ         $0x04, BX
-	ADDQ         $0x00000080, SI
+	ADDQ         $0x04, SI
+	ADDQ         $0x00000080, DI
 	DECQ         AX
 	JNZ          loop
-
-	// C += alpha · block, row by row.
 	MOVQ         c+32(FP), AX
 	MOVQ         ldc+40(FP), CX
 	SHLQ         $0x02, CX
-	VBROADCASTSS alpha+48(FP), Z12
-	VMOVUPS      (AX), Z13
-	VFMADD231PS  Z12, Z0, Z13
-	VMOVUPS      Z13, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z1, Z0
+	VBROADCASTSS alpha+48(FP), Z16
+	MOVL         beta+52(FP), DX
+	ANDL         $0x7fffffff, DX
+	JNZ          update
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z1, Z0
 	VMOVUPS      Z0, 64(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Z0
-	VFMADD231PS  Z12, Z2, Z0
+	VMULPS       Z16, Z2, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z3, Z0
+	VMULPS       Z16, Z3, Z0
 	VMOVUPS      Z0, 64(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Z0
-	VFMADD231PS  Z12, Z4, Z0
+	VMULPS       Z16, Z4, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z5, Z0
+	VMULPS       Z16, Z5, Z0
 	VMOVUPS      Z0, 64(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Z0
-	VFMADD231PS  Z12, Z6, Z0
+	VMULPS       Z16, Z6, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z7, Z0
+	VMULPS       Z16, Z7, Z0
 	VMOVUPS      Z0, 64(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Z0
-	VFMADD231PS  Z12, Z8, Z0
+	VMULPS       Z16, Z8, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z9, Z0
+	VMULPS       Z16, Z9, Z0
 	VMOVUPS      Z0, 64(AX)
 	ADDQ         CX, AX
-	VMOVUPS      (AX), Z0
-	VFMADD231PS  Z12, Z10, Z0
+	VMULPS       Z16, Z10, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS      64(AX), Z0
-	VFMADD231PS  Z12, Z11, Z0
+	VMULPS       Z16, Z11, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z16, Z12, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z13, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z16, Z14, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z16, Z15, Z0
+	VMOVUPS      Z0, 64(AX)
+	VZEROUPPER
+	RET
+
+update:
+	VBROADCASTSS beta+52(FP), Z17
+	VMULPS       (AX), Z17, Z18
+	VFMADD231PS  Z16, Z0, Z18
+	VMOVUPS      Z18, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z1, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z2, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z3, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z4, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z5, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z6, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z7, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z8, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z9, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z10, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z11, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z12, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z13, Z0
+	VMOVUPS      Z0, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z17, Z0
+	VFMADD231PS  Z16, Z14, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       64(AX), Z17, Z0
+	VFMADD231PS  Z16, Z15, Z0
 	VMOVUPS      Z0, 64(AX)
 	VZEROUPPER
 	RET

@@ -4,12 +4,12 @@
 
 package sgemm
 
-// kern6x16AVX2 adds alpha·A·B to the 6×16 block of C at c (AVX2 and FMA).
+// kern6x16AVX2 sets the 6×16 block of C at c to alpha·A·B + beta·C (AVX2 and FMA).
 //
 //go:noescape
-func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// kern6x32AVX512 adds alpha·A·B to the 6×32 block of C at c (AVX-512F).
+// kern8x32AVX512 sets the 8×32 block of C at c to alpha·A·B + beta·C (AVX-512F).
 //
 //go:noescape
-func kern6x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+func kern8x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)

@@ -11,9 +11,9 @@
 // one stream. A is read in place when it is not transposed (the kernel
 // takes a row stride) and packed when it is. The kernel computes an MR×NR
 // block of C += alpha·A·B entirely in registers; blocks at the edges of C
-// go through a small buffer. C is scaled by beta once, before any product
-// is added, so beta = 0 overwrites C whatever it held (NaN included), as
-// BLAS requires.
+// go through a small buffer. The first k block's kernels scale C by beta
+// as they store; with beta = 0 they never read C, so C's old contents
+// (NaN included) do not show, as BLAS requires.
 package sgemm
 
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"
@@ -32,13 +32,14 @@ type Implementation struct{ gonum.Implementation }
 
 var _ blas.Float32 = Implementation{}
 
-// kernel is one micro-kernel: fn adds alpha·A·B to the mr×nr block of C
-// at c (row stride ldc), with A the mr×k block at a (row stride lda) and
-// B a k×nr panel packed row after row at b. k ≥ 1.
+// kernel is one micro-kernel: fn sets the mr×nr block of C at c (row
+// stride ldc) to alpha·A·B + beta·C, with A the mr×k block at a (row
+// stride lda) and B a k×nr panel packed row after row at b. k ≥ 1; with
+// beta = 0 C is not read.
 type kernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)
+	fn     func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
 }
 
 // active is the kernel Sgemm runs, the first of kernels (the ones this
@@ -52,7 +53,7 @@ func first(ks []*kernel) *kernel {
 	return ks[0]
 }
 
-// Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×32", or
+// Kernel names the micro-kernel Sgemm runs, such as "AVX-512 8×32", or
 // says that it is gonum's pure Go.
 func Kernel() string {
 	if active == nil {
@@ -91,8 +92,8 @@ func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []floa
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc)
 	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
 		return
 	}
 	s := scratchPool.Get().(*scratch)
@@ -106,8 +107,9 @@ func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []floa
 		for j0 := 0; j0 < n; j0 += blockN {
 			nb := min(blockN, n-j0)
 			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
-			s.block(kn, m, nb, kb, alpha, ap, la, bp, c[j0:], ldc)
+			s.block(kn, m, nb, kb, alpha, ap, la, bp, beta, c[j0:], ldc)
 		}
+		beta = 1 // the next k block adds to this one's
 	}
 }
 
@@ -159,13 +161,24 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 			}
 			continue
 		}
-		// op(B) = Bᵀ: column j of op(B) is row j of the stored B.
+		// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Eight
+		// rows at a time, so that each step writes eight floats in a row.
 		if w < nr {
 			clear(dst)
 		}
-		for jj := range w {
-			src := b[(j+jj)*ldb+p0:][:kb]
-			for p, v := range src {
+		jj := 0
+		for ; jj+8 <= w; jj += 8 {
+			src := b[(j+jj)*ldb+p0:]
+			s0, s1, s2, s3 := src[:kb], src[ldb:][:kb], src[2*ldb:][:kb], src[3*ldb:][:kb]
+			s4, s5, s6, s7 := src[4*ldb:][:kb], src[5*ldb:][:kb], src[6*ldb:][:kb], src[7*ldb:][:kb]
+			for p := range kb {
+				d := (*[8]float32)(dst[p*nr+jj:])
+				d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
+				d[4], d[5], d[6], d[7] = s4[p], s5[p], s6[p], s7[p]
+			}
+		}
+		for ; jj < w; jj++ {
+			for p, v := range b[(j+jj)*ldb+p0:][:kb] {
 				dst[p*nr+jj] = v
 			}
 		}
@@ -173,9 +186,9 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 	return s.b
 }
 
-// block adds alpha·A·B to the m×nb block of C at c, for A the m×kb block
-// at a (row stride lda) and B the packed panels bp.
-func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bp []float32, c []float32, ldc int) {
+// block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
+// m×kb block at a (row stride lda) and B the packed panels bp.
+func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nb; j += nr {
 		panel := bp[(j/nr)*kb*nr:]
@@ -183,7 +196,7 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 		for i := 0; i < m; i += mr {
 			h := min(mr, m-i)
 			if h == mr && w == nr {
-				kn.fn(kb, &a[i*lda], lda, &panel[0], &c[i*ldc+j], ldc, alpha)
+				kn.fn(kb, &a[i*lda], lda, &panel[0], &c[i*ldc+j], ldc, alpha, beta)
 				continue
 			}
 			// An edge block: the kernel writes a whole mr×nr block,
@@ -199,12 +212,15 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 				ai, la = s.aEdge, kb
 			}
 			s.cEdge = grow(s.cEdge, mr*nr)
-			clear(s.cEdge)
-			kn.fn(kb, &ai[0], la, &panel[0], &s.cEdge[0], nr, alpha)
+			kn.fn(kb, &ai[0], la, &panel[0], &s.cEdge[0], nr, alpha, 0)
 			for r := range h {
 				dst := c[(i+r)*ldc+j:][:w]
 				for jj, v := range s.cEdge[r*nr:][:w] {
-					dst[jj] += v
+					if beta == 0 {
+						dst[jj] = v
+					} else {
+						dst[jj] = v + beta*dst[jj]
+					}
 				}
 			}
 		}

@@ -26,7 +26,7 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, s := range []spec{
 		{name: "kern6x16AVX2", isa: "AVX2 and FMA", mr: 6, nv: 2, lanes: 8, vec: YMM},
-		{name: "kern6x32AVX512", isa: "AVX-512F", mr: 6, nv: 2, lanes: 16, vec: ZMM},
+		{name: "kern8x32AVX512", isa: "AVX-512F", mr: 8, nv: 2, lanes: 16, vec: ZMM},
 	} {
 		kernel(s)
 	}
@@ -35,18 +35,19 @@ func main() {
 
 // kernel writes
 //
-//	C[0:mr][0:nr] += alpha · A[0:mr][0:k] · B[0:k][0:nr]
+//	C[0:mr][0:nr] = alpha · A[0:mr][0:k] · B[0:k][0:nr] + beta · C[0:mr][0:nr]
 //
 // for nr = nv·lanes, A read in place (row stride lda floats) and B packed
 // row after row (nr floats per step of k). The block of C stays in mr·nv
 // registers; each step loads B's row (nv vectors), then broadcasts
-// A[i][p] for each row i and issues nv FMAs with it.
+// A[i][p] for each row i and issues nv FMAs with it. With beta = 0 C is
+// written without being read.
 func kernel(s spec) {
 	nr := s.nv * s.lanes
 	vb := 4 * s.lanes // bytes per vector
-	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32)")
+	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds alpha·A·B to the %d×%d block of C at c (%s).", s.name, s.mr, nr, s.isa))
+	Doc(fmt.Sprintf("%s sets the %d×%d block of C at c to alpha·A·B + beta·C (%s).", s.name, s.mr, nr, s.isa))
 	k := Load(Param("k"), GP64())
 	lda := Load(Param("lda"), GP64())
 	SHLQ(U8(2), lda)
@@ -95,23 +96,47 @@ func kernel(s spec) {
 	DECQ(k)
 	JNZ(LabelRef("loop"))
 
-	Comment("C += alpha · block, row by row.")
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(2), ldc)
 	alpha := s.vec()
 	VBROADCASTSS(NewParamAddr("alpha", 48), alpha)
+	// beta = ±0, every bit but the sign clear, skips reading C.
+	bits := GP32()
+	MOVL(NewParamAddr("beta", 52), bits)
+	ANDL(U32(0x7fffffff), bits)
+	JNZ(LabelRef("update"))
+	store(s, acc, c, ldc, func(acc VecVirtual, at Mem) {
+		t := s.vec()
+		VMULPS(alpha, acc, t)
+		VMOVUPS(t, at)
+	})
+	VZEROUPPER()
+	RET()
+
+	Label("update")
+	betas := s.vec()
+	VBROADCASTSS(NewParamAddr("beta", 52), betas)
+	store(s, acc, c, ldc, func(acc VecVirtual, at Mem) {
+		t := s.vec()
+		VMULPS(at, betas, t)
+		VFMADD231PS(alpha, acc, t)
+		VMOVUPS(t, at)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// store runs one of the kernel's epilogues: write(acc, at) for each
+// accumulator and the vector of C it belongs at, row by row.
+func store(s spec, acc []VecVirtual, c, ldc Register, write func(acc VecVirtual, at Mem)) {
+	vb := 4 * s.lanes
 	for i := range s.mr {
 		for v := range s.nv {
-			t := s.vec()
-			VMOVUPS(Mem{Base: c, Disp: v * vb}, t)
-			VFMADD231PS(alpha, acc[i*s.nv+v], t)
-			VMOVUPS(t, Mem{Base: c, Disp: v * vb})
+			write(acc[i*s.nv+v], Mem{Base: c, Disp: v * vb})
 		}
 		if i < s.mr-1 {
 			ADDQ(ldc, c)
 		}
 	}
-	VZEROUPPER()
-	RET()
 }

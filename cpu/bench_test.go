@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/attn-go/attn/bench"
@@ -35,4 +36,22 @@ func openCPU(b *testing.B) *cpu.Backend {
 	}
 	b.Cleanup(func() { be.Close() })
 	return be
+}
+
+// BenchmarkTiles is the measurement behind DefaultTiles: Fused at one
+// shape over a range of tile sizes, on whichever BLAS the build has.
+//
+//	go test -run '^$' -bench Tiles -benchtime 2x ./cpu                 # attn's kernel
+//	go test -tags openblas -run '^$' -bench Tiles -benchtime 2x ./cpu  # OpenBLAS
+func BenchmarkTiles(b *testing.B) {
+	for _, t := range [][2]int{{64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}, {512, 256}, {256, 512}, {512, 512}} {
+		be, err := cpu.New(cpu.WithTile(t[0], t[1]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("tiles=%dx%d", t[0], t[1]), func(b *testing.B) {
+			bench.Fused(b, be, []bench.Shape{{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64}})
+		})
+		be.Close()
+	}
 }

@@ -8,30 +8,35 @@ import (
 	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
-// blasImpl is the BLAS the ops multiply with, and blasName says which.
-// By default it is gonum's with Sgemm on attn's own micro-kernel (AVX-512
-// or AVX2 assembly, cpu/internal/sgemm), or gonum's pure Go where the CPU
-// has neither or the build is purego; with -tags openblas it is OpenBLAS
-// through gonum.org/v1/netlib (openblas.go). The backend calls it, not the
+// blasImpl is the BLAS the ops multiply with, blasName says which, and
+// defaultTiles are DefaultTiles for it. With -tags openblas it is
+// OpenBLAS through gonum.org/v1/netlib (openblas.go); by default it is
+// gonum's with Sgemm on attn's own micro-kernel (AVX-512 or AVX2
+// assembly, cpu/internal/sgemm), which is gonum's pure Go where the CPU
+// has neither or the build is purego. The backend calls it, not the
 // package-wide blas32 implementation, so a program's other gonum code is
 // left on whatever it chose.
 var (
-	blasImpl blas.Float32 = sgemm.Implementation{}
-	blasName              = defaultBLASName()
+	blasImpl     blas.Float32
+	blasName     string
+	defaultTiles [2]int
 )
 
-func defaultBLASName() string {
-	if !sgemm.Accelerated() {
-		return "gonum " + gonumVersion() + " (pure Go)"
-	}
-	return "attn sgemm (" + sgemm.Kernel() + " micro-kernel), gonum " + gonumVersion()
-}
-
-// The micro-kernel's driver blocks for the cache itself, as OpenBLAS
-// does, so gemm's chunks, sized for gonum's pure-Go kernel, are lifted.
 func init() {
-	if sgemm.Accelerated() {
-		liftGemmChunks()
+	switch impl, name, ok := openBLAS(); {
+	case ok:
+		blasImpl, blasName = impl, name
+		defaultTiles = [2]int{128, 256}
+		liftGemmChunks() // OpenBLAS blocks for itself
+	case sgemm.Accelerated():
+		blasImpl = sgemm.Implementation{}
+		blasName = "attn sgemm (" + sgemm.Kernel() + " micro-kernel), gonum " + gonumVersion()
+		defaultTiles = [2]int{256, 256}
+		liftGemmChunks() // so does the micro-kernel's driver
+	default:
+		blasImpl = sgemm.Implementation{} // gonum's Sgemm
+		blasName = "gonum " + gonumVersion() + " (pure Go)"
+		defaultTiles = [2]int{64, 128}
 	}
 }
 

@@ -15,21 +15,26 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// Default tile sizes of the fused loop. A work item holds a Tq×D block of
-// Q, streams Tk×D blocks of K and Tk×Dv blocks of V, and keeps a Tq×Tk
-// score tile and a Tq×Dv accumulator. At Tq = 64, Tk = 128 and D = Dv = 64
-// that is 16 + 32 + 32 + 32 + 16 KiB ≈ 128 KiB: well inside a core's L2
-// (512 KiB–2 MiB on current x86 and arm64 servers), so every key tile is
-// read from memory once per query tile and then reused 64 times from
-// cache. 64×128 is also two of gonum's 64×64 Gemm blocks, below the size
-// at which gonum would start goroutines of its own. Larger Tk amortises the
-// per-tile rescale of the accumulator over more keys but wastes more work
-// on the diagonal tiles of a causal problem; larger Tq means fewer, bigger
-// work items and worse load balance at small N.
-const (
-	DefaultTileQ = 64
-	DefaultTileK = 128
-)
+// DefaultTiles are the fused loop's tile sizes (query rows Tq, key rows
+// Tk) when WithTile does not set them, chosen for the BLAS the build
+// multiplies with by measuring Fused at N = 4096, H = 8, D = 64 on a
+// 2-core AMD EPYC (Zen 4) (the cpu package's BenchmarkTiles):
+//
+//	attn's micro-kernel   256×256   160 GFLOP/s (64×128: 128)
+//	OpenBLAS              128×256   131 GFLOP/s (64×128: 124, 256×256: 110)
+//	gonum's pure Go        64×128    21 GFLOP/s (flat in the tile size)
+//
+// A work item holds a Tq×D block of Q, streams Tk×D blocks of K and Tk×Dv
+// blocks of V, and keeps a Tq×Tk score tile and a Tq×Dv accumulator:
+// 256×256 with D = Dv = 64 is 64 + 64 + 64 + 256 + 64 KiB, inside a
+// core's L2 (512 KiB–2 MiB on current x86 and arm64 servers). Each Gemm
+// packs its right-hand tile (K transposed, V), so larger tiles pack less
+// per FLOP and rescale the accumulator less often; they waste more work on
+// the diagonal tiles of a causal problem, and Fused shrinks Tq by itself
+// when a problem has too few query tiles to keep every thread busy. 64×128
+// is two of gonum's 64×64 Gemm blocks, below the size at which gonum would
+// start goroutines of its own.
+func DefaultTiles() (q, k int) { return defaultTiles[0], defaultTiles[1] }
 
 // rowBlock is the number of query rows in one work item of the staged ops.
 const rowBlock = 64
@@ -83,7 +88,7 @@ func WithTile(q, k int) Option {
 
 // New opens a CPU backend.
 func New(opts ...Option) (*Backend, error) {
-	b := &Backend{tileQ: DefaultTileQ, tileK: DefaultTileK}
+	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[1]}
 	for _, o := range opts {
 		if err := o(b); err != nil {
 			return nil, err
@@ -99,7 +104,7 @@ func New(opts ...Option) (*Backend, error) {
 			Name:       name,
 			Vendor:     vendor,
 			DeviceType: gputypes.DeviceTypeCPU,
-			Driver:     "gonum blas32 (pure Go)",
+			Driver:     blasName,
 		},
 		Threads: b.threads,
 		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d",

@@ -35,8 +35,8 @@
 // # Fused op and its tile loop
 //
 // Fused never holds more than one tile of scores. A work item is one tile
-// of Tq query rows of one head (default 64, see DefaultTileQ); it walks the
-// keys in tiles of Tk (default 128):
+// of Tq query rows of one head; it walks the keys in tiles of Tk (256×256
+// by default on attn's micro-kernel, see DefaultTiles):
 //
 //	S    = scale · Qtile · Ktileᵀ + bias    one Gemm into a Tq×Tk scratch
 //	S    = −Inf where keep is 0 or the key lies past the row's causal limit

@@ -164,3 +164,26 @@ func TestFusedMemoryLong(t *testing.T) {
 	}
 	checkSelfAttention(t, got, x, n, d, false)
 }
+
+// The default tiles' edges, with the BLAS the build has: query and key
+// counts one either side of DefaultTiles, odd and even head dims, GQA,
+// causal or not.
+func TestFusedDefaultTileEdges(t *testing.T) {
+	be := newBackend(t)
+	tq, tk := DefaultTiles()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, nq := range []int{tq - 1, tq, tq + 1} {
+		for _, nk := range []int{tk - 1, tk, tk + 1} {
+			for _, d := range []int{33, 64} {
+				for _, causal := range []bool{false, true} {
+					p := backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: nq, Nk: nk, D: d, Dv: d,
+						Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal}
+					c := backendtest.RandomCase(rng, p, nil, nil)
+					if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
+						t.Fatalf("tiles %d×%d, Nq=%d Nk=%d D=%d causal=%v: %v", tq, tk, nq, nk, d, causal, err)
+					}
+				}
+			}
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 // block it, and a 64-row block of P times an Nk×Dv V would otherwise
 // stream all of V through the cache once per row. OpenBLAS blocks for
 // itself and runs one thread per call here, and so does attn's
-// micro-kernel driver: both lift the cuts (blas.go, openblas.go).
+// micro-kernel driver: both lift the cuts (blas.go).
 var (
 	gemmRows = 64
 	gemmCols = 192

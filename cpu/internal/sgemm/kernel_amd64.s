@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
-TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-56
+TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-64
 	MOVQ   k+0(FP), AX
 	MOVQ   lda+16(FP), CX
 	SHLQ   $0x02, CX
@@ -14,6 +14,8 @@ TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-56
 	LEAQ   (DX)(CX*2), BX
 	ADDQ   CX, BX
 	MOVQ   b+24(FP), SI
+	MOVQ   ldb+32(FP), DI
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -50,14 +52,14 @@ loop:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         $0x04, DX
 	ADDQ         $0x04, BX
-	ADDQ         $0x00000040, SI
+	ADDQ         DI, SI
 	DECQ         AX
 	JNZ          loop
-	MOVQ         c+32(FP), AX
-	MOVQ         ldc+40(FP), CX
+	MOVQ         c+40(FP), AX
+	MOVQ         ldc+48(FP), CX
 	SHLQ         $0x02, CX
-	VBROADCASTSS alpha+48(FP), Y12
-	MOVL         beta+52(FP), DX
+	VBROADCASTSS alpha+56(FP), Y12
+	MOVL         beta+60(FP), DX
 	ANDL         $0x7fffffff, DX
 	JNZ          update
 	VMULPS       Y12, Y0, Y0
@@ -93,7 +95,7 @@ loop:
 	RET
 
 update:
-	VBROADCASTSS beta+52(FP), Y13
+	VBROADCASTSS beta+60(FP), Y13
 	VMULPS       (AX), Y13, Y14
 	VFMADD231PS  Y12, Y0, Y14
 	VMOVUPS      Y14, (AX)
@@ -138,9 +140,9 @@ update:
 	VZEROUPPER
 	RET
 
-// func kern8x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-56
+TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-64
 	MOVQ   k+0(FP), AX
 	MOVQ   lda+16(FP), CX
 	SHLQ   $0x02, CX
@@ -150,6 +152,8 @@ TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-56
 	LEAQ   (BX)(CX*2), SI
 	ADDQ   CX, SI
 	MOVQ   b+24(FP), DI
+	MOVQ   ldb+32(FP), R8
+	SHLQ   $0x02, R8
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -197,14 +201,14 @@ loop:
 	ADDQ         $0x04, DX
 	ADDQ         $0x04, BX
 	ADDQ         $0x04, SI
-	ADDQ         $0x00000080, DI
+	ADDQ         R8, DI
 	DECQ         AX
 	JNZ          loop
-	MOVQ         c+32(FP), AX
-	MOVQ         ldc+40(FP), CX
+	MOVQ         c+40(FP), AX
+	MOVQ         ldc+48(FP), CX
 	SHLQ         $0x02, CX
-	VBROADCASTSS alpha+48(FP), Z16
-	MOVL         beta+52(FP), DX
+	VBROADCASTSS alpha+56(FP), Z16
+	MOVL         beta+60(FP), DX
 	ANDL         $0x7fffffff, DX
 	JNZ          update
 	VMULPS       Z16, Z0, Z0
@@ -250,7 +254,7 @@ loop:
 	RET
 
 update:
-	VBROADCASTSS beta+52(FP), Z17
+	VBROADCASTSS beta+60(FP), Z17
 	VMULPS       (AX), Z17, Z18
 	VFMADD231PS  Z16, Z0, Z18
 	VMOVUPS      Z18, (AX)

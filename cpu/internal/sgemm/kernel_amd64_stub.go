@@ -7,9 +7,9 @@ package sgemm
 // kern6x16AVX2 sets the 6×16 block of C at c to alpha·A·B + beta·C (AVX2 and FMA).
 //
 //go:noescape
-func kern6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // kern8x32AVX512 sets the 8×32 block of C at c to alpha·A·B + beta·C (AVX-512F).
 //
 //go:noescape
-func kern8x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)

@@ -6,10 +6,11 @@
 // pure Go, unchanged; every other routine is gonum's anyway.
 //
 // The driver follows the usual layering. k is cut into blocks of at most
-// blockK; for each block, op(B) is packed into panels of NR columns laid
-// out row after row (NR floats per step of k), so the kernel reads it as
-// one stream. A is read in place when it is not transposed (the kernel
-// takes a row stride) and packed when it is. The kernel computes an MR×NR
+// blockK. For each block, a transposed op(B) is packed into panels of NR
+// columns laid out row after row (NR floats per step of k), so the kernel
+// reads it as one stream; a B that is not transposed is read in place, as
+// is an A that is not (the kernel takes row strides), and a transposed A
+// is packed. The kernel computes an MR×NR
 // block of C += alpha·A·B entirely in registers; blocks at the edges of C
 // go through a small buffer. The first k block's kernels scale C by beta
 // as they store; with beta = 0 they never read C, so C's old contents
@@ -34,12 +35,12 @@ var _ blas.Float32 = Implementation{}
 
 // kernel is one micro-kernel: fn sets the mr×nr block of C at c (row
 // stride ldc) to alpha·A·B + beta·C, with A the mr×k block at a (row
-// stride lda) and B a k×nr panel packed row after row at b. k ≥ 1; with
-// beta = 0 C is not read.
+// stride lda) and B the k×nr block at b (row stride ldb: nr for a packed
+// panel). k ≥ 1; with beta = 0 C is not read.
 type kernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
+	fn     func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 }
 
 // active is the kernel Sgemm runs, the first of kernels (the ones this
@@ -116,7 +117,7 @@ func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []floa
 // scratch is one call's packing space, pooled so that steady-state calls
 // allocate nothing.
 type scratch struct {
-	a, b  []float32 // packed Aᵀ block, packed B panels
+	a, b  []float32 // packed Aᵀ block, packed B panels (bBlock)
 	aEdge []float32 // the last rows of A when fewer than MR remain
 	cEdge []float32 // an edge block of C
 }
@@ -144,25 +145,54 @@ func (s *scratch) packAT(a []float32, lda, m, p0, kb int) []float32 {
 	return s.a
 }
 
-// packB packs op(B)'s kb×nb block at row p0, column j0 into panels of nr
-// columns, each kb rows of nr floats; the last panel is padded with zeros.
-func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb, nb int) []float32 {
+// bBlock is op(B)'s kb×nb block at row p0, column j0 as the kernel reads
+// it: panels of nr columns. A transposed B is packed, every panel kb rows
+// of nr floats, the last padded with zeros. A B that is not transposed is
+// read in place (row stride ldb), but for a last panel narrower than nr,
+// which is packed.
+type bBlock struct {
+	packed []float32
+	b      []float32 // B from row p0, column j0, when read in place
+	ldb    int
+}
+
+// panel is the panel at column j of the block, w columns wide, and its
+// row stride.
+func (bb bBlock) panel(j, kb, nr, w int) ([]float32, int) {
+	if bb.b != nil && w == nr {
+		return bb.b[j:], bb.ldb
+	}
+	if bb.b != nil {
+		return bb.packed, nr
+	}
+	return bb.packed[(j/nr)*kb*nr:], nr
+}
+
+// packB packs what of op(B)'s kb×nb block at row p0, column j0 the kernel
+// does not read in place (see bBlock).
+func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb, nb int) bBlock {
+	if tB == blas.NoTrans {
+		bb := bBlock{b: b[p0*ldb+j0:], ldb: ldb}
+		if w := nb % nr; w > 0 {
+			s.b = grow(s.b, kb*nr)
+			j := j0 + nb - w
+			for p := range kb {
+				row := s.b[p*nr:][:nr]
+				copy(row, b[(p0+p)*ldb+j:][:w])
+				clear(row[w:])
+			}
+			bb.packed = s.b
+		}
+		return bb
+	}
+	// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Eight rows
+	// at a time, so that each step writes eight floats in a row.
 	panels := (nb + nr - 1) / nr
 	s.b = grow(s.b, panels*kb*nr)
 	for jp := range panels {
 		dst := s.b[jp*kb*nr:][:kb*nr]
 		j := j0 + jp*nr
 		w := min(nr, j0+nb-j)
-		if tB == blas.NoTrans {
-			for p := range kb {
-				row := dst[p*nr:][:nr]
-				copy(row, b[(p0+p)*ldb+j:][:w])
-				clear(row[w:])
-			}
-			continue
-		}
-		// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Eight
-		// rows at a time, so that each step writes eight floats in a row.
 		if w < nr {
 			clear(dst)
 		}
@@ -183,20 +213,20 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 			}
 		}
 	}
-	return s.b
+	return bBlock{packed: s.b}
 }
 
 // block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
-// m×kb block at a (row stride lda) and B the packed panels bp.
-func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+// m×kb block at a (row stride lda) and B the block bb.
+func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bb bBlock, beta float32, c []float32, ldc int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nb; j += nr {
-		panel := bp[(j/nr)*kb*nr:]
 		w := min(nr, nb-j)
+		panel, ldp := bb.panel(j, kb, nr, w)
 		for i := 0; i < m; i += mr {
 			h := min(mr, m-i)
 			if h == mr && w == nr {
-				kn.fn(kb, &a[i*lda], lda, &panel[0], &c[i*ldc+j], ldc, alpha, beta)
+				kn.fn(kb, &a[i*lda], lda, &panel[0], ldp, &c[i*ldc+j], ldc, alpha, beta)
 				continue
 			}
 			// An edge block: the kernel writes a whole mr×nr block,
@@ -212,7 +242,7 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 				ai, la = s.aEdge, kb
 			}
 			s.cEdge = grow(s.cEdge, mr*nr)
-			kn.fn(kb, &ai[0], la, &panel[0], &s.cEdge[0], nr, alpha, 0)
+			kn.fn(kb, &ai[0], la, &panel[0], ldp, &s.cEdge[0], nr, alpha, 0)
 			for r := range h {
 				dst := c[(i+r)*ldc+j:][:w]
 				for jj, v := range s.cEdge[r*nr:][:w] {

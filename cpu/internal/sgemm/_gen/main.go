@@ -37,15 +37,15 @@ func main() {
 //
 //	C[0:mr][0:nr] = alpha · A[0:mr][0:k] · B[0:k][0:nr] + beta · C[0:mr][0:nr]
 //
-// for nr = nv·lanes, A read in place (row stride lda floats) and B packed
-// row after row (nr floats per step of k). The block of C stays in mr·nv
+// for nr = nv·lanes, A's rows lda floats apart and B's ldb floats apart
+// (nr when B is a packed panel). The block of C stays in mr·nv
 // registers; each step loads B's row (nv vectors), then broadcasts
 // A[i][p] for each row i and issues nv FMAs with it. With beta = 0 C is
 // written without being read.
 func kernel(s spec) {
 	nr := s.nv * s.lanes
 	vb := 4 * s.lanes // bytes per vector
-	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)")
+	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets the %d×%d block of C at c to alpha·A·B + beta·C (%s).", s.name, s.mr, nr, s.isa))
 	k := Load(Param("k"), GP64())
@@ -69,6 +69,8 @@ func kernel(s spec) {
 		return m
 	}
 	b := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(2), ldb)
 
 	acc := make([]VecVirtual, s.mr*s.nv)
 	for i := range acc {
@@ -92,7 +94,7 @@ func kernel(s spec) {
 	for _, r := range base {
 		ADDQ(U8(4), r)
 	}
-	ADDQ(U32(s.nv*vb), b)
+	ADDQ(ldb, b)
 	DECQ(k)
 	JNZ(LabelRef("loop"))
 
@@ -100,10 +102,10 @@ func kernel(s spec) {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(2), ldc)
 	alpha := s.vec()
-	VBROADCASTSS(NewParamAddr("alpha", 48), alpha)
+	VBROADCASTSS(NewParamAddr("alpha", 56), alpha)
 	// beta = ±0, every bit but the sign clear, skips reading C.
 	bits := GP32()
-	MOVL(NewParamAddr("beta", 52), bits)
+	MOVL(NewParamAddr("beta", 60), bits)
 	ANDL(U32(0x7fffffff), bits)
 	JNZ(LabelRef("update"))
 	store(s, acc, c, ldc, func(acc VecVirtual, at Mem) {
@@ -116,7 +118,7 @@ func kernel(s spec) {
 
 	Label("update")
 	betas := s.vec()
-	VBROADCASTSS(NewParamAddr("beta", 52), betas)
+	VBROADCASTSS(NewParamAddr("beta", 60), betas)
 	store(s, acc, c, ldc, func(acc VecVirtual, at Mem) {
 		t := s.vec()
 		VMULPS(at, betas, t)

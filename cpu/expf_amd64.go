@@ -8,23 +8,37 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAVX2 says whether expShift may use expShiftAVX2: AVX2 and FMA, read
-// from the CPU at start-up.
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA), and
+// hasAVX512 whether it may use expShiftAVX512 (AVX-512F), read from the
+// CPU at start-up; GODEBUG=cpu.avx512f=off turns the wider loop off.
+var (
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512 = cpu.X86.HasAVX512F
+)
 
 // expShiftAVX2 is expShift for len(row) a multiple of 8 (expf_amd64.s).
 //
 //go:noescape
 func expShiftAVX2(row []float32, m float32) float64
 
-// expShiftVec runs the vector loop over as much of row as it can and
-// returns how many values it did and their sum.
+// expShiftAVX512 is expShift for len(row) a multiple of 16 (expf_amd64.s).
+//
+//go:noescape
+func expShiftAVX512(row []float32, m float32) float64
+
+// expShiftVec runs the vector loops over as much of row as they take,
+// sixteen lanes and then eight, and returns how many values they did and
+// their sum.
 func expShiftVec(row []float32, m float32) (int, float64) {
-	n := len(row) &^ 7
-	if !hasAVX2 || n == 0 {
-		return 0, 0
+	n, sum := 0, 0.0
+	if wide := len(row) &^ 15; hasAVX512 && wide > 0 {
+		n, sum = wide, expShiftAVX512(row[:wide], m)
 	}
-	return n, expShiftAVX2(row[:n], m)
+	if narrow := (len(row) - n) &^ 7; hasAVX2 && narrow > 0 {
+		sum += expShiftAVX2(row[n:n+narrow], m)
+		n += narrow
+	}
+	return n, sum
 }
 
 // rowMaxAVX2 is the largest value of row, len(row) a positive multiple of

@@ -232,3 +232,86 @@ scaleloop:
 
 scaledone:
 	RET
+
+// func expShiftAVX512(row []float32, m float32) float64
+//
+// expShiftAVX2's sixteen-lane twin for AVX-512F: the same reduction and
+// coefficients, but the polynomial by Estrin's scheme, whose dependency
+// chain is three multiply-adds deep instead of Horner's seven:
+//
+//	p = (c0 + c1·r) + r²·(c2 + c3·r) + r⁴·((c4 + c5·r) + r²·(c6 + c7·r))
+//
+// The loop is bound by that chain's latency rather than by throughput,
+// so the shorter chain and twice the lanes per chain both count.
+// Arguments below lo become 0 through a mask register.
+TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	SHRQ          $4, CX
+	VBROADCASTSS  m+24(FP), Z0
+	VXORPD        Z14, Z14, Z14
+	VXORPD        Z15, Z15, Z15
+	VBROADCASTSS  expc<>+0(SB), Z1   // lo
+	VBROADCASTSS  expc<>+32(SB), Z2  // log2(e)
+	VBROADCASTSS  expc<>+64(SB), Z3  // 1.5·2²³
+	VBROADCASTSS  expc<>+96(SB), Z4  // ln 2 (high)
+	VBROADCASTSS  expc<>+128(SB), Z5 // ln 2 (low)
+	VPBROADCASTD  expc<>+160(SB), Z13 // 127
+	VBROADCASTSS  expc<>+416(SB), Z16 // c0 = 1
+	VBROADCASTSS  expc<>+384(SB), Z17 // c1 = 1
+	VBROADCASTSS  expc<>+352(SB), Z18 // c2 = 1/2
+	VBROADCASTSS  expc<>+320(SB), Z19 // c3 = 1/6
+	VBROADCASTSS  expc<>+288(SB), Z20 // c4 = 1/24
+	VBROADCASTSS  expc<>+256(SB), Z21 // c5 = 1/120
+	VBROADCASTSS  expc<>+224(SB), Z22 // c6 = 1/720
+	VBROADCASTSS  expc<>+192(SB), Z23 // c7 = 1/5040
+	TESTQ         CX, CX
+	JZ            done512
+
+loop512:
+	VMOVUPS       (SI), Z6
+	VSUBPS        Z0, Z6, Z6          // x = v − m
+	VCMPPS        $0x1d, Z1, Z6, K1   // keep = x ≥ lo (false for NaN)
+	VMOVAPS       Z3, Z8
+	VFMADD231PS   Z2, Z6, Z8          // n = x·log2e + round
+	VSUBPS        Z3, Z8, Z8          // n = round(x·log2e)
+	VMOVAPS       Z6, Z9
+	VFNMADD231PS  Z4, Z8, Z9          // r = x − n·ln2hi
+	VFNMADD231PS  Z5, Z8, Z9          // r −= n·ln2lo
+	VMULPS        Z9, Z9, Z10         // r²
+	VMOVAPS       Z16, Z24
+	VFMADD231PS   Z17, Z9, Z24        // c0 + c1·r
+	VMOVAPS       Z18, Z25
+	VFMADD231PS   Z19, Z9, Z25        // c2 + c3·r
+	VMOVAPS       Z20, Z26
+	VFMADD231PS   Z21, Z9, Z26        // c4 + c5·r
+	VMOVAPS       Z22, Z27
+	VFMADD231PS   Z23, Z9, Z27        // c6 + c7·r
+	VMULPS        Z10, Z10, Z11       // r⁴
+	VFMADD231PS   Z25, Z10, Z24       // + r²·(c2 + c3·r)
+	VFMADD231PS   Z27, Z10, Z26       // (c4 + c5·r) + r²·(c6 + c7·r)
+	VFMADD231PS   Z26, Z11, Z24       // p
+	VCVTPS2DQ     Z8, Z12
+	VPADDD        Z13, Z12, Z12
+	VPSLLD        $23, Z12, Z12       // 2^n as float32 bits
+	VMULPS.Z      Z12, Z24, K1, Z10   // e = p·2^n, 0 where x < lo
+	VMOVUPS       Z10, (SI)
+	VCVTPS2PD     Y10, Z12
+	VADDPD        Z12, Z14, Z14
+	VEXTRACTF64X4 $1, Z10, Y10
+	VCVTPS2PD     Y10, Z12
+	VADDPD        Z12, Z15, Z15
+	ADDQ          $64, SI
+	DECQ          CX
+	JNZ           loop512
+
+done512:
+	VADDPD        Z15, Z14, Z14
+	VEXTRACTF64X4 $1, Z14, Y15
+	VADDPD        Y15, Y14, Y14
+	VEXTRACTF128  $1, Y14, X15
+	VADDPD        X15, X14, X14
+	VHADDPD       X14, X14, X14
+	VZEROUPPER
+	MOVSD         X14, ret+32(FP)
+	RET

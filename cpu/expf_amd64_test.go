@@ -7,25 +7,52 @@ import (
 	"testing"
 )
 
-// The AVX2 loop and the Go loop agree value by value within two units in
-// the last place (they round differently: fused multiply-adds), on a
-// sweep of arguments from −90 to 0.
-func TestExpShiftAVX2(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("this CPU has no AVX2 and FMA")
+// Each vector loop the CPU has, against math.Exp and against the Go
+// loop, value by value, at every 1024th float32 from −87.3 to 0 (they round
+// differently from the Go loop: fused multiply-adds, and the AVX-512
+// loop's polynomial by Estrin's scheme), and below −87.34 (0).
+func TestExpShiftVector(t *testing.T) {
+	lo, hi := math.Float32bits(0), math.Float32bits(87.33)
+	var row []float32
+	for b := lo; b <= hi; b += 1024 {
+		row = append(row, -math.Float32frombits(b))
 	}
-	row := make([]float32, 1<<16)
-	for j := range row {
-		row[j] = -90 * float32(j) / float32(len(row))
+	row = append(row, -87.35, -90, -1000, float32(math.Inf(-1)))
+	for len(row)%16 != 0 {
+		row = append(row, -0.5)
 	}
-	vec, ref := append([]float32(nil), row...), append([]float32(nil), row...)
-	sv, sg := expShiftAVX2(vec, 0), expShiftGo(ref, 0)
-	for j := range row {
-		if d := math.Abs(float64(vec[j] - ref[j])); d > 2.4e-7*float64(ref[j]) || (ref[j] == 0) != (vec[j] == 0) {
-			t.Fatalf("e^%v: AVX2 %v, Go %v", row[j], vec[j], ref[j])
+	ref := append([]float32(nil), row...)
+	sg := expShiftGo(ref, 0)
+	for _, l := range []struct {
+		name string
+		has  bool
+		fn   func([]float32, float32) float64
+	}{{"AVX2", hasAVX2, expShiftAVX2}, {"AVX-512", hasAVX512, expShiftAVX512}} {
+		if !l.has {
+			t.Logf("%s: this CPU does not have it", l.name)
+			continue
 		}
-	}
-	if math.Abs(sv-sg) > 1e-6*sg {
-		t.Errorf("sums: AVX2 %v, Go %v", sv, sg)
+		vec := append([]float32(nil), row...)
+		sv := l.fn(vec, 0)
+		worst := 0.0
+		for j, x := range row {
+			want := math.Exp(float64(x))
+			if x < expLo {
+				want = 0
+			}
+			if want == 0 && vec[j] != 0 || want != 0 && math.Abs(float64(vec[j])-want) > 2.4e-7*want {
+				t.Fatalf("%s: e^%v = %v, want %v", l.name, x, vec[j], want)
+			}
+			if want != 0 {
+				worst = max(worst, math.Abs(float64(vec[j])-want)/want)
+			}
+			if d := math.Abs(float64(vec[j] - ref[j])); d > 2.4e-7*float64(ref[j]) || (ref[j] == 0) != (vec[j] == 0) {
+				t.Fatalf("%s: e^%v = %v, Go loop %v", l.name, x, vec[j], ref[j])
+			}
+		}
+		if math.Abs(sv-sg) > 1e-6*sg {
+			t.Errorf("%s: sum %v, Go loop %v", l.name, sv, sg)
+		}
+		t.Logf("%s: largest relative error %.3g over %d arguments", l.name, worst, len(row))
 	}
 }

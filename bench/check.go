@@ -28,19 +28,22 @@ func (in *inputs) rowIndex(r int) (b, h, i int) {
 	return r / (p.H * p.Nq), r / p.Nq % p.H, r % p.Nq
 }
 
-// check compares the sampled rows of o (laid out like Q, with head dim Dv)
-// with the reference and records the largest error on pt, marking it
-// wrong past WrongErr.
-func (in *inputs) check(pt *Point, o []float32) {
+// check compares the sampled rows of the output (laid out like Q, with
+// head dim Dv), which read copies from element off, with the reference
+// and records the largest error on pt, marking it wrong past WrongErr.
+// It returns read's error.
+func (in *inputs) check(pt *Point, read func(off int, row []float32) error) error {
 	ref := in.reference()
 	if len(ref) == 0 {
-		return
+		return nil
 	}
 	worst := 0.0
+	got := make([]float32, in.p.Dv)
 	for n, r := range in.rows {
 		b, h, i := in.rowIndex(r)
-		off := in.p.OStrides().Offset(b, h, i)
-		got := o[off : off+in.p.Dv]
+		if err := read(in.p.OStrides().Offset(b, h, i), got); err != nil {
+			return err
+		}
 		diff, scale := 0.0, 0.0
 		for d, want := range ref[n] {
 			g := float64(got[d])
@@ -48,7 +51,7 @@ func (in *inputs) check(pt *Point, o []float32) {
 				pt.Status = StatusWrong
 				pt.Error = fmt.Sprintf("output row (b=%d, h=%d, i=%d) holds %v", b, h, i, g)
 				pt.CheckedRows = n + 1
-				return
+				return nil
 			}
 			diff = max(diff, math.Abs(g-want))
 			scale = max(scale, math.Abs(want))
@@ -64,6 +67,7 @@ func (in *inputs) check(pt *Point, o []float32) {
 		pt.Status = StatusWrong
 		pt.Error = fmt.Sprintf("max relative error %.2g over %d rows, past %g", worst, len(ref), WrongErr)
 	}
+	return nil
 }
 
 // removeFiles deletes the .npy copies written for peers, if any.

@@ -199,7 +199,10 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusFailed, err.Error()
 		return pt
 	}
-	in.check(&pt, o)
+	in.check(&pt, func(off int, row []float32) error {
+		copy(row, o[off:])
+		return nil
+	})
 	return pt
 }
 

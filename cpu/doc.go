@@ -3,10 +3,13 @@
 //	O = softmax(scale · Q·Kᵀ + bias, masked) · V
 //
 // computed in float32 with Sgemm on blocked tiles, spread over a pool of
-// goroutines. The Sgemm is gonum's pure Go by default; built with
-// -tags openblas it is OpenBLAS through gonum.org/v1/netlib (cgo,
-// libopenblas-dev), one OpenBLAS thread per worker, and Info().Detail
-// says which. Importing the package registers it with the backend
+// goroutines. By default the Sgemm is attn's own (cpu/internal/sgemm): a
+// blocked driver around an AVX-512 or AVX2+FMA register-tiled micro-kernel
+// in Go assembly, picked from the CPU at start-up, behind gonum's
+// blas.Float32 interface, and gonum's pure Go where the CPU has neither.
+// Built with -tags openblas it is OpenBLAS through gonum.org/v1/netlib
+// (cgo, libopenblas-dev), one OpenBLAS thread per worker. Info().Detail
+// and Info().Adapter.Driver say which. Importing the package registers it with the backend
 // package under the name "cpu" (priority 0, the fallback of "auto"); New
 // opens one directly with options:
 //
@@ -61,9 +64,11 @@
 // workers take items from a shared counter, so items of unequal cost
 // (causal query tiles, which Fused hands out longest first) balance. The
 // context is checked before every item; a cancelled op returns an error
-// wrapping ctx.Err() after the items in flight finish. gonum's Sgemm would
-// start goroutines of its own for large matrices, so every Gemm is issued
-// in pieces small enough to stay serial in the worker that calls it.
+// wrapping ctx.Err() after the items in flight finish. gonum's pure-Go
+// Sgemm would start goroutines of its own for large matrices, so on it
+// every Gemm is issued in pieces small enough to stay serial in the worker
+// that calls it; attn's kernel and OpenBLAS (one thread) are serial
+// anyway and take each Gemm whole.
 //
 // Ops share nothing mutable, so a Backend is safe for concurrent use: ops
 // on different buffers run in parallel. An op's output may not share a
@@ -71,9 +76,13 @@
 //
 // # Build
 //
-// By default the package is pure Go: gonum's Sgemm with its assembly
-// kernels, no cgo, so it builds with CGO_ENABLED=0 everywhere Go does.
-// -tags openblas multiplies with OpenBLAS instead (cgo, libopenblas-dev).
-// The softmax's exponentials are expf, a float32 exp within 1.0e-7
-// relative of math.Exp (TestExpf), summed in float64.
+// By default the package needs no cgo: Go and Go assembly, so it builds
+// with CGO_ENABLED=0 everywhere Go does. The micro-kernels are generated
+// with avo (cpu/internal/sgemm/_gen, a module of its own; `go generate`
+// rewrites them, CI checks they are current). GODEBUG=cpu.avx512f=off
+// takes the AVX2 kernel, -tags purego gonum's pure-Go Sgemm and the Go
+// softmax loops. -tags openblas multiplies with OpenBLAS instead (cgo,
+// libopenblas-dev). The softmax's exponentials are expf, a float32 exp
+// within 1.0e-7 relative of math.Exp (TestExpf), 1.7e-7 in the AVX-512
+// loop (TestExpShiftVector), summed in float64.
 package cpu

@@ -30,9 +30,13 @@ type Peer struct {
 	Dir  string
 	// Unfused peers materialise the B·H·N² score matrix (Bytes counts its
 	// traffic); ScoreCopies is how many such matrices one holds at its
-	// peak, for the memory check before it runs.
-	Unfused     bool
-	ScoreCopies float64
+	// peak, for the memory check before it runs; CausalScoreCopies, when
+	// larger, is that for a causal problem (ORT's MultiHeadAttention
+	// leaves its flash kernel then and peaks at about 2.2 score matrices:
+	// 18 GiB at N = 16384, H = 8).
+	Unfused           bool
+	ScoreCopies       float64
+	CausalScoreCopies float64
 
 	Version     string // from the probe
 	Unavailable string // why the probe says it cannot run here; "" when it can
@@ -40,7 +44,7 @@ type Peer struct {
 
 // peerTable lists the peers bench/peers has runners for.
 var peerTable = []Peer{
-	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0},
+	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0, CausalScoreCopies: 2.25},
 	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
@@ -146,7 +150,11 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		return pt
 	}
 	in4 := 4 * (int64(pr.QLen()) + int64(pr.KLen()) + int64(pr.VLen()) + int64(pr.OLen()))
-	if err := fits(3*in4 + int64(p.ScoreCopies*float64(4*int64(pr.ScoresLen())))); err != nil {
+	copies := p.ScoreCopies
+	if pr.Causal {
+		copies = max(copies, p.CausalScoreCopies)
+	}
+	if err := fits(3*in4 + int64(copies*float64(4*int64(pr.ScoresLen())))); err != nil {
 		pt.fail(err)
 		return pt
 	}

@@ -83,6 +83,6 @@
 // takes the AVX2 kernel, -tags purego gonum's pure-Go Sgemm and the Go
 // softmax loops. -tags openblas multiplies with OpenBLAS instead (cgo,
 // libopenblas-dev). The softmax's exponentials are expf, a float32 exp
-// within 1.0e-7 relative of math.Exp (TestExpf), 1.7e-7 in the AVX-512
-// loop (TestExpShiftVector), summed in float64.
+// within 1.0e-7 relative of math.Exp (TestExpf; the vector loops too,
+// TestExpShiftVector), summed in float64.
 package cpu

@@ -122,8 +122,15 @@ GLOBL expc<>(SB), RODATA|NOPTR, $448
 // func expShiftAVX2(row []float32, m float32) float64
 //
 // expShift for len(row) a multiple of 8, eight lanes at a time with AVX2
-// and FMA: the same range reduction and polynomial as expf, the sum in
-// two float64 accumulators of four lanes.
+// and FMA: the same range reduction and coefficients as expf, the sum in
+// two float64 accumulators of four lanes. The polynomial is evaluated by
+// Estrin's scheme rather than Horner's rule, as
+//
+//	p = 1 + [(r + r²·(c2 + c3·r)) + r⁴·((c4 + c5·r) + r²·(c6 + c7·r))]
+//
+// four operations deep instead of seven: the loop is bound by that
+// chain's latency, not by throughput. The 1 goes in last, so the large
+// term is rounded once.
 TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
 	MOVQ         row_base+0(FP), SI
 	MOVQ         row_len+8(FP), CX
@@ -150,14 +157,18 @@ loop:
 	VMOVAPS      Y6, Y9
 	VFNMADD231PS Y4, Y8, Y9                    // r = x − n·ln2hi
 	VFNMADD231PS Y5, Y8, Y9                    // r −= n·ln2lo
-	VMOVUPS      expc<>+192(SB), Y10
-	VFMADD213PS  expc<>+224(SB), Y9, Y10 // p = p·r + c
-	VFMADD213PS  expc<>+256(SB), Y9, Y10
-	VFMADD213PS  expc<>+288(SB), Y9, Y10
-	VFMADD213PS  expc<>+320(SB), Y9, Y10
-	VFMADD213PS  expc<>+352(SB), Y9, Y10
-	VFMADD213PS  expc<>+384(SB), Y9, Y10
-	VFMADD213PS  expc<>+416(SB), Y9, Y10
+	VMULPS       Y9, Y9, Y6                    // r² (x is done with)
+	VMOVUPS      expc<>+352(SB), Y10
+	VFMADD231PS  expc<>+320(SB), Y9, Y10       // c2 + c3·r
+	VMOVUPS      expc<>+288(SB), Y11
+	VFMADD231PS  expc<>+256(SB), Y9, Y11       // c4 + c5·r
+	VMOVUPS      expc<>+224(SB), Y12
+	VFMADD231PS  expc<>+192(SB), Y9, Y12       // c6 + c7·r
+	VFMADD231PS  Y10, Y6, Y9                   // a = r + r²·(c2 + c3·r)
+	VFMADD231PS  Y12, Y6, Y11                  // b = (c4 + c5·r) + r²·(c6 + c7·r)
+	VMULPS       Y6, Y6, Y6                    // r⁴
+	VFMADD231PS  Y11, Y6, Y9                   // a + r⁴·b
+	VADDPS       expc<>+416(SB), Y9, Y10       // p = 1 + that
 	VCVTPS2DQ    Y8, Y11
 	VPADDD       Y13, Y11, Y11
 	VPSLLD       $23, Y11, Y11                 // 2^n as float32 bits
@@ -235,15 +246,9 @@ scaledone:
 
 // func expShiftAVX512(row []float32, m float32) float64
 //
-// expShiftAVX2's sixteen-lane twin for AVX-512F: the same reduction and
-// coefficients, but the polynomial by Estrin's scheme, whose dependency
-// chain is three multiply-adds deep instead of Horner's seven:
-//
-//	p = (c0 + c1·r) + r²·(c2 + c3·r) + r⁴·((c4 + c5·r) + r²·(c6 + c7·r))
-//
-// The loop is bound by that chain's latency rather than by throughput,
-// so the shorter chain and twice the lanes per chain both count.
-// Arguments below lo become 0 through a mask register.
+// expShiftAVX2's sixteen-lane twin for AVX-512F: the same reduction,
+// coefficients and polynomial (see there), and arguments below lo become 0
+// through a mask register.
 TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	MOVQ          row_base+0(FP), SI
 	MOVQ          row_len+8(FP), CX
@@ -258,7 +263,6 @@ TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	VBROADCASTSS  expc<>+128(SB), Z5 // ln 2 (low)
 	VPBROADCASTD  expc<>+160(SB), Z13 // 127
 	VBROADCASTSS  expc<>+416(SB), Z16 // c0 = 1
-	VBROADCASTSS  expc<>+384(SB), Z17 // c1 = 1
 	VBROADCASTSS  expc<>+352(SB), Z18 // c2 = 1/2
 	VBROADCASTSS  expc<>+320(SB), Z19 // c3 = 1/6
 	VBROADCASTSS  expc<>+288(SB), Z20 // c4 = 1/24
@@ -279,18 +283,17 @@ loop512:
 	VFNMADD231PS  Z4, Z8, Z9          // r = x − n·ln2hi
 	VFNMADD231PS  Z5, Z8, Z9          // r −= n·ln2lo
 	VMULPS        Z9, Z9, Z10         // r²
-	VMOVAPS       Z16, Z24
-	VFMADD231PS   Z17, Z9, Z24        // c0 + c1·r
-	VMOVAPS       Z18, Z25
-	VFMADD231PS   Z19, Z9, Z25        // c2 + c3·r
-	VMOVAPS       Z20, Z26
-	VFMADD231PS   Z21, Z9, Z26        // c4 + c5·r
-	VMOVAPS       Z22, Z27
-	VFMADD231PS   Z23, Z9, Z27        // c6 + c7·r
-	VMULPS        Z10, Z10, Z11       // r⁴
-	VFMADD231PS   Z25, Z10, Z24       // + r²·(c2 + c3·r)
-	VFMADD231PS   Z27, Z10, Z26       // (c4 + c5·r) + r²·(c6 + c7·r)
-	VFMADD231PS   Z26, Z11, Z24       // p
+	VMOVAPS       Z18, Z24
+	VFMADD231PS   Z19, Z9, Z24        // c2 + c3·r
+	VMOVAPS       Z20, Z25
+	VFMADD231PS   Z21, Z9, Z25        // c4 + c5·r
+	VMOVAPS       Z22, Z26
+	VFMADD231PS   Z23, Z9, Z26        // c6 + c7·r
+	VFMADD231PS   Z24, Z10, Z9        // a = r + r²·(c2 + c3·r)
+	VFMADD231PS   Z26, Z10, Z25       // b = (c4 + c5·r) + r²·(c6 + c7·r)
+	VMULPS        Z10, Z10, Z10       // r⁴
+	VFMADD231PS   Z25, Z10, Z9        // a + r⁴·b
+	VADDPS        Z16, Z9, Z24        // p = 1 + that
 	VCVTPS2DQ     Z8, Z12
 	VPADDD        Z13, Z12, Z12
 	VPSLLD        $23, Z12, Z12       // 2^n as float32 bits

@@ -8,9 +8,9 @@ import (
 )
 
 // Each vector loop the CPU has, against math.Exp and against the Go
-// loop, value by value, at every 1024th float32 from −87.3 to 0 (they round
-// differently from the Go loop: fused multiply-adds, and the AVX-512
-// loop's polynomial by Estrin's scheme), and below −87.34 (0).
+// loop, value by value, at every 1024th float32 from −87.3 to 0 (they
+// round differently from the Go loop: fused multiply-adds, and the
+// polynomial by Estrin's scheme), and below −87.34 (0).
 func TestExpShiftVector(t *testing.T) {
 	lo, hi := math.Float32bits(0), math.Float32bits(87.33)
 	var row []float32

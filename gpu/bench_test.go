@@ -28,4 +28,6 @@ var benchShapes = []bench.Shape{
 	{B: 1, N: 512, H: 8, KVHeads: 8, D: 64},
 	{B: 1, N: 512, H: 8, KVHeads: 2, D: 64},  // GQA
 	{B: 1, N: 256, H: 8, KVHeads: 8, D: 128}, // wide heads
+	{B: 1, N: 1024, H: 8, KVHeads: 8, D: 64}, // the size fused.wgsl's tuning is measured at
+	{B: 1, N: 1024, H: 8, KVHeads: 8, D: 128},
 }

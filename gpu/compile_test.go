@@ -52,9 +52,10 @@ const minWorkgroupStorage = 16384
 // backendSpecs lists every specialisation the backend's ops ask for with
 // head dims D, Dv drawn from dims (each pair), built from the same
 // constants as ops.go. Scores, softmax, context and merge have one each;
-// fused has one per pair and TK, with the TK fusedTile picks on b and the
-// one it would pick on a device with the least workgroup memory WebGPU
-// allows.
+// a pair narrow enough for fused.wgsl has one with the rows fusedRows
+// picks, a wider one has one of fusedloop.wgsl per TK, with the TK
+// fusedTile picks on b and the one it would pick on a device with the
+// least workgroup memory WebGPU allows.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []kspec {
 	t.Helper()
 	specs := []kspec{
@@ -67,6 +68,10 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []kspec {
 	defer func() { b.lim.MaxComputeWorkgroupStorageSize = mem }()
 	for _, d := range dims {
 		for _, dv := range dims {
+			if r := fusedRows(d, dv); r > 0 {
+				specs = append(specs, kspec{&shaders.Fused, shaders.Spec{fusedWG, r, d, dv, ceilDiv(d, 4), ceilDiv(dv, 4)}})
+				continue
+			}
 			var tks []int
 			for _, m := range []uint32{mem, min(mem, minWorkgroupStorage)} {
 				b.lim.MaxComputeWorkgroupStorageSize = m
@@ -76,7 +81,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []kspec {
 				}
 				if !slices.Contains(tks, tk) {
 					tks = append(tks, tk)
-					specs = append(specs, kspec{&shaders.Fused, shaders.Spec{fusedWG, tk, d, dv, ceilDiv(d, 4), ceilDiv(dv, 4)}})
+					specs = append(specs, kspec{&shaders.FusedLoop, shaders.Spec{fusedWG, tk, d, dv, ceilDiv(d, 4), ceilDiv(dv, 4)}})
 				}
 			}
 		}

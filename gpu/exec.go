@@ -62,6 +62,7 @@ type operand struct {
 	t    tensor
 	mask bool // has the extra X_c stride
 	out  bool
+	vec4 bool // bound as array<vec4<f32>>: the window starts and ends on 16 bytes
 }
 
 // bindOperands binds the window each operand needs for unit u and sets
@@ -88,9 +89,16 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			continue
 		}
 		lo, hi := o.t.span(u, H, G)
-		w := windowFor(lo, hi, align, int(o.x.bytes/4))
+		a := align
+		if o.vec4 {
+			a = max(align, 4)
+		}
+		w := windowFor(lo, hi, a, int(o.x.bytes/4))
 		if w.n < 4 {
 			w.n = min(4, int(o.x.bytes/4)-w.start)
+		}
+		if o.vec4 {
+			w.n = (w.n + 3) &^ 3 // within the buffer, whose length is a multiple of 16 bytes
 		}
 		if w.n > maxBind {
 			return false

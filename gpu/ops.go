@@ -21,14 +21,17 @@ const loopBudget = 32768
 // Tile sizes. The same constants size the dispatch and are written into
 // the WGSL (package shaders), so the two cannot disagree.
 const (
-	fusedWG   = 64 // query rows per workgroup, one invocation each
-	fusedMaxK = 32 // keys per tile, fewer when workgroup memory is short
-	mmTile    = 64 // TM = TN of the scores and context tiles
-	mmStep    = 16 // TD / TJ: inner-dimension step through workgroup memory
-	mmReg     = 4  // RM = RN: each invocation's register block
-	smWG      = 256
-	smPer     = 32 // columns per invocation per softmax chunk
-	mergeWG   = 64
+	fusedWG     = 64  // invocations per workgroup of fused.wgsl and fusedloop.wgsl
+	fusedMaxR   = 4   // query rows per invocation of fused.wgsl, at most
+	fusedMinR   = 2   // and at least; wider heads run fusedloop.wgsl
+	fusedUnroll = 128 // most R·(⌈D/4⌉ + ⌈Dv/4⌉) fused.wgsl is written out for
+	fusedMaxK   = 32  // keys per tile of fusedloop.wgsl, fewer when workgroup memory is short
+	mmTile      = 64  // TM = TN of the scores and context tiles
+	mmStep      = 16  // TD / TJ: inner-dimension step through workgroup memory
+	mmReg       = 4   // RM = RN: each invocation's register block
+	smWG        = 256
+	smPer       = 32 // columns per invocation per softmax chunk
+	mergeWG     = 64
 )
 
 // mmIters is the loop iterations a scores or context invocation runs per
@@ -361,8 +364,8 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 }
 
 // fusedTile returns the keys per tile that fit the device's workgroup
-// memory for these head dims, and the keys per chunk that keep one
-// invocation within loopBudget; 0, 0 when no tile fits.
+// memory for these head dims in fusedloop.wgsl, and the keys per chunk
+// that keep one invocation within loopBudget; 0, 0 when no tile fits.
 func (b *Backend) fusedTile(d, dv int) (tk, chunk int) {
 	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
@@ -380,6 +383,30 @@ func (b *Backend) fusedTile(d, dv int) (tk, chunk int) {
 	}
 	return tk, tiles * tk
 }
+
+// fusedRows is the query rows per invocation of fused.wgsl for head dims
+// d, dv, or 0 when they are too wide for it to unroll (fusedloop.wgsl
+// then runs). fused.wgsl's code, and lavapipe's time to compile it, grow
+// as R·(⌈d/4⌉ + ⌈dv/4⌉); fusedUnroll bounds that product and fusedMaxR
+// the rows. Measured on lavapipe at N = 1024, D = 64 (GFLOP/s, and the
+// driver's compile time): R = 1 about 4, R = 2 about 7, R = 4 about 13.5
+// (2.7 s), R = 8 about 17 (6.7 s), R = 16 about 21 (over 10 s); each vec4
+// of K and V loaded serves R rows, and loads are what lavapipe pays for.
+func fusedRows(d, dv int) int {
+	r := fusedMaxR
+	for r >= fusedMinR && r*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+		r /= 2
+	}
+	if r < fusedMinR {
+		return 0
+	}
+	return r
+}
+
+// fusedChunk is the keys per chunk of fused.wgsl: it loops once per key,
+// so the chunk is loopBudget keys, less a margin for the loops lavapipe's
+// compiler might add.
+const fusedChunk = loopBudget - 64
 
 // Fused runs flash attention: the key range is cut into chunks, each a
 // dispatch of fused.wgsl whose normalised partial (O, LSE) merge.wgsl
@@ -399,13 +426,19 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if pr.OLen() == 0 {
 		return nil
 	}
-	tk, chunk := b.fusedTile(pr.D, pr.Dv)
-	if tk == 0 {
-		return backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
-			pr.D, pr.Dv, b.lim.MaxComputeWorkgroupStorageSize)
+	// fused.wgsl when the head dims are narrow enough to unroll, one key
+	// per loop iteration; fusedloop.wgsl otherwise, in tiles of tk keys.
+	rows := fusedRows(pr.D, pr.Dv)
+	tk, chunk := 1, fusedChunk
+	if rows == 0 {
+		if tk, chunk = b.fusedTile(pr.D, pr.Dv); tk == 0 {
+			return backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
+				pr.D, pr.Dv, b.lim.MaxComputeWorkgroupStorageSize)
+		}
 	}
-	// A K or V window of one head must fit one binding.
-	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4)
+	// A K or V window of one head must fit one binding (less the
+	// alignment of its start, and of its end when bound as vec4s).
+	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4) - 4
 	for _, t := range []tensor{kTensor(pr), vTensor(pr)} {
 		if fit := (maxBind - t.ncols) / t.sr; fit < chunk {
 			chunk = fit / tk * tk
@@ -460,7 +493,14 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 
 	d4, dv4 := ceilDiv(pr.D, 4), ceilDiv(pr.Dv, 4)
-	fused, err := b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
+	var fused *pipeline
+	tileRows := fusedWG // query rows per workgroup
+	if rows > 0 {
+		fused, err = b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, rows, pr.D, pr.Dv, d4, dv4}, "main")
+		tileRows = fusedWG * rows
+	} else {
+		fused, err = b.pipeline(&shaders.FusedLoop, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
+	}
 	if err != nil {
 		return err
 	}
@@ -471,8 +511,8 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	ops := func(out, outLSE *buffer) []operand {
 		r := []operand{
 			{name: "q", x: bufs[0], t: qTensor(pr)},
-			{name: "k", x: bufs[1], t: kTensor(pr)},
-			{name: "v", x: bufs[2], t: vTensor(pr)},
+			{name: "k", x: bufs[1], t: kTensor(pr), vec4: rows > 0 && pr.D%4 == 0},
+			{name: "v", x: bufs[2], t: vTensor(pr), vec4: rows > 0 && pr.Dv%4 == 0},
 			{name: "bias", x: bufs[3], mask: true},
 			{name: "keep", x: bufs[4], mask: true},
 			{name: "o", x: out, t: oTensor(pr), out: true},
@@ -492,7 +532,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		{name: "o", x: bufs[5], t: oTensor(pr), out: true},
 		{name: "lse", x: lseOut, t: lseTensor(pr), out: true},
 	}
-	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, fusedWG), u.bh1 - u.bh0, 1} }
+	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, 1} }
 	cost := func(u unit) float64 {
 		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
 	}
@@ -508,7 +548,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		}
 		fo := ops(out, outLSE)
 		units, err := b.plan("fused", pr, unit{0, pr.B * pr.H, i0, pr.Nq, kc[0], kc[1]},
-			splitter{rowAlign: fusedWG}, append(fo, mergeOps...), grid, cost)
+			splitter{rowAlign: tileRows}, append(fo, mergeOps...), grid, cost)
 		if err != nil {
 			return err
 		}
@@ -525,7 +565,8 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		for _, u := range units {
 			d := b.unitDispatch(merge, pr, u, mergeOps)
 			d.set("Dv", pr.Dv)
-			d.grid, d.cost = grid(u), float64(u.bh1-u.bh0)*float64(u.i1-u.i0)*float64(pr.Dv)
+			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG), u.bh1 - u.bh0, 1}
+			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv)
 			ds = append(ds, d)
 		}
 	}

@@ -40,12 +40,13 @@ import (
 //
 // # The GPU's tiles, which the shapes straddle
 //
-// fused.wgsl runs 64 query rows per workgroup over tiles of 32 keys, and
-// cuts the key range into chunks whose partial (O, LSE) merge.wgsl folds
-// together: 2464 keys a chunk at D = Dv = 16, 1280 at 32, 640 at 64, 512
-// at 80, 320 at 128 (ops.go, fusedTile). scores.wgsl and context.wgsl use
-// 64×64 tiles, context in chunks of 1328 keys; softmax.wgsl works in
-// chunks of 8192 columns.
+// fused.wgsl runs 64 invocations of R query rows each per workgroup (R =
+// 4 at D = Dv = 64, 2 at 128; fusedRows in ops.go), one key per loop
+// iteration, in chunks of 32704 keys; wider heads run fusedloop.wgsl, 64
+// query rows per workgroup over tiles of 32 keys, in chunks whose partial
+// (O, LSE) merge.wgsl folds together, sized by fusedTile. scores.wgsl and
+// context.wgsl use 64×64 tiles, context in chunks of 1328 keys;
+// softmax.wgsl works in chunks of 8192 columns.
 
 // envLong turns on the slow rows and tests: ATTN_LONG=1.
 const envLong = "ATTN_LONG"

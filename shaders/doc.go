@@ -7,7 +7,11 @@
 //     normalize), with causal, bias and keep masking and the LSE;
 //   - context.wgsl: O = P·V, tiled;
 //   - fused.wgsl: flash attention over one chunk of keys, with an online
-//     softmax, causal tile skipping and GQA by head mapping;
+//     softmax, causal key skipping and GQA by head mapping, each
+//     invocation owning R query rows in registers, its loops over rows and
+//     head dims written out by its template (see Kernel.Template);
+//   - fusedloop.wgsl: the same for head dims too wide to write out, with
+//     loops and K, V tiles staged through workgroup memory;
 //   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
 //     result exactly.
 //

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"text/template"
 )
 
 var (
@@ -55,6 +56,51 @@ type Kernel struct {
 	// together (a tile the register block does not divide, say), which
 	// would compile into a kernel that silently computes the wrong thing.
 	Check func(c map[string]int) error
+	// Template says the body is a text/template, executed with the
+	// constants (given and derived) as its data and the functions of
+	// templateFuncs, so that it can unroll loops whose trip counts are
+	// constants: lavapipe's compiler does not unroll them itself, and a
+	// loop both counts against its per-invocation iteration cap and keeps
+	// arrays it indexes out of registers.
+	Template bool
+	// Vec4 maps a Read binding to a constant: when the constant is a
+	// multiple of 4 the binding is declared array<vec4<f32>> instead of
+	// array<f32>, and the kernel loads four elements at once (lavapipe
+	// pays per load, not per element: it loads storage one invocation at
+	// a time). The host then binds a window that starts and ends on a
+	// multiple of 16 bytes, and every index the kernel forms is a
+	// multiple of 4 divided by 4.
+	Vec4 map[string]string
+}
+
+// templateFuncs are the functions a Template body may call: seq n is
+// 0 … n−1; add, sub, mul and div are integer arithmetic (div truncates).
+var templateFuncs = template.FuncMap{
+	"seq": func(n int) []int {
+		out := make([]int, max(n, 0))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	},
+	"add": func(a, b int) int { return a + b },
+	"sub": func(a, b int) int { return a - b },
+	"mul": func(a, b int) int { return a * b },
+	"div": func(a, b int) int { return a / b },
+	"mod": func(a, b int) int { return a % b },
+	"min": func(a, b int) int { return min(a, b) },
+	// load4 buf at off n is the WGSL vec4 of buf[at+off] … buf[at+off+3],
+	// its components from the nth on zero (n ≤ 4), with constant offsets.
+	"load4": func(buf, at string, off, n int) string {
+		var c [4]string
+		for i := range c {
+			c[i] = "0.0"
+			if i < n {
+				c[i] = fmt.Sprintf("%s[%s + %du]", buf, at, off+i)
+			}
+		}
+		return "vec4<f32>(" + strings.Join(c[:], ", ") + ")"
+	},
 }
 
 // Derived is a constant computed from a kernel's other constants.
@@ -129,10 +175,20 @@ var (
 	}
 	Fused = Kernel{
 		Name:   "fused",
+		Consts: []string{"WG", "R", "D", "DV", "D4", "DV4"},
+		Params: fusedParams,
+		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
+			{"o", ReadWrite}, {"lse", ReadWrite}},
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "keylimit"},
+		Template: true,
+		Vec4:     map[string]string{"k": "D", "v": "DV"},
+		Check:    fusedCheck,
+	}
+	FusedLoop = Kernel{
+		Name:   "fusedloop",
 		Consts: []string{"WG", "TK", "D", "DV", "D4", "DV4"},
-		Params: cat(unitParams, []string{"scale", "flags"},
-			tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),
-			maskParams("bias"), maskParams("keep")),
+		Params: fusedParams,
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
 			{"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries: []string{"main"},
@@ -141,12 +197,7 @@ var (
 			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
 			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
 		},
-		Check: func(c map[string]int) error {
-			if c["D4"] != (c["D"]+3)/4 || c["DV4"] != (c["DV"]+3)/4 {
-				return fmt.Errorf("D4 = %d and DV4 = %d must be ⌈D/4⌉ = %d and ⌈DV/4⌉ = %d", c["D4"], c["DV4"], (c["D"]+3)/4, (c["DV"]+3)/4)
-			}
-			return nil
-		},
+		Check: fusedCheck,
 	}
 	Merge = Kernel{
 		Name:   "merge",
@@ -160,7 +211,20 @@ var (
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, Merge}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge}
+
+var fusedParams = cat(unitParams, []string{"scale", "flags"},
+	tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),
+	maskParams("bias"), maskParams("keep"))
+
+// fusedCheck refuses D4, DV4 other than ⌈D/4⌉, ⌈DV/4⌉: the vec4 loads
+// would stop short of the row or read into the next one.
+func fusedCheck(c map[string]int) error {
+	if c["D4"] != (c["D"]+3)/4 || c["DV4"] != (c["DV"]+3)/4 {
+		return fmt.Errorf("D4 = %d and DV4 = %d must be ⌈D/4⌉ = %d and ⌈DV/4⌉ = %d", c["D4"], c["DV4"], (c["D"]+3)/4, (c["DV"]+3)/4)
+	}
+	return nil
+}
 
 // unitParams locate a dispatch's share of the problem: heads bh0… of the
 // flattened b·H+h index (count from the grid), query rows i0…i1−1 and keys
@@ -290,12 +354,27 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		case Uniform:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<uniform> %s: Params;\n", i, bd.Name)
 		case Read:
-			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<f32>;\n", i, bd.Name)
+			elem := "f32"
+			if c, ok := k.Vec4[bd.Name]; ok && vals[c]%4 == 0 {
+				elem = "vec4<f32>"
+			}
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, elem)
 		case ReadWrite:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<f32>;\n", i, bd.Name)
 		}
 	}
 	b.WriteString("\n")
+	if k.Template {
+		t, err := template.New(k.Name).Funcs(templateFuncs).Option("missingkey=error").Parse(body)
+		if err != nil {
+			return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+		}
+		var x strings.Builder
+		if err := t.Execute(&x, vals); err != nil {
+			return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+		}
+		body = x.String()
+	}
 	// The workgroup size must be literal integers in this naga: write the
 	// values in place of the constants' names.
 	body = workgroupSize.ReplaceAllStringFunc(body, func(attr string) string {

@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden lists the specialisations whose generated WGSL is pinned in
-// testdata: the ones package gpu really uses (its fusedWG, fusedMaxK,
+// testdata: the ones package gpu really uses (its fusedWG, fusedMaxR, fusedMaxK,
 // mmTile, mmStep, mmReg, smWG, smPer and mergeWG; package gpu cannot be
 // imported here, so the values are written out, and gpu's compile test
 // checks the same constants compile on a device), plus an odd head dim.
@@ -28,8 +28,11 @@ var golden = []struct {
 	{"scores.wgsl.golden", Scores, Spec{64, 64, 16, 4, 4}},
 	{"softmax.wgsl.golden", Softmax, Spec{256, 32}},
 	{"context.wgsl.golden", Context, Spec{64, 64, 16, 4, 4}},
-	{"fused_d64_dv64.wgsl.golden", Fused, Spec{64, 32, 64, 64, 16, 16}},
-	{"fused_d80_dv40.wgsl.golden", Fused, Spec{64, 32, 80, 40, 20, 10}},
+	{"fused_d64_dv64.wgsl.golden", Fused, Spec{64, 4, 64, 64, 16, 16}},
+	{"fused_d5_dv7.wgsl.golden", Fused, Spec{64, 4, 5, 7, 2, 2}},
+	{"fused_d80_dv40.wgsl.golden", Fused, Spec{64, 4, 80, 40, 20, 10}},
+	{"fusedloop_d256_dv256.wgsl.golden", FusedLoop, Spec{64, 32, 256, 256, 64, 64}},
+	{"fusedloop_d80_dv200.wgsl.golden", FusedLoop, Spec{64, 32, 80, 200, 20, 50}},
 	{"merge.wgsl.golden", Merge, Spec{64}},
 }
 
@@ -212,9 +215,11 @@ func TestGenerateRejectsInconsistent(t *testing.T) {
 		{"context RM ∤ TM", Context, Spec{64, 64, 16, 3, 4}},
 		{"context RN ∤ TN", Context, Spec{64, 64, 16, 4, 3}},
 		{"softmax WG = 96", Softmax, Spec{96, 32}},
-		{"fused D4 < ⌈D/4⌉", Fused, Spec{64, 32, 64, 64, 15, 16}},
-		{"fused D4 > ⌈D/4⌉", Fused, Spec{64, 32, 64, 64, 17, 16}},
-		{"fused DV4 < ⌈DV/4⌉", Fused, Spec{64, 32, 80, 40, 20, 9}},
+		{"fused D4 < ⌈D/4⌉", Fused, Spec{64, 4, 64, 64, 15, 16}},
+		{"fused D4 > ⌈D/4⌉", Fused, Spec{64, 4, 64, 64, 17, 16}},
+		{"fused DV4 < ⌈DV/4⌉", Fused, Spec{64, 2, 80, 40, 20, 9}},
+		{"fusedloop D4 < ⌈D/4⌉", FusedLoop, Spec{64, 32, 256, 256, 63, 64}},
+		{"fusedloop DV4 > ⌈DV/4⌉", FusedLoop, Spec{64, 32, 256, 256, 64, 65}},
 	}
 	for _, c := range cases {
 		if _, err := c.k.Generate(c.s); err == nil {

@@ -1,0 +1,185 @@
+// fusedloop: flash attention over one chunk of keys, for head dims too wide
+// for fused.wgsl to unroll.
+//
+//   O[i] = Σ_j softmax_j(scale·q_i·k_j + bias[i,j]) · v_j     for j in [j0, j1)
+//   LSE[i] = log Σ_j exp(scale·q_i·k_j + bias[i,j])
+//
+// A workgroup owns WG query rows [row0, row0+WG) of one head bh (one
+// invocation per row) and streams the chunk's keys through workgroup
+// memory in tiles of TK keys and values. Each invocation keeps the running
+// maximum m, the running sum l and the unnormalised output acc of its row
+// (the online softmax) and at the end writes O = acc/l and LSE = m + log l.
+// A row that sees no key in the chunk writes zeros and LSE = −Inf, so the
+// host can merge chunks exactly (merge.wgsl).
+//
+// Masks: causal (bottom-right: query i sees keys j ≤ i + Nk − Nq; tiles
+// past the workgroup's last visible key are not loaded at all), an
+// additive bias (−Inf hides a key) and a keep-mask (0 hides a key), both
+// broadcast through zero strides. GQA: head h reads KV head h / G.
+//
+// Bindings: P (Params), q, k, v, bias, keep (read), o, lse (read_write).
+// bias, keep and lse are only touched when their flag is set.
+// Grid: x = query tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
+// Workgroup memory: TK·(D4 + DV4) vec4s.
+// Limits: an invocation runs about (j1−j0)/TK·(TK·(1 + D4 + 2·DV4) +
+// TK·(D4+DV4)/WG) loop iterations; the host sizes the chunk to keep that
+// far below lavapipe's cap of about 65 535.
+
+var<workgroup> ks: array<vec4<f32>, KS>;
+var<workgroup> vs: array<vec4<f32>, VS>;
+
+// load_q, load_k and load_v read four elements of one row (zeros past its
+// end) from q, k and v. They are three because this naga takes no pointer
+// to a storage buffer as a function argument.
+fn load_q(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    if (d + 4u <= D) {
+        return vec4<f32>(q[at + d], q[at + d + 1u], q[at + d + 2u], q[at + d + 3u]);
+    }
+    var r = vec4<f32>(q[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q[at + d + 1u]; }
+    if (d + 2u < D) { r.z = q[at + d + 2u]; }
+    return r;
+}
+
+fn load_k(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    if (d + 4u <= D) {
+        return vec4<f32>(k[at + d], k[at + d + 1u], k[at + d + 2u], k[at + d + 3u]);
+    }
+    var r = vec4<f32>(k[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k[at + d + 1u]; }
+    if (d + 2u < D) { r.z = k[at + d + 2u]; }
+    return r;
+}
+
+fn load_v(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    if (d + 4u <= DV) {
+        return vec4<f32>(v[at + d], v[at + d + 1u], v[at + d + 2u], v[at + d + 3u]);
+    }
+    var r = vec4<f32>(v[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v[at + d + 1u]; }
+    if (d + 2u < DV) { r.z = v[at + d + 2u]; }
+    return r;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let bh = P.bh0 + wid.y;
+    let b = bh / P.H;
+    let h = bh % P.H;
+    let kh = h / P.G;
+    let row0 = P.i0 + wid.x * WG;
+    let i = row0 + t;
+    let live = i < P.i1;
+    // Keys past the last row's limit are seen by no row of this tile.
+    let jend = min(P.j1, key_limit(min(row0 + WG, P.i1) - 1u));
+    var lim = 0u;
+    if (live) {
+        lim = min(P.j1, key_limit(i));
+    }
+    let scale = bitcast<f32>(P.scale);
+
+    var qr: array<vec4<f32>, D4>;
+    if (live) {
+        let qa = b * P.q_b + h * P.q_h + i * P.q_r - P.q_base;
+        for (var d4 = 0u; d4 < D4; d4++) {
+            qr[d4] = load_q(qa, d4) * scale;
+        }
+    }
+    let ka = b * P.k_b + kh * P.k_h - P.k_base;
+    let va = b * P.v_b + kh * P.v_h - P.v_base;
+    let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
+    let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
+    let has_bias = (P.flags & 2u) != 0u;
+    let has_keep = (P.flags & 4u) != 0u;
+
+    var acc: array<vec4<f32>, DV4>;
+    var m = 0.0;
+    var l = 0.0;
+    var seen = false;
+    for (var jt = P.j0; jt < jend; jt += TK) {
+        workgroupBarrier();
+        for (var x = t; x < KS; x += WG) {
+            let j = jt + x / D4;
+            var kv = vec4<f32>(0.0);
+            if (j < jend) {
+                kv = load_k(ka + j * P.k_r, x % D4);
+            }
+            ks[x] = kv;
+        }
+        for (var x = t; x < VS; x += WG) {
+            let j = jt + x / DV4;
+            var vv = vec4<f32>(0.0);
+            if (j < jend) {
+                vv = load_v(va + j * P.v_r, x % DV4);
+            }
+            vs[x] = vv;
+        }
+        workgroupBarrier();
+        var n = 0u;
+        if (lim > jt) {
+            n = min(TK, lim - jt);
+        }
+        for (var jj = 0u; jj < n; jj++) {
+            let j = jt + jj;
+            if (has_keep) {
+                if (keep[keep_row + j * P.keep_c] == 0.0) {
+                    continue;
+                }
+            }
+            var s = 0.0;
+            for (var d4 = 0u; d4 < D4; d4++) {
+                s += dot(qr[d4], ks[jj * D4 + d4]);
+            }
+            if (has_bias) {
+                let bv = bias[bias_row + j * P.bias_c];
+                if (bitcast<u32>(bv) == NEG_INF) {
+                    continue;
+                }
+                s += bv;
+            }
+            if (!seen) {
+                seen = true;
+                m = s;
+            }
+            if (s > m) {
+                let c = exp(m - s);
+                l *= c;
+                for (var e = 0u; e < DV4; e++) {
+                    acc[e] *= c;
+                }
+                m = s;
+            }
+            let p = exp(s - m);
+            l += p;
+            for (var e = 0u; e < DV4; e++) {
+                acc[e] += p * vs[jj * DV4 + e];
+            }
+        }
+    }
+    if (!live) {
+        return;
+    }
+    var inv = 0.0;
+    if (seen && l > 0.0) {
+        inv = 1.0 / l;
+    }
+    let oa = b * P.o_b + h * P.o_h + i * P.o_r - P.o_base;
+    for (var e = 0u; e < DV4; e++) {
+        let r = acc[e] * inv;
+        let d = e * 4u;
+        o[oa + d] = r.x;
+        if (d + 1u < DV) { o[oa + d + 1u] = r.y; }
+        if (d + 2u < DV) { o[oa + d + 2u] = r.z; }
+        if (d + 3u < DV) { o[oa + d + 3u] = r.w; }
+    }
+    if ((P.flags & 8u) != 0u) {
+        var lse_i = bitcast<f32>(NEG_INF);
+        if (seen && l > 0.0) {
+            lse_i = m + log(l);
+        }
+        lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base] = lse_i;
+    }
+}

@@ -490,8 +490,9 @@ func shape(b, h, nq, nk int) *[4]int { return &[4]int{b, h, nq, nk} }
 // rows marked slow run only under ATTN_LONG=1. The default set takes
 // about 17 s on lavapipe with two cores, the slow ones about 50 s more.
 var parityRows = []parityRow{
-	// Head dims, N = 1000: fused chunks of 640 (D=64), 512 (80) and
-	// 320 (128) keys, so every one but D ≤ 32 runs the merge.
+	// Head dims, N = 1000: fused.wgsl with 4 query rows per invocation
+	// up to D = 64 and 2 at D = 80 and 128, in one chunk of keys; the
+	// merge is in the rows past 32704 keys below.
 	{p: causal(prob(1, 2, 2, 1000, 1000, 16, 16))},
 	{p: bnhd(prob(1, 2, 2, 1000, 1000, 32, 32))},
 	{p: prob(1, 2, 2, 1000, 1000, 64, 64)},
@@ -520,13 +521,21 @@ var parityRows = []parityRow{
 	{p: prob(1, 1, 1, 1, 8193, 64, 64)},
 	{p: causal(prob(1, 2, 1, 33, 8200, 32, 32)), keep: shape(1, 1, 33, 8200)},
 
+	// Past one fused chunk of keys (fusedChunk, 32704: one key per loop
+	// iteration of fused.wgsl), so the chunks' partial results merge; and
+	// heads too wide for fused.wgsl, on fusedloop.wgsl with chunks of a
+	// few hundred keys.
+	{p: prob(1, 2, 1, 3, 40000, 64, 64), short: true},
+	{p: causal(prob(1, 2, 2, 70, 33000, 128, 128)), keep: shape(1, 1, 1, 33000)},
+	{p: causal(bnhd(prob(1, 2, 1, 100, 1000, 256, 200))), bias: shape(1, 2, 100, 1000)},
+
 	// Dv ≠ D.
 	{p: prob(1, 2, 2, 127, 129, 32, 128)},
 	{p: causal(bnhd(prob(1, 2, 2, 129, 127, 128, 16)))},
 	{p: prob(1, 3, 3, 100, 641, 80, 64)},
 
-	// Around the tiles: 64 query rows, 32 keys, 64×64 staged tiles, the
-	// 640-key fused chunk at D = 64.
+	// Around the tiles: 64 query rows and 32 keys, 64×64 staged tiles,
+	// fused.wgsl's workgroups of 4-row invocations.
 	{p: prob(1, 1, 1, 63, 31, 64, 64), short: true},
 	{p: prob(1, 1, 1, 64, 32, 64, 64)},
 	{p: causal(prob(1, 2, 2, 65, 33, 64, 64))},

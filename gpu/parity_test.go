@@ -492,7 +492,7 @@ func shape(b, h, nq, nk int) *[4]int { return &[4]int{b, h, nq, nk} }
 var parityRows = []parityRow{
 	// Head dims, N = 1000: fused.wgsl with 4 query rows per invocation
 	// up to D = 64 and 2 at D = 80 and 128, in one chunk of keys; the
-	// merge is in the rows past 32704 keys below.
+	// merge is in the rows past 4096 keys below.
 	{p: causal(prob(1, 2, 2, 1000, 1000, 16, 16))},
 	{p: bnhd(prob(1, 2, 2, 1000, 1000, 32, 32))},
 	{p: prob(1, 2, 2, 1000, 1000, 64, 64)},
@@ -521,10 +521,10 @@ var parityRows = []parityRow{
 	{p: prob(1, 1, 1, 1, 8193, 64, 64)},
 	{p: causal(prob(1, 2, 1, 33, 8200, 32, 32)), keep: shape(1, 1, 33, 8200)},
 
-	// Past one fused chunk of keys (fusedChunk, 32704: one key per loop
-	// iteration of fused.wgsl), so the chunks' partial results merge; and
-	// heads too wide for fused.wgsl, on fusedloop.wgsl with chunks of a
-	// few hundred keys.
+	// Many fused chunks of keys (fusedChunk, 4096), so the chunks'
+	// partial results merge, up to past the 32704 keys one invocation of
+	// fused.wgsl may loop over; and heads too wide for fused.wgsl, on
+	// fusedloop.wgsl with chunks of a few hundred keys.
 	{p: prob(1, 2, 1, 3, 40000, 64, 64), short: true},
 	{p: causal(prob(1, 2, 2, 70, 33000, 128, 128)), keep: shape(1, 1, 1, 33000)},
 	{p: causal(bnhd(prob(1, 2, 1, 100, 1000, 256, 200))), bias: shape(1, 2, 100, 1000)},

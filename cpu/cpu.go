@@ -27,9 +27,9 @@ import (
 // A work item holds a Tq×D block of Q, streams Tk×D blocks of K and Tk×Dv
 // blocks of V, and keeps a Tq×Tk score tile and a Tq×Dv accumulator:
 // 256×256 with D = Dv = 64 is 64 + 64 + 64 + 256 + 64 KiB, inside a
-// core's L2 (512 KiB–2 MiB on current x86 and arm64 servers). Each Gemm
-// packs its right-hand tile (K transposed, V), so larger tiles pack less
-// per FLOP and rescale the accumulator less often; they waste more work on
+// core's L2 (512 KiB–2 MiB on current x86 and arm64 servers). The S
+// Gemm packs its right-hand tile (K, transposed), so larger tiles pack
+// less per FLOP and rescale the accumulator less often; they waste more work on
 // the diagonal tiles of a causal problem, and Fused shrinks Tq by itself
 // when a problem has too few query tiles to keep every thread busy. 64×128
 // is two of gonum's 64×64 Gemm blocks, below the size at which gonum would

@@ -74,7 +74,7 @@ type Kernel struct {
 }
 
 // templateFuncs are the functions a Template body may call: seq n is
-// 0 … n−1; add, sub, mul and div are integer arithmetic (div truncates).
+// 0 … n−1; add, sub, mul, mod and min are integer arithmetic.
 var templateFuncs = template.FuncMap{
 	"seq": func(n int) []int {
 		out := make([]int, max(n, 0))
@@ -86,7 +86,6 @@ var templateFuncs = template.FuncMap{
 	"add": func(a, b int) int { return a + b },
 	"sub": func(a, b int) int { return a - b },
 	"mul": func(a, b int) int { return a * b },
-	"div": func(a, b int) int { return a / b },
 	"mod": func(a, b int) int { return a % b },
 	"min": func(a, b int) int { return min(a, b) },
 	// load4 buf at off n is the WGSL vec4 of buf[at+off] … buf[at+off+3],
@@ -174,11 +173,10 @@ var (
 		Check: tileCheck("TJ"),
 	}
 	Fused = Kernel{
-		Name:   "fused",
-		Consts: []string{"WG", "R", "D", "DV", "D4", "DV4"},
-		Params: fusedParams,
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
-			{"o", ReadWrite}, {"lse", ReadWrite}},
+		Name:     "fused",
+		Consts:   []string{"WG", "R", "D", "DV", "D4", "DV4"},
+		Params:   fusedParams,
+		Bindings: fusedBindings,
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "keylimit"},
 		Template: true,
@@ -186,13 +184,12 @@ var (
 		Check:    fusedCheck,
 	}
 	FusedLoop = Kernel{
-		Name:   "fusedloop",
-		Consts: []string{"WG", "TK", "D", "DV", "D4", "DV4"},
-		Params: fusedParams,
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
-			{"o", ReadWrite}, {"lse", ReadWrite}},
-		Entries: []string{"main"},
-		Include: []string{"neginf", "keylimit"},
+		Name:     "fusedloop",
+		Consts:   []string{"WG", "TK", "D", "DV", "D4", "DV4"},
+		Params:   fusedParams,
+		Bindings: fusedBindings,
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "keylimit"},
 		Derived: []Derived{
 			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
 			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
@@ -212,6 +209,11 @@ var (
 
 // All lists every kernel.
 var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge}
+
+// fusedParams and fusedBindings are fused.wgsl's and fusedloop.wgsl's:
+// the two kernels are interchangeable to the host.
+var fusedBindings = []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
+	{"o", ReadWrite}, {"lse", ReadWrite}}
 
 var fusedParams = cat(unitParams, []string{"scale", "flags"},
 	tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),

@@ -77,8 +77,8 @@ const (
 )
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C, with op(A) m×k, op(B)
-// k×n and C m×n, all row-major. Bad arguments panic, with gonum's messages
-// where gonum's Sgemm would panic too.
+// k×n and C m×n, all row-major. Arguments gonum's Sgemm would refuse
+// panic before anything is read or written.
 func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if active == nil {
 		impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -122,9 +122,12 @@ GLOBL expc<>(SB), RODATA|NOPTR, $448
 // func expShiftAVX2(row []float32, m float32) float64
 //
 // expShift for len(row) a multiple of 8, eight lanes at a time with AVX2
-// and FMA: the same range reduction and coefficients as expf, the sum in
-// two float64 accumulators of four lanes. The polynomial is evaluated by
-// Estrin's scheme rather than Horner's rule, as
+// and FMA: the same range reduction and coefficients as expf. The sum
+// runs in float32, eight lanes, over blocks of at most 16 vectors, each
+// block then added to a float64 accumulator of four lanes: a lane's
+// float32 sum has at most 16 terms (each at most 1), so it is within 16
+// units in its last place. The polynomial is evaluated by Estrin's scheme
+// rather than Horner's rule, as
 //
 //	p = 1 + [(r + r²·(c2 + c3·r)) + r⁴·((c4 + c5·r) + r²·(c6 + c7·r))]
 //
@@ -175,17 +178,23 @@ loop:
 	VMULPS       Y11, Y10, Y10                 // e = p·2^n
 	VANDPS       Y7, Y10, Y10                  // 0 where x < lo
 	VMOVUPS      Y10, (SI)
-	VCVTPS2PD    X10, Y12
-	VADDPD       Y12, Y14, Y14
-	VEXTRACTF128 $1, Y10, X10
-	VCVTPS2PD    X10, Y12
-	VADDPD       Y12, Y15, Y15
+	VADDPS       Y10, Y15, Y15                 // the block's float32 sum
 	ADDQ         $32, SI
 	DECQ         CX
+	TESTQ        $15, CX
+	JNZ          loop
+
+	// End of a block (CX a multiple of 16, or 0): its sum into float64.
+	VCVTPS2PD    X15, Y12
+	VADDPD       Y12, Y14, Y14
+	VEXTRACTF128 $1, Y15, X15
+	VCVTPS2PD    X15, Y12
+	VADDPD       Y12, Y14, Y14
+	VXORPS       Y15, Y15, Y15
+	TESTQ        CX, CX
 	JNZ          loop
 
 done:
-	VADDPD       Y15, Y14, Y14
 	VEXTRACTF128 $1, Y14, X15
 	VADDPD       X15, X14, X14
 	VHADDPD      X14, X14, X14
@@ -247,8 +256,13 @@ scaledone:
 // func expShiftAVX512(row []float32, m float32) float64
 //
 // expShiftAVX2's sixteen-lane twin for AVX-512F: the same reduction,
-// coefficients and polynomial (see there), and arguments below lo become 0
-// through a mask register.
+// coefficients and polynomial (see there), with two differences. p·2^n is
+// one VSCALEFPS, which also makes arguments below lo 0 through a mask
+// register. And the sum runs in float32, sixteen lanes, over blocks of
+// at most 16 vectors (256 values, each at most 1), each block then added
+// to two float64 accumulators: a lane's float32 sum has at most 16 terms,
+// so it is within 16 units in its last place, where converting every
+// vector to float64 took four more instructions a vector.
 TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	MOVQ          row_base+0(FP), SI
 	MOVQ          row_len+8(FP), CX
@@ -256,12 +270,12 @@ TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	VBROADCASTSS  m+24(FP), Z0
 	VXORPD        Z14, Z14, Z14
 	VXORPD        Z15, Z15, Z15
+	VXORPS        Z17, Z17, Z17
 	VBROADCASTSS  expc<>+0(SB), Z1   // lo
 	VBROADCASTSS  expc<>+32(SB), Z2  // log2(e)
 	VBROADCASTSS  expc<>+64(SB), Z3  // 1.5·2²³
 	VBROADCASTSS  expc<>+96(SB), Z4  // ln 2 (high)
 	VBROADCASTSS  expc<>+128(SB), Z5 // ln 2 (low)
-	VPBROADCASTD  expc<>+160(SB), Z13 // 127
 	VBROADCASTSS  expc<>+416(SB), Z16 // c0 = 1
 	VBROADCASTSS  expc<>+352(SB), Z18 // c2 = 1/2
 	VBROADCASTSS  expc<>+320(SB), Z19 // c3 = 1/6
@@ -294,18 +308,22 @@ loop512:
 	VMULPS        Z10, Z10, Z10       // r⁴
 	VFMADD231PS   Z25, Z10, Z9        // a + r⁴·b
 	VADDPS        Z16, Z9, Z24        // p = 1 + that
-	VCVTPS2DQ     Z8, Z12
-	VPADDD        Z13, Z12, Z12
-	VPSLLD        $23, Z12, Z12       // 2^n as float32 bits
-	VMULPS.Z      Z12, Z24, K1, Z10   // e = p·2^n, 0 where x < lo
+	VSCALEFPS.Z   Z8, Z24, K1, Z10    // e = p·2^n, 0 where x < lo
 	VMOVUPS       Z10, (SI)
-	VCVTPS2PD     Y10, Z12
-	VADDPD        Z12, Z14, Z14
-	VEXTRACTF64X4 $1, Z10, Y10
-	VCVTPS2PD     Y10, Z12
-	VADDPD        Z12, Z15, Z15
+	VADDPS        Z10, Z17, Z17       // the block's float32 sum
 	ADDQ          $64, SI
 	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           loop512
+
+	// End of a block (CX a multiple of 16, or 0): its sum into float64.
+	VCVTPS2PD     Y17, Z12
+	VADDPD        Z12, Z14, Z14
+	VEXTRACTF64X4 $1, Z17, Y17
+	VCVTPS2PD     Y17, Z12
+	VADDPD        Z12, Z15, Z15
+	VXORPS        Z17, Z17, Z17
+	TESTQ         CX, CX
 	JNZ           loop512
 
 done512:

@@ -170,8 +170,11 @@ func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
 		return
 	}
 	sum := expShift(vis, float32(mNew))
-	if alpha := math.Exp(*m - mNew); alpha != 1 {
-		// alpha is 0 when m was −Inf; acc and l are 0 then anyway.
+	if mNew != *m {
+		// Past a row's first tiles its max seldom grows: only then is
+		// acc rescaled. alpha is 0 when m was −Inf; acc and l are 0 then
+		// anyway.
+		alpha := math.Exp(*m - mNew)
 		scale(acc, float32(alpha))
 		*l *= alpha
 	}

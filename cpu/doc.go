@@ -84,5 +84,6 @@
 // softmax loops. -tags openblas multiplies with OpenBLAS instead (cgo,
 // libopenblas-dev). The softmax's exponentials are expf, a float32 exp
 // within 1.0e-7 relative of math.Exp (TestExpf; the vector loops too,
-// TestExpShiftVector), summed in float64.
+// TestExpShiftVector), summed in float32 over at most 16 values a vector
+// lane, then in float64.
 package cpu

@@ -163,7 +163,8 @@ type Point struct {
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
 	// process for a point measured in one of its own (Config.Spawn), or
-	// else this process, its peak reset before the point.
+	// else this process, its peak reset before the point. 0 means unknown:
+	// a process that ended within about 10 ms, before it was read.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// DeviceBytes is the peak of the device memory attn allocated during
 	// the point, on backends that count it (the GPU); 0 elsewhere.

@@ -219,8 +219,9 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 // memory), a non-zero exit, ctx done — it marks pt and returns false.
 //
 // The peak RSS is the child's VmHWM, read from /proc every 10 ms while it
-// runs. The kernel's rusage would not do: Go starts a child with vfork, so
-// the child's ru_maxrss starts from this process's own peak.
+// runs, and 0 (unknown) for a child that ended before the first read. The
+// kernel's rusage would not do: Go starts a child with vfork, so the
+// child's ru_maxrss starts from this process's own peak.
 func runChild(ctx context.Context, cmd *exec.Cmd, pt *Point) (last string, ok bool) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

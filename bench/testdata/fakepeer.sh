@@ -21,6 +21,10 @@ fi
 case $impl in
   fake-copy) # O = Q: the right shape, the wrong answer
     cp "$dir/q.npy" "$dir/o-$impl.npy"
+    # Live long enough for attn bench to read the peak RSS from /proc,
+    # which it polls every 10 ms: a busy machine may start the poller
+    # after a process this short has ended.
+    sleep 0.3
     echo "warming up"
     echo "{\"impl\":\"$impl\",\"version\":\"fake 1\",\"warmup_s\":0.5,\"times_s\":[0.3,0.1,0.2],\"notes\":\"copies q\"}" ;;
   fake-shape) # O = K, which has fewer heads

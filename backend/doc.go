@@ -21,6 +21,22 @@
 // [B, H, Nq, Nk], the log-sum-exp [B, H, Nq], and masks are
 // [B|1, H|1, Nq|1, Nk|1] with broadcasting (Mask.Strides).
 //
+// # Zero values
+//
+// A zero field has one meaning in every layer of attn (this package's
+// Problem, kernels.Options and kernels.MultiHead, the attn command's
+// flags): the default named here, never a literal zero.
+//
+//	Problem.Scale, Options.Scale, -scale 0   1/√D
+//	Problem.KVHeads, MultiHead.KVHeads 0     H: every query head its own KV head
+//	Problem.Dv 0                             D
+//
+// Every op resolves them first (Problem.Resolved, called by each params'
+// Validate), so they mean the same on every backend. kernels reads the KV
+// head count from K's shape alone. A scale of exactly zero (uniform
+// weights over the visible keys) is not expressible; any small non-zero
+// scale comes as close as float32 allows.
+//
 // # Choosing a backend
 //
 // Backends register themselves from their package's init (import

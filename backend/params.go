@@ -38,13 +38,35 @@ func (l Layout) String() string {
 //
 // so that with Nq == Nk it is the usual lower triangle and a single
 // decoding query (Nq = 1) sees every key.
+//
+// A zero KVHeads, Dv or Scale means its default, as everywhere in attn
+// (see the package doc): KVHeads = H, Dv = D, Scale = 1/√D. Every op
+// resolves them (Resolved) before it reads the problem.
 type Problem struct {
 	B, H, KVHeads int
 	Nq, Nk        int
 	D, Dv         int // head dim of Q and K; head dim of V and O
 	Layout        Layout
-	Scale         float32 // used as given: 0 is a zero scale (kernels supplies 1/√D)
+	Scale         float32 // multiplies Q·Kᵀ; 0 means 1/√D
 	Causal        bool
+}
+
+// Resolved returns p with its zero defaults filled in:
+//
+//	KVHeads 0 → H,  Dv 0 → D,  Scale 0 → 1/√D
+//
+// Negative sizes and a non-finite scale are left for Validate to report.
+func (p Problem) Resolved() Problem {
+	if p.KVHeads == 0 {
+		p.KVHeads = p.H
+	}
+	if p.Dv == 0 {
+		p.Dv = p.D
+	}
+	if p.Scale == 0 && p.D > 0 {
+		p.Scale = float32(1 / math.Sqrt(float64(p.D)))
+	}
+	return p
 }
 
 // Mask is a broadcastable [B|1, H|1, Nq|1, Nk|1] operand stored densely
@@ -144,10 +166,11 @@ func (p Problem) KeyLimit(i int) int {
 	return min(max(n, 0), p.Nk)
 }
 
-// Validate checks the sizes and scale of p. The error wraps ErrShape (or
-// ErrTooLarge when an operand's element count overflows int) and names the
-// offending sizes.
+// Validate checks the sizes and scale of p with its defaults resolved
+// (Resolved). The error wraps ErrShape (or ErrTooLarge when an operand's
+// element count overflows int) and names the offending sizes.
 func (p Problem) Validate() error {
+	p = p.Resolved()
 	switch {
 	case p.B < 0 || p.Nq < 0 || p.Nk < 0:
 		return Errorf(ErrShape, "negative size: B=%d Nq=%d Nk=%d", p.B, p.Nq, p.Nk)
@@ -258,8 +281,11 @@ func CheckBuffer(name string, buf Buffer, n int) error {
 	return nil
 }
 
-// Validate checks p, its bias and the buffers of a Scores call.
-func (p ScoresParams) Validate(q, k, s Buffer) error {
+// Validate resolves p's defaults in place (Problem.Resolved) and checks
+// p, its bias and the buffers of a Scores call. Every backend's Scores
+// calls it first, so the zero defaults mean the same on every backend.
+func (p *ScoresParams) Validate(q, k, s Buffer) error {
+	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
 		return err
 	}
@@ -273,8 +299,10 @@ func (p ScoresParams) Validate(q, k, s Buffer) error {
 	)
 }
 
-// Validate checks p, its keep-mask and the buffers of a Softmax call.
-func (p SoftmaxParams) Validate(s Buffer) error {
+// Validate resolves p's defaults in place and checks p, its keep-mask and
+// the buffers of a Softmax call.
+func (p *SoftmaxParams) Validate(s Buffer) error {
+	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
 		return err
 	}
@@ -289,8 +317,10 @@ func (p SoftmaxParams) Validate(s Buffer) error {
 	return CheckBuffer("scores", s, p.ScoresLen())
 }
 
-// Validate checks p and the buffers of a Context call.
-func (p ContextParams) Validate(pm, v, o Buffer) error {
+// Validate resolves p's defaults in place and checks p and the buffers of
+// a Context call.
+func (p *ContextParams) Validate(pm, v, o Buffer) error {
+	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
 		return err
 	}
@@ -301,9 +331,10 @@ func (p ContextParams) Validate(pm, v, o Buffer) error {
 	)
 }
 
-// Validate checks p, its masks and the buffers of a Fused call; lse may be
-// nil.
-func (p FusedParams) Validate(q, k, v, o, lse Buffer) error {
+// Validate resolves p's defaults in place and checks p, its masks and the
+// buffers of a Fused call; lse may be nil.
+func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
+	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
 		return err
 	}

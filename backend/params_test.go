@@ -18,6 +18,40 @@ func okProblem() Problem {
 	return Problem{B: 2, H: 4, KVHeads: 2, Nq: 3, Nk: 5, D: 8, Dv: 6, Layout: BHND, Scale: 0.5}
 }
 
+// TestResolved pins the one meaning of each zero field: the default the
+// package doc names, the same that kernels.Options and the CLI use.
+func TestResolved(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Problem
+		want Problem
+	}{
+		{"all defaults", Problem{B: 1, H: 4, Nq: 3, Nk: 5, D: 16},
+			Problem{B: 1, H: 4, KVHeads: 4, Nq: 3, Nk: 5, D: 16, Dv: 16, Scale: 0.25}},
+		{"explicit values kept", okProblem(), okProblem()},
+		{"negative scale kept", Problem{B: 1, H: 2, KVHeads: 1, Nq: 1, Nk: 1, D: 4, Dv: 2, Scale: -1},
+			Problem{B: 1, H: 2, KVHeads: 1, Nq: 1, Nk: 1, D: 4, Dv: 2, Scale: -1}},
+		{"no scale without a head dim", Problem{H: 2, D: 0}, Problem{H: 2, KVHeads: 2}},
+		{"negative KVHeads left for Validate", Problem{H: 2, KVHeads: -1, D: 9, Dv: 3},
+			Problem{H: 2, KVHeads: -1, D: 9, Dv: 3, Scale: float32(1.0 / 3)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.in.Resolved(); got != tt.want {
+				t.Errorf("Resolved(%+v) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
+	}
+	// Every op's Validate resolves its params in place.
+	p := FusedParams{Problem: Problem{B: 1, H: 2, Nq: 1, Nk: 1, D: 4}}
+	if err := p.Validate(fakeBuf(8), fakeBuf(8), fakeBuf(8), fakeBuf(8), nil); err != nil {
+		t.Fatal(err)
+	}
+	if p.KVHeads != 2 || p.Dv != 4 || p.Scale != 0.5 {
+		t.Errorf("FusedParams.Validate left %+v unresolved", p.Problem)
+	}
+}
+
 func TestProblemValidate(t *testing.T) {
 	nan := float32(math.NaN())
 	inf := float32(math.Inf(1))
@@ -48,11 +82,14 @@ func TestProblemValidate(t *testing.T) {
 		{"negative Nk", with(func(p *Problem) { p.Nk = -7 }), ErrShape, []string{"Nk=-7"}},
 		{"H zero", with(func(p *Problem) { p.H = 0 }), ErrShape, []string{"H=0", "KVHeads=2"}},
 		{"H negative", with(func(p *Problem) { p.H = -4 }), ErrShape, []string{"H=-4"}},
-		{"KVHeads zero", with(func(p *Problem) { p.KVHeads = 0 }), ErrShape, []string{"KVHeads=0"}},
+		{"valid KVHeads zero (means H)", with(func(p *Problem) { p.KVHeads = 0 }), nil, nil},
+		{"KVHeads negative", with(func(p *Problem) { p.KVHeads = -2 }), ErrShape, []string{"KVHeads=-2"}},
+		{"KVHeads zero with H not positive", with(func(p *Problem) { p.H, p.KVHeads = -3, 0 }), ErrShape, []string{"H=-3"}},
 		{"KVHeads not dividing H", with(func(p *Problem) { p.H, p.KVHeads = 6, 4 }), ErrShape, []string{"H=6", "KVHeads=4"}},
 		{"KVHeads above H", with(func(p *Problem) { p.H, p.KVHeads = 2, 4 }), ErrShape, []string{"H=2", "KVHeads=4"}},
 		{"D zero", with(func(p *Problem) { p.D = 0 }), ErrShape, []string{"D=0", "Dv=6"}},
-		{"Dv zero", with(func(p *Problem) { p.Dv = 0 }), ErrShape, []string{"D=8", "Dv=0"}},
+		{"valid Dv zero (means D)", with(func(p *Problem) { p.Dv = 0 }), nil, nil},
+		{"Dv negative", with(func(p *Problem) { p.Dv = -6 }), ErrShape, []string{"D=8", "Dv=-6"}},
 		{"D negative", with(func(p *Problem) { p.D = -1 }), ErrShape, []string{"D=-1"}},
 		{"bad layout", with(func(p *Problem) { p.Layout = 7 }), ErrShape, []string{"Layout(7)"}},
 		{"negative layout", with(func(p *Problem) { p.Layout = -1 }), ErrShape, []string{"Layout(-1)"}},

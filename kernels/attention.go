@@ -58,8 +58,9 @@ func ParseStrategy(s string) (Strategy, error) {
 // Options are the optional parts of an attention call. The zero value (or
 // a nil *Options) is plain non-causal attention with scale 1/√D.
 type Options struct {
-	// Scale multiplies Q·Kᵀ. 0 means 1/√D; any other finite value is used
-	// as given (the tutorials use 1).
+	// Scale multiplies Q·Kᵀ. 0 means 1/√D, as a zero scale does in every
+	// layer of attn (backend.Problem, the CLI's -scale); any other finite
+	// value is used as given (the tutorials use 1).
 	Scale float64
 	// Causal hides key j from query i when j > i + (Nk − Nq): bottom-right
 	// aligned, as FlashAttention and ONNX Runtime do.
@@ -70,9 +71,6 @@ type Options struct {
 	Bias *Tensor
 	// Mask is a boolean keep-mask with the same broadcasting as Bias.
 	Mask *Mask
-	// KVHeads, when not 0, must equal the number of heads in K and V (it is
-	// always read from their shape); a cross-check for callers that track it.
-	KVHeads int
 	// Strategy forces the staged or fused path; Auto chooses.
 	Strategy Strategy
 	// Weights asks for the attention weights P (staged path only).
@@ -204,8 +202,6 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		return nil, backend.Errorf(backend.ErrShape, "Q's %d heads are not a multiple of K/V's %d heads", h, hk)
 	case d == 0 || dv == 0:
 		return nil, backend.Errorf(backend.ErrShape, "zero head dim: Q/K have D=%d, V has Dv=%d", d, dv)
-	case opts.KVHeads != 0 && opts.KVHeads != hk:
-		return nil, backend.Errorf(backend.ErrShape, "Options.KVHeads=%d but K and V have %d heads", opts.KVHeads, hk)
 	}
 	scale := opts.Scale
 	if scale == 0 {

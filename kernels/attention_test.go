@@ -245,7 +245,6 @@ func TestBadInput(t *testing.T) {
 		{"N differs", q, k, randTensor(rng, kernels.BHND, 2, 3, 7, 4), nil, backend.ErrShape, "K has 6 keys but V has 7"},
 		{"batch differs", q, randTensor(rng, kernels.BHND, 1, 3, 6, 8), v, nil, backend.ErrShape, "batch sizes differ"},
 		{"heads not multiple", q, randTensor(rng, kernels.BHND, 2, 2, 6, 8), randTensor(rng, kernels.BHND, 2, 2, 6, 4), nil, backend.ErrShape, "3 heads are not a multiple of K/V's 2"},
-		{"KV heads option", q, k, v, &kernels.Options{KVHeads: 1}, backend.ErrShape, "KVHeads=1"},
 		{"layouts differ", q, &kernels.Tensor{Shape: k.Shape, Layout: kernels.BNHD, Data: k.Data}, v, nil, backend.ErrShape, "layout"},
 		{"bias not broadcast", q, k, v, &kernels.Options{Bias: randTensor(rng, kernels.BHND, 3, 5)}, backend.ErrShape, "bias of shape [3 5] does not broadcast"},
 		{"bias rank 5", q, k, v, &kernels.Options{Bias: randTensor(rng, kernels.BHND, 1, 1, 1, 5, 6)}, backend.ErrShape, "bias has rank 5"},

@@ -13,10 +13,35 @@ import (
 //
 //	y = x·W + b
 //
-// with W of shape [In, Out] and b of length Out (nil for none).
+// with b of length Out (nil for none). W is stored [In, Out] by default,
+// as the tutorials write it (so that y = x·W). PyTorch's nn.Linear stores
+// its weight [Out, In] and computes y = x·Wᵀ + b; set Layout to OutIn to
+// use such a weight as it is, without transposing it first.
 type Linear struct {
-	W *Tensor
-	B []float32
+	W      *Tensor
+	B      []float32
+	Layout WeightLayout
+}
+
+// WeightLayout is the order of a Linear's weight dimensions.
+type WeightLayout int
+
+const (
+	// InOut is W of shape [In, Out]: y = x·W + b (the zero value).
+	InOut WeightLayout = iota
+	// OutIn is W of shape [Out, In], PyTorch's nn.Linear.weight:
+	// y = x·Wᵀ + b.
+	OutIn
+)
+
+func (l WeightLayout) String() string {
+	switch l {
+	case InOut:
+		return "[In, Out]"
+	case OutIn:
+		return "[Out, In]"
+	}
+	return fmt.Sprintf("WeightLayout(%d)", int(l))
 }
 
 func (l Linear) check(name string) (in, out int, err error) {
@@ -26,18 +51,25 @@ func (l Linear) check(name string) (in, out int, err error) {
 	if err := l.W.check(name + ".W"); err != nil {
 		return 0, 0, err
 	}
+	if l.Layout != InOut && l.Layout != OutIn {
+		return 0, 0, backend.Errorf(backend.ErrShape, "%s: unknown weight layout %v", name, l.Layout)
+	}
 	if len(l.W.Shape) != 2 {
-		return 0, 0, backend.Errorf(backend.ErrShape, "%s.W has shape %v; want [In, Out]", name, l.W.Shape)
+		return 0, 0, backend.Errorf(backend.ErrShape, "%s.W has shape %v; want %v", name, l.W.Shape, l.Layout)
 	}
 	in, out = l.W.Shape[0], l.W.Shape[1]
+	if l.Layout == OutIn {
+		in, out = out, in
+	}
 	if l.B != nil && len(l.B) != out {
-		return 0, 0, backend.Errorf(backend.ErrShape, "%s.B has %d elements; W of shape %v needs %d", name, len(l.B), l.W.Shape, out)
+		return 0, 0, backend.Errorf(backend.ErrShape, "%s.B has %d elements; W of shape %v (%v) needs %d", name, len(l.B), l.W.Shape, l.Layout, out)
 	}
 	return in, out, nil
 }
 
-// Apply returns x·W + b for x of shape [..., In]; the result has shape
-// [..., Out] and x's layout. Sums accumulate in float64.
+// Apply returns x·W + b (x·Wᵀ + b for an OutIn weight) for x of shape
+// [..., In]; the result has shape [..., Out] and x's layout. Sums
+// accumulate in float64.
 func (l Linear) Apply(x *Tensor) (*Tensor, error) {
 	return l.apply("linear", x)
 }
@@ -51,7 +83,7 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 		return nil, err
 	}
 	if len(x.Shape) == 0 || x.Shape[len(x.Shape)-1] != in {
-		return nil, backend.Errorf(backend.ErrShape, "%s: x of shape %v does not end in W's In=%d (W is %v)", name, x.Shape, in, l.W.Shape)
+		return nil, backend.Errorf(backend.ErrShape, "%s: x of shape %v does not end in W's In=%d (W is %v, stored %v)", name, x.Shape, in, l.W.Shape, l.Layout)
 	}
 	shape := append([]int(nil), x.Shape...)
 	shape[len(shape)-1] = out
@@ -68,20 +100,30 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 	parallelRows(rows, func(r0, r1 int) {
 		acc := make([]float64, out)
 		for r := r0; r < r1; r++ {
+			xr := x.Data[r*in : (r+1)*in]
 			for j := range acc {
 				acc[j] = 0
 				if l.B != nil {
 					acc[j] = float64(l.B[j])
 				}
 			}
-			xr := x.Data[r*in : (r+1)*in]
-			for i, xv := range xr {
-				if xv == 0 {
-					continue
+			if l.Layout == OutIn {
+				// Row j of W is output j's weights: one dot product each.
+				for j := range acc {
+					w := l.W.Data[j*in : (j+1)*in]
+					for i, xv := range xr {
+						acc[j] += float64(xv) * float64(w[i])
+					}
 				}
-				w := l.W.Data[i*out : (i+1)*out]
-				for j, wv := range w {
-					acc[j] += float64(xv) * float64(wv)
+			} else {
+				for i, xv := range xr {
+					if xv == 0 {
+						continue
+					}
+					w := l.W.Data[i*out : (i+1)*out]
+					for j, wv := range w {
+						acc[j] += float64(xv) * float64(wv)
+					}
 				}
 			}
 			yr := y.Data[r*out : (r+1)*out]
@@ -176,8 +218,9 @@ func project(x *Tensor, opts *Options, ls []Linear, names []string) ([]*Tensor, 
 //	y = concat(head_0 … head_{H−1})·W_o + b_o
 //
 // W_q is [Dmodel, Heads·D], W_k is [Dmodel, KVHeads·D], W_v is
-// [Dmodel, KVHeads·Dv] and W_o is [Heads·Dv, Dout]. KVHeads 0 means
-// Heads. The projections produce the [B, N, H, D] layout directly, so the
+// [Dmodel, KVHeads·Dv] and W_o is [Heads·Dv, Dout] (each transposed, as
+// PyTorch stores them, when its Layout is OutIn). KVHeads 0 means Heads,
+// as a zero KVHeads does everywhere in attn. The projections produce the [B, N, H, D] layout directly, so the
 // heads are split without a copy.
 type MultiHead struct {
 	Heads, KVHeads int

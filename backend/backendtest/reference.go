@@ -75,7 +75,7 @@ type Want struct {
 // c must be valid (Problem.Validate) with operands of the right lengths;
 // Reference panics otherwise.
 func Reference(c Case) Want {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	if err := c.check(); err != nil {
 		panic("backendtest: Reference: " + err.Error())
 	}
@@ -101,7 +101,7 @@ func Reference(c Case) Want {
 // (Dv values) and its LSE, at the cost of one row rather than the whole
 // problem, so a long problem can be checked on a sample of its rows.
 func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceRow: " + err.Error())
 	}
@@ -116,7 +116,7 @@ func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
 // row computes query (b, h, i) into scores and weights (Nk values each)
 // and out (Dv values, zero on entry) and returns its LSE.
 func (c Case) row(b, h, i int, scores, weights, out []float64) float64 {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	kvh := h / (p.H / p.KVHeads)
 	qs, ks, vs := p.QStrides(), p.KStrides(), p.VStrides()
 	scale := float64(p.Scale)
@@ -171,7 +171,7 @@ func (c Case) row(b, h, i int, scores, weights, out []float64) float64 {
 // check reports whether c is a valid problem with operands of the right
 // lengths.
 func (c Case) check() error {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -258,11 +258,15 @@ func RandomCase(rng *rand.Rand, p backend.Problem, bias, keep *[4]int) Case {
 	if err := p.Validate(); err != nil {
 		panic("backendtest: RandomCase: " + err.Error())
 	}
+	// The case keeps p as given, zero defaults included, so that a
+	// backend is tested on resolving them; the operands' sizes are the
+	// resolved ones.
+	r := p.Resolved()
 	c := Case{
 		Problem: p,
-		Q:       uniform(rng, p.QLen(), 1),
-		K:       uniform(rng, p.KLen(), 1),
-		V:       uniform(rng, p.VLen(), 1),
+		Q:       uniform(rng, r.QLen(), 1),
+		K:       uniform(rng, r.KLen(), 1),
+		V:       uniform(rng, r.VLen(), 1),
 	}
 	if bias != nil {
 		m := &HostMask{Shape: *bias, Data: uniform(rng, shapeLen(*bias), 2)}

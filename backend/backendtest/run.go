@@ -252,7 +252,7 @@ func (s *session) upload(c Case) (q, k, v backend.Buffer, bias, keep *backend.Ma
 // checked the inputs and the outputs' padding.
 func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (result, error) {
 	var r result
-	p := c.Problem
+	p := c.Problem.Resolved()
 	s := &session{be: be}
 	defer s.release()
 
@@ -271,7 +271,7 @@ func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (r
 		}
 	}
 
-	params := backend.FusedParams{Problem: p, Bias: bias, Keep: keep}
+	params := backend.FusedParams{Problem: c.Problem, Bias: bias, Keep: keep}
 	if err := guard(func() error { return be.Fused(ctx, params, q, k, v, o, lse) }); err != nil {
 		return r, fmt.Errorf("Fused: %w", err)
 	}
@@ -291,7 +291,7 @@ func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (r
 // the outputs' padding after each step.
 func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (result, error) {
 	var r result
-	p := c.Problem
+	p := c.Problem.Resolved()
 	s := &session{be: be}
 	defer s.release()
 
@@ -314,7 +314,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 		}
 	}
 
-	scores := backend.ScoresParams{Problem: p, Bias: bias}
+	scores := backend.ScoresParams{Problem: c.Problem, Bias: bias}
 	if err := guard(func() error { return be.Scores(ctx, scores, q, k, sp) }); err != nil {
 		return r, fmt.Errorf("Scores: %w", err)
 	}
@@ -325,7 +325,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 		return r, err
 	}
 
-	softmax := backend.SoftmaxParams{Problem: p, Keep: keep, LSE: lse}
+	softmax := backend.SoftmaxParams{Problem: c.Problem, Keep: keep, LSE: lse}
 	if err := guard(func() error { return be.Softmax(ctx, softmax, sp) }); err != nil {
 		return r, fmt.Errorf("Softmax: %w", err)
 	}
@@ -347,7 +347,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 		weights = append(weights, padValue)
 	}
 	s.inputs = append(s.inputs, input{"weights", sp, weights})
-	if err := guard(func() error { return be.Context(ctx, backend.ContextParams{Problem: p}, sp, v, o) }); err != nil {
+	if err := guard(func() error { return be.Context(ctx, backend.ContextParams{Problem: c.Problem}, sp, v, o) }); err != nil {
 		return r, fmt.Errorf("Context: %w", err)
 	}
 	if r.O, err = s.result("O", o, p.OLen()); err != nil {
@@ -359,7 +359,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 // compare checks every operand got holds against want, and joins the
 // reports of those that are off.
 func compare(c Case, want Want, got result) error {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	var errs []error
 	if got.S != nil {
 		r := newReport("scores", "j")

@@ -281,7 +281,12 @@ func scaleSpecs() []spec {
 	for _, sc := range []float32{1, -1.5} {
 		specs = append(specs, spec{p: causal(scaled(prob(1, 2, 2, 17, 129, 40, 24), sc))})
 	}
-	return specs
+	// Zero KVHeads, Dv and Scale mean H, D and 1/√D (Problem.Resolved):
+	// the backend must resolve them as the reference does.
+	return append(specs,
+		spec{p: backend.Problem{B: 1, H: 2, Nq: 33, Nk: 65, D: 40}},
+		spec{p: causal(backend.Problem{B: 2, H: 4, KVHeads: 2, Nq: 17, Nk: 17, D: 16, Dv: 8})},
+	)
 }
 
 // Causal masking is bottom-right aligned; with Nq > Nk the first
@@ -694,12 +699,12 @@ func problemErrs() []errCase {
 		{"Nk=-1", edit(func(p *backend.Problem) { p.Nk = -1 }), backend.ErrShape},
 		{"H=0", edit(func(p *backend.Problem) { p.H = 0 }), backend.ErrShape},
 		{"H=-4", edit(func(p *backend.Problem) { p.H = -4 }), backend.ErrShape},
-		{"KVHeads=0", edit(func(p *backend.Problem) { p.KVHeads = 0 }), backend.ErrShape},
+		{"KVHeads=-2", edit(func(p *backend.Problem) { p.KVHeads = -2 }), backend.ErrShape},
 		{"KVHeads=3_of_H=4", edit(func(p *backend.Problem) { p.KVHeads = 3 }), backend.ErrShape},
 		{"KVHeads=8_of_H=4", edit(func(p *backend.Problem) { p.KVHeads = 8 }), backend.ErrShape},
 		{"D=0", edit(func(p *backend.Problem) { p.D = 0 }), backend.ErrShape},
 		{"D=-8", edit(func(p *backend.Problem) { p.D = -8 }), backend.ErrShape},
-		{"Dv=0", edit(func(p *backend.Problem) { p.Dv = 0 }), backend.ErrShape},
+		{"Dv=-6", edit(func(p *backend.Problem) { p.Dv = -6 }), backend.ErrShape},
 		{"scale=NaN", edit(func(p *backend.Problem) { p.Scale = float32(math.NaN()) }), backend.ErrShape},
 		{"scale=+Inf", edit(func(p *backend.Problem) { p.Scale = float32(math.Inf(1)) }), backend.ErrShape},
 		{"scale=-Inf", edit(func(p *backend.Problem) { p.Scale = negInf }), backend.ErrShape},

@@ -1,0 +1,43 @@
+// Package kernels is attn's public API: scaled dot-product attention on
+// host tensors,
+//
+//	O = softmax(scale · Q·Kᵀ + bias, masked) · V
+//
+// computed on any backend.Backend (open one with backend.Open), plus the
+// tutorials' self-attention with projections (SelfAttention) and
+// multi-head attention with input and output projections (MultiHead).
+//
+// # Memory layout
+//
+// A Tensor is dense row-major float32. Q, K, V and the output are
+// [B, H, N, D] (BHND) or [B, N, H, D] (BNHD, what model code stores) as
+// their Layout says, a layout option and not a copy; rank 3 drops B and
+// rank 2 drops B and H. The bias, the keep-mask, the weights and the
+// scores are always [B, H, Nq, Nk] and the LSE [B, H, Nq], right-aligned
+// as in NumPy when their rank is lower; a bias or mask broadcasts over
+// any dimension of size 1. A Linear's weight is [In, Out] (y = x·W + b)
+// unless its Layout is OutIn, PyTorch's [Out, In] (y = x·Wᵀ + b), read as
+// it is.
+//
+// # Zero values
+//
+// The zero Options (or a nil *Options) is plain non-causal attention
+// with scale 1/√D. A zero field means its default, the same in every
+// layer of attn (see package backend's doc): Options.Scale 0 is 1/√D,
+// MultiHead.KVHeads 0 is Heads, and the KV head count of Attention is
+// always K's shape.
+//
+// # Checks and errors
+//
+// Attention validates everything once, before any work: ranks, sizes,
+// broadcasting, the scale, and (unless Options.AllowNonFinite) that Q, K
+// and V hold no NaN or infinity. Every error wraps a sentinel of package
+// backend and names the sizes involved; inputs are never modified.
+//
+// # Strategies
+//
+// Staged materialises the B·H·Nq·Nk scores (the only way to get the
+// weights or the scores); Fused streams key tiles with an online softmax
+// in O(N) memory. Auto picks Fused unless the weights or scores are asked
+// for or, on a CPU backend, the problem is small.
+package kernels

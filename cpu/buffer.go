@@ -50,6 +50,10 @@ func (b *Backend) Alloc(n int) (backend.Buffer, error) {
 	if n > maxAllocBytes/4 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements (%d bytes) exceeds %d bytes", n, uint64(n)*4, uint64(maxAllocBytes))
 	}
+	if n > b.maxLen {
+		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements needs %.1f GiB but %.1f GiB of memory is available (Caps().MaxBufferLen, measured when the backend opened)",
+			n, float64(n)*4/(1<<30), float64(b.maxLen)*4/(1<<30))
+	}
 	if bytes := uint64(n) * 4; bytes >= checkedAllocBytes {
 		if avail, ok := availableMemory(); ok && bytes > avail {
 			return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements needs %.1f GiB but %.1f GiB of memory is available",

@@ -40,8 +40,20 @@ func DefaultTiles() (q, k int) { return defaultTiles[0], defaultTiles[1] }
 const rowBlock = 64
 
 // maxAllocBytes guards Alloc against absurd sizes (64 TiB) before asking
-// the runtime, which would otherwise abort the process.
+// the runtime, which would otherwise abort the process. It is the largest
+// buffer only where the available memory cannot be read (maxBufferLen).
 const maxAllocBytes = 1 << 46
+
+// maxBufferLen is Caps().MaxBufferLen for a backend opened now: the
+// float32 values that fit in the memory available (AvailableMemory), at
+// most maxAllocBytes/4.
+func maxBufferLen() int {
+	n := uint64(maxAllocBytes / 4)
+	if avail, ok := availableMemory(); ok {
+		n = min(n, avail/4)
+	}
+	return int(n)
+}
 
 // Backend is the CPU backend. It is safe for concurrent use: ops keep all
 // their scratch per call and per worker.
@@ -49,6 +61,7 @@ type Backend struct {
 	threads int
 	tileQ   int
 	tileK   int
+	maxLen  int // Caps().MaxBufferLen, fixed when the backend opens
 	info    backend.Info
 	closed  atomic.Bool
 }
@@ -97,6 +110,7 @@ func New(opts ...Option) (*Backend, error) {
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)
 	}
+	b.maxLen = maxBufferLen()
 	name, vendor := cpuModel()
 	b.info = backend.Info{
 		Kind: backend.KindCPU,
@@ -120,11 +134,16 @@ func (b *Backend) Name() string { return "cpu" }
 func (b *Backend) Info() backend.Info { return b.info }
 
 // Caps reports the full contract: the CPU backend supports everything.
+// MaxBufferLen is what the memory available when the backend opened
+// (AvailableMemory) holds, at most 64 TiB: a backend opened while memory
+// was short keeps that limit, and Alloc refuses more (open another for a
+// fresh one). Alloc also refuses, at the time of the call, a buffer of
+// 256 MiB or more that the memory available then cannot hold.
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true,
-		MaxBufferLen: maxAllocBytes / 4,
+		MaxBufferLen: b.maxLen,
 	}
 }
 

@@ -13,10 +13,15 @@ import (
 // requests skip the look-up.
 const checkedAllocBytes = 256 << 20
 
-// availableMemory is the memory a new allocation can take without
+// AvailableMemory is the memory a new allocation can take now without
 // swapping or meeting a cgroup limit: MemAvailable from /proc/meminfo,
-// lowered to the cgroup v2 limit's headroom when one is set. ok is false
-// where neither can be read (not Linux).
+// lowered to the cgroup v2 limit's headroom when one is set. It is read
+// afresh on every call; ok is false where neither can be read (not
+// Linux). Callers that hold their data in host memory (attn run) compare
+// what a problem needs with it before reading anything.
+func AvailableMemory() (bytes uint64, ok bool) { return availableMemory() }
+
+// availableMemory is AvailableMemory.
 func availableMemory() (bytes uint64, ok bool) {
 	if f, err := os.Open("/proc/meminfo"); err == nil {
 		sc := bufio.NewScanner(f)

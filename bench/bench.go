@@ -91,7 +91,7 @@ func newSpec(be string, s kernels.Strategy, p backend.Problem, cfg *Config) Poin
 // Spawn. be must be the backend spec names.
 func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point {
 	p := spec.Problem()
-	pt := newPoint("attn-"+spec.Backend, spec.Strategy, backendVersion(be), p)
+	pt := attnPoint(be, spec.Strategy, p)
 	s, err := kernels.ParseStrategy(spec.Strategy)
 	if err == nil && s != kernels.Staged && s != kernels.Fused {
 		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
@@ -148,6 +148,11 @@ type Point struct {
 	Impl     string `json:"impl"`     // "attn-cpu", "attn-gpu", or a peer such as "ort-cpu-mha"
 	Strategy string `json:"strategy"` // attn's "fused" or "staged"; a peer's "flash" or "unfused"
 	Version  string `json:"version"`  // the backend's device and libraries, or the peer's
+	// CPUKernel is the matrix-multiply kernel attn's CPU backend ran the
+	// point on (CPUKernel of the backend that measured it); "" for other
+	// implementations and in reports written before it was recorded, for
+	// which KernelName reads it from Version.
+	CPUKernel string `json:"cpu_kernel,omitempty"`
 	Shape
 
 	Runs    int     `json:"runs"`
@@ -155,6 +160,13 @@ type Point struct {
 	MedianS float64 `json:"median_s"`
 	MinS    float64 `json:"min_s"`
 	MaxS    float64 `json:"max_s"`
+	// Q1S and Q3S are the first and third quartiles of the run times
+	// (quantile), between which half the runs fall: the spread the charts
+	// draw, which one slow run among many (a GC, a preemption) cannot
+	// stretch as it does MaxS. Both are 0 in reports written before they
+	// were recorded.
+	Q1S float64 `json:"q1_s,omitempty"`
+	Q3S float64 `json:"q3_s,omitempty"`
 	// GFLOPS is Flops/MedianS/1e9; Bytes is the compulsory traffic
 	// (Bytes) and GBPS Bytes/MedianS/1e9.
 	GFLOPS float64 `json:"gflops"`
@@ -316,7 +328,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			for _, s := range cfg.Strategies {
 				step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, shapeLabel(p)), p, func() Point {
 					if shapeErr != nil {
-						pt := newPoint("attn-"+be.Name(), s.String(), backendVersion(be), p)
+						pt := attnPoint(be, s.String(), p)
 						pt.fail(shapeErr)
 						return pt
 					}
@@ -362,6 +374,13 @@ func newPoint(impl, strategy, version string, p backend.Problem) Point {
 	return Point{Impl: impl, Strategy: strategy, Version: version, Shape: shapeOf(p), Status: StatusOK}
 }
 
+// attnPoint is a point of attn on be with nothing measured yet.
+func attnPoint(be backend.Backend, strategy string, p backend.Problem) Point {
+	pt := newPoint("attn-"+be.Name(), strategy, backendVersion(be), p)
+	pt.CPUKernel = backendKernel(be)
+	return pt
+}
+
 // fail marks pt as not run, with the status err calls for.
 func (pt *Point) fail(err error) {
 	pt.Error = oneLine(err.Error())
@@ -388,11 +407,29 @@ func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend
 	pt.Runs = n
 	pt.WarmupS = warmup.Seconds()
 	pt.MedianS, pt.MinS, pt.MaxS = med.Seconds(), times[0].Seconds(), times[n-1].Seconds()
+	pt.Q1S, pt.Q3S = quantile(times, 0.25), quantile(times, 0.75)
 	pt.Bytes = Bytes(p, materialised)
 	if pt.MedianS > 0 {
 		pt.GFLOPS = Flops(p) / pt.MedianS / 1e9
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
+}
+
+// hasQuartiles reports whether pt recorded the quartiles of its runs.
+func (pt *Point) hasQuartiles() bool { return pt.Runs > 0 && pt.Q1S > 0 }
+
+// quantile is the q-quantile of sorted in seconds, interpolated linearly
+// between the two nearest runs (Hyndman and Fan's type 7, NumPy's and R's
+// default): with n runs the quartiles ignore the slowest and fastest
+// ⌈n/4⌉ − 1 entirely, so from n = 5 one outlier cannot move them.
+func quantile(sorted []time.Duration, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	i := int(pos)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1].Seconds()
+	}
+	lo, hi := sorted[i].Seconds(), sorted[i+1].Seconds()
+	return lo + (pos-float64(i))*(hi-lo)
 }
 
 // timeRuns runs op once to warm up, then until budget has passed and at
@@ -426,7 +463,7 @@ type peakMemory interface {
 // and checked.
 func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in *inputs, cfg *Config) Point {
 	p := in.p
-	pt := newPoint("attn-"+be.Name(), s.String(), backendVersion(be), p)
+	pt := attnPoint(be, s.String(), p)
 	staged := s == kernels.Staged
 	var need int64
 	if info := be.Info(); info.Kind == backend.KindCPU || info.Adapter.DeviceType == gputypes.DeviceTypeCPU {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"image/png"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -134,10 +135,13 @@ func TestRun(t *testing.T) {
 	if err := bench.WriteTable(&buf, points); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(buf.String(), "attn-cpu"); got != 12 {
+	if got := len(tableRow.FindAllString(buf.String(), -1)); got != 12 {
 		t.Errorf("table has %d rows, want 12:\n%s", got, buf.String())
 	}
 }
+
+// tableRow matches a row of WriteTable for an attn-cpu point.
+var tableRow = regexp.MustCompile(`(?m)^ *attn-cpu +(fused|staged) `)
 
 // A point that cannot run is reported, with a status saying why, and the
 // sweep goes on.

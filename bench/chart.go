@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,8 +21,8 @@ type Chart string
 
 const (
 	// ChartGFLOPS is GFLOP/s against N (log-scaled), one line per
-	// implementation and strategy, with the range of the timed runs as
-	// error bars.
+	// implementation and strategy, with the interquartile range of the
+	// timed runs as error bars.
 	ChartGFLOPS Chart = "gflops"
 	// ChartMemory is peak memory against N (both log-scaled): each
 	// process's peak RSS, and attn's device bytes as dashed lines.
@@ -176,7 +177,60 @@ func (r *Report) title(what string) string {
 	if v, ok := same(func(pt Point) int { return map[bool]int{true: 1}[pt.Causal] }); ok && v == 1 {
 		fixed = append(fixed, "causal")
 	}
-	return fmt.Sprintf("%s, %s\n%s, %d CPUs, %s", what, strings.Join(fixed, " "), r.Machine.CPU, r.Machine.CPUs, r.Date.Format("2006-01-02"))
+	machine := fmt.Sprintf("%s, %d CPUs", r.Machine.CPU, r.Machine.CPUs)
+	if k := kernelPhrase(r.Points); k != "" {
+		machine += ", " + k
+	}
+	return fmt.Sprintf("%s, %s\n%s, %s", what, strings.Join(fixed, " "), machine, r.Date.Format("2006-01-02"))
+}
+
+// gflopsLabel is the GFLOP/s axis's label: causal problems count only
+// the pairs a query attends to (Flops), which the label says where the
+// chart has causal lines.
+func (r *Report) gflopsLabel() string {
+	causal, plain := false, false
+	for _, pt := range r.Points {
+		causal = causal || pt.Causal
+		plain = plain || !pt.Causal
+	}
+	switch {
+	case causal && plain:
+		return "GFLOP/s (causal lines: attended pairs only)"
+	case causal:
+		return "GFLOP/s (causal: attended pairs only)"
+	}
+	return "GFLOP/s"
+}
+
+// rateBars is the interquartile range of pt's runs as rates: the GFLOP/s
+// of its third and of its first quartile time. ok is false when pt
+// recorded no quartiles (reports of attn-bench/1 before they were added).
+func rateBars(pt Point) (lo, hi float64, ok bool) {
+	if !pt.hasQuartiles() || pt.MedianS <= 0 {
+		return 0, 0, false
+	}
+	flops := pt.GFLOPS * pt.MedianS
+	return flops / pt.Q3S, flops / pt.Q1S, true
+}
+
+// barsCaption says what the error bars of the GFLOP/s chart show.
+func (r *Report) barsCaption() string {
+	lo, hi := 0, 0
+	for _, pt := range r.Points {
+		if _, _, ok := rateBars(pt); ok {
+			if lo == 0 || pt.Runs < lo {
+				lo = pt.Runs
+			}
+			hi = max(hi, pt.Runs)
+		}
+	}
+	switch {
+	case hi == 0:
+		return "no error bars: the report records no quartiles of the runs"
+	case lo == hi:
+		return fmt.Sprintf("bars: interquartile range of each point's %d timed runs", lo)
+	}
+	return fmt.Sprintf("bars: interquartile range of each point's timed runs (%d–%d runs)", lo, hi)
 }
 
 // fixedH reports whether every point has kvh = H, so KVH need not be named.
@@ -189,107 +243,12 @@ func fixedH(points []Point, kvh int) bool {
 	return true
 }
 
-// nTicks labels the swept sequence lengths on a log-scaled axis.
-type nTicks []int
-
-func (t nTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
-	for _, n := range t {
-		label := fmt.Sprint(n)
-		if n >= 1024 && n%1024 == 0 {
-			label = fmt.Sprintf("%dK", n/1024)
-		}
-		ticks = append(ticks, plot.Tick{Value: float64(n), Label: label})
-	}
-	return ticks
-}
-
 // WriteChart draws chart c of the report as a PNG (or SVG, PDF, by
 // format: "png", "svg", "pdf"), 10×5 inches with the legend on the right.
 func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
-	p := plot.New()
-	ns := r.sweptNs()
-	p.X.Label.Text = "sequence length N (Nq = Nk)"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = nTicks(ns)
-	p.Add(plotter.NewGrid())
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
-
-	all := r.series(true)
-	for i, s := range all {
-		label := s.label
-		if s.wrong {
-			label += " (wrong answers)"
-		}
-		col, shape := seriesColors[i%len(seriesColors)], plotutil.Shape(i)
-		switch c {
-		case ChartGFLOPS:
-			var xy plotter.XYs
-			var errs plotter.YErrors
-			for _, pt := range s.points {
-				flops := pt.GFLOPS * pt.MedianS
-				hi, lo := pt.GFLOPS, pt.GFLOPS
-				if pt.MinS > 0 {
-					hi = flops / pt.MinS
-				}
-				if pt.MaxS > 0 {
-					lo = flops / pt.MaxS
-				}
-				xy = append(xy, plotter.XY{X: float64(pt.N), Y: pt.GFLOPS})
-				errs = append(errs, struct{ Low, High float64 }{pt.GFLOPS - lo, hi - pt.GFLOPS})
-			}
-			if err := addLine(p, &legend, label, xy, col, shape, nil); err != nil {
-				return err
-			}
-			eb, err := plotter.NewYErrorBars(yErrs{xy, errs})
-			if err != nil {
-				return err
-			}
-			eb.Color = col
-			p.Add(eb)
-		case ChartMemory:
-			var rss, dev plotter.XYs
-			for _, pt := range s.points {
-				if pt.PeakRSS > 0 {
-					rss = append(rss, plotter.XY{X: float64(pt.N), Y: float64(pt.PeakRSS) / (1 << 20)})
-				}
-				if pt.DeviceBytes > 0 {
-					dev = append(dev, plotter.XY{X: float64(pt.N), Y: float64(pt.DeviceBytes) / (1 << 20)})
-				}
-			}
-			if len(rss) > 0 {
-				if err := addLine(p, &legend, label+" RSS", rss, col, shape, nil); err != nil {
-					return err
-				}
-			}
-			if len(dev) > 0 {
-				if err := addLine(p, &legend, label+" device", dev, col, shape, []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
-					return err
-				}
-			}
-		default:
-			return fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
-		}
-	}
-	switch c {
-	case ChartGFLOPS:
-		p.Title.Text = r.title("attention throughput")
-		p.Y.Label.Text = "GFLOP/s (causal: attended pairs only)"
-		p.Y.Min = 0
-	case ChartMemory:
-		p.Title.Text = r.title("peak memory")
-		p.Y.Label.Text = "MiB"
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		if p.Y.Min <= 0 {
-			p.Y.Min = 1
-		}
-	}
-	if len(all) == 0 {
-		p.Title.Text += "\n(no point ran)"
-		p.X.Min, p.X.Max = 1, 2
-		p.Y.Min, p.Y.Max = 1, 2
+	p, legend, err := r.plot(c)
+	if err != nil {
+		return err
 	}
 	// The legend goes to the right of the plot, where it hides no point.
 	width, height := 10*vg.Inch, 5*vg.Inch
@@ -303,6 +262,105 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 	legend.Draw(draw.Crop(dc, width-lw+vg.Points(8), 0, 0, -vg.Points(40)))
 	_, err = cw.WriteTo(w)
 	return err
+}
+
+// plot builds chart c of the report and its legend.
+func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
+	p := plot.New()
+	p.X.Label.Text = "sequence length N (Nq = Nk)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = log2Ticks{formatN}
+	if ns := r.sweptNs(); len(ns) == 1 {
+		// An octave either side, rather than gonum's ±1 around the one N.
+		p.X.Min, p.X.Max = float64(ns[0])/2, float64(ns[0])*2
+	}
+	p.Add(plotter.NewGrid())
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+
+	all := r.series(true)
+	for i, s := range all {
+		label := s.label
+		if s.wrong {
+			label += " (wrong answers)"
+		}
+		col, shape := seriesColors[i%len(seriesColors)], plotutil.Shape(i)
+		switch c {
+		case ChartGFLOPS:
+			var xy, barXY plotter.XYs
+			var errs plotter.YErrors
+			for _, pt := range s.points {
+				xy = append(xy, plotter.XY{X: float64(pt.N), Y: pt.GFLOPS})
+				if lo, hi, ok := rateBars(pt); ok {
+					barXY = append(barXY, xy[len(xy)-1])
+					errs = append(errs, struct{ Low, High float64 }{pt.GFLOPS - lo, hi - pt.GFLOPS})
+				}
+			}
+			if err := addLine(p, &legend, label, xy, col, shape, nil); err != nil {
+				return nil, legend, err
+			}
+			if len(barXY) > 0 {
+				eb, err := plotter.NewYErrorBars(yErrs{barXY, errs})
+				if err != nil {
+					return nil, legend, err
+				}
+				eb.Color = col
+				p.Add(eb)
+			}
+		case ChartMemory:
+			var rss, dev plotter.XYs
+			for _, pt := range s.points {
+				if pt.PeakRSS > 0 {
+					rss = append(rss, plotter.XY{X: float64(pt.N), Y: float64(pt.PeakRSS) / (1 << 20)})
+				}
+				if pt.DeviceBytes > 0 {
+					dev = append(dev, plotter.XY{X: float64(pt.N), Y: float64(pt.DeviceBytes) / (1 << 20)})
+				}
+			}
+			if len(rss) > 0 {
+				if err := addLine(p, &legend, label+" RSS", rss, col, shape, nil); err != nil {
+					return nil, legend, err
+				}
+			}
+			if len(dev) > 0 {
+				if err := addLine(p, &legend, label+" device", dev, col, shape, []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
+					return nil, legend, err
+				}
+			}
+		default:
+			return nil, legend, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
+		}
+	}
+	switch c {
+	case ChartGFLOPS:
+		p.Title.Text = r.title("attention throughput") + "\n" + r.barsCaption()
+		p.Y.Label.Text = r.gflopsLabel()
+		p.Y.Min = 0
+		p.Y.Tick.Marker = niceTicks{}
+	case ChartMemory:
+		p.Title.Text = r.title("peak memory")
+		p.Y.Label.Text = "peak memory"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = log2Ticks{formatMiB}
+		if p.Y.Min <= 0 {
+			p.Y.Min = 1
+		}
+		if p.Y.Max < 1.25*p.Y.Min {
+			// Points at about one size (one N, or flat lines) get two
+			// octaves around them, labelled at round sizes, rather than
+			// gonum's ±1 MiB around one point (1019.5 … 1021.5 MiB).
+			c := math.Sqrt(p.Y.Min * max(p.Y.Max, p.Y.Min))
+			p.Y.Min, p.Y.Max = c/2, 2*c
+		}
+	default:
+		return nil, legend, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
+	}
+	if len(all) == 0 {
+		p.Title.Text += "\n(no point ran)"
+		p.X.Min, p.X.Max = 1, 2
+		p.Y.Min, p.Y.Max = 1, 2
+	}
+	return p, legend, nil
 }
 
 // seriesColors tell up to twelve lines apart (plotutil's palette has

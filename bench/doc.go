@@ -6,17 +6,23 @@
 // Run measures every point of a Config: for each shape, attn on each
 // backend with each strategy, then each Peer, one after the other. A point
 // gets a warm-up run, then timed runs until a budget (and a minimum
-// count), and reports the median and range, GFLOP/s (Flops), the bytes the
-// strategy must move (Bytes), the peak RSS of the process that ran it, the
-// device bytes attn allocated on a GPU, and the largest error of sampled
-// output rows against the float64 reference of backendtest. Only the
-// device work is timed; inputs are uploaded once per point. A point that
-// cannot run is reported with a Status saying why, never dropped.
+// count), and reports the median, the range and the quartiles of the run
+// times, GFLOP/s (Flops), the bytes the strategy must move (Bytes), the
+// peak RSS of the process that ran it, the device bytes attn allocated on
+// a GPU, and the largest error of sampled output rows against the float64
+// reference of backendtest. A point of the CPU backend names the
+// matrix-multiply kernel it ran on (CPUKernel: AVX-512, AVX2, gonum's pure
+// Go or OpenBLAS), which sets its speed more than anything else about the
+// machine. Only the device work is timed; inputs are uploaded once per
+// point. A point that cannot run is reported with a Status saying why,
+// never dropped.
 //
-// A Report wraps the points with the machine, the versions and the
-// environment, and writes them as JSON (ReadReport reads it back), CSV,
-// Markdown tables and gonum/plot charts (GFLOP/s and peak memory against
-// a log-scaled N).
+// A Report wraps the points with the machine (its CPU features
+// included), the versions and the environment, and writes them as JSON
+// (ReadReport reads it back, reports of earlier builds of the same
+// schema included), CSV, Markdown tables and gonum/plot charts (GFLOP/s,
+// with the interquartile range of the runs as error bars, and peak
+// memory, against a log-scaled N), each naming the CPU kernel.
 //
 // Peers run in processes of their own, one per point, from the runners in
 // bench/peers of a clone of attn; bench/peers/README.md has the protocol.

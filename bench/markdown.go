@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// WriteMarkdown writes the report as Markdown for a README: the machine,
-// versions and command, then for each causal setting a table of GFLOP/s
+// WriteMarkdown writes the report as Markdown for a README: the machine
+// and its CPU features, versions, the kernel attn-cpu ran on, and the
+// command, then for each causal setting a table of GFLOP/s
 // and one of peak memory, implementations down and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
 // to its speed.
@@ -20,8 +21,18 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if tags := r.Versions["-tags"]; tags != "" {
 		rev += " -tags " + tags
 	}
+	cpu := r.Machine.CPU
+	if f := featureList(r.Machine.CPUFeatures); f != "" {
+		cpu += " (" + f + ")"
+	}
+	if k := kernelPhrase(r.Points); k != "" {
+		rev += ", " + k
+	}
+	if g, ok := r.Env["GODEBUG"]; ok && g != "(unset)" {
+		rev += ", GODEBUG " + g
+	}
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d), %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
-		r.Machine.CPU, r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Date.Format("2006-01-02"),
+		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Date.Format("2006-01-02"),
 		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
 	fmt.Fprintf(&b, "    %s\n\n", r.Command)
 	for _, causal := range []bool{false, true} {

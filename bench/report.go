@@ -31,6 +31,8 @@ var Conventions = map[string]string{
 	"peak_rss":    "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
 	"device_peak": "peak bytes of device buffers attn allocated during the point (GPU backends)",
 	"max_rel_err": "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
+	"spread":      "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
+	"cpu_kernel":  "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
 	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
 }
 
@@ -55,13 +57,18 @@ type Report struct {
 
 // Machine describes the host.
 type Machine struct {
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	Kernel     string `json:"kernel,omitempty"`
-	CPU        string `json:"cpu"`
-	CPUs       int    `json:"cpus"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	MemBytes   int64  `json:"mem_bytes"`
+	OS     string `json:"os"`
+	Arch   string `json:"arch"`
+	Kernel string `json:"kernel,omitempty"` // the operating system's
+	CPU    string `json:"cpu"`
+	// CPUFeatures are the instruction-set extensions that decide which
+	// kernels run (avx2, fma and avx512f for attn's; avx512_bf16 too for
+	// a peer's library), as Go sees them: GODEBUG=cpu.avx512f=off makes
+	// avx512f false. Absent in reports written before they were recorded.
+	CPUFeatures map[string]bool `json:"cpu_features,omitempty"`
+	CPUs        int             `json:"cpus"`
+	GOMAXPROCS  int             `json:"gomaxprocs"`
+	MemBytes    int64           `json:"mem_bytes"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -71,6 +78,8 @@ type BackendInfo struct {
 	Device  string `json:"device"`
 	Threads int    `json:"threads,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	// CPUKernel is CPUKernel of a CPU backend's Info; "" for others.
+	CPUKernel string `json:"cpu_kernel,omitempty"`
 }
 
 // PeerInfo describes one peer: its version, or why it could not run.
@@ -90,7 +99,9 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
 		Conventions: Conventions, Points: points,
 	}
-	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "ATTN_BACKEND", "ATTN_ADAPTER"} {
+	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
+	// the kernel the CPU backend picks.
+	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "GODEBUG", "ATTN_BACKEND", "ATTN_ADAPTER"} {
 		v, ok := os.LookupEnv(k)
 		if !ok {
 			v = "(unset)"
@@ -100,7 +111,7 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 	for _, be := range backends {
 		info := be.Info()
 		r.Backends = append(r.Backends, BackendInfo{Name: be.Name(), Kind: info.Kind.String(),
-			Device: backendVersion(be), Threads: info.Threads, Detail: info.Detail})
+			Device: backendVersion(be), Threads: info.Threads, Detail: info.Detail, CPUKernel: CPUKernel(info)})
 	}
 	for _, p := range peers {
 		r.Peers = append(r.Peers, PeerInfo{Name: p.Name, Version: p.Version, Unavailable: p.Unavailable})
@@ -109,8 +120,8 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 }
 
 func machine() Machine {
-	m := Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		MemBytes: procField("/proc/meminfo", "MemTotal:")}
+	m := Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUFeatures: cpuFeatures(),
+		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemBytes: procField("/proc/meminfo", "MemTotal:")}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
@@ -181,8 +192,11 @@ func ReadReport(rd io.Reader) (*Report, error) {
 
 // csvHeader names the columns of WriteCSV. Every row carries the date,
 // machine and revision, so rows of several runs can be concatenated.
-var csvHeader = []string{"date", "cpu", "cpus", "revision", "impl", "strategy", "version",
-	"b", "h", "kv_heads", "n", "d", "causal", "runs", "warmup_s", "median_s", "min_s", "max_s",
+// cpu_kernel is KernelName (empty for implementations other than
+// attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
+// are empty for reports that did not record them.
+var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
+	"b", "h", "kv_heads", "n", "d", "causal", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
 	"gflops", "bytes", "gbps", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
 	"status", "error", "openblas_coretype"}
 
@@ -199,10 +213,14 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		if pt.MaxErr != nil {
 			maxErr = f(*pt.MaxErr)
 		}
-		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, i(r.Machine.CPUs), r.Versions["vcs.revision"],
-			pt.Impl, pt.Strategy, pt.Version,
+		q1, q3 := "", ""
+		if pt.hasQuartiles() {
+			q1, q3 = f(pt.Q1S), f(pt.Q3S)
+		}
+		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
+			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.D), strconv.FormatBool(pt.Causal),
-			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS),
+			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS),
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
@@ -215,21 +233,30 @@ func (r *Report) WriteCSV(w io.Writer) error {
 }
 
 // WriteTable prints the points as an aligned table, one row per point,
-// with the conventions under it.
+// under a line naming the CPU kernel attn-cpu ran on (when it ran), with
+// the conventions under it.
 func WriteTable(w io.Writer, points []Point) error {
+	if ks := cpuKernels(points); len(ks) > 0 {
+		if _, err := fmt.Fprintf(w, "attn-cpu kernel: %s\n", strings.Join(ks, ", ")); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
-	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
+	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tIQR\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
 		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.Causal)
 		if pt.Runs == 0 {
-			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
+			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
 		}
-		spread := "-"
+		spread, iqr := "-", "-"
 		if pt.MedianS > 0 {
 			spread = fmt.Sprintf("%.0f%%", 100*(pt.MaxS-pt.MinS)/pt.MedianS)
+			if pt.hasQuartiles() {
+				iqr = fmt.Sprintf("%.0f%%", 100*(pt.Q3S-pt.Q1S)/pt.MedianS)
+			}
 		}
 		maxErr := "-"
 		if pt.MaxErr != nil {
@@ -239,14 +266,14 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Status == StatusWrong && pt.MaxErr == nil {
 			status += ": " + pt.Error
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t  %s\n", row, pt.Runs,
-			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, pt.GFLOPS,
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t  %s\n", row, pt.Runs,
+			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, iqr, pt.GFLOPS,
 			memString(pt.Bytes), memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, k := range []string{"gflops", "bytes", "peak_rss", "max_rel_err"} {
+	for _, k := range []string{"gflops", "spread", "bytes", "peak_rss", "max_rel_err"} {
 		if _, err := fmt.Fprintf(w, "%s: %s\n", k, Conventions[k]); err != nil {
 			return err
 		}

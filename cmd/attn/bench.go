@@ -31,14 +31,19 @@ with -peers, on other implementations (ONNX Runtime, PyTorch, NumPy) run
 on the same inputs, one point after the other.
 
 Each point gets one warm-up run, then timed runs until the budget is spent
-(at least -min-runs): median and range (max − min over the median). Only
-the device work is timed; inputs are uploaded once. GFLOP/s counts
+(at least -min-runs): median, range (max − min over the median) and IQR
+(interquartile range over the median, the charts' error bars). Only the
+device work is timed; inputs are uploaded once. GFLOP/s counts
 (2·D + 2·Dv) per attended query-key pair, so causal sweeps count only the
 pairs a query sees, for attn and peers alike. Also reported: the bytes the
 strategy must move, the peak RSS of the process that ran the point, the
 device memory attn allocated (GPU), and the largest relative error of
 -check-rows sampled output rows against a float64 reference. A point that
 cannot run (too large, out of memory, no adapter) is reported as such.
+
+Every output names the kernel the CPU backend ran on (AVX-512 8×32,
+AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
+GODEBUG=cpu.avx512f=off measures the AVX2 kernel on an AVX-512 CPU.
 
 Prints a table, and writes results.json, results.csv, results.md (tables
 for a README), gflops.png and memory.png to -out (a chart of each per

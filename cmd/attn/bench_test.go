@@ -3,9 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
 )
 
@@ -16,7 +18,7 @@ func TestBenchCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if got := strings.Count(stdout, "attn-cpu"); got != 8 {
+	if got := len(cpuRow.FindAllString(stdout, -1)); got != 8 {
 		t.Errorf("table has %d cpu rows, want 8:\n%s", got, stdout)
 	}
 	if !strings.Contains(stdout, "gflops: ") {
@@ -44,6 +46,20 @@ func TestBenchCommand(t *testing.T) {
 		if pt.PeakRSS <= 0 || pt.MaxErr == nil || pt.Version == "" {
 			t.Errorf("isolated point %+v", pt)
 		}
+	}
+	// Every number names the CPU kernel it ran on: each point, the
+	// backend, and the table's first line.
+	kernel := r.Backends[0].CPUKernel
+	if kernel == "" {
+		t.Errorf("results.json names no kernel for the CPU backend: %+v", r.Backends)
+	}
+	for _, pt := range r.Points {
+		if pt.CPUKernel != kernel {
+			t.Errorf("point N=%d %s ran on kernel %q, the backend names %q", pt.N, pt.Strategy, pt.CPUKernel, kernel)
+		}
+	}
+	if first, _, _ := strings.Cut(stdout, "\n"); first != "attn-cpu kernel: "+kernel {
+		t.Errorf("the table's first line is %q, want it to name the kernel %q", first, kernel)
 	}
 	for _, name := range []string{"results.csv", "results.md", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
@@ -87,13 +103,49 @@ func TestBenchCommand(t *testing.T) {
 // malformed -point is a usage error.
 func TestBenchInProcess(t *testing.T) {
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "4", "-budget", "1ms", "-isolate=false", "-out", "")
-	if code != 0 || strings.Count(stdout, "attn-cpu") != 2 || strings.Count(stdout, "  ok\n") != 2 {
+	if code != 0 || len(cpuRow.FindAllString(stdout, -1)) != 2 || strings.Count(stdout, "  ok\n") != 2 {
 		t.Errorf("exit %d (%s):\n%s", code, stderr, stdout)
 	}
 	for _, bad := range []string{`{"backend": "cpu"`, `{"backend": "cpu", "color": 1}`, `{"backend": "tpu"}`} {
 		if code, _, stderr := runCmd(t, "bench", "-point", bad); code != 2 {
 			t.Errorf("-point %s: exit %d (%s), want 2", bad, code, stderr)
 		}
+	}
+}
+
+// cpuRow matches a row of the table for an attn-cpu point.
+var cpuRow = regexp.MustCompile(`(?m)^ *attn-cpu +(fused|staged) `)
+
+// With GODEBUG=cpu.avx512f=off on a CPU with AVX-512, the points, each
+// measured in a process of its own that reads GODEBUG as it starts, run
+// on the AVX2 kernel, and the table and results.json say so.
+func TestBenchKernelGODEBUG(t *testing.T) {
+	be, err := backend.Open("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := bench.CPUKernel(be.Info())
+	be.Close()
+	if k != "AVX-512 8×32" {
+		t.Skipf("this build and CPU run %q, not the AVX-512 kernel", k)
+	}
+	t.Setenv("GODEBUG", "cpu.avx512f=off")
+	out := t.TempDir()
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "16", "-heads", "1", "-d", "8", "-strategy", "fused",
+		"-budget", "1ms", "-out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	const want = "AVX2+FMA 6×16"
+	if first, _, _ := strings.Cut(stdout, "\n"); first != "attn-cpu kernel: "+want {
+		t.Errorf("the table's first line is %q, want the kernel %q", first, want)
+	}
+	js, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"cpu_kernel": "`+want+`"`) || !strings.Contains(string(js), `"GODEBUG": "cpu.avx512f=off"`) {
+		t.Errorf("results.json does not name the kernel %q and GODEBUG:\n%s", want, js)
 	}
 }
 

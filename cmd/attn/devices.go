@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
 	"github.com/gogpu/gputypes"
 )
@@ -99,7 +100,13 @@ func describe(p *printer, be backend.Backend) {
 	}
 	p.printf("  supports: %s\n", orNone(strings.Join(cs, ", ")))
 	if caps.MaxBufferLen > 0 {
-		p.printf("  largest buffer: %d float32 (%s)\n", caps.MaxBufferLen, bytesString(4*uint64(caps.MaxBufferLen)))
+		size := bytesString(4 * uint64(caps.MaxBufferLen))
+		if _, ok := cpu.AvailableMemory(); ok && info.Kind == backend.KindCPU {
+			// The CPU backend's limit is the memory available when it
+			// opened, a moment ago.
+			size += " available now"
+		}
+		p.printf("  largest buffer: %d float32 (%s)\n", caps.MaxBufferLen, size)
 	}
 	if info.Detail != "" {
 		p.printf("  detail: %s\n", oneLine(info.Detail))

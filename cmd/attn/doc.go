@@ -27,20 +27,40 @@
 // atomically: to a temporary file in the same directory, synced, then
 // renamed over the target. Inputs are opened read-only.
 //
+// # Memory
+//
+// Before reading any data, attn run estimates from the headers what the
+// run holds at its peak: Q, K, V and the bias as float32 and the mask;
+// where the backend's buffers live in host memory (the CPU backend, a
+// software or integrated GPU) its copies of them, O, the LSE and, on the
+// staged path, the B·H·Nq·Nk scores; and the outputs read back (O, the
+// LSE, the weights). More than the memory available now
+// (cpu.AvailableMemory: MemAvailable, lowered to the cgroup v2 headroom)
+// is refused with an error wrapping backend.ErrTooLarge that gives both
+// figures, rather than read until the kernel's OOM killer ends the
+// process. attn devices gives the CPU backend's largest buffer as the
+// memory available when it opened.
+//
 // # Exit status
 //
-// 0 on success, 1 when the command fails (bad input files, a failed
-// computation), 2 for usage errors: an unknown command, flag or backend
-// name, a missing required flag, an invalid flag value, -weights or
-// -heatmap with -strategy fused, an image whose extension names no
-// format, an output that would overwrite an input. Every error
-// is one line on stderr, "attn <command>: <message>".
+// 0 on success, 1 when the command fails (bad input files, an output
+// that cannot be created, inputs too large for the memory available, a
+// failed computation), 2 for usage errors: an unknown command, flag or
+// backend name, a missing required flag, an invalid flag value, -weights
+// or -heatmap with -strategy fused, an image whose extension names no
+// format, an output that would overwrite an input. attn run stopped by
+// SIGINT or SIGTERM exits 130 or 143 (128 + the signal's number) with
+// the message "interrupted". Every error is one line on stderr,
+// "attn <command>: <message>", naming the user's files, never a
+// temporary one.
 //
 // # explain
 //
 // explain reproduces the illustrated-transformer worked example with the
 // tutorial's scale of 1. Any of its inputs can be replaced by a .npy file
-// (-x, -wq, -wk, -wv); the scale stays 1 unless -scale is given. Its last
+// (-x, -wq, -wk, -wv) of at most 16×16, a limit checked from the header
+// (explain prints every matrix, N×N·Dv weighted values among them); the
+// scale stays 1 unless -scale is given. Its last
 // section rounds the weights to tenths as the tutorial's figures do
 // (keeping each row's sum, so 0.063, 0.468, 0.468 becomes 0.0, 0.5, 0.5)
 // and shows the outputs those give next to the exact ones.
@@ -74,8 +94,12 @@
 // # Outputs
 //
 // -o, -weights, -lse and -heatmap each go to a temporary file first
-// (mode 0644); no target is replaced until every one of them is written
-// and synced, and a failure removes the temporary files. The image of
+// (mode 0644), created in the target's directory (so that the rename is
+// atomic) before any input data is read: a missing directory, a target
+// that is a directory or a device, or a directory attn cannot write in
+// fails before any work. No target is replaced until every one of them
+// is written and synced, and a failure or a signal removes the temporary
+// files. The image of
 // attn heatmap -o is written the same way. The weights and the
 // log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
 // inputs, [H, Nq, Nk] and [H, Nq] for rank 3, [B, H, Nq, Nk] and

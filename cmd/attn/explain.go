@@ -32,7 +32,18 @@ weights. Each of -x, -wq, -wk, -wv replaces one of them: x is [N, Din],
 the weights [Din, Dk] (W_q and W_k with the same Dk) and [Din, Dv]. The
 scale is the tutorial's 1 unless -scale is given, also with your own
 inputs (the usual 1/√Dk would be -scale 0.577… for Dk = 3).
+
+explain prints every intermediate matrix, N×N·Dv weighted values among
+them, so each of its matrices may be at most 16×16: at most 16 inputs of
+at most 16 features, and weights at most 16 wide. A larger file is
+refused from its header, before it is read. attn run computes attention
+of any size.
 `
+
+// explainMaxDim bounds both dimensions of every matrix explain takes: at
+// 16 inputs of 16 features and 16-wide weights it prints about 70 KB,
+// where 64 inputs of 64 features printed 2.6 MB.
+const explainMaxDim = 16
 
 // The tutorial's inputs: three inputs of four features and the 4×3
 // weights of keys, queries and values.
@@ -78,7 +89,7 @@ func runExplain(c *cmdEnv, args []string) error {
 		def  [][]float32
 		dst  **kernels.Tensor
 	}{{xPath, tutorialX, &in.x}, {wqPath, tutorialWQ, &in.wq}, {wkPath, tutorialWK, &in.wk}, {wvPath, tutorialWV, &in.wv}} {
-		if *m.dst, err = loadMatrix(m.path, m.def); err != nil {
+		if *m.dst, err = loadSmallMatrix(m.path, m.def, explainMaxDim); err != nil {
 			return err
 		}
 	}
@@ -109,6 +120,12 @@ func orDefault(path, def string) string {
 // loadMatrix reads a rank-2 float matrix from path, or returns def when
 // path is empty.
 func loadMatrix(path string, def [][]float32) (*kernels.Tensor, error) {
+	return loadSmallMatrix(path, def, 0)
+}
+
+// loadSmallMatrix is loadMatrix refusing, from the header, a matrix with
+// a dimension over maxDim (explainMaxDim); 0 means no limit.
+func loadSmallMatrix(path string, def [][]float32, maxDim int) (*kernels.Tensor, error) {
 	if path == "" {
 		return matrix(def), nil
 	}
@@ -122,6 +139,10 @@ func loadMatrix(path string, def [][]float32) (*kernels.Tensor, error) {
 	}
 	if nf.n == 0 {
 		return nil, fmt.Errorf("%s is empty: shape %s", path, kernels.NpyShape(nf.shape))
+	}
+	if r, c := nf.shape[0], nf.shape[1]; maxDim > 0 && (r > maxDim || c > maxDim) {
+		return nil, fmt.Errorf("%s is %s: explain prints every intermediate matrix and takes matrices of at most %d×%d (at most %d inputs of %d features, weights at most %d wide); attn run computes attention of any size",
+			path, kernels.NpyShape(nf.shape), maxDim, maxDim, maxDim, maxDim, maxDim)
 	}
 	a, err := nf.readFloats()
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -527,61 +526,4 @@ func parseScale(s string) (float64, error) {
 		return 0, fmt.Errorf("scale does not fit in float32")
 	}
 	return v, nil
-}
-
-// writeTempFile writes a temporary file beside path with write (through
-// a buffer), syncs and closes it, and returns its name; the caller renames
-// it over path or removes it. On an error the file is already removed.
-func writeTempFile(path string, write func(io.Writer) error) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".attn-*"+filepath.Ext(path))
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", path, err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("%s: writing %s: %v", path, f.Name(), err)
-	}
-	return f.Name(), nil
-}
-
-// writeBytes is a writeTempFile write of data.
-func writeBytes(data []byte) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}
-}
-
-// replaceFile replaces path with data through a temporary file, synced
-// before the rename as the .npy outputs are.
-func replaceFile(path string, data []byte) error {
-	tmp, err := writeTempFile(path, writeBytes(data))
-	if err != nil {
-		return err
-	}
-	return commitTemp(tmp, path)
-}
-
-// commitTemp renames a file from writeTempFile over path.
-func commitTemp(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	syncDir(filepath.Dir(path))
-	return nil
 }

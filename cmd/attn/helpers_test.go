@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sbinet/npyio"
@@ -184,6 +186,37 @@ func noTemps(t *testing.T, dir string) {
 	}
 }
 
+// attnBin is the command built once for the tests that run it as a
+// process (buildAttn); TestMain removes it.
+var attnBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildAttn builds the command, once per test binary, and returns its
+// path. It skips in -short.
+func buildAttn(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary; skipped in -short")
+	}
+	attnBin.once.Do(func() {
+		attnBin.dir, attnBin.err = os.MkdirTemp("", "attn-test-")
+		if attnBin.err != nil {
+			return
+		}
+		attnBin.path = filepath.Join(attnBin.dir, "attn")
+		if out, err := exec.Command("go", "build", "-o", attnBin.path, ".").CombinedOutput(); err != nil {
+			attnBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if attnBin.err != nil {
+		t.Fatal(attnBin.err)
+	}
+	return attnBin.path
+}
+
 // TestMain lets the test binary stand in for attn when attn bench, run
 // in-process by a test, starts a process of its own per point (-isolate
 // execs os.Executable with "bench -point SPEC").
@@ -191,5 +224,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "-point" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if attnBin.dir != "" {
+		os.RemoveAll(attnBin.dir)
+	}
+	os.Exit(code)
 }

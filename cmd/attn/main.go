@@ -91,11 +91,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		env := &cmdEnv{name: name, stdin: stdin, stdout: stdout, stderr: stderr}
 		err := c.run(env, args[1:])
 		var ue *usageError
+		var ie *interruptedError
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, errHelp):
 			return 0
+		case errors.As(err, &ie):
+			fmt.Fprintf(stderr, "attn %s: %s\n", name, ie)
+			return ie.exitCode()
 		case errors.As(err, &ue):
 			fmt.Fprintf(stderr, "attn %s: %s\nusage: %s\nRun \"attn %s -h\" for details.\n", name, ue.msg, c.synopsis, name)
 			return 2

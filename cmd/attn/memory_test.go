@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/attn-go/attn/kernels"
 )
 
 // TestFusedLongRSS runs `attn run -strategy fused` at N = 32768 (B = H = 1,
@@ -50,6 +52,50 @@ func TestFusedLongRSS(t *testing.T) {
 	for j := 0; j < d; j++ {
 		if math.Abs(float64(o[j])-float64(float32(vals[j]))) > 1e-6 {
 			t.Fatalf("row 0 = %v, want V's row 0", o[:d])
+		}
+	}
+}
+
+// TestRunMemoryEstimate pins down what attn run's memory check counts,
+// on a GQA problem with Dv ≠ D: Q [2, 3, 100, 8], K [2, 1, 50, 8],
+// V [2, 1, 50, 16], so 600 query rows, 30 000 scores, O of 9 600.
+func TestRunMemoryEstimate(t *testing.T) {
+	files := map[string]*npyFile{
+		"q": {shape: []int{2, 3, 100, 8}, n: 4800},
+		"k": {shape: []int{2, 1, 50, 8}, n: 800},
+		"v": {shape: []int{2, 1, 50, 16}, n: 1600},
+	}
+	withMask := map[string]*npyFile{"mask": {shape: []int{100, 50}, n: 5000}}
+	for k, v := range files {
+		withMask[k] = v
+	}
+	const qkv, o, scores, lse = 4 * 7200, 4 * 9600, 4 * 30000, 4 * 600
+	for _, tc := range []struct {
+		name              string
+		f                 runFlags
+		files             map[string]*npyFile
+		hostBuffers, gpu  bool
+		inputs, be, outs  float64
+		scoreBytes, total float64
+	}{
+		// 30 000 scores are under auto's 65 536: the CPU runs staged.
+		{"cpu auto", runFlags{}, files, true, false, qkv, qkv + o + scores, o, scores, qkv + qkv + o + scores + o},
+		{"cpu fused", runFlags{strategy: kernels.Fused}, files, true, false, qkv, qkv + o, o, 0, qkv + qkv + o + o},
+		// A discrete GPU holds its buffers in its own memory and runs
+		// fused under auto.
+		{"gpu auto", runFlags{}, files, false, true, qkv, 0, o, 0, qkv + o},
+		// A software GPU's buffers are host memory.
+		{"software gpu auto", runFlags{}, files, true, true, qkv, qkv + o, o, 0, qkv + qkv + o + o},
+		// The weights are read back: a second score matrix; the mask is
+		// read as bools and uploaded as float32.
+		{"cpu weights lse mask", runFlags{weights: "w.npy", lse: "l.npy"}, withMask, true, false,
+			qkv + 5*5000, qkv + 4*5000 + o + lse + scores, o + lse + scores, 2 * scores,
+			qkv + 5*5000 + qkv + 4*5000 + o + lse + scores + o + lse + scores},
+	} {
+		m := runMemory(&tc.f, tc.files, tc.hostBuffers, tc.gpu)
+		if m.inputs != tc.inputs || m.backend != tc.be || m.outputs != tc.outs || m.scores != tc.scoreBytes || m.total() != tc.total {
+			t.Errorf("%s: inputs %v, backend %v, outputs %v, scores %v, total %v; want %v, %v, %v, %v, %v",
+				tc.name, m.inputs, m.backend, m.outputs, m.scores, m.total(), tc.inputs, tc.be, tc.outs, tc.scoreBytes, tc.total)
 		}
 	}
 }

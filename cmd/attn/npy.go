@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/big"
 	"os"
@@ -259,8 +262,9 @@ func indexString(i int, shape []int) string {
 
 // elements streams the data of nf in C order: visit is called with the
 // C-order index of each element and its bytes. A Fortran-order file is
-// transposed on the fly.
-func (nf *npyFile) elements(visit func(i int, b []byte)) error {
+// transposed on the fly. A done ctx stops it between chunks of 64 KiB
+// with ctx's error.
+func (nf *npyFile) elements(ctx context.Context, visit func(i int, b []byte)) error {
 	if _, err := nf.f.Seek(nf.dataOff, io.SeekStart); err != nil {
 		return fmt.Errorf("%s: %v", nf.path, err)
 	}
@@ -278,6 +282,9 @@ func (nf *npyFile) elements(visit func(i int, b []byte)) error {
 	chunk := make([]byte, max(1, (1<<16)/size)*size)
 	i := 0
 	for k := 0; k < nf.n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		m := min(nf.n-k, len(chunk)/size)
 		buf := chunk[:m*size]
 		if _, err := io.ReadFull(nf.f, buf); err != nil {
@@ -335,6 +342,11 @@ func (nf *npyFile) checkKeep() error {
 
 // readFloats reads the data of a float32 or float64 file into float32.
 func (nf *npyFile) readFloats() (*floatArray, error) {
+	return nf.readFloatsCtx(context.Background())
+}
+
+// readFloatsCtx is readFloats, stopped by a done ctx.
+func (nf *npyFile) readFloatsCtx(ctx context.Context) (*floatArray, error) {
 	if err := nf.checkFloat(); err != nil {
 		return nil, err
 	}
@@ -342,11 +354,11 @@ func (nf *npyFile) readFloats() (*floatArray, error) {
 	a := &floatArray{path: nf.path, shape: nf.shape, dtype: t, data: make([]float32, nf.n), posOverflow: -1, negOverflow: -1}
 	var err error
 	if t.size == 4 {
-		err = nf.elements(func(i int, b []byte) {
+		err = nf.elements(ctx, func(i int, b []byte) {
 			a.data[i] = math.Float32frombits(t.order.Uint32(b))
 		})
 	} else {
-		err = nf.elements(func(i int, b []byte) {
+		err = nf.elements(ctx, func(i int, b []byte) {
 			v := math.Float64frombits(t.order.Uint64(b))
 			f := float32(v)
 			if math.IsInf(float64(f), 0) && !math.IsInf(v, 0) {
@@ -392,6 +404,11 @@ func (a *floatArray) checkFinite(negInf bool) error {
 // readKeep reads a keep-mask: bool, or any integer or float type where
 // nonzero means keep. NaN is neither and is rejected.
 func (nf *npyFile) readKeep() ([]bool, error) {
+	return nf.readKeepCtx(context.Background())
+}
+
+// readKeepCtx is readKeep, stopped by a done ctx.
+func (nf *npyFile) readKeepCtx(ctx context.Context) ([]bool, error) {
 	if err := nf.checkKeep(); err != nil {
 		return nil, err
 	}
@@ -429,7 +446,7 @@ func (nf *npyFile) readKeep() ([]bool, error) {
 	default:
 		return nil, nf.checkKeep()
 	}
-	if err := nf.elements(visit); err != nil {
+	if err := nf.elements(ctx, visit); err != nil {
 		return nil, err
 	}
 	if nan >= 0 {
@@ -438,47 +455,149 @@ func (nf *npyFile) readKeep() ([]bool, error) {
 	return keep, nil
 }
 
-// output is one file to write.
-type output struct {
-	path  string
-	shape []int
-	data  []float32
+// pending is one output file, reserved before any work: its temporary
+// file is created at once in the target's directory, so that a missing
+// directory, a target that is a directory, or a directory attn may not
+// write in is an error before any input is read, and so that the final
+// rename is atomic. Its messages name the target as the user wrote it,
+// never the temporary file.
+type pending struct {
+	name string   // how messages name it: "-o out.npy", or the path alone
+	path string   // the target
+	f    *os.File // the temporary file, until write closes it
+	tmp  string   // its name; "" once renamed or removed
 }
 
-// writeOutputs writes every output atomically: each goes to a temporary
-// file in its own directory, which is synced and closed; only when all are
-// written are they renamed over their targets. On any error every
-// temporary file is removed and no target is touched by a failed write.
-func writeOutputs(outs []output) (err error) {
-	tmps := make([]string, 0, len(outs))
-	defer func() {
-		if err != nil {
-			for _, t := range tmps {
-				os.Remove(t)
-			}
-		}
-	}()
-	for _, o := range outs {
-		tmp, err := writeTemp(o)
-		if tmp != "" {
-			tmps = append(tmps, tmp)
-		}
-		if err != nil {
-			return err
+// reserve checks that path can be replaced and creates its temporary
+// file; flag, when not empty, names the flag that gave path, for the
+// messages. The caller commits or discards it.
+func reserve(flag, path string) (*pending, error) {
+	name := path
+	if flag != "" {
+		name = flag + " " + path
+	}
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return nil, fmt.Errorf("%s is a directory; name a file", name)
+		case !st.Mode().IsRegular():
+			return nil, fmt.Errorf("%s is %s, not a regular file: attn replaces an output by renaming a new file over it", name, fileKind(st.Mode()))
 		}
 	}
-	for i, o := range outs {
-		if err := os.Rename(tmps[i], o.path); err != nil {
-			return fmt.Errorf("%s: %v", o.path, err)
-		}
-		tmps[i] = "" // renamed: nothing left to remove
-		syncDir(filepath.Dir(o.path))
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: directory %s does not exist", name, dir)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v", name, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s: %s is not a directory", name, dir)
+	}
+	f, err := os.CreateTemp(dir, ".attn-*"+filepath.Ext(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot create a file in %s: %v", name, dir, bareError(err))
+	}
+	return &pending{name: name, path: path, f: f, tmp: f.Name()}, nil
+}
+
+// fileKind names what a file that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}
+
+// write fills the temporary file with write (through a buffer), makes it
+// mode 0644, syncs and closes it. On an error the file is removed.
+func (p *pending) write(write func(io.Writer) error) error {
+	w := bufio.NewWriterSize(p.f, 1<<16)
+	err := write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = p.f.Chmod(0o644)
+	}
+	if err == nil {
+		err = p.f.Sync()
+	}
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	p.f = nil
+	if err != nil {
+		p.discard()
+		return fmt.Errorf("%s: writing it: %v", p.name, bareError(err))
 	}
 	return nil
 }
 
-func writeTemp(o output) (string, error) {
-	return writeTempFile(o.path, (&kernels.Tensor{Shape: o.shape, Data: o.data}).WriteNpy)
+// commit renames the written temporary file over the target.
+func (p *pending) commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		p.discard()
+		return fmt.Errorf("%s: replacing it: %v", p.name, bareError(err))
+	}
+	p.tmp = ""
+	syncDir(filepath.Dir(p.path))
+	return nil
+}
+
+// discard closes and removes the temporary file unless it was committed;
+// a nil p, or one already discarded, is a no-op.
+func (p *pending) discard() {
+	if p == nil {
+		return
+	}
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+		p.tmp = ""
+	}
+}
+
+// bareError drops the file names an *fs.PathError or *os.LinkError
+// carries: about a temporary file, they would name it rather than the
+// user's file.
+func bareError(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return e.Err
+	case *os.LinkError:
+		return e.Err
+	}
+	return err
+}
+
+// writeBytes is a pending.write of data.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// replaceFile replaces path with data through a temporary file, synced
+// before the rename as the .npy outputs are.
+func replaceFile(path string, data []byte) error {
+	p, err := reserve("", path)
+	if err != nil {
+		return err
+	}
+	if err := p.write(writeBytes(data)); err != nil {
+		return err
+	}
+	return p.commit()
 }
 
 // syncDir makes a rename durable where the system allows syncing a

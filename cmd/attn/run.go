@@ -4,15 +4,21 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"math/big"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench/heatmap"
+	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/kernels"
+	"github.com/gogpu/gputypes"
 )
 
 const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-allow-nonfinite]"
@@ -30,6 +36,16 @@ dimension 1 or the full size. Causal masking is bottom-right aligned.
 Inputs are float32 or float64 .npy files (either byte order, C or Fortran
 order); outputs are float32 .npy files with the query's rank, written
 atomically. -weights needs the staged strategy (auto picks it).
+
+Before it reads any data, run checks every header and shape, creates
+each output's temporary file beside it (so a missing directory, or -o
+naming a directory, fails at once), and refuses a run that would need
+more memory than is available now (MemAvailable, lowered to the cgroup's
+headroom): the inputs as float32, the backend's copies of them where it
+computes in host memory (cpu, a software GPU), the outputs and, on the
+staged path, the B·H·Nq·Nk scores. SIGINT or SIGTERM stops a run with
+"interrupted" and exit status 130 or 143, leaving every output as it was
+and no temporary file.
 
 -heatmap draws the weights of one head (-heatmap-head b,h, default 0,0) as
 an image, its format chosen by the extension (png, jpg, tif, svg, pdf), as
@@ -106,9 +122,54 @@ func runRun(c *cmdEnv, args []string) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return c.attention(ctx, &f)
+	return interruptible(func(ctx context.Context) error { return c.attention(ctx, &f) })
+}
+
+// interruptedError reports that SIGINT or SIGTERM stopped a command: run
+// prints "interrupted" and exits 128 + the signal's number, as a shell
+// does for a process the signal killed.
+type interruptedError struct{ sig os.Signal }
+
+func (e *interruptedError) Error() string { return "interrupted" }
+
+// exitCode is 130 for SIGINT, 143 for SIGTERM.
+func (e *interruptedError) exitCode() int {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// interruptible runs work with a context that SIGINT or SIGTERM cancels;
+// when work then fails, the error is an *interruptedError naming the
+// signal, whatever work returned (its context error, or a failure the
+// cancellation caused). Only the first signal is caught: a second one
+// ends the process the default way.
+func interruptible(work func(ctx context.Context) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	caught := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs)
+			caught <- sig
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := work(ctx)
+	if err != nil {
+		select {
+		case sig := <-caught:
+			return &interruptedError{sig}
+		default:
+		}
+	}
+	return err
 }
 
 // check validates the flags on their own, before any file is opened.
@@ -175,9 +236,12 @@ func samePath(a, b string) bool {
 }
 
 // attention reads and checks the inputs, runs attention and writes the
-// outputs.
+// outputs. Before any data is read it checks every header and shape,
+// reserves every output (reserve: the directory exists, the temporary
+// file is created) and checks that the inputs and outputs fit in the
+// memory available (checkMemory); every temporary file is removed on
+// every path that does not commit it.
 func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
-	// Every header is read and every shape checked before any data.
 	files := map[string]*npyFile{}
 	defer func() {
 		for _, nf := range files {
@@ -222,9 +286,40 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 	}
 
+	// Every output is reserved before anything is computed: a run that
+	// cannot write its results fails now, not after the work.
+	var outO, outW, outL, outH *pending
+	defer func() {
+		for _, p := range []*pending{outO, outW, outL, outH} {
+			p.discard()
+		}
+	}()
+	for _, o := range []struct {
+		flag, path string
+		dst        **pending
+	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH}} {
+		if o.path == "" {
+			continue
+		}
+		p, err := reserve(o.flag, o.path)
+		if err != nil {
+			return err
+		}
+		*o.dst = p
+	}
+
+	be, err := c.openBackend(f.backendName)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	if err := checkMemory(f, files, be); err != nil {
+		return err
+	}
+
 	var tensors [3]*kernels.Tensor
 	for i, nf := range []*npyFile{q, k, v} {
-		a, err := nf.readFloats()
+		a, err := nf.readFloatsCtx(ctx)
 		if err != nil {
 			return err
 		}
@@ -244,7 +339,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		AllowNonFinite: f.allowNonFinite,
 	}
 	if nf := files["bias"]; nf != nil {
-		a, err := nf.readFloats()
+		a, err := nf.readFloatsCtx(ctx)
 		if err != nil {
 			return err
 		}
@@ -256,74 +351,86 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		opts.Bias = &kernels.Tensor{Shape: a.shape, Layout: kernels.BHND, Data: a.data}
 	}
 	if nf := files["mask"]; nf != nil {
-		keep, err := nf.readKeep()
+		keep, err := nf.readKeepCtx(ctx)
 		if err != nil {
 			return err
 		}
 		opts.Mask = &kernels.Mask{Shape: nf.shape, Keep: keep}
 	}
 
-	be, err := c.openBackend(f.backendName)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
 	res, err := kernels.Attention(ctx, be, tensors[0], tensors[1], tensors[2], opts)
 	if err != nil {
 		return err
 	}
 
-	// The image is drawn, and written to a temporary file, before any
-	// output replaces its target: a failure leaves every target as it
-	// was.
-	var heatTmp string
-	if f.heatmap != "" {
+	// Every output, the image too, is written and synced before any
+	// replaces its target: a failure, or a signal, leaves every target as
+	// it was.
+	written := []*pending{outO}
+	if err := outO.write(npyWriter(res.Out.Shape, res.Out.Data)); err != nil {
+		return err
+	}
+	if outW != nil {
 		if res.Weights == nil {
 			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
 		}
-		if heatTmp, err = drawRunHeatmap(f, full, res.Weights.Data); err != nil {
+		if err := outW.write(npyWriter(res.Weights.Shape, res.Weights.Data)); err != nil {
 			return err
 		}
-		defer func() {
-			if heatTmp != "" {
-				os.Remove(heatTmp)
-			}
-		}()
+		written = append(written, outW)
 	}
-	outs := []output{{f.out, res.Out.Shape, res.Out.Data}}
-	if f.weights != "" {
-		if res.Weights == nil {
-			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
-		}
-		outs = append(outs, output{f.weights, res.Weights.Shape, res.Weights.Data})
-	}
-	if f.lse != "" {
+	if outL != nil {
 		if res.LSE == nil {
 			return fmt.Errorf("the %s strategy returned no log-sum-exp", res.Strategy)
 		}
-		outs = append(outs, output{f.lse, res.LSE.Shape, res.LSE.Data})
+		if err := outL.write(npyWriter(res.LSE.Shape, res.LSE.Data)); err != nil {
+			return err
+		}
+		written = append(written, outL)
 	}
-	if err := writeOutputs(outs); err != nil {
-		return err
-	}
-	for _, o := range outs {
-		fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", o.path, kernels.NpyShape(o.shape), be.Name(), res.Strategy)
-	}
-	if heatTmp != "" {
-		err := commitTemp(heatTmp, f.heatmap)
-		heatTmp = ""
+	if outH != nil {
+		if res.Weights == nil {
+			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
+		}
+		img, err := drawRunHeatmap(f, full, res.Weights.Data)
 		if err != nil {
 			return err
 		}
+		if err := outH.write(writeBytes(img)); err != nil {
+			return err
+		}
+		written = append(written, outH)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range written {
+		if err := p.commit(); err != nil {
+			return err
+		}
+	}
+	for _, r := range []struct {
+		p *pending
+		t *kernels.Tensor
+	}{{outO, res.Out}, {outW, res.Weights}, {outL, res.LSE}} {
+		if r.p != nil {
+			fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", r.p.path, kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy)
+		}
+	}
+	if outH != nil {
 		fmt.Fprintf(c.stdout, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], be.Name(), res.Strategy)
 	}
 	return nil
 }
 
+// npyWriter is a pending.write of a float32 .npy file.
+func npyWriter(shape []int, data []float32) func(io.Writer) error {
+	return (&kernels.Tensor{Shape: shape, Data: data}).WriteNpy
+}
+
 // drawRunHeatmap draws the weights of the -heatmap-head head out of all the
-// [B, H, Nq, Nk] weights p into a temporary file beside -heatmap and
-// returns its name.
-func drawRunHeatmap(f *runFlags, full [4]int, p []float32) (string, error) {
+// [B, H, Nq, Nk] weights p and returns the encoded image.
+func drawRunHeatmap(f *runFlags, full [4]int, p []float32) ([]byte, error) {
 	b, h, nq, nk := f.heatmapHead[0], f.heatmapHead[1], full[2], full[3]
 	off := (b*full[1] + h) * nq * nk
 	title := fmt.Sprintf("Attention weights: %s · %s", filepath.Base(f.q), filepath.Base(f.k))
@@ -335,9 +442,9 @@ func drawRunHeatmap(f *runFlags, full [4]int, p []float32) (string, error) {
 	}
 	img, err := drawHeatmap(f.heatmapFormat, nq, nk, p[off:off+nq*nk], &heatmap.Options{Title: title})
 	if err != nil {
-		return "", fmt.Errorf("-heatmap %s: %v", f.heatmap, err)
+		return nil, fmt.Errorf("-heatmap %s: %v", f.heatmap, err)
 	}
-	return writeTempFile(f.heatmap, writeBytes(img))
+	return img, nil
 }
 
 // checkQKV checks the ranks and sizes of Q, K and V against each other,
@@ -403,4 +510,111 @@ func checkBroadcast(what string, nf *npyFile, full [4]int) error {
 		}
 	}
 	return nil
+}
+
+// autoStagedLimit is kernels' stagedAutoLimit: under -strategy auto, a
+// CPU backend runs the staged path unasked when B·H·Nq·Nk is at most
+// this (the scores then take at most 256 KiB).
+const autoStagedLimit = 1 << 16
+
+// memoryNeed is what attn run holds in memory at its peak, in bytes, by
+// part, estimated from the headers. Float64 because B·H·Nq·Nk·4 may pass
+// 2⁶⁴ for shapes whose files are small.
+type memoryNeed struct {
+	// inputs: Q, K, V and the bias read as float32, the mask as bools
+	// and again as the float32 kernels.Attention uploads.
+	inputs float64
+	// backend: the backend's buffers where they live in host memory (the
+	// CPU backend, a software or integrated GPU): copies of the inputs,
+	// O, the LSE and, on the staged path, the scores.
+	backend float64
+	// outputs: what is read back, O, the LSE and the weights.
+	outputs float64
+	// scores: the part of backend and outputs that is B·H·Nq·Nk
+	// matrices, scoresLen elements each.
+	scores, scoresLen float64
+}
+
+func (m memoryNeed) total() float64 { return m.inputs + m.backend + m.outputs }
+
+// runMemory estimates what running f on the inputs in files needs: the
+// strategy is the one kernels.Attention picks, the score matrix counted
+// where that strategy forms it. hostBuffers says whether the backend's
+// buffers live in host memory, gpu whether it is a GPU backend (auto
+// picks fused there unless the weights are asked for).
+func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) memoryNeed {
+	n := func(key string) float64 {
+		if nf := files[key]; nf != nil {
+			return float64(nf.n)
+		}
+		return 0
+	}
+	b, h, nq, _ := kernels.Dims(files["q"].shape, f.layout)
+	_, _, nk, _ := kernels.Dims(files["k"].shape, f.layout)
+	_, _, _, dv := kernels.Dims(files["v"].shape, f.layout)
+	rows := float64(b) * float64(h) * float64(nq)
+	scoresLen := rows * float64(nk)
+	oLen := rows * float64(dv)
+	weights := f.weights != "" || f.heatmap != ""
+	staged := f.strategy == kernels.Staged ||
+		f.strategy == kernels.Auto && (weights || !gpu && scoresLen <= autoStagedLimit)
+
+	m := memoryNeed{scoresLen: scoresLen}
+	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask")
+	m.outputs = 4 * oLen
+	if f.lse != "" {
+		m.outputs += 4 * rows
+	}
+	if weights {
+		m.outputs += 4 * scoresLen
+		m.scores += 4 * scoresLen
+	}
+	if hostBuffers {
+		m.backend = 4 * (n("q") + n("k") + n("v") + n("bias") + n("mask") + oLen)
+		if f.lse != "" {
+			m.backend += 4 * rows
+		}
+		if staged {
+			m.backend += 4 * scoresLen
+			m.scores += 4 * scoresLen
+		}
+	}
+	return m
+}
+
+// checkMemory refuses, with an error wrapping backend.ErrTooLarge, a run
+// whose inputs and outputs need more memory than is available now
+// (cpu.AvailableMemory: MemAvailable, lowered to the cgroup's headroom):
+// reading them would only end in the kernel's OOM killer. Where the
+// available memory cannot be read, nothing is refused.
+func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend) error {
+	avail, ok := cpu.AvailableMemory()
+	if !ok {
+		return nil
+	}
+	info := be.Info()
+	dt := info.Adapter.DeviceType
+	hostBuffers := info.Kind == backend.KindCPU || dt == gputypes.DeviceTypeCPU || dt == gputypes.DeviceTypeIntegratedGPU
+	m := runMemory(f, files, hostBuffers, info.Kind == backend.KindGPU)
+	need := m.total()
+	if need <= float64(avail) {
+		return nil
+	}
+	parts := fmt.Sprintf("inputs %s as float32", humanBytes(m.inputs))
+	if m.backend > 0 {
+		parts += fmt.Sprintf(", the %s backend's buffers %s", be.Name(), humanBytes(m.backend))
+	}
+	parts += fmt.Sprintf(", outputs %s", humanBytes(m.outputs))
+	msg := fmt.Sprintf("inputs and outputs need %s, %s is available (%s)", humanBytes(need), humanBytes(float64(avail)), parts)
+	if m.scores > 0 && need-m.scores <= float64(avail) {
+		msg += fmt.Sprintf("; %s of it is B·H·Nq·Nk = %.0f-element matrices (scores, weights), which -strategy fused without -weights or -heatmap never forms",
+			humanBytes(m.scores), m.scoresLen)
+	}
+	return backend.Errorf(backend.ErrTooLarge, "%s", msg)
+}
+
+// humanBytes prints a byte count in binary units, as sizeString does.
+func humanBytes(n float64) string {
+	b, _ := big.NewFloat(math.Round(n)).Int(nil)
+	return sizeString(b)
 }

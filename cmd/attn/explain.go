@@ -31,7 +31,8 @@ Without flags it uses the tutorial's three 4-feature inputs and 4×3
 weights. Each of -x, -wq, -wk, -wv replaces one of them: x is [N, Din],
 the weights [Din, Dk] (W_q and W_k with the same Dk) and [Din, Dv]. The
 scale is the tutorial's 1 unless -scale is given, also with your own
-inputs (the usual 1/√Dk would be -scale 0.577… for Dk = 3).
+inputs; -scale 0 is the usual 1/√Dk (0.577… for Dk = 3), as a zero
+scale means everywhere in attn.
 
 explain prints every intermediate matrix, N×N·Dv weighted values among
 them, so each of its matrices may be at most 16×16: at most 16 inputs of
@@ -62,18 +63,10 @@ func runExplain(c *cmdEnv, args []string) error {
 	fs.StringVar(&wqPath, "wq", "", "query weights `WQ.npy`, [Din, Dk] (default: the tutorial's)")
 	fs.StringVar(&wkPath, "wk", "", "key weights `WK.npy`, [Din, Dk] (default: the tutorial's)")
 	fs.StringVar(&wvPath, "wv", "", "value weights `WV.npy`, [Din, Dv] (default: the tutorial's)")
-	fs.Func("scale", "multiply queries·keysᵀ by `S` (default 1, the tutorial's, also with your own inputs)", func(s string) error {
-		v, err := strconv.ParseFloat(s, 64)
-		switch {
-		case err != nil:
-			return fmt.Errorf("not a number")
-		case math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32:
-			return fmt.Errorf("scale must be finite")
-		case v == 0:
-			return fmt.Errorf("scale 0 is not allowed")
-		}
+	fs.Func("scale", "multiply queries·keysᵀ by `S` (default 1, the tutorial's, also with your own inputs; 0 means 1/√Dk)", func(s string) error {
+		v, err := parseScale(s)
 		scale = v
-		return nil
+		return err
 	})
 	fs.StringVar(&backendName, "backend", "auto", "`name` of the backend: auto, cpu or gpu")
 	if err := c.parseFlags(fs, explainSynopsis, explainHelp, args); err != nil {
@@ -199,6 +192,9 @@ type explanation struct {
 
 func computeExplain(ctx context.Context, be backend.Backend, in *explainInputs) (*explanation, error) {
 	ex := &explanation{backend: be.Name(), scale: in.scale, in: in}
+	if ex.scale == 0 {
+		ex.scale = 1 / math.Sqrt(float64(in.wq.Shape[1]))
+	}
 	var err error
 	if ex.keys, err = (kernels.Linear{W: in.wk}).Apply(in.x); err != nil {
 		return nil, err

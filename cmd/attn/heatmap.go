@@ -83,7 +83,7 @@ func runHeatmap(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.x, "x", "", "inputs `X.npy`, [N, Din] (default: the tutorial's)")
 	fs.StringVar(&f.wq, "wq", "", "query weights `WQ.npy`, [Din, Dk] (default: the tutorial's)")
 	fs.StringVar(&f.wk, "wk", "", "key weights `WK.npy`, [Din, Dk] (default: the tutorial's)")
-	fs.Func("scale", "multiply Q·Kᵀ by `S` (default 1 for the tutorial and -x, 1/√D for -q/-k)", func(s string) error {
+	fs.Func("scale", "multiply Q·Kᵀ by `S`; 0 means 1/√D (default 1 for the tutorial and -x, 1/√D for -q/-k)", func(s string) error {
 		v, err := parseScale(s)
 		f.scale, f.scaleSet = v, true
 		return err
@@ -512,7 +512,9 @@ func parseLayout(s string) (kernels.Layout, error) {
 	return kernels.BHND, fmt.Errorf("want bhnd or bnhd")
 }
 
-// parseScale reads a -scale value: finite, nonzero and within float32.
+// parseScale reads a -scale value: finite and within float32. 0 means
+// 1/√D, as a zero scale does in every layer of attn (package backend's
+// doc, "Zero values").
 func parseScale(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	switch {
@@ -520,8 +522,6 @@ func parseScale(s string) (float64, error) {
 		return 0, fmt.Errorf("not a number")
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return 0, fmt.Errorf("scale must be finite")
-	case v == 0:
-		return 0, fmt.Errorf("scale 0 is not allowed (omit -scale for the default)")
 	case math.Abs(v) > math.MaxFloat32:
 		return 0, fmt.Errorf("scale does not fit in float32")
 	}

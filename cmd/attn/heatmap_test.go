@@ -131,6 +131,7 @@ func TestHeatmapQK(t *testing.T) {
 		causal bool
 	}{
 		{name: "rank2", qs: []int{4, 8}, ks: []int{6, 8}},
+		{name: "rank2 scale 0 is 1/√D", qs: []int{4, 8}, ks: []int{6, 8}, flags: []string{"-scale", "0"}},
 		{name: "rank2 causal scale", qs: []int{5, 3}, ks: []int{5, 3}, flags: []string{"-causal", "-scale", "0.7"}, scale: 0.7, causal: true},
 		{name: "rank3 head 2", qs: []int{3, 4, 5}, ks: []int{3, 4, 5}, head: [2]int{0, 2}, flags: []string{"-head", "2"}},
 		{name: "rank4 gqa", qs: []int{2, 4, 3, 4}, ks: []int{2, 2, 7, 4}, head: [2]int{1, 3}, flags: []string{"-head", "1,3"}},
@@ -298,7 +299,6 @@ func TestHeatmapErrors(t *testing.T) {
 		{"three head", []string{"-q", q, "-k", q, "-head", "0,1,2"}, 2, "want b,h"},
 		{"negative head", []string{"-q", q, "-k", q, "-head", "-1"}, 2, "want b,h"},
 		{"bad layout", []string{"-q", q, "-k", q, "-layout", "nhd"}, 2, "want bhnd or bnhd"},
-		{"zero scale", []string{"-scale", "0"}, 2, "scale 0 is not allowed"},
 		{"negative max", []string{"-max", "-1"}, 2, "want a finite weight above 0"},
 		{"annotate", []string{"-annotate", "maybe"}, 2, "want auto, on or off"},
 		{"gif", []string{"-o", filepath.Join(dir, "w.gif")}, 2, `"gif" is not one of png`},

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -81,20 +80,10 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.bias, "bias", "", "additive bias `B.npy`, broadcast to [B, H, Nq, Nk]; -Inf hides a key")
 	fs.StringVar(&f.mask, "mask", "", "keep-mask `M.npy`, broadcast to [B, H, Nq, Nk]; nonzero keeps a key")
 	fs.BoolVar(&f.causal, "causal", false, "causal masking, bottom-right aligned")
-	fs.Func("scale", "multiply Q·Kᵀ by `S` (default 1/√D)", func(s string) error {
-		v, err := strconv.ParseFloat(s, 64)
-		switch {
-		case err != nil:
-			return fmt.Errorf("not a number")
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			return fmt.Errorf("scale must be finite")
-		case v == 0:
-			return fmt.Errorf("scale 0 is not allowed (omit -scale for the default 1/√D)")
-		case math.Abs(v) > math.MaxFloat32:
-			return fmt.Errorf("scale does not fit in float32")
-		}
+	fs.Func("scale", "multiply Q·Kᵀ by `S`; 0 means 1/√D, the default, as everywhere in attn", func(s string) error {
+		v, err := parseScale(s)
 		f.scale, f.scaleSet = v, true
-		return nil
+		return err
 	})
 	fs.StringVar(&f.backendName, "backend", "auto", "`name` of the backend: auto, cpu or gpu (auto honours $ATTN_BACKEND)")
 	fs.Func("strategy", "`strategy`: auto, staged or fused", func(s string) error {

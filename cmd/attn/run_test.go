@@ -163,6 +163,7 @@ func TestRunMatchesReference(t *testing.T) {
 		hideRow    bool // mask a whole query row
 	}{
 		{name: "rank2 causal", qs: []int{5, 4}, ks: []int{7, 4}, vs: []int{7, 3}, in: f32, causal: true, flags: []string{"-causal"}},
+		{name: "rank2 scale 0 is 1/√D", qs: []int{3, 4}, ks: []int{5, 4}, vs: []int{5, 2}, in: f32, flags: []string{"-scale", "0"}},
 		{name: "rank2 decode", qs: []int{1, 8}, ks: []int{9, 8}, vs: []int{9, 8}, in: f32, causal: true, flags: []string{"-causal", "-strategy", "fused"}},
 		{name: "rank3 gqa bias mask float64", qs: []int{4, 6, 5}, ks: []int{2, 6, 5}, vs: []int{2, 6, 3}, in: input{"<f8", false},
 			biasShape: []int{6, 6}, keepShape: []int{1, 6}, keepDescr: "|b1", scale: 0.3, flags: []string{"-scale", "0.3"}},
@@ -494,7 +495,6 @@ func TestRunBadInputs(t *testing.T) {
 		{"unknown backend", append(base(), "-backend", "tpu"), 2, []string{`unknown backend "tpu"`, "cpu"}},
 		{"unknown strategy", base("-strategy", "quick"), 2, []string{`unknown strategy "quick"`}},
 		{"bad scale", base("-scale", "x"), 2, []string{"-scale"}},
-		{"zero scale", base("-scale", "0"), 2, []string{"scale 0 is not allowed"}},
 		{"NaN scale", base("-scale", "NaN"), 2, []string{"scale must be finite"}},
 		{"missing -o", []string{"run", "-q", q, "-k", k, "-v", v}, 2, []string{"missing required flag -o"}},
 		{"missing all", []string{"run"}, 2, []string{"missing required flag -q, -k, -v, -o", "usage: attn run"}},

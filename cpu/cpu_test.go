@@ -292,7 +292,7 @@ func TestAllocBeyondMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer be.Close()
-	const n = 1 << 43 // 32 TiB of float32, under MaxBufferLen
+	const n = 1 << 43 // 32 TiB of float32, far over MaxBufferLen
 	_, err = be.Alloc(n)
 	if !errors.Is(err, backend.ErrTooLarge) || !strings.Contains(err.Error(), "GiB of memory is available") {
 		t.Fatalf("Alloc(%d): %v", n, err)

@@ -26,6 +26,12 @@
 // in place, without copies. Scores and weights are [B, H, Nq, Nk], LSE is
 // [B, H, Nq], masks are broadcast through backend.Mask.Strides.
 //
+// Caps().MaxBufferLen is what the memory available when the backend
+// opened holds (AvailableMemory: MemAvailable, lowered to the cgroup v2
+// headroom), not a fixed guard, and Alloc refuses more with ErrTooLarge;
+// it also asks again, at the call, before a buffer of 256 MiB or more, so
+// that the kernel's OOM killer never answers in its place.
+//
 // # Staged ops
 //
 // Scores, Softmax and Context each cut the problem into work items of 64

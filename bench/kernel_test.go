@@ -277,3 +277,20 @@ func TestReadReportWithoutKernel(t *testing.T) {
 		t.Errorf("KernelName of %q = %q, want %q", pt.Version, got, UnknownKernel)
 	}
 }
+
+func TestParseCPUInfo(t *testing.T) {
+	for _, tt := range []struct {
+		name, info, want string
+		family, model    int
+	}{
+		{"zen5, two processors", "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: Other\n",
+			"AMD EPYC (family 26 model 2)", 26, 2},
+		{"no family (arm64)", "processor\t: 0\nBogoMIPS\t: 50.00\nmodel name\t: Neoverse\n", "Neoverse", 0, 0},
+		{"empty", "", "", 0, 0},
+	} {
+		name, family, model := parseCPUInfo(tt.info)
+		if name != tt.want || family != tt.family || model != tt.model {
+			t.Errorf("%s: %q, %d, %d; want %q, %d, %d", tt.name, name, family, model, tt.want, tt.family, tt.model)
+		}
+	}
+}

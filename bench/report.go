@@ -60,7 +60,11 @@ type Machine struct {
 	OS     string `json:"os"`
 	Arch   string `json:"arch"`
 	Kernel string `json:"kernel,omitempty"` // the operating system's
-	CPU    string `json:"cpu"`
+	// CPU is the model name with, on x86, its family and model numbers
+	// (parseCPUInfo), which tell the generation where the name does not.
+	CPU       string `json:"cpu"`
+	CPUFamily int    `json:"cpu_family,omitempty"` // x86: 25 Zen 3/4, 26 Zen 5, 6 Intel Core/Xeon
+	CPUModel  int    `json:"cpu_model,omitempty"`
 	// CPUFeatures are the instruction-set extensions that decide which
 	// kernels run (avx2, fma and avx512f for attn's; avx512_bf16 too for
 	// a peer's library), as Go sees them: GODEBUG=cpu.avx512f=off makes
@@ -126,17 +130,50 @@ func machine() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
+		m.CPU, m.CPUFamily, m.CPUModel = parseCPUInfo(string(b))
 	}
 	if m.CPU == "" {
 		m.CPU = runtime.GOARCH
 	}
 	return m
+}
+
+// parseCPUInfo reads the first processor's model name and, on x86, its
+// family and model numbers from /proc/cpuinfo. Cloud machines often name
+// only the brand ("AMD EPYC"), which hides the generation that decides
+// the FMA width (Zen 4 runs AVX-512 on 256-bit units, Zen 5 on 512-bit
+// ones): the family and model go into the name so that every table and
+// chart carries them.
+func parseCPUInfo(info string) (name string, family, model int) {
+	family, model = -1, -1
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			if name != "" {
+				break // the end of the first processor's block
+			}
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "model name":
+			if name == "" {
+				name = v
+			}
+		case "cpu family":
+			if n, err := strconv.Atoi(v); err == nil && family < 0 {
+				family = n
+			}
+		case "model":
+			if n, err := strconv.Atoi(v); err == nil && model < 0 {
+				model = n
+			}
+		}
+	}
+	if name != "" && family >= 0 && model >= 0 {
+		name = fmt.Sprintf("%s (family %d model %d)", name, family, model)
+	}
+	return name, max(family, 0), max(model, 0)
 }
 
 // versions records Go, attn's revision and the modules attn's numbers

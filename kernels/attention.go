@@ -129,12 +129,26 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 	if err != nil {
 		return nil, err
 	}
-	if opts.Strategy == Auto && c.strategy == Staged && !opts.Weights && !opts.Scores && be.Info().Kind == backend.KindGPU {
-		// On a GPU the three staged ops cost three rounds of submissions
-		// for what one fused dispatch does: small problems gain nothing.
-		c.strategy = Fused
-	}
+	c.strategy = opts.Strategy.Choose(c.prob.ScoresLen(), opts.Weights || opts.Scores, be.Info().Kind)
 	return c.run(ctx, be, q, k, v, opts)
+}
+
+// Choose is the strategy s runs as on a backend of the given kind, for a
+// problem of scoresLen = B·H·Nq·Nk scores: Staged and Fused as they are;
+// Auto is Staged when the weights or scores are wanted (wantsMatrix) or,
+// on a CPU backend, when scoresLen is at most stagedAutoLimit, and Fused
+// otherwise. On a GPU the three staged ops cost three rounds of
+// submissions for what one fused dispatch does, so small problems gain
+// nothing there. Attention decides by it; a caller can ask it what an
+// Auto call will run (attn run sizes its memory check by it).
+func (s Strategy) Choose(scoresLen int, wantsMatrix bool, kind backend.Kind) Strategy {
+	if s != Auto {
+		return s
+	}
+	if wantsMatrix || kind != backend.KindGPU && scoresLen <= stagedAutoLimit {
+		return Staged
+	}
+	return Fused
 }
 
 // call is a validated Attention call.
@@ -247,19 +261,12 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 			return nil, err
 		}
 	}
-	c.strategy = opts.Strategy
-	wantsMatrix := opts.Weights || opts.Scores
-	switch c.strategy {
-	case Auto:
-		c.strategy = Fused
-		if wantsMatrix || c.prob.ScoresLen() <= stagedAutoLimit {
-			c.strategy = Staged
-		}
+	switch opts.Strategy {
+	case Auto, Staged:
 	case Fused:
-		if wantsMatrix {
+		if opts.Weights || opts.Scores {
 			return nil, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path; the fused strategy never forms them")
 		}
-	case Staged:
 	default:
 		return nil, backend.Errorf(backend.ErrShape, "unknown strategy %v", opts.Strategy)
 	}

@@ -137,7 +137,7 @@ func loadSmallMatrix(path string, def [][]float32, maxDim int) (*kernels.Tensor,
 		return nil, fmt.Errorf("%s is %s: explain prints every intermediate matrix and takes matrices of at most %d×%d (at most %d inputs of %d features, weights at most %d wide); attn run computes attention of any size",
 			path, kernels.NpyShape(nf.shape), maxDim, maxDim, maxDim, maxDim, maxDim)
 	}
-	a, err := nf.readFloats()
+	a, err := nf.readFloats(context.Background())
 	if err != nil {
 		return nil, err
 	}

@@ -346,7 +346,7 @@ func loadHeads(qPath, kPath string, layout kernels.Layout, head [2]int) (*heatma
 	}
 	var heads [2]*kernels.Tensor
 	for i, nf := range files {
-		a, err := nf.readFloats()
+		a, err := nf.readFloats(context.Background())
 		if err != nil {
 			return nil, err
 		}

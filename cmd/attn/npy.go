@@ -340,13 +340,9 @@ func (nf *npyFile) checkKeep() error {
 	return fmt.Errorf("%s: dtype %s (%s); a mask is bool, an integer type, float32 or float64 (nonzero keeps a key)", nf.path, t.name(), t.descr)
 }
 
-// readFloats reads the data of a float32 or float64 file into float32.
-func (nf *npyFile) readFloats() (*floatArray, error) {
-	return nf.readFloatsCtx(context.Background())
-}
-
-// readFloatsCtx is readFloats, stopped by a done ctx.
-func (nf *npyFile) readFloatsCtx(ctx context.Context) (*floatArray, error) {
+// readFloats reads the data of a float32 or float64 file into float32; a
+// done ctx stops it between chunks.
+func (nf *npyFile) readFloats(ctx context.Context) (*floatArray, error) {
 	if err := nf.checkFloat(); err != nil {
 		return nil, err
 	}
@@ -402,13 +398,9 @@ func (a *floatArray) checkFinite(negInf bool) error {
 }
 
 // readKeep reads a keep-mask: bool, or any integer or float type where
-// nonzero means keep. NaN is neither and is rejected.
-func (nf *npyFile) readKeep() ([]bool, error) {
-	return nf.readKeepCtx(context.Background())
-}
-
-// readKeepCtx is readKeep, stopped by a done ctx.
-func (nf *npyFile) readKeepCtx(ctx context.Context) ([]bool, error) {
+// nonzero means keep. NaN is neither and is rejected. A done ctx stops it
+// between chunks.
+func (nf *npyFile) readKeep(ctx context.Context) ([]bool, error) {
 	if err := nf.checkKeep(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,9 +30,9 @@ func FuzzReadNpy(f *testing.F) {
 		if int64(nf.n*nf.dtype.size) > int64(len(b)) {
 			t.Fatalf("accepted shape %v of %s for a %d-byte file", nf.shape, nf.dtype.descr, len(b))
 		}
-		if a, err := nf.readFloats(); err == nil {
+		if a, err := nf.readFloats(context.Background()); err == nil {
 			a.checkFinite(true)
 		}
-		nf.readKeep()
+		nf.readKeep(context.Background())
 	})
 }

@@ -308,7 +308,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 
 	var tensors [3]*kernels.Tensor
 	for i, nf := range []*npyFile{q, k, v} {
-		a, err := nf.readFloatsCtx(ctx)
+		a, err := nf.readFloats(ctx)
 		if err != nil {
 			return err
 		}
@@ -328,7 +328,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		AllowNonFinite: f.allowNonFinite,
 	}
 	if nf := files["bias"]; nf != nil {
-		a, err := nf.readFloatsCtx(ctx)
+		a, err := nf.readFloats(ctx)
 		if err != nil {
 			return err
 		}
@@ -340,7 +340,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		opts.Bias = &kernels.Tensor{Shape: a.shape, Layout: kernels.BHND, Data: a.data}
 	}
 	if nf := files["mask"]; nf != nil {
-		keep, err := nf.readKeepCtx(ctx)
+		keep, err := nf.readKeep(ctx)
 		if err != nil {
 			return err
 		}
@@ -501,11 +501,6 @@ func checkBroadcast(what string, nf *npyFile, full [4]int) error {
 	return nil
 }
 
-// autoStagedLimit is kernels' stagedAutoLimit: under -strategy auto, a
-// CPU backend runs the staged path unasked when B·H·Nq·Nk is at most
-// this (the scores then take at most 256 KiB).
-const autoStagedLimit = 1 << 16
-
 // memoryNeed is what attn run holds in memory at its peak, in bytes, by
 // part, estimated from the headers. Float64 because B·H·Nq·Nk·4 may pass
 // 2⁶⁴ for shapes whose files are small.
@@ -527,8 +522,8 @@ type memoryNeed struct {
 func (m memoryNeed) total() float64 { return m.inputs + m.backend + m.outputs }
 
 // runMemory estimates what running f on the inputs in files needs: the
-// strategy is the one kernels.Attention picks, the score matrix counted
-// where that strategy forms it. hostBuffers says whether the backend's
+// strategy is the one kernels.Attention picks (Strategy.Choose), the
+// score matrix counted where that strategy forms it. hostBuffers says whether the backend's
 // buffers live in host memory, gpu whether it is a GPU backend (auto
 // picks fused there unless the weights are asked for).
 func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) memoryNeed {
@@ -545,8 +540,16 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) me
 	scoresLen := rows * float64(nk)
 	oLen := rows * float64(dv)
 	weights := f.weights != "" || f.heatmap != ""
-	staged := f.strategy == kernels.Staged ||
-		f.strategy == kernels.Auto && (weights || !gpu && scoresLen <= autoStagedLimit)
+	kind := backend.KindCPU
+	if gpu {
+		kind = backend.KindGPU
+	}
+	// B·H·Nq·Nk past an int's range is far past auto's staged limit.
+	sl := math.MaxInt
+	if scoresLen < 1<<62 {
+		sl = int(scoresLen)
+	}
+	staged := f.strategy.Choose(sl, weights, kind) == kernels.Staged
 
 	m := memoryNeed{scoresLen: scoresLen}
 	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask")

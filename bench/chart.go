@@ -266,6 +266,9 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 
 // plot builds chart c of the report and its legend.
 func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
+	if c != ChartGFLOPS && c != ChartMemory {
+		return nil, plot.Legend{}, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
+	}
 	p := plot.New()
 	p.X.Label.Text = "sequence length N (Nq = Nk)"
 	p.X.Scale = plot.LogScale{}
@@ -327,8 +330,6 @@ func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
 					return nil, legend, err
 				}
 			}
-		default:
-			return nil, legend, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
 		}
 	}
 	switch c {
@@ -352,8 +353,6 @@ func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
 			c := math.Sqrt(p.Y.Min * max(p.Y.Max, p.Y.Min))
 			p.Y.Min, p.Y.Max = c/2, 2*c
 		}
-	default:
-		return nil, legend, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
 	}
 	if len(all) == 0 {
 		p.Title.Text += "\n(no point ran)"

@@ -82,7 +82,7 @@ func runExplain(c *cmdEnv, args []string) error {
 		def  [][]float32
 		dst  **kernels.Tensor
 	}{{xPath, tutorialX, &in.x}, {wqPath, tutorialWQ, &in.wq}, {wkPath, tutorialWK, &in.wk}, {wvPath, tutorialWV, &in.wv}} {
-		if *m.dst, err = loadSmallMatrix(m.path, m.def, explainMaxDim); err != nil {
+		if *m.dst, err = loadMatrix(m.path, m.def, explainMaxDim); err != nil {
 			return err
 		}
 	}
@@ -111,14 +111,9 @@ func orDefault(path, def string) string {
 }
 
 // loadMatrix reads a rank-2 float matrix from path, or returns def when
-// path is empty.
-func loadMatrix(path string, def [][]float32) (*kernels.Tensor, error) {
-	return loadSmallMatrix(path, def, 0)
-}
-
-// loadSmallMatrix is loadMatrix refusing, from the header, a matrix with
-// a dimension over maxDim (explainMaxDim); 0 means no limit.
-func loadSmallMatrix(path string, def [][]float32, maxDim int) (*kernels.Tensor, error) {
+// path is empty. A matrix with a dimension over maxDim (explainMaxDim) is
+// refused from its header; maxDim 0 means no limit.
+func loadMatrix(path string, def [][]float32, maxDim int) (*kernels.Tensor, error) {
 	if path == "" {
 		return matrix(def), nil
 	}

@@ -272,7 +272,7 @@ func projectTutorial(xPath, wqPath, wkPath string) (*heatmapProblem, error) {
 		def  [][]float32
 		dst  **kernels.Tensor
 	}{{xPath, tutorialX, &x}, {wqPath, tutorialWQ, &wq}, {wkPath, tutorialWK, &wk}} {
-		if *m.dst, err = loadMatrix(m.path, m.def); err != nil {
+		if *m.dst, err = loadMatrix(m.path, m.def, 0); err != nil {
 			return nil, err
 		}
 	}

@@ -43,16 +43,21 @@ type Backend interface {
 
 	// Scores computes the staged path's first step
 	//
-	//  S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d] + bias[b,h,i,j]
+	//  S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d]         (StageRaw)
+	//  S → Softcap·tanh(S/Softcap)                           (StageCapped)
+	//  S → S + bias[b,h,i,j] − ALiBi[h]·|a_b + i − j|        (StageBiased)
+	//  S → −Inf on every hidden key                          (StageMasked)
 	//
-	// into s, laid out [B, H, Nq, Nk]. Causal and keep masks are not applied
-	// here; Softmax applies them.
+	// into s, laid out [B, H, Nq, Nk], carried as far as p.Stage says.
+	// Below StageMasked no mask is applied; Softmax applies them.
 	Scores(ctx context.Context, p ScoresParams, q, k, s Buffer) error
-	// Softmax replaces each row of s ([B, H, Nq, Nk]) with its softmax over
-	// the keys the row may see (causal, keep mask), writing 0 for keys it
-	// may not see. A row that sees no key becomes all zeros with LSE −Inf.
-	// When p.LSE is set it receives log Σ_j exp(S[b,h,i,j]) over the keys
-	// the row sees (−Inf when it sees none), laid out [B, H, Nq].
+	// Softmax replaces each row of biased (or masked) scores s
+	// ([B, H, Nq, Nk]) with its softmax over the keys the row may see
+	// (Problem.KeyRange, the keep mask, not −Inf), writing 0 for keys it
+	// may not see; a sink adds exp(Sinks[h]) to the denominator. A row
+	// that sees no key becomes all zeros with LSE −Inf (Sinks[h] with a
+	// sink). When p.LSE is set it receives log(Σ_j exp(S[b,h,i,j]) +
+	// exp(Sinks[h])) over the keys the row sees, laid out [B, H, Nq].
 	Softmax(ctx context.Context, p SoftmaxParams, s Buffer) error
 	// Context computes O[b,h,i,:] = Σ_j P[b,h,i,j]·V[b,h/G,j,:] from the
 	// weights pm ([B, H, Nq, Nk]) into o.
@@ -124,6 +129,9 @@ type Caps struct {
 	Bias     bool // additive float bias with broadcasting
 	KeepMask bool // boolean keep-mask with broadcasting
 	Causal   bool // bottom-right aligned causal masking
+	// Variants: causal offset, sliding window, softcap, ALiBi, sinks,
+	// per-batch key lengths and the score stages (backend.Variants).
+	Variants bool
 	GQA      bool // KVHeads < H
 	BNHD     bool // the [B, N, H, D] layout
 	LSE      bool // per-row log-sum-exp output

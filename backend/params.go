@@ -32,12 +32,14 @@ func (l Layout) String() string {
 // Problem is the shape of one attention call, shared by every op.
 //
 // Query head h reads key/value head h/(H/KVHeads) (GQA; MQA when KVHeads
-// is 1). Causal masking is bottom-right aligned: query i sees key j when
+// is 1).
 //
-//	j ≤ i + (Nk − Nq)
-//
-// so that with Nq == Nk it is the usual lower triangle and a single
-// decoding query (Nq = 1) sees every key.
+// Positions: query row i of batch b sits at key position a_b + i, where
+// the alignment a_b is *CausalOffset when that is set and otherwise
+// KVLen(b) − Nq (bottom-right: the last query sits at the last valid key).
+// Causal masking, the sliding window and ALiBi all measure from there.
+// With Nq == Nk and no key lengths, causal masking is the usual lower
+// triangle, and a single decoding query (Nq = 1) sees every key.
 //
 // A zero KVHeads, Dv or Scale means its default, as everywhere in attn
 // (see the package doc): KVHeads = H, Dv = D, Scale = 1/√D. Every op
@@ -48,12 +50,113 @@ type Problem struct {
 	D, Dv         int // head dim of Q and K; head dim of V and O
 	Layout        Layout
 	Scale         float32 // multiplies Q·Kᵀ; 0 means 1/√D
-	Causal        bool
+	// Causal hides key j from query row i when j > a_b + i.
+	Causal bool
+	Variants
+}
+
+// Variants are the score modifications of today's models beyond scale,
+// bias and masks. The zero value is none of them. For query row i of
+// batch b at position t = a_b + i (see Problem), with the scaled score
+// s = scale·q_i·k_j:
+//
+//	s  → Softcap·tanh(s/Softcap)            when Softcap > 0
+//	s  → s + bias[b,h,i,j] − ALiBi[h]·|t − j|
+//	key j is hidden when j ≥ KVLen(b), when causal and j > t, outside
+//	the window [t − Left, t + Right], or where the keep-mask is 0
+//	softmax denominator += exp(Sinks[h])
+//
+// Key tiles that every row of a tile hides by position (causal, window,
+// key length) are skipped, so a window of W keys costs O(Nq·W).
+type Variants struct {
+	// CausalOffset, when set, puts query row i at key position
+	// *CausalOffset + i in every batch, and implies Causal: query i sees
+	// key j iff j ≤ i + *CausalOffset. 0 is top-left alignment (ONNX's
+	// is_causal without a cache); a negative offset may leave rows that
+	// see no key.
+	CausalOffset *int
+	// Window, when set, is a sliding window around each query's position.
+	Window *Window
+	// Softcap, when > 0, caps the scaled scores at ±Softcap with
+	// Softcap·tanh(s/Softcap), before the bias, ALiBi and masks (Gemma 2,
+	// ONNX's softcap). 0 is none.
+	Softcap float32
+	// ALiBi, when set, holds one slope m_h per query head ([H]); the
+	// score gains −m_h·|t − j|, computed in the kernel.
+	ALiBi []float32
+	// Sinks, when set, holds one sink logit per query head ([H]): a
+	// virtual key with no value whose exp(Sinks[h]) joins the softmax
+	// denominator (gpt-oss). The LSE includes it; a row that sees no key
+	// outputs zeros with LSE = Sinks[h].
+	Sinks []float32
+	// KVLens, when set, holds each batch's valid key count ([B], each in
+	// [0, Nk]): keys j ≥ KVLens[b] are hidden (key padding; ONNX's
+	// nonpad_kv_seqlen), and the default alignment is KVLens[b] − Nq.
+	KVLens []int
+}
+
+// Window is a sliding window: query row i of batch b, at key position
+// t = a_b + i (see Problem), sees key j only when
+//
+//	t − Left ≤ j ≤ t + Right
+//
+// A side of −1 is unbounded. {Left: W−1, Right: 0} with Causal is the
+// causal window of W keys (Mistral's sliding window).
+type Window struct {
+	Left, Right int
+}
+
+// Any reports whether v sets any variant.
+func (v Variants) Any() bool {
+	return v.CausalOffset != nil || v.Window != nil || v.Softcap != 0 ||
+		v.ALiBi != nil || v.Sinks != nil || v.KVLens != nil
+}
+
+// ScoreStage is how far Backend.Scores carries the scores: each stage is
+// the one before it plus one step.
+type ScoreStage int
+
+// The score stages. The zero value, StageBiased, is what Softmax reads.
+const (
+	// StageBiased is the capped scores plus the bias and ALiBi.
+	StageBiased ScoreStage = iota
+	// StageRaw is scale·Q·Kᵀ.
+	StageRaw
+	// StageCapped is the raw scores after softcap (the raw scores when
+	// there is no softcap).
+	StageCapped
+	// StageMasked is the biased scores with every hidden key −Inf: by
+	// position (causal, window, key length) or by the keep-mask.
+	StageMasked
+)
+
+func (s ScoreStage) String() string {
+	switch s {
+	case StageBiased:
+		return "biased"
+	case StageRaw:
+		return "raw"
+	case StageCapped:
+		return "capped"
+	case StageMasked:
+		return "masked"
+	}
+	return fmt.Sprintf("ScoreStage(%d)", int(s))
+}
+
+// ParseScoreStage reads "raw", "capped", "biased" or "masked".
+func ParseScoreStage(s string) (ScoreStage, error) {
+	for _, st := range []ScoreStage{StageRaw, StageCapped, StageBiased, StageMasked} {
+		if s == st.String() {
+			return st, nil
+		}
+	}
+	return StageBiased, Errorf(ErrShape, "unknown score stage %q (want raw, capped, biased or masked)", s)
 }
 
 // Resolved returns p with its zero defaults filled in:
 //
-//	KVHeads 0 → H,  Dv 0 → D,  Scale 0 → 1/√D
+//	KVHeads 0 → H,  Dv 0 → D,  Scale 0 → 1/√D,  CausalOffset set → Causal
 //
 // Negative sizes and a non-finite scale are left for Validate to report.
 func (p Problem) Resolved() Problem {
@@ -66,7 +169,67 @@ func (p Problem) Resolved() Problem {
 	if p.Scale == 0 && p.D > 0 {
 		p.Scale = float32(1 / math.Sqrt(float64(p.D)))
 	}
+	if p.CausalOffset != nil {
+		p.Causal = true
+	}
 	return p
+}
+
+// KVLen is batch b's valid key count: KVLens[b], or Nk.
+func (p Problem) KVLen(b int) int {
+	if p.KVLens != nil {
+		return p.KVLens[b]
+	}
+	return p.Nk
+}
+
+// Align is a_b, the key position of batch b's query row 0:
+// *CausalOffset, or KVLen(b) − Nq.
+func (p Problem) Align(b int) int {
+	if p.CausalOffset != nil {
+		return *p.CausalOffset
+	}
+	return p.KVLen(b) - p.Nq
+}
+
+// KeyRange is the range [lo, hi) of keys that query row i of batch b may
+// see by position: below its key length, not after it when causal, inside
+// its window. The keep-mask, a −Inf bias and a −Inf score hide more keys
+// inside the range; none outside it is ever seen. 0 ≤ lo ≤ hi ≤ Nk, and
+// both are non-decreasing in i, so the keys a tile of rows i0 … i1 may
+// see lie in [KeyRange(b, i0).lo, KeyRange(b, i1).hi).
+func (p Problem) KeyRange(b, i int) (lo, hi int) {
+	hi = p.KVLen(b)
+	if !p.Causal && p.Window == nil {
+		return 0, hi
+	}
+	t := satAdd(p.Align(b), i)
+	if p.Causal {
+		hi = min(hi, satAdd(t, 1))
+	}
+	if w := p.Window; w != nil {
+		if w.Right >= 0 {
+			hi = min(hi, satAdd(satAdd(t, w.Right), 1))
+		}
+		if w.Left >= 0 {
+			lo = max(0, satAdd(t, -w.Left))
+		}
+	}
+	hi = max(hi, 0)
+	return min(lo, hi), hi
+}
+
+// satAdd is a + b clamped to the int range: positions built from a
+// caller's offset and window never wrap.
+func satAdd(a, b int) int {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt
+	case b < 0 && s > a:
+		return math.MinInt
+	}
+	return s
 }
 
 // Mask is a broadcastable [B|1, H|1, Nq|1, Nk|1] operand stored densely
@@ -82,6 +245,12 @@ type Mask struct {
 type ScoresParams struct {
 	Problem
 	Bias *Mask // optional
+	// Stage is how far the scores are carried; the zero value,
+	// StageBiased, is what Softmax reads.
+	Stage ScoreStage
+	// Keep is the keep-mask StageMasked applies (optional, read by no
+	// other stage).
+	Keep *Mask
 }
 
 // SoftmaxParams parameterises Backend.Softmax.
@@ -156,18 +325,8 @@ func (p Problem) ScoresLen() int { return p.B * p.H * p.Nq * p.Nk }
 // LSELen is the length of the log-sum-exp.
 func (p Problem) LSELen() int { return p.B * p.H * p.Nq }
 
-// KeyLimit is the number of keys query i may see under causal masking
-// (all Nk when not causal), clamped to [0, Nk]: keys 0 … KeyLimit(i)−1.
-func (p Problem) KeyLimit(i int) int {
-	if !p.Causal {
-		return p.Nk
-	}
-	n := i + 1 + p.Nk - p.Nq
-	return min(max(n, 0), p.Nk)
-}
-
-// Validate checks the sizes and scale of p with its defaults resolved
-// (Resolved). The error wraps ErrShape (or ErrTooLarge when an operand's
+// Validate checks the sizes, scale and variants of p with its defaults
+// resolved (Resolved). The error wraps ErrShape (or ErrTooLarge when an operand's
 // element count overflows int) and names the offending sizes.
 func (p Problem) Validate() error {
 	p = p.Resolved()
@@ -185,6 +344,9 @@ func (p Problem) Validate() error {
 	case math.IsNaN(float64(p.Scale)) || math.IsInf(float64(p.Scale), 0):
 		return Errorf(ErrShape, "scale %v is not finite", p.Scale)
 	}
+	if err := p.validateVariants(); err != nil {
+		return err
+	}
 	for _, op := range []struct {
 		name string
 		dims []int
@@ -197,6 +359,43 @@ func (p Problem) Validate() error {
 	} {
 		if _, ok := CheckedProduct(op.dims...); !ok {
 			return Errorf(ErrTooLarge, "%s of shape %v has more elements than fit in an int", op.name, op.dims)
+		}
+	}
+	return nil
+}
+
+// validateVariants checks p's variants against its sizes.
+func (p Problem) validateVariants() error {
+	if w := p.Window; w != nil && (w.Left < -1 || w.Right < -1) {
+		return Errorf(ErrShape, "window (%d, %d): each side must be ≥ 0, or −1 for unbounded", w.Left, w.Right)
+	}
+	if c := float64(p.Softcap); c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return Errorf(ErrShape, "softcap %v must be finite and > 0 (0 for none)", p.Softcap)
+	}
+	for _, v := range []struct {
+		name string
+		x    []float32
+	}{{"ALiBi slopes", p.ALiBi}, {"sinks", p.Sinks}} {
+		if v.x == nil {
+			continue
+		}
+		if len(v.x) != p.H {
+			return Errorf(ErrShape, "%s: %d values for H=%d query heads", v.name, len(v.x), p.H)
+		}
+		for h, x := range v.x {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return Errorf(ErrShape, "%s: head %d is %v, want finite", v.name, h, x)
+			}
+		}
+	}
+	if p.KVLens != nil {
+		if len(p.KVLens) != p.B {
+			return Errorf(ErrShape, "key lengths: %d values for B=%d batches", len(p.KVLens), p.B)
+		}
+		for b, n := range p.KVLens {
+			if n < 0 || n > p.Nk {
+				return Errorf(ErrShape, "key lengths: batch %d has %d, want 0 … Nk=%d", b, n, p.Nk)
+			}
 		}
 	}
 	return nil
@@ -291,6 +490,12 @@ func (p *ScoresParams) Validate(q, k, s Buffer) error {
 	}
 	if err := p.CheckMask("bias", p.Bias); err != nil {
 		return err
+	}
+	if err := p.CheckMask("mask", p.Keep); err != nil {
+		return err
+	}
+	if p.Stage < StageBiased || p.Stage > StageMasked {
+		return Errorf(ErrShape, "unknown score stage %v", p.Stage)
 	}
 	return checkAll(
 		CheckBuffer("Q", q, p.QLen()),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,7 @@ func TestResolved(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.in.Resolved(); got != tt.want {
+			if got := tt.in.Resolved(); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Resolved(%+v) = %+v, want %+v", tt.in, got, tt.want)
 			}
 		})
@@ -251,12 +252,12 @@ func TestProblemStridesAndLens(t *testing.T) {
 	}
 }
 
-func TestKeyLimit(t *testing.T) {
+func TestKeyRangeCausal(t *testing.T) {
 	tests := []struct {
 		name   string
 		nq, nk int
 		causal bool
-		want   []int // KeyLimit(i) for i = 0..nq-1
+		want   []int // KeyRange(0, i)'s end for i = 0..nq-1
 	}{
 		{"square", 4, 4, true, []int{1, 2, 3, 4}},
 		{"Nq<Nk", 2, 5, true, []int{4, 5}},
@@ -272,8 +273,8 @@ func TestKeyLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Problem{B: 1, H: 1, KVHeads: 1, Nq: tt.nq, Nk: tt.nk, D: 1, Dv: 1, Causal: tt.causal}
 			for i, w := range tt.want {
-				if got := p.KeyLimit(i); got != w {
-					t.Errorf("KeyLimit(%d) = %d, want %d", i, got, w)
+				if _, got := p.KeyRange(0, i); got != w {
+					t.Errorf("KeyRange(0, %d) ends at %d, want %d", i, got, w)
 				}
 				// Agrees with the documented rule j ≤ i + (Nk − Nq).
 				n := 0

@@ -35,7 +35,7 @@ func TestFlops(t *testing.T) {
 	}
 }
 
-// Flops' closed form agrees with counting KeyLimit row by row, for every
+// Flops' closed form agrees with counting KeyRange row by row, for every
 // small shape of Nq against Nk, causal or not.
 func TestFlopsCounts(t *testing.T) {
 	for nq := 0; nq < 12; nq++ {
@@ -44,7 +44,8 @@ func TestFlopsCounts(t *testing.T) {
 				p := backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: nq, Nk: nk, D: 5, Dv: 2, Causal: causal}
 				n := 0
 				for i := range nq {
-					n += p.KeyLimit(i)
+					_, hi := p.KeyRange(0, i)
+					n += hi
 				}
 				if got, want := bench.Flops(p), float64(n*2*3*2*(5+2)); got != want {
 					t.Errorf("Nq=%d Nk=%d causal=%v: Flops %v, counting %v", nq, nk, causal, got, want)

@@ -121,7 +121,7 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 	// KeyLimit grows with i, so the tile's last row sees the most keys:
 	// keys from keyEnd on are masked for every row and their tiles are
 	// skipped outright. (Without causal masking keyEnd is Nk.)
-	keyEnd := p.KeyLimit(i0 + r - 1)
+	_, keyEnd := p.KeyRange(b, i0+r-1)
 	for j0 := 0; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
 		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
@@ -156,7 +156,8 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 // for the P·V Gemm. A row that has seen no visible key yet keeps m = −Inf,
 // l = 0 and acc = 0, and its weights are all 0: no −Inf − −Inf, no NaN.
 func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
-	vis := row[:min(max(f.p.KeyLimit(i)-j0, 0), len(row))]
+	_, hi := f.p.KeyRange(b, i)
+	vis := row[:min(max(hi-j0, 0), len(row))]
 	clear(row[len(vis):])
 	if f.bias != nil {
 		f.bias.addBias(vis, b, h, i, j0)

@@ -153,7 +153,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 			for ii := range r {
 				i := i0 + ii
 				row := (bi*p.H+h)*p.Nq + i
-				v := softmaxRow(sd[row*nk:(row+1)*nk], p.KeyLimit(i), keep, bi, h, i)
+				_, hi := p.KeyRange(bi, i)
+				v := softmaxRow(sd[row*nk:(row+1)*nk], hi, keep, bi, h, i)
 				if lse != nil {
 					lse[row] = float32(v)
 				}

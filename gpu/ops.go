@@ -170,6 +170,9 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
+	if p.Variants.Any() || p.Stage != backend.StageBiased {
+		return noVariants("scores", p.Problem)
+	}
 	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false}, arg{"scores", s, true})
 	if err != nil {
 		return err
@@ -230,6 +233,9 @@ const maxSoftmaxChunks = loopBudget - smPer - 64
 func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
+	}
+	if p.Variants.Any() {
+		return noVariants("softmax", p.Problem)
 	}
 	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
 	if err != nil {
@@ -420,6 +426,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
+	if p.Variants.Any() {
+		return noVariants("fused", p.Problem)
+	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
 		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
 	if err != nil {
@@ -458,7 +467,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	// Under causal masking a chunk past every row's last key is skipped,
 	// and rows that see none of a chunk are left out of its dispatches.
 	if pr.Causal {
-		limit := pr.KeyLimit(pr.Nq - 1)
+		_, limit := pr.KeyRange(0, pr.Nq-1)
 		for len(keyChunks) > 1 && keyChunks[len(keyChunks)-1][0] >= limit {
 			keyChunks = keyChunks[:len(keyChunks)-1]
 		}
@@ -603,4 +612,11 @@ func btoi(v bool) int {
 		return 1
 	}
 	return 0
+}
+
+// noVariants refuses the variants of backend.Variants and the score
+// stages, which the shaders do not implement yet (Caps.Variants is
+// false).
+func noVariants(op string, p backend.Problem) error {
+	return backend.Errorf(backend.ErrUnsupported, "gpu: %s: the variants (causal offset, window, softcap, ALiBi, sinks, key lengths, score stages) are not implemented on the GPU backend yet", op)
 }

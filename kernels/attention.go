@@ -62,9 +62,16 @@ type Options struct {
 	// layer of attn (backend.Problem, the CLI's -scale); any other finite
 	// value is used as given (the tutorials use 1).
 	Scale float64
-	// Causal hides key j from query i when j > i + (Nk − Nq): bottom-right
-	// aligned, as FlashAttention and ONNX Runtime do.
+	// Causal hides key j from query i when j > a_b + i, where the
+	// alignment a_b is CausalOffset when set and KVLens[b] − Nq (Nk − Nq
+	// without key lengths) otherwise: bottom-right aligned, as
+	// FlashAttention and ONNX Runtime do.
 	Causal bool
+	// Variants are the causal offset, sliding window, softcap, ALiBi
+	// slopes, attention sinks and per-batch key lengths, with the
+	// meaning backend.Variants gives them; the zero value is none. They
+	// combine with every other option and both strategies.
+	Variants
 	// Bias is added to the scaled scores. Its shape broadcasts,
 	// right-aligned, to [B, H, Nq, Nk]: each dimension is 1 or the full
 	// size. −Inf hides a key; NaN and +Inf are rejected.
@@ -75,9 +82,15 @@ type Options struct {
 	Strategy Strategy
 	// Weights asks for the attention weights P (staged path only).
 	Weights bool
-	// Scores asks for the pre-softmax scores scale·Q·Kᵀ + bias, before any
-	// masking (staged path only).
+	// Scores asks for the pre-softmax scores (staged path only), at the
+	// stage ScoresStage names: by default the biased scores
+	// softcap(scale·Q·Kᵀ) + bias + ALiBi, before any masking.
 	Scores bool
+	// ScoresStage is the stage of the Scores result: StageBiased (the
+	// zero value), StageRaw, StageCapped or StageMasked
+	// (backend.ScoreStage). ONNX's qk_matmul_output_mode 0, 1 and 2 are
+	// raw, capped and masked; its mode 3 is Weights.
+	ScoresStage ScoreStage
 	// LSE asks for the per-row log-sum-exp of the visible scores: −Inf for
 	// a row that sees no key. Partial results over disjoint key ranges
 	// merge exactly with it.
@@ -228,11 +241,16 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		prob: backend.Problem{
 			B: bq, H: h, KVHeads: hk, Nq: nq, Nk: nk, D: d, Dv: dv,
 			Layout: q.Layout, Scale: float32(scale), Causal: opts.Causal,
+			Variants: opts.Variants,
 		},
 		rank: len(q.Shape),
 	}
 	if err := c.prob.Validate(); err != nil {
 		return nil, err
+	}
+	c.prob = c.prob.Resolved()
+	if opts.ScoresStage < StageBiased || opts.ScoresStage > StageMasked {
+		return nil, backend.Errorf(backend.ErrShape, "unknown score stage %v", opts.ScoresStage)
 	}
 	full := [4]int{bq, h, nq, nk}
 	if opts.Bias != nil {
@@ -418,11 +436,24 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 		if err != nil {
 			return nil, err
 		}
-		if err := be.Scores(ctx, backend.ScoresParams{Problem: p, Bias: bias}, qb, kb, sb); err != nil {
+		stage := backend.StageBiased
+		if opts.Scores {
+			stage = opts.ScoresStage
+		}
+		sp := backend.ScoresParams{Problem: p, Bias: bias, Stage: stage, Keep: keep}
+		if err := be.Scores(ctx, sp, qb, kb, sb); err != nil {
 			return nil, err
 		}
 		if opts.Scores {
 			if res.Scores, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk); err != nil {
+				return nil, err
+			}
+		}
+		if stage == backend.StageRaw || stage == backend.StageCapped {
+			// Softmax reads biased (or masked) scores: the earlier
+			// stages are recomputed rather than kept beside them.
+			sp.Stage = backend.StageBiased
+			if err := be.Scores(ctx, sp, qb, kb, sb); err != nil {
 				return nil, err
 			}
 		}

@@ -16,6 +16,22 @@ const (
 	BNHD = backend.BNHD // [batch, token, head, dim]
 )
 
+// Variants, Window and ScoreStage are backend's: see backend.Variants for
+// their meaning.
+type (
+	Variants   = backend.Variants
+	Window     = backend.Window
+	ScoreStage = backend.ScoreStage
+)
+
+// The score stages (backend.ScoreStage).
+const (
+	StageBiased = backend.StageBiased
+	StageRaw    = backend.StageRaw
+	StageCapped = backend.StageCapped
+	StageMasked = backend.StageMasked
+)
+
 // Tensor is a dense row-major float32 tensor.
 //
 // For Q, K, V and the output, Shape is

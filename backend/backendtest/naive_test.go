@@ -233,7 +233,8 @@ func (n *naive) keyLimit(p backend.Problem, i int) int {
 	if n.fault == topLeftCausal && p.Causal {
 		return min(i+1, p.Nk)
 	}
-	return p.KeyLimit(i)
+	_, hi := p.KeyRange(0, i)
+	return hi
 }
 
 func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {

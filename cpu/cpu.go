@@ -142,7 +142,7 @@ func (b *Backend) Info() backend.Info { return b.info }
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
-		Causal: true, GQA: true, BNHD: true, LSE: true,
+		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
 		MaxBufferLen: b.maxLen,
 	}
 }

@@ -53,7 +53,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	f := &fused{
 		p: p.Problem,
 		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6],
-		bias: newMaskView(p.Bias, d[3]),
+		mods: scoreMods{p: p.Problem, bias: newMaskView(p.Bias, d[3])},
 		keep: newMaskView(p.Keep, d[4]),
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
@@ -100,7 +100,8 @@ type fused struct {
 	p              backend.Problem
 	q, k, v, o     []float32
 	lse            []float32
-	bias, keep     *maskView
+	mods           scoreMods
+	keep           *maskView
 	qs, ks, vs, os backend.Strides
 	tq, tk         int
 }
@@ -118,11 +119,13 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 	clear(acc.Data)
 	qm := mat(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row)
 
-	// KeyLimit grows with i, so the tile's last row sees the most keys:
-	// keys from keyEnd on are masked for every row and their tiles are
-	// skipped outright. (Without causal masking keyEnd is Nk.)
+	// KeyRange's ends grow with i, so the keys some row of the tile may
+	// see lie in [keyStart, keyEnd): the tiles outside (past the causal
+	// limit or the key length, before a window's start) are skipped
+	// outright.
+	keyStart, _ := p.KeyRange(b, i0)
 	_, keyEnd := p.KeyRange(b, i0+r-1)
-	for j0 := 0; j0 < keyEnd; j0 += f.tk {
+	for j0 := keyStart; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
 		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
 		gemm(blas.Trans, p.Scale, qm, mat(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row), 0, st)
@@ -136,6 +139,11 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 	for ii := range r {
 		out := f.o[f.os.Offset(b, h, i0+ii):][:p.Dv]
 		lse := negInf
+		if p.Sinks != nil {
+			var alpha float64
+			alpha, m[ii], l[ii] = withSink(m[ii], l[ii], float64(p.Sinks[h]))
+			scale(acc.Data[ii*p.Dv:(ii+1)*p.Dv], float32(alpha))
+		}
 		if l[ii] > 0 {
 			inv := 1 / l[ii]
 			for d, a := range acc.Data[ii*p.Dv : (ii+1)*p.Dv] {
@@ -153,15 +161,18 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 
 // online folds one row of a key tile (starting at key j0) into query row
 // i's running max m, sum l and accumulator acc, leaving exp(S − m') in row
-// for the P·V Gemm. A row that has seen no visible key yet keeps m = −Inf,
+// for the P·V Gemm: the keys outside the row's KeyRange get weight 0, the
+// others the softcap, bias, ALiBi and keep-mask first. A row that has seen no visible key yet keeps m = −Inf,
 // l = 0 and acc = 0, and its weights are all 0: no −Inf − −Inf, no NaN.
 func (f *fused) online(row, acc []float32, m, l *float64, b, h, i, j0 int) {
-	_, hi := f.p.KeyRange(b, i)
-	vis := row[:min(max(hi-j0, 0), len(row))]
-	clear(row[len(vis):])
-	if f.bias != nil {
-		f.bias.addBias(vis, b, h, i, j0)
-	}
+	lo, hi := f.p.KeyRange(b, i)
+	a := min(max(lo-j0, 0), len(row))
+	e := min(max(hi-j0, a), len(row))
+	clear(row[:a])
+	clear(row[e:])
+	vis := row[a:e]
+	j0 += a
+	f.mods.all(vis, b, h, i, j0)
 	if f.keep != nil {
 		f.keep.applyKeep(vis, b, h, i, j0)
 	}

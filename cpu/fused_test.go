@@ -56,12 +56,55 @@ func fuzzProblem(bits uint64) (p backend.Problem, bias, keep *[4]int, tq, tk, th
 	return
 }
 
+// fuzzVariants sets p's variants from bits: each of the causal offset,
+// window, softcap, ALiBi, sinks and key lengths is on for about half the
+// inputs, with values that reach empty rows, bands narrower than a tile
+// and key lengths from 0 to Nk.
+func fuzzVariants(p *backend.Problem, bits uint64) {
+	take := func(n uint64) int {
+		v := int(bits % n)
+		bits /= n
+		return v
+	}
+	v := &p.Variants
+	if take(2) == 1 {
+		off := take(2*41+1) - 41
+		v.CausalOffset = &off
+	}
+	if take(2) == 1 {
+		v.Window = &backend.Window{Left: take(12) - 1, Right: take(12) - 1}
+	}
+	if take(2) == 1 {
+		v.Softcap = []float32{0.1, 1, 5, 50}[take(4)]
+	}
+	vec := func(r float64) []float32 {
+		x := make([]float32, p.H)
+		for h := range x {
+			x[h] = float32(r * (float64(take(9)) - 4) / 4)
+		}
+		return x
+	}
+	if take(2) == 1 {
+		v.ALiBi = vec(1)
+	}
+	if take(2) == 1 {
+		v.Sinks = vec(4)
+	}
+	if take(2) == 1 {
+		v.KVLens = make([]int, p.B)
+		for b := range v.KVLens {
+			v.KVLens[b] = take(uint64(p.Nk) + 1)
+		}
+	}
+}
+
 func FuzzFused(f *testing.F) {
 	for _, seed := range []uint64{0, 1, 7, 12345, 1 << 20, 0xdeadbeef, 0x0123456789abcdef, math.MaxUint64, 0x5555555555555555} {
-		f.Add(seed, seed^0x9e3779b97f4a7c15)
+		f.Add(seed, seed^0x9e3779b97f4a7c15, seed*0x2545f4914f6cdd1d)
 	}
-	f.Fuzz(func(t *testing.T, shape, seed uint64) {
+	f.Fuzz(func(t *testing.T, shape, seed, variants uint64) {
 		p, bias, keep, tq, tk, threads, withLSE := fuzzProblem(shape)
+		fuzzVariants(&p, variants)
 		be, err := New(WithTile(tq, tk), WithThreads(threads))
 		if err != nil {
 			t.Fatal(err)

@@ -94,15 +94,17 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	}
 	d, err := b.operands(op,
 		operand{"Q", q, false}, operand{"K", k, false},
-		operand{"bias", maskBuf(p.Bias), false}, operand{"scores", s, true})
+		operand{"bias", maskBuf(p.Bias), false}, operand{"mask", maskBuf(p.Keep), false},
+		operand{"scores", s, true})
 	if err != nil {
 		return err
 	}
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	qd, kd, sd := d[0], d[1], d[3]
-	bias := newMaskView(p.Bias, d[2])
+	qd, kd, sd := d[0], d[1], d[4]
+	mods := scoreMods{p: p.Problem, bias: newMaskView(p.Bias, d[2])}
+	keep := newMaskView(p.Keep, d[3])
 	qs, ks := p.QStrides(), p.KStrides()
 	g, nk := p.Group(), p.Nk
 	bl, n := newBlocks(p.Problem, rowBlock)
@@ -118,9 +120,23 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 				mat(qd, qs.Offset(bi, h, i0), r, p.D, qs.Row),
 				mat(kd, ks.Offset(bi, h/g, 0), nk, p.D, ks.Row),
 				0, sm)
-			if bias != nil {
-				for ii := range r {
-					bias.addBias(sd[sOff+ii*nk:sOff+(ii+1)*nk], bi, h, i0+ii, 0)
+			if p.Stage == backend.StageRaw {
+				return
+			}
+			for ii := range r {
+				row := sd[sOff+ii*nk : sOff+(ii+1)*nk]
+				mods.capped(row)
+				if p.Stage == backend.StageCapped {
+					continue
+				}
+				i := i0 + ii
+				mods.biased(row, bi, h, i, 0)
+				if p.Stage == backend.StageMasked {
+					lo, hi := p.KeyRange(bi, i)
+					hideOutside(row, lo, hi, 0)
+					if keep != nil {
+						keep.applyKeep(row, bi, h, i, 0)
+					}
 				}
 			}
 		}
@@ -153,8 +169,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 			for ii := range r {
 				i := i0 + ii
 				row := (bi*p.H+h)*p.Nq + i
-				_, hi := p.KeyRange(bi, i)
-				v := softmaxRow(sd[row*nk:(row+1)*nk], hi, keep, bi, h, i)
+				lo, hi := p.KeyRange(bi, i)
+				v := softmaxRow(sd[row*nk:(row+1)*nk], lo, hi, keep, bi, h, i, p.Sinks)
 				if lse != nil {
 					lse[row] = float32(v)
 				}
@@ -164,22 +180,32 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 }
 
 // softmaxRow replaces row with its softmax over the visible keys — those
-// before limit, kept by the mask and not −Inf — writing 0 elsewhere, and
-// returns the log-sum-exp, −Inf when no key is visible. The sum is kept in
-// float64.
-func softmaxRow(row []float32, limit int, keep *maskView, b, h, i int) float64 {
-	vis := row[:limit]
+// in [lo, hi), kept by the mask and not −Inf — writing 0 elsewhere, and
+// returns the log-sum-exp, −Inf when no key is visible. With sinks, the
+// denominator gains exp(sinks[h]) and a row that sees no key has the sink
+// as its log-sum-exp. The sum is kept in float64.
+func softmaxRow(row []float32, lo, hi int, keep *maskView, b, h, i int, sinks []float32) float64 {
+	vis := row[lo:hi]
 	if keep != nil {
-		keep.applyKeep(vis, b, h, i, 0)
+		keep.applyKeep(vis, b, h, i, lo)
 	}
-	clear(row[limit:])
+	clear(row[:lo])
+	clear(row[hi:])
 	m := rowMax(vis)
-	if math.IsInf(float64(m), -1) {
+	mf, sum := math.Inf(-1), 0.0
+	if !math.IsInf(float64(m), -1) {
+		mf, sum = float64(m), expShift(vis, m)
+	} else {
 		clear(vis)
+	}
+	if sinks != nil {
+		var alpha float64
+		alpha, mf, sum = withSink(mf, sum, float64(sinks[h]))
+		scale(vis, float32(alpha))
+	}
+	if sum == 0 {
 		return math.Inf(-1)
 	}
-	mf := float64(m)
-	sum := expShift(vis, m)
 	inv := 1 / sum
 	for j, v := range vis {
 		vis[j] = float32(float64(v) * inv)

@@ -47,29 +47,44 @@ type Case struct {
 
 // Want is the float64 answer to a Case.
 type Want struct {
-	// Scores is [B, H, Nq, Nk]: scale·Q·Kᵀ + bias, with no causal or
-	// keep masking applied (what Backend.Scores returns).
-	Scores []float64
+	// Raw, Capped, Scores and Masked are [B, H, Nq, Nk], the score
+	// stages (backend.ScoreStage): Raw is scale·Q·Kᵀ, Capped is Raw
+	// after the softcap, Scores adds the bias and ALiBi (what
+	// Backend.Scores returns by default, no masking applied), and Masked
+	// is Scores with every hidden key −Inf.
+	Raw, Capped, Scores, Masked []float64
 	// P is [B, H, Nq, Nk]: the softmax weights, exactly 0 for every key a
 	// query may not see; a row that sees no key is all 0.
 	P []float64
 	// O is laid out like Q but with head dim Dv (Problem.OStrides).
 	O []float64
-	// LSE is [B, H, Nq]: log Σ exp(score) over the keys a query sees, −Inf
-	// for a row that sees none.
+	// LSE is [B, H, Nq]: log(Σ exp(score) over the keys a query sees +
+	// exp(sink)); a row that sees no key has the sink's logit, or −Inf
+	// without sinks.
 	LSE []float64
+	// Empty is [B, H, Nq]: true for a row that sees no key, whose output
+	// must be exactly zero.
+	Empty []bool
 }
 
 // Reference computes c in float64 with plain loops, the answer every
-// backend is judged by. It is written to be checked by reading:
+// backend is judged by. It is written to be checked by reading, with
+// G = H/KVHeads, t = a_b + i the query's key position (a_b is
+// CausalOffset when set, else KVLen(b) − Nq), c = Softcap, m = ALiBi:
 //
-//	S[b,h,i,j] = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d] + bias[b,h,i,j]   (G = H/KVHeads)
-//	query i sees key j  ⇔  keep[b,h,i,j] ≠ 0
-//	                       and (not causal or j ≤ i + (Nk − Nq))
+//	raw[b,h,i,j]    = scale · Σ_d Q[b,h,i,d]·K[b,h/G,j,d]
+//	capped          = c·tanh(raw/c) when c > 0, else raw
+//	S[b,h,i,j]      = capped + bias[b,h,i,j] − m[h]·|t − j|
+//	query i sees key j  ⇔  j < KVLen(b)
+//	                       and (not causal or j ≤ t)
+//	                       and (no window or t − Left ≤ j ≤ t + Right, −1 unbounded)
+//	                       and keep[b,h,i,j] ≠ 0
 //	                       and S[b,h,i,j] ≠ −Inf
-//	m   = max of S over the keys i sees
-//	P   = exp(S − m) / Σ_seen exp(S − m) on seen keys, 0 elsewhere
-//	LSE = m + log Σ_seen exp(S − m), −Inf when i sees no key
+//	masked          = S on seen keys, −Inf elsewhere
+//	M   = max of S over the seen keys and the sink
+//	Z   = Σ_seen exp(S − M) + exp(sink[h] − M)   (no sink term without sinks)
+//	P   = exp(S − M) / Z on seen keys, 0 elsewhere
+//	LSE = M + log Z; −Inf when i sees no key and there are no sinks
 //	O[b,h,i,:] = Σ_j P[b,h,i,j] · V[b,h/G,j,:]
 //
 // c must be valid (Problem.Validate) with operands of the right lengths;
@@ -79,18 +94,26 @@ func Reference(c Case) Want {
 	if err := c.check(); err != nil {
 		panic("backendtest: Reference: " + err.Error())
 	}
+	n := p.ScoresLen()
 	w := Want{
-		Scores: make([]float64, p.ScoresLen()),
-		P:      make([]float64, p.ScoresLen()),
-		O:      make([]float64, p.OLen()),
-		LSE:    make([]float64, p.LSELen()),
+		Raw: make([]float64, n), Capped: make([]float64, n),
+		Scores: make([]float64, n), Masked: make([]float64, n),
+		P:     make([]float64, n),
+		O:     make([]float64, p.OLen()),
+		LSE:   make([]float64, p.LSELen()),
+		Empty: make([]bool, p.LSELen()),
 	}
 	for b := 0; b < p.B; b++ {
 		for h := 0; h < p.H; h++ {
 			for i := 0; i < p.Nq; i++ {
-				row := ((b*p.H+h)*p.Nq + i) * p.Nk
+				r := (b*p.H+h)*p.Nq + i
+				at := r * p.Nk
 				o := p.OStrides().Offset(b, h, i)
-				w.LSE[(b*p.H+h)*p.Nq+i] = c.row(b, h, i, w.Scores[row:row+p.Nk], w.P[row:row+p.Nk], w.O[o:o+p.Dv])
+				w.LSE[r], w.Empty[r] = c.row(b, h, i, refRow{
+					raw: w.Raw[at : at+p.Nk], capped: w.Capped[at : at+p.Nk],
+					scores: w.Scores[at : at+p.Nk], masked: w.Masked[at : at+p.Nk],
+					weights: w.P[at : at+p.Nk], out: w.O[o : o+p.Dv],
+				})
 			}
 		}
 	}
@@ -109,63 +132,97 @@ func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
 		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, p.Nq))
 	}
 	o = make([]float64, p.Dv)
-	lse = c.row(b, h, i, make([]float64, p.Nk), make([]float64, p.Nk), o)
+	row := func() []float64 { return make([]float64, p.Nk) }
+	lse, _ = c.row(b, h, i, refRow{raw: row(), capped: row(), scores: row(), masked: row(), weights: row(), out: o})
 	return o, lse
 }
 
-// row computes query (b, h, i) into scores and weights (Nk values each)
-// and out (Dv values, zero on entry) and returns its LSE.
-func (c Case) row(b, h, i int, scores, weights, out []float64) float64 {
+// refRow is where row writes one query's results: Nk values each but
+// out, which has Dv values and is zero on entry.
+type refRow struct {
+	raw, capped, scores, masked, weights, out []float64
+}
+
+// row computes query (b, h, i) into r and returns its LSE and whether it
+// sees no key.
+func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	p := c.Problem.Resolved()
 	kvh := h / (p.H / p.KVHeads)
 	qs, ks, vs := p.QStrides(), p.KStrides(), p.VStrides()
 	scale := float64(p.Scale)
+	kvLen := p.Nk
+	if p.KVLens != nil {
+		kvLen = p.KVLens[b]
+	}
+	t := kvLen - p.Nq + i
+	if p.CausalOffset != nil {
+		t = *p.CausalOffset + i
+	}
 
 	for j := 0; j < p.Nk; j++ {
 		dot := 0.0
 		for d := 0; d < p.D; d++ {
 			dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
 		}
-		scores[j] = scale * dot
+		r.raw[j] = scale * dot
+		r.capped[j] = r.raw[j]
+		if sc := float64(p.Softcap); sc > 0 {
+			r.capped[j] = sc * math.Tanh(r.raw[j]/sc)
+		}
+		r.scores[j] = r.capped[j]
 		if c.Bias != nil {
-			scores[j] += float64(c.Bias.at(b, h, i, j))
+			r.scores[j] += float64(c.Bias.at(b, h, i, j))
+		}
+		if p.ALiBi != nil {
+			r.scores[j] -= float64(p.ALiBi[h]) * math.Abs(float64(t-j))
 		}
 	}
 
 	seen := make([]bool, p.Nk)
 	m := math.Inf(-1)
 	for j := 0; j < p.Nk; j++ {
-		seen[j] = !math.IsInf(scores[j], -1)
-		if p.Causal && j > i+(p.Nk-p.Nq) {
+		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen
+		if p.Causal && j > t {
+			seen[j] = false
+		}
+		if w := p.Window; w != nil && (w.Left >= 0 && j < t-w.Left || w.Right >= 0 && j > t+w.Right) {
 			seen[j] = false
 		}
 		if c.Keep != nil && c.Keep.at(b, h, i, j) == 0 {
 			seen[j] = false
 		}
-		if seen[j] && scores[j] > m {
-			m = scores[j]
+		r.masked[j] = math.Inf(-1)
+		if seen[j] {
+			r.masked[j] = r.scores[j]
+			m = max(m, r.scores[j])
 		}
+	}
+	empty = math.IsInf(m, -1)
+	sum := 0.0
+	if p.Sinks != nil {
+		sink := float64(p.Sinks[h])
+		m = max(m, sink)
+		sum = math.Exp(sink - m)
 	}
 	if math.IsInf(m, -1) {
-		// No key is seen: weights and output stay 0.
-		return math.Inf(-1)
+		// No key is seen and there is no sink: weights and output stay 0.
+		return m, true
 	}
-	sum := 0.0
 	for j := 0; j < p.Nk; j++ {
 		if seen[j] {
-			weights[j] = math.Exp(scores[j] - m)
-			sum += weights[j]
+			r.weights[j] = math.Exp(r.scores[j] - m)
+			sum += r.weights[j]
 		}
 	}
 	for j := 0; j < p.Nk; j++ {
-		weights[j] /= sum
+		r.weights[j] /= sum
 	}
 	for j := 0; j < p.Nk; j++ {
 		for d := 0; d < p.Dv; d++ {
-			out[d] += weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
+			r.out[d] += r.weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
 		}
 	}
-	return m + math.Log(sum)
+	return m + math.Log(sum), empty
 }
 
 // check reports whether c is a valid problem with operands of the right
@@ -241,6 +298,25 @@ func describe(p backend.Problem, bias, keep *[4]int) string {
 	}
 	if keep != nil {
 		s += fmt.Sprintf("_keep[%d,%d,%d,%d]", keep[0], keep[1], keep[2], keep[3])
+	}
+	v := p.Variants
+	if v.CausalOffset != nil {
+		s += fmt.Sprintf("_offset%d", *v.CausalOffset)
+	}
+	if v.Window != nil {
+		s += fmt.Sprintf("_window%d,%d", v.Window.Left, v.Window.Right)
+	}
+	if v.Softcap != 0 {
+		s += fmt.Sprintf("_softcap%g", v.Softcap)
+	}
+	if v.ALiBi != nil {
+		s += fmt.Sprintf("_alibi%v", v.ALiBi)
+	}
+	if v.Sinks != nil {
+		s += fmt.Sprintf("_sinks%v", v.Sinks)
+	}
+	if v.KVLens != nil {
+		s += fmt.Sprintf("_kvlens%v", v.KVLens)
 	}
 	return s
 }

@@ -26,6 +26,10 @@ var (
 // staged path, LSE only when asked for.
 type result struct {
 	S, P, O, LSE []float32
+	// Stages holds the scores Backend.Scores returned at the stages
+	// other than StageBiased (which is S), when the backend claims the
+	// variants.
+	Stages map[backend.ScoreStage][]float32
 }
 
 // RunFused uploads c to be, runs be.Fused (with an LSE buffer when withLSE),
@@ -314,6 +318,20 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 		}
 	}
 
+	if be.Caps().Variants {
+		// Every other stage, each into the scores buffer in turn; the
+		// biased stage Softmax reads comes last.
+		r.Stages = map[backend.ScoreStage][]float32{}
+		for _, st := range []backend.ScoreStage{backend.StageRaw, backend.StageCapped, backend.StageMasked} {
+			scores := backend.ScoresParams{Problem: c.Problem, Bias: bias, Keep: keep, Stage: st}
+			if err := guard(func() error { return be.Scores(ctx, scores, q, k, sp) }); err != nil {
+				return r, fmt.Errorf("Scores at stage %v: %w", st, err)
+			}
+			if r.Stages[st], err = s.result("scores "+st.String(), sp, p.ScoresLen()); err != nil {
+				return r, err
+			}
+		}
+	}
 	scores := backend.ScoresParams{Problem: c.Problem, Bias: bias}
 	if err := guard(func() error { return be.Scores(ctx, scores, q, k, sp) }); err != nil {
 		return r, fmt.Errorf("Scores: %w", err)
@@ -369,6 +387,21 @@ func compare(c Case, want Want, got result) error {
 		})
 		errs = append(errs, r.err())
 	}
+	for _, st := range []struct {
+		stage backend.ScoreStage
+		want  []float64
+	}{{backend.StageRaw, want.Raw}, {backend.StageCapped, want.Capped}, {backend.StageMasked, want.Masked}} {
+		g := got.Stages[st.stage]
+		if g == nil {
+			continue
+		}
+		r := newReport(st.stage.String()+" scores", "j")
+		forRows(p, func(b, h, i, row int) {
+			at := row * p.Nk
+			r.row(b, h, i, g[at:at+p.Nk], st.want[at:at+p.Nk], false)
+		})
+		errs = append(errs, r.err())
+	}
 	if got.P != nil {
 		r := newReport("weights", "j")
 		forRows(p, func(b, h, i, row int) {
@@ -390,7 +423,7 @@ func compare(c Case, want Want, got result) error {
 		forRows(p, func(b, h, i, row int) {
 			at := os.Offset(b, h, i)
 			// A row that sees no key must be exactly zero.
-			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], math.IsInf(want.LSE[row], -1))
+			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], want.Empty[row])
 		})
 		errs = append(errs, r.err())
 	}

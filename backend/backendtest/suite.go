@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("BiasAndKeep", func(t *testing.T) { s.cases(t, biasAndKeepSpecs()) })
 	t.Run("MaskedRows", func(t *testing.T) { s.cases(t, maskedRowSpecs()) })
 	t.Run("KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) })
+	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
 	t.Run("Errors", s.testErrors)
 	t.Run("Closed", s.testClosed)
 	t.Run("Cancel", s.testCancel)
@@ -123,6 +124,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool) string {
 	}
 	if keep && !s.caps.KeepMask {
 		missing = append(missing, "KeepMask")
+	}
+	if p.Variants.Any() && !s.caps.Variants {
+		missing = append(missing, "Variants")
 	}
 	if len(missing) == 0 {
 		return ""
@@ -438,6 +442,55 @@ func maskedRowSpecs() []spec {
 		}},
 		{p: prob(1, 2, 2, 5, 0, 8, 8), bias: shape(1, 2, 5, 0), keep: shape(1, 1, 5, 0)},
 		{p: causal(prob(1, 2, 2, 130, 65, 16, 16))},
+	}
+}
+
+// withV returns p with its variants set by f.
+func withV(p backend.Problem, f func(v *backend.Variants)) backend.Problem {
+	f(&p.Variants)
+	return p
+}
+
+func win(l, r int) *backend.Window { return &backend.Window{Left: l, Right: r} }
+func offset(n int) *int            { return &n }
+
+// The variants of backend.Variants, alone and together: windows of every
+// kind with and without causal masking (bands narrower and wider than a
+// tile, so that tiles are skipped at both ends), causal offsets that
+// align top-left, leave rows empty or show every key, softcap over large
+// scores, ALiBi, sinks (with rows that see no key but the sink), per-batch
+// key lengths from 0 to Nk, and everything at once with GQA, BNHD, a bias
+// and a keep-mask.
+func variantSpecs() []spec {
+	return []spec{
+		{p: withV(prob(1, 2, 2, 70, 70, 16, 16), func(v *backend.Variants) { v.Window = win(3, 2) })},
+		{p: withV(causal(prob(1, 2, 1, 200, 200, 24, 8)), func(v *backend.Variants) { v.Window = win(16, 0) })},
+		{p: withV(causal(prob(2, 1, 1, 65, 129, 9, 9)), func(v *backend.Variants) { v.Window = win(64, -1) })},
+		{p: withV(prob(1, 1, 1, 63, 130, 8, 5), func(v *backend.Variants) { v.Window = win(-1, 4) })},
+		{p: withV(prob(1, 1, 1, 40, 40, 8, 8), func(v *backend.Variants) { v.Window = win(0, 0) })},
+		{p: withV(prob(1, 1, 1, 33, 65, 7, 7), func(v *backend.Variants) { v.Window = win(-1, -1) })},
+		{p: withV(prob(1, 2, 2, 5, 9, 16, 16), func(v *backend.Variants) { v.CausalOffset = offset(0) })},
+		{p: withV(prob(1, 2, 1, 10, 10, 16, 16), func(v *backend.Variants) { v.CausalOffset = offset(-3) })},
+		{p: withV(prob(1, 1, 1, 70, 66, 16, 16), func(v *backend.Variants) { v.CausalOffset = offset(100) })},
+		{p: withV(prob(1, 1, 1, 20, 20, 8, 8), func(v *backend.Variants) { v.CausalOffset = offset(-25) })},
+		{p: withV(scaled(prob(1, 2, 2, 65, 65, 16, 16), 4), func(v *backend.Variants) { v.Softcap = 0.5 })},
+		{p: withV(prob(1, 1, 1, 17, 33, 31, 31), func(v *backend.Variants) { v.Softcap = 30 })},
+		{p: withV(causal(prob(1, 4, 2, 65, 65, 16, 16)), func(v *backend.Variants) { v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625} })},
+		{p: withV(prob(1, 2, 2, 9, 70, 16, 12), func(v *backend.Variants) { v.ALiBi = []float32{1, -0.5} })},
+		{p: withV(prob(1, 2, 2, 30, 40, 16, 16), func(v *backend.Variants) { v.Sinks = []float32{0, 10} })},
+		{p: withV(prob(1, 3, 1, 12, 12, 8, 8), func(v *backend.Variants) { v.Sinks = []float32{-1, 0.5, 2}; v.CausalOffset = offset(-4) })},
+		{p: withV(prob(2, 2, 2, 6, 6, 8, 8), func(v *backend.Variants) { v.Sinks = []float32{1, -2} }), keep: shape(2, 1, 6, 1)},
+		{p: withV(causal(prob(3, 2, 1, 3, 65, 16, 16)), func(v *backend.Variants) { v.KVLens = []int{0, 5, 65} })},
+		{p: withV(prob(2, 1, 1, 64, 64, 8, 8), func(v *backend.Variants) { v.KVLens = []int{64, 1} })},
+		{p: withV(bnhd(prob(2, 4, 2, 20, 70, 16, 16)), func(v *backend.Variants) { v.KVLens = []int{70, 33}; v.CausalOffset = offset(10) })},
+		{p: withV(causal(prob(2, 2, 2, 1, 300, 32, 32)), func(v *backend.Variants) { v.Window = win(64, 0); v.KVLens = []int{300, 17} })},
+		{p: withV(bnhd(causal(scaled(prob(2, 4, 2, 67, 130, 24, 40), 0.5))), func(v *backend.Variants) {
+			v.Window = win(40, 0)
+			v.Softcap = 5
+			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+			v.Sinks = []float32{0, 1, -1, 3}
+			v.KVLens = []int{130, 90}
+		}), bias: shape(2, 1, 67, 130), keep: shape(1, 4, 1, 130)},
 	}
 }
 

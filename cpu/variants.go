@@ -1,0 +1,113 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// scoreMods applies the score modifications of backend.Variants that the
+// scores take before masking — softcap, then the bias and ALiBi — to one
+// row of scores, in place.
+type scoreMods struct {
+	p    backend.Problem
+	bias *maskView
+}
+
+// capped applies the softcap to row: x → c·tanh(x/c).
+func (s *scoreMods) capped(row []float32) {
+	if c := s.p.Softcap; c > 0 {
+		softcap(row, c)
+	}
+}
+
+// biased adds the bias and ALiBi of query (b, h, i) to row, which holds
+// keys j0 … j0+len(row)−1.
+func (s *scoreMods) biased(row []float32, b, h, i, j0 int) {
+	if s.bias != nil {
+		s.bias.addBias(row, b, h, i, j0)
+	}
+	if s.p.ALiBi != nil {
+		alibi(row, s.p.ALiBi[h], s.p.Align(b)+i-j0)
+	}
+}
+
+// all takes row from raw to biased scores: capped, then biased.
+func (s *scoreMods) all(row []float32, b, h, i, j0 int) {
+	s.capped(row)
+	s.biased(row, b, h, i, j0)
+}
+
+// softcap replaces each x of row with c·tanh(x/c).
+func softcap(row []float32, c float32) {
+	inv := 1 / c
+	for j, x := range row {
+		row[j] = c * tanhf(x*inv)
+	}
+}
+
+// tanhf is tanh in float32 by tanh|x| = (1 − e)/(1 + e), e = e^(−2|x|)
+// (expf), with the sign put back: exact to a few units in the last place
+// of the result's magnitude 1, which is what the softcap needs (its
+// output is c·tanh, compared with c). Past |x| = 9.1, e is under half a
+// unit of 1 and the result is ±1; below 2⁻¹², x itself is within a unit in
+// the last place.
+func tanhf(x float32) float32 {
+	a := float32(math.Abs(float64(x)))
+	var t float32
+	switch {
+	case a != a:
+		return x
+	case a > 9.1:
+		t = 1
+	case a < 0x1p-12:
+		return x
+	default:
+		e := expf(-2 * a)
+		t = (1 - e) / (1 + e)
+	}
+	if x < 0 {
+		return -t
+	}
+	return t
+}
+
+// alibi adds −m·|d0 − j| to row[j]: ALiBi's linear distance penalty for a
+// query at key position t over keys j0 …, with d0 = t − j0.
+func alibi(row []float32, m float32, d0 int) {
+	for j := range row {
+		d := d0 - j
+		if d < 0 {
+			d = -d
+		}
+		row[j] -= m * float32(d)
+	}
+}
+
+// hideOutside sets to −Inf the entries of row (keys j0 … j0+len(row)−1)
+// outside the key range [lo, hi).
+func hideOutside(row []float32, lo, hi, j0 int) {
+	negInf := float32(math.Inf(-1))
+	a := min(max(lo-j0, 0), len(row))
+	e := min(max(hi-j0, a), len(row))
+	for j := range row[:a] {
+		row[j] = negInf
+	}
+	for j := range row[e:] {
+		row[e+j] = negInf
+	}
+}
+
+// withSink folds a sink logit s into a row's running max m and sum l (of
+// exp(x − m) over the keys it saw): it returns the factor by which the
+// row's accumulated output is to be scaled, exp(m − m'), and the new max
+// and sum. A row that saw no key (l = 0) keeps a zero output, and its
+// log-sum-exp m' + log l' is s.
+func withSink(m, l, s float64) (alpha, m2, l2 float64) {
+	if l == 0 {
+		return 0, s, 1
+	}
+	m2 = max(m, s)
+	alpha = math.Exp(m - m2)
+	return alpha, m2, l*alpha + math.Exp(s-m2)
+}

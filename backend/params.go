@@ -203,33 +203,23 @@ func (p Problem) KeyRange(b, i int) (lo, hi int) {
 	if !p.Causal && p.Window == nil {
 		return 0, hi
 	}
-	t := satAdd(p.Align(b), i)
+	// Validate bounds the offset and the window's sides by MaxPosition;
+	// with Nk and Nq below 2⁶⁰ (their operands fit in memory) nothing
+	// here wraps.
+	t := p.Align(b) + i
 	if p.Causal {
-		hi = min(hi, satAdd(t, 1))
+		hi = min(hi, t+1)
 	}
 	if w := p.Window; w != nil {
 		if w.Right >= 0 {
-			hi = min(hi, satAdd(satAdd(t, w.Right), 1))
+			hi = min(hi, t+w.Right+1)
 		}
 		if w.Left >= 0 {
-			lo = max(0, satAdd(t, -w.Left))
+			lo = max(0, t-w.Left)
 		}
 	}
 	hi = max(hi, 0)
 	return min(lo, hi), hi
-}
-
-// satAdd is a + b clamped to the int range: positions built from a
-// caller's offset and window never wrap.
-func satAdd(a, b int) int {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt
-	case b < 0 && s > a:
-		return math.MinInt
-	}
-	return s
 }
 
 // Mask is a broadcastable [B|1, H|1, Nq|1, Nk|1] operand stored densely
@@ -364,10 +354,21 @@ func (p Problem) Validate() error {
 	return nil
 }
 
+// MaxPosition bounds a causal offset and a window's sides: 2⁴⁰, more keys
+// than any machine holds, so that positions computed from them never wrap
+// an int. Use −1 for an unbounded window side.
+const MaxPosition = 1 << 40
+
 // validateVariants checks p's variants against its sizes.
 func (p Problem) validateVariants() error {
+	if o := p.CausalOffset; o != nil && (*o > MaxPosition || *o < -MaxPosition) {
+		return Errorf(ErrShape, "causal offset %d is beyond ±2⁴⁰ (Nq=%d, Nk=%d)", *o, p.Nq, p.Nk)
+	}
 	if w := p.Window; w != nil && (w.Left < -1 || w.Right < -1) {
 		return Errorf(ErrShape, "window (%d, %d): each side must be ≥ 0, or −1 for unbounded", w.Left, w.Right)
+	}
+	if w := p.Window; w != nil && (w.Left > MaxPosition || w.Right > MaxPosition) {
+		return Errorf(ErrShape, "window (%d, %d): a side is beyond 2⁴⁰; −1 is unbounded", w.Left, w.Right)
 	}
 	if c := float64(p.Softcap); c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return Errorf(ErrShape, "softcap %v must be finite and > 0 (0 for none)", p.Softcap)

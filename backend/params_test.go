@@ -480,3 +480,115 @@ func TestErrorf(t *testing.T) {
 		t.Errorf("Errorf with %%%% = %q", got)
 	}
 }
+
+// KeyRange against the rule written out in Problem's doc, for every row
+// of small problems under every combination of variants that moves it.
+func TestKeyRange(t *testing.T) {
+	off := func(n int) *int { return &n }
+	for _, nq := range []int{1, 3, 7} {
+		for _, nk := range []int{0, 1, 5, 9} {
+			for _, causal := range []bool{false, true} {
+				for _, o := range []*int{nil, off(0), off(-2), off(4), off(MaxPosition), off(-MaxPosition)} {
+					for _, w := range []*Window{nil, {0, 0}, {2, -1}, {-1, 1}, {3, 2}, {MaxPosition, MaxPosition}} {
+						for _, lens := range [][]int{nil, {0, nk}, {nk / 2, nk}} {
+							p := Problem{B: 2, H: 1, Nq: nq, Nk: nk, D: 1, Causal: causal}
+							p.CausalOffset, p.Window, p.KVLens = o, w, lens
+							p = p.Resolved()
+							for b := range 2 {
+								for i := range nq {
+									lo, hi := p.KeyRange(b, i)
+									want := keysSeen(p, b, i)
+									if len(want) > 0 && (lo != want[0] || hi != want[len(want)-1]+1) ||
+										len(want) == 0 && lo != hi || lo < 0 || hi > nk || lo > hi {
+										t.Fatalf("%+v offset %v window %v: KeyRange(%d, %d) = [%d, %d), want keys %v", p, deref(p.CausalOffset), p.Window, b, i, lo, hi, want)
+									}
+									if i > 0 {
+										plo, phi := p.KeyRange(b, i-1)
+										if plo > lo || phi > hi {
+											t.Fatalf("%+v: KeyRange(%d, %d) = [%d, %d) after [%d, %d): not monotone", p, b, i, lo, hi, plo, phi)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// keysSeen lists the keys query (b, i) sees by position, by the rule of
+// Problem's doc, key by key.
+func keysSeen(p Problem, b, i int) []int {
+	n := int64(p.Nk)
+	if p.KVLens != nil {
+		n = int64(p.KVLens[b])
+	}
+	a := n - int64(p.Nq)
+	if p.CausalOffset != nil {
+		a = int64(*p.CausalOffset)
+	}
+	t := a + int64(i)
+	var seen []int
+	for j := int64(0); j < n; j++ {
+		if p.Causal && j > t {
+			continue
+		}
+		if w := p.Window; w != nil && (w.Left >= 0 && j < t-int64(w.Left) || w.Right >= 0 && j > t+int64(w.Right)) {
+			continue
+		}
+		seen = append(seen, int(j))
+	}
+	return seen
+}
+
+func TestValidateVariants(t *testing.T) {
+	base := func(f func(v *Variants)) Problem {
+		p := Problem{B: 2, H: 3, Nq: 4, Nk: 5, D: 8}
+		f(&p.Variants)
+		return p
+	}
+	nan := float32(math.NaN())
+	for _, tt := range []struct {
+		name string
+		p    Problem
+		want string // a piece of the error; "" for valid
+	}{
+		{"unbounded window", base(func(v *Variants) { v.Window = &Window{-1, -1} }), ""},
+		{"window left below -1", base(func(v *Variants) { v.Window = &Window{-2, 0} }), "window (-2, 0)"},
+		{"window right below -1", base(func(v *Variants) { v.Window = &Window{0, -5} }), "window (0, -5)"},
+		{"negative softcap", base(func(v *Variants) { v.Softcap = -1 }), "softcap -1"},
+		{"NaN softcap", base(func(v *Variants) { v.Softcap = nan }), "softcap NaN"},
+		{"infinite softcap", base(func(v *Variants) { v.Softcap = float32(math.Inf(1)) }), "softcap +Inf"},
+		{"slopes per head", base(func(v *Variants) { v.ALiBi = []float32{1, 2, 3} }), ""},
+		{"too few slopes", base(func(v *Variants) { v.ALiBi = []float32{1, 2} }), "ALiBi slopes: 2 values for H=3"},
+		{"NaN slope", base(func(v *Variants) { v.ALiBi = []float32{1, nan, 3} }), "head 1 is NaN"},
+		{"too many sinks", base(func(v *Variants) { v.Sinks = make([]float32, 4) }), "sinks: 4 values for H=3"},
+		{"infinite sink", base(func(v *Variants) { v.Sinks = []float32{0, 0, float32(math.Inf(-1))} }), "sinks: head 2 is -Inf"},
+		{"key lengths 0 and Nk", base(func(v *Variants) { v.KVLens = []int{0, 5} }), ""},
+		{"key lengths of the wrong count", base(func(v *Variants) { v.KVLens = []int{1} }), "1 values for B=2"},
+		{"negative key length", base(func(v *Variants) { v.KVLens = []int{-1, 2} }), "batch 0 has -1, want 0 … Nk=5"},
+		{"key length over Nk", base(func(v *Variants) { v.KVLens = []int{2, 6} }), "batch 1 has 6"},
+		{"offset at the bound", base(func(v *Variants) { o := -MaxPosition; v.CausalOffset = &o }), ""},
+		{"offset past the bound", base(func(v *Variants) { o := math.MaxInt; v.CausalOffset = &o }), "causal offset 9223372036854775807"},
+		{"window past the bound", base(func(v *Variants) { v.Window = &Window{MaxPosition + 1, 0} }), "beyond 2⁴⁰"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tt.want != "" && (err == nil || !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Validate = %v, want ErrShape containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/attn-go/attn/backend"
@@ -26,6 +27,9 @@ type Config struct {
 	KVHeads []int // key/value heads; 0 means as many as the query heads
 	Dims    []int // head dim, D = Dv
 	Causal  []bool
+	// Variant is applied to every shape: a sliding window, softcap,
+	// ALiBi, sinks or none.
+	Variant Variant
 	// Strategies are Staged and/or Fused, run on every backend.
 	Strategies []kernels.Strategy
 	// Budget is the time spent measuring one point after its warm-up run;
@@ -49,7 +53,7 @@ type Config struct {
 
 // Shape is the attention problem of a point of the sweep or of a Go
 // benchmark: Nq = Nk = N queries and keys, Dv = D, the layout BHND, the
-// scale 1/√D. KVHeads < H is GQA.
+// scale 1/√D, and the score variants of Variant. KVHeads < H is GQA.
 type Shape struct {
 	B       int  `json:"b"`
 	H       int  `json:"h"`
@@ -57,17 +61,116 @@ type Shape struct {
 	N       int  `json:"n"`
 	D       int  `json:"d"`
 	Causal  bool `json:"causal"`
+	Variant
 }
+
+// Variant is the score variants a point ran with (backend.Variants), as a
+// report records them: each is absent from the JSON when not used, so a
+// report of plain attention reads as one written before variants existed.
+type Variant struct {
+	// Window is the sliding window [left, right] around each query's
+	// position, −1 for an unbounded side (backend.Window); nil for none.
+	Window *[2]int `json:"window,omitempty"`
+	// Softcap caps the scaled scores at ±Softcap with tanh; 0 for none.
+	Softcap float64 `json:"softcap,omitempty"`
+	// ALiBi adds −m_h·|t − j| with the standard slopes m_h of
+	// ALiBiSlopes(H).
+	ALiBi bool `json:"alibi,omitempty"`
+	// Sinks adds one sink logit per head, 0 for every head (Sinks):
+	// exp(0) = 1 joins each row's softmax denominator.
+	Sinks bool `json:"sinks,omitempty"`
+}
+
+// Any reports whether v sets any variant.
+func (v Variant) Any() bool { return v.Window != nil || v.Softcap != 0 || v.ALiBi || v.Sinks }
+
+// String names the variants v sets, "" for none: "window 127,0 softcap 30
+// alibi sinks".
+func (v Variant) String() string {
+	var parts []string
+	if w := v.Window; w != nil {
+		parts = append(parts, fmt.Sprintf("window %d,%d", w[0], w[1]))
+	}
+	if v.Softcap != 0 {
+		parts = append(parts, fmt.Sprintf("softcap %g", v.Softcap))
+	}
+	if v.ALiBi {
+		parts = append(parts, "alibi")
+	}
+	if v.Sinks {
+		parts = append(parts, "sinks")
+	}
+	return strings.Join(parts, " ")
+}
+
+// variants is v for a problem of h query heads.
+func (v Variant) variants(h int) backend.Variants {
+	var bv backend.Variants
+	if w := v.Window; w != nil {
+		bv.Window = &backend.Window{Left: w[0], Right: w[1]}
+	}
+	bv.Softcap = float32(v.Softcap)
+	if v.ALiBi {
+		bv.ALiBi = ALiBiSlopes(h)
+	}
+	if v.Sinks {
+		bv.Sinks = Sinks(h)
+	}
+	return bv
+}
+
+// variantOf is the Variant of p's variants.
+func variantOf(p backend.Problem) Variant {
+	var v Variant
+	if w := p.Window; w != nil {
+		v.Window = &[2]int{w.Left, w.Right}
+	}
+	v.Softcap = float64(p.Softcap)
+	v.ALiBi, v.Sinks = p.ALiBi != nil, p.Sinks != nil
+	return v
+}
+
+// ALiBiSlopes are the standard ALiBi slopes of h heads (Press et al.,
+// as BLOOM's build_alibi_tensor and FlashAttention's tests compute
+// them): for h a power of two,
+//
+//	m_k = 2^(−8(k+1)/h),  k = 0 … h−1
+//
+// and otherwise, with p the largest power of two below h, the p slopes of
+// p heads followed by the first h − p slopes of 2p heads at odd
+// positions: 2^(−4(2k+1)/p), k = 0 … h−p−1.
+func ALiBiSlopes(h int) []float32 {
+	if h < 1 {
+		return nil
+	}
+	p := 1
+	for 2*p <= h {
+		p *= 2
+	}
+	m := make([]float32, 0, h)
+	for k := range p {
+		m = append(m, float32(math.Exp2(-8*float64(k+1)/float64(p))))
+	}
+	for k := range h - p {
+		m = append(m, float32(math.Exp2(-4*float64(2*k+1)/float64(p))))
+	}
+	return m
+}
+
+// Sinks are the sink logits a sweep with sinks uses: 0 for each of h
+// heads, a sink worth one key of score 0 in each row's denominator. Only
+// whether the sinks exist changes the work; their values do not.
+func Sinks(h int) []float32 { return make([]float32, h) }
 
 // Problem is the attention problem s describes.
 func (s Shape) Problem() backend.Problem {
 	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.N, Nk: s.N, D: s.D, Dv: s.D,
-		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal}
+		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H)}
 }
 
 // shapeOf is the Shape of a problem of the sweep (Nq = Nk, Dv = D).
 func shapeOf(p backend.Problem) Shape {
-	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal}
+	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p)}
 }
 
 // PointSpec is one attn point, all another process needs to measure it
@@ -212,23 +315,35 @@ const WrongErr = 1e-3
 
 // Flops counts the multiply-adds of attention as 2 flops each:
 // 2·D per attended (query, key) pair for Q·Kᵀ and 2·Dv for P·V. Only
-// pairs a query may see are counted, so a causal problem with Nq = Nk
-// counts about half of 4·B·H·N²·D — the convention FlashAttention uses.
+// pairs a query may see by position are counted (Problem.KeyRange:
+// causal, sliding window, key lengths), so a causal problem with Nq = Nk
+// counts about half of 4·B·H·N²·D — the convention FlashAttention uses —
+// and a window of W keys about 4·B·H·N·W·D. Softcap, ALiBi and sinks
+// add no pairs and are not counted.
 func Flops(p backend.Problem) float64 {
-	return pairs(p) * float64(p.B) * float64(p.H) * 2 * float64(p.D+p.Dv)
+	return pairs(p) * float64(p.H) * 2 * float64(p.D+p.Dv)
 }
 
-// pairs is Σ_i p.KeyLimit(i) over the Nq queries of one head, in closed
-// form: query i sees clamp(a + i, 0, Nk) keys with a = 1 + Nk − Nq.
+// pairs is Σ_b Σ_i (hi − lo) of Problem.KeyRange(b, i): the (query, key)
+// pairs one head of every batch may see. Without causal masking, a window
+// or key lengths it is B·Nq·Nk; otherwise a loop over the rows of each
+// batch (of one batch when every batch has the same keys).
 func pairs(p backend.Problem) float64 {
-	nq, nk := float64(p.Nq), float64(p.Nk)
-	if !p.Causal {
-		return nq * nk
+	if !p.Causal && p.Window == nil && p.KVLens == nil {
+		return float64(p.B) * float64(p.Nq) * float64(p.Nk)
 	}
-	a := 1 + nk - nq
-	i0 := min(max(1-a, 0), nq)  // the first query that sees a key
-	i1 := min(max(nk-a, 0), nq) // the first that sees them all
-	return (i1-i0)*a + (i0+i1-1)*(i1-i0)/2 + (nq-i1)*nk
+	batches, times := p.B, 1.0
+	if p.KVLens == nil {
+		batches, times = min(p.B, 1), float64(p.B)
+	}
+	n := 0.0
+	for b := range batches {
+		for i := range p.Nq {
+			lo, hi := p.KeyRange(b, i)
+			n += float64(hi - lo)
+		}
+	}
+	return n * times
 }
 
 // Bytes is the compulsory memory traffic of computing p: Q, K and V read
@@ -260,7 +375,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 							return nil, fmt.Errorf("bench: %d key/value heads do not divide %d heads", kvh, h)
 						}
 						for _, n := range cfg.Ns {
-							ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, D: d, Causal: causal}.Problem())
+							ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, D: d, Causal: causal, Variant: cfg.Variant}.Problem())
 						}
 					}
 				}
@@ -270,7 +385,23 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("bench: empty sweep: every list of the configuration needs a value")
 	}
+	// Every size of a sweep is at least 1 and the heads divide, so a
+	// shape error is the variant's: it is the configuration's, not a
+	// point's. (A shape too large to count stays a point's too-large.)
+	for _, p := range ps {
+		if err := p.Validate(); errors.Is(err, backend.ErrShape) {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+	}
 	return ps, nil
+}
+
+// Check reports what Run would refuse in cfg before measuring anything:
+// an empty list, key/value heads that do not divide the heads, an invalid
+// variant (a window side below −1, a negative or non-finite softcap).
+func (cfg *Config) Check() error {
+	_, err := cfg.shapes()
+	return err
 }
 
 // Run measures every point of cfg: for each shape, attn on each backend
@@ -365,6 +496,9 @@ func shapeLabel(p backend.Problem) string {
 	s := fmt.Sprintf("N=%d", p.Nq)
 	if p.Causal {
 		s += " causal"
+	}
+	if v := variantOf(p).String(); v != "" {
+		s += " " + v
 	}
 	return s
 }

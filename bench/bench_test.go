@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"image/png"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,6 +30,19 @@ func TestFlops(t *testing.T) {
 		{backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: 4, Nk: 4, D: 8, Dv: 8, Causal: true}, 10 * 32},
 		// Causal decode: one query sees all 6 keys.
 		{backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: 1, Nk: 6, D: 8, Dv: 8, Causal: true}, 6 * 32},
+		// Causal window of 3 keys (left 2), N = 8: 1+2+3·6 = 21 pairs.
+		{backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: 8, Nk: 8, D: 8, Dv: 8, Causal: true,
+			Variants: backend.Variants{Window: &backend.Window{Left: 2, Right: 0}}}, 21 * 32},
+		// Window (1, 1) without causal, N = 5: 2+3+3+3+2 = 13 pairs, in
+		// each of B = 2 batches and H = 3 heads.
+		{backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: 5, Nk: 5, D: 8, Dv: 8,
+			Variants: backend.Variants{Window: &backend.Window{Left: 1, Right: 1}}}, 2 * 3 * 13 * 32},
+		// Key lengths 2 and 5 of Nk = 5, Nq = 3, not causal: 3·2 + 3·5.
+		{backend.Problem{B: 2, H: 1, KVHeads: 1, Nq: 3, Nk: 5, D: 8, Dv: 8,
+			Variants: backend.Variants{KVLens: []int{2, 5}}}, (6 + 15) * 32},
+		// Softcap, ALiBi and sinks add no pairs.
+		{backend.Problem{B: 1, H: 2, KVHeads: 2, Nq: 4, Nk: 4, D: 8, Dv: 8,
+			Variants: backend.Variants{Softcap: 30, ALiBi: []float32{0.5, 0.25}, Sinks: []float32{0, 0}}}, 2 * 16 * 32},
 	} {
 		if got := bench.Flops(c.p); got != c.want {
 			t.Errorf("Flops(%+v) = %v, want %v", c.p, got, c.want)
@@ -35,23 +50,84 @@ func TestFlops(t *testing.T) {
 	}
 }
 
-// Flops' closed form agrees with counting KeyRange row by row, for every
-// small shape of Nq against Nk, causal or not.
+// Flops agrees with counting, key by key, the pairs the position rules of
+// backend.Problem admit (read from its doc, not from KeyRange): for
+// every small Nq against Nk, causal or not, with windows of each kind
+// (bounded, one side unbounded, both unbounded, empty on one side) and
+// with per-batch key lengths.
 func TestFlopsCounts(t *testing.T) {
+	windows := []*backend.Window{nil, {Left: 0, Right: 0}, {Left: 2, Right: 0}, {Left: 1, Right: 3},
+		{Left: -1, Right: 1}, {Left: 3, Right: -1}, {Left: -1, Right: -1}}
 	for nq := 0; nq < 12; nq++ {
 		for nk := 0; nk < 12; nk++ {
 			for _, causal := range []bool{false, true} {
-				p := backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: nq, Nk: nk, D: 5, Dv: 2, Causal: causal}
-				n := 0
-				for i := range nq {
-					_, hi := p.KeyRange(0, i)
-					n += hi
-				}
-				if got, want := bench.Flops(p), float64(n*2*3*2*(5+2)); got != want {
-					t.Errorf("Nq=%d Nk=%d causal=%v: Flops %v, counting %v", nq, nk, causal, got, want)
+				for _, w := range windows {
+					for _, lens := range [][]int{nil, {nk, nk / 2}, {0, max(nk-1, 0)}} {
+						p := backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: nq, Nk: nk, D: 5, Dv: 2, Causal: causal,
+							Variants: backend.Variants{Window: w, KVLens: lens}}
+						n := 0
+						for b := range 2 {
+							kvlen := nk
+							if lens != nil {
+								kvlen = lens[b]
+							}
+							for i := range nq {
+								t := kvlen - nq + i // the query's key position
+								for j := range kvlen {
+									seen := !causal || j <= t
+									if w != nil {
+										seen = seen && (w.Left < 0 || j >= t-w.Left) && (w.Right < 0 || j <= t+w.Right)
+									}
+									if seen {
+										n++
+									}
+								}
+							}
+						}
+						if got, want := bench.Flops(p), float64(n*3*2*(5+2)); got != want {
+							t.Errorf("Nq=%d Nk=%d causal=%v window=%v lens=%v: Flops %v, counting %v", nq, nk, causal, w, lens, got, want)
+						}
+					}
 				}
 			}
 		}
+	}
+}
+
+// The ALiBi slopes are the paper's and BLOOM's: 2^(−8k/H) for H a power
+// of two; otherwise those of the largest power of two p below H, then
+// every other slope of 2p heads (BLOOM's build_alibi_tensor: base
+// 2^(−4/p), odd powers).
+func TestALiBiSlopes(t *testing.T) {
+	for _, c := range []struct {
+		h    int
+		want []float64 // exponents of 2
+	}{
+		{1, []float64{-8}},
+		{2, []float64{-4, -8}},
+		{3, []float64{-4, -8, -2}},
+		{8, []float64{-1, -2, -3, -4, -5, -6, -7, -8}},
+		{12, []float64{-1, -2, -3, -4, -5, -6, -7, -8, -0.5, -1.5, -2.5, -3.5}},
+		{16, []float64{-0.5, -1, -1.5, -2, -2.5, -3, -3.5, -4, -4.5, -5, -5.5, -6, -6.5, -7, -7.5, -8}},
+	} {
+		got := bench.ALiBiSlopes(c.h)
+		if len(got) != c.h {
+			t.Fatalf("H=%d: %d slopes", c.h, len(got))
+		}
+		for k, e := range c.want {
+			if want := float32(math.Exp2(e)); got[k] != want {
+				t.Errorf("H=%d: slope %d is %v, want 2^%v = %v", c.h, k, got[k], e, want)
+			}
+		}
+	}
+	// H = 40 (BLOOM-7b1 has 32, BLOOM-176B 112): 32 slopes of 32 heads,
+	// then the 8 odd slopes of 64 heads.
+	m := bench.ALiBiSlopes(40)
+	if m[31] != float32(math.Exp2(-8)) || m[32] != float32(math.Exp2(-0.125)) || m[39] != float32(math.Exp2(-0.125*15)) {
+		t.Errorf("H=40: slopes 31, 32, 39 are %v, %v, %v", m[31], m[32], m[39])
+	}
+	if s := bench.Sinks(3); len(s) != 3 || s[0] != 0 || s[2] != 0 {
+		t.Errorf("Sinks(3) = %v, want three zeros", s)
 	}
 }
 
@@ -141,6 +217,50 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// A sweep with every variant runs them on the CPU backend, in this
+// process and from a PointSpec read back from JSON (what a point measured
+// in a process of its own receives), checked against the float64 reference with the same
+// variants, and counts the window's attended pairs only.
+func TestRunVariants(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	cfg.Ns, cfg.Causal = []int{33}, []bool{true}
+	cfg.Variant = bench.Variant{Window: &[2]int{4, 0}, Softcap: 5, ALiBi: true, Sinks: true}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A PointSpec's round trip through JSON (Subprocess's path) keeps
+	// the variant: measure one point from its spec.
+	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
+		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back bench.PointSpec
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	points = append(points, bench.MeasurePoint(context.Background(), be, back))
+	p := points[0].Shape.Problem()
+	// Rows 0 … 4 see 1 … 5 keys, the other 28 five each.
+	if want := 2.0 * (15 + 28*5) * 2 * (8 + 8); bench.Flops(p) != want {
+		t.Errorf("Flops of %v = %v, want %v", points[0].Shape, bench.Flops(p), want)
+	}
+	for _, pt := range points {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != 5 {
+			t.Errorf("%s %s: %s %s, max error %v over %d rows", pt.Strategy, pt.Variant, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows)
+		}
+		if pt.Variant.String() != "window 4,0 softcap 5 alibi sinks" {
+			t.Errorf("%s: variant %q", pt.Strategy, pt.Variant)
+		}
+		if want := bench.Flops(p) / pt.MedianS / 1e9; math.Abs(pt.GFLOPS-want) > 1e-9*want {
+			t.Errorf("%s: %v GFLOP/s, want %v from the attended pairs", pt.Strategy, pt.GFLOPS, want)
+		}
+	}
+}
+
 // tableRow matches a row of WriteTable for an attn-cpu point.
 var tableRow = regexp.MustCompile(`(?m)^ *attn-cpu +(fused|staged) `)
 
@@ -182,6 +302,8 @@ func TestRunRefusesBadConfigs(t *testing.T) {
 		"empty":      func(c *bench.Config) { c.Ns = nil },
 		"auto":       func(c *bench.Config) { c.Strategies = []kernels.Strategy{kernels.Auto} },
 		"no targets": func(c *bench.Config) { c.Strategies = nil },
+		"window":     func(c *bench.Config) { c.Variant.Window = &[2]int{-2, 0} },
+		"softcap":    func(c *bench.Config) { c.Variant.Softcap = math.NaN() },
 	} {
 		cfg := tiny()
 		mod(&cfg)

@@ -115,6 +115,7 @@ func (r *Report) series(ran bool) []*series {
 		func(pt Point) string { return fmt.Sprintf("H=%d", pt.H) },
 		func(pt Point) string { return fmt.Sprintf("KVH=%d", pt.KVHeads) },
 		func(pt Point) string { return fmt.Sprintf("D=%d", pt.D) },
+		func(pt Point) string { return pt.Variant.String() },
 	} {
 		if varied(d) {
 			dims = append(dims, d)
@@ -131,7 +132,9 @@ func (r *Report) series(ran bool) []*series {
 			parts = append(parts, pt.Strategy)
 		}
 		for _, d := range dims {
-			parts = append(parts, d(pt))
+			if v := d(pt); v != "" {
+				parts = append(parts, v)
+			}
 		}
 		label := strings.Join(parts, " ")
 		s := byLabel[label]
@@ -177,6 +180,12 @@ func (r *Report) title(what string) string {
 	if v, ok := same(func(pt Point) int { return map[bool]int{true: 1}[pt.Causal] }); ok && v == 1 {
 		fixed = append(fixed, "causal")
 	}
+	if len(r.Points) > 0 {
+		v := r.Points[0].Variant.String()
+		if v != "" && !slices.ContainsFunc(r.Points, func(pt Point) bool { return pt.Variant.String() != v }) {
+			fixed = append(fixed, v)
+		}
+	}
 	machine := fmt.Sprintf("%s, %d CPUs", r.Machine.CPU, r.Machine.CPUs)
 	if k := kernelPhrase(r.Points); k != "" {
 		machine += ", " + k
@@ -184,20 +193,28 @@ func (r *Report) title(what string) string {
 	return fmt.Sprintf("%s, %s\n%s, %s", what, strings.Join(fixed, " "), machine, r.Date.Format("2006-01-02"))
 }
 
-// gflopsLabel is the GFLOP/s axis's label: causal problems count only
-// the pairs a query attends to (Flops), which the label says where the
-// chart has causal lines.
+// gflopsLabel is the GFLOP/s axis's label: causal and windowed problems
+// count only the pairs a query attends to (Flops), which the label says
+// where the chart has such lines.
 func (r *Report) gflopsLabel() string {
-	causal, plain := false, false
+	masked, plain, windowed := false, false, false
 	for _, pt := range r.Points {
-		causal = causal || pt.Causal
-		plain = plain || !pt.Causal
+		m := pt.Causal || pt.Window != nil
+		masked, plain = masked || m, plain || !m
+		windowed = windowed || pt.Window != nil
+	}
+	what := "causal"
+	if windowed {
+		what = "windowed"
+		if slices.ContainsFunc(r.Points, func(pt Point) bool { return pt.Causal }) {
+			what = "causal and windowed"
+		}
 	}
 	switch {
-	case causal && plain:
-		return "GFLOP/s (causal lines: attended pairs only)"
-	case causal:
-		return "GFLOP/s (causal: attended pairs only)"
+	case masked && plain:
+		return fmt.Sprintf("GFLOP/s (%s lines: attended pairs only)", what)
+	case masked:
+		return fmt.Sprintf("GFLOP/s (%s: attended pairs only)", what)
 	}
 	return "GFLOP/s"
 }

@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/csv"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +143,110 @@ func TestMemoryChartOneSize(t *testing.T) {
 	got := strings.Join(labels(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)), " ")
 	if want := "512 MiB 768 MiB 1 GiB 1.5 GiB 2 GiB"; got != want {
 		t.Errorf("y labels over [%v, %v] MiB: %q, want %q", p.Y.Min, p.Y.Max, got, want)
+	}
+}
+
+// The variant of each point is in every output: the JSON (and only when
+// set, so plain reports read as before), a CSV column each, a table
+// column, the chart and Markdown titles when every point shares it, a
+// legend label when it varies, and the GFLOP/s axis says a window counts
+// attended pairs only.
+func TestReportVariants(t *testing.T) {
+	v := Variant{Window: &[2]int{3, 0}, Softcap: 30, ALiBi: true, Sinks: true}
+	const name = "window 3,0 softcap 30 alibi sinks"
+	if v.String() != name {
+		t.Fatalf("Variant.String() = %q, want %q", v.String(), name)
+	}
+	point := func(n int, v Variant) Point {
+		p := Shape{B: 1, H: 2, KVHeads: 2, N: n, D: 8, Causal: true, Variant: v}.Problem()
+		if len(p.ALiBi) != 0 != v.ALiBi || len(p.Sinks) != 0 != v.Sinks || (p.Window != nil) != (v.Window != nil) {
+			t.Fatalf("Problem of %v has variants %+v", v, p.Variants)
+		}
+		pt := newPoint("attn-cpu", "fused", "1 threads", p)
+		pt.setTimes(time.Millisecond, steadyRuns(5, uint64(n)), p, false)
+		return pt
+	}
+	r := &Report{Schema: Schema, Points: []Point{point(64, v), point(128, v)}}
+
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"window": [`, `"softcap": 30`, `"alibi": true`, `"sinks": true`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	back, err := ReadReport(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Points[1].Variant.String(); got != name {
+		t.Errorf("JSON round trip: variant %q, want %q", got, name)
+	}
+
+	var cs bytes.Buffer
+	if err := r.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) string { return rows[1][slices.Index(rows[0], name)] }
+	if col("window") != "3,0" || col("softcap") != "30" || col("alibi") != "true" || col("sinks") != "true" {
+		t.Errorf("CSV row %v under %v", rows[1], rows[0])
+	}
+
+	var table bytes.Buffer
+	if err := WriteTable(&table, r.Points); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), " variant ") || !strings.Contains(table.String(), name) || !strings.Contains(table.String(), "variant: ") {
+		t.Errorf("table does not name the variant:\n%s", table.String())
+	}
+
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "causal "+name) {
+		t.Errorf("Markdown title does not name the variant:\n%s", md.String())
+	}
+	p, _, err := r.plot(ChartGFLOPS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Title.Text, name) || p.Y.Label.Text != "GFLOP/s (causal and windowed: attended pairs only)" {
+		t.Errorf("chart title %q, Y label %q", p.Title.Text, p.Y.Label.Text)
+	}
+
+	// Two variants in one report: each line says which.
+	r.Points = append(r.Points, point(64, Variant{}), point(128, Variant{}))
+	labels := []string{}
+	for _, s := range r.series(true) {
+		labels = append(labels, s.label)
+	}
+	if want := []string{"attn-cpu fused " + name, "attn-cpu fused"}; !slices.Equal(labels, want) {
+		t.Errorf("series %q, want %q", labels, want)
+	}
+
+	// Plain points write no variant at all, nor a table column.
+	js.Reset()
+	plain := &Report{Schema: Schema, Points: r.Points[2:]}
+	if err := plain.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	table.Reset()
+	if err := WriteTable(&table, plain.Points); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"window", "softcap", "alibi", "sinks"} {
+		if strings.Contains(js.String(), s) {
+			t.Errorf("plain report's JSON mentions %s", s)
+		}
+	}
+	if strings.Contains(table.String(), "variant") {
+		t.Errorf("plain table has a variant column:\n%s", table.String())
 	}
 }

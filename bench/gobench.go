@@ -159,7 +159,7 @@ func scoresFlops(p backend.Problem) float64 { return float64(p.ScoresLen()) * 2 
 
 // contextFlops counts 2·Dv per attended pair.
 func contextFlops(p backend.Problem) float64 {
-	return pairs(p) * float64(p.B) * float64(p.H) * 2 * float64(p.Dv)
+	return pairs(p) * float64(p.H) * 2 * float64(p.Dv)
 }
 
 // unsupported says why be cannot run p, or "" when it can.

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -42,7 +43,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		what, counted := "non-causal", ""
 		if causal {
-			what, counted = "causal", " (only the attended pairs counted)"
+			what = "causal"
+		}
+		if causal || slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.Window != nil }) {
+			counted = " (only the attended pairs counted)"
 		}
 		ns := sub.sweptNs()
 		rows := sub.series(false)

@@ -149,6 +149,14 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, p.Unavailable
 		return pt
 	}
+	if v := variantOf(pr); v.Any() {
+		// The runners call each library's attention as it is: none
+		// takes a window, softcap, ALiBi slopes or sinks. Handing them
+		// as a materialised bias would time another algorithm under the
+		// variant's name, and leaving them out another problem.
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner has no %s: peers run plain and causal attention only", p.Name, v)
+		return pt
+	}
 	in4 := 4 * (int64(pr.QLen()) + int64(pr.KLen()) + int64(pr.VLen()) + int64(pr.OLen()))
 	copies := p.ScoreCopies
 	if pr.Causal {

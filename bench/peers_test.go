@@ -71,6 +71,31 @@ func TestPeerOutcomes(t *testing.T) {
 	}
 }
 
+// A peer is never measured with a variant it does not run: its points
+// are unavailable, naming the variant, and its runner is not started
+// (fake-copy would have run and been marked wrong).
+func TestPeerRefusesVariants(t *testing.T) {
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tiny()
+	cfg.Ns, cfg.Causal, cfg.Heads, cfg.KVHeads = []int{8}, []bool{true}, []int{2}, []int{1}
+	for _, v := range []bench.Variant{{Window: &[2]int{3, 0}}, {Softcap: 20}, {ALiBi: true}, {Sinks: true}} {
+		cfg.Variant = v
+		peer := bench.Peer{Name: "fake-copy", Argv: []string{"bash", "fakepeer.sh"}, Dir: dir, Version: "fake 1"}
+		points, err := bench.Run(context.Background(), cfg, nil, []bench.Peer{peer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := points[0]
+		if pt.Status != bench.StatusUnavailable || !strings.Contains(pt.Error, v.String()) || pt.Runs != 0 || pt.PeakRSS != 0 ||
+			pt.Variant.String() != v.String() {
+			t.Errorf("%s: %s %q, %d runs, RSS %d, variant %q; want unavailable naming it, not run", v, pt.Status, pt.Error, pt.Runs, pt.PeakRSS, pt.Variant)
+		}
+	}
+}
+
 // Peers knows its peers by name and says how to install a missing runner.
 func TestPeersLookup(t *testing.T) {
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,7 +26,7 @@ const Schema = "attn-bench/1"
 // Conventions say how each number in a report is defined; every report
 // carries them.
 var Conventions = map[string]string{
-	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal counts only the pairs a query sees (about half of 4·B·H·N²·D), for attn and peers alike",
+	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
 	"bytes":       "compulsory traffic: Q, K, V read once and O written once in float32, plus four passes over the B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
 	"time":        "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
 	"peak_rss":    "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
@@ -34,6 +35,7 @@ var Conventions = map[string]string{
 	"spread":      "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
 	"cpu_kernel":  "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
 	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+	"variant":     "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
 // Report is a sweep's results with what is needed to reproduce and
@@ -231,9 +233,10 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // machine and revision, so rows of several runs can be concatenated.
 // cpu_kernel is KernelName (empty for implementations other than
 // attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
-// are empty for reports that did not record them.
+// are empty for reports that did not record them; window ("left,right")
+// and softcap are empty for points without them.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
-	"b", "h", "kv_heads", "n", "d", "causal", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
+	"b", "h", "kv_heads", "n", "d", "causal", "window", "softcap", "alibi", "sinks", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
 	"gflops", "bytes", "gbps", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
 	"status", "error", "openblas_coretype"}
 
@@ -250,6 +253,13 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		if pt.MaxErr != nil {
 			maxErr = f(*pt.MaxErr)
 		}
+		window, softcap := "", ""
+		if w := pt.Window; w != nil {
+			window = fmt.Sprintf("%d,%d", w[0], w[1])
+		}
+		if pt.Softcap != 0 {
+			softcap = f(pt.Softcap)
+		}
 		q1, q3 := "", ""
 		if pt.hasQuartiles() {
 			q1, q3 = f(pt.Q1S), f(pt.Q3S)
@@ -257,6 +267,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.D), strconv.FormatBool(pt.Causal),
+			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS),
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
@@ -271,19 +282,32 @@ func (r *Report) WriteCSV(w io.Writer) error {
 
 // WriteTable prints the points as an aligned table, one row per point,
 // under a line naming the CPU kernel attn-cpu ran on (when it ran), with
-// the conventions under it.
+// the conventions under it. A variant column names the score variants of
+// each point when any point has one.
 func WriteTable(w io.Writer, points []Point) error {
 	if ks := cpuKernels(points); len(ks) > 0 {
 		if _, err := fmt.Fprintf(w, "attn-cpu kernel: %s\n", strings.Join(ks, ", ")); err != nil {
 			return err
 		}
 	}
+	variants := slices.ContainsFunc(points, func(pt Point) bool { return pt.Variant.Any() })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
-	fmt.Fprintln(tw, "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\truns\tmedian\trange\tIQR\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
+	head := "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\t"
+	if variants {
+		head += "variant\t"
+	}
+	fmt.Fprintln(tw, head+"runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
 		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.Causal)
+		if variants {
+			v := pt.Variant.String()
+			if v == "" {
+				v = "-"
+			}
+			row += v + "\t"
+		}
 		if pt.Runs == 0 {
 			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
@@ -310,7 +334,11 @@ func WriteTable(w io.Writer, points []Point) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, k := range []string{"gflops", "spread", "bytes", "peak_rss", "max_rel_err"} {
+	keys := []string{"gflops", "spread", "bytes", "peak_rss", "max_rel_err"}
+	if variants {
+		keys = append(keys, "variant")
+	}
+	for _, k := range keys {
 		if _, err := fmt.Fprintf(w, "%s: %s\n", k, Conventions[k]); err != nil {
 			return err
 		}

@@ -72,3 +72,19 @@ func scaleVec(x []float32, a float32) int {
 	scaleAVX2(x[:n], a)
 	return n
 }
+
+// softcapAVX2 is softcap for len(row) a multiple of 8 (expf_amd64.s).
+//
+//go:noescape
+func softcapAVX2(row []float32, c float32)
+
+// softcapVec caps as much of row as the vector loop takes and returns how
+// much that is.
+func softcapVec(row []float32, c float32) int {
+	n := len(row) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	softcapAVX2(row[:n], c)
+	return n
+}

@@ -336,3 +336,91 @@ done512:
 	VZEROUPPER
 	MOVSD         X14, ret+32(FP)
 	RET
+
+// Eight copies each of the sign bit and of the rest of a float32's bits,
+// for softcapAVX2.
+DATA signc<>+0(SB)/4, $0x80000000
+DATA signc<>+4(SB)/4, $0x80000000
+DATA signc<>+8(SB)/4, $0x80000000
+DATA signc<>+12(SB)/4, $0x80000000
+DATA signc<>+16(SB)/4, $0x80000000
+DATA signc<>+20(SB)/4, $0x80000000
+DATA signc<>+24(SB)/4, $0x80000000
+DATA signc<>+28(SB)/4, $0x80000000
+DATA signc<>+32(SB)/4, $0x7fffffff
+DATA signc<>+36(SB)/4, $0x7fffffff
+DATA signc<>+40(SB)/4, $0x7fffffff
+DATA signc<>+44(SB)/4, $0x7fffffff
+DATA signc<>+48(SB)/4, $0x7fffffff
+DATA signc<>+52(SB)/4, $0x7fffffff
+DATA signc<>+56(SB)/4, $0x7fffffff
+DATA signc<>+60(SB)/4, $0x7fffffff
+GLOBL signc<>(SB), RODATA|NOPTR, $64
+
+// func softcapAVX2(row []float32, c float32)
+//
+// row[j] = c·tanh(row[j]/c), len(row) a multiple of 8, eight lanes at a
+// time with AVX2 and FMA, as tanhf computes it: e = e^(−2|x|/c) by
+// expShiftAVX2's reduction and polynomial (0 below lo), then
+// tanh|x/c| = (1 − e)/(1 + e) and the sign of x put back.
+TEXT ·softcapAVX2(SB), NOSPLIT, $0-28
+	MOVQ         row_base+0(FP), SI
+	MOVQ         row_len+8(FP), CX
+	SHRQ         $3, CX
+	VBROADCASTSS c+24(FP), Y0              // c
+	VMOVUPS      expc<>+416(SB), Y14       // 1
+	VADDPS       Y14, Y14, Y15             // 2
+	VDIVPS       Y0, Y15, Y15              // 2/c
+	VMOVUPS      expc<>+0(SB), Y1
+	VMOVUPS      expc<>+32(SB), Y2
+	VMOVUPS      expc<>+64(SB), Y3
+	VMOVUPS      expc<>+96(SB), Y4
+	VMOVUPS      expc<>+128(SB), Y5
+	VMOVUPS      expc<>+160(SB), Y13
+	TESTQ        CX, CX
+	JZ           scdone
+
+scloop:
+	VMOVUPS      (SI), Y6
+	VANDPS       signc<>+32(SB), Y6, Y6    // |v|
+	VMULPS       Y15, Y6, Y6
+	VXORPS       signc<>+0(SB), Y6, Y6     // x = −2|v|/c
+	VCMPPS       $0x1d, Y1, Y6, Y7         // keep = x ≥ lo (false for NaN)
+	VMOVAPS      Y3, Y8
+	VFMADD231PS  Y2, Y6, Y8                // n = x·log2e + round
+	VSUBPS       Y3, Y8, Y8                // n = round(x·log2e)
+	VMOVAPS      Y6, Y9
+	VFNMADD231PS Y4, Y8, Y9                // r = x − n·ln2hi
+	VFNMADD231PS Y5, Y8, Y9                // r −= n·ln2lo
+	VMULPS       Y9, Y9, Y6                // r²
+	VMOVUPS      expc<>+352(SB), Y10
+	VFMADD231PS  expc<>+320(SB), Y9, Y10   // c2 + c3·r
+	VMOVUPS      expc<>+288(SB), Y11
+	VFMADD231PS  expc<>+256(SB), Y9, Y11   // c4 + c5·r
+	VMOVUPS      expc<>+224(SB), Y12
+	VFMADD231PS  expc<>+192(SB), Y9, Y12   // c6 + c7·r
+	VFMADD231PS  Y10, Y6, Y9               // a = r + r²·(c2 + c3·r)
+	VFMADD231PS  Y12, Y6, Y11              // b = (c4 + c5·r) + r²·(c6 + c7·r)
+	VMULPS       Y6, Y6, Y6                // r⁴
+	VFMADD231PS  Y11, Y6, Y9               // a + r⁴·b
+	VADDPS       expc<>+416(SB), Y9, Y10   // p = 1 + that
+	VCVTPS2DQ    Y8, Y11
+	VPADDD       Y13, Y11, Y11
+	VPSLLD       $23, Y11, Y11             // 2^n as float32 bits
+	VMULPS       Y11, Y10, Y10             // e = p·2^n
+	VANDPS       Y7, Y10, Y10              // 0 where x < lo
+	VSUBPS       Y10, Y14, Y11             // 1 − e
+	VADDPS       Y10, Y14, Y10             // 1 + e
+	VDIVPS       Y10, Y11, Y11             // tanh|v/c|
+	VMULPS       Y0, Y11, Y11              // c·tanh|v/c|
+	VMOVUPS      (SI), Y6
+	VANDPS       signc<>+0(SB), Y6, Y6     // v's sign
+	VORPS        Y6, Y11, Y11
+	VMOVUPS      Y11, (SI)
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          scloop
+
+scdone:
+	VZEROUPPER
+	RET

@@ -354,6 +354,24 @@ func (p Problem) Validate() error {
 	return nil
 }
 
+// Band is the most keys any query row may see by its window and causal
+// masking: Left + Right + 1 with causal masking capping Right at 0, or
+// math.MaxInt when a side is unbounded (no window, or −1).
+func (p Problem) Band() int {
+	w := p.Window
+	if w == nil || w.Left < 0 {
+		return math.MaxInt
+	}
+	right := w.Right
+	if p.Causal {
+		right = 0
+	}
+	if right < 0 {
+		return math.MaxInt
+	}
+	return w.Left + right + 1
+}
+
 // MaxPosition bounds a causal offset and a window's sides: 2⁴⁰, more keys
 // than any machine holds, so that positions computed from them never wrap
 // an int. Use −1 for an unbounded window side.

@@ -502,6 +502,9 @@ func TestKeyRange(t *testing.T) {
 										len(want) == 0 && lo != hi || lo < 0 || hi > nk || lo > hi {
 										t.Fatalf("%+v offset %v window %v: KeyRange(%d, %d) = [%d, %d), want keys %v", p, deref(p.CausalOffset), p.Window, b, i, lo, hi, want)
 									}
+									if band := p.Band(); hi-lo > band {
+										t.Fatalf("%+v: KeyRange(%d, %d) = [%d, %d) is wider than Band() = %d", p, b, i, lo, hi, band)
+									}
 									if i > 0 {
 										plo, phi := p.KeyRange(b, i-1)
 										if plo > lo || phi > hi {

@@ -65,6 +65,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	// this changes no answer.
 	f.tq = min(f.tq, max(p.Nq, 1))
 	f.tk = min(f.tk, max(p.Nk, 1))
+	// A tile of Tq rows under a window of W keys walks W + Tq − 1 keys a
+	// row for W it attends: query tiles of at most W/4 rows keep that
+	// waste under a quarter.
+	if band := p.Band(); band < math.MaxInt {
+		f.tq = min(f.tq, max(band/4, minTileQ))
+	}
 	if heads := p.B * p.H; heads > 0 && heads*ceilDiv(p.Nq, f.tq) < b.threads {
 		perHead := ceilDiv(b.threads, heads)
 		f.tq = min(f.tq, max(ceilDiv(p.Nq, perHead), minTileQ))

@@ -399,7 +399,7 @@ func TestONNXAttention(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if bk.name != "cpu" && !be.Caps().Variants && a.needsVariants() {
+					if !be.Caps().Variants && a.needsVariants() {
 						t.Skipf("needs variants or a score stage (%s), which this backend does not claim (Caps.Variants is false)", onnxVariantsUsed(a))
 					}
 					strategies := []kernels.Strategy{kernels.Staged, kernels.Fused}

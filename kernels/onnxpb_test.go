@@ -10,6 +10,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -250,10 +252,14 @@ func (m *onnxModel) parseAttr(b []byte) error {
 	return nil
 }
 
-// parseONNXTensor decodes a TensorProto.
+// parseONNXTensor decodes a TensorProto whose data is in raw_data, as
+// ONNX's numpy_helper.from_array writes every tensor of the node tests:
 //
-//	1: dims, 2: data_type, 4: float_data, 5: int32_data (bool, float16),
-//	7: int64_data, 8: name, 9: raw_data (little-endian)
+//	1: dims, 2: data_type, 8: name, 9: raw_data (little-endian; a bool
+//	is one byte)
+//
+// The typed fields (float_data, int32_data, int64_data) are refused, not
+// misread.
 func parseONNXTensor(b []byte) (*onnxTensor, error) {
 	fields, err := wireFields(b)
 	if err != nil {
@@ -261,8 +267,6 @@ func parseONNXTensor(b []byte) (*onnxTensor, error) {
 	}
 	t := &onnxTensor{}
 	var raw []byte
-	var floats []float32
-	var i32s, i64s []uint64
 	for _, f := range fields {
 		switch f.num {
 		case 1:
@@ -271,29 +275,15 @@ func parseONNXTensor(b []byte) (*onnxTensor, error) {
 				return nil, fmt.Errorf("dims: %w", err)
 			}
 			for _, d := range ds {
-				t.dims = append(t.dims, int(int64(d)))
+				if int64(d) < 0 {
+					return nil, fmt.Errorf("negative dimension %d", int64(d))
+				}
+				t.dims = append(t.dims, int(d))
 			}
 		case 2:
 			t.dtype = int32(f.val)
-		case 4:
-			switch f.typ {
-			case protowire.Fixed32Type:
-				floats = append(floats, math.Float32frombits(uint32(f.val)))
-			case protowire.BytesType:
-				for i := 0; i+4 <= len(f.bytes); i += 4 {
-					floats = append(floats, math.Float32frombits(binary.LittleEndian.Uint32(f.bytes[i:])))
-				}
-			}
-		case 5, 7:
-			vs, err := varints(f)
-			if err != nil {
-				return nil, fmt.Errorf("field %d: %w", f.num, err)
-			}
-			if f.num == 5 {
-				i32s = append(i32s, vs...)
-			} else {
-				i64s = append(i64s, vs...)
-			}
+		case 4, 5, 7:
+			return nil, fmt.Errorf("TensorProto field %d: this reader takes data only from raw_data (9)", f.num)
 		case 8:
 			t.name = string(f.bytes)
 		case 9:
@@ -304,48 +294,78 @@ func parseONNXTensor(b []byte) (*onnxTensor, error) {
 	for _, d := range t.dims {
 		n *= d
 	}
-	switch t.dtype {
-	case onnxFloat:
-		if raw != nil {
-			floats = nil
-			for i := 0; i+4 <= len(raw); i += 4 {
-				floats = append(floats, math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])))
-			}
-		}
-		t.F32 = floats
-		if len(t.F32) != n {
-			return nil, fmt.Errorf("float tensor %q of dims %v holds %d values", t.name, t.dims, len(t.F32))
-		}
-	case onnxInt64:
-		if raw != nil {
-			i64s = nil
-			for i := 0; i+8 <= len(raw); i += 8 {
-				i64s = append(i64s, binary.LittleEndian.Uint64(raw[i:]))
-			}
-		}
-		for _, v := range i64s {
-			t.I64 = append(t.I64, int64(v))
-		}
-		if len(t.I64) != n {
-			return nil, fmt.Errorf("int64 tensor %q of dims %v holds %d values", t.name, t.dims, len(t.I64))
-		}
-	case onnxBool:
-		if raw != nil {
-			for _, c := range raw {
-				t.Bool = append(t.Bool, c != 0)
-			}
-		} else {
-			for _, v := range i32s {
-				t.Bool = append(t.Bool, v != 0)
-			}
-		}
-		if len(t.Bool) != n {
-			return nil, fmt.Errorf("bool tensor %q of dims %v holds %d values", t.name, t.dims, len(t.Bool))
-		}
-	case onnxFloat16:
-		// Kept by type only: the cases in half precision are skipped.
-	default:
+	size := map[int32]int{onnxFloat: 4, onnxInt64: 8, onnxBool: 1, onnxFloat16: 2}[t.dtype]
+	if size == 0 {
 		return nil, fmt.Errorf("tensor %q has data type %d; this reader knows FLOAT, INT64, BOOL and FLOAT16", t.name, t.dtype)
 	}
+	if len(raw) != n*size {
+		return nil, fmt.Errorf("tensor %q of dims %v and data type %d has %d bytes of raw_data, want %d", t.name, t.dims, t.dtype, len(raw), n*size)
+	}
+	for i := 0; i < n; i++ {
+		switch t.dtype {
+		case onnxFloat:
+			t.F32 = append(t.F32, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		case onnxInt64:
+			t.I64 = append(t.I64, int64(binary.LittleEndian.Uint64(raw[8*i:])))
+		case onnxBool:
+			t.Bool = append(t.Bool, raw[i] != 0)
+		}
+		// float16 is kept by type only: those cases are skipped.
+	}
 	return t, nil
+}
+
+// TestONNXTensorReader checks the reader on TensorProtos built here: the
+// packed and unpacked forms of dims, and the malformed ones it must
+// refuse rather than misread.
+func TestONNXTensorReader(t *testing.T) {
+	tensor := func(dtype int32, packed bool, raw []byte, extra ...byte) []byte {
+		var b []byte
+		if packed {
+			b = protowire.AppendTag(b, 1, protowire.BytesType)
+			b = protowire.AppendBytes(b, protowire.AppendVarint(protowire.AppendVarint(nil, 2), 3))
+		} else {
+			for _, d := range []uint64{2, 3} {
+				b = protowire.AppendTag(b, 1, protowire.VarintType)
+				b = protowire.AppendVarint(b, d)
+			}
+		}
+		b = protowire.AppendTag(b, 2, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(dtype))
+		b = protowire.AppendTag(b, 8, protowire.BytesType)
+		b = protowire.AppendString(b, "x")
+		b = protowire.AppendTag(b, 9, protowire.BytesType)
+		b = protowire.AppendBytes(b, raw)
+		return append(b, extra...)
+	}
+	var raw []byte
+	want := []float32{1, -2, 0.5, float32(math.Inf(-1)), 3e-8, 7}
+	for _, x := range want {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+	}
+	for _, packed := range []bool{false, true} {
+		got, err := parseONNXTensor(tensor(onnxFloat, packed, raw))
+		if err != nil {
+			t.Fatalf("packed dims %v: %v", packed, err)
+		}
+		if !slices.Equal(got.dims, []int{2, 3}) || !slices.Equal(got.F32, want) || got.name != "x" {
+			t.Errorf("packed dims %v: got %q %v %v, want \"x\" [2 3] %v", packed, got.name, got.dims, got.F32, want)
+		}
+	}
+	bools, err := parseONNXTensor(tensor(onnxBool, false, []byte{1, 0, 0, 1, 1, 0}))
+	if err != nil || !slices.Equal(bools.Bool, []bool{true, false, false, true, true, false}) {
+		t.Errorf("bool tensor: %v, %v", bools, err)
+	}
+	floatData := protowire.AppendBytes(protowire.AppendTag(nil, 4, protowire.BytesType), raw)
+	for name, b := range map[string][]byte{
+		"raw_data one value short":  tensor(onnxFloat, false, raw[:20]),
+		"int64 data of float bytes": tensor(onnxInt64, false, raw),
+		"unknown data type":         tensor(3, false, raw),
+		"truncated":                 tensor(onnxFloat, false, raw)[:30],
+		"float_data beside raw":     tensor(onnxFloat, false, raw, floatData...),
+	} {
+		if got, err := parseONNXTensor(b); err == nil {
+			t.Errorf("%s: read as %+v, want an error", name, got)
+		}
+	}
 }

@@ -44,10 +44,11 @@ func (x *buffer) Release() {
 	x.free()
 }
 
-// free destroys the wgpu buffer. The caller holds owner.mu; no work that
-// uses the buffer is in flight, because every op waits for its own work.
+// free destroys the wgpu buffer; nil is a no-op. The caller holds
+// owner.mu; no work that uses the buffer is in flight, because every op
+// waits for its own work.
 func (x *buffer) free() {
-	if x.released {
+	if x == nil || x.released {
 		return
 	}
 	x.released = true

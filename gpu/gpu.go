@@ -120,7 +120,7 @@ func (b *Backend) Info() backend.Info { return b.info }
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
-		GQA: true, BNHD: true, LSE: true,
+		Variants: true, GQA: true, BNHD: true, LSE: true,
 		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
 	}
 }

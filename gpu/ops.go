@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -164,16 +165,18 @@ func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, ops []
 	return d
 }
 
-// Scores computes S = scale·Q·Kᵀ + bias in tiles, splitting a head
-// dimension longer than mmChunk across dispatches that accumulate.
+// Scores computes the scores up to p.Stage in tiles, splitting a head
+// dimension longer than mmChunk across dispatches that accumulate; the
+// last of them carries the sums through the stage's steps.
 func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
-	if p.Variants.Any() || p.Stage != backend.StageBiased {
-		return noVariants("scores", p.Problem)
+	if err := checkVars("scores", p.Problem); err != nil {
+		return err
 	}
-	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false}, arg{"scores", s, true})
+	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false},
+		arg{"mask", maskBuf(p.Keep), false}, arg{"scores", s, true})
 	if err != nil {
 		return err
 	}
@@ -186,13 +189,21 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		{name: "q", x: bufs[0], t: qTensor(pr)},
 		{name: "k", x: bufs[1], t: kTensor(pr)},
 		{name: "bias", x: bufs[2], mask: true},
-		{name: "s", x: bufs[3], t: scoresTensor(pr), out: true},
+		{name: "keep", x: bufs[3], mask: true},
+		{name: "s", x: bufs[4], t: scoresTensor(pr), out: true},
 	}
-	flags := 0
 	if p.Bias != nil {
 		ops[2].t = maskTensor(p.Bias)
-		flags |= shaders.FlagBias
 	}
+	if p.Keep != nil {
+		ops[3].t = maskTensor(p.Keep)
+	}
+	flags := scoresFlags(p)
+	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagALiBi) != 0)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
 	pipe, err := b.pipeline(&shaders.Scores, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}, "main")
 	if err != nil {
 		return err
@@ -201,7 +212,8 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		return [3]int{ceilDiv(u.j1-u.j0, mmTile), ceilDiv(u.i1-u.i0, mmTile), u.bh1 - u.bh0}
 	}
 	var ds []*dispatch
-	for ci, dc := range chunks(pr.D, mmChunk) {
+	dcs := chunks(pr.D, mmChunk)
+	for ci, dc := range dcs {
 		cost := func(u unit) float64 {
 			return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(u.j1-u.j0) * float64(dc[1]-dc[0])
 		}
@@ -215,13 +227,84 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 			d.set("d0", dc[0])
 			d.set("d1", dc[1])
 			d.set("first", btoi(ci == 0))
+			d.set("last", btoi(ci == len(dcs)-1))
 			d.setBits("scale", math.Float32bits(pr.Scale))
+			d.setBits("softcap", math.Float32bits(pr.Softcap))
 			d.set("flags", flags)
+			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
 	}
 	return b.run(ctx, "scores", ds)
+}
+
+// scoresFlags are the steps scores.wgsl takes for p.Stage: each stage's
+// flags include the one before it.
+func scoresFlags(p backend.ScoresParams) int {
+	flags := 0
+	if p.Stage == backend.StageRaw {
+		return flags
+	}
+	if p.Softcap > 0 {
+		flags |= shaders.FlagSoftcap
+	}
+	if p.Stage == backend.StageCapped {
+		return flags
+	}
+	if p.Bias != nil {
+		flags |= shaders.FlagBias
+	}
+	if p.ALiBi != nil {
+		flags |= shaders.FlagALiBi
+	}
+	if p.Stage == backend.StageBiased {
+		return flags
+	}
+	if rangeVariants(p.Problem) {
+		flags |= shaders.FlagRange
+	}
+	if p.Keep != nil {
+		flags |= shaders.FlagKeep
+	}
+	return flags
+}
+
+// uploadVars writes p's variant data (varsLayout) to a scratch buffer
+// when need is set, for the kernels' vars binding; it returns nil
+// otherwise (free and bindVars take nil). The caller holds b.mu and frees
+// the buffer.
+func (b *Backend) uploadVars(p backend.Problem, need bool) (*buffer, error) {
+	if !need {
+		return nil, nil
+	}
+	data := varsLayout(p)
+	if uint64(len(data))*4 > b.lim.MaxStorageBufferBindingSize {
+		return nil, tooLarge("variants", p, fmt.Sprintf("the per-head and per-batch variant data exceed the device's %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))
+	}
+	x, err := b.scratch(len(data))
+	if err != nil {
+		return nil, err
+	}
+	f := make([]float32, len(data))
+	for i, v := range data {
+		f[i] = math.Float32frombits(v)
+	}
+	if err := b.write(x.buf, 0, f); err != nil {
+		x.free()
+		return nil, err
+	}
+	return x, nil
+}
+
+// bindVars binds the variant data x, or a dummy when x is nil (the
+// kernel then reads none of it: no flag that needs it is set).
+func (b *Backend) bindVars(d *dispatch, x *buffer) {
+	if x == nil {
+		d.bind("vars", b.dummyR, window{0, 64})
+		return
+	}
+	d.bind("vars", x.buf, window{0, int(x.bytes / 4)})
 }
 
 // maxSoftmaxChunks bounds the chunks of one row: normalize loops over all
@@ -234,8 +317,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}
-	if p.Variants.Any() {
-		return noVariants("softmax", p.Problem)
+	if err := checkVars("softmax", p.Problem); err != nil {
+		return err
 	}
 	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
 	if err != nil {
@@ -248,7 +331,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	if pr.Nk == 0 {
 		if bufs[2] != nil {
-			return b.fill(bufs[2].buf, 0, pr.LSELen(), negInf)
+			return b.write(bufs[2].buf, 0, emptyLSE(pr))
 		}
 		return nil
 	}
@@ -274,8 +357,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true},
 	}
 	flags := 0
-	if pr.Causal {
-		flags |= shaders.FlagCausal
+	if rangeVariants(pr) {
+		flags |= shaders.FlagRange
 	}
 	if p.Keep != nil {
 		ops[1].t = maskTensor(p.Keep)
@@ -284,6 +367,14 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if p.LSE != nil {
 		flags |= shaders.FlagLSE
 	}
+	if pr.Sinks != nil {
+		flags |= shaders.FlagSink
+	}
+	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagSink) != 0)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
 	spec := shaders.Spec{smWG, smPer}
 	stats, err := b.pipeline(&shaders.Softmax, spec, "stats")
 	if err != nil {
@@ -310,6 +401,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 			d := b.unitDispatch(pipe, pr, u, ops)
 			d.set("nc", nc)
 			d.set("flags", flags)
+			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
@@ -426,8 +518,8 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
-	if p.Variants.Any() {
-		return noVariants("fused", p.Problem)
+	if err := checkVars("fused", p.Problem); err != nil {
+		return err
 	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
 		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
@@ -460,22 +552,14 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if chunk < tk {
 		return tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
 	}
-	keyChunks := chunks(pr.Nk, chunk)
-	if pr.Nk == 0 {
-		keyChunks = [][2]int{{0, 0}}
-	}
-	// Under causal masking a chunk past every row's last key is skipped,
-	// and rows that see none of a chunk are left out of its dispatches.
-	if pr.Causal {
-		_, limit := pr.KeyRange(0, pr.Nq-1)
-		for len(keyChunks) > 1 && keyChunks[len(keyChunks)-1][0] >= limit {
-			keyChunks = keyChunks[:len(keyChunks)-1]
-		}
-	}
+	// Only the keys some row may see are visited, in chunks; a row's
+	// first step writes O and LSE, its later ones merge (fusedSteps).
+	steps := fusedSteps(pr, chunk)
+	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
 
 	flags := 0
-	if pr.Causal {
-		flags |= shaders.FlagCausal
+	if rangeVariants(pr) {
+		flags |= shaders.FlagRange
 	}
 	if p.Bias != nil {
 		flags |= shaders.FlagBias
@@ -483,9 +567,20 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if p.Keep != nil {
 		flags |= shaders.FlagKeep
 	}
+	if pr.Softcap > 0 {
+		flags |= shaders.FlagSoftcap
+	}
+	if pr.ALiBi != nil {
+		flags |= shaders.FlagALiBi
+	}
+	vars, err := b.uploadVars(pr, rangeVariants(pr) || pr.ALiBi != nil || pr.Sinks != nil)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
 	lseOut := bufs[6]
 	var po, plse *buffer
-	if len(keyChunks) > 1 {
+	if merges {
 		if po, err = b.scratch(pr.OLen()); err != nil {
 			return err
 		}
@@ -550,17 +645,16 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
 	}
 	var ds []*dispatch
-	for ci, kc := range keyChunks {
-		out, outLSE := bufs[5], lseOut
-		i0 := 0
-		if ci > 0 {
+	for _, st := range steps {
+		out, outLSE, fl := bufs[5], lseOut, flags
+		if st.first && pr.Sinks != nil {
+			fl |= shaders.FlagSink
+		}
+		if !st.first {
 			out, outLSE = po, plse
-			if pr.Causal {
-				i0 = max(0, kc[0]+pr.Nq-pr.Nk) // first row that sees key kc[0]
-			}
 		}
 		fo := ops(out, outLSE)
-		units, err := b.plan("fused", pr, unit{0, pr.B * pr.H, i0, pr.Nq, kc[0], kc[1]},
+		units, err := b.plan("fused", pr, unit{0, pr.B * pr.H, st.i0, st.i1, st.j0, st.j1},
 			splitter{rowAlign: tileRows}, append(fo, mergeOps...), grid, cost)
 		if err != nil {
 			return err
@@ -568,11 +662,13 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		for _, u := range units {
 			d := b.unitDispatch(fused, pr, u, fo)
 			d.setBits("scale", math.Float32bits(pr.Scale))
-			d.set("flags", flags)
+			d.setBits("softcap", math.Float32bits(pr.Softcap))
+			d.set("flags", fl)
+			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
-		if ci == 0 {
+		if st.first {
 			continue
 		}
 		for _, u := range units {
@@ -607,16 +703,22 @@ func (b *Backend) scratch(n int) (*buffer, error) {
 	return x, nil
 }
 
+// emptyLSE is the LSE of a problem whose rows see no key: −Inf, or the
+// row's head's sink logit.
+func emptyLSE(p backend.Problem) []float32 {
+	out := make([]float32, p.LSELen())
+	for x := range out {
+		out[x] = negInf
+		if p.Sinks != nil {
+			out[x] = p.Sinks[x/p.Nq%p.H]
+		}
+	}
+	return out
+}
+
 func btoi(v bool) int {
 	if v {
 		return 1
 	}
 	return 0
-}
-
-// noVariants refuses the variants of backend.Variants and the score
-// stages, which the shaders do not implement yet (Caps.Variants is
-// false).
-func noVariants(op string, p backend.Problem) error {
-	return backend.Errorf(backend.ErrUnsupported, "gpu: %s: the variants (causal offset, window, softcap, ALiBi, sinks, key lengths, score stages) are not implemented on the GPU backend yet", op)
 }

@@ -71,7 +71,7 @@ func (b *Backend) pipeline(k *shaders.Kernel, s shaders.Spec, entry string) (*pi
 		switch bd.Access {
 		case shaders.Uniform:
 			e.Buffer.Type = wgpu.BufferBindingType_Uniform
-		case shaders.Read:
+		case shaders.Read, shaders.ReadI32:
 			e.Buffer.Type = wgpu.BufferBindingType_ReadOnlyStorage
 		case shaders.ReadWrite:
 			e.Buffer.Type = wgpu.BufferBindingType_Storage

@@ -1,15 +1,21 @@
 // fused: flash attention over one chunk of keys, unrolled for lavapipe.
 //
-//   O[i] = Σ_j softmax_j(scale·q_i·k_j + bias[i,j]) · v_j     for j in [j0, j1)
-//   LSE[i] = log Σ_j exp(scale·q_i·k_j + bias[i,j])
+//   s_ij   = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
+//   O[i]   = Σ_j exp(s_ij − LSE[i]) · v_j            over the keys i sees in [j0, j1)
+//   LSE[i] = log(Σ_j exp(s_ij) + exp(sink_h))
 //
+// cap is softcap·tanh(·/softcap) under F_SOFTCAP, the ALiBi term is there
+// under F_ALIBI and the sink under F_SINK (the host flags the sink on the
+// one dispatch that writes each row first, so it joins every row's
+// denominator once however its keys are chunked).
 // A workgroup owns WG·R query rows of one head bh: invocation t owns rows
 // row0 + r·WG + t for r < R, each with its scaled query, running maximum
 // m, running sum l and unnormalised output in registers (the online
-// softmax), and streams the chunk's keys one at a time straight from k and
-// v. At the end it writes O = acc/l and LSE = m + log l; a row that sees no
-// key in the chunk writes zeros and LSE = −Inf, so the host can merge
-// chunks exactly (merge.wgsl).
+// softmax), and streams the keys of the chunk that some row of the
+// workgroup may see one at a time straight from k and v. At the end it
+// writes O = acc/l and LSE = m + log l; a row that sees no key in the
+// chunk writes zeros and LSE = −Inf (the sink logit under F_SINK), so the
+// host can merge chunks exactly (merge.wgsl).
 //
 // Why this shape (measured on lavapipe, Mesa 22.3, 8 lanes of AVX2): every
 // load from storage or workgroup memory inside a loop runs once per
@@ -25,15 +31,17 @@
 // (seconds at R·(D4+DV4) = 128), which is why the host picks R from the
 // head dims and uses fusedloop.wgsl for wide heads.
 //
-// Masks: causal (bottom-right: query i sees keys j ≤ i + Nk − Nq; keys
-// past the workgroup's last visible key are not visited), an additive
-// bias (−Inf hides a key) and a keep-mask (0 hides a key), both broadcast
-// through zero strides. A hidden key gets score −Inf and weight exactly 0;
+// Masks: the key range by position under F_RANGE (causal, window, key
+// length: key_range; keys before the workgroup's first row's range and
+// past its last row's are not visited, so a window of W keys costs
+// O(W + WG·R) keys per workgroup), an additive bias (−Inf hides a key) and
+// a keep-mask (0 hides a key), both broadcast through zero strides. A hidden key gets score −Inf and weight exactly 0;
 // the loop itself is uniform (every invocation visits the same keys), so
 // no invocation waits on another's branch. GQA: head h reads KV head h / G.
 //
-// Bindings: P (Params), q, k, v, bias, keep (read), o, lse (read_write).
-// bias, keep and lse are only touched when their flag is set.
+// Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
+// (read_write). bias, keep, vars and lse are only touched when a flag says
+// they are there.
 // Grid: x = query tiles of WG·R rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Limits: one loop iteration per key of the chunk, (j1−j0) in all; the host
 // keeps that far below lavapipe's cap of about 65 535.
@@ -50,34 +58,48 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = bh % P.H;
     let kh = h / P.G;
     let row0 = P.i0 + wid.x * (WG * R);
-    // Keys past the last row's limit are seen by no row of this tile.
-    let jend = min(P.j1, key_limit(min(row0 + WG * R, P.i1) - 1u));
+    // Keys outside [first row's lo, last row's hi) are seen by no row of
+    // this tile.
+    let jstart = max(P.j0, key_range(b, row0).x);
+    let jend = min(P.j1, key_range(b, min(row0 + WG * R, P.i1) - 1u).y);
     let scale = bitcast<f32>(P.scale);
-    let has_bias = (P.flags & 2u) != 0u;
-    let has_keep = (P.flags & 4u) != 0u;
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_sink = (P.flags & F_SINK) != 0u;
     let ninf = bitcast<f32>(NEG_INF);
     let ka = b * P.k_b + kh * P.k_h - P.k_base;
     let va = b * P.v_b + kh * P.v_h - P.v_base;
+    let slope = alibi_slope(h);
+    let apos = alibi_pos(b);
+    var m_init = NEG_MAX;
+    var l_init = 0.0;
+    if (has_sink) {
+        m_init = sink_logit(h);
+        l_init = 1.0;
+    }
 {{- range $r := seq .R}}
 
     // Row {{$r}}. A row past i1 reads row i1 − 1 (any valid row), scaled by 0,
     // and sees no key.
     let i{{$r}} = row0 + {{$r}}u * WG + t;
     let live{{$r}} = i{{$r}} < P.i1;
-    let lim{{$r}} = select(P.j0, max(P.j0, min(P.j1, key_limit(i{{$r}}))), live{{$r}});
+    let kr{{$r}} = key_range(b, min(i{{$r}}, P.i1 - 1u));
+    let lo{{$r}} = kr{{$r}}.x;
+    let lim{{$r}} = select(P.j0, max(P.j0, min(P.j1, kr{{$r}}.y)), live{{$r}});
+    let pos{{$r}} = apos + i32(i{{$r}});
     let qa{{$r}} = b * P.q_b + h * P.q_h + min(i{{$r}}, P.i1 - 1u) * P.q_r - P.q_base;
     let qs{{$r}} = select(0.0, scale, live{{$r}});
 {{- range $d := seq $.D4}}
     let q{{$r}}_{{$d}} = {{load4 "q" (printf "qa%d" $r) (mul $d 4) (sub $.D (mul $d 4))}} * qs{{$r}};
 {{- end}}
-    var m{{$r}} = NEG_MAX;
-    var l{{$r}} = 0.0;
+    var m{{$r}} = m_init;
+    var l{{$r}} = l_init;
 {{- range $e := seq $.DV4}}
     var a{{$r}}_{{$e}} = vec4<f32>(0.0);
 {{- end}}
 {{- end}}
 
-    for (var j = P.j0; j < jend; j++) {
+    for (var j = jstart; j < jend; j++) {
 {{- if $k4}}
         let kj = (ka + j * P.k_r) >> 2u;
 {{- else}}
@@ -91,13 +113,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
 {{- range $r := seq .R}}
-        var y{{$r}} = 0.0;
+        var y{{$r}} = slope * alibi_dist(pos{{$r}}, j);
 {{- end}}
         if (has_bias || has_keep) {
 {{- range $r := seq .R}}
             if (j < lim{{$r}}) {
                 if (has_bias) {
-                    y{{$r}} = bias[b * P.bias_b + h * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base];
+                    y{{$r}} += bias[b * P.bias_b + h * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base];
                 }
                 if (has_keep && keep[b * P.keep_b + h * P.keep_h + i{{$r}} * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
                     y{{$r}} = ninf;
@@ -107,7 +129,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
 {{- range $r := seq .R}}
         let t{{$r}} = {{range $d := seq $.D4}}{{if $d}} + {{end}}q{{$r}}_{{$d}} * k{{$d}}{{end}};
-        let s{{$r}} = select(t{{$r}}.x + t{{$r}}.y + t{{$r}}.z + t{{$r}}.w + y{{$r}}, ninf, j >= lim{{$r}});
+        let s{{$r}} = select(soft_cap(t{{$r}}.x + t{{$r}}.y + t{{$r}}.z + t{{$r}}.w) + y{{$r}}, ninf, j < lo{{$r}} || j >= lim{{$r}});
         let mt{{$r}} = max(m{{$r}}, s{{$r}});
         let c{{$r}} = exp(m{{$r}} - mt{{$r}});
         let p{{$r}} = exp(s{{$r}} - mt{{$r}});
@@ -145,7 +167,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         o[oa + {{add (mul $e 4) $c}}u] = a{{$r}}_{{$e}}[{{$c}}] * inv;
 {{- end}}
 {{- end}}
-        if ((P.flags & 8u) != 0u) {
+        if ((P.flags & F_LSE) != 0u) {
             var x = ninf;
             if (l{{$r}} > 0.0) {
                 x = m{{$r}} + log(l{{$r}});

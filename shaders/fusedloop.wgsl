@@ -1,24 +1,29 @@
 // fusedloop: flash attention over one chunk of keys, for head dims too wide
 // for fused.wgsl to unroll.
 //
-//   O[i] = Σ_j softmax_j(scale·q_i·k_j + bias[i,j]) · v_j     for j in [j0, j1)
-//   LSE[i] = log Σ_j exp(scale·q_i·k_j + bias[i,j])
+//   s_ij   = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
+//   O[i]   = Σ_j exp(s_ij − LSE[i]) · v_j            over the keys i sees in [j0, j1)
+//   LSE[i] = log(Σ_j exp(s_ij) + exp(sink_h))
 //
+// with the cap, ALiBi and sink under their flags, as in fused.wgsl.
 // A workgroup owns WG query rows [row0, row0+WG) of one head bh (one
 // invocation per row) and streams the chunk's keys through workgroup
 // memory in tiles of TK keys and values. Each invocation keeps the running
 // maximum m, the running sum l and the unnormalised output acc of its row
 // (the online softmax) and at the end writes O = acc/l and LSE = m + log l.
-// A row that sees no key in the chunk writes zeros and LSE = −Inf, so the
-// host can merge chunks exactly (merge.wgsl).
+// A row that sees no key in the chunk writes zeros and LSE = −Inf (the
+// sink logit under F_SINK), so the host can merge chunks exactly
+// (merge.wgsl).
 //
-// Masks: causal (bottom-right: query i sees keys j ≤ i + Nk − Nq; tiles
-// past the workgroup's last visible key are not loaded at all), an
-// additive bias (−Inf hides a key) and a keep-mask (0 hides a key), both
-// broadcast through zero strides. GQA: head h reads KV head h / G.
+// Masks: the key range by position under F_RANGE (causal, window, key
+// length: key_range; tiles before the workgroup's first row's range and
+// past its last row's are not loaded at all), an additive bias (−Inf
+// hides a key) and a keep-mask (0 hides a key), both broadcast through
+// zero strides. GQA: head h reads KV head h / G.
 //
-// Bindings: P (Params), q, k, v, bias, keep (read), o, lse (read_write).
-// bias, keep and lse are only touched when their flag is set.
+// Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
+// (read_write). bias, keep, vars and lse are only touched when a flag says
+// they are there.
 // Grid: x = query tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: TK·(D4 + DV4) vec4s.
 // Limits: an invocation runs about (j1−j0)/TK·(TK·(1 + D4 + 2·DV4) +
@@ -73,11 +78,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let row0 = P.i0 + wid.x * WG;
     let i = row0 + t;
     let live = i < P.i1;
-    // Keys past the last row's limit are seen by no row of this tile.
-    let jend = min(P.j1, key_limit(min(row0 + WG, P.i1) - 1u));
+    // Keys outside [first row's lo, last row's hi) are seen by no row of
+    // this tile.
+    let jstart = max(P.j0, key_range(b, row0).x);
+    let jend = min(P.j1, key_range(b, min(row0 + WG, P.i1) - 1u).y);
+    var lo = 0u;
     var lim = 0u;
     if (live) {
-        lim = min(P.j1, key_limit(i));
+        let kr = key_range(b, i);
+        lo = kr.x;
+        lim = min(P.j1, kr.y);
     }
     let scale = bitcast<f32>(P.scale);
 
@@ -92,14 +102,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let va = b * P.v_b + kh * P.v_h - P.v_base;
     let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
     let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
-    let has_bias = (P.flags & 2u) != 0u;
-    let has_keep = (P.flags & 4u) != 0u;
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    let slope = alibi_slope(h);
+    let pos = alibi_pos(b) + i32(i);
 
     var acc: array<vec4<f32>, DV4>;
     var m = 0.0;
     var l = 0.0;
     var seen = false;
-    for (var jt = P.j0; jt < jend; jt += TK) {
+    if ((P.flags & F_SINK) != 0u) {
+        m = sink_logit(h);
+        l = 1.0;
+        seen = true;
+    }
+    for (var jt = jstart; jt < jend; jt += TK) {
         workgroupBarrier();
         for (var x = t; x < KS; x += WG) {
             let j = jt + x / D4;
@@ -118,12 +135,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             vs[x] = vv;
         }
         workgroupBarrier();
-        var n = 0u;
-        if (lim > jt) {
-            n = min(TK, lim - jt);
-        }
-        for (var jj = 0u; jj < n; jj++) {
-            let j = jt + jj;
+        let jlast = min(jt + TK, lim);
+        for (var j = max(jt, lo); j < jlast; j++) {
+            let jj = j - jt;
             if (has_keep) {
                 if (keep[keep_row + j * P.keep_c] == 0.0) {
                     continue;
@@ -133,6 +147,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var d4 = 0u; d4 < D4; d4++) {
                 s += dot(qr[d4], ks[jj * D4 + d4]);
             }
+            s = soft_cap(s);
             if (has_bias) {
                 let bv = bias[bias_row + j * P.bias_c];
                 if (bitcast<u32>(bv) == NEG_INF) {
@@ -140,6 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
                 s += bv;
             }
+            s += slope * alibi_dist(pos, j);
             if (!seen) {
                 seen = true;
                 m = s;
@@ -175,7 +191,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (d + 2u < DV) { o[oa + d + 2u] = r.z; }
         if (d + 3u < DV) { o[oa + d + 3u] = r.w; }
     }
-    if ((P.flags & 8u) != 0u) {
+    if ((P.flags & F_LSE) != 0u) {
         var lse_i = bitcast<f32>(NEG_INF);
         if (seen && l > 0.0) {
             lse_i = m + log(l);

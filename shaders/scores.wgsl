@@ -1,16 +1,20 @@
-// scores: the staged path's first step, a batched Q·Kᵀ.
+// scores: the staged path's first step, a batched Q·Kᵀ carried to a stage.
 //
-//   S[b,h,i,j] = scale · Σ_{d0 ≤ d < d1} Q[b,h,i,d]·K[b,h/G,j,d]  (+ bias[b,h,i,j])
+//   S[b,h,i,j] = scale · Σ_{d0 ≤ d < d1} Q[b,h,i,d]·K[b,h/G,j,d]      (raw)
+//   S → softcap·tanh(S/softcap)                     (capped, F_SOFTCAP)
+//   S → S + bias[b,h,i,j] − m_h·|a_b + i − j|       (biased, F_BIAS, F_ALIBI)
+//   S → −Inf outside KeyRange(b, i) or where keep is 0  (masked, F_RANGE, F_KEEP)
 //
 // A workgroup computes a TM×TN tile of S for one head; each of its
 // (TN/RN)·(TM/RM) invocations holds an RM×RN block of the tile in
 // registers. The head dimension is walked in steps of TD, with the TM×TD
 // slice of Q and the TN×TD slice of K staged in workgroup memory. When
-// first is 1 the tile is written (with the bias when flagged); when it is
-// 0 the partial sum over [d0, d1) is added to S, so the host can split a
-// very long head dimension across dispatches.
+// first is 1 the tile is written, when it is 0 the partial sum over
+// [d0, d1) is added to S, so the host can split a very long head dimension
+// across dispatches; the dispatch with last = 1 (the final slice of the
+// head dimension) then carries the full score through the flagged stages.
 //
-// Bindings: P (Params), q, k, bias (read), s (read_write).
+// Bindings: P (Params), q, k, bias, keep, vars (read), s (read_write).
 // Grid: x = key tiles of TN in [j0, j1), y = query tiles of TM in
 // [i0, i1), z = heads bh0, bh0+1, ….
 // Workgroup memory: (TM + TN)·TD floats.
@@ -74,11 +78,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let scale = bitcast<f32>(P.scale);
     let sa = b * P.s_b + h * P.s_h - P.s_base;
     let ba = b * P.bias_b + h * P.bias_h - P.bias_base;
+    let ma = b * P.keep_b + h * P.keep_h - P.keep_base;
+    let slope = alibi_slope(h);
+    let apos = alibi_pos(b);
+    let ninf = bitcast<f32>(NEG_INF);
     for (var r = 0u; r < RM; r++) {
         let i = ti + lid.y * RM + r;
         if (i >= P.i1) {
             break;
         }
+        let kr = key_range(b, i);
         for (var n = 0u; n < RN; n++) {
             let j = tj + lid.x * RN + n;
             if (j >= P.j1) {
@@ -88,8 +97,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             var val = scale * acc[r * RN + n];
             if (P.first == 0u) {
                 val += s[at];
-            } else if ((P.flags & 2u) != 0u) {
-                val += bias[ba + i * P.bias_r + j * P.bias_c];
+            }
+            if (P.last != 0u) {
+                val = soft_cap(val);
+                if ((P.flags & F_BIAS) != 0u) {
+                    val += bias[ba + i * P.bias_r + j * P.bias_c];
+                }
+                val += slope * alibi_dist(apos + i32(i), j);
+                if (j < kr.x || j >= kr.y) {
+                    val = ninf;
+                }
+                if ((P.flags & F_KEEP) != 0u) {
+                    if (keep[ma + i * P.keep_r + j * P.keep_c] == 0.0) {
+                        val = ninf;
+                    }
+                }
             }
             s[at] = val;
         }

@@ -25,6 +25,7 @@ const (
 	Uniform   Access = iota // the kernel's Params, var<uniform>
 	Read                    // var<storage, read> array<f32>
 	ReadWrite               // var<storage, read_write> array<f32>
+	ReadI32                 // var<storage, read> array<i32>: the variant data
 )
 
 // Binding is one buffer a kernel binds, at group 0 and binding = its index
@@ -123,10 +124,11 @@ var (
 	Scores = Kernel{
 		Name:   "scores",
 		Consts: []string{"TM", "TN", "TD", "RM", "RN"},
-		Params: cat(unitParams, []string{"d0", "d1", "first", "scale", "flags"},
-			tensorParams("q"), tensorParams("k"), tensorParams("s"), maskParams("bias")),
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"bias", Read}, {"s", ReadWrite}},
+		Params: cat(unitParams, []string{"d0", "d1", "first", "last", "scale", "softcap", "flags"},
+			tensorParams("q"), tensorParams("k"), tensorParams("s"), maskParams("bias"), maskParams("keep")),
+		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"s", ReadWrite}},
 		Entries:  []string{"main"},
+		Include:  []string{"neginf", "vars", "scoremod"},
 		Derived: []Derived{
 			{"QS", func(c map[string]int) int { return c["TM"] * c["TD"] }},
 			{"KS", func(c map[string]int) int { return c["TN"] * c["TD"] }},
@@ -142,9 +144,9 @@ var (
 		Consts: []string{"WG", "PER"},
 		Params: cat(unitParams, []string{"nc", "flags"},
 			tensorParams("s"), tensorParams("st"), tensorParams("lse"), maskParams("keep")),
-		Bindings: []Binding{{"P", Uniform}, {"keep", Read}, {"s", ReadWrite}, {"st", ReadWrite}, {"lse", ReadWrite}},
+		Bindings: []Binding{{"P", Uniform}, {"keep", Read}, {"vars", ReadI32}, {"s", ReadWrite}, {"st", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"stats", "normalize"},
-		Include:  []string{"neginf", "keylimit"},
+		Include:  []string{"neginf", "vars"},
 		Derived: []Derived{
 			{"CW", func(c map[string]int) int { return c["WG"] * c["PER"] }},
 		},
@@ -178,7 +180,7 @@ var (
 		Params:   fusedParams,
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "keylimit"},
+		Include:  []string{"neginf", "vars", "scoremod"},
 		Template: true,
 		Vec4:     map[string]string{"k": "D", "v": "DV"},
 		Check:    fusedCheck,
@@ -189,7 +191,7 @@ var (
 		Params:   fusedParams,
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "keylimit"},
+		Include:  []string{"neginf", "vars", "scoremod"},
 		Derived: []Derived{
 			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
 			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
@@ -213,9 +215,9 @@ var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge}
 // fusedParams and fusedBindings are fused.wgsl's and fusedloop.wgsl's:
 // the two kernels are interchangeable to the host.
 var fusedBindings = []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
-	{"o", ReadWrite}, {"lse", ReadWrite}}
+	{"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}}
 
-var fusedParams = cat(unitParams, []string{"scale", "flags"},
+var fusedParams = cat(unitParams, []string{"scale", "softcap", "flags"},
 	tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),
 	maskParams("bias"), maskParams("keep"))
 
@@ -234,13 +236,31 @@ func fusedCheck(c map[string]int) error {
 // keys in the whole problem.
 var unitParams = []string{"H", "G", "Nq", "Nk", "bh0", "i0", "i1", "j0", "j1"}
 
-// The flag bits of the flags field.
+// The flag bits of a kernel's flags field. Generate writes each as a
+// WGSL constant (Flags) into every kernel with a flags field, and the
+// kernels test the bits by those names only, so the Go that sets a bit
+// and the WGSL that reads it cannot disagree.
 const (
-	FlagCausal = 1 << iota
-	FlagBias
-	FlagKeep
-	FlagLSE
+	// FlagRange hides every key outside backend.Problem.KeyRange (causal,
+	// window, key lengths), from the ranges in vars. Scores applies it
+	// (and FlagKeep) only for the masked stage.
+	FlagRange   = 1 << iota
+	FlagBias    // add the bias operand
+	FlagKeep    // hide keys where the keep operand is 0
+	FlagLSE     // write the LSE
+	FlagSoftcap // cap the scaled scores at ±softcap
+	FlagALiBi   // add −slope·|t − j| from vars
+	FlagSink    // add exp(sink logit) from vars to the denominator
 )
+
+// Flags names each flag bit as the WGSL constant Generate writes.
+var Flags = []struct {
+	Name string
+	Bit  int
+}{
+	{"F_RANGE", FlagRange}, {"F_BIAS", FlagBias}, {"F_KEEP", FlagKeep}, {"F_LSE", FlagLSE},
+	{"F_SOFTCAP", FlagSoftcap}, {"F_ALIBI", FlagALiBi}, {"F_SINK", FlagSink},
+}
 
 // tileCheck checks a register-tiled kernel: each register block must
 // divide its tile, or the tile's last rows or columns are never written.
@@ -346,6 +366,12 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		vals[d.Name] = v
 		fmt.Fprintf(&b, "const %s: u32 = %du;\n", d.Name, v)
 	}
+	if slices.Contains(k.Params, "flags") {
+		b.WriteString("\n")
+		for _, f := range Flags {
+			fmt.Fprintf(&b, "const %s: u32 = %du;\n", f.Name, f.Bit)
+		}
+	}
 	b.WriteString("\nstruct Params {\n")
 	for _, f := range k.Params {
 		fmt.Fprintf(&b, "    %s: u32,\n", f)
@@ -363,6 +389,8 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, elem)
 		case ReadWrite:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<f32>;\n", i, bd.Name)
+		case ReadI32:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<i32>;\n", i, bd.Name)
 		}
 	}
 	b.WriteString("\n")

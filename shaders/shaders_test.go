@@ -416,10 +416,41 @@ func TestHeaders(t *testing.T) {
 		}
 		want := map[string]string{}
 		for _, bd := range k.Bindings {
-			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write"}[bd.Access]
+			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read"}[bd.Access]
 		}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s.wgsl: header's Bindings say %v, the Kernel has %v", k.Name, got, want)
+		}
+	}
+}
+
+// TestFlags checks the flag bits: distinct single bits, each written into
+// every kernel with a flags field as the WGSL constant Flags names with
+// Go's value, and never tested in a body by a literal, so that the bit Go
+// sets and the bit WGSL reads come from one place.
+func TestFlags(t *testing.T) {
+	seen := 0
+	for _, f := range Flags {
+		if f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || seen&f.Bit != 0 {
+			t.Errorf("flag %s = %#x is not a single new bit", f.Name, f.Bit)
+		}
+		seen |= f.Bit
+	}
+	literal := regexp.MustCompile(`flags\s*&\s*[0-9]`)
+	for _, g := range golden {
+		src, err := g.k.Generate(g.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := slices.Contains(g.k.Params, "flags")
+		for _, f := range Flags {
+			decl := fmt.Sprintf("const %s: u32 = %du;\n", f.Name, f.Bit)
+			if strings.Contains(src, decl) != has {
+				t.Errorf("%s: declares %q: %t, want %t", g.k.Key(g.s), strings.TrimSpace(decl), !has, has)
+			}
+		}
+		if m := literal.FindString(stripComments(src)); m != "" {
+			t.Errorf("%s: tests a flag by a literal bit (%q): use the F_ constants", g.k.Key(g.s), m)
 		}
 	}
 }

@@ -3,16 +3,20 @@
 //   P[i,j] = exp(S[i,j] − M_i) / L_i    for the keys row i sees, 0 elsewhere
 //   M_i = max_j S[i,j],  L_i = Σ_j exp(S[i,j] − M_i),  LSE_i = M_i + log L_i
 //
+// with the sink logit of the row's head joining M and L as one more seen
+// score when F_SINK is set.
+//
 // A row is cut into chunks of CW = WG·PER columns. Entry point stats: a
 // workgroup reduces one chunk of one row to its (max, sum) pair with an
 // online softmax per invocation and a tree reduction in workgroup memory,
 // and stores the pair in st. Entry point normalize (dispatched after all
 // stats): a workgroup combines the row's nc pairs into (M, L) and rewrites
 // its chunk as weights; chunk 0 writes the LSE when flagged. Keys a row
-// may not see (causal, keep-mask 0, a score of −Inf from the bias) weigh
-// 0; a row that sees none becomes zeros with LSE −Inf.
+// may not see (outside key_range under F_RANGE, keep-mask 0, a score of
+// −Inf) weigh 0; a row that sees none becomes zeros with LSE −Inf, or the
+// sink logit under F_SINK.
 //
-// Bindings: P (Params), keep (read), s, st, lse (read_write).
+// Bindings: P (Params), keep, vars (read), s, st, lse (read_write).
 // Grid: x = chunks of the row range [j0, j1) (j0 a multiple of CW),
 // y = query rows i0 + y, z = heads bh0 + z.
 // Workgroup memory: 2·WG floats.
@@ -24,11 +28,11 @@ var<workgroup> red_l: array<f32, WG>;
 
 // seen_score returns the score of key j of the row at sa (keep-mask row
 // at ka) and whether the row sees it.
-fn seen_score(sa: u32, ka: u32, j: u32, lim: u32) -> vec2<f32> {
-    if (j >= lim) {
+fn seen_score(sa: u32, ka: u32, j: u32, kr: vec2<u32>) -> vec2<f32> {
+    if (j < kr.x || j >= kr.y) {
         return vec2<f32>(0.0, 0.0);
     }
-    if ((P.flags & 4u) != 0u) {
+    if ((P.flags & F_KEEP) != 0u) {
         if (keep[ka + j * P.keep_c] == 0.0) {
             return vec2<f32>(0.0, 0.0);
         }
@@ -59,12 +63,13 @@ fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let h = bh % P.H;
     let i = P.i0 + wid.y;
     let c = P.j0 / CW + wid.x;
-    let lim = min(key_limit(i), min((c + 1u) * CW, P.Nk));
+    let kr0 = key_range(b, i);
+    let kr = vec2<u32>(kr0.x, min(kr0.y, min((c + 1u) * CW, P.Nk)));
     let sa = b * P.s_b + h * P.s_h + i * P.s_r - P.s_base;
     let ka = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
     var ml = vec2<f32>(0.0, 0.0);
     for (var e = 0u; e < PER; e++) {
-        let x = seen_score(sa, ka, c * CW + e * WG + t, lim);
+        let x = seen_score(sa, ka, c * CW + e * WG + t, kr);
         if (x.y != 0.0) {
             ml = combine(ml, vec2<f32>(x.x, 1.0));
         }
@@ -98,8 +103,12 @@ fn normalize(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     for (var cc = 0u; cc < P.nc; cc++) {
         ml = combine(ml, vec2<f32>(st[ta + 2u * cc], st[ta + 2u * cc + 1u]));
     }
+    if ((P.flags & F_SINK) != 0u) {
+        ml = combine(ml, vec2<f32>(sink_logit(h), 1.0));
+    }
     let end = min((c + 1u) * CW, P.Nk);
-    let lim = min(key_limit(i), end);
+    let kr0 = key_range(b, i);
+    let kr = vec2<u32>(kr0.x, min(kr0.y, end));
     let sa = b * P.s_b + h * P.s_h + i * P.s_r - P.s_base;
     let ka = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
     var inv = 0.0;
@@ -111,14 +120,14 @@ fn normalize(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
         if (j >= end) {
             break;
         }
-        let x = seen_score(sa, ka, j, lim);
+        let x = seen_score(sa, ka, j, kr);
         var w = 0.0;
         if (x.y != 0.0) {
             w = exp(x.x - ml.x) * inv;
         }
         s[sa + j] = w;
     }
-    if (c == 0u && t == 0u && (P.flags & 8u) != 0u) {
+    if (c == 0u && t == 0u && (P.flags & F_LSE) != 0u) {
         var r = bitcast<f32>(NEG_INF);
         if (ml.y > 0.0) {
             r = ml.x + log(ml.y);

@@ -1,0 +1,90 @@
+package gpu
+
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// This file lays out the variant data the kernels read from their vars
+// binding (shaders/lib/vars.wgsl). It has no cgo so its tests run
+// everywhere.
+
+// maxVarPos bounds the positions the kernels compute in i32: Nq, Nk and
+// an ALiBi alignment must stay below it so that a_b + i − j and the key
+// range bases plus i never wrap.
+const maxVarPos = 1 << 30
+
+// varsLayout is the variant data of one call: for H heads and B batches,
+// as i32 (float values as their bits),
+//
+//	[0, H)          ALiBi slopes m_h (0 without ALiBi)
+//	[H, 2H)         sink logits (0 without sinks)
+//	2H + 4b + 0     KVLen(b)
+//	2H + 4b + 1     hb: query row i sees no key j ≥ hb + i (causal, window's right side)
+//	2H + 4b + 2     lb: query row i sees no key j < lb + i (window's left side)
+//	2H + 4b + 3     a_b, the alignment ALiBi measures from
+//
+// hb and lb are clamped to [−Nq−1, Nk+1]: for 0 ≤ i < Nq the clamped
+// key_range (lib/vars.wgsl) is the same, and no sum wraps an i32. With
+// neither side bounded hb is Nk + 1 and lb is −Nq − 1.
+func varsLayout(p backend.Problem) []uint32 {
+	out := make([]uint32, 2*p.H+4*p.B)
+	for h := range p.H {
+		if p.ALiBi != nil {
+			out[h] = math.Float32bits(p.ALiBi[h])
+		}
+		if p.Sinks != nil {
+			out[p.H+h] = math.Float32bits(p.Sinks[h])
+		}
+	}
+	clamp := func(x int) int { return min(max(x, -p.Nq-1), p.Nk+1) }
+	for b := range p.B {
+		a := p.Align(b)
+		hb, lb := p.Nk+1, -p.Nq-1
+		if p.Causal {
+			hb = min(hb, clamp(a+1))
+		}
+		if w := p.Window; w != nil {
+			if w.Right >= 0 {
+				hb = min(hb, clamp(a+w.Right+1))
+			}
+			if w.Left >= 0 {
+				lb = clamp(a - w.Left)
+			}
+		}
+		at := 2*p.H + 4*b
+		out[at] = uint32(int32(p.KVLen(b)))
+		out[at+1] = uint32(int32(hb))
+		out[at+2] = uint32(int32(lb))
+		out[at+3] = uint32(int32(min(max(a, -maxVarPos), maxVarPos)))
+	}
+	return out
+}
+
+// rangeVariants reports whether p restricts keys by position
+// (Problem.KeyRange is not [0, Nk) for every row).
+func rangeVariants(p backend.Problem) bool {
+	return p.Causal || p.Window != nil || p.KVLens != nil
+}
+
+// checkVars refuses a problem whose positions the kernels' i32
+// arithmetic cannot hold: ErrTooLarge when Nq or Nk reach 2³⁰ with
+// positions in play, ErrUnsupported when ALiBi measures from an alignment
+// beyond ±2³⁰ (a causal offset that far from the keys).
+func checkVars(op string, p backend.Problem) error {
+	if !rangeVariants(p) && p.ALiBi == nil {
+		return nil
+	}
+	if p.Nq >= maxVarPos || p.Nk >= maxVarPos {
+		return backend.Errorf(backend.ErrTooLarge, "gpu: %s: Nq=%d Nk=%d: the kernels compute key positions in 32 bits, which need both below 2³⁰", op, p.Nq, p.Nk)
+	}
+	if p.ALiBi != nil {
+		for b := range p.B {
+			if a := p.Align(b); a > maxVarPos || a < -maxVarPos {
+				return backend.Errorf(backend.ErrUnsupported, "gpu: %s: ALiBi with batch %d's query row 0 at key position %d (beyond ±2³⁰; Nq=%d Nk=%d)", op, b, a, p.Nq, p.Nk)
+			}
+		}
+	}
+	return nil
+}

@@ -21,6 +21,17 @@
 // [B, H, Nq, Nk], the log-sum-exp [B, H, Nq], and masks are
 // [B|1, H|1, Nq|1, Nk|1] with broadcasting (Mask.Strides).
 //
+// # Variants
+//
+// Problem embeds Variants, the score modifications of today's models: a
+// causal offset, a sliding window, softcap, ALiBi, attention sinks and
+// per-batch key lengths. Query row i of batch b sits at key position
+// t = a_b + i (Problem.Align); Problem.KeyRange gives the keys it may see
+// by position, which every backend skips outside of. ScoresParams.Stage
+// says how far Scores carries the scores (raw, capped, biased, masked);
+// Softmax reads biased or masked scores and adds the sink. A backend
+// that implements them claims Caps.Variants.
+//
 // # Zero values
 //
 // A zero field has one meaning in every layer of attn (this package's
@@ -30,6 +41,7 @@
 //	Problem.Scale, Options.Scale, -scale 0   1/√D
 //	Problem.KVHeads, MultiHead.KVHeads 0     H: every query head its own KV head
 //	Problem.Dv 0                             D
+//	Variants{} (each field nil or 0)         none of the variants
 //
 // Every op resolves them first (Problem.Resolved, called by each params'
 // Validate), so they mean the same on every backend. kernels reads the KV

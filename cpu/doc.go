@@ -36,9 +36,11 @@
 //
 // Scores, Softmax and Context each cut the problem into work items of 64
 // query rows of one head. Scores runs one Gemm (Q rows times Kᵀ) per item
-// straight into the rows of S and adds the bias; Softmax normalises each
-// row over the keys it may see (causal limit, keep-mask, not −Inf) with the
-// sum in float64, writing exact zeros elsewhere; Context runs one Gemm
+// straight into the rows of S and carries them to the stage asked for
+// (softcap, bias and ALiBi, hidden keys −Inf); Softmax normalises each
+// row over the keys it may see (Problem.KeyRange, keep-mask, not −Inf),
+// the sink joining the denominator, with the sum in float64, writing
+// exact zeros elsewhere; Context runs one Gemm
 // (P rows times V) per item. They materialise B·H·Nq·Nk floats.
 //
 // # Fused op and its tile loop
@@ -47,20 +49,27 @@
 // of Tq query rows of one head; it walks the keys in tiles of Tk (256×256
 // by default on attn's micro-kernel, see DefaultTiles):
 //
-//	S    = scale · Qtile · Ktileᵀ + bias    one Gemm into a Tq×Tk scratch
-//	S    = −Inf where keep is 0 or the key lies past the row's causal limit
+//	S    = scale · Qtile · Ktileᵀ            one Gemm into a Tq×Tk scratch
+//	S    = softcap(S) + bias − ALiBi         on the keys in the row's KeyRange
+//	S    = −Inf where keep is 0 or the key lies outside the row's KeyRange
 //	m'   = max(m, rowmax S)
 //	P    = exp(S − m')
 //	l    = l · exp(m − m') + Σ_j P
 //	acc  = acc · exp(m − m') + P · Vtile    second Gemm, into a Tq×Dv scratch
 //
-// and finally O = acc / l and LSE = m + log l. m and l are float64 per
+// and finally, a sink folded into m and l, O = acc / l and
+// LSE = m + log l. m and l are float64 per
 // row; the tiles and acc are float32, as Gemm is. A row that has not seen
 // a visible key keeps m = −Inf, l = 0 and zero weights, so a fully masked
-// row comes out as zeros with LSE −Inf and never as NaN. With causal
-// masking (bottom-right aligned) the key loop stops at the last key the
-// tile's last row may see: tiles wholly above the diagonal are skipped,
-// not masked, so a causal problem costs about half. Each worker allocates
+// row comes out as zeros with LSE −Inf (the sink's logit with a sink) and
+// never as NaN. The key loop runs from the first key the tile's first row
+// may see to the last key its last row may see (Problem.KeyRange, which
+// grows with the row): tiles wholly above the causal diagonal, past a key
+// length or before a window's start are skipped, not masked, so a causal
+// problem costs about half and a window of W keys O(N·W). Under a window
+// the query tiles shrink to a quarter of its band, so that a tile walks
+// at most 1.25× the keys it attends. The softcap's tanh runs eight lanes
+// at a time with AVX2 (softcapAVX2, TestSoftcap). Each worker allocates
 // its scratch once per call, O(Tq·(Tk+Dv)) floats whatever N is.
 //
 // # Threads

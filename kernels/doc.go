@@ -27,11 +27,26 @@
 // MultiHead.KVHeads 0 is Heads, and the KV head count of Attention is
 // always K's shape.
 //
+// # Variants
+//
+// Options embeds backend.Variants: a causal offset, a sliding window,
+// softcap, ALiBi slopes, attention sinks and per-batch key lengths, whose
+// meaning (positions t = a_b + i, the order softcap → bias and ALiBi →
+// masks → softmax with the sink) backend.Variants documents. The zero
+// value is none of them; each combines with every other option (GQA,
+// BNHD, bias, keep-mask, LSE, Nq ≠ Nk, Dv ≠ D) and both strategies.
+// Options.ScoresStage picks which scores Options.Scores returns: raw,
+// capped, biased (the default) or masked; ONNX's qk_matmul_output_mode
+// 0, 1 and 2 are those, its mode 3 is Options.Weights. The package's
+// tests run ONNX's own node tests of its Attention operator
+// (testdata/onnx) on every backend.
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,
-// broadcasting, the scale, and (unless Options.AllowNonFinite) that Q, K
-// and V hold no NaN or infinity. Every error wraps a sentinel of package
+// broadcasting, the scale, the variants (backend.Problem.Validate), and
+// (unless Options.AllowNonFinite) that Q, K and V hold no NaN or
+// infinity. Every error wraps a sentinel of package
 // backend and names the sizes involved; inputs are never modified.
 //
 // # Strategies

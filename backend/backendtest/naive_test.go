@@ -56,7 +56,7 @@ func (n *naive) Info() backend.Info { return backend.Info{Kind: backend.KindCPU,
 func (n *naive) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
-		Causal: true, GQA: true, BNHD: true, LSE: true,
+		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
 		MaxBufferLen: 1 << 24,
 	}
 }
@@ -161,7 +161,7 @@ func hostCase(p backend.Problem, q, k, v backend.Buffer, bias, keep *backend.Mas
 func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if err := n.resolve(q, k, s, maskBuf(p.Bias)); err != nil {
+	if err := n.resolve(q, k, s, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
 		return err
 	}
 	if err := p.Validate(q, k, s); err != nil {
@@ -170,8 +170,12 @@ func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s back
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("naive: %w", err)
 	}
-	w := Reference(hostCase(p.Problem, q, k, nil, p.Bias, nil))
-	for i, x := range w.Scores {
+	w := Reference(hostCase(p.Problem, q, k, nil, p.Bias, p.Keep))
+	scores := map[backend.ScoreStage][]float64{
+		backend.StageRaw: w.Raw, backend.StageCapped: w.Capped,
+		backend.StageBiased: w.Scores, backend.StageMasked: w.Masked,
+	}[p.Stage]
+	for i, x := range scores {
 		data(s)[i] = float32(x)
 	}
 	return nil
@@ -196,8 +200,9 @@ func (n *naive) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.
 	}
 	forRows(p.Problem, func(b, h, i, row int) {
 		x := sd[row*p.Nk : (row+1)*p.Nk]
+		lo, hi := n.keyRange(p.Problem, b, i)
 		seen := func(j int) bool {
-			return j < n.keyLimit(p.Problem, i) && !math.IsInf(float64(x[j]), -1) && (keep == nil || keep.at(b, h, i, j) != 0)
+			return j >= lo && j < hi && !math.IsInf(float64(x[j]), -1) && (keep == nil || keep.at(b, h, i, j) != 0)
 		}
 		m := math.Inf(-1)
 		for j := range x {
@@ -206,6 +211,10 @@ func (n *naive) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.
 			}
 		}
 		sum := 0.0
+		if p.Sinks != nil {
+			m = max(m, float64(p.Sinks[h]))
+			sum = math.Exp(float64(p.Sinks[h]) - m)
+		}
 		e := make([]float64, len(x))
 		for j := range x {
 			if seen(j) {
@@ -229,12 +238,11 @@ func (n *naive) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.
 	return nil
 }
 
-func (n *naive) keyLimit(p backend.Problem, i int) int {
+func (n *naive) keyRange(p backend.Problem, b, i int) (lo, hi int) {
 	if n.fault == topLeftCausal && p.Causal {
-		return min(i+1, p.Nk)
+		return 0, min(i+1, p.Nk)
 	}
-	_, hi := p.KeyRange(0, i)
-	return hi
+	return p.KeyRange(b, i)
 }
 
 func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {

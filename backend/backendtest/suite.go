@@ -79,7 +79,7 @@ func requiredCaps(c backend.Caps) []struct {
 		has  bool
 	}{
 		{"Staged", c.Staged}, {"Fused", c.Fused}, {"Bias", c.Bias}, {"KeepMask", c.KeepMask},
-		{"Causal", c.Causal}, {"GQA", c.GQA}, {"BNHD", c.BNHD}, {"LSE", c.LSE},
+		{"Causal", c.Causal}, {"GQA", c.GQA}, {"BNHD", c.BNHD}, {"LSE", c.LSE}, {"Variants", c.Variants},
 	}
 }
 

@@ -17,6 +17,12 @@
 // point. A point that cannot run is reported with a Status saying why,
 // never dropped.
 //
+// A Config's Variant (a sliding window, softcap, ALiBi with the standard
+// slopes of ALiBiSlopes, zero sinks) applies to every shape and is
+// recorded on every point; Flops counts only the pairs a query may see by
+// position. Peers run none of the variants: their points with one are
+// unavailable, never measured without it.
+//
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON
 // (ReadReport reads it back, reports of earlier builds of the same

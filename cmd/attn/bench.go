@@ -23,7 +23,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (Nq = Nk = N) and every
 combination of the other lists, on each backend with each strategy and,
@@ -40,6 +40,17 @@ strategy must move, the peak RSS of the process that ran the point, the
 device memory attn allocated (GPU), and the largest relative error of
 -check-rows sampled output rows against a float64 reference. A point that
 cannot run (too large, out of memory, no adapter) is reported as such.
+
+Variants apply to every point: -window L,R (a sliding window around each
+query's position, −1 an unbounded side; with -causal, 127,0 is a causal
+window of 128 keys), -softcap C (C·tanh(s/C)), -alibi (the standard
+slopes of H heads: 2^(−8(h+1)/H) for H a power of two, BLOOM's
+interleaving otherwise) and -sinks (one sink logit per head, 0 for each:
+exp(0) = 1 joins each row's denominator). GFLOP/s counts only the pairs a
+query may see, so a window of W keys counts about 4·B·H·N·W·D. Every
+output names the variant of each point. Peers run plain and causal
+attention only: with a variant their points are reported unavailable,
+not measured without it.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
 AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
@@ -71,6 +82,20 @@ func runBench(c *cmdEnv, args []string) error {
 	intList("kvheads", "key/value heads `HKV`, 0 meaning H", &cfg.KVHeads, true)
 	intList("d", "head dims `D`", &cfg.Dims, false)
 	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")
+	fs.Func("window", "sliding window `L,R` around each query's position, -1 an unbounded side (127,0 with -causal: a causal window of 128 keys)", func(s string) error {
+		w, err := parseWindow(s)
+		if w != nil {
+			cfg.Variant.Window = &[2]int{w.Left, w.Right}
+		}
+		return err
+	})
+	fs.Func("softcap", "cap the scaled scores at ±`C` with C·tanh(s/C) (C > 0)", func(s string) error {
+		c, err := parseSoftcap(s)
+		cfg.Variant.Softcap = float64(c)
+		return err
+	})
+	fs.BoolVar(&cfg.Variant.ALiBi, "alibi", false, "ALiBi with the standard slopes of H heads (2^(-8(h+1)/H) for H a power of two)")
+	fs.BoolVar(&cfg.Variant.Sinks, "sinks", false, "one attention sink logit per head, 0 for each")
 	fs.Func("strategy", "comma-separated `strategies`: fused, staged (default fused,staged)", func(s string) error {
 		cfg.Strategies = nil
 		for _, part := range strings.Split(s, ",") {
@@ -132,6 +157,12 @@ func runBench(c *cmdEnv, args []string) error {
 				return usagef("-kvheads %d must divide -heads %d", kvh, h)
 			}
 		}
+	}
+	if err := cfg.Check(); err != nil {
+		return usagef("%v", err)
+	}
+	if cfg.Variant.Any() && len(peerNames) > 0 {
+		fmt.Fprintf(c.stderr, "attn bench: the peers run no %s: their points will be reported unavailable\n", cfg.Variant)
 	}
 	var names []string
 	for _, b := range backends {
@@ -389,8 +420,12 @@ func (p *progress) update(ev bench.Progress) {
 	if pt.Status != bench.StatusOK {
 		status = fmt.Sprintf("%s: %s", pt.Status, pt.Error)
 	}
-	line := fmt.Sprintf("[%d %3.0f%% %s] %s %s N=%d %s\n", p.count, 100*ev.Done/ev.Total,
-		time.Since(p.start).Round(time.Second), pt.Impl, pt.Strategy, pt.N, status)
+	shape := fmt.Sprintf("N=%d", pt.N)
+	if v := pt.Variant.String(); v != "" {
+		shape += " " + v
+	}
+	line := fmt.Sprintf("[%d %3.0f%% %s] %s %s %s %s\n", p.count, 100*ev.Done/ev.Total,
+		time.Since(p.start).Round(time.Second), pt.Impl, pt.Strategy, shape, status)
 	if p.bar != nil {
 		p.bar.Clear()
 		fmt.Fprint(p.w, line)

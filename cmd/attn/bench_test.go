@@ -156,3 +156,68 @@ func TestBenchUnknownPeer(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want an error naming the peer", code, stderr)
 	}
 }
+
+// attn bench's variant flags reach every point, measured in processes of
+// their own (-isolate) and checked against the reference with the same
+// variants; the table, results.json and the CSV name them; GFLOP/s counts
+// the window's pairs; bad values are usage errors naming them.
+func TestBenchVariants(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "40", "-heads", "3", "-d", "8", "-causal",
+		"-window", "7,0", "-softcap", "20", "-alibi", "-sinks", "-budget", "1ms", "-min-runs", "2", "-out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	const name = "window 7,0 softcap 20 alibi sinks"
+	if got := strings.Count(stdout, name); got != 2 {
+		t.Errorf("the table names the variant %d times, want once per point:\n%s", got, stdout)
+	}
+	if !strings.Contains(stderr, "N=40 "+name) {
+		t.Errorf("the progress lines do not name the variant: %q", stderr)
+	}
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows 0 … 6 see 1 … 7 keys, the other 33 eight each.
+	flops := 3.0 * (28 + 33*8) * 2 * (8 + 8)
+	for _, pt := range r.Points {
+		if pt.Variant.String() != name || pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+			t.Errorf("%s: variant %q, %s %s, max error %v", pt.Strategy, pt.Variant, pt.Status, pt.Error, pt.MaxErr)
+		}
+		if d := pt.GFLOPS*pt.MedianS*1e9 - flops; d*d > 1e-6*flops*flops {
+			t.Errorf("%s: %v GFLOP/s over %v s counts %v flops, want %v", pt.Strategy, pt.GFLOPS, pt.MedianS, pt.GFLOPS*pt.MedianS*1e9, flops)
+		}
+		if len(pt.Shape.Problem().ALiBi) != 3 || !pt.ALiBi {
+			t.Errorf("%s: ALiBi not recorded", pt.Strategy)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(csv), ",window,softcap,alibi,sinks,") || !strings.Contains(string(csv), `,true,"7,0",20,true,true,`) {
+		t.Errorf("CSV does not record the variant:\n%s", csv)
+	}
+
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-window", "-3,0"}, "window (-3, 0)"},
+		{[]string{"-window", "5"}, `"5" is not L,R`},
+		{[]string{"-softcap", "0"}, "softcap 0 caps nothing"},
+		{[]string{"-softcap", "-2"}, "softcap -2 must be finite and > 0"},
+		{[]string{"-alibi=maybe"}, "-alibi"},
+	} {
+		code, _, stderr := runCmd(t, append([]string{"bench", "-backend", "cpu", "-out", ""}, bad.args...)...)
+		if code != 2 || !strings.Contains(stderr, bad.want) {
+			t.Errorf("attn bench %v: exit %d, stderr %q; want 2 and %q", bad.args, code, stderr, bad.want)
+		}
+	}
+}

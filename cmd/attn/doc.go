@@ -16,7 +16,10 @@
 // large for float32 is reported rather than silently becoming ±Inf. Both
 // byte orders are read ("<f4" and ">f4"). Fortran-order arrays are read
 // and transposed to C order. A mask is bool or any integer or float type,
-// nonzero meaning "keep". Format versions 1.0, 2.0 and 3.0 are read.
+// nonzero meaning "keep". The ALiBi slopes and sink logits of run's
+// -alibi and -sinks are float32 or float64 vectors [H], its key lengths
+// (-kv-lens) an int32 or int64 vector [B]. Format versions 1.0, 2.0 and
+// 3.0 are read.
 //
 // Before any data is read the header is checked against the file: its
 // length, the dtype, no negative dimension, an element count that fits in
@@ -34,7 +37,7 @@
 // where the backend's buffers live in host memory (the CPU backend, a
 // software or integrated GPU) its copies of them, O, the LSE and, on the
 // staged path, the B·H·Nq·Nk scores; and the outputs read back (O, the
-// LSE, the weights). More than the memory available now
+// LSE, the weights, the scores). More than the memory available now
 // (cpu.AvailableMemory: MemAvailable, lowered to the cgroup v2 headroom)
 // is refused with an error wrapping backend.ErrTooLarge that gives both
 // figures, rather than read until the kernel's OOM killer ends the
@@ -46,9 +49,14 @@
 // 0 on success, 1 when the command fails (bad input files, an output
 // that cannot be created, inputs too large for the memory available, a
 // failed computation), 2 for usage errors: an unknown command, flag or
-// backend name, a missing required flag, an invalid flag value, -weights
-// or -heatmap with -strategy fused, an image whose extension names no
-// format, an output that would overwrite an input. attn run stopped by
+// backend name, a missing required flag, an invalid flag value (a window
+// side below −1, a softcap that is not finite and > 0, an unknown score
+// stage), -weights, -scores or -heatmap with -strategy fused,
+// -scores-stage without -scores, an image whose extension names no
+// format, an output that would overwrite an input. Slopes, sinks or key
+// lengths of the wrong type, count or value are bad input files (1): the
+// message names the flag, the file, the value and the size it is checked
+// against ("-kv-lens L.npy: key lengths: batch 1 has 9, want 0 … Nk=8"). attn run stopped by
 // SIGINT or SIGTERM exits 130 or 143 (128 + the signal's number) with
 // the message "interrupted". Every error is one line on stderr,
 // "attn <command>: <message>", naming the user's files, never a
@@ -86,22 +94,37 @@
 // bench sweeps N (and every combination of -batch, -heads, -kvheads, -d,
 // -causal, -strategy and -backend) with package bench, and with -peers
 // runs ONNX Runtime, PyTorch and NumPy on the same inputs through the
-// runners in bench/peers. It prints a table (progress goes to stderr: a
+// runners in bench/peers. -window, -softcap, -alibi (the standard slopes
+// of H heads, bench.ALiBiSlopes) and -sinks (a zero sink logit per head)
+// apply a variant to every point; GFLOP/s counts only the pairs a query
+// may see, and every output names each point's variant. The peers run
+// no variant: with one their points are reported unavailable rather than
+// measured without it. It prints a table (progress goes to stderr: a
 // bar on a terminal, a line per point otherwise) and writes
 // results.json, results.csv, results.md and PNG charts to -out;
 // -report redraws them from an earlier results.json.
 //
+// # Variants
+//
+// run's -causal-offset, -window, -softcap, -alibi, -sinks and -kv-lens
+// set kernels.Options' Variants with the meaning backend.Variants gives
+// them; -scores writes the pre-softmax scores at the stage -scores-stage
+// names (backend.ScoreStage). Each is checked by backend's validation,
+// the command adding the flag and file names to its errors: a flag's own
+// value as it is parsed, the vectors' counts and values against H, B and
+// Nk after their headers are checked and before Q, K and V are read.
+//
 // # Outputs
 //
-// -o, -weights, -lse and -heatmap each go to a temporary file first
+// -o, -weights, -scores, -lse and -heatmap each go to a temporary file first
 // (mode 0644), created in the target's directory (so that the rename is
 // atomic) before any input data is read: a missing directory, a target
 // that is a directory or a device, or a directory attn cannot write in
 // fails before any work. No target is replaced until every one of them
 // is written and synced, and a failure or a signal removes the temporary
 // files. The image of
-// attn heatmap -o is written the same way. The weights and the
-// log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
+// attn heatmap -o is written the same way. The weights, the scores and
+// the log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
 // inputs, [H, Nq, Nk] and [H, Nq] for rank 3, [B, H, Nq, Nk] and
 // [B, H, Nq] for rank 4.
 package main

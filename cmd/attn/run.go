@@ -20,7 +20,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-allow-nonfinite]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-allow-nonfinite]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -32,9 +32,35 @@ from Nk, and V's last dimension from D. The bias (float) and mask (bool or
 numeric, nonzero = keep) broadcast right-aligned to [B, H, Nq, Nk], each
 dimension 1 or the full size. Causal masking is bottom-right aligned.
 
+Variants, as in today's models (each combines with the others):
+query row i of batch b sits at key position t = a_b + i, where a_b is
+-causal-offset N when given and otherwise Lb − Nq, Lb the batch's key
+length (Nk without -kv-lens): the last query sits at the last key. For
+the scaled score s of query i and key j:
+
+	-softcap C         s → C·tanh(s/C), before the bias and ALiBi (Gemma 2)
+	-alibi SLOPES.npy  s → s − m_h·|t − j|, one slope m_h per query head [H]
+	-causal-offset N   causal with a_b = N: query i sees key j ≤ i + N;
+	                   0 is top-left; a negative N may leave rows that see
+	                   no key (their output is 0)
+	-window L,R        key j is seen only when t − L ≤ j ≤ t + R; −1 is an
+	                   unbounded side (127,0 with -causal: Mistral's window
+	                   of 128 keys)
+	-kv-lens L.npy     batch b sees only its first L[b] keys ([B], int32 or
+	                   int64, each 0 … Nk): key padding
+	-sinks S.npy       one sink logit per query head [H]: exp(S[h]) joins
+	                   each row's softmax denominator, a key with no value
+	                   (gpt-oss); the LSE includes it
+
+-scores S.npy writes the pre-softmax scores [B, H, Nq, Nk] (staged
+strategy) at the stage -scores-stage names: raw (scale·Q·Kᵀ), capped
+(after the softcap), biased (plus the bias and ALiBi: the default) or
+masked (every hidden key −Inf). The slopes, sinks and key lengths are
+checked against H and B before Q, K and V are read.
+
 Inputs are float32 or float64 .npy files (either byte order, C or Fortran
 order); outputs are float32 .npy files with the query's rank, written
-atomically. -weights needs the staged strategy (auto picks it).
+atomically. -weights and -scores need the staged strategy (auto picks it).
 
 Before it reads any data, run checks every header and shape, creates
 each output's temporary file beside it (so a missing directory, or -o
@@ -56,18 +82,26 @@ inputs).
 // runFlags are the flags of attn run.
 type runFlags struct {
 	q, k, v, bias, mask string
+	alibi, sinks        string
+	kvLens              string
 	out, weights, lse   string
-	heatmap             string
-	heatmapFormat       string
-	heatmapHead         [2]int
-	heatmapHeadSet      bool
-	causal              bool
-	scale               float64
-	scaleSet            bool
-	backendName         string
-	strategy            kernels.Strategy
-	allowNonFinite      bool
-	layout              kernels.Layout
+	scores              string
+	stage               backend.ScoreStage
+	stageSet            bool
+	// variants holds the variants the flags give directly (causal
+	// offset, window, softcap); the files fill in the rest.
+	variants       backend.Variants
+	heatmap        string
+	heatmapFormat  string
+	heatmapHead    [2]int
+	heatmapHeadSet bool
+	causal         bool
+	scale          float64
+	scaleSet       bool
+	backendName    string
+	strategy       kernels.Strategy
+	allowNonFinite bool
+	layout         kernels.Layout
 }
 
 func runRun(c *cmdEnv, args []string) error {
@@ -80,6 +114,24 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.bias, "bias", "", "additive bias `B.npy`, broadcast to [B, H, Nq, Nk]; -Inf hides a key")
 	fs.StringVar(&f.mask, "mask", "", "keep-mask `M.npy`, broadcast to [B, H, Nq, Nk]; nonzero keeps a key")
 	fs.BoolVar(&f.causal, "causal", false, "causal masking, bottom-right aligned")
+	fs.Func("causal-offset", "causal masking with query row i at key position `N` + i (implies -causal; 0 is top-left, N may be negative)", func(s string) error {
+		o, err := parseOffset(s)
+		f.variants.CausalOffset = o
+		return err
+	})
+	fs.Func("window", "sliding window `L,R`: a query sees the keys from L before its position to R after it; -1 is unbounded", func(s string) error {
+		w, err := parseWindow(s)
+		f.variants.Window = w
+		return err
+	})
+	fs.Func("softcap", "cap the scaled scores at ±`C` with C·tanh(s/C) (C > 0)", func(s string) error {
+		c, err := parseSoftcap(s)
+		f.variants.Softcap = c
+		return err
+	})
+	fs.StringVar(&f.alibi, "alibi", "", "ALiBi slopes `SLOPES.npy`, [H] float: the score of key j gains −slope·|t − j|")
+	fs.StringVar(&f.sinks, "sinks", "", "attention sink logits `S.npy`, [H] float: exp(S[h]) joins each row's softmax denominator")
+	fs.StringVar(&f.kvLens, "kv-lens", "", "per-batch key lengths `L.npy`, [B] int32 or int64: batch b sees only its first L[b] keys")
 	fs.Func("scale", "multiply Q·Kᵀ by `S`; 0 means 1/√D, the default, as everywhere in attn", func(s string) error {
 		v, err := parseScale(s)
 		f.scale, f.scaleSet = v, true
@@ -92,6 +144,12 @@ func runRun(c *cmdEnv, args []string) error {
 		return err
 	})
 	fs.StringVar(&f.weights, "weights", "", "also write the attention weights to `P.npy` (staged only)")
+	fs.StringVar(&f.scores, "scores", "", "also write the pre-softmax scores to `S.npy` (staged only), at the -scores-stage stage")
+	fs.Func("scores-stage", "`stage` of the -scores output: raw, capped, biased or masked (default biased)", func(s string) error {
+		st, err := backend.ParseScoreStage(strings.TrimSpace(s))
+		f.stage, f.stageSet = st, true
+		return err
+	})
 	fs.StringVar(&f.lse, "lse", "", "also write the per-row log-sum-exp to `L.npy`")
 	fs.StringVar(&f.heatmap, "heatmap", "", "also draw the weights of one head as an image `P.png` (staged only; Nq, Nk ≤ 512)")
 	fs.Func("heatmap-head", "the batch and head `b,h` -heatmap draws (default 0,0; h alone means 0,h)", func(s string) error {
@@ -175,6 +233,12 @@ func (f *runFlags) check() error {
 	if f.weights != "" && f.strategy == kernels.Fused {
 		return usagef("-weights needs the staged strategy; -strategy fused never materialises the weights (use -strategy staged or auto)")
 	}
+	if f.scores != "" && f.strategy == kernels.Fused {
+		return usagef("-scores needs the staged strategy; -strategy fused never materialises the scores (use -strategy staged or auto)")
+	}
+	if f.stageSet && f.scores == "" {
+		return usagef("-scores-stage picks the stage of the -scores output; give -scores too")
+	}
 	if f.heatmap != "" && f.strategy == kernels.Fused {
 		return usagef("-heatmap draws the weights, which need the staged strategy; -strategy fused never materialises them (use -strategy staged or auto)")
 	}
@@ -192,13 +256,14 @@ func (f *runFlags) check() error {
 		return err
 	}
 	// An output may not replace an input or another output.
-	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask}
-	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-lse", f.lse}, {"-heatmap", f.heatmap}}
+	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask,
+		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens}
+	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap}}
 	for i, o := range outs {
 		if o.path == "" {
 			continue
 		}
-		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask"} {
+		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens"} {
 			if ins[in] != "" && samePath(o.path, ins[in]) {
 				return usagef("%s %s would overwrite the input %s %s", o.name, o.path, in, ins[in])
 			}
@@ -237,7 +302,8 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			nf.f.Close()
 		}
 	}()
-	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask}} {
+	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
+		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}} {
 		if in.path == "" {
 			continue
 		}
@@ -246,12 +312,21 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			return err
 		}
 		files[in.key] = nf
-		check := nf.checkFloat
-		if in.key == "mask" {
-			check = nf.checkKeep
+		var err2 error
+		switch in.key {
+		case "mask":
+			err2 = nf.checkKeep()
+		case "alibi", "sinks", "kvlens":
+			for _, vf := range variantFiles {
+				if vf.key == in.key {
+					err2 = checkVariantHeader(vf.flag, nf, vf.ints)
+				}
+			}
+		default:
+			err2 = nf.checkFloat()
 		}
-		if err := check(); err != nil {
-			return err
+		if err2 != nil {
+			return err2
 		}
 	}
 	q, k, v := files["q"], files["k"], files["v"]
@@ -266,6 +341,12 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			}
 		}
 	}
+	// The variants the flags give, checked against the sizes as
+	// kernels.Attention will check them; the files' values come later.
+	prob := headerProblem(f, q, k, v)
+	if err := prob.Validate(); err != nil {
+		return err
+	}
 	if f.heatmap != "" {
 		if err := checkHead(f.heatmapHead, full[0], full[1], q.path, q.shape); err != nil {
 			return fmt.Errorf("-heatmap-head: %v", err)
@@ -277,16 +358,16 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 
 	// Every output is reserved before anything is computed: a run that
 	// cannot write its results fails now, not after the work.
-	var outO, outW, outL, outH *pending
+	var outO, outW, outS, outL, outH *pending
 	defer func() {
-		for _, p := range []*pending{outO, outW, outL, outH} {
+		for _, p := range []*pending{outO, outW, outS, outL, outH} {
 			p.discard()
 		}
 	}()
 	for _, o := range []struct {
 		flag, path string
 		dst        **pending
-	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH}} {
+	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-scores", f.scores, &outS}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH}} {
 		if o.path == "" {
 			continue
 		}
@@ -303,6 +384,12 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	}
 	defer be.Close()
 	if err := checkMemory(f, files, be); err != nil {
+		return err
+	}
+	// The per-head and per-batch values, before Q, K and V: a wrong
+	// count or value fails here, with nothing written.
+	variants := f.variants
+	if err := applyVariantFiles(ctx, prob, files, &variants); err != nil {
 		return err
 	}
 
@@ -322,8 +409,11 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	opts := &kernels.Options{
 		Scale:          f.scale,
 		Causal:         f.causal,
+		Variants:       variants,
 		Strategy:       f.strategy,
 		Weights:        f.weights != "" || f.heatmap != "",
+		Scores:         f.scores != "",
+		ScoresStage:    f.stage,
 		LSE:            f.lse != "",
 		AllowNonFinite: f.allowNonFinite,
 	}
@@ -368,6 +458,15 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 		written = append(written, outW)
 	}
+	if outS != nil {
+		if res.Scores == nil {
+			return fmt.Errorf("the %s strategy returned no scores", res.Strategy)
+		}
+		if err := outS.write(npyWriter(res.Scores.Shape, res.Scores.Data)); err != nil {
+			return err
+		}
+		written = append(written, outS)
+	}
 	if outL != nil {
 		if res.LSE == nil {
 			return fmt.Errorf("the %s strategy returned no log-sum-exp", res.Strategy)
@@ -399,11 +498,12 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 	}
 	for _, r := range []struct {
-		p *pending
-		t *kernels.Tensor
-	}{{outO, res.Out}, {outW, res.Weights}, {outL, res.LSE}} {
+		p    *pending
+		t    *kernels.Tensor
+		what string
+	}{{outO, res.Out, ""}, {outW, res.Weights, ""}, {outS, res.Scores, ", " + f.stage.String() + " scores"}, {outL, res.LSE, ""}} {
 		if r.p != nil {
-			fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s)\n", r.p.path, kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy)
+			fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s%s)\n", r.p.path, kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy, r.what)
 		}
 	}
 	if outH != nil {
@@ -426,8 +526,16 @@ func drawRunHeatmap(f *runFlags, full [4]int, p []float32) ([]byte, error) {
 	if full[0] > 1 || full[1] > 1 {
 		title += fmt.Sprintf(", head %d,%d", b, h)
 	}
-	if f.causal {
+	if f.causal && f.variants.CausalOffset == nil {
 		title += ", causal"
+	}
+	if v := variantPhrase(f.variants); v != "" {
+		title += ", " + v
+	}
+	for _, vf := range []struct{ path, what string }{{f.alibi, "ALiBi"}, {f.sinks, "sinks"}, {f.kvLens, "key lengths"}} {
+		if vf.path != "" {
+			title += ", " + vf.what
+		}
 	}
 	img, err := drawHeatmap(f.heatmapFormat, nq, nk, p[off:off+nq*nk], &heatmap.Options{Title: title})
 	if err != nil {
@@ -475,6 +583,17 @@ func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
 	return nil
 }
 
+// headerProblem is the problem the headers and flags describe, with the
+// variants the flags give directly: what kernels.Attention validates,
+// less the values of the variant files.
+func headerProblem(f *runFlags, q, k, v *npyFile) backend.Problem {
+	b, h, nq, d := kernels.Dims(q.shape, f.layout)
+	_, hk, nk, _ := kernels.Dims(k.shape, f.layout)
+	_, _, _, dv := kernels.Dims(v.shape, f.layout)
+	return backend.Problem{B: b, H: h, KVHeads: hk, Nq: nq, Nk: nk, D: d, Dv: dv, Layout: f.layout,
+		Scale: float32(f.scale), Causal: f.causal, Variants: f.variants}
+}
+
 // fullShape is [B, H, Nq, Nk], what a bias or mask broadcasts to.
 func fullShape(q, k *npyFile, layout kernels.Layout) [4]int {
 	b, h, nq, _ := kernels.Dims(q.shape, layout)
@@ -506,13 +625,15 @@ func checkBroadcast(what string, nf *npyFile, full [4]int) error {
 // 2⁶⁴ for shapes whose files are small.
 type memoryNeed struct {
 	// inputs: Q, K, V and the bias read as float32, the mask as bools
-	// and again as the float32 kernels.Attention uploads.
+	// and again as the float32 kernels.Attention uploads, the variant
+	// files (slopes, sinks, key lengths).
 	inputs float64
 	// backend: the backend's buffers where they live in host memory (the
 	// CPU backend, a software or integrated GPU): copies of the inputs,
 	// O, the LSE and, on the staged path, the scores.
 	backend float64
-	// outputs: what is read back, O, the LSE and the weights.
+	// outputs: what is read back, O, the LSE, the weights and the
+	// scores.
 	outputs float64
 	// scores: the part of backend and outputs that is B·H·Nq·Nk
 	// matrices, scoresLen elements each.
@@ -549,15 +670,19 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) me
 	if scoresLen < 1<<62 {
 		sl = int(scoresLen)
 	}
-	staged := f.strategy.Choose(sl, weights, kind) == kernels.Staged
+	staged := f.strategy.Choose(sl, weights || f.scores != "", kind) == kernels.Staged
 
 	m := memoryNeed{scoresLen: scoresLen}
-	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask")
+	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask") + 4*(n("alibi")+n("sinks")) + 8*n("kvlens")
 	m.outputs = 4 * oLen
 	if f.lse != "" {
 		m.outputs += 4 * rows
 	}
 	if weights {
+		m.outputs += 4 * scoresLen
+		m.scores += 4 * scoresLen
+	}
+	if f.scores != "" {
 		m.outputs += 4 * scoresLen
 		m.scores += 4 * scoresLen
 	}
@@ -599,7 +724,7 @@ func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend) err
 	parts += fmt.Sprintf(", outputs %s", humanBytes(m.outputs))
 	msg := fmt.Sprintf("inputs and outputs need %s, %s is available (%s)", humanBytes(need), humanBytes(float64(avail)), parts)
 	if m.scores > 0 && need-m.scores <= float64(avail) {
-		msg += fmt.Sprintf("; %s of it is B·H·Nq·Nk = %.0f-element matrices (scores, weights), which -strategy fused without -weights or -heatmap never forms",
+		msg += fmt.Sprintf("; %s of it is B·H·Nq·Nk = %.0f-element matrices (scores, weights), which -strategy fused without -weights, -scores or -heatmap never forms",
 			humanBytes(m.scores), m.scoresLen)
 	}
 	return backend.Errorf(backend.ErrTooLarge, "%s", msg)

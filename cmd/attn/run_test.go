@@ -26,6 +26,14 @@ type refProblem struct {
 	keepShape  []int
 	scale      float64 // 0: 1/√D
 	causal     bool
+	// The variants, as backend.Variants defines them; zero values are
+	// none.
+	offset  *int      // causal offset; implies causal
+	window  *[2]int   // left, right; −1 unbounded
+	softcap float64   // 0: none
+	alibi   []float64 // [H]
+	sinks   []float64 // [H]
+	kvLens  []int     // [B]
 }
 
 // dims4 reads a rank-2, 3 or 4 shape as B, H, N, D.
@@ -61,6 +69,22 @@ func bcast(data []float64, shape []int, at [4]int) float64 {
 // (the query's shape with last dim Dv), the weights [B, H, Nq, Nk] and
 // the log-sum-exp [B, H, Nq].
 func reference(p refProblem) (o, w, lse []float64) {
+	o, w, lse, _ = referenceScores(p)
+	return o, w, lse
+}
+
+// referenceScores is reference with the scores [B, H, Nq, Nk] at each
+// stage too, indexed by backend.ScoreStage. For query i of batch b at key
+// position t (the causal offset, or its key length − Nq, plus i):
+//
+//	raw     scale·q·k
+//	capped  softcap·tanh(raw/softcap), or raw
+//	biased  capped + bias − slope_h·|t − j|
+//	masked  biased, −Inf where j ≥ its key length, j > t when causal,
+//	        j outside [t − left, t + right], or the mask is 0
+//
+// and the softmax's denominator holds exp(sink_h) besides the keys.
+func referenceScores(p refProblem) (o, w, lse []float64, scores [4][]float64) {
 	b, h, nq, d := dims4(p.qs)
 	_, hkv, nk, _ := dims4(p.ks)
 	_, _, _, dv := dims4(p.vs)
@@ -68,55 +92,87 @@ func reference(p refProblem) (o, w, lse []float64) {
 	if scale == 0 {
 		scale = 1 / math.Sqrt(float64(d))
 	}
+	causal := p.causal || p.offset != nil
 	o = make([]float64, b*h*nq*dv)
 	w = make([]float64, b*h*nq*nk)
 	lse = make([]float64, b*h*nq)
-	s := make([]float64, nk)
+	for st := range scores {
+		scores[st] = make([]float64, b*h*nq*nk)
+	}
+	raw, capped, biased, masked := scores[backend.StageRaw], scores[backend.StageCapped], scores[backend.StageBiased], scores[backend.StageMasked]
 	for bi := range b {
+		kvLen := nk
+		if p.kvLens != nil {
+			kvLen = p.kvLens[bi]
+		}
+		align := kvLen - nq
+		if p.offset != nil {
+			align = *p.offset
+		}
 		for hi := range h {
 			kh := hi / (h / hkv)
 			for i := range nq {
+				row := (bi*h+hi)*nq + i
+				t := align + i
 				m := math.Inf(-1)
+				if p.sinks != nil {
+					m = p.sinks[hi]
+				}
 				for j := range nk {
-					visible := !p.causal || j <= i+nk-nq
+					x := row*nk + j
+					var dot float64
+					for c := range d {
+						dot += p.q[((bi*h+hi)*nq+i)*d+c] * p.k[((bi*hkv+kh)*nk+j)*d+c]
+					}
+					raw[x] = scale * dot
+					capped[x] = raw[x]
+					if p.softcap > 0 {
+						capped[x] = p.softcap * math.Tanh(raw[x]/p.softcap)
+					}
+					biased[x] = capped[x]
+					if p.bias != nil {
+						biased[x] += bcast(p.bias, p.biasShape, [4]int{bi, hi, i, j})
+					}
+					if p.alibi != nil {
+						biased[x] -= p.alibi[hi] * math.Abs(float64(t-j))
+					}
+					visible := j < kvLen && (!causal || j <= t)
+					if p.window != nil {
+						l, r := p.window[0], p.window[1]
+						visible = visible && (l < 0 || j >= t-l) && (r < 0 || j <= t+r)
+					}
 					if p.keep != nil && bcast(p.keep, p.keepShape, [4]int{bi, hi, i, j}) == 0 {
 						visible = false
 					}
+					masked[x] = biased[x]
 					if !visible {
-						s[j] = math.Inf(-1)
-						continue
+						masked[x] = math.Inf(-1)
 					}
-					var dot float64
-					for x := range d {
-						dot += p.q[((bi*h+hi)*nq+i)*d+x] * p.k[((bi*hkv+kh)*nk+j)*d+x]
-					}
-					s[j] = scale * dot
-					if p.bias != nil {
-						s[j] += bcast(p.bias, p.biasShape, [4]int{bi, hi, i, j})
-					}
-					m = max(m, s[j])
+					m = max(m, masked[x])
 				}
-				row := (bi*h+hi)*nq + i
 				if math.IsInf(m, -1) {
 					lse[row] = math.Inf(-1)
 					continue
 				}
 				var l float64
+				if p.sinks != nil {
+					l = math.Exp(p.sinks[hi] - m)
+				}
 				for j := range nk {
-					l += math.Exp(s[j] - m)
+					l += math.Exp(masked[row*nk+j] - m)
 				}
 				lse[row] = m + math.Log(l)
 				for j := range nk {
-					pj := math.Exp(s[j]-m) / l
+					pj := math.Exp(masked[row*nk+j]-m) / l
 					w[row*nk+j] = pj
-					for x := range dv {
-						o[row*dv+x] += pj * p.v[((bi*hkv+kh)*nk+j)*dv+x]
+					for c := range dv {
+						o[row*dv+c] += pj * p.v[((bi*hkv+kh)*nk+j)*dv+c]
 					}
 				}
 			}
 		}
 	}
-	return o, w, lse
+	return o, w, lse, scores
 }
 
 func randVals(r *rand.Rand, n int) []float64 {
@@ -570,6 +626,18 @@ func TestUsage(t *testing.T) {
 		{[]string{"heatmap", "-h"}, 0, "usage: attn heatmap", ""},
 		{[]string{"help", "heatmap"}, 0, "-qlabels", ""},
 		{[]string{"run", "-h"}, 0, "-heatmap-head", ""},
+		{[]string{"run", "-h"}, 0, "-causal-offset N", ""},
+		{[]string{"run", "-h"}, 0, "-window L,R", ""},
+		{[]string{"run", "-h"}, 0, "-softcap C", ""},
+		{[]string{"run", "-h"}, 0, "-alibi SLOPES.npy", ""},
+		{[]string{"run", "-h"}, 0, "-sinks S.npy", ""},
+		{[]string{"run", "-h"}, 0, "-kv-lens L.npy", ""},
+		{[]string{"run", "-h"}, 0, "-scores S.npy", ""},
+		{[]string{"run", "-h"}, 0, "-scores-stage stage", ""},
+		{[]string{"bench", "-h"}, 0, "-window L,R", ""},
+		{[]string{"bench", "-h"}, 0, "-softcap C", ""},
+		{[]string{"bench", "-h"}, 0, "  -alibi\n", ""},
+		{[]string{"bench", "-h"}, 0, "  -sinks\n", ""},
 		{[]string{"devices", "-h"}, 0, "usage: attn devices", ""},
 		{[]string{"devices", "-x"}, 2, "", "attn devices: flag provided but not defined: -x"},
 	} {

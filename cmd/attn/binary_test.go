@@ -101,6 +101,8 @@ func TestRunOutputsCheckedFirst(t *testing.T) {
 	out := filepath.Join(dir, "o.npy")
 	old := []byte("the output of an earlier run\n")
 	writeFile(t, out, old)
+	lens := writeTestNpy(t, filepath.Join(dir, "lens.npy"), "<i8", []int{1}, []float64{7})
+	sinks := writeTestNpy(t, filepath.Join(dir, "sinks.npy"), "<f4", []int{2}, []float64{0, 1})
 	missing := filepath.Join(dir, "missing")
 	sub := filepath.Join(dir, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
@@ -119,6 +121,16 @@ func TestRunOutputsCheckedFirst(t *testing.T) {
 			[]string{"-lse " + filepath.Join(missing, "l.npy"), "does not exist"}},
 		{"-heatmap in a missing directory", []string{"-o", out, "-lse", filepath.Join(dir, "l.npy"), "-heatmap", filepath.Join(missing, "h.png")},
 			[]string{"-heatmap " + filepath.Join(missing, "h.png"), "does not exist"}},
+		{"-scores in a missing directory", []string{"-o", out, "-scores", filepath.Join(missing, "s.npy")},
+			[]string{"-scores " + filepath.Join(missing, "s.npy"), "does not exist"}},
+		// The per-head and per-batch vectors are read and checked before
+		// Q, K and V: their errors come first too.
+		{"-kv-lens past Nk", []string{"-o", out, "-kv-lens", lens},
+			[]string{"-kv-lens " + lens + ": ", "key lengths: batch 0 has 7, want 0 … Nk=6"}},
+		{"-sinks of two heads", []string{"-o", out, "-sinks", sinks},
+			[]string{"-sinks " + sinks + ": ", "sinks: 2 values for H=1 query heads"}},
+		{"-alibi of ints", []string{"-o", out, "-alibi", lens},
+			[]string{"-alibi " + lens + ": dtype int64 (<i8)"}},
 		{"-o names a directory", []string{"-o", sub}, []string{"-o " + sub + " is a directory"}},
 		{"-o under a file", []string{"-o", filepath.Join(k, "o.npy")}, []string{k + " is not a directory"}},
 	} {

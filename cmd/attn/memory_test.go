@@ -66,8 +66,10 @@ func TestRunMemoryEstimate(t *testing.T) {
 		"v": {shape: []int{2, 1, 50, 16}, n: 1600},
 	}
 	withMask := map[string]*npyFile{"mask": {shape: []int{100, 50}, n: 5000}}
+	withVariants := map[string]*npyFile{"alibi": {shape: []int{3}, n: 3}, "sinks": {shape: []int{3}, n: 3}, "kvlens": {shape: []int{2}, n: 2}}
 	for k, v := range files {
 		withMask[k] = v
+		withVariants[k] = v
 	}
 	const qkv, o, scores, lse = 4 * 7200, 4 * 9600, 4 * 30000, 4 * 600
 	for _, tc := range []struct {
@@ -91,6 +93,15 @@ func TestRunMemoryEstimate(t *testing.T) {
 		{"cpu weights lse mask", runFlags{weights: "w.npy", lse: "l.npy"}, withMask, true, false,
 			qkv + 5*5000, qkv + 4*5000 + o + lse + scores, o + lse + scores, 2 * scores,
 			qkv + 5*5000 + qkv + 4*5000 + o + lse + scores + o + lse + scores},
+		// The scores are read back like the weights, and make auto run
+		// staged even on a GPU.
+		{"gpu scores", runFlags{scores: "s.npy"}, files, false, true, qkv, 0, o + scores, scores, qkv + o + scores},
+		{"cpu weights and scores", runFlags{weights: "w.npy", scores: "s.npy"}, files, true, false,
+			qkv, qkv + o + scores, o + 2*scores, 3 * scores, qkv + qkv + o + scores + o + 2*scores},
+		// The slopes and sinks are read as float32, the key lengths as
+		// ints; the backend keeps them in the problem, not in buffers.
+		{"cpu fused variant files", runFlags{strategy: kernels.Fused}, withVariants, true, false,
+			qkv + 4*6 + 8*2, qkv + o, o, 0, qkv + 4*6 + 8*2 + qkv + o + o},
 	} {
 		m := runMemory(&tc.f, tc.files, tc.hostBuffers, tc.gpu)
 		if m.inputs != tc.inputs || m.backend != tc.be || m.outputs != tc.outs || m.scores != tc.scoreBytes || m.total() != tc.total {

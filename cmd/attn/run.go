@@ -312,21 +312,15 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			return err
 		}
 		files[in.key] = nf
-		var err2 error
+		check := nf.checkFloat
 		switch in.key {
 		case "mask":
-			err2 = nf.checkKeep()
+			check = nf.checkKeep
 		case "alibi", "sinks", "kvlens":
-			for _, vf := range variantFiles {
-				if vf.key == in.key {
-					err2 = checkVariantHeader(vf.flag, nf, vf.ints)
-				}
-			}
-		default:
-			err2 = nf.checkFloat()
+			check = func() error { return checkVariantHeader(in.key, nf) }
 		}
-		if err2 != nil {
-			return err2
+		if err := check(); err != nil {
+			return err
 		}
 	}
 	q, k, v := files["q"], files["k"], files["v"]

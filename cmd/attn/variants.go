@@ -69,11 +69,19 @@ var variantFiles = []struct {
 	{"kvlens", "-kv-lens", true},
 }
 
-// checkVariantHeader refuses a variant file whose type or rank cannot
-// hold what its flag gives: a vector of floats (-alibi, -sinks) or of
-// int32 or int64 (-kv-lens). Its length is backend's to check, against
-// H or B, once it is read (applyVariantFiles).
-func checkVariantHeader(flag string, nf *npyFile, ints bool) error {
+// checkVariantHeader refuses the variant file of key ("alibi", "sinks",
+// "kvlens") when its type or rank cannot hold what its flag gives: a
+// vector of floats (-alibi, -sinks) or of int32 or int64 (-kv-lens). Its
+// length is backend's to check, against H or B, once it is read
+// (applyVariantFiles).
+func checkVariantHeader(key string, nf *npyFile) error {
+	var flag string
+	var ints bool
+	for _, vf := range variantFiles {
+		if vf.key == key {
+			flag, ints = vf.flag, vf.ints
+		}
+	}
 	t := nf.dtype
 	want := "a vector of H float32 or float64 values, one per query head"
 	if ints {

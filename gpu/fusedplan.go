@@ -21,24 +21,22 @@ type fusedStep struct {
 // fusedSteps cuts Fused's work into steps of at most chunk keys (chunk ≥
 // 1), visiting only keys some row may see by position. Over every batch,
 // row i's keys lie in [lo(i), hi(i)), the union of Problem.KeyRange over
-// the batches, both ends non-decreasing in i. The keys [lo(0),
-// hi(Nq−1)) are cut into chunks of chunk keys, and chunk c = [j0, j1)
-// gets
+// the batches, both ends non-decreasing in i.
 //
-//   - a later step over the rows that saw earlier chunks and reach into
-//     this one: lo(i) < j0 < hi(i);
-//   - a first step over the rows whose own range starts in it: j0 ≤ lo(i)
-//     < j1 (every row with lo(i) below the first chunk's end for the
-//     first, every row from there on for the last).
-//
-// Every row thus has exactly one first step, its later steps come after
-// it, and a row that sees no key gets a first step (over at most one
-// chunk, in which the kernel finds nothing) that writes its zeros. A
-// sliding window of W keys therefore costs about Nq·(W + chunk)/chunk
-// steps' worth of rows, not Nq·Nk/chunk; the kernels skip the keys outside
-// each workgroup's rows within a step. Nq = 0 gives no step; no key in
-// any range gives one first step over no keys.
-func fusedSteps(p backend.Problem, chunk int) []fusedStep {
+// The rows are cut into blocks: one block of all Nq rows unless a window
+// bounds both sides of every row's range (Problem.Band), and then blocks
+// of the band rounded up to a multiple of tileRows (the rows of one
+// workgroup), so that a block's keys [lo(first row), hi(last row)) number
+// at most about twice the band plus tileRows: a window of W keys costs
+// O(Nq·W), not O(Nq·Nk). A block's keys are cut into chunks: its first
+// step covers every row of the block over the first chunk and writes
+// their O and LSE (a row that sees none of it writes zeros, or the sink);
+// each later chunk [j0, j1) is a later step over the rows that may see
+// some of it (hi(i) > j0 and lo(i) < j1), whose partial result merges in.
+// So every row has exactly one first step, before its later ones, and
+// keys no row of a block may see are in no step of it. The kernels skip,
+// within a step, the keys outside each workgroup's own rows.
+func fusedSteps(p backend.Problem, chunk, tileRows int) []fusedStep {
 	if p.Nq == 0 {
 		return nil
 	}
@@ -58,33 +56,33 @@ func fusedSteps(p backend.Problem, chunk int) []fusedStep {
 		}
 		return h
 	}
-	// first row i with f(i) true, f monotone false → true; Nq when none.
-	search := func(f func(int) bool) int { return sort.Search(p.Nq, f) }
-
-	start, end := lo(0), hi(p.Nq-1)
-	if end <= start {
-		return []fusedStep{{0, p.Nq, start, start, true}}
+	// first row i in [r0, r1) with f(i), f monotone false → true; r1 when none.
+	search := func(r0, r1 int, f func(int) bool) int {
+		return r0 + sort.Search(r1-r0, func(x int) bool { return f(r0 + x) })
 	}
-	cs := chunks(end-start, chunk)
+	block := p.Nq
+	if band := p.Band(); band < p.Nk {
+		block = min(p.Nq, ceilDiv(max(band, 1), tileRows)*tileRows)
+	}
 	var steps []fusedStep
-	for c, kc := range cs {
-		j0, j1 := start+kc[0], start+kc[1]
-		if c > 0 {
-			ia := search(func(i int) bool { return hi(i) > j0 })
-			ib := search(func(i int) bool { return lo(i) >= j0 })
+	for r0 := 0; r0 < p.Nq; r0 += block {
+		r1 := min(p.Nq, r0+block)
+		start, end := lo(r0), hi(r1-1)
+		if end <= start {
+			steps = append(steps, fusedStep{r0, r1, start, start, true})
+			continue
+		}
+		for c, kc := range chunks(end-start, chunk) {
+			j0, j1 := start+kc[0], start+kc[1]
+			if c == 0 {
+				steps = append(steps, fusedStep{r0, r1, j0, j1, true})
+				continue
+			}
+			ia := search(r0, r1, func(i int) bool { return hi(i) > j0 })
+			ib := search(r0, r1, func(i int) bool { return lo(i) >= j1 })
 			if ia < ib {
 				steps = append(steps, fusedStep{ia, ib, j0, j1, false})
 			}
-		}
-		fa, fb := 0, p.Nq
-		if c > 0 {
-			fa = search(func(i int) bool { return lo(i) >= j0 })
-		}
-		if c < len(cs)-1 {
-			fb = search(func(i int) bool { return lo(i) >= j1 })
-		}
-		if fa < fb {
-			steps = append(steps, fusedStep{fa, fb, j0, j1, true})
 		}
 	}
 	return steps

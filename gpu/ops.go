@@ -552,10 +552,6 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if chunk < tk {
 		return tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
 	}
-	// Only the keys some row may see are visited, in chunks; a row's
-	// first step writes O and LSE, its later ones merge (fusedSteps).
-	steps := fusedSteps(pr, chunk)
-	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
 
 	flags := 0
 	if rangeVariants(pr) {
@@ -578,6 +574,22 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return err
 	}
 	defer vars.free()
+	d4, dv4 := ceilDiv(pr.D, 4), ceilDiv(pr.Dv, 4)
+	var fused *pipeline
+	tileRows := fusedWG // query rows per workgroup
+	if rows > 0 {
+		fused, err = b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, rows, pr.D, pr.Dv, d4, dv4}, "main")
+		tileRows = fusedWG * rows
+	} else {
+		fused, err = b.pipeline(&shaders.FusedLoop, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
+	}
+	if err != nil {
+		return err
+	}
+	// Only the keys some row may see are visited, in chunks; a row's
+	// first step writes O and LSE, its later ones merge (fusedSteps).
+	steps := fusedSteps(pr, chunk, tileRows)
+	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
 	lseOut := bufs[6]
 	var po, plse *buffer
 	if merges {
@@ -600,18 +612,6 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		flags |= shaders.FlagLSE
 	}
 
-	d4, dv4 := ceilDiv(pr.D, 4), ceilDiv(pr.Dv, 4)
-	var fused *pipeline
-	tileRows := fusedWG // query rows per workgroup
-	if rows > 0 {
-		fused, err = b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, rows, pr.D, pr.Dv, d4, dv4}, "main")
-		tileRows = fusedWG * rows
-	} else {
-		fused, err = b.pipeline(&shaders.FusedLoop, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
-	}
-	if err != nil {
-		return err
-	}
 	merge, err := b.pipeline(&shaders.Merge, shaders.Spec{mergeWG}, "main")
 	if err != nil {
 		return err

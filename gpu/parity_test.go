@@ -74,9 +74,16 @@ func openCPU(t testing.TB) backend.Backend {
 
 // outputs is what one backend returned for a case through one strategy.
 // S and P are set by the staged path only; LSE only when asked for.
+// Stages holds the staged path's scores at the raw, capped and masked
+// stages (S is the biased one), for a case with variants.
 type outputs struct {
 	S, P, O, LSE []float32
+	Stages       map[backend.ScoreStage][]float32
 }
+
+// otherStages are the score stages run computes beside the biased one
+// for a case with variants.
+var otherStages = []backend.ScoreStage{backend.StageRaw, backend.StageCapped, backend.StageMasked}
 
 // Every output buffer run allocates is outPad elements longer than the
 // operand and filled beforehand: the operand with NaN, so an element the
@@ -196,6 +203,17 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 		sb, err := outBuf("scores", p.ScoresLen())
 		if err != nil {
 			return out, err
+		}
+		if p.Variants.Any() {
+			out.Stages = map[backend.ScoreStage][]float32{}
+			for _, st := range otherStages {
+				if err := be.Scores(ctx, backend.ScoresParams{Problem: p, Bias: bias, Keep: keep, Stage: st}, q, k, sb); err != nil {
+					return out, fmt.Errorf("%s: Scores at stage %v: %w", be.Name(), st, err)
+				}
+				if out.Stages[st], err = result("scores "+st.String(), sb, p.ScoresLen()); err != nil {
+					return out, err
+				}
+			}
 		}
 		if err := be.Scores(ctx, backend.ScoresParams{Problem: p, Bias: bias}, q, k, sb); err != nil {
 			return out, fmt.Errorf("%s: Scores: %w", be.Name(), err)
@@ -374,6 +392,22 @@ func agree(c backendtest.Case, got, want outputs) (string, error) {
 		})
 		checks = append(checks, r)
 	}
+	for _, st := range otherStages {
+		g, ok := got.Stages[st]
+		if !ok {
+			continue
+		}
+		name := "scores " + st.String()
+		if err := lengths(name, g, want.Stages[st], p.ScoresLen()); err != nil {
+			return "", err
+		}
+		r := &operandCheck{name: name, col: "j"}
+		forRows(func(b, h, i, row int) {
+			at := row * p.Nk
+			r.row(b, h, i, g[at:at+p.Nk], want.Stages[st][at:at+p.Nk], nil)
+		})
+		checks = append(checks, r)
+	}
 	if got.P != nil {
 		if err := lengths("weights", got.P, want.P, p.ScoresLen()); err != nil {
 			return "", err
@@ -486,6 +520,34 @@ func scaled(p backend.Problem, s float32) backend.Problem { p.Scale = s; return 
 
 func shape(b, h, nq, nk int) *[4]int { return &[4]int{b, h, nq, nk} }
 
+// The variants, each on a copy of p.
+func window(p backend.Problem, left, right int) backend.Problem {
+	p.Window = &backend.Window{Left: left, Right: right}
+	return p
+}
+
+func offset(p backend.Problem, o int) backend.Problem { p.CausalOffset = &o; return p }
+
+func softcap(p backend.Problem, c float32) backend.Problem { p.Softcap = c; return p }
+
+func alibi(p backend.Problem) backend.Problem {
+	p.ALiBi = make([]float32, p.H)
+	for h := range p.ALiBi {
+		p.ALiBi[h] = float32(math.Exp2(-8 * float64(h+1) / float64(p.H)))
+	}
+	return p
+}
+
+func sinks(p backend.Problem, s ...float32) backend.Problem {
+	p.Sinks = make([]float32, p.H)
+	for h := range p.Sinks {
+		p.Sinks[h] = s[h%len(s)]
+	}
+	return p
+}
+
+func kvlens(p backend.Problem, n ...int) backend.Problem { p.KVLens = n; return p }
+
 // parityRows is the matrix. Rows marked short also run under -short;
 // rows marked slow run only under ATTN_LONG=1. The default set takes
 // about 17 s on lavapipe with two cores, the slow ones about 50 s more.
@@ -558,6 +620,47 @@ var parityRows = []parityRow{
 	{p: prob(1, 2, 2, 4096, 4096, 16, 16), bias: shape(1, 1, 4096, 4096), slow: true},
 	{p: prob(2, 2, 2, 2048, 2048, 80, 80), keep: shape(2, 1, 2048, 2048), slow: true},
 	{p: bnhd(prob(1, 2, 2, 256, 16390, 64, 64)), keep: shape(1, 1, 1, 16390), slow: true},
+
+	// The variants (backend.Variants), alone and together; the staged
+	// path compares every score stage too. Sliding windows with and
+	// without causal masking, both sides bounded or one.
+	{p: window(causal(prob(1, 2, 2, 300, 300, 64, 64)), 31, 0), short: true},
+	{p: window(prob(1, 2, 1, 200, 260, 32, 32), 20, 13)},
+	{p: window(prob(1, 1, 1, 65, 129, 16, 16), -1, 5)},
+	{p: window(bnhd(prob(1, 2, 2, 63, 33, 5, 7)), 0, 0)},
+	// A window wider than a fused chunk (4096 keys): steps that merge.
+	{p: window(causal(prob(1, 1, 1, 1500, 9000, 16, 16)), 5000, 0)},
+	// A narrow window over many row blocks of 256 (fusedSteps).
+	{p: window(causal(prob(1, 2, 2, 2500, 2500, 64, 64)), 100, 0), keep: shape(1, 1, 2500, 2500)},
+	// Causal offsets: top-left, negative (rows that see no key) with and
+	// without sinks, past the keys.
+	{p: offset(prob(1, 2, 2, 5, 9, 16, 16), 0)},
+	{p: offset(prob(1, 2, 1, 70, 70, 16, 16), -5), short: true},
+	{p: sinks(offset(prob(1, 2, 1, 70, 70, 16, 16), -5), 0.5, -1)},
+	{p: offset(prob(1, 1, 1, 65, 66, 16, 16), 100)},
+	// Softcap over large scores (scale 10 and 40: |s| in the hundreds),
+	// on fused.wgsl and on fusedloop.wgsl.
+	{p: softcap(scaled(prob(1, 2, 2, 65, 129, 64, 64), 10), 5), short: true},
+	{p: softcap(scaled(prob(1, 2, 1, 64, 100, 256, 200), 40), 30)},
+	{p: softcap(scaled(causal(prob(1, 1, 1, 129, 129, 5, 5)), 1000), 0.5)},
+	// ALiBi with GQA, causal and BNHD; alone over a long key range.
+	{p: alibi(causal(bnhd(prob(2, 4, 2, 130, 130, 32, 32))))},
+	{p: alibi(prob(1, 8, 1, 1, 5000, 64, 64))},
+	// Sinks, with a keep-mask that leaves some rows no key, and over no
+	// keys at all.
+	{p: sinks(prob(2, 2, 1, 64, 3, 16, 16), 1, -2), keep: shape(2, 2, 64, 3), short: true},
+	{p: sinks(prob(1, 2, 2, 5, 0, 16, 16), 3, -1)},
+	{p: sinks(causal(prob(1, 4, 2, 300, 4500, 64, 64)), 0, 2, -3, 10), noLSE: true},
+	// Key lengths of 0 and Nk, with causal masking, GQA and merges.
+	{p: kvlens(causal(prob(3, 2, 1, 33, 65, 16, 16)), 0, 65, 40), short: true},
+	{p: kvlens(prob(2, 2, 2, 64, 5000, 64, 64), 4100, 1)},
+	{p: kvlens(window(prob(2, 1, 1, 1, 300, 32, 32), 64, 0), 300, 17)},
+	// Everything at once, with a bias and a keep-mask, Dv ≠ D, BNHD.
+	{p: kvlens(sinks(alibi(softcap(window(causal(bnhd(prob(2, 4, 2, 67, 130, 24, 40))), 40, 0), 5)), 0, 1, -1, 3), 130, 90),
+		bias: shape(2, 1, 67, 130), keep: shape(1, 4, 1, 130)},
+	{p: kvlens(sinks(alibi(softcap(window(prob(2, 2, 1, 129, 257, 128, 64), 70, 9), 20)), 0.5, 2), 0, 257),
+		bias: shape(1, 2, 129, 257), noLSE: true},
+	{p: sinks(alibi(softcap(offset(prob(1, 2, 2, 100, 300, 256, 256), 150), 10)), 1), keep: shape(1, 1, 100, 300)},
 }
 
 // TestParity runs the matrix through both strategies on the GPU and the

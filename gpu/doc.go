@@ -46,6 +46,13 @@
 //     submission carries a bounded amount of work (far below Poll's 5 s),
 //     with ctx checked between submissions.
 //
+// The variants of backend.Variants run in the kernels. Their per-head and
+// per-batch data (ALiBi slopes, sink logits, each batch's key length and
+// key range bases) travel per call in one small storage buffer
+// (variants.go); Fused visits only the keys some row of a block may see
+// by position, in row blocks of a window's band (fusedplan.go), so a
+// sliding window of W keys costs O(N·W).
+//
 // Every op waits for its own work, so an op returning means its outputs
 // are final. All use of the device is serialised by one lock per Backend:
 // WebGPU error scopes belong to the device, not to a goroutine.

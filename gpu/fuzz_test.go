@@ -23,6 +23,23 @@ const (
 	fzKeep               // a keep-mask, broadcast by the keep pattern
 )
 
+// Variant flags of a fuzz input (its vflags), each decoded from vpar:
+//
+//	fzvOffset   CausalOffset = int8(vpar & 0xff): rows past the keys, or before them
+//	fzvWindow   Window{Left: 8·(vpar>>8 & 0xf) − 1, Right: 8·(vpar>>12) − 1} (−1 unbounded)
+//	fzvSoftcap  Softcap = 0.5 + 2·(vpar & 0xf), scale up to 64 to cap large scores
+//	fzvALiBi    ALiBi slopes 2^−(h+1)
+//	fzvSinks    Sinks[h] = h%5 − 2
+//	fzvKVLens   KVLens[b] = one of 0, Nk, Nk/2 by (b + vpar) % 3
+const (
+	fzvOffset = 1 << iota
+	fzvWindow
+	fzvSoftcap
+	fzvALiBi
+	fzvSinks
+	fzvKVLens
+)
+
 // fuzzMaxWork caps B·H·Nq·Nk·(D+Dv), the multiply-adds of one input, so
 // that an input costs tens of milliseconds on lavapipe; fuzzRefWork is the
 // size up to which backendtest.Reference also judges the GPU.
@@ -38,11 +55,11 @@ const (
 //	Nq = nq%301, Nk = nk%301, D = 1 + d%160, Dv = 1 + dv%160
 //	scale = remainder(scale, 4) ∈ [−2, 2], or 1/√D when not finite
 //
-// and flags as above. Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
+// and flags as above, and the variants of vflags and vpar (fuzzVariants). Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
 // makes that mask dimension full rather than 1. A problem over
 // fuzzMaxWork loses batches, then query heads per KV head, then KV heads,
 // then half its queries, until it fits.
-func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32) (p backend.Problem, bias, keep *[4]int) {
+func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, vflags uint8, vpar uint16) (p backend.Problem, bias, keep *[4]int) {
 	g := 1 + int(group)%4
 	p = backend.Problem{
 		B: 1 + int(b)%3, KVHeads: 1 + int(kv)%3,
@@ -82,6 +99,7 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 		}
 		return &s
 	}
+	fuzzVariants(&p, vflags, vpar)
 	if flags&fzBias != 0 {
 		bias = pat(biasPat)
 	}
@@ -89,6 +107,39 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 		keep = pat(keepPat)
 	}
 	return p, bias, keep
+}
+
+// fuzzVariants sets p's variants from vflags and vpar (see fzvOffset).
+func fuzzVariants(p *backend.Problem, vflags uint8, vpar uint16) {
+	if vflags&fzvOffset != 0 {
+		o := int(int8(vpar & 0xff))
+		p.CausalOffset = &o
+	}
+	if vflags&fzvWindow != 0 {
+		p.Window = &backend.Window{Left: 8*int(vpar>>8&0xf) - 1, Right: 8*int(vpar>>12) - 1}
+	}
+	if vflags&fzvSoftcap != 0 {
+		p.Softcap = 0.5 + 2*float32(vpar&0xf)
+		p.Scale *= 32
+	}
+	if vflags&fzvALiBi != 0 {
+		p.ALiBi = make([]float32, p.H)
+		for h := range p.ALiBi {
+			p.ALiBi[h] = float32(math.Exp2(-float64(h + 1)))
+		}
+	}
+	if vflags&fzvSinks != 0 {
+		p.Sinks = make([]float32, p.H)
+		for h := range p.Sinks {
+			p.Sinks[h] = float32(h%5 - 2)
+		}
+	}
+	if vflags&fzvKVLens != 0 {
+		p.KVLens = make([]int, p.B)
+		for b := range p.KVLens {
+			p.KVLens[b] = []int{0, p.Nk, p.Nk / 2}[(b+int(vpar))%3]
+		}
+	}
 }
 
 // FuzzParity decodes a problem from its input (see fuzzCase), fills it
@@ -106,37 +157,51 @@ func FuzzParity(f *testing.F) {
 		flags, biasPat, keepPat     uint8
 		scale                       float32
 		seed                        uint64
+		vflags                      uint8
+		vpar                        uint16
 	}
 	inf := float32(math.Inf(1))
 	for _, x := range []in{
 		// The smallest problem.
-		{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, inf, 1},
+		{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, inf, 1, 0, 0},
 		// GQA, causal, BNHD, one past a tile both ways, a full bias, staged.
-		{1, 1, 1, 65, 33, 63, 63, fzBNHD | fzCausal | fzStaged | fzBias, 0xf, 0, inf, 2},
+		{1, 1, 1, 65, 33, 63, 63, fzBNHD | fzCausal | fzStaged | fzBias, 0xf, 0, inf, 2, 0, 0},
 		// MQA decoding over 300 keys, D ≠ Dv, a key-padding mask.
-		{0, 0, 3, 1, 300, 127, 15, fzKeep, 0, 0b1001, inf, 3},
+		{0, 0, 3, 1, 300, 127, 15, fzKeep, 0, 0b1001, inf, 3, 0, 0},
 		// More queries than keys under causal masking: rows that see no
 		// key; a bias and a mask broadcast over different dimensions.
-		{2, 0, 1, 200, 7, 2, 4, fzCausal | fzBias | fzKeep, 0b1100, 0b0011, 1, 4},
+		{2, 0, 1, 200, 7, 2, 4, fzCausal | fzBias | fzKeep, 0b1100, 0b0011, 1, 4, 0, 0},
 		// The widest head dims (fewer keys per fused tile), scale 1.
-		{0, 1, 0, 70, 129, 159, 159, 0, 0, 0, 1, 5},
+		{0, 1, 0, 70, 129, 159, 159, 0, 0, 0, 1, 5, 0, 0},
 		// No keys: zero outputs and LSE −Inf, staged.
-		{0, 0, 0, 5, 0, 7, 9, fzStaged | fzKeep, 0, 0b1111, inf, 6},
+		{0, 0, 0, 5, 0, 7, 9, fzStaged | fzKeep, 0, 0b1111, inf, 6, 0, 0},
 		// Scale 0: uniform weights but for the bias.
-		{1, 2, 0, 40, 50, 31, 47, fzStaged | fzBias, 0b1010, 0, 0, 7},
+		{1, 2, 0, 40, 50, 31, 47, fzStaged | fzBias, 0b1010, 0, 0, 7, 0, 0},
 		// A negative scale, BNHD, the GPU without LSE.
-		{0, 2, 1, 64, 64, 79, 79, fzBNHD | fzNoLSE, 0, 0, -1, 8},
+		{0, 2, 1, 64, 64, 79, 79, fzBNHD | fzNoLSE, 0, 0, -1, 8, 0, 0},
 		// No queries.
-		{0, 0, 0, 0, 17, 15, 15, fzCausal, 0, 0, inf, 9},
+		{0, 0, 0, 0, 17, 15, 15, fzCausal, 0, 0, inf, 9, 0, 0},
+		// A window of 7 keys each side (no causal masking), GQA, fused
+		// over 300 keys.
+		{0, 1, 1, 200, 300, 63, 63, 0, 0, 0, inf, 10, fzvWindow, 0x1100},
+		// A negative causal offset (−20: the first rows see no key) with
+		// sinks and a keep-mask, staged.
+		{1, 0, 2, 70, 70, 15, 9, fzStaged | fzKeep, 0, 0b1111, inf, 11, fzvOffset | fzvSinks, 0xffec},
+		// Softcap 14.5 over scores scaled by 32, with ALiBi, BNHD.
+		{0, 2, 0, 65, 129, 31, 31, fzBNHD, 0, 0, inf, 12, fzvSoftcap | fzvALiBi, 7},
+		// Key lengths 0, Nk and Nk/2 with causal masking, a bias, no LSE.
+		{2, 0, 0, 33, 130, 7, 5, fzCausal | fzBias | fzNoLSE, 0b1111, 0, inf, 13, fzvKVLens, 0},
+		// Everything at once on fusedloop.wgsl, staged.
+		{1, 1, 1, 40, 200, 159, 100, fzStaged | fzBias | fzKeep, 0b0101, 0b1010, 1, 14, 0x3f, 0x3305},
 	} {
-		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed)
+		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar)
 	}
 
 	g := openGPU(f)
 	c := openCPU(f)
 	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64) {
-		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale)
+	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64, vflags uint8, vpar uint16) {
+		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar)
 		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
 		s := kernels.Fused
 		if flags&fzStaged != 0 {

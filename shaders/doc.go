@@ -1,15 +1,18 @@
 // Package shaders holds attn's WGSL compute kernels, one per file,
 // embedded with go:embed:
 //
-//   - scores.wgsl: S = scale·Q·Kᵀ (+ bias), register-tiled through
-//     workgroup memory;
+//   - scores.wgsl: S = scale·Q·Kᵀ, register-tiled through workgroup
+//     memory, carried to a score stage: capped, biased (bias and ALiBi)
+//     or masked;
 //   - softmax.wgsl: row-wise softmax in place, in two passes (stats,
-//     normalize), with causal, bias and keep masking and the LSE;
+//     normalize), with the key range, keep masking, sinks and the LSE;
 //   - context.wgsl: O = P·V, tiled;
 //   - fused.wgsl: flash attention over one chunk of keys, with an online
-//     softmax, causal key skipping and GQA by head mapping, each
-//     invocation owning R query rows in registers, its loops over rows and
-//     head dims written out by its template (see Kernel.Template);
+//     softmax, the variants (key range, softcap, ALiBi, sinks), no visit
+//     to keys outside a workgroup's key range, and GQA by head mapping,
+//     each invocation owning R query rows in registers, its loops over
+//     rows and head dims written out by its template (see
+//     Kernel.Template);
 //   - fusedloop.wgsl: the same for head dims too wide to write out, with
 //     loops and K, V tiles staged through workgroup memory;
 //   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
@@ -24,9 +27,12 @@
 // compiled pipelines by Kernel.Key. The golden files in testdata pin the
 // generated WGSL (go test ./shaders -update rewrites them).
 //
-// WGSL shared by several kernels (the −Inf bit pattern, the causal key
-// limit) lives once in lib/ and is written in after the kernels that list
-// it in Kernel.Include.
+// WGSL shared by several kernels (the −Inf bit pattern, the key range
+// and sink logits read from the per-call variant data, softcap and ALiBi)
+// lives once in lib/ and is written in after the kernels that list it in
+// Kernel.Include. The bits of every kernel's flags field are Go constants
+// (FlagRange …) that Generate writes into the WGSL as F_RANGE …, so the
+// host and the kernels name each bit once.
 //
 // Every tensor is addressed as b·X_b + h·X_h + r·X_r + c − X_base in
 // wrapping u32 arithmetic, X_base being the start of the window of the

@@ -51,8 +51,8 @@ const minWorkgroupStorage = 16384
 
 // backendSpecs lists every specialisation the backend's ops ask for with
 // head dims D, Dv drawn from dims (each pair), built from the same
-// constants as ops.go. Scores, softmax, context and merge have one each;
-// a pair narrow enough for fused.wgsl has one with the rows fusedRows
+// constants as the ops (ops.go and each kernel's file). Scores, softmax,
+// context and merge have one each; a pair narrow enough for fused.wgsl has one with the rows fusedRows
 // picks, a wider one has one of fusedloop.wgsl per TK, with the TK
 // fusedTile picks on b and the one it would pick on a device with the
 // least workgroup memory WebGPU allows.

@@ -34,17 +34,19 @@ import (
 // where a row is one query's Nk scores or weights, its Dv outputs, or its
 // one LSE value. NaN never passes; an infinity (a −Inf score or LSE) must
 // match exactly; a weight of a key the query may not see (outside
-// Problem.KeyRange, keep-mask 0, bias −Inf) must be exactly 0 on both, and so must the whole output of
-// a row that sees no key. Every comparison logs its worst element, also
-// when it passes.
+// Problem.KeyRange, keep-mask 0, bias −Inf) must be exactly 0 on both,
+// and so must the whole output of a row that sees no key. Every
+// comparison logs its worst element, also when it passes.
 //
 // # The GPU's tiles, which the shapes straddle
 //
 // fused.wgsl runs 64 invocations of R query rows each per workgroup (R =
-// 4 at D = Dv = 64, 2 at 128; fusedRows in ops.go), one key per loop
-// iteration, in chunks of 4096 keys (fusedChunk); wider heads run fusedloop.wgsl, 64
-// query rows per workgroup over tiles of 32 keys, in chunks whose partial
-// (O, LSE) merge.wgsl folds together, sized by fusedTile. scores.wgsl and
+// 4 at D = Dv = 64, 2 at 128; fusedRows in fused.go), one key per loop
+// iteration, in chunks of 4096 keys (fusedChunk); wider heads run
+// fusedloop.wgsl, 64 query rows per workgroup over tiles of 32 keys, in
+// chunks sized by fusedTile. The partial (O, LSE) of a row's later
+// chunks merge.wgsl folds in; a sliding window cuts the rows into blocks
+// of its band (fusedSteps). scores.wgsl and
 // context.wgsl use 64×64 tiles, context in chunks of 1328 keys;
 // softmax.wgsl works in chunks of 8192 columns.
 

@@ -1,0 +1,237 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
+)
+
+// This file runs fused.wgsl or fusedloop.wgsl, and merge.wgsl, which
+// only Fused uses (Backend.Fused); fusedplan.go plans its steps.
+
+// fusedTile returns the keys per tile that fit the device's workgroup
+// memory for these head dims in fusedloop.wgsl, and the keys per chunk
+// that keep one invocation within loopBudget; 0, 0 when no tile fits.
+func (b *Backend) fusedTile(d, dv int) (tk, chunk int) {
+	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
+	tk = fusedMaxK
+	for tk > 0 && tk*(d4+dv4)*16 > mem {
+		tk /= 2
+	}
+	if tk == 0 {
+		return 0, 0
+	}
+	perTile := ceilDiv(tk*d4, fusedWG) + ceilDiv(tk*dv4, fusedWG) + tk*(1+d4+2*dv4) + 2
+	tiles := (loopBudget - d4 - dv4) / perTile
+	if tiles < 1 {
+		return 0, 0
+	}
+	return tk, tiles * tk
+}
+
+// fusedRows is the query rows per invocation of fused.wgsl for head dims
+// d, dv, or 0 when they are too wide for it to unroll (fusedloop.wgsl
+// then runs). fused.wgsl's code, and lavapipe's time to compile it, grow
+// as R·(⌈d/4⌉ + ⌈dv/4⌉); fusedUnroll bounds that product and fusedMaxR
+// the rows. Measured on lavapipe at N = 1024, D = 64 (GFLOP/s, and the
+// driver's compile time): R = 1 about 4, R = 2 about 7, R = 4 about 13.5
+// (2.7 s), R = 8 about 17 (6.7 s), R = 16 about 21 (over 10 s); each vec4
+// of K and V loaded serves R rows, and loads are what lavapipe pays for.
+func fusedRows(d, dv int) int {
+	r := fusedMaxR
+	for r >= fusedMinR && r*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+		r /= 2
+	}
+	if r < fusedMinR {
+		return 0
+	}
+	return r
+}
+
+// fusedChunk is the keys per chunk of fused.wgsl. It loops once per key,
+// so loopBudget keys (less a margin for the loops lavapipe's compiler
+// might add) would be the most; fewer keep a chunk's K and V in the CPU's
+// cache while every query tile of the head reads them. Measured on
+// lavapipe (Mesa 22.3, 2 cores), B=1 H=8 D=64, GFLOP/s at N = 4096 and
+// 16384: chunks of 32704 keys 11.6 and 6.9, 4096 keys 13.1 and 13.1, 2048
+// keys 13.1 and 12.9.
+const fusedChunk = 4096
+
+// Fused runs flash attention: the key range is cut into chunks, each a
+// dispatch of fused.wgsl whose normalised partial (O, LSE) merge.wgsl
+// folds into the result, so no invocation loops too long, no submission
+// runs long and no binding exceeds the device's limit.
+func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	if err := p.Validate(q, k, v, o, lse); err != nil {
+		return fmt.Errorf("gpu: fused: %w", err)
+	}
+	if err := checkVars("fused", p.Problem); err != nil {
+		return err
+	}
+	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
+		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	pr := p.Problem
+	if pr.OLen() == 0 {
+		return nil
+	}
+	// fused.wgsl when the head dims are narrow enough to unroll, one key
+	// per loop iteration; fusedloop.wgsl otherwise, in tiles of tk keys.
+	rows := fusedRows(pr.D, pr.Dv)
+	tk, chunk := 1, fusedChunk
+	if rows == 0 {
+		if tk, chunk = b.fusedTile(pr.D, pr.Dv); tk == 0 {
+			return backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
+				pr.D, pr.Dv, b.lim.MaxComputeWorkgroupStorageSize)
+		}
+	}
+	// A K or V window of one head must fit one binding (less the
+	// alignment of its start, and of its end when bound as vec4s).
+	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4) - 4
+	for _, t := range []tensor{kTensor(pr), vTensor(pr)} {
+		if fit := (maxBind - t.ncols) / t.sr; fit < chunk {
+			chunk = fit / tk * tk
+		}
+	}
+	if chunk < tk {
+		return tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
+	}
+
+	flags := 0
+	if rangeVariants(pr) {
+		flags |= shaders.FlagRange
+	}
+	if p.Bias != nil {
+		flags |= shaders.FlagBias
+	}
+	if p.Keep != nil {
+		flags |= shaders.FlagKeep
+	}
+	if pr.Softcap > 0 {
+		flags |= shaders.FlagSoftcap
+	}
+	if pr.ALiBi != nil {
+		flags |= shaders.FlagALiBi
+	}
+	vars, err := b.uploadVars(pr, rangeVariants(pr) || pr.ALiBi != nil || pr.Sinks != nil)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
+	d4, dv4 := ceilDiv(pr.D, 4), ceilDiv(pr.Dv, 4)
+	var fused *pipeline
+	tileRows := fusedWG // query rows per workgroup
+	if rows > 0 {
+		fused, err = b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, rows, pr.D, pr.Dv, d4, dv4}, "main")
+		tileRows = fusedWG * rows
+	} else {
+		fused, err = b.pipeline(&shaders.FusedLoop, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
+	}
+	if err != nil {
+		return err
+	}
+	// Only the keys some row may see are visited, in chunks; a row's
+	// first step writes O and LSE, its later ones merge (fusedSteps).
+	steps := fusedSteps(pr, chunk, tileRows)
+	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
+	lseOut := bufs[6]
+	var po, plse *buffer
+	if merges {
+		if po, err = b.scratch(pr.OLen()); err != nil {
+			return err
+		}
+		defer po.free()
+		if plse, err = b.scratch(pr.LSELen()); err != nil {
+			return err
+		}
+		defer plse.free()
+		if lseOut == nil {
+			if lseOut, err = b.scratch(pr.LSELen()); err != nil {
+				return err
+			}
+			defer lseOut.free()
+		}
+	}
+	if lseOut != nil {
+		flags |= shaders.FlagLSE
+	}
+
+	merge, err := b.pipeline(&shaders.Merge, shaders.Spec{mergeWG}, "main")
+	if err != nil {
+		return err
+	}
+	ops := func(out, outLSE *buffer) []operand {
+		r := []operand{
+			{name: "q", x: bufs[0], t: qTensor(pr)},
+			{name: "k", x: bufs[1], t: kTensor(pr), vec4: rows > 0 && pr.D%4 == 0},
+			{name: "v", x: bufs[2], t: vTensor(pr), vec4: rows > 0 && pr.Dv%4 == 0},
+			{name: "bias", x: bufs[3], mask: true},
+			{name: "keep", x: bufs[4], mask: true},
+			{name: "o", x: out, t: oTensor(pr), out: true},
+			{name: "lse", x: outLSE, t: lseTensor(pr), out: true},
+		}
+		if p.Bias != nil {
+			r[3].t = maskTensor(p.Bias)
+		}
+		if p.Keep != nil {
+			r[4].t = maskTensor(p.Keep)
+		}
+		return r
+	}
+	mergeOps := []operand{
+		{name: "po", x: po, t: oTensor(pr)},
+		{name: "plse", x: plse, t: lseTensor(pr)},
+		{name: "o", x: bufs[5], t: oTensor(pr), out: true},
+		{name: "lse", x: lseOut, t: lseTensor(pr), out: true},
+	}
+	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, 1} }
+	cost := func(u unit) float64 {
+		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
+	}
+	var ds []*dispatch
+	for _, st := range steps {
+		out, outLSE, fl := bufs[5], lseOut, flags
+		if st.first && pr.Sinks != nil {
+			fl |= shaders.FlagSink
+		}
+		if !st.first {
+			out, outLSE = po, plse
+		}
+		fo := ops(out, outLSE)
+		units, err := b.plan("fused", pr, unit{0, pr.B * pr.H, st.i0, st.i1, st.j0, st.j1},
+			splitter{rowAlign: tileRows}, append(fo, mergeOps...), grid, cost)
+		if err != nil {
+			return err
+		}
+		for _, u := range units {
+			d := b.unitDispatch(fused, pr, u, fo)
+			d.setBits("scale", math.Float32bits(pr.Scale))
+			d.setBits("softcap", math.Float32bits(pr.Softcap))
+			d.set("flags", fl)
+			b.bindVars(d, vars)
+			d.grid, d.cost = grid(u), cost(u)
+			ds = append(ds, d)
+		}
+		if st.first {
+			continue
+		}
+		for _, u := range units {
+			d := b.unitDispatch(merge, pr, u, mergeOps)
+			d.set("Dv", pr.Dv)
+			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG), u.bh1 - u.bh0, 1}
+			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv)
+			ds = append(ds, d)
+		}
+	}
+	return b.run(ctx, "fused", ds)
+}

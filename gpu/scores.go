@@ -1,0 +1,119 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
+)
+
+// This file runs scores.wgsl (Backend.Scores).
+
+// Scores computes the scores up to p.Stage in tiles, splitting a head
+// dimension longer than mmChunk across dispatches that accumulate; the
+// last of them carries the sums through the stage's steps.
+func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+	if err := p.Validate(q, k, s); err != nil {
+		return fmt.Errorf("gpu: scores: %w", err)
+	}
+	if err := checkVars("scores", p.Problem); err != nil {
+		return err
+	}
+	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false},
+		arg{"mask", maskBuf(p.Keep), false}, arg{"scores", s, true})
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	pr := p.Problem
+	if pr.ScoresLen() == 0 {
+		return nil
+	}
+	ops := []operand{
+		{name: "q", x: bufs[0], t: qTensor(pr)},
+		{name: "k", x: bufs[1], t: kTensor(pr)},
+		{name: "bias", x: bufs[2], mask: true},
+		{name: "keep", x: bufs[3], mask: true},
+		{name: "s", x: bufs[4], t: scoresTensor(pr), out: true},
+	}
+	if p.Bias != nil {
+		ops[2].t = maskTensor(p.Bias)
+	}
+	if p.Keep != nil {
+		ops[3].t = maskTensor(p.Keep)
+	}
+	flags := scoresFlags(p)
+	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagALiBi) != 0)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
+	pipe, err := b.pipeline(&shaders.Scores, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}, "main")
+	if err != nil {
+		return err
+	}
+	grid := func(u unit) [3]int {
+		return [3]int{ceilDiv(u.j1-u.j0, mmTile), ceilDiv(u.i1-u.i0, mmTile), u.bh1 - u.bh0}
+	}
+	var ds []*dispatch
+	dcs := chunks(pr.D, mmChunk)
+	for ci, dc := range dcs {
+		cost := func(u unit) float64 {
+			return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(u.j1-u.j0) * float64(dc[1]-dc[0])
+		}
+		units, err := b.plan("scores", pr, unit{0, pr.B * pr.H, 0, pr.Nq, 0, pr.Nk},
+			splitter{rowAlign: mmTile, keyAlign: mmTile, splitKeys: true}, ops, grid, cost)
+		if err != nil {
+			return err
+		}
+		for _, u := range units {
+			d := b.unitDispatch(pipe, pr, u, ops)
+			d.set("d0", dc[0])
+			d.set("d1", dc[1])
+			d.set("first", btoi(ci == 0))
+			d.set("last", btoi(ci == len(dcs)-1))
+			d.setBits("scale", math.Float32bits(pr.Scale))
+			d.setBits("softcap", math.Float32bits(pr.Softcap))
+			d.set("flags", flags)
+			b.bindVars(d, vars)
+			d.grid, d.cost = grid(u), cost(u)
+			ds = append(ds, d)
+		}
+	}
+	return b.run(ctx, "scores", ds)
+}
+
+// scoresFlags are the steps scores.wgsl takes for p.Stage: each stage's
+// flags include the one before it.
+func scoresFlags(p backend.ScoresParams) int {
+	flags := 0
+	if p.Stage == backend.StageRaw {
+		return flags
+	}
+	if p.Softcap > 0 {
+		flags |= shaders.FlagSoftcap
+	}
+	if p.Stage == backend.StageCapped {
+		return flags
+	}
+	if p.Bias != nil {
+		flags |= shaders.FlagBias
+	}
+	if p.ALiBi != nil {
+		flags |= shaders.FlagALiBi
+	}
+	if p.Stage == backend.StageBiased {
+		return flags
+	}
+	if rangeVariants(p.Problem) {
+		flags |= shaders.FlagRange
+	}
+	if p.Keep != nil {
+		flags |= shaders.FlagKeep
+	}
+	return flags
+}

@@ -1,0 +1,128 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
+)
+
+// This file runs softmax.wgsl (Backend.Softmax).
+
+// maxSoftmaxChunks bounds the chunks of one row: normalize loops over all
+// of them.
+const maxSoftmaxChunks = loopBudget - smPer - 64
+
+// Softmax normalises each row of s in place, in two passes (stats, then
+// normalize) over chunks of smWG·smPer columns.
+func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+	if err := p.Validate(s); err != nil {
+		return fmt.Errorf("gpu: softmax: %w", err)
+	}
+	if err := checkVars("softmax", p.Problem); err != nil {
+		return err
+	}
+	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	pr := p.Problem
+	if pr.LSELen() == 0 {
+		return nil
+	}
+	if pr.Nk == 0 {
+		if bufs[2] != nil {
+			return b.write(bufs[2].buf, 0, emptyLSE(pr))
+		}
+		return nil
+	}
+	cw := smWG * smPer
+	nc := ceilDiv(pr.Nk, cw)
+	if nc > maxSoftmaxChunks {
+		return tooLarge("softmax", pr, fmt.Sprintf("a row of %d keys needs %d chunks, more than %d", pr.Nk, nc, maxSoftmaxChunks))
+	}
+	stLen := pr.LSELen() * 2 * nc
+	if uint64(stLen)*4 > b.lim.MaxBufferSize {
+		return tooLarge("softmax", pr, "the row statistics exceed the device's largest buffer")
+	}
+	st, err := b.scratch(stLen)
+	if err != nil {
+		return err
+	}
+	defer st.free()
+
+	ops := []operand{
+		{name: "s", x: bufs[0], t: scoresTensor(pr), out: true},
+		{name: "keep", x: bufs[1], mask: true},
+		{name: "st", x: st, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true},
+		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true},
+	}
+	flags := 0
+	if rangeVariants(pr) {
+		flags |= shaders.FlagRange
+	}
+	if p.Keep != nil {
+		ops[1].t = maskTensor(p.Keep)
+		flags |= shaders.FlagKeep
+	}
+	if p.LSE != nil {
+		flags |= shaders.FlagLSE
+	}
+	if pr.Sinks != nil {
+		flags |= shaders.FlagSink
+	}
+	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagSink) != 0)
+	if err != nil {
+		return err
+	}
+	defer vars.free()
+	spec := shaders.Spec{smWG, smPer}
+	stats, err := b.pipeline(&shaders.Softmax, spec, "stats")
+	if err != nil {
+		return err
+	}
+	norm, err := b.pipeline(&shaders.Softmax, spec, "normalize")
+	if err != nil {
+		return err
+	}
+	grid := func(u unit) [3]int {
+		return [3]int{ceilDiv(u.j1-u.j0, cw), u.i1 - u.i0, u.bh1 - u.bh0}
+	}
+	cost := func(u unit) float64 {
+		return 8 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(ceilDiv(u.j1-u.j0, cw)*cw)
+	}
+	units, err := b.plan("softmax", pr, unit{0, pr.B * pr.H, 0, pr.Nq, 0, pr.Nk},
+		splitter{rowAlign: 1, keyAlign: cw, splitKeys: true}, ops, grid, cost)
+	if err != nil {
+		return err
+	}
+	var ds []*dispatch
+	for _, pipe := range []*pipeline{stats, norm} {
+		for _, u := range units {
+			d := b.unitDispatch(pipe, pr, u, ops)
+			d.set("nc", nc)
+			d.set("flags", flags)
+			b.bindVars(d, vars)
+			d.grid, d.cost = grid(u), cost(u)
+			ds = append(ds, d)
+		}
+	}
+	return b.run(ctx, "softmax", ds)
+}
+
+// emptyLSE is the LSE of a problem whose rows see no key: −Inf, or the
+// row's head's sink logit.
+func emptyLSE(p backend.Problem) []float32 {
+	out := make([]float32, p.LSELen())
+	for x := range out {
+		out[x] = negInf
+		if p.Sinks != nil {
+			out[x] = p.Sinks[x/p.Nq%p.H]
+		}
+	}
+	return out
+}

@@ -30,7 +30,12 @@
 // by position, which every backend skips outside of. ScoresParams.Stage
 // says how far Scores carries the scores (raw, capped, biased, masked);
 // Softmax reads biased or masked scores and adds the sink. A backend
-// that implements them claims Caps.Variants.
+// that implements them claims Caps.Variants. Their rules live here once:
+// Variants.Check refuses the values wrong at any size (a window side
+// below −1, a softcap ≤ 0 or not finite, a slope or sink not finite, an
+// offset beyond MaxPosition), and Problem.Validate calls it before it
+// checks the counts against H and B and the key lengths against Nk;
+// kernels and the attn command use these and add no rules of their own.
 //
 // # Zero values
 //

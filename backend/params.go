@@ -377,34 +377,51 @@ func (p Problem) Band() int {
 // an int. Use −1 for an unbounded window side.
 const MaxPosition = 1 << 40
 
-// validateVariants checks p's variants against its sizes.
-func (p Problem) validateVariants() error {
-	if o := p.CausalOffset; o != nil && (*o > MaxPosition || *o < -MaxPosition) {
-		return Errorf(ErrShape, "causal offset %d is beyond ±2⁴⁰ (Nq=%d, Nk=%d)", *o, p.Nq, p.Nk)
+// Check reports the variant values that are wrong at any size: a causal
+// offset beyond ±MaxPosition, a window side below −1 or above
+// MaxPosition, a softcap below 0 or not finite, an ALiBi slope or a sink
+// that is not finite. The error wraps ErrShape and names the value.
+// Problem.Validate calls it before checking the counts against H and B
+// and the key lengths against Nk; a caller holding variants before the
+// sizes are known (a command line's flags) calls it alone.
+func (v Variants) Check() error {
+	if o := v.CausalOffset; o != nil && (*o > MaxPosition || *o < -MaxPosition) {
+		return Errorf(ErrShape, "causal offset %d is beyond ±2⁴⁰", *o)
 	}
-	if w := p.Window; w != nil && (w.Left < -1 || w.Right < -1) {
+	if w := v.Window; w != nil && (w.Left < -1 || w.Right < -1) {
 		return Errorf(ErrShape, "window (%d, %d): each side must be ≥ 0, or −1 for unbounded", w.Left, w.Right)
 	}
-	if w := p.Window; w != nil && (w.Left > MaxPosition || w.Right > MaxPosition) {
+	if w := v.Window; w != nil && (w.Left > MaxPosition || w.Right > MaxPosition) {
 		return Errorf(ErrShape, "window (%d, %d): a side is beyond 2⁴⁰; −1 is unbounded", w.Left, w.Right)
 	}
-	if c := float64(p.Softcap); c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-		return Errorf(ErrShape, "softcap %v must be finite and > 0 (0 for none)", p.Softcap)
+	if c := float64(v.Softcap); c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return Errorf(ErrShape, "softcap %v must be finite and > 0 (0 for none)", v.Softcap)
+	}
+	for _, vec := range []struct {
+		name string
+		x    []float32
+	}{{"ALiBi slopes", v.ALiBi}, {"sinks", v.Sinks}} {
+		for h, x := range vec.x {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return Errorf(ErrShape, "%s: head %d is %v, want finite", vec.name, h, x)
+			}
+		}
+	}
+	return nil
+}
+
+// validateVariants checks p's variants: their values (Variants.Check),
+// then their counts and the key lengths against p's sizes.
+func (p Problem) validateVariants() error {
+	if err := p.Variants.Check(); err != nil {
+		return err
 	}
 	for _, v := range []struct {
 		name string
 		x    []float32
 	}{{"ALiBi slopes", p.ALiBi}, {"sinks", p.Sinks}} {
-		if v.x == nil {
-			continue
-		}
-		if len(v.x) != p.H {
+		if v.x != nil && len(v.x) != p.H {
 			return Errorf(ErrShape, "%s: %d values for H=%d query heads", v.name, len(v.x), p.H)
-		}
-		for h, x := range v.x {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return Errorf(ErrShape, "%s: head %d is %v, want finite", v.name, h, x)
-			}
 		}
 	}
 	if p.KVLens != nil {

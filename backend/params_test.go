@@ -546,6 +546,10 @@ func keysSeen(p Problem, b, i int) []int {
 	return seen
 }
 
+// TestValidateVariants checks Problem.Validate on each bad variant value
+// and Variants.Check on the same: Check refuses exactly the values that
+// are wrong at any size, with the same message, and passes those wrong
+// only against H, B or Nk.
 func TestValidateVariants(t *testing.T) {
 	base := func(f func(v *Variants)) Problem {
 		p := Problem{B: 2, H: 3, Nq: 4, Nk: 5, D: 8}
@@ -557,25 +561,28 @@ func TestValidateVariants(t *testing.T) {
 		name string
 		p    Problem
 		want string // a piece of the error; "" for valid
+		// sized: wrong only against the problem's sizes, which
+		// Variants.Check does not know.
+		sized bool
 	}{
-		{"unbounded window", base(func(v *Variants) { v.Window = &Window{-1, -1} }), ""},
-		{"window left below -1", base(func(v *Variants) { v.Window = &Window{-2, 0} }), "window (-2, 0)"},
-		{"window right below -1", base(func(v *Variants) { v.Window = &Window{0, -5} }), "window (0, -5)"},
-		{"negative softcap", base(func(v *Variants) { v.Softcap = -1 }), "softcap -1"},
-		{"NaN softcap", base(func(v *Variants) { v.Softcap = nan }), "softcap NaN"},
-		{"infinite softcap", base(func(v *Variants) { v.Softcap = float32(math.Inf(1)) }), "softcap +Inf"},
-		{"slopes per head", base(func(v *Variants) { v.ALiBi = []float32{1, 2, 3} }), ""},
-		{"too few slopes", base(func(v *Variants) { v.ALiBi = []float32{1, 2} }), "ALiBi slopes: 2 values for H=3"},
-		{"NaN slope", base(func(v *Variants) { v.ALiBi = []float32{1, nan, 3} }), "head 1 is NaN"},
-		{"too many sinks", base(func(v *Variants) { v.Sinks = make([]float32, 4) }), "sinks: 4 values for H=3"},
-		{"infinite sink", base(func(v *Variants) { v.Sinks = []float32{0, 0, float32(math.Inf(-1))} }), "sinks: head 2 is -Inf"},
-		{"key lengths 0 and Nk", base(func(v *Variants) { v.KVLens = []int{0, 5} }), ""},
-		{"key lengths of the wrong count", base(func(v *Variants) { v.KVLens = []int{1} }), "1 values for B=2"},
-		{"negative key length", base(func(v *Variants) { v.KVLens = []int{-1, 2} }), "batch 0 has -1, want 0 … Nk=5"},
-		{"key length over Nk", base(func(v *Variants) { v.KVLens = []int{2, 6} }), "batch 1 has 6"},
-		{"offset at the bound", base(func(v *Variants) { o := -MaxPosition; v.CausalOffset = &o }), ""},
-		{"offset past the bound", base(func(v *Variants) { o := math.MaxInt; v.CausalOffset = &o }), "causal offset 9223372036854775807"},
-		{"window past the bound", base(func(v *Variants) { v.Window = &Window{MaxPosition + 1, 0} }), "beyond 2⁴⁰"},
+		{"unbounded window", base(func(v *Variants) { v.Window = &Window{-1, -1} }), "", false},
+		{"window left below -1", base(func(v *Variants) { v.Window = &Window{-2, 0} }), "window (-2, 0)", false},
+		{"window right below -1", base(func(v *Variants) { v.Window = &Window{0, -5} }), "window (0, -5)", false},
+		{"negative softcap", base(func(v *Variants) { v.Softcap = -1 }), "softcap -1", false},
+		{"NaN softcap", base(func(v *Variants) { v.Softcap = nan }), "softcap NaN", false},
+		{"infinite softcap", base(func(v *Variants) { v.Softcap = float32(math.Inf(1)) }), "softcap +Inf", false},
+		{"slopes per head", base(func(v *Variants) { v.ALiBi = []float32{1, 2, 3} }), "", false},
+		{"too few slopes", base(func(v *Variants) { v.ALiBi = []float32{1, 2} }), "ALiBi slopes: 2 values for H=3", true},
+		{"NaN slope", base(func(v *Variants) { v.ALiBi = []float32{1, nan, 3} }), "head 1 is NaN", false},
+		{"too many sinks", base(func(v *Variants) { v.Sinks = make([]float32, 4) }), "sinks: 4 values for H=3", true},
+		{"infinite sink", base(func(v *Variants) { v.Sinks = []float32{0, 0, float32(math.Inf(-1))} }), "sinks: head 2 is -Inf", false},
+		{"key lengths 0 and Nk", base(func(v *Variants) { v.KVLens = []int{0, 5} }), "", false},
+		{"key lengths of the wrong count", base(func(v *Variants) { v.KVLens = []int{1} }), "1 values for B=2", true},
+		{"negative key length", base(func(v *Variants) { v.KVLens = []int{-1, 2} }), "batch 0 has -1, want 0 … Nk=5", true},
+		{"key length over Nk", base(func(v *Variants) { v.KVLens = []int{2, 6} }), "batch 1 has 6", true},
+		{"offset at the bound", base(func(v *Variants) { o := -MaxPosition; v.CausalOffset = &o }), "", false},
+		{"offset past the bound", base(func(v *Variants) { o := math.MaxInt; v.CausalOffset = &o }), "causal offset 9223372036854775807", false},
+		{"window past the bound", base(func(v *Variants) { v.Window = &Window{MaxPosition + 1, 0} }), "beyond 2⁴⁰", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.p.Validate()
@@ -584,6 +591,13 @@ func TestValidateVariants(t *testing.T) {
 				t.Fatalf("Validate: %v", err)
 			case tt.want != "" && (err == nil || !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), tt.want)):
 				t.Fatalf("Validate = %v, want ErrShape containing %q", err, tt.want)
+			}
+			err = tt.p.Variants.Check()
+			switch {
+			case (tt.want == "" || tt.sized) && err != nil:
+				t.Fatalf("Variants.Check: %v", err)
+			case tt.want != "" && !tt.sized && (err == nil || !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Variants.Check = %v, want ErrShape containing %q", err, tt.want)
 			}
 		})
 	}

@@ -12,7 +12,7 @@ import (
 
 // parseWindow reads -window L,R: the keys a query sees on each side of
 // its position, −1 for an unbounded side. The range of each side is
-// backend's to check (checkAlone).
+// backend's to check (Variants.Check).
 func parseWindow(s string) (*backend.Window, error) {
 	l, r, ok := strings.Cut(s, ",")
 	left, err1 := strconv.Atoi(strings.TrimSpace(l))
@@ -21,7 +21,7 @@ func parseWindow(s string) (*backend.Window, error) {
 		return nil, fmt.Errorf("%q is not L,R: two integers, each ≥ 0 or −1 for unbounded (127,0 is a causal window of 128 keys)", s)
 	}
 	w := &backend.Window{Left: left, Right: right}
-	return w, checkAlone(backend.Variants{Window: w})
+	return w, backend.Variants{Window: w}.Check()
 }
 
 // parseSoftcap reads -softcap C. backend takes 0 for "no softcap"; on the
@@ -36,7 +36,7 @@ func parseSoftcap(s string) (float32, error) {
 		return 0, fmt.Errorf("softcap 0 caps nothing; give C > 0, or leave -softcap out for none")
 	}
 	c := float32(v)
-	return c, checkAlone(backend.Variants{Softcap: c})
+	return c, backend.Variants{Softcap: c}.Check()
 }
 
 // parseOffset reads -causal-offset N.
@@ -45,17 +45,7 @@ func parseOffset(s string) (*int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%q is not an integer", s)
 	}
-	return &n, checkAlone(backend.Variants{CausalOffset: &n})
-}
-
-// checkAlone has backend check the variants whose rules depend on no
-// size of the problem (a causal offset's and a window's bounds, the
-// softcap's range), so that a bad flag value is refused as such before
-// any file is opened. Validate needs a problem; a 1×1 one has nothing
-// else to refuse.
-func checkAlone(v backend.Variants) error {
-	p := backend.Problem{B: 1, H: 1, Nq: 1, Nk: 1, D: 1, Variants: v}
-	return p.Validate()
+	return &n, backend.Variants{CausalOffset: &n}.Check()
 }
 
 // variantFiles are the .npy files of attn run's per-head and per-batch

@@ -4,30 +4,22 @@ package gpu
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/shaders"
 )
 
-// newTestBackend opens the backend for an internal test, as openGPU does
-// for the external ones: it skips with the reason when there is no
-// adapter, fails instead when $ATTN_REQUIRE_GPU is 1, and closes the
-// backend when the test ends.
+// newTestBackend opens the backend for an internal test as openGPU does
+// for the external ones (gputest.Open): it skips with the reason when
+// there is no adapter, fails instead under ATTN_REQUIRE_GPU=1, and closes
+// the backend when the test ends.
 func newTestBackend(t testing.TB) *Backend {
 	t.Helper()
-	b, err := New()
-	if err != nil {
-		if os.Getenv(envRequireGPU) == "1" {
-			t.Fatalf("%s=1 but the gpu backend is unavailable: %v", envRequireGPU, err)
-		}
-		t.Skipf("no WebGPU adapter (%s=1 makes this a failure): %v", envRequireGPU, err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return gputest.Open(t, New)
 }
 
 // headDims are the head dims (D and Dv alike) the compile test covers:

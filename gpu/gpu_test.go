@@ -3,29 +3,21 @@
 package gpu_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/gpu/gputest"
 )
 
-// openGPU is the one way GPU tests get a device: it skips with the reason
-// when no adapter can be opened, unless ATTN_REQUIRE_GPU=1 (as in CI),
-// where a missing adapter fails the test instead. The backend is closed
+// openGPU is the one way the external GPU tests get a device
+// (gputest.Open): it skips with the reason when no adapter can be opened,
+// or fails under ATTN_REQUIRE_GPU=1 (as in CI), and closes the backend
 // when the test ends.
 func openGPU(t testing.TB) *gpu.Backend {
 	t.Helper()
-	b, err := gpu.New()
-	if err != nil {
-		if os.Getenv("ATTN_REQUIRE_GPU") == "1" {
-			t.Fatalf("ATTN_REQUIRE_GPU=1 but the gpu backend is unavailable: %v", err)
-		}
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return gputest.Open(t, gpu.New)
 }
 
 func TestConformance(t *testing.T) {

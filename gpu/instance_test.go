@@ -10,13 +10,10 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/gogpu/gputypes"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
-
-// envRequireGPU=1 turns the skip of a test that needs an adapter into a
-// failure, for CI hosts that must have one (lavapipe at least).
-const envRequireGPU = "ATTN_REQUIRE_GPU"
 
 // requireAdapter skips the test, with the reason, when this host has no
 // adapter the backend would choose ($ATTN_ADAPTER included), and fails it
@@ -35,10 +32,7 @@ func testAdapter(t testing.TB) (*wgpu.Instance, *wgpu.Adapter) {
 	a, err := chooseAdapter(inst)
 	if err != nil {
 		inst.Release()
-		if os.Getenv(envRequireGPU) == "1" {
-			t.Fatalf("no GPU adapter, and %s=1: %v", envRequireGPU, err)
-		}
-		t.Skipf("no GPU adapter (%s=1 makes this a failure): %v", envRequireGPU, err)
+		gputest.Unavailable(t, err)
 	}
 	t.Cleanup(func() {
 		a.Release()

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -44,11 +45,7 @@ func testDevice(t testing.TB) *wgpu.Device {
 			return dev
 		}
 	}
-	reason := fmt.Sprintf("no WebGPU device on a Vulkan adapter: %v", err)
-	if os.Getenv("ATTN_REQUIRE_GPU") == "1" {
-		t.Fatal(reason)
-	}
-	t.Skip(reason)
+	gputest.Unavailable(t, fmt.Errorf("no WebGPU device on a Vulkan adapter: %v", err))
 	return nil
 }
 

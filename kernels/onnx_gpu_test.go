@@ -3,11 +3,11 @@
 package kernels_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/gpu/gputest"
 )
 
 // The GPU joins onnxBackends where the build has it. Without an adapter
@@ -22,13 +22,5 @@ func init() {
 
 func openGPU(t testing.TB) backend.Backend {
 	t.Helper()
-	b, err := gpu.New()
-	if err != nil {
-		if os.Getenv("ATTN_REQUIRE_GPU") == "1" {
-			t.Fatalf("ATTN_REQUIRE_GPU=1 but the gpu backend is unavailable: %v", err)
-		}
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return gputest.Open(t, gpu.New)
 }

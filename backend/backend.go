@@ -139,3 +139,28 @@ type Caps struct {
 	// limit beyond host memory.
 	MaxBufferLen int
 }
+
+// FusedSupporter is implemented by a backend whose Fused cannot run every
+// problem its staged ops can: a GPU whose workgroup memory holds no tile
+// of keys at wide head dims. FusedSupports returns nil when Fused can run
+// p, and otherwise the error wrapping ErrUnsupported that Fused would
+// return, naming the sizes; it reports only the limits of the fused path
+// that the staged path lacks, and does not validate p (Problem.Validate
+// does). A backend without the method runs Fused on every valid problem.
+type FusedSupporter interface {
+	FusedSupports(p Problem) error
+}
+
+// FusedSupports reports whether be's Fused can run p: an error wrapping
+// ErrUnsupported when be does not claim Caps.Fused, or when be is a
+// FusedSupporter that refuses p; nil otherwise. kernels' Auto strategy
+// runs staged where it is not nil.
+func FusedSupports(be Backend, p Problem) error {
+	if !be.Caps().Fused {
+		return Errorf(ErrUnsupported, "the %s backend has no fused path", be.Name())
+	}
+	if fs, ok := be.(FusedSupporter); ok {
+		return fs.FusedSupports(p.Resolved())
+	}
+	return nil
+}

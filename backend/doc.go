@@ -11,6 +11,13 @@
 // weights, or fused (Fused), which streams key tiles with an online softmax
 // in O(N) memory.
 //
+// A backend whose Fused cannot run every valid problem (a GPU, where the
+// key tiles of wide head dims do not fit the workgroup memory) implements
+// FusedSupporter and says which: FusedSupports returns the ErrUnsupported
+// its Fused would. The function FusedSupports asks any backend (Caps.Fused
+// first), and kernels' Strategy.Choose, the one place a strategy is
+// chosen, runs such a problem staged under Auto.
+//
 // # Memory layout
 //
 // Every operand is a dense row-major float32 Buffer on the device. Q, K, V

@@ -14,8 +14,9 @@ type Strategy int
 
 // The strategies.
 const (
-	// Auto picks Staged when the weights or scores are asked for or, on a
-	// CPU backend, when the problem is small; Fused otherwise.
+	// Auto picks Staged when the weights or scores are asked for, on a
+	// CPU backend when the problem is small, or when the backend's Fused
+	// cannot run the problem (backend.FusedSupports); Fused otherwise.
 	Auto Strategy = iota
 	// Staged materialises the B·H·Nq·Nk scores: Scores, Softmax, Context.
 	Staged
@@ -142,26 +143,51 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 	if err != nil {
 		return nil, err
 	}
-	c.strategy = opts.Strategy.Choose(c.prob.ScoresLen(), opts.Weights || opts.Scores, be.Info().Kind)
+	if c.strategy, err = opts.Strategy.Choose(be, c.prob, opts.Weights || opts.Scores); err != nil {
+		return nil, err
+	}
 	return c.run(ctx, be, q, k, v, opts)
 }
 
-// Choose is the strategy s runs as on a backend of the given kind, for a
-// problem of scoresLen = B·H·Nq·Nk scores: Staged and Fused as they are;
-// Auto is Staged when the weights or scores are wanted (wantsMatrix) or,
-// on a CPU backend, when scoresLen is at most stagedAutoLimit, and Fused
-// otherwise. On a GPU the three staged ops cost three rounds of
-// submissions for what one fused dispatch does, so small problems gain
-// nothing there. Attention decides by it; a caller can ask it what an
-// Auto call will run (attn run sizes its memory check by it).
-func (s Strategy) Choose(scoresLen int, wantsMatrix bool, kind backend.Kind) Strategy {
-	if s != Auto {
-		return s
+// Choose is the strategy s runs as for problem p on be, or the error
+// Attention returns for it; it is the one place the strategy is decided.
+//
+//	Staged  runs staged.
+//	Fused   runs fused; an error wrapping backend.ErrUnsupported when the
+//	        weights or scores are wanted (wantsMatrix), which the fused
+//	        path never forms, or when be's Fused cannot run p
+//	        (backend.FusedSupports: say, head dims too wide for a GPU's
+//	        workgroup memory).
+//	Auto    runs staged when the weights or scores are wanted, on a CPU
+//	        backend when B·H·Nq·Nk is at most stagedAutoLimit, or when
+//	        be's Fused cannot run p; fused otherwise. It never fails.
+//
+// On a GPU the three staged ops cost three rounds of submissions for what
+// one fused dispatch does, so small problems gain nothing there. p is a
+// valid problem (Problem.Validate). A caller can ask Choose what an Auto
+// call will run: attn run sizes its memory check by it.
+func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
+	switch s {
+	case Staged:
+		return Staged, nil
+	case Fused:
+		if wantsMatrix {
+			return Fused, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path; the fused strategy never forms them")
+		}
+		if err := backend.FusedSupports(be, p); err != nil {
+			return Fused, err
+		}
+		return Fused, nil
+	case Auto:
+		if wantsMatrix || be.Info().Kind != backend.KindGPU && p.ScoresLen() <= stagedAutoLimit {
+			return Staged, nil
+		}
+		if backend.FusedSupports(be, p) != nil {
+			return Staged, nil
+		}
+		return Fused, nil
 	}
-	if wantsMatrix || kind != backend.KindGPU && scoresLen <= stagedAutoLimit {
-		return Staged
-	}
-	return Fused
+	return s, backend.Errorf(backend.ErrShape, "unknown strategy %v", s)
 }
 
 // call is a validated Attention call.
@@ -278,15 +304,6 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		if err := checkFinite(q, k, v, opts.Bias); err != nil {
 			return nil, err
 		}
-	}
-	switch opts.Strategy {
-	case Auto, Staged:
-	case Fused:
-		if opts.Weights || opts.Scores {
-			return nil, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path; the fused strategy never forms them")
-		}
-	default:
-		return nil, backend.Errorf(backend.ErrShape, "unknown strategy %v", opts.Strategy)
 	}
 	return c, nil
 }

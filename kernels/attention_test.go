@@ -433,28 +433,3 @@ func TestLinearBadInput(t *testing.T) {
 		t.Errorf("Heads=3 KVHeads=2: %v", err)
 	}
 }
-
-// TestStrategyChoose pins the one rule Attention and attn run's memory
-// estimate both follow.
-func TestStrategyChoose(t *testing.T) {
-	const small, large = 1 << 16, 1<<16 + 1
-	for _, tt := range []struct {
-		s           kernels.Strategy
-		scores      int
-		wantsMatrix bool
-		kind        backend.Kind
-		want        kernels.Strategy
-	}{
-		{kernels.Auto, small, false, backend.KindCPU, kernels.Staged},
-		{kernels.Auto, large, false, backend.KindCPU, kernels.Fused},
-		{kernels.Auto, large, true, backend.KindCPU, kernels.Staged},
-		{kernels.Auto, small, false, backend.KindGPU, kernels.Fused},
-		{kernels.Auto, large, true, backend.KindGPU, kernels.Staged},
-		{kernels.Staged, large, false, backend.KindGPU, kernels.Staged},
-		{kernels.Fused, small, false, backend.KindCPU, kernels.Fused},
-	} {
-		if got := tt.s.Choose(tt.scores, tt.wantsMatrix, tt.kind); got != tt.want {
-			t.Errorf("%v.Choose(%d, %v, %v) = %v, want %v", tt.s, tt.scores, tt.wantsMatrix, tt.kind, got, tt.want)
-		}
-	}
-}

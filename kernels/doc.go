@@ -54,5 +54,11 @@
 // Staged materialises the B·H·Nq·Nk scores (the only way to get the
 // weights or the scores); Fused streams key tiles with an online softmax
 // in O(N) memory. Auto picks Fused unless the weights or scores are asked
-// for or, on a CPU backend, the problem is small.
+// for, the problem is small on a CPU backend, or the backend's Fused
+// cannot run it: a backend that implements backend.FusedSupporter says
+// which problems those are (the GPU, for head dims too wide for its
+// workgroup memory), and Auto runs them staged. Strategy.Choose is the one
+// place this is decided; an explicit Fused on such a problem is an error
+// wrapping backend.ErrUnsupported that names the sizes, returned before
+// anything is uploaded.
 package kernels

@@ -58,7 +58,9 @@ func TestFusedLongRSS(t *testing.T) {
 
 // TestRunMemoryEstimate pins down what attn run's memory check counts,
 // on a GQA problem with Dv ≠ D: Q [2, 3, 100, 8], K [2, 1, 50, 8],
-// V [2, 1, 50, 16], so 600 query rows, 30 000 scores, O of 9 600.
+// V [2, 1, 50, 16], so 600 query rows, 30 000 scores, O of 9 600. Each
+// case says whether the call runs staged, as kernels' Strategy.Choose
+// (tested there) decides for it.
 func TestRunMemoryEstimate(t *testing.T) {
 	files := map[string]*npyFile{
 		"q": {shape: []int{2, 3, 100, 8}, n: 4800},
@@ -73,37 +75,37 @@ func TestRunMemoryEstimate(t *testing.T) {
 	}
 	const qkv, o, scores, lse = 4 * 7200, 4 * 9600, 4 * 30000, 4 * 600
 	for _, tc := range []struct {
-		name              string
-		f                 runFlags
-		files             map[string]*npyFile
-		hostBuffers, gpu  bool
-		inputs, be, outs  float64
-		scoreBytes, total float64
+		name                string
+		f                   runFlags
+		files               map[string]*npyFile
+		hostBuffers, staged bool
+		inputs, be, outs    float64
+		scoreBytes, total   float64
 	}{
 		// 30 000 scores are under auto's 65 536: the CPU runs staged.
-		{"cpu auto", runFlags{}, files, true, false, qkv, qkv + o + scores, o, scores, qkv + qkv + o + scores + o},
+		{"cpu auto", runFlags{}, files, true, true, qkv, qkv + o + scores, o, scores, qkv + qkv + o + scores + o},
 		{"cpu fused", runFlags{strategy: kernels.Fused}, files, true, false, qkv, qkv + o, o, 0, qkv + qkv + o + o},
 		// A discrete GPU holds its buffers in its own memory and runs
 		// fused under auto.
-		{"gpu auto", runFlags{}, files, false, true, qkv, 0, o, 0, qkv + o},
+		{"gpu auto", runFlags{}, files, false, false, qkv, 0, o, 0, qkv + o},
 		// A software GPU's buffers are host memory.
-		{"software gpu auto", runFlags{}, files, true, true, qkv, qkv + o, o, 0, qkv + qkv + o + o},
+		{"software gpu auto", runFlags{}, files, true, false, qkv, qkv + o, o, 0, qkv + qkv + o + o},
 		// The weights are read back: a second score matrix; the mask is
 		// read as bools and uploaded as float32.
-		{"cpu weights lse mask", runFlags{weights: "w.npy", lse: "l.npy"}, withMask, true, false,
+		{"cpu weights lse mask", runFlags{weights: "w.npy", lse: "l.npy"}, withMask, true, true,
 			qkv + 5*5000, qkv + 4*5000 + o + lse + scores, o + lse + scores, 2 * scores,
 			qkv + 5*5000 + qkv + 4*5000 + o + lse + scores + o + lse + scores},
 		// The scores are read back like the weights, and make auto run
 		// staged even on a GPU.
 		{"gpu scores", runFlags{scores: "s.npy"}, files, false, true, qkv, 0, o + scores, scores, qkv + o + scores},
-		{"cpu weights and scores", runFlags{weights: "w.npy", scores: "s.npy"}, files, true, false,
+		{"cpu weights and scores", runFlags{weights: "w.npy", scores: "s.npy"}, files, true, true,
 			qkv, qkv + o + scores, o + 2*scores, 3 * scores, qkv + qkv + o + scores + o + 2*scores},
 		// The slopes and sinks are read as float32, the key lengths as
 		// ints; the backend keeps them in the problem, not in buffers.
 		{"cpu fused variant files", runFlags{strategy: kernels.Fused}, withVariants, true, false,
 			qkv + 4*6 + 8*2, qkv + o, o, 0, qkv + 4*6 + 8*2 + qkv + o + o},
 	} {
-		m := runMemory(&tc.f, tc.files, tc.hostBuffers, tc.gpu)
+		m := runMemory(&tc.f, tc.files, tc.hostBuffers, tc.staged)
 		if m.inputs != tc.inputs || m.backend != tc.be || m.outputs != tc.outs || m.scores != tc.scoreBytes || m.total() != tc.total {
 			t.Errorf("%s: inputs %v, backend %v, outputs %v, scores %v, total %v; want %v, %v, %v, %v, %v",
 				tc.name, m.inputs, m.backend, m.outputs, m.scores, m.total(), tc.inputs, tc.be, tc.outs, tc.scoreBytes, tc.total)

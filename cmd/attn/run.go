@@ -377,7 +377,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	defer be.Close()
-	if err := checkMemory(f, files, be); err != nil {
+	if err := checkMemory(f, files, be, prob.Resolved()); err != nil {
 		return err
 	}
 	// The per-head and per-batch values, before Q, K and V: a wrong
@@ -636,12 +636,11 @@ type memoryNeed struct {
 
 func (m memoryNeed) total() float64 { return m.inputs + m.backend + m.outputs }
 
-// runMemory estimates what running f on the inputs in files needs: the
-// strategy is the one kernels.Attention picks (Strategy.Choose), the
-// score matrix counted where that strategy forms it. hostBuffers says whether the backend's
-// buffers live in host memory, gpu whether it is a GPU backend (auto
-// picks fused there unless the weights are asked for).
-func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) memoryNeed {
+// runMemory estimates what running f on the inputs in files needs, the
+// score matrix counted where the strategy forms it: staged is whether
+// the call runs staged (what Strategy.Choose decides), hostBuffers
+// whether the backend's buffers live in host memory.
+func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool) memoryNeed {
 	n := func(key string) float64 {
 		if nf := files[key]; nf != nil {
 			return float64(nf.n)
@@ -655,16 +654,6 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) me
 	scoresLen := rows * float64(nk)
 	oLen := rows * float64(dv)
 	weights := f.weights != "" || f.heatmap != ""
-	kind := backend.KindCPU
-	if gpu {
-		kind = backend.KindGPU
-	}
-	// B·H·Nq·Nk past an int's range is far past auto's staged limit.
-	sl := math.MaxInt
-	if scoresLen < 1<<62 {
-		sl = int(scoresLen)
-	}
-	staged := f.strategy.Choose(sl, weights || f.scores != "", kind) == kernels.Staged
 
 	m := memoryNeed{scoresLen: scoresLen}
 	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask") + 4*(n("alibi")+n("sinks")) + 8*n("kvlens")
@@ -697,8 +686,14 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, gpu bool) me
 // whose inputs and outputs need more memory than is available now
 // (cpu.AvailableMemory: MemAvailable, lowered to the cgroup's headroom):
 // reading them would only end in the kernel's OOM killer. Where the
-// available memory cannot be read, nothing is refused.
-func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend) error {
+// available memory cannot be read, nothing is refused. The strategy is
+// the one kernels.Attention will run on prob (Strategy.Choose); a
+// strategy that cannot run it is refused here, naming the flag.
+func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend, prob backend.Problem) error {
+	strategy, err := f.strategy.Choose(be, prob, f.weights != "" || f.heatmap != "" || f.scores != "")
+	if err != nil {
+		return fmt.Errorf("-strategy %s: %w", f.strategy, err)
+	}
 	avail, ok := cpu.AvailableMemory()
 	if !ok {
 		return nil
@@ -706,7 +701,7 @@ func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend) err
 	info := be.Info()
 	dt := info.Adapter.DeviceType
 	hostBuffers := info.Kind == backend.KindCPU || dt == gputypes.DeviceTypeCPU || dt == gputypes.DeviceTypeIntegratedGPU
-	m := runMemory(f, files, hostBuffers, info.Kind == backend.KindGPU)
+	m := runMemory(f, files, hostBuffers, strategy == kernels.Staged)
 	need := m.total()
 	if need <= float64(avail) {
 		return nil

@@ -143,11 +143,6 @@ func TestHeatmapQK(t *testing.T) {
 			p := refProblem{qs: tc.qs, ks: tc.ks, vs: tc.ks, scale: tc.scale, causal: tc.causal}
 			p.q, p.k = randVals(r, prod(tc.qs)), randVals(r, prod(tc.ks))
 			p.v = p.k
-			for _, x := range [][]float64{p.q, p.k} {
-				for i := range x {
-					x[i] = float64(float32(x[i]))
-				}
-			}
 			bnhd := slices.Contains(tc.flags, "bnhd")
 			file := func(name string, shape []int, vals []float64) string {
 				if bnhd {

@@ -12,11 +12,13 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
 
-// refProblem is an attention problem for the float64 reference, every
-// tensor in C order with the shapes the command reads.
+// refProblem is an attn run call for the float64 reference, every tensor
+// in C order with the shapes the command reads in BHND.
 type refProblem struct {
 	q, k, v    []float64
 	qs, ks, vs []int
@@ -38,141 +40,66 @@ type refProblem struct {
 
 // dims4 reads a rank-2, 3 or 4 shape as B, H, N, D.
 func dims4(s []int) (b, h, n, d int) {
-	switch len(s) {
-	case 2:
-		return 1, 1, s[0], s[1]
-	case 3:
-		return 1, s[0], s[1], s[2]
-	}
-	return s[0], s[1], s[2], s[3]
+	return kernels.Dims(s, kernels.BHND)
 }
 
-// bcast returns the element of a broadcast operand at (b, h, i, j).
-func bcast(data []float64, shape []int, at [4]int) float64 {
-	full := make([]int, 4-len(shape), 4)
-	for i := range full {
-		full[i] = 1
+// testCase is p as backendtest's Case, every value as the float32 attn
+// run reads it.
+func (p refProblem) testCase() backendtest.Case {
+	b, h, nq, d := dims4(p.qs)
+	_, hkv, nk, _ := dims4(p.ks)
+	_, _, _, dv := dims4(p.vs)
+	prob := backend.Problem{B: b, H: h, KVHeads: hkv, Nq: nq, Nk: nk, D: d, Dv: dv,
+		Scale: float32(p.scale), Causal: p.causal,
+		Variants: backend.Variants{CausalOffset: p.offset, Softcap: float32(p.softcap),
+			ALiBi: float32s(p.alibi), Sinks: float32s(p.sinks), KVLens: p.kvLens}}
+	if p.window != nil {
+		prob.Window = &backend.Window{Left: p.window[0], Right: p.window[1]}
 	}
-	full = append(full, shape...)
-	off := 0
-	for d := range 4 {
-		x := at[d]
-		if full[d] == 1 {
-			x = 0
-		}
-		off = off*full[d] + x
+	c := backendtest.Case{Problem: prob, Q: float32s(p.q), K: float32s(p.k), V: float32s(p.v)}
+	mask := func(shape []int, data []float64) *backendtest.HostMask {
+		m := &backendtest.HostMask{Shape: [4]int{1, 1, 1, 1}, Data: float32s(data)}
+		copy(m.Shape[4-len(shape):], shape)
+		return m
 	}
-	return data[off]
+	if p.bias != nil {
+		c.Bias = mask(p.biasShape, p.bias)
+	}
+	if p.keep != nil {
+		c.Keep = mask(p.keepShape, p.keep)
+	}
+	return c
 }
 
-// reference computes attention in float64 the obvious way: the output
-// (the query's shape with last dim Dv), the weights [B, H, Nq, Nk] and
-// the log-sum-exp [B, H, Nq].
+// float32s rounds x to float32; nil stays nil.
+func float32s(x []float64) []float32 {
+	if x == nil {
+		return nil
+	}
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// reference is backendtest.Reference on p: the output (the query's shape
+// with last dim Dv), the weights [B, H, Nq, Nk] and the log-sum-exp
+// [B, H, Nq].
 func reference(p refProblem) (o, w, lse []float64) {
 	o, w, lse, _ = referenceScores(p)
 	return o, w, lse
 }
 
 // referenceScores is reference with the scores [B, H, Nq, Nk] at each
-// stage too, indexed by backend.ScoreStage. For query i of batch b at key
-// position t (the causal offset, or its key length − Nq, plus i):
-//
-//	raw     scale·q·k
-//	capped  softcap·tanh(raw/softcap), or raw
-//	biased  capped + bias − slope_h·|t − j|
-//	masked  biased, −Inf where j ≥ its key length, j > t when causal,
-//	        j outside [t − left, t + right], or the mask is 0
-//
-// and the softmax's denominator holds exp(sink_h) besides the keys.
+// stage too, indexed by backend.ScoreStage.
 func referenceScores(p refProblem) (o, w, lse []float64, scores [4][]float64) {
-	b, h, nq, d := dims4(p.qs)
-	_, hkv, nk, _ := dims4(p.ks)
-	_, _, _, dv := dims4(p.vs)
-	scale := p.scale
-	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(d))
-	}
-	causal := p.causal || p.offset != nil
-	o = make([]float64, b*h*nq*dv)
-	w = make([]float64, b*h*nq*nk)
-	lse = make([]float64, b*h*nq)
-	for st := range scores {
-		scores[st] = make([]float64, b*h*nq*nk)
-	}
-	raw, capped, biased, masked := scores[backend.StageRaw], scores[backend.StageCapped], scores[backend.StageBiased], scores[backend.StageMasked]
-	for bi := range b {
-		kvLen := nk
-		if p.kvLens != nil {
-			kvLen = p.kvLens[bi]
-		}
-		align := kvLen - nq
-		if p.offset != nil {
-			align = *p.offset
-		}
-		for hi := range h {
-			kh := hi / (h / hkv)
-			for i := range nq {
-				row := (bi*h+hi)*nq + i
-				t := align + i
-				m := math.Inf(-1)
-				if p.sinks != nil {
-					m = p.sinks[hi]
-				}
-				for j := range nk {
-					x := row*nk + j
-					var dot float64
-					for c := range d {
-						dot += p.q[((bi*h+hi)*nq+i)*d+c] * p.k[((bi*hkv+kh)*nk+j)*d+c]
-					}
-					raw[x] = scale * dot
-					capped[x] = raw[x]
-					if p.softcap > 0 {
-						capped[x] = p.softcap * math.Tanh(raw[x]/p.softcap)
-					}
-					biased[x] = capped[x]
-					if p.bias != nil {
-						biased[x] += bcast(p.bias, p.biasShape, [4]int{bi, hi, i, j})
-					}
-					if p.alibi != nil {
-						biased[x] -= p.alibi[hi] * math.Abs(float64(t-j))
-					}
-					visible := j < kvLen && (!causal || j <= t)
-					if p.window != nil {
-						l, r := p.window[0], p.window[1]
-						visible = visible && (l < 0 || j >= t-l) && (r < 0 || j <= t+r)
-					}
-					if p.keep != nil && bcast(p.keep, p.keepShape, [4]int{bi, hi, i, j}) == 0 {
-						visible = false
-					}
-					masked[x] = biased[x]
-					if !visible {
-						masked[x] = math.Inf(-1)
-					}
-					m = max(m, masked[x])
-				}
-				if math.IsInf(m, -1) {
-					lse[row] = math.Inf(-1)
-					continue
-				}
-				var l float64
-				if p.sinks != nil {
-					l = math.Exp(p.sinks[hi] - m)
-				}
-				for j := range nk {
-					l += math.Exp(masked[row*nk+j] - m)
-				}
-				lse[row] = m + math.Log(l)
-				for j := range nk {
-					pj := math.Exp(masked[row*nk+j]-m) / l
-					w[row*nk+j] = pj
-					for c := range dv {
-						o[row*dv+c] += pj * p.v[((bi*hkv+kh)*nk+j)*dv+c]
-					}
-				}
-			}
-		}
-	}
-	return o, w, lse, scores
+	want := backendtest.Reference(p.testCase())
+	scores[backend.StageRaw] = want.Raw
+	scores[backend.StageCapped] = want.Capped
+	scores[backend.StageBiased] = want.Scores
+	scores[backend.StageMasked] = want.Masked
+	return want.O, want.P, want.LSE, scores
 }
 
 func randVals(r *rand.Rand, n int) []float64 {
@@ -235,13 +162,6 @@ func TestRunMatchesReference(t *testing.T) {
 			dir := t.TempDir()
 			p := refProblem{qs: tc.qs, ks: tc.ks, vs: tc.vs, scale: tc.scale, causal: tc.causal}
 			p.q, p.k, p.v = randVals(r, prod(tc.qs)), randVals(r, prod(tc.ks)), randVals(r, prod(tc.vs))
-			if tc.in.descr[1:] == "f4" { // the reference sees what float32 holds
-				for _, x := range [][]float64{p.q, p.k, p.v} {
-					for i := range x {
-						x[i] = float64(float32(x[i]))
-					}
-				}
-			}
 			args := []string{"run", "-backend", "cpu"}
 			for _, in := range []struct {
 				flag  string
@@ -598,11 +518,6 @@ func TestAllowNonFinite(t *testing.T) {
 	// Past the check the NaN is the backend's to propagate; the other
 	// query row must be untouched by it.
 	p := refProblem{qs: []int{2, 4}, ks: []int{3, 4}, vs: []int{3, 4}, q: qv, k: seq(12), v: seq(12)}
-	for _, x := range [][]float64{p.k, p.v} {
-		for i := range x {
-			x[i] = float64(float32(x[i]))
-		}
-	}
 	want, _, _ := reference(p)
 	_, o := readOutput(t, out)
 	checkClose(t, "O row 1", o[4:], want[4:])

@@ -85,11 +85,11 @@ func TestRunVariants(t *testing.T) {
 				args = append(args, "-bias", writeTestNpy(t, filepath.Join(dir, "bias.npy"), "<f8", tc.biasShape, p.bias))
 			}
 			if f := tc.alibi; f != nil {
-				p.alibi = f32s(f.descr, f.vals)
+				p.alibi = f.vals
 				args = append(args, "-alibi", writeTestNpy(t, filepath.Join(dir, "alibi.npy"), f.descr, []int{len(f.vals)}, f.vals))
 			}
 			if f := tc.sinks; f != nil {
-				p.sinks = f32s(f.descr, f.vals)
+				p.sinks = f.vals
 				args = append(args, "-sinks", writeTestNpy(t, filepath.Join(dir, "sinks.npy"), f.descr, []int{len(f.vals)}, f.vals))
 			}
 			if f := tc.kvLens; f != nil {
@@ -170,17 +170,6 @@ func TestRunVariants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// f32s is vals as a file of descr holds them: float32 rounds.
-func f32s(descr string, vals []float64) []float64 {
-	out := slices.Clone(vals)
-	if descr[1:] == "f4" {
-		for i, v := range out {
-			out[i] = float64(float32(v))
-		}
-	}
-	return out
 }
 
 // maxDiff is the largest |a − b|, infinities of one sign equal and of

@@ -68,9 +68,12 @@
 // length or before a window's start are skipped, not masked, so a causal
 // problem costs about half and a window of W keys O(N·W). Under a window
 // the query tiles shrink to a quarter of its band, so that a tile walks
-// at most 1.25× the keys it attends. The softcap's tanh runs eight lanes
-// at a time with AVX2 (softcapAVX2, TestSoftcap). Each worker allocates
-// its scratch once per call, O(Tq·(Tk+Dv)) floats whatever N is.
+// at most 1.25× the keys it attends. The softcap's tanh runs sixteen
+// lanes at a time with AVX-512F and eight with AVX2 (softcapAVX512,
+// softcapAVX2: e^(−2|s|/C) in base 2, within 2e-7 of C, TestSoftcap), and
+// ALiBi's distances as many (alibiAVX512, alibiAVX2, TestALiBi). Each
+// worker allocates its scratch once per call, O(Tq·(Tk+Dv)) floats
+// whatever N is.
 //
 // # Threads
 //

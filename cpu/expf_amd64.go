@@ -81,10 +81,50 @@ func softcapAVX2(row []float32, c float32)
 // softcapVec caps as much of row as the vector loop takes and returns how
 // much that is.
 func softcapVec(row []float32, c float32) int {
-	n := len(row) &^ 7
-	if !hasAVX2 || n == 0 {
+	n := 0
+	if wide := len(row) &^ 15; hasAVX512 && wide > 0 {
+		softcapAVX512(row[:wide], c)
+		n = wide
+	}
+	if narrow := (len(row) - n) &^ 7; hasAVX2 && narrow > 0 {
+		softcapAVX2(row[n:n+narrow], c)
+		n += narrow
+	}
+	return n
+}
+
+// softcapAVX512 is softcap for len(row) a multiple of 16 (expf_amd64.s).
+//
+//go:noescape
+func softcapAVX512(row []float32, c float32)
+
+// alibiAVX2 is alibi for len(row) a multiple of 8 and distances exact in
+// float32 (expf_amd64.s).
+//
+//go:noescape
+func alibiAVX2(row []float32, m, d0 float32)
+
+// alibiAVX512 is alibi for len(row) a multiple of 16 and distances exact
+// in float32 (expf_amd64.s).
+//
+//go:noescape
+func alibiAVX512(row []float32, m, d0 float32)
+
+// alibiVec runs ALiBi's vector loops over as much of row as they take,
+// sixteen lanes and then eight, and returns how much that is: none when a
+// distance |d0 − j| would not be exact in float32.
+func alibiVec(row []float32, m float32, d0 int) int {
+	if !hasAVX2 || d0 > 1<<24 || d0-len(row) < -(1<<24) {
 		return 0
 	}
-	softcapAVX2(row[:n], c)
+	n := 0
+	if wide := len(row) &^ 15; hasAVX512 && wide > 0 {
+		alibiAVX512(row[:wide], m, float32(d0))
+		n = wide
+	}
+	if narrow := (len(row) - n) &^ 7; narrow > 0 {
+		alibiAVX2(row[n:n+narrow], m, float32(d0-n))
+		n += narrow
+	}
 	return n
 }

@@ -337,8 +337,7 @@ done512:
 	MOVSD         X14, ret+32(FP)
 	RET
 
-// Eight copies each of the sign bit and of the rest of a float32's bits,
-// for softcapAVX2.
+// Eight copies each of the sign bit and of the rest of a float32's bits.
 DATA signc<>+0(SB)/4, $0x80000000
 DATA signc<>+4(SB)/4, $0x80000000
 DATA signc<>+8(SB)/4, $0x80000000
@@ -359,68 +358,266 @@ GLOBL signc<>(SB), RODATA|NOPTR, $64
 
 // func softcapAVX2(row []float32, c float32)
 //
-// row[j] = c·tanh(row[j]/c), len(row) a multiple of 8, eight lanes at a
-// time with AVX2 and FMA, as tanhf computes it: e = e^(−2|x|/c) by
-// expShiftAVX2's reduction and polynomial (0 below lo), then
-// tanh|x/c| = (1 − e)/(1 + e) and the sign of x put back.
+// softcapAVX512's eight-lane twin for AVX2 and FMA, len(row) a multiple
+// of 8: the same reduction, polynomial and error (see there), with 2^n
+// put into the exponent bits (n ≥ −64, so never subnormal).
 TEXT ·softcapAVX2(SB), NOSPLIT, $0-28
 	MOVQ         row_base+0(FP), SI
 	MOVQ         row_len+8(FP), CX
 	SHRQ         $3, CX
-	VBROADCASTSS c+24(FP), Y0              // c
-	VMOVUPS      expc<>+416(SB), Y14       // 1
-	VADDPS       Y14, Y14, Y15             // 2
-	VDIVPS       Y0, Y15, Y15              // 2/c
-	VMOVUPS      expc<>+0(SB), Y1
-	VMOVUPS      expc<>+32(SB), Y2
-	VMOVUPS      expc<>+64(SB), Y3
-	VMOVUPS      expc<>+96(SB), Y4
-	VMOVUPS      expc<>+128(SB), Y5
-	VMOVUPS      expc<>+160(SB), Y13
-	TESTQ        CX, CX
 	JZ           scdone
+	VBROADCASTSS c+24(FP), Y0              // c
+	VMOVUPS      expc<>+32(SB), Y15        // log₂e
+	VADDPS       Y15, Y15, Y15
+	VDIVPS       Y0, Y15, Y15              // 2·log₂e/c
+	VMOVUPS      exp2c<>+32(SB), Y1        // a1
+	VMOVUPS      exp2c<>+64(SB), Y2        // a2
+	VMOVUPS      exp2c<>+96(SB), Y3        // a3
+	VMOVUPS      exp2c<>+128(SB), Y4       // a4
+	VMOVUPS      exp2c<>+160(SB), Y5       // a5
+	VMOVUPS      exp2c<>+192(SB), Y13      // a6
+	VMOVUPS      expc<>+416(SB), Y14       // 1
 
 scloop:
-	VMOVUPS      (SI), Y6
-	VANDPS       signc<>+32(SB), Y6, Y6    // |v|
-	VMULPS       Y15, Y6, Y6
-	VXORPS       signc<>+0(SB), Y6, Y6     // x = −2|v|/c
-	VCMPPS       $0x1d, Y1, Y6, Y7         // keep = x ≥ lo (false for NaN)
-	VMOVAPS      Y3, Y8
-	VFMADD231PS  Y2, Y6, Y8                // n = x·log2e + round
-	VSUBPS       Y3, Y8, Y8                // n = round(x·log2e)
-	VMOVAPS      Y6, Y9
-	VFNMADD231PS Y4, Y8, Y9                // r = x − n·ln2hi
-	VFNMADD231PS Y5, Y8, Y9                // r −= n·ln2lo
-	VMULPS       Y9, Y9, Y6                // r²
-	VMOVUPS      expc<>+352(SB), Y10
-	VFMADD231PS  expc<>+320(SB), Y9, Y10   // c2 + c3·r
-	VMOVUPS      expc<>+288(SB), Y11
-	VFMADD231PS  expc<>+256(SB), Y9, Y11   // c4 + c5·r
-	VMOVUPS      expc<>+224(SB), Y12
-	VFMADD231PS  expc<>+192(SB), Y9, Y12   // c6 + c7·r
-	VFMADD231PS  Y10, Y6, Y9               // a = r + r²·(c2 + c3·r)
-	VFMADD231PS  Y12, Y6, Y11              // b = (c4 + c5·r) + r²·(c6 + c7·r)
-	VMULPS       Y6, Y6, Y6                // r⁴
-	VFMADD231PS  Y11, Y6, Y9               // a + r⁴·b
-	VADDPS       expc<>+416(SB), Y9, Y10   // p = 1 + that
-	VCVTPS2DQ    Y8, Y11
-	VPADDD       Y13, Y11, Y11
-	VPSLLD       $23, Y11, Y11             // 2^n as float32 bits
-	VMULPS       Y11, Y10, Y10             // e = p·2^n
-	VANDPS       Y7, Y10, Y10              // 0 where x < lo
-	VSUBPS       Y10, Y14, Y11             // 1 − e
-	VADDPS       Y10, Y14, Y10             // 1 + e
-	VDIVPS       Y10, Y11, Y11             // tanh|v/c|
-	VMULPS       Y0, Y11, Y11              // c·tanh|v/c|
-	VMOVUPS      (SI), Y6
-	VANDPS       signc<>+0(SB), Y6, Y6     // v's sign
-	VORPS        Y6, Y11, Y11
-	VMOVUPS      Y11, (SI)
+	VMOVUPS      (SI), Y11                 // v
+	VORPS        signc<>+0(SB), Y11, Y6    // −|v|
+	VMULPS       Y15, Y6, Y6               // t = −2|v|·log₂e/c
+	VMAXPS       exp2c<>+0(SB), Y6, Y6     // t ≥ −64
+	VROUNDPS     $0, Y6, Y8                // n = round(t)
+	VSUBPS       Y8, Y6, Y9                // f = t − n
+	VMULPS       Y9, Y9, Y10               // f²
+	VMOVAPS      Y14, Y7
+	VFMADD231PS  Y1, Y9, Y7                // 1 + a1·f
+	VMOVAPS      Y2, Y12
+	VFMADD231PS  Y3, Y9, Y12               // a2 + a3·f
+	VMOVAPS      Y4, Y6
+	VFMADD231PS  Y5, Y9, Y6                // a4 + a5·f
+	VFMADD231PS  Y13, Y10, Y6              // a4 + a5·f + a6·f²
+	VFMADD231PS  Y12, Y10, Y7              // 1 + a1·f + f²·(a2 + a3·f)
+	VMULPS       Y10, Y10, Y10             // f⁴
+	VFMADD231PS  Y6, Y10, Y7               // 2^f
+	VCVTPS2DQ    Y8, Y8
+	VPADDD       expc<>+160(SB), Y8, Y8
+	VPSLLD       $23, Y8, Y8               // 2^n as float32 bits
+	VMULPS       Y8, Y7, Y10               // e = 2^f·2^n
+	VMOVAPS      Y0, Y12
+	VFNMADD231PS Y0, Y10, Y12              // c − c·e
+	VADDPS       Y14, Y10, Y10             // 1 + e
+	VDIVPS       Y10, Y12, Y12             // c·tanh|v/c|
+	VANDPS       signc<>+0(SB), Y11, Y11   // v's sign
+	VORPS        Y11, Y12, Y12
+	VMOVUPS      Y12, (SI)
 	ADDQ         $32, SI
 	DECQ         CX
 	JNZ          scloop
+	VZEROUPPER
 
 scdone:
+	RET
+
+// Eight copies of each constant of the softcap loops, 32 bytes apart:
+// the clamp −64, then the coefficients a1 … a6 of 2^f ≈ 1 + a1·f + … +
+// a6·f⁶ on [−½, ½], fitted for least maximum relative error (2.0e-9,
+// below float32's rounding).
+DATA exp2c<>+0(SB)/4, $0xc2800000
+DATA exp2c<>+4(SB)/4, $0xc2800000
+DATA exp2c<>+8(SB)/4, $0xc2800000
+DATA exp2c<>+12(SB)/4, $0xc2800000
+DATA exp2c<>+16(SB)/4, $0xc2800000
+DATA exp2c<>+20(SB)/4, $0xc2800000
+DATA exp2c<>+24(SB)/4, $0xc2800000
+DATA exp2c<>+28(SB)/4, $0xc2800000
+DATA exp2c<>+32(SB)/4, $0x3f317218
+DATA exp2c<>+36(SB)/4, $0x3f317218
+DATA exp2c<>+40(SB)/4, $0x3f317218
+DATA exp2c<>+44(SB)/4, $0x3f317218
+DATA exp2c<>+48(SB)/4, $0x3f317218
+DATA exp2c<>+52(SB)/4, $0x3f317218
+DATA exp2c<>+56(SB)/4, $0x3f317218
+DATA exp2c<>+60(SB)/4, $0x3f317218
+DATA exp2c<>+64(SB)/4, $0x3e75fdee
+DATA exp2c<>+68(SB)/4, $0x3e75fdee
+DATA exp2c<>+72(SB)/4, $0x3e75fdee
+DATA exp2c<>+76(SB)/4, $0x3e75fdee
+DATA exp2c<>+80(SB)/4, $0x3e75fdee
+DATA exp2c<>+84(SB)/4, $0x3e75fdee
+DATA exp2c<>+88(SB)/4, $0x3e75fdee
+DATA exp2c<>+92(SB)/4, $0x3e75fdee
+DATA exp2c<>+96(SB)/4, $0x3d635774
+DATA exp2c<>+100(SB)/4, $0x3d635774
+DATA exp2c<>+104(SB)/4, $0x3d635774
+DATA exp2c<>+108(SB)/4, $0x3d635774
+DATA exp2c<>+112(SB)/4, $0x3d635774
+DATA exp2c<>+116(SB)/4, $0x3d635774
+DATA exp2c<>+120(SB)/4, $0x3d635774
+DATA exp2c<>+124(SB)/4, $0x3d635774
+DATA exp2c<>+128(SB)/4, $0x3c1d96a6
+DATA exp2c<>+132(SB)/4, $0x3c1d96a6
+DATA exp2c<>+136(SB)/4, $0x3c1d96a6
+DATA exp2c<>+140(SB)/4, $0x3c1d96a6
+DATA exp2c<>+144(SB)/4, $0x3c1d96a6
+DATA exp2c<>+148(SB)/4, $0x3c1d96a6
+DATA exp2c<>+152(SB)/4, $0x3c1d96a6
+DATA exp2c<>+156(SB)/4, $0x3c1d96a6
+DATA exp2c<>+160(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+164(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+168(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+172(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+176(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+180(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+184(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+188(SB)/4, $0x3aaf9f2a
+DATA exp2c<>+192(SB)/4, $0x3920fddd
+DATA exp2c<>+196(SB)/4, $0x3920fddd
+DATA exp2c<>+200(SB)/4, $0x3920fddd
+DATA exp2c<>+204(SB)/4, $0x3920fddd
+DATA exp2c<>+208(SB)/4, $0x3920fddd
+DATA exp2c<>+212(SB)/4, $0x3920fddd
+DATA exp2c<>+216(SB)/4, $0x3920fddd
+DATA exp2c<>+220(SB)/4, $0x3920fddd
+GLOBL exp2c<>(SB), RODATA|NOPTR, $224
+
+// func softcapAVX512(row []float32, c float32)
+//
+// softcap for len(row) a multiple of 16, sixteen lanes at a time with
+// AVX-512F: c·tanh|v/c| = (c − c·e)/(1 + e) with e = 2^t, t = −2|v|·log₂e/c
+// (clamped at −64, where e is nothing to 1), and v's sign put back. 2^t
+// is 2^n·2^f, n = round(t) and f = t − n in [−½, ½] exactly, 2^f a
+// degree-6 polynomial by Estrin's scheme: in base 2 the reduction is one
+// rounding and one subtraction, where expf's base e takes three fused
+// multiply-adds, and a degree less is enough. The error: t is within
+// 1.2e-7·|t| (c's reciprocal and the product), which moves e by at most
+// e·|t|·ln 2·1.2e-7 ≤ 4.4e-8, and the rest is a few roundings of values
+// at most c: within 2e-7 of c (TestSoftcap allows 4e-7).
+TEXT ·softcapAVX512(SB), NOSPLIT, $0-28
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	SHRQ          $4, CX
+	JZ            sc512done
+	VBROADCASTSS  c+24(FP), Z0                // c
+	VBROADCASTSS  expc<>+32(SB), Z15          // log₂e
+	VADDPS        Z15, Z15, Z15
+	VDIVPS        Z0, Z15, Z15                // 2·log₂e/c
+	VPBROADCASTD  signc<>+0(SB), Z27          // the sign bit
+	VBROADCASTSS  exp2c<>+0(SB), Z1           // −64
+	VBROADCASTSS  expc<>+416(SB), Z16         // 1
+	VBROADCASTSS  exp2c<>+32(SB), Z17          // a1
+	VBROADCASTSS  exp2c<>+64(SB), Z18          // a2
+	VBROADCASTSS  exp2c<>+96(SB), Z19         // a3
+	VBROADCASTSS  exp2c<>+128(SB), Z20         // a4
+	VBROADCASTSS  exp2c<>+160(SB), Z21         // a5
+	VBROADCASTSS  exp2c<>+192(SB), Z22         // a6
+
+sc512loop:
+	VMOVUPS       (SI), Z11                   // v
+	VPORD         Z27, Z11, Z6                // −|v|
+	VMULPS        Z15, Z6, Z6                 // t = −2|v|·log₂e/c
+	VMAXPS        Z1, Z6, Z6                  // t ≥ −64
+	VRNDSCALEPS   $0, Z6, Z8                  // n = round(t)
+	VSUBPS        Z8, Z6, Z9                  // f = t − n
+	VMULPS        Z9, Z9, Z10                 // f²
+	VMOVAPS       Z16, Z24
+	VFMADD231PS   Z17, Z9, Z24                // 1 + a1·f
+	VMOVAPS       Z18, Z25
+	VFMADD231PS   Z19, Z9, Z25                // a2 + a3·f
+	VMOVAPS       Z20, Z26
+	VFMADD231PS   Z21, Z9, Z26                // a4 + a5·f
+	VFMADD231PS   Z22, Z10, Z26               // a4 + a5·f + a6·f²
+	VFMADD231PS   Z25, Z10, Z24               // 1 + a1·f + f²·(a2 + a3·f)
+	VMULPS        Z10, Z10, Z10               // f⁴
+	VFMADD231PS   Z26, Z10, Z24               // 2^f
+	VSCALEFPS     Z8, Z24, Z10                // e = 2^f·2^n
+	VMOVAPS       Z0, Z12
+	VFNMADD231PS  Z0, Z10, Z12                // c − c·e
+	VADDPS        Z16, Z10, Z10               // 1 + e
+	VDIVPS        Z10, Z12, Z12               // c·tanh|v/c|
+	VPANDD        Z27, Z11, Z11               // v's sign
+	VPORD         Z11, Z12, Z12
+	VMOVUPS       Z12, (SI)
+	ADDQ          $64, SI
+	DECQ          CX
+	JNZ           sc512loop
 	VZEROUPPER
+
+sc512done:
+	RET
+
+// The float32 positions 0, 1, …, 15, then the step 16, for the ALiBi
+// loops.
+DATA rampc<>+0(SB)/4, $0x00000000
+DATA rampc<>+4(SB)/4, $0x3f800000
+DATA rampc<>+8(SB)/4, $0x40000000
+DATA rampc<>+12(SB)/4, $0x40400000
+DATA rampc<>+16(SB)/4, $0x40800000
+DATA rampc<>+20(SB)/4, $0x40a00000
+DATA rampc<>+24(SB)/4, $0x40c00000
+DATA rampc<>+28(SB)/4, $0x40e00000
+DATA rampc<>+32(SB)/4, $0x41000000
+DATA rampc<>+36(SB)/4, $0x41100000
+DATA rampc<>+40(SB)/4, $0x41200000
+DATA rampc<>+44(SB)/4, $0x41300000
+DATA rampc<>+48(SB)/4, $0x41400000
+DATA rampc<>+52(SB)/4, $0x41500000
+DATA rampc<>+56(SB)/4, $0x41600000
+DATA rampc<>+60(SB)/4, $0x41700000
+DATA rampc<>+64(SB)/4, $0x41800000
+GLOBL rampc<>(SB), RODATA|NOPTR, $68
+
+// func alibiAVX2(row []float32, m, d0 float32)
+//
+// row[j] −= m·|d0 − j|, len(row) a multiple of 8, eight lanes at a time
+// with AVX2 and FMA. The distances are formed in float32, which is exact
+// while every |d0 − j| is below 2²⁴ (the caller sees to that).
+TEXT ·alibiAVX2(SB), NOSPLIT, $0-32
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	SHRQ          $3, CX
+	JZ            al2done
+	VBROADCASTSS  m+24(FP), Y0                // m
+	VBROADCASTSS  d0+28(FP), Y1
+	VSUBPS        rampc<>+0(SB), Y1, Y1       // d0 − j for this vector's lanes
+	VMOVUPS       signc<>+32(SB), Y2          // all bits but the sign
+	VBROADCASTSS  rampc<>+32(SB), Y3          // 8
+
+al2loop:
+	VANDPS        Y2, Y1, Y4                  // |d0 − j|
+	VMOVUPS       (SI), Y5
+	VFNMADD231PS  Y4, Y0, Y5                  // v − m·|d0 − j|
+	VMOVUPS       Y5, (SI)
+	VSUBPS        Y3, Y1, Y1
+	ADDQ          $32, SI
+	DECQ          CX
+	JNZ           al2loop
+	VZEROUPPER
+
+al2done:
+	RET
+
+// func alibiAVX512(row []float32, m, d0 float32)
+//
+// alibiAVX2 sixteen lanes at a time with AVX-512F, len(row) a multiple
+// of 16.
+TEXT ·alibiAVX512(SB), NOSPLIT, $0-32
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	SHRQ          $4, CX
+	JZ            al512done
+	VBROADCASTSS  m+24(FP), Z0                // m
+	VBROADCASTSS  d0+28(FP), Z1
+	VSUBPS        rampc<>+0(SB), Z1, Z1       // d0 − j for this vector's lanes
+	VPBROADCASTD  signc<>+32(SB), Z2          // all bits but the sign
+	VBROADCASTSS  rampc<>+64(SB), Z3          // 16
+
+al512loop:
+	VPANDD        Z2, Z1, Z4                  // |d0 − j|
+	VMOVUPS       (SI), Z5
+	VFNMADD231PS  Z4, Z0, Z5                  // v − m·|d0 − j|
+	VMOVUPS       Z5, (SI)
+	VSUBPS        Z3, Z1, Z1
+	ADDQ          $64, SI
+	DECQ          CX
+	JNZ           al512loop
+	VZEROUPPER
+
+al512done:
 	RET

@@ -15,3 +15,5 @@ func rowMaxVec([]float32) (int, float32) { return 0, float32(math.Inf(-1)) }
 func scaleVec([]float32, float32) int { return 0 }
 
 func softcapVec([]float32, float32) int { return 0 }
+
+func alibiVec([]float32, float32, int) int { return 0 }

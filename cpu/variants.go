@@ -38,10 +38,10 @@ func (s *scoreMods) all(row []float32, b, h, i, j0 int) {
 	s.biased(row, b, h, i, j0)
 }
 
-// softcap replaces each x of row with c·tanh(x/c). On amd64 with AVX2
-// and FMA it runs eight lanes at a time (softcapAVX2: tanhf's formula on
-// expShift's exponential); the rest of the row, or all of it elsewhere,
-// goes through tanhf.
+// softcap replaces each x of row with c·tanh(x/c). On amd64 the vector
+// loops take what they can (softcapVec: sixteen lanes with AVX-512F,
+// eight with AVX2 and FMA, e^(−2|x|/c) in base 2, within 2e-7 of c); the
+// rest of the row, or all of it elsewhere, goes through tanhf.
 func softcap(row []float32, c float32) {
 	inv := 1 / c
 	for j := softcapVec(row, c); j < len(row); j++ {
@@ -76,9 +76,12 @@ func tanhf(x float32) float32 {
 }
 
 // alibi adds −m·|d0 − j| to row[j]: ALiBi's linear distance penalty for a
-// query at key position t over keys j0 …, with d0 = t − j0.
+// query at key position t over keys j0 …, with d0 = t − j0. On amd64 with
+// AVX2 and FMA the vector loops (alibiVec) take what they can, sixteen or
+// eight lanes at a time, in one fused multiply-add a value; the rest goes
+// through the loop here.
 func alibi(row []float32, m float32, d0 int) {
-	for j := range row {
+	for j := alibiVec(row, m, d0); j < len(row); j++ {
 		d := d0 - j
 		if d < 0 {
 			d = -d

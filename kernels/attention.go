@@ -216,45 +216,82 @@ func Dims(shape []int, layout Layout) (b, h, n, d int) {
 	return shape[0], shape[1], shape[2], shape[3]
 }
 
-func plan(q, k, v *Tensor, opts *Options) (*call, error) {
-	for _, op := range []struct {
-		name string
-		t    *Tensor
-	}{{"Q", q}, {"K", k}, {"V", v}} {
-		if err := op.t.check(op.name); err != nil {
-			return nil, err
+// Shapes are the shapes of an Attention call's operands, to check a call
+// before its data exists: a command that has read only its files'
+// headers.
+type Shapes struct {
+	Q, K, V []int
+	Layout  Layout
+	// Bias and Mask are the shapes of Options.Bias and Options.Mask; nil
+	// for none.
+	Bias, Mask []int
+	// Names are what the errors call Q, K, V, the bias and the mask, in
+	// that order (a file's name, say); an empty one is "Q", "K", "V",
+	// "bias" or "mask".
+	Names [5]string
+}
+
+// Check validates s and opts as Attention does before it reads any data,
+// and returns the backend.Problem of the call with its defaults resolved:
+// ranks, sizes, broadcasting, the scale, the variants
+// (backend.Problem.Validate) and the score stage. s.Bias and s.Mask stand
+// for opts.Bias and opts.Mask, which it does not read; the strategy is
+// Strategy.Choose's to check, against a backend. Every error wraps a
+// sentinel of package backend and names the operands by s.Names.
+func (s Shapes) Check(opts *Options) (backend.Problem, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c, err := s.check(opts)
+	if err != nil {
+		return backend.Problem{}, err
+	}
+	return c.prob, nil
+}
+
+func (s Shapes) name(i int) string {
+	if s.Names[i] != "" {
+		return s.Names[i]
+	}
+	return [5]string{"Q", "K", "V", "bias", "mask"}[i]
+}
+
+func (s Shapes) check(opts *Options) (*call, error) {
+	nq, nk, nv := s.name(0), s.name(1), s.name(2)
+	for i, shape := range [][]int{s.Q, s.K, s.V} {
+		if r := len(shape); r < 2 || r > 4 {
+			return nil, backend.Errorf(backend.ErrShape, "%s has rank %d (shape %v); want 2 [N,D], 3 [H,N,D] or 4 [B,H,N,D]", s.name(i), r, shape)
 		}
-		if r := len(op.t.Shape); r < 2 || r > 4 {
-			return nil, backend.Errorf(backend.ErrShape, "%s has rank %d (shape %v); want 2 [N,D], 3 [H,N,D] or 4 [B,H,N,D]", op.name, r, op.t.Shape)
+		if _, err := numElems(shape); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name(i), err)
 		}
 	}
-	if len(k.Shape) != len(q.Shape) || len(v.Shape) != len(q.Shape) {
-		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must have one rank: shapes %v, %v, %v", q.Shape, k.Shape, v.Shape)
+	for i, shape := range [][]int{s.K, s.V} {
+		if len(shape) != len(s.Q) {
+			return nil, backend.Errorf(backend.ErrShape, "%s has rank %d but %s has rank %d; Q, K and V must have one rank", nq, len(s.Q), s.name(i+1), len(shape))
+		}
 	}
-	if k.Layout != q.Layout || v.Layout != q.Layout {
-		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must share a layout: %v, %v, %v", q.Layout, k.Layout, v.Layout)
+	if s.Layout != BHND && s.Layout != BNHD {
+		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", s.Layout)
 	}
-	if q.Layout != BHND && q.Layout != BNHD {
-		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", q.Layout)
-	}
-	bq, h, nq, d := Dims(q.Shape, q.Layout)
-	bk, hk, nk, dk := Dims(k.Shape, q.Layout)
-	bv, hv, nv, dv := Dims(v.Shape, q.Layout)
+	bq, h, lq, d := Dims(s.Q, s.Layout)
+	bk, hk, lk, dk := Dims(s.K, s.Layout)
+	bv, hv, lv, dv := Dims(s.V, s.Layout)
 	switch {
 	case bk != bq || bv != bq:
-		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: Q %d, K %d, V %d", bq, bk, bv)
+		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", nq, bq, nk, bk, nv, bv)
 	case dk != d:
-		return nil, backend.Errorf(backend.ErrShape, "head dims differ: Q has D=%d, K has D=%d", d, dk)
-	case nv != nk:
-		return nil, backend.Errorf(backend.ErrShape, "K has %d keys but V has %d values", nk, nv)
+		return nil, backend.Errorf(backend.ErrShape, "head dims differ: %s has D=%d, %s has D=%d", nq, d, nk, dk)
+	case lv != lk:
+		return nil, backend.Errorf(backend.ErrShape, "key counts differ: %s has N=%d keys but %s has N=%d values", nk, lk, nv, lv)
 	case hv != hk:
-		return nil, backend.Errorf(backend.ErrShape, "K has %d heads but V has %d", hk, hv)
+		return nil, backend.Errorf(backend.ErrShape, "KV head counts differ: %s has %d heads but %s has %d", nk, hk, nv, hv)
 	case h == 0 || hk == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero heads: Q has %d, K has %d", h, hk)
+		return nil, backend.Errorf(backend.ErrShape, "zero heads: %s has %d, %s has %d", nq, h, nk, hk)
 	case h%hk != 0:
-		return nil, backend.Errorf(backend.ErrShape, "Q's %d heads are not a multiple of K/V's %d heads", h, hk)
+		return nil, backend.Errorf(backend.ErrShape, "%s has H=%d heads, not a multiple of the %d KV heads of %s", nq, h, hk, nk)
 	case d == 0 || dv == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero head dim: Q/K have D=%d, V has Dv=%d", d, dv)
+		return nil, backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
 	}
 	scale := opts.Scale
 	if scale == 0 {
@@ -265,11 +302,11 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 	}
 	c := &call{
 		prob: backend.Problem{
-			B: bq, H: h, KVHeads: hk, Nq: nq, Nk: nk, D: d, Dv: dv,
-			Layout: q.Layout, Scale: float32(scale), Causal: opts.Causal,
+			B: bq, H: h, KVHeads: hk, Nq: lq, Nk: lk, D: d, Dv: dv,
+			Layout: s.Layout, Scale: float32(scale), Causal: opts.Causal,
 			Variants: opts.Variants,
 		},
-		rank: len(q.Shape),
+		rank: len(s.Q),
 	}
 	if err := c.prob.Validate(); err != nil {
 		return nil, err
@@ -278,15 +315,41 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 	if opts.ScoresStage < StageBiased || opts.ScoresStage > StageMasked {
 		return nil, backend.Errorf(backend.ErrShape, "unknown score stage %v", opts.ScoresStage)
 	}
-	full := [4]int{bq, h, nq, nk}
+	full := [4]int{bq, h, lq, lk}
+	var err error
+	if s.Bias != nil {
+		if c.biasShape, err = broadcastShape(s.name(3), s.Bias, full); err != nil {
+			return nil, err
+		}
+	}
+	if s.Mask != nil {
+		if c.keepShape, err = broadcastShape(s.name(4), s.Mask, full); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// plan checks the data of an Attention call and then its shapes
+// (Shapes.Check).
+func plan(q, k, v *Tensor, opts *Options) (*call, error) {
+	for _, op := range []struct {
+		name string
+		t    *Tensor
+	}{{"Q", q}, {"K", k}, {"V", v}} {
+		if err := op.t.check(op.name); err != nil {
+			return nil, err
+		}
+	}
+	if k.Layout != q.Layout || v.Layout != q.Layout {
+		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must share a layout: %v, %v, %v", q.Layout, k.Layout, v.Layout)
+	}
+	s := Shapes{Q: q.Shape, K: k.Shape, V: v.Shape, Layout: q.Layout}
 	if opts.Bias != nil {
 		if err := opts.Bias.check("bias"); err != nil {
 			return nil, err
 		}
-		var err error
-		if c.biasShape, err = broadcastShape("bias", opts.Bias.Shape, full); err != nil {
-			return nil, err
-		}
+		s.Bias = opts.Bias.Shape
 	}
 	if opts.Mask != nil {
 		n, err := numElems(opts.Mask.Shape)
@@ -296,9 +359,11 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		if len(opts.Mask.Keep) != n {
 			return nil, backend.Errorf(backend.ErrShape, "mask of shape %v needs %d elements, has %d", opts.Mask.Shape, n, len(opts.Mask.Keep))
 		}
-		if c.keepShape, err = broadcastShape("mask", opts.Mask.Shape, full); err != nil {
-			return nil, err
-		}
+		s.Mask = opts.Mask.Shape
+	}
+	c, err := s.check(opts)
+	if err != nil {
+		return nil, err
 	}
 	if !opts.AllowNonFinite {
 		if err := checkFinite(q, k, v, opts.Bias); err != nil {
@@ -319,8 +384,8 @@ func broadcastShape(name string, shape []int, full [4]int) ([4]int, error) {
 	for i, s := range shape {
 		want := full[off+i]
 		if s != 1 && s != want {
-			return out, backend.Errorf(backend.ErrShape, "%s of shape %v does not broadcast to [B=%d, H=%d, Nq=%d, Nk=%d]: dimension %d is %d, want 1 or %d",
-				name, shape, full[0], full[1], full[2], full[3], i, s, want)
+			return out, backend.Errorf(backend.ErrShape, "%s of shape %v does not broadcast to [B=%d, H=%d, Nq=%d, Nk=%d]: its %s dimension is %d, want 1 or %d",
+				name, shape, full[0], full[1], full[2], full[3], [4]string{"B", "H", "Nq", "Nk"}[off+i], s, want)
 		}
 		out[off+i] = s
 	}

@@ -48,6 +48,9 @@
 // (unless Options.AllowNonFinite) that Q, K and V hold no NaN or
 // infinity. Every error wraps a sentinel of package
 // backend and names the sizes involved; inputs are never modified.
+// Shapes.Check runs the same checks on shapes alone, before any data
+// exists, naming each operand as its caller says (the attn command passes
+// its file names): the rules live here and in package backend, once.
 //
 // # Strategies
 //

@@ -333,11 +333,11 @@ func loadHeads(qPath, kPath string, layout kernels.Layout, head [2]int) (*heatma
 		}
 	}
 	q, k := files[0], files[1]
-	if err := checkQKV(q, k, k, layout); err != nil {
+	prob, err := checkHeaders(q, k, k, nil, nil, layout, nil)
+	if err != nil {
 		return nil, err
 	}
-	b, h, nq, _ := kernels.Dims(q.shape, layout)
-	_, hkv, nk, _ := kernels.Dims(k.shape, layout)
+	b, h, nq, hkv, nk := prob.B, prob.H, prob.Nq, prob.KVHeads, prob.Nk
 	if err := checkHead(head, b, h, q.path, q.shape); err != nil {
 		return nil, err
 	}

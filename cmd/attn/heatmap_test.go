@@ -305,7 +305,7 @@ func TestHeatmapErrors(t *testing.T) {
 		{"unknown flag", []string{"-v", q}, 2, "flag provided but not defined: -v"},
 
 		{"head out of range", []string{"-q", q, "-k", q, "-head", "0,2", "-o", out}, 1, "head 0,2 is not in " + q + " of shape (2, 3, 4): it has B=1 and H=2"},
-		{"rank mismatch", []string{"-q", q, "-k", k4, "-o", out}, 1, "same rank"},
+		{"rank mismatch", []string{"-q", q, "-k", k4, "-o", out}, 1, "must have one rank"},
 		{"rank 1", []string{"-q", vec, "-k", vec, "-o", out}, 1, "has rank 1"},
 		{"head dims", []string{"-q", k4, "-k", k2, "-o", out}, 1, "head dims differ"},
 		{"labels count", []string{"-labels", "a,b", "-o", out}, 1, "-labels has 2 names but there are 3 queries"},

@@ -323,24 +323,15 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			return err
 		}
 	}
+	// The shapes, with the variants the flags give; the files' values
+	// come later.
 	q, k, v := files["q"], files["k"], files["v"]
-	if err := checkQKV(q, k, v, f.layout); err != nil {
+	prob, err := checkHeaders(q, k, v, files["bias"], files["mask"], f.layout, &kernels.Options{
+		Scale: f.scale, Causal: f.causal, Variants: f.variants, ScoresStage: f.stage})
+	if err != nil {
 		return err
 	}
-	full := fullShape(q, k, f.layout)
-	for _, key := range []string{"bias", "mask"} {
-		if nf := files[key]; nf != nil {
-			if err := checkBroadcast(key, nf, full); err != nil {
-				return err
-			}
-		}
-	}
-	// The variants the flags give, checked against the sizes as
-	// kernels.Attention will check them; the files' values come later.
-	prob := headerProblem(f, q, k, v)
-	if err := prob.Validate(); err != nil {
-		return err
-	}
+	full := [4]int{prob.B, prob.H, prob.Nq, prob.Nk}
 	if f.heatmap != "" {
 		if err := checkHead(f.heatmapHead, full[0], full[1], q.path, q.shape); err != nil {
 			return fmt.Errorf("-heatmap-head: %v", err)
@@ -377,7 +368,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	defer be.Close()
-	if err := checkMemory(f, files, be, prob.Resolved()); err != nil {
+	if err := checkMemory(f, files, be, prob); err != nil {
 		return err
 	}
 	// The per-head and per-batch values, before Q, K and V: a wrong
@@ -538,80 +529,27 @@ func drawRunHeatmap(f *runFlags, full [4]int, p []float32) ([]byte, error) {
 	return img, nil
 }
 
-// checkQKV checks the ranks and sizes of Q, K and V against each other,
-// naming the files in its messages. kernels.Attention checks them again;
-// checking here names the files and avoids reading data that cannot be
-// used.
-func checkQKV(q, k, v *npyFile, layout kernels.Layout) error {
-	const ranks = "q, k and v must be rank 2 [N, D], 3 [H, N, D] or 4 [B, H, N, D]"
-	for _, nf := range []*npyFile{q, k, v} {
-		if r := len(nf.shape); r < 2 || r > 4 {
-			return fmt.Errorf("%s has rank %d, shape %s; %s", nf.path, r, kernels.NpyShape(nf.shape), ranks)
-		}
+// checkHeaders has kernels check the shapes in the headers of q, k, v
+// and the optional bias and mask (nil for none) with opts, as
+// kernels.Attention will check them (Shapes.Check), so that a call that
+// cannot run fails before any data is read; each error names the file.
+// It returns the problem they describe. attn also refuses an empty Q, K
+// or V, which kernels allows.
+func checkHeaders(q, k, v, bias, mask *npyFile, layout kernels.Layout, opts *kernels.Options) (backend.Problem, error) {
+	s := kernels.Shapes{Q: q.shape, K: k.shape, V: v.shape, Layout: layout,
+		Names: [5]string{q.path, k.path, v.path}}
+	if bias != nil {
+		s.Bias, s.Names[3] = bias.shape, "bias "+bias.path
 	}
-	for _, nf := range []*npyFile{k, v} {
-		if len(nf.shape) != len(q.shape) {
-			return fmt.Errorf("%s has rank %d but %s has rank %d; q, k and v must have the same rank", q.path, len(q.shape), nf.path, len(nf.shape))
-		}
+	if mask != nil {
+		s.Mask, s.Names[4] = mask.shape, "mask "+mask.path
 	}
 	for _, nf := range []*npyFile{q, k, v} {
 		if nf.n == 0 {
-			return fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
+			return backend.Problem{}, fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
 		}
 	}
-	qb, qh, _, qd := kernels.Dims(q.shape, layout)
-	kb, kh, kn, kd := kernels.Dims(k.shape, layout)
-	vb, vh, vn, _ := kernels.Dims(v.shape, layout)
-	switch {
-	case kb != qb || vb != qb:
-		return fmt.Errorf("batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", q.path, qb, k.path, kb, v.path, vb)
-	case kd != qd:
-		return fmt.Errorf("head dims differ: %s has D=%d but %s has D=%d", q.path, qd, k.path, kd)
-	case vn != kn:
-		return fmt.Errorf("key counts differ: %s has N=%d keys but %s has N=%d values", k.path, kn, v.path, vn)
-	case vh != kh:
-		return fmt.Errorf("KV head counts differ: %s has %d heads but %s has %d", k.path, kh, v.path, vh)
-	case qh%kh != 0:
-		return fmt.Errorf("%s has H=%d heads, not a multiple of the %d KV heads of %s", q.path, qh, kh, k.path)
-	}
-	return nil
-}
-
-// headerProblem is the problem the headers and flags describe, with the
-// variants the flags give directly: what kernels.Attention validates,
-// less the values of the variant files.
-func headerProblem(f *runFlags, q, k, v *npyFile) backend.Problem {
-	b, h, nq, d := kernels.Dims(q.shape, f.layout)
-	_, hk, nk, _ := kernels.Dims(k.shape, f.layout)
-	_, _, _, dv := kernels.Dims(v.shape, f.layout)
-	return backend.Problem{B: b, H: h, KVHeads: hk, Nq: nq, Nk: nk, D: d, Dv: dv, Layout: f.layout,
-		Scale: float32(f.scale), Causal: f.causal, Variants: f.variants}
-}
-
-// fullShape is [B, H, Nq, Nk], what a bias or mask broadcasts to.
-func fullShape(q, k *npyFile, layout kernels.Layout) [4]int {
-	b, h, nq, _ := kernels.Dims(q.shape, layout)
-	_, _, nk, _ := kernels.Dims(k.shape, layout)
-	return [4]int{b, h, nq, nk}
-}
-
-// checkBroadcast checks that a bias or mask broadcasts, right-aligned, to
-// full.
-func checkBroadcast(what string, nf *npyFile, full [4]int) error {
-	names := [4]string{"B", "H", "Nq", "Nk"}
-	r := len(nf.shape)
-	if r < 1 || r > 4 {
-		return fmt.Errorf("%s %s has rank %d, shape %s; it must be rank 1 to 4, broadcasting to (B, H, Nq, Nk) = %s",
-			what, nf.path, r, kernels.NpyShape(nf.shape), kernels.NpyShape(full[:]))
-	}
-	for i, s := range nf.shape {
-		d := 4 - r + i
-		if s != 1 && s != full[d] {
-			return fmt.Errorf("%s %s of shape %s does not broadcast to (B, H, Nq, Nk) = %s: its %s dimension is %d, want 1 or %d",
-				what, nf.path, kernels.NpyShape(nf.shape), kernels.NpyShape(full[:]), names[d], s, full[d])
-		}
-	}
-	return nil
+	return s.Check(opts)
 }
 
 // memoryNeed is what attn run holds in memory at its peak, in bytes, by

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -31,12 +32,6 @@ var headDims = []int{1, 2, 3, 4, 5, 16, 31, 32, 64, 80, 96, 128, 160, 256}
 // common 64 and the largest.
 var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 
-// kspec is one specialisation of one kernel.
-type kspec struct {
-	k *shaders.Kernel
-	s shaders.Spec
-}
-
 // minWorkgroupStorage is the workgroup memory every WebGPU device has
 // (the default maxComputeWorkgroupStorageSize).
 const minWorkgroupStorage = 16384
@@ -48,20 +43,20 @@ const minWorkgroupStorage = 16384
 // picks, a wider one has one of fusedloop.wgsl per TK, with the TK
 // fusedTile picks on b and the one it would pick on a device with the
 // least workgroup memory WebGPU allows.
-func backendSpecs(t testing.TB, b *Backend, dims []int) []kspec {
+func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
-	specs := []kspec{
-		{&shaders.Scores, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}},
-		{&shaders.Softmax, shaders.Spec{smWG, smPer}},
-		{&shaders.Context, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}},
-		{&shaders.Merge, shaders.Spec{mergeWG}},
+	specs := []shaders.Spec{
+		shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg},
+		shaders.SoftmaxConsts{WG: smWG, PER: smPer},
+		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
+		shaders.MergeConsts{WG: mergeWG},
 	}
 	mem := b.lim.MaxComputeWorkgroupStorageSize
 	defer func() { b.lim.MaxComputeWorkgroupStorageSize = mem }()
 	for _, d := range dims {
 		for _, dv := range dims {
 			if r := fusedRows(d, dv); r > 0 {
-				specs = append(specs, kspec{&shaders.Fused, shaders.Spec{fusedWG, r, d, dv, ceilDiv(d, 4), ceilDiv(dv, 4)}})
+				specs = append(specs, shaders.FusedConsts{WG: fusedWG, R: r, D: d, DV: dv})
 				continue
 			}
 			var tks []int
@@ -73,13 +68,13 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []kspec {
 				}
 				if !slices.Contains(tks, tk) {
 					tks = append(tks, tk)
-					specs = append(specs, kspec{&shaders.FusedLoop, shaders.Spec{fusedWG, tk, d, dv, ceilDiv(d, 4), ceilDiv(dv, 4)}})
+					specs = append(specs, shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv})
 				}
 			}
 		}
 	}
 	for i := range shaders.All {
-		if !slices.ContainsFunc(specs, func(x kspec) bool { return x.k.Name == shaders.All[i].Name }) {
+		if !slices.ContainsFunc(specs, func(x shaders.Spec) bool { return x.Kernel().Name == shaders.All[i].Name }) {
 			t.Fatalf("backendSpecs has no specialisation of kernel %s", shaders.All[i].Name)
 		}
 	}
@@ -104,24 +99,25 @@ func TestCompile(t *testing.T) {
 	slowest, slowestKey := time.Duration(0), ""
 	perKernel := map[string]time.Duration{}
 	for _, x := range specs {
-		for _, e := range x.k.Entries {
+		k := x.Kernel()
+		for _, e := range k.Entries {
 			t0 := time.Now()
-			p, err := b.pipeline(x.k, x.s, e)
+			p, err := b.pipeline(x, e)
 			dt := time.Since(t0)
 			if err != nil {
-				t.Errorf("%s %s: %v", x.k.Key(x.s), e, err)
+				t.Errorf("%s %s: %v", k.Key(x), e, err)
 				continue
 			}
 			n++
-			perKernel[x.k.Name] += dt
+			perKernel[k.Name] += dt
 			if dt > slowest {
-				slowest, slowestKey = dt, x.k.Key(x.s)+" "+e
+				slowest, slowestKey = dt, k.Key(x)+" "+e
 			}
-			if p.pipe == nil || p.bgl == nil || p.kernel != x.k {
-				t.Errorf("%s %s: incomplete pipeline %+v", x.k.Key(x.s), e, p)
+			if p.pipe == nil || p.bgl == nil || p.kernel != k {
+				t.Errorf("%s %s: incomplete pipeline %+v", k.Key(x), e, p)
 			}
-			if again, err := b.pipeline(x.k, x.s, e); err != nil || again != p {
-				t.Errorf("%s %s: second lookup = %p, %v; want the cached %p", x.k.Key(x.s), e, again, err, p)
+			if again, err := b.pipeline(x, e); err != nil || again != p {
+				t.Errorf("%s %s: second lookup = %p, %v; want the cached %p", k.Key(x), e, again, err, p)
 			}
 		}
 	}
@@ -143,37 +139,41 @@ func TestCompileReportsErrors(t *testing.T) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 
+	// The body reads P.Dv, which this Params lacks.
 	broken := shaders.Merge
-	broken.Consts = []string{"WGX"} // the body's WG is then undeclared
-	if _, err := b.pipeline(&broken, shaders.Spec{mergeWG}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
-		t.Errorf("pipeline of WGSL with an undeclared constant: err = %v, want a compile error", err)
+	broken.Params = reflect.TypeFor[struct{ shaders.Unit }]()
+	if _, err := b.compile(&broken, shaders.MergeConsts{WG: mergeWG}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
+		t.Errorf("pipeline of WGSL reading a missing Params field: err = %v, want a compile error", err)
 	}
-	if _, err := b.pipeline(&shaders.Merge, shaders.Spec{mergeWG}, "nosuchentry"); err == nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "nosuchentry"); err == nil {
 		t.Error("pipeline of a missing entry point succeeded")
 	}
-	if _, err := b.pipeline(&shaders.Merge, shaders.Spec{0}, "main"); err == nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: 0}, "main"); err == nil {
 		t.Error("pipeline of an out-of-range spec succeeded")
 	}
 	for key := range b.pipes {
-		if strings.Contains(key, "WGX") || strings.Contains(key, "nosuchentry") || strings.Contains(key, "WG=0") {
+		if strings.Contains(key, "nosuchentry") || strings.Contains(key, "WG=0") {
 			t.Errorf("failed pipeline %q was cached", key)
 		}
 	}
+	if len(b.pipes) != 0 {
+		t.Errorf("%d pipelines cached after only failures", len(b.pipes))
+	}
 }
 
-// TestCompileRejectsBadSpec checks that pipeline refuses a spec of the
-// wrong length whether or not a valid specialisation it starts with is
+// TestCompileRejectsBadSpec checks that compile refuses the Spec of
+// another kernel whether or not a valid specialisation of the kernel is
 // already cached.
 func TestCompileRejectsBadSpec(t *testing.T) {
 	b := newTestBackend(t)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, err := b.pipeline(&shaders.Merge, shaders.Spec{mergeWG}, "main"); err != nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "main"); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []shaders.Spec{{}, {mergeWG, 1}, {mergeWG, 1024}} {
-		if _, err := b.pipeline(&shaders.Merge, s, "main"); err == nil {
-			t.Errorf("pipeline(merge, %v) succeeded; a merge spec has %d constants", s, len(shaders.Merge.Consts))
+	for _, s := range []shaders.Spec{shaders.SoftmaxConsts{WG: mergeWG, PER: 1}, shaders.FusedConsts{WG: mergeWG, R: 1, D: 1, DV: 1}} {
+		if _, err := b.compile(&shaders.Merge, s, "main"); err == nil {
+			t.Errorf("compile(merge, %T%+v) succeeded; merge is specialised by a MergeConsts", s, s)
 		}
 	}
 }

@@ -27,12 +27,13 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if pr.OLen() == 0 {
 		return nil
 	}
+	var prm shaders.ContextParams
 	ops := []operand{
-		{name: "p", x: bufs[0], t: scoresTensor(pr)},
-		{name: "v", x: bufs[1], t: vTensor(pr)},
-		{name: "o", x: bufs[2], t: oTensor(pr), out: true},
+		{name: "p", x: bufs[0], t: scoresTensor(pr), at: &prm.P},
+		{name: "v", x: bufs[1], t: vTensor(pr), at: &prm.V},
+		{name: "o", x: bufs[2], t: oTensor(pr), out: true, at: &prm.O},
 	}
-	pipe, err := b.pipeline(&shaders.Context, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}, "main")
+	pipe, err := b.pipeline(shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg}, "main")
 	if err != nil {
 		return err
 	}
@@ -54,9 +55,9 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 			return err
 		}
 		for _, u := range units {
-			d := b.unitDispatch(pipe, pr, u, ops)
-			d.set("Dv", pr.Dv)
-			d.set("first", btoi(ci == 0))
+			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
+			prm.Dv, prm.First = uint32(pr.Dv), btoi(ci == 0)
+			d.setParams(prm)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}

@@ -4,10 +4,10 @@ package gpu
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -17,32 +17,27 @@ type binding struct {
 	w   window
 }
 
-// dispatch is one recorded kernel launch: its pipeline, its Params values,
-// its bound windows (slot 0, the uniform, is filled at submission) and
-// its grid.
+// dispatch is one recorded kernel launch: its pipeline, its Params
+// encoded (shaders.Kernel.Encode), its bound windows (slot 0, the uniform,
+// is filled at submission) and its grid.
 type dispatch struct {
 	p      *pipeline
-	params []uint32
+	params []byte
+	err    error // from setParams: a Params value of another kernel's type
 	binds  []binding
 	grid   [3]int
 	cost   float64 // floating-point operations, for the submission budget
 }
 
 func newDispatch(p *pipeline) *dispatch {
-	return &dispatch{p: p, params: make([]uint32, len(p.kernel.Params)), binds: make([]binding, len(p.kernel.Bindings))}
+	return &dispatch{p: p, binds: make([]binding, len(p.kernel.Bindings))}
 }
 
-// set stores v modulo 2³² in Params field name. An unknown name is a bug
-// in this package, not a user error.
-func (d *dispatch) set(name string, v int) {
-	i, ok := d.p.index[name]
-	if !ok {
-		panic("gpu: kernel " + d.p.kernel.Name + " has no param " + name)
-	}
-	d.params[i] = uint32(v)
-}
-
-func (d *dispatch) setBits(name string, v uint32) { d.set(name, int(v)) }
+// setParams encodes v, a value of the pipeline's kernel's Params type
+// (shaders.ScoresParams …), as the dispatch's uniform. A value of another
+// type is a bug in this package; run reports it before submitting
+// anything.
+func (d *dispatch) setParams(v any) { d.params, d.err = d.p.kernel.Encode(v) }
 
 func (d *dispatch) bind(name string, buf *wgpu.Buffer, w window) {
 	for i, bd := range d.p.kernel.Bindings {
@@ -55,19 +50,34 @@ func (d *dispatch) bind(name string, buf *wgpu.Buffer, w window) {
 }
 
 // operand is one tensor argument of a dispatch: the buffer (nil binds a
-// dummy in its place, with zero strides) and how the kernel addresses it.
+// dummy in its place, with zero strides), how the kernel addresses it and
+// where that addressing goes in the op's Params value: at for a tensor,
+// mask for a mask (which has the extra key stride).
 type operand struct {
-	name string
+	name string // the binding
 	x    *buffer
 	t    tensor
-	mask bool // has the extra X_c stride
+	at   *shaders.Tensor
+	mask *shaders.Mask
 	out  bool
 	vec4 bool // bound as array<vec4<f32>>: the window starts and ends on 16 bytes
 }
 
-// bindOperands binds the window each operand needs for unit u and sets
-// its strides and window start. It reports false when a window is larger
-// than the device's biggest storage binding.
+// address writes the operand's strides and window start into its Params
+// field.
+func (o operand) address(t tensor, start int) {
+	if o.at != nil {
+		*o.at = shaders.Tensor{B: uint32(t.sb), H: uint32(t.sh), R: uint32(t.sr), Base: uint32(start)}
+	}
+	if o.mask != nil {
+		*o.mask = shaders.Mask{B: uint32(t.sb), H: uint32(t.sh), R: uint32(t.sr), C: uint32(t.sc), Base: uint32(start)}
+	}
+}
+
+// bindOperands binds the window each operand needs for unit u and writes
+// its strides and window start into the Params field the operand points
+// to (all modulo 2³², as the kernels compute). It reports false when a
+// window is larger than the device's biggest storage binding.
 func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) bool {
 	align := max(int(b.lim.MinStorageBufferOffsetAlignment)/4, 1)
 	maxBind := int(b.lim.MaxStorageBufferBindingSize / 4)
@@ -79,12 +89,7 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			}
 			if d != nil {
 				d.bind(o.name, dummy, window{0, 64})
-				for _, f := range []string{"_b", "_h", "_r", "_base"} {
-					d.set(o.name+f, 0)
-				}
-				if o.mask {
-					d.set(o.name+"_c", 0)
-				}
+				o.address(tensor{}, 0)
 			}
 			continue
 		}
@@ -105,13 +110,7 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 		}
 		if d != nil {
 			d.bind(o.name, o.x.buf, w)
-			d.set(o.name+"_b", o.t.sb)
-			d.set(o.name+"_h", o.t.sh)
-			d.set(o.name+"_r", o.t.sr)
-			d.set(o.name+"_base", w.start)
-			if o.mask {
-				d.set(o.name+"_c", o.t.sc)
-			}
+			o.address(o.t, w.start)
 		}
 	}
 	return true
@@ -128,6 +127,11 @@ func (b *Backend) gridOK(g [3]int) bool {
 // waiting for each submission before the next and checking ctx between
 // them. The caller holds b.mu.
 func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
+	for _, d := range ds {
+		if d.err != nil {
+			return fmt.Errorf("gpu: %s: %w", op, d.err)
+		}
+	}
 	for i := 0; i < len(ds); {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, err)
@@ -157,9 +161,7 @@ func (b *Backend) submit(ds []*dispatch) error {
 	slot = (slot + align - 1) / align * align
 	data := make([]byte, slot*len(ds))
 	for k, d := range ds {
-		for i, v := range d.params {
-			binary.LittleEndian.PutUint32(data[k*slot+4*i:], v)
-		}
+		copy(data[k*slot:], d.params)
 	}
 	ubuf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
 		Label: "attn params",
@@ -225,9 +227,9 @@ func (b *Backend) submit(ds []*dispatch) error {
 	return nil
 }
 
-// paramBytes is the size of d's Params struct: 4 bytes a field, rounded up
-// to 16 as WGSL lays out a uniform struct.
-func paramBytes(d *dispatch) int { return (4*len(d.params) + 15) &^ 15 }
+// paramBytes is the size of d's Params struct rounded up to 16 bytes, as
+// a uniform binding's size must be.
+func paramBytes(d *dispatch) int { return (len(d.params) + 15) &^ 15 }
 
 // tooLarge is the error for a problem no split brings within the device's
 // limits.

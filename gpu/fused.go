@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/attn-go/attn/backend"
@@ -107,7 +106,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
 	}
 
-	flags := 0
+	var flags shaders.Flag
 	if rangeVariants(pr) {
 		flags |= shaders.FlagRange
 	}
@@ -128,14 +127,13 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return err
 	}
 	defer vars.free()
-	d4, dv4 := ceilDiv(pr.D, 4), ceilDiv(pr.Dv, 4)
 	var fused *pipeline
 	tileRows := fusedWG // query rows per workgroup
 	if rows > 0 {
-		fused, err = b.pipeline(&shaders.Fused, shaders.Spec{fusedWG, rows, pr.D, pr.Dv, d4, dv4}, "main")
+		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv}, "main")
 		tileRows = fusedWG * rows
 	} else {
-		fused, err = b.pipeline(&shaders.FusedLoop, shaders.Spec{fusedWG, tk, pr.D, pr.Dv, d4, dv4}, "main")
+		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: pr.D, DV: pr.Dv}, "main")
 	}
 	if err != nil {
 		return err
@@ -166,19 +164,21 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		flags |= shaders.FlagLSE
 	}
 
-	merge, err := b.pipeline(&shaders.Merge, shaders.Spec{mergeWG}, "main")
+	merge, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "main")
 	if err != nil {
 		return err
 	}
+	var prm shaders.FusedParams
+	var mprm shaders.MergeParams
 	ops := func(out, outLSE *buffer) []operand {
 		r := []operand{
-			{name: "q", x: bufs[0], t: qTensor(pr)},
-			{name: "k", x: bufs[1], t: kTensor(pr), vec4: rows > 0 && pr.D%4 == 0},
-			{name: "v", x: bufs[2], t: vTensor(pr), vec4: rows > 0 && pr.Dv%4 == 0},
-			{name: "bias", x: bufs[3], mask: true},
-			{name: "keep", x: bufs[4], mask: true},
-			{name: "o", x: out, t: oTensor(pr), out: true},
-			{name: "lse", x: outLSE, t: lseTensor(pr), out: true},
+			{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
+			{name: "k", x: bufs[1], t: kTensor(pr), vec4: rows > 0 && pr.D%4 == 0, at: &prm.K},
+			{name: "v", x: bufs[2], t: vTensor(pr), vec4: rows > 0 && pr.Dv%4 == 0, at: &prm.V},
+			{name: "bias", x: bufs[3], mask: &prm.Bias},
+			{name: "keep", x: bufs[4], mask: &prm.Keep},
+			{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
+			{name: "lse", x: outLSE, t: lseTensor(pr), out: true, at: &prm.LSE},
 		}
 		if p.Bias != nil {
 			r[3].t = maskTensor(p.Bias)
@@ -189,10 +189,10 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return r
 	}
 	mergeOps := []operand{
-		{name: "po", x: po, t: oTensor(pr)},
-		{name: "plse", x: plse, t: lseTensor(pr)},
-		{name: "o", x: bufs[5], t: oTensor(pr), out: true},
-		{name: "lse", x: lseOut, t: lseTensor(pr), out: true},
+		{name: "po", x: po, t: oTensor(pr), at: &mprm.PO},
+		{name: "plse", x: plse, t: lseTensor(pr), at: &mprm.PLSE},
+		{name: "o", x: bufs[5], t: oTensor(pr), out: true, at: &mprm.O},
+		{name: "lse", x: lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
 	}
 	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, 1} }
 	cost := func(u unit) float64 {
@@ -214,10 +214,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			return err
 		}
 		for _, u := range units {
-			d := b.unitDispatch(fused, pr, u, fo)
-			d.setBits("scale", math.Float32bits(pr.Scale))
-			d.setBits("softcap", math.Float32bits(pr.Softcap))
-			d.set("flags", fl)
+			d := b.unitDispatch(fused, pr, u, &prm.Unit, fo)
+			prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, fl
+			d.setParams(prm)
 			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
@@ -226,8 +225,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			continue
 		}
 		for _, u := range units {
-			d := b.unitDispatch(merge, pr, u, mergeOps)
-			d.set("Dv", pr.Dv)
+			d := b.unitDispatch(merge, pr, u, &mprm.Unit, mergeOps)
+			mprm.Dv = uint32(pr.Dv)
+			d.setParams(mprm)
 			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG), u.bh1 - u.bh0, 1}
 			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv)
 			ds = append(ds, d)

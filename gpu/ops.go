@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -145,20 +146,17 @@ func (b *Backend) plan(op string, p backend.Problem, u unit, sp splitter, ops []
 	return units, nil
 }
 
-// unitDispatch starts a dispatch of pipe for unit u of problem p: the
-// unit's Params fields, and the windows and strides of ops. The caller
-// sets the kernel's own fields, the grid and the cost.
-func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, ops []operand) *dispatch {
+// unitDispatch starts a dispatch of pipe for unit u of problem p: it
+// writes the unit's fields into at (the Unit of the op's Params value),
+// and binds ops, writing their addressing where each points. The caller
+// sets the kernel's own fields, calls setParams, and sets the grid and
+// the cost.
+func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, at *shaders.Unit, ops []operand) *dispatch {
 	d := newDispatch(pipe)
-	d.set("H", p.H)
-	d.set("G", p.Group())
-	d.set("Nq", p.Nq)
-	d.set("Nk", p.Nk)
-	d.set("bh0", u.bh0)
-	d.set("i0", u.i0)
-	d.set("i1", u.i1)
-	d.set("j0", u.j0)
-	d.set("j1", u.j1)
+	*at = shaders.Unit{
+		H: uint32(p.H), G: uint32(p.Group()), Nq: uint32(p.Nq), Nk: uint32(p.Nk),
+		BH0: uint32(u.bh0), I0: uint32(u.i0), I1: uint32(u.i1), J0: uint32(u.j0), J1: uint32(u.j1),
+	}
 	b.bindOperands(d, u, p.H, p.Group(), ops)
 	return d
 }
@@ -221,7 +219,7 @@ func (b *Backend) scratch(n int) (*buffer, error) {
 	return x, nil
 }
 
-func btoi(v bool) int {
+func btoi(v bool) uint32 {
 	if v {
 		return 1
 	}

@@ -15,7 +15,6 @@ import (
 // same bind group would not fit every specialisation.)
 type pipeline struct {
 	kernel *shaders.Kernel
-	index  map[string]int // Params field → position
 	module *wgpu.ShaderModule
 	bgl    *wgpu.BindGroupLayout
 	layout *wgpu.PipelineLayout
@@ -37,12 +36,16 @@ func (p *pipeline) release() {
 	}
 }
 
-// pipeline returns the compiled entry point of kernel k specialised by s,
+// pipeline returns the compiled entry point of the kernel s specialises,
 // compiling it on first use. The caller holds b.mu.
-func (b *Backend) pipeline(k *shaders.Kernel, s shaders.Spec, entry string) (*pipeline, error) {
-	if len(s) != len(k.Consts) {
-		return nil, fmt.Errorf("gpu: %s needs %d constants, got %d", k.Name, len(k.Consts), len(s))
-	}
+func (b *Backend) pipeline(s shaders.Spec, entry string) (*pipeline, error) {
+	return b.compile(s.Kernel(), s, entry)
+}
+
+// compile returns the compiled entry point of kernel k specialised by s
+// (which Generate refuses unless it is k's Spec type), compiling it on
+// first use. The caller holds b.mu.
+func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pipeline, error) {
 	key := k.Key(s) + " " + entry
 	if p, ok := b.pipes[key]; ok {
 		return p, nil
@@ -51,10 +54,7 @@ func (b *Backend) pipeline(k *shaders.Kernel, s shaders.Spec, entry string) (*pi
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	p := &pipeline{kernel: k, index: map[string]int{}}
-	for i, f := range k.Params {
-		p.index[f] = i
-	}
+	p := &pipeline{kernel: k}
 	fail := func(what string, err error) (*pipeline, error) {
 		p.release()
 		return nil, fmt.Errorf("gpu: %s for %s: %w", what, key, err)

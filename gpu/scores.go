@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -33,12 +32,13 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if pr.ScoresLen() == 0 {
 		return nil
 	}
+	var prm shaders.ScoresParams
 	ops := []operand{
-		{name: "q", x: bufs[0], t: qTensor(pr)},
-		{name: "k", x: bufs[1], t: kTensor(pr)},
-		{name: "bias", x: bufs[2], mask: true},
-		{name: "keep", x: bufs[3], mask: true},
-		{name: "s", x: bufs[4], t: scoresTensor(pr), out: true},
+		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
+		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
+		{name: "bias", x: bufs[2], mask: &prm.Bias},
+		{name: "keep", x: bufs[3], mask: &prm.Keep},
+		{name: "s", x: bufs[4], t: scoresTensor(pr), out: true, at: &prm.S},
 	}
 	if p.Bias != nil {
 		ops[2].t = maskTensor(p.Bias)
@@ -52,7 +52,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		return err
 	}
 	defer vars.free()
-	pipe, err := b.pipeline(&shaders.Scores, shaders.Spec{mmTile, mmTile, mmStep, mmReg, mmReg}, "main")
+	pipe, err := b.pipeline(shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg}, "main")
 	if err != nil {
 		return err
 	}
@@ -71,14 +71,11 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 			return err
 		}
 		for _, u := range units {
-			d := b.unitDispatch(pipe, pr, u, ops)
-			d.set("d0", dc[0])
-			d.set("d1", dc[1])
-			d.set("first", btoi(ci == 0))
-			d.set("last", btoi(ci == len(dcs)-1))
-			d.setBits("scale", math.Float32bits(pr.Scale))
-			d.setBits("softcap", math.Float32bits(pr.Softcap))
-			d.set("flags", flags)
+			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
+			prm.D0, prm.D1 = uint32(dc[0]), uint32(dc[1])
+			prm.First, prm.Last = btoi(ci == 0), btoi(ci == len(dcs)-1)
+			prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, flags
+			d.setParams(prm)
 			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
@@ -89,8 +86,8 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 
 // scoresFlags are the steps scores.wgsl takes for p.Stage: each stage's
 // flags include the one before it.
-func scoresFlags(p backend.ScoresParams) int {
-	flags := 0
+func scoresFlags(p backend.ScoresParams) shaders.Flag {
+	var flags shaders.Flag
 	if p.Stage == backend.StageRaw {
 		return flags
 	}

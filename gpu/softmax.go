@@ -55,13 +55,14 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	defer st.free()
 
+	var prm shaders.SoftmaxParams
 	ops := []operand{
-		{name: "s", x: bufs[0], t: scoresTensor(pr), out: true},
-		{name: "keep", x: bufs[1], mask: true},
-		{name: "st", x: st, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true},
-		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true},
+		{name: "s", x: bufs[0], t: scoresTensor(pr), out: true, at: &prm.S},
+		{name: "keep", x: bufs[1], mask: &prm.Keep},
+		{name: "st", x: st, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true, at: &prm.St},
+		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true, at: &prm.LSE},
 	}
-	flags := 0
+	var flags shaders.Flag
 	if rangeVariants(pr) {
 		flags |= shaders.FlagRange
 	}
@@ -80,12 +81,12 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		return err
 	}
 	defer vars.free()
-	spec := shaders.Spec{smWG, smPer}
-	stats, err := b.pipeline(&shaders.Softmax, spec, "stats")
+	spec := shaders.SoftmaxConsts{WG: smWG, PER: smPer}
+	stats, err := b.pipeline(spec, "stats")
 	if err != nil {
 		return err
 	}
-	norm, err := b.pipeline(&shaders.Softmax, spec, "normalize")
+	norm, err := b.pipeline(spec, "normalize")
 	if err != nil {
 		return err
 	}
@@ -103,9 +104,9 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	var ds []*dispatch
 	for _, pipe := range []*pipeline{stats, norm} {
 		for _, u := range units {
-			d := b.unitDispatch(pipe, pr, u, ops)
-			d.set("nc", nc)
-			d.set("flags", flags)
+			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
+			prm.NC, prm.Flags = uint32(nc), flags
+			d.setParams(prm)
 			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)

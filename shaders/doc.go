@@ -23,9 +23,17 @@
 // Kernel.Generate writes each kernel's constants (tile sizes, workgroup
 // size, head dims), its Params uniform struct and its bindings in front of
 // the file's body, from the same Go description (Kernel) and the same Go
-// constants that size the dispatch in package gpu. The gpu backend caches
-// compiled pipelines by Kernel.Key. The golden files in testdata pin the
-// generated WGSL (go test ./shaders -update rewrites them).
+// constants that size the dispatch in package gpu. Both inputs of a kernel
+// are typed Go values with named fields: its constants are its Spec
+// (ScoresConsts{TM: 64, …}, whose type also names the kernel, so no
+// constant can be given to the wrong kernel or in the wrong place), and its
+// Params uniform is a struct of uint32, int32 and float32 fields
+// (ScoresParams, …; float32 fields are WGSL f32, not bits), from which
+// Generate writes the WGSL struct Params by reflection and Kernel.Encode
+// the bytes the host uploads. TestParamsLayout holds the two layouts to the
+// same fields, types and offsets. The gpu backend caches compiled
+// pipelines by Kernel.Key. The golden files in testdata pin the generated
+// WGSL (go test ./shaders -update rewrites them).
 //
 // WGSL shared by several kernels (the −Inf bit pattern, the key range
 // and sink logits read from the per-call variant data, softcap and ALiBi)

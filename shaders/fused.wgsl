@@ -62,7 +62,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // this tile.
     let jstart = max(P.j0, key_range(b, row0).x);
     let jend = min(P.j1, key_range(b, min(row0 + WG * R, P.i1) - 1u).y);
-    let scale = bitcast<f32>(P.scale);
+    let scale = P.scale;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
     let has_sink = (P.flags & F_SINK) != 0u;

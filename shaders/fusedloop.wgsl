@@ -89,7 +89,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         lo = kr.x;
         lim = min(P.j1, kr.y);
     }
-    let scale = bitcast<f32>(P.scale);
+    let scale = P.scale;
 
     var qr: array<vec4<f32>, D4>;
     if (live) {

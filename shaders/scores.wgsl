@@ -75,7 +75,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }
     }
 
-    let scale = bitcast<f32>(P.scale);
+    let scale = P.scale;
     let sa = b * P.s_b + h * P.s_h - P.s_base;
     let ba = b * P.bias_b + h * P.bias_h - P.bias_base;
     let ma = b * P.keep_b + h * P.keep_h - P.keep_base;

@@ -3,6 +3,7 @@ package shaders
 import (
 	"embed"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,28 +36,26 @@ type Binding struct {
 	Access Access
 }
 
-// Kernel describes one WGSL kernel: its file, the constants its source
-// needs written in, the u32 fields of its Params uniform, its bindings and
-// its entry points. Generate writes the declarations of all of these in
-// front of the file's body, so the WGSL and the Go that fills the uniform
-// and the bind group are generated from this one description.
+// Kernel describes one WGSL kernel: its file, the types of the constants
+// its source needs written in (its Spec) and of its Params uniform, its
+// bindings and its entry points. Generate writes the declarations of all
+// of these in front of the file's body, so the WGSL and the Go that fills
+// the uniform and the bind group are generated from this one description.
 type Kernel struct {
-	Name     string
-	Consts   []string // each a u32 constant, in the order Spec must give them
-	Params   []string // Params fields, each u32 (an f32 travels as its bits)
+	Name string
+	// Consts is the kernel's Spec type: a struct of int fields, each a
+	// u32 constant of the WGSL (ScoresConsts …).
+	Consts reflect.Type
+	// Params is the type of the kernel's Params uniform: a struct of
+	// uint32, int32 and float32 fields and of structs of them (Unit,
+	// Tensor, Mask), which Generate writes as the WGSL struct Params
+	// (see fields) and Encode as its bytes.
+	Params   reflect.Type
 	Bindings []Binding
 	Entries  []string
 	// Include names the files of lib/ written in after the kernel's own
 	// file: WGSL shared by several kernels.
 	Include []string
-	// Derived are constants computed from Consts and written in after
-	// them: this naga accepts no expressions in array sizes or workgroup
-	// sizes, so products are precomputed here.
-	Derived []Derived
-	// Check refuses constants that are each in range but do not work
-	// together (a tile the register block does not divide, say), which
-	// would compile into a kernel that silently computes the wrong thing.
-	Check func(c map[string]int) error
 	// Template says the body is a text/template, executed with the
 	// constants (given and derived) as its data and the functions of
 	// templateFuncs, so that it can unroll loops whose trip counts are
@@ -103,12 +102,6 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
-// Derived is a constant computed from a kernel's other constants.
-type Derived struct {
-	Name string
-	F    func(c map[string]int) int
-}
-
 // The kernels. Every tensor a kernel reads or writes is addressed by four
 // u32 fields: X_b, X_h, X_r (strides of the batch, the head and the row)
 // and X_base (the element where the bound window starts), all modulo 2³²,
@@ -119,90 +112,53 @@ type Derived struct {
 // in the window, computed with wrapping u32 arithmetic: the result is the
 // exact offset inside the window even when the tensor's absolute offsets
 // do not fit in 32 bits. Masks add X_c, the stride of the key index (0 on
-// a broadcast key dimension).
+// a broadcast key dimension). Go holds them as Tensor and Mask fields.
 var (
 	Scores = Kernel{
-		Name:   "scores",
-		Consts: []string{"TM", "TN", "TD", "RM", "RN"},
-		Params: cat(unitParams, []string{"d0", "d1", "first", "last", "scale", "softcap", "flags"},
-			tensorParams("q"), tensorParams("k"), tensorParams("s"), maskParams("bias"), maskParams("keep")),
+		Name:     "scores",
+		Consts:   reflect.TypeFor[ScoresConsts](),
+		Params:   reflect.TypeFor[ScoresParams](),
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"s", ReadWrite}},
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod"},
-		Derived: []Derived{
-			{"QS", func(c map[string]int) int { return c["TM"] * c["TD"] }},
-			{"KS", func(c map[string]int) int { return c["TN"] * c["TD"] }},
-			{"WX", func(c map[string]int) int { return c["TN"] / c["RN"] }},
-			{"WY", func(c map[string]int) int { return c["TM"] / c["RM"] }},
-			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
-			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
-		},
-		Check: tileCheck("TD"),
 	}
 	Softmax = Kernel{
-		Name:   "softmax",
-		Consts: []string{"WG", "PER"},
-		Params: cat(unitParams, []string{"nc", "flags"},
-			tensorParams("s"), tensorParams("st"), tensorParams("lse"), maskParams("keep")),
+		Name:     "softmax",
+		Consts:   reflect.TypeFor[SoftmaxConsts](),
+		Params:   reflect.TypeFor[SoftmaxParams](),
 		Bindings: []Binding{{"P", Uniform}, {"keep", Read}, {"vars", ReadI32}, {"s", ReadWrite}, {"st", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"stats", "normalize"},
 		Include:  []string{"neginf", "vars"},
-		Derived: []Derived{
-			{"CW", func(c map[string]int) int { return c["WG"] * c["PER"] }},
-		},
-		Check: func(c map[string]int) error {
-			if wg := c["WG"]; wg&(wg-1) != 0 {
-				return fmt.Errorf("WG = %d is not a power of two (the tree reduction halves it)", wg)
-			}
-			return nil
-		},
 	}
 	Context = Kernel{
-		Name:   "context",
-		Consts: []string{"TM", "TN", "TJ", "RM", "RN"},
-		Params: cat(unitParams, []string{"Dv", "first"},
-			tensorParams("p"), tensorParams("v"), tensorParams("o")),
+		Name:     "context",
+		Consts:   reflect.TypeFor[ContextConsts](),
+		Params:   reflect.TypeFor[ContextParams](),
 		Bindings: []Binding{{"P", Uniform}, {"p", Read}, {"v", Read}, {"o", ReadWrite}},
 		Entries:  []string{"main"},
-		Derived: []Derived{
-			{"PS", func(c map[string]int) int { return c["TM"] * c["TJ"] }},
-			{"VS", func(c map[string]int) int { return c["TJ"] * c["TN"] }},
-			{"WX", func(c map[string]int) int { return c["TN"] / c["RN"] }},
-			{"WY", func(c map[string]int) int { return c["TM"] / c["RM"] }},
-			{"NT", func(c map[string]int) int { return c["TN"] / c["RN"] * (c["TM"] / c["RM"]) }},
-			{"RR", func(c map[string]int) int { return c["RM"] * c["RN"] }},
-		},
-		Check: tileCheck("TJ"),
 	}
 	Fused = Kernel{
 		Name:     "fused",
-		Consts:   []string{"WG", "R", "D", "DV", "D4", "DV4"},
-		Params:   fusedParams,
+		Consts:   reflect.TypeFor[FusedConsts](),
+		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod"},
 		Template: true,
 		Vec4:     map[string]string{"k": "D", "v": "DV"},
-		Check:    fusedCheck,
 	}
 	FusedLoop = Kernel{
 		Name:     "fusedloop",
-		Consts:   []string{"WG", "TK", "D", "DV", "D4", "DV4"},
-		Params:   fusedParams,
+		Consts:   reflect.TypeFor[FusedLoopConsts](),
+		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod"},
-		Derived: []Derived{
-			{"KS", func(c map[string]int) int { return c["TK"] * c["D4"] }},
-			{"VS", func(c map[string]int) int { return c["TK"] * c["DV4"] }},
-		},
-		Check: fusedCheck,
 	}
 	Merge = Kernel{
-		Name:   "merge",
-		Consts: []string{"WG"},
-		Params: cat(unitParams, []string{"Dv"},
-			tensorParams("o"), tensorParams("lse"), tensorParams("po"), tensorParams("plse")),
+		Name:     "merge",
+		Consts:   reflect.TypeFor[MergeConsts](),
+		Params:   reflect.TypeFor[MergeParams](),
 		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"main"},
 		Include:  []string{"neginf"},
@@ -212,29 +168,10 @@ var (
 // All lists every kernel.
 var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge}
 
-// fusedParams and fusedBindings are fused.wgsl's and fusedloop.wgsl's:
-// the two kernels are interchangeable to the host.
+// fusedBindings are fused.wgsl's and fusedloop.wgsl's: the two kernels
+// are interchangeable to the host.
 var fusedBindings = []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
 	{"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}}
-
-var fusedParams = cat(unitParams, []string{"scale", "softcap", "flags"},
-	tensorParams("q"), tensorParams("k"), tensorParams("v"), tensorParams("o"), tensorParams("lse"),
-	maskParams("bias"), maskParams("keep"))
-
-// fusedCheck refuses D4, DV4 other than ⌈D/4⌉, ⌈DV/4⌉: the vec4 loads
-// would stop short of the row or read into the next one.
-func fusedCheck(c map[string]int) error {
-	if c["D4"] != (c["D"]+3)/4 || c["DV4"] != (c["DV"]+3)/4 {
-		return fmt.Errorf("D4 = %d and DV4 = %d must be ⌈D/4⌉ = %d and ⌈DV/4⌉ = %d", c["D4"], c["DV4"], (c["D"]+3)/4, (c["DV"]+3)/4)
-	}
-	return nil
-}
-
-// unitParams locate a dispatch's share of the problem: heads bh0… of the
-// flattened b·H+h index (count from the grid), query rows i0…i1−1 and keys
-// j0…j1−1, with H heads, G query heads per KV head, Nq queries and Nk
-// keys in the whole problem.
-var unitParams = []string{"H", "G", "Nq", "Nk", "bh0", "i0", "i1", "j0", "j1"}
 
 // The flag bits of a kernel's flags field. Generate writes each as a
 // WGSL constant (Flags) into every kernel with a flags field, and the
@@ -244,73 +181,37 @@ const (
 	// FlagRange hides every key outside backend.Problem.KeyRange (causal,
 	// window, key lengths), from the ranges in vars. Scores applies it
 	// (and FlagKeep) only for the masked stage.
-	FlagRange   = 1 << iota
-	FlagBias    // add the bias operand
-	FlagKeep    // hide keys where the keep operand is 0
-	FlagLSE     // write the LSE
-	FlagSoftcap // cap the scaled scores at ±softcap
-	FlagALiBi   // add −slope·|t − j| from vars
-	FlagSink    // add exp(sink logit) from vars to the denominator
+	FlagRange   Flag = 1 << iota
+	FlagBias         // add the bias operand
+	FlagKeep         // hide keys where the keep operand is 0
+	FlagLSE          // write the LSE
+	FlagSoftcap      // cap the scaled scores at ±softcap
+	FlagALiBi        // add −slope·|t − j| from vars
+	FlagSink         // add exp(sink logit) from vars to the denominator
 )
 
 // Flags names each flag bit as the WGSL constant Generate writes.
 var Flags = []struct {
 	Name string
-	Bit  int
+	Bit  Flag
 }{
 	{"F_RANGE", FlagRange}, {"F_BIAS", FlagBias}, {"F_KEEP", FlagKeep}, {"F_LSE", FlagLSE},
 	{"F_SOFTCAP", FlagSoftcap}, {"F_ALIBI", FlagALiBi}, {"F_SINK", FlagSink},
 }
 
-// tileCheck checks a register-tiled kernel: each register block must
-// divide its tile, or the tile's last rows or columns are never written.
-func tileCheck(inner string) func(c map[string]int) error {
-	return func(c map[string]int) error {
-		if c["TM"]%c["RM"] != 0 || c["TN"]%c["RN"] != 0 {
-			return fmt.Errorf("register block %d×%d does not divide tile %d×%d", c["RM"], c["RN"], c["TM"], c["TN"])
-		}
-		if c[inner] > c["TM"]*c["TN"] {
-			return fmt.Errorf("%s = %d is larger than the tile", inner, c[inner])
-		}
-		return nil
-	}
-}
-
-func tensorParams(x string) []string {
-	return []string{x + "_b", x + "_h", x + "_r", x + "_base"}
-}
-
-func maskParams(x string) []string {
-	return []string{x + "_b", x + "_h", x + "_r", x + "_c", x + "_base"}
-}
-
-func cat(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
-}
-
-// Spec is the values of a kernel's constants, in Kernel.Consts order.
-type Spec []int
-
-// Key names a specialisation, for caching compiled pipelines.
+// Key names a specialisation, for caching compiled pipelines: the
+// kernel's name and each given constant.
 func (k Kernel) Key(s Spec) string {
 	var b strings.Builder
 	b.WriteString(k.Name)
-	for i, v := range s {
-		if i < len(k.Consts) {
-			fmt.Fprintf(&b, " %s=%d", k.Consts[i], v)
-		} else {
-			fmt.Fprintf(&b, " ?=%d", v) // never valid, but never mistaken for a valid key
-		}
+	if reflect.TypeOf(s) != k.Consts {
+		fmt.Fprintf(&b, " %T", s) // never valid, but never mistaken for a valid key
+	}
+	for _, c := range consts(s) {
+		fmt.Fprintf(&b, " %s=%d", c.Name, c.Value)
 	}
 	return b.String()
 }
-
-// ParamIndex is the position of field name in the Params uniform, or −1.
-func (k Kernel) ParamIndex(name string) int { return slices.Index(k.Params, name) }
 
 // Body is the kernel's WGSL as embedded, without the generated
 // declarations: its own file, then its Include files from lib/ (WGSL
@@ -334,13 +235,17 @@ func (k Kernel) Body() (string, error) {
 // Generate returns the complete WGSL of kernel k specialised by s: the
 // constants, the Params struct and the bindings, then the file's body.
 func (k Kernel) Generate(s Spec) (string, error) {
-	if len(s) != len(k.Consts) {
-		return "", fmt.Errorf("shaders: %s needs %d constants (%s), got %d", k.Name, len(k.Consts), strings.Join(k.Consts, ", "), len(s))
+	if reflect.TypeOf(s) != k.Consts {
+		return "", fmt.Errorf("shaders: %s is specialised by a %v, not a %T", k.Name, k.Consts, s)
 	}
-	for i, v := range s {
-		if v < 1 || v > 1<<24 {
-			return "", fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, k.Consts[i], v)
+	given := consts(s)
+	for _, c := range given {
+		if c.Value < 1 || c.Value > 1<<24 {
+			return "", fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, c.Name, c.Value)
 		}
+	}
+	if err := s.check(); err != nil {
+		return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
 	}
 	body, err := k.Body()
 	if err != nil {
@@ -349,34 +254,26 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// Code generated by package shaders from %s.wgsl (%s). DO NOT EDIT.\n\n", k.Name, k.Key(s))
 	vals := map[string]int{}
-	for i, c := range k.Consts {
-		vals[c] = s[i]
-		fmt.Fprintf(&b, "const %s: u32 = %du;\n", c, s[i])
+	for _, c := range given {
+		vals[c.Name] = c.Value
+		fmt.Fprintf(&b, "const %s: u32 = %du;\n", c.Name, c.Value)
 	}
-	if k.Check != nil {
-		if err := k.Check(vals); err != nil {
-			return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+	for _, d := range s.derived() {
+		if d.Value < 1 {
+			return "", fmt.Errorf("shaders: %s: derived constant %s = %d from %s", k.Name, d.Name, d.Value, k.Key(s))
 		}
+		vals[d.Name] = d.Value
+		fmt.Fprintf(&b, "const %s: u32 = %du;\n", d.Name, d.Value)
 	}
-	for _, d := range k.Derived {
-		v := d.F(vals)
-		if v < 1 {
-			return "", fmt.Errorf("shaders: %s: derived constant %s = %d from %s", k.Name, d.Name, v, k.Key(s))
-		}
-		vals[d.Name] = v
-		fmt.Fprintf(&b, "const %s: u32 = %du;\n", d.Name, v)
-	}
-	if slices.Contains(k.Params, "flags") {
+	if slices.Contains(k.ParamNames(), "flags") {
 		b.WriteString("\n")
 		for _, f := range Flags {
 			fmt.Fprintf(&b, "const %s: u32 = %du;\n", f.Name, f.Bit)
 		}
 	}
-	b.WriteString("\nstruct Params {\n")
-	for _, f := range k.Params {
-		fmt.Fprintf(&b, "    %s: u32,\n", f)
+	if err := k.writeParams(&b); err != nil {
+		return "", err
 	}
-	b.WriteString("}\n\n")
 	for i, bd := range k.Bindings {
 		switch bd.Access {
 		case Uniform:

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,18 +23,17 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // checks the same constants compile on a device), plus an odd head dim.
 var golden = []struct {
 	file string
-	k    Kernel
 	s    Spec
 }{
-	{"scores.wgsl.golden", Scores, Spec{64, 64, 16, 4, 4}},
-	{"softmax.wgsl.golden", Softmax, Spec{256, 32}},
-	{"context.wgsl.golden", Context, Spec{64, 64, 16, 4, 4}},
-	{"fused_d64_dv64.wgsl.golden", Fused, Spec{64, 4, 64, 64, 16, 16}},
-	{"fused_d5_dv7.wgsl.golden", Fused, Spec{64, 4, 5, 7, 2, 2}},
-	{"fused_d80_dv40.wgsl.golden", Fused, Spec{64, 4, 80, 40, 20, 10}},
-	{"fusedloop_d256_dv256.wgsl.golden", FusedLoop, Spec{64, 32, 256, 256, 64, 64}},
-	{"fusedloop_d80_dv200.wgsl.golden", FusedLoop, Spec{64, 32, 80, 200, 20, 50}},
-	{"merge.wgsl.golden", Merge, Spec{64}},
+	{"scores.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4}},
+	{"softmax.wgsl.golden", SoftmaxConsts{WG: 256, PER: 32}},
+	{"context.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4}},
+	{"fused_d64_dv64.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64}},
+	{"fused_d5_dv7.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7}},
+	{"fused_d80_dv40.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 80, DV: 40}},
+	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
+	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
+	{"merge.wgsl.golden", MergeConsts{WG: 64}},
 }
 
 // TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so
@@ -44,10 +44,11 @@ func TestGolden(t *testing.T) {
 	pinned := map[string]bool{} // kernel names
 	names := map[string]bool{}  // file names
 	for _, g := range golden {
+		k := g.s.Kernel()
 		names[g.file] = true
-		pinned[g.k.Name] = true
+		pinned[k.Name] = true
 		t.Run(g.file, func(t *testing.T) {
-			got, err := g.k.Generate(g.s)
+			got, err := k.Generate(g.s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func TestGolden(t *testing.T) {
 			}
 			if got != string(want) {
 				t.Errorf("generated WGSL for %s differs from %s (if the change is intended, run go test ./shaders -update and review the diff); first difference at %s",
-					g.k.Key(g.s), path, firstDiff(got, string(want)))
+					k.Key(g.s), path, firstDiff(got, string(want)))
 			}
 		})
 	}
@@ -111,84 +112,89 @@ func TestGenerateShape(t *testing.T) {
 	wgSize := regexp.MustCompile(`@workgroup_size\(([^)]*)\)`)
 	literal := regexp.MustCompile(`^\s*\d+\s*(,\s*\d+\s*){0,2}$`)
 	for _, g := range golden {
-		src, err := g.k.Generate(g.s)
+		k := g.s.Kernel()
+		src, err := k.Generate(g.s)
 		if err != nil {
-			t.Fatalf("%s: %v", g.k.Key(g.s), err)
+			t.Fatalf("%s: %v", k.Key(g.s), err)
 		}
 		first, _, _ := strings.Cut(src, "\n")
 		if !strings.HasPrefix(first, "// Code generated ") || !strings.HasSuffix(first, "DO NOT EDIT.") {
-			t.Errorf("%s: first line %q is not a generated-code comment", g.k.Key(g.s), first)
+			t.Errorf("%s: first line %q is not a generated-code comment", k.Key(g.s), first)
 		}
-		for i, c := range g.k.Consts {
-			decl := "const " + c + ": u32 = " + strconv.Itoa(g.s[i]) + "u;\n"
-			if n := strings.Count(src, "\nconst "+c+": "); n != 1 || !strings.Contains(src, decl) {
-				t.Errorf("%s: want exactly one %q, found %d declarations", g.k.Key(g.s), strings.TrimSpace(decl), n)
+		for _, c := range append(consts(g.s), g.s.derived()...) {
+			decl := "const " + c.Name + ": u32 = " + strconv.Itoa(c.Value) + "u;\n"
+			if n := strings.Count(src, "\nconst "+c.Name+": "); n != 1 || !strings.Contains(src, decl) {
+				t.Errorf("%s: want exactly one %q, found %d declarations", k.Key(g.s), strings.TrimSpace(decl), n)
 			}
 		}
 		ms := wgSize.FindAllStringSubmatch(src, -1)
-		if len(ms) != len(g.k.Entries) {
-			t.Errorf("%s: %d @workgroup_size attributes for %d entry points", g.k.Key(g.s), len(ms), len(g.k.Entries))
+		if len(ms) != len(k.Entries) {
+			t.Errorf("%s: %d @workgroup_size attributes for %d entry points", k.Key(g.s), len(ms), len(k.Entries))
 		}
 		for _, m := range ms {
 			if !literal.MatchString(m[1]) {
-				t.Errorf("%s: @workgroup_size(%s) is not literal integers", g.k.Key(g.s), m[1])
+				t.Errorf("%s: @workgroup_size(%s) is not literal integers", k.Key(g.s), m[1])
 			}
 		}
-		for i, bd := range g.k.Bindings {
+		for i, bd := range k.Bindings {
 			if !strings.Contains(src, "@group(0) @binding("+strconv.Itoa(i)+") var") || !regexp.MustCompile(`@binding\(`+strconv.Itoa(i)+`\) var<[^>]*> `+bd.Name+`: `).MatchString(src) {
-				t.Errorf("%s: binding %d is not %s", g.k.Key(g.s), i, bd.Name)
+				t.Errorf("%s: binding %d is not %s", k.Key(g.s), i, bd.Name)
 			}
 		}
-		for _, e := range g.k.Entries {
+		for _, e := range k.Entries {
 			re := regexp.MustCompile(`@compute @workgroup_size\([^)]*\)\s*\nfn ` + e + `\(`)
 			if !re.MatchString(src) {
-				t.Errorf("%s: no compute entry point %s", g.k.Key(g.s), e)
+				t.Errorf("%s: no compute entry point %s", k.Key(g.s), e)
 			}
 		}
 	}
 }
 
-// TestGenerateRejects checks that Generate refuses a spec of the wrong
-// length and constants outside [1, 2²⁴], naming the kernel.
+// TestGenerateRejects checks that Generate refuses constants outside
+// [1, 2²⁴] and a Spec of another kernel, naming the kernel.
 func TestGenerateRejects(t *testing.T) {
 	for _, g := range golden {
-		k, s := g.k, g.s
-		bad := map[string]Spec{
-			"none":      nil,
-			"one short": s[:len(s)-1],
-			"one extra": append(slices.Clone(s), 1),
-		}
-		for i := range s {
+		k := g.s.Kernel()
+		given := consts(g.s)
+		for i, c := range given {
 			for _, v := range []int{0, -1, 1<<24 + 1, -1 << 40} {
-				x := slices.Clone(s)
-				x[i] = v
-				bad[k.Consts[i]+"="+strconv.Itoa(v)] = x
+				x := reflect.New(reflect.TypeOf(g.s)).Elem()
+				x.Set(reflect.ValueOf(g.s))
+				x.Field(i).SetInt(int64(v))
+				bad := x.Interface().(Spec)
+				src, err := k.Generate(bad)
+				if err == nil {
+					t.Errorf("%s: Generate(%+v) (%s = %d) succeeded, want an error", k.Name, bad, c.Name, v)
+					continue
+				}
+				if src != "" {
+					t.Errorf("%s: Generate(%+v) returned source with its error", k.Name, bad)
+				}
+				if !strings.Contains(err.Error(), k.Name) {
+					t.Errorf("%s: error %q does not name the kernel", k.Name, err)
+				}
 			}
 		}
-		for name, x := range bad {
-			src, err := k.Generate(x)
-			if err == nil {
-				t.Errorf("%s: Generate(%v) (%s) succeeded, want an error", k.Name, x, name)
+		// A Spec of another kernel.
+		for _, o := range golden {
+			if o.s.Kernel() == k {
 				continue
 			}
-			if src != "" {
-				t.Errorf("%s: Generate(%v) returned source with its error", k.Name, x)
-			}
-			if !strings.Contains(err.Error(), k.Name) {
-				t.Errorf("%s: error %q does not name the kernel", k.Name, err)
+			if src, err := k.Generate(o.s); err == nil || src != "" || !strings.Contains(err.Error(), k.Name) {
+				t.Errorf("%s: Generate(%T) = %d bytes, %v; want an error naming the kernel", k.Name, o.s, len(src), err)
 			}
 		}
 	}
 	// The bounds themselves are accepted.
-	if _, err := Merge.Generate(Spec{1}); err != nil {
+	if _, err := Merge.Generate(MergeConsts{WG: 1}); err != nil {
 		t.Errorf("Merge.Generate(1): %v", err)
 	}
-	if _, err := Merge.Generate(Spec{1 << 24}); err != nil {
+	if _, err := Merge.Generate(MergeConsts{WG: 1 << 24}); err != nil {
 		t.Errorf("Merge.Generate(2²⁴): %v", err)
 	}
 	// A derived constant below 1 is refused: a register block wider than
 	// its tile leaves WX = TN/RN = 0 invocations.
-	if _, err := Scores.Generate(Spec{64, 2, 16, 4, 4}); err == nil {
+	if _, err := Scores.Generate(ScoresConsts{TM: 64, TN: 2, TD: 16, RM: 4, RN: 4}); err == nil {
 		t.Errorf("Scores.Generate with TN < RN: err = %v, want an error", err)
 	}
 }
@@ -201,29 +207,23 @@ func TestGenerateRejects(t *testing.T) {
 //   - scores, context: a register block that does not divide its tile
 //     (WY = TM/RM rounds down, so the tile's last rows are never written);
 //   - softmax: a workgroup that is not a power of two (the tree reduction
-//     halves WG and drops the odd partial);
-//   - fused: D4, DV4 other than ⌈D/4⌉, ⌈DV/4⌉ (the vec4 loads then stop
-//     short of the row or read into the next one).
+//     halves WG and drops the odd partial).
+//
+// (fused's D4 and DV4 are derived from D and DV, so they cannot disagree.)
 func TestGenerateRejectsInconsistent(t *testing.T) {
 	cases := []struct {
 		name string
-		k    Kernel
 		s    Spec
 	}{
-		{"scores RM ∤ TM", Scores, Spec{64, 64, 16, 3, 4}},
-		{"scores RN ∤ TN", Scores, Spec{64, 64, 16, 4, 3}},
-		{"context RM ∤ TM", Context, Spec{64, 64, 16, 3, 4}},
-		{"context RN ∤ TN", Context, Spec{64, 64, 16, 4, 3}},
-		{"softmax WG = 96", Softmax, Spec{96, 32}},
-		{"fused D4 < ⌈D/4⌉", Fused, Spec{64, 4, 64, 64, 15, 16}},
-		{"fused D4 > ⌈D/4⌉", Fused, Spec{64, 4, 64, 64, 17, 16}},
-		{"fused DV4 < ⌈DV/4⌉", Fused, Spec{64, 2, 80, 40, 20, 9}},
-		{"fusedloop D4 < ⌈D/4⌉", FusedLoop, Spec{64, 32, 256, 256, 63, 64}},
-		{"fusedloop DV4 > ⌈DV/4⌉", FusedLoop, Spec{64, 32, 256, 256, 64, 65}},
+		{"scores RM ∤ TM", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 3, RN: 4}},
+		{"scores RN ∤ TN", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 3}},
+		{"context RM ∤ TM", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 3, RN: 4}},
+		{"context RN ∤ TN", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 3}},
+		{"softmax WG = 96", SoftmaxConsts{WG: 96, PER: 32}},
 	}
 	for _, c := range cases {
-		if _, err := c.k.Generate(c.s); err == nil {
-			t.Errorf("%s: Generate(%v) succeeded, want an error", c.name, c.s)
+		if _, err := c.s.Kernel().Generate(c.s); err == nil {
+			t.Errorf("%s: Generate(%+v) succeeded, want an error", c.name, c.s)
 		}
 	}
 }
@@ -244,6 +244,14 @@ var unusedParams = map[string][]string{}
 // shared unit ones is read, every binding and every constant (given and
 // derived) is used, and every entry point is defined.
 func TestBodyNames(t *testing.T) {
+	unit, err := fields(reflect.TypeFor[Unit]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unitNames []string
+	for _, f := range unit {
+		unitNames = append(unitNames, f.Name)
+	}
 	for _, k := range All {
 		body, err := k.Body()
 		if err != nil {
@@ -254,23 +262,27 @@ func TestBodyNames(t *testing.T) {
 		for _, id := range identifier.FindAllString(code, -1) {
 			idents[id] = true
 		}
+		params := k.ParamNames()
+		if len(params) == 0 || !slices.Equal(params[:len(unitNames)], unitNames) {
+			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
+		}
 		read := map[string]bool{}
 		for _, m := range paramRef.FindAllStringSubmatch(code, -1) {
 			read[m[1]] = true
-			if !slices.Contains(k.Params, m[1]) {
+			if !slices.Contains(params, m[1]) {
 				t.Errorf("%s.wgsl reads P.%s, which is not in its Params", k.Name, m[1])
 			}
 		}
 		var unused []string
-		for _, f := range k.Params {
-			if !read[f] && !slices.Contains(unitParams, f) {
+		for _, f := range params {
+			if !read[f] && !slices.Contains(unitNames, f) {
 				unused = append(unused, f)
 			}
 		}
 		if want := unusedParams[k.Name]; !slices.Equal(unused, want) {
 			t.Errorf("%s: Params fields the body never reads: %v, want %v", k.Name, unused, want)
 		}
-		if dup := duplicates(k.Params); len(dup) > 0 {
+		if dup := duplicates(params); len(dup) > 0 {
 			t.Errorf("%s: Params fields declared twice: %v", k.Name, dup)
 		}
 		for _, bd := range k.Bindings {
@@ -281,30 +293,26 @@ func TestBodyNames(t *testing.T) {
 		if k.Bindings[0] != (Binding{"P", Uniform}) {
 			t.Errorf("%s: binding 0 is %v, want the Params uniform P", k.Name, k.Bindings[0])
 		}
-		for _, c := range k.Consts {
-			if !idents[c] {
-				t.Errorf("%s.wgsl never uses constant %s", k.Name, c)
-			}
-		}
-		for _, d := range k.Derived {
-			if !idents[d.Name] {
-				t.Errorf("%s.wgsl never uses derived constant %s", k.Name, d.Name)
+		spec := goldenSpec(t, k)
+		var constNames []string
+		for _, c := range append(consts(spec), spec.derived()...) {
+			constNames = append(constNames, c.Name)
+			if !idents[c.Name] {
+				t.Errorf("%s.wgsl never uses constant %s", k.Name, c.Name)
 			}
 		}
 		var names []string
 		for _, bd := range k.Bindings {
 			names = append(names, bd.Name)
 		}
-		for _, d := range k.Derived {
-			names = append(names, d.Name)
-		}
-		if dup := duplicates(append(append(names, k.Consts...), "Params")); len(dup) > 0 {
+		names = append(names, constNames...)
+		if dup := duplicates(append(names, "Params")); len(dup) > 0 {
 			t.Errorf("%s: names declared twice in the generated header: %v", k.Name, dup)
 		}
 		// A module-scope name the body declares must not collide with
 		// one Generate writes.
 		for _, m := range regexp.MustCompile(`(?m)^(?:const|var<[^>]*>|fn)\s+([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(code, -1) {
-			if slices.Contains(names, m[1]) || slices.Contains(k.Consts, m[1]) {
+			if slices.Contains(names, m[1]) {
 				t.Errorf("%s.wgsl declares %s, which Generate also declares", k.Name, m[1])
 			}
 		}
@@ -335,42 +343,58 @@ func duplicates(xs []string) []string {
 	return out
 }
 
+// goldenSpec is the first specialisation of k in golden.
+func goldenSpec(t *testing.T, k Kernel) Spec {
+	t.Helper()
+	for _, g := range golden {
+		if g.s.Kernel().Name == k.Name {
+			return g.s
+		}
+	}
+	t.Fatalf("kernel %s has no golden specialisation", k.Name)
+	return nil
+}
+
 // TestKey checks that distinct specialisations of the same or different
 // kernels get distinct keys, and that a key is stable.
 func TestKey(t *testing.T) {
 	keys := map[string]string{}
-	add := func(k Kernel, s Spec) {
+	add := func(s Spec) {
+		k := s.Kernel()
 		key := k.Key(s)
-		id := k.Name + fmtSpec(s)
+		id := fmt.Sprintf("%T%+v", s, s)
 		if prev, ok := keys[key]; ok && prev != id {
 			t.Errorf("Key %q names both %s and %s", key, prev, id)
 		}
 		keys[key] = id
-		if again := k.Key(slices.Clone(s)); again != key {
+		if again := k.Key(s); again != key {
 			t.Errorf("Key of %s is unstable: %q then %q", id, key, again)
 		}
 	}
 	for _, g := range golden {
-		add(g.k, g.s)
+		add(g.s)
 		// Every single-constant change, including ones that keep the
 		// digits (1 and 11 vs 11 and 1 in neighbouring constants).
-		for i := range g.s {
+		for i := range consts(g.s) {
 			for _, v := range []int{1, 2, 3, 11, 16, 32, 111, 1 << 24} {
-				x := slices.Clone(g.s)
-				x[i] = v
-				add(g.k, x)
+				x := reflect.New(reflect.TypeOf(g.s)).Elem()
+				x.Set(reflect.ValueOf(g.s))
+				x.Field(i).SetInt(int64(v))
+				add(x.Interface().(Spec))
 			}
 		}
 	}
 	for _, a := range []int{1, 11, 111} {
 		for _, b := range []int{1, 11, 111} {
-			add(Context, Spec{a, b, 1, 1, 1})
-			add(Scores, Spec{a, b, 1, 1, 1})
+			add(ContextConsts{a, b, 1, 1, 1})
+			add(ScoresConsts{a, b, 1, 1, 1})
 		}
 	}
+	// A Spec of another kernel never makes a key of this one.
+	if a, b := Merge.Key(MergeConsts{WG: 64}), Merge.Key(SoftmaxConsts{WG: 64}); a == b {
+		t.Errorf("Key of merge with softmax's constants is %q, as with its own", b)
+	}
 }
-
-func fmtSpec(s Spec) string { return fmt.Sprint([]int(s)) }
 
 // TestHeaders checks the comment header of every kernel file: it opens
 // with the kernel's name, and says what it computes, its bindings (the
@@ -429,7 +453,7 @@ func TestHeaders(t *testing.T) {
 // Go's value, and never tested in a body by a literal, so that the bit Go
 // sets and the bit WGSL reads come from one place.
 func TestFlags(t *testing.T) {
-	seen := 0
+	var seen Flag
 	for _, f := range Flags {
 		if f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || seen&f.Bit != 0 {
 			t.Errorf("flag %s = %#x is not a single new bit", f.Name, f.Bit)
@@ -438,19 +462,20 @@ func TestFlags(t *testing.T) {
 	}
 	literal := regexp.MustCompile(`flags\s*&\s*[0-9]`)
 	for _, g := range golden {
-		src, err := g.k.Generate(g.s)
+		k := g.s.Kernel()
+		src, err := k.Generate(g.s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		has := slices.Contains(g.k.Params, "flags")
+		has := slices.Contains(k.ParamNames(), "flags")
 		for _, f := range Flags {
 			decl := fmt.Sprintf("const %s: u32 = %du;\n", f.Name, f.Bit)
 			if strings.Contains(src, decl) != has {
-				t.Errorf("%s: declares %q: %t, want %t", g.k.Key(g.s), strings.TrimSpace(decl), !has, has)
+				t.Errorf("%s: declares %q: %t, want %t", k.Key(g.s), strings.TrimSpace(decl), !has, has)
 			}
 		}
 		if m := literal.FindString(stripComments(src)); m != "" {
-			t.Errorf("%s: tests a flag by a literal bit (%q): use the F_ constants", g.k.Key(g.s), m)
+			t.Errorf("%s: tests a flag by a literal bit (%q): use the F_ constants", k.Key(g.s), m)
 		}
 	}
 }

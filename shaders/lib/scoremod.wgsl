@@ -6,7 +6,7 @@ fn soft_cap(x: f32) -> f32 {
     if ((P.flags & F_SOFTCAP) == 0u) {
         return x;
     }
-    let c = bitcast<f32>(P.softcap);
+    let c = P.softcap;
     let y = x / c;
     let e = exp(-2.0 * abs(y));
     return c * sign(y) * (1.0 - e) / (1.0 + e);

@@ -1,0 +1,332 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// This file holds the typed description of every kernel's inputs: the
+// compile-time constants each kernel is specialised by (one struct of int
+// fields a kernel, its Spec) and the Params uniform each dispatch fills
+// (one struct of u32, i32 and f32 fields a kernel). Generate writes the
+// WGSL declarations of both from these types, and the host fills them by
+// field name, so a misspelt or missing field does not compile and there is
+// no position to swap.
+
+// Spec is the compile-time constants of one kernel: a struct of int fields,
+// each written into the WGSL as the u32 constant of the field's name. The
+// type says which kernel it specialises.
+type Spec interface {
+	// Kernel is the kernel the constants specialise.
+	Kernel() *Kernel
+	// derived are the constants computed from the given ones, in the
+	// order they are written: this naga accepts no expressions in array
+	// sizes or workgroup sizes, so products are precomputed here.
+	derived() []Const
+	// check refuses constants that are each in range but do not work
+	// together (a tile the register block does not divide, say), which
+	// would compile into a kernel that silently computes the wrong thing.
+	check() error
+}
+
+// Const is one named constant of a specialisation.
+type Const struct {
+	Name  string
+	Value int
+}
+
+// ScoresConsts specialises scores.wgsl: TM×TN score tiles, TD head-dim
+// elements a step through workgroup memory, RM×RN scores an invocation.
+type ScoresConsts struct{ TM, TN, TD, RM, RN int }
+
+// SoftmaxConsts specialises softmax.wgsl: WG invocations (a power of
+// two), PER columns each a chunk.
+type SoftmaxConsts struct{ WG, PER int }
+
+// ContextConsts specialises context.wgsl: TM×TN output tiles, TJ keys a
+// step through workgroup memory, RM×RN outputs an invocation.
+type ContextConsts struct{ TM, TN, TJ, RM, RN int }
+
+// FusedConsts specialises fused.wgsl: WG invocations of R query rows each,
+// head dims D and DV (D4 = ⌈D/4⌉ and DV4 = ⌈DV/4⌉ are derived).
+type FusedConsts struct{ WG, R, D, DV int }
+
+// FusedLoopConsts specialises fusedloop.wgsl: WG invocations of one query
+// row each, TK keys a tile in workgroup memory, head dims D and DV.
+type FusedLoopConsts struct{ WG, TK, D, DV int }
+
+// MergeConsts specialises merge.wgsl: WG invocations a workgroup.
+type MergeConsts struct{ WG int }
+
+func (ScoresConsts) Kernel() *Kernel    { return &Scores }
+func (SoftmaxConsts) Kernel() *Kernel   { return &Softmax }
+func (ContextConsts) Kernel() *Kernel   { return &Context }
+func (FusedConsts) Kernel() *Kernel     { return &Fused }
+func (FusedLoopConsts) Kernel() *Kernel { return &FusedLoop }
+func (MergeConsts) Kernel() *Kernel     { return &Merge }
+
+func (c ScoresConsts) derived() []Const {
+	return []Const{{"QS", c.TM * c.TD}, {"KS", c.TN * c.TD}, {"WX", c.TN / c.RN}, {"WY", c.TM / c.RM},
+		{"NT", c.TN / c.RN * (c.TM / c.RM)}, {"RR", c.RM * c.RN}}
+}
+func (c ContextConsts) derived() []Const {
+	return []Const{{"PS", c.TM * c.TJ}, {"VS", c.TJ * c.TN}, {"WX", c.TN / c.RN}, {"WY", c.TM / c.RM},
+		{"NT", c.TN / c.RN * (c.TM / c.RM)}, {"RR", c.RM * c.RN}}
+}
+func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} }
+func (c FusedConsts) derived() []Const   { return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}} }
+func (c FusedLoopConsts) derived() []Const {
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
+}
+func (MergeConsts) derived() []Const { return nil }
+
+func (c ScoresConsts) check() error  { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TD", c.TD) }
+func (c ContextConsts) check() error { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TJ", c.TJ) }
+func (c SoftmaxConsts) check() error {
+	if c.WG&(c.WG-1) != 0 {
+		return fmt.Errorf("WG = %d is not a power of two (the tree reduction halves it)", c.WG)
+	}
+	return nil
+}
+func (FusedConsts) check() error     { return nil }
+func (FusedLoopConsts) check() error { return nil }
+func (MergeConsts) check() error     { return nil }
+
+func ceil4(n int) int { return (n + 3) / 4 }
+
+// tileCheck checks a register-tiled kernel: each register block must
+// divide its tile, or the tile's last rows or columns are never written.
+func tileCheck(tm, tn, rm, rn int, inner string, in int) error {
+	if tm%rm != 0 || tn%rn != 0 {
+		return fmt.Errorf("register block %d×%d does not divide tile %d×%d", rm, rn, tm, tn)
+	}
+	if in > tm*tn {
+		return fmt.Errorf("%s = %d is larger than the tile", inner, in)
+	}
+	return nil
+}
+
+// consts lists the given constants of s, in field order.
+func consts(s Spec) []Const {
+	v := reflect.ValueOf(s)
+	out := make([]Const, v.NumField())
+	for i := range out {
+		out[i] = Const{v.Type().Field(i).Name, int(v.Field(i).Int())}
+	}
+	return out
+}
+
+// Flag is a set of the flag bits of a kernel's flags field.
+type Flag uint32
+
+// Unit locates a dispatch's share of the problem: heads bh0… of the
+// flattened b·H+h index (count from the grid), query rows i0…i1−1 and keys
+// j0…j1−1, with H heads, G query heads per KV head, Nq queries and Nk keys
+// in the whole problem. Every kernel's Params starts with it.
+type Unit struct {
+	H, G, Nq, Nk uint32
+	BH0          uint32 `wgsl:"bh0"`
+	I0           uint32 `wgsl:"i0"`
+	I1           uint32 `wgsl:"i1"`
+	J0           uint32 `wgsl:"j0"`
+	J1           uint32 `wgsl:"j1"`
+}
+
+// Tensor addresses one tensor operand x as the fields x_b, x_h, x_r and
+// x_base (see Kernel).
+type Tensor struct {
+	B    uint32 `wgsl:"b"`
+	H    uint32 `wgsl:"h"`
+	R    uint32 `wgsl:"r"`
+	Base uint32 `wgsl:"base"`
+}
+
+// Mask addresses a mask operand x as x_b, x_h, x_r, x_c and x_base: a
+// Tensor with the stride of the key index.
+type Mask struct {
+	B    uint32 `wgsl:"b"`
+	H    uint32 `wgsl:"h"`
+	R    uint32 `wgsl:"r"`
+	C    uint32 `wgsl:"c"`
+	Base uint32 `wgsl:"base"`
+}
+
+// ScoresParams is scores.wgsl's Params: head-dim elements [d0, d1) of
+// this dispatch, whether it is the first (it starts the sums) and the last
+// (it carries them through the stage's steps), the scale, the softcap and
+// the flags of the stage.
+type ScoresParams struct {
+	Unit
+	D0      uint32  `wgsl:"d0"`
+	D1      uint32  `wgsl:"d1"`
+	First   uint32  `wgsl:"first"`
+	Last    uint32  `wgsl:"last"`
+	Scale   float32 `wgsl:"scale"`
+	Softcap float32 `wgsl:"softcap"`
+	Flags   Flag    `wgsl:"flags"`
+	Q       Tensor  `wgsl:"q"`
+	K       Tensor  `wgsl:"k"`
+	S       Tensor  `wgsl:"s"`
+	Bias    Mask    `wgsl:"bias"`
+	Keep    Mask    `wgsl:"keep"`
+}
+
+// SoftmaxParams is softmax.wgsl's Params: nc chunks a row, the flags, the
+// scores, the per-chunk statistics, the LSE and the keep-mask.
+type SoftmaxParams struct {
+	Unit
+	NC    uint32 `wgsl:"nc"`
+	Flags Flag   `wgsl:"flags"`
+	S     Tensor `wgsl:"s"`
+	St    Tensor `wgsl:"st"`
+	LSE   Tensor `wgsl:"lse"`
+	Keep  Mask   `wgsl:"keep"`
+}
+
+// ContextParams is context.wgsl's Params: the value head dim, whether
+// this dispatch is the first over the keys (it writes O rather than adding
+// to it), the weights, the values and the output.
+type ContextParams struct {
+	Unit
+	Dv    uint32
+	First uint32 `wgsl:"first"`
+	P     Tensor `wgsl:"p"`
+	V     Tensor `wgsl:"v"`
+	O     Tensor `wgsl:"o"`
+}
+
+// FusedParams is the Params of fused.wgsl and of fusedloop.wgsl (the two
+// are interchangeable to the host).
+type FusedParams struct {
+	Unit
+	Scale   float32 `wgsl:"scale"`
+	Softcap float32 `wgsl:"softcap"`
+	Flags   Flag    `wgsl:"flags"`
+	Q       Tensor  `wgsl:"q"`
+	K       Tensor  `wgsl:"k"`
+	V       Tensor  `wgsl:"v"`
+	O       Tensor  `wgsl:"o"`
+	LSE     Tensor  `wgsl:"lse"`
+	Bias    Mask    `wgsl:"bias"`
+	Keep    Mask    `wgsl:"keep"`
+}
+
+// MergeParams is merge.wgsl's Params: the value head dim, the running
+// result (o, lse) and the partial one it folds in (po, plse).
+type MergeParams struct {
+	Unit
+	Dv   uint32
+	O    Tensor `wgsl:"o"`
+	LSE  Tensor `wgsl:"lse"`
+	PO   Tensor `wgsl:"po"`
+	PLSE Tensor `wgsl:"plse"`
+}
+
+// Field is one field of a Params uniform as WGSL lays it out: its name,
+// its WGSL type (u32, i32 or f32) and its byte offset, which is the Go
+// struct's offset too (every field is a 4-byte scalar, so neither has
+// padding).
+type Field struct {
+	Name   string
+	Type   string
+	Offset uintptr
+}
+
+// wgslType is the WGSL scalar of a Go kind, or "".
+func wgslType(k reflect.Kind) string {
+	switch k {
+	case reflect.Uint32:
+		return "u32"
+	case reflect.Int32:
+		return "i32"
+	case reflect.Float32:
+		return "f32"
+	}
+	return ""
+}
+
+// fields flattens a Params struct type: a field's WGSL name is its wgsl
+// tag, or its Go name without one; the fields of a nested struct are
+// prefix_name after the struct field's name, those of an embedded one
+// keep their names.
+func fields(t reflect.Type) ([]Field, error) {
+	var out []Field
+	var walk func(t reflect.Type, prefix string, base uintptr) error
+	walk = func(t reflect.Type, prefix string, base uintptr) error {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := f.Tag.Get("wgsl")
+			if name == "" {
+				name = f.Name
+			}
+			if prefix != "" {
+				name = prefix + "_" + name
+			}
+			if f.Type.Kind() == reflect.Struct {
+				p := name
+				if f.Anonymous {
+					p = prefix
+				}
+				if err := walk(f.Type, p, base+f.Offset); err != nil {
+					return err
+				}
+				continue
+			}
+			w := wgslType(f.Type.Kind())
+			if w == "" || !f.IsExported() {
+				return fmt.Errorf("field %s of %v is %v: a Params field is an exported uint32, int32 or float32", f.Name, t, f.Type)
+			}
+			out = append(out, Field{name, w, base + f.Offset})
+		}
+		return nil
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("Params type %v is not a struct", t)
+	}
+	return out, walk(t, "", 0)
+}
+
+// ParamFields lists the fields of k's Params uniform in order.
+func (k Kernel) ParamFields() ([]Field, error) {
+	fs, err := fields(k.Params)
+	if err != nil {
+		return nil, fmt.Errorf("shaders: %s: %w", k.Name, err)
+	}
+	return fs, nil
+}
+
+// ParamNames lists the WGSL names of k's Params fields in order.
+func (k Kernel) ParamNames() []string {
+	fs, _ := k.ParamFields()
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Encode returns the bytes of p, which must be a value of k's Params
+// type, as the uniform buffer holds them (little-endian, in field order;
+// the caller pads the struct to 16 bytes).
+func (k Kernel) Encode(p any) ([]byte, error) {
+	if t := reflect.TypeOf(p); t != k.Params {
+		return nil, fmt.Errorf("shaders: %s: Params of type %v, want %v", k.Name, t, k.Params)
+	}
+	return binary.Append(nil, binary.LittleEndian, p)
+}
+
+// writeParams writes the WGSL struct Params of k.
+func (k Kernel) writeParams(b *strings.Builder) error {
+	fs, err := k.ParamFields()
+	if err != nil {
+		return err
+	}
+	b.WriteString("\nstruct Params {\n")
+	for _, f := range fs {
+		fmt.Fprintf(b, "    %s: %s,\n", f.Name, f.Type)
+	}
+	b.WriteString("}\n\n")
+	return nil
+}

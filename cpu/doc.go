@@ -66,9 +66,12 @@
 // may see to the last key its last row may see (Problem.KeyRange, which
 // grows with the row): tiles wholly above the causal diagonal, past a key
 // length or before a window's start are skipped, not masked, so a causal
-// problem costs about half and a window of W keys O(N·W). Under a window
-// the query tiles shrink to a quarter of its band, so that a tile walks
-// at most 1.25× the keys it attends. The softcap's tanh runs sixteen
+// problem costs about half and a window of W keys O(N·W). Within a tile
+// the rows' key ranges are the two Gemms' band (sgemm.Band): Q·Kᵀ skips
+// the micro-kernel blocks no row of theirs sees and P·V the keys whose
+// weights are all 0, so a causal diagonal or a window's edges cost about
+// what they attend. Under a window whose span over a query tile is at
+// most three key tiles, one key tile takes the span whole. The softcap's tanh runs sixteen
 // lanes at a time with AVX-512F and eight with AVX2 (softcapAVX512,
 // softcapAVX2: e^(−2|s|/C) in base 2, within 2e-7 of C, TestSoftcap), and
 // ALiBi's distances as many (alibiAVX512, alibiAVX2, TestALiBi). Each

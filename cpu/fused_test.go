@@ -51,6 +51,11 @@ func fuzzProblem(bits uint64) (p backend.Problem, bias, keep *[4]int, tq, tk, th
 	}
 	bias, keep = shape(), shape()
 	tq, tk = 1+take(9), 1+take(9)
+	if take(4) == 0 {
+		// Tiles as wide as the micro-kernels' blocks (8×32 and 6×16),
+		// so that the Gemms' band skips some of them.
+		tq, tk = 6+take(35), 16+take(25)
+	}
 	threads = 1 + take(3)
 	withLSE = take(2) == 1
 	return

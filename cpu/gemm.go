@@ -3,6 +3,8 @@ package cpu
 import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
 // Chunk sizes for gemm. gonum's pure-Go Sgemm starts GOMAXPROCS goroutines
@@ -82,4 +84,18 @@ func gemm(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c
 			}
 		}
 	}
+}
+
+// gemmBand is gemm restricted to a band of rows' ranges (sgemm.Band):
+// with attn's micro-kernel the kernel blocks outside it are skipped
+// (Cols: columns of C no row of the block needs; Inner: inner indices
+// where A is zero, beta = 1); any other BLAS computes everything, which
+// the band allows.
+func gemmBand(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c blas32.General, band sgemm.Band) {
+	impl, ok := blasImpl.(sgemm.Implementation)
+	if !ok || !sgemm.Accelerated() || c.Rows == 0 || c.Cols == 0 || a.Cols == 0 {
+		gemm(tB, alpha, a, b, beta, c)
+		return
+	}
+	impl.SgemmBand(tB, c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, b.Data, b.Stride, beta, c.Data, c.Stride, band)
 }

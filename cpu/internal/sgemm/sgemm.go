@@ -87,8 +87,45 @@ func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float
 	run(active, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// Band restricts a product C = alpha·A·op(B) + beta·C to a band, row by
+// row: row i needs only [Lo[i], Hi[i]) — of C's columns (Cols), or of
+// the inner dimension, A being zero outside it (Inner). Lo and Hi are
+// non-decreasing in i, as a causal or sliding-window mask's key ranges
+// are, so the rows of one kernel block need the span from its first
+// row's Lo to its last row's Hi.
+type Band struct {
+	Lo, Hi []int
+	Inner  bool
+}
+
+// SgemmBand is Sgemm (A not transposed) with the kernel blocks that band
+// leaves out skipped: under Cols, C's blocks that no row needs are left
+// as they were, and the others are computed whole (entries outside a
+// row's range get values that mean nothing); under Inner, each block's
+// inner loop covers only its rows' span, which needs beta = 1. Without a
+// micro-kernel it is Sgemm over everything, which the band allows.
+// Lo and Hi must hold m values each.
+func (impl Implementation) SgemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, band Band) {
+	if len(band.Lo) < m || len(band.Hi) < m {
+		panic(fmt.Sprintf("sgemm: band of %d and %d rows for m=%d", len(band.Lo), len(band.Hi), m))
+	}
+	if band.Inner && beta != 1 {
+		panic(fmt.Sprintf("sgemm: an inner band needs beta = 1, not %g", beta))
+	}
+	if active == nil {
+		impl.Implementation.Sgemm(blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	runBand(active, blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+}
+
 // run is Sgemm on kernel kn.
 func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	runBand(kn, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// runBand is SgemmBand on kernel kn; a nil band is the whole product.
+func runBand(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, band *Band) {
 	check(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
@@ -108,7 +145,7 @@ func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []floa
 		for j0 := 0; j0 < n; j0 += blockN {
 			nb := min(blockN, n-j0)
 			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
-			s.block(kn, m, nb, kb, alpha, ap, la, bp, beta, c[j0:], ldc)
+			s.block(kn, m, nb, kb, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
 		}
 		beta = 1 // the next k block adds to this one's
 	}
@@ -217,32 +254,49 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 }
 
 // block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
-// m×kb block at a (row stride lda) and B the block bb.
-func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bb bBlock, beta float32, c []float32, ldc int) {
+// m×kb block at a (row stride lda) and B the block bb, which starts at
+// column j0 and inner index p0 of the whole product: band (nil for none)
+// is in the whole product's coordinates.
+func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bb bBlock, beta float32, c []float32, ldc int, band *Band, j0, p0 int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
 		panel, ldp := bb.panel(j, kb, nr, w)
 		for i := 0; i < m; i += mr {
 			h := min(mr, m-i)
+			// The inner indices this block runs, [ka, kz) of the k block.
+			ka, kz := 0, kb
+			if band != nil {
+				lo, hi := band.Lo[i], band.Hi[i+h-1]
+				if !band.Inner {
+					if hi <= j0+j || lo >= j0+j+w || lo >= hi {
+						continue // no row of the block needs these columns
+					}
+				} else {
+					ka, kz = min(max(lo-p0, 0), kb), min(max(hi-p0, 0), kb)
+					if ka >= kz {
+						continue // A is zero here; beta = 1 leaves C as it is
+					}
+				}
+			}
+			ai, la, pi, kk := a[i*lda+ka:], lda, panel[ka*ldp:], kz-ka
 			if h == mr && w == nr {
-				kn.fn(kb, &a[i*lda], lda, &panel[0], ldp, &c[i*ldc+j], ldc, alpha, beta)
+				kn.fn(kk, &ai[0], la, &pi[0], ldp, &c[i*ldc+j], ldc, alpha, beta)
 				continue
 			}
 			// An edge block: the kernel writes a whole mr×nr block,
 			// so it works on a copy, and reads mr rows of A, so short
 			// ones are padded with zero rows.
-			ai, la := a[i*lda:], lda
 			if h < mr {
-				s.aEdge = grow(s.aEdge, mr*kb)
+				s.aEdge = grow(s.aEdge, mr*kk)
 				for r := range h {
-					copy(s.aEdge[r*kb:][:kb], ai[r*lda:][:kb])
+					copy(s.aEdge[r*kk:][:kk], ai[r*lda:][:kk])
 				}
-				clear(s.aEdge[h*kb:])
-				ai, la = s.aEdge, kb
+				clear(s.aEdge[h*kk:])
+				ai, la = s.aEdge, kk
 			}
 			s.cEdge = grow(s.cEdge, mr*nr)
-			kn.fn(kb, &ai[0], la, &panel[0], ldp, &s.cEdge[0], nr, alpha, 0)
+			kn.fn(kk, &ai[0], la, &pi[0], ldp, &s.cEdge[0], nr, alpha, 0)
 			for r := range h {
 				dst := c[(i+r)*ldc+j:][:w]
 				for jj, v := range s.cEdge[r*nr:][:w] {

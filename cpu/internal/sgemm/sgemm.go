@@ -14,7 +14,9 @@
 // block of C += alpha·A·B entirely in registers; blocks at the edges of C
 // go through a small buffer. The first k block's kernels scale C by beta
 // as they store; with beta = 0 they never read C, so C's old contents
-// (NaN included) do not show, as BLAS requires.
+// (NaN included) do not show, as BLAS requires. SgemmBand runs the same
+// driver over a band of rows' ranges, skipping the kernel blocks outside
+// it: the fused attention loop's causal diagonals and windows.
 package sgemm
 
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"

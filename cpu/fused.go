@@ -56,7 +56,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	f := &fused{
 		p: p.Problem,
 		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6],
-		mods: scoreMods{p: p.Problem, bias: newMaskView(p.Bias, d[3])},
+		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3])),
 		keep: newMaskView(p.Keep, d[4]),
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,

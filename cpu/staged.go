@@ -103,7 +103,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		return err
 	}
 	qd, kd, sd := d[0], d[1], d[4]
-	mods := scoreMods{p: p.Problem, bias: newMaskView(p.Bias, d[2])}
+	mods := newScoreMods(p.Problem, newMaskView(p.Bias, d[2]))
 	keep := newMaskView(p.Keep, d[3])
 	qs, ks := p.QStrides(), p.KStrides()
 	g, nk := p.Group(), p.Nk

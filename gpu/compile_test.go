@@ -12,6 +12,7 @@ import (
 
 	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/shaders"
+	"github.com/gogpu/gputypes"
 )
 
 // newTestBackend opens the backend for an internal test as openGPU does
@@ -32,17 +33,12 @@ var headDims = []int{1, 2, 3, 4, 5, 16, 31, 32, 64, 80, 96, 128, 160, 256}
 // common 64 and the largest.
 var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 
-// minWorkgroupStorage is the workgroup memory every WebGPU device has
-// (the default maxComputeWorkgroupStorageSize).
-const minWorkgroupStorage = 16384
-
 // backendSpecs lists every specialisation the backend's ops ask for with
-// head dims D, Dv drawn from dims (each pair), built from the same
-// constants as the ops (ops.go and each kernel's file). Scores, softmax,
-// context and merge have one each; a pair narrow enough for fused.wgsl has one with the rows fusedRows
-// picks, a wider one has one of fusedloop.wgsl per TK, with the TK
-// fusedTile picks on b and the one it would pick on a device with the
-// least workgroup memory WebGPU allows.
+// head dims D, Dv drawn from dims (each pair), under both plans
+// (adapterPlan), built from the same constants as the ops (adapterplan.go
+// and each kernel's file). Scores, softmax, context and merge have one
+// each; a pair has the fused kernel each plan's fusedKernel picks for it,
+// on b's workgroup memory and on the least WebGPU allows.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
 	specs := []shaders.Spec{
@@ -51,24 +47,27 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
 		shaders.MergeConsts{WG: mergeWG},
 	}
-	mem := b.lim.MaxComputeWorkgroupStorageSize
-	defer func() { b.lim.MaxComputeWorkgroupStorageSize = mem }()
-	for _, d := range dims {
-		for _, dv := range dims {
-			if r := fusedRows(d, dv); r > 0 {
-				specs = append(specs, shaders.FusedConsts{WG: fusedWG, R: r, D: d, DV: dv})
-				continue
-			}
-			var tks []int
-			for _, m := range []uint32{mem, min(mem, minWorkgroupStorage)} {
-				b.lim.MaxComputeWorkgroupStorageSize = m
-				tk, _ := b.fusedTile(d, dv)
-				if tk == 0 {
-					t.Fatalf("fusedTile(%d, %d) fits no tile in %d bytes of workgroup memory", d, dv, m)
-				}
-				if !slices.Contains(tks, tk) {
-					tks = append(tks, tk)
-					specs = append(specs, shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv})
+	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
+	for _, setting := range []string{"cpu", "hardware"} {
+		ap, err := choosePlan(setting, gputypes.DeviceTypeOther)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dims {
+			for _, dv := range dims {
+				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
+					var s shaders.Spec
+					switch rows, tk, _ := ap.fusedKernel(m, d, dv); {
+					case rows > 0:
+						s = shaders.FusedConsts{WG: fusedWG, R: rows, D: d, DV: dv}
+					case tk > 0:
+						s = shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv}
+					default:
+						t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
+					}
+					if !slices.Contains(specs, s) {
+						specs = append(specs, s)
+					}
 				}
 			}
 		}
@@ -175,69 +174,5 @@ func TestCompileRejectsBadSpec(t *testing.T) {
 		if _, err := b.compile(&shaders.Merge, s, "main"); err == nil {
 			t.Errorf("compile(merge, %T%+v) succeeded; merge is specialised by a MergeConsts", s, s)
 		}
-	}
-}
-
-// fusedLoops bounds the loop iterations one invocation of fused.wgsl runs
-// over a chunk of keys, counting every iteration of every loop (lavapipe
-// stops an invocation after about 65 535 in all):
-//
-//	D4 + DV4                          load q, write o
-//	+ tiles·(1                        the tile loop
-//	  + ⌈TK·D4/WG⌉ + ⌈TK·DV4/WG⌉      stage K and V
-//	  + TK·(1 + D4 + 2·DV4))          per key: score, rescale, accumulate
-func fusedLoops(tk, d, dv, keys int) int {
-	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
-	tiles := ceilDiv(keys, tk)
-	return d4 + dv4 + tiles*(1+ceilDiv(tk*d4, fusedWG)+ceilDiv(tk*dv4, fusedWG)+tk*(1+d4+2*dv4))
-}
-
-// TestPlanFusedTile checks fusedTile on this device for every pair of
-// head dims: the tile fits workgroup memory and is the largest power of
-// two up to fusedMaxK that does, the chunk is whole tiles and keeps an
-// invocation within loopBudget, and (0, 0) comes back exactly when not
-// even one key fits.
-func TestPlanFusedTile(t *testing.T) {
-	b := newTestBackend(t)
-	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	dims := append(slices.Clone(headDims), 512, 1000, 1024, 4096, 1<<14, 1<<16)
-	for _, d := range dims {
-		for _, dv := range dims {
-			tk, chunk := b.fusedTile(d, dv)
-			perKey := (ceilDiv(d, 4) + ceilDiv(dv, 4)) * 16 // bytes of K and V a key stages
-			if tk == 0 {
-				if chunk != 0 {
-					t.Errorf("fusedTile(%d, %d) = 0, %d; want 0, 0", d, dv, chunk)
-				}
-				if perKey <= mem && fusedLoops(1, d, dv, 1) <= loopBudget {
-					t.Errorf("fusedTile(%d, %d) = 0, 0, but a tile of one key fits (%d of %d bytes, %d loop iterations)",
-						d, dv, perKey, mem, fusedLoops(1, d, dv, 1))
-				}
-				if slices.Contains(headDims, d) && slices.Contains(headDims, dv) {
-					t.Errorf("fusedTile(%d, %d) fits no tile in %d bytes", d, dv, mem)
-				}
-				continue
-			}
-			if tk > fusedMaxK || tk&(tk-1) != 0 {
-				t.Errorf("fusedTile(%d, %d): TK = %d, want a power of two ≤ %d", d, dv, tk, fusedMaxK)
-			}
-			if tk*perKey > mem {
-				t.Errorf("fusedTile(%d, %d): TK = %d stages %d bytes, more than the device's %d", d, dv, tk, tk*perKey, mem)
-			}
-			if tk < fusedMaxK && 2*tk*perKey <= mem {
-				t.Errorf("fusedTile(%d, %d): TK = %d, but %d fits (%d of %d bytes)", d, dv, tk, 2*tk, 2*tk*perKey, mem)
-			}
-			if chunk < tk || chunk%tk != 0 {
-				t.Errorf("fusedTile(%d, %d): chunk %d is not a positive multiple of TK = %d", d, dv, chunk, tk)
-			}
-			if n := fusedLoops(tk, d, dv, chunk); n > loopBudget {
-				t.Errorf("fusedTile(%d, %d) = %d, %d: an invocation runs %d loop iterations, more than loopBudget = %d", d, dv, tk, chunk, n, loopBudget)
-			}
-		}
-	}
-	for _, d := range []int{64, 128, 256} {
-		tk, chunk := b.fusedTile(d, d)
-		t.Logf("D = Dv = %d: TK = %d, %d keys a chunk, %d loop iterations of %d (%d bytes of workgroup memory of %d)",
-			d, tk, chunk, fusedLoops(tk, d, d, chunk), loopBudget, tk*(ceilDiv(d, 4)*2)*16, mem)
 	}
 }

@@ -12,8 +12,9 @@ import (
 
 // This file runs context.wgsl (Backend.Context).
 
-// Context computes O = P·V in tiles, over chunks of mmChunk keys that
-// accumulate into O.
+// Context computes O = P·V in tiles, over chunks of keys that accumulate
+// into O: of the plan's mmChunk keys, and no more than one V window of a
+// head can bind.
 func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
 	if err := p.Validate(pm, v, o); err != nil {
 		return fmt.Errorf("gpu: context: %w", err)
@@ -43,7 +44,12 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	cost := func(u unit) float64 {
 		return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1)) * float64(pr.Dv)
 	}
-	keyChunks := chunks(pr.Nk, mmChunk)
+	chunk := b.aplan.mmChunk()
+	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4)
+	if vt := vTensor(pr); vt.sr > 0 {
+		chunk = min(chunk, max((maxBind-vt.ncols)/vt.sr, mmStep)/mmStep*mmStep)
+	}
+	keyChunks := chunks(pr.Nk, chunk)
 	if pr.Nk == 0 {
 		keyChunks = [][2]int{{0, 0}} // one pass that writes zeros
 	}

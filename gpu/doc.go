@@ -17,8 +17,13 @@
 //     debug, trace); it is off otherwise. Opening the backend sets
 //     NODEVICE_SELECT=1 when unset, which turns off Mesa's device-select
 //     layer and the warnings it prints on machines without a desktop.
+//   - ATTN_GPU_PLAN picks how work is cut (see below): auto, the default,
+//     from the adapter's type; cpu or hardware force a plan, so that the
+//     hardware plan's kernels and chunks run, and are tested, on lavapipe
+//     too. Backend.Info().Detail names the plan in use.
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
-//     when no adapter opens (CI sets it).
+//     when no adapter opens (CI sets it); the tests get their backend
+//     from package gputest.
 //
 // # Memory
 //
@@ -36,12 +41,22 @@
 //     maxStorageBufferBindingSize (128 MiB on lavapipe), at an aligned
 //     offset; the shader subtracts the window's start from every index in
 //     wrapping u32 arithmetic, so buffers up to 2 GiB and beyond work;
-//   - no invocation loops more than loopBudget times in all (lavapipe
-//     silently stops an invocation after about 65 535 loop iterations), so
-//     the fused path cuts the key range into chunks whose normalised
-//     partial (O, LSE) merge.wgsl folds together exactly, the staged
-//     context step accumulates over key chunks, and scores over chunks of
-//     the head dimension;
+//   - on a CPU-type adapter (lavapipe), no invocation loops more than
+//     loopBudget times in all (lavapipe silently stops an invocation after
+//     about 65 535 loop iterations), so the fused path cuts the key range
+//     into chunks whose normalised partial (O, LSE) merge.wgsl folds
+//     together exactly, the staged context step accumulates over key
+//     chunks, and scores over chunks of the head dimension; a hardware
+//     adapter has no such cap, and its chunks are as large as bindings
+//     allow (adapterplan.go);
+//   - the fused kernel is the one the adapter wants: on a CPU-type
+//     adapter fused.wgsl for the head dims it can write out (each vec4 of
+//     K and V a lavapipe invocation loads serves several query rows held
+//     in registers, with no workgroup memory or barrier), fusedloop.wgsl
+//     for wider ones; on a hardware adapter fusedloop.wgsl always, whose
+//     workgroups stage tiles of K and V in workgroup memory with
+//     coalesced loads and share them across their query rows, as ONNX
+//     Runtime's and ggml's WebGPU flash attention do;
 //   - grids stay within maxComputeWorkgroupsPerDimension, and each
 //     submission carries a bounded amount of work (far below Poll's 5 s),
 //     with ctx checked between submissions.

@@ -14,59 +14,25 @@ import (
 // This file runs fused.wgsl or fusedloop.wgsl, and merge.wgsl, which
 // only Fused uses (Backend.Fused); fusedplan.go plans its steps.
 
-// fusedTile returns the keys per tile that fit the device's workgroup
-// memory for these head dims in fusedloop.wgsl, and the keys per chunk
-// that keep one invocation within loopBudget; 0, 0 when no tile fits.
-func (b *Backend) fusedTile(d, dv int) (tk, chunk int) {
-	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
-	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	tk = fusedMaxK
-	for tk > 0 && tk*(d4+dv4)*16 > mem {
-		tk /= 2
+// fusedKernel is how Fused runs head dims d, dv on this backend (see
+// adapterPlan.fusedKernel): fused.wgsl with rows query rows an
+// invocation, or fusedloop.wgsl (rows = 0) with tiles of tk keys, in
+// chunks of at most chunk keys. The error wraps backend.ErrUnsupported
+// when neither fits the device.
+func (b *Backend) fusedKernel(d, dv int) (rows, tk, chunk int, err error) {
+	rows, tk, chunk = b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), d, dv)
+	if rows == 0 && tk == 0 {
+		return 0, 0, 0, backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
+			d, dv, b.lim.MaxComputeWorkgroupStorageSize)
 	}
-	if tk == 0 {
-		return 0, 0
-	}
-	perTile := ceilDiv(tk*d4, fusedWG) + ceilDiv(tk*dv4, fusedWG) + tk*(1+d4+2*dv4) + 2
-	tiles := (loopBudget - d4 - dv4) / perTile
-	if tiles < 1 {
-		return 0, 0
-	}
-	return tk, tiles * tk
+	return rows, tk, chunk, nil
 }
-
-// fusedRows is the query rows per invocation of fused.wgsl for head dims
-// d, dv, or 0 when they are too wide for it to unroll (fusedloop.wgsl
-// then runs). fused.wgsl's code, and lavapipe's time to compile it, grow
-// as R·(⌈d/4⌉ + ⌈dv/4⌉); fusedUnroll bounds that product and fusedMaxR
-// the rows. Measured on lavapipe at N = 1024, D = 64 (GFLOP/s, and the
-// driver's compile time): R = 1 about 4, R = 2 about 7, R = 4 about 13.5
-// (2.7 s), R = 8 about 17 (6.7 s), R = 16 about 21 (over 10 s); each vec4
-// of K and V loaded serves R rows, and loads are what lavapipe pays for.
-func fusedRows(d, dv int) int {
-	r := fusedMaxR
-	for r >= fusedMinR && r*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
-		r /= 2
-	}
-	if r < fusedMinR {
-		return 0
-	}
-	return r
-}
-
-// fusedChunk is the keys per chunk of fused.wgsl. It loops once per key,
-// so loopBudget keys (less a margin for the loops lavapipe's compiler
-// might add) would be the most; fewer keep a chunk's K and V in the CPU's
-// cache while every query tile of the head reads them. Measured on
-// lavapipe (Mesa 22.3, 2 cores), B=1 H=8 D=64, GFLOP/s at N = 4096 and
-// 16384: chunks of 32704 keys 11.6 and 6.9, 4096 keys 13.1 and 13.1, 2048
-// keys 13.1 and 12.9.
-const fusedChunk = 4096
 
 // Fused runs flash attention: the key range is cut into chunks, each a
-// dispatch of fused.wgsl whose normalised partial (O, LSE) merge.wgsl
-// folds into the result, so no invocation loops too long, no submission
-// runs long and no binding exceeds the device's limit.
+// dispatch of fused.wgsl or fusedloop.wgsl whose normalised partial (O,
+// LSE) merge.wgsl folds into the result, so that no invocation loops past
+// a CPU-type adapter's cap, no submission runs long and no binding
+// exceeds the device's limit.
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
@@ -84,15 +50,11 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if pr.OLen() == 0 {
 		return nil
 	}
-	// fused.wgsl when the head dims are narrow enough to unroll, one key
-	// per loop iteration; fusedloop.wgsl otherwise, in tiles of tk keys.
-	rows := fusedRows(pr.D, pr.Dv)
-	tk, chunk := 1, fusedChunk
-	if rows == 0 {
-		if tk, chunk = b.fusedTile(pr.D, pr.Dv); tk == 0 {
-			return backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
-				pr.D, pr.Dv, b.lim.MaxComputeWorkgroupStorageSize)
-		}
+	// fused.wgsl, one key per loop iteration, or fusedloop.wgsl, in tiles
+	// of tk keys, as the adapter's plan says.
+	rows, tk, chunk, err := b.fusedKernel(pr.D, pr.Dv)
+	if err != nil {
+		return err
 	}
 	// A K or V window of one head must fit one binding (less the
 	// alignment of its start, and of its end when bound as vec4s).

@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/attn-go/attn/backend"
@@ -34,6 +35,10 @@ type Backend struct {
 
 	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
 
+	// aplan is how ops cut their work and which fused kernel runs, from
+	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).
+	aplan adapterPlan
+
 	// budget is the work, in floating-point operations, that one
 	// submission may carry: enough to keep the device busy, little enough
 	// that no submission runs near Poll's 5 s and a cancelled ctx is
@@ -47,14 +52,22 @@ const stagingBytes = 16 << 20
 
 // New opens the adapter chosen by ATTN_ADAPTER (by name) or, without it,
 // the high-performance Vulkan adapter, and a device with the adapter's
-// own limits. The error wraps backend.ErrUnavailable when there is no
-// usable adapter.
+// own limits, planning work for the adapter's type unless ATTN_GPU_PLAN
+// says otherwise. The error wraps backend.ErrUnavailable when there is no
+// usable adapter or ATTN_GPU_PLAN names no plan.
 func New() (*Backend, error) {
 	inst := newInstance()
 	adapter, err := chooseAdapter(inst)
 	if err != nil {
 		inst.Release()
 		return nil, err
+	}
+	info := describeAdapter(adapter)
+	aplan, err := choosePlan(os.Getenv(envPlan), info.Adapter.DeviceType)
+	if err != nil {
+		adapter.Release()
+		inst.Release()
+		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
 	}
 	limits := requiredLimits(adapter)
 	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
@@ -71,13 +84,15 @@ func New() (*Backend, error) {
 		adapter: adapter,
 		dev:     dev,
 		queue:   dev.GetQueue(),
-		info:    describeAdapter(adapter),
+		info:    info,
 		lim:     dev.GetLimits().Limits,
+		aplan:   aplan,
 		bufs:    map[*buffer]struct{}{},
 		pipes:   map[string]*pipeline{},
 	}
 	b.info.Limits = convertLimits(b.lim)
 	b.info.Features = convertFeatures(dev.EnumerateFeatures())
+	b.info.Detail += "; plan " + aplan.String()
 	b.budget = 4e11
 	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
 		b.budget = 1.5e9

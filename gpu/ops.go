@@ -12,36 +12,6 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
-// loopBudget is the most loop iterations the host lets one shader
-// invocation run. Lavapipe silently stops an invocation after about 65 535
-// in total (all loops, nested ones included), so every key range, head
-// dimension chunk and column chunk is sized to stay well under it.
-const loopBudget = 32768
-
-// Tile sizes. The same constants size the dispatch and are written into
-// the WGSL (package shaders), so the two cannot disagree.
-const (
-	fusedWG     = 64  // invocations per workgroup of fused.wgsl and fusedloop.wgsl
-	fusedMaxR   = 4   // query rows per invocation of fused.wgsl, at most
-	fusedMinR   = 2   // and at least; wider heads run fusedloop.wgsl
-	fusedUnroll = 128 // most R·(⌈D/4⌉ + ⌈Dv/4⌉) fused.wgsl is written out for
-	fusedMaxK   = 32  // keys per tile of fusedloop.wgsl, fewer when workgroup memory is short
-	mmTile      = 64  // TM = TN of the scores and context tiles
-	mmStep      = 16  // TD / TJ: inner-dimension step through workgroup memory
-	mmReg       = 4   // RM = RN: each invocation's register block
-	smWG        = 256
-	smPer       = 32 // columns per invocation per softmax chunk
-	mergeWG     = 64
-)
-
-// mmIters is the loop iterations a scores or context invocation runs per
-// step of mmStep along the inner dimension.
-const mmIters = mmStep*(2*mmReg+mmReg*mmReg) + 2*mmTile*mmStep/((mmTile/mmReg)*(mmTile/mmReg)) + 2
-
-// mmChunk is the inner-dimension (head dim for scores, keys for context)
-// length one dispatch covers.
-const mmChunk = loopBudget / mmIters * mmStep
-
 func qTensor(p backend.Problem) tensor {
 	s := p.QStrides()
 	return tensor{sb: s.Batch, sh: s.Head, sr: s.Row, sc: 1, rows: byQuery, ncols: p.D}

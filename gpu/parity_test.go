@@ -40,8 +40,9 @@ import (
 //
 // # The GPU's tiles, which the shapes straddle
 //
+// Under the CPU plan (lavapipe's; hwplan_test.go runs the hardware plan),
 // fused.wgsl runs 64 invocations of R query rows each per workgroup (R =
-// 4 at D = Dv = 64, 2 at 128; fusedRows in fused.go), one key per loop
+// 4 at D = Dv = 64, 2 at 128; fusedRows in adapterplan.go), one key per loop
 // iteration, in chunks of 4096 keys (fusedChunk); wider heads run
 // fusedloop.wgsl, 64 query rows per workgroup over tiles of 32 keys, in
 // chunks sized by fusedTile. The partial (O, LSE) of a row's later

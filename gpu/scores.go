@@ -13,7 +13,7 @@ import (
 // This file runs scores.wgsl (Backend.Scores).
 
 // Scores computes the scores up to p.Stage in tiles, splitting a head
-// dimension longer than mmChunk across dispatches that accumulate; the
+// dimension longer than the plan's mmChunk across dispatches that accumulate; the
 // last of them carries the sums through the stage's steps.
 func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	if err := p.Validate(q, k, s); err != nil {
@@ -60,7 +60,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		return [3]int{ceilDiv(u.j1-u.j0, mmTile), ceilDiv(u.i1-u.i0, mmTile), u.bh1 - u.bh0}
 	}
 	var ds []*dispatch
-	dcs := chunks(pr.D, mmChunk)
+	dcs := chunks(pr.D, b.aplan.mmChunk())
 	for ci, dc := range dcs {
 		cost := func(u unit) float64 {
 			return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(u.j1-u.j0) * float64(dc[1]-dc[0])

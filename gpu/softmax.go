@@ -12,10 +12,6 @@ import (
 
 // This file runs softmax.wgsl (Backend.Softmax).
 
-// maxSoftmaxChunks bounds the chunks of one row: normalize loops over all
-// of them.
-const maxSoftmaxChunks = loopBudget - smPer - 64
-
 // Softmax normalises each row of s in place, in two passes (stats, then
 // normalize) over chunks of smWG·smPer columns.
 func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
@@ -42,8 +38,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	cw := smWG * smPer
 	nc := ceilDiv(pr.Nk, cw)
-	if nc > maxSoftmaxChunks {
-		return tooLarge("softmax", pr, fmt.Sprintf("a row of %d keys needs %d chunks, more than %d", pr.Nk, nc, maxSoftmaxChunks))
+	if most := b.aplan.softmaxChunks(); nc > most {
+		return tooLarge("softmax", pr, fmt.Sprintf("a row of %d keys needs %d chunks, more than %d", pr.Nk, nc, most))
 	}
 	stLen := pr.LSELen() * 2 * nc
 	if uint64(stLen)*4 > b.lim.MaxBufferSize {

@@ -13,8 +13,9 @@
 //     each invocation owning R query rows in registers, its loops over
 //     rows and head dims written out by its template (see
 //     Kernel.Template);
-//   - fusedloop.wgsl: the same for head dims too wide to write out, with
-//     loops and K, V tiles staged through workgroup memory;
+//   - fusedloop.wgsl: the same with loops and K, V tiles staged through
+//     workgroup memory, for head dims too wide to write out on a CPU-type
+//     adapter and for every head dim on a hardware one;
 //   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
 //     result exactly.
 //

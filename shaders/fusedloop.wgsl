@@ -27,8 +27,11 @@
 // Grid: x = query tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: TK·(D4 + DV4) vec4s.
 // Limits: an invocation runs about (j1−j0)/TK·(TK·(1 + D4 + 2·DV4) +
-// TK·(D4+DV4)/WG) loop iterations; the host sizes the chunk to keep that
-// far below lavapipe's cap of about 65 535.
+// TK·(D4+DV4)/WG) loop iterations; on a CPU-type adapter the host sizes
+// the chunk to keep that far below lavapipe's cap of about 65 535, on a
+// hardware adapter (where this is the kernel for every head dim: its
+// workgroups load each K and V tile once, coalesced, for WG query rows)
+// only bindings bound it.
 
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> vs: array<vec4<f32>, VS>;

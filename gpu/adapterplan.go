@@ -1,0 +1,195 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gogpu/gputypes"
+)
+
+// This file decides, from the adapter's type, how the backend cuts its
+// work and which fused kernel it runs. It has no cgo so its tests run
+// everywhere.
+
+// Tile sizes. The same constants size the dispatch and are written into
+// the WGSL (package shaders), so the two cannot disagree.
+const (
+	fusedWG     = 64  // invocations per workgroup of fused.wgsl and fusedloop.wgsl
+	fusedMaxR   = 4   // query rows per invocation of fused.wgsl, at most
+	fusedMinR   = 2   // and at least; wider heads run fusedloop.wgsl
+	fusedUnroll = 128 // most R·(⌈D/4⌉ + ⌈Dv/4⌉) fused.wgsl is written out for
+	fusedMaxK   = 32  // keys per tile of fusedloop.wgsl, fewer when workgroup memory is short
+	mmTile      = 64  // TM = TN of the scores and context tiles
+	mmStep      = 16  // TD / TJ: inner-dimension step through workgroup memory
+	mmReg       = 4   // RM = RN: each invocation's register block
+	smWG        = 256
+	smPer       = 32 // columns per invocation per softmax chunk
+	mergeWG     = 64
+)
+
+// loopBudget is the most loop iterations the CPU plan lets one shader
+// invocation run. Lavapipe silently stops an invocation after about 65 535
+// in total (all loops, nested ones included), so under that plan every key
+// range, head dimension chunk and column chunk is sized to stay well under
+// it.
+const loopBudget = 32768
+
+// mmIters is the loop iterations a scores or context invocation runs per
+// step of mmStep along the inner dimension.
+const mmIters = mmStep*(2*mmReg+mmReg*mmReg) + 2*mmTile*mmStep/((mmTile/mmReg)*(mmTile/mmReg)) + 2
+
+// fusedChunk is the keys per chunk of fused.wgsl. It loops once per key,
+// so loopBudget keys (less a margin for the loops lavapipe's compiler
+// might add) would be the most; fewer keep a chunk's K and V in the CPU's
+// cache while every query tile of the head reads them. Measured on
+// lavapipe (Mesa 22.3, 2 cores), B=1 H=8 D=64, GFLOP/s at N = 4096 and
+// 16384: chunks of 32704 keys 11.6 and 6.9, 4096 keys 13.1 and 13.1, 2048
+// keys 13.1 and 12.9.
+const fusedChunk = 4096
+
+// envPlan forces a plan: ATTN_GPU_PLAN=cpu, hardware or auto (the
+// default, from the adapter's type).
+const envPlan = "ATTN_GPU_PLAN"
+
+// adapterPlan is how the backend cuts its work and which fused kernel it
+// runs, chosen from the adapter's type (choosePlan).
+//
+// A CPU-type adapter (Mesa's lavapipe, and software rasterisers like it)
+// runs each invocation as a loop over SIMD lanes on the host: it stops an
+// invocation silently after about 65 535 loop iterations, pays for every
+// load from storage or workgroup memory once per invocation whatever the
+// address, and unrolls no loop. Its plan bounds every invocation by
+// loopBudget (key chunks, head-dim chunks, softmax chunks) and runs
+// fused.wgsl for the head dims it can write out: each vec4 of K and V
+// loaded feeds R query rows held in registers, and there is no workgroup
+// memory or barrier to pay for.
+//
+// A hardware adapter has no such cap, and on it loads from device memory
+// are what cost: the invocations of a workgroup should load each K and V
+// element once together and share it. Its plan cuts work only where
+// bindings, grids and the submission budget say, and runs fusedloop.wgsl
+// for every head dim: a workgroup stages tiles of TK keys and values in
+// workgroup memory with coalesced loads, and each of its WG invocations
+// streams its query row over them, as ONNX Runtime's WebGPU flash
+// attention (microsoft/onnxruntime,
+// onnxruntime/contrib_ops/webgpu/bert/flash_attention.wgsl.template) and
+// ggml-webgpu's (ggml-org/llama.cpp,
+// ggml/src/ggml-webgpu/wgsl-shaders/flash_attn.wgsl) do. fused.wgsl would instead have
+// every invocation load every key from device memory itself.
+type adapterPlan struct {
+	hardware bool
+	// loopCap is the most loop iterations one invocation may run in
+	// all; 0: no bound.
+	loopCap int
+}
+
+func (a adapterPlan) String() string {
+	if a.hardware {
+		return "hardware (K/V tiles in workgroup memory, no loop cap)"
+	}
+	return fmt.Sprintf("cpu (at most %d loop iterations an invocation)", a.loopCap)
+}
+
+// choosePlan picks the plan for an adapter of type t, unless setting
+// ($ATTN_GPU_PLAN) forces one: "cpu" or "hardware"; "" and "auto" leave
+// the choice to t, the CPU plan for gputypes.DeviceTypeCPU and the
+// hardware plan for every other type. Any other setting is an error.
+func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
+	cpu := adapterPlan{loopCap: loopBudget}
+	hw := adapterPlan{hardware: true}
+	switch strings.ToLower(strings.TrimSpace(setting)) {
+	case "", "auto":
+		if t == gputypes.DeviceTypeCPU {
+			return cpu, nil
+		}
+		return hw, nil
+	case "cpu":
+		return cpu, nil
+	case "hardware":
+		return hw, nil
+	}
+	return adapterPlan{}, fmt.Errorf("%s=%q: want auto, cpu or hardware", envPlan, setting)
+}
+
+// unbounded stands for "no bound" in a chunk size: chunks(n, unbounded)
+// is one chunk.
+const unbounded = math.MaxInt
+
+// mmChunk is the inner-dimension length (head dim for scores, keys for
+// context) one scores or context dispatch covers.
+func (a adapterPlan) mmChunk() int {
+	if a.loopCap == 0 {
+		return unbounded
+	}
+	return a.loopCap / mmIters * mmStep
+}
+
+// softmaxChunks bounds the chunks of smWG·smPer columns in one row:
+// normalize loops over all of them.
+func (a adapterPlan) softmaxChunks() int {
+	if a.loopCap == 0 {
+		return unbounded
+	}
+	return a.loopCap - smPer - 64
+}
+
+// fusedRows is the query rows per invocation of fused.wgsl for head dims
+// d, dv, or 0 when fusedloop.wgsl runs them: always under the hardware
+// plan, and under the CPU plan for heads too wide to unroll. fused.wgsl's
+// code, and lavapipe's time to compile it, grow as R·(⌈d/4⌉ + ⌈dv/4⌉);
+// fusedUnroll bounds that product and fusedMaxR the rows. Measured on
+// lavapipe at N = 1024, D = 64 (GFLOP/s, and the driver's compile time):
+// R = 1 about 4, R = 2 about 7, R = 4 about 13.5 (2.7 s), R = 8 about 17
+// (6.7 s), R = 16 about 21 (over 10 s); each vec4 of K and V loaded serves
+// R rows, and loads are what lavapipe pays for.
+func (a adapterPlan) fusedRows(d, dv int) int {
+	if a.hardware {
+		return 0
+	}
+	r := fusedMaxR
+	for r >= fusedMinR && r*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+		r /= 2
+	}
+	if r < fusedMinR {
+		return 0
+	}
+	return r
+}
+
+// fusedTile returns the keys per tile of fusedloop.wgsl that fit mem bytes
+// of workgroup memory for head dims d, dv, and the keys per chunk that
+// keep one invocation within the loop cap (unbounded without one); 0, 0
+// when no tile fits.
+func (a adapterPlan) fusedTile(mem, d, dv int) (tk, chunk int) {
+	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+	tk = fusedMaxK
+	for tk > 0 && tk*(d4+dv4)*16 > mem {
+		tk /= 2
+	}
+	if tk == 0 {
+		return 0, 0
+	}
+	if a.loopCap == 0 {
+		return tk, unbounded
+	}
+	perTile := ceilDiv(tk*d4, fusedWG) + ceilDiv(tk*dv4, fusedWG) + tk*(1+d4+2*dv4) + 2
+	tiles := (a.loopCap - d4 - dv4) / perTile
+	if tiles < 1 {
+		return 0, 0
+	}
+	return tk, tiles * tk
+}
+
+// fusedKernel is how Fused runs head dims d, dv with mem bytes of
+// workgroup memory: fused.wgsl with rows > 0 query rows an invocation, or
+// fusedloop.wgsl (rows = 0) with tiles of tk keys; one key a tile for
+// fused.wgsl. chunk is the most keys one dispatch covers before the
+// binding limit cuts it. rows = tk = 0 when neither fits.
+func (a adapterPlan) fusedKernel(mem, d, dv int) (rows, tk, chunk int) {
+	if rows = a.fusedRows(d, dv); rows > 0 {
+		return rows, 1, fusedChunk
+	}
+	tk, chunk = a.fusedTile(mem, d, dv)
+	return 0, tk, chunk
+}

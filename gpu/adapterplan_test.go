@@ -1,0 +1,192 @@
+package gpu
+
+// These tests need no device (adapterplan.go has no cgo), so they run in
+// every build, CGO_ENABLED=0 and -tags nogpu included.
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/gogpu/gputypes"
+)
+
+// minWorkgroupStorage is the workgroup memory every WebGPU device has
+// (the default maxComputeWorkgroupStorageSize).
+const minWorkgroupStorage = 16384
+
+// TestChoosePlan checks the plan of every adapter type under every
+// setting of ATTN_GPU_PLAN: auto (or unset) gives the CPU plan, with its
+// loop cap, to CPU-type adapters only; cpu and hardware force theirs; any
+// other value is an error naming the variable and the value.
+func TestChoosePlan(t *testing.T) {
+	types := []gputypes.DeviceType{gputypes.DeviceTypeCPU, gputypes.DeviceTypeDiscreteGPU, gputypes.DeviceTypeIntegratedGPU,
+		gputypes.DeviceTypeVirtualGPU, gputypes.DeviceTypeOther}
+	for _, dt := range types {
+		for _, setting := range []string{"", "auto", " Auto ", "cpu", "CPU", "hardware", "Hardware"} {
+			ap, err := choosePlan(setting, dt)
+			if err != nil {
+				t.Errorf("choosePlan(%q, %v): %v", setting, dt, err)
+				continue
+			}
+			s := strings.ToLower(strings.TrimSpace(setting))
+			wantHW := s == "hardware" || (s != "cpu" && dt != gputypes.DeviceTypeCPU)
+			if ap.hardware != wantHW {
+				t.Errorf("choosePlan(%q, %v) = %v, want hardware %t", setting, dt, ap, wantHW)
+			}
+			if wantCap := map[bool]int{false: loopBudget, true: 0}[wantHW]; ap.loopCap != wantCap {
+				t.Errorf("choosePlan(%q, %v): loop cap %d, want %d", setting, dt, ap.loopCap, wantCap)
+			}
+		}
+		for _, bad := range []string{"gpu", "lavapipe", "1", "hard"} {
+			if _, err := choosePlan(bad, dt); err == nil || !strings.Contains(err.Error(), envPlan) || !strings.Contains(err.Error(), bad) {
+				t.Errorf("choosePlan(%q, %v) = %v, want an error naming %s and the value", bad, dt, err, envPlan)
+			}
+		}
+	}
+}
+
+// fusedLoops bounds the loop iterations one invocation of fusedloop.wgsl
+// runs over a chunk of keys, counting every iteration of every loop
+// (lavapipe stops an invocation after about 65 535 in all):
+//
+//	D4 + DV4                          load q, write o
+//	+ tiles·(1                        the tile loop
+//	  + ⌈TK·D4/WG⌉ + ⌈TK·DV4/WG⌉      stage K and V
+//	  + TK·(1 + D4 + 2·DV4))          per key: score, rescale, accumulate
+func fusedLoops(tk, d, dv, keys int) int {
+	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+	tiles := ceilDiv(keys, tk)
+	return d4 + dv4 + tiles*(1+ceilDiv(tk*d4, fusedWG)+ceilDiv(tk*dv4, fusedWG)+tk*(1+d4+2*dv4))
+}
+
+// planLoops bounds the loop iterations any one invocation runs for p
+// under plan a on a device with mem bytes of workgroup memory: the fused
+// kernel over its largest chunk, scores over its head-dim chunk, context
+// over its key chunk (mmIters a step of mmStep), softmax's normalize over
+// its chunks and merge over Dv. The tests that run the hardware plan on
+// lavapipe keep to problems where this stays within loopBudget.
+func planLoops(a adapterPlan, p backend.Problem, mem int) int {
+	rows, tk, chunk := a.fusedKernel(mem, p.D, p.Dv)
+	keys := min(chunk, p.Nk)
+	fused := keys + 2*rows*(ceilDiv(p.D, 4)+ceilDiv(p.Dv, 4))
+	if rows == 0 {
+		fused = fusedLoops(max(tk, 1), p.D, p.Dv, keys)
+	}
+	scores := mmIters * ceilDiv(min(a.mmChunk(), p.D), mmStep)
+	context := mmIters * ceilDiv(min(a.mmChunk(), p.Nk), mmStep)
+	softmax := ceilDiv(p.Nk, smWG*smPer) + smPer + 64
+	return max(fused, scores, context, softmax, p.Dv)
+}
+
+// TestPlanFusedTile checks fusedTile under both plans for every pair of
+// head dims and three sizes of workgroup memory: the tile fits and is the
+// largest power of two up to fusedMaxK that does; under the CPU plan the
+// chunk is whole tiles and keeps an invocation within loopBudget, under
+// the hardware plan it is unbounded; and (0, 0) comes back exactly when
+// not even one key fits.
+func TestPlanFusedTile(t *testing.T) {
+	dims := []int{1, 2, 3, 4, 5, 16, 31, 32, 64, 80, 96, 128, 160, 256, 512, 1000, 1024, 4096, 1 << 14, 1 << 16}
+	for _, setting := range []string{"cpu", "hardware"} {
+		ap, _ := choosePlan(setting, gputypes.DeviceTypeOther)
+		for _, mem := range []int{minWorkgroupStorage, 32768, 65536} {
+			for _, d := range dims {
+				for _, dv := range dims {
+					tk, chunk := ap.fusedTile(mem, d, dv)
+					perKey := (ceilDiv(d, 4) + ceilDiv(dv, 4)) * 16 // bytes of K and V a key stages
+					if tk == 0 {
+						if chunk != 0 {
+							t.Errorf("%s: fusedTile(%d, %d, %d) = 0, %d; want 0, 0", setting, mem, d, dv, chunk)
+						}
+						if perKey <= mem && (ap.hardware || fusedLoops(1, d, dv, 1) <= loopBudget) {
+							t.Errorf("%s: fusedTile(%d, %d, %d) = 0, 0, but a tile of one key fits (%d bytes, %d loop iterations)",
+								setting, mem, d, dv, perKey, fusedLoops(1, d, dv, 1))
+						}
+						if d <= 256 && dv <= 256 {
+							t.Errorf("%s: fusedTile(%d, %d, %d) fits no tile", setting, mem, d, dv)
+						}
+						continue
+					}
+					if tk > fusedMaxK || tk&(tk-1) != 0 {
+						t.Errorf("%s: fusedTile(%d, %d, %d): TK = %d, want a power of two ≤ %d", setting, mem, d, dv, tk, fusedMaxK)
+					}
+					if tk*perKey > mem {
+						t.Errorf("%s: fusedTile(%d, %d, %d): TK = %d stages %d bytes", setting, mem, d, dv, tk, tk*perKey)
+					}
+					if tk < fusedMaxK && 2*tk*perKey <= mem {
+						t.Errorf("%s: fusedTile(%d, %d, %d): TK = %d, but %d fits", setting, mem, d, dv, tk, 2*tk)
+					}
+					if ap.hardware {
+						if chunk != unbounded {
+							t.Errorf("hardware: fusedTile(%d, %d, %d): chunk %d, want unbounded", mem, d, dv, chunk)
+						}
+						continue
+					}
+					if chunk < tk || chunk%tk != 0 {
+						t.Errorf("cpu: fusedTile(%d, %d, %d): chunk %d is not a positive multiple of TK = %d", mem, d, dv, chunk, tk)
+					}
+					if n := fusedLoops(tk, d, dv, chunk); n > loopBudget {
+						t.Errorf("cpu: fusedTile(%d, %d, %d) = %d, %d: an invocation runs %d loop iterations, more than %d", mem, d, dv, tk, chunk, n, loopBudget)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPlanKernels checks what each plan runs: the CPU plan fused.wgsl
+// (R rows, fusedChunk keys) for heads it can write out and fusedloop.wgsl
+// for wider ones, every chunk within its loop cap; the hardware plan
+// fusedloop.wgsl for every head dim, and no chunk bounded by loops.
+func TestPlanKernels(t *testing.T) {
+	cpu, _ := choosePlan("", gputypes.DeviceTypeCPU)
+	hw, _ := choosePlan("", gputypes.DeviceTypeDiscreteGPU)
+	for _, d := range []int{1, 5, 16, 63, 64, 80, 128, 200, 256} {
+		for _, dv := range []int{1, 7, 16, 64, 128, 256} {
+			rows, tk, chunk := cpu.fusedKernel(32768, d, dv)
+			if want := cpu.fusedRows(d, dv); rows != want {
+				t.Errorf("cpu: fusedKernel(%d, %d) rows %d, want %d", d, dv, rows, want)
+			}
+			if rows > 0 && (tk != 1 || chunk != fusedChunk || chunk > loopBudget) {
+				t.Errorf("cpu: fusedKernel(%d, %d) = %d, %d, %d: want TK 1 and %d keys a chunk", d, dv, rows, tk, chunk, fusedChunk)
+			}
+			if rows > 0 && rows*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+				t.Errorf("cpu: fusedKernel(%d, %d): R = %d writes out more than %d", d, dv, rows, fusedUnroll)
+			}
+			rows, tk, chunk = hw.fusedKernel(32768, d, dv)
+			if rows != 0 || tk == 0 || chunk != unbounded {
+				t.Errorf("hardware: fusedKernel(%d, %d) = %d, %d, %d; want fusedloop.wgsl, unbounded", d, dv, rows, tk, chunk)
+			}
+		}
+	}
+	if cpu.fusedRows(64, 64) != fusedMaxR {
+		t.Errorf("cpu: fusedRows(64, 64) = %d, want %d", cpu.fusedRows(64, 64), fusedMaxR)
+	}
+	// Scores and context: each invocation of a chunk within the cap.
+	if c := cpu.mmChunk(); c < mmStep || c%mmStep != 0 || mmIters*c/mmStep > loopBudget || mmIters*(c/mmStep+1) <= loopBudget {
+		t.Errorf("cpu: mmChunk %d: %d loop iterations of %d, want the most whole steps within it", c, mmIters*c/mmStep, loopBudget)
+	}
+	if c := cpu.softmaxChunks(); c < 1 || c+smPer+64 > loopBudget {
+		t.Errorf("cpu: softmaxChunks %d, want within %d", c, loopBudget)
+	}
+	if hw.mmChunk() != unbounded || hw.softmaxChunks() != unbounded {
+		t.Errorf("hardware: mmChunk %d, softmaxChunks %d; want unbounded", hw.mmChunk(), hw.softmaxChunks())
+	}
+	if got := chunks(10, unbounded); len(got) != 1 || got[0] != [2]int{0, 10} {
+		t.Errorf("chunks(10, unbounded) = %v, want one chunk", got)
+	}
+	if unbounded != math.MaxInt {
+		t.Error("unbounded is not MaxInt")
+	}
+	// The CPU plan keeps every problem within the cap.
+	for _, p := range []backend.Problem{
+		{B: 1, H: 1, KVHeads: 1, Nq: 1, Nk: 1 << 20, D: 64, Dv: 64},
+		{B: 1, H: 1, KVHeads: 1, Nq: 1, Nk: 1 << 20, D: 256, Dv: 256},
+		{B: 1, H: 1, KVHeads: 1, Nq: 1, Nk: 100, D: 4096, Dv: 16},
+	} {
+		if n := planLoops(cpu, p, 32768); n > loopBudget {
+			t.Errorf("cpu: %+v runs %d loop iterations an invocation, more than %d", p, n, loopBudget)
+		}
+	}
+}

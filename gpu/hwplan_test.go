@@ -1,0 +1,96 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/kernels"
+)
+
+// hardwareRows are problems sized for the hardware plan on lavapipe (no
+// invocation past LoopBudget loop iterations) beside the rows of the
+// matrix that are: odd head dims, GQA and MQA with Nq ≠ Nk both ways,
+// wide heads, fusedloop.wgsl's key tiles straddled.
+var hardwareRows = []parityRow{
+	{p: causal(prob(1, 2, 2, 100, 120, 5, 7)), short: true},
+	{p: prob(1, 2, 1, 65, 200, 3, 1)},
+	{p: bnhd(prob(2, 3, 1, 70, 90, 33, 17)), bias: shape(1, 1, 70, 90)},
+	{p: causal(prob(2, 8, 2, 33, 300, 64, 64)), short: true},
+	{p: prob(1, 4, 1, 300, 40, 128, 128), keep: shape(1, 1, 300, 40)},
+	{p: prob(1, 2, 2, 64, 150, 256, 200), noLSE: true},
+	{p: window(causal(prob(1, 2, 1, 129, 129, 80, 80)), 20, 0)},
+	{p: prob(1, 1, 1, 64, 33, 64, 64)},
+	{p: kvlens(sinks(alibi(softcap(offset(prob(2, 4, 2, 31, 97, 40, 24), 10), 3)), 1, -2), 97, 50),
+		bias: shape(2, 4, 31, 97), keep: shape(2, 1, 1, 97), short: true},
+}
+
+// TestParityHardwarePlan runs the parity matrix under the plan of a
+// hardware adapter (ATTN_GPU_PLAN=hardware: no loop cap, fusedloop.wgsl
+// with K/V tiles in workgroup memory for every head dim, whole key ranges
+// and head dims a dispatch) on whatever adapter this is — on lavapipe,
+// only the rows within its loop cap (gpu.PlanLoops), which include every
+// variant, odd head dims, GQA and Nq ≠ Nk, fused and staged.
+func TestParityHardwarePlan(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	g := openGPU(t)
+	if !strings.Contains(g.Info().Detail, "plan hardware") {
+		t.Fatalf("ATTN_GPU_PLAN=hardware, but the backend says %q", g.Info().Detail)
+	}
+	c := openCPU(t)
+	ran := 0
+	for n, row := range append(append([]parityRow(nil), parityRows...), hardwareRows...) {
+		extra := n >= len(parityRows)
+		loops := gpu.PlanLoops(g, row.p)
+		if extra && loops > gpu.LoopBudget {
+			t.Fatalf("hardwareRows[%d] %v runs %d loop iterations an invocation under the hardware plan, more than %d",
+				n-len(parityRows), caseName(row.p, row.bias, row.keep), loops, gpu.LoopBudget)
+		}
+		if loops > gpu.LoopBudget || row.slow {
+			continue
+		}
+		ran++
+		t.Run(caseName(row.p, row.bias, row.keep), func(t *testing.T) {
+			if testing.Short() && !row.short {
+				t.Skip("-short runs only the rows marked short")
+			}
+			cs := backendtest.RandomCase(newRand(uint64(n+1)), row.p, row.bias, row.keep)
+			for _, s := range []kernels.Strategy{kernels.Fused, kernels.Staged} {
+				t.Run(s.String(), func(t *testing.T) { parity(t, g, c, cs, s, !row.noLSE) })
+			}
+		})
+	}
+	if ran < 40 {
+		t.Errorf("only %d rows of the matrix are within the loop cap under the hardware plan; want 40 or more", ran)
+	}
+	t.Logf("%d of %d rows within %d loop iterations an invocation", ran, len(parityRows)+len(hardwareRows), gpu.LoopBudget)
+}
+
+// TestPlanSwitch checks ATTN_GPU_PLAN: cpu and hardware force a plan
+// (the backend names it in Info().Detail), auto leaves it to the
+// adapter's type, and any other value makes New fail with
+// ErrUnavailable naming the variable.
+func TestPlanSwitch(t *testing.T) {
+	openGPU(t) // skips or fails here without an adapter
+	for setting, want := range map[string]string{"cpu": "plan cpu", "hardware": "plan hardware", "auto": "plan "} {
+		t.Setenv("ATTN_GPU_PLAN", setting)
+		g := openGPU(t)
+		if d := g.Info().Detail; !strings.Contains(d, want) {
+			t.Errorf("ATTN_GPU_PLAN=%s: Detail %q does not say %q", setting, d, want)
+		}
+	}
+	t.Setenv("ATTN_GPU_PLAN", "fast")
+	g, err := gpu.New()
+	if err == nil {
+		g.Close()
+		t.Fatal("ATTN_GPU_PLAN=fast: New succeeded")
+	}
+	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "ATTN_GPU_PLAN") {
+		t.Errorf("ATTN_GPU_PLAN=fast: %v; want ErrUnavailable naming the variable", err)
+	}
+}

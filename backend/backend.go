@@ -29,17 +29,31 @@ type Backend interface {
 	// Caps reports what the backend supports.
 	Caps() Caps
 
-	// Alloc returns device-resident storage for n float32 values,
-	// zero-filled. n < 0 is ErrShape; n over Caps().MaxBufferLen, or more
-	// than the device can hold, is ErrTooLarge.
-	Alloc(n int) (Buffer, error)
-	// Write copies src into dst starting at element off. A range outside
+	// Alloc returns device-resident storage for n elements of dtype t,
+	// zero-filled. n < 0 or an unknown dtype is ErrShape; a half dtype on
+	// a backend without Caps().Half is ErrUnsupported; n over
+	// Caps().MaxBufferLen, or more than the device can hold, is
+	// ErrTooLarge.
+	Alloc(t DType, n int) (Buffer, error)
+	// Write copies src into dst starting at element off, each value
+	// rounded to dst's dtype (DType.Encode: to nearest, ties to even;
+	// exact for Float32). A finite value beyond a half dtype's range is
+	// ErrNonFinite (DType.CheckFits) and writes nothing. A range outside
 	// dst is ErrShape and writes nothing; an empty range at off == Len is
 	// allowed.
 	Write(dst Buffer, off int, src []float32) error
 	// Read copies len(dst) elements of src, starting at element off, into
-	// dst, with the same range rules as Write.
+	// dst, widened exactly from src's dtype, with the same range rules as
+	// Write.
 	Read(dst []float32, src Buffer, off int) error
+	// WriteBits copies the stored bits of a Float16 or BFloat16 buffer:
+	// src's elements are dst's dtype's bits, written as they are. A
+	// Float32 dst is ErrShape. The range rules are Write's.
+	WriteBits(dst Buffer, off int, src []uint16) error
+	// ReadBits copies len(dst) stored elements of a Float16 or BFloat16
+	// buffer, as bits, with the range rules of Read. A Float32 src is
+	// ErrShape.
+	ReadBits(dst []uint16, src Buffer, off int) error
 
 	// Scores computes the staged path's first step
 	//
@@ -74,12 +88,14 @@ type Backend interface {
 	Close() error
 }
 
-// Buffer is device-resident float32 storage allocated by one Backend.
-// Passing a Buffer to a Backend other than the one that allocated it is an
-// error (ErrForeignBuffer).
+// Buffer is device-resident storage of one DType allocated by one
+// Backend. Passing a Buffer to a Backend other than the one that
+// allocated it is an error (ErrForeignBuffer).
 type Buffer interface {
-	// Len is the number of float32 elements, unchanged by Release.
+	// Len is the number of elements, unchanged by Release.
 	Len() int
+	// DType is how the elements are stored.
+	DType() DType
 	// Release frees the storage. Using the Buffer afterwards is an error;
 	// releasing twice is a no-op.
 	Release()
@@ -135,8 +151,12 @@ type Caps struct {
 	GQA      bool // KVHeads < H
 	BNHD     bool // the [B, N, H, D] layout
 	LSE      bool // per-row log-sum-exp output
-	// MaxBufferLen is the largest Alloc in float32 elements; 0 means no
-	// limit beyond host memory.
+	// Half: Float16 and BFloat16 buffers (Alloc, WriteBits, ReadBits)
+	// for Q, K, V, O and the bias of every op, and for Context's V and
+	// O; the scores, weights, keep-mask and LSE stay Float32.
+	Half bool
+	// MaxBufferLen is the largest Alloc in elements (of any dtype); 0
+	// means no limit beyond host memory.
 	MaxBufferLen int
 }
 

@@ -20,13 +20,30 @@
 //
 // # Memory layout
 //
-// Every operand is a dense row-major float32 Buffer on the device. Q, K, V
+// Every operand is a dense row-major Buffer on the device. Q, K, V
 // and O are [B, H, N, D] (BHND) or [B, N, H, D] (BNHD) as Problem.Layout
 // says; either way one token's head vector is contiguous, so a head's rows
 // form a strided matrix (TensorStrides). K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always
 // [B, H, Nq, Nk], the log-sum-exp [B, H, Nq], and masks are
 // [B|1, H|1, Nq|1, Nk|1] with broadcasting (Mask.Strides).
+//
+// # Storage dtypes
+//
+// A Buffer stores Float32, Float16 (IEEE binary16) or BFloat16 (float32's
+// upper half), its DType, fixed at Alloc; a backend with Caps.Half takes
+// the half dtypes for Q, K, V, O and the bias, each operand its own, while
+// the scores, weights, keep-mask and LSE stay Float32 (ErrShape
+// otherwise). Ops compute in float32 whatever the dtypes: a half operand
+// is widened exactly as it is read, and an output is rounded to its
+// buffer's dtype as it is written, to nearest with ties to even, a finite
+// value beyond the dtype's range stored as ±DType.MaxFinite (DType.Saturate:
+// never a silent infinity; attention's output, a weighted mean of V's
+// rows, can overflow only a dtype narrower than V's). Write rounds float32
+// values to the buffer's dtype (DType.Encode) and refuses a finite value
+// that would overflow it (ErrNonFinite, DType.CheckFits); Read widens
+// exactly; WriteBits and ReadBits move a half buffer's stored bits as
+// they are. Len and Caps.MaxBufferLen count elements, not bytes.
 //
 // # Variants
 //

@@ -537,6 +537,8 @@ func (p *ScoresParams) Validate(q, k, s Buffer) error {
 		CheckBuffer("Q", q, p.QLen()),
 		CheckBuffer("K", k, p.KLen()),
 		CheckBuffer("scores", s, p.ScoresLen()),
+		checkFloat32("scores", s),
+		checkKeepDType(p.Keep),
 	)
 }
 
@@ -555,7 +557,12 @@ func (p *SoftmaxParams) Validate(s Buffer) error {
 			return err
 		}
 	}
-	return CheckBuffer("scores", s, p.ScoresLen())
+	return checkAll(
+		CheckBuffer("scores", s, p.ScoresLen()),
+		checkFloat32("scores", s),
+		checkFloat32("LSE", p.LSE),
+		checkKeepDType(p.Keep),
+	)
 }
 
 // Validate resolves p's defaults in place and checks p and the buffers of
@@ -569,6 +576,7 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 		CheckBuffer("weights", pm, p.ScoresLen()),
 		CheckBuffer("V", v, p.VLen()),
 		CheckBuffer("O", o, p.OLen()),
+		checkFloat32("weights", pm),
 	)
 }
 
@@ -595,7 +603,26 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 		CheckBuffer("K", k, p.KLen()),
 		CheckBuffer("V", v, p.VLen()),
 		CheckBuffer("O", o, p.OLen()),
+		checkFloat32("LSE", lse),
+		checkKeepDType(p.Keep),
 	)
+}
+
+// checkFloat32 refuses a buffer (when not nil) that is not Float32: the
+// scores, weights, keep-mask and LSE are Float32 whatever the operands'
+// dtypes.
+func checkFloat32(name string, buf Buffer) error {
+	if buf == nil {
+		return nil
+	}
+	return CheckDType(name, buf, Float32)
+}
+
+func checkKeepDType(keep *Mask) error {
+	if keep == nil {
+		return nil
+	}
+	return checkFloat32("mask", keep.Buf)
 }
 
 func checkAll(errs ...error) error {

@@ -12,8 +12,9 @@ import (
 // fakeBuf is a Buffer of a given length holding nothing.
 type fakeBuf int
 
-func (b fakeBuf) Len() int { return int(b) }
-func (fakeBuf) Release()   {}
+func (b fakeBuf) Len() int   { return int(b) }
+func (fakeBuf) Release()     {}
+func (fakeBuf) DType() DType { return Float32 }
 
 func okProblem() Problem {
 	return Problem{B: 2, H: 4, KVHeads: 2, Nq: 3, Nk: 5, D: 8, Dv: 6, Layout: BHND, Scale: 0.5}

@@ -21,12 +21,14 @@ type fakeBackend struct {
 
 var errFake = errors.New("fake backend: not implemented")
 
-func (f *fakeBackend) Name() string                       { return f.name }
-func (f *fakeBackend) Info() Info                         { return f.info }
-func (f *fakeBackend) Caps() Caps                         { return Caps{} }
-func (f *fakeBackend) Alloc(int) (Buffer, error)          { return nil, errFake }
-func (f *fakeBackend) Write(Buffer, int, []float32) error { return errFake }
-func (f *fakeBackend) Read([]float32, Buffer, int) error  { return errFake }
+func (f *fakeBackend) Name() string                          { return f.name }
+func (f *fakeBackend) Info() Info                            { return f.info }
+func (f *fakeBackend) Caps() Caps                            { return Caps{} }
+func (f *fakeBackend) Alloc(DType, int) (Buffer, error)      { return nil, errFake }
+func (f *fakeBackend) Write(Buffer, int, []float32) error    { return errFake }
+func (f *fakeBackend) Read([]float32, Buffer, int) error     { return errFake }
+func (f *fakeBackend) WriteBits(Buffer, int, []uint16) error { return errFake }
+func (f *fakeBackend) ReadBits([]uint16, Buffer, int) error  { return errFake }
 func (f *fakeBackend) Scores(context.Context, ScoresParams, Buffer, Buffer, Buffer) error {
 	return errFake
 }

@@ -659,7 +659,7 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op
 			return nil
 		}
 		var b backend.Buffer
-		if b, err = be.Alloc(n); err != nil {
+		if b, err = be.Alloc(backend.Float32, n); err != nil {
 			return nil
 		}
 		bufs = append(bufs, b)

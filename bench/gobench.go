@@ -200,7 +200,7 @@ func opBench(b *testing.B, be backend.Backend, o op, p backend.Problem) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, uint64(p.Nq)))
 	buf := func(n int, random bool) backend.Buffer {
-		x, err := be.Alloc(n)
+		x, err := be.Alloc(backend.Float32, n)
 		if err == nil && random {
 			err = be.Write(x, 0, randoms(rng, n))
 		}

@@ -14,6 +14,7 @@ import (
 type buffer struct {
 	owner *Backend
 	n     int
+	dtype backend.DType
 
 	mu       sync.Mutex
 	data     []float32
@@ -29,6 +30,13 @@ func (b *buffer) Len() int {
 	return b.n
 }
 
+func (b *buffer) DType() backend.DType {
+	if b == nil {
+		return backend.Float32
+	}
+	return b.dtype
+}
+
 func (b *buffer) Release() {
 	if b == nil {
 		return
@@ -39,13 +47,19 @@ func (b *buffer) Release() {
 	b.mu.Unlock()
 }
 
-// Alloc returns a zero-filled buffer of n float32 values.
-func (b *Backend) Alloc(n int) (backend.Buffer, error) {
+// Alloc returns a zero-filled buffer of n values of dtype t.
+func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if err := b.checkOpen("alloc"); err != nil {
 		return nil, err
 	}
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %d elements", n)
+	}
+	if !t.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %v", t)
+	}
+	if t != backend.Float32 {
+		return nil, backend.Errorf(backend.ErrUnsupported, "cpu: alloc of %d %v elements: this backend stores float32 only", n, t)
 	}
 	if n > maxAllocBytes/4 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements (%d bytes) exceeds %d bytes", n, uint64(n)*4, uint64(maxAllocBytes))
@@ -87,6 +101,23 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	}
 	copy(dst, data[off:])
 	return nil
+}
+
+// WriteBits writes the bits of a half buffer; this backend has none
+// (Caps().Half is false), so every dst is Float32 and refused.
+func (b *Backend) WriteBits(dst backend.Buffer, off int, src []uint16) error {
+	if _, err := b.data("write", "dst", dst); err != nil {
+		return err
+	}
+	return backend.Errorf(backend.ErrShape, "cpu: write of %d half bits into a %v buffer", len(src), dst.DType())
+}
+
+// ReadBits reads the bits of a half buffer; see WriteBits.
+func (b *Backend) ReadBits(dst []uint16, src backend.Buffer, off int) error {
+	if _, err := b.data("read", "src", src); err != nil {
+		return err
+	}
+	return backend.Errorf(backend.ErrShape, "cpu: read of %d half bits from a %v buffer", len(dst), src.DType())
 }
 
 // data returns the storage of buf after checking that this backend is

@@ -24,7 +24,7 @@ func open(t testing.TB) backend.Backend {
 }
 
 func upload(be backend.Backend, x []float32) (backend.Buffer, error) {
-	buf, err := be.Alloc(len(x))
+	buf, err := be.Alloc(backend.Float32, len(x))
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +180,13 @@ func TestOptions(t *testing.T) {
 func TestBuffers(t *testing.T) {
 	be := open(t)
 	other := open(t)
-	if _, err := be.Alloc(-1); !errors.Is(err, backend.ErrShape) {
+	if _, err := be.Alloc(backend.Float32, -1); !errors.Is(err, backend.ErrShape) {
 		t.Errorf("Alloc(-1): %v", err)
 	}
-	if _, err := be.Alloc(1 << 50); !errors.Is(err, backend.ErrTooLarge) {
+	if _, err := be.Alloc(backend.Float32, 1<<50); !errors.Is(err, backend.ErrTooLarge) {
 		t.Errorf("Alloc(1<<50): %v", err)
 	}
-	buf, err := be.Alloc(4)
+	buf, err := be.Alloc(backend.Float32, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,12 +211,12 @@ func TestBuffers(t *testing.T) {
 	if err := be.Read(make([]float32, 1), buf, 0); !errors.Is(err, backend.ErrReleased) {
 		t.Errorf("Read after Release: %v", err)
 	}
-	buf2, _ := be.Alloc(1)
+	buf2, _ := be.Alloc(backend.Float32, 1)
 	be.Close()
 	if err := be.Write(buf2, 0, []float32{1}); !errors.Is(err, backend.ErrReleased) {
 		t.Errorf("Write after Close: %v", err)
 	}
-	if _, err := be.Alloc(1); !errors.Is(err, backend.ErrReleased) {
+	if _, err := be.Alloc(backend.Float32, 1); !errors.Is(err, backend.ErrReleased) {
 		t.Errorf("Alloc after Close: %v", err)
 	}
 }
@@ -293,7 +293,7 @@ func TestAllocBeyondMemory(t *testing.T) {
 	}
 	defer be.Close()
 	const n = 1 << 43 // 32 TiB of float32, far over MaxBufferLen
-	_, err = be.Alloc(n)
+	_, err = be.Alloc(backend.Float32, n)
 	if !errors.Is(err, backend.ErrTooLarge) || !strings.Contains(err.Error(), "GiB of memory is available") {
 		t.Fatalf("Alloc(%d): %v", n, err)
 	}

@@ -136,8 +136,8 @@ func fusedAlloc(t *testing.T, n, d int, causal bool) (uint64, []float32, []float
 	q, _ := upload(be, data)
 	k, _ := upload(be, data)
 	v, _ := upload(be, data)
-	o, _ := be.Alloc(n * d)
-	lse, _ := be.Alloc(n)
+	o, _ := be.Alloc(backend.Float32, n*d)
+	lse, _ := be.Alloc(backend.Float32, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if err := be.Fused(context.Background(), backend.FusedParams{Problem: p}, q, k, v, o, lse); err != nil {

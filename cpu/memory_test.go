@@ -35,7 +35,7 @@ func TestMemoryMaxBufferLen(t *testing.T) {
 			be.Caps().MaxBufferLen, float64(got)/(1<<30), float64(lo)/(1<<30))
 	}
 	n := be.Caps().MaxBufferLen + 1
-	if _, err := be.Alloc(n); !errors.Is(err, backend.ErrTooLarge) {
+	if _, err := be.Alloc(backend.Float32, n); !errors.Is(err, backend.ErrTooLarge) {
 		t.Errorf("Alloc(MaxBufferLen+1 = %d) = %v, want ErrTooLarge", n, err)
 	}
 }

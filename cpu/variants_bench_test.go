@@ -61,7 +61,7 @@ func benchFusedProblem(b *testing.B, p backend.Problem) {
 		for i := range x {
 			x[i] = float32(2*rng.Float64() - 1)
 		}
-		buf, err := be.Alloc(n)
+		buf, err := be.Alloc(backend.Float32, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func benchFusedProblem(b *testing.B, p backend.Problem) {
 		return buf
 	}
 	q, k, v := fill(p.QLen()), fill(p.KLen()), fill(p.VLen())
-	o, err := be.Alloc(p.OLen())
+	o, err := be.Alloc(backend.Float32, p.OLen())
 	if err != nil {
 		b.Fatal(err)
 	}

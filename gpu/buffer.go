@@ -29,6 +29,10 @@ func (x *buffer) Len() int {
 	return x.n
 }
 
+// DType is Float32: this backend stores float32 only (Caps().Half is
+// false).
+func (x *buffer) DType() backend.DType { return backend.Float32 }
+
 // Release frees the device memory; releasing twice is a no-op.
 func (x *buffer) Release() {
 	if x == nil {
@@ -59,10 +63,16 @@ func (x *buffer) free() {
 }
 
 // Alloc returns zero-filled device storage for n float32 values (WebGPU
-// zero-initialises new buffers).
-func (b *Backend) Alloc(n int) (backend.Buffer, error) {
+// zero-initialises new buffers); a half dtype is ErrUnsupported.
+func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d elements", n)
+	}
+	if !t.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %v", t)
+	}
+	if t != backend.Float32 {
+		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: alloc of %d %v elements: this backend stores float32 only", n, t)
 	}
 	if err := b.lock(nil, "alloc"); err != nil {
 		return nil, err
@@ -100,6 +110,37 @@ func (b *Backend) resolve(op, name string, buf backend.Buffer) (*buffer, error) 
 		return nil, fmt.Errorf("gpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
 	}
 	return x, nil
+}
+
+// WriteBits writes the bits of a half buffer; this backend has none, so
+// every dst is Float32 and refused.
+func (b *Backend) WriteBits(dst backend.Buffer, off int, src []uint16) error {
+	if err := b.checkBuffer("write", "dst", dst); err != nil {
+		return err
+	}
+	return backend.Errorf(backend.ErrShape, "gpu: write of %d half bits into a %v buffer", len(src), dst.DType())
+}
+
+// ReadBits reads the bits of a half buffer; see WriteBits.
+func (b *Backend) ReadBits(dst []uint16, src backend.Buffer, off int) error {
+	if err := b.checkBuffer("read", "src", src); err != nil {
+		return err
+	}
+	return backend.Errorf(backend.ErrShape, "gpu: read of %d half bits from a %v buffer", len(dst), src.DType())
+}
+
+// checkBuffer checks that buf is present, allocated by b and not
+// released.
+func (b *Backend) checkBuffer(op, name string, buf backend.Buffer) error {
+	if buf == nil {
+		return backend.Errorf(backend.ErrShape, "gpu: %s: %s buffer is nil", op, name)
+	}
+	if err := b.lock(nil, op); err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	_, err := b.resolve(op, name, buf)
+	return err
 }
 
 // writeChunk bounds the host copy wgpu makes of one WriteBuffer.

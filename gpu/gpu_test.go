@@ -29,11 +29,11 @@ func TestConformance(t *testing.T) {
 func TestMemoryPeak(t *testing.T) {
 	g := openGPU(t)
 	live0, _ := g.Memory()
-	a, err := g.Alloc(1 << 18)
+	a, err := g.Alloc(backend.Float32, 1<<18)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := g.Alloc(1 << 16)
+	b, err := g.Alloc(backend.Float32, 1<<16)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 		}
 	}()
 	alloc := func(name string, n int) (backend.Buffer, error) {
-		b, err := be.Alloc(n)
+		b, err := be.Alloc(backend.Float32, n)
 		if err != nil {
 			return nil, fmt.Errorf("%s: Alloc(%d) for %s: %w", be.Name(), n, name, err)
 		}

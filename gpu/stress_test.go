@@ -44,7 +44,7 @@ type deviceCase struct {
 func upload(t testing.TB, be backend.Backend, c backendtest.Case) deviceCase {
 	t.Helper()
 	in := func(x []float32) backend.Buffer {
-		b, err := be.Alloc(len(x))
+		b, err := be.Alloc(backend.Float32, len(x))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestStressReadbacks(t *testing.T) {
 	for i := range shared {
 		shared[i] = pattern(i, sharedTag)
 	}
-	sb, err := g.Alloc(len(shared))
+	sb, err := g.Alloc(backend.Float32, len(shared))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +145,12 @@ func TestStressReadbacks(t *testing.T) {
 			for i := range mine {
 				mine[i] = pattern(i, tag)
 			}
-			buf, err := g.Alloc(n)
+			buf, err := g.Alloc(backend.Float32, n)
 			if err == nil {
 				err = g.Write(buf, 0, mine)
 			}
-			o, err2 := g.Alloc(c.OLen())
-			lse, err3 := g.Alloc(c.LSELen())
+			o, err2 := g.Alloc(backend.Float32, c.OLen())
+			lse, err3 := g.Alloc(backend.Float32, c.LSELen())
 			if err := errors.Join(err, err2, err3); err != nil {
 				t.Error(err)
 				return
@@ -344,11 +344,11 @@ func TestOpenCloseCycles(t *testing.T) {
 	cycle := func(i int) {
 		g := openGPU(t)
 		dc := upload(t, g, c)
-		o, err := g.Alloc(c.OLen())
+		o, err := g.Alloc(backend.Float32, c.OLen())
 		if err != nil {
 			t.Fatal(err)
 		}
-		lse, err := g.Alloc(c.LSELen())
+		lse, err := g.Alloc(backend.Float32, c.LSELen())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,7 +419,7 @@ func closedChecks(g backend.Backend, dc deviceCase, o, lse backend.Buffer, dst [
 			errs = append(errs, fmt.Errorf("%s: got %v, want ErrReleased", what, err))
 		}
 	}
-	_, err := g.Alloc(4)
+	_, err := g.Alloc(backend.Float32, 4)
 	want("Alloc", err)
 	want("Read", g.Read(dst, o, 0))
 	want("Read of a buffer released before Close", g.Read(dst[:1], dc.k, 0))

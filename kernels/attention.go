@@ -431,7 +431,7 @@ func unravel(i int, shape []int) []int {
 type devBufs []backend.Buffer
 
 func (d *devBufs) alloc(be backend.Backend, name string, n int) (backend.Buffer, error) {
-	buf, err := be.Alloc(n)
+	buf, err := be.Alloc(backend.Float32, n)
 	if err != nil {
 		return nil, fmt.Errorf("allocating %s (%d floats): %w", name, n, err)
 	}

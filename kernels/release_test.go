@@ -31,8 +31,8 @@ func (b *countedBuf) Release() {
 	b.Buffer.Release()
 }
 
-func (c *counting) Alloc(n int) (backend.Buffer, error) {
-	buf, err := c.Backend.Alloc(n)
+func (c *counting) Alloc(t backend.DType, n int) (backend.Buffer, error) {
+	buf, err := c.Backend.Alloc(t, n)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func TestGPUWideHeadDimsRunStaged(t *testing.T) {
 
 func alloc(t *testing.T, be backend.Backend, n int) backend.Buffer {
 	t.Helper()
-	b, err := be.Alloc(n)
+	b, err := be.Alloc(backend.Float32, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,8 @@ type naiveBuf struct {
 	released bool
 }
 
-func (b *naiveBuf) Len() int { return len(b.data) }
+func (b *naiveBuf) Len() int             { return len(b.data) }
+func (b *naiveBuf) DType() backend.DType { return backend.Float32 }
 
 func (b *naiveBuf) Release() {
 	b.owner.mu.Lock()
@@ -61,14 +62,16 @@ func (n *naive) Caps() backend.Caps {
 	}
 }
 
-func (n *naive) Alloc(size int) (backend.Buffer, error) {
+func (n *naive) Alloc(t backend.DType, size int) (backend.Buffer, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	switch {
 	case n.closed:
 		return nil, backend.Errorf(backend.ErrReleased, "naive: backend is closed")
-	case size < 0:
-		return nil, backend.Errorf(backend.ErrShape, "naive: Alloc(%d)", size)
+	case size < 0 || !t.Valid():
+		return nil, backend.Errorf(backend.ErrShape, "naive: Alloc(%v, %d)", t, size)
+	case t != backend.Float32:
+		return nil, backend.Errorf(backend.ErrUnsupported, "naive: Alloc(%v, %d): float32 only", t, size)
 	case size > n.Caps().MaxBufferLen:
 		return nil, backend.Errorf(backend.ErrTooLarge, "naive: Alloc(%d) > %d", size, n.Caps().MaxBufferLen)
 	}
@@ -135,6 +138,32 @@ func (n *naive) Read(dst []float32, src backend.Buffer, off int) error {
 	}
 	copy(dst, data(src)[off:])
 	return nil
+}
+
+// WriteBits and ReadBits refuse every buffer: the naive backend stores
+// float32 only.
+func (n *naive) WriteBits(dst backend.Buffer, off int, src []uint16) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(dst); err != nil {
+		return err
+	}
+	if err := backend.CheckBuffer("dst", dst, 0); err != nil {
+		return err
+	}
+	return backend.CheckDType("dst", dst, backend.Float16, backend.BFloat16)
+}
+
+func (n *naive) ReadBits(dst []uint16, src backend.Buffer, off int) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if err := n.resolve(src); err != nil {
+		return err
+	}
+	if err := backend.CheckBuffer("src", src, 0); err != nil {
+		return err
+	}
+	return backend.CheckDType("src", src, backend.Float16, backend.BFloat16)
 }
 
 // hostCase gathers the operands of an op into a Case; nil buffers give

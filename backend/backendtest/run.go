@@ -95,7 +95,7 @@ func (s *session) alloc(name string, n int) (backend.Buffer, error) {
 	var buf backend.Buffer
 	err := guard(func() error {
 		var err error
-		buf, err = s.be.Alloc(n)
+		buf, err = s.be.Alloc(backend.Float32, n)
 		return err
 	})
 	if err != nil {

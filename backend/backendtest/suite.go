@@ -527,8 +527,9 @@ func keyPaddingSpecs() []spec {
 // fakeBuffer is a Buffer no backend allocated.
 type fakeBuffer struct{ n int }
 
-func (f fakeBuffer) Len() int { return f.n }
-func (f fakeBuffer) Release() {}
+func (f fakeBuffer) Len() int             { return f.n }
+func (f fakeBuffer) DType() backend.DType { return backend.Float32 }
+func (f fakeBuffer) Release()             {}
 
 // testBuffers checks Alloc, Write, Read and Release.
 func (s *suite) testBuffers(t *testing.T) {
@@ -536,7 +537,7 @@ func (s *suite) testBuffers(t *testing.T) {
 	alloc := func(t *testing.T, n int) backend.Buffer {
 		t.Helper()
 		var b backend.Buffer
-		if err := guard(func() (err error) { b, err = be.Alloc(n); return err }); err != nil {
+		if err := guard(func() (err error) { b, err = be.Alloc(backend.Float32, n); return err }); err != nil {
 			t.Fatalf("Alloc(%d): %v", n, err)
 		}
 		if b == nil {
@@ -628,10 +629,35 @@ func (s *suite) testBuffers(t *testing.T) {
 	})
 	t.Run("AllocNegative", func(t *testing.T) {
 		var b backend.Buffer
-		err := guard(func() (err error) { b, err = be.Alloc(-1); return err })
+		err := guard(func() (err error) { b, err = be.Alloc(backend.Float32, -1); return err })
 		wantErr(t, "Alloc(-1)", err, backend.ErrShape)
 		if err == nil && b != nil {
 			b.Release()
+		}
+	})
+	t.Run("DType", func(t *testing.T) {
+		b := alloc(t, 8)
+		if b.DType() != backend.Float32 {
+			t.Errorf("Alloc(Float32, 8).DType() = %v", b.DType())
+		}
+		var x backend.Buffer
+		err := guard(func() (err error) { x, err = be.Alloc(backend.DType(99), 4); return err })
+		wantErr(t, "Alloc of an unknown dtype", err, backend.ErrShape)
+		if err == nil && x != nil {
+			x.Release()
+		}
+		// The bits of a Float32 buffer are not half bits.
+		wantErr(t, "WriteBits to a Float32 buffer", guard(func() error { return be.WriteBits(b, 0, []uint16{1}) }), backend.ErrShape)
+		wantErr(t, "ReadBits from a Float32 buffer", guard(func() error { return be.ReadBits(make([]uint16, 1), b, 0) }), backend.ErrShape)
+		if s.caps.Half {
+			return
+		}
+		for _, dt := range []backend.DType{backend.Float16, backend.BFloat16} {
+			err := guard(func() (err error) { x, err = be.Alloc(dt, 4); return err })
+			wantErr(t, fmt.Sprintf("Alloc(%v) without Caps().Half", dt), err, backend.ErrUnsupported)
+			if err == nil && x != nil {
+				x.Release()
+			}
 		}
 	})
 	t.Run("AllocTooLarge", func(t *testing.T) {
@@ -639,7 +665,7 @@ func (s *suite) testBuffers(t *testing.T) {
 			t.Skip("Caps().MaxBufferLen is 0: no limit")
 		}
 		var b backend.Buffer
-		err := guard(func() (err error) { b, err = be.Alloc(s.caps.MaxBufferLen + 1); return err })
+		err := guard(func() (err error) { b, err = be.Alloc(backend.Float32, s.caps.MaxBufferLen+1); return err })
 		wantErr(t, fmt.Sprintf("Alloc(MaxBufferLen+1 = %d)", s.caps.MaxBufferLen+1), err, backend.ErrTooLarge)
 		if err == nil && b != nil {
 			b.Release()
@@ -656,7 +682,7 @@ func (s *suite) testBuffers(t *testing.T) {
 	t.Run("Foreign", func(t *testing.T) {
 		other := openBackend(t, s.open)
 		var fb backend.Buffer
-		if err := guard(func() (err error) { fb, err = other.Alloc(8); return err }); err != nil || fb == nil {
+		if err := guard(func() (err error) { fb, err = other.Alloc(backend.Float32, 8); return err }); err != nil || fb == nil {
 			t.Fatalf("second backend: Alloc(8): %v", err)
 		}
 		defer fb.Release()
@@ -697,7 +723,7 @@ type held struct {
 func (e *errEnv) buf(be backend.Backend, name string, n int) backend.Buffer {
 	e.t.Helper()
 	var b backend.Buffer
-	if err := guard(func() (err error) { b, err = be.Alloc(n); return err }); err != nil || b == nil {
+	if err := guard(func() (err error) { b, err = be.Alloc(backend.Float32, n); return err }); err != nil || b == nil {
 		e.t.Fatalf("Alloc(%d) for %s: %v", n, name, err)
 	}
 	e.t.Cleanup(b.Release)
@@ -908,7 +934,7 @@ func (s *suite) testClosed(t *testing.T) {
 	bufs := make([]backend.Buffer, 4)
 	for i, n := range []int{p.QLen(), p.KLen(), p.VLen(), p.OLen()} {
 		var err error
-		if bufs[i], err = be.Alloc(n); err != nil {
+		if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
 			be.Close()
 			t.Fatalf("Alloc(%d): %v", n, err)
 		}
@@ -922,7 +948,7 @@ func (s *suite) testClosed(t *testing.T) {
 			t.Errorf("%s after Close: got %v, want an error wrapping %v", what, err, backend.ErrReleased)
 		}
 	}
-	check("Alloc", guard(func() error { _, err := be.Alloc(4); return err }))
+	check("Alloc", guard(func() error { _, err := be.Alloc(backend.Float32, 4); return err }))
 	check("Write", guard(func() error { return be.Write(bufs[0], 0, []float32{1}) }))
 	check("Read", guard(func() error { return be.Read(make([]float32, 1), bufs[0], 0) }))
 	if s.caps.Fused {

@@ -1,0 +1,162 @@
+package backend
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/x448/float16"
+)
+
+// DType is how a Buffer stores its elements. Every op computes in
+// float32, with float32 (or wider) accumulation, whatever its operands'
+// dtypes: a half operand is widened exactly as it is read, and an output
+// is rounded to its buffer's dtype as it is written (Saturate).
+type DType uint8
+
+// The storage dtypes.
+const (
+	// Float32 is IEEE 754 binary32, the default.
+	Float32 DType = iota
+	// Float16 is IEEE 754 binary16: 5 exponent bits, 10 fraction bits;
+	// largest finite 65504, smallest normal 2⁻¹⁴, subnormals down to
+	// 2⁻²⁴, about 3.3 significant digits.
+	Float16
+	// BFloat16 is bfloat16: float32's upper 16 bits (8 exponent bits, 7
+	// fraction bits); float32's range at about 2.4 significant digits.
+	BFloat16
+)
+
+// DTypes are the storage dtypes, Float32 first.
+var DTypes = []DType{Float32, Float16, BFloat16}
+
+// Size is the bytes one element takes.
+func (t DType) Size() int {
+	if t == Float32 {
+		return 4
+	}
+	return 2
+}
+
+// Half says whether t is a 16-bit dtype (Float16 or BFloat16).
+func (t DType) Half() bool { return t == Float16 || t == BFloat16 }
+
+// Valid says whether t is one of DTypes.
+func (t DType) Valid() bool { return t <= BFloat16 }
+
+func (t DType) String() string {
+	switch t {
+	case Float32:
+		return "f32"
+	case Float16:
+		return "f16"
+	case BFloat16:
+		return "bf16"
+	}
+	return fmt.Sprintf("DType(%d)", uint8(t))
+}
+
+// ParseDType reads f32, f16 or bf16 (float32, float16, bfloat16 too, in
+// any case).
+func ParseDType(s string) (DType, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "f32", "float32":
+		return Float32, nil
+	case "f16", "float16", "half":
+		return Float16, nil
+	case "bf16", "bfloat16":
+		return BFloat16, nil
+	}
+	return Float32, Errorf(ErrShape, "unknown dtype %q (want f32, f16 or bf16)", s)
+}
+
+// MaxFinite is t's largest finite value.
+func (t DType) MaxFinite() float32 {
+	switch t {
+	case Float16:
+		return 65504
+	case BFloat16:
+		return math.Float32frombits(0x7f7f0000) // (2 − 2⁻⁷)·2¹²⁷
+	}
+	return math.MaxFloat32
+}
+
+// Encode rounds x to half dtype t, to nearest with ties to even, and
+// returns its bits: IEEE 754's conversion, so a finite x beyond t's range
+// becomes ±Inf, and NaN stays NaN (quiet). Subnormal halves are produced
+// and kept exactly. t must be Float16 or BFloat16.
+func (t DType) Encode(x float32) uint16 {
+	if t == Float16 {
+		return float16.Fromfloat32(x).Bits()
+	}
+	b := math.Float32bits(x)
+	if x != x {
+		return uint16(b>>16) | 0x40 // quiet, whatever payload survives
+	}
+	// Round the low 16 bits away, ties to even: adding 0x7fff plus the
+	// kept part's last bit carries into it exactly when the dropped part
+	// is over half, or half with an odd last bit (an overflow carries
+	// into the exponent, giving ±Inf, as it should).
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// Decode widens bits of half dtype t to float32, exactly.
+func (t DType) Decode(bits uint16) float32 {
+	if t == Float16 {
+		return float16.Frombits(bits).Float32()
+	}
+	return math.Float32frombits(uint32(bits) << 16)
+}
+
+// Round is x stored as t and read back: x itself for Float32.
+func (t DType) Round(x float32) float32 {
+	if !t.Half() {
+		return x
+	}
+	return t.Decode(t.Encode(x))
+}
+
+// Saturate is how every op stores an output value x as t: rounded to
+// nearest, ties to even, with a finite x beyond t's range stored as
+// ±MaxFinite (saturated, never a silent infinity). An output of attention
+// is a weighted mean of V's rows, so it overflows only a dtype narrower
+// than V's (float16 output of float32 values beyond 65504). NaN stays NaN.
+func (t DType) Saturate(x float32) float32 {
+	r := t.Round(x)
+	if math.IsInf(float64(r), 0) && !math.IsInf(float64(x), 0) {
+		return float32(math.Copysign(float64(t.MaxFinite()), float64(x)))
+	}
+	return r
+}
+
+// CheckFits returns an error wrapping ErrNonFinite when a finite value of
+// src (to be stored from element off on) is beyond t's range: Write's
+// rule, so that a value never becomes an infinity on its way in. name
+// goes into the message.
+func (t DType) CheckFits(name string, off int, src []float32) error {
+	if !t.Half() {
+		return nil
+	}
+	for i, x := range src {
+		if math.IsInf(float64(t.Round(x)), 0) && !math.IsInf(float64(x), 0) {
+			return Errorf(ErrNonFinite, "%s element %d is %g, beyond %v's largest finite value %g", name, off+i, x, t, t.MaxFinite())
+		}
+	}
+	return nil
+}
+
+// CheckDType returns an error wrapping ErrShape when buf's dtype is not
+// one of want; name goes into the message.
+func CheckDType(name string, buf Buffer, want ...DType) error {
+	if buf == nil {
+		return nil
+	}
+	t := buf.DType()
+	for _, w := range want {
+		if t == w {
+			return nil
+		}
+	}
+	return Errorf(ErrShape, "%s is %v, want %v", name, t, want)
+}

@@ -7,6 +7,7 @@ require (
 	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
 	github.com/sbinet/npyio v0.9.0
 	github.com/schollz/progressbar/v3 v3.18.0
+	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.30.0
 	golang.org/x/term v0.28.0
 	gonum.org/v1/gonum v0.17.0
@@ -27,7 +28,6 @@ require (
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/image v0.25.0 // indirect
 	golang.org/x/text v0.23.0 // indirect

@@ -17,8 +17,26 @@ type buffer struct {
 	dtype backend.DType
 
 	mu       sync.Mutex
-	data     []float32
+	data     store
 	released bool
+}
+
+// store is a buffer's elements: f32 for a Float32 buffer, h (the stored
+// bits) for a Float16 or BFloat16 one. An op's operands reach it as a
+// store, whatever their dtype; the ops widen a half operand tile by tile
+// as they read it and narrow a half output as they write it (half.go).
+type store struct {
+	t   backend.DType
+	f32 []float32
+	h   []uint16
+}
+
+// len is the number of elements.
+func (s store) len() int {
+	if s.t.Half() {
+		return len(s.h)
+	}
+	return len(s.f32)
 }
 
 // Len and Release accept a nil *buffer, which the validators may meet
@@ -43,11 +61,13 @@ func (b *buffer) Release() {
 	}
 	b.mu.Lock()
 	b.released = true
-	b.data = nil
+	b.data = store{}
 	b.mu.Unlock()
 }
 
-// Alloc returns a zero-filled buffer of n values of dtype t.
+// Alloc returns a zero-filled buffer of n values of dtype t: a []float32
+// for Float32, the bits of each value in a []uint16 for the half dtypes.
+// The memory checks count t.Size() bytes a value.
 func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if err := b.checkOpen("alloc"); err != nil {
 		return nil, err
@@ -58,90 +78,129 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if !t.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %v", t)
 	}
-	if t != backend.Float32 {
+	if t.Half() && !b.half {
 		return nil, backend.Errorf(backend.ErrUnsupported, "cpu: alloc of %d %v elements: this backend stores float32 only", n, t)
 	}
-	if n > maxAllocBytes/4 {
-		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements (%d bytes) exceeds %d bytes", n, uint64(n)*4, uint64(maxAllocBytes))
+	size := uint64(t.Size())
+	if n > maxAllocBytes/t.Size() {
+		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d %v elements (%d bytes) exceeds %d bytes", n, t, uint64(n)*size, uint64(maxAllocBytes))
 	}
 	if n > b.maxLen {
-		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements needs %.1f GiB but %.1f GiB of memory is available (Caps().MaxBufferLen, measured when the backend opened)",
-			n, float64(n)*4/(1<<30), float64(b.maxLen)*4/(1<<30))
+		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d %v elements needs %.1f GiB but %.1f GiB of memory is available (Caps().MaxBufferLen, measured when the backend opened)",
+			n, t, float64(n)*float64(size)/(1<<30), float64(b.maxLen)*4/(1<<30))
 	}
-	if bytes := uint64(n) * 4; bytes >= checkedAllocBytes {
+	if bytes := uint64(n) * size; bytes >= checkedAllocBytes {
 		if avail, ok := availableMemory(); ok && bytes > avail {
-			return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d elements needs %.1f GiB but %.1f GiB of memory is available",
-				n, float64(bytes)/(1<<30), float64(avail)/(1<<30))
+			return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d %v elements needs %.1f GiB but %.1f GiB of memory is available",
+				n, t, float64(bytes)/(1<<30), float64(avail)/(1<<30))
 		}
 	}
-	return &buffer{owner: b, n: n, data: make([]float32, n)}, nil
+	buf := &buffer{owner: b, n: n, dtype: t, data: store{t: t}}
+	if t.Half() {
+		buf.data.h = make([]uint16, n)
+	} else {
+		buf.data.f32 = make([]float32, n)
+	}
+	return buf, nil
 }
 
-// Write copies src into dst starting at element off.
+// Write copies src into dst starting at element off, rounded to dst's
+// dtype (to nearest, ties to even); a finite value beyond a half dtype's
+// range is refused first (ErrNonFinite), writing nothing.
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	data, err := b.data("write", "dst", dst)
 	if err != nil {
 		return err
 	}
-	if off < 0 || off > len(data) || len(src) > len(data)-off {
-		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, len(data))
+	if n := data.len(); off < 0 || off > n || len(src) > n-off {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, n)
 	}
-	copy(data[off:], src)
+	if !data.t.Half() {
+		copy(data.f32[off:], src)
+		return nil
+	}
+	if err := data.t.CheckFits("cpu: write: src", off, src); err != nil {
+		return err
+	}
+	// Nothing overflows now, so saturating is rounding (DType.Encode).
+	narrow(data.t, data.h[off:off+len(src)], src)
 	return nil
 }
 
-// Read copies len(dst) elements of src, starting at element off, into dst.
+// Read copies len(dst) elements of src, starting at element off, into
+// dst, widened exactly from src's dtype.
 func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	data, err := b.data("read", "src", src)
 	if err != nil {
 		return err
 	}
-	if off < 0 || off > len(data) || len(dst) > len(data)-off {
-		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, len(data))
+	if n := data.len(); off < 0 || off > n || len(dst) > n-off {
+		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, n)
 	}
-	copy(dst, data[off:])
+	if !data.t.Half() {
+		copy(dst, data.f32[off:])
+		return nil
+	}
+	widen(data.t, dst, data.h[off:off+len(dst)])
 	return nil
 }
 
-// WriteBits writes the bits of a half buffer; this backend has none
-// (Caps().Half is false), so every dst is Float32 and refused.
+// WriteBits copies src, the bits of dst's half dtype, into dst from
+// element off, as they are. A Float32 dst is ErrShape.
 func (b *Backend) WriteBits(dst backend.Buffer, off int, src []uint16) error {
-	if _, err := b.data("write", "dst", dst); err != nil {
+	data, err := b.data("write", "dst", dst)
+	if err != nil {
 		return err
 	}
-	return backend.Errorf(backend.ErrShape, "cpu: write of %d half bits into a %v buffer", len(src), dst.DType())
+	if !data.t.Half() {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d half bits into a %v buffer", len(src), data.t)
+	}
+	if n := data.len(); off < 0 || off > n || len(src) > n-off {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, n)
+	}
+	copy(data.h[off:], src)
+	return nil
 }
 
-// ReadBits reads the bits of a half buffer; see WriteBits.
+// ReadBits copies len(dst) stored elements of the half buffer src, from
+// element off, as bits. A Float32 src is ErrShape.
 func (b *Backend) ReadBits(dst []uint16, src backend.Buffer, off int) error {
-	if _, err := b.data("read", "src", src); err != nil {
+	data, err := b.data("read", "src", src)
+	if err != nil {
 		return err
 	}
-	return backend.Errorf(backend.ErrShape, "cpu: read of %d half bits from a %v buffer", len(dst), src.DType())
+	if !data.t.Half() {
+		return backend.Errorf(backend.ErrShape, "cpu: read of %d half bits from a %v buffer", len(dst), data.t)
+	}
+	if n := data.len(); off < 0 || off > n || len(dst) > n-off {
+		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, n)
+	}
+	copy(dst, data.h[off:])
+	return nil
 }
 
 // data returns the storage of buf after checking that this backend is
 // open, that it allocated buf and that buf is not released. A nil buf
-// yields nil data and no error: the validators have already reported the
+// yields an empty store and no error: the validators have already reported the
 // operands that may not be nil.
-func (b *Backend) data(op, name string, buf backend.Buffer) ([]float32, error) {
+func (b *Backend) data(op, name string, buf backend.Buffer) (store, error) {
 	if err := b.checkOpen(op); err != nil {
-		return nil, err
+		return store{}, err
 	}
 	if buf == nil {
 		if op == "write" || op == "read" {
-			return nil, backend.Errorf(backend.ErrShape, "cpu: %s: %s buffer is nil", op, name)
+			return store{}, backend.Errorf(backend.ErrShape, "cpu: %s: %s buffer is nil", op, name)
 		}
-		return nil, nil
+		return store{}, nil
 	}
 	bb, ok := buf.(*buffer)
 	if !ok || bb == nil || bb.owner != b {
-		return nil, fmt.Errorf("cpu: %s: %s: %w", op, name, backend.ErrForeignBuffer)
+		return store{}, fmt.Errorf("cpu: %s: %s: %w", op, name, backend.ErrForeignBuffer)
 	}
 	bb.mu.Lock()
 	defer bb.mu.Unlock()
 	if bb.released {
-		return nil, fmt.Errorf("cpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
+		return store{}, fmt.Errorf("cpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
 	}
 	return bb.data, nil
 }
@@ -166,8 +225,8 @@ type operand struct {
 // ownership and release, and refuses an output that shares its buffer with
 // any other operand: the ops read inputs while other workers write the
 // output, so aliasing would give wrong answers (and WebGPU forbids it too).
-func (b *Backend) operands(op string, ops ...operand) ([][]float32, error) {
-	out := make([][]float32, len(ops))
+func (b *Backend) operands(op string, ops ...operand) ([]store, error) {
+	out := make([]store, len(ops))
 	for i, o := range ops {
 		d, err := b.data(op, o.name, o.buf)
 		if err != nil {

@@ -61,7 +61,8 @@ type Backend struct {
 	threads int
 	tileQ   int
 	tileK   int
-	maxLen  int // Caps().MaxBufferLen, fixed when the backend opens
+	maxLen  int  // Caps().MaxBufferLen, fixed when the backend opens
+	half    bool // Caps().Half: Float16 and BFloat16 buffers
 	info    backend.Info
 	closed  atomic.Bool
 }
@@ -95,6 +96,15 @@ func WithTile(q, k int) Option {
 			return backend.Errorf(backend.ErrShape, "cpu: WithTile(%d, %d): tiles must be ≥ 1", q, k)
 		}
 		b.tileQ, b.tileK = q, k
+		return nil
+	}
+}
+
+// withHalf sets Caps().Half, for the tests of the half dtypes while the
+// ops learn them.
+func withHalf(on bool) Option {
+	return func(b *Backend) error {
+		b.half = on
 		return nil
 	}
 }
@@ -143,6 +153,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
+		Half:         b.half,
 		MaxBufferLen: b.maxLen,
 	}
 }

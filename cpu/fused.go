@@ -55,9 +55,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 	f := &fused{
 		p: p.Problem,
-		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6],
-		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3])),
-		keep: newMaskView(p.Keep, d[4]),
+		q: d[0].f32, k: d[1].f32, v: d[2].f32, o: d[5].f32, lse: d[6].f32,
+		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3].f32)),
+		keep: newMaskView(p.Keep, d[4].f32),
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
 	}

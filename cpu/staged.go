@@ -102,9 +102,9 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	qd, kd, sd := d[0], d[1], d[4]
-	mods := newScoreMods(p.Problem, newMaskView(p.Bias, d[2]))
-	keep := newMaskView(p.Keep, d[3])
+	qd, kd, sd := d[0].f32, d[1].f32, d[4].f32
+	mods := newScoreMods(p.Problem, newMaskView(p.Bias, d[2].f32))
+	keep := newMaskView(p.Keep, d[3].f32)
 	qs, ks := p.QStrides(), p.KStrides()
 	g, nk := p.Group(), p.Nk
 	bl, n := newBlocks(p.Problem, rowBlock)
@@ -159,8 +159,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	sd, lse := d[0], d[2]
-	keep := newMaskView(p.Keep, d[1])
+	sd, lse := d[0].f32, d[2].f32
+	keep := newMaskView(p.Keep, d[1].f32)
 	nk := p.Nk
 	bl, n := newBlocks(p.Problem, rowBlock)
 	return b.forEach(ctx, op, n, func() func(int) {
@@ -228,7 +228,7 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	pd, vd, od := d[0], d[1], d[2]
+	pd, vd, od := d[0].f32, d[1].f32, d[2].f32
 	vs, os := p.VStrides(), p.OStrides()
 	g, nk := p.Group(), p.Nk
 	bl, n := newBlocks(p.Problem, rowBlock)

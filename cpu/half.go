@@ -1,0 +1,51 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// widen sets dst[i] to the value of src[i], bits of half dtype t, exactly
+// (backend.DType.Decode). len(dst) must be len(src).
+func widen(t backend.DType, dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	if t == backend.BFloat16 {
+		for i, h := range src {
+			dst[i] = math.Float32frombits(uint32(h) << 16)
+		}
+		return
+	}
+	for i, h := range src {
+		dst[i] = t.Decode(h)
+	}
+}
+
+// narrow sets dst[i] to the bits of src[i] stored as half dtype t: rounded
+// to nearest, ties to even, a finite value beyond t's range saturated to
+// ±MaxFinite, infinities and NaN kept (backend.DType.Saturate, bit for bit
+// backend.DType.Encode wherever that is finite or src[i] is not).
+// len(dst) must be len(src).
+func narrow(t backend.DType, dst []uint16, src []float32) {
+	src = src[:len(dst)]
+	for i, x := range src {
+		dst[i] = narrow1(t, x)
+	}
+}
+
+// narrow1 is narrow for one value.
+func narrow1(t backend.DType, x float32) uint16 {
+	h := t.Encode(x)
+	if h&0x7fff == infBits(t) && !math.IsInf(float64(x), 0) {
+		return h&0x8000 | (infBits(t) - 1) // the largest finite value
+	}
+	return h
+}
+
+// infBits is +Inf's bits in half dtype t.
+func infBits(t backend.DType) uint16 {
+	if t == backend.BFloat16 {
+		return 0x7f80
+	}
+	return 0x7c00
+}

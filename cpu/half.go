@@ -7,8 +7,17 @@ import (
 )
 
 // widen sets dst[i] to the value of src[i], bits of half dtype t, exactly
-// (backend.DType.Decode). len(dst) must be len(src).
+// (backend.DType.Decode). len(dst) must be at least len(src). On amd64
+// the vector loops take what they can (widenVec: VCVTPH2PS for float16,
+// a 16-bit shift for bfloat16, sixteen lanes with AVX-512F, eight with
+// AVX2 and F16C); widenGo does the rest, or all of it elsewhere.
 func widen(t backend.DType, dst []float32, src []uint16) {
+	n := widenVec(t, dst, src)
+	widenGo(t, dst[n:], src[n:])
+}
+
+// widenGo is widen in Go.
+func widenGo(t backend.DType, dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	if t == backend.BFloat16 {
 		for i, h := range src {
@@ -25,8 +34,17 @@ func widen(t backend.DType, dst []float32, src []uint16) {
 // to nearest, ties to even, a finite value beyond t's range saturated to
 // ±MaxFinite, infinities and NaN kept (backend.DType.Saturate, bit for bit
 // backend.DType.Encode wherever that is finite or src[i] is not).
-// len(dst) must be len(src).
+// len(src) must be at least len(dst). On amd64 the vector loops take
+// what they can (narrowVec: VCVTPS2PH, or bfloat16's rounding in integer
+// operations, sixteen lanes with AVX-512F, eight with AVX2 and F16C);
+// narrowGo does the rest, or all of it elsewhere.
 func narrow(t backend.DType, dst []uint16, src []float32) {
+	n := narrowVec(t, dst, src)
+	narrowGo(t, dst[n:], src[n:])
+}
+
+// narrowGo is narrow in Go.
+func narrowGo(t backend.DType, dst []uint16, src []float32) {
 	src = src[:len(dst)]
 	for i, x := range src {
 		dst[i] = narrow1(t, x)

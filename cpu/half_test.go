@@ -121,3 +121,160 @@ func TestHalfBuffers(t *testing.T) {
 		t.Errorf("ReadBits from Float32: %v", err)
 	}
 }
+
+// halfImpl is one implementation of the conversions: Go, or a vector
+// loop that takes lengths in multiples of lanes.
+type halfImpl struct {
+	name   string
+	lanes  int
+	has    func(backend.DType) bool
+	widen  func(backend.DType, []float32, []uint16)
+	narrow func(backend.DType, []uint16, []float32)
+}
+
+// goImpl and dispatch are the implementations every build has: the Go
+// loops, and widen and narrow themselves (vector loops, then Go for the
+// tail), at any length.
+var (
+	always   = func(backend.DType) bool { return true }
+	goImpl   = halfImpl{"Go", 1, always, widenGo, narrowGo}
+	dispatch = halfImpl{"widen/narrow", 1, always, widen, narrow}
+)
+
+// halfPatterns is every 16-bit pattern.
+func halfPatterns() []uint16 {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	return all
+}
+
+// TestWiden: every implementation widens each of the 65536 patterns of
+// each half dtype to DType.Decode's bits (subnormals exact, NaN as
+// Decode quiets it), and the dispatch does so at every length to 40 from
+// several offsets, leaving tails to the Go loop.
+func TestWiden(t *testing.T) {
+	src := halfPatterns()
+	for _, im := range halfImpls() {
+		for _, dt := range halfDTypes {
+			if !im.has(dt) {
+				t.Logf("%s %v: this CPU does not have it", im.name, dt)
+				continue
+			}
+			dst := make([]float32, len(src))
+			im.widen(dt, dst, src)
+			for i, h := range src {
+				if got, want := math.Float32bits(dst[i]), math.Float32bits(dt.Decode(h)); got != want {
+					t.Fatalf("%s %v: %#04x widened to %#08x, want %#08x", im.name, dt, h, got, want)
+				}
+			}
+		}
+	}
+	for _, dt := range halfDTypes {
+		for off := range 3 {
+			for n := range 41 {
+				s := src[0x3c00+off*1111 : 0x3c00+off*1111+n]
+				dst := make([]float32, n+1)
+				dst[n] = 42
+				widen(dt, dst, s)
+				for i, h := range s {
+					if math.Float32bits(dst[i]) != math.Float32bits(dt.Decode(h)) {
+						t.Fatalf("%v: widen of %d from %d: element %d is %v, want %v", dt, n, off, i, dst[i], dt.Decode(h))
+					}
+				}
+				if dst[n] != 42 {
+					t.Fatalf("%v: widen of %d wrote past its end", dt, n)
+				}
+			}
+		}
+	}
+}
+
+// narrowValues are float32 values for the narrowing tests of dtype t:
+// every finite value of t, the midpoints between neighbours (ties, which
+// go to even) and a float32 unit either side of each, float32
+// subnormals, values about t's overflow threshold, infinities, NaNs with
+// payloads and a million random bit patterns.
+func narrowValues(t backend.DType) []float32 {
+	var xs []float32
+	for h := range 1 << 16 {
+		a := t.Decode(uint16(h))
+		if math.IsInf(float64(a), 0) || a != a {
+			continue
+		}
+		xs = append(xs, a)
+		if b := t.Decode(uint16(h + 1)); h&0x7fff != 0x7fff && b == b {
+			m := float32((float64(a) + float64(b)) / 2)
+			xs = append(xs, m, math.Nextafter32(m, float32(math.Inf(1))), math.Nextafter32(m, float32(math.Inf(-1))))
+		}
+	}
+	for b := uint32(1); b < 1<<23; b = b*3 + 1 {
+		xs = append(xs, math.Float32frombits(b), -math.Float32frombits(b))
+	}
+	for _, b := range []uint32{0x477fe000, 0x477fefff, 0x477ff000, 0x477ff001, 0x47800000, 0x7f7f0000, 0x7f7f7fff, 0x7f7f8000, 0x7f7f8001, 0x7f7fffff, 0x7f800000, 0x7f800001, 0x7f802000, 0x7fc00000, 0x7fffffff, 0x7fbfffff} {
+		xs = append(xs, math.Float32frombits(b), math.Float32frombits(b|0x80000000))
+	}
+	rng := uint64(0x9e3779b97f4a7c15)
+	for range 1 << 20 {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		xs = append(xs, math.Float32frombits(uint32(rng>>16)))
+	}
+	for len(xs)%16 != 0 {
+		xs = append(xs, 1)
+	}
+	return xs
+}
+
+// TestNarrow: narrow1 is DType.Saturate's value, in Encode's bits where
+// Encode does not overflow; every implementation agrees with it bit for
+// bit, and the dispatch does at every length to 40, leaving tails.
+func TestNarrow(t *testing.T) {
+	for _, dt := range halfDTypes {
+		xs := narrowValues(dt)
+		want := make([]uint16, len(xs))
+		for i, x := range xs {
+			want[i] = narrow1(dt, x)
+			got := dt.Decode(want[i])
+			if s := dt.Saturate(x); x == x && math.Float32bits(got) != math.Float32bits(s) {
+				t.Fatalf("%v: narrow1(%g) = %g, Saturate %g", dt, x, got, s)
+			}
+			if e := dt.Encode(x); e&0x7fff != infBits(dt) || math.IsInf(float64(x), 0) {
+				if want[i] != e {
+					t.Fatalf("%v: narrow1(%g) = %#04x, Encode %#04x", dt, x, want[i], e)
+				}
+			}
+		}
+		for _, im := range halfImpls() {
+			if !im.has(dt) {
+				t.Logf("%s %v: this CPU does not have it", im.name, dt)
+				continue
+			}
+			got := make([]uint16, len(xs))
+			im.narrow(dt, got, xs)
+			for i, x := range xs {
+				if got[i] != want[i] {
+					t.Fatalf("%s %v: %g (%#08x) narrowed to %#04x, want %#04x", im.name, dt, x, math.Float32bits(x), got[i], want[i])
+				}
+			}
+		}
+		for off := range 3 {
+			for n := range 41 {
+				s := xs[off*7777 : off*7777+n]
+				dst := make([]uint16, n+1)
+				dst[n] = 42
+				narrow(dt, dst[:n], s)
+				for i := range s {
+					if dst[i] != want[off*7777+i] {
+						t.Fatalf("%v: narrow of %d from %d: element %d is %#04x, want %#04x", dt, n, off, i, dst[i], want[off*7777+i])
+					}
+				}
+				if dst[n] != 42 {
+					t.Fatalf("%v: narrow of %d wrote past its end", dt, n)
+				}
+			}
+		}
+	}
+}

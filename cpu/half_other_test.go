@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package cpu
+
+// halfImpls are the Go loops and the dispatch, which is Go here too.
+func halfImpls() []halfImpl { return []halfImpl{goImpl, dispatch} }

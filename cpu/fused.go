@@ -21,6 +21,10 @@ type fusedScratch struct {
 	l   []float64 // running row sum of exp(S − m)
 	lo  []int     // each row's visible keys in the current key tile,
 	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
+	// The tiles of the half operands, widened to float32 as each tile
+	// is taken (nil for a Float32 operand, read in place): Tq×D of Q,
+	// Tk×D of K, Tk×Dv of V.
+	q, k, v []float32
 }
 
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
@@ -55,9 +59,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 	f := &fused{
 		p: p.Problem,
-		q: d[0].f32, k: d[1].f32, v: d[2].f32, o: d[5].f32, lse: d[6].f32,
-		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3].f32)),
-		keep: newMaskView(p.Keep, d[4].f32),
+		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6].f32,
+		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3])),
+		keep: newMaskView(p.Keep, d[4]),
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
 	}
@@ -93,6 +97,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			l:   make([]float64, f.tq),
 			lo:  make([]int, f.tq),
 			hi:  make([]int, f.tq),
+			q:   halfScratch(f.q, f.tq*p.D),
+			k:   halfScratch(f.k, f.tk*p.D),
+			v:   halfScratch(f.v, f.tk*p.Dv),
 		}
 		return func(it int) {
 			if p.Causal {
@@ -115,7 +122,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // fused holds one Fused call's operands.
 type fused struct {
 	p              backend.Problem
-	q, k, v, o     []float32
+	q, k, v, o     store
 	lse            []float32
 	mods           scoreMods
 	keep           *maskView
@@ -134,7 +141,7 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 	}
 	acc := blas32.General{Rows: r, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:r*p.Dv]}
 	clear(acc.Data)
-	qm := mat(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row)
+	qm := matOf(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row, sc.q)
 
 	// KeyRange's ends grow with i, so the keys some row of the tile may
 	// see lie in [keyStart, keyEnd): the tiles outside (past the causal
@@ -157,33 +164,34 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 		}
 		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
 		band.Inner = false
-		gemmBand(blas.Trans, p.Scale, qm, mat(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row), 0, st, band)
+		gemmBand(blas.Trans, p.Scale, qm, matOf(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row, sc.k), 0, st, band)
 		for ii := range r {
 			row := st.Data[ii*f.tk : ii*f.tk+tk]
 			f.online(row, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
 		}
 		band.Inner = true
-		gemmBand(blas.NoTrans, 1, st, mat(f.v, f.vs.Offset(b, kvh, j0), tk, p.Dv, f.vs.Row), 1, acc, band)
+		gemmBand(blas.NoTrans, 1, st, matOf(f.v, f.vs.Offset(b, kvh, j0), tk, p.Dv, f.vs.Row, sc.v), 1, acc, band)
 	}
 
 	for ii := range r {
-		out := f.o[f.os.Offset(b, h, i0+ii):][:p.Dv]
+		off := f.os.Offset(b, h, i0+ii)
+		row := acc.Data[ii*p.Dv : (ii+1)*p.Dv]
 		lse := negInf
 		if p.Sinks != nil {
 			var alpha float64
 			alpha, m[ii], l[ii] = withSink(m[ii], l[ii], float64(p.Sinks[h]))
-			scale(acc.Data[ii*p.Dv:(ii+1)*p.Dv], float32(alpha))
+			scale(row, float32(alpha))
 		}
 		if l[ii] > 0 {
 			// O = acc · (1/l) in float32, by the vector loop: a scalar
 			// loop here cost 8 % of a window's time, whose rows attend
 			// few keys for the Dv outputs each writes.
-			copy(out, acc.Data[ii*p.Dv:(ii+1)*p.Dv])
-			scale(out, float32(1/l[ii]))
+			scale(row, float32(1/l[ii]))
 			lse = m[ii] + math.Log(l[ii])
 		} else {
-			clear(out)
+			clear(row)
 		}
+		putRow(f.o, off, row)
 		if f.lse != nil {
 			f.lse[(b*p.H+h)*p.Nq+i0+ii] = float32(lse)
 		}

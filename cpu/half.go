@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas32"
+
 	"github.com/attn-go/attn/backend"
 )
 
@@ -67,3 +69,52 @@ func infBits(t backend.DType) uint16 {
 	}
 	return 0x7c00
 }
+
+// halfScratch is a worker's float32 scratch for n elements of tiles of
+// operand s when s is half, nil when it is Float32 (read in place).
+func halfScratch(s store, n int) []float32 {
+	if !s.t.Half() {
+		return nil
+	}
+	return make([]float32, n)
+}
+
+// matOf is the rows×cols matrix of s at element off with the given row
+// stride (in elements, whatever the dtype): s's own memory when s is
+// Float32, and otherwise its rows widened into scratch (which holds at
+// least rows·cols values), dense. This is the one place the ops read a
+// half Q, K or V: a tile at a time, as they take it, never the tensor.
+func matOf(s store, off, rows, cols, stride int, scratch []float32) blas32.General {
+	if !s.t.Half() {
+		return mat(s.f32, off, rows, cols, stride)
+	}
+	g := blas32.General{Rows: rows, Cols: cols, Stride: max(cols, 1)}
+	if rows == 0 || cols == 0 {
+		return g
+	}
+	g.Data = scratch[:rows*cols]
+	if stride == cols {
+		widen(s.t, g.Data, s.h[off:off+rows*cols])
+		return g
+	}
+	for i := range rows {
+		widen(s.t, g.Data[i*cols:(i+1)*cols], s.h[off+i*stride:off+i*stride+cols])
+	}
+	return g
+}
+
+// putRow stores row into s from element off: a copy for Float32, and
+// rounded to nearest even with saturation for a half s (narrow).
+func putRow(s store, off int, row []float32) {
+	if !s.t.Half() {
+		copy(s.f32[off:off+len(row)], row)
+		return
+	}
+	narrow(s.t, s.h[off:off+len(row)], row)
+}
+
+// halfChunk is how many keys of a half K or V the staged ops widen at a
+// time: the Sgemm driver's block of the inner dimension, so that the
+// chunks cost one more pass over C's rows per 256 keys, which it makes
+// anyway.
+const halfChunk = 256

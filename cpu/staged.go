@@ -6,18 +6,20 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
 )
 
 // maskView reads a broadcast mask: element (b, h, i, j) is
-// data[b·s[0] + h·s[1] + i·s[2] + j·s[3]].
+// data[b·s[0] + h·s[1] + i·s[2] + j·s[3]]. A bias may be half (widened
+// as addBias reads it); a keep-mask is Float32.
 type maskView struct {
-	data []float32
+	data store
 	s    [4]int
 }
 
-func newMaskView(m *backend.Mask, data []float32) *maskView {
+func newMaskView(m *backend.Mask, data store) *maskView {
 	if m == nil {
 		return nil
 	}
@@ -30,19 +32,38 @@ func (m *maskView) row(b, h, i int) (base, step int) {
 	return b*m.s[0] + h*m.s[1] + i*m.s[2], m.s[3]
 }
 
-// addBias adds bias row (b, h, i) to row, which starts at key j0.
+// addBias adds bias row (b, h, i) to row, which starts at key j0. A half
+// bias is widened a chunk at a time into a buffer on the stack, so that
+// the workers sharing the view share no scratch.
 func (m *maskView) addBias(row []float32, b, h, i, j0 int) {
 	base, step := m.row(b, h, i)
 	base += j0 * step
+	t := m.data.t
 	if step == 0 {
-		v := m.data[base]
+		var x float32
+		if t.Half() {
+			x = t.Decode(m.data.h[base])
+		} else {
+			x = m.data.f32[base]
+		}
 		for j := range row {
+			row[j] += x
+		}
+		return
+	}
+	if !t.Half() {
+		for j, v := range m.data.f32[base : base+len(row)] {
 			row[j] += v
 		}
 		return
 	}
-	for j, v := range m.data[base : base+len(row)] {
-		row[j] += v
+	var buf [256]float32
+	for j0 := 0; j0 < len(row); j0 += len(buf) {
+		n := min(len(buf), len(row)-j0)
+		widen(t, buf[:n], m.data.h[base+j0:base+j0+n])
+		for j, v := range buf[:n] {
+			row[j0+j] += v
+		}
 	}
 }
 
@@ -52,14 +73,14 @@ func (m *maskView) applyKeep(row []float32, b, h, i, j0 int) {
 	base, step := m.row(b, h, i)
 	base += j0 * step
 	if step == 0 {
-		if m.data[base] == 0 {
+		if m.data.f32[base] == 0 {
 			for j := range row {
 				row[j] = float32(math.Inf(-1))
 			}
 		}
 		return
 	}
-	for j, v := range m.data[base : base+len(row)] {
+	for j, v := range m.data.f32[base : base+len(row)] {
 		if v == 0 {
 			row[j] = float32(math.Inf(-1))
 		}
@@ -102,24 +123,34 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	qd, kd, sd := d[0].f32, d[1].f32, d[4].f32
-	mods := newScoreMods(p.Problem, newMaskView(p.Bias, d[2].f32))
-	keep := newMaskView(p.Keep, d[3].f32)
+	qd, kd, sd := d[0], d[1], d[4].f32
+	mods := newScoreMods(p.Problem, newMaskView(p.Bias, d[2]))
+	keep := newMaskView(p.Keep, d[3])
 	qs, ks := p.QStrides(), p.KStrides()
 	g, nk := p.Group(), p.Nk
+	// A half K is widened halfChunk keys at a time, each chunk's scores
+	// one Gemm; a Float32 K is one Gemm over all the keys, in place.
+	kc := nk
+	if kd.t.Half() {
+		kc = min(nk, halfChunk)
+	}
 	bl, n := newBlocks(p.Problem, rowBlock)
 	return b.forEach(ctx, op, n, func() func(int) {
+		qt := halfScratch(qd, rowBlock*p.D)
+		kt := halfScratch(kd, kc*p.D)
 		return func(it int) {
 			bi, h, i0, r := bl.item(it)
 			sOff := ((bi*p.H+h)*p.Nq + i0) * nk
 			if nk == 0 {
 				return
 			}
-			sm := mat(sd, sOff, r, nk, nk)
-			gemm(blas.Trans, p.Scale,
-				mat(qd, qs.Offset(bi, h, i0), r, p.D, qs.Row),
-				mat(kd, ks.Offset(bi, h/g, 0), nk, p.D, ks.Row),
-				0, sm)
+			qm := matOf(qd, qs.Offset(bi, h, i0), r, p.D, qs.Row, qt)
+			for j0 := 0; j0 < nk; j0 += kc {
+				c := min(kc, nk-j0)
+				gemm(blas.Trans, p.Scale, qm,
+					matOf(kd, ks.Offset(bi, h/g, j0), c, p.D, ks.Row, kt),
+					0, mat(sd, sOff+j0, r, c, nk))
+			}
 			if p.Stage == backend.StageRaw {
 				return
 			}
@@ -160,7 +191,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		return err
 	}
 	sd, lse := d[0].f32, d[2].f32
-	keep := newMaskView(p.Keep, d[1].f32)
+	keep := newMaskView(p.Keep, d[1])
 	nk := p.Nk
 	bl, n := newBlocks(p.Problem, rowBlock)
 	return b.forEach(ctx, op, n, func() func(int) {
@@ -228,17 +259,46 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	pd, vd, od := d[0].f32, d[1].f32, d[2].f32
+	pd, vd, od := d[0].f32, d[1], d[2]
 	vs, os := p.VStrides(), p.OStrides()
 	g, nk := p.Group(), p.Nk
+	// A half V is widened halfChunk keys at a time, each chunk one Gemm
+	// accumulating into O's rows; a Float32 V is one Gemm, in place. A
+	// half O's rows are computed in float32 scratch and narrowed.
+	kc := max(nk, 1)
+	if vd.t.Half() {
+		kc = min(kc, halfChunk)
+	}
 	bl, n := newBlocks(p.Problem, rowBlock)
 	return b.forEach(ctx, op, n, func() func(int) {
+		vt := halfScratch(vd, kc*p.Dv)
+		ot := halfScratch(od, rowBlock*p.Dv)
 		return func(it int) {
 			bi, h, i0, r := bl.item(it)
-			gemm(blas.NoTrans, 1,
-				mat(pd, ((bi*p.H+h)*p.Nq+i0)*nk, r, nk, max(nk, 1)),
-				mat(vd, vs.Offset(bi, h/g, 0), nk, p.Dv, vs.Row),
-				0, mat(od, os.Offset(bi, h, i0), r, p.Dv, os.Row))
+			var om blas32.General
+			if od.t.Half() {
+				om = blas32.General{Rows: r, Cols: p.Dv, Stride: max(p.Dv, 1), Data: ot[:r*p.Dv]}
+			} else {
+				om = mat(od.f32, os.Offset(bi, h, i0), r, p.Dv, os.Row)
+			}
+			pOff := ((bi*p.H+h)*p.Nq + i0) * nk
+			// One pass at least: with nk = 0 the Gemm clears O.
+			for j0 := 0; j0 < nk || j0 == 0; j0 += kc {
+				c := min(kc, nk-j0)
+				beta := float32(1)
+				if j0 == 0 {
+					beta = 0
+				}
+				gemm(blas.NoTrans, 1,
+					mat(pd, pOff+j0, r, c, max(nk, 1)),
+					matOf(vd, vs.Offset(bi, h/g, j0), c, p.Dv, vs.Row, vt),
+					beta, om)
+			}
+			if od.t.Half() {
+				for ii := range r {
+					putRow(od, os.Offset(bi, h, i0+ii), om.Data[ii*p.Dv:(ii+1)*p.Dv])
+				}
+			}
 		}
 	})
 }

@@ -45,6 +45,15 @@
 // exactly; WriteBits and ReadBits move a half buffer's stored bits as
 // they are. Len and Caps.MaxBufferLen count elements, not bytes.
 //
+// How close an op comes, per output dtype: a half input is exact in
+// float32, so against the float64 reference computed on the half-rounded
+// inputs an output differs by no more than the float32 arithmetic's error
+// (the conformance suite's tolerance, backendtest.Tol = 10⁻⁴ of the
+// largest value of the output's row, or of 1) plus the output's own
+// rounding, half an ulp of its dtype: at most 2⁻¹¹ of its magnitude for
+// Float16 (2⁻²⁵ among its subnormals), 2⁻⁸ for BFloat16, none for Float32
+// (backendtest.Allowed); an output past its dtype's range is ±MaxFinite.
+//
 // # Variants
 //
 // Problem embeds Variants, the score modifications of today's models: a

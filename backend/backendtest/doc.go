@@ -25,8 +25,31 @@
 // must stop every op; concurrent calls must all be right; and the same call
 // twice must give bitwise identical results.
 //
+// A backend that claims Caps.Half is checked in Float16 and BFloat16 too.
+// Its half buffers: Alloc (zero-filled, Len in elements, the limits);
+// Write rounding to nearest with ties to even (DType.Encode) on worked
+// ties, subnormals and random values of every magnitude, and refusing a
+// finite value beyond the dtype's range with ErrNonFinite, writing
+// nothing; Read widening exactly; every bit pattern through WriteBits and
+// ReadBits unchanged; the range rules of all four. Its ops: Fused and the
+// staged ops at six shapes of the other groups (Dv ≠ D, odd head dims
+// with causal masking, GQA in BNHD, decoding with MQA, rows that see no
+// key, every variant at once, with biases and keep-masks) in every
+// operand's dtype alike, and over a pairwise cover of the 3⁵ dtype
+// combinations of Q, K, V, O and the bias, each row at two shapes;
+// outputs past float16's range (saturated to ±65504, never Inf); and
+// problems whose float32 arithmetic is exact (one key, so a weight of
+// exactly 1, or D = 1 with K = 1 and scale 1), where every subnormal of a
+// half Q or V must come through bit for bit and an output must be stored
+// exactly as DType.Saturate says. Half scores, weights, LSE or keep-masks
+// must be refused with ErrShape. A backend without Caps.Half must refuse a
+// half Alloc with ErrUnsupported.
+//
 // RunFused and RunStaged check one Case and can be used on their own (a
-// fuzz test, a case from a bug report). They pad every buffer: inputs with
+// fuzz test, a case from a bug report), in any dtypes: Case.DTypes says
+// how each operand is stored, Case.WithDTypes rounds a case's data to them
+// (RandomCase(…).WithDTypes(dt) is a random case in those dtypes), and
+// Upload puts a case's operands on a backend for a test of its own. They pad every buffer: inputs with
 // NaN, which must not leak into results, outputs with a value that must
 // survive; they fill outputs with NaN first, so an element left unwritten
 // fails; and they read the inputs back afterwards, which must be bitwise
@@ -41,6 +64,19 @@
 // the reference makes 0 (a masked key) must be exactly 0, and so must the
 // output of a row that sees no key.
 //
+// An output stored in a half dtype t must moreover be one of t's values
+// (a backend that forgot to round returns values between them), and
+// passes when |got − w| ≤ Allowed(t, w, max|want|), w being want clamped
+// to ±t.MaxFinite:
+//
+//	Tol·s + ½ulp_t(min(|w| + Tol·s, t.MaxFinite)),   s = max(1, max|want| over the row)
+//
+// the float32 tolerance plus the output's own rounding, half an ulp of t:
+// at most 2⁻¹¹ relative for Float16 (2⁻²⁵ among its subnormals), 2⁻⁸ for
+// BFloat16, nothing for Float32. The inputs need no allowance: Reference
+// computes with the half-rounded values themselves, which float32 holds
+// exactly.
+//
 // # Decisions the contract leaves open, taken here
 //
 //   - Write and Read accept any range inside the buffer, including an
@@ -54,4 +90,11 @@
 //   - Every op (Scores, Softmax, Context, Fused) returns an error wrapping
 //     ctx.Err() when called with a context that is already done.
 //   - After Close, Alloc, Write, Read and every op return ErrReleased.
+//   - WriteBits and ReadBits check the buffer (nil: ErrShape; foreign:
+//     ErrForeignBuffer; released: ErrReleased) before its dtype and range.
+//   - Write of NaN to a half buffer stores a NaN (any payload); every
+//     other value is stored as DType.Encode gives it.
+//   - The exact checks take exp(0) to be exactly 1 in a backend's
+//     float32 arithmetic, so that a row with one key has a weight of
+//     exactly 1.
 package backendtest

@@ -26,25 +26,82 @@ type naive struct {
 type fault int
 
 const (
-	noFault       fault = iota
-	topLeftCausal       // causal aligned top-left instead of bottom-right
-	nanRows             // fully masked rows give NaN
-	touchesInput        // Fused scribbles on Q
-	writesPast          // Fused writes one element past O
-	wrongKVHead         // query head h reads KV head h % KVHeads
-	sloppy              // O off by 1e-3
-	ignoresKeep         // Softmax ignores the keep-mask
-	float32Math         // not a bug: Fused computes in float32 throughout
+	noFault         fault = iota
+	topLeftCausal         // causal aligned top-left instead of bottom-right
+	nanRows               // fully masked rows give NaN
+	touchesInput          // Fused scribbles on Q
+	writesPast            // Fused writes one element past O
+	wrongKVHead           // query head h reads KV head h % KVHeads
+	sloppy                // O off by 1e-3
+	ignoresKeep           // Softmax ignores the keep-mask
+	float32Math           // not a bug: Fused computes in float32 throughout
+	truncatesHalves       // halves rounded toward zero, not to nearest even
+	infOnOverflow         // an output beyond its half dtype's range becomes ±Inf
+	coarseF16             // a Float16 output rounded to bfloat16's precision first
 )
 
+// naiveBuf stores a Float32 buffer's values, and a half buffer's bits as
+// they are (so that WriteBits and ReadBits move them untouched).
 type naiveBuf struct {
 	owner    *naive
-	data     []float32
+	dtype    backend.DType
+	data     []float32 // Float32
+	bits     []uint16  // Float16, BFloat16
 	released bool
 }
 
-func (b *naiveBuf) Len() int             { return len(b.data) }
-func (b *naiveBuf) DType() backend.DType { return backend.Float32 }
+func (b *naiveBuf) Len() int {
+	if b.dtype.Half() {
+		return len(b.bits)
+	}
+	return len(b.data)
+}
+
+func (b *naiveBuf) DType() backend.DType { return b.dtype }
+
+// load is the first n values of an operand, widened.
+func load(buf backend.Buffer, n int) []float32 {
+	b := buf.(*naiveBuf)
+	if !b.dtype.Half() {
+		return b.data[:n]
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = b.dtype.Decode(b.bits[i])
+	}
+	return x
+}
+
+// encode rounds x to half dtype t as the backend does: DType.Encode, or
+// toward zero with the truncatesHalves fault.
+func (n *naive) encode(t backend.DType, x float32) uint16 {
+	e := t.Encode(x)
+	if r := t.Decode(e); n.fault == truncatesHalves && !math.IsInf(float64(r), 0) && math.Abs(float64(r)) > math.Abs(float64(x)) {
+		e-- // one step toward zero: halves are sign and magnitude
+	}
+	return e
+}
+
+// store writes element i of an op's output: x rounded to the buffer's
+// dtype, saturated (DType.Saturate).
+func (n *naive) store(buf backend.Buffer, i int, x float32) {
+	b := buf.(*naiveBuf)
+	if !b.dtype.Half() {
+		b.data[i] = x
+		return
+	}
+	if n.fault == coarseF16 && b.dtype == backend.Float16 {
+		x = backend.BFloat16.Round(x)
+	}
+	switch n.fault {
+	case infOnOverflow:
+		b.bits[i] = b.dtype.Encode(x)
+	case truncatesHalves:
+		b.bits[i] = n.encode(b.dtype, x)
+	default:
+		b.bits[i] = b.dtype.Encode(b.dtype.Saturate(x))
+	}
+}
 
 func (b *naiveBuf) Release() {
 	b.owner.mu.Lock()
@@ -58,7 +115,7 @@ func (n *naive) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		MaxBufferLen: 1 << 24,
+		Half: true, MaxBufferLen: 1 << 24,
 	}
 }
 
@@ -70,12 +127,12 @@ func (n *naive) Alloc(t backend.DType, size int) (backend.Buffer, error) {
 		return nil, backend.Errorf(backend.ErrReleased, "naive: backend is closed")
 	case size < 0 || !t.Valid():
 		return nil, backend.Errorf(backend.ErrShape, "naive: Alloc(%v, %d)", t, size)
-	case t != backend.Float32:
-		return nil, backend.Errorf(backend.ErrUnsupported, "naive: Alloc(%v, %d): float32 only", t, size)
 	case size > n.Caps().MaxBufferLen:
 		return nil, backend.Errorf(backend.ErrTooLarge, "naive: Alloc(%d) > %d", size, n.Caps().MaxBufferLen)
+	case t.Half():
+		return &naiveBuf{owner: n, dtype: t, bits: make([]uint16, size)}, nil
 	}
-	return &naiveBuf{owner: n, data: make([]float32, size)}, nil
+	return &naiveBuf{owner: n, dtype: t, data: make([]float32, size)}, nil
 }
 
 // resolve checks that every non-nil buffer is ours and alive. It runs
@@ -120,7 +177,17 @@ func (n *naive) Write(dst backend.Buffer, off int, src []float32) error {
 	if off < 0 || off > dst.Len() || len(src) > dst.Len()-off {
 		return backend.Errorf(backend.ErrShape, "naive: Write of %d at %d into %d", len(src), off, dst.Len())
 	}
-	copy(data(dst)[off:], src)
+	b := dst.(*naiveBuf)
+	if !b.dtype.Half() {
+		copy(b.data[off:], src)
+		return nil
+	}
+	if err := b.dtype.CheckFits("src", off, src); err != nil {
+		return err
+	}
+	for i, x := range src {
+		b.bits[off+i] = n.encode(b.dtype, x)
+	}
 	return nil
 }
 
@@ -136,12 +203,12 @@ func (n *naive) Read(dst []float32, src backend.Buffer, off int) error {
 	if off < 0 || off > src.Len() || len(dst) > src.Len()-off {
 		return backend.Errorf(backend.ErrShape, "naive: Read of %d at %d from %d", len(dst), off, src.Len())
 	}
-	copy(dst, data(src)[off:])
+	copy(dst, load(src, off+len(dst))[off:])
 	return nil
 }
 
-// WriteBits and ReadBits refuse every buffer: the naive backend stores
-// float32 only.
+// WriteBits and ReadBits move a half buffer's bits; a Float32 buffer is
+// ErrShape.
 func (n *naive) WriteBits(dst backend.Buffer, off int, src []uint16) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
@@ -151,7 +218,14 @@ func (n *naive) WriteBits(dst backend.Buffer, off int, src []uint16) error {
 	if err := backend.CheckBuffer("dst", dst, 0); err != nil {
 		return err
 	}
-	return backend.CheckDType("dst", dst, backend.Float16, backend.BFloat16)
+	if err := backend.CheckDType("dst", dst, backend.Float16, backend.BFloat16); err != nil {
+		return err
+	}
+	if off < 0 || off > dst.Len() || len(src) > dst.Len()-off {
+		return backend.Errorf(backend.ErrShape, "naive: WriteBits of %d at %d into %d", len(src), off, dst.Len())
+	}
+	copy(dst.(*naiveBuf).bits[off:], src)
+	return nil
 }
 
 func (n *naive) ReadBits(dst []uint16, src backend.Buffer, off int) error {
@@ -163,7 +237,14 @@ func (n *naive) ReadBits(dst []uint16, src backend.Buffer, off int) error {
 	if err := backend.CheckBuffer("src", src, 0); err != nil {
 		return err
 	}
-	return backend.CheckDType("src", src, backend.Float16, backend.BFloat16)
+	if err := backend.CheckDType("src", src, backend.Float16, backend.BFloat16); err != nil {
+		return err
+	}
+	if off < 0 || off > src.Len() || len(dst) > src.Len()-off {
+		return backend.Errorf(backend.ErrShape, "naive: ReadBits of %d at %d from %d", len(dst), off, src.Len())
+	}
+	copy(dst, src.(*naiveBuf).bits[off:])
+	return nil
 }
 
 // hostCase gathers the operands of an op into a Case; nil buffers give
@@ -174,14 +255,14 @@ func hostCase(p backend.Problem, q, k, v backend.Buffer, bias, keep *backend.Mas
 		if b == nil {
 			return make([]float32, n)
 		}
-		return data(b)[:n]
+		return load(b, n)
 	}
 	c.Q, c.K, c.V = operand(q, p.QLen()), operand(k, p.KLen()), operand(v, p.VLen())
 	mask := func(m *backend.Mask) *HostMask {
 		if m == nil {
 			return nil
 		}
-		return &HostMask{Shape: m.Shape, Data: data(m.Buf)[:m.Len()]}
+		return &HostMask{Shape: m.Shape, Data: load(m.Buf, m.Len())}
 	}
 	c.Bias, c.Keep = mask(bias), mask(keep)
 	return c
@@ -287,13 +368,14 @@ func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o b
 		return fmt.Errorf("naive: %w", err)
 	}
 	vs, os := p.VStrides(), p.OStrides()
+	vd := load(v, p.VLen())
 	forRows(p.Problem, func(b, h, i, row int) {
 		for d := range p.Dv {
 			sum := 0.0
 			for j := range p.Nk {
-				sum += float64(data(pm)[row*p.Nk+j]) * float64(data(v)[vs.Offset(b, h/p.Group(), j)+d])
+				sum += float64(data(pm)[row*p.Nk+j]) * float64(vd[vs.Offset(b, h/p.Group(), j)+d])
 			}
-			data(o)[os.Offset(b, h, i)+d] = float32(sum)
+			n.store(o, os.Offset(b, h, i)+d, float32(sum))
 		}
 	})
 	return nil
@@ -316,15 +398,19 @@ func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, ls
 		return n.wrongKVHead(c, o)
 	}
 	if n.fault == float32Math {
-		fused32(c, data(o), lse)
+		out := make([]float32, p.OLen())
+		fused32(c, out, lse)
+		for i, x := range out {
+			n.store(o, i, x)
+		}
 		return nil
 	}
 	w := Reference(c)
 	for i, x := range w.O {
-		data(o)[i] = float32(x)
 		if n.fault == sloppy {
-			data(o)[i] += 1e-3
+			x += 1e-3
 		}
+		n.store(o, i, float32(x))
 	}
 	if lse != nil {
 		for i, x := range w.LSE {
@@ -334,11 +420,11 @@ func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, ls
 	switch n.fault {
 	case touchesInput:
 		if len(c.Q) > 0 {
-			data(q)[0]++
+			n.store(q, 0, c.Q[0]+1)
 		}
 	case writesPast:
-		if len(data(o)) > len(w.O) {
-			data(o)[len(w.O)] = 0
+		if o.Len() > len(w.O) {
+			n.store(o, len(w.O), 0)
 		}
 	}
 	return nil
@@ -361,7 +447,7 @@ func (n *naive) wrongKVHead(c Case, o backend.Buffer) error {
 		for b := range p.B {
 			for i := range p.Nq {
 				for d := range p.Dv {
-					data(o)[os.Offset(b, h, i)+d] = float32(w.O[(b*p.Nq+i)*p.Dv+d])
+					n.store(o, os.Offset(b, h, i)+d, float32(w.O[(b*p.Nq+i)*p.Dv+d]))
 				}
 			}
 		}
@@ -475,5 +561,61 @@ func TestFaults(t *testing.T) {
 			}
 			t.Logf("fused: %v\nstaged: %v", errF, errS)
 		})
+	}
+}
+
+// TestHalfFaults shows that each deliberate bug of the half contract
+// fails the suite: halves truncated fail the buffer checks (and bfloat16
+// outputs), an infinity for an overflowing output fails the saturation
+// cases, and float16 outputs rounded as coarsely as bfloat16 fail
+// Allowed's float16 bound.
+func TestHalfFaults(t *testing.T) {
+	ctx := context.Background()
+	sat := saturateSpecs()[0]
+	f16Out := spec{p: prob(1, 2, 2, 33, 65, 40, 24), dt: DTypes{O: f16}}
+	bf16Out := spec{p: prob(1, 2, 2, 33, 65, 40, 24), dt: Same(bf16)}
+	for _, f := range []struct {
+		name   string
+		fault  fault
+		buffer string // a halfBufferChecks entry that must fail, or ""
+		specs  []spec // cases of which one must fail, fused or staged
+	}{
+		{"truncatesHalves", truncatesHalves, "WriteRounds", []spec{bf16Out}},
+		{"infOnOverflow", infOnOverflow, "", []spec{sat}},
+		{"coarseF16", coarseF16, "", []spec{f16Out}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			be := &naive{fault: f.fault}
+			for _, c := range halfBufferChecks {
+				if c.name != f.buffer {
+					continue
+				}
+				if err := c.check(be, be.Caps(), f16); err == nil {
+					t.Errorf("the %s check passed with fault %s", c.name, f.name)
+				} else {
+					t.Logf("%s: %v", c.name, err)
+				}
+			}
+			for _, sp := range f.specs {
+				c := sp.build()
+				errF := RunFused(ctx, be, c, true)
+				errS := RunStaged(ctx, be, c, true)
+				if errF == nil || errS == nil {
+					t.Errorf("%v passed with fault %s: fused %v, staged %v", c, f.name, errF, errS)
+				}
+				t.Logf("fused: %v\nstaged: %v", errF, errS)
+			}
+		})
+	}
+	// The exact cases catch both output faults too.
+	for _, f := range []fault{infOnOverflow, coarseF16} {
+		be := &naive{fault: f}
+		failed := false
+		for _, c := range exactCases() {
+			failed = failed || c.run(be, be.Caps()) != nil
+		}
+		if !failed {
+			t.Errorf("every exact case passed with fault %d", f)
+		}
 	}
 }

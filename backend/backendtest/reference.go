@@ -38,11 +38,17 @@ func (m *HostMask) at(b, h, i, j int) float32 {
 // laid out as Problem.Layout says (backend.TensorStrides): Q has H heads of
 // Nq rows of D, K has KVHeads heads of Nk rows of D, V has KVHeads heads of
 // Nk rows of Dv.
+//
+// DTypes says how the runners store each operand on the device (the zero
+// value: all Float32). Every value of an operand must be one its dtype
+// holds (WithDTypes rounds them), so that the operands the backend reads
+// are the ones Reference computes with.
 type Case struct {
 	backend.Problem
 	Q, K, V []float32
 	Bias    *HostMask // added to the scaled scores, may hold −Inf; nil for none
 	Keep    *HostMask // 0 masks a key, any other value keeps it; nil for none
+	DTypes  DTypes
 }
 
 // Want is the float64 answer to a Case.
@@ -262,7 +268,7 @@ func (c Case) check() error {
 			return fmt.Errorf("case %v: %s has %d values, its shape %v needs %d", c, m.name, len(m.m.Data), m.m.Shape, n)
 		}
 	}
-	return nil
+	return c.checkDTypes()
 }
 
 func shapeLen(s [4]int) int { return s[0] * s[1] * s[2] * s[3] }
@@ -277,7 +283,11 @@ func (c Case) String() string {
 	if c.Keep != nil {
 		keep = &c.Keep.Shape
 	}
-	return describe(c.Problem, bias, keep)
+	s := describe(c.Problem, bias, keep)
+	if c.DTypes != (DTypes{}) {
+		s += "_" + c.DTypes.String()
+	}
+	return s
 }
 
 // describe names a problem: B2_H4_KV2_Nq63_Nk65_D40_Dv24 and then the

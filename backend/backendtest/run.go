@@ -32,8 +32,10 @@ type result struct {
 	Stages map[backend.ScoreStage][]float32
 }
 
-// RunFused uploads c to be, runs be.Fused (with an LSE buffer when withLSE),
-// reads O (and LSE) back and compares them with Reference(c) within Tol.
+// RunFused uploads c to be, each operand in its dtype (c.DTypes), runs
+// be.Fused (with an LSE buffer when withLSE), reads O (and LSE) back and
+// compares them with Reference(c) within Tol, O within Allowed for its
+// dtype.
 // It also checks that the backend wrote every output element and nothing
 // past the end of an output, and that Q, K, V and the masks are bitwise
 // unchanged afterwards. It returns nil or an error naming the worst and
@@ -54,7 +56,8 @@ func RunFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) err
 
 // RunStaged runs c through be.Scores, be.Softmax (with an LSE buffer when
 // withLSE) and be.Context, reading the scores, the weights and the output
-// back after each step and comparing each with Reference(c) within Tol.
+// back after each step and comparing each with Reference(c) within Tol
+// (O within Allowed for its dtype).
 // It makes the same checks on inputs and outputs as RunFused, and checks
 // that Context leaves the weights unchanged.
 func RunStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) error {
@@ -75,6 +78,7 @@ func RunStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) er
 // inputs, so that it can check them afterwards and release them.
 type session struct {
 	be     backend.Backend
+	pad    int // elements past each operand: pad for the runners, 0 for Upload
 	bufs   []backend.Buffer
 	inputs []input
 }
@@ -82,7 +86,7 @@ type session struct {
 type input struct {
 	name string
 	buf  backend.Buffer
-	data []float32 // everything written, padding included
+	data []float32 // everything written, padding included, as stored
 }
 
 func (s *session) release() {
@@ -91,22 +95,25 @@ func (s *session) release() {
 	}
 }
 
-func (s *session) alloc(name string, n int) (backend.Buffer, error) {
+func (s *session) alloc(name string, t backend.DType, n int) (backend.Buffer, error) {
 	var buf backend.Buffer
 	err := guard(func() error {
 		var err error
-		buf, err = s.be.Alloc(backend.Float32, n)
+		buf, err = s.be.Alloc(t, n)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Alloc(%d) for %s: %w", n, name, err)
+		return nil, fmt.Errorf("Alloc(%v, %d) for %s: %w", t, n, name, err)
 	}
 	if buf == nil {
-		return nil, fmt.Errorf("Alloc(%d) for %s returned a nil Buffer", n, name)
+		return nil, fmt.Errorf("Alloc(%v, %d) for %s returned a nil Buffer", t, n, name)
 	}
 	s.bufs = append(s.bufs, buf)
 	if buf.Len() != n {
-		return nil, fmt.Errorf("Alloc(%d) for %s: Len() = %d", n, name, buf.Len())
+		return nil, fmt.Errorf("Alloc(%v, %d) for %s: Len() = %d", t, n, name, buf.Len())
+	}
+	if buf.DType() != t {
+		return nil, fmt.Errorf("Alloc(%v, %d) for %s: DType() = %v", t, n, name, buf.DType())
 	}
 	return buf, nil
 }
@@ -126,40 +133,43 @@ func (s *session) read(name string, buf backend.Buffer, n int) ([]float32, error
 	return data, nil
 }
 
-// in uploads an input operand followed by NaN padding.
-func (s *session) in(name string, data []float32) (backend.Buffer, error) {
-	padded := append(append([]float32(nil), data...), nans(pad)...)
-	buf, err := s.alloc(name, len(padded))
+// in uploads an input operand as dtype t followed by NaN padding.
+func (s *session) in(name string, t backend.DType, data []float32) (backend.Buffer, error) {
+	padded := append(append([]float32(nil), data...), nans(s.pad)...)
+	buf, err := s.alloc(name, t, len(padded))
 	if err != nil {
 		return nil, err
 	}
 	if err := s.write(name, buf, padded); err != nil {
 		return nil, err
 	}
+	for i, x := range padded {
+		padded[i] = t.Round(x) // what Read gives back: x itself, or NaN
+	}
 	s.inputs = append(s.inputs, input{name, buf, padded})
 	return buf, nil
 }
 
-// mask uploads a host mask as an input.
-func (s *session) mask(name string, m *HostMask) (*backend.Mask, error) {
+// mask uploads a host mask as an input of dtype t.
+func (s *session) mask(name string, t backend.DType, m *HostMask) (*backend.Mask, error) {
 	if m == nil {
 		return nil, nil
 	}
-	buf, err := s.in(name, m.Data)
+	buf, err := s.in(name, t, m.Data)
 	if err != nil {
 		return nil, err
 	}
 	return &backend.Mask{Buf: buf, Shape: m.Shape}, nil
 }
 
-// out allocates an output of n values filled with unwritten and followed
-// by padValue padding.
-func (s *session) out(name string, n int) (backend.Buffer, error) {
-	buf, err := s.alloc(name, n+pad)
+// out allocates an output of n values of dtype t filled with unwritten
+// and followed by padValue padding.
+func (s *session) out(name string, t backend.DType, n int) (backend.Buffer, error) {
+	buf, err := s.alloc(name, t, n+s.pad)
 	if err != nil {
 		return nil, err
 	}
-	fill := make([]float32, n+pad)
+	fill := make([]float32, n+s.pad)
 	for i := range fill {
 		fill[i] = unwritten
 		if i >= n {
@@ -169,14 +179,16 @@ func (s *session) out(name string, n int) (backend.Buffer, error) {
 	return buf, s.write(name, buf, fill)
 }
 
-// result reads an output's n values back and checks its padding.
+// result reads an output's n values back and checks its padding, which
+// holds padValue as buf's dtype stores it.
 func (s *session) result(name string, buf backend.Buffer, n int) ([]float32, error) {
-	data, err := s.read(name, buf, n+pad)
+	data, err := s.read(name, buf, n+s.pad)
 	if err != nil {
 		return nil, err
 	}
-	for i := n; i < n+pad; i++ {
-		if math.Float32bits(data[i]) != math.Float32bits(padValue) {
+	want := buf.DType().Round(padValue)
+	for i := n; i < n+s.pad; i++ {
+		if math.Float32bits(data[i]) != math.Float32bits(want) {
 			return nil, fmt.Errorf("%s: element %d past its %d values was overwritten (now %v)", name, i, n, data[i])
 		}
 	}
@@ -189,6 +201,15 @@ func (s *session) checkInputs(when string) error {
 		got, err := s.read(in.name, in.buf, len(in.data))
 		if err != nil {
 			return err
+		}
+		if in.buf.DType().Half() {
+			// A half NaN's payload is the backend's (Write stores a
+			// NaN): any NaN for any NaN.
+			for i := range got {
+				if got[i] != got[i] && in.data[i] != in.data[i] {
+					got[i] = in.data[i]
+				}
+			}
 		}
 		if i := firstDiff(got, in.data); i >= 0 {
 			return fmt.Errorf("input %s modified by %s: element %d was %v, now %v", in.name, when, i, in.data[i], got[i])
@@ -234,21 +255,62 @@ type panicError struct{ v any }
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
 
-// upload uploads the operands of c: Q, K, V and the masks it has.
-func (s *session) upload(c Case) (q, k, v backend.Buffer, bias, keep *backend.Mask, err error) {
-	if q, err = s.in("Q", c.Q); err != nil {
+// Operands are a Case's inputs on a backend.
+type Operands struct {
+	Q, K, V    backend.Buffer
+	Bias, Keep *backend.Mask // nil when the case has none
+}
+
+// Release releases every buffer of o.
+func (o Operands) Release() {
+	for _, b := range []backend.Buffer{o.Q, o.K, o.V, maskBuffer(o.Bias), maskBuffer(o.Keep)} {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+func maskBuffer(m *backend.Mask) backend.Buffer {
+	if m == nil {
+		return nil
+	}
+	return m.Buf
+}
+
+// Upload allocates c's operands on be, each exactly as long as it is and
+// stored in its dtype (c.DTypes; the keep-mask is Float32), and writes
+// them. The caller releases them; on an error Upload releases what it
+// allocated.
+func Upload(be backend.Backend, c Case) (Operands, error) {
+	if err := c.check(); err != nil {
+		return Operands{}, err
+	}
+	s := &session{be: be}
+	ops, err := s.upload(c)
+	if err != nil {
+		s.release()
+		return Operands{}, err
+	}
+	return ops, nil
+}
+
+// upload uploads the operands of c: Q, K, V and the masks it has, each
+// in its dtype.
+func (s *session) upload(c Case) (ops Operands, err error) {
+	dt := c.DTypes
+	if ops.Q, err = s.in("Q", dt.Q, c.Q); err != nil {
 		return
 	}
-	if k, err = s.in("K", c.K); err != nil {
+	if ops.K, err = s.in("K", dt.K, c.K); err != nil {
 		return
 	}
-	if v, err = s.in("V", c.V); err != nil {
+	if ops.V, err = s.in("V", dt.V, c.V); err != nil {
 		return
 	}
-	if bias, err = s.mask("bias", c.Bias); err != nil {
+	if ops.Bias, err = s.mask("bias", dt.Bias, c.Bias); err != nil {
 		return
 	}
-	keep, err = s.mask("keep", c.Keep)
+	ops.Keep, err = s.mask("keep", backend.Float32, c.Keep)
 	return
 }
 
@@ -257,20 +319,21 @@ func (s *session) upload(c Case) (q, k, v backend.Buffer, bias, keep *backend.Ma
 func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (result, error) {
 	var r result
 	p := c.Problem.Resolved()
-	s := &session{be: be}
+	s := &session{be: be, pad: pad}
 	defer s.release()
 
-	q, k, v, bias, keep, err := s.upload(c)
+	ops, err := s.upload(c)
 	if err != nil {
 		return r, err
 	}
-	o, err := s.out("O", p.OLen())
+	q, k, v, bias, keep := ops.Q, ops.K, ops.V, ops.Bias, ops.Keep
+	o, err := s.out("O", c.DTypes.O, p.OLen())
 	if err != nil {
 		return r, err
 	}
 	var lse backend.Buffer
 	if withLSE {
-		if lse, err = s.out("LSE", p.LSELen()); err != nil {
+		if lse, err = s.out("LSE", backend.Float32, p.LSELen()); err != nil {
 			return r, err
 		}
 	}
@@ -296,24 +359,25 @@ func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (r
 func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (result, error) {
 	var r result
 	p := c.Problem.Resolved()
-	s := &session{be: be}
+	s := &session{be: be, pad: pad}
 	defer s.release()
 
-	q, k, v, bias, keep, err := s.upload(c)
+	ops, err := s.upload(c)
 	if err != nil {
 		return r, err
 	}
-	sp, err := s.out("scores", p.ScoresLen())
+	q, k, v, bias, keep := ops.Q, ops.K, ops.V, ops.Bias, ops.Keep
+	sp, err := s.out("scores", backend.Float32, p.ScoresLen())
 	if err != nil {
 		return r, err
 	}
-	o, err := s.out("O", p.OLen())
+	o, err := s.out("O", c.DTypes.O, p.OLen())
 	if err != nil {
 		return r, err
 	}
 	var lse backend.Buffer
 	if withLSE {
-		if lse, err = s.out("LSE", p.LSELen()); err != nil {
+		if lse, err = s.out("LSE", backend.Float32, p.LSELen()); err != nil {
 			return r, err
 		}
 	}
@@ -419,6 +483,7 @@ func compare(c Case, want Want, got result) error {
 	}
 	if got.O != nil {
 		r := newReport("O", "d")
+		r.dtype = c.DTypes.O
 		os := p.OStrides()
 		forRows(p, func(b, h, i, row int) {
 			at := os.Offset(b, h, i)
@@ -444,6 +509,7 @@ func forRows(p backend.Problem, f func(b, h, i, row int)) {
 // report gathers the mismatches of one operand.
 type report struct {
 	name, col    string
+	dtype        backend.DType // the operand's: its values must be dtype's, within Allowed
 	n, bad, nans int
 	first, worst mismatch
 }
@@ -453,8 +519,9 @@ type mismatch struct {
 	got       float32
 	want      float64
 	allowed   float64
-	badness   float64 // |got − want| / allowed, +Inf for a NaN or a wrong infinity
+	badness   float64 // |got − want| / allowed, +Inf for a NaN, a wrong infinity or a value not of the dtype
 	exactZero bool
+	notDType  backend.DType // got is not a value of this half dtype
 }
 
 func newReport(name, col string) *report { return &report{name: name, col: col} }
@@ -468,15 +535,20 @@ func (r *report) row(b, h, i int, got []float32, want []float64, exactZero bool)
 			scale = math.Abs(w)
 		}
 	}
-	allowed := Tol * scale
 	for x := range got {
-		g, w := float64(got[x]), want[x]
+		g, w := float64(got[x]), saturated(r.dtype, want[x])
+		allowed := Allowed(r.dtype, w, scale)
 		r.n++
 		badness := 0.0
+		var notDType backend.DType
 		switch {
 		case math.IsNaN(g):
 			r.nans++
 			badness = math.Inf(1)
+		case r.dtype.Round(got[x]) != got[x]:
+			// Read widens a stored half exactly, so a value between two
+			// of the dtype's was never rounded to it.
+			badness, notDType = math.Inf(1), r.dtype
 		case math.IsInf(w, 0) || math.IsInf(g, 0):
 			if g != w {
 				badness = math.Inf(1)
@@ -498,7 +570,7 @@ func (r *report) row(b, h, i int, got []float32, want []float64, exactZero bool)
 		if r.col != "" {
 			at += fmt.Sprintf(" %s=%d", r.col, x)
 		}
-		m := mismatch{at: at + "]", got: got[x], want: w, allowed: allowed, badness: badness, exactZero: exactZero && w == 0}
+		m := mismatch{at: at + "]", got: got[x], want: w, allowed: allowed, badness: badness, exactZero: exactZero && w == 0, notDType: notDType}
 		if r.bad == 1 {
 			r.first = m
 		}
@@ -523,6 +595,8 @@ func (m mismatch) String() string {
 	switch {
 	case math.IsNaN(float64(m.got)):
 		return fmt.Sprintf("%s got NaN want %.7g", m.at, m.want)
+	case m.notDType.Half():
+		return fmt.Sprintf("%s got %.9g, not a %v value (want %.7g)", m.at, m.got, m.notDType, m.want)
 	case m.exactZero:
 		return fmt.Sprintf("%s got %.7g want exactly 0", m.at, m.got)
 	case math.IsInf(m.want, 0) || math.IsInf(float64(m.got), 0):

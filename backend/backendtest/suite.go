@@ -40,6 +40,8 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("MaskedRows", func(t *testing.T) { s.cases(t, maskedRowSpecs()) })
 	t.Run("KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) })
 	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
+	t.Run("HalfBuffers", s.testHalfBuffers)
+	t.Run("Half", s.testHalf)
 	t.Run("Errors", s.testErrors)
 	t.Run("Closed", s.testClosed)
 	t.Run("Cancel", s.testCancel)
@@ -103,10 +105,13 @@ func (s *suite) testCaps(t *testing.T) {
 	}
 }
 
-// lacks names the capabilities a problem needs that the backend does not
+// lacks names the capabilities a case needs that the backend does not
 // claim, or returns "".
-func (s *suite) lacks(p backend.Problem, bias, keep bool) string {
+func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	var missing []string
+	if dt.Half() && !s.caps.Half {
+		missing = append(missing, "Half")
+	}
 	if !s.caps.Staged && !s.caps.Fused {
 		missing = append(missing, "Staged and Fused")
 	}
@@ -149,12 +154,16 @@ type spec struct {
 	bias, keep *[4]int
 	note       string      // names what edit does
 	edit       func(*Case) // shapes the random data into the pattern the case is about
+	dt         DTypes      // the operands' dtypes; the data are rounded to them after edit
 }
 
 func (sp spec) name() string {
 	n := describe(sp.p, sp.bias, sp.keep)
 	if sp.note != "" {
 		n += "_" + sp.note
+	}
+	if sp.dt != (DTypes{}) {
+		n += "_" + sp.dt.String()
 	}
 	return n
 }
@@ -164,7 +173,7 @@ func (sp spec) build() Case {
 	if sp.edit != nil {
 		sp.edit(&c)
 	}
-	return c
+	return c.WithDTypes(sp.dt)
 }
 
 // newRand is a generator seeded from name, so every case has its own
@@ -179,7 +188,7 @@ func newRand(name string) *rand.Rand {
 func (s *suite) cases(t *testing.T, specs []spec) {
 	for _, sp := range specs {
 		t.Run(sp.name(), func(t *testing.T) {
-			if why := s.lacks(sp.p, sp.bias != nil, sp.keep != nil); why != "" {
+			if why := s.lacks(sp.p, sp.bias != nil, sp.keep != nil, sp.dt); why != "" {
 				t.Skip(why)
 			}
 			s.check(t, sp.build())
@@ -722,9 +731,16 @@ type held struct {
 // them.
 func (e *errEnv) buf(be backend.Backend, name string, n int) backend.Buffer {
 	e.t.Helper()
+	return e.bufOf(be, backend.Float32, name, n)
+}
+
+// bufOf is buf for n values of dtype t; the pattern is one every dtype
+// holds.
+func (e *errEnv) bufOf(be backend.Backend, t backend.DType, name string, n int) backend.Buffer {
+	e.t.Helper()
 	var b backend.Buffer
-	if err := guard(func() (err error) { b, err = be.Alloc(backend.Float32, n); return err }); err != nil || b == nil {
-		e.t.Fatalf("Alloc(%d) for %s: %v", n, name, err)
+	if err := guard(func() (err error) { b, err = be.Alloc(t, n); return err }); err != nil || b == nil {
+		e.t.Fatalf("Alloc(%v, %d) for %s: %v", t, n, name, err)
 	}
 	e.t.Cleanup(b.Release)
 	data := make([]float32, n)
@@ -840,6 +856,19 @@ func (s *suite) testErrors(t *testing.T) {
 	setBias := func(e *errEnv, m *backend.Mask) { e.bias = m }
 	setKeep := func(e *errEnv, m *backend.Mask) { e.keep = m }
 	withLSE := func(e *errEnv) { e.lse = e.buf(e.s.be, "LSE", p0.LSELen()) }
+	// Half buffers where the contract wants Float32, for a backend that
+	// claims Half (the others cannot allocate them).
+	half := func(name string, set func(e *errEnv, t backend.DType)) []errCase {
+		if !s.caps.Half {
+			return nil
+		}
+		return halfErrs(name, set)
+	}
+	halfLSE := half("LSE", func(e *errEnv, t backend.DType) { e.lse = e.bufOf(e.s.be, t, "LSE", p0.LSELen()) })
+	halfKeep := half("keep", func(e *errEnv, t backend.DType) {
+		e.keep = &backend.Mask{Buf: e.bufOf(e.s.be, t, "keep", p0.Nk), Shape: [4]int{1, 1, 1, p0.Nk}}
+	})
+	halfScores := half("scores", func(e *errEnv, t backend.DType) { e.sc = e.bufOf(e.s.be, t, "scores", p0.ScoresLen()) })
 
 	join := func(lists ...[]errCase) []errCase {
 		var all []errCase
@@ -859,25 +888,26 @@ func (s *suite) testErrors(t *testing.T) {
 		}, join(withEach(problemErrs(), withLSE),
 			bufErrs("Q", p0.QLen(), q), bufErrs("K", p0.KLen(), k), bufErrs("V", p0.VLen(), v),
 			bufErrs("O", p0.OLen(), o), bufErrs("LSE", p0.LSELen(), lse)[1:],
-			maskErrs("bias", setBias), maskErrs("keep", setKeep),
+			maskErrs("bias", setBias), maskErrs("keep", setKeep), halfLSE, halfKeep,
 		)},
 		{"Scores", s.caps.Staged, func(ctx context.Context, e *errEnv) error {
-			return s.be.Scores(ctx, backend.ScoresParams{Problem: e.p, Bias: e.bias}, e.q, e.k, e.sc)
+			return s.be.Scores(ctx, backend.ScoresParams{Problem: e.p, Bias: e.bias, Keep: e.keep}, e.q, e.k, e.sc)
 		}, join(problemErrs(),
 			bufErrs("Q", p0.QLen(), q), bufErrs("K", p0.KLen(), k), bufErrs("scores", p0.ScoresLen(), sc),
-			maskErrs("bias", setBias),
+			maskErrs("bias", setBias), halfScores, halfKeep,
 		)},
 		{"Softmax", s.caps.Staged, func(ctx context.Context, e *errEnv) error {
 			return s.be.Softmax(ctx, backend.SoftmaxParams{Problem: e.p, Keep: e.keep, LSE: e.lse}, e.sc)
 		}, join(
 			withEach(problemErrs(), withLSE),
 			bufErrs("scores", p0.ScoresLen(), sc), bufErrs("LSE", p0.LSELen(), lse)[1:],
-			maskErrs("keep", setKeep),
+			maskErrs("keep", setKeep), halfScores, halfLSE, halfKeep,
 		)},
 		{"Context", s.caps.Staged, func(ctx context.Context, e *errEnv) error {
 			return s.be.Context(ctx, backend.ContextParams{Problem: e.p}, e.sc, e.v, e.o)
 		}, join(problemErrs(),
 			bufErrs("weights", p0.ScoresLen(), sc), bufErrs("V", p0.VLen(), v), bufErrs("O", p0.OLen(), o),
+			half("weights", func(e *errEnv, t backend.DType) { e.sc = e.bufOf(e.s.be, t, "weights", p0.ScoresLen()) }),
 		)},
 	}
 	for _, op := range ops {

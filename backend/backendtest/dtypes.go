@@ -1,0 +1,133 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// DTypes are the storage dtypes of a Case's operands on the device; the
+// zero value stores everything as Float32. The keep-mask, the scores, the
+// weights and the LSE are Float32 whatever these say (the contract).
+type DTypes struct {
+	Q, K, V, O, Bias backend.DType
+}
+
+// Same is every operand in dtype t.
+func Same(t backend.DType) DTypes { return DTypes{t, t, t, t, t} }
+
+// String names the dtypes as the suite's subtests do:
+// Q:f16,K:f16,V:bf16,O:f32,bias:f16.
+func (d DTypes) String() string {
+	return fmt.Sprintf("Q:%v,K:%v,V:%v,O:%v,bias:%v", d.Q, d.K, d.V, d.O, d.Bias)
+}
+
+// Half says whether any operand is stored as a half dtype, so that only a
+// backend with Caps.Half can run the case.
+func (d DTypes) Half() bool {
+	return d.Q.Half() || d.K.Half() || d.V.Half() || d.O.Half() || d.Bias.Half()
+}
+
+// WithDTypes returns a copy of c whose operands are stored as dt, each
+// value rounded to its operand's dtype as Backend.Write rounds it
+// (DType.Encode: to nearest, ties to even); a finite value beyond the
+// dtype's range, which Write would refuse, becomes ±MaxFinite
+// (DType.Saturate). Reference on the result computes with the very
+// values a backend reads. c's own slices are left alone.
+func (c Case) WithDTypes(dt DTypes) Case {
+	c.DTypes = dt
+	c.Q, c.K, c.V = rounded(dt.Q, c.Q), rounded(dt.K, c.K), rounded(dt.V, c.V)
+	if c.Bias != nil {
+		c.Bias = &HostMask{Shape: c.Bias.Shape, Data: rounded(dt.Bias, c.Bias.Data)}
+	}
+	return c
+}
+
+func rounded(t backend.DType, x []float32) []float32 {
+	if x == nil {
+		return nil
+	}
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = t.Saturate(v)
+	}
+	return out
+}
+
+// checkDTypes reports an operand value that its dtype does not hold, or
+// a dtype that is not one (Bias without a bias is not looked at).
+func (c Case) checkDTypes() error {
+	for _, op := range []struct {
+		name string
+		t    backend.DType
+		x    []float32
+	}{
+		{"Q", c.DTypes.Q, c.Q}, {"K", c.DTypes.K, c.K}, {"V", c.DTypes.V, c.V},
+		{"O", c.DTypes.O, nil}, {"bias", c.DTypes.Bias, maskData(c.Bias)},
+	} {
+		if !op.t.Valid() {
+			return fmt.Errorf("case %v: %s has dtype %v", c, op.name, op.t)
+		}
+		for i, x := range op.x {
+			if r := op.t.Round(x); r != x && x == x {
+				return fmt.Errorf("case %v: %s element %d is %g, not a %v value (round the case with WithDTypes)", c, op.name, i, x, op.t)
+			}
+		}
+	}
+	return nil
+}
+
+func maskData(m *HostMask) []float32 {
+	if m == nil {
+		return nil
+	}
+	return m.Data
+}
+
+// Allowed is how far from want a value of an output stored as dtype t may
+// be, in a row whose largest |want| (infinities skipped) is rowMax: the
+// float32 tolerance plus the rounding to t,
+//
+//	Tol·s + ½ulp_t(min(|w| + Tol·s, t.MaxFinite)),   s = max(1, rowMax)
+//
+// where w is want clamped to ±t.MaxFinite (a finite value beyond t's
+// range is stored as ±MaxFinite, DType.Saturate) and ½ulp_t(x) is half the
+// distance between t's values around x: 0 for Float32;
+// 2⁻¹¹·2^⌊log₂ x⌋ (at most 2⁻¹¹·x) for Float16, 2⁻²⁵ below its smallest
+// normal 2⁻¹⁴; 2⁻⁸·2^⌊log₂ x⌋ (at most 2⁻⁸·x) for BFloat16. The float32
+// result is within Tol·s of want, and storing it as t moves it by at most
+// half an ulp at its own magnitude, which is at most |w| + Tol·s, or
+// clamps it to ±MaxFinite, no farther from w than the float32 result.
+// Compare w, not want, with what the backend returned.
+func Allowed(t backend.DType, want, rowMax float64) float64 {
+	tol := Tol * max(1, rowMax)
+	m := float64(t.MaxFinite())
+	return tol + halfULP(t, math.Min(math.Min(math.Abs(want), m)+tol, m))
+}
+
+// saturated is want as an output of dtype t holds it: clamped to
+// ±t.MaxFinite (infinities and NaN as they are).
+func saturated(t backend.DType, want float64) float64 {
+	if m := float64(t.MaxFinite()); !math.IsInf(want, 0) && math.Abs(want) > m {
+		return math.Copysign(m, want)
+	}
+	return want
+}
+
+// halfULP is half the spacing of t's values at magnitude x ≥ 0 (the
+// spacing of the binade x lies in; of the subnormals below the smallest
+// normal).
+func halfULP(t backend.DType, x float64) float64 {
+	var frac, minExp int // fraction bits; exponent of the smallest normal
+	switch t {
+	case backend.Float16:
+		frac, minExp = 10, -14
+	case backend.BFloat16:
+		frac, minExp = 7, -126
+	default:
+		return 0
+	}
+	_, e := math.Frexp(x) // x = m·2^e, ½ ≤ m < 1: 2^(e−1) ≤ x < 2^e
+	return math.Ldexp(1, max(e-1, minExp)-frac-1)
+}

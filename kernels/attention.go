@@ -96,6 +96,11 @@ type Options struct {
 	// a row that sees no key. Partial results over disjoint key ranges
 	// merge exactly with it.
 	LSE bool
+	// OutDType is the dtype of Result.Out; nil means the query's. Float16
+	// output of values beyond ±65504 is saturated to ±65504
+	// (backend.DType.Saturate), never infinite. The weights, scores and
+	// LSE are always Float32.
+	OutDType *DType
 	// AllowNonFinite skips the check that Q, K and V hold no NaN or
 	// infinity (and the bias no NaN or +Inf). Such a value then makes the
 	// outputs it reaches unspecified (NaN or zero, by backend); rows it
@@ -315,6 +320,9 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	if opts.ScoresStage < StageBiased || opts.ScoresStage > StageMasked {
 		return nil, backend.Errorf(backend.ErrShape, "unknown score stage %v", opts.ScoresStage)
 	}
+	if opts.OutDType != nil && !opts.OutDType.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "unknown output dtype %v", *opts.OutDType)
+	}
 	full := [4]int{bq, h, lq, lk}
 	var err error
 	if s.Bias != nil {
@@ -392,27 +400,52 @@ func broadcastShape(name string, shape []int, full [4]int) ([4]int, error) {
 	return out, nil
 }
 
-// checkFinite is the input policy: Q, K and V must be finite, a bias may
-// hold −Inf (a hidden key) but not NaN or +Inf.
+// checkFinite is the input policy, whatever the dtype: Q, K and V must
+// be finite, a bias may hold −Inf (a hidden key) but not NaN or +Inf.
 func checkFinite(q, k, v, bias *Tensor) error {
 	for _, op := range []struct {
 		name string
 		t    *Tensor
 	}{{"Q", q}, {"K", k}, {"V", v}} {
-		for i, x := range op.t.Data {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v", op.name, op.t.Shape, x, unravel(i, op.t.Shape))
-			}
+		if i, x := firstBad(op.t, false); i >= 0 {
+			return backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v", op.name, op.t.Shape, x, unravel(i, op.t.Shape))
 		}
 	}
 	if bias != nil {
-		for i, x := range bias.Data {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) {
-				return backend.Errorf(backend.ErrNonFinite, "bias of shape %v holds %v at %v (only −Inf may hide a key)", bias.Shape, x, unravel(i, bias.Shape))
-			}
+		if i, x := firstBad(bias, true); i >= 0 {
+			return backend.Errorf(backend.ErrNonFinite, "bias of shape %v holds %v at %v (only −Inf may hide a key)", bias.Shape, x, unravel(i, bias.Shape))
 		}
 	}
 	return nil
+}
+
+// firstBad is the index and value of t's first NaN or infinity (−Inf
+// allowed when negInf), or −1. A half is non-finite when its exponent
+// bits are all ones; only those are widened.
+func firstBad(t *Tensor, negInf bool) (int, float32) {
+	bad := func(x float32) bool {
+		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) || !negInf && math.IsInf(float64(x), -1)
+	}
+	if !t.DType.Half() {
+		for i, x := range t.Data {
+			if bad(x) {
+				return i, x
+			}
+		}
+		return -1, 0
+	}
+	exp := uint16(0x7c00) // float16's exponent bits
+	if t.DType == BFloat16 {
+		exp = 0x7f80
+	}
+	for i, b := range t.Bits {
+		if b&exp == exp {
+			if x := t.DType.Decode(b); bad(x) {
+				return i, x
+			}
+		}
+	}
+	return -1, 0
 }
 
 // unravel turns a flat index into coordinates of shape.
@@ -430,21 +463,39 @@ func unravel(i int, shape []int) []int {
 // devBufs are the device buffers of one call, released together.
 type devBufs []backend.Buffer
 
-func (d *devBufs) alloc(be backend.Backend, name string, n int) (backend.Buffer, error) {
-	buf, err := be.Alloc(backend.Float32, n)
+func (d *devBufs) alloc(be backend.Backend, name string, dt DType, n int) (backend.Buffer, error) {
+	buf, err := be.Alloc(dt, n)
 	if err != nil {
-		return nil, fmt.Errorf("allocating %s (%d floats): %w", name, n, err)
+		return nil, fmt.Errorf("allocating %s (%d %v elements): %w", name, n, dt, err)
 	}
 	*d = append(*d, buf)
 	return buf, nil
 }
 
 func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backend.Buffer, error) {
-	buf, err := d.alloc(be, name, len(data))
+	buf, err := d.alloc(be, name, Float32, len(data))
 	if err != nil {
 		return nil, err
 	}
 	if err := be.Write(buf, 0, data); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	return buf, nil
+}
+
+// uploadTensor puts t on the device in its own dtype, its bits as they
+// are, or widened to float32 on the host when t is half and be stores no
+// halves (backend.Caps.Half): the answer is the same, the transfer twice
+// the bytes.
+func (d *devBufs) uploadTensor(be backend.Backend, name string, t *Tensor) (backend.Buffer, error) {
+	if !t.DType.Half() || !be.Caps().Half {
+		return d.upload(be, name, t.Float32s())
+	}
+	buf, err := d.alloc(be, name, t.DType, len(t.Bits))
+	if err != nil {
+		return nil, err
+	}
+	if err := be.WriteBits(buf, 0, t.Bits); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", name, err)
 	}
 	return buf, nil
@@ -463,21 +514,21 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	p := c.prob
 	var bufs devBufs
 	defer bufs.release()
-	qb, err := bufs.upload(be, "Q", q.Data)
+	qb, err := bufs.uploadTensor(be, "Q", q)
 	if err != nil {
 		return nil, err
 	}
-	kb, err := bufs.upload(be, "K", k.Data)
+	kb, err := bufs.uploadTensor(be, "K", k)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := bufs.upload(be, "V", v.Data)
+	vb, err := bufs.uploadTensor(be, "V", v)
 	if err != nil {
 		return nil, err
 	}
 	var bias, keep *backend.Mask
 	if opts.Bias != nil {
-		buf, err := bufs.upload(be, "bias", opts.Bias.Data)
+		buf, err := bufs.uploadTensor(be, "bias", opts.Bias)
 		if err != nil {
 			return nil, err
 		}
@@ -496,13 +547,23 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 		}
 		keep = &backend.Mask{Buf: buf, Shape: c.keepShape}
 	}
-	ob, err := bufs.alloc(be, "O", p.OLen())
+	outDT := q.DType
+	if opts.OutDType != nil {
+		outDT = *opts.OutDType
+	}
+	// O is stored in its own dtype where the backend stores halves, and
+	// otherwise computed in float32 and rounded here, by the same rule.
+	devDT := outDT
+	if !be.Caps().Half {
+		devDT = Float32
+	}
+	ob, err := bufs.alloc(be, "O", devDT, p.OLen())
 	if err != nil {
 		return nil, err
 	}
 	var lseb backend.Buffer
 	if opts.LSE {
-		if lseb, err = bufs.alloc(be, "LSE", p.LSELen()); err != nil {
+		if lseb, err = bufs.alloc(be, "LSE", Float32, p.LSELen()); err != nil {
 			return nil, err
 		}
 	}
@@ -514,7 +575,7 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 			return nil, err
 		}
 	} else {
-		sb, err := bufs.alloc(be, "scores", p.ScoresLen())
+		sb, err := bufs.alloc(be, "scores", Float32, p.ScoresLen())
 		if err != nil {
 			return nil, err
 		}
@@ -551,13 +612,12 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 			return nil, err
 		}
 	}
-	out := make([]float32, p.OLen())
-	if err := be.Read(out, ob, 0); err != nil {
-		return nil, fmt.Errorf("reading O: %w", err)
-	}
 	shape := append([]int(nil), q.Shape...)
 	shape[len(shape)-1] = p.Dv
-	res.Out = &Tensor{Shape: shape, Layout: q.Layout, Data: out}
+	res.Out = &Tensor{Shape: shape, Layout: q.Layout, DType: outDT}
+	if res.Out.Bits, res.Out.Data, err = readOut(be, ob, outDT, p.OLen()); err != nil {
+		return nil, err
+	}
 	if lseb != nil {
 		if res.LSE, err = c.readMatrix(be, lseb, p.LSELen(), 0); err != nil {
 			return nil, err
@@ -568,6 +628,31 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 
 // readMatrix reads a [B, H, Nq(, last)] result and shapes it to the
 // query's rank; last == 0 means the result has no trailing dimension.
+// readOut reads n elements of O from buf as dtype dt: the bits of a half
+// buffer, or float32 values, rounded to dt here (saturated, as a backend
+// stores them) when dt is half and buf is not.
+func readOut(be backend.Backend, buf backend.Buffer, dt DType, n int) ([]uint16, []float32, error) {
+	if dt.Half() && buf.DType() == dt {
+		bits := make([]uint16, n)
+		if err := be.ReadBits(bits, buf, 0); err != nil {
+			return nil, nil, fmt.Errorf("reading O: %w", err)
+		}
+		return bits, nil, nil
+	}
+	out := make([]float32, n)
+	if err := be.Read(out, buf, 0); err != nil {
+		return nil, nil, fmt.Errorf("reading O: %w", err)
+	}
+	if !dt.Half() {
+		return nil, out, nil
+	}
+	bits := make([]uint16, n)
+	for i, x := range out {
+		bits[i] = dt.Encode(dt.Saturate(x))
+	}
+	return bits, nil, nil
+}
+
 func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int) (*Tensor, error) {
 	data := make([]float32, n)
 	if err := be.Read(data, buf, 0); err != nil {

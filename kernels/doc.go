@@ -9,7 +9,7 @@
 //
 // # Memory layout
 //
-// A Tensor is dense row-major float32. Q, K, V and the output are
+// A Tensor is dense row-major. Q, K, V and the output are
 // [B, H, N, D] (BHND) or [B, N, H, D] (BNHD, what model code stores) as
 // their Layout says, a layout option and not a copy; rank 3 drops B and
 // rank 2 drops B and H. The bias, the keep-mask, the weights and the
@@ -18,6 +18,22 @@
 // any dimension of size 1. A Linear's weight is [In, Out] (y = x·W + b)
 // unless its Layout is OutIn, PyTorch's [Out, In] (y = x·Wᵀ + b), read as
 // it is.
+//
+// # Dtypes
+//
+// A Tensor stores float32 values (Data; DType Float32, the zero value) or
+// the bits of Float16 or BFloat16 values (Bits), as its DType says;
+// Convert changes the dtype (rounding to nearest even, refusing a value a
+// half cannot hold with backend.ErrNonFinite) and Float32s widens. Q, K,
+// V and the bias may each have their own dtype. Attention computes in
+// float32 whatever they are and returns Out in Options.OutDType, the
+// query's dtype by default, rounded to nearest even and saturated: a
+// float16 output past ±65504 is ±65504, never infinite. The weights,
+// scores and LSE are float32. NaN and infinities are refused in half
+// inputs as in float32. On a backend that stores halves (backend.Caps
+// Half) the operands travel as their bits; on one that does not, halves
+// are widened before upload and O rounded after, with the same answer.
+// Linear keeps x's dtype. WriteNpy writes a Float16 tensor as '<f2'.
 //
 // # Zero values
 //

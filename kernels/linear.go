@@ -68,8 +68,9 @@ func (l Linear) check(name string) (in, out int, err error) {
 }
 
 // Apply returns x·W + b (x·Wᵀ + b for an OutIn weight) for x of shape
-// [..., In]; the result has shape [..., Out] and x's layout. Sums
-// accumulate in float64.
+// [..., In]; the result has shape [..., Out] and x's layout and dtype.
+// Half x or W are widened exactly; sums accumulate in float64, and a half
+// result is rounded to nearest even and saturated (backend.DType.Saturate).
 func (l Linear) Apply(x *Tensor) (*Tensor, error) {
 	return l.apply("linear", x)
 }
@@ -91,16 +92,19 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Half x or W are widened once here; y is rounded to x's dtype at the
+	// end (saturated, as attention's outputs are).
+	xd, wd := x.Float32s(), l.W.Float32s()
 	rows := 0
 	if in > 0 {
-		rows = len(x.Data) / in
+		rows = len(xd) / in
 	} else if out > 0 {
 		rows = len(y.Data) / out
 	}
 	parallelRows(rows, func(r0, r1 int) {
 		acc := make([]float64, out)
 		for r := r0; r < r1; r++ {
-			xr := x.Data[r*in : (r+1)*in]
+			xr := xd[r*in : (r+1)*in]
 			for j := range acc {
 				acc[j] = 0
 				if l.B != nil {
@@ -110,7 +114,7 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 			if l.Layout == OutIn {
 				// Row j of W is output j's weights: one dot product each.
 				for j := range acc {
-					w := l.W.Data[j*in : (j+1)*in]
+					w := wd[j*in : (j+1)*in]
 					for i, xv := range xr {
 						acc[j] += float64(xv) * float64(w[i])
 					}
@@ -120,7 +124,7 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 					if xv == 0 {
 						continue
 					}
-					w := l.W.Data[i*out : (i+1)*out]
+					w := wd[i*out : (i+1)*out]
 					for j, wv := range w {
 						acc[j] += float64(xv) * float64(wv)
 					}
@@ -132,6 +136,13 @@ func (l Linear) apply(name string, x *Tensor) (*Tensor, error) {
 			}
 		}
 	})
+	if x.DType.Half() {
+		y.Bits, y.DType = make([]uint16, len(y.Data)), x.DType
+		for i, v := range y.Data {
+			y.Bits[i] = x.DType.Encode(x.DType.Saturate(v))
+		}
+		y.Data = nil
+	}
 	return y, nil
 }
 

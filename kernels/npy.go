@@ -10,18 +10,23 @@ import (
 )
 
 // WriteNpy writes t as a NumPy .npy file: format 1.0, little-endian
-// float32 ("<f4"), C order, its Shape as the array's shape (Layout is not
-// recorded). The header is padded so that the data starts on a 64-byte
-// boundary, as NumPy's own files do; np.load reads it back. It is the
-// format attn run writes. A tensor whose data does not match its shape is
-// an error wrapping backend.ErrShape.
+// float32 ("<f4") — or float16 ("<f2") for a Float16 tensor, its bits as
+// they are; NumPy has no bfloat16, so a BFloat16 tensor is written as the
+// float32 values it holds, exactly — C order, its Shape as the array's
+// shape (Layout is not recorded). The header is padded so that the data
+// starts on a 64-byte boundary, as NumPy's own files do; np.load reads it
+// back. It is the format attn run writes. A tensor whose data does not
+// match its shape is an error wrapping backend.ErrShape.
 func (t *Tensor) WriteNpy(w io.Writer) error {
 	if err := t.check("tensor"); err != nil {
 		return err
 	}
-	shape, data := t.Shape, t.Data
+	shape, descr := t.Shape, "<f4"
+	if t.DType == Float16 {
+		descr = "<f2"
+	}
 
-	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", NpyShape(shape))
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, NpyShape(shape))
 	hlen := len(dict) + 1
 	hlen += (64 - (10+hlen)%64) % 64
 	if hlen > math.MaxUint16 {
@@ -40,7 +45,20 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 		return err
 	}
 	buf := make([]byte, 0, 1<<16)
-	for _, v := range data {
+	if t.DType == Float16 {
+		for _, b := range t.Bits {
+			buf = binary.LittleEndian.AppendUint16(buf, b)
+			if len(buf) == cap(buf) {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		_, err := w.Write(buf)
+		return err
+	}
+	for _, v := range t.Float32s() {
 		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 		if len(buf) == cap(buf) {
 			if _, err := w.Write(buf); err != nil {

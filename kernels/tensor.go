@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -32,7 +33,18 @@ const (
 	StageMasked = backend.StageMasked
 )
 
-// Tensor is a dense row-major float32 tensor.
+// DType is backend's storage dtype: Float32, Float16 or BFloat16.
+type DType = backend.DType
+
+// The dtypes (backend.DType).
+const (
+	Float32  = backend.Float32
+	Float16  = backend.Float16
+	BFloat16 = backend.BFloat16
+)
+
+// Tensor is a dense row-major tensor of float32 values (Data) or of half
+// values (Bits: the stored bits of Float16 or BFloat16), as DType says.
 //
 // For Q, K, V and the output, Shape is
 //
@@ -46,7 +58,11 @@ const (
 type Tensor struct {
 	Shape  []int
 	Layout Layout
-	Data   []float32
+	// DType is how the elements are stored: Float32 (the zero value) in
+	// Data, Float16 or BFloat16 in Bits; the other slice is nil.
+	DType DType
+	Data  []float32
+	Bits  []uint16
 }
 
 // NewTensor returns a zero tensor of the given layout and shape. It returns
@@ -58,6 +74,68 @@ func NewTensor(layout Layout, shape ...int) (*Tensor, error) {
 		return nil, err
 	}
 	return &Tensor{Shape: append([]int(nil), shape...), Layout: layout, Data: make([]float32, n)}, nil
+}
+
+// NewTensorOf returns a zero tensor of dtype dt, layout and shape, with
+// NewTensor's errors, and ErrShape for an unknown dtype.
+func NewTensorOf(dt DType, layout Layout, shape ...int) (*Tensor, error) {
+	if !dt.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
+	}
+	t, err := NewTensor(layout, shape...)
+	if err != nil || dt == Float32 {
+		return t, err
+	}
+	t.DType, t.Bits, t.Data = dt, make([]uint16, len(t.Data)), nil
+	return t, nil
+}
+
+// Float32s returns the tensor's values as float32: Data itself for a
+// Float32 tensor, a new slice of the half values widened exactly
+// otherwise.
+func (t *Tensor) Float32s() []float32 {
+	if !t.DType.Half() {
+		return t.Data
+	}
+	out := make([]float32, len(t.Bits))
+	for i, b := range t.Bits {
+		out[i] = t.DType.Decode(b)
+	}
+	return out
+}
+
+// Convert returns a copy of t stored as dt: each value rounded to nearest,
+// ties to even (backend.DType.Encode). A finite value beyond dt's range is
+// an error wrapping backend.ErrNonFinite that names it and its index
+// (backend.DType.CheckFits); NaN and infinities are kept.
+func (t *Tensor) Convert(dt DType) (*Tensor, error) {
+	if err := t.check("tensor"); err != nil {
+		return nil, err
+	}
+	if !dt.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
+	}
+	out := &Tensor{Shape: append([]int(nil), t.Shape...), Layout: t.Layout, DType: dt}
+	if dt == t.DType {
+		out.Data, out.Bits = slices.Clone(t.Data), slices.Clone(t.Bits)
+		return out, nil
+	}
+	vals := t.Float32s()
+	if !dt.Half() {
+		if !t.DType.Half() {
+			vals = slices.Clone(vals)
+		}
+		out.Data = vals
+		return out, nil
+	}
+	if err := dt.CheckFits("tensor", 0, vals); err != nil {
+		return nil, err
+	}
+	out.Bits = make([]uint16, len(vals))
+	for i, x := range vals {
+		out.Bits[i] = dt.Encode(x)
+	}
+	return out, nil
 }
 
 // Len is the number of elements Shape describes.
@@ -75,8 +153,22 @@ func (t *Tensor) check(name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(t.Data) != n {
-		return backend.Errorf(backend.ErrShape, "%s of shape %v needs %d elements, has %d", name, t.Shape, n, len(t.Data))
+	if !t.DType.Valid() {
+		return backend.Errorf(backend.ErrShape, "%s has unknown dtype %v", name, t.DType)
+	}
+	stored, other := len(t.Data), len(t.Bits)
+	if t.DType.Half() {
+		stored, other = other, stored
+	}
+	if stored != n {
+		where := ""
+		if t.DType.Half() {
+			where = fmt.Sprintf(" (%v, in Bits)", t.DType)
+		}
+		return backend.Errorf(backend.ErrShape, "%s of shape %v needs %d elements, has %d%s", name, t.Shape, n, stored, where)
+	}
+	if other != 0 {
+		return backend.Errorf(backend.ErrShape, "%s is %v but also holds %d elements in the other slice (Data for float32, Bits for halves)", name, t.DType, other)
 	}
 	return nil
 }

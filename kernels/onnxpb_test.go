@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/attn-go/attn/kernels"
 )
 
 // The TensorProto.DataType values the test data uses.
@@ -37,15 +39,29 @@ type onnxModel struct {
 	opsetVersion, opNodes int
 }
 
-// onnxTensor is a decoded TensorProto. Float data is in F32, int64 data in
-// I64, bool data in Bool; a float16 tensor keeps only its dims and type.
+// onnxTensor is a decoded TensorProto. Float data is in F32, float16
+// data in F16 (its bits), int64 data in I64, bool data in Bool.
 type onnxTensor struct {
 	name  string
 	dims  []int
 	dtype int32
 	F32   []float32
+	F16   []uint16
 	I64   []int64
 	Bool  []bool
+}
+
+// floats is a FLOAT or FLOAT16 tensor's values as float32 (float16
+// widened exactly).
+func (t *onnxTensor) floats() []float32 {
+	if t.dtype != onnxFloat16 {
+		return t.F32
+	}
+	out := make([]float32, len(t.F16))
+	for i, b := range t.F16 {
+		out[i] = kernels.Float16.Decode(b)
+	}
+	return out
 }
 
 // wireField is one field of a message: its number and, by wire type, its
@@ -309,8 +325,9 @@ func parseONNXTensor(b []byte) (*onnxTensor, error) {
 			t.I64 = append(t.I64, int64(binary.LittleEndian.Uint64(raw[8*i:])))
 		case onnxBool:
 			t.Bool = append(t.Bool, raw[i] != 0)
+		case onnxFloat16:
+			t.F16 = append(t.F16, binary.LittleEndian.Uint16(raw[2*i:]))
 		}
-		// float16 is kept by type only: those cases are skipped.
 	}
 	return t, nil
 }

@@ -89,7 +89,8 @@
 //     and liveness before sizes.
 //   - Every op (Scores, Softmax, Context, Fused) returns an error wrapping
 //     ctx.Err() when called with a context that is already done.
-//   - After Close, Alloc, Write, Read and every op return ErrReleased.
+//   - After Close, Alloc (of every dtype), Write, Read, WriteBits,
+//     ReadBits and every op return ErrReleased.
 //   - WriteBits and ReadBits check the buffer (nil: ErrShape; foreign:
 //     ErrForeignBuffer; released: ErrReleased) before its dtype and range.
 //   - Write of NaN to a half buffer stores a NaN (any payload); every

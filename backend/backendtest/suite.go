@@ -686,6 +686,9 @@ func (s *suite) testBuffers(t *testing.T) {
 		b.Release() // a no-op
 		wantErr(t, "Write after Release", guard(func() error { return be.Write(b, 0, []float32{1}) }), backend.ErrReleased)
 		wantErr(t, "Read after Release", guard(func() error { return be.Read(make([]float32, 1), b, 0) }), backend.ErrReleased)
+		// Liveness before dtype: released, not a Float32 buffer's ErrShape.
+		wantErr(t, "WriteBits after Release", guard(func() error { return be.WriteBits(b, 0, []uint16{1}) }), backend.ErrReleased)
+		wantErr(t, "ReadBits after Release", guard(func() error { return be.ReadBits(make([]uint16, 1), b, 0) }), backend.ErrReleased)
 		alloc(t, 8) // the backend still works
 	})
 	t.Run("Foreign", func(t *testing.T) {
@@ -981,6 +984,11 @@ func (s *suite) testClosed(t *testing.T) {
 	check("Alloc", guard(func() error { _, err := be.Alloc(backend.Float32, 4); return err }))
 	check("Write", guard(func() error { return be.Write(bufs[0], 0, []float32{1}) }))
 	check("Read", guard(func() error { return be.Read(make([]float32, 1), bufs[0], 0) }))
+	check("WriteBits", guard(func() error { return be.WriteBits(bufs[0], 0, []uint16{1}) }))
+	check("ReadBits", guard(func() error { return be.ReadBits(make([]uint16, 1), bufs[0], 0) }))
+	if s.caps.Half {
+		check("Alloc(f16)", guard(func() error { _, err := be.Alloc(backend.Float16, 4); return err }))
+	}
 	if s.caps.Fused {
 		check("Fused", guard(func() error {
 			return be.Fused(context.Background(), backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], nil)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sbinet/npyio"
+	"github.com/x448/float16"
 )
 
 // runCmd runs the command line in-process and returns its exit status,
@@ -75,6 +76,8 @@ func encodeTest(descr string, fortran bool, shape []int, vals []float64) []byte 
 	}
 	put := func(v float64) {
 		switch descr[1:] {
+		case "f2":
+			b = order.AppendUint16(b, float16.Fromfloat32(float32(v)).Bits())
 		case "f4":
 			b = order.AppendUint32(b, math.Float32bits(float32(v)))
 		case "f8":

@@ -317,6 +317,7 @@ type floatArray struct {
 	shape []int
 	dtype dtype
 	data  []float32
+	half  []uint16 // a float16 file's bits, beside data (widened exactly)
 	// The first finite float64 elements too large for float32, which
 	// became +Inf or −Inf; −1 when none.
 	posOverflow, negOverflow int
@@ -325,8 +326,8 @@ type floatArray struct {
 
 // checkFloat refuses a type readFloats cannot read.
 func (nf *npyFile) checkFloat() error {
-	if t := nf.dtype; t.kind != 'f' || (t.size != 4 && t.size != 8) {
-		return fmt.Errorf("%s: dtype %s (%s); attn reads float32 or float64", nf.path, t.name(), t.descr)
+	if t := nf.dtype; t.kind != 'f' || t.size != 2 && t.size != 4 && t.size != 8 {
+		return fmt.Errorf("%s: dtype %s (%s); attn reads float16, float32 or float64", nf.path, t.name(), t.descr)
 	}
 	return nil
 }
@@ -349,11 +350,18 @@ func (nf *npyFile) readFloats(ctx context.Context) (*floatArray, error) {
 	t := nf.dtype
 	a := &floatArray{path: nf.path, shape: nf.shape, dtype: t, data: make([]float32, nf.n), posOverflow: -1, negOverflow: -1}
 	var err error
-	if t.size == 4 {
+	switch t.size {
+	case 2:
+		a.half = make([]uint16, nf.n)
+		err = nf.elements(ctx, func(i int, b []byte) {
+			h := t.order.Uint16(b)
+			a.half[i], a.data[i] = h, kernels.Float16.Decode(h)
+		})
+	case 4:
 		err = nf.elements(ctx, func(i int, b []byte) {
 			a.data[i] = math.Float32frombits(t.order.Uint32(b))
 		})
-	} else {
+	default:
 		err = nf.elements(ctx, func(i int, b []byte) {
 			v := math.Float64frombits(t.order.Uint64(b))
 			f := float32(v)
@@ -371,6 +379,26 @@ func (nf *npyFile) readFloats(ctx context.Context) (*floatArray, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// tensor is a as a kernels.Tensor of the given layout: stored as dt when
+// dt is not nil, and otherwise as the file's own type (float16 kept as its
+// bits, float32 and float64 as float32). A value dt cannot hold is an
+// error wrapping backend.ErrNonFinite that names the file and the index.
+func (a *floatArray) tensor(layout kernels.Layout, dt *kernels.DType) (*kernels.Tensor, error) {
+	t := &kernels.Tensor{Shape: a.shape, Layout: layout, Data: a.data}
+	if a.half != nil {
+		t = &kernels.Tensor{Shape: a.shape, Layout: layout, DType: kernels.Float16, Bits: a.half}
+	}
+	if dt == nil || *dt == t.DType {
+		return t, nil
+	}
+	for i, x := range a.data {
+		if err := dt.CheckFits("", i, []float32{x}); err != nil {
+			return nil, fmt.Errorf("%s: element %s = %g does not fit %v (largest finite %g): %w", a.path, indexString(i, a.shape), x, *dt, dt.MaxFinite(), backend.ErrNonFinite)
+		}
+	}
+	return t.Convert(*dt)
 }
 
 // checkFinite rejects NaN and ±Inf; negInf allows −Inf (a bias hides

@@ -20,7 +20,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-allow-nonfinite]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16] [-allow-nonfinite]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -58,9 +58,16 @@ strategy) at the stage -scores-stage names: raw (scale·Q·Kᵀ), capped
 masked (every hidden key −Inf). The slopes, sinks and key lengths are
 checked against H and B before Q, K and V are read.
 
-Inputs are float32 or float64 .npy files (either byte order, C or Fortran
-order); outputs are float32 .npy files with the query's rank, written
-atomically. -weights and -scores need the staged strategy (auto picks it).
+Inputs are float16, float32 or float64 .npy files (either byte order, C
+or Fortran order). Each of Q, K, V and the bias is stored as its file's
+type (float16 stays float16, float64 becomes float32), or as -dtype says
+(f32, f16 or bf16, which NumPy lacks: this flag is its way in); a value
+the dtype cannot hold (past ±65504 in float16) is refused, naming file
+and index. attn computes in float32 whatever they are. The output has
+the query's rank and dtype — a bfloat16 output is written as the float32
+values it holds — and the weights, scores and LSE are float32; every
+output is written atomically. -weights and -scores need the staged
+strategy (auto picks it).
 
 Before it reads any data, run checks every header and shape, creates
 each output's temporary file beside it (so a missing directory, or -o
@@ -102,6 +109,10 @@ type runFlags struct {
 	strategy       kernels.Strategy
 	allowNonFinite bool
 	layout         kernels.Layout
+	// dtype stores Q, K, V and the bias as it says whatever their files
+	// hold (-dtype); nil keeps each file's own: float16 as float16,
+	// float32 and float64 as float32.
+	dtype *kernels.DType
 }
 
 func runRun(c *cmdEnv, args []string) error {
@@ -158,6 +169,11 @@ func runRun(c *cmdEnv, args []string) error {
 		return err
 	})
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
+	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's", func(s string) error {
+		dt, err := backend.ParseDType(s)
+		f.dtype = &dt
+		return err
+	})
 	fs.Func("layout", "`order` of the dimensions of q, k, v and the output: bhnd [B, H, N, D] or bnhd [B, N, H, D] (default bhnd)", func(s string) error {
 		l, err := parseLayout(s)
 		f.layout = l
@@ -389,7 +405,9 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 				return err
 			}
 		}
-		tensors[i] = &kernels.Tensor{Shape: a.shape, Layout: f.layout, Data: a.data}
+		if tensors[i], err = a.tensor(f.layout, f.dtype); err != nil {
+			return err
+		}
 	}
 	opts := &kernels.Options{
 		Scale:          f.scale,
@@ -412,7 +430,9 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 				return err
 			}
 		}
-		opts.Bias = &kernels.Tensor{Shape: a.shape, Layout: kernels.BHND, Data: a.data}
+		if opts.Bias, err = a.tensor(kernels.BHND, f.dtype); err != nil {
+			return err
+		}
 	}
 	if nf := files["mask"]; nf != nil {
 		keep, err := nf.readKeep(ctx)
@@ -431,7 +451,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	// replaces its target: a failure, or a signal, leaves every target as
 	// it was.
 	written := []*pending{outO}
-	if err := outO.write(npyWriter(res.Out.Shape, res.Out.Data)); err != nil {
+	if err := outO.write(res.Out.WriteNpy); err != nil {
 		return err
 	}
 	if outW != nil {
@@ -488,13 +508,22 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		what string
 	}{{outO, res.Out, ""}, {outW, res.Weights, ""}, {outS, res.Scores, ", " + f.stage.String() + " scores"}, {outL, res.LSE, ""}} {
 		if r.p != nil {
-			fmt.Fprintf(c.stdout, "wrote %s: float32 %s (%s, %s%s)\n", r.p.path, kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy, r.what)
+			fmt.Fprintf(c.stdout, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy, r.what)
 		}
 	}
 	if outH != nil {
 		fmt.Fprintf(c.stdout, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], be.Name(), res.Strategy)
 	}
 	return nil
+}
+
+// npyTypeName is the NumPy type WriteNpy writes t as: float16 for a
+// Float16 tensor, float32 otherwise (NumPy has no bfloat16).
+func npyTypeName(t *kernels.Tensor) string {
+	if t.DType == kernels.Float16 {
+		return "float16"
+	}
+	return "float32"
 }
 
 // npyWriter is a pending.write of a float32 .npy file.

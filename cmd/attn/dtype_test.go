@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sbinet/npyio"
+	"github.com/x448/float16"
+)
+
+// readHalfOutput reads a float16 .npy the command wrote: its header by
+// npyio (an independent reader), its data as little-endian binary16
+// decoded by x448/float16.
+func readHalfOutput(t *testing.T, path string) ([]int, []float32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := npyio.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if r.Header.Descr.Type != "<f2" || r.Header.Descr.Fortran {
+		t.Fatalf("%s: header %v, want <f2 in C order", path, r.Header)
+	}
+	n := prod(r.Header.Descr.Shape)
+	data := b[len(b)-2*n:]
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float16.Frombits(binary.LittleEndian.Uint16(data[2*i:])).Float32()
+	}
+	return r.Header.Descr.Shape, out
+}
+
+// halfVals are n values that float16 holds exactly (multiples of 2⁻⁸ in
+// [−2, 2)), so that float16 files and their float32 twins agree.
+func halfVals(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(r.IntN(1024)-512) / 256
+	}
+	return v
+}
+
+// attn run reads float16 .npy files of either byte order and keeps them
+// float16: the output is a float16 .npy, the float32 answer for the same
+// values rounded to float16 (within one unit in its last place: the
+// float32 arithmetic may land on the other side of a rounding boundary).
+// -dtype f32 computes and writes float32 from the same files; -dtype bf16
+// stores float32 files as bfloat16 and writes the bfloat16 output as the
+// float32 values it holds.
+func TestRunHalf(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 8))
+	path := func(name string) string { return filepath.Join(dir, name) }
+	qv, kv, vv := halfVals(r, 2*5*16), halfVals(r, 1*7*16), halfVals(r, 1*7*12)
+	q := writeTestNpy(t, path("q.npy"), "<f2", []int{2, 5, 16}, qv)
+	k := writeTestNpy(t, path("k.npy"), ">f2", []int{1, 7, 16}, kv)
+	v := writeTestNpy(t, path("v.npy"), "<f2", []int{1, 7, 12}, vv)
+	q32 := writeTestNpy(t, path("q32.npy"), "<f4", []int{2, 5, 16}, qv)
+	k32 := writeTestNpy(t, path("k32.npy"), "<f4", []int{1, 7, 16}, kv)
+	v32 := writeTestNpy(t, path("v32.npy"), "<f4", []int{1, 7, 12}, vv)
+	for _, strategy := range []string{"staged", "fused"} {
+		base := []string{"run", "-backend", "cpu", "-causal", "-strategy", strategy}
+		code, stdout, stderr := runCmd(t, append(base, "-q", q, "-k", k, "-v", v, "-o", path("o16.npy"))...)
+		if code != 0 {
+			t.Fatalf("float16 run: exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "float16 (2, 5, 12)") {
+			t.Errorf("stdout %q does not name a float16 output", stdout)
+		}
+		code, _, stderr = runCmd(t, append(base, "-q", q, "-k", k, "-v", v, "-dtype", "f32", "-o", path("o32.npy"))...)
+		if code != 0 {
+			t.Fatalf("-dtype f32: exit %d: %s", code, stderr)
+		}
+		code, _, stderr = runCmd(t, append(base, "-q", q32, "-k", k32, "-v", v32, "-o", path("o32b.npy"))...)
+		if code != 0 {
+			t.Fatalf("float32 files: exit %d: %s", code, stderr)
+		}
+		_, o16 := readHalfOutput(t, path("o16.npy"))
+		shape, o32 := readOutput(t, path("o32.npy"))
+		_, o32b := readOutput(t, path("o32b.npy"))
+		if len(shape) != 3 || shape[2] != 12 {
+			t.Fatalf("output shape %v", shape)
+		}
+		for i := range o32 {
+			if o32[i] != o32b[i] {
+				t.Fatalf("%s: -dtype f32 of float16 files and float32 files differ at %d: %g, %g", strategy, i, o32[i], o32b[i])
+			}
+			want := float16.Fromfloat32(o32[i]).Float32()
+			ulp := math.Exp2(math.Floor(math.Log2(math.Max(math.Abs(float64(want)), 0x1p-14))) - 10)
+			if d := math.Abs(float64(o16[i]) - float64(want)); d > ulp {
+				t.Fatalf("%s: O[%d] = %g in float16, want %g (float32 %g) within %g", strategy, i, o16[i], want, o32[i], ulp)
+			}
+		}
+		code, _, stderr = runCmd(t, append(base, "-q", q32, "-k", k32, "-v", v32, "-dtype", "bf16", "-o", path("obf.npy"))...)
+		if code != 0 {
+			t.Fatalf("-dtype bf16: exit %d: %s", code, stderr)
+		}
+		_, obf := readOutput(t, path("obf.npy"))
+		for i, x := range obf {
+			if math.Float32bits(x)&0xffff != 0 {
+				t.Fatalf("%s: bfloat16 O[%d] = %g is not a bfloat16 value", strategy, i, x)
+			}
+			if d := math.Abs(float64(x - o32[i])); d > math.Abs(float64(o32[i]))*0x1p-7+0x1p-7 {
+				t.Fatalf("%s: bfloat16 O[%d] = %g, float32 %g", strategy, i, x, o32[i])
+			}
+		}
+	}
+}
+
+// A value a dtype cannot hold, an unknown -dtype and NaN in a float16
+// file are refused, naming what and where, and nothing is written.
+func TestRunHalfBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name) }
+	big := seq(32)
+	big[9] = 1e5
+	nan := seq(32)
+	nan[3] = math.NaN()
+	q := writeTestNpy(t, path("q.npy"), "<f4", []int{4, 8}, seq(32))
+	k := writeTestNpy(t, path("k.npy"), "<f4", []int{6, 8}, seq(48))
+	v := writeTestNpy(t, path("v.npy"), "<f4", []int{6, 8}, seq(48))
+	out := path("out.npy")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"f16 overflow", []string{"-q", writeTestNpy(t, path("qbig.npy"), "<f4", []int{4, 8}, big), "-k", k, "-v", v, "-dtype", "f16"}, 1,
+			[]string{"qbig.npy: element (1, 1) = 100000 does not fit f16 (largest finite 65504)"}},
+		{"unknown dtype", []string{"-q", q, "-k", k, "-v", v, "-dtype", "f64"}, 2, []string{"-dtype", `unknown dtype "f64"`}},
+		{"NaN in float16", []string{"-q", writeTestNpy(t, path("qnan.npy"), "<f2", []int{4, 8}, nan), "-k", k, "-v", v}, 1,
+			[]string{"qnan.npy: element (0, 3) is NaN"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, append(append([]string{"run", "-backend", "cpu"}, c.args...), "-o", out)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not contain %q", stderr, w)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a failed run wrote %s", out)
+			}
+		})
+	}
+}

@@ -129,29 +129,54 @@ func (s *suite) testHalf(t *testing.T) {
 }
 
 // exactCase is a problem whose float32 arithmetic is exact, so that what
-// a backend returns must equal the rounded input bit for bit: one key per
-// row makes the weight exactly 1 and O the key's value row; D = 1 with
-// scale 1 and K = 1 makes each score the query itself.
+// a backend returns must equal the rounded operand bit for bit. One key
+// per row makes every weight exactly 1 and O the key's value row; D = 1
+// with scale 1 makes each score q·k + bias, and with the other factor 1
+// (or Q = 0 under a bias) each score is the operand's value itself.
 type exactCase struct {
-	name string
-	dt   DTypes
-	v, q []float32 // V (H heads of one key's 32 values), or Q (Nq rows of one)
-	// want is what O (or the scores) must hold exactly.
-	want []float32
+	name    string
+	dt      DTypes
+	operand string    // "V" (H heads of one key's 32 values), "Q", "K" or "bias" (into the scores)
+	x       []float32 // the operand's values
+	want    []float32 // what O (for V) or the scores must hold exactly
 }
 
-func (c exactCase) problem() backend.Problem {
-	if c.q != nil {
-		return backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: len(c.q), Nk: 1, D: 1, Dv: 1, Scale: 1}
+// hostCase is the Case that reads x as c.operand.
+func (c exactCase) hostCase() Case {
+	n := len(c.x)
+	p := backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: n, Nk: 1, D: 1, Dv: 1, Scale: 1}
+	switch c.operand {
+	case "V":
+		const dv = 32
+		p.H, p.KVHeads, p.Nq, p.Dv = n/dv, n/dv, 1, dv
+	case "K":
+		p.Nq, p.Nk = 1, n
 	}
-	const dv = 32
-	h := len(c.v) / dv
-	return backend.Problem{B: 1, H: h, KVHeads: h, Nq: 1, Nk: 1, D: 1, Dv: dv, Scale: 1}
+	hc := Case{Problem: p, Q: make([]float32, p.QLen()), K: make([]float32, p.KLen()), V: make([]float32, p.VLen()), DTypes: c.dt}
+	for i := range hc.K {
+		hc.K[i] = 1
+	}
+	for i := range hc.Q {
+		hc.Q[i] = 1
+	}
+	switch c.operand {
+	case "V":
+		copy(hc.V, c.x)
+	case "Q":
+		copy(hc.Q, c.x)
+	case "K":
+		copy(hc.K, c.x)
+	case "bias":
+		clear(hc.Q)
+		hc.Bias = &HostMask{Shape: [4]int{1, 1, n, 1}, Data: c.x}
+	}
+	return hc
 }
 
 // exactCases are the subnormals of each half dtype, read exactly (as V,
-// and as Q into the scores), and outputs stored exactly: rounded from a
-// float32 V, and saturated to ±MaxFinite from values beyond it.
+// and as Q, K and the bias into the scores), and outputs stored exactly:
+// rounded from a float32 V, and saturated to ±MaxFinite from values
+// beyond it.
 func exactCases() []exactCase {
 	var cs []exactCase
 	for _, t := range []backend.DType{f16, bf16} {
@@ -171,10 +196,13 @@ func exactCases() []exactCase {
 		for len(sub)%32 != 0 {
 			sub = append(sub, 0)
 		}
+		name := t.String() + "_subnormals_"
 		cs = append(cs,
-			exactCase{name: t.String() + "_V_subnormals", dt: DTypes{V: t}, v: sub, want: sub},
-			exactCase{name: t.String() + "_V_subnormals_to_" + t.String(), dt: DTypes{V: t, O: t}, v: sub, want: sub},
-			exactCase{name: t.String() + "_Q_subnormals", dt: DTypes{Q: t}, q: sub, want: sub},
+			exactCase{name: name + "V", dt: DTypes{V: t}, operand: "V", x: sub, want: sub},
+			exactCase{name: name + "V_to_" + t.String(), dt: DTypes{V: t, O: t}, operand: "V", x: sub, want: sub},
+			exactCase{name: name + "Q", dt: DTypes{Q: t}, operand: "Q", x: sub, want: sub},
+			exactCase{name: name + "K", dt: DTypes{K: t}, operand: "K", x: sub, want: sub},
+			exactCase{name: name + "bias", dt: DTypes{Bias: t}, operand: "bias", x: sub, want: sub},
 		)
 		// Float32 values rounded to t as the output is stored,
 		// subnormals of t among them, and values beyond t's range
@@ -189,24 +217,16 @@ func exactCases() []exactCase {
 		for len(v)%32 != 0 {
 			v, want = append(v, 0.5), append(want, 0.5)
 		}
-		cs = append(cs, exactCase{name: "f32_V_to_" + t.String(), dt: DTypes{O: t}, v: v, want: want})
+		cs = append(cs, exactCase{name: "f32_V_to_" + t.String(), dt: DTypes{O: t}, operand: "V", x: v, want: want})
 	}
 	return cs
 }
 
-// run uploads the case, runs Fused and the staged ops, and compares O (or
-// the scores) with want bitwise (−0 and +0 alike where want is 0: the
-// sum of one weighted term may lose a zero's sign).
+// run uploads the case, runs Fused (for V) and the staged ops, and
+// compares O (or the scores) with want bitwise (−0 and +0 alike where
+// want is 0: a sum may lose a zero's sign).
 func (c exactCase) run(be backend.Backend, caps backend.Caps) error {
-	p := c.problem()
-	hc := Case{Problem: p, Q: make([]float32, p.QLen()), K: make([]float32, p.KLen()), V: make([]float32, p.VLen()), DTypes: c.dt}
-	for i := range hc.K {
-		hc.K[i] = 1
-	}
-	copy(hc.V, c.v)
-	if c.q != nil {
-		copy(hc.Q, c.q)
-	}
+	hc := c.hostCase()
 	var errs []error
 	check := func(what string, got []float32) {
 		for i, w := range c.want {
@@ -217,7 +237,7 @@ func (c exactCase) run(be backend.Backend, caps backend.Caps) error {
 		}
 	}
 	ctx := context.Background()
-	if caps.Fused && c.q == nil {
+	if caps.Fused && c.operand == "V" {
 		r, err := execFused(ctx, be, hc, false)
 		if err != nil {
 			return fmt.Errorf("fused %v: %w", hc, err)
@@ -229,10 +249,10 @@ func (c exactCase) run(be backend.Backend, caps backend.Caps) error {
 		if err != nil {
 			return fmt.Errorf("staged %v: %w", hc, err)
 		}
-		if c.q != nil {
-			check("scores", r.S)
-		} else {
+		if c.operand == "V" {
 			check("staged O", r.O)
+		} else {
+			check("scores", r.S)
 		}
 	}
 	return errors.Join(errs...)

@@ -26,18 +26,19 @@ type naive struct {
 type fault int
 
 const (
-	noFault         fault = iota
-	topLeftCausal         // causal aligned top-left instead of bottom-right
-	nanRows               // fully masked rows give NaN
-	touchesInput          // Fused scribbles on Q
-	writesPast            // Fused writes one element past O
-	wrongKVHead           // query head h reads KV head h % KVHeads
-	sloppy                // O off by 1e-3
-	ignoresKeep           // Softmax ignores the keep-mask
-	float32Math           // not a bug: Fused computes in float32 throughout
-	truncatesHalves       // halves rounded toward zero, not to nearest even
-	infOnOverflow         // an output beyond its half dtype's range becomes ±Inf
-	coarseF16             // a Float16 output rounded to bfloat16's precision first
+	noFault           fault = iota
+	topLeftCausal           // causal aligned top-left instead of bottom-right
+	nanRows                 // fully masked rows give NaN
+	touchesInput            // Fused scribbles on Q
+	writesPast              // Fused writes one element past O
+	wrongKVHead             // query head h reads KV head h % KVHeads
+	sloppy                  // O off by 1e-3
+	ignoresKeep             // Softmax ignores the keep-mask
+	float32Math             // not a bug: Fused computes in float32 throughout
+	truncatesHalves         // halves rounded toward zero, not to nearest even
+	infOnOverflow           // an output beyond its half dtype's range becomes ±Inf
+	coarseF16               // a Float16 output rounded to bfloat16's precision first
+	flushesSubnormals       // ops read a half subnormal as zero
 )
 
 // naiveBuf stores a Float32 buffer's values, and a half buffer's bits as
@@ -68,6 +69,24 @@ func load(buf backend.Buffer, n int) []float32 {
 	x := make([]float32, n)
 	for i := range x {
 		x[i] = b.dtype.Decode(b.bits[i])
+	}
+	return x
+}
+
+// operand is load for an op: with the flushesSubnormals fault, a half
+// operand's subnormals read as zero.
+func operand(buf backend.Buffer, n int) []float32 {
+	x := load(buf, n)
+	if b := buf.(*naiveBuf); b.owner.fault == flushesSubnormals && b.dtype.Half() {
+		tiny := float32(0x1p-14)
+		if b.dtype == backend.BFloat16 {
+			tiny = 0x1p-126
+		}
+		for i, v := range x {
+			if v != 0 && -tiny < v && v < tiny {
+				x[i] = 0
+			}
+		}
 	}
 	return x
 }
@@ -251,18 +270,18 @@ func (n *naive) ReadBits(dst []uint16, src backend.Buffer, off int) error {
 // zero operands of the right length.
 func hostCase(p backend.Problem, q, k, v backend.Buffer, bias, keep *backend.Mask) Case {
 	c := Case{Problem: p}
-	operand := func(b backend.Buffer, n int) []float32 {
+	get := func(b backend.Buffer, n int) []float32 {
 		if b == nil {
 			return make([]float32, n)
 		}
-		return load(b, n)
+		return operand(b, n)
 	}
-	c.Q, c.K, c.V = operand(q, p.QLen()), operand(k, p.KLen()), operand(v, p.VLen())
+	c.Q, c.K, c.V = get(q, p.QLen()), get(k, p.KLen()), get(v, p.VLen())
 	mask := func(m *backend.Mask) *HostMask {
 		if m == nil {
 			return nil
 		}
-		return &HostMask{Shape: m.Shape, Data: load(m.Buf, m.Len())}
+		return &HostMask{Shape: m.Shape, Data: operand(m.Buf, m.Len())}
 	}
 	c.Bias, c.Keep = mask(bias), mask(keep)
 	return c
@@ -368,7 +387,7 @@ func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o b
 		return fmt.Errorf("naive: %w", err)
 	}
 	vs, os := p.VStrides(), p.OStrides()
-	vd := load(v, p.VLen())
+	vd := operand(v, p.VLen())
 	forRows(p.Problem, func(b, h, i, row int) {
 		for d := range p.Dv {
 			sum := 0.0
@@ -567,8 +586,8 @@ func TestFaults(t *testing.T) {
 // TestHalfFaults shows that each deliberate bug of the half contract
 // fails the suite: halves truncated fail the buffer checks (and bfloat16
 // outputs), an infinity for an overflowing output fails the saturation
-// cases, and float16 outputs rounded as coarsely as bfloat16 fail
-// Allowed's float16 bound.
+// cases, float16 outputs rounded as coarsely as bfloat16 fail Allowed's
+// float16 bound, and subnormals flushed to zero fail the exact cases.
 func TestHalfFaults(t *testing.T) {
 	ctx := context.Background()
 	sat := saturateSpecs()[0]
@@ -607,8 +626,9 @@ func TestHalfFaults(t *testing.T) {
 			}
 		})
 	}
-	// The exact cases catch both output faults too.
-	for _, f := range []fault{infOnOverflow, coarseF16} {
+	// The exact cases catch the output faults too, and ops that flush
+	// subnormal halves to zero.
+	for _, f := range []fault{infOnOverflow, coarseF16, flushesSubnormals} {
 		be := &naive{fault: f}
 		failed := false
 		for _, c := range exactCases() {

@@ -30,6 +30,10 @@ type Config struct {
 	// Variant is applied to every shape: a sliding window, softcap,
 	// ALiBi, sinks or none.
 	Variant Variant
+	// DTypes are the storage dtypes of Q, K, V and O swept, each a
+	// curve of its own; empty means float32 only. A backend without
+	// Caps.Half reports half points unavailable, and so do the peers.
+	DTypes []backend.DType
 	// Strategies are Staged and/or Fused, run on every backend.
 	Strategies []kernels.Strategy
 	// Budget is the time spent measuring one point after its warm-up run;
@@ -62,6 +66,33 @@ type Shape struct {
 	D       int  `json:"d"`
 	Causal  bool `json:"causal"`
 	Variant
+	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
+	// every report written before dtypes), "f16" or "bf16".
+	DType string `json:"dtype,omitempty"`
+}
+
+// dtype is s's storage dtype; an unknown name is float32's error.
+func (s Shape) dtype() (backend.DType, error) {
+	if s.DType == "" {
+		return backend.Float32, nil
+	}
+	return backend.ParseDType(s.DType)
+}
+
+// dtypeName is what Shape.DType records for dt: "" for float32.
+func dtypeName(dt backend.DType) string {
+	if dt == backend.Float32 {
+		return ""
+	}
+	return dt.String()
+}
+
+// dtypes is cfg.DTypes, float32 alone when empty.
+func (cfg *Config) dtypes() []backend.DType {
+	if len(cfg.DTypes) == 0 {
+		return []backend.DType{backend.Float32}
+	}
+	return cfg.DTypes
 }
 
 // Variant is the score variants a point ran with (backend.Variants), as a
@@ -185,8 +216,10 @@ type PointSpec struct {
 	CheckRows int           `json:"check_rows"`
 }
 
-func newSpec(be string, s kernels.Strategy, p backend.Problem, cfg *Config) PointSpec {
-	return PointSpec{Backend: be, Strategy: s.String(), Shape: shapeOf(p),
+func newSpec(be string, s kernels.Strategy, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
+	sh := shapeOf(p)
+	sh.DType = dtypeName(dt)
+	return PointSpec{Backend: be, Strategy: s.String(), Shape: sh,
 		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
 }
 
@@ -195,6 +228,7 @@ func newSpec(be string, s kernels.Strategy, p backend.Problem, cfg *Config) Poin
 func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point {
 	p := spec.Problem()
 	pt := attnPoint(be, spec.Strategy, p)
+	pt.DType = spec.DType
 	s, err := kernels.ParseStrategy(spec.Strategy)
 	if err == nil && s != kernels.Staged && s != kernels.Fused {
 		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
@@ -212,10 +246,16 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 		pt.fail(err)
 		return pt
 	}
+	dt, err := spec.dtype()
+	if err != nil {
+		pt.fail(err)
+		return pt
+	}
 	cfg := Config{Budget: spec.Budget, MinRuns: max(spec.MinRuns, 1), CheckRows: spec.CheckRows, Seed: spec.Seed}
 	// The inputs serve this one point: each host copy is dropped once it
 	// is uploaded, so the process holds them once, not twice.
 	in := newInputs(p, spec.Seed, spec.CheckRows)
+	in.setDType(dt)
 	in.consume = true
 	return measureAttn(ctx, be, s, in, &cfg)
 }
@@ -352,11 +392,17 @@ func pairs(p backend.Problem) float64 {
 // matrix adds four passes: written by Q·Kᵀ, read and written by the
 // softmax, read by P·V.
 func Bytes(p backend.Problem, materialised bool) int64 {
-	n := int64(p.QLen()) + int64(p.KLen()) + int64(p.VLen()) + int64(p.OLen())
+	return BytesOf(p, backend.Float32, materialised)
+}
+
+// BytesOf is Bytes with Q, K, V and O stored as dt; the scores are
+// float32 whatever dt is.
+func BytesOf(p backend.Problem, dt backend.DType, materialised bool) int64 {
+	n := (int64(p.QLen()) + int64(p.KLen()) + int64(p.VLen()) + int64(p.OLen())) * int64(dt.Size())
 	if materialised {
-		n += 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
+		n += 4 * 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
 	}
-	return 4 * n
+	return n
 }
 
 // shapes lists the problems of cfg in sweep order: N varies fastest, so
@@ -429,7 +475,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	perShape := len(backends)*len(cfg.Strategies) + len(peers)
 	total := 0.0
 	for _, p := range shapes {
-		total += Flops(p) * float64(perShape)
+		total += Flops(p) * float64(perShape) * float64(len(cfg.dtypes()))
 	}
 	done := 0.0
 	var points []Point
@@ -444,61 +490,85 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			cfg.Progress(Progress{Done: done, Total: total, Point: &points[len(points)-1]})
 		}
 	}
-	for _, p := range shapes {
-		// The host inputs come first: a shape whose Q, K and V alone do
-		// not fit fails every point, before anything is allocated.
-		var in *inputs
-		shapeErr := p.Validate()
-		if shapeErr == nil {
-			shapeErr = fits(Bytes(p, false))
-		}
-		if shapeErr == nil && (cfg.Spawn == nil || len(peers) > 0) {
-			in = newInputs(p, cfg.Seed, cfg.CheckRows)
-		}
-		for _, be := range backends {
-			for _, s := range cfg.Strategies {
-				step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, shapeLabel(p)), p, func() Point {
-					if shapeErr != nil {
-						pt := attnPoint(be, s.String(), p)
-						pt.fail(shapeErr)
-						return pt
-					}
-					if cfg.Spawn != nil {
-						return cfg.Spawn(ctx, newSpec(be.Name(), s, p, &cfg))
-					}
-					return measureAttn(ctx, be, s, in, &cfg)
-				})
-				if ctx.Err() != nil {
-					return points, ctx.Err()
-				}
+	// Each dtype is a stretch of its own, shapes within it in sweep
+	// order, so that each curve is measured in one stretch.
+	for _, dt := range cfg.dtypes() {
+		for _, p := range shapes {
+			if err := runShape(ctx, &cfg, p, dt, backends, peers, step); err != nil {
+				return points, err
 			}
 		}
-		for _, peer := range peers {
-			step(fmt.Sprintf("%s %s", peer.Name, shapeLabel(p)), p, func() Point {
-				if shapeErr != nil {
-					pt := newPoint(peer.Name, peer.strategy(), peer.Version, p)
-					pt.fail(shapeErr)
-					return pt
-				}
-				return peer.measure(ctx, in, &cfg)
-			})
-			if ctx.Err() != nil {
-				in.removeFiles()
-				return points, ctx.Err()
-			}
-		}
-		in.removeFiles()
 	}
 	return points, nil
 }
 
-func shapeLabel(p backend.Problem) string {
+// runShape measures one shape in one dtype on every backend and peer
+// (Run's inner loop); it returns ctx's error when ctx is done.
+func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, peers []Peer,
+	step func(label string, p backend.Problem, measure func() Point)) error {
+	// The host inputs come first: a shape whose Q, K and V alone do not
+	// fit fails every point, before anything is allocated.
+	var in *inputs
+	shapeErr := p.Validate()
+	if shapeErr == nil {
+		shapeErr = fits(Bytes(p, false))
+	}
+	if shapeErr == nil && (cfg.Spawn == nil || len(peers) > 0) {
+		in = newInputs(p, cfg.Seed, cfg.CheckRows)
+		in.setDType(dt)
+	}
+	defer in.removeFiles()
+	label := shapeLabel(p, dt)
+	for _, be := range backends {
+		for _, s := range cfg.Strategies {
+			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, func() Point {
+				var pt Point
+				switch {
+				case shapeErr != nil:
+					pt = attnPoint(be, s.String(), p)
+					pt.fail(shapeErr)
+				case cfg.Spawn != nil:
+					pt = cfg.Spawn(ctx, newSpec(be.Name(), s, p, dt, cfg))
+				default:
+					pt = measureAttn(ctx, be, s, in, cfg)
+				}
+				pt.DType = dtypeName(dt)
+				return pt
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	for _, peer := range peers {
+		step(fmt.Sprintf("%s %s", peer.Name, label), p, func() Point {
+			var pt Point
+			if shapeErr != nil {
+				pt = newPoint(peer.Name, peer.strategy(), peer.Version, p)
+				pt.fail(shapeErr)
+			} else {
+				pt = peer.measure(ctx, in, cfg)
+			}
+			pt.DType = dtypeName(dt)
+			return pt
+		})
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func shapeLabel(p backend.Problem, dt backend.DType) string {
 	s := fmt.Sprintf("N=%d", p.Nq)
 	if p.Causal {
 		s += " causal"
 	}
 	if v := variantOf(p).String(); v != "" {
 		s += " " + v
+	}
+	if dt != backend.Float32 {
+		s += " " + dt.String()
 	}
 	return s
 }
@@ -531,7 +601,7 @@ func (pt *Point) fail(err error) {
 }
 
 // setTimes fills the timing fields of pt from the timed runs.
-func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend.Problem, materialised bool) {
+func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend.Problem, dt backend.DType, materialised bool) {
 	slices.Sort(times)
 	n := len(times)
 	med := times[n/2]
@@ -542,7 +612,7 @@ func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend
 	pt.WarmupS = warmup.Seconds()
 	pt.MedianS, pt.MinS, pt.MaxS = med.Seconds(), times[0].Seconds(), times[n-1].Seconds()
 	pt.Q1S, pt.Q3S = quantile(times, 0.25), quantile(times, 0.75)
-	pt.Bytes = Bytes(p, materialised)
+	pt.Bytes = BytesOf(p, dt, materialised)
 	if pt.MedianS > 0 {
 		pt.GFLOPS = Flops(p) / pt.MedianS / 1e9
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
@@ -598,6 +668,7 @@ type peakMemory interface {
 func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in *inputs, cfg *Config) Point {
 	p := in.p
 	pt := attnPoint(be, s.String(), p)
+	pt.DType = dtypeName(in.dt)
 	staged := s == kernels.Staged
 	var need int64
 	if info := be.Info(); info.Kind == backend.KindCPU || info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
@@ -633,7 +704,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 		pt.fail(err)
 		return pt
 	}
-	pt.setTimes(warmup, times, p, staged)
+	pt.setTimes(warmup, times, p, in.dt, staged)
 	if err := in.check(&pt, func(off int, row []float32) error { return be.Read(row, out, off) }); err != nil {
 		pt.fail(fmt.Errorf("reading the output back: %w", err))
 		return pt
@@ -654,16 +725,18 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op
 			b.Release()
 		}
 	}
-	upload := func(n int, data *[]float32) backend.Buffer {
+	upload := func(dt backend.DType, n int, data *[]float32) backend.Buffer {
 		if err != nil {
 			return nil
 		}
 		var b backend.Buffer
-		if b, err = be.Alloc(backend.Float32, n); err != nil {
+		if b, err = be.Alloc(dt, n); err != nil {
 			return nil
 		}
 		bufs = append(bufs, b)
 		if data != nil {
+			// Write rounds to the buffer's dtype: the values are
+			// already rounded (setDType), so this stores them exactly.
 			err = be.Write(b, 0, *data)
 			if in.consume {
 				*data = nil
@@ -673,13 +746,13 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op
 		}
 		return b
 	}
-	q := upload(p.QLen(), &in.q)
-	k := upload(p.KLen(), &in.k)
-	v := upload(p.VLen(), &in.v)
-	o := upload(p.OLen(), nil)
+	q := upload(in.dt, p.QLen(), &in.q)
+	k := upload(in.dt, p.KLen(), &in.k)
+	v := upload(in.dt, p.VLen(), &in.v)
+	o := upload(in.dt, p.OLen(), nil)
 	var sc backend.Buffer
 	if staged {
-		sc = upload(p.ScoresLen(), nil)
+		sc = upload(backend.Float32, p.ScoresLen(), nil) // whatever Q's dtype
 	}
 	if err == nil {
 		err = be.Sync()
@@ -736,6 +809,7 @@ func backendVersion(be backend.Backend) string {
 // every backend and peer, with the float64 reference of a sample of rows.
 type inputs struct {
 	p       backend.Problem
+	dt      backend.DType // how Q, K, V and O are stored (setDType)
 	q, k, v []float32
 	rows    []int       // flat query rows (b·H + h)·Nq + i to check
 	ref     [][]float64 // their reference outputs, computed on first use
@@ -755,6 +829,23 @@ func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
 	in := &inputs{p: p, q: fill(p.QLen()), k: fill(p.KLen()), v: fill(p.VLen())}
 	in.rows = sampleRows(p.B*p.H*p.Nq, checkRows)
 	return in
+}
+
+// setDType stores the inputs as dt: Q, K and V are rounded to dt here, so
+// that the reference is computed on the values the backend gets.
+func (in *inputs) setDType(dt backend.DType) {
+	if in == nil {
+		return
+	}
+	in.dt = dt
+	if !dt.Half() {
+		return
+	}
+	for _, x := range [][]float32{in.q, in.k, in.v} {
+		for i, v := range x {
+			x[i] = dt.Round(v)
+		}
+	}
 }
 
 // sampleRows picks n of total rows, evenly spread, the first and the last

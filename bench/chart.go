@@ -116,6 +116,7 @@ func (r *Report) series(ran bool) []*series {
 		func(pt Point) string { return fmt.Sprintf("KVH=%d", pt.KVHeads) },
 		func(pt Point) string { return fmt.Sprintf("D=%d", pt.D) },
 		func(pt Point) string { return pt.Variant.String() },
+		func(pt Point) string { return pt.dtypeLabel() },
 	} {
 		if varied(d) {
 			dims = append(dims, d)

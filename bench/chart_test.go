@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // ranPoint is a point of attn-cpu at N that ran with the given run times.
 func ranPoint(n int, causal bool, times []time.Duration) Point {
 	p := Shape{B: 1, H: 1, KVHeads: 1, N: n, D: 8, Causal: causal}.Problem()
 	pt := newPoint("attn-cpu", "fused", "1 threads, attn sgemm (AVX2+FMA 6×16 micro-kernel)", p)
-	pt.setTimes(times[0], times, p, false)
+	pt.setTimes(times[0], times, p, backend.Float32, false)
 	return pt
 }
 
@@ -163,7 +165,7 @@ func TestReportVariants(t *testing.T) {
 			t.Fatalf("Problem of %v has variants %+v", v, p.Variants)
 		}
 		pt := newPoint("attn-cpu", "fused", "1 threads", p)
-		pt.setTimes(time.Millisecond, steadyRuns(5, uint64(n)), p, false)
+		pt.setTimes(time.Millisecond, steadyRuns(5, uint64(n)), p, backend.Float32, false)
 		return pt
 	}
 	r := &Report{Schema: Schema, Points: []Point{point(64, v), point(128, v)}}

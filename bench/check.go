@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
 )
 
@@ -63,11 +64,25 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 	}
 	pt.MaxErr = &worst
 	pt.CheckedRows = len(ref)
-	if worst > WrongErr {
+	if limit := wrongErr(in.dt); worst > limit {
 		pt.Status = StatusWrong
-		pt.Error = fmt.Sprintf("max relative error %.2g over %d rows, past %g", worst, len(ref), WrongErr)
+		pt.Error = fmt.Sprintf("max relative error %.2g over %d rows, past %g", worst, len(ref), limit)
 	}
 	return nil
+}
+
+// wrongErr is WrongErr for an output stored as dt: a half output is
+// also rounded to dt (half a unit in its last place: 2⁻¹¹ relative for
+// float16, 2⁻⁸ for bfloat16), which the reference, computed on the
+// half-rounded inputs, is not.
+func wrongErr(dt backend.DType) float64 {
+	switch dt {
+	case backend.Float16:
+		return WrongErr + 0x1p-11
+	case backend.BFloat16:
+		return WrongErr + 0x1p-8
+	}
+	return WrongErr
 }
 
 // removeFiles deletes the .npy copies written for peers, if any.

@@ -23,6 +23,14 @@
 // position. Peers run none of the variants: their points with one are
 // unavailable, never measured without it.
 //
+// A Config's DTypes sweep the storage dtype of Q, K, V and O (float32,
+// float16, bfloat16), each a curve of its own recorded on its points
+// (Shape.DType): the inputs are rounded to the dtype and the reference
+// computed on the rounded values, a half output is allowed its own
+// rounding before a point is marked wrong, and BytesOf counts the stored
+// bytes. A backend without Caps.Half, and every peer, reports half
+// points unavailable.
+//
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON
 // (ReadReport reads it back, reports of earlier builds of the same

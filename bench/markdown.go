@@ -77,7 +77,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var notes []string
 	seen := map[string]bool{}
 	for _, pt := range r.Points {
-		key := pt.Impl + " " + pt.Strategy + " " + string(pt.Status)
+		key := pt.Impl + " " + pt.Strategy + " " + pt.DType + " " + string(pt.Status)
 		if pt.Status == StatusOK || seen[key] {
 			continue
 		}
@@ -85,6 +85,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		causal := ""
 		if pt.Causal {
 			causal = ", causal"
+		}
+		if pt.DType != "" {
+			causal += ", " + pt.DType
 		}
 		notes = append(notes, fmt.Sprintf("- %s %s, %s from N=%d%s: %s", pt.Impl, pt.Strategy, pt.Status, pt.N, causal, pt.Error))
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
@@ -149,6 +150,10 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, p.Unavailable
 		return pt
 	}
+	if in.dt != backend.Float32 {
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes float32 inputs only, not %v", p.Name, in.dt)
+		return pt
+	}
 	if v := variantOf(pr); v.Any() {
 		// The runners call each library's attention as it is: none
 		// takes a window, softcap, ALiBi slopes or sinks. Handing them
@@ -209,7 +214,7 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	for i, s := range r.TimesS {
 		times[i] = time.Duration(s * float64(time.Second))
 	}
-	pt.setTimes(time.Duration(r.WarmupS*float64(time.Second)), times, pr, p.Unfused)
+	pt.setTimes(time.Duration(r.WarmupS*float64(time.Second)), times, pr, backend.Float32, p.Unfused)
 	o, err := readOutput(outPath, []int{pr.B, pr.H, pr.Nq, pr.Dv})
 	if err != nil {
 		pt.Status, pt.Error = StatusFailed, err.Error()

@@ -27,7 +27,7 @@ const Schema = "attn-bench/1"
 // carries them.
 var Conventions = map[string]string{
 	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
-	"bytes":       "compulsory traffic: Q, K, V read once and O written once in float32, plus four passes over the B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
+	"bytes":       "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16), plus four passes over the float32 B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
 	"time":        "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
 	"peak_rss":    "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
 	"device_peak": "peak bytes of device buffers attn allocated during the point (GPU backends)",
@@ -35,6 +35,7 @@ var Conventions = map[string]string{
 	"spread":      "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
 	"cpu_kernel":  "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
 	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+	"dtype":       "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 whatever it is, and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16) before the point is marked wrong; peers take float32 only",
 	"variant":     "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
@@ -234,9 +235,10 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // cpu_kernel is KernelName (empty for implementations other than
 // attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
 // are empty for reports that did not record them; window ("left,right")
-// and softcap are empty for points without them.
+// and softcap are empty for points without them; dtype is f32, f16 or
+// bf16.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
-	"b", "h", "kv_heads", "n", "d", "causal", "window", "softcap", "alibi", "sinks", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
+	"b", "h", "kv_heads", "n", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
 	"gflops", "bytes", "gbps", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
 	"status", "error", "openblas_coretype"}
 
@@ -267,7 +269,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.D), strconv.FormatBool(pt.Causal),
-			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks),
+			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS),
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
@@ -291,12 +293,16 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 	}
 	variants := slices.ContainsFunc(points, func(pt Point) bool { return pt.Variant.Any() })
+	dtypes := slices.ContainsFunc(points, func(pt Point) bool { return pt.DType != "" })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
 	head := "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\t"
 	if variants {
 		head += "variant\t"
+	}
+	if dtypes {
+		head += "dtype\t"
 	}
 	fmt.Fprintln(tw, head+"runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
@@ -307,6 +313,9 @@ func WriteTable(w io.Writer, points []Point) error {
 				v = "-"
 			}
 			row += v + "\t"
+		}
+		if dtypes {
+			row += pt.dtypeLabel() + "\t"
 		}
 		if pt.Runs == 0 {
 			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
@@ -338,12 +347,24 @@ func WriteTable(w io.Writer, points []Point) error {
 	if variants {
 		keys = append(keys, "variant")
 	}
+	if dtypes {
+		keys = append(keys, "dtype")
+	}
 	for _, k := range keys {
 		if _, err := fmt.Fprintf(w, "%s: %s\n", k, Conventions[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dtypeLabel is the point's storage dtype as the table names it: f32
+// for the "" that reports record for float32.
+func (pt Point) dtypeLabel() string {
+	if pt.DType == "" {
+		return "f32"
+	}
+	return pt.DType
 }
 
 func memString(n int64) string {

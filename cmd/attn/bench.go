@@ -23,7 +23,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (Nq = Nk = N) and every
 combination of the other lists, on each backend with each strategy and,
@@ -51,6 +51,13 @@ query may see, so a window of W keys counts about 4·B·H·N·W·D. Every
 output names the variant of each point. Peers run plain and causal
 attention only: with a variant their points are reported unavailable,
 not measured without it.
+
+-dtype f32,f16,bf16 sweeps the storage dtype of Q, K, V and O, each a
+curve of its own: inputs are rounded to the dtype, the reference is
+computed on the rounded values, and a half output is allowed its own
+rounding (2⁻¹¹ relative for f16, 2⁻⁸ for bf16) on top of the usual
+error; GB/s counts the stored bytes. A backend that stores no halves,
+and every peer, reports half points unavailable.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
 AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
@@ -96,6 +103,17 @@ func runBench(c *cmdEnv, args []string) error {
 	})
 	fs.BoolVar(&cfg.Variant.ALiBi, "alibi", false, "ALiBi with the standard slopes of H heads (2^(-8(h+1)/H) for H a power of two)")
 	fs.BoolVar(&cfg.Variant.Sinks, "sinks", false, "one attention sink logit per head, 0 for each")
+	fs.Func("dtype", "comma-separated storage `dtypes` of Q, K, V and O: f32, f16, bf16 (default f32)", func(s string) error {
+		cfg.DTypes = nil
+		for _, part := range strings.Split(s, ",") {
+			dt, err := backend.ParseDType(part)
+			if err != nil {
+				return err
+			}
+			cfg.DTypes = append(cfg.DTypes, dt)
+		}
+		return nil
+	})
 	fs.Func("strategy", "comma-separated `strategies`: fused, staged (default fused,staged)", func(s string) error {
 		cfg.Strategies = nil
 		for _, part := range strings.Split(s, ",") {

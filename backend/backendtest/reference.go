@@ -339,7 +339,8 @@ func defaultScale(d int) float32 { return float32(1 / math.Sqrt(float64(d))) }
 // shape with about 25% zeros (the values kept are mostly 1, sometimes other
 // non-zero values, since any non-zero value keeps). p must be valid and
 // the shapes must broadcast to [B, H, Nq, Nk]; RandomCase panics
-// otherwise.
+// otherwise. The case is all Float32: RandomCase(…).WithDTypes(dt) is
+// one whose operands are stored as dt, the data rounded to them.
 func RandomCase(rng *rand.Rand, p backend.Problem, bias, keep *[4]int) Case {
 	if err := p.Validate(); err != nil {
 		panic("backendtest: RandomCase: " + err.Error())

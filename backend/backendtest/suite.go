@@ -1093,10 +1093,22 @@ func (s *suite) testConcurrent(t *testing.T) {
 }
 
 // testDeterministic runs the same case twice and wants bitwise identical
-// results.
+// results, in float32 and, with Caps.Half, in mixed half dtypes.
 func (s *suite) testDeterministic(t *testing.T) {
 	p := causal(prob(2, 4, 2, 129, 200, 64, 64))
-	c := s.supported(spec{p: p, bias: shape(2, 1, 129, 200), keep: shape(1, 1, 1, 200)}).build()
+	sp := s.supported(spec{p: p, bias: shape(2, 1, 129, 200), keep: shape(1, 1, 1, 200)})
+	cases := []Case{sp.build()}
+	if s.caps.Half {
+		sp.dt = DTypes{f16, bf16, f16, bf16, f16}
+		cases = append(cases, sp.build())
+	}
+	for _, c := range cases {
+		s.deterministic(t, c)
+	}
+}
+
+// deterministic runs c twice through each strategy.
+func (s *suite) deterministic(t *testing.T, c Case) {
 	ctx := context.Background()
 	same := func(what string, a, b result) {
 		for _, x := range []struct {

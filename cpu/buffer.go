@@ -78,9 +78,6 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if !t.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %v", t)
 	}
-	if t.Half() && !b.half {
-		return nil, backend.Errorf(backend.ErrUnsupported, "cpu: alloc of %d %v elements: this backend stores float32 only", n, t)
-	}
 	size := uint64(t.Size())
 	if n > maxAllocBytes/t.Size() {
 		return nil, backend.Errorf(backend.ErrTooLarge, "cpu: alloc of %d %v elements (%d bytes) exceeds %d bytes", n, t, uint64(n)*size, uint64(maxAllocBytes))

@@ -61,8 +61,7 @@ type Backend struct {
 	threads int
 	tileQ   int
 	tileK   int
-	maxLen  int  // Caps().MaxBufferLen, fixed when the backend opens
-	half    bool // Caps().Half: Float16 and BFloat16 buffers
+	maxLen  int // Caps().MaxBufferLen, fixed when the backend opens
 	info    backend.Info
 	closed  atomic.Bool
 }
@@ -96,15 +95,6 @@ func WithTile(q, k int) Option {
 			return backend.Errorf(backend.ErrShape, "cpu: WithTile(%d, %d): tiles must be ≥ 1", q, k)
 		}
 		b.tileQ, b.tileK = q, k
-		return nil
-	}
-}
-
-// withHalf sets Caps().Half, for the tests of the half dtypes while the
-// ops learn them.
-func withHalf(on bool) Option {
-	return func(b *Backend) error {
-		b.half = on
 		return nil
 	}
 }
@@ -143,7 +133,8 @@ func (b *Backend) Name() string { return "cpu" }
 // Info describes the processor.
 func (b *Backend) Info() backend.Info { return b.info }
 
-// Caps reports the full contract: the CPU backend supports everything.
+// Caps reports the full contract: the CPU backend supports everything,
+// the half dtypes included.
 // MaxBufferLen is what the memory available when the backend opened
 // (AvailableMemory) holds, at most 64 TiB: a backend opened while memory
 // was short keeps that limit, and Alloc refuses more (open another for a
@@ -153,7 +144,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		Half:         b.half,
+		Half:         true,
 		MaxBufferLen: b.maxLen,
 	}
 }

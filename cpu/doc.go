@@ -17,8 +17,9 @@
 //
 // # Memory
 //
-// A Buffer is an ordinary []float32 on the Go heap; Write and Read copy, and
-// nothing is pinned. Q, K, V and O are dense row-major [B, H, N, D] or
+// A Buffer is an ordinary slice on the Go heap, []float32 for Float32 and
+// the stored bits in a []uint16 for Float16 and BFloat16 (Caps().Half);
+// Write and Read copy, and nothing is pinned. Q, K, V and O are dense row-major [B, H, N, D] or
 // [B, N, H, D] (backend.Layout). In either layout one token's head vector
 // is contiguous and the rows of one head sit at a fixed stride
 // (backend.TensorStrides: D in BHND, H·D in BNHD), so a head's block of
@@ -31,6 +32,29 @@
 // headroom), not a fixed guard, and Alloc refuses more with ErrTooLarge;
 // it also asks again, at the call, before a buffer of 256 MiB or more, so
 // that the kernel's OOM killer never answers in its place.
+//
+// # Storage dtypes
+//
+// Q, K, V, O and the bias may each be Float32, Float16 or BFloat16; the
+// arithmetic is float32 whatever they are. A half operand is widened a
+// tile at a time into the worker's float32 scratch as the tile is taken
+// — Fused's Tq×D block of Q and each Tk×D block of K and Tk×Dv block of
+// V, the staged ops' 64 rows of Q and K and V 256 keys at a time, the
+// bias a row chunk at a time on the stack — and the float32 Gemms run on
+// that, so no op ever holds a widened copy of a tensor; a Float32 operand
+// is read in place as before. A half O is written through the narrowing
+// conversion, to nearest with ties to even, a finite value past the
+// dtype's range saturated to ±MaxFinite. Widening is exact (subnormals
+// included). On amd64 both run in Go assembly, sixteen lanes with
+// AVX-512F, eight with AVX2 (F16C for float16): float16 by VCVTPH2PS and
+// VCVTPS2PH (imm 0, round to nearest even) after clamping to ±65504,
+// bfloat16 by a 16-bit shift and by Encode's rounding in integer
+// operations (not AVX512_BF16's VCVTNEPS2BF16, which flushes float32
+// subnormals to zero); elsewhere, under -tags purego and for the tails,
+// in Go (backend.DType.Decode and Encode). TestWiden and TestNarrow hold
+// each loop to Decode and Saturate bit for bit over every half pattern
+// and the ties between them. Strides are in elements whatever the dtype.
+// The half path costs a few per cent of a fused call (BenchmarkDTypes).
 //
 // # Staged ops
 //
@@ -101,8 +125,9 @@
 // with CGO_ENABLED=0 everywhere Go does. The micro-kernels are generated
 // with avo (cpu/internal/sgemm/_gen, a module of its own; `go generate`
 // rewrites them, CI checks they are current). GODEBUG=cpu.avx512f=off
-// takes the AVX2 kernel, -tags purego gonum's pure-Go Sgemm and the Go
-// softmax loops. -tags openblas multiplies with OpenBLAS instead (cgo,
+// takes the AVX2 kernel and the eight-lane half conversions, -tags purego
+// gonum's pure-Go Sgemm, the Go softmax loops and the Go half
+// conversions. -tags openblas multiplies with OpenBLAS instead (cgo,
 // libopenblas-dev). The softmax's exponentials are expf, a float32 exp
 // within 1.0e-7 relative of math.Exp (TestExpf; the vector loops too,
 // TestExpShiftVector), summed in float32 over at most 16 values a vector

@@ -103,6 +103,24 @@ func fuzzVariants(p *backend.Problem, bits uint64) {
 	}
 }
 
+// fuzzDTypes draws the dtypes of Q, K, V, O and the bias from bits
+// (mixed through a multiplication, since the other draws read the same
+// bits' low digits): all Float32 for a third of the inputs, and otherwise
+// each operand's own.
+func fuzzDTypes(bits uint64) backendtest.DTypes {
+	bits = (bits * 0x9e3779b97f4a7c15) >> 20
+	if bits%3 == 0 {
+		return backendtest.DTypes{}
+	}
+	bits /= 3
+	pick := func() backend.DType {
+		t := backend.DTypes[bits%3]
+		bits /= 3
+		return t
+	}
+	return backendtest.DTypes{Q: pick(), K: pick(), V: pick(), O: pick(), Bias: pick()}
+}
+
 func FuzzFused(f *testing.F) {
 	for _, seed := range []uint64{0, 1, 7, 12345, 1 << 20, 0xdeadbeef, 0x0123456789abcdef, math.MaxUint64, 0x5555555555555555} {
 		f.Add(seed, seed^0x9e3779b97f4a7c15, seed*0x2545f4914f6cdd1d)
@@ -116,6 +134,7 @@ func FuzzFused(f *testing.F) {
 		}
 		defer be.Close()
 		c := backendtest.RandomCase(rand.New(rand.NewPCG(seed, shape)), p, bias, keep)
+		c = c.WithDTypes(fuzzDTypes(seed ^ variants))
 		if err := backendtest.RunFused(context.Background(), be, c, withLSE); err != nil {
 			t.Fatalf("tiles %d×%d, %d threads: %v", tq, tk, threads, err)
 		}

@@ -312,3 +312,353 @@ update:
 	VMOVUPS      Z0, 64(AX)
 	VZEROUPPER
 	RET
+
+// func kernBF16x8x32(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, AVX512BF16, AVX512F
+TEXT ·kernBF16x8x32(SB), NOSPLIT, $0-56
+	MOVQ   kp+0(FP), AX
+	MOVQ   lda+16(FP), CX
+	SHLQ   $0x01, CX
+	MOVQ   a+8(FP), DX
+	LEAQ   (DX)(CX*2), BX
+	ADDQ   CX, BX
+	LEAQ   (BX)(CX*2), SI
+	ADDQ   CX, SI
+	MOVQ   b+24(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VPBROADCASTD (DX), Z18
+
+	// VDPBF16PS Z16, Z18, Z0
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc0
+
+	// VDPBF16PS Z17, Z18, Z1
+	BYTE         $0x62
+	BYTE         $0xb2
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xc9
+	VPBROADCASTD (DX)(CX*1), Z18
+
+	// VDPBF16PS Z16, Z18, Z2
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd0
+
+	// VDPBF16PS Z17, Z18, Z3
+	BYTE         $0x62
+	BYTE         $0xb2
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xd9
+	VPBROADCASTD (DX)(CX*2), Z18
+
+	// VDPBF16PS Z16, Z18, Z4
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe0
+
+	// VDPBF16PS Z17, Z18, Z5
+	BYTE         $0x62
+	BYTE         $0xb2
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xe9
+	VPBROADCASTD (BX), Z18
+
+	// VDPBF16PS Z16, Z18, Z6
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf0
+
+	// VDPBF16PS Z17, Z18, Z7
+	BYTE         $0x62
+	BYTE         $0xb2
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xf9
+	VPBROADCASTD (BX)(CX*1), Z18
+
+	// VDPBF16PS Z16, Z18, Z8
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc0
+
+	// VDPBF16PS Z17, Z18, Z9
+	BYTE         $0x62
+	BYTE         $0x32
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xc9
+	VPBROADCASTD (BX)(CX*2), Z18
+
+	// VDPBF16PS Z16, Z18, Z10
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd0
+
+	// VDPBF16PS Z17, Z18, Z11
+	BYTE         $0x62
+	BYTE         $0x32
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xd9
+	VPBROADCASTD (SI), Z18
+
+	// VDPBF16PS Z16, Z18, Z12
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe0
+
+	// VDPBF16PS Z17, Z18, Z13
+	BYTE         $0x62
+	BYTE         $0x32
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xe9
+	VPBROADCASTD (SI)(CX*1), Z18
+
+	// VDPBF16PS Z16, Z18, Z14
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf0
+
+	// VDPBF16PS Z17, Z18, Z15
+	BYTE         $0x62
+	BYTE         $0x32
+	BYTE         $0x6e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xf9
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x04, SI
+	ADDQ         $0x00000080, DI
+	DECQ         AX
+	JNZ          loop
+	MOVQ         c+32(FP), AX
+	MOVQ         ldc+40(FP), CX
+	SHLQ         $0x02, CX
+	VBROADCASTSS alpha+48(FP), Z29
+	MOVL         beta+52(FP), DX
+	ANDL         $0x7fffffff, DX
+	JNZ          update
+	VMULPS       Z29, Z0, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z1, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z2, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z3, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z4, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z5, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z6, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z7, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z8, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z9, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z10, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z11, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z12, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z13, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       Z29, Z14, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       Z29, Z15, Z31
+	VMOVUPS      Z31, 64(AX)
+	VZEROUPPER
+	RET
+
+update:
+	VBROADCASTSS beta+52(FP), Z30
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z0, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z1, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z2, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z3, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z4, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z5, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z6, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z7, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z8, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z9, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z10, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z11, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z12, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z13, Z31
+	VMOVUPS      Z31, 64(AX)
+	ADDQ         CX, AX
+	VMULPS       (AX), Z30, Z31
+	VFMADD231PS  Z29, Z14, Z31
+	VMOVUPS      Z31, (AX)
+	VMULPS       64(AX), Z30, Z31
+	VFMADD231PS  Z29, Z15, Z31
+	VMOVUPS      Z31, 64(AX)
+	VZEROUPPER
+	RET
+
+// func bf16PackNNAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int)
+// Requires: AVX, AVX512F
+TEXT ·bf16PackNNAVX512(SB), NOSPLIT, $0-40
+	MOVQ kp+0(FP), AX
+	MOVQ b+8(FP), CX
+	MOVQ ldb+16(FP), DX
+	SHLQ $0x01, DX
+	MOVQ dst+24(FP), BX
+	MOVQ nv+32(FP), SI
+
+pair:
+	MOVQ CX, DI
+	LEAQ (CX)(DX*1), R8
+	MOVQ SI, R9
+
+chunk:
+	VPMOVZXWD (DI), Z0
+	VPMOVZXWD (R8), Z1
+	VPSLLD    $0x10, Z1, Z1
+	VPORD     Z1, Z0, Z0
+	VMOVDQU32 Z0, (BX)
+	ADDQ      $0x20, DI
+	ADDQ      $0x20, R8
+	ADDQ      $0x40, BX
+	DECQ      R9
+	JNZ       chunk
+	LEAQ      (CX)(DX*2), CX
+	DECQ      AX
+	JNZ       pair
+	VZEROUPPER
+	RET
+
+// func bf16PackTAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int, idx *[16]int32)
+// Requires: AVX, AVX512F
+TEXT ·bf16PackTAVX512(SB), NOSPLIT, $0-48
+	MOVQ      kp+0(FP), AX
+	MOVQ      b+8(FP), CX
+	MOVQ      ldb+16(FP), DX
+	SHLQ      $0x05, DX
+	MOVQ      dst+24(FP), BX
+	MOVQ      nv+32(FP), SI
+	MOVQ      SI, DI
+	SHLQ      $0x06, DI
+	MOVQ      idx+40(FP), R8
+	VMOVDQU32 (R8), Z0
+
+chunk:
+	MOVQ AX, R8
+	MOVQ CX, R9
+	MOVQ BX, R10
+
+pair:
+	KXNORW     K1, K1, K1
+	VPXORD     Z1, Z1, Z1
+	VPGATHERDD (R9)(Z0*1), K1, Z1
+	VMOVDQU32  Z1, (R10)
+	ADDQ       $0x04, R9
+	ADDQ       DI, R10
+	DECQ       R8
+	JNZ        pair
+	ADDQ       DX, CX
+	ADDQ       $0x40, BX
+	DECQ       SI
+	JNZ        chunk
+	VZEROUPPER
+	RET

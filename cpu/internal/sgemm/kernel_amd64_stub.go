@@ -13,3 +13,18 @@ func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, l
 //
 //go:noescape
 func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// kernBF16x8x32 sets the 8×32 block of C at c to alpha·A·B + beta·C, A and B bfloat16 (AVX512_BF16).
+//
+//go:noescape
+func kernBF16x8x32(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha float32, beta float32)
+
+// bf16PackNNAVX512 packs kp pairs of rows of B, 16·nv columns, into a bfloat16 kernel's panel (AVX-512F).
+//
+//go:noescape
+func bf16PackNNAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int)
+
+// bf16PackTAVX512 packs kp pairs of columns of B, 16·nv rows, into a bfloat16 kernel's panel (AVX-512F).
+//
+//go:noescape
+func bf16PackTAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int, idx *[16]int32)

@@ -17,6 +17,11 @@
 // (NaN included) do not show, as BLAS requires. SgemmBand runs the same
 // driver over a band of rows' ranges, skipping the kernel blocks outside
 // it: the fused attention loop's causal diagonals and windows.
+//
+// BF16Gemm and BF16GemmBand are the same products on bfloat16 operands
+// into float32 C, with a micro-kernel of VDPBF16PS where the CPU has
+// AVX512_BF16 (HasBF16; bf16.go says how its operands are packed) and
+// otherwise the operands widened to float32 for Sgemm.
 package sgemm
 
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"
@@ -108,12 +113,7 @@ type Band struct {
 // micro-kernel it is Sgemm over everything, which the band allows.
 // Lo and Hi must hold m values each.
 func (impl Implementation) SgemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, band Band) {
-	if len(band.Lo) < m || len(band.Hi) < m {
-		panic(fmt.Sprintf("sgemm: band of %d and %d rows for m=%d", len(band.Lo), len(band.Hi), m))
-	}
-	if band.Inner && beta != 1 {
-		panic(fmt.Sprintf("sgemm: an inner band needs beta = 1, not %g", beta))
-	}
+	checkBand(m, beta, band)
 	if active == nil {
 		impl.Implementation.Sgemm(blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -333,6 +333,11 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // check panics on arguments gonum's Sgemm would refuse, before anything
 // is read or written.
 func check(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	checkShape(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+}
+
+// checkShape is check on the lengths of A, B and C, whatever their type.
+func checkShape(tA, tB blas.Transpose, m, n, k int, la, lda, lb, ldb, lc, ldc int) {
 	trans := func(t blas.Transpose) bool {
 		switch t {
 		case blas.NoTrans:
@@ -359,7 +364,7 @@ func check(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32
 		name         string
 		rows, cols   int
 		ld, lenSlice int
-	}{{"a", ar, ac, lda, len(a)}, {"b", br, bc, ldb, len(b)}, {"c", m, n, ldc, len(c)}} {
+	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
 		if o.ld < max(1, o.cols) {
 			panic(fmt.Sprintf("sgemm: bad ld%s %d for %d columns", o.name, o.ld, o.cols))
 		}

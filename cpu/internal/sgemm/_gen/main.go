@@ -22,6 +22,14 @@ type spec struct {
 	vec    func() VecVirtual
 }
 
+// bf16Specs are the bfloat16 kernels (bf16.go). On Zen 5, 12×32, 6×64
+// and 4×64 ran no faster than 8×32, all at VDPBF16PS's peak (twice the
+// float32 kernel's) once B's packing was fast; 8×32 divides the attention
+// loop's tiles as the float32 kernel does.
+var bf16Specs = []bf16Spec{
+	{name: "kernBF16x8x32", mr: 8, nv: 2},
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, s := range []spec{
@@ -30,6 +38,10 @@ func main() {
 	} {
 		kernel(s)
 	}
+	for _, s := range bf16Specs {
+		bf16Kernel(s)
+	}
+	bf16Packers()
 	Generate()
 }
 

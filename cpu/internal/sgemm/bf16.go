@@ -1,0 +1,381 @@
+package sgemm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// The bfloat16 product (BF16Gemm) reuses Sgemm's driver but for the
+// packing. VDPBF16PS multiplies the two bfloat16 pairs in each 32-bit
+// lane and adds both products into a float32 lane: two multiply-adds
+// where a float32 FMA does one. So B is always packed, into panels of NR
+// columns whose every word holds (op(B)[p][j], op(B)[p+1][j]), kp =
+// ⌈kb/2⌉ words per column of a k block; a transposed B's pairs are words
+// already, gathered sixteen rows at a time, and an untransposed B's two
+// rows are interleaved, both in assembly (AVX-512F). A is read in place,
+// its row-major pairs (A[i][p], A[i][p+1]) being words already, broadcast
+// one per row and step, except in an odd k block, which is packed with a
+// zero after each row so that its last pair (a, 0) meets B's (b, 0)
+// without reading past the row.
+
+// bf16Kernel is one bfloat16 micro-kernel: fn sets the mr×nr block of C
+// at c (row stride ldc) to alpha·A·B + beta·C, with A the mr×2kp block
+// of bfloat16s at a (row stride lda, in bfloat16s) and B the packed
+// panel at b, kp words of nr each. kp ≥ 1; with beta = 0 C is not read.
+type bf16Kernel struct {
+	name   string
+	mr, nr int
+	fn     func(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha, beta float32)
+}
+
+// bf16Active is the kernel BF16Gemm runs, the first of bf16Kernels
+// (bf16_*.go); nil means the fallback through float32.
+var bf16Active = firstBF16(bf16Kernels)
+
+func firstBF16(ks []*bf16Kernel) *bf16Kernel {
+	if len(ks) == 0 {
+		return nil
+	}
+	return ks[0]
+}
+
+// HasBF16 says whether BF16Gemm runs bfloat16 arithmetic (VDPBF16PS)
+// rather than widening to float32. GODEBUG=cpu.avx512bf16=off (or
+// cpu.avx512f=off) turns it off, to measure or test the fallback; the Go
+// runtime, which does not know that feature's name, then prints a
+// warning that it is unknown, but golang.org/x/sys/cpu obeys it.
+func HasBF16() bool { return bf16Active != nil }
+
+// BF16Kernel names the micro-kernel BF16Gemm runs, such as "AVX512_BF16
+// 8×32", or says that it widens to float32.
+func BF16Kernel() string {
+	if bf16Active == nil {
+		return "none (widened to float32 for Sgemm)"
+	}
+	return bf16Active.name
+}
+
+// BF16Gemm computes
+//
+//	C = alpha · A · op(B) + beta · C
+//
+// with A (m×k) and B bfloat16, float32's upper 16 bits held as uint16,
+// and C (m×n) float32, all row-major: B is stored k×n for blas.NoTrans
+// (the attention loop's P·V) and n×k for blas.Trans (its Q·Kᵀ). On a
+// CPU with AVX512_BF16 (Zen 4 and later, Sapphire Rapids and later) it
+// runs VDPBF16PS (HasBF16); elsewhere, and under -tags purego or
+// GODEBUG=cpu.avx512bf16=off, it widens A and B to float32, exactly,
+// and runs Sgemm. Arguments Sgemm would refuse panic before anything is
+// read or written.
+//
+// The product of two bfloat16s (8 significant bits each) is exact in
+// float32 (24), so the only rounding is the float32 accumulation's, as
+// in Sgemm: against the exact product of the bfloat16 values,
+//
+//	|C[i][j] − Ĉ[i][j]| ≤ γ(r) · (|alpha|·Σ_p |A[i][p]·op(B)[p][j]| + |beta·C[i][j]|)
+//	γ(r) = r·2⁻²⁴ / (1 − r·2⁻²⁴),  r = k + 2·⌈k/256⌉ + 2
+//
+// (a rounding per step of k, and per k block one for alpha and two for
+// beta·C; the kernel adds each pair's two products in one instruction,
+// in an order of its own, which the bound covers). VDPBF16PS also reads
+// bfloat16 subnormals (below 2⁻¹²⁶) as zero and flushes subnormal sums
+// to zero, which may add k·2⁻¹²⁶·(1 + max|A| + max|B|)·|alpha| more;
+// the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁹
+// relative each) is the caller's and costs far more.
+func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if bf16Active == nil {
+		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+		return
+	}
+	runBF16(bf16Active, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// BF16GemmBand is BF16Gemm restricted to a band, as SgemmBand is Sgemm.
+// Under Inner a block's inner range is widened to whole pairs, which
+// reads one more of A's zeros.
+func BF16GemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
+	checkBand(m, beta, band)
+	if bf16Active == nil {
+		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+		return
+	}
+	runBF16(bf16Active, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+}
+
+// checkBand panics on a band SgemmBand refuses.
+func checkBand(m int, beta float32, band Band) {
+	if len(band.Lo) < m || len(band.Hi) < m {
+		panic(fmt.Sprintf("sgemm: band of %d and %d rows for m=%d", len(band.Lo), len(band.Hi), m))
+	}
+	if band.Inner && beta != 1 {
+		panic(fmt.Sprintf("sgemm: an inner band needs beta = 1, not %g", beta))
+	}
+}
+
+// bf16Widened is the fallback: A and B widened to float32 (a shift, and
+// exact) and multiplied by Sgemm or SgemmBand.
+func bf16Widened(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band *Band) {
+	checkShape(blas.NoTrans, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleC(m, n, beta, c, ldc) // and no empty A for gonum to refuse
+		return
+	}
+	br, bc := k, n
+	if tB != blas.NoTrans {
+		br, bc = n, k
+	}
+	s := bf16Pool.Get().(*bf16Scratch)
+	defer bf16Pool.Put(s)
+	s.wa = widen(s.wa, a, m, k, lda)
+	s.wb = widen(s.wb, b, br, bc, ldb)
+	la, lb := k, bc
+	if band == nil {
+		Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, alpha, s.wa, la, s.wb, lb, beta, c, ldc)
+		return
+	}
+	Implementation{}.SgemmBand(tB, m, n, k, alpha, s.wa, la, s.wb, lb, beta, c, ldc, *band)
+}
+
+// widen returns the rows×cols bfloat16 matrix x (row stride ld) as a
+// dense float32 one, in buf's space when it is large enough.
+func widen(buf []float32, x []uint16, rows, cols, ld int) []float32 {
+	buf = grow(buf, rows*cols)
+	if cols == 0 {
+		return buf
+	}
+	for i := range rows {
+		dst := buf[i*cols:][:cols]
+		for j, v := range x[i*ld:][:cols] {
+			dst[j] = fromBF16(v)
+		}
+	}
+	return buf
+}
+
+// fromBF16 is the float32 a bfloat16 holds.
+func fromBF16(x uint16) float32 {
+	return math.Float32frombits(uint32(x) << 16)
+}
+
+// bf16Scratch is one call's packing space, pooled as scratch is.
+type bf16Scratch struct {
+	a     []uint16  // A's k block with a zero after each row, for an odd kb
+	b     []uint32  // packed B panels
+	aEdge []uint16  // the last rows of A when fewer than MR remain
+	cEdge []float32 // an edge block of C
+	wa    []float32 // the fallback's widened A and B
+	wb    []float32
+}
+
+var bf16Pool = sync.Pool{New: func() any { return new(bf16Scratch) }}
+
+// asmPack lets packB hand whole panels to packPanel (the assembly
+// packers where there are kernels); tests turn it off to check the Go
+// packing against them.
+var asmPack = true
+
+// bf16BlockK is how many pairs of k one packed panel row holds at most:
+// a panel of NR = 32 columns is then 32 KiB, as Sgemm's is.
+func bf16BlockK(nr int) int { return 8192 / nr }
+
+// runBF16 is BF16Gemm (band nil) or BF16GemmBand on kernel kn.
+func runBF16(kn *bf16Kernel, tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band *Band) {
+	checkShape(blas.NoTrans, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	s := bf16Pool.Get().(*bf16Scratch)
+	defer bf16Pool.Put(s)
+	blockK := 2 * bf16BlockK(kn.nr)
+	for p0 := 0; p0 < k; p0 += blockK {
+		kb := min(blockK, k-p0)
+		kp := (kb + 1) / 2
+		ap, la := a[p0:], lda // A in place: rows i at ap[i·lda:]
+		if kb%2 == 1 {
+			ap, la = s.packA(a, lda, m, p0, kb), 2*kp
+		}
+		for j0 := 0; j0 < n; j0 += blockN {
+			nb := min(blockN, n-j0)
+			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
+			s.block(kn, m, nb, kp, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
+		}
+		beta = 1 // the next k block adds to this one's
+	}
+}
+
+// packA copies A's m×kb block at column p0 (kb odd) with a zero after
+// each row, so that each row ends in a whole pair.
+func (s *bf16Scratch) packA(a []uint16, lda, m, p0, kb int) []uint16 {
+	w := kb + 1
+	s.a = growU16(s.a, m*w)
+	for i := range m {
+		row := s.a[i*w:][:w]
+		copy(row, a[i*lda+p0:][:kb])
+		row[kb] = 0
+	}
+	return s.a
+}
+
+// packB packs op(B)'s kb×nb block at row p0, column j0 into panels of nr
+// columns, each kp = ⌈kb/2⌉ rows of nr words (B[p][j], B[p+1][j]), the
+// last panel padded with zero columns and an odd kb's last pair with a
+// zero second half.
+func (s *bf16Scratch) packB(nr int, tB blas.Transpose, b []uint16, ldb, p0, j0, kb, nb int) []uint32 {
+	kp := (kb + 1) / 2
+	panels := (nb + nr - 1) / nr
+	s.b = growU32(s.b, panels*kp*nr)
+	for jp := range panels {
+		dst := s.b[jp*kp*nr:][:kp*nr]
+		j := j0 + jp*nr
+		w := min(nr, j0+nb-j)
+		if w < nr {
+			clear(dst)
+		}
+		if w == nr && kb >= 2 && asmPack && packPanel(tB, kb/2, b, ldb, p0, j, dst, nr) {
+			if kb%2 == 1 {
+				s.packTail(tB, b, ldb, p0, j, kb, w, dst[(kp-1)*nr:])
+			}
+			continue
+		}
+		if tB == blas.NoTrans {
+			// Rows p0+2p and p0+2p+1 of the stored B, interleaved.
+			for p := range kb / 2 {
+				lo, hi := b[(p0+2*p)*ldb+j:][:w], b[(p0+2*p+1)*ldb+j:][:w]
+				d := dst[p*nr:][:w]
+				for jj, v := range lo {
+					d[jj] = uint32(v) | uint32(hi[jj])<<16
+				}
+			}
+			if kb%2 == 1 {
+				s.packTail(tB, b, ldb, p0, j, kb, w, dst[(kp-1)*nr:])
+			}
+			continue
+		}
+		// op(B) = Bᵀ: column j of op(B) is row j of the stored B, whose
+		// pairs are in order already. Eight rows at a time, so that each
+		// step writes eight words in a row.
+		jj := 0
+		for ; jj+8 <= w; jj += 8 {
+			src := b[(j+jj)*ldb+p0:]
+			s0, s1, s2, s3 := src[:kb], src[ldb:][:kb], src[2*ldb:][:kb], src[3*ldb:][:kb]
+			s4, s5, s6, s7 := src[4*ldb:][:kb], src[5*ldb:][:kb], src[6*ldb:][:kb], src[7*ldb:][:kb]
+			for p := range kb / 2 {
+				d := (*[8]uint32)(dst[p*nr+jj:])
+				d[0], d[1], d[2], d[3] = word(s0, 2*p), word(s1, 2*p), word(s2, 2*p), word(s3, 2*p)
+				d[4], d[5], d[6], d[7] = word(s4, 2*p), word(s5, 2*p), word(s6, 2*p), word(s7, 2*p)
+			}
+		}
+		for ; jj < w; jj++ {
+			row := b[(j+jj)*ldb+p0:][:kb]
+			for p := range kb / 2 {
+				dst[p*nr+jj] = word(row, 2*p)
+			}
+		}
+		if kb%2 == 1 {
+			s.packTail(tB, b, ldb, p0, j, kb, w, dst[(kp-1)*nr:])
+		}
+	}
+	return s.b
+}
+
+// packTail writes the last row of a panel of an odd kb: op(B)[p0+kb−1]
+// from column j, w wide, each with a zero second half.
+func (s *bf16Scratch) packTail(tB blas.Transpose, b []uint16, ldb, p0, j, kb, w int, d []uint32) {
+	d = d[:w]
+	if tB == blas.NoTrans {
+		for jj, v := range b[(p0+kb-1)*ldb+j:][:w] {
+			d[jj] = uint32(v)
+		}
+		return
+	}
+	for jj := range d {
+		d[jj] = uint32(b[(j+jj)*ldb+p0+kb-1])
+	}
+}
+
+// word is the pair x[i], x[i+1] as one 32-bit word, x[i] in its low
+// half (the compiler makes it one load).
+func word(x []uint16, i int) uint32 {
+	x = x[i : i+2]
+	return uint32(x[0]) | uint32(x[1])<<16
+}
+
+// block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
+// m×2kp block at a (row stride lda) and B the packed panels bp, which
+// start at column j0 and inner index p0 of the whole product (band, nil
+// for none, is in the whole product's coordinates).
+func (s *bf16Scratch) block(kn *bf16Kernel, m, nb, kp int, alpha float32, a []uint16, lda int, bp []uint32, beta float32, c []float32, ldc int, band *Band, j0, p0 int) {
+	mr, nr := kn.mr, kn.nr
+	for j := 0; j < nb; j += nr {
+		w := min(nr, nb-j)
+		panel := bp[(j/nr)*kp*nr:]
+		for i := 0; i < m; i += mr {
+			h := min(mr, m-i)
+			// The pairs this block runs, [pa, pz) of the k block.
+			pa, pz := 0, kp
+			if band != nil {
+				lo, hi := band.Lo[i], band.Hi[i+h-1]
+				if !band.Inner {
+					if hi <= j0+j || lo >= j0+j+w || lo >= hi {
+						continue // no row of the block needs these columns
+					}
+				} else {
+					pa, pz = min(max(lo-p0, 0), 2*kp)/2, (min(max(hi-p0, 0), 2*kp)+1)/2
+					if pa >= pz {
+						continue // A is zero here; beta = 1 leaves C as it is
+					}
+				}
+			}
+			ai, la, pi, kk := a[i*lda+2*pa:], lda, panel[pa*nr:], pz-pa
+			if h == mr && w == nr {
+				kn.fn(kk, &ai[0], la, &pi[0], &c[i*ldc+j], ldc, alpha, beta)
+				continue
+			}
+			// An edge block, as in Sgemm's block.
+			if h < mr {
+				s.aEdge = growU16(s.aEdge, mr*2*kk)
+				for r := range h {
+					copy(s.aEdge[r*2*kk:][:2*kk], ai[r*lda:][:2*kk])
+				}
+				clear(s.aEdge[h*2*kk:])
+				ai, la = s.aEdge, 2*kk
+			}
+			s.cEdge = grow(s.cEdge, mr*nr)
+			kn.fn(kk, &ai[0], la, &pi[0], &s.cEdge[0], nr, alpha, 0)
+			for r := range h {
+				dst := c[(i+r)*ldc+j:][:w]
+				for jj, v := range s.cEdge[r*nr:][:w] {
+					if beta == 0 {
+						dst[jj] = v
+					} else {
+						dst[jj] = v + beta*dst[jj]
+					}
+				}
+			}
+		}
+	}
+}
+
+func growU16(buf []uint16, n int) []uint16 {
+	if cap(buf) < n {
+		return make([]uint16, n)
+	}
+	return buf[:n]
+}
+
+func growU32(buf []uint32, n int) []uint32 {
+	if cap(buf) < n {
+		return make([]uint32, n)
+	}
+	return buf[:n]
+}

@@ -54,7 +54,8 @@
 // in Go (backend.DType.Decode and Encode). TestWiden and TestNarrow hold
 // each loop to Decode and Saturate bit for bit over every half pattern
 // and the ties between them. Strides are in elements whatever the dtype.
-// The half path costs a few per cent of a fused call (BenchmarkDTypes).
+// Widening costs about 2 % of a fused call (BenchmarkDTypes: f16 and
+// bf16 at 0.97–1.0× the float32 rate, N = 4096 and 16384, AVX-512).
 //
 // # Staged ops
 //

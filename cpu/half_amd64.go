@@ -69,29 +69,27 @@ var halfVec = [...]halfLoops{backend.Float16: loopsFor(backend.Float16), backend
 // and then eight, and returns how much that is.
 func widenVec(t backend.DType, dst []float32, src []uint16) int {
 	l := &halfVec[t]
-	n := 0
-	if wide := len(src) &^ 15; l.has16 && wide > 0 {
-		l.widen16(dst[:wide], src[:wide])
-		n = wide
-	}
-	if rest := (len(src) - n) &^ 7; l.has8 && rest > 0 {
-		l.widen8(dst[n:n+rest], src[n:n+rest])
-		n += rest
-	}
-	return n
+	return vecLoops(dst, src, len(src), l.widen16, l.widen8, l.has16, l.has8)
 }
 
 // narrowVec is widenVec's converse for narrow.
 func narrowVec(t backend.DType, dst []uint16, src []float32) int {
 	l := &halfVec[t]
-	n := 0
-	if wide := len(dst) &^ 15; l.has16 && wide > 0 {
-		l.narrow16(dst[:wide], src[:wide])
-		n = wide
+	return vecLoops(dst, src, len(dst), l.narrow16, l.narrow8, l.has16, l.has8)
+}
+
+// vecLoops runs the sixteen-lane loop over the first n values that are a
+// multiple of 16 and the eight-lane loop over a multiple of 8 of the
+// rest, each where the CPU has it, and returns how many values they did.
+func vecLoops[D, S any](dst []D, src []S, n int, f16, f8 func([]D, []S), has16, has8 bool) int {
+	done := 0
+	if wide := n &^ 15; has16 && wide > 0 {
+		f16(dst[:wide], src[:wide])
+		done = wide
 	}
-	if rest := (len(dst) - n) &^ 7; l.has8 && rest > 0 {
-		l.narrow8(dst[n:n+rest], src[n:n+rest])
-		n += rest
+	if rest := (n - done) &^ 7; has8 && rest > 0 {
+		f8(dst[done:done+rest], src[done:done+rest])
+		done += rest
 	}
-	return n
+	return done
 }

@@ -87,7 +87,11 @@ func kernel(s spec) {
 	acc := make([]VecVirtual, s.mr*s.nv)
 	for i := range acc {
 		acc[i] = s.vec()
-		VXORPS(acc[i], acc[i], acc[i])
+		if s.lanes == 16 {
+			VPXORD(acc[i], acc[i], acc[i]) // VXORPS on Z registers needs AVX512DQ; kernels pick by AVX-512F alone
+		} else {
+			VXORPS(acc[i], acc[i], acc[i])
+		}
 	}
 
 	Label("loop")

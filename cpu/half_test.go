@@ -136,6 +136,20 @@ var (
 	dispatch = halfImpl{"widen/narrow", 1, always, widen, narrow}
 )
 
+// implsFor is the implementations this CPU has for dtype t; it logs the
+// others.
+func implsFor(t *testing.T, dt backend.DType) []halfImpl {
+	var out []halfImpl
+	for _, im := range halfImpls() {
+		if im.has(dt) {
+			out = append(out, im)
+		} else {
+			t.Logf("%s %v: this CPU does not have it", im.name, dt)
+		}
+	}
+	return out
+}
+
 // halfPatterns is every 16-bit pattern.
 func halfPatterns() []uint16 {
 	all := make([]uint16, 1<<16)
@@ -151,12 +165,8 @@ func halfPatterns() []uint16 {
 // several offsets, leaving tails to the Go loop.
 func TestWiden(t *testing.T) {
 	src := halfPatterns()
-	for _, im := range halfImpls() {
-		for _, dt := range halfDTypes {
-			if !im.has(dt) {
-				t.Logf("%s %v: this CPU does not have it", im.name, dt)
-				continue
-			}
+	for _, dt := range halfDTypes {
+		for _, im := range implsFor(t, dt) {
 			dst := make([]float32, len(src))
 			im.widen(dt, dst, src)
 			for i, h := range src {
@@ -242,11 +252,7 @@ func TestNarrow(t *testing.T) {
 				}
 			}
 		}
-		for _, im := range halfImpls() {
-			if !im.has(dt) {
-				t.Logf("%s %v: this CPU does not have it", im.name, dt)
-				continue
-			}
+		for _, im := range implsFor(t, dt) {
 			got := make([]uint16, len(xs))
 			im.narrow(dt, got, xs)
 			for i, x := range xs {

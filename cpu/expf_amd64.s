@@ -268,9 +268,9 @@ TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	MOVQ          row_len+8(FP), CX
 	SHRQ          $4, CX
 	VBROADCASTSS  m+24(FP), Z0
-	VXORPD        Z14, Z14, Z14
-	VXORPD        Z15, Z15, Z15
-	VXORPS        Z17, Z17, Z17
+	VPXORQ        Z14, Z14, Z14
+	VPXORQ        Z15, Z15, Z15
+	VPXORD        Z17, Z17, Z17
 	VBROADCASTSS  expc<>+0(SB), Z1   // lo
 	VBROADCASTSS  expc<>+32(SB), Z2  // log2(e)
 	VBROADCASTSS  expc<>+64(SB), Z3  // 1.5·2²³
@@ -322,7 +322,7 @@ loop512:
 	VEXTRACTF64X4 $1, Z17, Y17
 	VCVTPS2PD     Y17, Z12
 	VADDPD        Z12, Z15, Z15
-	VXORPS        Z17, Z17, Z17
+	VPXORD        Z17, Z17, Z17
 	TESTQ         CX, CX
 	JNZ           loop512
 

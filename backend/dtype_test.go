@@ -49,17 +49,24 @@ func TestBFloat16(t *testing.T) {
 			t.Fatalf("Encode(%g = %#08x) = %g (%#08x), want %g (%#08x)", x, bits, got, math.Float32bits(got), want, math.Float32bits(want))
 		}
 	}
+	roundTripEvery(t, BFloat16)
+}
+
+// roundTripEvery checks that every bit pattern of half dtype dt comes
+// back from Decode and Encode as it was, NaN as some NaN.
+func roundTripEvery(t *testing.T, dt DType) {
+	t.Helper()
 	for b := range 1 << 16 {
-		x := BFloat16.Decode(uint16(b))
-		got := BFloat16.Encode(x)
+		x := dt.Decode(uint16(b))
+		got := dt.Encode(x)
 		if x != x {
-			if y := BFloat16.Decode(got); y == y {
-				t.Fatalf("NaN %#04x encoded as %#04x, not a NaN", b, got)
+			if y := dt.Decode(got); y == y {
+				t.Fatalf("%v NaN %#04x encoded as %#04x, not a NaN", dt, b, got)
 			}
 			continue
 		}
 		if got != uint16(b) {
-			t.Fatalf("bfloat16 %#04x = %g came back as %#04x", b, x, got)
+			t.Fatalf("%v %#04x = %g came back as %#04x", dt, b, x, got)
 		}
 	}
 }
@@ -67,19 +74,7 @@ func TestBFloat16(t *testing.T) {
 // Float16's Encode and Decode round-trip every pattern, subnormals
 // exactly, and round to nearest even at the edges this package leans on.
 func TestFloat16(t *testing.T) {
-	for b := range 1 << 16 {
-		x := Float16.Decode(uint16(b))
-		got := Float16.Encode(x)
-		if x != x {
-			if y := Float16.Decode(got); y == y {
-				t.Fatalf("NaN %#04x encoded as %#04x, not a NaN", b, got)
-			}
-			continue
-		}
-		if got != uint16(b) {
-			t.Fatalf("float16 %#04x = %g came back as %#04x", b, x, got)
-		}
-	}
+	roundTripEvery(t, Float16)
 	for _, c := range []struct{ x, want float32 }{
 		{65504, 65504}, {65519, 65504}, {65520, float32(math.Inf(1))},
 		{0x1p-24, 0x1p-24}, {0x1p-25, 0}, {0x1.8p-25, 0x1p-24}, // the least subnormal, a tie to even (0), above it

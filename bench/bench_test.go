@@ -234,15 +234,7 @@ func TestRunVariants(t *testing.T) {
 	// the variant: measure one point from its spec.
 	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
 		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
-	js, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back bench.PointSpec
-	if err := json.Unmarshal(js, &back); err != nil {
-		t.Fatal(err)
-	}
-	points = append(points, bench.MeasurePoint(context.Background(), be, back))
+	points = append(points, bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)))
 	p := points[0].Shape.Problem()
 	// Rows 0 … 4 see 1 … 5 keys, the other 28 five each.
 	if want := 2.0 * (15 + 28*5) * 2 * (8 + 8); bench.Flops(p) != want {
@@ -259,6 +251,20 @@ func TestRunVariants(t *testing.T) {
 			t.Errorf("%s: %v GFLOP/s, want %v from the attended pairs", pt.Strategy, pt.GFLOPS, want)
 		}
 	}
+}
+
+// jsonRoundTrip is spec after JSON and back, as Subprocess hands it on.
+func jsonRoundTrip(t *testing.T, spec bench.PointSpec) bench.PointSpec {
+	t.Helper()
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back bench.PointSpec
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }
 
 // tableRow matches a row of WriteTable for an attn-cpu point.

@@ -4,29 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/bench"
 )
-
-// noHalf hides a backend's half storage, as a backend without it is.
-type noHalf struct{ backend.Backend }
-
-func (n noHalf) Caps() backend.Caps {
-	c := n.Backend.Caps()
-	c.Half = false
-	return c
-}
-
-func (n noHalf) Alloc(t backend.DType, size int) (backend.Buffer, error) {
-	if t.Half() {
-		return nil, backend.Errorf(backend.ErrUnsupported, "noHalf: alloc of %v", t)
-	}
-	return n.Backend.Alloc(t, size)
-}
 
 // A dtype sweep measures each dtype as a curve of its own: every point
 // records its dtype, checks against the reference on the half-rounded
@@ -41,7 +25,7 @@ func TestRunDTypes(t *testing.T) {
 	cfg := tiny()
 	cfg.Ns, cfg.Causal = []int{33}, []bool{true}
 	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16, backend.BFloat16}
-	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be, noHalf{be}}, nil)
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be, backendtest.WithoutHalf(be)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +38,10 @@ func TestRunDTypes(t *testing.T) {
 		if pt.DType != dt {
 			t.Fatalf("point %d: dtype %q, want %q", i, pt.DType, dt)
 		}
-		half := i%4 >= 2 // the noHalf backend's points
+		half := i%4 >= 2 // the points of the backend without halves
 		if half && dt != "" {
 			if pt.Status != bench.StatusUnavailable {
-				t.Errorf("noHalf %s %s: %s, want unavailable", pt.Strategy, dt, pt.Status)
+				t.Errorf("without halves %s %s: %s, want unavailable", pt.Strategy, dt, pt.Status)
 			}
 			continue
 		}
@@ -79,15 +63,7 @@ func TestRunDTypes(t *testing.T) {
 	}
 	// The dtype survives a PointSpec's round trip (Subprocess's path).
 	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[4].Shape, Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: 2, CheckRows: 5}
-	js, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back bench.PointSpec
-	if err := json.Unmarshal(js, &back); err != nil {
-		t.Fatal(err)
-	}
-	if pt := bench.MeasurePoint(context.Background(), be, back); pt.DType != "f16" || pt.Status != bench.StatusOK || *pt.MaxErr > 0x1p-10 {
+	if pt := bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)); pt.DType != "f16" || pt.Status != bench.StatusOK || *pt.MaxErr > 0x1p-10 {
 		t.Errorf("MeasurePoint of an f16 spec: dtype %q, %s %s, error %v", pt.DType, pt.Status, pt.Error, pt.MaxErr)
 	}
 	var table bytes.Buffer

@@ -10,18 +10,9 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/kernels"
 )
-
-// noHalf hides a backend's half storage (Caps.Half), so that Attention
-// takes its host path: halves widened before upload, O rounded after.
-type noHalf struct{ backend.Backend }
-
-func (n noHalf) Caps() backend.Caps {
-	c := n.Backend.Caps()
-	c.Half = false
-	return c
-}
 
 func mustConvert(t *testing.T, x *kernels.Tensor, dt kernels.DType) *kernels.Tensor {
 	t.Helper()
@@ -59,7 +50,7 @@ func TestAttentionHalf(t *testing.T) {
 	ctx := context.Background()
 	cpu := openCPU(t)
 	rng := rand.New(rand.NewPCG(13, 1))
-	for _, be := range []backend.Backend{cpu, noHalf{cpu}} {
+	for _, be := range []backend.Backend{cpu, backendtest.WithoutHalf(cpu)} {
 		for _, dt := range []kernels.DType{kernels.Float16, kernels.BFloat16} {
 			for _, strategy := range []kernels.Strategy{kernels.Fused, kernels.Staged} {
 				q := mustConvert(t, randTensor(rng, kernels.BHND, 2, 4, 37, 24), dt)
@@ -130,7 +121,7 @@ func TestAttentionHalfSaturates(t *testing.T) {
 		}
 	}
 	f16 := kernels.Float16
-	for _, be := range []backend.Backend{cpu, noHalf{cpu}} {
+	for _, be := range []backend.Backend{cpu, backendtest.WithoutHalf(cpu)} {
 		res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{OutDType: &f16})
 		if err != nil {
 			t.Fatal(err)

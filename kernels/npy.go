@@ -44,23 +44,18 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
+	// Elements are appended by put and written out 64 KiB at a time.
 	buf := make([]byte, 0, 1<<16)
+	var put func(i int)
 	if t.DType == Float16 {
-		for _, b := range t.Bits {
-			buf = binary.LittleEndian.AppendUint16(buf, b)
-			if len(buf) == cap(buf) {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
-		}
-		_, err := w.Write(buf)
-		return err
+		put = func(i int) { buf = binary.LittleEndian.AppendUint16(buf, t.Bits[i]) }
+	} else {
+		vals := t.Float32s()
+		put = func(i int) { buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(vals[i])) }
 	}
-	for _, v := range t.Float32s() {
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-		if len(buf) == cap(buf) {
+	for i := range t.Len() {
+		put(i)
+		if len(buf) > cap(buf)-4 {
 			if _, err := w.Write(buf); err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sbinet/npyio"
 	"github.com/x448/float16"
 )
 
@@ -18,29 +17,18 @@ import (
 // decoded by x448/float16.
 func readHalfOutput(t *testing.T, path string) ([]int, []float32) {
 	t.Helper()
+	shape := openOutput(t, path, "<f2").Header.Descr.Shape
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := npyio.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if r.Header.Descr.Type != "<f2" || r.Header.Descr.Fortran {
-		t.Fatalf("%s: header %v, want <f2 in C order", path, r.Header)
-	}
-	n := prod(r.Header.Descr.Shape)
+	n := prod(shape)
 	data := b[len(b)-2*n:]
 	out := make([]float32, n)
 	for i := range out {
 		out[i] = float16.Frombits(binary.LittleEndian.Uint16(data[2*i:])).Float32()
 	}
-	return r.Header.Descr.Shape, out
+	return shape, out
 }
 
 // halfVals are n values that float16 holds exactly (multiples of 2⁻⁸ in

@@ -149,22 +149,31 @@ func prod(shape []int) int {
 	return n
 }
 
-// readOutput reads a float32 .npy written by the command with npyio, an
-// independent reader, and returns its shape and data.
-func readOutput(t *testing.T, path string) ([]int, []float32) {
+// openOutput opens a .npy written by the command with npyio, an
+// independent reader, and checks that it holds descr in C order; the
+// file is closed when the test ends.
+func openOutput(t *testing.T, path, descr string) *npyio.Reader {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	r, err := npyio.NewReader(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if r.Header.Descr.Type != "<f4" || r.Header.Descr.Fortran {
-		t.Fatalf("%s: header %v, want <f4 in C order", path, r.Header)
+	if r.Header.Descr.Type != descr || r.Header.Descr.Fortran {
+		t.Fatalf("%s: header %v, want %s in C order", path, r.Header, descr)
 	}
+	return r
+}
+
+// readOutput reads a float32 .npy written by the command with npyio and
+// returns its shape and data.
+func readOutput(t *testing.T, path string) ([]int, []float32) {
+	t.Helper()
+	r := openOutput(t, path, "<f4")
 	var data []float32
 	if err := r.Read(&data); err != nil {
 		t.Fatalf("%s: %v", path, err)

@@ -54,6 +54,16 @@
 // Float16 (2⁻²⁵ among its subnormals), 2⁻⁸ for BFloat16, none for Float32
 // (backendtest.Allowed); an output past its dtype's range is ±MaxFinite.
 //
+// Bfloat16 arithmetic: when Q, K and V are all BFloat16 (the caller's
+// choice of bfloat16 precision), a backend may multiply them as bfloat16
+// with float32 sums instead of widening them first — Q·Kᵀ is then as
+// exact as ever (the product of two bfloat16 values is exact in
+// float32), but the weights are rounded to bfloat16 for P·V, which may
+// move an output by 2⁻⁹·Σ_j w_j·|v_j| ≤ 2⁻⁹·max|V| more
+// (backendtest.BF16Slack), and bfloat16 subnormals (below 2⁻¹²⁶) may be
+// read as zero; the LSE is unchanged. The CPU backend does so on CPUs
+// with AVX512_BF16 (VDPBF16PS).
+//
 // # Variants
 //
 // Problem embeds Variants, the score modifications of today's models: a

@@ -25,6 +25,9 @@ type fusedScratch struct {
 	// is taken (nil for a Float32 operand, read in place): Tq×D of Q,
 	// Tk×D of K, Tk×Dv of V.
 	q, k, v []float32
+	// pb is the Tq×Tk weights rounded to bfloat16 for P·V on the bf16
+	// arithmetic path (fused.bf16), nil otherwise.
+	pb []uint16
 }
 
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
@@ -65,6 +68,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
 	}
+	f.bf16 = bf16Arithmetic(f.q, f.k, f.v)
 	// Scratch never needs to be bigger than the problem (decoding with
 	// Nq = 1 gets a 1×Tk score tile). And when there are fewer query
 	// tiles than threads, smaller query tiles keep every thread busy; each
@@ -97,9 +101,13 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			l:   make([]float64, f.tq),
 			lo:  make([]int, f.tq),
 			hi:  make([]int, f.tq),
-			q:   halfScratch(f.q, f.tq*p.D),
-			k:   halfScratch(f.k, f.tk*p.D),
-			v:   halfScratch(f.v, f.tk*p.Dv),
+		}
+		if f.bf16 {
+			sc.pb = make([]uint16, f.tq*f.tk)
+		} else {
+			sc.q = halfScratch(f.q, f.tq*p.D)
+			sc.k = halfScratch(f.k, f.tk*p.D)
+			sc.v = halfScratch(f.v, f.tk*p.Dv)
 		}
 		return func(it int) {
 			if p.Causal {
@@ -128,6 +136,11 @@ type fused struct {
 	keep           *maskView
 	qs, ks, vs, os backend.Strides
 	tq, tk         int
+	// bf16 says Q, K and V are all BFloat16 and the CPU multiplies
+	// bfloat16 (sgemm.HasBF16): Q·Kᵀ and P·V run on the stored bits with
+	// VDPBF16PS and float32 accumulation, P rounded to bfloat16 for P·V
+	// (see bf16Tile).
+	bf16 bool
 }
 
 // tile computes rows i0 … i0+r−1 of head h in batch b.
@@ -141,7 +154,10 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 	}
 	acc := blas32.General{Rows: r, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:r*p.Dv]}
 	clear(acc.Data)
-	qm := matOf(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row, sc.q)
+	var qm blas32.General
+	if !f.bf16 {
+		qm = matOf(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row, sc.q)
+	}
 
 	// KeyRange's ends grow with i, so the keys some row of the tile may
 	// see lie in [keyStart, keyEnd): the tiles outside (past the causal
@@ -163,6 +179,10 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 			hi[ii] = min(max(e-j0, lo[ii]), tk)
 		}
 		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
+		if f.bf16 {
+			f.bf16Tile(sc, st, acc, band, b, h, i0, j0)
+			continue
+		}
 		band.Inner = false
 		gemmBand(blas.Trans, p.Scale, qm, matOf(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row, sc.k), 0, st, band)
 		for ii := range r {
@@ -196,6 +216,41 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 			f.lse[(b*p.H+h)*p.Nq+i0+ii] = float32(lse)
 		}
 	}
+}
+
+// bf16Tile is one key tile of tile on the bf16 arithmetic path: S =
+// scale·Q·Kᵀ by sgemm.BF16GemmBand on Q's and K's stored bits (each
+// product of two bfloat16 values exact in float32, the sums float32, as
+// the float32 path's), the online softmax as ever, then P rounded to
+// bfloat16 (2⁻⁹ relative a weight; l sums the float32 weights, so O moves
+// by at most 2⁻⁹·Σ_j w_j·|v_j| and the LSE not at all) and acc += P·V on
+// V's stored bits. VDPBF16PS reads bfloat16 subnormals (below 2⁻¹²⁶) as
+// zero.
+func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Band, b, h, i0, j0 int) {
+	p := f.p
+	kvh := h / p.Group()
+	r, tk := st.Rows, st.Cols
+	qo, ko, vo := f.qs.Offset(b, h, i0), f.ks.Offset(b, kvh, j0), f.vs.Offset(b, kvh, j0)
+	q := f.q.h[qo : qo+(r-1)*f.qs.Row+p.D]
+	k := f.k.h[ko : ko+(tk-1)*f.ks.Row+p.D]
+	v := f.v.h[vo : vo+(tk-1)*f.vs.Row+p.Dv]
+	band.Inner = false
+	sgemm.BF16GemmBand(blas.Trans, r, tk, p.D, p.Scale, q, f.qs.Row, k, f.ks.Row, 0, st.Data, st.Stride, band)
+	m, l := sc.m[:r], sc.l[:r]
+	for ii := range r {
+		row := st.Data[ii*st.Stride : ii*st.Stride+tk]
+		f.online(row, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
+		narrow(backend.BFloat16, sc.pb[ii*st.Stride:ii*st.Stride+tk], row)
+	}
+	band.Inner = true
+	sgemm.BF16GemmBand(blas.NoTrans, r, p.Dv, tk, 1, sc.pb[:(r-1)*st.Stride+tk], st.Stride, v, f.vs.Row, 1, acc.Data, acc.Stride, band)
+}
+
+// bf16Arithmetic says whether Fused runs bf16Tile: Q, K and V all
+// BFloat16 (the caller's choice of bfloat16 precision) on a CPU that
+// multiplies bfloat16 (AVX512_BF16; sgemm.HasBF16).
+func bf16Arithmetic(q, k, v store) bool {
+	return q.t == backend.BFloat16 && k.t == backend.BFloat16 && v.t == backend.BFloat16 && sgemm.HasBF16()
 }
 
 // online folds one row of a key tile (starting at key j0) into query row

@@ -592,7 +592,9 @@ func TestHalfFaults(t *testing.T) {
 	ctx := context.Background()
 	sat := saturateSpecs()[0]
 	f16Out := spec{p: prob(1, 2, 2, 33, 65, 40, 24), dt: DTypes{O: f16}}
-	bf16Out := spec{p: prob(1, 2, 2, 33, 65, 40, 24), dt: Same(bf16)}
+	// bfloat16 outputs of float32 inputs: with Q, K and V all bfloat16
+	// the contract allows BF16Slack more, which hides a truncation.
+	bf16Out := spec{p: prob(1, 2, 2, 33, 65, 40, 24), dt: DTypes{O: bf16, Bias: bf16}}
 	for _, f := range []struct {
 		name   string
 		fault  fault

@@ -484,6 +484,9 @@ func compare(c Case, want Want, got result) error {
 	if got.O != nil {
 		r := newReport("O", "d")
 		r.dtype = c.DTypes.O
+		if c.DTypes.BF16Arithmetic() {
+			r.slack = BF16Slack(c.V)
+		}
 		os := p.OStrides()
 		forRows(p, func(b, h, i, row int) {
 			at := os.Offset(b, h, i)
@@ -510,6 +513,7 @@ func forRows(p backend.Problem, f func(b, h, i, row int)) {
 type report struct {
 	name, col    string
 	dtype        backend.DType // the operand's: its values must be dtype's, within Allowed
+	slack        float64       // allowed beyond Allowed: BF16Slack under bfloat16 arithmetic
 	n, bad, nans int
 	first, worst mismatch
 }
@@ -537,7 +541,7 @@ func (r *report) row(b, h, i int, got []float32, want []float64, exactZero bool)
 	}
 	for x := range got {
 		g, w := float64(got[x]), saturated(r.dtype, want[x])
-		allowed := Allowed(r.dtype, w, scale)
+		allowed := Allowed(r.dtype, w, scale) + r.slack
 		r.n++
 		badness := 0.0
 		var notDType backend.DType

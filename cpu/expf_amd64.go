@@ -47,14 +47,24 @@ func expShiftVec(row []float32, m float32) (int, float64) {
 //go:noescape
 func rowMaxAVX2(row []float32) float32
 
-// rowMaxVec is the largest value of as much of row as the vector loop
-// takes, and how much that is.
+// rowMaxAVX512 is rowMaxAVX2 for len(row) a positive multiple of 16
+// (expf_amd64.s).
+//
+//go:noescape
+func rowMaxAVX512(row []float32) float32
+
+// rowMaxVec is the largest value of as much of row as the vector loops
+// take, sixteen lanes and then eight, and how much that is.
 func rowMaxVec(row []float32) (int, float32) {
-	n := len(row) &^ 7
-	if !hasAVX2 || n == 0 {
-		return 0, float32(math.Inf(-1))
+	n, m := 0, float32(math.Inf(-1))
+	if wide := len(row) &^ 15; hasAVX512 && wide > 0 {
+		n, m = wide, rowMaxAVX512(row[:wide])
 	}
-	return n, rowMaxAVX2(row[:n])
+	if narrow := (len(row) - n) &^ 7; hasAVX2 && narrow > 0 {
+		m = max(m, rowMaxAVX2(row[n:n+narrow]))
+		n += narrow
+	}
+	return n, m
 }
 
 // scaleAVX2 multiplies x by a, len(x) a multiple of 8 (expf_amd64.s).

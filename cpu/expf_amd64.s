@@ -621,3 +621,42 @@ al512loop:
 
 al512done:
 	RET
+
+// func rowMaxAVX512(row []float32) float32
+//
+// rowMaxAVX2 sixteen lanes at a time with AVX-512F, len(row) a multiple
+// of 16 and at least 16; two accumulators, so that the VMAXPS chain is
+// half as long.
+TEXT ·rowMaxAVX512(SB), NOSPLIT, $0-28
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	SHRQ          $4, CX
+	VMOVUPS       (SI), Z0
+	VMOVAPS       Z0, Z1
+	ADDQ          $64, SI
+	DECQ          CX
+	JZ            max512reduce
+
+max512loop:
+	VMAXPS        (SI), Z0, Z0
+	ADDQ          $64, SI
+	DECQ          CX
+	JZ            max512reduce
+	VMAXPS        (SI), Z1, Z1
+	ADDQ          $64, SI
+	DECQ          CX
+	JNZ           max512loop
+
+max512reduce:
+	VMAXPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
+	RET

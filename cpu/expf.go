@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
 
 // expf is e^x in float32 without going through float64's math.Exp: the
 // softmax takes one exponential per score, as many as the two Gemms take
@@ -81,6 +85,19 @@ func expParts(x float32) (p float32, k int32) {
 func expShift(row []float32, m float32) float64 {
 	n, sum := expShiftVec(row, m)
 	return sum + expShiftGo(row[n:], m)
+}
+
+// expShiftBF16 is expShift for the bfloat16 arithmetic path (bf16Tile):
+// each e^(x − m) goes to out rounded to bfloat16 (to nearest, ties to
+// even), and the sum is of the float32 values; row's values are not
+// kept. On amd64 with AVX-512F sixteen lanes at a time, the rounding in
+// the exponential's loop (expShiftBF16AVX512); the rest through expShift
+// and narrow, so that every value is expShift's.
+func expShiftBF16(row []float32, m float32, out []uint16) float64 {
+	n, sum := expShiftBF16Vec(row, m, out)
+	sum += expShift(row[n:], m)
+	narrow(backend.BFloat16, out[n:len(row)], row[n:])
+	return sum
 }
 
 // expShiftGo is expShift in Go: expf without the branches that cannot

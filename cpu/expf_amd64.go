@@ -138,3 +138,19 @@ func alibiVec(row []float32, m float32, d0 int) int {
 	}
 	return n
 }
+
+// expShiftBF16AVX512 is expShiftBF16 for len(row) a multiple of 16
+// (expf_amd64.s).
+//
+//go:noescape
+func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
+
+// expShiftBF16Vec runs the sixteen-lane loop of expShiftBF16 over as much
+// of row as it takes and returns how many values it did and their sum.
+func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
+	wide := len(row) &^ 15
+	if !hasAVX512 || wide == 0 {
+		return 0, 0
+	}
+	return wide, expShiftBF16AVX512(row[:wide], m, out[:wide])
+}

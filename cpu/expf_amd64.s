@@ -253,6 +253,69 @@ scaleloop:
 scaledone:
 	RET
 
+// EXPCONSTS16 loads the constants of EXPSHIFT16: lo, log₂e, 1.5·2²³,
+// ln 2's two parts in Z1–Z5, c0 = 1 in Z16 and c2 … c7 (1/2 … 1/5040) in
+// Z18–Z23.
+#define EXPCONSTS16 \
+	VBROADCASTSS  expc<>+0(SB), Z1; \
+	VBROADCASTSS  expc<>+32(SB), Z2; \
+	VBROADCASTSS  expc<>+64(SB), Z3; \
+	VBROADCASTSS  expc<>+96(SB), Z4; \
+	VBROADCASTSS  expc<>+128(SB), Z5; \
+	VBROADCASTSS  expc<>+416(SB), Z16; \
+	VBROADCASTSS  expc<>+352(SB), Z18; \
+	VBROADCASTSS  expc<>+320(SB), Z19; \
+	VBROADCASTSS  expc<>+288(SB), Z20; \
+	VBROADCASTSS  expc<>+256(SB), Z21; \
+	VBROADCASTSS  expc<>+224(SB), Z22; \
+	VBROADCASTSS  expc<>+192(SB), Z23
+
+// EXPSHIFT16 is e^(v − m) for the sixteen lanes of v in Z6, m in Z0,
+// into Z10, 0 where v − m < lo (K1 clear), by expf's reduction and
+// coefficients with the polynomial in Estrin's scheme (see
+// expShiftAVX2); it clobbers Z6, Z8, Z9, Z24–Z26 and K1.
+#define EXPSHIFT16 \
+	VSUBPS        Z0, Z6, Z6; \
+	VCMPPS        $0x1d, Z1, Z6, K1; \
+	VMOVAPS       Z3, Z8; \
+	VFMADD231PS   Z2, Z6, Z8; \
+	VSUBPS        Z3, Z8, Z8; \
+	VMOVAPS       Z6, Z9; \
+	VFNMADD231PS  Z4, Z8, Z9; \
+	VFNMADD231PS  Z5, Z8, Z9; \
+	VMULPS        Z9, Z9, Z10; \
+	VMOVAPS       Z18, Z24; \
+	VFMADD231PS   Z19, Z9, Z24; \
+	VMOVAPS       Z20, Z25; \
+	VFMADD231PS   Z21, Z9, Z25; \
+	VMOVAPS       Z22, Z26; \
+	VFMADD231PS   Z23, Z9, Z26; \
+	VFMADD231PS   Z24, Z10, Z9; \
+	VFMADD231PS   Z26, Z10, Z25; \
+	VMULPS        Z10, Z10, Z10; \
+	VFMADD231PS   Z25, Z10, Z9; \
+	VADDPS        Z16, Z9, Z24; \
+	VSCALEFPS.Z   Z8, Z24, K1, Z10
+
+// EXPSUM16 folds the block sum Z17 into the float64 sums Z14 and Z15
+// and clears it, at the end of a block of at most 16 vectors.
+#define EXPSUM16 \
+	VCVTPS2PD     Y17, Z12; \
+	VADDPD        Z12, Z14, Z14; \
+	VEXTRACTF64X4 $1, Z17, Y17; \
+	VCVTPS2PD     Y17, Z12; \
+	VADDPD        Z12, Z15, Z15; \
+	VPXORD        Z17, Z17, Z17
+
+// EXPTOTAL16 adds the float64 sums Z14 and Z15 into X14's low lane.
+#define EXPTOTAL16 \
+	VADDPD        Z15, Z14, Z14; \
+	VEXTRACTF64X4 $1, Z14, Y15; \
+	VADDPD        Y15, Y14, Y14; \
+	VEXTRACTF128  $1, Y14, X15; \
+	VADDPD        X15, X14, X14; \
+	VHADDPD       X14, X14, X14
+
 // func expShiftAVX512(row []float32, m float32) float64
 //
 // expShiftAVX2's sixteen-lane twin for AVX-512F: the same reduction,
@@ -271,44 +334,13 @@ TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
 	VPXORQ        Z14, Z14, Z14
 	VPXORQ        Z15, Z15, Z15
 	VPXORD        Z17, Z17, Z17
-	VBROADCASTSS  expc<>+0(SB), Z1   // lo
-	VBROADCASTSS  expc<>+32(SB), Z2  // log2(e)
-	VBROADCASTSS  expc<>+64(SB), Z3  // 1.5·2²³
-	VBROADCASTSS  expc<>+96(SB), Z4  // ln 2 (high)
-	VBROADCASTSS  expc<>+128(SB), Z5 // ln 2 (low)
-	VBROADCASTSS  expc<>+416(SB), Z16 // c0 = 1
-	VBROADCASTSS  expc<>+352(SB), Z18 // c2 = 1/2
-	VBROADCASTSS  expc<>+320(SB), Z19 // c3 = 1/6
-	VBROADCASTSS  expc<>+288(SB), Z20 // c4 = 1/24
-	VBROADCASTSS  expc<>+256(SB), Z21 // c5 = 1/120
-	VBROADCASTSS  expc<>+224(SB), Z22 // c6 = 1/720
-	VBROADCASTSS  expc<>+192(SB), Z23 // c7 = 1/5040
+	EXPCONSTS16
 	TESTQ         CX, CX
 	JZ            done512
 
 loop512:
 	VMOVUPS       (SI), Z6
-	VSUBPS        Z0, Z6, Z6          // x = v − m
-	VCMPPS        $0x1d, Z1, Z6, K1   // keep = x ≥ lo (false for NaN)
-	VMOVAPS       Z3, Z8
-	VFMADD231PS   Z2, Z6, Z8          // n = x·log2e + round
-	VSUBPS        Z3, Z8, Z8          // n = round(x·log2e)
-	VMOVAPS       Z6, Z9
-	VFNMADD231PS  Z4, Z8, Z9          // r = x − n·ln2hi
-	VFNMADD231PS  Z5, Z8, Z9          // r −= n·ln2lo
-	VMULPS        Z9, Z9, Z10         // r²
-	VMOVAPS       Z18, Z24
-	VFMADD231PS   Z19, Z9, Z24        // c2 + c3·r
-	VMOVAPS       Z20, Z25
-	VFMADD231PS   Z21, Z9, Z25        // c4 + c5·r
-	VMOVAPS       Z22, Z26
-	VFMADD231PS   Z23, Z9, Z26        // c6 + c7·r
-	VFMADD231PS   Z24, Z10, Z9        // a = r + r²·(c2 + c3·r)
-	VFMADD231PS   Z26, Z10, Z25       // b = (c4 + c5·r) + r²·(c6 + c7·r)
-	VMULPS        Z10, Z10, Z10       // r⁴
-	VFMADD231PS   Z25, Z10, Z9        // a + r⁴·b
-	VADDPS        Z16, Z9, Z24        // p = 1 + that
-	VSCALEFPS.Z   Z8, Z24, K1, Z10    // e = p·2^n, 0 where x < lo
+	EXPSHIFT16                        // e = e^(v − m), 0 below lo
 	VMOVUPS       Z10, (SI)
 	VADDPS        Z10, Z17, Z17       // the block's float32 sum
 	ADDQ          $64, SI
@@ -317,22 +349,12 @@ loop512:
 	JNZ           loop512
 
 	// End of a block (CX a multiple of 16, or 0): its sum into float64.
-	VCVTPS2PD     Y17, Z12
-	VADDPD        Z12, Z14, Z14
-	VEXTRACTF64X4 $1, Z17, Y17
-	VCVTPS2PD     Y17, Z12
-	VADDPD        Z12, Z15, Z15
-	VPXORD        Z17, Z17, Z17
+	EXPSUM16
 	TESTQ         CX, CX
 	JNZ           loop512
 
 done512:
-	VADDPD        Z15, Z14, Z14
-	VEXTRACTF64X4 $1, Z14, Y15
-	VADDPD        Y15, Y14, Y14
-	VEXTRACTF128  $1, Y14, X15
-	VADDPD        X15, X14, X14
-	VHADDPD       X14, X14, X14
+	EXPTOTAL16
 	VZEROUPPER
 	MOVSD         X14, ret+32(FP)
 	RET
@@ -659,4 +681,57 @@ max512reduce:
 	VMAXPS        X1, X0, X0
 	VZEROUPPER
 	MOVSS         X0, ret+24(FP)
+	RET
+
+// The bfloat16 rounding constants of expShiftBF16AVX512: 1 and 0x7fff.
+DATA bf16c<>+0(SB)/4, $0x00000001
+DATA bf16c<>+4(SB)/4, $0x00007fff
+GLOBL bf16c<>(SB), RODATA|NOPTR, $8
+
+// func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
+//
+// expShiftAVX512 that stores each e^(v − m) rounded to bfloat16 in out
+// (to nearest, ties to even: e is finite and ≥ 0, so adding 0x7fff plus
+// the kept half's last bit carries exactly when it should) rather than
+// in row, which it leaves as it was; the sum is the float32 values'.
+// len(row) a multiple of 16, len(out) at least len(row).
+TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ          row_base+0(FP), SI
+	MOVQ          row_len+8(FP), CX
+	MOVQ          out_base+32(FP), DI
+	SHRQ          $4, CX
+	VBROADCASTSS  m+24(FP), Z0
+	VPXORQ        Z14, Z14, Z14
+	VPXORQ        Z15, Z15, Z15
+	VPXORD        Z17, Z17, Z17
+	EXPCONSTS16
+	VPBROADCASTD  bf16c<>+0(SB), Z27  // 1
+	VPBROADCASTD  bf16c<>+4(SB), Z28  // 0x7fff
+	TESTQ         CX, CX
+	JZ            bfdone
+
+bfloop:
+	VMOVUPS       (SI), Z6
+	EXPSHIFT16                        // e = e^(v − m), 0 below lo
+	VADDPS        Z10, Z17, Z17       // the block's float32 sum
+	VPSRLD        $16, Z10, Z11
+	VPANDD        Z27, Z11, Z11       // the kept half's last bit
+	VPADDD        Z28, Z11, Z11
+	VPADDD        Z10, Z11, Z11       // e + 0x7fff + that bit
+	VPSRLD        $16, Z11, Z11
+	VPMOVDW       Z11, (DI)           // sixteen bfloat16
+	ADDQ          $64, SI
+	ADDQ          $32, DI
+	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           bfloop
+
+	EXPSUM16
+	TESTQ         CX, CX
+	JNZ           bfloop
+
+bfdone:
+	EXPTOTAL16
+	VZEROUPPER
+	MOVSD         X14, ret+56(FP)
 	RET

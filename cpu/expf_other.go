@@ -17,3 +17,5 @@ func scaleVec([]float32, float32) int { return 0 }
 func softcapVec([]float32, float32) int { return 0 }
 
 func alibiVec([]float32, float32, int) int { return 0 }
+
+func expShiftBF16Vec([]float32, float32, []uint16) (int, float64) { return 0, 0 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // expf against math.Exp at every float32 from −87.3 to 88.7 (about 2.1
@@ -178,6 +180,43 @@ func TestScale(t *testing.T) {
 			if x[i] != want[i] {
 				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
 			}
+		}
+	}
+}
+
+// expShiftBF16 stores, bit for bit, what expShift followed by narrowing
+// to bfloat16 gives, and the same sum (but for the order of its float64
+// additions), for lengths around the vector
+// width, with hidden keys (−Inf) and values far below the row's max.
+func TestExpShiftBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for n := 0; n <= 70; n++ {
+		row := make([]float32, n)
+		for j := range row {
+			row[j] = -float32(rng.Float64() * 30)
+			if j%7 == 3 {
+				row[j] = float32(math.Inf(-1))
+			}
+		}
+		m := float32(rng.Float64() * 2)
+		want := append([]float32(nil), row...)
+		wantSum := expShift(want, m)
+		wantBits := make([]uint16, n)
+		narrow(backend.BFloat16, wantBits, want)
+		got := make([]uint16, n+1)
+		got[n] = 0xdead
+		sum := expShiftBF16(append([]float32(nil), row...), m, got[:n])
+		// The same values, added in another order in float64.
+		if d := math.Abs(sum - wantSum); d > 1e-15*wantSum {
+			t.Fatalf("n=%d: sum %v, want %v", n, sum, wantSum)
+		}
+		for j := range wantBits {
+			if got[j] != wantBits[j] {
+				t.Fatalf("n=%d: out[%d] = %#04x, want %#04x (e = %g)", n, j, got[j], wantBits[j], want[j])
+			}
+		}
+		if got[n] != 0xdead {
+			t.Fatalf("n=%d: wrote past out", n)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 		gemmBand(blas.Trans, p.Scale, qm, matOf(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row, sc.k), 0, st, band)
 		for ii := range r {
 			row := st.Data[ii*f.tk : ii*f.tk+tk]
-			f.online(row, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
+			f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
 		}
 		band.Inner = true
 		gemmBand(blas.NoTrans, 1, st, matOf(f.v, f.vs.Offset(b, kvh, j0), tk, p.Dv, f.vs.Row, sc.v), 1, acc, band)
@@ -239,8 +239,8 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	m, l := sc.m[:r], sc.l[:r]
 	for ii := range r {
 		row := st.Data[ii*st.Stride : ii*st.Stride+tk]
-		f.online(row, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
-		narrow(backend.BFloat16, sc.pb[ii*st.Stride:ii*st.Stride+tk], row)
+		pb := sc.pb[ii*st.Stride : ii*st.Stride+tk]
+		f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
 	}
 	band.Inner = true
 	sgemm.BF16GemmBand(blas.NoTrans, r, p.Dv, tk, 1, sc.pb[:(r-1)*st.Stride+tk], st.Stride, v, f.vs.Row, 1, acc.Data, acc.Stride, band)
@@ -259,9 +259,15 @@ func bf16Arithmetic(q, k, v store) bool {
 // tile's start) get weight 0, the others the softcap, bias, ALiBi and
 // keep-mask first. A row that has seen no visible key yet keeps m = −Inf,
 // l = 0 and acc = 0, and its weights are all 0: no −Inf − −Inf, no NaN.
-func (f *fused) online(row []float32, a, e int, acc []float32, m, l *float64, b, h, i, j0 int) {
+// With pb (the bfloat16 path), the weights go to pb rounded to bfloat16
+// instead (expShiftBF16), and row's are not kept.
+func (f *fused) online(row []float32, pb []uint16, a, e int, acc []float32, m, l *float64, b, h, i, j0 int) {
 	clear(row[:a])
 	clear(row[e:])
+	if pb != nil {
+		clear(pb[:a])
+		clear(pb[e:])
+	}
 	vis := row[a:e]
 	j0 += a
 	f.mods.all(vis, b, h, i, j0)
@@ -271,9 +277,17 @@ func (f *fused) online(row []float32, a, e int, acc []float32, m, l *float64, b,
 	mNew := max(*m, float64(rowMax(vis)))
 	if math.IsInf(mNew, -1) {
 		clear(vis)
+		if pb != nil {
+			clear(pb[a:e])
+		}
 		return
 	}
-	sum := expShift(vis, float32(mNew))
+	var sum float64
+	if pb != nil {
+		sum = expShiftBF16(vis, float32(mNew), pb[a:e])
+	} else {
+		sum = expShift(vis, float32(mNew))
+	}
 	if mNew != *m {
 		// Past a row's first tiles its max seldom grows: only then is
 		// acc rescaled. alpha is 0 when m was −Inf; acc and l are 0 then

@@ -59,7 +59,7 @@
 // with float32 sums instead of widening them first — Q·Kᵀ is then as
 // exact as ever (the product of two bfloat16 values is exact in
 // float32), but the weights are rounded to bfloat16 for P·V, which may
-// move an output by 2⁻⁹·Σ_j w_j·|v_j| ≤ 2⁻⁹·max|V| more
+// move an output by 2⁻⁸·Σ_j w_j·|v_j| ≤ 2⁻⁸·max|V| more
 // (backendtest.BF16Slack), and bfloat16 subnormals (below 2⁻¹²⁶) may be
 // read as zero; the LSE is unchanged. The CPU backend does so on CPUs
 // with AVX512_BF16 (VDPBF16PS).

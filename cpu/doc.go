@@ -62,7 +62,7 @@
 // Fused multiplies the stored bits with VDPBF16PS instead (bf16Tile,
 // sgemm.BF16GemmBand): Q·Kᵀ exact products with float32 sums, the online
 // softmax in float32, P rounded to bfloat16 for P·V (O within
-// 2⁻⁹·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as
+// 2⁻⁸·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as
 // zero), as backend's contract allows for that choice of dtypes. The
 // staged ops widen as above. Measured (a loaded machine, AVX-512 with
 // AVX512_BF16): 1.47× the float32 fused rate at N = 4096.

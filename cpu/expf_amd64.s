@@ -683,18 +683,25 @@ max512reduce:
 	MOVSS         X0, ret+24(FP)
 	RET
 
-// The bfloat16 rounding constants of expShiftBF16AVX512: 1 and 0x7fff.
+// The constants of expShiftBF16AVX512: 1 and 0x7fff for the rounding to
+// bfloat16, and −126, below which 2^t is 0 to it.
 DATA bf16c<>+0(SB)/4, $0x00000001
 DATA bf16c<>+4(SB)/4, $0x00007fff
-GLOBL bf16c<>(SB), RODATA|NOPTR, $8
+DATA bf16c<>+8(SB)/4, $0xc2fc0000
+GLOBL bf16c<>(SB), RODATA|NOPTR, $12
 
 // func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
 //
-// expShiftAVX512 that stores each e^(v − m) rounded to bfloat16 in out
-// (to nearest, ties to even: e is finite and ≥ 0, so adding 0x7fff plus
-// the kept half's last bit carries exactly when it should) rather than
-// in row, which it leaves as it was; the sum is the float32 values'.
-// len(row) a multiple of 16, len(out) at least len(row).
+// expShiftAVX512 for weights that are rounded to bfloat16 at once: each
+// e^(v − m) = 2^t, t = (v − m)·log₂e, is 2^n·2^f with n = round(t) and
+// f = t − n exactly, 2^f softcapAVX512's degree-6 polynomial (exp2c<>),
+// and 0 where t < −126 (hidden keys, −Inf, included); t's own rounding
+// moves e by at most e·|t|·ln 2·2⁻²⁴ ≤ 2.2e-8, nothing beside
+// bfloat16's 2⁻⁸. Each is stored in out rounded to bfloat16 (to
+// nearest, ties to even: e is finite and ≥ 0, so adding 0x7fff plus the
+// kept half's last bit carries exactly when it should); row is left as
+// it was, and the sum is of the float32 values, by expShiftAVX512's
+// blocks. len(row) a multiple of 16, len(out) at least len(row).
 TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ          row_base+0(FP), SI
 	MOVQ          row_len+8(FP), CX
@@ -704,22 +711,46 @@ TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
 	VPXORQ        Z14, Z14, Z14
 	VPXORQ        Z15, Z15, Z15
 	VPXORD        Z17, Z17, Z17
-	EXPCONSTS16
-	VPBROADCASTD  bf16c<>+0(SB), Z27  // 1
-	VPBROADCASTD  bf16c<>+4(SB), Z28  // 0x7fff
+	VBROADCASTSS  expc<>+32(SB), Z2    // log₂e
+	VBROADCASTSS  bf16c<>+8(SB), Z1    // −126
+	VBROADCASTSS  expc<>+416(SB), Z16  // 1
+	VBROADCASTSS  exp2c<>+32(SB), Z18  // a1 … a6
+	VBROADCASTSS  exp2c<>+64(SB), Z19
+	VBROADCASTSS  exp2c<>+96(SB), Z20
+	VBROADCASTSS  exp2c<>+128(SB), Z21
+	VBROADCASTSS  exp2c<>+160(SB), Z22
+	VBROADCASTSS  exp2c<>+192(SB), Z23
+	VPBROADCASTD  bf16c<>+0(SB), Z27   // 1
+	VPBROADCASTD  bf16c<>+4(SB), Z28   // 0x7fff
 	TESTQ         CX, CX
 	JZ            bfdone
 
 bfloop:
 	VMOVUPS       (SI), Z6
-	EXPSHIFT16                        // e = e^(v − m), 0 below lo
-	VADDPS        Z10, Z17, Z17       // the block's float32 sum
+	VSUBPS        Z0, Z6, Z6           // v − m
+	VMULPS        Z2, Z6, Z6           // t = (v − m)·log₂e
+	VCMPPS        $0x1d, Z1, Z6, K1    // keep = t ≥ −126 (false for −Inf, NaN)
+	VRNDSCALEPS   $0, Z6, Z8           // n = round(t)
+	VSUBPS        Z8, Z6, Z9           // f = t − n
+	VMULPS        Z9, Z9, Z10          // f²
+	VMOVAPS       Z16, Z24
+	VFMADD231PS   Z18, Z9, Z24         // 1 + a1·f
+	VMOVAPS       Z19, Z25
+	VFMADD231PS   Z20, Z9, Z25         // a2 + a3·f
+	VMOVAPS       Z21, Z26
+	VFMADD231PS   Z22, Z9, Z26         // a4 + a5·f
+	VFMADD231PS   Z23, Z10, Z26        // a4 + a5·f + a6·f²
+	VFMADD231PS   Z25, Z10, Z24        // 1 + a1·f + f²·(a2 + a3·f)
+	VMULPS        Z10, Z10, Z10        // f⁴
+	VFMADD231PS   Z26, Z10, Z24        // 2^f
+	VSCALEFPS.Z   Z8, Z24, K1, Z10     // e = 2^f·2^n, 0 where t < −126
+	VADDPS        Z10, Z17, Z17        // the block's float32 sum
 	VPSRLD        $16, Z10, Z11
-	VPANDD        Z27, Z11, Z11       // the kept half's last bit
+	VPANDD        Z27, Z11, Z11        // the kept half's last bit
 	VPADDD        Z28, Z11, Z11
-	VPADDD        Z10, Z11, Z11       // e + 0x7fff + that bit
+	VPADDD        Z10, Z11, Z11        // e + 0x7fff + that bit
 	VPSRLD        $16, Z11, Z11
-	VPMOVDW       Z11, (DI)           // sixteen bfloat16
+	VPMOVDW       Z11, (DI)            // sixteen bfloat16
 	ADDQ          $64, SI
 	ADDQ          $32, DI
 	DECQ          CX

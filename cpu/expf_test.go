@@ -184,36 +184,42 @@ func TestScale(t *testing.T) {
 	}
 }
 
-// expShiftBF16 stores, bit for bit, what expShift followed by narrowing
-// to bfloat16 gives, and the same sum (but for the order of its float64
-// additions), for lengths around the vector
-// width, with hidden keys (−Inf) and values far below the row's max.
+// expShiftBF16 stores e^(x − m) rounded to bfloat16, within half a
+// bfloat16 unit (2⁻⁸ relative) plus the exponential's own error of the
+// exact value, exactly 0 for a hidden key (−Inf) and for arguments below
+// −87.3 (2⁻¹²⁶), and returns the float32 values' sum, for lengths around
+// the vector width and values far below the row's max.
 func TestExpShiftBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for n := 0; n <= 70; n++ {
 		row := make([]float32, n)
 		for j := range row {
 			row[j] = -float32(rng.Float64() * 30)
-			if j%7 == 3 {
+			switch j % 7 {
+			case 3:
 				row[j] = float32(math.Inf(-1))
+			case 5:
+				row[j] = -float32(88 + rng.Float64()*100) // e^x below 2⁻¹²⁶
 			}
 		}
 		m := float32(rng.Float64() * 2)
-		want := append([]float32(nil), row...)
-		wantSum := expShift(want, m)
-		wantBits := make([]uint16, n)
-		narrow(backend.BFloat16, wantBits, want)
 		got := make([]uint16, n+1)
 		got[n] = 0xdead
 		sum := expShiftBF16(append([]float32(nil), row...), m, got[:n])
-		// The same values, added in another order in float64.
-		if d := math.Abs(sum - wantSum); d > 1e-15*wantSum {
-			t.Fatalf("n=%d: sum %v, want %v", n, sum, wantSum)
-		}
-		for j := range wantBits {
-			if got[j] != wantBits[j] {
-				t.Fatalf("n=%d: out[%d] = %#04x, want %#04x (e = %g)", n, j, got[j], wantBits[j], want[j])
+		want := 0.0
+		for j, x := range row {
+			e := math.Exp(float64(x) - float64(m))
+			if float64(x)-float64(m) < -87.4 {
+				e = 0
 			}
+			want += e
+			g := float64(backend.BFloat16.Decode(got[j]))
+			if e == 0 && g != 0 || math.Abs(g-e) > 0x1p-8*e+3e-8*e {
+				t.Fatalf("n=%d: out[%d] = %g, want e^(%g − %g) = %g", n, j, g, x, m, e)
+			}
+		}
+		if math.Abs(sum-want) > 1e-6*want {
+			t.Fatalf("n=%d: sum %v, want %v", n, sum, want)
 		}
 		if got[n] != 0xdead {
 			t.Fatalf("n=%d: wrote past out", n)

@@ -222,8 +222,8 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 // scale·Q·Kᵀ by sgemm.BF16GemmBand on Q's and K's stored bits (each
 // product of two bfloat16 values exact in float32, the sums float32, as
 // the float32 path's), the online softmax as ever, then P rounded to
-// bfloat16 (2⁻⁹ relative a weight; l sums the float32 weights, so O moves
-// by at most 2⁻⁹·Σ_j w_j·|v_j| and the LSE not at all) and acc += P·V on
+// bfloat16 (2⁻⁸ relative a weight; l sums the float32 weights, so O moves
+// by at most 2⁻⁸·Σ_j w_j·|v_j| and the LSE not at all) and acc += P·V on
 // V's stored bits. VDPBF16PS reads bfloat16 subnormals (below 2⁻¹²⁶) as
 // zero.
 func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Band, b, h, i0, j0 int) {

@@ -32,22 +32,22 @@ func (d DTypes) Half() bool {
 // BF16Arithmetic says whether Q, K and V are all BFloat16: the caller's
 // choice of bfloat16 precision, under which the contract lets a backend
 // multiply in bfloat16 with float32 sums, P rounded to bfloat16 for P·V
-// (backend's doc, "Storage dtypes"). O may then be off by 2⁻⁹·Σ_j w_j|v_j|
+// (backend's doc, "Storage dtypes"). O may then be off by 2⁻⁸·Σ_j w_j|v_j|
 // more, which BF16Slack bounds.
 func (d DTypes) BF16Arithmetic() bool {
 	return d.Q == backend.BFloat16 && d.K == backend.BFloat16 && d.V == backend.BFloat16
 }
 
 // BF16Slack is the most rounding P to bfloat16 may move an output of a
-// case whose V is v: 2⁻⁹ (half a unit of bfloat16's 8-bit significand,
-// relative) times max|v|, which bounds Σ_j w_j|v_j| since the weights
+// case whose V is v: 2⁻⁸ (bfloat16's unit roundoff: half a unit in the
+// last place of its 8-bit significand, relative) times max|v|, which bounds Σ_j w_j|v_j| since the weights
 // sum to at most 1.
 func BF16Slack(v []float32) float64 {
 	m := 0.0
 	for _, x := range v {
 		m = max(m, math.Abs(float64(x)))
 	}
-	return 0x1p-9 * m
+	return 0x1p-8 * m
 }
 
 // WithDTypes returns a copy of c whose operands are stored as dt, each

@@ -83,7 +83,7 @@ func BF16Kernel() string {
 // in an order of its own, which the bound covers). VDPBF16PS also reads
 // bfloat16 subnormals (below 2⁻¹²⁶) as zero and flushes subnormal sums
 // to zero, which may add k·2⁻¹²⁶·(1 + max|A| + max|B|)·|alpha| more;
-// the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁹
+// the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁸
 // relative each) is the caller's and costs far more.
 func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 	if bf16Active == nil {

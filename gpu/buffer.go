@@ -11,12 +11,16 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
-// buffer is device storage of n float32 values owned by one Backend. Its
-// wgpu buffer is at least 16 bytes long (a zero-length binding is not
-// allowed), and Release destroys it at once under the device lock.
+// buffer is device storage of n values of one dtype owned by one Backend:
+// float32s, or halves two to a u32 word (element i in the low half of
+// word i/2 when i is even, the high half when odd), ⌈n/2⌉ words. Its wgpu
+// buffer is at least 16 bytes long (a zero-length binding is not
+// allowed), a multiple of 16, and Release destroys it at once under the
+// device lock.
 type buffer struct {
 	owner    *Backend
 	n        int
+	dtype    backend.DType
 	bytes    int64
 	buf      *wgpu.Buffer
 	released bool // guarded by owner.mu
@@ -29,9 +33,13 @@ func (x *buffer) Len() int {
 	return x.n
 }
 
-// DType is Float32: this backend stores float32 only (Caps().Half is
-// false).
-func (x *buffer) DType() backend.DType { return backend.Float32 }
+// DType is how the buffer stores its elements.
+func (x *buffer) DType() backend.DType {
+	if x == nil {
+		return backend.Float32
+	}
+	return x.dtype
+}
 
 // Release frees the device memory; releasing twice is a no-op.
 func (x *buffer) Release() {
@@ -62,8 +70,10 @@ func (x *buffer) free() {
 	x.buf = nil
 }
 
-// Alloc returns zero-filled device storage for n float32 values (WebGPU
-// zero-initialises new buffers); a half dtype is ErrUnsupported.
+// Alloc returns zero-filled device storage for n values of dtype t
+// (WebGPU zero-initialises new buffers): n·4 bytes for Float32, ⌈n/2⌉
+// words for a half dtype. Caps().MaxBufferLen, the device's largest
+// buffer in float32s, bounds n for every dtype.
 func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d elements", n)
@@ -71,18 +81,15 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if !t.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %v", t)
 	}
-	if t != backend.Float32 {
-		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: alloc of %d %v elements: this backend stores float32 only", n, t)
-	}
 	if err := b.lock(nil, "alloc"); err != nil {
 		return nil, err
 	}
 	defer b.mu.Unlock()
 	if uint64(n) > b.lim.MaxBufferSize/4 {
-		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: alloc of %d elements (%d bytes) exceeds the device's largest buffer, %d bytes",
-			n, uint64(n)*4, b.lim.MaxBufferSize)
+		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: alloc of %d %v elements exceeds the device's largest buffer, %d bytes, of %d float32s (Caps().MaxBufferLen, for every dtype)",
+			n, t, b.lim.MaxBufferSize, b.lim.MaxBufferSize/4)
 	}
-	size := max(uint64(n)*4, 16)
+	size := max(storedBytes(t, n), 16)
 	size = (size + 15) &^ 15
 	wb, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
 		Label: "attn",
@@ -92,7 +99,7 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if err != nil || wb == nil {
 		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: alloc of %d elements (%d bytes): %v", n, size, err)
 	}
-	x := &buffer{owner: b, n: n, bytes: int64(size), buf: wb}
+	x := &buffer{owner: b, n: n, dtype: t, bytes: int64(size), buf: wb}
 	b.bufs[x] = struct{}{}
 	b.allocated += x.bytes
 	b.peak = max(b.peak, b.allocated)
@@ -112,60 +119,150 @@ func (b *Backend) resolve(op, name string, buf backend.Buffer) (*buffer, error) 
 	return x, nil
 }
 
-// WriteBits writes the bits of a half buffer; this backend has none, so
-// every dst is Float32 and refused.
+// storedBytes is the bytes n elements of t take: 4 each for Float32, ⌈n/2⌉
+// words for a half dtype.
+func storedBytes(t backend.DType, n int) uint64 {
+	if t.Half() {
+		return uint64(n+1) / 2 * 4
+	}
+	return uint64(n) * 4
+}
+
+// WriteBits copies src, the bits of dst's half dtype, into dst from
+// element off, as they are. A Float32 dst is ErrShape.
 func (b *Backend) WriteBits(dst backend.Buffer, off int, src []uint16) error {
-	if err := b.checkBuffer("write", "dst", dst); err != nil {
-		return err
-	}
-	return backend.Errorf(backend.ErrShape, "gpu: write of %d half bits into a %v buffer", len(src), dst.DType())
-}
-
-// ReadBits reads the bits of a half buffer; see WriteBits.
-func (b *Backend) ReadBits(dst []uint16, src backend.Buffer, off int) error {
-	if err := b.checkBuffer("read", "src", src); err != nil {
-		return err
-	}
-	return backend.Errorf(backend.ErrShape, "gpu: read of %d half bits from a %v buffer", len(dst), src.DType())
-}
-
-// checkBuffer checks that buf is present, allocated by b and not
-// released.
-func (b *Backend) checkBuffer(op, name string, buf backend.Buffer) error {
-	if buf == nil {
-		return backend.Errorf(backend.ErrShape, "gpu: %s: %s buffer is nil", op, name)
-	}
-	if err := b.lock(nil, op); err != nil {
+	x, err := b.lockRange("write", "dst", dst, off, len(src))
+	if err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
-	_, err := b.resolve(op, name, buf)
-	return err
+	if !x.dtype.Half() {
+		return backend.Errorf(backend.ErrShape, "gpu: write of %d half bits into a %v buffer", len(src), x.dtype)
+	}
+	return b.writeHalves(x, off, src)
+}
+
+// ReadBits copies len(dst) stored elements of the half buffer src, from
+// element off, as bits. A Float32 src is ErrShape.
+func (b *Backend) ReadBits(dst []uint16, src backend.Buffer, off int) error {
+	x, err := b.lockRange("read", "src", src, off, len(dst))
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	if !x.dtype.Half() {
+		return backend.Errorf(backend.ErrShape, "gpu: read of %d half bits from a %v buffer", len(dst), x.dtype)
+	}
+	return b.readHalves(dst, x, off)
+}
+
+// lockRange takes the device lock for op (write or read), resolves buf
+// and checks that elements [off, off+n) lie in it: on success the caller
+// holds b.mu and must unlock it.
+func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*buffer, error) {
+	if buf == nil {
+		return nil, backend.Errorf(backend.ErrShape, "gpu: %s: %s buffer is nil", op, name)
+	}
+	if err := b.lock(nil, op); err != nil {
+		return nil, err
+	}
+	x, err := b.resolve(op, name, buf)
+	if err != nil {
+		b.mu.Unlock()
+		return nil, err
+	}
+	if off < 0 || off > x.n || n > x.n-off {
+		b.mu.Unlock()
+		dir := "into"
+		if op == "read" {
+			dir = "from"
+		}
+		return nil, backend.Errorf(backend.ErrShape, "gpu: %s of %d elements at offset %d %s a buffer of %d", op, n, off, dir, x.n)
+	}
+	return x, nil
+}
+
+// writeHalves stores the half bits src as elements off … of x. A word
+// that src covers only half of (an odd off, or an odd end) keeps its
+// other half, read back from the device first: the queue writes whole
+// words. The caller holds b.mu.
+func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
+	if len(src) == 0 {
+		return nil
+	}
+	end := off + len(src)
+	w0, w1 := off/2, (end+1)/2
+	words := make([]uint32, w1-w0)
+	if off%2 == 1 {
+		if err := b.readWords(words[:1], x.buf, w0); err != nil {
+			return err
+		}
+	}
+	if end%2 == 1 && (off%2 == 0 || w1-w0 > 1) {
+		if err := b.readWords(words[len(words)-1:], x.buf, w1-1); err != nil {
+			return err
+		}
+	}
+	for i, h := range src {
+		e := off + i
+		w := &words[e/2-w0]
+		if e%2 == 0 {
+			*w = *w&0xffff0000 | uint32(h)
+		} else {
+			*w = *w&0xffff | uint32(h)<<16
+		}
+	}
+	return b.writeWords(x.buf, w0, words)
+}
+
+// readHalves reads len(dst) half bits of x from element off. The caller
+// holds b.mu.
+func (b *Backend) readHalves(dst []uint16, x *buffer, off int) error {
+	for len(dst) > 0 {
+		// Whole words, at most a staging buffer's worth a chunk.
+		n := min(len(dst), stagingBytes/2-2)
+		w0, w1 := off/2, (off+n+1)/2
+		words := make([]uint32, w1-w0)
+		if err := b.readWords(words, x.buf, w0); err != nil {
+			return err
+		}
+		for i := range n {
+			e := off + i
+			dst[i] = uint16(words[e/2-w0] >> (16 * (e % 2)))
+		}
+		dst, off = dst[n:], off+n
+	}
+	return nil
 }
 
 // writeChunk bounds the host copy wgpu makes of one WriteBuffer.
 const writeChunk = 64 << 20
 
-// Write copies src into dst from element off.
+// Write copies src into dst from element off, rounded to a half dst's
+// dtype (backend.DType.Encode) on the host after DType.CheckFits has
+// refused a value that would overflow it (ErrNonFinite, nothing
+// written).
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
-	if dst == nil {
-		return backend.Errorf(backend.ErrShape, "gpu: write: dst buffer is nil")
-	}
-	if err := b.lock(nil, "write"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	x, err := b.resolve("write", "dst", dst)
+	x, err := b.lockRange("write", "dst", dst, off, len(src))
 	if err != nil {
 		return err
 	}
-	if off < 0 || off > x.n || len(src) > x.n-off {
-		return backend.Errorf(backend.ErrShape, "gpu: write of %d elements at offset %d into a buffer of %d", len(src), off, x.n)
+	defer b.mu.Unlock()
+	if !x.dtype.Half() {
+		return b.write(x.buf, off, src)
 	}
-	return b.write(x.buf, off, src)
+	if err := x.dtype.CheckFits("gpu: write: src", off, src); err != nil {
+		return err
+	}
+	bits := make([]uint16, len(src))
+	for i, v := range src {
+		bits[i] = x.dtype.Encode(v)
+	}
+	return b.writeHalves(x, off, bits)
 }
 
-// write uploads src at element off of wb. The caller holds b.mu.
+// write uploads src at element off of wb, a float32 buffer. The caller
+// holds b.mu.
 func (b *Backend) write(wb *wgpu.Buffer, off int, src []float32) error {
 	for len(src) > 0 {
 		n := min(len(src), writeChunk/4)
@@ -174,6 +271,24 @@ func (b *Backend) write(wb *wgpu.Buffer, off int, src []float32) error {
 			return fmt.Errorf("gpu: write: %w", err)
 		}
 		src, off = src[n:], off+n
+	}
+	return nil
+}
+
+// writeWords uploads words at word off of wb. The caller holds b.mu.
+func (b *Backend) writeWords(wb *wgpu.Buffer, off int, words []uint32) error {
+	return b.write(wb, off, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), len(words)))
+}
+
+// readWords reads len(dst) words of wb from word off. The caller holds
+// b.mu.
+func (b *Backend) readWords(dst []uint32, wb *wgpu.Buffer, off int) error {
+	for len(dst) > 0 {
+		n := min(len(dst), stagingBytes/4)
+		if err := b.readChunk(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), n), wb, off); err != nil {
+			return err
+		}
+		dst, off = dst[n:], off+n
 	}
 	return nil
 }
@@ -197,21 +312,23 @@ func (b *Backend) fill(wb *wgpu.Buffer, off, n int, v float32) error {
 var negInf = float32(math.Inf(-1))
 
 // Read copies len(dst) elements of src from element off into dst, through
-// the staging buffer, one chunk at a time.
+// the staging buffer, one chunk at a time; a half src is widened exactly
+// on the host (backend.DType.Decode).
 func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
-	if src == nil {
-		return backend.Errorf(backend.ErrShape, "gpu: read: src buffer is nil")
-	}
-	if err := b.lock(nil, "read"); err != nil {
-		return err
-	}
-	defer b.mu.Unlock()
-	x, err := b.resolve("read", "src", src)
+	x, err := b.lockRange("read", "src", src, off, len(dst))
 	if err != nil {
 		return err
 	}
-	if off < 0 || off > x.n || len(dst) > x.n-off {
-		return backend.Errorf(backend.ErrShape, "gpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, x.n)
+	defer b.mu.Unlock()
+	if x.dtype.Half() {
+		bits := make([]uint16, len(dst))
+		if err := b.readHalves(bits, x, off); err != nil {
+			return err
+		}
+		for i, h := range bits {
+			dst[i] = x.dtype.Decode(h)
+		}
+		return nil
 	}
 	for len(dst) > 0 {
 		n := min(len(dst), stagingBytes/4)

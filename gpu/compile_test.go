@@ -37,15 +37,38 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 // head dims D, Dv drawn from dims (each pair), under both plans
 // (adapterPlan), built from the same constants as the ops (adapterplan.go
 // and each kernel's file). Scores, softmax, context and merge have one
-// each; a pair has the fused kernel each plan's fusedKernel picks for it,
-// on b's workgroup memory and on the least WebGPU allows.
+// each, and pack one a half dtype; a pair has the fused kernel each plan's
+// fusedKernel picks for it, on b's workgroup memory and on the least
+// WebGPU allows. The half operands' loaders are compiled for scores and
+// context, and for the fused kernels of a few pairs (odd, vec4 and wide
+// heads), with each half dtype on every operand.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
+	f16, bf16 := shaders.F16, shaders.BF16
 	specs := []shaders.Spec{
 		shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg},
 		shaders.SoftmaxConsts{WG: smWG, PER: smPer},
 		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
 		shaders.MergeConsts{WG: mergeWG},
+		shaders.PackConsts{WG: packWG, O: f16},
+		shaders.PackConsts{WG: packWG, O: bf16},
+	}
+	for _, e := range []shaders.Elem{f16, bf16} {
+		specs = append(specs,
+			shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg, Q: e, K: e, Bias: e},
+			shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg, V: e})
+	}
+	// fused is the fused kernel plan ap picks for d, dv on m bytes of
+	// workgroup memory, its operands stored as e.
+	fused := func(ap adapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
+		switch rows, tk, _ := ap.fusedKernel(m, d, dv); {
+		case rows > 0:
+			return shaders.FusedConsts{WG: fusedWG, R: rows, D: d, DV: dv, Q: e, K: e, V: e, Bias: e}
+		case tk > 0:
+			return shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv, Q: e, K: e, V: e, Bias: e}
+		}
+		t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
+		return nil
 	}
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
 	for _, setting := range []string{"cpu", "hardware"} {
@@ -56,18 +79,16 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		for _, d := range dims {
 			for _, dv := range dims {
 				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
-					var s shaders.Spec
-					switch rows, tk, _ := ap.fusedKernel(m, d, dv); {
-					case rows > 0:
-						s = shaders.FusedConsts{WG: fusedWG, R: rows, D: d, DV: dv}
-					case tk > 0:
-						s = shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv}
-					default:
-						t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
-					}
-					if !slices.Contains(specs, s) {
+					if s := fused(ap, m, d, dv, shaders.F32); !slices.Contains(specs, s) {
 						specs = append(specs, s)
 					}
+				}
+			}
+		}
+		for _, hd := range [][2]int{{3, 5}, {64, 64}, {256, 200}} {
+			for _, e := range []shaders.Elem{f16, bf16} {
+				if s := fused(ap, mem, hd[0], hd[1], e); !slices.Contains(specs, s) {
+					specs = append(specs, s)
 				}
 			}
 		}

@@ -28,13 +28,20 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if pr.OLen() == 0 {
 		return nil
 	}
+	// A half O accumulates in a float32 scratch and is packed at the end
+	// (pack.wgsl says why).
+	oOut, release, err := b.float32Out(bufs[2], pr.OLen())
+	if err != nil {
+		return err
+	}
+	defer release()
 	var prm shaders.ContextParams
 	ops := []operand{
 		{name: "p", x: bufs[0], t: scoresTensor(pr), at: &prm.P},
 		{name: "v", x: bufs[1], t: vTensor(pr), at: &prm.V},
-		{name: "o", x: bufs[2], t: oTensor(pr), out: true, at: &prm.O},
+		{name: "o", x: oOut, t: oTensor(pr), out: true, at: &prm.O},
 	}
-	pipe, err := b.pipeline(shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg}, "main")
+	pipe, err := b.pipeline(shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg, V: elem(bufs[1])}, "main")
 	if err != nil {
 		return err
 	}
@@ -44,11 +51,8 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	cost := func(u unit) float64 {
 		return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1)) * float64(pr.Dv)
 	}
-	chunk := b.aplan.mmChunk()
-	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4)
-	if vt := vTensor(pr); vt.sr > 0 {
-		chunk = min(chunk, max((maxBind-vt.ncols)/vt.sr, mmStep)/mmStep*mmStep)
-	}
+	// A V window of one head must fit one binding, in its stored bytes.
+	chunk := min(b.aplan.mmChunk(), max(b.maxBindRows(vTensor(pr), bufs[1]), mmStep)/mmStep*mmStep)
 	keyChunks := chunks(pr.Nk, chunk)
 	if pr.Nk == 0 {
 		keyChunks = [][2]int{{0, 0}} // one pass that writes zeros
@@ -67,6 +71,9 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
+	}
+	if ds, err = b.packOut(ds, oOut, bufs[2], pr.OLen()); err != nil {
+		return err
 	}
 	return b.run(ctx, "context", ds)
 }

@@ -27,10 +27,24 @@
 //
 // # Memory
 //
-// A Buffer is one storage buffer of Len float32 values (at least 16
-// bytes), zero-filled, up to the device's maxBufferSize (2 GiB on
-// lavapipe). Q, K, V, O, masks, scores and LSE are laid out exactly as
-// package backend says; nothing is copied or transposed on the device.
+// A Buffer is one storage buffer (at least 16 bytes), zero-filled, up to
+// the device's maxBufferSize (2 GiB on lavapipe): Len float32 values, or
+// for Float16 and BFloat16 (Caps().Half) Len halves packed two to a u32
+// word — element i in the low 16 bits of word i/2 when i is even, the
+// high 16 when odd — since this naga has no shader-f16 and WGSL no 16-bit
+// type. Q, K, V, O, masks, scores and LSE are laid out exactly as package
+// backend says; nothing is copied or transposed on the device.
+//
+// Write rounds to a half dtype on the host (backend.DType.Encode, after
+// CheckFits) and Read widens there (Decode); a range that starts or ends
+// inside a word reads that word back first, since the queue writes whole
+// words. The kernels read a half Q, K, V or bias through loaders that
+// package shaders writes for each operand's dtype (float16 by
+// unpack2x16float, bfloat16 by a 16-bit shift). No attention kernel
+// writes halves: a half O is computed in a float32 scratch and pack.wgsl
+// rounds it into O's buffer, one invocation per word (two invocations of
+// the attention kernels can own the halves of one word), to nearest even
+// with saturation (half.go).
 //
 // # How an op runs
 //
@@ -41,6 +55,9 @@
 //     maxStorageBufferBindingSize (128 MiB on lavapipe), at an aligned
 //     offset; the shader subtracts the window's start from every index in
 //     wrapping u32 arithmetic, so buffers up to 2 GiB and beyond work;
+//     windows are cut in elements and sized in stored bytes (a half
+//     operand's window holds twice the rows, and the key chunks that
+//     bindings bound grow with it);
 //   - on a CPU-type adapter (lavapipe), no invocation loops more than
 //     loopBudget times in all (lavapipe silently stops an invocation after
 //     about 65 535 loop iterations), so the fused path cuts the key range

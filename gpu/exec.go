@@ -11,10 +11,10 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
-// binding is the window of a buffer bound at one binding slot.
+// binding is the window of a buffer bound at one binding slot, in bytes.
 type binding struct {
-	buf *wgpu.Buffer
-	w   window
+	buf       *wgpu.Buffer
+	off, size int
 }
 
 // dispatch is one recorded kernel launch: its pipeline, its Params
@@ -39,10 +39,11 @@ func newDispatch(p *pipeline) *dispatch {
 // anything.
 func (d *dispatch) setParams(v any) { d.params, d.err = d.p.kernel.Encode(v) }
 
-func (d *dispatch) bind(name string, buf *wgpu.Buffer, w window) {
+// bind binds size bytes of buf from byte off at the binding name.
+func (d *dispatch) bind(name string, buf *wgpu.Buffer, off, size int) {
 	for i, bd := range d.p.kernel.Bindings {
 		if bd.Name == name {
-			d.binds[i] = binding{buf, w}
+			d.binds[i] = binding{buf, off, size}
 			return
 		}
 	}
@@ -60,7 +61,22 @@ type operand struct {
 	at   *shaders.Tensor
 	mask *shaders.Mask
 	out  bool
-	vec4 bool // bound as array<vec4<f32>>: the window starts and ends on 16 bytes
+	vec4 bool // bound as vectors of four elements: the window starts and ends on a multiple of four elements
+}
+
+// elem is how the kernel reads the operand's buffer x: its dtype as the
+// shaders' Elem (F32 for an absent operand, which a dummy replaces).
+func elem(x *buffer) shaders.Elem {
+	if x == nil {
+		return shaders.F32
+	}
+	switch x.dtype {
+	case backend.Float16:
+		return shaders.F16
+	case backend.BFloat16:
+		return shaders.BF16
+	}
+	return shaders.F32
 }
 
 // address writes the operand's strides and window start into its Params
@@ -76,11 +92,15 @@ func (o operand) address(t tensor, start int) {
 
 // bindOperands binds the window each operand needs for unit u and writes
 // its strides and window start into the Params field the operand points
-// to (all modulo 2³², as the kernels compute). It reports false when a
-// window is larger than the device's biggest storage binding.
+// to (all modulo 2³², as the kernels compute). Windows are cut in
+// elements and bound in bytes, each element its dtype's size: a window
+// starts on the device's offset alignment (for a half operand an even
+// element, so the kernel's element index i is in word i/2 of the
+// window) and its size is rounded up to whole words. It reports false
+// when a window is larger than the device's biggest storage binding.
 func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) bool {
-	align := max(int(b.lim.MinStorageBufferOffsetAlignment)/4, 1)
-	maxBind := int(b.lim.MaxStorageBufferBindingSize / 4)
+	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	for _, o := range ops {
 		if o.x == nil {
 			dummy := b.dummyR
@@ -88,32 +108,51 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 				dummy = b.dummyW
 			}
 			if d != nil {
-				d.bind(o.name, dummy, window{0, 64})
+				d.bind(o.name, dummy, 0, 256)
 				o.address(tensor{}, 0)
 			}
 			continue
 		}
+		size := o.x.dtype.Size()
+		capacity := int(o.x.bytes) / size // elements the buffer's bytes hold, ≥ Len
 		lo, hi := o.t.span(u, H, G)
-		a := align
+		a := alignBytes / size
 		if o.vec4 {
-			a = max(align, 4)
+			a = max(a, 4)
 		}
-		w := windowFor(lo, hi, a, int(o.x.bytes/4))
-		if w.n < 4 {
-			w.n = min(4, int(o.x.bytes/4)-w.start)
+		w := windowFor(lo, hi, a, capacity)
+		if least := 16 / size; w.n < least {
+			w.n = min(least, capacity-w.start)
 		}
 		if o.vec4 {
 			w.n = (w.n + 3) &^ 3 // within the buffer, whose length is a multiple of 16 bytes
 		}
-		if w.n > maxBind {
+		bytes := (w.n*size + 3) &^ 3
+		if bytes > maxBind {
 			return false
 		}
 		if d != nil {
-			d.bind(o.name, o.x.buf, w)
+			d.bind(o.name, o.x.buf, w.start*size, bytes)
 			o.address(o.t, w.start)
 		}
 	}
 	return true
+}
+
+// maxBindRows is the most rows of t (a K or V operand stored in x's
+// dtype) whose window fits one storage binding, less the alignment of
+// its start and of its end when bound as vec4s: bindings count the
+// stored bytes, so a half operand's windows hold twice the rows.
+func (b *Backend) maxBindRows(t tensor, x *buffer) int {
+	size := 4
+	if x != nil {
+		size = x.dtype.Size()
+	}
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)/size - int(b.lim.MinStorageBufferOffsetAlignment)/size - 4
+	if t.sr <= 0 {
+		return unbounded
+	}
+	return (maxBind - t.ncols) / t.sr
 }
 
 // gridOK reports whether every grid dimension is within the device's
@@ -197,7 +236,7 @@ func (b *Backend) submit(ds []*dispatch) error {
 				entries[0] = wgpu.BindGroupEntry{Binding: 0, Buffer: ubuf, Offset: uint64(k * slot), Size: uint64(paramBytes(d))}
 				continue
 			}
-			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.w.start) * 4, Size: uint64(bd.w.n) * 4}
+			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
 		}
 		g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
 		if err != nil {

@@ -57,10 +57,10 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		return err
 	}
 	// A K or V window of one head must fit one binding (less the
-	// alignment of its start, and of its end when bound as vec4s).
-	maxBind := int(b.lim.MaxStorageBufferBindingSize/4) - int(b.lim.MinStorageBufferOffsetAlignment/4) - 4
-	for _, t := range []tensor{kTensor(pr), vTensor(pr)} {
-		if fit := (maxBind - t.ncols) / t.sr; fit < chunk {
+	// alignment of its start, and of its end when bound as vec4s),
+	// counted in its stored bytes.
+	for i, t := range []tensor{kTensor(pr), vTensor(pr)} {
+		if fit := b.maxBindRows(t, bufs[1+i]); fit < chunk {
 			chunk = fit / tk * tk
 		}
 	}
@@ -92,10 +92,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	var fused *pipeline
 	tileRows := fusedWG // query rows per workgroup
 	if rows > 0 {
-		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv}, "main")
+		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv,
+			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
 		tileRows = fusedWG * rows
 	} else {
-		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: pr.D, DV: pr.Dv}, "main")
+		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: pr.D, DV: pr.Dv,
+			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
 	}
 	if err != nil {
 		return err
@@ -105,6 +107,13 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	steps := fusedSteps(pr, chunk, tileRows)
 	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
 	lseOut := bufs[6]
+	// A half O is computed in a float32 scratch and packed at the end
+	// (pack.wgsl says why).
+	oOut, release, err := b.float32Out(bufs[5], pr.OLen())
+	if err != nil {
+		return err
+	}
+	defer release()
 	var po, plse *buffer
 	if merges {
 		if po, err = b.scratch(pr.OLen()); err != nil {
@@ -153,7 +162,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	mergeOps := []operand{
 		{name: "po", x: po, t: oTensor(pr), at: &mprm.PO},
 		{name: "plse", x: plse, t: lseTensor(pr), at: &mprm.PLSE},
-		{name: "o", x: bufs[5], t: oTensor(pr), out: true, at: &mprm.O},
+		{name: "o", x: oOut, t: oTensor(pr), out: true, at: &mprm.O},
 		{name: "lse", x: lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
 	}
 	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, 1} }
@@ -162,7 +171,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 	var ds []*dispatch
 	for _, st := range steps {
-		out, outLSE, fl := bufs[5], lseOut, flags
+		out, outLSE, fl := oOut, lseOut, flags
 		if st.first && pr.Sinks != nil {
 			fl |= shaders.FlagSink
 		}
@@ -194,6 +203,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv)
 			ds = append(ds, d)
 		}
+	}
+	if ds, err = b.packOut(ds, oOut, bufs[5], pr.OLen()); err != nil {
+		return err
 	}
 	return b.run(ctx, "fused", ds)
 }

@@ -130,12 +130,12 @@ func (b *Backend) Name() string { return "gpu" }
 // Info describes the adapter in gputypes terms.
 func (b *Backend) Info() backend.Info { return b.info }
 
-// Caps reports the full contract; the largest buffer is the device's
-// maxBufferSize.
+// Caps reports the full contract, the half dtypes included; the largest
+// buffer is the device's maxBufferSize in float32s, for every dtype.
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
-		Variants: true, GQA: true, BNHD: true, LSE: true,
+		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true,
 		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
 	}
 }

@@ -162,10 +162,10 @@ func (b *Backend) uploadVars(p backend.Problem, need bool) (*buffer, error) {
 // kernel then reads none of it: no flag that needs it is set).
 func (b *Backend) bindVars(d *dispatch, x *buffer) {
 	if x == nil {
-		d.bind("vars", b.dummyR, window{0, 64})
+		d.bind("vars", b.dummyR, 0, 256)
 		return
 	}
-	d.bind("vars", x.buf, window{0, int(x.bytes / 4)})
+	d.bind("vars", x.buf, 0, int(x.bytes))
 }
 
 // scratch allocates a temporary device buffer of n elements, not visible

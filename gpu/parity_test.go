@@ -96,11 +96,14 @@ const outPad = 4
 
 var padValue = float32(-4321.5)
 
-// run uploads c to be, computes it with strategy s (kernels.Fused or
-// kernels.Staged), with an LSE output when withLSE, and reads the results
-// back, checking each output's padding. It releases every buffer.
+// run uploads c to be, Q, K, V, O and the bias stored as c.DTypes says
+// (Write rounds c's values to them), computes it with strategy s
+// (kernels.Fused or kernels.Staged), with an LSE output when withLSE, and
+// reads the results back, checking each output's padding. It releases
+// every buffer.
 func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.Strategy, withLSE bool) (outputs, error) {
 	var out outputs
+	dt := c.DTypes
 	p := c.Problem
 	var bufs []backend.Buffer
 	defer func() {
@@ -108,16 +111,16 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 			b.Release()
 		}
 	}()
-	alloc := func(name string, n int) (backend.Buffer, error) {
-		b, err := be.Alloc(backend.Float32, n)
+	alloc := func(name string, t backend.DType, n int) (backend.Buffer, error) {
+		b, err := be.Alloc(t, n)
 		if err != nil {
-			return nil, fmt.Errorf("%s: Alloc(%d) for %s: %w", be.Name(), n, name, err)
+			return nil, fmt.Errorf("%s: Alloc(%v, %d) for %s: %w", be.Name(), t, n, name, err)
 		}
 		bufs = append(bufs, b)
 		return b, nil
 	}
-	in := func(name string, data []float32) (backend.Buffer, error) {
-		b, err := alloc(name, len(data))
+	in := func(name string, t backend.DType, data []float32) (backend.Buffer, error) {
+		b, err := alloc(name, t, len(data))
 		if err != nil {
 			return nil, err
 		}
@@ -126,8 +129,8 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 		}
 		return b, nil
 	}
-	outBuf := func(name string, n int) (backend.Buffer, error) {
-		b, err := alloc(name, n+outPad)
+	outBuf := func(name string, t backend.DType, n int) (backend.Buffer, error) {
+		b, err := alloc(name, t, n+outPad)
 		if err != nil {
 			return nil, err
 		}
@@ -148,51 +151,52 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 		if err := be.Read(x, b, 0); err != nil {
 			return nil, fmt.Errorf("%s: Read %s: %w", be.Name(), name, err)
 		}
+		pad := b.DType().Round(padValue)
 		for i := n; i < n+outPad; i++ {
-			if math.Float32bits(x[i]) != math.Float32bits(padValue) {
+			if math.Float32bits(x[i]) != math.Float32bits(pad) {
 				return nil, fmt.Errorf("%s: %s: element %d, past its %d values, was overwritten with %v", be.Name(), name, i, n, x[i])
 			}
 		}
 		return x[:n], nil
 	}
-	mask := func(name string, m *backendtest.HostMask) (*backend.Mask, error) {
+	mask := func(name string, t backend.DType, m *backendtest.HostMask) (*backend.Mask, error) {
 		if m == nil {
 			return nil, nil
 		}
-		b, err := in(name, m.Data)
+		b, err := in(name, t, m.Data)
 		if err != nil {
 			return nil, err
 		}
 		return &backend.Mask{Buf: b, Shape: m.Shape}, nil
 	}
 
-	q, err := in("Q", c.Q)
+	q, err := in("Q", dt.Q, c.Q)
 	if err != nil {
 		return out, err
 	}
-	k, err := in("K", c.K)
+	k, err := in("K", dt.K, c.K)
 	if err != nil {
 		return out, err
 	}
-	v, err := in("V", c.V)
+	v, err := in("V", dt.V, c.V)
 	if err != nil {
 		return out, err
 	}
-	bias, err := mask("bias", c.Bias)
+	bias, err := mask("bias", dt.Bias, c.Bias)
 	if err != nil {
 		return out, err
 	}
-	keep, err := mask("keep", c.Keep)
+	keep, err := mask("keep", backend.Float32, c.Keep)
 	if err != nil {
 		return out, err
 	}
-	o, err := outBuf("O", p.OLen())
+	o, err := outBuf("O", dt.O, p.OLen())
 	if err != nil {
 		return out, err
 	}
 	var lse backend.Buffer
 	if withLSE {
-		if lse, err = outBuf("LSE", p.LSELen()); err != nil {
+		if lse, err = outBuf("LSE", backend.Float32, p.LSELen()); err != nil {
 			return out, err
 		}
 	}
@@ -203,7 +207,7 @@ func run(ctx context.Context, be backend.Backend, c backendtest.Case, s kernels.
 			return out, fmt.Errorf("%s: Fused: %w", be.Name(), err)
 		}
 	case kernels.Staged:
-		sb, err := outBuf("scores", p.ScoresLen())
+		sb, err := outBuf("scores", backend.Float32, p.ScoresLen())
 		if err != nil {
 			return out, err
 		}

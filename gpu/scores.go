@@ -52,7 +52,8 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		return err
 	}
 	defer vars.free()
-	pipe, err := b.pipeline(shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg}, "main")
+	pipe, err := b.pipeline(shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg,
+		Q: elem(bufs[0]), K: elem(bufs[1]), Bias: elem(bufs[2])}, "main")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,9 @@
 // the tile is written; when 0 it is added to O, so the host can split the
 // key range into chunks.
 //
+// v is read through v_at, which widens a half V (ContextConsts.V); p and
+// o are f32 (the host packs a half O afterwards, pack.wgsl).
+//
 // Bindings: P (Params), p, v (read), o (read_write).
 // Grid: x = column tiles of TN in [0, Dv), y = query tiles of TM in
 // [i0, i1), z = heads bh0, bh0+1, ….
@@ -48,7 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let c = tc + x % TN;
             var val = 0.0;
             if (j < P.j1 && c < P.Dv) {
-                val = v[va + j * P.v_r + c];
+                val = v_at(va + j * P.v_r + c);
             }
             vt[x] = val;
         }

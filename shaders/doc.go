@@ -17,7 +17,10 @@
 //     workgroup memory, for head dims too wide to write out on a CPU-type
 //     adapter and for every head dim on a hardware one;
 //   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
-//     result exactly.
+//     result exactly;
+//   - pack.wgsl: rounds a float32 output into a half buffer, one u32
+//     word an invocation, to nearest even with saturation (lib/half.wgsl,
+//     in integer arithmetic).
 //
 // go-webgpu v0.17.1 cannot set WGSL override constants, and its naga
 // accepts neither expressions in array sizes nor named workgroup sizes, so
@@ -35,6 +38,16 @@
 // same fields, types and offsets. The gpu backend caches compiled
 // pipelines by Kernel.Key. The golden files in testdata pin the generated
 // WGSL (go test ./shaders -update rewrites them).
+//
+// Storage dtypes: this naga has no f16 (no shader-f16), so a half operand
+// is an array<u32> of two elements a word (array<vec2<u32>> where Vec4
+// applies). A Spec's Elem fields (ScoresConsts{…, Q: F16, K: BF16}) say
+// how each of its kernel's operands is stored, and Generate writes the
+// binding's type and a loader, q_at(i) (or k_at4(i) for four elements),
+// that widens exactly: float16 by unpack2x16float, bfloat16 by a 16-bit
+// shift. The bodies read Q, K, V and the bias only through the loaders,
+// so one body serves every mix of dtypes; element indices stay element
+// indices. No kernel but pack.wgsl writes halves (it says why).
 //
 // WGSL shared by several kernels (the −Inf bit pattern, the key range
 // and sink logits read from the per-call variant data, softcap and ALiBi)

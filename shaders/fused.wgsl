@@ -39,6 +39,11 @@
 // the loop itself is uniform (every invocation visits the same keys), so
 // no invocation waits on another's branch. GQA: head h reads KV head h / G.
 //
+// q, k, v and bias are read through their loaders (q_at, k_at4 …), which
+// widen half operands (FusedConsts' Q, K, V, Bias; a half k or v bound as
+// vec4s is read four halves, one vec2<u32>, a load); o and lse are f32
+// (the host packs a half O afterwards, pack.wgsl).
+//
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
 // (read_write). bias, keep, vars and lse are only touched when a flag says
 // they are there.
@@ -107,7 +112,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- range $d := seq .D4}}
 {{- if $k4}}
-        let k{{$d}} = k[kj + {{$d}}u];
+        let k{{$d}} = k_at4(kj + {{$d}}u);
 {{- else}}
         let k{{$d}} = {{load4 "k" "kj" (mul $d 4) (sub $.D (mul $d 4))}};
 {{- end}}
@@ -119,7 +124,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $r := seq .R}}
             if (j < lim{{$r}}) {
                 if (has_bias) {
-                    y{{$r}} += bias[b * P.bias_b + h * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base];
+                    y{{$r}} += bias_at(b * P.bias_b + h * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base);
                 }
                 if (has_keep && keep[b * P.keep_b + h * P.keep_h + i{{$r}} * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
                     y{{$r}} = ninf;
@@ -144,7 +149,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $e := seq .DV4}}
         {
 {{- if $v4}}
-            let x = v[vj + {{$e}}u];
+            let x = v_at4(vj + {{$e}}u);
 {{- else}}
             let x = {{load4 "v" "vj" (mul $e 4) (sub $.DV (mul $e 4))}};
 {{- end}}

@@ -21,6 +21,9 @@
 // hides a key) and a keep-mask (0 hides a key), both broadcast through
 // zero strides. GQA: head h reads KV head h / G.
 //
+// q, k, v and bias are read through their loaders (q_at …), which widen
+// half operands, as in fused.wgsl; o and lse are f32.
+//
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
 // (read_write). bias, keep, vars and lse are only touched when a flag says
 // they are there.
@@ -42,33 +45,33 @@ var<workgroup> vs: array<vec4<f32>, VS>;
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
     if (d + 4u <= D) {
-        return vec4<f32>(q[at + d], q[at + d + 1u], q[at + d + 2u], q[at + d + 3u]);
+        return vec4<f32>(q_at(at + d), q_at(at + d + 1u), q_at(at + d + 2u), q_at(at + d + 3u));
     }
-    var r = vec4<f32>(q[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = q[at + d + 1u]; }
-    if (d + 2u < D) { r.z = q[at + d + 2u]; }
+    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
     return r;
 }
 
 fn load_k(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
     if (d + 4u <= D) {
-        return vec4<f32>(k[at + d], k[at + d + 1u], k[at + d + 2u], k[at + d + 3u]);
+        return vec4<f32>(k_at(at + d), k_at(at + d + 1u), k_at(at + d + 2u), k_at(at + d + 3u));
     }
-    var r = vec4<f32>(k[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = k[at + d + 1u]; }
-    if (d + 2u < D) { r.z = k[at + d + 2u]; }
+    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
     return r;
 }
 
 fn load_v(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
     if (d + 4u <= DV) {
-        return vec4<f32>(v[at + d], v[at + d + 1u], v[at + d + 2u], v[at + d + 3u]);
+        return vec4<f32>(v_at(at + d), v_at(at + d + 1u), v_at(at + d + 2u), v_at(at + d + 3u));
     }
-    var r = vec4<f32>(v[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = v[at + d + 1u]; }
-    if (d + 2u < DV) { r.z = v[at + d + 2u]; }
+    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
     return r;
 }
 
@@ -152,7 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             s = soft_cap(s);
             if (has_bias) {
-                let bv = bias[bias_row + j * P.bias_c];
+                let bv = bias_at(bias_row + j * P.bias_c);
                 if (bitcast<u32>(bv) == NEG_INF) {
                     continue;
                 }

@@ -16,8 +16,11 @@ import (
 // no position to swap.
 
 // Spec is the compile-time constants of one kernel: a struct of int fields,
-// each written into the WGSL as the u32 constant of the field's name. The
-// type says which kernel it specialises.
+// each written into the WGSL as the u32 constant of the field's name, then
+// of Elem fields, each the storage of the binding of the field's name in
+// lower case (Q is binding q): how Generate declares the binding and the
+// loader it writes for it (see Elem). The type says which kernel it
+// specialises.
 type Spec interface {
 	// Kernel is the kernel the constants specialise.
 	Kernel() *Kernel
@@ -38,27 +41,51 @@ type Const struct {
 }
 
 // ScoresConsts specialises scores.wgsl: TM×TN score tiles, TD head-dim
-// elements a step through workgroup memory, RM×RN scores an invocation.
-type ScoresConsts struct{ TM, TN, TD, RM, RN int }
+// elements a step through workgroup memory, RM×RN scores an invocation;
+// Q, K and Bias are how those operands are stored.
+type ScoresConsts struct {
+	TM, TN, TD, RM, RN int
+	Q, K, Bias         Elem
+}
 
 // SoftmaxConsts specialises softmax.wgsl: WG invocations (a power of
 // two), PER columns each a chunk.
 type SoftmaxConsts struct{ WG, PER int }
 
 // ContextConsts specialises context.wgsl: TM×TN output tiles, TJ keys a
-// step through workgroup memory, RM×RN outputs an invocation.
-type ContextConsts struct{ TM, TN, TJ, RM, RN int }
+// step through workgroup memory, RM×RN outputs an invocation; V is how V
+// is stored (O is float32: a half O is packed afterwards, see PackConsts).
+type ContextConsts struct {
+	TM, TN, TJ, RM, RN int
+	V                  Elem
+}
 
 // FusedConsts specialises fused.wgsl: WG invocations of R query rows each,
-// head dims D and DV (D4 = ⌈D/4⌉ and DV4 = ⌈DV/4⌉ are derived).
-type FusedConsts struct{ WG, R, D, DV int }
+// head dims D and DV (D4 = ⌈D/4⌉ and DV4 = ⌈DV/4⌉ are derived); Q, K, V
+// and Bias are how those operands are stored (O is float32, as in
+// ContextConsts).
+type FusedConsts struct {
+	WG, R, D, DV  int
+	Q, K, V, Bias Elem
+}
 
 // FusedLoopConsts specialises fusedloop.wgsl: WG invocations of one query
-// row each, TK keys a tile in workgroup memory, head dims D and DV.
-type FusedLoopConsts struct{ WG, TK, D, DV int }
+// row each, TK keys a tile in workgroup memory, head dims D and DV; the
+// operands' storage as in FusedConsts.
+type FusedLoopConsts struct {
+	WG, TK, D, DV int
+	Q, K, V, Bias Elem
+}
 
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup.
 type MergeConsts struct{ WG int }
+
+// PackConsts specialises pack.wgsl: WG invocations a workgroup, each
+// writing one u32 word of an output O stored as F16 or BF16.
+type PackConsts struct {
+	WG int
+	O  Elem
+}
 
 func (ScoresConsts) Kernel() *Kernel    { return &Scores }
 func (SoftmaxConsts) Kernel() *Kernel   { return &Softmax }
@@ -66,6 +93,7 @@ func (ContextConsts) Kernel() *Kernel   { return &Context }
 func (FusedConsts) Kernel() *Kernel     { return &Fused }
 func (FusedLoopConsts) Kernel() *Kernel { return &FusedLoop }
 func (MergeConsts) Kernel() *Kernel     { return &Merge }
+func (PackConsts) Kernel() *Kernel      { return &Pack }
 
 func (c ScoresConsts) derived() []Const {
 	return []Const{{"QS", c.TM * c.TD}, {"KS", c.TN * c.TD}, {"WX", c.TN / c.RN}, {"WY", c.TM / c.RM},
@@ -81,6 +109,7 @@ func (c FusedLoopConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
 }
 func (MergeConsts) derived() []Const { return nil }
+func (PackConsts) derived() []Const  { return nil }
 
 func (c ScoresConsts) check() error  { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TD", c.TD) }
 func (c ContextConsts) check() error { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TJ", c.TJ) }
@@ -93,6 +122,12 @@ func (c SoftmaxConsts) check() error {
 func (FusedConsts) check() error     { return nil }
 func (FusedLoopConsts) check() error { return nil }
 func (MergeConsts) check() error     { return nil }
+func (c PackConsts) check() error {
+	if !c.O.Half() {
+		return fmt.Errorf("O is %v: pack writes halves only", c.O)
+	}
+	return nil
+}
 
 func ceil4(n int) int { return (n + 3) / 4 }
 
@@ -108,12 +143,68 @@ func tileCheck(tm, tn, rm, rn int, inner string, in int) error {
 	return nil
 }
 
-// consts lists the given constants of s, in field order.
+// consts lists the given int constants of s, in field order (they come
+// before its Elem fields).
 func consts(s Spec) []Const {
 	v := reflect.ValueOf(s)
-	out := make([]Const, v.NumField())
-	for i := range out {
-		out[i] = Const{v.Type().Field(i).Name, int(v.Field(i).Int())}
+	var out []Const
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.Int {
+			out = append(out, Const{v.Type().Field(i).Name, int(v.Field(i).Int())})
+		}
+	}
+	return out
+}
+
+// Elem is how a kernel's tensor operand is stored, written into the
+// kernel by Generate: this naga has no f16 type (no shader-f16), so a half
+// operand is bound as array<u32>, two elements a word, element i in the
+// low half of word i/2 when i is even and in the high half when odd (the
+// little-endian layout of consecutive uint16s), and widened exactly as it
+// is read: F16 by unpack2x16float, BF16 by a 16-bit shift (bfloat16 is
+// float32's upper half). Every index a kernel forms stays an element
+// index; the host binds a half operand's window from an even element.
+// (Elem mirrors backend.DType, names included, because package shaders
+// imports nothing of attn's.)
+type Elem uint8
+
+// The storage elements; the zero value is F32.
+const (
+	F32  Elem = iota // float32, array<f32>
+	F16              // IEEE binary16, two to a u32
+	BF16             // bfloat16, two to a u32
+)
+
+// Half says whether e is a 16-bit element.
+func (e Elem) Half() bool { return e == F16 || e == BF16 }
+
+func (e Elem) String() string {
+	switch e {
+	case F32:
+		return "f32"
+	case F16:
+		return "f16"
+	case BF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("Elem(%d)", uint8(e))
+}
+
+// ElemField is one Elem field of a Spec: its binding and its value.
+type ElemField struct {
+	Binding string
+	Elem    Elem
+}
+
+// elems lists the Elem fields of s, in field order, each with the name
+// of its binding (the field's name in lower case).
+func elems(s Spec) []ElemField {
+	v := reflect.ValueOf(s)
+	var out []ElemField
+	for i := range v.NumField() {
+		if e, ok := v.Field(i).Interface().(Elem); ok {
+			out = append(out, ElemField{strings.ToLower(v.Type().Field(i).Name), e})
+		}
 	}
 	return out
 }
@@ -211,6 +302,20 @@ type FusedParams struct {
 	LSE     Tensor  `wgsl:"lse"`
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
+}
+
+// PackParams is pack.wgsl's Params: the dispatch's nw words, the
+// elements [lo, hi) of them to write (counted from the first word's low
+// half; the others keep what the word holds), and where in the bound
+// windows the first word's elements are (src_off, in float32 elements of
+// src) and the first word is (o_off, in words of o). pack works on a
+// flat range of elements, so it has no Unit.
+type PackParams struct {
+	NW     uint32 `wgsl:"nw"`
+	Lo     uint32 `wgsl:"lo"`
+	Hi     uint32 `wgsl:"hi"`
+	SrcOff uint32 `wgsl:"src_off"`
+	OOff   uint32 `wgsl:"o_off"`
 }
 
 // MergeParams is merge.wgsl's Params: the value head dim, the running

@@ -14,6 +14,9 @@
 // across dispatches; the dispatch with last = 1 (the final slice of the
 // head dimension) then carries the full score through the flagged stages.
 //
+// q, k and bias are read through their loaders (q_at …), which widen a
+// half operand (ScoresConsts' Q, K, Bias); s and keep are f32.
+//
 // Bindings: P (Params), q, k, bias, keep, vars (read), s (read_write).
 // Grid: x = key tiles of TN in [j0, j1), y = query tiles of TM in
 // [i0, i1), z = heads bh0, bh0+1, ….
@@ -44,7 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let d = d0 + x % TD;
             var val = 0.0;
             if (i < P.i1 && d < P.d1) {
-                val = q[qa + i * P.q_r + d];
+                val = q_at(qa + i * P.q_r + d);
             }
             qs[x] = val;
         }
@@ -53,7 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let d = d0 + x % TD;
             var val = 0.0;
             if (j < P.j1 && d < P.d1) {
-                val = k[ka + j * P.k_r + d];
+                val = k_at(ka + j * P.k_r + d);
             }
             kt[x] = val;
         }
@@ -101,7 +104,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             if (P.last != 0u) {
                 val = soft_cap(val);
                 if ((P.flags & F_BIAS) != 0u) {
-                    val += bias[ba + i * P.bias_r + j * P.bias_c];
+                    val += bias_at(ba + i * P.bias_r + j * P.bias_c);
                 }
                 val += slope * alibi_dist(apos + i32(i), j);
                 if (j < kr.x || j >= kr.y) {

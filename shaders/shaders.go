@@ -24,8 +24,8 @@ type Access int
 // The binding kinds.
 const (
 	Uniform   Access = iota // the kernel's Params, var<uniform>
-	Read                    // var<storage, read> array<f32>
-	ReadWrite               // var<storage, read_write> array<f32>
+	Read                    // var<storage, read> array<f32> (array<u32> for a half Elem)
+	ReadWrite               // var<storage, read_write> array<f32> (array<u32> for a half Elem)
 	ReadI32                 // var<storage, read> array<i32>: the variant data
 )
 
@@ -65,13 +65,22 @@ type Kernel struct {
 	Template bool
 	// Vec4 maps a Read binding to a constant: when the constant is a
 	// multiple of 4 the binding is declared array<vec4<f32>> instead of
-	// array<f32>, and the kernel loads four elements at once (lavapipe
-	// pays per load, not per element: it loads storage one invocation at
-	// a time). The host then binds a window that starts and ends on a
-	// multiple of 16 bytes, and every index the kernel forms is a
-	// multiple of 4 divided by 4.
+	// array<f32> (array<vec2<u32>> instead of array<u32> for a half
+	// Elem), and the kernel loads four elements at once (lavapipe pays per
+	// load, not per element: it loads storage one invocation at a time).
+	// The host then binds a window that starts and ends on a multiple of
+	// four elements, and every index the kernel forms is a multiple of 4
+	// divided by 4.
 	Vec4 map[string]string
 }
+
+// Loaders: for each Read binding x that its Spec gives an Elem, Generate
+// writes x_at(i), element i of the bound window as f32, or, when Vec4
+// makes x a vector binding, x_at4(i), elements 4i … 4i+3 as a vec4<f32>;
+// a kernel reads such an operand only through them, so one body serves
+// every storage. For a half output binding x (pack.wgsl) it writes
+// x_bits(v), v rounded to x's storage as the low 16 bits of a u32
+// (lib/half.wgsl).
 
 // templateFuncs are the functions a Template body may call: seq n is
 // 0 … n−1; add, sub, mul, mod and min are integer arithmetic.
@@ -88,14 +97,15 @@ var templateFuncs = template.FuncMap{
 	"mul": func(a, b int) int { return a * b },
 	"mod": func(a, b int) int { return a % b },
 	"min": func(a, b int) int { return min(a, b) },
-	// load4 buf at off n is the WGSL vec4 of buf[at+off] … buf[at+off+3],
-	// its components from the nth on zero (n ≤ 4), with constant offsets.
+	// load4 buf at off n is the WGSL vec4 of elements at+off …
+	// at+off+3 of buf (read by its loader buf_at), its components from
+	// the nth on zero (n ≤ 4), with constant offsets.
 	"load4": func(buf, at string, off, n int) string {
 		var c [4]string
 		for i := range c {
 			c[i] = "0.0"
 			if i < n {
-				c[i] = fmt.Sprintf("%s[%s + %du]", buf, at, off+i)
+				c[i] = fmt.Sprintf("%s_at(%s + %du)", buf, at, off+i)
 			}
 		}
 		return "vec4<f32>(" + strings.Join(c[:], ", ") + ")"
@@ -163,10 +173,18 @@ var (
 		Entries:  []string{"main"},
 		Include:  []string{"neginf"},
 	}
+	Pack = Kernel{
+		Name:     "pack",
+		Consts:   reflect.TypeFor[PackConsts](),
+		Params:   reflect.TypeFor[PackParams](),
+		Bindings: []Binding{{"P", Uniform}, {"src", Read}, {"o", ReadWrite}},
+		Entries:  []string{"main"},
+		Include:  []string{"half"},
+	}
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge, Pack}
 
 // fusedBindings are fused.wgsl's and fusedloop.wgsl's: the two kernels
 // are interchangeable to the host.
@@ -210,7 +228,37 @@ func (k Kernel) Key(s Spec) string {
 	for _, c := range consts(s) {
 		fmt.Fprintf(&b, " %s=%d", c.Name, c.Value)
 	}
+	for _, e := range elems(s) {
+		if e.Elem != F32 {
+			fmt.Fprintf(&b, " %s=%v", e.Binding, e.Elem)
+		}
+	}
 	return b.String()
+}
+
+// writeLoader writes the loader of Read binding x stored as e: x_at(i),
+// element i of the window, or x_at4(i), elements 4i … 4i+3, when vec4.
+// A half is widened exactly: float16 by unpack2x16float, bfloat16 by
+// moving its bits to a float32's upper half.
+func writeLoader(b *strings.Builder, x string, e Elem, vec4 bool) {
+	var body string
+	switch {
+	case e == F32:
+		body = fmt.Sprintf("return %s[i];", x)
+	case vec4 && e == F16:
+		body = fmt.Sprintf("let w = %s[i];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));", x)
+	case vec4:
+		body = fmt.Sprintf("let w = %s[i];\n    return bitcast<vec4<f32>>(vec4<u32>(w.x << 16u, w.x & 0xffff0000u, w.y << 16u, w.y & 0xffff0000u));", x)
+	case e == F16:
+		body = fmt.Sprintf("return unpack2x16float(%s[i >> 1u])[i & 1u];", x)
+	default:
+		body = fmt.Sprintf("let w = %s[i >> 1u];\n    return bitcast<f32>(select(w << 16u, w & 0xffff0000u, (i & 1u) != 0u));", x)
+	}
+	if vec4 {
+		fmt.Fprintf(b, "\nfn %s_at4(i: u32) -> vec4<f32> {\n    %s\n}\n", x, body)
+		return
+	}
+	fmt.Fprintf(b, "\nfn %s_at(i: u32) -> f32 {\n    %s\n}\n", x, body)
 }
 
 // Body is the kernel's WGSL as embedded, without the generated
@@ -247,6 +295,17 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
 	}
+	elem := map[string]Elem{}
+	for _, e := range elems(s) {
+		i := slices.IndexFunc(k.Bindings, func(bd Binding) bool { return bd.Name == e.Binding })
+		if i < 0 || (k.Bindings[i].Access != Read && k.Bindings[i].Access != ReadWrite) {
+			return "", fmt.Errorf("shaders: %s: storage %v given for %s, which is no tensor binding", k.Name, e.Elem, e.Binding)
+		}
+		if e.Elem > BF16 {
+			return "", fmt.Errorf("shaders: %s: %s stored as %v", k.Name, e.Binding, e.Elem)
+		}
+		elem[e.Binding] = e.Elem
+	}
 	body, err := k.Body()
 	if err != nil {
 		return "", err
@@ -274,22 +333,32 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	if err := k.writeParams(&b); err != nil {
 		return "", err
 	}
+	var loaders strings.Builder
 	for i, bd := range k.Bindings {
+		e, typed := elem[bd.Name]
 		switch bd.Access {
 		case Uniform:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<uniform> %s: Params;\n", i, bd.Name)
 		case Read:
-			elem := "f32"
-			if c, ok := k.Vec4[bd.Name]; ok && vals[c]%4 == 0 {
-				elem = "vec4<f32>"
+			c, ok := k.Vec4[bd.Name]
+			vec4 := ok && vals[c]%4 == 0
+			t := map[[2]bool]string{{false, false}: "f32", {true, false}: "vec4<f32>", {false, true}: "u32", {true, true}: "vec2<u32>"}[[2]bool{vec4, e.Half()}]
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, t)
+			if typed {
+				writeLoader(&loaders, bd.Name, e, vec4)
 			}
-			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, elem)
 		case ReadWrite:
-			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<f32>;\n", i, bd.Name)
+			t := "f32"
+			if e.Half() {
+				t = "u32"
+				fmt.Fprintf(&loaders, "\nfn %s_bits(x: f32) -> u32 {\n    return %s_bits(x);\n}\n", bd.Name, e)
+			}
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<%s>;\n", i, bd.Name, t)
 		case ReadI32:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<i32>;\n", i, bd.Name)
 		}
 	}
+	b.WriteString(loaders.String())
 	b.WriteString("\n")
 	if k.Template {
 		t, err := template.New(k.Name).Funcs(templateFuncs).Option("missingkey=error").Parse(body)

@@ -34,6 +34,14 @@ var golden = []struct {
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64}},
+	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
+	{"pack_bf16.wgsl.golden", PackConsts{WG: 256, O: BF16}},
+	// Half operands: each loader, scalar and vec4, f16 and bf16.
+	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
+	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
+	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
+	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
+	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
 }
 
 // TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so
@@ -199,6 +207,21 @@ func TestGenerateRejects(t *testing.T) {
 	}
 }
 
+// TestGenerateRejectsElem checks that Generate refuses an Elem that is
+// none of F32, F16 and BF16, and a pack of a float32 output.
+func TestGenerateRejectsElem(t *testing.T) {
+	for _, s := range []Spec{
+		ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, K: 3},
+		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, V: 200},
+		PackConsts{WG: 64, O: F32},
+		PackConsts{WG: 64, O: 7},
+	} {
+		if src, err := s.Kernel().Generate(s); err == nil || src != "" {
+			t.Errorf("Generate(%+v) = %d bytes, %v; want an error", s, len(src), err)
+		}
+	}
+}
+
 // TestGenerateRejectsInconsistent checks that Generate refuses constants
 // that are each in range but that the kernel's body cannot work with,
 // where accepting them would compile a kernel that silently computes the
@@ -263,7 +286,9 @@ func TestBodyNames(t *testing.T) {
 			idents[id] = true
 		}
 		params := k.ParamNames()
-		if len(params) == 0 || !slices.Equal(params[:len(unitNames)], unitNames) {
+		// pack works on a flat range of words, not on a unit of the
+		// problem; every other kernel's Params starts with the Unit.
+		if k.Name != "pack" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
 			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
 		}
 		read := map[string]bool{}
@@ -285,15 +310,36 @@ func TestBodyNames(t *testing.T) {
 		if dup := duplicates(params); len(dup) > 0 {
 			t.Errorf("%s: Params fields declared twice: %v", k.Name, dup)
 		}
+		spec := goldenSpec(t, k)
+		typed := map[string]bool{}
+		for _, e := range elems(spec) {
+			typed[e.Binding] = true
+		}
+		gen, err := k.Generate(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = stripComments(gen)
 		for _, bd := range k.Bindings {
-			if !idents[bd.Name] {
-				t.Errorf("%s.wgsl never uses binding %s", k.Name, bd.Name)
+			if !typed[bd.Name] || bd.Access != Read {
+				if !idents[bd.Name] {
+					t.Errorf("%s.wgsl never uses binding %s", k.Name, bd.Name)
+				}
+				continue
+			}
+			// A binding whose storage the Spec chooses is read through
+			// its loader only (x_at, x_at4): in the generated WGSL the
+			// loader indexes it once, and the body calls the loader.
+			if n := len(regexp.MustCompile(`\b`+bd.Name+`\[`).FindAllString(gen, -1)); n != 1 {
+				t.Errorf("%s: binding %s is indexed %d times in the generated WGSL, want once (by its loader): read it through %s_at", k.Name, bd.Name, n, bd.Name)
+			}
+			if n := len(regexp.MustCompile(`\b`+bd.Name+`_at4?\(`).FindAllString(gen, -1)); n < 2 {
+				t.Errorf("%s.wgsl never reads binding %s", k.Name, bd.Name)
 			}
 		}
 		if k.Bindings[0] != (Binding{"P", Uniform}) {
 			t.Errorf("%s: binding 0 is %v, want the Params uniform P", k.Name, k.Bindings[0])
 		}
-		spec := goldenSpec(t, k)
 		var constNames []string
 		for _, c := range append(consts(spec), spec.derived()...) {
 			constNames = append(constNames, c.Name)
@@ -386,8 +432,8 @@ func TestKey(t *testing.T) {
 	}
 	for _, a := range []int{1, 11, 111} {
 		for _, b := range []int{1, 11, 111} {
-			add(ContextConsts{a, b, 1, 1, 1})
-			add(ScoresConsts{a, b, 1, 1, 1})
+			add(ContextConsts{TM: a, TN: b, TJ: 1, RM: 1, RN: 1})
+			add(ScoresConsts{TM: a, TN: b, TD: 1, RM: 1, RN: 1})
 		}
 	}
 	// A Spec of another kernel never makes a key of this one.

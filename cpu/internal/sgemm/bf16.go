@@ -321,20 +321,12 @@ func (s *bf16Scratch) block(kn *bf16Kernel, m, nb, kp int, alpha float32, a []ui
 		panel := bp[(j/nr)*kp*nr:]
 		for i := 0; i < m; i += mr {
 			h := min(mr, m-i)
-			// The pairs this block runs, [pa, pz) of the k block.
-			pa, pz := 0, kp
-			if band != nil {
-				lo, hi := band.Lo[i], band.Hi[i+h-1]
-				if !band.Inner {
-					if hi <= j0+j || lo >= j0+j+w || lo >= hi {
-						continue // no row of the block needs these columns
-					}
-				} else {
-					pa, pz = min(max(lo-p0, 0), 2*kp)/2, (min(max(hi-p0, 0), 2*kp)+1)/2
-					if pa >= pz {
-						continue // A is zero here; beta = 1 leaves C as it is
-					}
-				}
+			// The pairs this block runs, [pa, pz) of the k block: the
+			// inner range widened to whole pairs.
+			ka, kz, skip := band.blockRange(i, h, j0+j, w, p0, 2*kp)
+			pa, pz := ka/2, (kz+1)/2
+			if skip || pa >= pz {
+				continue
 			}
 			ai, la, pi, kk := a[i*lda+2*pa:], lda, panel[pa*nr:], pz-pa
 			if h == mr && w == nr {

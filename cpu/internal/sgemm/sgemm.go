@@ -255,6 +255,23 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 	return bBlock{packed: s.b}
 }
 
+// blockRange is what band (nil for none) leaves of the kernel block of
+// rows i … i+h−1 and columns c0 … c0+w−1 over a k block of kb inner
+// indices from p0: under Cols, skip when no row of the block needs those
+// columns; under Inner, the inner range [ka, kz) of the k block its rows'
+// weights cover (A is zero outside, and beta = 1 leaves C as it is where
+// the range is empty). Otherwise the whole k block, [0, kb).
+func (band *Band) blockRange(i, h, c0, w, p0, kb int) (ka, kz int, skip bool) {
+	if band == nil {
+		return 0, kb, false
+	}
+	lo, hi := band.Lo[i], band.Hi[i+h-1]
+	if !band.Inner {
+		return 0, kb, hi <= c0 || lo >= c0+w || lo >= hi
+	}
+	return min(max(lo-p0, 0), kb), min(max(hi-p0, 0), kb), false
+}
+
 // block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
 // m×kb block at a (row stride lda) and B the block bb, which starts at
 // column j0 and inner index p0 of the whole product: band (nil for none)
@@ -267,19 +284,9 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 		for i := 0; i < m; i += mr {
 			h := min(mr, m-i)
 			// The inner indices this block runs, [ka, kz) of the k block.
-			ka, kz := 0, kb
-			if band != nil {
-				lo, hi := band.Lo[i], band.Hi[i+h-1]
-				if !band.Inner {
-					if hi <= j0+j || lo >= j0+j+w || lo >= hi {
-						continue // no row of the block needs these columns
-					}
-				} else {
-					ka, kz = min(max(lo-p0, 0), kb), min(max(hi-p0, 0), kb)
-					if ka >= kz {
-						continue // A is zero here; beta = 1 leaves C as it is
-					}
-				}
+			ka, kz, skip := band.blockRange(i, h, j0+j, w, p0, kb)
+			if skip || ka >= kz {
+				continue
 			}
 			ai, la, pi, kk := a[i*lda+ka:], lda, panel[ka*ldp:], kz-ka
 			if h == mr && w == nr {

@@ -8,12 +8,15 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA), and
-// hasAVX512 whether it may use expShiftAVX512 (AVX-512F), read from the
-// CPU at start-up; GODEBUG=cpu.avx512f=off turns the wider loop off.
+// hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA),
+// hasAVX512 whether it may use expShiftAVX512 (AVX-512F) and hasBF16
+// whether expShiftBF16 may use expShiftBF16AVX512 (AVX-512F and
+// AVX512_BF16), read from the CPU at start-up; GODEBUG=cpu.avx512f=off
+// turns the wider loops off, cpu.avx512bf16=off the last.
 var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512 = cpu.X86.HasAVX512F
+	hasBF16   = hasAVX512 && cpu.X86.HasAVX512BF16
 )
 
 // expShiftAVX2 is expShift for len(row) a multiple of 8 (expf_amd64.s).
@@ -149,7 +152,7 @@ func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
 // of row as it takes and returns how many values it did and their sum.
 func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
 	wide := len(row) &^ 15
-	if !hasAVX512 || wide == 0 {
+	if !hasBF16 || wide == 0 {
 		return 0, 0
 	}
 	return wide, expShiftBF16AVX512(row[:wide], m, out[:wide])

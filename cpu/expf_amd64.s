@@ -683,12 +683,10 @@ max512reduce:
 	MOVSS         X0, ret+24(FP)
 	RET
 
-// The constants of expShiftBF16AVX512: 1 and 0x7fff for the rounding to
-// bfloat16, and −126, below which 2^t is 0 to it.
-DATA bf16c<>+0(SB)/4, $0x00000001
-DATA bf16c<>+4(SB)/4, $0x00007fff
-DATA bf16c<>+8(SB)/4, $0xc2fc0000
-GLOBL bf16c<>(SB), RODATA|NOPTR, $12
+// The constant of expShiftBF16AVX512: −126, below which 2^t is 0 to
+// bfloat16.
+DATA bf16c<>+0(SB)/4, $0xc2fc0000
+GLOBL bf16c<>(SB), RODATA|NOPTR, $4
 
 // func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
 //
@@ -697,11 +695,12 @@ GLOBL bf16c<>(SB), RODATA|NOPTR, $12
 // f = t − n exactly, 2^f softcapAVX512's degree-6 polynomial (exp2c<>),
 // and 0 where t < −126 (hidden keys, −Inf, included); t's own rounding
 // moves e by at most e·|t|·ln 2·2⁻²⁴ ≤ 2.2e-8, nothing beside
-// bfloat16's 2⁻⁸. Each is stored in out rounded to bfloat16 (to
-// nearest, ties to even: e is finite and ≥ 0, so adding 0x7fff plus the
-// kept half's last bit carries exactly when it should); row is left as
-// it was, and the sum is of the float32 values, by expShiftAVX512's
-// blocks. len(row) a multiple of 16, len(out) at least len(row).
+// bfloat16's 2⁻⁸. Each is stored in out rounded to bfloat16, to nearest
+// with ties to even, by VCVTNEPS2BF16 (AVX512_BF16: the caller checks
+// for it), which also flushes a subnormal e (t just above −126) to
+// zero; row is left as it was, and the sum is of the float32 values, by
+// expShiftAVX512's blocks. len(row) a multiple of 16, len(out) at least
+// len(row).
 TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ          row_base+0(FP), SI
 	MOVQ          row_len+8(FP), CX
@@ -712,7 +711,7 @@ TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
 	VPXORQ        Z15, Z15, Z15
 	VPXORD        Z17, Z17, Z17
 	VBROADCASTSS  expc<>+32(SB), Z2    // log₂e
-	VBROADCASTSS  bf16c<>+8(SB), Z1    // −126
+	VBROADCASTSS  bf16c<>+0(SB), Z1    // −126
 	VBROADCASTSS  expc<>+416(SB), Z16  // 1
 	VBROADCASTSS  exp2c<>+32(SB), Z18  // a1 … a6
 	VBROADCASTSS  exp2c<>+64(SB), Z19
@@ -720,8 +719,6 @@ TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
 	VBROADCASTSS  exp2c<>+128(SB), Z21
 	VBROADCASTSS  exp2c<>+160(SB), Z22
 	VBROADCASTSS  exp2c<>+192(SB), Z23
-	VPBROADCASTD  bf16c<>+0(SB), Z27   // 1
-	VPBROADCASTD  bf16c<>+4(SB), Z28   // 0x7fff
 	TESTQ         CX, CX
 	JZ            bfdone
 
@@ -745,12 +742,9 @@ bfloop:
 	VFMADD231PS   Z26, Z10, Z24        // 2^f
 	VSCALEFPS.Z   Z8, Z24, K1, Z10     // e = 2^f·2^n, 0 where t < −126
 	VADDPS        Z10, Z17, Z17        // the block's float32 sum
-	VPSRLD        $16, Z10, Z11
-	VPANDD        Z27, Z11, Z11        // the kept half's last bit
-	VPADDD        Z28, Z11, Z11
-	VPADDD        Z10, Z11, Z11        // e + 0x7fff + that bit
-	VPSRLD        $16, Z11, Z11
-	VPMOVDW       Z11, (DI)            // sixteen bfloat16
+	// VCVTNEPS2BF16 Z10, Y11: sixteen bfloat16, rounded to nearest even
+	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda
+	VMOVDQU       Y11, (DI)
 	ADDQ          $64, SI
 	ADDQ          $32, DI
 	DECQ          CX

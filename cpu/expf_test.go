@@ -81,6 +81,15 @@ func BenchmarkExpf(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(x))/b.Elapsed().Seconds()/1e9, "Gexp/s")
 	})
+	b.Run("expShiftBF16", func(b *testing.B) {
+		row := make([]float32, len(x))
+		out := make([]uint16, len(x))
+		for b.Loop() {
+			copy(row, x)
+			expShiftBF16(row, 0, out)
+		}
+		b.ReportMetric(float64(b.N*len(x))/b.Elapsed().Seconds()/1e9, "Gexp/s")
+	})
 	b.Run("math.Exp", func(b *testing.B) {
 		var s float32
 		for b.Loop() {

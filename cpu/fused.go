@@ -68,7 +68,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
 		tq: b.tileQ, tk: b.tileK,
 	}
-	f.bf16 = bf16Arithmetic(f.q, f.k, f.v)
+	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
+		f.tq, f.tk = b.bf16Q, b.bf16K
+	}
 	// Scratch never needs to be bigger than the problem (decoding with
 	// Nq = 1 gets a 1×Tk score tile). And when there are fewer query
 	// tiles than threads, smaller query tiles keep every thread busy; each

@@ -65,7 +65,8 @@ func TestHalfOps(t *testing.T) {
 }
 
 // TestHalfDefaultTiles: half operands at the default tiles' edges, D = 64,
-// causal or not, the staged ops' chunks of halfChunk keys one either side.
+// causal or not, the staged ops' chunks of halfChunk keys one either side,
+// and bfloat16 operands at DefaultBF16Tiles' edges.
 func TestHalfDefaultTiles(t *testing.T) {
 	be := newBackend(t)
 	tq, tk := DefaultTiles()
@@ -84,6 +85,18 @@ func TestHalfDefaultTiles(t *testing.T) {
 						t.Fatalf("%v, %v, staged %v: %v", c, dt, staged, err)
 					}
 				}
+			}
+		}
+	}
+	// The bfloat16 arithmetic path's own tiles (where the CPU has it; the
+	// conversion path runs these sizes elsewhere).
+	bq, bk := DefaultBF16Tiles()
+	for _, n := range [][2]int{{bq - 1, bk + 1}, {bq + 1, bk - 1}} {
+		for _, causal := range []bool{false, true} {
+			p := backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: n[0], Nk: n[1], D: 64, Dv: 64, Causal: causal}
+			c := backendtest.RandomCase(rng, p, nil, nil)
+			if err := runHalf(be, c, backendtest.Same(backend.BFloat16), false); err != nil {
+				t.Fatalf("%v, bfloat16 tiles %d×%d: %v", c, bq, bk, err)
 			}
 		}
 	}

@@ -811,6 +811,7 @@ type inputs struct {
 	p       backend.Problem
 	dt      backend.DType // how Q, K, V and O are stored (setDType)
 	q, k, v []float32
+	vmax    float64     // max|V|, for the slack of bfloat16 arithmetic (check)
 	rows    []int       // flat query rows (b·H + h)·Nq + i to check
 	ref     [][]float64 // their reference outputs, computed on first use
 	dir     string      // the .npy copies handed to peers, written on first use
@@ -827,6 +828,9 @@ func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
 		return x
 	}
 	in := &inputs{p: p, q: fill(p.QLen()), k: fill(p.KLen()), v: fill(p.VLen())}
+	for _, x := range in.v {
+		in.vmax = max(in.vmax, math.Abs(float64(x)))
+	}
 	in.rows = sampleRows(p.B*p.H*p.Nq, checkRows)
 	return in
 }

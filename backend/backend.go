@@ -155,6 +155,9 @@ type Caps struct {
 	// for Q, K, V, O and the bias of every op, and for Context's V and
 	// O; the scores, weights, keep-mask and LSE stay Float32.
 	Half bool
+	// Seqs: Fused takes packed variable-length sequences
+	// (Problem.Packed) and paged K and V (Problem.Paged).
+	Seqs bool
 	// MaxBufferLen is the largest Alloc in elements (of any dtype); 0
 	// means no limit beyond host memory.
 	MaxBufferLen int

@@ -53,6 +53,12 @@ type Problem struct {
 	// Causal hides key j from query row i when j > a_b + i.
 	Causal bool
 	Variants
+	// Packed, when set, lays B sequences of different lengths end to end
+	// (cu_seqlens); Paged, when set, reads K and V from a paged pool
+	// through a block table (see seqs.go). Only Fused takes them, on a
+	// backend with Caps.Seqs; the staged ops refuse them.
+	Packed *Packed
+	Paged  *Paged
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -175,21 +181,25 @@ func (p Problem) Resolved() Problem {
 	return p
 }
 
-// KVLen is batch b's valid key count: KVLens[b], or Nk.
+// KVLen is batch b's valid key count: KVLens[b], the length of its
+// packed keys (Packed.CuK), or Nk.
 func (p Problem) KVLen(b int) int {
-	if p.KVLens != nil {
+	switch {
+	case p.KVLens != nil:
 		return p.KVLens[b]
+	case p.packedK():
+		return p.Packed.CuK[b+1] - p.Packed.CuK[b]
 	}
 	return p.Nk
 }
 
 // Align is a_b, the key position of batch b's query row 0:
-// *CausalOffset, or KVLen(b) − Nq.
+// *CausalOffset, or KVLen(b) − QRows(b) (bottom-right).
 func (p Problem) Align(b int) int {
 	if p.CausalOffset != nil {
 		return *p.CausalOffset
 	}
-	return p.KVLen(b) - p.Nq
+	return p.KVLen(b) - p.QRows(b)
 }
 
 // KeyRange is the range [lo, hi) of keys that query row i of batch b may
@@ -297,23 +307,36 @@ func (p Problem) VStrides() Strides { return TensorStrides(p.Layout, p.KVHeads, 
 func (p Problem) OStrides() Strides { return TensorStrides(p.Layout, p.H, p.Nq, p.Dv) }
 
 // QLen and the other *Len methods give each operand's length in
-// elements. Validate has checked that none overflows.
-func (p Problem) QLen() int { return p.B * p.H * p.Nq * p.D }
+// elements: packed Q and O hold TotalQ rows, packed K and V CuK[B], a
+// paged K and V the whole pool. Validate has checked that none
+// overflows.
+func (p Problem) QLen() int { return p.TotalQ() * p.H * p.D }
 
 // KLen is the length of K.
-func (p Problem) KLen() int { return p.B * p.KVHeads * p.Nk * p.D }
+func (p Problem) KLen() int { return p.kvRows() * p.KVHeads * p.D }
 
 // VLen is the length of V.
-func (p Problem) VLen() int { return p.B * p.KVHeads * p.Nk * p.Dv }
+func (p Problem) VLen() int { return p.kvRows() * p.KVHeads * p.Dv }
+
+// kvRows is how many rows of every KV head K and V hold.
+func (p Problem) kvRows() int {
+	switch {
+	case p.Paged != nil:
+		return p.Paged.Pages * p.Paged.PageSize
+	case p.packedK():
+		return p.Packed.CuK[p.B]
+	}
+	return p.B * p.Nk
+}
 
 // OLen is the length of O.
-func (p Problem) OLen() int { return p.B * p.H * p.Nq * p.Dv }
+func (p Problem) OLen() int { return p.TotalQ() * p.H * p.Dv }
 
 // ScoresLen is the length of the scores and weights.
 func (p Problem) ScoresLen() int { return p.B * p.H * p.Nq * p.Nk }
 
 // LSELen is the length of the log-sum-exp.
-func (p Problem) LSELen() int { return p.B * p.H * p.Nq }
+func (p Problem) LSELen() int { return p.TotalQ() * p.H }
 
 // Validate checks the sizes, scale and variants of p with its defaults
 // resolved (Resolved). The error wraps ErrShape (or ErrTooLarge when an operand's
@@ -337,14 +360,27 @@ func (p Problem) Validate() error {
 	if err := p.validateVariants(); err != nil {
 		return err
 	}
+	if err := p.validateSeqs(); err != nil {
+		return err
+	}
+	qRows, kvRows := []int{p.B, p.Nq}, []int{p.B, p.Nk}
+	if p.Packed != nil {
+		qRows = []int{p.Packed.CuQ[p.B]}
+		if p.packedK() {
+			kvRows = []int{p.Packed.CuK[p.B]}
+		}
+	}
+	if p.Paged != nil {
+		kvRows = []int{p.Paged.Pages, p.Paged.PageSize}
+	}
 	for _, op := range []struct {
 		name string
 		dims []int
 	}{
-		{"Q", []int{p.B, p.H, p.Nq, p.D}},
-		{"K", []int{p.B, p.KVHeads, p.Nk, p.D}},
-		{"V", []int{p.B, p.KVHeads, p.Nk, p.Dv}},
-		{"O", []int{p.B, p.H, p.Nq, p.Dv}},
+		{"Q", append([]int{p.H, p.D}, qRows...)},
+		{"K", append([]int{p.KVHeads, p.D}, kvRows...)},
+		{"V", append([]int{p.KVHeads, p.Dv}, kvRows...)},
+		{"O", append([]int{p.H, p.Dv}, qRows...)},
 		{"scores", []int{p.B, p.H, p.Nq, p.Nk}},
 	} {
 		if _, ok := CheckedProduct(op.dims...); !ok {
@@ -521,7 +557,7 @@ func CheckBuffer(name string, buf Buffer, n int) error {
 // calls it first, so the zero defaults mean the same on every backend.
 func (p *ScoresParams) Validate(q, k, s Buffer) error {
 	p.Problem = p.Problem.Resolved()
-	if err := p.Problem.Validate(); err != nil {
+	if err := p.Problem.validateStaged(); err != nil {
 		return err
 	}
 	if err := p.CheckMask("bias", p.Bias); err != nil {
@@ -546,7 +582,7 @@ func (p *ScoresParams) Validate(q, k, s Buffer) error {
 // the buffers of a Softmax call.
 func (p *SoftmaxParams) Validate(s Buffer) error {
 	p.Problem = p.Problem.Resolved()
-	if err := p.Problem.Validate(); err != nil {
+	if err := p.Problem.validateStaged(); err != nil {
 		return err
 	}
 	if err := p.CheckMask("mask", p.Keep); err != nil {
@@ -569,7 +605,7 @@ func (p *SoftmaxParams) Validate(s Buffer) error {
 // a Context call.
 func (p *ContextParams) Validate(pm, v, o Buffer) error {
 	p.Problem = p.Problem.Resolved()
-	if err := p.Problem.Validate(); err != nil {
+	if err := p.Problem.validateStaged(); err != nil {
 		return err
 	}
 	return checkAll(
@@ -606,6 +642,19 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 		checkFloat32("LSE", lse),
 		checkKeepDType(p.Keep),
 	)
+}
+
+// validateStaged is Validate for a staged op, which refuses packed and
+// paged problems: their scores would be ragged [B, H, Nq, Nk] slices of
+// different sequences, and Fused computes them without the scores.
+func (p Problem) validateStaged() error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Packed != nil || p.Paged != nil {
+		return Errorf(ErrUnsupported, "the staged ops take no packed or paged problem (B=%d Nq=%d Nk=%d): Fused does", p.B, p.Nq, p.Nk)
+	}
+	return nil
 }
 
 // checkFloat32 refuses a buffer (when not nil) that is not Float32: the

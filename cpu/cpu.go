@@ -162,7 +162,7 @@ func (b *Backend) Name() string { return "cpu" }
 func (b *Backend) Info() backend.Info { return b.info }
 
 // Caps reports the full contract: the CPU backend supports everything,
-// the half dtypes included.
+// the half dtypes and packed and paged sequences included.
 // MaxBufferLen is what the memory available when the backend opened
 // (AvailableMemory) holds, at most 64 TiB: a backend opened while memory
 // was short keeps that limit, and Alloc refuses more (open another for a
@@ -172,7 +172,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		Half:         true,
+		Half: true, Seqs: true,
 		MaxBufferLen: b.maxLen,
 	}
 }

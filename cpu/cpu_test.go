@@ -33,6 +33,15 @@ func upload(be backend.Backend, x []float32) (backend.Buffer, error) {
 
 func TestConformance(t *testing.T) { backendtest.Run(t, open) }
 
+// The whole suite again with every item's keys split over eight
+// threads and tiles of 16 (minSplit lowered): the merge
+// by maxima under every variant, mask and dtype.
+func TestConformanceSplit(t *testing.T) {
+	defer func(n int) { minSplit = n }(minSplit)
+	minSplit = 1
+	backendtest.Run(t, func(t testing.TB) backend.Backend { return newBackend(t, WithThreads(8), WithTile(16, 16)) })
+}
+
 func newBackend(t testing.TB, opts ...Option) *Backend {
 	t.Helper()
 	be, err := New(opts...)
@@ -144,6 +153,25 @@ func TestTinyTiles(t *testing.T) {
 			c := backendtest.RandomCase(rng, sc.p, sc.bias, sc.keep)
 			if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
 				t.Errorf("tile %v %v: %v", tile, sc, err)
+			}
+		}
+	}
+}
+
+// The suite's packed and paged cases under tiles that cut pages, groups
+// and sequences anywhere, and thread counts that split an item's keys in
+// up to eight ranges (minSplit lowered so that small problems split too:
+// ranges that see no key, ranges of one tile), or none.
+func TestSeqsTiles(t *testing.T) {
+	defer func(n int) { minSplit = n }(minSplit)
+	minSplit = 1
+	for _, tile := range [][2]int{{1, 1}, {3, 5}, {5, 3}, {2, 7}, {64, 1}, {8, 64}} {
+		for _, threads := range []int{1, 3, 8} {
+			be := newBackend(t, WithTile(tile[0], tile[1]), WithThreads(threads))
+			for _, c := range backendtest.SeqCases() {
+				if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
+					t.Errorf("tile %v, %d threads, %v: %v", tile, threads, c, err)
+				}
 			}
 		}
 	}

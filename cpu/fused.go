@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -15,26 +16,30 @@ import (
 // fusedScratch is one worker's memory for the tile loop: O(Tq·(Tk+Dv)),
 // whatever Nq and Nk are.
 type fusedScratch struct {
-	s   []float32 // Tq×Tk scores, then weights, of the current key tile
-	acc []float32 // Tq×Dv running, unnormalised output
+	s   []float32 // rows×Tk scores, then weights, of the current key tile
+	acc []float32 // rows×Dv running, unnormalised output
 	m   []float64 // running row max
 	l   []float64 // running row sum of exp(S − m)
 	lo  []int     // each row's visible keys in the current key tile,
 	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
-	// The tiles of the half operands, widened to float32 as each tile
-	// is taken (nil for a Float32 operand, read in place): Tq×D of Q,
-	// Tk×D of K, Tk×Dv of V.
+	// q, k and v hold the tiles that are not read in place, as float32:
+	// a half operand's widened, a grouped tile's Q rows gathered, a paged
+	// tile's rows gathered from their pages. nil when never needed.
 	q, k, v []float32
-	// pb is the Tq×Tk weights rounded to bfloat16 for P·V on the bf16
-	// arithmetic path (fused.bf16), nil otherwise.
-	pb []uint16
+	// On the bf16 arithmetic path (fused.bf16): pb is the rows×Tk weights
+	// rounded to bfloat16 for P·V, and qb, kb, vb the bits of the tiles
+	// that are not read in place (grouped Q, paged K and V).
+	pb, qb, kb, vb []uint16
 }
 
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
 // scores matrix, and the row log-sum-exp into lse when it is not nil.
 //
-// Each work item is one query tile of one head (Tq rows); it streams key
-// tiles of Tk rows and keeps, per query row, the running max m, the running
+// Each work item is a tile of query rows of one KV head: Tq/G positions
+// of each of the G query heads that share the KV head (one head when
+// G = 1), its rows ordered position-major so that their key ranges grow
+// with the row; the item streams key tiles of Tk rows, each read once for
+// all G heads, and keeps, per query row, the running max m, the running
 // sum l and the unnormalised output acc. For a key tile:
 //
 //	S    = scale · Qtile · Ktileᵀ + bias, −Inf where masked
@@ -43,8 +48,11 @@ type fusedScratch struct {
 //	l    = l · exp(m − m') + Σ_j P
 //	acc  = acc · exp(m − m') + P · Vtile
 //
-// and at the end O = acc / l, LSE = m + log l. Key tiles wholly above the
-// causal diagonal are never visited.
+// and at the end O = acc / l, LSE = m + log l. Key tiles no row of the
+// item may see are never visited. When there are fewer items than
+// threads (decoding: one query row a head), each item's keys are split
+// into ranges run in parallel, each with its own m, l and acc, merged
+// exactly by their maxima (flash-decoding's split-KV).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	const op = "fused"
 	if err := p.Validate(q, k, v, o, lse); err != nil {
@@ -65,18 +73,84 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6].f32,
 		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3])),
 		keep: newMaskView(p.Keep, d[4]),
-		qs:   p.QStrides(), ks: p.KStrides(), vs: p.VStrides(), os: p.OStrides(),
-		tq: b.tileQ, tk: b.tileK,
+		qr:   p.QRowsOf(), kr: p.KRowsOf(), vr: p.VRowsOf(), or: p.ORowsOf(),
+		g: p.Group(), tq: b.tileQ, tk: b.tileK,
 	}
 	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
 		f.tq, f.tk = b.bf16Q, b.bf16K
 	}
-	// Scratch never needs to be bigger than the problem (decoding with
-	// Nq = 1 gets a 1×Tk score tile). And when there are fewer query
-	// tiles than threads, smaller query tiles keep every thread busy; each
-	// row's result depends only on Tk and the key order, not on Tq, so
-	// this changes no answer.
-	f.tq = min(f.tq, max(p.Nq, 1))
+	items := f.plan(b.threads)
+	parts := f.newParts(items)
+	err = b.forEach(ctx, op, items*f.splits, func() func(int) {
+		sc := f.newScratch()
+		return func(it int) {
+			if f.p.Causal {
+				// The last query tiles of a head see the most keys: take
+				// them first so that the cheap ones fill in at the end.
+				it = items*f.splits - 1 - it
+			}
+			f.item(sc, parts, it/f.splits, it%f.splits)
+		}
+	})
+	if err != nil || f.splits == 1 {
+		return err
+	}
+	return b.forEach(ctx, op, items, func() func(int) {
+		sc := f.newScratch()
+		return func(it int) { f.merge(sc, parts, it) }
+	})
+}
+
+// minTileQ is the smallest query tile Fused picks on its own to spread a
+// small problem over more threads.
+const minTileQ = 16
+
+// minSplit is the fewest keys Fused gives each split of an item's keys
+// (tests lower it to split small problems).
+var minSplit = 512
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// fused holds one Fused call's operands and plan.
+type fused struct {
+	p              backend.Problem
+	q, k, v, o     store
+	lse            []float32
+	mods           scoreMods
+	keep           *maskView
+	qr, kr, vr, or backend.Rows
+	// g is the group size H/KVHeads, rq the query positions of a tile
+	// (its rows are rq·g), tq and tk the tiles in rows and keys.
+	g, rq, tq, tk int
+	// splits is how many key ranges each item's keys are cut into.
+	splits int
+	// maxQ is the most query rows of any sequence, perB the items of one
+	// batch (and cum their running count, for packed sequences of
+	// different lengths).
+	maxQ int
+	cum  []int
+	// bf16 says Q, K and V are all BFloat16 and the CPU multiplies
+	// bfloat16 (sgemm.HasBF16): Q·Kᵀ and P·V run on the stored bits with
+	// VDPBF16PS and float32 accumulation, P rounded to bfloat16 for P·V
+	// (see bf16Tile).
+	bf16 bool
+}
+
+// plan picks the tiles and the splits for threads workers and returns
+// the number of work items (each run in f.splits parts). Scratch never
+// needs to be bigger than the problem (decoding with Nq = 1 gets one
+// position a head); when there are fewer items than threads, smaller
+// query tiles and then key splits keep every thread busy. Each row's
+// result depends only on Tk and the key order (and on the splits, which
+// merge exactly), not on Tq.
+func (f *fused) plan(threads int) int {
+	p := f.p
+	f.maxQ = 0
+	for b := range p.B {
+		f.maxQ = max(f.maxQ, p.QRows(b))
+	}
+	f.rq = max(1, f.tq/f.g)
+	f.rq = min(f.rq, max(f.maxQ, 1))
 	f.tk = min(f.tk, max(p.Nk, 1))
 	// Under a window of W keys a query tile's rows see W + Tq − 1 keys
 	// between them (the Gemms' band skips what no row of a kernel block
@@ -86,119 +160,235 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	// key tiles of 256, 512, 767 (the span) and 1024 keys ran at about
 	// 218, 219, 243 and 226 GFLOP/s.
 	if band := p.Band(); band < math.MaxInt {
-		if span := band + f.tq - 1; span <= 3*f.tk {
+		if span := band + f.rq - 1; span <= 3*f.tk {
 			f.tk = min(span, max(p.Nk, 1))
 		}
 	}
-	if heads := p.B * p.H; heads > 0 && heads*ceilDiv(p.Nq, f.tq) < b.threads {
-		perHead := ceilDiv(b.threads, heads)
-		f.tq = min(f.tq, max(ceilDiv(p.Nq, perHead), minTileQ))
+	if heads := p.B * p.KVHeads; heads > 0 && heads*ceilDiv(f.maxQ, f.rq) < threads {
+		perHead := ceilDiv(threads, heads)
+		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
 	}
-	bl, n := newBlocks(p.Problem, f.tq)
-	return b.forEach(ctx, op, n, func() func(int) {
-		sc := &fusedScratch{
-			s:   make([]float32, f.tq*f.tk),
-			acc: make([]float32, f.tq*p.Dv),
-			m:   make([]float64, f.tq),
-			l:   make([]float64, f.tq),
-			lo:  make([]int, f.tq),
-			hi:  make([]int, f.tq),
-		}
-		if f.bf16 {
-			sc.pb = make([]uint16, f.tq*f.tk)
-		} else {
-			sc.q = halfScratch(f.q, f.tq*p.D)
-			sc.k = halfScratch(f.k, f.tk*p.D)
-			sc.v = halfScratch(f.v, f.tk*p.Dv)
-		}
-		return func(it int) {
-			if p.Causal {
-				// The last query tiles of a head see the most keys: take
-				// them first so that the cheap ones fill in at the end.
-				it = n - 1 - it
-			}
-			bi, h, i0, r := bl.item(it)
-			f.tile(sc, bi, h, i0, r)
-		}
-	})
+	f.tq = f.rq * f.g
+	f.splits = 1
+	n := f.countItems()
+	if n > 0 && n < threads {
+		f.splits = min(ceilDiv(threads, n), max(1, p.Nk/minSplit))
+	}
+	return n
 }
 
-// minTileQ is the smallest query tile Fused picks on its own to spread a
-// small problem over more threads.
-const minTileQ = 16
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// fused holds one Fused call's operands.
-type fused struct {
-	p              backend.Problem
-	q, k, v, o     store
-	lse            []float32
-	mods           scoreMods
-	keep           *maskView
-	qs, ks, vs, os backend.Strides
-	tq, tk         int
-	// bf16 says Q, K and V are all BFloat16 and the CPU multiplies
-	// bfloat16 (sgemm.HasBF16): Q·Kᵀ and P·V run on the stored bits with
-	// VDPBF16PS and float32 accumulation, P rounded to bfloat16 for P·V
-	// (see bf16Tile).
-	bf16 bool
-}
-
-// tile computes rows i0 … i0+r−1 of head h in batch b.
-func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
+// countItems counts the work items, B·KVHeads·⌈QRows(b)/rq⌉ summed over
+// the sequences, noting the running count per batch when the sequences
+// differ in length.
+func (f *fused) countItems() int {
 	p := f.p
-	kvh := h / p.Group()
+	if p.Packed == nil {
+		f.cum = nil
+		return p.B * p.KVHeads * ceilDiv(p.Nq, f.rq)
+	}
+	f.cum = make([]int, p.B+1)
+	for b := range p.B {
+		f.cum[b+1] = f.cum[b] + p.KVHeads*ceilDiv(p.QRows(b), f.rq)
+	}
+	return f.cum[p.B]
+}
+
+// itemAt locates item it: batch b, KV head kvh, first position i0 and
+// positions r.
+func (f *fused) itemAt(it int) (b, kvh, i0, r int) {
+	p := f.p
+	per := ceilDiv(p.Nq, f.rq)
+	base := 0
+	if f.cum != nil {
+		b = sort.SearchInts(f.cum, it+1) - 1
+		base = f.cum[b]
+		per = ceilDiv(p.QRows(b), f.rq)
+	} else {
+		b = it / (p.KVHeads * per)
+		base = b * p.KVHeads * per
+	}
+	it -= base
+	kvh, i0 = it/per, it%per*f.rq
+	return b, kvh, i0, min(f.rq, p.QRows(b)-i0)
+}
+
+func (f *fused) newScratch() *fusedScratch {
+	p := f.p
+	rows := f.tq
+	sc := &fusedScratch{
+		s:   make([]float32, rows*f.tk),
+		acc: make([]float32, rows*p.Dv),
+		m:   make([]float64, rows),
+		l:   make([]float64, rows),
+		lo:  make([]int, rows),
+		hi:  make([]int, rows),
+	}
+	paged := p.Paged != nil
+	if f.bf16 {
+		sc.pb = make([]uint16, rows*f.tk)
+		if f.g > 1 {
+			sc.qb = make([]uint16, rows*p.D)
+		}
+		if paged {
+			sc.kb = make([]uint16, f.tk*p.D)
+			sc.vb = make([]uint16, f.tk*p.Dv)
+		}
+		return sc
+	}
+	if f.q.t.Half() || f.g > 1 {
+		sc.q = make([]float32, rows*p.D)
+	}
+	if f.k.t.Half() || paged {
+		sc.k = make([]float32, f.tk*p.D)
+	}
+	if f.v.t.Half() || paged {
+		sc.v = make([]float32, f.tk*p.Dv)
+	}
+	return sc
+}
+
+// parts holds the splits' partial results when an item's keys are split:
+// per item and split, each row's m, l and acc.
+type parts struct {
+	m, l []float64
+	acc  []float32
+}
+
+func (f *fused) newParts(items int) *parts {
+	if f.splits == 1 {
+		return nil
+	}
+	n := items * f.splits * f.tq
+	return &parts{m: make([]float64, n), l: make([]float64, n), acc: make([]float32, n*f.p.Dv)}
+}
+
+// rowOf is the query head and position of row ii of an item of KV head
+// kvh from position i0.
+func (f *fused) rowOf(kvh, i0, ii int) (h, i int) {
+	return kvh*f.g + ii%f.g, i0 + ii/f.g
+}
+
+// item runs split s of work item it: its query rows over its share of
+// the keys, into O (one split) or into its part (several).
+func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
+	p := f.p
+	b, kvh, i0, r := f.itemAt(it)
+	rows := r * f.g
 	negInf := math.Inf(-1)
-	m, l := sc.m[:r], sc.l[:r]
-	for i := range r {
+	m, l := sc.m[:rows], sc.l[:rows]
+	for i := range rows {
 		m[i], l[i] = negInf, 0
 	}
-	acc := blas32.General{Rows: r, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:r*p.Dv]}
+	acc := blas32.General{Rows: rows, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:rows*p.Dv]}
 	clear(acc.Data)
-	var qm blas32.General
-	if !f.bf16 {
-		qm = matOf(f.q, f.qs.Offset(b, h, i0), r, p.D, f.qs.Row, sc.q)
-	}
 
-	// KeyRange's ends grow with i, so the keys some row of the tile may
-	// see lie in [keyStart, keyEnd): the tiles outside (past the causal
-	// limit or the key length, before a window's start) are skipped
-	// outright. Within a tile the rows' visible ranges, which grow with
-	// the row too, are the Gemms' band: Q·Kᵀ computes only the kernel
-	// blocks some row sees, and P·V reads only the keys whose weights
-	// some row of a block has (the rest are 0), so a causal diagonal or a
-	// window's edges cost what they attend, not whole tiles.
+	// KeyRange's ends grow with the position, so the keys some row of
+	// the item may see lie in [keyStart, keyEnd): the tiles outside
+	// (past the causal limit or the key length, before a window's start)
+	// are skipped outright. A split takes its share of those tiles.
 	keyStart, _ := p.KeyRange(b, i0)
 	_, keyEnd := p.KeyRange(b, i0+r-1)
-	lo, hi := sc.lo[:r], sc.hi[:r]
+	if f.splits > 1 {
+		tiles := ceilDiv(max(keyEnd-keyStart, 0), f.tk)
+		per := ceilDiv(tiles, f.splits)
+		keyStart, keyEnd = keyStart+min(s*per*f.tk, keyEnd-keyStart), min(keyEnd, keyStart+(s+1)*per*f.tk)
+	}
+	var qm blas32.General
+	if !f.bf16 {
+		qm = f.qTile(sc, b, kvh, i0, r)
+	}
+	// Within a tile the rows' visible ranges, which grow with the row
+	// too, are the Gemms' band: Q·Kᵀ computes only the kernel blocks some
+	// row sees, and P·V reads only the keys whose weights some row of a
+	// block has (the rest are 0), so a causal diagonal or a window's
+	// edges cost what they attend, not whole tiles.
+	lo, hi := sc.lo[:rows], sc.hi[:rows]
 	band := sgemm.Band{Lo: lo, Hi: hi}
 	for j0 := keyStart; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
-		for ii := range r {
-			a, e := p.KeyRange(b, i0+ii)
+		for ii := 0; ii < rows; ii += f.g {
+			a, e := p.KeyRange(b, i0+ii/f.g)
+			a, e = max(a, keyStart), min(e, keyEnd)
 			lo[ii] = min(max(a-j0, 0), tk)
 			hi[ii] = min(max(e-j0, lo[ii]), tk)
+			for g := 1; g < f.g; g++ {
+				lo[ii+g], hi[ii+g] = lo[ii], hi[ii]
+			}
 		}
-		st := blas32.General{Rows: r, Cols: tk, Stride: f.tk, Data: sc.s[:(r-1)*f.tk+tk]}
+		st := blas32.General{Rows: rows, Cols: tk, Stride: f.tk, Data: sc.s[:(rows-1)*f.tk+tk]}
 		if f.bf16 {
-			f.bf16Tile(sc, st, acc, band, b, h, i0, j0)
+			f.bf16Tile(sc, st, acc, band, b, kvh, i0, j0)
 			continue
 		}
 		band.Inner = false
-		gemmBand(blas.Trans, p.Scale, qm, matOf(f.k, f.ks.Offset(b, kvh, j0), tk, p.D, f.ks.Row, sc.k), 0, st, band)
-		for ii := range r {
+		gemmBand(blas.Trans, p.Scale, qm, f.kvTile(f.k, f.kr, b, kvh, j0, tk, p.D, sc.k), 0, st, band)
+		for ii := range rows {
+			h, i := f.rowOf(kvh, i0, ii)
 			row := st.Data[ii*f.tk : ii*f.tk+tk]
-			f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
+			f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 		}
 		band.Inner = true
-		gemmBand(blas.NoTrans, 1, st, matOf(f.v, f.vs.Offset(b, kvh, j0), tk, p.Dv, f.vs.Row, sc.v), 1, acc, band)
+		gemmBand(blas.NoTrans, 1, st, f.kvTile(f.v, f.vr, b, kvh, j0, tk, p.Dv, sc.v), 1, acc, band)
 	}
 
-	for ii := range r {
-		off := f.os.Offset(b, h, i0+ii)
-		row := acc.Data[ii*p.Dv : (ii+1)*p.Dv]
-		lse := negInf
+	if f.splits > 1 {
+		at := (it*f.splits + s) * f.tq
+		copy(pt.m[at:at+rows], m)
+		copy(pt.l[at:at+rows], l)
+		copy(pt.acc[at*p.Dv:(at+rows)*p.Dv], acc.Data)
+		return
+	}
+	f.finish(b, kvh, i0, m, l, acc.Data)
+}
+
+// merge combines the splits of item it, each a partial softmax over its
+// keys with its own max, into one (the running max of all, each part's
+// sum and accumulator scaled by exp(its max − that)), and finishes it.
+func (f *fused) merge(sc *fusedScratch, pt *parts, it int) {
+	p := f.p
+	b, kvh, i0, r := f.itemAt(it)
+	rows := r * f.g
+	m, l, acc := sc.m[:rows], sc.l[:rows], sc.acc[:rows*p.Dv]
+	clear(acc)
+	for ii := range rows {
+		mx := math.Inf(-1)
+		for s := range f.splits {
+			mx = max(mx, pt.m[(it*f.splits+s)*f.tq+ii])
+		}
+		m[ii], l[ii] = mx, 0
+		if math.IsInf(mx, -1) {
+			continue // no split saw a key: l = 0, acc = 0
+		}
+		row := acc[ii*p.Dv : (ii+1)*p.Dv]
+		for s := range f.splits {
+			at := (it*f.splits+s)*f.tq + ii
+			if math.IsInf(pt.m[at], -1) {
+				continue
+			}
+			alpha := math.Exp(pt.m[at] - mx)
+			l[ii] += pt.l[at] * alpha
+			axpy(row, float32(alpha), pt.acc[at*p.Dv:(at+1)*p.Dv])
+		}
+	}
+	f.finish(b, kvh, i0, m, l, acc)
+}
+
+// axpy adds a·x to y.
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// finish writes the rows of an item from position i0 of KV head kvh: O =
+// acc/l (with the sink in l) and the LSE m + log l.
+func (f *fused) finish(b, kvh, i0 int, m, l []float64, acc []float32) {
+	p := f.p
+	for ii := range m {
+		h, i := f.rowOf(kvh, i0, ii)
+		row := acc[ii*p.Dv : (ii+1)*p.Dv]
+		lse := math.Inf(-1)
 		if p.Sinks != nil {
 			var alpha float64
 			alpha, m[ii], l[ii] = withSink(m[ii], l[ii], float64(p.Sinks[h]))
@@ -213,39 +403,118 @@ func (f *fused) tile(sc *fusedScratch, b, h, i0, r int) {
 		} else {
 			clear(row)
 		}
-		putRow(f.o, off, row)
+		putRow(f.o, f.or.Offset(b, h, i), row)
 		if f.lse != nil {
-			f.lse[(b*p.H+h)*p.Nq+i0+ii] = float32(lse)
+			f.lse[p.LSEOffset(b, h, i)] = float32(lse)
 		}
 	}
 }
 
-// bf16Tile is one key tile of tile on the bf16 arithmetic path: S =
+// qTile is the item's Q rows as a float32 matrix: in place for one
+// float32 head; else gathered (and widened) into scratch, row (i, g) from
+// head kvh·G + g at position i0 + i.
+func (f *fused) qTile(sc *fusedScratch, b, kvh, i0, r int) blas32.General {
+	p := f.p
+	if f.g == 1 {
+		return matOf(f.q, f.qr.Offset(b, kvh, i0), r, p.D, f.qr.Row, sc.q)
+	}
+	rows := r * f.g
+	g := blas32.General{Rows: rows, Cols: p.D, Stride: p.D, Data: sc.q[:rows*p.D]}
+	for ii := range rows {
+		h, i := f.rowOf(kvh, i0, ii)
+		getRow(f.q, f.qr.Offset(b, h, i), g.Data[ii*p.D:(ii+1)*p.D])
+	}
+	return g
+}
+
+// kvTile is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (rows
+// r, cols wide) as a float32 matrix: in place when they lie at one
+// stride in a float32 operand, else widened or gathered from their pages
+// into scratch.
+func (f *fused) kvTile(s store, r backend.Rows, b, kvh, j0, n, cols int, scratch []float32) blas32.General {
+	if r.Run(j0) >= n {
+		return matOf(s, r.Offset(b, kvh, j0), n, cols, r.Row, scratch)
+	}
+	g := blas32.General{Rows: n, Cols: cols, Stride: cols, Data: scratch[:n*cols]}
+	for j := 0; j < n; {
+		run := min(r.Run(j0+j), n-j)
+		off := r.Offset(b, kvh, j0+j)
+		for jj := range run {
+			getRow(s, off+jj*r.Row, g.Data[(j+jj)*cols:(j+jj+1)*cols])
+		}
+		j += run
+	}
+	return g
+}
+
+// getRow copies len(dst) elements of s from off into dst, widened.
+func getRow(s store, off int, dst []float32) {
+	if s.t.Half() {
+		widen(s.t, dst, s.h[off:off+len(dst)])
+		return
+	}
+	copy(dst, s.f32[off:off+len(dst)])
+}
+
+// bf16Tile is one key tile of item on the bf16 arithmetic path: S =
 // scale·Q·Kᵀ by sgemm.BF16GemmBand on Q's and K's stored bits (each
 // product of two bfloat16 values exact in float32, the sums float32, as
 // the float32 path's), the online softmax as ever, then P rounded to
 // bfloat16 (2⁻⁸ relative a weight; l sums the float32 weights, so O moves
 // by at most 2⁻⁸·Σ_j w_j·|v_j| and the LSE not at all) and acc += P·V on
 // V's stored bits. VDPBF16PS reads bfloat16 subnormals (below 2⁻¹²⁶) as
-// zero.
-func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Band, b, h, i0, j0 int) {
+// zero. Grouped Q rows and K and V rows across pages are gathered first.
+func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Band, b, kvh, i0, j0 int) {
 	p := f.p
-	kvh := h / p.Group()
-	r, tk := st.Rows, st.Cols
-	qo, ko, vo := f.qs.Offset(b, h, i0), f.ks.Offset(b, kvh, j0), f.vs.Offset(b, kvh, j0)
-	q := f.q.h[qo : qo+(r-1)*f.qs.Row+p.D]
-	k := f.k.h[ko : ko+(tk-1)*f.ks.Row+p.D]
-	v := f.v.h[vo : vo+(tk-1)*f.vs.Row+p.Dv]
+	rows, tk := st.Rows, st.Cols
+	q, lq := f.qBits(sc, b, kvh, i0, rows)
+	k, lk := kvBits(f.k.h, f.kr, b, kvh, j0, tk, p.D, sc.kb)
+	v, lv := kvBits(f.v.h, f.vr, b, kvh, j0, tk, p.Dv, sc.vb)
 	band.Inner = false
-	sgemm.BF16GemmBand(blas.Trans, r, tk, p.D, p.Scale, q, f.qs.Row, k, f.ks.Row, 0, st.Data, st.Stride, band)
-	m, l := sc.m[:r], sc.l[:r]
-	for ii := range r {
+	sgemm.BF16GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k, lk, 0, st.Data, st.Stride, band)
+	m, l := sc.m[:rows], sc.l[:rows]
+	for ii := range rows {
+		h, i := f.rowOf(kvh, i0, ii)
 		row := st.Data[ii*st.Stride : ii*st.Stride+tk]
 		pb := sc.pb[ii*st.Stride : ii*st.Stride+tk]
-		f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i0+ii, j0)
+		f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
 	band.Inner = true
-	sgemm.BF16GemmBand(blas.NoTrans, r, p.Dv, tk, 1, sc.pb[:(r-1)*st.Stride+tk], st.Stride, v, f.vs.Row, 1, acc.Data, acc.Stride, band)
+	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, sc.pb[:(rows-1)*st.Stride+tk], st.Stride, v, lv, 1, acc.Data, acc.Stride, band)
+}
+
+// qBits is the item's Q rows as bfloat16 bits and their row stride: in
+// place for one head, gathered for a group.
+func (f *fused) qBits(sc *fusedScratch, b, kvh, i0, rows int) ([]uint16, int) {
+	p := f.p
+	if f.g == 1 {
+		qo := f.qr.Offset(b, kvh, i0)
+		return f.q.h[qo : qo+(rows-1)*f.qr.Row+p.D], f.qr.Row
+	}
+	for ii := range rows {
+		h, i := f.rowOf(kvh, i0, ii)
+		qo := f.qr.Offset(b, h, i)
+		copy(sc.qb[ii*p.D:(ii+1)*p.D], f.q.h[qo:qo+p.D])
+	}
+	return sc.qb[:rows*p.D], p.D
+}
+
+// kvBits is kvTile for bits: in place when the keys lie at one stride,
+// else gathered from their pages into scratch.
+func kvBits(h []uint16, r backend.Rows, b, kvh, j0, n, cols int, scratch []uint16) ([]uint16, int) {
+	if r.Run(j0) >= n {
+		off := r.Offset(b, kvh, j0)
+		return h[off : off+(n-1)*r.Row+cols], r.Row
+	}
+	for j := 0; j < n; {
+		run := min(r.Run(j0+j), n-j)
+		off := r.Offset(b, kvh, j0+j)
+		for jj := range run {
+			copy(scratch[(j+jj)*cols:(j+jj+1)*cols], h[off+jj*r.Row:off+jj*r.Row+cols])
+		}
+		j += run
+	}
+	return scratch[:n*cols], cols
 }
 
 // bf16Arithmetic says whether Fused runs bf16Tile: Q, K and V all

@@ -40,6 +40,10 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := checkVars("fused", p.Problem); err != nil {
 		return err
 	}
+	if p.Packed != nil || p.Paged != nil {
+		// Caps.Seqs is false: the kernels read dense operands only.
+		return backend.Errorf(backend.ErrUnsupported, "gpu: fused: packed sequences and paged caches are not yet in the GPU kernels (B=%d Nq=%d Nk=%d)", p.B, p.Nq, p.Nk)
+	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
 		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
 	if err != nil {

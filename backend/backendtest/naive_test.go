@@ -134,7 +134,7 @@ func (n *naive) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		Half: true, MaxBufferLen: 1 << 24,
+		Half: true, Seqs: true, MaxBufferLen: 1 << 24,
 	}
 }
 

@@ -111,10 +111,10 @@ func Reference(c Case) Want {
 	}
 	for b := 0; b < p.B; b++ {
 		for h := 0; h < p.H; h++ {
-			for i := 0; i < p.Nq; i++ {
-				r := (b*p.H+h)*p.Nq + i
-				at := r * p.Nk
-				o := p.OStrides().Offset(b, h, i)
+			for i := 0; i < p.QRows(b); i++ {
+				r := p.LSEOffset(b, h, i)
+				at := ((b*p.H+h)*p.Nq + i) * p.Nk
+				o := p.ORowsOf().Offset(b, h, i)
 				w.LSE[r], w.Empty[r] = c.row(b, h, i, refRow{
 					raw: w.Raw[at : at+p.Nk], capped: w.Capped[at : at+p.Nk],
 					scores: w.Scores[at : at+p.Nk], masked: w.Masked[at : at+p.Nk],
@@ -134,8 +134,8 @@ func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceRow: " + err.Error())
 	}
-	if b < 0 || b >= p.B || h < 0 || h >= p.H || i < 0 || i >= p.Nq {
-		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, p.Nq))
+	if b < 0 || b >= p.B || h < 0 || h >= p.H || i < 0 || i >= p.QRows(b) {
+		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, p.QRows(max(0, min(b, p.B-1)))))
 	}
 	o = make([]float64, p.Dv)
 	row := func() []float64 { return make([]float64, p.Nk) }
@@ -154,18 +154,20 @@ type refRow struct {
 func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	p := c.Problem.Resolved()
 	kvh := h / (p.H / p.KVHeads)
-	qs, ks, vs := p.QStrides(), p.KStrides(), p.VStrides()
+	// The rows' places: dense, packed (a sequence's rows from its
+	// cu_seqlens entry) or paged (a key's page from the block table).
+	qs, ks, vs := p.QRowsOf(), p.KRowsOf(), p.VRowsOf()
 	scale := float64(p.Scale)
-	kvLen := p.Nk
-	if p.KVLens != nil {
-		kvLen = p.KVLens[b]
-	}
-	t := kvLen - p.Nq + i
-	if p.CausalOffset != nil {
-		t = *p.CausalOffset + i
-	}
+	kvLen := p.KVLen(b)
+	t := p.Align(b) + i // KVLen(b) − QRows(b) + i, or CausalOffset + i
 
-	for j := 0; j < p.Nk; j++ {
+	// The scores of keys past the key length are computed where K holds
+	// them (dense K); packed and paged K have no such rows.
+	scored := p.Nk
+	if p.Packed != nil || p.Paged != nil {
+		scored = kvLen
+	}
+	for j := 0; j < scored; j++ {
 		dot := 0.0
 		for d := 0; d < p.D; d++ {
 			dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
@@ -198,7 +200,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 			seen[j] = false
 		}
 		r.masked[j] = math.Inf(-1)
-		if seen[j] {
+		if seen[j] && j < scored {
 			r.masked[j] = r.scores[j]
 			m = max(m, r.scores[j])
 		}
@@ -223,7 +225,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	for j := 0; j < p.Nk; j++ {
 		r.weights[j] /= sum
 	}
-	for j := 0; j < p.Nk; j++ {
+	for j := 0; j < kvLen; j++ {
 		for d := 0; d < p.Dv; d++ {
 			r.out[d] += r.weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
 		}
@@ -327,6 +329,15 @@ func describe(p backend.Problem, bias, keep *[4]int) string {
 	}
 	if v.KVLens != nil {
 		s += fmt.Sprintf("_kvlens%v", v.KVLens)
+	}
+	if pk := p.Packed; pk != nil {
+		s += fmt.Sprintf("_cuq%v", pk.CuQ)
+		if pk.CuK != nil {
+			s += fmt.Sprintf("_cuk%v", pk.CuK)
+		}
+	}
+	if pg := p.Paged; pg != nil {
+		s += fmt.Sprintf("_pages%dx%d_table%v", pg.Pages, pg.PageSize, pg.Table)
 	}
 	return s
 }

@@ -476,8 +476,9 @@ func compare(c Case, want Want, got result) error {
 	}
 	if got.LSE != nil {
 		r := newReport("LSE", "")
-		forRows(p, func(b, h, i, row int) {
-			r.row(b, h, i, got.LSE[row:row+1], want.LSE[row:row+1], false)
+		forRows(p, func(b, h, i, _ int) {
+			at := p.LSEOffset(b, h, i)
+			r.row(b, h, i, got.LSE[at:at+1], want.LSE[at:at+1], false)
 		})
 		errs = append(errs, r.err())
 	}
@@ -487,22 +488,23 @@ func compare(c Case, want Want, got result) error {
 		if c.DTypes.BF16Arithmetic() {
 			r.slack = BF16Slack(c.V)
 		}
-		os := p.OStrides()
-		forRows(p, func(b, h, i, row int) {
+		os := p.ORowsOf()
+		forRows(p, func(b, h, i, _ int) {
 			at := os.Offset(b, h, i)
 			// A row that sees no key must be exactly zero.
-			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], want.Empty[row])
+			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], want.Empty[p.LSEOffset(b, h, i)])
 		})
 		errs = append(errs, r.err())
 	}
 	return errors.Join(errs...)
 }
 
-// forRows calls f for every query row, with its index in [B, H, Nq].
+// forRows calls f for every query row, with its index in [B, H, Nq]
+// (the scores' rows; a packed sequence's rows stop at its own length).
 func forRows(p backend.Problem, f func(b, h, i, row int)) {
 	for b := 0; b < p.B; b++ {
 		for h := 0; h < p.H; h++ {
-			for i := 0; i < p.Nq; i++ {
+			for i := 0; i < p.QRows(b); i++ {
 				f(b, h, i, (b*p.H+h)*p.Nq+i)
 			}
 		}

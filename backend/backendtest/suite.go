@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("MaskedRows", func(t *testing.T) { s.cases(t, maskedRowSpecs()) })
 	t.Run("KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) })
 	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
+	t.Run("Seqs", s.testSeqs)
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
 	t.Run("Errors", s.testErrors)
@@ -133,6 +134,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	if p.Variants.Any() && !s.caps.Variants {
 		missing = append(missing, "Variants")
 	}
+	if (p.Packed != nil || p.Paged != nil) && !s.caps.Seqs {
+		missing = append(missing, "Seqs")
+	}
 	if len(missing) == 0 {
 		return ""
 	}
@@ -207,7 +211,7 @@ func (s *suite) check(t *testing.T, c Case) {
 			}
 		})
 	}
-	if s.caps.Staged {
+	if s.caps.Staged && c.Packed == nil && c.Paged == nil {
 		t.Run("staged", func(t *testing.T) {
 			for _, lse := range s.lseModes() {
 				if err := RunStaged(ctx, s.be, c, lse); err != nil {
@@ -500,6 +504,136 @@ func variantSpecs() []spec {
 			v.Sinks = []float32{0, 1, -1, 3}
 			v.KVLens = []int{130, 90}
 		}), bias: shape(2, 1, 67, 130), keep: shape(1, 4, 1, 130)},
+	}
+}
+
+// packed returns p (made BNHD) with its sequences packed: query lengths
+// qs and, when ks is not nil, key lengths ks; Nq and Nk become the
+// longest.
+func packed(p backend.Problem, qs, ks []int) backend.Problem {
+	p.Layout = backend.BNHD
+	p.B = len(qs)
+	cu := func(ns []int) ([]int, int) {
+		c, most := []int{0}, 0
+		for _, n := range ns {
+			c = append(c, c[len(c)-1]+n)
+			most = max(most, n)
+		}
+		return c, most
+	}
+	p.Packed = &backend.Packed{}
+	p.Packed.CuQ, p.Nq = cu(qs)
+	if ks != nil {
+		p.Packed.CuK, p.Nk = cu(ks)
+	}
+	return p
+}
+
+// paged returns p with K and V in a pool of pages of size keys (spare
+// pages beyond those the sequences use), the key lengths lens (Nk their
+// largest, unless p's is larger): each sequence's blocks on pages drawn
+// at random from the pool, the table's unused entries −1, and, with
+// shared, sequence 1's first block on sequence 0's first page (a shared
+// prefix).
+func paged(p backend.Problem, size, spare int, lens []int, shared bool) backend.Problem {
+	p.B = len(lens)
+	p.KVLens = lens
+	for _, n := range lens {
+		p.Nk = max(p.Nk, n)
+	}
+	per := (p.Nk + size - 1) / size
+	used := 0
+	for _, n := range lens {
+		used += (n + size - 1) / size
+	}
+	pg := &backend.Paged{PageSize: size, Pages: used + spare, PerSeq: per, Table: make([]int, p.B*per)}
+	rng := newRand(fmt.Sprintf("pages%d_%d_%v", size, spare, lens))
+	order := rng.Perm(pg.Pages)
+	for b, n := range lens {
+		for blk := range per {
+			pg.Table[b*per+blk] = -1
+			if blk < (n+size-1)/size {
+				pg.Table[b*per+blk], order = order[0], order[1:]
+			}
+		}
+	}
+	if shared && p.B > 1 && lens[0] > 0 && lens[1] > 0 {
+		pg.Table[per] = pg.Table[0]
+	}
+	p.Paged = pg
+	return p
+}
+
+// testSeqs runs the packed and paged cases; a backend that does not
+// claim Caps.Seqs must refuse one with ErrUnsupported, not misread it.
+func (s *suite) testSeqs(t *testing.T) {
+	if s.caps.Seqs || !s.caps.Fused {
+		s.cases(t, seqSpecs())
+		return
+	}
+	c := seqSpecs()[0].build()
+	ops, err := Upload(s.be, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ops.Release()
+	o, err := s.be.Alloc(backend.Float32, c.Problem.Resolved().OLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	err = guard(func() error {
+		return s.be.Fused(context.Background(), backend.FusedParams{Problem: c.Problem}, ops.Q, ops.K, ops.V, o, nil)
+	})
+	if !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("Fused on %v without Caps.Seqs: %v, want ErrUnsupported", c, err)
+	}
+}
+
+// SeqCases are the suite's cases of packed sequences and paged caches
+// (its Seqs section), for a backend's own tests to run under settings of
+// its own (tiles, threads, plans).
+func SeqCases() []Case {
+	var cs []Case
+	for _, sp := range seqSpecs() {
+		cs = append(cs, sp.build())
+	}
+	return cs
+}
+
+// Packed sequences (cu_seqlens) and paged caches (a block table), alone,
+// together and with the variants: empty sequences, one query over many
+// keys (decoding, one head or a group), a few (speculative decoding),
+// more queries than keys, pages of one key and pages larger than a tile,
+// shared pages, pools in both layouts, half caches, and long enough keys
+// that a backend splits them.
+func seqSpecs() []spec {
+	f16 := DTypes{Q: backend.Float16, K: backend.Float16, V: backend.Float16, O: backend.Float16}
+	return []spec{
+		{p: packed(prob(0, 4, 2, 0, 0, 16, 16), []int{5, 0, 65}, []int{9, 11, 70})},
+		{p: packed(causal(prob(0, 4, 2, 0, 0, 16, 8)), []int{5, 0, 65, 1}, []int{9, 11, 70, 300})},
+		{p: packed(causal(prob(0, 2, 1, 0, 0, 9, 9)), []int{40, 3}, []int{20, 3})},
+		{p: withV(packed(causal(prob(0, 4, 2, 0, 0, 16, 16)), []int{70, 2, 33}, []int{70, 130, 33}), func(v *backend.Variants) {
+			v.Window = win(16, 0)
+			v.Softcap = 5
+			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+			v.Sinks = []float32{0, 1, -1, 3}
+		}), bias: shape(1, 4, 70, 130)},
+		{p: withV(packed(prob(3, 2, 2, 0, 50, 16, 16), []int{1, 7, 30}, nil), func(v *backend.Variants) { v.KVLens = []int{50, 0, 31} })},
+		{p: paged(causal(prob(0, 4, 2, 1, 0, 16, 16)), 16, 3, []int{0, 17, 100}, true)},
+		{p: paged(causal(bnhd(prob(0, 8, 2, 3, 0, 32, 32))), 16, 2, []int{3, 64, 260}, false)},
+		{p: paged(causal(prob(0, 2, 1, 4, 0, 8, 8)), 1, 5, []int{9, 4}, true)},
+		{p: paged(causal(bnhd(prob(0, 4, 4, 2, 0, 16, 16))), 300, 1, []int{290, 600}, false)},
+		{p: paged(prob(0, 4, 1, 1, 0, 64, 64), 64, 0, []int{1100}, false)},
+		{p: paged(causal(prob(0, 6, 2, 20, 0, 16, 16)), 32, 1, []int{20, 90}, true), keep: shape(2, 1, 1, 90)},
+		{p: withV(paged(causal(bnhd(prob(0, 4, 2, 2, 0, 16, 16))), 16, 1, []int{100, 40}, false), func(v *backend.Variants) {
+			v.Window = win(31, 0)
+			v.Sinks = []float32{1, 0, 2, -1}
+			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+		})},
+		{p: paged(causal(bnhd(prob(0, 4, 2, 1, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: f16},
+		{p: paged(causal(bnhd(prob(0, 4, 2, 2, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: Same(backend.BFloat16)},
+		{p: paged(causal(packed(prob(0, 4, 2, 0, 0, 16, 16), []int{1, 4, 0}, nil)), 16, 1, []int{30, 4, 9}, false)},
 	}
 }
 

@@ -62,7 +62,7 @@ func TestValidateSeqs(t *testing.T) {
 				t.Fatalf("Validate = %v, want ErrShape containing %q", err, tt.want)
 			case tt.want == "":
 				sp := ScoresParams{Problem: tt.p}
-				if err := sp.Validate(fakeBuf(1 << 20), fakeBuf(1 << 20), fakeBuf(1 << 20)); !errors.Is(err, ErrUnsupported) {
+				if err := sp.Validate(fakeBuf(1<<20), fakeBuf(1<<20), fakeBuf(1<<20)); !errors.Is(err, ErrUnsupported) {
 					t.Errorf("Scores on a %s problem: %v, want ErrUnsupported", tt.name, err)
 				}
 			}

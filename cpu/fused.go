@@ -129,6 +129,9 @@ type fused struct {
 	// different lengths).
 	maxQ int
 	cum  []int
+	// decode says the items run the decoding kernels (decodeTile): few
+	// rows, their Q gathered and padded to a multiple of 4.
+	decode bool
 	// bf16 says Q, K and V are all BFloat16 and the CPU multiplies
 	// bfloat16 (sgemm.HasBF16): Q·Kᵀ and P·V run on the stored bits with
 	// VDPBF16PS and float32 accumulation, P rounded to bfloat16 for P·V
@@ -169,6 +172,7 @@ func (f *fused) plan(threads int) int {
 		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
 	}
 	f.tq = f.rq * f.g
+	f.decode = useDecode(f.tq, p.D, p.Dv, f.bf16)
 	f.splits = 1
 	n := f.countItems()
 	if n > 0 && n < threads {
@@ -215,6 +219,9 @@ func (f *fused) itemAt(it int) (b, kvh, i0, r int) {
 func (f *fused) newScratch() *fusedScratch {
 	p := f.p
 	rows := f.tq
+	if f.decode {
+		rows = round4(rows)
+	}
 	sc := &fusedScratch{
 		s:   make([]float32, rows*f.tk),
 		acc: make([]float32, rows*p.Dv),
@@ -235,7 +242,7 @@ func (f *fused) newScratch() *fusedScratch {
 		}
 		return sc
 	}
-	if f.q.t.Half() || f.g > 1 {
+	if f.q.t.Half() || f.g > 1 || f.decode {
 		sc.q = make([]float32, rows*p.D)
 	}
 	if f.k.t.Half() || paged {
@@ -279,7 +286,11 @@ func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
 	for i := range rows {
 		m[i], l[i] = negInf, 0
 	}
-	acc := blas32.General{Rows: rows, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:rows*p.Dv]}
+	padded := rows // the decoding kernels' rows, a multiple of 4
+	if f.decode {
+		padded = round4(rows)
+	}
+	acc := blas32.General{Rows: padded, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:padded*p.Dv]}
 	clear(acc.Data)
 
 	// KeyRange's ends grow with the position, so the keys some row of
@@ -294,7 +305,10 @@ func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
 		keyStart, keyEnd = keyStart+min(s*per*f.tk, keyEnd-keyStart), min(keyEnd, keyStart+(s+1)*per*f.tk)
 	}
 	var qm blas32.General
-	if !f.bf16 {
+	switch {
+	case f.decode:
+		qm = f.decodeQ(sc, b, kvh, i0, rows)
+	case !f.bf16:
 		qm = f.qTile(sc, b, kvh, i0, r)
 	}
 	// Within a tile the rows' visible ranges, which grow with the row
@@ -316,6 +330,11 @@ func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
 			}
 		}
 		st := blas32.General{Rows: rows, Cols: tk, Stride: f.tk, Data: sc.s[:(rows-1)*f.tk+tk]}
+		if f.decode {
+			st.Rows, st.Data = padded, sc.s[:(padded-1)*f.tk+tk]
+			f.decodeTile(sc, qm, st, acc, rows, b, kvh, i0, j0)
+			continue
+		}
 		if f.bf16 {
 			f.bf16Tile(sc, st, acc, band, b, kvh, i0, j0)
 			continue
@@ -335,10 +354,10 @@ func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
 		at := (it*f.splits + s) * f.tq
 		copy(pt.m[at:at+rows], m)
 		copy(pt.l[at:at+rows], l)
-		copy(pt.acc[at*p.Dv:(at+rows)*p.Dv], acc.Data)
+		copy(pt.acc[at*p.Dv:(at+rows)*p.Dv], acc.Data[:rows*p.Dv])
 		return
 	}
-	f.finish(b, kvh, i0, m, l, acc.Data)
+	f.finish(b, kvh, i0, m, l, acc.Data[:rows*p.Dv])
 }
 
 // merge combines the splits of item it, each a partial softmax over its

@@ -1,0 +1,111 @@
+package cpu
+
+import (
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// Decoding: an item of few query rows — the G query heads of one KV head
+// at one position (Nq = 1) or a few (speculative decoding) — gives the
+// Gemms nothing to do: packing each key tile for a handful of rows costs
+// more than multiplying it, and the step is bound by reading K and V
+// once. Such items run the decoding kernels instead (dotRows4,
+// axpyRows4: AVX-512, decode_amd64.s), which read K's and V's rows where
+// they lie, four query rows at a time, and sum in float32 as the Gemms
+// do.
+
+// decodeRows is the most query rows an item may have for Fused to run the
+// decoding kernels rather than the Gemms.
+const decodeRows = 16
+
+// useDecode says whether items of rows query rows run the decoding
+// kernels: where the CPU has them, the head dims are whole vectors, and
+// the bfloat16 arithmetic path is not chosen.
+func useDecode(rows, d, dv int, bf16 bool) bool {
+	return hasDecode() && !bf16 && rows <= decodeRows && d%16 == 0 && dv%16 == 0
+}
+
+// round4 rounds n up to a multiple of 4: the decoding kernels' rows.
+func round4(n int) int { return (n + 3) &^ 3 }
+
+// decodeQ gathers the item's query rows into scratch, widened, padded
+// with zero rows to a multiple of 4 (their scores are 0 and their
+// outputs never read).
+func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
+	d := f.p.D
+	g := blas32.General{Rows: round4(rows), Cols: d, Stride: d, Data: sc.q[:round4(rows)*d]}
+	for ii := range rows {
+		h, i := f.rowOf(kvh, i0, ii)
+		getRow(f.q, f.qr.Offset(b, h, i), g.Data[ii*d:(ii+1)*d])
+	}
+	clear(g.Data[rows*d:])
+	return g
+}
+
+// decodeTile is one key tile of a decoding item: the scores of the keys
+// some row sees ([lo[0], hi[rows−1]) of the tile, the rows' ranges
+// growing with the row), the online softmax of each row, and acc += P·V
+// over the same keys. st and acc have round4(rows) rows.
+func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b, kvh, i0, j0 int) {
+	p := f.p
+	a, e := sc.lo[0], sc.hi[rows-1]
+	if a >= e {
+		return // no row sees a key of this tile
+	}
+	n := e - a
+	k := f.kvTile(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k)
+	for g := 0; g < st.Rows; g += 4 {
+		s := st.Data[g*st.Stride+a:]
+		q := qm.Data[g*qm.Stride:]
+		if done := dotRows4(q, qm.Stride, k.Data, k.Stride, n, p.D, s, st.Stride, p.Scale); done < n {
+			dotRowsGo(q, qm.Stride, 4, k.Data[done*k.Stride:], k.Stride, n-done, p.D, s[done:], st.Stride, p.Scale)
+		}
+	}
+	m, l := sc.m[:rows], sc.l[:rows]
+	for ii := range rows {
+		h, i := f.rowOf(kvh, i0, ii)
+		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]
+		f.online(row, nil, sc.lo[ii], sc.hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+	}
+	v := f.kvTile(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v)
+	for g := 0; g < st.Rows; g += 4 {
+		w := st.Data[g*st.Stride+a:]
+		out := acc.Data[g*acc.Stride:]
+		if !axpyRows4(w, st.Stride, v.Data, v.Stride, n, p.Dv, out, acc.Stride) {
+			axpyRowsGo(w, st.Stride, 4, v.Data, v.Stride, n, p.Dv, out, acc.Stride)
+		}
+	}
+}
+
+// dotRowsGo is dotRows4 in Go for any rows and keys: s[r][j] = alpha ·
+// Σ_c q[r][c]·k[j][c], summed in float32.
+func dotRowsGo(q []float32, ldq, rows int, k []float32, ldk, n, d int, s []float32, lds int, alpha float32) {
+	for r := range rows {
+		qr := q[r*ldq : r*ldq+d]
+		for j := range n {
+			kj := k[j*ldk : j*ldk+d]
+			var sum float32
+			for c, x := range qr {
+				sum += x * kj[c]
+			}
+			s[r*lds+j] = alpha * sum
+		}
+	}
+}
+
+// axpyRowsGo is axpyRows4 in Go for any rows: acc[r][c] += Σ_j
+// p[r][j]·v[j][c].
+func axpyRowsGo(p []float32, ldp, rows int, v []float32, ldv, n, dv int, acc []float32, ldacc int) {
+	for r := range rows {
+		out := acc[r*ldacc : r*ldacc+dv]
+		for j := range n {
+			w := p[r*ldp+j]
+			if w == 0 {
+				continue
+			}
+			vj := v[j*ldv : j*ldv+dv]
+			for c := range out {
+				out[c] += w * vj[c]
+			}
+		}
+	}
+}

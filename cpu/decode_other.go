@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package cpu
+
+func hasDecode() bool { return false }
+
+func dotRows4([]float32, int, []float32, int, int, int, []float32, int, float32) int { return 0 }
+
+func axpyRows4([]float32, int, []float32, int, int, int, []float32, int) bool { return false }

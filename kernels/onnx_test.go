@@ -34,12 +34,6 @@ var (
 // softcap.
 var onnxIntAttrs = []string{"is_causal", "q_num_heads", "kv_num_heads", "qk_matmul_output_mode", "softmax_precision"}
 
-// Why a vendored case does not run: each names the later issue that will
-// let it.
-const (
-	onnxSkipCache = "needs a KV cache (past_key/past_value in, present_key/present_value out): a later issue"
-)
-
 // onnxBackends are the backends the cases run on: the CPU always, the GPU
 // where the build has it (onnx_gpu_test.go).
 var onnxBackends = []struct {
@@ -52,7 +46,6 @@ type onnxCase struct {
 	name    string
 	model   *onnxModel
 	in, out map[string]*onnxTensor // by role
-	skip    string                 // why it does not run, or ""
 }
 
 func loadONNXCase(dir string) (*onnxCase, error) {
@@ -93,11 +86,6 @@ func loadONNXCase(dir string) (*onnxCase, error) {
 			side.into[side.roles[pos]] = t
 		}
 	}
-	for _, role := range []string{"past_key", "past_value", "present_key", "present_value"} {
-		if c.in[role] != nil || c.out[role] != nil {
-			c.skip = onnxSkipCache
-		}
-	}
 	if c.in["Q"] == nil || c.in["K"] == nil || c.in["V"] == nil || c.out["Y"] == nil {
 		return nil, fmt.Errorf("missing Q, K, V or Y")
 	}
@@ -106,6 +94,8 @@ func loadONNXCase(dir string) (*onnxCase, error) {
 
 // onnxAttention is a case mapped onto kernels.Attention.
 type onnxAttention struct {
+	// k and v are the keys and values attention reads: with a cache,
+	// past and new together (ONNX's present_key and present_value).
 	q, k, v *kernels.Tensor
 	opts    kernels.Options
 	mode    int64 // qk_matmul_output_mode when the case has that output, else -1
@@ -120,8 +110,13 @@ type onnxAttention struct {
 //	softcap > 0                  Softcap
 //	float attn_mask              Bias, padded to Nk with −Inf
 //	bool attn_mask               Mask, padded to Nk with false
+//	past_key, past_value         [B, KVH, P, D] whatever Q's rank: K and V
+//	                             become kernels.ConcatSeq(past, K) (in K's
+//	                             layout), ONNX's present_key and
+//	                             present_value
 //	nonpad_kv_seqlen             KVLens
-//	is_causal, no nonpad         CausalOffset = 0 (top-left)
+//	is_causal with a past        CausalOffset = P: query i at key P + i
+//	is_causal, no past or nonpad CausalOffset = 0 (top-left)
 //	is_causal with nonpad        Causal, aligned at KVLens[b] − Nq
 //	qk_matmul_output mode 0/1/2  Scores at StageRaw/StageCapped/StageMasked
 //	qk_matmul_output mode 3      Weights
@@ -180,6 +175,29 @@ func mapONNX(c *onnxCase) (*onnxAttention, error) {
 	default:
 		return nil, fmt.Errorf("Q has dims %v, want rank 3 or 4", qt.dims)
 	}
+	// ONNX's cache is [B, KVH, P, D] for 3D inputs too: ConcatSeq reads
+	// it as BHND and appends K's rows in K's layout.
+	past := -1
+	pk, pv := c.in["past_key"], c.in["past_value"]
+	if (pk == nil) != (pv == nil) {
+		return nil, fmt.Errorf("past_key and past_value come together")
+	}
+	if pk != nil {
+		for _, t := range []*onnxTensor{pk, pv} {
+			if len(t.dims) != 4 || t.dtype != kt.dtype {
+				return nil, fmt.Errorf("%s of dims %v and data type %d: want [B, KVH, P, D] of K's data type %d", t.name, t.dims, t.dtype, kt.dtype)
+			}
+		}
+		var err error
+		if a.k, err = kernels.ConcatSeq(tensor(pk, pk.dims, kernels.BHND), a.k); err != nil {
+			return nil, fmt.Errorf("present_key: %w", err)
+		}
+		if a.v, err = kernels.ConcatSeq(tensor(pv, pv.dims, kernels.BHND), a.v); err != nil {
+			return nil, fmt.Errorf("present_value: %w", err)
+		}
+		past = pk.dims[2]
+		nk += past
+	}
 
 	for name := range m.ints {
 		if !slices.Contains(onnxIntAttrs, name) {
@@ -207,9 +225,12 @@ func mapONNX(c *onnxCase) (*onnxAttention, error) {
 		}
 	}
 	if m.ints["is_causal"] != 0 {
-		if o.KVLens != nil {
+		switch {
+		case past >= 0:
+			o.CausalOffset = &past
+		case o.KVLens != nil:
 			o.Causal = true
-		} else {
+		default:
 			o.CausalOffset = new(int)
 		}
 	}
@@ -368,7 +389,65 @@ func runONNX(ctx context.Context, be backend.Backend, c *onnxCase, a *onnxAttent
 			errs = append(errs, onnxCompare(what, got.Data, qk.floats(), qk.dims[len(qk.dims)-1], a.opts.Weights, tol))
 		}
 	}
+	for _, p := range []struct {
+		role string
+		got  *kernels.Tensor
+	}{{"present_key", a.k}, {"present_value", a.v}} {
+		if want := c.out[p.role]; want != nil {
+			errs = append(errs, samePresent(p.role, p.got, want))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// samePresent compares the keys or values attention read with ONNX's
+// present_key or present_value, [B, KVH, P + N, D]: a concatenation is
+// exact, so every stored bit must match.
+func samePresent(role string, got *kernels.Tensor, want *onnxTensor) error {
+	got = toBHND(got)
+	if !slices.Equal(got.Shape, want.dims) {
+		return fmt.Errorf("%s: shape %v, want %v", role, got.Shape, want.dims)
+	}
+	if want.dtype == onnxFloat16 {
+		if got.DType != kernels.Float16 || !slices.Equal(got.Bits, want.F16) {
+			return fmt.Errorf("%s: %v values differ from ONNX's float16 ones", role, got.DType)
+		}
+		return nil
+	}
+	for i, w := range want.F32 {
+		if math.Float32bits(got.Data[i]) != math.Float32bits(w) {
+			return fmt.Errorf("%s[%d]: got %v, want %v", role, i, got.Data[i], w)
+		}
+	}
+	return nil
+}
+
+// toBHND is a rank-4 tensor in BHND, [B, H, N, D]: t itself, or a
+// transposed copy of a BNHD one.
+func toBHND(t *kernels.Tensor) *kernels.Tensor {
+	if t.Layout == kernels.BHND {
+		return t
+	}
+	b, h, n, d := kernels.Dims(t.Shape, t.Layout)
+	out := &kernels.Tensor{Shape: []int{b, h, n, d}, DType: t.DType}
+	if t.DType.Half() {
+		out.Bits = make([]uint16, len(t.Bits))
+	} else {
+		out.Data = make([]float32, len(t.Data))
+	}
+	for bi := range b {
+		for i := range n {
+			for hi := range h {
+				from, to := ((bi*n+i)*h+hi)*d, ((bi*h+hi)*n+i)*d
+				if t.DType.Half() {
+					copy(out.Bits[to:to+d], t.Bits[from:from+d])
+				} else {
+					copy(out.Data[to:to+d], t.Data[from:from+d])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // clone and same keep a tensor's data, either slice, to check that it
@@ -401,8 +480,9 @@ func loadONNXCases(t *testing.T) []*onnxCase {
 	return cases
 }
 
-// TestONNXAttention runs every vendored ONNX node test of Attention that
-// needs no KV cache on each backend (float16 ones in float16), with both
+// TestONNXAttention runs every vendored ONNX node test of Attention on
+// each backend (float16 ones in float16; a cache's present_key and
+// present_value checked bit for bit), with both
 // strategies where the case allows (scores and weights exist only on the
 // staged path). A backend without Caps.Variants skips the cases that need
 // them.
@@ -413,9 +493,6 @@ func TestONNXAttention(t *testing.T) {
 			be := bk.open(t)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					if c.skip != "" {
-						t.Skip(c.skip)
-					}
 					a, err := mapONNX(c)
 					if err != nil {
 						t.Fatal(err)

@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // Decoding: an item of few query rows — the G query heads of one KV head
@@ -18,10 +20,11 @@ import (
 const decodeRows = 16
 
 // useDecode says whether items of rows query rows run the decoding
-// kernels: where the CPU has them, the head dims are whole vectors, and
-// the bfloat16 arithmetic path is not chosen.
-func useDecode(rows, d, dv int, bf16 bool) bool {
-	return hasDecode() && !bf16 && rows <= decodeRows && d%16 == 0 && dv%16 == 0
+// kernels: where the CPU has them and the head dims are whole vectors.
+// They take precedence over the bfloat16 arithmetic path, which would
+// pack what they read once (and they multiply in float32).
+func useDecode(rows, d, dv int) bool {
+	return hasDecode() && rows <= decodeRows && d%16 == 0 && dv%16 == 0
 }
 
 // round4 rounds n up to a multiple of 4: the decoding kernels' rows.
@@ -41,6 +44,58 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
 	return g
 }
 
+// rawRows is rows of K or V as stored (float32 or half bits) at one
+// stride, in place or gathered from their pages: the decoding kernels
+// widen halves as they load them.
+type rawRows struct {
+	t      backend.DType
+	f32    []float32
+	h      []uint16
+	stride int
+}
+
+// row widens row j into dst (len d).
+func (r rawRows) row(j int, dst []float32) {
+	if r.t.Half() {
+		widen(r.t, dst, r.h[j*r.stride:j*r.stride+len(dst)])
+		return
+	}
+	copy(dst, r.f32[j*r.stride:])
+}
+
+// kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
+// wide) as stored: in place when they lie at one stride, else gathered
+// from their pages into scratch (f for float32, h for halves).
+func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16) rawRows {
+	out := rawRows{t: s.t, stride: r.Row}
+	if r.Run(j0) >= n {
+		off := r.Offset(b, kvh, j0)
+		end := off + (n-1)*r.Row + cols
+		if s.t.Half() {
+			out.h = s.h[off:end]
+		} else {
+			out.f32 = s.f32[off:end]
+		}
+		return out
+	}
+	out.stride = cols
+	for j := 0; j < n; {
+		run := min(r.Run(j0+j), n-j)
+		off := r.Offset(b, kvh, j0+j)
+		for jj := range run {
+			src, dst := off+jj*r.Row, (j+jj)*cols
+			if s.t.Half() {
+				copy(h[dst:dst+cols], s.h[src:src+cols])
+			} else {
+				copy(f[dst:dst+cols], s.f32[src:src+cols])
+			}
+		}
+		j += run
+	}
+	out.f32, out.h = f[:min(len(f), n*cols)], h[:min(len(h), n*cols)]
+	return out
+}
+
 // decodeTile is one key tile of a decoding item: the scores of the keys
 // some row sees ([lo[0], hi[rows−1]) of the tile, the rows' ranges
 // growing with the row), the online softmax of each row, and acc += P·V
@@ -52,12 +107,15 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		return // no row sees a key of this tile
 	}
 	n := e - a
-	k := f.kvTile(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k)
+	k := kvRaw(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k, sc.kb)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+a:]
 		q := qm.Data[g*qm.Stride:]
-		if done := dotRows4(q, qm.Stride, k.Data, k.Stride, n, p.D, s, st.Stride, p.Scale); done < n {
-			dotRowsGo(q, qm.Stride, 4, k.Data[done*k.Stride:], k.Stride, n-done, p.D, s[done:], st.Stride, p.Scale)
+		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, p.Scale); j < n; j++ {
+			// The last keys of a tile that is not a multiple of 4.
+			kj := sc.row[:p.D]
+			k.row(j, kj)
+			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, p.Scale)
 		}
 	}
 	m, l := sc.m[:rows], sc.l[:rows]
@@ -66,12 +124,17 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]
 		f.online(row, nil, sc.lo[ii], sc.hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
-	v := f.kvTile(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v)
+	v := kvRaw(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v, sc.vb)
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+a:]
 		out := acc.Data[g*acc.Stride:]
-		if !axpyRows4(w, st.Stride, v.Data, v.Stride, n, p.Dv, out, acc.Stride) {
-			axpyRowsGo(w, st.Stride, 4, v.Data, v.Stride, n, p.Dv, out, acc.Stride)
+		if axpyRows4(w, st.Stride, v, n, p.Dv, out, acc.Stride) {
+			continue
+		}
+		for j := range n {
+			vj := sc.row[:p.Dv]
+			v.row(j, vj)
+			axpyRowsGo(w[j:], st.Stride, 4, vj, p.Dv, 1, p.Dv, out, acc.Stride)
 		}
 	}
 }

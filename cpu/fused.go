@@ -30,6 +30,8 @@ type fusedScratch struct {
 	// rounded to bfloat16 for P·V, and qb, kb, vb the bits of the tiles
 	// that are not read in place (grouped Q, paged K and V).
 	pb, qb, kb, vb []uint16
+	// row is one row of K or V widened, for the decoding path's tails.
+	row []float32
 }
 
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
@@ -172,7 +174,9 @@ func (f *fused) plan(threads int) int {
 		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
 	}
 	f.tq = f.rq * f.g
-	f.decode = useDecode(f.tq, p.D, p.Dv, f.bf16)
+	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
+		f.bf16 = false
+	}
 	f.splits = 1
 	n := f.countItems()
 	if n > 0 && n < threads {
@@ -242,7 +246,26 @@ func (f *fused) newScratch() *fusedScratch {
 		}
 		return sc
 	}
-	if f.q.t.Half() || f.g > 1 || f.decode {
+	if f.decode {
+		// The decoding kernels read K and V as stored: scratch only for
+		// rows gathered from pages, in their dtype.
+		sc.q = make([]float32, rows*p.D)
+		sc.row = make([]float32, max(p.D, p.Dv))
+		switch {
+		case paged && f.k.t.Half():
+			sc.kb = make([]uint16, f.tk*p.D)
+		case paged:
+			sc.k = make([]float32, f.tk*p.D)
+		}
+		switch {
+		case paged && f.v.t.Half():
+			sc.vb = make([]uint16, f.tk*p.Dv)
+		case paged:
+			sc.v = make([]float32, f.tk*p.Dv)
+		}
+		return sc
+	}
+	if f.q.t.Half() || f.g > 1 {
 		sc.q = make([]float32, rows*p.D)
 	}
 	if f.k.t.Half() || paged {

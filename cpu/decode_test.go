@@ -1,0 +1,74 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// The decoding kernels against their Go forms, for K and V stored in
+// each dtype, at strides wider than the rows, key counts around the
+// kernels' quads and head dims that take each column path (64 at a time,
+// then 16): within float32 summation's error, and nothing written outside
+// the rows asked for.
+func TestDecodeKernels(t *testing.T) {
+	if !hasDecode() {
+		t.Skip("no decoding kernels on this CPU or build (AVX-512F); the Gemms run instead")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range backend.DTypes {
+		for _, n := range []int{1, 3, 4, 5, 8, 12, 101} {
+			for _, d := range []int{16, 48, 64, 80, 128} {
+				t.Run(fmt.Sprintf("%v/n=%d/d=%d", dt, n, d), func(t *testing.T) {
+					const ldq, lds, ldacc = 200, 130, 150
+					stride := d + 24
+					q := randF32(rng, 4*ldq)
+					kv := randF32(rng, n*stride)
+					raw := rawRows{t: dt, stride: stride}
+					if dt.Half() {
+						raw.h = make([]uint16, len(kv))
+						narrow(dt, raw.h, kv)
+						widen(dt, kv, raw.h) // the values the kernels read
+					} else {
+						raw.f32 = kv
+					}
+					s := randF32(rng, 4*lds)
+					want := append([]float32(nil), s...)
+					done := dotRows4(q, ldq, raw, n, d, s, lds, 0.5)
+					if done != n&^3 {
+						t.Fatalf("dotRows4 did %d keys of %d", done, n)
+					}
+					dotRowsGo(q, ldq, 4, kv, stride, done, d, want, lds, 0.5)
+					for i := range s {
+						if r, j := i/lds, i%lds; j >= done && s[i] != want[i] || math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d) {
+							t.Fatalf("s[%d][%d] = %v, want %v", r, j, s[i], want[i])
+						}
+					}
+					p := randF32(rng, 4*ldq)
+					acc := randF32(rng, 4*ldacc)
+					wantAcc := append([]float32(nil), acc...)
+					if !axpyRows4(p, ldq, raw, n, d, acc, ldacc) {
+						t.Fatal("axpyRows4 did not run")
+					}
+					axpyRowsGo(p, ldq, 4, kv, stride, n, d, wantAcc, ldacc)
+					for i := range acc {
+						if r, c := i/ldacc, i%ldacc; c >= d && acc[i] != wantAcc[i] || math.Abs(float64(acc[i]-wantAcc[i])) > 1e-5*float64(n+1) {
+							t.Fatalf("acc[%d][%d] = %v, want %v", r, c, acc[i], wantAcc[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func randF32(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(2*rng.Float64() - 1)
+	}
+	return x
+}

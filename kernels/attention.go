@@ -73,6 +73,42 @@ type Options struct {
 	// meaning backend.Variants gives them; the zero value is none. They
 	// combine with every other option and both strategies.
 	Variants
+	// CuSeqlensQ, when set, packs B = len(CuSeqlensQ) − 1 sequences'
+	// queries end to end (FlashAttention's varlen cu_seqlens_q):
+	// sequence b's queries are rows CuSeqlensQ[b] … CuSeqlensQ[b+1] − 1
+	// of Q, which is rank 3 [total, H, D] in the BNHD layout, and so are
+	// Out's; the list starts at 0, never decreases and ends at total. Nq
+	// is the longest sequence's length, and a bias or mask broadcasts
+	// over [B, H, Nq, Nk] indexed by a sequence's own row and key
+	// numbers. Causal masking is bottom-right per sequence: query i of
+	// sequence b sits at key position KVLen(b) − rows(b) + i (or
+	// CausalOffset + i). The LSE is [H, total]. Packed sequences and
+	// paged caches run fused only, on a backend with Caps.Seqs: the
+	// weights and scores are not formed.
+	CuSeqlensQ []int
+	// CuSeqlensK, with CuSeqlensQ, packs the keys the same way: K and V
+	// are rank 3 [totalK, KVH, D|Dv], sequence b's keys rows
+	// CuSeqlensK[b] … CuSeqlensK[b+1] − 1, and KVLens must be nil. With
+	// CuSeqlensQ alone, K and V are dense [B, Nk, KVH, D|Dv] (BNHD; key
+	// lengths from KVLens, or Nk) or paged (BlockTable).
+	CuSeqlensK []int
+	// BlockTable, when set, makes K and V a paged cache
+	// (FlashAttention's flash_attn_with_kvcache block_table, vLLM's
+	// paged attention): pools [pages, page_size, KVH, D|Dv] under BNHD
+	// ([pages, KVH, page_size, D|Dv] under BHND), and row b of the
+	// table lists the pages of sequence b's keys in order: key j is row
+	// j mod page_size of page BlockTable[b][j / page_size]. Every row
+	// has one length, so Nk = len(row)·page_size. KVLens are the cache
+	// lengths (FlashAttention's cache_seqlens): sequence b has
+	// KVLens[b] keys (Nk when KVLens is nil), and only the table entries
+	// of its first ⌈KVLens[b]/page_size⌉ blocks are read, each naming a
+	// page of the pool; the rest may hold anything (−1, say). Sequences
+	// may share pages. Q is [B, Nq, H, D] (or [B, H, Nq, D] under BHND),
+	// or packed (CuSeqlensQ); causal masking is aligned to each cache's
+	// length, query i at key position KVLens[b] − Nq + i. Only the rows
+	// the table names below each cache length are checked for NaN and
+	// infinities: the rest of a pool is never read.
+	BlockTable [][]int
 	// Bias is added to the scaled scores. Its shape broadcasts,
 	// right-aligned, to [B, H, Nq, Nk]: each dimension is 1 or the full
 	// size. −Inf hides a key; NaN and +Inf are rejected.
@@ -117,7 +153,7 @@ type Result struct {
 	// query, [H, Nq, Nk] for rank 3.
 	Weights, Scores *Tensor
 	// LSE is [B, H, Nq] when asked for, dropped to the query's rank the
-	// same way.
+	// same way; [H, total] for packed queries (Options.CuSeqlensQ).
 	LSE *Tensor
 	// Strategy is the strategy that ran.
 	Strategy Strategy
@@ -130,6 +166,9 @@ type Result struct {
 // on be. q, k and v have the same rank (2, 3 or 4) and layout; K and V
 // may have fewer heads than Q (GQA) when they divide H, Nk may differ from
 // Nq, and V's head dim may differ from Q's. The inputs are never modified.
+// With Options.CuSeqlensQ, CuSeqlensK or BlockTable the ranks are those
+// of packed sequences ([total, heads, dim]) and paged caches (pools of
+// pages) instead, as the options say.
 //
 // Every problem with the inputs is an error wrapping backend.ErrShape,
 // backend.ErrNonFinite, backend.ErrTooLarge or backend.ErrUnsupported that
@@ -165,13 +204,22 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 //	        workgroup memory).
 //	Auto    runs staged when the weights or scores are wanted, on a CPU
 //	        backend when B·H·Nq·Nk is at most stagedAutoLimit, or when
-//	        be's Fused cannot run p; fused otherwise. It never fails.
+//	        be's Fused cannot run p; fused otherwise. It never fails,
+//	        but for packed sequences and paged caches.
+//
+// Packed sequences and paged caches (p.Packed, p.Paged) run fused only:
+// Auto and Fused run them fused on a backend with Caps.Seqs whose Fused
+// can run p; Staged, the weights or scores, or a backend without
+// Caps.Seqs are an error wrapping backend.ErrUnsupported.
 //
 // On a GPU the three staged ops cost three rounds of submissions for what
 // one fused dispatch does, so small problems gain nothing there. p is a
 // valid problem (Problem.Validate). A caller can ask Choose what an Auto
 // call will run: attn run sizes its memory check by it.
 func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
+	if p.Packed != nil || p.Paged != nil {
+		return s.chooseSeqs(be, p, wantsMatrix)
+	}
 	switch s {
 	case Staged:
 		return Staged, nil
@@ -193,6 +241,36 @@ func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool
 		return Fused, nil
 	}
 	return s, backend.Errorf(backend.ErrShape, "unknown strategy %v", s)
+}
+
+// chooseSeqs is Choose for packed sequences and paged caches, which only
+// a fused path with Caps.Seqs runs: Auto and Fused run fused there, and
+// every other case is an error wrapping backend.ErrUnsupported.
+func (s Strategy) chooseSeqs(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
+	what := "packed sequences"
+	switch {
+	case p.Packed != nil && p.Paged != nil:
+		what = "packed sequences over paged caches"
+	case p.Paged != nil:
+		what = "paged caches"
+	}
+	switch s {
+	case Auto, Fused:
+	case Staged:
+		return Staged, backend.Errorf(backend.ErrUnsupported, "the staged strategy takes no %s (B=%d Nq=%d Nk=%d): auto and fused run them fused", what, p.B, p.Nq, p.Nk)
+	default:
+		return s, backend.Errorf(backend.ErrShape, "unknown strategy %v", s)
+	}
+	if wantsMatrix {
+		return Fused, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path, which takes no %s", what)
+	}
+	if !be.Caps().Seqs {
+		return Fused, backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path for %s (Caps.Seqs is false)", be.Name(), what)
+	}
+	if err := backend.FusedSupports(be, p); err != nil {
+		return Fused, err
+	}
+	return Fused, nil
 }
 
 // call is a validated Attention call.
@@ -239,7 +317,9 @@ type Shapes struct {
 // Check validates s and opts as Attention does before it reads any data,
 // and returns the backend.Problem of the call with its defaults resolved:
 // ranks, sizes, broadcasting, the scale, the variants
-// (backend.Problem.Validate) and the score stage. s.Bias and s.Mask stand
+// (backend.Problem.Validate) and the score stage, and with
+// opts.CuSeqlensQ, CuSeqlensK or BlockTable the lists against the shapes
+// (Packed and Paged set in the problem). s.Bias and s.Mask stand
 // for opts.Bias and opts.Mask, which it does not read; the strategy is
 // Strategy.Choose's to check, against a backend. Every error wraps a
 // sentinel of package backend and names the operands by s.Names.
@@ -262,6 +342,9 @@ func (s Shapes) name(i int) string {
 }
 
 func (s Shapes) check(opts *Options) (*call, error) {
+	if opts.seqs() {
+		return s.checkSeqs(opts)
+	}
 	nq, nk, nv := s.name(0), s.name(1), s.name(2)
 	for i, shape := range [][]int{s.Q, s.K, s.V} {
 		if r := len(shape); r < 2 || r > 4 {
@@ -298,21 +381,26 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	case d == 0 || dv == 0:
 		return nil, backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
 	}
+	return s.finish(backend.Problem{
+		B: bq, H: h, KVHeads: hk, Nq: lq, Nk: lk, D: d, Dv: dv,
+		Layout: s.Layout, Causal: opts.Causal, Variants: opts.Variants,
+	}, len(s.Q), opts)
+}
+
+// finish checks what the operands' sizes leave to check of a call whose
+// problem p they give (with its sizes, layout, causal masking, variants
+// and sequences): the scale, the problem (backend.Problem.Validate), the
+// score stage, the output dtype and the bias's and mask's broadcasting.
+func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error) {
 	scale := opts.Scale
 	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(d))
+		scale = 1 / math.Sqrt(float64(p.D))
 	}
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || math.Abs(scale) > math.MaxFloat32 {
 		return nil, backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", opts.Scale)
 	}
-	c := &call{
-		prob: backend.Problem{
-			B: bq, H: h, KVHeads: hk, Nq: lq, Nk: lk, D: d, Dv: dv,
-			Layout: s.Layout, Scale: float32(scale), Causal: opts.Causal,
-			Variants: opts.Variants,
-		},
-		rank: len(s.Q),
-	}
+	p.Scale = float32(scale)
+	c := &call{prob: p, rank: rank}
 	if err := c.prob.Validate(); err != nil {
 		return nil, err
 	}
@@ -323,7 +411,7 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	if opts.OutDType != nil && !opts.OutDType.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "unknown output dtype %v", *opts.OutDType)
 	}
-	full := [4]int{bq, h, lq, lk}
+	full := [4]int{p.B, p.H, p.Nq, p.Nk}
 	var err error
 	if s.Bias != nil {
 		if c.biasShape, err = broadcastShape(s.name(3), s.Bias, full); err != nil {
@@ -374,7 +462,7 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		return nil, err
 	}
 	if !opts.AllowNonFinite {
-		if err := checkFinite(q, k, v, opts.Bias); err != nil {
+		if err := seqsFinite(c.prob, q, k, v, opts.Bias); err != nil {
 			return nil, err
 		}
 	}
@@ -407,6 +495,9 @@ func checkFinite(q, k, v, bias *Tensor) error {
 		name string
 		t    *Tensor
 	}{{"Q", q}, {"K", k}, {"V", v}} {
+		if op.t == nil {
+			continue
+		}
 		if i, x := firstBad(op.t, false); i >= 0 {
 			return backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v", op.name, op.t.Shape, x, unravel(i, op.t.Shape))
 		}
@@ -423,13 +514,18 @@ func checkFinite(q, k, v, bias *Tensor) error {
 // allowed when negInf), or −1. A half is non-finite when its exponent
 // bits are all ones; only those are widened.
 func firstBad(t *Tensor, negInf bool) (int, float32) {
+	return firstBadIn(t, 0, t.Len(), negInf)
+}
+
+// firstBadIn is firstBad over t's elements lo … hi−1.
+func firstBadIn(t *Tensor, lo, hi int, negInf bool) (int, float32) {
 	bad := func(x float32) bool {
 		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) || !negInf && math.IsInf(float64(x), -1)
 	}
 	if !t.DType.Half() {
-		for i, x := range t.Data {
+		for i, x := range t.Data[lo:hi] {
 			if bad(x) {
-				return i, x
+				return lo + i, x
 			}
 		}
 		return -1, 0
@@ -438,10 +534,10 @@ func firstBad(t *Tensor, negInf bool) (int, float32) {
 	if t.DType == BFloat16 {
 		exp = 0x7f80
 	}
-	for i, b := range t.Bits {
+	for i, b := range t.Bits[lo:hi] {
 		if b&exp == exp {
 			if x := t.DType.Decode(b); bad(x) {
-				return i, x
+				return lo + i, x
 			}
 		}
 	}
@@ -663,5 +759,8 @@ func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int) (
 		shape = append(shape, last)
 	}
 	shape = shape[4-c.rank:]
+	if c.prob.Packed != nil { // the LSE; packed problems have no matrices
+		shape = []int{c.prob.H, c.prob.TotalQ()}
+	}
 	return &Tensor{Shape: shape, Layout: BHND, Data: data}, nil
 }

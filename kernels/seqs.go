@@ -1,0 +1,234 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// seqs reports whether opts packs sequences or pages the keys.
+func (o *Options) seqs() bool {
+	return o.CuSeqlensQ != nil || o.CuSeqlensK != nil || o.BlockTable != nil
+}
+
+// checkSeqs is Shapes.check for a call with packed sequences or a paged
+// cache (Options.CuSeqlensQ, CuSeqlensK, BlockTable): it reads the
+// operands' sizes by those rules, checks the lists against them, and
+// returns the call with backend.Problem's Packed and Paged set.
+//
+//	packed Q     [total, H, D], BNHD; B = len(CuSeqlensQ) − 1
+//	packed K, V  [totalK, KVH, D|Dv]
+//	paged K, V   pools [pages, page_size, KVH, D|Dv] (BNHD) or
+//	             [pages, KVH, page_size, D|Dv] (BHND)
+//	dense K, V   [B, Nk, KVH, D|Dv] (BNHD, the packed queries' layout)
+//	dense Q      [B, Nq, H, D] or [B, H, Nq, D] (with a paged cache)
+//
+// Nq and Nk are the longest sequence's (FlashAttention's max_seqlen), or
+// a table row's pages times page_size for a paged cache.
+func (s Shapes) checkSeqs(opts *Options) (*call, error) {
+	nq, nk, nv := s.name(0), s.name(1), s.name(2)
+	cuQ, cuK, table := opts.CuSeqlensQ, opts.CuSeqlensK, opts.BlockTable
+	switch {
+	case cuK != nil && cuQ == nil:
+		return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK packs the keys of packed queries: give CuSeqlensQ too")
+	case cuK != nil && table != nil:
+		return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK (packed keys) and BlockTable (a paged cache) both set: give one")
+	case cuQ != nil && s.Layout != BNHD:
+		return nil, backend.Errorf(backend.ErrShape, "packed %s (CuSeqlensQ) is [total, heads, dim]: its layout must be BNHD, not %v", nq, s.Layout)
+	case s.Layout != BHND && s.Layout != BNHD:
+		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", s.Layout)
+	}
+	for i, shape := range [][]int{s.Q, s.K, s.V} {
+		if _, err := numElems(shape); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name(i), err)
+		}
+	}
+	// wantRank refuses an operand of another rank, saying what it holds.
+	wantRank := func(name string, shape []int, rank int, what string) error {
+		if len(shape) != rank {
+			return backend.Errorf(backend.ErrShape, "%s has shape %v; %s", name, shape, what)
+		}
+		return nil
+	}
+	p := backend.Problem{Layout: s.Layout, Causal: opts.Causal, Variants: opts.Variants}
+	var b, h, d int
+	if cuQ != nil {
+		if err := wantRank(nq, s.Q, 3, "packed queries (CuSeqlensQ) are rank 3, [total, H, D]"); err != nil {
+			return nil, err
+		}
+		most, err := checkCuSeqlens("CuSeqlensQ", cuQ, nq, s.Q[0])
+		if err != nil {
+			return nil, err
+		}
+		b, h, d = len(cuQ)-1, s.Q[1], s.Q[2]
+		p.Nq = most
+		p.Packed = &backend.Packed{CuQ: cuQ}
+	} else {
+		if err := wantRank(nq, s.Q, 4, "with a paged cache (BlockTable) the queries are rank 4, [B, Nq, H, D] (BNHD) or [B, H, Nq, D] (BHND), or packed (CuSeqlensQ)"); err != nil {
+			return nil, err
+		}
+		b, h, p.Nq, d = Dims(s.Q, s.Layout)
+	}
+
+	var kvh, dk, dv int
+	switch {
+	case cuK != nil:
+		for i, shape := range [][]int{s.K, s.V} {
+			if err := wantRank(s.name(i+1), shape, 3, "packed keys and values (CuSeqlensK) are rank 3, [total, KVH, D]"); err != nil {
+				return nil, err
+			}
+		}
+		if len(cuK) != len(cuQ) {
+			return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK has %d entries, CuSeqlensQ %d: one entry more than the B sequences each", len(cuK), len(cuQ))
+		}
+		if s.V[0] != s.K[0] {
+			return nil, backend.Errorf(backend.ErrShape, "key counts differ: %s has %d rows but %s has %d", nk, s.K[0], nv, s.V[0])
+		}
+		most, err := checkCuSeqlens("CuSeqlensK", cuK, nk, s.K[0])
+		if err != nil {
+			return nil, err
+		}
+		p.Nk, kvh, dk = most, s.K[1], s.K[2]
+		if s.V[1] != kvh {
+			return nil, backend.Errorf(backend.ErrShape, "KV head counts differ: %s has %d heads but %s has %d", nk, kvh, nv, s.V[1])
+		}
+		dv = s.V[2]
+		p.Packed.CuK = cuK
+	case table != nil:
+		for i, shape := range [][]int{s.K, s.V} {
+			if err := wantRank(s.name(i+1), shape, 4, "a paged cache (BlockTable) is a pool of rank 4, [pages, page_size, KVH, D] (BNHD) or [pages, KVH, page_size, D] (BHND)"); err != nil {
+				return nil, err
+			}
+		}
+		pages, kh, size, kd := Dims(s.K, s.Layout)
+		vpages, vh, vsize, vd := Dims(s.V, s.Layout)
+		switch {
+		case vpages != pages || vsize != size:
+			return nil, backend.Errorf(backend.ErrShape, "page pools differ: %s has %d pages of %d keys, %s %d pages of %d", nk, pages, size, nv, vpages, vsize)
+		case vh != kh:
+			return nil, backend.Errorf(backend.ErrShape, "KV head counts differ: %s has %d heads but %s has %d", nk, kh, nv, vh)
+		case size < 1:
+			return nil, backend.Errorf(backend.ErrShape, "%s is a pool of pages of %d keys (shape %v); want a page size ≥ 1", nk, size, s.K)
+		case len(table) != b:
+			return nil, backend.Errorf(backend.ErrShape, "BlockTable has %d rows for B=%d sequences of %s", len(table), b, nq)
+		}
+		per := 0
+		if b > 0 {
+			per = len(table[0])
+		}
+		flat := make([]int, 0, b*per)
+		for i, row := range table {
+			if len(row) != per {
+				return nil, backend.Errorf(backend.ErrShape, "BlockTable row %d has %d entries, row 0 has %d: every row has one sequence's pages, padded to one length", i, len(row), per)
+			}
+			flat = append(flat, row...)
+		}
+		n, ok := backend.CheckedProduct(per, size)
+		if !ok {
+			return nil, backend.Errorf(backend.ErrTooLarge, "BlockTable rows of %d pages of %d keys overflow int", per, size)
+		}
+		for i, l := range opts.KVLens {
+			if i < b && l > n {
+				return nil, backend.Errorf(backend.ErrShape, "cache length %d of sequence %d is beyond its %d pages of %d keys (BlockTable rows of %d entries hold %d keys)",
+					l, i, per, size, per, n)
+			}
+		}
+		p.Nk, kvh, dk, dv = n, kh, kd, vd
+		p.Paged = &backend.Paged{PageSize: size, Pages: pages, PerSeq: per, Table: flat}
+	default:
+		for i, shape := range [][]int{s.K, s.V} {
+			if err := wantRank(s.name(i+1), shape, 4, "keys and values of packed queries are dense rank 4, [B, Nk, KVH, D], packed (CuSeqlensK) or paged (BlockTable)"); err != nil {
+				return nil, err
+			}
+		}
+		var kb, vb, vn int
+		kb, kvh, p.Nk, dk = Dims(s.K, s.Layout)
+		vb, vh, vn, vd := Dims(s.V, s.Layout)
+		switch {
+		case kb != b || vb != b:
+			return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: CuSeqlensQ has B=%d sequences, %s has B=%d, %s B=%d", b, nk, kb, nv, vb)
+		case vn != p.Nk:
+			return nil, backend.Errorf(backend.ErrShape, "key counts differ: %s has N=%d keys but %s has N=%d values", nk, p.Nk, nv, vn)
+		case vh != kvh:
+			return nil, backend.Errorf(backend.ErrShape, "KV head counts differ: %s has %d heads but %s has %d", nk, kvh, nv, vh)
+		}
+		dv = vd
+	}
+	switch {
+	case dk != d:
+		return nil, backend.Errorf(backend.ErrShape, "head dims differ: %s has D=%d, %s has D=%d", nq, d, nk, dk)
+	case h == 0 || kvh == 0:
+		return nil, backend.Errorf(backend.ErrShape, "zero heads: %s has %d, %s has %d", nq, h, nk, kvh)
+	case h%kvh != 0:
+		return nil, backend.Errorf(backend.ErrShape, "%s has H=%d heads, not a multiple of the %d KV heads of %s", nq, h, kvh, nk)
+	case d == 0 || dv == 0:
+		return nil, backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
+	}
+	p.B, p.H, p.KVHeads, p.D, p.Dv = b, h, kvh, d, dv
+	return s.finish(p, len(s.Q), opts)
+}
+
+// checkCuSeqlens checks a cu_seqlens list against the total rows of the
+// tensor it packs: at least one entry, from 0, never decreasing, ending
+// at total. It returns the longest sequence.
+func checkCuSeqlens(name string, cu []int, tensor string, total int) (int, error) {
+	if len(cu) == 0 {
+		return 0, backend.Errorf(backend.ErrShape, "%s is empty: it needs B+1 entries, 0 first and %s's %d rows last", name, tensor, total)
+	}
+	if cu[0] != 0 {
+		return 0, backend.Errorf(backend.ErrShape, "%s starts at %d, want 0", name, cu[0])
+	}
+	most := 0
+	for i := 1; i < len(cu); i++ {
+		if cu[i] < cu[i-1] {
+			return 0, backend.Errorf(backend.ErrShape, "%s decreases: entry %d is %d, entry %d is %d (sequence %d would have %d rows)",
+				name, i-1, cu[i-1], i, cu[i], i-1, cu[i]-cu[i-1])
+		}
+		most = max(most, cu[i]-cu[i-1])
+	}
+	if last := cu[len(cu)-1]; last != total {
+		return 0, backend.Errorf(backend.ErrShape, "%s ends at %d but %s has %d rows: the last entry is the total", name, last, tensor, total)
+	}
+	return most, nil
+}
+
+// seqsFinite is checkFinite for a call with packed sequences or a paged
+// cache: Q and packed or dense K and V are checked whole (every row of a
+// packed tensor belongs to a sequence), a paged pool only where the
+// table names a page for a key below its sequence's length, the rows
+// Fused reads; the rest of a pool may hold anything.
+func seqsFinite(p backend.Problem, q, k, v, bias *Tensor) error {
+	if p.Paged == nil {
+		return checkFinite(q, k, v, bias)
+	}
+	if err := checkFinite(q, nil, nil, bias); err != nil {
+		return err
+	}
+	pg := p.Paged
+	read := make([]bool, pg.Pages*pg.PageSize)
+	for b := range p.B {
+		for j := range p.KVLen(b) {
+			page := pg.Table[b*pg.PerSeq+j/pg.PageSize]
+			slot := page*pg.PageSize + j%pg.PageSize
+			if read[slot] {
+				continue // a shared page, checked already
+			}
+			read[slot] = true
+			for _, op := range []struct {
+				name string
+				t    *Tensor
+				rows backend.Rows
+				dim  int
+			}{{"K", k, p.KRowsOf(), p.D}, {"V", v, p.VRowsOf(), p.Dv}} {
+				for h := range p.KVHeads {
+					off := op.rows.Offset(b, h, j)
+					if i, x := firstBadIn(op.t, off, off+op.dim, false); i >= 0 {
+						return backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v (sequence %d's key %d, on page %d)",
+							op.name, op.t.Shape, x, unravel(i, op.t.Shape), b, j, page)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -312,6 +312,10 @@ type Shapes struct {
 	// that order (a file's name, say); an empty one is "Q", "K", "V",
 	// "bias" or "mask".
 	Names [5]string
+	// SeqNames are what the errors call Options.CuSeqlensQ, CuSeqlensK,
+	// BlockTable and, with a block table, KVLens (the cache lengths);
+	// an empty one is the field's name.
+	SeqNames [4]string
 }
 
 // Check validates s and opts as Attention does before it reads any data,
@@ -332,6 +336,13 @@ func (s Shapes) Check(opts *Options) (backend.Problem, error) {
 		return backend.Problem{}, err
 	}
 	return c.prob, nil
+}
+
+func (s Shapes) seqName(i int) string {
+	if s.SeqNames[i] != "" {
+		return s.SeqNames[i]
+	}
+	return [4]string{"CuSeqlensQ", "CuSeqlensK", "BlockTable", "KVLens"}[i]
 }
 
 func (s Shapes) name(i int) string {

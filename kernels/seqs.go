@@ -27,14 +27,15 @@ func (o *Options) seqs() bool {
 // a table row's pages times page_size for a paged cache.
 func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 	nq, nk, nv := s.name(0), s.name(1), s.name(2)
+	ncuQ, ncuK, ntable, nlens := s.seqName(0), s.seqName(1), s.seqName(2), s.seqName(3)
 	cuQ, cuK, table := opts.CuSeqlensQ, opts.CuSeqlensK, opts.BlockTable
 	switch {
 	case cuK != nil && cuQ == nil:
-		return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK packs the keys of packed queries: give CuSeqlensQ too")
+		return nil, backend.Errorf(backend.ErrShape, "%s packs the keys of packed queries: give %s too", ncuK, ncuQ)
 	case cuK != nil && table != nil:
-		return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK (packed keys) and BlockTable (a paged cache) both set: give one")
+		return nil, backend.Errorf(backend.ErrShape, "%s (packed keys) and %s (a paged cache) both set: give one", ncuK, ntable)
 	case cuQ != nil && s.Layout != BNHD:
-		return nil, backend.Errorf(backend.ErrShape, "packed %s (CuSeqlensQ) is [total, heads, dim]: its layout must be BNHD, not %v", nq, s.Layout)
+		return nil, backend.Errorf(backend.ErrShape, "packed %s (%s) is [total, heads, dim]: its layout must be BNHD, not %v", nq, ncuQ, s.Layout)
 	case s.Layout != BHND && s.Layout != BNHD:
 		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", s.Layout)
 	}
@@ -53,10 +54,10 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 	p := backend.Problem{Layout: s.Layout, Causal: opts.Causal, Variants: opts.Variants}
 	var b, h, d int
 	if cuQ != nil {
-		if err := wantRank(nq, s.Q, 3, "packed queries (CuSeqlensQ) are rank 3, [total, H, D]"); err != nil {
+		if err := wantRank(nq, s.Q, 3, "packed queries ("+ncuQ+") are rank 3, [total, H, D]"); err != nil {
 			return nil, err
 		}
-		most, err := checkCuSeqlens("CuSeqlensQ", cuQ, nq, s.Q[0])
+		most, err := checkCuSeqlens(ncuQ, cuQ, nq, s.Q[0])
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +65,7 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 		p.Nq = most
 		p.Packed = &backend.Packed{CuQ: cuQ}
 	} else {
-		if err := wantRank(nq, s.Q, 4, "with a paged cache (BlockTable) the queries are rank 4, [B, Nq, H, D] (BNHD) or [B, H, Nq, D] (BHND), or packed (CuSeqlensQ)"); err != nil {
+		if err := wantRank(nq, s.Q, 4, "with a paged cache ("+ntable+") the queries are rank 4, [B, Nq, H, D] (BNHD) or [B, H, Nq, D] (BHND), or packed ("+ncuQ+")"); err != nil {
 			return nil, err
 		}
 		b, h, p.Nq, d = Dims(s.Q, s.Layout)
@@ -74,17 +75,17 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 	switch {
 	case cuK != nil:
 		for i, shape := range [][]int{s.K, s.V} {
-			if err := wantRank(s.name(i+1), shape, 3, "packed keys and values (CuSeqlensK) are rank 3, [total, KVH, D]"); err != nil {
+			if err := wantRank(s.name(i+1), shape, 3, "packed keys and values ("+ncuK+") are rank 3, [total, KVH, D]"); err != nil {
 				return nil, err
 			}
 		}
 		if len(cuK) != len(cuQ) {
-			return nil, backend.Errorf(backend.ErrShape, "CuSeqlensK has %d entries, CuSeqlensQ %d: one entry more than the B sequences each", len(cuK), len(cuQ))
+			return nil, backend.Errorf(backend.ErrShape, "%s has %d entries, %s %d: one entry more than the B sequences each", ncuK, len(cuK), ncuQ, len(cuQ))
 		}
 		if s.V[0] != s.K[0] {
 			return nil, backend.Errorf(backend.ErrShape, "key counts differ: %s has %d rows but %s has %d", nk, s.K[0], nv, s.V[0])
 		}
-		most, err := checkCuSeqlens("CuSeqlensK", cuK, nk, s.K[0])
+		most, err := checkCuSeqlens(ncuK, cuK, nk, s.K[0])
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +97,7 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 		p.Packed.CuK = cuK
 	case table != nil:
 		for i, shape := range [][]int{s.K, s.V} {
-			if err := wantRank(s.name(i+1), shape, 4, "a paged cache (BlockTable) is a pool of rank 4, [pages, page_size, KVH, D] (BNHD) or [pages, KVH, page_size, D] (BHND)"); err != nil {
+			if err := wantRank(s.name(i+1), shape, 4, "a paged cache ("+ntable+") is a pool of rank 4, [pages, page_size, KVH, D] (BNHD) or [pages, KVH, page_size, D] (BHND)"); err != nil {
 				return nil, err
 			}
 		}
@@ -110,7 +111,7 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 		case size < 1:
 			return nil, backend.Errorf(backend.ErrShape, "%s is a pool of pages of %d keys (shape %v); want a page size ≥ 1", nk, size, s.K)
 		case len(table) != b:
-			return nil, backend.Errorf(backend.ErrShape, "BlockTable has %d rows for B=%d sequences of %s", len(table), b, nq)
+			return nil, backend.Errorf(backend.ErrShape, "%s has %d rows for B=%d sequences of %s", ntable, len(table), b, nq)
 		}
 		per := 0
 		if b > 0 {
@@ -119,18 +120,34 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 		flat := make([]int, 0, b*per)
 		for i, row := range table {
 			if len(row) != per {
-				return nil, backend.Errorf(backend.ErrShape, "BlockTable row %d has %d entries, row 0 has %d: every row has one sequence's pages, padded to one length", i, len(row), per)
+				return nil, backend.Errorf(backend.ErrShape, "%s row %d has %d entries, row 0 has %d: every row has one sequence's pages, padded to one length", ntable, i, len(row), per)
 			}
 			flat = append(flat, row...)
 		}
 		n, ok := backend.CheckedProduct(per, size)
 		if !ok {
-			return nil, backend.Errorf(backend.ErrTooLarge, "BlockTable rows of %d pages of %d keys overflow int", per, size)
+			return nil, backend.Errorf(backend.ErrTooLarge, "%s rows of %d pages of %d keys overflow int", ntable, per, size)
 		}
-		for i, l := range opts.KVLens {
-			if i < b && l > n {
-				return nil, backend.Errorf(backend.ErrShape, "cache length %d of sequence %d is beyond its %d pages of %d keys (BlockTable rows of %d entries hold %d keys)",
-					l, i, per, size, per, n)
+		lens := opts.KVLens
+		if lens != nil && len(lens) != b {
+			return nil, backend.Errorf(backend.ErrShape, "%s: %d cache lengths for B=%d sequences", nlens, len(lens), b)
+		}
+		for i := range b {
+			l := n
+			if lens != nil {
+				l = lens[i]
+			}
+			if l < 0 || l > n {
+				return nil, backend.Errorf(backend.ErrShape, "%s: cache length %d of sequence %d is beyond its %d pages of %d keys (%s rows of %d entries hold 0 … %d keys)",
+					nlens, l, i, per, size, ntable, per, n)
+			}
+			// The entries of the blocks the cache fills name pages of the
+			// pool (backend.Paged's rule, checked here to name the list).
+			for blk := range (l + size - 1) / size {
+				if e := table[i][blk]; e < 0 || e >= pages {
+					return nil, backend.Errorf(backend.ErrShape, "%s: sequence %d block %d (keys %d … %d of its %d) names page %d, want 0 … %d (%s has %d pages)",
+						ntable, i, blk, blk*size, min((blk+1)*size, l)-1, l, e, pages-1, nk, pages)
+				}
 			}
 		}
 		p.Nk, kvh, dk, dv = n, kh, kd, vd

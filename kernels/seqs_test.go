@@ -340,11 +340,11 @@ func TestSeqsBadInput(t *testing.T) {
 		}(), v,
 			packed([]int{0, 7}, []int{0, 9}), backend.ErrNonFinite, "K of shape [9 2 8] holds +Inf at [1 0 1]"},
 
-		{"table entry out of range", be, dq, pool, vpool, paged([][]int{{0, 1, -1}, {2, 5, 4}}, 8, 12), backend.ErrShape, "block table: sequence 1 block 1 (keys 4 … 7 of its 12) names page 5, want 0 … 4"},
+		{"table entry out of range", be, dq, pool, vpool, paged([][]int{{0, 1, -1}, {2, 5, 4}}, 8, 12), backend.ErrShape, "BlockTable: sequence 1 block 1 (keys 4 … 7 of its 12) names page 5, want 0 … 4 (K has 5 pages)"},
 		{"unread entry out of range", be, dq, pool, vpool, paged([][]int{{0, 1, 7}, {2, 3, 4}}, 8, 12), nil, ""},
-		{"cache beyond pages", be, dq, pool, vpool, paged(table, 13, 12), backend.ErrShape, "cache length 13 of sequence 0 is beyond its 3 pages of 4 keys"},
-		{"cache lengths count", be, dq, pool, vpool, paged(table, 8), backend.ErrShape, "key lengths: 1 values for B=2"},
-		{"negative cache length", be, dq, pool, vpool, paged(table, -1, 12), backend.ErrShape, "batch 0 has -1"},
+		{"cache beyond pages", be, dq, pool, vpool, paged(table, 13, 12), backend.ErrShape, "KVLens: cache length 13 of sequence 0 is beyond its 3 pages of 4 keys (BlockTable rows of 3 entries hold 0 … 12 keys)"},
+		{"cache lengths count", be, dq, pool, vpool, paged(table, 8), backend.ErrShape, "KVLens: 1 cache lengths for B=2 sequences"},
+		{"negative cache length", be, dq, pool, vpool, paged(table, -1, 12), backend.ErrShape, "cache length -1 of sequence 0"},
 		{"table rows", be, dq, pool, vpool, paged([][]int{{0, 1}, {2, 3, 4}}, 8, 12), backend.ErrShape, "BlockTable row 1 has 3 entries, row 0 has 2"},
 		{"table batch", be, dq, pool, vpool, paged([][]int{{0, 1, 2}}, 8), backend.ErrShape, "BlockTable has 1 rows for B=2 sequences of Q"},
 		{"full caches read -1", be, dq, pool, vpool, paged(table), backend.ErrShape, "names page -1"},
@@ -390,5 +390,25 @@ func TestShapesCheckSeqs(t *testing.T) {
 	want := "B=2 H=4 KVH=2 Nq=6 Nk=12 D=8 Dv=6 cuQ=[0 1 7] pages={PageSize:4 Pages:5 PerSeq:3 Table:[0 1 -1 2 3 4]}"
 	if got != want {
 		t.Errorf("Check = %s, want %s", got, want)
+	}
+	// The errors name the lists as the caller says (attn run: its flags
+	// and files).
+	named := kernels.Shapes{Q: []int{7, 4, 8}, K: []int{5, 4, 2, 8}, V: []int{5, 4, 2, 6}, Layout: kernels.BNHD,
+		Names:    [5]string{"q.npy", "k.npy", "v.npy"},
+		SeqNames: [4]string{"-cu-seqlens-q cq.npy", "-cu-seqlens-k ck.npy", "-block-table t.npy", "-cache-lens l.npy"}}
+	for _, tc := range []struct {
+		opts *kernels.Options
+		want string
+	}{
+		{&kernels.Options{CuSeqlensQ: []int{0, 1, 6}}, "-cu-seqlens-q cq.npy ends at 6 but q.npy has 7 rows"},
+		{&kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 5}}, "k.npy has shape [5 4 2 8]; packed keys and values (-cu-seqlens-k ck.npy) are rank 3"},
+		{&kernels.Options{CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 9, -1}, {2, 3, 4}}, Variants: kernels.Variants{KVLens: []int{5, 12}}},
+			"-block-table t.npy: sequence 0 block 1 (keys 4 … 4 of its 5) names page 9, want 0 … 4 (k.npy has 5 pages)"},
+		{&kernels.Options{CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}, Variants: kernels.Variants{KVLens: []int{5, 13}}},
+			"-cache-lens l.npy: cache length 13 of sequence 1 is beyond its 3 pages of 4 keys (-block-table t.npy rows of 3 entries hold 0 … 12 keys)"},
+	} {
+		if _, err := named.Check(tc.opts); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v, want ErrShape saying %q", err, tc.want)
+		}
 	}
 }

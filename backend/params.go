@@ -363,27 +363,32 @@ func (p Problem) Validate() error {
 	if err := p.validateSeqs(); err != nil {
 		return err
 	}
-	qRows, kvRows := []int{p.B, p.Nq}, []int{p.B, p.Nk}
+	// Rows of each operand: B·N, or a packed total (one factor, the
+	// other 1), or a paged pool's pages × page size.
+	qRows, kvRows := [2]int{p.B, p.Nq}, [2]int{p.B, p.Nk}
 	if p.Packed != nil {
-		qRows = []int{p.Packed.CuQ[p.B]}
+		qRows = [2]int{p.Packed.CuQ[p.B], 1}
 		if p.packedK() {
-			kvRows = []int{p.Packed.CuK[p.B]}
+			kvRows = [2]int{p.Packed.CuK[p.B], 1}
 		}
 	}
 	if p.Paged != nil {
-		kvRows = []int{p.Paged.Pages, p.Paged.PageSize}
+		kvRows = [2]int{p.Paged.Pages, p.Paged.PageSize}
 	}
-	for _, op := range []struct {
+	// The shapes in a fixed array: Validate runs on every call of a
+	// decoding loop, which must not allocate.
+	shapes := [5]struct {
 		name string
-		dims []int
+		dims [4]int
 	}{
-		{"Q", append([]int{p.H, p.D}, qRows...)},
-		{"K", append([]int{p.KVHeads, p.D}, kvRows...)},
-		{"V", append([]int{p.KVHeads, p.Dv}, kvRows...)},
-		{"O", append([]int{p.H, p.Dv}, qRows...)},
-		{"scores", []int{p.B, p.H, p.Nq, p.Nk}},
-	} {
-		if _, ok := CheckedProduct(op.dims...); !ok {
+		{"Q", [4]int{qRows[0], qRows[1], p.H, p.D}},
+		{"K", [4]int{kvRows[0], kvRows[1], p.KVHeads, p.D}},
+		{"V", [4]int{kvRows[0], kvRows[1], p.KVHeads, p.Dv}},
+		{"O", [4]int{qRows[0], qRows[1], p.H, p.Dv}},
+		{"scores", [4]int{p.B, p.H, p.Nq, p.Nk}},
+	}
+	for _, op := range shapes {
+		if _, ok := CheckedProduct(op.dims[:]...); !ok {
 			return Errorf(ErrTooLarge, "%s of shape %v has more elements than fit in an int", op.name, op.dims)
 		}
 	}

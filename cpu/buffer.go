@@ -224,10 +224,19 @@ type operand struct {
 // output, so aliasing would give wrong answers (and WebGPU forbids it too).
 func (b *Backend) operands(op string, ops ...operand) ([]store, error) {
 	out := make([]store, len(ops))
+	if err := b.fetch(out, op, ops...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fetch is operands into out (len(ops) long), for an op that must not
+// allocate.
+func (b *Backend) fetch(out []store, op string, ops ...operand) error {
 	for i, o := range ops {
 		d, err := b.data(op, o.name, o.buf)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[i] = d
 	}
@@ -237,9 +246,9 @@ func (b *Backend) operands(op string, ops ...operand) ([]store, error) {
 		}
 		for j, p := range ops {
 			if j != i && p.buf != nil && p.buf == o.buf {
-				return nil, backend.Errorf(backend.ErrShape, "cpu: %s: %s and %s share one buffer", op, o.name, p.name)
+				return backend.Errorf(backend.ErrShape, "cpu: %s: %s and %s share one buffer", op, o.name, p.name)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }

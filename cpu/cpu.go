@@ -83,9 +83,14 @@ type Backend struct {
 	// bf16Q and bf16K are the tiles of the bfloat16 arithmetic path:
 	// DefaultBF16Tiles, or WithTile's.
 	bf16Q, bf16K int
-	maxLen       int // Caps().MaxBufferLen, fixed when the backend opens
-	info         backend.Info
-	closed       atomic.Bool
+	// workers, fusedPool and scratchPool keep what Fused needs between
+	// calls (pool.go).
+	workers     workers
+	fusedPool   sync.Pool
+	scratchPool sync.Pool
+	maxLen      int // Caps().MaxBufferLen, fixed when the backend opens
+	info        backend.Info
+	closed      atomic.Bool
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -126,6 +131,8 @@ func WithTile(q, k int) Option {
 // New opens a CPU backend.
 func New(opts ...Option) (*Backend, error) {
 	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[1]}
+	b.fusedPool.New = func() any { return new(fused) }
+	b.scratchPool.New = func() any { return new(fusedScratch) }
 	b.bf16Q, b.bf16K = DefaultBF16Tiles()
 	for _, o := range opts {
 		if err := o(b); err != nil {
@@ -189,6 +196,7 @@ func (b *Backend) Sync() error {
 // ErrReleased. Ops already running finish. Closing twice is a no-op.
 func (b *Backend) Close() error {
 	b.closed.Store(true)
+	b.closeWorkers()
 	return nil
 }
 

@@ -1,9 +1,11 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
@@ -71,4 +73,36 @@ func randF32(rng *rand.Rand, n int) []float32 {
 		x[i] = float32(2*rng.Float64() - 1)
 	}
 	return x
+}
+
+// A steady-state decoding step allocates nothing: Fused's state, its
+// workers' scratch and its worker goroutines are the backend's, kept
+// between calls. GC is off while counting, so that it cannot empty the
+// pools.
+func TestDecodeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates as it tracks")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	be := newBackend(t, WithThreads(2))
+	for _, dt := range backend.DTypes {
+		p := backend.Problem{B: 1, H: 8, KVHeads: 2, Nq: 1, Nk: 700, D: 64, Causal: true}.Resolved()
+		alloc := func(n int) backend.Buffer {
+			buf, err := be.Alloc(dt, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return buf
+		}
+		q, k, v, o := alloc(p.QLen()), alloc(p.KLen()), alloc(p.VLen()), alloc(p.OLen())
+		ctx := context.Background()
+		fp := backend.FusedParams{Problem: p}
+		if n := testing.AllocsPerRun(20, func() {
+			if err := be.Fused(ctx, fp, q, k, v, o, nil); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%v: a decoding step allocated %v times", dt, n)
+		}
+	}
 }

@@ -60,47 +60,68 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
-	d, err := b.operands(op,
+	var d [7]store
+	if err := b.fetch(d[:], op,
 		operand{"Q", q, false}, operand{"K", k, false}, operand{"V", v, false},
 		operand{"bias", maskBuf(p.Bias), false}, operand{"mask", maskBuf(p.Keep), false},
-		operand{"O", o, true}, operand{"LSE", lse, true})
-	if err != nil {
+		operand{"O", o, true}, operand{"LSE", lse, true}); err != nil {
 		return err
 	}
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
-	f := &fused{
+	// A decoding loop calls Fused once a token: the call's state, its
+	// workers' scratch and the workers themselves are kept by the
+	// backend, so that a steady-state call allocates nothing.
+	f := b.fusedPool.Get().(*fused)
+	defer func() {
+		f.drop()
+		b.fusedPool.Put(f)
+	}()
+	f.reset(b, p, d)
+	items := f.plan(b.threads)
+	f.growParts(items)
+	if err := b.run(ctx, op, &f.run, f, items*f.splits, false); err != nil || f.splits == 1 {
+		return err
+	}
+	return b.run(ctx, op, &f.run, f, items, true)
+}
+
+// reset readies a pooled f for one call, keeping its buffers.
+func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
+	*f = fused{
+		b: b,
 		p: p.Problem,
 		q: d[0], k: d[1], v: d[2], o: d[5], lse: d[6].f32,
-		mods: newScoreMods(p.Problem, newMaskView(p.Bias, d[3])),
+		mods: newScoreModsInto(p.Problem, newMaskView(p.Bias, d[3]), f.mods.align),
 		keep: newMaskView(p.Keep, d[4]),
 		qr:   p.QRowsOf(), kr: p.KRowsOf(), vr: p.VRowsOf(), or: p.ORowsOf(),
 		g: p.Group(), tq: b.tileQ, tk: b.tileK,
+		cum: f.cum, parts: f.parts,
 	}
 	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
 		f.tq, f.tk = b.bf16Q, b.bf16K
 	}
-	items := f.plan(b.threads)
-	parts := f.newParts(items)
-	err = b.forEach(ctx, op, items*f.splits, func() func(int) {
-		sc := f.newScratch()
-		return func(it int) {
-			if f.p.Causal {
-				// The last query tiles of a head see the most keys: take
-				// them first so that the cheap ones fill in at the end.
-				it = items*f.splits - 1 - it
-			}
-			f.item(sc, parts, it/f.splits, it%f.splits)
-		}
-	})
-	if err != nil || f.splits == 1 {
-		return err
+}
+
+// drop lets go of the call's operands (so that the pool does not keep
+// released buffers alive), keeping f's own buffers for the next call.
+func (f *fused) drop() {
+	*f = fused{cum: f.cum, parts: f.parts, mods: scoreMods{align: f.mods.align}}
+}
+
+// do runs item it of the pass (an item's split, or a merge).
+func (f *fused) do(sc *fusedScratch, it int, merge bool) {
+	if merge {
+		f.merge(sc, it)
+		return
 	}
-	return b.forEach(ctx, op, items, func() func(int) {
-		sc := f.newScratch()
-		return func(it int) { f.merge(sc, parts, it) }
-	})
+	if f.p.Causal {
+		// The last query tiles of a head see the most keys: take them
+		// first so that the cheap ones fill in at the end.
+		it = f.run.n - 1 - it
+	}
+	f.item(sc, it/f.splits, it%f.splits)
 }
 
 // minTileQ is the smallest query tile Fused picks on its own to spread a
@@ -113,8 +134,12 @@ var minSplit = 512
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// fused holds one Fused call's operands and plan.
+// fused holds one Fused call's operands, plan and passes; the backend
+// pools them (fusedPool) with their buffers.
 type fused struct {
+	b              *Backend
+	run            fusedRun
+	parts          parts
 	p              backend.Problem
 	q, k, v, o     store
 	lse            []float32
@@ -194,7 +219,8 @@ func (f *fused) countItems() int {
 		f.cum = nil
 		return p.B * p.KVHeads * ceilDiv(p.Nq, f.rq)
 	}
-	f.cum = make([]int, p.B+1)
+	f.cum = grow(f.cum, p.B+1)
+	f.cum[0] = 0
 	for b := range p.B {
 		f.cum[b+1] = f.cum[b] + p.KVHeads*ceilDiv(p.QRows(b), f.rq)
 	}
@@ -220,61 +246,69 @@ func (f *fused) itemAt(it int) (b, kvh, i0, r int) {
 	return b, kvh, i0, min(f.rq, p.QRows(b)-i0)
 }
 
-func (f *fused) newScratch() *fusedScratch {
+// fit sizes a pooled worker's scratch for f's plan, growing what is too
+// small and keeping the rest.
+func (sc *fusedScratch) fit(f *fused) {
 	p := f.p
 	rows := f.tq
 	if f.decode {
 		rows = round4(rows)
 	}
-	sc := &fusedScratch{
-		s:   make([]float32, rows*f.tk),
-		acc: make([]float32, rows*p.Dv),
-		m:   make([]float64, rows),
-		l:   make([]float64, rows),
-		lo:  make([]int, rows),
-		hi:  make([]int, rows),
-	}
+	sc.s = grow(sc.s, rows*f.tk)
+	sc.acc = grow(sc.acc, rows*p.Dv)
+	sc.m = grow(sc.m, rows)
+	sc.l = grow(sc.l, rows)
+	sc.lo = grow(sc.lo, rows)
+	sc.hi = grow(sc.hi, rows)
 	paged := p.Paged != nil
-	if f.bf16 {
-		sc.pb = make([]uint16, rows*f.tk)
-		if f.g > 1 {
-			sc.qb = make([]uint16, rows*p.D)
-		}
-		if paged {
-			sc.kb = make([]uint16, f.tk*p.D)
-			sc.vb = make([]uint16, f.tk*p.Dv)
-		}
-		return sc
-	}
-	if f.decode {
+	switch {
+	case f.decode:
 		// The decoding kernels read K and V as stored: scratch only for
 		// rows gathered from pages, in their dtype.
-		sc.q = make([]float32, rows*p.D)
-		sc.row = make([]float32, max(p.D, p.Dv))
-		switch {
-		case paged && f.k.t.Half():
-			sc.kb = make([]uint16, f.tk*p.D)
-		case paged:
-			sc.k = make([]float32, f.tk*p.D)
+		sc.q = grow(sc.q, rows*p.D)
+		sc.row = grow(sc.row, max(p.D, p.Dv))
+		if paged {
+			sc.k, sc.kb = fitKV(f.k, sc.k, sc.kb, f.tk*p.D)
+			sc.v, sc.vb = fitKV(f.v, sc.v, sc.vb, f.tk*p.Dv)
 		}
-		switch {
-		case paged && f.v.t.Half():
-			sc.vb = make([]uint16, f.tk*p.Dv)
-		case paged:
-			sc.v = make([]float32, f.tk*p.Dv)
+	case f.bf16:
+		sc.pb = grow(sc.pb, rows*f.tk)
+		if f.g > 1 {
+			sc.qb = grow(sc.qb, rows*p.D)
 		}
-		return sc
+		if paged {
+			sc.kb = grow(sc.kb, f.tk*p.D)
+			sc.vb = grow(sc.vb, f.tk*p.Dv)
+		}
+	default:
+		if f.q.t.Half() || f.g > 1 {
+			sc.q = grow(sc.q, rows*p.D)
+		}
+		if f.k.t.Half() || paged {
+			sc.k = grow(sc.k, f.tk*p.D)
+		}
+		if f.v.t.Half() || paged {
+			sc.v = grow(sc.v, f.tk*p.Dv)
+		}
 	}
-	if f.q.t.Half() || f.g > 1 {
-		sc.q = make([]float32, rows*p.D)
+}
+
+// fitKV grows the scratch of a paged operand stored as s: bits for a
+// half, floats otherwise.
+func fitKV(s store, f []float32, h []uint16, n int) ([]float32, []uint16) {
+	if s.t.Half() {
+		return f, grow(h, n)
 	}
-	if f.k.t.Half() || paged {
-		sc.k = make([]float32, f.tk*p.D)
+	return grow(f, n), h
+}
+
+// grow returns buf with length n, reallocated only when its capacity is
+// short.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
 	}
-	if f.v.t.Half() || paged {
-		sc.v = make([]float32, f.tk*p.Dv)
-	}
-	return sc
+	return buf[:n]
 }
 
 // parts holds the splits' partial results when an item's keys are split:
@@ -284,12 +318,13 @@ type parts struct {
 	acc  []float32
 }
 
-func (f *fused) newParts(items int) *parts {
+// growParts sizes the parts for items split f.splits ways.
+func (f *fused) growParts(items int) {
 	if f.splits == 1 {
-		return nil
+		return
 	}
 	n := items * f.splits * f.tq
-	return &parts{m: make([]float64, n), l: make([]float64, n), acc: make([]float32, n*f.p.Dv)}
+	f.parts.m, f.parts.l, f.parts.acc = grow(f.parts.m, n), grow(f.parts.l, n), grow(f.parts.acc, n*f.p.Dv)
 }
 
 // rowOf is the query head and position of row ii of an item of KV head
@@ -300,7 +335,8 @@ func (f *fused) rowOf(kvh, i0, ii int) (h, i int) {
 
 // item runs split s of work item it: its query rows over its share of
 // the keys, into O (one split) or into its part (several).
-func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
+func (f *fused) item(sc *fusedScratch, it, s int) {
+	pt := &f.parts
 	p := f.p
 	b, kvh, i0, r := f.itemAt(it)
 	rows := r * f.g
@@ -386,7 +422,8 @@ func (f *fused) item(sc *fusedScratch, pt *parts, it, s int) {
 // merge combines the splits of item it, each a partial softmax over its
 // keys with its own max, into one (the running max of all, each part's
 // sum and accumulator scaled by exp(its max − that)), and finishes it.
-func (f *fused) merge(sc *fusedScratch, pt *parts, it int) {
+func (f *fused) merge(sc *fusedScratch, it int) {
+	pt := &f.parts
 	p := f.p
 	b, kvh, i0, r := f.itemAt(it)
 	rows := r * f.g

@@ -17,11 +17,17 @@ type scoreMods struct {
 
 // newScoreMods returns p's score modifications with bias (nil for none).
 func newScoreMods(p backend.Problem, bias *maskView) scoreMods {
+	return newScoreModsInto(p, bias, nil)
+}
+
+// newScoreModsInto is newScoreMods keeping ALiBi's alignments in buf's
+// space when it is large enough.
+func newScoreModsInto(p backend.Problem, bias *maskView, buf []int) scoreMods {
 	s := scoreMods{p: p, bias: bias}
 	if p.ALiBi != nil {
 		// Align per row and tile, through a copy of the Problem, cost
 		// 4 % of a fused call: once per batch instead.
-		s.align = make([]int, p.B)
+		s.align = grow(buf, p.B)
 		for b := range s.align {
 			s.align[b] = p.Align(b)
 		}

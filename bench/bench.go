@@ -21,7 +21,12 @@ import (
 // every shape is measured on every backend and strategy, then on every
 // peer, before the next shape starts.
 type Config struct {
-	Ns      []int // sequence lengths, Nq = Nk = N
+	Ns []int // sequence lengths: N keys, and N queries unless Nqs says
+	// Nqs are the query rows Nq swept at each N, each at most N: the
+	// queries are the last Nq positions of N (bottom-right alignment,
+	// the backend's default), so Nq < N is decoding Nq new tokens over a
+	// cache of N keys. 0 (and an empty list) means Nq = N.
+	Nqs     []int
 	Batches []int
 	Heads   []int
 	KVHeads []int // key/value heads; 0 means as many as the query heads
@@ -46,6 +51,11 @@ type Config struct {
 	CheckRows int
 	// Threads is the thread count handed to peers; 0 means GOMAXPROCS.
 	Threads int
+	// ReadGBPS is the machine's read bandwidth in GB/s measured for this
+	// run (ReadBandwidth), 0 when not measured: Run records each point's
+	// fraction of it (Point.ReadBWFrac) and NewReport the figure itself
+	// (Machine.ReadGBPS).
+	ReadGBPS float64
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
 	// Spawn, when not nil, measures each attn point instead of Run doing
@@ -56,20 +66,38 @@ type Config struct {
 }
 
 // Shape is the attention problem of a point of the sweep or of a Go
-// benchmark: Nq = Nk = N queries and keys, Dv = D, the layout BHND, the
-// scale 1/√D, and the score variants of Variant. KVHeads < H is GQA.
+// benchmark: N keys and Nq queries (N when Nq is 0), the queries the
+// last Nq positions (bottom-right causal alignment), Dv = D, the layout
+// BHND, the scale 1/√D, and the score variants of Variant. KVHeads < H
+// is GQA.
 type Shape struct {
-	B       int  `json:"b"`
-	H       int  `json:"h"`
-	KVHeads int  `json:"kv_heads"`
-	N       int  `json:"n"`
-	D       int  `json:"d"`
-	Causal  bool `json:"causal"`
+	B       int `json:"b"`
+	H       int `json:"h"`
+	KVHeads int `json:"kv_heads"`
+	N       int `json:"n"`
+	// Nq is the number of query rows, 0 meaning N. Every point of a
+	// sweep records it (a report written before it was recorded reads
+	// as Nq = N).
+	Nq     int  `json:"nq,omitempty"`
+	D      int  `json:"d"`
+	Causal bool `json:"causal"`
 	Variant
 	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
 	// every report written before dtypes), "f16" or "bf16".
 	DType string `json:"dtype,omitempty"`
 }
+
+// Queries is the number of query rows of s: Nq, or N when Nq is 0.
+func (s Shape) Queries() int {
+	if s.Nq == 0 {
+		return s.N
+	}
+	return s.Nq
+}
+
+// Decode reports whether s has fewer queries than keys: Nq new tokens
+// attending over a cache of N keys.
+func (s Shape) Decode() bool { return s.Queries() < s.N }
 
 // dtype is s's storage dtype; an unknown name is float32's error.
 func (s Shape) dtype() (backend.DType, error) {
@@ -195,13 +223,14 @@ func Sinks(h int) []float32 { return make([]float32, h) }
 
 // Problem is the attention problem s describes.
 func (s Shape) Problem() backend.Problem {
-	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.N, Nk: s.N, D: s.D, Dv: s.D,
+	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: s.D,
 		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H)}
 }
 
-// shapeOf is the Shape of a problem of the sweep (Nq = Nk, Dv = D).
+// shapeOf is the Shape of a problem of the sweep (Nq ≤ Nk, Dv = D),
+// with Nq recorded whatever it is.
 func shapeOf(p backend.Problem) Shape {
-	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p)}
+	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nk, Nq: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p)}
 }
 
 // PointSpec is one attn point, all another process needs to measure it
@@ -275,7 +304,7 @@ type Progress struct {
 // about a minute on the CPU backend of a 2-core machine.
 func DefaultConfig() Config {
 	return Config{
-		Ns:      []int{256, 512, 1024, 2048, 4096, 8192, 16384},
+		Ns: []int{256, 512, 1024, 2048, 4096, 8192, 16384}, Nqs: []int{0},
 		Batches: []int{1}, Heads: []int{2}, KVHeads: []int{0}, Dims: []int{64},
 		Causal:     []bool{false},
 		Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged},
@@ -311,10 +340,17 @@ type Point struct {
 	Q1S float64 `json:"q1_s,omitempty"`
 	Q3S float64 `json:"q3_s,omitempty"`
 	// GFLOPS is Flops/MedianS/1e9; Bytes is the compulsory traffic
-	// (Bytes) and GBPS Bytes/MedianS/1e9.
+	// (BytesOf, in the point's storage dtype) and GBPS Bytes/MedianS/1e9.
 	GFLOPS float64 `json:"gflops"`
 	Bytes  int64   `json:"bytes"`
 	GBPS   float64 `json:"gbps"`
+	// TokensPerS is B·Nq/MedianS: the query rows (tokens) of every batch
+	// computed per second. 0 in reports written before it was recorded.
+	TokensPerS float64 `json:"tokens_per_s,omitempty"`
+	// ReadBWFrac is GBPS over the read bandwidth measured in the same
+	// run (Machine.ReadGBPS): how close the point comes to streaming its
+	// bytes at the machine's rate. 0 when not measured.
+	ReadBWFrac float64 `json:"read_bw_frac,omitempty"`
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
 	// process for a point measured in one of its own (Config.Spawn), or
@@ -387,7 +423,9 @@ func pairs(p backend.Problem) float64 {
 }
 
 // Bytes is the compulsory memory traffic of computing p: Q, K and V read
-// once and O written once, in float32; when the scores are materialised
+// once and O written once, in float32 (K and V of Nk keys and KVHeads
+// heads, Q and O of Nq rows and H heads: a decoding step's traffic is
+// mostly its K and V); when the scores are materialised
 // (attn's staged strategy, a peer's unfused graph) the B·H·Nq·Nk score
 // matrix adds four passes: written by Q·Kᵀ, read and written by the
 // softmax, read by P·V.
@@ -420,8 +458,16 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 						if kvh < 1 || h%kvh != 0 {
 							return nil, fmt.Errorf("bench: %d key/value heads do not divide %d heads", kvh, h)
 						}
-						for _, n := range cfg.Ns {
-							ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, D: d, Causal: causal, Variant: cfg.Variant}.Problem())
+						for _, nq := range cfg.nqs() {
+							for _, n := range cfg.Ns {
+								if nq < 0 {
+									return nil, fmt.Errorf("bench: %d queries (Nq): want 1 or more, or 0 for N", nq)
+								}
+								if nq > n {
+									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
+								}
+								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Causal: causal, Variant: cfg.Variant}.Problem())
+							}
 						}
 					}
 				}
@@ -442,8 +488,17 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 	return ps, nil
 }
 
+// nqs is cfg.Nqs, Nq = N alone (0) when empty.
+func (cfg *Config) nqs() []int {
+	if len(cfg.Nqs) == 0 {
+		return []int{0}
+	}
+	return cfg.Nqs
+}
+
 // Check reports what Run would refuse in cfg before measuring anything:
-// an empty list, key/value heads that do not divide the heads, an invalid
+// an empty list, key/value heads that do not divide the heads, more
+// queries than keys (Nq > N), a negative Nq, an invalid
 // variant (a window side below −1, a negative or non-finite softcap).
 func (cfg *Config) Check() error {
 	_, err := cfg.shapes()
@@ -484,6 +539,9 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			cfg.Progress(Progress{Done: done, Total: total, Current: label})
 		}
 		pt := measure()
+		if cfg.ReadGBPS > 0 && pt.GBPS > 0 {
+			pt.ReadBWFrac = pt.GBPS / cfg.ReadGBPS
+		}
 		done += Flops(p)
 		points = append(points, pt)
 		if cfg.Progress != nil {
@@ -560,7 +618,10 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 }
 
 func shapeLabel(p backend.Problem, dt backend.DType) string {
-	s := fmt.Sprintf("N=%d", p.Nq)
+	s := fmt.Sprintf("N=%d", p.Nk)
+	if p.Nq != p.Nk {
+		s += fmt.Sprintf(" Nq=%d", p.Nq)
+	}
 	if p.Causal {
 		s += " causal"
 	}
@@ -616,6 +677,7 @@ func (pt *Point) setTimes(warmup time.Duration, times []time.Duration, p backend
 	if pt.MedianS > 0 {
 		pt.GFLOPS = Flops(p) / pt.MedianS / 1e9
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
+		pt.TokensPerS = float64(p.B) * float64(p.Nq) / pt.MedianS
 	}
 }
 

@@ -115,6 +115,7 @@ func (r *Report) series(ran bool) []*series {
 		func(pt Point) string { return fmt.Sprintf("H=%d", pt.H) },
 		func(pt Point) string { return fmt.Sprintf("KVH=%d", pt.KVHeads) },
 		func(pt Point) string { return fmt.Sprintf("D=%d", pt.D) },
+		nqLabel,
 		func(pt Point) string { return pt.Variant.String() },
 		func(pt Point) string { return pt.dtypeLabel() },
 	} {
@@ -176,6 +177,11 @@ func (r *Report) title(what string) string {
 	} {
 		if v, ok := same(d.f); ok && !(d.name == "KVH" && fixedH(r.Points, v)) {
 			fixed = append(fixed, fmt.Sprintf("%s=%d", d.name, v))
+		}
+	}
+	if len(r.Points) > 0 {
+		if v := nqLabel(r.Points[0]); v != "" && !slices.ContainsFunc(r.Points, func(pt Point) bool { return nqLabel(pt) != v }) {
+			fixed = append(fixed, v)
 		}
 	}
 	if v, ok := same(func(pt Point) int { return map[bool]int{true: 1}[pt.Causal] }); ok && v == 1 {
@@ -249,6 +255,15 @@ func (r *Report) barsCaption() string {
 		return fmt.Sprintf("bars: interquartile range of each point's %d timed runs", lo)
 	}
 	return fmt.Sprintf("bars: interquartile range of each point's timed runs (%d–%d runs)", lo, hi)
+}
+
+// nqLabel names a point's query rows where they are fewer than its keys
+// ("Nq=1"), and is "" where Nq = N: a sweep of N at Nq = N is one line.
+func nqLabel(pt Point) string {
+	if !pt.Decode() {
+		return ""
+	}
+	return fmt.Sprintf("Nq=%d", pt.Nq)
 }
 
 // fixedH reports whether every point has kvh = H, so KVH need not be named.

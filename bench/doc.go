@@ -28,8 +28,31 @@
 // (Shape.DType): the inputs are rounded to the dtype and the reference
 // computed on the rounded values, a half output is allowed its own
 // rounding before a point is marked wrong, and BytesOf counts the stored
-// bytes. A backend without Caps.Half, and every peer, reports half
+// bytes. A backend without Caps.Half, and every peer but ort-cpu-gqa
+// (which takes float16, handed it as "<f2" .npy files), reports half
 // points unavailable.
+//
+// A Config's Nqs sweep the query rows: Nq < N queries are the last Nq
+// positions of N keys (bottom-right alignment, the backend's default, so
+// a causal query i sees keys j ≤ N − Nq + i): decoding Nq new tokens over
+// a cache of N keys. Every point records its nq (Shape.Nq; a report
+// written before it was recorded has none and reads as Nq = N, which is
+// also what the default sweep measures), its reference rows are sampled
+// from its B·H·Nq query rows, and BytesOf counts Q and O of Nq rows and K
+// and V of N keys and KVHeads heads in their storage dtype: a decoding
+// step's traffic is mostly its K and V. Every point that ran records
+// tokens_per_s, B·Nq over its median time. Peers without a cache of past
+// keys (Peer.Decode false: all but ort-cpu-gqa, ONNX Runtime's
+// GroupQueryAttention with a past KV cache) report such points
+// unavailable.
+//
+// A decoding step is bound by memory, so its GB/s is read against the
+// machine's: ReadBandwidth measures the read bandwidth (every thread
+// summing a share of a buffer several times the last-level cache, the
+// fastest of a few passes) and attn bench does so once before each sweep
+// (Config.ReadGBPS), which records it in the report (Machine.ReadGBPS,
+// machine.read_gbps) and each point's fraction of it (ReadBWFrac,
+// read_bw_frac; the table's "of BW").
 //
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON

@@ -64,7 +64,11 @@ import (
 // The shapes are given at B = 1 (their names leave B out); each runs
 // with Causal false and true whatever it says.
 func benchName(s Shape) string {
-	return fmt.Sprintf("N=%d/H=%d/KVH=%d/D=%d/causal=%t", s.N, s.H, s.KVHeads, s.D, s.Causal)
+	n := fmt.Sprintf("N=%d", s.N)
+	if s.Decode() {
+		n += fmt.Sprintf("/Nq=%d", s.Nq)
+	}
+	return fmt.Sprintf("%s/H=%d/KVH=%d/D=%d/causal=%t", n, s.H, s.KVHeads, s.D, s.Causal)
 }
 
 // Scores benchmarks be.Scores alone: S = scale·Q·Kᵀ.

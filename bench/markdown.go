@@ -9,8 +9,9 @@ import (
 
 // WriteMarkdown writes the report as Markdown for a README: the machine
 // and its CPU features, versions, the kernel attn-cpu ran on, and the
-// command, then for each causal setting a table of GFLOP/s
-// and one of peak memory, implementations down and N across. A point that
+// command, then for each causal setting a table of GFLOP/s, one of
+// tokens/s and GB/s (with the fraction of the read bandwidth measured in
+// the run) and one of peak memory, implementations down and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
 // to its speed.
 func (r *Report) WriteMarkdown(w io.Writer) error {
@@ -32,8 +33,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if g, ok := r.Env["GODEBUG"]; ok && g != "(unset)" {
 		rev += ", GODEBUG " + g
 	}
-	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d), %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
-		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Date.Format("2006-01-02"),
+	bw := ""
+	if r.Machine.ReadGBPS > 0 {
+		bw = fmt.Sprintf(", read bandwidth %.1f GB/s (measured in the run)", r.Machine.ReadGBPS)
+	}
+	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d)%s, %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
+		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, bw, r.Date.Format("2006-01-02"),
 		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
 	fmt.Fprintf(&b, "    %s\n\n", r.Command)
 	for _, causal := range []bool{false, true} {
@@ -60,6 +65,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				return fmt.Sprintf("%.1f, wrong", pt.GFLOPS)
 			}
 			return fmt.Sprintf("%.1f", pt.GFLOPS)
+		})
+		ofBW := ""
+		if r.Machine.ReadGBPS > 0 {
+			ofBW = fmt.Sprintf(" (in brackets, of the %.1f GB/s the machine reads)", r.Machine.ReadGBPS)
+		}
+		fmt.Fprintf(&b, "Tokens/s (B·Nq / median time) and GB/s of compulsory traffic%s, %s:\n\n", ofBW, what)
+		table(&b, "tok/s, GB/s", ns, rows, func(pt Point) string {
+			if pt.Runs == 0 {
+				return string(pt.Status)
+			}
+			s := fmt.Sprintf("%s, %.2f", rateString(pt.tokensPerS()), pt.GBPS)
+			if r.Machine.ReadGBPS > 0 {
+				s += " (" + fracString(pt.GBPS/r.Machine.ReadGBPS) + ")"
+			}
+			if pt.Status == StatusWrong {
+				s += ", wrong"
+			}
+			return s
 		})
 		fmt.Fprintf(&b, "Peak memory, %s (process RSS; device bytes for the GPU):\n\n", what)
 		table(&b, "peak", ns, rows, func(pt Point) string {
@@ -89,7 +112,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if pt.DType != "" {
 			causal += ", " + pt.DType
 		}
-		notes = append(notes, fmt.Sprintf("- %s %s, %s from N=%d%s: %s", pt.Impl, pt.Strategy, pt.Status, pt.N, causal, pt.Error))
+		n := fmt.Sprintf("N=%d", pt.N)
+		if pt.Decode() {
+			n += fmt.Sprintf(" Nq=%d", pt.Nq)
+		}
+		notes = append(notes, fmt.Sprintf("- %s %s, %s from %s%s: %s", pt.Impl, pt.Strategy, pt.Status, n, causal, pt.Error))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "Points that did not run cleanly:\n\n%s\n", strings.Join(notes, "\n"))

@@ -38,6 +38,13 @@ type Peer struct {
 	Unfused           bool
 	ScoreCopies       float64
 	CausalScoreCopies float64
+	// Decode peers take fewer queries than keys (Nq < N: the last Nq
+	// positions over a cache of N keys); the others' such points are
+	// unavailable.
+	Decode bool
+	// Half lists the half dtypes the peer takes, its inputs handed to it
+	// in that dtype; its points of any other half dtype are unavailable.
+	Half []backend.DType
 
 	Version     string // from the probe
 	Unavailable string // why the probe says it cannot run here; "" when it can
@@ -47,6 +54,9 @@ type Peer struct {
 var peerTable = []Peer{
 	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0, CausalScoreCopies: 2.25},
 	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1},
+	// ORT's CPU GroupQueryAttention forms the B·H·Nq·N probabilities
+	// (2.4 GiB peak at N = 8192, H = 8, Nq = N): unfused.
+	{Name: "ort-cpu-gqa", Argv: []string{"node", "ort.mjs"}, Unfused: true, ScoreCopies: 1, Decode: true, Half: []backend.DType{backend.Float16}},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
@@ -150,8 +160,23 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, p.Unavailable
 		return pt
 	}
-	if in.dt != backend.Float32 {
-		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes float32 inputs only, not %v", p.Name, in.dt)
+	if in.dt != backend.Float32 && !slices.Contains(p.Half, in.dt) {
+		takes := "f32 inputs only"
+		if len(p.Half) > 0 {
+			var names []string
+			for _, dt := range p.Half {
+				names = append(names, dt.String())
+			}
+			takes = fmt.Sprintf("f32 and %s inputs only", strings.Join(names, ", "))
+		}
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes %s, not %v", p.Name, takes, in.dt)
+		return pt
+	}
+	if pr.Nq < pr.Nk && !p.Decode {
+		// Handing such a peer all N queries and keeping the last Nq
+		// rows would time N times the work under a decoding point's
+		// name.
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner computes Nq = N queries only, not the last %d of N = %d: it has no cache of past keys", p.Name, pr.Nq, pr.Nk)
 		return pt
 	}
 	if v := variantOf(pr); v.Any() {
@@ -162,7 +187,7 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner has no %s: peers run plain and causal attention only", p.Name, v)
 		return pt
 	}
-	in4 := 4 * (int64(pr.QLen()) + int64(pr.KLen()) + int64(pr.VLen()) + int64(pr.OLen()))
+	in4 := int64(in.dt.Size()) * (int64(pr.QLen()) + int64(pr.KLen()) + int64(pr.VLen()) + int64(pr.OLen()))
 	copies := p.ScoreCopies
 	if pr.Causal {
 		copies = max(copies, p.CausalScoreCopies)
@@ -179,7 +204,7 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	args := append(slices.Clone(p.Argv[1:]),
 		"--impl", p.Name, "--dir", dir,
 		"--b", strconv.Itoa(pr.B), "--h", strconv.Itoa(pr.H), "--kvh", strconv.Itoa(pr.KVHeads),
-		"--n", strconv.Itoa(pr.Nq), "--d", strconv.Itoa(pr.D), "--causal", map[bool]string{false: "0", true: "1"}[pr.Causal],
+		"--n", strconv.Itoa(pr.Nk), "--nq", strconv.Itoa(pr.Nq), "--dtype", in.dt.String(), "--d", strconv.Itoa(pr.D), "--causal", map[bool]string{false: "0", true: "1"}[pr.Causal],
 		"--scale", strconv.FormatFloat(float64(pr.Scale), 'g', -1, 32),
 		"--budget-s", strconv.FormatFloat(cfg.Budget.Seconds(), 'g', -1, 64),
 		"--min-runs", strconv.Itoa(cfg.MinRuns), "--threads", strconv.Itoa(cfg.Threads))
@@ -214,7 +239,7 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	for i, s := range r.TimesS {
 		times[i] = time.Duration(s * float64(time.Second))
 	}
-	pt.setTimes(time.Duration(r.WarmupS*float64(time.Second)), times, pr, backend.Float32, p.Unfused)
+	pt.setTimes(time.Duration(r.WarmupS*float64(time.Second)), times, pr, in.dt, p.Unfused)
 	o, err := readOutput(outPath, []int{pr.B, pr.H, pr.Nq, pr.Dv})
 	if err != nil {
 		pt.Status, pt.Error = StatusFailed, err.Error()
@@ -311,8 +336,10 @@ func Subprocess(argv ...string) func(context.Context, PointSpec) Point {
 	}
 }
 
-// files writes Q, K and V as .npy (BHND, float32) for the peers, once per
-// shape, and returns their directory.
+// files writes Q, K and V as .npy (BHND) for the peers, once per shape and
+// dtype, and returns their directory: float16 ("<f2") for float16 inputs,
+// float32 otherwise (bfloat16 inputs, which NumPy cannot store, as the
+// float32 values they hold).
 func (in *inputs) files() (string, error) {
 	if in.dir != "" {
 		return in.dir, nil
@@ -331,7 +358,7 @@ func (in *inputs) files() (string, error) {
 		{"k.npy", []int{p.B, p.KVHeads, p.Nk, p.D}, in.k},
 		{"v.npy", []int{p.B, p.KVHeads, p.Nk, p.Dv}, in.v},
 	} {
-		if err := writeNpy(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
+		if err := writeNpy(filepath.Join(dir, f.name), f.shape, f.data, in.dt); err != nil {
 			os.RemoveAll(dir)
 			return "", err
 		}
@@ -340,13 +367,21 @@ func (in *inputs) files() (string, error) {
 	return dir, nil
 }
 
-func writeNpy(path string, shape []int, data []float32) error {
+func writeNpy(path string, shape []int, data []float32, dt backend.DType) error {
+	t := &kernels.Tensor{Shape: shape, Data: data}
+	if dt == backend.Float16 {
+		// data holds float16 values already (setDType): Encode is exact.
+		t = &kernels.Tensor{Shape: shape, DType: dt, Bits: make([]uint16, len(data))}
+		for i, x := range data {
+			t.Bits[i] = dt.Encode(x)
+		}
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = (&kernels.Tensor{Shape: shape, Data: data}).WriteNpy(w)
+	err = t.WriteNpy(w)
 	if err == nil {
 		err = w.Flush()
 	}

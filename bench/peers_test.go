@@ -168,7 +168,7 @@ func TestSubprocess(t *testing.T) {
 	if pt := points[0]; pt.Runs != 3 || pt.MedianS != 0.5 || pt.PeakRSS <= 1 {
 		t.Errorf("point %+v: want the child's, with its peak RSS", pt)
 	}
-	want := bench.PointSpec{Backend: "cpu", Strategy: "fused", Shape: bench.Shape{B: 1, H: 2, KVHeads: 1, N: 8, D: 8}, Seed: 1, Budget: time.Millisecond, MinRuns: 3, CheckRows: 5}
+	want := bench.PointSpec{Backend: "cpu", Strategy: "fused", Shape: bench.Shape{B: 1, H: 2, KVHeads: 1, N: 8, Nq: 8, D: 8}, Seed: 1, Budget: time.Millisecond, MinRuns: 3, CheckRows: 5}
 	if specs[0] != want {
 		t.Errorf("spec %+v, want %+v", specs[0], want)
 	}

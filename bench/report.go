@@ -26,17 +26,21 @@ const Schema = "attn-bench/1"
 // Conventions say how each number in a report is defined; every report
 // carries them.
 var Conventions = map[string]string{
-	"gflops":      "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
-	"bytes":       "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16), plus four passes over the float32 B·H·N² score matrix when it is materialised (attn staged, unfused peers)",
-	"time":        "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
-	"peak_rss":    "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
-	"device_peak": "peak bytes of device buffers attn allocated during the point (GPU backends)",
-	"max_rel_err": "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
-	"spread":      "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
-	"cpu_kernel":  "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
-	"inputs":      "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
-	"dtype":       "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only",
-	"variant":     "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
+	"gflops":       "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
+	"bytes":        "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); gbps is bytes / median time",
+	"nq":           "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa) report unavailable",
+	"tokens_per_s": "B·Nq / median time: query rows (tokens) computed a second",
+	"read_gbps":    "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
+	"read_bw_frac": "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory",
+	"time":         "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
+	"peak_rss":     "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
+	"device_peak":  "peak bytes of device buffers attn allocated during the point (GPU backends)",
+	"max_rel_err":  "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
+	"spread":       "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
+	"cpu_kernel":   "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
+	"inputs":       "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+	"dtype":        "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa float16 too",
+	"variant":      "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
 // Report is a sweep's results with what is needed to reproduce and
@@ -76,6 +80,10 @@ type Machine struct {
 	CPUs        int             `json:"cpus"`
 	GOMAXPROCS  int             `json:"gomaxprocs"`
 	MemBytes    int64           `json:"mem_bytes"`
+	// ReadGBPS is the read bandwidth measured in the same run
+	// (MeasureReadBandwidth; Conventions["read_gbps"]), in GB/s; 0 when
+	// not measured.
+	ReadGBPS float64 `json:"read_gbps,omitempty"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -106,6 +114,7 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
 		Conventions: Conventions, Points: points,
 	}
+	r.Machine.ReadGBPS = cfg.ReadGBPS
 	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
 	// the kernel the CPU backend picks.
 	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "GODEBUG", "ATTN_BACKEND", "ATTN_ADAPTER"} {
@@ -236,10 +245,13 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
 // are empty for reports that did not record them; window ("left,right")
 // and softcap are empty for points without them; dtype is f32, f16 or
-// bf16.
+// bf16; nq is the query rows (N for reports that did not record it);
+// read_gbps is the machine's measured read bandwidth and read_bw_frac
+// gbps over it, both empty when it was not measured; tokens_per_s is
+// empty for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
-	"b", "h", "kv_heads", "n", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
-	"gflops", "bytes", "gbps", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
+	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
+	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "read_bw_frac", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
 	"status", "error", "openblas_coretype"}
 
 // WriteCSV writes one row per point under csvHeader.
@@ -262,16 +274,26 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		if pt.Softcap != 0 {
 			softcap = f(pt.Softcap)
 		}
+		tokens, readGBPS, frac := "", "", ""
+		if pt.Runs > 0 {
+			tokens = f(pt.tokensPerS())
+		}
+		if bw := r.Machine.ReadGBPS; bw > 0 {
+			readGBPS = f(bw)
+			if pt.Runs > 0 {
+				frac = f(pt.GBPS / bw)
+			}
+		}
 		q1, q3 := "", ""
 		if pt.hasQuartiles() {
 			q1, q3 = f(pt.Q1S), f(pt.Q3S)
 		}
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
-			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.D), strconv.FormatBool(pt.Causal),
+			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
-			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS),
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, frac,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
@@ -294,19 +316,33 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	variants := slices.ContainsFunc(points, func(pt Point) bool { return pt.Variant.Any() })
 	dtypes := slices.ContainsFunc(points, func(pt Point) bool { return pt.DType != "" })
+	decode := slices.ContainsFunc(points, func(pt Point) bool { return pt.Decode() })
+	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
-	head := "impl\tstrategy\tB\tH\tKVH\tN\tD\tcausal\t"
+	head := "impl\tstrategy\tB\tH\tKVH\tN\t"
+	if decode {
+		head += "Nq\t"
+	}
+	head += "D\tcausal\t"
 	if variants {
 		head += "variant\t"
 	}
 	if dtypes {
 		head += "dtype\t"
 	}
-	fmt.Fprintln(tw, head+"runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tpeak RSS\tdevice\tmax err\t  status")
+	head += "runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tGB/s\t"
+	if ofBW {
+		head += "of BW\t"
+	}
+	fmt.Fprintln(tw, head+"tok/s\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
-		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%v\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.Causal)
+		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N)
+		if decode {
+			row += fmt.Sprintf("%d\t", pt.Queries())
+		}
+		row += fmt.Sprintf("%d\t%v\t", pt.D, pt.Causal)
 		if variants {
 			v := pt.Variant.String()
 			if v == "" {
@@ -318,7 +354,11 @@ func WriteTable(w io.Writer, points []Point) error {
 			row += pt.dtypeLabel() + "\t"
 		}
 		if pt.Runs == 0 {
-			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
+			row += strings.Repeat("-\t", 7)
+			if ofBW {
+				row += "-\t"
+			}
+			fmt.Fprintf(tw, "%s-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
 		}
 		spread, iqr := "-", "-"
@@ -336,14 +376,25 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Status == StatusWrong && pt.MaxErr == nil {
 			status += ": " + pt.Error
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t  %s\n", row, pt.Runs,
+		row += fmt.Sprintf("%d\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t", pt.Runs,
 			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, iqr, pt.GFLOPS,
-			memString(pt.Bytes), memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
+			memString(pt.Bytes), pt.GBPS)
+		if ofBW {
+			row += fracString(pt.ReadBWFrac) + "\t"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t  %s\n", row, rateString(pt.tokensPerS()),
+			memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	keys := []string{"gflops", "spread", "bytes", "peak_rss", "max_rel_err"}
+	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err"}
+	if decode {
+		keys = append(keys, "nq")
+	}
+	if ofBW {
+		keys = append(keys, "read_gbps", "read_bw_frac")
+	}
 	if variants {
 		keys = append(keys, "variant")
 	}
@@ -356,6 +407,36 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 	}
 	return nil
+}
+
+// tokensPerS is TokensPerS, or B·Nq over the median time for a point of
+// a report written before it was recorded.
+func (pt Point) tokensPerS() float64 {
+	if pt.TokensPerS > 0 || pt.MedianS <= 0 {
+		return pt.TokensPerS
+	}
+	return float64(pt.B) * float64(pt.Queries()) / pt.MedianS
+}
+
+// fracString prints a fraction of the read bandwidth as a percentage,
+// "-" when not measured.
+func fracString(f float64) string {
+	if f <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// rateString prints a rate with three significant digits or more:
+// 12.3, 4560, 1.23e+06 past a million.
+func rateString(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.3g", x)
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
 }
 
 // dtypeLabel is the point's storage dtype as the table names it: f32

@@ -1,10 +1,13 @@
 // Peer runner for `attn bench -peers`: onnxruntime-node running a one-node
 // com.microsoft MultiHeadAttention model, on the CPU EP (ort-cpu-mha) or the
-// WebGPU EP (ort-webgpu-mha). One process measures one point; the protocol
-// is in README.md:
+// WebGPU EP (ort-webgpu-mha), or a one-node com.microsoft
+// GroupQueryAttention model with a past KV cache on the CPU EP
+// (ort-cpu-gqa: Nq new tokens over a cache of N keys). One process
+// measures one point; the protocol is in README.md:
 //
 //   node ort.mjs --impl ort-cpu-mha --dir DIR --b B --h H --kvh KVH --n N
-//       --d D --causal 0|1 --scale S --budget-s SEC --min-runs R --threads T
+//       [--nq NQ] [--dtype f32|f16] --d D --causal 0|1 --scale S
+//       --budget-s SEC --min-runs R --threads T
 //   node ort.mjs --probe --impl ort-webgpu-mha
 //
 // The last line of stdout is one JSON object; O goes to DIR/o-<impl>.npy.
@@ -22,9 +25,12 @@ const python = process.env.ATTN_PEER_PYTHON || '/usr/bin/python3';
 // tried in a child process that is killed after this many seconds.
 const webgpuCheckTimeoutS = Number(process.env.ATTN_PEER_WEBGPU_TIMEOUT_S || 60);
 
+// op: the model's one node (mha_model.py or gqa_model.py); decode: takes
+// Nq < N; dtypes: the storage dtypes it takes.
 const impls = {
-  'ort-cpu-mha': { ep: 'cpu', epName: 'CPU EP' },
-  'ort-webgpu-mha': { ep: 'webgpu', epName: 'WebGPU EP' },
+  'ort-cpu-mha': { ep: 'cpu', epName: 'CPU EP', op: 'MultiHeadAttention', decode: false, dtypes: ['f32'] },
+  'ort-webgpu-mha': { ep: 'webgpu', epName: 'WebGPU EP', op: 'MultiHeadAttention', decode: false, dtypes: ['f32'] },
+  'ort-cpu-gqa': { ep: 'cpu', epName: 'CPU EP', op: 'GroupQueryAttention', decode: true, dtypes: ['f32', 'f16'] },
 };
 
 function ortVersion() {
@@ -37,7 +43,7 @@ function ortVersion() {
 }
 
 function versionString(impl) {
-  return `onnxruntime-node ${ortVersion()}, ${impls[impl].epName}, com.microsoft.MultiHeadAttention`;
+  return `onnxruntime-node ${ortVersion()}, ${impls[impl].epName}, com.microsoft.${impls[impl].op}`;
 }
 
 function emit(obj) {
@@ -76,9 +82,12 @@ function numArg(a, name) {
   return v;
 }
 
-// ---- .npy v1.0/2.0/3.0 float32 reader and v1.0 writer ----
+// ---- .npy v1.0/2.0/3.0 float32/float16 reader and v1.0 float32 writer ----
 
-function readNpyF32(file, wantShape) {
+// readNpy reads a C-order .npy of the given shape and dtype: '<f4' into a
+// Float32Array, '<f2' into a Uint16Array of float16 bits (what ORT's
+// float16 tensors take).
+function readNpy(file, wantShape, descrWant) {
   const buf = fs.readFileSync(file);
   if (buf.length < 10 || buf.readUInt8(0) !== 0x93 || buf.toString('latin1', 1, 6) !== 'NUMPY') {
     throw new Error(`${file}: not a .npy file`);
@@ -99,7 +108,7 @@ function readNpyF32(file, wantShape) {
   const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header);
   const shapeM = /'shape'\s*:\s*\(([^)]*)\)/.exec(header);
   if (!descr || !fortran || !shapeM) throw new Error(`${file}: bad npy header ${JSON.stringify(header)}`);
-  if (descr[1] !== '<f4') throw new Error(`${file}: dtype ${descr[1]}, want <f4`);
+  if (descr[1] !== descrWant) throw new Error(`${file}: dtype ${descr[1]}, want ${descrWant}`);
   if (fortran[1] !== 'False') throw new Error(`${file}: fortran_order True, want C order`);
   const shape = shapeM[1].split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
   if (shape.length !== wantShape.length || shape.some((v, i) => v !== wantShape[i])) {
@@ -107,12 +116,14 @@ function readNpyF32(file, wantShape) {
   }
   const n = shape.reduce((x, y) => x * y, 1);
   const start = off + hlen;
-  if (buf.length !== start + 4 * n) {
-    throw new Error(`${file}: ${buf.length - start} data bytes, want ${4 * n}`);
+  const Arr = descrWant === '<f2' ? Uint16Array : Float32Array;
+  const size = Arr.BYTES_PER_ELEMENT;
+  if (buf.length !== start + size * n) {
+    throw new Error(`${file}: ${buf.length - start} data bytes, want ${size * n}`);
   }
-  // Copy: the Buffer's byte offset need not be 4-aligned.
-  const out = new Float32Array(n);
-  new Uint8Array(out.buffer).set(buf.subarray(start, start + 4 * n));
+  // Copy: the Buffer's byte offset need not be aligned.
+  const out = new Arr(n);
+  new Uint8Array(out.buffer).set(buf.subarray(start, start + size * n));
   if (os.endianness() !== 'LE') throw new Error('big-endian hosts are not supported');
   return out;
 }
@@ -139,26 +150,51 @@ function writeNpyF32(file, data, shape) {
 // ---- model and layouts ----
 
 function writeModel(out, h, d, scale, causal) {
-  const r = spawnSync(
-    python,
-    [path.join(here, 'mha_model.py'), '--out', out, '--h', String(h), '--d', String(d),
-      '--scale', String(scale), '--causal', causal ? '1' : '0'],
-    { encoding: 'utf8' },
-  );
-  if (r.error) throw new Error(`${python} mha_model.py: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${python} mha_model.py failed (exit ${r.status}): ${r.stderr.trim()}`);
+  runPython('mha_model.py', ['--out', out, '--h', String(h), '--d', String(d),
+    '--scale', String(scale), '--causal', causal ? '1' : '0']);
+}
+
+function writeGQAModel(out, h, kvh, d, scale, causal, dtype) {
+  runPython('gqa_model.py', ['--out', out, '--h', String(h), '--kvh', String(kvh), '--d', String(d),
+    '--scale', String(scale), '--causal', causal ? '1' : '0', '--dtype', dtype]);
+}
+
+function runPython(script, args) {
+  const r = spawnSync(python, [path.join(here, script), ...args], { encoding: 'utf8' });
+  if (r.error) throw new Error(`${python} ${script}: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`${python} ${script} failed (exit ${r.status}): ${r.stderr.trim()}`);
+}
+
+// float16 bits to a number, exactly.
+function halfToFloat(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 31) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+// toFloat32 widens ORT's output to float32: float16 bits exactly.
+function toFloat32(data) {
+  if (data instanceof Float32Array) return data;
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = halfToFloat(data[i]);
+  return out;
 }
 
 // [B,heads,N,D] -> [B,N,H*D], repeating each of the `heads` heads H/heads
-// times (query head h reads KV head h / (H/heads)).
-function toBNHD(x, B, heads, H, N, D) {
+// times (query head h reads KV head h / (H/heads)); with `from`, only
+// rows from..N-1 of each head ([B,N-from,H*D]). The result has x's type.
+function toBNHD(x, B, heads, H, N, D, from = 0) {
   const group = H / heads;
-  const out = new Float32Array(B * N * H * D);
+  const rows = N - from;
+  const out = new x.constructor(B * rows * H * D);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < H; h++) {
       const g = Math.floor(h / group);
-      for (let n = 0; n < N; n++) {
-        const src = ((b * heads + g) * N + n) * D;
+      for (let n = 0; n < rows; n++) {
+        const src = ((b * heads + g) * N + from + n) * D;
         const dst = ((b * N + n) * H + h) * D;
         out.set(x.subarray(src, src + D), dst);
       }
@@ -286,7 +322,8 @@ async function probe(impl) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-ort-probe-'));
   try {
     const model = path.join(tmp, 'probe.onnx');
-    writeModel(model, 2, 8, 0.3, true);
+    if (impls[impl].op === 'GroupQueryAttention') writeGQAModel(model, 2, 1, 8, 0.3, true, 'f32');
+    else writeModel(model, 2, 8, 0.3, true);
     if (ep === 'webgpu') {
       const reason = await checkInChild(model, 16, 1, Math.min(webgpuCheckTimeoutS, 30));
       if (reason) {
@@ -315,6 +352,8 @@ async function runPoint(impl, a) {
   const H = intArg(a, 'h', 1);
   const KVH = intArg(a, 'kvh', 1);
   const N = intArg(a, 'n', 1);
+  const Nq = a.nq === undefined ? N : intArg(a, 'nq', 1);
+  const dtype = a.dtype === undefined ? 'f32' : a.dtype;
   const D = intArg(a, 'd', 1);
   const causal = intArg(a, 'causal', 0);
   if (causal > 1) throw new Error(`--causal ${causal}: want 0 or 1`);
@@ -324,24 +363,78 @@ async function runPoint(impl, a) {
   const threads = intArg(a, 'threads', 1);
   const version = versionString(impl);
   const fail = (reason) => emit({ impl, version, error: oneLine(reason) });
+  if (Nq > N) throw new Error(`--nq ${Nq}: want at most --n ${N}`);
   if (H % KVH !== 0) {
     fail(`H=${H} is not a multiple of KVH=${KVH}`);
     return;
   }
+  const spec = impls[impl];
+  if (Nq < N && !spec.decode) {
+    fail(`${spec.op} without a cache computes all N queries: Nq=${Nq} < N=${N} is not measured`);
+    return;
+  }
+  if (!spec.dtypes.includes(dtype)) {
+    fail(`${impl} takes ${spec.dtypes.join(', ')}, not ${dtype}`);
+    return;
+  }
 
   const ort = (await import('onnxruntime-node')).default;
-  const ep = impls[impl].ep;
-  const q = readNpyF32(path.join(dir, 'q.npy'), [B, H, N, D]);
-  const k = readNpyF32(path.join(dir, 'k.npy'), [B, KVH, N, D]);
-  const v = readNpyF32(path.join(dir, 'v.npy'), [B, KVH, N, D]);
+  const ep = spec.ep;
+  const descr = dtype === 'f16' ? '<f2' : '<f4';
+  const q = readNpy(path.join(dir, 'q.npy'), [B, H, Nq, D], descr);
+  const k = readNpy(path.join(dir, 'k.npy'), [B, KVH, N, D], descr);
+  const v = readNpy(path.join(dir, 'v.npy'), [B, KVH, N, D], descr);
   const model = path.join(dir, `model-${impl}.onnx`);
-  writeModel(model, H, D, scale, causal === 1);
+  const tensorType = dtype === 'f16' ? 'float16' : 'float32';
+  const T = (data, dims) => new ort.Tensor(tensorType, data, dims);
 
-  const notes = [
-    `one-node model, num_heads=${H}, scale attribute=${scale}` + (causal ? ', unidirectional=1 for causal' : ''),
-    'Q/K/V transposed [B,H,N,D] -> [B,N,H*D] and O back, outside timing',
-  ];
-  if (KVH < H) notes.push(`KV heads repeated ${H / KVH}x to H=${H} outside timing (MultiHeadAttention has no GQA)`);
+  let feeds;
+  let fetches; // preallocated outputs, or undefined for ORT's own
+  const notes = [];
+  if (spec.op === 'GroupQueryAttention') {
+    writeGQAModel(model, H, KVH, D, scale, causal === 1, dtype);
+    // The cache is K and V as they are: [B,KVH,N,D] is GQA's BNSH
+    // past_key. It is bound as present_key too, so that past and present
+    // share one buffer of N keys (ORT's past_present_share_buffer: the
+    // new keys are written into rows N-Nq..N-1, which hold them already,
+    // and nothing is copied); seqlens_k = N-1 and total_sequence_length
+    // = N make the Nq new tokens the last Nq positions of N.
+    const cacheDims = [B, KVH, N, D];
+    const pastKey = T(k, cacheDims);
+    const pastValue = T(v, cacheDims);
+    feeds = {
+      query: T(toBNHD(q, B, H, H, Nq, D), [B, Nq, H * D]),
+      key: T(toBNHD(k, B, KVH, KVH, N, D, N - Nq), [B, Nq, KVH * D]),
+      value: T(toBNHD(v, B, KVH, KVH, N, D, N - Nq), [B, Nq, KVH * D]),
+      past_key: pastKey,
+      past_value: pastValue,
+      seqlens_k: new ort.Tensor('int32', new Int32Array(B).fill(N - 1), [B]),
+      total_sequence_length: new ort.Tensor('int32', Int32Array.from([N]), []),
+    };
+    fetches = {
+      output: T(new q.constructor(B * Nq * H * D), [B, Nq, H * D]),
+      present_key: pastKey,
+      present_value: pastValue,
+    };
+    notes.push(
+      `one-node model, num_heads=${H}, kv_num_heads=${KVH}, scale attribute=${scale}, causal=${causal}, do_rotary=0, ${dtype}`,
+      `${Nq} new token(s) over a cache of ${N} keys: past_key/past_value = K/V [B,KVH,N,D] as given (BNSH), bound as present_key/present_value too (one shared buffer, nothing copied); key/value = the last ${Nq} keys [B,Nq,KVH*D]; seqlens_k=${N - 1}, total_sequence_length=${N}`,
+      'Q and the new keys transposed to [B,Nq,heads*D] and O back, outside timing',
+    );
+  } else {
+    writeModel(model, H, D, scale, causal === 1);
+    const dims = [B, N, H * D];
+    feeds = {
+      query: T(toBNHD(q, B, H, H, N, D), dims),
+      key: T(toBNHD(k, B, KVH, H, N, D), dims),
+      value: T(toBNHD(v, B, KVH, H, N, D), dims),
+    };
+    notes.push(
+      `one-node model, num_heads=${H}, scale attribute=${scale}` + (causal ? ', unidirectional=1 for causal' : ''),
+      'Q/K/V transposed [B,H,N,D] -> [B,N,H*D] and O back, outside timing',
+    );
+    if (KVH < H) notes.push(`KV heads repeated ${H / KVH}x to H=${H} outside timing (MultiHeadAttention has no GQA)`);
+  }
   notes.push(`intraOpNumThreads=${threads}, interOpNumThreads=1, node ${process.version}`);
 
   if (ep === 'webgpu') {
@@ -361,17 +454,12 @@ async function runPoint(impl, a) {
     fail(`session creation failed: ${e.message}`);
     return;
   }
-  const dims = [B, N, H * D];
-  const feeds = {
-    query: new ort.Tensor('float32', toBNHD(q, B, H, H, N, D), dims),
-    key: new ort.Tensor('float32', toBNHD(k, B, KVH, H, N, D), dims),
-    value: new ort.Tensor('float32', toBNHD(v, B, KVH, H, N, D), dims),
-  };
+  const call = () => (fetches ? session.run(feeds, fetches) : session.run(feeds));
 
   let out;
   const w0 = performance.now();
   try {
-    out = await session.run(feeds);
+    out = await call();
   } catch (e) {
     if (isOOM(e.message)) throw e;
     fail(`first run failed: ${e.message}`);
@@ -385,17 +473,17 @@ async function runPoint(impl, a) {
   while (times.length < runs || total < budget) {
     out = null;
     const t0 = performance.now();
-    out = await session.run(feeds);
+    out = await call();
     const dt = (performance.now() - t0) / 1000;
     times.push(dt);
     total += dt;
   }
 
   const o = out.output;
-  if (o.dims.length !== 3 || o.dims[0] !== B || o.dims[1] !== N || o.dims[2] !== H * D) {
-    throw new Error(`output dims [${o.dims}], want [${dims}]`);
+  if (o.dims.length !== 3 || o.dims[0] !== B || o.dims[1] !== Nq || o.dims[2] !== H * D) {
+    throw new Error(`output dims [${o.dims}], want [${[B, Nq, H * D]}]`);
   }
-  writeNpyF32(path.join(dir, `o-${impl}.npy`), toBHND(o.data, B, H, N, D), [B, H, N, D]);
+  writeNpyF32(path.join(dir, `o-${impl}.npy`), toBHND(toFloat32(o.data), B, H, Nq, D), [B, H, Nq, D]);
   emit({ impl, version, warmup_s: warmup, times_s: times, notes: notes.join('; ') });
 }
 

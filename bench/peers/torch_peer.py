@@ -257,6 +257,14 @@ def run_point(a):
     if a.h % a.kvh != 0:
         fail(f"H={a.h} is not a multiple of KVH={a.kvh}")
         return
+    # These graphs have no cache of past keys: the last Nq of N queries
+    # would cost all N, so such a point is not measured.
+    if a.nq is not None and a.nq != a.n:
+        fail(f"{a.impl} computes Nq = N queries only, not Nq={a.nq} of N={a.n}")
+        return
+    if a.dtype != "f32":
+        fail(f"{a.impl} takes f32 inputs only, not {a.dtype}")
+        return
 
     def load(name, heads):
         x = np.load(os.path.join(a.dir, name))
@@ -316,6 +324,8 @@ def main():
     p.add_argument("--h", type=int)
     p.add_argument("--kvh", type=int)
     p.add_argument("--n", type=int)
+    p.add_argument("--nq", type=int, default=None, help="query rows, the last of N (default N)")
+    p.add_argument("--dtype", default="f32", help="storage dtype of the inputs: f32 only here")
     p.add_argument("--d", type=int)
     p.add_argument("--causal", type=int, choices=(0, 1))
     p.add_argument("--scale", type=float)
@@ -326,7 +336,7 @@ def main():
     if a.probe:
         probe(a.impl)
         return
-    missing = [k for k, v in vars(a).items() if v is None]
+    missing = [k for k, v in vars(a).items() if v is None and k != "nq"]
     if missing:
         p.error("missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
     for k in ("b", "h", "kvh", "n", "d", "threads"):

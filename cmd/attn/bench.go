@@ -23,10 +23,10 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
-const benchHelp = `Sweeps attention over sequence lengths N (Nq = Nk = N) and every
-combination of the other lists, on each backend with each strategy and,
+const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
+-nq says) and every combination of the other lists, on each backend with each strategy and,
 with -peers, on other implementations (ONNX Runtime, PyTorch, NumPy) run
 on the same inputs, one point after the other.
 
@@ -40,6 +40,17 @@ strategy must move, the peak RSS of the process that ran the point, the
 device memory attn allocated (GPU), and the largest relative error of
 -check-rows sampled output rows against a float64 reference. A point that
 cannot run (too large, out of memory, no adapter) is reported as such.
+
+-nq Q,... measures Q query rows at each N instead of N: the last Q
+positions of N (bottom-right causal alignment), so -nq 1 is one decoding
+step over a cache of N keys. Every point records its Nq and its tokens/s
+(B·Nq over the median time). Before the sweep attn bench measures the
+machine's read bandwidth (every thread summing a buffer of 8× the last
+cache, at least 512 MiB; the best of 5 passes), records it in
+results.json (machine.read_gbps), and gives each point's GB/s as a
+fraction of it ("of BW"): what a decoding step, which reads all of K and
+V for a few rows, can hope to approach. Peers without a cache of past
+keys (all but ort-cpu-gqa) report points with Nq < N unavailable.
 
 Variants apply to every point: -window L,R (a sliding window around each
 query's position, −1 an unbounded side; with -causal, 127,0 is a causal
@@ -57,7 +68,8 @@ curve of its own: inputs are rounded to the dtype, the reference is
 computed on the rounded values, and a half output is allowed its own
 rounding (2⁻¹¹ relative for f16, 2⁻⁸ for bf16) on top of the usual
 error; GB/s counts the stored bytes. A backend that stores no halves,
-and every peer, reports half points unavailable.
+and every peer but ort-cpu-gqa (f16 too), reports half points
+unavailable.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
 AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
@@ -83,7 +95,12 @@ func runBench(c *cmdEnv, args []string) error {
 			return err
 		})
 	}
-	intList("n", "sequence `lengths`", &cfg.Ns, false)
+	intList("n", "sequence `lengths`: keys, and queries unless -nq says", &cfg.Ns, false)
+	fs.Func("nq", "comma-separated query `rows` Q ≤ N: the last Q positions of N, decoding over a cache of N keys (default N)", func(s string) error {
+		v, err := parseInts(s, false)
+		cfg.Nqs = v
+		return err
+	})
 	intList("batch", "batch sizes `B`", &cfg.Batches, false)
 	intList("heads", "query heads `H`", &cfg.Heads, false)
 	intList("kvheads", "key/value heads `HKV`, 0 meaning H", &cfg.KVHeads, true)
@@ -235,6 +252,15 @@ func runBench(c *cmdEnv, args []string) error {
 			return fmt.Errorf("-isolate: finding this program: %v", err)
 		}
 		cfg.Spawn = bench.Subprocess(exe, "bench", "-point")
+	}
+	// The read bandwidth is measured before any point, with nothing
+	// else running, so that each point's GB/s has a ceiling to be
+	// read against.
+	if bw, err := bench.MeasureReadBandwidth(); err != nil {
+		fmt.Fprintf(c.stderr, "attn bench: read bandwidth not measured: %v\n", err)
+	} else {
+		cfg.ReadGBPS = bw
+		fmt.Fprintf(c.stderr, "attn bench: read bandwidth %.1f GB/s\n", bw)
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update
@@ -439,6 +465,9 @@ func (p *progress) update(ev bench.Progress) {
 		status = fmt.Sprintf("%s: %s", pt.Status, pt.Error)
 	}
 	shape := fmt.Sprintf("N=%d", pt.N)
+	if pt.Decode() {
+		shape += fmt.Sprintf(" Nq=%d", pt.Nq)
+	}
 	if v := pt.Variant.String(); v != "" {
 		shape += " " + v
 	}

@@ -221,3 +221,73 @@ func TestBenchVariants(t *testing.T) {
 		}
 	}
 }
+
+// attn bench -nq measures the last Nq queries over N keys, GQA and
+// causal, in each dtype, each point in a process of its own: the table
+// has Nq, GB/s, tok/s and "of BW" columns, results.json every point's
+// nq and tokens_per_s and the machine's read_gbps, the CSV an nq
+// column; bad values are usage errors naming them.
+func TestBenchDecode(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "16,33", "-nq", "1,4", "-heads", "4", "-kvheads", "2", "-d", "8",
+		"-causal", "-dtype", "f32,f16", "-strategy", "fused", "-budget", "1ms", "-min-runs", "2", "-out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := len(cpuRow.FindAllString(stdout, -1)); got != 8 {
+		t.Errorf("table has %d cpu rows, want 8:\n%s", got, stdout)
+	}
+	for _, col := range []string{" Nq ", " GB/s ", " of BW ", " tok/s "} {
+		if !strings.Contains(stdout, col) {
+			t.Errorf("the table has no %q column:\n%s", col, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "N=33 Nq=4") || !strings.Contains(stderr, "read bandwidth ") {
+		t.Errorf("the progress lines name no Nq or bandwidth: %q", stderr)
+	}
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bw := r.Machine.ReadGBPS; !(bw > 0) || bw > 1e5 {
+		t.Errorf("machine.read_gbps = %v", bw)
+	}
+	for _, pt := range r.Points {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-3 || (pt.Nq != 1 && pt.Nq != 4) || !pt.Causal || pt.KVHeads != 2 {
+			t.Errorf("N=%d Nq=%d %s: %s %s, max error %v", pt.N, pt.Nq, pt.DType, pt.Status, pt.Error, pt.MaxErr)
+		}
+		if want := float64(pt.Nq) / pt.MedianS; pt.TokensPerS < want*(1-1e-9) || pt.TokensPerS > want*(1+1e-9) {
+			t.Errorf("N=%d Nq=%d: %v tokens/s, want %v", pt.N, pt.Nq, pt.TokensPerS, want)
+		}
+		if pt.ReadBWFrac <= 0 {
+			t.Errorf("N=%d Nq=%d: no fraction of the read bandwidth", pt.N, pt.Nq)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(csv), ",kv_heads,n,nq,d,") || !strings.Contains(string(csv), ",2,33,4,8,true,") {
+		t.Errorf("CSV does not record nq:\n%s", csv)
+	}
+
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-nq", "0"}, `"0" is not a positive integer`},
+		{[]string{"-nq", "1,x"}, `"x" is not a positive integer`},
+		{[]string{"-nq", "-2"}, `"-2" is not a positive integer`},
+		{[]string{"-n", "4,8", "-nq", "6"}, "6 queries (Nq) are more than the 4 keys"},
+	} {
+		code, _, stderr := runCmd(t, append([]string{"bench", "-backend", "cpu", "-out", ""}, bad.args...)...)
+		if code != 2 || !strings.Contains(stderr, bad.want) {
+			t.Errorf("attn bench %v: exit %d, stderr %q; want 2 and %q", bad.args, code, stderr, bad.want)
+		}
+	}
+}

@@ -69,10 +69,17 @@ func TestRunMemoryEstimate(t *testing.T) {
 	}
 	withMask := map[string]*npyFile{"mask": {shape: []int{100, 50}, n: 5000}}
 	withVariants := map[string]*npyFile{"alibi": {shape: []int{3}, n: 3}, "sinks": {shape: []int{3}, n: 3}, "kvlens": {shape: []int{2}, n: 2}}
+	// A past of 25 keys, read as float32 and copied with K's and V's rows
+	// into the keys and values attention reads; the lists of packed
+	// sequences are read as ints.
+	withPast := map[string]*npyFile{"pastk": {shape: []int{2, 1, 25, 8}, n: 400}, "pastv": {shape: []int{2, 1, 25, 16}, n: 800},
+		"cuq": {shape: []int{3}, n: 3}}
 	for k, v := range files {
 		withMask[k] = v
 		withVariants[k] = v
+		withPast[k] = v
 	}
+	const past, present = 4 * 1200, 4 * (1200 + 800 + 1600)
 	const qkv, o, scores, lse = 4 * 7200, 4 * 9600, 4 * 30000, 4 * 600
 	for _, tc := range []struct {
 		name                string
@@ -104,6 +111,8 @@ func TestRunMemoryEstimate(t *testing.T) {
 		// ints; the backend keeps them in the problem, not in buffers.
 		{"cpu fused variant files", runFlags{strategy: kernels.Fused}, withVariants, true, false,
 			qkv + 4*6 + 8*2, qkv + o, o, 0, qkv + 4*6 + 8*2 + qkv + o + o},
+		{"cpu fused past", runFlags{strategy: kernels.Fused}, withPast, true, false,
+			qkv + past + present + 8*3, 4*4800 + present + o, o, 0, qkv + past + present + 8*3 + 4*4800 + present + o + o},
 	} {
 		m := runMemory(&tc.f, tc.files, tc.hostBuffers, tc.staged)
 		if m.inputs != tc.inputs || m.backend != tc.be || m.outputs != tc.outs || m.scores != tc.scoreBytes || m.total() != tc.total {

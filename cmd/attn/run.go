@@ -20,7 +20,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16] [-allow-nonfinite]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -52,6 +52,31 @@ the scaled score s of query i and key j:
 	                   each row's softmax denominator, a key with no value
 	                   (gpt-oss); the LSE includes it
 
+A cache, as ONNX's Attention takes it: -past-k P.npy and -past-v P.npy
+hold the keys and values of earlier steps, in K's and V's layout and rank
+with the same batch, heads and head dims; attention reads the past's rows
+then K's and V's (P + N keys), and with -causal query i sits at key
+position P + i (ONNX's is_causal with past_key; -causal-offset overrides).
+-present-k F.npy and -present-v F.npy write those keys and values, in K's
+and V's dtype (ONNX's present_key and present_value).
+
+Packed sequences, as FlashAttention's varlen API lays them out:
+-cu-seqlens-q C.npy ([B+1] int32 or int64: 0, then each sequence's end)
+makes Q and the output [total, H, D] rows end to end, sequence b's rows
+C[b] … C[b+1]−1, and -cu-seqlens-k does the same for K and V, [total,
+KVH, D]; without it K and V are dense [B, Nk, KVH, D] (-kv-lens their
+lengths) or paged. Causal masking is bottom-right per sequence; the LSE
+is [H, total]. A paged cache, as flash_attn_with_kvcache takes it:
+-block-table T.npy ([B, blocks] int32 or int64) makes K and V page pools
+[pages, page_size, KVH, D], row b of T listing sequence b's pages in
+order, and Q [B, Nq, H, D] (or packed); -cache-lens L.npy ([B]) gives each
+cache's length (default: every block full), and entries past a cache's
+last block are not read (−1 pads them). Both imply -layout bnhd (a paged
+call may say bhnd: pools [pages, KVH, page_size, D], Q [B, H, Nq, D]), run
+fused only (no -weights, -scores, -heatmap or -strategy staged), and need
+a backend whose fused path takes them. Only the pool rows the table names
+below each cache length are checked for NaN.
+
 -scores S.npy writes the pre-softmax scores [B, H, Nq, Nk] (staged
 strategy) at the stage -scores-stage names: raw (scale·Q·Kᵀ), capped
 (after the softcap), biased (plus the bias and ALiBi: the default) or
@@ -69,13 +94,15 @@ values it holds — and the weights, scores and LSE are float32; every
 output is written atomically. -weights and -scores need the staged
 strategy (auto picks it).
 
-Before it reads any data, run checks every header and shape, creates
-each output's temporary file beside it (so a missing directory, or -o
-naming a directory, fails at once), and refuses a run that would need
-more memory than is available now (MemAvailable, lowered to the cgroup's
-headroom): the inputs as float32, the backend's copies of them where it
-computes in host memory (cpu, a software GPU), the outputs and, on the
-staged path, the B·H·Nq·Nk scores. SIGINT or SIGTERM stops a run with
+Before it reads any data (but the integer lists of packed sequences and
+paged caches, which the shapes are checked against), run checks every
+header and shape, creates each output's temporary file beside it (so a
+missing directory, or -o naming a directory, fails at once), and
+refuses a run that would need more memory than is available now
+(MemAvailable, lowered to the cgroup's headroom): the inputs as float32,
+the backend's copies of them where it computes in host memory (cpu, a
+software GPU), the outputs and, on the staged path, the B·H·Nq·Nk
+scores. SIGINT or SIGTERM stops a run with
 "interrupted" and exit status 130 or 143, leaving every output as it was
 and no temporary file.
 
@@ -109,6 +136,12 @@ type runFlags struct {
 	strategy       kernels.Strategy
 	allowNonFinite bool
 	layout         kernels.Layout
+	layoutSet      bool
+	// Packed sequences, paged caches and a past: the integer files'
+	// paths, and the past's and present's .npy files.
+	cuQ, cuK, table, cacheLens string
+	pastK, pastV               string
+	presentK, presentV         string
 	// dtype stores Q, K, V and the bias as it says whatever their files
 	// hold (-dtype); nil keeps each file's own: float16 as float16,
 	// float32 and float64 as float32.
@@ -176,9 +209,17 @@ func runRun(c *cmdEnv, args []string) error {
 	})
 	fs.Func("layout", "`order` of the dimensions of q, k, v and the output: bhnd [B, H, N, D] or bnhd [B, N, H, D] (default bhnd)", func(s string) error {
 		l, err := parseLayout(s)
-		f.layout = l
+		f.layout, f.layoutSet = l, true
 		return err
 	})
+	fs.StringVar(&f.pastK, "past-k", "", "a cache's past keys `P.npy`, in K's layout and rank: the keys are the past's then K's (ONNX's past_key); needs -past-v")
+	fs.StringVar(&f.pastV, "past-v", "", "a cache's past values `P.npy`, in V's layout and rank: the values are the past's then V's (ONNX's past_value)")
+	fs.StringVar(&f.presentK, "present-k", "", "also write the keys attention read, past then new, to `F.npy` in K's dtype (ONNX's present_key)")
+	fs.StringVar(&f.presentV, "present-v", "", "also write the values attention read, past then new, to `F.npy` in V's dtype (ONNX's present_value)")
+	fs.StringVar(&f.cuQ, "cu-seqlens-q", "", "packed sequences: `C.npy`, [B+1] int32 or int64 row offsets into Q, whose rows are [total, H, D]")
+	fs.StringVar(&f.cuK, "cu-seqlens-k", "", "packed keys: `C.npy`, [B+1] int32 or int64 row offsets into K and V, [total, KVH, D] (with -cu-seqlens-q)")
+	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
+	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
 		return err
 	}
@@ -246,6 +287,9 @@ func (f *runFlags) check() error {
 	if len(missing) > 0 {
 		return usagef("missing required flag %s", strings.Join(missing, ", "))
 	}
+	if err := f.checkSeqFlags(); err != nil {
+		return err
+	}
 	if f.weights != "" && f.strategy == kernels.Fused {
 		return usagef("-weights needs the staged strategy; -strategy fused never materialises the weights (use -strategy staged or auto)")
 	}
@@ -273,13 +317,16 @@ func (f *runFlags) check() error {
 	}
 	// An output may not replace an input or another output.
 	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask,
-		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens}
-	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap}}
+		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens, "-past-k": f.pastK, "-past-v": f.pastV,
+		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens}
+	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap},
+		{"-present-k", f.presentK}, {"-present-v", f.presentV}}
 	for i, o := range outs {
 		if o.path == "" {
 			continue
 		}
-		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens"} {
+		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens", "-past-k", "-past-v",
+			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens"} {
 			if ins[in] != "" && samePath(o.path, ins[in]) {
 				return usagef("%s %s would overwrite the input %s %s", o.name, o.path, in, ins[in])
 			}
@@ -319,7 +366,8 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 	}()
 	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
-		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}} {
+		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}, {"pastk", f.pastK}, {"pastv", f.pastV},
+		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}} {
 		if in.path == "" {
 			continue
 		}
@@ -334,16 +382,41 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			check = nf.checkKeep
 		case "alibi", "sinks", "kvlens":
 			check = func() error { return checkVariantHeader(in.key, nf) }
+		case "cuq", "cuk", "table", "cachelens":
+			check = func() error { return checkSeqHeader(in.key, nf) }
 		}
 		if err := check(); err != nil {
 			return err
 		}
 	}
-	// The shapes, with the variants the flags give; the files' values
-	// come later.
+	// The shapes, with the variants the flags give and the sequences'
+	// lists (small integer files, read now); the other files' values
+	// come later. With a past, K and V are the past's rows then the new
+	// ones, and causal masking is ONNX's: query i at key position P + i.
 	q, k, v := files["q"], files["k"], files["v"]
-	prob, err := checkHeaders(q, k, v, files["bias"], files["mask"], f.layout, &kernels.Options{
-		Scale: f.scale, Causal: f.causal, Variants: f.variants, ScoresStage: f.stage})
+	variants := f.variants
+	seqOpts := &kernels.Options{}
+	if err := seqOptions(ctx, files, seqOpts); err != nil {
+		return err
+	}
+	variants.KVLens = seqOpts.KVLens
+	s, err := headerShapes(q, k, v, files["bias"], files["mask"], f.layout)
+	if err != nil {
+		return err
+	}
+	if pk := files["pastk"]; pk != nil {
+		var past int
+		if s.K, s.V, past, err = presentShapes(pk, files["pastv"], k, v, f.layout); err != nil {
+			return err
+		}
+		if f.causal && variants.CausalOffset == nil {
+			variants.CausalOffset = &past
+		}
+	}
+	s.SeqNames = seqNames(files)
+	prob, err := s.Check(&kernels.Options{
+		Scale: f.scale, Causal: f.causal, Variants: variants, ScoresStage: f.stage,
+		CuSeqlensQ: seqOpts.CuSeqlensQ, CuSeqlensK: seqOpts.CuSeqlensK, BlockTable: seqOpts.BlockTable})
 	if err != nil {
 		return err
 	}
@@ -359,16 +432,17 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 
 	// Every output is reserved before anything is computed: a run that
 	// cannot write its results fails now, not after the work.
-	var outO, outW, outS, outL, outH *pending
+	var outO, outW, outS, outL, outH, outPK, outPV *pending
 	defer func() {
-		for _, p := range []*pending{outO, outW, outS, outL, outH} {
+		for _, p := range []*pending{outO, outW, outS, outL, outH, outPK, outPV} {
 			p.discard()
 		}
 	}()
 	for _, o := range []struct {
 		flag, path string
 		dst        **pending
-	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-scores", f.scores, &outS}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH}} {
+	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-scores", f.scores, &outS}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH},
+		{"-present-k", f.presentK, &outPK}, {"-present-v", f.presentV, &outPV}} {
 		if o.path == "" {
 			continue
 		}
@@ -389,30 +463,68 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	}
 	// The per-head and per-batch values, before Q, K and V: a wrong
 	// count or value fails here, with nothing written.
-	variants := f.variants
 	if err := applyVariantFiles(ctx, prob, files, &variants); err != nil {
 		return err
 	}
 
+	// Q, K and V, checked for NaN and infinities: a paged pool only in
+	// the rows the table names below each cache length, which are all
+	// attention reads. A past goes before K's and V's rows.
 	var tensors [3]*kernels.Tensor
-	for i, nf := range []*npyFile{q, k, v} {
-		a, err := nf.readFloats(ctx)
+	for i, in := range []struct {
+		flag string
+		nf   *npyFile
+		past *npyFile
+	}{{"-q", q, nil}, {"-k", k, files["pastk"]}, {"-v", v, files["pastv"]}} {
+		a, err := in.nf.readFloats(ctx)
 		if err != nil {
 			return err
 		}
 		if !f.allowNonFinite {
-			if err := a.checkFinite(false); err != nil {
+			switch {
+			case i > 0 && prob.Paged != nil:
+				rows, dim := prob.KRowsOf(), prob.D
+				if i == 2 {
+					rows, dim = prob.VRowsOf(), prob.Dv
+				}
+				err = checkPoolFinite(in.flag, a, prob, rows, dim)
+			default:
+				err = a.checkFinite(false)
+			}
+			if err != nil {
 				return err
 			}
 		}
 		if tensors[i], err = a.tensor(f.layout, f.dtype); err != nil {
 			return err
 		}
+		if in.past == nil {
+			continue
+		}
+		pa, err := in.past.readFloats(ctx)
+		if err != nil {
+			return err
+		}
+		if !f.allowNonFinite {
+			if err := pa.checkFinite(false); err != nil {
+				return err
+			}
+		}
+		pt, err := pa.tensor(f.layout, f.dtype)
+		if err != nil {
+			return err
+		}
+		if tensors[i], err = kernels.ConcatSeq(pt, tensors[i]); err != nil {
+			return fmt.Errorf("-past-%s %s: %w", in.flag[1:], in.past.path, err)
+		}
 	}
 	opts := &kernels.Options{
 		Scale:          f.scale,
 		Causal:         f.causal,
 		Variants:       variants,
+		CuSeqlensQ:     seqOpts.CuSeqlensQ,
+		CuSeqlensK:     seqOpts.CuSeqlensK,
+		BlockTable:     seqOpts.BlockTable,
 		Strategy:       f.strategy,
 		Weights:        f.weights != "" || f.heatmap != "",
 		Scores:         f.scores != "",
@@ -494,6 +606,17 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 		written = append(written, outH)
 	}
+	for _, pr := range []struct {
+		p *pending
+		t *kernels.Tensor
+	}{{outPK, tensors[1]}, {outPV, tensors[2]}} {
+		if pr.p != nil {
+			if err := pr.p.write(pr.t.WriteNpy); err != nil {
+				return err
+			}
+			written = append(written, pr.p)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -506,7 +629,8 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		p    *pending
 		t    *kernels.Tensor
 		what string
-	}{{outO, res.Out, ""}, {outW, res.Weights, ""}, {outS, res.Scores, ", " + f.stage.String() + " scores"}, {outL, res.LSE, ""}} {
+	}{{outO, res.Out, ""}, {outW, res.Weights, ""}, {outS, res.Scores, ", " + f.stage.String() + " scores"}, {outL, res.LSE, ""},
+		{outPK, tensors[1], ", past and new keys"}, {outPV, tensors[2], ", past and new values"}} {
 		if r.p != nil {
 			fmt.Fprintf(c.stdout, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy, r.what)
 		}
@@ -565,6 +689,16 @@ func drawRunHeatmap(f *runFlags, full [4]int, p []float32) ([]byte, error) {
 // It returns the problem they describe. attn also refuses an empty Q, K
 // or V, which kernels allows.
 func checkHeaders(q, k, v, bias, mask *npyFile, layout kernels.Layout, opts *kernels.Options) (backend.Problem, error) {
+	s, err := headerShapes(q, k, v, bias, mask, layout)
+	if err != nil {
+		return backend.Problem{}, err
+	}
+	return s.Check(opts)
+}
+
+// headerShapes are the shapes checkHeaders checks, each named by its
+// file; an empty Q, K or V is refused here.
+func headerShapes(q, k, v, bias, mask *npyFile, layout kernels.Layout) (kernels.Shapes, error) {
 	s := kernels.Shapes{Q: q.shape, K: k.shape, V: v.shape, Layout: layout,
 		Names: [5]string{q.path, k.path, v.path}}
 	if bias != nil {
@@ -575,10 +709,10 @@ func checkHeaders(q, k, v, bias, mask *npyFile, layout kernels.Layout, opts *ker
 	}
 	for _, nf := range []*npyFile{q, k, v} {
 		if nf.n == 0 {
-			return backend.Problem{}, fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
+			return s, fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
 		}
 	}
-	return s.Check(opts)
+	return s, nil
 }
 
 // memoryNeed is what attn run holds in memory at its peak, in bytes, by
@@ -623,7 +757,18 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool)
 	weights := f.weights != "" || f.heatmap != ""
 
 	m := memoryNeed{scoresLen: scoresLen}
+	// With a past, K and V are copied into the keys and values attention
+	// reads (and -present-k, -present-v write): the past's rows and
+	// theirs.
+	kn, vn := n("k"), n("v")
+	if files["pastk"] != nil {
+		kn, vn = n("pastk")+n("k"), n("pastv")+n("v")
+	}
 	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask") + 4*(n("alibi")+n("sinks")) + 8*n("kvlens")
+	m.inputs += 4*(n("pastk")+n("pastv")) + 8*(n("cuq")+n("cuk")+n("table")+n("cachelens"))
+	if files["pastk"] != nil {
+		m.inputs += 4 * (kn + vn)
+	}
 	m.outputs = 4 * oLen
 	if f.lse != "" {
 		m.outputs += 4 * rows
@@ -637,7 +782,7 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool)
 		m.scores += 4 * scoresLen
 	}
 	if hostBuffers {
-		m.backend = 4 * (n("q") + n("k") + n("v") + n("bias") + n("mask") + oLen)
+		m.backend = 4 * (n("q") + kn + vn + n("bias") + n("mask") + oLen)
 		if f.lse != "" {
 			m.backend += 4 * rows
 		}

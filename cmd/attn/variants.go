@@ -113,7 +113,9 @@ func applyVariantFiles(ctx context.Context, p backend.Problem, files map[string]
 			continue
 		}
 		one := p
-		one.Variants = backend.Variants{CausalOffset: v.CausalOffset, Window: v.Window, Softcap: v.Softcap}
+		// The cache lengths of a paged cache (-cache-lens) are in v
+		// already: without them every block would count as full.
+		one.Variants = backend.Variants{CausalOffset: v.CausalOffset, Window: v.Window, Softcap: v.Softcap, KVLens: v.KVLens}
 		if vf.ints {
 			lens, err := nf.readInts(ctx)
 			if err != nil {

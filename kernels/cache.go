@@ -1,0 +1,659 @@
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// A server decodes a language model one token at a time: it appends the
+// new token's keys and values to a cache that stays on the device, then
+// attends the new query (or a few) over everything cached. KVCache holds
+// B sequences contiguously, each with room for a fixed number of keys;
+// PagePool holds any number of sequences in a shared pool of fixed-size
+// pages (vLLM's paged attention), each sequence (Seq) taking pages as it
+// grows and giving them back when released. Appending writes only the
+// new rows across the bus and checks only them; attending uploads only
+// the queries and downloads only the outputs, and a steady-state step
+// allocates nothing on the host (given a backend whose Fused does not:
+// the CPU backend's).
+
+// CacheConfig is the storage of a cache's keys and values.
+type CacheConfig struct {
+	// KVHeads is the number of key/value heads; D the head dim of keys
+	// and queries; Dv that of values and outputs, 0 meaning D.
+	KVHeads, D, Dv int
+	// DType is how keys and values are stored: Float32, Float16 or
+	// BFloat16 (on a backend with Caps.Half). Appended rows are rounded
+	// to it.
+	DType DType
+	// Layout orders the device storage and the queries: under BNHD a
+	// KVCache is [B, capacity, KVHeads, D] and a page [PageSize, KVHeads,
+	// D] (FlashAttention's), queries and outputs [B, Nq, H, D]; under
+	// BHND [B, KVHeads, capacity, D], a page [KVHeads, PageSize, D],
+	// queries [B, H, Nq, D].
+	Layout Layout
+}
+
+func (c CacheConfig) dv() int {
+	if c.Dv == 0 {
+		return c.D
+	}
+	return c.Dv
+}
+
+func (c CacheConfig) check(be backend.Backend) error {
+	switch {
+	case be == nil:
+		return backend.Errorf(backend.ErrUnavailable, "nil backend")
+	case c.KVHeads < 1 || c.D < 1 || c.Dv < 0:
+		return backend.Errorf(backend.ErrShape, "cache of %d KV heads, D=%d, Dv=%d: want heads and D ≥ 1, Dv ≥ 0", c.KVHeads, c.D, c.Dv)
+	case !c.DType.Valid():
+		return backend.Errorf(backend.ErrShape, "cache of unknown dtype %v", c.DType)
+	case c.DType.Half() && !be.Caps().Half:
+		return backend.Errorf(backend.ErrUnsupported, "a %v cache on the %s backend, which stores no halves", c.DType, be.Name())
+	case c.Layout != BHND && c.Layout != BNHD:
+		return backend.Errorf(backend.ErrShape, "cache of unknown layout %v", c.Layout)
+	case !be.Caps().Seqs && !be.Caps().Fused:
+		return backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path to attend a cache with", be.Name())
+	}
+	return nil
+}
+
+// kv is a cache's device storage.
+type kv struct {
+	be   backend.Backend
+	cfg  CacheConfig
+	k, v backend.Buffer
+}
+
+// staging is an appender's host scratch: rows gathered or widened on
+// their way to the device.
+type staging struct {
+	f32  []float32
+	bits []uint16
+}
+
+func newKV(be backend.Backend, cfg CacheConfig, rows int, what string) (*kv, error) {
+	if err := cfg.check(be); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	nk, ok := backend.CheckedProduct(rows, cfg.KVHeads, cfg.D)
+	nv, ok2 := backend.CheckedProduct(rows, cfg.KVHeads, cfg.dv())
+	if !ok || !ok2 {
+		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d rows × %d KV heads × D=%d, Dv=%d overflows int", what, rows, cfg.KVHeads, cfg.D, cfg.dv())
+	}
+	c := &kv{be: be, cfg: cfg}
+	var err error
+	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {
+		return nil, fmt.Errorf("%s: keys: %w", what, err)
+	}
+	if c.v, err = be.Alloc(cfg.DType, nv); err != nil {
+		c.k.Release()
+		return nil, fmt.Errorf("%s: values: %w", what, err)
+	}
+	return c, nil
+}
+
+func (c *kv) release() {
+	c.k.Release()
+	c.v.Release()
+}
+
+// checkRows checks the rows an append brings: k [n, KVHeads, D] and v [n,
+// KVHeads, Dv], finite, each value one the cache's dtype holds. It
+// returns n.
+func (c *kv) checkRows(k, v *Tensor) (int, error) {
+	for _, t := range []struct {
+		name string
+		t    *Tensor
+		dim  int
+	}{{"K", k, c.cfg.D}, {"V", v, c.cfg.dv()}} {
+		if err := t.t.check(t.name); err != nil {
+			return 0, err
+		}
+		if len(t.t.Shape) != 3 || t.t.Shape[1] != c.cfg.KVHeads || t.t.Shape[2] != t.dim {
+			return 0, backend.Errorf(backend.ErrShape, "appended %s of shape %v, want [n, KVHeads=%d, %d]", t.name, t.t.Shape, c.cfg.KVHeads, t.dim)
+		}
+		if i, x := firstBad(t.t, false); i >= 0 {
+			return 0, backend.Errorf(backend.ErrNonFinite, "appended %s of shape %v holds %v at %v", t.name, t.t.Shape, x, unravel(i, t.t.Shape))
+		}
+		if dt := c.cfg.DType; dt.Half() && t.t.DType != dt {
+			if err := fits(dt, "appended "+t.name, t.t); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if k.Shape[0] != v.Shape[0] {
+		return 0, backend.Errorf(backend.ErrShape, "appended K of %d rows, V of %d", k.Shape[0], v.Shape[0])
+	}
+	return k.Shape[0], nil
+}
+
+// fits checks that every value of t is one dt holds without overflow.
+func fits(dt DType, name string, t *Tensor) error {
+	if !t.DType.Half() {
+		return dt.CheckFits(name, 0, t.Data)
+	}
+	var one [1]float32
+	for i, b := range t.Bits {
+		one[0] = t.DType.Decode(b)
+		if err := dt.CheckFits(name, i, one[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// put writes the n rows of src ([n, KVHeads, dim]) to buf as positions
+// pos … pos+n−1 of sequence b, located by rows.
+func (c *kv) put(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int, src *Tensor) error {
+	n, heads, dim := src.Shape[0], src.Shape[1], src.Shape[2]
+	for t := 0; t < n; {
+		run := min(rows.Run(pos+t), n-t)
+		if c.cfg.Layout == BNHD {
+			// A run of tokens' rows, every head, lie together.
+			if err := c.write(st, buf, rows.Offset(b, 0, pos+t), src, t*heads*dim, (t+run)*heads*dim); err != nil {
+				return err
+			}
+		} else {
+			for h := range heads {
+				if err := c.writeHead(st, buf, rows.Offset(b, h, pos+t), src, t, run, h); err != nil {
+					return err
+				}
+			}
+		}
+		t += run
+	}
+	return nil
+}
+
+// write copies elements lo … hi−1 of src to buf from off, as bits when
+// the dtypes agree, else through float32 (rounded by Write).
+func (c *kv) write(st *staging, buf backend.Buffer, off int, src *Tensor, lo, hi int) error {
+	dt := c.cfg.DType
+	switch {
+	case src.DType == dt && dt.Half():
+		return c.be.WriteBits(buf, off, src.Bits[lo:hi])
+	case !src.DType.Half():
+		return c.be.Write(buf, off, src.Data[lo:hi])
+	}
+	st.f32 = growF32(st.f32, hi-lo)
+	for i, b := range src.Bits[lo:hi] {
+		st.f32[i] = src.DType.Decode(b)
+	}
+	return c.be.Write(buf, off, st.f32[:hi-lo])
+}
+
+// writeHead writes head h of src's rows t … t+run−1 (BHND: a head's rows
+// lie together on the device, not in src) from off.
+func (c *kv) writeHead(st *staging, buf backend.Buffer, off int, src *Tensor, t, run, h int) error {
+	heads, dim := src.Shape[1], src.Shape[2]
+	n := run * dim
+	if src.DType == c.cfg.DType && src.DType.Half() {
+		st.bits = growU16(st.bits, n)
+		for i := range run {
+			copy(st.bits[i*dim:(i+1)*dim], src.Bits[((t+i)*heads+h)*dim:])
+		}
+		return c.be.WriteBits(buf, off, st.bits[:n])
+	}
+	st.f32 = growF32(st.f32, n)
+	for i := range run {
+		at := ((t+i)*heads + h) * dim
+		dst := st.f32[i*dim : (i+1)*dim]
+		if src.DType.Half() {
+			for j, b := range src.Bits[at : at+dim] {
+				dst[j] = src.DType.Decode(b)
+			}
+		} else {
+			copy(dst, src.Data[at:at+dim])
+		}
+	}
+	return c.be.Write(buf, off, st.f32[:n])
+}
+
+func growF32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+func growU16(b []uint16, n int) []uint16 {
+	if cap(b) < n {
+		return make([]uint16, n)
+	}
+	return b[:n]
+}
+
+// KVCache is a contiguous cache of keys and values on a backend for B
+// sequences, each with room for a fixed number of keys. It is not safe
+// for concurrent use; a PagePool is, for different sequences.
+type KVCache struct {
+	*kv
+	batch, capacity int
+	lens            []int
+	st              staging
+	att             attender
+}
+
+// NewKVCache allocates a cache for batch sequences of up to capacity
+// keys each on be, empty.
+func NewKVCache(be backend.Backend, batch, capacity int, cfg CacheConfig) (*KVCache, error) {
+	if batch < 0 || capacity < 0 {
+		return nil, backend.Errorf(backend.ErrShape, "cache of %d sequences of %d keys: want ≥ 0", batch, capacity)
+	}
+	rows, ok := backend.CheckedProduct(batch, capacity)
+	if !ok {
+		return nil, backend.Errorf(backend.ErrTooLarge, "cache of %d sequences of %d keys overflows int", batch, capacity)
+	}
+	c, err := newKV(be, cfg, rows, "cache")
+	if err != nil {
+		return nil, err
+	}
+	return &KVCache{kv: c, batch: batch, capacity: capacity, lens: make([]int, batch)}, nil
+}
+
+// Len is how many keys sequence seq holds (0 for a sequence out of
+// range).
+func (c *KVCache) Len(seq int) int {
+	if seq < 0 || seq >= c.batch {
+		return 0
+	}
+	return c.lens[seq]
+}
+
+// Truncate drops sequence seq's keys from n on (0 empties it), so that
+// the sequence can be rewritten, as after a rejected speculative token.
+func (c *KVCache) Truncate(seq, n int) error {
+	if seq < 0 || seq >= c.batch || n < 0 || n > c.lens[seq] {
+		return backend.Errorf(backend.ErrShape, "truncate sequence %d of %d to %d keys: it holds %d", seq, c.batch, n, c.Len(seq))
+	}
+	c.lens[seq] = n
+	return nil
+}
+
+// rows locates the cache's rows.
+func (c *KVCache) rows(dim int) backend.Rows {
+	return backend.Rows{Strides: backend.TensorStrides(c.cfg.Layout, c.cfg.KVHeads, c.capacity, dim)}
+}
+
+// Append adds k ([n, KVHeads, D]) and v ([n, KVHeads, Dv]), n new
+// tokens' keys and values in any dtype, to the end of sequence seq,
+// writing only them. A sequence out of range, shapes that do not match,
+// more keys than the capacity leaves, a NaN or infinity, or a value the
+// cache's dtype cannot hold is an error naming the sizes, and the cache
+// is unchanged.
+func (c *KVCache) Append(seq int, k, v *Tensor) error {
+	if seq < 0 || seq >= c.batch {
+		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
+	}
+	n, err := c.checkRows(k, v)
+	if err != nil {
+		return err
+	}
+	if pos := c.lens[seq]; n > c.capacity-pos {
+		return backend.Errorf(backend.ErrShape, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
+	}
+	pos := c.lens[seq]
+	if err := c.put(&c.st, c.k, c.rows(c.cfg.D), seq, pos, k); err != nil {
+		return err
+	}
+	if err := c.put(&c.st, c.v, c.rows(c.cfg.dv()), seq, pos, v); err != nil {
+		return err
+	}
+	c.lens[seq] = pos + n
+	return nil
+}
+
+// Attend computes, for every sequence b, O[b] = softmax(scale·Q[b]·Kᵀ)·V
+// over the keys b holds, with q's Nq queries at its last Nq positions
+// (key positions Len(b) − Nq + i: append the new tokens first, as ONNX's
+// past_key rule and FlashAttention's kvcache API do) and causal masking,
+// the window, softcap, ALiBi and sinks as opts says. q is [B, Nq, H, D]
+// (BNHD) or [B, H, Nq, D] (BHND) in the cache's layout and any dtype; out
+// has q's shape with Dv and receives O in its own dtype; lse, when not
+// nil, is a Float32 [B, H, Nq] tensor that receives the log-sum-exp.
+// opts may not set KVLens (the cache's lengths are), a bias, a mask, the
+// weights or the scores, or the staged strategy.
+func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *Options) error {
+	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
+	p.KVLens = c.lens
+	return c.att.attend(ctx, c.kv, p, q, out, lse, opts)
+}
+
+// Release frees the cache's device storage.
+func (c *KVCache) Release() {
+	c.kv.release()
+	c.att.release()
+}
+
+// PagePool is a pool of fixed-size pages of keys and values on a
+// backend, shared by sequences of any length (Seq): each takes pages as
+// it grows and gives them back when released. Several goroutines may
+// append to and attend their own sequences over one pool at once.
+type PagePool struct {
+	*kv
+	pageSize, pages int
+	mu              sync.Mutex
+	free            []int       // pages no sequence holds, taken from the end
+	atts            []*attender // idle attenders, one taken per Attend
+}
+
+// NewPagePool allocates pages pages of pageSize keys each on be, all free.
+func NewPagePool(be backend.Backend, pageSize, pages int, cfg CacheConfig) (*PagePool, error) {
+	if pageSize < 1 || pages < 0 {
+		return nil, backend.Errorf(backend.ErrShape, "pool of %d pages of %d keys: want a page size ≥ 1 and pages ≥ 0", pages, pageSize)
+	}
+	rows, ok := backend.CheckedProduct(pages, pageSize)
+	if !ok {
+		return nil, backend.Errorf(backend.ErrTooLarge, "pool of %d pages of %d keys overflows int", pages, pageSize)
+	}
+	c, err := newKV(be, cfg, rows, "page pool")
+	if err != nil {
+		return nil, err
+	}
+	p := &PagePool{kv: c, pageSize: pageSize, pages: pages, free: make([]int, pages)}
+	for i := range p.free {
+		p.free[i] = pages - 1 - i // page 0 first
+	}
+	return p, nil
+}
+
+// Free is how many pages no sequence holds.
+func (p *PagePool) Free() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
+// Seq is one sequence's keys and values in a PagePool: its pages, in
+// order, and its length. A Seq is used by one goroutine at a time.
+type Seq struct {
+	pool  *PagePool
+	pages []int
+	n     int
+	st    staging
+	mu    sync.Mutex // held by appends and Release
+}
+
+// NewSeq returns an empty sequence of the pool.
+func (p *PagePool) NewSeq() *Seq { return &Seq{pool: p} }
+
+// Len is how many keys the sequence holds.
+func (s *Seq) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// Pages is the pool pages the sequence holds, in order (its block table
+// row).
+func (s *Seq) Pages() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.pages...)
+}
+
+// Append adds k ([n, KVHeads, D]) and v ([n, KVHeads, Dv]) to the end of
+// the sequence, taking pages from the pool as it needs them and writing
+// only the new rows. Bad rows (as KVCache.Append says) or too few free
+// pages are an error naming the sizes, and the sequence and the pool are
+// unchanged.
+func (s *Seq) Append(k, v *Tensor) error {
+	p := s.pool
+	n, err := p.checkRows(k, v)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	need := (s.n+n+p.pageSize-1)/p.pageSize - len(s.pages)
+	p.mu.Lock()
+	if need > len(p.free) {
+		free := len(p.free)
+		p.mu.Unlock()
+		return backend.Errorf(backend.ErrShape, "append %d keys to a sequence of %d: it needs %d more pages of %d keys, the pool has %d free of %d",
+			n, s.n, need, p.pageSize, free, p.pages)
+	}
+	held := len(s.pages)
+	for range need {
+		s.pages = append(s.pages, p.free[len(p.free)-1])
+		p.free = p.free[:len(p.free)-1]
+	}
+	p.mu.Unlock()
+	pg := &backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: len(s.pages), Table: s.pages}
+	err = p.put(&s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, k)
+	if err == nil {
+		err = p.put(&s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, v)
+	}
+	if err != nil {
+		p.give(s.pages[held:])
+		s.pages = s.pages[:held]
+		return err
+	}
+	s.n += n
+	return nil
+}
+
+// Release gives the sequence's pages back to the pool; the sequence is
+// then empty.
+func (s *Seq) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pool.give(s.pages)
+	s.pages, s.n = s.pages[:0], 0
+}
+
+func (p *PagePool) give(pages []int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(pages) - 1; i >= 0; i-- {
+		p.free = append(p.free, pages[i])
+	}
+}
+
+// rows locates the rows of one sequence (batch 0 of pg) in the pool.
+func (p *PagePool) rows(dim int, pg *backend.Paged) backend.Rows {
+	return backend.Rows{Strides: backend.TensorStrides(p.cfg.Layout, p.cfg.KVHeads, p.pageSize, dim), Pages: pg}
+}
+
+// Attend is KVCache.Attend over the sequences seqs, in order (q's batch
+// is len(seqs)): each attends its own pages. The sequences must not be
+// appended to during the call.
+func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *Options) error {
+	p.mu.Lock()
+	var a *attender
+	if n := len(p.atts); n > 0 {
+		a, p.atts = p.atts[n-1], p.atts[:n-1]
+	} else {
+		a = new(attender)
+	}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.atts = append(p.atts, a)
+		p.mu.Unlock()
+	}()
+	per := 0
+	for i, s := range seqs {
+		if s == nil || s.pool != p {
+			return backend.Errorf(backend.ErrShape, "sequence %d of %d is not of this pool", i, len(seqs))
+		}
+		per = max(per, len(s.pages))
+	}
+	a.lens = growInt(a.lens, len(seqs))
+	a.table = growInt(a.table, len(seqs)*per)
+	for i, s := range seqs {
+		a.lens[i] = s.n
+		row := a.table[i*per : (i+1)*per]
+		copy(row, s.pages)
+		for j := len(s.pages); j < per; j++ {
+			row[j] = -1
+		}
+	}
+	a.paged = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: per, Table: a.table}
+	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged}
+	pr.KVLens = a.lens
+	return a.attend(ctx, p.kv, pr, q, out, lse, opts)
+}
+
+// Release frees the pool's device storage.
+func (p *PagePool) Release() {
+	p.kv.release()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.atts {
+		a.release()
+	}
+	p.atts = nil
+}
+
+func growInt(b []int, n int) []int {
+	if cap(b) < n {
+		return make([]int, n)
+	}
+	return b[:n]
+}
+
+// attender holds one caller's device buffers for the queries, the
+// outputs and the LSE (grown as needed, kept between calls) and its
+// block table and lengths.
+type attender struct {
+	q, o, lse backend.Buffer
+	lens      []int
+	table     []int
+	paged     backend.Paged
+}
+
+func (a *attender) release() {
+	for _, b := range []backend.Buffer{a.q, a.o, a.lse} {
+		if b != nil {
+			b.Release()
+		}
+	}
+	a.q, a.o, a.lse = nil, nil, nil
+}
+
+// buffer returns *buf if it holds n elements of dt, else a new one.
+func (a *attender) buffer(be backend.Backend, buf *backend.Buffer, dt DType, n int) (backend.Buffer, error) {
+	if b := *buf; b != nil && b.DType() == dt && b.Len() >= n {
+		return b, nil
+	}
+	if *buf != nil {
+		(*buf).Release()
+		*buf = nil
+	}
+	b, err := be.Alloc(dt, max(n, 1))
+	if err != nil {
+		return nil, err
+	}
+	*buf = b
+	return b, nil
+}
+
+// attend checks q, out and lse against p (B, KVHeads, Nk, dims, layout,
+// key lengths and pages set) and opts, uploads q, runs Fused over the
+// cache c and reads O (and the LSE) back.
+func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out, lse *Tensor, opts *Options) error {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkAttendOpts(opts); err != nil {
+		return err
+	}
+	if err := q.check("Q"); err != nil {
+		return err
+	}
+	if err := out.check("out"); err != nil {
+		return err
+	}
+	if len(q.Shape) != 4 || q.Layout != c.cfg.Layout {
+		return backend.Errorf(backend.ErrShape, "Q of shape %v in %v: want rank 4 in the cache's layout %v", q.Shape, q.Layout, c.cfg.Layout)
+	}
+	b, h, nq, d := Dims(q.Shape, q.Layout)
+	if b != p.B || d != p.D || h%p.KVHeads != 0 {
+		return backend.Errorf(backend.ErrShape, "Q of shape %v for %d sequences of %d KV heads, D=%d: want B=%d, D=%d and a multiple of %d heads",
+			q.Shape, p.B, p.KVHeads, p.D, p.B, p.D, p.KVHeads)
+	}
+	p.H, p.Nq, p.Scale, p.Causal, p.Variants.CausalOffset = h, nq, float32(opts.Scale), opts.Causal, opts.CausalOffset
+	p.Window, p.Softcap, p.ALiBi, p.Sinks = opts.Window, opts.Softcap, opts.ALiBi, opts.Sinks
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	p = p.Resolved()
+	if ob, oh, on, od := Dims(out.Shape, out.Layout); len(out.Shape) != 4 || out.Layout != q.Layout || ob != b || oh != h || on != nq || od != p.Dv {
+		return backend.Errorf(backend.ErrShape, "out of shape %v in %v, want Q's %v in %v with Dv=%d", out.Shape, out.Layout, q.Shape, q.Layout, p.Dv)
+	}
+	if lse != nil {
+		if err := lse.check("LSE"); err != nil {
+			return err
+		}
+		if lse.DType != Float32 || len(lse.Shape) != 3 || lse.Shape[0] != b || lse.Shape[1] != h || lse.Shape[2] != nq {
+			return backend.Errorf(backend.ErrShape, "LSE of shape %v, %v: want float32 [%d, %d, %d]", lse.Shape, lse.DType, b, h, nq)
+		}
+	}
+	if !opts.AllowNonFinite {
+		if i, x := firstBad(q, false); i >= 0 {
+			return backend.Errorf(backend.ErrNonFinite, "Q of shape %v holds %v at %v", q.Shape, x, unravel(i, q.Shape))
+		}
+	}
+	be := c.be
+	if q.DType.Half() && !be.Caps().Half || out.DType.Half() && !be.Caps().Half {
+		return backend.Errorf(backend.ErrUnsupported, "half queries or outputs on the %s backend, which stores no halves", be.Name())
+	}
+	qb, err := a.buffer(be, &a.q, q.DType, p.QLen())
+	if err != nil {
+		return err
+	}
+	ob, err := a.buffer(be, &a.o, out.DType, p.OLen())
+	if err != nil {
+		return err
+	}
+	var lb backend.Buffer
+	if lse != nil {
+		if lb, err = a.buffer(be, &a.lse, Float32, p.LSELen()); err != nil {
+			return err
+		}
+	}
+	if q.DType.Half() {
+		err = be.WriteBits(qb, 0, q.Bits)
+	} else {
+		err = be.Write(qb, 0, q.Data)
+	}
+	if err != nil {
+		return err
+	}
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, qb, c.k, c.v, ob, lb); err != nil {
+		return err
+	}
+	if out.DType.Half() {
+		err = be.ReadBits(out.Bits, ob, 0)
+	} else {
+		err = be.Read(out.Data, ob, 0)
+	}
+	if err == nil && lse != nil {
+		err = be.Read(lse.Data, lb, 0)
+	}
+	return err
+}
+
+// checkAttendOpts refuses the options a cache's attention does not take.
+func checkAttendOpts(o *Options) error {
+	switch {
+	case o.KVLens != nil:
+		return backend.Errorf(backend.ErrShape, "Options.KVLens set on a cache's attention: the cache's lengths are its key lengths")
+	case o.Bias != nil || o.Mask != nil:
+		return backend.Errorf(backend.ErrUnsupported, "a bias or mask on a cache's attention")
+	case o.Weights || o.Scores || o.Strategy == Staged:
+		return backend.Errorf(backend.ErrUnsupported, "weights, scores or the staged strategy on a cache's attention: it runs fused")
+	case o.CuSeqlensQ != nil || o.CuSeqlensK != nil || o.BlockTable != nil:
+		return backend.Errorf(backend.ErrShape, "cu_seqlens or a block table in the options of a cache's attention: the cache holds its own")
+	}
+	return nil
+}

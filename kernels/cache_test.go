@@ -1,0 +1,385 @@
+package kernels_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/kernels"
+)
+
+// mirror is what a cache should hold, on the host: each sequence's keys
+// and values as appended, rounded to the cache's dtype.
+type mirror struct {
+	cfg  kernels.CacheConfig
+	k, v [][]float32 // per sequence, [n, KVHeads, dim] token-major
+}
+
+func (m *mirror) append(seq int, k, v *kernels.Tensor) {
+	for len(m.k) <= seq {
+		m.k, m.v = append(m.k, nil), append(m.v, nil)
+	}
+	for _, x := range k.Float32s() {
+		m.k[seq] = append(m.k[seq], m.cfg.DType.Round(x))
+	}
+	for _, x := range v.Float32s() {
+		m.v[seq] = append(m.v[seq], m.cfg.DType.Round(x))
+	}
+}
+
+func (m *mirror) len(seq int) int { return len(m.k[seq]) / (m.cfg.KVHeads * m.cfg.D) }
+
+// want is the float64 reference output of q over sequences seqs of m, as
+// a dense problem with key lengths.
+func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels.Options) ([]float64, backend.Problem) {
+	t.Helper()
+	b, h, nq, d := kernels.Dims(q.Shape, q.Layout)
+	dv := m.cfg.Dv
+	if dv == 0 {
+		dv = d
+	}
+	nk := 1
+	lens := make([]int, len(seqs))
+	for i, s := range seqs {
+		lens[i] = m.len(s)
+		nk = max(nk, lens[i])
+	}
+	p := backend.Problem{B: b, H: h, KVHeads: m.cfg.KVHeads, Nq: nq, Nk: nk, D: d, Dv: dv, Layout: q.Layout,
+		Scale: float32(opts.Scale), Causal: opts.Causal, Variants: opts.Variants}
+	p.KVLens = lens
+	r := p.Resolved()
+	c := backendtest.Case{Problem: p, Q: q.Float32s(), K: make([]float32, r.KLen()), V: make([]float32, r.VLen())}
+	ks, vs := r.KStrides(), r.VStrides()
+	for i, s := range seqs {
+		for j := range lens[i] {
+			for kh := range m.cfg.KVHeads {
+				copy(c.K[ks.Offset(i, kh, j):][:d], m.k[s][(j*m.cfg.KVHeads+kh)*d:])
+				copy(c.V[vs.Offset(i, kh, j):][:dv], m.v[s][(j*m.cfg.KVHeads+kh)*dv:])
+			}
+		}
+	}
+	return backendtest.Reference(c).O, r
+}
+
+func compareOut(t *testing.T, what string, got *kernels.Tensor, want []float64, dv int) {
+	t.Helper()
+	g := got.Float32s()
+	for r := 0; r < len(want); r += dv {
+		scale := 1.0
+		for _, w := range want[r : r+dv] {
+			scale = max(scale, math.Abs(w))
+		}
+		for i := r; i < r+dv; i++ {
+			if d := math.Abs(float64(g[i]) - want[i]); d > backendtest.Allowed(got.DType, want[i], scale) || math.IsNaN(float64(g[i])) {
+				t.Fatalf("%s: out[%d] = %v, want %v", what, i, g[i], want[i])
+			}
+		}
+	}
+}
+
+func rows(rng *rand.Rand, dt kernels.DType, n, heads, dim int) *kernels.Tensor {
+	x := randTensor(rng, kernels.BNHD, n, heads, dim)
+	if dt == kernels.Float32 {
+		return x
+	}
+	y, err := x.Convert(dt)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+// A decoding loop over a contiguous cache and over a page pool, in each
+// layout and storage dtype: a prompt appended in one piece, then tokens
+// one or two at a time (rows in another dtype than the cache's, too),
+// each step attending one or two queries over everything cached — with
+// GQA, causal masking and the variants — matches the float64 reference
+// of the same keys as a dense problem; sequences of different lengths
+// interleave their pages, and a released sequence's pages serve the next.
+func TestCacheDecode(t *testing.T) {
+	be := openCPU(t)
+	ctx := context.Background()
+	for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+		for _, dt := range backend.DTypes {
+			for _, pageSize := range []int{0, 1, 3, 16} {
+				name := fmt.Sprintf("%v/%v/pages=%d", layout, dt, pageSize)
+				t.Run(name, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(31, uint64(pageSize)))
+					cfg := kernels.CacheConfig{KVHeads: 2, D: 16, Dv: 32, DType: dt, Layout: layout}
+					const batch, h = 3, 4
+					m := &mirror{cfg: cfg}
+					var cache *kernels.KVCache
+					var pool *kernels.PagePool
+					var seqs []*kernels.Seq
+					var err error
+					if pageSize == 0 {
+						cache, err = kernels.NewKVCache(be, batch, 40, cfg)
+					} else {
+						pool, err = kernels.NewPagePool(be, pageSize, 3*40/pageSize+3, cfg)
+						for range batch {
+							seqs = append(seqs, pool.NewSeq())
+						}
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					appendRows := func(s, n int) {
+						kdt := dt
+						if n == 2 {
+							kdt = kernels.Float32 // rows of another dtype
+						}
+						k, v := rows(rng, kdt, n, cfg.KVHeads, cfg.D), rows(rng, kdt, n, cfg.KVHeads, cfg.Dv)
+						var err error
+						if cache != nil {
+							err = cache.Append(s, k, v)
+						} else {
+							err = seqs[s].Append(k, v)
+						}
+						if err != nil {
+							t.Fatalf("append %d to %d: %v", n, s, err)
+						}
+						m.append(s, k, v)
+					}
+					for s, n := range []int{7, 0, 20} {
+						appendRows(s, n)
+					}
+					opts := []*kernels.Options{
+						{Causal: true},
+						{Causal: true, Variants: kernels.Variants{Window: &backend.Window{Left: 4, Right: 0}, Sinks: []float32{0, 1, -1, 2}}},
+						{Variants: kernels.Variants{Softcap: 2, ALiBi: []float32{0.5, 0.25, 0.1, 0.05}}},
+					}
+					for step := range 12 {
+						nq := 1 + step%2
+						for s := range batch {
+							appendRows(s, nq)
+						}
+						if step == 5 && pool != nil {
+							// Release a sequence and grow another into its pages.
+							seqs[1].Release()
+							m.k[1], m.v[1] = nil, nil
+							appendRows(1, 3)
+						}
+						o := opts[step%len(opts)]
+						shape := []int{batch, nq, h, cfg.D}
+						oshape := []int{batch, nq, h, cfg.Dv}
+						if layout == kernels.BHND {
+							shape, oshape = []int{batch, h, nq, cfg.D}, []int{batch, h, nq, cfg.Dv}
+						}
+						q := randTensor(rng, layout, shape...)
+						out, _ := kernels.NewTensorOf(dt, layout, oshape...)
+						lse, _ := kernels.NewTensor(kernels.BHND, batch, h, nq)
+						if cache != nil {
+							err = cache.Attend(ctx, q, out, lse, o)
+						} else {
+							err = pool.Attend(ctx, seqs, q, out, lse, o)
+						}
+						if err != nil {
+							t.Fatalf("step %d: %v", step, err)
+						}
+						want, _ := m.want(t, []int{0, 1, 2}, q, o)
+						compareOut(t, fmt.Sprintf("step %d", step), out, want, cfg.Dv)
+					}
+					if cache != nil {
+						cache.Release()
+					} else {
+						for _, s := range seqs {
+							s.Release()
+						}
+						if pool.Free() != 3*40/pageSize+3 {
+							t.Errorf("%d pages free after every sequence's release, want all %d", pool.Free(), 3*40/pageSize+3)
+						}
+						pool.Release()
+					}
+				})
+			}
+		}
+	}
+}
+
+// Bad appends and attends are errors naming the sizes, and leave the
+// cache as it was: the next attend answers as before.
+func TestCacheErrors(t *testing.T) {
+	be := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(41, 42))
+	cfg := kernels.CacheConfig{KVHeads: 2, D: 16, DType: kernels.Float16, Layout: kernels.BNHD}
+	cache, err := kernels.NewKVCache(be, 2, 8, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Release()
+	pool, err := kernels.NewPagePool(be, 4, 3, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Release()
+	seq := pool.NewSeq()
+	if err := cache.Append(0, rows(rng, kernels.Float32, 6, 2, 16), rows(rng, kernels.Float32, 6, 2, 16)); err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.Append(rows(rng, kernels.Float32, 6, 2, 16), rows(rng, kernels.Float32, 6, 2, 16)); err != nil {
+		t.Fatal(err)
+	}
+	q := randTensor(rng, kernels.BNHD, 2, 1, 4, 16)
+	q1 := randTensor(rng, kernels.BNHD, 1, 1, 4, 16)
+	before := func() ([]float32, []float32) {
+		out, _ := kernels.NewTensor(kernels.BNHD, 2, 1, 4, 16)
+		if err := cache.Attend(ctx, q, out, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		out1, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 4, 16)
+		if err := pool.Attend(ctx, []*kernels.Seq{seq}, q1, out1, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		return out.Data, out1.Data
+	}
+	was, was1 := before()
+	nan := rows(rng, kernels.Float32, 1, 2, 16)
+	nan.Data[17] = float32(math.NaN())
+	big := rows(rng, kernels.Float32, 1, 2, 16)
+	big.Data[3] = 1e5
+	ok1 := rows(rng, kernels.Float32, 1, 2, 16)
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"past the capacity", cache.Append(0, rows(rng, kernels.Float32, 3, 2, 16), rows(rng, kernels.Float32, 3, 2, 16)), backend.ErrShape},
+		{"sequence out of range", cache.Append(2, ok1, ok1), backend.ErrShape},
+		{"wrong heads", cache.Append(1, rows(rng, kernels.Float32, 1, 3, 16), ok1), backend.ErrShape},
+		{"rows differ", cache.Append(1, rows(rng, kernels.Float32, 2, 2, 16), ok1), backend.ErrShape},
+		{"NaN", cache.Append(1, ok1, nan), backend.ErrNonFinite},
+		{"beyond float16", cache.Append(1, big, ok1), backend.ErrNonFinite},
+		{"pool exhausted", seq.Append(rows(rng, kernels.Float32, 7, 2, 16), rows(rng, kernels.Float32, 7, 2, 16)), backend.ErrShape},
+		{"pool NaN", seq.Append(ok1, nan), backend.ErrNonFinite},
+		{"key lengths in options", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.Options{Variants: kernels.Variants{KVLens: []int{1, 1}}}), backend.ErrShape},
+		{"query of another layout", cache.Attend(ctx, randTensor(rng, kernels.BHND, 2, 4, 1, 16), randTensor(rng, kernels.BHND, 2, 4, 1, 16), nil, nil), backend.ErrShape},
+		{"query batch", cache.Attend(ctx, q1, randTensor(rng, kernels.BNHD, 1, 1, 4, 16), nil, nil), backend.ErrShape},
+		{"query heads", cache.Attend(ctx, randTensor(rng, kernels.BNHD, 2, 1, 3, 16), randTensor(rng, kernels.BNHD, 2, 1, 3, 16), nil, nil), backend.ErrShape},
+		{"output shape", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 8), nil, nil), backend.ErrShape},
+		{"staged", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.Options{Strategy: kernels.Staged}), backend.ErrUnsupported},
+		{"a foreign sequence", pool.Attend(ctx, []*kernels.Seq{nil}, q1, randTensor(rng, kernels.BNHD, 1, 1, 4, 16), nil, nil), backend.ErrShape},
+	} {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
+		}
+	}
+	if cache.Len(0) != 6 || cache.Len(1) != 0 || seq.Len() != 6 || pool.Free() != 1 {
+		t.Errorf("after the errors: lengths %d, %d, %d and %d pages free, want 6, 0, 6 and 1", cache.Len(0), cache.Len(1), seq.Len(), pool.Free())
+	}
+	now, now1 := before()
+	for i := range now {
+		if now[i] != was[i] {
+			t.Fatalf("the cache answers differently after refused appends: out[%d] %v, was %v", i, now[i], was[i])
+		}
+	}
+	for i := range now1 {
+		if now1[i] != was1[i] {
+			t.Fatalf("the pool answers differently after refused appends: out[%d] %v, was %v", i, now1[i], was1[i])
+		}
+	}
+}
+
+// Several goroutines decode their own sequences over one page pool at
+// once, each matching the reference (run under the race detector in CI).
+func TestPagePoolConcurrent(t *testing.T) {
+	be := openCPU(t)
+	cfg := kernels.CacheConfig{KVHeads: 2, D: 16, DType: kernels.Float16, Layout: kernels.BNHD}
+	pool, err := kernels.NewPagePool(be, 4, 64, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Release()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(51, uint64(g)))
+			m := &mirror{cfg: cfg}
+			seq := pool.NewSeq()
+			defer seq.Release()
+			for step := range 20 {
+				n := 1
+				if step == 0 {
+					n = 5 + g
+				}
+				k, v := rows(rng, kernels.Float32, n, 2, 16), rows(rng, kernels.Float32, n, 2, 16)
+				if err := seq.Append(k, v); err != nil {
+					t.Error(err)
+					return
+				}
+				m.append(0, k, v)
+				q := randTensor(rng, kernels.BNHD, 1, 1, 4, 16)
+				out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 4, 16)
+				opts := &kernels.Options{Causal: true}
+				if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, opts); err != nil {
+					t.Error(err)
+					return
+				}
+				want, _ := m.want(t, []int{0}, q, opts)
+				compareOut(t, fmt.Sprintf("goroutine %d step %d", g, step), out, want, 16)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A steady-state decoding step — append one token, attend one query —
+// allocates nothing on the CPU backend, over a contiguous cache and over
+// a page pool (GC off while counting, so that it cannot empty the
+// backend's pools).
+func TestCacheDecodeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates as it tracks")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	be := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(61, 62))
+	cfg := kernels.CacheConfig{KVHeads: 2, D: 64, DType: kernels.Float16, Layout: kernels.BNHD}
+	cache, err := kernels.NewKVCache(be, 1, 1000, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Release()
+	pool, err := kernels.NewPagePool(be, 16, 70, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Release()
+	seqs := []*kernels.Seq{pool.NewSeq()}
+	k, v := rows(rng, kernels.Float16, 1, 2, 64), rows(rng, kernels.Float16, 1, 2, 64)
+	q := rows(rng, kernels.Float16, 1, 8, 64)
+	q.Shape = []int{1, 1, 8, 64}
+	out, _ := kernels.NewTensorOf(kernels.Float16, kernels.BNHD, 1, 1, 8, 64)
+	opts := &kernels.Options{Causal: true}
+	for name, step := range map[string]func(){
+		"contiguous": func() {
+			if err := cache.Append(0, k, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := cache.Attend(ctx, q, out, nil, opts); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"paged": func() {
+			if err := seqs[0].Append(k, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := pool.Attend(ctx, seqs, q, out, nil, opts); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		step() // the first step sizes the buffers
+		if n := testing.AllocsPerRun(50, step); n != 0 {
+			t.Errorf("%s: a decoding step allocated %v times", name, n)
+		}
+	}
+}

@@ -80,6 +80,27 @@
 // checks the counts against H and B and the key lengths against Nk;
 // kernels and the attn command use these and add no rules of their own.
 //
+// # Packed sequences and paged caches
+//
+// Problem.Packed and Problem.Paged (seqs.go) let one Fused call attend B
+// sequences of different lengths; they change where rows live, not what
+// a row computes. Packed: Q and O are [CuQ[B], H, D|Dv] (BNHD only),
+// sequence b's query rows CuQ[b] … CuQ[b+1]−1; K and V are
+// [CuK[B], KVHeads, D|Dv] when CuK is set, else dense or paged; the LSE
+// is [H, CuQ[B]] (Problem.LSEOffset). Paged: K and V are a pool of Pages
+// pages of PageSize keys, [Pages, PageSize, KVHeads, D|Dv] under BNHD and
+// [Pages, KVHeads, PageSize, D|Dv] under BHND; key j of sequence b is
+// row j mod PageSize of page Table[b·PerSeq + j/PageSize], KVLens giving
+// the cache lengths, and only the table entries below a cache's length
+// are read. Problem.QRows, KVLen and Align give a sequence's rows, keys
+// and alignment (bottom-right per sequence), and Rows (QRowsOf, KRowsOf,
+// VRowsOf, ORowsOf) where any operand's row lies, for every layout. Nq
+// and Nk bound the lengths, and masks broadcast over [B, H, Nq, Nk]
+// indexed by a sequence's own row and key numbers. Problem.Validate
+// checks the lists (errors naming the entry and the sizes); the staged
+// ops refuse such problems with ErrUnsupported, and Caps.Seqs says
+// whether Fused takes them.
+//
 // # Zero values
 //
 // A zero field has one meaning in every layer of attn (this package's

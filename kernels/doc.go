@@ -57,6 +57,39 @@
 // tests run ONNX's own node tests of its Attention operator
 // (testdata/onnx) on every backend.
 //
+// # Packed sequences, paged caches and a past
+//
+// Options.CuSeqlensQ packs B sequences' queries end to end
+// (FlashAttention's varlen cu_seqlens): Q and Out are rank 3
+// [total, H, D] in BNHD, sequence b's rows CuSeqlensQ[b] …
+// CuSeqlensQ[b+1] − 1, and the LSE is [H, total]. CuSeqlensK packs K and
+// V the same way ([totalK, KVH, D]); without it they are dense
+// [B, Nk, KVH, D] (key lengths from KVLens) or paged. Options.BlockTable
+// makes K and V a paged cache (flash_attn_with_kvcache's block_table):
+// pools [pages, page_size, KVH, D] under BNHD ([pages, KVH, page_size, D]
+// under BHND), row b of the table listing sequence b's pages in order,
+// Nk = a row's length · page_size, and KVLens the cache lengths
+// (FlashAttention's cache_seqlens; there is no second field for them).
+// Q is then [B, Nq, H, D] or packed. Nq and Nk are the longest
+// sequence's, and a bias or mask broadcasts over [B, H, Nq, Nk]; causal
+// masking is bottom-right per sequence, aligned to each cache's length.
+// Each list is checked against the shapes before any work (from 0, never
+// decreasing, ending at the tensor's rows; table rows of one length,
+// the entries a cache reads naming pages of the pool, no cache longer
+// than its pages), the errors naming the lists as Shapes.SeqNames says.
+// NaN and infinities are looked for only where they are read: the whole
+// of packed and dense tensors, but only the pool rows the table names
+// below each cache length, so a pool's free pages may hold anything.
+// These problems run fused only, on a backend with backend.Caps.Seqs:
+// Strategy.Choose refuses Staged, the weights and the scores, and a
+// backend without it, with backend.ErrUnsupported.
+//
+// ConcatSeq appends new keys (or values) to a past along the sequence
+// axis, each read in its own layout, in the new rows' layout and dtype:
+// ONNX Attention's present_key = concat(past_key, K). Attention over the
+// present with CausalOffset P (the past's length) when causal is ONNX's
+// Attention with past_key and past_value.
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,

@@ -18,8 +18,10 @@
 // and transposed to C order. A mask is bool or any integer or float type,
 // nonzero meaning "keep". The ALiBi slopes and sink logits of run's
 // -alibi and -sinks are float32 or float64 vectors [H], its key lengths
-// (-kv-lens) an int32 or int64 vector [B]. Format versions 1.0, 2.0 and
-// 3.0 are read.
+// (-kv-lens) an int32 or int64 vector [B], and so are its lists of
+// packed sequences and paged caches: -cu-seqlens-q and -cu-seqlens-k
+// vectors [B+1], -block-table a matrix [B, blocks], -cache-lens a vector
+// [B]. Format versions 1.0, 2.0 and 3.0 are read.
 //
 // Before any data is read the header is checked against the file: its
 // length, the dtype, no negative dimension, an element count that fits in
@@ -114,9 +116,23 @@
 // value as it is parsed, the vectors' counts and values against H, B and
 // Nk after their headers are checked and before Q, K and V are read.
 //
+// # Caches and sequences
+//
+// run's -past-k and -past-v are ONNX Attention's past_key and past_value
+// in K's and V's layout and rank: the keys attention reads are
+// kernels.ConcatSeq(past, K), which -present-k and -present-v write (in
+// K's and V's dtype), and -causal puts query i at key position P + i.
+// -cu-seqlens-q, -cu-seqlens-k and -block-table with -cache-lens set
+// kernels.Options' CuSeqlensQ, CuSeqlensK, BlockTable and KVLens: packed
+// [total, heads, dim] rows, page pools [pages, page_size, KVH, D]. The
+// lists are read before Q, K and V (the shapes are checked against them,
+// kernels.Shapes naming each by its flag and file), such calls run fused
+// only, and a pool is checked for NaN only in the rows the table names
+// below each cache length: the rest is never read.
+//
 // # Outputs
 //
-// -o, -weights, -scores, -lse and -heatmap each go to a temporary file first
+// -o, -weights, -scores, -lse, -heatmap, -present-k and -present-v each go to a temporary file first
 // (mode 0644), created in the target's directory (so that the rename is
 // atomic) before any input data is read: a missing directory, a target
 // that is a directory or a device, or a directory attn cannot write in
@@ -126,5 +142,5 @@
 // attn heatmap -o is written the same way. The weights, the scores and
 // the log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
 // inputs, [H, Nq, Nk] and [H, Nq] for rank 3, [B, H, Nq, Nk] and
-// [B, H, Nq] for rank 4.
+// [B, H, Nq] for rank 4; for packed sequences the LSE is [H, total].
 package main

@@ -438,6 +438,20 @@ func (s *Seq) Append(k, v *Tensor) error {
 	return nil
 }
 
+// Truncate drops the sequence's keys from n on (as after a rejected
+// speculative token), giving back the pages it no longer needs.
+func (s *Seq) Truncate(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 0 || n > s.n {
+		return backend.Errorf(backend.ErrShape, "truncate a sequence of %d keys to %d", s.n, n)
+	}
+	keep := (n + s.pool.pageSize - 1) / s.pool.pageSize
+	s.pool.give(s.pages[keep:])
+	s.pages, s.n = s.pages[:keep], n
+	return nil
+}
+
 // Release gives the sequence's pages back to the pool; the sequence is
 // then empty.
 func (s *Seq) Release() {

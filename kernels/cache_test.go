@@ -160,6 +160,20 @@ func TestCacheDecode(t *testing.T) {
 						for s := range batch {
 							appendRows(s, nq)
 						}
+						if step == 3 {
+							// Drop the last token of sequence 2 and write another.
+							if cache != nil {
+								err = cache.Truncate(2, m.len(2)-1)
+							} else {
+								err = seqs[2].Truncate(m.len(2) - 1)
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+							per := cfg.KVHeads * cfg.D
+							m.k[2], m.v[2] = m.k[2][:len(m.k[2])-per], m.v[2][:len(m.v[2])-cfg.KVHeads*cfg.Dv]
+							appendRows(2, 1)
+						}
 						if step == 5 && pool != nil {
 							// Release a sequence and grow another into its pages.
 							seqs[1].Release()

@@ -1,0 +1,157 @@
+package kernels_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/kernels"
+)
+
+// BenchmarkCacheDecode times a decoding step through the cache API on the
+// CPU backend — append one token's K and V, attend one query over the
+// whole cache — at B=1, H=32 query heads over 8 KV heads, D=128, with
+// caches of Nk keys in float32 and float16, contiguous and paged (pages
+// of 256 keys). GB/s counts the cache's K and V bytes a step reads.
+//
+//	go test -run '^$' -bench CacheDecode -benchmem ./kernels
+func BenchmarkCacheDecode(b *testing.B) {
+	for _, nk := range []int{4096, 32768} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16} {
+			for _, paged := range []bool{false, true} {
+				b.Run(fmt.Sprintf("Nk=%d/%v/paged=%v", nk, dt, paged), func(b *testing.B) {
+					benchDecode(b, nk, dt, paged)
+				})
+			}
+		}
+	}
+}
+
+func benchDecode(b *testing.B, nk int, dt kernels.DType, paged bool) {
+	be := openCPU(b)
+	const h, kvh, d, page = 32, 8, 128, 256
+	cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: dt, Layout: kernels.BHND}
+	rng := rand.New(rand.NewPCG(71, 72))
+	prompt := func(n int) (*kernels.Tensor, *kernels.Tensor) {
+		return rows(rng, dt, n, kvh, d), rows(rng, dt, n, kvh, d)
+	}
+	k, v := prompt(nk - 1)
+	tk, tv := prompt(1)
+	q := rows(rng, dt, h, 1, d)
+	q.Shape, q.Layout = []int{1, h, 1, d}, kernels.BHND
+	out, _ := kernels.NewTensorOf(dt, kernels.BHND, 1, h, 1, d)
+	opts := &kernels.Options{Causal: true}
+	ctx := context.Background()
+	var step func() error
+	if paged {
+		pool, err := kernels.NewPagePool(be, page, nk/page+1, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Release()
+		seqs := []*kernels.Seq{pool.NewSeq()}
+		if err := seqs[0].Append(k, v); err != nil {
+			b.Fatal(err)
+		}
+		step = func() error {
+			if err := seqs[0].Append(tk, tv); err != nil {
+				return err
+			}
+			if err := pool.Attend(ctx, seqs, q, out, nil, opts); err != nil {
+				return err
+			}
+			return seqs[0].Truncate(nk - 1)
+		}
+	} else {
+		cache, err := kernels.NewKVCache(be, 1, nk, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cache.Release()
+		if err := cache.Append(0, k, v); err != nil {
+			b.Fatal(err)
+		}
+		step = func() error {
+			if err := cache.Append(0, tk, tv); err != nil {
+				return err
+			}
+			if err := cache.Attend(ctx, q, out, nil, opts); err != nil {
+				return err
+			}
+			return cache.Truncate(0, nk-1)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bytes := 2 * float64(nk*kvh*d*dt.Size())
+	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkCachePrefill times a prompt's attention through the cache
+// API (append N tokens, attend N queries, causal) against the backend's
+// Fused on the same buffers without a cache (B=1, H=8, D=64): the two
+// should run at one rate.
+//
+//	go test -run '^$' -bench CachePrefill ./kernels
+func BenchmarkCachePrefill(b *testing.B) {
+	const n, h, d = 4096, 8, 64
+	for _, via := range []string{"cache", "fused"} {
+		b.Run(via, func(b *testing.B) {
+			be := openCPU(b)
+			rng := rand.New(rand.NewPCG(81, 82))
+			k, v := rows(rng, kernels.Float32, n, h, d), rows(rng, kernels.Float32, n, h, d)
+			q := rows(rng, kernels.Float32, n, h, d)
+			q.Shape, q.Layout = []int{1, n, h, d}, kernels.BNHD
+			out, _ := kernels.NewTensor(kernels.BNHD, 1, n, h, d)
+			ctx := context.Background()
+			var run func() error
+			if via == "cache" {
+				cache, err := kernels.NewKVCache(be, 1, n, kernels.CacheConfig{KVHeads: h, D: d, Layout: kernels.BNHD})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer cache.Release()
+				run = func() error {
+					if err := cache.Truncate(0, 0); err != nil {
+						return err
+					}
+					if err := cache.Append(0, k, v); err != nil {
+						return err
+					}
+					return cache.Attend(ctx, q, out, nil, &kernels.Options{Causal: true})
+				}
+			} else {
+				p := backend.Problem{B: 1, H: h, Nq: n, Nk: n, D: d, Layout: backend.BNHD, Causal: true}
+				bufs := make([]backend.Buffer, 4)
+				for i, x := range [][]float32{q.Data, k.Data, v.Data, out.Data} {
+					buf, err := be.Alloc(backend.Float32, len(x))
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer buf.Release()
+					if err := be.Write(buf, 0, x); err != nil {
+						b.Fatal(err)
+					}
+					bufs[i] = buf
+				}
+				run = func() error {
+					return be.Fused(ctx, backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], nil)
+				}
+			}
+			for b.Loop() {
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			flops := 2 * float64(h) * n * n * d // causal: half of 4·H·N²·D
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

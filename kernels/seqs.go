@@ -222,6 +222,12 @@ func seqsFinite(p backend.Problem, q, k, v, bias *Tensor) error {
 		return err
 	}
 	pg := p.Paged
+	ops := []struct {
+		name string
+		t    *Tensor
+		rows backend.Rows
+		dim  int
+	}{{"K", k, p.KRowsOf(), p.D}, {"V", v, p.VRowsOf(), p.Dv}}
 	read := make([]bool, pg.Pages*pg.PageSize)
 	for b := range p.B {
 		for j := range p.KVLen(b) {
@@ -231,12 +237,7 @@ func seqsFinite(p backend.Problem, q, k, v, bias *Tensor) error {
 				continue // a shared page, checked already
 			}
 			read[slot] = true
-			for _, op := range []struct {
-				name string
-				t    *Tensor
-				rows backend.Rows
-				dim  int
-			}{{"K", k, p.KRowsOf(), p.D}, {"V", v, p.VRowsOf(), p.Dv}} {
+			for _, op := range ops {
 				for h := range p.KVHeads {
 					off := op.rows.Offset(b, h, j)
 					if i, x := firstBadIn(op.t, off, off+op.dim, false); i >= 0 {

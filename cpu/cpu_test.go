@@ -37,6 +37,9 @@ func TestConformance(t *testing.T) { backendtest.Run(t, open) }
 // threads and tiles of 16 (minSplit lowered): the merge
 // by maxima under every variant, mask and dtype.
 func TestConformanceSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole suite a second time; -short runs it once")
+	}
 	defer func(n int) { minSplit = n }(minSplit)
 	minSplit = 1
 	backendtest.Run(t, func(t testing.TB) backend.Backend { return newBackend(t, WithThreads(8), WithTile(16, 16)) })

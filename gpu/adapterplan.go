@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/gogpu/gputypes"
@@ -26,6 +27,14 @@ const (
 	smWG        = 256
 	smPer       = 32 // columns per invocation per softmax chunk
 	mergeWG     = 64
+	// Split keys (fusedplan.go): a step's splits run side by side and
+	// merge.wgsl folds their partial results; at most fusedMaxParts of
+	// them, whose partial O take at most splitScratch float32s, and when
+	// cut to give a decoding step workgroups enough, at least
+	// fusedMinSplit keys each.
+	fusedMaxParts = 64
+	fusedMinSplit = 256
+	splitScratch  = 1 << 22
 )
 
 // loopBudget is the most loop iterations the CPU plan lets one shader
@@ -110,6 +119,27 @@ func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
 		return hw, nil
 	}
 	return adapterPlan{}, fmt.Errorf("%s=%q: want auto, cpu or hardware", envPlan, setting)
+}
+
+// splitTarget is the workgroups a fused step should have for the adapter
+// to be busy: a step with fewer (a decoding query or a few, few heads)
+// splits its keys further. A CPU-type adapter runs workgroups on the
+// host's threads, two each; a hardware adapter's count of compute units
+// is not in WebGPU's limits, and 256 workgroups fill a large GPU.
+func (a adapterPlan) splitTarget() int {
+	if a.hardware {
+		return 256
+	}
+	return 2 * runtime.NumCPU()
+}
+
+// mergeParts is the most partial results merge.wgsl may fold at once for
+// value head dim dv within the loop cap.
+func (a adapterPlan) mergeParts(dv int) int {
+	if a.loopCap == 0 {
+		return fusedMaxParts
+	}
+	return max(1, min(fusedMaxParts, (a.loopCap-dv)/(dv+2)))
 }
 
 // unbounded stands for "no bound" in a chunk size: chunks(n, unbounded)

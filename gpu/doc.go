@@ -61,11 +61,21 @@
 //   - on a CPU-type adapter (lavapipe), no invocation loops more than
 //     loopBudget times in all (lavapipe silently stops an invocation after
 //     about 65 535 loop iterations), so the fused path cuts the key range
-//     into chunks whose normalised partial (O, LSE) merge.wgsl folds
+//     into splits whose normalised partial (O, LSE) merge.wgsl folds
 //     together exactly, the staged context step accumulates over key
 //     chunks, and scores over chunks of the head dimension; a hardware
-//     adapter has no such cap, and its chunks are as large as bindings
+//     adapter has no such cap, and its splits are as large as bindings
 //     allow (adapterplan.go);
+//   - the fused path runs a step's splits of the keys side by side, one
+//     workgroup each (the grid's z), and merge.wgsl folds all of their
+//     partial results at once — up to 64, whose partial O fit 16 MiB of
+//     scratch; a larger problem runs its splits one after the other, each
+//     folded into the running result. A step with fewer workgroups than
+//     the adapter wants (decoding: a query or a few per sequence, few
+//     heads; 256 workgroups on a hardware adapter, two per host thread on
+//     a CPU-type one) splits its keys further, down to 256 keys a split,
+//     so that one long cache is read by many workgroups at once
+//     (FlashAttention's split-KV; fusedplan.go);
 //   - the fused kernel is the one the adapter wants: on a CPU-type
 //     adapter fused.wgsl for the head dims it can write out (each vec4 of
 //     K and V a lavapipe invocation loads serves several query rows held
@@ -84,6 +94,28 @@
 // (variants.go); Fused visits only the keys some row of a block may see
 // by position, in row blocks of a window's band (fusedplan.go), so a
 // sliding window of W keys costs O(N·W).
+//
+// # Packed sequences and paged caches
+//
+// Fused takes backend.Packed and backend.Paged (Caps.Seqs) in both
+// kernels, both plans and every variant, mask and dtype. Nothing is
+// gathered or copied: the kernels find every row where it is. Per call
+// the host uploads, after the variant data in the same small storage
+// buffer (seqsLayout), each sequence's first query row in Q, O and the
+// LSE, its query count and its first key row in a packed K and V, and
+// the block table as it is; a decoding step uploads these few words,
+// never K or V. A workgroup covers query rows of one sequence and head,
+// and one past its sequence's count returns at once; a packed operand's
+// row is its sequence's first plus its own, a paged key's row is found
+// through the table a key at a time (shaders/lib/pages.wgsl), only for keys below the
+// sequence's length, so unused entries (−1) are never read. The windows
+// bound for a step cover the rows and pages its sequences touch. A paged
+// pool larger than one binding is planned a sequence at a time, each
+// step's keys cut where its pages would no longer fit one window
+// (pageCuts): pages allocated in order need few steps, scattered ones up
+// to one a page. Packed queries of different lengths run over a grid of
+// the longest, the workgroups past a shorter sequence's rows idle, as
+// FlashAttention's varlen kernels do.
 //
 // Every op waits for its own work, so an op returning means its outputs
 // are final. All use of the device is serialised by one lock per Backend:

@@ -15,3 +15,64 @@ const LoopBudget = loopBudget
 func PlanLoops(b *Backend, p backend.Problem) int {
 	return planLoops(b.aplan, p.Resolved(), int(b.lim.MaxComputeWorkgroupStorageSize))
 }
+
+// FusedLoops bounds the loop iterations one invocation of Fused's
+// kernels runs for p under b's plan: the longest split of its steps
+// (fusedSteps, as Fused plans them for float32 operands) through
+// fused.wgsl or fusedloop.wgsl, and merge.wgsl folding the most splits
+// of one step. The tests that run the hardware plan on lavapipe keep
+// within its silent cap with it.
+func FusedLoops(b *Backend, p backend.Problem) int {
+	p = p.Resolved()
+	rows, tk, chunk := b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv)
+	tileRows := fusedWG
+	if rows > 0 {
+		tileRows = fusedWG * rows
+	}
+	sp, err := b.stepPlanFor(p, max(tk, 1), chunk, tileRows, nil, nil)
+	if err != nil {
+		return 0
+	}
+	most := 0
+	for _, st := range fusedSteps(p, sp) {
+		keys := min(st.sk, st.j1-st.j0)
+		loops := keys + 2*rows*(ceilDiv(p.D, 4)+ceilDiv(p.Dv, 4))
+		if rows == 0 {
+			loops = fusedLoops(max(tk, 1), p.D, p.Dv, keys)
+		}
+		most = max(most, loops)
+		if !st.direct() {
+			most = max(most, st.splits()*(p.Dv+2)+p.Dv)
+		}
+	}
+	return most
+}
+
+// FusedSplits is the most splits of the keys one step of Fused runs side
+// by side for p under b's plan.
+func FusedSplits(b *Backend, p backend.Problem) int {
+	p = p.Resolved()
+	rows, tk, chunk := b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv)
+	tileRows := fusedWG
+	if rows > 0 {
+		tileRows = fusedWG * rows
+	}
+	sp, err := b.stepPlanFor(p, max(tk, 1), chunk, tileRows, nil, nil)
+	if err != nil {
+		return 0
+	}
+	most := 0
+	for _, st := range fusedSteps(p, sp) {
+		most = max(most, st.splits())
+	}
+	return most
+}
+
+// ShrinkBinding makes b bind at most bytes a storage binding from now on
+// (less than the device allows), so that small problems are cut into the
+// windows large ones need.
+func ShrinkBinding(b *Backend, bytes uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lim.MaxStorageBufferBindingSize = min(b.lim.MaxStorageBufferBindingSize, bytes)
+}

@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -28,21 +27,20 @@ func (b *Backend) fusedKernel(d, dv int) (rows, tk, chunk int, err error) {
 	return rows, tk, chunk, nil
 }
 
-// Fused runs flash attention: the key range is cut into chunks, each a
-// dispatch of fused.wgsl or fusedloop.wgsl whose normalised partial (O,
-// LSE) merge.wgsl folds into the result, so that no invocation loops past
-// a CPU-type adapter's cap, no submission runs long and no binding
-// exceeds the device's limit.
+// Fused runs flash attention: the key range is cut into steps, each a
+// dispatch of fused.wgsl or fusedloop.wgsl whose splits of the keys run
+// side by side and whose normalised partial (O, LSE) merge.wgsl folds
+// into the result, so that no invocation loops past a CPU-type adapter's
+// cap, a decoding query's long cache is spread over workgroups, no
+// submission runs long and no binding exceeds the device's limit. Packed
+// sequences and paged caches are read where their rows are, through the
+// per-call data in vars (seqsLayout).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
 	if err := checkVars("fused", p.Problem); err != nil {
 		return err
-	}
-	if p.Packed != nil || p.Paged != nil {
-		// Caps.Seqs is false: the kernels read dense operands only.
-		return backend.Errorf(backend.ErrUnsupported, "gpu: fused: packed sequences and paged caches are not yet in the GPU kernels (B=%d Nq=%d Nk=%d)", p.B, p.Nq, p.Nk)
 	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
 		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
@@ -60,17 +58,16 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err != nil {
 		return err
 	}
-	// A K or V window of one head must fit one binding (less the
-	// alignment of its start, and of its end when bound as vec4s),
-	// counted in its stored bytes.
-	for i, t := range []tensor{kTensor(pr), vTensor(pr)} {
-		if fit := b.maxBindRows(t, bufs[1+i]); fit < chunk {
-			chunk = fit / tk * tk
-		}
+	tileRows := fusedWG // query rows per workgroup
+	if rows > 0 {
+		tileRows = fusedWG * rows
 	}
-	if chunk < tk {
-		return tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
+	sp, err := b.stepPlanFor(pr, tk, chunk, tileRows, bufs[1], bufs[2])
+	if err != nil {
+		return err
 	}
+	kt, vt := kTensor(pr), vTensor(pr)
+	olen, lselen := pr.OLen(), pr.LSELen()
 
 	var flags shaders.Flag
 	if rangeVariants(pr) {
@@ -88,17 +85,29 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if pr.ALiBi != nil {
 		flags |= shaders.FlagALiBi
 	}
-	vars, err := b.uploadVars(pr, rangeVariants(pr) || pr.ALiBi != nil || pr.Sinks != nil)
-	if err != nil {
-		return err
+	var seqFlags shaders.Flag
+	if pr.Packed != nil {
+		seqFlags |= shaders.FlagPackQ
+		if pr.Packed.CuK != nil {
+			seqFlags |= shaders.FlagPackK
+		}
 	}
-	defer vars.free()
+	if pr.Paged != nil {
+		seqFlags |= shaders.FlagPaged
+	}
+	flags |= seqFlags
+	var vars *buffer
+	words, seqAt, tableAt := seqsLayout(pr)
+	if rangeVariants(pr) || pr.ALiBi != nil || pr.Sinks != nil || seqFlags != 0 {
+		if vars, err = b.uploadWords(pr, words); err != nil {
+			return err
+		}
+		defer vars.free()
+	}
 	var fused *pipeline
-	tileRows := fusedWG // query rows per workgroup
 	if rows > 0 {
 		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv,
 			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
-		tileRows = fusedWG * rows
 	} else {
 		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: pr.D, DV: pr.Dv,
 			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
@@ -106,30 +115,36 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err != nil {
 		return err
 	}
-	// Only the keys some row may see are visited, in chunks; a row's
-	// first step writes O and LSE, its later ones merge (fusedSteps).
-	steps := fusedSteps(pr, chunk, tileRows)
-	merges := slices.ContainsFunc(steps, func(st fusedStep) bool { return !st.first })
+	// Only the keys some row may see are visited, in steps; a step that
+	// writes its rows directly is one split of their first keys, the
+	// others' partial results merge in (fusedSteps).
+	steps := fusedSteps(pr, sp)
+	parts := 0 // the most partial results a step writes
+	for _, st := range steps {
+		if !st.direct() {
+			parts = max(parts, st.splits())
+		}
+	}
 	lseOut := bufs[6]
 	// A half O is computed in a float32 scratch and packed at the end
 	// (pack.wgsl says why).
-	oOut, release, err := b.float32Out(bufs[5], pr.OLen())
+	oOut, release, err := b.float32Out(bufs[5], olen)
 	if err != nil {
 		return err
 	}
 	defer release()
 	var po, plse *buffer
-	if merges {
-		if po, err = b.scratch(pr.OLen()); err != nil {
+	if parts > 0 {
+		if po, err = b.scratch(parts * olen); err != nil {
 			return err
 		}
 		defer po.free()
-		if plse, err = b.scratch(pr.LSELen()); err != nil {
+		if plse, err = b.scratch(parts * lselen); err != nil {
 			return err
 		}
 		defer plse.free()
 		if lseOut == nil {
-			if lseOut, err = b.scratch(pr.LSELen()); err != nil {
+			if lseOut, err = b.scratch(lselen); err != nil {
 				return err
 			}
 			defer lseOut.free()
@@ -145,11 +160,11 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 	var prm shaders.FusedParams
 	var mprm shaders.MergeParams
-	ops := func(out, outLSE *buffer) []operand {
+	ops := func(out, outLSE *buffer, ns int) []operand {
 		r := []operand{
 			{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-			{name: "k", x: bufs[1], t: kTensor(pr), vec4: rows > 0 && pr.D%4 == 0, at: &prm.K},
-			{name: "v", x: bufs[2], t: vTensor(pr), vec4: rows > 0 && pr.Dv%4 == 0, at: &prm.V},
+			{name: "k", x: bufs[1], t: kt, vec4: rows > 0 && pr.D%4 == 0, at: &prm.K},
+			{name: "v", x: bufs[2], t: vt, vec4: rows > 0 && pr.Dv%4 == 0, at: &prm.V},
 			{name: "bias", x: bufs[3], mask: &prm.Bias},
 			{name: "keep", x: bufs[4], mask: &prm.Keep},
 			{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
@@ -161,55 +176,124 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		if p.Keep != nil {
 			r[4].t = maskTensor(p.Keep)
 		}
+		if out == po {
+			r[5].t.sz, r[5].t.nz = olen, ns
+			r[6].t.sz, r[6].t.nz = lselen, ns
+		}
 		return r
 	}
-	mergeOps := []operand{
-		{name: "po", x: po, t: oTensor(pr), at: &mprm.PO},
-		{name: "plse", x: plse, t: lseTensor(pr), at: &mprm.PLSE},
-		{name: "o", x: oOut, t: oTensor(pr), out: true, at: &mprm.O},
-		{name: "lse", x: lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
-	}
-	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, 1} }
-	cost := func(u unit) float64 {
-		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
+	mergeOps := func(ns int) []operand {
+		r := []operand{
+			{name: "po", x: po, t: oTensor(pr), at: &mprm.PO},
+			{name: "plse", x: plse, t: lseTensor(pr), at: &mprm.PLSE},
+			{name: "o", x: oOut, t: oTensor(pr), out: true, at: &mprm.O},
+			{name: "lse", x: lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
+		}
+		r[0].t.sz, r[0].t.nz = olen, ns
+		r[1].t.sz, r[1].t.nz = lselen, ns
+		return r
 	}
 	var ds []*dispatch
 	for _, st := range steps {
+		ns := st.splits()
 		out, outLSE, fl := oOut, lseOut, flags
 		if st.first && pr.Sinks != nil {
 			fl |= shaders.FlagSink
 		}
-		if !st.first {
+		if !st.direct() {
 			out, outLSE = po, plse
 		}
-		fo := ops(out, outLSE)
-		units, err := b.plan("fused", pr, unit{0, pr.B * pr.H, st.i0, st.i1, st.j0, st.j1},
-			splitter{rowAlign: tileRows}, append(fo, mergeOps...), grid, cost)
+		fo := ops(out, outLSE, ns)
+		mo := mergeOps(ns)
+		grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, ns} }
+		cost := func(u unit) float64 {
+			return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
+		}
+		units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
+			splitter{rowAlign: tileRows}, append(fo, mo...), grid, cost)
 		if err != nil {
 			return err
 		}
 		for _, u := range units {
 			d := b.unitDispatch(fused, pr, u, &prm.Unit, fo)
 			prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, fl
+			prm.SK = uint32(max(st.sk, 1))
+			prm.OZ, prm.LSEZ = 0, 0
+			if out == po {
+				prm.OZ, prm.LSEZ = uint32(olen), uint32(lselen)
+			}
+			prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(seqAt), uint32(tableAt), 1, 0
+			if pg := pr.Paged; pg != nil {
+				prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
+			}
 			d.setParams(prm)
 			b.bindVars(d, vars)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
-		if st.first {
+		if st.direct() {
 			continue
 		}
 		for _, u := range units {
-			d := b.unitDispatch(merge, pr, u, &mprm.Unit, mergeOps)
-			mprm.Dv = uint32(pr.Dv)
+			d := b.unitDispatch(merge, pr, u, &mprm.Unit, mo)
+			mprm.Dv, mprm.Flags, mprm.Seq = uint32(pr.Dv), seqFlags&shaders.FlagPackQ, uint32(seqAt)
+			mprm.Parts, mprm.Init = uint32(ns), btoi(st.first)
+			mprm.PZ, mprm.PLSEZ = uint32(olen), uint32(lselen)
 			d.setParams(mprm)
+			b.bindVars(d, vars)
 			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG), u.bh1 - u.bh0, 1}
-			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv)
+			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv*ns)
 			ds = append(ds, d)
 		}
 	}
-	if ds, err = b.packOut(ds, oOut, bufs[5], pr.OLen()); err != nil {
+	if ds, err = b.packOut(ds, oOut, bufs[5], olen); err != nil {
 		return err
 	}
 	return b.run(ctx, "fused", ds)
+}
+
+// stepPlanFor bounds Fused's steps for pr (fusedSteps) on this device:
+// splits of at most chunk keys (the kernel's loop cap), steps whose K and
+// V windows fit a binding (kx and vx are K and V, whose dtypes size the
+// windows; nil is float32) — or, for a paged pool larger than one
+// binding, each sequence's steps cut so that their pages lie within one
+// window — as many splits side by side as merge.wgsl's loop and
+// splitScratch allow, and keys split further when a step has fewer
+// workgroups than the adapter wants.
+func (b *Backend) stepPlanFor(pr backend.Problem, tk, chunk, tileRows int, kx, vx *buffer) (stepPlan, error) {
+	sp := stepPlan{chunk: chunk, span: unbounded, tileRows: tileRows,
+		target: b.aplan.splitTarget(), minSplit: fusedMinSplit, work: b.budget / float64(2*pr.D+2*pr.Dv)}
+	kt, vt := kTensor(pr), vTensor(pr)
+	if pg := pr.Paged; pg == nil {
+		// A K or V window of one head must fit one binding (less the
+		// alignment of its start, and of its end when bound as vec4s),
+		// counted in its stored bytes.
+		for i, t := range []tensor{kt, vt} {
+			if fit := b.maxBindRows(t, []*buffer{kx, vx}[i]); fit < sp.span {
+				sp.span = fit / tk * tk
+			}
+		}
+		if sp.span < tk {
+			return sp, tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
+		}
+		sp.chunk = min(sp.chunk, sp.span)
+	} else if pages := min(b.bindPages(kt, kx), b.bindPages(vt, vx)); pages < pg.Pages {
+		// A pool larger than one binding: each sequence's steps find
+		// their pages within one window.
+		sp.cut = pageCuts(pg, 1, max(pages, 1))
+	}
+	sp.parts = max(1, min(b.aplan.mergeParts(pr.Dv), splitScratch/max(pr.OLen(), 1)))
+	return sp, nil
+}
+
+// bindPages is how many consecutive pages of a paged K or V (t, stored in
+// x's dtype) one storage binding holds, less the alignment of the
+// window's start and end.
+func (b *Backend) bindPages(t tensor, x *buffer) int {
+	size := 4
+	if x != nil {
+		size = x.dtype.Size()
+	}
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)/size - int(b.lim.MinStorageBufferOffsetAlignment)/size - 4
+	return maxBind / max(t.sb, 1)
 }

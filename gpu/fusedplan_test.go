@@ -8,44 +8,66 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// checkSteps checks fusedSteps' promises for p: every step within the
-// problem and at most chunk keys; every row written first exactly once,
-// before any later step of it; and every key every batch's row may see
-// (Problem.KeyRange) in exactly one step of that row.
-func checkSteps(t *testing.T, p backend.Problem, chunk, tileRows int, steps []fusedStep) {
+// checkSteps checks fusedSteps' promises for p under sp: every step
+// within the problem (its batches' rows, the keys), at most
+// min(span, parts·chunk) keys (or what the budget allows), splits of at
+// most chunk keys and at most parts of them; every row of every batch
+// written first exactly once, before any later step of it; and every key
+// every batch's row may see (Problem.KeyRange) in exactly one step of
+// that row.
+func checkSteps(t *testing.T, p backend.Problem, sp stepPlan, steps []fusedStep) {
 	t.Helper()
-	name := fmt.Sprintf("%+v chunk=%d tile=%d", p, chunk, tileRows)
-	firstAt := make([]int, p.Nq)
-	for i := range firstAt {
-		firstAt[i] = -1
+	name := fmt.Sprintf("%+v plan %+v", p, sp)
+	firstAt := make([][]int, p.B)
+	for b := range p.B {
+		firstAt[b] = make([]int, p.QRows(b))
+		for i := range firstAt[b] {
+			firstAt[b][i] = -1
+		}
+	}
+	stepLen := sp.span
+	if sp.chunk <= sp.span/sp.parts {
+		stepLen = sp.parts * sp.chunk
 	}
 	for n, st := range steps {
-		if st.i0 < 0 || st.i1 > p.Nq || st.i0 >= st.i1 || st.j0 < 0 || st.j1 > p.Nk || st.j0 > st.j1 || st.j1-st.j0 > chunk {
-			t.Fatalf("%s: step %d %+v is outside the problem or longer than a chunk", name, n, st)
+		nq := 0
+		for b := st.b0; b < st.b1; b++ {
+			nq = max(nq, p.QRows(b))
 		}
-		for i := st.i0; i < st.i1; i++ {
-			switch {
-			case st.first && firstAt[i] >= 0:
-				t.Fatalf("%s: row %d has first steps %d and %d", name, i, firstAt[i], n)
-			case st.first:
-				firstAt[i] = n
-			case firstAt[i] < 0:
-				t.Fatalf("%s: row %d: later step %d %+v before its first", name, i, n, st)
+		if st.b0 < 0 || st.b1 > p.B || st.b0 >= st.b1 || st.i0 < 0 || st.i1 > nq || st.i0 >= st.i1 ||
+			st.j0 < 0 || st.j1 > p.Nk || st.j0 > st.j1 || st.j1-st.j0 > stepLen {
+			t.Fatalf("%s: step %d %+v is outside the problem or longer than %d keys", name, n, st, stepLen)
+		}
+		if st.sk < 1 || st.sk > sp.chunk || st.splits() > sp.parts {
+			t.Fatalf("%s: step %d %+v: %d splits of %d keys, want at most %d of at most %d", name, n, st, st.splits(), st.sk, sp.parts, sp.chunk)
+		}
+		for b := st.b0; b < st.b1; b++ {
+			for i := st.i0; i < min(st.i1, p.QRows(b)); i++ {
+				switch {
+				case st.first && firstAt[b][i] >= 0:
+					t.Fatalf("%s: batch %d row %d has first steps %d and %d", name, b, i, firstAt[b][i], n)
+				case st.first:
+					firstAt[b][i] = n
+				case firstAt[b][i] < 0:
+					t.Fatalf("%s: batch %d row %d: later step %d %+v before its first", name, b, i, n, st)
+				}
 			}
 		}
 	}
-	for i, f := range firstAt {
-		if f < 0 {
-			t.Fatalf("%s: row %d has no first step", name, i)
+	for b := range p.B {
+		for i, f := range firstAt[b] {
+			if f < 0 {
+				t.Fatalf("%s: batch %d row %d has no first step", name, b, i)
+			}
 		}
 	}
 	for b := range p.B {
-		for i := range p.Nq {
+		for i := range p.QRows(b) {
 			lo, hi := p.KeyRange(b, i)
 			for j := lo; j < hi; j++ {
 				n := 0
 				for _, st := range steps {
-					if st.i0 <= i && i < st.i1 && st.j0 <= j && j < st.j1 {
+					if st.b0 <= b && b < st.b1 && st.i0 <= i && i < st.i1 && st.j0 <= j && j < st.j1 {
 						n++
 					}
 				}
@@ -55,6 +77,12 @@ func checkSteps(t *testing.T, p backend.Problem, chunk, tileRows int, steps []fu
 			}
 		}
 	}
+}
+
+// chunked is the plan of sequential chunks alone: steps of chunk keys,
+// one split each.
+func chunked(chunk, tile int) stepPlan {
+	return stepPlan{chunk: chunk, span: unbounded, parts: 1, tileRows: tile}
 }
 
 // randomVariants returns p with random positional variants.
@@ -92,7 +120,8 @@ func TestFusedStepsRandom(t *testing.T) {
 		}
 		chunk := []int{1, 5, 16, 64, 4096}[rng.IntN(5)]
 		tile := []int{1, 8, 64}[rng.IntN(3)]
-		checkSteps(t, p, chunk, tile, fusedSteps(p.Resolved(), chunk, tile))
+		sp := chunked(chunk, tile)
+		checkSteps(t, p, sp, fusedSteps(p.Resolved(), sp))
 	}
 }
 
@@ -109,7 +138,7 @@ func TestFusedStepsSkip(t *testing.T) {
 		return a
 	}
 	win := backend.Problem{B: 1, H: 1, Nq: n, Nk: n, D: 64, Causal: true, Variants: backend.Variants{Window: &backend.Window{Left: w - 1, Right: 0}}}
-	steps := fusedSteps(win, chunk, tile)
+	steps := fusedSteps(win, chunked(chunk, tile))
 	for _, st := range steps {
 		if st.j1-st.j0 > 2*w+tile {
 			t.Errorf("window %d: step %+v visits %d keys, want at most 2W + tile = %d", w, st, st.j1-st.j0, 2*w+tile)
@@ -123,19 +152,19 @@ func TestFusedStepsSkip(t *testing.T) {
 	// Causal without a window keeps one block of rows (the kernels skip
 	// the upper triangle per workgroup); a chunk past the first covers
 	// only the rows that reach it, 5/8 of the square at four chunks.
-	if a, most := area(fusedSteps(causal, chunk, tile)), n*n/8*5; a > most {
+	if a, most := area(fusedSteps(causal, chunked(chunk, tile))), n*n/8*5; a > most {
 		t.Errorf("causal over N=%d: steps cover %d (row, key) pairs, want at most %d", n, a, most)
 	}
 	small := win
 	small.Nq, small.Nk = 1000, 1000
-	checkSteps(t, small, 128, 64, fusedSteps(small, 128, 64))
+	checkSteps(t, small, chunked(128, 64), fusedSteps(small, chunked(128, 64)))
 
 	// Leading keys: a window ahead of the keys' start (offset 5000 with a
 	// window of 8 to the left sees keys from 4993 on): no step starts
 	// before the first key any row may see.
 	off := 5000
 	lead := backend.Problem{B: 1, H: 1, Nq: 64, Nk: 20000, D: 8, Variants: backend.Variants{CausalOffset: &off, Window: &backend.Window{Left: 7, Right: -1}}}
-	for _, st := range fusedSteps(lead.Resolved(), chunk, tile) {
+	for _, st := range fusedSteps(lead.Resolved(), chunked(chunk, tile)) {
 		if st.j0 < off-7 || st.j1 > off+64 {
 			t.Errorf("leading: step %+v visits keys outside [%d, %d)", st, off-7, off+64)
 		}
@@ -143,17 +172,17 @@ func TestFusedStepsSkip(t *testing.T) {
 
 	// Trailing keys: key lengths 100 and 300 of 10000 keys.
 	kv := backend.Problem{B: 2, H: 1, Nq: 10, Nk: 10000, D: 8, Variants: backend.Variants{KVLens: []int{100, 300}}}
-	steps = fusedSteps(kv, 128, tile)
+	steps = fusedSteps(kv, chunked(128, tile))
 	for _, st := range steps {
 		if st.j1 > 300 {
 			t.Errorf("key lengths: step %+v visits keys past 300", st)
 		}
 	}
-	checkSteps(t, kv, 128, tile, steps)
+	checkSteps(t, kv, chunked(128, tile), steps)
 
 	plain := backend.Problem{B: 2, H: 3, Nq: 5000, Nk: 9000, D: 8}
-	steps = fusedSteps(plain, chunk, tile)
-	want := []fusedStep{{0, 5000, 0, 4096, true}, {0, 5000, 4096, 8192, false}, {0, 5000, 8192, 9000, false}}
+	steps = fusedSteps(plain, chunked(chunk, tile))
+	want := []fusedStep{{0, 2, 0, 5000, 0, 4096, true, 4096}, {0, 2, 0, 5000, 4096, 8192, false, 4096}, {0, 2, 0, 5000, 8192, 9000, false, 808}}
 	if fmt.Sprint(steps) != fmt.Sprint(want) {
 		t.Errorf("no variants: steps %v, want %v", steps, want)
 	}
@@ -162,9 +191,152 @@ func TestFusedStepsSkip(t *testing.T) {
 	neg := -50
 	empty := backend.Problem{B: 1, H: 1, Nq: 40, Nk: 30, D: 8, Causal: true, Variants: backend.Variants{CausalOffset: &neg}}
 	empty = empty.Resolved()
-	steps = fusedSteps(empty, chunk, tile)
-	if want := []fusedStep{{0, 40, 0, 0, true}}; fmt.Sprint(steps) != fmt.Sprint(want) {
+	steps = fusedSteps(empty, chunked(chunk, tile))
+	if want := []fusedStep{{0, 1, 0, 40, 0, 0, true, 1}}; fmt.Sprint(steps) != fmt.Sprint(want) {
 		t.Errorf("no row sees a key: steps %v, want %v", steps, want)
 	}
-	checkSteps(t, empty, chunk, tile, steps)
+	checkSteps(t, empty, chunked(chunk, tile), steps)
+}
+
+// randomSeqs returns p with its sequences packed or its cache paged (or
+// both), at random.
+func randomSeqs(rng *rand.Rand, p backend.Problem) backend.Problem {
+	if rng.IntN(2) == 0 {
+		p.Layout = backend.BNHD
+		cu := func(n int) []int {
+			c := []int{0}
+			for range p.B {
+				c = append(c, c[len(c)-1]+rng.IntN(n+1))
+			}
+			return c
+		}
+		p.Packed = &backend.Packed{CuQ: cu(p.Nq)}
+		if rng.IntN(2) == 0 && p.KVLens == nil {
+			p.Packed.CuK = cu(p.Nk)
+		}
+	}
+	if (p.Packed == nil || p.Packed.CuK == nil) && rng.IntN(2) == 0 {
+		size := 1 + rng.IntN(20)
+		per := max(1, ceilDiv(p.Nk, size))
+		pg := &backend.Paged{PageSize: size, Pages: p.B * per, PerSeq: per, Table: make([]int, p.B*per)}
+		for i := range pg.Table {
+			pg.Table[i] = rng.IntN(pg.Pages)
+		}
+		p.Paged = pg
+	}
+	return p
+}
+
+// TestFusedStepsSplit checks checkSteps' promises with splits side by
+// side, the budget and per-sequence cuts, on random problems with every
+// positional variant, packed and paged; and that a step's splits are as
+// many as its keys need within chunk, and more, down to minSplit keys,
+// when the step has fewer workgroups than target.
+func TestFusedStepsSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	for range 300 {
+		p := backend.Problem{B: 1 + rng.IntN(3), H: 1 + rng.IntN(2), Nq: rng.IntN(120), Nk: rng.IntN(300), D: 4}
+		p = randomSeqs(rng, randomVariants(rng, p))
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		p = p.Resolved()
+		sp := stepPlan{
+			chunk:    []int{1, 5, 16, 64, unbounded}[rng.IntN(5)],
+			span:     []int{1, 7, 100, unbounded}[rng.IntN(4)],
+			parts:    []int{1, 2, 5, 64}[rng.IntN(4)],
+			tileRows: []int{1, 8, 64}[rng.IntN(3)],
+			target:   []int{0, 4, 256}[rng.IntN(3)],
+			minSplit: []int{1, 3, 256}[rng.IntN(3)],
+		}
+		if rng.IntN(4) == 0 {
+			sp.work = float64(1 + rng.IntN(2000))
+		}
+		sp.chunk = min(sp.chunk, sp.span)
+		if p.Paged != nil && rng.IntN(2) == 0 {
+			sp.cut = pageCuts(p.Paged, 1, 1+rng.IntN(4))
+		}
+		steps := fusedSteps(p, sp)
+		checkSteps(t, p, sp, steps)
+		for _, st := range steps {
+			n := st.j1 - st.j0
+			if n > 0 && st.splits() > ceilDiv(n, min(sp.chunk, n)) {
+				wgs := ceilDiv(st.i1-st.i0, sp.tileRows) * (st.b1 - st.b0) * p.H
+				if wgs*st.splits() > 2*sp.target+2*wgs || st.sk < min(sp.minSplit, sp.chunk, n) {
+					t.Fatalf("%+v: step %+v: %d splits of %d keys for %d workgroups, target %d", p, st, st.splits(), st.sk, wgs, sp.target)
+				}
+			}
+		}
+	}
+}
+
+// TestFusedStepsDecode shows the splits a decoding step gets: one query
+// of one head over 100000 keys is cut into target pieces when no loop
+// cap bounds them (the hardware plan), into pieces of a chunk under one,
+// and is left whole when there are workgroups enough.
+func TestFusedStepsDecode(t *testing.T) {
+	p := backend.Problem{B: 1, H: 1, Nq: 1, Nk: 100000, D: 64}.Resolved()
+	hw := stepPlan{chunk: unbounded, span: unbounded, parts: 64, tileRows: 64, target: 256, minSplit: 256}
+	if steps := fusedSteps(p, hw); len(steps) != 1 || steps[0].splits() != 64 || !steps[0].first {
+		t.Errorf("hardware plan: steps %v, want one first step of 64 splits", steps)
+	}
+	cpu := stepPlan{chunk: 4096, span: unbounded, parts: 64, tileRows: 256, target: 4, minSplit: 256}
+	if steps := fusedSteps(p, cpu); len(steps) != 1 || steps[0].splits() != 25 || steps[0].sk != 4096 {
+		t.Errorf("cpu plan: steps %v, want one step of 25 splits of 4096 keys", steps)
+	}
+	few := cpu
+	few.parts = 8
+	steps := fusedSteps(p, few)
+	if len(steps) != 4 || steps[0].splits() != 8 || steps[1].first || steps[3].j1 != 100000 {
+		t.Errorf("8 parts: steps %v, want four steps of up to 8 splits", steps)
+	}
+	checkSteps(t, p, few, steps)
+	wide := p
+	wide.B, wide.H = 4, 64
+	if steps := fusedSteps(wide, hw); len(steps) != 1 || steps[0].splits() != 1 {
+		t.Errorf("B=4 H=64: steps %v, want one split", steps)
+	}
+	short := p
+	short.Nk = 300
+	if steps := fusedSteps(short, hw); len(steps) != 1 || steps[0].splits() != 2 || steps[0].sk != 256 {
+		t.Errorf("300 keys: steps %v, want 2 splits of at least 256 keys", steps)
+	}
+}
+
+// TestPageCuts checks pageCuts: every cut holds whole pages but at its
+// ends, at most n keys, pages within the window, at least one key; the
+// cuts cover [j0, j1) in order.
+func TestPageCuts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	for range 300 {
+		size := 1 + rng.IntN(9)
+		per := 1 + rng.IntN(30)
+		pg := &backend.Paged{PageSize: size, Pages: 1 + rng.IntN(50), PerSeq: per, Table: make([]int, 2*per)}
+		for i := range pg.Table {
+			pg.Table[i] = rng.IntN(pg.Pages)
+		}
+		limit := 1 + rng.IntN(10)
+		n := []int{1, 3, 10, unbounded}[rng.IntN(4)]
+		j0 := rng.IntN(per * size)
+		j1 := j0 + rng.IntN(per*size-j0+1)
+		b := rng.IntN(2)
+		ends := pageCuts(pg, 1, limit)(b, j0, j1, n)
+		start := j0
+		for _, end := range ends {
+			if end <= start || end > j1 || end-start > n {
+				t.Fatalf("table %v size %d, [%d, %d) limit %d n %d: cuts %v", pg.Table, size, j0, j1, limit, n, ends)
+			}
+			first, last := pg.Table[b*per+start/size], pg.Table[b*per+start/size]
+			for j := start; j < end; j++ {
+				first, last = min(first, pg.Table[b*per+j/size]), max(last, pg.Table[b*per+j/size])
+			}
+			if last-first+1 > limit && (end-1)/size != start/size {
+				t.Fatalf("table %v size %d, [%d, %d) limit %d: cut [%d, %d) spans pages %d … %d", pg.Table, size, j0, j1, limit, start, end, first, last)
+			}
+			start = end
+		}
+		if start != j1 && !(j0 == j1 && len(ends) == 0) {
+			t.Fatalf("cuts %v of [%d, %d) end at %d", ends, j0, j1, start)
+		}
+	}
 }

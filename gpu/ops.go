@@ -12,27 +12,33 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
-func qTensor(p backend.Problem) tensor {
-	s := p.QStrides()
-	return tensor{sb: s.Batch, sh: s.Head, sr: s.Row, sc: 1, rows: byQuery, ncols: p.D}
+// The operands' tensors follow backend.Rows: packed rows (Cu) and paged
+// pools (Pages) keep their sequences' row starts and block table for the
+// windows' spans, which the kernels read from vars.
+func rowsTensor(r backend.Rows, p backend.Problem, kv bool, rows rowSel, ncols int) tensor {
+	t := tensor{sb: r.Batch, sh: r.Head, sr: r.Row, sc: 1, kv: kv, rows: rows, ncols: ncols, cu: r.Cu, pg: r.Pages}
+	if r.Pages != nil {
+		t.lens = make([]int, p.B)
+		for b := range p.B {
+			t.lens[b] = p.KVLen(b)
+		}
+	}
+	return t
 }
 
-func kTensor(p backend.Problem) tensor {
-	s := p.KStrides()
-	return tensor{sb: s.Batch, sh: s.Head, sr: s.Row, sc: 1, kv: true, rows: byKey, ncols: p.D}
-}
+func qTensor(p backend.Problem) tensor { return rowsTensor(p.QRowsOf(), p, false, byQuery, p.D) }
 
-func vTensor(p backend.Problem) tensor {
-	s := p.VStrides()
-	return tensor{sb: s.Batch, sh: s.Head, sr: s.Row, sc: 1, kv: true, rows: byKey, ncols: p.Dv}
-}
+func kTensor(p backend.Problem) tensor { return rowsTensor(p.KRowsOf(), p, true, byKey, p.D) }
 
-func oTensor(p backend.Problem) tensor {
-	s := p.OStrides()
-	return tensor{sb: s.Batch, sh: s.Head, sr: s.Row, sc: 1, rows: byQuery, ncols: p.Dv}
-}
+func vTensor(p backend.Problem) tensor { return rowsTensor(p.VRowsOf(), p, true, byKey, p.Dv) }
 
+func oTensor(p backend.Problem) tensor { return rowsTensor(p.ORowsOf(), p, false, byQuery, p.Dv) }
+
+// lseTensor is [B, H, Nq], or [H, CuQ[B]] when packed.
 func lseTensor(p backend.Problem) tensor {
+	if p.Packed != nil {
+		return tensor{sh: p.TotalQ(), sr: 1, sc: 1, rows: byQuery, ncols: 1, cu: p.Packed.CuQ}
+	}
 	return tensor{sb: p.H * p.Nq, sh: p.Nq, sr: 1, sc: 1, rows: byQuery, ncols: 1}
 }
 
@@ -139,9 +145,15 @@ func (b *Backend) uploadVars(p backend.Problem, need bool) (*buffer, error) {
 	if !need {
 		return nil, nil
 	}
-	data := varsLayout(p)
+	return b.uploadWords(p, varsLayout(p))
+}
+
+// uploadWords writes data, the variant data of p (and the per-sequence
+// data of Fused, seqsLayout), to a scratch buffer for the kernels' vars
+// binding. The caller holds b.mu and frees the buffer.
+func (b *Backend) uploadWords(p backend.Problem, data []uint32) (*buffer, error) {
 	if uint64(len(data))*4 > b.lim.MaxStorageBufferBindingSize {
-		return nil, tooLarge("variants", p, fmt.Sprintf("the per-head and per-batch variant data exceed the device's %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))
+		return nil, tooLarge("variants", p, fmt.Sprintf("the per-call variant and sequence data, %d words (block table included), exceed the device's %d-byte storage binding", len(data), b.lim.MaxStorageBufferBindingSize))
 	}
 	x, err := b.scratch(len(data))
 	if err != nil {

@@ -371,12 +371,14 @@ func (r *operandCheck) summary() string {
 // summary of the worst elements, and an error naming every operand that
 // is off.
 func agree(c backendtest.Case, got, want outputs) (string, error) {
-	p := c.Problem
+	p := c.Problem.Resolved()
 	var checks []*operandCheck
+	// row is the row's index in the scores' [B, H, Nq] (a packed
+	// sequence's rows stop at its own count).
 	forRows := func(f func(b, h, i, row int)) {
 		for b := range p.B {
 			for h := range p.H {
-				for i := range p.Nq {
+				for i := range p.QRows(b) {
 					f(b, h, i, (b*p.H+h)*p.Nq+i)
 				}
 			}
@@ -432,8 +434,9 @@ func agree(c backendtest.Case, got, want outputs) (string, error) {
 			return "", err
 		}
 		r := &operandCheck{name: "LSE"}
-		forRows(func(b, h, i, row int) {
-			r.row(b, h, i, got.LSE[row:row+1], want.LSE[row:row+1], nil)
+		forRows(func(b, h, i, _ int) {
+			at := p.LSEOffset(b, h, i)
+			r.row(b, h, i, got.LSE[at:at+1], want.LSE[at:at+1], nil)
 		})
 		checks = append(checks, r)
 	}
@@ -445,10 +448,10 @@ func agree(c backendtest.Case, got, want outputs) (string, error) {
 			return "", err
 		}
 		r := &operandCheck{name: "O", col: "d"}
-		ost := p.OStrides()
-		forRows(func(b, h, i, row int) {
+		ost := p.ORowsOf()
+		forRows(func(b, h, i, _ int) {
 			at := ost.Offset(b, h, i)
-			seesNone := math.IsInf(float64(want.LSE[row]), -1)
+			seesNone := math.IsInf(float64(want.LSE[p.LSEOffset(b, h, i)]), -1)
 			r.row(b, h, i, got.O[at:at+p.Dv], want.O[at:at+p.Dv], func(int) bool { return seesNone })
 		})
 		checks = append(checks, r)

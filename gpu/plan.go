@@ -3,6 +3,8 @@ package gpu
 // This file cuts an op into dispatches that respect the device's limits.
 // It has no cgo so its tests run everywhere.
 
+import "github.com/attn-go/attn/backend"
+
 // unit is one dispatch's share of a problem: the flattened heads
 // bh0 … bh1−1 (bh = b·H + h), query rows i0 … i1−1 and keys (or score
 // columns) j0 … j1−1.
@@ -35,17 +37,39 @@ const (
 // where g(h) is h, or the KV head h/G when kv is set. All strides are ≥ 0
 // (0 on a broadcast dimension), so over any box of (b, h, r, c) the
 // offset is smallest at the box's low corner and largest at its high one.
+//
+// A packed operand (cu set, sb = 0) has batch b's row r at row cu[b] + r,
+// rows past cu[b+1] − cu[b] being the next batch's and never touched; a
+// paged one (pg set) has batch b's key r at row r mod PageSize of page
+// Table[b·PerSeq + r/PageSize], sb being the page's stride, and lens[b]
+// keys. An operand with nz slots (the partial results of split keys)
+// repeats sz elements apart.
 type tensor struct {
 	sb, sh, sr, sc int
 	kv             bool
 	rows           rowSel
 	cols           colSel
 	ncols          int // for colsFixed
+	cu             []int
+	pg             *backend.Paged
+	lens           []int
+	sz, nz         int
 }
 
 // span returns the smallest offset the unit touches and one past the
 // largest, given H heads of which G share a KV head.
 func (t tensor) span(u unit, H, G int) (lo, hi int) {
+	lo, hi = t.span1(u, H, G)
+	if t.nz > 1 && hi > lo {
+		hi += (t.nz - 1) * t.sz
+	}
+	return lo, hi
+}
+
+func (t tensor) span1(u unit, H, G int) (lo, hi int) {
+	if t.cu != nil || t.pg != nil {
+		return t.seqSpan(u, H, G)
+	}
 	r0, r1 := u.i0, u.i1
 	if t.rows == byKey {
 		r0, r1 = u.j0, u.j1
@@ -87,6 +111,60 @@ func (t tensor) span(u unit, H, G int) (lo, hi int) {
 		hi = max(hi, h)
 	}
 	return lo, hi
+}
+
+// seqSpan is span for a packed or paged operand (colsFixed). Over the
+// unit's batches it takes every head when the unit spans more than one
+// batch (a superset of what it touches), and only the table entries of
+// keys below each batch's length: the rest may be −1.
+func (t tensor) seqSpan(u unit, H, G int) (lo, hi int) {
+	r0, r1 := u.i0, u.i1
+	if t.rows == byKey {
+		r0, r1 = u.j0, u.j1
+	}
+	if u.bh1 <= u.bh0 || r1 <= r0 {
+		return 0, 0
+	}
+	head := func(h int) int {
+		if t.kv {
+			return h / G
+		}
+		return h
+	}
+	bFirst, bLast := u.bh0/H, (u.bh1-1)/H
+	h0, h1 := 0, H-1
+	if bFirst == bLast {
+		h0, h1 = u.bh0%H, (u.bh1-1)%H
+	}
+	if t.cu != nil {
+		// Batch b's rows cu[b] + [min(r0, n_b), min(r1, n_b)): both ends
+		// non-decreasing in b, since cu[b] + n_b = cu[b+1].
+		n := func(b int) int { return t.cu[b+1] - t.cu[b] }
+		a, z := t.cu[bFirst]+min(r0, n(bFirst)), t.cu[bLast]+min(r1, n(bLast))
+		if z <= a {
+			return 0, 0
+		}
+		return head(h0)*t.sh + a*t.sr, head(h1)*t.sh + (z-1)*t.sr + t.ncols
+	}
+	ps := t.pg.PageSize
+	first, last := -1, -1
+	for b := bFirst; b <= bLast; b++ {
+		end := min(r1, t.lens[b])
+		if r0 >= end {
+			continue
+		}
+		for blk := r0 / ps; blk <= (end-1)/ps; blk++ {
+			page := t.pg.Table[b*t.pg.PerSeq+blk]
+			if first < 0 || page < first {
+				first = page
+			}
+			last = max(last, page)
+		}
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	return first*t.sb + head(h0)*t.sh, last*t.sb + head(h1)*t.sh + (ps-1)*t.sr + t.ncols
 }
 
 // window is the part of a buffer one dispatch binds, in elements.

@@ -62,10 +62,47 @@ func varsLayout(p backend.Problem) []uint32 {
 	return out
 }
 
+// seqsLayout is varsLayout(p) followed by what lib/seqs.wgsl and
+// lib/pages.wgsl read of a packed or paged problem, and where that
+// starts: from seq, three i32 for batch b,
+//
+//	seq + 3b + 0    the row where its queries start in Q, O and the LSE (CuQ[b]; 0 unless packed)
+//	seq + 3b + 1    its query count, QRows(b)
+//	seq + 3b + 2    the row where its keys start in K and V (CuK[b]; 0 unless packed keys)
+//
+// and from table the block table of a paged cache, as it is (entries
+// the kernels never read, −1 say, included). A problem neither packed
+// nor paged has neither (seq = table = len(data)).
+func seqsLayout(p backend.Problem) (data []uint32, seq, table int) {
+	data = varsLayout(p)
+	seq = len(data)
+	if p.Packed == nil && p.Paged == nil {
+		return data, seq, seq
+	}
+	for b := range p.B {
+		var q0, k0 int
+		if pk := p.Packed; pk != nil {
+			q0 = pk.CuQ[b]
+			if pk.CuK != nil {
+				k0 = pk.CuK[b]
+			}
+		}
+		data = append(data, uint32(int32(q0)), uint32(int32(p.QRows(b))), uint32(int32(k0)))
+	}
+	table = len(data)
+	if pg := p.Paged; pg != nil {
+		for _, e := range pg.Table {
+			data = append(data, uint32(int32(e)))
+		}
+	}
+	return data, seq, table
+}
+
 // rangeVariants reports whether p restricts keys by position
-// (Problem.KeyRange is not [0, Nk) for every row).
+// (Problem.KeyRange is not [0, Nk) for every row): packed keys give each
+// sequence its own length.
 func rangeVariants(p backend.Problem) bool {
-	return p.Causal || p.Window != nil || p.KVLens != nil
+	return p.Causal || p.Window != nil || p.KVLens != nil || (p.Packed != nil && p.Packed.CuK != nil)
 }
 
 // checkVars refuses a problem whose positions the kernels' i32
@@ -73,6 +110,14 @@ func rangeVariants(p backend.Problem) bool {
 // positions in play, ErrUnsupported when ALiBi measures from an alignment
 // beyond ±2³⁰ (a causal offset that far from the keys).
 func checkVars(op string, p backend.Problem) error {
+	// The rows and pages of packed and paged problems are i32 in vars.
+	if pk := p.Packed; pk != nil && (pk.CuQ[p.B] >= maxVarPos || (pk.CuK != nil && pk.CuK[p.B] >= maxVarPos)) {
+		return backend.Errorf(backend.ErrTooLarge, "gpu: %s: packed sequences of %d query rows (and %d key rows): the kernels need both below 2³⁰",
+			op, pk.CuQ[p.B], p.KLen()/max(1, p.KVHeads*p.D))
+	}
+	if pg := p.Paged; pg != nil && (pg.Pages >= maxVarPos || len(pg.Table) >= maxVarPos) {
+		return backend.Errorf(backend.ErrTooLarge, "gpu: %s: a paged cache of %d pages and %d table entries: the kernels need both below 2³⁰", op, pg.Pages, len(pg.Table))
+	}
 	if !rangeVariants(p) && p.ALiBi == nil {
 		return nil
 	}

@@ -7,8 +7,9 @@
 //   - softmax.wgsl: row-wise softmax in place, in two passes (stats,
 //     normalize), with the key range, keep masking, sinks and the LSE;
 //   - context.wgsl: O = P·V, tiled;
-//   - fused.wgsl: flash attention over one chunk of keys, with an online
-//     softmax, the variants (key range, softcap, ALiBi, sinks), no visit
+//   - fused.wgsl: flash attention over splits of keys side by side, with
+//     an online softmax, the variants (key range, softcap, ALiBi, sinks),
+//     packed sequences and paged caches, no visit
 //     to keys outside a workgroup's key range, and GQA by head mapping,
 //     each invocation owning R query rows in registers, its loops over
 //     rows and head dims written out by its template (see
@@ -16,8 +17,10 @@
 //   - fusedloop.wgsl: the same with loops and K, V tiles staged through
 //     workgroup memory, for head dims too wide to write out on a CPU-type
 //     adapter and for every head dim on a hardware one;
-//   - merge.wgsl: folds a chunk's normalised (O, LSE) into the running
-//     result exactly;
+//   - merge.wgsl: folds the normalised (O, LSE) of up to P.parts splits
+//     of the keys (one dispatch of fused.wgsl or fusedloop.wgsl, its
+//     grid's z) into the running result exactly, or writes the result
+//     from them when they are a row's first keys;
 //   - pack.wgsl: rounds a float32 output into a half buffer, one u32
 //     word an invocation, to nearest even with saturation (lib/half.wgsl,
 //     in integer arithmetic).
@@ -49,9 +52,18 @@
 // so one body serves every mix of dtypes; element indices stay element
 // indices. No kernel but pack.wgsl writes halves (it says why).
 //
+// Packed sequences and paged caches (backend.Packed, backend.Paged): the
+// fused kernels and merge.wgsl read each sequence's first query row and
+// count (lib/seqs.wgsl: seq_q0, seq_rows), its first key row and a paged
+// cache's block table (lib/pages.wgsl: kv_row) from the per-call data,
+// under the flags F_PACKQ, F_PACKK and F_PAGED; a packed operand's batch
+// stride is 0, a paged one's is the page's. A kernel's split z of the
+// keys covers P.sk keys from j0 + z·sk and writes its O and LSE z·o_z and
+// z·lse_z elements on.
+//
 // WGSL shared by several kernels (the −Inf bit pattern, the key range
-// and sink logits read from the per-call variant data, softcap and ALiBi)
-// lives once in lib/ and is written in after the kernels that list it in
+// and sink logits read from the per-call variant data, softcap and ALiBi,
+// the sequences' rows and pages) lives once in lib/ and is written in after the kernels that list it in
 // Kernel.Include. The bits of every kernel's flags field are Go constants
 // (FlagRange …) that Generate writes into the WGSL as F_RANGE …, so the
 // host and the kernels name each bit once.

@@ -8,7 +8,9 @@
 // under F_ALIBI and the sink under F_SINK (the host flags the sink on the
 // one dispatch that writes each row first, so it joins every row's
 // denominator once however its keys are chunked).
-// A workgroup owns WG·R query rows of one head bh: invocation t owns rows
+// A workgroup owns WG·R query rows of one head bh and one split z of the
+// keys (P.sk keys from j0 + z·sk; split z writes O and LSE z·o_z and
+// z·lse_z elements on, so that the host merges the splits): invocation t owns rows
 // row0 + r·WG + t for r < R, each with its scaled query, running maximum
 // m, running sum l and unnormalised output in registers (the online
 // softmax), and streams the keys of the chunk that some row of the
@@ -31,6 +33,12 @@
 // (seconds at R·(D4+DV4) = 128), which is why the host picks R from the
 // head dims and uses fusedloop.wgsl for wide heads.
 //
+// Sequences: packed query rows (F_PACKQ: batch b's rows start at the row
+// seq_q0 and number seq_rows, lib/seqs.wgsl; a workgroup past them does
+// nothing), packed keys (F_PACKK) and paged K and V (F_PAGED: each key's
+// row found through the block table), both through kv_row
+// (lib/pages.wgsl).
+//
 // Masks: the key range by position under F_RANGE (causal, window, key
 // length: key_range; keys before the workgroup's first row's range and
 // past its last row's are not visited, so a window of W keys costs
@@ -47,8 +55,9 @@
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
 // (read_write). bias, keep, vars and lse are only touched when a flag says
 // they are there.
-// Grid: x = query tiles of WG·R rows in [i0, i1), y = heads bh0, bh0+1, ….
-// Limits: one loop iteration per key of the chunk, (j1−j0) in all; the host
+// Grid: x = query tiles of WG·R rows in [i0, i1), y = heads bh0, bh0+1, …,
+// z = splits of the keys.
+// Limits: one loop iteration per key of the split, sk in all; the host
 // keeps that far below lavapipe's cap of about 65 535.
 {{- $k4 := eq (mod .D 4) 0}}
 {{- $v4 := eq (mod .DV 4) 0}}
@@ -63,17 +72,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = bh % P.H;
     let kh = h / P.G;
     let row0 = P.i0 + wid.x * (WG * R);
+    // A packed sequence's rows end at its own count.
+    let iend = min(P.i1, seq_rows(b));
+    if (row0 >= iend) {
+        return;
+    }
+    let q0 = seq_q0(b);
+    let jlo = P.j0 + wid.z * P.sk;
+    let jhi = min(P.j1, jlo + P.sk);
     // Keys outside [first row's lo, last row's hi) are seen by no row of
     // this tile.
-    let jstart = max(P.j0, key_range(b, row0).x);
-    let jend = min(P.j1, key_range(b, min(row0 + WG * R, P.i1) - 1u).y);
+    let jstart = max(jlo, key_range(b, row0).x);
+    let jend = min(jhi, key_range(b, min(row0 + WG * R, iend) - 1u).y);
     let scale = P.scale;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
-    let has_sink = (P.flags & F_SINK) != 0u;
+    // The sink joins the first split only.
+    let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
-    let ka = b * P.k_b + kh * P.k_h - P.k_base;
-    let va = b * P.v_b + kh * P.v_h - P.v_base;
+    // Dense and packed keys lie at one stride from the batch's first; a
+    // paged cache's are looked up a key at a time.
+    let paged = (P.flags & F_PAGED) != 0u;
+    var ka = kh * P.k_h - P.k_base;
+    var va = kh * P.v_h - P.v_base;
+    if (!paged) {
+        ka += kv_row(b, 0u, P.k_b, P.k_r);
+        va += kv_row(b, 0u, P.v_b, P.v_r);
+    }
     let slope = alibi_slope(h);
     let apos = alibi_pos(b);
     var m_init = NEG_MAX;
@@ -84,15 +109,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 {{- range $r := seq .R}}
 
-    // Row {{$r}}. A row past i1 reads row i1 − 1 (any valid row), scaled by 0,
+    // Row {{$r}}. A row past iend reads row iend − 1 (any valid row), scaled by 0,
     // and sees no key.
     let i{{$r}} = row0 + {{$r}}u * WG + t;
-    let live{{$r}} = i{{$r}} < P.i1;
-    let kr{{$r}} = key_range(b, min(i{{$r}}, P.i1 - 1u));
+    let live{{$r}} = i{{$r}} < iend;
+    let kr{{$r}} = key_range(b, min(i{{$r}}, iend - 1u));
     let lo{{$r}} = kr{{$r}}.x;
-    let lim{{$r}} = select(P.j0, max(P.j0, min(P.j1, kr{{$r}}.y)), live{{$r}});
+    let lim{{$r}} = select(jlo, max(jlo, min(jhi, kr{{$r}}.y)), live{{$r}});
     let pos{{$r}} = apos + i32(i{{$r}});
-    let qa{{$r}} = b * P.q_b + h * P.q_h + min(i{{$r}}, P.i1 - 1u) * P.q_r - P.q_base;
+    let qa{{$r}} = b * P.q_b + h * P.q_h + (q0 + min(i{{$r}}, iend - 1u)) * P.q_r - P.q_base;
     let qs{{$r}} = select(0.0, scale, live{{$r}});
 {{- range $d := seq $.D4}}
     let q{{$r}}_{{$d}} = {{load4 "q" (printf "qa%d" $r) (mul $d 4) (sub $.D (mul $d 4))}} * qs{{$r}};
@@ -105,10 +130,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 
     for (var j = jstart; j < jend; j++) {
+        var kr = j * P.k_r;
+        var vr = j * P.v_r;
+        if (paged) {
+            kr = kv_row(b, j, P.k_b, P.k_r);
+            vr = kv_row(b, j, P.v_b, P.v_r);
+        }
 {{- if $k4}}
-        let kj = (ka + j * P.k_r) >> 2u;
+        let kj = (ka + kr) >> 2u;
 {{- else}}
-        let kj = ka + j * P.k_r;
+        let kj = ka + kr;
 {{- end}}
 {{- range $d := seq .D4}}
 {{- if $k4}}
@@ -142,9 +173,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         m{{$r}} = mt{{$r}};
 {{- end}}
 {{- if $v4}}
-        let vj = (va + j * P.v_r) >> 2u;
+        let vj = (va + vr) >> 2u;
 {{- else}}
-        let vj = va + j * P.v_r;
+        let vj = va + vr;
 {{- end}}
 {{- range $e := seq .DV4}}
         {
@@ -166,7 +197,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (l{{$r}} > 0.0) {
             inv = 1.0 / l{{$r}};
         }
-        let oa = b * P.o_b + h * P.o_h + i{{$r}} * P.o_r - P.o_base;
+        let oa = b * P.o_b + h * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $e := seq $.DV4}}
 {{- range $c := seq (min 4 (sub $.DV (mul $e 4)))}}
         o[oa + {{add (mul $e 4) $c}}u] = a{{$r}}_{{$e}}[{{$c}}] * inv;
@@ -177,7 +208,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (l{{$r}} > 0.0) {
                 x = m{{$r}} + log(l{{$r}});
             }
-            lse[b * P.lse_b + h * P.lse_h + i{{$r}} * P.lse_r - P.lse_base] = x;
+            lse[b * P.lse_b + h * P.lse_h + (q0 + i{{$r}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = x;
         }
     }
 {{- end}}

@@ -15,6 +15,10 @@
 // sink logit under F_SINK), so the host can merge chunks exactly
 // (merge.wgsl).
 //
+// Splits and sequences as in fused.wgsl: the grid's z is the split of the
+// keys, packed query rows end at their sequence's count, and every K and V
+// row is found by kv_row (packed keys, paged caches).
+//
 // Masks: the key range by position under F_RANGE (causal, window, key
 // length: key_range; tiles before the workgroup's first row's range and
 // past its last row's are not loaded at all), an additive bias (−Inf
@@ -27,9 +31,10 @@
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
 // (read_write). bias, keep, vars and lse are only touched when a flag says
 // they are there.
-// Grid: x = query tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
+// Grid: x = query tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, …,
+// z = splits of the keys.
 // Workgroup memory: TK·(D4 + DV4) vec4s.
-// Limits: an invocation runs about (j1−j0)/TK·(TK·(1 + D4 + 2·DV4) +
+// Limits: an invocation runs about sk/TK·(TK·(1 + D4 + 2·DV4) +
 // TK·(D4+DV4)/WG) loop iterations; on a CPU-type adapter the host sizes
 // the chunk to keep that far below lavapipe's cap of about 65 535, on a
 // hardware adapter (where this is the kernel for every head dim: its
@@ -82,30 +87,46 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = bh % P.H;
     let kh = h / P.G;
     let row0 = P.i0 + wid.x * WG;
+    // A packed sequence's rows end at its own count; a workgroup past
+    // them returns as a whole, before any barrier.
+    let i1 = min(P.i1, seq_rows(b));
+    if (row0 >= i1) {
+        return;
+    }
+    let q0 = seq_q0(b);
     let i = row0 + t;
-    let live = i < P.i1;
+    let live = i < i1;
+    let j0 = P.j0 + wid.z * P.sk;
+    let j1 = min(P.j1, j0 + P.sk);
     // Keys outside [first row's lo, last row's hi) are seen by no row of
     // this tile.
-    let jstart = max(P.j0, key_range(b, row0).x);
-    let jend = min(P.j1, key_range(b, min(row0 + WG, P.i1) - 1u).y);
+    let jstart = max(j0, key_range(b, row0).x);
+    let jend = min(j1, key_range(b, min(row0 + WG, i1) - 1u).y);
     var lo = 0u;
     var lim = 0u;
     if (live) {
         let kr = key_range(b, i);
         lo = kr.x;
-        lim = min(P.j1, kr.y);
+        lim = min(j1, kr.y);
     }
     let scale = P.scale;
 
     var qr: array<vec4<f32>, D4>;
     if (live) {
-        let qa = b * P.q_b + h * P.q_h + i * P.q_r - P.q_base;
+        let qa = b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base;
         for (var d4 = 0u; d4 < D4; d4++) {
             qr[d4] = load_q(qa, d4) * scale;
         }
     }
-    let ka = b * P.k_b + kh * P.k_h - P.k_base;
-    let va = b * P.v_b + kh * P.v_h - P.v_base;
+    // Dense and packed keys lie at one stride from the batch's first; a
+    // paged cache's are looked up a key at a time.
+    let paged = (P.flags & F_PAGED) != 0u;
+    var ka = kh * P.k_h - P.k_base;
+    var va = kh * P.v_h - P.v_base;
+    if (!paged) {
+        ka += kv_row(b, 0u, P.k_b, P.k_r);
+        va += kv_row(b, 0u, P.v_b, P.v_r);
+    }
     let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
     let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
     let has_bias = (P.flags & F_BIAS) != 0u;
@@ -117,7 +138,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var m = 0.0;
     var l = 0.0;
     var seen = false;
-    if ((P.flags & F_SINK) != 0u) {
+    if ((P.flags & F_SINK) != 0u && wid.z == 0u) {
         m = sink_logit(h);
         l = 1.0;
         seen = true;
@@ -128,7 +149,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let j = jt + x / D4;
             var kv = vec4<f32>(0.0);
             if (j < jend) {
-                kv = load_k(ka + j * P.k_r, x % D4);
+                var kr = j * P.k_r;
+                if (paged) {
+                    kr = kv_row(b, j, P.k_b, P.k_r);
+                }
+                kv = load_k(ka + kr, x % D4);
             }
             ks[x] = kv;
         }
@@ -136,7 +161,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let j = jt + x / DV4;
             var vv = vec4<f32>(0.0);
             if (j < jend) {
-                vv = load_v(va + j * P.v_r, x % DV4);
+                var vr = j * P.v_r;
+                if (paged) {
+                    vr = kv_row(b, j, P.v_b, P.v_r);
+                }
+                vv = load_v(va + vr, x % DV4);
             }
             vs[x] = vv;
         }
@@ -188,7 +217,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (seen && l > 0.0) {
         inv = 1.0 / l;
     }
-    let oa = b * P.o_b + h * P.o_h + i * P.o_r - P.o_base;
+    let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
     for (var e = 0u; e < DV4; e++) {
         let r = acc[e] * inv;
         let d = e * 4u;
@@ -202,6 +231,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (seen && l > 0.0) {
             lse_i = m + log(l);
         }
-        lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base] = lse_i;
+        lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
     }
 }

@@ -289,12 +289,24 @@ type ContextParams struct {
 }
 
 // FusedParams is the Params of fused.wgsl and of fusedloop.wgsl (the two
-// are interchangeable to the host).
+// are interchangeable to the host). The unit's keys [j0, j1) are cut into
+// splits of sk keys, one for each z of the grid, whose results go
+// side by side: split z writes its O z·o_z and its LSE z·lse_z elements
+// past split 0's. Seq and Table are where the per-sequence entries and
+// the block table start in vars, Page and PerSeq the paged cache's page
+// size and blocks a sequence (lib/seqs.wgsl, lib/pages.wgsl).
 type FusedParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
 	Softcap float32 `wgsl:"softcap"`
 	Flags   Flag    `wgsl:"flags"`
+	SK      uint32  `wgsl:"sk"`
+	OZ      uint32  `wgsl:"o_z"`
+	LSEZ    uint32  `wgsl:"lse_z"`
+	Seq     uint32  `wgsl:"seq"`
+	Table   uint32  `wgsl:"table"`
+	Page    uint32  `wgsl:"page"`
+	PerSeq  uint32  `wgsl:"per_seq"`
 	Q       Tensor  `wgsl:"q"`
 	K       Tensor  `wgsl:"k"`
 	V       Tensor  `wgsl:"v"`
@@ -318,15 +330,25 @@ type PackParams struct {
 	OOff   uint32 `wgsl:"o_off"`
 }
 
-// MergeParams is merge.wgsl's Params: the value head dim, the running
-// result (o, lse) and the partial one it folds in (po, plse).
+// MergeParams is merge.wgsl's Params: the value head dim, the flags
+// (FlagPackQ only), where the per-sequence entries start in vars, the
+// number of partial results (parts) side by side in po and plse, p_z and
+// plse_z elements apart, whether (o, lse) starts empty (init: the parts
+// are the row's first keys) or holds a running result they fold into, the
+// running result (o, lse) and the partial ones (po, plse).
 type MergeParams struct {
 	Unit
-	Dv   uint32
-	O    Tensor `wgsl:"o"`
-	LSE  Tensor `wgsl:"lse"`
-	PO   Tensor `wgsl:"po"`
-	PLSE Tensor `wgsl:"plse"`
+	Dv    uint32
+	Flags Flag   `wgsl:"flags"`
+	Seq   uint32 `wgsl:"seq"`
+	Parts uint32 `wgsl:"parts"`
+	Init  uint32 `wgsl:"init"`
+	PZ    uint32 `wgsl:"po_z"`
+	PLSEZ uint32 `wgsl:"plse_z"`
+	O     Tensor `wgsl:"o"`
+	LSE   Tensor `wgsl:"lse"`
+	PO    Tensor `wgsl:"po"`
+	PLSE  Tensor `wgsl:"plse"`
 }
 
 // Field is one field of a Params uniform as WGSL lays it out: its name,

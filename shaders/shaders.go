@@ -153,7 +153,7 @@ var (
 		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
 		Template: true,
 		Vec4:     map[string]string{"k": "D", "v": "DV"},
 	}
@@ -163,15 +163,15 @@ var (
 		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
 	}
 	Merge = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),
 		Params:   reflect.TypeFor[MergeParams](),
-		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"o", ReadWrite}, {"lse", ReadWrite}},
+		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"main"},
-		Include:  []string{"neginf"},
+		Include:  []string{"neginf", "seqs"},
 	}
 	Pack = Kernel{
 		Name:     "pack",
@@ -206,6 +206,12 @@ const (
 	FlagSoftcap      // cap the scaled scores at ±softcap
 	FlagALiBi        // add −slope·|t − j| from vars
 	FlagSink         // add exp(sink logit) from vars to the denominator
+	// FlagPackQ: the query rows of q, o and lse are packed (backend.Packed):
+	// batch b's start at the row vars gives, and it has the query count
+	// vars gives (lib/seqs.wgsl).
+	FlagPackQ
+	FlagPackK // the key rows of k and v are packed, batch b's from the row vars gives
+	FlagPaged // k and v are a paged pool read through the block table in vars (lib/pages.wgsl)
 )
 
 // Flags names each flag bit as the WGSL constant Generate writes.
@@ -215,6 +221,7 @@ var Flags = []struct {
 }{
 	{"F_RANGE", FlagRange}, {"F_BIAS", FlagBias}, {"F_KEEP", FlagKeep}, {"F_LSE", FlagLSE},
 	{"F_SOFTCAP", FlagSoftcap}, {"F_ALIBI", FlagALiBi}, {"F_SINK", FlagSink},
+	{"F_PACKQ", FlagPackQ}, {"F_PACKK", FlagPackK}, {"F_PAGED", FlagPaged},
 }
 
 // Key names a specialisation, for caching compiled pipelines: the

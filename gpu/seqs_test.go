@@ -1,0 +1,289 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/kernels"
+)
+
+// This file holds the parity rows of packed sequences and paged caches
+// (backend.Packed, backend.Paged), under both plans, the suite's own
+// cases of them under the hardware plan, half operands, and caches cut
+// into windows of a binding.
+
+// packedP returns p (made BNHD) with its sequences packed: query counts
+// qs and, when ks is not nil, key counts ks; B is their number and Nq and
+// Nk the longest.
+func packedP(p backend.Problem, qs, ks []int) backend.Problem {
+	p.Layout = backend.BNHD
+	p.B = len(qs)
+	cu := func(ns []int) ([]int, int) {
+		c, most := []int{0}, 0
+		for _, n := range ns {
+			c = append(c, c[len(c)-1]+n)
+			most = max(most, n)
+		}
+		return c, most
+	}
+	p.Packed = &backend.Packed{}
+	p.Packed.CuQ, p.Nq = cu(qs)
+	if ks != nil {
+		p.Packed.CuK, p.Nk = cu(ks)
+	}
+	return p
+}
+
+// pagedP returns p with K and V in a pool of pages of size keys, spare
+// pages beyond those the sequences use, and the sequences' key lengths
+// lens (B is their number, Nk the longest): each sequence's blocks on
+// pages drawn at random from the pool (a fixed seed), unused table
+// entries −1, and with shared, sequence 1's first page sequence 0's (a
+// common prefix).
+func pagedP(p backend.Problem, size, spare int, lens []int, shared bool) backend.Problem {
+	p.B = len(lens)
+	p.KVLens = lens
+	p.Nk = 0
+	for _, n := range lens {
+		p.Nk = max(p.Nk, n)
+	}
+	per := max(1, (p.Nk+size-1)/size)
+	used := 0
+	for _, n := range lens {
+		used += (n + size - 1) / size
+	}
+	pg := &backend.Paged{PageSize: size, Pages: used + spare, PerSeq: per, Table: make([]int, p.B*per)}
+	order := newRand(uint64(size*1000 + spare)).Perm(pg.Pages)
+	for b, n := range lens {
+		for blk := range per {
+			pg.Table[b*per+blk] = -1
+			if blk < (n+size-1)/size {
+				pg.Table[b*per+blk], order = order[0], order[1:]
+			}
+		}
+	}
+	if shared && p.B > 1 && lens[0] > 0 && lens[1] > 0 {
+		pg.Table[per] = pg.Table[0]
+	}
+	p.Paged = pg
+	return p
+}
+
+// seqName is a case's name without its block table, which a page of a
+// key or two makes long.
+func seqName(s string) string {
+	if i := strings.Index(s, "_table["); i >= 0 {
+		if j := strings.Index(s[i:], "]"); j >= 0 {
+			return s[:i] + s[i+j+1:]
+		}
+	}
+	return s
+}
+
+// seqRows are the packed and paged problems the GPU is held to the CPU
+// on. Under the CPU plan fused.wgsl takes the head dims up to 128 in
+// splits of at most 4096 keys, side by side when the partial results fit
+// (fusedplan.go), and fusedloop.wgsl the wider ones.
+var seqRows = []parityRow{
+	// Packed queries and keys, GQA, causal (bottom-right per sequence):
+	// a decoding query, a sequence of no queries, a long one past a
+	// workgroup's rows, one whose queries see no key.
+	{p: packedP(causal(prob(0, 8, 2, 0, 0, 64, 64)), []int{1, 0, 300, 7}, []int{300, 5, 300, 0}), short: true},
+	// Packed queries over dense BNHD keys with key lengths and sinks:
+	// speculative decoding over 5000 and 4200 keys, past a split.
+	{p: sinks(kvlens(packedP(bnhd(prob(2, 4, 1, 0, 5000, 32, 32)), []int{3, 1}, nil), 5000, 4200), 1, -1)},
+	// Pages of one key, MQA, a shared page, a sequence of no keys.
+	{p: pagedP(causal(prob(0, 4, 1, 3, 0, 32, 32)), 1, 4, []int{37, 0, 12}, true), short: true},
+	// Pages of 5000 keys, larger than a split of 4096: speculative
+	// decoding (2 queries), BHND pool.
+	{p: pagedP(causal(prob(0, 4, 2, 2, 0, 64, 64)), 5000, 1, []int{9000, 4500}, false)},
+	// Decoding over long caches that split: 20000 and 13000 keys in
+	// pages of 64, BNHD pool, a shared first page.
+	{p: pagedP(bnhd(prob(0, 4, 2, 1, 0, 64, 64)), 64, 3, []int{20000, 13000}, true)},
+	// One decoding head: too few workgroups, so its 3000 keys are split
+	// across them however short (splitTarget).
+	{p: pagedP(prob(0, 1, 1, 1, 0, 64, 64), 16, 0, []int{3000}, false), short: true},
+	// Wide heads (fusedloop.wgsl on lavapipe): packed queries over a
+	// paged cache with a causal window, softcap, ALiBi and a bias.
+	{p: alibi(softcap(window(pagedP(causal(packedP(prob(0, 2, 1, 0, 0, 256, 200), []int{2, 5}, nil)), 16, 2, []int{700, 300}, false), 64, 0), 5)),
+		bias: shape(1, 2, 5, 700)},
+	// Odd head dims (no vec4 loads), Dv ≠ D, a keep-mask, no LSE.
+	{p: packedP(prob(0, 3, 3, 0, 0, 5, 7), []int{65, 64, 1}, []int{33, 200, 1}), keep: shape(3, 1, 1, 200), noLSE: true},
+	// A paged BNHD pool, GQA, a bias and a keep-mask, a causal offset.
+	{p: offset(pagedP(bnhd(prob(0, 8, 4, 70, 0, 16, 16)), 32, 2, []int{100, 64, 260}, true), 150),
+		bias: shape(3, 1, 70, 260), keep: shape(1, 8, 1, 260)},
+}
+
+// TestParitySeqs runs seqRows through Fused on the GPU and the CPU under
+// both plans (the hardware plan's rows within lavapipe's loop cap,
+// gpu.FusedLoops) and compares O and the LSE.
+func TestParitySeqs(t *testing.T) {
+	c := openCPU(t)
+	for _, plan := range []string{"cpu", "hardware"} {
+		t.Run(plan, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", plan)
+			g := openGPU(t)
+			ran := 0
+			for n, row := range seqRows {
+				if loops := gpu.FusedLoops(g, row.p); loops > gpu.LoopBudget || loops == 0 {
+					t.Logf("%s: %d loop iterations an invocation, past lavapipe's cap: not run", seqName(caseName(row.p, row.bias, row.keep)), loops)
+					continue
+				}
+				ran++
+				t.Run(seqName(caseName(row.p, row.bias, row.keep)), func(t *testing.T) {
+					if testing.Short() && !row.short {
+						t.Skip("-short runs only the rows marked short")
+					}
+					cs := backendtest.RandomCase(newRand(uint64(300+n)), row.p, row.bias, row.keep)
+					parity(t, g, c, cs, kernels.Fused, !row.noLSE)
+				})
+			}
+			if ran < len(seqRows)-2 {
+				t.Errorf("only %d of %d rows within the loop cap", ran, len(seqRows))
+			}
+		})
+	}
+}
+
+// TestSeqsSplit checks that the rows meant to split their keys do: the
+// decoding rows over long caches run several splits side by side under
+// both plans, and one decoding head is spread over workgroups.
+func TestSeqsSplit(t *testing.T) {
+	for _, plan := range []string{"cpu", "hardware"} {
+		t.Setenv("ATTN_GPU_PLAN", plan)
+		g := openGPU(t)
+		for _, n := range []int{1, 4, 5} {
+			p := seqRows[n].p
+			if s := gpu.FusedSplits(g, p); s < 2 {
+				t.Errorf("%s plan: %s: %d splits, want several", plan, seqName(caseName(p, nil, nil)), s)
+			}
+		}
+	}
+}
+
+// TestSeqCasesHardwarePlan runs the suite's packed and paged cases
+// (backendtest.SeqCases) under the hardware plan, with and without the
+// LSE; the conformance suite runs them under the adapter's own.
+func TestSeqCasesHardwarePlan(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	g := openGPU(t)
+	for _, c := range backendtest.SeqCases() {
+		t.Run(seqName(c.String()), func(t *testing.T) {
+			if loops := gpu.FusedLoops(g, c.Problem); loops > gpu.LoopBudget {
+				t.Fatalf("%d loop iterations an invocation under the hardware plan, past lavapipe's cap", loops)
+			}
+			for _, lse := range []bool{false, true} {
+				if err := backendtest.RunFused(context.Background(), g, c, lse); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestSeqsHalf runs packed and paged problems with half operands against
+// the reference (backendtest.RunFused: the half-rounded inputs in
+// float64, O within its dtype's half ulp), under both plans: float16
+// throughout over a paged cache that splits, bfloat16 K and V with
+// float32 queries and a float16 O, packed, with odd head dims and GQA.
+func TestSeqsHalf(t *testing.T) {
+	f16 := backendtest.Same(backend.Float16)
+	mixed := backendtest.DTypes{Q: backend.Float32, K: backend.BFloat16, V: backend.BFloat16, O: backend.Float16, Bias: backend.Float32}
+	cases := []struct {
+		p  backend.Problem
+		dt backendtest.DTypes
+	}{
+		{pagedP(causal(bnhd(prob(0, 4, 2, 2, 0, 64, 64))), 32, 2, []int{5000, 70}, true), f16},
+		{packedP(causal(prob(0, 6, 2, 0, 0, 33, 17)), []int{1, 70, 3}, []int{90, 70, 0}), mixed},
+		{pagedP(prob(0, 2, 1, 1, 0, 256, 256), 16, 0, []int{600}, false), f16},
+	}
+	for _, plan := range []string{"cpu", "hardware"} {
+		t.Run(plan, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", plan)
+			g := openGPU(t)
+			ran := 0
+			defer func() {
+				if ran < len(cases)-1 {
+					t.Errorf("only %d of %d cases within the loop cap", ran, len(cases))
+				}
+			}()
+			for n, c := range cases {
+				if loops := gpu.FusedLoops(g, c.p); loops > gpu.LoopBudget {
+					t.Logf("%s: %d loop iterations an invocation, past lavapipe's cap: not run", seqName(caseName(c.p, nil, nil)), loops)
+					continue
+				}
+				ran++
+				cs := backendtest.RandomCase(newRand(uint64(400+n)), c.p, nil, nil).WithDTypes(c.dt)
+				t.Run(seqName(cs.String()), func(t *testing.T) {
+					if err := backendtest.RunFused(context.Background(), g, cs, true); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestSeqsWindows runs packed and paged problems on a backend that binds
+// at most 64 KiB a storage binding, so that what a cache larger than the
+// device's binding needs happens at a small size: a paged pool of 1.2 MiB
+// whose sequences' steps each find their scattered pages in one window
+// (a page a step, mostly), packed keys of 1.4 MiB bound a sequence and a
+// span of keys at a time, halves among them.
+func TestSeqsWindows(t *testing.T) {
+	const bind = 64 << 10
+	c := openCPU(t)
+	g := openGPU(t)
+	gpu.ShrinkBinding(g, bind)
+	for n, row := range []struct {
+		p  backend.Problem
+		dt backendtest.DTypes
+	}{
+		{p: pagedP(bnhd(prob(0, 4, 2, 1, 0, 32, 32)), 16, 240, []int{1000, 300}, true)},
+		{p: pagedP(causal(prob(0, 2, 2, 3, 0, 32, 32)), 16, 200, []int{1000, 700}, false), dt: backendtest.Same(backend.Float16)},
+		{p: packedP(causal(prob(0, 4, 2, 0, 0, 32, 32)), []int{2, 1, 40}, []int{1400, 2500, 1500})},
+	} {
+		p := row.p.Resolved()
+		kBytes := p.KLen() * 4
+		if row.dt.K == backend.Float16 {
+			kBytes /= 2
+		}
+		if kBytes <= 2*bind {
+			t.Fatalf("%s: K is %d bytes, not much larger than the %d-byte binding", seqName(caseName(p, nil, nil)), kBytes, bind)
+		}
+		cs := backendtest.RandomCase(newRand(uint64(500+n)), row.p, nil, nil)
+		t.Run(fmt.Sprintf("%s_%d_bytes", seqName(cs.String()), kBytes), func(t *testing.T) {
+			if row.dt.Half() {
+				if err := backendtest.RunFused(context.Background(), g, cs.WithDTypes(row.dt), true); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+			parity(t, g, c, cs, kernels.Fused, true)
+		})
+	}
+}
+
+// TestLargePagedPool decodes over a paged pool whose K and V are each
+// larger than the device's largest storage binding (137 MiB against
+// lavapipe's 128 MiB), pages scattered across it: each sequence's steps
+// bind the pages they read in windows.
+func TestLargePagedPool(t *testing.T) {
+	skipUnlessLong(t)
+	g := openGPU(t)
+	c := openCPU(t)
+	p := pagedP(prob(0, 2, 1, 1, 0, 128, 128), 256, 740, []int{60000, 30000}, true)
+	kBytes := uint64(p.KLen()) * 4
+	if bind := g.Info().Limits.MaxStorageBufferBindingSize; kBytes <= bind {
+		t.Logf("the pool's K and V are %d MiB, within this device's %d MiB binding: no windows needed here", kBytes>>20, bind>>20)
+	}
+	cs := backendtest.RandomCase(newRand(600), p, nil, nil)
+	parity(t, g, c, cs, kernels.Fused, true)
+}

@@ -175,12 +175,16 @@ type FusedSupporter interface {
 }
 
 // FusedSupports reports whether be's Fused can run p: an error wrapping
-// ErrUnsupported when be does not claim Caps.Fused, or when be is a
-// FusedSupporter that refuses p; nil otherwise. kernels' Auto strategy
+// ErrUnsupported when be does not claim Caps.Fused (or Caps.Seqs, for a
+// packed or paged p), or when be is a FusedSupporter that refuses p; nil
+// otherwise. kernels' Auto strategy
 // runs staged where it is not nil.
 func FusedSupports(be Backend, p Problem) error {
 	if !be.Caps().Fused {
 		return Errorf(ErrUnsupported, "the %s backend has no fused path", be.Name())
+	}
+	if (p.Packed != nil || p.Paged != nil) && !be.Caps().Seqs {
+		return Errorf(ErrUnsupported, "the %s backend's fused path takes no packed sequences or paged caches (Caps.Seqs is false; B=%d Nq=%d Nk=%d)", be.Name(), p.B, p.Nq, p.Nk)
 	}
 	if fs, ok := be.(FusedSupporter); ok {
 		return fs.FusedSupports(p.Resolved())

@@ -264,10 +264,7 @@ func (s Strategy) chooseSeqs(be backend.Backend, p backend.Problem, wantsMatrix 
 	if wantsMatrix {
 		return Fused, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path, which takes no %s", what)
 	}
-	if !be.Caps().Seqs {
-		return Fused, backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path for %s (Caps.Seqs is false)", be.Name(), what)
-	}
-	if err := backend.FusedSupports(be, p); err != nil {
+	if err := backend.FusedSupports(be, p); err != nil { // Caps.Seqs included
 		return Fused, err
 	}
 	return Fused, nil

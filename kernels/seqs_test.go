@@ -329,7 +329,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"packed staged", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no packed sequences (B=1 Nq=7 Nk=9)"},
 		{"packed weights", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Weights: true}, backend.ErrUnsupported, "weights and scores exist only on the staged path"},
 		{"packed scores", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Scores: true}, backend.ErrUnsupported, "staged path"},
-		{"no Caps.Seqs", noSeqs{be}, q, k, v, packed([]int{0, 7}, []int{0, 9}), backend.ErrUnsupported, "the cpu backend has no fused path for packed sequences (Caps.Seqs is false)"},
+		{"no Caps.Seqs", noSeqs{be}, q, k, v, packed([]int{0, 7}, []int{0, 9}), backend.ErrUnsupported, "the cpu backend's fused path takes no packed sequences or paged caches (Caps.Seqs is false; B=1 Nq=7 Nk=9)"},
 		{"packed bias", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 3, 7}, CuSeqlensK: []int{0, 4, 9}, Bias: randTensor(rng, kernels.BHND, 7, 9)}, backend.ErrShape, "bias of shape [7 9] does not broadcast to [B=2, H=4, Nq=4, Nk=5]"},
 		{"NaN in packed K", be, q, func() *kernels.Tensor {
 			x := clone(k)
@@ -358,7 +358,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"NaN on a read page", be, dq, nanPool, vpool, paged(table, 8, 6), backend.ErrNonFinite, "K of shape [5 4 2 8] holds NaN at [3 1 1 2] (sequence 1's key 5, on page 3)"},
 		{"NaN past the cache", be, dq, nanPool, vpool, paged(table, 8, 5), nil, ""},
 		{"paged staged", be, dq, pool, vpool, &kernels.Options{BlockTable: table, Variants: kernels.Variants{KVLens: []int{8, 12}}, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no paged caches (B=2 Nq=3 Nk=12)"},
-		{"paged no Caps.Seqs", noSeqs{be}, dq, pool, vpool, paged(table, 8, 12), backend.ErrUnsupported, "no fused path for paged caches"},
+		{"paged no Caps.Seqs", noSeqs{be}, dq, pool, vpool, paged(table, 8, 12), backend.ErrUnsupported, "takes no packed sequences or paged caches (Caps.Seqs is false; B=2 Nq=3 Nk=12)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := kernels.Attention(context.Background(), c.be, c.q, c.k, c.v, c.opts)

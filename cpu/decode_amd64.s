@@ -36,14 +36,45 @@ TEXT ·dotRows4AVX512(SB), NOSPLIT, $0-68
 	MOVQ         d+40(FP), DX
 	SHLQ         $2, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
 	VBROADCASTSS alpha+64(FP), Z31
 
 dquad:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
+	// prefetchers stop at page boundaries, and one core keeps too few
+	// misses in flight without them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         AX, AX
+pf0:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf1:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf2:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf2
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf3:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf3
+	ADDQ         R9, R11
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -140,6 +171,8 @@ dinner:
 	VSHUFF32X4   $0xdd, Z5, Z4, Z25
 	VADDPS       Z25, Z24, Z6
 	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
 	VMOVUPS      X6, (R10)
 	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
 	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
@@ -197,8 +230,14 @@ a64:
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
 	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $4, R15                   // sixteen rows
 	XORQ         AX, AX
 a64key:
+	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   128(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   192(R14)(R15*1)        // the row sixteen keys on
 	VMOVUPS      0(R14), Z16
 	VMOVUPS      64(R14), Z17
 	VMOVUPS      128(R14), Z18
@@ -331,14 +370,45 @@ TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $0-68
 	MOVQ         d+40(FP), DX
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
 	VBROADCASTSS alpha+64(FP), Z31
 
 dquadF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
+	// prefetchers stop at page boundaries, and one core keeps too few
+	// misses in flight without them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         AX, AX
+pf0F16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0F16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf1F16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1F16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf2F16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf2F16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf3F16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf3F16
+	ADDQ         R9, R11
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -435,6 +505,8 @@ dinnerF16:
 	VSHUFF32X4   $0xdd, Z5, Z4, Z25
 	VADDPS       Z25, Z24, Z6
 	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
 	VMOVUPS      X6, (R10)
 	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
 	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
@@ -494,8 +566,12 @@ a64F16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $4, R15                   // sixteen rows
 	XORQ         AX, AX
 a64keyF16:
+	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
 	VCVTPH2PS    0(R14), Z16
 	VCVTPH2PS    32(R14), Z17
 	VCVTPH2PS    64(R14), Z18
@@ -630,14 +706,45 @@ TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $0-68
 	MOVQ         d+40(FP), DX
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
 	VBROADCASTSS alpha+64(FP), Z31
 
 dquadBF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
+	// prefetchers stop at page boundaries, and one core keeps too few
+	// misses in flight without them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         AX, AX
+pf0BF16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0BF16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf1BF16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1BF16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf2BF16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf2BF16
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf3BF16:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf3BF16
+	ADDQ         R9, R11
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -738,6 +845,8 @@ dinnerBF16:
 	VSHUFF32X4   $0xdd, Z5, Z4, Z25
 	VADDPS       Z25, Z24, Z6
 	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
 	VMOVUPS      X6, (R10)
 	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
 	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
@@ -797,8 +906,12 @@ a64BF16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $4, R15                   // sixteen rows
 	XORQ         AX, AX
 a64keyBF16:
+	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
 	VPMOVZXWD    0(R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VPMOVZXWD    32(R14), Z17

@@ -49,14 +49,25 @@ TEXT ·dotRows4{dt}AVX512(SB), NOSPLIT, $0-68
 	MOVQ         d+40(FP), DX
 	SHLQ         ${size.bit_length()-1}, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
 	VBROADCASTSS alpha+64(FP), Z31
 
 dquad{dt}:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
-	LEAQ         (R14)(R9*1), R15""")
+	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
+	// prefetchers stop at page boundaries, and one core keeps too few
+	// misses in flight without them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11""")
+    for t in range(4):
+        A(f"""	XORQ         AX, AX
+pf{t}{dt}:
+	PREFETCHT0   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf{t}{dt}
+	ADDQ         R9, R11""")
     for i in range(16):
         A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
     A(f"\tXORQ         AX, AX                    // offset in K's row, bytes\n\ndinner{dt}:")
@@ -91,6 +102,8 @@ dquad{dt}:
 	VSHUFF32X4   $0xdd, Z5, Z4, Z25
 	VADDPS       Z25, Z24, Z6
 	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
 	VMOVUPS      X6, (R10)
 	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
 	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
@@ -137,7 +150,9 @@ a64{dt}:
         A("\tLEAQ         (DI)(BX*1), R14           // v[0][c]")
     else:
         A("\tMOVQ         BX, AX\n\tSHRQ         $1, AX\n\tLEAQ         (DI)(AX*1), R14           // v[0][c]")
-    A(f"\tXORQ         AX, AX\na64key{dt}:")
+    A(f"\tMOVQ         R9, R15\n\tSHLQ         $4, R15                   // sixteen rows\n\tXORQ         AX, AX\na64key{dt}:")
+    for c in range(4 if size == 4 else 2):
+        A(f"\tPREFETCHT0   {64*c}(R14)(R15*1)        // the row sixteen keys on")
     for c in range(4):
         L.extend(load(dt, f"{16*size*c}(R14)", 16+c))
     for r,reg in enumerate(["SI","R8","R12","R13"]):

@@ -231,13 +231,13 @@ a64:
 	VPXORD       Z15, Z15, Z15
 	LEAQ         (DI)(BX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $4, R15                   // sixteen rows
+	SHLQ         $4, R15                   // sixteen rows ahead
 	XORQ         AX, AX
 a64key:
-	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
-	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
-	PREFETCHT0   128(R14)(R15*1)        // the row sixteen keys on
-	PREFETCHT0   192(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VMOVUPS      0(R14), Z16
 	VMOVUPS      64(R14), Z17
 	VMOVUPS      128(R14), Z18
@@ -380,6 +380,8 @@ dquadF16:
 	// prefetchers stop at page boundaries, and one core keeps too few
 	// misses in flight without them.
 	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
 	XORQ         AX, AX
 pf0F16:
@@ -567,11 +569,11 @@ a64F16:
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $4, R15                   // sixteen rows
+	SHLQ         $5, R15                   // thirty-two rows ahead
 	XORQ         AX, AX
 a64keyF16:
-	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
-	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
 	VCVTPH2PS    0(R14), Z16
 	VCVTPH2PS    32(R14), Z17
 	VCVTPH2PS    64(R14), Z18
@@ -716,6 +718,8 @@ dquadBF16:
 	// prefetchers stop at page boundaries, and one core keeps too few
 	// misses in flight without them.
 	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
 	XORQ         AX, AX
 pf0BF16:
@@ -907,11 +911,11 @@ a64BF16:
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $4, R15                   // sixteen rows
+	SHLQ         $5, R15                   // thirty-two rows ahead
 	XORQ         AX, AX
 a64keyBF16:
-	PREFETCHT0   0(R14)(R15*1)        // the row sixteen keys on
-	PREFETCHT0   64(R14)(R15*1)        // the row sixteen keys on
+	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
 	VPMOVZXWD    0(R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VPMOVZXWD    32(R14), Z17

@@ -60,6 +60,8 @@ dquad{dt}:
 	// misses in flight without them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11""")
+    if size == 2:
+        A("\tLEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes\n\tLEAQ         (R11)(R9*8), R11")
     for t in range(4):
         A(f"""	XORQ         AX, AX
 pf{t}{dt}:
@@ -150,9 +152,9 @@ a64{dt}:
         A("\tLEAQ         (DI)(BX*1), R14           // v[0][c]")
     else:
         A("\tMOVQ         BX, AX\n\tSHRQ         $1, AX\n\tLEAQ         (DI)(AX*1), R14           // v[0][c]")
-    A(f"\tMOVQ         R9, R15\n\tSHLQ         $4, R15                   // sixteen rows\n\tXORQ         AX, AX\na64key{dt}:")
+    A(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15                   // {'sixteen' if size == 4 else 'thirty-two'} rows ahead\n\tXORQ         AX, AX\na64key{dt}:")
     for c in range(4 if size == 4 else 2):
-        A(f"\tPREFETCHT0   {64*c}(R14)(R15*1)        // the row sixteen keys on")
+        A(f"\tPREFETCHT0   {64*c}(R14)(R15*1)        // the row that many keys on")
     for c in range(4):
         L.extend(load(dt, f"{16*size*c}(R14)", 16+c))
     for r,reg in enumerate(["SI","R8","R12","R13"]):

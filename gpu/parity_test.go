@@ -43,11 +43,13 @@ import (
 // Under the CPU plan (lavapipe's; hwplan_test.go runs the hardware plan),
 // fused.wgsl runs 64 invocations of R query rows each per workgroup (R =
 // 4 at D = Dv = 64, 2 at 128; fusedRows in adapterplan.go), one key per loop
-// iteration, in chunks of 4096 keys (fusedChunk); wider heads run
+// iteration, in splits of 4096 keys (fusedChunk); wider heads run
 // fusedloop.wgsl, 64 query rows per workgroup over tiles of 32 keys, in
-// chunks sized by fusedTile. The partial (O, LSE) of a row's later
-// chunks merge.wgsl folds in; a sliding window cuts the rows into blocks
-// of its band (fusedSteps). scores.wgsl and
+// splits sized by fusedTile. A step's splits run side by side when their
+// partial results fit the scratch (up to 64, 16 MiB), one after the other
+// otherwise, and merge.wgsl folds their partial (O, LSE) in; a step with
+// few workgroups (decoding) splits its keys further; a sliding window
+// cuts the rows into blocks of its band (fusedSteps). scores.wgsl and
 // context.wgsl use 64×64 tiles, context in chunks of 1328 keys;
 // softmax.wgsl works in chunks of 8192 columns.
 

@@ -280,7 +280,11 @@ func (b *Backend) stepPlanFor(pr backend.Problem, tk, chunk, tileRows int, kx, v
 	} else if pages := min(b.bindPages(kt, kx), b.bindPages(vt, vx)); pages < pg.Pages {
 		// A pool larger than one binding: each sequence's steps find
 		// their pages within one window.
-		sp.cut = pageCuts(pg, 1, max(pages, 1))
+		if pages < 1 {
+			return sp, backend.Errorf(backend.ErrTooLarge, "gpu: fused: a page of %d keys × %d KV heads × D=%d (Dv=%d) exceeds the device's %d-byte storage binding; use smaller pages",
+				pg.PageSize, pr.KVHeads, pr.D, pr.Dv, b.lim.MaxStorageBufferBindingSize)
+		}
+		sp.cut = pageCuts(pg, 1, pages)
 	}
 	sp.parts = max(1, min(b.aplan.mergeParts(pr.Dv), splitScratch/max(pr.OLen(), 1)))
 	return sp, nil

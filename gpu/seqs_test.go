@@ -4,6 +4,7 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -269,6 +270,20 @@ func TestSeqsWindows(t *testing.T) {
 			}
 			parity(t, g, c, cs, kernels.Fused, true)
 		})
+	}
+}
+
+// TestSeqsPageTooLarge asks for a paged problem whose pages are each
+// larger than a binding (2 KiB against 1 KiB): ErrTooLarge naming the
+// page size, not a wrong answer.
+func TestSeqsPageTooLarge(t *testing.T) {
+	g := openGPU(t)
+	gpu.ShrinkBinding(g, 1<<10)
+	p := pagedP(prob(0, 2, 1, 1, 0, 32, 32), 16, 40, []int{40, 20}, false)
+	cs := backendtest.RandomCase(newRand(700), p, nil, nil)
+	_, err := run(context.Background(), g, cs, kernels.Fused, true)
+	if !errors.Is(err, backend.ErrTooLarge) || !strings.Contains(err.Error(), "page of 16 keys") {
+		t.Errorf("pages of 2 KiB, bindings of 1 KiB: %v, want ErrTooLarge naming the page", err)
 	}
 }
 

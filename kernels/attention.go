@@ -531,8 +531,11 @@ func firstBadIn(t *Tensor, lo, hi int, negInf bool) (int, float32) {
 		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) || !negInf && math.IsInf(float64(x), -1)
 	}
 	if !t.DType.Half() {
+		// Only an all-ones exponent is NaN or an infinity: test the bits,
+		// which is several times faster than classifying each value (a
+		// prompt's keys and values are millions of them).
 		for i, x := range t.Data[lo:hi] {
-			if bad(x) {
+			if math.Float32bits(x)&0x7f800000 == 0x7f800000 && bad(x) {
 				return lo + i, x
 			}
 		}

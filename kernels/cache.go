@@ -76,14 +76,16 @@ type staging struct {
 	bits []uint16
 }
 
-func newKV(be backend.Backend, cfg CacheConfig, rows int, what string) (*kv, error) {
+// newKV allocates keys and values for n groups (sequences, pages) of
+// size keys each.
+func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, error) {
 	if err := cfg.check(be); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	nk, ok := backend.CheckedProduct(rows, cfg.KVHeads, cfg.D)
-	nv, ok2 := backend.CheckedProduct(rows, cfg.KVHeads, cfg.dv())
+	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.D)
+	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.dv())
 	if !ok || !ok2 {
-		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d rows × %d KV heads × D=%d, Dv=%d overflows int", what, rows, cfg.KVHeads, cfg.D, cfg.dv())
+		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d × %d keys × %d KV heads × D=%d, Dv=%d overflows int", what, n, size, cfg.KVHeads, cfg.D, cfg.dv())
 	}
 	c := &kv{be: be, cfg: cfg}
 	var err error
@@ -180,7 +182,7 @@ func (c *kv) write(st *staging, buf backend.Buffer, off int, src *Tensor, lo, hi
 	case !src.DType.Half():
 		return c.be.Write(buf, off, src.Data[lo:hi])
 	}
-	st.f32 = growF32(st.f32, hi-lo)
+	st.f32 = grow(st.f32, hi-lo)
 	for i, b := range src.Bits[lo:hi] {
 		st.f32[i] = src.DType.Decode(b)
 	}
@@ -193,13 +195,13 @@ func (c *kv) writeHead(st *staging, buf backend.Buffer, off int, src *Tensor, t,
 	heads, dim := src.Shape[1], src.Shape[2]
 	n := run * dim
 	if src.DType == c.cfg.DType && src.DType.Half() {
-		st.bits = growU16(st.bits, n)
+		st.bits = grow(st.bits, n)
 		for i := range run {
 			copy(st.bits[i*dim:(i+1)*dim], src.Bits[((t+i)*heads+h)*dim:])
 		}
 		return c.be.WriteBits(buf, off, st.bits[:n])
 	}
-	st.f32 = growF32(st.f32, n)
+	st.f32 = grow(st.f32, n)
 	for i := range run {
 		at := ((t+i)*heads + h) * dim
 		dst := st.f32[i*dim : (i+1)*dim]
@@ -214,16 +216,11 @@ func (c *kv) writeHead(st *staging, buf backend.Buffer, off int, src *Tensor, t,
 	return c.be.Write(buf, off, st.f32[:n])
 }
 
-func growF32(b []float32, n int) []float32 {
+// grow returns b with length n, reallocated only when its capacity is
+// short.
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
-}
-
-func growU16(b []uint16, n int) []uint16 {
-	if cap(b) < n {
-		return make([]uint16, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }
@@ -245,11 +242,7 @@ func NewKVCache(be backend.Backend, batch, capacity int, cfg CacheConfig) (*KVCa
 	if batch < 0 || capacity < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "cache of %d sequences of %d keys: want ≥ 0", batch, capacity)
 	}
-	rows, ok := backend.CheckedProduct(batch, capacity)
-	if !ok {
-		return nil, backend.Errorf(backend.ErrTooLarge, "cache of %d sequences of %d keys overflows int", batch, capacity)
-	}
-	c, err := newKV(be, cfg, rows, "cache")
+	c, err := newKV(be, cfg, "cache", batch, capacity)
 	if err != nil {
 		return nil, err
 	}
@@ -347,11 +340,7 @@ func NewPagePool(be backend.Backend, pageSize, pages int, cfg CacheConfig) (*Pag
 	if pageSize < 1 || pages < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "pool of %d pages of %d keys: want a page size ≥ 1 and pages ≥ 0", pages, pageSize)
 	}
-	rows, ok := backend.CheckedProduct(pages, pageSize)
-	if !ok {
-		return nil, backend.Errorf(backend.ErrTooLarge, "pool of %d pages of %d keys overflows int", pages, pageSize)
-	}
-	c, err := newKV(be, cfg, rows, "page pool")
+	c, err := newKV(be, cfg, "page pool", pages, pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -498,8 +487,8 @@ func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor,
 		}
 		per = max(per, len(s.pages))
 	}
-	a.lens = growInt(a.lens, len(seqs))
-	a.table = growInt(a.table, len(seqs)*per)
+	a.lens = grow(a.lens, len(seqs))
+	a.table = grow(a.table, len(seqs)*per)
 	for i, s := range seqs {
 		a.lens[i] = s.n
 		row := a.table[i*per : (i+1)*per]
@@ -523,13 +512,6 @@ func (p *PagePool) Release() {
 		a.release()
 	}
 	p.atts = nil
-}
-
-func growInt(b []int, n int) []int {
-	if cap(b) < n {
-		return make([]int, n)
-	}
-	return b[:n]
 }
 
 // attender holds one caller's device buffers for the queries, the

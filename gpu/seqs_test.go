@@ -20,63 +20,6 @@ import (
 // cases of them under the hardware plan, half operands, and caches cut
 // into windows of a binding.
 
-// packedP returns p (made BNHD) with its sequences packed: query counts
-// qs and, when ks is not nil, key counts ks; B is their number and Nq and
-// Nk the longest.
-func packedP(p backend.Problem, qs, ks []int) backend.Problem {
-	p.Layout = backend.BNHD
-	p.B = len(qs)
-	cu := func(ns []int) ([]int, int) {
-		c, most := []int{0}, 0
-		for _, n := range ns {
-			c = append(c, c[len(c)-1]+n)
-			most = max(most, n)
-		}
-		return c, most
-	}
-	p.Packed = &backend.Packed{}
-	p.Packed.CuQ, p.Nq = cu(qs)
-	if ks != nil {
-		p.Packed.CuK, p.Nk = cu(ks)
-	}
-	return p
-}
-
-// pagedP returns p with K and V in a pool of pages of size keys, spare
-// pages beyond those the sequences use, and the sequences' key lengths
-// lens (B is their number, Nk the longest): each sequence's blocks on
-// pages drawn at random from the pool (a fixed seed), unused table
-// entries −1, and with shared, sequence 1's first page sequence 0's (a
-// common prefix).
-func pagedP(p backend.Problem, size, spare int, lens []int, shared bool) backend.Problem {
-	p.B = len(lens)
-	p.KVLens = lens
-	p.Nk = 0
-	for _, n := range lens {
-		p.Nk = max(p.Nk, n)
-	}
-	per := max(1, (p.Nk+size-1)/size)
-	used := 0
-	for _, n := range lens {
-		used += (n + size - 1) / size
-	}
-	pg := &backend.Paged{PageSize: size, Pages: used + spare, PerSeq: per, Table: make([]int, p.B*per)}
-	order := newRand(uint64(size*1000 + spare)).Perm(pg.Pages)
-	for b, n := range lens {
-		for blk := range per {
-			pg.Table[b*per+blk] = -1
-			if blk < (n+size-1)/size {
-				pg.Table[b*per+blk], order = order[0], order[1:]
-			}
-		}
-	}
-	if shared && p.B > 1 && lens[0] > 0 && lens[1] > 0 {
-		pg.Table[per] = pg.Table[0]
-	}
-	p.Paged = pg
-	return p
-}
-
 // seqName is a case's name without its block table, which a page of a
 // key or two makes long.
 func seqName(s string) string {
@@ -96,30 +39,30 @@ var seqRows = []parityRow{
 	// Packed queries and keys, GQA, causal (bottom-right per sequence):
 	// a decoding query, a sequence of no queries, a long one past a
 	// workgroup's rows, one whose queries see no key.
-	{p: packedP(causal(prob(0, 8, 2, 0, 0, 64, 64)), []int{1, 0, 300, 7}, []int{300, 5, 300, 0}), short: true},
+	{p: backendtest.PackedProblem(causal(prob(0, 8, 2, 0, 0, 64, 64)), []int{1, 0, 300, 7}, []int{300, 5, 300, 0}), short: true},
 	// Packed queries over dense BNHD keys with key lengths and sinks:
 	// speculative decoding over 5000 and 4200 keys, past a split, the
 	// sink (e⁷ against about 5000 keys) joining the first split only.
-	{p: sinks(kvlens(packedP(bnhd(prob(2, 4, 1, 0, 5000, 32, 32)), []int{3, 1}, nil), 5000, 4200), 7, -1)},
+	{p: sinks(kvlens(backendtest.PackedProblem(bnhd(prob(2, 4, 1, 0, 5000, 32, 32)), []int{3, 1}, nil), 5000, 4200), 7, -1)},
 	// Pages of one key, MQA, a shared page, a sequence of no keys.
-	{p: pagedP(causal(prob(0, 4, 1, 3, 0, 32, 32)), 1, 4, []int{37, 0, 12}, true), short: true},
+	{p: backendtest.PagedProblem(causal(prob(0, 4, 1, 3, 0, 32, 32)), 1, 4, []int{37, 0, 12}, true), short: true},
 	// Pages of 5000 keys, larger than a split of 4096: speculative
 	// decoding (2 queries), BHND pool.
-	{p: pagedP(causal(prob(0, 4, 2, 2, 0, 64, 64)), 5000, 1, []int{9000, 4500}, false)},
+	{p: backendtest.PagedProblem(causal(prob(0, 4, 2, 2, 0, 64, 64)), 5000, 1, []int{9000, 4500}, false)},
 	// Decoding over long caches that split: 20000 and 13000 keys in
 	// pages of 64, BNHD pool, a shared first page.
-	{p: pagedP(bnhd(prob(0, 4, 2, 1, 0, 64, 64)), 64, 3, []int{20000, 13000}, true)},
+	{p: backendtest.PagedProblem(bnhd(prob(0, 4, 2, 1, 0, 64, 64)), 64, 3, []int{20000, 13000}, true)},
 	// One decoding head: too few workgroups, so its 3000 keys are split
 	// across them however short (splitTarget).
-	{p: pagedP(prob(0, 1, 1, 1, 0, 64, 64), 16, 0, []int{3000}, false), short: true},
+	{p: backendtest.PagedProblem(prob(0, 1, 1, 1, 0, 64, 64), 16, 0, []int{3000}, false), short: true},
 	// Wide heads (fusedloop.wgsl on lavapipe): packed queries over a
 	// paged cache with a causal window, softcap, ALiBi and a bias.
-	{p: alibi(softcap(window(pagedP(causal(packedP(prob(0, 2, 1, 0, 0, 256, 200), []int{2, 5}, nil)), 16, 2, []int{700, 300}, false), 64, 0), 5)),
+	{p: alibi(softcap(window(backendtest.PagedProblem(causal(backendtest.PackedProblem(prob(0, 2, 1, 0, 0, 256, 200), []int{2, 5}, nil)), 16, 2, []int{700, 300}, false), 64, 0), 5)),
 		bias: shape(1, 2, 5, 700)},
 	// Odd head dims (no vec4 loads), Dv ≠ D, a keep-mask, no LSE.
-	{p: packedP(prob(0, 3, 3, 0, 0, 5, 7), []int{65, 64, 1}, []int{33, 200, 1}), keep: shape(3, 1, 1, 200), noLSE: true},
+	{p: backendtest.PackedProblem(prob(0, 3, 3, 0, 0, 5, 7), []int{65, 64, 1}, []int{33, 200, 1}), keep: shape(3, 1, 1, 200), noLSE: true},
 	// A paged BNHD pool, GQA, a bias and a keep-mask, a causal offset.
-	{p: offset(pagedP(bnhd(prob(0, 8, 4, 70, 0, 16, 16)), 32, 2, []int{100, 64, 260}, true), 150),
+	{p: offset(backendtest.PagedProblem(bnhd(prob(0, 8, 4, 70, 0, 16, 16)), 32, 2, []int{100, 64, 260}, true), 150),
 		bias: shape(3, 1, 70, 260), keep: shape(1, 8, 1, 260)},
 }
 
@@ -202,9 +145,9 @@ func TestSeqsHalf(t *testing.T) {
 		p  backend.Problem
 		dt backendtest.DTypes
 	}{
-		{pagedP(causal(bnhd(prob(0, 4, 2, 2, 0, 64, 64))), 32, 2, []int{5000, 70}, true), f16},
-		{packedP(causal(prob(0, 6, 2, 0, 0, 33, 17)), []int{1, 70, 3}, []int{90, 70, 0}), mixed},
-		{pagedP(prob(0, 2, 1, 1, 0, 256, 256), 16, 0, []int{600}, false), f16},
+		{backendtest.PagedProblem(causal(bnhd(prob(0, 4, 2, 2, 0, 64, 64))), 32, 2, []int{5000, 70}, true), f16},
+		{backendtest.PackedProblem(causal(prob(0, 6, 2, 0, 0, 33, 17)), []int{1, 70, 3}, []int{90, 70, 0}), mixed},
+		{backendtest.PagedProblem(prob(0, 2, 1, 1, 0, 256, 256), 16, 0, []int{600}, false), f16},
 	}
 	for _, plan := range []string{"cpu", "hardware"} {
 		t.Run(plan, func(t *testing.T) {
@@ -248,9 +191,9 @@ func TestSeqsWindows(t *testing.T) {
 		p  backend.Problem
 		dt backendtest.DTypes
 	}{
-		{p: pagedP(bnhd(prob(0, 4, 2, 1, 0, 32, 32)), 16, 240, []int{1000, 300}, true)},
-		{p: pagedP(causal(prob(0, 2, 2, 3, 0, 32, 32)), 16, 200, []int{1000, 700}, false), dt: backendtest.Same(backend.Float16)},
-		{p: packedP(causal(prob(0, 4, 2, 0, 0, 32, 32)), []int{2, 1, 40}, []int{1400, 2500, 1500})},
+		{p: backendtest.PagedProblem(bnhd(prob(0, 4, 2, 1, 0, 32, 32)), 16, 240, []int{1000, 300}, true)},
+		{p: backendtest.PagedProblem(causal(prob(0, 2, 2, 3, 0, 32, 32)), 16, 200, []int{1000, 700}, false), dt: backendtest.Same(backend.Float16)},
+		{p: backendtest.PackedProblem(causal(prob(0, 4, 2, 0, 0, 32, 32)), []int{2, 1, 40}, []int{1400, 2500, 1500})},
 	} {
 		p := row.p.Resolved()
 		kBytes := p.KLen() * 4
@@ -279,7 +222,7 @@ func TestSeqsWindows(t *testing.T) {
 func TestSeqsPageTooLarge(t *testing.T) {
 	g := openGPU(t)
 	gpu.ShrinkBinding(g, 1<<10)
-	p := pagedP(prob(0, 2, 1, 1, 0, 32, 32), 16, 40, []int{40, 20}, false)
+	p := backendtest.PagedProblem(prob(0, 2, 1, 1, 0, 32, 32), 16, 40, []int{40, 20}, false)
 	cs := backendtest.RandomCase(newRand(700), p, nil, nil)
 	_, err := run(context.Background(), g, cs, kernels.Fused, true)
 	if !errors.Is(err, backend.ErrTooLarge) || !strings.Contains(err.Error(), "page of 16 keys") {
@@ -295,7 +238,7 @@ func TestLargePagedPool(t *testing.T) {
 	skipUnlessLong(t)
 	g := openGPU(t)
 	c := openCPU(t)
-	p := pagedP(prob(0, 2, 1, 1, 0, 128, 128), 256, 740, []int{60000, 30000}, true)
+	p := backendtest.PagedProblem(prob(0, 2, 1, 1, 0, 128, 128), 256, 740, []int{60000, 30000}, true)
 	kBytes := uint64(p.KLen()) * 4
 	if bind := g.Info().Limits.MaxStorageBufferBindingSize; kBytes <= bind {
 		t.Logf("the pool's K and V are %d MiB, within this device's %d MiB binding: no windows needed here", kBytes>>20, bind>>20)

@@ -337,7 +337,10 @@ func describe(p backend.Problem, bias, keep *[4]int) string {
 		}
 	}
 	if pg := p.Paged; pg != nil {
-		s += fmt.Sprintf("_pages%dx%d_table%v", pg.Pages, pg.PageSize, pg.Table)
+		s += fmt.Sprintf("_pages%dx%d", pg.Pages, pg.PageSize)
+		if len(pg.Table) <= 16 {
+			s += fmt.Sprintf("_table%v", pg.Table)
+		}
 	}
 	return s
 }

@@ -507,10 +507,10 @@ func variantSpecs() []spec {
 	}
 }
 
-// packed returns p (made BNHD) with its sequences packed: query lengths
-// qs and, when ks is not nil, key lengths ks; Nq and Nk become the
-// longest.
-func packed(p backend.Problem, qs, ks []int) backend.Problem {
+// PackedProblem returns p (made BNHD) with its sequences packed
+// (backend.Packed): query counts qs and, when ks is not nil, key counts
+// ks; B is their number and Nq and Nk the longest.
+func PackedProblem(p backend.Problem, qs, ks []int) backend.Problem {
 	p.Layout = backend.BNHD
 	p.B = len(qs)
 	cu := func(ns []int) ([]int, int) {
@@ -529,19 +529,20 @@ func packed(p backend.Problem, qs, ks []int) backend.Problem {
 	return p
 }
 
-// paged returns p with K and V in a pool of pages of size keys (spare
-// pages beyond those the sequences use), the key lengths lens (Nk their
-// largest, unless p's is larger): each sequence's blocks on pages drawn
-// at random from the pool, the table's unused entries −1, and, with
-// shared, sequence 1's first block on sequence 0's first page (a shared
-// prefix).
-func paged(p backend.Problem, size, spare int, lens []int, shared bool) backend.Problem {
+// PagedProblem returns p with K and V in a pool of pages of size keys
+// (backend.Paged), spare pages beyond those the sequences use, and the
+// sequences' key lengths lens (B is their number, Nk the longest): each
+// sequence's blocks on pages drawn at random from the pool (seeded by the
+// sizes), the table's unused entries −1, and, with shared, sequence 1's
+// first block on sequence 0's first page (a shared prefix).
+func PagedProblem(p backend.Problem, size, spare int, lens []int, shared bool) backend.Problem {
 	p.B = len(lens)
 	p.KVLens = lens
+	p.Nk = 0
 	for _, n := range lens {
 		p.Nk = max(p.Nk, n)
 	}
-	per := (p.Nk + size - 1) / size
+	per := max(1, (p.Nk+size-1)/size)
 	used := 0
 	for _, n := range lens {
 		used += (n + size - 1) / size
@@ -610,30 +611,30 @@ func SeqCases() []Case {
 func seqSpecs() []spec {
 	f16 := DTypes{Q: backend.Float16, K: backend.Float16, V: backend.Float16, O: backend.Float16}
 	return []spec{
-		{p: packed(prob(0, 4, 2, 0, 0, 16, 16), []int{5, 0, 65}, []int{9, 11, 70})},
-		{p: packed(causal(prob(0, 4, 2, 0, 0, 16, 8)), []int{5, 0, 65, 1}, []int{9, 11, 70, 300})},
-		{p: packed(causal(prob(0, 2, 1, 0, 0, 9, 9)), []int{40, 3}, []int{20, 3})},
-		{p: withV(packed(causal(prob(0, 4, 2, 0, 0, 16, 16)), []int{70, 2, 33}, []int{70, 130, 33}), func(v *backend.Variants) {
+		{p: PackedProblem(prob(0, 4, 2, 0, 0, 16, 16), []int{5, 0, 65}, []int{9, 11, 70})},
+		{p: PackedProblem(causal(prob(0, 4, 2, 0, 0, 16, 8)), []int{5, 0, 65, 1}, []int{9, 11, 70, 300})},
+		{p: PackedProblem(causal(prob(0, 2, 1, 0, 0, 9, 9)), []int{40, 3}, []int{20, 3})},
+		{p: withV(PackedProblem(causal(prob(0, 4, 2, 0, 0, 16, 16)), []int{70, 2, 33}, []int{70, 130, 33}), func(v *backend.Variants) {
 			v.Window = win(16, 0)
 			v.Softcap = 5
 			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
 			v.Sinks = []float32{0, 1, -1, 3}
 		}), bias: shape(1, 4, 70, 130)},
-		{p: withV(packed(prob(3, 2, 2, 0, 50, 16, 16), []int{1, 7, 30}, nil), func(v *backend.Variants) { v.KVLens = []int{50, 0, 31} })},
-		{p: paged(causal(prob(0, 4, 2, 1, 0, 16, 16)), 16, 3, []int{0, 17, 100}, true)},
-		{p: paged(causal(bnhd(prob(0, 8, 2, 3, 0, 32, 32))), 16, 2, []int{3, 64, 260}, false)},
-		{p: paged(causal(prob(0, 2, 1, 4, 0, 8, 8)), 1, 5, []int{9, 4}, true)},
-		{p: paged(causal(bnhd(prob(0, 4, 4, 2, 0, 16, 16))), 300, 1, []int{290, 600}, false)},
-		{p: paged(prob(0, 4, 1, 1, 0, 64, 64), 64, 0, []int{1100}, false)},
-		{p: paged(causal(prob(0, 6, 2, 20, 0, 16, 16)), 32, 1, []int{20, 90}, true), keep: shape(2, 1, 1, 90)},
-		{p: withV(paged(causal(bnhd(prob(0, 4, 2, 2, 0, 16, 16))), 16, 1, []int{100, 40}, false), func(v *backend.Variants) {
+		{p: withV(PackedProblem(prob(3, 2, 2, 0, 50, 16, 16), []int{1, 7, 30}, nil), func(v *backend.Variants) { v.KVLens = []int{50, 0, 31} })},
+		{p: PagedProblem(causal(prob(0, 4, 2, 1, 0, 16, 16)), 16, 3, []int{0, 17, 100}, true)},
+		{p: PagedProblem(causal(bnhd(prob(0, 8, 2, 3, 0, 32, 32))), 16, 2, []int{3, 64, 260}, false)},
+		{p: PagedProblem(causal(prob(0, 2, 1, 4, 0, 8, 8)), 1, 5, []int{9, 4}, true)},
+		{p: PagedProblem(causal(bnhd(prob(0, 4, 4, 2, 0, 16, 16))), 300, 1, []int{290, 600}, false)},
+		{p: PagedProblem(prob(0, 4, 1, 1, 0, 64, 64), 64, 0, []int{1100}, false)},
+		{p: PagedProblem(causal(prob(0, 6, 2, 20, 0, 16, 16)), 32, 1, []int{20, 90}, true), keep: shape(2, 1, 1, 90)},
+		{p: withV(PagedProblem(causal(bnhd(prob(0, 4, 2, 2, 0, 16, 16))), 16, 1, []int{100, 40}, false), func(v *backend.Variants) {
 			v.Window = win(31, 0)
 			v.Sinks = []float32{1, 0, 2, -1}
 			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
 		})},
-		{p: paged(causal(bnhd(prob(0, 4, 2, 1, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: f16},
-		{p: paged(causal(bnhd(prob(0, 4, 2, 2, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: Same(backend.BFloat16)},
-		{p: paged(causal(packed(prob(0, 4, 2, 0, 0, 16, 16), []int{1, 4, 0}, nil)), 16, 1, []int{30, 4, 9}, false)},
+		{p: PagedProblem(causal(bnhd(prob(0, 4, 2, 1, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: f16},
+		{p: PagedProblem(causal(bnhd(prob(0, 4, 2, 2, 0, 32, 32))), 16, 1, []int{33, 70}, false), dt: Same(backend.BFloat16)},
+		{p: PagedProblem(causal(PackedProblem(prob(0, 4, 2, 0, 0, 16, 16), []int{1, 4, 0}, nil)), 16, 1, []int{30, 4, 9}, false)},
 	}
 }
 

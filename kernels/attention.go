@@ -376,18 +376,13 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	switch {
 	case bk != bq || bv != bq:
 		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", nq, bq, nk, bk, nv, bv)
-	case dk != d:
-		return nil, backend.Errorf(backend.ErrShape, "head dims differ: %s has D=%d, %s has D=%d", nq, d, nk, dk)
 	case lv != lk:
 		return nil, backend.Errorf(backend.ErrShape, "key counts differ: %s has N=%d keys but %s has N=%d values", nk, lk, nv, lv)
 	case hv != hk:
 		return nil, backend.Errorf(backend.ErrShape, "KV head counts differ: %s has %d heads but %s has %d", nk, hk, nv, hv)
-	case h == 0 || hk == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero heads: %s has %d, %s has %d", nq, h, nk, hk)
-	case h%hk != 0:
-		return nil, backend.Errorf(backend.ErrShape, "%s has H=%d heads, not a multiple of the %d KV heads of %s", nq, h, hk, nk)
-	case d == 0 || dv == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
+	}
+	if err := checkHeads(nq, nk, nv, h, hk, d, dk, dv); err != nil {
+		return nil, err
 	}
 	return s.finish(backend.Problem{
 		B: bq, H: h, KVHeads: hk, Nq: lq, Nk: lk, D: d, Dv: dv,
@@ -475,6 +470,23 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkHeads checks the heads and head dims Q (named nq: h heads of d),
+// K (nk: kvh heads of dk) and V (nv: head dim dv) agree on: the same D,
+// H a multiple of the KV heads, none zero.
+func checkHeads(nq, nk, nv string, h, kvh, d, dk, dv int) error {
+	switch {
+	case dk != d:
+		return backend.Errorf(backend.ErrShape, "head dims differ: %s has D=%d, %s has D=%d", nq, d, nk, dk)
+	case h == 0 || kvh == 0:
+		return backend.Errorf(backend.ErrShape, "zero heads: %s has %d, %s has %d", nq, h, nk, kvh)
+	case h%kvh != 0:
+		return backend.Errorf(backend.ErrShape, "%s has H=%d heads, not a multiple of the %d KV heads of %s", nq, h, kvh, nk)
+	case d == 0 || dv == 0:
+		return backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
+	}
+	return nil
 }
 
 // broadcastShape right-aligns shape against full ([B, H, Nq, Nk]) and

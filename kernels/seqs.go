@@ -171,15 +171,8 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 		}
 		dv = vd
 	}
-	switch {
-	case dk != d:
-		return nil, backend.Errorf(backend.ErrShape, "head dims differ: %s has D=%d, %s has D=%d", nq, d, nk, dk)
-	case h == 0 || kvh == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero heads: %s has %d, %s has %d", nq, h, nk, kvh)
-	case h%kvh != 0:
-		return nil, backend.Errorf(backend.ErrShape, "%s has H=%d heads, not a multiple of the %d KV heads of %s", nq, h, kvh, nk)
-	case d == 0 || dv == 0:
-		return nil, backend.Errorf(backend.ErrShape, "zero head dim: %s has D=%d, %s has Dv=%d", nq, d, nv, dv)
+	if err := checkHeads(nq, nk, nv, h, kvh, d, dk, dv); err != nil {
+		return nil, err
 	}
 	p.B, p.H, p.KVHeads, p.D, p.Dv = b, h, kvh, d, dv
 	return s.finish(p, len(s.Q), opts)

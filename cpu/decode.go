@@ -11,7 +11,7 @@ import (
 // Gemms nothing to do: packing each key tile for a handful of rows costs
 // more than multiplying it, and the step is bound by reading K and V
 // once. Such items run the decoding kernels instead (dotRows4,
-// axpyRows4: AVX-512, decode_amd64.s), which read K's and V's rows where
+// axpyRows4: AVX-512, or AVX2 with FMA and F16C, decode_amd64.s), which read K's and V's rows where
 // they lie, four query rows at a time, and sum in float32 as the Gemms
 // do.
 

@@ -26,54 +26,104 @@ func axpyRows4F16AVX512(p *float32, ldp int, v *uint16, ldv int, n int, dv int, 
 //go:noescape
 func axpyRows4BF16AVX512(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
 
-// hasDecode says whether the decoding kernels run (AVX-512F; turned off
-// with the other sixteen-lane loops by GODEBUG=cpu.avx512f=off).
-func hasDecode() bool { return hasAVX512 }
+// The eight-lane forms, for CPUs with AVX2, FMA and F16C but not AVX-512:
+// two keys at a time in dotRows4, sixteen columns in axpyRows4.
+//
+//go:noescape
+func dotRows4AVX2(q *float32, ldq int, k *float32, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func dotRows4F16AVX2(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func dotRows4BF16AVX2(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func axpyRows4AVX2(p *float32, ldp int, v *float32, ldv int, n int, dv int, acc *float32, ldacc int)
+
+//go:noescape
+func axpyRows4F16AVX2(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+
+//go:noescape
+func axpyRows4BF16AVX2(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+
+// hasDecode says whether the decoding kernels run: the sixteen-lane ones
+// with AVX-512F, else the eight-lane ones with AVX2, FMA and F16C
+// (GODEBUG=cpu.avx512f=off selects those).
+func hasDecode() bool { return hasAVX512 || hasF16C && hasAVX2 }
 
 // dotRows4 runs the kernel for k's dtype over as many of the n keys as it
-// takes (a multiple of 4) and returns how many; d must be a multiple of
-// 16 and q must hold four rows.
+// takes (a multiple of 4 with AVX-512, of 2 with AVX2) and returns how
+// many; d must be a multiple of 16 and q must hold four rows.
 func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	n4 := n &^ 3
-	if !hasAVX512 || n4 == 0 {
+	step := 4
+	if !hasAVX512 {
+		step = 2
+	}
+	m := n / step * step
+	if !hasDecode() || m == 0 {
 		return 0
 	}
 	_ = q[3*ldq+d-1]
-	_ = s[3*lds+n4-1]
-	last := (n4-1)*k.stride + d - 1
-	switch k.t {
-	case backend.Float32:
+	_ = s[3*lds+m-1]
+	last := (m-1)*k.stride + d - 1
+	switch {
+	case k.t == backend.Float32:
 		_ = k.f32[last]
-		dotRows4AVX512(&q[0], ldq, &k.f32[0], k.stride, n4, d, &s[0], lds, alpha)
-	case backend.Float16:
+		if hasAVX512 {
+			dotRows4AVX512(&q[0], ldq, &k.f32[0], k.stride, m, d, &s[0], lds, alpha)
+		} else {
+			dotRows4AVX2(&q[0], ldq, &k.f32[0], k.stride, m, d, &s[0], lds, alpha)
+		}
+	case k.t == backend.Float16:
 		_ = k.h[last]
-		dotRows4F16AVX512(&q[0], ldq, &k.h[0], k.stride, n4, d, &s[0], lds, alpha)
+		if hasAVX512 {
+			dotRows4F16AVX512(&q[0], ldq, &k.h[0], k.stride, m, d, &s[0], lds, alpha)
+		} else {
+			dotRows4F16AVX2(&q[0], ldq, &k.h[0], k.stride, m, d, &s[0], lds, alpha)
+		}
 	default:
 		_ = k.h[last]
-		dotRows4BF16AVX512(&q[0], ldq, &k.h[0], k.stride, n4, d, &s[0], lds, alpha)
+		if hasAVX512 {
+			dotRows4BF16AVX512(&q[0], ldq, &k.h[0], k.stride, m, d, &s[0], lds, alpha)
+		} else {
+			dotRows4BF16AVX2(&q[0], ldq, &k.h[0], k.stride, m, d, &s[0], lds, alpha)
+		}
 	}
-	return n4
+	return m
 }
 
 // axpyRows4 runs the kernel for v's dtype (dv a multiple of 16, p four
 // rows) and reports whether it did.
 func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) bool {
-	if !hasAVX512 || n == 0 {
+	if !hasDecode() || n == 0 {
 		return n == 0
 	}
 	_ = p[3*ldp+n-1]
 	_ = acc[3*ldacc+dv-1]
 	last := (n-1)*v.stride + dv - 1
-	switch v.t {
-	case backend.Float32:
+	switch {
+	case v.t == backend.Float32:
 		_ = v.f32[last]
-		axpyRows4AVX512(&p[0], ldp, &v.f32[0], v.stride, n, dv, &acc[0], ldacc)
-	case backend.Float16:
+		if hasAVX512 {
+			axpyRows4AVX512(&p[0], ldp, &v.f32[0], v.stride, n, dv, &acc[0], ldacc)
+		} else {
+			axpyRows4AVX2(&p[0], ldp, &v.f32[0], v.stride, n, dv, &acc[0], ldacc)
+		}
+	case v.t == backend.Float16:
 		_ = v.h[last]
-		axpyRows4F16AVX512(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		if hasAVX512 {
+			axpyRows4F16AVX512(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		} else {
+			axpyRows4F16AVX2(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		}
 	default:
 		_ = v.h[last]
-		axpyRows4BF16AVX512(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		if hasAVX512 {
+			axpyRows4BF16AVX512(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		} else {
+			axpyRows4BF16AVX2(&p[0], ldp, &v.h[0], v.stride, n, dv, &acc[0], ldacc)
+		}
 	}
 	return true
 }

@@ -207,3 +207,158 @@ adone{dt}:
 	RET
 """)
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'w').write("\n".join(L))
+
+# The AVX2 forms: eight lanes and sixteen registers, so two keys at a time
+# against four query rows (eight accumulators) and sixteen columns of V at
+# a time; the float16 forms need F16C, which the Go side checks.
+L2 = []
+B = L2.append
+B("""
+// The eight-lane forms (AVX2 and FMA; the float16 ones also F16C), for
+// CPUs without AVX-512: the same arithmetic, two keys at a time.
+""")
+def load2(dt, mem, y):
+    if dt == "":
+        return [f"\tVMOVUPS      {mem}, Y{y}"]
+    if dt == "F16":
+        return [f"\tVCVTPH2PS    {mem}, Y{y}"]
+    return [f"\tVPMOVZXWD    {mem}, Y{y}", f"\tVPSLLD       $16, Y{y}, Y{y}"]
+for dt, size, name in dts:
+    qscale = 4 // size
+    B(f"""// func dotRows4{dt}AVX2(q *float32, ldq int, k *{"float32" if dt=="" else "uint16"}, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4{dt}AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
+// lane swap so that lanes 2r and 2r+1 hold row r's two scores. n a
+// multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4{dt}AVX2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         ${size.bit_length()-1}, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         ${size.bit_length()-1}, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dpair{dt}:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair {"sixteen" if size == 4 else "thirty-two"} keys on.
+	LEAQ         (DI)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14""")
+    if size == 2:
+        B("\tLEAQ         (R14)(R9*8), R14\n\tLEAQ         (R14)(R9*8), R14")
+    for t in range(2):
+        B(f"""	XORQ         AX, AX
+pf{t}{dt}2:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf{t}{dt}2
+	ADDQ         R9, R14""")
+    for i in range(8):
+        B(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
+    B(f"\tXORQ         AX, AX\n\ndinner{dt}2:")
+    L2.extend(load2(dt, "(DI)(AX*1)", 8))
+    L2.extend(load2(dt, "(BX)(AX*1)", 9))
+    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
+        B(f"\tVMOVUPS      ({reg})(AX*{qscale}), Y{10+r}")
+        for t in range(2):
+            B(f"\tVFMADD231PS  Y{8+t}, Y{10+r}, Y{2*r+t}")
+    B(f"""	ADDQ         ${8*size}, AX
+	CMPQ         AX, DX
+	JB           dinner{dt}2
+
+	// Horizontal adds: lanes (v₀ … v₃ | v₀ … v₃) and (v₄ … v₇ | v₄ … v₇),
+	// then the 128-bit halves summed: lane L holds v_L's sum.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         CX
+	JNZ          dpair{dt}
+	VZEROUPPER
+	RET
+
+// func axpyRows4{dt}AVX2(p *float32, ldp int, v *{"float32" if dt=="" else "uint16"}, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4{dt}AVX512 in eight lanes: sixteen columns at a time (rows ×
+// two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
+TEXT ·axpyRows4{dt}AVX2(SB), NOSPLIT, $0-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         ${size.bit_length()-1}, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a16{dt}2:
+	CMPQ         BX, DX
+	JAE          adone{dt}2""")
+    for i in range(8):
+        B(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
+    if size == 4:
+        B("\tLEAQ         (DI)(BX*1), R14           // v[0][c]")
+    else:
+        B("\tMOVQ         BX, AX\n\tSHRQ         $1, AX\n\tLEAQ         (DI)(AX*1), R14           // v[0][c]")
+    B(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15                   // {'sixteen' if size == 4 else 'thirty-two'} rows ahead\n\tXORQ         AX, AX\na16key{dt}2:")
+    B(f"\tPREFETCHT0   (R14)(R15*1)")
+    L2.extend(load2(dt, "(R14)", 8))
+    L2.extend(load2(dt, f"{8*size}(R14)", 9))
+    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
+        B(f"\tVBROADCASTSS ({reg})(AX*4), Y{10+r}")
+        for c in range(2):
+            B(f"\tVFMADD231PS  Y{8+c}, Y{10+r}, Y{2*r+c}")
+    B(f"""	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16key{dt}2
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]""")
+    for r in range(4):
+        for c in range(2):
+            B(f"\tVADDPS       {32*c}(R15), Y{2*r+c}, Y{2*r+c}")
+            B(f"\tVMOVUPS      Y{2*r+c}, {32*c}(R15)")
+        if r < 3:
+            B("\tADDQ         R11, R15")
+    B(f"""	ADDQ         $64, BX
+	JMP          a16{dt}2
+
+adone{dt}2:
+	VZEROUPPER
+	RET
+""")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'a') as f:
+    f.write("\n".join(L2))

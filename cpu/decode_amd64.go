@@ -52,14 +52,19 @@ func axpyRows4BF16AVX2(p *float32, ldp int, v *uint16, ldv int, n int, dv int, a
 // (GODEBUG=cpu.avx512f=off selects those).
 func hasDecode() bool { return hasAVX512 || hasF16C && hasAVX2 }
 
+// decodeStep is how many keys dotRows4's kernel takes at a time.
+func decodeStep() int {
+	if hasAVX512 {
+		return 4
+	}
+	return 2
+}
+
 // dotRows4 runs the kernel for k's dtype over as many of the n keys as it
 // takes (a multiple of 4 with AVX-512, of 2 with AVX2) and returns how
 // many; d must be a multiple of 16 and q must hold four rows.
 func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	step := 4
-	if !hasAVX512 {
-		step = 2
-	}
+	step := decodeStep()
 	m := n / step * step
 	if !hasDecode() || m == 0 {
 		return 0

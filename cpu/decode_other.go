@@ -4,6 +4,8 @@ package cpu
 
 func hasDecode() bool { return false }
 
+func decodeStep() int { return 4 }
+
 func dotRows4([]float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
 
 func axpyRows4([]float32, int, rawRows, int, int, []float32, int) bool { return false }

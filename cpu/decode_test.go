@@ -41,7 +41,7 @@ func TestDecodeKernels(t *testing.T) {
 					s := randF32(rng, 4*lds)
 					want := append([]float32(nil), s...)
 					done := dotRows4(q, ldq, raw, n, d, s, lds, 0.5)
-					if step := map[bool]int{true: 4, false: 2}[hasAVX512]; done != n/step*step {
+					if step := decodeStep(); done != n/step*step {
 						t.Fatalf("dotRows4 did %d keys of %d", done, n)
 					}
 					dotRowsGo(q, ldq, 4, kv, stride, done, d, want, lds, 0.5)

@@ -65,7 +65,8 @@ func (r rawRows) row(j int, dst []float32) {
 
 // kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
 // wide) as stored: in place when they lie at one stride, else gathered
-// from their pages into scratch (f for float32, h for halves).
+// from their pages into scratch (f for float32, h for halves). The
+// decoding kernels read it, and the bfloat16 arithmetic path its bits.
 func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16) rawRows {
 	out := rawRows{t: s.t, stride: r.Row}
 	if r.Run(j0) >= n {
@@ -79,19 +80,13 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 		return out
 	}
 	out.stride = cols
-	for j := 0; j < n; {
-		run := min(r.Run(j0+j), n-j)
-		off := r.Offset(b, kvh, j0+j)
-		for jj := range run {
-			src, dst := off+jj*r.Row, (j+jj)*cols
-			if s.t.Half() {
-				copy(h[dst:dst+cols], s.h[src:src+cols])
-			} else {
-				copy(f[dst:dst+cols], s.f32[src:src+cols])
-			}
+	eachRow(r, b, kvh, j0, n, func(j, src int) {
+		if s.t.Half() {
+			copy(h[j*cols:(j+1)*cols], s.h[src:src+cols])
+		} else {
+			copy(f[j*cols:(j+1)*cols], s.f32[src:src+cols])
 		}
-		j += run
-	}
+	})
 	out.f32, out.h = f[:min(len(f), n*cols)], h[:min(len(h), n*cols)]
 	return out
 }

@@ -515,15 +515,24 @@ func (f *fused) kvTile(s store, r backend.Rows, b, kvh, j0, n, cols int, scratch
 		return matOf(s, r.Offset(b, kvh, j0), n, cols, r.Row, scratch)
 	}
 	g := blas32.General{Rows: n, Cols: cols, Stride: cols, Data: scratch[:n*cols]}
+	eachRow(r, b, kvh, j0, n, func(j, off int) {
+		getRow(s, off, g.Data[j*cols:(j+1)*cols])
+	})
+	return g
+}
+
+// eachRow calls row for keys j0 … j0+n−1 of KV head kvh of batch b, in
+// order, with each one's index from j0 and its offset in the operand
+// that r locates: the loop every gather from pages runs.
+func eachRow(r backend.Rows, b, kvh, j0, n int, row func(j, off int)) {
 	for j := 0; j < n; {
 		run := min(r.Run(j0+j), n-j)
 		off := r.Offset(b, kvh, j0+j)
 		for jj := range run {
-			getRow(s, off+jj*r.Row, g.Data[(j+jj)*cols:(j+jj+1)*cols])
+			row(j+jj, off+jj*r.Row)
 		}
 		j += run
 	}
-	return g
 }
 
 // getRow copies len(dst) elements of s from off into dst, widened.
@@ -547,10 +556,10 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	p := f.p
 	rows, tk := st.Rows, st.Cols
 	q, lq := f.qBits(sc, b, kvh, i0, rows)
-	k, lk := kvBits(f.k.h, f.kr, b, kvh, j0, tk, p.D, sc.kb)
-	v, lv := kvBits(f.v.h, f.vr, b, kvh, j0, tk, p.Dv, sc.vb)
+	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb)
+	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb)
 	band.Inner = false
-	sgemm.BF16GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k, lk, 0, st.Data, st.Stride, band)
+	sgemm.BF16GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
 	m, l := sc.m[:rows], sc.l[:rows]
 	for ii := range rows {
 		h, i := f.rowOf(kvh, i0, ii)
@@ -559,7 +568,7 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 		f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
 	band.Inner = true
-	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, sc.pb[:(rows-1)*st.Stride+tk], st.Stride, v, lv, 1, acc.Data, acc.Stride, band)
+	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, sc.pb[:(rows-1)*st.Stride+tk], st.Stride, v.h, v.stride, 1, acc.Data, acc.Stride, band)
 }
 
 // qBits is the item's Q rows as bfloat16 bits and their row stride: in
@@ -576,24 +585,6 @@ func (f *fused) qBits(sc *fusedScratch, b, kvh, i0, rows int) ([]uint16, int) {
 		copy(sc.qb[ii*p.D:(ii+1)*p.D], f.q.h[qo:qo+p.D])
 	}
 	return sc.qb[:rows*p.D], p.D
-}
-
-// kvBits is kvTile for bits: in place when the keys lie at one stride,
-// else gathered from their pages into scratch.
-func kvBits(h []uint16, r backend.Rows, b, kvh, j0, n, cols int, scratch []uint16) ([]uint16, int) {
-	if r.Run(j0) >= n {
-		off := r.Offset(b, kvh, j0)
-		return h[off : off+(n-1)*r.Row+cols], r.Row
-	}
-	for j := 0; j < n; {
-		run := min(r.Run(j0+j), n-j)
-		off := r.Offset(b, kvh, j0+j)
-		for jj := range run {
-			copy(scratch[(j+jj)*cols:(j+jj+1)*cols], h[off+jj*r.Row:off+jj*r.Row+cols])
-		}
-		j += run
-	}
-	return scratch[:n*cols], cols
 }
 
 // bf16Arithmetic says whether Fused runs bf16Tile: Q, K and V all

@@ -13,7 +13,7 @@
 // is read in half the bytes; the query rows, the scores and the
 // accumulator are float32.
 
-// func dotRows4AVX512(q *float32, ldq int, k *float32, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
 // K stored as float32: four keys at a time, sixteen accumulators (row r,
@@ -185,7 +185,7 @@ dinner:
 	VZEROUPPER
 	RET
 
-// func axpyRows4AVX512(p *float32, ldp int, v *float32, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
 // columns c < dv, V stored as float32: sixty-four columns at a time (rows
@@ -347,7 +347,7 @@ adone:
 	VZEROUPPER
 	RET
 
-// func dotRows4F16AVX512(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4F16AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
 // K stored as float16: four keys at a time, sixteen accumulators (row r,
@@ -521,7 +521,7 @@ dinnerF16:
 	VZEROUPPER
 	RET
 
-// func axpyRows4F16AVX512(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4F16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
 // columns c < dv, V stored as float16: sixty-four columns at a time (rows
@@ -685,7 +685,7 @@ adoneF16:
 	VZEROUPPER
 	RET
 
-// func dotRows4BF16AVX512(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4BF16AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
 // K stored as bfloat16: four keys at a time, sixteen accumulators (row r,
@@ -863,7 +863,7 @@ dinnerBF16:
 	VZEROUPPER
 	RET
 
-// func axpyRows4BF16AVX512(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4BF16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
 // columns c < dv, V stored as bfloat16: sixty-four columns at a time (rows
@@ -1035,7 +1035,7 @@ adoneBF16:
 // The eight-lane forms (AVX2 and FMA; the float16 ones also F16C), for
 // CPUs without AVX-512: the same arithmetic, two keys at a time.
 
-// func dotRows4AVX2(q *float32, ldq int, k *float32, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4AVX512 in eight lanes: two keys at a time, eight
 // accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
@@ -1133,7 +1133,7 @@ dinner2:
 	VZEROUPPER
 	RET
 
-// func axpyRows4AVX2(p *float32, ldp int, v *float32, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // axpyRows4AVX512 in eight lanes: sixteen columns at a time (rows ×
 // two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
@@ -1217,7 +1217,7 @@ adone2:
 	VZEROUPPER
 	RET
 
-// func dotRows4F16AVX2(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4F16AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4F16AVX512 in eight lanes: two keys at a time, eight
 // accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
@@ -1317,7 +1317,7 @@ dinnerF162:
 	VZEROUPPER
 	RET
 
-// func axpyRows4F16AVX2(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4F16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // axpyRows4F16AVX512 in eight lanes: sixteen columns at a time (rows ×
 // two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
@@ -1403,7 +1403,7 @@ adoneF162:
 	VZEROUPPER
 	RET
 
-// func dotRows4BF16AVX2(q *float32, ldq int, k *uint16, ldk int, n int, d int, s *float32, lds int, alpha float32)
+// func dotRows4BF16AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4BF16AVX512 in eight lanes: two keys at a time, eight
 // accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
@@ -1505,7 +1505,7 @@ dinnerBF162:
 	VZEROUPPER
 	RET
 
-// func axpyRows4BF16AVX2(p *float32, ldp int, v *uint16, ldv int, n int, dv int, acc *float32, ldacc int)
+// func axpyRows4BF16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // axpyRows4BF16AVX512 in eight lanes: sixteen columns at a time (rows ×
 // two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.

@@ -158,6 +158,11 @@ type Caps struct {
 	// Seqs: Fused takes packed variable-length sequences
 	// (Problem.Packed) and paged K and V (Problem.Paged).
 	Seqs bool
+	// FlushesSubnormals: the backend's arithmetic may read, compute or
+	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
+	// subnormal among them) as zero, as WGSL allows and GPUs do; a
+	// backend without it keeps them exact.
+	FlushesSubnormals bool
 	// MaxBufferLen is the largest Alloc in elements (of any dtype); 0
 	// means no limit beyond host memory.
 	MaxBufferLen int

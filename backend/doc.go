@@ -53,6 +53,11 @@
 // rounding, half an ulp of its dtype: at most 2⁻¹¹ of its magnitude for
 // Float16 (2⁻²⁵ among its subnormals), 2⁻⁸ for BFloat16, none for Float32
 // (backendtest.Allowed); an output past its dtype's range is ±MaxFinite.
+// A backend whose Caps.FlushesSubnormals is true may read, compute or
+// store float32 subnormals (below 2⁻¹²⁶ in magnitude, every bfloat16
+// subnormal among them) as zero: WGSL leaves that to the device, and
+// NVIDIA's GPUs flush them. Float16 subnormals are normal float32 values
+// and stay exact on every backend.
 //
 // Bfloat16 arithmetic: when Q, K and V are all BFloat16 (the caller's
 // choice of bfloat16 precision), a backend may multiply them as bfloat16

@@ -132,11 +132,15 @@ func (b *Backend) Info() backend.Info { return b.info }
 
 // Caps reports the full contract, the half dtypes included; the largest
 // buffer is the device's maxBufferSize in float32s, for every dtype.
+// Float32 subnormals may flush to zero: WGSL leaves that to the device,
+// and NVIDIA's (the H100's Vulkan driver) flushes them where lavapipe
+// keeps them.
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
 		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true, Seqs: true,
-		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
+		FlushesSubnormals: true,
+		MaxBufferLen:      int(b.lim.MaxBufferSize / 4),
 	}
 }
 

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"errors"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -393,7 +394,7 @@ func TestRequiredLimits(t *testing.T) {
 	hv, rv, dv := reflect.ValueOf(have), reflect.ValueOf(req), reflect.ValueOf(def)
 	for _, name := range compute {
 		isCompute[name] = true
-		if h, r := hv.FieldByName(name).Uint(), rv.FieldByName(name).Uint(); h != 0 && r != h {
+		if h, r := hv.FieldByName(name).Uint(), rv.FieldByName(name).Uint(); h != 0 && r != definedU64(h) {
 			t.Errorf("requiredLimits.%s = %d, want the adapter's %d", name, r, h)
 		}
 	}
@@ -412,8 +413,19 @@ func TestRequiredLimits(t *testing.T) {
 	got := dev.GetLimits().Limits
 	gv := reflect.ValueOf(got)
 	for _, name := range compute {
-		if g, h := gv.FieldByName(name).Uint(), hv.FieldByName(name).Uint(); g != h {
+		if g, h := gv.FieldByName(name).Uint(), hv.FieldByName(name).Uint(); g != definedU64(h) {
 			t.Errorf("device %s = %d, want the adapter's %d", name, g, h)
+		}
+	}
+}
+
+// TestDefinedU64 checks that a limit the adapter leaves unbounded
+// (webgpu.h's undefined value) is asked for as one less, and every other
+// as it is.
+func TestDefinedU64(t *testing.T) {
+	for _, c := range [][2]uint64{{0, 0}, {1, 1}, {256 << 20, 256 << 20}, {math.MaxUint64 - 1, math.MaxUint64 - 1}, {math.MaxUint64, math.MaxUint64 - 1}} {
+		if got := definedU64(c[0]); got != c[1] {
+			t.Errorf("definedU64(%d) = %d, want %d", c[0], got, c[1])
 		}
 	}
 }

@@ -2,8 +2,10 @@ package backendtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -20,6 +22,10 @@ type naive struct {
 	mu     sync.RWMutex
 	closed bool
 	fault  fault
+	// ftz claims Caps.FlushesSubnormals and reads every operand's
+	// float32 subnormals (a bfloat16's among them) as zero, as a GPU
+	// may.
+	ftz bool
 }
 
 // fault is a deliberate bug, to show the suite notices it.
@@ -73,10 +79,19 @@ func load(buf backend.Buffer, n int) []float32 {
 	return x
 }
 
-// operand is load for an op: with the flushesSubnormals fault, a half
-// operand's subnormals read as zero.
+// operand is load for an op: under ftz its float32 subnormals read as
+// zero, and with the flushesSubnormals fault a half operand's
+// subnormals.
 func operand(buf backend.Buffer, n int) []float32 {
 	x := load(buf, n)
+	if b := buf.(*naiveBuf); b.owner.ftz {
+		x = slices.Clone(x) // a Float32 buffer's load is its own data
+		for i, v := range x {
+			if subnormal32(v) {
+				x[i] = 0
+			}
+		}
+	}
 	if b := buf.(*naiveBuf); b.owner.fault == flushesSubnormals && b.dtype.Half() {
 		tiny := float32(0x1p-14)
 		if b.dtype == backend.BFloat16 {
@@ -134,7 +149,7 @@ func (n *naive) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		Half: true, Seqs: true, MaxBufferLen: 1 << 24,
+		Half: true, Seqs: true, FlushesSubnormals: n.ftz, MaxBufferLen: 1 << 24,
 	}
 }
 
@@ -638,6 +653,23 @@ func TestHalfFaults(t *testing.T) {
 		}
 		if !failed {
 			t.Errorf("every exact case passed with fault %d", f)
+		}
+	}
+	// A backend that claims FlushesSubnormals passes them while it
+	// flushes only float32's subnormals, and still fails them when it
+	// flushes float16's, which are normal float32 values.
+	for _, be := range []*naive{{ftz: true}, {ftz: true, fault: flushesSubnormals}} {
+		var errs []error
+		for _, c := range exactCases() {
+			if err := c.run(be, be.Caps()); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", c.name, err))
+			}
+		}
+		switch {
+		case be.fault == noFault && len(errs) > 0:
+			t.Errorf("flushing float32 subnormals under FlushesSubnormals failed the exact cases: %v", errors.Join(errs...))
+		case be.fault != noFault && len(errs) == 0:
+			t.Error("every exact case passed with float16 subnormals flushed under FlushesSubnormals")
 		}
 	}
 }

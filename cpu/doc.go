@@ -150,10 +150,9 @@
 // # Threads
 //
 // Every op runs its work items on up to Threads goroutines (WithThreads,
-// default GOMAXPROCS): the staged ops start theirs per call, Fused hands
-// its passes to Threads − 1 long-lived workers of the Backend (started on
-// first use, ended by Close) and works on them itself; either way they
-// finish before the op returns:
+// default GOMAXPROCS): it hands its passes to Threads − 1 long-lived
+// workers of the Backend (started on first use, ended by Close) and works
+// on them itself, and they finish before the op returns. The
 // workers take items from a shared counter, so items of unequal cost
 // (causal query tiles, which Fused hands out longest first) balance. The
 // context is checked before every item; a cancelled op returns an error

@@ -81,10 +81,10 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	f.reset(b, p, d)
 	items := f.plan(b.threads)
 	f.growParts(items)
-	if err := b.run(ctx, op, &f.run, f, items*f.splits, false); err != nil || f.splits == 1 {
+	if err := b.run(ctx, op, &f.run, items*f.splits, &f.items); err != nil || f.splits == 1 {
 		return err
 	}
-	return b.run(ctx, op, &f.run, f, items, true)
+	return b.run(ctx, op, &f.run, items, &f.merges)
 }
 
 // reset readies a pooled f for one call, keeping its buffers.
@@ -99,6 +99,7 @@ func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
 		g: p.Group(), tq: b.tileQ, tk: b.tileK,
 		cum: f.cum, parts: f.parts,
 	}
+	f.items, f.merges = fusedBody{f: f}, fusedBody{f: f, merge: true}
 	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
 		f.tq, f.tk = b.bf16Q, b.bf16K
 	}
@@ -109,6 +110,22 @@ func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
 func (f *fused) drop() {
 	*f = fused{cum: f.cum, parts: f.parts, mods: scoreMods{align: f.mods.align}}
 }
+
+// fusedBody is a Fused pass's body: its items' splits, or its merges,
+// each worker on scratch from the backend's pool.
+type fusedBody struct {
+	f     *fused
+	merge bool
+}
+
+func (fb *fusedBody) begin() any {
+	sc := fb.f.b.scratchPool.Get().(*fusedScratch)
+	sc.fit(fb.f)
+	return sc
+}
+
+func (fb *fusedBody) item(state any, it int) { fb.f.do(state.(*fusedScratch), it, fb.merge) }
+func (fb *fusedBody) end(state any)          { fb.f.b.scratchPool.Put(state) }
 
 // do runs item it of the pass (an item's split, or a merge).
 func (f *fused) do(sc *fusedScratch, it int, merge bool) {
@@ -138,7 +155,8 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // pools them (fusedPool) with their buffers.
 type fused struct {
 	b              *Backend
-	run            fusedRun
+	run            pass
+	items, merges  fusedBody // the passes' bodies
 	parts          parts
 	p              backend.Problem
 	q, k, v, o     store

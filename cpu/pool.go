@@ -7,78 +7,52 @@ import (
 	"sync/atomic"
 )
 
-// forEach runs items 0 … n−1 on up to b.threads goroutines and waits for
-// them. Each goroutine calls mk once for its own worker function, so that
-// scratch memory is per worker and never shared. Workers take items in
-// order from a shared counter (dynamic scheduling balances causal
-// problems, whose items differ in cost) and check ctx before each one.
-// The first error — a cancelled context, or a recovered panic, which
-// would otherwise take down the caller's process — stops the others.
+// forEach runs items 0 … n−1 of a staged op on the calling goroutine and
+// the backend's workers (run) and waits for them. Each goroutine calls mk
+// once for its own worker function, so that scratch memory is per worker
+// and never shared.
 func (b *Backend) forEach(ctx context.Context, op string, n int, mk func() func(item int)) error {
-	if n <= 0 {
-		return nil
-	}
-	var (
-		next    atomic.Int64
-		stop    atomic.Bool
-		errOnce sync.Once
-		first   error
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { first = err })
-		stop.Store(true)
-	}
-	work := func() {
-		defer func() {
-			if r := recover(); r != nil {
-				fail(fmt.Errorf("cpu: %s: internal error: %v", op, r))
-			}
-		}()
-		f := mk()
-		for !stop.Load() {
-			if err := ctx.Err(); err != nil {
-				fail(fmt.Errorf("cpu: %s: %w", op, err))
-				return
-			}
-			i := next.Add(1) - 1
-			if i >= int64(n) {
-				return
-			}
-			f(int(i))
-		}
-	}
-	workers := min(b.threads, n)
-	if workers <= 1 {
-		work()
-		return first
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(work)
-	}
-	wg.Wait()
-	return first
+	var r pass
+	return b.run(ctx, op, &r, n, workerFuncs(mk))
 }
 
-// fusedRun is one pass of a Fused call over its n items (the items'
-// splits, or the merges), shared by the calling goroutine and the
+// workerFuncs is forEach's body: each worker's state is the function mk
+// made for it.
+type workerFuncs func() func(item int)
+
+func (mk workerFuncs) begin() any            { return mk() }
+func (workerFuncs) item(state any, item int) { state.(func(int))(item) }
+func (workerFuncs) end(any)                  {}
+
+// pass is one parallel pass over n items (a staged op's, a Fused call's
+// items' splits or its merges), shared by the calling goroutine and the
 // backend's workers: each takes items in order from next until none is
-// left, the first error (a cancelled context, a recovered panic) stopping
-// the others. It lives in the pooled fused, so a pass allocates nothing.
-type fusedRun struct {
-	ctx   context.Context
-	op    string
-	f     *fused
-	n     int
-	merge bool
-	next  atomic.Int64
-	stop  atomic.Bool
-	mu    sync.Mutex
-	err   error
-	wg    sync.WaitGroup
+// left (dynamic scheduling balances causal problems, whose items differ
+// in cost) and checks ctx before each one. The first error — a cancelled
+// context, or a recovered panic, which would otherwise take down the
+// caller's process — stops the others. A Fused call's passes live in the
+// pooled fused, so a pass allocates nothing.
+type pass struct {
+	ctx  context.Context
+	op   string
+	n    int
+	body passBody
+	next atomic.Int64
+	stop atomic.Bool
+	mu   sync.Mutex
+	err  error
+	wg   sync.WaitGroup
 }
 
-func (r *fusedRun) fail(err error) {
+// passBody is what a pass runs: begin gives a worker its state (its
+// scratch) once, item runs one item with it, and end hands it back.
+type passBody interface {
+	begin() any
+	item(state any, item int)
+	end(state any)
+}
+
+func (r *pass) fail(err error) {
 	r.mu.Lock()
 	if r.err == nil {
 		r.err = err
@@ -87,18 +61,15 @@ func (r *fusedRun) fail(err error) {
 	r.stop.Store(true)
 }
 
-// work takes items until none is left, on a worker's scratch from the
-// backend's pool.
-func (r *fusedRun) work() {
-	b := r.f.b
-	sc := b.scratchPool.Get().(*fusedScratch)
-	defer b.scratchPool.Put(sc)
+// work takes items until none is left.
+func (r *pass) work() {
 	defer func() {
 		if e := recover(); e != nil {
 			r.fail(fmt.Errorf("cpu: %s: internal error: %v", r.op, e))
 		}
 	}()
-	sc.fit(r.f)
+	state := r.body.begin()
+	defer r.body.end(state)
 	for !r.stop.Load() {
 		if err := r.ctx.Err(); err != nil {
 			r.fail(fmt.Errorf("cpu: %s: %w", r.op, err))
@@ -108,28 +79,28 @@ func (r *fusedRun) work() {
 		if i >= int64(r.n) {
 			return
 		}
-		r.f.do(sc, int(i), r.merge)
+		r.body.item(state, int(i))
 	}
 }
 
-// workers are a backend's long-lived goroutines for Fused, started on
-// first use (threads − 1 of them: the calling goroutine is the last) and
-// ended by Close. Starting goroutines per call would allocate on every
-// decoding step.
+// workers are a backend's long-lived goroutines for every op's passes,
+// started on first use (threads − 1 of them: the calling goroutine is
+// the last) and ended by Close. Starting goroutines per call would
+// allocate on every decoding step.
 type workers struct {
 	mu     sync.RWMutex
 	once   sync.Once
-	jobs   chan *fusedRun
+	jobs   chan *pass
 	closed bool
 }
 
-// run runs pass r of f over n items on the calling goroutine and up to
-// threads − 1 workers, and returns its first error.
-func (b *Backend) run(ctx context.Context, op string, r *fusedRun, f *fused, n int, merge bool) error {
+// run runs pass r of body over n items on the calling goroutine and up
+// to threads − 1 workers, and returns its first error.
+func (b *Backend) run(ctx context.Context, op string, r *pass, n int, body passBody) error {
 	if n <= 0 {
 		return nil
 	}
-	r.ctx, r.op, r.f, r.n, r.merge, r.err = ctx, op, f, n, merge, nil
+	r.ctx, r.op, r.n, r.body, r.err = ctx, op, n, body, nil
 	r.next.Store(0)
 	r.stop.Store(false)
 	w := &b.workers
@@ -137,7 +108,7 @@ func (b *Backend) run(ctx context.Context, op string, r *fusedRun, f *fused, n i
 	defer w.mu.RUnlock()
 	if helpers := min(b.threads, n) - 1; helpers > 0 && !w.closed {
 		w.once.Do(func() {
-			w.jobs = make(chan *fusedRun, 64)
+			w.jobs = make(chan *pass, 64)
 			for range b.threads - 1 {
 				go func() {
 					for r := range w.jobs {

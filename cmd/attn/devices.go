@@ -93,12 +93,16 @@ func describe(p *printer, be backend.Backend) {
 		on   bool
 		name string
 	}{{caps.Staged, "staged"}, {caps.Fused, "fused"}, {caps.Bias, "bias"}, {caps.KeepMask, "mask"},
-		{caps.Causal, "causal"}, {caps.GQA, "gqa"}, {caps.BNHD, "bnhd"}, {caps.LSE, "lse"}} {
+		{caps.Causal, "causal"}, {caps.Variants, "variants"}, {caps.GQA, "gqa"}, {caps.BNHD, "bnhd"}, {caps.LSE, "lse"},
+		{caps.Half, "f16, bf16"}, {caps.Seqs, "packed, paged"}} {
 		if c.on {
 			cs = append(cs, c.name)
 		}
 	}
 	p.printf("  supports: %s\n", orNone(strings.Join(cs, ", ")))
+	if caps.FlushesSubnormals {
+		p.printf("  float32 subnormals: may be flushed to zero\n")
+	}
 	if caps.MaxBufferLen > 0 {
 		size := bytesString(4 * uint64(caps.MaxBufferLen))
 		if _, ok := cpu.AvailableMemory(); ok && info.Kind == backend.KindCPU {

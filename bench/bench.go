@@ -349,7 +349,8 @@ type Point struct {
 	TokensPerS float64 `json:"tokens_per_s,omitempty"`
 	// ReadBWFrac is GBPS over the read bandwidth measured in the same
 	// run (Machine.ReadGBPS): how close the point comes to streaming its
-	// bytes at the machine's rate. 0 when not measured.
+	// bytes at the machine's rate. 0 when not measured, and on a
+	// discrete GPU, whose memory is not the host's (inHostMemory).
 	ReadBWFrac float64 `json:"read_bw_frac,omitempty"`
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
@@ -534,12 +535,12 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	}
 	done := 0.0
 	var points []Point
-	step := func(label string, p backend.Problem, measure func() Point) {
+	step := func(label string, p backend.Problem, host bool, measure func() Point) {
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: done, Total: total, Current: label})
 		}
 		pt := measure()
-		if cfg.ReadGBPS > 0 && pt.GBPS > 0 {
+		if cfg.ReadGBPS > 0 && pt.GBPS > 0 && host {
 			pt.ReadBWFrac = pt.GBPS / cfg.ReadGBPS
 		}
 		done += Flops(p)
@@ -563,7 +564,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 // runShape measures one shape in one dtype on every backend and peer
 // (Run's inner loop); it returns ctx's error when ctx is done.
 func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, peers []Peer,
-	step func(label string, p backend.Problem, measure func() Point)) error {
+	step func(label string, p backend.Problem, host bool, measure func() Point)) error {
 	// The host inputs come first: a shape whose Q, K and V alone do not
 	// fit fails every point, before anything is allocated.
 	var in *inputs
@@ -579,7 +580,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	label := shapeLabel(p, dt)
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {
-			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, func() Point {
+			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, inHostMemory(be.Info()), func() Point {
 				var pt Point
 				switch {
 				case shapeErr != nil:
@@ -599,7 +600,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 		}
 	}
 	for _, peer := range peers {
-		step(fmt.Sprintf("%s %s", peer.Name, label), p, func() Point {
+		step(fmt.Sprintf("%s %s", peer.Name, label), p, true, func() Point { // every peer runs on the CPU
 			var pt Point
 			if shapeErr != nil {
 				pt = newPoint(peer.Name, peer.strategy(), peer.Version, p)
@@ -724,6 +725,19 @@ type peakMemory interface {
 	ResetPeak()
 }
 
+// inHostMemory reports whether a backend keeps its buffers in the host's
+// memory: the CPU backend, and a CPU-type adapter (lavapipe) or an
+// integrated GPU, whose memory is the host's. A point on any other (a
+// discrete GPU) reads memory that Machine.ReadGBPS did not measure, and
+// gets no fraction of it.
+func inHostMemory(info backend.Info) bool {
+	if info.Kind != backend.KindGPU {
+		return true
+	}
+	t := info.Adapter.DeviceType
+	return t == gputypes.DeviceTypeCPU || t == gputypes.DeviceTypeIntegratedGPU
+}
+
 // measureAttn times attn's strategy s on be: inputs uploaded once, then
 // the ops and Sync timed, then the sampled rows of the output read back
 // and checked.
@@ -733,7 +747,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 	pt.DType = dtypeName(in.dt)
 	staged := s == kernels.Staged
 	var need int64
-	if info := be.Info(); info.Kind == backend.KindCPU || info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
+	if inHostMemory(be.Info()) {
 		// The backend's buffers are host memory too.
 		need += Bytes(p, false)
 		if staged {

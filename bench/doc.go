@@ -52,7 +52,8 @@
 // fastest of a few passes) and attn bench does so once before each sweep
 // (Config.ReadGBPS), which records it in the report (Machine.ReadGBPS,
 // machine.read_gbps) and each point's fraction of it (ReadBWFrac,
-// read_bw_frac; the table's "of BW").
+// read_bw_frac; the table's "of BW") for the points whose buffers are in
+// the host's memory: not a discrete GPU's.
 //
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON

@@ -49,7 +49,8 @@ machine's read bandwidth (every thread summing a buffer of 8× the last
 cache, at least 512 MiB; the best of 5 passes), records it in
 results.json (machine.read_gbps), and gives each point's GB/s as a
 fraction of it ("of BW"): what a decoding step, which reads all of K and
-V for a few rows, can hope to approach. Peers without a cache of past
+V for a few rows, can hope to approach (on the host's memory only: a
+discrete GPU's points get no fraction). Peers without a cache of past
 keys (all but ort-cpu-gqa) report points with Nq < N unavailable.
 
 Variants apply to every point: -window L,R (a sliding window around each

@@ -362,7 +362,7 @@ func (b *Backend) readChunk(dst []float32, src *wgpu.Buffer, off int) error {
 	if err != nil {
 		return fmt.Errorf("gpu: read: %w", err)
 	}
-	if err := p.wait(b.dev); err != nil {
+	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
 		return fmt.Errorf("gpu: read: %w: %w", backend.ErrDeviceLost, err)
 	}
 	mapped := b.staging.GetMappedRange(0, uint(size))

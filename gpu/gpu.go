@@ -178,7 +178,7 @@ func (b *Backend) waitIdle() error {
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	if err := p.wait(b.dev); err != nil {
+	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
 		return fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
 	}
 	return nil

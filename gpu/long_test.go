@@ -90,6 +90,12 @@ func TestStagedTooLarge(t *testing.T) {
 		scores := b * h * n * n
 		t.Run(fmt.Sprintf("B%d_H%d_N%d", b, h, n), func(t *testing.T) {
 			const d = 2
+			if in := 3 * 4 * int64(b) * int64(h) * int64(n) * d; in > 1<<30 {
+				// A device without a buffer limit of its own (NVIDIA's
+				// reports 2⁶⁴ − 1 bytes) needs more host memory than a
+				// test may take to get past it.
+				t.Skipf("%d scores are past the device's largest buffer only with %d MiB of inputs", scores, in>>20)
+			}
 			tensor := func() *kernels.Tensor {
 				x := &kernels.Tensor{Shape: []int{b, h, n, d}, Data: make([]float32, b*h*n*d)}
 				for i := range x.Data {

@@ -205,29 +205,47 @@ func onWorkDone(queue *wgpu.Queue) (*pending, error) {
 	return p, nil
 }
 
-// Backoff of wait between polls: first a short spin (a small copy
-// finishes in microseconds, and a sleep of even 20 µs costs about a
-// millisecond on an idle machine, where the timer wakes late), then sleeps
-// growing to a cap, so that a long kernel costs at most about a
-// millisecond of latency and no CPU.
+// Backoff of wait between polls: first a spin (a small copy finishes in
+// microseconds, and a sleep of even 20 µs costs about a millisecond on an
+// idle machine, where the timer wakes late), then sleeps growing to a
+// cap, so that a long kernel costs at most about a millisecond of latency
+// and no CPU. The spin is pollSpin on a CPU-type adapter, whose work runs
+// on the host's threads that a spinning waiter would take a core from,
+// and pollSpinHardware on a GPU: there a decoding step takes a fraction
+// of a millisecond, and with the short spin every step waited for a
+// sleep's late wake-up (measured on an H100: 1.57 ms a step whatever its
+// size, from 256 MiB of K and V down to a few).
 const (
-	pollSpin     = 200 * time.Microsecond
-	pollMinSleep = 20 * time.Microsecond
-	pollMaxSleep = time.Millisecond
+	pollSpin         = 200 * time.Microsecond
+	pollSpinHardware = 2 * time.Millisecond
+	pollMinSleep     = 20 * time.Microsecond
+	pollMaxSleep     = time.Millisecond
 )
 
-// wait polls dev with Poll(false) until p's callback has fired, then frees
-// p's C memory and returns an error naming the status if it is not
-// success. It never returns before the callback has fired: C holds a
-// pointer to that memory until then. The caller must hold the device's
-// lock, as for any other use of dev.
-func (p *pending) wait(dev *wgpu.Device) error {
+// pollSpin is how long wait spins before it sleeps, under plan a.
+func (a adapterPlan) pollSpin() time.Duration {
+	if a.hardware {
+		return pollSpinHardware
+	}
+	return pollSpin
+}
+
+// wait is waitSpin with the spin of a CPU-type adapter.
+func (p *pending) wait(dev *wgpu.Device) error { return p.waitSpin(dev, pollSpin) }
+
+// waitSpin polls dev with Poll(false) until p's callback has fired,
+// spinning for spin and then sleeping between polls, then frees p's C
+// memory and returns an error naming the status if it is not success. It
+// never returns before the callback has fired: C holds a pointer to that
+// memory until then. The caller must hold the device's lock, as for any
+// other use of dev.
+func (p *pending) waitSpin(dev *wgpu.Device, spin time.Duration) error {
 	if p == nil || p.c == nil {
 		return errors.New("gpu: wait on a finished or nil request")
 	}
 	done := (*uint32)(unsafe.Pointer(&p.c.done))
 	sleep := pollMinSleep
-	spinUntil := time.Now().Add(pollSpin)
+	spinUntil := time.Now().Add(spin)
 	for atomic.LoadUint32(done) == 0 {
 		dev.Poll(false, nil)
 		if atomic.LoadUint32(done) != 0 {

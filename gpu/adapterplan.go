@@ -27,6 +27,12 @@ const (
 	smWG        = 256
 	smPer       = 32 // columns per invocation per softmax chunk
 	mergeWG     = 64
+	// mergeLanes is merge.wgsl's invocations to a query row under the
+	// hardware plan (the CPU plan's is 1: lavapipe pays for each
+	// invocation's loads, whatever their addresses): a decoding step
+	// folds many splits of a few rows, and each row's columns are summed
+	// side by side, adjacent invocations reading adjacent elements.
+	mergeLanes = 32
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
 	// them, whose partial O take at most splitScratch float32s, and when
@@ -140,6 +146,14 @@ func (a adapterPlan) mergeParts(dv int) int {
 		return fusedMaxParts
 	}
 	return max(1, min(fusedMaxParts, (a.loopCap-dv)/(dv+2)))
+}
+
+// mergeRowLanes is merge.wgsl's invocations to a query row (its L).
+func (a adapterPlan) mergeRowLanes() int {
+	if a.hardware {
+		return mergeLanes
+	}
+	return 1
 }
 
 // unbounded stands for "no bound" in a chunk size: chunks(n, unbounded)

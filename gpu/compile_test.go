@@ -49,7 +49,8 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg},
 		shaders.SoftmaxConsts{WG: smWG, PER: smPer},
 		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
-		shaders.MergeConsts{WG: mergeWG},
+		shaders.MergeConsts{WG: mergeWG, L: 1},
+		shaders.MergeConsts{WG: mergeWG, L: mergeLanes},
 		shaders.PackConsts{WG: packWG, O: f16},
 		shaders.PackConsts{WG: packWG, O: bf16},
 	}
@@ -162,13 +163,13 @@ func TestCompileReportsErrors(t *testing.T) {
 	// The body reads P.Dv, which this Params lacks.
 	broken := shaders.Merge
 	broken.Params = reflect.TypeFor[struct{ shaders.Unit }]()
-	if _, err := b.compile(&broken, shaders.MergeConsts{WG: mergeWG}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
+	if _, err := b.compile(&broken, shaders.MergeConsts{WG: mergeWG, L: 1}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
 		t.Errorf("pipeline of WGSL reading a missing Params field: err = %v, want a compile error", err)
 	}
-	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "nosuchentry"); err == nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: 1}, "nosuchentry"); err == nil {
 		t.Error("pipeline of a missing entry point succeeded")
 	}
-	if _, err := b.pipeline(shaders.MergeConsts{WG: 0}, "main"); err == nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: 0, L: 1}, "main"); err == nil {
 		t.Error("pipeline of an out-of-range spec succeeded")
 	}
 	for key := range b.pipes {
@@ -188,7 +189,7 @@ func TestCompileRejectsBadSpec(t *testing.T) {
 	b := newTestBackend(t)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "main"); err != nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: 1}, "main"); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []shaders.Spec{shaders.SoftmaxConsts{WG: mergeWG, PER: 1}, shaders.FusedConsts{WG: mergeWG, R: 1, D: 1, DV: 1}} {

@@ -154,7 +154,8 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		flags |= shaders.FlagLSE
 	}
 
-	merge, err := b.pipeline(shaders.MergeConsts{WG: mergeWG}, "main")
+	lanes := b.aplan.mergeRowLanes()
+	merge, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: lanes}, "main")
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 			mprm.PZ, mprm.PLSEZ = uint32(olen), uint32(lselen)
 			d.setParams(mprm)
 			b.bindVars(d, vars)
-			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG), u.bh1 - u.bh0, 1}
+			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG/lanes), u.bh1 - u.bh0, 1}
 			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv*ns)
 			ds = append(ds, d)
 		}

@@ -8,28 +8,56 @@
 //
 // (O, lse) hold the result over the keys seen so far and (PO_z, plse_z),
 // z < parts, those of further key ranges (the splits of one dispatch of
-// fused.wgsl, side by side po_z and plse_z elements apart), all
-// normalised, as fused.wgsl writes them. Under P.init (O, lse) hold
-// nothing yet: the parts are all of the row's first keys, and the row is
-// written from them alone. A side with LSE = −Inf saw no key and weighs
-// nothing; when every side is −Inf the row is zeros with LSE −Inf (left
-// as it is when not init).
+// a fused kernel, its grid's z, side by side po_z and plse_z elements
+// apart), all normalised, as the fused kernels write them. Under P.init
+// (O, lse) hold nothing yet: the parts are all of the row's first keys,
+// and the row is written from them alone. A side with LSE = −Inf saw no
+// key and weighs nothing; when every side is −Inf the row is zeros with
+// LSE −Inf (left as it is when not init).
+//
+// L invocations share a row (WG/L rows a workgroup). Each finds the row's
+// M and L from the parts' LSEs (all L read the same few words) and then
+// sums its own columns, d = lane + L·c, four at a time in a vec4 over
+// the parts: adjacent invocations read adjacent elements of each part,
+// and O is read and written once. The host picks L: 1 on a CPU-type
+// adapter, which pays for every load an invocation makes, a subgroup's
+// worth on a hardware one, where a decoding step's few rows fold many
+// parts.
 //
 // Packed query rows (F_PACKQ): batch b's rows start at seq_q0(b) in o,
 // lse, po and plse and end at seq_rows(b) (lib/seqs.wgsl).
 //
 // Bindings: P (Params), po, plse, vars (read), o, lse (read_write); vars
 // is only read under F_PACKQ.
-// Grid: x = tiles of WG query rows in [i0, i1), y = heads bh0, bh0+1, ….
-// Limits: parts·(Dv + 2) + Dv loop iterations per invocation; the host
-// bounds parts.
+// Grid: x = tiles of WG/L query rows in [i0, i1), y = heads bh0, bh0+1, ….
+// Limits: 2·parts + ⌈Dv/4L⌉·(parts + 1) loop iterations per invocation
+// (⌈Dv/L⌉ when the row is zeros); the host bounds parts.
+
+// po4 and o4 read columns d, d + L, d + 2L, d + 3L of the row at at in
+// po and o, zeros past Dv.
+fn po4(at: u32, d: u32) -> vec4<f32> {
+    var r = vec4<f32>(po[at + d], 0.0, 0.0, 0.0);
+    if (d + L < P.Dv) { r.y = po[at + d + L]; }
+    if (d + 2u * L < P.Dv) { r.z = po[at + d + 2u * L]; }
+    if (d + 3u * L < P.Dv) { r.w = po[at + d + 3u * L]; }
+    return r;
+}
+
+fn o4(at: u32, d: u32) -> vec4<f32> {
+    var r = vec4<f32>(o[at + d], 0.0, 0.0, 0.0);
+    if (d + L < P.Dv) { r.y = o[at + d + L]; }
+    if (d + 2u * L < P.Dv) { r.z = o[at + d + 2u * L]; }
+    if (d + 3u * L < P.Dv) { r.w = o[at + d + 3u * L]; }
+    return r;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let bh = P.bh0 + wid.y;
     let b = bh / P.H;
     let h = bh % P.H;
-    let i = P.i0 + wid.x * WG + t;
+    let i = P.i0 + wid.x * (WG / L) + t / L;
+    let lane = t % L;
     if (i >= min(P.i1, seq_rows(b))) {
         return;
     }
@@ -58,10 +86,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (bitcast<u32>(mx) == NEG_INF) {
         // No side saw a key.
         if (init) {
-            for (var d = 0u; d < P.Dv; d++) {
+            for (var d = lane; d < P.Dv; d += L) {
                 o[oa + d] = 0.0;
             }
-            lse[la_at] = ninf;
+            if (lane == 0u) {
+                lse[la_at] = ninf;
+            }
         }
         return;
     }
@@ -76,25 +106,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     let inv = 1.0 / sum;
-    // O's own weight first (0 when it saw nothing or holds nothing yet),
-    // then each part's, accumulated in place.
+    // O's own weight (0 when it saw nothing or holds nothing yet), then
+    // each part's.
     var wa = 0.0;
     if (bitcast<u32>(la) != NEG_INF) {
         wa = exp(la - mx) * inv;
     }
-    for (var d = 0u; d < P.Dv; d++) {
-        o[oa + d] = select(0.0, wa * o[oa + d], wa != 0.0);
-    }
-    for (var z = 0u; z < P.parts; z++) {
-        let lb = plse[pl_at + z * P.plse_z];
-        if (bitcast<u32>(lb) == NEG_INF) {
-            continue;
+    for (var d = lane; d < P.Dv; d += 4u * L) {
+        var acc = vec4<f32>(0.0);
+        if (wa != 0.0) {
+            acc = wa * o4(oa, d);
         }
-        let wb = exp(lb - mx) * inv;
-        let pz = pa + z * P.po_z;
-        for (var d = 0u; d < P.Dv; d++) {
-            o[oa + d] += wb * po[pz + d];
+        for (var z = 0u; z < P.parts; z++) {
+            let lb = plse[pl_at + z * P.plse_z];
+            if (bitcast<u32>(lb) == NEG_INF) {
+                continue;
+            }
+            acc += exp(lb - mx) * inv * po4(pa + z * P.po_z, d);
         }
+        o[oa + d] = acc.x;
+        if (d + L < P.Dv) { o[oa + d + L] = acc.y; }
+        if (d + 2u * L < P.Dv) { o[oa + d + 2u * L] = acc.z; }
+        if (d + 3u * L < P.Dv) { o[oa + d + 3u * L] = acc.w; }
     }
-    lse[la_at] = mx + log(sum);
+    if (lane == 0u) {
+        lse[la_at] = mx + log(sum);
+    }
 }

@@ -77,8 +77,9 @@ type FusedLoopConsts struct {
 	Q, K, V, Bias Elem
 }
 
-// MergeConsts specialises merge.wgsl: WG invocations a workgroup.
-type MergeConsts struct{ WG int }
+// MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
+// them to a query row (L divides WG).
+type MergeConsts struct{ WG, L int }
 
 // PackConsts specialises pack.wgsl: WG invocations a workgroup, each
 // writing one u32 word of an output O stored as F16 or BF16.
@@ -108,6 +109,7 @@ func (c FusedConsts) derived() []Const   { return []Const{{"D4", ceil4(c.D)}, {"
 func (c FusedLoopConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
 }
+
 func (MergeConsts) derived() []Const { return nil }
 func (PackConsts) derived() []Const  { return nil }
 
@@ -121,7 +123,12 @@ func (c SoftmaxConsts) check() error {
 }
 func (FusedConsts) check() error     { return nil }
 func (FusedLoopConsts) check() error { return nil }
-func (MergeConsts) check() error     { return nil }
+func (c MergeConsts) check() error {
+	if c.WG%c.L != 0 {
+		return fmt.Errorf("L = %d lanes a row do not divide WG = %d", c.L, c.WG)
+	}
+	return nil
+}
 func (c PackConsts) check() error {
 	if !c.O.Half() {
 		return fmt.Errorf("O is %v: pack writes halves only", c.O)

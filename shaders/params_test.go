@@ -146,7 +146,7 @@ func TestEncodeRejects(t *testing.T) {
 		Unit
 		Dv int
 	}]()
-	if _, err := bad.Generate(MergeConsts{WG: 64}); err == nil || !strings.Contains(err.Error(), "Dv") {
+	if _, err := bad.Generate(MergeConsts{WG: 64, L: 1}); err == nil || !strings.Contains(err.Error(), "Dv") {
 		t.Errorf("Generate with an int Params field: %v, want an error naming it", err)
 	}
 }

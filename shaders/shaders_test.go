@@ -33,7 +33,8 @@ var golden = []struct {
 	{"fused_d80_dv40.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 80, DV: 40}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
-	{"merge.wgsl.golden", MergeConsts{WG: 64}},
+	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
+	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
 	{"pack_bf16.wgsl.golden", PackConsts{WG: 256, O: BF16}},
 	// Half operands: each loader, scalar and vec4, f16 and bf16.
@@ -194,10 +195,10 @@ func TestGenerateRejects(t *testing.T) {
 		}
 	}
 	// The bounds themselves are accepted.
-	if _, err := Merge.Generate(MergeConsts{WG: 1}); err != nil {
+	if _, err := Merge.Generate(MergeConsts{WG: 1, L: 1}); err != nil {
 		t.Errorf("Merge.Generate(1): %v", err)
 	}
-	if _, err := Merge.Generate(MergeConsts{WG: 1 << 24}); err != nil {
+	if _, err := Merge.Generate(MergeConsts{WG: 1 << 24, L: 1 << 24}); err != nil {
 		t.Errorf("Merge.Generate(2²⁴): %v", err)
 	}
 	// A derived constant below 1 is refused: a register block wider than
@@ -230,7 +231,9 @@ func TestGenerateRejectsElem(t *testing.T) {
 //   - scores, context: a register block that does not divide its tile
 //     (WY = TM/RM rounds down, so the tile's last rows are never written);
 //   - softmax: a workgroup that is not a power of two (the tree reduction
-//     halves WG and drops the odd partial).
+//     halves WG and drops the odd partial);
+//   - merge: lanes that do not divide the workgroup (the last row's
+//     lanes would run into the next workgroup's row).
 //
 // (fused's D4 and DV4 are derived from D and DV, so they cannot disagree.)
 func TestGenerateRejectsInconsistent(t *testing.T) {
@@ -243,6 +246,7 @@ func TestGenerateRejectsInconsistent(t *testing.T) {
 		{"context RM ∤ TM", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 3, RN: 4}},
 		{"context RN ∤ TN", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 3}},
 		{"softmax WG = 96", SoftmaxConsts{WG: 96, PER: 32}},
+		{"merge L ∤ WG", MergeConsts{WG: 64, L: 24}},
 	}
 	for _, c := range cases {
 		if _, err := c.s.Kernel().Generate(c.s); err == nil {

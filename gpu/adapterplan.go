@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 	"github.com/gogpu/gputypes"
 )
 
@@ -41,6 +43,28 @@ const (
 	fusedMaxParts = 64
 	fusedMinSplit = 256
 	splitScratch  = 1 << 22
+	// The decoding kernel, fuseddecode.wgsl (decodeKernel), under the
+	// hardware plan: decodeWG invocations a workgroup holding at most
+	// decodeMaxRows query rows (heads of one KV head × queries), for
+	// steps whose sequences have at most decodeMaxNq queries; tiles of
+	// decodeMaxK keys, down to decodeMinK before a workgroup holds fewer
+	// rows when workgroup memory is short. Its steps split their keys
+	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
+	// heads: 1024 workgroups of 256 keys), splits of at least
+	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
+	decodeWG       = 128
+	decodeMaxRows  = 16
+	decodeMaxNq    = 16
+	decodeMaxK     = 64
+	decodeMinK     = 8
+	decodeTarget   = 1024
+	decodeMinSplit = 128
+	decodeMaxParts = 256
+	// decodeMem is the workgroup memory a decoding workgroup keeps
+	// within where its rows and a tile of decodeMinK keys allow, so that
+	// several share a compute unit and their loads overlap (an H100 SM
+	// holds 228 KiB: nine such workgroups).
+	decodeMem = 24 << 10
 )
 
 // loopBudget is the most loop iterations the CPU plan lets one shader
@@ -226,14 +250,127 @@ func (a adapterPlan) fusedTile(mem, d, dv int) (tk, chunk int) {
 }
 
 // fusedKernel is how Fused runs head dims d, dv with mem bytes of
-// workgroup memory: fused.wgsl with rows > 0 query rows an invocation, or
-// fusedloop.wgsl (rows = 0) with tiles of tk keys; one key a tile for
-// fused.wgsl. chunk is the most keys one dispatch covers before the
-// binding limit cuts it. rows = tk = 0 when neither fits.
+// workgroup memory when it does not decode (decodeKernel): fused.wgsl
+// with rows > 0 query rows an invocation, or fusedloop.wgsl (rows = 0)
+// with tiles of tk keys; one key a tile for fused.wgsl. chunk is the most
+// keys one dispatch covers before the binding limit cuts it. rows = tk =
+// 0 when neither fits.
 func (a adapterPlan) fusedKernel(mem, d, dv int) (rows, tk, chunk int) {
 	if rows = a.fusedRows(d, dv); rows > 0 {
 		return rows, 1, fusedChunk
 	}
 	tk, chunk = a.fusedTile(mem, d, dv)
 	return 0, tk, chunk
+}
+
+// decodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
+// heads of one KV head (a divisor of G) × rows queries of each, tiles of
+// tk keys.
+type decodeTile struct{ heads, rows, tk int }
+
+// consts is the kernel's specialisation for head dims d, dv (float32
+// operands; the Elem fields do not change its workgroup memory).
+func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
+	return shaders.FusedDecodeConsts{WG: decodeWG, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv}
+}
+
+// decodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
+// a sequence, g query heads a KV head and head dims d, dv on mem bytes of
+// workgroup memory: a workgroup holds every query row of a KV head's
+// group that decodeMaxRows allows — the most heads of the group (a
+// divisor of g), then the queries of each in balanced tiles — and keys in
+// tiles of decodeMaxK, halved down to decodeMinK, then fewer rows, until
+// they fit decodeMem (mem, when nothing does); ok is false where fusedloop.wgsl runs the step instead:
+// under the CPU plan (lavapipe keeps fused.wgsl and fusedloop.wgsl),
+// for more than decodeMaxNq queries (fusedloop.wgsl's workgroup of
+// decodeMaxNq or more rows of one head has work enough), for value heads
+// wider than 4·decodeWG (a P·V invocation owns one column vec4) and when
+// not even a tile of one key and one row fits.
+//
+// Decoding is memory-bound: fusedloop.wgsl gives a query row an
+// invocation, so a decoding step's workgroup computes with one of its
+// invocations, and the G heads that share a KV head read its K and V G
+// times; fuseddecode.wgsl reads them once for the group, with every
+// invocation computing (flash-decoding, as ONNX Runtime's WebGPU
+// flash_attention_decode kernels and FlashAttention's split-KV do).
+func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
+	if !a.hardware || nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
+		return decodeTile{}, false
+	}
+	// Within decodeMem first, within all of mem when that fits nothing.
+	for _, budget := range []int{min(mem, decodeMem), mem} {
+		fits := func(t decodeTile) bool { return t.consts(d, dv).WorkgroupBytes() <= budget }
+		for hg := min(g, decodeMaxRows); hg >= 1; hg-- {
+			if g%hg != 0 {
+				continue
+			}
+			// Queries in tiles of at most decodeMaxRows/hg, then half
+			// that …, balanced: 5 queries under a cap of 4 are tiles of
+			// 3 and 2.
+			for most := decodeMaxRows / hg; most >= 1; most /= 2 {
+				rows := ceilDiv(nq, ceilDiv(nq, most))
+				for tk := decodeMaxK; tk >= decodeMinK; tk /= 2 {
+					if t := (decodeTile{hg, rows, tk}); fits(t) {
+						return t, true
+					}
+				}
+			}
+		}
+		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
+			if t := (decodeTile{1, 1, tk}); fits(t) {
+				return t, true
+			}
+		}
+	}
+	return decodeTile{}, false
+}
+
+// fusedChoice is the fused kernel Fused runs for a problem and the shape
+// of its workgroups: fuseddecode.wgsl when dec.tk > 0, else fused.wgsl
+// (rows > 0 query rows an invocation) or fusedloop.wgsl (tiles of tk
+// keys); chunk is the most keys one split covers (the loop cap). Neither
+// rows nor tk is set when no kernel fits.
+type fusedChoice struct {
+	rows, tk, chunk int
+	dec             decodeTile
+}
+
+// fusedFor is the fused kernel for p (resolved) on mem bytes of workgroup
+// memory: the decoding kernel where decodeKernel takes p's step, the
+// one fusedKernel says otherwise.
+func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
+	nq := 0
+	for b := range p.B {
+		nq = max(nq, p.QRows(b))
+	}
+	if dec, ok := a.decodeKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
+		return fusedChoice{tk: dec.tk, chunk: unbounded, dec: dec}
+	}
+	rows, tk, chunk := a.fusedKernel(mem, p.D, p.Dv)
+	return fusedChoice{rows: rows, tk: tk, chunk: chunk}
+}
+
+// decode says the choice is fuseddecode.wgsl.
+func (c fusedChoice) decode() bool { return c.dec.tk > 0 }
+
+// fits says some kernel fits.
+func (c fusedChoice) fits() bool { return c.rows > 0 || c.tk > 0 }
+
+// tileRows is the query rows of each of its heads one workgroup covers.
+func (c fusedChoice) tileRows() int {
+	switch {
+	case c.decode():
+		return c.dec.rows
+	case c.rows > 0:
+		return fusedWG * c.rows
+	}
+	return fusedWG
+}
+
+// heads is the query heads one workgroup covers.
+func (c fusedChoice) heads() int {
+	if c.decode() {
+		return c.dec.heads
+	}
+	return 1
 }

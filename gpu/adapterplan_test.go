@@ -4,11 +4,13 @@ package gpu
 // every build, CGO_ENABLED=0 and -tags nogpu included.
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 	"github.com/gogpu/gputypes"
 )
 
@@ -61,6 +63,47 @@ func fusedLoops(tk, d, dv, keys int) int {
 	return d4 + dv4 + tiles*(1+ceilDiv(tk*d4, fusedWG)+ceilDiv(tk*dv4, fusedWG)+tk*(1+d4+2*dv4))
 }
 
+// decodeLoops bounds the loop iterations one invocation of
+// fuseddecode.wgsl runs over a split of keys (its header's count):
+//
+//	⌈QS/WG⌉                                load the queries
+//	+ tiles·(1                             the tile loop
+//	  + ⌈TK·D4/WG⌉                         stage K
+//	  + ⌈R·TK/WG⌉·(1 + D4)                 scores
+//	  + TK                                 a row's maximum
+//	  + ⌈R·TK/WG⌉                          weights
+//	  + ⌈TK/KG⌉)                           P·V (its rows written out)
+//	+ ROUNDS·KG                            the key groups' sums
+func decodeLoops(t decodeTile, d, dv, keys int) int {
+	v := map[string]int{}
+	for _, c := range shaders.Derived(t.consts(d, dv)) {
+		v[c.Name] = c.Value
+	}
+	d4, r, kg := v["D4"], v["R"], v["KG"]
+	tiles := ceilDiv(keys, t.tk)
+	perTile := 1 + ceilDiv(t.tk*d4, decodeWG) + ceilDiv(r*t.tk, decodeWG)*(2+d4) + t.tk + ceilDiv(t.tk, kg)
+	return ceilDiv(r*d4, decodeWG) + tiles*perTile + v["ROUNDS"]*kg
+}
+
+// mergeLoops bounds the loop iterations one invocation of merge.wgsl runs
+// folding parts partial results of Dv columns with lanes invocations a
+// row (its header's count).
+func mergeLoops(parts, dv, lanes int) int {
+	return 2*parts + max(ceilDiv(dv, 4*lanes)*(parts+1), ceilDiv(dv, lanes))
+}
+
+// kernelLoops bounds the loop iterations one invocation of the fused
+// kernel c runs over keys keys.
+func kernelLoops(c fusedChoice, d, dv, keys int) int {
+	switch {
+	case c.decode():
+		return decodeLoops(c.dec, d, dv, keys)
+	case c.rows > 0:
+		return keys + 2*c.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4))
+	}
+	return fusedLoops(max(c.tk, 1), d, dv, keys)
+}
+
 // planLoops bounds the loop iterations any one invocation runs for p
 // under plan a on a device with mem bytes of workgroup memory: the fused
 // kernel over its largest chunk, scores over its head-dim chunk, context
@@ -68,12 +111,9 @@ func fusedLoops(tk, d, dv, keys int) int {
 // its chunks and merge over Dv. The tests that run the hardware plan on
 // lavapipe keep to problems where this stays within loopBudget.
 func planLoops(a adapterPlan, p backend.Problem, mem int) int {
-	rows, tk, chunk := a.fusedKernel(mem, p.D, p.Dv)
-	keys := min(chunk, p.Nk)
-	fused := keys + 2*rows*(ceilDiv(p.D, 4)+ceilDiv(p.Dv, 4))
-	if rows == 0 {
-		fused = fusedLoops(max(tk, 1), p.D, p.Dv, keys)
-	}
+	c := a.fusedFor(mem, p)
+	keys := min(c.chunk, p.Nk)
+	fused := kernelLoops(c, p.D, p.Dv, keys)
 	scores := mmIters * ceilDiv(min(a.mmChunk(), p.D), mmStep)
 	context := mmIters * ceilDiv(min(a.mmChunk(), p.Nk), mmStep)
 	softmax := ceilDiv(p.Nk, smWG*smPer) + smPer + 64
@@ -188,5 +228,81 @@ func TestPlanKernels(t *testing.T) {
 		if n := planLoops(cpu, p, 32768); n > loopBudget {
 			t.Errorf("cpu: %+v runs %d loop iterations an invocation, more than %d", p, n, loopBudget)
 		}
+	}
+}
+
+// TestPlanDecode checks decodeKernel for every pair of head dims, groups,
+// query counts and sizes of workgroup memory: never under the CPU plan;
+// under the hardware plan for up to decodeMaxNq queries and value heads
+// of up to 4·decodeWG, with a tile that fits the memory (decodeMem when
+// one fits there), heads dividing the group, at most decodeMaxRows rows
+// in balanced tiles of queries, a kernel whose constants the shaders
+// accept (on lavapipe's memory), and never where fusedloop.wgsl would not fit (FusedSupports
+// asks only that); the H100's decoding shape gets all 4 heads of a group
+// and tiles of 32 keys.
+func TestPlanDecode(t *testing.T) {
+	cpu, _ := choosePlan("cpu", gputypes.DeviceTypeOther)
+	hw, _ := choosePlan("hardware", gputypes.DeviceTypeOther)
+	dims := []int{1, 5, 16, 33, 64, 128, 256, 512, 513, 4096}
+	generated := map[shaders.FusedDecodeConsts]bool{}
+	for _, mem := range []int{minWorkgroupStorage, 32768, 49152} {
+		for _, d := range dims {
+			for _, dv := range dims {
+				for _, g := range []int{1, 2, 3, 4, 8, 32} {
+					for _, nq := range []int{0, 1, 3, 5, 16, 17} {
+						if _, ok := cpu.decodeKernel(mem, d, dv, g, nq); ok {
+							t.Fatalf("cpu: decodeKernel(%d, %d, %d, %d, %d) decodes", mem, d, dv, g, nq)
+						}
+						dt, ok := hw.decodeKernel(mem, d, dv, g, nq)
+						where := fmt.Sprintf("hardware: decodeKernel(%d, %d, %d, %d, %d) = %+v, %t", mem, d, dv, g, nq, dt, ok)
+						if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG {
+							if ok {
+								t.Fatalf("%s: want fusedloop.wgsl", where)
+							}
+							continue
+						}
+						if !ok {
+							if d <= 256 && dv <= 256 {
+								t.Fatalf("%s: no tile fits", where)
+							}
+							continue
+						}
+						c := dt.consts(d, dv)
+						bytes := c.WorkgroupBytes()
+						if bytes > mem || (bytes > decodeMem && dt.tk >= decodeMinK && mem > decodeMem && d <= 256 && dv <= 256) {
+							t.Errorf("%s: %d bytes of workgroup memory", where, bytes)
+						}
+						if g%dt.heads != 0 || dt.heads*dt.rows > decodeMaxRows || dt.rows > nq || dt.tk < 1 || dt.tk > decodeMaxK {
+							t.Errorf("%s: not a tile of the group", where)
+						}
+						if tiles := ceilDiv(nq, dt.rows); ceilDiv(nq, tiles) != dt.rows {
+							t.Errorf("%s: %d queries in unbalanced tiles of %d", where, nq, dt.rows)
+						}
+						if mem == 32768 && !generated[c] {
+							generated[c] = true
+							if _, err := shaders.FusedDecode.Generate(c); err != nil {
+								t.Errorf("%s: %v", where, err)
+							}
+						}
+						if _, tk, _ := hw.fusedKernel(mem, d, dv); tk == 0 {
+							t.Errorf("%s, but fusedloop.wgsl fits no tile", where)
+						}
+					}
+				}
+			}
+		}
+	}
+	if dt, ok := hw.decodeKernel(49152, 128, 128, 4, 1); !ok || dt != (decodeTile{4, 1, 32}) {
+		t.Errorf("hardware: the H100's decoding shape: decodeKernel(49152, 128, 128, 4, 1) = %+v, %t; want 4 heads, 1 query, 32 keys", dt, ok)
+	}
+	// A problem's step decodes by its longest sequence's queries.
+	p := backend.Problem{B: 3, H: 8, KVHeads: 2, Nq: 40, Nk: 100, D: 64, Dv: 64,
+		Packed: &backend.Packed{CuQ: []int{0, 1, 18, 20}}, Layout: backend.BNHD}
+	if c := hw.fusedFor(32768, p); c.decode() {
+		t.Errorf("hardware: a packed step of 16 and 17 queries runs %+v, want fusedloop.wgsl", c)
+	}
+	p.Packed.CuQ = []int{0, 1, 17, 19}
+	if c := hw.fusedFor(32768, p); !c.decode() || c.dec.heads != 4 || c.dec.rows != 4 {
+		t.Errorf("hardware: a packed step of at most 16 queries runs %+v, want fuseddecode.wgsl, 4 heads × 4 queries", c)
 	}
 }

@@ -36,12 +36,14 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 // backendSpecs lists every specialisation the backend's ops ask for with
 // head dims D, Dv drawn from dims (each pair), under both plans
 // (adapterPlan), built from the same constants as the ops (adapterplan.go
-// and each kernel's file). Scores, softmax, context and merge have one
-// each, and pack one a half dtype; a pair has the fused kernel each plan's
-// fusedKernel picks for it, on b's workgroup memory and on the least
-// WebGPU allows. The half operands' loaders are compiled for scores and
-// context, and for the fused kernels of a few pairs (odd, vec4 and wide
-// heads), with each half dtype on every operand.
+// and each kernel's file). Scores, softmax, context have one each, merge
+// one a plan, and pack one a half dtype; a pair has the fused kernel each
+// plan's fusedKernel picks for it, on b's workgroup memory and on the
+// least WebGPU allows, and the hardware plan's decoding kernel for the
+// pairs of equal dims (and an odd and a wide pair) for a few groups and
+// query counts (decodeKernel). The half operands' loaders are compiled
+// for scores and context, and for the fused kernels of a few pairs (odd,
+// vec4 and wide heads), with each half dtype on every operand.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
 	f16, bf16 := shaders.F16, shaders.BF16
@@ -91,6 +93,37 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				if s := fused(ap, mem, hd[0], hd[1], e); !slices.Contains(specs, s) {
 					specs = append(specs, s)
 				}
+			}
+		}
+		if !ap.hardware {
+			continue
+		}
+		// The decoding kernel: G = 1 (key groups summed at the end), 4 and
+		// 8 (several rows an invocation), 3 (odd), 32 (two workgroups a
+		// group); half operands for the vec4 and the scalar loaders.
+		pairs := [][2]int{{5, 7}, {80, 200}}
+		for _, d := range dims {
+			pairs = append(pairs, [2]int{d, d})
+		}
+		for _, hd := range pairs {
+			for _, gq := range [][2]int{{1, 1}, {4, 1}, {8, 3}, {3, 4}, {32, 1}} {
+				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
+					dt, ok := ap.decodeKernel(m, hd[0], hd[1], gq[0], gq[1])
+					if !ok {
+						t.Fatalf("plan %v: decodeKernel(%d, %d, %d, %d, %d) fits no tile", ap, m, hd[0], hd[1], gq[0], gq[1])
+					}
+					if s := dt.consts(hd[0], hd[1]); !slices.Contains(specs, shaders.Spec(s)) {
+						specs = append(specs, s)
+					}
+				}
+			}
+		}
+		for _, hd := range [][2]int{{5, 7}, {128, 128}} {
+			dt, _ := ap.decodeKernel(mem, hd[0], hd[1], 4, 1)
+			for _, e := range []shaders.Elem{f16, bf16} {
+				s := dt.consts(hd[0], hd[1])
+				s.Q, s.K, s.V, s.Bias = e, e, e, e
+				specs = append(specs, s)
 			}
 		}
 	}

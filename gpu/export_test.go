@@ -2,7 +2,11 @@
 
 package gpu
 
-import "github.com/attn-go/attn/backend"
+import (
+	"fmt"
+
+	"github.com/attn-go/attn/backend"
+)
 
 // What the external tests need of the package's insides.
 
@@ -18,31 +22,24 @@ func PlanLoops(b *Backend, p backend.Problem) int {
 
 // FusedLoops bounds the loop iterations one invocation of Fused's
 // kernels runs for p under b's plan: the longest split of its steps
-// (fusedSteps, as Fused plans them for float32 operands) through
-// fused.wgsl or fusedloop.wgsl, and merge.wgsl folding the most splits
-// of one step. The tests that run the hardware plan on lavapipe keep
-// within its silent cap with it.
+// (fusedSteps, as Fused plans them for float32 operands) through the
+// kernel Fused picks (fusedFor: fused.wgsl, fusedloop.wgsl or
+// fuseddecode.wgsl), and merge.wgsl folding the most splits of one step.
+// The tests that run the hardware plan on lavapipe keep within its
+// silent cap with it.
 func FusedLoops(b *Backend, p backend.Problem) int {
 	p = p.Resolved()
-	rows, tk, chunk := b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv)
-	tileRows := fusedWG
-	if rows > 0 {
-		tileRows = fusedWG * rows
-	}
-	sp, err := b.stepPlanFor(p, max(tk, 1), chunk, tileRows, nil, nil)
+	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	sp, err := b.stepPlanFor(p, c, nil, nil)
 	if err != nil {
 		return 0
 	}
 	most := 0
 	for _, st := range fusedSteps(p, sp) {
 		keys := min(st.sk, st.j1-st.j0)
-		loops := keys + 2*rows*(ceilDiv(p.D, 4)+ceilDiv(p.Dv, 4))
-		if rows == 0 {
-			loops = fusedLoops(max(tk, 1), p.D, p.Dv, keys)
-		}
-		most = max(most, loops)
+		most = max(most, kernelLoops(c, p.D, p.Dv, keys))
 		if !st.direct() {
-			most = max(most, st.splits()*(p.Dv+2)+p.Dv)
+			most = max(most, mergeLoops(st.splits(), p.Dv, b.aplan.mergeRowLanes()))
 		}
 	}
 	return most
@@ -52,12 +49,8 @@ func FusedLoops(b *Backend, p backend.Problem) int {
 // by side for p under b's plan.
 func FusedSplits(b *Backend, p backend.Problem) int {
 	p = p.Resolved()
-	rows, tk, chunk := b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv)
-	tileRows := fusedWG
-	if rows > 0 {
-		tileRows = fusedWG * rows
-	}
-	sp, err := b.stepPlanFor(p, max(tk, 1), chunk, tileRows, nil, nil)
+	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	sp, err := b.stepPlanFor(p, c, nil, nil)
 	if err != nil {
 		return 0
 	}
@@ -66,6 +59,20 @@ func FusedSplits(b *Backend, p backend.Problem) int {
 		most = max(most, st.splits())
 	}
 	return most
+}
+
+// FusedKernel names the kernel Fused runs p with under b's plan:
+// "fused", "fusedloop" or "fuseddecode" (and its tile, for the last:
+// heads × queries a workgroup, keys a tile).
+func FusedKernel(b *Backend, p backend.Problem) string {
+	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p.Resolved())
+	switch {
+	case c.decode():
+		return fmt.Sprintf("fuseddecode %d×%d, %d keys", c.dec.heads, c.dec.rows, c.dec.tk)
+	case c.rows > 0:
+		return "fused"
+	}
+	return "fusedloop"
 }
 
 // ShrinkBinding makes b bind at most bytes a storage binding from now on

@@ -10,21 +10,27 @@ import (
 	"github.com/attn-go/attn/shaders"
 )
 
-// This file runs fused.wgsl or fusedloop.wgsl, and merge.wgsl, which
-// only Fused uses (Backend.Fused); fusedplan.go plans its steps.
+// This file runs fused.wgsl, fusedloop.wgsl or fuseddecode.wgsl, and
+// merge.wgsl, which only Fused uses (Backend.Fused); fusedplan.go plans
+// its steps.
 
-// fusedKernel is how Fused runs head dims d, dv on this backend (see
-// adapterPlan.fusedKernel): fused.wgsl with rows query rows an
-// invocation, or fusedloop.wgsl (rows = 0) with tiles of tk keys, in
-// chunks of at most chunk keys. The error wraps backend.ErrUnsupported
-// when neither fits the device.
-func (b *Backend) fusedKernel(d, dv int) (rows, tk, chunk int, err error) {
-	rows, tk, chunk = b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), d, dv)
-	if rows == 0 && tk == 0 {
-		return 0, 0, 0, backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
-			d, dv, b.lim.MaxComputeWorkgroupStorageSize)
+// fusedKernel is how Fused runs p (resolved) on this backend (see
+// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step under the
+// hardware plan, else fused.wgsl with rows query rows an invocation or
+// fusedloop.wgsl with tiles of tk keys, in chunks of at most chunk keys.
+// The error wraps backend.ErrUnsupported when no kernel fits the device.
+func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
+	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	if !c.fits() {
+		return c, b.unfit(p)
 	}
-	return rows, tk, chunk, nil
+	return c, nil
+}
+
+// unfit is the error for head dims no fused kernel fits.
+func (b *Backend) unfit(p backend.Problem) error {
+	return backend.Errorf(backend.ErrUnsupported, "gpu: fused: head dims D=%d Dv=%d do not fit the device's %d bytes of workgroup memory; use the staged strategy",
+		p.D, p.Dv, b.lim.MaxComputeWorkgroupStorageSize)
 }
 
 // Fused runs flash attention: the key range is cut into steps, each a
@@ -52,17 +58,16 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if pr.OLen() == 0 {
 		return nil
 	}
-	// fused.wgsl, one key per loop iteration, or fusedloop.wgsl, in tiles
-	// of tk keys, as the adapter's plan says.
-	rows, tk, chunk, err := b.fusedKernel(pr.D, pr.Dv)
+	// fused.wgsl, one key per loop iteration, fusedloop.wgsl, in tiles
+	// of tk keys, or fuseddecode.wgsl, a KV head's group of query heads
+	// a workgroup, as the adapter's plan and the step's queries say.
+	fc, err := b.fusedKernel(pr)
 	if err != nil {
 		return err
 	}
-	tileRows := fusedWG // query rows per workgroup
-	if rows > 0 {
-		tileRows = fusedWG * rows
-	}
-	sp, err := b.stepPlanFor(pr, tk, chunk, tileRows, bufs[1], bufs[2])
+	rows := fc.rows
+	tileRows, heads := fc.tileRows(), fc.heads() // query rows of each of heads query heads a workgroup
+	sp, err := b.stepPlanFor(pr, fc, bufs[1], bufs[2])
 	if err != nil {
 		return err
 	}
@@ -105,11 +110,16 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		defer vars.free()
 	}
 	var fused *pipeline
-	if rows > 0 {
+	switch {
+	case fc.decode():
+		dc := fc.dec.consts(pr.D, pr.Dv)
+		dc.Q, dc.K, dc.V, dc.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])
+		fused, err = b.pipeline(dc, "main")
+	case rows > 0:
 		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv,
 			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
-	} else {
-		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: pr.D, DV: pr.Dv,
+	default:
+		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: fc.tk, D: pr.D, DV: pr.Dv,
 			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
 	}
 	if err != nil {
@@ -161,11 +171,14 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	}
 	var prm shaders.FusedParams
 	var mprm shaders.MergeParams
+	// fused.wgsl and fuseddecode.wgsl bind K and V as vec4s where the
+	// head dims allow.
+	vec4 := rows > 0 || fc.decode()
 	ops := func(out, outLSE *buffer, ns int) []operand {
 		r := []operand{
 			{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-			{name: "k", x: bufs[1], t: kt, vec4: rows > 0 && pr.D%4 == 0, at: &prm.K},
-			{name: "v", x: bufs[2], t: vt, vec4: rows > 0 && pr.Dv%4 == 0, at: &prm.V},
+			{name: "k", x: bufs[1], t: kt, vec4: vec4 && pr.D%4 == 0, at: &prm.K},
+			{name: "v", x: bufs[2], t: vt, vec4: vec4 && pr.Dv%4 == 0, at: &prm.V},
 			{name: "bias", x: bufs[3], mask: &prm.Bias},
 			{name: "keep", x: bufs[4], mask: &prm.Keep},
 			{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
@@ -206,12 +219,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		}
 		fo := ops(out, outLSE, ns)
 		mo := mergeOps(ns)
-		grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), u.bh1 - u.bh0, ns} }
+		grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), (u.bh1 - u.bh0) / heads, ns} }
 		cost := func(u unit) float64 {
 			return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
 		}
 		units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
-			splitter{rowAlign: tileRows}, append(fo, mo...), grid, cost)
+			splitter{headAlign: heads, rowAlign: tileRows}, append(fo, mo...), grid, cost)
 		if err != nil {
 			return err
 		}
@@ -253,17 +266,23 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	return b.run(ctx, "fused", ds)
 }
 
-// stepPlanFor bounds Fused's steps for pr (fusedSteps) on this device:
-// splits of at most chunk keys (the kernel's loop cap), steps whose K and
-// V windows fit a binding (kx and vx are K and V, whose dtypes size the
-// windows; nil is float32) — or, for a paged pool larger than one
-// binding, each sequence's steps cut so that their pages lie within one
-// window — as many splits side by side as merge.wgsl's loop and
-// splitScratch allow, and keys split further when a step has fewer
-// workgroups than the adapter wants.
-func (b *Backend) stepPlanFor(pr backend.Problem, tk, chunk, tileRows int, kx, vx *buffer) (stepPlan, error) {
-	sp := stepPlan{chunk: chunk, span: unbounded, tileRows: tileRows,
+// stepPlanFor bounds Fused's steps for pr (fusedSteps) through kernel fc
+// on this device: splits of at most fc.chunk keys (the kernel's loop
+// cap), steps whose K and V windows fit a binding (kx and vx are K and
+// V, whose dtypes size the windows; nil is float32) — or, for a paged
+// pool larger than one binding, each sequence's steps cut so that their
+// pages lie within one window — as many splits side by side as
+// merge.wgsl's loop and splitScratch allow, and keys split further when a
+// step has fewer workgroups than the adapter wants (the decoding kernel
+// wants more of them, and smaller, than the others: decodeTarget).
+func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedChoice, kx, vx *buffer) (stepPlan, error) {
+	tk := max(fc.tk, 1)
+	sp := stepPlan{chunk: fc.chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
 		target: b.aplan.splitTarget(), minSplit: fusedMinSplit, work: b.budget / float64(2*pr.D+2*pr.Dv)}
+	parts := b.aplan.mergeParts(pr.Dv)
+	if fc.decode() {
+		sp.target, sp.minSplit, parts = decodeTarget, decodeMinSplit, decodeMaxParts
+	}
 	kt, vt := kTensor(pr), vTensor(pr)
 	if pg := pr.Paged; pg == nil {
 		// A K or V window of one head must fit one binding (less the
@@ -287,7 +306,7 @@ func (b *Backend) stepPlanFor(pr backend.Problem, tk, chunk, tileRows int, kx, v
 		}
 		sp.cut = pageCuts(pg, 1, pages)
 	}
-	sp.parts = max(1, min(b.aplan.mergeParts(pr.Dv), splitScratch/max(pr.OLen(), 1)))
+	sp.parts = max(1, min(parts, splitScratch/max(pr.OLen(), 1)))
 	return sp, nil
 }
 

@@ -38,8 +38,10 @@ type stepPlan struct {
 	// parts is the most splits a step may have (the scratch their partial
 	// results take, and merge.wgsl's loop), ≥ 1.
 	parts int
-	// tileRows is the query rows of one workgroup.
-	tileRows int
+	// tileRows is the query rows of one workgroup, of each of its heads
+	// heads (fuseddecode.wgsl's workgroups hold several query heads of
+	// one KV head; 0 counts as 1).
+	tileRows, heads int
 	// target is the workgroups a step should have: when its rows and
 	// heads give fewer (decoding: a query or a few over a long cache),
 	// its keys are split into pieces of at least minSplit keys until
@@ -142,7 +144,7 @@ func fusedSteps(p backend.Problem, sp stepPlan) []fusedStep {
 					ends = append(ends, start+c[1])
 				}
 			}
-			wgs := ceilDiv(r1-r0, sp.tileRows) * (b1 - b0) * p.H
+			wgs := ceilDiv(r1-r0, sp.tileRows) * (b1 - b0) * p.H / max(sp.heads, 1)
 			j0 := start
 			for c, j1 := range ends {
 				n := j1 - j0

@@ -246,6 +246,7 @@ func TestFusedStepsSplit(t *testing.T) {
 			span:     []int{1, 7, 100, unbounded}[rng.IntN(4)],
 			parts:    []int{1, 2, 5, 64}[rng.IntN(4)],
 			tileRows: []int{1, 8, 64}[rng.IntN(3)],
+			heads:    []int{1, p.H}[rng.IntN(2)],
 			target:   []int{0, 4, 256}[rng.IntN(3)],
 			minSplit: []int{1, 3, 256}[rng.IntN(3)],
 		}
@@ -261,7 +262,7 @@ func TestFusedStepsSplit(t *testing.T) {
 		for _, st := range steps {
 			n := st.j1 - st.j0
 			if n > 0 && st.splits() > ceilDiv(n, min(sp.chunk, n)) {
-				wgs := ceilDiv(st.i1-st.i0, sp.tileRows) * (st.b1 - st.b0) * p.H
+				wgs := ceilDiv(st.i1-st.i0, sp.tileRows) * (st.b1 - st.b0) * p.H / sp.heads
 				if wgs*st.splits() > 2*sp.target+2*wgs || st.sk < min(sp.minSplit, sp.chunk, n) {
 					t.Fatalf("%+v: step %+v: %d splits of %d keys for %d workgroups, target %d", p, st, st.splits(), st.sk, wgs, sp.target)
 				}
@@ -300,6 +301,33 @@ func TestFusedStepsDecode(t *testing.T) {
 	short.Nk = 300
 	if steps := fusedSteps(short, hw); len(steps) != 1 || steps[0].splits() != 2 || steps[0].sk != 256 {
 		t.Errorf("300 keys: steps %v, want 2 splits of at least 256 keys", steps)
+	}
+}
+
+// TestFusedStepsDecodeKernel shows the splits the decoding kernel's
+// steps get (stepPlanFor's plan for fuseddecode.wgsl: one workgroup a KV
+// head's group, decodeTarget workgroups in all, splits of at least
+// decodeMinSplit keys, at most decodeMaxParts of them): the H100 shape
+// of 32 heads over 8 KV heads decoding over 32768 keys is 8 workgroups a
+// split, so 128 splits of 256 keys, 1024 workgroups; over 4096 keys,
+// splits of decodeMinSplit; a batch of 64 such sequences has workgroups
+// enough in 2 splits.
+func TestFusedStepsDecodeKernel(t *testing.T) {
+	p := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: 32768, D: 128}.Resolved()
+	sp := stepPlan{chunk: unbounded, span: unbounded, parts: decodeMaxParts, tileRows: 1, heads: 4,
+		target: decodeTarget, minSplit: decodeMinSplit}
+	steps := fusedSteps(p, sp)
+	if len(steps) != 1 || steps[0].splits() != 128 || steps[0].sk != 256 {
+		t.Errorf("32768 keys: steps %+v, want one of 128 splits of 256 keys", steps)
+	}
+	checkSteps(t, p, sp, steps)
+	p.Nk = 4096
+	if steps := fusedSteps(p, sp); len(steps) != 1 || steps[0].splits() != 4096/decodeMinSplit || steps[0].sk != decodeMinSplit {
+		t.Errorf("4096 keys: steps %+v, want one of %d splits of %d keys", steps, 4096/decodeMinSplit, decodeMinSplit)
+	}
+	p.B = 64
+	if steps := fusedSteps(p, sp); len(steps) != 1 || steps[0].splits() != 2 {
+		t.Errorf("B = 64, 4096 keys: steps %+v, want one of 2 splits", steps)
 	}
 }
 

@@ -183,11 +183,14 @@ func windowFor(lo, hi, align, bufLen int) window {
 }
 
 // splitter cuts units until each satisfies ok, halving the head range
-// first, then the query rows (in multiples of rowAlign), then the keys (in
-// multiples of keyAlign, only when splitKeys). It reports false when a
-// unit of one head, one row tile and one key tile still fails.
+// first (in multiples of headAlign, when set: a unit that starts on one
+// ends on one), then the query rows (in multiples of rowAlign), then the
+// keys (in multiples of keyAlign, only when splitKeys). It reports false
+// when a unit of one head (headAlign heads), one row tile and one key
+// tile still fails.
 type splitter struct {
 	ok        func(unit) bool
+	headAlign int
 	rowAlign  int
 	keyAlign  int
 	splitKeys bool
@@ -197,10 +200,11 @@ func (s splitter) split(u unit, out []unit) ([]unit, bool) {
 	if s.ok(u) {
 		return append(out, u), true
 	}
+	ha := max(s.headAlign, 1)
 	var a, b unit
 	switch {
-	case u.bh1-u.bh0 > 1:
-		m := u.bh0 + (u.bh1-u.bh0)/2
+	case u.bh1-u.bh0 > ha:
+		m := u.bh0 + (u.bh1-u.bh0)/ha/2*ha
 		a, b = u, u
 		a.bh1, b.bh0 = m, m
 	case u.i1-u.i0 > s.rowAlign:

@@ -336,14 +336,20 @@ func checkSplit(t *testing.T, name string, s splitter, u unit, pieces []unit) {
 				t.Errorf("%s: piece %+v: key boundary %d is not %d + a multiple of %d", name, a, e, u.j0, s.keyAlign)
 			}
 		}
-		if (a.i0 != u.i0 || a.i1 != u.i1) && a.bh1-a.bh0 != 1 {
-			t.Errorf("%s: piece %+v splits rows across several heads", name, a)
+		ha := max(s.headAlign, 1)
+		for _, e := range []int{a.bh0, a.bh1} {
+			if (e-u.bh0)%ha != 0 {
+				t.Errorf("%s: piece %+v: head boundary %d is not %d + a multiple of %d", name, a, e, u.bh0, ha)
+			}
+		}
+		if (a.i0 != u.i0 || a.i1 != u.i1) && a.bh1-a.bh0 != ha {
+			t.Errorf("%s: piece %+v splits rows across several heads (groups of %d)", name, a, ha)
 		}
 		if a.j0 != u.j0 || a.j1 != u.j1 {
 			if !s.splitKeys {
 				t.Errorf("%s: piece %+v splits keys without splitKeys", name, a)
 			}
-			if a.bh1-a.bh0 != 1 || a.i1-a.i0 > s.rowAlign {
+			if a.bh1-a.bh0 != ha || a.i1-a.i0 > s.rowAlign {
 				t.Errorf("%s: piece %+v splits keys before heads and rows", name, a)
 			}
 		}
@@ -374,6 +380,9 @@ func TestSplit(t *testing.T) {
 		{"empty unit", splitter{ok: func(u unit) bool { return heads(u) <= 0 }, rowAlign: 1}, unit{3, 3, 0, 10, 0, 10}, true, 1},
 		{"one head each", splitter{ok: func(u unit) bool { return heads(u) <= 1 }, rowAlign: 64}, unit{0, 7, 0, 300, 0, 500}, true, 7},
 		{"heads from an offset", splitter{ok: func(u unit) bool { return heads(u) <= 2 }, rowAlign: 64}, unit{5, 12, 0, 3, 0, 5}, true, 4},
+		{"groups of 4 heads", splitter{ok: func(u unit) bool { return heads(u) <= 4 }, headAlign: 4, rowAlign: 1}, unit{8, 32, 0, 3, 0, 5}, true, 6},
+		{"groups of 3 heads, then rows", splitter{ok: func(u unit) bool { return heads(u)*rows(u) <= 6 }, headAlign: 3, rowAlign: 2}, unit{0, 12, 0, 4, 0, 5}, true, 8},
+		{"a group of heads too many", splitter{ok: func(u unit) bool { return heads(u) <= 2 }, headAlign: 4, rowAlign: 1}, unit{0, 8, 0, 1, 0, 5}, false, 0},
 		{"row tiles of 64", splitter{ok: func(u unit) bool { return rows(u) <= 64 }, rowAlign: 64}, unit{0, 3, 0, 200, 0, 10}, true, 12},
 		{"row tiles from an unaligned start", splitter{ok: func(u unit) bool { return rows(u) <= 64 }, rowAlign: 64}, unit{0, 1, 37, 300, 0, 10}, true, 5},
 		{"rows exactly one tile", splitter{ok: func(u unit) bool { return rows(u) <= 64 && heads(u) <= 1 }, rowAlign: 64}, unit{0, 2, 0, 64, 0, 1}, true, 2},

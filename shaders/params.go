@@ -34,6 +34,10 @@ type Spec interface {
 	check() error
 }
 
+// Derived lists the constants Generate computes from s's given ones, in
+// the order it writes them.
+func Derived(s Spec) []Const { return s.derived() }
+
 // Const is one named constant of a specialisation.
 type Const struct {
 	Name  string
@@ -77,6 +81,16 @@ type FusedLoopConsts struct {
 	Q, K, V, Bias Elem
 }
 
+// FusedDecodeConsts specialises fuseddecode.wgsl: WG invocations a
+// workgroup, which holds NQ query rows of each of HG query heads that
+// share one KV head (R = HG·NQ rows), streams the keys in tiles of TK
+// through workgroup memory, for head dims D and DV; the operands' storage
+// as in FusedConsts.
+type FusedDecodeConsts struct {
+	WG, HG, NQ, TK, D, DV int
+	Q, K, V, Bias         Elem
+}
+
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
 // them to a query row (L divides WG).
 type MergeConsts struct{ WG, L int }
@@ -88,13 +102,14 @@ type PackConsts struct {
 	O  Elem
 }
 
-func (ScoresConsts) Kernel() *Kernel    { return &Scores }
-func (SoftmaxConsts) Kernel() *Kernel   { return &Softmax }
-func (ContextConsts) Kernel() *Kernel   { return &Context }
-func (FusedConsts) Kernel() *Kernel     { return &Fused }
-func (FusedLoopConsts) Kernel() *Kernel { return &FusedLoop }
-func (MergeConsts) Kernel() *Kernel     { return &Merge }
-func (PackConsts) Kernel() *Kernel      { return &Pack }
+func (ScoresConsts) Kernel() *Kernel      { return &Scores }
+func (SoftmaxConsts) Kernel() *Kernel     { return &Softmax }
+func (ContextConsts) Kernel() *Kernel     { return &Context }
+func (FusedConsts) Kernel() *Kernel       { return &Fused }
+func (FusedLoopConsts) Kernel() *Kernel   { return &FusedLoop }
+func (FusedDecodeConsts) Kernel() *Kernel { return &FusedDecode }
+func (MergeConsts) Kernel() *Kernel       { return &Merge }
+func (PackConsts) Kernel() *Kernel        { return &Pack }
 
 func (c ScoresConsts) derived() []Const {
 	return []Const{{"QS", c.TM * c.TD}, {"KS", c.TN * c.TD}, {"WX", c.TN / c.RN}, {"WY", c.TM / c.RM},
@@ -110,6 +125,51 @@ func (c FusedLoopConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
 }
 
+// derived of fuseddecode.wgsl: the tiles' sizes (K rows padded to KP, an
+// odd number of vec4s, and score rows to TKP, odd too, so that
+// invocations reading adjacent keys' rows hit distinct banks), and how
+// the P·V phase shares out the R·DV4 output vec4s (Groups): KG key groups
+// of RG row groups of RPI rows. After the last tile the K tile's memory
+// holds the key groups' sums, RX rows at a time (ROUNDS rounds, their
+// sums of p in LRED f32s), so KS is the larger of the two.
+func (c FusedDecodeConsts) derived() []Const {
+	d4, dv4 := ceil4(c.D), ceil4(c.DV)
+	r := c.HG * c.NQ
+	rg, kg, rpi := c.Groups()
+	ks := max(c.TK*(d4|1), kg*rg*dv4)
+	rx := min(rpi, ks/(kg*rg*dv4))
+	return []Const{{"D4", d4}, {"DV4", dv4}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
+		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
+		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"RX", rx}, {"ROUNDS", (rpi + rx - 1) / rx}, {"LRED", kg * rg * rx}}
+}
+
+// Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DV4
+// column vec4s out among its WG invocations: WG/DV4 invocations to a
+// column, in kg key groups (keys kg apart in a tile, at most TK of them)
+// times rg row groups (rows rg apart, rpi of them each), each invocation
+// summing one column of its rows over its keys. Key groups come first:
+// each V element is then loaded by one invocation only, and the groups'
+// sums are added once, at the end.
+func (c FusedDecodeConsts) Groups() (rg, kg, rpi int) {
+	r := c.HG * c.NQ
+	u := max(1, c.WG/ceil4(c.DV))
+	kg = max(1, min(u, c.TK))
+	rg = max(1, min(r, u/kg))
+	return rg, kg, (r + rg - 1) / rg
+}
+
+// WorkgroupBytes is the workgroup memory fuseddecode.wgsl declares for
+// these constants: the K tile and the queries (vec4s), the scores, the
+// running maxima and rescale factors and the key groups' sums of p (f32)
+// and the rows' key spans (vec2<u32>).
+func (c FusedDecodeConsts) WorkgroupBytes() int {
+	v := map[string]int{}
+	for _, d := range c.derived() {
+		v[d.Name] = d.Value
+	}
+	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]) + 8*v["R"]
+}
+
 func (MergeConsts) derived() []Const { return nil }
 func (PackConsts) derived() []Const  { return nil }
 
@@ -123,6 +183,15 @@ func (c SoftmaxConsts) check() error {
 }
 func (FusedConsts) check() error     { return nil }
 func (FusedLoopConsts) check() error { return nil }
+func (c FusedDecodeConsts) check() error {
+	if r := c.HG * c.NQ; r > c.WG {
+		return fmt.Errorf("R = HG·NQ = %d rows exceed WG = %d (one invocation a row keeps its maximum)", r, c.WG)
+	}
+	if dv4 := ceil4(c.DV); dv4 > c.WG {
+		return fmt.Errorf("DV = %d needs %d column vec4s, more than WG = %d invocations", c.DV, dv4, c.WG)
+	}
+	return nil
+}
 func (c MergeConsts) check() error {
 	if c.WG%c.L != 0 {
 		return fmt.Errorf("L = %d lanes a row do not divide WG = %d", c.L, c.WG)
@@ -295,8 +364,8 @@ type ContextParams struct {
 	O     Tensor `wgsl:"o"`
 }
 
-// FusedParams is the Params of fused.wgsl and of fusedloop.wgsl (the two
-// are interchangeable to the host). The unit's keys [j0, j1) are cut into
+// FusedParams is the Params of fused.wgsl, fusedloop.wgsl and
+// fuseddecode.wgsl (the three are interchangeable to the host). The unit's keys [j0, j1) are cut into
 // splits of sk keys, one for each z of the grid, whose results go
 // side by side: split z writes its O z·o_z and its LSE z·lse_z elements
 // past split 0's. Seq and Table are where the per-sequence entries and

@@ -165,6 +165,16 @@ var (
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
 	}
+	FusedDecode = Kernel{
+		Name:     "fuseddecode",
+		Consts:   reflect.TypeFor[FusedDecodeConsts](),
+		Params:   reflect.TypeFor[FusedParams](),
+		Bindings: fusedBindings,
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
+		Template: true,
+		Vec4:     map[string]string{"k": "D", "v": "DV"},
+	}
 	Merge = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),
@@ -184,10 +194,10 @@ var (
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, Merge, Pack}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedDecode, Merge, Pack}
 
-// fusedBindings are fused.wgsl's and fusedloop.wgsl's: the two kernels
-// are interchangeable to the host.
+// fusedBindings are fused.wgsl's, fusedloop.wgsl's and fuseddecode.wgsl's:
+// the three kernels are interchangeable to the host.
 var fusedBindings = []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
 	{"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}}
 

@@ -33,6 +33,9 @@ var golden = []struct {
 	{"fused_d80_dv40.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 80, DV: 40}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
+	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 64, D: 128, DV: 128}},
+	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
+	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
@@ -43,6 +46,8 @@ var golden = []struct {
 	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
 	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
+	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 64, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},
+	{"fuseddecode_g2_d5_dv7_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, Q: BF16, K: BF16, V: F16}},
 }
 
 // TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so
@@ -233,7 +238,10 @@ func TestGenerateRejectsElem(t *testing.T) {
 //   - softmax: a workgroup that is not a power of two (the tree reduction
 //     halves WG and drops the odd partial);
 //   - merge: lanes that do not divide the workgroup (the last row's
-//     lanes would run into the next workgroup's row).
+//     lanes would run into the next workgroup's row);
+//   - fuseddecode: more rows than invocations (one invocation keeps each
+//     row's maximum) or more column vec4s than invocations (each owns
+//     one column in the P·V phase).
 //
 // (fused's D4 and DV4 are derived from D and DV, so they cannot disagree.)
 func TestGenerateRejectsInconsistent(t *testing.T) {
@@ -247,6 +255,8 @@ func TestGenerateRejectsInconsistent(t *testing.T) {
 		{"context RN ∤ TN", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 3}},
 		{"softmax WG = 96", SoftmaxConsts{WG: 96, PER: 32}},
 		{"merge L ∤ WG", MergeConsts{WG: 64, L: 24}},
+		{"fuseddecode R > WG", FusedDecodeConsts{WG: 16, HG: 4, NQ: 5, TK: 8, D: 8, DV: 8}},
+		{"fuseddecode DV4 > WG", FusedDecodeConsts{WG: 16, HG: 1, NQ: 1, TK: 8, D: 8, DV: 65}},
 	}
 	for _, c := range cases {
 		if _, err := c.s.Kernel().Generate(c.s); err == nil {

@@ -1,0 +1,341 @@
+// fuseddecode: flash attention over one split of keys for the few query
+// rows of a decoding step, all of a KV head's query heads in one
+// workgroup, so that its K and V are read once for them all.
+//
+//   s_ij   = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
+//   O[i]   = Σ_j exp(s_ij − LSE[i]) · v_j            over the keys i sees in [j0, j1)
+//   LSE[i] = log(Σ_j exp(s_ij) + exp(sink_h))
+//
+// with the cap, ALiBi and sink under their flags, as in fused.wgsl.
+// A workgroup owns R = HG·NQ rows — query rows [row0, row0+NQ) of the HG
+// query heads h0 … h0+HG−1, which share KV head h0/G (GQA; HG divides G)
+// — and one split z of the keys (P.sk keys from j0 + z·sk). Row
+// r = g·NQ + n is query row row0 + n of head h0 + g. Its WG invocations
+// stream the split's keys in tiles of TK, each tile in five phases
+// between barriers (flash-decoding, FlashAttention's split-KV):
+//
+//   1. stage: the tile's K rows into ks, invocation t loading vec4s t,
+//      t + WG, … of the tile, so that adjacent invocations read adjacent
+//      addresses;
+//   2. scores: invocation t computes s for the pairs (row x/TK, key
+//      x mod TK), x = t, t + WG, …, from the rows' scaled queries in qs,
+//      into ss: −Inf where the row may not see the key (key range, keep,
+//      a −Inf bias, past its sequence);
+//   3. maxima: invocation r < R folds its row's scores into the running
+//      maximum ms[r] and keeps the factor cs[r] = exp(m_old − m_new) that
+//      the row's sums are rescaled by;
+//   4. weights: p = exp(s − m) in place of the scores;
+//   5. P·V: invocation t owns one column vec4 e = t mod DV4 of RPI rows
+//      (rows rg, rg + RG, …) over keys kg, kg + KG, … of the tile, its
+//      sums in registers: it rescales them by cs, then adds p·v with v
+//      read straight from V — adjacent invocations read adjacent columns
+//      of a key's row — and sums p beside them (the row's l). The WG/DV4
+//      invocations of a column are KG key groups first, so that each V
+//      element is loaded by one invocation, then RG row groups where a
+//      column has more invocations than a tile has keys
+//      (FusedDecodeConsts.Groups).
+//
+// After the last tile the KG key groups' sums are added through the K
+// tile's memory, RX rows a round, and each row writes O = acc/l and
+// LSE = m + log l; a row that sees no key in the split writes zeros and
+// LSE = −Inf (the sink logit under F_SINK, which joins split 0 only), so
+// the host can merge splits exactly (merge.wgsl), as it does fused.wgsl's
+// and fusedloop.wgsl's.
+//
+// Sequences as in fused.wgsl: packed query rows end at their sequence's
+// count, and every K and V row is found by kv_row (packed keys, paged
+// caches). Masks: the key range by position under F_RANGE (keys before
+// the first row's range and past the last row's are not staged at all),
+// an additive bias (−Inf hides a key) and a keep-mask (0 hides a key),
+// both broadcast through zero strides.
+//
+// q, k, v and bias are read through their loaders (q_at, k_at4 …), which
+// widen half operands; k and v are bound as vec4s when D and DV are
+// multiples of 4 (one load for four elements). o and lse are f32.
+//
+// Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
+// (read_write). bias, keep, vars and lse are only touched when a flag says
+// they are there.
+// Grid: x = tiles of NQ query rows in [i0, i1), y = groups of HG heads
+// from bh0 (bh0 a multiple of HG), z = splits of the keys.
+// Workgroup memory: KS + QS vec4s, SS + 2R + LRED f32 and R vec2<u32>
+// (FusedDecodeConsts.WorkgroupBytes; the host keeps it within 24 KiB
+// where it can, so that several workgroups share a compute unit).
+// Limits: R ≤ WG and DV4 ≤ WG (FusedDecodeConsts.check). An invocation
+// runs about ⌈QS/WG⌉ + tiles·(1 + ⌈TK·D4/WG⌉ + ⌈R·TK/WG⌉·(D4 + 2) + TK +
+// ⌈TK/KG⌉) + ROUNDS·KG loop iterations; this is the hardware plan's
+// kernel, with no loop cap, and only the tests that run that plan on
+// lavapipe keep to splits within lavapipe's.
+{{- $k4 := eq (mod .D 4) 0}}
+{{- $v4 := eq (mod .DV 4) 0}}
+
+// NEG_MAX starts each row's running maximum: finite, so that exp(m − m')
+// is never NaN and a hidden key's exp(−Inf − m) is 0.
+const NEG_MAX: f32 = -3.4028234e38;
+
+var<workgroup> ks: array<vec4<f32>, KS>;
+var<workgroup> qs: array<vec4<f32>, QS>;
+var<workgroup> ss: array<f32, SS>;
+var<workgroup> ms: array<f32, R>;
+var<workgroup> cs: array<f32, R>;
+var<workgroup> lred: array<f32, LRED>;
+var<workgroup> spans: array<vec2<u32>, R>;
+
+// load_q, load_k and load_v read elements 4·d4 … 4·d4+3 of the row at at
+// (an element index) of q, k and v, zeros past its end.
+fn load_q(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    if (d + 4u <= D) {
+        return vec4<f32>(q_at(at + d), q_at(at + d + 1u), q_at(at + d + 2u), q_at(at + d + 3u));
+    }
+    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
+    return r;
+}
+
+fn load_k(at: u32, d4: u32) -> vec4<f32> {
+{{- if $k4}}
+    return k_at4((at >> 2u) + d4);
+{{- else}}
+    let d = d4 * 4u;
+    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = k_at(at + d + 3u); }
+    return r;
+{{- end}}
+}
+
+fn load_v(at: u32, e: u32) -> vec4<f32> {
+{{- if $v4}}
+    return v_at4((at >> 2u) + e);
+{{- else}}
+    let d = e * 4u;
+    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = v_at(at + d + 3u); }
+    return r;
+{{- end}}
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let bhw = P.bh0 + wid.y * HG;
+    let b = bhw / P.H;
+    let h0 = bhw % P.H;
+    let kh = h0 / P.G;
+    let row0 = P.i0 + wid.x * NQ;
+    // A packed sequence's rows end at its own count; a workgroup past
+    // them returns as a whole, before any barrier.
+    let i1 = min(P.i1, seq_rows(b));
+    if (row0 >= i1) {
+        return;
+    }
+    let q0 = seq_q0(b);
+    let j0 = P.j0 + wid.z * P.sk;
+    let j1 = min(P.j1, j0 + P.sk);
+    // Keys outside [first row's lo, last row's hi) are seen by no row of
+    // this workgroup.
+    let jstart = max(j0, key_range(b, row0).x);
+    let jend = min(j1, key_range(b, min(row0 + NQ, i1) - 1u).y);
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    // The sink joins the first split only.
+    let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
+    let ninf = bitcast<f32>(NEG_INF);
+    // Dense and packed keys lie at one stride from the batch's first; a
+    // paged cache's are looked up a key at a time.
+    let paged = (P.flags & F_PAGED) != 0u;
+    var ka = kh * P.k_h - P.k_base;
+    var va = kh * P.v_h - P.v_base;
+    if (!paged) {
+        ka += kv_row(b, 0u, P.k_b, P.k_r);
+        va += kv_row(b, 0u, P.v_b, P.v_r);
+    }
+    let apos = alibi_pos(b);
+
+    // The rows' scaled queries (zeros for rows past the sequence), the
+    // keys of the split each row sees ([0, 0) past the sequence) and
+    // their running maxima.
+    for (var x = t; x < QS; x += WG) {
+        let r = x / D4;
+        let i = row0 + r % NQ;
+        var qv = vec4<f32>(0.0);
+        if (i < i1) {
+            let h = h0 + r / NQ;
+            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * P.scale;
+        }
+        qs[x] = qv;
+    }
+    if (t < R) {
+        let i = row0 + t % NQ;
+        var span = vec2<u32>(0u, 0u);
+        if (i < i1) {
+            let kr = key_range(b, i);
+            span = vec2<u32>(kr.x, min(j1, kr.y));
+        }
+        spans[t] = span;
+        var m = NEG_MAX;
+        if (has_sink) {
+            m = sink_logit(h0 + t / NQ);
+        }
+        ms[t] = m;
+    }
+
+    // The P·V phase's share of this invocation: column vec4 e of rows
+    // rg + RG·x, x < RPI, over keys kg + KG·y of each tile.
+    let e = t % DV4;
+    let u = t / DV4;
+    let rg = u % RG;
+    let kg = u / RG;
+    let pv = u < RG * KG;
+    // The sink's 1 joins one key group's sum.
+    let l_init = select(0.0, 1.0, has_sink && kg == 0u);
+{{- range $x := seq .RPI}}
+    let r{{$x}} = min(rg + {{$x}}u * RG, R - 1u);
+    var acc{{$x}} = vec4<f32>(0.0);
+    var l{{$x}} = l_init;
+{{- end}}
+
+    for (var jt = jstart; jt < jend; jt += TK) {
+        workgroupBarrier();
+        for (var x = t; x < TK * D4; x += WG) {
+            let jj = x / D4;
+            let j = jt + jj;
+            var kv = vec4<f32>(0.0);
+            if (j < jend) {
+                var kr = j * P.k_r;
+                if (paged) {
+                    kr = kv_row(b, j, P.k_b, P.k_r);
+                }
+                kv = load_k(ka + kr, x % D4);
+            }
+            ks[jj * KP + x % D4] = kv;
+        }
+        workgroupBarrier();
+        for (var x = t; x < R * TK; x += WG) {
+            let r = x / TK;
+            let jj = x % TK;
+            let j = jt + jj;
+            let span = spans[r];
+            var s = ninf;
+            if (j >= span.x && j < span.y) {
+                let h = h0 + r / NQ;
+                let i = row0 + r % NQ;
+                var keep_j = true;
+                if (has_keep) {
+                    keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
+                }
+                if (keep_j) {
+                    var dp = 0.0;
+                    for (var d4 = 0u; d4 < D4; d4++) {
+                        dp += dot(qs[r * D4 + d4], ks[jj * KP + d4]);
+                    }
+                    s = soft_cap(dp);
+                    if (has_bias) {
+                        let bv = bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
+                        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
+                    }
+                    s += alibi_slope(h) * alibi_dist(apos + i32(i), j);
+                }
+            }
+            ss[r * TKP + jj] = s;
+        }
+        workgroupBarrier();
+        if (t < R) {
+            let m = ms[t];
+            var mx = m;
+            for (var jj = 0u; jj < TK; jj++) {
+                mx = max(mx, ss[t * TKP + jj]);
+            }
+            cs[t] = exp(m - mx);
+            ms[t] = mx;
+        }
+        workgroupBarrier();
+        for (var x = t; x < R * TK; x += WG) {
+            let at = (x / TK) * TKP + x % TK;
+            ss[at] = exp(ss[at] - ms[x / TK]);
+        }
+        workgroupBarrier();
+        if (pv) {
+{{- range $x := seq .RPI}}
+            let c{{$x}} = cs[r{{$x}}];
+            acc{{$x}} *= c{{$x}};
+            l{{$x}} *= c{{$x}};
+{{- end}}
+            for (var jj = kg; jj < TK; jj += KG) {
+                let j = jt + jj;
+                if (j >= jend) {
+                    break;
+                }
+                var vr = j * P.v_r;
+                if (paged) {
+                    vr = kv_row(b, j, P.v_b, P.v_r);
+                }
+                let vv = load_v(va + vr, e);
+{{- range $x := seq .RPI}}
+                let p{{$x}} = ss[r{{$x}} * TKP + jj];
+                acc{{$x}} += p{{$x}} * vv;
+                l{{$x}} += p{{$x}};
+{{- end}}
+            }
+        }
+    }
+    workgroupBarrier();
+
+    // The key groups' sums, RX rows at a time, in the K tile's memory:
+    // group g's sum of column e of row slot y at ((y·KG + g)·RG + rg)·DV4 + e.
+    if (KG > 1u) {
+{{- range $k := seq .ROUNDS}}
+        if (pv) {
+{{- range $y := seq $.RX}}{{$x := add (mul $k $.RX) $y}}{{if lt $x $.RPI}}
+            ks[({{$y}}u * KG * RG + u) * DV4 + e] = acc{{$x}};
+            if (e == 0u) {
+                lred[{{$y}}u * KG * RG + u] = l{{$x}};
+            }
+{{- end}}{{end}}
+        }
+        workgroupBarrier();
+        if (pv && kg == 0u) {
+            for (var g = 1u; g < KG; g++) {
+{{- range $y := seq $.RX}}{{$x := add (mul $k $.RX) $y}}{{if lt $x $.RPI}}
+                acc{{$x}} += ks[({{$y}}u * KG * RG + g * RG + rg) * DV4 + e];
+                l{{$x}} += lred[{{$y}}u * KG * RG + g * RG + rg];
+{{- end}}{{end}}
+            }
+        }
+        workgroupBarrier();
+{{- end}}
+    }
+    if (!pv || kg != 0u) {
+        return;
+    }
+{{- range $x := seq .RPI}}
+    {
+        let r = rg + {{$x}}u * RG;
+        let i = row0 + r % NQ;
+        if (r < R && i < i1) {
+            let h = h0 + r / NQ;
+            var inv = 0.0;
+            if (l{{$x}} > 0.0) {
+                inv = 1.0 / l{{$x}};
+            }
+            let y = acc{{$x}} * inv;
+            let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base + e * 4u;
+            o[oa] = y.x;
+            if (e * 4u + 1u < DV) { o[oa + 1u] = y.y; }
+            if (e * 4u + 2u < DV) { o[oa + 2u] = y.z; }
+            if (e * 4u + 3u < DV) { o[oa + 3u] = y.w; }
+            if (e == 0u && (P.flags & F_LSE) != 0u) {
+                var lse_i = ninf;
+                if (l{{$x}} > 0.0) {
+                    lse_i = ms[r] + log(l{{$x}});
+                }
+                lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
+            }
+        }
+    }
+{{- end}}
+}

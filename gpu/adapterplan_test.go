@@ -73,7 +73,7 @@ func fusedLoops(tk, d, dv, keys int) int {
 //	  + TK                                 a row's maximum
 //	  + ⌈R·TK/WG⌉                          weights
 //	  + ⌈TK/KG⌉)                           P·V (its rows written out)
-//	+ ROUNDS·KG                            the key groups' sums
+//	+ KG                                   the key groups' sums
 func decodeLoops(t decodeTile, d, dv, keys int) int {
 	v := map[string]int{}
 	for _, c := range shaders.Derived(t.consts(d, dv)) {
@@ -82,7 +82,7 @@ func decodeLoops(t decodeTile, d, dv, keys int) int {
 	d4, r, kg := v["D4"], v["R"], v["KG"]
 	tiles := ceilDiv(keys, t.tk)
 	perTile := 1 + ceilDiv(t.tk*d4, decodeWG) + ceilDiv(r*t.tk, decodeWG)*(2+d4) + t.tk + ceilDiv(t.tk, kg)
-	return ceilDiv(r*d4, decodeWG) + tiles*perTile + v["ROUNDS"]*kg
+	return ceilDiv(r*d4, decodeWG) + tiles*perTile + kg
 }
 
 // mergeLoops bounds the loop iterations one invocation of merge.wgsl runs

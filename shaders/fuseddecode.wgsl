@@ -36,7 +36,7 @@
 //      (FusedDecodeConsts.Groups).
 //
 // After the last tile the KG key groups' sums are added through the K
-// tile's memory, RX rows a round, and each row writes O = acc/l and
+// tile's memory, and each row writes O = acc/l and
 // LSE = m + log l; a row that sees no key in the split writes zeros and
 // LSE = −Inf (the sink logit under F_SINK, which joins split 0 only), so
 // the host can merge splits exactly (merge.wgsl), as it does fused.wgsl's
@@ -63,7 +63,7 @@
 // where it can, so that several workgroups share a compute unit).
 // Limits: R ≤ WG and DV4 ≤ WG (FusedDecodeConsts.check). An invocation
 // runs about ⌈QS/WG⌉ + tiles·(1 + ⌈TK·D4/WG⌉ + ⌈R·TK/WG⌉·(D4 + 2) + TK +
-// ⌈TK/KG⌉) + ROUNDS·KG loop iterations; this is the hardware plan's
+// ⌈TK/KG⌉) + KG loop iterations; this is the hardware plan's
 // kernel, with no loop cap, and only the tests that run that plan on
 // lavapipe keep to splits within lavapipe's.
 {{- $k4 := eq (mod .D 4) 0}}
@@ -285,29 +285,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
 
-    // The key groups' sums, RX rows at a time, in the K tile's memory:
-    // group g's sum of column e of row slot y at ((y·KG + g)·RG + rg)·DV4 + e.
+    // The key groups' sums, in the K tile's memory: group g's sum of
+    // column e of its row x at ((x·KG + g)·RG + rg)·DV4 + e, its sum of p
+    // at (x·KG + g)·RG + rg.
     if (KG > 1u) {
-{{- range $k := seq .ROUNDS}}
         if (pv) {
-{{- range $y := seq $.RX}}{{$x := add (mul $k $.RX) $y}}{{if lt $x $.RPI}}
-            ks[({{$y}}u * KG * RG + u) * DV4 + e] = acc{{$x}};
+{{- range $x := seq .RPI}}
+            ks[(({{$x}}u * KG + kg) * RG + rg) * DV4 + e] = acc{{$x}};
             if (e == 0u) {
-                lred[{{$y}}u * KG * RG + u] = l{{$x}};
+                lred[({{$x}}u * KG + kg) * RG + rg] = l{{$x}};
             }
-{{- end}}{{end}}
+{{- end}}
         }
         workgroupBarrier();
         if (pv && kg == 0u) {
             for (var g = 1u; g < KG; g++) {
-{{- range $y := seq $.RX}}{{$x := add (mul $k $.RX) $y}}{{if lt $x $.RPI}}
-                acc{{$x}} += ks[({{$y}}u * KG * RG + g * RG + rg) * DV4 + e];
-                l{{$x}} += lred[{{$y}}u * KG * RG + g * RG + rg];
-{{- end}}{{end}}
+{{- range $x := seq .RPI}}
+                acc{{$x}} += ks[(({{$x}}u * KG + g) * RG + rg) * DV4 + e];
+                l{{$x}} += lred[({{$x}}u * KG + g) * RG + rg];
+{{- end}}
             }
         }
-        workgroupBarrier();
-{{- end}}
     }
     if (!pv || kg != 0u) {
         return;

@@ -130,31 +130,36 @@ func (c FusedLoopConsts) derived() []Const {
 // invocations reading adjacent keys' rows hit distinct banks), and how
 // the P·V phase shares out the R·DV4 output vec4s (Groups): KG key groups
 // of RG row groups of RPI rows. After the last tile the K tile's memory
-// holds the key groups' sums, RX rows at a time (ROUNDS rounds, their
-// sums of p in LRED f32s), so KS is the larger of the two.
+// holds the key groups' sums (their sums of p in LRED f32s), so KS is the
+// larger of the two.
 func (c FusedDecodeConsts) derived() []Const {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	r := c.HG * c.NQ
 	rg, kg, rpi := c.Groups()
-	ks := max(c.TK*(d4|1), kg*rg*dv4)
-	rx := min(rpi, ks/(kg*rg*dv4))
+	ks, lred := c.TK*(d4|1), 1
+	if kg > 1 {
+		ks, lred = max(ks, kg*rg*rpi*dv4), kg*rg*rpi
+	}
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
-		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"RX", rx}, {"ROUNDS", (rpi + rx - 1) / rx}, {"LRED", kg * rg * rx}}
+		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}}
 }
 
 // Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DV4
-// column vec4s out among its WG invocations: WG/DV4 invocations to a
-// column, in kg key groups (keys kg apart in a tile, at most TK of them)
+// column vec4s out among its WG invocations: U = WG/DV4 invocations to a
+// column, kg key groups (keys kg apart in a tile, at most TK of them)
 // times rg row groups (rows rg apart, rpi of them each), each invocation
-// summing one column of its rows over its keys. Key groups come first:
-// each V element is then loaded by one invocation only, and the groups'
-// sums are added once, at the end.
+// summing one column of its rows over its keys. Key groups come first —
+// each V element is then loaded by one invocation, and the groups' sums
+// are added once, at the end — but no more of them than leave an
+// invocation 4 rows, where the column's invocations are enough for that:
+// so the sums at the end take at most 4·WG vec4s, and an invocation's
+// registers at most 4 rows' sums whenever there are key groups to add.
 func (c FusedDecodeConsts) Groups() (rg, kg, rpi int) {
 	r := c.HG * c.NQ
 	u := max(1, c.WG/ceil4(c.DV))
-	kg = max(1, min(u, c.TK))
-	rg = max(1, min(r, u/kg))
+	rg = max(1, min(r, u, max((r+3)/4, (u+c.TK-1)/c.TK)))
+	kg = max(1, min(u/rg, c.TK))
 	return rg, kg, (r + rg - 1) / rg
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -31,6 +32,8 @@ const (
 //	fzvALiBi    ALiBi slopes 2^−(h+1)
 //	fzvSinks    Sinks[h] = h%5 − 2
 //	fzvKVLens   KVLens[b] = one of 0, Nk, Nk/2 by (b + vpar) % 3
+//	fzvPacked   packed queries (BNHD), and packed keys unless paged (fuzzSeqs)
+//	fzvPaged    a paged cache (fuzzSeqs)
 const (
 	fzvOffset = 1 << iota
 	fzvWindow
@@ -38,6 +41,8 @@ const (
 	fzvALiBi
 	fzvSinks
 	fzvKVLens
+	fzvPacked
+	fzvPaged
 )
 
 // fuzzMaxWork caps B·H·Nq·Nk·(D+Dv), the multiply-adds of one input, so
@@ -55,7 +60,8 @@ const (
 //	Nq = nq%301, Nk = nk%301, D = 1 + d%160, Dv = 1 + dv%160
 //	scale = remainder(scale, 4) ∈ [−2, 2], or 1/√D when not finite
 //
-// and flags as above, and the variants of vflags and vpar (fuzzVariants). Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
+// and flags as above, the variants of vflags and vpar (fuzzVariants), and
+// packed sequences or a paged cache (fuzzSeqs). Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
 // makes that mask dimension full rather than 1. A problem over
 // fuzzMaxWork loses batches, then query heads per KV head, then KV heads,
 // then half its queries, until it fits.
@@ -100,6 +106,7 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 		return &s
 	}
 	fuzzVariants(&p, vflags, vpar)
+	fuzzSeqs(&p, vflags, vpar)
 	if flags&fzBias != 0 {
 		bias = pat(biasPat)
 	}
@@ -142,9 +149,46 @@ func fuzzVariants(p *backend.Problem, vflags uint8, vpar uint16) {
 	}
 }
 
+// fuzzSeqs makes p's batches sequences of their own lengths: under
+// fzvPacked their queries packed (the BNHD layout), query counts
+//
+//	Nq − b·(1 + vpar&15) mod (Nq+1)
+//
+// and their keys packed too unless fzvPaged (key lengths replaced), under
+// fzvPaged a cache in pages of 1 + (vpar>>8) mod 17 keys with two spare
+// pages, sequence 1 sharing sequence 0's first page when vpar is odd;
+// key counts, packed or paged,
+//
+//	Nk − b·(1 + vpar>>4) mod (Nk+1)
+//
+// (sequence 0 the longest, Nq and Nk staying the bounds).
+func fuzzSeqs(p *backend.Problem, vflags uint8, vpar uint16) {
+	packed, paged := vflags&fzvPacked != 0, vflags&fzvPaged != 0
+	if !packed && !paged {
+		return
+	}
+	var qs, ks []int
+	for b := range p.B {
+		qs = append(qs, p.Nq-b*(1+int(vpar&15))%(p.Nq+1))
+		ks = append(ks, p.Nk-b*(1+int(vpar>>4))%(p.Nk+1))
+	}
+	if paged {
+		*p = backendtest.PagedProblem(*p, 1+int(vpar>>8)%17, 2, ks, vpar&1 != 0)
+		ks = nil
+	}
+	if packed {
+		if ks != nil {
+			p.KVLens = nil
+		}
+		*p = backendtest.PackedProblem(*p, qs, ks)
+	}
+}
+
 // FuzzParity decodes a problem from its input (see fuzzCase), fills it
 // with random data from seed, runs it on the GPU and on the CPU backend
-// and compares them under the criterion of parity_test.go; for small
+// and compares them under the criterion of parity_test.go, on the fused
+// path also under the hardware plan where lavapipe's loop cap allows
+// (gpu.FusedLoops); for small
 // problems it also judges the GPU against backendtest.Reference with
 // backendtest's runners, which also check that the inputs come back
 // unchanged and that nothing is written past an output. The backends are
@@ -193,18 +237,32 @@ func FuzzParity(f *testing.F) {
 		{2, 0, 0, 33, 130, 7, 5, fzCausal | fzBias | fzNoLSE, 0b1111, 0, inf, 13, fzvKVLens, 0},
 		// Everything at once on fusedloop.wgsl, staged.
 		{1, 1, 1, 40, 200, 159, 100, fzStaged | fzBias | fzKeep, 0b0101, 0b1010, 1, 14, 0x3f, 0x3305},
+		// Speculative decoding, packed: 3 sequences of up to 2 queries
+		// (4 heads of 2 KV heads) over packed keys, causal, a bias.
+		{2, 1, 1, 2, 300, 63, 63, fzCausal | fzBias, 0b1111, 0, inf, 15, fzvPacked, 0x0123},
+		// Decoding over a paged cache in pages of 4 keys, MQA of 4 heads,
+		// sinks, a keep-mask, BNHD, a shared first page.
+		{1, 0, 3, 1, 280, 31, 15, fzBNHD | fzKeep, 0, 0b0011, inf, 16, fzvPaged | fzvSinks, 0x0305},
+		// Packed queries over a paged cache with a window, softcap and
+		// ALiBi, odd head dims, no LSE.
+		{2, 2, 0, 5, 150, 4, 8, fzNoLSE, 0, 0, inf, 17, fzvPacked | fzvPaged | fzvWindow | fzvSoftcap | fzvALiBi, 0x2a07},
 	} {
 		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar)
 	}
 
 	g := openGPU(f)
 	c := openCPU(f)
+	// The hardware plan's kernels too (fuseddecode.wgsl for a few queries
+	// a sequence), on inputs within lavapipe's loop cap.
+	f.Setenv("ATTN_GPU_PLAN", "hardware")
+	hw := openGPU(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64, vflags uint8, vpar uint16) {
 		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar)
 		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
 		s := kernels.Fused
-		if flags&fzStaged != 0 {
+		// The staged ops take no packed or paged problem.
+		if flags&fzStaged != 0 && p.Packed == nil && p.Paged == nil {
 			s = kernels.Staged
 		}
 		withLSE := flags&fzNoLSE == 0
@@ -222,6 +280,15 @@ func FuzzParity(f *testing.F) {
 		}
 		if _, err := agree(cs, got, want); err != nil {
 			t.Errorf("%v %v (LSE %t): gpu and cpu disagree:\n%v", s, cs, withLSE, err)
+		}
+		if s == kernels.Fused && gpu.FusedLoops(hw, p) <= gpu.LoopBudget {
+			got, err := run(ctx, hw, cs, s, withLSE)
+			if err != nil {
+				t.Fatalf("%v %v: hardware plan: %v", s, cs, err)
+			}
+			if _, err := agree(cs, got, want); err != nil {
+				t.Errorf("%v %v (LSE %t): gpu under the hardware plan (%s) and cpu disagree:\n%v", s, cs, withLSE, gpu.FusedKernel(hw, p), err)
+			}
 		}
 
 		if p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {

@@ -115,7 +115,17 @@ const envPlan = "ATTN_GPU_PLAN"
 // onnxruntime/contrib_ops/webgpu/bert/flash_attention.wgsl.template) and
 // ggml-webgpu's (ggml-org/llama.cpp,
 // ggml/src/ggml-webgpu/wgsl-shaders/flash_attn.wgsl) do. fused.wgsl would instead have
-// every invocation load every key from device memory itself.
+// every invocation load every key from device memory itself. A decoding
+// step (at most decodeMaxNq queries a sequence) runs fuseddecode.wgsl
+// instead (decodeKernel): fusedloop.wgsl's one invocation a query row
+// would leave a decoding workgroup one working invocation, and the query
+// heads that share a KV head would each read its K and V; a
+// fuseddecode.wgsl workgroup holds a KV head's group of query rows and
+// reads its K and V once for them, every invocation computing, as
+// flash-decoding does (FlashAttention's split-KV; ONNX Runtime's
+// flash_attention_decode_*.wgsl.template). Its steps split the keys into
+// more and shorter splits than the others' (decodeTarget), and merge.wgsl
+// folds their partial results with 32 invocations a row (mergeLanes).
 type adapterPlan struct {
 	hardware bool
 	// loopCap is the most loop iterations one invocation may run in

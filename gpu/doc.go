@@ -69,21 +69,43 @@
 //   - the fused path runs a step's splits of the keys side by side, one
 //     workgroup each (the grid's z), and merge.wgsl folds all of their
 //     partial results at once — up to 64, whose partial O fit 16 MiB of
-//     scratch; a larger problem runs its splits one after the other, each
-//     folded into the running result. A step with fewer workgroups than
-//     the adapter wants (decoding: a query or a few per sequence, few
-//     heads; 256 workgroups on a hardware adapter, two per host thread on
-//     a CPU-type one) splits its keys further, down to 256 keys a split,
+//     scratch (256 for the decoding kernel, below); a larger problem runs
+//     its splits one after the other, each folded into the running
+//     result. A step with fewer workgroups than the adapter wants
+//     (decoding: a query or a few per sequence, few heads; 256
+//     workgroups on a hardware adapter, two per host thread on a
+//     CPU-type one) splits its keys further, down to 256 keys a split,
 //     so that one long cache is read by many workgroups at once
-//     (FlashAttention's split-KV; fusedplan.go);
+//     (FlashAttention's split-KV; fusedplan.go). merge.wgsl gives a row
+//     one invocation on a CPU-type adapter and 32 side by side on a
+//     hardware one, each summing its own columns over the parts;
 //   - the fused kernel is the one the adapter wants: on a CPU-type
 //     adapter fused.wgsl for the head dims it can write out (each vec4 of
 //     K and V a lavapipe invocation loads serves several query rows held
 //     in registers, with no workgroup memory or barrier), fusedloop.wgsl
-//     for wider ones; on a hardware adapter fusedloop.wgsl always, whose
+//     for wider ones; on a hardware adapter fusedloop.wgsl, whose
 //     workgroups stage tiles of K and V in workgroup memory with
-//     coalesced loads and share them across their query rows, as ONNX
-//     Runtime's and ggml's WebGPU flash attention do;
+//     coalesced loads and share them across their query rows, one an
+//     invocation, as ONNX Runtime's and ggml's WebGPU flash attention do
+//     — but for a decoding step;
+//   - a decoding step on a hardware adapter (at most 16 queries a
+//     sequence; adapterPlan.decodeKernel) runs fuseddecode.wgsl instead,
+//     flash-decoding: a workgroup of 128 invocations holds the query rows
+//     of every query head that shares a KV head (up to 16 rows: heads of
+//     the group × queries, GQA) and one split of the keys, so K and V are
+//     read once for the group, and every invocation computes — the scores
+//     of a tile's (row, key) pairs side by side from K staged with
+//     coalesced loads, then P·V with each invocation summing one column
+//     vec4 of its rows over its share of the tile's keys, V read straight
+//     from memory, adjacent invocations adjacent columns. (fusedloop.wgsl
+//     would give each query head its own workgroup, reading K and V once
+//     a head, with one invocation of 64 working.) Its steps split until
+//     they have 1024 workgroups, splits of at least 128 keys, so a
+//     32768-key cache of 8 KV heads is read by 1024 workgroups of 256
+//     keys; each split writes its normalised (O, LSE) as the other fused
+//     kernels do, for merge.wgsl. Every variant, mask, dtype, layout,
+//     packed and paged problem runs in it; value heads wider than 512
+//     (one column vec4 an invocation) run fusedloop.wgsl;
 //   - grids stay within maxComputeWorkgroupsPerDimension, and each
 //     submission carries a bounded amount of work (far below Poll's 5 s),
 //     with ctx checked between submissions.

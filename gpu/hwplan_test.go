@@ -32,7 +32,8 @@ var hardwareRows = []parityRow{
 
 // TestParityHardwarePlan runs the parity matrix under the plan of a
 // hardware adapter (ATTN_GPU_PLAN=hardware: no loop cap, fusedloop.wgsl
-// with K/V tiles in workgroup memory for every head dim, whole key ranges
+// with K/V tiles in workgroup memory for every head dim and
+// fuseddecode.wgsl for the rows of 16 queries or fewer, whole key ranges
 // and head dims a dispatch) on whatever adapter this is — on lavapipe,
 // only the rows within its loop cap (gpu.PlanLoops), which include every
 // variant, odd head dims, GQA and Nq ≠ Nk, fused and staged.

@@ -16,11 +16,17 @@
 //     Kernel.Template);
 //   - fusedloop.wgsl: the same with loops and K, V tiles staged through
 //     workgroup memory, for head dims too wide to write out on a CPU-type
-//     adapter and for every head dim on a hardware one;
+//     adapter and for every head dim on a hardware one but for decoding;
+//   - fuseddecode.wgsl: the same for decoding steps on a hardware adapter
+//     (flash-decoding): a workgroup holds the few query rows of every
+//     query head that shares a KV head and reads that head's K and V once
+//     for them, its invocations computing the scores of a tile's (row,
+//     key) pairs side by side, then each one column of P·V over its share
+//     of the keys;
 //   - merge.wgsl: folds the normalised (O, LSE) of up to P.parts splits
-//     of the keys (one dispatch of fused.wgsl or fusedloop.wgsl, its
-//     grid's z) into the running result exactly, or writes the result
-//     from them when they are a row's first keys;
+//     of the keys (one dispatch of a fused kernel, its grid's z) into the
+//     running result exactly, or writes the result from them when they
+//     are a row's first keys, L invocations a row;
 //   - pack.wgsl: rounds a float32 output into a half buffer, one u32
 //     word an invocation, to nearest even with saturation (lib/half.wgsl,
 //     in integer arithmetic).
@@ -53,7 +59,7 @@
 // indices. No kernel but pack.wgsl writes halves (it says why).
 //
 // Packed sequences and paged caches (backend.Packed, backend.Paged): the
-// fused kernels and merge.wgsl read each sequence's first query row and
+// three fused kernels and merge.wgsl read each sequence's first query row and
 // count (lib/seqs.wgsl: seq_q0, seq_rows), its first key row and a paged
 // cache's block table (lib/pages.wgsl: kv_row) from the per-call data,
 // under the flags F_PACKQ, F_PACKK and F_PAGED; a packed operand's batch

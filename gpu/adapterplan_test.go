@@ -67,11 +67,10 @@ func fusedLoops(tk, d, dv, keys int) int {
 // fuseddecode.wgsl runs over a split of keys (its header's count):
 //
 //	⌈QS/WG⌉                                load the queries
-//	+ tiles·(1                             the tile loop
-//	  + ⌈TK·D4/WG⌉                         stage K
-//	  + ⌈R·TK/WG⌉·(1 + D4)                 scores
+//	+ tiles·(1                             the tile loop (K staged written out)
+//	  + SSTEPS·(1 + D4)                    scores
 //	  + TK                                 a row's maximum
-//	  + ⌈R·TK/WG⌉                          weights
+//	  + SSTEPS                             weights
 //	  + ⌈TK/KG⌉)                           P·V (its rows written out)
 //	+ KG                                   the key groups' sums
 func decodeLoops(t decodeTile, d, dv, keys int) int {
@@ -79,9 +78,9 @@ func decodeLoops(t decodeTile, d, dv, keys int) int {
 	for _, c := range shaders.Derived(t.consts(d, dv)) {
 		v[c.Name] = c.Value
 	}
-	d4, r, kg := v["D4"], v["R"], v["KG"]
+	d4, r, kg, steps := v["D4"], v["R"], v["KG"], v["SSTEPS"]
 	tiles := ceilDiv(keys, t.tk)
-	perTile := 1 + ceilDiv(t.tk*d4, decodeWG) + ceilDiv(r*t.tk, decodeWG)*(2+d4) + t.tk + ceilDiv(t.tk, kg)
+	perTile := 1 + steps*(2+d4) + t.tk + ceilDiv(t.tk, kg)
 	return ceilDiv(r*d4, decodeWG) + tiles*perTile + kg
 }
 

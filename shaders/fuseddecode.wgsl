@@ -15,8 +15,8 @@
 // between barriers (flash-decoding, FlashAttention's split-KV):
 //
 //   1. stage: the tile's K rows into ks, invocation t loading vec4s t,
-//      t + WG, … of the tile, so that adjacent invocations read adjacent
-//      addresses;
+//      t + WG, … of the tile (KSTEPS of them, all issued before the first
+//      is stored), so that adjacent invocations read adjacent addresses;
 //   2. scores: invocation t computes s for the pairs (row x/TK, key
 //      x mod TK), x = t, t + WG, …, from the rows' scaled queries in qs,
 //      into ss: −Inf where the row may not see the key (key range, keep,
@@ -62,8 +62,8 @@
 // (FusedDecodeConsts.WorkgroupBytes; the host keeps it within 24 KiB
 // where it can, so that several workgroups share a compute unit).
 // Limits: R ≤ WG and DV4 ≤ WG (FusedDecodeConsts.check). An invocation
-// runs about ⌈QS/WG⌉ + tiles·(1 + ⌈TK·D4/WG⌉ + ⌈R·TK/WG⌉·(D4 + 2) + TK +
-// ⌈TK/KG⌉) + KG loop iterations; this is the hardware plan's
+// runs about ⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + TK + ⌈TK/KG⌉) + KG
+// loop iterations; this is the hardware plan's
 // kernel, with no loop cap, and only the tests that run that plan on
 // lavapipe keep to splits within lavapipe's.
 {{- $k4 := eq (mod .D 4) 0}}
@@ -201,21 +201,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
     for (var jt = jstart; jt < jend; jt += TK) {
         workgroupBarrier();
-        for (var x = t; x < TK * D4; x += WG) {
-            let jj = x / D4;
-            let j = jt + jj;
-            var kv = vec4<f32>(0.0);
-            if (j < jend) {
-                var kr = j * P.k_r;
-                if (paged) {
-                    kr = kv_row(b, j, P.k_b, P.k_r);
-                }
-                kv = load_k(ka + kr, x % D4);
+        // Written out, so that each invocation's KSTEPS loads are in
+        // flight together.
+{{- range $n := seq .KSTEPS}}
+        let x{{$n}} = t + {{$n}}u * WG;
+        var k{{$n}} = vec4<f32>(0.0);
+        if (x{{$n}} < TK * D4 && jt + x{{$n}} / D4 < jend) {
+            let j = jt + x{{$n}} / D4;
+            var kr = j * P.k_r;
+            if (paged) {
+                kr = kv_row(b, j, P.k_b, P.k_r);
             }
-            ks[jj * KP + x % D4] = kv;
+            k{{$n}} = load_k(ka + kr, x{{$n}} % D4);
         }
+{{- end}}
+{{- range $n := seq .KSTEPS}}
+        if (x{{$n}} < TK * D4) {
+            ks[(x{{$n}} / D4) * KP + x{{$n}} % D4] = k{{$n}};
+        }
+{{- end}}
         workgroupBarrier();
-        for (var x = t; x < R * TK; x += WG) {
+        for (var n = 0u; n < SSTEPS; n++) {
+            let x = t + n * WG;
+            if (x >= R * TK) {
+                break;
+            }
             let r = x / TK;
             let jj = x % TK;
             let j = jt + jj;
@@ -254,7 +264,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ms[t] = mx;
         }
         workgroupBarrier();
-        for (var x = t; x < R * TK; x += WG) {
+        for (var n = 0u; n < SSTEPS; n++) {
+            let x = t + n * WG;
+            if (x >= R * TK) {
+                break;
+            }
             let at = (x / TK) * TKP + x % TK;
             ss[at] = exp(ss[at] - ms[x / TK]);
         }

@@ -129,7 +129,8 @@ func (c FusedLoopConsts) derived() []Const {
 // odd number of vec4s, and score rows to TKP, odd too, so that
 // invocations reading adjacent keys' rows hit distinct banks), and how
 // the P·V phase shares out the R·DV4 output vec4s (Groups): KG key groups
-// of RG row groups of RPI rows. After the last tile the K tile's memory
+// of RG row groups of RPI rows; KSTEPS and SSTEPS are the vec4s of a K
+// tile and the (row, key) pairs of a tile an invocation takes. After the last tile the K tile's memory
 // holds the key groups' sums (their sums of p in LRED f32s), so KS is the
 // larger of the two.
 func (c FusedDecodeConsts) derived() []Const {
@@ -142,6 +143,7 @@ func (c FusedDecodeConsts) derived() []Const {
 	}
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
+		{"KSTEPS", (c.TK*d4 + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
 		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}}
 }
 

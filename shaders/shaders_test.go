@@ -18,7 +18,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden lists the specialisations whose generated WGSL is pinned in
 // testdata: the ones package gpu really uses (its fusedWG, fusedMaxR, fusedMaxK,
-// mmTile, mmStep, mmReg, smWG, smPer and mergeWG; package gpu cannot be
+// mmTile, mmStep, mmReg, smWG, smPer, mergeWG and mergeLanes, and the
+// decoding kernel's tiles for 4 query heads a KV head at D = 128, as an
+// H100 gets them, and for other groups and head dims; package gpu cannot be
 // imported here, so the values are written out, and gpu's compile test
 // checks the same constants compile on a device), plus an odd head dim.
 var golden = []struct {
@@ -33,7 +35,7 @@ var golden = []struct {
 	{"fused_d80_dv40.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 80, DV: 40}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
-	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 64, D: 128, DV: 128}},
+	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128}},
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
@@ -46,7 +48,7 @@ var golden = []struct {
 	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
 	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
-	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 64, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},
+	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},
 	{"fuseddecode_g2_d5_dv7_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, Q: BF16, K: BF16, V: F16}},
 }
 

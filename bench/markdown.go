@@ -76,8 +76,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				return string(pt.Status)
 			}
 			s := fmt.Sprintf("%s, %.2f", rateString(pt.tokensPerS()), pt.GBPS)
-			if r.Machine.ReadGBPS > 0 {
-				s += " (" + fracString(pt.GBPS/r.Machine.ReadGBPS) + ")"
+			if pt.ReadBWFrac > 0 { // none on a discrete GPU (inHostMemory)
+				s += " (" + fracString(pt.ReadBWFrac) + ")"
 			}
 			if pt.Status == StatusWrong {
 				s += ", wrong"

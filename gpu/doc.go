@@ -155,4 +155,16 @@
 // whenever the lock is free, buffers destroyed only under the lock, every
 // argument validated before anything is recorded — keeps those
 // unreachable from the API.
+//
+// wgpu-native 0.17 frees a closed device only with its instance, so each
+// Backend creates an instance and releases it on Close; one more instance
+// is created once and kept for the process, because NVIDIA's Vulkan
+// driver does not load again after some 30 unload cycles (instance.go).
+// An unbounded maxBufferSize (2⁶⁴ − 1, NVIDIA's) is requested as one
+// less, which webgpu.h would otherwise read as "the default, 256 MiB".
+// Waiting for work spins 2 ms on a hardware adapter before it sleeps
+// (200 µs on a CPU-type one, whose work needs the host's cores): a sleep
+// wakes late, and a decoding step takes well under a millisecond.
+// Float32 subnormals may flush to zero, as WGSL allows and NVIDIA's GPUs
+// do (Caps.FlushesSubnormals).
 package gpu

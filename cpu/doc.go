@@ -131,7 +131,10 @@
 // weighted V rows into the four accumulators 64 columns at a time; each
 // reads float32, float16 (VCVTPH2PS) or bfloat16 rows as stored, so a
 // half cache moves half the bytes, and they take precedence over the
-// bfloat16 arithmetic path. When the items are fewer than the threads
+// bfloat16 arithmetic path. Without a window their key tiles are
+// DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows
+// to V's and takes its online-softmax step a quarter as often as at 256.
+// When the items are fewer than the threads
 // (one sequence of few KV heads, say), each item's keys are split into
 // up to Threads ranges of at least 512 keys, run in parallel with their
 // own m, l and acc, and merged by their maxima: acc = Σ_s acc_s·e^(m_s −

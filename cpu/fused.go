@@ -219,6 +219,9 @@ func (f *fused) plan(threads int) int {
 	f.tq = f.rq * f.g
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
 		f.bf16 = false
+		if p.Band() == math.MaxInt {
+			f.tk = min(f.b.decodeK, max(p.Nk, 1)) // DefaultDecodeTileK
+		}
 	}
 	f.splits = 1
 	n := f.countItems()

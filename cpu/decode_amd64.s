@@ -238,6 +238,10 @@ a64key:
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   256(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   320(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   384(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   448(R14)(R15*1)        // the row that many keys on
 	VMOVUPS      0(R14), Z16
 	VMOVUPS      64(R14), Z17
 	VMOVUPS      128(R14), Z18
@@ -574,6 +578,8 @@ a64F16:
 a64keyF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VCVTPH2PS    0(R14), Z16
 	VCVTPH2PS    32(R14), Z17
 	VCVTPH2PS    64(R14), Z18
@@ -916,6 +922,8 @@ a64BF16:
 a64keyBF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
+	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VPMOVZXWD    0(R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VPMOVZXWD    32(R14), Z17

@@ -154,7 +154,13 @@ a64{dt}:
         A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
     A(vrow(size, True))
     A(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15                   // {'sixteen' if size == 4 else 'thirty-two'} rows ahead\n\tXORQ         AX, AX\na64key{dt}:")
-    for c in range(4 if size == 4 else 2):
+    # Each pass prefetches its own 64 columns of the row that many keys on
+    # and the next pass's, so that the first pass streams whole rows (all
+    # of a D = 128 row) rather than every other 256 bytes: measured on Zen
+    # 5, one decoding step (BenchmarkDecode, 32768 keys) 5.68 against
+    # 6.24 ms in float32 and 2.76 against 3.21 in float16, medians of four
+    # interleaved pairs, each pair faster.
+    for c in range(8 if size == 4 else 4):
         A(f"\tPREFETCHT0   {64*c}(R14)(R15*1)        // the row that many keys on")
     for c in range(4):
         L.extend(load(dt, f"{16*size*c}(R14)", 16+c))

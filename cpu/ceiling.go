@@ -1,0 +1,80 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// CeilingSize is the order of the square products SgemmRate times: large
+// enough that the Sgemm's packing and edges are a small part of each
+// call, small enough (3 MiB a thread) that operands stay in the caches
+// and the figure is the arithmetic's, not memory's.
+const CeilingSize = 512
+
+// SgemmRate is the rate, in GFLOP/s, at which threads goroutines each
+// multiply square float32 matrices of order CeilingSize with the BLAS the
+// backend multiplies with (attn's micro-kernel, gonum's pure Go or
+// OpenBLAS: BLASName), all at once: the compute ceiling of a roofline for
+// this backend on this machine, which a tiled attention, made of such
+// products and its softmax, approaches but does not pass. Each goroutine
+// has operands of its own; a pass is timed from their common release to
+// the last one's end, runs products until about budget/passes has gone,
+// and the fastest of passes is reported (2·n³ flops a product).
+func SgemmRate(threads, passes int, budget time.Duration) (float64, error) {
+	if threads < 1 || passes < 1 || budget <= 0 {
+		return 0, fmt.Errorf("cpu: Sgemm rate on %d threads, %d passes in %v: want a thread, a pass and a budget", threads, passes, budget)
+	}
+	const n = CeilingSize
+	type operands struct{ a, b, c []float32 }
+	ops := make([]operands, threads)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range ops {
+		ops[i] = operands{make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)}
+		for j := range ops[i].a {
+			ops[i].a[j] = rng.Float32() - 0.5
+			ops[i].b[j] = rng.Float32() - 0.5
+		}
+	}
+	mul := func(o operands) {
+		blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, o.a, n, o.b, n, 0, o.c, n)
+	}
+	// One product a thread, alone, sizes the passes.
+	t0 := time.Now()
+	mul(ops[0])
+	one := max(time.Since(t0), time.Microsecond)
+	reps := max(1, int(budget/time.Duration(passes)/one))
+	best := time.Duration(math.MaxInt64)
+	for range passes {
+		var ready, done sync.WaitGroup
+		start := make(chan struct{})
+		ready.Add(threads)
+		done.Add(threads)
+		for i := range ops {
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-start
+				for range reps {
+					mul(ops[i])
+				}
+			}()
+		}
+		ready.Wait()
+		t := time.Now()
+		close(start)
+		done.Wait()
+		best = min(best, time.Since(t))
+	}
+	flops := 2 * float64(n) * float64(n) * float64(n) * float64(reps) * float64(threads)
+	return flops / best.Seconds() / 1e9, nil
+}
+
+// BLASName is the BLAS the CPU backend multiplies with, as Info's Driver
+// names it: attn's Sgemm and its micro-kernel, gonum's pure Go, or
+// OpenBLAS.
+func BLASName() string { return blasName }

@@ -1,0 +1,35 @@
+package cpu_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/cpu"
+)
+
+func TestSgemmRate(t *testing.T) {
+	for _, tt := range []struct {
+		threads, passes int
+		budget          time.Duration
+		ok              bool
+	}{
+		{1, 1, 5 * time.Millisecond, true},
+		{2, 2, 10 * time.Millisecond, true},
+		{0, 1, time.Millisecond, false},
+		{1, 0, time.Millisecond, false},
+		{1, 1, 0, false},
+	} {
+		r, err := cpu.SgemmRate(tt.threads, tt.passes, tt.budget)
+		if (err == nil) != tt.ok {
+			t.Errorf("SgemmRate(%d, %d, %v) error %v, want ok = %v", tt.threads, tt.passes, tt.budget, err, tt.ok)
+			continue
+		}
+		if tt.ok && (!(r > 0) || math.IsInf(r, 0)) {
+			t.Errorf("SgemmRate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", tt.threads, tt.passes, tt.budget, r)
+		}
+	}
+	if got := cpu.BLASName(); got == "" {
+		t.Error("BLASName is empty")
+	}
+}

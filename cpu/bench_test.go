@@ -38,13 +38,19 @@ func openCPU(b *testing.B) *cpu.Backend {
 	return be
 }
 
+// tileCandidates are the query × key tiles BenchmarkTiles measures.
+var tileCandidates = [][2]int{
+	{64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}, {512, 256},
+	{128, 512}, {256, 512}, {512, 512}, {128, 1024}, {256, 1024}, {512, 1024},
+}
+
 // BenchmarkTiles is the measurement behind DefaultTiles: Fused at one
 // shape over a range of tile sizes, on whichever BLAS the build has.
 //
 //	go test -run '^$' -bench Tiles -benchtime 2x ./cpu                 # attn's kernel
 //	go test -tags openblas -run '^$' -bench Tiles -benchtime 2x ./cpu  # OpenBLAS
 func BenchmarkTiles(b *testing.B) {
-	for _, t := range [][2]int{{64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}, {512, 256}, {256, 512}, {512, 512}} {
+	for _, t := range tileCandidates {
 		be, err := cpu.New(cpu.WithTile(t[0], t[1]))
 		if err != nil {
 			b.Fatal(err)
@@ -54,4 +60,16 @@ func BenchmarkTiles(b *testing.B) {
 		})
 		be.Close()
 	}
+}
+
+// BenchmarkRoofline is Fused at the shapes the roofline target names (B=1,
+// H=8, non-causal, D = 64 and 128), at N = 4096; the ceiling it is read
+// against is SgemmRate's (attn bench measures both in one run).
+//
+//	go test -run '^$' -bench Roofline -count 6 ./cpu
+func BenchmarkRoofline(b *testing.B) {
+	bench.Fused(b, openCPU(b), []bench.Shape{
+		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64},
+		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 128},
+	})
 }

@@ -760,3 +760,149 @@ bfdone:
 	VZEROUPPER
 	MOVSD         X14, ret+56(FP)
 	RET
+
+// func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64)
+//
+// The online softmax's step for rows rows of a score tile at once, each
+// n values long (n a multiple of 16) at row stride stride, for the fused
+// loop's rows that see every key of the tile with no score modifier
+// (onlineTile): row i's new max mNew[i] = max(m[i], its values), taken
+// with four accumulators, then each value v replaced with e^(v − mNew[i])
+// and their sum into sums[i]. m[i] is −Inf or a float32 value; a row
+// whose max is −Inf is cleared, with sum 0. The exponential is
+// expShiftBF16AVX512's, in base 2 (t = (v − max)·log₂e, 2^t = 2^f·2^n,
+// n = round(t), the degree-6 polynomial exp2c<> for 2^f, 0 where
+// t < −126), without the rounding to bfloat16: within 8e-8 absolute and
+// 1.2e-7·(1 + |t|) relative of e^(v − max) (TestSoftmaxRows: t's own
+// rounding grows with |t|, on weights too small to matter); the sum is expShiftAVX512's, in float32
+// blocks of 16 vectors then float64. One call for the tile, so that a
+// row of a few hundred keys pays no call or loop set-up of its own.
+TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-120
+	MOVQ          s_base+0(FP), SI
+	MOVQ          stride+24(FP), R9
+	SHLQ          $2, R9                 // the row stride in bytes
+	MOVQ          rows+32(FP), R10
+	MOVQ          n+40(FP), R11
+	SHRQ          $4, R11                // vectors a row
+	MOVQ          m_base+48(FP), R12
+	MOVQ          mNew_base+72(FP), R13
+	MOVQ          sums_base+96(FP), R14
+	VBROADCASTSS  bf16c<>+0(SB), Z1      // −126
+	VBROADCASTSS  expc<>+32(SB), Z2      // log₂e
+	VBROADCASTSS  expc<>+416(SB), Z16    // 1
+	VBROADCASTSS  exp2c<>+32(SB), Z18    // a1 … a6
+	VBROADCASTSS  exp2c<>+64(SB), Z19
+	VBROADCASTSS  exp2c<>+96(SB), Z20
+	VBROADCASTSS  exp2c<>+128(SB), Z21
+	VBROADCASTSS  exp2c<>+160(SB), Z22
+	VBROADCASTSS  exp2c<>+192(SB), Z23
+	TESTQ         R10, R10
+	JZ            smdone
+	TESTQ         R11, R11
+	JZ            smdone
+
+smrow:
+	// The row's max, from m's, four vectors at a time.
+	MOVSD         (R12), X11
+	VCVTSD2SS     X11, X11, X11
+	VBROADCASTSS  X11, Z3
+	VMOVAPS       Z3, Z4
+	VMOVAPS       Z3, Z5
+	VMOVAPS       Z3, Z7
+	MOVQ          SI, DI
+	MOVQ          R11, CX
+
+smmax4:
+	CMPQ          CX, $4
+	JLT           smmax1
+	VMAXPS        (DI), Z3, Z3
+	VMAXPS        64(DI), Z4, Z4
+	VMAXPS        128(DI), Z5, Z5
+	VMAXPS        192(DI), Z7, Z7
+	ADDQ          $256, DI
+	SUBQ          $4, CX
+	JMP           smmax4
+
+smmax1:
+	TESTQ         CX, CX
+	JZ            smreduce
+	VMAXPS        (DI), Z3, Z3
+	ADDQ          $64, DI
+	DECQ          CX
+	JMP           smmax1
+
+smreduce:
+	VMAXPS        Z4, Z3, Z3
+	VMAXPS        Z7, Z5, Z5
+	VMAXPS        Z5, Z3, Z3
+	VEXTRACTF64X4 $1, Z3, Y4
+	VMAXPS        Y4, Y3, Y3
+	VEXTRACTF128  $1, Y3, X4
+	VMAXPS        X4, X3, X3
+	VPERMILPS     $0x4e, X3, X4
+	VMAXPS        X4, X3, X3
+	VPERMILPS     $0xb1, X3, X4
+	VMAXPS        X4, X3, X3
+	VCVTSS2SD     X3, X11, X11
+	MOVSD         X11, (R13)
+	VBROADCASTSS  X3, Z0                // the row's new max
+	VPXORQ        Z14, Z14, Z14
+	VPXORQ        Z15, Z15, Z15
+	VPXORD        Z17, Z17, Z17
+	MOVQ          SI, DI
+	MOVQ          R11, CX
+	VUCOMISS      smninf<>+0(SB), X3
+	JEQ           smclear
+
+smexp:
+	VMOVUPS       (DI), Z6
+	VSUBPS        Z0, Z6, Z6             // v − max
+	VMULPS        Z2, Z6, Z6             // t = (v − max)·log₂e
+	VCMPPS        $0x1d, Z1, Z6, K1      // keep = t ≥ −126 (false for NaN)
+	VRNDSCALEPS   $0, Z6, Z8             // n = round(t)
+	VSUBPS        Z8, Z6, Z9             // f = t − n
+	VMULPS        Z9, Z9, Z10            // f²
+	VMOVAPS       Z16, Z24
+	VFMADD231PS   Z18, Z9, Z24           // 1 + a1·f
+	VMOVAPS       Z19, Z25
+	VFMADD231PS   Z20, Z9, Z25           // a2 + a3·f
+	VMOVAPS       Z21, Z26
+	VFMADD231PS   Z22, Z9, Z26           // a4 + a5·f
+	VFMADD231PS   Z23, Z10, Z26          // a4 + a5·f + a6·f²
+	VFMADD231PS   Z25, Z10, Z24          // 1 + a1·f + f²·(a2 + a3·f)
+	VMULPS        Z10, Z10, Z10          // f⁴
+	VFMADD231PS   Z26, Z10, Z24          // 2^f
+	VSCALEFPS.Z   Z8, Z24, K1, Z10       // e = 2^f·2^n, 0 where t < −126
+	VMOVUPS       Z10, (DI)
+	VADDPS        Z10, Z17, Z17          // the block's float32 sum
+	ADDQ          $64, DI
+	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           smexp
+	EXPSUM16
+	TESTQ         CX, CX
+	JNZ           smexp
+	JMP           smnext
+
+smclear:
+	VMOVUPS       Z17, (DI)
+	ADDQ          $64, DI
+	DECQ          CX
+	JNZ           smclear
+
+smnext:
+	EXPTOTAL16
+	MOVSD         X14, (R14)
+	ADDQ          R9, SI
+	ADDQ          $8, R12
+	ADDQ          $8, R13
+	ADDQ          $8, R14
+	DECQ          R10
+	JNZ           smrow
+
+smdone:
+	VZEROUPPER
+	RET
+
+DATA smninf<>+0(SB)/4, $0xff800000
+GLOBL smninf<>(SB), RODATA|NOPTR, $4

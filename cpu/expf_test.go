@@ -235,3 +235,69 @@ func TestExpShiftBF16(t *testing.T) {
 		}
 	}
 }
+
+// softmaxRowsVec, where the CPU has it, gives each row's new max (the
+// old one where it is larger), e^(x − max) within 8e-8 absolute and
+// 1.2e-7·(1 + |x − max|·log₂e) relative (0 for −Inf and below e^−87.34),
+// the sum within 16 float32 units in its
+// last place, for rows of every vector count around the four-way max
+// loop's, at a stride longer than the rows, rows of −Inf included; what
+// lies between the rows is left alone.
+func TestSoftmaxRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	negInf := math.Inf(-1)
+	for _, n := range []int{16, 32, 48, 64, 80, 96, 128, 144, 256, 272, 1024} {
+		if !softmaxRowsFit(n) {
+			t.Skipf("no vector loop for rows of %d on this CPU", n)
+		}
+		const rows, pad = 7, 5
+		stride := n + pad
+		s := make([]float32, rows*stride)
+		for j := range s {
+			s[j] = float32(rng.Float64()*30 - 20)
+		}
+		m := []float64{negInf, 2.5, 50, negInf, -3, 0, negInf}
+		for j := range n {
+			s[3*stride+j] = float32(negInf) // a row with no visible key
+			if j%5 == 1 {
+				s[j] = float32(negInf)
+			}
+			if j%7 == 3 {
+				s[stride+j] = -200 // far below the max: 0
+			}
+		}
+		in := append([]float32(nil), s...)
+		mNew, sums := make([]float64, rows), make([]float64, rows)
+		softmaxRowsVec(s, stride, rows, n, m, mNew, sums)
+		for r := range rows {
+			mx := m[r]
+			for _, v := range in[r*stride : r*stride+n] {
+				mx = max(mx, float64(v))
+			}
+			if mNew[r] != mx {
+				t.Errorf("n=%d row %d: max %v, want %v", n, r, mNew[r], mx)
+			}
+			var want float64
+			for j := range n {
+				got := float64(s[r*stride+j])
+				w := 0.0
+				if x := float64(in[r*stride+j]) - mx; !math.IsInf(mx, -1) && x >= -87.33 {
+					w = math.Exp(x)
+				}
+				x := float64(in[r*stride+j]) - mx
+				if math.IsInf(mx, -1) && got != 0 || math.Abs(got-w) > 8e-8 || math.Abs(got-w) > 1.2e-7*(1-x*math.Log2E)*w {
+					t.Fatalf("n=%d row %d key %d: e^(%v − %v) = %v, want %v", n, r, j, in[r*stride+j], mx, got, w)
+				}
+				want += got
+			}
+			if math.Abs(sums[r]-want) > 16*0x1p-24*want {
+				t.Errorf("n=%d row %d: sum %v, the values add to %v", n, r, sums[r], want)
+			}
+			for j := n; j < stride && r*stride+j < len(s); j++ {
+				if s[r*stride+j] != in[r*stride+j] {
+					t.Fatalf("n=%d row %d: wrote past the row, at %d", n, r, j)
+				}
+			}
+		}
+	}
+}

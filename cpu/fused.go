@@ -22,6 +22,9 @@ type fusedScratch struct {
 	l   []float64 // running row sum of exp(S − m)
 	lo  []int     // each row's visible keys in the current key tile,
 	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
+	// mNew and sums are each row's new max and sum of exponentials in
+	// the current key tile, when onlineTile takes the whole tile.
+	mNew, sums []float64
 	// q, k and v hold the tiles that are not read in place, as float32:
 	// a half operand's widened, a grouped tile's Q rows gathered, a paged
 	// tile's rows gathered from their pages. nil when never needed.
@@ -281,6 +284,8 @@ func (sc *fusedScratch) fit(f *fused) {
 	sc.l = grow(sc.l, rows)
 	sc.lo = grow(sc.lo, rows)
 	sc.hi = grow(sc.hi, rows)
+	sc.mNew = grow(sc.mNew, rows)
+	sc.sums = grow(sc.sums, rows)
 	paged := p.Paged != nil
 	switch {
 	case f.decode:
@@ -421,10 +426,12 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 		}
 		band.Inner = false
 		gemmBand(blas.Trans, p.Scale, qm, f.kvTile(f.k, f.kr, b, kvh, j0, tk, p.D, sc.k), 0, st, band)
-		for ii := range rows {
-			h, i := f.rowOf(kvh, i0, ii)
-			row := st.Data[ii*f.tk : ii*f.tk+tk]
-			f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+		if !f.onlineTile(sc, st, acc.Data, band, m, l, b, kvh, i0, j0) {
+			for ii := range rows {
+				h, i := f.rowOf(kvh, i0, ii)
+				row := st.Data[ii*f.tk : ii*f.tk+tk]
+				f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+			}
 		}
 		band.Inner = true
 		gemmBand(blas.NoTrans, 1, st, f.kvTile(f.v, f.vr, b, kvh, j0, tk, p.Dv, sc.v), 1, acc, band)
@@ -613,6 +620,53 @@ func (f *fused) qBits(sc *fusedScratch, b, kvh, i0, rows int) ([]uint16, int) {
 // multiplies bfloat16 (AVX512_BF16; sgemm.HasBF16).
 func bf16Arithmetic(q, k, v store) bool {
 	return q.t == backend.BFloat16 && k.t == backend.BFloat16 && v.t == backend.BFloat16 && sgemm.HasBF16()
+}
+
+// onlineTile is online for every row of a key tile (st, from key j0) at
+// once, where each row sees all of the tile's keys and the vector loop
+// takes rows of its length (softmaxRowsVec): the score modifiers and the
+// keep-mask row by row, then one call for every row's new max,
+// exponentials and sum, then the rescaling of the rows whose max grew.
+// It reports false, having done nothing, otherwise: online takes the
+// tile row by row. The tile's exponentials are softmaxRowsAVX512's (in
+// base 2, within 8e-8 of e^(x − m)), where online's are expShift's;
+// either is inside float32 attention's error.
+func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, j0 int) bool {
+	rows, tk, dv := st.Rows, st.Cols, f.p.Dv
+	if rows == 0 || tk%16 != 0 {
+		return false
+	}
+	for ii := range rows {
+		if band.Lo[ii] != 0 || band.Hi[ii] != tk {
+			return false
+		}
+	}
+	if !softmaxRowsFit(tk) {
+		return false
+	}
+	if !f.mods.none() || f.keep != nil {
+		for ii := range rows {
+			h, i := f.rowOf(kvh, i0, ii)
+			row := st.Data[ii*st.Stride : ii*st.Stride+tk]
+			f.mods.all(row, b, h, i, j0)
+			if f.keep != nil {
+				f.keep.applyKeep(row, b, h, i, j0)
+			}
+		}
+	}
+	mNew, sums := sc.mNew[:rows], sc.sums[:rows]
+	softmaxRowsVec(st.Data, st.Stride, rows, tk, m, mNew, sums)
+	for ii := range rows {
+		if mn := mNew[ii]; mn != m[ii] {
+			// The row's max grew: acc and l are rescaled, as in online.
+			alpha := math.Exp(m[ii] - mn)
+			scale(acc[ii*dv:(ii+1)*dv], float32(alpha))
+			l[ii] *= alpha
+			m[ii] = mn
+		}
+		l[ii] += sums[ii]
+	}
+	return true
 }
 
 // online folds one row of a key tile (starting at key j0) into query row

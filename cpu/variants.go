@@ -53,6 +53,10 @@ func (s *scoreMods) biased(row []float32, b, h, i, j0 int) {
 	}
 }
 
+// none says whether there is nothing to apply: all leaves rows as they
+// are.
+func (s *scoreMods) none() bool { return s.p.Softcap <= 0 && s.bias == nil && s.p.ALiBi == nil }
+
 // all takes row from raw to biased scores: capped, then biased.
 func (s *scoreMods) all(row []float32, b, h, i, j0 int) {
 	s.capped(row)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,11 +111,7 @@ func sumWords(x []uint64) uint64 {
 // process: the buffer is no point's memory, and the peak a child
 // process inherits from its parent on Linux is not inflated by it.
 func MeasureReadBandwidth() (float64, error) {
-	defer func() {
-		runtime.GC()
-		debug.FreeOSMemory()
-		resetPeakRSS()
-	}()
+	defer freshPeak()
 	size := ReadBWBytes(lastLevelCache())
 	if have := memAvailable(); have > 0 {
 		size = min(size, have/4)

@@ -762,9 +762,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 	// The reference rows first: with consume set, the host inputs they
 	// are computed from go as they are uploaded.
 	in.reference()
-	runtime.GC()
-	debug.FreeOSMemory()
-	resetPeakRSS()
+	freshPeak()
 	pm, countsDevice := be.(peakMemory)
 	if countsDevice {
 		pm.ResetPeak()

@@ -5,9 +5,21 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
+
+// freshPeak gives the memory of what ran before back to the system and
+// starts a new peak of this process's resident memory, so that the peak
+// read next is what runs next: a point, not the buffers of a
+// measurement or of the point before it.
+func freshPeak() {
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+}
 
 // resetPeakRSS starts a new peak of this process's resident memory, where
 // Linux allows (writing 5 to /proc/self/clear_refs resets VmHWM). Where it

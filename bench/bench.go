@@ -14,7 +14,6 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
-	"github.com/gogpu/gputypes"
 )
 
 // Config is a sweep: every combination of its lists is one shape, and
@@ -56,6 +55,12 @@ type Config struct {
 	// fraction of it (Point.ReadBWFrac) and NewReport the figure itself
 	// (Machine.ReadGBPS).
 	ReadGBPS float64
+	// SgemmGFLOPS is the CPU backend's Sgemm rate on every thread in
+	// GFLOP/s measured for this run (MeasureSgemm), 0 when not measured:
+	// with ReadGBPS the roofline Run reads each point on the host's CPU
+	// against (Point.RooflineFrac, Point.Bound), recorded by NewReport
+	// (Machine.SgemmGFLOPS).
+	SgemmGFLOPS float64
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
 	// Spawn, when not nil, measures each attn point instead of Run doing
@@ -352,6 +357,19 @@ type Point struct {
 	// bytes at the machine's rate. 0 when not measured, and on a
 	// discrete GPU, whose memory is not the host's (inHostMemory).
 	ReadBWFrac float64 `json:"read_bw_frac,omitempty"`
+	// Intensity is the point's arithmetic intensity, Flops over Bytes
+	// (flop per compulsory byte), for every point that ran; 0 in
+	// reports written before it was recorded.
+	Intensity float64 `json:"intensity,omitempty"`
+	// RooflineFrac is GFLOPS over the roofline at Intensity,
+	// min(Machine.SgemmGFLOPS, Intensity × Machine.ReadGBPS), and Bound
+	// the ceiling that sets it there (BoundCompute, BoundMemory). Only
+	// for points on the host's CPU (the CPU backend, a CPU-type adapter,
+	// a CPU peer) when both ceilings were measured; 0 and "" otherwise.
+	// The ceiling is float32 Sgemm's whatever the dtype, so a half point
+	// may pass 1.
+	RooflineFrac float64 `json:"roofline_frac,omitempty"`
+	Bound        string  `json:"bound,omitempty"`
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
 	// process for a point measured in one of its own (Config.Spawn), or
@@ -535,14 +553,12 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	}
 	done := 0.0
 	var points []Point
-	step := func(label string, p backend.Problem, host bool, measure func() Point) {
+	step := func(label string, p backend.Problem, at placement, measure func() Point) {
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: done, Total: total, Current: label})
 		}
 		pt := measure()
-		if cfg.ReadGBPS > 0 && pt.GBPS > 0 && host {
-			pt.ReadBWFrac = pt.GBPS / cfg.ReadGBPS
-		}
+		pt.setCeilings(Flops(p), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
 		done += Flops(p)
 		points = append(points, pt)
 		if cfg.Progress != nil {
@@ -564,7 +580,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 // runShape measures one shape in one dtype on every backend and peer
 // (Run's inner loop); it returns ctx's error when ctx is done.
 func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, peers []Peer,
-	step func(label string, p backend.Problem, host bool, measure func() Point)) error {
+	step func(label string, p backend.Problem, at placement, measure func() Point)) error {
 	// The host inputs come first: a shape whose Q, K and V alone do not
 	// fit fails every point, before anything is allocated.
 	var in *inputs
@@ -580,7 +596,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	label := shapeLabel(p, dt)
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {
-			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, inHostMemory(be.Info()), func() Point {
+			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, placeOf(be.Info()), func() Point {
 				var pt Point
 				switch {
 				case shapeErr != nil:
@@ -600,7 +616,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 		}
 	}
 	for _, peer := range peers {
-		step(fmt.Sprintf("%s %s", peer.Name, label), p, true, func() Point { // every peer runs on the CPU
+		step(fmt.Sprintf("%s %s", peer.Name, label), p, placeOfPeer(peer), func() Point {
 			var pt Point
 			if shapeErr != nil {
 				pt = newPoint(peer.Name, peer.strategy(), peer.Version, p)
@@ -730,13 +746,7 @@ type peakMemory interface {
 // integrated GPU, whose memory is the host's. A point on any other (a
 // discrete GPU) reads memory that Machine.ReadGBPS did not measure, and
 // gets no fraction of it.
-func inHostMemory(info backend.Info) bool {
-	if info.Kind != backend.KindGPU {
-		return true
-	}
-	t := info.Adapter.DeviceType
-	return t == gputypes.DeviceTypeCPU || t == gputypes.DeviceTypeIntegratedGPU
-}
+func inHostMemory(info backend.Info) bool { return placeOf(info) != offHost }
 
 // measureAttn times attn's strategy s on be: inputs uploaded once, then
 // the ops and Sync timed, then the sampled rows of the output read back

@@ -23,14 +23,17 @@ import (
 // GQA and causal masking, in each dtype: every point records its Nq, is
 // checked on rows sampled from its Nq queries against the reference,
 // counts Q and O of Nq rows and K and V of N keys in its storage dtype,
-// and gives its tokens/s and its fraction of the read bandwidth.
+// and gives its tokens/s, its fraction of the read bandwidth and its
+// arithmetic intensity, fraction of the roofline and the ceiling that
+// bounds it: memory for the decoding steps, compute for Nq = N at a
+// ridge of 100 GFLOP/s / 10 GB/s = 10 flop/B.
 func TestRunDecode(t *testing.T) {
 	be := openCPU(t)
 	cfg := tiny()
 	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads = []int{5, 64}, []int{1, 3, 0}, []int{4}, []int{2, 1}
 	cfg.Batches, cfg.Strategies = []int{2}, []kernels.Strategy{kernels.Fused}
 	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16}
-	cfg.ReadGBPS = 10
+	cfg.ReadGBPS, cfg.SgemmGFLOPS = 10, 100
 	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +41,7 @@ func TestRunDecode(t *testing.T) {
 	if want := 2 * 2 * 3 * 2 * 2; len(points) != want {
 		t.Fatalf("%d points, want %d", len(points), want)
 	}
-	seen := map[int]bool{}
+	seen, bounds := map[int]bool{}, map[string]int{}
 	for _, pt := range points {
 		nq := pt.Nq
 		seen[nq] = true
@@ -65,9 +68,22 @@ func TestRunDecode(t *testing.T) {
 		if want := pt.GBPS / 10; math.Abs(pt.ReadBWFrac-want) > 1e-12 {
 			t.Errorf("N=%d Nq=%d: fraction of the bandwidth %v, want %v", pt.N, nq, pt.ReadBWFrac, want)
 		}
+		intensity := bench.Flops(pt.Shape.Problem()) / float64(pt.Bytes)
+		roof, bound := 10*intensity, bench.BoundMemory
+		if roof >= 100 {
+			roof, bound = 100, bench.BoundCompute
+		}
+		if math.Abs(pt.Intensity-intensity) > 1e-12*intensity || math.Abs(pt.RooflineFrac-pt.GFLOPS/roof) > 1e-12*pt.RooflineFrac || pt.Bound != bound {
+			t.Errorf("N=%d Nq=%d %s: intensity %v, of roof %v %s; want %v, %v %s", pt.N, nq, pt.DType, pt.Intensity, pt.RooflineFrac, pt.Bound,
+				intensity, pt.GFLOPS/roof, bound)
+		}
+		bounds[pt.Bound]++
 	}
 	if !seen[1] || !seen[3] || !seen[5] || !seen[64] {
 		t.Errorf("query rows seen %v", seen)
+	}
+	if bounds[bench.BoundMemory] == 0 || bounds[bench.BoundCompute] == 0 {
+		t.Errorf("points by bound %v: want both", bounds)
 	}
 	// A decoding point measured from its spec, as -isolate does, keeps
 	// its Nq.
@@ -82,12 +98,12 @@ func TestRunDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	head, _, _ := strings.Cut(strings.SplitN(buf.String(), "\n", 3)[1], "status")
-	for _, col := range []string{" N ", " Nq ", " GB/s ", " of BW ", " tok/s "} {
+	for _, col := range []string{" N ", " Nq ", " GB/s ", " of BW ", " of roof ", " tok/s "} {
 		if !strings.Contains(head, col) {
 			t.Errorf("table header %q lacks %q", head, col)
 		}
 	}
-	for _, conv := range []string{"tokens_per_s: ", "read_gbps: ", "read_bw_frac: ", "nq: "} {
+	for _, conv := range []string{"tokens_per_s: ", "read_gbps: ", "read_bw_frac: ", "nq: ", "sgemm_gflops: ", "intensity: ", "roofline_frac: "} {
 		if !strings.Contains(buf.String(), conv) {
 			t.Errorf("the table does not state %q", conv)
 		}
@@ -244,15 +260,28 @@ func TestPeerDecode(t *testing.T) {
 	plain := bench.Peer{Name: "fake-copy", Argv: []string{"bash", "fakepeer.sh"}, Dir: dir, Version: "fake 1"}
 	decode := plain
 	decode.Decode = true
-	points, err := bench.Run(context.Background(), cfg, nil, []bench.Peer{plain, decode})
+	gpu := decode
+	gpu.GPU = true
+	cfg.ReadGBPS, cfg.SgemmGFLOPS = 10, 100
+	points, err := bench.Run(context.Background(), cfg, nil, []bench.Peer{plain, decode, gpu})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pt := points[0]; pt.Status != bench.StatusUnavailable || !strings.Contains(pt.Error, "not the last 2 of N = 8") || pt.Runs != 0 {
-		t.Errorf("peer without a cache: %s %q, %d runs", pt.Status, pt.Error, pt.Runs)
+	if pt := points[0]; pt.Status != bench.StatusUnavailable || !strings.Contains(pt.Error, "not the last 2 of N = 8") || pt.Runs != 0 ||
+		pt.Intensity != 0 || pt.RooflineFrac != 0 || pt.Bound != "" {
+		t.Errorf("peer without a cache: %s %q, %d runs, intensity %v, of roof %v %q", pt.Status, pt.Error, pt.Runs, pt.Intensity, pt.RooflineFrac, pt.Bound)
 	}
 	if pt := points[1]; pt.Status != bench.StatusWrong || pt.Nq != 2 || pt.Runs != 3 || pt.TokensPerS <= 0 {
 		t.Errorf("decoding peer: %+v", pt)
+	}
+	// A CPU peer is read against both ceilings (memory bounds it: its
+	// intensity, under 1 flop/B, is left of the ridge at 10), a GPU peer
+	// against the host's memory only.
+	if pt := points[1]; pt.Intensity <= 0 || pt.ReadBWFrac <= 0 || pt.RooflineFrac <= 0 || pt.Bound != bench.BoundMemory {
+		t.Errorf("CPU peer: intensity %v, of BW %v, of roof %v %q", pt.Intensity, pt.ReadBWFrac, pt.RooflineFrac, pt.Bound)
+	}
+	if pt := points[2]; pt.Runs != 3 || pt.Intensity != points[1].Intensity || pt.ReadBWFrac <= 0 || pt.RooflineFrac != 0 || pt.Bound != "" {
+		t.Errorf("GPU peer: %d runs, intensity %v, of BW %v, of roof %v %q", pt.Runs, pt.Intensity, pt.ReadBWFrac, pt.RooflineFrac, pt.Bound)
 	}
 	// A peer taking float16 is handed float16 and refuses bfloat16,
 	// naming what it takes, without running.

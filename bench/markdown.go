@@ -9,9 +9,10 @@ import (
 
 // WriteMarkdown writes the report as Markdown for a README: the machine
 // and its CPU features, versions, the kernel attn-cpu ran on, and the
-// command, then for each causal setting a table of GFLOP/s, one of
-// tokens/s and GB/s (with the fraction of the read bandwidth measured in
-// the run) and one of peak memory, implementations down and N across. A point that
+// command, then for each causal setting a table of GFLOP/s (with the
+// fraction of the roofline of the ceilings measured in the run), one of
+// tokens/s and GB/s (with the fraction of the read bandwidth) and one of
+// peak memory, implementations down and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
 // to its speed.
 func (r *Report) WriteMarkdown(w io.Writer) error {
@@ -33,12 +34,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if g, ok := r.Env["GODEBUG"]; ok && g != "(unset)" {
 		rev += ", GODEBUG " + g
 	}
-	bw := ""
+	var ceilings []string
 	if r.Machine.ReadGBPS > 0 {
-		bw = fmt.Sprintf(", read bandwidth %.1f GB/s (measured in the run)", r.Machine.ReadGBPS)
+		ceilings = append(ceilings, fmt.Sprintf("read bandwidth %.1f GB/s", r.Machine.ReadGBPS))
+	}
+	if r.Machine.SgemmGFLOPS > 0 {
+		ceilings = append(ceilings, fmt.Sprintf("Sgemm %.1f GFLOP/s on every thread", r.Machine.SgemmGFLOPS))
+	}
+	measured := ""
+	if len(ceilings) > 0 {
+		measured = ", " + strings.Join(ceilings, " and ") + " (measured in the run)"
 	}
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d)%s, %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
-		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, bw, r.Date.Format("2006-01-02"),
+		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, measured, r.Date.Format("2006-01-02"),
 		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
 	fmt.Fprintf(&b, "    %s\n\n", r.Command)
 	for _, causal := range []bool{false, true} {
@@ -56,15 +64,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ns := sub.sweptNs()
 		rows := sub.series(false)
 		title, _, _ := strings.Cut(sub.title("GFLOP/s, "+what+counted), "\n")
-		fmt.Fprintf(&b, "%s:\n\n", title)
+		ofRoof := ""
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.RooflineFrac > 0 }) {
+			ofRoof = fmt.Sprintf(" (in brackets, of the roofline min(%.1f GFLOP/s, intensity × %.1f GB/s), C where compute bounds it, M where memory does)",
+				r.Machine.SgemmGFLOPS, r.Machine.ReadGBPS)
+		}
+		fmt.Fprintf(&b, "%s%s:\n\n", title, ofRoof)
 		table(&b, "GFLOP/s", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {
 				return string(pt.Status)
 			}
-			if pt.Status == StatusWrong {
-				return fmt.Sprintf("%.1f, wrong", pt.GFLOPS)
+			s := fmt.Sprintf("%.1f", pt.GFLOPS)
+			if pt.RooflineFrac > 0 { // none on a GPU (placement)
+				s += " (" + roofString(pt) + ")"
 			}
-			return fmt.Sprintf("%.1f", pt.GFLOPS)
+			if pt.Status == StatusWrong {
+				s += ", wrong"
+			}
+			return s
 		})
 		ofBW := ""
 		if r.Machine.ReadGBPS > 0 {

@@ -45,6 +45,12 @@ type Peer struct {
 	// Half lists the half dtypes the peer takes, its inputs handed to it
 	// in that dtype; its points of any other half dtype are unavailable.
 	Half []backend.DType
+	// GPU peers run on an adapter their runtime picks (ORT's WebGPU EP
+	// takes what Dawn offers), not on the host's cores: their points get
+	// a fraction of the host's read bandwidth, as an integrated GPU's
+	// do, but no roofline, whose compute ceiling is the CPU backend's
+	// Sgemm.
+	GPU bool
 
 	Version     string // from the probe
 	Unavailable string // why the probe says it cannot run here; "" when it can
@@ -53,7 +59,7 @@ type Peer struct {
 // peerTable lists the peers bench/peers has runners for.
 var peerTable = []Peer{
 	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0, CausalScoreCopies: 2.25},
-	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1},
+	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1, GPU: true},
 	// ORT's CPU GroupQueryAttention forms the B·H·Nq·N probabilities
 	// (2.4 GiB peak at N = 8192, H = 8, Nq = N): unfused.
 	{Name: "ort-cpu-gqa", Argv: []string{"node", "ort.mjs"}, Unfused: true, ScoreCopies: 1, Decode: true, Half: []backend.DType{backend.Float16}},

@@ -26,21 +26,24 @@ const Schema = "attn-bench/1"
 // Conventions say how each number in a report is defined; every report
 // carries them.
 var Conventions = map[string]string{
-	"gflops":       "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
-	"bytes":        "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); gbps is bytes / median time",
-	"nq":           "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa) report unavailable",
-	"tokens_per_s": "B·Nq / median time: query rows (tokens) computed a second",
-	"read_gbps":    "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
-	"read_bw_frac": "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
-	"time":         "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
-	"peak_rss":     "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
-	"device_peak":  "peak bytes of device buffers attn allocated during the point (GPU backends)",
-	"max_rel_err":  "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
-	"spread":       "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
-	"cpu_kernel":   "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
-	"inputs":       "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
-	"dtype":        "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa float16 too",
-	"variant":      "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
+	"gflops":        "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
+	"bytes":         "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); gbps is bytes / median time",
+	"nq":            "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa) report unavailable",
+	"tokens_per_s":  "B·Nq / median time: query rows (tokens) computed a second",
+	"read_gbps":     "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
+	"read_bw_frac":  "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
+	"sgemm_gflops":  "the compute ceiling of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of order 512, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·512³ flops a product over the time of the fastest of 5 passes of about 0.3 s each, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
+	"intensity":     "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
+	"roofline_frac": "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
+	"time":          "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
+	"peak_rss":      "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
+	"device_peak":   "peak bytes of device buffers attn allocated during the point (GPU backends)",
+	"max_rel_err":   "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
+	"spread":        "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
+	"cpu_kernel":    "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
+	"inputs":        "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+	"dtype":         "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa float16 too",
+	"variant":       "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
 // Report is a sweep's results with what is needed to reproduce and
@@ -84,6 +87,11 @@ type Machine struct {
 	// (MeasureReadBandwidth; Conventions["read_gbps"]), in GB/s; 0 when
 	// not measured.
 	ReadGBPS float64 `json:"read_gbps,omitempty"`
+	// SgemmGFLOPS is the CPU backend's Sgemm rate on every thread
+	// measured in the same run (MeasureSgemm;
+	// Conventions["sgemm_gflops"]), in GFLOP/s: the roofline's compute
+	// ceiling. 0 when not measured.
+	SgemmGFLOPS float64 `json:"sgemm_gflops,omitempty"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -114,7 +122,7 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
 		Conventions: Conventions, Points: points,
 	}
-	r.Machine.ReadGBPS = cfg.ReadGBPS
+	r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS = cfg.ReadGBPS, cfg.SgemmGFLOPS
 	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
 	// the kernel the CPU backend picks.
 	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "GODEBUG", "ATTN_BACKEND", "ATTN_ADAPTER"} {
@@ -247,12 +255,15 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // and softcap are empty for points without them; dtype is f32, f16 or
 // bf16; nq is the query rows (N for reports that did not record it);
 // read_gbps is the machine's measured read bandwidth and read_bw_frac
-// gbps over it, both empty when it was not measured; tokens_per_s is
-// empty for points that did not run.
+// gbps over it, both empty when it was not measured; sgemm_gflops is the
+// machine's measured compute ceiling, empty when not measured;
+// intensity, roofline_frac and bound are the point's (Point.Intensity,
+// RooflineFrac, Bound), empty where it has none; tokens_per_s is empty
+// for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
 	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
-	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "read_bw_frac", "peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows",
-	"status", "error", "openblas_coretype"}
+	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound",
+	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
 
 // WriteCSV writes one row per point under csvHeader.
 func (r *Report) WriteCSV(w io.Writer) error {
@@ -261,6 +272,12 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		return err
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	measured := func(x float64) string { // empty where not measured (0)
+		if x <= 0 {
+			return ""
+		}
+		return f(x)
+	}
 	i := strconv.Itoa
 	for _, pt := range r.Points {
 		maxErr := ""
@@ -288,12 +305,13 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		if pt.hasQuartiles() {
 			q1, q3 = f(pt.Q1S), f(pt.Q3S)
 		}
+		sgemm, intensity, roof := measured(r.Machine.SgemmGFLOPS), measured(pt.Intensity), measured(pt.RooflineFrac)
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
-			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, frac,
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
@@ -318,6 +336,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	dtypes := slices.ContainsFunc(points, func(pt Point) bool { return pt.DType != "" })
 	decode := slices.ContainsFunc(points, func(pt Point) bool { return pt.Decode() })
 	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
+	ofRoof := slices.ContainsFunc(points, func(pt Point) bool { return pt.RooflineFrac > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -335,6 +354,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	head += "runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tGB/s\t"
 	if ofBW {
 		head += "of BW\t"
+	}
+	if ofRoof {
+		head += "of roof\t"
 	}
 	fmt.Fprintln(tw, head+"tok/s\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
@@ -356,6 +378,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Runs == 0 {
 			row += strings.Repeat("-\t", 7)
 			if ofBW {
+				row += "-\t"
+			}
+			if ofRoof {
 				row += "-\t"
 			}
 			fmt.Fprintf(tw, "%s-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
@@ -382,6 +407,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		if ofBW {
 			row += fracString(pt.ReadBWFrac) + "\t"
 		}
+		if ofRoof {
+			row += roofString(pt) + "\t"
+		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t  %s\n", row, rateString(pt.tokensPerS()),
 			memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}
@@ -394,6 +422,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if ofBW {
 		keys = append(keys, "read_gbps", "read_bw_frac")
+	}
+	if ofRoof {
+		keys = append(keys, "sgemm_gflops", "intensity", "roofline_frac")
 	}
 	if variants {
 		keys = append(keys, "variant")
@@ -426,6 +457,19 @@ func fracString(f float64) string {
 	}
 	return fmt.Sprintf("%.0f%%", 100*f)
 }
+
+// roofString prints a point's fraction of the roofline as a percentage
+// and the ceiling that bounds it, C (compute) or M (memory): "86% C";
+// "-" when it has none.
+func roofString(pt Point) string {
+	if pt.RooflineFrac <= 0 {
+		return "-"
+	}
+	return strings.TrimSpace(fracString(pt.RooflineFrac) + " " + boundLetters[pt.Bound])
+}
+
+// boundLetters abbreviate the ceilings in the table and results.md.
+var boundLetters = map[string]string{BoundCompute: "C", BoundMemory: "M"}
 
 // rateString prints a rate with three significant digits or more:
 // 12.3, 4560, 1.23e+06 past a million.

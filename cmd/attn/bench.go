@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,16 @@ fraction of it ("of BW"): what a decoding step, which reads all of K and
 V for a few rows, can hope to approach (on the host's memory only: a
 discrete GPU's points get no fraction). Peers without a cache of past
 keys (all but ort-cpu-gqa) report points with Nq < N unavailable.
+
+It measures the compute ceiling too: the CPU backend's float32 Sgemm on
+every thread at once (square products of order 512, the best of 5
+passes, about 1.5 s), recorded as machine.sgemm_gflops. With the read
+bandwidth it makes a roofline, min(Sgemm rate, intensity × bandwidth):
+every point gets its intensity, its flops over its compulsory bytes,
+and each on the host's CPU (the CPU backend, lavapipe, the CPU peers;
+not a GPU) its fraction of the roofline and the ceiling that bounds it
+("of roof": 86% C for compute, 42% M for memory). The ceiling is
+float32's for every dtype, so a bf16 point may pass 100%.
 
 Variants apply to every point: -window L,R (a sliding window around each
 query's position, −1 an unbounded side; with -causal, 127,0 is a causal
@@ -254,14 +265,20 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		cfg.Spawn = bench.Subprocess(exe, "bench", "-point")
 	}
-	// The read bandwidth is measured before any point, with nothing
-	// else running, so that each point's GB/s has a ceiling to be
-	// read against.
+	// The read bandwidth and the Sgemm rate are measured before any
+	// point, with nothing else running, so that each point's GB/s and
+	// GFLOP/s have ceilings to be read against.
 	if bw, err := bench.MeasureReadBandwidth(); err != nil {
 		fmt.Fprintf(c.stderr, "attn bench: read bandwidth not measured: %v\n", err)
 	} else {
 		cfg.ReadGBPS = bw
 		fmt.Fprintf(c.stderr, "attn bench: read bandwidth %.1f GB/s\n", bw)
+	}
+	if rate, err := bench.MeasureSgemm(); err != nil {
+		fmt.Fprintf(c.stderr, "attn bench: Sgemm rate not measured: %v\n", err)
+	} else {
+		cfg.SgemmGFLOPS = rate
+		fmt.Fprintf(c.stderr, "attn bench: Sgemm %.1f GFLOP/s on %d threads\n", rate, runtime.GOMAXPROCS(0))
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update

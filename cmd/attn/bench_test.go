@@ -27,6 +27,9 @@ func TestBenchCommand(t *testing.T) {
 	if !strings.Contains(stderr, "[8 100%") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
+	if !strings.Contains(stderr, "attn bench: Sgemm ") || !strings.Contains(stdout, " of roof ") {
+		t.Errorf("no Sgemm rate on stderr (%q) or no \"of roof\" column:\n%s", stderr, stdout)
+	}
 	f, err := os.Open(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +41,14 @@ func TestBenchCommand(t *testing.T) {
 	}
 	if len(r.Points) != 8 || r.Points[7].Status != bench.StatusOK || !r.Points[7].Causal {
 		t.Errorf("results.json has %d points, last %+v", len(r.Points), r.Points[len(r.Points)-1])
+	}
+	if rate := r.Machine.SgemmGFLOPS; !(rate > 0) || rate > 1e6 {
+		t.Errorf("machine.sgemm_gflops = %v", rate)
+	}
+	for _, pt := range r.Points {
+		if pt.Intensity <= 0 || pt.RooflineFrac <= 0 || (pt.Bound != bench.BoundCompute && pt.Bound != bench.BoundMemory) {
+			t.Errorf("N=%d %s: intensity %v, of roof %v %q", pt.N, pt.Strategy, pt.Intensity, pt.RooflineFrac, pt.Bound)
+		}
 	}
 	for _, pt := range r.Points {
 		// Measured in processes of their own (-isolate, the default): a

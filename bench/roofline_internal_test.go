@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"math"
+	"testing"
+)
+
+// setCeilings reads a point against the ceilings that apply where it
+// ran: with a Sgemm rate of 400 GFLOP/s and a read bandwidth of 50 GB/s
+// the ridge is at 8 flop/B; left of it memory bounds the roofline, at it
+// and right of it compute does. A point off the host's CPU gets no
+// roofline, nor does one of a run that measured only one ceiling, nor
+// one that did not run.
+func TestSetCeilings(t *testing.T) {
+	const sgemm, bw = 400, 50
+	for _, c := range []struct {
+		name              string
+		intensity, gflops float64 // of a point of 1000 bytes; 0 GFLOP/s: did not run
+		at                placement
+		sgemm, bw         float64
+		wantBW, wantRoof  float64
+		wantBound         string
+	}{
+		{"compute-bound", 16, 300, hostCPU, sgemm, bw, 300.0 / 16 / bw, 0.75, BoundCompute},
+		{"memory-bound", 2, 50, hostCPU, sgemm, bw, 0.5, 0.5, BoundMemory},
+		{"at the ridge", 8, 200, hostCPU, sgemm, bw, 0.5, 0.5, BoundCompute},
+		{"bf16 past the f32 ceiling", 64, 500, hostCPU, sgemm, bw, 500.0 / 64 / bw, 1.25, BoundCompute},
+		{"no Sgemm rate", 16, 300, hostCPU, 0, bw, 300.0 / 16 / bw, 0, ""},
+		{"no bandwidth", 16, 300, hostCPU, sgemm, 0, 0, 0, ""},
+		{"neither ceiling", 2, 50, hostCPU, 0, 0, 0, 0, ""},
+		{"integrated GPU", 2, 50, hostMemory, sgemm, bw, 0.5, 0, ""},
+		{"discrete GPU", 2, 50, offHost, sgemm, bw, 0, 0, ""},
+		{"failed", 16, 0, hostCPU, sgemm, bw, 0, 0, ""},
+	} {
+		pt := Point{Status: StatusOK}
+		flops := c.intensity * 1000
+		if c.gflops > 0 {
+			pt.Runs, pt.Bytes, pt.GFLOPS = 3, 1000, c.gflops
+			pt.MedianS = flops / c.gflops / 1e9
+			pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
+		} else {
+			pt.Status = StatusFailed
+		}
+		pt.setCeilings(flops, c.at, c.bw, c.sgemm)
+		near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*max(1, want) }
+		if !near(pt.ReadBWFrac, c.wantBW) || !near(pt.RooflineFrac, c.wantRoof) || pt.Bound != c.wantBound {
+			t.Errorf("%s: of BW %v, of roof %v %q; want %v, %v %q", c.name, pt.ReadBWFrac, pt.RooflineFrac, pt.Bound, c.wantBW, c.wantRoof, c.wantBound)
+		}
+		wantI := c.intensity // every point that ran has one, wherever it ran
+		if c.gflops == 0 {
+			wantI = 0
+		}
+		if pt.Intensity != wantI {
+			t.Errorf("%s: intensity %v, want %v", c.name, pt.Intensity, wantI)
+		}
+	}
+}
+
+// roofline is the lower ceiling, and names it.
+func TestRoofline(t *testing.T) {
+	for _, c := range []struct {
+		intensity, sgemm, bw float64
+		want                 float64
+		bound                string
+	}{
+		{0.5, 400, 50, 25, BoundMemory},
+		{7.99, 400, 50, 7.99 * 50, BoundMemory},
+		{8, 400, 50, 400, BoundCompute},
+		{1000, 400, 50, 400, BoundCompute},
+	} {
+		if got, bound := roofline(c.intensity, c.sgemm, c.bw); got != c.want || bound != c.bound {
+			t.Errorf("roofline(%v, %v, %v) = %v, %s; want %v, %s", c.intensity, c.sgemm, c.bw, got, bound, c.want, c.bound)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package bench_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/bench"
+)
+
+// rooflinePoints are a compute-bound and a memory-bound point on the
+// host's CPU, a discrete GPU's (an intensity, no fraction of either
+// ceiling) and one that did not run, as Run records them under ceilings
+// of 400 GFLOP/s and 50 GB/s.
+func rooflinePoints() []bench.Point {
+	sh := bench.Shape{B: 1, H: 2, KVHeads: 2, N: 64, D: 8}
+	return []bench.Point{
+		{Impl: "attn-cpu", Strategy: "fused", Shape: sh, Runs: 3, MedianS: 1e-3, GFLOPS: 300, GBPS: 18.75,
+			ReadBWFrac: 0.375, Intensity: 16, RooflineFrac: 0.75, Bound: bench.BoundCompute, Status: bench.StatusOK},
+		{Impl: "ort-cpu-gqa", Strategy: "unfused", Shape: sh, Runs: 3, MedianS: 1e-3, GFLOPS: 42, GBPS: 21,
+			ReadBWFrac: 0.42, Intensity: 2, RooflineFrac: 0.42, Bound: bench.BoundMemory, Status: bench.StatusOK},
+		{Impl: "attn-gpu", Strategy: "fused", Shape: sh, Runs: 3, MedianS: 1e-3, GFLOPS: 900, GBPS: 450,
+			Intensity: 2, Status: bench.StatusOK},
+		{Impl: "attn-cpu", Strategy: "staged", Shape: sh, Status: bench.StatusTooLarge, Error: "needs 4 TiB"},
+	}
+}
+
+// The report's JSON gives the machine its sgemm_gflops and each point
+// its intensity, roofline_frac and bound (absent where it has none) and
+// reads them back; its CSV has them in columns of those names, the
+// table an "of roof" column, results.md the ceilings in its first line
+// and each fraction beside its GFLOP/s.
+func TestReportRooflineFields(t *testing.T) {
+	cfg := tiny()
+	cfg.ReadGBPS, cfg.SgemmGFLOPS = 50, 400
+	points := rooflinePoints()
+	r := bench.NewReport(cfg, nil, nil, points)
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Machine map[string]any   `json:"machine"`
+		Points  []map[string]any `json:"points"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Machine["sgemm_gflops"] != 400.0 || raw.Machine["read_gbps"] != 50.0 {
+		t.Errorf("machine: sgemm_gflops %v, read_gbps %v; want 400, 50", raw.Machine["sgemm_gflops"], raw.Machine["read_gbps"])
+	}
+	if p := raw.Points[0]; p["intensity"] != 16.0 || p["roofline_frac"] != 0.75 || p["bound"] != "compute" {
+		t.Errorf("compute-bound point's JSON: %v", p)
+	}
+	if p := raw.Points[1]; p["intensity"] != 2.0 || p["roofline_frac"] != 0.42 || p["bound"] != "memory" {
+		t.Errorf("memory-bound point's JSON: %v", p)
+	}
+	for i, keys := range [][]string{2: {"roofline_frac", "bound"}, 3: {"intensity", "roofline_frac", "bound"}} {
+		for _, k := range keys {
+			if _, ok := raw.Points[i][k]; ok {
+				t.Errorf("point %d (%s) wrote %s: %v", i, points[i].Impl, k, raw.Points[i])
+			}
+		}
+	}
+	back, err := bench.ReadReport(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Machine.SgemmGFLOPS != 400 || !slices.EqualFunc(back.Points, points, func(a, b bench.Point) bool {
+		return a.Intensity == b.Intensity && a.RooflineFrac == b.RooflineFrac && a.Bound == b.Bound
+	}) {
+		t.Errorf("read back: sgemm %v, points %+v", back.Machine.SgemmGFLOPS, back.Points)
+	}
+
+	var cs bytes.Buffer
+	if err := r.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"read_gbps", "sgemm_gflops", "intensity", "roofline_frac", "bound"}
+	for i, want := range [][5]string{
+		{"50", "400", "16", "0.75", "compute"},
+		{"50", "400", "2", "0.42", "memory"},
+		{"50", "400", "2", "", ""},
+		{"50", "400", "", "", ""},
+	} {
+		var got [5]string
+		for j, name := range names {
+			k := slices.Index(rows[0], name)
+			if k < 0 {
+				t.Fatalf("CSV header %v lacks %s", rows[0], name)
+			}
+			got[j] = rows[i+1][k]
+		}
+		if got != want {
+			t.Errorf("CSV row %d: %v = %v, want %v", i, names, got, want)
+		}
+	}
+
+	var table bytes.Buffer
+	if err := bench.WriteTable(&table, points); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(table.String(), "\n")[1:] // under the kernel's line
+	head := lines[0]
+	at := strings.Index(head, " of roof") + len(" of roof") // the column's right edge
+	if at < len(" of roof") {
+		t.Fatalf("table header %q has no \"of roof\" column", head)
+	}
+	for i, want := range []string{"75% C", "42% M", "-", "-"} {
+		if got := strings.TrimSpace(lines[i+1][:at]); !strings.HasSuffix(got, " "+want) {
+			t.Errorf("table row %d under \"of roof\": %q, want %q", i, got, want)
+		}
+	}
+	if !strings.Contains(table.String(), "\nroofline_frac: ") || !strings.Contains(table.String(), "\nsgemm_gflops: ") {
+		t.Errorf("the table does not state the roofline's conventions:\n%s", table.String())
+	}
+
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"read bandwidth 50.0 GB/s and Sgemm 400.0 GFLOP/s on every thread (measured in the run)",
+		"of the roofline min(400.0 GFLOP/s, intensity × 50.0 GB/s)", "| 300.0 (75% C) |", "| 42.0 (42% M) |", "| 900.0 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	// A run that measured no Sgemm rate has no roofline anywhere.
+	cfg.SgemmGFLOPS = 0
+	for i := range points {
+		points[i].RooflineFrac, points[i].Bound = 0, ""
+	}
+	r = bench.NewReport(cfg, nil, nil, points)
+	js.Reset()
+	table.Reset()
+	md.Reset()
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := bench.WriteTable(&table, points); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	raw.Machine, raw.Points = nil, nil
+	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := raw.Machine["sgemm_gflops"]; ok {
+		t.Errorf("machine of a run without a Sgemm rate: sgemm_gflops %v", v)
+	}
+	for i, p := range raw.Points {
+		_, frac := p["roofline_frac"]
+		_, bound := p["bound"]
+		if frac || bound {
+			t.Errorf("point %d of a run without a Sgemm rate: %v", i, p)
+		}
+	}
+	if strings.Contains(table.String(), "of roof") || strings.Contains(md.String(), "Sgemm") || strings.Contains(md.String(), "roofline") {
+		t.Errorf("a run without a Sgemm rate shows a roofline:\n%s\n%s", table.String(), md.String())
+	}
+}
+
+// Reports written before the Sgemm rate was measured still read: the
+// first before the read bandwidth too (testdata/report-v1.json), the
+// other with it (a decoding run's, with read_bw_frac): no point has an
+// intensity or a roofline, the CSV leaves their columns empty, the table
+// has no "of roof" column and no roofline chart is listed.
+func TestReadReportWithoutRoofline(t *testing.T) {
+	for _, name := range []string{"testdata/report-v1.json", "testdata/report-readbw.json"} {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := bench.ReadReport(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r.Machine.SgemmGFLOPS != 0 || len(r.Points) == 0 {
+			t.Errorf("%s: Sgemm %v GFLOP/s, %d points", name, r.Machine.SgemmGFLOPS, len(r.Points))
+		}
+		bw := false
+		for _, pt := range r.Points {
+			bw = bw || pt.ReadBWFrac > 0
+			if pt.Intensity != 0 || pt.RooflineFrac != 0 || pt.Bound != "" {
+				t.Errorf("%s: %s N=%d: intensity %v, of roof %v %q", name, pt.Impl, pt.N, pt.Intensity, pt.RooflineFrac, pt.Bound)
+			}
+		}
+		if want := strings.Contains(name, "readbw"); bw != want {
+			t.Errorf("%s: fractions of the read bandwidth %v, want %v", name, bw, want)
+		}
+		var cs bytes.Buffer
+		if err := r.WriteCSV(&cs); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&cs).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows[1:] {
+			for _, col := range []string{"sgemm_gflops", "intensity", "roofline_frac", "bound"} {
+				if v := row[slices.Index(rows[0], col)]; v != "" {
+					t.Errorf("%s: CSV %s %q, want empty", name, col, v)
+				}
+			}
+		}
+		var table bytes.Buffer
+		if err := bench.WriteTable(&table, r.Points); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(table.String(), "of roof") {
+			t.Errorf("%s: table has an \"of roof\" column:\n%s", name, table.String())
+		}
+		for _, cf := range r.ChartFiles("png") {
+			if strings.HasPrefix(cf.Name, "roofline") {
+				t.Errorf("%s: chart files list %s", name, cf.Name)
+			}
+		}
+	}
+}

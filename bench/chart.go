@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -27,10 +28,15 @@ const (
 	// ChartMemory is peak memory against N (both log-scaled): each
 	// process's peak RSS, and attn's device bytes as dashed lines.
 	ChartMemory Chart = "memory"
+	// ChartRoofline is GFLOP/s against arithmetic intensity (both
+	// log-scaled): a dot per point with a fraction of the roofline (a
+	// point on the host's CPU), under the roofline of the ceilings
+	// measured in the run, Machine.SgemmGFLOPS and Machine.ReadGBPS.
+	ChartRoofline Chart = "roofline"
 )
 
 // Charts lists every chart, in the order the README shows them.
-var Charts = []Chart{ChartGFLOPS, ChartMemory}
+var Charts = []Chart{ChartGFLOPS, ChartMemory, ChartRoofline}
 
 // ChartFile is one chart file of a report: a chart of its points, or of
 // those of one causal setting when the sweep measured both (causal and
@@ -42,21 +48,27 @@ type ChartFile struct {
 }
 
 // ChartFiles lists the chart files of r in the given format ("png",
-// "svg", "pdf"): each chart once, or once per causal setting.
+// "svg", "pdf"): each chart once, or once per causal setting; the
+// roofline only where it has a point to draw (hasRoofline).
 func (r *Report) ChartFiles(format string) []ChartFile {
 	seen := map[bool]bool{}
 	for _, pt := range r.Points {
 		seen[pt.Causal] = true
 	}
 	var files []ChartFile
+	add := func(name string, c Chart, keep func(Point) bool) {
+		if c == ChartRoofline && !r.filter(keep).hasRoofline() {
+			return
+		}
+		files = append(files, ChartFile{Name: name + "." + format, Chart: c, keep: keep})
+	}
 	for _, c := range Charts {
 		if len(seen) < 2 {
-			files = append(files, ChartFile{Name: string(c) + "." + format, Chart: c, keep: func(Point) bool { return true }})
+			add(string(c), c, func(Point) bool { return true })
 			continue
 		}
-		files = append(files,
-			ChartFile{Name: string(c) + "." + format, Chart: c, keep: func(pt Point) bool { return !pt.Causal }},
-			ChartFile{Name: string(c) + "-causal." + format, Chart: c, keep: func(pt Point) bool { return pt.Causal }})
+		add(string(c), c, func(pt Point) bool { return !pt.Causal })
+		add(string(c)+"-causal", c, func(pt Point) bool { return pt.Causal })
 	}
 	return files
 }
@@ -149,6 +161,16 @@ func (r *Report) series(ran bool) []*series {
 		s.wrong = s.wrong || pt.Status == StatusWrong
 	}
 	return out
+}
+
+// style is how a chart draws s, the ith series of r.series(true): its
+// legend label, colour and marker, the same on every chart.
+func (s *series) style(i int) (label string, col color.Color, shape draw.GlyphDrawer) {
+	label = s.label
+	if s.wrong {
+		label += " (wrong answers)"
+	}
+	return label, seriesColors[i%len(seriesColors)], plotutil.Shape(i)
 }
 
 // title names what every point of the report shares.
@@ -299,8 +321,12 @@ func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 
 // plot builds chart c of the report and its legend.
 func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
-	if c != ChartGFLOPS && c != ChartMemory {
-		return nil, plot.Legend{}, fmt.Errorf("bench: no chart %q (have %s, %s)", c, ChartGFLOPS, ChartMemory)
+	switch c {
+	case ChartRoofline:
+		return r.plotRoofline()
+	case ChartGFLOPS, ChartMemory:
+	default:
+		return nil, plot.Legend{}, fmt.Errorf("bench: no chart %q (have %s, %s, %s)", c, ChartGFLOPS, ChartMemory, ChartRoofline)
 	}
 	p := plot.New()
 	p.X.Label.Text = "sequence length N (Nq = Nk)"
@@ -316,11 +342,7 @@ func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
 
 	all := r.series(true)
 	for i, s := range all {
-		label := s.label
-		if s.wrong {
-			label += " (wrong answers)"
-		}
-		col, shape := seriesColors[i%len(seriesColors)], plotutil.Shape(i)
+		label, col, shape := s.style(i)
 		switch c {
 		case ChartGFLOPS:
 			var xy, barXY plotter.XYs
@@ -421,4 +443,113 @@ func addLine(p *plot.Plot, legend *plot.Legend, label string, xy plotter.XYs, co
 type yErrs struct {
 	plotter.XYs
 	plotter.YErrors
+}
+
+// hasRoofline reports whether r has a roofline to draw: both ceilings
+// measured, and a point with a fraction of them.
+func (r *Report) hasRoofline() bool {
+	return r.Machine.SgemmGFLOPS > 0 && r.Machine.ReadGBPS > 0 && slices.ContainsFunc(r.Points, onRoofline)
+}
+
+// onRoofline reports whether the roofline chart draws pt.
+func onRoofline(pt Point) bool { return pt.RooflineFrac > 0 && pt.Intensity > 0 && pt.GFLOPS > 0 }
+
+// dots are the points of the ith series of r.series(true) (whose
+// colour and marker it keeps on every chart) that the roofline chart
+// draws, as (intensity, GFLOP/s).
+type dots struct {
+	i  int
+	s  *series
+	xy plotter.XYs
+}
+
+// rooflineDots lists the dots of the roofline chart, series by series:
+// those with a point on it (onRoofline), not a GPU's.
+func (r *Report) rooflineDots() []dots {
+	var out []dots
+	for i, s := range r.series(true) {
+		d := dots{i: i, s: s}
+		for _, pt := range s.points {
+			if onRoofline(pt) {
+				d.xy = append(d.xy, plotter.XY{X: pt.Intensity, Y: pt.GFLOPS})
+			}
+		}
+		if len(d.xy) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// plotRoofline builds the roofline chart and its legend: the two
+// ceilings, meeting at the ridge, an octave past the points either side,
+// and a dot for each point with a fraction of them, in the colour and
+// marker of its series on the GFLOP/s chart.
+func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
+	p := plot.New()
+	p.X.Label.Text = "arithmetic intensity (flop per compulsory byte)"
+	p.Y.Label.Text = r.gflopsLabel()
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = log2Ticks{shortNumber}, log2Ticks{shortNumber}
+	p.Add(plotter.NewGrid())
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	p.Title.Text = r.title("roofline")
+	if !r.hasRoofline() {
+		p.Title.Text += "\n(no roofline: it needs the Sgemm rate and the read bandwidth measured, and points on the host's CPU)"
+		p.X.Min, p.X.Max = 1, 2
+		p.Y.Min, p.Y.Max = 1, 2
+		return p, legend, nil
+	}
+	sgemm, bw := r.Machine.SgemmGFLOPS, r.Machine.ReadGBPS
+	ridge := sgemm / bw
+	xlo, xhi, ylo, yhi := ridge, ridge, sgemm, sgemm
+	for _, d := range r.rooflineDots() {
+		for _, xy := range d.xy {
+			xlo, xhi = min(xlo, xy.X), max(xhi, xy.X)
+			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
+		}
+		label, col, shape := d.s.style(d.i)
+		sc, err := plotter.NewScatter(d.xy)
+		if err != nil {
+			return nil, legend, err
+		}
+		sc.Color, sc.Shape, sc.Radius = col, shape, vg.Points(4)
+		p.Add(sc)
+		legend.Add(label, sc)
+	}
+	xlo, xhi = xlo/2, xhi*2
+	ylo = min(ylo, xlo*bw)
+	roof, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: xlo * bw}, {X: ridge, Y: sgemm}, {X: xhi, Y: sgemm}})
+	if err != nil {
+		return nil, legend, err
+	}
+	roof.Color, roof.Width = color.Black, vg.Points(2)
+	p.Add(roof)
+	legend.Add("roofline", roof)
+	for _, l := range []struct {
+		x, y             float64
+		text             string
+		xalign           text.XAlignment
+		yalign           text.YAlignment
+		offsetX, offsetY vg.Length
+	}{
+		// Labels inside the axes by a margin: one exactly at an edge
+		// may be left out as outside the canvas.
+		{xhi / 1.2, sgemm, fmt.Sprintf("compute: Sgemm %.1f GFLOP/s", sgemm), text.XRight, text.YBottom, 0, 3},
+		{xlo * 1.2, xlo * 1.2 * bw, fmt.Sprintf("memory: intensity × %.1f GB/s", bw), text.XLeft, text.YTop, 8, 0},
+		{ridge, sgemm, fmt.Sprintf("ridge %s flop/B", shortNumber(math.Round(ridge*100)/100)), text.XLeft, text.YTop, 6, -4},
+	} {
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: l.x, Y: l.y}}, Labels: []string{l.text}})
+		if err != nil {
+			return nil, legend, err
+		}
+		lb.TextStyle[0].XAlign, lb.TextStyle[0].YAlign = l.xalign, l.yalign
+		lb.Offset = vg.Point{X: l.offsetX, Y: l.offsetY}
+		p.Add(lb)
+	}
+	p.X.Min, p.X.Max = xlo, xhi
+	p.Y.Min, p.Y.Max = ylo/2, yhi*2
+	p.Title.Text += fmt.Sprintf("\nceilings measured in the run: float32 Sgemm %.1f GFLOP/s on every thread, read %.1f GB/s", sgemm, bw)
+	return p, legend, nil
 }

@@ -3,6 +3,9 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
+	"image"
+	_ "image/png"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"gonum.org/v1/plot"
 )
 
 // ranPoint is a point of attn-cpu at N that ran with the given run times.
@@ -250,5 +254,91 @@ func TestReportVariants(t *testing.T) {
 	}
 	if strings.Contains(table.String(), "variant") {
 		t.Errorf("plain table has a variant column:\n%s", table.String())
+	}
+}
+
+// roofPoint is ranPoint read against ceilings of 400 GFLOP/s and 50 GB/s
+// where it ran (at), as Run reads it, named impl.
+func roofPoint(impl string, n int, causal bool, at placement) Point {
+	pt := ranPoint(n, causal, steadyRuns(5, uint64(n)))
+	pt.Impl = impl
+	pt.setCeilings(Flops(pt.Shape.Problem()), at, 50, 400)
+	return pt
+}
+
+// The roofline chart is drawn, a PNG (and an SVG) a dot for each point
+// with a fraction of the roofline in the colour and marker of its series
+// on the GFLOP/s chart, where both ceilings were measured and some point
+// has a fraction of them; elsewhere there is no roofline file.
+func TestRooflineChart(t *testing.T) {
+	withCeilings := func(points ...Point) *Report {
+		return &Report{Schema: Schema, Machine: Machine{CPU: "test CPU", CPUs: 2, SgemmGFLOPS: 400, ReadGBPS: 50}, Points: points}
+	}
+	r := withCeilings(roofPoint("attn-cpu", 64, false, hostCPU), roofPoint("attn-cpu", 128, false, hostCPU),
+		roofPoint("attn-gpu", 64, false, offHost), roofPoint("ort-cpu-mha", 64, false, hostCPU))
+	var got []string
+	for _, d := range r.rooflineDots() {
+		got = append(got, fmt.Sprintf("%d %s %d", d.i, d.s.label, len(d.xy)))
+	}
+	if want := []string{"0 attn-cpu fused 2", "2 ort-cpu-mha 1"}; !slices.Equal(got, want) {
+		t.Errorf("roofline dots (series index, label, dots) %q, want %q: the GPU's series (1) has none", got, want)
+	}
+	for _, format := range []string{"png", "svg"} {
+		var names []string
+		for _, cf := range r.ChartFiles(format) {
+			names = append(names, cf.Name)
+		}
+		if want := []string{"gflops." + format, "memory." + format, "roofline." + format}; !slices.Equal(names, want) {
+			t.Errorf("chart files %v, want %v", names, want)
+		}
+	}
+	cf := r.ChartFiles("png")[2]
+	var buf bytes.Buffer
+	if err := r.WriteChartFile(&buf, cf); err != nil {
+		t.Fatal(err)
+	}
+	img, kind, err := image.Decode(&buf)
+	if err != nil || kind != "png" {
+		t.Fatalf("%s: %v (%s)", cf.Name, err, kind)
+	}
+	if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 300 {
+		t.Errorf("%s: %v image", cf.Name, b)
+	}
+	p, _, err := r.plot(ChartRoofline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"roofline, B=1 H=1 D=8", "test CPU, 2 CPUs", "float32 Sgemm 400.0 GFLOP/s on every thread, read 50.0 GB/s"} {
+		if !strings.Contains(p.Title.Text, want) {
+			t.Errorf("roofline title %q lacks %q", p.Title.Text, want)
+		}
+	}
+	if _, ok := p.X.Scale.(plot.LogScale); !ok || p.X.Min > 4 || p.X.Max < 16 {
+		t.Errorf("x axis: %T over [%v, %v], want a log scale past the ridge at 8 flop/B", p.X.Scale, p.X.Min, p.X.Max)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok || p.Y.Max <= 400 {
+		t.Errorf("y axis: %T up to %v, want a log scale past the 400 GFLOP/s ceiling", p.Y.Scale, p.Y.Max)
+	}
+
+	// No roofline file where nothing has a fraction of it: a GPU's points
+	// only, ceilings not measured, or the causal half without any.
+	for _, c := range []struct {
+		name string
+		r    *Report
+		want []string
+	}{
+		{"GPU only", withCeilings(roofPoint("attn-gpu", 64, false, offHost)), []string{"gflops.png", "memory.png"}},
+		{"no Sgemm rate", &Report{Machine: Machine{ReadGBPS: 50}, Points: r.Points}, []string{"gflops.png", "memory.png"}},
+		{"no bandwidth", &Report{Machine: Machine{SgemmGFLOPS: 400}, Points: r.Points}, []string{"gflops.png", "memory.png"}},
+		{"causal on the GPU", withCeilings(roofPoint("attn-cpu", 64, false, hostCPU), roofPoint("attn-gpu", 64, true, offHost)),
+			[]string{"gflops.png", "gflops-causal.png", "memory.png", "memory-causal.png", "roofline.png"}},
+	} {
+		var names []string
+		for _, cf := range c.r.ChartFiles("png") {
+			names = append(names, cf.Name)
+		}
+		if !slices.Equal(names, c.want) {
+			t.Errorf("%s: chart files %v, want %v", c.name, names, c.want)
+		}
 	}
 }

@@ -88,8 +88,10 @@ AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
 GODEBUG=cpu.avx512f=off measures the AVX2 kernel on an AVX-512 CPU.
 
 Prints a table, and writes results.json, results.csv, results.md (tables
-for a README), gflops.png and memory.png to -out (a chart of each per
-causal setting when both are swept). The defaults finish in about a minute on the CPU
+for a README), gflops.png, memory.png and roofline.png (GFLOP/s against
+intensity, log-log, under the two ceilings; only when a point has a
+fraction of them) to -out (a chart of each per causal setting when both
+are swept). The defaults finish in about a minute on the CPU
 backend of a 2-core machine. Peers need bench/peers/install.sh once; see
 bench/peers/README.md.
 `

@@ -72,7 +72,7 @@ func TestBenchCommand(t *testing.T) {
 	if first, _, _ := strings.Cut(stdout, "\n"); first != "attn-cpu kernel: "+kernel {
 		t.Errorf("the table's first line is %q, want it to name the kernel %q", first, kernel)
 	}
-	for _, name := range []string{"results.csv", "results.md", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png"} {
+	for _, name := range []string{"results.csv", "results.md", "gflops.png", "memory.png", "gflops-causal.png", "memory-causal.png", "roofline.png", "roofline-causal.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -84,7 +84,7 @@ func TestBenchCommand(t *testing.T) {
 	if code != 0 || stdout2 != stdout {
 		t.Errorf("-report: exit %d (%s), table\n%s\nwant\n%s", code, stderr, stdout2, stdout)
 	}
-	for _, name := range []string{"results.json", "results.csv", "results.md", "gflops.png", "memory-causal.png"} {
+	for _, name := range []string{"results.json", "results.csv", "results.md", "gflops.png", "memory-causal.png", "roofline.png"} {
 		a, _ := os.ReadFile(filepath.Join(out, name))
 		b, err := os.ReadFile(filepath.Join(again, name))
 		if err != nil || string(a) != string(b) {

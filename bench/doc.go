@@ -55,12 +55,33 @@
 // read_bw_frac; the table's "of BW") for the points whose buffers are in
 // the host's memory: not a discrete GPU's.
 //
+// A point's GFLOP/s is read against a roofline. MeasureSgemm measures
+// the compute ceiling, the CPU backend's own float32 Sgemm on every
+// thread at once (cpu.SgemmRate), and attn bench does so once before
+// each sweep beside the bandwidth (Config.SgemmGFLOPS), recording it in
+// the report (Machine.SgemmGFLOPS, machine.sgemm_gflops). Every point
+// that ran records its arithmetic intensity, Flops over Bytes (Intensity,
+// intensity), and one on the host's CPU (the CPU backend, a CPU-type
+// adapter such as lavapipe, a CPU peer) its fraction of
+//
+//	min(SgemmGFLOPS, Intensity × ReadGBPS)
+//
+// and the ceiling that sets it (RooflineFrac and Bound, roofline_frac and
+// bound; the table's "of roof": 86% C, 42% M) when both ceilings were
+// measured. A GPU's points get no roofline: an integrated GPU reads the
+// host's memory (its ReadBWFrac is its fraction of that ceiling) but
+// computes with its own units, and so does a GPU peer (Peer.GPU). The
+// compute ceiling is float32's for every dtype, so an f16 or bf16 point
+// may pass 1.
+//
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON
 // (ReadReport reads it back, reports of earlier builds of the same
 // schema included), CSV, Markdown tables and gonum/plot charts (GFLOP/s,
 // with the interquartile range of the runs as error bars, and peak
-// memory, against a log-scaled N), each naming the CPU kernel.
+// memory, against a log-scaled N; the roofline, GFLOP/s against
+// intensity under both ceilings, log-log, where a point has a fraction
+// of them), each naming the CPU kernel.
 //
 // Peers run in processes of their own, one per point, from the runners in
 // bench/peers of a clone of attn; bench/peers/README.md has the protocol.

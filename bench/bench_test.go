@@ -3,7 +3,6 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"image/png"
 	"math"
@@ -363,14 +362,7 @@ func TestReport(t *testing.T) {
 		t.Errorf("JSON round trip changed the points")
 	}
 
-	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := bench.CSVRows(t, r)
 	if len(rows) != len(points)+1 || rows[0][0] != "date" || rows[len(rows)-1][len(rows[0])-3] != "too-large" {
 		t.Errorf("CSV: %d rows, header %v, last %v", len(rows), rows[0], rows[len(rows)-1])
 	}

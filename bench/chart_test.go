@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"image"
 	_ "image/png"
@@ -191,14 +190,7 @@ func TestReportVariants(t *testing.T) {
 		t.Errorf("JSON round trip: variant %q, want %q", got, name)
 	}
 
-	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRows(t, r)
 	col := func(name string) string { return rows[1][slices.Index(rows[0], name)] }
 	if col("window") != "3,0" || col("softcap") != "30" || col("alibi") != "true" || col("sinks") != "true" {
 		t.Errorf("CSV row %v under %v", rows[1], rows[0])

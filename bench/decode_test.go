@@ -3,8 +3,6 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -150,39 +148,22 @@ func TestReportDecodeFields(t *testing.T) {
 	cfg := tiny()
 	cfg.ReadGBPS = 20
 	r := bench.NewReport(cfg, nil, nil, points)
-	var js bytes.Buffer
-	if err := r.WriteJSON(&js); err != nil {
-		t.Fatal(err)
+	js, machine, raw := bench.JSONMaps(t, r)
+	if machine["read_gbps"] != 20.0 {
+		t.Errorf("machine.read_gbps = %v, want 20", machine["read_gbps"])
 	}
-	var raw struct {
-		Machine map[string]any   `json:"machine"`
-		Points  []map[string]any `json:"points"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
-		t.Fatal(err)
-	}
-	if raw.Machine["read_gbps"] != 20.0 {
-		t.Errorf("machine.read_gbps = %v, want 20", raw.Machine["read_gbps"])
-	}
-	if p := raw.Points[0]; p["nq"] != 1.0 || p["n"] != 64.0 || p["tokens_per_s"] != 1000.0 || p["read_bw_frac"] != 0.25 || p["dtype"] != "f16" {
+	if p := raw[0]; p["nq"] != 1.0 || p["n"] != 64.0 || p["tokens_per_s"] != 1000.0 || p["read_bw_frac"] != 0.25 || p["dtype"] != "f16" {
 		t.Errorf("decoding point's JSON: %v", p)
 	}
-	if _, ok := raw.Points[1]["nq"]; ok {
-		t.Errorf("a point of Nq 0 (N) wrote nq: %v", raw.Points[1])
+	if _, ok := raw[1]["nq"]; ok {
+		t.Errorf("a point of Nq 0 (N) wrote nq: %v", raw[1])
 	}
-	back, err := bench.ReadReport(bytes.NewReader(js.Bytes()))
+	back, err := bench.ReadReport(bytes.NewReader(js))
 	if err != nil || back.Machine.ReadGBPS != 20 || back.Points[0].Nq != 1 || back.Points[0].TokensPerS != 1000 {
 		t.Errorf("read back: %v, %+v", err, back)
 	}
 
-	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := bench.CSVRows(t, r)
 	col := func(row []string, name string) string {
 		i := slices.Index(rows[0], name)
 		if i < 0 {

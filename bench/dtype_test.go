@@ -3,7 +3,6 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"strings"
 	"testing"
 
@@ -73,15 +72,7 @@ func TestRunDTypes(t *testing.T) {
 	if !strings.Contains(table.String(), "dtype") || !strings.Contains(table.String(), " bf16 ") {
 		t.Errorf("the table names no dtype:\n%s", table.String())
 	}
-	r := bench.Report{Points: points}
-	var buf bytes.Buffer
-	if err := r.WriteCSV(&buf); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := bench.CSVRows(t, &bench.Report{Points: points})
 	col := -1
 	for i, h := range rows[0] {
 		if h == "dtype" {

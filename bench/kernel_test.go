@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -183,14 +182,7 @@ func TestReportNamesKernel(t *testing.T) {
 		}
 	}
 
-	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRows(t, r)
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i

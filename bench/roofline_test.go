@@ -2,8 +2,6 @@ package bench_test
 
 import (
 	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -39,34 +37,24 @@ func TestReportRooflineFields(t *testing.T) {
 	cfg.ReadGBPS, cfg.SgemmGFLOPS = 50, 400
 	points := rooflinePoints()
 	r := bench.NewReport(cfg, nil, nil, points)
-	var js bytes.Buffer
-	if err := r.WriteJSON(&js); err != nil {
-		t.Fatal(err)
+	js, machine, raw := bench.JSONMaps(t, r)
+	if machine["sgemm_gflops"] != 400.0 || machine["read_gbps"] != 50.0 {
+		t.Errorf("machine: sgemm_gflops %v, read_gbps %v; want 400, 50", machine["sgemm_gflops"], machine["read_gbps"])
 	}
-	var raw struct {
-		Machine map[string]any   `json:"machine"`
-		Points  []map[string]any `json:"points"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
-		t.Fatal(err)
-	}
-	if raw.Machine["sgemm_gflops"] != 400.0 || raw.Machine["read_gbps"] != 50.0 {
-		t.Errorf("machine: sgemm_gflops %v, read_gbps %v; want 400, 50", raw.Machine["sgemm_gflops"], raw.Machine["read_gbps"])
-	}
-	if p := raw.Points[0]; p["intensity"] != 16.0 || p["roofline_frac"] != 0.75 || p["bound"] != "compute" {
+	if p := raw[0]; p["intensity"] != 16.0 || p["roofline_frac"] != 0.75 || p["bound"] != "compute" {
 		t.Errorf("compute-bound point's JSON: %v", p)
 	}
-	if p := raw.Points[1]; p["intensity"] != 2.0 || p["roofline_frac"] != 0.42 || p["bound"] != "memory" {
+	if p := raw[1]; p["intensity"] != 2.0 || p["roofline_frac"] != 0.42 || p["bound"] != "memory" {
 		t.Errorf("memory-bound point's JSON: %v", p)
 	}
 	for i, keys := range [][]string{2: {"roofline_frac", "bound"}, 3: {"intensity", "roofline_frac", "bound"}} {
 		for _, k := range keys {
-			if _, ok := raw.Points[i][k]; ok {
-				t.Errorf("point %d (%s) wrote %s: %v", i, points[i].Impl, k, raw.Points[i])
+			if _, ok := raw[i][k]; ok {
+				t.Errorf("point %d (%s) wrote %s: %v", i, points[i].Impl, k, raw[i])
 			}
 		}
 	}
-	back, err := bench.ReadReport(bytes.NewReader(js.Bytes()))
+	back, err := bench.ReadReport(bytes.NewReader(js))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +64,7 @@ func TestReportRooflineFields(t *testing.T) {
 		t.Errorf("read back: sgemm %v, points %+v", back.Machine.SgemmGFLOPS, back.Points)
 	}
 
-	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := bench.CSVRows(t, r)
 	names := []string{"read_gbps", "sgemm_gflops", "intensity", "roofline_frac", "bound"}
 	for i, want := range [][5]string{
 		{"50", "400", "16", "0.75", "compute"},
@@ -140,26 +121,19 @@ func TestReportRooflineFields(t *testing.T) {
 		points[i].RooflineFrac, points[i].Bound = 0, ""
 	}
 	r = bench.NewReport(cfg, nil, nil, points)
-	js.Reset()
 	table.Reset()
 	md.Reset()
-	if err := r.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
 	if err := bench.WriteTable(&table, points); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	raw.Machine, raw.Points = nil, nil
-	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := raw.Machine["sgemm_gflops"]; ok {
+	_, machine, raw = bench.JSONMaps(t, r)
+	if v, ok := machine["sgemm_gflops"]; ok {
 		t.Errorf("machine of a run without a Sgemm rate: sgemm_gflops %v", v)
 	}
-	for i, p := range raw.Points {
+	for i, p := range raw {
 		_, frac := p["roofline_frac"]
 		_, bound := p["bound"]
 		if frac || bound {
@@ -200,14 +174,7 @@ func TestReadReportWithoutRoofline(t *testing.T) {
 		if want := strings.Contains(name, "readbw"); bw != want {
 			t.Errorf("%s: fractions of the read bandwidth %v, want %v", name, bw, want)
 		}
-		var cs bytes.Buffer
-		if err := r.WriteCSV(&cs); err != nil {
-			t.Fatal(err)
-		}
-		rows, err := csv.NewReader(&cs).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := bench.CSVRows(t, r)
 		for _, row := range rows[1:] {
 			for _, col := range []string{"sgemm_gflops", "intensity", "roofline_frac", "bound"} {
 				if v := row[slices.Index(rows[0], col)]; v != "" {

@@ -38,10 +38,12 @@ func openCPU(b *testing.B) *cpu.Backend {
 	return be
 }
 
-// tileCandidates are the query × key tiles BenchmarkTiles measures.
-var tileCandidates = [][2]int{
-	{64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}, {512, 256},
-	{128, 512}, {256, 512}, {512, 512}, {128, 1024}, {256, 1024}, {512, 1024},
+// tileCandidates are the tiles BenchmarkTiles measures: query tile,
+// score sub-tile and key tile.
+var tileCandidates = [][3]int{
+	{256, 256, 256}, {512, 512, 256}, {512, 256, 256}, {1024, 256, 256},
+	{512, 512, 512}, {512, 256, 512}, {1024, 256, 512}, {1024, 128, 512},
+	{512, 512, 1024}, {512, 256, 1024}, {1024, 256, 1024}, {2048, 256, 512},
 }
 
 // BenchmarkTiles is the measurement behind DefaultTiles: Fused at one
@@ -51,25 +53,16 @@ var tileCandidates = [][2]int{
 //	go test -tags openblas -run '^$' -bench Tiles -benchtime 2x ./cpu  # OpenBLAS
 func BenchmarkTiles(b *testing.B) {
 	for _, t := range tileCandidates {
-		be, err := cpu.New(cpu.WithTile(t[0], t[1]))
+		be, err := cpu.New(cpu.WithTile(t[0], t[2]), cpu.WithSubTile(t[1]))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("tiles=%dx%d", t[0], t[1]), func(b *testing.B) {
-			bench.Fused(b, be, []bench.Shape{{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64}})
+		b.Run(fmt.Sprintf("tiles=%dx%d/sub=%d", t[0], t[2], t[1]), func(b *testing.B) {
+			bench.Fused(b, be, []bench.Shape{
+				{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64},
+				{B: 1, N: 4096, H: 8, KVHeads: 8, D: 128},
+			})
 		})
 		be.Close()
 	}
-}
-
-// BenchmarkRoofline is Fused at the shapes the roofline target names (B=1,
-// H=8, non-causal, D = 64 and 128), at N = 4096; the ceiling it is read
-// against is SgemmRate's (attn bench measures both in one run).
-//
-//	go test -run '^$' -bench Roofline -count 6 ./cpu
-func BenchmarkRoofline(b *testing.B) {
-	bench.Fused(b, openCPU(b), []bench.Shape{
-		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64},
-		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 128},
-	})
 }

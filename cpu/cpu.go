@@ -90,6 +90,10 @@ type Backend struct {
 	threads int
 	tileQ   int
 	tileK   int
+	// subQ is the rows of a score tile: a query tile of tileQ rows runs
+	// as sub-tiles of subQ that share each key tile (DefaultSubTile, or
+	// WithSubTile's).
+	subQ int
 	// bf16Q and bf16K are the tiles of the bfloat16 arithmetic path:
 	// DefaultBF16Tiles, or WithTile's.
 	bf16Q, bf16K int
@@ -136,16 +140,30 @@ func WithTile(q, k int) Option {
 		if q < 1 || k < 1 {
 			return backend.Errorf(backend.ErrShape, "cpu: WithTile(%d, %d): tiles must be ≥ 1", q, k)
 		}
-		b.tileQ, b.tileK = q, k
+		b.tileQ, b.tileK, b.subQ = q, k, q
 		b.bf16Q, b.bf16K = q, k
 		b.decodeK = k
 		return nil
 	}
 }
 
+// WithSubTile sets the rows of the fused loop's score tile: each query
+// tile (WithTile) runs as sub-tiles of that many rows which share each
+// key tile, packed once (DefaultSubTile is the default; WithTile sets it
+// to the query tile, one sub-tile).
+func WithSubTile(rows int) Option {
+	return func(b *Backend) error {
+		if rows < 1 {
+			return backend.Errorf(backend.ErrShape, "cpu: WithSubTile(%d): want ≥ 1", rows)
+		}
+		b.subQ = rows
+		return nil
+	}
+}
+
 // New opens a CPU backend.
 func New(opts ...Option) (*Backend, error) {
-	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[1], decodeK: DefaultDecodeTileK}
+	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[1], subQ: defaultTiles[0], decodeK: DefaultDecodeTileK}
 	b.fusedPool.New = func() any { return new(fused) }
 	b.scratchPool.New = func() any { return new(fusedScratch) }
 	b.bf16Q, b.bf16K = DefaultBF16Tiles()

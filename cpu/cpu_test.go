@@ -34,15 +34,16 @@ func upload(be backend.Backend, x []float32) (backend.Buffer, error) {
 func TestConformance(t *testing.T) { backendtest.Run(t, open) }
 
 // The whole suite again with every item's keys split over eight
-// threads and tiles of 16 (minSplit lowered): the merge
-// by maxima under every variant, mask and dtype.
+// threads and tiles of 16, run as sub-tiles of 5 rows (minSplit
+// lowered): the merge by maxima, and sub-tiles sharing a packed key
+// tile, under every variant, mask and dtype.
 func TestConformanceSplit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole suite a second time; -short runs it once")
 	}
 	defer func(n int) { minSplit = n }(minSplit)
 	minSplit = 1
-	backendtest.Run(t, func(t testing.TB) backend.Backend { return newBackend(t, WithThreads(8), WithTile(16, 16)) })
+	backendtest.Run(t, func(t testing.TB) backend.Backend { return newBackend(t, WithThreads(8), WithTile(16, 16), WithSubTile(5)) })
 }
 
 func newBackend(t testing.TB, opts ...Option) *Backend {

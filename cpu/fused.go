@@ -35,6 +35,9 @@ type fusedScratch struct {
 	pb, qb, kb, vb []uint16
 	// row is one row of K or V widened, for the decoding path's tails.
 	row []float32
+	// pk is the current key tile packed for the Q·Kᵀ of every query
+	// sub-tile of the item (tile).
+	pk sgemm.PackedB
 }
 
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
@@ -99,12 +102,12 @@ func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
 		mods: newScoreModsInto(p.Problem, newMaskView(p.Bias, d[3]), f.mods.align),
 		keep: newMaskView(p.Keep, d[4]),
 		qr:   p.QRowsOf(), kr: p.KRowsOf(), vr: p.VRowsOf(), or: p.ORowsOf(),
-		g: p.Group(), tq: b.tileQ, tk: b.tileK,
+		g: p.Group(), tq: b.tileQ, tk: b.tileK, sub: b.subQ,
 		cum: f.cum, parts: f.parts,
 	}
 	f.items, f.merges = fusedBody{f: f}, fusedBody{f: f, merge: true}
 	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
-		f.tq, f.tk = b.bf16Q, b.bf16K
+		f.tq, f.tk, f.sub = b.bf16Q, b.bf16K, b.bf16Q
 	}
 }
 
@@ -168,8 +171,10 @@ type fused struct {
 	keep           *maskView
 	qr, kr, vr, or backend.Rows
 	// g is the group size H/KVHeads, rq the query positions of a tile
-	// (its rows are rq·g), tq and tk the tiles in rows and keys.
-	g, rq, tq, tk int
+	// (its rows are rq·g), tq and tk the tiles in rows and keys, and sub
+	// the rows of a score tile (tile: a query tile's sub-tiles share
+	// each key tile).
+	g, rq, tq, tk, sub int
 	// splits is how many key ranges each item's keys are cut into.
 	splits int
 	// maxQ is the most query rows of any sequence, perB the items of one
@@ -220,7 +225,9 @@ func (f *fused) plan(threads int) int {
 		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
 	}
 	f.tq = f.rq * f.g
+	f.sub = min(max(f.sub, 1), f.tq)
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
+		f.sub = f.tq
 		f.bf16 = false
 		if p.Band() == math.MaxInt {
 			f.tk = min(f.b.decodeK, max(p.Nk, 1)) // DefaultDecodeTileK
@@ -278,7 +285,11 @@ func (sc *fusedScratch) fit(f *fused) {
 	if f.decode {
 		rows = round4(rows)
 	}
-	sc.s = grow(sc.s, rows*f.tk)
+	srows := rows // a score tile's rows: a sub-tile's, or all the decoding rows
+	if !f.decode {
+		srows = min(rows, f.sub)
+	}
+	sc.s = grow(sc.s, srows*f.tk)
 	sc.acc = grow(sc.acc, rows*p.Dv)
 	sc.m = grow(sc.m, rows)
 	sc.l = grow(sc.l, rows)
@@ -414,27 +425,17 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 				lo[ii+g], hi[ii+g] = lo[ii], hi[ii]
 			}
 		}
-		st := blas32.General{Rows: rows, Cols: tk, Stride: f.tk, Data: sc.s[:(rows-1)*f.tk+tk]}
-		if f.decode {
-			st.Rows, st.Data = padded, sc.s[:(padded-1)*f.tk+tk]
+		switch {
+		case f.decode:
+			st := blas32.General{Rows: padded, Cols: tk, Stride: f.tk, Data: sc.s[:(padded-1)*f.tk+tk]}
 			f.decodeTile(sc, qm, st, acc, rows, b, kvh, i0, j0)
 			continue
-		}
-		if f.bf16 {
+		case f.bf16:
+			st := blas32.General{Rows: rows, Cols: tk, Stride: f.tk, Data: sc.s[:(rows-1)*f.tk+tk]}
 			f.bf16Tile(sc, st, acc, band, b, kvh, i0, j0)
 			continue
 		}
-		band.Inner = false
-		gemmBand(blas.Trans, p.Scale, qm, f.kvTile(f.k, f.kr, b, kvh, j0, tk, p.D, sc.k), 0, st, band)
-		if !f.onlineTile(sc, st, acc.Data, band, m, l, b, kvh, i0, j0) {
-			for ii := range rows {
-				h, i := f.rowOf(kvh, i0, ii)
-				row := st.Data[ii*f.tk : ii*f.tk+tk]
-				f.online(row, nil, lo[ii], hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
-			}
-		}
-		band.Inner = true
-		gemmBand(blas.NoTrans, 1, st, f.kvTile(f.v, f.vr, b, kvh, j0, tk, p.Dv, sc.v), 1, acc, band)
+		f.tile(sc, qm, acc, b, kvh, i0, j0, tk)
 	}
 
 	if f.splits > 1 {
@@ -445,6 +446,46 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 		return
 	}
 	f.finish(b, kvh, i0, m, l, acc.Data[:rows*p.Dv])
+}
+
+// tile runs one key tile (tk keys from j0) of an item's rows on the
+// float32 path, sub-tile by sub-tile of f.sub rows: S = scale·Q·Kᵀ, the
+// online softmax, acc += P·V. The K tile is packed once for all the
+// sub-tiles (sgemm.PackedB) and read widened or gathered once, as is the
+// V tile, so that a tall item pays a key tile's set-up once for many
+// rows while its score tile stays f.sub×Tk. A sub-tile none of whose
+// rows sees a key of the tile is skipped.
+func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, tk int) {
+	p := f.p
+	rows := qm.Rows
+	lo, hi := sc.lo[:rows], sc.hi[:rows]
+	kt := f.kvTile(f.k, f.kr, b, kvh, j0, tk, p.D, sc.k)
+	vt := f.kvTile(f.v, f.vr, b, kvh, j0, tk, p.Dv, sc.v)
+	packed := f.sub < rows && packK(&sc.pk, kt)
+	for s0 := 0; s0 < rows; s0 += f.sub {
+		sr := min(f.sub, rows-s0)
+		band := sgemm.Band{Lo: lo[s0 : s0+sr], Hi: hi[s0 : s0+sr]}
+		if !band.Any() {
+			continue
+		}
+		st := blas32.General{Rows: sr, Cols: tk, Stride: f.tk, Data: sc.s[:(sr-1)*f.tk+tk]}
+		qs, as := sub(qm, s0, 0, sr, p.D), sub(acc, s0, 0, sr, p.Dv)
+		if packed {
+			gemmBandPacked(p.Scale, qs, &sc.pk, st, band)
+		} else {
+			gemmBand(blas.Trans, p.Scale, qs, kt, 0, st, band)
+		}
+		m, l := sc.m[s0:s0+sr], sc.l[s0:s0+sr]
+		if !f.onlineTile(sc, st, as.Data, band, m, l, b, kvh, i0, s0, j0) {
+			for ii := range sr {
+				h, i := f.rowOf(kvh, i0, s0+ii)
+				row := st.Data[ii*f.tk : ii*f.tk+tk]
+				f.online(row, nil, band.Lo[ii], band.Hi[ii], as.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+			}
+		}
+		band.Inner = true
+		gemmBand(blas.NoTrans, 1, st, vt, 1, as, band)
+	}
 }
 
 // merge combines the splits of item it, each a partial softmax over its
@@ -622,8 +663,8 @@ func bf16Arithmetic(q, k, v store) bool {
 	return q.t == backend.BFloat16 && k.t == backend.BFloat16 && v.t == backend.BFloat16 && sgemm.HasBF16()
 }
 
-// onlineTile is online for every row of a key tile (st, from key j0) at
-// once, where each row sees all of the tile's keys and the vector loop
+// onlineTile is online for every row of a key tile (st, from key j0;
+// its rows the item's from row r0) at once, where each row sees all of the tile's keys and the vector loop
 // takes rows of its length (softmaxRowsVec): the score modifiers and the
 // keep-mask row by row, then one call for every row's new max,
 // exponentials and sum, then the rescaling of the rows whose max grew.
@@ -631,7 +672,7 @@ func bf16Arithmetic(q, k, v store) bool {
 // tile row by row. The tile's exponentials are softmaxRowsAVX512's (in
 // base 2, within 8e-8 of e^(x − m)), where online's are expShift's;
 // either is inside float32 attention's error.
-func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, j0 int) bool {
+func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, r0, j0 int) bool {
 	rows, tk, dv := st.Rows, st.Cols, f.p.Dv
 	if rows == 0 || tk%16 != 0 {
 		return false
@@ -646,7 +687,7 @@ func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, b
 	}
 	if !f.mods.none() || f.keep != nil {
 		for ii := range rows {
-			h, i := f.rowOf(kvh, i0, ii)
+			h, i := f.rowOf(kvh, i0, r0+ii)
 			row := st.Data[ii*st.Stride : ii*st.Stride+tk]
 			f.mods.all(row, b, h, i, j0)
 			if f.keep != nil {

@@ -128,7 +128,9 @@ func FuzzFused(f *testing.F) {
 	f.Fuzz(func(t *testing.T, shape, seed, variants uint64) {
 		p, bias, keep, tq, tk, threads, withLSE := fuzzProblem(shape)
 		fuzzVariants(&p, variants)
-		be, err := New(WithTile(tq, tk), WithThreads(threads))
+		// Query tiles run as sub-tiles of any height sharing each key tile.
+		sub := 1 + int(variants>>40)%tq
+		be, err := New(WithTile(tq, tk), WithSubTile(sub), WithThreads(threads))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +138,7 @@ func FuzzFused(f *testing.F) {
 		c := backendtest.RandomCase(rand.New(rand.NewPCG(seed, shape)), p, bias, keep)
 		c = c.WithDTypes(fuzzDTypes(seed ^ variants))
 		if err := backendtest.RunFused(context.Background(), be, c, withLSE); err != nil {
-			t.Fatalf("tiles %d×%d, %d threads: %v", tq, tk, threads, err)
+			t.Fatalf("tiles %d×%d, sub-tiles of %d rows, %d threads: %v", tq, tk, sub, threads, err)
 		}
 	})
 }

@@ -99,3 +99,20 @@ func gemmBand(tB blas.Transpose, alpha float32, a, b blas32.General, beta float3
 	}
 	impl.SgemmBand(tB, c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, b.Data, b.Stride, beta, c.Data, c.Stride, band)
 }
+
+// packK packs a key tile for gemmBandPacked, where attn's micro-kernel
+// multiplies, and reports whether it did; any other BLAS multiplies the
+// tile as it is (gemmBand).
+func packK(pk *sgemm.PackedB, k blas32.General) bool {
+	if _, ok := blasImpl.(sgemm.Implementation); !ok || !sgemm.Accelerated() || k.Rows == 0 || k.Cols == 0 {
+		return false
+	}
+	pk.Pack(blas.Trans, k.Rows, k.Cols, k.Data, k.Stride)
+	return true
+}
+
+// gemmBandPacked is gemmBand(blas.Trans, alpha, a, k, 0, c, band) for the
+// key tile k that packK packed into pk.
+func gemmBandPacked(alpha float32, a blas32.General, pk *sgemm.PackedB, c blas32.General, band sgemm.Band) {
+	sgemm.Implementation{}.SgemmBandPacked(c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, pk, 0, c.Data, c.Stride, &band)
+}

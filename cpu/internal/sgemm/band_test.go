@@ -161,3 +161,70 @@ func TestSgemmBandBadArguments(t *testing.T) {
 		}()
 	}
 }
+
+// SgemmBandPacked with op(B) packed once gives, for each of several A,
+// exactly what SgemmBand gives (the same kernel blocks, the same sums),
+// on every kernel this CPU runs and on gonum's fallback, over sizes
+// around the k and n blocks, both transposes of B, with and without a
+// band; one PackedB is packed again at each size, its memory reused.
+// A size other than the packed one panics.
+func TestSgemmBandPacked(t *testing.T) {
+	saved := active
+	defer func() { active = saved }()
+	for _, kn := range append([]*kernel{nil}, kernels...) {
+		name := "gonum"
+		if kn != nil {
+			name = kn.name
+		}
+		t.Run(name, func(t *testing.T) {
+			active = kn
+			rng := rand.New(rand.NewPCG(4, 6))
+			var pb PackedB
+			for _, sz := range [][3]int{{1, 1, 1}, {9, 33, 5}, {16, 64, 64}, {40, 530, 64}, {17, 1030, 128}, {12, 70, 300}} {
+				m, n, k := sz[0], sz[1], sz[2]
+				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+					ldb := n + 3
+					if tB == blas.Trans {
+						ldb = k + 2
+					}
+					rowsB := k
+					if tB == blas.Trans {
+						rowsB = n
+					}
+					b := randMat(rng, rowsB*ldb)
+					pb.Pack(tB, n, k, b, ldb)
+					for _, banded := range []bool{false, true} {
+						a, lda, ldc := randMat(rng, m*(k+1)), k+1, n+4
+						c0 := randMat(rng, m*ldc)
+						var band *Band
+						beta := float32(0.5)
+						if banded {
+							bd := randomBand(rng, m, n, float64(n)/3, float64(n)/float64(m))
+							band, beta = &bd, 0
+						}
+						want := append([]float32(nil), c0...)
+						if band != nil {
+							Implementation{}.SgemmBand(tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc, *band)
+						} else {
+							Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc)
+						}
+						got := append([]float32(nil), c0...)
+						Implementation{}.SgemmBandPacked(m, n, k, 0.75, a, lda, &pb, beta, got, ldc, band)
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("%d×%d×%d %v band=%v: C[%d] = %v, SgemmBand gives %v", m, n, k, tB, banded, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+			defer func() {
+				if recover() == nil {
+					t.Error("SgemmBandPacked at a size other than the packed one did not panic")
+				}
+			}()
+			c := make([]float32, 4)
+			Implementation{}.SgemmBandPacked(2, 2, 3, 1, make([]float32, 6), 3, &pb, 0, c, 2, nil)
+		})
+	}
+}

@@ -105,6 +105,16 @@ type Band struct {
 	Inner  bool
 }
 
+// Any says whether some row of the band needs something.
+func (band Band) Any() bool {
+	for i, lo := range band.Lo {
+		if lo < band.Hi[i] {
+			return true
+		}
+	}
+	return false
+}
+
 // SgemmBand is Sgemm (A not transposed) with the kernel blocks that band
 // leaves out skipped: under Cols, C's blocks that no row needs are left
 // as they were, and the others are computed whole (entries outside a
@@ -118,17 +128,20 @@ func (impl Implementation) SgemmBand(tB blas.Transpose, m, n, k int, alpha float
 		impl.Implementation.Sgemm(blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	runBand(active, blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+	runBand(active, blas.NoTrans, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band, nil)
 }
 
 // run is Sgemm on kernel kn.
 func run(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	runBand(kn, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	runBand(kn, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, nil)
 }
 
 // runBand is SgemmBand on kernel kn; a nil band is the whole product.
-func runBand(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, band *Band) {
-	check(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
+// With pb, op(B) is pb's blocks, packed beforehand, and b is not read.
+func runBand(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, band *Band, pb *PackedB) {
+	if pb == nil {
+		check(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
+	}
 	if m == 0 || n == 0 {
 		return
 	}
@@ -138,7 +151,7 @@ func runBand(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	for p0 := 0; p0 < k; p0 += blockK {
+	for p0, bi := 0, 0; p0 < k; p0 += blockK {
 		kb := min(blockK, k-p0)
 		ap, la := a[min(p0, len(a)):], lda // A in place: rows i at ap[i·lda:]
 		if tA != blas.NoTrans {
@@ -146,11 +159,87 @@ func runBand(kn *kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 		}
 		for j0 := 0; j0 < n; j0 += blockN {
 			nb := min(blockN, n-j0)
-			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
+			var bp bBlock
+			if pb != nil {
+				bp = pb.blocks[bi]
+				bi++
+			} else {
+				bp = s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
+			}
 			s.block(kn, m, nb, kb, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
 		}
 		beta = 1 // the next k block adds to this one's
 	}
+}
+
+// PackedB is op(B) of a product packed once for several products that
+// share it: the fused attention loop's key tile, multiplied by each of
+// its query sub-tiles. Its memory is kept from one Pack to the next; the
+// zero value is ready to Pack into. It holds what of B the kernel reads
+// in place (a B that is not transposed) by reference, so B must not
+// change while it is used.
+type PackedB struct {
+	n, k   int
+	buf    []float32
+	blocks []bBlock // by k block, then n block, as runBand visits them
+}
+
+// Pack packs op(B), k×n (B n×k when tB is Trans, else k×n, row stride
+// ldb), for SgemmBandPacked. Without a micro-kernel it only notes B.
+func (pb *PackedB) Pack(tB blas.Transpose, n, k int, b []float32, ldb int) {
+	pb.n, pb.k = n, k
+	pb.blocks = pb.blocks[:0]
+	if active == nil {
+		pb.buf, pb.blocks = b, append(pb.blocks, bBlock{b: b, ldb: ldb, tB: tB})
+		return
+	}
+	if n < 0 || k < 0 {
+		panic(fmt.Sprintf("sgemm: negative size n=%d k=%d", n, k))
+	}
+	if tB == blas.NoTrans {
+		checkMat("b", k, n, ldb, len(b))
+	} else {
+		checkMat("b", n, k, ldb, len(b))
+	}
+	nr, size := active.nr, 0
+	for p0 := 0; p0 < k; p0 += blockK {
+		for j0 := 0; j0 < n; j0 += blockN {
+			size += packedSize(nr, tB, min(blockK, k-p0), min(blockN, n-j0))
+		}
+	}
+	pb.buf = grow(pb.buf, size)
+	at := 0
+	for p0 := 0; p0 < k; p0 += blockK {
+		for j0 := 0; j0 < n; j0 += blockN {
+			kb, nb := min(blockK, k-p0), min(blockN, n-j0)
+			sz := packedSize(nr, tB, kb, nb)
+			pb.blocks = append(pb.blocks, packBInto(pb.buf[at:at+sz:at+sz], nr, tB, b, ldb, p0, j0, kb, nb))
+			at += sz
+		}
+	}
+}
+
+// SgemmBandPacked is SgemmBand with op(B) packed beforehand (Pack, with
+// the same n and k): C = alpha·A·op(B) + beta·C over band (nil for the
+// whole product).
+func (impl Implementation) SgemmBandPacked(m, n, k int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, band *Band) {
+	if pb.n != n || pb.k != k {
+		panic(fmt.Sprintf("sgemm: packed B is %d×%d, the product needs %d×%d", pb.k, pb.n, k, n))
+	}
+	if m < 0 {
+		panic(fmt.Sprintf("sgemm: negative size m=%d", m))
+	}
+	checkMat("a", m, k, lda, len(a))
+	checkMat("c", m, n, ldc, len(c))
+	if band != nil {
+		checkBand(m, beta, *band)
+	}
+	if active == nil {
+		bb := pb.blocks[0]
+		impl.Implementation.Sgemm(blas.NoTrans, bb.tB, m, n, k, alpha, a, lda, bb.b, bb.ldb, beta, c, ldc)
+		return
+	}
+	runBand(active, blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, nil, 0, beta, c, ldc, band, pb)
 }
 
 // scratch is one call's packing space, pooled so that steady-state calls
@@ -193,6 +282,7 @@ type bBlock struct {
 	packed []float32
 	b      []float32 // B from row p0, column j0, when read in place
 	ldb    int
+	tB     blas.Transpose // PackedB's B without a micro-kernel: how it is stored
 }
 
 // panel is the panel at column j of the block, w columns wide, and its
@@ -208,28 +298,44 @@ func (bb bBlock) panel(j, kb, nr, w int) ([]float32, int) {
 }
 
 // packB packs what of op(B)'s kb×nb block at row p0, column j0 the kernel
-// does not read in place (see bBlock).
+// does not read in place (see bBlock), into s's space.
 func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb, nb int) bBlock {
+	s.b = grow(s.b, packedSize(nr, tB, kb, nb))
+	return packBInto(s.b, nr, tB, b, ldb, p0, j0, kb, nb)
+}
+
+// packedSize is the floats packBInto writes for a kb×nb block: every
+// panel of a transposed B, only a narrow last panel of one that is not.
+func packedSize(nr int, tB blas.Transpose, kb, nb int) int {
+	if tB == blas.NoTrans {
+		if nb%nr > 0 {
+			return kb * nr
+		}
+		return 0
+	}
+	return (nb + nr - 1) / nr * kb * nr
+}
+
+// packBInto is packB into buf, packedSize floats long.
+func packBInto(buf []float32, nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb, nb int) bBlock {
 	if tB == blas.NoTrans {
 		bb := bBlock{b: b[p0*ldb+j0:], ldb: ldb}
 		if w := nb % nr; w > 0 {
-			s.b = grow(s.b, kb*nr)
 			j := j0 + nb - w
 			for p := range kb {
-				row := s.b[p*nr:][:nr]
+				row := buf[p*nr:][:nr]
 				copy(row, b[(p0+p)*ldb+j:][:w])
 				clear(row[w:])
 			}
-			bb.packed = s.b
+			bb.packed = buf
 		}
 		return bb
 	}
 	// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Eight rows
 	// at a time, so that each step writes eight floats in a row.
 	panels := (nb + nr - 1) / nr
-	s.b = grow(s.b, panels*kb*nr)
 	for jp := range panels {
-		dst := s.b[jp*kb*nr:][:kb*nr]
+		dst := buf[jp*kb*nr:][:kb*nr]
 		j := j0 + jp*nr
 		w := min(nr, j0+nb-j)
 		if w < nr {
@@ -252,7 +358,7 @@ func (s *scratch) packB(nr int, tB blas.Transpose, b []float32, ldb, p0, j0, kb,
 			}
 		}
 	}
-	return bBlock{packed: s.b}
+	return bBlock{packed: buf}
 }
 
 // blockRange is what band (nil for none) leaves of the kernel block of
@@ -367,16 +473,18 @@ func checkShape(tA, tB blas.Transpose, m, n, k int, la, lda, lb, ldb, lc, ldc in
 	if tb {
 		br, bc = n, k
 	}
-	for _, o := range []struct {
-		name         string
-		rows, cols   int
-		ld, lenSlice int
-	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
-		if o.ld < max(1, o.cols) {
-			panic(fmt.Sprintf("sgemm: bad ld%s %d for %d columns", o.name, o.ld, o.cols))
-		}
-		if o.rows > 0 && o.cols > 0 && o.lenSlice < (o.rows-1)*o.ld+o.cols {
-			panic(fmt.Sprintf("sgemm: %s is %d long, short of a %d×%d matrix with stride %d", o.name, o.lenSlice, o.rows, o.cols, o.ld))
-		}
+	checkMat("a", ar, ac, lda, la)
+	checkMat("b", br, bc, ldb, lb)
+	checkMat("c", m, n, ldc, lc)
+}
+
+// checkMat panics unless a slice of length n holds a rows×cols matrix at
+// row stride ld.
+func checkMat(name string, rows, cols, ld, n int) {
+	if ld < max(1, cols) {
+		panic(fmt.Sprintf("sgemm: bad ld%s %d for %d columns", name, ld, cols))
+	}
+	if rows > 0 && cols > 0 && n < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("sgemm: %s is %d long, short of a %d×%d matrix with stride %d", name, n, rows, cols, ld))
 	}
 }

@@ -301,3 +301,27 @@ func TestSoftmaxRows(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSoftmaxRows is one score sub-tile's online-softmax step, 256
+// rows of 512 keys, where the CPU has the vector loop.
+func BenchmarkSoftmaxRows(b *testing.B) {
+	const rows, n = 256, 512
+	if !softmaxRowsFit(n) {
+		b.Skip("no vector loop on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := make([]float32, rows*n)
+	for j := range s {
+		s[j] = float32(rng.Float64()*8 - 4)
+	}
+	// Each run's weights, in (0, 1], are the next one's scores.
+	work := s
+	m, mNew, sums := make([]float64, rows), make([]float64, rows), make([]float64, rows)
+	for b.Loop() {
+		for i := range m {
+			m[i] = math.Inf(-1)
+		}
+		softmaxRowsVec(work, n, rows, n, m, mNew, sums)
+	}
+	b.ReportMetric(float64(b.N*rows*n)/b.Elapsed().Seconds()/1e9, "Gexp/s")
+}

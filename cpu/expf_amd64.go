@@ -160,17 +160,26 @@ func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
 
 func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64)
 
-// softmaxRowsFit says whether softmaxRowsVec takes rows of n values:
-// where the CPU has AVX-512F, n a multiple of 16.
-func softmaxRowsFit(n int) bool { return hasAVX512 && n > 0 && n%16 == 0 }
+func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
 
-// softmaxRowsVec runs softmaxRowsAVX512 on rows rows of s, n values each
-// at row stride stride, for n that softmaxRowsFit.
+// softmaxRowsFit says whether softmaxRowsVec takes rows of n values:
+// with AVX-512F n a multiple of 16, with AVX2 and FMA one of 8.
+func softmaxRowsFit(n int) bool {
+	return n > 0 && (hasAVX512 && n%16 == 0 || hasAVX2 && n%8 == 0)
+}
+
+// softmaxRowsVec runs softmaxRowsAVX512, or softmaxRowsAVX2 where that
+// cannot, on rows rows of s, n values each at row stride stride, for n
+// that softmaxRowsFit.
 func softmaxRowsVec(s []float32, stride, rows, n int, m, mNew, sums []float64) {
 	if rows == 0 {
 		return
 	}
 	// The assembly reads and writes these; out of range is a panic here.
 	_, _, _, _ = s[(rows-1)*stride+n-1], m[rows-1], mNew[rows-1], sums[rows-1]
-	softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums)
+	if hasAVX512 && n%16 == 0 {
+		softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums)
+		return
+	}
+	softmaxRowsAVX2(s, stride, rows, n, m, mNew, sums)
 }

@@ -908,3 +908,135 @@ smdone:
 
 DATA smninf<>+0(SB)/4, $0xff800000
 GLOBL smninf<>(SB), RODATA|NOPTR, $4
+
+// func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
+//
+// softmaxRowsAVX512's eight-lane twin for AVX2 and FMA, n a multiple of
+// 8: the same max, reduction, polynomial (Horner's rule, the
+// coefficients as memory operands) and sums (expShiftAVX2's blocks),
+// with 2^n put into the exponent bits and the lanes where t < −126 (−Inf
+// and NaN included) cleared by a mask.
+TEXT ·softmaxRowsAVX2(SB), NOSPLIT, $0-120
+	MOVQ          s_base+0(FP), SI
+	MOVQ          stride+24(FP), R9
+	SHLQ          $2, R9                 // the row stride in bytes
+	MOVQ          rows+32(FP), R10
+	MOVQ          n+40(FP), R11
+	SHRQ          $3, R11                // vectors a row
+	MOVQ          m_base+48(FP), R12
+	MOVQ          mNew_base+72(FP), R13
+	MOVQ          sums_base+96(FP), R14
+	VBROADCASTSS  bf16c<>+0(SB), Y1      // −126
+	VMOVUPS       expc<>+32(SB), Y2      // log₂e
+	VMOVUPS       expc<>+160(SB), Y13    // the exponent bias, 127
+	TESTQ         R10, R10
+	JZ            s2done
+	TESTQ         R11, R11
+	JZ            s2done
+
+s2row:
+	// The row's max, from m's, four vectors at a time.
+	MOVSD         (R12), X11
+	VCVTSD2SS     X11, X11, X11
+	VBROADCASTSS  X11, Y3
+	VMOVAPS       Y3, Y4
+	VMOVAPS       Y3, Y5
+	VMOVAPS       Y3, Y7
+	MOVQ          SI, DI
+	MOVQ          R11, CX
+
+s2max4:
+	CMPQ          CX, $4
+	JLT           s2max1
+	VMAXPS        (DI), Y3, Y3
+	VMAXPS        32(DI), Y4, Y4
+	VMAXPS        64(DI), Y5, Y5
+	VMAXPS        96(DI), Y7, Y7
+	ADDQ          $128, DI
+	SUBQ          $4, CX
+	JMP           s2max4
+
+s2max1:
+	TESTQ         CX, CX
+	JZ            s2reduce
+	VMAXPS        (DI), Y3, Y3
+	ADDQ          $32, DI
+	DECQ          CX
+	JMP           s2max1
+
+s2reduce:
+	VMAXPS        Y4, Y3, Y3
+	VMAXPS        Y7, Y5, Y5
+	VMAXPS        Y5, Y3, Y3
+	VEXTRACTF128  $1, Y3, X4
+	VMAXPS        X4, X3, X3
+	VPERMILPS     $0x4e, X3, X4
+	VMAXPS        X4, X3, X3
+	VPERMILPS     $0xb1, X3, X4
+	VMAXPS        X4, X3, X3
+	VCVTSS2SD     X3, X11, X11
+	MOVSD         X11, (R13)
+	VBROADCASTSS  X3, Y0                 // the row's new max
+	VXORPD        Y14, Y14, Y14
+	VXORPS        Y15, Y15, Y15
+	MOVQ          SI, DI
+	MOVQ          R11, CX
+	VUCOMISS      smninf<>+0(SB), X3
+	JEQ           s2clear
+
+s2exp:
+	VMOVUPS       (DI), Y6
+	VSUBPS        Y0, Y6, Y6             // v − max
+	VMULPS        Y2, Y6, Y6             // t = (v − max)·log₂e
+	VCMPPS        $0x1d, Y1, Y6, Y7      // keep = t ≥ −126 (false for NaN)
+	VROUNDPS      $0, Y6, Y8             // n = round(t)
+	VSUBPS        Y8, Y6, Y9             // f = t − n
+	VMOVUPS       exp2c<>+192(SB), Y10   // a6
+	VFMADD213PS   exp2c<>+160(SB), Y9, Y10 // a5 + a6·f
+	VFMADD213PS   exp2c<>+128(SB), Y9, Y10 // a4 + …
+	VFMADD213PS   exp2c<>+96(SB), Y9, Y10  // a3 + …
+	VFMADD213PS   exp2c<>+64(SB), Y9, Y10  // a2 + …
+	VFMADD213PS   exp2c<>+32(SB), Y9, Y10  // a1 + …
+	VFMADD213PS   expc<>+416(SB), Y9, Y10  // 2^f = 1 + f·(a1 + …)
+	VCVTPS2DQ     Y8, Y11
+	VPADDD        Y13, Y11, Y11
+	VPSLLD        $23, Y11, Y11          // 2^n as float32 bits
+	VMULPS        Y11, Y10, Y10          // e = 2^f·2^n
+	VANDPS        Y7, Y10, Y10           // 0 where t < −126
+	VMOVUPS       Y10, (DI)
+	VADDPS        Y10, Y15, Y15          // the block's float32 sum
+	ADDQ          $32, DI
+	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           s2exp
+	VCVTPS2PD     X15, Y12               // the block's sum into float64
+	VADDPD        Y12, Y14, Y14
+	VEXTRACTF128  $1, Y15, X15
+	VCVTPS2PD     X15, Y12
+	VADDPD        Y12, Y14, Y14
+	VXORPS        Y15, Y15, Y15
+	TESTQ         CX, CX
+	JNZ           s2exp
+	JMP           s2next
+
+s2clear:
+	VMOVUPS       Y15, (DI)
+	ADDQ          $32, DI
+	DECQ          CX
+	JNZ           s2clear
+
+s2next:
+	VEXTRACTF128  $1, Y14, X15
+	VADDPD        X15, X14, X14
+	VHADDPD       X14, X14, X14
+	MOVSD         X14, (R14)
+	ADDQ          R9, SI
+	ADDQ          $8, R12
+	ADDQ          $8, R13
+	ADDQ          $8, R14
+	DECQ          R10
+	JNZ           s2row
+
+s2done:
+	VZEROUPPER
+	RET

@@ -246,7 +246,7 @@ func TestExpShiftBF16(t *testing.T) {
 func TestSoftmaxRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	negInf := math.Inf(-1)
-	for _, n := range []int{16, 32, 48, 64, 80, 96, 128, 144, 256, 272, 1024} {
+	for _, n := range []int{8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 144, 256, 272, 1024} {
 		if !softmaxRowsFit(n) {
 			t.Skipf("no vector loop for rows of %d on this CPU", n)
 		}

@@ -4,18 +4,25 @@
 
 #include "textflag.h"
 
-// func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+// func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
 // Requires: AVX, FMA3
-TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-64
-	MOVQ   k+0(FP), AX
-	MOVQ   lda+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   a+8(FP), DX
-	LEAQ   (DX)(CX*2), BX
-	ADDQ   CX, BX
-	MOVQ   b+24(FP), SI
-	MOVQ   ldb+32(FP), DI
-	SHLQ   $0x02, DI
+TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-72
+	MOVQ blocks+64(FP), AX
+	MOVQ lda+16(FP), CX
+	SHLQ $0x02, CX
+	MOVQ a+8(FP), DX
+	MOVQ c+40(FP), BX
+	MOVQ ldc+48(FP), SI
+	SHLQ $0x02, SI
+
+block:
+	MOVQ   k+0(FP), DI
+	MOVQ   DX, R8
+	LEAQ   (R8)(CX*2), R9
+	ADDQ   CX, R9
+	MOVQ   b+24(FP), R10
+	MOVQ   ldb+32(FP), R11
+	SHLQ   $0x02, R11
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -30,130 +37,144 @@ TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-64
 	VXORPS Y11, Y11, Y11
 
 loop:
-	VMOVUPS      (SI), Y12
-	VMOVUPS      32(SI), Y13
-	VBROADCASTSS (DX), Y14
+	VMOVUPS      (R10), Y12
+	VMOVUPS      32(R10), Y13
+	VBROADCASTSS (R8), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS (DX)(CX*1), Y14
+	VBROADCASTSS (R8)(CX*1), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS (DX)(CX*2), Y14
+	VBROADCASTSS (R8)(CX*2), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS (BX), Y14
+	VBROADCASTSS (R9), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS (BX)(CX*1), Y14
+	VBROADCASTSS (R9)(CX*1), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS (BX)(CX*2), Y14
+	VBROADCASTSS (R9)(CX*2), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x04, DX
-	ADDQ         $0x04, BX
-	ADDQ         DI, SI
-	DECQ         AX
+	ADDQ         $0x04, R8
+	ADDQ         $0x04, R9
+	ADDQ         R11, R10
+	DECQ         DI
 	JNZ          loop
-	MOVQ         c+40(FP), AX
-	MOVQ         ldc+48(FP), CX
-	SHLQ         $0x02, CX
 	VBROADCASTSS alpha+56(FP), Y12
-	MOVL         beta+60(FP), DX
-	ANDL         $0x7fffffff, DX
+	MOVL         beta+60(FP), DI
+	ANDL         $0x7fffffff, DI
 	JNZ          update
 	VMULPS       Y12, Y0, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y1, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
 	VMULPS       Y12, Y2, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y3, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
 	VMULPS       Y12, Y4, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y5, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
 	VMULPS       Y12, Y6, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y7, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
 	VMULPS       Y12, Y8, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y9, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
 	VMULPS       Y12, Y10, Y0
-	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y0, (BX)
 	VMULPS       Y12, Y11, Y0
-	VMOVUPS      Y0, 32(AX)
-	VZEROUPPER
-	RET
+	VMOVUPS      Y0, 32(BX)
+	JMP          next
 
 update:
 	VBROADCASTSS beta+60(FP), Y13
-	VMULPS       (AX), Y13, Y14
+	VMULPS       (BX), Y13, Y14
 	VFMADD231PS  Y12, Y0, Y14
-	VMOVUPS      Y14, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y14, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y1, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Y13, Y0
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Y13, Y0
 	VFMADD231PS  Y12, Y2, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y0, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y3, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Y13, Y0
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Y13, Y0
 	VFMADD231PS  Y12, Y4, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y0, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y5, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Y13, Y0
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Y13, Y0
 	VFMADD231PS  Y12, Y6, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y0, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y7, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Y13, Y0
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Y13, Y0
 	VFMADD231PS  Y12, Y8, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y0, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y9, Y0
-	VMOVUPS      Y0, 32(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Y13, Y0
+	VMOVUPS      Y0, 32(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Y13, Y0
 	VFMADD231PS  Y12, Y10, Y0
-	VMOVUPS      Y0, (AX)
-	VMULPS       32(AX), Y13, Y0
+	VMOVUPS      Y0, (BX)
+	VMULPS       32(BX), Y13, Y0
 	VFMADD231PS  Y12, Y11, Y0
-	VMOVUPS      Y0, 32(AX)
+	VMOVUPS      Y0, 32(BX)
+
+next:
+	ADDQ SI, BX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	DECQ AX
+	JNZ  block
 	VZEROUPPER
 	RET
 
-// func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+// func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
 // Requires: AVX, AVX512F
-TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-64
-	MOVQ   k+0(FP), AX
-	MOVQ   lda+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   a+8(FP), DX
-	LEAQ   (DX)(CX*2), BX
-	ADDQ   CX, BX
-	LEAQ   (BX)(CX*2), SI
-	ADDQ   CX, SI
-	MOVQ   b+24(FP), DI
-	MOVQ   ldb+32(FP), R8
-	SHLQ   $0x02, R8
+TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-72
+	MOVQ blocks+64(FP), AX
+	MOVQ lda+16(FP), CX
+	SHLQ $0x02, CX
+	MOVQ a+8(FP), DX
+	MOVQ c+40(FP), BX
+	MOVQ ldc+48(FP), SI
+	SHLQ $0x02, SI
+
+block:
+	MOVQ   k+0(FP), DI
+	MOVQ   DX, R8
+	LEAQ   (R8)(CX*2), R9
+	ADDQ   CX, R9
+	LEAQ   (R9)(CX*2), R10
+	ADDQ   CX, R10
+	MOVQ   b+24(FP), R11
+	MOVQ   ldb+32(FP), R12
+	SHLQ   $0x02, R12
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -172,144 +193,153 @@ TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-64
 	VPXORD Z15, Z15, Z15
 
 loop:
-	VMOVUPS      (DI), Z16
-	VMOVUPS      64(DI), Z17
-	VBROADCASTSS (DX), Z18
+	VMOVUPS      (R11), Z16
+	VMOVUPS      64(R11), Z17
+	VBROADCASTSS (R8), Z18
 	VFMADD231PS  Z18, Z16, Z0
 	VFMADD231PS  Z18, Z17, Z1
-	VBROADCASTSS (DX)(CX*1), Z18
+	VBROADCASTSS (R8)(CX*1), Z18
 	VFMADD231PS  Z18, Z16, Z2
 	VFMADD231PS  Z18, Z17, Z3
-	VBROADCASTSS (DX)(CX*2), Z18
+	VBROADCASTSS (R8)(CX*2), Z18
 	VFMADD231PS  Z18, Z16, Z4
 	VFMADD231PS  Z18, Z17, Z5
-	VBROADCASTSS (BX), Z18
+	VBROADCASTSS (R9), Z18
 	VFMADD231PS  Z18, Z16, Z6
 	VFMADD231PS  Z18, Z17, Z7
-	VBROADCASTSS (BX)(CX*1), Z18
+	VBROADCASTSS (R9)(CX*1), Z18
 	VFMADD231PS  Z18, Z16, Z8
 	VFMADD231PS  Z18, Z17, Z9
-	VBROADCASTSS (BX)(CX*2), Z18
+	VBROADCASTSS (R9)(CX*2), Z18
 	VFMADD231PS  Z18, Z16, Z10
 	VFMADD231PS  Z18, Z17, Z11
-	VBROADCASTSS (SI), Z18
+	VBROADCASTSS (R10), Z18
 	VFMADD231PS  Z18, Z16, Z12
 	VFMADD231PS  Z18, Z17, Z13
-	VBROADCASTSS (SI)(CX*1), Z18
+	VBROADCASTSS (R10)(CX*1), Z18
 	VFMADD231PS  Z18, Z16, Z14
 	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x04, DX
-	ADDQ         $0x04, BX
-	ADDQ         $0x04, SI
-	ADDQ         R8, DI
-	DECQ         AX
+	ADDQ         $0x04, R8
+	ADDQ         $0x04, R9
+	ADDQ         $0x04, R10
+	ADDQ         R12, R11
+	DECQ         DI
 	JNZ          loop
-	MOVQ         c+40(FP), AX
-	MOVQ         ldc+48(FP), CX
-	SHLQ         $0x02, CX
 	VBROADCASTSS alpha+56(FP), Z16
-	MOVL         beta+60(FP), DX
-	ANDL         $0x7fffffff, DX
+	MOVL         beta+60(FP), DI
+	ANDL         $0x7fffffff, DI
 	JNZ          update
-	VMULPS       Z16, Z0, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z1, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z2, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z3, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z4, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z5, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z6, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z7, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z8, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z9, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z10, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z11, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z12, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z13, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       Z16, Z14, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       Z16, Z15, Z0
-	VMOVUPS      Z0, 64(AX)
-	VZEROUPPER
-	RET
+	VMULPS       Z16, Z0, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z1, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z2, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z3, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z4, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z5, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z6, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z7, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z8, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z9, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z10, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z11, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z12, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z13, Z17
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       Z16, Z14, Z17
+	VMOVUPS      Z17, (BX)
+	VMULPS       Z16, Z15, Z16
+	VMOVUPS      Z16, 64(BX)
+	JMP          next
 
 update:
 	VBROADCASTSS beta+60(FP), Z17
-	VMULPS       (AX), Z17, Z18
+	VMULPS       (BX), Z17, Z18
 	VFMADD231PS  Z16, Z0, Z18
-	VMOVUPS      Z18, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z1, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z2, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z3, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z4, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z5, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z6, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z7, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z8, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z9, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z10, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z11, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z12, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z13, Z0
-	VMOVUPS      Z0, 64(AX)
-	ADDQ         CX, AX
-	VMULPS       (AX), Z17, Z0
-	VFMADD231PS  Z16, Z14, Z0
-	VMOVUPS      Z0, (AX)
-	VMULPS       64(AX), Z17, Z0
-	VFMADD231PS  Z16, Z15, Z0
-	VMOVUPS      Z0, 64(AX)
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z1, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z2, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z3, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z4, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z5, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z6, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z7, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z8, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z9, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z10, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z11, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z12, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z18
+	VFMADD231PS  Z16, Z13, Z18
+	VMOVUPS      Z18, 64(BX)
+	ADDQ         SI, BX
+	VMULPS       (BX), Z17, Z18
+	VFMADD231PS  Z16, Z14, Z18
+	VMOVUPS      Z18, (BX)
+	VMULPS       64(BX), Z17, Z17
+	VFMADD231PS  Z16, Z15, Z17
+	VMOVUPS      Z17, 64(BX)
+
+next:
+	ADDQ SI, BX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	ADDQ CX, DX
+	DECQ AX
+	JNZ  block
 	VZEROUPPER
 	RET
 

@@ -4,15 +4,15 @@
 
 package sgemm
 
-// kern6x16AVX2 sets the 6×16 block of C at c to alpha·A·B + beta·C (AVX2 and FMA).
+// kern6x16AVX2 sets blocks 6×16 blocks of C, one under the other from c, to alpha·A·B + beta·C (AVX2 and FMA).
 //
 //go:noescape
-func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
 
-// kern8x32AVX512 sets the 8×32 block of C at c to alpha·A·B + beta·C (AVX-512F).
+// kern8x32AVX512 sets blocks 8×32 blocks of C, one under the other from c, to alpha·A·B + beta·C (AVX-512F).
 //
 //go:noescape
-func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
 
 // kernBF16x8x32 sets the 8×32 block of C at c to alpha·A·B + beta·C, A and B bfloat16 (AVX512_BF16).
 //

@@ -40,14 +40,15 @@ type Implementation struct{ gonum.Implementation }
 
 var _ blas.Float32 = Implementation{}
 
-// kernel is one micro-kernel: fn sets the mr×nr block of C at c (row
-// stride ldc) to alpha·A·B + beta·C, with A the mr×k block at a (row
-// stride lda) and B the k×nr block at b (row stride ldb: nr for a packed
-// panel). k ≥ 1; with beta = 0 C is not read.
+// kernel is one micro-kernel: fn sets blocks mr×nr blocks of C, one
+// under the other from c (row stride ldc), to alpha·A·B + beta·C, with A
+// the (blocks·mr)×k rows at a (row stride lda) and B the k×nr block at b
+// (row stride ldb: nr for a packed panel). k ≥ 1, blocks ≥ 1; with
+// beta = 0 C is not read.
 type kernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+	fn     func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, blocks int)
 }
 
 // active is the kernel Sgemm runs, the first of kernels (the ones this
@@ -381,22 +382,32 @@ func (band *Band) blockRange(i, h, c0, w, p0, kb int) (ka, kz int, skip bool) {
 // block sets the m×nb block of C at c to alpha·A·B + beta·C, for A the
 // m×kb block at a (row stride lda) and B the block bb, which starts at
 // column j0 and inner index p0 of the whole product: band (nil for none)
-// is in the whole product's coordinates.
+// is in the whole product's coordinates. Down each panel of B, a run of
+// whole row blocks with the same inner range is one call of the kernel.
 func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, lda int, bb bBlock, beta float32, c []float32, ldc int, band *Band, j0, p0 int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
 		panel, ldp := bb.panel(j, kb, nr, w)
-		for i := 0; i < m; i += mr {
+		for i := 0; i < m; {
 			h := min(mr, m-i)
 			// The inner indices this block runs, [ka, kz) of the k block.
 			ka, kz, skip := band.blockRange(i, h, j0+j, w, p0, kb)
 			if skip || ka >= kz {
+				i += mr
 				continue
 			}
 			ai, la, pi, kk := a[i*lda+ka:], lda, panel[ka*ldp:], kz-ka
 			if h == mr && w == nr {
-				kn.fn(kk, &ai[0], la, &pi[0], ldp, &c[i*ldc+j], ldc, alpha, beta)
+				n := 1
+				for ; i+(n+1)*mr <= m; n++ {
+					za, zz, zskip := band.blockRange(i+n*mr, mr, j0+j, w, p0, kb)
+					if zskip || za != ka || zz != kz {
+						break
+					}
+				}
+				kn.fn(kk, &ai[0], la, &pi[0], ldp, &c[i*ldc+j], ldc, alpha, beta, n)
+				i += n * mr
 				continue
 			}
 			// An edge block: the kernel writes a whole mr×nr block,
@@ -411,7 +422,7 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 				ai, la = s.aEdge, kk
 			}
 			s.cEdge = grow(s.cEdge, mr*nr)
-			kn.fn(kk, &ai[0], la, &pi[0], ldp, &s.cEdge[0], nr, alpha, 0)
+			kn.fn(kk, &ai[0], la, &pi[0], ldp, &s.cEdge[0], nr, alpha, 0, 1)
 			for r := range h {
 				dst := c[(i+r)*ldc+j:][:w]
 				for jj, v := range s.cEdge[r*nr:][:w] {
@@ -422,6 +433,7 @@ func (s *scratch) block(kn *kernel, m, nb, kb int, alpha float32, a []float32, l
 					}
 				}
 			}
+			i += mr
 		}
 	}
 }

@@ -45,29 +45,39 @@ func main() {
 	Generate()
 }
 
-// kernel writes
+// kernel writes, for each of blocks row blocks r = 0, 1, …
 //
-//	C[0:mr][0:nr] = alpha · A[0:mr][0:k] · B[0:k][0:nr] + beta · C[0:mr][0:nr]
+//	C[r·mr:][0:mr][0:nr] = alpha · A[r·mr:][0:mr][0:k] · B[0:k][0:nr] + beta · C[r·mr:][0:mr][0:nr]
 //
 // for nr = nv·lanes, A's rows lda floats apart and B's ldb floats apart
-// (nr when B is a packed panel). The block of C stays in mr·nv
+// (nr when B is a packed panel): one call sweeps a panel of B down a
+// column of row blocks, so that a short k (the attention loop's Q·Kᵀ,
+// k = D) does not pay a call per block. The block of C stays in mr·nv
 // registers; each step loads B's row (nv vectors), then broadcasts
 // A[i][p] for each row i and issues nv FMAs with it. With beta = 0 C is
-// written without being read.
+// written without being read. blocks ≥ 1.
 func kernel(s spec) {
 	nr := s.nv * s.lanes
 	vb := 4 * s.lanes // bytes per vector
-	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)")
+	TEXT(s.name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, blocks int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets the %d×%d block of C at c to alpha·A·B + beta·C (%s).", s.name, s.mr, nr, s.isa))
-	k := Load(Param("k"), GP64())
+	Doc(fmt.Sprintf("%s sets blocks %d×%d blocks of C, one under the other from c, to alpha·A·B + beta·C (%s).", s.name, s.mr, nr, s.isa))
+	blocks := Load(Param("blocks"), GP64())
 	lda := Load(Param("lda"), GP64())
 	SHLQ(U8(2), lda)
+	aRow := Load(Param("a"), GP64())
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(2), ldc)
+
+	Label("block")
+	k := Load(Param("k"), GP64())
 	// A's rows go in groups of three off one base each: base, base+lda
 	// and base+2·lda are all one addressing mode.
 	groups := (s.mr + 2) / 3
 	base := make([]Register, groups)
-	base[0] = Load(Param("a"), GP64())
+	base[0] = GP64()
+	MOVQ(aRow, base[0])
 	for g := 1; g < groups; g++ {
 		base[g] = GP64()
 		LEAQ(Mem{Base: base[g-1], Index: lda, Scale: 2}, base[g])
@@ -114,9 +124,6 @@ func kernel(s spec) {
 	DECQ(k)
 	JNZ(LabelRef("loop"))
 
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(U8(2), ldc)
 	alpha := s.vec()
 	VBROADCASTSS(NewParamAddr("alpha", 56), alpha)
 	// beta = ±0, every bit but the sign clear, skips reading C.
@@ -129,8 +136,7 @@ func kernel(s spec) {
 		VMULPS(alpha, acc, t)
 		VMOVUPS(t, at)
 	})
-	VZEROUPPER()
-	RET()
+	JMP(LabelRef("next"))
 
 	Label("update")
 	betas := s.vec()
@@ -141,6 +147,16 @@ func kernel(s spec) {
 		VFMADD231PS(alpha, acc, t)
 		VMOVUPS(t, at)
 	})
+
+	// The next block: C's and A's rows mr on (store left c on the
+	// block's last row).
+	Label("next")
+	ADDQ(ldc, c)
+	for range s.mr {
+		ADDQ(lda, aRow)
+	}
+	DECQ(blocks)
+	JNZ(LabelRef("block"))
 	VZEROUPPER()
 	RET()
 }

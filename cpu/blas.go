@@ -17,27 +17,38 @@ import (
 // package-wide blas32 implementation, so a program's other gonum code is
 // left on whatever it chose.
 var (
-	blasImpl     blas.Float32
-	blasName     string
-	defaultTiles [2]int
+	blasImpl blas.Float32
+	blasName string
+	// defaultTiles are the query tile, its score sub-tile and the key
+	// tile (DefaultTiles, DefaultSubTile).
+	defaultTiles [3]int
 )
 
 func init() {
 	switch impl, name, ok := openBLAS(); {
 	case ok:
 		blasImpl, blasName = impl, name
-		defaultTiles = [2]int{128, 256}
+		defaultTiles = [3]int{128, 128, 256}
 		liftGemmChunks() // OpenBLAS blocks for itself
 	case sgemm.Accelerated():
 		blasImpl = sgemm.Implementation{}
 		blasName = "attn sgemm (" + sgemm.Kernel() + " micro-kernel), gonum " + gonumVersion()
-		defaultTiles = [2]int{256, 256}
+		defaultTiles = kernelTiles(sgemm.KernelRows())
 		liftGemmChunks() // so does the micro-kernel's driver
 	default:
 		blasImpl = sgemm.Implementation{} // gonum's Sgemm
 		blasName = "gonum " + gonumVersion() + " (pure Go)"
-		defaultTiles = [2]int{64, 128}
+		defaultTiles = [3]int{64, 64, 128}
 	}
+}
+
+// kernelTiles are the tiles for attn's micro-kernel of mr rows: sub-tiles
+// a multiple of mr, so that no row block of the kernel is an edge.
+func kernelTiles(mr int) [3]int {
+	if mr == 6 { // AVX2 and FMA
+		return [3]int{960, 120, 512}
+	}
+	return [3]int{1024, 256, 512} // AVX-512
 }
 
 func gonumVersion() string {

@@ -17,25 +17,36 @@ import (
 )
 
 // DefaultTiles are the fused loop's tile sizes (query rows Tq, key rows
-// Tk) when WithTile does not set them, chosen for the BLAS the build
-// multiplies with by measuring Fused at N = 4096, H = 8, D = 64 on a
-// 2-core AMD EPYC (Zen 4) (the cpu package's BenchmarkTiles):
+// Tk) when WithTile does not set them, and DefaultSubTile the rows of its
+// score tile, chosen for the BLAS the build multiplies with by measuring
+// Fused at N = 4096, H = 8, D = 64 and 128 (the cpu package's
+// BenchmarkTiles), on a 2-core AMD EPYC (Zen 5) with each of attn's
+// kernels and, earlier, on Zen 4 with the others:
 //
-//	attn's micro-kernel   256×256   160 GFLOP/s (64×128: 128)
-//	OpenBLAS              128×256   131 GFLOP/s (64×128: 124, 256×256: 110)
-//	gonum's pure Go        64×128    21 GFLOP/s (flat in the tile size)
+//	kernel                Tq×Tk     sub   D=64   D=128 GFLOP/s (not causal)
+//	attn's AVX-512 8×32   1024×512  256   318–336  341–360 (256×256, one sub-tile: 294–313, 314–323)
+//	attn's AVX2 6×16       960×512  120   177      184–191 (256×256: 144–162, 158–177; under GODEBUG=cpu.avx512f=off)
+//	OpenBLAS               128×256  128   131 (Zen 4; 64×128: 124, 256×256: 110)
+//	gonum's pure Go         64×128   64    21 (Zen 4; flat in the tile size)
 //
-// A work item holds a Tq×D block of Q, streams Tk×D blocks of K and Tk×Dv
-// blocks of V, and keeps a Tq×Tk score tile and a Tq×Dv accumulator:
-// 256×256 with D = Dv = 64 is 64 + 64 + 64 + 256 + 64 KiB, inside a
-// core's L2 (512 KiB–2 MiB on current x86 and arm64 servers). The S
-// Gemm packs its right-hand tile (K, transposed), so larger tiles pack
-// less per FLOP and rescale the accumulator less often; they waste more work on
-// the diagonal tiles of a causal problem, and Fused shrinks Tq by itself
-// when a problem has too few query tiles to keep every thread busy. 64×128
-// is two of gonum's 64×64 Gemm blocks, below the size at which gonum would
-// start goroutines of its own.
-func DefaultTiles() (q, k int) { return defaultTiles[0], defaultTiles[1] }
+// A work item holds Tq rows of Q, streams Tk×D blocks of K and Tk×Dv
+// blocks of V, and keeps a Tq×Dv accumulator; it runs as sub-tiles of
+// DefaultSubTile rows, each with a sub×Tk score tile, which share each
+// key tile: the K tile is packed for the micro-kernel (transposed) once
+// for all of them, and a half K or V tile is widened once. Tall items
+// pack and widen less per FLOP, and rescale the accumulator less often,
+// while the score tile stays in a core's L2 (256 rows × 512 keys is
+// 512 KiB); sub-tiles a multiple of the kernel's rows leave no edge
+// blocks. Fused shrinks Tq by itself when a problem has too few query
+// tiles to keep every thread busy, and skips the sub-tiles of a causal
+// problem's diagonal that see none of a key tile. 64×128 is two of
+// gonum's 64×64 Gemm blocks, below the size at which gonum would start
+// goroutines of its own.
+func DefaultTiles() (q, k int) { return defaultTiles[0], defaultTiles[2] }
+
+// DefaultSubTile is the rows of the fused loop's score tile when
+// WithSubTile does not set it: see DefaultTiles.
+func DefaultSubTile() int { return defaultTiles[1] }
 
 // DefaultBF16Tiles are the fused loop's tiles on the bfloat16 arithmetic
 // path (Q, K and V all BFloat16 on a CPU with AVX512_BF16) when WithTile
@@ -163,7 +174,7 @@ func WithSubTile(rows int) Option {
 
 // New opens a CPU backend.
 func New(opts ...Option) (*Backend, error) {
-	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[1], subQ: defaultTiles[0], decodeK: DefaultDecodeTileK}
+	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[2], subQ: defaultTiles[1], decodeK: DefaultDecodeTileK}
 	b.fusedPool.New = func() any { return new(fused) }
 	b.scratchPool.New = func() any { return new(fusedScratch) }
 	b.bf16Q, b.bf16K = DefaultBF16Tiles()
@@ -186,8 +197,8 @@ func New(opts ...Option) (*Backend, error) {
 			Driver:     blasName,
 		},
 		Threads: b.threads,
-		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d, decoding key tiles %d",
-			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK, b.decodeK),
+		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d in sub-tiles of %d rows, decoding key tiles %d",
+			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK, b.subQ, b.decodeK),
 	}
 	if sgemm.HasBF16() {
 		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic (%s) with tiles %d×%d", sgemm.BF16Kernel(), b.bf16Q, b.bf16K)

@@ -235,23 +235,24 @@ func TestFusedMemoryLong(t *testing.T) {
 }
 
 // The default tiles' edges, with the BLAS the build has: query and key
-// counts one either side of DefaultTiles, odd and even head dims, GQA,
-// causal or not.
+// counts one either side of DefaultTiles and of DefaultSubTile, odd and
+// even head dims, GQA, causal or not.
 func TestFusedDefaultTileEdges(t *testing.T) {
 	be := newBackend(t)
 	tq, tk := DefaultTiles()
+	sub := DefaultSubTile()
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, nq := range []int{tq - 1, tq, tq + 1} {
-		for _, nk := range []int{tk - 1, tk, tk + 1} {
-			for _, d := range []int{33, 64} {
-				for _, causal := range []bool{false, true} {
-					p := backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: nq, Nk: nk, D: d, Dv: d,
-						Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal}
-					c := backendtest.RandomCase(rng, p, nil, nil)
-					if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
-						t.Fatalf("tiles %d×%d, Nq=%d Nk=%d D=%d causal=%v: %v", tq, tk, nq, nk, d, causal, err)
-					}
-				}
+	for _, n := range [][3]int{
+		{tq - 1, tk + 1, 33}, {tq, tk, 64}, {tq + 1, tk - 1, 64},
+		{sub - 1, 2*tk + 1, 64}, {sub + 1, tk - 1, 33},
+	} {
+		nq, nk, d := n[0], n[1], n[2]
+		for _, causal := range []bool{false, true} {
+			p := backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: nq, Nk: nk, D: d, Dv: d,
+				Scale: float32(1 / math.Sqrt(float64(d))), Causal: causal}
+			c := backendtest.RandomCase(rng, p, nil, nil)
+			if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
+				t.Fatalf("tiles %d×%d, sub-tiles %d, Nq=%d Nk=%d D=%d causal=%v: %v", tq, tk, sub, nq, nk, d, causal, err)
 			}
 		}
 	}

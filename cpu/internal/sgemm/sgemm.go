@@ -71,6 +71,15 @@ func Kernel() string {
 	return active.name
 }
 
+// KernelRows is the rows of C the micro-kernel computes at once (its
+// MR: 8 for the AVX-512 kernel, 6 for AVX2's), 0 without one.
+func KernelRows() int {
+	if active == nil {
+		return 0
+	}
+	return active.mr
+}
+
 // Accelerated says whether Sgemm runs a micro-kernel rather than gonum's
 // pure Go. The driver blocks for the cache itself, so callers need not.
 func Accelerated() bool { return active != nil }

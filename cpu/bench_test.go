@@ -68,3 +68,15 @@ func BenchmarkTiles(b *testing.B) {
 		be.Close()
 	}
 }
+
+// BenchmarkRoofline is Fused at the default tiles and the shapes the
+// roofline target names (B=1, H=8, D = 64 and 128) at N = 4096; attn
+// bench reads the same against the Sgemm rate it measures in the run.
+//
+//	go test -run '^$' -bench 'Roofline/.*causal=false' -count 6 ./cpu
+func BenchmarkRoofline(b *testing.B) {
+	bench.Fused(b, openCPU(b), []bench.Shape{
+		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 64},
+		{B: 1, N: 4096, H: 8, KVHeads: 8, D: 128},
+	})
+}

@@ -86,10 +86,15 @@
 // of Tq query rows of one KV head: Tq/G positions of each of the G query
 // heads that share it (GQA; one head when G = 1), ordered position-major
 // so that their key ranges grow with the row, so that each K and V tile
-// is read once for the whole group. It walks the keys in tiles of Tk
-// (256×256 by default on attn's micro-kernel, see DefaultTiles):
+// is read once for the whole group. It walks the keys in tiles of Tk,
+// and runs its rows against each key tile as sub-tiles of DefaultSubTile
+// rows, which share the tile: its K is packed for the micro-kernel once
+// (sgemm.PackedB), a half K or V widened once, for all of them (by
+// default 1024 rows by 512 keys in sub-tiles of 256 on the AVX-512
+// kernel, 960 by 512 in sub-tiles of 120 on AVX2's: see DefaultTiles).
+// For each sub-tile:
 //
-//	S    = scale · Qtile · Ktileᵀ            one Gemm into a Tq×Tk scratch
+//	S    = scale · Qsub · Ktileᵀ             one Gemm into a sub×Tk scratch
 //	S    = softcap(S) + bias − ALiBi         on the keys in the row's KeyRange
 //	S    = −Inf where keep is 0 or the key lies outside the row's KeyRange
 //	m'   = max(m, rowmax S)
@@ -110,12 +115,21 @@
 // the rows' key ranges are the two Gemms' band (sgemm.Band): Q·Kᵀ skips
 // the micro-kernel blocks no row of theirs sees and P·V the keys whose
 // weights are all 0, so a causal diagonal or a window's edges cost about
-// what they attend. Under a window whose span over a query tile is at
+// what they attend, and a sub-tile none of whose rows sees a key of the
+// tile is skipped. Where every row of a sub-tile sees all of the tile's
+// keys (all but a causal diagonal's and a window's edges), one call in Go
+// assembly takes the softmax step of the whole sub-tile
+// (softmaxRowsAVX512, softmaxRowsAVX2): each row's max with four
+// accumulators, then its exponentials in base 2 (2^t = 2^f·2^n, the
+// polynomial by Horner's rule, within 8e-8 absolute of e^(x − m'),
+// TestSoftmaxRows) and their sum; other rows go one at a time through
+// rowMax and expShift. Under a window whose span over a query tile is at
 // most three key tiles, one key tile takes the span whole. The softcap's tanh runs sixteen
 // lanes at a time with AVX-512F and eight with AVX2 (softcapAVX512,
 // softcapAVX2: e^(−2|s|/C) in base 2, within 2e-7 of C, TestSoftcap), and
 // ALiBi's distances as many (alibiAVX512, alibiAVX2, TestALiBi). Each
-// worker's scratch is O(Tq·(Tk+Dv)) floats whatever N is.
+// worker's scratch is O(sub·Tk + Tq·(D+Dv) + Tk·(D+Dv)) floats whatever
+// N is.
 //
 // # Decoding, packed and paged
 //
@@ -180,6 +194,8 @@
 // conversions. -tags openblas multiplies with OpenBLAS instead (cgo,
 // libopenblas-dev). The softmax's exponentials are expf, a float32 exp
 // within 1.0e-7 relative of math.Exp (TestExpf; the vector loops too,
-// TestExpShiftVector), summed in float32 over at most 16 values a vector
-// lane, then in float64.
+// TestExpShiftVector), and, for the fused loop's whole sub-tiles,
+// softmaxRows's base-2 exponential, within 8e-8 absolute of math.Exp's
+// for the weights in (0, 1] (TestSoftmaxRows); either summed in float32
+// over at most 16 values a vector lane, then in float64.
 package cpu

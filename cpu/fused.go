@@ -13,8 +13,8 @@ import (
 	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
-// fusedScratch is one worker's memory for the tile loop: O(Tq·(Tk+Dv)),
-// whatever Nq and Nk are.
+// fusedScratch is one worker's memory for the tile loop:
+// O(sub·Tk + Tq·(D+Dv) + Tk·(D+Dv)), whatever Nq and Nk are.
 type fusedScratch struct {
 	s   []float32 // rows×Tk scores, then weights, of the current key tile
 	acc []float32 // rows×Dv running, unnormalised output

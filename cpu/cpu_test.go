@@ -43,7 +43,9 @@ func TestConformanceSplit(t *testing.T) {
 	}
 	defer func(n int) { minSplit = n }(minSplit)
 	minSplit = 1
-	backendtest.Run(t, func(t testing.TB) backend.Backend { return newBackend(t, WithThreads(8), WithTile(16, 16), WithSubTile(5)) })
+	backendtest.Run(t, func(t testing.TB) backend.Backend {
+		return newBackend(t, WithThreads(8), WithTile(16, 16), WithSubTile(5))
+	})
 }
 
 func newBackend(t testing.TB, opts ...Option) *Backend {

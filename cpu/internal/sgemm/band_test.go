@@ -8,6 +8,23 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
+// eachKernel runs test as a subtest on each kernel this CPU runs and on
+// gonum's fallback (active nil), restoring active after.
+func eachKernel(t *testing.T, test func(t *testing.T)) {
+	saved := active
+	defer func() { active = saved }()
+	for _, kn := range append([]*kernel{nil}, kernels...) {
+		name := "gonum"
+		if kn != nil {
+			name = kn.name
+		}
+		t.Run(name, func(t *testing.T) {
+			active = kn
+			test(t)
+		})
+	}
+}
+
 // randomBand draws m non-decreasing ranges [lo, hi) within [0, n): a
 // band of width about w drifting by about step a row, clipped at both
 // ends, with empty rows where it has not begun or has ended.
@@ -34,27 +51,17 @@ func randomBand(rng *rand.Rand, m, n int, w, step float64) Band {
 // drifting slow and fast, over sizes around the kernels' MR and NR and
 // the k and n blocks.
 func TestSgemmBand(t *testing.T) {
-	saved := active
-	defer func() { active = saved }()
-	kns := append([]*kernel{nil}, kernels...)
-	for _, kn := range kns {
-		name := "gonum"
-		if kn != nil {
-			name = kn.name
-		}
-		t.Run(name, func(t *testing.T) {
-			active = kn
-			rng := rand.New(rand.NewPCG(3, 5))
-			for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {8, 32, 64}, {17, 65, 64}, {64, 256, 64}, {130, 300, 40}, {40, 600, 16}} {
-				for _, bw := range [][2]float64{{1, 1}, {5, 0.5}, {40, 1}, {200, 2}, {1000, 0}} {
-					for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-						checkBandCols(t, rng, sz[0], sz[1], sz[2], bw[0], bw[1], tB)
-						checkBandInner(t, rng, sz[0], sz[2], sz[1], bw[0], bw[1], tB)
-					}
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 5))
+		for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {8, 32, 64}, {17, 65, 64}, {64, 256, 64}, {130, 300, 40}, {40, 600, 16}} {
+			for _, bw := range [][2]float64{{1, 1}, {5, 0.5}, {40, 1}, {200, 2}, {1000, 0}} {
+				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+					checkBandCols(t, rng, sz[0], sz[1], sz[2], bw[0], bw[1], tB)
+					checkBandInner(t, rng, sz[0], sz[2], sz[1], bw[0], bw[1], tB)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func randMat(rng *rand.Rand, n int) []float32 {
@@ -169,62 +176,53 @@ func TestSgemmBandBadArguments(t *testing.T) {
 // band; one PackedB is packed again at each size, its memory reused.
 // A size other than the packed one panics.
 func TestSgemmBandPacked(t *testing.T) {
-	saved := active
-	defer func() { active = saved }()
-	for _, kn := range append([]*kernel{nil}, kernels...) {
-		name := "gonum"
-		if kn != nil {
-			name = kn.name
-		}
-		t.Run(name, func(t *testing.T) {
-			active = kn
-			rng := rand.New(rand.NewPCG(4, 6))
-			var pb PackedB
-			for _, sz := range [][3]int{{1, 1, 1}, {9, 33, 5}, {16, 64, 64}, {40, 530, 64}, {17, 1030, 128}, {12, 70, 300}} {
-				m, n, k := sz[0], sz[1], sz[2]
-				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-					ldb := n + 3
-					if tB == blas.Trans {
-						ldb = k + 2
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 6))
+		var pb PackedB
+		for _, sz := range [][3]int{{1, 1, 1}, {9, 33, 5}, {16, 64, 64}, {40, 530, 64}, {17, 1030, 128}, {12, 70, 300}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				ldb := n + 3
+				if tB == blas.Trans {
+					ldb = k + 2
+				}
+				rowsB := k
+				if tB == blas.Trans {
+					rowsB = n
+				}
+				b := randMat(rng, rowsB*ldb)
+				pb.Pack(tB, n, k, b, ldb)
+				for _, banded := range []bool{false, true} {
+					a, lda, ldc := randMat(rng, m*(k+1)), k+1, n+4
+					c0 := randMat(rng, m*ldc)
+					var band *Band
+					beta := float32(0.5)
+					if banded {
+						bd := randomBand(rng, m, n, float64(n)/3, float64(n)/float64(m))
+						band, beta = &bd, 0
 					}
-					rowsB := k
-					if tB == blas.Trans {
-						rowsB = n
+					want := append([]float32(nil), c0...)
+					if band != nil {
+						Implementation{}.SgemmBand(tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc, *band)
+					} else {
+						Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc)
 					}
-					b := randMat(rng, rowsB*ldb)
-					pb.Pack(tB, n, k, b, ldb)
-					for _, banded := range []bool{false, true} {
-						a, lda, ldc := randMat(rng, m*(k+1)), k+1, n+4
-						c0 := randMat(rng, m*ldc)
-						var band *Band
-						beta := float32(0.5)
-						if banded {
-							bd := randomBand(rng, m, n, float64(n)/3, float64(n)/float64(m))
-							band, beta = &bd, 0
-						}
-						want := append([]float32(nil), c0...)
-						if band != nil {
-							Implementation{}.SgemmBand(tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc, *band)
-						} else {
-							Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc)
-						}
-						got := append([]float32(nil), c0...)
-						Implementation{}.SgemmBandPacked(m, n, k, 0.75, a, lda, &pb, beta, got, ldc, band)
-						for i := range got {
-							if got[i] != want[i] {
-								t.Fatalf("%d×%d×%d %v band=%v: C[%d] = %v, SgemmBand gives %v", m, n, k, tB, banded, i, got[i], want[i])
-							}
+					got := append([]float32(nil), c0...)
+					Implementation{}.SgemmBandPacked(m, n, k, 0.75, a, lda, &pb, beta, got, ldc, band)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%d×%d×%d %v band=%v: C[%d] = %v, SgemmBand gives %v", m, n, k, tB, banded, i, got[i], want[i])
 						}
 					}
 				}
 			}
-			defer func() {
-				if recover() == nil {
-					t.Error("SgemmBandPacked at a size other than the packed one did not panic")
-				}
-			}()
-			c := make([]float32, 4)
-			Implementation{}.SgemmBandPacked(2, 2, 3, 1, make([]float32, 6), 3, &pb, 0, c, 2, nil)
-		})
-	}
+		}
+		defer func() {
+			if recover() == nil {
+				t.Error("SgemmBandPacked at a size other than the packed one did not panic")
+			}
+		}()
+		c := make([]float32, 4)
+		Implementation{}.SgemmBandPacked(2, 2, 3, 1, make([]float32, 6), 3, &pb, 0, c, 2, nil)
+	})
 }

@@ -226,6 +226,9 @@ func (f *fused) plan(threads int) int {
 	}
 	f.tq = f.rq * f.g
 	f.sub = min(max(f.sub, 1), f.tq)
+	if f.bf16 {
+		f.sub = f.tq // the bfloat16 path takes a query tile whole
+	}
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
 		f.sub = f.tq
 		f.bf16 = false

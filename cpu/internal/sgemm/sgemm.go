@@ -200,7 +200,7 @@ func (pb *PackedB) Pack(tB blas.Transpose, n, k int, b []float32, ldb int) {
 	pb.n, pb.k = n, k
 	pb.blocks = pb.blocks[:0]
 	if active == nil {
-		pb.buf, pb.blocks = b, append(pb.blocks, bBlock{b: b, ldb: ldb, tB: tB})
+		pb.blocks = append(pb.blocks, bBlock{b: b, ldb: ldb, tB: tB})
 		return
 	}
 	if n < 0 || k < 0 {

@@ -19,7 +19,7 @@ const CeilingSize = 512
 // SgemmRate is the rate, in GFLOP/s, at which threads goroutines each
 // multiply square float32 matrices of order CeilingSize with the BLAS the
 // backend multiplies with (attn's micro-kernel, gonum's pure Go or
-// OpenBLAS: BLASName), all at once: the compute ceiling of a roofline for
+// OpenBLAS, as Info's Driver names it), all at once: the compute ceiling of a roofline for
 // this backend on this machine, which a tiled attention, made of such
 // products and its softmax, approaches but does not pass. Each goroutine
 // has operands of its own; a pass is timed from their common release to
@@ -73,8 +73,3 @@ func SgemmRate(threads, passes int, budget time.Duration) (float64, error) {
 	flops := 2 * float64(n) * float64(n) * float64(n) * float64(reps) * float64(threads)
 	return flops / best.Seconds() / 1e9, nil
 }
-
-// BLASName is the BLAS the CPU backend multiplies with, as Info's Driver
-// names it: attn's Sgemm and its micro-kernel, gonum's pure Go, or
-// OpenBLAS.
-func BLASName() string { return blasName }

@@ -119,6 +119,23 @@ DATA expc<>+440(SB)/4, $0x3f800000
 DATA expc<>+444(SB)/4, $0x3f800000
 GLOBL expc<>(SB), RODATA|NOPTR, $448
 
+// EXPSUM8 folds the eight-lane block sum Y15 into the float64 sums of
+// Y14's four lanes and clears it, at the end of a block of at most 16
+// vectors (the AVX2 loops' EXPSUM16).
+#define EXPSUM8 \
+	VCVTPS2PD    X15, Y12; \
+	VADDPD       Y12, Y14, Y14; \
+	VEXTRACTF128 $1, Y15, X15; \
+	VCVTPS2PD    X15, Y12; \
+	VADDPD       Y12, Y14, Y14; \
+	VXORPS       Y15, Y15, Y15
+
+// EXPTOTAL8 adds the float64 sums of Y14 into X14's low lane.
+#define EXPTOTAL8 \
+	VEXTRACTF128 $1, Y14, X15; \
+	VADDPD       X15, X14, X14; \
+	VHADDPD      X14, X14, X14
+
 // func expShiftAVX2(row []float32, m float32) float64
 //
 // expShift for len(row) a multiple of 8, eight lanes at a time with AVX2
@@ -185,19 +202,12 @@ loop:
 	JNZ          loop
 
 	// End of a block (CX a multiple of 16, or 0): its sum into float64.
-	VCVTPS2PD    X15, Y12
-	VADDPD       Y12, Y14, Y14
-	VEXTRACTF128 $1, Y15, X15
-	VCVTPS2PD    X15, Y12
-	VADDPD       Y12, Y14, Y14
-	VXORPS       Y15, Y15, Y15
+	EXPSUM8
 	TESTQ        CX, CX
 	JNZ          loop
 
 done:
-	VEXTRACTF128 $1, Y14, X15
-	VADDPD       X15, X14, X14
-	VHADDPD      X14, X14, X14
+	EXPTOTAL8
 	VZEROUPPER
 	MOVSD        X14, ret+32(FP)
 	RET
@@ -1009,12 +1019,7 @@ s2exp:
 	DECQ          CX
 	TESTQ         $15, CX
 	JNZ           s2exp
-	VCVTPS2PD     X15, Y12               // the block's sum into float64
-	VADDPD        Y12, Y14, Y14
-	VEXTRACTF128  $1, Y15, X15
-	VCVTPS2PD     X15, Y12
-	VADDPD        Y12, Y14, Y14
-	VXORPS        Y15, Y15, Y15
+	EXPSUM8
 	TESTQ         CX, CX
 	JNZ           s2exp
 	JMP           s2next
@@ -1026,9 +1031,7 @@ s2clear:
 	JNZ           s2clear
 
 s2next:
-	VEXTRACTF128  $1, Y14, X15
-	VADDPD        X15, X14, X14
-	VHADDPD       X14, X14, X14
+	EXPTOTAL8
 	MOVSD         X14, (R14)
 	ADDQ          R9, SI
 	ADDQ          $8, R12

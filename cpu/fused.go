@@ -107,7 +107,7 @@ func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
 	}
 	f.items, f.merges = fusedBody{f: f}, fusedBody{f: f, merge: true}
 	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
-		f.tq, f.tk, f.sub = b.bf16Q, b.bf16K, b.bf16Q
+		f.tq, f.tk = b.bf16Q, b.bf16K
 	}
 }
 
@@ -225,16 +225,15 @@ func (f *fused) plan(threads int) int {
 		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
 	}
 	f.tq = f.rq * f.g
-	f.sub = min(max(f.sub, 1), f.tq)
-	if f.bf16 {
-		f.sub = f.tq // the bfloat16 path takes a query tile whole
-	}
+	f.sub = min(f.sub, f.tq)
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
-		f.sub = f.tq
 		f.bf16 = false
 		if p.Band() == math.MaxInt {
 			f.tk = min(f.b.decodeK, max(p.Nk, 1)) // DefaultDecodeTileK
 		}
+	}
+	if f.decode || f.bf16 {
+		f.sub = f.tq // these paths take a query tile whole
 	}
 	f.splits = 1
 	n := f.countItems()
@@ -668,25 +667,22 @@ func bf16Arithmetic(q, k, v store) bool {
 
 // onlineTile is online for every row of a key tile (st, from key j0;
 // its rows the item's from row r0) at once, where each row sees all of the tile's keys and the vector loop
-// takes rows of its length (softmaxRowsVec): the score modifiers and the
+// takes rows of its length (softmaxRowsFit): the score modifiers and the
 // keep-mask row by row, then one call for every row's new max,
 // exponentials and sum, then the rescaling of the rows whose max grew.
 // It reports false, having done nothing, otherwise: online takes the
-// tile row by row. The tile's exponentials are softmaxRowsAVX512's (in
+// tile row by row. The tile's exponentials are softmaxRowsVec's (in
 // base 2, within 8e-8 of e^(x − m)), where online's are expShift's;
 // either is inside float32 attention's error.
 func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, r0, j0 int) bool {
 	rows, tk, dv := st.Rows, st.Cols, f.p.Dv
-	if rows == 0 || tk%16 != 0 {
+	if rows == 0 || !softmaxRowsFit(tk) {
 		return false
 	}
 	for ii := range rows {
 		if band.Lo[ii] != 0 || band.Hi[ii] != tk {
 			return false
 		}
-	}
-	if !softmaxRowsFit(tk) {
-		return false
 	}
 	if !f.mods.none() || f.keep != nil {
 		for ii := range rows {
@@ -701,16 +697,26 @@ func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, b
 	mNew, sums := sc.mNew[:rows], sc.sums[:rows]
 	softmaxRowsVec(st.Data, st.Stride, rows, tk, m, mNew, sums)
 	for ii := range rows {
-		if mn := mNew[ii]; mn != m[ii] {
-			// The row's max grew: acc and l are rescaled, as in online.
-			alpha := math.Exp(m[ii] - mn)
-			scale(acc[ii*dv:(ii+1)*dv], float32(alpha))
-			l[ii] *= alpha
-			m[ii] = mn
-		}
-		l[ii] += sums[ii]
+		fold(acc[ii*dv:(ii+1)*dv], &m[ii], &l[ii], mNew[ii], sums[ii])
 	}
 	return true
+}
+
+// fold takes a key tile's weights of one row, exp(S − mNew) summing to
+// sum, into its running max m, sum l and accumulator acc (the tile's
+// P·V is added to acc after): where the max grew, acc and l are rescaled
+// by exp(m − mNew) first.
+func fold(acc []float32, m, l *float64, mNew, sum float64) {
+	if mNew != *m {
+		// Past a row's first tiles its max seldom grows: only then is
+		// acc rescaled. alpha is 0 when m was −Inf; acc and l are 0
+		// then anyway.
+		alpha := math.Exp(*m - mNew)
+		scale(acc, float32(alpha))
+		*l *= alpha
+	}
+	*l += sum
+	*m = mNew
 }
 
 // online folds one row of a key tile (starting at key j0) into query row
@@ -748,14 +754,5 @@ func (f *fused) online(row []float32, pb []uint16, a, e int, acc []float32, m, l
 	} else {
 		sum = expShift(vis, float32(mNew))
 	}
-	if mNew != *m {
-		// Past a row's first tiles its max seldom grows: only then is
-		// acc rescaled. alpha is 0 when m was −Inf; acc and l are 0 then
-		// anyway.
-		alpha := math.Exp(*m - mNew)
-		scale(acc, float32(alpha))
-		*l *= alpha
-	}
-	*l += sum
-	*m = mNew
+	fold(acc, m, l, mNew, sum)
 }

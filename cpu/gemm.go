@@ -92,19 +92,18 @@ func gemm(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c
 // where A is zero, beta = 1); any other BLAS computes everything, which
 // the band allows.
 func gemmBand(tB blas.Transpose, alpha float32, a, b blas32.General, beta float32, c blas32.General, band sgemm.Band) {
-	impl, ok := blasImpl.(sgemm.Implementation)
-	if !ok || !sgemm.Accelerated() || c.Rows == 0 || c.Cols == 0 || a.Cols == 0 {
+	if !onMicroKernel() || c.Rows == 0 || c.Cols == 0 || a.Cols == 0 {
 		gemm(tB, alpha, a, b, beta, c)
 		return
 	}
-	impl.SgemmBand(tB, c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, b.Data, b.Stride, beta, c.Data, c.Stride, band)
+	sgemm.Implementation{}.SgemmBand(tB, c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, b.Data, b.Stride, beta, c.Data, c.Stride, band)
 }
 
 // packK packs a key tile for gemmBandPacked, where attn's micro-kernel
 // multiplies, and reports whether it did; any other BLAS multiplies the
 // tile as it is (gemmBand).
 func packK(pk *sgemm.PackedB, k blas32.General) bool {
-	if _, ok := blasImpl.(sgemm.Implementation); !ok || !sgemm.Accelerated() || k.Rows == 0 || k.Cols == 0 {
+	if !onMicroKernel() || k.Rows == 0 || k.Cols == 0 {
 		return false
 	}
 	pk.Pack(blas.Trans, k.Rows, k.Cols, k.Data, k.Stride)
@@ -115,4 +114,12 @@ func packK(pk *sgemm.PackedB, k blas32.General) bool {
 // key tile k that packK packed into pk.
 func gemmBandPacked(alpha float32, a blas32.General, pk *sgemm.PackedB, c blas32.General, band sgemm.Band) {
 	sgemm.Implementation{}.SgemmBandPacked(c.Rows, c.Cols, a.Cols, alpha, a.Data, a.Stride, pk, 0, c.Data, c.Stride, &band)
+}
+
+// onMicroKernel says whether the backend multiplies with attn's
+// micro-kernel (sgemm.Implementation with a kernel for this CPU), whose
+// band and packed products gemmBand and packK use.
+func onMicroKernel() bool {
+	_, ok := blasImpl.(sgemm.Implementation)
+	return ok && sgemm.Accelerated()
 }

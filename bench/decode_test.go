@@ -277,27 +277,44 @@ func TestPeerDecode(t *testing.T) {
 	}
 }
 
-// ORT's GroupQueryAttention with a past KV cache, live: Nq new tokens
-// over N keys (and Nq = N, no past), GQA, causal and not, float32 and float16, each
-// checked against the float64 reference. It skips, saying why, where
-// node or onnxruntime-node is absent, unless ATTN_PEERS is set (CI, after
-// bench/peers/install.sh), where it must run.
+// The decoding peers, live — ORT's GroupQueryAttention with a past KV
+// cache and llama.cpp's ggml_flash_attn_ext on ggml's CPU and Vulkan
+// backends: Nq new tokens over N keys (and Nq = N, no past), GQA, causal
+// and not, float32 and float16, each checked against the float64
+// reference. Without ATTN_PEERS only ORT's runs, and only where it is
+// installed; with it (CI, after bench/peers/install.sh) every one must.
 func TestPeersLiveDecode(t *testing.T) {
-	if os.Getenv("ATTN_PEERS") == "" {
-		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed: run bench/peers/install.sh (ATTN_PEERS=1 makes this a failure)")
-		}
-		if _, err := os.Stat("peers/node_modules/onnxruntime-node"); err != nil {
-			t.Skip("onnxruntime-node is not installed: run bench/peers/install.sh (ATTN_PEERS=1 makes this a failure)")
-		}
-	}
 	ctx := context.Background()
-	peers, err := bench.Peers(ctx, "peers", []string{"ort-cpu-gqa"})
-	if err != nil {
-		t.Fatal(err)
+	var peers []bench.Peer
+	names := []string{"ort-cpu-gqa", "ggml-cpu", "ggml-vulkan"}
+	if os.Getenv("ATTN_PEERS") == "" {
+		// ggml-vulkan compiles its shaders in every process (seconds on
+		// lavapipe): left to CI and to whoever asks.
+		names = names[:1]
+		t.Log("ggml-cpu and ggml-vulkan run with ATTN_PEERS=1")
 	}
-	if peers[0].Unavailable != "" {
-		t.Fatalf("ort-cpu-gqa: %s", peers[0].Unavailable)
+	for _, name := range names {
+		if name == "ort-cpu-gqa" && os.Getenv("ATTN_PEERS") == "" {
+			if _, err := exec.LookPath("node"); err != nil {
+				t.Logf("%s: node is not installed: run bench/peers/install.sh (ATTN_PEERS=1 makes this a failure)", name)
+				continue
+			}
+		}
+		ps, err := bench.Peers(ctx, "peers", []string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ps[0].Unavailable == "":
+			peers = append(peers, ps[0])
+		case os.Getenv("ATTN_PEERS") != "":
+			t.Errorf("%s: %s", name, ps[0].Unavailable)
+		default:
+			t.Logf("%s is not available: %s (run bench/peers/install.sh; ATTN_PEERS=1 makes this a failure)", name, ps[0].Unavailable)
+		}
+	}
+	if len(peers) == 0 {
+		t.Skip("no decoding peer is installed: run bench/peers/install.sh")
 	}
 	cfg := bench.Config{
 		Ns: []int{40}, Nqs: []int{1, 3, 0}, Batches: []int{1}, Heads: []int{4}, KVHeads: []int{2}, Dims: []int{16},
@@ -313,12 +330,21 @@ func TestPeersLiveDecode(t *testing.T) {
 		if pt.MaxErr != nil {
 			e = *pt.MaxErr
 		}
-		t.Logf("N=%d Nq=%d KVH=%d causal=%v %s: %s, error %.2g %s", pt.N, pt.Nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, e, pt.Error)
+		t.Logf("%s N=%d Nq=%d KVH=%d causal=%v %s: %s, error %.2g %s", pt.Impl, pt.N, pt.Nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, e, pt.Error)
+		limit := map[string]float64{"": 1e-4, "f16": 1e-3}[pt.DType]
+		// ggml-cpu's one-row kernel rounds Q to f16 and sums V·p in f16
+		// when V is f16, and its version says so: its answers are marked
+		// wrong, past the bench's tolerance, but within what f16 sums of
+		// N = 40 terms may lose (about 2⁻¹¹ a term, 2e-2 in all).
+		f16Sums := pt.Impl == "ggml-cpu" && pt.DType == "f16" && strings.Contains(pt.Version, "accumulates V·p in f16")
+		if f16Sums {
+			limit = 2e-2
+		}
 		switch {
-		case pt.Status != bench.StatusOK:
-			t.Errorf("N=%d Nq=%d KVH=%d causal=%v %s: %s: %s", pt.N, pt.Nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, pt.Error)
-		case pt.MaxErr == nil || *pt.MaxErr > map[string]float64{"": 1e-4, "f16": 1e-3}[pt.DType] || pt.CheckedRows != min(16, 4*pt.Nq) || pt.Strategy != "unfused":
-			t.Errorf("N=%d Nq=%d: error %v over %d rows, strategy %s", pt.N, pt.Nq, pt.MaxErr, pt.CheckedRows, pt.Strategy)
+		case pt.Status != bench.StatusOK && !(f16Sums && pt.Status == bench.StatusWrong):
+			t.Errorf("%s N=%d Nq=%d KVH=%d causal=%v %s: %s: %s", pt.Impl, pt.N, pt.Nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, pt.Error)
+		case pt.MaxErr == nil || *pt.MaxErr > limit || pt.CheckedRows != min(16, 4*pt.Nq) || pt.Strategy != map[bool]string{false: "flash", true: "unfused"}[pt.Impl == "ort-cpu-gqa"]:
+			t.Errorf("%s N=%d Nq=%d: error %v over %d rows, strategy %s", pt.Impl, pt.N, pt.Nq, pt.MaxErr, pt.CheckedRows, pt.Strategy)
 		}
 	}
 }

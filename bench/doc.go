@@ -1,5 +1,5 @@
 // Package bench measures attention: attn on its backends and strategies,
-// and other implementations (peers: ONNX Runtime, PyTorch, NumPy) on the
+// and other implementations (peers: ONNX Runtime, llama.cpp's ggml, PyTorch, NumPy) on the
 // same inputs, over a sweep of sequence lengths and shapes. It is the
 // harness behind `attn bench`.
 //
@@ -28,9 +28,9 @@
 // (Shape.DType): the inputs are rounded to the dtype and the reference
 // computed on the rounded values, a half output is allowed its own
 // rounding before a point is marked wrong, and BytesOf counts the stored
-// bytes. A backend without Caps.Half, and every peer but ort-cpu-gqa
-// (which takes float16, handed it as "<f2" .npy files), reports half
-// points unavailable.
+// bytes. A backend without Caps.Half, and every peer but ort-cpu-gqa,
+// ggml-cpu and ggml-vulkan (which take float16, handed it as "<f2" .npy
+// files; ggml keeps K and V in it), reports half points unavailable.
 //
 // A Config's Nqs sweep the query rows: Nq < N queries are the last Nq
 // positions of N keys (bottom-right alignment, the backend's default, so
@@ -43,7 +43,8 @@
 // step's traffic is mostly its K and V. Every point that ran records
 // tokens_per_s, B·Nq over its median time. Peers without a cache of past
 // keys (Peer.Decode false: all but ort-cpu-gqa, ONNX Runtime's
-// GroupQueryAttention with a past KV cache) report such points
+// GroupQueryAttention with a past KV cache, and llama.cpp's
+// ggml_flash_attn_ext, ggml-cpu and ggml-vulkan) report such points
 // unavailable.
 //
 // A decoding step is bound by memory, so its GB/s is read against the

@@ -42,9 +42,9 @@ func TestInHostMemory(t *testing.T) {
 	if got := placeOfPeer(Peer{Name: "ort-webgpu-mha", GPU: true}); got != hostMemory {
 		t.Errorf("a GPU peer: placeOfPeer = %v, want hostMemory", got)
 	}
-	// The peers that run on a GPU say so, and only they.
+	// The peers that run on a GPU (WebGPU, Vulkan) say so, and only they.
 	for _, p := range peerTable {
-		if gpu := strings.Contains(p.Name, "gpu"); p.GPU != gpu {
+		if gpu := strings.Contains(p.Name, "gpu") || strings.Contains(p.Name, "vulkan"); p.GPU != gpu {
 			t.Errorf("peer %s: GPU %v, want %v", p.Name, p.GPU, gpu)
 		}
 	}

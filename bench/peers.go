@@ -63,6 +63,11 @@ var peerTable = []Peer{
 	// ORT's CPU GroupQueryAttention forms the B·H·Nq·N probabilities
 	// (2.4 GiB peak at N = 8192, H = 8, Nq = N): unfused.
 	{Name: "ort-cpu-gqa", Argv: []string{"node", "ort.mjs"}, Unfused: true, ScoreCopies: 1, Decode: true, Half: []backend.DType{backend.Float16}},
+	// llama.cpp's ggml_flash_attn_ext, fused, with a cache of past keys
+	// (Nq < N) and GQA of its own; a causal point hands it an f16 mask of
+	// Nq·N, at most half a score matrix.
+	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16}},
+	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16}, GPU: true},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},

@@ -12,10 +12,11 @@ PY=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attn-peers-selftest.XXXXXX")
 if [[ -z "${KEEP:-}" ]]; then trap 'rm -rf "$tmp"' EXIT; else echo "keeping $tmp"; fi
 
-impls=(ort-cpu-mha ort-webgpu-mha torch-naive torch-sdpa numpy-naive)
+impls=(ort-cpu-mha ort-webgpu-mha torch-naive torch-sdpa numpy-naive ggml-cpu ggml-vulkan)
 runner() {
   case $1 in
     ort-*) echo node ort.mjs ;;
+    ggml-*) echo "$PY" ggml_peer.py ;;
     *) echo "$PY" torch_peer.py ;;
   esac
 }

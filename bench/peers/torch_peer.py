@@ -13,19 +13,12 @@ The last line of stdout is one JSON object; O goes to DIR/o-<impl>.npy.
 Run it with Debian's /usr/bin/python3 (python3-torch 1.13, python3-numpy).
 """
 
-import argparse
-import json
 import math
 import os
-import sys
-import time
+
+from peer_common import emit, parse_args, save_output, timed
 
 IMPLS = ("torch-naive", "torch-sdpa", "numpy-naive")
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 def _blas_paths():
@@ -131,23 +124,6 @@ def probe(impl):
             "reason": reason or "importable",
         }
     )
-
-
-def timed(fn, budget, min_runs):
-    t0 = time.perf_counter()
-    out = fn()
-    warmup = time.perf_counter() - t0
-    times = []
-    total = 0.0
-    runs = max(min_runs, 1)
-    while len(times) < runs or total < budget:
-        out = None  # let the previous result go before the next allocates
-        t0 = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t0
-        times.append(dt)
-        total += dt
-    return out, warmup, times
 
 
 def run_numpy(a, q, k, v, notes):
@@ -259,7 +235,7 @@ def run_point(a):
         return
     # These graphs have no cache of past keys: the last Nq of N queries
     # would cost all N, so such a point is not measured.
-    if a.nq is not None and a.nq != a.n:
+    if a.nq != a.n:
         fail(f"{a.impl} computes Nq = N queries only, not Nq={a.nq} of N={a.n}")
         return
     if a.dtype != "f32":
@@ -297,13 +273,9 @@ def run_point(a):
     if os.environ.get("OPENBLAS_CORETYPE"):
         notes.append(f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}")
 
-    out = np.ascontiguousarray(out, dtype=np.float32)
     if out.shape != (a.b, a.h, a.n, a.d):
         raise ValueError(f"output shape {out.shape}, want {(a.b, a.h, a.n, a.d)}")
-    path = os.path.join(a.dir, f"o-{a.impl}.npy")
-    tmp = f"{path}.tmp{os.getpid()}.npy"
-    np.save(tmp, out, allow_pickle=False)
-    os.replace(tmp, path)
+    save_output(a.dir, a.impl, out)
     emit(
         {
             "impl": a.impl,
@@ -316,32 +288,10 @@ def run_point(a):
 
 
 def main():
-    p = argparse.ArgumentParser(description="attn bench peer runner (torch/numpy)")
-    p.add_argument("--impl", required=True, choices=IMPLS)
-    p.add_argument("--probe", action="store_true")
-    p.add_argument("--dir")
-    p.add_argument("--b", type=int)
-    p.add_argument("--h", type=int)
-    p.add_argument("--kvh", type=int)
-    p.add_argument("--n", type=int)
-    p.add_argument("--nq", type=int, default=None, help="query rows, the last of N (default N)")
-    p.add_argument("--dtype", default="f32", help="storage dtype of the inputs: f32 only here")
-    p.add_argument("--d", type=int)
-    p.add_argument("--causal", type=int, choices=(0, 1))
-    p.add_argument("--scale", type=float)
-    p.add_argument("--budget-s", type=float)
-    p.add_argument("--min-runs", type=int)
-    p.add_argument("--threads", type=int)
-    a = p.parse_args()
+    a = parse_args("attn bench peer runner (torch/numpy)", IMPLS, "storage dtype of the inputs: f32 only here")
     if a.probe:
         probe(a.impl)
         return
-    missing = [k for k, v in vars(a).items() if v is None and k != "nq"]
-    if missing:
-        p.error("missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
-    for k in ("b", "h", "kvh", "n", "d", "threads"):
-        if getattr(a, k) < 1:
-            p.error(f"--{k} must be >= 1")
     run_point(a)
 
 

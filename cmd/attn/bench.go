@@ -28,7 +28,7 @@ const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] 
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
-with -peers, on other implementations (ONNX Runtime, PyTorch, NumPy) run
+with -peers, on other implementations (ONNX Runtime, llama.cpp's ggml, PyTorch, NumPy) run
 on the same inputs, one point after the other.
 
 Each point gets one warm-up run, then timed runs until the budget is spent
@@ -52,7 +52,8 @@ results.json (machine.read_gbps), and gives each point's GB/s as a
 fraction of it ("of BW"): what a decoding step, which reads all of K and
 V for a few rows, can hope to approach (on the host's memory only: a
 discrete GPU's points get no fraction). Peers without a cache of past
-keys (all but ort-cpu-gqa) report points with Nq < N unavailable.
+keys (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report points with
+Nq < N unavailable.
 
 It measures the compute ceiling too: the CPU backend's float32 Sgemm on
 every thread at once (square products of order 512, the best of 5
@@ -80,8 +81,8 @@ curve of its own: inputs are rounded to the dtype, the reference is
 computed on the rounded values, and a half output is allowed its own
 rounding (2⁻¹¹ relative for f16, 2⁻⁸ for bf16) on top of the usual
 error; GB/s counts the stored bytes. A backend that stores no halves,
-and every peer but ort-cpu-gqa (f16 too), reports half points
-unavailable.
+and every peer but ort-cpu-gqa, ggml-cpu and ggml-vulkan (f16 too),
+reports half points unavailable.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
 AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:

@@ -95,7 +95,7 @@
 //
 // bench sweeps N (and every combination of -batch, -heads, -kvheads, -d,
 // -causal, -strategy and -backend) with package bench, and with -peers
-// runs ONNX Runtime, PyTorch and NumPy on the same inputs through the
+// runs ONNX Runtime, llama.cpp's ggml, PyTorch and NumPy on the same inputs through the
 // runners in bench/peers. -window, -softcap, -alibi (the standard slopes
 // of H heads, bench.ALiBiSlopes) and -sinks (a zero sink logit per head)
 // apply a variant to every point; GFLOP/s counts only the pairs a query

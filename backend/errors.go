@@ -26,6 +26,11 @@ var (
 	ErrReleased = errors.New("attn: released")
 	// ErrUnknownBackend: Open was asked for a name nobody registered.
 	ErrUnknownBackend = errors.New("attn: unknown backend")
+	// ErrCacheFull: an append that a KV cache has no room for (a
+	// sequence past its capacity, a page pool out of free pages). The
+	// call was right and the cache unchanged: a server preempts or
+	// evicts a sequence and tries again.
+	ErrCacheFull = errors.New("attn: cache full")
 )
 
 // Errorf returns an error wrapping sentinel whose message is the

@@ -453,7 +453,7 @@ func TestCheckedProduct(t *testing.T) {
 
 func TestErrorf(t *testing.T) {
 	for _, sentinel := range []error{ErrShape, ErrNonFinite, ErrTooLarge, ErrUnsupported, ErrUnavailable,
-		ErrDeviceLost, ErrForeignBuffer, ErrReleased, ErrUnknownBackend} {
+		ErrDeviceLost, ErrForeignBuffer, ErrReleased, ErrUnknownBackend, ErrCacheFull} {
 		err := Errorf(sentinel, "size %d of %s", 42, "Q")
 		if !errors.Is(err, sentinel) {
 			t.Errorf("Errorf(%v) does not wrap its sentinel", sentinel)

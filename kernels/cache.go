@@ -275,10 +275,11 @@ func (c *KVCache) rows(dim int) backend.Rows {
 
 // Append adds k ([n, KVHeads, D]) and v ([n, KVHeads, Dv]), n new
 // tokens' keys and values in any dtype, to the end of sequence seq,
-// writing only them. A sequence out of range, shapes that do not match,
-// more keys than the capacity leaves, a NaN or infinity, or a value the
-// cache's dtype cannot hold is an error naming the sizes, and the cache
-// is unchanged.
+// writing only them. A sequence out of range or shapes that do not match
+// (backend.ErrShape), a NaN or infinity, or a value the cache's dtype
+// cannot hold (backend.ErrNonFinite) is an error naming the sizes, and
+// so is more keys than the capacity leaves (backend.ErrCacheFull: the
+// call is right but the cache full); the cache is unchanged.
 func (c *KVCache) Append(seq int, k, v *Tensor) error {
 	if seq < 0 || seq >= c.batch {
 		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
@@ -288,7 +289,7 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 		return err
 	}
 	if pos := c.lens[seq]; n > c.capacity-pos {
-		return backend.Errorf(backend.ErrShape, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
+		return backend.Errorf(backend.ErrCacheFull, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
 	}
 	pos := c.lens[seq]
 	if err := c.put(&c.st, c.k, c.rows(c.cfg.D), seq, pos, k); err != nil {
@@ -389,8 +390,9 @@ func (s *Seq) Pages() []int {
 // Append adds k ([n, KVHeads, D]) and v ([n, KVHeads, Dv]) to the end of
 // the sequence, taking pages from the pool as it needs them and writing
 // only the new rows. Bad rows (as KVCache.Append says) or too few free
-// pages are an error naming the sizes, and the sequence and the pool are
-// unchanged.
+// pages (backend.ErrCacheFull: evict or preempt a sequence, then try
+// again) are an error naming the sizes, and the sequence and the pool
+// are unchanged.
 func (s *Seq) Append(k, v *Tensor) error {
 	p := s.pool
 	n, err := p.checkRows(k, v)
@@ -404,7 +406,7 @@ func (s *Seq) Append(k, v *Tensor) error {
 	if need > len(p.free) {
 		free := len(p.free)
 		p.mu.Unlock()
-		return backend.Errorf(backend.ErrShape, "append %d keys to a sequence of %d: it needs %d more pages of %d keys, the pool has %d free of %d",
+		return backend.Errorf(backend.ErrCacheFull, "append %d keys to a sequence of %d: it needs %d more pages of %d keys, the pool has %d free of %d",
 			n, s.n, need, p.pageSize, free, p.pages)
 	}
 	held := len(s.pages)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 
@@ -265,13 +266,13 @@ func TestCacheErrors(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"past the capacity", cache.Append(0, rows(rng, kernels.Float32, 3, 2, 16), rows(rng, kernels.Float32, 3, 2, 16)), backend.ErrShape},
+		{"past the capacity", cache.Append(0, rows(rng, kernels.Float32, 3, 2, 16), rows(rng, kernels.Float32, 3, 2, 16)), backend.ErrCacheFull},
 		{"sequence out of range", cache.Append(2, ok1, ok1), backend.ErrShape},
 		{"wrong heads", cache.Append(1, rows(rng, kernels.Float32, 1, 3, 16), ok1), backend.ErrShape},
 		{"rows differ", cache.Append(1, rows(rng, kernels.Float32, 2, 2, 16), ok1), backend.ErrShape},
 		{"NaN", cache.Append(1, ok1, nan), backend.ErrNonFinite},
 		{"beyond float16", cache.Append(1, big, ok1), backend.ErrNonFinite},
-		{"pool exhausted", seq.Append(rows(rng, kernels.Float32, 7, 2, 16), rows(rng, kernels.Float32, 7, 2, 16)), backend.ErrShape},
+		{"pool exhausted", seq.Append(rows(rng, kernels.Float32, 7, 2, 16), rows(rng, kernels.Float32, 7, 2, 16)), backend.ErrCacheFull},
 		{"pool NaN", seq.Append(ok1, nan), backend.ErrNonFinite},
 		{"key lengths in options", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.Options{Variants: kernels.Variants{KVLens: []int{1, 1}}}), backend.ErrShape},
 		{"query of another layout", cache.Attend(ctx, randTensor(rng, kernels.BHND, 2, 4, 1, 16), randTensor(rng, kernels.BHND, 2, 4, 1, 16), nil, nil), backend.ErrShape},
@@ -298,6 +299,85 @@ func TestCacheErrors(t *testing.T) {
 		if now1[i] != was1[i] {
 			t.Fatalf("the pool answers differently after refused appends: out[%d] %v, was %v", i, now1[i], was1[i])
 		}
+	}
+}
+
+// A cache with no room for an append — a sequence past its capacity, a
+// pool out of free pages — says so with backend.ErrCacheFull, not
+// ErrShape (which would read as a bug), naming the sizes, and is
+// unchanged; an append that fits exactly is no error, and a bad shape
+// is still ErrShape.
+func TestCacheFull(t *testing.T) {
+	be := openCPU(t)
+	for _, c := range []struct {
+		name      string
+		pageSize  int // 0: a KVCache of capacity 8
+		pages     int
+		held, add int   // keys appended first, then keys the append brings
+		want      error // nil: the append fits
+		contain   []string
+	}{
+		{name: "cache fits exactly", held: 5, add: 3},
+		{name: "cache one past", held: 5, add: 4, want: backend.ErrCacheFull, contain: []string{"append 4 keys", "holds 5", "capacity 8"}},
+		{name: "cache empty, too long", add: 9, want: backend.ErrCacheFull, contain: []string{"append 9 keys", "capacity 8"}},
+		{name: "pool fits exactly", pageSize: 4, pages: 3, held: 6, add: 6},
+		{name: "pool one key past", pageSize: 4, pages: 3, held: 6, add: 7, want: backend.ErrCacheFull, contain: []string{"append 7 keys", "sequence of 6", "2 more pages of 4 keys", "1 free of 3"}},
+		{name: "pool empty, too long", pageSize: 1, pages: 2, add: 3, want: backend.ErrCacheFull, contain: []string{"append 3 keys", "3 more pages of 1 keys", "2 free of 2"}},
+		{name: "pool of no pages", pageSize: 16, add: 1, want: backend.ErrCacheFull, contain: []string{"0 free of 0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(101, uint64(c.add)))
+			cfg := kernels.CacheConfig{KVHeads: 2, D: 8, DType: kernels.Float16, Layout: kernels.BNHD}
+			var appendRows func(k, v *kernels.Tensor) error
+			var state func() string
+			if c.pageSize == 0 {
+				cache, err := kernels.NewKVCache(be, 1, 8, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cache.Release()
+				appendRows = func(k, v *kernels.Tensor) error { return cache.Append(0, k, v) }
+				state = func() string { return fmt.Sprintf("%d keys", cache.Len(0)) }
+			} else {
+				pool, err := kernels.NewPagePool(be, c.pageSize, c.pages, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pool.Release()
+				seq := pool.NewSeq()
+				appendRows = seq.Append
+				state = func() string { return fmt.Sprintf("%d keys on pages %v, %d free", seq.Len(), seq.Pages(), pool.Free()) }
+			}
+			if c.held > 0 {
+				if err := appendRows(rows(rng, kernels.Float32, c.held, 2, 8), rows(rng, kernels.Float32, c.held, 2, 8)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			was := state()
+			err := appendRows(rows(rng, kernels.Float32, c.add, 2, 8), rows(rng, kernels.Float32, c.add, 2, 8))
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("append %d to %d: %v", c.add, c.held, err)
+				}
+				return
+			}
+			if !errors.Is(err, c.want) || errors.Is(err, backend.ErrShape) {
+				t.Fatalf("append %d to %d: %v, want %v and not %v", c.add, c.held, err, c.want, backend.ErrShape)
+			}
+			for _, s := range c.contain {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%q does not name %q", err, s)
+				}
+			}
+			if now := state(); now != was {
+				t.Errorf("a refused append changed the cache: %s, was %s", now, was)
+			}
+			// A bad shape is a bug, not a full cache.
+			err = appendRows(rows(rng, kernels.Float32, 1, 3, 8), rows(rng, kernels.Float32, 1, 3, 8))
+			if !errors.Is(err, backend.ErrShape) || errors.Is(err, backend.ErrCacheFull) {
+				t.Errorf("rows of 3 heads into a cache of 2: %v, want %v alone", err, backend.ErrShape)
+			}
+		})
 	}
 }
 

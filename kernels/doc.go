@@ -104,7 +104,10 @@
 // tokens' rows [n, KVH, D] in any dtype, checks only them (shapes,
 // capacity or free pages, NaN and infinities, values the dtype cannot
 // hold) and writes only them, leaving the cache unchanged when it
-// refuses. Attend takes the queries [B, Nq, H, D] (BNHD) or [B, H, Nq,
+// refuses. A full cache — a sequence past its capacity, a pool out of
+// free pages — is an error wrapping backend.ErrCacheFull, not
+// backend.ErrShape: the call was right, and a server preempts or evicts a
+// sequence and tries again. Attend takes the queries [B, Nq, H, D] (BNHD) or [B, H, Nq,
 // D] (BHND) in the cache's layout and writes O into the caller's tensor:
 // each sequence's Nq queries sit at its last Nq positions (append first,
 // as ONNX's past_key rule and FlashAttention's kvcache API have it), so

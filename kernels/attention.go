@@ -217,6 +217,9 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 // valid problem (Problem.Validate). A caller can ask Choose what an Auto
 // call will run: attn run sizes its memory check by it.
 func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
+	if err := s.check(); err != nil {
+		return s, err
+	}
 	if p.Packed != nil || p.Paged != nil {
 		return s.chooseSeqs(be, p, wantsMatrix)
 	}
@@ -238,9 +241,19 @@ func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool
 		if backend.FusedSupports(be, p) != nil {
 			return Staged, nil
 		}
-		return Fused, nil
 	}
-	return s, backend.Errorf(backend.ErrShape, "unknown strategy %v", s)
+	return Fused, nil
+}
+
+// check refuses a strategy that is none of the constants: the one check
+// of it, shared by Choose and a cache's Attend (which runs fused without
+// asking Choose).
+func (s Strategy) check() error {
+	switch s {
+	case Auto, Staged, Fused:
+		return nil
+	}
+	return backend.Errorf(backend.ErrShape, "unknown strategy %v (want auto, staged or fused)", s)
 }
 
 // chooseSeqs is Choose for packed sequences and paged caches, which only
@@ -255,11 +268,8 @@ func (s Strategy) chooseSeqs(be backend.Backend, p backend.Problem, wantsMatrix 
 		what = "paged caches"
 	}
 	switch s {
-	case Auto, Fused:
 	case Staged:
 		return Staged, backend.Errorf(backend.ErrUnsupported, "the staged strategy takes no %s (B=%d Nq=%d Nk=%d): auto and fused run them fused", what, p.B, p.Nq, p.Nk)
-	default:
-		return s, backend.Errorf(backend.ErrShape, "unknown strategy %v", s)
 	}
 	if wantsMatrix {
 		return Fused, backend.Errorf(backend.ErrUnsupported, "the weights and scores exist only on the staged path, which takes no %s", what)

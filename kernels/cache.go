@@ -311,7 +311,8 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 // has q's shape with Dv and receives O in its own dtype; lse, when not
 // nil, is a Float32 [B, H, Nq] tensor that receives the log-sum-exp.
 // opts may not set KVLens (the cache's lengths are), a bias, a mask, the
-// weights or the scores, or the staged strategy.
+// weights or the scores, or the staged strategy; a strategy that is none
+// of the constants is refused as Attention refuses it.
 func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *Options) error {
 	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
 	p.KVLens = c.lens
@@ -643,6 +644,9 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 
 // checkAttendOpts refuses the options a cache's attention does not take.
 func checkAttendOpts(o *Options) error {
+	if err := o.Strategy.check(); err != nil {
+		return err
+	}
 	switch {
 	case o.KVLens != nil:
 		return backend.Errorf(backend.ErrShape, "Options.KVLens set on a cache's attention: the cache's lengths are its key lengths")

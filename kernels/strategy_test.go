@@ -163,3 +163,90 @@ func sameResult(t *testing.T, what string, got, want *kernels.Result) {
 		}
 	}
 }
+
+// A strategy that is none of the constants is refused the same way by
+// every entry point — Attention, dense or packed, and a cache's Attend,
+// contiguous or paged (which run fused without asking Strategy.Choose,
+// and once accepted it) — with one ErrShape message naming it, before
+// any op runs and without touching the output.
+func TestUnknownStrategy(t *testing.T) {
+	be := &limitedFused{Backend: openCPU(t), kind: backend.KindCPU, maxD: 1 << 10}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(111, 112))
+	const b, n, h, d = 2, 3, 2, 8
+	cfg := kernels.CacheConfig{KVHeads: h, D: d, Layout: kernels.BNHD}
+	cache, err := kernels.NewKVCache(be, b, n, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Release()
+	pool, err := kernels.NewPagePool(be, 2, 4, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Release()
+	seqs := []*kernels.Seq{pool.NewSeq(), pool.NewSeq()}
+	for i, s := range seqs {
+		k, v := rows(rng, kernels.Float32, n, h, d), rows(rng, kernels.Float32, n, h, d)
+		if err := cache.Append(i, k, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := randTensor(rng, kernels.BNHD, b, 1, h, d)
+	k, v := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, h, d)
+	packed := randTensor(rng, kernels.BNHD, b*n, h, d)
+	for _, s := range []kernels.Strategy{-1, 3, 42} {
+		want := "unknown strategy " + s.String()
+		for _, c := range []struct {
+			name string
+			run  func(opts *kernels.Options, out *kernels.Tensor) error
+		}{
+			{"Attention", func(opts *kernels.Options, _ *kernels.Tensor) error {
+				_, err := kernels.Attention(ctx, be, q, k, v, opts)
+				return err
+			}},
+			{"Attention packed", func(opts *kernels.Options, _ *kernels.Tensor) error {
+				opts.CuSeqlensQ, opts.CuSeqlensK = []int{0, n, 2 * n}, []int{0, n, 2 * n}
+				_, err := kernels.Attention(ctx, be, packed, packed, packed, opts)
+				return err
+			}},
+			{"KVCache.Attend", func(opts *kernels.Options, out *kernels.Tensor) error {
+				return cache.Attend(ctx, q, out, nil, opts)
+			}},
+			{"PagePool.Attend", func(opts *kernels.Options, out *kernels.Tensor) error {
+				return pool.Attend(ctx, seqs, q, out, nil, opts)
+			}},
+		} {
+			out, _ := kernels.NewTensor(kernels.BNHD, b, 1, h, d)
+			for i := range out.Data {
+				out.Data[i] = 7
+			}
+			before := be.fused.Load()
+			err := c.run(&kernels.Options{Strategy: s}, out)
+			if !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s with %v: %v, want %v naming %q", c.name, s, err, backend.ErrShape, want)
+			}
+			if calls := be.fused.Load() - before; calls != 0 {
+				t.Errorf("%s with %v: Fused ran %d times", c.name, s, calls)
+			}
+			for i, x := range out.Data {
+				if x != 7 {
+					t.Fatalf("%s with %v wrote out[%d] = %v", c.name, s, i, x)
+				}
+			}
+		}
+	}
+	// The known strategies a cache takes still run.
+	for _, s := range []kernels.Strategy{kernels.Auto, kernels.Fused} {
+		out, _ := kernels.NewTensor(kernels.BNHD, b, 1, h, d)
+		if err := pool.Attend(ctx, seqs, q, out, nil, &kernels.Options{Strategy: s}); err != nil {
+			t.Errorf("PagePool.Attend with %v: %v", s, err)
+		}
+		if err := cache.Attend(ctx, q, out, nil, &kernels.Options{Strategy: s}); err != nil {
+			t.Errorf("KVCache.Attend with %v: %v", s, err)
+		}
+	}
+}

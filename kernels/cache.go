@@ -572,8 +572,12 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if err := out.check("out"); err != nil {
 		return err
 	}
-	if len(q.Shape) != 4 || q.Layout != c.cfg.Layout {
-		return backend.Errorf(backend.ErrShape, "Q of shape %v in %v: want rank 4 in the cache's layout %v", q.Shape, q.Layout, c.cfg.Layout)
+	if q.Layout != c.cfg.Layout {
+		return backend.Errorf(backend.ErrShape, "Q of shape %v in layout %v over a cache in layout %v: want Q in the cache's layout, %s",
+			q.Shape, q.Layout, c.cfg.Layout, queryDims(c.cfg.Layout))
+	}
+	if len(q.Shape) != 4 {
+		return backend.Errorf(backend.ErrShape, "Q of shape %v (rank %d) in layout %v: want rank 4, %s", q.Shape, len(q.Shape), q.Layout, queryDims(q.Layout))
 	}
 	b, h, nq, d := Dims(q.Shape, q.Layout)
 	if b != p.B || d != p.D || h%p.KVHeads != 0 {
@@ -640,6 +644,14 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		err = be.Read(lse.Data, lb, 0)
 	}
 	return err
+}
+
+// queryDims names the dimensions of a cache's queries in layout l.
+func queryDims(l Layout) string {
+	if l == BNHD {
+		return "[B, Nq, H, D]"
+	}
+	return "[B, H, Nq, D]"
 }
 
 // checkAttendOpts refuses the options a cache's attention does not take.

@@ -381,6 +381,80 @@ func TestCacheFull(t *testing.T) {
 	}
 }
 
+// A query of the wrong layout or rank is refused with an error that says
+// which: a rank-4 query in the other layout names both layouts and its
+// shape (it once read "want rank 4" for a tensor of rank 4), and a query
+// of another rank names its rank; contiguous and paged, in both layouts.
+func TestCacheQueryLayout(t *testing.T) {
+	be := openCPU(t)
+	ctx := context.Background()
+	other := map[kernels.Layout]kernels.Layout{kernels.BNHD: kernels.BHND, kernels.BHND: kernels.BNHD}
+	for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+		rng := rand.New(rand.NewPCG(121, uint64(layout)))
+		cfg := kernels.CacheConfig{KVHeads: 2, D: 16, Layout: layout}
+		cache, err := kernels.NewKVCache(be, 2, 8, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cache.Release()
+		pool, err := kernels.NewPagePool(be, 4, 4, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Release()
+		seqs := []*kernels.Seq{pool.NewSeq(), pool.NewSeq()}
+		for i, s := range seqs {
+			k, v := rows(rng, kernels.Float32, 3, 2, 16), rows(rng, kernels.Float32, 3, 2, 16)
+			if err := s.Append(k, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := cache.Append(i, k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			name    string
+			layout  kernels.Layout
+			shape   []int
+			contain []string
+			lacks   string
+		}{
+			{"other layout", other[layout], []int{2, 4, 1, 16},
+				[]string{"[2 4 1 16]", "layout " + other[layout].String(), "layout " + layout.String()}, "rank"},
+			{"other layout, its own order", other[layout], []int{2, 1, 4, 16},
+				[]string{"[2 1 4 16]", "layout " + other[layout].String(), "layout " + layout.String()}, "rank"},
+			{"rank 3", layout, []int{1, 4, 16},
+				[]string{"[1 4 16]", "rank 3", "want rank 4"}, ""},
+			{"rank 5", layout, []int{2, 1, 1, 4, 16},
+				[]string{"[2 1 1 4 16]", "rank 5", "want rank 4"}, ""},
+		} {
+			for _, via := range []string{"cache", "pool"} {
+				t.Run(fmt.Sprintf("%v/%s/%s", layout, c.name, via), func(t *testing.T) {
+					q := randTensor(rng, c.layout, c.shape...)
+					out := randTensor(rng, c.layout, c.shape...)
+					var err error
+					if via == "cache" {
+						err = cache.Attend(ctx, q, out, nil, nil)
+					} else {
+						err = pool.Attend(ctx, seqs, q, out, nil, nil)
+					}
+					if !errors.Is(err, backend.ErrShape) {
+						t.Fatalf("%v", err)
+					}
+					for _, s := range c.contain {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("%q does not name %q", err, s)
+						}
+					}
+					if c.lacks != "" && strings.Contains(err.Error(), c.lacks) {
+						t.Errorf("%q speaks of the %s of a rank-4 query", err, c.lacks)
+					}
+				})
+			}
+		}
+	}
+}
+
 // Several goroutines decode their own sequences over one page pool at
 // once, each matching the reference (run under the race detector in CI).
 func TestPagePoolConcurrent(t *testing.T) {

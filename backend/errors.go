@@ -22,7 +22,8 @@ var (
 	ErrDeviceLost = errors.New("attn: device lost")
 	// ErrForeignBuffer: a Buffer used with a backend that did not allocate it.
 	ErrForeignBuffer = errors.New("attn: buffer from another backend")
-	// ErrReleased: a Buffer used after Release, or a backend after Close.
+	// ErrReleased: a Buffer or a cache's sequence used after Release, or
+	// a backend after Close.
 	ErrReleased = errors.New("attn: released")
 	// ErrUnknownBackend: Open was asked for a name nobody registered.
 	ErrUnknownBackend = errors.New("attn: unknown backend")

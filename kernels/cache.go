@@ -1,9 +1,12 @@
 package kernels
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -328,10 +331,13 @@ func (c *KVCache) Release() {
 // PagePool is a pool of fixed-size pages of keys and values on a
 // backend, shared by sequences of any length (Seq): each takes pages as
 // it grows and gives them back when released. Several goroutines may
-// append to and attend their own sequences over one pool at once.
+// append to, attend and release sequences over one pool at once: an
+// Attend holds its sequences, so that an Append, Truncate or Release of
+// one of them waits for it.
 type PagePool struct {
 	*kv
 	pageSize, pages int
+	ids             atomic.Uint64 // the last Seq's id
 	mu              sync.Mutex
 	free            []int       // pages no sequence holds, taken from the end
 	atts            []*attender // idle attenders, one taken per Attend
@@ -361,31 +367,47 @@ func (p *PagePool) Free() int {
 }
 
 // Seq is one sequence's keys and values in a PagePool: its pages, in
-// order, and its length. A Seq is used by one goroutine at a time.
+// order, and its length. Its methods may be called from several
+// goroutines: Append, Truncate and Release hold it alone, and
+// PagePool.Attend shares it with other Attends for the whole call, so
+// that the pages it reads are neither rewritten nor given back under it.
 type Seq struct {
-	pool  *PagePool
-	pages []int
-	n     int
-	st    staging
-	mu    sync.Mutex // held by appends and Release
+	pool     *PagePool
+	id       uint64 // the order Attend takes sequences in
+	pages    []int
+	n        int
+	released bool
+	st       staging
+	// mu is written by Append, Truncate and Release, read by Attend
+	// (several at once) and by Len and Pages.
+	mu sync.RWMutex
 }
 
 // NewSeq returns an empty sequence of the pool.
-func (p *PagePool) NewSeq() *Seq { return &Seq{pool: p} }
+func (p *PagePool) NewSeq() *Seq { return &Seq{pool: p, id: p.ids.Add(1)} }
 
-// Len is how many keys the sequence holds.
+// Len is how many keys the sequence holds (0 once released).
 func (s *Seq) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.n
 }
 
 // Pages is the pool pages the sequence holds, in order (its block table
 // row).
 func (s *Seq) Pages() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return append([]int(nil), s.pages...)
+}
+
+// usable returns an error wrapping backend.ErrReleased once s is
+// released; what names the call. s.mu is held.
+func (s *Seq) usable(what string) error {
+	if s.released {
+		return backend.Errorf(backend.ErrReleased, "%s a released sequence: its pages are back in the pool", what)
+	}
+	return nil
 }
 
 // Append adds k ([n, KVHeads, D]) and v ([n, KVHeads, Dv]) to the end of
@@ -393,7 +415,7 @@ func (s *Seq) Pages() []int {
 // only the new rows. Bad rows (as KVCache.Append says) or too few free
 // pages (backend.ErrCacheFull: evict or preempt a sequence, then try
 // again) are an error naming the sizes, and the sequence and the pool
-// are unchanged.
+// are unchanged. A released sequence takes no rows (backend.ErrReleased).
 func (s *Seq) Append(k, v *Tensor) error {
 	p := s.pool
 	n, err := p.checkRows(k, v)
@@ -402,6 +424,9 @@ func (s *Seq) Append(k, v *Tensor) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.usable("append to"); err != nil {
+		return err
+	}
 	need := (s.n+n+p.pageSize-1)/p.pageSize - len(s.pages)
 	p.mu.Lock()
 	if need > len(p.free) {
@@ -435,6 +460,9 @@ func (s *Seq) Append(k, v *Tensor) error {
 func (s *Seq) Truncate(n int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.usable("truncate"); err != nil {
+		return err
+	}
 	if n < 0 || n > s.n {
 		return backend.Errorf(backend.ErrShape, "truncate a sequence of %d keys to %d", s.n, n)
 	}
@@ -444,13 +472,19 @@ func (s *Seq) Truncate(n int) error {
 	return nil
 }
 
-// Release gives the sequence's pages back to the pool; the sequence is
-// then empty.
+// Release gives the sequence's pages back to the pool, after any Attend
+// that holds the sequence has returned; the sequence is then empty and
+// used no more: Append, Truncate and Attend refuse it
+// (backend.ErrReleased), and a second Release does nothing. To empty a
+// sequence and keep it, Truncate it to 0.
 func (s *Seq) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.released {
+		return
+	}
 	s.pool.give(s.pages)
-	s.pages, s.n = s.pages[:0], 0
+	s.pages, s.n, s.released = nil, 0, true
 }
 
 func (p *PagePool) give(pages []int) {
@@ -467,8 +501,11 @@ func (p *PagePool) rows(dim int, pg *backend.Paged) backend.Rows {
 }
 
 // Attend is KVCache.Attend over the sequences seqs, in order (q's batch
-// is len(seqs)): each attends its own pages. The sequences must not be
-// appended to during the call.
+// is len(seqs)): each attends its own pages. It holds the sequences for
+// the whole call, so that an Append, Truncate or Release of one of them
+// waits until it returns; other Attends may share them, and a sequence
+// may appear more than once. A sequence of another pool is an error
+// wrapping backend.ErrShape, a released one backend.ErrReleased.
 func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *Options) error {
 	p.mu.Lock()
 	var a *attender
@@ -483,10 +520,17 @@ func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor,
 		p.atts = append(p.atts, a)
 		p.mu.Unlock()
 	}()
-	per := 0
 	for i, s := range seqs {
 		if s == nil || s.pool != p {
 			return backend.Errorf(backend.ErrShape, "sequence %d of %d is not of this pool", i, len(seqs))
+		}
+	}
+	a.hold(seqs)
+	defer a.unhold()
+	per := 0
+	for i, s := range seqs {
+		if s.released {
+			return backend.Errorf(backend.ErrReleased, "attend sequence %d of %d: it is released (its pages are back in the pool)", i, len(seqs))
 		}
 		per = max(per, len(s.pages))
 	}
@@ -525,6 +569,29 @@ type attender struct {
 	lens      []int
 	table     []int
 	paged     backend.Paged
+	held      []*Seq // the sequences read-locked, each once, by id
+}
+
+// hold read-locks each distinct sequence of seqs once, in the order of
+// their ids: every Attend takes its locks in that one order, so that
+// Attends over overlapping sequences cannot deadlock with each other or
+// with an Append, Truncate or Release (each holds one sequence).
+func (a *attender) hold(seqs []*Seq) {
+	a.held = append(a.held[:0], seqs...)
+	slices.SortFunc(a.held, func(x, y *Seq) int { return cmp.Compare(x.id, y.id) })
+	a.held = slices.Compact(a.held)
+	for _, s := range a.held {
+		s.mu.RLock()
+	}
+}
+
+// unhold unlocks what hold locked.
+func (a *attender) unhold() {
+	for _, s := range a.held {
+		s.mu.RUnlock()
+	}
+	clear(a.held) // no sequence kept alive by an idle attender
+	a.held = a.held[:0]
 }
 
 func (a *attender) release() {

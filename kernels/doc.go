@@ -98,7 +98,9 @@
 // each with a fixed capacity; PagePool holds sequences of any length in
 // a shared pool of fixed-size pages, each Seq taking pages as it grows
 // (Append) and giving them back (Truncate, Release), several goroutines
-// decoding their own sequences at once. Both store keys and values in
+// decoding their own sequences at once. An Attend holds its sequences,
+// so that an Append, Truncate or Release of one of them waits for it,
+// and a released Seq is used no more (backend.ErrReleased). Both store keys and values in
 // any dtype and either layout (CacheConfig: BNHD pages are
 // FlashAttention's [pages, page_size, KVH, D]). Append takes the new
 // tokens' rows [n, KVH, D] in any dtype, checks only them (shapes,

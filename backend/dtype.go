@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/x448/float16"
+
+	"github.com/attn-go/attn/internal/magnitude"
 )
 
 // DType is how a Buffer stores its elements. Every op computes in
@@ -134,16 +136,51 @@ func (t DType) Saturate(x float32) float32 {
 // src (to be stored from element off on) is beyond t's range: Write's
 // rule, so that a value never becomes an infinity on its way in. name
 // goes into the message.
+//
+// A finite x overflows t exactly when t.Round(x) is infinite, that is
+// when |x| is at least the bound overflowBits gives. CheckFits compares
+// magnitudes' bits with it a block at a time (magnitude.Below) rather
+// than rounding each value (a prompt's keys and values are millions of
+// them), and looks value by value only in a block that holds a magnitude
+// at the bound or above: an overflow, or an infinity or a NaN, which it
+// leaves be.
 func (t DType) CheckFits(name string, off int, src []float32) error {
 	if !t.Half() {
 		return nil
 	}
-	for i, x := range src {
-		if math.IsInf(float64(t.Round(x)), 0) && !math.IsInf(float64(x), 0) {
-			return Errorf(ErrNonFinite, "%s element %d is %g, beyond %v's largest finite value %g", name, off+i, x, t, t.MaxFinite())
+	lim := t.overflowBits()
+	for lo := 0; lo < len(src); lo += fitsBlock {
+		blk := src[lo:min(lo+fitsBlock, len(src))]
+		if magnitude.Below(blk, lim) {
+			continue
+		}
+		for i, x := range blk {
+			if a := math.Float32bits(x) &^ (1 << 31); a >= lim && a < 0x7f800000 {
+				return Errorf(ErrNonFinite, "%s element %d is %g, beyond %v's largest finite value %g", name, off+lo+i, x, t, t.MaxFinite())
+			}
 		}
 	}
 	return nil
+}
+
+// fitsBlock is how many values CheckFits tests at once: enough to make
+// the call cheap, few enough that a block with an infinity in it (a
+// bias's −Inf) costs little to go through value by value.
+const fitsBlock = 256
+
+// overflowBits is the float32 bits of the smallest magnitude that half
+// dtype t rounds to infinity: MaxFinite plus half its ulp, a tie that
+// rounds to even, which is away from MaxFinite's odd last bit (Encode).
+// Every smaller magnitude rounds to at most MaxFinite. +Inf's bits for
+// Float32.
+func (t DType) overflowBits() uint32 {
+	switch t {
+	case Float16:
+		return 0x477ff000 // 65520 = 65504 + 32/2
+	case BFloat16:
+		return 0x7f7f8000 // (2 − 2⁻⁸)·2¹²⁷
+	}
+	return 0x7f800000
 }
 
 // CheckDType returns an error wrapping ErrShape when buf's dtype is not

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -131,6 +132,68 @@ func TestCheckFits(t *testing.T) {
 	}
 	if err := BFloat16.CheckFits("K", 0, []float32{math.MaxFloat32}); !errors.Is(err, ErrNonFinite) {
 		t.Errorf("BFloat16.CheckFits(MaxFloat32) = %v: it rounds up to Inf", err)
+	}
+}
+
+// overflows is CheckFits' rule the slow way: x is finite and rounds to
+// an infinity.
+func overflows(t DType, x float32) bool {
+	return !math.IsInf(float64(x), 0) && math.IsInf(float64(t.Round(x)), 0)
+}
+
+// CheckFits, which compares magnitudes' bits with a bound a block at a
+// time, refuses what rounding each value would (overflows): at the
+// bound and its neighbours, both signs, at every position of slices
+// around the block size, with infinities and NaN beside them, and in
+// slices of random bit patterns; the error names the first such element.
+func TestCheckFitsBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, dt := range []DType{Float16, BFloat16} {
+		lim := dt.overflowBits()
+		if !overflows(dt, math.Float32frombits(lim)) || overflows(dt, math.Float32frombits(lim-1)) {
+			t.Fatalf("%v: overflowBits %#08x is not the least magnitude that rounds to Inf", dt, lim)
+		}
+		var vals []float32
+		for _, b := range []uint32{lim - 2, lim - 1, lim, lim + 1, lim + 2, math.Float32bits(dt.MaxFinite()), 0x7f7fffff, 0x7f800000, 0x7fc00000, 0} {
+			vals = append(vals, math.Float32frombits(b), math.Float32frombits(b|1<<31))
+		}
+		for _, n := range []int{1, 2, 5, fitsBlock - 1, fitsBlock, fitsBlock + 1, 2*fitsBlock + 3} {
+			for _, x := range vals {
+				for _, at := range []int{0, n / 2, n - 1} {
+					src := make([]float32, n)
+					for i := range src {
+						src[i] = float32(rng.NormFloat64()) * 100
+					}
+					src[(at+1)%n] = float32(math.Inf(-1)) // beside it, never refused
+					src[at] = x
+					err := dt.CheckFits("V", 7, src)
+					if want := overflows(dt, x); want != (err != nil) || err != nil && !errors.Is(err, ErrNonFinite) {
+						t.Fatalf("%v: CheckFits of %g (%#08x) at %d of %d = %v, want refused %v", dt, x, math.Float32bits(x), at, n, err, want)
+					}
+					if name := fmt.Sprintf("V element %d is", 7+at); err != nil && !strings.Contains(err.Error(), name) {
+						t.Errorf("%v: %q does not say %q", dt, err, name)
+					}
+				}
+			}
+		}
+		for range 2000 {
+			src := make([]float32, 1+rng.IntN(3*fitsBlock))
+			first := -1
+			for i := range src {
+				b := rng.Uint32()
+				if rng.IntN(4) > 0 {
+					b = b&0x807fffff | uint32(100+rng.IntN(50))<<23 // mostly in range
+				}
+				src[i] = math.Float32frombits(b)
+				if first < 0 && overflows(dt, src[i]) {
+					first = i
+				}
+			}
+			err := dt.CheckFits("K", 0, src)
+			if first < 0 && err != nil || first >= 0 && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("K element %d is", first))) {
+				t.Fatalf("%v: CheckFits(%v) = %v, want element %d (-1: none) refused", dt, src, err, first)
+			}
+		}
 	}
 }
 

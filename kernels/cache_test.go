@@ -688,3 +688,179 @@ func TestCacheDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// Appending float32 rows — the one-pass range check, the narrowing —
+// allocates nothing in the steady state, into every storage dtype and
+// layout, contiguous and paged (it once allocated twice a call, for the
+// names of the range check's message).
+func TestCacheAppendAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates as it tracks")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	be := openCPU(t)
+	for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+		for _, dt := range backend.DTypes {
+			for _, paged := range []bool{false, true} {
+				for _, n := range []int{1, 37} {
+					name := fmt.Sprintf("%v/%v/paged=%v/n=%d", layout, dt, paged, n)
+					t.Run(name, func(t *testing.T) {
+						rng := rand.New(rand.NewPCG(141, uint64(n)))
+						cfg := kernels.CacheConfig{KVHeads: 2, D: 64, Dv: 32, DType: dt, Layout: layout}
+						k, v := rows(rng, kernels.Float32, n, 2, 64), rows(rng, kernels.Float32, n, 2, 32)
+						var step func()
+						if paged {
+							pool, err := kernels.NewPagePool(be, 16, 8, cfg)
+							if err != nil {
+								t.Fatal(err)
+							}
+							defer pool.Release()
+							seq := pool.NewSeq()
+							step = func() {
+								if err := seq.Append(k, v); err != nil {
+									t.Fatal(err)
+								}
+								if err := seq.Truncate(0); err != nil {
+									t.Fatal(err)
+								}
+							}
+						} else {
+							cache, err := kernels.NewKVCache(be, 1, 64, cfg)
+							if err != nil {
+								t.Fatal(err)
+							}
+							defer cache.Release()
+							step = func() {
+								if err := cache.Append(0, k, v); err != nil {
+									t.Fatal(err)
+								}
+								if err := cache.Truncate(0, 0); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+						step() // the first append sizes the staging
+						if allocs := testing.AllocsPerRun(50, step); allocs != 0 {
+							t.Errorf("appending %d float32 rows allocated %v times", n, allocs)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// Float32 rows into a half cache pass one range check: values up to the
+// largest that rounds to a finite half (65504 and 65519 into float16,
+// which round to 65504) are taken, rounded, and the first value that
+// would round to an infinity, a NaN or an infinity anywhere in K or V is
+// refused with an error naming it, the cache unchanged.
+func TestCacheAppendRange(t *testing.T) {
+	be := openCPU(t)
+	ctx := context.Background()
+	maxBF16 := float32(math.Float32frombits(0x7f7f7fff)) // rounds down to bfloat16's largest
+	for _, c := range []struct {
+		name    string
+		dt      kernels.DType
+		inV     bool
+		at      int
+		x       float32
+		want    error    // nil: taken
+		contain []string // in the error
+	}{
+		{"f16 largest", kernels.Float16, false, 0, 65504, nil, nil},
+		{"f16 rounds to largest", kernels.Float16, true, 100, -65519.99, nil, nil},
+		{"f16 rounds to Inf", kernels.Float16, false, 0, 65520, backend.ErrNonFinite, []string{"appended K element 0 is 65520", "65504"}},
+		{"f16 far past, last of V", kernels.Float16, true, 3*2*32 - 1, -1e6, backend.ErrNonFinite, []string{"appended V element 191 is -1e+06"}},
+		{"f16 in the middle", kernels.Float16, false, 77, 70000, backend.ErrNonFinite, []string{"appended K element 77 is 70000"}},
+		{"bf16 rounds to largest", kernels.BFloat16, false, 5, maxBF16, nil, nil},
+		{"bf16 rounds to Inf", kernels.BFloat16, true, 5, math.MaxFloat32, backend.ErrNonFinite, []string{"appended V element 5 is 3.4028235e+38"}},
+		{"f32 takes its largest", kernels.Float32, false, 9, -math.MaxFloat32, nil, nil},
+		{"NaN into f16", kernels.Float16, true, 40, float32(math.NaN()), backend.ErrNonFinite, []string{"appended V", "NaN at [0 1 8]"}},
+		{"-Inf into f32", kernels.Float32, false, 130, float32(math.Inf(-1)), backend.ErrNonFinite, []string{"appended K", "-Inf at [1 0 2]"}},
+		{"+Inf into bf16", kernels.BFloat16, false, 64, float32(math.Inf(1)), backend.ErrNonFinite, []string{"appended K", "+Inf at [0 1 0]"}},
+	} {
+		for _, paged := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/paged=%v", c.name, paged), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(151, uint64(c.at)))
+				cfg := kernels.CacheConfig{KVHeads: 2, D: 64, Dv: 32, DType: c.dt, Layout: kernels.BHND}
+				var appendRows func(k, v *kernels.Tensor) error
+				var attend func(q, out *kernels.Tensor) error
+				var length func() int
+				if paged {
+					pool, err := kernels.NewPagePool(be, 2, 4, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer pool.Release()
+					seq := pool.NewSeq()
+					seqs := []*kernels.Seq{seq}
+					appendRows = seq.Append
+					attend = func(q, out *kernels.Tensor) error { return pool.Attend(ctx, seqs, q, out, nil, nil) }
+					length = func() int { return seq.Len()*100 + pool.Free() }
+				} else {
+					cache, err := kernels.NewKVCache(be, 1, 8, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer cache.Release()
+					appendRows = func(k, v *kernels.Tensor) error { return cache.Append(0, k, v) }
+					attend = func(q, out *kernels.Tensor) error { return cache.Attend(ctx, q, out, nil, nil) }
+					length = func() int { return cache.Len(0) }
+				}
+				m := &mirror{cfg: cfg}
+				k0, v0 := rows(rng, kernels.Float32, 2, 2, 64), rows(rng, kernels.Float32, 2, 2, 32)
+				if err := appendRows(k0, v0); err != nil {
+					t.Fatal(err)
+				}
+				m.append(0, k0, v0)
+				q := randTensor(rng, kernels.BHND, 1, 2, 1, 64)
+				before, _ := kernels.NewTensor(kernels.BHND, 1, 2, 1, 32)
+				if err := attend(q, before); err != nil {
+					t.Fatal(err)
+				}
+				was := length()
+				k, v := rows(rng, kernels.Float32, 3, 2, 64), rows(rng, kernels.Float32, 3, 2, 32)
+				if c.inV {
+					v.Data[c.at] = c.x
+				} else {
+					k.Data[c.at] = c.x
+				}
+				err := appendRows(k, v)
+				if c.want == nil {
+					if err != nil {
+						t.Fatalf("append of %g: %v", c.x, err)
+					}
+					m.append(0, k, v)
+					out, _ := kernels.NewTensor(kernels.BHND, 1, 2, 1, 32)
+					if err := attend(q, out); err != nil {
+						t.Fatal(err)
+					}
+					want, _ := m.want(t, []int{0}, q, &kernels.Options{})
+					compareOut(t, "after the append", out, want, 32)
+					return
+				}
+				if !errors.Is(err, c.want) {
+					t.Fatalf("append of %g: %v, want %v", c.x, err, c.want)
+				}
+				for _, s := range c.contain {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("%q does not say %q", err, s)
+					}
+				}
+				if now := length(); now != was {
+					t.Errorf("a refused append changed the cache's length or pages: %d, was %d", now, was)
+				}
+				after, _ := kernels.NewTensor(kernels.BHND, 1, 2, 1, 32)
+				if err := attend(q, after); err != nil {
+					t.Fatal(err)
+				}
+				for i := range after.Data {
+					if after.Data[i] != before.Data[i] {
+						t.Fatalf("the cache answers differently after a refused append: out[%d] %v, was %v", i, after.Data[i], before.Data[i])
+					}
+				}
+			})
+		}
+	}
+}

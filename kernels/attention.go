@@ -134,9 +134,15 @@ type Options struct {
 	LSE bool
 	// OutDType is the dtype of Result.Out; nil means the query's. Float16
 	// output of values beyond ±65504 is saturated to ±65504
-	// (backend.DType.Saturate), never infinite. The weights, scores and
-	// LSE are always Float32.
+	// (backend.DType.Saturate), never infinite. The LSE is always
+	// Float32.
 	OutDType *DType
+	// MatrixDType is the dtype of Result.Weights and Result.Scores; nil
+	// means the query's, as ONNX's qk_matmul_output has it. Every
+	// backend forms them in float32: Float32 returns them as formed, a
+	// half dtype rounds them to nearest even as O is rounded, a finite
+	// score past its range saturated and −Inf kept.
+	MatrixDType *DType
 	// AllowNonFinite skips the check that Q, K and V hold no NaN or
 	// infinity (and the bias no NaN or +Inf). Such a value then makes the
 	// outputs it reaches unspecified (NaN or zero, by backend); rows it
@@ -150,10 +156,12 @@ type Result struct {
 	Out *Tensor
 	// Weights and Scores are [B, H, Nq, Nk] when asked for, with the
 	// leading dimensions the query lacks dropped: [Nq, Nk] for a rank-2
-	// query, [H, Nq, Nk] for rank 3.
+	// query, [H, Nq, Nk] for rank 3; in Options.MatrixDType, the query's
+	// dtype by default.
 	Weights, Scores *Tensor
 	// LSE is [B, H, Nq] when asked for, dropped to the query's rank the
 	// same way; [H, total] for packed queries (Options.CuSeqlensQ).
+	// Float32.
 	LSE *Tensor
 	// Strategy is the strategy that ran.
 	Strategy Strategy
@@ -423,6 +431,9 @@ func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error
 	}
 	if opts.OutDType != nil && !opts.OutDType.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "unknown output dtype %v", *opts.OutDType)
+	}
+	if opts.MatrixDType != nil && !opts.MatrixDType.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v for the weights and scores", *opts.MatrixDType)
 	}
 	full := [4]int{p.B, p.H, p.Nq, p.Nk}
 	var err error
@@ -697,6 +708,10 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 		}
 	}
 
+	matDT := q.DType
+	if opts.MatrixDType != nil {
+		matDT = *opts.MatrixDType
+	}
 	res := &Result{Strategy: c.strategy}
 	if c.strategy == Fused {
 		err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, qb, kb, vb, ob, lseb)
@@ -717,7 +732,7 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 			return nil, err
 		}
 		if opts.Scores {
-			if res.Scores, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk); err != nil {
+			if res.Scores, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk, matDT); err != nil {
 				return nil, err
 			}
 		}
@@ -733,7 +748,7 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 			return nil, err
 		}
 		if opts.Weights {
-			if res.Weights, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk); err != nil {
+			if res.Weights, err = c.readMatrix(be, sb, p.ScoresLen(), p.Nk, matDT); err != nil {
 				return nil, err
 			}
 		}
@@ -748,15 +763,13 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 		return nil, err
 	}
 	if lseb != nil {
-		if res.LSE, err = c.readMatrix(be, lseb, p.LSELen(), 0); err != nil {
+		if res.LSE, err = c.readMatrix(be, lseb, p.LSELen(), 0, Float32); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-// readMatrix reads a [B, H, Nq(, last)] result and shapes it to the
-// query's rank; last == 0 means the result has no trailing dimension.
 // readOut reads n elements of O from buf as dtype dt: the bits of a half
 // buffer, or float32 values, rounded to dt here (saturated, as a backend
 // stores them) when dt is half and buf is not.
@@ -768,23 +781,45 @@ func readOut(be backend.Backend, buf backend.Buffer, dt DType, n int) ([]uint16,
 		}
 		return bits, nil, nil
 	}
-	out := make([]float32, n)
-	if err := be.Read(out, buf, 0); err != nil {
+	bits, out, err := readRounded(be, buf, dt, n)
+	if err != nil {
 		return nil, nil, fmt.Errorf("reading O: %w", err)
 	}
+	return bits, out, nil
+}
+
+// readRounded reads n float32 elements of buf: as they are when dt is
+// Float32, else rounded to half dtype dt as a backend stores an output
+// (saturated: backend.DType.Saturate), a block at a time, so that no
+// float32 copy of the whole is held beside the bits.
+func readRounded(be backend.Backend, buf backend.Buffer, dt DType, n int) ([]uint16, []float32, error) {
 	if !dt.Half() {
+		out := make([]float32, n)
+		if err := be.Read(out, buf, 0); err != nil {
+			return nil, nil, err
+		}
 		return nil, out, nil
 	}
 	bits := make([]uint16, n)
-	for i, x := range out {
-		bits[i] = dt.Encode(dt.Saturate(x))
+	block := make([]float32, min(n, 1<<16))
+	for off := 0; off < n; off += len(block) {
+		part := block[:min(len(block), n-off)]
+		if err := be.Read(part, buf, off); err != nil {
+			return nil, nil, err
+		}
+		for i, x := range part {
+			bits[off+i] = dt.Encode(dt.Saturate(x))
+		}
 	}
 	return bits, nil, nil
 }
 
-func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int) (*Tensor, error) {
-	data := make([]float32, n)
-	if err := be.Read(data, buf, 0); err != nil {
+// readMatrix reads a [B, H, Nq(, last)] result as dtype dt and shapes it
+// to the query's rank; last == 0 means the result has no trailing
+// dimension.
+func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int, dt DType) (*Tensor, error) {
+	bits, data, err := readRounded(be, buf, dt, n)
+	if err != nil {
 		return nil, fmt.Errorf("reading result: %w", err)
 	}
 	shape := []int{c.prob.B, c.prob.H, c.prob.Nq}
@@ -795,5 +830,5 @@ func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int) (
 	if c.prob.Packed != nil { // the LSE; packed problems have no matrices
 		shape = []int{c.prob.H, c.prob.TotalQ()}
 	}
-	return &Tensor{Shape: shape, Layout: BHND, Data: data}, nil
+	return &Tensor{Shape: shape, Layout: BHND, DType: dt, Bits: bits, Data: data}, nil
 }

@@ -28,8 +28,11 @@
 // V and the bias may each have their own dtype. Attention computes in
 // float32 whatever they are and returns Out in Options.OutDType, the
 // query's dtype by default, rounded to nearest even and saturated: a
-// float16 output past ±65504 is ±65504, never infinite. The weights,
-// scores and LSE are float32. NaN and infinities are refused in half
+// float16 output past ±65504 is ±65504, never infinite. The weights and
+// scores are in Options.MatrixDType, the query's dtype by default (ONNX's
+// qk_matmul_output has the query's type), rounded the same way from the
+// float32 every backend forms them in; the LSE is float32. NaN and
+// infinities are refused in half
 // inputs as in float32. On a backend that stores halves (backend.Caps
 // Half) the operands travel as their bits; on one that does not, halves
 // are widened before upload and O rounded after, with the same answer.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,6 +212,88 @@ func TestTensorDTypes(t *testing.T) {
 	bad := kernels.DType(9)
 	if _, err := kernels.Attention(context.Background(), openCPU(t), k, k, k, &kernels.Options{OutDType: &bad}); !errors.Is(err, backend.ErrShape) {
 		t.Errorf("OutDType unknown: %v", err)
+	}
+}
+
+// The weights and scores come back in the query's dtype (ONNX's
+// qk_matmul_output is the query's type), or in Options.MatrixDType: the
+// float32 matrices every backend forms, rounded as O is (a score past a
+// half's range saturated, a masked −Inf kept), on the backend's half
+// storage and on the host path alike; Float32 gives them as formed, and
+// the LSE stays float32. An unknown MatrixDType is ErrShape.
+func TestMatrixDType(t *testing.T) {
+	ctx := context.Background()
+	cpu := openCPU(t)
+	f32, f16, bf16 := kernels.Float32, kernels.Float16, kernels.BFloat16
+	for _, c := range []struct {
+		q      kernels.DType
+		matrix *kernels.DType
+		want   kernels.DType
+	}{
+		{f32, nil, f32},
+		{f16, nil, f16},
+		{bf16, nil, bf16},
+		{f16, &f32, f32},
+		{bf16, &f32, f32},
+		{f32, &f16, f16},
+		{f16, &bf16, bf16},
+	} {
+		for _, be := range []backend.Backend{cpu, backendtest.WithoutHalf(cpu)} {
+			name := fmt.Sprintf("Q=%v/matrix=%v/half=%v", c.q, c.want, be.Caps().Half)
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(161, uint64(c.q)))
+				q := mustConvert(t, randTensor(rng, kernels.BHND, 1, 2, 5, 8), c.q)
+				k := mustConvert(t, randTensor(rng, kernels.BHND, 1, 2, 7, 8), c.q)
+				v := mustConvert(t, randTensor(rng, kernels.BHND, 1, 2, 7, 8), c.q)
+				// A large scale drives some scores past 65504 (float16
+				// saturates them); causal masking puts −Inf in the
+				// masked scores.
+				opts := kernels.Options{Scale: 3e4, Causal: true, Strategy: kernels.Staged, Weights: true, Scores: true,
+					ScoresStage: kernels.StageMasked, LSE: true, MatrixDType: c.matrix}
+				res, err := kernels.Attention(ctx, be, q, k, v, &opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.MatrixDType = &f32
+				exact, err := kernels.Attention(ctx, be, q, k, v, &opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.LSE.DType != f32 {
+					t.Errorf("LSE is %v, want f32", res.LSE.DType)
+				}
+				saturated := 0
+				for _, m := range []struct {
+					what        string
+					got, formed *kernels.Tensor
+				}{{"weights", res.Weights, exact.Weights}, {"scores", res.Scores, exact.Scores}} {
+					if m.got.DType != c.want || m.formed.DType != f32 {
+						t.Fatalf("%s are %v (%v with Float32 asked), want %v", m.what, m.got.DType, m.formed.DType, c.want)
+					}
+					if !slices.Equal(m.got.Shape, m.formed.Shape) {
+						t.Fatalf("%s of shape %v, want %v", m.what, m.got.Shape, m.formed.Shape)
+					}
+					got := m.got.Float32s()
+					for i, x := range m.formed.Data {
+						want := c.want.Saturate(x)
+						if math.Float32bits(got[i]) != math.Float32bits(want) {
+							t.Fatalf("%s[%d] = %v, want %v (%v rounded to %v)", m.what, i, got[i], want, x, c.want)
+						}
+						if c.want.Half() && x != want && math.Abs(float64(want)) == float64(c.want.MaxFinite()) {
+							saturated++
+						}
+					}
+				}
+				if c.want == f16 && saturated == 0 {
+					t.Errorf("no score saturated: the case does not test it")
+				}
+			})
+		}
+	}
+	bad := kernels.DType(9)
+	k := &kernels.Tensor{Shape: []int{1, 2}, Data: []float32{0, 0}}
+	if _, err := kernels.Attention(ctx, cpu, k, k, k, &kernels.Options{Weights: true, MatrixDType: &bad}); !errors.Is(err, backend.ErrShape) {
+		t.Errorf("MatrixDType unknown: %v", err)
 	}
 }
 

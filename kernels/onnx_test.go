@@ -382,11 +382,19 @@ func runONNX(ctx context.Context, be backend.Backend, c *onnxCase, a *onnxAttent
 		if got == nil {
 			return fmt.Errorf("no scores or weights returned for qk_matmul_output_mode %d", a.mode)
 		}
-		if !slices.Equal(got.Shape, qk.dims) {
+		// ONNX's qk_matmul_output has the query's type (T1), as Y has.
+		wantDT := kernels.Float32
+		if qk.dtype == onnxFloat16 {
+			wantDT = kernels.Float16
+		}
+		switch {
+		case !slices.Equal(got.Shape, qk.dims):
 			errs = append(errs, fmt.Errorf("qk_matmul_output: shape %v, want %v", got.Shape, qk.dims))
-		} else {
+		case got.DType != wantDT:
+			errs = append(errs, fmt.Errorf("qk_matmul_output (mode %d): %v, want ONNX's %v", a.mode, got.DType, wantDT))
+		default:
 			what := fmt.Sprintf("qk_matmul_output (mode %d)", a.mode)
-			errs = append(errs, onnxCompare(what, got.Data, qk.floats(), qk.dims[len(qk.dims)-1], a.opts.Weights, tol))
+			errs = append(errs, onnxCompare(what, got.Float32s(), qk.floats(), qk.dims[len(qk.dims)-1], a.opts.Weights, tol))
 		}
 	}
 	for _, p := range []struct {

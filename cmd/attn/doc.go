@@ -139,8 +139,10 @@
 // fails before any work. No target is replaced until every one of them
 // is written and synced, and a failure or a signal removes the temporary
 // files. The image of
-// attn heatmap -o is written the same way. The weights, the scores and
-// the log-sum-exp have the query's rank: [Nq, Nk] and [Nq] for rank-2
+// attn heatmap -o is written the same way. The weights and the scores
+// have the query's dtype (as O has; float16 for a float16 query, as
+// ONNX's qk_matmul_output), the log-sum-exp is float32, and all three
+// have the query's rank: [Nq, Nk] and [Nq] for rank-2
 // inputs, [H, Nq, Nk] and [H, Nq] for rank 3, [B, H, Nq, Nk] and
 // [B, H, Nq] for rank 4; for packed sequences the LSE is [H, total].
 package main

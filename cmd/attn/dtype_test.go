@@ -152,3 +152,69 @@ func TestRunHalfBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// -weights and -scores take the query's dtype, as ONNX's
+// qk_matmul_output does: float16 files give float16 .npy files holding
+// the float32 matrices (those of -dtype f32 on the same files, the same
+// arithmetic) rounded to float16, -dtype bf16 gives the bfloat16 values
+// written as float32, and -dtype f32 keeps them float32; the LSE is
+// float32 every time, and -heatmap draws from the rounded weights.
+func TestRunHalfMatrices(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(171, 172))
+	path := func(name string) string { return filepath.Join(dir, name) }
+	q := writeTestNpy(t, path("q.npy"), "<f2", []int{2, 5, 16}, halfVals(r, 2*5*16))
+	k := writeTestNpy(t, path("k.npy"), "<f2", []int{2, 7, 16}, halfVals(r, 2*7*16))
+	v := writeTestNpy(t, path("v.npy"), "<f2", []int{2, 7, 12}, halfVals(r, 2*7*12))
+	run := func(name string, dtype ...string) string {
+		t.Helper()
+		args := append([]string{"run", "-backend", "cpu", "-causal", "-q", q, "-k", k, "-v", v, "-o", path(name + "-o.npy"),
+			"-weights", path(name + "-w.npy"), "-scores", path(name + "-s.npy"), "-lse", path(name + "-l.npy"), "-heatmap", path(name + ".png")}, dtype...)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		return stdout
+	}
+	run("f32", "-dtype", "f32")
+	_, w32 := readOutput(t, path("f32-w.npy"))
+	_, s32 := readOutput(t, path("f32-s.npy"))
+	for _, c := range []struct {
+		name  string
+		dtype []string
+		descr string // of the weights and scores
+		round func(float32) float32
+	}{
+		{"f16", nil, "<f2", func(x float32) float32 { return float16.Fromfloat32(x).Float32() }},
+		{"bf16", []string{"-dtype", "bf16"}, "<f4", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout := run(c.name, c.dtype...)
+			for _, m := range []struct {
+				file string
+				f32  []float32
+			}{{"-w.npy", w32}, {"-s.npy", s32}} {
+				var got []float32
+				if c.descr == "<f2" {
+					_, got = readHalfOutput(t, path(c.name+m.file))
+					if !strings.Contains(stdout, "wrote "+path(c.name+m.file)+": float16") {
+						t.Errorf("stdout %q does not name %s float16", stdout, c.name+m.file)
+					}
+				} else {
+					_, got = readOutput(t, path(c.name+m.file))
+				}
+				for i, x := range got {
+					switch {
+					case c.round != nil && math.Float32bits(x) != math.Float32bits(c.round(m.f32[i])):
+						t.Fatalf("%s[%d] = %g, want %g rounded, %g", m.file, i, x, m.f32[i], c.round(m.f32[i]))
+					case c.round == nil && math.Float32bits(x)&0xffff != 0:
+						t.Fatalf("%s[%d] = %g is not a bfloat16 value", m.file, i, x)
+					}
+				}
+			}
+			if shape, _ := readOutput(t, path(c.name+"-l.npy")); len(shape) != 2 {
+				t.Errorf("LSE of shape %v", shape)
+			}
+		})
+	}
+}

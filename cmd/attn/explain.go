@@ -200,11 +200,13 @@ func computeExplain(ctx context.Context, be backend.Backend, in *explainInputs) 
 	if ex.values, err = (kernels.Linear{W: in.wv}).Apply(in.x); err != nil {
 		return nil, err
 	}
+	f32 := kernels.Float32 // it prints the weights and scores as computed
 	res, err := kernels.Attention(ctx, be, ex.queries, ex.keys, ex.values, &kernels.Options{
-		Scale:    in.scale,
-		Strategy: kernels.Staged,
-		Weights:  true,
-		Scores:   true,
+		Scale:       in.scale,
+		Strategy:    kernels.Staged,
+		Weights:     true,
+		Scores:      true,
+		MatrixDType: &f32,
 	})
 	if err != nil {
 		return nil, err

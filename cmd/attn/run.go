@@ -90,7 +90,9 @@ type (float16 stays float16, float64 becomes float32), or as -dtype says
 the dtype cannot hold (past ±65504 in float16) is refused, naming file
 and index. attn computes in float32 whatever they are. The output has
 the query's rank and dtype — a bfloat16 output is written as the float32
-values it holds — and the weights, scores and LSE are float32; every
+values it holds — and so have the weights and the scores (float16 for a
+float16 query, as ONNX's qk_matmul_output; -dtype f32 keeps them
+float32, with the same float32 arithmetic); the LSE is float32. Every
 output is written atomically. -weights and -scores need the staged
 strategy (auto picks it).
 
@@ -570,7 +572,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		if res.Weights == nil {
 			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
 		}
-		if err := outW.write(npyWriter(res.Weights.Shape, res.Weights.Data)); err != nil {
+		if err := outW.write(res.Weights.WriteNpy); err != nil {
 			return err
 		}
 		written = append(written, outW)
@@ -579,7 +581,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		if res.Scores == nil {
 			return fmt.Errorf("the %s strategy returned no scores", res.Strategy)
 		}
-		if err := outS.write(npyWriter(res.Scores.Shape, res.Scores.Data)); err != nil {
+		if err := outS.write(res.Scores.WriteNpy); err != nil {
 			return err
 		}
 		written = append(written, outS)
@@ -597,7 +599,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		if res.Weights == nil {
 			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
 		}
-		img, err := drawRunHeatmap(f, full, res.Weights.Data)
+		img, err := drawRunHeatmap(f, full, res.Weights.Float32s())
 		if err != nil {
 			return err
 		}

@@ -103,6 +103,11 @@ func Peers(ctx context.Context, dir string, names []string) ([]Peer, error) {
 		}
 		p := peerTable[i]
 		p.Dir = abs
+		if py := os.Getenv("ATTN_PEER_PYTHON"); py != "" && p.Argv[0] == "/usr/bin/python3" {
+			// Another Python with NumPy (a GPU machine's own, say), as
+			// ort.mjs takes it too.
+			p.Argv = append([]string{py}, p.Argv[1:]...)
+		}
 		if err := p.probe(ctx); err != nil {
 			return nil, err
 		}

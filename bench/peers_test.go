@@ -105,6 +105,17 @@ func TestPeersLookup(t *testing.T) {
 	if _, err := bench.Peers(ctx, t.TempDir(), []string{"numpy-naive"}); err == nil || !strings.Contains(err.Error(), "install.sh") {
 		t.Errorf("missing runner: %v", err)
 	}
+	// ATTN_PEER_PYTHON runs the Python runners on another interpreter
+	// (here one that fails its probe), leaving the table as it was.
+	t.Setenv("ATTN_PEER_PYTHON", "/bin/false")
+	ps, err := bench.Peers(ctx, "peers", []string{"ggml-cpu"})
+	if err != nil || ps[0].Argv[0] != "/bin/false" || ps[0].Unavailable == "" {
+		t.Errorf("ATTN_PEER_PYTHON=/bin/false: %+v, %v", ps, err)
+	}
+	t.Setenv("ATTN_PEER_PYTHON", "")
+	if ps, err := bench.Peers(ctx, "peers", []string{"ggml-cpu"}); err != nil || ps[0].Argv[0] != "/usr/bin/python3" {
+		t.Errorf("without ATTN_PEER_PYTHON: %+v, %v", ps, err)
+	}
 }
 
 // The real peers, installed by bench/peers/install.sh (CI does), run beside

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# One command for a lent GPU machine: attn's GPU tests, its decoding and
+# prefill sweeps and PyTorch's SDPA on the same shapes, in one report.
+# Whoever gets half an hour on an H100 spends it measuring, not setting up:
+# everything is built here, carried there in one folder, and each mode of
+# `run` ends within the device tool's 10 minutes a command.
+#
+#   bench/gpu-hw.sh build DIR        # here (linux/amd64, cgo): DIR/attn.xz, DIR/*.test.xz,
+#                                    # DIR/torchsdpa.py, and the Vulkan loader's debs
+#                                    # in DIR/debs when apt-get can fetch them
+#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench or quick
+#
+#   tests  the GPU backend's whole suite (TestCompile included) and the
+#          ONNX node, cache and packed tests of ./kernels on the GPU
+#          (ATTN_REQUIRE_GPU=1)
+#   long   the ATTN_LONG cache tests of ./gpu
+#   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
+#          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), 16
+#          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
+#          4096 and 16384), then PyTorch's SDPA on the decoding shapes and
+#          the GPU's read bandwidth (x.sum()) where torch sees a CUDA GPU
+#   quick  the bench's shapes, small, and the GPU tests with -short: for
+#          trying the script on lavapipe before a machine is lent
+#
+# OUT gets at most 8 files (the device tool brings back 8): report.md
+# (every table and the device), tests.log, and decode.json, batch.json,
+# prefill.json (attn bench's results.json) and torch.json.
+#
+# On the device tool (see its README for the loader debs):
+#   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
+# ggml-vulkan beside attn: ATTN_GGML_LIBDIR=<a folder with libggml-base.so,
+# libggml-vulkan.so and libggml*.so> and ATTN_PEER_PYTHON=<a python3 with
+# numpy> make `bench` add -peers ggml-vulkan to the decoding sweep.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+build() {
+	local dir=$1
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+	cd "$root"
+	export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
+	go build -ldflags="-s -w" -o "$dir/attn" ./cmd/attn
+	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
+	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
+	cp bench/torchsdpa.py "$dir/"
+	# xz takes the three binaries from about 70 MB to about 20: what
+	# travels to the device machine is at most 64 MiB, the tree included.
+	rm -f "$dir"/*.xz
+	xz -T0 -6 "$dir/attn" "$dir/gpu.test" "$dir/kernels.test"
+	# The Vulkan loader: the device machine has NVIDIA's driver and ICD
+	# but may lack libvulkan.so.1.
+	if command -v apt-get >/dev/null && [[ ! -d $dir/debs ]]; then
+		mkdir -p "$dir/debs" /tmp/gpu-hw-apt/partial
+		local o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/gpu-hw-apt)
+		if apt-get "${o[@]}" update >/dev/null 2>&1; then
+			(cd "$dir/debs" && apt-get "${o[@]}" download libvulkan1 >/dev/null) || echo "gpu-hw.sh: could not download libvulkan1; bring the loader yourself" >&2
+		fi
+	fi
+	du -sh "$dir"
+}
+
+# unpack gives the binaries' folder: DIR's own, or a scratch one holding
+# them unpacked from DIR/*.xz (by xz, or Python's lzma where xz is absent).
+unpack() {
+	local dir=$1
+	[[ -f $dir/attn.xz ]] || { echo "$dir"; return; }
+	local bin
+	bin=$(mktemp -d)
+	for f in attn gpu.test kernels.test; do
+		if command -v xz >/dev/null; then
+			xz -dc "$dir/$f.xz" >"$bin/$f"
+		else
+			python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$dir/$f.xz" "$bin/$f"
+		fi
+		chmod +x "$bin/$f"
+	done
+	echo "$bin"
+}
+
+# vulkan makes the loader and NVIDIA's ICD visible where the machine lacks
+# them, and says which adapter attn sees.
+vulkan() {
+	local dir=$1
+	if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+		for f in "$dir"/debs/*.deb; do
+			[[ -e $f ]] && dpkg -x "$f" /
+		done
+		ldconfig
+	fi
+	local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+	if [[ -z ${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-} && -f $icd ]]; then
+		export VK_DRIVER_FILES=$icd
+	fi
+}
+
+# sweep NAME ARGS… runs attn bench into a scratch folder, appends its
+# table to the report and keeps its results.json as OUT/NAME.json.
+sweep() {
+	local name=$1
+	shift
+	local tmp
+	tmp=$(mktemp -d)
+	{
+		echo
+		echo "## $name: attn bench $*"
+		echo
+		echo '```'
+		"$bin/attn" bench -backend gpu -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
+		echo '```'
+	} >>"$out/report.md"
+	[[ -f $tmp/results.json ]] && cp "$tmp/results.json" "$out/$name.json"
+	rm -rf "$tmp"
+}
+
+run() {
+	local dir=$1 out=$2 mode=$3
+	dir=$(cd "$dir" && pwd)
+	local bin
+	bin=$(unpack "$dir")
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	vulkan "$dir"
+	export ATTN_REQUIRE_GPU=1
+	{
+		echo "# attn on $(hostname), $(date -u +%FT%TZ), mode $mode"
+		echo
+		echo '```'
+		command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+		"$bin/attn" devices
+		grep -m1 'model name' /proc/cpuinfo || true
+		echo "cores: $(nproc)"
+		echo '```'
+	} >"$out/report.md"
+	local short=() dec=(-n 4096,32768 -nq 1,4) batch=(-batch 16 -n 8192) pre=(-n 4096,16384) budget=1s
+	if [[ $mode == quick ]]; then
+		short=(-test.short)
+		dec=(-n 256,1024 -nq 1,4) batch=(-batch 4 -n 512) pre=(-n 256) budget=100ms
+	fi
+	case $mode in
+	tests | long | quick)
+		local t0=$SECONDS
+		{
+			if [[ $mode == long ]]; then
+				echo "== gpu.test, ATTN_LONG"
+				(cd "$root/gpu" && ATTN_LONG=1 "$bin/gpu.test" -test.timeout 9m -test.run 'TestLargeKV|TestLargePagedPool|TestParityLongN|TestSeqsPageTooLarge') && echo "gpu long: ok"
+			else
+				echo "== gpu.test ${short[*]}"
+				(cd "$root/gpu" && "$bin/gpu.test" -test.timeout 6m "${short[@]}") && echo "gpu: ok"
+				echo "== kernels.test on the GPU: ONNX node tests, caches, packed"
+				(cd "$root/kernels" && "$bin/kernels.test" -test.timeout 3m -test.run 'ONNX|Cache|Pool|Packed|Seqs' "${short[@]}") && echo "kernels: ok"
+			fi
+		} >"$out/tests.log" 2>&1 || echo "FAILED (see tests.log)" >>"$out/report.md"
+		echo "tests took $((SECONDS - t0)) s" >>"$out/report.md"
+		grep -E '^(--- FAIL|FAIL|ok|PASS|[a-z ]+: ok)' "$out/tests.log" | head -40 >>"$out/report.md" || true
+		;;
+	esac
+	case $mode in
+	bench | quick)
+		local peers=()
+		if [[ -n ${ATTN_GGML_LIBDIR:-} ]]; then
+			peers=(-peers ggml-vulkan -peers-dir "$root/bench/peers")
+		fi
+		sweep decode -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget" "${peers[@]}"
+		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
+		sweep prefill -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+			local ns=4096,32768
+			[[ $mode == quick ]] && ns=256,1024
+			{
+				echo
+				echo "## PyTorch SDPA (CUDA), the decoding shapes: python3 torchsdpa.py $ns"
+				echo
+				echo '```'
+				python3 "$dir/torchsdpa.py" "$ns" | tee "$out/torch.json"
+				echo '```'
+			} >>"$out/report.md" 2>&1
+		else
+			echo "PyTorch with CUDA is not here: no SDPA rows" >>"$out/report.md"
+		fi
+		;;
+	esac
+	echo "gpu-hw.sh: wrote $(ls "$out" | tr '\n' ' ')"
+}
+
+case ${1:-} in
+build)
+	[[ $# -eq 2 ]] || usage
+	build "$2"
+	;;
+run)
+	[[ $# -eq 4 && $4 =~ ^(tests|long|bench|quick)$ ]] || usage
+	dir=$2 out=$3
+	run "$2" "$3" "$4"
+	;;
+*) usage ;;
+esac

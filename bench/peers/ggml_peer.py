@@ -29,7 +29,7 @@ import glob
 import os
 import sys
 
-from peer_common import emit, parse_args, save_output, timed
+from peer_common import answer, emit, save_output, serve, timed
 
 IMPLS = ("ggml-cpu", "ggml-vulkan")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -333,16 +333,8 @@ def run_point(a):
     save_output(a.dir, a.impl, o.transpose(0, 2, 1, 3))
     notes.append("GGML_PREC_F32, as llama.cpp sets")
     version += f"; {a.dtype} K/V, {arithmetic(g, a.dtype, a.nq)}"
-    emit({"impl": a.impl, "version": version, "warmup_s": warmup, "times_s": times, "notes": "; ".join(notes)})
-
-
-def main():
-    a = parse_args("attn bench peer runner (ggml_flash_attn_ext)", IMPLS, "storage dtype of the inputs and of ggml's K and V: f32 or f16")
-    if a.probe:
-        probe(a.impl)
-        return
-    run_point(a)
+    answer(a.impl, version, warmup, times, notes)
 
 
 if __name__ == "__main__":
-    main()
+    serve("attn bench peer runner (ggml_flash_attn_ext)", IMPLS, "storage dtype of the inputs and of ggml's K and V: f32 or f16", probe, run_point)

@@ -49,6 +49,21 @@ def save_output(directory, impl, out):
     os.replace(tmp, path)
 
 
+def answer(impl, version, warmup, times, notes):
+    """Print a measured point's answer: the warm-up's and the timed calls'
+    seconds and the notes."""
+    emit({"impl": impl, "version": version, "warmup_s": warmup, "times_s": times, "notes": "; ".join(notes)})
+
+
+def serve(description, impls, dtypes_help, probe, run_point):
+    """A runner's main: probe(impl) under --probe, else run_point(args)."""
+    a = parse_args(description, impls, dtypes_help)
+    if a.probe:
+        probe(a.impl)
+        return
+    run_point(a)
+
+
 def parse_args(description, impls, dtypes_help):
     """The runners' common flags, checked: --probe needs only --impl."""
     p = argparse.ArgumentParser(description=description)

@@ -16,7 +16,7 @@ Run it with Debian's /usr/bin/python3 (python3-torch 1.13, python3-numpy).
 import math
 import os
 
-from peer_common import emit, parse_args, save_output, timed
+from peer_common import answer, emit, save_output, serve, timed
 
 IMPLS = ("torch-naive", "torch-sdpa", "numpy-naive")
 
@@ -276,24 +276,8 @@ def run_point(a):
     if out.shape != (a.b, a.h, a.n, a.d):
         raise ValueError(f"output shape {out.shape}, want {(a.b, a.h, a.n, a.d)}")
     save_output(a.dir, a.impl, out)
-    emit(
-        {
-            "impl": a.impl,
-            "version": version,
-            "warmup_s": warmup,
-            "times_s": times,
-            "notes": "; ".join(notes),
-        }
-    )
-
-
-def main():
-    a = parse_args("attn bench peer runner (torch/numpy)", IMPLS, "storage dtype of the inputs: f32 only here")
-    if a.probe:
-        probe(a.impl)
-        return
-    run_point(a)
+    answer(a.impl, version, warmup, times, notes)
 
 
 if __name__ == "__main__":
-    main()
+    serve("attn bench peer runner (torch/numpy)", IMPLS, "storage dtype of the inputs: f32 only here", probe, run_point)

@@ -102,15 +102,7 @@ const envPlan = "ATTN_GPU_PLAN"
 // loopBudget (key chunks, head-dim chunks, softmax chunks) and runs
 // fused.wgsl for the head dims it can write out: each vec4 of K and V
 // loaded feeds R query rows held in registers, and there is no workgroup
-// memory or barrier to pay for. A decoding step runs fuseddecode.wgsl on
-// it too, in splits of keys within the loop cap (decodeChunk), as many
-// as keep the host's threads busy (splitTarget): fused.wgsl's workgroup
-// of WG·R query rows would hold one working row, and each query head of
-// a KV head would read its K and V again. On lavapipe (Mesa 22.3, 2
-// Xeon cores) a step of 32 query heads over 8 KV heads, D = 128, 4096
-// f16 keys, took 1.79 s through fused.wgsl and 94 ms through
-// fuseddecode.wgsl (attn bench -backend gpu -heads 32 -kvheads 8 -d 128
-// -n 4096 -nq 1 -causal -dtype f16).
+// memory or barrier to pay for.
 //
 // A hardware adapter has no such cap, and on it loads from device memory
 // are what cost: the invocations of a workgroup should load each K and V
@@ -299,6 +291,7 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // divisor of g), then the queries of each in balanced tiles — and keys in
 // tiles of decodeMaxK, halved down to decodeMinK, then fewer rows, until
 // they fit decodeMem (mem, when nothing does); ok is false where fusedloop.wgsl runs the step instead:
+// under the CPU plan (lavapipe keeps fused.wgsl and fusedloop.wgsl),
 // for more than decodeMaxNq queries (fusedloop.wgsl's workgroup of
 // decodeMaxNq or more rows of one head has work enough), for value heads
 // wider than 4·decodeWG (a P·V invocation owns one column vec4) and when
@@ -311,7 +304,7 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
-	if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
+	if !a.hardware || nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
 		return decodeTile{}, false
 	}
 	// Within decodeMem first, within all of mem when that fits nothing.
@@ -342,18 +335,6 @@ func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
 	return decodeTile{}, false
 }
 
-// decodeChunk is the most keys one split of fuseddecode.wgsl with tile t
-// may cover: whole tiles within the loop cap (unbounded without one), 0
-// when not even one tile fits it.
-func (a adapterPlan) decodeChunk(t decodeTile, d, dv int) int {
-	if a.loopCap == 0 {
-		return unbounded
-	}
-	c := t.consts(d, dv)
-	setup, perTile := c.Iterations(0), c.Iterations(1)-c.Iterations(0)
-	return max(0, (a.loopCap-setup)/perTile) * t.tk
-}
-
 // fusedChoice is the fused kernel Fused runs for a problem and the shape
 // of its workgroups: fuseddecode.wgsl when dec.tk > 0, else fused.wgsl
 // (rows > 0 query rows an invocation) or fusedloop.wgsl (tiles of tk
@@ -373,9 +354,7 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 		nq = max(nq, p.QRows(b))
 	}
 	if dec, ok := a.decodeKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
-		if chunk := a.decodeChunk(dec, p.D, p.Dv); chunk > 0 {
-			return fusedChoice{tk: dec.tk, chunk: chunk, dec: dec}
-		}
+		return fusedChoice{tk: dec.tk, chunk: unbounded, dec: dec}
 	}
 	rows, tk, chunk := a.fusedKernel(mem, p.D, p.Dv)
 	return fusedChoice{rows: rows, tk: tk, chunk: chunk}

@@ -15,7 +15,8 @@ import (
 // its steps.
 
 // fusedKernel is how Fused runs p (resolved) on this backend (see
-// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step, else fused.wgsl with rows query rows an invocation or
+// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step under the
+// hardware plan, else fused.wgsl with rows query rows an invocation or
 // fusedloop.wgsl with tiles of tk keys, in chunks of at most chunk keys.
 // The error wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
@@ -279,7 +280,7 @@ func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedChoice, kx, vx *buffer
 	sp := stepPlan{chunk: fc.chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
 		target: b.aplan.splitTarget(), minSplit: fusedMinSplit, work: b.budget / float64(2*pr.D+2*pr.Dv)}
 	parts := b.aplan.mergeParts(pr.Dv)
-	if fc.decode() && b.aplan.hardware {
+	if fc.decode() {
 		sp.target, sp.minSplit, parts = decodeTarget, decodeMinSplit, decodeMaxParts
 	}
 	kt, vt := kTensor(pr), vTensor(pr)

@@ -1,6 +1,12 @@
 // Package backend defines the interface every attn device implements, the
 // parameters of its ops, the errors they return, and how a program picks a
-// device at run time.
+// device at run time. It is the contract for backend authors: a program
+// that computes attention imports package kernels, which has everything
+// a user needs (Open, the dtypes, the layouts, the variants and these
+// errors, as the same values). Besides the contract, this package holds
+// helpers that only backends, the conformance suite (backendtest) and the
+// attn command use: CheckBuffer, CheckDType, CheckedProduct, Errorf,
+// Register, Rows, TensorStrides, Strides and the params' Validate.
 //
 // A Backend computes scaled dot-product attention
 //
@@ -109,10 +115,10 @@
 // # Zero values
 //
 // A zero field has one meaning in every layer of attn (this package's
-// Problem, kernels.Options and kernels.MultiHead, the attn command's
+// Problem, kernels.Params and kernels.MultiHead, the attn command's
 // flags): the default named here, never a literal zero.
 //
-//	Problem.Scale, Options.Scale, -scale 0   1/√D
+//	Problem.Scale, Params.Scale, -scale 0    1/√D
 //	Problem.KVHeads, MultiHead.KVHeads 0     H: every query head its own KV head
 //	Problem.Dv 0                             D
 //	Variants{} (each field nil or 0)         none of the variants

@@ -56,9 +56,13 @@ func ParseStrategy(s string) (Strategy, error) {
 	return Auto, fmt.Errorf("unknown strategy %q (want auto, staged or fused)", s)
 }
 
-// Options are the optional parts of an attention call. The zero value (or
-// a nil *Options) is plain non-causal attention with scale 1/√D.
-type Options struct {
+// Params are what every attention computes, whatever it runs over: the
+// scale, causal masking, the variants and whether non-finite inputs are
+// refused. Options (attention over tensors) and AttendOptions (attention
+// over a KV cache) both embed them, so that each of them reaches every
+// kind of call. The zero value is plain non-causal attention with scale
+// 1/√D.
+type Params struct {
 	// Scale multiplies Q·Kᵀ. 0 means 1/√D, as a zero scale does in every
 	// layer of attn (backend.Problem, the CLI's -scale); any other finite
 	// value is used as given (the tutorials use 1).
@@ -71,8 +75,24 @@ type Options struct {
 	// Variants are the causal offset, sliding window, softcap, ALiBi
 	// slopes, attention sinks and per-batch key lengths, with the
 	// meaning backend.Variants gives them; the zero value is none. They
-	// combine with every other option and both strategies.
+	// combine with every other option and both strategies. Over a cache,
+	// KVLens[b] (at most sequence b's length) attends only the first
+	// KVLens[b] keys of sequence b, as if the rest were not there.
 	Variants
+	// AllowNonFinite skips the check that Q, K and V hold no NaN or
+	// infinity (and the bias no NaN or +Inf). Such a value then makes the
+	// outputs it reaches unspecified (NaN or zero, by backend); rows it
+	// does not reach are unaffected.
+	AllowNonFinite bool
+}
+
+// Options are the optional parts of an Attention call: the Params every
+// attention computes, and what only attention over tensors has (packed
+// sequences, paged caches given as tensors, a bias or mask, the staged
+// path's matrices, the LSE and the output dtypes). The zero value (or a
+// nil *Options) is plain non-causal attention with scale 1/√D.
+type Options struct {
+	Params
 	// CuSeqlensQ, when set, packs B = len(CuSeqlensQ) − 1 sequences'
 	// queries end to end (FlashAttention's varlen cu_seqlens_q):
 	// sequence b's queries are rows CuSeqlensQ[b] … CuSeqlensQ[b+1] − 1
@@ -143,11 +163,6 @@ type Options struct {
 	// half dtype rounds them to nearest even as O is rounded, a finite
 	// score past its range saturated and −Inf kept.
 	MatrixDType *DType
-	// AllowNonFinite skips the check that Q, K and V hold no NaN or
-	// infinity (and the bias no NaN or +Inf). Such a value then makes the
-	// outputs it reaches unspecified (NaN or zero, by backend); rows it
-	// does not reach are unaffected.
-	AllowNonFinite bool
 }
 
 // Result holds what Attention computed.

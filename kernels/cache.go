@@ -324,10 +324,9 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 // (BNHD) or [B, H, Nq, D] (BHND) in the cache's layout and any dtype; out
 // has q's shape with Dv and receives O in its own dtype; lse, when not
 // nil, is a Float32 [B, H, Nq] tensor that receives the log-sum-exp.
-// opts may not set KVLens (the cache's lengths are), a bias, a mask, the
-// weights or the scores, or the staged strategy; a strategy that is none
-// of the constants is refused as Attention refuses it.
-func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *Options) error {
+// opts.KVLens, when set, attends only the first KVLens[b] ≤ Len(b) keys
+// of each sequence, the queries then at that prefix's last positions.
+func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *AttendOptions) error {
 	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
 	p.KVLens = c.lens
 	return c.att.attend(ctx, c.kv, p, q, out, lse, opts)
@@ -517,7 +516,7 @@ func (p *PagePool) rows(dim int, pg *backend.Paged) backend.Rows {
 // waits until it returns; other Attends may share them, and a sequence
 // may appear more than once. A sequence of another pool is an error
 // wrapping backend.ErrShape, a released one backend.ErrReleased.
-func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *Options) error {
+func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *AttendOptions) error {
 	p.mu.Lock()
 	var a *attender
 	if n := len(p.atts); n > 0 {
@@ -634,14 +633,11 @@ func (a *attender) buffer(be backend.Backend, buf *backend.Buffer, dt DType, n i
 // attend checks q, out and lse against p (B, KVHeads, Nk, dims, layout,
 // key lengths and pages set) and opts, uploads q, runs Fused over the
 // cache c and reads O (and the LSE) back.
-func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out, lse *Tensor, opts *Options) error {
+func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out, lse *Tensor, opts *AttendOptions) error {
 	if opts == nil {
-		opts = &Options{}
+		opts = &AttendOptions{}
 	}
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkAttendOpts(opts); err != nil {
 		return err
 	}
 	if err := q.check("Q"); err != nil {
@@ -662,8 +658,19 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		return backend.Errorf(backend.ErrShape, "Q of shape %v for %d sequences of %d KV heads, D=%d: want B=%d, D=%d and a multiple of %d heads",
 			q.Shape, p.B, p.KVHeads, p.D, p.B, p.D, p.KVHeads)
 	}
-	p.H, p.Nq, p.Scale, p.Causal, p.Variants.CausalOffset = h, nq, float32(opts.Scale), opts.Causal, opts.CausalOffset
-	p.Window, p.Softcap, p.ALiBi, p.Sinks = opts.Window, opts.Softcap, opts.ALiBi, opts.Sinks
+	lens := p.KVLens
+	// The whole of Params reaches the problem, so that a variant added to
+	// backend.Variants reaches a cache's attention with no change here.
+	p.H, p.Nq, p.Scale, p.Causal, p.Variants = h, nq, float32(opts.Scale), opts.Causal, opts.Variants
+	if p.KVLens = lens; opts.KVLens != nil {
+		if err := prefixLens(opts.KVLens, lens); err != nil {
+			return err
+		}
+		p.KVLens = opts.KVLens
+	}
+	if math.IsNaN(opts.Scale) || math.IsInf(opts.Scale, 0) || math.Abs(opts.Scale) > math.MaxFloat32 {
+		return backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", opts.Scale)
+	}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -732,20 +739,26 @@ func queryDims(l Layout) string {
 	return "[B, H, Nq, D]"
 }
 
-// checkAttendOpts refuses the options a cache's attention does not take.
-func checkAttendOpts(o *Options) error {
-	if err := o.Strategy.check(); err != nil {
-		return err
+// prefixLens checks the key lengths a cache's Attend was given against
+// the sequences' lengths: one a sequence, each in 0 … its length.
+func prefixLens(want, have []int) error {
+	if len(want) != len(have) {
+		return backend.Errorf(backend.ErrShape, "AttendOptions.KVLens: %d key lengths for %d sequences", len(want), len(have))
 	}
-	switch {
-	case o.KVLens != nil:
-		return backend.Errorf(backend.ErrShape, "Options.KVLens set on a cache's attention: the cache's lengths are its key lengths")
-	case o.Bias != nil || o.Mask != nil:
-		return backend.Errorf(backend.ErrUnsupported, "a bias or mask on a cache's attention")
-	case o.Weights || o.Scores || o.Strategy == Staged:
-		return backend.Errorf(backend.ErrUnsupported, "weights, scores or the staged strategy on a cache's attention: it runs fused")
-	case o.CuSeqlensQ != nil || o.CuSeqlensK != nil || o.BlockTable != nil:
-		return backend.Errorf(backend.ErrShape, "cu_seqlens or a block table in the options of a cache's attention: the cache holds its own")
+	for b, n := range want {
+		if n < 0 || n > have[b] {
+			return backend.Errorf(backend.ErrShape, "AttendOptions.KVLens: sequence %d attends %d keys, want 0 … %d (its length)", b, n, have[b])
+		}
 	}
 	return nil
+}
+
+// AttendOptions are the options of a cache's Attend: the Params every
+// attention computes and nothing else, for a cache's attention runs fused
+// over its own lengths and pages, with no bias, mask or staged matrices.
+// The output dtype is the out tensor's and the LSE is asked for by
+// passing a tensor for it. The zero value (or a nil *AttendOptions) is
+// plain non-causal attention with scale 1/√D.
+type AttendOptions struct {
+	Params
 }

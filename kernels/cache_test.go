@@ -40,7 +40,7 @@ func (m *mirror) len(seq int) int { return len(m.k[seq]) / (m.cfg.KVHeads * m.cf
 
 // want is the float64 reference output of q over sequences seqs of m, as
 // a dense problem with key lengths.
-func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels.Options) ([]float64, backend.Problem) {
+func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels.AttendOptions) ([]float64, backend.Problem) {
 	t.Helper()
 	b, h, nq, d := kernels.Dims(q.Shape, q.Layout)
 	dv := m.cfg.Dv
@@ -51,10 +51,14 @@ func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels
 	lens := make([]int, len(seqs))
 	for i, s := range seqs {
 		lens[i] = m.len(s)
+		if opts.KVLens != nil {
+			lens[i] = opts.KVLens[i] // a prefix of the sequence
+		}
 		nk = max(nk, lens[i])
 	}
 	p := backend.Problem{B: b, H: h, KVHeads: m.cfg.KVHeads, Nq: nq, Nk: nk, D: d, Dv: dv, Layout: q.Layout,
 		Scale: float32(opts.Scale), Causal: opts.Causal, Variants: opts.Variants}
+	p.Variants.KVLens = nil
 	p.KVLens = lens
 	r := p.Resolved()
 	c := backendtest.Case{Problem: p, Q: q.Float32s(), K: make([]float32, r.KLen()), V: make([]float32, r.VLen())}
@@ -152,10 +156,11 @@ func TestCacheDecode(t *testing.T) {
 					for s, n := range []int{7, 0, 20} {
 						appendRows(s, n)
 					}
-					opts := []*kernels.Options{
-						{Causal: true},
-						{Causal: true, Variants: kernels.Variants{Window: &backend.Window{Left: 4, Right: 0}, Sinks: []float32{0, 1, -1, 2}}},
-						{Variants: kernels.Variants{Softcap: 2, ALiBi: []float32{0.5, 0.25, 0.1, 0.05}}},
+					opts := []*kernels.AttendOptions{
+						{Params: kernels.Params{Causal: true}},
+						{Params: kernels.Params{Causal: true, Variants: kernels.Variants{Window: &backend.Window{Left: 4, Right: 0}, Sinks: []float32{0, 1, -1, 2}}}},
+						{Params: kernels.Params{Variants: kernels.Variants{Softcap: 2, ALiBi: []float32{0.5, 0.25, 0.1, 0.05}}}},
+						{Params: kernels.Params{Scale: 0.3, Causal: true}}, // and a prefix of each sequence: KVLens, set below
 					}
 					for step := range 12 {
 						nq := 1 + step%2
@@ -184,6 +189,9 @@ func TestCacheDecode(t *testing.T) {
 							appendRows(1, 3)
 						}
 						o := opts[step%len(opts)]
+						if step%len(opts) == 3 {
+							o.KVLens = []int{m.len(0) - 1, m.len(1), max(m.len(2)-5, 0)}
+						}
 						shape := []int{batch, nq, h, cfg.D}
 						oshape := []int{batch, nq, h, cfg.Dv}
 						if layout == kernels.BHND {
@@ -276,12 +284,13 @@ func TestCacheErrors(t *testing.T) {
 		{"beyond float16", cache.Append(1, big, ok1), backend.ErrNonFinite},
 		{"pool exhausted", seq.Append(rows(rng, kernels.Float32, 7, 2, 16), rows(rng, kernels.Float32, 7, 2, 16)), backend.ErrCacheFull},
 		{"pool NaN", seq.Append(ok1, nan), backend.ErrNonFinite},
-		{"key lengths in options", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.Options{Variants: kernels.Variants{KVLens: []int{1, 1}}}), backend.ErrShape},
+		{"key lengths past a sequence's", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{9, 1}}}}), backend.ErrShape},
+		{"key lengths of the wrong count", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{1}}}}), backend.ErrShape},
+		{"NaN scale", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Scale: math.NaN()}}), backend.ErrShape},
 		{"query of another layout", cache.Attend(ctx, randTensor(rng, kernels.BHND, 2, 4, 1, 16), randTensor(rng, kernels.BHND, 2, 4, 1, 16), nil, nil), backend.ErrShape},
 		{"query batch", cache.Attend(ctx, q1, randTensor(rng, kernels.BNHD, 1, 1, 4, 16), nil, nil), backend.ErrShape},
 		{"query heads", cache.Attend(ctx, randTensor(rng, kernels.BNHD, 2, 1, 3, 16), randTensor(rng, kernels.BNHD, 2, 1, 3, 16), nil, nil), backend.ErrShape},
 		{"output shape", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 8), nil, nil), backend.ErrShape},
-		{"staged", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.Options{Strategy: kernels.Staged}), backend.ErrUnsupported},
 		{"a foreign sequence", pool.Attend(ctx, []*kernels.Seq{nil}, q1, randTensor(rng, kernels.BNHD, 1, 1, 4, 16), nil, nil), backend.ErrShape},
 	} {
 		if !errors.Is(c.err, c.want) {
@@ -487,7 +496,7 @@ func TestPagePoolConcurrent(t *testing.T) {
 				m.append(0, k, v)
 				q := randTensor(rng, kernels.BNHD, 1, 1, 4, 16)
 				out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 4, 16)
-				opts := &kernels.Options{Causal: true}
+				opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
 				if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, opts); err != nil {
 					t.Error(err)
 					return
@@ -559,7 +568,7 @@ func TestPagePoolAttendRelease(t *testing.T) {
 					shape = []int{len(seqs), h, 1, 16}
 				}
 				q := randTensor(rng, c.layout, shape...)
-				opts := &kernels.Options{Causal: true}
+				opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
 				want, _ := m.want(t, idx, q, opts)
 				var released atomic.Bool
 				started := make(chan struct{}, c.attenders)
@@ -663,7 +672,7 @@ func TestCacheDecodeAllocs(t *testing.T) {
 	q := rows(rng, kernels.Float16, 1, 8, 64)
 	q.Shape = []int{1, 1, 8, 64}
 	out, _ := kernels.NewTensorOf(kernels.Float16, kernels.BNHD, 1, 1, 8, 64)
-	opts := &kernels.Options{Causal: true}
+	opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
 	for name, step := range map[string]func(){
 		"contiguous": func() {
 			if err := cache.Append(0, k, v); err != nil {
@@ -836,7 +845,7 @@ func TestCacheAppendRange(t *testing.T) {
 					if err := attend(q, out); err != nil {
 						t.Fatal(err)
 					}
-					want, _ := m.want(t, []int{0}, q, &kernels.Options{})
+					want, _ := m.want(t, []int{0}, q, &kernels.AttendOptions{})
 					compareOut(t, "after the append", out, want, 32)
 					return
 				}

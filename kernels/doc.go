@@ -3,9 +3,26 @@
 //
 //	O = softmax(scale · Q·Kᵀ + bias, masked) · V
 //
-// computed on any backend.Backend (open one with backend.Open), plus the
-// tutorials' self-attention with projections (SelfAttention) and
-// multi-head attention with input and output projections (MultiHead).
+// computed on any Backend, a KV cache for decoding loops (KVCache,
+// PagePool), the tutorials' self-attention with projections
+// (SelfAttention) and multi-head attention with input and output
+// projections (MultiHead). It is the one package a program imports, with
+// a blank import of each backend it may use:
+//
+//	import (
+//		"github.com/attn-go/attn/kernels"
+//		_ "github.com/attn-go/attn/cpu" // and/or .../gpu
+//	)
+//
+//	be, err := kernels.Open("auto")
+//	if err != nil { ... }
+//	defer be.Close()
+//	res, err := kernels.Attention(ctx, be, q, k, v, &kernels.Options{
+//		Params: kernels.Params{Causal: true},
+//	})
+//
+// Open, the dtypes, the layouts, the variants and the sentinel errors
+// are all here; package backend is the contract for backend authors.
 //
 // # Memory layout
 //
@@ -38,17 +55,27 @@
 // are widened before upload and O rounded after, with the same answer.
 // Linear keeps x's dtype. WriteNpy writes a Float16 tensor as '<f2'.
 //
+// # Options
+//
+// Params hold what every attention computes: the scale, causal masking,
+// the variants and whether non-finite inputs are allowed. Attention takes
+// Options, which embed Params and add what only attention over tensors
+// has (packed sequences, a block table, a bias or mask, a strategy, the
+// weights, scores and LSE, the output dtypes); a cache's Attend takes
+// AttendOptions, which embed Params and nothing more. A variant therefore
+// reaches every kind of call, and neither call has a field it ignores.
+//
 // # Zero values
 //
-// The zero Options (or a nil *Options) is plain non-causal attention
-// with scale 1/√D. A zero field means its default, the same in every
-// layer of attn (see package backend's doc): Options.Scale 0 is 1/√D,
-// MultiHead.KVHeads 0 is Heads, and the KV head count of Attention is
-// always K's shape.
+// The zero Options or AttendOptions (or a nil pointer) is plain
+// non-causal attention with scale 1/√D. A zero field means its default,
+// the same in every layer of attn (see package backend's doc):
+// Params.Scale 0 is 1/√D, MultiHead.KVHeads 0 is Heads, and the KV head
+// count of Attention is always K's shape.
 //
 // # Variants
 //
-// Options embeds backend.Variants: a causal offset, a sliding window,
+// Params embed backend.Variants: a causal offset, a sliding window,
 // softcap, ALiBi slopes, attention sinks and per-batch key lengths, whose
 // meaning (positions t = a_b + i, the order softcap → bias and ALiBi →
 // masks → softmax with the sink) backend.Variants documents. The zero
@@ -129,7 +156,7 @@
 //
 // Attention validates everything once, before any work: ranks, sizes,
 // broadcasting, the scale, the variants (backend.Problem.Validate), and
-// (unless Options.AllowNonFinite) that Q, K and V hold no NaN or
+// (unless Params.AllowNonFinite) that Q, K and V hold no NaN or
 // infinity. Every error wraps a sentinel of package
 // backend and names the sizes involved; inputs are never modified.
 // Shapes.Check runs the same checks on shapes alone, before any data

@@ -68,7 +68,7 @@ func (c seqCase) build(rng *rand.Rand) (q, k, v *kernels.Tensor, opts *kernels.O
 		dv = c.d
 	}
 	p := backend.Problem{H: c.h, KVHeads: c.kvh, D: c.d, Dv: dv, Layout: kernels.BNHD, Causal: c.causal, Variants: c.variants}
-	opts = &kernels.Options{Causal: c.causal, Variants: c.variants, LSE: true}
+	opts = &kernels.Options{Params: kernels.Params{Causal: c.causal, Variants: c.variants}, LSE: true}
 	layout := kernels.BNHD
 	if c.qLens != nil {
 		cu, most := cuOf(c.qLens)
@@ -297,7 +297,7 @@ func TestSeqsBadInput(t *testing.T) {
 		return &kernels.Options{CuSeqlensQ: cuQ, CuSeqlensK: cuK}
 	}
 	paged := func(t [][]int, lens ...int) *kernels.Options {
-		return &kernels.Options{BlockTable: t, Variants: kernels.Variants{KVLens: lens}}
+		return &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: lens}}, BlockTable: t}
 	}
 	bhnd := func(x *kernels.Tensor) *kernels.Tensor {
 		return &kernels.Tensor{Shape: x.Shape, Layout: kernels.BHND, Data: x.Data}
@@ -324,7 +324,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"packed dims", be, q, randTensor(rng, kernels.BNHD, 9, 2, 7), v, packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "Q has D=8, K has D=7"},
 		{"packed V rows", be, q, k, randTensor(rng, kernels.BNHD, 8, 2, 6), packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "K has 9 rows but V has 8"},
 		{"packed V heads", be, q, k, randTensor(rng, kernels.BNHD, 9, 1, 6), packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "K has 2 heads but V has 1"},
-		{"packed key lengths too", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Variants: kernels.Variants{KVLens: []int{3}}}, backend.ErrShape, "give one"},
+		{"packed key lengths too", be, q, k, v, &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{3}}}, CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}}, backend.ErrShape, "give one"},
 		{"packed q dense k batch", be, q, randTensor(rng, kernels.BNHD, 3, 5, 2, 8), randTensor(rng, kernels.BNHD, 3, 5, 2, 6), packed([]int{0, 3, 7}, nil), backend.ErrShape, "CuSeqlensQ has B=2 sequences, K has B=3"},
 		{"packed staged", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no packed sequences (B=1 Nq=7 Nk=9)"},
 		{"packed weights", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Weights: true}, backend.ErrUnsupported, "weights and scores exist only on the staged path"},
@@ -357,7 +357,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"table and packed keys", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, BlockTable: table}, backend.ErrShape, "both set"},
 		{"NaN on a read page", be, dq, nanPool, vpool, paged(table, 8, 6), backend.ErrNonFinite, "K of shape [5 4 2 8] holds NaN at [3 1 1 2] (sequence 1's key 5, on page 3)"},
 		{"NaN past the cache", be, dq, nanPool, vpool, paged(table, 8, 5), nil, ""},
-		{"paged staged", be, dq, pool, vpool, &kernels.Options{BlockTable: table, Variants: kernels.Variants{KVLens: []int{8, 12}}, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no paged caches (B=2 Nq=3 Nk=12)"},
+		{"paged staged", be, dq, pool, vpool, &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{8, 12}}}, BlockTable: table, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no paged caches (B=2 Nq=3 Nk=12)"},
 		{"paged no Caps.Seqs", noSeqs{be}, dq, pool, vpool, paged(table, 8, 12), backend.ErrUnsupported, "takes no packed sequences or paged caches (Caps.Seqs is false; B=2 Nq=3 Nk=12)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -382,7 +382,7 @@ func TestSeqsBadInput(t *testing.T) {
 // one Attention runs, with Packed and Paged set from the options.
 func TestShapesCheckSeqs(t *testing.T) {
 	p, err := kernels.Shapes{Q: []int{7, 4, 8}, K: []int{5, 4, 2, 8}, V: []int{5, 4, 2, 6}, Layout: kernels.BNHD}.Check(
-		&kernels.Options{CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}, Variants: kernels.Variants{KVLens: []int{5, 12}}})
+		&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 12}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,9 +402,9 @@ func TestShapesCheckSeqs(t *testing.T) {
 	}{
 		{&kernels.Options{CuSeqlensQ: []int{0, 1, 6}}, "-cu-seqlens-q cq.npy ends at 6 but q.npy has 7 rows"},
 		{&kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 5}}, "k.npy has shape [5 4 2 8]; packed keys and values (-cu-seqlens-k ck.npy) are rank 3"},
-		{&kernels.Options{CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 9, -1}, {2, 3, 4}}, Variants: kernels.Variants{KVLens: []int{5, 12}}},
+		{&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 12}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 9, -1}, {2, 3, 4}}},
 			"-block-table t.npy: sequence 0 block 1 (keys 4 … 4 of its 5) names page 9, want 0 … 4 (k.npy has 5 pages)"},
-		{&kernels.Options{CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}, Variants: kernels.Variants{KVLens: []int{5, 13}}},
+		{&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 13}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}},
 			"-cache-lens l.npy: cache length 13 of sequence 1 is beyond its 3 pages of 4 keys (-block-table t.npy rows of 3 entries hold 0 … 12 keys)"},
 	} {
 		if _, err := named.Check(tc.opts); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), tc.want) {

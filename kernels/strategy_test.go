@@ -112,7 +112,7 @@ func TestAutoFallsBackToStaged(t *testing.T) {
 	q := randTensor(rng, kernels.BHND, 1, 2, 9, 12)
 	k := randTensor(rng, kernels.BHND, 1, 2, 11, 12)
 	v := randTensor(rng, kernels.BHND, 1, 2, 11, 4)
-	opts := &kernels.Options{Causal: true, LSE: true}
+	opts := &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true}
 
 	res, err := kernels.Attention(context.Background(), be, narrow, narrow, narrow, opts)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestAutoFallsBackToStaged(t *testing.T) {
 	if res.Strategy != kernels.Staged || be.fused.Load() != 0 {
 		t.Fatalf("D=12: auto ran %v with %d calls of Fused, want staged and none", res.Strategy, be.fused.Load())
 	}
-	want, err := kernels.Attention(context.Background(), cpu, q, k, v, &kernels.Options{Causal: true, LSE: true, Strategy: kernels.Fused})
+	want, err := kernels.Attention(context.Background(), cpu, q, k, v, &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true, Strategy: kernels.Fused})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,36 +165,14 @@ func sameResult(t *testing.T, what string, got, want *kernels.Result) {
 }
 
 // A strategy that is none of the constants is refused the same way by
-// every entry point — Attention, dense or packed, and a cache's Attend,
-// contiguous or paged (which run fused without asking Strategy.Choose,
-// and once accepted it) — with one ErrShape message naming it, before
-// any op runs and without touching the output.
+// Attention, dense or packed, with one ErrShape message naming it, before
+// any op runs and without touching the output. (A cache's Attend takes
+// AttendOptions, which have no strategy: it always runs fused.)
 func TestUnknownStrategy(t *testing.T) {
 	be := &limitedFused{Backend: openCPU(t), kind: backend.KindCPU, maxD: 1 << 10}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(111, 112))
 	const b, n, h, d = 2, 3, 2, 8
-	cfg := kernels.CacheConfig{KVHeads: h, D: d, Layout: kernels.BNHD}
-	cache, err := kernels.NewKVCache(be, b, n, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Release()
-	pool, err := kernels.NewPagePool(be, 2, 4, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Release()
-	seqs := []*kernels.Seq{pool.NewSeq(), pool.NewSeq()}
-	for i, s := range seqs {
-		k, v := rows(rng, kernels.Float32, n, h, d), rows(rng, kernels.Float32, n, h, d)
-		if err := cache.Append(i, k, v); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Append(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
 	q := randTensor(rng, kernels.BNHD, b, 1, h, d)
 	k, v := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, h, d)
 	packed := randTensor(rng, kernels.BNHD, b*n, h, d)
@@ -212,12 +190,6 @@ func TestUnknownStrategy(t *testing.T) {
 				opts.CuSeqlensQ, opts.CuSeqlensK = []int{0, n, 2 * n}, []int{0, n, 2 * n}
 				_, err := kernels.Attention(ctx, be, packed, packed, packed, opts)
 				return err
-			}},
-			{"KVCache.Attend", func(opts *kernels.Options, out *kernels.Tensor) error {
-				return cache.Attend(ctx, q, out, nil, opts)
-			}},
-			{"PagePool.Attend", func(opts *kernels.Options, out *kernels.Tensor) error {
-				return pool.Attend(ctx, seqs, q, out, nil, opts)
 			}},
 		} {
 			out, _ := kernels.NewTensor(kernels.BNHD, b, 1, h, d)
@@ -237,16 +209,6 @@ func TestUnknownStrategy(t *testing.T) {
 					t.Fatalf("%s with %v wrote out[%d] = %v", c.name, s, i, x)
 				}
 			}
-		}
-	}
-	// The known strategies a cache takes still run.
-	for _, s := range []kernels.Strategy{kernels.Auto, kernels.Fused} {
-		out, _ := kernels.NewTensor(kernels.BNHD, b, 1, h, d)
-		if err := pool.Attend(ctx, seqs, q, out, nil, &kernels.Options{Strategy: s}); err != nil {
-			t.Errorf("PagePool.Attend with %v: %v", s, err)
-		}
-		if err := cache.Attend(ctx, q, out, nil, &kernels.Options{Strategy: s}); err != nil {
-			t.Errorf("KVCache.Attend with %v: %v", s, err)
 		}
 	}
 }

@@ -202,7 +202,7 @@ func computeExplain(ctx context.Context, be backend.Backend, in *explainInputs) 
 	}
 	f32 := kernels.Float32 // it prints the weights and scores as computed
 	res, err := kernels.Attention(ctx, be, ex.queries, ex.keys, ex.values, &kernels.Options{
-		Scale:       in.scale,
+		Params:      kernels.Params{Scale: in.scale},
 		Strategy:    kernels.Staged,
 		Weights:     true,
 		Scores:      true,

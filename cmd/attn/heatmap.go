@@ -409,7 +409,8 @@ func headWeights(ctx context.Context, be backend.Backend, q, k *kernels.Tensor, 
 	nk := k.Shape[0]
 	v := &kernels.Tensor{Shape: []int{nk, 1}, Layout: kernels.BHND, Data: make([]float32, nk)}
 	res, err := kernels.Attention(ctx, be, q, k, v, &kernels.Options{
-		Scale: scale, Causal: causal, Strategy: kernels.Staged, Weights: true,
+		Params:   kernels.Params{Scale: scale, Causal: causal},
+		Strategy: kernels.Staged, Weights: true,
 	})
 	if err != nil {
 		return nil, err

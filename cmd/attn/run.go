@@ -417,8 +417,9 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	}
 	s.SeqNames = seqNames(files)
 	prob, err := s.Check(&kernels.Options{
-		Scale: f.scale, Causal: f.causal, Variants: variants, ScoresStage: f.stage,
-		CuSeqlensQ: seqOpts.CuSeqlensQ, CuSeqlensK: seqOpts.CuSeqlensK, BlockTable: seqOpts.BlockTable})
+		Params:      kernels.Params{Scale: f.scale, Causal: f.causal, Variants: variants},
+		ScoresStage: f.stage,
+		CuSeqlensQ:  seqOpts.CuSeqlensQ, CuSeqlensK: seqOpts.CuSeqlensK, BlockTable: seqOpts.BlockTable})
 	if err != nil {
 		return err
 	}
@@ -521,18 +522,20 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 	}
 	opts := &kernels.Options{
-		Scale:          f.scale,
-		Causal:         f.causal,
-		Variants:       variants,
-		CuSeqlensQ:     seqOpts.CuSeqlensQ,
-		CuSeqlensK:     seqOpts.CuSeqlensK,
-		BlockTable:     seqOpts.BlockTable,
-		Strategy:       f.strategy,
-		Weights:        f.weights != "" || f.heatmap != "",
-		Scores:         f.scores != "",
-		ScoresStage:    f.stage,
-		LSE:            f.lse != "",
-		AllowNonFinite: f.allowNonFinite,
+		Params: kernels.Params{
+			Scale:          f.scale,
+			Causal:         f.causal,
+			Variants:       variants,
+			AllowNonFinite: f.allowNonFinite,
+		},
+		CuSeqlensQ:  seqOpts.CuSeqlensQ,
+		CuSeqlensK:  seqOpts.CuSeqlensK,
+		BlockTable:  seqOpts.BlockTable,
+		Strategy:    f.strategy,
+		Weights:     f.weights != "" || f.heatmap != "",
+		Scores:      f.scores != "",
+		ScoresStage: f.stage,
+		LSE:         f.lse != "",
 	}
 	if nf := files["bias"]; nf != nil {
 		a, err := nf.readFloats(ctx)

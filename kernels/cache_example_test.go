@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -13,8 +12,8 @@ import (
 // in once, then each step appends the new token's key and value and
 // attends its query over everything cached. Two query heads share one
 // KV head (GQA); the cache stores float16.
-func Example_decode() {
-	be, err := backend.Open("cpu")
+func ExamplePagePool_Attend() {
+	be, err := kernels.Open("cpu")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"log"
 	"strings"
 
-	"github.com/attn-go/attn/backend"
 	_ "github.com/attn-go/attn/cpu" // registers the "cpu" backend
 	"github.com/attn-go/attn/kernels"
 )
@@ -37,7 +36,7 @@ func show(name, format string, t *kernels.Tensor) {
 // features, projected to keys, queries and values of three, scored with
 // scale 1, softmaxed and summed.
 func Example_selfAttention() {
-	be, err := backend.Open("cpu")
+	be, err := kernels.Open("cpu")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func Example_selfAttention() {
 // The five-token example: each token's features serve as its query, key
 // and value, and the default scale is 1/√4.
 func Example_fiveTokens() {
-	be, err := backend.Open("cpu")
+	be, err := kernels.Open("cpu")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -122,35 +122,36 @@
 //
 // # Decoding with a KV cache
 //
-// A server runs attention as a loop over a cache that lives on the
-// device: append the new tokens' keys and values, attend the new
-// queries over everything cached. KVCache holds B sequences contiguously,
-// each with a fixed capacity; PagePool holds sequences of any length in
-// a shared pool of fixed-size pages, each Seq taking pages as it grows
-// (Append) and giving them back (Truncate, Release), several goroutines
-// decoding their own sequences at once. An Attend holds its sequences,
-// so that an Append, Truncate or Release of one of them waits for it,
-// and a released Seq is used no more (backend.ErrReleased). Both store keys and values in
-// any dtype and either layout (CacheConfig: BNHD pages are
-// FlashAttention's [pages, page_size, KVH, D]). Append takes the new
-// tokens' rows [n, KVH, D] in any dtype, checks only them (shapes,
-// capacity or free pages, NaN and infinities, values the dtype cannot
-// hold) and writes only them, leaving the cache unchanged when it
-// refuses. A full cache — a sequence past its capacity, a pool out of
-// free pages — is an error wrapping backend.ErrCacheFull, not
-// backend.ErrShape: the call was right, and a server preempts or evicts a
-// sequence and tries again. Attend takes the queries [B, Nq, H, D] (BNHD) or [B, H, Nq,
-// D] (BHND) in the cache's layout and writes O into the caller's tensor:
-// each sequence's Nq queries sit at its last Nq positions (append first,
-// as ONNX's past_key rule and FlashAttention's kvcache API have it), so
-// causal masking is bottom-right at each sequence's own length, and the
-// window, softcap, ALiBi and sinks apply as in Attention. It uploads only
-// the queries and reads back only O (and the LSE); the cache's keys and
-// values never cross the bus again. A steady-state step — append one
-// token, attend one query — allocates nothing on the host with the CPU
-// backend (TestCacheDecodeAllocs), whose Fused reads a group's K and V
-// once for its G query heads and splits the keys over threads when the
-// sequences are too few to keep them busy.
+// A server runs attention as a loop over a cache that lives on the device:
+// append the new tokens' keys and values, attend the new queries over
+// everything cached. KVCache holds B sequences contiguously, each with a
+// fixed capacity; PagePool holds sequences of any length in a shared pool
+// of fixed-size pages, each Seq taking pages as it grows (Append) and
+// giving them back (Truncate, Release), several goroutines decoding their
+// own sequences at once. An Attend holds its sequences, so that an Append,
+// Truncate or Release of one of them waits for it, and a released Seq is
+// used no more (ErrReleased). Both store keys and values in any dtype and
+// either layout (CacheConfig: BNHD pages are FlashAttention's [pages,
+// page_size, KVH, D]). Append takes the new tokens' rows [n, KVH, D] in
+// any dtype, checks only them (shapes, capacity or free pages, NaN and
+// infinities, values the dtype cannot hold) and writes only them, leaving
+// the cache unchanged when it refuses. A full cache — a sequence past its
+// capacity, a pool out of free pages — is an error wrapping ErrCacheFull,
+// not ErrShape: the call was right, and a server preempts or evicts a
+// sequence and tries again. Attend takes the queries [B, Nq, H, D] (BNHD)
+// or [B, H, Nq, D] (BHND) in the cache's layout and writes O into the
+// caller's tensor: each sequence's Nq queries sit at its last Nq positions
+// (append first, as ONNX's past_key rule and FlashAttention's kvcache API
+// have it), so causal masking is bottom-right at each sequence's own
+// length. Its options, AttendOptions, are Params alone: the window,
+// softcap, ALiBi and sinks apply as in Attention, and KVLens attends only
+// the first KVLens[b] keys of each sequence (at most its length). It
+// uploads only the queries and reads back only O (and the LSE); the
+// cache's keys and values never cross the bus again. A steady-state step —
+// append one token, attend one query — allocates nothing on the host with
+// the CPU backend (TestCacheDecodeAllocs), whose Fused reads a group's K
+// and V once for its G query heads and splits the keys over threads when
+// the sequences are too few to keep them busy.
 //
 // # Checks and errors
 //

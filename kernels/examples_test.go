@@ -210,3 +210,22 @@ func ExampleMultiHead() {
 	// [1.0000 0.0000 0.0000 1.0000]
 	// [0.0558 1.8884 1.8884 0.0558]
 }
+
+// The README's first example, as it stands there (TestReadmeExample
+// holds the two to one text).
+func Example_readme() {
+	be, err := kernels.Open("auto") // a GPU if one opens, else the CPU
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer be.Close()
+	x := &kernels.Tensor{Shape: []int{3, 2}, Data: []float32{1, 0, 0, 1, 1, 1}} // [N, D]
+	res, err := kernels.Attention(context.Background(), be, x, x, x,
+		&kernels.Options{Params: kernels.Params{Causal: true}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.4f\n", res.Out.Data) // [1.0000 0.0000 0.3302 0.6698 0.7517 0.7517]
+	// Output:
+	// [1.0000 0.0000 0.3302 0.6698 0.7517 0.7517]
+}

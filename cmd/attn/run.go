@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -402,7 +403,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	}
 	res, err := kernels.Attention(ctx, be, qkv[0], qkv[1], qkv[2], plan.opts)
 	if err != nil {
-		return err
+		return poolError(f, plan.prob, err)
 	}
 	written, err := outs.write(f, plan, res, qkv)
 	if err != nil {
@@ -550,10 +551,9 @@ func (o *runOutputs) discard() {
 	}
 }
 
-// readQKV reads Q, K and V, each checked for NaN and infinities unless
-// -allow-nonfinite: a paged pool only in the rows the table names below
-// each cache length, which are all attention reads. A past goes before
-// K's and V's rows.
+// readQKV reads Q, K and V, each file checked for NaN and infinities
+// unless -allow-nonfinite but a paged pool's. A past goes before K's and
+// V's rows.
 func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob backend.Problem) ([3]*kernels.Tensor, error) {
 	var tensors [3]*kernels.Tensor
 	for i, in := range []struct {
@@ -565,18 +565,11 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 		if err != nil {
 			return tensors, err
 		}
-		if !f.allowNonFinite {
-			switch {
-			case i > 0 && prob.Paged != nil:
-				rows, dim := prob.KRowsOf(), prob.D
-				if i == 2 {
-					rows, dim = prob.VRowsOf(), prob.Dv
-				}
-				err = checkPoolFinite(in.flag, a, prob, rows, dim)
-			default:
-				err = a.checkFinite(false)
-			}
-			if err != nil {
+		// A paged pool is left to kernels.Attention, which checks only
+		// the rows the table names below each cache length; see
+		// poolError.
+		if !f.allowNonFinite && (i == 0 || prob.Paged == nil) {
+			if err := a.checkFinite(false); err != nil {
 				return tensors, err
 			}
 		}
@@ -604,6 +597,19 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 		}
 	}
 	return tensors, nil
+}
+
+// poolError names the files of a paged cache's pools in err, an error
+// of kernels.Attention. Its check of the pools' rows is the only one
+// (the rows it reads are the table's pages below each cache length, a
+// walk that lives in kernels alone), and it names the operand, K or V,
+// and the sequence, key and page, but not the file; Q and the bias were
+// checked as they were read, so a non-finite input here is a pool's.
+func poolError(f *runFlags, prob backend.Problem, err error) error {
+	if prob.Paged == nil || !errors.Is(err, backend.ErrNonFinite) {
+		return err
+	}
+	return fmt.Errorf("the page pools -k %s (K) and -v %s (V): %w; attn rejects NaN and infinite inputs in the rows it reads (pass -allow-nonfinite to skip this check)", f.k, f.v, err)
 }
 
 // readBiasMask reads the bias (checked for NaN and +Inf unless

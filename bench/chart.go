@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -30,8 +31,9 @@ const (
 	ChartMemory Chart = "memory"
 	// ChartRoofline is GFLOP/s against arithmetic intensity (both
 	// log-scaled): a dot per point with a fraction of the roofline (a
-	// point on the host's CPU), under the roofline of the ceilings
-	// measured in the run, Machine.SgemmGFLOPS and Machine.ReadGBPS.
+	// point on the host's CPU), labelled by N, under the roofline of the
+	// ceilings measured in the run, Machine.SgemmGFLOPS and
+	// Machine.ReadGBPS.
 	ChartRoofline Chart = "roofline"
 )
 
@@ -461,6 +463,7 @@ type dots struct {
 	i  int
 	s  *series
 	xy plotter.XYs
+	n  []int // each dot's N
 }
 
 // rooflineDots lists the dots of the roofline chart, series by series:
@@ -472,6 +475,7 @@ func (r *Report) rooflineDots() []dots {
 		for _, pt := range s.points {
 			if onRoofline(pt) {
 				d.xy = append(d.xy, plotter.XY{X: pt.Intensity, Y: pt.GFLOPS})
+				d.n = append(d.n, pt.N)
 			}
 		}
 		if len(d.xy) > 0 {
@@ -481,10 +485,60 @@ func (r *Report) rooflineDots() []dots {
 	return out
 }
 
+// nLabels labels the roofline chart's dots by N: without them the chart
+// would not say which N a dot is. Dots within a quarter of an octave of
+// intensity share one label, above the highest of them: a staged
+// point's intensity hardly moves with N, and the dots of one N and one
+// strategy share theirs across implementations, so that one label per
+// dot would be written over itself. A label of several Ns gives their
+// range.
+func nLabels(ds []dots) plotter.XYLabels {
+	type dot struct {
+		xy plotter.XY
+		n  int
+	}
+	var all []dot
+	for _, d := range ds {
+		for j, xy := range d.xy {
+			all = append(all, dot{xy, d.n[j]})
+		}
+	}
+	slices.SortFunc(all, func(a, b dot) int { return cmp.Compare(a.xy.X, b.xy.X) })
+	var out plotter.XYLabels
+	for lo := 0; lo < len(all); {
+		hi, top := lo, all[lo].xy
+		nmin, nmax := all[lo].n, all[lo].n
+		for hi < len(all) && all[hi].xy.X <= all[lo].xy.X*math.Pow(2, 0.25) {
+			if all[hi].xy.Y > top.Y {
+				top = all[hi].xy
+			}
+			nmin, nmax = min(nmin, all[hi].n), max(nmax, all[hi].n)
+			hi++
+		}
+		label := "N=" + formatN(float64(nmin))
+		if nmax != nmin {
+			label += "–" + formatN(float64(nmax))
+		}
+		out.XYs = append(out.XYs, top)
+		out.Labels = append(out.Labels, label)
+		lo = hi
+	}
+	return out
+}
+
+// memoryLabel names the memory ceiling on its own line, the sloped part
+// of the roofline from xlo to the ridge: beside the points, as it was, it
+// read as a label of the points.
+func memoryLabel(xlo, sgemm, bw float64) (*lineLabel, error) {
+	return newLineLabel(plotter.XY{X: xlo, Y: xlo * bw}, plotter.XY{X: sgemm / bw, Y: sgemm}, fmt.Sprintf("memory: intensity × %.1f GB/s", bw))
+}
+
 // plotRoofline builds the roofline chart and its legend: the two
-// ceilings, meeting at the ridge, an octave past the points either side,
-// and a dot for each point with a fraction of them, in the colour and
-// marker of its series on the GFLOP/s chart.
+// ceilings, meeting at the ridge, an octave past the points either side
+// (and four octaves of the memory ceiling at least), each labelled on its
+// line, and a dot for each point with a fraction of
+// them, in the colour and marker of its series on the GFLOP/s chart,
+// labelled by N (nLabels).
 func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 	p := plot.New()
 	p.X.Label.Text = "arithmetic intensity (flop per compulsory byte)"
@@ -504,7 +558,8 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 	sgemm, bw := r.Machine.SgemmGFLOPS, r.Machine.ReadGBPS
 	ridge := sgemm / bw
 	xlo, xhi, ylo, yhi := ridge, ridge, sgemm, sgemm
-	for _, d := range r.rooflineDots() {
+	ds := r.rooflineDots()
+	for _, d := range ds {
 		for _, xy := range d.xy {
 			xlo, xhi = min(xlo, xy.X), max(xhi, xy.X)
 			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
@@ -518,7 +573,9 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 		p.Add(sc)
 		legend.Add(label, sc)
 	}
-	xlo, xhi = xlo/2, xhi*2
+	// At least four octaves of the memory ceiling, so that its slope
+	// shows and its label fits on it.
+	xlo, xhi = min(xlo/2, ridge/16), xhi*2
 	ylo = min(ylo, xlo*bw)
 	roof, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: xlo * bw}, {X: ridge, Y: sgemm}, {X: xhi, Y: sgemm}})
 	if err != nil {
@@ -535,10 +592,12 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 		offsetX, offsetY vg.Length
 	}{
 		// Labels inside the axes by a margin: one exactly at an edge
-		// may be left out as outside the canvas.
-		{xhi / 1.2, sgemm, fmt.Sprintf("compute: Sgemm %.1f GFLOP/s", sgemm), text.XRight, text.YBottom, 0, 3},
-		{xlo * 1.2, xlo * 1.2 * bw, fmt.Sprintf("memory: intensity × %.1f GB/s", bw), text.XLeft, text.YTop, 8, 0},
-		{ridge, sgemm, fmt.Sprintf("ridge %s flop/B", shortNumber(math.Round(ridge*100)/100)), text.XLeft, text.YTop, 6, -4},
+		// may be left out as outside the canvas. The compute label on its line just right of the ridge, the
+		// ridge's above the corner, to its left: there the memory line
+		// has passed below, and the N labels of points near the ceiling
+		// at high intensities do not reach.
+		{ridge, sgemm, fmt.Sprintf("compute: Sgemm %.1f GFLOP/s", sgemm), text.XLeft, text.YBottom, 6, 3},
+		{ridge, sgemm, fmt.Sprintf("ridge %s flop/B", shortNumber(math.Round(ridge*100)/100)), text.XRight, text.YBottom, -6, 3},
 	} {
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: l.x, Y: l.y}}, Labels: []string{l.text}})
 		if err != nil {
@@ -548,6 +607,21 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 		lb.Offset = vg.Point{X: l.offsetX, Y: l.offsetY}
 		p.Add(lb)
 	}
+	mem, err := memoryLabel(xlo, sgemm, bw)
+	if err != nil {
+		return nil, legend, err
+	}
+	p.Add(mem)
+	ns, err := plotter.NewLabels(nLabels(ds))
+	if err != nil {
+		return nil, legend, err
+	}
+	for i := range ns.TextStyle {
+		// Above the dot, clear of its marker (radius 4 points).
+		ns.TextStyle[i].XAlign, ns.TextStyle[i].YAlign = text.XCenter, text.YBottom
+	}
+	ns.Offset = vg.Point{Y: vg.Points(6)}
+	p.Add(ns)
 	p.X.Min, p.X.Max = xlo, xhi
 	p.Y.Min, p.Y.Max = ylo/2, yhi*2
 	p.Title.Text += fmt.Sprintf("\nceilings measured in the run: float32 Sgemm %.1f GFLOP/s on every thread, read %.1f GB/s", sgemm, bw)

@@ -48,7 +48,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d)%s, %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
 		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, measured, r.Date.Format("2006-01-02"),
 		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
-	fmt.Fprintf(&b, "    %s\n\n", r.Command)
+	fmt.Fprintf(&b, "    %s\n\n", rerunnable(r.Command))
 	for _, causal := range []bool{false, true} {
 		sub := r.filter(func(pt Point) bool { return pt.Causal == causal })
 		if len(sub.Points) == 0 {

@@ -50,8 +50,10 @@ var Conventions = map[string]string{
 // judge them: the machine, the versions, the environment and the
 // configuration.
 type Report struct {
-	Schema      string            `json:"schema"`
-	Date        time.Time         `json:"date"`
+	Schema string    `json:"schema"`
+	Date   time.Time `json:"date"`
+	// Command ran the sweep, written to be run again: go run's
+	// temporary binary is recorded as the go run command (commandLine).
 	Command     string            `json:"command"`
 	Machine     Machine           `json:"machine"`
 	Versions    map[string]string `json:"versions"`
@@ -115,9 +117,10 @@ type PeerInfo struct {
 // NewReport describes this machine, this build and its environment, the
 // backends and peers, around points.
 func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Point) *Report {
+	build, _ := debug.ReadBuildInfo()
 	r := &Report{
 		Schema: Schema, Date: time.Now().UTC().Truncate(time.Second),
-		Command: strings.Join(os.Args, " "), Machine: machine(), Versions: versions(),
+		Command: commandLine(os.Args, build), Machine: machine(), Versions: versions(),
 		Env:    map[string]string{},
 		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
 		Conventions: Conventions, Points: points,

@@ -402,12 +402,15 @@ func (a *floatArray) tensor(layout kernels.Layout, dt *kernels.DType) (*kernels.
 }
 
 // checkFinite rejects NaN and ±Inf; negInf allows −Inf (a bias hides
-// keys with it). A float64 value that only became infinite when narrowed
-// to float32 is named as such.
+// keys with it). The policy and the scan are kernels.Attention's
+// (kernels.NonFinite): checking each file before it joins an operand
+// lets the error name the file and the index in it. A float64 value that
+// only became infinite when narrowed to float32 is named as such, with
+// the value the file holds, which kernels never sees.
 func (a *floatArray) checkFinite(negInf bool) error {
 	const hint = "pass -allow-nonfinite to skip this check"
 	overflow := func(i int, v float64) error {
-		return fmt.Errorf("%s: element %s = %g is too large for float32 (max %g): attn computes in float32, where it becomes %v, and non-finite inputs are rejected (%s)",
+		return backend.Errorf(backend.ErrNonFinite, "%s: element %s = %g is too large for float32 (max %g): attn computes in float32, where it becomes %v, and non-finite inputs are rejected (%s)",
 			a.path, indexString(i, a.shape), v, math.MaxFloat32, float32(v), hint)
 	}
 	if a.posOverflow >= 0 {
@@ -416,11 +419,8 @@ func (a *floatArray) checkFinite(negInf bool) error {
 	if !negInf && a.negOverflow >= 0 {
 		return overflow(a.negOverflow, a.negValue)
 	}
-	for i, v := range a.data {
-		f := float64(v)
-		if math.IsNaN(f) || math.IsInf(f, 1) || (!negInf && math.IsInf(f, -1)) {
-			return fmt.Errorf("%s: element %s is %v; attn rejects NaN and infinite inputs (%s)", a.path, indexString(i, a.shape), v, hint)
-		}
+	if i, v := kernels.NonFinite(&kernels.Tensor{Shape: a.shape, Data: a.data}, negInf); i >= 0 {
+		return backend.Errorf(backend.ErrNonFinite, "%s: element %s is %v; attn rejects NaN and infinite inputs (%s)", a.path, indexString(i, a.shape), v, hint)
 	}
 	return nil
 }

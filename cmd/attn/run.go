@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -355,11 +356,11 @@ func samePath(a, b string) bool {
 }
 
 // attention reads and checks the inputs, runs attention and writes the
-// outputs. Before any data is read it checks every header and shape,
-// reserves every output (reserve: the directory exists, the temporary
-// file is created) and checks that the inputs and outputs fit in the
-// memory available (checkMemory); every temporary file is removed on
-// every path that does not commit it.
+// outputs. Before any data is read it checks every header and shape
+// (planRun), reserves every output (reserveOutputs: the directory
+// exists, the temporary file is created) and checks that the inputs and
+// outputs fit in the memory available (checkMemory); every temporary
+// file is removed on every path that does not commit it.
 func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	files := map[string]*npyFile{}
 	defer func() {
@@ -367,6 +368,63 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			nf.f.Close()
 		}
 	}()
+	if err := openRunInputs(f, files); err != nil {
+		return err
+	}
+	plan, err := planRun(ctx, f, files)
+	if err != nil {
+		return err
+	}
+	outs, err := reserveOutputs(f)
+	defer outs.discard()
+	if err != nil {
+		return err
+	}
+
+	be, err := c.openBackend(f.backendName)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	if err := checkMemory(f, files, be, plan.prob); err != nil {
+		return err
+	}
+	// The per-head and per-batch values, before Q, K and V: a wrong
+	// count or value fails here, with nothing written.
+	if err := applyVariantFiles(ctx, plan.prob, files, &plan.opts.Variants); err != nil {
+		return err
+	}
+	qkv, err := readQKV(ctx, f, files, plan.prob)
+	if err != nil {
+		return err
+	}
+	if err := readBiasMask(ctx, f, files, plan.opts); err != nil {
+		return err
+	}
+	res, err := kernels.Attention(ctx, be, qkv[0], qkv[1], qkv[2], plan.opts)
+	if err != nil {
+		return poolError(f, plan.prob, err)
+	}
+	written, err := outs.write(f, plan, res, qkv)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range written {
+		if err := p.commit(); err != nil {
+			return err
+		}
+	}
+	outs.report(c.stdout, f, plan, be.Name(), res, qkv)
+	return nil
+}
+
+// openRunInputs opens every input file f names into files, by key, and
+// checks its header for the type its role needs; files holds what was
+// opened even on an error, for the caller to close.
+func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
 		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}, {"pastk", f.pastK}, {"pastv", f.pastV},
 		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}} {
@@ -391,152 +449,172 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 			return err
 		}
 	}
-	// The shapes, with the variants the flags give and the sequences'
-	// lists (small integer files, read now); the other files' values
-	// come later. With a past, K and V are the past's rows then the new
-	// ones, and causal masking is ONNX's: query i at key position P + i.
-	q, k, v := files["q"], files["k"], files["v"]
-	variants := f.variants
-	seqOpts := &kernels.Options{}
-	if err := seqOptions(ctx, files, seqOpts); err != nil {
-		return err
+	return nil
+}
+
+// runPlan is what attn run knows before it reads Q, K and V: the
+// problem the headers describe and the options kernels.Attention runs
+// with, built up as the run goes (the variant files, then the bias and
+// mask, are added once their data is read).
+type runPlan struct {
+	prob backend.Problem
+	// full is [B, H, Nq, Nk], the shape of the weights and scores.
+	full [4]int
+	opts *kernels.Options
+}
+
+// planRun checks the shapes in the headers, with the variants the flags
+// give and the sequences' lists (small integer files, read now); the
+// other files' values come later. With a past, K and V are the past's
+// rows then the new ones, and causal masking is ONNX's: query i at key
+// position P + i. The options hold everything the flags ask for; only
+// Shapes.Check's part of them is read here.
+func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runPlan, error) {
+	opts := &kernels.Options{}
+	opts.Scale = f.scale
+	opts.Causal = f.causal
+	// A copy: the past's offset below must not reach f.variants, which
+	// the heatmap's title reads as the flags gave it.
+	opts.Variants = f.variants
+	opts.ScoresStage = f.stage
+	opts.Strategy = f.strategy
+	opts.Weights = f.weights != "" || f.heatmap != ""
+	opts.Scores = f.scores != ""
+	opts.LSE = f.lse != ""
+	opts.AllowNonFinite = f.allowNonFinite
+	if err := seqOptions(ctx, files, opts); err != nil {
+		return nil, err
 	}
-	variants.KVLens = seqOpts.KVLens
+	q, k, v := files["q"], files["k"], files["v"]
 	s, err := headerShapes(q, k, v, files["bias"], files["mask"], f.layout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if pk := files["pastk"]; pk != nil {
 		var past int
 		if s.K, s.V, past, err = presentShapes(pk, files["pastv"], k, v, f.layout); err != nil {
-			return err
+			return nil, err
 		}
-		if f.causal && variants.CausalOffset == nil {
-			variants.CausalOffset = &past
+		if f.causal && opts.CausalOffset == nil {
+			opts.CausalOffset = &past
 		}
 	}
 	s.SeqNames = seqNames(files)
-	prob, err := s.Check(&kernels.Options{
-		Params:      kernels.Params{Scale: f.scale, Causal: f.causal, Variants: variants},
-		ScoresStage: f.stage,
-		CuSeqlensQ:  seqOpts.CuSeqlensQ, CuSeqlensK: seqOpts.CuSeqlensK, BlockTable: seqOpts.BlockTable})
+	prob, err := s.Check(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	full := [4]int{prob.B, prob.H, prob.Nq, prob.Nk}
 	if f.heatmap != "" {
 		if err := checkHead(f.heatmapHead, full[0], full[1], q.path, q.shape); err != nil {
-			return fmt.Errorf("-heatmap-head: %v", err)
+			return nil, fmt.Errorf("-heatmap-head: %v", err)
 		}
 		if err := checkHeatmapSize(full[2], full[3]); err != nil {
-			return fmt.Errorf("-heatmap: %v", err)
+			return nil, fmt.Errorf("-heatmap: %v", err)
 		}
 	}
+	return &runPlan{prob: prob, full: full, opts: opts}, nil
+}
 
-	// Every output is reserved before anything is computed: a run that
-	// cannot write its results fails now, not after the work.
-	var outO, outW, outS, outL, outH, outPK, outPV *pending
-	defer func() {
-		for _, p := range []*pending{outO, outW, outS, outL, outH, outPK, outPV} {
-			p.discard()
-		}
-	}()
-	for _, o := range []struct {
+// runOutputs are attn run's outputs, each reserved (nil when its flag
+// is not given).
+type runOutputs struct {
+	out, weights, scores, lse, heatmap, presentK, presentV *pending
+}
+
+// reserveOutputs reserves every output before anything is computed: a
+// run that cannot write its results fails now, not after the work. The
+// outputs are returned on an error too, for the caller to discard.
+func reserveOutputs(f *runFlags) (*runOutputs, error) {
+	o := &runOutputs{}
+	for _, r := range []struct {
 		flag, path string
 		dst        **pending
-	}{{"-o", f.out, &outO}, {"-weights", f.weights, &outW}, {"-scores", f.scores, &outS}, {"-lse", f.lse, &outL}, {"-heatmap", f.heatmap, &outH},
-		{"-present-k", f.presentK, &outPK}, {"-present-v", f.presentV, &outPV}} {
-		if o.path == "" {
+	}{{"-o", f.out, &o.out}, {"-weights", f.weights, &o.weights}, {"-scores", f.scores, &o.scores}, {"-lse", f.lse, &o.lse},
+		{"-heatmap", f.heatmap, &o.heatmap}, {"-present-k", f.presentK, &o.presentK}, {"-present-v", f.presentV, &o.presentV}} {
+		if r.path == "" {
 			continue
 		}
-		p, err := reserve(o.flag, o.path)
+		p, err := reserve(r.flag, r.path)
 		if err != nil {
-			return err
+			return o, err
 		}
-		*o.dst = p
+		*r.dst = p
 	}
+	return o, nil
+}
 
-	be, err := c.openBackend(f.backendName)
-	if err != nil {
-		return err
+// discard removes every temporary file not committed.
+func (o *runOutputs) discard() {
+	for _, p := range []*pending{o.out, o.weights, o.scores, o.lse, o.heatmap, o.presentK, o.presentV} {
+		p.discard()
 	}
-	defer be.Close()
-	if err := checkMemory(f, files, be, prob); err != nil {
-		return err
-	}
-	// The per-head and per-batch values, before Q, K and V: a wrong
-	// count or value fails here, with nothing written.
-	if err := applyVariantFiles(ctx, prob, files, &variants); err != nil {
-		return err
-	}
+}
 
-	// Q, K and V, checked for NaN and infinities: a paged pool only in
-	// the rows the table names below each cache length, which are all
-	// attention reads. A past goes before K's and V's rows.
+// readQKV reads Q, K and V, each file checked for NaN and infinities
+// unless -allow-nonfinite but a paged pool's. A past goes before K's and
+// V's rows.
+func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob backend.Problem) ([3]*kernels.Tensor, error) {
 	var tensors [3]*kernels.Tensor
 	for i, in := range []struct {
 		flag string
 		nf   *npyFile
 		past *npyFile
-	}{{"-q", q, nil}, {"-k", k, files["pastk"]}, {"-v", v, files["pastv"]}} {
+	}{{"-q", files["q"], nil}, {"-k", files["k"], files["pastk"]}, {"-v", files["v"], files["pastv"]}} {
 		a, err := in.nf.readFloats(ctx)
 		if err != nil {
-			return err
+			return tensors, err
 		}
-		if !f.allowNonFinite {
-			switch {
-			case i > 0 && prob.Paged != nil:
-				rows, dim := prob.KRowsOf(), prob.D
-				if i == 2 {
-					rows, dim = prob.VRowsOf(), prob.Dv
-				}
-				err = checkPoolFinite(in.flag, a, prob, rows, dim)
-			default:
-				err = a.checkFinite(false)
-			}
-			if err != nil {
-				return err
+		// A paged pool is left to kernels.Attention, which checks only
+		// the rows the table names below each cache length; see
+		// poolError.
+		if !f.allowNonFinite && (i == 0 || prob.Paged == nil) {
+			if err := a.checkFinite(false); err != nil {
+				return tensors, err
 			}
 		}
 		if tensors[i], err = a.tensor(f.layout, f.dtype); err != nil {
-			return err
+			return tensors, err
 		}
 		if in.past == nil {
 			continue
 		}
 		pa, err := in.past.readFloats(ctx)
 		if err != nil {
-			return err
+			return tensors, err
 		}
 		if !f.allowNonFinite {
 			if err := pa.checkFinite(false); err != nil {
-				return err
+				return tensors, err
 			}
 		}
 		pt, err := pa.tensor(f.layout, f.dtype)
 		if err != nil {
-			return err
+			return tensors, err
 		}
 		if tensors[i], err = kernels.ConcatSeq(pt, tensors[i]); err != nil {
-			return fmt.Errorf("-past-%s %s: %w", in.flag[1:], in.past.path, err)
+			return tensors, fmt.Errorf("-past-%s %s: %w", in.flag[1:], in.past.path, err)
 		}
 	}
-	opts := &kernels.Options{
-		Params: kernels.Params{
-			Scale:          f.scale,
-			Causal:         f.causal,
-			Variants:       variants,
-			AllowNonFinite: f.allowNonFinite,
-		},
-		CuSeqlensQ:  seqOpts.CuSeqlensQ,
-		CuSeqlensK:  seqOpts.CuSeqlensK,
-		BlockTable:  seqOpts.BlockTable,
-		Strategy:    f.strategy,
-		Weights:     f.weights != "" || f.heatmap != "",
-		Scores:      f.scores != "",
-		ScoresStage: f.stage,
-		LSE:         f.lse != "",
+	return tensors, nil
+}
+
+// poolError names the files of a paged cache's pools in err, an error
+// of kernels.Attention. Its check of the pools' rows is the only one
+// (the rows it reads are the table's pages below each cache length, a
+// walk that lives in kernels alone), and it names the operand, K or V,
+// and the sequence, key and page, but not the file; Q and the bias were
+// checked as they were read, so a non-finite input here is a pool's.
+func poolError(f *runFlags, prob backend.Problem, err error) error {
+	if prob.Paged == nil || !errors.Is(err, backend.ErrNonFinite) {
+		return err
 	}
+	return fmt.Errorf("the page pools -k %s (K) and -v %s (V): %w; attn rejects NaN and infinite inputs in the rows it reads (pass -allow-nonfinite to skip this check)", f.k, f.v, err)
+}
+
+// readBiasMask reads the bias (checked for NaN and +Inf unless
+// -allow-nonfinite: −Inf hides a key) and the mask into opts.
+func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, opts *kernels.Options) error {
 	if nf := files["bias"]; nf != nil {
 		a, err := nf.readFloats(ctx)
 		if err != nil {
@@ -558,92 +636,89 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 		}
 		opts.Mask = &kernels.Mask{Shape: nf.shape, Keep: keep}
 	}
+	return nil
+}
 
-	res, err := kernels.Attention(ctx, be, tensors[0], tensors[1], tensors[2], opts)
-	if err != nil {
-		return err
+// write writes every output, the image too, and syncs it, replacing no
+// target: the caller commits the files returned only once all are
+// written, so that a failure, or a signal, leaves every target as it
+// was. qkv are the tensors attention read, the present keys and values.
+func (o *runOutputs) write(f *runFlags, plan *runPlan, res *kernels.Result, qkv [3]*kernels.Tensor) ([]*pending, error) {
+	written := []*pending{o.out}
+	if err := o.out.write(res.Out.WriteNpy); err != nil {
+		return nil, err
 	}
-
-	// Every output, the image too, is written and synced before any
-	// replaces its target: a failure, or a signal, leaves every target as
-	// it was.
-	written := []*pending{outO}
-	if err := outO.write(res.Out.WriteNpy); err != nil {
-		return err
-	}
-	if outW != nil {
+	if o.weights != nil {
 		if res.Weights == nil {
-			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
+			return nil, fmt.Errorf("the %s strategy returned no weights", res.Strategy)
 		}
-		if err := outW.write(res.Weights.WriteNpy); err != nil {
-			return err
+		if err := o.weights.write(res.Weights.WriteNpy); err != nil {
+			return nil, err
 		}
-		written = append(written, outW)
+		written = append(written, o.weights)
 	}
-	if outS != nil {
+	if o.scores != nil {
 		if res.Scores == nil {
-			return fmt.Errorf("the %s strategy returned no scores", res.Strategy)
+			return nil, fmt.Errorf("the %s strategy returned no scores", res.Strategy)
 		}
-		if err := outS.write(res.Scores.WriteNpy); err != nil {
-			return err
+		if err := o.scores.write(res.Scores.WriteNpy); err != nil {
+			return nil, err
 		}
-		written = append(written, outS)
+		written = append(written, o.scores)
 	}
-	if outL != nil {
+	if o.lse != nil {
 		if res.LSE == nil {
-			return fmt.Errorf("the %s strategy returned no log-sum-exp", res.Strategy)
+			return nil, fmt.Errorf("the %s strategy returned no log-sum-exp", res.Strategy)
 		}
-		if err := outL.write(npyWriter(res.LSE.Shape, res.LSE.Data)); err != nil {
-			return err
+		if err := o.lse.write(npyWriter(res.LSE.Shape, res.LSE.Data)); err != nil {
+			return nil, err
 		}
-		written = append(written, outL)
+		written = append(written, o.lse)
 	}
-	if outH != nil {
+	if o.heatmap != nil {
 		if res.Weights == nil {
-			return fmt.Errorf("the %s strategy returned no weights", res.Strategy)
+			return nil, fmt.Errorf("the %s strategy returned no weights", res.Strategy)
 		}
-		img, err := drawRunHeatmap(f, full, res.Weights.Float32s())
+		img, err := drawRunHeatmap(f, plan.full, res.Weights.Float32s())
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := outH.write(writeBytes(img)); err != nil {
-			return err
+		if err := o.heatmap.write(writeBytes(img)); err != nil {
+			return nil, err
 		}
-		written = append(written, outH)
+		written = append(written, o.heatmap)
 	}
 	for _, pr := range []struct {
 		p *pending
 		t *kernels.Tensor
-	}{{outPK, tensors[1]}, {outPV, tensors[2]}} {
+	}{{o.presentK, qkv[1]}, {o.presentV, qkv[2]}} {
 		if pr.p != nil {
 			if err := pr.p.write(pr.t.WriteNpy); err != nil {
-				return err
+				return nil, err
 			}
 			written = append(written, pr.p)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, p := range written {
-		if err := p.commit(); err != nil {
-			return err
-		}
-	}
+	return written, nil
+}
+
+// report prints a line for each output written, naming the backend and
+// the strategy that ran.
+func (o *runOutputs) report(w io.Writer, f *runFlags, plan *runPlan, beName string, res *kernels.Result, qkv [3]*kernels.Tensor) {
 	for _, r := range []struct {
 		p    *pending
 		t    *kernels.Tensor
 		what string
-	}{{outO, res.Out, ""}, {outW, res.Weights, ""}, {outS, res.Scores, ", " + f.stage.String() + " scores"}, {outL, res.LSE, ""},
-		{outPK, tensors[1], ", past and new keys"}, {outPV, tensors[2], ", past and new values"}} {
+	}{{o.out, res.Out, ""}, {o.weights, res.Weights, ""}, {o.scores, res.Scores, ", " + f.stage.String() + " scores"}, {o.lse, res.LSE, ""},
+		{o.presentK, qkv[1], ", past and new keys"}, {o.presentV, qkv[2], ", past and new values"}} {
 		if r.p != nil {
-			fmt.Fprintf(c.stdout, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), kernels.NpyShape(r.t.Shape), be.Name(), res.Strategy, r.what)
+			fmt.Fprintf(w, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), kernels.NpyShape(r.t.Shape), beName, res.Strategy, r.what)
 		}
 	}
-	if outH != nil {
-		fmt.Fprintf(c.stdout, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], be.Name(), res.Strategy)
+	if o.heatmap != nil {
+		full := plan.full
+		fmt.Fprintf(w, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], beName, res.Strategy)
 	}
-	return nil
 }
 
 // npyTypeName is the NumPy type WriteNpy writes t as: float16 for a

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
@@ -174,37 +173,4 @@ func presentShapes(pk, pv, k, v *npyFile, layout kernels.Layout) (ks, vs []int, 
 		return out
 	}
 	return grow(k.shape), grow(v.shape), pkn, nil
-}
-
-// checkPoolFinite rejects NaN and infinities in the rows of a paged pool
-// that attention reads, the table's pages below each cache length (the
-// rows Problem.KRowsOf or VRowsOf locate); the rest of the pool is never
-// read and may hold anything.
-func checkPoolFinite(flag string, a *floatArray, p backend.Problem, rows backend.Rows, dim int) error {
-	for b := range p.B {
-		for j := range p.KVLen(b) {
-			for h := range p.KVHeads {
-				off := rows.Offset(b, h, j)
-				for i := off; i < off+dim; i++ {
-					x := float64(a.data[i])
-					if !math.IsNaN(x) && !math.IsInf(x, 0) {
-						continue
-					}
-					page := p.Paged.Table[b*p.Paged.PerSeq+j/p.Paged.PageSize]
-					where := fmt.Sprintf("sequence %d's key %d, on page %d", b, j, page)
-					if i == a.posOverflow || i == a.negOverflow {
-						v := a.posValue
-						if i == a.negOverflow {
-							v = a.negValue
-						}
-						return fmt.Errorf("%s %s: element %s = %g (%s) is too large for float32 (max %g): non-finite inputs are rejected (pass -allow-nonfinite to skip this check)",
-							flag, a.path, indexString(i, a.shape), v, where, math.MaxFloat32)
-					}
-					return fmt.Errorf("%s %s: element %s (%s) is %v; attn rejects NaN and infinite inputs in the rows it reads (pass -allow-nonfinite to skip this check)",
-						flag, a.path, indexString(i, a.shape), where, a.data[i])
-				}
-			}
-		}
-	}
-	return nil
 }

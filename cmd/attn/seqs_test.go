@@ -408,7 +408,7 @@ func TestRunSeqsBadInputs(t *testing.T) {
 		{"pools differ", pagedWith("-v", f32("gv4.npy", 4, 4, 2, 8)), 1, []string{"page pools differ: " + gk + " has 5 pages of 4 keys, " + path("gv4.npy") + " 4 pages of 4"}},
 		{"pool heads", pagedWith("-k", f32("gk1.npy", 5, 4, 3, 8), "-v", f32("gv1.npy", 5, 4, 3, 8)), 1, []string{gq + " has H=4 heads, not a multiple of the 3 KV heads of " + path("gk1.npy")}},
 		{"NaN on a read page", pagedWith("-k", writeTestNpy(t, path("gknan.npy"), "<f4", []int{5, 4, 2, 8}, nanPool)), 1,
-			[]string{"-k " + path("gknan.npy") + ": element (3, 1, 1, 2) (sequence 1's key 5, on page 3) is NaN"}},
+			[]string{"-k " + path("gknan.npy") + " (K)", "K of shape [5 4 2 8] holds NaN at [3 1 1 2] (sequence 1's key 5, on page 3)", "-allow-nonfinite"}},
 		{"cache-lens alone", []string{"run", "-q", dq, "-k", dk, "-v", dv, "-o", out, "-cache-lens", lens}, 2, []string{"-cache-lens gives a paged cache's lengths; give -block-table too"}},
 		{"kv-lens with table", paged("-kv-lens", lens), 2, []string{"-kv-lens with -block-table"}},
 		{"paged scores", paged("-scores", path("s.npy")), 2, []string{"-scores needs the staged strategy"}},

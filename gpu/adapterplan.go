@@ -261,16 +261,18 @@ func (a adapterPlan) fusedTile(mem, d, dv int) (tk, chunk int) {
 
 // fusedKernel is how Fused runs head dims d, dv with mem bytes of
 // workgroup memory when it does not decode (decodeKernel): fused.wgsl
-// with rows > 0 query rows an invocation, or fusedloop.wgsl (rows = 0)
-// with tiles of tk keys; one key a tile for fused.wgsl. chunk is the most
-// keys one dispatch covers before the binding limit cuts it. rows = tk =
-// 0 when neither fits.
-func (a adapterPlan) fusedKernel(mem, d, dv int) (rows, tk, chunk int) {
-	if rows = a.fusedRows(d, dv); rows > 0 {
-		return rows, 1, fusedChunk
+// with rows query rows an invocation, one key a tile, or fusedloop.wgsl
+// with tiles of tk keys; chunk is the most keys one dispatch covers
+// before the binding limit cuts it. Its kind is noKernel when neither
+// fits.
+func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
+	if rows := a.fusedRows(d, dv); rows > 0 {
+		return fusedChoice{kind: kernelFused, rows: rows, tk: 1, chunk: fusedChunk}
 	}
-	tk, chunk = a.fusedTile(mem, d, dv)
-	return 0, tk, chunk
+	if tk, chunk := a.fusedTile(mem, d, dv); tk > 0 {
+		return fusedChoice{kind: kernelLoop, tk: tk, chunk: chunk}
+	}
+	return fusedChoice{}
 }
 
 // decodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
@@ -335,12 +337,25 @@ func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
 	return decodeTile{}, false
 }
 
+// fusedKind is which fused kernel runs a problem. It is decided once,
+// in fusedFor (or fusedKernel), and what differs between the kernels is
+// asked of the choice's methods, so that each difference is written in
+// one place.
+type fusedKind uint8
+
+const (
+	noKernel     fusedKind = iota // none fits the device's workgroup memory
+	kernelFused                   // fused.wgsl
+	kernelLoop                    // fusedloop.wgsl
+	kernelDecode                  // fuseddecode.wgsl
+)
+
 // fusedChoice is the fused kernel Fused runs for a problem and the shape
-// of its workgroups: fuseddecode.wgsl when dec.tk > 0, else fused.wgsl
-// (rows > 0 query rows an invocation) or fusedloop.wgsl (tiles of tk
-// keys); chunk is the most keys one split covers (the loop cap). Neither
-// rows nor tk is set when no kernel fits.
+// of its workgroups: fused.wgsl's rows query rows an invocation,
+// fusedloop.wgsl's tiles of tk keys, fuseddecode.wgsl's dec (and its tk);
+// chunk is the most keys one split covers (the loop cap).
 type fusedChoice struct {
+	kind            fusedKind
 	rows, tk, chunk int
 	dec             decodeTile
 }
@@ -354,24 +369,36 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 		nq = max(nq, p.QRows(b))
 	}
 	if dec, ok := a.decodeKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
-		return fusedChoice{tk: dec.tk, chunk: unbounded, dec: dec}
+		return fusedChoice{kind: kernelDecode, tk: dec.tk, chunk: unbounded, dec: dec}
 	}
-	rows, tk, chunk := a.fusedKernel(mem, p.D, p.Dv)
-	return fusedChoice{rows: rows, tk: tk, chunk: chunk}
+	return a.fusedKernel(mem, p.D, p.Dv)
 }
 
-// decode says the choice is fuseddecode.wgsl.
-func (c fusedChoice) decode() bool { return c.dec.tk > 0 }
-
 // fits says some kernel fits.
-func (c fusedChoice) fits() bool { return c.rows > 0 || c.tk > 0 }
+func (c fusedChoice) fits() bool { return c.kind != noKernel }
+
+// spec is the kernel's specialisation for head dims d, dv and operands
+// stored as q, k, v and bias; nil when no kernel fits.
+func (c fusedChoice) spec(d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
+	switch c.kind {
+	case kernelFused:
+		return shaders.FusedConsts{WG: fusedWG, R: c.rows, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
+	case kernelLoop:
+		return shaders.FusedLoopConsts{WG: fusedWG, TK: c.tk, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
+	case kernelDecode:
+		s := c.dec.consts(d, dv)
+		s.Q, s.K, s.V, s.Bias = q, k, v, bias
+		return s
+	}
+	return nil
+}
 
 // tileRows is the query rows of each of its heads one workgroup covers.
 func (c fusedChoice) tileRows() int {
-	switch {
-	case c.decode():
+	switch c.kind {
+	case kernelDecode:
 		return c.dec.rows
-	case c.rows > 0:
+	case kernelFused:
 		return fusedWG * c.rows
 	}
 	return fusedWG
@@ -379,8 +406,19 @@ func (c fusedChoice) tileRows() int {
 
 // heads is the query heads one workgroup covers.
 func (c fusedChoice) heads() int {
-	if c.decode() {
+	if c.kind == kernelDecode {
 		return c.dec.heads
 	}
 	return 1
+}
+
+// splitting is how a step through the kernel splits its keys on plan a
+// (stepPlan's target, minSplit and parts) for value heads of dv: the
+// decoding kernel wants more workgroups, and smaller, than the others,
+// and its merge folds more parts (decodeTarget).
+func (c fusedChoice) splitting(a adapterPlan, dv int) (target, minSplit, parts int) {
+	if c.kind == kernelDecode {
+		return decodeTarget, decodeMinSplit, decodeMaxParts
+	}
+	return a.splitTarget(), fusedMinSplit, a.mergeParts(dv)
 }

@@ -94,10 +94,10 @@ func mergeLoops(parts, dv, lanes int) int {
 // kernelLoops bounds the loop iterations one invocation of the fused
 // kernel c runs over keys keys.
 func kernelLoops(c fusedChoice, d, dv, keys int) int {
-	switch {
-	case c.decode():
+	switch c.kind {
+	case kernelDecode:
 		return decodeLoops(c.dec, d, dv, keys)
-	case c.rows > 0:
+	case kernelFused:
 		return keys + 2*c.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4))
 	}
 	return fusedLoops(max(c.tk, 1), d, dv, keys)
@@ -183,8 +183,9 @@ func TestPlanKernels(t *testing.T) {
 	hw, _ := choosePlan("", gputypes.DeviceTypeDiscreteGPU)
 	for _, d := range []int{1, 5, 16, 63, 64, 80, 128, 200, 256} {
 		for _, dv := range []int{1, 7, 16, 64, 128, 256} {
-			rows, tk, chunk := cpu.fusedKernel(32768, d, dv)
-			if want := cpu.fusedRows(d, dv); rows != want {
+			c := cpu.fusedKernel(32768, d, dv)
+			rows, tk, chunk := c.rows, c.tk, c.chunk
+			if want := cpu.fusedRows(d, dv); rows != want || (c.kind == kernelFused) != (rows > 0) {
 				t.Errorf("cpu: fusedKernel(%d, %d) rows %d, want %d", d, dv, rows, want)
 			}
 			if rows > 0 && (tk != 1 || chunk != fusedChunk || chunk > loopBudget) {
@@ -193,8 +194,9 @@ func TestPlanKernels(t *testing.T) {
 			if rows > 0 && rows*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
 				t.Errorf("cpu: fusedKernel(%d, %d): R = %d writes out more than %d", d, dv, rows, fusedUnroll)
 			}
-			rows, tk, chunk = hw.fusedKernel(32768, d, dv)
-			if rows != 0 || tk == 0 || chunk != unbounded {
+			c = hw.fusedKernel(32768, d, dv)
+			rows, tk, chunk = c.rows, c.tk, c.chunk
+			if c.kind != kernelLoop || rows != 0 || tk == 0 || chunk != unbounded {
 				t.Errorf("hardware: fusedKernel(%d, %d) = %d, %d, %d; want fusedloop.wgsl, unbounded", d, dv, rows, tk, chunk)
 			}
 		}
@@ -283,7 +285,7 @@ func TestPlanDecode(t *testing.T) {
 								t.Errorf("%s: %v", where, err)
 							}
 						}
-						if _, tk, _ := hw.fusedKernel(mem, d, dv); tk == 0 {
+						if hw.fusedKernel(mem, d, dv).kind != kernelLoop {
 							t.Errorf("%s, but fusedloop.wgsl fits no tile", where)
 						}
 					}
@@ -297,11 +299,11 @@ func TestPlanDecode(t *testing.T) {
 	// A problem's step decodes by its longest sequence's queries.
 	p := backend.Problem{B: 3, H: 8, KVHeads: 2, Nq: 40, Nk: 100, D: 64, Dv: 64,
 		Packed: &backend.Packed{CuQ: []int{0, 1, 18, 20}}, Layout: backend.BNHD}
-	if c := hw.fusedFor(32768, p); c.decode() {
+	if c := hw.fusedFor(32768, p); c.kind == kernelDecode {
 		t.Errorf("hardware: a packed step of 16 and 17 queries runs %+v, want fusedloop.wgsl", c)
 	}
 	p.Packed.CuQ = []int{0, 1, 17, 19}
-	if c := hw.fusedFor(32768, p); !c.decode() || c.dec.heads != 4 || c.dec.rows != 4 {
+	if c := hw.fusedFor(32768, p); c.kind != kernelDecode || c.dec.heads != 4 || c.dec.rows != 4 {
 		t.Errorf("hardware: a packed step of at most 16 queries runs %+v, want fuseddecode.wgsl, 4 heads × 4 queries", c)
 	}
 }

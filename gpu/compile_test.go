@@ -64,11 +64,8 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	// fused is the fused kernel plan ap picks for d, dv on m bytes of
 	// workgroup memory, its operands stored as e.
 	fused := func(ap adapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
-		switch rows, tk, _ := ap.fusedKernel(m, d, dv); {
-		case rows > 0:
-			return shaders.FusedConsts{WG: fusedWG, R: rows, D: d, DV: dv, Q: e, K: e, V: e, Bias: e}
-		case tk > 0:
-			return shaders.FusedLoopConsts{WG: fusedWG, TK: tk, D: d, DV: dv, Q: e, K: e, V: e, Bias: e}
+		if c := ap.fusedKernel(m, d, dv); c.fits() {
+			return c.spec(d, dv, e, e, e, e)
 		}
 		t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
 		return nil

@@ -66,10 +66,10 @@ func FusedSplits(b *Backend, p backend.Problem) int {
 // heads × queries a workgroup, keys a tile).
 func FusedKernel(b *Backend, p backend.Problem) string {
 	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p.Resolved())
-	switch {
-	case c.decode():
+	switch c.kind {
+	case kernelDecode:
 		return fmt.Sprintf("fuseddecode %d×%d, %d keys", c.dec.heads, c.dec.rows, c.dec.tk)
-	case c.rows > 0:
+	case kernelFused:
 		return "fused"
 	}
 	return "fusedloop"

@@ -34,7 +34,7 @@ func (b *Backend) unfit(p backend.Problem) error {
 }
 
 // Fused runs flash attention: the key range is cut into steps, each a
-// dispatch of fused.wgsl or fusedloop.wgsl whose splits of the keys run
+// dispatch of the fused kernel (fusedKernel) whose splits of the keys run
 // side by side and whose normalised partial (O, LSE) merge.wgsl folds
 // into the result, so that no invocation loops past a CPU-type adapter's
 // cap, a decoding query's long cache is spread over workgroups, no
@@ -58,70 +58,11 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if pr.OLen() == 0 {
 		return nil
 	}
-	// fused.wgsl, one key per loop iteration, fusedloop.wgsl, in tiles
-	// of tk keys, or fuseddecode.wgsl, a KV head's group of query heads
-	// a workgroup, as the adapter's plan and the step's queries say.
 	fc, err := b.fusedKernel(pr)
 	if err != nil {
 		return err
 	}
-	rows := fc.rows
-	tileRows, heads := fc.tileRows(), fc.heads() // query rows of each of heads query heads a workgroup
 	sp, err := b.stepPlanFor(pr, fc, bufs[1], bufs[2])
-	if err != nil {
-		return err
-	}
-	kt, vt := kTensor(pr), vTensor(pr)
-	olen, lselen := pr.OLen(), pr.LSELen()
-
-	var flags shaders.Flag
-	if rangeVariants(pr) {
-		flags |= shaders.FlagRange
-	}
-	if p.Bias != nil {
-		flags |= shaders.FlagBias
-	}
-	if p.Keep != nil {
-		flags |= shaders.FlagKeep
-	}
-	if pr.Softcap > 0 {
-		flags |= shaders.FlagSoftcap
-	}
-	if pr.ALiBi != nil {
-		flags |= shaders.FlagALiBi
-	}
-	var seqFlags shaders.Flag
-	if pr.Packed != nil {
-		seqFlags |= shaders.FlagPackQ
-		if pr.Packed.CuK != nil {
-			seqFlags |= shaders.FlagPackK
-		}
-	}
-	if pr.Paged != nil {
-		seqFlags |= shaders.FlagPaged
-	}
-	flags |= seqFlags
-	var vars *buffer
-	words, seqAt, tableAt := seqsLayout(pr)
-	if rangeVariants(pr) || pr.ALiBi != nil || pr.Sinks != nil || seqFlags != 0 {
-		if vars, err = b.uploadWords(pr, words); err != nil {
-			return err
-		}
-		defer vars.free()
-	}
-	var fused *pipeline
-	switch {
-	case fc.decode():
-		dc := fc.dec.consts(pr.D, pr.Dv)
-		dc.Q, dc.K, dc.V, dc.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])
-		fused, err = b.pipeline(dc, "main")
-	case rows > 0:
-		fused, err = b.pipeline(shaders.FusedConsts{WG: fusedWG, R: rows, D: pr.D, DV: pr.Dv,
-			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
-	default:
-		fused, err = b.pipeline(shaders.FusedLoopConsts{WG: fusedWG, TK: fc.tk, D: pr.D, DV: pr.Dv,
-			Q: elem(bufs[0]), K: elem(bufs[1]), V: elem(bufs[2]), Bias: elem(bufs[3])}, "main")
-	}
 	if err != nil {
 		return err
 	}
@@ -129,141 +70,213 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	// writes its rows directly is one split of their first keys, the
 	// others' partial results merge in (fusedSteps).
 	steps := fusedSteps(pr, sp)
+	c := &fusedCall{b: b, p: p, pr: pr, bufs: bufs, fc: fc, olen: pr.OLen(), lselen: pr.LSELen()}
+	defer c.release()
+	if err := c.prepare(steps); err != nil {
+		return err
+	}
+	var ds []*dispatch
+	for _, st := range steps {
+		if ds, err = c.step(ds, st); err != nil {
+			return err
+		}
+	}
+	if ds, err = b.packOut(ds, c.oOut, bufs[5], c.olen); err != nil {
+		return err
+	}
+	return b.run(ctx, "fused", ds)
+}
+
+// fusedCall is one call of Fused being recorded: its operands, its
+// kernels, the scratch its steps write and the Params its dispatches
+// share.
+type fusedCall struct {
+	b      *Backend
+	p      backend.FusedParams
+	pr     backend.Problem
+	bufs   []*buffer // Q, K, V, bias, keep, O and LSE, as begin resolved them
+	fc     fusedChoice
+	olen   int
+	lselen int
+
+	flags          shaders.Flag // every bit of the call (kernelFlags)
+	vars           *buffer
+	seqAt, tableAt int // where the per-sequence data and the block table start in vars
+	fused, merge   *pipeline
+	lanes          int     // merge.wgsl's invocations a row
+	oOut, lseOut   *buffer // where the result goes: O or its float32 scratch, the LSE or its scratch
+	po, plse       *buffer // the partial results of a step's splits
+	// The operands point into these, where unitDispatch writes each
+	// dispatch's windows before its Params are encoded.
+	prm   shaders.FusedParams
+	mprm  shaders.MergeParams
+	frees []func()
+}
+
+// release frees the call's scratch, the last allocated first.
+func (c *fusedCall) release() {
+	for i := len(c.frees) - 1; i >= 0; i-- {
+		c.frees[i]()
+	}
+}
+
+// prepare sets the call's flags, uploads its vars, compiles its kernels
+// and allocates the scratch its steps write.
+func (c *fusedCall) prepare(steps []fusedStep) error {
+	b, pr, bufs := c.b, c.pr, c.bufs
 	parts := 0 // the most partial results a step writes
 	for _, st := range steps {
 		if !st.direct() {
 			parts = max(parts, st.splits())
 		}
 	}
-	lseOut := bufs[6]
+	// A step that merges needs its rows' LSE, asked for or not.
+	c.flags = kernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, bufs[6] != nil || parts > 0)
+	var words []uint32
+	words, c.seqAt, c.tableAt = seqsLayout(pr)
+	var err error
+	if c.flags&varsFlags != 0 {
+		if c.vars, err = b.uploadWords(pr, words); err != nil {
+			return err
+		}
+		c.frees = append(c.frees, c.vars.free)
+	}
+	if c.fused, err = b.pipeline(c.fc.spec(pr.D, pr.Dv, elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+		return err
+	}
 	// A half O is computed in a float32 scratch and packed at the end
 	// (pack.wgsl says why).
-	oOut, release, err := b.float32Out(bufs[5], olen)
+	oOut, release, err := b.float32Out(bufs[5], c.olen)
 	if err != nil {
 		return err
 	}
-	defer release()
-	var po, plse *buffer
+	c.oOut = oOut
+	c.frees = append(c.frees, release)
+	c.lseOut = bufs[6]
 	if parts > 0 {
-		if po, err = b.scratch(parts * olen); err != nil {
+		if c.po, err = b.scratch(parts * c.olen); err != nil {
 			return err
 		}
-		defer po.free()
-		if plse, err = b.scratch(parts * lselen); err != nil {
+		c.frees = append(c.frees, c.po.free)
+		if c.plse, err = b.scratch(parts * c.lselen); err != nil {
 			return err
 		}
-		defer plse.free()
-		if lseOut == nil {
-			if lseOut, err = b.scratch(lselen); err != nil {
+		c.frees = append(c.frees, c.plse.free)
+		if c.lseOut == nil {
+			if c.lseOut, err = b.scratch(c.lselen); err != nil {
 				return err
 			}
-			defer lseOut.free()
+			c.frees = append(c.frees, c.lseOut.free)
 		}
 	}
-	if lseOut != nil {
-		flags |= shaders.FlagLSE
-	}
+	c.lanes = b.aplan.mergeRowLanes()
+	c.merge, err = b.pipeline(shaders.MergeConsts{WG: mergeWG, L: c.lanes}, "main")
+	return err
+}
 
-	lanes := b.aplan.mergeRowLanes()
-	merge, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: lanes}, "main")
+// step appends to ds the dispatches of step st: the fused kernel's, and
+// merge.wgsl's unless the step writes its rows directly.
+func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
+	b, pr := c.b, c.pr
+	ns := st.splits()
+	out, outLSE := c.oOut, c.lseOut
+	if !st.direct() {
+		out, outLSE = c.po, c.plse
+	}
+	fl := c.flags
+	if !st.first {
+		fl &^= shaders.FlagSink // a row's denominator takes the sink once
+	}
+	fo, mo := c.fusedOps(out, outLSE, ns), c.mergeOps(ns)
+	tileRows, heads := c.fc.tileRows(), c.fc.heads() // query rows of each of heads query heads a workgroup
+	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), (u.bh1 - u.bh0) / heads, ns} }
+	cost := func(u unit) float64 {
+		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
+	}
+	units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
+		splitter{headAlign: heads, rowAlign: tileRows}, append(fo, mo...), grid, cost)
 	if err != nil {
-		return err
+		return ds, err
 	}
-	var prm shaders.FusedParams
-	var mprm shaders.MergeParams
-	// fused.wgsl and fuseddecode.wgsl bind K and V as vec4s where the
-	// head dims allow.
-	vec4 := rows > 0 || fc.decode()
-	ops := func(out, outLSE *buffer, ns int) []operand {
-		r := []operand{
-			{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-			{name: "k", x: bufs[1], t: kt, vec4: vec4 && pr.D%4 == 0, at: &prm.K},
-			{name: "v", x: bufs[2], t: vt, vec4: vec4 && pr.Dv%4 == 0, at: &prm.V},
-			{name: "bias", x: bufs[3], mask: &prm.Bias},
-			{name: "keep", x: bufs[4], mask: &prm.Keep},
-			{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
-			{name: "lse", x: outLSE, t: lseTensor(pr), out: true, at: &prm.LSE},
+	prm := &c.prm
+	for _, u := range units {
+		d := b.unitDispatch(c.fused, pr, u, &prm.Unit, fo)
+		prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, fl
+		prm.SK = uint32(max(st.sk, 1))
+		prm.OZ, prm.LSEZ = 0, 0
+		if out == c.po {
+			prm.OZ, prm.LSEZ = uint32(c.olen), uint32(c.lselen)
 		}
-		if p.Bias != nil {
-			r[3].t = maskTensor(p.Bias)
+		prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(c.seqAt), uint32(c.tableAt), 1, 0
+		if pg := pr.Paged; pg != nil {
+			prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
 		}
-		if p.Keep != nil {
-			r[4].t = maskTensor(p.Keep)
-		}
-		if out == po {
-			r[5].t.sz, r[5].t.nz = olen, ns
-			r[6].t.sz, r[6].t.nz = lselen, ns
-		}
-		return r
+		d.setParams(*prm)
+		b.bindVars(d, c.vars)
+		d.grid, d.cost = grid(u), cost(u)
+		ds = append(ds, d)
 	}
-	mergeOps := func(ns int) []operand {
-		r := []operand{
-			{name: "po", x: po, t: oTensor(pr), at: &mprm.PO},
-			{name: "plse", x: plse, t: lseTensor(pr), at: &mprm.PLSE},
-			{name: "o", x: oOut, t: oTensor(pr), out: true, at: &mprm.O},
-			{name: "lse", x: lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
-		}
-		r[0].t.sz, r[0].t.nz = olen, ns
-		r[1].t.sz, r[1].t.nz = lselen, ns
-		return r
+	if st.direct() {
+		return ds, nil
 	}
-	var ds []*dispatch
-	for _, st := range steps {
-		ns := st.splits()
-		out, outLSE, fl := oOut, lseOut, flags
-		if st.first && pr.Sinks != nil {
-			fl |= shaders.FlagSink
-		}
-		if !st.direct() {
-			out, outLSE = po, plse
-		}
-		fo := ops(out, outLSE, ns)
-		mo := mergeOps(ns)
-		grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), (u.bh1 - u.bh0) / heads, ns} }
-		cost := func(u unit) float64 {
-			return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
-		}
-		units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
-			splitter{headAlign: heads, rowAlign: tileRows}, append(fo, mo...), grid, cost)
-		if err != nil {
-			return err
-		}
-		for _, u := range units {
-			d := b.unitDispatch(fused, pr, u, &prm.Unit, fo)
-			prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, fl
-			prm.SK = uint32(max(st.sk, 1))
-			prm.OZ, prm.LSEZ = 0, 0
-			if out == po {
-				prm.OZ, prm.LSEZ = uint32(olen), uint32(lselen)
-			}
-			prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(seqAt), uint32(tableAt), 1, 0
-			if pg := pr.Paged; pg != nil {
-				prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
-			}
-			d.setParams(prm)
-			b.bindVars(d, vars)
-			d.grid, d.cost = grid(u), cost(u)
-			ds = append(ds, d)
-		}
-		if st.direct() {
-			continue
-		}
-		for _, u := range units {
-			d := b.unitDispatch(merge, pr, u, &mprm.Unit, mo)
-			mprm.Dv, mprm.Flags, mprm.Seq = uint32(pr.Dv), seqFlags&shaders.FlagPackQ, uint32(seqAt)
-			mprm.Parts, mprm.Init = uint32(ns), btoi(st.first)
-			mprm.PZ, mprm.PLSEZ = uint32(olen), uint32(lselen)
-			d.setParams(mprm)
-			b.bindVars(d, vars)
-			d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG/lanes), u.bh1 - u.bh0, 1}
-			d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv*ns)
-			ds = append(ds, d)
-		}
+	mprm := &c.mprm
+	for _, u := range units {
+		d := b.unitDispatch(c.merge, pr, u, &mprm.Unit, mo)
+		mprm.Dv, mprm.Flags, mprm.Seq = uint32(pr.Dv), c.flags&shaders.FlagPackQ, uint32(c.seqAt)
+		mprm.Parts, mprm.Init = uint32(ns), btoi(st.first)
+		mprm.PZ, mprm.PLSEZ = uint32(c.olen), uint32(c.lselen)
+		d.setParams(*mprm)
+		b.bindVars(d, c.vars)
+		d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG/c.lanes), u.bh1 - u.bh0, 1}
+		d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv*ns)
+		ds = append(ds, d)
 	}
-	if ds, err = b.packOut(ds, oOut, bufs[5], olen); err != nil {
-		return err
+	return ds, nil
+}
+
+// fusedOps are the fused kernel's operands for a step of ns splits
+// writing out and outLSE: O and the LSE, or the splits' partial results.
+func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
+	pr, bufs, prm := c.pr, c.bufs, &c.prm
+	// The kernels that bind K and V as vec4s (shaders.Kernel.Vec4) do so
+	// where the head dims allow; the windows must agree.
+	_, k4 := c.fused.kernel.Vec4["k"]
+	_, v4 := c.fused.kernel.Vec4["v"]
+	r := []operand{
+		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
+		{name: "k", x: bufs[1], t: kTensor(pr), vec4: k4 && pr.D%4 == 0, at: &prm.K},
+		{name: "v", x: bufs[2], t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, at: &prm.V},
+		{name: "bias", x: bufs[3], mask: &prm.Bias},
+		{name: "keep", x: bufs[4], mask: &prm.Keep},
+		{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
+		{name: "lse", x: outLSE, t: lseTensor(pr), out: true, at: &prm.LSE},
 	}
-	return b.run(ctx, "fused", ds)
+	if c.p.Bias != nil {
+		r[3].t = maskTensor(c.p.Bias)
+	}
+	if c.p.Keep != nil {
+		r[4].t = maskTensor(c.p.Keep)
+	}
+	if out == c.po {
+		r[5].t.sz, r[5].t.nz = c.olen, ns
+		r[6].t.sz, r[6].t.nz = c.lselen, ns
+	}
+	return r
+}
+
+// mergeOps are merge.wgsl's operands folding ns partial results into
+// the result.
+func (c *fusedCall) mergeOps(ns int) []operand {
+	pr, mprm := c.pr, &c.mprm
+	r := []operand{
+		{name: "po", x: c.po, t: oTensor(pr), at: &mprm.PO},
+		{name: "plse", x: c.plse, t: lseTensor(pr), at: &mprm.PLSE},
+		{name: "o", x: c.oOut, t: oTensor(pr), out: true, at: &mprm.O},
+		{name: "lse", x: c.lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
+	}
+	r[0].t.sz, r[0].t.nz = c.olen, ns
+	r[1].t.sz, r[1].t.nz = c.lselen, ns
+	return r
 }
 
 // stepPlanFor bounds Fused's steps for pr (fusedSteps) through kernel fc
@@ -278,11 +291,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedChoice, kx, vx *buffer) (stepPlan, error) {
 	tk := max(fc.tk, 1)
 	sp := stepPlan{chunk: fc.chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
-		target: b.aplan.splitTarget(), minSplit: fusedMinSplit, work: b.budget / float64(2*pr.D+2*pr.Dv)}
-	parts := b.aplan.mergeParts(pr.Dv)
-	if fc.decode() {
-		sp.target, sp.minSplit, parts = decodeTarget, decodeMinSplit, decodeMaxParts
-	}
+		work: b.budget / float64(2*pr.D+2*pr.Dv)}
+	var parts int
+	sp.target, sp.minSplit, parts = fc.splitting(b.aplan, pr.Dv)
 	kt, vt := kTensor(pr), vTensor(pr)
 	if pg := pr.Paged; pg == nil {
 		// A K or V window of one head must fit one binding (less the

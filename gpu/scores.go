@@ -46,8 +46,8 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if p.Keep != nil {
 		ops[3].t = maskTensor(p.Keep)
 	}
-	flags := scoresFlags(p)
-	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagALiBi) != 0)
+	flags := kernelFlags(pr, p.Bias != nil, p.Keep != nil, false) & scoreStageFlags(p.Stage)
+	vars, err := b.uploadVars(pr, flags&varsFlags != 0)
 	if err != nil {
 		return err
 	}
@@ -83,35 +83,4 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 		}
 	}
 	return b.run(ctx, "scores", ds)
-}
-
-// scoresFlags are the steps scores.wgsl takes for p.Stage: each stage's
-// flags include the one before it.
-func scoresFlags(p backend.ScoresParams) shaders.Flag {
-	var flags shaders.Flag
-	if p.Stage == backend.StageRaw {
-		return flags
-	}
-	if p.Softcap > 0 {
-		flags |= shaders.FlagSoftcap
-	}
-	if p.Stage == backend.StageCapped {
-		return flags
-	}
-	if p.Bias != nil {
-		flags |= shaders.FlagBias
-	}
-	if p.ALiBi != nil {
-		flags |= shaders.FlagALiBi
-	}
-	if p.Stage == backend.StageBiased {
-		return flags
-	}
-	if rangeVariants(p.Problem) {
-		flags |= shaders.FlagRange
-	}
-	if p.Keep != nil {
-		flags |= shaders.FlagKeep
-	}
-	return flags
 }

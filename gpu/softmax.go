@@ -58,21 +58,11 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		{name: "st", x: st, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true, at: &prm.St},
 		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true, at: &prm.LSE},
 	}
-	var flags shaders.Flag
-	if rangeVariants(pr) {
-		flags |= shaders.FlagRange
-	}
 	if p.Keep != nil {
 		ops[1].t = maskTensor(p.Keep)
-		flags |= shaders.FlagKeep
 	}
-	if p.LSE != nil {
-		flags |= shaders.FlagLSE
-	}
-	if pr.Sinks != nil {
-		flags |= shaders.FlagSink
-	}
-	vars, err := b.uploadVars(pr, flags&(shaders.FlagRange|shaders.FlagSink) != 0)
+	flags := kernelFlags(pr, false, p.Keep != nil, p.LSE != nil) & softmaxFlags
+	vars, err := b.uploadVars(pr, flags&varsFlags != 0)
 	if err != nil {
 		return err
 	}

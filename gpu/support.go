@@ -22,7 +22,7 @@ var _ backend.FusedSupporter = (*Backend)(nil)
 // kernels keep no key tile in workgroup memory.
 func (b *Backend) FusedSupports(p backend.Problem) error {
 	p = p.Resolved()
-	if rows, tk, _ := b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv); rows == 0 && tk == 0 {
+	if !b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv).fits() {
 		return b.unfit(p)
 	}
 	return nil

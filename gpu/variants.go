@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 )
 
 // This file lays out the variant data the kernels read from their vars
@@ -103,6 +104,56 @@ func seqsLayout(p backend.Problem) (data []uint32, seq, table int) {
 // sequence its own length.
 func rangeVariants(p backend.Problem) bool {
 	return p.Causal || p.Window != nil || p.KVLens != nil || (p.Packed != nil && p.Packed.CuK != nil)
+}
+
+// kernelFlags is the one place a problem's variants, masks, sequences
+// and outputs become the bits of the kernels' flags field: every bit p
+// (with a bias, a keep mask and an LSE to write, as given) asks for. Each
+// op keeps the bits its kernel, or the stage it runs, applies: Softmax
+// those of softmaxFlags, Scores those of scoreStageFlags, Fused all but
+// the sink past a row's first step.
+func kernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
+	var f shaders.Flag
+	set := func(bit shaders.Flag, on bool) {
+		if on {
+			f |= bit
+		}
+	}
+	set(shaders.FlagRange, rangeVariants(p))
+	set(shaders.FlagBias, bias)
+	set(shaders.FlagKeep, keep)
+	set(shaders.FlagLSE, lse)
+	set(shaders.FlagSoftcap, p.Softcap > 0)
+	set(shaders.FlagALiBi, p.ALiBi != nil)
+	set(shaders.FlagSink, p.Sinks != nil)
+	set(shaders.FlagPackQ, p.Packed != nil)
+	set(shaders.FlagPackK, p.Packed != nil && p.Packed.CuK != nil)
+	set(shaders.FlagPaged, p.Paged != nil)
+	return f
+}
+
+// varsFlags are the bits whose kernels read the vars binding: a call
+// uploads its variant data only when it sets one of them.
+const varsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
+	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged
+
+// softmaxFlags are the bits softmax.wgsl applies.
+const softmaxFlags = shaders.FlagRange | shaders.FlagKeep | shaders.FlagLSE | shaders.FlagSink
+
+// scoreStageFlags are the bits scores.wgsl applies to carry the scores
+// to stage s: each stage's include the one's before it.
+func scoreStageFlags(s backend.ScoreStage) shaders.Flag {
+	capped := shaders.FlagSoftcap
+	biased := capped | shaders.FlagBias | shaders.FlagALiBi
+	switch s {
+	case backend.StageRaw:
+		return 0
+	case backend.StageCapped:
+		return capped
+	case backend.StageBiased:
+		return biased
+	}
+	return biased | shaders.FlagRange | shaders.FlagKeep
 }
 
 // checkVars refuses a problem whose positions the kernels' i32

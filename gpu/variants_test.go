@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 )
 
 // keyRangeOf is what lib/vars.wgsl's key_range computes from the variant
@@ -98,5 +99,58 @@ func TestCheckVars(t *testing.T) {
 		if !errors.Is(err, c.want) {
 			t.Errorf("%+v: err = %v, want %v", c.p, err, c.want)
 		}
+	}
+}
+
+// TestKernelFlags checks that each variant, mask, sequence layout and
+// output sets its own bit and no other, that a score stage applies the
+// bits of the one before it, and which bits make a call read vars.
+func TestKernelFlags(t *testing.T) {
+	p := backend.Problem{B: 1, H: 2, Nq: 3, Nk: 4, D: 4}
+	if f := kernelFlags(p, false, false, false); f != 0 {
+		t.Errorf("a plain problem: flags %#x, want none", f)
+	}
+	for _, c := range []struct {
+		name            string
+		mod             func(*backend.Problem)
+		bias, keep, lse bool
+		want            shaders.Flag
+	}{
+		{name: "causal", mod: func(p *backend.Problem) { p.Causal = true }, want: shaders.FlagRange},
+		{name: "window", mod: func(p *backend.Problem) { p.Window = &backend.Window{Left: 1, Right: -1} }, want: shaders.FlagRange},
+		{name: "key lengths", mod: func(p *backend.Problem) { p.KVLens = []int{2} }, want: shaders.FlagRange},
+		{name: "bias", bias: true, want: shaders.FlagBias},
+		{name: "keep", keep: true, want: shaders.FlagKeep},
+		{name: "lse", lse: true, want: shaders.FlagLSE},
+		{name: "softcap", mod: func(p *backend.Problem) { p.Softcap = 30 }, want: shaders.FlagSoftcap},
+		{name: "alibi", mod: func(p *backend.Problem) { p.ALiBi = []float32{1, 2} }, want: shaders.FlagALiBi},
+		{name: "sinks", mod: func(p *backend.Problem) { p.Sinks = []float32{1, 2} }, want: shaders.FlagSink},
+		{name: "packed queries", mod: func(p *backend.Problem) { p.Packed = &backend.Packed{CuQ: []int{0, 3}} }, want: shaders.FlagPackQ},
+		// Packed keys give each sequence its own key length.
+		{name: "packed keys", mod: func(p *backend.Problem) { p.Packed = &backend.Packed{CuQ: []int{0, 3}, CuK: []int{0, 4}} },
+			want: shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagRange},
+		{name: "paged", mod: func(p *backend.Problem) { p.Paged = &backend.Paged{} }, want: shaders.FlagPaged},
+	} {
+		q := p
+		if c.mod != nil {
+			c.mod(&q)
+		}
+		if f := kernelFlags(q, c.bias, c.keep, c.lse); f != c.want {
+			t.Errorf("%s: flags %#x, want %#x", c.name, f, c.want)
+		}
+	}
+	var before shaders.Flag
+	for _, s := range []backend.ScoreStage{backend.StageRaw, backend.StageCapped, backend.StageBiased, backend.StageMasked} {
+		f := scoreStageFlags(s)
+		if f&before != before || f&^(shaders.FlagSoftcap|shaders.FlagBias|shaders.FlagALiBi|shaders.FlagRange|shaders.FlagKeep) != 0 {
+			t.Errorf("stage %v: flags %#x, after %#x", s, f, before)
+		}
+		before = f
+	}
+	if before != shaders.FlagSoftcap|shaders.FlagBias|shaders.FlagALiBi|shaders.FlagRange|shaders.FlagKeep {
+		t.Errorf("the masked stage applies %#x, want every score step", before)
+	}
+	if varsFlags&(shaders.FlagBias|shaders.FlagKeep|shaders.FlagLSE|shaders.FlagSoftcap) != 0 {
+		t.Errorf("vars read for bits %#x that need none of it", varsFlags)
 	}
 }

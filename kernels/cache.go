@@ -114,10 +114,12 @@ func (c *kv) release() {
 // returns n, and k and v dense: a strided one gathered into a copy of
 // its rows (which the append copies anyway).
 func (c *kv) checkRows(k, v *Tensor) (int, *Tensor, *Tensor, error) {
-	for _, t := range []**Tensor{&k, &v} {
-		if err := (*t).check("appended rows"); err == nil {
-			*t = (*t).contiguous()
-		}
+	// A bad k or v is left for checkDenseRows to name.
+	if k.check("K") == nil {
+		k = k.contiguous()
+	}
+	if v.check("V") == nil {
+		v = v.contiguous()
 	}
 	n, err := c.checkDenseRows(k, v)
 	return n, k, v, err

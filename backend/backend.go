@@ -158,6 +158,11 @@ type Caps struct {
 	// Seqs: Fused takes packed variable-length sequences
 	// (Problem.Packed) and paged K and V (Problem.Paged).
 	Seqs bool
+	// Strides: the ops read Q, K and V at the strides Problem.Views
+	// gives them (see Views); a backend without it refuses such a
+	// problem (Problem.DenseOnly), and kernels gathers strided tensors
+	// into dense buffers for it.
+	Strides bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a
@@ -190,6 +195,11 @@ func FusedSupports(be Backend, p Problem) error {
 	}
 	if (p.Packed != nil || p.Paged != nil) && !be.Caps().Seqs {
 		return Errorf(ErrUnsupported, "the %s backend's fused path takes no packed sequences or paged caches (Caps.Seqs is false; B=%d Nq=%d Nk=%d)", be.Name(), p.B, p.Nq, p.Nk)
+	}
+	if !be.Caps().Strides {
+		if err := p.DenseOnly(be.Name()); err != nil {
+			return err
+		}
 	}
 	if fs, ok := be.(FusedSupporter); ok {
 		return fs.FusedSupports(p.Resolved())

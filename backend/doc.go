@@ -29,7 +29,12 @@
 // Every operand is a dense row-major Buffer on the device. Q, K, V
 // and O are [B, H, N, D] (BHND) or [B, N, H, D] (BNHD) as Problem.Layout
 // says; either way one token's head vector is contiguous, so a head's rows
-// form a strided matrix (TensorStrides). K and V have KVHeads heads; query
+// form a strided matrix (TensorStrides). A backend with Caps.Strides also
+// reads Q, K and V at strides of their own (Problem.Views: a slice of a
+// fused QKV projection, padded rows), where they lie; every other backend
+// refuses them (Problem.DenseOnly). A backend whose buffers are host
+// memory may implement Wrapper, making a Buffer of a caller's slice
+// without a copy: read-only for inputs, which no op or Write changes. K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always
 // [B, H, Nq, Nk], the log-sum-exp [B, H, Nq], and masks are
 // [B|1, H|1, Nq|1, Nk|1] with broadcasting (Mask.Strides).

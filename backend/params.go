@@ -59,6 +59,9 @@ type Problem struct {
 	// backend with Caps.Seqs; the staged ops refuse them.
 	Packed *Packed
 	Paged  *Paged
+	// Views, when set, gives Q, K or V strides of their own (see
+	// Views); only a backend with Caps.Strides takes them.
+	Views *Views
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -294,29 +297,64 @@ func TensorStrides(l Layout, heads, rows, dim int) Strides {
 // Group is H/KVHeads, the number of query heads sharing one KV head.
 func (p Problem) Group() int { return p.H / p.KVHeads }
 
-// QStrides and the others give each operand's strides under p.Layout.
-func (p Problem) QStrides() Strides { return TensorStrides(p.Layout, p.H, p.Nq, p.D) }
+// QStrides and the others give each operand's strides: its Views entry
+// when set, else the dense strides of p.Layout.
+func (p Problem) QStrides() Strides {
+	if s := p.view(0); s != nil {
+		return *s
+	}
+	return TensorStrides(p.Layout, p.H, p.Nq, p.D)
+}
 
 // KStrides are the strides of K.
-func (p Problem) KStrides() Strides { return TensorStrides(p.Layout, p.KVHeads, p.Nk, p.D) }
+func (p Problem) KStrides() Strides {
+	if s := p.view(1); s != nil {
+		return *s
+	}
+	return TensorStrides(p.Layout, p.KVHeads, p.Nk, p.D)
+}
 
 // VStrides are the strides of V.
-func (p Problem) VStrides() Strides { return TensorStrides(p.Layout, p.KVHeads, p.Nk, p.Dv) }
+func (p Problem) VStrides() Strides {
+	if s := p.view(2); s != nil {
+		return *s
+	}
+	return TensorStrides(p.Layout, p.KVHeads, p.Nk, p.Dv)
+}
 
 // OStrides are the strides of O.
 func (p Problem) OStrides() Strides { return TensorStrides(p.Layout, p.H, p.Nq, p.Dv) }
 
 // QLen and the other *Len methods give each operand's length in
 // elements: packed Q and O hold TotalQ rows, packed K and V CuK[B], a
-// paged K and V the whole pool. Validate has checked that none
-// overflows.
-func (p Problem) QLen() int { return p.TotalQ() * p.H * p.D }
+// paged K and V the whole pool; an operand with a Views entry spans its
+// extent, the last element of its last row plus one. Validate has
+// checked that none overflows.
+func (p Problem) QLen() int {
+	if s := p.view(0); s != nil {
+		n, _ := p.viewExtent(0, *s)
+		return n
+	}
+	return p.TotalQ() * p.H * p.D
+}
 
 // KLen is the length of K.
-func (p Problem) KLen() int { return p.kvRows() * p.KVHeads * p.D }
+func (p Problem) KLen() int {
+	if s := p.view(1); s != nil {
+		n, _ := p.viewExtent(1, *s)
+		return n
+	}
+	return p.kvRows() * p.KVHeads * p.D
+}
 
 // VLen is the length of V.
-func (p Problem) VLen() int { return p.kvRows() * p.KVHeads * p.Dv }
+func (p Problem) VLen() int {
+	if s := p.view(2); s != nil {
+		n, _ := p.viewExtent(2, *s)
+		return n
+	}
+	return p.kvRows() * p.KVHeads * p.Dv
+}
 
 // kvRows is how many rows of every KV head K and V hold.
 func (p Problem) kvRows() int {
@@ -361,6 +399,9 @@ func (p Problem) Validate() error {
 		return err
 	}
 	if err := p.validateSeqs(); err != nil {
+		return err
+	}
+	if err := p.validateViews(); err != nil {
 		return err
 	}
 	// Rows of each operand: B·N, or a packed total (one factor, the

@@ -106,16 +106,30 @@ func (r Rows) Run(i int) int {
 const maxRun = int(^uint(0) >> 1)
 
 // QRowsOf locates the rows of Q, and ORows those of O.
-func (p Problem) QRowsOf() Rows { return p.rowsOf(p.H, p.Nq, p.D, false) }
+// Q, K and V follow their Views entries when set.
+func (p Problem) QRowsOf() Rows { return p.rowsOf(p.H, p.Nq, p.D, false).viewed(p.view(0)) }
 
 // ORowsOf locates the rows of O.
 func (p Problem) ORowsOf() Rows { return p.rowsOf(p.H, p.Nq, p.Dv, false) }
 
 // KRowsOf locates the rows of K.
-func (p Problem) KRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.D, true) }
+func (p Problem) KRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.D, true).viewed(p.view(1)) }
 
 // VRowsOf locates the rows of V.
-func (p Problem) VRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.Dv, true) }
+func (p Problem) VRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.Dv, true).viewed(p.view(2)) }
+
+// viewed is r with the strides of a Views entry s, when s is set; a
+// packed operand keeps Batch 0 (its rows are found through Cu).
+func (r Rows) viewed(s *Strides) Rows {
+	if s == nil {
+		return r
+	}
+	r.Strides = *s
+	if r.Cu != nil {
+		r.Batch = 0
+	}
+	return r
+}
 
 func (p Problem) rowsOf(heads, n, dim int, kv bool) Rows {
 	switch {

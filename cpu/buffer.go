@@ -29,6 +29,9 @@ type store struct {
 	t   backend.DType
 	f32 []float32
 	h   []uint16
+	// ro marks a read-only wrapped buffer (Backend.Wrap): a caller's
+	// input, which no op and no Write may change.
+	ro bool
 }
 
 // len is the number of elements.
@@ -109,6 +112,9 @@ func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	if err != nil {
 		return err
 	}
+	if data.ro {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements into a read-only wrapped buffer", len(src))
+	}
 	if n := data.len(); off < 0 || off > n || len(src) > n-off {
 		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, n)
 	}
@@ -151,6 +157,9 @@ func (b *Backend) WriteBits(dst backend.Buffer, off int, src []uint16) error {
 	}
 	if !data.t.Half() {
 		return backend.Errorf(backend.ErrShape, "cpu: write of %d half bits into a %v buffer", len(src), data.t)
+	}
+	if data.ro {
+		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements into a read-only wrapped buffer", len(src))
 	}
 	if n := data.len(); off < 0 || off > n || len(src) > n-off {
 		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, n)
@@ -222,6 +231,8 @@ type operand struct {
 // ownership and release, and refuses an output that shares its buffer with
 // any other operand: the ops read inputs while other workers write the
 // output, so aliasing would give wrong answers (and WebGPU forbids it too).
+// Wrapped buffers (Wrap) are checked by their memory: a read-only one may
+// not be an output, and an output may not overlap another operand.
 func (b *Backend) operands(op string, ops ...operand) ([]store, error) {
 	out := make([]store, len(ops))
 	if err := b.fetch(out, op, ops...); err != nil {
@@ -244,9 +255,12 @@ func (b *Backend) fetch(out []store, op string, ops ...operand) error {
 		if !o.output || o.buf == nil {
 			continue
 		}
+		if out[i].ro {
+			return backend.Errorf(backend.ErrShape, "cpu: %s: %s is a read-only wrapped buffer", op, o.name)
+		}
 		for j, p := range ops {
-			if j != i && p.buf != nil && p.buf == o.buf {
-				return backend.Errorf(backend.ErrShape, "cpu: %s: %s and %s share one buffer", op, o.name, p.name)
+			if j != i && p.buf != nil && (p.buf == o.buf || out[i].overlaps(out[j])) {
+				return backend.Errorf(backend.ErrShape, "cpu: %s: %s and %s share memory", op, o.name, p.name)
 			}
 		}
 	}

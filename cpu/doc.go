@@ -19,12 +19,18 @@
 //
 // A Buffer is an ordinary slice on the Go heap, []float32 for Float32 and
 // the stored bits in a []uint16 for Float16 and BFloat16 (Caps().Half);
-// Write and Read copy, and nothing is pinned. Q, K, V and O are dense row-major [B, H, N, D] or
-// [B, N, H, D] (backend.Layout). In either layout one token's head vector
-// is contiguous and the rows of one head sit at a fixed stride
-// (backend.TensorStrides: D in BHND, H·D in BNHD), so a head's block of
-// rows is a blas32.General with that stride and both layouts go into Gemm
-// in place, without copies. Scores and weights are [B, H, Nq, Nk], LSE is
+// Write and Read copy, and nothing is pinned. Wrap and WrapBits
+// (backend.Wrapper) make a Buffer of the caller's own slice instead, with
+// no copy: package kernels passes Q, K and V so, read-only (Write, WriteBits
+// and every op's output refuse such a buffer), and O as a writable wrap of
+// the result's slice; an output that overlaps another operand's memory is
+// refused. Q, K, V and O are row-major [B, H, N, D] or [B, N, H, D]
+// (backend.Layout), Q, K and V at strides of their own when
+// Problem.Views sets them (Caps().Strides). In every case one token's
+// head vector is contiguous and the rows of one head sit at a fixed
+// stride (backend.TensorStrides: D in BHND, H·D in BNHD; a view's Row),
+// so a head's block of rows is a blas32.General with that stride and
+// every layout goes into Gemm in place, without copies. Scores and weights are [B, H, Nq, Nk], LSE is
 // [B, H, Nq], masks are broadcast through backend.Mask.Strides.
 //
 // Caps().MaxBufferLen is what the memory available when the backend

@@ -182,7 +182,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
 	d, err := b.operands(op,
-		operand{"scores", s, false}, operand{"mask", maskBuf(p.Keep), false},
+		operand{"scores", s, true}, operand{"mask", maskBuf(p.Keep), false},
 		operand{"LSE", p.LSE, true})
 	if err != nil {
 		return err

@@ -19,6 +19,9 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if err := p.Validate(pm, v, o); err != nil {
 		return fmt.Errorf("gpu: context: %w", err)
 	}
+	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
+		return fmt.Errorf("gpu: context: %w", err)
+	}
 	bufs, err := b.begin(ctx, "context", arg{"weights", pm, false}, arg{"V", v, false}, arg{"O", o, true})
 	if err != nil {
 		return err

@@ -45,6 +45,9 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
+	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
+		return fmt.Errorf("gpu: fused: %w", err)
+	}
 	if err := checkVars("fused", p.Problem); err != nil {
 		return err
 	}

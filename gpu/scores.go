@@ -19,6 +19,9 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
+	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
+		return fmt.Errorf("gpu: scores: %w", err)
+	}
 	if err := checkVars("scores", p.Problem); err != nil {
 		return err
 	}

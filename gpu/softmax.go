@@ -18,6 +18,9 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}
+	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
+		return fmt.Errorf("gpu: softmax: %w", err)
+	}
 	if err := checkVars("softmax", p.Problem); err != nil {
 		return err
 	}

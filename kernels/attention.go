@@ -476,6 +476,9 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 			return nil, err
 		}
 	}
+	if opts.BlockTable != nil && (!k.isDense() || !v.isDense()) {
+		return nil, backend.Errorf(backend.ErrShape, "a paged cache's pools must be dense: K of shape %s, V of shape %s", viewName(k), viewName(v))
+	}
 	if k.Layout != q.Layout || v.Layout != q.Layout {
 		return nil, backend.Errorf(backend.ErrShape, "Q, K and V must share a layout: %v, %v, %v", q.Layout, k.Layout, v.Layout)
 	}
@@ -570,6 +573,9 @@ func checkFinite(q, k, v, bias *Tensor) error {
 // allowed when negInf), or −1. A half is non-finite when its exponent
 // bits are all ones; only those are widened.
 func firstBad(t *Tensor, negInf bool) (int, float32) {
+	if !t.isDense() {
+		return firstBadStrided(t, negInf)
+	}
 	return firstBadIn(t, 0, t.Len(), negInf)
 }
 
@@ -643,6 +649,7 @@ func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backe
 // halves (backend.Caps.Half): the answer is the same, the transfer twice
 // the bytes.
 func (d *devBufs) uploadTensor(be backend.Backend, name string, t *Tensor) (backend.Buffer, error) {
+	t = t.contiguous()
 	if !t.DType.Half() || !be.Caps().Half {
 		return d.upload(be, name, t.Float32s())
 	}
@@ -669,21 +676,26 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	p := c.prob
 	var bufs devBufs
 	defer bufs.release()
-	qb, err := bufs.uploadTensor(be, "Q", q)
+	// Q, K and V go to the backend in place where it takes them (put):
+	// their strides, if any, reach it through p.Views.
+	qb, qv, err := bufs.put(be, "Q", q, true)
 	if err != nil {
 		return nil, err
 	}
-	kb, err := bufs.uploadTensor(be, "K", k)
+	kb, kv, err := bufs.put(be, "K", k, p.Paged == nil)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := bufs.uploadTensor(be, "V", v)
+	vb, vv, err := bufs.put(be, "V", v, p.Paged == nil)
 	if err != nil {
 		return nil, err
+	}
+	if qv != nil || kv != nil || vv != nil {
+		p.Views = &backend.Views{Q: qv, K: kv, V: vv}
 	}
 	var bias, keep *backend.Mask
 	if opts.Bias != nil {
-		buf, err := bufs.uploadTensor(be, "bias", opts.Bias)
+		buf, _, err := bufs.put(be, "bias", opts.Bias, false)
 		if err != nil {
 			return nil, err
 		}
@@ -712,7 +724,9 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	if !be.Caps().Half {
 		devDT = Float32
 	}
-	ob, err := bufs.alloc(be, "O", devDT, p.OLen())
+	// On a backend that wraps host memory O is written straight into
+	// the result's storage (outData, outBits), else read back below.
+	ob, outData, outBits, err := bufs.outBuffer(be, "O", devDT, p.OLen())
 	if err != nil {
 		return nil, err
 	}
@@ -774,7 +788,9 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	shape := append([]int(nil), q.Shape...)
 	shape[len(shape)-1] = p.Dv
 	res.Out = &Tensor{Shape: shape, Layout: q.Layout, DType: outDT}
-	if res.Out.Bits, res.Out.Data, err = readOut(be, ob, outDT, p.OLen()); err != nil {
+	if outData != nil || outBits != nil {
+		res.Out.Data, res.Out.Bits = outData, outBits
+	} else if res.Out.Bits, res.Out.Data, err = readOut(be, ob, outDT, p.OLen()); err != nil {
 		return nil, err
 	}
 	if lseb != nil {

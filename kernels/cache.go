@@ -111,8 +111,22 @@ func (c *kv) release() {
 
 // checkRows checks the rows an append brings: k [n, KVHeads, D] and v [n,
 // KVHeads, Dv], finite, each value one the cache's dtype holds. It
-// returns n.
-func (c *kv) checkRows(k, v *Tensor) (int, error) {
+// returns n, and k and v dense: a strided one gathered into a copy of
+// its rows (which the append copies anyway).
+func (c *kv) checkRows(k, v *Tensor) (int, *Tensor, *Tensor, error) {
+	// A bad k or v is left for checkDenseRows to name.
+	if k.check("K") == nil {
+		k = k.contiguous()
+	}
+	if v.check("V") == nil {
+		v = v.contiguous()
+	}
+	n, err := c.checkDenseRows(k, v)
+	return n, k, v, err
+}
+
+// checkDenseRows is checkRows's check of k and v once they are dense.
+func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 	for _, t := range []struct {
 		name, appended string // constants: a name built here would allocate every call
 		t              *Tensor
@@ -298,7 +312,7 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 	if seq < 0 || seq >= c.batch {
 		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
 	}
-	n, err := c.checkRows(k, v)
+	n, k, v, err := c.checkRows(k, v)
 	if err != nil {
 		return err
 	}
@@ -428,7 +442,7 @@ func (s *Seq) usable(what string) error {
 // are unchanged. A released sequence takes no rows (backend.ErrReleased).
 func (s *Seq) Append(k, v *Tensor) error {
 	p := s.pool
-	n, err := p.checkRows(k, v)
+	n, k, v, err := p.checkRows(k, v)
 	if err != nil {
 		return err
 	}
@@ -646,6 +660,10 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if err := out.check("out"); err != nil {
 		return err
 	}
+	if !out.isDense() || lse != nil && lse.check("LSE") == nil && !lse.isDense() {
+		return backend.Errorf(backend.ErrShape, "out of shape %s or the LSE is strided: the outputs must be dense", viewName(out))
+	}
+	out = out.contiguous() // its own storage, without a tail past its elements
 	if q.Layout != c.cfg.Layout {
 		return backend.Errorf(backend.ErrShape, "Q of shape %v in layout %v over a cache in layout %v: want Q in the cache's layout, %s",
 			q.Shape, q.Layout, c.cfg.Layout, queryDims(c.cfg.Layout))
@@ -682,6 +700,7 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		if err := lse.check("LSE"); err != nil {
 			return err
 		}
+		lse = lse.contiguous()
 		if lse.DType != Float32 || len(lse.Shape) != 3 || lse.Shape[0] != b || lse.Shape[1] != h || lse.Shape[2] != nq {
 			return backend.Errorf(backend.ErrShape, "LSE of shape %v, %v: want float32 [%d, %d, %d]", lse.Shape, lse.DType, b, h, nq)
 		}
@@ -709,12 +728,9 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 			return err
 		}
 	}
-	if q.DType.Half() {
-		err = be.WriteBits(qb, 0, q.Bits)
-	} else {
-		err = be.Write(qb, 0, q.Data)
-	}
-	if err != nil {
+	// A strided q is gathered into the dense buffer: the queries of a
+	// decoding step are few, and the buffer is reused.
+	if err := writeDense(be, qb, q); err != nil {
 		return err
 	}
 	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, qb, c.k, c.v, ob, lb); err != nil {

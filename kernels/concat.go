@@ -66,6 +66,7 @@ func ConcatSeq(past, cur *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	past, cur = past.contiguous(), cur.contiguous() // rows found densely below
 	dst := backend.TensorStrides(cur.Layout, ch, n, cd)
 	// copyRows moves src's rows (its Dims, in its layout) to rows from
 	// first on of every (b, h) of out.

@@ -26,10 +26,20 @@
 //
 // # Memory layout
 //
-// A Tensor is dense row-major. Q, K, V and the output are
-// [B, H, N, D] (BHND) or [B, N, H, D] (BNHD, what model code stores) as
-// their Layout says, a layout option and not a copy; rank 3 drops B and
-// rank 2 drops B and H. The bias, the keep-mask, the weights and the
+// A Tensor is dense row-major, or a strided view of another's storage
+// (Tensor.Strides; Slice makes one, Contiguous a dense copy). Q, K, V and
+// the output are [B, H, N, D] (BHND) or [B, N, H, D] (BNHD, what model
+// code stores) as their Layout says, a layout option and not a copy;
+// rank 3 drops B and rank 2 drops B and H. Q, K and V may be views (the
+// heads of a fused QKV projection, qkv.Slice(2, 0, H)), and so may the
+// bias, the rows a cache appends and its queries; the outputs and a paged
+// cache's pools are dense. On a backend that wraps host memory
+// (backend.Wrapper: the CPU) Attention hands it the caller's Q, K and V
+// read-only, views at their strides (backend.Caps.Strides), and lets it
+// write O into the result's own slice: no copy of any of them, so a call
+// holds its operands once. Elsewhere (the GPU) each operand is written to
+// a device buffer, a view gathered on the host a chunk at a time. The
+// caller's tensors are never written. The bias, the keep-mask, the weights and the
 // scores are always [B, H, Nq, Nk] and the LSE [B, H, Nq], right-aligned
 // as in NumPy when their rank is lower; a bias or mask broadcasts over
 // any dimension of size 1. A Linear's weight is [In, Out] (y = x·W + b)

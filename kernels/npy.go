@@ -21,6 +21,7 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 	if err := t.check("tensor"); err != nil {
 		return err
 	}
+	t = t.contiguous() // a strided view is written as its dense copy
 	shape, descr := t.Shape, "<f4"
 	if t.DType == Float16 {
 		descr = "<f2"

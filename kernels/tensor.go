@@ -53,8 +53,10 @@ const (
 	BFloat16 = backend.BFloat16
 )
 
-// Tensor is a dense row-major tensor of float32 values (Data) or of half
-// values (Bits: the stored bits of Float16 or BFloat16), as DType says.
+// Tensor is a tensor of float32 values (Data) or of half values (Bits:
+// the stored bits of Float16 or BFloat16), as DType says: dense
+// row-major, or a strided view of another tensor's storage (Strides,
+// Slice).
 //
 // For Q, K, V and the output, Shape is
 //
@@ -73,6 +75,27 @@ type Tensor struct {
 	DType DType
 	Data  []float32
 	Bits  []uint16
+	// Strides, when set, are the element strides of each dimension:
+	// element (i₀, i₁, …) is at Σ iₖ·Strides[k] of Data (or Bits). nil
+	// means dense row-major, and then the storage holds exactly the
+	// shape's elements. A strided tensor (Slice makes one) follows these
+	// rules, or every function taking it returns an error wrapping
+	// backend.ErrShape that names its shape and strides:
+	//
+	//	len(Strides) == len(Shape)
+	//	every stride ≥ 0, the last one 1 (a row's elements lie together)
+	//	the storage holds the largest offset: len ≥ 1 + Σ (Shape[k]−1)·Strides[k]
+	//	  (0 elements when a dimension is 0)
+	//
+	// Strides may overlap (0 repeats a row). Attention's Q, K and V
+	// (dense, or packed with Options.CuSeqlensQ, CuSeqlensK), its bias,
+	// the rows of KVCache.Append and Seq.Append and the q of Attend take
+	// strided tensors; so do Float32s, Convert, Contiguous, Slice,
+	// ConcatSeq, WriteNpy and Linear. Outputs (Result's, Attend's out and
+	// lse) are dense, and a paged cache's pools (Options.BlockTable) must
+	// be. A CPU backend reads Q, K and V in place, at their strides; a
+	// GPU backend receives them gathered into dense buffers.
+	Strides []int
 }
 
 // NewTensor returns a zero tensor of the given layout and shape. It returns
@@ -100,10 +123,13 @@ func NewTensorOf(dt DType, layout Layout, shape ...int) (*Tensor, error) {
 	return t, nil
 }
 
-// Float32s returns the tensor's values as float32: Data itself for a
-// Float32 tensor, a new slice of the half values widened exactly
-// otherwise.
+// Float32s returns the tensor's values as float32, dense row-major: Data
+// itself for a dense Float32 tensor, a new slice of the values (widened
+// exactly from a half dtype) otherwise.
 func (t *Tensor) Float32s() []float32 {
+	if t.Strides != nil {
+		t = t.contiguous()
+	}
 	if !t.DType.Half() {
 		return t.Data
 	}
@@ -124,6 +150,9 @@ func (t *Tensor) Convert(dt DType) (*Tensor, error) {
 	}
 	if !dt.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
+	}
+	if t.Strides != nil {
+		t = t.contiguous()
 	}
 	out := &Tensor{Shape: append([]int(nil), t.Shape...), Layout: t.Layout, DType: dt}
 	if dt == t.DType {
@@ -154,7 +183,8 @@ func (t *Tensor) Len() int {
 	return n
 }
 
-// check verifies that the data holds exactly what the shape says.
+// check verifies that the data holds exactly what the shape says, or,
+// for a strided tensor, that its strides follow the rules (Strides).
 func (t *Tensor) check(name string) error {
 	if t == nil {
 		return backend.Errorf(backend.ErrShape, "%s is nil", name)
@@ -170,7 +200,11 @@ func (t *Tensor) check(name string) error {
 	if t.DType.Half() {
 		stored, other = other, stored
 	}
-	if stored != n {
+	if t.Strides != nil {
+		if err := t.checkStrides(name, stored); err != nil {
+			return err
+		}
+	} else if stored != n {
 		where := ""
 		if t.DType.Half() {
 			where = fmt.Sprintf(" (%v, in Bits)", t.DType)

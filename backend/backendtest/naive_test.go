@@ -308,6 +308,9 @@ func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s back
 	if err := n.resolve(q, k, s, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
 		return err
 	}
+	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides
+		return err
+	}
 	if err := p.Validate(q, k, s); err != nil {
 		return err
 	}
@@ -395,6 +398,9 @@ func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o b
 	if err := n.resolve(pm, v, o); err != nil {
 		return err
 	}
+	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides
+		return err
+	}
 	if err := p.Validate(pm, v, o); err != nil {
 		return err
 	}
@@ -419,6 +425,9 @@ func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, ls
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	if err := n.resolve(q, k, v, o, lse, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
+		return err
+	}
+	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides
 		return err
 	}
 	if err := p.Validate(q, k, v, o, lse); err != nil {

@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Seqs", s.testSeqs)
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
+	t.Run("Views", s.testViews)
+	t.Run("Wrap", s.testWrap)
 	t.Run("Errors", s.testErrors)
 	t.Run("Closed", s.testClosed)
 	t.Run("Cancel", s.testCancel)

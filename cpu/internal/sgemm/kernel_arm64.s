@@ -10,21 +10,21 @@
 // V8–V31, row i in V(8+3i), V(9+3i), V(10+3i). A step of k loads B's
 // row (12 floats) into V0–V2 with one VLD1, broadcasts A[i][p] for each
 // of the 8 rows into V3–V7 in turn with VLD1R (a load that fills every
-// lane), and issues 3 FMLAs per row: 24 FMLAs to 4 vector loads and 8
-// broadcast loads.
+// lane), and issues 3 FMLAs per row: 24 FMLAs to one three-register
+// load and 8 broadcast loads.
 //
 // Schedule (argued, not measured: qemu's timings mean nothing, and no
-// arm64 machine was at hand). The loop is bound by its 24 FMLAs. A core
-// with two 128-bit FMA pipes (Cortex-A72, Neoverse N1/N2, Graviton 2/3
-// per pipe count) issues them in 12 cycles, one with four (Apple M1 and
-// later, Neoverse V1/V2) in 6; the 12 loads take 4–6 cycles on two or
-// three load pipes, under either. The FMLA latency is 4 cycles: keeping
-// four pipes busy needs 16 independent chains, and the block has 24. So
-// the loop should run near the FMA peak, 8 (two pipes) or 16 (four)
-// FLOPs a cycle per pipe-width: about 100 GFLOP/s on one 3.2 GHz M1
-// core, ~40 on a 2.5 GHz Neoverse N1 core. Reading A in place, not
-// packed, costs one 4-byte load per row and step, which the load pipes
-// have room for.
+// arm64 machine was at hand). A step is 24 FMLAs of four lanes (192
+// FLOPs) against 3 vector loads of B and 8 broadcast loads of A. A core
+// with two 128-bit FMA pipes (Cortex-A72, Neoverse N1) issues the FMLAs
+// in 12 cycles, one with four (Apple M1 and later, Neoverse V1/V2) in 6,
+// while the 11 loads take 4–6 cycles on two or three load pipes: the
+// loop is bound by the FMAs. FMLA's latency is 4 cycles, so four pipes
+// need 16 independent chains; the block has 24. That is 16 or 32 FLOPs
+// a cycle: about 100 GFLOP/s on one 3.2 GHz M1 core, about 40 on a
+// 2.5 GHz Neoverse N1 core, before the driver's packing and edges.
+// Reading A in place, not packed, costs one 4-byte load per row and
+// step, which the load pipes have room for.
 
 // ROW issues row i's three FMLAs: the broadcast A[i][p] in A, B's row in
 // V0–V2, the row's accumulators C0–C2.

@@ -30,5 +30,5 @@ func loopsDetail() string {
 	if k["exp"] == "Go" {
 		return ""
 	}
-	return ", NEON loops for the softmax's exp, f16/bf16 conversions (bfloat16 narrowing by " + k["bf16narrow"] + ") and decoding (" + k["decode"] + ")"
+	return ", NEON loops for the softmax's exp, the decoding kernels and the f16/bf16 conversions (bfloat16 narrowing by " + k["bf16narrow"] + ")"
 }

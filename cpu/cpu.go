@@ -198,7 +198,7 @@ func New(opts ...Option) (*Backend, error) {
 		},
 		Threads: b.threads,
 		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d in sub-tiles of %d rows, decoding key tiles %d",
-			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK, b.subQ, b.decodeK),
+			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK, b.subQ, b.decodeK) + loopsDetail(),
 	}
 	if sgemm.HasBF16() {
 		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic (%s) with tiles %d×%d", sgemm.BF16Kernel(), b.bf16Q, b.bf16K)

@@ -11,9 +11,9 @@ import (
 // Gemms nothing to do: packing each key tile for a handful of rows costs
 // more than multiplying it, and the step is bound by reading K and V
 // once. Such items run the decoding kernels instead (dotRows4,
-// axpyRows4: AVX-512, or AVX2 with FMA and F16C, decode_amd64.s), which read K's and V's rows where
-// they lie, four query rows at a time, and sum in float32 as the Gemms
-// do.
+// axpyRows4: AVX-512, or AVX2 with FMA and F16C, decode_amd64.s; NEON on
+// arm64, decode_arm64.s), which read K's and V's rows where they lie,
+// four query rows at a time, and sum in float32 as the Gemms do.
 
 // decodeRows is the most query rows an item may have for Fused to run the
 // decoding kernels rather than the Gemms.

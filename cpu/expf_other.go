@@ -1,11 +1,11 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package cpu
 
 import "math"
 
-// hasAVX2 is false off amd64 and under -tags purego: expShift is the
-// scalar loop.
+// hasAVX2 is false without vector loops (off amd64 and arm64, and under
+// -tags purego): expShift is the scalar loop.
 const hasAVX2 = false
 
 func expShiftVec([]float32, float32) (int, float64) { return 0, 0 }

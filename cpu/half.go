@@ -12,7 +12,8 @@ import (
 // (backend.DType.Decode). len(dst) must be at least len(src). On amd64
 // the vector loops take what they can (widenVec: VCVTPH2PS for float16,
 // a 16-bit shift for bfloat16, sixteen lanes with AVX-512F, eight with
-// AVX2 and F16C); widenGo does the rest, or all of it elsewhere.
+// AVX2 and F16C), on arm64 the NEON loops (FCVTL, or zeros zipped in
+// below a bfloat16); widenGo does the rest, or all of it elsewhere.
 func widen(t backend.DType, dst []float32, src []uint16) {
 	n := widenVec(t, dst, src)
 	widenGo(t, dst[n:], src[n:])
@@ -38,7 +39,8 @@ func widenGo(t backend.DType, dst []float32, src []uint16) {
 // backend.DType.Encode wherever that is finite or src[i] is not).
 // len(src) must be at least len(dst). On amd64 the vector loops take
 // what they can (narrowVec: VCVTPS2PH, or bfloat16's rounding in integer
-// operations, sixteen lanes with AVX-512F, eight with AVX2 and F16C);
+// operations, sixteen lanes with AVX-512F, eight with AVX2 and F16C),
+// on arm64 the NEON loops (FCVTN; BFCVTN or the integer rounding);
 // narrowGo does the rest, or all of it elsewhere.
 func narrow(t backend.DType, dst []uint16, src []float32) {
 	n := narrowVec(t, dst, src)

@@ -1,10 +1,11 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package cpu
 
 import "github.com/attn-go/attn/backend"
 
-// Off amd64 and under -tags purego the conversions are the Go loops.
+// Off amd64 and arm64 and under -tags purego the conversions are the Go
+// loops.
 
 func widenVec(backend.DType, []float32, []uint16) int { return 0 }
 

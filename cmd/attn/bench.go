@@ -85,7 +85,8 @@ and every peer but ort-cpu-gqa, ggml-cpu and ggml-vulkan (f16 too),
 reports half points unavailable.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
-AVX2+FMA 6×16, gonum pure Go, or OpenBLAS), which sets its speed:
+AVX2+FMA 6×16, NEON 8×12 on arm64, gonum pure Go, or OpenBLAS), which
+sets its speed:
 GODEBUG=cpu.avx512f=off measures the AVX2 kernel on an AVX-512 CPU.
 
 Prints a table, and writes results.json, results.csv, results.md (tables

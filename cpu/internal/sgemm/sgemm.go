@@ -1,9 +1,9 @@
 // Package sgemm is the CPU backend's float32 matrix multiply without cgo:
 // gonum's blas.Float32 with Sgemm replaced by a blocked driver around a
 // register-tiled micro-kernel in Go assembly (AVX-512 or AVX2 with FMA on
-// amd64, picked from the CPU at start-up). Where there is no kernel
-// (another architecture, -tags purego, an older CPU) Sgemm is gonum's
-// pure Go, unchanged; every other routine is gonum's anyway.
+// amd64, picked from the CPU at start-up; NEON on arm64). Where there is
+// no kernel (another architecture, -tags purego, an older CPU) Sgemm is
+// gonum's pure Go, unchanged; every other routine is gonum's anyway.
 //
 // The driver follows the usual layering. k is cut into blocks of at most
 // blockK. For each block, a transposed op(B) is packed into panels of NR
@@ -72,7 +72,7 @@ func Kernel() string {
 }
 
 // KernelRows is the rows of C the micro-kernel computes at once (its
-// MR: 8 for the AVX-512 kernel, 6 for AVX2's), 0 without one.
+// MR: 8 for the AVX-512 and NEON kernels, 6 for AVX2's), 0 without one.
 func KernelRows() int {
 	if active == nil {
 		return 0

@@ -130,7 +130,7 @@ func checkC(t *testing.T, g gemmCase, o operands, got []float32) {
 	}
 }
 
-// The driver's edges: sizes around the kernels' MR (6) and NR (16, 32),
+// The driver's edges: sizes around the kernels' MR (6, 8) and NR (12, 16, 32),
 // the k block (256) and the n block (512), with both transposes, the
 // alphas and betas the backend uses and others, and padded strides.
 func TestSgemm(t *testing.T) {
@@ -141,6 +141,7 @@ func TestSgemm(t *testing.T) {
 		{64, 128, 64}, {64, 64, 128}, {65, 129, 63}, {63, 127, 65}, {64, 96, 128},
 		{3, 5, 255}, {7, 9, 256}, {6, 16, 257}, {2, 3, 513},
 		{5, 511, 3}, {7, 512, 4}, {6, 513, 5}, {13, 1030, 17},
+		{8, 12, 1}, {7, 11, 3}, {9, 13, 4}, {16, 24, 5}, {17, 25, 2}, {8, 36, 256},
 	} {
 		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/gpu/gputest"
@@ -460,4 +461,47 @@ func TestExport(t *testing.T) {
 	if wx, ox, err := gpu.Export(x); err != nil || ox != align || wx == nil {
 		t.Errorf("Export(import at %d) = %v, %d, %v", align, wx, ox, err)
 	}
+}
+
+// TestConformanceImported runs the conformance suite with every buffer
+// the caller's: imported, never allocated by attn.
+func TestConformanceImported(t *testing.T) { backendtest.Run(t, openImporting) }
+
+// importing is the gpu backend on a device of the caller's whose Alloc
+// creates a wgpu buffer of the caller's, at an aligned offset past the
+// start, and imports it, as a program that owns its buffers would.
+type importing struct {
+	*gpu.Backend
+	dev *wgpu.Device
+}
+
+func openImporting(t testing.TB) backend.Backend {
+	adapter, dev := callerDevice(t, nil)
+	b, err := gpu.NewWithDevice(adapter, dev)
+	if err != nil {
+		t.Fatalf("NewWithDevice: %v", err)
+	}
+	return importing{b, dev}
+}
+
+func (x importing) Alloc(t backend.DType, n int) (backend.Buffer, error) {
+	if n < 0 || !t.Valid() {
+		return nil, backend.Errorf(backend.ErrShape, "importing: alloc of %d %v elements", n, t)
+	}
+	if n > x.Caps().MaxBufferLen {
+		return nil, backend.Errorf(backend.ErrTooLarge, "importing: alloc of %d elements", n)
+	}
+	bytes := uint64(n) * 4
+	if t.Half() {
+		bytes = uint64(n+1) / 2 * 4
+	}
+	off := uint64(x.dev.GetLimits().Limits.MinStorageBufferOffsetAlignment)
+	wb, err := x.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "caller", Size: off + alignUp(max(bytes, 16), 16), Usage: rw})
+	if err != nil {
+		return nil, backend.Errorf(backend.ErrTooLarge, "importing: %v", err)
+	}
+	// The import holds a reference of its own: the buffer lives until it
+	// is released.
+	defer wb.Release()
+	return x.Import(wb, off, t, n)
 }

@@ -310,3 +310,45 @@ func TestStepConcurrent(t *testing.T) {
 		closeTo(t, fmt.Sprintf("goroutine %d's O", g), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
 	}
 }
+
+// BenchmarkLayers times a decoding step of L layers, L Fused calls over
+// L caches of 256 keys (8 heads of 64, causal), waited for one by one
+// and recorded as one step with one wait: issue 24's measure, the step
+// of 32 layers within 12 times the step of one on lavapipe.
+//
+//	go test -run '^$' -bench Layers ./gpu
+func BenchmarkLayers(b *testing.B) {
+	g := openGPU(b)
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 1, Nk: 256, D: 64, Dv: 64, Causal: true}
+	for _, n := range []int{1, 32} {
+		layers := make([]*layer, n)
+		for l := range layers {
+			layers[l] = newLayer(b, g, p, backend.Float32, uint64(l))
+		}
+		for _, mode := range []string{"waited", "step"} {
+			b.Run(fmt.Sprintf("layers=%d/%s", n, mode), func(b *testing.B) {
+				for b.Loop() {
+					if mode == "waited" {
+						for _, ly := range layers {
+							if err := g.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+						continue
+					}
+					st := g.Record()
+					for _, ly := range layers {
+						if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := st.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/layer")
+			})
+		}
+	}
+}

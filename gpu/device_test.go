@@ -505,3 +505,87 @@ func (x importing) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	defer wb.Release()
 	return x.Import(wb, off, t, n)
 }
+
+// TestImportDestroyed: a buffer the caller destroyed while attn holds an
+// import of it fails the ops that use it with an error, in a step too,
+// never a WebGPU abort, and the backend goes on working. (Destroying it
+// after an op was recorded and before Submit is beyond checking.)
+func TestImportDestroyed(t *testing.T) {
+	adapter, dev := callerDevice(t, nil)
+	b := openOn(t, adapter, dev)
+	p := smallProblem(8)
+	mk := func(n int) (*wgpu.Buffer, backend.Buffer) {
+		wb := callerBuffer(t, dev, uint64(n)*4+16, rw)
+		return wb, importF32(t, b, wb, 0, n)
+	}
+	_, q := mk(p.QLen())
+	_, k := mk(p.KLen())
+	_, v := mk(p.VLen())
+	ob, o := mk(p.OLen())
+	_, good := mk(p.OLen())
+	ob.Destroy()
+	ctx := context.Background()
+	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err == nil || !strings.Contains(err.Error(), "destroyed") {
+		t.Errorf("Fused into a destroyed buffer: %v; want an error saying so", err)
+	}
+	st := b.Record()
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err == nil {
+		t.Errorf("recording Fused into a destroyed buffer succeeded")
+	}
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, good, nil); err != nil {
+		t.Errorf("recording Fused after a failed op: %v", err)
+	}
+	if err := st.Wait(); err == nil || !strings.Contains(err.Error(), "op 1 (fused)") {
+		t.Errorf("Wait = %v; want the first op's error", err)
+	}
+	if err := b.Read(make([]float32, 4), o, 0); err == nil {
+		t.Errorf("Read of a destroyed buffer succeeded")
+	}
+	if err := b.Write(o, 0, make([]float32, 4)); err == nil {
+		t.Errorf("Write to a destroyed buffer succeeded")
+	}
+	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, good, nil); err != nil {
+		t.Errorf("Fused after the failures: %v", err)
+	}
+}
+
+// TestStepCallerRelease: the caller may release its handles to buffers
+// a step uses before the step is submitted; attn's imports keep them.
+func TestStepCallerRelease(t *testing.T) {
+	adapter, dev := callerDevice(t, nil)
+	b := openOn(t, adapter, dev)
+	p := smallProblem(12)
+	r := rand.New(rand.NewPCG(4, 4))
+	hq, hk, hv := randSlice(r, p.QLen()), randSlice(r, p.KLen()), randSlice(r, p.VLen())
+	var bufs []backend.Buffer
+	var handles []*wgpu.Buffer
+	for _, h := range [][]float32{hq, hk, hv, make([]float32, p.OLen())} {
+		wb, err := dev.CreateBuffer(&wgpu.BufferDescriptor{Size: uint64(len(h))*4 + 16, Usage: rw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := importF32(t, b, wb, 0, len(h))
+		if err := b.Write(x, 0, h); err != nil {
+			t.Fatal(err)
+		}
+		bufs, handles = append(bufs, x), append(handles, wb)
+	}
+	st := b.Record()
+	if err := st.Fused(context.Background(), backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, wb := range handles {
+		wb.Release() // the caller's handles, before the submission
+	}
+	for _, x := range bufs[:3] {
+		x.Release() // and attn's imports of the inputs
+	}
+	if err := st.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, p.OLen())
+	if err := b.Read(got, bufs[3], 0); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "O", got, naive(p, hq, hk, hv), 1e-5)
+}

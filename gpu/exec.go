@@ -239,15 +239,14 @@ func (b *Backend) record(ds []*dispatch, cost float64) error {
 // (or never will be). The caller holds b.mu.
 func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), err error) {
 	var rel []func()
-	done = func() {
+	release := func() {
 		for i := len(rel) - 1; i >= 0; i-- {
 			rel[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			done()
-			cmd, done = nil, nil
+			release() // the returns have set done to nil
 		}
 	}()
 	align := max(int(b.lim.MinUniformBufferOffsetAlignment), 16)
@@ -311,7 +310,7 @@ func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), 
 		return nil, nil, err
 	}
 	rel = append(rel, cmd.Release)
-	return cmd, done, nil
+	return cmd, release, nil
 }
 
 // paramBytes is the size of d's Params struct rounded up to 16 bytes, as

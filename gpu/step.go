@@ -38,8 +38,11 @@ import (
 // the same queue run after a step's work only once Submit has returned.
 //
 // Errors. An op's bad input is refused by the op, before it records
-// anything (WebGPU validation errors in wgpu-native 0.17 come back from
-// the call that caused them, inside attn's error scopes). Wait returns,
+// anything. WebGPU's validation errors come back from the op too:
+// go-webgpu wraps each call that records work in an error scope of the
+// device, and wgpu-native 0.17 reports into it at once; a submission it
+// finds invalid it aborts instead of reporting, so nothing waits to be
+// reported at submission (the ops validate for that reason). Wait returns,
 // besides, every error the step's ops returned since the last Wait, each
 // naming the op, and an error naming the step's ops when the device
 // reports the work failed (backend.ErrDeviceLost).

@@ -13,18 +13,26 @@ import (
 
 // buffer is device storage of n values of one dtype owned by one Backend:
 // float32s, or halves two to a u32 word (element i in the low half of
-// word i/2 when i is even, the high half when odd), ⌈n/2⌉ words. Its wgpu
-// buffer is at least 16 bytes long (a zero-length binding is not
-// allowed), a multiple of 16, and Release destroys it at once under the
-// device lock.
+// word i/2 when i is even, the high half when odd), ⌈n/2⌉ words, from
+// byte off of a wgpu buffer. Its bytes are at least 16 (a zero-length
+// binding is not allowed) and a multiple of 16, so that a kernel may read
+// whole vec4s. A buffer attn allocated (off 0) is destroyed by Release
+// under the device lock; an imported one (import.go) holds a reference of
+// its own to the caller's wgpu buffer, which Release drops.
 type buffer struct {
 	owner    *Backend
 	n        int
 	dtype    backend.DType
-	bytes    int64
+	bytes    int64 // from off; for a buffer attn allocated, the wgpu buffer's size
+	off      int   // byte offset of element 0 in buf: 0 unless imported
+	imported bool
 	buf      *wgpu.Buffer
 	released bool // guarded by owner.mu
 }
+
+// word is the index, in buf's u32 words, of x's word w (off is a multiple
+// of 4: Import checks it).
+func (x *buffer) word(w int) int { return x.off/4 + w }
 
 func (x *buffer) Len() int {
 	if x == nil {
@@ -56,18 +64,27 @@ func (x *buffer) Release() {
 	x.free()
 }
 
-// free destroys the wgpu buffer; nil is a no-op. The caller holds
-// owner.mu; no work that uses the buffer is in flight, because every op
-// waits for its own work.
+// free destroys the wgpu buffer (an imported one: drops attn's reference
+// to it); nil is a no-op. The caller holds owner.mu. A buffer that
+// recorded, not yet submitted work uses (step.go) is destroyed right after
+// that work is submitted: WebGPU aborts a submission that uses a destroyed
+// buffer, while destroying one that submitted work uses waits for it.
 func (x *buffer) free() {
 	if x == nil || x.released {
 		return
 	}
 	x.released = true
-	x.owner.allocated -= x.bytes
-	x.buf.Destroy()
-	x.buf.Release()
+	wb := x.buf
 	x.buf = nil
+	if x.imported {
+		x.owner.afterSubmit(wb.Release)
+		return
+	}
+	x.owner.allocated -= x.bytes
+	x.owner.afterSubmit(func() {
+		wb.Destroy()
+		wb.Release()
+	})
 }
 
 // Alloc returns zero-filled device storage for n values of dtype t
@@ -171,6 +188,13 @@ func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*b
 		b.mu.Unlock()
 		return nil, err
 	}
+	if err := needUsage(op, x); err != nil {
+		b.mu.Unlock()
+		return nil, err
+	}
+	// Recorded work goes to the queue first, so that a read sees it and a
+	// write lands after it, as the calls were made (step.go).
+	b.flush()
 	if off < 0 || off > x.n || n > x.n-off {
 		b.mu.Unlock()
 		dir := "into"
@@ -194,12 +218,12 @@ func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 	w0, w1 := off/2, (end+1)/2
 	words := make([]uint32, w1-w0)
 	if off%2 == 1 {
-		if err := b.readWords(words[:1], x.buf, w0); err != nil {
+		if err := b.readWords(words[:1], x.buf, x.word(w0)); err != nil {
 			return err
 		}
 	}
 	if end%2 == 1 && (off%2 == 0 || w1-w0 > 1) {
-		if err := b.readWords(words[len(words)-1:], x.buf, w1-1); err != nil {
+		if err := b.readWords(words[len(words)-1:], x.buf, x.word(w1-1)); err != nil {
 			return err
 		}
 	}
@@ -212,7 +236,7 @@ func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 			*w = *w&0xffff | uint32(h)<<16
 		}
 	}
-	return b.writeWords(x.buf, w0, words)
+	return b.writeWords(x.buf, x.word(w0), words)
 }
 
 // readHalves reads len(dst) half bits of x from element off. The caller
@@ -223,7 +247,7 @@ func (b *Backend) readHalves(dst []uint16, x *buffer, off int) error {
 		n := min(len(dst), stagingBytes/2-2)
 		w0, w1 := off/2, (off+n+1)/2
 		words := make([]uint32, w1-w0)
-		if err := b.readWords(words, x.buf, w0); err != nil {
+		if err := b.readWords(words, x.buf, x.word(w0)); err != nil {
 			return err
 		}
 		for i := range n {
@@ -249,7 +273,7 @@ func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	}
 	defer b.mu.Unlock()
 	if !x.dtype.Half() {
-		return b.write(x.buf, off, src)
+		return b.write(x.buf, x.word(off), src)
 	}
 	if err := x.dtype.CheckFits("gpu: write: src", off, src); err != nil {
 		return err
@@ -332,7 +356,7 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	}
 	for len(dst) > 0 {
 		n := min(len(dst), stagingBytes/4)
-		if err := b.readChunk(dst[:n], x.buf, off); err != nil {
+		if err := b.readChunk(dst[:n], x.buf, x.word(off)); err != nil {
 			return err
 		}
 		dst, off = dst[n:], off+n

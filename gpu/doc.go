@@ -140,8 +140,44 @@
 // FlashAttention's varlen kernels do.
 //
 // Every op waits for its own work, so an op returning means its outputs
-// are final. All use of the device is serialised by one lock per Backend:
-// WebGPU error scopes belong to the device, not to a goroutine.
+// are final — unless it is recorded in a Step (below). All use of the
+// device is serialised by one lock per Backend: WebGPU error scopes
+// belong to the device, not to a goroutine.
+//
+// # Inside the caller's GPU program
+//
+// NewWithDevice opens the backend on a device the caller created (with
+// the adapter it came from, whose type picks the plan); attn submits to
+// that device's queue, and Close releases only what attn created.
+// Import wraps n elements of a caller's wgpu buffer at an aligned offset
+// as a Buffer, with no copy, after checking its device, usage and size;
+// Export returns the wgpu buffer and offset behind any Buffer of the
+// backend, so the caller's kernels read attn's output where it lies. An
+// import holds a reference of its own (wgpuBufferReference): either side
+// may release its handle first, and releasing the import never destroys
+// the caller's buffer.
+//
+// Record starts a Step: its ops record their kernels into command
+// buffers instead of waiting, and Submit puts them on the queue without
+// a wait (the caller's own next submission runs after them) or Wait
+// waits once. Work reaches the queue in call order: Write, Read, Sync and
+// waited ops first submit what steps recorded. Scratch of recorded ops,
+// and attn buffers released meanwhile, are destroyed only once the work
+// that uses them is submitted (WebGPU then keeps them until it has run),
+// and recorded work past a submission's budget is submitted early,
+// without a wait.
+//
+// What attn serialises: its own use of the device — every op, recording,
+// submission, map and wait, and the error scopes go-webgpu pushes around
+// each call — under the Backend's lock. What the caller must: not submit
+// work that reads an op's output, or writes its inputs, before the op
+// returned (or, in a step, before Submit returned); not destroy, or
+// write from the host with Queue.WriteBuffer, a buffer that recorded
+// work uses before Submit; and keep its own device calls from running
+// at the same time as attn's where an error scope's report matters (a
+// validation error of either may be reported to the other's scope, the
+// scopes being the device's). attn polls the device while it waits, which
+// may run the caller's callbacks too.
 //
 // # Hardening go-webgpu v0.17.1
 //

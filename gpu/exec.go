@@ -132,7 +132,7 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			return false
 		}
 		if d != nil {
-			d.bind(o.name, o.x.buf, w.start*size, bytes)
+			d.bind(o.name, o.x.buf, o.x.off+w.start*size, bytes)
 			o.address(o.t, w.start)
 		}
 	}
@@ -164,13 +164,16 @@ func (b *Backend) gridOK(g [3]int) bool {
 
 // run submits ds in order, several per submission up to the work budget,
 // waiting for each submission before the next and checking ctx between
-// them. The caller holds b.mu.
+// them. Under a Step (ctx carries one of b's, step.go) it records them
+// instead, to be submitted with the step's other work and waited for
+// once. The caller holds b.mu.
 func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 	for _, d := range ds {
 		if d.err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, d.err)
 		}
 	}
+	st := b.stepOf(ctx)
 	for i := 0; i < len(ds); {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, err)
@@ -180,7 +183,13 @@ func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 			cost += ds[j].cost
 			j++
 		}
-		if err := b.submit(ds[i:j]); err != nil {
+		var err error
+		if st != nil {
+			err = b.record(ds[i:j], cost)
+		} else {
+			err = b.submit(ds[i:j])
+		}
+		if err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, err)
 		}
 		i = j
@@ -191,7 +200,55 @@ func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 // maxPerSubmit bounds the bind groups alive at once.
 const maxPerSubmit = 1024
 
+// submit encodes ds and submits them after any recorded work, then waits
+// for the queue.
 func (b *Backend) submit(ds []*dispatch) error {
+	cmd, done, err := b.encode(ds)
+	if err != nil {
+		return err
+	}
+	defer done()
+	b.flush()
+	b.queue.Submit(cmd)
+	return b.waitIdle()
+}
+
+// record encodes ds, which carry cost operations, into a command buffer
+// that waits in b.pending for the next flush; it flushes when the
+// recorded work reaches a submission's budget or bind groups. The caller
+// holds b.mu.
+func (b *Backend) record(ds []*dispatch, cost float64) error {
+	cmd, done, err := b.encode(ds)
+	if err != nil {
+		return err
+	}
+	p := &b.pending
+	p.cmds = append(p.cmds, cmd)
+	p.after = append(p.after, done)
+	p.groups += len(ds)
+	p.cost += cost
+	if p.cost >= b.budget || p.groups >= maxPerSubmit {
+		b.flush()
+	}
+	return nil
+}
+
+// encode records ds into a command buffer: one compute pass, the Params
+// of every dispatch in one uniform buffer made for it. done releases what
+// the command buffer uses; call it once the command buffer is submitted
+// (or never will be). The caller holds b.mu.
+func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), err error) {
+	var rel []func()
+	release := func() {
+		for i := len(rel) - 1; i >= 0; i-- {
+			rel[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release() // the returns have set done to nil
+		}
+	}()
 	align := max(int(b.lim.MinUniformBufferOffsetAlignment), 16)
 	slot := 0
 	for _, d := range ds {
@@ -208,26 +265,20 @@ func (b *Backend) submit(ds []*dispatch) error {
 		Size:  uint64(len(data)),
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() {
+	rel = append(rel, func() {
 		ubuf.Destroy()
 		ubuf.Release()
-	}()
+	})
 	if err := b.queue.WriteBuffer(ubuf, 0, data); err != nil {
-		return err
+		return nil, nil, err
 	}
 	enc, err := b.dev.CreateCommandEncoder(nil)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer enc.Release()
-	var groups []*wgpu.BindGroup
-	defer func() {
-		for _, g := range groups {
-			g.Release()
-		}
-	}()
+	rel = append(rel, enc.Release)
 	pass := enc.BeginComputePass(nil)
 	for k, d := range ds {
 		entries := make([]wgpu.BindGroupEntry, len(d.binds))
@@ -242,28 +293,24 @@ func (b *Backend) submit(ds []*dispatch) error {
 		if err != nil {
 			pass.End()
 			pass.Release()
-			return err
+			return nil, nil, err
 		}
-		groups = append(groups, g)
+		rel = append(rel, g.Release)
 		pass.SetPipeline(d.p.pipe)
 		pass.SetBindGroup(0, g, nil)
 		pass.DispatchWorkgroups(uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2]))
 	}
 	if err := pass.End(); err != nil {
 		pass.Release()
-		return err
+		return nil, nil, err
 	}
 	pass.Release()
-	cmd, err := enc.Finish(nil)
+	cmd, err = enc.Finish(nil)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer cmd.Release()
-	b.queue.Submit(cmd)
-	if err := b.waitIdle(); err != nil {
-		return fmt.Errorf("%w", err)
-	}
-	return nil
+	rel = append(rel, cmd.Release)
+	return cmd, release, nil
 }
 
 // paramBytes is the size of d's Params struct rounded up to 16 bytes, as

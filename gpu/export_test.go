@@ -83,3 +83,15 @@ func ShrinkBinding(b *Backend, bytes uint64) {
 	defer b.mu.Unlock()
 	b.lim.MaxStorageBufferBindingSize = min(b.lim.MaxStorageBufferBindingSize, bytes)
 }
+
+// PendingCmds is the command buffers steps have recorded on b and not
+// yet submitted.
+func PendingCmds(b *Backend) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending.cmds)
+}
+
+// Budget is the work, in floating-point operations, one submission of b
+// carries at most.
+func Budget(b *Backend) float64 { return b.budget }

@@ -35,6 +35,13 @@ type Backend struct {
 
 	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
 
+	// shared is set when the device is the caller's (NewWithDevice):
+	// Close then leaves the device to the caller, and inst and adapter
+	// are nil.
+	shared bool
+	// pending is the work steps recorded and not yet submitted (step.go).
+	pending recorded
+
 	// aplan is how ops cut their work and which fused kernel runs, from
 	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).
 	aplan adapterPlan
@@ -79,16 +86,27 @@ func New() (*Backend, error) {
 		inst.Release()
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: requesting a device: %v", err)
 	}
+	b := open(dev, info, aplan)
+	b.inst, b.adapter = inst, adapter
+	if err := b.init(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// open makes the Backend of device dev, of an adapter info describes,
+// that plans as aplan says; the caller sets what else it owns and calls
+// init.
+func open(dev *wgpu.Device, info backend.Info, aplan adapterPlan) *Backend {
 	b := &Backend{
-		inst:    inst,
-		adapter: adapter,
-		dev:     dev,
-		queue:   dev.GetQueue(),
-		info:    info,
-		lim:     dev.GetLimits().Limits,
-		aplan:   aplan,
-		bufs:    map[*buffer]struct{}{},
-		pipes:   map[string]*pipeline{},
+		dev:   dev,
+		queue: dev.GetQueue(),
+		info:  info,
+		lim:   dev.GetLimits().Limits,
+		aplan: aplan,
+		bufs:  map[*buffer]struct{}{},
+		pipes: map[string]*pipeline{},
 	}
 	b.info.Limits = convertLimits(b.lim)
 	b.info.Features = convertFeatures(dev.EnumerateFeatures())
@@ -97,11 +115,7 @@ func New() (*Backend, error) {
 	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
 		b.budget = 1.5e9
 	}
-	if err := b.init(); err != nil {
-		b.Close()
-		return nil, err
-	}
-	return b, nil
+	return b
 }
 
 func (b *Backend) init() error {
@@ -161,14 +175,17 @@ func (b *Backend) ResetPeak() {
 	b.peak = b.allocated
 }
 
-// Sync waits until the device has finished all submitted work. Every op
-// already waits for its own work, so this only matters for Write.
+// Sync submits the work steps have recorded and waits until the device
+// has finished all submitted work (on a shared device, the caller's
+// too). Every op outside a step already waits for its own work, so this
+// only matters for Write and steps.
 func (b *Backend) Sync() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return fmt.Errorf("gpu: sync: %w", backend.ErrReleased)
 	}
+	b.flush()
 	return b.waitIdle()
 }
 
@@ -184,8 +201,12 @@ func (b *Backend) waitIdle() error {
 	return nil
 }
 
-// Close waits for the device, releases every buffer, pipeline and the
-// device itself. Later calls return ErrReleased; closing twice is a no-op.
+// Close submits what steps recorded, waits for the device, and releases
+// every buffer, pipeline and the device itself — on a device of the
+// caller's (NewWithDevice) only what attn created: its buffers (imported
+// ones drop attn's reference only), pipelines and its handle to the
+// queue, never the device or the adapter. Later calls return
+// ErrReleased; closing twice is a no-op.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -195,6 +216,7 @@ func (b *Backend) Close() error {
 	b.closed = true
 	var err error
 	if b.dev != nil {
+		b.flush()
 		err = b.waitIdle()
 	}
 	for buf := range b.bufs {
@@ -212,10 +234,11 @@ func (b *Backend) Close() error {
 		}
 	}
 	b.staging, b.dummyR, b.dummyW = nil, nil, nil
+	b.runAfter() // what free postponed, in case a flush failed to run it
 	if b.queue != nil {
-		b.queue.Release()
+		b.queue.Release() // the device's own queue stays: this was attn's handle to it
 	}
-	if b.dev != nil {
+	if b.dev != nil && !b.shared {
 		b.dev.Release()
 	}
 	if b.adapter != nil {

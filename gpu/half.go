@@ -82,8 +82,8 @@ func (b *Backend) packDispatches(src, dst *buffer, n int) ([]*dispatch, error) {
 			ow.n = min(4, dstCap-ow.start)
 		}
 		d := newDispatch(pipe)
-		d.bind("src", src.buf, sw.start*4, sw.n*4)
-		d.bind("o", dst.buf, ow.start*4, ow.n*4)
+		d.bind("src", src.buf, src.off+sw.start*4, sw.n*4)
+		d.bind("o", dst.buf, dst.off+ow.start*4, ow.n*4)
 		d.setParams(shaders.PackParams{
 			NW: uint32(lw - fw), Lo: uint32(e0 - 2*fw), Hi: uint32(e1 - 2*fw),
 			SrcOff: uint32(2*fw - sw.start), OOff: uint32(fw - ow.start),

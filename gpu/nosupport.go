@@ -2,7 +2,11 @@
 
 package gpu
 
-import "github.com/attn-go/attn/backend"
+import (
+	"context"
+
+	"github.com/attn-go/attn/backend"
+)
 
 // unavailableReason says why New fails: go-webgpu needs cgo, and -tags
 // nogpu leaves it out on purpose. "auto" falls back to the CPU backend
@@ -31,3 +35,45 @@ func (*Backend) ResetPeak() {}
 func New() (*Backend, error) {
 	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
 }
+
+// NewWithDevice, Import and Export take go-webgpu's types, and go-webgpu
+// builds only with cgo: a program holding a *wgpu.Device is built with
+// cgo already, so this build has none of the three. Record is kept, so
+// that code written for steps compiles everywhere.
+
+// Step records ops without a host wait (see the cgo build); in this build
+// every method returns an error wrapping backend.ErrUnavailable.
+type Step struct{}
+
+// Record returns a Step whose methods fail with ErrUnavailable.
+func (*Backend) Record() *Step { return &Step{} }
+
+func stepUnavailable() error {
+	return backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}
+
+// Fused fails with ErrUnavailable.
+func (*Step) Fused(context.Context, backend.FusedParams, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer) error {
+	return stepUnavailable()
+}
+
+// Scores fails with ErrUnavailable.
+func (*Step) Scores(context.Context, backend.ScoresParams, backend.Buffer, backend.Buffer, backend.Buffer) error {
+	return stepUnavailable()
+}
+
+// Softmax fails with ErrUnavailable.
+func (*Step) Softmax(context.Context, backend.SoftmaxParams, backend.Buffer) error {
+	return stepUnavailable()
+}
+
+// Context fails with ErrUnavailable.
+func (*Step) Context(context.Context, backend.ContextParams, backend.Buffer, backend.Buffer, backend.Buffer) error {
+	return stepUnavailable()
+}
+
+// Submit fails with ErrUnavailable.
+func (*Step) Submit() error { return stepUnavailable() }
+
+// Wait fails with ErrUnavailable.
+func (*Step) Wait() error { return stepUnavailable() }

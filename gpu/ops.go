@@ -80,8 +80,10 @@ func (b *Backend) begin(ctx context.Context, op string, args ...arg) ([]*buffer,
 }
 
 // resolveArgs resolves every non-nil argument and refuses an output that
-// shares its buffer with another argument (WebGPU forbids a writable
-// binding aliasing any other). The caller holds b.mu.
+// shares its wgpu buffer with another argument (WebGPU forbids a
+// writable binding aliasing any other of the same buffer in a dispatch,
+// whatever their ranges: two imports of one buffer count as one). The
+// caller holds b.mu.
 func (b *Backend) resolveArgs(op string, args ...arg) ([]*buffer, error) {
 	out := make([]*buffer, len(args))
 	for i, a := range args {
@@ -99,8 +101,15 @@ func (b *Backend) resolveArgs(op string, args ...arg) ([]*buffer, error) {
 			continue
 		}
 		for j := range args {
-			if j != i && out[j] == out[i] {
+			if j == i || out[j] == nil {
+				continue
+			}
+			if out[j] == out[i] {
 				return nil, backend.Errorf(backend.ErrShape, "gpu: %s: %s and %s share one buffer", op, a.name, args[j].name)
+			}
+			if sameBuffer(out[j].buf, out[i].buf) {
+				return nil, backend.Errorf(backend.ErrShape, "gpu: %s: %s (bytes %d…%d) and %s (bytes %d…%d) lie in one wgpu buffer, which WebGPU forbids for an output",
+					op, a.name, out[i].off, int64(out[i].off)+out[i].bytes, args[j].name, out[j].off, int64(out[j].off)+out[j].bytes)
 			}
 		}
 	}

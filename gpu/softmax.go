@@ -35,7 +35,8 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	if pr.Nk == 0 {
 		if bufs[2] != nil {
-			return b.write(bufs[2].buf, 0, emptyLSE(pr))
+			b.flush() // recorded work that uses the LSE goes first (step.go)
+			return b.write(bufs[2].buf, bufs[2].word(0), emptyLSE(pr))
 		}
 		return nil
 	}

@@ -45,6 +45,8 @@ void wgpuBufferMapAsync(WGPUBuffer buffer, WGPUMapModeFlags mode, size_t offset,
 void wgpuQueueOnSubmittedWorkDone(WGPUQueue queue, WGPUQueueWorkDoneCallback callback, void * userdata);
 void wgpuDevicePushErrorScope(WGPUDevice device, WGPUErrorFilter filter);
 void wgpuDevicePopErrorScope(WGPUDevice device, WGPUErrorCallback callback, void * userdata);
+void wgpuBufferReference(WGPUBuffer buffer);
+void wgpuDeviceReference(WGPUDevice device);
 
 // attn_pending is the userdata of one request. done is written last, with
 // release order, so a reader that sees it set also sees status.
@@ -203,6 +205,37 @@ func onWorkDone(queue *wgpu.Queue) (*pending, error) {
 	C.attn_on_work_done(C.WGPUQueue(q.ref), p.c)
 	runtime.KeepAlive(queue)
 	return p, nil
+}
+
+// sameDevice reports whether buf was created on dev.
+func sameDevice(dev *wgpu.Device, buf *wgpu.Buffer) (bool, error) {
+	if err := checkLayout(); err != nil {
+		return false, err
+	}
+	return (*bufferMirror)(unsafe.Pointer(buf)).deviceRef == (*deviceMirror)(unsafe.Pointer(dev)).ref, nil
+}
+
+// sameBuffer reports whether x and y are handles to one wgpu buffer
+// (Import makes a handle of its own).
+func sameBuffer(x, y *wgpu.Buffer) bool {
+	return x == y || (*bufferMirror)(unsafe.Pointer(x)).ref == (*bufferMirror)(unsafe.Pointer(y)).ref
+}
+
+// referenceBuffer returns a new handle to buf that holds references of
+// its own to the buffer and its device, as a handle that CreateBuffer
+// returns does: its Release (go-webgpu releases both) leaves buf's handle
+// working, and buf's Release leaves the buffer alive for this one.
+func referenceBuffer(buf *wgpu.Buffer) (*wgpu.Buffer, error) {
+	if err := checkLayout(); err != nil {
+		return nil, err
+	}
+	m := (*bufferMirror)(unsafe.Pointer(buf))
+	C.wgpuBufferReference(C.WGPUBuffer(m.ref))
+	C.wgpuDeviceReference(C.WGPUDevice(m.deviceRef))
+	h := new(wgpu.Buffer)
+	*(*bufferMirror)(unsafe.Pointer(h)) = *m
+	runtime.KeepAlive(buf)
+	return h, nil
 }
 
 // Backoff of wait between polls: first a spin (a small copy finishes in

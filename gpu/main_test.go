@@ -1,0 +1,32 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/gpu/gputest"
+)
+
+// deviceExamples need an adapter, and an example cannot skip as a test
+// does (gputest.Unavailable): TestMain leaves them out where no adapter
+// opens, unless ATTN_REQUIRE_GPU=1 makes that a failure.
+var deviceExamples = []string{"ExampleNewWithDevice"}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !gputest.Required() {
+		if _, err := gpu.Adapters(); err != nil {
+			skip := "^(" + strings.Join(deviceExamples, "|") + ")$"
+			if old := flag.Lookup("test.skip").Value.String(); old != "" {
+				skip = old + "|" + skip
+			}
+			flag.Set("test.skip", skip)
+		}
+	}
+	os.Exit(m.Run())
+}

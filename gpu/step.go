@@ -1,0 +1,221 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// Step records ops to run on the device without a host wait each: a
+// model's layers, say, as one submission with one wait, or none when the
+// caller's own next submission on the same queue is all that follows.
+//
+//	st := b.Record()
+//	for l := range layers {
+//		if err := st.Fused(ctx, p, q[l], k[l], v[l], o[l], nil); err != nil { … }
+//	}
+//	err := st.Submit() // or st.Wait()
+//
+// Each op validates its arguments and records its kernels as it is
+// called, returning any error at once, exactly as the Backend's own
+// method does; nothing it recorded is on the queue until Submit or Wait
+// (or until the recorded work reaches one submission's budget, when it
+// is submitted without a wait). A Step is reusable after Submit and Wait.
+//
+// Ordering. Work reaches the queue in the order the calls were made:
+// recorded work is submitted before any later op that waits (the
+// Backend's own methods), and before Write, WriteBits, Read, ReadBits
+// and Sync, which therefore see it — Read and ReadBits wait for it, as
+// they always wait for what they read. The caller's own submissions on
+// the same queue run after a step's work only once Submit has returned.
+//
+// Errors. An op's bad input is refused by the op, before it records
+// anything. WebGPU's validation errors come back from the op too:
+// go-webgpu wraps each call that records work in an error scope of the
+// device, and wgpu-native 0.17 reports into it at once; a submission it
+// finds invalid it aborts instead of reporting, so nothing waits to be
+// reported at submission (the ops validate for that reason). Wait returns,
+// besides, every error the step's ops returned since the last Wait, each
+// naming the op, and an error naming the step's ops when the device
+// reports the work failed (backend.ErrDeviceLost).
+//
+// Buffers. The buffers a recorded op uses must stay alive and unchanged
+// by the caller until Submit returns: attn keeps its own scratch (and any
+// attn buffer released meanwhile) until the work is submitted, and
+// WebGPU then keeps it until the work has run; but the caller must not
+// destroy a buffer of its own that a step uses before Submit (WebGPU
+// aborts a submission that uses a destroyed buffer), nor write it from
+// the host with the queue (that write would land before the step's
+// work).
+//
+// A Step is safe for concurrent use: each op takes the Backend's lock.
+// Ops of several steps recorded at once share one list of recorded work
+// on the Backend, submitted in the order they were recorded.
+type Step struct {
+	b  *Backend
+	mu sync.Mutex
+	// ops names the ops recorded since the last Wait; errs holds those
+	// that failed.
+	ops  []string
+	errs []error
+}
+
+// Record starts a step on b (see Step). Ops outside it still wait for
+// their own work, as before.
+func (b *Backend) Record() *Step { return &Step{b: b} }
+
+// stepKey is the context key by which a step's ops reach run.
+type stepKey struct{}
+
+// with is ctx (Background for nil) carrying s, so that b's op records
+// its work instead of waiting for it.
+func (s *Step) with(ctx context.Context) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, stepKey{}, s)
+}
+
+// stepOf is the step of b that ctx carries, or nil.
+func (b *Backend) stepOf(ctx context.Context) *Step {
+	if ctx == nil {
+		return nil
+	}
+	if s, ok := ctx.Value(stepKey{}).(*Step); ok && s.b == b {
+		return s
+	}
+	return nil
+}
+
+// note records that op ran with result err.
+func (s *Step) note(op string, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, op)
+	if err != nil {
+		s.errs = append(s.errs, fmt.Errorf("op %d (%s): %w", len(s.ops), op, err))
+	}
+	return err
+}
+
+// Fused records b.Fused (see Backend.Fused).
+func (s *Step) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	return s.note("fused", s.b.Fused(s.with(ctx), p, q, k, v, o, lse))
+}
+
+// Scores records b.Scores (see Backend.Scores).
+func (s *Step) Scores(ctx context.Context, p backend.ScoresParams, q, k, sc backend.Buffer) error {
+	return s.note("scores", s.b.Scores(s.with(ctx), p, q, k, sc))
+}
+
+// Softmax records b.Softmax (see Backend.Softmax).
+func (s *Step) Softmax(ctx context.Context, p backend.SoftmaxParams, sc backend.Buffer) error {
+	return s.note("softmax", s.b.Softmax(s.with(ctx), p, sc))
+}
+
+// Context records b.Context (see Backend.Context).
+func (s *Step) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+	return s.note("context", s.b.Context(s.with(ctx), p, pm, v, o))
+}
+
+// Submit puts the recorded work on the queue without waiting for it. The
+// caller's submissions on the same queue made after Submit returns run
+// after it. It fails only on a closed Backend.
+func (s *Step) Submit() error {
+	b := s.b
+	if err := b.lock(nil, "step: submit"); err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	b.flush()
+	return nil
+}
+
+// Wait submits the recorded work and waits for the queue to drain (on a
+// shared device, the caller's earlier work included). It returns the
+// errors of the step's ops since the last Wait and, when the device
+// reports the work failed, an error wrapping backend.ErrDeviceLost that
+// names those ops. The step starts afresh.
+func (s *Step) Wait() error {
+	b := s.b
+	s.mu.Lock()
+	ops, errs := s.ops, s.errs
+	s.ops, s.errs = nil, nil
+	s.mu.Unlock()
+	if err := b.lock(nil, "step: wait"); err != nil {
+		return err
+	}
+	b.flush()
+	err := b.waitIdle()
+	b.mu.Unlock()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("step of %s: %w", summarize(ops), err))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("gpu: step: %w", errors.Join(errs...))
+}
+
+// summarize names ops by kind and count: "3 ops (fused ×2, scores ×1)".
+func summarize(ops []string) string {
+	n := map[string]int{}
+	for _, op := range ops {
+		n[op]++
+	}
+	var parts []string
+	for op, c := range n {
+		parts = append(parts, fmt.Sprintf("%s ×%d", op, c))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d ops (%s)", len(ops), strings.Join(parts, ", "))
+}
+
+// recorded is work recorded and not yet submitted: its command buffers in
+// order, what to release once they are submitted, and their size
+// against one submission's budget.
+type recorded struct {
+	cmds   []*wgpu.CommandBuffer
+	after  []func()
+	groups int
+	cost   float64
+}
+
+// flush submits the recorded work, without waiting, and then releases
+// what it held: WebGPU keeps what submitted work uses alive until it has
+// run. The caller holds b.mu.
+func (b *Backend) flush() {
+	if len(b.pending.cmds) > 0 {
+		b.queue.Submit(b.pending.cmds...)
+	}
+	b.runAfter()
+}
+
+// runAfter runs what waited for the recorded work's submission and
+// empties the record. The caller holds b.mu.
+func (b *Backend) runAfter() {
+	after := b.pending.after
+	b.pending = recorded{}
+	for _, f := range after {
+		f()
+	}
+}
+
+// afterSubmit runs f (the destruction of a buffer) now, or, while
+// recorded work waits to be submitted, right after it is: that work may
+// use the buffer. The caller holds b.mu.
+func (b *Backend) afterSubmit(f func()) {
+	if len(b.pending.cmds) > 0 {
+		b.pending.after = append(b.pending.after, f)
+		return
+	}
+	f()
+}

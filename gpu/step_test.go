@@ -1,0 +1,354 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu"
+)
+
+// layer is one attention call of a step: its problem, its buffers and
+// the inputs written to them.
+type layer struct {
+	p             backend.Problem
+	q, k, v, o, l backend.Buffer
+	hq, hk, hv    []float32
+}
+
+// newLayer allocates and fills a layer's buffers; O is stored as ot.
+func newLayer(t testing.TB, b *gpu.Backend, p backend.Problem, ot backend.DType, seed uint64) *layer {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	ly := &layer{p: p, hq: randSlice(r, p.QLen()), hk: randSlice(r, p.KLen()), hv: randSlice(r, p.VLen())}
+	alloc := func(dt backend.DType, n int) backend.Buffer {
+		x, err := b.Alloc(dt, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	ly.q, ly.k, ly.v = alloc(backend.Float32, p.QLen()), alloc(backend.Float32, p.KLen()), alloc(backend.Float32, p.VLen())
+	ly.o, ly.l = alloc(ot, p.OLen()), alloc(backend.Float32, p.LSELen())
+	for _, w := range []struct {
+		x backend.Buffer
+		v []float32
+	}{{ly.q, ly.hq}, {ly.k, ly.hk}, {ly.v, ly.hv}} {
+		if err := b.Write(w.x, 0, w.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ly
+}
+
+// read returns O and the LSE of ly.
+func (ly *layer) read(t testing.TB, b *gpu.Backend) (o, lse []float32) {
+	t.Helper()
+	o, lse = make([]float32, ly.p.OLen()), make([]float32, ly.p.LSELen())
+	if err := b.Read(o, ly.o, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Read(lse, ly.l, 0); err != nil {
+		t.Fatal(err)
+	}
+	return o, lse
+}
+
+// stepProblems are a step's layers: a decoding query over a cache long
+// enough that Fused splits it and merges the parts (scratch of its own
+// per op), a small prefill, GQA, a float16 O (a float32 scratch packed
+// at the end).
+func stepProblems() []backend.Problem {
+	return []backend.Problem{
+		{B: 1, H: 1, KVHeads: 1, Nq: 1, Nk: 3000, D: 32, Dv: 32},
+		{B: 2, H: 2, KVHeads: 1, Nq: 5, Nk: 5, D: 8, Dv: 8, Causal: true},
+		smallProblem(37),
+		{B: 1, H: 2, KVHeads: 2, Nq: 1, Nk: 700, D: 64, Dv: 16},
+	}
+}
+
+// TestStep: ops recorded in one step and waited for once give bitwise
+// the results of the same ops waited for one by one.
+func TestStep(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	var layers []*layer
+	for i, p := range stepProblems() {
+		ot := backend.Float32
+		if i == 3 {
+			ot = backend.Float16
+		}
+		layers = append(layers, newLayer(t, b, p, ot, uint64(i)))
+	}
+	if gpu.FusedSplits(b, layers[0].p) < 2 {
+		t.Logf("layer 0 runs in one split here; the step has no merge scratch")
+	}
+	var wantO, wantL [][]float32
+	for _, ly := range layers {
+		if err := b.Fused(ctx, backend.FusedParams{Problem: ly.p}, ly.q, ly.k, ly.v, ly.o, ly.l); err != nil {
+			t.Fatal(err)
+		}
+		o, l := ly.read(t, b)
+		wantO, wantL = append(wantO, o), append(wantL, l)
+		if err := b.Write(ly.o, 0, make([]float32, ly.p.OLen())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, _ := b.Memory()
+	st := b.Record()
+	for round := range 2 { // a step is reusable after Wait
+		for _, ly := range layers {
+			if err := st.Fused(ctx, backend.FusedParams{Problem: ly.p}, ly.q, ly.k, ly.v, ly.o, ly.l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 0 && gpu.PendingCmds(b) == 0 {
+			t.Errorf("nothing recorded before Wait")
+		}
+		if err := st.Wait(); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if n := gpu.PendingCmds(b); n != 0 {
+			t.Errorf("%d command buffers left after Wait", n)
+		}
+		for i, ly := range layers {
+			o, l := ly.read(t, b)
+			closeTo(t, fmt.Sprintf("round %d layer %d O", round, i), o, wantO[i], 0)
+			closeTo(t, fmt.Sprintf("round %d layer %d LSE", round, i), l, wantL[i], 0)
+		}
+	}
+	if now, _ := b.Memory(); now != live {
+		t.Errorf("%d bytes live after the step, %d before: its scratch was not freed", now, live)
+	}
+}
+
+// TestStepOrder: work reaches the queue in call order. A Write between
+// two recorded ops lands between them, a Read sees what was recorded
+// before it, and a buffer released while recorded work uses it lives
+// until that work is submitted.
+func TestStepOrder(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := smallProblem(20)
+	ly := newLayer(t, b, p, backend.Float32, 3)
+	o2, err := b.Alloc(backend.Float32, p.OLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2 := randSlice(rand.New(rand.NewPCG(9, 9)), p.QLen())
+	st := b.Record()
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(ly.q, 0, q2); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, o2, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, p.OLen())
+	if err := b.Read(got, ly.o, 0); err != nil { // before Wait: Read submits and waits
+		t.Fatal(err)
+	}
+	closeTo(t, "O of the op recorded before the Write", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+	// Release K and V while a recorded op still uses them.
+	o3, err := b.Alloc(backend.Float32, p.OLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, o3, nil); err != nil {
+		t.Fatal(err)
+	}
+	ly.k.Release()
+	ly.v.Release()
+	if err := st.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	want2 := naive(p, q2, ly.hk, ly.hv)
+	for _, o := range []backend.Buffer{o2, o3} {
+		if err := b.Read(got, o, 0); err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, "O of an op recorded after the Write", got, want2, 1e-5)
+	}
+}
+
+// TestStepBudget: recorded work past one submission's budget is
+// submitted without waiting for the step's end, and still right.
+func TestStepBudget(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 64, Nk: 1024, D: 64, Dv: 64}
+	ly := newLayer(t, b, p, backend.Float32, 5)
+	st := b.Record()
+	most := 0
+	const ops = 12
+	for range ops {
+		if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, gpu.PendingCmds(b))
+	}
+	if err := st.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if gpu.Budget(b) < 1e10 && most >= ops {
+		t.Errorf("%d ops of %.3g operations each all waited for the step's end; the budget is %.3g", ops, 4*float64(p.H*p.Nq*p.Nk*p.D), gpu.Budget(b))
+	}
+	got := make([]float32, p.OLen())
+	if err := b.Read(got, ly.o, 0); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "O", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+}
+
+// TestStepErrors: an op's error comes back from the op, before it
+// records anything, and again from Wait naming the op; the step's other
+// ops run. A closed backend refuses the step.
+func TestStepErrors(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := smallProblem(9)
+	ly := newLayer(t, b, p, backend.Float32, 4)
+	st := b.Record()
+	if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := p
+	bad.Nk++
+	err := st.Fused(ctx, backend.FusedParams{Problem: bad}, ly.q, ly.k, ly.v, ly.o, nil)
+	if !errors.Is(err, backend.ErrShape) {
+		t.Fatalf("a recorded op with K too short: %v; want ErrShape", err)
+	}
+	err = st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.q, nil)
+	if !errors.Is(err, backend.ErrShape) {
+		t.Fatalf("a recorded op writing its Q: %v; want ErrShape", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := st.Fused(cancelled, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a recorded op with a cancelled ctx: %v", err)
+	}
+	err = st.Wait()
+	for _, want := range []string{"op 2 (fused)", "op 3 (fused)", "op 4 (fused)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Wait = %v; want it to name %s", err, want)
+		}
+	}
+	if !errors.Is(err, backend.ErrShape) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait = %v; want it to wrap ErrShape and context.Canceled", err)
+	}
+	got, _ := ly.read(t, b)
+	closeTo(t, "the good op's O", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+	if err := st.Wait(); err != nil {
+		t.Errorf("a second Wait: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func() error{
+		"Fused":  func() error { return st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil) },
+		"Submit": st.Submit,
+		"Wait":   st.Wait,
+	} {
+		if err := f(); !errors.Is(err, backend.ErrReleased) {
+			t.Errorf("%s on a closed backend: %v; want ErrReleased", name, err)
+		}
+	}
+}
+
+// TestStepConcurrent: goroutines record steps of their own on one
+// backend at once.
+func TestStepConcurrent(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := smallProblem(33)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	layers := make([]*layer, 4)
+	for g := range layers {
+		layers[g] = newLayer(t, b, p, backend.Float32, uint64(10+g))
+	}
+	for g := range layers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ly := layers[g]
+			st := b.Record()
+			for range 3 {
+				if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, ly.l); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if g%2 == 0 {
+				errs <- st.Wait()
+			} else {
+				errs <- st.Submit()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for g, ly := range layers {
+		got, _ := ly.read(t, b)
+		closeTo(t, fmt.Sprintf("goroutine %d's O", g), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+	}
+}
+
+// BenchmarkLayers times a decoding step of L layers, L Fused calls over
+// L caches of 256 keys (8 heads of 64, causal), waited for one by one
+// and recorded as one step with one wait: issue 24's measure, the step
+// of 32 layers within 12 times the step of one on lavapipe.
+//
+//	go test -run '^$' -bench Layers ./gpu
+func BenchmarkLayers(b *testing.B) {
+	g := openGPU(b)
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 1, Nk: 256, D: 64, Dv: 64, Causal: true}
+	for _, n := range []int{1, 32} {
+		layers := make([]*layer, n)
+		for l := range layers {
+			layers[l] = newLayer(b, g, p, backend.Float32, uint64(l))
+		}
+		for _, mode := range []string{"waited", "step"} {
+			b.Run(fmt.Sprintf("layers=%d/%s", n, mode), func(b *testing.B) {
+				for b.Loop() {
+					if mode == "waited" {
+						for _, ly := range layers {
+							if err := g.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+						continue
+					}
+					st := g.Record()
+					for _, ly := range layers {
+						if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := st.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/layer")
+			})
+		}
+	}
+}

@@ -86,6 +86,19 @@ type Params struct {
 	AllowNonFinite bool
 }
 
+// scale is the scale Params give for head dim d, 1/√d for 0, or the
+// error every call returns for one that is no finite float32.
+func (o *Params) scale(d int) (float32, error) {
+	s := o.Scale
+	if s == 0 {
+		s = 1 / math.Sqrt(float64(d))
+	}
+	if math.IsNaN(s) || math.IsInf(s, 0) || math.Abs(s) > math.MaxFloat32 {
+		return 0, backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", o.Scale)
+	}
+	return float32(s), nil
+}
+
 // Options are the optional parts of an Attention call: the Params every
 // attention computes, and what only attention over tensors has (packed
 // sequences, paged caches given as tensors, a bias or mask, the staged
@@ -428,14 +441,10 @@ func (s Shapes) check(opts *Options) (*call, error) {
 // and sequences): the scale, the problem (backend.Problem.Validate), the
 // score stage, the output dtype and the bias's and mask's broadcasting.
 func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error) {
-	scale := opts.Scale
-	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(p.D))
+	var err error
+	if p.Scale, err = opts.scale(p.D); err != nil {
+		return nil, err
 	}
-	if math.IsNaN(scale) || math.IsInf(scale, 0) || math.Abs(scale) > math.MaxFloat32 {
-		return nil, backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", opts.Scale)
-	}
-	p.Scale = float32(scale)
 	c := &call{prob: p, rank: rank}
 	if err := c.prob.Validate(); err != nil {
 		return nil, err
@@ -451,7 +460,6 @@ func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error
 		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v for the weights and scores", *opts.MatrixDType)
 	}
 	full := [4]int{p.B, p.H, p.Nq, p.Nk}
-	var err error
 	if s.Bias != nil {
 		if c.biasShape, err = broadcastShape(s.name(3), s.Bias, full); err != nil {
 			return nil, err
@@ -639,25 +647,6 @@ func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backe
 		return nil, err
 	}
 	if err := be.Write(buf, 0, data); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", name, err)
-	}
-	return buf, nil
-}
-
-// uploadTensor puts t on the device in its own dtype, its bits as they
-// are, or widened to float32 on the host when t is half and be stores no
-// halves (backend.Caps.Half): the answer is the same, the transfer twice
-// the bytes.
-func (d *devBufs) uploadTensor(be backend.Backend, name string, t *Tensor) (backend.Buffer, error) {
-	t = t.contiguous()
-	if !t.DType.Half() || !be.Caps().Half {
-		return d.upload(be, name, t.Float32s())
-	}
-	buf, err := d.alloc(be, name, t.DType, len(t.Bits))
-	if err != nil {
-		return nil, err
-	}
-	if err := be.WriteBits(buf, 0, t.Bits); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", name, err)
 	}
 	return buf, nil

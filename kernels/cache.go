@@ -679,15 +679,16 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	lens := p.KVLens
 	// The whole of Params reaches the problem, so that a variant added to
 	// backend.Variants reaches a cache's attention with no change here.
-	p.H, p.Nq, p.Scale, p.Causal, p.Variants = h, nq, float32(opts.Scale), opts.Causal, opts.Variants
+	p.H, p.Nq, p.Causal, p.Variants = h, nq, opts.Causal, opts.Variants
 	if p.KVLens = lens; opts.KVLens != nil {
 		if err := prefixLens(opts.KVLens, lens); err != nil {
 			return err
 		}
 		p.KVLens = opts.KVLens
 	}
-	if math.IsNaN(opts.Scale) || math.IsInf(opts.Scale, 0) || math.Abs(opts.Scale) > math.MaxFloat32 {
-		return backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", opts.Scale)
+	var err error
+	if p.Scale, err = opts.scale(p.D); err != nil {
+		return err
 	}
 	if err := p.Validate(); err != nil {
 		return err

@@ -19,11 +19,11 @@ const gatherChunk = 1 << 18
 //	be a backend.Wrapper, t dense            t's storage itself
 //	be a Wrapper with Caps.Strides, t a view t's storage itself, strides
 //	otherwise                                Alloc, and Write t's
-//	                                         elements densely, gathered
-//	                                         (and widened) a chunk at a
-//	                                         time when t is strided (or
-//	                                         half on a backend without
-//	                                         halves)
+//	                                         elements densely
+//	                                         (writeDense: in one Write
+//	                                         when t is dense and stored
+//	                                         as it is, else gathered and
+//	                                         widened a chunk at a time)
 //
 // A half t on a backend without Caps.Half is widened to float32: the
 // answer is the same, the transfer twice the bytes.
@@ -52,10 +52,6 @@ func (d *devBufs) put(be backend.Backend, name string, t *Tensor, view bool) (ba
 		}
 		*d = append(*d, buf)
 		return buf, st, nil
-	}
-	if dense && storable {
-		buf, err := d.uploadTensor(be, name, t)
-		return buf, nil, err
 	}
 	dt := t.DType
 	if !storable {

@@ -206,3 +206,41 @@ func FusedSupports(be Backend, p Problem) error {
 	}
 	return nil
 }
+
+// Copier is implemented by a backend that copies elements between its
+// own buffers on the device, without a round trip through the host: a
+// KV cache's append of keys and values that a GPU program computed
+// (kernels' AppendBuffers).
+type Copier interface {
+	// Copy copies, for each range r in order, the r.N elements of src
+	// from element r.Src into dst from element r.Dst, each rounded to
+	// dst's dtype as an op stores its output (DType.Saturate: to
+	// nearest, ties to even, a finite value beyond a half dtype's range
+	// as ± its largest finite value); between buffers of one dtype the
+	// values are copied as they are. NaN and infinities are copied as
+	// NaN (its payload may change) and infinities: the data are the
+	// device's, and unchecked. A range outside either buffer, or dst and
+	// src one buffer, is ErrShape, and nothing is written; a later
+	// range that overlaps an earlier one in dst overwrites it. It
+	// follows the op rules of Backend (ctx, ownership, released
+	// buffers).
+	Copy(ctx context.Context, dst, src Buffer, ranges ...CopyRange) error
+}
+
+// CopyRange is one range of a Copy: N elements from element Src of the
+// source to element Dst of the destination.
+type CopyRange struct{ Dst, Src, N int }
+
+// CheckCopy checks ranges against a Copy's destination and source of
+// dstLen and srcLen elements: each N ≥ 0 and each range inside both
+// buffers (an empty range may start at the end). It returns an error
+// wrapping ErrShape naming the first bad range.
+func CheckCopy(dstLen, srcLen int, ranges []CopyRange) error {
+	for i, r := range ranges {
+		if r.N < 0 || r.Dst < 0 || r.Src < 0 || r.Dst > dstLen || r.Src > srcLen || r.N > dstLen-r.Dst || r.N > srcLen-r.Src {
+			return Errorf(ErrShape, "copy range %d of %d: %d elements from %d of a source of %d to %d of a destination of %d",
+				i, len(ranges), r.N, r.Src, srcLen, r.Dst, dstLen)
+		}
+	}
+	return nil
+}

@@ -37,7 +37,8 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 // head dims D, Dv drawn from dims (each pair), under both plans
 // (adapterPlan), built from the same constants as the ops (adapterplan.go
 // and each kernel's file). Scores, softmax, context have one each, merge
-// one a plan, and pack one a half dtype; a pair has the fused kernel each
+// one a plan, pack one a pair of a half dtype and a source dtype, copy
+// one a source dtype; a pair has the fused kernel each
 // plan's fusedKernel picks for it, on b's workgroup memory and on the
 // least WebGPU allows, and the hardware plan's decoding kernel for the
 // pairs of equal dims (and an odd and a wide pair) for a few groups and
@@ -53,8 +54,12 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
 		shaders.MergeConsts{WG: mergeWG, L: 1},
 		shaders.MergeConsts{WG: mergeWG, L: mergeLanes},
-		shaders.PackConsts{WG: packWG, O: f16},
-		shaders.PackConsts{WG: packWG, O: bf16},
+	}
+	// pack from every source dtype into each half one, and copy from
+	// every source dtype into float32 (Copy).
+	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {
+		specs = append(specs, shaders.PackConsts{WG: packWG, O: f16, Src: src}, shaders.PackConsts{WG: packWG, O: bf16, Src: src},
+			shaders.CopyConsts{WG: packWG, Src: src})
 	}
 	for _, e := range []shaders.Elem{f16, bf16} {
 		specs = append(specs,

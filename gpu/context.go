@@ -15,7 +15,8 @@ import (
 // Context computes O = P·V in tiles, over chunks of keys that accumulate
 // into O: of the plan's mmChunk keys, and no more than one V window of a
 // head can bind.
-func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) (err error) {
+	defer b.noteStep(ctx, "context", &err)
 	if err := p.Validate(pm, v, o); err != nil {
 		return fmt.Errorf("gpu: context: %w", err)
 	}

@@ -41,7 +41,8 @@ func (b *Backend) unfit(p backend.Problem) error {
 // submission runs long and no binding exceeds the device's limit. Packed
 // sequences and paged caches are read where their rows are, through the
 // per-call data in vars (seqsLayout).
-func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
+	defer b.noteStep(ctx, "fused", &err)
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}

@@ -15,7 +15,8 @@ import (
 // Scores computes the scores up to p.Stage in tiles, splitting a head
 // dimension longer than the plan's mmChunk across dispatches that accumulate; the
 // last of them carries the sums through the stage's steps.
-func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) (err error) {
+	defer b.noteStep(ctx, "scores", &err)
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}

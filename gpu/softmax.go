@@ -14,7 +14,8 @@ import (
 
 // Softmax normalises each row of s in place, in two passes (stats, then
 // normalize) over chunks of smWG·smPer columns.
-func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) (err error) {
+	defer b.noteStep(ctx, "softmax", &err)
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}

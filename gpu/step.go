@@ -75,15 +75,6 @@ func (b *Backend) Record() *Step { return &Step{b: b} }
 // stepKey is the context key by which a step's ops reach run.
 type stepKey struct{}
 
-// with is ctx (Background for nil) carrying s, so that b's op records
-// its work instead of waiting for it.
-func (s *Step) with(ctx context.Context) context.Context {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return context.WithValue(ctx, stepKey{}, s)
-}
-
 // stepOf is the step of b that ctx carries, or nil.
 func (b *Backend) stepOf(ctx context.Context) *Step {
 	if ctx == nil {
@@ -106,24 +97,57 @@ func (s *Step) note(op string, err error) error {
 	return err
 }
 
+// With returns ctx (Background for nil) carrying the step: an op of the
+// step's Backend called with it (Fused, Scores, Softmax, Context, Copy)
+// records its work into the step instead of waiting for it, exactly as
+// the step's own methods do, and is named in Wait's errors. Package
+// kernels' calls that take a ctx pass it to the backend's ops, so that a
+// KV cache's AppendBuffers and AttendBuffers join the step:
+//
+//	ctx := st.With(ctx)
+//	cache.AppendBuffers(ctx, seq, 1, k, v) // the caller's K and V projections
+//	cache.AttendBuffers(ctx, q, o, nil, heads, 1, nil)
+//
+// A host copy (Write, Read and their Bits forms) is never recorded: it
+// submits the step's work first (see Ordering).
+func (s *Step) With(ctx context.Context) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, stepKey{}, s)
+}
+
+// noteStep notes that op ran with result *err in the step ctx carries,
+// if it carries one of b's.
+func (b *Backend) noteStep(ctx context.Context, op string, err *error) {
+	if s := b.stepOf(ctx); s != nil {
+		s.note(op, *err)
+	}
+}
+
 // Fused records b.Fused (see Backend.Fused).
 func (s *Step) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	return s.note("fused", s.b.Fused(s.with(ctx), p, q, k, v, o, lse))
+	return s.b.Fused(s.With(ctx), p, q, k, v, o, lse)
 }
 
 // Scores records b.Scores (see Backend.Scores).
 func (s *Step) Scores(ctx context.Context, p backend.ScoresParams, q, k, sc backend.Buffer) error {
-	return s.note("scores", s.b.Scores(s.with(ctx), p, q, k, sc))
+	return s.b.Scores(s.With(ctx), p, q, k, sc)
 }
 
 // Softmax records b.Softmax (see Backend.Softmax).
 func (s *Step) Softmax(ctx context.Context, p backend.SoftmaxParams, sc backend.Buffer) error {
-	return s.note("softmax", s.b.Softmax(s.with(ctx), p, sc))
+	return s.b.Softmax(s.With(ctx), p, sc)
 }
 
 // Context records b.Context (see Backend.Context).
 func (s *Step) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
-	return s.note("context", s.b.Context(s.with(ctx), p, pm, v, o))
+	return s.b.Context(s.With(ctx), p, pm, v, o)
+}
+
+// Copy records b.Copy (see Backend.Copy).
+func (s *Step) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
+	return s.b.Copy(s.With(ctx), dst, src, ranges...)
 }
 
 // Submit puts the recorded work on the queue without waiting for it. The

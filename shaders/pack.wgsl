@@ -1,6 +1,6 @@
-// pack: stores a float32 output as halves, one u32 word an invocation.
+// pack: stores elements as halves, one u32 word an invocation.
 //
-//   o[w] = o_bits(src[2w]) | o_bits(src[2w + 1]) << 16     (elements of [lo, hi))
+//   o[w] = o_bits(src_at(2w)) | o_bits(src_at(2w + 1)) << 16     (elements of [lo, hi))
 //
 // The ops compute a half output in a float32 scratch (context.wgsl,
 // fused.wgsl, fusedloop.wgsl and merge.wgsl write f32) and this kernel
@@ -10,7 +10,12 @@
 // next, with an odd Dv), so a read-modify-write of the word would race;
 // here every word has one invocation. An element of a boundary word
 // outside [lo, hi) keeps what the word holds (the buffer's neighbouring
-// element, not this op's). o_bits (lib/half.wgsl) rounds to nearest, ties
+// element, not this op's). The same kernel copies between buffers
+// (Backend.Copy into a half buffer): src is then any Elem, widened
+// exactly by its loader, so that a copy between buffers of one half dtype
+// keeps every value. src_off may wrap (u32 arithmetic modulo 2³²): the
+// first word's element 0 can lie before the bound window of src when lo
+// is 1, and the kernel never reads an element outside [lo, hi). o_bits (lib/half.wgsl) rounds to nearest, ties
 // to even, and stores a finite value beyond the half's range as ± its
 // largest finite value, in integer arithmetic: WGSL lets pack2x16float
 // round to either neighbour and leaves its result for a value out of
@@ -33,10 +38,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         word = o[at];
     }
     if (e >= P.lo && e < P.hi) {
-        word = (word & 0xffff0000u) | o_bits(src[P.src_off + e]);
+        word = (word & 0xffff0000u) | o_bits(src_at(P.src_off + e));
     }
     if (e + 1u >= P.lo && e + 1u < P.hi) {
-        word = (word & 0xffffu) | (o_bits(src[P.src_off + e + 1u]) << 16u);
+        word = (word & 0xffffu) | (o_bits(src_at(P.src_off + e + 1u)) << 16u);
     }
     o[at] = word;
 }

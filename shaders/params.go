@@ -96,10 +96,18 @@ type FusedDecodeConsts struct {
 type MergeConsts struct{ WG, L int }
 
 // PackConsts specialises pack.wgsl: WG invocations a workgroup, each
-// writing one u32 word of an output O stored as F16 or BF16.
+// writing one u32 word of an output O stored as F16 or BF16 from elements
+// of src stored as Src (F32 for an op's output scratch).
 type PackConsts struct {
-	WG int
-	O  Elem
+	WG     int
+	O, Src Elem
+}
+
+// CopyConsts specialises copy.wgsl: WG invocations a workgroup, each
+// writing one float32 element of o from an element of src stored as Src.
+type CopyConsts struct {
+	WG  int
+	Src Elem
 }
 
 func (ScoresConsts) Kernel() *Kernel      { return &Scores }
@@ -110,6 +118,7 @@ func (FusedLoopConsts) Kernel() *Kernel   { return &FusedLoop }
 func (FusedDecodeConsts) Kernel() *Kernel { return &FusedDecode }
 func (MergeConsts) Kernel() *Kernel       { return &Merge }
 func (PackConsts) Kernel() *Kernel        { return &Pack }
+func (CopyConsts) Kernel() *Kernel        { return &Copy }
 
 func (c ScoresConsts) derived() []Const {
 	return []Const{{"QS", c.TM * c.TD}, {"KS", c.TN * c.TD}, {"WX", c.TN / c.RN}, {"WY", c.TM / c.RM},
@@ -179,6 +188,7 @@ func (c FusedDecodeConsts) WorkgroupBytes() int {
 
 func (MergeConsts) derived() []Const { return nil }
 func (PackConsts) derived() []Const  { return nil }
+func (CopyConsts) derived() []Const  { return nil }
 
 func (c ScoresConsts) check() error  { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TD", c.TD) }
 func (c ContextConsts) check() error { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TJ", c.TJ) }
@@ -211,6 +221,7 @@ func (c PackConsts) check() error {
 	}
 	return nil
 }
+func (CopyConsts) check() error { return nil }
 
 func ceil4(n int) int { return (n + 3) / 4 }
 
@@ -402,13 +413,21 @@ type FusedParams struct {
 // PackParams is pack.wgsl's Params: the dispatch's nw words, the
 // elements [lo, hi) of them to write (counted from the first word's low
 // half; the others keep what the word holds), and where in the bound
-// windows the first word's elements are (src_off, in float32 elements of
-// src) and the first word is (o_off, in words of o). pack works on a
-// flat range of elements, so it has no Unit.
+// windows the first word's elements are (src_off, in elements of src,
+// modulo 2³²) and the first word is (o_off, in words of o). pack works on
+// a flat range of elements, so it has no Unit.
 type PackParams struct {
 	NW     uint32 `wgsl:"nw"`
 	Lo     uint32 `wgsl:"lo"`
 	Hi     uint32 `wgsl:"hi"`
+	SrcOff uint32 `wgsl:"src_off"`
+	OOff   uint32 `wgsl:"o_off"`
+}
+
+// CopyParams is copy.wgsl's Params: the dispatch's n elements, from
+// element src_off of src's bound window to element o_off of o's.
+type CopyParams struct {
+	N      uint32 `wgsl:"n"`
 	SrcOff uint32 `wgsl:"src_off"`
 	OOff   uint32 `wgsl:"o_off"`
 }

@@ -191,10 +191,17 @@ var (
 		Entries:  []string{"main"},
 		Include:  []string{"half"},
 	}
+	Copy = Kernel{
+		Name:     "copy",
+		Consts:   reflect.TypeFor[CopyConsts](),
+		Params:   reflect.TypeFor[CopyParams](),
+		Bindings: []Binding{{"P", Uniform}, {"src", Read}, {"o", ReadWrite}},
+		Entries:  []string{"main"},
+	}
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedDecode, Merge, Pack}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedDecode, Merge, Pack, Copy}
 
 // fusedBindings are fused.wgsl's, fusedloop.wgsl's and fuseddecode.wgsl's:
 // the three kernels are interchangeable to the host.

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Half", s.testHalf)
 	t.Run("Views", s.testViews)
 	t.Run("Wrap", s.testWrap)
+	t.Run("Copy", s.testCopy)
 	t.Run("Errors", s.testErrors)
 	t.Run("Closed", s.testClosed)
 	t.Run("Cancel", s.testCancel)

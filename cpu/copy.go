@@ -1,0 +1,69 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// copyChunk is how many elements a copy between two half dtypes widens
+// at a time, through a float32 scratch.
+const copyChunk = 1024
+
+// Copy copies ranges of src into dst (backend.Copier): bits as they are
+// between buffers of one dtype, widened exactly from a half dtype,
+// narrowed to one as Saturate says (narrow).
+func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu: copy: %w", err)
+	}
+	if dst == nil || src == nil {
+		return backend.Errorf(backend.ErrShape, "cpu: copy: a nil buffer")
+	}
+	d, err := b.data("copy", "dst", dst)
+	if err != nil {
+		return err
+	}
+	s, err := b.data("copy", "src", src)
+	if err != nil {
+		return err
+	}
+	if dst == src {
+		return backend.Errorf(backend.ErrShape, "cpu: copy: dst and src are one buffer of %d elements", d.len())
+	}
+	if d.ro {
+		return backend.Errorf(backend.ErrShape, "cpu: copy into a read-only wrapped buffer of %d elements", d.len())
+	}
+	if err := backend.CheckCopy(d.len(), s.len(), ranges); err != nil {
+		return fmt.Errorf("cpu: %w", err)
+	}
+	var tmp []float32
+	for _, r := range ranges {
+		switch {
+		case !d.t.Half() && !s.t.Half():
+			copy(d.f32[r.Dst:r.Dst+r.N], s.f32[r.Src:])
+		case d.t == s.t:
+			copy(d.h[r.Dst:r.Dst+r.N], s.h[r.Src:])
+		case !d.t.Half():
+			widen(s.t, d.f32[r.Dst:r.Dst+r.N], s.h[r.Src:r.Src+r.N])
+		case !s.t.Half():
+			narrow(d.t, d.h[r.Dst:r.Dst+r.N], s.f32[r.Src:])
+		default: // float16 ↔ bfloat16
+			if tmp == nil {
+				tmp = make([]float32, copyChunk)
+			}
+			for i := 0; i < r.N; i += copyChunk {
+				n := min(copyChunk, r.N-i)
+				widen(s.t, tmp[:n], s.h[r.Src+i:r.Src+i+n])
+				narrow(d.t, d.h[r.Dst+i:r.Dst+i+n], tmp[:n])
+			}
+		}
+	}
+	return nil
+}
+
+var _ backend.Copier = (*Backend)(nil)

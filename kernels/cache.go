@@ -77,8 +77,9 @@ type kv struct {
 // staging is an appender's host scratch: rows gathered or widened on
 // their way to the device.
 type staging struct {
-	f32  []float32
-	bits []uint16
+	f32    []float32
+	bits   []uint16
+	ranges []backend.CopyRange
 }
 
 // newKV allocates keys and values for n groups (sequences, pages) of
@@ -198,6 +199,56 @@ func (c *kv) put(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int,
 		t += run
 	}
 	return nil
+}
+
+// checkBuffers checks the n rows an AppendBuffers brings: k holding at
+// least [n, KVHeads, D] elements and v [n, KVHeads, Dv], on a backend
+// that copies on the device.
+func (c *kv) checkBuffers(n int, k, v backend.Buffer) (backend.Copier, error) {
+	cp, ok := c.be.(backend.Copier)
+	if !ok {
+		return nil, backend.Errorf(backend.ErrUnsupported, "append from buffers on the %s backend, which copies no buffers on the device (backend.Copier)", c.be.Name())
+	}
+	if n < 0 {
+		return nil, backend.Errorf(backend.ErrShape, "append of %d rows", n)
+	}
+	for _, t := range []struct {
+		name string
+		buf  backend.Buffer
+		dim  int
+	}{{"K", k, c.cfg.D}, {"V", v, c.cfg.dv()}} {
+		need, ok := backend.CheckedProduct(n, c.cfg.KVHeads, t.dim)
+		if !ok {
+			return nil, backend.Errorf(backend.ErrShape, "appended %s of %d rows × %d KV heads × %d overflows int", t.name, n, c.cfg.KVHeads, t.dim)
+		}
+		if err := backend.CheckBuffer("appended "+t.name+" [n, KVHeads, dim]", t.buf, need); err != nil {
+			return nil, err
+		}
+	}
+	return cp, nil
+}
+
+// copyRows copies n rows ([n, KVHeads, dim] from element 0 of src) to
+// buf as positions pos … pos+n−1 of sequence b, located by rows, on the
+// device: one range a run of rows under BNHD, one a row and head under
+// BHND.
+func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf backend.Buffer, rows backend.Rows, b, pos, n, dim int, src backend.Buffer) error {
+	heads := c.cfg.KVHeads
+	st.ranges = st.ranges[:0]
+	for t := 0; t < n; {
+		run := min(rows.Run(pos+t), n-t)
+		if c.cfg.Layout == BNHD {
+			st.ranges = append(st.ranges, backend.CopyRange{Dst: rows.Offset(b, 0, pos+t), Src: t * heads * dim, N: run * heads * dim})
+		} else {
+			for i := range run {
+				for h := range heads {
+					st.ranges = append(st.ranges, backend.CopyRange{Dst: rows.Offset(b, h, pos+t+i), Src: ((t+i)*heads + h) * dim, N: dim})
+				}
+			}
+		}
+		t += run
+	}
+	return cp.Copy(ctx, buf, src, st.ranges...)
 }
 
 // write copies elements lo … hi−1 of src to buf from off, as bits when
@@ -330,6 +381,40 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 	return nil
 }
 
+// AppendBuffers is Append for n tokens' keys and values already on the
+// cache's backend — a GPU program's K and V projections, say: k holds
+// [n, KVHeads, D] and v [n, KVHeads, Dv] from their element 0, in any
+// dtype, and they are copied on the device (backend.Copier; other
+// backends refuse with backend.ErrUnsupported), rounded to the cache's
+// dtype as an op stores its output (a value beyond a half's range
+// saturates). The values are the device's and unchecked: a NaN or an
+// infinity is appended as it is. The sizes are checked as Append's, and
+// a full cache is backend.ErrCacheFull, before anything is copied; an
+// error of the copy itself (a buffer of another backend, say) leaves
+// the sequence's length as it was. Under a GPU step (gpu.Step.With) the
+// copies are recorded, not waited for.
+func (c *KVCache) AppendBuffers(ctx context.Context, seq, n int, k, v backend.Buffer) error {
+	if seq < 0 || seq >= c.batch {
+		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
+	}
+	cp, err := c.checkBuffers(n, k, v)
+	if err != nil {
+		return err
+	}
+	pos := c.lens[seq]
+	if n > c.capacity-pos {
+		return backend.Errorf(backend.ErrCacheFull, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
+	}
+	if err := c.copyRows(ctx, cp, &c.st, c.k, c.rows(c.cfg.D), seq, pos, n, c.cfg.D, k); err != nil {
+		return err
+	}
+	if err := c.copyRows(ctx, cp, &c.st, c.v, c.rows(c.cfg.dv()), seq, pos, n, c.cfg.dv(), v); err != nil {
+		return err
+	}
+	c.lens[seq] = pos + n
+	return nil
+}
+
 // Attend computes, for every sequence b, O[b] = softmax(scale·Q[b]·Kᵀ)·V
 // over the keys b holds, with q's Nq queries at its last Nq positions
 // (key positions Len(b) − Nq + i: append the new tokens first, as ONNX's
@@ -344,6 +429,24 @@ func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *AttendO
 	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
 	p.KVLens = c.lens
 	return c.att.attend(ctx, c.kv, p, q, out, lse, opts)
+}
+
+// AttendBuffers is Attend for queries and outputs already on the cache's
+// backend, as a GPU program has them: q holds B·heads·nq·D elements laid
+// out as Attend's q ([B, nq, heads, D] under BNHD, [B, heads, nq, D]
+// under BHND) in any dtype, out receives O laid out alike with Dv in its
+// own dtype, and lse, when not nil, is a Float32 buffer that receives
+// the [B, heads, nq] log-sum-exp. Nothing crosses the bus. The queries
+// are the device's and unchecked (AllowNonFinite is moot); a buffer too
+// short, or out sharing a buffer with q or the LSE, is an error wrapping
+// backend.ErrShape, as the backend's Fused says. Under a GPU step
+// (gpu.Step.With) the attention is recorded, not waited for; it reads
+// the cache as it stands when recorded, with every append recorded
+// before it.
+func (c *KVCache) AttendBuffers(ctx context.Context, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
+	p.KVLens = c.lens
+	return attendBuffers(ctx, c.kv, p, q, out, lse, heads, nq, opts)
 }
 
 // Release frees the cache's device storage.
@@ -402,6 +505,7 @@ type Seq struct {
 	n        int
 	released bool
 	st       staging
+	pg       backend.Paged // the block table extend hands its put (a field: no allocation a call)
 	// mu is written by Append, Truncate and Release, read by Attend
 	// (several at once) and by Len and Pages.
 	mu sync.RWMutex
@@ -446,6 +550,36 @@ func (s *Seq) Append(k, v *Tensor) error {
 	if err != nil {
 		return err
 	}
+	return s.extend(n, func(pg *backend.Paged) error {
+		if err := p.put(&s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, k); err != nil {
+			return err
+		}
+		return p.put(&s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, v)
+	})
+}
+
+// AppendBuffers is Append for n tokens' keys and values already on the
+// pool's backend, copied on the device as KVCache.AppendBuffers says.
+func (s *Seq) AppendBuffers(ctx context.Context, n int, k, v backend.Buffer) error {
+	p := s.pool
+	cp, err := p.checkBuffers(n, k, v)
+	if err != nil {
+		return err
+	}
+	return s.extend(n, func(pg *backend.Paged) error {
+		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {
+			return err
+		}
+		return p.copyRows(ctx, cp, &s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, n, p.cfg.dv(), v)
+	})
+}
+
+// extend takes the pages n more keys need, calls put with the sequence's
+// block table to write the keys and values at positions s.n …, and
+// counts them; when put fails it gives the new pages back, leaving the
+// sequence as it was.
+func (s *Seq) extend(n int, put func(pg *backend.Paged) error) error {
+	p := s.pool
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable("append to"); err != nil {
@@ -465,12 +599,8 @@ func (s *Seq) Append(k, v *Tensor) error {
 		p.free = p.free[:len(p.free)-1]
 	}
 	p.mu.Unlock()
-	pg := &backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: len(s.pages), Table: s.pages}
-	err = p.put(&s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, k)
-	if err == nil {
-		err = p.put(&s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, v)
-	}
-	if err != nil {
+	s.pg = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: len(s.pages), Table: s.pages}
+	if err := put(&s.pg); err != nil {
 		p.give(s.pages[held:])
 		s.pages = s.pages[:held]
 		return err
@@ -531,6 +661,27 @@ func (p *PagePool) rows(dim int, pg *backend.Paged) backend.Rows {
 // may appear more than once. A sequence of another pool is an error
 // wrapping backend.ErrShape, a released one backend.ErrReleased.
 func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *AttendOptions) error {
+	return p.attend(seqs, func(a *attender, pr backend.Problem) error {
+		return a.attend(ctx, p.kv, pr, q, out, lse, opts)
+	})
+}
+
+// AttendBuffers is Attend for queries and outputs already on the pool's
+// backend, as KVCache.AttendBuffers says. Under a GPU step the attention
+// is recorded and runs after the call has let go of the sequences: it
+// still reads their pages as they stood, because every later change of
+// them — a host Append (which submits the step's recorded work first) or
+// an AppendBuffers recorded after it — reaches the device's queue after
+// it.
+func (p *PagePool) AttendBuffers(ctx context.Context, seqs []*Seq, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+	return p.attend(seqs, func(_ *attender, pr backend.Problem) error {
+		return attendBuffers(ctx, p.kv, pr, q, out, lse, heads, nq, opts)
+	})
+}
+
+// attend holds seqs, builds the problem of their pages and lengths in an
+// idle attender and calls run with both.
+func (p *PagePool) attend(seqs []*Seq, run func(a *attender, pr backend.Problem) error) error {
 	p.mu.Lock()
 	var a *attender
 	if n := len(p.atts); n > 0 {
@@ -571,7 +722,7 @@ func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor,
 	a.paged = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: per, Table: a.table}
 	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged}
 	pr.KVLens = a.lens
-	return a.attend(ctx, p.kv, pr, q, out, lse, opts)
+	return run(a, pr)
 }
 
 // Release frees the pool's device storage.
@@ -676,24 +827,10 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		return backend.Errorf(backend.ErrShape, "Q of shape %v for %d sequences of %d KV heads, D=%d: want B=%d, D=%d and a multiple of %d heads",
 			q.Shape, p.B, p.KVHeads, p.D, p.B, p.D, p.KVHeads)
 	}
-	lens := p.KVLens
-	// The whole of Params reaches the problem, so that a variant added to
-	// backend.Variants reaches a cache's attention with no change here.
-	p.H, p.Nq, p.Causal, p.Variants = h, nq, opts.Causal, opts.Variants
-	if p.KVLens = lens; opts.KVLens != nil {
-		if err := prefixLens(opts.KVLens, lens); err != nil {
-			return err
-		}
-		p.KVLens = opts.KVLens
-	}
-	var err error
-	if p.Scale, err = opts.scale(p.D); err != nil {
+	p, err := attendProblem(p, h, nq, opts)
+	if err != nil {
 		return err
 	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	p = p.Resolved()
 	if ob, oh, on, od := Dims(out.Shape, out.Layout); len(out.Shape) != 4 || out.Layout != q.Layout || ob != b || oh != h || on != nq || od != p.Dv {
 		return backend.Errorf(backend.ErrShape, "out of shape %v in %v, want Q's %v in %v with Dv=%d", out.Shape, out.Layout, q.Shape, q.Layout, p.Dv)
 	}
@@ -746,6 +883,48 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		err = be.Read(lse.Data, lb, 0)
 	}
 	return err
+}
+
+// attendProblem completes p (B, KVHeads, Nk, dims, layout, key lengths
+// and pages set) for h query heads of nq queries each as opts says, and
+// validates it.
+func attendProblem(p backend.Problem, h, nq int, opts *AttendOptions) (backend.Problem, error) {
+	lens := p.KVLens
+	// The whole of Params reaches the problem, so that a variant added to
+	// backend.Variants reaches a cache's attention with no change here.
+	p.H, p.Nq, p.Causal, p.Variants = h, nq, opts.Causal, opts.Variants
+	if p.KVLens = lens; opts.KVLens != nil {
+		if err := prefixLens(opts.KVLens, lens); err != nil {
+			return p, err
+		}
+		p.KVLens = opts.KVLens
+	}
+	var err error
+	if p.Scale, err = opts.scale(p.D); err != nil {
+		return p, err
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	return p.Resolved(), nil
+}
+
+// attendBuffers runs Fused over the cache c for queries, outputs and LSE
+// already on its backend: q holding [B, H, Nq, D] (BHND) or [B, Nq, H, D]
+// (BNHD) in the cache's layout, out the same with Dv, lse Float32 [B, H,
+// Nq] or nil; Fused checks their lengths.
+func attendBuffers(ctx context.Context, c *kv, p backend.Problem, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+	if opts == nil {
+		opts = &AttendOptions{}
+	}
+	if heads < 1 || heads%p.KVHeads != 0 || nq < 0 {
+		return backend.Errorf(backend.ErrShape, "attend %d query heads of %d queries over %d KV heads: want a positive multiple of the KV heads and Nq ≥ 0", heads, nq, p.KVHeads)
+	}
+	p, err := attendProblem(p, heads, nq, opts)
+	if err != nil {
+		return err
+	}
+	return c.be.Fused(ctx, backend.FusedParams{Problem: p}, q, c.k, c.v, out, lse)
 }
 
 // queryDims names the dimensions of a cache's queries in layout l.

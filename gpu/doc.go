@@ -165,7 +165,12 @@
 // and attn buffers released meanwhile, are destroyed only once the work
 // that uses them is submitted (WebGPU then keeps them until it has run),
 // and recorded work past a submission's budget is submitted early,
-// without a wait.
+// without a wait. Step.With(ctx) carries the step in a context, so that
+// any op of the backend called with it — Copy, and package kernels'
+// KVCache.AppendBuffers and AttendBuffers, which take keys, values and
+// queries from the device — records into the step too: a model's whole
+// decoding step, appends and attention of every layer, runs with one
+// wait.
 //
 // What attn serialises: its own use of the device — every op, recording,
 // submission, map and wait, and the error scopes go-webgpu pushes around

@@ -244,3 +244,15 @@ func CheckCopy(dstLen, srcLen int, ranges []CopyRange) error {
 	}
 	return nil
 }
+
+// Recorder is implemented by a backend whose ops can run without a host
+// wait each (the GPU's Step): a model's layers recorded as one
+// submission and waited for once.
+type Recorder interface {
+	// Begin returns ctx carrying a recording: the backend's ops called
+	// with the returned context record their work, in call order,
+	// instead of waiting for it, and validate and return their errors
+	// as always. wait submits what they recorded and waits for it once,
+	// returning their errors again and any the device reports.
+	Begin(ctx context.Context) (rec context.Context, wait func() error)
+}

@@ -40,6 +40,13 @@ type Config struct {
 	DTypes []backend.DType
 	// Strategies are Staged and/or Fused, run on every backend.
 	Strategies []kernels.Strategy
+	// Layers, when not empty, measures each attn point as a model's
+	// step of L layers for each L listed (each its own point, carrying
+	// Point.Layers): L calls over L separate copies of Q, K, V and O,
+	// recorded as one step with one wait on a backend.Recorder (the
+	// GPU), or run one after the other and synced once elsewhere. Peers
+	// are measured once a shape, whatever Layers says.
+	Layers []int
 	// Budget is the time spent measuring one point after its warm-up run;
 	// at least MinRuns runs are timed whatever the budget.
 	Budget  time.Duration
@@ -243,6 +250,7 @@ func shapeOf(p backend.Problem) Shape {
 type PointSpec struct {
 	Backend  string `json:"backend"`
 	Strategy string `json:"strategy"`
+	Layers   int    `json:"layers,omitempty"`
 	Shape
 	Seed      uint64        `json:"seed"`
 	Budget    time.Duration `json:"budget_ns"`
@@ -250,10 +258,10 @@ type PointSpec struct {
 	CheckRows int           `json:"check_rows"`
 }
 
-func newSpec(be string, s kernels.Strategy, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
+func newSpec(be string, s kernels.Strategy, layers int, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
 	sh := shapeOf(p)
 	sh.DType = dtypeName(dt)
-	return PointSpec{Backend: be, Strategy: s.String(), Shape: sh,
+	return PointSpec{Backend: be, Strategy: s.String(), Layers: layers, Shape: sh,
 		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
 }
 
@@ -267,6 +275,9 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	if err == nil && s != kernels.Staged && s != kernels.Fused {
 		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
 	}
+	if err == nil && spec.Layers < 0 {
+		err = fmt.Errorf("bench: %d layers", spec.Layers)
+	}
 	if err == nil && be.Name() != spec.Backend {
 		err = fmt.Errorf("bench: the point is for backend %s, not %s", spec.Backend, be.Name())
 	}
@@ -274,7 +285,7 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 		err = p.Validate()
 	}
 	if err == nil {
-		err = fits(Bytes(p, false))
+		err = fits(Bytes(p, false) * int64(max(spec.Layers, 1)))
 	}
 	if err != nil {
 		pt.fail(err)
@@ -291,7 +302,7 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	in := newInputs(p, spec.Seed, spec.CheckRows)
 	in.setDType(dt)
 	in.consume = true
-	return measureAttn(ctx, be, s, in, &cfg)
+	return measureAttn(ctx, be, s, spec.Layers, in, &cfg)
 }
 
 // Progress is where a sweep stands. Work is counted in FLOPs (Flops of
@@ -331,6 +342,10 @@ type Point struct {
 	// which KernelName reads it from Version.
 	CPUKernel string `json:"cpu_kernel,omitempty"`
 	Shape
+	// Layers is L for a point measured as a step of L layers
+	// (Config.Layers); 0 for a single call. Its times are the step's,
+	// and its Bytes, GFLOPS and GBPS count all L calls.
+	Layers int `json:"layers,omitempty"`
 
 	Runs    int     `json:"runs"`
 	WarmupS float64 `json:"warmup_s"`
@@ -540,13 +555,18 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			return nil, fmt.Errorf("bench: strategy %s: name staged or fused", s)
 		}
 	}
+	for _, l := range cfg.Layers {
+		if l < 1 {
+			return nil, fmt.Errorf("bench: %d layers: want 1 or more", l)
+		}
+	}
 	if cfg.MinRuns < 1 {
 		cfg.MinRuns = 1
 	}
 	if cfg.Threads < 1 {
 		cfg.Threads = runtime.GOMAXPROCS(0)
 	}
-	perShape := len(backends)*len(cfg.Strategies) + len(peers)
+	perShape := len(backends)*len(cfg.Strategies)*max(len(cfg.Layers), 1) + len(peers)
 	total := 0.0
 	for _, p := range shapes {
 		total += Flops(p) * float64(perShape) * float64(len(cfg.dtypes()))
@@ -594,24 +614,35 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	}
 	defer in.removeFiles()
 	label := shapeLabel(p, dt)
+	layers := cfg.Layers
+	if len(layers) == 0 {
+		layers = []int{0} // single calls
+	}
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {
-			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, placeOf(be.Info()), func() Point {
-				var pt Point
-				switch {
-				case shapeErr != nil:
-					pt = attnPoint(be, s.String(), p)
-					pt.fail(shapeErr)
-				case cfg.Spawn != nil:
-					pt = cfg.Spawn(ctx, newSpec(be.Name(), s, p, dt, cfg))
-				default:
-					pt = measureAttn(ctx, be, s, in, cfg)
+			for _, nl := range layers {
+				what := label
+				if nl > 0 {
+					what += fmt.Sprintf(" L=%d", nl)
 				}
-				pt.DType = dtypeName(dt)
-				return pt
-			})
-			if ctx.Err() != nil {
-				return ctx.Err()
+				step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, what), p, placeOf(be.Info()), func() Point {
+					var pt Point
+					switch {
+					case shapeErr != nil:
+						pt = attnPoint(be, s.String(), p)
+						pt.fail(shapeErr)
+					case cfg.Spawn != nil:
+						pt = cfg.Spawn(ctx, newSpec(be.Name(), s, nl, p, dt, cfg))
+					default:
+						pt = measureAttn(ctx, be, s, nl, in, cfg)
+					}
+					pt.DType = dtypeName(dt)
+					pt.Layers = nl
+					return pt
+				})
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 			}
 		}
 	}
@@ -751,15 +782,16 @@ func inHostMemory(info backend.Info) bool { return placeOf(info) != offHost }
 // measureAttn times attn's strategy s on be: inputs uploaded once, then
 // the ops and Sync timed, then the sampled rows of the output read back
 // and checked.
-func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in *inputs, cfg *Config) Point {
+func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, layers int, in *inputs, cfg *Config) Point {
 	p := in.p
 	pt := attnPoint(be, s.String(), p)
 	pt.DType = dtypeName(in.dt)
+	pt.Layers = layers
 	staged := s == kernels.Staged
 	var need int64
 	if inHostMemory(be.Info()) {
 		// The backend's buffers are host memory too.
-		need += Bytes(p, false)
+		need += Bytes(p, false) * int64(max(layers, 1))
 		if staged {
 			need += 4 * int64(p.ScoresLen())
 		}
@@ -777,7 +809,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 	if countsDevice {
 		pm.ResetPeak()
 	}
-	op, out, release, err := prepare(be, p, staged, in)
+	op, out, release, err := prepare(be, p, staged, layers, in)
 	if err != nil {
 		pt.fail(err)
 		return pt
@@ -789,6 +821,11 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 		return pt
 	}
 	pt.setTimes(warmup, times, p, in.dt, staged)
+	if layers > 1 {
+		pt.Bytes *= int64(layers)
+		pt.GFLOPS *= float64(layers)
+		pt.GBPS *= float64(layers)
+	}
 	if err := in.check(&pt, func(off int, row []float32) error { return be.Read(row, out, off) }); err != nil {
 		pt.fail(fmt.Errorf("reading the output back: %w", err))
 		return pt
@@ -801,42 +838,54 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, in
 }
 
 // prepare uploads the inputs and returns the op to time (the device work
-// and Sync, not the transfers) and the output buffer it writes.
-func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op func(context.Context) error, out backend.Buffer, release func(), err error) {
+// and Sync, not the transfers) and the output buffer it writes. With
+// layers > 0 the op is a model's step: layers calls, each over copies of
+// Q, K and V of its own into an O of its own, recorded and waited for
+// once on a backend.Recorder; out is the last layer's O.
+func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in *inputs) (op func(context.Context) error, out backend.Buffer, release func(), err error) {
 	var bufs []backend.Buffer
 	release = func() {
 		for _, b := range bufs {
 			b.Release()
 		}
 	}
-	upload := func(dt backend.DType, n int, data *[]float32) backend.Buffer {
-		if err != nil {
-			return nil
-		}
-		var b backend.Buffer
-		if b, err = be.Alloc(dt, n); err != nil {
-			return nil
-		}
-		bufs = append(bufs, b)
-		if data != nil {
-			// Write rounds to the buffer's dtype: the values are
-			// already rounded (setDType), so this stores them exactly.
-			err = be.Write(b, 0, *data)
-			if in.consume {
-				*data = nil
-				runtime.GC()
-				debug.FreeOSMemory()
+	nl := max(layers, 1)
+	// upload allocates nl buffers of n elements of dt, each holding
+	// *data when data is not nil.
+	upload := func(dt backend.DType, n int, data *[]float32) []backend.Buffer {
+		out := make([]backend.Buffer, nl)
+		for l := range out {
+			if err != nil {
+				return nil
+			}
+			if out[l], err = be.Alloc(dt, n); err != nil {
+				return nil
+			}
+			bufs = append(bufs, out[l])
+			if data != nil {
+				// Write rounds to the buffer's dtype: the values are
+				// already rounded (setDType), so this stores them exactly.
+				err = be.Write(out[l], 0, *data)
 			}
 		}
-		return b
+		if data != nil && in.consume {
+			*data = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+		}
+		return out
 	}
 	q := upload(in.dt, p.QLen(), &in.q)
 	k := upload(in.dt, p.KLen(), &in.k)
 	v := upload(in.dt, p.VLen(), &in.v)
 	o := upload(in.dt, p.OLen(), nil)
 	var sc backend.Buffer
-	if staged {
-		sc = upload(backend.Float32, p.ScoresLen(), nil) // whatever Q's dtype
+	if staged && err == nil {
+		// One scores buffer serves every layer (their ops run in order),
+		// float32 whatever Q's dtype.
+		if sc, err = be.Alloc(backend.Float32, p.ScoresLen()); err == nil {
+			bufs = append(bufs, sc)
+		}
 	}
 	if err == nil {
 		err = be.Sync()
@@ -845,28 +894,33 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, in *inputs) (op
 		release()
 		return nil, nil, nil, err
 	}
-	if staged {
-		op = func(ctx context.Context) error {
-			if err := be.Scores(ctx, backend.ScoresParams{Problem: p}, q, k, sc); err != nil {
-				return err
-			}
-			if err := be.Softmax(ctx, backend.SoftmaxParams{Problem: p}, sc); err != nil {
-				return err
-			}
-			if err := be.Context(ctx, backend.ContextParams{Problem: p}, sc, v, o); err != nil {
-				return err
-			}
-			return be.Sync()
+	call := func(ctx context.Context, l int) error {
+		if !staged {
+			return be.Fused(ctx, backend.FusedParams{Problem: p}, q[l], k[l], v[l], o[l], nil)
 		}
-	} else {
-		op = func(ctx context.Context) error {
-			if err := be.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err != nil {
-				return err
-			}
-			return be.Sync()
+		if err := be.Scores(ctx, backend.ScoresParams{Problem: p}, q[l], k[l], sc); err != nil {
+			return err
 		}
+		if err := be.Softmax(ctx, backend.SoftmaxParams{Problem: p}, sc); err != nil {
+			return err
+		}
+		return be.Context(ctx, backend.ContextParams{Problem: p}, sc, v[l], o[l])
 	}
-	return op, o, release, nil
+	rec, recording := be.(backend.Recorder)
+	op = func(ctx context.Context) error {
+		wait := be.Sync
+		if recording && layers > 0 {
+			ctx, wait = rec.Begin(ctx)
+		}
+		for l := range nl {
+			if err := call(ctx, l); err != nil {
+				_ = wait() // what was recorded still goes, and is waited for
+				return err
+			}
+		}
+		return wait()
+	}
+	return op, o[nl-1], release, nil
 }
 
 // backendVersion describes the device and libraries behind be.

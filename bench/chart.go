@@ -132,6 +132,12 @@ func (r *Report) series(ran bool) []*series {
 		nqLabel,
 		func(pt Point) string { return pt.Variant.String() },
 		func(pt Point) string { return pt.dtypeLabel() },
+		func(pt Point) string {
+			if pt.Layers == 0 {
+				return ""
+			}
+			return fmt.Sprintf("L=%d", pt.Layers)
+		},
 	} {
 		if varied(d) {
 			dims = append(dims, d)

@@ -47,6 +47,10 @@
 // ggml_flash_attn_ext, ggml-cpu and ggml-vulkan) report such points
 // unavailable.
 //
+// Config.Layers measures each attn point as a model's step of L layers
+// as well: L calls over separate buffers, recorded with one wait on a
+// backend.Recorder (the GPU's Step), each L a point carrying Layers.
+//
 // A decoding step is bound by memory, so its GB/s is read against the
 // machine's: ReadBandwidth measures the read bandwidth (every thread
 // summing a share of a buffer several times the last-level cache, the

@@ -23,7 +23,7 @@ func TestMeasureConsumesInputs(t *testing.T) {
 	for _, consume := range []bool{false, true} {
 		in := newInputs(sh.Problem(), 3, 5)
 		in.consume = consume
-		pt := measureAttn(context.Background(), be, kernels.Fused, in, &Config{Budget: 0, MinRuns: 1})
+		pt := measureAttn(context.Background(), be, kernels.Fused, 0, in, &Config{Budget: 0, MinRuns: 1})
 		if pt.Status != StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != 5 {
 			t.Fatalf("consume=%v: status %s (%s), max err %v, %d rows checked", consume, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows)
 		}

@@ -256,7 +256,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
 // are empty for reports that did not record them; window ("left,right")
 // and softcap are empty for points without them; dtype is f32, f16 or
-// bf16; nq is the query rows (N for reports that did not record it);
+// bf16; layers is L for a step of L layers (Point.Layers), empty for a
+// single call; nq is the query rows (N for reports that did not record it);
 // read_gbps is the machine's measured read bandwidth and read_bw_frac
 // gbps over it, both empty when it was not measured; sgemm_gflops is the
 // machine's measured compute ceiling, empty when not measured;
@@ -264,9 +265,17 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // RooflineFrac, Bound), empty where it has none; tokens_per_s is empty
 // for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
-	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
+	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
 	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound",
 	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
+
+// layersCSV is a point's Layers in the CSV: empty for a single call.
+func layersCSV(l int) string {
+	if l == 0 {
+		return ""
+	}
+	return strconv.Itoa(l)
+}
 
 // WriteCSV writes one row per point under csvHeader.
 func (r *Report) WriteCSV(w io.Writer) error {
@@ -312,7 +321,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
-			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(),
+			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
@@ -323,6 +332,14 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// layersString is a point's Layers in a table: "-" for a single call.
+func layersString(l int) string {
+	if l == 0 {
+		return "-"
+	}
+	return strconv.Itoa(l)
 }
 
 // WriteTable prints the points as an aligned table, one row per point,
@@ -337,6 +354,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	variants := slices.ContainsFunc(points, func(pt Point) bool { return pt.Variant.Any() })
 	dtypes := slices.ContainsFunc(points, func(pt Point) bool { return pt.DType != "" })
+	layers := slices.ContainsFunc(points, func(pt Point) bool { return pt.Layers > 0 })
 	decode := slices.ContainsFunc(points, func(pt Point) bool { return pt.Decode() })
 	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
 	ofRoof := slices.ContainsFunc(points, func(pt Point) bool { return pt.RooflineFrac > 0 })
@@ -353,6 +371,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if dtypes {
 		head += "dtype\t"
+	}
+	if layers {
+		head += "layers\t"
 	}
 	head += "runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tGB/s\t"
 	if ofBW {
@@ -377,6 +398,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 		if dtypes {
 			row += pt.dtypeLabel() + "\t"
+		}
+		if layers {
+			row += layersString(pt.Layers) + "\t"
 		}
 		if pt.Runs == 0 {
 			row += strings.Repeat("-\t", 7)

@@ -243,3 +243,13 @@ func (b *Backend) afterSubmit(f func()) {
 	}
 	f()
 }
+
+// Begin starts a step whose ops are the backend's own, called with the
+// returned context (backend.Recorder): Record, With and the step's
+// Wait in one call, for code that holds only a backend.Backend.
+func (b *Backend) Begin(ctx context.Context) (context.Context, func() error) {
+	st := b.Record()
+	return st.With(ctx), st.Wait
+}
+
+var _ backend.Recorder = (*Backend)(nil)

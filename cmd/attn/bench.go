@@ -24,7 +24,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -64,6 +64,14 @@ and each on the host's CPU (the CPU backend, lavapipe, the CPU peers;
 not a GPU) its fraction of the roofline and the ceiling that bounds it
 ("of roof": 86% C for compute, 42% M for memory). The ceiling is
 float32's for every dtype, so a bf16 point may pass 100%.
+
+-layers L,... times each attn point as a model's step instead of one
+call: L calls over L separate copies of Q, K, V and O (a layer's
+cache each), recorded as one step with one wait on the GPU (gpu.Step)
+and synced once on the CPU. Each L is a point of its own carrying
+"layers" in results.json, with the step's time and all L calls' bytes
+and flops; -layers 1,32 says what a 32-layer step costs beside one.
+Peers are measured once a shape.
 
 Variants apply to every point: -window L,R (a sliding window around each
 query's position, −1 an unbounded side; with -causal, 127,0 is a causal
@@ -160,6 +168,11 @@ func runBench(c *cmdEnv, args []string) error {
 			cfg.Strategies = append(cfg.Strategies, st)
 		}
 		return nil
+	})
+	fs.Func("layers", "comma-separated layer `counts` L: time each attn point as a model's step of L calls over L separate caches, recorded with one wait on the GPU (points carry layers)", func(s string) error {
+		v, err := parseInts(s, false)
+		cfg.Layers = v
+		return err
 	})
 	fs.Func("backend", "comma-separated backend `names`: auto, cpu, gpu, or none (peers only) (default auto)", func(s string) error {
 		backends = strings.Split(s, ",")

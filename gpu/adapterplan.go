@@ -67,6 +67,27 @@ const (
 	decodeMem = 24 << 10
 )
 
+// The CPU plan runs fuseddecode.wgsl for a step of at most cpuDecodeMaxNq
+// queries a sequence over at least cpuDecodeMinKeys keys, with head dims
+// that are multiples of 4 (its vec4 loads): a model's decoding step (one
+// token, or a few drafted ones) over a cache worth splitting. Elsewhere
+// fusedloop.wgsl's sequential keys cost little, and each specialisation
+// of the decoding kernel costs lavapipe's compiler far more than one of
+// fusedloop.wgsl: run for every short problem, as 702e030 did, it took
+// CI's GPU suite on Mesa 25's lavapipe from a cold shader cache from
+// about 12 to 36 minutes, the many small problems of the tests each
+// compiling one.
+const (
+	cpuDecodeMaxNq   = 4
+	cpuDecodeMinKeys = 128
+)
+
+// cpuDecodes says the CPU plan runs p (of at most nq queries a sequence)
+// through fuseddecode.wgsl.
+func cpuDecodes(p backend.Problem, nq int) bool {
+	return nq <= cpuDecodeMaxNq && p.Nk >= cpuDecodeMinKeys && p.D%4 == 0 && p.Dv%4 == 0
+}
+
 // loopBudget is the most loop iterations the CPU plan lets one shader
 // invocation run. Lavapipe silently stops an invocation after about 65 535
 // in total (all loops, nested ones included), so under that plan every key
@@ -102,7 +123,16 @@ const envPlan = "ATTN_GPU_PLAN"
 // loopBudget (key chunks, head-dim chunks, softmax chunks) and runs
 // fused.wgsl for the head dims it can write out: each vec4 of K and V
 // loaded feeds R query rows held in registers, and there is no workgroup
-// memory or barrier to pay for.
+// memory or barrier to pay for. A decoding step over a cache runs
+// fuseddecode.wgsl on it too (cpuDecodes), in splits of keys within the
+// loop cap (decodeChunk), as many as keep the host's threads busy
+// (splitTarget): fused.wgsl's workgroup
+// of WG·R query rows would hold one working row, and each query head of
+// a KV head would read its K and V again. On lavapipe (Mesa 22.3, 2
+// Xeon cores) a step of 32 query heads over 8 KV heads, D = 128, 4096
+// f16 keys, took 1.79 s through fused.wgsl and 94 ms through
+// fuseddecode.wgsl (attn bench -backend gpu -heads 32 -kvheads 8 -d 128
+// -n 4096 -nq 1 -causal -dtype f16).
 //
 // A hardware adapter has no such cap, and on it loads from device memory
 // are what cost: the invocations of a workgroup should load each K and V
@@ -293,7 +323,6 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // divisor of g), then the queries of each in balanced tiles — and keys in
 // tiles of decodeMaxK, halved down to decodeMinK, then fewer rows, until
 // they fit decodeMem (mem, when nothing does); ok is false where fusedloop.wgsl runs the step instead:
-// under the CPU plan (lavapipe keeps fused.wgsl and fusedloop.wgsl),
 // for more than decodeMaxNq queries (fusedloop.wgsl's workgroup of
 // decodeMaxNq or more rows of one head has work enough), for value heads
 // wider than 4·decodeWG (a P·V invocation owns one column vec4) and when
@@ -306,7 +335,7 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
-	if !a.hardware || nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
+	if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
 		return decodeTile{}, false
 	}
 	// Within decodeMem first, within all of mem when that fits nothing.
@@ -350,6 +379,18 @@ const (
 	kernelDecode                  // fuseddecode.wgsl
 )
 
+// decodeChunk is the most keys one split of fuseddecode.wgsl with tile t
+// may cover: whole tiles within the loop cap (unbounded without one), 0
+// when not even one tile fits it.
+func (a adapterPlan) decodeChunk(t decodeTile, d, dv int) int {
+	if a.loopCap == 0 {
+		return unbounded
+	}
+	c := t.consts(d, dv)
+	setup, perTile := c.Iterations(0), c.Iterations(1)-c.Iterations(0)
+	return max(0, (a.loopCap-setup)/perTile) * t.tk
+}
+
 // fusedChoice is the fused kernel Fused runs for a problem and the shape
 // of its workgroups: fused.wgsl's rows query rows an invocation,
 // fusedloop.wgsl's tiles of tk keys, fuseddecode.wgsl's dec (and its tk);
@@ -368,8 +409,13 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 	for b := range p.B {
 		nq = max(nq, p.QRows(b))
 	}
+	if !a.hardware && !cpuDecodes(p, nq) {
+		return a.fusedKernel(mem, p.D, p.Dv)
+	}
 	if dec, ok := a.decodeKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
-		return fusedChoice{kind: kernelDecode, tk: dec.tk, chunk: unbounded, dec: dec}
+		if chunk := a.decodeChunk(dec, p.D, p.Dv); chunk > 0 {
+			return fusedChoice{kind: kernelDecode, tk: dec.tk, chunk: chunk, dec: dec}
+		}
 	}
 	return a.fusedKernel(mem, p.D, p.Dv)
 }
@@ -417,7 +463,7 @@ func (c fusedChoice) heads() int {
 // decoding kernel wants more workgroups, and smaller, than the others,
 // and its merge folds more parts (decodeTarget).
 func (c fusedChoice) splitting(a adapterPlan, dv int) (target, minSplit, parts int) {
-	if c.kind == kernelDecode {
+	if c.kind == kernelDecode && a.hardware {
 		return decodeTarget, decodeMinSplit, decodeMaxParts
 	}
 	return a.splitTarget(), fusedMinSplit, a.mergeParts(dv)

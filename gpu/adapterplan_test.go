@@ -233,8 +233,9 @@ func TestPlanKernels(t *testing.T) {
 }
 
 // TestPlanDecode checks decodeKernel for every pair of head dims, groups,
-// query counts and sizes of workgroup memory: never under the CPU plan;
-// under the hardware plan for up to decodeMaxNq queries and value heads
+// query counts and sizes of workgroup memory: the same tile under both
+// plans, the CPU plan's splits the most whole tiles within its loop cap
+// (the hardware plan's unbounded); for up to decodeMaxNq queries and value heads
 // of up to 4·decodeWG, with a tile that fits the memory (decodeMem when
 // one fits there), heads dividing the group, at most decodeMaxRows rows
 // in balanced tiles of queries, a kernel whose constants the shaders
@@ -251,11 +252,20 @@ func TestPlanDecode(t *testing.T) {
 			for _, dv := range dims {
 				for _, g := range []int{1, 2, 3, 4, 8, 32} {
 					for _, nq := range []int{0, 1, 3, 5, 16, 17} {
-						if _, ok := cpu.decodeKernel(mem, d, dv, g, nq); ok {
-							t.Fatalf("cpu: decodeKernel(%d, %d, %d, %d, %d) decodes", mem, d, dv, g, nq)
-						}
 						dt, ok := hw.decodeKernel(mem, d, dv, g, nq)
 						where := fmt.Sprintf("hardware: decodeKernel(%d, %d, %d, %d, %d) = %+v, %t", mem, d, dv, g, nq, dt, ok)
+						if cdt, cok := cpu.decodeKernel(mem, d, dv, g, nq); cdt != dt || cok != ok {
+							t.Fatalf("cpu: decodeKernel(%d, %d, %d, %d, %d) = %+v, %t; want the hardware plan's", mem, d, dv, g, nq, cdt, cok)
+						}
+						if ok {
+							chunk := cpu.decodeChunk(dt, d, dv)
+							if chunk%dt.tk != 0 || decodeLoops(dt, d, dv, chunk) > loopBudget || (chunk > 0 && decodeLoops(dt, d, dv, chunk+dt.tk) <= loopBudget) {
+								t.Errorf("cpu: decodeChunk(%+v, %d, %d) = %d: %d loop iterations, want the most whole tiles within %d", dt, d, dv, chunk, decodeLoops(dt, d, dv, chunk), loopBudget)
+							}
+							if c := hw.decodeChunk(dt, d, dv); c != unbounded {
+								t.Errorf("hardware: decodeChunk(%+v, %d, %d) = %d, want unbounded", dt, d, dv, c)
+							}
+						}
 						if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG {
 							if ok {
 								t.Fatalf("%s: want fusedloop.wgsl", where)

@@ -134,29 +134,40 @@ func TestDecodeParity(t *testing.T) {
 }
 
 // TestDecodeChoice checks which kernel Fused runs a step with under each
-// plan: the decoding kernel under the hardware plan for up to 16 queries
+// plan: under the hardware plan the decoding kernel for up to 16 queries
 // a sequence (a packed problem's longest), fusedloop.wgsl past that and
-// for value heads wider than a workgroup's 128 column vec4s (run here,
-// so that the fallback is held to the reference too); never the decoding
-// kernel under the CPU plan. And that a long decoding step is split.
+// for value heads wider than a workgroup's 128 column vec4s (run here, so
+// that the fallback is held to the reference too); under the CPU plan
+// the decoding kernel only for up to 4 queries over 128 keys or more
+// with head dims that are multiples of 4 (cpuDecodes), fused.wgsl or
+// fusedloop.wgsl otherwise. And that a long decoding step is split on
+// hardware.
 func TestDecodeChoice(t *testing.T) {
 	for _, plan := range []string{"cpu", "hardware"} {
 		t.Setenv("ATTN_GPU_PLAN", plan)
 		g := openGPU(t)
 		for _, tc := range []struct {
-			p      backend.Problem
-			decode bool
+			p       backend.Problem
+			hw, cpu bool // the decoding kernel under each plan
 		}{
-			{prob(1, 8, 2, 1, 100, 64, 64), true},
-			{prob(1, 8, 2, 16, 100, 64, 64), true},
-			{prob(1, 8, 2, 17, 100, 64, 64), false},
-			{prob(1, 2, 1, 1, 100, 16, 516), false},
-			{prob(1, 2, 1, 1, 100, 16, 512), true},
-			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 16, 0}, nil), true},
-			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 17, 0}, nil), false},
+			{prob(1, 8, 2, 1, 100, 64, 64), true, false},
+			{prob(1, 8, 2, 1, 128, 64, 64), true, true},
+			{prob(1, 8, 2, 4, 3000, 64, 64), true, true},
+			{prob(1, 8, 2, 5, 3000, 64, 64), true, false},
+			{prob(1, 8, 2, 1, 3000, 62, 64), true, false},
+			{prob(1, 8, 2, 16, 100, 64, 64), true, false},
+			{prob(1, 8, 2, 17, 100, 64, 64), false, false},
+			{prob(1, 2, 1, 1, 100, 16, 516), false, false},
+			{prob(1, 2, 1, 1, 100, 16, 512), true, false},
+			{prob(1, 2, 1, 1, 300, 16, 512), true, true},
+			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 16, 0}, nil), true, false},
+			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 17, 0}, nil), false, false},
 		} {
 			k := gpu.FusedKernel(g, tc.p)
-			want := tc.decode && plan == "hardware"
+			want := tc.hw
+			if plan == "cpu" {
+				want = tc.cpu
+			}
 			if got := strings.HasPrefix(k, "fuseddecode"); got != want {
 				t.Errorf("%s plan: %s runs %s; want the decoding kernel: %t", plan, seqName(caseName(tc.p, nil, nil)), k, want)
 			}
@@ -174,5 +185,47 @@ func TestDecodeChoice(t *testing.T) {
 		if err := backendtest.RunFused(context.Background(), g, cs, true); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestDecodeParityCPUPlan runs the decoding rows that the CPU plan sends
+// through the decoding kernel (cpuDecodes: up to 4 queries a sequence
+// over 128 keys or more, head dims multiples of 4) under that plan, where
+// the keys are cut into splits within lavapipe's loop cap and as many as
+// the host's threads want, against the float64 reference: each row in
+// float32 and its first half mix, and the decoding step (32
+// query heads over 8 KV heads, D = 128, 4096 float16 keys), which takes
+// several splits of the cap.
+func TestDecodeParityCPUPlan(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "cpu")
+	g := openGPU(t)
+	ctx := context.Background()
+	rows := append(append([]decodeRow(nil), decodeRows...), decodeSeqRows...)
+	rows = append(rows, decodeRow{p: causal(prob(1, 32, 8, 1, 4096, 128, 128)), mixes: []backendtest.DTypes{allF16}})
+	ran := 0
+	for n, row := range rows {
+		if k := gpu.FusedKernel(g, row.p); !strings.HasPrefix(k, "fuseddecode") {
+			continue
+		}
+		ran++
+		name := seqName(caseName(row.p, row.bias, row.keep))
+		if loops := gpu.FusedLoops(g, row.p); loops > gpu.LoopBudget {
+			t.Fatalf("%s: %d loop iterations an invocation, past lavapipe's cap", name, loops)
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Logf("%d splits", gpu.FusedSplits(g, row.p))
+			cs := backendtest.RandomCase(newRand(uint64(1800+n)), row.p, row.bias, row.keep)
+			if err := backendtest.RunFused(ctx, g, cs, !row.noLSE); err != nil {
+				t.Error(err)
+			}
+			if len(row.mixes) > 0 {
+				if err := backendtest.RunFused(ctx, g, cs.WithDTypes(row.mixes[0]), true); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	if ran < 10 {
+		t.Errorf("%d rows run the decoding kernel under the CPU plan, want 10 or more", ran)
 	}
 }

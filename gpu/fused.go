@@ -15,8 +15,7 @@ import (
 // its steps.
 
 // fusedKernel is how Fused runs p (resolved) on this backend (see
-// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step under the
-// hardware plan, else fused.wgsl with rows query rows an invocation or
+// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step, else fused.wgsl with rows query rows an invocation or
 // fusedloop.wgsl with tiles of tk keys, in chunks of at most chunk keys.
 // The error wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {

@@ -63,9 +63,9 @@
 // where it can, so that several workgroups share a compute unit).
 // Limits: R ≤ WG and DV4 ≤ WG (FusedDecodeConsts.check). An invocation
 // runs about ⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + TK + ⌈TK/KG⌉) + KG
-// loop iterations; this is the hardware plan's
-// kernel, with no loop cap, and only the tests that run that plan on
-// lavapipe keep to splits within lavapipe's.
+// loop iterations (FusedDecodeConsts.Iterations): the CPU plan cuts the
+// keys into splits of at most as many tiles as keep that within
+// lavapipe's loop cap; the hardware plan has none.
 {{- $k4 := eq (mod .D 4) 0}}
 {{- $v4 := eq (mod .DV 4) 0}}
 

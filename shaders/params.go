@@ -174,15 +174,36 @@ func (c FusedDecodeConsts) Groups() (rg, kg, rpi int) {
 	return rg, kg, (r + rg - 1) / rg
 }
 
+// values is derived's constants by name.
+func (c FusedDecodeConsts) values() map[string]int {
+	v := map[string]int{}
+	for _, d := range c.derived() {
+		v[d.Name] = d.Value
+	}
+	return v
+}
+
+// Iterations is about the loop iterations one fuseddecode.wgsl invocation
+// runs over tiles tiles of keys, every loop counted, nested ones for each
+// of their iterations:
+//
+//	⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + TK + ⌈TK/KG⌉) + KG
+//
+// (the queries' staging; per tile the scores with their dot products,
+// the weights, the maxima and the P·V sums; the key groups' final sums).
+// A plan with a loop cap bounds the tiles of a split by it.
+func (c FusedDecodeConsts) Iterations(tiles int) int {
+	v := c.values()
+	perTile := 1 + v["SSTEPS"]*(v["D4"]+2) + c.TK + (c.TK+v["KG"]-1)/v["KG"]
+	return (v["QS"]+c.WG-1)/c.WG + tiles*perTile + v["KG"]
+}
+
 // WorkgroupBytes is the workgroup memory fuseddecode.wgsl declares for
 // these constants: the K tile and the queries (vec4s), the scores, the
 // running maxima and rescale factors and the key groups' sums of p (f32)
 // and the rows' key spans (vec2<u32>).
 func (c FusedDecodeConsts) WorkgroupBytes() int {
-	v := map[string]int{}
-	for _, d := range c.derived() {
-		v[d.Name] = d.Value
-	}
+	v := c.values()
 	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]) + 8*v["R"]
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/gogpu/gputypes"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -28,7 +29,8 @@ import (
 // The device must have the limits attn's kernels need (DeviceNeeds;
 // WebGPU's defaults are enough): otherwise the error wraps
 // backend.ErrUnavailable and names each limit missing, what dev has and
-// what attn needs. attn needs no optional feature. The larger the
+// what attn needs. attn needs no optional feature; with TimestampQuery
+// it can time its ops on the device (TimeDevice). The larger the
 // device's limits the larger the problems that run (New asks for all the
 // adapter has): maxStorageBufferBindingSize bounds every binding's
 // window, maxComputeWorkgroupStorageSize the fused kernels' tiles
@@ -50,6 +52,7 @@ func NewWithDevice(adapter *wgpu.Adapter, dev *wgpu.Device) (*Backend, error) {
 	}
 	b := open(dev, info, aplan)
 	b.shared = true
+	b.noTiming = timingSupport(info.Features.Contains(gputypes.FeatureTimestampQuery), b.info.Features.Contains(gputypes.FeatureTimestampQuery), true)
 	b.info.Detail += "; the caller's device"
 	if err := b.init(); err != nil {
 		b.Close()

@@ -279,6 +279,9 @@ func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), 
 		return nil, nil, err
 	}
 	rel = append(rel, enc.Release)
+	if err := b.stampBefore(enc); err != nil { // timing.go
+		return nil, nil, err
+	}
 	pass := enc.BeginComputePass(nil)
 	for k, d := range ds {
 		entries := make([]wgpu.BindGroupEntry, len(d.binds))
@@ -305,7 +308,7 @@ func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), 
 		return nil, nil, err
 	}
 	pass.Release()
-	cmd, err = enc.Finish(nil)
+	cmd, err = b.finish(enc) // enc.Finish, with the closing timestamp (timing.go)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -95,3 +95,22 @@ func PendingCmds(b *Backend) int {
 // Budget is the work, in floating-point operations, one submission of b
 // carries at most.
 func Budget(b *Backend) float64 { return b.budget }
+
+// SetBudget sets the work one submission of b carries at most, so that
+// a small op is split over several submissions.
+func SetBudget(b *Backend, flops float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.budget = flops
+}
+
+// TimedSpans is the submissions device timing has bracketed since its
+// last read.
+func TimedSpans(b *Backend) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timing == nil {
+		return 0
+	}
+	return b.timing.n
+}

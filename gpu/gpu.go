@@ -51,6 +51,12 @@ type Backend struct {
 	// that no submission runs near Poll's 5 s and a cancelled ctx is
 	// noticed quickly.
 	budget float64
+
+	// Device timing (timing.go): its state while on, why the device
+	// cannot time its work (nil when it can), and the calibrated period.
+	timing   *timer
+	noTiming error
+	period   period
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -78,8 +84,9 @@ func New() (*Backend, error) {
 	}
 	limits := requiredLimits(adapter)
 	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
-		Label:          "attn",
-		RequiredLimits: &wgpu.RequiredLimits{Limits: limits},
+		Label:            "attn",
+		RequiredFeatures: requiredFeatures(adapter),
+		RequiredLimits:   &wgpu.RequiredLimits{Limits: limits},
 	})
 	if err != nil || dev == nil {
 		adapter.Release()
@@ -109,8 +116,10 @@ func open(dev *wgpu.Device, info backend.Info, aplan adapterPlan) *Backend {
 		pipes: map[string]*pipeline{},
 	}
 	b.info.Limits = convertLimits(b.lim)
+	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
 	b.info.Features = convertFeatures(dev.EnumerateFeatures())
 	b.info.Detail += "; plan " + aplan.String()
+	b.noTiming = timingSupport(adapterTimes, b.info.Features.Contains(gputypes.FeatureTimestampQuery), false)
 	b.budget = 4e11
 	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {
 		b.budget = 1.5e9
@@ -219,6 +228,7 @@ func (b *Backend) Close() error {
 		b.flush()
 		err = b.waitIdle()
 	}
+	b.stopTiming()
 	for buf := range b.bufs {
 		buf.free()
 	}

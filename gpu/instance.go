@@ -393,6 +393,16 @@ func convertFeatures(fs []wgpu.FeatureName) gputypes.Features {
 	return set
 }
 
+// requiredFeatures is the optional features New asks a device of
+// adapter a for: TimestampQuery where a offers it, for device time
+// (timing.go). Asking costs nothing until timestamps are written.
+func requiredFeatures(a *wgpu.Adapter) []wgpu.FeatureName {
+	if a.HasFeature(wgpu.FeatureName_TimestampQuery) {
+		return []wgpu.FeatureName{wgpu.FeatureName_TimestampQuery}
+	}
+	return nil
+}
+
 // definedU64 is a 64-bit limit v as a device request can ask for it.
 // webgpu.h reads a requested UINT64_MAX as WGPU_LIMIT_U64_UNDEFINED, the
 // default (256 MiB for maxBufferSize), and an adapter without a limit of

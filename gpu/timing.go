@@ -1,0 +1,389 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"time"
+	"unsafe"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// Device time (backend.DeviceTimer).
+//
+// Each command buffer encode makes gets a timestamp written on its
+// encoder before its compute pass and one after it (wgpu-native 0.17 has
+// WriteTimestamp between passes, not the pass-level timestamp writes), in
+// pair i of one query set. DeviceTime resolves the pairs written since
+// the last read into a buffer, copies it to a mapped one and sums the
+// spans: an op of several submissions counts each submission's span and
+// not the host's gaps between them. Nothing is read while ops run, so a
+// timed op's wall time gains only the two timestamp commands.
+//
+// wgpu-core 0.17 resolves a timestamp query to the raw counter value
+// (vkCmdCopyQueryPoolResults of 64-bit results on Vulkan); the counter's
+// period, Vulkan's VkPhysicalDeviceLimits::timestampPeriod, is what
+// wgpu's Queue::get_timestamp_period returns, and wgpu-native 0.17
+// exports no function for it (nor the counter's valid bits). So the
+// period is calibrated against the host's monotonic clock when timing is
+// turned on (calibrate), and a counter that wraps is read as one of as
+// many bits as the earlier value has (ticksBetween).
+
+// timerPairs is the most submissions timed between two reads: a query
+// set holds at most 8192 queries (wgpu.QuerySetMaxQueries).
+const timerPairs = wgpu.QuerySetMaxQueries / 2
+
+// timer is the state of device timing on a Backend while it is on.
+type timer struct {
+	qs       *wgpu.QuerySet
+	resolved *wgpu.Buffer // QueryResolve | CopySrc: the queries as resolved
+	readback *wgpu.Buffer // MapRead | CopyDst: their copy the host maps
+	n        int          // pairs written since the last read
+	overflow bool         // a submission was left untimed: no pair was free
+	since    time.Time    // when the count started
+}
+
+// period is a calibrated timestamp period: nanoseconds a tick, and the
+// relative half-width of the bracket it was taken from.
+type period struct {
+	ns, tol float64
+}
+
+// timingSupport says why a device cannot time its work, nil when it can:
+// it needs the TimestampQuery feature, which New requests whenever the
+// adapter offers it and a caller's device (NewWithDevice) may have been
+// requested without.
+func timingSupport(adapterHas, deviceHas, shared bool) error {
+	switch {
+	case deviceHas:
+		return nil
+	case shared && adapterHas:
+		return backend.Errorf(backend.ErrUnsupported, "gpu: no device time: the caller's device was requested without the TimestampQuery feature, which its adapter offers")
+	case shared:
+		return backend.Errorf(backend.ErrUnsupported, "gpu: no device time: the caller's device has no TimestampQuery feature")
+	}
+	return backend.Errorf(backend.ErrUnsupported, "gpu: no device time: the adapter offers no TimestampQuery feature")
+}
+
+// TimeDevice turns device timing on or off (backend.DeviceTimer). The
+// first time it is turned on it calibrates the timestamp period, which
+// takes about 0.2 s of waiting.
+func (b *Backend) TimeDevice(on bool) error {
+	if err := b.lock(nil, "time device"); err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	if !on {
+		b.stopTiming()
+		return nil
+	}
+	if b.noTiming != nil {
+		return b.noTiming
+	}
+	if b.timing != nil {
+		return nil
+	}
+	t, err := b.newTimer()
+	if err != nil {
+		return fmt.Errorf("gpu: time device: %w", err)
+	}
+	b.timing = t
+	if b.period.ns == 0 {
+		p, err := b.calibrate()
+		if err != nil {
+			b.stopTiming()
+			return fmt.Errorf("gpu: time device: calibrating the timestamp period: %w", err)
+		}
+		b.period = p
+	}
+	t.since = time.Now()
+	return nil
+}
+
+// TimestampPeriod is the timestamp period DeviceTime converts ticks
+// with, in nanoseconds a tick, and the relative uncertainty of its
+// calibration; 0, 0 before device timing was first turned on.
+func (b *Backend) TimestampPeriod() (ns, tol float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.period.ns, b.period.tol
+}
+
+// newTimer makes the query set and buffers of device timing. The caller
+// holds b.mu.
+func (b *Backend) newTimer() (*timer, error) {
+	qs, err := b.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "attn timestamps", Type: wgpu.QueryType_Timestamp, Count: 2 * timerPairs})
+	if err != nil {
+		return nil, err
+	}
+	t := &timer{qs: qs}
+	size := uint64(16 * timerPairs)
+	if t.resolved, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps resolved", Usage: wgpu.BufferUsage_QueryResolve | wgpu.BufferUsage_CopySrc, Size: size}); err == nil {
+		t.readback, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps read", Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst, Size: size})
+	}
+	if err != nil {
+		t.release()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *timer) release() {
+	for _, x := range []*wgpu.Buffer{t.resolved, t.readback} {
+		if x != nil {
+			x.Destroy()
+			x.Release()
+		}
+	}
+	t.qs.Release()
+}
+
+// stopTiming turns timing off, submitting first the recorded work whose
+// command buffers write into the query set. The caller holds b.mu.
+func (b *Backend) stopTiming() {
+	if b.timing == nil {
+		return
+	}
+	b.flush()
+	b.timing.release()
+	b.timing = nil
+}
+
+// stampBefore writes the timestamp that opens the span of the command
+// buffer enc records, when timing is on and a pair is free. The caller
+// holds b.mu.
+func (b *Backend) stampBefore(enc *wgpu.CommandEncoder) error {
+	t := b.timing
+	if t == nil {
+		return nil
+	}
+	if t.n >= timerPairs {
+		t.overflow = true
+		return nil
+	}
+	return enc.WriteTimestamp(t.qs, uint32(2*t.n))
+}
+
+// finish writes the timestamp that closes enc's span, finishes enc, and
+// counts the pair only once the command buffer exists, so that every
+// pair counted is submitted (recorded work is submitted by the next
+// flush at the latest) and no read waits on a query never written. The
+// caller holds b.mu.
+func (b *Backend) finish(enc *wgpu.CommandEncoder) (*wgpu.CommandBuffer, error) {
+	t := b.timing
+	stamped := t != nil && t.n < timerPairs
+	if stamped {
+		if err := enc.WriteTimestamp(t.qs, uint32(2*t.n+1)); err != nil {
+			return nil, err
+		}
+	}
+	cmd, err := enc.Finish(nil)
+	if err == nil && stamped {
+		t.n++
+	}
+	return cmd, err
+}
+
+// DeviceTime submits what steps recorded, waits for the device, and
+// returns the device time of the ops since timing was turned on or last
+// read (backend.DeviceTimer).
+func (b *Backend) DeviceTime() (time.Duration, error) {
+	if err := b.lock(nil, "device time"); err != nil {
+		return 0, err
+	}
+	defer b.mu.Unlock()
+	t := b.timing
+	if t == nil {
+		if b.noTiming != nil {
+			return 0, b.noTiming
+		}
+		return 0, errors.New("gpu: device time: timing is off (TimeDevice)")
+	}
+	b.flush()
+	if err := b.waitIdle(); err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	n, overflow, since := t.n, t.overflow, t.since
+	t.n, t.overflow, t.since = 0, false, now
+	if overflow {
+		return 0, fmt.Errorf("gpu: device time: more than %d submissions since the last read; the later ones were not timed", timerPairs)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	ticks, err := b.readStamps(2 * n)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: device time: %w", err)
+	}
+	var sum uint64
+	for i := 0; i < n; i++ {
+		sum += ticksBetween(ticks[2*i], ticks[2*i+1])
+	}
+	return spanOf(sum, b.period, now.Sub(since))
+}
+
+// spanOf converts a sum of ticks to a duration with period p, refusing
+// a result the host's clock shows cannot be right: the spans lie within
+// the host's elapsed time (less the period's uncertainty), and a device
+// that times nothing at all (a counter that does not advance) wrote
+// equal stamps.
+func spanOf(ticks uint64, p period, elapsed time.Duration) (time.Duration, error) {
+	if ticks == 0 {
+		return 0, errors.New("gpu: device time: every timestamp pair was equal; the device's counter does not advance")
+	}
+	ns := float64(ticks) * p.ns
+	if ns*(1-p.tol) > float64(elapsed) {
+		return 0, fmt.Errorf("gpu: device time: %d ticks of %.4g ns are %v, more than the %v that passed on the host (a counter wrapped, or the period is wrong)",
+			ticks, p.ns, time.Duration(ns), elapsed)
+	}
+	return time.Duration(math.Round(ns)), nil
+}
+
+// ticksBetween is the ticks from timestamp t0 to a later t1. A counter
+// of fewer than 64 valid bits wraps to 0 past its largest value, and
+// wgpu-native 0.17 does not say how many bits it has: a t1 below t0 is
+// read as a wrap of a counter with as many bits as t0 has (t0 ≥ half
+// the counter's range, as it is near a wrap unless the span is longer
+// than half the range).
+func ticksBetween(t0, t1 uint64) uint64 {
+	if t1 >= t0 {
+		return t1 - t0
+	}
+	k := bits.Len64(t0)
+	if k == 64 {
+		return t1 - t0 // modulo 2⁶⁴
+	}
+	return 1<<k - t0 + t1
+}
+
+// readStamps resolves the first count queries and reads them back. The
+// caller holds b.mu, and every submission that writes them has finished.
+func (b *Backend) readStamps(count int) ([]uint64, error) {
+	t := b.timing
+	size := uint64(8 * count)
+	enc, err := b.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer enc.Release()
+	if err := enc.ResolveQuerySet(t.qs, 0, uint32(count), t.resolved, 0); err != nil {
+		return nil, err
+	}
+	if err := enc.CopyBufferToBuffer(t.resolved, 0, t.readback, 0, size); err != nil {
+		return nil, err
+	}
+	cmd, err := enc.Finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cmd.Release()
+	b.queue.Submit(cmd)
+	p, err := mapAsync(b.dev, t.readback, wgpu.MapMode_Read, 0, size)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
+	}
+	mapped := t.readback.GetMappedRange(0, uint(size))
+	out := make([]uint64, count)
+	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(&mapped[0])), count))
+	if err := t.readback.Unmap(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// calibrate measures the timestamp period against the host's monotonic
+// clock: a submission writes a stamp, the host waits calGap, another
+// submission writes a second. The device wrote the first between the
+// host's submit and the end of its wait, and the second likewise, so
+// the ticks between them span at least the host's time from the first
+// wait's end to the second submit and at most the time from the first
+// submit to the second wait's end. The narrowest such bracket gives the
+// period, its midpoint, with its half-width as the uncertainty: a
+// submission's round trip over calGap, 0.3–1.4 % measured on lavapipe on
+// a busy 2-core host (less on a discrete GPU, whose round trip is
+// shorter). The caller holds b.mu, and b.timing has no pair written.
+func (b *Backend) calibrate() (period, error) {
+	best := period{tol: math.Inf(1)}
+	for round := 0; round < calRounds && best.tol > calGoodTol; round++ {
+		var h [4]time.Time
+		h[0] = time.Now()
+		if err := b.stampAlone(0); err != nil {
+			return period{}, err
+		}
+		h[1] = time.Now()
+		time.Sleep(calGap)
+		h[2] = time.Now()
+		if err := b.stampAlone(1); err != nil {
+			return period{}, err
+		}
+		h[3] = time.Now()
+		ts, err := b.readStamps(2)
+		if err != nil {
+			return period{}, err
+		}
+		p, err := bracket(ticksBetween(ts[0], ts[1]), h[2].Sub(h[1]), h[3].Sub(h[0]))
+		if err != nil {
+			return period{}, err
+		}
+		if p.tol < best.tol {
+			best = p
+		}
+	}
+	if best.tol > calMaxTol {
+		return period{}, fmt.Errorf("the narrowest of %d brackets is ±%.1f%%, wider than ±%.0f%%: the host was too busy to time the device's clock", calRounds, 100*best.tol, 100*calMaxTol)
+	}
+	return best, nil
+}
+
+// Calibration: brackets of about calGap each until one is within
+// calGoodTol, calRounds at most; if none is within calMaxTol there is no
+// period.
+const (
+	calRounds  = 5
+	calGap     = 50 * time.Millisecond
+	calGoodTol = 0.0025
+	calMaxTol  = 0.05
+)
+
+// bracket is the period of ticks that took at least lo and at most hi.
+func bracket(ticks uint64, lo, hi time.Duration) (period, error) {
+	if ticks == 0 {
+		return period{}, fmt.Errorf("two timestamps %v apart are equal: the device's counter does not advance", lo)
+	}
+	if lo <= 0 || hi < lo {
+		return period{}, fmt.Errorf("the host's bracket [%v, %v] is empty", lo, hi)
+	}
+	a, z := float64(lo)/float64(ticks), float64(hi)/float64(ticks)
+	mid := (a + z) / 2
+	return period{ns: mid, tol: (z - a) / 2 / mid}, nil
+}
+
+// stampAlone submits a command buffer that writes only the timestamp of
+// query i, and waits for it. The caller holds b.mu.
+func (b *Backend) stampAlone(i uint32) error {
+	enc, err := b.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		return err
+	}
+	defer enc.Release()
+	if err := enc.WriteTimestamp(b.timing.qs, i); err != nil {
+		return err
+	}
+	cmd, err := enc.Finish(nil)
+	if err != nil {
+		return err
+	}
+	defer cmd.Release()
+	b.flush()
+	b.queue.Submit(cmd)
+	return b.waitIdle()
+}

@@ -1,0 +1,154 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu"
+	"github.com/gogpu/gputypes"
+)
+
+var _ backend.DeviceTimer = (*gpu.Backend)(nil)
+
+// timedBackend is attn's backend with device timing on. An adapter
+// without timestamp queries skips the test, with the reason, on any
+// host: lavapipe, CI's adapter, has them.
+func timedBackend(t *testing.T) *gpu.Backend {
+	t.Helper()
+	b := openGPU(t)
+	if !b.Info().Features.Contains(gputypes.FeatureTimestampQuery) {
+		err := b.TimeDevice(true)
+		if !errors.Is(err, backend.ErrUnsupported) {
+			t.Fatalf("TimeDevice(true) on a device without TimestampQuery: %v, want ErrUnsupported", err)
+		}
+		t.Skipf("the adapter %q has no timestamps: %v", b.Info().Adapter.Name, err)
+	}
+	if err := b.TimeDevice(true); err != nil {
+		t.Fatalf("TimeDevice(true) with TimestampQuery on the device: %v", err)
+	}
+	return b
+}
+
+// TestDeviceTime: the device time of an op, of an op split over several
+// submissions, and of a step's ops, is positive and no longer than the
+// host's wall time around it; nothing run reads as 0; timing off reads
+// as an error.
+func TestDeviceTime(t *testing.T) {
+	b := timedBackend(t)
+	ns, tol := b.TimestampPeriod()
+	t.Logf("%s: timestamp period %.6g ns ±%.2g%%", b.Info().Adapter.Name, ns, 100*tol)
+	if ns <= 0 || tol < 0 || tol > 0.05 {
+		t.Fatalf("timestamp period %g ns ±%g after TimeDevice(true)", ns, tol)
+	}
+	if b.Info().Adapter.Driver == "llvmpipe" && (ns < 1-3*tol-1e-3 || ns > 1+3*tol+1e-3) {
+		t.Errorf("lavapipe's timestamps count nanoseconds (Mesa's timestampPeriod 1): calibrated %.6g ns ±%.2g%%", ns, 100*tol)
+	}
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 64, Nk: 512, D: 64, Dv: 64}
+	ly := newLayer(t, b, p, backend.Float32, 11)
+	sc, err := b.Alloc(backend.Float32, p.ScoresLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Release()
+	budget := gpu.Budget(b)
+	for _, c := range []struct {
+		name  string
+		spans int // submissions bracketed, at least
+		run   func() error
+	}{
+		{"fused", 1, func() error { return b.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil) }},
+		{"staged", 3, func() error {
+			if err := b.Scores(ctx, backend.ScoresParams{Problem: p}, ly.q, ly.k, sc); err != nil {
+				return err
+			}
+			if err := b.Softmax(ctx, backend.SoftmaxParams{Problem: p}, sc); err != nil {
+				return err
+			}
+			return b.Context(ctx, backend.ContextParams{Problem: p}, sc, ly.v, ly.o)
+		}},
+		{"fused over several submissions", 2, func() error {
+			gpu.SetBudget(b, float64(4*p.B*p.H*p.Nq*p.Nk*p.D)/4) // a quarter of the op a submission
+			defer gpu.SetBudget(b, budget)
+			return b.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil)
+		}},
+		{"step of three ops", 3, func() error {
+			st := b.Record()
+			for range 3 {
+				if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+					return err
+				}
+			}
+			return st.Wait()
+		}},
+	} {
+		if _, err := b.DeviceTime(); err != nil { // the count starts here
+			t.Fatalf("%s: DeviceTime before: %v", c.name, err)
+		}
+		t0 := time.Now()
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		spans := gpu.TimedSpans(b)
+		d, err := b.DeviceTime()
+		wall := time.Since(t0)
+		if err != nil {
+			t.Fatalf("%s: DeviceTime: %v", c.name, err)
+		}
+		t.Logf("%s: %d submissions, device %v of wall %v", c.name, spans, d, wall)
+		if spans < c.spans {
+			t.Errorf("%s: %d submissions timed, want at least %d", c.name, spans, c.spans)
+		}
+		if d <= 0 || float64(d) > float64(wall)*(1+tol) {
+			t.Errorf("%s: device time %v, want in (0, %v], the wall time", c.name, d, wall)
+		}
+	}
+	if d, err := b.DeviceTime(); d != 0 || err != nil {
+		t.Errorf("DeviceTime with no op since the last: %v, %v; want 0, nil", d, err)
+	}
+	if err := b.TimeDevice(false); err != nil {
+		t.Fatal(err)
+	}
+	if gpu.TimedSpans(b) != 0 {
+		t.Error("timing off still brackets submissions")
+	}
+	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := b.DeviceTime(); err == nil || !strings.Contains(err.Error(), "timing is off") {
+		t.Errorf("DeviceTime with timing off: %v, %v; want an error saying timing is off", d, err)
+	}
+	got := make([]float32, p.OLen())
+	if err := b.Read(got, ly.o, 0); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "O after timed ops", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+}
+
+// TestDeviceTimeUnsupported: on a caller's device requested without
+// TimestampQuery there is no device time, with the reason, and ops run
+// as before.
+func TestDeviceTimeUnsupported(t *testing.T) {
+	adapter, dev := callerDevice(t, nil) // no features requested
+	b := openOn(t, adapter, dev)
+	err := b.TimeDevice(true)
+	if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "TimestampQuery") {
+		t.Fatalf("TimeDevice(true) on a device without TimestampQuery: %v; want ErrUnsupported naming the feature", err)
+	}
+	if d, err2 := b.DeviceTime(); d != 0 || !errors.Is(err2, backend.ErrUnsupported) {
+		t.Errorf("DeviceTime: %v, %v; want 0 and the reason", d, err2)
+	}
+	p := smallProblem(9)
+	ly := newLayer(t, b, p, backend.Float32, 3)
+	if err := b.Fused(context.Background(), backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ly.read(t, b)
+	closeTo(t, "O", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+}

@@ -359,6 +359,14 @@ type Point struct {
 	// were recorded.
 	Q1S float64 `json:"q1_s,omitempty"`
 	Q3S float64 `json:"q3_s,omitempty"`
+	// GPUS is the median over the timed runs of the device's own time
+	// for the run's ops (backend.DeviceTimer: from a timestamp before each
+	// submission's passes to one after them, summed over the op's
+	// submissions), beside MedianS, the wall time. 0, and absent from the
+	// JSON, where it was not measured: on the CPU, for peers, and on an
+	// adapter without timestamps (BackendInfo.DeviceTime says why), or
+	// when a run's timestamps gave no number (Notes says why).
+	GPUS float64 `json:"gpu_s,omitempty"`
 	// GFLOPS is Flops/MedianS/1e9; Bytes is the compulsory traffic
 	// (BytesOf, in the point's storage dtype) and GBPS Bytes/MedianS/1e9.
 	GFLOPS float64 `json:"gflops"`
@@ -747,13 +755,18 @@ func quantile(sorted []time.Duration, q float64) float64 {
 }
 
 // timeRuns runs op once to warm up, then until budget has passed and at
-// least minRuns runs are timed.
-func timeRuns(ctx context.Context, op func(context.Context) error, budget time.Duration, minRuns int) (warmup time.Duration, times []time.Duration, err error) {
+// least minRuns runs are timed. after, when not nil, is called after
+// each run, outside its time, with whether the run was timed.
+func timeRuns(ctx context.Context, op func(context.Context) error, budget time.Duration, minRuns int, after func(timed bool)) (warmup time.Duration, times []time.Duration, err error) {
+	if after == nil {
+		after = func(bool) {}
+	}
 	t0 := time.Now()
 	if err := op(ctx); err != nil {
 		return 0, nil, err
 	}
 	warmup = time.Since(t0)
+	after(false)
 	start := time.Now()
 	for len(times) < minRuns || time.Since(start) < budget {
 		t0 := time.Now()
@@ -761,6 +774,7 @@ func timeRuns(ctx context.Context, op func(context.Context) error, budget time.D
 			return 0, nil, err
 		}
 		times = append(times, time.Since(t0))
+		after(true)
 	}
 	return warmup, times, nil
 }
@@ -815,7 +829,11 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, la
 		return pt
 	}
 	defer release()
-	warmup, times, err := timeRuns(ctx, op, cfg.Budget, cfg.MinRuns)
+	dt := startDeviceTime(be)
+	if dt != nil {
+		defer dt.stop()
+	}
+	warmup, times, err := timeRuns(ctx, op, cfg.Budget, cfg.MinRuns, dt.read)
 	if err != nil {
 		pt.fail(err)
 		return pt
@@ -826,6 +844,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, la
 		pt.GFLOPS *= float64(layers)
 		pt.GBPS *= float64(layers)
 	}
+	dt.set(&pt)
 	if err := in.check(&pt, func(off int, row []float32) error { return be.Read(row, out, off) }); err != nil {
 		pt.fail(fmt.Errorf("reading the output back: %w", err))
 		return pt

@@ -5,14 +5,16 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // WriteMarkdown writes the report as Markdown for a README: the machine
 // and its CPU features, versions, the kernel attn-cpu ran on, and the
 // command, then for each causal setting a table of GFLOP/s (with the
 // fraction of the roofline of the ceilings measured in the run), one of
-// tokens/s and GB/s (with the fraction of the read bandwidth) and one of
-// peak memory, implementations down and N across. A point that
+// tokens/s and GB/s (with the fraction of the read bandwidth), one of the
+// device's own time beside the wall time where a point recorded it
+// (gpu_s), and one of peak memory, implementations down and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
 // to its speed.
 func (r *Report) WriteMarkdown(w io.Writer) error {
@@ -101,6 +103,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			return s
 		})
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.GPUS > 0 }) {
+			fmt.Fprintf(&b, "Time on the device (gpu_s, the median of its own timestamps) and wall time (median), %s:\n\n", what)
+			table(&b, "device, wall", ns, rows, func(pt Point) string {
+				if pt.Runs == 0 {
+					return string(pt.Status)
+				}
+				return gpuString(pt.GPUS) + ", " + roundDuration(time.Duration(pt.MedianS*float64(time.Second))).String()
+			})
+		}
 		fmt.Fprintf(&b, "Peak memory, %s (process RSS; device bytes for the GPU):\n\n", what)
 		table(&b, "peak", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {

@@ -35,6 +35,7 @@ var Conventions = map[string]string{
 	"sgemm_gflops":  "the compute ceiling of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of order 512, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·512³ flops a product over the time of the fastest of 5 passes of about 0.3 s each, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
 	"intensity":     "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
 	"roofline_frac": "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
+	"gpu_s":         "the device's own time for a point's ops, the median over the timed runs: timestamps written on the GPU before and after the passes of each submission, their difference summed over an op's submissions (the host's gaps between them not counted) and converted with the timestamp period calibrated against the host clock; beside median_s, the wall time, which adds encoding, submission and waiting; absent where not measured (the CPU, peers, an adapter without timestamps: the backend's device_time says why)",
 	"time":          "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
 	"peak_rss":      "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
 	"device_peak":   "peak bytes of device buffers attn allocated during the point (GPU backends)",
@@ -105,6 +106,10 @@ type BackendInfo struct {
 	Detail  string `json:"detail,omitempty"`
 	// CPUKernel is CPUKernel of a CPU backend's Info; "" for others.
 	CPUKernel string `json:"cpu_kernel,omitempty"`
+	// DeviceTime says how the backend's points measured gpu_s, or why
+	// they have none (an adapter without timestamp queries); "" for a
+	// backend with no device apart from the host (deviceTiming).
+	DeviceTime string `json:"device_time,omitempty"`
 }
 
 // PeerInfo describes one peer: its version, or why it could not run.
@@ -138,7 +143,8 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 	for _, be := range backends {
 		info := be.Info()
 		r.Backends = append(r.Backends, BackendInfo{Name: be.Name(), Kind: info.Kind.String(),
-			Device: backendVersion(be), Threads: info.Threads, Detail: info.Detail, CPUKernel: CPUKernel(info)})
+			Device: backendVersion(be), Threads: info.Threads, Detail: info.Detail, CPUKernel: CPUKernel(info),
+			DeviceTime: deviceTiming(be)})
 	}
 	for _, p := range peers {
 		r.Peers = append(r.Peers, PeerInfo{Name: p.Name, Version: p.Version, Unavailable: p.Unavailable})
@@ -254,7 +260,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // machine and revision, so rows of several runs can be concatenated.
 // cpu_kernel is KernelName (empty for implementations other than
 // attn-cpu); cpu_features the machine's, space-separated; q1_s and q3_s
-// are empty for reports that did not record them; window ("left,right")
+// are empty for reports that did not record them; gpu_s (Point.GPUS) is
+// empty where not measured; window ("left,right")
 // and softcap are empty for points without them; dtype is f32, f16 or
 // bf16; layers is L for a step of L layers (Point.Layers), empty for a
 // single call; nq is the query rows (N for reports that did not record it);
@@ -265,7 +272,7 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // RooflineFrac, Bound), empty where it has none; tokens_per_s is empty
 // for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
-	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s",
+	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s", "gpu_s",
 	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound",
 	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
 
@@ -322,7 +329,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
-			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3,
+			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3, measured(pt.GPUS),
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
@@ -358,6 +365,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	decode := slices.ContainsFunc(points, func(pt Point) bool { return pt.Decode() })
 	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
 	ofRoof := slices.ContainsFunc(points, func(pt Point) bool { return pt.RooflineFrac > 0 })
+	gpuTime := slices.ContainsFunc(points, func(pt Point) bool { return pt.GPUS > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -375,7 +383,11 @@ func WriteTable(w io.Writer, points []Point) error {
 	if layers {
 		head += "layers\t"
 	}
-	head += "runs\tmedian\trange\tIQR\tGFLOP/s\tmoved\tGB/s\t"
+	head += "runs\tmedian\t"
+	if gpuTime {
+		head += "GPU time\t"
+	}
+	head += "range\tIQR\tGFLOP/s\tmoved\tGB/s\t"
 	if ofBW {
 		head += "of BW\t"
 	}
@@ -404,6 +416,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 		if pt.Runs == 0 {
 			row += strings.Repeat("-\t", 7)
+			if gpuTime {
+				row += "-\t"
+			}
 			if ofBW {
 				row += "-\t"
 			}
@@ -428,9 +443,11 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Status == StatusWrong && pt.MaxErr == nil {
 			status += ": " + pt.Error
 		}
-		row += fmt.Sprintf("%d\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t", pt.Runs,
-			roundDuration(time.Duration(pt.MedianS*float64(time.Second))), spread, iqr, pt.GFLOPS,
-			memString(pt.Bytes), pt.GBPS)
+		row += fmt.Sprintf("%d\t%s\t", pt.Runs, roundDuration(time.Duration(pt.MedianS*float64(time.Second))))
+		if gpuTime {
+			row += gpuString(pt.GPUS) + "\t"
+		}
+		row += fmt.Sprintf("%s\t%s\t%.2f\t%s\t%.2f\t", spread, iqr, pt.GFLOPS, memString(pt.Bytes), pt.GBPS)
 		if ofBW {
 			row += fracString(pt.ReadBWFrac) + "\t"
 		}
@@ -453,6 +470,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	if ofRoof {
 		keys = append(keys, "sgemm_gflops", "intensity", "roofline_frac")
 	}
+	if gpuTime {
+		keys = append(keys, "gpu_s")
+	}
 	if variants {
 		keys = append(keys, "variant")
 	}
@@ -474,6 +494,15 @@ func (pt Point) tokensPerS() float64 {
 		return pt.TokensPerS
 	}
 	return float64(pt.B) * float64(pt.Queries()) / pt.MedianS
+}
+
+// gpuString prints a device time in seconds as the table's durations
+// are printed, "-" when not measured.
+func gpuString(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return roundDuration(time.Duration(s * float64(time.Second))).String()
 }
 
 // fracString prints a fraction of the read bandwidth as a percentage,

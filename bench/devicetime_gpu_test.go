@@ -1,0 +1,60 @@
+//go:build cgo && !nogpu
+
+package bench_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/kernels"
+	"github.com/gogpu/gputypes"
+)
+
+// On a GPU with timestamps (lavapipe, CI's adapter, has them) every
+// point of attn-gpu records gpu_s, positive and no longer than its wall
+// time, and the report says how it was measured; on one without, no
+// point has gpu_s and the report says why.
+func TestGPUPointsDeviceTime(t *testing.T) {
+	be := gputest.Open(t, gpu.New)
+	cfg := bench.Config{
+		Ns: []int{64}, Nqs: []int{0, 1}, Batches: []int{1}, Heads: []int{4}, KVHeads: []int{2}, Dims: []int{32},
+		Causal:     []bool{false},
+		Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged},
+		Budget:     time.Millisecond, MinRuns: 3, Seed: 1, CheckRows: 2,
+	}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tol := be.TimestampPeriod()
+	has := be.Info().Features.Contains(gputypes.FeatureTimestampQuery)
+	for _, pt := range points {
+		if pt.Status != bench.StatusOK {
+			t.Fatalf("%s Nq=%d: %s %s", pt.Strategy, pt.Queries(), pt.Status, pt.Error)
+		}
+		t.Logf("%s Nq=%d: gpu_s %.3g of median %.3g", pt.Strategy, pt.Queries(), pt.GPUS, pt.MedianS)
+		switch {
+		case has && (pt.GPUS <= 0 || pt.GPUS > pt.MedianS*(1+tol)):
+			t.Errorf("%s Nq=%d: gpu_s %g, want in (0, %g], the median wall time", pt.Strategy, pt.Queries(), pt.GPUS, pt.MedianS)
+		case !has && pt.GPUS != 0:
+			t.Errorf("%s Nq=%d: gpu_s %g on a device without timestamps", pt.Strategy, pt.Queries(), pt.GPUS)
+		}
+	}
+	r := bench.NewReport(cfg, []backend.Backend{be}, nil, points)
+	want := "gpu_s from timestamps"
+	if !has {
+		want = "none (no gpu_s): "
+	}
+	if got := r.Backends[0].DeviceTime; !strings.HasPrefix(got, want) {
+		t.Errorf("the report's device_time %q, want it to start %q", got, want)
+	}
+	if !has {
+		t.Skipf("the adapter %q has no timestamps: %s", be.Info().Adapter.Name, r.Backends[0].DeviceTime)
+	}
+}

@@ -9,7 +9,8 @@
 // count), and reports the median, the range and the quartiles of the run
 // times, GFLOP/s (Flops), the bytes the strategy must move (Bytes), the
 // peak RSS of the process that ran it, the device bytes attn allocated on
-// a GPU, and the largest error of sampled output rows against the float64
+// a GPU and, on a backend.DeviceTimer (a GPU with timestamp queries), the
+// device's own time beside the wall time (Point.GPUS, gpu_s), and the largest error of sampled output rows against the float64
 // reference of backendtest. A point of the CPU backend names the
 // matrix-multiply kernel it ran on (CPUKernel: AVX-512, AVX2, gonum's pure
 // Go or OpenBLAS), which sets its speed more than anything else about the

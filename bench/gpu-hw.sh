@@ -23,7 +23,9 @@
 #          trying the script on lavapipe before a machine is lent
 #
 # OUT gets at most 8 files (the device tool brings back 8): report.md
-# (every table and the device), tests.log, and decode.json, batch.json,
+# (every table and the device; each sweep's table has the device's own
+# time, gpu_s, as "GPU time" beside the median wall time, and a line
+# saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
 # prefill.json (attn bench's results.json) and torch.json.
 #
 # On the device tool (see its README for the loader debs):
@@ -110,6 +112,12 @@ sweep() {
 		echo '```'
 		"$bin/attn" bench -backend gpu -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
 		echo '```'
+		if [[ -f $tmp/results.json ]]; then
+			echo
+			python3 -c 'import json, sys
+for b in json.load(open(sys.argv[1]))["backends"]:
+    print("Device time (gpu_s) on %s: %s" % (b["name"], b.get("device_time") or "not recorded"))' "$tmp/results.json" || true
+		fi
 	} >>"$out/report.md"
 	[[ -f $tmp/results.json ]] && cp "$tmp/results.json" "$out/$name.json"
 	rm -rf "$tmp"

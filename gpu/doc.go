@@ -197,6 +197,14 @@
 // argument validated before anything is recorded — keeps those
 // unreachable from the API.
 //
+// Device time (timing.go, backend.DeviceTimer): New requests the
+// TimestampQuery feature where the adapter offers it; TimeDevice(true)
+// brackets each command buffer's compute pass with timestamps written on
+// its encoder, and DeviceTime resolves and reads them, summing the spans
+// of the ops since the last read. wgpu-core 0.17 resolves raw ticks and
+// wgpu-native 0.17 gives no timestamp period, so it is calibrated
+// against the host clock (TimestampPeriod).
+//
 // wgpu-native 0.17 frees a closed device only with its instance, so each
 // Backend creates an instance and releases it on Close; one more instance
 // is created once and kept for the process, because NVIDIA's Vulkan

@@ -104,7 +104,11 @@
 // measured without it. It prints a table (progress goes to stderr: a
 // bar on a terminal, a line per point otherwise) and writes
 // results.json, results.csv, results.md and PNG charts to -out;
-// -report redraws them from an earlier results.json.
+// -report redraws them from an earlier results.json. A GPU point
+// records the device's own time, gpu_s, beside the wall time: the median
+// of its timestamps around each op's passes (docs/gpu.md, Device time);
+// none where the adapter has no timestamps, and the report's backend
+// entry says why.
 //
 // # Variants
 //

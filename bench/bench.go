@@ -68,6 +68,14 @@ type Config struct {
 	// against (Point.RooflineFrac, Point.Bound), recorded by NewReport
 	// (Machine.SgemmGFLOPS).
 	SgemmGFLOPS float64
+	// FMAGFLOPS is the host's FMA peak on every thread in GFLOP/s
+	// measured for this run (MeasureFMA), 0 when not measured: Run
+	// records the fraction of it of each point on the host's CPU
+	// (Point.FMAFrac) and NewReport the figure itself, with FMAKernel
+	// naming the loop that measured it (Machine.FMAGFLOPS,
+	// Machine.FMAKernel).
+	FMAGFLOPS float64
+	FMAKernel string
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
 	// Spawn, when not nil, measures each attn point instead of Run doing
@@ -393,6 +401,12 @@ type Point struct {
 	// may pass 1.
 	RooflineFrac float64 `json:"roofline_frac,omitempty"`
 	Bound        string  `json:"bound,omitempty"`
+	// FMAFrac is GFLOPS over the host's FMA peak (Machine.FMAGFLOPS):
+	// the share of the cores' float32 arithmetic the point uses, the
+	// ceiling no float32 kernel passes, for points on the host's CPU when
+	// it was measured; 0 otherwise. Like RooflineFrac it is float32's
+	// for every dtype.
+	FMAFrac float64 `json:"fma_frac,omitempty"`
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
 	// process for a point measured in one of its own (Config.Spawn), or
@@ -587,6 +601,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 		}
 		pt := measure()
 		pt.setCeilings(Flops(p), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
+		pt.setFMAFrac(at, cfg.FMAGFLOPS)
 		done += Flops(p)
 		points = append(points, pt)
 		if cfg.Progress != nil {

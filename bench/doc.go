@@ -80,6 +80,15 @@
 // compute ceiling is float32's for every dtype, so an f16 or bf16 point
 // may pass 1.
 //
+// Above the Sgemm's rate is the cores' own: MeasureFMA times independent
+// chains of the widest vector FMA the CPU has on every thread
+// (cpu.FMARate), recorded as Machine.FMAGFLOPS (machine.fma_gflops, with
+// the loop in fma_kernel), and every point on the host's CPU records its
+// fraction of it (FMAFrac, fma_frac; the table's "of FMA"): how much of
+// the arithmetic the machine has the point uses, where "of roof" says
+// how near it comes to the backend's own Sgemm. A -tags purego build has
+// no FMA loop and records none.
+//
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON
 // (ReadReport reads it back, reports of earlier builds of the same

@@ -11,10 +11,11 @@ import (
 // WriteMarkdown writes the report as Markdown for a README: the machine
 // and its CPU features, versions, the kernel attn-cpu ran on, and the
 // command, then for each causal setting a table of GFLOP/s (with the
-// fraction of the roofline of the ceilings measured in the run), one of
-// tokens/s and GB/s (with the fraction of the read bandwidth), one of the
-// device's own time beside the wall time where a point recorded it
-// (gpu_s), and one of peak memory, implementations down and N across. A point that
+// fraction of the roofline of the ceilings measured in the run and of the
+// FMA peak), one of tokens/s and GB/s (with the fraction of the read
+// bandwidth), one of the device's own time beside the wall time where a
+// point recorded it (gpu_s), and one of peak memory, implementations down
+// and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
 // to its speed.
 func (r *Report) WriteMarkdown(w io.Writer) error {
@@ -42,6 +43,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Machine.SgemmGFLOPS > 0 {
 		ceilings = append(ceilings, fmt.Sprintf("Sgemm %.1f GFLOP/s on every thread", r.Machine.SgemmGFLOPS))
+	}
+	if r.Machine.FMAGFLOPS > 0 {
+		ceilings = append(ceilings, fmt.Sprintf("FMA peak %.1f GFLOP/s (%s)", r.Machine.FMAGFLOPS, r.Machine.FMAKernel))
 	}
 	measured := ""
 	if len(ceilings) > 0 {
@@ -71,14 +75,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			ofRoof = fmt.Sprintf(" (in brackets, of the roofline min(%.1f GFLOP/s, intensity × %.1f GB/s), C where compute bounds it, M where memory does)",
 				r.Machine.SgemmGFLOPS, r.Machine.ReadGBPS)
 		}
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.FMAFrac > 0 }) {
+			ofRoof += fmt.Sprintf(" (and after it, of the %.1f GFLOP/s FMA peak)", r.Machine.FMAGFLOPS)
+		}
 		fmt.Fprintf(&b, "%s%s:\n\n", title, ofRoof)
 		table(&b, "GFLOP/s", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {
 				return string(pt.Status)
 			}
 			s := fmt.Sprintf("%.1f", pt.GFLOPS)
+			var of []string
 			if pt.RooflineFrac > 0 { // none on a GPU (placement)
-				s += " (" + roofString(pt) + ")"
+				of = append(of, roofString(pt))
+			}
+			if pt.FMAFrac > 0 {
+				of = append(of, fracString(pt.FMAFrac)+" FMA")
+			}
+			if len(of) > 0 {
+				s += " (" + strings.Join(of, ", ") + ")"
 			}
 			if pt.Status == StatusWrong {
 				s += ", wrong"

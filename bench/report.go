@@ -33,6 +33,8 @@ var Conventions = map[string]string{
 	"read_gbps":     "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
 	"read_bw_frac":  "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
 	"sgemm_gflops":  "the compute ceiling of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of order 512, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·512³ flops a product over the time of the fastest of 5 passes of about 0.3 s each, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
+	"fma_gflops":    "the FMA peak of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
+	"fma_frac":      "of FMA: a point's gflops / fma_gflops, the share of the host's float32 FMA peak the point uses (flops as gflops counts them, so the softmax's exponentials and the FMAs a kernel wastes on padding are not credited); only for points on the host's CPU with fma_gflops measured; float32's peak for every dtype, so an f16 or bf16 point may pass 1 where the CPU multiplies halves faster",
 	"intensity":     "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
 	"roofline_frac": "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
 	"gpu_s":         "the device's own time for a point's ops, the median over the timed runs: timestamps written on the GPU before and after the passes of each submission, their difference summed over an op's submissions (the host's gaps between them not counted) and converted with the timestamp period calibrated against the host clock; beside median_s, the wall time, which adds encoding, submission and waiting; absent where not measured (the CPU, peers, an adapter without timestamps: the backend's device_time says why)",
@@ -95,6 +97,12 @@ type Machine struct {
 	// Conventions["sgemm_gflops"]), in GFLOP/s: the roofline's compute
 	// ceiling. 0 when not measured.
 	SgemmGFLOPS float64 `json:"sgemm_gflops,omitempty"`
+	// FMAGFLOPS is the host's FMA peak on every thread measured in the
+	// same run (MeasureFMA; Conventions["fma_gflops"]), in GFLOP/s, and
+	// FMAKernel the loop that measured it; 0 and "" when not measured
+	// (a -tags purego build has none).
+	FMAGFLOPS float64 `json:"fma_gflops,omitempty"`
+	FMAKernel string  `json:"fma_kernel,omitempty"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -131,6 +139,9 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 		Conventions: Conventions, Points: points,
 	}
 	r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS = cfg.ReadGBPS, cfg.SgemmGFLOPS
+	if cfg.FMAGFLOPS > 0 {
+		r.Machine.FMAGFLOPS, r.Machine.FMAKernel = cfg.FMAGFLOPS, cfg.FMAKernel
+	}
 	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
 	// the kernel the CPU backend picks.
 	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "GODEBUG", "ATTN_BACKEND", "ATTN_ADAPTER"} {
@@ -273,7 +284,7 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
 	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s", "gpu_s",
-	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound",
+	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac",
 	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
 
 // layersCSV is a point's Layers in the CSV: empty for a single call.
@@ -325,12 +336,13 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			q1, q3 = f(pt.Q1S), f(pt.Q3S)
 		}
 		sgemm, intensity, roof := measured(r.Machine.SgemmGFLOPS), measured(pt.Intensity), measured(pt.RooflineFrac)
+		fma, fmaFrac := measured(r.Machine.FMAGFLOPS), measured(pt.FMAFrac)
 		row := []string{r.Date.Format(time.RFC3339), r.Machine.CPU, featureList(r.Machine.CPUFeatures), i(r.Machine.CPUs), r.Versions["vcs.revision"],
 			pt.Impl, pt.Strategy, pt.Version, pt.KernelName(),
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3, measured(pt.GPUS),
-			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound,
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
@@ -366,6 +378,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
 	ofRoof := slices.ContainsFunc(points, func(pt Point) bool { return pt.RooflineFrac > 0 })
 	gpuTime := slices.ContainsFunc(points, func(pt Point) bool { return pt.GPUS > 0 })
+	ofFMA := slices.ContainsFunc(points, func(pt Point) bool { return pt.FMAFrac > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -393,6 +406,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if ofRoof {
 		head += "of roof\t"
+	}
+	if ofFMA {
+		head += "of FMA\t"
 	}
 	fmt.Fprintln(tw, head+"tok/s\tpeak RSS\tdevice\tmax err\t  status")
 	for _, pt := range points {
@@ -425,6 +441,9 @@ func WriteTable(w io.Writer, points []Point) error {
 			if ofRoof {
 				row += "-\t"
 			}
+			if ofFMA {
+				row += "-\t"
+			}
 			fmt.Fprintf(tw, "%s-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
 		}
@@ -454,6 +473,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		if ofRoof {
 			row += roofString(pt) + "\t"
 		}
+		if ofFMA {
+			row += fracString(pt.FMAFrac) + "\t"
+		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t  %s\n", row, rateString(pt.tokensPerS()),
 			memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}
@@ -472,6 +494,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if gpuTime {
 		keys = append(keys, "gpu_s")
+	}
+	if ofFMA {
+		keys = append(keys, "fma_gflops", "fma_frac")
 	}
 	if variants {
 		keys = append(keys, "variant")

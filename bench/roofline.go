@@ -36,6 +36,26 @@ func MeasureSgemm() (float64, error) {
 	return cpu.SgemmRate(runtime.GOMAXPROCS(0), SgemmPasses, SgemmBudget)
 }
 
+// FMAPasses and FMABudget are how MeasureFMA runs cpu.FMARate: its loop
+// reaches its rate within microseconds, so a short budget does.
+const (
+	FMAPasses = 5
+	FMABudget = 500 * time.Millisecond
+)
+
+// MeasureFMA is cpu.FMARate as attn bench runs it: every thread of
+// GOMAXPROCS, FMAPasses passes within about FMABudget, in GFLOP/s, and
+// the loop that measured it (cpu.FMAKernel). Its error wraps
+// cpu.ErrNoFMA and says why where the build or the CPU has no FMA loop
+// (-tags purego).
+func MeasureFMA() (gflops float64, kernel string, err error) {
+	if kernel, err = cpu.FMAKernel(); err != nil {
+		return 0, "", err
+	}
+	gflops, err = cpu.FMARate(runtime.GOMAXPROCS(0), FMAPasses, FMABudget)
+	return gflops, kernel, err
+}
+
 // The ceilings a point's Bound names.
 const (
 	BoundCompute = "compute" // the Sgemm rate: at or right of the ridge
@@ -113,5 +133,14 @@ func (pt *Point) setCeilings(flops float64, at placement, readGBPS, sgemm float6
 	if at == hostCPU && readGBPS > 0 && sgemm > 0 {
 		roof, bound := roofline(pt.Intensity, sgemm, readGBPS)
 		pt.RooflineFrac, pt.Bound = pt.GFLOPS/roof, bound
+	}
+}
+
+// setFMAFrac gives pt, run at at, its fraction of the host's FMA peak of
+// fma GFLOP/s (0 when not measured): only on the host's CPU, whose cores
+// the peak is of, and only for a point that ran.
+func (pt *Point) setFMAFrac(at placement, fma float64) {
+	if at == hostCPU && fma > 0 && pt.GFLOPS > 0 && pt.GBPS > 0 {
+		pt.FMAFrac = pt.GFLOPS / fma
 	}
 }

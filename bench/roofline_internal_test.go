@@ -73,3 +73,32 @@ func TestRoofline(t *testing.T) {
 		}
 	}
 }
+
+// setFMAFrac gives a point on the host's CPU its fraction of the FMA
+// peak, and nothing to a GPU's point, to a run that did not measure the
+// peak, or to a point that did not run.
+func TestSetFMAFrac(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		gflops float64 // 0: did not run
+		at     placement
+		fma    float64
+		want   float64
+	}{
+		{"CPU", 300, hostCPU, 400, 0.75},
+		{"bf16 past the f32 peak", 500, hostCPU, 400, 1.25},
+		{"no FMA peak (purego)", 300, hostCPU, 0, 0},
+		{"integrated GPU", 300, hostMemory, 400, 0},
+		{"discrete GPU", 300, offHost, 400, 0},
+		{"failed", 0, hostCPU, 400, 0},
+	} {
+		pt := Point{GFLOPS: c.gflops}
+		if c.gflops > 0 {
+			pt.Runs, pt.Bytes, pt.GBPS = 3, 1000, 1
+		}
+		pt.setFMAFrac(c.at, c.fma)
+		if pt.FMAFrac != c.want {
+			t.Errorf("%s: of FMA %v, want %v", c.name, pt.FMAFrac, c.want)
+		}
+	}
+}

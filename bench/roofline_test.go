@@ -196,3 +196,99 @@ func TestReadReportWithoutRoofline(t *testing.T) {
 		}
 	}
 }
+
+// The report's JSON gives the machine its fma_gflops and fma_kernel and
+// each point on the host's CPU its fma_frac, and reads them back; the
+// CSV has them in columns of those names, the table an "of FMA" column
+// and results.md the peak in its first line and each fraction beside its
+// GFLOP/s. A run without the peak (-tags purego) has none of them.
+func TestReportFMAFields(t *testing.T) {
+	cfg := tiny()
+	cfg.ReadGBPS, cfg.SgemmGFLOPS, cfg.FMAGFLOPS, cfg.FMAKernel = 50, 400, 600, "VFMADD231PS zmm, 16 chains"
+	points := rooflinePoints()
+	points[0].FMAFrac, points[1].FMAFrac = 0.5, 0.07
+	r := bench.NewReport(cfg, nil, nil, points)
+	js, machine, raw := bench.JSONMaps(t, r)
+	if machine["fma_gflops"] != 600.0 || machine["fma_kernel"] != cfg.FMAKernel {
+		t.Errorf("machine: fma_gflops %v, fma_kernel %v; want 600, %q", machine["fma_gflops"], machine["fma_kernel"], cfg.FMAKernel)
+	}
+	for i, want := range []any{0.5, 0.07, nil, nil} {
+		if got := raw[i]["fma_frac"]; got != want {
+			t.Errorf("point %d (%s): fma_frac %v, want %v", i, points[i].Impl, got, want)
+		}
+	}
+	back, err := bench.ReadReport(bytes.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Machine.FMAGFLOPS != 600 || back.Machine.FMAKernel != cfg.FMAKernel || back.Points[0].FMAFrac != 0.5 {
+		t.Errorf("read back: FMA %v (%q), first point's fraction %v", back.Machine.FMAGFLOPS, back.Machine.FMAKernel, back.Points[0].FMAFrac)
+	}
+
+	rows := bench.CSVRows(t, r)
+	for i, want := range [][2]string{{"600", "0.5"}, {"600", "0.07"}, {"600", ""}, {"600", ""}} {
+		var got [2]string
+		for j, name := range []string{"fma_gflops", "fma_frac"} {
+			k := slices.Index(rows[0], name)
+			if k < 0 {
+				t.Fatalf("CSV header %v lacks %s", rows[0], name)
+			}
+			got[j] = rows[i+1][k]
+		}
+		if got != want {
+			t.Errorf("CSV row %d: fma_gflops, fma_frac = %v, want %v", i, got, want)
+		}
+	}
+
+	var table bytes.Buffer
+	if err := bench.WriteTable(&table, points); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(table.String(), "\n")[1:]
+	at := strings.Index(lines[0], " of FMA") + len(" of FMA")
+	if at < len(" of FMA") {
+		t.Fatalf("table header %q has no \"of FMA\" column", lines[0])
+	}
+	for i, want := range []string{"50%", "7%", "-", "-"} {
+		if got := strings.TrimSpace(lines[i+1][:at]); !strings.HasSuffix(got, " "+want) {
+			t.Errorf("table row %d under \"of FMA\": %q, want %q", i, got, want)
+		}
+	}
+	if !strings.Contains(table.String(), "\nfma_frac: ") || !strings.Contains(table.String(), "\nfma_gflops: ") {
+		t.Errorf("the table does not state the FMA peak's conventions:\n%s", table.String())
+	}
+
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"FMA peak 600.0 GFLOP/s (VFMADD231PS zmm, 16 chains)", "of the 600.0 GFLOP/s FMA peak",
+		"| 300.0 (75% C, 50% FMA) |", "| 42.0 (42% M, 7% FMA) |", "| 900.0 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	// Without the peak: no field, no column.
+	cfg.FMAGFLOPS, cfg.FMAKernel = 0, ""
+	for i := range points {
+		points[i].FMAFrac = 0
+	}
+	r = bench.NewReport(cfg, nil, nil, points)
+	_, machine, raw = bench.JSONMaps(t, r)
+	if v, ok := machine["fma_gflops"]; ok {
+		t.Errorf("machine of a run without an FMA peak: fma_gflops %v", v)
+	}
+	for i, p := range raw {
+		if v, ok := p["fma_frac"]; ok {
+			t.Errorf("point %d of a run without an FMA peak: fma_frac %v", i, v)
+		}
+	}
+	table.Reset()
+	if err := bench.WriteTable(&table, points); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "of FMA") {
+		t.Errorf("a table without an FMA peak has an \"of FMA\" column:\n%s", table.String())
+	}
+}

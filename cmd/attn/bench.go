@@ -63,7 +63,12 @@ every point gets its intensity, its flops over its compulsory bytes,
 and each on the host's CPU (the CPU backend, lavapipe, the CPU peers;
 not a GPU) its fraction of the roofline and the ceiling that bounds it
 ("of roof": 86% C for compute, 42% M for memory). The ceiling is
-float32's for every dtype, so a bf16 point may pass 100%.
+float32's for every dtype, so a bf16 point may pass 100%. Beside it, the
+FMA peak: independent chains of the widest vector FMA the CPU has
+(AVX-512 zmm, else AVX2 ymm; NEON on arm64) on every thread, the best of
+5 passes in about 0.5 s, recorded as machine.fma_gflops; each point on
+the host's CPU gets its fraction of it ("of FMA"). A -tags purego build
+has no FMA loop and records none.
 
 -layers L,... times each attn point as a model's step instead of one
 call: L calls over L separate copies of Q, K, V and O (a layer's
@@ -296,6 +301,12 @@ func runBench(c *cmdEnv, args []string) error {
 	} else {
 		cfg.SgemmGFLOPS = rate
 		fmt.Fprintf(c.stderr, "attn bench: Sgemm %.1f GFLOP/s on %d threads\n", rate, runtime.GOMAXPROCS(0))
+	}
+	if rate, kernel, err := bench.MeasureFMA(); err != nil {
+		fmt.Fprintf(c.stderr, "attn bench: FMA peak not measured: %v\n", err)
+	} else {
+		cfg.FMAGFLOPS, cfg.FMAKernel = rate, kernel
+		fmt.Fprintf(c.stderr, "attn bench: FMA peak %.1f GFLOP/s on %d threads (%s)\n", rate, runtime.GOMAXPROCS(0), kernel)
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update

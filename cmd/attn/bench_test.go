@@ -9,6 +9,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/cpu"
 )
 
 func TestBenchCommand(t *testing.T) {
@@ -44,6 +45,25 @@ func TestBenchCommand(t *testing.T) {
 	}
 	if rate := r.Machine.SgemmGFLOPS; !(rate > 0) || rate > 1e6 {
 		t.Errorf("machine.sgemm_gflops = %v", rate)
+	}
+	// The FMA peak, where the build has its loop (not -tags purego):
+	// above the Sgemm's rate, and a fraction of it for every point.
+	if _, err := cpu.FMAKernel(); err != nil {
+		if r.Machine.FMAGFLOPS != 0 || !strings.Contains(stderr, "attn bench: FMA peak not measured: ") {
+			t.Errorf("no FMA loop (%v), but machine.fma_gflops = %v and stderr %q", err, r.Machine.FMAGFLOPS, stderr)
+		}
+	} else {
+		if rate := r.Machine.FMAGFLOPS; !(rate > 0) || rate > 1e6 || r.Machine.FMAKernel == "" {
+			t.Errorf("machine.fma_gflops = %v, fma_kernel %q", rate, r.Machine.FMAKernel)
+		}
+		for _, pt := range r.Points {
+			if !(pt.FMAFrac > 0) {
+				t.Errorf("N=%d %s: of FMA %v", pt.N, pt.Strategy, pt.FMAFrac)
+			}
+		}
+		if !strings.Contains(stdout, " of FMA ") {
+			t.Errorf("no \"of FMA\" column:\n%s", stdout)
+		}
 	}
 	for _, pt := range r.Points {
 		if pt.Intensity <= 0 || pt.RooflineFrac <= 0 || (pt.Bound != bench.BoundCompute && pt.Bound != bench.BoundMemory) {

@@ -1,0 +1,112 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// An fmaKernel runs chains independent chains of fused multiply-adds,
+// each lanes float32 lanes wide, n steps each:
+//
+//	acc[c][l] += x[l] · y[l]   for c < chains, l < lanes, n times
+//
+// acc holds chains·lanes values (chain c's lanes at c·lanes), x and y
+// lanes each; they are loaded into registers before the first step and
+// acc stored after the last, so the loop is the FMAs and nothing else.
+// Its chains are enough to cover the FMA's latency on every port that
+// executes it (latency 4 × 2 ports on Intel's and AMD's AVX-512 cores;
+// 4 × up to 4 pipes on arm64), so the loop runs at the FMA's throughput.
+type fmaKernel struct {
+	name          string // the instruction and register width, and the chains
+	lanes, chains int
+	fn            func(n int, x, y, acc *float32)
+}
+
+// flops is the float32 operations one step of k does: a multiply and an
+// add per lane per chain.
+func (k *fmaKernel) flops() float64 { return 2 * float64(k.lanes) * float64(k.chains) }
+
+// ErrNoFMA is what FMARate returns, wrapped with the reason, where there
+// is no FMA kernel: a -tags purego build, whose arithmetic is Go's, or a
+// CPU without vector FMA (amd64 without AVX2+FMA or AVX-512F, or with
+// them turned off by GODEBUG).
+var ErrNoFMA = errors.New("cpu: no FMA peak")
+
+// FMAKernel names the loop FMARate times, e.g. "VFMADD231PS zmm, 16
+// chains", or says why there is none (an error wrapping ErrNoFMA).
+func FMAKernel() (string, error) {
+	if fmaPeak == nil {
+		return "", fmt.Errorf("%w: %s", ErrNoFMA, noFMAReason)
+	}
+	return fmaPeak.name, nil
+}
+
+// fmaStep is how many steps one call of the kernel runs while timed:
+// ~0.1–1 ms, short enough that a goroutine reaches a preemption point
+// often (Go does not preempt assembly), long enough that the call's
+// loads and stores are nothing beside it.
+const fmaStep = 1 << 16
+
+// FMARate is the machine's peak float32 FMA rate, in GFLOP/s, on threads
+// goroutines at once: each runs FMAKernel's independent chains of the
+// widest vector FMA the CPU has (AVX-512 zmm, else AVX2 ymm; NEON on
+// arm64) on registers alone, so the figure is the cores' arithmetic and
+// nothing else — the ceiling no float32 kernel passes, against which
+// SgemmRate and each attention show how much of it they use. Timed as
+// SgemmRate is: a pass from the goroutines' common release to the last
+// one's end, runs about budget/passes, and the fastest of passes is
+// reported (2 flops a lane an FMA). Without an FMA kernel (FMAKernel) it
+// returns an error wrapping ErrNoFMA.
+func FMARate(threads, passes int, budget time.Duration) (float64, error) {
+	if threads < 1 || passes < 1 || budget <= 0 {
+		return 0, fmt.Errorf("cpu: FMA rate on %d threads, %d passes in %v: want a thread, a pass and a budget", threads, passes, budget)
+	}
+	k := fmaPeak
+	if k == nil {
+		return 0, fmt.Errorf("%w: %s", ErrNoFMA, noFMAReason)
+	}
+	type operands struct{ x, y, acc []float32 }
+	ops := make([]operands, threads)
+	for i := range ops {
+		// Values that keep the sums finite and normal however long the
+		// run: x·y is 2⁻³⁰, so 2³⁰ steps add 1.
+		o := operands{make([]float32, k.lanes), make([]float32, k.lanes), make([]float32, k.lanes*k.chains)}
+		for j := range o.x {
+			o.x[j], o.y[j] = 0x1p-15, 0x1p-15
+		}
+		ops[i] = o
+	}
+	run := func(o operands, steps int) { k.fn(steps, &o.x[0], &o.y[0], &o.acc[0]) }
+	// One call alone sizes the passes.
+	t0 := time.Now()
+	run(ops[0], fmaStep)
+	one := max(time.Since(t0), time.Microsecond)
+	reps := max(1, int(budget/time.Duration(passes)/one))
+	best := time.Duration(math.MaxInt64)
+	for range passes {
+		var ready, done sync.WaitGroup
+		start := make(chan struct{})
+		ready.Add(threads)
+		done.Add(threads)
+		for i := range ops {
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-start
+				for range reps {
+					run(ops[i], fmaStep)
+				}
+			}()
+		}
+		ready.Wait()
+		t := time.Now()
+		close(start)
+		done.Wait()
+		best = min(best, time.Since(t))
+	}
+	flops := k.flops() * fmaStep * float64(reps) * float64(threads)
+	return flops / best.Seconds() / 1e9, nil
+}

@@ -188,10 +188,11 @@ dinner:
 // func axpyRows4AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as float32: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as float32: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -207,6 +208,13 @@ TEXT ·axpyRows4AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunk:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alast
+	MOVQ         $64, CX                   // keys in this chunk
+alast:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64:
@@ -238,10 +246,6 @@ a64key:
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   256(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   320(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   384(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   448(R14)(R15*1)        // the row that many keys on
 	VMOVUPS      0(R14), Z16
 	VMOVUPS      64(R14), Z17
 	VMOVUPS      128(R14), Z18
@@ -317,8 +321,11 @@ a16:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	LEAQ         (DI)(BX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $4, R15
 	XORQ         AX, AX
 a16key:
+	PREFETCHT0   (R14)(R15*1)
 	VMOVUPS      (R14), Z16
 	VBROADCASTSS (SI)(AX*4), Z20
 	VFMADD231PS  Z16, Z20, Z0
@@ -348,6 +355,18 @@ a16key:
 	JMP          a16
 
 adone:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk
 	VZEROUPPER
 	RET
 
@@ -528,10 +547,11 @@ dinnerF16:
 // func axpyRows4F16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as float16: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as float16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -547,6 +567,13 @@ TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastF16:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64F16:
@@ -578,8 +605,6 @@ a64F16:
 a64keyF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VCVTPH2PS    0(R14), Z16
 	VCVTPH2PS    32(R14), Z17
 	VCVTPH2PS    64(R14), Z18
@@ -657,8 +682,11 @@ a16F16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
 	XORQ         AX, AX
 a16keyF16:
+	PREFETCHT0   (R14)(R15*1)
 	VCVTPH2PS    (R14), Z16
 	VBROADCASTSS (SI)(AX*4), Z20
 	VFMADD231PS  Z16, Z20, Z0
@@ -688,6 +716,18 @@ a16keyF16:
 	JMP          a16F16
 
 adoneF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkF16
 	VZEROUPPER
 	RET
 
@@ -872,10 +912,11 @@ dinnerBF16:
 // func axpyRows4BF16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as bfloat16: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as bfloat16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -891,6 +932,13 @@ TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkBF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastBF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastBF16:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64BF16:
@@ -922,8 +970,6 @@ a64BF16:
 a64keyBF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VPMOVZXWD    0(R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VPMOVZXWD    32(R14), Z17
@@ -1005,8 +1051,11 @@ a16BF16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
 	XORQ         AX, AX
 a16keyBF16:
+	PREFETCHT0   (R14)(R15*1)
 	VPMOVZXWD    (R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VBROADCASTSS (SI)(AX*4), Z20
@@ -1037,6 +1086,18 @@ a16keyBF16:
 	JMP          a16BF16
 
 adoneBF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkBF16
 	VZEROUPPER
 	RET
 

@@ -42,9 +42,10 @@ dquad:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
 	XORQ         AX, AX
@@ -378,7 +379,7 @@ adone:
 // that 128-bit lane r of the result holds row r's four scores, stored
 // with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
 // (≥ 16); strides in elements.
-TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $0-68
+TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $8-68
 	MOVQ         q+0(FP), SI
 	MOVQ         ldq+8(FP), R8
 	SHLQ         $2, R8
@@ -394,46 +395,20 @@ TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $0-68
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
 	VBROADCASTSS alpha+64(FP), Z31
-
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
 dquadF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
-	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
-	XORQ         AX, AX
-pf0F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf0F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf1F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf1F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf2F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf2F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf3F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf3F16
-	ADDQ         R9, R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -462,6 +437,13 @@ dinnerF16:
 	VFMADD231PS  Z17, Z20, Z1
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0F16:
 	VMOVUPS      (R8)(AX*2), Z21
 	VFMADD231PS  Z16, Z21, Z4
 	VFMADD231PS  Z17, Z21, Z5
@@ -472,13 +454,20 @@ dinnerF16:
 	VFMADD231PS  Z17, Z22, Z9
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2F16:
 	VMOVUPS      (R13)(AX*2), Z23
 	VFMADD231PS  Z16, Z23, Z12
 	VFMADD231PS  Z17, Z23, Z13
 	VFMADD231PS  Z18, Z23, Z14
 	VFMADD231PS  Z19, Z23, Z15
 	ADDQ         $32, AX
-	CMPQ         AX, DX
+	CMPQ         AX, rowb-8(SP)
 	JB           dinnerF16
 
 	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
@@ -739,7 +728,7 @@ adoneF16:
 // that 128-bit lane r of the result holds row r's four scores, stored
 // with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
 // (≥ 16); strides in elements.
-TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $0-68
+TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $8-68
 	MOVQ         q+0(FP), SI
 	MOVQ         ldq+8(FP), R8
 	SHLQ         $2, R8
@@ -755,46 +744,20 @@ TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $0-68
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
 	VBROADCASTSS alpha+64(FP), Z31
-
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
 dquadBF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
-	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
-	XORQ         AX, AX
-pf0BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf0BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf1BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf1BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf2BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf2BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf3BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf3BF16
-	ADDQ         R9, R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -827,6 +790,13 @@ dinnerBF16:
 	VFMADD231PS  Z17, Z20, Z1
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0BF16:
 	VMOVUPS      (R8)(AX*2), Z21
 	VFMADD231PS  Z16, Z21, Z4
 	VFMADD231PS  Z17, Z21, Z5
@@ -837,13 +807,20 @@ dinnerBF16:
 	VFMADD231PS  Z17, Z22, Z9
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2BF16:
 	VMOVUPS      (R13)(AX*2), Z23
 	VFMADD231PS  Z16, Z23, Z12
 	VFMADD231PS  Z17, Z23, Z13
 	VFMADD231PS  Z18, Z23, Z14
 	VFMADD231PS  Z19, Z23, Z15
 	ADDQ         $32, AX
-	CMPQ         AX, DX
+	CMPQ         AX, rowb-8(SP)
 	JB           dinnerBF16
 
 	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.

@@ -42,9 +42,10 @@ dquad:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
 	XORQ         AX, AX
@@ -188,10 +189,11 @@ dinner:
 // func axpyRows4AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as float32: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as float32: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -207,6 +209,13 @@ TEXT ·axpyRows4AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunk:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alast
+	MOVQ         $64, CX                   // keys in this chunk
+alast:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64:
@@ -238,10 +247,6 @@ a64key:
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   256(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   320(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   384(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   448(R14)(R15*1)        // the row that many keys on
 	VMOVUPS      0(R14), Z16
 	VMOVUPS      64(R14), Z17
 	VMOVUPS      128(R14), Z18
@@ -317,8 +322,11 @@ a16:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	LEAQ         (DI)(BX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $4, R15
 	XORQ         AX, AX
 a16key:
+	PREFETCHT0   (R14)(R15*1)
 	VMOVUPS      (R14), Z16
 	VBROADCASTSS (SI)(AX*4), Z20
 	VFMADD231PS  Z16, Z20, Z0
@@ -348,6 +356,18 @@ a16key:
 	JMP          a16
 
 adone:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk
 	VZEROUPPER
 	RET
 
@@ -359,7 +379,7 @@ adone:
 // that 128-bit lane r of the result holds row r's four scores, stored
 // with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
 // (≥ 16); strides in elements.
-TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $0-68
+TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $8-68
 	MOVQ         q+0(FP), SI
 	MOVQ         ldq+8(FP), R8
 	SHLQ         $2, R8
@@ -375,46 +395,20 @@ TEXT ·dotRows4F16AVX512(SB), NOSPLIT, $0-68
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
 	VBROADCASTSS alpha+64(FP), Z31
-
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
 dquadF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
-	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
-	XORQ         AX, AX
-pf0F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf0F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf1F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf1F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf2F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf2F16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf3F16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf3F16
-	ADDQ         R9, R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -443,6 +437,13 @@ dinnerF16:
 	VFMADD231PS  Z17, Z20, Z1
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0F16:
 	VMOVUPS      (R8)(AX*2), Z21
 	VFMADD231PS  Z16, Z21, Z4
 	VFMADD231PS  Z17, Z21, Z5
@@ -453,13 +454,20 @@ dinnerF16:
 	VFMADD231PS  Z17, Z22, Z9
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2F16:
 	VMOVUPS      (R13)(AX*2), Z23
 	VFMADD231PS  Z16, Z23, Z12
 	VFMADD231PS  Z17, Z23, Z13
 	VFMADD231PS  Z18, Z23, Z14
 	VFMADD231PS  Z19, Z23, Z15
 	ADDQ         $32, AX
-	CMPQ         AX, DX
+	CMPQ         AX, rowb-8(SP)
 	JB           dinnerF16
 
 	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
@@ -528,10 +536,11 @@ dinnerF16:
 // func axpyRows4F16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as float16: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as float16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -547,6 +556,13 @@ TEXT ·axpyRows4F16AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastF16:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64F16:
@@ -578,8 +594,6 @@ a64F16:
 a64keyF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VCVTPH2PS    0(R14), Z16
 	VCVTPH2PS    32(R14), Z17
 	VCVTPH2PS    64(R14), Z18
@@ -657,8 +671,11 @@ a16F16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
 	XORQ         AX, AX
 a16keyF16:
+	PREFETCHT0   (R14)(R15*1)
 	VCVTPH2PS    (R14), Z16
 	VBROADCASTSS (SI)(AX*4), Z20
 	VFMADD231PS  Z16, Z20, Z0
@@ -688,6 +705,18 @@ a16keyF16:
 	JMP          a16F16
 
 adoneF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkF16
 	VZEROUPPER
 	RET
 
@@ -699,7 +728,7 @@ adoneF16:
 // that 128-bit lane r of the result holds row r's four scores, stored
 // with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
 // (≥ 16); strides in elements.
-TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $0-68
+TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $8-68
 	MOVQ         q+0(FP), SI
 	MOVQ         ldq+8(FP), R8
 	SHLQ         $2, R8
@@ -715,46 +744,20 @@ TEXT ·dotRows4BF16AVX512(SB), NOSPLIT, $0-68
 	SHLQ         $1, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
 	VBROADCASTSS alpha+64(FP), Z31
-
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
 dquadBF16:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11
-	LEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes
 	LEAQ         (R11)(R9*8), R11
-	XORQ         AX, AX
-pf0BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf0BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf1BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf1BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf2BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf2BF16
-	ADDQ         R9, R11
-	XORQ         AX, AX
-pf3BF16:
-	PREFETCHT0   (R11)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           pf3BF16
-	ADDQ         R9, R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -787,6 +790,13 @@ dinnerBF16:
 	VFMADD231PS  Z17, Z20, Z1
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0BF16:
 	VMOVUPS      (R8)(AX*2), Z21
 	VFMADD231PS  Z16, Z21, Z4
 	VFMADD231PS  Z17, Z21, Z5
@@ -797,13 +807,20 @@ dinnerBF16:
 	VFMADD231PS  Z17, Z22, Z9
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2BF16:
 	VMOVUPS      (R13)(AX*2), Z23
 	VFMADD231PS  Z16, Z23, Z12
 	VFMADD231PS  Z17, Z23, Z13
 	VFMADD231PS  Z18, Z23, Z14
 	VFMADD231PS  Z19, Z23, Z15
 	ADDQ         $32, AX
-	CMPQ         AX, DX
+	CMPQ         AX, rowb-8(SP)
 	JB           dinnerBF16
 
 	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
@@ -872,10 +889,11 @@ dinnerBF16:
 // func axpyRows4BF16AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as bfloat16: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as bfloat16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -891,6 +909,13 @@ TEXT ·axpyRows4BF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkBF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastBF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastBF16:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64BF16:
@@ -922,8 +947,6 @@ a64BF16:
 a64keyBF16:
 	PREFETCHT0   0(R14)(R15*1)        // the row that many keys on
 	PREFETCHT0   64(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   128(R14)(R15*1)        // the row that many keys on
-	PREFETCHT0   192(R14)(R15*1)        // the row that many keys on
 	VPMOVZXWD    0(R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VPMOVZXWD    32(R14), Z17
@@ -1005,8 +1028,11 @@ a16BF16:
 	MOVQ         BX, AX
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
 	XORQ         AX, AX
 a16keyBF16:
+	PREFETCHT0   (R14)(R15*1)
 	VPMOVZXWD    (R14), Z16
 	VPSLLD       $16, Z16, Z16
 	VBROADCASTSS (SI)(AX*4), Z20
@@ -1037,6 +1063,18 @@ a16keyBF16:
 	JMP          a16BF16
 
 adoneBF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkBF16
 	VZEROUPPER
 	RET
 

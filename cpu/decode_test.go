@@ -14,19 +14,24 @@ import (
 // The decoding kernels against their Go forms (the sixteen-lane ones, or
 // under GODEBUG=cpu.avx512f=off the eight-lane ones), for K and V stored in
 // each dtype, at strides wider than the rows, key counts around the
-// kernels' quads and head dims that take each column path (64 at a time,
-// then 16): within float32 summation's error, and nothing written outside
+// kernels' quads and axpyRows4's chunks of keys (axpyChunk ± 1 and a
+// chunk and a part), and head dims that take each column path (64 at a
+// time, then 16): within float32 summation's error, and nothing written outside
 // the rows asked for.
+// axpyChunk is the keys the sixteen-lane axpyRows4 kernels take at a time
+// (AXPY_CHUNK in _gen/decode.py).
+const axpyChunk = 64
+
 func TestDecodeKernels(t *testing.T) {
 	if !hasDecode() {
 		t.Skip("no decoding kernels on this CPU or build (AVX-512F, or AVX2 with FMA and F16C); the Gemms run instead")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, dt := range backend.DTypes {
-		for _, n := range []int{1, 3, 4, 5, 8, 12, 101} {
+		for _, n := range []int{1, 3, 4, 5, 8, 12, axpyChunk - 1, axpyChunk, axpyChunk + 1, 2*axpyChunk + 37} {
 			for _, d := range []int{16, 48, 64, 80, 128} {
 				t.Run(fmt.Sprintf("%v/n=%d/d=%d", dt, n, d), func(t *testing.T) {
-					const ldq, lds, ldacc = 200, 130, 150
+					const ldq, lds, ldacc = 200, 170, 150
 					stride := d + 24
 					q := randF32(rng, 4*ldq)
 					kv := randF32(rng, n*stride)

@@ -158,7 +158,9 @@
 // _gen/decode_arm64.py): dotRows4 computes four query rows' scores against
 // four keys at a time, reading K's rows where they lie and reducing
 // sixteen accumulators by a transposing tree, and axpyRows4 adds the
-// weighted V rows into the four accumulators 64 columns at a time; each
+// weighted V rows into the four accumulators 64 columns at a time, all
+// columns of 64 keys before the next 64 (on AVX-512), so that no pass
+// runs from the cache alone while memory idles; each
 // reads float32, float16 (VCVTPH2PS) or bfloat16 rows as stored, so a
 // half cache moves half the bytes, and they take precedence over the
 // bfloat16 arithmetic path. Without a window their key tiles are

@@ -41,6 +41,20 @@ def vrow(size, comment):
     return f"\tMOVQ         BX, AX\n\tSHRQ         $1, AX\n\tLEAQ         (DI)(AX*1), R14{c}"
 
 
+# AXPY_CHUNK is the keys axpyRows4's sixteen-lane kernels take at a time,
+# all columns of each chunk before the next. Taking all of a tile's keys
+# for each 64 columns (as before) read a V row's second 64 columns from the
+# L2 in a pass that issued no misses of its own (it prefetched only past
+# the tile's end), so memory sat idle through half the arithmetic: the
+# shorter the pass the longer the share, so halves lost most. A chunk's
+# rows (16 KiB at D = 128 in float16, 32 in float32) stay in L1 between
+# its passes. Measured on the 2-core Intel Xeon (family 6 model 207, AVX-512,
+# no AVX512_FP16), one thread, 512 Ki keys of V streamed from memory in
+# tiles of 1024: float16 26.2–27.4 ns a key against 31.3–32.1 whole-tile
+# (the loads alone, no FMAs: 23.5–28.6), float32 46.6–48.4 against
+# 48.6–49.5; chunks of 32 and 128 keys fell about level with 64.
+AXPY_CHUNK = 64
+
 dts=[("",4,"float32"),("F16",2,"float16"),("BF16",2,"bfloat16")]
 def load(dt, mem, z):
     if dt=="":
@@ -58,26 +72,41 @@ for dt,size,name in dts:
 // that 128-bit lane r of the result holds row r's four scores, stored
 // with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
 // (≥ 16); strides in elements.
-TEXT ·dotRows4{dt}AVX512(SB), NOSPLIT, $0-68
+TEXT ·dotRows4{dt}AVX512(SB), NOSPLIT, {"$0-68" if size == 4 else "$8-68"}
 {args("q", "k", "K", size)}	SHRQ         $2, CX                    // key quads
 	MOVQ         d+40(FP), DX
 	SHLQ         ${size.bit_length()-1}, DX                    // K row length, bytes
 	MOVQ         s+48(FP), R10
 	VBROADCASTSS alpha+64(FP), Z31
-
+{"" if size == 4 else "	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset"}
 dquad{dt}:
 	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
 	LEAQ         (DI)(R9*2), R14
 	LEAQ         (R14)(R9*1), R15
-	// Prefetch keys j+8 … j+11, two quads ahead: the hardware's stream
-	// prefetchers stop at page boundaries, and one core keeps too few
-	// misses in flight without them.
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
 	LEAQ         (DI)(R9*8), R11
 	LEAQ         (R11)(R9*8), R11""")
     if size == 2:
-        A("\tLEAQ         (R11)(R9*8), R11          // halves: thirty-two keys ahead, the same bytes\n\tLEAQ         (R11)(R9*8), R11")
-    for t in range(4):
-        A(f"""	XORQ         AX, AX
+        A("\tLEAQ         (R11)(R9*8), R11\n\tLEAQ         (R11)(R9*8), R11")
+        # Halves: the quad's sixteen prefetches (at D = 128) go two to an
+        # iteration of the loop below, R11 walking the four rows and DX
+        # the line in the row, rather than all before it: issued in one
+        # burst they wait on the L1's fill buffers and stall the
+        # arithmetic behind them, which a float16 quad (half the bytes of
+        # a float32 one for the same arithmetic) cannot afford. Measured
+        # on the 2-core Intel Xeon (family 6 model 207, no AVX512_FP16),
+        # one thread, 512 Ki keys streamed from memory, four rounds
+        # alternating with the burst: the float16 dot kernel 27.9–35.9 ns
+        # a key (fastest of three runs) against 35.1–43.2, float32 59–71
+        # in the same runs; the dot-then-axpy step 57.7–65.9 against
+        # 62.1–76.5.
+        A("\tXORQ         DX, DX")
+    else:
+        for t in range(4):
+            A(f"""	XORQ         AX, AX
 pf{t}{dt}:
 	PREFETCHT0   (R11)(AX*1)
 	ADDQ         $64, AX
@@ -93,8 +122,16 @@ pf{t}{dt}:
         A(f"\tVMOVUPS      ({reg})(AX*{qscale}), Z{20+r}")
         for t in range(4):
             A(f"\tVFMADD231PS  Z{16+t}, Z{20+r}, Z{4*r+t}")
+        if size == 2 and r in (0, 2):
+            A(f"""	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf{r}{dt}
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf{r}{dt}:""")
     A(f"""	ADDQ         ${16*size}, AX
-	CMPQ         AX, DX
+	CMPQ         AX, {"DX" if size == 4 else "rowb-8(SP)"}
 	JB           dinner{dt}
 
 	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.""")
@@ -135,15 +172,23 @@ pf{t}{dt}:
 // func axpyRows4{dt}AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
-// columns c < dv, V stored as {name}: sixty-four columns at a time (rows
-// × four vectors in Z0 … Z15, one weight broadcast per row and key),
-// then sixteen. n ≥ 1, dv a multiple of 16; strides in elements.
-TEXT ·axpyRows4{dt}AVX512(SB), NOSPLIT, $0-64
+// columns c < dv, V stored as {name}: chunks of {AXPY_CHUNK} keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4{dt}AVX512(SB), NOSPLIT, $8-64
 {args("p", "v", "V", size)}	MOVQ         dv+40(FP), DX
 	SHLQ         $2, DX                    // acc row length, bytes
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunk{dt}:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, ${AXPY_CHUNK}
+	JBE          alast{dt}
+	MOVQ         ${AXPY_CHUNK}, CX                   // keys in this chunk
+alast{dt}:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a64{dt}:
@@ -154,13 +199,11 @@ a64{dt}:
         A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
     A(vrow(size, True))
     A(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15                   // {'sixteen' if size == 4 else 'thirty-two'} rows ahead\n\tXORQ         AX, AX\na64key{dt}:")
-    # Each pass prefetches its own 64 columns of the row that many keys on
-    # and the next pass's, so that the first pass streams whole rows (all
-    # of a D = 128 row) rather than every other 256 bytes: measured on Zen
-    # 5, one decoding step (BenchmarkDecode, 32768 keys) 5.68 against
-    # 6.24 ms in float32 and 2.76 against 3.21 in float16, medians of four
-    # interleaved pairs, each pair faster.
-    for c in range(8 if size == 4 else 4):
+    # Each pass prefetches its own 64 columns of the row that many keys
+    # on. The passes over a chunk's keys follow each other within
+    # AXPY_CHUNK keys, so that together they stream whole rows, and every
+    # pass keeps misses in flight (see AXPY_CHUNK).
+    for c in range(size):
         A(f"\tPREFETCHT0   {64*c}(R14)(R15*1)        // the row that many keys on")
     for c in range(4):
         L.extend(load(dt, f"{16*size*c}(R14)", 16+c))
@@ -188,7 +231,9 @@ a16{dt}:
     for i in range(4):
         A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
     A(vrow(size, False))
+    A(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15")
     A(f"\tXORQ         AX, AX\na16key{dt}:")
+    A(f"\tPREFETCHT0   (R14)(R15*1)")
     L.extend(load(dt, "(R14)", 16))
     for r,reg in enumerate(["SI","R8","R12","R13"]):
         A(f"\tVBROADCASTSS ({reg})(AX*4), Z{20+r}")
@@ -207,6 +252,18 @@ a16{dt}:
 	JMP          a16{dt}
 
 adone{dt}:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk{dt}
 	VZEROUPPER
 	RET
 """)

@@ -52,6 +52,14 @@ const (
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
 	// heads: 1024 workgroups of 256 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
+	// The CPU plan's decoding kernel, fused.wgsl with key lanes
+	// (laneKernel): laneWG invocations a workgroup, each holding all its
+	// query rows (heads of one KV head × queries), at most laneUnroll of
+	// R·(⌈D/4⌉ + ⌈Dv/4⌉) written out; split, when its steps have too few
+	// workgroups, into pieces of at least laneMinKeys keys a lane.
+	laneWG         = 32
+	laneUnroll     = 256
+	laneMinKeys    = 16
 	decodeWG       = 128
 	decodeMaxRows  = 16
 	decodeMaxNq    = 16
@@ -377,6 +385,7 @@ const (
 	kernelFused                   // fused.wgsl
 	kernelLoop                    // fusedloop.wgsl
 	kernelDecode                  // fuseddecode.wgsl
+	kernelLanes                   // fused.wgsl with key lanes (laneKernel)
 )
 
 // decodeChunk is the most keys one split of fuseddecode.wgsl with tile t
@@ -409,7 +418,12 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 	for b := range p.B {
 		nq = max(nq, p.QRows(b))
 	}
-	if !a.hardware && !cpuDecodes(p, nq) {
+	if !a.hardware {
+		if cpuDecodes(p, nq) {
+			if c, ok := a.laneKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
+				return c
+			}
+		}
 		return a.fusedKernel(mem, p.D, p.Dv)
 	}
 	if dec, ok := a.decodeKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
@@ -418,6 +432,50 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 		}
 	}
 	return a.fusedKernel(mem, p.D, p.Dv)
+}
+
+// laneKernel is how the CPU plan runs a decoding step of at most nq
+// queries a sequence, g query heads a KV head and head dims d, dv on mem
+// bytes of workgroup memory: fused.wgsl with key lanes, a workgroup
+// holding the most heads of the group (a divisor of g) whose rows
+// (heads × nq queries, then balanced tiles of half as many queries …)
+// keep R·(⌈d/4⌉ + ⌈dv/4⌉) within laneUnroll; ok is false when not even
+// one row does, or the lanes' sums do not fit mem.
+//
+// On a CPU-type adapter every load an invocation makes is paid for
+// lane by lane, and fuseddecode.wgsl makes many: each score reads its
+// query and key from workgroup memory a vec4 at a time, each P·V
+// invocation reads every weight of its rows. Here each lane loads a key's
+// K and V rows once, a vec4 at a time, straight from k and v, for all
+// its rows, whose queries and sums stay in its registers: about
+// ⌈d/4⌉ + ⌈dv/4⌉ loads a key, against R·⌈d/4⌉·2 for the scores alone.
+func (a adapterPlan) laneKernel(mem, d, dv, g, nq int) (fusedChoice, bool) {
+	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+	if nq < 1 || g < 1 || d4+dv4 > laneUnroll || (shaders.FusedConsts{WG: laneWG, R: 1, D: d, DV: dv, NQ: 1}).WorkgroupBytes() > mem {
+		return fusedChoice{}, false
+	}
+	for hg := g; hg >= 1; hg-- {
+		if g%hg != 0 {
+			continue
+		}
+		for most := nq; most >= 1; most /= 2 {
+			rows := ceilDiv(nq, ceilDiv(nq, most))
+			if hg*rows*(d4+dv4) > laneUnroll {
+				continue
+			}
+			c := fusedChoice{kind: kernelLanes, rows: hg * rows, tk: 1, dec: decodeTile{heads: hg, rows: rows}}
+			fc := shaders.FusedConsts{WG: laneWG, R: hg * rows, D: d, DV: dv, NQ: rows}
+			if perLane := a.loopCap - fc.Iterations(0); a.loopCap == 0 {
+				c.chunk = unbounded
+			} else if perLane > 0 {
+				c.chunk = perLane * laneWG
+			} else {
+				continue
+			}
+			return c, true
+		}
+	}
+	return fusedChoice{}, false
 }
 
 // fits says some kernel fits.
@@ -431,6 +489,8 @@ func (c fusedChoice) spec(d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
 		return shaders.FusedConsts{WG: fusedWG, R: c.rows, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
 	case kernelLoop:
 		return shaders.FusedLoopConsts{WG: fusedWG, TK: c.tk, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
+	case kernelLanes:
+		return shaders.FusedConsts{WG: laneWG, R: c.rows, D: d, DV: dv, NQ: c.dec.rows, Q: q, K: k, V: v, Bias: bias}
 	case kernelDecode:
 		s := c.dec.consts(d, dv)
 		s.Q, s.K, s.V, s.Bias = q, k, v, bias
@@ -442,7 +502,7 @@ func (c fusedChoice) spec(d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
 // tileRows is the query rows of each of its heads one workgroup covers.
 func (c fusedChoice) tileRows() int {
 	switch c.kind {
-	case kernelDecode:
+	case kernelDecode, kernelLanes:
 		return c.dec.rows
 	case kernelFused:
 		return fusedWG * c.rows
@@ -452,7 +512,7 @@ func (c fusedChoice) tileRows() int {
 
 // heads is the query heads one workgroup covers.
 func (c fusedChoice) heads() int {
-	if c.kind == kernelDecode {
+	if c.kind == kernelDecode || c.kind == kernelLanes {
 		return c.dec.heads
 	}
 	return 1
@@ -465,6 +525,9 @@ func (c fusedChoice) heads() int {
 func (c fusedChoice) splitting(a adapterPlan, dv int) (target, minSplit, parts int) {
 	if c.kind == kernelDecode && a.hardware {
 		return decodeTarget, decodeMinSplit, decodeMaxParts
+	}
+	if c.kind == kernelLanes {
+		return a.splitTarget(), laneWG * laneMinKeys, a.mergeParts(dv)
 	}
 	return a.splitTarget(), fusedMinSplit, a.mergeParts(dv)
 }

@@ -99,6 +99,11 @@ func kernelLoops(c fusedChoice, d, dv, keys int) int {
 		return decodeLoops(c.dec, d, dv, keys)
 	case kernelFused:
 		return keys + 2*c.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4))
+	case kernelLanes:
+		// Its share of the keys; for each row the lanes' maxima and sums,
+		// and its columns' sums in blocks of at most 16 vec4s.
+		dv4 := ceilDiv(dv, 4)
+		return ceilDiv(keys, laneWG) + c.rows*(2*laneWG+ceilDiv(dv4, 16)*ceilDiv(min(dv4, 16), laneWG)*(laneWG+1))
 	}
 	return fusedLoops(max(c.tk, 1), d, dv, keys)
 }

@@ -164,11 +164,11 @@ func TestDecodeChoice(t *testing.T) {
 			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 17, 0}, nil), false, false},
 		} {
 			k := gpu.FusedKernel(g, tc.p)
-			want := tc.hw
+			want, kernel := tc.hw, "fuseddecode"
 			if plan == "cpu" {
-				want = tc.cpu
+				want, kernel = tc.cpu, "fused lanes"
 			}
-			if got := strings.HasPrefix(k, "fuseddecode"); got != want {
+			if got := strings.HasPrefix(k, kernel); got != want {
 				t.Errorf("%s plan: %s runs %s; want the decoding kernel: %t", plan, seqName(caseName(tc.p, nil, nil)), k, want)
 			}
 		}
@@ -211,8 +211,8 @@ func TestDecodeParityCPUPlan(t *testing.T) {
 	}
 	for n, row := range rows {
 		name := seqName(caseName(row.p, row.bias, row.keep))
-		if k := gpu.FusedKernel(g, row.p); !strings.HasPrefix(k, "fuseddecode") {
-			t.Fatalf("%s runs %s under the CPU plan, want fuseddecode", name, k)
+		if k := gpu.FusedKernel(g, row.p); !strings.HasPrefix(k, "fused lanes") {
+			t.Fatalf("%s runs %s under the CPU plan, want fused.wgsl's key lanes", name, k)
 		}
 		if loops := gpu.FusedLoops(g, row.p); loops > gpu.LoopBudget {
 			t.Fatalf("%s: %d loop iterations an invocation, past lavapipe's cap", name, loops)

@@ -62,8 +62,8 @@ func FusedSplits(b *Backend, p backend.Problem) int {
 }
 
 // FusedKernel names the kernel Fused runs p with under b's plan:
-// "fused", "fusedloop" or "fuseddecode" (and its tile, for the last:
-// heads × queries a workgroup, keys a tile).
+// "fused", "fusedloop", "fused lanes" (its heads × queries a workgroup)
+// or "fuseddecode" (heads × queries a workgroup, keys a tile).
 func FusedKernel(b *Backend, p backend.Problem) string {
 	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p.Resolved())
 	switch c.kind {
@@ -71,6 +71,8 @@ func FusedKernel(b *Backend, p backend.Problem) string {
 		return fmt.Sprintf("fuseddecode %d×%d, %d keys", c.dec.heads, c.dec.rows, c.dec.tk)
 	case kernelFused:
 		return "fused"
+	case kernelLanes:
+		return fmt.Sprintf("fused lanes %d×%d", c.dec.heads, c.dec.rows)
 	}
 	return "fusedloop"
 }

@@ -78,7 +78,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if err := c.prepare(steps); err != nil {
 		return err
 	}
-	var ds []*dispatch
+	ds := c.qCopy
 	for _, st := range steps {
 		if ds, err = c.step(ds, st); err != nil {
 			return err
@@ -106,6 +106,10 @@ type fusedCall struct {
 	vars           *buffer
 	seqAt, tableAt int // where the per-sequence data and the block table start in vars
 	fused, merge   *pipeline
+	// q is the query the fused kernel reads: Q, or under key lanes a
+	// half Q widened into float32 scratch by qCopy first.
+	q     *buffer
+	qCopy []*dispatch
 	lanes          int     // merge.wgsl's invocations a row
 	oOut, lseOut   *buffer // where the result goes: O or its float32 scratch, the LSE or its scratch
 	po, plse       *buffer // the partial results of a step's splits
@@ -144,7 +148,20 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 		}
 		c.frees = append(c.frees, c.vars.free)
 	}
-	if c.fused, err = b.pipeline(c.fc.spec(pr.D, pr.Dv, elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+	c.q = bufs[0]
+	if c.fc.kind == kernelLanes && c.q.dtype.Half() {
+		// fused.wgsl's key lanes widen a half query once, before their
+		// keys, but lavapipe's compiled code (Mesa 22.3) widens it again
+		// for every key: 4 times the step's time at 32 heads, D = 128.
+		if c.q, err = b.scratch(pr.QLen()); err != nil {
+			return err
+		}
+		c.frees = append(c.frees, c.q.free)
+		if c.qCopy, err = b.copyDispatches(c.q, 0, bufs[0], 0, pr.QLen()); err != nil {
+			return err
+		}
+	}
+	if c.fused, err = b.pipeline(c.fc.spec(pr.D, pr.Dv, elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
 		return err
 	}
 	// A half O is computed in a float32 scratch and packed at the end
@@ -246,7 +263,7 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	_, k4 := c.fused.kernel.Vec4["k"]
 	_, v4 := c.fused.kernel.Vec4["v"]
 	r := []operand{
-		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
+		{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
 		{name: "k", x: bufs[1], t: kTensor(pr), vec4: k4 && pr.D%4 == 0, at: &prm.K},
 		{name: "v", x: bufs[2], t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, at: &prm.V},
 		{name: "bias", x: bufs[3], mask: &prm.Bias},

@@ -65,13 +65,33 @@
 // NEG_MAX starts the running maximum: finite, so exp(m − m') is never NaN.
 const NEG_MAX: f32 = -3.4028234e38;
 
+{{- if .NQ}}
+
+// The lanes' partial results meet here after the keys (key-lane mode):
+// one row at a time, each lane's maximum, its sum of weights and its
+// output vec4s.
+var<workgroup> mred: array<f32, WG>;
+var<workgroup> lred: array<f32, WG>;
+var<workgroup> ored: array<vec4<f32>, RED>;
+{{- end}}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+{{- if .NQ}}
+    // Key lanes: the workgroup's rows are queries row0 … row0+NQ−1 of the
+    // heads h … h+R/NQ−1 (one KV head's), and lane t takes keys
+    // jstart + t, jstart + t + WG, … of the split.
+    let bh = P.bh0 + wid.y * (R / NQ);
+    let row0 = P.i0 + wid.x * NQ;
+    let tile = NQ;
+{{- else}}
     let bh = P.bh0 + wid.y;
+    let row0 = P.i0 + wid.x * (WG * R);
+    let tile = WG * R;
+{{- end}}
     let b = bh / P.H;
     let h = bh % P.H;
     let kh = h / P.G;
-    let row0 = P.i0 + wid.x * (WG * R);
     // A packed sequence's rows end at its own count.
     let iend = min(P.i1, seq_rows(b));
     if (row0 >= iend) {
@@ -83,7 +103,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // Keys outside [first row's lo, last row's hi) are seen by no row of
     // this tile.
     let jstart = max(jlo, key_range(b, row0).x);
-    let jend = min(jhi, key_range(b, min(row0 + WG * R, iend) - 1u).y);
+    let jend = min(jhi, key_range(b, min(row0 + tile, iend) - 1u).y);
     let scale = P.scale;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
@@ -99,37 +119,51 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         ka += kv_row(b, 0u, P.k_b, P.k_r);
         va += kv_row(b, 0u, P.v_b, P.v_r);
     }
-    let slope = alibi_slope(h);
     let apos = alibi_pos(b);
-    var m_init = NEG_MAX;
-    var l_init = 0.0;
-    if (has_sink) {
-        m_init = sink_logit(h);
-        l_init = 1.0;
-    }
+{{- if .NQ}}
+    // The sink joins one lane's sums.
+    let sink_here = has_sink && t == 0u;
+{{- else}}
+    let sink_here = has_sink;
+{{- end}}
 {{- range $r := seq .R}}
 
     // Row {{$r}}. A row past iend reads row iend − 1 (any valid row), scaled by 0,
     // and sees no key.
+{{- if $.NQ}}
+    let h{{$r}} = h + {{$r}}u / NQ;
+    let i{{$r}} = row0 + {{$r}}u % NQ;
+{{- else}}
+    let h{{$r}} = h;
     let i{{$r}} = row0 + {{$r}}u * WG + t;
+{{- end}}
+    let slope{{$r}} = alibi_slope(h{{$r}});
     let live{{$r}} = i{{$r}} < iend;
     let kr{{$r}} = key_range(b, min(i{{$r}}, iend - 1u));
     let lo{{$r}} = kr{{$r}}.x;
     let lim{{$r}} = select(jlo, max(jlo, min(jhi, kr{{$r}}.y)), live{{$r}});
     let pos{{$r}} = apos + i32(i{{$r}});
-    let qa{{$r}} = b * P.q_b + h * P.q_h + (q0 + min(i{{$r}}, iend - 1u)) * P.q_r - P.q_base;
+    let qa{{$r}} = b * P.q_b + h{{$r}} * P.q_h + (q0 + min(i{{$r}}, iend - 1u)) * P.q_r - P.q_base;
     let qs{{$r}} = select(0.0, scale, live{{$r}});
 {{- range $d := seq $.D4}}
     let q{{$r}}_{{$d}} = {{load4 "q" (printf "qa%d" $r) (mul $d 4) (sub $.D (mul $d 4))}} * qs{{$r}};
 {{- end}}
-    var m{{$r}} = m_init;
-    var l{{$r}} = l_init;
+    var m{{$r}} = NEG_MAX;
+    var l{{$r}} = 0.0;
+    if (sink_here) {
+        m{{$r}} = sink_logit(h{{$r}});
+        l{{$r}} = 1.0;
+    }
 {{- range $e := seq $.DV4}}
     var a{{$r}}_{{$e}} = vec4<f32>(0.0);
 {{- end}}
 {{- end}}
 
+{{- if .NQ}}
+    for (var j = jstart + t; j < jend; j += WG) {
+{{- else}}
     for (var j = jstart; j < jend; j++) {
+{{- end}}
         var kr = j * P.k_r;
         var vr = j * P.v_r;
         if (paged) {
@@ -149,15 +183,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
 {{- range $r := seq .R}}
-        var y{{$r}} = slope * alibi_dist(pos{{$r}}, j);
+        var y{{$r}} = slope{{$r}} * alibi_dist(pos{{$r}}, j);
 {{- end}}
         if (has_bias || has_keep) {
 {{- range $r := seq .R}}
             if (j < lim{{$r}}) {
                 if (has_bias) {
-                    y{{$r}} += bias_at(b * P.bias_b + h * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base);
+                    y{{$r}} += bias_at(b * P.bias_b + h{{$r}} * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base);
                 }
-                if (has_keep && keep[b * P.keep_b + h * P.keep_h + i{{$r}} * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+                if (has_keep && keep[b * P.keep_b + h{{$r}} * P.keep_h + i{{$r}} * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
                     y{{$r}} = ninf;
                 }
             }
@@ -190,6 +224,62 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
 {{- end}}
     }
+{{- if .NQ}}
+{{- range $r := seq .R}}
+
+    // Row {{$r}}'s lanes meet: their common maximum, then their sums
+    // rescaled to it, a block of CB column vec4s at a time, each lane
+    // adding up columns t, t + WG, … of the block.
+    mred[t] = m{{$r}};
+    workgroupBarrier();
+    var mx{{$r}} = NEG_MAX;
+    for (var w = 0u; w < WG; w++) {
+        mx{{$r}} = max(mx{{$r}}, mred[w]);
+    }
+    let f{{$r}} = exp(m{{$r}} - mx{{$r}});
+    lred[t] = l{{$r}} * f{{$r}};
+    var l{{$r}}sum = 0.0;
+{{- range $c := seq $.NCB}}
+{{- $c0 := mul $c $.CB}}
+{{- $cn := min $.CB (sub $.DV4 $c0)}}
+{{- range $e := seq $cn}}
+    ored[t * CB + {{$e}}u] = a{{$r}}_{{add $c0 $e}} * f{{$r}};
+{{- end}}
+    workgroupBarrier();
+    if (live{{$r}}) {
+{{- if eq $c 0}}
+        for (var w = 0u; w < WG; w++) {
+            l{{$r}}sum += lred[w];
+        }
+{{- end}}
+        var inv = 0.0;
+        if (l{{$r}}sum > 0.0) {
+            inv = 1.0 / l{{$r}}sum;
+        }
+        let oa = b * P.o_b + h{{$r}} * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base + {{mul $c0 4}}u;
+        for (var e = t; e < {{$cn}}u; e += WG) {
+            var y = vec4<f32>(0.0);
+            for (var w = 0u; w < WG; w++) {
+                y += ored[w * CB + e];
+            }
+            y *= inv;
+            o[oa + e * 4u] = y.x;
+            if ({{mul $c0 4}}u + e * 4u + 1u < DV) { o[oa + e * 4u + 1u] = y.y; }
+            if ({{mul $c0 4}}u + e * 4u + 2u < DV) { o[oa + e * 4u + 2u] = y.z; }
+            if ({{mul $c0 4}}u + e * 4u + 3u < DV) { o[oa + e * 4u + 3u] = y.w; }
+        }
+    }
+    workgroupBarrier();
+{{- end}}
+    if (live{{$r}} && t == 0u && (P.flags & F_LSE) != 0u) {
+        var x = ninf;
+        if (l{{$r}}sum > 0.0) {
+            x = mx{{$r}} + log(l{{$r}}sum);
+        }
+        lse[b * P.lse_b + h{{$r}} * P.lse_h + (q0 + i{{$r}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = x;
+    }
+{{- end}}
+{{- else}}
 {{- range $r := seq .R}}
 
     if (live{{$r}}) {
@@ -197,7 +287,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (l{{$r}} > 0.0) {
             inv = 1.0 / l{{$r}};
         }
-        let oa = b * P.o_b + h * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base;
+        let oa = b * P.o_b + h{{$r}} * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $e := seq $.DV4}}
 {{- range $c := seq (min 4 (sub $.DV (mul $e 4)))}}
         o[oa + {{add (mul $e 4) $c}}u] = a{{$r}}_{{$e}}[{{$c}}] * inv;
@@ -208,8 +298,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (l{{$r}} > 0.0) {
                 x = m{{$r}} + log(l{{$r}});
             }
-            lse[b * P.lse_b + h * P.lse_h + (q0 + i{{$r}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = x;
+            lse[b * P.lse_b + h{{$r}} * P.lse_h + (q0 + i{{$r}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = x;
         }
     }
+{{- end}}
 {{- end}}
 }

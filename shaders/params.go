@@ -67,10 +67,14 @@ type ContextConsts struct {
 // FusedConsts specialises fused.wgsl: WG invocations of R query rows each,
 // head dims D and DV (D4 = ⌈D/4⌉ and DV4 = ⌈DV/4⌉ are derived); Q, K, V
 // and Bias are how those operands are stored (O is float32, as in
-// ContextConsts).
+// ContextConsts). NQ > 0 turns on key lanes, for a decoding step: the
+// workgroup's R rows are NQ queries of each of R/NQ query heads sharing a
+// KV head, every invocation holds all of them, and the WG invocations
+// take turns over the keys, adding their results up in workgroup memory
+// (RED = WG·CB vec4s, CB column vec4s at a time) at the end.
 type FusedConsts struct {
-	WG, R, D, DV  int
-	Q, K, V, Bias Elem
+	WG, R, D, DV, NQ int
+	Q, K, V, Bias    Elem
 }
 
 // FusedLoopConsts specialises fusedloop.wgsl: WG invocations of one query
@@ -129,7 +133,15 @@ func (c ContextConsts) derived() []Const {
 		{"NT", c.TN / c.RN * (c.TM / c.RM)}, {"RR", c.RM * c.RN}}
 }
 func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} }
-func (c FusedConsts) derived() []Const   { return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}} }
+func (c FusedConsts) derived() []Const {
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"CB", fusedCB(c.DV)}, {"NCB", (ceil4(c.DV) + fusedCB(c.DV) - 1) / fusedCB(c.DV)}, {"RED", c.WG * fusedCB(c.DV)}}
+}
+
+// fusedCB is the column vec4s fused.wgsl's key lanes add up at a time:
+// all of a row's, up to 16 (a workgroup of 32 lanes then keeps its sums
+// in 8 KiB).
+func fusedCB(dv int) int { return max(1, min(ceil4(dv), 16)) }
+
 func (c FusedLoopConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
 }
@@ -219,7 +231,31 @@ func (c SoftmaxConsts) check() error {
 	}
 	return nil
 }
-func (FusedConsts) check() error     { return nil }
+func (c FusedConsts) check() error {
+	if c.NQ > 0 && c.R%c.NQ != 0 {
+		return fmt.Errorf("R = %d rows are not whole heads of NQ = %d queries", c.R, c.NQ)
+	}
+	return nil
+}
+
+// Iterations is about the loop iterations one fused.wgsl invocation in
+// key-lane mode (NQ > 0) runs over a split of keys keys: its share of the
+// keys, then for each row the lanes' maxima and sums and its columns'.
+func (c FusedConsts) Iterations(keys int) int {
+	cb := fusedCB(c.DV)
+	blocks := (ceil4(c.DV) + cb - 1) / cb
+	return (keys+c.WG-1)/c.WG + c.R*(2*c.WG+blocks*((cb+c.WG-1)/c.WG)*(c.WG+1))
+}
+
+// WorkgroupBytes is the workgroup memory fused.wgsl declares: none in
+// row mode, the lanes' maxima, sums and a block of their column sums
+// (RED vec4s) with key lanes.
+func (c FusedConsts) WorkgroupBytes() int {
+	if c.NQ == 0 {
+		return 0
+	}
+	return 8*c.WG + 16*c.WG*fusedCB(c.DV)
+}
 func (FusedLoopConsts) check() error { return nil }
 func (c FusedDecodeConsts) check() error {
 	if r := c.HG * c.NQ; r > c.WG {

@@ -33,6 +33,18 @@
 // (seconds at R·(D4+DV4) = 128), which is why the host picks R from the
 // head dims and uses fusedloop.wgsl for wide heads.
 //
+// Key lanes (NQ > 0, a decoding step's few queries over many keys): the
+// workgroup's R rows are NQ queries (row0 …) of each of R/NQ query heads
+// (h, h+1, …) that share one KV head, every invocation holds all R rows'
+// queries, maxima, sums and outputs, and invocation t streams keys
+// jstart + t, jstart + t + WG, … of the split, so that each K and V row
+// is loaded once, by one lane, for every row that reads it. After the
+// keys the lanes meet in workgroup memory, a row at a time: their common
+// maximum, their rescaled sums, then CB column vec4s at a time the sums
+// of their outputs, each lane adding up WG lanes' columns t, t + WG, …;
+// the sink joins lane 0's sums. The host widens a half Q into float32
+// first (lavapipe widened it again for every key).
+//
 // Sequences: packed query rows (F_PACKQ: batch b's rows start at the row
 // seq_q0 and number seq_rows, lib/seqs.wgsl; a workgroup past them does
 // nothing), packed keys (F_PACKK) and paged K and V (F_PAGED: each key's
@@ -55,9 +67,13 @@
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
 // (read_write). bias, keep, vars and lse are only touched when a flag says
 // they are there.
-// Grid: x = query tiles of WG·R rows in [i0, i1), y = heads bh0, bh0+1, …,
-// z = splits of the keys.
-// Limits: one loop iteration per key of the split, sk in all; the host
+// Grid: x = query tiles of WG·R rows in [i0, i1) (with key lanes, of NQ
+// rows), y = heads bh0, bh0+1, … (with key lanes, groups of R/NQ heads
+// from bh0, a multiple of R/NQ), z = splits of the keys.
+// Workgroup memory: none in row mode; with key lanes 2·WG f32 and
+// RED = WG·CB vec4s (FusedConsts.WorkgroupBytes).
+// Limits: one loop iteration per key of the split, sk in all (with key
+// lanes ⌈sk/WG⌉, and the lanes' sums: FusedConsts.Iterations); the host
 // keeps that far below lavapipe's cap of about 65 535.
 {{- $k4 := eq (mod .D 4) 0}}
 {{- $v4 := eq (mod .DV 4) 0}}

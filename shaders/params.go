@@ -73,8 +73,9 @@ type ContextConsts struct {
 // take turns over the keys, adding their results up in workgroup memory
 // (RED = WG·CB vec4s, CB column vec4s at a time) at the end.
 type FusedConsts struct {
-	WG, R, D, DV, NQ int
-	Q, K, V, Bias    Elem
+	WG, R, D, DV  int
+	NQ            int `shaders:"zero"`
+	Q, K, V, Bias Elem
 }
 
 // FusedLoopConsts specialises fusedloop.wgsl: WG invocations of one query
@@ -296,6 +297,16 @@ func tileCheck(tm, tn, rm, rn int, inner string, in int) error {
 
 // consts lists the given int constants of s, in field order (they come
 // before its Elem fields).
+// zeroOK is 0 when s's constant name may be 0 (its field is tagged
+// `shaders:"zero"`: a mode that is off), 1 when it may not (a size: a
+// field left unset is a mistake).
+func zeroOK(s Spec, name string) int {
+	if f, ok := reflect.TypeOf(s).FieldByName(name); ok && f.Tag.Get("shaders") == "zero" {
+		return 0
+	}
+	return 1
+}
+
 func consts(s Spec) []Const {
 	v := reflect.ValueOf(s)
 	var out []Const

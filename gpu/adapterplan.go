@@ -54,11 +54,16 @@ const (
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
 	// The CPU plan's decoding kernel, fused.wgsl with key lanes
 	// (laneKernel): laneWG invocations a workgroup, each holding all its
-	// query rows (heads of one KV head × queries), at most laneUnroll of
-	// R·(⌈D/4⌉ + ⌈Dv/4⌉) written out; split, when its steps have too few
+	// query rows (heads of one KV head × queries), more than one only
+	// while R·(⌈D/4⌉ + ⌈Dv/4⌉) stays within laneUnroll (laneLongUnroll
+	// over laneLongKeys keys or more), one while ⌈D/4⌉ + ⌈Dv/4⌉ does
+	// within laneMaxUnroll; split, when its steps have too few
 	// workgroups, into pieces of at least laneMinKeys keys a lane.
 	laneWG         = 32
-	laneUnroll     = 256
+	laneUnroll     = 64
+	laneLongUnroll = 128
+	laneLongKeys   = 2048
+	laneMaxUnroll  = 256
 	laneMinKeys    = 16
 	decodeWG       = 128
 	decodeMaxRows  = 16
@@ -75,23 +80,23 @@ const (
 	decodeMem = 24 << 10
 )
 
-// The CPU plan runs fuseddecode.wgsl for a step of at most cpuDecodeMaxNq
-// queries a sequence over at least cpuDecodeMinKeys keys, with head dims
-// that are multiples of 4 (its vec4 loads): a model's decoding step (one
-// token, or a few drafted ones) over a cache worth splitting. Elsewhere
-// fusedloop.wgsl's sequential keys cost little, and each specialisation
-// of the decoding kernel costs lavapipe's compiler far more than one of
-// fusedloop.wgsl: run for every short problem, as 702e030 did, it took
-// CI's GPU suite on Mesa 25's lavapipe from a cold shader cache from
-// about 12 to 36 minutes, the many small problems of the tests each
-// compiling one.
+// The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
+// of at most cpuDecodeMaxNq queries a sequence over at least
+// cpuDecodeMinKeys keys, with head dims that are multiples of 4 (its
+// vec4 loads): a model's decoding step (one token, or a few drafted ones)
+// over a cache worth splitting. Elsewhere the row kernels' sequential keys
+// cost little, and each specialisation of a decoding kernel costs
+// lavapipe's compiler more than one of them: run for every short problem,
+// as 702e030 did with fuseddecode.wgsl, it took CI's GPU suite on Mesa
+// 25's lavapipe from a cold shader cache from about 12 to 36 minutes, the
+// many small problems of the tests each compiling one.
 const (
 	cpuDecodeMaxNq   = 4
 	cpuDecodeMinKeys = 128
 )
 
 // cpuDecodes says the CPU plan runs p (of at most nq queries a sequence)
-// through fuseddecode.wgsl.
+// through its decoding kernel, fused.wgsl's key lanes.
 func cpuDecodes(p backend.Problem, nq int) bool {
 	return nq <= cpuDecodeMaxNq && p.Nk >= cpuDecodeMinKeys && p.D%4 == 0 && p.Dv%4 == 0
 }
@@ -131,16 +136,18 @@ const envPlan = "ATTN_GPU_PLAN"
 // loopBudget (key chunks, head-dim chunks, softmax chunks) and runs
 // fused.wgsl for the head dims it can write out: each vec4 of K and V
 // loaded feeds R query rows held in registers, and there is no workgroup
-// memory or barrier to pay for. A decoding step over a cache runs
-// fuseddecode.wgsl on it too (cpuDecodes), in splits of keys within the
-// loop cap (decodeChunk), as many as keep the host's threads busy
-// (splitTarget): fused.wgsl's workgroup
-// of WG·R query rows would hold one working row, and each query head of
-// a KV head would read its K and V again. On lavapipe (Mesa 22.3, 2
-// Xeon cores) a step of 32 query heads over 8 KV heads, D = 128, 4096
-// f16 keys, took 1.79 s through fused.wgsl and 94 ms through
-// fuseddecode.wgsl (attn bench -backend gpu -heads 32 -kvheads 8 -d 128
-// -n 4096 -nq 1 -causal -dtype f16).
+// memory or barrier to pay for. A decoding step over a cache
+// (cpuDecodes) runs fused.wgsl with key lanes instead (laneKernel), split
+// as the host's threads want (splitTarget): fused.wgsl's workgroup of
+// WG·R query rows would hold one working row, and each query head of a
+// KV head would read its K and V again; with key lanes a workgroup holds
+// a KV head's query rows in every invocation, and its invocations share
+// out the keys. On lavapipe (Mesa 22.3, 2 Xeon cores) a step of 32 query
+// heads over 8 KV heads, D = 128, 4096 f16 keys, took 1.79 s through
+// fused.wgsl's rows, 75 ms through fuseddecode.wgsl (whose loads from
+// workgroup memory lavapipe pays for lane by lane) and 13 ms with key
+// lanes (attn bench -backend gpu -heads 32 -kvheads 8 -d 128 -n 4096 -nq
+// 1 -causal -dtype f16).
 //
 // A hardware adapter has no such cap, and on it loads from device memory
 // are what cost: the invocations of a workgroup should load each K and V
@@ -420,7 +427,7 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 	}
 	if !a.hardware {
 		if cpuDecodes(p, nq) {
-			if c, ok := a.laneKernel(mem, p.D, p.Dv, p.Group(), nq); ok {
+			if c, ok := a.laneKernel(mem, p.D, p.Dv, p.Group(), nq, p.Nk); ok {
 				return c
 			}
 		}
@@ -439,8 +446,18 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 // bytes of workgroup memory: fused.wgsl with key lanes, a workgroup
 // holding the most heads of the group (a divisor of g) whose rows
 // (heads × nq queries, then balanced tiles of half as many queries …)
-// keep R·(⌈d/4⌉ + ⌈dv/4⌉) within laneUnroll; ok is false when not even
-// one row does, or the lanes' sums do not fit mem.
+// keep R·(⌈d/4⌉ + ⌈dv/4⌉) within laneUnroll, or laneLongUnroll over a
+// cache of nk ≥ laneLongKeys keys; ok is false when a row's head dims
+// pass laneMaxUnroll, or the lanes' sums do not fit mem.
+//
+// Each query row a lane holds costs lavapipe's compiler time: a kernel
+// of R·(⌈d/4⌉ + ⌈dv/4⌉) = 64 takes it 2–4 s, 128 about 10 s and 256
+// about 24 s (Mesa 22.3, 2-core Xeon), and every dtype mix is a kernel
+// of its own; each K and V row a lane loads serves its R rows. At 32
+// query heads over 8 KV heads, D = 128, 4096 keys, a step took 39–49 ms
+// with R = 1, 24–27 with R = 2 and 20–23 with R = 4 (float32; float16
+// K and V 26–34, 19–21 and 16–20). So a short cache, whose steps are
+// short, gets the quick compile and a long one two rows a lane.
 //
 // On a CPU-type adapter every load an invocation makes is paid for
 // lane by lane, and fuseddecode.wgsl makes many: each score reads its
@@ -449,9 +466,13 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 // K and V rows once, a vec4 at a time, straight from k and v, for all
 // its rows, whose queries and sums stay in its registers: about
 // ⌈d/4⌉ + ⌈dv/4⌉ loads a key, against R·⌈d/4⌉·2 for the scores alone.
-func (a adapterPlan) laneKernel(mem, d, dv, g, nq int) (fusedChoice, bool) {
+func (a adapterPlan) laneKernel(mem, d, dv, g, nq, nk int) (fusedChoice, bool) {
 	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
-	if nq < 1 || g < 1 || d4+dv4 > laneUnroll || (shaders.FusedConsts{WG: laneWG, R: 1, D: d, DV: dv, NQ: 1}).WorkgroupBytes() > mem {
+	unroll := laneUnroll
+	if nk >= laneLongKeys {
+		unroll = laneLongUnroll
+	}
+	if nq < 1 || g < 1 || d4+dv4 > laneMaxUnroll || (shaders.FusedConsts{WG: laneWG, R: 1, D: d, DV: dv, NQ: 1}).WorkgroupBytes() > mem {
 		return fusedChoice{}, false
 	}
 	for hg := g; hg >= 1; hg-- {
@@ -460,7 +481,7 @@ func (a adapterPlan) laneKernel(mem, d, dv, g, nq int) (fusedChoice, bool) {
 		}
 		for most := nq; most >= 1; most /= 2 {
 			rows := ceilDiv(nq, ceilDiv(nq, most))
-			if hg*rows*(d4+dv4) > laneUnroll {
+			if hg*rows > 1 && hg*rows*(d4+dv4) > unroll {
 				continue
 			}
 			c := fusedChoice{kind: kernelLanes, rows: hg * rows, tk: 1, dec: decodeTile{heads: hg, rows: rows}}

@@ -189,16 +189,14 @@ func TestDecodeChoice(t *testing.T) {
 }
 
 // TestDecodeParityCPUPlan runs decoding steps that the CPU plan sends
-// through the decoding kernel (cpuDecodes: up to 4 queries a sequence
-// over 128 keys or more, head dims multiples of 4) under that plan, where
-// the keys are cut into splits within lavapipe's loop cap and as many as
-// the host's threads want, against the float64 reference, each in
-// float32 and a half mix: the step (32 query heads over 8 KV
-// heads, D = 128) over 20000 keys, more than one split's loop cap, a
-// cache with sinks (joining the first split only), a paged batch and a
-// packed one. Only a few: each specialisation of the kernel costs Mesa
-// 25's lavapipe seconds to compile (the rows of TestDecodeParity, which
-// these share their kernels with, take it minutes from a cold cache).
+// through its decoding kernel, fused.wgsl's key lanes (cpuDecodes: up to
+// 4 queries a sequence over 128 keys or more, head dims multiples of 4),
+// under that plan, against the float64 reference, each in float32 and a
+// half mix: the step (32 query heads over 8 KV heads, D = 128)
+// over 20000 keys, 625 a lane; a cache with sinks, whose 2 workgroups
+// split their keys (the sink joining the first split only); a paged
+// batch and a packed one. Only a few: each specialisation of the kernel
+// costs lavapipe seconds to compile.
 func TestDecodeParityCPUPlan(t *testing.T) {
 	t.Setenv("ATTN_GPU_PLAN", "cpu")
 	g := openGPU(t)

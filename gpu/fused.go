@@ -15,8 +15,10 @@ import (
 // its steps.
 
 // fusedKernel is how Fused runs p (resolved) on this backend (see
-// adapterPlan.fusedFor): fuseddecode.wgsl for a decoding step, else fused.wgsl with rows query rows an invocation or
-// fusedloop.wgsl with tiles of tk keys, in chunks of at most chunk keys.
+// adapterPlan.fusedFor): for a decoding step fuseddecode.wgsl on
+// hardware and fused.wgsl's key lanes on a CPU-type adapter, else
+// fused.wgsl with rows query rows an invocation or fusedloop.wgsl with
+// tiles of tk keys, in chunks of at most chunk keys.
 // The error wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
 	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
@@ -108,11 +110,11 @@ type fusedCall struct {
 	fused, merge   *pipeline
 	// q is the query the fused kernel reads: Q, or under key lanes a
 	// half Q widened into float32 scratch by qCopy first.
-	q     *buffer
-	qCopy []*dispatch
-	lanes          int     // merge.wgsl's invocations a row
-	oOut, lseOut   *buffer // where the result goes: O or its float32 scratch, the LSE or its scratch
-	po, plse       *buffer // the partial results of a step's splits
+	q            *buffer
+	qCopy        []*dispatch
+	lanes        int     // merge.wgsl's invocations a row
+	oOut, lseOut *buffer // where the result goes: O or its float32 scratch, the LSE or its scratch
+	po, plse     *buffer // the partial results of a step's splits
 	// The operands point into these, where unitDispatch writes each
 	// dispatch's windows before its Params are encoded.
 	prm   shaders.FusedParams

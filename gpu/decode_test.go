@@ -193,7 +193,7 @@ func TestDecodeChoice(t *testing.T) {
 // 4 queries a sequence over 128 keys or more, head dims multiples of 4),
 // under that plan, against the float64 reference, each in float32 and a
 // half mix: the step (32 query heads over 8 KV heads, D = 128)
-// over 20000 keys, 625 a lane; a cache with sinks, whose 2 workgroups
+// over 20000 keys, 1250 a lane; a cache with sinks, whose 2 workgroups
 // split their keys (the sink joining the first split only); a paged
 // batch and a packed one. Only a few: each specialisation of the kernel
 // costs lavapipe seconds to compile.

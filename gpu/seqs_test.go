@@ -103,7 +103,7 @@ func TestParitySeqs(t *testing.T) {
 // under both. Under the CPU plan the decoding rows over long caches (1,
 // 3 and 4) run fused.wgsl's key lanes, which split a step only when it
 // has fewer workgroups than the host's threads want and whose loop cap
-// is 32 keys an iteration, so whether they split depends on the host;
+// is 16 keys an iteration, so whether they split depends on the host;
 // TestDecodeParityCPUPlan's sink row splits there on any host of up to
 // 4 threads.
 func TestSeqsSplit(t *testing.T) {

@@ -139,8 +139,8 @@ func (c FusedConsts) derived() []Const {
 }
 
 // fusedCB is the column vec4s fused.wgsl's key lanes add up at a time:
-// all of a row's, up to 16 (a workgroup of 32 lanes then keeps its sums
-// in 8 KiB).
+// all of a row's, up to 16 (a workgroup of 16 lanes then keeps its sums
+// in 4 KiB).
 func fusedCB(dv int) int { return max(1, min(ceil4(dv), 16)) }
 
 func (c FusedLoopConsts) derived() []Const {

@@ -87,7 +87,15 @@
 //     workgroups stage tiles of K and V in workgroup memory with
 //     coalesced loads and share them across their query rows, one an
 //     invocation, as ONNX Runtime's and ggml's WebGPU flash attention do
-//     — but for a decoding step;
+//     — but for a decoding step. A CPU-type adapter decodes (at most 4
+//     queries a sequence over 128 keys or more, head dims multiples of
+//     4) with fused.wgsl's key lanes: a workgroup of 16 invocations each
+//     holding the query rows of one or more heads of a KV head, each
+//     streaming every 16th key of the split and loading its K and V rows
+//     once for all of them, the invocations adding up their results in
+//     workgroup memory at the end (lavapipe pays for every load an
+//     invocation makes, lane by lane, so each K and V element is loaded
+//     once and no query or weight is read from workgroup memory per key);
 //   - a decoding step on a hardware adapter (at most 16 queries a
 //     sequence; adapterPlan.decodeKernel) runs fuseddecode.wgsl instead,
 //     flash-decoding: a workgroup of 128 invocations holds the query rows

@@ -64,7 +64,7 @@ const (
 	// sums at the end cost as much as their keys there), and a step over
 	// 4096 keys as long with 16 as with 32.
 	laneWG         = 16
-	laneUnroll     = 64
+	laneUnroll     = 32
 	laneLongUnroll = 128
 	laneLongKeys   = 2048
 	laneMaxUnroll  = 256
@@ -455,9 +455,11 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 // pass laneMaxUnroll, or the lanes' sums do not fit mem.
 //
 // Each query row a lane holds costs lavapipe's compiler time: a kernel
-// of R·(⌈d/4⌉ + ⌈dv/4⌉) = 64 takes it 2–4 s, 128 about 10 s and 256
-// about 24 s (Mesa 22.3, 2-core Xeon), and every dtype mix is a kernel
-// of its own; each K and V row a lane loads serves its R rows. At 32
+// of R·(⌈d/4⌉ + ⌈dv/4⌉) = 64 takes Mesa 22.3 2–4 s, 128 about 10 s and
+// 256 about 24 s on a 2-core Xeon, and Mesa 25 several times that (R = 1
+// at D = 64: 10.6 s, R = 2: 26 s; fuseddecode.wgsl 7–17 s), and every
+// dtype mix is a kernel of its own; each K and V row a lane loads serves
+// its R rows. At 32
 // query heads over 8 KV heads, D = 128, 4096 keys, a step took 39–49 ms
 // with R = 1, 24–27 with R = 2 and 20–23 with R = 4 (float32; float16
 // K and V 26–34, 19–21 and 16–20). So a short cache, whose steps are

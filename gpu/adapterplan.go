@@ -52,6 +52,19 @@ const (
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
 	// heads: 1024 workgroups of 256 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
+	decodeWG       = 128
+	decodeMaxRows  = 16
+	decodeMaxNq    = 16
+	decodeMaxK     = 64
+	decodeMinK     = 8
+	decodeTarget   = 1024
+	decodeMinSplit = 128
+	decodeMaxParts = 256
+	// decodeMem is the workgroup memory a decoding workgroup keeps
+	// within where its rows and a tile of decodeMinK keys allow, so that
+	// several share a compute unit and their loads overlap (an H100 SM
+	// holds 228 KiB: nine such workgroups).
+	decodeMem = 24 << 10
 	// The CPU plan's decoding kernel, fused.wgsl with key lanes
 	// (laneKernel): laneWG invocations a workgroup, each holding all its
 	// query rows (heads of one KV head × queries), more than one only
@@ -69,19 +82,6 @@ const (
 	laneLongKeys   = 2048
 	laneMaxUnroll  = 256
 	laneMinKeys    = 16
-	decodeWG       = 128
-	decodeMaxRows  = 16
-	decodeMaxNq    = 16
-	decodeMaxK     = 64
-	decodeMinK     = 8
-	decodeTarget   = 1024
-	decodeMinSplit = 128
-	decodeMaxParts = 256
-	// decodeMem is the workgroup memory a decoding workgroup keeps
-	// within where its rows and a tile of decodeMinK keys allow, so that
-	// several share a compute unit and their loads overlap (an H100 SM
-	// holds 228 KiB: nine such workgroups).
-	decodeMem = 24 << 10
 )
 
 // The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
@@ -459,11 +459,11 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 // 256 about 24 s on a 2-core Xeon, and Mesa 25 several times that (R = 1
 // at D = 64: 10.6 s, R = 2: 26 s; fuseddecode.wgsl 7–17 s), and every
 // dtype mix is a kernel of its own; each K and V row a lane loads serves
-// its R rows. At 32
-// query heads over 8 KV heads, D = 128, 4096 keys, a step took 39–49 ms
-// with R = 1, 24–27 with R = 2 and 20–23 with R = 4 (float32; float16
-// K and V 26–34, 19–21 and 16–20). So a short cache, whose steps are
-// short, gets the quick compile and a long one two rows a lane.
+// its R rows. At 32 query heads over 8 KV heads, D = 128, 4096 keys, a
+// step took 39–49 ms with R = 1, 24–27 with R = 2 and 20–23 with R = 4
+// (float32; float16 K and V 26–34, 19–21 and 16–20). So a short cache,
+// whose steps are short, gets the quick compile and a long one two rows
+// a lane.
 //
 // On a CPU-type adapter every load an invocation makes is paid for
 // lane by lane, and fuseddecode.wgsl makes many: each score reads its

@@ -140,7 +140,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // The sink joins one lane's sums.
     let sink_here = has_sink && t == 0u;
 {{- else}}
-    let sink_here = has_sink;
+    let slope = alibi_slope(h);
+    var m_init = NEG_MAX;
+    var l_init = 0.0;
+    if (has_sink) {
+        m_init = sink_logit(h);
+        l_init = 1.0;
+    }
 {{- end}}
 {{- range $r := seq .R}}
 
@@ -149,11 +155,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- if $.NQ}}
     let h{{$r}} = h + {{$r}}u / NQ;
     let i{{$r}} = row0 + {{$r}}u % NQ;
+    let slope{{$r}} = alibi_slope(h{{$r}});
 {{- else}}
     let h{{$r}} = h;
     let i{{$r}} = row0 + {{$r}}u * WG + t;
+    let slope{{$r}} = slope;
 {{- end}}
-    let slope{{$r}} = alibi_slope(h{{$r}});
     let live{{$r}} = i{{$r}} < iend;
     let kr{{$r}} = key_range(b, min(i{{$r}}, iend - 1u));
     let lo{{$r}} = kr{{$r}}.x;
@@ -164,12 +171,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $d := seq $.D4}}
     let q{{$r}}_{{$d}} = {{load4 "q" (printf "qa%d" $r) (mul $d 4) (sub $.D (mul $d 4))}} * qs{{$r}};
 {{- end}}
+{{- if $.NQ}}
     var m{{$r}} = NEG_MAX;
     var l{{$r}} = 0.0;
     if (sink_here) {
         m{{$r}} = sink_logit(h{{$r}});
         l{{$r}} = 1.0;
     }
+{{- else}}
+    var m{{$r}} = m_init;
+    var l{{$r}} = l_init;
+{{- end}}
 {{- range $e := seq $.DV4}}
     var a{{$r}}_{{$e}} = vec4<f32>(0.0);
 {{- end}}

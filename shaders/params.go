@@ -135,7 +135,8 @@ func (c ContextConsts) derived() []Const {
 }
 func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} }
 func (c FusedConsts) derived() []Const {
-	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"CB", fusedCB(c.DV)}, {"NCB", (ceil4(c.DV) + fusedCB(c.DV) - 1) / fusedCB(c.DV)}, {"RED", c.WG * fusedCB(c.DV)}}
+	dv4, cb := ceil4(c.DV), fusedCB(c.DV)
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb}}
 }
 
 // fusedCB is the column vec4s fused.wgsl's key lanes add up at a time:
@@ -295,18 +296,18 @@ func tileCheck(tm, tn, rm, rn int, inner string, in int) error {
 	return nil
 }
 
-// consts lists the given int constants of s, in field order (they come
-// before its Elem fields).
-// zeroOK is 0 when s's constant name may be 0 (its field is tagged
-// `shaders:"zero"`: a mode that is off), 1 when it may not (a size: a
+// leastConst is the least value s's constant name may take: 0 when its
+// field is tagged `shaders:"zero"` (a mode, off at 0), else 1 (a size: a
 // field left unset is a mistake).
-func zeroOK(s Spec, name string) int {
+func leastConst(s Spec, name string) int {
 	if f, ok := reflect.TypeOf(s).FieldByName(name); ok && f.Tag.Get("shaders") == "zero" {
 		return 0
 	}
 	return 1
 }
 
+// consts lists the given int constants of s, in field order (they come
+// before its Elem fields).
 func consts(s Spec) []Const {
 	v := reflect.ValueOf(s)
 	var out []Const

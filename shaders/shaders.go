@@ -312,7 +312,7 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	}
 	given := consts(s)
 	for _, c := range given {
-		if c.Value < min(1, zeroOK(s, c.Name)) || c.Value > 1<<24 {
+		if c.Value < leastConst(s, c.Name) || c.Value > 1<<24 {
 			return "", fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, c.Name, c.Value)
 		}
 	}

@@ -220,8 +220,10 @@
 // An unbounded maxBufferSize (2⁶⁴ − 1, NVIDIA's) is requested as one
 // less, which webgpu.h would otherwise read as "the default, 256 MiB".
 // Waiting for work spins 2 ms on a hardware adapter before it sleeps
-// (200 µs on a CPU-type one, whose work needs the host's cores): a sleep
-// wakes late, and a decoding step takes well under a millisecond.
+// (200 µs on a CPU-type one, whose work needs the host's cores), and its
+// sleeps are the C library's nanosleep, short and growing to 200 µs: Go's
+// time.Sleep wakes up to a millisecond late, and a decoding step takes
+// well under a millisecond.
 // Float32 subnormals may flush to zero, as WGSL allows and NVIDIA's GPUs
 // do (Caps.FlushesSubnormals).
 package gpu

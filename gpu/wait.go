@@ -21,6 +21,7 @@ package gpu
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // Declarations from go-webgpu v0.17.1 lib/webgpu.h, written out because a
 // cgo preamble cannot include another module's header. The enums there are
@@ -79,6 +80,13 @@ static void attn_map_async(WGPUDevice dev, WGPUBuffer buf, WGPUMapModeFlags mode
 
 static void attn_on_work_done(WGPUQueue queue, attn_pending *p) {
 	wgpuQueueOnSubmittedWorkDone(queue, attn_status_cb, p);
+}
+
+// attn_nanosleep sleeps ns nanoseconds on the calling thread (see
+// pollSleep).
+static void attn_nanosleep(long ns) {
+	struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+	nanosleep(&t, NULL);
 }
 */
 import "C"
@@ -239,21 +247,34 @@ func referenceBuffer(buf *wgpu.Buffer) (*wgpu.Buffer, error) {
 }
 
 // Backoff of wait between polls: first a spin (a small copy finishes in
-// microseconds, and a sleep of even 20 µs costs about a millisecond on an
-// idle machine, where the timer wakes late), then sleeps growing to a
-// cap, so that a long kernel costs at most about a millisecond of latency
-// and no CPU. The spin is pollSpin on a CPU-type adapter, whose work runs
-// on the host's threads that a spinning waiter would take a core from,
-// and pollSpinHardware on a GPU: there a decoding step takes a fraction
-// of a millisecond, and with the short spin every step waited for a
-// sleep's late wake-up (measured on an H100: 1.57 ms a step whatever its
-// size, from 256 MiB of K and V down to a few).
+// microseconds), then sleeps growing to a cap, so that a long kernel
+// costs little latency and no CPU. The spin is pollSpin on a CPU-type
+// adapter, whose work runs on the host's threads that a spinning waiter
+// would take a core from, and pollSpinHardware on a GPU: there a
+// decoding step takes a fraction of a millisecond, and with the short
+// spin every step waited for a sleep's late wake-up (measured on an H100:
+// 1.57 ms a step whatever its size, from 256 MiB of K and V down to a
+// few, when the sleeps were Go's).
+//
+// The sleeps are the C library's nanosleep (pollSleep), not time.Sleep:
+// Go's timers wake a sleeping process a millisecond at a time, so
+// time.Sleep(20 µs) took 1.13 ms (median of 200) on a 2-core Xeon VM,
+// where nanosleep took 0.10 ms; every op on lavapipe, whose kernels
+// outlast the spin, paid that. With Go's sleeps, a decoding step of 8
+// heads over 256 keys took 1.5–2.2 ms of wall time for 0.5–1.1 ms of
+// device time there.
 const (
 	pollSpin         = 200 * time.Microsecond
 	pollSpinHardware = 2 * time.Millisecond
 	pollMinSleep     = 20 * time.Microsecond
-	pollMaxSleep     = time.Millisecond
+	pollMaxSleep     = 200 * time.Microsecond
 )
+
+// pollSleep sleeps for d on the calling thread, with the C library's
+// nanosleep: the thread blocks in the kernel and wakes within the
+// kernel's timer slack (tens of microseconds), where Go's timers would
+// wake it up to a millisecond late.
+func pollSleep(d time.Duration) { C.attn_nanosleep(C.long(d)) }
 
 // pollSpin is how long wait spins before it sleeps, under plan a.
 func (a adapterPlan) pollSpin() time.Duration {
@@ -288,7 +309,7 @@ func (p *pending) waitSpin(dev *wgpu.Device, spin time.Duration) error {
 			runtime.Gosched()
 			continue
 		}
-		time.Sleep(sleep)
+		pollSleep(sleep)
 		sleep = min(2*sleep, pollMaxSleep)
 	}
 	status := uint32(p.c.status)

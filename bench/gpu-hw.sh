@@ -17,7 +17,9 @@
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
 #          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), 16
 #          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
-#          4096 and 16384), then PyTorch's SDPA on the decoding shapes and
+#          4096 and 16384) through fusedtile.wgsl and again through
+#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), then PyTorch's SDPA on
+#          the decoding shapes and
 #          the GPU's read bandwidth (x.sum()) where torch sees a CUDA GPU
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
@@ -26,7 +28,8 @@
 # (every table and the device; each sweep's table has the device's own
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
-# prefill.json (attn bench's results.json) and torch.json.
+# prefill.json, prefill-loop.json (attn bench's results.json) and
+# torch.json.
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -174,6 +177,9 @@ run() {
 		sweep decode -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget" "${peers[@]}"
 		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		sweep prefill -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+		# The kernel fusedtile.wgsl replaced, beside it: which is faster
+		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
+		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
 		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 			local ns=4096,32768
 			[[ $mode == quick ]] && ns=256,1024

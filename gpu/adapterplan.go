@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 
@@ -82,6 +83,14 @@ const (
 	laneLongKeys   = 2048
 	laneMaxUnroll  = 256
 	laneMinKeys    = 16
+	// The hardware plan's prefill kernel, fusedtile.wgsl (tileKernel):
+	// tileWG invocations a workgroup, at most tileMaxRows query rows and
+	// tileMaxKeys keys a tile, register blocks of at most tileMaxReg
+	// vec4s (an invocation's output sums, and its block of scores).
+	tileWG      = 128
+	tileMaxRows = 64
+	tileMaxKeys = 32
+	tileMaxReg  = 16
 )
 
 // The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
@@ -129,6 +138,12 @@ const fusedChunk = 4096
 // default, from the adapter's type).
 const envPlan = "ATTN_GPU_PLAN"
 
+// envPrefill picks the hardware plan's kernel for steps that do not
+// decode: ATTN_GPU_PREFILL=tile (fusedtile.wgsl, the default) or loop
+// (fusedloop.wgsl, the kernel before it), so that the two can be measured
+// side by side on a GPU.
+const envPrefill = "ATTN_GPU_PREFILL"
+
 // adapterPlan is how the backend cuts its work and which fused kernel it
 // runs, chosen from the adapter's type (choosePlan).
 //
@@ -164,7 +179,15 @@ const envPlan = "ATTN_GPU_PLAN"
 // onnxruntime/contrib_ops/webgpu/bert/flash_attention.wgsl.template) and
 // ggml-webgpu's (ggml-org/llama.cpp,
 // ggml/src/ggml-webgpu/wgsl-shaders/flash_attn.wgsl) do. fused.wgsl would instead have
-// every invocation load every key from device memory itself. A decoding
+// every invocation load every key from device memory itself.
+// fusedtile.wgsl (tileKernel) runs instead wherever its tiles fit
+// workgroup memory, unless ATTN_GPU_PREFILL=loop: fusedloop.wgsl keeps a
+// row's query and sums in one invocation's registers (256 floats at
+// D = 128, past what an invocation keeps there: 3.9 TFLOP/s on an H100
+// against 12.4 at D = 64) and rescales its sums at every key that raises
+// the maximum; fusedtile.wgsl keeps the queries in workgroup memory,
+// register-tiles both products and takes the softmax a block of keys at
+// a time. A decoding
 // step (at most decodeMaxNq queries a sequence) runs fuseddecode.wgsl
 // instead (decodeKernel): fusedloop.wgsl's one invocation a query row
 // would leave a decoding workgroup one working invocation, and the query
@@ -180,9 +203,15 @@ type adapterPlan struct {
 	// loopCap is the most loop iterations one invocation may run in
 	// all; 0: no bound.
 	loopCap int
+	// loopPrefill: the hardware plan runs fusedloop.wgsl where it would
+	// run fusedtile.wgsl (ATTN_GPU_PREFILL=loop).
+	loopPrefill bool
 }
 
 func (a adapterPlan) String() string {
+	if a.hardware && a.loopPrefill {
+		return "hardware (K/V tiles in workgroup memory, no loop cap; prefill by fusedloop.wgsl)"
+	}
 	if a.hardware {
 		return "hardware (K/V tiles in workgroup memory, no loop cap)"
 	}
@@ -208,6 +237,24 @@ func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
 		return hw, nil
 	}
 	return adapterPlan{}, fmt.Errorf("%s=%q: want auto, cpu or hardware", envPlan, setting)
+}
+
+// planFromEnv is choosePlan for an adapter of type t under $ATTN_GPU_PLAN,
+// with the prefill kernel $ATTN_GPU_PREFILL names: "tile" (or unset) or
+// "loop"; any other setting is an error.
+func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
+	a, err := choosePlan(os.Getenv(envPlan), t)
+	if err != nil {
+		return a, err
+	}
+	switch s := os.Getenv(envPrefill); strings.ToLower(strings.TrimSpace(s)) {
+	case "", "tile":
+	case "loop":
+		a.loopPrefill = true
+	default:
+		return adapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
+	}
+	return a, nil
 }
 
 // splitTarget is the workgroups a fused step should have for the adapter
@@ -315,6 +362,11 @@ func (a adapterPlan) fusedTile(mem, d, dv int) (tk, chunk int) {
 // before the binding limit cuts it. Its kind is noKernel when neither
 // fits.
 func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
+	if a.hardware && !a.loopPrefill {
+		if t, ok := tileKernel(mem, d, dv); ok {
+			return fusedChoice{kind: kernelTile, tk: t.BC, chunk: unbounded, tile: t}
+		}
+	}
 	if rows := a.fusedRows(d, dv); rows > 0 {
 		return fusedChoice{kind: kernelFused, rows: rows, tk: 1, chunk: fusedChunk}
 	}
@@ -322,6 +374,36 @@ func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
 		return fusedChoice{kind: kernelLoop, tk: tk, chunk: chunk}
 	}
 	return fusedChoice{}
+}
+
+// tileKernel is the shape of fusedtile.wgsl's workgroups for head dims
+// d, dv on mem bytes of workgroup memory: the most query rows (up to
+// tileMaxRows), then the largest register block of rows, then the most
+// keys a tile (up to tileMaxKeys) that fit mem, with each invocation's
+// output sums (RM·CN vec4s) and block of scores (RM·RN) within
+// tileMaxReg; ok is false when none fits, and fusedloop.wgsl runs.
+// Rows first: each K and V tile staged serves them all. The order is a
+// first choice, to be tuned on hardware (issue 17's script measures
+// ATTN_GPU_PREFILL=loop beside it).
+func tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
+	for br := tileMaxRows; br >= 8; br /= 2 {
+		for rm := 4; rm >= 1; rm /= 2 {
+			nrg := br / rm
+			if br%rm != 0 || tileWG%nrg != 0 {
+				continue
+			}
+			nkg := tileWG / nrg
+			for bc := tileMaxKeys; bc >= nkg; bc /= 2 {
+				c := shaders.FusedTileConsts{WG: tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
+				cn := ceilDiv(ceilDiv(dv, 4), nkg)
+				if bc%nkg != 0 || rm*cn > tileMaxReg || rm*c.RN > tileMaxReg || c.WorkgroupBytes() > mem {
+					continue
+				}
+				return c, true
+			}
+		}
+	}
+	return shaders.FusedTileConsts{}, false
 }
 
 // decodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
@@ -397,6 +479,7 @@ const (
 	kernelLoop                    // fusedloop.wgsl
 	kernelDecode                  // fuseddecode.wgsl
 	kernelLanes                   // fused.wgsl with key lanes (laneKernel)
+	kernelTile                    // fusedtile.wgsl (tileKernel)
 )
 
 // decodeChunk is the most keys one split of fuseddecode.wgsl with tile t
@@ -413,12 +496,14 @@ func (a adapterPlan) decodeChunk(t decodeTile, d, dv int) int {
 
 // fusedChoice is the fused kernel Fused runs for a problem and the shape
 // of its workgroups: fused.wgsl's rows query rows an invocation,
-// fusedloop.wgsl's tiles of tk keys, fuseddecode.wgsl's dec (and its tk);
-// chunk is the most keys one split covers (the loop cap).
+// fusedloop.wgsl's tiles of tk keys, fuseddecode.wgsl's dec (and its tk),
+// fusedtile.wgsl's tile (its BC in tk); chunk is the most keys one split
+// covers (the loop cap).
 type fusedChoice struct {
 	kind            fusedKind
 	rows, tk, chunk int
 	dec             decodeTile
+	tile            shaders.FusedTileConsts
 }
 
 // fusedFor is the fused kernel for p (resolved) on mem bytes of workgroup
@@ -522,6 +607,10 @@ func (c fusedChoice) spec(d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
 		s := c.dec.consts(d, dv)
 		s.Q, s.K, s.V, s.Bias = q, k, v, bias
 		return s
+	case kernelTile:
+		s := c.tile
+		s.Q, s.K, s.V, s.Bias = q, k, v, bias
+		return s
 	}
 	return nil
 }
@@ -533,6 +622,8 @@ func (c fusedChoice) tileRows() int {
 		return c.dec.rows
 	case kernelFused:
 		return fusedWG * c.rows
+	case kernelTile:
+		return c.tile.BR
 	}
 	return fusedWG
 }

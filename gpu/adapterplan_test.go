@@ -99,6 +99,8 @@ func kernelLoops(c fusedChoice, d, dv, keys int) int {
 		return decodeLoops(c.dec, d, dv, keys)
 	case kernelFused:
 		return keys + 2*c.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4))
+	case kernelTile:
+		return c.tile.Iterations(keys)
 	case kernelLanes:
 		// Its share of the keys; for each row the lanes' maxima and sums,
 		// and its columns' sums in blocks of at most 16 vec4s.
@@ -182,7 +184,8 @@ func TestPlanFusedTile(t *testing.T) {
 // TestPlanKernels checks what each plan runs: the CPU plan fused.wgsl
 // (R rows, fusedChunk keys) for heads it can write out and fusedloop.wgsl
 // for wider ones, every chunk within its loop cap; the hardware plan
-// fusedloop.wgsl for every head dim, and no chunk bounded by loops.
+// fusedtile.wgsl where its tiles fit and fusedloop.wgsl elsewhere (and
+// everywhere under ATTN_GPU_PREFILL=loop), no chunk bounded by loops.
 func TestPlanKernels(t *testing.T) {
 	cpu, _ := choosePlan("", gputypes.DeviceTypeCPU)
 	hw, _ := choosePlan("", gputypes.DeviceTypeDiscreteGPU)
@@ -200,9 +203,17 @@ func TestPlanKernels(t *testing.T) {
 				t.Errorf("cpu: fusedKernel(%d, %d): R = %d writes out more than %d", d, dv, rows, fusedUnroll)
 			}
 			c = hw.fusedKernel(32768, d, dv)
-			rows, tk, chunk = c.rows, c.tk, c.chunk
-			if c.kind != kernelLoop || rows != 0 || tk == 0 || chunk != unbounded {
-				t.Errorf("hardware: fusedKernel(%d, %d) = %d, %d, %d; want fusedloop.wgsl, unbounded", d, dv, rows, tk, chunk)
+			want := kernelLoop
+			if _, ok := tileKernel(32768, d, dv); ok {
+				want = kernelTile
+			}
+			if c.kind != want || c.rows != 0 || c.tk == 0 || c.chunk != unbounded {
+				t.Errorf("hardware: fusedKernel(%d, %d) = %+v; want kind %d, unbounded", d, dv, c, want)
+			}
+			loop := hw
+			loop.loopPrefill = true
+			if c := loop.fusedKernel(32768, d, dv); c.kind != kernelLoop || c.chunk != unbounded {
+				t.Errorf("hardware, ATTN_GPU_PREFILL=loop: fusedKernel(%d, %d) = %+v; want fusedloop.wgsl, unbounded", d, dv, c)
 			}
 		}
 	}
@@ -300,8 +311,8 @@ func TestPlanDecode(t *testing.T) {
 								t.Errorf("%s: %v", where, err)
 							}
 						}
-						if hw.fusedKernel(mem, d, dv).kind != kernelLoop {
-							t.Errorf("%s, but fusedloop.wgsl fits no tile", where)
+						if !hw.fusedKernel(mem, d, dv).fits() {
+							t.Errorf("%s, but no prefill kernel fits", where)
 						}
 					}
 				}
@@ -315,10 +326,60 @@ func TestPlanDecode(t *testing.T) {
 	p := backend.Problem{B: 3, H: 8, KVHeads: 2, Nq: 40, Nk: 100, D: 64, Dv: 64,
 		Packed: &backend.Packed{CuQ: []int{0, 1, 18, 20}}, Layout: backend.BNHD}
 	if c := hw.fusedFor(32768, p); c.kind == kernelDecode {
-		t.Errorf("hardware: a packed step of 16 and 17 queries runs %+v, want fusedloop.wgsl", c)
+		t.Errorf("hardware: a packed step of 16 and 17 queries runs %+v, want a prefill kernel", c)
 	}
 	p.Packed.CuQ = []int{0, 1, 17, 19}
 	if c := hw.fusedFor(32768, p); c.kind != kernelDecode || c.dec.heads != 4 || c.dec.rows != 4 {
 		t.Errorf("hardware: a packed step of at most 16 queries runs %+v, want fuseddecode.wgsl, 4 heads × 4 queries", c)
+	}
+}
+
+// TestTileKernel checks fusedtile.wgsl's shapes: for every head dim pair
+// and workgroup memory from WebGPU's default 16 KiB to an NVIDIA GPU's
+// 48 KiB, a shape that passes the kernel's own check, fits the memory and
+// keeps an invocation's registers within tileMaxReg, or none only where
+// not even the smallest tile fits; the tiles an H100 gets at D = 64 and
+// 128 (rows first, then keys); and ATTN_GPU_PREFILL's settings.
+func TestTileKernel(t *testing.T) {
+	for _, mem := range []int{16384, 32768, 49152} {
+		for _, d := range []int{1, 3, 5, 16, 63, 64, 80, 128, 200, 256, 512} {
+			for _, dv := range []int{1, 7, 64, 128, 256, 512} {
+				c, ok := tileKernel(mem, d, dv)
+				where := fmt.Sprintf("tileKernel(%d, %d, %d)", mem, d, dv)
+				if !ok {
+					least := shaders.FusedTileConsts{WG: tileWG, BR: 8, BC: 16, RM: 1, RN: 1, D: d, DV: dv} // 8 row groups, 16 key groups
+					if least.WorkgroupBytes() <= mem && ceilDiv(ceilDiv(dv, 4), 16) <= tileMaxReg {
+						t.Errorf("%s: none, but %+v fits", where, least)
+					}
+					continue
+				}
+				if _, err := shaders.FusedTile.Generate(c); err != nil {
+					t.Errorf("%s = %+v: %v", where, c, err)
+				}
+				nkg := tileWG / (c.BR / c.RM)
+				if c.WorkgroupBytes() > mem || c.RM*ceilDiv(ceilDiv(dv, 4), nkg) > tileMaxReg || c.RM*c.RN > tileMaxReg ||
+					c.BR > tileMaxRows || c.BC > tileMaxKeys || c.D != d || c.DV != dv {
+					t.Errorf("%s = %+v (%d bytes): past a bound", where, c, c.WorkgroupBytes())
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		mem, d, br, bc int
+	}{{49152, 64, 64, 32}, {49152, 128, 64, 16}, {32768, 64, 64, 16}, {32768, 128, 32, 16}} {
+		if got, ok := tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 {
+			t.Errorf("tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys", c.mem, c.d, c.d, got, ok, c.br, c.bc)
+		}
+	}
+	for _, c := range []struct {
+		setting string
+		loop    bool
+		fails   bool
+	}{{"", false, false}, {"tile", false, false}, {" Loop ", true, false}, {"fast", false, true}} {
+		t.Setenv(envPrefill, c.setting)
+		a, err := planFromEnv(gputypes.DeviceTypeDiscreteGPU)
+		if (err != nil) != c.fails || (err != nil && !strings.Contains(err.Error(), envPrefill)) || a.loopPrefill != c.loop {
+			t.Errorf("%s=%q: plan %v, %v; want loop prefill %t, failing %t", envPrefill, c.setting, a, err, c.loop, c.fails)
+		}
 	}
 }

@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/attn-go/attn/backend"
@@ -43,7 +42,7 @@ func NewWithDevice(adapter *wgpu.Adapter, dev *wgpu.Device) (*Backend, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
 	info := describeAdapter(adapter)
-	aplan, err := choosePlan(os.Getenv(envPlan), info.Adapter.DeviceType)
+	aplan, err := planFromEnv(info.Adapter.DeviceType)
 	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
 	}

@@ -21,6 +21,9 @@
 //     from the adapter's type; cpu or hardware force a plan, so that the
 //     hardware plan's kernels and chunks run, and are tested, on lavapipe
 //     too. Backend.Info().Detail names the plan in use.
+//   - ATTN_GPU_PREFILL=loop makes the hardware plan run fusedloop.wgsl
+//     where it would run fusedtile.wgsl (tile, the default), so that the
+//     two can be measured side by side on a GPU (bench/gpu-hw.sh does).
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
 //     when no adapter opens (CI sets it); the tests get their backend
 //     from package gputest.
@@ -83,11 +86,19 @@
 //     adapter fused.wgsl for the head dims it can write out (each vec4 of
 //     K and V a lavapipe invocation loads serves several query rows held
 //     in registers, with no workgroup memory or barrier), fusedloop.wgsl
-//     for wider ones; on a hardware adapter fusedloop.wgsl, whose
-//     workgroups stage tiles of K and V in workgroup memory with
-//     coalesced loads and share them across their query rows, one an
-//     invocation, as ONNX Runtime's and ggml's WebGPU flash attention do
-//     — but for a decoding step. A CPU-type adapter decodes (at most 4
+//     for wider ones; on a hardware adapter fusedtile.wgsl, whose
+//     workgroups of 128 invocations hold up to 64 query rows' queries in
+//     workgroup memory and stage tiles of K, then V, there with coalesced
+//     loads; each invocation computes a register block of a tile's scores
+//     (up to 4 rows × 4 keys) and of the output (up to 4 rows × a few
+//     column vec4s), so each value read from workgroup memory serves
+//     several products, and the softmax takes a tile's keys at once, one
+//     maximum and one rescale a row a tile (adapterPlan.tileKernel picks
+//     the tiles that fit the device's workgroup memory). Where none fits,
+//     and under ATTN_GPU_PREFILL=loop, fusedloop.wgsl runs: one query row
+//     an invocation, its query and sums in registers, as ONNX Runtime's
+//     and ggml's WebGPU flash attention do. Both are for steps that do not
+//     decode. A CPU-type adapter decodes (at most 4
 //     queries a sequence over 128 keys or more, head dims multiples of
 //     4) with fused.wgsl's key lanes: a workgroup of 16 invocations each
 //     holding the query rows of one or more heads of a KV head, each

@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/attn-go/attn/backend"
@@ -76,7 +75,7 @@ func New() (*Backend, error) {
 		return nil, err
 	}
 	info := describeAdapter(adapter)
-	aplan, err := choosePlan(os.Getenv(envPlan), info.Adapter.DeviceType)
+	aplan, err := planFromEnv(info.Adapter.DeviceType)
 	if err != nil {
 		adapter.Release()
 		inst.Release()

@@ -86,6 +86,18 @@ type FusedLoopConsts struct {
 	Q, K, V, Bias Elem
 }
 
+// FusedTileConsts specialises fusedtile.wgsl: WG invocations a
+// workgroup, which holds BR query rows of one head and streams the keys
+// in tiles of BC through workgroup memory, each invocation computing RM
+// rows × RN keys of a tile's scores and RM rows × CN column vec4s of the
+// output (CN is derived: the DV4 column vec4s over the WG·RM/BR
+// invocations that share rows); head dims D and DV; the operands'
+// storage as in FusedConsts.
+type FusedTileConsts struct {
+	WG, BR, BC, RM, RN, D, DV int
+	Q, K, V, Bias             Elem
+}
+
 // FusedDecodeConsts specialises fuseddecode.wgsl: WG invocations a
 // workgroup, which holds NQ query rows of each of HG query heads that
 // share one KV head (R = HG·NQ rows), streams the keys in tiles of TK
@@ -120,6 +132,7 @@ func (SoftmaxConsts) Kernel() *Kernel     { return &Softmax }
 func (ContextConsts) Kernel() *Kernel     { return &Context }
 func (FusedConsts) Kernel() *Kernel       { return &Fused }
 func (FusedLoopConsts) Kernel() *Kernel   { return &FusedLoop }
+func (FusedTileConsts) Kernel() *Kernel   { return &FusedTile }
 func (FusedDecodeConsts) Kernel() *Kernel { return &FusedDecode }
 func (MergeConsts) Kernel() *Kernel       { return &Merge }
 func (PackConsts) Kernel() *Kernel        { return &Pack }
@@ -146,6 +159,50 @@ func fusedCB(dv int) int { return max(1, min(ceil4(dv), 16)) }
 
 func (c FusedLoopConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
+}
+
+// derived of fusedtile.wgsl: the tiles' sizes (query rows padded to QP
+// and K rows to KP vec4s, score rows to SP f32s, all odd, so that
+// invocations reading different rows hit different banks; the K tile's
+// memory holds the V tile after the scores, so KVS is the larger) and
+// how the invocations share out rows, keys and columns: NRG row groups of
+// RM rows, NKG key groups of RN keys, each key group also CN of the
+// DV4 column vec4s.
+func (c FusedTileConsts) derived() []Const {
+	d4, dv4 := ceil4(c.D), ceil4(c.DV)
+	nrg := max(1, c.BR/max(c.RM, 1))
+	nkg := max(1, c.WG/nrg)
+	return []Const{{"D4", d4}, {"DV4", dv4}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SP", c.BC | 1},
+		{"QS", c.BR * (d4 | 1)}, {"KVS", c.BC * max(d4|1, dv4)}, {"SS", c.BR * (c.BC | 1)},
+		{"NRG", nrg}, {"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}}
+}
+
+// Iterations is about the loop iterations one fusedtile.wgsl invocation
+// runs over a split of keys keys, every loop counted, nested ones for
+// each of their iterations:
+//
+//	⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + 2·BC + ⌈BC·DV4/WG⌉ + BC)
+//
+// (the queries' staging; per tile of BC keys the K tile's staging, the
+// scores' dot products, a row's maximum and weights, the V tile's staging
+// and the P·V sums).
+func (c FusedTileConsts) Iterations(keys int) int {
+	d4, dv4 := ceil4(c.D), ceil4(c.DV)
+	tiles := (keys + c.BC - 1) / c.BC
+	perTile := (c.BC*d4+c.WG-1)/c.WG + d4 + 2*c.BC + (c.BC*dv4+c.WG-1)/c.WG + c.BC
+	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile
+}
+
+// WorkgroupBytes is the workgroup memory fusedtile.wgsl declares for
+// these constants: the queries and the K or V tile (vec4s), the scores
+// and the rows' maxima, sums and rescale factors (f32) and their key
+// spans (vec2<u32>).
+func (c FusedTileConsts) WorkgroupBytes() int {
+	v := map[string]int{}
+	for _, d := range c.derived() {
+		v[d.Name] = d.Value
+	}
+	return 16*(v["QS"]+v["KVS"]) + 4*(v["SS"]+3*c.BR) + 8*c.BR
 }
 
 // derived of fuseddecode.wgsl: the tiles' sizes (K rows padded to KP, an
@@ -259,6 +316,18 @@ func (c FusedConsts) WorkgroupBytes() int {
 	return 8*c.WG + 16*c.WG*fusedCB(c.DV)
 }
 func (FusedLoopConsts) check() error { return nil }
+func (c FusedTileConsts) check() error {
+	if c.BR > c.WG {
+		return fmt.Errorf("BR = %d rows exceed WG = %d (one invocation a row takes its softmax)", c.BR, c.WG)
+	}
+	if c.BR%c.RM != 0 || c.WG%(c.BR/c.RM) != 0 {
+		return fmt.Errorf("BR = %d rows in blocks of RM = %d do not share out WG = %d invocations", c.BR, c.RM, c.WG)
+	}
+	if nkg := c.WG / (c.BR / c.RM); nkg*c.RN != c.BC {
+		return fmt.Errorf("%d key groups of RN = %d keys do not make a tile of BC = %d", nkg, c.RN, c.BC)
+	}
+	return nil
+}
 func (c FusedDecodeConsts) check() error {
 	if r := c.HG * c.NQ; r > c.WG {
 		return fmt.Errorf("R = HG·NQ = %d rows exceed WG = %d (one invocation a row keeps its maximum)", r, c.WG)

@@ -165,6 +165,16 @@ var (
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
 	}
+	FusedTile = Kernel{
+		Name:     "fusedtile",
+		Consts:   reflect.TypeFor[FusedTileConsts](),
+		Params:   reflect.TypeFor[FusedParams](),
+		Bindings: fusedBindings,
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
+		Template: true,
+		Vec4:     map[string]string{"k": "D", "v": "DV"},
+	}
 	FusedDecode = Kernel{
 		Name:     "fuseddecode",
 		Consts:   reflect.TypeFor[FusedDecodeConsts](),
@@ -201,10 +211,10 @@ var (
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedDecode, Merge, Pack, Copy}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy}
 
-// fusedBindings are fused.wgsl's, fusedloop.wgsl's and fuseddecode.wgsl's:
-// the three kernels are interchangeable to the host.
+// fusedBindings are fused.wgsl's, fusedloop.wgsl's, fusedtile.wgsl's and
+// fuseddecode.wgsl's: the four kernels are interchangeable to the host.
 var fusedBindings = []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"bias", Read}, {"keep", Read},
 	{"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}}
 

@@ -37,6 +37,8 @@ var golden = []struct {
 	{"fused_lanes_d5_dv70_half.wgsl.golden", FusedConsts{WG: 32, R: 4, D: 5, DV: 70, NQ: 2, Q: F32, K: F16, V: BF16}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
+	{"fusedtile_d64_dv64.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 32, RM: 4, RN: 4, D: 64, DV: 64}},
+	{"fusedtile_d128_dv128.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 16, RM: 4, RN: 2, D: 128, DV: 128}},
 	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128}},
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
@@ -53,6 +55,7 @@ var golden = []struct {
 	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
 	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
+	{"fusedtile_d5_dv70_half.wgsl.golden", FusedTileConsts{WG: 128, BR: 32, BC: 16, RM: 2, RN: 2, D: 5, DV: 70, Q: F16, K: BF16, V: F16, Bias: BF16}},
 	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},
 	{"fuseddecode_g2_d5_dv7_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, Q: BF16, K: BF16, V: F16}},
 }

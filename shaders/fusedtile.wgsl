@@ -1,0 +1,345 @@
+// fusedtile: flash attention over one split of keys for a tile of BR query
+// rows of one head, register-tiled, for prefill on hardware adapters.
+//
+//   s_ij   = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
+//   O[i]   = Σ_j exp(s_ij − LSE[i]) · v_j            over the keys i sees in [j0, j1)
+//   LSE[i] = log(Σ_j exp(s_ij) + exp(sink_h))
+//
+// with the cap, ALiBi and sink under their flags, as in fused.wgsl.
+// A workgroup owns query rows [row0, row0+BR) of head bh and one split z
+// of the keys (P.sk keys from j0 + z·sk). It holds the rows' scaled
+// queries in workgroup memory (rows padded to QP, an odd number of vec4s,
+// so that invocations reading different rows hit different banks) and
+// streams the split's keys in tiles of BC, each tile in four phases
+// between barriers:
+//
+//   1. stage: the tile's K rows into kvs (rows padded to KP, odd),
+//      invocation t loading vec4s t, t + WG, …, adjacent invocations
+//      reading adjacent addresses;
+//   2. scores: invocation t = rg·NKG + kg computes the RM×RN scores of
+//      rows rg + x·NRG (x < RM) and keys kg + y·NKG (y < RN) of the tile,
+//      each q vec4 it reads from workgroup memory serving RN keys and each
+//      k vec4 RM rows, and writes them to ss: −Inf where the row may not
+//      see the key (key range, keep, a −Inf bias, past the sequence);
+//   3. softmax by block: invocation r < BR takes row r's BC scores at
+//      once — one maximum, one rescale factor cs[r] = exp(m_old − m_new)
+//      and the weights p = exp(s − m_new) in place, its sum l rescaled
+//      and added to — while every invocation stages the tile's V rows
+//      into kvs (K is read no more);
+//   4. P·V: the same invocation owns column vec4s kg + e·NKG (e < CN) of
+//      its RM rows, its sums in registers: it rescales them by cs, then
+//      adds p·v over the tile's keys, each weight read serving CN
+//      columns and each V vec4 RM rows.
+//
+// The softmax is per block of keys, not per key (one maximum and one
+// rescale a row a tile), and an invocation keeps only RM·CN output vec4s
+// in registers however wide the head: q lives in workgroup memory, so
+// D = 128 and 256 keep D = 64's tiles. As in ONNX Runtime's WebGPU flash
+// attention and llama.cpp's Vulkan scalar path, without their subgroup
+// operations (which this binding lacks).
+//
+// After the last tile each row writes O = acc/l and LSE = m + log l; a
+// row that sees no key in the split writes zeros and LSE = −Inf (the sink
+// logit under F_SINK, which joins split 0 only), so the host can merge
+// splits exactly (merge.wgsl), as it does the other fused kernels'.
+//
+// Sequences as in fused.wgsl: packed query rows end at their sequence's
+// count (a workgroup past them returns as a whole, before any barrier),
+// and every K and V row is found by kv_row (packed keys, paged caches).
+// Masks: the key range by position under F_RANGE (tiles before the first
+// row's range and past the last row's are not staged at all), an additive
+// bias (−Inf hides a key) and a keep-mask (0 hides a key), both broadcast
+// through zero strides. GQA: head h reads KV head h / G.
+//
+// q, k, v and bias are read through their loaders (q_at, k_at4 …), which
+// widen half operands; k and v are bound as vec4s when D and DV are
+// multiples of 4 (one load for four elements). o and lse are f32.
+//
+// Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
+// (read_write). bias, keep, vars and lse are only touched when a flag says
+// they are there.
+// Grid: x = query tiles of BR rows in [i0, i1), y = heads bh0, bh0+1, …,
+// z = splits of the keys.
+// Workgroup memory: QS + KVS vec4s, SS + 3·BR f32 and BR vec2<u32>
+// (FusedTileConsts.WorkgroupBytes).
+// Limits: BR ≤ WG, NRG·RM = BR, NRG·NKG = WG, NKG·RN = BC
+// (FusedTileConsts.check). An invocation runs about
+// ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + 2·BC + ⌈BC·DV4/WG⌉ + BC) loop
+// iterations; there is no loop cap on hardware adapters, the only ones
+// whose plan runs this kernel.
+{{- $k4 := eq (mod .D 4) 0}}
+{{- $v4 := eq (mod .DV 4) 0}}
+
+// NEG_MAX starts each row's running maximum: finite, so that exp(m − m')
+// is never NaN and a hidden key's exp(−Inf − m) is 0.
+const NEG_MAX: f32 = -3.4028234e38;
+
+var<workgroup> qs: array<vec4<f32>, QS>;
+var<workgroup> kvs: array<vec4<f32>, KVS>;
+var<workgroup> ss: array<f32, SS>;
+var<workgroup> ms: array<f32, BR>;
+var<workgroup> ls: array<f32, BR>;
+var<workgroup> cs: array<f32, BR>;
+var<workgroup> spans: array<vec2<u32>, BR>;
+
+// load_q, load_k and load_v read elements 4·d4 … 4·d4+3 of the row at at
+// (an element index) of q, k and v, zeros past its end.
+fn load_q(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    if (d + 4u <= D) {
+        return vec4<f32>(q_at(at + d), q_at(at + d + 1u), q_at(at + d + 2u), q_at(at + d + 3u));
+    }
+    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
+    return r;
+}
+
+fn load_k(at: u32, d4: u32) -> vec4<f32> {
+{{- if $k4}}
+    return k_at4((at >> 2u) + d4);
+{{- else}}
+    let d = d4 * 4u;
+    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = k_at(at + d + 3u); }
+    return r;
+{{- end}}
+}
+
+fn load_v(at: u32, e: u32) -> vec4<f32> {
+{{- if $v4}}
+    return v_at4((at >> 2u) + e);
+{{- else}}
+    let d = e * 4u;
+    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = v_at(at + d + 3u); }
+    return r;
+{{- end}}
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let bh = P.bh0 + wid.y;
+    let b = bh / P.H;
+    let h = bh % P.H;
+    let kh = h / P.G;
+    let row0 = P.i0 + wid.x * BR;
+    // A packed sequence's rows end at its own count; a workgroup past
+    // them returns as a whole, before any barrier.
+    let i1 = min(P.i1, seq_rows(b));
+    if (row0 >= i1) {
+        return;
+    }
+    let q0 = seq_q0(b);
+    let j0 = P.j0 + wid.z * P.sk;
+    let j1 = min(P.j1, j0 + P.sk);
+    // Keys outside [first row's lo, last row's hi) are seen by no row of
+    // this tile.
+    let jstart = max(j0, key_range(b, row0).x);
+    let jend = min(j1, key_range(b, min(row0 + BR, i1) - 1u).y);
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    // The sink joins the first split only.
+    let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
+    let ninf = bitcast<f32>(NEG_INF);
+    // Dense and packed keys lie at one stride from the batch's first; a
+    // paged cache's are looked up a key at a time.
+    let paged = (P.flags & F_PAGED) != 0u;
+    var ka = kh * P.k_h - P.k_base;
+    var va = kh * P.v_h - P.v_base;
+    if (!paged) {
+        ka += kv_row(b, 0u, P.k_b, P.k_r);
+        va += kv_row(b, 0u, P.v_b, P.v_r);
+    }
+    let slope = alibi_slope(h);
+    let apos = alibi_pos(b);
+
+    // The rows' scaled queries (zeros past the sequence), the keys of the
+    // split each row sees ([0, 0) past the sequence), their running
+    // maxima and sums.
+    for (var x = t; x < BR * D4; x += WG) {
+        let r = x / D4;
+        let i = row0 + r;
+        var qv = vec4<f32>(0.0);
+        if (i < i1) {
+            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * P.scale;
+        }
+        qs[r * QP + x % D4] = qv;
+    }
+    if (t < BR) {
+        let i = row0 + t;
+        var span = vec2<u32>(0u, 0u);
+        if (i < i1) {
+            let kr = key_range(b, i);
+            span = vec2<u32>(kr.x, min(j1, kr.y));
+        }
+        spans[t] = span;
+        ms[t] = select(NEG_MAX, sink_logit(h), has_sink);
+        ls[t] = select(0.0, 1.0, has_sink);
+    }
+
+    // This invocation's rows rg + x·NRG, keys kg + y·NKG of each tile and
+    // output columns kg + e·NKG.
+    let kg = t % NKG;
+    let rg = t / NKG;
+{{- range $x := seq .RM}}
+{{- range $e := seq $.CN}}
+    var a{{$x}}_{{$e}} = vec4<f32>(0.0);
+{{- end}}
+{{- end}}
+
+    for (var jt = jstart; jt < jend; jt += BC) {
+        workgroupBarrier();
+        for (var x = t; x < BC * D4; x += WG) {
+            let jj = x / D4;
+            let j = jt + jj;
+            var kv = vec4<f32>(0.0);
+            if (j < jend) {
+                var kr = j * P.k_r;
+                if (paged) {
+                    kr = kv_row(b, j, P.k_b, P.k_r);
+                }
+                kv = load_k(ka + kr, x % D4);
+            }
+            kvs[jj * KP + x % D4] = kv;
+        }
+        workgroupBarrier();
+{{- range $x := seq .RM}}
+{{- range $y := seq $.RN}}
+        var d{{$x}}_{{$y}} = vec4<f32>(0.0);
+{{- end}}
+{{- end}}
+        for (var d4 = 0u; d4 < D4; d4++) {
+{{- range $x := seq .RM}}
+            let q{{$x}} = qs[(rg + {{$x}}u * NRG) * QP + d4];
+{{- end}}
+{{- range $y := seq .RN}}
+            let k{{$y}} = kvs[(kg + {{$y}}u * NKG) * KP + d4];
+{{- end}}
+{{- range $x := seq .RM}}
+{{- range $y := seq $.RN}}
+            d{{$x}}_{{$y}} += q{{$x}} * k{{$y}};
+{{- end}}
+{{- end}}
+        }
+{{- range $x := seq .RM}}
+{{- range $y := seq $.RN}}
+        {
+            let r = rg + {{$x}}u * NRG;
+            let jj = kg + {{$y}}u * NKG;
+            let j = jt + jj;
+            let span = spans[r];
+            var s = ninf;
+            if (j >= span.x && j < span.y && j < jend) {
+                let i = row0 + r;
+                var keep_j = true;
+                if (has_keep) {
+                    keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
+                }
+                if (keep_j) {
+                    let dp = d{{$x}}_{{$y}};
+                    s = soft_cap(dp.x + dp.y + dp.z + dp.w);
+                    if (has_bias) {
+                        let bv = bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
+                        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
+                    }
+                    s += slope * alibi_dist(apos + i32(i), j);
+                }
+            }
+            ss[r * SP + jj] = s;
+        }
+{{- end}}
+{{- end}}
+        workgroupBarrier();
+        if (t < BR) {
+            let m = ms[t];
+            var mx = m;
+            for (var jj = 0u; jj < BC; jj++) {
+                mx = max(mx, ss[t * SP + jj]);
+            }
+            var sum = 0.0;
+            for (var jj = 0u; jj < BC; jj++) {
+                let p = exp(ss[t * SP + jj] - mx);
+                ss[t * SP + jj] = p;
+                sum += p;
+            }
+            let c = exp(m - mx);
+            cs[t] = c;
+            ms[t] = mx;
+            ls[t] = ls[t] * c + sum;
+        }
+        for (var x = t; x < BC * DV4; x += WG) {
+            let jj = x / DV4;
+            let j = jt + jj;
+            var vv = vec4<f32>(0.0);
+            if (j < jend) {
+                var vr = j * P.v_r;
+                if (paged) {
+                    vr = kv_row(b, j, P.v_b, P.v_r);
+                }
+                vv = load_v(va + vr, x % DV4);
+            }
+            kvs[jj * DV4 + x % DV4] = vv;
+        }
+        workgroupBarrier();
+{{- range $x := seq .RM}}
+        let c{{$x}} = cs[rg + {{$x}}u * NRG];
+{{- range $e := seq $.CN}}
+        a{{$x}}_{{$e}} *= c{{$x}};
+{{- end}}
+{{- end}}
+        for (var jj = 0u; jj < BC; jj++) {
+{{- range $x := seq .RM}}
+            let p{{$x}} = ss[(rg + {{$x}}u * NRG) * SP + jj];
+{{- end}}
+{{- range $e := seq .CN}}
+            let v{{$e}} = kvs[jj * DV4 + min(kg + {{$e}}u * NKG, DV4 - 1u)];
+{{- end}}
+{{- range $x := seq .RM}}
+{{- range $e := seq $.CN}}
+            a{{$x}}_{{$e}} += p{{$x}} * v{{$e}};
+{{- end}}
+{{- end}}
+        }
+    }
+    // The rows' sums and maxima, written by the invocations r < BR.
+    workgroupBarrier();
+{{- range $x := seq .RM}}
+    {
+        let r = rg + {{$x}}u * NRG;
+        let i = row0 + r;
+        if (i < i1) {
+            let l = ls[r];
+            var inv = 0.0;
+            if (l > 0.0) {
+                inv = 1.0 / l;
+            }
+            let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
+{{- range $e := seq $.CN}}
+            {
+                let e = kg + {{$e}}u * NKG;
+                if (e < DV4) {
+                    let y = a{{$x}}_{{$e}} * inv;
+                    let d = oa + e * 4u;
+                    o[d] = y.x;
+                    if (e * 4u + 1u < DV) { o[d + 1u] = y.y; }
+                    if (e * 4u + 2u < DV) { o[d + 2u] = y.z; }
+                    if (e * 4u + 3u < DV) { o[d + 3u] = y.w; }
+                }
+            }
+{{- end}}
+            if (kg == 0u && (P.flags & F_LSE) != 0u) {
+                var lse_i = ninf;
+                if (l > 0.0) {
+                    lse_i = ms[r] + log(l);
+                }
+                lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
+            }
+        }
+    }
+{{- end}}
+}

@@ -6,6 +6,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -78,9 +79,9 @@ func decodeLoops(t decodeTile, d, dv, keys int) int {
 	for _, c := range shaders.Derived(t.consts(d, dv)) {
 		v[c.Name] = c.Value
 	}
-	d4, r, kg, steps := v["D4"], v["R"], v["KG"], v["SSTEPS"]
+	d4, r, kg, steps, lpr := v["D4"], v["R"], v["KG"], v["SSTEPS"], v["LPR"]
 	tiles := ceilDiv(keys, t.tk)
-	perTile := 1 + steps*(2+d4) + t.tk + ceilDiv(t.tk, kg)
+	perTile := 1 + steps*(2+d4) + ceilDiv(t.tk, lpr) + bits.Len(uint(lpr)) - 1 + ceilDiv(t.tk, kg)
 	return ceilDiv(r*d4, decodeWG) + tiles*perTile + kg
 }
 

@@ -114,7 +114,8 @@
 //     the group × queries, GQA) and one split of the keys, so K and V are
 //     read once for the group, and every invocation computes — the scores
 //     of a tile's (row, key) pairs side by side from K staged with
-//     coalesced loads, then P·V with each invocation summing one column
+//     coalesced loads, each row's maximum over the tile as a tree in
+//     workgroup memory (up to 32 invocations a row), then P·V with each invocation summing one column
 //     vec4 of its rows over its share of the tile's keys, V read straight
 //     from memory, adjacent invocations adjacent columns. (fusedloop.wgsl
 //     would give each query head its own workgroup, reading K and V once

@@ -21,9 +21,11 @@
 //      x mod TK), x = t, t + WG, …, from the rows' scaled queries in qs,
 //      into ss: −Inf where the row may not see the key (key range, keep,
 //      a −Inf bias, past its sequence);
-//   3. maxima: invocation r < R folds its row's scores into the running
-//      maximum ms[r] and keeps the factor cs[r] = exp(m_old − m_new) that
-//      the row's sums are rescaled by;
+//   3. maxima: LPR invocations a row each take the maximum of every
+//      LPR-th score of the row, then halve them as a tree in workgroup
+//      memory (log2 LPR steps), and invocation r < R folds the tile's
+//      maximum into the running maximum ms[r], keeping the factor
+//      cs[r] = exp(m_old − m_new) that the row's sums are rescaled by;
 //   4. weights: p = exp(s − m) in place of the scores;
 //   5. P·V: invocation t owns one column vec4 e = t mod DV4 of RPI rows
 //      (rows rg, rg + RG, …) over keys kg, kg + KG, … of the tile, its
@@ -58,11 +60,12 @@
 // they are there.
 // Grid: x = tiles of NQ query rows in [i0, i1), y = groups of HG heads
 // from bh0 (bh0 a multiple of HG), z = splits of the keys.
-// Workgroup memory: KS + QS vec4s, SS + 2R + LRED f32 and R vec2<u32>
+// Workgroup memory: KS + QS vec4s, SS + 2R + LRED + R·LPR f32 and R vec2<u32>
 // (FusedDecodeConsts.WorkgroupBytes; the host keeps it within 24 KiB
 // where it can, so that several workgroups share a compute unit).
 // Limits: R ≤ WG and DV4 ≤ WG (FusedDecodeConsts.check). An invocation
-// runs about ⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + TK + ⌈TK/KG⌉) + KG
+// runs about ⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + ⌈TK/LPR⌉ + log2 LPR
+// + ⌈TK/KG⌉) + KG
 // loop iterations (FusedDecodeConsts.Iterations): the CPU plan cuts the
 // keys into splits of at most as many tiles as keep that within
 // lavapipe's loop cap; the hardware plan has none.
@@ -79,6 +82,7 @@ var<workgroup> ss: array<f32, SS>;
 var<workgroup> ms: array<f32, R>;
 var<workgroup> cs: array<f32, R>;
 var<workgroup> lred: array<f32, LRED>;
+var<workgroup> mred: array<f32, MRED>;
 var<workgroup> spans: array<vec2<u32>, R>;
 
 // load_q, load_k and load_v read elements 4·d4 … 4·d4+3 of the row at at
@@ -254,12 +258,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ss[r * TKP + jj] = s;
         }
         workgroupBarrier();
+        // Each row's maximum over the tile: LPR invocations a row (LPR ≤
+        // TK), each over every LPR-th key, then a tree.
+        if (t < MRED) {
+            let r = t / LPR;
+            var mx = ss[r * TKP + t % LPR];
+            for (var jj = t % LPR + LPR; jj < TK; jj += LPR) {
+                mx = max(mx, ss[r * TKP + jj]);
+            }
+            mred[t] = mx;
+        }
+        for (var w = LPR / 2u; w > 0u; w >>= 1u) {
+            workgroupBarrier();
+            if (t < MRED && t % LPR < w) {
+                mred[t] = max(mred[t], mred[t + w]);
+            }
+        }
+        workgroupBarrier();
         if (t < R) {
             let m = ms[t];
-            var mx = m;
-            for (var jj = 0u; jj < TK; jj++) {
-                mx = max(mx, ss[t * TKP + jj]);
-            }
+            let mx = max(m, mred[t * LPR]);
             cs[t] = exp(m - mx);
             ms[t] = mx;
         }

@@ -224,7 +224,20 @@ func (c FusedDecodeConsts) derived() []Const {
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
 		{"KSTEPS", (c.TK*d4 + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
-		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}}
+		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
+}
+
+// maxLanes is fuseddecode.wgsl's invocations to a row when it takes a
+// tile's maxima (LPR): the largest power of two within both the
+// invocations a row has (WG/R) and the tile's keys, so that each takes
+// at least one score and the tree halves them evenly.
+func (c FusedDecodeConsts) maxLanes() int {
+	most := min(c.WG/max(c.HG*c.NQ, 1), c.TK)
+	l := 1
+	for 2*l <= most {
+		l *= 2
+	}
+	return l
 }
 
 // Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DV4
@@ -258,24 +271,30 @@ func (c FusedDecodeConsts) values() map[string]int {
 // runs over tiles tiles of keys, every loop counted, nested ones for each
 // of their iterations:
 //
-//	⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + TK + ⌈TK/KG⌉) + KG
+//	⌈QS/WG⌉ + tiles·(1 + SSTEPS·(D4 + 2) + ⌈TK/LPR⌉ + log2 LPR + ⌈TK/KG⌉) + KG
 //
 // (the queries' staging; per tile the scores with their dot products,
-// the weights, the maxima and the P·V sums; the key groups' final sums).
+// the weights, the maxima and their tree, and the P·V sums; the key
+// groups' final sums).
 // A plan with a loop cap bounds the tiles of a split by it.
 func (c FusedDecodeConsts) Iterations(tiles int) int {
 	v := c.values()
-	perTile := 1 + v["SSTEPS"]*(v["D4"]+2) + c.TK + (c.TK+v["KG"]-1)/v["KG"]
+	lpr, steps := v["LPR"], 0
+	for w := lpr / 2; w > 0; w /= 2 {
+		steps++
+	}
+	perTile := 1 + v["SSTEPS"]*(v["D4"]+2) + (c.TK+lpr-1)/lpr + steps + (c.TK+v["KG"]-1)/v["KG"]
 	return (v["QS"]+c.WG-1)/c.WG + tiles*perTile + v["KG"]
 }
 
 // WorkgroupBytes is the workgroup memory fuseddecode.wgsl declares for
 // these constants: the K tile and the queries (vec4s), the scores, the
-// running maxima and rescale factors and the key groups' sums of p (f32)
+// running maxima and rescale factors, the key groups' sums of p and the
+// maxima's tree (f32)
 // and the rows' key spans (vec2<u32>).
 func (c FusedDecodeConsts) WorkgroupBytes() int {
 	v := c.values()
-	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]) + 8*v["R"]
+	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]+v["MRED"]) + 8*v["R"]
 }
 
 func (MergeConsts) derived() []Const { return nil }

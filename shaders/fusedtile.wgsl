@@ -64,7 +64,7 @@
 // (FusedTileConsts.WorkgroupBytes).
 // Limits: BR ≤ WG, NRG·RM = BR, NRG·NKG = WG, NKG·RN = BC
 // (FusedTileConsts.check). An invocation runs about
-// ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + 2·BC + ⌈BC·DV4/WG⌉ + BC) loop
+// ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + RM·RN + 2·BC + ⌈BC·DV4/WG⌉ + BC) loop
 // iterations; there is no loop cap on hardware adapters, the only ones
 // whose plan runs this kernel.
 {{- $k4 := eq (mod .D 4) 0}}
@@ -226,11 +226,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
         }
+        // The block's scores, masked, into ss: one loop over the block,
+        // not its RM·RN cases written out (the masks' code is long).
+        var dots: array<f32, RMRN>;
 {{- range $x := seq .RM}}
 {{- range $y := seq $.RN}}
-        {
-            let r = rg + {{$x}}u * NRG;
-            let jj = kg + {{$y}}u * NKG;
+        dots[{{add (mul $x $.RN) $y}}] = d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w;
+{{- end}}
+{{- end}}
+        for (var n = 0u; n < RMRN; n++) {
+            let r = rg + (n / RN) * NRG;
+            let jj = kg + (n % RN) * NKG;
             let j = jt + jj;
             let span = spans[r];
             var s = ninf;
@@ -241,8 +247,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
                 }
                 if (keep_j) {
-                    let dp = d{{$x}}_{{$y}};
-                    s = soft_cap(dp.x + dp.y + dp.z + dp.w);
+                    s = soft_cap(dots[n]);
                     if (has_bias) {
                         let bv = bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
                         s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
@@ -252,8 +257,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             ss[r * SP + jj] = s;
         }
-{{- end}}
-{{- end}}
         workgroupBarrier();
         if (t < BR) {
             let m = ms[t];

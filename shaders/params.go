@@ -167,29 +167,29 @@ func (c FusedLoopConsts) derived() []Const {
 // memory holds the V tile after the scores, so KVS is the larger) and
 // how the invocations share out rows, keys and columns: NRG row groups of
 // RM rows, NKG key groups of RN keys, each key group also CN of the
-// DV4 column vec4s.
+// DV4 column vec4s; RMRN is an invocation's block of scores.
 func (c FusedTileConsts) derived() []Const {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	nrg := max(1, c.BR/max(c.RM, 1))
 	nkg := max(1, c.WG/nrg)
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SP", c.BC | 1},
 		{"QS", c.BR * (d4 | 1)}, {"KVS", c.BC * max(d4|1, dv4)}, {"SS", c.BR * (c.BC | 1)},
-		{"NRG", nrg}, {"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}}
+		{"NRG", nrg}, {"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}, {"RMRN", c.RM * c.RN}}
 }
 
 // Iterations is about the loop iterations one fusedtile.wgsl invocation
 // runs over a split of keys keys, every loop counted, nested ones for
 // each of their iterations:
 //
-//	⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + 2·BC + ⌈BC·DV4/WG⌉ + BC)
+//	⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + RM·RN + 2·BC + ⌈BC·DV4/WG⌉ + BC)
 //
 // (the queries' staging; per tile of BC keys the K tile's staging, the
-// scores' dot products, a row's maximum and weights, the V tile's staging
-// and the P·V sums).
+// scores' dot products and masks, a row's maximum and weights, the V
+// tile's staging and the P·V sums).
 func (c FusedTileConsts) Iterations(keys int) int {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	tiles := (keys + c.BC - 1) / c.BC
-	perTile := (c.BC*d4+c.WG-1)/c.WG + d4 + 2*c.BC + (c.BC*dv4+c.WG-1)/c.WG + c.BC
+	perTile := (c.BC*d4+c.WG-1)/c.WG + d4 + c.RM*c.RN + 2*c.BC + (c.BC*dv4+c.WG-1)/c.WG + c.BC
 	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile
 }
 

@@ -383,7 +383,7 @@ func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
 // output sums (RM·CN vec4s) and block of scores (RM·RN) within
 // tileMaxReg; ok is false when none fits, and fusedloop.wgsl runs.
 // Rows first: each K and V tile staged serves them all. The order is a
-// first choice, to be tuned on hardware (issue 17's script measures
+// first choice, to be tuned on hardware (bench/gpu-hw.sh measures
 // ATTN_GPU_PREFILL=loop beside it).
 func tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 	for br := tileMaxRows; br >= 8; br /= 2 {

@@ -76,13 +76,18 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		return nil
 	}
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	for _, setting := range []string{"cpu", "hardware", "hardware-loop"} {
-		ap, err := choosePlan(strings.TrimSuffix(setting, "-loop"), gputypes.DeviceTypeOther)
+	var plans []adapterPlan
+	for _, setting := range []string{"cpu", "hardware"} {
+		ap, err := choosePlan(setting, gputypes.DeviceTypeOther)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// ATTN_GPU_PREFILL=loop: fusedloop.wgsl where fusedtile.wgsl would run.
-		ap.loopPrefill = strings.HasSuffix(setting, "-loop")
+		plans = append(plans, ap)
+	}
+	// ATTN_GPU_PREFILL=loop: fusedloop.wgsl where fusedtile.wgsl would run.
+	loop := plans[1]
+	loop.loopPrefill = true
+	for _, ap := range append(plans, loop) {
 		for _, d := range dims {
 			for _, dv := range dims {
 				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {

@@ -67,8 +67,6 @@
 // ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + RM·RN + 2·BC + ⌈BC·DV4/WG⌉ + BC) loop
 // iterations; there is no loop cap on hardware adapters, the only ones
 // whose plan runs this kernel.
-{{- $k4 := eq (mod .D 4) 0}}
-{{- $v4 := eq (mod .DV 4) 0}}
 
 // NEG_MAX starts each row's running maximum: finite, so that exp(m − m')
 // is never NaN and a hidden key's exp(−Inf − m) is 0.
@@ -81,45 +79,6 @@ var<workgroup> ms: array<f32, BR>;
 var<workgroup> ls: array<f32, BR>;
 var<workgroup> cs: array<f32, BR>;
 var<workgroup> spans: array<vec2<u32>, BR>;
-
-// load_q, load_k and load_v read elements 4·d4 … 4·d4+3 of the row at at
-// (an element index) of q, k and v, zeros past its end.
-fn load_q(at: u32, d4: u32) -> vec4<f32> {
-    let d = d4 * 4u;
-    if (d + 4u <= D) {
-        return vec4<f32>(q_at(at + d), q_at(at + d + 1u), q_at(at + d + 2u), q_at(at + d + 3u));
-    }
-    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
-    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
-    return r;
-}
-
-fn load_k(at: u32, d4: u32) -> vec4<f32> {
-{{- if $k4}}
-    return k_at4((at >> 2u) + d4);
-{{- else}}
-    let d = d4 * 4u;
-    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
-    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
-    if (d + 3u < D) { r.w = k_at(at + d + 3u); }
-    return r;
-{{- end}}
-}
-
-fn load_v(at: u32, e: u32) -> vec4<f32> {
-{{- if $v4}}
-    return v_at4((at >> 2u) + e);
-{{- else}}
-    let d = e * 4u;
-    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
-    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
-    if (d + 3u < DV) { r.w = v_at(at + d + 3u); }
-    return r;
-{{- end}}
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {

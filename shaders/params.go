@@ -198,10 +198,7 @@ func (c FusedTileConsts) Iterations(keys int) int {
 // and the rows' maxima, sums and rescale factors (f32) and their key
 // spans (vec2<u32>).
 func (c FusedTileConsts) WorkgroupBytes() int {
-	v := map[string]int{}
-	for _, d := range c.derived() {
-		v[d.Name] = d.Value
-	}
+	v := derivedValues(c)
 	return 16*(v["QS"]+v["KVS"]) + 4*(v["SS"]+3*c.BR) + 8*c.BR
 }
 
@@ -258,10 +255,10 @@ func (c FusedDecodeConsts) Groups() (rg, kg, rpi int) {
 	return rg, kg, (r + rg - 1) / rg
 }
 
-// values is derived's constants by name.
-func (c FusedDecodeConsts) values() map[string]int {
+// derivedValues is s's derived constants by name.
+func derivedValues(s Spec) map[string]int {
 	v := map[string]int{}
-	for _, d := range c.derived() {
+	for _, d := range s.derived() {
 		v[d.Name] = d.Value
 	}
 	return v
@@ -278,7 +275,7 @@ func (c FusedDecodeConsts) values() map[string]int {
 // groups' final sums).
 // A plan with a loop cap bounds the tiles of a split by it.
 func (c FusedDecodeConsts) Iterations(tiles int) int {
-	v := c.values()
+	v := derivedValues(c)
 	lpr, steps := v["LPR"], 0
 	for w := lpr / 2; w > 0; w /= 2 {
 		steps++
@@ -293,7 +290,7 @@ func (c FusedDecodeConsts) Iterations(tiles int) int {
 // maxima's tree (f32)
 // and the rows' key spans (vec2<u32>).
 func (c FusedDecodeConsts) WorkgroupBytes() int {
-	v := c.values()
+	v := derivedValues(c)
 	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]+v["MRED"]) + 8*v["R"]
 }
 

@@ -147,16 +147,7 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"p", Read}, {"v", Read}, {"o", ReadWrite}},
 		Entries:  []string{"main"},
 	}
-	Fused = Kernel{
-		Name:     "fused",
-		Consts:   reflect.TypeFor[FusedConsts](),
-		Params:   reflect.TypeFor[FusedParams](),
-		Bindings: fusedBindings,
-		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
-		Template: true,
-		Vec4:     map[string]string{"k": "D", "v": "DV"},
-	}
+	Fused     = fusedKernel("fused", reflect.TypeFor[FusedConsts]())
 	FusedLoop = Kernel{
 		Name:     "fusedloop",
 		Consts:   reflect.TypeFor[FusedLoopConsts](),
@@ -165,27 +156,9 @@ var (
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
 	}
-	FusedTile = Kernel{
-		Name:     "fusedtile",
-		Consts:   reflect.TypeFor[FusedTileConsts](),
-		Params:   reflect.TypeFor[FusedParams](),
-		Bindings: fusedBindings,
-		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
-		Template: true,
-		Vec4:     map[string]string{"k": "D", "v": "DV"},
-	}
-	FusedDecode = Kernel{
-		Name:     "fuseddecode",
-		Consts:   reflect.TypeFor[FusedDecodeConsts](),
-		Params:   reflect.TypeFor[FusedParams](),
-		Bindings: fusedBindings,
-		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
-		Template: true,
-		Vec4:     map[string]string{"k": "D", "v": "DV"},
-	}
-	Merge = Kernel{
+	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
+	FusedDecode = fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows")
+	Merge       = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),
 		Params:   reflect.TypeFor[MergeParams](),
@@ -212,6 +185,22 @@ var (
 
 // All lists every kernel.
 var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy}
+
+// fusedKernel is a Template kernel of the fused family: fusedBindings,
+// FusedParams, the lib files they all include (and more), and K and V
+// bound as vec4s where D and DV are multiples of 4.
+func fusedKernel(name string, consts reflect.Type, include ...string) Kernel {
+	return Kernel{
+		Name:     name,
+		Consts:   consts,
+		Params:   reflect.TypeFor[FusedParams](),
+		Bindings: fusedBindings,
+		Entries:  []string{"main"},
+		Include:  append([]string{"neginf", "vars", "scoremod", "seqs", "pages"}, include...),
+		Template: true,
+		Vec4:     map[string]string{"k": "D", "v": "DV"},
+	}
+}
 
 // fusedBindings are fused.wgsl's, fusedloop.wgsl's, fusedtile.wgsl's and
 // fuseddecode.wgsl's: the four kernels are interchangeable to the host.

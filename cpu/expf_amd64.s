@@ -209,7 +209,7 @@ loop:
 done:
 	EXPTOTAL8
 	VZEROUPPER
-	MOVSD        X14, ret+32(FP)
+	VMOVSD        X14, ret+32(FP)
 	RET
 
 // func rowMaxAVX2(row []float32) float32
@@ -239,7 +239,7 @@ reduce:
 	VPERMILPS    $0xb1, X0, X1
 	VMAXPS       X1, X0, X0
 	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
+	VMOVSS        X0, ret+24(FP)
 	RET
 
 // func scaleAVX2(x []float32, a float32)
@@ -366,7 +366,7 @@ loop512:
 done512:
 	EXPTOTAL16
 	VZEROUPPER
-	MOVSD         X14, ret+32(FP)
+	VMOVSD         X14, ret+32(FP)
 	RET
 
 // Eight copies each of the sign bit and of the rest of a float32's bits.
@@ -690,7 +690,7 @@ max512reduce:
 	VPERMILPS     $0xb1, X0, X1
 	VMAXPS        X1, X0, X0
 	VZEROUPPER
-	MOVSS         X0, ret+24(FP)
+	VMOVSS         X0, ret+24(FP)
 	RET
 
 // The constant of expShiftBF16AVX512: −126, below which 2^t is 0 to
@@ -768,7 +768,7 @@ bfloop:
 bfdone:
 	EXPTOTAL16
 	VZEROUPPER
-	MOVSD         X14, ret+56(FP)
+	VMOVSD         X14, ret+56(FP)
 	RET
 
 // func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64)
@@ -817,7 +817,7 @@ TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-120
 
 smrow:
 	// The row's max, from m's, four vectors at a time.
-	MOVSD         (R12), X11
+	VMOVSD         (R12), X11
 	VCVTSD2SS     X11, X11, X11
 	VBROADCASTSS  X11, Z3
 	VMOVAPS       Z3, Z4
@@ -858,7 +858,7 @@ smreduce:
 	VPERMILPS     $0xb1, X3, X4
 	VMAXPS        X4, X3, X3
 	VCVTSS2SD     X3, X11, X11
-	MOVSD         X11, (R13)
+	VMOVSD         X11, (R13)
 	VBROADCASTSS  X3, Z0                // the row's new max
 	VPXORQ        Z14, Z14, Z14
 	VPXORQ        Z15, Z15, Z15
@@ -904,7 +904,7 @@ smclear:
 
 smnext:
 	EXPTOTAL16
-	MOVSD         X14, (R14)
+	VMOVSD         X14, (R14)
 	ADDQ          R9, SI
 	ADDQ          $8, R12
 	ADDQ          $8, R13
@@ -946,7 +946,7 @@ TEXT ·softmaxRowsAVX2(SB), NOSPLIT, $0-120
 
 s2row:
 	// The row's max, from m's, four vectors at a time.
-	MOVSD         (R12), X11
+	VMOVSD         (R12), X11
 	VCVTSD2SS     X11, X11, X11
 	VBROADCASTSS  X11, Y3
 	VMOVAPS       Y3, Y4
@@ -985,7 +985,7 @@ s2reduce:
 	VPERMILPS     $0xb1, X3, X4
 	VMAXPS        X4, X3, X3
 	VCVTSS2SD     X3, X11, X11
-	MOVSD         X11, (R13)
+	VMOVSD         X11, (R13)
 	VBROADCASTSS  X3, Y0                 // the row's new max
 	VXORPD        Y14, Y14, Y14
 	VXORPS        Y15, Y15, Y15
@@ -1032,7 +1032,7 @@ s2clear:
 
 s2next:
 	EXPTOTAL8
-	MOVSD         X14, (R14)
+	VMOVSD         X14, (R14)
 	ADDQ          R9, SI
 	ADDQ          $8, R12
 	ADDQ          $8, R13

@@ -25,6 +25,23 @@ type fmaKernel struct {
 	fn            func(n int, x, y, acc *float32)
 }
 
+// fmaOperands are one thread's x, y and acc for an fmaKernel.
+type fmaOperands struct{ x, y, acc []float32 }
+
+// operands makes a thread's operands, with values that keep the sums
+// finite and normal however long the run: x·y is 2⁻³⁰, so 2³⁰ steps add
+// 1.
+func (k *fmaKernel) operands() fmaOperands {
+	o := fmaOperands{make([]float32, k.lanes), make([]float32, k.lanes), make([]float32, k.lanes*k.chains)}
+	for j := range o.x {
+		o.x[j], o.y[j] = 0x1p-15, 0x1p-15
+	}
+	return o
+}
+
+// run runs steps steps of the kernel on o.
+func (k *fmaKernel) run(o fmaOperands, steps int) { k.fn(steps, &o.x[0], &o.y[0], &o.acc[0]) }
+
 // flops is the float32 operations one step of k does: a multiply and an
 // add per lane per chain.
 func (k *fmaKernel) flops() float64 { return 2 * float64(k.lanes) * float64(k.chains) }
@@ -68,18 +85,11 @@ func FMARate(threads, passes int, budget time.Duration) (float64, error) {
 	if k == nil {
 		return 0, fmt.Errorf("%w: %s", ErrNoFMA, noFMAReason)
 	}
-	type operands struct{ x, y, acc []float32 }
-	ops := make([]operands, threads)
+	ops := make([]fmaOperands, threads)
 	for i := range ops {
-		// Values that keep the sums finite and normal however long the
-		// run: x·y is 2⁻³⁰, so 2³⁰ steps add 1.
-		o := operands{make([]float32, k.lanes), make([]float32, k.lanes), make([]float32, k.lanes*k.chains)}
-		for j := range o.x {
-			o.x[j], o.y[j] = 0x1p-15, 0x1p-15
-		}
-		ops[i] = o
+		ops[i] = k.operands()
 	}
-	run := func(o operands, steps int) { k.fn(steps, &o.x[0], &o.y[0], &o.acc[0]) }
+	run := k.run
 	// One call alone sizes the passes.
 	t0 := time.Now()
 	run(ops[0], fmaStep)

@@ -28,10 +28,7 @@ func BenchmarkSgemmAgainstFMA(b *testing.B) {
 		b.Skipf("no FMA loop (%s) or no micro-kernel (%s)", noFMAReason, sgemm.Kernel())
 	}
 	k := fmaPeak
-	x, y, acc := make([]float32, k.lanes), make([]float32, k.lanes), make([]float32, k.lanes*k.chains)
-	for i := range x {
-		x[i], y[i] = 0x1p-15, 0x1p-15
-	}
+	ops := k.operands()
 	rng := rand.New(rand.NewPCG(1, 2))
 	fill := func(n int) []float32 {
 		v := make([]float32, n)
@@ -61,7 +58,7 @@ func BenchmarkSgemmAgainstFMA(b *testing.B) {
 			var fracs []float64
 			for b.Loop() {
 				t0 := time.Now()
-				k.fn(fmaStep, &x[0], &y[0], &acc[0])
+				k.run(ops, fmaStep)
 				t1 := time.Now()
 				sgemm.Implementation{}.Sgemm(blas.NoTrans, g.tB, g.m, g.n, g.k, 1, a, g.k, bm, ldb, g.beta, c, g.n)
 				t2 := time.Now()

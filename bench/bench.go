@@ -600,7 +600,8 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			cfg.Progress(Progress{Done: done, Total: total, Current: label})
 		}
 		pt := measure()
-		pt.setCeilings(Flops(p), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
+		// A step of L layers does L calls' flops over L calls' bytes.
+		pt.setCeilings(Flops(p)*float64(max(pt.Layers, 1)), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
 		pt.setFMAFrac(at, cfg.FMAGFLOPS)
 		done += Flops(p)
 		points = append(points, pt)

@@ -43,7 +43,7 @@ func TestLayers(t *testing.T) {
 	rec := &stepRecorder{Backend: be}
 	cfg := Config{Ns: []int{40}, Nqs: []int{1}, Batches: []int{1}, Heads: []int{2}, KVHeads: []int{1}, Dims: []int{8},
 		Causal: []bool{true}, Strategies: []kernels.Strategy{kernels.Fused, kernels.Staged}, Layers: []int{1, 3},
-		MinRuns: 2, CheckRows: 1, Seed: 4}
+		MinRuns: 2, CheckRows: 1, Seed: 4, ReadGBPS: 10, SgemmGFLOPS: 100}
 	pts, err := Run(context.Background(), cfg, []backend.Backend{rec}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +68,15 @@ func TestLayers(t *testing.T) {
 		}
 		if g := three.GFLOPS * three.MedianS; !near(g, 3*Flops(three.Shape.Problem())/1e9) {
 			t.Errorf("%s: GFLOPS × median = %g at L=3, want 3 calls' %g GFLOP", s, g, 3*Flops(three.Shape.Problem())/1e9)
+		}
+		// L calls' flops over L calls' bytes: a step's intensity is a
+		// call's, and its place under the roofline is its rate's.
+		for _, pt := range []Point{one, three} {
+			roof, bound := roofline(pt.Intensity, cfg.SgemmGFLOPS, cfg.ReadGBPS)
+			if !near(pt.Intensity, Flops(pt.Shape.Problem())/float64(one.Bytes)) || !near(pt.RooflineFrac, pt.GFLOPS/roof) || pt.Bound != bound {
+				t.Errorf("%s L=%d: intensity %g, of roof %g %s; want %g, %g %s", s, pt.Layers, pt.Intensity, pt.RooflineFrac, pt.Bound,
+					Flops(pt.Shape.Problem())/float64(one.Bytes), pt.GFLOPS/roof, bound)
+			}
 		}
 	}
 	// Every timed and warm-up run is one recording and one wait; the

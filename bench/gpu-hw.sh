@@ -8,7 +8,7 @@
 #   bench/gpu-hw.sh build DIR        # here (linux/amd64, cgo): DIR/attn.xz, DIR/*.test.xz,
 #                                    # DIR/torchsdpa.py, and the Vulkan loader's debs
 #                                    # in DIR/debs when apt-get can fetch them
-#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench or quick
+#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, cpu or quick
 #
 #   tests  the GPU backend's whole suite (TestCompile included) and the
 #          ONNX node, cache and packed tests of ./kernels on the GPU
@@ -21,6 +21,12 @@
 #          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), then PyTorch's SDPA on
 #          the decoding shapes and
 #          the GPU's read bandwidth (x.sum()) where torch sees a CUDA GPU
+#          and a model's decoding step of 32 layers beside one (-layers
+#          1,32: each layer's cache 4096 keys, recorded with one wait)
+#   cpu    issue 28 on the host's CPU (an Intel Xeon on the NVIDIA
+#          machines): its flags, whether the kernel grants AMX's tile
+#          data (arch_prctl), fused f32 and bf16 prefill against the FMA
+#          peak, and an f16 cache's decoding beside f32's
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
 #
@@ -28,8 +34,9 @@
 # (every table and the device; each sweep's table has the device's own
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
-# prefill.json, prefill-loop.json (attn bench's results.json) and
-# torch.json.
+# prefill.json, prefill-loop.json, layers.json (attn bench's
+# results.json) and torch.json; cpu writes report.md, cpu-prefill.json
+# and cpu-decode.json.
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -104,7 +111,7 @@ vulkan() {
 # sweep NAME ARGS… runs attn bench into a scratch folder, appends its
 # table to the report and keeps its results.json as OUT/NAME.json.
 sweep() {
-	local name=$1
+	local name=$1 backend=${backend:-gpu}
 	shift
 	local tmp
 	tmp=$(mktemp -d)
@@ -113,9 +120,9 @@ sweep() {
 		echo "## $name: attn bench $*"
 		echo
 		echo '```'
-		"$bin/attn" bench -backend gpu -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
+		"$bin/attn" bench -backend "$backend" -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
 		echo '```'
-		if [[ -f $tmp/results.json ]]; then
+		if [[ $backend == gpu && -f $tmp/results.json ]]; then
 			echo
 			python3 -c 'import json, sys
 for b in json.load(open(sys.argv[1]))["backends"]:
@@ -145,10 +152,10 @@ run() {
 		echo "cores: $(nproc)"
 		echo '```'
 	} >"$out/report.md"
-	local short=() dec=(-n 4096,32768 -nq 1,4) batch=(-batch 16 -n 8192) pre=(-n 4096,16384) budget=1s
+	local short=() dec=(-n 4096,32768 -nq 1,4) batch=(-batch 16 -n 8192) pre=(-n 4096,16384) layers=(-n 4096 -layers 1,32) budget=1s
 	if [[ $mode == quick ]]; then
 		short=(-test.short)
-		dec=(-n 256,1024 -nq 1,4) batch=(-batch 4 -n 512) pre=(-n 256) budget=100ms
+		dec=(-n 256,1024 -nq 1,4) batch=(-batch 4 -n 512) pre=(-n 256) layers=(-n 256 -layers 1,4) budget=100ms
 	fi
 	case $mode in
 	tests | long | quick)
@@ -180,6 +187,8 @@ run() {
 		# The kernel fusedtile.wgsl replaced, beside it: which is faster
 		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
 		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+		# Issue 24: L attention calls over L caches as one step, one wait.
+		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 			local ns=4096,32768
 			[[ $mode == quick ]] && ns=256,1024
@@ -196,7 +205,44 @@ run() {
 		fi
 		;;
 	esac
+	case $mode in
+	cpu)
+		{
+			echo
+			echo '## The host CPU'
+			echo
+			echo '```'
+			grep -m1 -o -w -E 'amx_(tile|bf16|fp16|int8)|avx512_(bf16|fp16)|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' || true
+			echo
+			amx
+			echo '```'
+		} >>"$out/report.md"
+		backend=cpu sweep cpu-prefill -heads 8 -d 64,128 -n 4096 -dtype f32,bf16 -budget 2s
+		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+		;;
+	esac
 	echo "gpu-hw.sh: wrote $(ls "$out" | tr '\n' ' ')"
+}
+
+# amx says whether this process may use AMX's tile data: the kernel's
+# supported extended features (ARCH_GET_XCOMP_SUPP, 0x1021) and a request
+# for XTILEDATA, feature 18 (ARCH_REQ_XCOMP_PERM, 0x1023), as attn's
+# AMX path would make it.
+amx() {
+	python3 - <<'PY' || echo "amx: python3 could not ask"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_arch_prctl = 158
+supp = ctypes.c_uint64(0)
+if libc.syscall(SYS_arch_prctl, 0x1021, ctypes.byref(supp)) != 0:
+    print("amx: ARCH_GET_XCOMP_SUPP failed:", os.strerror(ctypes.get_errno()))
+else:
+    print("amx: XCOMP_SUPP %#x, XTILEDATA (bit 18) %s" % (supp.value, "supported" if supp.value >> 18 & 1 else "not supported"))
+if libc.syscall(SYS_arch_prctl, 0x1023, 18) != 0:
+    print("amx: ARCH_REQ_XCOMP_PERM(18) refused:", os.strerror(ctypes.get_errno()))
+else:
+    print("amx: ARCH_REQ_XCOMP_PERM(18) granted")
+PY
 }
 
 case ${1:-} in
@@ -205,7 +251,7 @@ build)
 	build "$2"
 	;;
 run)
-	[[ $# -eq 4 && $4 =~ ^(tests|long|bench|quick)$ ]] || usage
+	[[ $# -eq 4 && $4 =~ ^(tests|long|bench|cpu|quick)$ ]] || usage
 	dir=$2 out=$3
 	run "$2" "$3" "$4"
 	;;

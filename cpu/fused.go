@@ -22,6 +22,9 @@ type fusedScratch struct {
 	l   []float64 // running row sum of exp(S − m)
 	lo  []int     // each row's visible keys in the current key tile,
 	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
+	// ka and ke are each position's visible keys [ka, ke) in the item's
+	// (or split's) key range, taken once an item, not once a key tile.
+	ka, ke []int
 	// mNew and sums are each row's new max and sum of exponentials in
 	// the current key tile, when onlineTile takes the whole tile.
 	mNew, sums []float64
@@ -297,6 +300,8 @@ func (sc *fusedScratch) fit(f *fused) {
 	sc.l = grow(sc.l, rows)
 	sc.lo = grow(sc.lo, rows)
 	sc.hi = grow(sc.hi, rows)
+	sc.ka = grow(sc.ka, rows)
+	sc.ke = grow(sc.ke, rows)
 	sc.mNew = grow(sc.mNew, rows)
 	sc.sums = grow(sc.sums, rows)
 	paged := p.Paged != nil
@@ -416,15 +421,18 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 	// edges cost what they attend, not whole tiles.
 	lo, hi := sc.lo[:rows], sc.hi[:rows]
 	band := sgemm.Band{Lo: lo, Hi: hi}
+	ka, ke := sc.ka[:r], sc.ke[:r]
+	for pos := range ka {
+		a, e := p.KeyRange(b, i0+pos)
+		ka[pos], ke[pos] = max(a, keyStart), min(e, keyEnd)
+	}
 	for j0 := keyStart; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
-		for ii := 0; ii < rows; ii += f.g {
-			a, e := p.KeyRange(b, i0+ii/f.g)
-			a, e = max(a, keyStart), min(e, keyEnd)
-			lo[ii] = min(max(a-j0, 0), tk)
-			hi[ii] = min(max(e-j0, lo[ii]), tk)
-			for g := 1; g < f.g; g++ {
-				lo[ii+g], hi[ii+g] = lo[ii], hi[ii]
+		for pos, a := range ka {
+			l := min(max(a-j0, 0), tk)
+			h := min(max(ke[pos]-j0, l), tk)
+			for ii := pos * f.g; ii < (pos+1)*f.g; ii++ {
+				lo[ii], hi[ii] = l, h
 			}
 		}
 		switch {

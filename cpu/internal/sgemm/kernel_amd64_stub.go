@@ -28,3 +28,8 @@ func bf16PackNNAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int)
 //
 //go:noescape
 func bf16PackTAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int, idx *[16]int32)
+
+// packT16AVX512 packs 16·kq columns of 16 rows of B, transposed, into dst (AVX-512F).
+//
+//go:noescape
+func packT16AVX512(kq int, b *float32, ldb int, dst *float32, ldd int)

@@ -341,8 +341,10 @@ func packBInto(buf []float32, nr int, tB blas.Transpose, b []float32, ldb, p0, j
 		}
 		return bb
 	}
-	// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Eight rows
-	// at a time, so that each step writes eight floats in a row.
+	// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Sixteen
+	// rows by sixteen columns at a time in assembly where it can (packT),
+	// then what is left eight rows at a time, so that each step writes
+	// eight floats in a row.
 	panels := (nb + nr - 1) / nr
 	for jp := range panels {
 		dst := buf[jp*kb*nr:][:kb*nr]
@@ -351,20 +353,22 @@ func packBInto(buf []float32, nr int, tB blas.Transpose, b []float32, ldb, p0, j
 		if w < nr {
 			clear(dst)
 		}
+		p1 := packT(b, ldb, p0, j, w, kb, dst, nr)
 		jj := 0
 		for ; jj+8 <= w; jj += 8 {
 			src := b[(j+jj)*ldb+p0:]
 			s0, s1, s2, s3 := src[:kb], src[ldb:][:kb], src[2*ldb:][:kb], src[3*ldb:][:kb]
 			s4, s5, s6, s7 := src[4*ldb:][:kb], src[5*ldb:][:kb], src[6*ldb:][:kb], src[7*ldb:][:kb]
-			for p := range kb {
+			for p := p1; p < kb; p++ {
 				d := (*[8]float32)(dst[p*nr+jj:])
 				d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
 				d[4], d[5], d[6], d[7] = s4[p], s5[p], s6[p], s7[p]
 			}
 		}
 		for ; jj < w; jj++ {
-			for p, v := range b[(j+jj)*ldb+p0:][:kb] {
-				dst[p*nr+jj] = v
+			row := b[(j+jj)*ldb+p0:][:kb]
+			for p := p1; p < kb; p++ {
+				dst[p*nr+jj] = row[p]
 			}
 		}
 	}

@@ -42,6 +42,7 @@ func main() {
 		bf16Kernel(s)
 	}
 	bf16Packers()
+	packT16()
 	Generate()
 }
 

@@ -100,3 +100,112 @@ func packT() {
 	VZEROUPPER()
 	RET()
 }
+
+// packT16 writes
+//
+//	dst[p][i] = B[i][p],  i < 16, p < 16·kq
+//
+// for B's 16 rows ldb floats apart and dst's rows ldd floats apart: a
+// transposed op(B)'s panel rows, 16 columns of it, for the float32
+// kernels. Each 16×16 block is loaded a row a register and transposed
+// in registers — 32-bit and then 64-bit interleaves within 128-bit
+// lanes, then two rounds of lane shuffles — and stored a column a
+// register. AVX-512F alone.
+func packT16() {
+	TEXT("packT16AVX512", NOSPLIT, "func(kq int, b *float32, ldb int, dst *float32, ldd int)")
+	Pragma("noescape")
+	Doc("packT16AVX512 packs 16·kq columns of 16 rows of B, transposed, into dst (AVX-512F).")
+	kq := Load(Param("kq"), GP64())
+	b := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(2), ldb)
+	dst := Load(Param("dst"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	// Row i is base[g] + s·ldb for s in {0, 1, 2, 4, 8}: six bases
+	// reach all sixteen.
+	type at struct{ g, s int }
+	bases := []int{0, 3, 6, 9, 12, 15}
+	rowAt := map[int]at{}
+	for g, r0 := range bases {
+		for _, s := range []int{0, 1, 2, 4, 8} {
+			if _, ok := rowAt[r0+s]; !ok && r0+s < 16 {
+				rowAt[r0+s] = at{g, s}
+			}
+		}
+	}
+	base := make([]Register, len(bases))
+	for g, r0 := range bases {
+		base[g] = GP64()
+		if r0 == 0 {
+			MOVQ(b, base[g])
+			continue
+		}
+		IMUL3Q(U8(r0), ldb, base[g])
+		ADDQ(b, base[g])
+	}
+	out := dst // dst's rows are written in order, ldd bytes apart
+	Label("block")
+	r := make([]VecVirtual, 16)
+	for i := range r {
+		r[i] = ZMM()
+		a := rowAt[i]
+		m := Mem{Base: base[a.g]}
+		if a.s > 0 {
+			m.Index, m.Scale = ldb, uint8(a.s)
+		}
+		VMOVUPS(m, r[i])
+	}
+	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved, a lane's first two
+	// columns and its last two.
+	a := make([]VecVirtual, 16)
+	for k := range 8 {
+		a[2*k], a[2*k+1] = ZMM(), ZMM()
+		VUNPCKLPS(r[2*k+1], r[2*k], a[2*k])
+		VUNPCKHPS(r[2*k+1], r[2*k], a[2*k+1])
+	}
+	// bb[4k+m]: lane L holds rows 4k … 4k+3 of column 4L+m.
+	bb := make([]VecVirtual, 16)
+	for k := range 4 {
+		for m := range 4 {
+			bb[4*k+m] = ZMM()
+		}
+		VUNPCKLPD(a[4*k+2], a[4*k], bb[4*k])
+		VUNPCKHPD(a[4*k+2], a[4*k], bb[4*k+1])
+		VUNPCKLPD(a[4*k+3], a[4*k+1], bb[4*k+2])
+		VUNPCKHPD(a[4*k+3], a[4*k+1], bb[4*k+3])
+	}
+	// Column 4L+m is lane L of bb[m], bb[4+m], bb[8+m], bb[12+m]: a 4×4
+	// transpose of 128-bit lanes in two rounds of VSHUFF32X4. c[m][0]
+	// and c[m][1] hold lanes 0, 1 and 2, 3 of bb[m] and bb[4+m], c[m][2]
+	// and c[m][3] the same of bb[8+m] and bb[12+m].
+	var c [4][4]VecVirtual
+	for m := range 4 {
+		for i := range c[m] {
+			c[m][i] = ZMM()
+		}
+		VSHUFF32X4(U8(0x44), bb[4+m], bb[m], c[m][0])
+		VSHUFF32X4(U8(0xee), bb[4+m], bb[m], c[m][1])
+		VSHUFF32X4(U8(0x44), bb[12+m], bb[8+m], c[m][2])
+		VSHUFF32X4(U8(0xee), bb[12+m], bb[8+m], c[m][3])
+	}
+	for col := range 16 {
+		l, m := col/4, col%4
+		lo, hi := c[m][l/2], c[m][2+l/2]
+		imm := uint8(0x88) // even lanes: L = 0 or 2
+		if l%2 == 1 {
+			imm = 0xdd
+		}
+		x := ZMM()
+		VSHUFF32X4(U8(imm), hi, lo, x)
+		VMOVUPS(x, Mem{Base: out})
+		ADDQ(ldd, out)
+	}
+	for _, g := range base {
+		ADDQ(U8(64), g)
+	}
+	DECQ(kq)
+	JNZ(LabelRef("block"))
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,26 @@
+//go:build amd64 && !purego
+
+package sgemm
+
+import "golang.org/x/sys/cpu"
+
+// hasPackT says whether packT can run packT16AVX512 (kernel_amd64.s).
+var hasPackT = cpu.X86.HasAVX512F
+
+// packT packs columns [0, 16·⌊kb/16⌋) of a transposed op(B)'s panel with
+// the AVX-512 transposer: dst[p·nr + jj] = B[j+jj][p0+p] for jj < w, w a
+// multiple of 16. It returns how many columns it packed: 0 where it
+// cannot (no AVX-512, w not a multiple of 16, kb < 16, or asmPack off),
+// and the caller packs the rest.
+func packT(b []float32, ldb, p0, j, w, kb int, dst []float32, nr int) int {
+	kq := kb / 16
+	if !hasPackT || !asmPack || kq == 0 || w%16 != 0 {
+		return 0
+	}
+	for g := 0; g < w; g += 16 {
+		_ = b[(j+g+15)*ldb+p0+16*kq-1] // the block's last row's last column
+		_ = dst[(16*kq-1)*nr+g+15]
+		packT16AVX512(kq, &b[(j+g)*ldb+p0], ldb, &dst[g], nr)
+	}
+	return 16 * kq
+}

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package sgemm
+
+// hasPackT is false: there is no transposer here.
+const hasPackT = false
+
+// packT packs nothing off amd64 and under -tags purego: the caller's Go
+// loop packs every column.
+func packT(b []float32, ldb, p0, j, w, kb int, dst []float32, nr int) int { return 0 }

@@ -915,42 +915,41 @@ pair:
 // func packT16AVX512(kq int, b *float32, ldb int, dst *float32, ldd int)
 // Requires: AVX, AVX512F
 TEXT ·packT16AVX512(SB), NOSPLIT, $0-40
-	MOVQ   kq+0(FP), AX
-	MOVQ   b+8(FP), CX
-	MOVQ   ldb+16(FP), DX
-	SHLQ   $0x02, DX
-	MOVQ   dst+24(FP), BX
-	MOVQ   ldd+32(FP), SI
-	SHLQ   $0x02, SI
-	MOVQ   CX, DI
-	IMUL3Q $0x03, DX, R8
-	ADDQ   CX, R8
-	IMUL3Q $0x06, DX, R9
-	ADDQ   CX, R9
-	IMUL3Q $0x09, DX, R10
-	ADDQ   CX, R10
-	IMUL3Q $0x0c, DX, R11
-	ADDQ   CX, R11
-	IMUL3Q $0x0f, DX, R12
-	ADDQ   CX, R12
+	MOVQ kq+0(FP), AX
+	MOVQ b+8(FP), CX
+	MOVQ ldb+16(FP), DX
+	SHLQ $0x02, DX
+	MOVQ dst+24(FP), BX
+	MOVQ ldd+32(FP), SI
+	SHLQ $0x02, SI
+	LEAQ (CX)(DX*2), DI
+	ADDQ DX, DI
+	LEAQ (DI)(DX*2), R8
+	ADDQ DX, R8
+	LEAQ (R8)(DX*2), R9
+	ADDQ DX, R9
+	LEAQ (R9)(DX*2), R10
+	ADDQ DX, R10
+	LEAQ (R10)(DX*2), R11
+	ADDQ DX, R11
 
 block:
-	VMOVUPS    (DI), Z0
-	VMOVUPS    (DI)(DX*1), Z1
-	VMOVUPS    (DI)(DX*2), Z2
-	VMOVUPS    (R8), Z3
-	VMOVUPS    (DI)(DX*4), Z4
-	VMOVUPS    (R8)(DX*2), Z5
-	VMOVUPS    (R9), Z6
-	VMOVUPS    (R8)(DX*4), Z7
-	VMOVUPS    (DI)(DX*8), Z8
-	VMOVUPS    (R10), Z9
-	VMOVUPS    (R9)(DX*4), Z10
-	VMOVUPS    (R8)(DX*8), Z11
-	VMOVUPS    (R11), Z12
-	VMOVUPS    (R10)(DX*4), Z13
-	VMOVUPS    (R9)(DX*8), Z14
-	VMOVUPS    (R12), Z15
+	VMOVUPS    (CX), Z0
+	VMOVUPS    (CX)(DX*1), Z1
+	VMOVUPS    (CX)(DX*2), Z2
+	VMOVUPS    (DI), Z3
+	VMOVUPS    (DI)(DX*1), Z4
+	VMOVUPS    (DI)(DX*2), Z5
+	VMOVUPS    (R8), Z6
+	VMOVUPS    (R8)(DX*1), Z7
+	VMOVUPS    (R8)(DX*2), Z8
+	VMOVUPS    (R9), Z9
+	VMOVUPS    (R9)(DX*1), Z10
+	VMOVUPS    (R9)(DX*2), Z11
+	VMOVUPS    (R10), Z12
+	VMOVUPS    (R10)(DX*1), Z13
+	VMOVUPS    (R10)(DX*2), Z14
+	VMOVUPS    (R11), Z15
 	VUNPCKLPS  Z1, Z0, Z16
 	VUNPCKHPS  Z1, Z0, Z0
 	VUNPCKLPS  Z3, Z2, Z1
@@ -1047,12 +1046,12 @@ block:
 	VSHUFF32X4 $0xdd, Z8, Z0, Z0
 	VMOVUPS    Z0, (BX)
 	ADDQ       SI, BX
+	ADDQ       $0x40, CX
 	ADDQ       $0x40, DI
 	ADDQ       $0x40, R8
 	ADDQ       $0x40, R9
 	ADDQ       $0x40, R10
 	ADDQ       $0x40, R11
-	ADDQ       $0x40, R12
 	DECQ       AX
 	JNZ        block
 	VZEROUPPER

@@ -44,21 +44,7 @@ func bf16Kernel(s bf16Spec) {
 	kp := Load(Param("kp"), GP64())
 	lda := Load(Param("lda"), GP64())
 	SHLQ(U8(1), lda)
-	groups := (s.mr + 2) / 3
-	base := make([]Register, groups)
-	base[0] = Load(Param("a"), GP64())
-	for g := 1; g < groups; g++ {
-		base[g] = GP64()
-		LEAQ(Mem{Base: base[g-1], Index: lda, Scale: 2}, base[g])
-		ADDQ(lda, base[g])
-	}
-	row := func(i int) Mem {
-		m := Mem{Base: base[i/3]}
-		if i%3 > 0 {
-			m.Index, m.Scale = lda, uint8(i%3)
-		}
-		return m
-	}
+	base, row := rowsFrom(Load(Param("a"), GP64()), lda, s.mr)
 	b := Load(Param("b"), GP64())
 
 	acc := make([]int, s.mr*s.nv)

@@ -88,24 +88,9 @@ func kernel(s spec) {
 
 	Label("block")
 	k := Load(Param("k"), GP64())
-	// A's rows go in groups of three off one base each: base, base+lda
-	// and base+2·lda are all one addressing mode.
-	groups := (s.mr + 2) / 3
-	base := make([]Register, groups)
-	base[0] = GP64()
-	MOVQ(aRow, base[0])
-	for g := 1; g < groups; g++ {
-		base[g] = GP64()
-		LEAQ(Mem{Base: base[g-1], Index: lda, Scale: 2}, base[g])
-		ADDQ(lda, base[g])
-	}
-	row := func(i int) Mem {
-		m := Mem{Base: base[i/3]}
-		if i%3 > 0 {
-			m.Index, m.Scale = lda, uint8(i%3)
-		}
-		return m
-	}
+	a0 := GP64()
+	MOVQ(aRow, a0)
+	base, row := rowsFrom(a0, lda, s.mr)
 	b := Load(Param("b"), GP64())
 	ldb := Load(Param("ldb"), GP64())
 	SHLQ(U8(2), ldb)
@@ -209,6 +194,27 @@ func kernel(s spec) {
 	JNZ(LabelRef("block"))
 	VZEROUPPER()
 	RET()
+}
+
+// rowsFrom lays out rows rows, ld bytes apart from the one at first, in
+// groups of three off one base register each, since base, base+ld and
+// base+2·ld are all one addressing mode: it returns the bases, first
+// among them, and row(i), the address of row i.
+func rowsFrom(first, ld Register, rows int) ([]Register, func(i int) Mem) {
+	base := []Register{first}
+	for g := 1; g < (rows+2)/3; g++ {
+		r := GP64()
+		LEAQ(Mem{Base: base[g-1], Index: ld, Scale: 2}, r)
+		ADDQ(ld, r)
+		base = append(base, r)
+	}
+	return base, func(i int) Mem {
+		m := Mem{Base: base[i/3]}
+		if i%3 > 0 {
+			m.Index, m.Scale = ld, uint8(i%3)
+		}
+		return m
+	}
 }
 
 // store runs one of the kernel's epilogues: write(acc, at) for each

@@ -122,39 +122,13 @@ func packT16() {
 	dst := Load(Param("dst"), GP64())
 	ldd := Load(Param("ldd"), GP64())
 	SHLQ(U8(2), ldd)
-	// Row i is base[g] + s·ldb for s in {0, 1, 2, 4, 8}: six bases
-	// reach all sixteen.
-	type at struct{ g, s int }
-	bases := []int{0, 3, 6, 9, 12, 15}
-	rowAt := map[int]at{}
-	for g, r0 := range bases {
-		for _, s := range []int{0, 1, 2, 4, 8} {
-			if _, ok := rowAt[r0+s]; !ok && r0+s < 16 {
-				rowAt[r0+s] = at{g, s}
-			}
-		}
-	}
-	base := make([]Register, len(bases))
-	for g, r0 := range bases {
-		base[g] = GP64()
-		if r0 == 0 {
-			MOVQ(b, base[g])
-			continue
-		}
-		IMUL3Q(U8(r0), ldb, base[g])
-		ADDQ(b, base[g])
-	}
+	base, row := rowsFrom(b, ldb, 16)
 	out := dst // dst's rows are written in order, ldd bytes apart
 	Label("block")
 	r := make([]VecVirtual, 16)
 	for i := range r {
 		r[i] = ZMM()
-		a := rowAt[i]
-		m := Mem{Base: base[a.g]}
-		if a.s > 0 {
-			m.Index, m.Scale = ldb, uint8(a.s)
-		}
-		VMOVUPS(m, r[i])
+		VMOVUPS(row(i), r[i])
 	}
 	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved, a lane's first two
 	// columns and its last two.

@@ -18,11 +18,11 @@
 #          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), 16
 #          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
 #          4096 and 16384) through fusedtile.wgsl and again through
-#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), then PyTorch's SDPA on
-#          the decoding shapes and
-#          the GPU's read bandwidth (x.sum()) where torch sees a CUDA GPU
-#          and a model's decoding step of 32 layers beside one (-layers
-#          1,32: each layer's cache 4096 keys, recorded with one wait)
+#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), a model's decoding
+#          step of 32 layers beside one (-layers 1,32: each layer's cache
+#          4096 keys, recorded with one wait), then PyTorch's SDPA on the
+#          decoding shapes and the GPU's read bandwidth (x.sum()) where
+#          torch sees a CUDA GPU
 #   cpu    issue 28 on the host's CPU (an Intel Xeon on the NVIDIA
 #          machines): its flags, whether the kernel grants AMX's tile
 #          data (arch_prctl), fused f32 and bf16 prefill against the FMA
@@ -204,8 +204,6 @@ run() {
 			echo "PyTorch with CUDA is not here: no SDPA rows" >>"$out/report.md"
 		fi
 		;;
-	esac
-	case $mode in
 	cpu)
 		{
 			echo

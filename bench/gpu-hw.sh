@@ -35,8 +35,8 @@
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
 # prefill.json, prefill-loop.json, layers.json (attn bench's
-# results.json) and torch.json; cpu writes report.md, cpu-prefill.json
-# and cpu-decode.json.
+# results.json) and torch.json; cpu writes report.md, cpu-prefill.json,
+# cpu-prefill-8x32.json and cpu-decode.json.
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -216,6 +216,9 @@ run() {
 			echo '```'
 		} >>"$out/report.md"
 		backend=cpu sweep cpu-prefill -heads 8 -d 64,128 -n 4096 -dtype f32,bf16 -budget 2s
+		# Intel runs the 6×64 Sgemm kernel; 8×32 beside it, as measured on
+		# the 2-core Xeon (cpu/internal/sgemm/kernel_amd64.go).
+		ATTN_CPU_KERNEL=8x32 backend=cpu sweep cpu-prefill-8x32 -heads 8 -d 64,128 -n 4096 -dtype f32 -budget 2s
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
 		;;
 	esac

@@ -172,8 +172,12 @@ func WithSubTile(rows int) Option {
 	}
 }
 
-// New opens a CPU backend.
+// New opens a CPU backend. $ATTN_CPU_KERNEL naming no micro-kernel this
+// CPU runs is ErrUnavailable.
 func New(opts ...Option) (*Backend, error) {
+	if err := sgemm.KernelErr(); err != nil {
+		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: %v", err)
+	}
 	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[2], subQ: defaultTiles[1], decodeK: DefaultDecodeTileK}
 	b.fusedPool.New = func() any { return new(fused) }
 	b.scratchPool.New = func() any { return new(fusedScratch) }

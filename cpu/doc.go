@@ -206,7 +206,12 @@
 // By default the package needs no cgo: Go and Go assembly, so it builds
 // with CGO_ENABLED=0 everywhere Go does. The micro-kernels are generated
 // with avo (cpu/internal/sgemm/_gen, a module of its own; `go generate`
-// rewrites them, CI checks they are current). GODEBUG=cpu.avx512f=off
+// rewrites them, CI checks they are current). On AVX-512 the Sgemm runs
+// a 6×64 kernel on Intel and an 8×32 one elsewhere, which is what each
+// measured fastest; ATTN_CPU_KERNEL=8x32 (or 6x64, 6x16: rows × columns)
+// picks another this CPU runs, to measure it, and New reports
+// ErrUnavailable for one it cannot. The kernels give the same bits.
+// GODEBUG=cpu.avx512f=off
 // takes the AVX2 kernel and the eight-lane half conversions, -tags purego
 // gonum's pure-Go Sgemm, the Go softmax loops and the Go half
 // conversions. On arm64 every kernel is NEON, chosen when x/sys/cpu

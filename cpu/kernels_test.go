@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
@@ -31,6 +34,34 @@ func TestKernelsExpected(t *testing.T) {
 		}
 		if got, ok := have[k]; !ok || got != v {
 			t.Errorf("%s runs %q, ATTN_EXPECT_KERNELS wants %q", k, got, v)
+		}
+	}
+}
+
+// $ATTN_CPU_KERNEL is read at start-up, so each setting runs in a child
+// test process: one naming no kernel makes New fail with ErrUnavailable,
+// naming it; one naming the kernel this CPU runs first opens as usual.
+func TestKernelEnv(t *testing.T) {
+	if os.Getenv("ATTN_TEST_KERNEL_CHILD") != "" {
+		_, err := New()
+		switch want := os.Getenv("ATTN_TEST_KERNEL_WANT"); {
+		case want == "error" && (!errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), sgemm.EnvKernel)):
+			t.Fatalf("New() with %s=%q: %v, want ErrUnavailable naming the variable", sgemm.EnvKernel, os.Getenv(sgemm.EnvKernel), err)
+		case want != "error" && (err != nil || sgemm.Kernel() != want):
+			t.Fatalf("New() with %s=%q: %v, kernel %q; want kernel %q", sgemm.EnvKernel, os.Getenv(sgemm.EnvKernel), err, sgemm.Kernel(), want)
+		}
+		return
+	}
+	cases := [][2]string{{"4x4", "error"}}
+	if sgemm.Accelerated() {
+		name := sgemm.Kernel() // "AVX-512 6×64": its shape is the last field
+		cases = append(cases, [2]string{name[strings.LastIndex(name, " ")+1:], name})
+	}
+	for _, c := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelEnv$", "-test.count=1")
+		cmd.Env = append(os.Environ(), sgemm.EnvKernel+"="+c[0], "ATTN_TEST_KERNEL_CHILD=1", "ATTN_TEST_KERNEL_WANT="+c[1])
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s=%s: %v\n%s", sgemm.EnvKernel, c[0], err, out)
 		}
 	}
 }

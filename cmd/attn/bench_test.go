@@ -157,8 +157,8 @@ func TestBenchKernelGODEBUG(t *testing.T) {
 	}
 	k := bench.CPUKernel(be.Info())
 	be.Close()
-	if k != "AVX-512 8×32" {
-		t.Skipf("this build and CPU run %q, not the AVX-512 kernel", k)
+	if !strings.HasPrefix(k, "AVX-512 ") {
+		t.Skipf("this build and CPU run %q, not an AVX-512 kernel", k)
 	}
 	t.Setenv("GODEBUG", "cpu.avx512f=off")
 	out := t.TempDir()

@@ -14,6 +14,14 @@ func kern6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, l
 //go:noescape
 func kern8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
 
+// kern6x64AVX512 sets blocks 6×64 blocks of C, one under the other from c, to alpha·A·B + beta·C (AVX-512F).
+//
+//go:noescape
+func kern6x64AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, blocks int)
+
+// cpuidVendor returns CPUID leaf 0's vendor string in EBX, EDX and ECX, 4 bytes each ("Genu", "ineI", "ntel" on Intel).
+func cpuidVendor() (ebx uint32, edx uint32, ecx uint32)
+
 // kernBF16x8x32 sets the 8×32 block of C at c to alpha·A·B + beta·C, A and B bfloat16 (AVX512_BF16).
 //
 //go:noescape

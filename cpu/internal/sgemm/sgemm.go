@@ -1,7 +1,9 @@
 // Package sgemm is the CPU backend's float32 matrix multiply without cgo:
 // gonum's blas.Float32 with Sgemm replaced by a blocked driver around a
 // register-tiled micro-kernel in Go assembly (AVX-512 or AVX2 with FMA on
-// amd64, picked from the CPU at start-up; NEON on arm64). Where there is
+// amd64, picked from the CPU at start-up: on AVX-512, 6×64 on Intel and
+// 8×32 elsewhere, kernel_amd64.go says why, and $ATTN_CPU_KERNEL picks
+// another; NEON on arm64). Every kernel gives the same bits. Where there is
 // no kernel (another architecture, -tags purego, an older CPU) Sgemm is
 // gonum's pure Go, unchanged; every other routine is gonum's anyway.
 //
@@ -28,6 +30,8 @@ package sgemm
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -51,18 +55,47 @@ type kernel struct {
 	fn     func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, blocks int)
 }
 
-// active is the kernel Sgemm runs, the first of kernels (the ones this
-// CPU can run, fastest first, kernel_*.go); nil means gonum's Sgemm.
-var active = first(kernels)
+// EnvKernel names the micro-kernel to run instead of the fastest:
+// ATTN_CPU_KERNEL=8x32 (or 6x64, 6x16, 8x12: its rows × columns, "×" or
+// "x"), one this CPU runs, so that two can be measured side by side.
+const EnvKernel = "ATTN_CPU_KERNEL"
 
-func first(ks []*kernel) *kernel {
+// active is the kernel Sgemm runs: the first of kernels (the ones this
+// CPU can run, fastest first, kernel_*.go), or the one $ATTN_CPU_KERNEL
+// names; nil means gonum's Sgemm. kernelErr says why the variable was
+// not followed.
+var active, kernelErr = choose(kernels, os.Getenv(EnvKernel))
+
+// choose is the kernel of ks that name names (by rows × columns), the
+// first of them for an empty name, and an error naming the choices when
+// none matches (the first is returned with it).
+func choose(ks []*kernel, name string) (*kernel, error) {
 	if len(ks) == 0 {
-		return nil
+		if name != "" {
+			return nil, fmt.Errorf("%s=%q: this build and CPU run no micro-kernel", EnvKernel, name)
+		}
+		return nil, nil
 	}
-	return ks[0]
+	want := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "×", "x")
+	if want == "" {
+		return ks[0], nil
+	}
+	var shapes []string
+	for _, k := range ks {
+		shape := fmt.Sprintf("%dx%d", k.mr, k.nr)
+		if shape == want {
+			return k, nil
+		}
+		shapes = append(shapes, shape)
+	}
+	return ks[0], fmt.Errorf("%s=%q: this CPU runs the micro-kernels %s", EnvKernel, name, strings.Join(shapes, ", "))
 }
 
-// Kernel names the micro-kernel Sgemm runs, such as "AVX-512 8×32", or
+// KernelErr says why $ATTN_CPU_KERNEL was not followed: nil when it is
+// unset or names a kernel this CPU runs.
+func KernelErr() error { return kernelErr }
+
+// Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×64", or
 // says that it is gonum's pure Go.
 func Kernel() string {
 	if active == nil {
@@ -72,7 +105,8 @@ func Kernel() string {
 }
 
 // KernelRows is the rows of C the micro-kernel computes at once (its
-// MR: 8 for the AVX-512 and NEON kernels, 6 for AVX2's), 0 without one.
+// MR: 8 for the AVX-512 8×32 and NEON kernels, 6 for the AVX-512 6×64
+// and AVX2's), 0 without one.
 func KernelRows() int {
 	if active == nil {
 		return 0
@@ -85,7 +119,9 @@ func KernelRows() int {
 func Accelerated() bool { return active != nil }
 
 // Block sizes. A k-block of a packed B panel (blockK·NR floats, 32 KiB
-// for NR = 32) stays in L1 while the kernel sweeps it over the rows of A;
+// for NR = 32, 64 KiB for NR = 64) stays in L1 or L2 while the kernel
+// sweeps it over the rows of A; one blockK for every kernel keeps their
+// sums the same (128 for 6×64 measured level with 256 within the noise);
 // blockN bounds the packed B (blockK·blockN floats, 512 KiB) to what an
 // L2 holds.
 const (

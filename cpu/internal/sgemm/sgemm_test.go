@@ -130,7 +130,7 @@ func checkC(t *testing.T, g gemmCase, o operands, got []float32) {
 	}
 }
 
-// The driver's edges: sizes around the kernels' MR (6, 8) and NR (12, 16, 32),
+// The driver's edges: sizes around the kernels' MR (6, 8) and NR (12, 16, 32, 64),
 // the k block (256) and the n block (512), with both transposes, the
 // alphas and betas the backend uses and others, and padded strides.
 func TestSgemm(t *testing.T) {
@@ -142,6 +142,7 @@ func TestSgemm(t *testing.T) {
 		{3, 5, 255}, {7, 9, 256}, {6, 16, 257}, {2, 3, 513},
 		{5, 511, 3}, {7, 512, 4}, {6, 513, 5}, {13, 1030, 17},
 		{8, 12, 1}, {7, 11, 3}, {9, 13, 4}, {16, 24, 5}, {17, 25, 2}, {8, 36, 256},
+		{6, 64, 3}, {7, 65, 4}, {5, 63, 9}, {12, 128, 2}, {13, 127, 6}, {6, 192, 258},
 	} {
 		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {

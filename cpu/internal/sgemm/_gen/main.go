@@ -35,9 +35,12 @@ func main() {
 	for _, s := range []spec{
 		{name: "kern6x16AVX2", isa: "AVX2 and FMA", mr: 6, nv: 2, lanes: 8, vec: YMM},
 		{name: "kern8x32AVX512", isa: "AVX-512F", mr: 8, nv: 2, lanes: 16, vec: ZMM},
+		// Fewer loads an FMA than 8×32; Intel's first (kernel_amd64.go).
+		{name: "kern6x64AVX512", isa: "AVX-512F", mr: 6, nv: 4, lanes: 16, vec: ZMM},
 	} {
 		kernel(s)
 	}
+	vendor()
 	for _, s := range bf16Specs {
 		bf16Kernel(s)
 	}
@@ -193,6 +196,20 @@ func kernel(s spec) {
 	DECQ(blocks)
 	JNZ(LabelRef("block"))
 	VZEROUPPER()
+	RET()
+}
+
+// vendor writes cpuidVendor, CPUID leaf 0's vendor string (the kernels'
+// order depends on it: kernel_amd64.go).
+func vendor() {
+	TEXT("cpuidVendor", NOSPLIT, "func() (ebx, edx, ecx uint32)")
+	Doc("cpuidVendor returns CPUID leaf 0's vendor string in EBX, EDX and ECX, 4 bytes each (\"Genu\", \"ineI\", \"ntel\" on Intel).")
+	XORL(EAX, EAX)
+	XORL(ECX, ECX)
+	CPUID()
+	Store(EBX, ReturnIndex(0))
+	Store(EDX, ReturnIndex(1))
+	Store(ECX, ReturnIndex(2))
 	RET()
 }
 

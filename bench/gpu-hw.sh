@@ -36,7 +36,8 @@
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
 # prefill.json, prefill-loop.json, layers.json (attn bench's
 # results.json) and torch.json; cpu writes report.md, cpu-prefill.json,
-# cpu-prefill-8x32.json and cpu-decode.json.
+# cpu-prefill-8x32.json, cpu-prefill-dot.json (with AVX512_BF16) and
+# cpu-decode.json.
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -219,6 +220,10 @@ run() {
 		# Intel runs the 6×64 Sgemm kernel; 8×32 beside it, as measured on
 		# the 2-core Xeon (cpu/internal/sgemm/kernel_amd64.go).
 		ATTN_CPU_KERNEL=8x32 backend=cpu sweep cpu-prefill-8x32 -heads 8 -d 64,128 -n 4096 -dtype f32 -budget 2s
+		# Intel widens bf16; VDPBF16PS beside it where the CPU has it.
+		if grep -qw avx512_bf16 /proc/cpuinfo; then
+			ATTN_CPU_BF16=dot backend=cpu sweep cpu-prefill-dot -heads 8 -d 64,128 -n 4096 -dtype bf16 -budget 2s
+		fi
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
 		;;
 	esac

@@ -69,8 +69,11 @@
 // bf16 at 0.97–1.0× the float32 rate, N = 4096 and 16384, AVX-512).
 //
 // Bfloat16 arithmetic: when Q, K and V are all BFloat16 and the CPU has
-// AVX512_BF16 (sgemm.HasBF16; GODEBUG=cpu.avx512bf16=off turns it off),
-// Fused multiplies the stored bits with VDPBF16PS instead (bf16Tile,
+// AVX512_BF16 and runs it faster than widening (sgemm.HasBF16: not on
+// Intel's cores, where VDPBF16PS runs at half the float32 FMA rate;
+// ATTN_CPU_BF16=dot or widen overrides that, New reports ErrUnavailable
+// for a setting the CPU cannot follow; GODEBUG=cpu.avx512bf16=off takes
+// the kernel out), Fused multiplies the stored bits with VDPBF16PS instead (bf16Tile,
 // sgemm.BF16GemmBand): Q·Kᵀ exact products with float32 sums, the online
 // softmax in float32, P rounded to bfloat16 for P·V (O within
 // 2⁻⁸·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as

@@ -38,30 +38,31 @@ func TestKernelsExpected(t *testing.T) {
 	}
 }
 
-// $ATTN_CPU_KERNEL is read at start-up, so each setting runs in a child
-// test process: one naming no kernel makes New fail with ErrUnavailable,
-// naming it; one naming the kernel this CPU runs first opens as usual.
+// $ATTN_CPU_KERNEL and $ATTN_CPU_BF16 are read at start-up, so each
+// setting runs in a child test process: one naming no choice this CPU
+// has makes New fail with ErrUnavailable, naming the variable; one naming
+// the kernel this CPU runs first opens as usual.
 func TestKernelEnv(t *testing.T) {
-	if os.Getenv("ATTN_TEST_KERNEL_CHILD") != "" {
+	if v := os.Getenv("ATTN_TEST_KERNEL_CHILD"); v != "" {
 		_, err := New()
 		switch want := os.Getenv("ATTN_TEST_KERNEL_WANT"); {
-		case want == "error" && (!errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), sgemm.EnvKernel)):
-			t.Fatalf("New() with %s=%q: %v, want ErrUnavailable naming the variable", sgemm.EnvKernel, os.Getenv(sgemm.EnvKernel), err)
+		case want == "error" && (!errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), v)):
+			t.Fatalf("New() with %s=%q: %v, want ErrUnavailable naming the variable", v, os.Getenv(v), err)
 		case want != "error" && (err != nil || sgemm.Kernel() != want):
-			t.Fatalf("New() with %s=%q: %v, kernel %q; want kernel %q", sgemm.EnvKernel, os.Getenv(sgemm.EnvKernel), err, sgemm.Kernel(), want)
+			t.Fatalf("New() with %s=%q: %v, kernel %q; want kernel %q", v, os.Getenv(v), err, sgemm.Kernel(), want)
 		}
 		return
 	}
-	cases := [][2]string{{"4x4", "error"}}
+	cases := [][3]string{{sgemm.EnvKernel, "4x4", "error"}, {sgemm.EnvBF16, "fast", "error"}, {sgemm.EnvBF16, "widen", sgemm.Kernel()}}
 	if sgemm.Accelerated() {
 		name := sgemm.Kernel() // "AVX-512 6×64": its shape is the last field
-		cases = append(cases, [2]string{name[strings.LastIndex(name, " ")+1:], name})
+		cases = append(cases, [3]string{sgemm.EnvKernel, name[strings.LastIndex(name, " ")+1:], name})
 	}
 	for _, c := range cases {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelEnv$", "-test.count=1")
-		cmd.Env = append(os.Environ(), sgemm.EnvKernel+"="+c[0], "ATTN_TEST_KERNEL_CHILD=1", "ATTN_TEST_KERNEL_WANT="+c[1])
+		cmd.Env = append(os.Environ(), c[0]+"="+c[1], "ATTN_TEST_KERNEL_CHILD="+c[0], "ATTN_TEST_KERNEL_WANT="+c[2])
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s=%s: %v\n%s", sgemm.EnvKernel, c[0], err, out)
+			t.Errorf("%s=%s: %v\n%s", c[0], c[1], err, out)
 		}
 	}
 }

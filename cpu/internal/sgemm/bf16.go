@@ -3,6 +3,8 @@ package sgemm
 import (
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -31,22 +33,51 @@ type bf16Kernel struct {
 	fn     func(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha, beta float32)
 }
 
-// bf16Active is the kernel BF16Gemm runs, the first of bf16Kernels
-// (bf16_*.go); nil means the fallback through float32.
-var bf16Active = firstBF16(bf16Kernels)
+// EnvBF16 says how BF16Gemm multiplies: ATTN_CPU_BF16=dot runs the
+// first bfloat16 kernel (VDPBF16PS) the CPU has, widen widens to float32
+// for Sgemm. Unset, the kernel runs unless bf16Slow (bf16_*.go) says the
+// CPU's VDPBF16PS is slower than widening, as on Intel's cores.
+const EnvBF16 = "ATTN_CPU_BF16"
 
-func firstBF16(ks []*bf16Kernel) *bf16Kernel {
-	if len(ks) == 0 {
-		return nil
+// bf16Active is the kernel BF16Gemm runs, chosen from bf16Kernels (the
+// ones this CPU can run, bf16_*.go) by chooseBF16; nil means the fallback
+// through float32. bf16Err says why $ATTN_CPU_BF16 was not followed.
+var bf16Active, bf16Err = chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16))
+
+// chooseBF16 is the kernel of ks to run under setting ("", "dot" or
+// "widen"): the first of them unless the setting is widen, or it is
+// empty and slow says the CPU widens faster. A setting it cannot follow
+// is an error, with the unset choice beside it.
+func chooseBF16(ks []*bf16Kernel, slow bool, setting string) (*bf16Kernel, error) {
+	var first *bf16Kernel
+	if len(ks) > 0 {
+		first = ks[0]
 	}
-	return ks[0]
+	def := first
+	if slow {
+		def = nil
+	}
+	switch strings.ToLower(strings.TrimSpace(setting)) {
+	case "":
+		return def, nil
+	case "widen":
+		return nil, nil
+	case "dot":
+		if first == nil {
+			return def, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
+		}
+		return first, nil
+	}
+	return def, fmt.Errorf("%s=%q: want dot or widen", EnvBF16, setting)
 }
 
 // HasBF16 says whether BF16Gemm runs bfloat16 arithmetic (VDPBF16PS)
-// rather than widening to float32. GODEBUG=cpu.avx512bf16=off (or
-// cpu.avx512f=off) turns it off, to measure or test the fallback; the Go
-// runtime, which does not know that feature's name, then prints a
-// warning that it is unknown, but golang.org/x/sys/cpu obeys it.
+// rather than widening to float32: where the CPU has AVX512_BF16 and
+// does it fast, or ATTN_CPU_BF16=dot. GODEBUG=cpu.avx512bf16=off (or
+// cpu.avx512f=off) takes the kernel out, to measure or test the
+// fallback; the Go runtime, which does not know that feature's name,
+// then prints a warning that it is unknown, but golang.org/x/sys/cpu
+// obeys it.
 func HasBF16() bool { return bf16Active != nil }
 
 // BF16Kernel names the micro-kernel BF16Gemm runs, such as "AVX512_BF16

@@ -14,6 +14,16 @@ import (
 // AVX-512F. GODEBUG=cpu.avx512bf16=off takes them out.
 var bf16Kernels = amd64BF16Kernels(cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16)
 
+// bf16Slow says the CPU widens bfloat16 to float32 faster than it runs
+// VDPBF16PS: Intel's. On the 2-core Intel Xeon with AMX of issue 28
+// (AVX512_BF16, AVX512_FP16), VDPBF16PS ran at half the float32 FMA rate
+// in a chain test, 105 against 210 GFLOP/s a core, and fused attention on
+// it 162 and 175 GFLOP/s against float32's 206 and 238 (B=1 H=8 N=4096,
+// D = 64 and 128); widened, bfloat16 ran at 0.95–1.00 of float32 (the
+// 2-core Xeon without AVX512_BF16, docs/benchmarks.md). On Zen 5 it runs
+// at twice the float32 rate (1.65× fused).
+var bf16Slow = x86Vendor() == "GenuineIntel"
+
 func amd64BF16Kernels(ok bool) []*bf16Kernel {
 	if !ok {
 		return nil

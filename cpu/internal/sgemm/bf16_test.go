@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -191,12 +192,43 @@ func sameU16(x, y []uint16) bool {
 }
 
 // The kernels run where the CPU has AVX512_BF16 (ATTN_REQUIRE_BF16=1
-// makes their absence a failure), and BF16Gemm runs the first.
+// makes their absence a failure), and BF16Gemm runs the first unless the
+// CPU widens faster (bf16Slow) or $ATTN_CPU_BF16 says otherwise.
 func TestBF16Kernels(t *testing.T) {
 	skipWithoutBF16(t)
-	t.Logf("BF16Gemm runs %s; kernels: %d", BF16Kernel(), len(bf16Kernels))
-	if !HasBF16() || bf16Active != bf16Kernels[0] {
-		t.Fatalf("HasBF16() = %v, active %v, first kernel %v", HasBF16(), bf16Active, bf16Kernels[0])
+	t.Logf("BF16Gemm runs %s; kernels: %d, slow %t", BF16Kernel(), len(bf16Kernels), bf16Slow)
+	want, _ := chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16))
+	if bf16Active != want || HasBF16() != (want != nil) {
+		t.Fatalf("HasBF16() = %v, active %v, want %v", HasBF16(), bf16Active, want)
+	}
+}
+
+// $ATTN_CPU_BF16 and the CPU's speed choose between the first kernel
+// and widening; a setting that cannot be followed keeps the unset choice.
+func TestChooseBF16(t *testing.T) {
+	k := &bf16Kernel{name: "AVX512_BF16 8×32", mr: 8, nr: 32}
+	ks := []*bf16Kernel{k}
+	for _, c := range []struct {
+		ks      []*bf16Kernel
+		slow    bool
+		setting string
+		want    *bf16Kernel
+		err     string
+	}{
+		{ks, false, "", k, ""},
+		{ks, true, "", nil, ""},
+		{ks, true, " Dot", k, ""},
+		{ks, false, "widen", nil, ""},
+		{ks, true, "fast", nil, "want dot or widen"},
+		{ks, false, "fast", k, "want dot or widen"},
+		{nil, false, "", nil, ""},
+		{nil, false, "widen", nil, ""},
+		{nil, false, "dot", nil, "no bfloat16 kernel"},
+	} {
+		got, err := chooseBF16(c.ks, c.slow, c.setting)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("chooseBF16(%d kernels, slow %t, %q) = %v, %v; want %v, an error containing %q", len(c.ks), c.slow, c.setting, got, err, c.want, c.err)
+		}
 	}
 }
 
@@ -255,8 +287,8 @@ func TestBF16PackB(t *testing.T) {
 
 // HasBF16, BF16Kernel and BF16Gemm agree on what runs.
 func TestBF16GemmUsesActive(t *testing.T) {
-	if HasBF16() != (len(bf16Kernels) > 0) {
-		t.Fatalf("HasBF16() = %v with %d kernels", HasBF16(), len(bf16Kernels))
+	if want, _ := chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16)); HasBF16() != (want != nil) {
+		t.Fatalf("HasBF16() = %v with %d kernels, slow %t", HasBF16(), len(bf16Kernels), bf16Slow)
 	}
 	t.Logf("BF16Gemm: %s", BF16Kernel())
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -29,6 +29,7 @@ package sgemm
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -91,9 +92,9 @@ func choose(ks []*kernel, name string) (*kernel, error) {
 	return ks[0], fmt.Errorf("%s=%q: this CPU runs the micro-kernels %s", EnvKernel, name, strings.Join(shapes, ", "))
 }
 
-// KernelErr says why $ATTN_CPU_KERNEL was not followed: nil when it is
-// unset or names a kernel this CPU runs.
-func KernelErr() error { return kernelErr }
+// KernelErr says why $ATTN_CPU_KERNEL or $ATTN_CPU_BF16 was not
+// followed: nil when each is unset or names a choice this CPU has.
+func KernelErr() error { return errors.Join(kernelErr, bf16Err) }
 
 // Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×64", or
 // says that it is gonum's pure Go.

@@ -24,9 +24,10 @@ var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // interleaved, three runs of each, on the 2-core Intel Xeon family 6
 // model 207), 6×64 ran 0.87–0.88 of them on the fused loop's Q·Kᵀ at
 // D = 64, 0.97 on its P·V, 0.82–0.91 and 0.97 at D = 128; 8×32 ran
-// 0.89–0.91, 0.66–0.96, 0.66–0.92 and 0.82–0.98. In an earlier, busier round 8×32
-// ran 0.48–0.67 across them, 6×64 0.68–0.88. Fused f32 attention (B=1 H=8
-// N=4096, five interleaved runs of attn bench) gave medians of 238
+// 0.89–0.91, 0.66–0.96, 0.66–0.92 and 0.82–0.98. In an earlier, busier
+// round 8×32 ran 0.48–0.67 across them, 6×64 0.68–0.88. Fused f32
+// attention (B=1 H=8 N=4096, five interleaved runs of attn bench) gave
+// medians of 238
 // against 234 GFLOP/s at D = 64 and 270 against 255 at D = 128.
 // On Zen 5, 8×32 runs at the FMA peak. Both give the same bits: each
 // element of C is the same chain of FMAs over k (TestKernelsAgree).

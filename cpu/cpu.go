@@ -172,8 +172,8 @@ func WithSubTile(rows int) Option {
 	}
 }
 
-// New opens a CPU backend. $ATTN_CPU_KERNEL naming no micro-kernel this
-// CPU runs is ErrUnavailable.
+// New opens a CPU backend. $ATTN_CPU_KERNEL or $ATTN_CPU_BF16 naming a
+// choice this CPU does not have is ErrUnavailable.
 func New(opts ...Option) (*Backend, error) {
 	if err := sgemm.KernelErr(); err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: %v", err)

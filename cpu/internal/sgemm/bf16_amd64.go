@@ -22,7 +22,7 @@ var bf16Kernels = amd64BF16Kernels(cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16)
 // D = 64 and 128); widened, bfloat16 ran at 0.95–1.00 of float32 (the
 // 2-core Xeon without AVX512_BF16, docs/benchmarks.md). On Zen 5 it runs
 // at twice the float32 rate (1.65× fused).
-var bf16Slow = x86Vendor() == "GenuineIntel"
+var bf16Slow = intel
 
 func amd64BF16Kernels(ok bool) []*bf16Kernel {
 	if !ok {

@@ -12,7 +12,11 @@ import (
 // AVX-512 kernels need only AVX-512F; GODEBUG=cpu.avx512f=off (or
 // cpu.avx2=off, cpu.fma=off) takes a kernel out, and $ATTN_CPU_KERNEL
 // picks another (sgemm.go).
-var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA, x86Vendor() == "GenuineIntel")
+var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA, intel)
+
+// intel says the CPU is Intel's, read once: the float32 kernels' order
+// and the bfloat16 arithmetic (bf16Slow) follow it.
+var intel = x86Vendor() == "GenuineIntel"
 
 // amd64Kernels are the kernels of a CPU with or without AVX-512F and AVX2
 // with FMA, fastest first, Intel's or another's.

@@ -25,8 +25,9 @@
 #          torch sees a CUDA GPU
 #   cpu    issue 28 on the host's CPU (an Intel Xeon on the NVIDIA
 #          machines): its flags, whether the kernel grants AMX's tile
-#          data (arch_prctl), fused f32 and bf16 prefill against the FMA
-#          peak, and an f16 cache's decoding beside f32's
+#          data (arch_prctl), the AMX tests where it lists amx_bf16,
+#          fused f32 and bf16 prefill (bf16 on AMX's tiles there) against
+#          the FMA peak, and an f16 cache's decoding beside f32's
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
 #
@@ -58,11 +59,12 @@ build() {
 	go build -ldflags="-s -w" -o "$dir/attn" ./cmd/attn
 	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
+	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
 	cp bench/torchsdpa.py "$dir/"
-	# xz takes the three binaries from about 70 MB to about 20: what
+	# xz takes the four binaries from about 75 MB to about 22: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/gpu.test" "$dir/kernels.test"
+	xz -T0 -6 "$dir/attn" "$dir/gpu.test" "$dir/kernels.test" "$dir/sgemm.test"
 	# The Vulkan loader: the device machine has NVIDIA's driver and ICD
 	# but may lack libvulkan.so.1.
 	if command -v apt-get >/dev/null && [[ ! -d $dir/debs ]]; then
@@ -82,7 +84,7 @@ unpack() {
 	[[ -f $dir/attn.xz ]] || { echo "$dir"; return; }
 	local bin
 	bin=$(mktemp -d)
-	for f in attn gpu.test kernels.test; do
+	for f in attn gpu.test kernels.test sgemm.test; do
 		if command -v xz >/dev/null; then
 			xz -dc "$dir/$f.xz" >"$bin/$f"
 		else
@@ -216,6 +218,18 @@ run() {
 			amx
 			echo '```'
 		} >>"$out/report.md"
+		# AMX's tiles where the CPU lists them: the bf16 GEMM's tests on
+		# them (a refusal fails), then bf16 below runs on them.
+		if grep -qw amx_bf16 /proc/cpuinfo; then
+			{
+				echo
+				echo '## AMX: cpu/internal/sgemm tests (ATTN_REQUIRE_AMX=1)'
+				echo
+				echo '```'
+				ATTN_REQUIRE_AMX=1 "$bin/sgemm.test" -test.run 'AMX|BF16' -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|amx_test|bf16_test' | tail -40 || true
+				echo '```'
+			} >>"$out/report.md"
+		fi
 		backend=cpu sweep cpu-prefill -heads 8 -d 64,128 -n 4096 -dtype f32,bf16 -budget 2s
 		# Intel runs the 6×64 Sgemm kernel; 8×32 beside it, as measured on
 		# the 2-core Xeon (cpu/internal/sgemm/kernel_amd64.go).

@@ -173,7 +173,10 @@ func WithSubTile(rows int) Option {
 }
 
 // New opens a CPU backend. $ATTN_CPU_KERNEL or $ATTN_CPU_BF16 naming a
-// choice this CPU does not have is ErrUnavailable.
+// choice this CPU does not have is ErrUnavailable (ATTN_CPU_BF16=amx
+// included where Linux refuses the process AMX's tiles). On a CPU with
+// AMX-BF16, New asks Linux for the tiles once a process (arch_prctl);
+// its Info's Detail says, where they do not run, why.
 func New(opts ...Option) (*Backend, error) {
 	if err := sgemm.KernelErr(); err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: %v", err)
@@ -206,6 +209,9 @@ func New(opts ...Option) (*Backend, error) {
 	}
 	if sgemm.HasBF16() {
 		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic (%s) with tiles %d×%d", sgemm.BF16Kernel(), b.bf16Q, b.bf16K)
+	}
+	if on, why := sgemm.AMX(); !on && why != "" {
+		b.info.Detail += ", AMX off: " + why // a CPU with AMX-BF16 that does not run it
 	}
 	return b, nil
 }

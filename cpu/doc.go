@@ -68,13 +68,22 @@
 // Widening costs about 2 % of a fused call (BenchmarkDTypes: f16 and
 // bf16 at 0.97–1.0× the float32 rate, N = 4096 and 16384, AVX-512).
 //
-// Bfloat16 arithmetic: when Q, K and V are all BFloat16 and the CPU has
-// AVX512_BF16 and runs it faster than widening (sgemm.HasBF16: not on
-// Intel's cores, where VDPBF16PS runs at half the float32 FMA rate;
-// ATTN_CPU_BF16=dot or widen overrides that, New reports ErrUnavailable
-// for a setting the CPU cannot follow; GODEBUG=cpu.avx512bf16=off takes
-// the kernel out), Fused multiplies the stored bits with VDPBF16PS instead (bf16Tile,
-// sgemm.BF16GemmBand): Q·Kᵀ exact products with float32 sums, the online
+// Bfloat16 arithmetic: when Q, K and V are all BFloat16 and the CPU
+// has AMX-BF16 (Sapphire Rapids and later) and Linux grants the process
+// its tiles, or has AVX512_BF16 and runs it faster than widening
+// (sgemm.HasBF16: not on Intel's cores, where VDPBF16PS runs at half the
+// float32 FMA rate), Fused multiplies the stored bits with AMX's
+// TDPBF16PS on 32×32 blocks of tiles (VDPBF16PS at their edges), or with
+// VDPBF16PS, instead (bf16Tile, sgemm.BF16GemmBand). ATTN_CPU_BF16=amx,
+// dot or widen overrides the choice (dot and widen turn AMX off), and New
+// reports ErrUnavailable for a setting the CPU cannot follow;
+// GODEBUG=cpu.avx512bf16=off takes the kernels out, cpu.amxbf16=off AMX.
+// The tiles are asked of Linux (arch_prctl) once, when New first needs
+// to know; a refusal (an old kernel, or a C library's signal stack too
+// small for the tiles' state) leaves the choice as without AMX, and
+// Info's Detail says why. The tiles never outlive one assembly call,
+// which configures them, runs a list of blocks and releases them. The
+// path computes: Q·Kᵀ exact products with float32 sums, the online
 // softmax in float32, P rounded to bfloat16 for P·V (O within
 // 2⁻⁸·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as
 // zero), as backend's contract allows for that choice of dtypes. The

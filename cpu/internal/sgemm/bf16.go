@@ -33,22 +33,33 @@ type bf16Kernel struct {
 	fn     func(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha, beta float32)
 }
 
-// EnvBF16 says how BF16Gemm multiplies: ATTN_CPU_BF16=dot runs the
-// first bfloat16 kernel (VDPBF16PS) the CPU has, widen widens to float32
-// for Sgemm. Unset, the kernel runs unless bf16Slow (bf16_*.go) says the
-// CPU's VDPBF16PS is slower than widening, as on Intel's cores.
+// EnvBF16 says how BF16Gemm multiplies: ATTN_CPU_BF16=amx runs AMX's
+// TDPBF16PS on tiles (with the VDPBF16PS kernel at the edges), dot the
+// first VDPBF16PS kernel the CPU has, widen widens to float32 for Sgemm.
+// Unset, AMX runs where the CPU has AMX-BF16 and the kernel grants the
+// process its tiles; else the VDPBF16PS kernel, unless bf16Slow
+// (bf16_*.go) says the CPU's is slower than widening, as on Intel's
+// cores.
 const EnvBF16 = "ATTN_CPU_BF16"
 
-// bf16Active is the kernel BF16Gemm runs, chosen from bf16Kernels (the
-// ones this CPU can run, bf16_*.go) by chooseBF16; nil means the fallback
-// through float32. bf16Err says why $ATTN_CPU_BF16 was not followed.
-var bf16Active, bf16Err = chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16))
+// bf16Active is the VDPBF16PS kernel BF16Gemm runs when AMX does not,
+// chosen from bf16Kernels (the ones this CPU can run, bf16_*.go) by
+// chooseBF16; nil means the fallback through float32. bf16AMX says AMX
+// is wanted (the CPU has it and the setting allows it): it runs once
+// the kernel grants it (amxGranted). bf16Err says why $ATTN_CPU_BF16
+// was not followed, and bf16Setting is what it said.
+var (
+	bf16Setting                  = strings.ToLower(strings.TrimSpace(os.Getenv(EnvBF16)))
+	bf16Active, bf16AMX, bf16Err = chooseBF16(bf16Kernels, bf16Slow, amxCPU, bf16Setting)
+)
 
-// chooseBF16 is the kernel of ks to run under setting ("", "dot" or
-// "widen"): the first of them unless the setting is widen, or it is
-// empty and slow says the CPU widens faster. A setting it cannot follow
-// is an error, with the unset choice beside it.
-func chooseBF16(ks []*bf16Kernel, slow bool, setting string) (*bf16Kernel, error) {
+// chooseBF16 is what runs under setting ("", "amx", "dot" or "widen"):
+// the VDPBF16PS kernel of ks to run when AMX does not (the first, or nil
+// to widen), and whether AMX is wanted. Unset, AMX is wanted where the
+// CPU has it (amx), and the kernel runs unless slow says the CPU widens
+// faster. A setting it cannot follow is an error, with the unset choice
+// beside it.
+func chooseBF16(ks []*bf16Kernel, slow, amx bool, setting string) (*bf16Kernel, bool, error) {
 	var first *bf16Kernel
 	if len(ks) > 0 {
 		first = ks[0]
@@ -57,33 +68,85 @@ func chooseBF16(ks []*bf16Kernel, slow bool, setting string) (*bf16Kernel, error
 	if slow {
 		def = nil
 	}
+	amx = amx && first != nil // AMX's edges run on the kernel
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "":
-		return def, nil
+		return def, amx, nil
+	case "amx":
+		if !amx {
+			return def, false, fmt.Errorf("%s=%q: this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)", EnvBF16, setting)
+		}
+		return def, true, nil
 	case "widen":
-		return nil, nil
+		return nil, false, nil
 	case "dot":
 		if first == nil {
-			return def, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
+			return def, amx, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
 		}
-		return first, nil
+		return first, false, nil
 	}
-	return def, fmt.Errorf("%s=%q: want dot or widen", EnvBF16, setting)
+	return def, amx, fmt.Errorf("%s=%q: want amx, dot or widen", EnvBF16, setting)
 }
 
-// HasBF16 says whether BF16Gemm runs bfloat16 arithmetic (VDPBF16PS)
-// rather than widening to float32: where the CPU has AVX512_BF16 and
-// does it fast, or ATTN_CPU_BF16=dot. GODEBUG=cpu.avx512bf16=off (or
-// cpu.avx512f=off) takes the kernel out, to measure or test the
-// fallback; the Go runtime, which does not know that feature's name,
-// then prints a warning that it is unknown, but golang.org/x/sys/cpu
-// obeys it.
-func HasBF16() bool { return bf16Active != nil }
+// amxPerm is the kernel's answer to the process's request for AMX's
+// tiles, asked once, at the first call that needs to know (amxGranted).
+// Tests replace it, and amxRequest, to force a refusal.
+var amxPerm = new(amxPermission)
 
-// BF16Kernel names the micro-kernel BF16Gemm runs, such as "AVX512_BF16
-// 8×32", or says that it widens to float32.
+type amxPermission struct {
+	once sync.Once
+	err  error
+}
+
+// amxRequest asks the kernel for the tiles (amx_*.go).
+var amxRequest = requestAMX
+
+// amxGranted is nil once the kernel has granted the process AMX's
+// tiles, else why not; it asks on the first call.
+func amxGranted() error {
+	p := amxPerm
+	p.once.Do(func() { p.err = amxRequest() })
+	return p.err
+}
+
+// amxOn says whether BF16Gemm runs on AMX's tiles: wanted, and granted.
+func amxOn() bool { return bf16AMX && amxGranted() == nil }
+
+// AMX says whether BF16Gemm runs on AMX's tiles and, where it does not
+// on a CPU that has them, why: turned off by $ATTN_CPU_BF16, or refused
+// by the kernel (an old kernel, or a C library's signal stack too small
+// for the tiles' state). why is empty on a CPU without AMX-BF16.
+func AMX() (on bool, why string) {
+	switch {
+	case !amxCPU:
+		return false, ""
+	case !bf16AMX:
+		return false, fmt.Sprintf("turned off by %s=%s", EnvBF16, bf16Setting)
+	}
+	if err := amxGranted(); err != nil {
+		return false, "refused: " + err.Error()
+	}
+	return true, ""
+}
+
+// HasBF16 says whether BF16Gemm runs bfloat16 arithmetic (AMX's
+// TDPBF16PS or VDPBF16PS) rather than widening to float32: where the CPU
+// has AMX-BF16 and grants it, or has AVX512_BF16 and does it fast, or
+// $ATTN_CPU_BF16 asks for either. GODEBUG=cpu.avx512bf16=off (or
+// cpu.avx512f=off) takes the kernels out, and GODEBUG=cpu.amxbf16=off
+// (or cpu.amxtile=off) AMX, to measure or test the fallback; the Go
+// runtime, which does not know those features' names, then prints a
+// warning that they are unknown, but golang.org/x/sys/cpu obeys them.
+func HasBF16() bool { return amxOn() || bf16Active != nil }
+
+// BF16Kernel names what BF16Gemm runs, such as "AVX512_BF16 8×32" or
+// "AMX-BF16 32×32 tiles (AVX512_BF16 8×32 at the edges)", or says that
+// it widens to float32.
 func BF16Kernel() string {
-	if bf16Active == nil {
+	switch {
+	case amxOn():
+		return "AMX-BF16 32×32 tiles (" + bf16Kernels[0].name + " at the edges)"
+	case bf16Active == nil:
 		return "none (widened to float32 for Sgemm)"
 	}
 	return bf16Active.name
@@ -117,6 +180,10 @@ func BF16Kernel() string {
 // the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁸
 // relative each) is the caller's and costs far more.
 func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if amxOn() {
+		runBF16Tiles(amxTiles, bf16Kernels[0], tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+		return
+	}
 	if bf16Active == nil {
 		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		return
@@ -129,6 +196,10 @@ func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int
 // reads one more of A's zeros.
 func BF16GemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
 	checkBand(m, beta, band)
+	if amxOn() {
+		runBF16Tiles(amxTiles, bf16Kernels[0], tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+		return
+	}
 	if bf16Active == nil {
 		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
 		return
@@ -202,6 +273,10 @@ type bf16Scratch struct {
 	cEdge []float32 // an edge block of C
 	wa    []float32 // the fallback's widened A and B
 	wb    []float32
+	// AMX's blocks, their inner tails and its 32×32 scratch (tileBlock)
+	jobs  []amxJob
+	tails []bf16Tail
+	t     []float32
 }
 
 var bf16Pool = sync.Pool{New: func() any { return new(bf16Scratch) }}

@@ -11,8 +11,11 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// bf16Func is BF16Gemm's signature.
-type bf16Func func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int)
+// bf16Func is BF16Gemm's signature, bf16BandFunc BF16GemmBand's.
+type (
+	bf16Func     func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int)
+	bf16BandFunc func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band)
+)
 
 // bf16Impls are the bfloat16 products under test: the fallback through
 // float32 (the golden answer, run whatever the machine) and every kernel
@@ -27,6 +30,12 @@ func bf16Impls() (names []string, fns []bf16Func) {
 		names = append(names, kn.name)
 		fns = append(fns, func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 			runBF16(kn, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+		})
+	}
+	for _, tl := range tileImpls() {
+		names = append(names, tl.name)
+		fns = append(fns, func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+			runBF16Tiles(tl.tiles, tl.kn, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		})
 	}
 	return names, fns
@@ -157,6 +166,8 @@ func TestBF16Gemm(t *testing.T) {
 		{64, 64, 64}, {65, 129, 63}, {63, 127, 65}, {25, 64, 255}, {7, 40, 256}, {13, 33, 257},
 		{5, 70, 511}, {9, 31, 512}, {6, 64, 513}, {3, 5, 1025},
 		{5, 511, 3}, {7, 512, 4}, {6, 513, 5}, {13, 1030, 17},
+		// AMX's 32×32 blocks and 16 pairs, whole and ± 1.
+		{32, 32, 32}, {33, 64, 31}, {31, 33, 33}, {96, 96, 96}, {64, 33, 34}, {40, 96, 1030}, {32, 544, 64},
 	} {
 		for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, ab := range [][2]float32{{1, 0}, {0.125, 1}, {-2, 0.5}, {0, 2}, {1, 1}} {
@@ -197,9 +208,9 @@ func sameU16(x, y []uint16) bool {
 func TestBF16Kernels(t *testing.T) {
 	skipWithoutBF16(t)
 	t.Logf("BF16Gemm runs %s; kernels: %d, slow %t", BF16Kernel(), len(bf16Kernels), bf16Slow)
-	want, _ := chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16))
-	if bf16Active != want || HasBF16() != (want != nil) {
-		t.Fatalf("HasBF16() = %v, active %v, want %v", HasBF16(), bf16Active, want)
+	want, amx, _ := chooseBF16(bf16Kernels, bf16Slow, amxCPU, os.Getenv(EnvBF16))
+	if bf16Active != want || bf16AMX != amx || HasBF16() != (want != nil || amxOn()) {
+		t.Fatalf("HasBF16() = %v, active %v, AMX %v; want %v, AMX %v", HasBF16(), bf16Active, bf16AMX, want, amx)
 	}
 }
 
@@ -209,25 +220,37 @@ func TestChooseBF16(t *testing.T) {
 	k := &bf16Kernel{name: "AVX512_BF16 8×32", mr: 8, nr: 32}
 	ks := []*bf16Kernel{k}
 	for _, c := range []struct {
-		ks      []*bf16Kernel
-		slow    bool
-		setting string
-		want    *bf16Kernel
-		err     string
+		ks        []*bf16Kernel
+		slow, amx bool
+		setting   string
+		want      *bf16Kernel
+		wantAMX   bool
+		err       string
 	}{
-		{ks, false, "", k, ""},
-		{ks, true, "", nil, ""},
-		{ks, true, " Dot", k, ""},
-		{ks, false, "widen", nil, ""},
-		{ks, true, "fast", nil, "want dot or widen"},
-		{ks, false, "fast", k, "want dot or widen"},
-		{nil, false, "", nil, ""},
-		{nil, false, "widen", nil, ""},
-		{nil, false, "dot", nil, "no bfloat16 kernel"},
+		{ks, false, false, "", k, false, ""},
+		{ks, true, false, "", nil, false, ""},
+		{ks, true, false, " Dot", k, false, ""},
+		{ks, false, false, "widen", nil, false, ""},
+		{ks, true, false, "fast", nil, false, "want amx, dot or widen"},
+		{ks, false, false, "fast", k, false, "want amx, dot or widen"},
+		{ks, true, false, "amx", nil, false, "no AMX-BF16"},
+		{nil, false, false, "", nil, false, ""},
+		{nil, false, false, "widen", nil, false, ""},
+		{nil, false, false, "dot", nil, false, "no bfloat16 kernel"},
+		// With AMX: wanted unless turned off, the kernel (or widening on
+		// a slow one) what runs if the kernel refuses the tiles.
+		{ks, true, true, "", nil, true, ""},
+		{ks, false, true, "", k, true, ""},
+		{ks, true, true, "AMX", nil, true, ""},
+		{ks, true, true, "dot", k, false, ""},
+		{ks, true, true, "widen", nil, false, ""},
+		{ks, true, true, "tiles", nil, true, "want amx, dot or widen"},
+		{nil, false, true, "", nil, false, ""}, // no kernel for the edges
+		{nil, false, true, "amx", nil, false, "no AMX-BF16"},
 	} {
-		got, err := chooseBF16(c.ks, c.slow, c.setting)
-		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("chooseBF16(%d kernels, slow %t, %q) = %v, %v; want %v, an error containing %q", len(c.ks), c.slow, c.setting, got, err, c.want, c.err)
+		got, amx, err := chooseBF16(c.ks, c.slow, c.amx, c.setting)
+		if got != c.want || amx != c.wantAMX || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("chooseBF16(%d kernels, slow %t, AMX %t, %q) = %v, %t, %v; want %v, %t, an error containing %q", len(c.ks), c.slow, c.amx, c.setting, got, amx, err, c.want, c.wantAMX, c.err)
 		}
 	}
 }
@@ -287,7 +310,7 @@ func TestBF16PackB(t *testing.T) {
 
 // HasBF16, BF16Kernel and BF16Gemm agree on what runs.
 func TestBF16GemmUsesActive(t *testing.T) {
-	if want, _ := chooseBF16(bf16Kernels, bf16Slow, os.Getenv(EnvBF16)); HasBF16() != (want != nil) {
+	if want, _, _ := chooseBF16(bf16Kernels, bf16Slow, amxCPU, os.Getenv(EnvBF16)); HasBF16() != (want != nil || amxOn()) {
 		t.Fatalf("HasBF16() = %v with %d kernels, slow %t", HasBF16(), len(bf16Kernels), bf16Slow)
 	}
 	t.Logf("BF16Gemm: %s", BF16Kernel())
@@ -396,8 +419,9 @@ func TestBF16GemmBadArguments(t *testing.T) {
 // with A zero outside each row's range (odd bounds included, which the
 // kernels widen to pairs) and beta = 1, all of C the product.
 func TestBF16GemmBand(t *testing.T) {
-	saved := bf16Active
-	defer func() { bf16Active = saved }()
+	saved, savedAMX := bf16Active, bf16AMX
+	defer func() { bf16Active, bf16AMX = saved, savedAMX }()
+	bf16AMX = false
 	for _, kn := range append([]*bf16Kernel{nil}, bf16Kernels...) {
 		name := "widened"
 		if kn != nil {
@@ -409,8 +433,8 @@ func TestBF16GemmBand(t *testing.T) {
 			for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {8, 32, 64}, {17, 65, 63}, {64, 256, 64}, {130, 300, 41}, {40, 600, 16}, {30, 64, 600}} {
 				for _, bw := range [][2]float64{{1, 1}, {5, 0.5}, {40, 1}, {200, 2}, {1000, 0}} {
 					for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-						checkBF16Band(t, rng, sz[0], sz[1], sz[2], bw[0], bw[1], tB, false)
-						checkBF16Band(t, rng, sz[0], sz[2], sz[1], bw[0], bw[1], tB, true)
+						checkBF16Band(t, BF16GemmBand, rng, sz[0], sz[1], sz[2], bw[0], bw[1], tB, false)
+						checkBF16Band(t, BF16GemmBand, rng, sz[0], sz[2], sz[1], bw[0], bw[1], tB, true)
 					}
 				}
 			}
@@ -418,7 +442,7 @@ func TestBF16GemmBand(t *testing.T) {
 	}
 }
 
-func checkBF16Band(t *testing.T, rng *rand.Rand, m, n, k int, w, step float64, tB blas.Transpose, inner bool) {
+func checkBF16Band(t *testing.T, fn bf16BandFunc, rng *rand.Rand, m, n, k int, w, step float64, tB blas.Transpose, inner bool) {
 	t.Helper()
 	g := gemmCase{blas.NoTrans, tB, m, n, k, 0.5, 1, 0}
 	bandN := n
@@ -450,7 +474,7 @@ func checkBF16Band(t *testing.T, rng *rand.Rand, m, n, k int, w, step float64, t
 			}
 		}
 		c := append([]float32(nil), c0...)
-		BF16GemmBand(tB, m, n, k, g.alpha, o.a, o.lda, o.b, o.ldb, beta, c, o.ldc, band)
+		fn(tB, m, n, k, g.alpha, o.a, o.lda, o.b, o.ldb, beta, c, o.ldc, band)
 		oc := o
 		oc.c = c0
 		for i := range m {

@@ -93,8 +93,17 @@ func choose(ks []*kernel, name string) (*kernel, error) {
 }
 
 // KernelErr says why $ATTN_CPU_KERNEL or $ATTN_CPU_BF16 was not
-// followed: nil when each is unset or names a choice this CPU has.
-func KernelErr() error { return errors.Join(kernelErr, bf16Err) }
+// followed: nil when each is unset or names a choice this CPU has (and,
+// for amx, the kernel grants).
+func KernelErr() error {
+	var amxErr error
+	if bf16Setting == "amx" && bf16AMX {
+		if err := amxGranted(); err != nil {
+			amxErr = fmt.Errorf("%s=amx: %w", EnvBF16, err)
+		}
+	}
+	return errors.Join(kernelErr, bf16Err, amxErr)
+}
 
 // Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×64", or
 // says that it is gonum's pure Go.

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package sgemm
+
+import "errors"
+
+// amxCPU is false off amd64 and under -tags purego: no tiles.
+const amxCPU = false
+
+var amxTiles tileFunc
+
+func requestAMX() error { return errors.New("AMX needs amd64 assembly") }

@@ -1,7 +1,5 @@
 package sgemm
 
-import "gonum.org/v1/gonum/blas"
-
 // AMX (Intel's Advanced Matrix Extensions, Sapphire Rapids and later)
 // multiplies bfloat16 on tiles: TDPBF16PS adds a 16×32 tile of A's
 // bfloat16s times a 32×16 one of B's, held as 16 rows of 16 pairs, into
@@ -48,39 +46,6 @@ const (
 // tests run the driver on a model of it.
 type tileFunc func(jobs []amxJob, mode int, alpha, beta float32, t []float32)
 
-// runBF16Tiles is BF16Gemm (band nil) or BF16GemmBand with the whole
-// 32×32 blocks of C on tiles and their inner tails (the pairs past the
-// last whole 16), the rows below the last whole 32 and the columns past
-// the last whole panel on the VDPBF16PS kernel kn, whose NR (32) is the
-// panels' width and whose MR divides 32.
-func runBF16Tiles(tiles tileFunc, kn *bf16Kernel, tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band *Band) {
-	checkShape(blas.NoTrans, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if alpha == 0 || k == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
-	s := bf16Pool.Get().(*bf16Scratch)
-	defer bf16Pool.Put(s)
-	blockK := 2 * bf16BlockK(kn.nr)
-	for p0 := 0; p0 < k; p0 += blockK {
-		kb := min(blockK, k-p0)
-		kp := (kb + 1) / 2
-		ap, la := a[p0:], lda
-		if kb%2 == 1 {
-			ap, la = s.packA(a, lda, m, p0, kb), 2*kp
-		}
-		for j0 := 0; j0 < n; j0 += blockN {
-			nb := min(blockN, n-j0)
-			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
-			s.tileBlock(tiles, kn, m, nb, kp, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
-		}
-		beta = 1
-	}
-}
-
 // bf16Tail is the inner tail of an AMX block: pairs [pa, pz) of the
 // block at row i, column j, on the kernel after the tiles (after) or
 // alone.
@@ -91,7 +56,10 @@ type bf16Tail struct {
 
 // tileBlock is block (the m×nb block of C at c, for A's m×2kp block at
 // a and the packed panels bp, from column j0 and inner index p0 of the
-// whole product) with AMX's blocks on tiles, as runBF16Tiles says.
+// whole product) with the whole 32×32 blocks of C on tiles and their
+// inner tails (the pairs past the last whole 16), the rows below the last
+// whole 32 and the columns past the last whole panel on the VDPBF16PS
+// kernel kn, whose NR (32) is the panels' width and whose MR divides 32.
 func (s *bf16Scratch) tileBlock(tiles tileFunc, kn *bf16Kernel, m, nb, kp int, alpha float32, a []uint16, lda int, bp []uint32, beta float32, c []float32, ldc int, band *Band, j0, p0 int) {
 	nr := kn.nr
 	m32, n32 := m-m%amxRows, nb-nb%nr

@@ -14,7 +14,7 @@ import (
 // tileImpl is a way to run AMX's blocks: the hardware's, where the CPU
 // has AMX-BF16 and the kernel grants it, or a model of the tile
 // instructions in Go with a Go kernel at the edges, which runs the
-// driver (runBF16Tiles) on every machine.
+// driver (runBF16 with tiles) on every machine.
 type tileImpl struct {
 	name  string
 	tiles tileFunc
@@ -158,7 +158,7 @@ func TestBF16GemmBandTiles(t *testing.T) {
 		t.Run(tl.name, func(t *testing.T) {
 			fn := func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
 				checkBand(m, beta, band)
-				runBF16Tiles(tl.tiles, tl.kn, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+				runBF16(tl.kn, tl.tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
 			}
 			rng := rand.New(rand.NewPCG(3, 8))
 			for _, sz := range [][3]int{{32, 32, 32}, {33, 65, 63}, {64, 256, 64}, {96, 100, 130}, {130, 300, 41}} {

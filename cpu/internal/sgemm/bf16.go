@@ -112,6 +112,16 @@ func amxGranted() error {
 // amxOn says whether BF16Gemm runs on AMX's tiles: wanted, and granted.
 func amxOn() bool { return bf16AMX && amxGranted() == nil }
 
+// bf16Now is what BF16Gemm runs: AMX's tiles with the first kernel at
+// their edges, or the kernel bf16Active alone (tiles nil), or nothing
+// (kn nil): widen.
+func bf16Now() (kn *bf16Kernel, tiles tileFunc) {
+	if amxOn() {
+		return bf16Kernels[0], amxTiles
+	}
+	return bf16Active, nil
+}
+
 // AMX says whether BF16Gemm runs on AMX's tiles and, where it does not
 // on a CPU that has them, why: turned off by $ATTN_CPU_BF16, or refused
 // by the kernel (an old kernel, or a C library's signal stack too small
@@ -137,7 +147,10 @@ func AMX() (on bool, why string) {
 // (or cpu.amxtile=off) AMX, to measure or test the fallback; the Go
 // runtime, which does not know those features' names, then prints a
 // warning that they are unknown, but golang.org/x/sys/cpu obeys them.
-func HasBF16() bool { return amxOn() || bf16Active != nil }
+func HasBF16() bool {
+	kn, _ := bf16Now()
+	return kn != nil
+}
 
 // BF16Kernel names what BF16Gemm runs, such as "AVX512_BF16 8×32" or
 // "AMX-BF16 32×32 tiles (AVX512_BF16 8×32 at the edges)", or says that
@@ -180,15 +193,12 @@ func BF16Kernel() string {
 // the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁸
 // relative each) is the caller's and costs far more.
 func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
-	if amxOn() {
-		runBF16Tiles(amxTiles, bf16Kernels[0], tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
-		return
-	}
-	if bf16Active == nil {
+	kn, tiles := bf16Now()
+	if kn == nil {
 		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		return
 	}
-	runBF16(bf16Active, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	runBF16(kn, tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 }
 
 // BF16GemmBand is BF16Gemm restricted to a band, as SgemmBand is Sgemm.
@@ -196,15 +206,12 @@ func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int
 // reads one more of A's zeros.
 func BF16GemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
 	checkBand(m, beta, band)
-	if amxOn() {
-		runBF16Tiles(amxTiles, bf16Kernels[0], tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
-		return
-	}
-	if bf16Active == nil {
+	kn, tiles := bf16Now()
+	if kn == nil {
 		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
 		return
 	}
-	runBF16(bf16Active, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+	runBF16(kn, tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
 }
 
 // checkBand panics on a band SgemmBand refuses.
@@ -290,8 +297,9 @@ var asmPack = true
 // a panel of NR = 32 columns is then 32 KiB, as Sgemm's is.
 func bf16BlockK(nr int) int { return 8192 / nr }
 
-// runBF16 is BF16Gemm (band nil) or BF16GemmBand on kernel kn.
-func runBF16(kn *bf16Kernel, tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band *Band) {
+// runBF16 is BF16Gemm (band nil) or BF16GemmBand on kernel kn, or, with
+// tiles, on AMX's blocks with kn at their edges (tileBlock).
+func runBF16(kn *bf16Kernel, tiles tileFunc, tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band *Band) {
 	checkShape(blas.NoTrans, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
@@ -313,7 +321,11 @@ func runBF16(kn *bf16Kernel, tB blas.Transpose, m, n, k int, alpha float32, a []
 		for j0 := 0; j0 < n; j0 += blockN {
 			nb := min(blockN, n-j0)
 			bp := s.packB(kn.nr, tB, b, ldb, p0, j0, kb, nb)
-			s.block(kn, m, nb, kp, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
+			if tiles != nil {
+				s.tileBlock(tiles, kn, m, nb, kp, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
+			} else {
+				s.block(kn, m, nb, kp, alpha, ap, la, bp, beta, c[j0:], ldc, band, j0, p0)
+			}
 		}
 		beta = 1 // the next k block adds to this one's
 	}

@@ -29,13 +29,13 @@ func bf16Impls() (names []string, fns []bf16Func) {
 	for _, kn := range bf16Kernels {
 		names = append(names, kn.name)
 		fns = append(fns, func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
-			runBF16(kn, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+			runBF16(kn, nil, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		})
 	}
 	for _, tl := range tileImpls() {
 		names = append(names, tl.name)
 		fns = append(fns, func(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
-			runBF16Tiles(tl.tiles, tl.kn, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+			runBF16(tl.kn, tl.tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		})
 	}
 	return names, fns

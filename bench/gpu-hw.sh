@@ -8,7 +8,8 @@
 #   bench/gpu-hw.sh build DIR        # here (linux/amd64, cgo): DIR/attn.xz, DIR/*.test.xz,
 #                                    # DIR/torchsdpa.py, and the Vulkan loader's debs
 #                                    # in DIR/debs when apt-get can fetch them
-#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, cpu or quick
+#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, cpu, quick or tune
+#   bench/gpu-hw.sh run DIR OUT tune [SETTING…]
 #
 #   tests  the GPU backend's whole suite (TestCompile included) and the
 #          ONNX node, cache and packed tests of ./kernels on the GPU
@@ -30,6 +31,16 @@
 #          the FMA peak, and an f16 cache's decoding beside f32's
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
+#   tune   issue 23's sizes swept: the decoding step (32 query heads over
+#          8 KV heads, D=128, Nq=1, 4096 and 32768 keys, f32 and f16)
+#          under each ATTN_GPU_TUNE setting of fuseddecode.wgsl, the
+#          split and the merge, and prefill (B=1 H=8, D=64 and 128,
+#          N=16384) under each of fusedtile.wgsl's, the defaults first;
+#          or the SETTINGs given, on both. Each setting's points, device
+#          time (gpu_s), wall time and status go into one table, with the
+#          fastest setting of each point against the defaults'. It stops
+#          before the device tool's 10 minutes, saying where
+#          (GPU_HW_SMALL=1: small shapes, for trying it on lavapipe)
 #
 # OUT gets at most 8 files (the device tool brings back 8): report.md
 # (every table and the device; each sweep's table has the device's own
@@ -38,7 +49,8 @@
 # prefill.json, prefill-loop.json, layers.json (attn bench's
 # results.json) and torch.json; cpu writes report.md, cpu-prefill.json,
 # cpu-prefill-8x32.json, cpu-prefill-dot.json (with AVX512_BF16) and
-# cpu-decode.json.
+# cpu-decode.json; tune writes report.md and tune.json (each setting's
+# results.json points).
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -138,6 +150,7 @@ for b in json.load(open(sys.argv[1]))["backends"]:
 
 run() {
 	local dir=$1 out=$2 mode=$3
+	shift 3
 	dir=$(cd "$dir" && pwd)
 	local bin
 	bin=$(unpack "$dir")
@@ -240,8 +253,85 @@ run() {
 		fi
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
 		;;
+	tune)
+		tune "$@"
+		;;
 	esac
 	echo "gpu-hw.sh: wrote $(ls "$out" | tr '\n' ' ')"
+}
+
+# tune [SETTING…] runs the decoding and prefill shapes under each
+# ATTN_GPU_TUNE setting (the hardware plan's sizes, gpu/tune.go), "" being
+# the defaults, into OUT/tune.json, and summarises them in the report.
+tune() {
+	local decode=("" decode.wg=64 decode.wg=256 decode.keys=32 decode.keys=128
+		decode.target=256 decode.target=512 decode.target=2048 decode.target=4096
+		decode.split=64 decode.split=256 decode.split=512 merge.lanes=8 merge.lanes=64
+		decode.wg=256,decode.keys=128 decode.target=4096,decode.split=64)
+	local prefill=("" tile.wg=64 tile.wg=256 tile.rows=32 tile.rows=128 tile.keys=16 tile.keys=64
+		tile.reg=8 tile.reg=32 tile.wg=256,tile.rows=128 tile.wg=256,tile.rows=128,tile.reg=32
+		tile.wg=256,tile.keys=64 tile.rows=128,tile.keys=64,tile.reg=32)
+	if [[ $# -gt 0 ]]; then
+		decode=("" "$@") prefill=("" "$@")
+	fi
+	local t0=$SECONDS tmp
+	tmp=$(mktemp -d)
+	local n=0 set kind
+	export ATTN_GPU_PLAN=hardware
+	for kind in decode prefill; do
+		local sets=("${decode[@]}")
+		[[ $kind == prefill ]] && sets=("${prefill[@]}")
+		for set in "${sets[@]}"; do
+			if ((SECONDS - t0 > 500)); then
+				echo "tune: stopped at $kind ${set:-defaults} after $((SECONDS - t0)) s, within the device tool's 10 minutes" >>"$out/report.md"
+				break 2
+			fi
+			n=$((n + 1))
+			local args=(-heads 32 -kvheads 8 -d 128 -n 4096,32768 -nq 1 -causal -dtype f32,f16)
+			[[ $kind == prefill ]] && args=(-heads 8 -d 64,128 -n 16384)
+			# GPU_HW_SMALL=1: small shapes, for trying the mode on lavapipe.
+			if [[ -n ${GPU_HW_SMALL:-} ]]; then
+				args=(-heads 8 -kvheads 2 -d 64 -n 512 -nq 1 -causal -dtype f32)
+				[[ $kind == prefill ]] && args=(-heads 2 -d 64 -n 128)
+			fi
+			echo "$kind|$set" >"$tmp/$n.set"
+			ATTN_GPU_TUNE=$set "$bin/attn" bench -backend gpu -strategy fused "${args[@]}" -budget 1s -out "$tmp/$n" >"$tmp/$n.log" 2>&1 ||
+				echo "tune: $kind ${set:-defaults} failed: $(tail -3 "$tmp/$n.log")" >>"$out/report.md"
+		done
+	done
+	python3 - "$tmp" "$out" <<'PY' >>"$out/report.md"
+import glob, json, os, sys
+tmp, out = sys.argv[1], sys.argv[2]
+runs = []
+for f in sorted(glob.glob(os.path.join(tmp, "*.set")), key=lambda f: int(os.path.basename(f)[:-4])):
+    kind, setting = open(f).read().strip().split("|", 1)
+    res = os.path.join(f[:-4], "results.json")
+    r = json.load(open(res)) if os.path.exists(res) else {}
+    runs.append({"kind": kind, "tune": setting, "detail": [b.get("detail") for b in r.get("backends", [])], "points": r.get("points", [])})
+json.dump(runs, open(os.path.join(out, "tune.json"), "w"), indent=1)
+def label(p):
+    return "H%d/%d D%d N%d Nq%d %s%s" % (p["h"], p["kv_heads"], p["d"], p["n"], p["nq"], p.get("dtype", "f32"), " causal" if p["causal"] else "")
+print("\n## tune: ATTN_GPU_PLAN=hardware, ATTN_GPU_TUNE per row (attn bench -budget 1s)\n")
+print("| kind | ATTN_GPU_TUNE | point | GPU time | wall | status |")
+print("|---|---|---|---:|---:|---|")
+best, default = {}, {}
+for run in runs:
+    for p in run["points"]:
+        key = (run["kind"], label(p))
+        g = p.get("gpu_s") or p.get("median_s")
+        print("| %s | %s | %s | %.1f µs | %.1f µs | %s |" % (run["kind"], run["tune"] or "(defaults)", key[1], 1e6 * g, 1e6 * p["median_s"], p.get("status")))
+        if p.get("status") != "ok":
+            continue
+        if run["tune"] == "" and key not in default:
+            default[key] = g
+        if key not in best or g < best[key][0]:
+            best[key] = (g, run["tune"] or "(defaults)")
+print("\nThe fastest setting of each point by GPU time, against the defaults':\n")
+for key, (g, setting) in best.items():
+    d = default.get(key)
+    print("- %s %s: %s, %.1f µs%s" % (key[0], key[1], setting, 1e6 * g, " (%.2f× the defaults' %.1f µs)" % (g / d, 1e6 * d) if d else ""))
+PY
+	rm -rf "$tmp"
 }
 
 # amx says whether this process may use AMX's tile data: the kernel's
@@ -271,9 +361,10 @@ build)
 	build "$2"
 	;;
 run)
-	[[ $# -eq 4 && $4 =~ ^(tests|long|bench|cpu|quick)$ ]] || usage
-	dir=$2 out=$3
-	run "$2" "$3" "$4"
+	[[ $# -ge 4 && $4 =~ ^(tests|long|bench|cpu|quick|tune)$ ]] || usage
+	[[ $# -eq 4 || $4 == tune ]] || usage
+	shift
+	run "$@"
 	;;
 *) usage ;;
 esac

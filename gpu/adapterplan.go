@@ -91,6 +91,9 @@ const (
 	tileMaxRows = 64
 	tileMaxKeys = 32
 	tileMaxReg  = 16
+	// hardwareSplitTarget is the workgroups a step of the hardware
+	// plan's other fused kernels should have (splitTarget).
+	hardwareSplitTarget = 256
 )
 
 // The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
@@ -206,16 +209,23 @@ type adapterPlan struct {
 	// loopPrefill: the hardware plan runs fusedloop.wgsl where it would
 	// run fusedtile.wgsl (ATTN_GPU_PREFILL=loop).
 	loopPrefill bool
+	// tune is the hardware plan's kernel sizes: defaultTuning, or what
+	// ATTN_GPU_TUNE sets (tune.go).
+	tune tuning
 }
 
 func (a adapterPlan) String() string {
-	if a.hardware && a.loopPrefill {
-		return "hardware (K/V tiles in workgroup memory, no loop cap; prefill by fusedloop.wgsl)"
+	if !a.hardware {
+		return fmt.Sprintf("cpu (at most %d loop iterations an invocation)", a.loopCap)
 	}
-	if a.hardware {
-		return "hardware (K/V tiles in workgroup memory, no loop cap)"
+	s := "hardware (K/V tiles in workgroup memory, no loop cap"
+	if a.loopPrefill {
+		s += "; prefill by fusedloop.wgsl"
 	}
-	return fmt.Sprintf("cpu (at most %d loop iterations an invocation)", a.loopCap)
+	if t := a.tune.String(); t != "" {
+		s += "; tuned " + t
+	}
+	return s + ")"
 }
 
 // choosePlan picks the plan for an adapter of type t, unless setting
@@ -223,8 +233,8 @@ func (a adapterPlan) String() string {
 // the choice to t, the CPU plan for gputypes.DeviceTypeCPU and the
 // hardware plan for every other type. Any other setting is an error.
 func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
-	cpu := adapterPlan{loopCap: loopBudget}
-	hw := adapterPlan{hardware: true}
+	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning}
+	hw := adapterPlan{hardware: true, tune: defaultTuning}
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "", "auto":
 		if t == gputypes.DeviceTypeCPU {
@@ -241,7 +251,8 @@ func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
 
 // planFromEnv is choosePlan for an adapter of type t under $ATTN_GPU_PLAN,
 // with the prefill kernel $ATTN_GPU_PREFILL names: "tile" (or unset) or
-// "loop"; any other setting is an error.
+// "loop", and the sizes $ATTN_GPU_TUNE sets (tuneFromEnv); any other
+// setting is an error.
 func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
 	a, err := choosePlan(os.Getenv(envPlan), t)
 	if err != nil {
@@ -254,17 +265,18 @@ func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
 	default:
 		return adapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
 	}
-	return a, nil
+	return tuneFromEnv(a)
 }
 
 // splitTarget is the workgroups a fused step should have for the adapter
 // to be busy: a step with fewer (a decoding query or a few, few heads)
 // splits its keys further. A CPU-type adapter runs workgroups on the
 // host's threads, two each; a hardware adapter's count of compute units
-// is not in WebGPU's limits, and 256 workgroups fill a large GPU.
+// is not in WebGPU's limits, and 256 workgroups (hardwareSplitTarget,
+// unless ATTN_GPU_TUNE's split.target says) fill a large GPU.
 func (a adapterPlan) splitTarget() int {
 	if a.hardware {
-		return 256
+		return a.tune.splitTarget
 	}
 	return 2 * runtime.NumCPU()
 }
@@ -281,7 +293,7 @@ func (a adapterPlan) mergeParts(dv int) int {
 // mergeRowLanes is merge.wgsl's invocations to a query row (its L).
 func (a adapterPlan) mergeRowLanes() int {
 	if a.hardware {
-		return mergeLanes
+		return a.tune.mergeLanes
 	}
 	return 1
 }
@@ -363,7 +375,7 @@ func (a adapterPlan) fusedTile(mem, d, dv int) (tk, chunk int) {
 // fits.
 func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
 	if a.hardware && !a.loopPrefill {
-		if t, ok := tileKernel(mem, d, dv); ok {
+		if t, ok := a.tune.tileKernel(mem, d, dv); ok {
 			return fusedChoice{kind: kernelTile, tk: t.BC, chunk: unbounded, tile: t}
 		}
 	}
@@ -377,26 +389,27 @@ func (a adapterPlan) fusedKernel(mem, d, dv int) fusedChoice {
 }
 
 // tileKernel is the shape of fusedtile.wgsl's workgroups for head dims
-// d, dv on mem bytes of workgroup memory: the most query rows (up to
-// tileMaxRows), then the largest register block of rows, then the most
-// keys a tile (up to tileMaxKeys) that fit mem, with each invocation's
-// output sums (RM·CN vec4s) and block of scores (RM·RN) within
-// tileMaxReg; ok is false when none fits, and fusedloop.wgsl runs.
+// d, dv on mem bytes of workgroup memory: t.tileWG invocations (tileWG
+// by default), the most query rows (up to t.tileRows: tileMaxRows), then
+// the largest register block of rows, then the most keys a tile (up to
+// t.tileKeys: tileMaxKeys) that fit mem, with each invocation's output
+// sums (RM·CN vec4s) and block of scores (RM·RN) within t.tileReg
+// (tileMaxReg); ok is false when none fits, and fusedloop.wgsl runs.
 // Rows first: each K and V tile staged serves them all. The order is a
 // first choice, to be tuned on hardware (bench/gpu-hw.sh measures
 // ATTN_GPU_PREFILL=loop beside it).
-func tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
-	for br := tileMaxRows; br >= 8; br /= 2 {
+func (t tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
+	for br := min(t.tileRows, t.tileWG); br >= 8; br /= 2 {
 		for rm := 4; rm >= 1; rm /= 2 {
 			nrg := br / rm
-			if br%rm != 0 || tileWG%nrg != 0 {
+			if br%rm != 0 || t.tileWG%nrg != 0 {
 				continue
 			}
-			nkg := tileWG / nrg
-			for bc := tileMaxKeys; bc >= nkg; bc /= 2 {
-				c := shaders.FusedTileConsts{WG: tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
+			nkg := t.tileWG / nrg
+			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
+				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
 				cn := ceilDiv(ceilDiv(dv, 4), nkg)
-				if bc%nkg != 0 || rm*cn > tileMaxReg || rm*c.RN > tileMaxReg || c.WorkgroupBytes() > mem {
+				if bc%nkg != 0 || rm*cn > t.tileReg || rm*c.RN > t.tileReg || c.WorkgroupBytes() > mem || shaders.Check(c) != nil {
 					continue
 				}
 				return c, true
@@ -408,13 +421,14 @@ func tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 
 // decodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
 // heads of one KV head (a divisor of G) × rows queries of each, tiles of
-// tk keys.
-type decodeTile struct{ heads, rows, tk int }
+// tk keys, wg invocations (decodeWG unless ATTN_GPU_TUNE says; the key
+// lanes' tiles, which only name heads and rows, leave it 0).
+type decodeTile struct{ heads, rows, tk, wg int }
 
 // consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory).
 func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
-	return shaders.FusedDecodeConsts{WG: decodeWG, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv}
+	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv}
 }
 
 // decodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
@@ -436,30 +450,34 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
-	if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > decodeWG || g < 1 {
+	wg, most := a.tune.decodeWG, min(a.tune.decodeRows, a.tune.decodeWG)
+	if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > wg || g < 1 {
 		return decodeTile{}, false
 	}
 	// Within decodeMem first, within all of mem when that fits nothing.
 	for _, budget := range []int{min(mem, decodeMem), mem} {
-		fits := func(t decodeTile) bool { return t.consts(d, dv).WorkgroupBytes() <= budget }
-		for hg := min(g, decodeMaxRows); hg >= 1; hg-- {
+		fits := func(t decodeTile) bool {
+			c := t.consts(d, dv)
+			return c.WorkgroupBytes() <= budget && shaders.Check(c) == nil
+		}
+		for hg := min(g, most); hg >= 1; hg-- {
 			if g%hg != 0 {
 				continue
 			}
-			// Queries in tiles of at most decodeMaxRows/hg, then half
-			// that …, balanced: 5 queries under a cap of 4 are tiles of
-			// 3 and 2.
-			for most := decodeMaxRows / hg; most >= 1; most /= 2 {
-				rows := ceilDiv(nq, ceilDiv(nq, most))
-				for tk := decodeMaxK; tk >= decodeMinK; tk /= 2 {
-					if t := (decodeTile{hg, rows, tk}); fits(t) {
+			// Queries in tiles of at most most/hg (decodeMaxRows/hg by
+			// default), then half that …, balanced: 5 queries under a
+			// cap of 4 are tiles of 3 and 2.
+			for per := most / hg; per >= 1; per /= 2 {
+				rows := ceilDiv(nq, ceilDiv(nq, per))
+				for tk := a.tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
+					if t := (decodeTile{hg, rows, tk, wg}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (decodeTile{1, 1, tk}); fits(t) {
+			if t := (decodeTile{1, 1, tk, wg}); fits(t) {
 				return t, true
 			}
 		}
@@ -642,7 +660,7 @@ func (c fusedChoice) heads() int {
 // and its merge folds more parts (decodeTarget).
 func (c fusedChoice) splitting(a adapterPlan, dv int) (target, minSplit, parts int) {
 	if c.kind == kernelDecode && a.hardware {
-		return decodeTarget, decodeMinSplit, decodeMaxParts
+		return a.tune.decodeTarget, a.tune.decodeSplit, decodeMaxParts
 	}
 	if c.kind == kernelLanes {
 		return a.splitTarget(), laneWG * laneMinKeys, a.mergeParts(dv)

@@ -205,7 +205,7 @@ func TestPlanKernels(t *testing.T) {
 			}
 			c = hw.fusedKernel(32768, d, dv)
 			want := kernelLoop
-			if _, ok := tileKernel(32768, d, dv); ok {
+			if _, ok := defaultTuning.tileKernel(32768, d, dv); ok {
 				want = kernelTile
 			}
 			if c.kind != want || c.rows != 0 || c.tk == 0 || c.chunk != unbounded {
@@ -320,7 +320,7 @@ func TestPlanDecode(t *testing.T) {
 			}
 		}
 	}
-	if dt, ok := hw.decodeKernel(49152, 128, 128, 4, 1); !ok || dt != (decodeTile{4, 1, 32}) {
+	if dt, ok := hw.decodeKernel(49152, 128, 128, 4, 1); !ok || dt != (decodeTile{4, 1, 32, decodeWG}) {
 		t.Errorf("hardware: the H100's decoding shape: decodeKernel(49152, 128, 128, 4, 1) = %+v, %t; want 4 heads, 1 query, 32 keys", dt, ok)
 	}
 	// A problem's step decodes by its longest sequence's queries.
@@ -345,8 +345,8 @@ func TestTileKernel(t *testing.T) {
 	for _, mem := range []int{16384, 32768, 49152} {
 		for _, d := range []int{1, 3, 5, 16, 63, 64, 80, 128, 200, 256, 512} {
 			for _, dv := range []int{1, 7, 64, 128, 256, 512} {
-				c, ok := tileKernel(mem, d, dv)
-				where := fmt.Sprintf("tileKernel(%d, %d, %d)", mem, d, dv)
+				c, ok := defaultTuning.tileKernel(mem, d, dv)
+				where := fmt.Sprintf("defaultTuning.tileKernel(%d, %d, %d)", mem, d, dv)
 				if !ok {
 					least := shaders.FusedTileConsts{WG: tileWG, BR: 8, BC: 16, RM: 1, RN: 1, D: d, DV: dv} // 8 row groups, 16 key groups
 					if least.WorkgroupBytes() <= mem && ceilDiv(ceilDiv(dv, 4), 16) <= tileMaxReg {
@@ -368,8 +368,8 @@ func TestTileKernel(t *testing.T) {
 	for _, c := range []struct {
 		mem, d, br, bc int
 	}{{49152, 64, 64, 32}, {49152, 128, 64, 16}, {32768, 64, 64, 16}, {32768, 128, 32, 16}} {
-		if got, ok := tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 {
-			t.Errorf("tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys", c.mem, c.d, c.d, got, ok, c.br, c.bc)
+		if got, ok := defaultTuning.tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 {
+			t.Errorf("defaultTuning.tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys", c.mem, c.d, c.d, got, ok, c.br, c.bc)
 		}
 	}
 	for _, c := range []struct {

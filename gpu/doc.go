@@ -24,6 +24,22 @@
 //   - ATTN_GPU_PREFILL=loop makes the hardware plan run fusedloop.wgsl
 //     where it would run fusedtile.wgsl (tile, the default), so that the
 //     two can be measured side by side on a GPU (bench/gpu-hw.sh does).
+//   - ATTN_GPU_TUNE sets the hardware plan's kernel sizes for measurement,
+//     as comma-separated name=value pairs, each value a power of two:
+//     decode.wg, decode.rows and decode.keys (fuseddecode.wgsl's
+//     invocations, most query rows and most keys a tile: 128, 16, 64),
+//     decode.target and decode.split (the workgroups a decoding step
+//     splits its keys for and the fewest keys a split: 1024, 128),
+//     merge.lanes (merge.wgsl's invocations a row: 32), split.target (the
+//     other fused kernels' workgroups wanted a step: 256), tile.wg,
+//     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,
+//     most query rows and keys a tile and most vec4s a register block:
+//     128, 64, 32, 16). The rows, keys and registers are bounds the
+//     planners lower where a problem or the workgroup memory needs, as
+//     they lower the defaults. Info().Detail names what is set; a bad
+//     value, or any setting under the CPU plan, which runs none of these
+//     kernels, makes New fail with ErrUnavailable naming it.
+//     bench/gpu-hw.sh tune sweeps settings on a GPU.
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
 //     when no adapter opens (CI sets it); the tests get their backend
 //     from package gputest.

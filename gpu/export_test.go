@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
 )
 
 // What the external tests need of the package's insides.
@@ -115,4 +116,12 @@ func TimedSpans(b *Backend) int {
 		return 0
 	}
 	return b.timing.n
+}
+
+// FusedSpec is the specialisation of the kernel Fused runs for p under
+// b's plan (float32 operands), nil when none fits: the tests of
+// ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
+func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
+	p = p.Resolved()
+	return b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p).spec(p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }

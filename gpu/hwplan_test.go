@@ -11,6 +11,7 @@ import (
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/kernels"
+	"github.com/attn-go/attn/shaders"
 )
 
 // hardwareRows are problems sized for the hardware plan on lavapipe (no
@@ -75,7 +76,7 @@ func TestParityHardwarePlan(t *testing.T) {
 // TestPlanSwitch checks ATTN_GPU_PLAN: cpu and hardware force a plan
 // (the backend names it in Info().Detail), auto leaves it to the
 // adapter's type, and any other value makes New fail with
-// ErrUnavailable naming the variable.
+// ErrUnavailable naming the variable, as a bad ATTN_GPU_TUNE does.
 func TestPlanSwitch(t *testing.T) {
 	openGPU(t) // skips or fails here without an adapter
 	for setting, want := range map[string]string{"cpu": "plan cpu", "hardware": "plan hardware", "auto": "plan "} {
@@ -93,5 +94,63 @@ func TestPlanSwitch(t *testing.T) {
 	}
 	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "ATTN_GPU_PLAN") {
 		t.Errorf("ATTN_GPU_PLAN=fast: %v; want ErrUnavailable naming the variable", err)
+	}
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", "decode.wg=48")
+	if g, err = gpu.New(); err == nil {
+		g.Close()
+		t.Fatal("ATTN_GPU_TUNE=decode.wg=48: New succeeded")
+	}
+	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "ATTN_GPU_TUNE: decode.wg=48") {
+		t.Errorf("ATTN_GPU_TUNE=decode.wg=48: %v; want ErrUnavailable naming the variable and the setting", err)
+	}
+}
+
+// TestParityTuned runs the hardware plan under an ATTN_GPU_TUNE that
+// changes every knob (bench/gpu-hw.sh tune sweeps such settings on a GPU)
+// and checks that the tuned kernels are the ones that run — decoding rows
+// on fuseddecode.wgsl of 64 invocations, split and merged; prefill rows
+// on fusedtile.wgsl of 64 — and that they agree with the CPU.
+func TestParityTuned(t *testing.T) {
+	const tune = "decode.wg=64,decode.rows=4,decode.keys=16,decode.target=64,decode.split=32,merge.lanes=8," +
+		"split.target=8,tile.wg=64,tile.rows=16,tile.keys=16,tile.reg=8"
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", tune)
+	g := openGPU(t)
+	if !strings.Contains(g.Info().Detail, "tuned "+tune) {
+		t.Fatalf("ATTN_GPU_TUNE=%s, but the backend says %q", tune, g.Info().Detail)
+	}
+	c := openCPU(t)
+	for n, row := range []struct {
+		p      backend.Problem
+		decode bool
+	}{
+		{causal(prob(1, 8, 2, 1, 300, 64, 64)), true},
+		{prob(2, 4, 4, 3, 97, 40, 24), true},
+		{causal(prob(1, 2, 1, 70, 90, 32, 32)), false},
+		{bnhd(prob(1, 2, 2, 33, 65, 20, 36)), false},
+	} {
+		name := caseName(row.p, nil, nil)
+		if loops := gpu.PlanLoops(g, row.p); loops > gpu.LoopBudget {
+			t.Fatalf("%s runs %d loop iterations an invocation, more than lavapipe's %d", name, loops, gpu.LoopBudget)
+		}
+		switch s := gpu.FusedSpec(g, row.p).(type) {
+		case shaders.FusedDecodeConsts:
+			if !row.decode || s.WG != 64 || s.HG*s.NQ > 4 || s.TK > 16 {
+				t.Errorf("%s runs %+v", name, s)
+			}
+			if splits := gpu.FusedSplits(g, row.p); splits < 2 {
+				t.Errorf("%s runs in %d split; want it split for decode.target=64", name, splits)
+			}
+		case shaders.FusedTileConsts:
+			if row.decode || s.WG != 64 || s.BR > 16 || s.BC > 16 {
+				t.Errorf("%s runs %+v", name, s)
+			}
+		default:
+			t.Errorf("%s runs %T %+v; want a tuned kernel", name, s, s)
+		}
+		t.Run(name, func(t *testing.T) {
+			parity(t, g, c, backendtest.RandomCase(newRand(uint64(n+1)), row.p, nil, nil), kernels.Fused, true)
+		})
 	}
 }

@@ -303,21 +303,35 @@ func (k Kernel) Body() (string, error) {
 	return out.String(), nil
 }
 
-// Generate returns the complete WGSL of kernel k specialised by s: the
-// constants, the Params struct and the bindings, then the file's body.
-func (k Kernel) Generate(s Spec) (string, error) {
+// Check says whether s specialises its kernel within the kernel's
+// limits, as Generate would find: every constant in range and the
+// kernel's own conditions met. Planners that choose sizes from tunable
+// bounds use it to pass over the choices a kernel cannot take.
+func Check(s Spec) error { return s.Kernel().validate(s) }
+
+// validate is Check for kernel k.
+func (k Kernel) validate(s Spec) error {
 	if reflect.TypeOf(s) != k.Consts {
-		return "", fmt.Errorf("shaders: %s is specialised by a %v, not a %T", k.Name, k.Consts, s)
+		return fmt.Errorf("shaders: %s is specialised by a %v, not a %T", k.Name, k.Consts, s)
 	}
-	given := consts(s)
-	for _, c := range given {
+	for _, c := range consts(s) {
 		if c.Value < leastConst(s, c.Name) || c.Value > 1<<24 {
-			return "", fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, c.Name, c.Value)
+			return fmt.Errorf("shaders: %s: constant %s = %d is out of range", k.Name, c.Name, c.Value)
 		}
 	}
 	if err := s.check(); err != nil {
-		return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+		return fmt.Errorf("shaders: %s: %w", k.Key(s), err)
 	}
+	return nil
+}
+
+// Generate returns the complete WGSL of kernel k specialised by s: the
+// constants, the Params struct and the bindings, then the file's body.
+func (k Kernel) Generate(s Spec) (string, error) {
+	if err := k.validate(s); err != nil {
+		return "", err
+	}
+	given := consts(s)
 	elem := map[string]Elem{}
 	for _, e := range elems(s) {
 		i := slices.IndexFunc(k.Bindings, func(bd Binding) bool { return bd.Name == e.Binding })

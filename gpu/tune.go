@@ -1,0 +1,134 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// envTune overrides the hardware plan's tunable sizes for measurement:
+// ATTN_GPU_TUNE=decode.wg=256,decode.target=2048 (see knobs). It exists
+// so that one visit to a GPU can sweep the sizes that issue 23 tunes
+// (bench/gpu-hw.sh tune) without a build per candidate; the defaults are
+// the constants in adapterplan.go, each with the measurement behind it.
+const envTune = "ATTN_GPU_TUNE"
+
+// tuning is the hardware plan's tunable sizes: the most a planner may
+// choose, which it lowers where a problem or the device's workgroup
+// memory needs less (decodeKernel, tileKernel).
+type tuning struct {
+	decodeWG, decodeRows, decodeKeys int // fuseddecode.wgsl's workgroup: invocations, most rows, most keys a tile
+	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
+	mergeLanes                       int // merge.wgsl's invocations a row
+	splitTarget                      int // the other fused kernels' workgroups wanted a step
+	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
+	tileReg                          int // and most vec4s of an invocation's register block
+}
+
+// defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
+var defaultTuning = tuning{
+	decodeWG: decodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
+	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit,
+	mergeLanes:  mergeLanes,
+	splitTarget: hardwareSplitTarget,
+	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg,
+}
+
+// knob is one setting of ATTN_GPU_TUNE: its name, the field it sets and
+// the values it takes, powers of two from lo to hi. Workgroups stay
+// within 256 invocations, which every device the backend opens allows
+// (needs.go), and merge.wgsl's lanes divide its workgroup.
+type knob struct {
+	name   string
+	field  func(*tuning) *int
+	lo, hi int
+	what   string
+}
+
+var knobs = []knob{
+	{"decode.wg", func(t *tuning) *int { return &t.decodeWG }, 32, 256, "fuseddecode.wgsl's invocations a workgroup"},
+	{"decode.rows", func(t *tuning) *int { return &t.decodeRows }, 1, 64, "fuseddecode.wgsl's most query rows a workgroup"},
+	{"decode.keys", func(t *tuning) *int { return &t.decodeKeys }, decodeMinK, 256, "fuseddecode.wgsl's most keys a tile"},
+	{"decode.target", func(t *tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
+	{"decode.split", func(t *tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
+	{"merge.lanes", func(t *tuning) *int { return &t.mergeLanes }, 1, mergeWG, "merge.wgsl's invocations a query row"},
+	{"split.target", func(t *tuning) *int { return &t.splitTarget }, 1, 1 << 16, "the workgroups a step of the other fused kernels splits its keys for"},
+	{"tile.wg", func(t *tuning) *int { return &t.tileWG }, 32, 256, "fusedtile.wgsl's invocations a workgroup"},
+	{"tile.rows", func(t *tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
+	{"tile.keys", func(t *tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
+	{"tile.reg", func(t *tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
+}
+
+// parseTuning reads ATTN_GPU_TUNE's value: comma-separated name=value
+// pairs over defaultTuning; "" is defaultTuning. An unknown name, a
+// repeated one or a value that is not a power of two within the knob's
+// range is an error naming it.
+func parseTuning(s string) (tuning, error) {
+	t := defaultTuning
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(kv, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		i := -1
+		for j, k := range knobs {
+			if k.name == name {
+				i = j
+			}
+		}
+		if !ok || i < 0 {
+			return defaultTuning, fmt.Errorf("%s: %q is not name=value with a name of %s", envTune, kv, knobNames())
+		}
+		if seen[name] {
+			return defaultTuning, fmt.Errorf("%s: %s is set twice", envTune, name)
+		}
+		seen[name] = true
+		k := knobs[i]
+		v, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || v < k.lo || v > k.hi || v&(v-1) != 0 {
+			return defaultTuning, fmt.Errorf("%s: %s=%s: want a power of two from %d to %d (%s)", envTune, name, strings.TrimSpace(val), k.lo, k.hi, k.what)
+		}
+		*k.field(&t) = v
+	}
+	return t, nil
+}
+
+func knobNames() string {
+	names := make([]string, len(knobs))
+	for i, k := range knobs {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// String is the settings where t differs from defaultTuning, as
+// ATTN_GPU_TUNE writes them; "" for the defaults.
+func (t tuning) String() string {
+	var set []string
+	for _, k := range knobs {
+		if v := *k.field(&t); v != *k.field(&defaultTuning) {
+			set = append(set, fmt.Sprintf("%s=%d", k.name, v))
+		}
+	}
+	return strings.Join(set, ",")
+}
+
+// tuneFromEnv applies ATTN_GPU_TUNE to plan a. Only the hardware plan
+// runs the kernels it sizes, so setting it for the CPU plan is an error
+// rather than a silent no-op.
+func tuneFromEnv(a adapterPlan) (adapterPlan, error) {
+	s := os.Getenv(envTune)
+	t, err := parseTuning(s)
+	if err != nil {
+		return adapterPlan{}, err
+	}
+	if t != defaultTuning && !a.hardware {
+		return adapterPlan{}, fmt.Errorf("%s=%q sizes the hardware plan's kernels, and this adapter runs the cpu plan (%s=hardware forces the other)", envTune, s, envPlan)
+	}
+	a.tune = t
+	return a, nil
+}

@@ -1,0 +1,104 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// dispatchKernels are the kernels BenchmarkDispatch times: one that does
+// nothing, one that waits at a barrier, and one that declares workgroup
+// memory (which WGSL zero-fills behind a barrier before the body runs),
+// as every fused kernel but fused.wgsl's rows does.
+var dispatchKernels = []struct{ name, wgsl string }{
+	{"empty", `@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+	if (g.x == 0xffffffffu) { o[0] = 1.0; }
+}`},
+	{"barrier", `@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+	workgroupBarrier();
+	if (g.x == 0xffffffffu) { o[0] = 1.0; }
+}`},
+	{"workgroup-memory", `@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+var<workgroup> w: array<f32, 1024>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {
+	if (g.x == 0xffffffffu) { o[0] = w[l]; }
+}`},
+}
+
+// BenchmarkDispatch is what a dispatch costs the adapter with no work in
+// it: 32 dispatches of each kernel in one compute pass, one submission
+// and one wait per op, for 1 and 256 workgroups; ns/op is the whole
+// submission, µs/dispatch its share a dispatch. A decoding step's kernel
+// and its merge are two such dispatches, and a model's step of L layers
+// 2L: this bounds how short a step can be (docs/gpu.md, Device time).
+//
+//	go test -run '^$' -bench Dispatch -count 6 ./gpu
+func BenchmarkDispatch(b *testing.B) {
+	be := gputest.Open(b, New)
+	const perPass = 32
+	buf, err := be.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "dispatch bench", Usage: wgpu.BufferUsage_Storage, Size: 256})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Release()
+	for _, k := range dispatchKernels {
+		mod, err := be.dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: k.name, WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: k.wgsl}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pipe, err := be.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"}})
+		mod.Release()
+		if err != nil {
+			b.Fatal(err)
+		}
+		bgl := pipe.GetBindGroupLayout(0)
+		bg, err := be.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: bgl, Entries: []wgpu.BindGroupEntry{{Binding: 0, Buffer: buf, Size: 256}}})
+		bgl.Release()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, groups := range []uint32{1, 256} {
+			b.Run(fmt.Sprintf("%s/groups=%d", k.name, groups), func(b *testing.B) {
+				for b.Loop() {
+					enc, err := be.dev.CreateCommandEncoder(nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pass := enc.BeginComputePass(nil)
+					for range perPass {
+						pass.SetPipeline(pipe)
+						pass.SetBindGroup(0, bg, nil)
+						pass.DispatchWorkgroups(groups, 1, 1)
+					}
+					if err := pass.End(); err != nil {
+						b.Fatal(err)
+					}
+					pass.Release()
+					cmd, err := enc.Finish(nil)
+					enc.Release()
+					if err != nil {
+						b.Fatal(err)
+					}
+					be.queue.Submit(cmd)
+					cmd.Release()
+					done, err := onWorkDone(be.queue)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := done.wait(be.dev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/perPass, "µs/dispatch")
+			})
+		}
+		bg.Release()
+		pipe.Release()
+	}
+}

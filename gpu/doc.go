@@ -37,8 +37,9 @@
 //     128, 64, 32, 16). The rows, keys and registers are bounds the
 //     planners lower where a problem or the workgroup memory needs, as
 //     they lower the defaults. Info().Detail names what is set; a bad
-//     value, or any setting under the CPU plan, which runs none of these
-//     kernels, makes New fail with ErrUnavailable naming it.
+//     value, or a value other than the default under the CPU plan, which
+//     runs none of these kernels, makes New fail with ErrUnavailable
+//     naming it.
 //     bench/gpu-hw.sh tune sweeps settings on a GPU.
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
 //     when no adapter opens (CI sets it); the tests get their backend

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+import asmcheck
+
 LINE = re.compile(r"^(\s*WORD\s+\$)(0x[0-9a-fA-F]+|\d+)(\s*//\s*)(.+?)\s*$")
 
 
@@ -36,27 +38,12 @@ def encode(insns):
 
 
 def main(args):
-    write = args[:1] == ["-w"]
-    files = args[1:] if write else args
-    bad = 0
-    for path in files:
-        lines = open(path).read().split("\n")
-        at = [(i, m) for i, l in enumerate(lines) if (m := LINE.match(l))]
-        if not at:
-            continue
-        words = encode([m.group(4) for _, m in at])
-        for (i, m), w in zip(at, words):
-            have = int(m.group(2), 0)
-            if write:
-                lines[i] = f"{m.group(1)}0x{w:08x}{m.group(3)}{m.group(4)}"
-            elif have != w:
-                print(f"{path}:{i + 1}: WORD 0x{have:08x}, but `{m.group(4)}` is 0x{w:08x}")
-                bad += 1
-        if write:
-            open(path, "w").write("\n".join(lines))
-        else:
-            print(f"{path}: {len(at)} WORDs checked")
-    return 1 if bad else 0
+    return asmcheck.main(
+        args, LINE, encode,
+        stored=lambda m: int(m.group(2), 0),
+        rewrite=lambda m, w: f"{m.group(1)}0x{w:08x}{m.group(3)}{m.group(4)}",
+        show=lambda w: f"0x{w:08x}",
+        label="WORD ", unit="WORDs")
 
 
 if __name__ == "__main__":

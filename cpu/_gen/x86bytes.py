@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+import asmcheck
+
 LINE = re.compile(r"^(\s*)((?:BYTE\s+\$(?:0x[0-9a-fA-F]+|\d+);\s*)*BYTE\s+\$(?:0x[0-9a-fA-F]+|\d+))(\s*//\s*)(.+?)\s*$")
 BYTE = re.compile(r"\$(0x[0-9a-fA-F]+|\d+)")
 
@@ -47,27 +49,12 @@ def encode(insns):
 
 
 def main(args):
-    write = args[:1] == ["-w"]
-    files = args[1:] if write else args
-    bad = 0
-    for path in files:
-        lines = open(path).read().split("\n")
-        at = [(i, m) for i, l in enumerate(lines) if (m := LINE.match(l))]
-        if not at:
-            continue
-        codes = encode([m.group(4) for _, m in at])
-        for (i, m), code in zip(at, codes):
-            have = [int(b, 0) for b in BYTE.findall(m.group(2))]
-            if write:
-                lines[i] = m.group(1) + "; ".join(f"BYTE ${b:#04x}" for b in code) + m.group(3) + m.group(4)
-            elif have != code:
-                print(f"{path}:{i + 1}: {' '.join(f'{b:02x}' for b in have)}, but `{m.group(4)}` is {' '.join(f'{b:02x}' for b in code)}")
-                bad += 1
-        if write:
-            open(path, "w").write("\n".join(lines))
-        else:
-            print(f"{path}: {len(at)} BYTE lines checked")
-    return 1 if bad else 0
+    return asmcheck.main(
+        args, LINE, encode,
+        stored=lambda m: [int(b, 0) for b in BYTE.findall(m.group(2))],
+        rewrite=lambda m, code: m.group(1) + "; ".join(f"BYTE ${b:#04x}" for b in code) + m.group(3) + m.group(4),
+        show=lambda code: " ".join(f"{b:02x}" for b in code),
+        label="", unit="BYTE lines")
 
 
 if __name__ == "__main__":

@@ -123,5 +123,6 @@ func TimedSpans(b *Backend) int {
 // ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
 func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	p = p.Resolved()
-	return b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p).spec(p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
+	c, _ := b.fusedKernel(p) // c.spec is nil where no kernel fits
+	return c.spec(p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,12 +75,7 @@ func parseTuning(s string) (tuning, error) {
 		}
 		name, val, ok := strings.Cut(kv, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
-		i := -1
-		for j, k := range knobs {
-			if k.name == name {
-				i = j
-			}
-		}
+		i := slices.IndexFunc(knobs, func(k knob) bool { return k.name == name })
 		if !ok || i < 0 {
 			return defaultTuning, fmt.Errorf("%s: %q is not name=value with a name of %s", envTune, kv, knobNames())
 		}

@@ -143,8 +143,10 @@
 // keys (all but a causal diagonal's and a window's edges), one call in Go
 // assembly takes the softmax step of the whole sub-tile
 // (softmaxRowsAVX512, softmaxRowsAVX2): each row's max with four
-// accumulators, then its exponentials in base 2 (2^t = 2^f·2^n, the
-// polynomial by Horner's rule, within 8e-8 absolute of e^(x − m'),
+// accumulators (every row's before any exponential with AVX-512), then
+// its exponentials in base 2 (2^t = 2^f·2^n, the polynomial by Horner's
+// rule; with AVX-512 f = t − ⌊t⌋ by one VREDUCEPS and n = ⌊t⌋ taken by
+// VSCALEFPS from t itself; within 8e-8 absolute of e^(x − m'),
 // TestSoftmaxRows) and their sum; other rows go one at a time through
 // rowMax and expShift. Under a window whose span over a query tile is at
 // most three key tiles, one key tile takes the span whole. The softcap's tanh runs sixteen

@@ -9,14 +9,17 @@ import (
 )
 
 // hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA),
-// hasAVX512 whether it may use expShiftAVX512 (AVX-512F) and hasBF16
+// hasAVX512 whether it may use expShiftAVX512 (AVX-512F), hasBF16
 // whether expShiftBF16 may use expShiftBF16AVX512 (AVX-512F and
-// AVX512_BF16), read from the CPU at start-up; GODEBUG=cpu.avx512f=off
-// turns the wider loops off, cpu.avx512bf16=off the last.
+// AVX512_BF16) and hasSoftmax512 whether softmaxRowsVec may use
+// softmaxRowsAVX512 (AVX-512F and AVX512DQ, for VREDUCEPS), read from the
+// CPU at start-up; GODEBUG=cpu.avx512f=off turns the wider loops off,
+// cpu.avx512bf16=off the bfloat16 one.
 var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	hasAVX512 = cpu.X86.HasAVX512F
-	hasBF16   = hasAVX512 && cpu.X86.HasAVX512BF16
+	hasAVX2       = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512     = cpu.X86.HasAVX512F
+	hasBF16       = hasAVX512 && cpu.X86.HasAVX512BF16
+	hasSoftmax512 = hasAVX512 && cpu.X86.HasAVX512DQ
 )
 
 // expShiftAVX2 is expShift for len(row) a multiple of 8 (expf_amd64.s).
@@ -163,7 +166,8 @@ func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64
 func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
 
 // softmaxRowsFit says whether softmaxRowsVec takes rows of n values:
-// with AVX-512F n a multiple of 16, with AVX2 and FMA one of 8.
+// with AVX-512F and AVX512DQ n a multiple of 16, with AVX2 and FMA one of
+// 8.
 func softmaxRowsFit(n int) bool {
 	return n > 0 && (hasAVX512 && n%16 == 0 || hasAVX2 && n%8 == 0)
 }
@@ -177,7 +181,7 @@ func softmaxRowsVec(s []float32, stride, rows, n int, m, mNew, sums []float64) {
 	}
 	// The assembly reads and writes these; out of range is a panic here.
 	_, _, _, _ = s[(rows-1)*stride+n-1], m[rows-1], mNew[rows-1], sums[rows-1]
-	if hasAVX512 && n%16 == 0 {
+	if hasSoftmax512 && n%16 == 0 {
 		softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums)
 		return
 	}

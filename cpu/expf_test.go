@@ -302,6 +302,36 @@ func TestSoftmaxRows(t *testing.T) {
 	}
 }
 
+// softmaxRowsVec's exponential holds its bounds at every step of t = (v
+// − max)·log₂e through four octaves below the max, where its range
+// reduction (t's fraction, t's integer part) changes: a row of 2¹⁴
+// values 2⁻¹² apart, and one with the max last.
+func TestSoftmaxRowsDense(t *testing.T) {
+	const n = 1 << 14
+	if !softmaxRowsFit(n) {
+		t.Skip("no vector loop on this CPU")
+	}
+	s := make([]float32, 2*n)
+	for j := range n {
+		s[j] = float32(-j) / 4096
+		s[n+j] = float32(j-(n-1)) / 4096 // increasing, to the max 0
+	}
+	in := append([]float32(nil), s...)
+	m, mNew, sums := []float64{math.Inf(-1), math.Inf(-1)}, make([]float64, 2), make([]float64, 2)
+	softmaxRowsVec(s, n, 2, n, m, mNew, sums)
+	for j, v := range in {
+		x := float64(v) // the max of each row is 0
+		w := math.Exp(x)
+		got := float64(s[j])
+		if math.Abs(got-w) > 8e-8 || math.Abs(got-w) > 1.2e-7*(1-x*math.Log2E)*w {
+			t.Fatalf("value %d: e^%v = %v, want %v (%.3g relative)", j, x, got, w, (got-w)/w)
+		}
+	}
+	if mNew[0] != 0 || mNew[1] != 0 || s[0] != 1 || s[2*n-1] != 1 {
+		t.Errorf("max %v, %v; the max's weights %v, %v", mNew[0], mNew[1], s[0], s[2*n-1])
+	}
+}
+
 // BenchmarkSoftmaxRows is one score sub-tile's online-softmax step, 256
 // rows of 512 keys, where the CPU has the vector loop.
 func BenchmarkSoftmaxRows(b *testing.B) {

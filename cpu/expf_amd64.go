@@ -169,7 +169,7 @@ func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
 // with AVX-512F and AVX512DQ n a multiple of 16, with AVX2 and FMA one of
 // 8.
 func softmaxRowsFit(n int) bool {
-	return n > 0 && (hasAVX512 && n%16 == 0 || hasAVX2 && n%8 == 0)
+	return n > 0 && (hasSoftmax512 && n%16 == 0 || hasAVX2 && n%8 == 0)
 }
 
 // softmaxRowsVec runs softmaxRowsAVX512, or softmaxRowsAVX2 where that

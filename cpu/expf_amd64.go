@@ -161,28 +161,39 @@ func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
 	return wide, expShiftBF16AVX512(row[:wide], m, out[:wide])
 }
 
-func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64)
+func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64, out []uint16)
 
 func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
 
 // softmaxRowsFit says whether softmaxRowsVec takes rows of n values:
 // with AVX-512F and AVX512DQ n a multiple of 16, with AVX2 and FMA one of
-// 8.
-func softmaxRowsFit(n int) bool {
+// 8; with bf16 (weights rounded to bfloat16) only the former, with
+// AVX512_BF16 too.
+func softmaxRowsFit(n int, bf16 bool) bool {
+	if bf16 {
+		return n > 0 && hasBF16 && hasSoftmax512 && n%16 == 0
+	}
 	return n > 0 && (hasSoftmax512 && n%16 == 0 || hasAVX2 && n%8 == 0)
 }
 
 // softmaxRowsVec runs softmaxRowsAVX512, or softmaxRowsAVX2 where that
 // cannot, on rows rows of s, n values each at row stride stride, for n
-// that softmaxRowsFit.
-func softmaxRowsVec(s []float32, stride, rows, n int, m, mNew, sums []float64) {
+// that softmaxRowsFit. With out (not nil, and n fit for bf16) the
+// weights go to out's rows at the same stride, rounded to bfloat16, and
+// s is left as it was.
+func softmaxRowsVec(s []float32, stride, rows, n int, m, mNew, sums []float64, out []uint16) {
 	if rows == 0 {
 		return
 	}
 	// The assembly reads and writes these; out of range is a panic here.
 	_, _, _, _ = s[(rows-1)*stride+n-1], m[rows-1], mNew[rows-1], sums[rows-1]
+	if out != nil {
+		_ = out[(rows-1)*stride+n-1]
+		softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums, out)
+		return
+	}
 	if hasSoftmax512 && n%16 == 0 {
-		softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums)
+		softmaxRowsAVX512(s, stride, rows, n, m, mNew, sums, nil)
 		return
 	}
 	softmaxRowsAVX2(s, stride, rows, n, m, mNew, sums)

@@ -771,7 +771,27 @@ bfdone:
 	VMOVSD         X14, ret+56(FP)
 	RET
 
-// func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64)
+// EXP2F16 is softmaxRowsAVX512's e^(v − max) for the sixteen values v at
+// (DI), max in Z0, into Z10: t = (v − max)·log₂e, f = t − ⌊t⌋ by
+// VREDUCEPS, 2^f by exp2fc<> (a1 … a6 in Z18–Z23, 1 in Z16) and
+// VSCALEFPS by t, 0 where t < −126 (Z1; NaN included); it clobbers Z6,
+// Z9, Z24 and K1.
+#define EXP2F16 \
+	VMOVUPS       (DI), Z6; \
+	VSUBPS        Z0, Z6, Z6; \
+	VMULPS        Z2, Z6, Z6; \
+	VCMPPS        $0x1d, Z1, Z6, K1; \
+	VREDUCEPS     $1, Z6, Z9; \
+	VMOVAPS       Z23, Z24; \
+	VFMADD213PS   Z22, Z9, Z24; \
+	VFMADD213PS   Z21, Z9, Z24; \
+	VFMADD213PS   Z20, Z9, Z24; \
+	VFMADD213PS   Z19, Z9, Z24; \
+	VFMADD213PS   Z18, Z9, Z24; \
+	VFMADD213PS   Z16, Z9, Z24; \
+	VSCALEFPS.Z   Z6, Z24, K1, Z10
+
+// func softmaxRowsAVX512(s []float32, stride, rows, n int, m, mNew, sums []float64, out []uint16)
 //
 // The online softmax's step for rows rows of a score tile at once, each
 // n values long (n a multiple of 16) at row stride stride, for the fused
@@ -780,7 +800,11 @@ bfdone:
 // with four accumulators for every row first, then each value v
 // replaced with e^(v − mNew[i]) and their sum into sums[i]. m[i] is −Inf
 // or a float32 value; a row whose max is −Inf is cleared, with sum 0.
-// Needs AVX-512F and AVX512DQ.
+// Needs AVX-512F and AVX512DQ. With out (its base not nil; the bfloat16
+// path, bf16Tile) the values go to out instead, at the same row stride,
+// rounded to bfloat16 by VCVTNEPS2BF16 (to nearest, ties to even;
+// AVX512_BF16, which the caller checks) and s is left as it was; the sums
+// are of the float32 values, as expShiftBF16AVX512's.
 //
 // The exponential is in base 2: t = (v − max)·log₂e, 2^t = 2^f·2^⌊t⌋
 // with f = t − ⌊t⌋ in [0, 1) from one VREDUCEPS, 2^f by the degree-6
@@ -799,7 +823,7 @@ bfdone:
 // expShiftAVX512's, in float32 blocks of 16 vectors then float64. One
 // call for the tile, so that a row of a few hundred keys pays no call or
 // loop set-up of its own.
-TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-120
+TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-144
 	MOVQ          s_base+0(FP), SI
 	MOVQ          stride+24(FP), R9
 	SHLQ          $2, R9                 // the row stride in bytes
@@ -881,6 +905,14 @@ smreduce:
 	DECQ          R8
 	JNZ           smmaxrow
 
+	// Pass 2 keeps out's row in AX (0 without out) and its stride in
+	// bytes in DX (0 without out, so that AX stays 0).
+	MOVQ          out_base+120(FP), AX
+	MOVQ          R9, DX
+	SHRQ          $1, DX
+	TESTQ         AX, AX
+	CMOVQEQ       AX, DX
+
 smrow:
 	// Pass 2: the row's exponentials and their sum.
 	VMOVSD        (R13), X3
@@ -889,27 +921,16 @@ smrow:
 	VPXORQ        Z14, Z14, Z14
 	VPXORQ        Z15, Z15, Z15
 	VPXORD        Z17, Z17, Z17
-	VPXORD        Z7, Z7, Z7
-	XORQ          BX, BX
 	MOVQ          SI, DI
+	MOVQ          AX, BX
 	MOVQ          R11, CX
 	VUCOMISS      smninf<>+0(SB), X3
 	JEQ           smclear
+	TESTQ         AX, AX
+	JNZ           smexpbf
 
 smexp:
-	VMOVUPS       (DI), Z6
-	VSUBPS        Z0, Z6, Z6             // v − max
-	VMULPS        Z2, Z6, Z6             // t = (v − max)·log₂e
-	VCMPPS        $0x1d, Z1, Z6, K1      // keep = t ≥ −126 (false for NaN)
-	VREDUCEPS     $1, Z6, Z9             // f = t − ⌊t⌋, in [0, 1)
-	VMOVAPS       Z23, Z24               // a6
-	VFMADD213PS   Z22, Z9, Z24           // a5 + a6·f
-	VFMADD213PS   Z21, Z9, Z24           // a4 + …
-	VFMADD213PS   Z20, Z9, Z24           // a3 + …
-	VFMADD213PS   Z19, Z9, Z24           // a2 + …
-	VFMADD213PS   Z18, Z9, Z24           // a1 + …
-	VFMADD213PS   Z16, Z9, Z24           // 2^f = 1 + f·(a1 + …)
-	VSCALEFPS.Z   Z6, Z24, K1, Z10       // e = 2^f·2^⌊t⌋, 0 where t < −126
+	EXP2F16
 	VMOVUPS       Z10, (DI)
 	VADDPS        Z10, Z17, Z17          // the block's float32 sum
 	ADDQ          $64, DI
@@ -921,16 +942,44 @@ smexp:
 	JNZ           smexp
 	JMP           smnext
 
+smexpbf:
+	EXP2F16
+	// VCVTNEPS2BF16 Z10, Y11: sixteen bfloat16, rounded to nearest even
+	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda
+	VMOVDQU       Y11, (BX)
+	VADDPS        Z10, Z17, Z17          // the block's float32 sum
+	ADDQ          $64, DI
+	ADDQ          $32, BX
+	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           smexpbf
+	EXPSUM16
+	TESTQ         CX, CX
+	JNZ           smexpbf
+	JMP           smnext
+
 smclear:
+	TESTQ         AX, AX
+	JNZ           smclearbf
+
+smclear32:
 	VMOVUPS       Z17, (DI)
 	ADDQ          $64, DI
 	DECQ          CX
-	JNZ           smclear
+	JNZ           smclear32
+	JMP           smnext
+
+smclearbf:
+	VMOVDQU32     Y17, (BX)
+	ADDQ          $32, BX
+	DECQ          CX
+	JNZ           smclearbf
 
 smnext:
 	EXPTOTAL16
 	VMOVSD         X14, (R14)
 	ADDQ          R9, SI
+	ADDQ          DX, AX
 	ADDQ          $8, R13
 	ADDQ          $8, R14
 	DECQ          R10

@@ -70,6 +70,6 @@ func alibiVec([]float32, float32, int) int { return 0 }
 
 func expShiftBF16Vec([]float32, float32, []uint16) (int, float64) { return 0, 0 }
 
-func softmaxRowsFit(int) bool { return false }
+func softmaxRowsFit(int, bool) bool { return false }
 
-func softmaxRowsVec([]float32, int, int, int, []float64, []float64, []float64) {}
+func softmaxRowsVec([]float32, int, int, int, []float64, []float64, []float64, []uint16) {}

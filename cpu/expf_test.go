@@ -242,63 +242,102 @@ func TestExpShiftBF16(t *testing.T) {
 // the sum within 16 float32 units in its
 // last place, for rows of every vector count around the four-way max
 // loop's, at a stride longer than the rows, rows of −Inf included; what
-// lies between the rows is left alone.
+// lies between the rows is left alone. With out (bf16), each weight is
+// that value rounded to bfloat16 (2⁻⁸ relative more), the sum is of the
+// float32 values (so within their bounds of the exact sum), and s is
+// left as it was.
 func TestSoftmaxRows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
 	negInf := math.Inf(-1)
-	for _, n := range []int{8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 144, 256, 272, 1024} {
-		if !softmaxRowsFit(n) {
-			t.Skipf("no vector loop for rows of %d on this CPU", n)
-		}
-		const rows, pad = 7, 5
-		stride := n + pad
-		s := make([]float32, rows*stride)
-		for j := range s {
-			s[j] = float32(rng.Float64()*30 - 20)
-		}
-		m := []float64{negInf, 2.5, 50, negInf, -3, 0, negInf}
-		for j := range n {
-			s[3*stride+j] = float32(negInf) // a row with no visible key
-			if j%5 == 1 {
-				s[j] = float32(negInf)
+	for _, bf16 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "f32", true: "bf16"}[bf16], func(t *testing.T) {
+			if !softmaxRowsFit(16, bf16) {
+				t.Skip("no vector loop on this CPU")
 			}
-			if j%7 == 3 {
-				s[stride+j] = -200 // far below the max: 0
-			}
-		}
-		in := append([]float32(nil), s...)
-		mNew, sums := make([]float64, rows), make([]float64, rows)
-		softmaxRowsVec(s, stride, rows, n, m, mNew, sums)
-		for r := range rows {
-			mx := m[r]
-			for _, v := range in[r*stride : r*stride+n] {
-				mx = max(mx, float64(v))
-			}
-			if mNew[r] != mx {
-				t.Errorf("n=%d row %d: max %v, want %v", n, r, mNew[r], mx)
-			}
-			var want float64
-			for j := range n {
-				got := float64(s[r*stride+j])
-				w := 0.0
-				if x := float64(in[r*stride+j]) - mx; !math.IsInf(mx, -1) && x >= -87.33 {
-					w = math.Exp(x)
+			rng := rand.New(rand.NewPCG(9, 9))
+			for _, n := range []int{8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 144, 256, 272, 1024} {
+				if !softmaxRowsFit(n, bf16) {
+					continue
 				}
-				x := float64(in[r*stride+j]) - mx
-				if math.IsInf(mx, -1) && got != 0 || math.Abs(got-w) > 8e-8 || math.Abs(got-w) > 1.2e-7*(1-x*math.Log2E)*w {
-					t.Fatalf("n=%d row %d key %d: e^(%v − %v) = %v, want %v", n, r, j, in[r*stride+j], mx, got, w)
+				const rows, pad = 7, 5
+				stride := n + pad
+				s := make([]float32, rows*stride)
+				for j := range s {
+					s[j] = float32(rng.Float64()*30 - 20)
 				}
-				want += got
-			}
-			if math.Abs(sums[r]-want) > 16*0x1p-24*want {
-				t.Errorf("n=%d row %d: sum %v, the values add to %v", n, r, sums[r], want)
-			}
-			for j := n; j < stride && r*stride+j < len(s); j++ {
-				if s[r*stride+j] != in[r*stride+j] {
-					t.Fatalf("n=%d row %d: wrote past the row, at %d", n, r, j)
+				m := []float64{negInf, 2.5, 50, negInf, -3, 0, negInf}
+				for j := range n {
+					s[3*stride+j] = float32(negInf) // a row with no visible key
+					if j%5 == 1 {
+						s[j] = float32(negInf)
+					}
+					if j%7 == 3 {
+						s[stride+j] = -200 // far below the max: 0
+					}
+				}
+				in := append([]float32(nil), s...)
+				var out []uint16
+				if bf16 {
+					out = make([]uint16, len(s))
+					for j := range out {
+						out[j] = 0xdead
+					}
+				}
+				mNew, sums := make([]float64, rows), make([]float64, rows)
+				softmaxRowsVec(s, stride, rows, n, m, mNew, sums, out)
+				for r := range rows {
+					mx := m[r]
+					for _, v := range in[r*stride : r*stride+n] {
+						mx = max(mx, float64(v))
+					}
+					if mNew[r] != mx {
+						t.Errorf("n=%d row %d: max %v, want %v", n, r, mNew[r], mx)
+					}
+					var want, exact, slack float64
+					for j := range n {
+						at := r*stride + j
+						got := float64(s[at])
+						if bf16 {
+							got = float64(math.Float32frombits(uint32(out[at]) << 16))
+						}
+						w := 0.0
+						x := float64(in[at]) - mx
+						if !math.IsInf(mx, -1) && x >= -87.33 {
+							w = math.Exp(x)
+						}
+						abs, rel := 8e-8, 1.2e-7*(1-x*math.Log2E)*w
+						if bf16 {
+							abs, rel = abs+0x1p-8*w, rel+0x1p-8*w
+						}
+						if math.IsInf(mx, -1) && got != 0 || math.Abs(got-w) > abs || math.Abs(got-w) > rel {
+							t.Fatalf("n=%d row %d key %d: e^(%v − %v) = %v, want %v", n, r, j, in[at], mx, got, w)
+						}
+						want += got
+						exact += w
+						slack += min(8e-8, 1.2e-7*(1-x*math.Log2E)*w)
+					}
+					if bf16 {
+						// The sum is of the float32 weights, not of out's.
+						if math.Abs(sums[r]-exact) > slack+16*0x1p-24*exact {
+							t.Errorf("n=%d row %d: sum %v, the weights add to %v", n, r, sums[r], exact)
+						}
+					} else if math.Abs(sums[r]-want) > 16*0x1p-24*want {
+						t.Errorf("n=%d row %d: sum %v, the values add to %v", n, r, sums[r], want)
+					}
+					for j := n; j < stride && r*stride+j < len(s); j++ {
+						if s[r*stride+j] != in[r*stride+j] || bf16 && out[r*stride+j] != 0xdead {
+							t.Fatalf("n=%d row %d: wrote past the row, at %d", n, r, j)
+						}
+					}
+				}
+				if bf16 {
+					for j := range s {
+						if s[j] != in[j] && !(math.IsNaN(float64(s[j])) && math.IsNaN(float64(in[j]))) {
+							t.Fatalf("n=%d: s changed at %d", n, j)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -308,7 +347,7 @@ func TestSoftmaxRows(t *testing.T) {
 // values 2⁻¹² apart, and one with the max last.
 func TestSoftmaxRowsDense(t *testing.T) {
 	const n = 1 << 14
-	if !softmaxRowsFit(n) {
+	if !softmaxRowsFit(n, false) {
 		t.Skip("no vector loop on this CPU")
 	}
 	s := make([]float32, 2*n)
@@ -318,7 +357,7 @@ func TestSoftmaxRowsDense(t *testing.T) {
 	}
 	in := append([]float32(nil), s...)
 	m, mNew, sums := []float64{math.Inf(-1), math.Inf(-1)}, make([]float64, 2), make([]float64, 2)
-	softmaxRowsVec(s, n, 2, n, m, mNew, sums)
+	softmaxRowsVec(s, n, 2, n, m, mNew, sums, nil)
 	for j, v := range in {
 		x := float64(v) // the max of each row is 0
 		w := math.Exp(x)
@@ -333,25 +372,46 @@ func TestSoftmaxRowsDense(t *testing.T) {
 }
 
 // BenchmarkSoftmaxRows is one score sub-tile's online-softmax step, 256
-// rows of 512 keys, where the CPU has the vector loop.
+// rows of 512 keys, where the CPU has the vector loop: f32 writes the
+// weights over the scores, bf16 to a bfloat16 tile (the bf16 path's),
+// and bf16-rows does what bf16 does one row at a time, as online does
+// for the rows that see only some of a tile's keys (rowMax, then
+// expShiftBF16).
 func BenchmarkSoftmaxRows(b *testing.B) {
 	const rows, n = 256, 512
-	if !softmaxRowsFit(n) {
-		b.Skip("no vector loop on this CPU")
+	for _, c := range []struct {
+		name       string
+		bf16, each bool
+	}{{"f32", false, false}, {"bf16", true, false}, {"bf16-rows", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			if !softmaxRowsFit(n, c.bf16) {
+				b.Skip("no vector loop on this CPU")
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			s := make([]float32, rows*n)
+			for j := range s {
+				s[j] = float32(rng.Float64()*8 - 4)
+			}
+			var out []uint16
+			if c.bf16 {
+				out = make([]uint16, rows*n)
+			}
+			// Each f32 run's weights, in (0, 1], are the next one's scores.
+			m, mNew, sums := make([]float64, rows), make([]float64, rows), make([]float64, rows)
+			for b.Loop() {
+				if c.each {
+					for r := range rows {
+						row := s[r*n : (r+1)*n]
+						sums[r] = expShiftBF16(row, rowMax(row), out[r*n:(r+1)*n])
+					}
+					continue
+				}
+				for i := range m {
+					m[i] = math.Inf(-1)
+				}
+				softmaxRowsVec(s, n, rows, n, m, mNew, sums, out)
+			}
+			b.ReportMetric(float64(b.N*rows*n)/b.Elapsed().Seconds()/1e9, "Gexp/s")
+		})
 	}
-	rng := rand.New(rand.NewPCG(1, 1))
-	s := make([]float32, rows*n)
-	for j := range s {
-		s[j] = float32(rng.Float64()*8 - 4)
-	}
-	// Each run's weights, in (0, 1], are the next one's scores.
-	work := s
-	m, mNew, sums := make([]float64, rows), make([]float64, rows), make([]float64, rows)
-	for b.Loop() {
-		for i := range m {
-			m[i] = math.Inf(-1)
-		}
-		softmaxRowsVec(work, n, rows, n, m, mNew, sums)
-	}
-	b.ReportMetric(float64(b.N*rows*n)/b.Elapsed().Seconds()/1e9, "Gexp/s")
 }

@@ -486,7 +486,7 @@ func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, t
 			gemmBand(blas.Trans, p.Scale, qs, kt, 0, st, band)
 		}
 		m, l := sc.m[s0:s0+sr], sc.l[s0:s0+sr]
-		if !f.onlineTile(sc, st, as.Data, band, m, l, b, kvh, i0, s0, j0) {
+		if !f.onlineTile(sc, st, nil, as.Data, band, m, l, b, kvh, i0, s0, j0) {
 			for ii := range sr {
 				h, i := f.rowOf(kvh, i0, s0+ii)
 				row := st.Data[ii*f.tk : ii*f.tk+tk]
@@ -640,14 +640,17 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	band.Inner = false
 	sgemm.BF16GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
 	m, l := sc.m[:rows], sc.l[:rows]
-	for ii := range rows {
-		h, i := f.rowOf(kvh, i0, ii)
-		row := st.Data[ii*st.Stride : ii*st.Stride+tk]
-		pb := sc.pb[ii*st.Stride : ii*st.Stride+tk]
-		f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+	pbt := sc.pb[:(rows-1)*st.Stride+tk]
+	if !f.onlineTile(sc, st, pbt, acc.Data, band, m, l, b, kvh, i0, 0, j0) {
+		for ii := range rows {
+			h, i := f.rowOf(kvh, i0, ii)
+			row := st.Data[ii*st.Stride : ii*st.Stride+tk]
+			pb := sc.pb[ii*st.Stride : ii*st.Stride+tk]
+			f.online(row, pb, band.Lo[ii], band.Hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+		}
 	}
 	band.Inner = true
-	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, sc.pb[:(rows-1)*st.Stride+tk], st.Stride, v.h, v.stride, 1, acc.Data, acc.Stride, band)
+	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, pbt, st.Stride, v.h, v.stride, 1, acc.Data, acc.Stride, band)
 }
 
 // qBits is the item's Q rows as bfloat16 bits and their row stride: in
@@ -674,17 +677,19 @@ func bf16Arithmetic(q, k, v store) bool {
 }
 
 // onlineTile is online for every row of a key tile (st, from key j0;
-// its rows the item's from row r0) at once, where each row sees all of the tile's keys and the vector loop
-// takes rows of its length (softmaxRowsFit): the score modifiers and the
-// keep-mask row by row, then one call for every row's new max,
-// exponentials and sum, then the rescaling of the rows whose max grew.
-// It reports false, having done nothing, otherwise: online takes the
-// tile row by row. The tile's exponentials are softmaxRowsVec's (in
-// base 2, within 8e-8 of e^(x − m)), where online's are expShift's;
-// either is inside float32 attention's error.
-func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, r0, j0 int) bool {
+// its rows the item's from row r0) at once, where each row sees all of
+// the tile's keys and the vector loop takes rows of its length
+// (softmaxRowsFit): the score modifiers and the keep-mask row by row,
+// then one call for every row's new max, exponentials and sum, then the
+// rescaling of the rows whose max grew. With pb (the bfloat16 path,
+// bf16Tile) the weights go to pb's rows, at st's stride, rounded to
+// bfloat16, as online's do. It reports false, having done nothing,
+// otherwise: online takes the tile row by row. The tile's exponentials
+// are softmaxRowsVec's (in base 2, within 8e-8 of e^(x − m)), where
+// online's are expShift's; either is inside float32 attention's error.
+func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, pb []uint16, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, r0, j0 int) bool {
 	rows, tk, dv := st.Rows, st.Cols, f.p.Dv
-	if rows == 0 || !softmaxRowsFit(tk) {
+	if rows == 0 || !softmaxRowsFit(tk, pb != nil) {
 		return false
 	}
 	for ii := range rows {
@@ -703,7 +708,7 @@ func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, acc []float32, b
 		}
 	}
 	mNew, sums := sc.mNew[:rows], sc.sums[:rows]
-	softmaxRowsVec(st.Data, st.Stride, rows, tk, m, mNew, sums)
+	softmaxRowsVec(st.Data, st.Stride, rows, tk, m, mNew, sums, pb)
 	for ii := range rows {
 		fold(acc[ii*dv:(ii+1)*dv], &m[ii], &l[ii], mNew[ii], sums[ii])
 	}

@@ -752,8 +752,8 @@ bfloop:
 	VFMADD231PS   Z26, Z10, Z24        // 2^f
 	VSCALEFPS.Z   Z8, Z24, K1, Z10     // e = 2^f·2^n, 0 where t < −126
 	VADDPS        Z10, Z17, Z17        // the block's float32 sum
-	// VCVTNEPS2BF16 Z10, Y11: sixteen bfloat16, rounded to nearest even
-	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda
+	// Z10 to sixteen bfloat16 in Y11, rounded to nearest even (AVX512_BF16)
+	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // vcvtneps2bf16 %zmm10,%ymm11
 	VMOVDQU       Y11, (DI)
 	ADDQ          $64, SI
 	ADDQ          $32, DI
@@ -944,8 +944,8 @@ smexp:
 
 smexpbf:
 	EXP2F16
-	// VCVTNEPS2BF16 Z10, Y11: sixteen bfloat16, rounded to nearest even
-	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda
+	// Z10 to sixteen bfloat16 in Y11, rounded to nearest even (AVX512_BF16)
+	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // vcvtneps2bf16 %zmm10,%ymm11
 	VMOVDQU       Y11, (BX)
 	VADDPS        Z10, Z17, Z17          // the block's float32 sum
 	ADDQ          $64, DI

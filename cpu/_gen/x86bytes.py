@@ -2,8 +2,9 @@
 """Checks the BYTE-encoded instructions of attn's amd64 assembly against
 GNU as (binutils), or writes them.
 
-Go's assembler and avo have no AMX, so cpu/internal/sgemm/amx_amd64.s
-writes each AMX instruction as its bytes,
+Go's assembler and avo have no AMX (nor AVX512_BF16's VCVTNEPS2BF16,
+which cpu/expf_amd64.s writes the same way), so
+cpu/internal/sgemm/amx_amd64.s writes each AMX instruction as its bytes,
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // tdpbf16ps %tmm6,%tmm4,%tmm0
 

@@ -36,6 +36,21 @@ func (m *mirror) append(seq int, k, v *kernels.Tensor) {
 	}
 }
 
+// slack is what compareOut allows beyond Allowed for queries q over m's
+// cache: under bfloat16 arithmetic (q and the cache both BFloat16, the
+// caller's choice of bfloat16 precision, which lets the CPU round P to
+// bfloat16) backendtest.BF16Slack of every cached value, else 0.
+func (m *mirror) slack(q *kernels.Tensor) float64 {
+	if q.DType != kernels.BFloat16 || m.cfg.DType != kernels.BFloat16 {
+		return 0
+	}
+	var v []float32
+	for _, s := range m.v {
+		v = append(v, s...)
+	}
+	return backendtest.BF16Slack(v)
+}
+
 func (m *mirror) len(seq int) int { return len(m.k[seq]) / (m.cfg.KVHeads * m.cfg.D) }
 
 // want is the float64 reference output of q over sequences seqs of m, as
@@ -74,7 +89,10 @@ func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels
 	return backendtest.Reference(c).O, r
 }
 
-func compareOut(t *testing.T, what string, got *kernels.Tensor, want []float64, dv int) {
+// compareOut checks each output row of got against the float64
+// reference want, within backendtest.Allowed of its dtype (relative to
+// the row's largest value, at least 1) plus slack.
+func compareOut(t *testing.T, what string, got *kernels.Tensor, want []float64, dv int, slack float64) {
 	t.Helper()
 	g := got.Float32s()
 	for r := 0; r < len(want); r += dv {
@@ -83,7 +101,7 @@ func compareOut(t *testing.T, what string, got *kernels.Tensor, want []float64, 
 			scale = max(scale, math.Abs(w))
 		}
 		for i := r; i < r+dv; i++ {
-			if d := math.Abs(float64(g[i]) - want[i]); d > backendtest.Allowed(got.DType, want[i], scale) || math.IsNaN(float64(g[i])) {
+			if d := math.Abs(float64(g[i]) - want[i]); d > backendtest.Allowed(got.DType, want[i], scale)+slack || math.IsNaN(float64(g[i])) {
 				t.Fatalf("%s: out[%d] = %v, want %v", what, i, g[i], want[i])
 			}
 		}
@@ -209,7 +227,7 @@ func TestCacheDecode(t *testing.T) {
 							t.Fatalf("step %d: %v", step, err)
 						}
 						want, _ := m.want(t, []int{0, 1, 2}, q, o)
-						compareOut(t, fmt.Sprintf("step %d", step), out, want, cfg.Dv)
+						compareOut(t, fmt.Sprintf("step %d", step), out, want, cfg.Dv, m.slack(q))
 					}
 					if cache != nil {
 						cache.Release()
@@ -502,7 +520,7 @@ func TestPagePoolConcurrent(t *testing.T) {
 					return
 				}
 				want, _ := m.want(t, []int{0}, q, opts)
-				compareOut(t, fmt.Sprintf("goroutine %d step %d", g, step), out, want, 16)
+				compareOut(t, fmt.Sprintf("goroutine %d step %d", g, step), out, want, 16, m.slack(q))
 			}
 		})
 	}
@@ -602,7 +620,7 @@ func TestPagePoolAttendRelease(t *testing.T) {
 								t.Errorf("round %d, goroutine %d: an Attend begun after Release returned succeeded", round, g)
 								return
 							}
-							compareOut(t, fmt.Sprintf("round %d, goroutine %d, attend %d", round, g, i), out, want, 16)
+							compareOut(t, fmt.Sprintf("round %d, goroutine %d, attend %d", round, g, i), out, want, 16, 0)
 						}
 					})
 				}
@@ -846,7 +864,7 @@ func TestCacheAppendRange(t *testing.T) {
 						t.Fatal(err)
 					}
 					want, _ := m.want(t, []int{0}, q, &kernels.AttendOptions{})
-					compareOut(t, "after the append", out, want, 32)
+					compareOut(t, "after the append", out, want, 32, m.slack(q))
 					return
 				}
 				if !errors.Is(err, c.want) {

@@ -209,6 +209,8 @@ func New(opts ...Option) (*Backend, error) {
 	}
 	if sgemm.HasBF16() {
 		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic (%s) with tiles %d×%d", sgemm.BF16Kernel(), b.bf16Q, b.bf16K)
+	} else if sgemm.BF16Measured() > 0 {
+		b.info.Detail += ", bfloat16 arithmetic " + sgemm.BF16Kernel() // measured slower than widening
 	}
 	if on, why := sgemm.AMX(); !on && why != "" {
 		b.info.Detail += ", AMX off: " + why // a CPU with AMX-BF16 that does not run it

@@ -124,6 +124,7 @@ func TestAMX(t *testing.T) {
 // them (the VDPBF16PS kernel, or widening where it is slow), says why,
 // and gives the same answers; ATTN_CPU_BF16=amx then is an error.
 func TestAMXRefused(t *testing.T) {
+	bf16Choice() // made now, so that it cannot overwrite what the test sets
 	savedPerm, savedReq, savedAMX, savedSetting := amxPerm, amxRequest, bf16AMX, bf16Setting
 	defer func() { amxPerm, amxRequest, bf16AMX, bf16Setting = savedPerm, savedReq, savedAMX, savedSetting }()
 	refusal := errors.New("arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA): no space left on device")

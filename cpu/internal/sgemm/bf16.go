@@ -38,8 +38,7 @@ type bf16Kernel struct {
 // first VDPBF16PS kernel the CPU has, widen widens to float32 for Sgemm.
 // Unset, AMX runs where the CPU has AMX-BF16 and the kernel grants the
 // process its tiles; else the VDPBF16PS kernel, unless bf16Slow
-// (bf16_*.go) says the CPU's is slower than widening, as on Intel's
-// cores.
+// (bf16_*.go) measures it slower than widening, as on Intel's cores.
 const EnvBF16 = "ATTN_CPU_BF16"
 
 // bf16Active is the VDPBF16PS kernel BF16Gemm runs when AMX does not,
@@ -47,45 +46,68 @@ const EnvBF16 = "ATTN_CPU_BF16"
 // chooseBF16; nil means the fallback through float32. bf16AMX says AMX
 // is wanted (the CPU has it and the setting allows it): it runs once
 // the kernel grants it (amxGranted). bf16Err says why $ATTN_CPU_BF16
-// was not followed, and bf16Setting is what it said.
+// was not followed, and bf16Setting is what it said. bf16Ratio is the
+// VDPBF16PS kernel's rate over the float32 kernel's where bf16Slow
+// measured them, else 0. bf16Choice sets them, once, when first asked:
+// every reader calls it first.
 var (
-	bf16Setting                  = strings.ToLower(strings.TrimSpace(os.Getenv(EnvBF16)))
-	bf16Active, bf16AMX, bf16Err = chooseBF16(bf16Kernels, bf16Slow, amxCPU, bf16Setting)
+	bf16Setting = strings.ToLower(strings.TrimSpace(os.Getenv(EnvBF16)))
+	bf16Once    sync.Once
+	bf16Active  *bf16Kernel
+	bf16AMX     bool
+	bf16Err     error
+	bf16Ratio   float64
 )
+
+// bf16Faster is how many times the float32 kernel's rate the VDPBF16PS
+// kernel must measure for BF16Gemm to run it instead of widening to
+// float32: a margin above 1, so that the choice does not turn on a
+// neighbour's noise and bfloat16 is never slower than float32, where
+// the CPUs measured so far lie far to either side of it (below).
+const bf16Faster = 1.2
+
+// bf16Choice makes BF16Gemm's choice the first time it is called.
+func bf16Choice() {
+	bf16Once.Do(func() {
+		bf16Active, bf16AMX, bf16Err = chooseBF16(bf16Kernels, bf16Slow, amxCPU, bf16Setting)
+	})
+}
 
 // chooseBF16 is what runs under setting ("", "amx", "dot" or "widen"):
 // the VDPBF16PS kernel of ks to run when AMX does not (the first, or nil
 // to widen), and whether AMX is wanted. Unset, AMX is wanted where the
-// CPU has it (amx), and the kernel runs unless slow says the CPU widens
-// faster. A setting it cannot follow is an error, with the unset choice
-// beside it.
-func chooseBF16(ks []*bf16Kernel, slow, amx bool, setting string) (*bf16Kernel, bool, error) {
+// CPU has it (amx), and the kernel runs unless slow, asked only then,
+// says the CPU widens faster. A setting it cannot follow is an error,
+// with the unset choice beside it.
+func chooseBF16(ks []*bf16Kernel, slow func() bool, amx bool, setting string) (*bf16Kernel, bool, error) {
 	var first *bf16Kernel
 	if len(ks) > 0 {
 		first = ks[0]
 	}
-	def := first
-	if slow {
-		def = nil
+	def := func() *bf16Kernel {
+		if first == nil || slow() {
+			return nil
+		}
+		return first
 	}
 	amx = amx && first != nil // AMX's edges run on the kernel
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "":
-		return def, amx, nil
+		return def(), amx, nil
 	case "amx":
 		if !amx {
-			return def, false, fmt.Errorf("%s=%q: this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)", EnvBF16, setting)
+			return def(), false, fmt.Errorf("%s=%q: this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)", EnvBF16, setting)
 		}
-		return def, true, nil
+		return def(), true, nil
 	case "widen":
 		return nil, false, nil
 	case "dot":
 		if first == nil {
-			return def, amx, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
+			return nil, amx, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
 		}
 		return first, false, nil
 	}
-	return def, amx, fmt.Errorf("%s=%q: want amx, dot or widen", EnvBF16, setting)
+	return def(), amx, fmt.Errorf("%s=%q: want amx, dot or widen", EnvBF16, setting)
 }
 
 // amxPerm is the kernel's answer to the process's request for AMX's
@@ -110,7 +132,10 @@ func amxGranted() error {
 }
 
 // amxOn says whether BF16Gemm runs on AMX's tiles: wanted, and granted.
-func amxOn() bool { return bf16AMX && amxGranted() == nil }
+func amxOn() bool {
+	bf16Choice()
+	return bf16AMX && amxGranted() == nil
+}
 
 // bf16Now is what BF16Gemm runs: AMX's tiles with the first kernel at
 // their edges, or the kernel bf16Active alone (tiles nil), or nothing
@@ -119,7 +144,7 @@ func bf16Now() (kn *bf16Kernel, tiles tileFunc) {
 	if amxOn() {
 		return bf16Kernels[0], amxTiles
 	}
-	return bf16Active, nil
+	return bf16Active, nil // amxOn made the choice
 }
 
 // AMX says whether BF16Gemm runs on AMX's tiles and, where it does not
@@ -127,6 +152,7 @@ func bf16Now() (kn *bf16Kernel, tiles tileFunc) {
 // by the kernel (an old kernel, or a C library's signal stack too small
 // for the tiles' state). why is empty on a CPU without AMX-BF16.
 func AMX() (on bool, why string) {
+	bf16Choice()
 	switch {
 	case !amxCPU:
 		return false, ""
@@ -154,15 +180,29 @@ func HasBF16() bool {
 
 // BF16Kernel names what BF16Gemm runs, such as "AVX512_BF16 8×32" or
 // "AMX-BF16 32×32 tiles (AVX512_BF16 8×32 at the edges)", or says that
-// it widens to float32.
+// it widens to float32; where the choice was measured (bf16Slow), with
+// the VDPBF16PS kernel's rate over the float32 kernel's.
 func BF16Kernel() string {
+	bf16Choice()
+	var measured string
+	if r := BF16Measured(); r > 0 {
+		measured = fmt.Sprintf(": VDPBF16PS measured %.2f× the float32 kernel", bf16Ratio)
+	}
 	switch {
 	case amxOn():
 		return "AMX-BF16 32×32 tiles (" + bf16Kernels[0].name + " at the edges)"
 	case bf16Active == nil:
-		return "none (widened to float32 for Sgemm)"
+		return "none (widened to float32 for Sgemm" + measured + ")"
 	}
-	return bf16Active.name
+	return bf16Active.name + measured
+}
+
+// BF16Measured is the VDPBF16PS kernel's rate over the float32 kernel's
+// where BF16Gemm's choice between them was measured (no $ATTN_CPU_BF16,
+// a CPU with AVX512_BF16), else 0.
+func BF16Measured() float64 {
+	bf16Choice()
+	return bf16Ratio
 }
 
 // BF16Gemm computes

@@ -8,8 +8,8 @@ import "gonum.org/v1/gonum/blas"
 // to float32.
 var bf16Kernels []*bf16Kernel
 
-// bf16Slow does not matter without kernels.
-const bf16Slow = false
+// bf16Slow is never asked without kernels.
+func bf16Slow() bool { return false }
 
 // packPanel is never reached without a kernel.
 func packPanel(tB blas.Transpose, kp int, b []uint16, ldb, p0, j int, dst []uint32, nr int) bool {

@@ -207,8 +207,9 @@ func sameU16(x, y []uint16) bool {
 // CPU widens faster (bf16Slow) or $ATTN_CPU_BF16 says otherwise.
 func TestBF16Kernels(t *testing.T) {
 	skipWithoutBF16(t)
-	t.Logf("BF16Gemm runs %s; kernels: %d, slow %t", BF16Kernel(), len(bf16Kernels), bf16Slow)
-	want, amx, _ := chooseBF16(bf16Kernels, bf16Slow, amxCPU, os.Getenv(EnvBF16))
+	t.Logf("BF16Gemm runs %s; kernels: %d", BF16Kernel(), len(bf16Kernels))
+	slow := func() bool { return bf16Ratio > 0 && bf16Ratio < bf16Faster }
+	want, amx, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16))
 	if bf16Active != want || bf16AMX != amx || HasBF16() != (want != nil || amxOn()) {
 		t.Fatalf("HasBF16() = %v, active %v, AMX %v; want %v, AMX %v", HasBF16(), bf16Active, bf16AMX, want, amx)
 	}
@@ -248,9 +249,16 @@ func TestChooseBF16(t *testing.T) {
 		{nil, false, true, "", nil, false, ""}, // no kernel for the edges
 		{nil, false, true, "amx", nil, false, "no AMX-BF16"},
 	} {
-		got, amx, err := chooseBF16(c.ks, c.slow, c.amx, c.setting)
+		asked := false
+		slow := func() bool { asked = true; return c.slow }
+		got, amx, err := chooseBF16(c.ks, slow, c.amx, c.setting)
 		if got != c.want || amx != c.wantAMX || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("chooseBF16(%d kernels, slow %t, AMX %t, %q) = %v, %t, %v; want %v, %t, an error containing %q", len(c.ks), c.slow, c.amx, c.setting, got, amx, err, c.want, c.wantAMX, c.err)
+		}
+		// The measurement is made only where the unset choice is
+		// needed: a kernel to choose, and no dot or widen.
+		if s := strings.ToLower(strings.TrimSpace(c.setting)); asked && (c.ks == nil || s == "dot" || s == "widen") {
+			t.Errorf("chooseBF16(%d kernels, AMX %t, %q) measured the kernel", len(c.ks), c.amx, c.setting)
 		}
 	}
 }
@@ -310,8 +318,9 @@ func TestBF16PackB(t *testing.T) {
 
 // HasBF16, BF16Kernel and BF16Gemm agree on what runs.
 func TestBF16GemmUsesActive(t *testing.T) {
-	if want, _, _ := chooseBF16(bf16Kernels, bf16Slow, amxCPU, os.Getenv(EnvBF16)); HasBF16() != (want != nil || amxOn()) {
-		t.Fatalf("HasBF16() = %v with %d kernels, slow %t", HasBF16(), len(bf16Kernels), bf16Slow)
+	slow := func() bool { return bf16Ratio > 0 && bf16Ratio < bf16Faster }
+	if want, _, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16)); HasBF16() != (want != nil || amxOn()) {
+		t.Fatalf("HasBF16() = %v with %d kernels, measured %.2f×", HasBF16(), len(bf16Kernels), bf16Ratio)
 	}
 	t.Logf("BF16Gemm: %s", BF16Kernel())
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -419,6 +428,7 @@ func TestBF16GemmBadArguments(t *testing.T) {
 // with A zero outside each row's range (odd bounds included, which the
 // kernels widen to pairs) and beta = 1, all of C the product.
 func TestBF16GemmBand(t *testing.T) {
+	bf16Choice() // made now, so that it cannot overwrite what the test sets
 	saved, savedAMX := bf16Active, bf16AMX
 	defer func() { bf16Active, bf16AMX = saved, savedAMX }()
 	bf16AMX = false

@@ -15,7 +15,7 @@ import (
 var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA, intel)
 
 // intel says the CPU is Intel's, read once: the float32 kernels' order
-// and the bfloat16 arithmetic (bf16Slow) follow it.
+// follows it.
 var intel = x86Vendor() == "GenuineIntel"
 
 // amd64Kernels are the kernels of a CPU with or without AVX-512F and AVX2

@@ -3,6 +3,7 @@
 package sgemm
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -33,4 +34,20 @@ func TestAMD64Kernels(t *testing.T) {
 		t.Errorf("x86Vendor() = %q", v)
 	}
 	t.Logf("vendor %s, kernel %s", v, Kernel())
+}
+
+// measureBF16 gives a positive, finite ratio of rates where the CPU has
+// a bfloat16 kernel, for each float32 kernel it may be measured against
+// ($ATTN_CPU_KERNEL picks which Sgemm runs); bf16Slow decides by it.
+func TestMeasureBF16(t *testing.T) {
+	if len(bf16Kernels) == 0 {
+		t.Skip("no bfloat16 kernel on this CPU")
+	}
+	for _, fk := range kernels {
+		r := measureBF16(bf16Kernels[0], fk)
+		if !(r > 0) || math.IsInf(r, 0) {
+			t.Fatalf("%s against %s: ratio %v", bf16Kernels[0].name, fk.name, r)
+		}
+		t.Logf("%s: %.2f× %s", bf16Kernels[0].name, r, fk.name)
+	}
 }

@@ -96,6 +96,7 @@ func choose(ks []*kernel, name string) (*kernel, error) {
 // followed: nil when each is unset or names a choice this CPU has (and,
 // for amx, the kernel grants).
 func KernelErr() error {
+	bf16Choice()
 	var amxErr error
 	if bf16Setting == "amx" && bf16AMX {
 		if err := amxGranted(); err != nil {

@@ -66,6 +66,10 @@ var (
 // the CPUs measured so far lie far to either side of it (below).
 const bf16Faster = 1.2
 
+// bf16SlowAt says whether a measured ratio r (bf16Ratio) leaves the
+// VDPBF16PS kernel below bf16Faster; 0, nothing measured, is not slow.
+func bf16SlowAt(r float64) bool { return r > 0 && !(r >= bf16Faster) }
+
 // bf16Choice makes BF16Gemm's choice the first time it is called.
 func bf16Choice() {
 	bf16Once.Do(func() {
@@ -183,10 +187,9 @@ func HasBF16() bool {
 // it widens to float32; where the choice was measured (bf16Slow), with
 // the VDPBF16PS kernel's rate over the float32 kernel's.
 func BF16Kernel() string {
-	bf16Choice()
 	var measured string
 	if r := BF16Measured(); r > 0 {
-		measured = fmt.Sprintf(": VDPBF16PS measured %.2f× the float32 kernel", bf16Ratio)
+		measured = fmt.Sprintf(": VDPBF16PS measured %.2f× the float32 kernel", r)
 	}
 	switch {
 	case amxOn():

@@ -35,7 +35,7 @@ func bf16Slow() bool {
 		return false // Sgemm is gonum's Go: anything is faster
 	}
 	bf16Ratio = measureBF16(bf16Kernels[0], active)
-	return !(bf16Ratio >= bf16Faster)
+	return bf16SlowAt(bf16Ratio)
 }
 
 // measureBF16 is the rate of the bfloat16 kernel kn over that of the

@@ -208,7 +208,7 @@ func sameU16(x, y []uint16) bool {
 func TestBF16Kernels(t *testing.T) {
 	skipWithoutBF16(t)
 	t.Logf("BF16Gemm runs %s; kernels: %d", BF16Kernel(), len(bf16Kernels))
-	slow := func() bool { return bf16Ratio > 0 && bf16Ratio < bf16Faster }
+	slow := func() bool { return bf16SlowAt(bf16Ratio) }
 	want, amx, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16))
 	if bf16Active != want || bf16AMX != amx || HasBF16() != (want != nil || amxOn()) {
 		t.Fatalf("HasBF16() = %v, active %v, AMX %v; want %v, AMX %v", HasBF16(), bf16Active, bf16AMX, want, amx)
@@ -318,7 +318,7 @@ func TestBF16PackB(t *testing.T) {
 
 // HasBF16, BF16Kernel and BF16Gemm agree on what runs.
 func TestBF16GemmUsesActive(t *testing.T) {
-	slow := func() bool { return bf16Ratio > 0 && bf16Ratio < bf16Faster }
+	slow := func() bool { return bf16SlowAt(bf16Ratio) }
 	if want, _, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16)); HasBF16() != (want != nil || amxOn()) {
 		t.Fatalf("HasBF16() = %v with %d kernels, measured %.2f×", HasBF16(), len(bf16Kernels), bf16Ratio)
 	}

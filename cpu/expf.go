@@ -92,10 +92,11 @@ func expShift(row []float32, m float32) float64 {
 // expShiftBF16 is expShift for the bfloat16 arithmetic path (bf16Tile):
 // each e^(x − m) goes to out rounded to bfloat16 (to nearest, ties to
 // even), and the sum is of the float32 values; row's values are not
-// kept. On amd64 with AVX-512F sixteen lanes at a time, in base 2 with
-// the rounding in the exponential's loop (expShiftBF16AVX512: within
-// 2.2e-8 of e before the rounding, nothing beside bfloat16's 2⁻⁸); the
-// rest through expShift and narrow.
+// kept. On amd64 with AVX-512F, AVX512DQ and AVX512_BF16 sixteen lanes
+// at a time, in base 2 with the rounding in the exponential's loop
+// (expShiftBF16AVX512, with softmaxRowsAVX512's exponential: within 8e-8
+// absolute and 1.2e-7·(1 + |t|) relative of e before the rounding,
+// nothing beside bfloat16's 2⁻⁸); the rest through expShift and narrow.
 func expShiftBF16(row []float32, m float32, out []uint16) float64 {
 	n, sum := expShiftBF16Vec(row, m, out)
 	sum += expShift(row[n:], m)

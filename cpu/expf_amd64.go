@@ -11,7 +11,7 @@ import (
 // hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA),
 // hasAVX512 whether it may use expShiftAVX512 (AVX-512F), hasBF16
 // whether expShiftBF16 may use expShiftBF16AVX512 (AVX-512F and
-// AVX512_BF16) and hasSoftmax512 whether softmaxRowsVec may use
+// AVX512_BF16, with hasSoftmax512 for its VREDUCEPS) and hasSoftmax512 whether softmaxRowsVec may use
 // softmaxRowsAVX512 (AVX-512F and AVX512DQ, for VREDUCEPS), read from the
 // CPU at start-up; GODEBUG=cpu.avx512f=off turns the wider loops off,
 // cpu.avx512bf16=off the bfloat16 one.
@@ -145,8 +145,8 @@ func alibiVec(row []float32, m float32, d0 int) int {
 	return n
 }
 
-// expShiftBF16AVX512 is expShiftBF16 for len(row) a multiple of 16
-// (expf_amd64.s).
+// expShiftBF16AVX512 is expShiftBF16 for len(row) a multiple of 16,
+// through softmaxRowsAVX512's exponential (expf_amd64.s).
 //
 //go:noescape
 func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
@@ -155,7 +155,7 @@ func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
 // of row as it takes and returns how many values it did and their sum.
 func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
 	wide := len(row) &^ 15
-	if !hasBF16 || wide == 0 {
+	if !hasBF16 || !hasSoftmax512 || wide == 0 {
 		return 0, 0
 	}
 	return wide, expShiftBF16AVX512(row[:wide], m, out[:wide])

@@ -693,83 +693,22 @@ max512reduce:
 	VMOVSS         X0, ret+24(FP)
 	RET
 
-// The constant of expShiftBF16AVX512: −126, below which 2^t is 0 to
-// bfloat16.
+// −126, below which 2^t is 0 to bfloat16 (EXP2F16's Z1).
 DATA bf16c<>+0(SB)/4, $0xc2fc0000
 GLOBL bf16c<>(SB), RODATA|NOPTR, $4
 
-// func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
-//
-// expShiftAVX512 for weights that are rounded to bfloat16 at once: each
-// e^(v − m) = 2^t, t = (v − m)·log₂e, is 2^n·2^f with n = round(t) and
-// f = t − n exactly, 2^f softcapAVX512's degree-6 polynomial (exp2c<>),
-// and 0 where t < −126 (hidden keys, −Inf, included); t's own rounding
-// moves e by at most e·|t|·ln 2·2⁻²⁴ ≤ 2.2e-8, nothing beside
-// bfloat16's 2⁻⁸. Each is stored in out rounded to bfloat16, to nearest
-// with ties to even, by VCVTNEPS2BF16 (AVX512_BF16: the caller checks
-// for it), which also flushes a subnormal e (t just above −126) to
-// zero; row is left as it was, and the sum is of the float32 values, by
-// expShiftAVX512's blocks. len(row) a multiple of 16, len(out) at least
-// len(row).
-TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
-	MOVQ          row_base+0(FP), SI
-	MOVQ          row_len+8(FP), CX
-	MOVQ          out_base+32(FP), DI
-	SHRQ          $4, CX
-	VBROADCASTSS  m+24(FP), Z0
-	VPXORQ        Z14, Z14, Z14
-	VPXORQ        Z15, Z15, Z15
-	VPXORD        Z17, Z17, Z17
-	VBROADCASTSS  expc<>+32(SB), Z2    // log₂e
-	VBROADCASTSS  bf16c<>+0(SB), Z1    // −126
-	VBROADCASTSS  expc<>+416(SB), Z16  // 1
-	VBROADCASTSS  exp2c<>+32(SB), Z18  // a1 … a6
-	VBROADCASTSS  exp2c<>+64(SB), Z19
-	VBROADCASTSS  exp2c<>+96(SB), Z20
-	VBROADCASTSS  exp2c<>+128(SB), Z21
-	VBROADCASTSS  exp2c<>+160(SB), Z22
-	VBROADCASTSS  exp2c<>+192(SB), Z23
-	TESTQ         CX, CX
-	JZ            bfdone
-
-bfloop:
-	VMOVUPS       (SI), Z6
-	VSUBPS        Z0, Z6, Z6           // v − m
-	VMULPS        Z2, Z6, Z6           // t = (v − m)·log₂e
-	VCMPPS        $0x1d, Z1, Z6, K1    // keep = t ≥ −126 (false for −Inf, NaN)
-	VRNDSCALEPS   $0, Z6, Z8           // n = round(t)
-	VSUBPS        Z8, Z6, Z9           // f = t − n
-	VMULPS        Z9, Z9, Z10          // f²
-	VMOVAPS       Z16, Z24
-	VFMADD231PS   Z18, Z9, Z24         // 1 + a1·f
-	VMOVAPS       Z19, Z25
-	VFMADD231PS   Z20, Z9, Z25         // a2 + a3·f
-	VMOVAPS       Z21, Z26
-	VFMADD231PS   Z22, Z9, Z26         // a4 + a5·f
-	VFMADD231PS   Z23, Z10, Z26        // a4 + a5·f + a6·f²
-	VFMADD231PS   Z25, Z10, Z24        // 1 + a1·f + f²·(a2 + a3·f)
-	VMULPS        Z10, Z10, Z10        // f⁴
-	VFMADD231PS   Z26, Z10, Z24        // 2^f
-	VSCALEFPS.Z   Z8, Z24, K1, Z10     // e = 2^f·2^n, 0 where t < −126
-	VADDPS        Z10, Z17, Z17        // the block's float32 sum
-	// Z10 to sixteen bfloat16 in Y11, rounded to nearest even (AVX512_BF16)
-	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // vcvtneps2bf16 %zmm10,%ymm11
-	VMOVDQU       Y11, (DI)
-	ADDQ          $64, SI
-	ADDQ          $32, DI
-	DECQ          CX
-	TESTQ         $15, CX
-	JNZ           bfloop
-
-	EXPSUM16
-	TESTQ         CX, CX
-	JNZ           bfloop
-
-bfdone:
-	EXPTOTAL16
-	VZEROUPPER
-	VMOVSD         X14, ret+56(FP)
-	RET
+// EXP2CONSTS16 loads EXP2F16's constants: −126 in Z1, log₂e in Z2, 1
+// in Z16 and exp2fc<>'s a1 … a6 in Z18–Z23.
+#define EXP2CONSTS16 \
+	VBROADCASTSS  bf16c<>+0(SB), Z1; \
+	VBROADCASTSS  expc<>+32(SB), Z2; \
+	VBROADCASTSS  expc<>+416(SB), Z16; \
+	VBROADCASTSS  exp2fc<>+0(SB), Z18; \
+	VBROADCASTSS  exp2fc<>+4(SB), Z19; \
+	VBROADCASTSS  exp2fc<>+8(SB), Z20; \
+	VBROADCASTSS  exp2fc<>+12(SB), Z21; \
+	VBROADCASTSS  exp2fc<>+16(SB), Z22; \
+	VBROADCASTSS  exp2fc<>+20(SB), Z23
 
 // EXP2F16 is softmaxRowsAVX512's e^(v − max) for the sixteen values v at
 // (DI), max in Z0, into Z10: t = (v − max)·log₂e, f = t − ⌊t⌋ by
@@ -804,7 +743,8 @@ bfdone:
 // path, bf16Tile) the values go to out instead, at the same row stride,
 // rounded to bfloat16 by VCVTNEPS2BF16 (to nearest, ties to even;
 // AVX512_BF16, which the caller checks) and s is left as it was; the sums
-// are of the float32 values, as expShiftBF16AVX512's.
+// are of the float32 values (expShiftBF16AVX512 is this loop for one row
+// whose max is given).
 //
 // The exponential is in base 2: t = (v − max)·log₂e, 2^t = 2^f·2^⌊t⌋
 // with f = t − ⌊t⌋ in [0, 1) from one VREDUCEPS, 2^f by the degree-6
@@ -833,15 +773,7 @@ TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $0-144
 	MOVQ          m_base+48(FP), R12
 	MOVQ          mNew_base+72(FP), R13
 	MOVQ          sums_base+96(FP), R14
-	VBROADCASTSS  bf16c<>+0(SB), Z1      // −126
-	VBROADCASTSS  expc<>+32(SB), Z2      // log₂e
-	VBROADCASTSS  expc<>+416(SB), Z16    // 1
-	VBROADCASTSS  exp2fc<>+0(SB), Z18    // a1 … a6
-	VBROADCASTSS  exp2fc<>+4(SB), Z19
-	VBROADCASTSS  exp2fc<>+8(SB), Z20
-	VBROADCASTSS  exp2fc<>+12(SB), Z21
-	VBROADCASTSS  exp2fc<>+16(SB), Z22
-	VBROADCASTSS  exp2fc<>+20(SB), Z23
+	EXP2CONSTS16
 	TESTQ         R10, R10
 	JZ            smdone
 	TESTQ         R11, R11
@@ -991,6 +923,51 @@ smdone:
 
 DATA smninf<>+0(SB)/4, $0xff800000
 GLOBL smninf<>(SB), RODATA|NOPTR, $4
+
+// func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
+//
+// softmaxRowsAVX512's bfloat16 loop for one row whose max m is given
+// (expShiftBF16, for the rows that see only some of a tile's keys): each
+// e^(v − m) by EXP2F16 (its error there; 0 where t < −126, hidden keys
+// included) stored in out rounded to bfloat16, to nearest with ties to
+// even, by VCVTNEPS2BF16 (AVX512_BF16: the caller checks for it, and
+// for AVX512DQ), which also flushes a subnormal e (t just above −126)
+// to zero; row is left as it was, and the sum is of the float32 values,
+// by expShiftAVX512's blocks. len(row) a multiple of 16, len(out) at
+// least len(row).
+TEXT ·expShiftBF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ          row_base+0(FP), DI
+	MOVQ          row_len+8(FP), CX
+	MOVQ          out_base+32(FP), BX
+	SHRQ          $4, CX
+	VBROADCASTSS  m+24(FP), Z0
+	VPXORQ        Z14, Z14, Z14
+	VPXORQ        Z15, Z15, Z15
+	VPXORD        Z17, Z17, Z17
+	EXP2CONSTS16
+	TESTQ         CX, CX
+	JZ            bfdone
+
+bfloop:
+	EXP2F16
+	// Z10 to sixteen bfloat16 in Y11, rounded to nearest even (AVX512_BF16)
+	BYTE $0x62; BYTE $0x52; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // vcvtneps2bf16 %zmm10,%ymm11
+	VMOVDQU       Y11, (BX)
+	VADDPS        Z10, Z17, Z17          // the block's float32 sum
+	ADDQ          $64, DI
+	ADDQ          $32, BX
+	DECQ          CX
+	TESTQ         $15, CX
+	JNZ           bfloop
+	EXPSUM16
+	TESTQ         CX, CX
+	JNZ           bfloop
+
+bfdone:
+	EXPTOTAL16
+	VZEROUPPER
+	VMOVSD         X14, ret+56(FP)
+	RET
 
 // exp2fc<> is softmaxRowsAVX512's polynomial 2^f ≈ 1 + f·(a1 + f·(a2 +
 // … + f·a6)) on [0, 1): the float32 coefficients a1 … a6 of (2^f − 1)/f

@@ -117,8 +117,9 @@
 // and runs its rows against each key tile as sub-tiles of DefaultSubTile
 // rows, which share the tile: its K is packed for the micro-kernel once
 // (sgemm.PackedB), a half K or V widened once, for all of them (by
-// default 1024 rows by 512 keys in sub-tiles of 256 on the AVX-512
-// kernel, 960 by 512 in sub-tiles of 120 on AVX2's: see DefaultTiles).
+// default 1024 rows by 512 keys in sub-tiles of 256 on the AVX-512 8×32
+// kernel, 960 by 512 in sub-tiles of 120 on the 6-row kernels, AVX-512's
+// 6×64 (Intel's default) and AVX2's 6×16: see DefaultTiles).
 // For each sub-tile:
 //
 //	S    = scale · Qsub · Ktileᵀ             one Gemm into a sub×Tk scratch
@@ -242,7 +243,7 @@
 // libopenblas-dev). The softmax's exponentials are expf, a float32 exp
 // within 1.0e-7 relative of math.Exp (TestExpf; the vector loops too,
 // TestExpShiftVector), and, for the fused loop's whole sub-tiles,
-// softmaxRows's base-2 exponential, within 8e-8 absolute of math.Exp's
+// softmaxRowsVec's base-2 exponential, within 8e-8 absolute of math.Exp's
 // for the weights in (0, 1] (TestSoftmaxRows); either summed in float32
 // over at most 16 values a vector lane, then in float64.
 package cpu

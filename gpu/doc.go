@@ -156,8 +156,8 @@
 //
 // # Packed sequences and paged caches
 //
-// Fused takes backend.Packed and backend.Paged (Caps.Seqs) in both
-// kernels, both plans and every variant, mask and dtype. Nothing is
+// Fused takes backend.Packed and backend.Paged (Caps.Seqs) in every
+// fused kernel, both plans and every variant, mask and dtype. Nothing is
 // gathered or copied: the kernels find every row where it is. Per call
 // the host uploads, after the variant data in the same small storage
 // buffer (seqsLayout), each sequence's first query row in Q, O and the

@@ -17,6 +17,10 @@
 //   - fusedloop.wgsl: the same with loops and K, V tiles staged through
 //     workgroup memory, for head dims too wide to write out on a CPU-type
 //     adapter and for every head dim on a hardware one but for decoding;
+//   - fusedtile.wgsl: the same for prefill on a hardware adapter, where
+//     its tiles fit workgroup memory: a workgroup holds a tile of query
+//     rows in workgroup memory and register-tiles both products over
+//     tiles of keys, taking the softmax a tile of keys at a time;
 //   - fuseddecode.wgsl: the same for decoding steps on a hardware adapter
 //     (flash-decoding): a workgroup holds the few query rows of every
 //     query head that shares a KV head and reads that head's K and V once
@@ -29,7 +33,9 @@
 //     are a row's first keys, L invocations a row;
 //   - pack.wgsl: rounds a float32 output into a half buffer, one u32
 //     word an invocation, to nearest even with saturation (lib/half.wgsl,
-//     in integer arithmetic).
+//     in integer arithmetic);
+//   - copy.wgsl: copies elements into a float32 buffer (Backend.Copy),
+//     one an invocation, widening a half source exactly.
 //
 // go-webgpu v0.17.1 cannot set WGSL override constants, and its naga
 // accepts neither expressions in array sizes nor named workgroup sizes, so
@@ -59,7 +65,7 @@
 // indices. No kernel but pack.wgsl writes halves (it says why).
 //
 // Packed sequences and paged caches (backend.Packed, backend.Paged): the
-// three fused kernels and merge.wgsl read each sequence's first query row and
+// four fused kernels and merge.wgsl read each sequence's first query row and
 // count (lib/seqs.wgsl: seq_q0, seq_rows), its first key row and a paged
 // cache's block table (lib/pages.wgsl: kv_row) from the per-call data,
 // under the flags F_PACKQ, F_PACKK and F_PAGED; a packed operand's batch

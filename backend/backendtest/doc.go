@@ -13,7 +13,7 @@
 // # What is checked
 //
 // Run fails a backend whose Caps lack anything the contract requires
-// (Staged, Fused, Bias, KeepMask, Causal, GQA, BNHD, LSE) and skips the cases
+// (Staged, Fused, Bias, KeepMask, Causal, GQA, BNHD, LSE, Variants) and skips the cases
 // that need it. Every case runs through both strategies, with and without
 // the LSE output: sizes around a tile of 64 (63, 64, 65, 127, 128, 129), Nq
 // above and below Nk, decoding with Nq = 1, empty problems; head dims 1 to

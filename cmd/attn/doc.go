@@ -11,12 +11,13 @@
 //
 // # Reading .npy files
 //
-// Q, K, V and the bias are float32 or float64 ("<f4", "<f8"); float64 is
+// Q, K, V and the bias are float16, float32 or float64 ("<f2", "<f4",
+// "<f8"); float16 is kept as float16 (-dtype says otherwise), float64 is
 // narrowed to float32, the type attn computes in, and a finite value too
 // large for float32 is reported rather than silently becoming ±Inf. Both
 // byte orders are read ("<f4" and ">f4"). Fortran-order arrays are read
-// and transposed to C order. A mask is bool or any integer or float type,
-// nonzero meaning "keep". The ALiBi slopes and sink logits of run's
+// and transposed to C order. A mask is bool, any integer type, float32
+// or float64, nonzero meaning "keep". The ALiBi slopes and sink logits of run's
 // -alibi and -sinks are float32 or float64 vectors [H], its key lengths
 // (-kv-lens) an int32 or int64 vector [B], and so are its lists of
 // packed sequences and paged caches: -cu-seqlens-q and -cu-seqlens-k
@@ -28,8 +29,9 @@
 // an int, and exactly the number of data bytes the shape needs (a file
 // with trailing bytes is rejected too, since it means the header and data
 // disagree). So a corrupt header is reported without allocating what it
-// claims. Outputs are float32 little-endian C-order .npy files written
-// atomically: to a temporary file in the same directory, synced, then
+// claims. Outputs are little-endian C-order .npy files of the query's
+// dtype (float32, or float16 for a float16 query; a bfloat16 output as
+// the float32 values it holds), written atomically: to a temporary file in the same directory, synced, then
 // renamed over the target. Inputs are opened read-only.
 //
 // # Memory

@@ -16,13 +16,13 @@
 // narrowed to float32, the type attn computes in, and a finite value too
 // large for float32 is reported rather than silently becoming ±Inf. Both
 // byte orders are read ("<f4" and ">f4"). Fortran-order arrays are read
-// and transposed to C order. A mask is bool, any integer type, float32
-// or float64, nonzero meaning "keep". The ALiBi slopes and sink logits of run's
-// -alibi and -sinks are float32 or float64 vectors [H], its key lengths
-// (-kv-lens) an int32 or int64 vector [B], and so are its lists of
-// packed sequences and paged caches: -cu-seqlens-q and -cu-seqlens-k
-// vectors [B+1], -block-table a matrix [B, blocks], -cache-lens a vector
-// [B]. Format versions 1.0, 2.0 and 3.0 are read.
+// and transposed to C order. A mask is bool, any integer type, float16,
+// float32 or float64, nonzero meaning "keep". The ALiBi slopes and sink
+// logits of run's -alibi and -sinks are float32 or float64 vectors [H],
+// its key lengths (-kv-lens) an int32 or int64 vector [B], and so are
+// its lists of packed sequences and paged caches: -cu-seqlens-q and
+// -cu-seqlens-k vectors [B+1], -block-table a matrix [B, blocks],
+// -cache-lens a vector [B]. Format versions 1.0, 2.0 and 3.0 are read.
 //
 // Before any data is read the header is checked against the file: its
 // length, the dtype, no negative dimension, an element count that fits in

@@ -335,10 +335,10 @@ func (nf *npyFile) checkFloat() error {
 // checkKeep refuses a type readKeep cannot read.
 func (nf *npyFile) checkKeep() error {
 	t := nf.dtype
-	if t.kind == 'b' || t.kind == 'i' || t.kind == 'u' || (t.kind == 'f' && (t.size == 4 || t.size == 8)) {
+	if t.kind == 'b' || t.kind == 'i' || t.kind == 'u' || (t.kind == 'f' && (t.size == 2 || t.size == 4 || t.size == 8)) {
 		return nil
 	}
-	return fmt.Errorf("%s: dtype %s (%s); a mask is bool, an integer type, float32 or float64 (nonzero keeps a key)", nf.path, t.name(), t.descr)
+	return fmt.Errorf("%s: dtype %s (%s); a mask is bool, an integer type, float16, float32 or float64 (nonzero keeps a key)", nf.path, t.name(), t.descr)
 }
 
 // readFloats reads the data of a float32 or float64 file into float32; a
@@ -450,12 +450,15 @@ func (nf *npyFile) readKeep(ctx context.Context) ([]bool, error) {
 				keep[i] = t.order.Uint64(b) != 0
 			}
 		}
-	case t.kind == 'f' && (t.size == 4 || t.size == 8):
+	case t.kind == 'f' && (t.size == 2 || t.size == 4 || t.size == 8):
 		visit = func(i int, b []byte) {
 			var v float64
-			if t.size == 4 {
+			switch t.size {
+			case 2:
+				v = float64(backend.Float16.Decode(t.order.Uint16(b)))
+			case 4:
 				v = float64(math.Float32frombits(t.order.Uint32(b)))
-			} else {
+			default:
 				v = math.Float64frombits(t.order.Uint64(b))
 			}
 			if math.IsNaN(v) && nan < 0 {

@@ -157,6 +157,8 @@ func TestRunMatchesReference(t *testing.T) {
 			in: input{">f8", true}, biasShape: []int{4, 1, 1}, flags: []string{"-strategy", "staged"}},
 		{name: "rank4 cross attention causal", qs: []int{1, 2, 3, 4}, ks: []int{1, 2, 8, 4}, vs: []int{1, 2, 8, 4}, in: input{">f4", false},
 			causal: true, flags: []string{"-causal"}},
+		{name: "rank3 float16 mask", qs: []int{2, 4, 6}, ks: []int{2, 7, 6}, vs: []int{2, 7, 5}, in: f32,
+			keepShape: []int{2, 4, 7}, keepDescr: "<f2", hideRow: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -432,6 +434,7 @@ func TestRunBadInputs(t *testing.T) {
 		{"mask does not broadcast", base("-mask", writeTestNpy(t, path("mask7.npy"), "|b1", []int{7}, make([]float64, 7))), 1,
 			[]string{"mask " + path("mask7.npy") + " of shape [7] does not broadcast", "Nk dimension is 7, want 1 or 6"}},
 		{"mask NaN", base("-mask", writeTestNpy(t, path("masknan.npy"), "<f8", []int{6}, nanMask)), 1, []string{"masknan.npy: element (2,) is NaN"}},
+		{"mask NaN float16", base("-mask", writeTestNpy(t, path("masknan2.npy"), "<f2", []int{6}, nanMask)), 1, []string{"masknan2.npy: element (2,) is NaN"}},
 		{"mask complex", base("-mask", header("maskc.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (6,), }", 48)), 1,
 			[]string{"maskc.npy: dtype complex64 (<c8)"}},
 		{"empty q", with("-q", f32("q0.npy", 0, 8)), 1, []string{"q0.npy is empty: shape (0, 8)"}},

@@ -31,9 +31,12 @@ var intel = x86Vendor() == "GenuineIntel"
 // 0.89–0.91, 0.66–0.96, 0.66–0.92 and 0.82–0.98. In an earlier, busier
 // round 8×32 ran 0.48–0.67 across them, 6×64 0.68–0.88. Fused f32
 // attention (B=1 H=8 N=4096, five interleaved runs of attn bench) gave
-// medians of 238
-// against 234 GFLOP/s at D = 64 and 270 against 255 at D = 128.
-// On Zen 5, 8×32 runs at the FMA peak. Both give the same bits: each
+// medians of 238 against 234 GFLOP/s at D = 64 and 270 against 255 at
+// D = 128. On Zen 5, 8×32 runs at the FMA peak. On Zen 4 (2 cores,
+// family 25 model 17, FMA peak 233 GFLOP/s) the two ran level: fused f32
+// attention, the same shapes (BenchmarkRoofline in package cpu, three
+// interleaved runs of each), 8×32 193–196 GFLOP/s at D = 64 and 198–211
+// at D = 128, 6×64 192–199 and 197–208. Both give the same bits: each
 // element of C is the same chain of FMAs over k (TestKernelsAgree).
 func amd64Kernels(avx512, avx2, intel bool) []*kernel {
 	var ks []*kernel

@@ -63,7 +63,10 @@ func DefaultSubTile() int { return defaultTiles[1] }
 // and at N = 16384 512×1024 against 256×256 gave 486–489 against
 // 433–452, causal 953–968 against 817–824 (whole-square FLOPs).
 // 512×1024 holds a 2 MiB score tile and its 1 MiB of bfloat16 weights,
-// past the L2; the larger tiles gained little more.
+// past the L2; the larger tiles gained little more. On a 2-core Zen 4
+// (family 25 model 17) every tile from 256×256 to 512×2048 ran within the
+// noise of the others at N = 4096, three rounds each: 310–342 GFLOP/s at
+// D = 64, 338–373 at D = 128 (512×1024: 310–332 and 358–373).
 func DefaultBF16Tiles() (q, k int) { return 512, 1024 }
 
 // DefaultDecodeTileK is the key tile of a decoding item (at most 16 query

@@ -9,17 +9,18 @@ import (
 )
 
 // hasAVX2 says whether expShift may use expShiftAVX2 (AVX2 and FMA),
-// hasAVX512 whether it may use expShiftAVX512 (AVX-512F), hasBF16
-// whether expShiftBF16 may use expShiftBF16AVX512 (AVX-512F and
-// AVX512_BF16, with hasSoftmax512 for its VREDUCEPS) and hasSoftmax512 whether softmaxRowsVec may use
-// softmaxRowsAVX512 (AVX-512F and AVX512DQ, for VREDUCEPS), read from the
-// CPU at start-up; GODEBUG=cpu.avx512f=off turns the wider loops off,
-// cpu.avx512bf16=off the bfloat16 one.
+// hasAVX512 whether it may use expShiftAVX512 (AVX-512F), hasSoftmax512
+// whether softmaxRowsVec may use softmaxRowsAVX512 (AVX-512F and
+// AVX512DQ, for VREDUCEPS) and hasBF16 whether its bfloat16 loops may
+// run, in softmaxRowsAVX512 and expShiftBF16AVX512 (those and
+// AVX512_BF16, for VCVTNEPS2BF16), read from the CPU at start-up;
+// GODEBUG=cpu.avx512f=off turns the wider loops off, cpu.avx512bf16=off
+// the bfloat16 ones.
 var (
 	hasAVX2       = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512     = cpu.X86.HasAVX512F
-	hasBF16       = hasAVX512 && cpu.X86.HasAVX512BF16
 	hasSoftmax512 = hasAVX512 && cpu.X86.HasAVX512DQ
+	hasBF16       = hasSoftmax512 && cpu.X86.HasAVX512BF16
 )
 
 // expShiftAVX2 is expShift for len(row) a multiple of 8 (expf_amd64.s).
@@ -155,7 +156,7 @@ func expShiftBF16AVX512(row []float32, m float32, out []uint16) float64
 // of row as it takes and returns how many values it did and their sum.
 func expShiftBF16Vec(row []float32, m float32, out []uint16) (int, float64) {
 	wide := len(row) &^ 15
-	if !hasBF16 || !hasSoftmax512 || wide == 0 {
+	if !hasBF16 || wide == 0 {
 		return 0, 0
 	}
 	return wide, expShiftBF16AVX512(row[:wide], m, out[:wide])
@@ -171,7 +172,7 @@ func softmaxRowsAVX2(s []float32, stride, rows, n int, m, mNew, sums []float64)
 // AVX512_BF16 too.
 func softmaxRowsFit(n int, bf16 bool) bool {
 	if bf16 {
-		return n > 0 && hasBF16 && hasSoftmax512 && n%16 == 0
+		return n > 0 && hasBF16 && n%16 == 0
 	}
 	return n > 0 && (hasSoftmax512 && n%16 == 0 || hasAVX2 && n%8 == 0)
 }

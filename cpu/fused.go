@@ -686,7 +686,9 @@ func bf16Arithmetic(q, k, v store) bool {
 // bfloat16, as online's do. It reports false, having done nothing,
 // otherwise: online takes the tile row by row. The tile's exponentials
 // are softmaxRowsVec's (in base 2, within 8e-8 of e^(x − m)), where
-// online's are expShift's; either is inside float32 attention's error.
+// online's float32 ones are expShift's (its bfloat16 ones the same loop
+// as the tile's, expShiftBF16AVX512); either is inside float32
+// attention's error.
 func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, pb []uint16, acc []float32, band sgemm.Band, m, l []float64, b, kvh, i0, r0, j0 int) bool {
 	rows, tk, dv := st.Rows, st.Cols, f.p.Dv
 	if rows == 0 || !softmaxRowsFit(tk, pb != nil) {

@@ -194,7 +194,10 @@ func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*b
 	}
 	// Recorded work goes to the queue first, so that a read sees it and a
 	// write lands after it, as the calls were made (step.go).
-	b.flush()
+	if err := b.flush(); err != nil {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("gpu: %s: %w", op, err)
+	}
 	if off < 0 || off > x.n || n > x.n-off {
 		b.mu.Unlock()
 		dir := "into"

@@ -194,10 +194,11 @@
 // may release its handle first, and releasing the import never destroys
 // the caller's buffer.
 //
-// Record starts a Step: its ops record their kernels into command
-// buffers instead of waiting, and Submit puts them on the queue without
-// a wait (the caller's own next submission runs after them) or Wait
-// waits once. Work reaches the queue in call order: Write, Read, Sync and
+// Record starts a Step: its ops record their kernels (their Params in
+// one arena buffer, their bind groups made) instead of waiting, and
+// Submit puts them on the queue as one command buffer, one compute pass,
+// without a wait (the caller's own next submission runs after them), or
+// Wait waits once. Work reaches the queue in call order: Write, Read, Sync and
 // waited ops first submit what steps recorded. Scratch of recorded ops,
 // and attn buffers released meanwhile, are destroyed only once the work
 // that uses them is submitted (WebGPU then keeps them until it has run),
@@ -236,7 +237,7 @@
 //
 // Device time (timing.go, backend.DeviceTimer): New requests the
 // TimestampQuery feature where the adapter offers it; TimeDevice(true)
-// brackets each command buffer's compute pass with timestamps written on
+// brackets each submission's compute pass with timestamps written on
 // its encoder, and DeviceTime resolves and reads them, summing the spans
 // of the ops since the last read. wgpu-core 0.17 resolves raw ticks and
 // wgpu-native 0.17 gives no timestamp period, so it is calibrated

@@ -4,7 +4,9 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -17,13 +19,15 @@ type binding struct {
 	off, size int
 }
 
-// dispatch is one recorded kernel launch: its pipeline, its Params
-// encoded (shaders.Kernel.Encode), its bound windows (slot 0, the uniform,
-// is filled at submission) and its grid.
+// dispatch is one kernel launch being planned: its pipeline, its Params
+// encoded (shaders.Kernel.Encode), its bound windows (slot 0, the
+// uniform, and the vars slot when vars is set are placed by record, in
+// the submission's arena) and its grid.
 type dispatch struct {
 	p      *pipeline
 	params []byte
-	err    error // from setParams: a Params value of another kernel's type
+	err    error    // from setParams: a Params value of another kernel's type
+	vars   []uint32 // vars data to place beside the Params (bindVars)
 	binds  []binding
 	grid   [3]int
 	cost   float64 // floating-point operations, for the submission budget
@@ -183,11 +187,13 @@ func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 			cost += ds[j].cost
 			j++
 		}
-		var err error
-		if st != nil {
-			err = b.record(ds[i:j], cost)
-		} else {
-			err = b.submit(ds[i:j])
+		err := b.record(st, ds[i:j], cost)
+		if err == nil && st == nil {
+			// An op outside a step waits for its work, submitted with
+			// what steps recorded before it.
+			if err = b.flush(); err == nil {
+				err = b.waitIdle()
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, err)
@@ -200,120 +206,138 @@ func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 // maxPerSubmit bounds the bind groups alive at once.
 const maxPerSubmit = 1024
 
-// submit encodes ds and submits them after any recorded work, then waits
-// for the queue.
-func (b *Backend) submit(ds []*dispatch) error {
-	cmd, done, err := b.encode(ds)
-	if err != nil {
-		return err
-	}
-	defer done()
-	b.flush()
-	b.queue.Submit(cmd)
-	return b.waitIdle()
+// arenaBytes is the size of a submission's arena (record) unless one op
+// needs more.
+const arenaBytes = 64 << 10
+
+// arena is the buffer in which a submission's dispatches find their
+// Params (bound as uniforms) and inline vars data (as storage), written
+// once, at submission, from data.
+type arena struct {
+	buf  *wgpu.Buffer
+	size int
+	data []byte
 }
 
-// record encodes ds, which carry cost operations, into a command buffer
-// that waits in b.pending for the next flush; it flushes when the
-// recorded work reaches a submission's budget or bind groups. The caller
-// holds b.mu.
-func (b *Backend) record(ds []*dispatch, cost float64) error {
-	cmd, done, err := b.encode(ds)
-	if err != nil {
-		return err
+// place appends x at the next multiple of align (a power of two) and
+// returns where it starts, or -1 when it does not fit.
+func (a *arena) place(x []byte, align int) int {
+	at := (len(a.data) + align - 1) &^ (align - 1)
+	if at+len(x) > a.size {
+		return -1
 	}
-	p := &b.pending
-	p.cmds = append(p.cmds, cmd)
-	p.after = append(p.after, done)
-	p.groups += len(ds)
-	p.cost += cost
-	if p.cost >= b.budget || p.groups >= maxPerSubmit {
-		b.flush()
-	}
-	return nil
+	a.data = append(a.data, make([]byte, at-len(a.data))...)
+	a.data = append(a.data, x...)
+	return at
 }
 
-// encode records ds into a command buffer: one compute pass, the Params
-// of every dispatch in one uniform buffer made for it. done releases what
-// the command buffer uses; call it once the command buffer is submitted
-// (or never will be). The caller holds b.mu.
-func (b *Backend) encode(ds []*dispatch) (cmd *wgpu.CommandBuffer, done func(), err error) {
-	var rel []func()
-	release := func() {
-		for i := len(rel) - 1; i >= 0; i-- {
-			rel[i]()
-		}
-	}
-	defer func() {
-		if err != nil {
-			release() // the returns have set done to nil
-		}
-	}()
-	align := max(int(b.lim.MinUniformBufferOffsetAlignment), 16)
-	slot := 0
+// arenaNeed bounds the arena bytes ds take: each dispatch's Params slot
+// and each distinct vars slice, aligned.
+func (b *Backend) arenaNeed(ds []*dispatch) int {
+	ua, sa := b.uniformAlign(), b.storageAlign()
+	n := 0
+	var last *uint32
 	for _, d := range ds {
-		slot = max(slot, paramBytes(d))
+		n += paramBytes(d) + ua
+		if len(d.vars) > 0 && unsafe.SliceData(d.vars) != last {
+			last = unsafe.SliceData(d.vars)
+			n += varsBytes(d.vars) + sa
+		}
 	}
-	slot = (slot + align - 1) / align * align
-	data := make([]byte, slot*len(ds))
-	for k, d := range ds {
-		copy(data[k*slot:], d.params)
+	return n
+}
+
+func (b *Backend) uniformAlign() int { return max(int(b.lim.MinUniformBufferOffsetAlignment), 16) }
+func (b *Backend) storageAlign() int { return max(int(b.lim.MinStorageBufferOffsetAlignment), 16) }
+
+// varsBytes is the binding size of inline vars words: at least 16 bytes,
+// a multiple of 16.
+func varsBytes(w []uint32) int { return (max(4*len(w), 16) + 15) &^ 15 }
+
+// recordedDispatch is a dispatch ready to encode: its pipeline, its bind
+// group and its grid.
+type recordedDispatch struct {
+	p    *pipeline
+	g    *wgpu.BindGroup
+	grid [3]int
+}
+
+// record adds ds, which carry cost operations, to the work waiting for
+// the next flush (b.pending), recorded into step st (nil for an op that
+// waits): it places their Params and inline vars data in the pending
+// arena (a new one, after flushing, when they do not fit) and creates
+// their bind groups now, so that a bad binding (a destroyed buffer) fails
+// the op that made it. It flushes when the work reaches a submission's
+// budget or bind groups. On an error nothing of ds is recorded. The
+// caller holds b.mu.
+func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
+	p := &b.pending
+	need := b.arenaNeed(ds)
+	if p.arena == nil || len(p.arena.data)+need > p.arena.size {
+		if err := b.flush(); err != nil {
+			return err
+		}
+		size := max(need, arenaBytes)
+		buf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
+			Label: "attn params",
+			Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst,
+			Size:  uint64(size),
+		})
+		if err != nil {
+			return err
+		}
+		p.arena = &arena{buf: buf, size: size, data: make([]byte, 0, min(size, arenaBytes))}
 	}
-	ubuf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn params",
-		Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_CopyDst,
-		Size:  uint64(len(data)),
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	rel = append(rel, func() {
-		ubuf.Destroy()
-		ubuf.Release()
-	})
-	if err := b.queue.WriteBuffer(ubuf, 0, data); err != nil {
-		return nil, nil, err
-	}
-	enc, err := b.dev.CreateCommandEncoder(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	rel = append(rel, enc.Release)
-	if err := b.stampBefore(enc); err != nil { // timing.go
-		return nil, nil, err
-	}
-	pass := enc.BeginComputePass(nil)
-	for k, d := range ds {
+	a := p.arena
+	mark, n := len(a.data), len(p.ds)
+	ua, sa := b.uniformAlign(), b.storageAlign()
+	var lastVars *uint32
+	varsAt := 0
+	for _, d := range ds {
+		slot := make([]byte, paramBytes(d))
+		copy(slot, d.params)
+		at := a.place(slot, ua)
 		entries := make([]wgpu.BindGroupEntry, len(d.binds))
 		for i, bd := range d.binds {
-			if i == 0 {
-				entries[0] = wgpu.BindGroupEntry{Binding: 0, Buffer: ubuf, Offset: uint64(k * slot), Size: uint64(paramBytes(d))}
-				continue
-			}
 			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
+		}
+		entries[0] = wgpu.BindGroupEntry{Binding: 0, Buffer: a.buf, Offset: uint64(at), Size: uint64(len(slot))}
+		if len(d.vars) > 0 {
+			if unsafe.SliceData(d.vars) != lastVars {
+				lastVars = unsafe.SliceData(d.vars)
+				w := make([]byte, varsBytes(d.vars))
+				for i, v := range d.vars {
+					binary.LittleEndian.PutUint32(w[4*i:], v)
+				}
+				varsAt = a.place(w, sa)
+			}
+			for i, bd := range d.p.kernel.Bindings {
+				if bd.Name == "vars" {
+					entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: a.buf, Offset: uint64(varsAt), Size: uint64(varsBytes(d.vars))}
+				}
+			}
 		}
 		g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
 		if err != nil {
-			pass.End()
-			pass.Release()
-			return nil, nil, err
+			for _, r := range p.ds[n:] {
+				r.g.Release()
+			}
+			p.ds, a.data = p.ds[:n], a.data[:mark]
+			return err
 		}
-		rel = append(rel, g.Release)
-		pass.SetPipeline(d.p.pipe)
-		pass.SetBindGroup(0, g, nil)
-		pass.DispatchWorkgroups(uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2]))
+		p.ds = append(p.ds, recordedDispatch{d.p, g, d.grid})
 	}
-	if err := pass.End(); err != nil {
-		pass.Release()
-		return nil, nil, err
+	if st != nil {
+		if p.steps == nil {
+			p.steps = map[*Step]struct{}{}
+		}
+		p.steps[st] = struct{}{}
 	}
-	pass.Release()
-	cmd, err = b.finish(enc) // enc.Finish, with the closing timestamp (timing.go)
-	if err != nil {
-		return nil, nil, err
+	p.cost += cost
+	if p.cost >= b.budget || len(p.ds) >= maxPerSubmit {
+		return b.flush()
 	}
-	rel = append(rel, cmd.Release)
-	return cmd, release, nil
+	return nil
 }
 
 // paramBytes is the size of d's Params struct rounded up to 16 bytes, as

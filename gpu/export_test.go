@@ -87,12 +87,12 @@ func ShrinkBinding(b *Backend, bytes uint64) {
 	b.lim.MaxStorageBufferBindingSize = min(b.lim.MaxStorageBufferBindingSize, bytes)
 }
 
-// PendingCmds is the command buffers steps have recorded on b and not
+// PendingDispatches is the dispatches steps have recorded on b and not
 // yet submitted.
-func PendingCmds(b *Backend) int {
+func PendingDispatches(b *Backend) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.pending.cmds)
+	return len(b.pending.ds)
 }
 
 // Budget is the work, in floating-point operations, one submission of b

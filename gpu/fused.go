@@ -21,12 +21,39 @@ import (
 // tiles of tk keys, in chunks of at most chunk keys.
 // The error wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
-	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
+	nq := 0
+	for i := range p.B {
+		nq = max(nq, p.QRows(i))
+	}
+	// fusedFor weighs every tile it might run, a few µs; a model's step
+	// asks the same question for every layer.
+	k := choiceKey{b.aplan, mem, nq, p.D, p.Dv, p.Group(), p.Nk}
+	c, ok := b.choices[k]
+	if !ok {
+		c = b.aplan.fusedFor(mem, p)
+		if b.choices == nil || len(b.choices) >= maxChoices {
+			b.choices = map[choiceKey]fusedChoice{}
+		}
+		b.choices[k] = c
+	}
 	if !c.fits() {
 		return c, b.unfit(p)
 	}
 	return c, nil
 }
+
+// choiceKey is everything of a problem and the device that fusedFor's
+// choice depends on: the plan, the workgroup memory, the most query rows
+// of a sequence, the head dims, the group and the keys.
+type choiceKey struct {
+	a                     adapterPlan
+	mem, nq, d, dv, g, nk int
+}
+
+// maxChoices bounds the choices a Backend remembers (b.choices): past
+// it, they are forgotten and found again.
+const maxChoices = 4096
 
 // unfit is the error for head dims no fused kernel fits.
 func (b *Backend) unfit(p backend.Problem) error {
@@ -105,7 +132,7 @@ type fusedCall struct {
 	lselen int
 
 	flags          shaders.Flag // every bit of the call (kernelFlags)
-	vars           *buffer
+	vars           *varsData
 	seqAt, tableAt int // where the per-sequence data and the block table start in vars
 	fused, merge   *pipeline
 	// q is the query the fused kernel reads: Q, or under key lanes a

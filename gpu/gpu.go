@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -28,9 +29,11 @@ type Backend struct {
 
 	bufs    map[*buffer]struct{}
 	pipes   map[string]*pipeline
-	staging *wgpu.Buffer // MapRead staging for Read, stagingBytes long
-	dummyR  *wgpu.Buffer // bound in place of an absent read-only operand
-	dummyW  *wgpu.Buffer // bound in place of an absent output
+	specs   map[specEntry]*pipeline   // pipes by their Spec value, looked up without building a key
+	choices map[choiceKey]fusedChoice // fusedKernel's answers
+	staging *wgpu.Buffer              // MapRead staging for Read, stagingBytes long
+	dummyR  *wgpu.Buffer              // bound in place of an absent read-only operand
+	dummyW  *wgpu.Buffer              // bound in place of an absent output
 
 	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
 
@@ -193,7 +196,9 @@ func (b *Backend) Sync() error {
 	if b.closed {
 		return fmt.Errorf("gpu: sync: %w", backend.ErrReleased)
 	}
-	b.flush()
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("gpu: sync: %w", err)
+	}
 	return b.waitIdle()
 }
 
@@ -224,8 +229,7 @@ func (b *Backend) Close() error {
 	b.closed = true
 	var err error
 	if b.dev != nil {
-		b.flush()
-		err = b.waitIdle()
+		err = errors.Join(b.flush(), b.waitIdle())
 	}
 	b.stopTiming()
 	for buf := range b.bufs {
@@ -236,6 +240,7 @@ func (b *Backend) Close() error {
 		p.release()
 	}
 	clear(b.pipes)
+	clear(b.specs)
 	for _, x := range []*wgpu.Buffer{b.staging, b.dummyR, b.dummyW} {
 		if x != nil {
 			x.Destroy()

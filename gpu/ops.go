@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -146,47 +145,72 @@ func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, at *sh
 	return d
 }
 
-// uploadVars writes p's variant data (varsLayout) to a scratch buffer
-// when need is set, for the kernels' vars binding; it returns nil
-// otherwise (free and bindVars take nil). The caller holds b.mu and frees
-// the buffer.
-func (b *Backend) uploadVars(p backend.Problem, need bool) (*buffer, error) {
+// varsData is an op's data for the kernels' vars binding: its variant
+// data (varsLayout) and, for Fused, its per-sequence data (seqsLayout).
+// Up to inlineVars bytes travel beside the dispatches' Params, in the
+// arena of the submission that runs them (record); more, a block table
+// say, in a scratch buffer of their own.
+type varsData struct {
+	words []uint32
+	buf   *buffer // when the words do not fit inline
+}
+
+// inlineVars is the most bytes of vars data placed in a submission's
+// arena rather than a buffer of their own.
+const inlineVars = 16 << 10
+
+// free releases the scratch buffer behind v; nil is a no-op. The caller
+// holds b.mu.
+func (v *varsData) free() {
+	if v != nil {
+		v.buf.free()
+	}
+}
+
+// uploadVars returns p's variant data (varsLayout) when need is set, for
+// the kernels' vars binding, and nil otherwise (free and bindVars take
+// nil). The caller holds b.mu and frees it.
+func (b *Backend) uploadVars(p backend.Problem, need bool) (*varsData, error) {
 	if !need {
 		return nil, nil
 	}
 	return b.uploadWords(p, varsLayout(p))
 }
 
-// uploadWords writes data, the variant data of p (and the per-sequence
-// data of Fused, seqsLayout), to a scratch buffer for the kernels' vars
-// binding. The caller holds b.mu and frees the buffer.
-func (b *Backend) uploadWords(p backend.Problem, data []uint32) (*buffer, error) {
+// uploadWords returns data, the variant data of p (and the per-sequence
+// data of Fused, seqsLayout), for the kernels' vars binding: inline up to
+// inlineVars bytes, else written to a scratch buffer. The caller holds
+// b.mu and frees it.
+func (b *Backend) uploadWords(p backend.Problem, data []uint32) (*varsData, error) {
 	if uint64(len(data))*4 > b.lim.MaxStorageBufferBindingSize {
 		return nil, tooLarge("variants", p, fmt.Sprintf("the per-call variant and sequence data, %d words (block table included), exceed the device's %d-byte storage binding", len(data), b.lim.MaxStorageBufferBindingSize))
+	}
+	if len(data)*4 <= inlineVars {
+		return &varsData{words: data}, nil
 	}
 	x, err := b.scratch(len(data))
 	if err != nil {
 		return nil, err
 	}
-	f := make([]float32, len(data))
-	for i, v := range data {
-		f[i] = math.Float32frombits(v)
-	}
-	if err := b.write(x.buf, 0, f); err != nil {
+	if err := b.writeWords(x.buf, 0, data); err != nil {
 		x.free()
 		return nil, err
 	}
-	return x, nil
+	return &varsData{buf: x}, nil
 }
 
-// bindVars binds the variant data x, or a dummy when x is nil (the
-// kernel then reads none of it: no flag that needs it is set).
-func (b *Backend) bindVars(d *dispatch, x *buffer) {
-	if x == nil {
+// bindVars binds the vars data v: its scratch buffer, its words (placed
+// by record), or a dummy when v is nil (the kernel then reads none of
+// it: no flag that needs it is set).
+func (b *Backend) bindVars(d *dispatch, v *varsData) {
+	switch {
+	case v == nil:
 		d.bind("vars", b.dummyR, 0, 256)
-		return
+	case v.buf != nil:
+		d.bind("vars", v.buf.buf, 0, int(v.buf.bytes))
+	default:
+		d.vars = v.words
 	}
-	d.bind("vars", x.buf, 0, int(x.bytes))
 }
 
 // scratch allocates a temporary device buffer of n elements, not visible

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/attn-go/attn/shaders"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
@@ -36,10 +37,33 @@ func (p *pipeline) release() {
 	}
 }
 
+// specEntry is a Spec value and an entry point: the key under which
+// pipeline finds a compiled entry point again without building its
+// string key (Kernel.Key formats every constant, a few µs an op).
+type specEntry struct {
+	spec  shaders.Spec
+	entry string
+}
+
 // pipeline returns the compiled entry point of the kernel s specialises,
 // compiling it on first use. The caller holds b.mu.
 func (b *Backend) pipeline(s shaders.Spec, entry string) (*pipeline, error) {
-	return b.compile(s.Kernel(), s, entry)
+	if !reflect.TypeOf(s).Comparable() {
+		return b.compile(s.Kernel(), s, entry)
+	}
+	k := specEntry{s, entry}
+	if p, ok := b.specs[k]; ok {
+		return p, nil
+	}
+	p, err := b.compile(s.Kernel(), s, entry)
+	if err != nil {
+		return nil, err
+	}
+	if b.specs == nil {
+		b.specs = map[specEntry]*pipeline{}
+	}
+	b.specs[k] = p
+	return p, nil
 }
 
 // compile returns the compiled entry point of kernel k specialised by s

@@ -36,7 +36,10 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	if pr.Nk == 0 {
 		if bufs[2] != nil {
-			b.flush() // recorded work that uses the LSE goes first (step.go)
+			// Recorded work that uses the LSE goes first (step.go).
+			if err := b.flush(); err != nil {
+				return fmt.Errorf("gpu: softmax: %w", err)
+			}
 			return b.write(bufs[2].buf, bufs[2].word(0), emptyLSE(pr))
 		}
 		return nil

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // Step records ops to run on the device without a host wait each: a
@@ -30,6 +29,14 @@ import (
 // (or until the recorded work reaches one submission's budget, when it
 // is submitted without a wait). A Step is reusable after Submit and Wait.
 //
+// Recording. An op plans its dispatches, places their Params (and its
+// variant data, up to 16 KiB) in an arena buffer shared by everything
+// recorded for one submission, and creates their bind groups. Submission
+// writes the arena once and encodes every recorded dispatch into one
+// compute pass of one command buffer: a step of L layers is one
+// submission, not L command buffers (BenchmarkRecord times an op's share
+// of the host's work).
+//
 // Ordering. Work reaches the queue in the order the calls were made:
 // recorded work is submitted before any later op that waits (the
 // Backend's own methods), and before Write, WriteBits, Read, ReadBits
@@ -38,14 +45,18 @@ import (
 // the same queue run after a step's work only once Submit has returned.
 //
 // Errors. An op's bad input is refused by the op, before it records
-// anything. WebGPU's validation errors come back from the op too:
-// go-webgpu wraps each call that records work in an error scope of the
-// device, and wgpu-native 0.17 reports into it at once; a submission it
-// finds invalid it aborts instead of reporting, so nothing waits to be
-// reported at submission (the ops validate for that reason). Wait returns,
-// besides, every error the step's ops returned since the last Wait, each
-// naming the op, and an error naming the step's ops when the device
-// reports the work failed (backend.ErrDeviceLost).
+// anything. WebGPU's validation errors of its bindings (a destroyed
+// buffer, say) come back from the op too: go-webgpu wraps each call in an
+// error scope of the device, wgpu-native 0.17 reports into it at once,
+// and the op creates its bind groups as it records. Should the encoding
+// of the recorded pass fail at submission, nothing of it is submitted,
+// and the error comes back from what submitted it (Submit, Wait, Sync, a
+// host copy, or an op outside the step) and from the Wait of every step
+// with ops in it; a submission it finds invalid wgpu-native aborts
+// instead of reporting, so the ops validate everything first. Wait
+// returns, besides, every error the step's ops returned since the last
+// Wait, each naming the op, and an error naming the step's ops when the
+// device reports the work failed (backend.ErrDeviceLost).
 //
 // Buffers. The buffers a recorded op uses must stay alive and unchanged
 // by the caller until Submit returns: attn keeps its own scratch (and any
@@ -152,14 +163,17 @@ func (s *Step) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...back
 
 // Submit puts the recorded work on the queue without waiting for it. The
 // caller's submissions on the same queue made after Submit returns run
-// after it. It fails only on a closed Backend.
+// after it. It fails on a closed Backend, and when the recorded work
+// could not be submitted (Wait reports that too).
 func (s *Step) Submit() error {
 	b := s.b
 	if err := b.lock(nil, "step: submit"); err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
-	b.flush()
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("gpu: step: %w", err)
+	}
 	return nil
 }
 
@@ -170,16 +184,16 @@ func (s *Step) Submit() error {
 // names those ops. The step starts afresh.
 func (s *Step) Wait() error {
 	b := s.b
+	if err := b.lock(nil, "step: wait"); err != nil {
+		return err
+	}
+	b.flush() // a failure is among the step's errors
+	err := b.waitIdle()
+	b.mu.Unlock()
 	s.mu.Lock()
 	ops, errs := s.ops, s.errs
 	s.ops, s.errs = nil, nil
 	s.mu.Unlock()
-	if err := b.lock(nil, "step: wait"); err != nil {
-		return err
-	}
-	b.flush()
-	err := b.waitIdle()
-	b.mu.Unlock()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("step of %s: %w", summarize(ops), err))
 	}
@@ -203,32 +217,91 @@ func summarize(ops []string) string {
 	return fmt.Sprintf("%d ops (%s)", len(ops), strings.Join(parts, ", "))
 }
 
-// recorded is work recorded and not yet submitted: its command buffers in
-// order, what to release once they are submitted, and their size
-// against one submission's budget.
+// recorded is work recorded and not yet submitted: its dispatches in
+// order, the arena their Params are placed in, the steps that recorded
+// them, what to release once they are submitted, and their size against
+// one submission's budget.
 type recorded struct {
-	cmds   []*wgpu.CommandBuffer
-	after  []func()
-	groups int
-	cost   float64
+	ds    []recordedDispatch
+	arena *arena
+	steps map[*Step]struct{}
+	after []func()
+	cost  float64
 }
 
-// flush submits the recorded work, without waiting, and then releases
-// what it held: WebGPU keeps what submitted work uses alive until it has
-// run. The caller holds b.mu.
-func (b *Backend) flush() {
-	if len(b.pending.cmds) > 0 {
-		b.queue.Submit(b.pending.cmds...)
+// flush submits the recorded work, without waiting: it writes the
+// arena, encodes every dispatch into one compute pass and submits it,
+// then releases what the work held (WebGPU keeps what submitted work uses
+// alive until it has run). When encoding fails nothing is submitted: the
+// error is returned, and the steps whose ops were in the work report it
+// at their Wait. The caller holds b.mu.
+func (b *Backend) flush() error {
+	p := &b.pending
+	var err error
+	if len(p.ds) > 0 {
+		if err = b.submitRecorded(); err != nil {
+			err = fmt.Errorf("submitting %d recorded dispatches: %w", len(p.ds), err)
+			for s := range p.steps {
+				s.mu.Lock()
+				s.errs = append(s.errs, err)
+				s.mu.Unlock()
+			}
+		}
 	}
 	b.runAfter()
+	return err
 }
 
-// runAfter runs what waited for the recorded work's submission and
-// empties the record. The caller holds b.mu.
+// submitRecorded encodes and submits b.pending's dispatches. The caller
+// holds b.mu.
+func (b *Backend) submitRecorded() error {
+	p := &b.pending
+	if err := b.queue.WriteBuffer(p.arena.buf, 0, p.arena.data); err != nil {
+		return err
+	}
+	enc, err := b.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		return err
+	}
+	defer enc.Release()
+	if err := b.stampBefore(enc); err != nil { // timing.go
+		return err
+	}
+	pass := enc.BeginComputePass(nil)
+	for _, d := range p.ds {
+		pass.SetPipeline(d.p.pipe)
+		pass.SetBindGroup(0, d.g, nil)
+		pass.DispatchWorkgroups(uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2]))
+	}
+	err = pass.End()
+	pass.Release()
+	if err != nil {
+		return err
+	}
+	cmd, err := b.finish(enc) // enc.Finish, with the closing timestamp (timing.go)
+	if err != nil {
+		return err
+	}
+	b.queue.Submit(cmd)
+	cmd.Release()
+	return nil
+}
+
+// runAfter releases the recorded work's bind groups and arena, runs what
+// waited for its submission and empties the record. The caller holds
+// b.mu.
 func (b *Backend) runAfter() {
-	after := b.pending.after
-	b.pending = recorded{}
-	for _, f := range after {
+	p := b.pending
+	b.pending = recorded{steps: p.steps}
+	clear(b.pending.steps)
+	for _, d := range p.ds {
+		d.g.Release()
+	}
+	if a := p.arena; a != nil {
+		a.buf.Destroy()
+		a.buf.Release()
+	}
+	for _, f := range p.after {
 		f()
 	}
 }
@@ -237,7 +310,7 @@ func (b *Backend) runAfter() {
 // recorded work waits to be submitted, right after it is: that work may
 // use the buffer. The caller holds b.mu.
 func (b *Backend) afterSubmit(f func()) {
-	if len(b.pending.cmds) > 0 {
+	if len(b.pending.ds) > 0 {
 		b.pending.after = append(b.pending.after, f)
 		return
 	}

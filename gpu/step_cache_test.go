@@ -127,7 +127,7 @@ func TestStepCache(t *testing.T) {
 			}
 			q = outs[l]
 		}
-		if gpu.PendingCmds(b) == 0 {
+		if gpu.PendingDispatches(b) == 0 {
 			t.Fatalf("token %d: nothing recorded before Wait: the caches' calls waited", tok)
 		}
 		if err := st.Wait(); err != nil {

@@ -88,6 +88,10 @@ func (b *Backend) TimeDevice(on bool) error {
 	if b.timing != nil {
 		return nil
 	}
+	// Work recorded before timing was on is not timed.
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("gpu: time device: %w", err)
+	}
 	t, err := b.newTimer()
 	if err != nil {
 		return fmt.Errorf("gpu: time device: %w", err)
@@ -149,7 +153,7 @@ func (b *Backend) stopTiming() {
 	if b.timing == nil {
 		return
 	}
-	b.flush()
+	b.flush() // a failure is among the steps' errors
 	b.timing.release()
 	b.timing = nil
 }
@@ -204,7 +208,9 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 		}
 		return 0, errors.New("gpu: device time: timing is off (TimeDevice)")
 	}
-	b.flush()
+	if err := b.flush(); err != nil {
+		return 0, fmt.Errorf("gpu: device time: %w", err)
+	}
 	if err := b.waitIdle(); err != nil {
 		return 0, err
 	}
@@ -383,7 +389,9 @@ func (b *Backend) stampAlone(i uint32) error {
 		return err
 	}
 	defer cmd.Release()
-	b.flush()
+	if err := b.flush(); err != nil {
+		return err
+	}
 	b.queue.Submit(cmd)
 	return b.waitIdle()
 }

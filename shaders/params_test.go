@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"reflect"
@@ -112,6 +113,15 @@ func TestParamsLayout(t *testing.T) {
 		if len(enc) != size {
 			t.Errorf("%s: Encode gives %d bytes, want %d", k.Name, len(enc), size)
 			continue
+		}
+		// The copy of a flat value and encoding/binary's walk agree, and
+		// on a little-endian host every Params type is flat.
+		walked, err := binary.Append(nil, binary.LittleEndian, p.Interface())
+		if err != nil || !bytes.Equal(enc, walked) {
+			t.Errorf("%s: Encode gives % x, encoding/binary % x (%v)", k.Name, enc, walked, err)
+		}
+		if le := binary.NativeEndian.Uint16([]byte{1, 0}) == 1; le && !flat(k.Params) {
+			t.Errorf("%s: Params %v is not flat on this little-endian host: Encode walks its fields", k.Name, k.Params)
 		}
 		for i, l := range leaves {
 			got := binary.LittleEndian.Uint32(enc[offsets[i]:])

@@ -1,0 +1,79 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/shaders"
+	"github.com/gogpu/gputypes"
+)
+
+// TestFusedKernelMemo: fusedKernel remembers fusedFor's choices (a
+// model's step asks the same question every layer) and answers exactly
+// as fusedFor does, for either plan, whichever plan asked first, and for
+// problems that differ only in what the choice depends on.
+func TestFusedKernelMemo(t *testing.T) {
+	b := gputest.Open(t, New)
+	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
+	probs := []backend.Problem{
+		{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: 4096, D: 128, Dv: 128, Causal: true},
+		{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: 100, D: 128, Dv: 128, Causal: true},
+		{B: 1, H: 32, KVHeads: 8, Nq: 4, Nk: 4096, D: 128, Dv: 128, Causal: true},
+		{B: 1, H: 32, KVHeads: 32, Nq: 1, Nk: 4096, D: 128, Dv: 128},
+		{B: 1, H: 8, KVHeads: 8, Nq: 1, Nk: 256, D: 64, Dv: 64, Causal: true},
+		{B: 1, H: 8, KVHeads: 8, Nq: 1, Nk: 4096, D: 64, Dv: 64},
+		{B: 2, H: 8, KVHeads: 2, Nq: 1024, Nk: 1024, D: 64, Dv: 64},
+		{B: 1, H: 4, KVHeads: 4, Nq: 17, Nk: 33, D: 12, Dv: 20},
+		{B: 1, H: 3, KVHeads: 1, Nq: 1, Nk: 300, D: 7, Dv: 9},
+	}
+	cpu, err := choosePlan("cpu", gputypes.DeviceTypeCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := choosePlan("hardware", gputypes.DeviceTypeCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := b.aplan
+	defer func() { b.aplan = saved }()
+	for round := range 2 {
+		for _, a := range []adapterPlan{cpu, hw, cpu} {
+			b.aplan = a
+			for _, p := range probs {
+				p = p.Resolved()
+				want := a.fusedFor(mem, p)
+				got, err := b.fusedKernel(p)
+				if got != want || (err == nil) != want.fits() {
+					t.Errorf("round %d, plan %v, %+v: fusedKernel = %+v, %v; fusedFor %+v", round, a, p, got, err, want)
+				}
+			}
+		}
+	}
+	if len(b.choices) == 0 {
+		t.Errorf("fusedKernel remembered nothing")
+	}
+}
+
+// TestPipelineMemo: pipeline finds a compiled entry point again by its
+// Spec value, the same one its string key names.
+func TestPipelineMemo(t *testing.T) {
+	b := gputest.Open(t, New)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range []shaders.Spec{shaders.MergeConsts{WG: 64, L: 4}, shaders.MergeConsts{WG: 64, L: 8}} {
+		p1, err := b.pipeline(s, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := b.pipeline(s, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p1 != p2 || b.pipes[s.Kernel().Key(s)+" main"] != p1 {
+			t.Errorf("%+v: pipeline gave %p then %p, the string key %p", s, p1, p2, b.pipes[s.Kernel().Key(s)+" main"])
+		}
+	}
+}

@@ -34,7 +34,9 @@
 //     other fused kernels' workgroups wanted a step: 256), tile.wg,
 //     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,
 //     most query rows and keys a tile and most vec4s a register block:
-//     128, 64, 32, 16). The rows, keys and registers are bounds the
+//     128, 64, 32, 16), step.flush (the dispatches a Step records before
+//     it submits them without a wait, so that the device runs them while
+//     the host records the rest: 1024, i.e. only the budget does). The rows, keys and registers are bounds the
 //     planners lower where a problem or the workgroup memory needs, as
 //     they lower the defaults. Info().Detail names what is set; a bad
 //     value, or a value other than the default under the CPU plan, which

@@ -334,7 +334,10 @@ func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 		p.steps[st] = struct{}{}
 	}
 	p.cost += cost
-	if p.cost >= b.budget || len(p.ds) >= maxPerSubmit {
+	// A step submits early past step.flush dispatches (ATTN_GPU_TUNE;
+	// by default maxPerSubmit, so only the budget and the bind groups
+	// alive submit a step's work before Submit or Wait).
+	if p.cost >= b.budget || len(p.ds) >= maxPerSubmit || st != nil && len(p.ds) >= b.aplan.tune.stepFlush {
 		return b.flush()
 	}
 	return nil

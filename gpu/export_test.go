@@ -126,3 +126,14 @@ func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	c, _ := b.fusedKernel(p) // c.spec is nil where no kernel fits
 	return c.spec(p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }
+
+// SetStepFlush sets the dispatches a step of b records before it
+// submits them without a wait (the step.flush knob of ATTN_GPU_TUNE).
+func SetStepFlush(b *Backend, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.aplan.tune.stepFlush = n
+}
+
+// MaxPerSubmit is the most dispatches one submission carries.
+const MaxPerSubmit = maxPerSubmit

@@ -113,7 +113,7 @@ func TestPlanSwitch(t *testing.T) {
 // on fusedtile.wgsl of 64 — and that they agree with the CPU.
 func TestParityTuned(t *testing.T) {
 	const tune = "decode.wg=64,decode.rows=4,decode.keys=16,decode.target=64,decode.split=32,merge.lanes=8," +
-		"split.target=8,tile.wg=64,tile.rows=16,tile.keys=16,tile.reg=8"
+		"split.target=8,tile.wg=64,tile.rows=16,tile.keys=16,tile.reg=8,step.flush=2"
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	t.Setenv("ATTN_GPU_TUNE", tune)
 	g := openGPU(t)

@@ -211,6 +211,41 @@ func TestStepBudget(t *testing.T) {
 	closeTo(t, "O", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
 }
 
+// TestStepFlush: under step.flush = n a step submits what it recorded
+// once it holds n dispatches, without a wait, and its results are those
+// of a step that submits at the end.
+func TestStepFlush(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 1, Nk: 40, D: 8, Dv: 12, Causal: true}
+	layers := make([]*layer, 6)
+	for l := range layers {
+		layers[l] = newLayer(t, b, p, backend.Float32, uint64(20+l))
+	}
+	const flush = 2
+	gpu.SetStepFlush(b, flush)
+	t.Cleanup(func() { gpu.SetStepFlush(b, gpu.MaxPerSubmit) })
+	st := b.Record()
+	for i, ly := range layers {
+		if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := gpu.PendingDispatches(b); n >= flush {
+			t.Errorf("after op %d: %d dispatches wait, want fewer than step.flush = %d", i, n, flush)
+		}
+	}
+	if err := st.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, ly := range layers {
+		got := make([]float32, p.OLen())
+		if err := b.Read(got, ly.o, 0); err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, fmt.Sprintf("layer %d O", i), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+	}
+}
+
 // TestStepErrors: an op's error comes back from the op, before it
 // records anything, and again from Wait naming the op; the step's other
 // ops run. A closed backend refuses the step.

@@ -25,6 +25,7 @@ type tuning struct {
 	splitTarget                      int // the other fused kernels' workgroups wanted a step
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
+	stepFlush                        int // the dispatches a step records before submitting them without a wait
 }
 
 // defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
@@ -34,6 +35,7 @@ var defaultTuning = tuning{
 	mergeLanes:  mergeLanes,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg,
+	stepFlush: maxPerSubmit,
 }
 
 // knob is one setting of ATTN_GPU_TUNE: its name, the field it sets and
@@ -59,6 +61,7 @@ var knobs = []knob{
 	{"tile.rows", func(t *tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
 	{"tile.keys", func(t *tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
 	{"tile.reg", func(t *tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
+	{"step.flush", func(t *tuning) *int { return &t.stepFlush }, 1, maxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
 }
 
 // parseTuning reads ATTN_GPU_TUNE's value: comma-separated name=value

@@ -258,3 +258,62 @@ func TestLargePagedPool(t *testing.T) {
 	cs := backendtest.RandomCase(newRand(600), p, nil, nil)
 	parity(t, g, c, cs, kernels.Fused, true)
 }
+
+// TestParityLargeVars: a paged pool whose block table passes the 16 KiB
+// a call's vars data travels inline with its Params (exec.go's arena)
+// goes in a scratch buffer of its own, alone and in a step beside calls
+// whose vars go inline, and agrees with the CPU.
+func TestParityLargeVars(t *testing.T) {
+	g, c := openGPU(t), openCPU(t)
+	big := backendtest.PagedProblem(causal(prob(1, 2, 1, 1, 1, 4, 4)), 1, 7, []int{4500, 300}, false)
+	if words := len(big.Paged.Table); 4*words <= 16<<10 {
+		t.Fatalf("a block table of %d words is inline; the test wants it past 16 KiB", words)
+	}
+	cs := backendtest.RandomCase(newRand(41), big, nil, nil)
+	t.Run(caseName(big, nil, nil), func(t *testing.T) { parity(t, g, c, cs, kernels.Fused, true) })
+
+	// In a step, between two calls whose vars go inline.
+	small := causal(prob(1, 2, 1, 1, 33, 4, 4))
+	ctx := context.Background()
+	type call struct {
+		p          backend.Problem
+		q, k, v, o backend.Buffer
+		w          []float32
+	}
+	var calls []call
+	for i, p := range []backend.Problem{small, big, small} {
+		cs := backendtest.RandomCase(newRand(uint64(50+i)), p, nil, nil)
+		up := func(x []float32) backend.Buffer {
+			buf, err := g.Alloc(backend.Float32, max(len(x), 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(buf.Release)
+			if err := g.Write(buf, 0, x); err != nil {
+				t.Fatal(err)
+			}
+			return buf
+		}
+		want := make([]float32, p.OLen())
+		for i, x := range backendtest.Reference(cs).O {
+			want[i] = float32(x)
+		}
+		calls = append(calls, call{p: p, q: up(cs.Q), k: up(cs.K), v: up(cs.V), o: up(make([]float32, p.OLen())), w: want})
+	}
+	st := g.Record()
+	for _, cl := range calls {
+		if err := st.Fused(ctx, backend.FusedParams{Problem: cl.p}, cl.q, cl.k, cl.v, cl.o, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, cl := range calls {
+		got := make([]float32, cl.p.OLen())
+		if err := g.Read(got, cl.o, 0); err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, fmt.Sprintf("call %d", i), got, cl.w, 1e-5)
+	}
+}

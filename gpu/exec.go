@@ -220,12 +220,9 @@ type arena struct {
 }
 
 // place appends x at the next multiple of align (a power of two) and
-// returns where it starts, or -1 when it does not fit.
+// returns where it starts. record has made room for it (arenaNeed).
 func (a *arena) place(x []byte, align int) int {
 	at := (len(a.data) + align - 1) &^ (align - 1)
-	if at+len(x) > a.size {
-		return -1
-	}
 	a.data = append(a.data, make([]byte, at-len(a.data))...)
 	a.data = append(a.data, x...)
 	return at

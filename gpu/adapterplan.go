@@ -528,10 +528,7 @@ type fusedChoice struct {
 // memory: the decoding kernel where decodeKernel takes p's step, the
 // one fusedKernel says otherwise.
 func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
-	nq := 0
-	for b := range p.B {
-		nq = max(nq, p.QRows(b))
-	}
+	nq := mostQRows(p)
 	if !a.hardware {
 		if cpuDecodes(p, nq) {
 			if c, ok := a.laneKernel(mem, p.D, p.Dv, p.Group(), nq, p.Nk); ok {
@@ -546,6 +543,15 @@ func (a adapterPlan) fusedFor(mem int, p backend.Problem) fusedChoice {
 		}
 	}
 	return a.fusedKernel(mem, p.D, p.Dv)
+}
+
+// mostQRows is the most query rows of one sequence of p.
+func mostQRows(p backend.Problem) int {
+	nq := 0
+	for b := range p.B {
+		nq = max(nq, p.QRows(b))
+	}
+	return nq
 }
 
 // laneKernel is how the CPU plan runs a decoding step of at most nq

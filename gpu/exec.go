@@ -219,12 +219,14 @@ type arena struct {
 	data []byte
 }
 
-// place appends x at the next multiple of align (a power of two) and
-// returns where it starts. record has made room for it (arenaNeed).
-func (a *arena) place(x []byte, align int) int {
+// place appends x, zero-padded to size bytes, at the next multiple of
+// align (a power of two) and returns where it starts. record has made
+// room for it (arenaNeed).
+func (a *arena) place(x []byte, size, align int) int {
 	at := (len(a.data) + align - 1) &^ (align - 1)
 	a.data = append(a.data, make([]byte, at-len(a.data))...)
 	a.data = append(a.data, x...)
+	a.data = append(a.data, make([]byte, size-len(x))...)
 	return at
 }
 
@@ -291,28 +293,21 @@ func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 	var lastVars *uint32
 	varsAt := 0
 	for _, d := range ds {
-		slot := make([]byte, paramBytes(d))
-		copy(slot, d.params)
-		at := a.place(slot, ua)
-		entries := make([]wgpu.BindGroupEntry, len(d.binds))
-		for i, bd := range d.binds {
-			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
-		}
-		entries[0] = wgpu.BindGroupEntry{Binding: 0, Buffer: a.buf, Offset: uint64(at), Size: uint64(len(slot))}
+		d.binds[0] = binding{a.buf, a.place(d.params, paramBytes(d), ua), paramBytes(d)}
 		if len(d.vars) > 0 {
 			if unsafe.SliceData(d.vars) != lastVars {
 				lastVars = unsafe.SliceData(d.vars)
-				w := make([]byte, varsBytes(d.vars))
+				w := make([]byte, 4*len(d.vars))
 				for i, v := range d.vars {
 					binary.LittleEndian.PutUint32(w[4*i:], v)
 				}
-				varsAt = a.place(w, sa)
+				varsAt = a.place(w, varsBytes(d.vars), sa)
 			}
-			for i, bd := range d.p.kernel.Bindings {
-				if bd.Name == "vars" {
-					entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: a.buf, Offset: uint64(varsAt), Size: uint64(varsBytes(d.vars))}
-				}
-			}
+			d.bind("vars", a.buf, varsAt, varsBytes(d.vars))
+		}
+		entries := make([]wgpu.BindGroupEntry, len(d.binds))
+		for i, bd := range d.binds {
+			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
 		}
 		g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
 		if err != nil {

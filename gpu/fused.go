@@ -22,13 +22,9 @@ import (
 // The error wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	nq := 0
-	for i := range p.B {
-		nq = max(nq, p.QRows(i))
-	}
 	// fusedFor weighs every tile it might run, a few µs; a model's step
 	// asks the same question for every layer.
-	k := choiceKey{b.aplan, mem, nq, p.D, p.Dv, p.Group(), p.Nk}
+	k := choiceKey{b.aplan, mem, mostQRows(p), p.D, p.Dv, p.Group(), p.Nk}
 	c, ok := b.choices[k]
 	if !ok {
 		c = b.aplan.fusedFor(mem, p)

@@ -283,22 +283,11 @@ func TestParityLargeVars(t *testing.T) {
 	var calls []call
 	for i, p := range []backend.Problem{small, big, small} {
 		cs := backendtest.RandomCase(newRand(uint64(50+i)), p, nil, nil)
-		up := func(x []float32) backend.Buffer {
-			buf, err := g.Alloc(backend.Float32, max(len(x), 1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(buf.Release)
-			if err := g.Write(buf, 0, x); err != nil {
-				t.Fatal(err)
-			}
-			return buf
-		}
 		want := make([]float32, p.OLen())
 		for i, x := range backendtest.Reference(cs).O {
 			want[i] = float32(x)
 		}
-		calls = append(calls, call{p: p, q: up(cs.Q), k: up(cs.K), v: up(cs.V), o: up(make([]float32, p.OLen())), w: want})
+		calls = append(calls, call{p: p, q: f32Buf(t, g, cs.Q), k: f32Buf(t, g, cs.K), v: f32Buf(t, g, cs.V), o: f32Buf(t, g, make([]float32, p.OLen())), w: want})
 	}
 	st := g.Record()
 	for _, cl := range calls {

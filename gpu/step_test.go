@@ -238,10 +238,7 @@ func TestStepFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, ly := range layers {
-		got := make([]float32, p.OLen())
-		if err := b.Read(got, ly.o, 0); err != nil {
-			t.Fatal(err)
-		}
+		got, _ := ly.read(t, b)
 		closeTo(t, fmt.Sprintf("layer %d O", i), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
 	}
 }

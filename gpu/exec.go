@@ -203,9 +203,6 @@ func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
 	return nil
 }
 
-// maxPerSubmit bounds the bind groups alive at once.
-const maxPerSubmit = 1024
-
 // arenaBytes is the size of a submission's arena (record) unless one op
 // needs more.
 const arenaBytes = 64 << 10

@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// maxPerSubmit bounds the dispatches, and so the bind groups alive at
+// once, in one submission. It lives here, outside the cgo build, because
+// the tuning knobs (step.flush) are parsed in every build.
+const maxPerSubmit = 1024
+
 // envTune overrides the hardware plan's tunable sizes for measurement:
 // ATTN_GPU_TUNE=decode.wg=256,decode.target=2048 (see knobs). It exists
 // so that one visit to a GPU can sweep the sizes that issue 23 tunes

@@ -193,37 +193,48 @@ func TestSeqsHalf(t *testing.T) {
 // device's binding needs happens at a small size: a paged pool of 1.2 MiB
 // whose sequences' steps each find their scattered pages in one window
 // (a page a step, mostly), packed keys of 1.4 MiB bound a sequence and a
-// span of keys at a time, halves among them.
+// span of keys at a time, halves among them. Under this adapter's own
+// plan and the hardware plan's too, whose merges fold many steps with
+// several invocations a row (merge.wgsl's lanes).
 func TestSeqsWindows(t *testing.T) {
 	const bind = 64 << 10
 	c := openCPU(t)
-	g := openGPU(t)
-	gpu.ShrinkBinding(g, bind)
-	for n, row := range []struct {
-		p  backend.Problem
-		dt backendtest.DTypes
-	}{
-		{p: backendtest.PagedProblem(bnhd(prob(0, 4, 2, 1, 0, 32, 32)), 16, 240, []int{1000, 300}, true)},
-		{p: backendtest.PagedProblem(causal(prob(0, 2, 2, 3, 0, 32, 32)), 16, 200, []int{1000, 700}, false), dt: backendtest.Same(backend.Float16)},
-		{p: backendtest.PackedProblem(causal(prob(0, 4, 2, 0, 0, 32, 32)), []int{2, 1, 40}, []int{1400, 2500, 1500})},
-	} {
-		p := row.p.Resolved()
-		kBytes := p.KLen() * 4
-		if row.dt.K == backend.Float16 {
-			kBytes /= 2
-		}
-		if kBytes <= 2*bind {
-			t.Fatalf("%s: K is %d bytes, not much larger than the %d-byte binding", seqName(caseName(p, nil, nil)), kBytes, bind)
-		}
-		cs := backendtest.RandomCase(newRand(uint64(500+n)), row.p, nil, nil)
-		t.Run(fmt.Sprintf("%s_%d_bytes", seqName(cs.String()), kBytes), func(t *testing.T) {
-			if row.dt.Half() {
-				if err := backendtest.RunFused(context.Background(), g, cs.WithDTypes(row.dt), true); err != nil {
-					t.Error(err)
+	for _, plan := range []string{"auto", "hardware"} {
+		t.Run(plan, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", plan)
+			g := openGPU(t)
+			gpu.ShrinkBinding(g, bind)
+			for n, row := range []struct {
+				p  backend.Problem
+				dt backendtest.DTypes
+			}{
+				{p: backendtest.PagedProblem(bnhd(prob(0, 4, 2, 1, 0, 32, 32)), 16, 240, []int{1000, 300}, true)},
+				{p: backendtest.PagedProblem(causal(prob(0, 2, 2, 3, 0, 32, 32)), 16, 200, []int{1000, 700}, false), dt: backendtest.Same(backend.Float16)},
+				{p: backendtest.PackedProblem(causal(prob(0, 4, 2, 0, 0, 32, 32)), []int{2, 1, 40}, []int{1400, 2500, 1500})},
+				// Dense, a decoding query and 40 rows: K and V bound a
+				// span of keys at a time.
+				{p: prob(2, 4, 2, 1, 1000, 32, 32)},
+				{p: causal(prob(1, 4, 2, 40, 2500, 32, 32))},
+			} {
+				p := row.p.Resolved()
+				kBytes := p.KLen() * 4
+				if row.dt.K == backend.Float16 {
+					kBytes /= 2
 				}
-				return
+				if kBytes <= 2*bind {
+					t.Fatalf("%s: K is %d bytes, not much larger than the %d-byte binding", seqName(caseName(p, nil, nil)), kBytes, bind)
+				}
+				cs := backendtest.RandomCase(newRand(uint64(500+n)), row.p, nil, nil)
+				t.Run(fmt.Sprintf("%s_%d_bytes", seqName(cs.String()), kBytes), func(t *testing.T) {
+					if row.dt.Half() {
+						if err := backendtest.RunFused(context.Background(), g, cs.WithDTypes(row.dt), true); err != nil {
+							t.Error(err)
+						}
+						return
+					}
+					parity(t, g, c, cs, kernels.Fused, true)
+				})
 			}
-			parity(t, g, c, cs, kernels.Fused, true)
 		})
 	}
 }

@@ -19,10 +19,11 @@
 // M and L from the parts' LSEs (all L read the same few words) and then
 // sums its own columns, d = lane + L·c, four at a time in a vec4 over
 // the parts: adjacent invocations read adjacent elements of each part,
-// and O is read and written once. The host picks L: 1 on a CPU-type
-// adapter, which pays for every load an invocation makes, a subgroup's
-// worth on a hardware one, where a decoding step's few rows fold many
-// parts.
+// and O is read and written once; lane 0 writes the row's new LSE after
+// a barrier, once every lane has read the old one. The host picks L: 1
+// on a CPU-type adapter, which pays for every load an invocation makes,
+// a subgroup's worth on a hardware one, where a decoding step's few rows
+// fold many parts.
 //
 // Packed query rows (F_PACKQ): batch b's rows start at seq_q0(b) in o,
 // lse, po and plse and end at seq_rows(b) (lib/seqs.wgsl).
@@ -58,78 +59,89 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = bh % P.H;
     let i = P.i0 + wid.x * (WG / L) + t / L;
     let lane = t % L;
-    if (i >= min(P.i1, seq_rows(b))) {
-        return;
-    }
-    let r = seq_q0(b) + i;
-    let la_at = b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base;
-    let pl_at = b * P.plse_b + h * P.plse_h + r * P.plse_r - P.plse_base;
-    let oa = b * P.o_b + h * P.o_h + r * P.o_r - P.o_base;
-    let pa = b * P.po_b + h * P.po_h + r * P.po_r - P.po_base;
-    let ninf = bitcast<f32>(NEG_INF);
-    let init = P.init != 0u;
-    var la = ninf;
-    if (!init) {
-        la = lse[la_at];
-    }
-    var mx = la;
-    for (var z = 0u; z < P.parts; z++) {
-        let lb = plse[pl_at + z * P.plse_z];
-        if (bitcast<u32>(lb) != NEG_INF) {
-            if (bitcast<u32>(mx) == NEG_INF) {
-                mx = lb;
-            } else {
-                mx = max(mx, lb);
-            }
+    // The row's new LSE, which lane 0 writes after the barrier below once
+    // every lane has read the old one; unset (keep) when the row holds
+    // nothing new.
+    var lnew = 0.0;
+    var keep = true;
+    if (i < min(P.i1, seq_rows(b))) {
+        let r = seq_q0(b) + i;
+        let la_at = b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base;
+        let pl_at = b * P.plse_b + h * P.plse_h + r * P.plse_r - P.plse_base;
+        let oa = b * P.o_b + h * P.o_h + r * P.o_r - P.o_base;
+        let pa = b * P.po_b + h * P.po_h + r * P.po_r - P.po_base;
+        let ninf = bitcast<f32>(NEG_INF);
+        let init = P.init != 0u;
+        var la = ninf;
+        if (!init) {
+            la = lse[la_at];
         }
-    }
-    if (bitcast<u32>(mx) == NEG_INF) {
-        // No side saw a key.
-        if (init) {
-            for (var d = lane; d < P.Dv; d += L) {
-                o[oa + d] = 0.0;
-            }
-            if (lane == 0u) {
-                lse[la_at] = ninf;
-            }
-        }
-        return;
-    }
-    var sum = 0.0;
-    if (bitcast<u32>(la) != NEG_INF) {
-        sum = exp(la - mx);
-    }
-    for (var z = 0u; z < P.parts; z++) {
-        let lb = plse[pl_at + z * P.plse_z];
-        if (bitcast<u32>(lb) != NEG_INF) {
-            sum += exp(lb - mx);
-        }
-    }
-    let inv = 1.0 / sum;
-    // O's own weight (0 when it saw nothing or holds nothing yet), then
-    // each part's.
-    var wa = 0.0;
-    if (bitcast<u32>(la) != NEG_INF) {
-        wa = exp(la - mx) * inv;
-    }
-    for (var d = lane; d < P.Dv; d += 4u * L) {
-        var acc = vec4<f32>(0.0);
-        if (wa != 0.0) {
-            acc = wa * o4(oa, d);
-        }
+        var mx = la;
         for (var z = 0u; z < P.parts; z++) {
             let lb = plse[pl_at + z * P.plse_z];
-            if (bitcast<u32>(lb) == NEG_INF) {
-                continue;
+            if (bitcast<u32>(lb) != NEG_INF) {
+                if (bitcast<u32>(mx) == NEG_INF) {
+                    mx = lb;
+                } else {
+                    mx = max(mx, lb);
+                }
             }
-            acc += exp(lb - mx) * inv * po4(pa + z * P.po_z, d);
         }
-        o[oa + d] = acc.x;
-        if (d + L < P.Dv) { o[oa + d + L] = acc.y; }
-        if (d + 2u * L < P.Dv) { o[oa + d + 2u * L] = acc.z; }
-        if (d + 3u * L < P.Dv) { o[oa + d + 3u * L] = acc.w; }
+        if (bitcast<u32>(mx) == NEG_INF) {
+            // No side saw a key.
+            if (init) {
+                for (var d = lane; d < P.Dv; d += L) {
+                    o[oa + d] = 0.0;
+                }
+                lnew = ninf;
+                keep = false;
+            }
+        } else {
+            var sum = 0.0;
+            if (bitcast<u32>(la) != NEG_INF) {
+                sum = exp(la - mx);
+            }
+            for (var z = 0u; z < P.parts; z++) {
+                let lb = plse[pl_at + z * P.plse_z];
+                if (bitcast<u32>(lb) != NEG_INF) {
+                    sum += exp(lb - mx);
+                }
+            }
+            let inv = 1.0 / sum;
+            // O's own weight (0 when it saw nothing or holds nothing yet),
+            // then each part's.
+            var wa = 0.0;
+            if (bitcast<u32>(la) != NEG_INF) {
+                wa = exp(la - mx) * inv;
+            }
+            for (var d = lane; d < P.Dv; d += 4u * L) {
+                var acc = vec4<f32>(0.0);
+                if (wa != 0.0) {
+                    acc = wa * o4(oa, d);
+                }
+                for (var z = 0u; z < P.parts; z++) {
+                    let lb = plse[pl_at + z * P.plse_z];
+                    if (bitcast<u32>(lb) == NEG_INF) {
+                        continue;
+                    }
+                    acc += exp(lb - mx) * inv * po4(pa + z * P.po_z, d);
+                }
+                o[oa + d] = acc.x;
+                if (d + L < P.Dv) { o[oa + d + L] = acc.y; }
+                if (d + 2u * L < P.Dv) { o[oa + d + 2u * L] = acc.z; }
+                if (d + 3u * L < P.Dv) { o[oa + d + 3u * L] = acc.w; }
+            }
+            lnew = mx + log(sum);
+            keep = false;
+        }
     }
-    if (lane == 0u) {
-        lse[la_at] = mx + log(sum);
+    // The lanes of a row need not run together (lavapipe runs 8 at a
+    // time, one batch after another; nothing in WGSL makes a subgroup's
+    // lanes read before one of them writes): every lane has read the
+    // row's old LSE before lane 0 replaces it.
+    workgroupBarrier();
+    if (!keep && lane == 0u) {
+        let r = seq_q0(b) + i;
+        lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base] = lnew;
     }
 }

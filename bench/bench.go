@@ -837,6 +837,9 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, la
 	freshPeak()
 	pm, countsDevice := be.(peakMemory)
 	if countsDevice {
+		if t, ok := be.(interface{ Trim() }); ok {
+			t.Trim() // an earlier point's scratch, kept for reuse (gpu.Backend.Trim)
+		}
 		pm.ResetPeak()
 	}
 	op, out, release, err := prepare(be, p, staged, layers, in)

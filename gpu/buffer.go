@@ -26,6 +26,7 @@ type buffer struct {
 	bytes    int64 // from off; for a buffer attn allocated, the wgpu buffer's size
 	off      int   // byte offset of element 0 in buf: 0 unless imported
 	imported bool
+	pooled   bool // from the scratch pool (pool.go), which free returns it to
 	buf      *wgpu.Buffer
 	released bool // guarded by owner.mu
 }
@@ -65,7 +66,7 @@ func (x *buffer) Release() {
 }
 
 // free destroys the wgpu buffer (an imported one: drops attn's reference
-// to it); nil is a no-op. The caller holds owner.mu. A buffer that
+// to it; a pooled one: returns it to the pool); nil is a no-op. The caller holds owner.mu. A buffer that
 // recorded, not yet submitted work uses (step.go) is destroyed right after
 // that work is submitted: WebGPU aborts a submission that uses a destroyed
 // buffer, while destroying one that submitted work uses waits for it.
@@ -78,6 +79,11 @@ func (x *buffer) free() {
 	x.buf = nil
 	if x.imported {
 		x.owner.afterSubmit(wb.Release)
+		return
+	}
+	if x.pooled {
+		b, size := x.owner, x.bytes
+		b.afterSubmit(func() { b.put(wb, size) })
 		return
 	}
 	x.owner.allocated -= x.bytes

@@ -68,6 +68,13 @@
 // the attention kernels can own the halves of one word), to nearest even
 // with saturation (half.go).
 //
+// Scratch that an op writes in full before reading it (a step's partial
+// outputs and LSEs, a block table too large to inline) comes from a pool
+// (pool.go): a buffer goes back once the work that used it is submitted
+// and a later submission takes it again, so that a model's step does not
+// create and destroy buffers every layer and token. The pool keeps at
+// most 256 MiB; Memory counts it and Trim gives it back.
+//
 // # How an op runs
 //
 // Each op validates every argument and buffer first, then cuts the problem
@@ -201,9 +208,10 @@
 // Submit puts them on the queue as one command buffer, one compute pass,
 // without a wait (the caller's own next submission runs after them), or
 // Wait waits once. Work reaches the queue in call order: Write, Read, Sync and
-// waited ops first submit what steps recorded. Scratch of recorded ops,
-// and attn buffers released meanwhile, are destroyed only once the work
-// that uses them is submitted (WebGPU then keeps them until it has run),
+// waited ops first submit what steps recorded. Scratch of recorded ops
+// goes back to the backend's pool, and attn buffers released meanwhile
+// are destroyed, only once the work that uses them is submitted (WebGPU
+// then keeps them until it has run),
 // and recorded work past a submission's budget is submitted early,
 // without a wait. Step.With(ctx) carries the step in a context, so that
 // any op of the backend called with it — Copy, and package kernels'

@@ -258,6 +258,28 @@ type recordedDispatch struct {
 	grid [3]int
 }
 
+// newArena starts the pending record's arena, of size bytes: the last
+// submission's when that has the size (its buffer is written again
+// after the work that read it, in queue order), else a new one. The
+// caller holds b.mu.
+func (b *Backend) newArena(size int) error {
+	if a := b.spare; a != nil && a.size == size {
+		b.spare = nil
+		b.pending.arena = a
+		return nil
+	}
+	buf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
+		Label: "attn params",
+		Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst,
+		Size:  uint64(size),
+	})
+	if err != nil {
+		return err
+	}
+	b.pending.arena = &arena{buf: buf, size: size, data: make([]byte, 0, min(size, arenaBytes))}
+	return nil
+}
+
 // record adds ds, which carry cost operations, to the work waiting for
 // the next flush (b.pending), recorded into step st (nil for an op that
 // waits): it places their Params and inline vars data in the pending
@@ -273,16 +295,9 @@ func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 		if err := b.flush(); err != nil {
 			return err
 		}
-		size := max(need, arenaBytes)
-		buf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-			Label: "attn params",
-			Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst,
-			Size:  uint64(size),
-		})
-		if err != nil {
+		if err := b.newArena(max(need, arenaBytes)); err != nil {
 			return err
 		}
-		p.arena = &arena{buf: buf, size: size, data: make([]byte, 0, min(size, arenaBytes))}
 	}
 	a := p.arena
 	mark, n := len(a.data), len(p.ds)

@@ -137,3 +137,15 @@ func SetStepFlush(b *Backend, n int) {
 
 // MaxPerSubmit is the most dispatches one submission carries.
 const MaxPerSubmit = maxPerSubmit
+
+// PoisonScratch makes every buffer the scratch pool hands out start as
+// NaNs, so that a kernel reading an element no kernel wrote fails the
+// tests (pool.go); TestMain turns it on.
+func PoisonScratch(on bool) { poisonScratch = on }
+
+// PoolBytes is the bytes of scratch b keeps for reuse.
+func PoolBytes(b *Backend) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pool.bytes
+}

@@ -178,7 +178,8 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 		// fused.wgsl's key lanes widen a half query once, before their
 		// keys, but lavapipe's compiled code (Mesa 22.3) widens it again
 		// for every key: 4 times the step's time at 32 heads, D = 128.
-		if c.q, err = b.scratch(pr.QLen()); err != nil {
+		// From the pool: the copy writes all of it.
+		if c.q, err = b.pooledScratch(pr.QLen()); err != nil {
 			return err
 		}
 		c.frees = append(c.frees, c.q.free)
@@ -199,16 +200,21 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 	c.frees = append(c.frees, release)
 	c.lseOut = bufs[6]
 	if parts > 0 {
-		if c.po, err = b.scratch(parts * c.olen); err != nil {
+		// From the pool: a step's kernel writes every split's O and LSE
+		// for every row it has (a split that sees no key of a row too:
+		// zeros and −Inf), and merge reads only those rows' parts; the
+		// first merge of a call writes lseOut's rows (init), and later
+		// ones read only those.
+		if c.po, err = b.pooledScratch(parts * c.olen); err != nil {
 			return err
 		}
 		c.frees = append(c.frees, c.po.free)
-		if c.plse, err = b.scratch(parts * c.lselen); err != nil {
+		if c.plse, err = b.pooledScratch(parts * c.lselen); err != nil {
 			return err
 		}
 		c.frees = append(c.frees, c.plse.free)
 		if c.lseOut == nil {
-			if c.lseOut, err = b.scratch(c.lselen); err != nil {
+			if c.lseOut, err = b.pooledScratch(c.lselen); err != nil {
 				return err
 			}
 			c.frees = append(c.frees, c.lseOut.free)

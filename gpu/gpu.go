@@ -43,6 +43,11 @@ type Backend struct {
 	shared bool
 	// pending is the work steps recorded and not yet submitted (step.go).
 	pending recorded
+	// spare is the arena of the last submission, kept for the next one
+	// (record): the queue writes it after the work that read it.
+	spare *arena
+	// pool keeps submitted work's scratch for later ops (pool.go).
+	pool scratchPool
 
 	// aplan is how ops cut their work and which fused kernel runs, from
 	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).
@@ -170,8 +175,9 @@ func (b *Backend) Caps() backend.Caps {
 }
 
 // Memory reports the bytes of device memory held by live buffers this
-// backend allocated (inputs, outputs and the scratch of its ops), now and
-// at their peak since the backend opened or ResetPeak last ran.
+// backend allocated (inputs, outputs, the scratch of its ops and the
+// scratch it keeps for reuse, which Trim gives back), now and at their
+// peak since the backend opened or ResetPeak last ran.
 func (b *Backend) Memory() (live, peak int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -249,6 +255,12 @@ func (b *Backend) Close() error {
 	}
 	b.staging, b.dummyR, b.dummyW = nil, nil, nil
 	b.runAfter() // what free postponed, in case a flush failed to run it
+	b.trim()
+	if b.spare != nil {
+		b.spare.buf.Destroy()
+		b.spare.buf.Release()
+		b.spare = nil
+	}
 	if b.queue != nil {
 		b.queue.Release() // the device's own queue stays: this was attn's handle to it
 	}

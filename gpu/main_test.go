@@ -19,6 +19,10 @@ var deviceExamples = []string{"ExampleNewWithDevice"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// Every test runs with poisoned scratch: a kernel that reads an
+	// element of pooled scratch that no kernel of its op wrote reads NaN.
+	// Benchmarks time what callers run.
+	gpu.PoisonScratch(flag.Lookup("test.bench").Value.String() == "")
 	if !gputest.Required() {
 		if _, err := gpu.Adapters(); err != nil {
 			skip := "^(" + strings.Join(deviceExamples, "|") + ")$"

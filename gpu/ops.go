@@ -188,7 +188,7 @@ func (b *Backend) uploadWords(p backend.Problem, data []uint32) (*varsData, erro
 	if len(data)*4 <= inlineVars {
 		return &varsData{words: data}, nil
 	}
-	x, err := b.scratch(len(data))
+	x, err := b.pooledScratch(len(data)) // written here, before any kernel reads it
 	if err != nil {
 		return nil, err
 	}

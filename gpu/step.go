@@ -297,7 +297,10 @@ func (b *Backend) runAfter() {
 	for _, d := range p.ds {
 		d.g.Release()
 	}
-	if a := p.arena; a != nil {
+	if a := p.arena; a != nil && a.size == arenaBytes && b.spare == nil && !b.closed {
+		a.data = a.data[:0]
+		b.spare = a
+	} else if a != nil {
 		a.buf.Destroy()
 		a.buf.Release()
 	}

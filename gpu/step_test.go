@@ -101,6 +101,7 @@ func TestStep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	b.Trim()
 	live, _ := b.Memory()
 	st := b.Record()
 	for round := range 2 { // a step is reusable after Wait
@@ -124,6 +125,7 @@ func TestStep(t *testing.T) {
 			closeTo(t, fmt.Sprintf("round %d layer %d LSE", round, i), l, wantL[i], 0)
 		}
 	}
+	b.Trim() // the scratch kept for reuse
 	if now, _ := b.Memory(); now != live {
 		t.Errorf("%d bytes live after the step, %d before: its scratch was not freed", now, live)
 	}

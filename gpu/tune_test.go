@@ -58,6 +58,7 @@ func TestParseTuning(t *testing.T) {
 // (and its description), and that setting it where the CPU plan runs is
 // an error, not a setting nobody reads.
 func TestTuneFromEnv(t *testing.T) {
+	t.Setenv(envPlan, "") // the adapter's own plan, whatever the run's environment says
 	t.Setenv(envTune, "decode.wg=64,tile.rows=32")
 	a, err := planFromEnv(gputypes.DeviceTypeDiscreteGPU)
 	if err != nil || a.tune.decodeWG != 64 || a.tune.tileRows != 32 || a.tune.tileWG != tileWG {

@@ -78,6 +78,7 @@ func (x *buffer) free() {
 	wb := x.buf
 	x.buf = nil
 	if x.imported {
+		delete(x.owner.foreign, wb)
 		x.owner.afterSubmit(wb.Release)
 		return
 	}
@@ -87,6 +88,7 @@ func (x *buffer) free() {
 		return
 	}
 	x.owner.allocated -= x.bytes
+	x.owner.forget(wb)
 	x.owner.afterSubmit(func() {
 		wb.Destroy()
 		wb.Release()

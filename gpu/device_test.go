@@ -523,8 +523,13 @@ func TestImportDestroyed(t *testing.T) {
 	_, v := mk(p.VLen())
 	ob, o := mk(p.OLen())
 	_, good := mk(p.OLen())
-	ob.Destroy()
 	ctx := context.Background()
+	// A call that binds them before: no bind group of it may outlive it
+	// (groups.go), or the next call would submit the destroyed buffer.
+	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	ob.Destroy()
 	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err == nil || !strings.Contains(err.Error(), "destroyed") {
 		t.Errorf("Fused into a destroyed buffer: %v; want an error saying so", err)
 	}

@@ -73,7 +73,9 @@
 // (pool.go): a buffer goes back once the work that used it is submitted
 // and a later submission takes it again, so that a model's step does not
 // create and destroy buffers every layer and token. The pool keeps at
-// most 256 MiB; Memory counts it and Trim gives it back.
+// most 256 MiB; Memory counts it and Trim gives it back. Bind groups
+// are kept too (groups.go), found again by their bindings, unless they
+// bind a buffer of the caller's (Import), which the caller may destroy.
 //
 // # How an op runs
 //

@@ -100,7 +100,8 @@ func (o operand) address(t tensor, start int) {
 // elements and bound in bytes, each element its dtype's size: a window
 // starts on the device's offset alignment (for a half operand an even
 // element, so the kernel's element index i is in word i/2 of the
-// window) and its size is rounded up to whole words. It reports false
+// window) and its size is rounded up to whole words, or runs to the
+// buffer's end where one binding holds that. It reports false
 // when a window is larger than the device's biggest storage binding.
 func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) bool {
 	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
@@ -134,6 +135,12 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 		bytes := (w.n*size + 3) &^ 3
 		if bytes > maxBind {
 			return false
+		}
+		// The window runs on to the buffer's end where a binding holds
+		// that, so that a dispatch binds the same as a cache grows and
+		// its bind group is found again (groups.go).
+		if whole := int(o.x.bytes) - w.start*size; whole <= maxBind {
+			bytes = whole
 		}
 		if d != nil {
 			d.bind(o.name, o.x.buf, o.x.off+w.start*size, bytes)
@@ -256,6 +263,15 @@ type recordedDispatch struct {
 	p    *pipeline
 	g    *wgpu.BindGroup
 	grid [3]int
+	kept bool // g is kept for reuse (groups.go), not the dispatch's own
+}
+
+// release releases the dispatch's own bind group once it is submitted
+// (or not recorded after all).
+func (r recordedDispatch) release() {
+	if !r.kept {
+		r.g.Release()
+	}
 }
 
 // newArena starts the pending record's arena, of size bytes: the last
@@ -317,19 +333,15 @@ func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 			}
 			d.bind("vars", a.buf, varsAt, varsBytes(d.vars))
 		}
-		entries := make([]wgpu.BindGroupEntry, len(d.binds))
-		for i, bd := range d.binds {
-			entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
-		}
-		g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
+		g, kept, err := b.bindGroup(d) // groups.go
 		if err != nil {
 			for _, r := range p.ds[n:] {
-				r.g.Release()
+				r.release()
 			}
 			p.ds, a.data = p.ds[:n], a.data[:mark]
 			return err
 		}
-		p.ds = append(p.ds, recordedDispatch{d.p, g, d.grid})
+		p.ds = append(p.ds, recordedDispatch{d.p, g, d.grid, kept})
 	}
 	if st != nil {
 		if p.steps == nil {

@@ -149,3 +149,11 @@ func PoolBytes(b *Backend) int64 {
 	defer b.mu.Unlock()
 	return b.pool.bytes
 }
+
+// BindGroups is how many bind groups b has made since it opened, and
+// how many it keeps for reuse (groups.go).
+func BindGroups(b *Backend) (made, kept int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.groups.made, len(b.groups.m)
+}

@@ -145,10 +145,13 @@ type fusedCall struct {
 	frees []func()
 }
 
-// release frees the call's scratch, the last allocated first.
+// release frees the call's scratch in the order it was allocated, so
+// that the pool, which hands out the longest-kept buffer of a size
+// first, gives the same call the same buffers in the same roles next
+// time (and the same bind groups: groups.go).
 func (c *fusedCall) release() {
-	for i := len(c.frees) - 1; i >= 0; i-- {
-		c.frees[i]()
+	for _, f := range c.frees {
+		f()
 	}
 }
 

@@ -48,6 +48,10 @@ type Backend struct {
 	spare *arena
 	// pool keeps submitted work's scratch for later ops (pool.go).
 	pool scratchPool
+	// groups keeps bind groups for reuse, and foreign is the buffers of
+	// the caller's (Import) that no kept group may bind (groups.go).
+	groups  bindGroups
+	foreign map[*wgpu.Buffer]struct{}
 
 	// aplan is how ops cut their work and which fused kernel runs, from
 	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).
@@ -238,6 +242,7 @@ func (b *Backend) Close() error {
 		err = errors.Join(b.flush(), b.waitIdle())
 	}
 	b.stopTiming()
+	b.dropGroups() // nothing is pending: released now
 	for buf := range b.bufs {
 		buf.free()
 	}
@@ -257,6 +262,7 @@ func (b *Backend) Close() error {
 	b.runAfter() // what free postponed, in case a flush failed to run it
 	b.trim()
 	if b.spare != nil {
+		b.forget(b.spare.buf)
 		b.spare.buf.Destroy()
 		b.spare.buf.Release()
 		b.spare = nil

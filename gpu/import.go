@@ -72,6 +72,10 @@ func (b *Backend) Import(buf *wgpu.Buffer, offset uint64, dt backend.DType, n in
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
 	x := &buffer{owner: b, n: n, dtype: dt, bytes: int64(need), off: int(offset), imported: true, buf: h}
+	if b.foreign == nil {
+		b.foreign = map[*wgpu.Buffer]struct{}{}
+	}
+	b.foreign[h] = struct{}{} // groups.go: no kept bind group binds it
 	b.bufs[x] = struct{}{}
 	return x, nil
 }

@@ -91,6 +91,7 @@ func (b *Backend) pooledScratch(n int) (*buffer, error) {
 func (b *Backend) put(wb *wgpu.Buffer, size int64) {
 	if b.closed || b.pool.bytes+size > poolBytes {
 		b.allocated -= size
+		b.forget(wb)
 		wb.Destroy()
 		wb.Release()
 		return
@@ -115,6 +116,7 @@ func (b *Backend) Trim() {
 func (b *Backend) trim() {
 	for size, l := range b.pool.free {
 		for _, wb := range l {
+			b.forget(wb)
 			wb.Destroy()
 			wb.Release()
 		}

@@ -295,12 +295,13 @@ func (b *Backend) runAfter() {
 	b.pending = recorded{steps: p.steps}
 	clear(b.pending.steps)
 	for _, d := range p.ds {
-		d.g.Release()
+		d.release()
 	}
 	if a := p.arena; a != nil && a.size == arenaBytes && b.spare == nil && !b.closed {
 		a.data = a.data[:0]
 		b.spare = a
 	} else if a != nil {
+		b.forget(a.buf)
 		a.buf.Destroy()
 		a.buf.Release()
 	}

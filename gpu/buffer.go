@@ -66,10 +66,11 @@ func (x *buffer) Release() {
 }
 
 // free destroys the wgpu buffer (an imported one: drops attn's reference
-// to it; a pooled one: returns it to the pool); nil is a no-op. The caller holds owner.mu. A buffer that
-// recorded, not yet submitted work uses (step.go) is destroyed right after
-// that work is submitted: WebGPU aborts a submission that uses a destroyed
-// buffer, while destroying one that submitted work uses waits for it.
+// to it; a pooled one: returns it to the pool); nil is a no-op. The
+// caller holds owner.mu. A buffer that recorded, not yet submitted work
+// uses (step.go) is destroyed right after that work is submitted: WebGPU
+// aborts a submission that uses a destroyed buffer, while destroying one
+// that submitted work uses waits for it.
 func (x *buffer) free() {
 	if x == nil || x.released {
 		return

@@ -157,3 +157,11 @@ func BindGroups(b *Backend) (made, kept int) {
 	defer b.mu.Unlock()
 	return b.groups.made, len(b.groups.m)
 }
+
+// BindGroupRefs is the keys b's lists of kept groups by buffer hold, and
+// the most they may.
+func BindGroupRefs(b *Backend) (refs, bound int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.groups.refs, refsBound(len(b.groups.m))
+}

@@ -37,11 +37,13 @@ type groupKey struct {
 }
 
 // bindGroups is the kept bind groups, and the keys of those that bind
-// each buffer (a key stays in the lists of its other buffers after one
-// drops it: looking it up finds nothing).
+// each buffer. A key stays in the lists of its other buffers after one
+// of them drops it (looking it up finds nothing) until the lists, refs
+// keys in all, outgrow the groups kept and are built again from them.
 type bindGroups struct {
 	m    map[groupKey]*wgpu.BindGroup
 	of   map[*wgpu.Buffer][]groupKey
+	refs int
 	made int // the groups bindGroup has made, kept or not (tests)
 }
 
@@ -79,12 +81,31 @@ func (b *Backend) bindGroup(d *dispatch) (*wgpu.BindGroup, bool, error) {
 		b.groups.m, b.groups.of = map[groupKey]*wgpu.BindGroup{}, map[*wgpu.Buffer][]groupKey{}
 	}
 	b.groups.m[k] = g
-	for i, bd := range d.binds {
-		if i == 0 || bd.buf != d.binds[i-1].buf {
-			b.groups.of[bd.buf] = append(b.groups.of[bd.buf], k)
+	b.index(k)
+	if b.groups.refs > refsBound(len(b.groups.m)) {
+		// Buffers that live long (the arena, the dummies) gather the
+		// keys of groups that shorter-lived buffers took with them.
+		clear(b.groups.of)
+		b.groups.refs = 0
+		for k := range b.groups.m {
+			b.index(k)
 		}
 	}
 	return g, true, nil
+}
+
+// refsBound is the most keys the buffers' lists hold, kept groups
+// listed: past it they are built again.
+func refsBound(kept int) int { return 4 * maxGroupBinds * (kept + 64) }
+
+// index lists key k under each buffer it binds. The caller holds b.mu.
+func (b *Backend) index(k groupKey) {
+	for i, bd := range k.binds[:k.n] {
+		if i == 0 || bd.buf != k.binds[i-1].buf {
+			b.groups.of[bd.buf] = append(b.groups.of[bd.buf], k)
+			b.groups.refs++
+		}
+	}
 }
 
 // forget drops the kept groups that bind wb, before attn destroys it:
@@ -106,5 +127,5 @@ func (b *Backend) dropGroups() {
 	for _, g := range b.groups.m {
 		b.afterSubmit(g.Release)
 	}
-	b.groups.m, b.groups.of = nil, nil
+	b.groups.m, b.groups.of, b.groups.refs = nil, nil, 0
 }

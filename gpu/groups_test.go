@@ -91,4 +91,32 @@ func TestBindGroupsKept(t *testing.T) {
 			check(fmt.Sprintf("fresh buffers, round %d, layer %d", round, i), ly, p)
 		}
 	}
+
+	// An output allocated and released every call: its groups go with
+	// it, and the lists of the buffers that stay (the arena, the
+	// dummies, Q, K, V) do not grow without bound.
+	ly = fresh[0]
+	for i := range 600 {
+		o, err := b.Alloc(backend.Float32, p.OLen())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, o, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == 599 {
+			got := make([]float32, p.OLen())
+			if err := b.Read(got, o, 0); err != nil {
+				t.Fatal(err)
+			}
+			closeTo(t, "a fresh output", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+		}
+		o.Release()
+	}
+	if refs, bound := gpu.BindGroupRefs(b); refs > bound {
+		t.Errorf("after 600 outputs the kept groups' lists hold %d keys, more than %d", refs, bound)
+	}
+	if _, kept := gpu.BindGroups(b); kept > 16 {
+		t.Errorf("%d bind groups kept after 600 outputs each released", kept)
+	}
 }

@@ -98,8 +98,21 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	// writes its rows directly is one split of their first keys, the
 	// others' partial results merge in (fusedSteps).
 	steps := fusedSteps(pr, sp)
-	c := &fusedCall{b: b, p: p, pr: pr, bufs: bufs, fc: fc, olen: pr.OLen(), lselen: pr.LSELen()}
-	defer c.release()
+	// The backend's last call's, its slices' room kept: a model's step
+	// records many, one at a time under b.mu.
+	c := b.spareCall
+	if c == nil {
+		c = new(fusedCall)
+	}
+	b.spareCall = nil
+	*c = fusedCall{b: b, p: p, pr: pr, bufs: bufs, fc: fc, olen: pr.OLen(), lselen: pr.LSELen(),
+		frees: c.frees[:0], ops: c.ops[:0], fo: c.fo[:0], mo: c.mo[:0]}
+	defer func() {
+		c.release()
+		clear(c.frees)
+		clear(c.ops)
+		b.spareCall = c
+	}()
 	if err := c.prepare(steps); err != nil {
 		return err
 	}
@@ -143,6 +156,9 @@ type fusedCall struct {
 	prm   shaders.FusedParams
 	mprm  shaders.MergeParams
 	frees []func()
+	// The operands of a step's fused kernel and merge, and both for the
+	// plan: rebuilt every step, their room kept from call to call.
+	fo, mo, ops []operand
 }
 
 // release frees the call's scratch in the order it was allocated, so
@@ -247,8 +263,9 @@ func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
 	cost := func(u unit) float64 {
 		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
 	}
+	c.ops = append(append(c.ops[:0], fo...), mo...)
 	units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
-		splitter{headAlign: heads, rowAlign: tileRows}, append(fo, mo...), grid, cost)
+		splitter{headAlign: heads, rowAlign: tileRows}, c.ops, grid, cost)
 	if err != nil {
 		return ds, err
 	}
@@ -296,15 +313,16 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	// where the head dims allow; the windows must agree.
 	_, k4 := c.fused.kernel.Vec4["k"]
 	_, v4 := c.fused.kernel.Vec4["v"]
-	r := []operand{
-		{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
-		{name: "k", x: bufs[1], t: kTensor(pr), vec4: k4 && pr.D%4 == 0, at: &prm.K},
-		{name: "v", x: bufs[2], t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, at: &prm.V},
-		{name: "bias", x: bufs[3], mask: &prm.Bias},
-		{name: "keep", x: bufs[4], mask: &prm.Keep},
-		{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
-		{name: "lse", x: outLSE, t: lseTensor(pr), out: true, at: &prm.LSE},
-	}
+	c.fo = append(c.fo[:0],
+		operand{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
+		operand{name: "k", x: bufs[1], t: kTensor(pr), vec4: k4 && pr.D%4 == 0, at: &prm.K},
+		operand{name: "v", x: bufs[2], t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, at: &prm.V},
+		operand{name: "bias", x: bufs[3], mask: &prm.Bias},
+		operand{name: "keep", x: bufs[4], mask: &prm.Keep},
+		operand{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},
+		operand{name: "lse", x: outLSE, t: lseTensor(pr), out: true, at: &prm.LSE},
+	)
+	r := c.fo
 	if c.p.Bias != nil {
 		r[3].t = maskTensor(c.p.Bias)
 	}
@@ -322,12 +340,13 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 // the result.
 func (c *fusedCall) mergeOps(ns int) []operand {
 	pr, mprm := c.pr, &c.mprm
-	r := []operand{
-		{name: "po", x: c.po, t: oTensor(pr), at: &mprm.PO},
-		{name: "plse", x: c.plse, t: lseTensor(pr), at: &mprm.PLSE},
-		{name: "o", x: c.oOut, t: oTensor(pr), out: true, at: &mprm.O},
-		{name: "lse", x: c.lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
-	}
+	c.mo = append(c.mo[:0],
+		operand{name: "po", x: c.po, t: oTensor(pr), at: &mprm.PO},
+		operand{name: "plse", x: c.plse, t: lseTensor(pr), at: &mprm.PLSE},
+		operand{name: "o", x: c.oOut, t: oTensor(pr), out: true, at: &mprm.O},
+		operand{name: "lse", x: c.lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
+	)
+	r := c.mo
 	r[0].t.sz, r[0].t.nz = c.olen, ns
 	r[1].t.sz, r[1].t.nz = c.lselen, ns
 	return r

@@ -52,6 +52,9 @@ type Backend struct {
 	// the caller's (Import) that no kept group may bind (groups.go).
 	groups  bindGroups
 	foreign map[*wgpu.Buffer]struct{}
+	// spareCall is the last Fused call's state, its slices' room kept
+	// for the next (fused.go).
+	spareCall *fusedCall
 
 	// aplan is how ops cut their work and which fused kernel runs, from
 	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).

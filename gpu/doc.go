@@ -206,7 +206,7 @@
 // the caller's buffer.
 //
 // Record starts a Step: its ops record their kernels (their Params in
-// one arena buffer, their bind groups made) instead of waiting, and
+// one arena buffer, their bind groups found or made) instead of waiting, and
 // Submit puts them on the queue as one command buffer, one compute pass,
 // without a wait (the caller's own next submission runs after them), or
 // Wait waits once. Work reaches the queue in call order: Write, Read, Sync and

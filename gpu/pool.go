@@ -14,9 +14,9 @@ import (
 // asks for the same scratch every layer and every token (a decoding
 // step's partial outputs and LSEs, a block table too large to inline),
 // and creating and destroying a wgpu buffer costs the host some 3 µs
-// each, as much as the rest of a layer's recording again (docs/gpu.md),
-// besides the device's clearing of every new buffer that a kernel may
-// read. A buffer goes back to the pool once the work that uses it is
+// (three a decoding layer under the hardware plan: docs/gpu.md), besides
+// wgpu's clearing of every new buffer that a kernel may read before it
+// is written. A buffer goes back to the pool once the work that uses it is
 // submitted, never before: work recorded into one submission never
 // shares a pooled buffer, so the device need not wait between two
 // layers' dispatches for it, while a later submission, which the queue

@@ -88,12 +88,17 @@ func (x *buffer) free() {
 		b.afterSubmit(func() { b.put(wb, size) })
 		return
 	}
-	x.owner.allocated -= x.bytes
-	x.owner.forget(wb)
-	x.owner.afterSubmit(func() {
-		wb.Destroy()
-		wb.Release()
-	})
+	b := x.owner
+	b.allocated -= x.bytes
+	b.afterSubmit(func() { b.destroy(wb) })
+}
+
+// destroy drops the kept bind groups that bind wb (groups.go), then
+// destroys and releases it. The caller holds b.mu.
+func (b *Backend) destroy(wb *wgpu.Buffer) {
+	b.forget(wb)
+	wb.Destroy()
+	wb.Release()
 }
 
 // Alloc returns zero-filled device storage for n values of dtype t

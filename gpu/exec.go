@@ -301,9 +301,9 @@ func (b *Backend) newArena(size int) error {
 // waits): it places their Params and inline vars data in the pending
 // arena (a new one, after flushing, when they do not fit) and finds or
 // creates their bind groups now (groups.go), so that a bad binding (a
-// destroyed buffer of the caller's) fails the op that made it. It flushes when the work reaches a submission's
-// budget or bind groups. On an error nothing of ds is recorded. The
-// caller holds b.mu.
+// destroyed buffer of the caller's) fails the op that made it. It
+// flushes when the work reaches a submission's budget or bind groups. On
+// an error nothing of ds is recorded. The caller holds b.mu.
 func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 	p := &b.pending
 	need := b.arenaNeed(ds)

@@ -109,8 +109,10 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		frees: c.frees[:0], ops: c.ops[:0], fo: c.fo[:0], mo: c.mo[:0]}
 	defer func() {
 		c.release()
-		clear(c.frees)
+		clear(c.frees) // the room is kept, not what it held
 		clear(c.ops)
+		clear(c.fo)
+		clear(c.mo)
 		b.spareCall = c
 	}()
 	if err := c.prepare(steps); err != nil {

@@ -257,17 +257,14 @@ func (b *Backend) Close() error {
 	clear(b.specs)
 	for _, x := range []*wgpu.Buffer{b.staging, b.dummyR, b.dummyW} {
 		if x != nil {
-			x.Destroy()
-			x.Release()
+			b.destroy(x)
 		}
 	}
 	b.staging, b.dummyR, b.dummyW = nil, nil, nil
 	b.runAfter() // what free postponed, in case a flush failed to run it
 	b.trim()
 	if b.spare != nil {
-		b.forget(b.spare.buf)
-		b.spare.buf.Destroy()
-		b.spare.buf.Release()
+		b.destroy(b.spare.buf)
 		b.spare = nil
 	}
 	if b.queue != nil {

@@ -118,6 +118,7 @@ func (b *Backend) forget(wb *wgpu.Buffer) {
 			b.afterSubmit(g.Release)
 		}
 	}
+	b.groups.refs -= len(b.groups.of[wb])
 	delete(b.groups.of, wb)
 }
 

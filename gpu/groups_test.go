@@ -27,26 +27,14 @@ func TestBindGroupsKept(t *testing.T) {
 		o, _ := ly.read(t, b)
 		closeTo(t, what, o[:p.OLen()], naive(p, ly.hq, ly.hk[:p.KLen()], ly.hv[:p.VLen()]), 1e-5)
 	}
-	step := func(layers []*layer) {
-		t.Helper()
-		st := b.Record()
-		for _, ly := range layers {
-			if err := st.Fused(ctx, backend.FusedParams{Problem: ly.p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := st.Wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	layers := []*layer{newLayer(t, b, p, backend.Float32, 60), newLayer(t, b, p, backend.Float32, 61)}
-	step(layers)
+	stepLayers(t, b, layers)
 	made, kept := gpu.BindGroups(b)
 	if kept == 0 {
 		t.Fatal("a step of buffers attn allocated kept no bind group")
 	}
 	for round := range 3 {
-		step(layers)
+		stepLayers(t, b, layers)
 		if now, _ := gpu.BindGroups(b); now != made {
 			t.Errorf("round %d: the step made %d bind groups again", round, now-made)
 		}
@@ -86,7 +74,7 @@ func TestBindGroupsKept(t *testing.T) {
 	}
 	fresh := []*layer{newLayer(t, b, p, backend.Float32, 62), newLayer(t, b, p, backend.Float32, 63)}
 	for round := range 2 {
-		step(fresh)
+		stepLayers(t, b, fresh)
 		for i, ly := range fresh {
 			check(fmt.Sprintf("fresh buffers, round %d, layer %d", round, i), ly, p)
 		}

@@ -91,9 +91,7 @@ func (b *Backend) pooledScratch(n int) (*buffer, error) {
 func (b *Backend) put(wb *wgpu.Buffer, size int64) {
 	if b.closed || b.pool.bytes+size > poolBytes {
 		b.allocated -= size
-		b.forget(wb)
-		wb.Destroy()
-		wb.Release()
+		b.destroy(wb)
 		return
 	}
 	if b.pool.free == nil {
@@ -116,9 +114,7 @@ func (b *Backend) Trim() {
 func (b *Backend) trim() {
 	for size, l := range b.pool.free {
 		for _, wb := range l {
-			b.forget(wb)
-			wb.Destroy()
-			wb.Release()
+			b.destroy(wb)
 		}
 		delete(b.pool.free, size)
 	}

@@ -51,15 +51,7 @@ func TestScratchPool(t *testing.T) {
 		t.Errorf("%d bytes live, want %d and the pool's %d", live, live0, one)
 	}
 
-	st := b.Record()
-	for _, ly := range layers {
-		if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	stepLayers(t, b, layers[:])
 	check("step")
 	if got := gpu.PoolBytes(b); got != 3*one {
 		t.Errorf("after a step of 3 layers the pool keeps %d bytes, want 3 × %d: one submission's layers each need their own", got, one)
@@ -73,14 +65,6 @@ func TestScratchPool(t *testing.T) {
 		t.Errorf("after Trim %d bytes live, %d before", live, live0)
 	}
 	// The step again, from an empty pool.
-	st = b.Record()
-	for _, ly := range layers {
-		if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	stepLayers(t, b, layers[:])
 	check("step after Trim")
 }

@@ -31,11 +31,11 @@ import (
 //
 // Recording. An op plans its dispatches, places their Params (and its
 // variant data, up to 16 KiB) in an arena buffer shared by everything
-// recorded for one submission, and creates their bind groups. Submission
-// writes the arena once and encodes every recorded dispatch into one
-// compute pass of one command buffer: a step of L layers is one
-// submission, not L command buffers (BenchmarkRecord times an op's share
-// of the host's work).
+// recorded for one submission, and finds or creates their bind groups
+// (groups.go). Submission writes the arena once and encodes every
+// recorded dispatch into one compute pass of one command buffer: a step
+// of L layers is one submission, not L command buffers (BenchmarkRecord
+// times an op's share of the host's work).
 //
 // Ordering. Work reaches the queue in the order the calls were made:
 // recorded work is submitted before any later op that waits (the
@@ -48,15 +48,17 @@ import (
 // anything. WebGPU's validation errors of its bindings (a destroyed
 // buffer, say) come back from the op too: go-webgpu wraps each call in an
 // error scope of the device, wgpu-native 0.17 reports into it at once,
-// and the op creates its bind groups as it records. Should the encoding
-// of the recorded pass fail at submission, nothing of it is submitted,
-// and the error comes back from what submitted it (Submit, Wait, Sync, a
-// host copy, or an op outside the step) and from the Wait of every step
-// with ops in it; a submission it finds invalid wgpu-native aborts
-// instead of reporting, so the ops validate everything first. Wait
-// returns, besides, every error the step's ops returned since the last
-// Wait, each naming the op, and an error naming the step's ops when the
-// device reports the work failed (backend.ErrDeviceLost).
+// and the op finds or creates its bind groups as it records (one that
+// binds a caller's buffer is always made anew: groups.go). Should the
+// encoding of the recorded pass fail at submission, nothing of it is
+// submitted, and the error comes back from what submitted it (Submit,
+// Wait, Sync, a host copy, or an op outside the step) and from the Wait
+// of every step with ops in it; a submission it finds invalid
+// wgpu-native aborts instead of reporting, so the ops validate
+// everything first. Wait returns, besides, every error the step's ops
+// returned since the last Wait, each naming the op, and an error naming
+// the step's ops when the device reports the work failed
+// (backend.ErrDeviceLost).
 //
 // Buffers. The buffers a recorded op uses must stay alive and unchanged
 // by the caller until Submit returns: attn keeps its own scratch (and any
@@ -301,9 +303,7 @@ func (b *Backend) runAfter() {
 		a.data = a.data[:0]
 		b.spare = a
 	} else if a != nil {
-		b.forget(a.buf)
-		a.buf.Destroy()
-		a.buf.Release()
+		b.destroy(a.buf)
 	}
 	for _, f := range p.after {
 		f()

@@ -61,6 +61,21 @@ func (ly *layer) read(t testing.TB, b *gpu.Backend) (o, lse []float32) {
 	return o, lse
 }
 
+// stepLayers records each layer's Fused (its O, no LSE) into one step
+// of b and waits for it.
+func stepLayers(t testing.TB, b *gpu.Backend, layers []*layer) {
+	t.Helper()
+	st := b.Record()
+	for _, ly := range layers {
+		if err := st.Fused(context.Background(), backend.FusedParams{Problem: ly.p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stepProblems are a step's layers: a decoding query over a cache long
 // enough that Fused splits it and merges the parts (scratch of its own
 // per op), a small prefill, GQA, a float16 O (a float32 scratch packed
@@ -373,15 +388,7 @@ func BenchmarkLayers(b *testing.B) {
 						}
 						continue
 					}
-					st := g.Record()
-					for _, ly := range layers {
-						if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := st.Wait(); err != nil {
-						b.Fatal(err)
-					}
+					stepLayers(b, g, layers)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/layer")
 			})

@@ -22,11 +22,6 @@ func TestBindGroupsKept(t *testing.T) {
 	b := openGPU(t)
 	ctx := context.Background()
 	p := backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 1, Nk: 1024, D: 16, Dv: 16, Causal: true}
-	check := func(what string, ly *layer, p backend.Problem) {
-		t.Helper()
-		o, _ := ly.read(t, b)
-		closeTo(t, what, o[:p.OLen()], naive(p, ly.hq, ly.hk[:p.KLen()], ly.hv[:p.VLen()]), 1e-5)
-	}
 	layers := []*layer{newLayer(t, b, p, backend.Float32, 60), newLayer(t, b, p, backend.Float32, 61)}
 	stepLayers(t, b, layers)
 	made, kept := gpu.BindGroups(b)
@@ -39,7 +34,7 @@ func TestBindGroupsKept(t *testing.T) {
 			t.Errorf("round %d: the step made %d bind groups again", round, now-made)
 		}
 		for i, ly := range layers {
-			check(fmt.Sprintf("round %d layer %d", round, i), ly, p)
+			ly.checkO(t, b, fmt.Sprintf("round %d layer %d", round, i), p)
 		}
 	}
 
@@ -53,7 +48,7 @@ func TestBindGroupsKept(t *testing.T) {
 		if err := b.Fused(ctx, backend.FusedParams{Problem: q}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
 			t.Fatal(err)
 		}
-		check(fmt.Sprintf("%d keys", n), ly, q)
+		ly.checkO(t, b, fmt.Sprintf("%d keys", n), q)
 		if n == 1003 {
 			made, _ = gpu.BindGroups(b)
 		}
@@ -76,7 +71,7 @@ func TestBindGroupsKept(t *testing.T) {
 	for round := range 2 {
 		stepLayers(t, b, fresh)
 		for i, ly := range fresh {
-			check(fmt.Sprintf("fresh buffers, round %d, layer %d", round, i), ly, p)
+			ly.checkO(t, b, fmt.Sprintf("fresh buffers, round %d, layer %d", round, i), p)
 		}
 	}
 

@@ -31,8 +31,7 @@ func TestScratchPool(t *testing.T) {
 	check := func(what string) {
 		t.Helper()
 		for i, ly := range layers {
-			o, _ := ly.read(t, b)
-			closeTo(t, fmt.Sprintf("%s: layer %d", what, i), o, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+			ly.checkO(t, b, fmt.Sprintf("%s: layer %d", what, i), p)
 		}
 	}
 	b.Trim()

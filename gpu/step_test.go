@@ -61,6 +61,15 @@ func (ly *layer) read(t testing.TB, b *gpu.Backend) (o, lse []float32) {
 	return o, lse
 }
 
+// checkO reads ly's O and checks its first p.OLen() values against the
+// float64 reference of p over the first rows of ly's Q, K and V (p is
+// ly.p, or a cache's shorter prefix of it).
+func (ly *layer) checkO(t testing.TB, b *gpu.Backend, what string, p backend.Problem) {
+	t.Helper()
+	o, _ := ly.read(t, b)
+	closeTo(t, what, o[:p.OLen()], naive(p, ly.hq[:p.QLen()], ly.hk[:p.KLen()], ly.hv[:p.VLen()]), 1e-5)
+}
+
 // stepLayers records each layer's Fused (its O, no LSE) into one step
 // of b and waits for it.
 func stepLayers(t testing.TB, b *gpu.Backend, layers []*layer) {
@@ -255,8 +264,7 @@ func TestStepFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, ly := range layers {
-		got, _ := ly.read(t, b)
-		closeTo(t, fmt.Sprintf("layer %d O", i), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+		ly.checkO(t, b, fmt.Sprintf("layer %d O", i), p)
 	}
 }
 
@@ -296,8 +304,7 @@ func TestStepErrors(t *testing.T) {
 	if !errors.Is(err, backend.ErrShape) || !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait = %v; want it to wrap ErrShape and context.Canceled", err)
 	}
-	got, _ := ly.read(t, b)
-	closeTo(t, "the good op's O", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+	ly.checkO(t, b, "the good op's O", p)
 	if err := st.Wait(); err != nil {
 		t.Errorf("a second Wait: %v", err)
 	}
@@ -357,8 +364,7 @@ func TestStepConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for g, ly := range layers {
-		got, _ := ly.read(t, b)
-		closeTo(t, fmt.Sprintf("goroutine %d's O", g), got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+		ly.checkO(t, b, fmt.Sprintf("goroutine %d's O", g), p)
 	}
 }
 

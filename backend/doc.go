@@ -122,10 +122,10 @@
 // # Zero values
 //
 // A zero field has one meaning in every layer of attn (this package's
-// Problem, kernels.Params and kernels.MultiHead, the attn command's
+// Problem, kernels.Options and kernels.MultiHead, the attn command's
 // flags): the default named here, never a literal zero.
 //
-//	Problem.Scale, Params.Scale, -scale 0    1/√D
+//	Problem.Scale, Options.Scale, -scale 0   1/√D
 //	Problem.KVHeads, MultiHead.KVHeads 0     H: every query head its own KV head
 //	Problem.Dv 0                             D
 //	Variants{} (each field nil or 0)         none of the variants

@@ -279,7 +279,7 @@ func attention(b *testing.B, be backend.Backend, s kernels.Strategy, p backend.P
 		return &kernels.Tensor{Shape: []int{p.B, heads, n, dim}, Layout: kernels.BHND, Data: randoms(rng, p.B*heads*n*dim)}
 	}
 	q, k, v := tensor(p.H, p.Nq, p.D), tensor(p.KVHeads, p.Nk, p.D), tensor(p.KVHeads, p.Nk, p.Dv)
-	opts := &kernels.Options{Params: kernels.Params{Scale: float64(p.Scale), Causal: p.Causal}, Strategy: s}
+	opts := &kernels.Options{Scale: float64(p.Scale), Causal: p.Causal, Strategy: s}
 	ctx := context.Background()
 	step := func() {
 		if _, err := kernels.Attention(ctx, be, q, k, v, opts); err != nil {

@@ -3,10 +3,10 @@ package kernels
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // Strategy chooses how attention is computed.
@@ -56,56 +56,62 @@ func ParseStrategy(s string) (Strategy, error) {
 	return Auto, fmt.Errorf("unknown strategy %q (want auto, staged or fused)", s)
 }
 
-// Params are what every attention computes, whatever it runs over: the
-// scale, causal masking, the variants and whether non-finite inputs are
-// refused. Options (attention over tensors) and AttendOptions (attention
-// over a KV cache) both embed them, so that each of them reaches every
-// kind of call. The zero value is plain non-causal attention with scale
-// 1/√D.
-type Params struct {
+// Options are the optional parts of an Attention call. The zero value
+// (or a nil *Options) is plain non-causal attention with scale 1/√D.
+//
+// The fields down to AllowNonFinite are what every attention computes,
+// whatever it runs over; AttendOptions (attention over a KV cache) has
+// the same ones with the same meaning. The rest are what only attention
+// over tensors has: packed sequences, paged caches given as tensors, a
+// bias or mask, the staged path's matrices, the LSE and the output
+// dtypes. Scalars are float64, as a caller computes them (1/√D, a
+// model's config); the per-head slices ALiBi and Sinks are []float32,
+// as a Tensor's Data is, since the kernels read them as they are.
+type Options struct {
 	// Scale multiplies Q·Kᵀ. 0 means 1/√D, as a zero scale does in every
-	// layer of attn (backend.Problem, the CLI's -scale); any other finite
-	// value is used as given (the tutorials use 1).
+	// layer of attn (backend.Problem, the CLI's -scale); any other
+	// finite float32 value is used as given (the tutorials use 1).
 	Scale float64
 	// Causal hides key j from query i when j > a_b + i, where the
 	// alignment a_b is CausalOffset when set and KVLens[b] − Nq (Nk − Nq
 	// without key lengths) otherwise: bottom-right aligned, as
 	// FlashAttention and ONNX Runtime do.
 	Causal bool
-	// Variants are the causal offset, sliding window, softcap, ALiBi
-	// slopes, attention sinks and per-batch key lengths, with the
-	// meaning backend.Variants gives them; the zero value is none. They
-	// combine with every other option and both strategies. Over a cache,
-	// KVLens[b] (at most sequence b's length) attends only the first
-	// KVLens[b] keys of sequence b, as if the rest were not there.
-	Variants
+	// CausalOffset, with Causal, aligns query row i at key position
+	// *CausalOffset + i in every batch: query i sees key j iff
+	// j ≤ i + *CausalOffset. 0 is top-left alignment (ONNX's is_causal
+	// without a cache); a negative offset may leave rows that see no
+	// key. It refines Causal and does not turn it on: an offset without
+	// Causal is an error wrapping backend.ErrShape.
+	CausalOffset *int
+	// Window, when set, is a sliding window: query row i, at key
+	// position t = a_b + i, sees key j only when t − Left ≤ j ≤ t +
+	// Right; a side of −1 is unbounded. {Left: W−1, Right: 0} with
+	// Causal is the causal window of W keys (Mistral's).
+	Window *Window
+	// Softcap, when > 0, caps the scaled scores at ±Softcap with
+	// Softcap·tanh(s/Softcap), before the bias, ALiBi and masks (Gemma 2,
+	// ONNX's softcap); it must be a finite float32. 0 is none.
+	Softcap float64
+	// ALiBi, when set, holds one slope m_h per query head ([H]); the
+	// score gains −m_h·|t − j|, computed in the kernel.
+	ALiBi []float32
+	// Sinks, when set, holds one sink logit per query head ([H]): a
+	// virtual key with no value whose exp(Sinks[h]) joins the softmax
+	// denominator (gpt-oss). The LSE includes it; a row that sees no key
+	// outputs zeros with LSE = Sinks[h].
+	Sinks []float32
+	// KVLens, when set, holds each batch's valid key count ([B], each in
+	// [0, Nk]): keys j ≥ KVLens[b] are hidden (key padding; ONNX's
+	// nonpad_kv_seqlen), and the default alignment is KVLens[b] − Nq.
+	// With BlockTable they are the cache lengths.
+	KVLens []int
 	// AllowNonFinite skips the check that Q, K and V hold no NaN or
 	// infinity (and the bias no NaN or +Inf). Such a value then makes the
 	// outputs it reaches unspecified (NaN or zero, by backend); rows it
 	// does not reach are unaffected.
 	AllowNonFinite bool
-}
 
-// scale is the scale Params give for head dim d, 1/√d for 0, or the
-// error every call returns for one that is no finite float32.
-func (o *Params) scale(d int) (float32, error) {
-	s := o.Scale
-	if s == 0 {
-		s = 1 / math.Sqrt(float64(d))
-	}
-	if math.IsNaN(s) || math.IsInf(s, 0) || math.Abs(s) > math.MaxFloat32 {
-		return 0, backend.Errorf(backend.ErrShape, "scale %v is not a finite float32", o.Scale)
-	}
-	return float32(s), nil
-}
-
-// Options are the optional parts of an Attention call: the Params every
-// attention computes, and what only attention over tensors has (packed
-// sequences, paged caches given as tensors, a bias or mask, the staged
-// path's matrices, the LSE and the output dtypes). The zero value (or a
-// nil *Options) is plain non-causal attention with scale 1/√D.
-type Options struct {
-	Params
 	// CuSeqlensQ, when set, packs B = len(CuSeqlensQ) − 1 sequences'
 	// queries end to end (FlashAttention's varlen cu_seqlens_q):
 	// sequence b's queries are rows CuSeqlensQ[b] … CuSeqlensQ[b+1] − 1
@@ -325,23 +331,6 @@ type call struct {
 	keepShape [4]int
 }
 
-// Dims reads (batch, heads, tokens, dim) from the shape of a rank 2, 3 or
-// 4 Q, K, V or output tensor in the given layout; a missing batch or head
-// dimension is 1. Other ranks are the caller's to reject.
-func Dims(shape []int, layout Layout) (b, h, n, d int) {
-	switch {
-	case len(shape) == 2:
-		return 1, 1, shape[0], shape[1]
-	case len(shape) == 3 && layout == BNHD:
-		return 1, shape[1], shape[0], shape[2]
-	case len(shape) == 3:
-		return 1, shape[0], shape[1], shape[2]
-	case layout == BNHD:
-		return shape[0], shape[2], shape[1], shape[3]
-	}
-	return shape[0], shape[1], shape[2], shape[3]
-}
-
 // Shapes are the shapes of an Attention call's operands, to check a call
 // before its data exists: a command that has read only its files'
 // headers.
@@ -351,14 +340,19 @@ type Shapes struct {
 	// Bias and Mask are the shapes of Options.Bias and Options.Mask; nil
 	// for none.
 	Bias, Mask []int
-	// Names are what the errors call Q, K, V, the bias and the mask, in
-	// that order (a file's name, say); an empty one is "Q", "K", "V",
-	// "bias" or "mask".
-	Names [5]string
-	// SeqNames are what the errors call Options.CuSeqlensQ, CuSeqlensK,
-	// BlockTable and, with a block table, KVLens (the cache lengths);
-	// an empty one is the field's name.
-	SeqNames [4]string
+	// Names are what the errors call the operands and lists.
+	Names OperandNames
+}
+
+// OperandNames are what Shapes.Check's errors call each operand (a
+// file's name, say); an empty one is the default given beside it.
+type OperandNames struct {
+	Q, K, V    string // "Q", "K", "V"
+	Bias, Mask string // "bias", "mask"
+	// CuSeqlensQ, CuSeqlensK, BlockTable and KVLens name the lists of
+	// Options of those names (KVLens with a block table only, as the
+	// cache lengths); by default the fields' names.
+	CuSeqlensQ, CuSeqlensK, BlockTable, KVLens string
 }
 
 // Check validates s and opts as Attention does before it reads any data,
@@ -369,7 +363,7 @@ type Shapes struct {
 // (Packed and Paged set in the problem). s.Bias and s.Mask stand
 // for opts.Bias and opts.Mask, which it does not read; the strategy is
 // Strategy.Choose's to check, against a backend. Every error wraps a
-// sentinel of package backend and names the operands by s.Names.
+// sentinel of package backend and names the operands as s.Names says.
 func (s Shapes) Check(opts *Options) (backend.Problem, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -381,18 +375,28 @@ func (s Shapes) Check(opts *Options) (backend.Problem, error) {
 	return c.prob, nil
 }
 
+// seqName is what the errors call list i: 0 CuSeqlensQ, 1 CuSeqlensK,
+// 2 BlockTable, 3 KVLens.
 func (s Shapes) seqName(i int) string {
-	if s.SeqNames[i] != "" {
-		return s.SeqNames[i]
-	}
-	return [4]string{"CuSeqlensQ", "CuSeqlensK", "BlockTable", "KVLens"}[i]
+	n := s.Names
+	return or([4]string{n.CuSeqlensQ, n.CuSeqlensK, n.BlockTable, n.KVLens}[i],
+		[4]string{"CuSeqlensQ", "CuSeqlensK", "BlockTable", "KVLens"}[i])
 }
 
+// name is what the errors call operand i: 0 Q, 1 K, 2 V, 3 the bias,
+// 4 the mask.
 func (s Shapes) name(i int) string {
-	if s.Names[i] != "" {
-		return s.Names[i]
+	n := s.Names
+	return or([5]string{n.Q, n.K, n.V, n.Bias, n.Mask}[i],
+		[5]string{"Q", "K", "V", "bias", "mask"}[i])
+}
+
+// or is name, or def where name is empty.
+func or(name, def string) string {
+	if name != "" {
+		return name
 	}
-	return [5]string{"Q", "K", "V", "bias", "mask"}[i]
+	return def
 }
 
 func (s Shapes) check(opts *Options) (*call, error) {
@@ -416,9 +420,9 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	if s.Layout != BHND && s.Layout != BNHD {
 		return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", s.Layout)
 	}
-	bq, h, lq, d := Dims(s.Q, s.Layout)
-	bk, hk, lk, dk := Dims(s.K, s.Layout)
-	bv, hv, lv, dv := Dims(s.V, s.Layout)
+	bq, h, lq, d := operand.Dims(s.Q, s.Layout)
+	bk, hk, lk, dk := operand.Dims(s.K, s.Layout)
+	bv, hv, lv, dv := operand.Dims(s.V, s.Layout)
 	switch {
 	case bk != bq || bv != bq:
 		return nil, backend.Errorf(backend.ErrShape, "batch sizes differ: %s has B=%d, %s B=%d, %s B=%d", nq, bq, nk, bk, nv, bv)
@@ -432,19 +436,20 @@ func (s Shapes) check(opts *Options) (*call, error) {
 	}
 	return s.finish(backend.Problem{
 		B: bq, H: h, KVHeads: hk, Nq: lq, Nk: lk, D: d, Dv: dv,
-		Layout: s.Layout, Causal: opts.Causal, Variants: opts.Variants,
+		Layout: s.Layout,
 	}, len(s.Q), opts)
 }
 
 // finish checks what the operands' sizes leave to check of a call whose
-// problem p they give (with its sizes, layout, causal masking, variants
-// and sequences): the scale, the problem (backend.Problem.Validate), the
-// score stage, the output dtype and the bias's and mask's broadcasting.
+// problem p they give (with its sizes, layout and sequences): the
+// scale, causal masking and variants opts set in it, the problem
+// (backend.Problem.Validate), the score stage, the output dtype and the
+// bias's and mask's broadcasting.
 func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error) {
-	var err error
-	if p.Scale, err = opts.scale(p.D); err != nil {
+	if err := opts.params().problem(&p); err != nil {
 		return nil, err
 	}
+	var err error
 	c := &call{prob: p, rank: rank}
 	if err := c.prob.Validate(); err != nil {
 		return nil, err
@@ -589,17 +594,9 @@ func firstBad(t *Tensor, negInf bool) (int, float32) {
 
 // firstBadIn is firstBad over t's elements lo … hi−1.
 func firstBadIn(t *Tensor, lo, hi int, negInf bool) (int, float32) {
-	bad := func(x float32) bool {
-		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 1) || !negInf && math.IsInf(float64(x), -1)
-	}
 	if !t.DType.Half() {
-		// Only an all-ones exponent is NaN or an infinity: test the bits,
-		// which is several times faster than classifying each value (a
-		// prompt's keys and values are millions of them).
-		for i, x := range t.Data[lo:hi] {
-			if math.Float32bits(x)&0x7f800000 == 0x7f800000 && bad(x) {
-				return lo + i, x
-			}
+		if i, x := operand.FirstRefused(t.Data[lo:hi], negInf); i >= 0 {
+			return lo + i, x
 		}
 		return -1, 0
 	}
@@ -609,7 +606,7 @@ func firstBadIn(t *Tensor, lo, hi int, negInf bool) (int, float32) {
 	}
 	for i, b := range t.Bits[lo:hi] {
 		if b&exp == exp {
-			if x := t.DType.Decode(b); bad(x) {
+			if x := t.DType.Decode(b); operand.Refused(x, negInf) {
 				return lo + i, x
 			}
 		}

@@ -112,7 +112,7 @@ func TestAttentionMatchesReference(t *testing.T) {
 			q := randTensor(rng, c.layout, shapeOf(c.h, c.nq, c.d)...)
 			k := randTensor(rng, c.layout, shapeOf(c.kvh, c.nk, c.d)...)
 			v := randTensor(rng, c.layout, shapeOf(c.kvh, c.nk, c.dv)...)
-			opts := &kernels.Options{Params: kernels.Params{Scale: c.scale, Causal: c.causal}, Strategy: c.strategy, Weights: c.weights, LSE: c.lse, Scores: c.scores}
+			opts := &kernels.Options{Scale: c.scale, Causal: c.causal, Strategy: c.strategy, Weights: c.weights, LSE: c.lse, Scores: c.scores}
 			ref := backendtest.Case{
 				Problem: backend.Problem{B: c.b, H: c.h, KVHeads: c.kvh, Nq: c.nq, Nk: c.nk, D: c.d, Dv: c.dv,
 					Layout: c.layout, Causal: c.causal, Scale: float32(c.scale)},
@@ -253,8 +253,8 @@ func TestBadInput(t *testing.T) {
 		{"NaN in Q", nan, k, v, nil, backend.ErrNonFinite, "Q of shape [2 3 5 8] holds NaN at [0 0 2 1]"},
 		{"Inf in V", q, k, inf, nil, backend.ErrNonFinite, "V of shape [2 3 6 4] holds +Inf"},
 		{"+Inf in bias", q, k, v, &kernels.Options{Bias: posInfBias}, backend.ErrNonFinite, "bias"},
-		{"NaN scale", q, k, v, &kernels.Options{Params: kernels.Params{Scale: math.NaN()}}, backend.ErrShape, "scale"},
-		{"huge scale", q, k, v, &kernels.Options{Params: kernels.Params{Scale: 1e300}}, backend.ErrShape, "scale"},
+		{"NaN scale", q, k, v, &kernels.Options{Scale: math.NaN()}, backend.ErrShape, "scale"},
+		{"huge scale", q, k, v, &kernels.Options{Scale: 1e300}, backend.ErrShape, "scale"},
 		{"fused weights", q, k, v, &kernels.Options{Strategy: kernels.Fused, Weights: true}, backend.ErrUnsupported, "staged"},
 		{"zero head dim", randTensor(rng, kernels.BHND, 2, 3, 5, 0), randTensor(rng, kernels.BHND, 2, 3, 6, 0), v, nil, backend.ErrShape, "zero head dim"},
 		{"negative dim", &kernels.Tensor{Shape: []int{-1, 8}}, k, v, nil, backend.ErrShape, "negative"},
@@ -281,7 +281,7 @@ func TestAllowNonFinite(t *testing.T) {
 	if _, err := kernels.Attention(context.Background(), be, q, kv, kv, nil); !errors.Is(err, backend.ErrNonFinite) {
 		t.Fatalf("NaN in Q with the check on: %v", err)
 	}
-	res, err := kernels.Attention(context.Background(), be, q, kv, kv, &kernels.Options{Params: kernels.Params{AllowNonFinite: true}})
+	res, err := kernels.Attention(context.Background(), be, q, kv, kv, &kernels.Options{AllowNonFinite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestSelfAttentionAndMultiHead(t *testing.T) {
 		return l
 	}
 	mh := &kernels.MultiHead{Heads: heads, KVHeads: kvh, Q: lin(dm, heads*d), K: lin(dm, kvh*d), V: lin(dm, kvh*d), O: lin(heads*d, 5)}
-	got, err := mh.Forward(context.Background(), be, x, &kernels.Options{Params: kernels.Params{Causal: true}})
+	got, err := mh.Forward(context.Background(), be, x, &kernels.Options{Causal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

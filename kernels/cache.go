@@ -11,6 +11,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/magnitude"
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // A server decodes a language model one token at a time: it appends the
@@ -822,7 +823,7 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if len(q.Shape) != 4 {
 		return backend.Errorf(backend.ErrShape, "Q of shape %v (rank %d) in layout %v: want rank 4, %s", q.Shape, len(q.Shape), q.Layout, queryDims(q.Layout))
 	}
-	b, h, nq, d := Dims(q.Shape, q.Layout)
+	b, h, nq, d := operand.Dims(q.Shape, q.Layout)
 	if b != p.B || d != p.D || h%p.KVHeads != 0 {
 		return backend.Errorf(backend.ErrShape, "Q of shape %v for %d sequences of %d KV heads, D=%d: want B=%d, D=%d and a multiple of %d heads",
 			q.Shape, p.B, p.KVHeads, p.D, p.B, p.D, p.KVHeads)
@@ -831,7 +832,7 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if err != nil {
 		return err
 	}
-	if ob, oh, on, od := Dims(out.Shape, out.Layout); len(out.Shape) != 4 || out.Layout != q.Layout || ob != b || oh != h || on != nq || od != p.Dv {
+	if ob, oh, on, od := operand.Dims(out.Shape, out.Layout); len(out.Shape) != 4 || out.Layout != q.Layout || ob != b || oh != h || on != nq || od != p.Dv {
 		return backend.Errorf(backend.ErrShape, "out of shape %v in %v, want Q's %v in %v with Dv=%d", out.Shape, out.Layout, q.Shape, q.Layout, p.Dv)
 	}
 	if lse != nil {
@@ -890,17 +891,13 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 // validates it.
 func attendProblem(p backend.Problem, h, nq int, opts *AttendOptions) (backend.Problem, error) {
 	lens := p.KVLens
-	// The whole of Params reaches the problem, so that a variant added to
-	// backend.Variants reaches a cache's attention with no change here.
-	p.H, p.Nq, p.Causal, p.Variants = h, nq, opts.Causal, opts.Variants
-	if p.KVLens = lens; opts.KVLens != nil {
-		if err := prefixLens(opts.KVLens, lens); err != nil {
-			return p, err
-		}
-		p.KVLens = opts.KVLens
+	p.H, p.Nq = h, nq
+	if err := opts.params().problem(&p); err != nil {
+		return p, err
 	}
-	var err error
-	if p.Scale, err = opts.scale(p.D); err != nil {
+	if p.KVLens == nil {
+		p.KVLens = lens
+	} else if err := prefixLens(p.KVLens, lens); err != nil {
 		return p, err
 	}
 	if err := p.Validate(); err != nil {
@@ -949,12 +946,35 @@ func prefixLens(want, have []int) error {
 	return nil
 }
 
-// AttendOptions are the options of a cache's Attend: the Params every
-// attention computes and nothing else, for a cache's attention runs fused
-// over its own lengths and pages, with no bias, mask or staged matrices.
-// The output dtype is the out tensor's and the LSE is asked for by
-// passing a tensor for it. The zero value (or a nil *AttendOptions) is
-// plain non-causal attention with scale 1/√D.
+// AttendOptions are the options of a cache's Attend: what every
+// attention computes, the fields Options begins with and with their
+// meaning, and nothing else, for a cache's attention runs fused over its
+// own lengths and pages, with no bias, mask or staged matrices. The
+// output dtype is the out tensor's and the LSE is asked for by passing a
+// tensor for it. The zero value (or a nil *AttendOptions) is plain
+// non-causal attention with scale 1/√D.
 type AttendOptions struct {
-	Params
+	// Scale multiplies Q·Kᵀ; 0 means 1/√D.
+	Scale float64
+	// Causal masks bottom-right at each sequence's own length (at
+	// KVLens[b] when set): query i of Nq sits at key position
+	// len_b − Nq + i.
+	Causal bool
+	// CausalOffset, with Causal, puts query i at key position
+	// *CausalOffset + i instead; without Causal it is an error.
+	CausalOffset *int
+	// Window, Softcap, ALiBi and Sinks are Options' sliding window,
+	// softcap (a finite float32; 0 is none), per-head ALiBi slopes and
+	// per-head sink logits.
+	Window  *Window
+	Softcap float64
+	ALiBi   []float32
+	Sinks   []float32
+	// KVLens, when set, attends only the first KVLens[b] (at most
+	// sequence b's length) keys of sequence b, as if the rest were not
+	// there.
+	KVLens []int
+	// AllowNonFinite skips the check that the queries hold no NaN or
+	// infinity (the cache checked its rows as they were appended).
+	AllowNonFinite bool
 }

@@ -41,7 +41,7 @@ func benchDecode(b *testing.B, nk int, dt kernels.DType, paged bool) {
 	q := rows(rng, dt, h, 1, d)
 	q.Shape, q.Layout = []int{1, h, 1, d}, kernels.BHND
 	out, _ := kernels.NewTensorOf(dt, kernels.BHND, 1, h, 1, d)
-	opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
+	opts := &kernels.AttendOptions{Causal: true}
 	ctx := context.Background()
 	var step func() error
 	if paged {
@@ -111,7 +111,7 @@ func BenchmarkCachePrefill(b *testing.B) {
 			q.Shape, q.Layout = []int{1, n, h, d}, kernels.BNHD
 			out, _ := kernels.NewTensor(kernels.BNHD, 1, n, h, d)
 			ctx := context.Background()
-			opts := &kernels.Options{Params: kernels.Params{Causal: true}, Strategy: kernels.Fused}
+			opts := &kernels.Options{Causal: true, Strategy: kernels.Fused}
 			var run func() error
 			if via == "cache" {
 				cache, err := kernels.NewKVCache(be, 1, n, kernels.CacheConfig{KVHeads: h, D: d, Layout: kernels.BNHD})
@@ -126,7 +126,7 @@ func BenchmarkCachePrefill(b *testing.B) {
 					if err := cache.Append(0, k, v); err != nil {
 						return err
 					}
-					return cache.Attend(ctx, q, out, nil, &kernels.AttendOptions{Params: opts.Params})
+					return cache.Attend(ctx, q, out, nil, &kernels.AttendOptions{Causal: opts.Causal})
 				}
 			} else {
 				k4 := &kernels.Tensor{Shape: []int{1, n, h, d}, Layout: kernels.BNHD, Data: k.Data}

@@ -123,9 +123,9 @@ func cacheBuffers(ctx context.Context, t *testing.T, be backend.Backend, layout 
 		appendRows(s, n)
 	}
 	opts := []*kernels.AttendOptions{
-		{Params: kernels.Params{Causal: true}},
-		{Params: kernels.Params{Causal: true, Variants: kernels.Variants{Window: &backend.Window{Left: 3, Right: 0}}}},
-		{Params: kernels.Params{Scale: 0.3}},
+		{Causal: true},
+		{Causal: true, Window: &backend.Window{Left: 3, Right: 0}},
+		{Scale: 0.3},
 	}
 	for step := range 6 {
 		nq := 1 + step%2

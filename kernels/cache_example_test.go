@@ -43,7 +43,7 @@ func ExamplePagePool_Attend() {
 			log.Fatal(err)
 		}
 		copy(q.Data, []float32{tok[0], tok[1], -tok[0], -tok[1]})
-		if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, &kernels.AttendOptions{Params: kernels.Params{Causal: true}}); err != nil {
+		if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, &kernels.AttendOptions{Causal: true}); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("step %d: %d tokens cached, head 0 %.3f, head 1 %.3f\n", step, seq.Len(), out.Data[:2], out.Data[2:])

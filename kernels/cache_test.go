@@ -14,6 +14,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -57,7 +58,7 @@ func (m *mirror) len(seq int) int { return len(m.k[seq]) / (m.cfg.KVHeads * m.cf
 // a dense problem with key lengths.
 func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels.AttendOptions) ([]float64, backend.Problem) {
 	t.Helper()
-	b, h, nq, d := kernels.Dims(q.Shape, q.Layout)
+	b, h, nq, d := operand.Dims(q.Shape, q.Layout)
 	dv := m.cfg.Dv
 	if dv == 0 {
 		dv = d
@@ -72,9 +73,8 @@ func (m *mirror) want(t *testing.T, seqs []int, q *kernels.Tensor, opts *kernels
 		nk = max(nk, lens[i])
 	}
 	p := backend.Problem{B: b, H: h, KVHeads: m.cfg.KVHeads, Nq: nq, Nk: nk, D: d, Dv: dv, Layout: q.Layout,
-		Scale: float32(opts.Scale), Causal: opts.Causal, Variants: opts.Variants}
-	p.Variants.KVLens = nil
-	p.KVLens = lens
+		Scale: float32(opts.Scale), Causal: opts.Causal, Variants: backend.Variants{CausalOffset: opts.CausalOffset,
+			Window: opts.Window, Softcap: float32(opts.Softcap), ALiBi: opts.ALiBi, Sinks: opts.Sinks, KVLens: lens}}
 	r := p.Resolved()
 	c := backendtest.Case{Problem: p, Q: q.Float32s(), K: make([]float32, r.KLen()), V: make([]float32, r.VLen())}
 	ks, vs := r.KStrides(), r.VStrides()
@@ -175,10 +175,10 @@ func TestCacheDecode(t *testing.T) {
 						appendRows(s, n)
 					}
 					opts := []*kernels.AttendOptions{
-						{Params: kernels.Params{Causal: true}},
-						{Params: kernels.Params{Causal: true, Variants: kernels.Variants{Window: &backend.Window{Left: 4, Right: 0}, Sinks: []float32{0, 1, -1, 2}}}},
-						{Params: kernels.Params{Variants: kernels.Variants{Softcap: 2, ALiBi: []float32{0.5, 0.25, 0.1, 0.05}}}},
-						{Params: kernels.Params{Scale: 0.3, Causal: true}}, // and a prefix of each sequence: KVLens, set below
+						{Causal: true},
+						{Causal: true, Window: &backend.Window{Left: 4, Right: 0}, Sinks: []float32{0, 1, -1, 2}},
+						{Softcap: 2, ALiBi: []float32{0.5, 0.25, 0.1, 0.05}},
+						{Scale: 0.3, Causal: true}, // and a prefix of each sequence: KVLens, set below
 					}
 					for step := range 12 {
 						nq := 1 + step%2
@@ -302,9 +302,11 @@ func TestCacheErrors(t *testing.T) {
 		{"beyond float16", cache.Append(1, big, ok1), backend.ErrNonFinite},
 		{"pool exhausted", seq.Append(rows(rng, kernels.Float32, 7, 2, 16), rows(rng, kernels.Float32, 7, 2, 16)), backend.ErrCacheFull},
 		{"pool NaN", seq.Append(ok1, nan), backend.ErrNonFinite},
-		{"key lengths past a sequence's", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{9, 1}}}}), backend.ErrShape},
-		{"key lengths of the wrong count", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{1}}}}), backend.ErrShape},
-		{"NaN scale", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Params: kernels.Params{Scale: math.NaN()}}), backend.ErrShape},
+		{"key lengths past a sequence's", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{KVLens: []int{9, 1}}), backend.ErrShape},
+		{"key lengths of the wrong count", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{KVLens: []int{1}}), backend.ErrShape},
+		{"NaN scale", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Scale: math.NaN()}), backend.ErrShape},
+		{"infinite softcap", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{Softcap: math.Inf(1)}), backend.ErrShape},
+		{"causal offset without causal", cache.Attend(ctx, q, randTensor(rng, kernels.BNHD, 2, 1, 4, 16), nil, &kernels.AttendOptions{CausalOffset: new(int)}), backend.ErrShape},
 		{"query of another layout", cache.Attend(ctx, randTensor(rng, kernels.BHND, 2, 4, 1, 16), randTensor(rng, kernels.BHND, 2, 4, 1, 16), nil, nil), backend.ErrShape},
 		{"query batch", cache.Attend(ctx, q1, randTensor(rng, kernels.BNHD, 1, 1, 4, 16), nil, nil), backend.ErrShape},
 		{"query heads", cache.Attend(ctx, randTensor(rng, kernels.BNHD, 2, 1, 3, 16), randTensor(rng, kernels.BNHD, 2, 1, 3, 16), nil, nil), backend.ErrShape},
@@ -514,7 +516,7 @@ func TestPagePoolConcurrent(t *testing.T) {
 				m.append(0, k, v)
 				q := randTensor(rng, kernels.BNHD, 1, 1, 4, 16)
 				out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 4, 16)
-				opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
+				opts := &kernels.AttendOptions{Causal: true}
 				if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, opts); err != nil {
 					t.Error(err)
 					return
@@ -586,7 +588,7 @@ func TestPagePoolAttendRelease(t *testing.T) {
 					shape = []int{len(seqs), h, 1, 16}
 				}
 				q := randTensor(rng, c.layout, shape...)
-				opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
+				opts := &kernels.AttendOptions{Causal: true}
 				want, _ := m.want(t, idx, q, opts)
 				var released atomic.Bool
 				started := make(chan struct{}, c.attenders)
@@ -690,7 +692,7 @@ func TestCacheDecodeAllocs(t *testing.T) {
 	q := rows(rng, kernels.Float16, 1, 8, 64)
 	q.Shape = []int{1, 1, 8, 64}
 	out, _ := kernels.NewTensorOf(kernels.Float16, kernels.BNHD, 1, 1, 8, 64)
-	opts := &kernels.AttendOptions{Params: kernels.Params{Causal: true}}
+	opts := &kernels.AttendOptions{Causal: true}
 	for name, step := range map[string]func(){
 		"contiguous": func() {
 			if err := cache.Append(0, k, v); err != nil {

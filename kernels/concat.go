@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // ConcatSeq returns past's rows followed by cur's along the sequence
@@ -45,8 +46,8 @@ func ConcatSeq(past, cur *Tensor) (*Tensor, error) {
 			return nil, backend.Errorf(backend.ErrShape, "unknown layout %v", t.Layout)
 		}
 	}
-	pb, ph, pn, pd := Dims(past.Shape, past.Layout)
-	cb, ch, cn, cd := Dims(cur.Shape, cur.Layout)
+	pb, ph, pn, pd := operand.Dims(past.Shape, past.Layout)
+	cb, ch, cn, cd := operand.Dims(cur.Shape, cur.Layout)
 	if pb != cb || ph != ch || pd != cd {
 		return nil, backend.Errorf(backend.ErrShape, "past of shape %v (%v: B=%d H=%d D=%d) does not extend the new rows of shape %v (%v: B=%d H=%d D=%d)",
 			past.Shape, past.Layout, pb, ph, pd, cur.Shape, cur.Layout, cb, ch, cd)

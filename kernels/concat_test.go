@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -66,7 +67,7 @@ func TestConcatSeq(t *testing.T) {
 				t.Fatal("ConcatSeq modified an input")
 			}
 			n := c.past.n + c.cur.n
-			if b, h, gn, d := kernels.Dims(got.Shape, got.Layout); len(got.Shape) != c.rank || b != c.b || h != c.h || gn != n || d != c.d {
+			if b, h, gn, d := operand.Dims(got.Shape, got.Layout); len(got.Shape) != c.rank || b != c.b || h != c.h || gn != n || d != c.d {
 				t.Fatalf("shape %v (%v), want rank %d B=%d H=%d N=%d D=%d", got.Shape, got.Layout, c.rank, c.b, c.h, n, c.d)
 			}
 			if got.Layout != c.cur.layout || got.DType != c.cur.dt {
@@ -74,7 +75,7 @@ func TestConcatSeq(t *testing.T) {
 			}
 			// at is element (b, h, i, e) of x by its own layout.
 			at := func(x *kernels.Tensor, b, h, i, e int) float32 {
-				_, hs, ns, ds := kernels.Dims(x.Shape, x.Layout)
+				_, hs, ns, ds := operand.Dims(x.Shape, x.Layout)
 				return x.Float32s()[backend.TensorStrides(x.Layout, hs, ns, ds).Offset(b, h, i)+e]
 			}
 			for b := range c.b {

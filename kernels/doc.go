@@ -17,9 +17,7 @@
 //	be, err := kernels.Open("auto")
 //	if err != nil { ... }
 //	defer be.Close()
-//	res, err := kernels.Attention(ctx, be, q, k, v, &kernels.Options{
-//		Params: kernels.Params{Causal: true},
-//	})
+//	res, err := kernels.Attention(ctx, be, q, k, v, &kernels.Options{Causal: true})
 //
 // Open, the dtypes, the layouts, the variants and the sentinel errors
 // are all here; package backend is the contract for backend authors.
@@ -67,26 +65,32 @@
 //
 // # Options
 //
-// Params hold what every attention computes: the scale, causal masking,
-// the variants and whether non-finite inputs are allowed. Attention takes
-// Options, which embed Params and add what only attention over tensors
+// Options are one level of fields: &kernels.Options{Causal: true, Window:
+// w} reads as the call. Attention's Options begin with what every
+// attention computes (the scale, causal masking, the variants, whether
+// non-finite inputs are allowed) and add what only attention over tensors
 // has (packed sequences, a block table, a bias or mask, a strategy, the
 // weights, scores and LSE, the output dtypes); a cache's Attend takes
-// AttendOptions, which embed Params and nothing more. A variant therefore
+// AttendOptions, those first fields and nothing more. A variant therefore
 // reaches every kind of call, and neither call has a field it ignores.
+// Scalars are float64 and must fit a float32, which the kernels compute
+// in; the per-head ALiBi slopes and sink logits are []float32, as a
+// Tensor's data is. CausalOffset refines Causal and never turns it on:
+// an offset without Causal is an error wrapping ErrShape.
 //
 // # Zero values
 //
 // The zero Options or AttendOptions (or a nil pointer) is plain
 // non-causal attention with scale 1/√D. A zero field means its default,
 // the same in every layer of attn (see package backend's doc):
-// Params.Scale 0 is 1/√D, MultiHead.KVHeads 0 is Heads, and the KV head
+// Options.Scale 0 is 1/√D, MultiHead.KVHeads 0 is Heads, and the KV head
 // count of Attention is always K's shape.
 //
 // # Variants
 //
-// Params embed backend.Variants: a causal offset, a sliding window,
-// softcap, ALiBi slopes, attention sinks and per-batch key lengths, whose
+// The options' CausalOffset, Window, Softcap, ALiBi, Sinks and KVLens
+// are backend.Variants: a causal offset, a sliding window, softcap, ALiBi
+// slopes, attention sinks and per-batch key lengths, whose
 // meaning (positions t = a_b + i, the order softcap → bias and ALiBi →
 // masks → softmax with the sink) backend.Variants documents. The zero
 // value is none of them; each combines with every other option (GQA,
@@ -116,7 +120,7 @@
 // Each list is checked against the shapes before any work (from 0, never
 // decreasing, ending at the tensor's rows; table rows of one length,
 // the entries a cache reads naming pages of the pool, no cache longer
-// than its pages), the errors naming the lists as Shapes.SeqNames says.
+// than its pages), the errors naming the lists as Shapes.Names says.
 // NaN and infinities are looked for only where they are read: the whole
 // of packed and dense tensors, but only the pool rows the table names
 // below each cache length, so a pool's free pages may hold anything.
@@ -153,7 +157,7 @@
 // caller's tensor: each sequence's Nq queries sit at its last Nq positions
 // (append first, as ONNX's past_key rule and FlashAttention's kvcache API
 // have it), so causal masking is bottom-right at each sequence's own
-// length. Its options, AttendOptions, are Params alone: the window,
+// length. Its options, AttendOptions, are Options' first fields: the window,
 // softcap, ALiBi and sinks apply as in Attention, and KVLens attends only
 // the first KVLens[b] keys of each sequence (at most its length). It
 // uploads only the queries and reads back only O (and the LSE); the
@@ -167,7 +171,7 @@
 //
 // Attention validates everything once, before any work: ranks, sizes,
 // broadcasting, the scale, the variants (backend.Problem.Validate), and
-// (unless Params.AllowNonFinite) that Q, K and V hold no NaN or
+// (unless Options.AllowNonFinite) that Q, K and V hold no NaN or
 // infinity. Every error wraps a sentinel of package
 // backend and names the sizes involved; inputs are never modified.
 // Shapes.Check runs the same checks on shapes alone, before any data

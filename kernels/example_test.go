@@ -55,7 +55,7 @@ func Example_selfAttention() {
 	show("values", "%g", values)
 
 	res, err := kernels.Attention(context.Background(), be, queries, keys, values,
-		&kernels.Options{Params: kernels.Params{Scale: 1}, Scores: true, Weights: true})
+		&kernels.Options{Scale: 1, Scores: true, Weights: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func ExampleAttention() {
 	k := &kernels.Tensor{Shape: []int{1, 3, 1, 2}, Layout: kernels.BNHD, Data: []float32{1, 0, 0, 1, 1, 1}}
 	v := &kernels.Tensor{Shape: []int{1, 3, 1, 2}, Layout: kernels.BNHD, Data: []float32{1, 0, 0, 1, 0.5, 0.5}}
 	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{
-		Params: kernels.Params{Causal: true},
+		Causal: true,
 		LSE:    true,
 	})
 	if err != nil {
@@ -61,6 +61,40 @@ func ExampleAttention() {
 	// token 1: head 0 [0.3302 0.6698], head 1 [0.6698 0.3302]
 	// token 2: head 0 [0.5000 0.5000], head 1 [0.5000 0.5000]
 	// LSE [0.7071 1.1079 2.1004 0.0000 1.1079 0.2064]
+}
+
+// The variants are options of their own, one level deep: here a causal
+// sliding window of two keys (Mistral's), each query seeing its own key
+// and the one before, and a causal offset that aligns the three queries
+// at key positions 1, 2 and 3 of four (a past of one key), which needs
+// Causal beside it. With every score equal, each output is the mean of
+// the values its query sees.
+func ExampleOptions() {
+	be, err := kernels.Open("cpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer be.Close()
+
+	q := &kernels.Tensor{Shape: []int{3, 1}, Data: []float32{0, 0, 0}} // [Nq, D]
+	k := &kernels.Tensor{Shape: []int{4, 1}, Data: []float32{0, 0, 0, 0}}
+	v := &kernels.Tensor{Shape: []int{4, 1}, Data: []float32{1, 2, 3, 4}}
+	one := 1
+	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{
+		Causal:       true,
+		CausalOffset: &one,
+		Window:       &kernels.Window{Left: 1, Right: 0},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.1f\n", res.Out.Data)
+
+	_, err = kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{CausalOffset: &one})
+	fmt.Println(errors.Is(err, kernels.ErrShape))
+	// Output:
+	// [1.5 2.5 3.5]
+	// true
 }
 
 // Sequences of different lengths packed end to end, as FlashAttention's
@@ -80,7 +114,7 @@ func ExampleAttention_packed() {
 	}}
 	cu := []int{0, 1, 4}
 	res, err := kernels.Attention(context.Background(), be, x, x, x, &kernels.Options{
-		Params:     kernels.Params{Causal: true},
+		Causal:     true,
 		CuSeqlensQ: cu,
 		CuSeqlensK: cu,
 	})
@@ -199,7 +233,7 @@ func ExampleMultiHead() {
 		1, 0, 0, 1,
 		0, 2, 2, 0,
 	}}
-	res, err := m.Forward(context.Background(), be, x, &kernels.Options{Params: kernels.Params{Causal: true}})
+	res, err := m.Forward(context.Background(), be, x, &kernels.Options{Causal: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -221,7 +255,7 @@ func Example_readme() {
 	defer be.Close()
 	x := &kernels.Tensor{Shape: []int{3, 2}, Data: []float32{1, 0, 0, 1, 1, 1}} // [N, D]
 	res, err := kernels.Attention(context.Background(), be, x, x, x,
-		&kernels.Options{Params: kernels.Params{Causal: true}})
+		&kernels.Options{Causal: true})
 	if err != nil {
 		log.Fatal(err)
 	}

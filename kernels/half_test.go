@@ -58,7 +58,7 @@ func TestAttentionHalf(t *testing.T) {
 				k := mustConvert(t, randTensor(rng, kernels.BHND, 2, 2, 45, 24), dt)
 				v := mustConvert(t, randTensor(rng, kernels.BHND, 2, 2, 45, 20), dt)
 				bias := mustConvert(t, randTensor(rng, kernels.BHND, 1, 4, 37, 45), dt)
-				opts := &kernels.Options{Params: kernels.Params{Causal: true}, Strategy: strategy, Bias: bias}
+				opts := &kernels.Options{Causal: true, Strategy: strategy, Bias: bias}
 				name := be.Caps().Half
 				res, err := kernels.Attention(ctx, be, q, k, v, opts)
 				if err != nil {
@@ -248,7 +248,7 @@ func TestMatrixDType(t *testing.T) {
 				// A large scale drives some scores past 65504 (float16
 				// saturates them); causal masking puts −Inf in the
 				// masked scores.
-				opts := kernels.Options{Params: kernels.Params{Scale: 3e4, Causal: true}, Strategy: kernels.Staged, Weights: true, Scores: true,
+				opts := kernels.Options{Scale: 3e4, Causal: true, Strategy: kernels.Staged, Weights: true, Scores: true,
 					ScoresStage: kernels.StageMasked, LSE: true, MatrixDType: c.matrix}
 				res, err := kernels.Attention(ctx, be, q, k, v, &opts)
 				if err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
+
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // WriteNpy writes t as a NumPy .npy file: format 1.0, little-endian
@@ -27,11 +27,11 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 		descr = "<f2"
 	}
 
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, NpyShape(shape))
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, operand.NpyShape(shape))
 	hlen := len(dict) + 1
 	hlen += (64 - (10+hlen)%64) % 64
 	if hlen > math.MaxUint16 {
-		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", NpyShape(shape))
+		return fmt.Errorf("shape %s makes a header too long for .npy 1.0", operand.NpyShape(shape))
 	}
 	hdr := make([]byte, 10, 10+hlen)
 	copy(hdr, "\x93NUMPY")
@@ -65,17 +65,4 @@ func (t *Tensor) WriteNpy(w io.Writer) error {
 	}
 	_, err := w.Write(buf)
 	return err
-}
-
-// NpyShape prints a shape as NumPy does, and as a .npy header holds it:
-// (), (3,), (2, 3).
-func NpyShape(shape []int) string {
-	if len(shape) == 1 {
-		return fmt.Sprintf("(%d,)", shape[0])
-	}
-	s := make([]string, len(shape))
-	for i, d := range shape {
-		s[i] = strconv.Itoa(d)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
 }

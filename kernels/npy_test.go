@@ -55,14 +55,3 @@ func TestWriteNpyShape(t *testing.T) {
 		t.Errorf("5 values for shape (2, 3): error %v, %d bytes written", err, buf.Len())
 	}
 }
-
-func TestNpyShape(t *testing.T) {
-	for _, tt := range []struct {
-		shape []int
-		want  string
-	}{{nil, "()"}, {[]int{3}, "(3,)"}, {[]int{2, 3}, "(2, 3)"}, {[]int{1, 0, 4}, "(1, 0, 4)"}} {
-		if got := kernels.NpyShape(tt.shape); got != tt.want {
-			t.Errorf("NpyShape(%v) = %q, want %q", tt.shape, got, tt.want)
-		}
-	}
-}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -115,8 +116,8 @@ type onnxAttention struct {
 //	                             layout), ONNX's present_key and
 //	                             present_value
 //	nonpad_kv_seqlen             KVLens
-//	is_causal with a past        CausalOffset = P: query i at key P + i
-//	is_causal, no past or nonpad CausalOffset = 0 (top-left)
+//	is_causal with a past        Causal, CausalOffset = P: query i at key P + i
+//	is_causal, no past or nonpad Causal, CausalOffset = 0 (top-left)
 //	is_causal with nonpad        Causal, aligned at KVLens[b] − Nq
 //	qk_matmul_output mode 0/1/2  Scores at StageRaw/StageCapped/StageMasked
 //	qk_matmul_output mode 3      Weights
@@ -217,7 +218,7 @@ func mapONNX(c *onnxCase) (*onnxAttention, error) {
 		o.Scale = float64(s)
 	}
 	if s := m.floats["softcap"]; s > 0 {
-		o.Softcap = s
+		o.Softcap = float64(s)
 	}
 	if t := c.in["nonpad_kv_seqlen"]; t != nil {
 		for _, n := range t.I64 {
@@ -227,11 +228,11 @@ func mapONNX(c *onnxCase) (*onnxAttention, error) {
 	if m.ints["is_causal"] != 0 {
 		switch {
 		case past >= 0:
-			o.CausalOffset = &past
+			o.Causal, o.CausalOffset = true, &past
 		case o.KVLens != nil:
 			o.Causal = true
 		default:
-			o.CausalOffset = new(int)
+			o.Causal, o.CausalOffset = true, new(int)
 		}
 	}
 	if t := c.in["attn_mask"]; t != nil {
@@ -289,7 +290,9 @@ func padLast[T any](data []T, dims []int, n int, fill T) []T {
 // needsVariants reports whether the call uses what Caps.Variants covers:
 // a variant or a score stage other than the biased one.
 func (a *onnxAttention) needsVariants() bool {
-	return a.opts.Variants.Any() || a.opts.Scores && a.opts.ScoresStage != kernels.StageBiased
+	o := &a.opts
+	variants := o.CausalOffset != nil || o.Window != nil || o.Softcap != 0 || o.ALiBi != nil || o.Sinks != nil || o.KVLens != nil
+	return variants || o.Scores && o.ScoresStage != kernels.StageBiased
 }
 
 // onnxCompare compares got with ONNX's want row by row (rows of n values),
@@ -436,7 +439,7 @@ func toBHND(t *kernels.Tensor) *kernels.Tensor {
 	if t.Layout == kernels.BHND {
 		return t
 	}
-	b, h, n, d := kernels.Dims(t.Shape, t.Layout)
+	b, h, n, d := operand.Dims(t.Shape, t.Layout)
 	out := &kernels.Tensor{Shape: []int{b, h, n, d}, DType: t.DType}
 	if t.DType.Half() {
 		out.Bits = make([]uint16, len(t.Bits))

@@ -100,7 +100,7 @@ func TestAttentionReleasesBuffers(t *testing.T) {
 	for _, opts := range []*kernels.Options{
 		{Strategy: kernels.Fused, LSE: true, Bias: bias},
 		{Strategy: kernels.Staged, Weights: true, Scores: true, LSE: true, Bias: bias},
-		{Strategy: kernels.Fused, Params: kernels.Params{Scale: 0.5, Causal: true}},
+		{Strategy: kernels.Fused, Scale: 0.5, Causal: true},
 	} {
 		if _, err := kernels.Attention(context.Background(), c, q, k, v, opts); err != nil {
 			t.Fatalf("Attention(%+v): %v", opts, err)

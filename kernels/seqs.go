@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // seqs reports whether opts packs sequences or pages the keys.
@@ -34,7 +35,7 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 			return nil, fmt.Errorf("%s: %w", s.name(i), err)
 		}
 	}
-	p := backend.Problem{Layout: s.Layout, Causal: opts.Causal, Variants: opts.Variants}
+	p := backend.Problem{Layout: s.Layout}
 	b, h, d, err := s.seqQueries(&p, opts)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func (s Shapes) seqQueries(p *backend.Problem, opts *Options) (b, h, d int, err 
 		if err := wantRank(nq, s.Q, 4, "with a paged cache ("+s.seqName(2)+") the queries are rank 4, [B, Nq, H, D] (BNHD) or [B, H, Nq, D] (BHND), or packed ("+ncuQ+")"); err != nil {
 			return 0, 0, 0, err
 		}
-		b, h, p.Nq, d = Dims(s.Q, s.Layout)
+		b, h, p.Nq, d = operand.Dims(s.Q, s.Layout)
 		return b, h, d, nil
 	}
 	if err := wantRank(nq, s.Q, 3, "packed queries ("+ncuQ+") are rank 3, [total, H, D]"); err != nil {
@@ -148,8 +149,8 @@ func (s Shapes) pagedKV(p *backend.Problem, opts *Options, b int) (kvDims, error
 			return kvDims{}, err
 		}
 	}
-	pages, kh, size, kd := Dims(s.K, s.Layout)
-	vpages, vh, vsize, vd := Dims(s.V, s.Layout)
+	pages, kh, size, kd := operand.Dims(s.K, s.Layout)
+	vpages, vh, vsize, vd := operand.Dims(s.V, s.Layout)
 	switch {
 	case vpages != pages || vsize != size:
 		return kvDims{}, backend.Errorf(backend.ErrShape, "page pools differ: %s has %d pages of %d keys, %s %d pages of %d", nk, pages, size, nv, vpages, vsize)
@@ -220,8 +221,8 @@ func (s Shapes) denseKV(p *backend.Problem, b int) (kvDims, error) {
 			return kvDims{}, err
 		}
 	}
-	kb, kvh, kn, dk := Dims(s.K, s.Layout)
-	vb, vh, vn, vd := Dims(s.V, s.Layout)
+	kb, kvh, kn, dk := operand.Dims(s.K, s.Layout)
+	vb, vh, vn, vd := operand.Dims(s.V, s.Layout)
 	switch {
 	case kb != b || vb != b:
 		return kvDims{}, backend.Errorf(backend.ErrShape, "batch sizes differ: CuSeqlensQ has B=%d sequences, %s has B=%d, %s B=%d", b, nk, kb, nv, vb)

@@ -31,8 +31,8 @@ type seqCase struct {
 	h, kvh, d, dv int
 	layout        kernels.Layout // of a paged call's Q and pools (packed: BNHD)
 	causal        bool
-	variants      kernels.Variants
-	bias          bool // a [1, H, Nq, Nk] bias with a −Inf
+	variants      backend.Variants // the options' variants, as the reference takes them
+	bias          bool             // a [1, H, Nq, Nk] bias with a −Inf
 	dt            kernels.DType
 	// qLens packs the queries (CuSeqlensQ) when not nil; nq is a dense
 	// Q's row count otherwise, and b its batch.
@@ -68,7 +68,9 @@ func (c seqCase) build(rng *rand.Rand) (q, k, v *kernels.Tensor, opts *kernels.O
 		dv = c.d
 	}
 	p := backend.Problem{H: c.h, KVHeads: c.kvh, D: c.d, Dv: dv, Layout: kernels.BNHD, Causal: c.causal, Variants: c.variants}
-	opts = &kernels.Options{Params: kernels.Params{Causal: c.causal, Variants: c.variants}, LSE: true}
+	vr := c.variants
+	opts = &kernels.Options{Causal: c.causal, CausalOffset: vr.CausalOffset, Window: vr.Window, Softcap: float64(vr.Softcap),
+		ALiBi: vr.ALiBi, Sinks: vr.Sinks, KVLens: vr.KVLens, LSE: true}
 	layout := kernels.BNHD
 	if c.qLens != nil {
 		cu, most := cuOf(c.qLens)
@@ -193,17 +195,17 @@ func seqCases() []seqCase {
 		{name: "packed/more-queries-than-keys", h: 2, kvh: 1, d: 9, causal: true, qLens: []int{40, 3}, kLens: []int{20, 3}},
 		{name: "packed/no-keys", h: 2, kvh: 2, d: 8, qLens: []int{3, 2}, kLens: []int{0, 4}},
 		{name: "packed/variants+bias", h: 4, kvh: 2, d: 16, causal: true, bias: true, qLens: []int{70, 2, 33}, kLens: []int{70, 130, 33},
-			variants: kernels.Variants{Window: &kernels.Window{Left: 16, Right: 0}, Softcap: 5, ALiBi: []float32{0.5, 0.25, 0.125, 0.0625}, Sinks: []float32{0, 1, -1, 3}}},
+			variants: backend.Variants{Window: &kernels.Window{Left: 16, Right: 0}, Softcap: 5, ALiBi: []float32{0.5, 0.25, 0.125, 0.0625}, Sinks: []float32{0, 1, -1, 3}}},
 		{name: "packed/no-sequences", h: 2, kvh: 1, d: 4, qLens: []int{}, kLens: []int{}},
 		{name: "packed-q/dense-k/key-lengths", h: 2, kvh: 2, d: 16, causal: true, qLens: []int{1, 7, 30}, nk: 50,
-			variants: kernels.Variants{KVLens: []int{50, 0, 31}}},
+			variants: backend.Variants{KVLens: []int{50, 0, 31}}},
 		{name: "packed-q/dense-k", h: 3, kvh: 1, d: 5, dv: 7, qLens: []int{4, 1}, nk: 6},
 		{name: "paged/page-size-1/shared", h: 2, kvh: 1, d: 8, causal: true, b: 2, nq: 4, pageSize: 1, per: 9, spare: 5, cacheLens: []int{9, 4}, shared: true},
 		{name: "paged/decode/gqa", h: 8, kvh: 2, d: 32, layout: kernels.BNHD, causal: true, b: 4, nq: 1, pageSize: 16, per: 7, spare: 2, cacheLens: []int{17, 20, 0, 100}, shared: true},
 		{name: "paged/bhnd-pool", h: 4, kvh: 2, d: 16, layout: kernels.BHND, causal: true, b: 3, nq: 3, pageSize: 16, per: 17, spare: 2, cacheLens: []int{3, 64, 260}},
 		{name: "paged/full-caches", h: 2, kvh: 2, d: 8, layout: kernels.BNHD, b: 2, nq: 5, pageSize: 4, per: 3, spare: 1},
 		{name: "paged/mask-free-window+sinks", h: 4, kvh: 2, d: 16, layout: kernels.BNHD, causal: true, b: 2, nq: 2, pageSize: 16, per: 7, spare: 1, cacheLens: []int{100, 40},
-			variants: kernels.Variants{Window: &kernels.Window{Left: 31, Right: 0}, Sinks: []float32{1, 0, 2, -1}}},
+			variants: backend.Variants{Window: &kernels.Window{Left: 31, Right: 0}, Sinks: []float32{1, 0, 2, -1}}},
 		{name: "paged/float16", h: 4, kvh: 2, d: 32, layout: kernels.BNHD, causal: true, dt: kernels.Float16, b: 2, nq: 1, pageSize: 16, per: 5, spare: 1, cacheLens: []int{33, 70}},
 		{name: "packed-q/paged", h: 4, kvh: 2, d: 16, causal: true, qLens: []int{1, 4, 0}, pageSize: 16, per: 2, spare: 1, cacheLens: []int{30, 4, 9}},
 	}
@@ -297,7 +299,7 @@ func TestSeqsBadInput(t *testing.T) {
 		return &kernels.Options{CuSeqlensQ: cuQ, CuSeqlensK: cuK}
 	}
 	paged := func(t [][]int, lens ...int) *kernels.Options {
-		return &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: lens}}, BlockTable: t}
+		return &kernels.Options{KVLens: lens, BlockTable: t}
 	}
 	bhnd := func(x *kernels.Tensor) *kernels.Tensor {
 		return &kernels.Tensor{Shape: x.Shape, Layout: kernels.BHND, Data: x.Data}
@@ -324,7 +326,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"packed dims", be, q, randTensor(rng, kernels.BNHD, 9, 2, 7), v, packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "Q has D=8, K has D=7"},
 		{"packed V rows", be, q, k, randTensor(rng, kernels.BNHD, 8, 2, 6), packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "K has 9 rows but V has 8"},
 		{"packed V heads", be, q, k, randTensor(rng, kernels.BNHD, 9, 1, 6), packed([]int{0, 7}, []int{0, 9}), backend.ErrShape, "K has 2 heads but V has 1"},
-		{"packed key lengths too", be, q, k, v, &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{3}}}, CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}}, backend.ErrShape, "give one"},
+		{"packed key lengths too", be, q, k, v, &kernels.Options{KVLens: []int{3}, CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}}, backend.ErrShape, "give one"},
 		{"packed q dense k batch", be, q, randTensor(rng, kernels.BNHD, 3, 5, 2, 8), randTensor(rng, kernels.BNHD, 3, 5, 2, 6), packed([]int{0, 3, 7}, nil), backend.ErrShape, "CuSeqlensQ has B=2 sequences, K has B=3"},
 		{"packed staged", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no packed sequences (B=1 Nq=7 Nk=9)"},
 		{"packed weights", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, Weights: true}, backend.ErrUnsupported, "weights and scores exist only on the staged path"},
@@ -357,7 +359,7 @@ func TestSeqsBadInput(t *testing.T) {
 		{"table and packed keys", be, q, k, v, &kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 9}, BlockTable: table}, backend.ErrShape, "both set"},
 		{"NaN on a read page", be, dq, nanPool, vpool, paged(table, 8, 6), backend.ErrNonFinite, "K of shape [5 4 2 8] holds NaN at [3 1 1 2] (sequence 1's key 5, on page 3)"},
 		{"NaN past the cache", be, dq, nanPool, vpool, paged(table, 8, 5), nil, ""},
-		{"paged staged", be, dq, pool, vpool, &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{8, 12}}}, BlockTable: table, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no paged caches (B=2 Nq=3 Nk=12)"},
+		{"paged staged", be, dq, pool, vpool, &kernels.Options{KVLens: []int{8, 12}, BlockTable: table, Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no paged caches (B=2 Nq=3 Nk=12)"},
 		{"paged no Caps.Seqs", noSeqs{be}, dq, pool, vpool, paged(table, 8, 12), backend.ErrUnsupported, "takes no packed sequences or paged caches (Caps.Seqs is false; B=2 Nq=3 Nk=12)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -382,7 +384,7 @@ func TestSeqsBadInput(t *testing.T) {
 // one Attention runs, with Packed and Paged set from the options.
 func TestShapesCheckSeqs(t *testing.T) {
 	p, err := kernels.Shapes{Q: []int{7, 4, 8}, K: []int{5, 4, 2, 8}, V: []int{5, 4, 2, 6}, Layout: kernels.BNHD}.Check(
-		&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 12}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}})
+		&kernels.Options{KVLens: []int{5, 12}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,17 +396,17 @@ func TestShapesCheckSeqs(t *testing.T) {
 	// The errors name the lists as the caller says (attn run: its flags
 	// and files).
 	named := kernels.Shapes{Q: []int{7, 4, 8}, K: []int{5, 4, 2, 8}, V: []int{5, 4, 2, 6}, Layout: kernels.BNHD,
-		Names:    [5]string{"q.npy", "k.npy", "v.npy"},
-		SeqNames: [4]string{"-cu-seqlens-q cq.npy", "-cu-seqlens-k ck.npy", "-block-table t.npy", "-cache-lens l.npy"}}
+		Names: kernels.OperandNames{Q: "q.npy", K: "k.npy", V: "v.npy",
+			CuSeqlensQ: "-cu-seqlens-q cq.npy", CuSeqlensK: "-cu-seqlens-k ck.npy", BlockTable: "-block-table t.npy", KVLens: "-cache-lens l.npy"}}
 	for _, tc := range []struct {
 		opts *kernels.Options
 		want string
 	}{
 		{&kernels.Options{CuSeqlensQ: []int{0, 1, 6}}, "-cu-seqlens-q cq.npy ends at 6 but q.npy has 7 rows"},
 		{&kernels.Options{CuSeqlensQ: []int{0, 7}, CuSeqlensK: []int{0, 5}}, "k.npy has shape [5 4 2 8]; packed keys and values (-cu-seqlens-k ck.npy) are rank 3"},
-		{&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 12}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 9, -1}, {2, 3, 4}}},
+		{&kernels.Options{KVLens: []int{5, 12}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 9, -1}, {2, 3, 4}}},
 			"-block-table t.npy: sequence 0 block 1 (keys 4 … 4 of its 5) names page 9, want 0 … 4 (k.npy has 5 pages)"},
-		{&kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{5, 13}}}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}},
+		{&kernels.Options{KVLens: []int{5, 13}, CuSeqlensQ: []int{0, 1, 7}, BlockTable: [][]int{{0, 1, -1}, {2, 3, 4}}},
 			"-cache-lens l.npy: cache length 13 of sequence 1 is beyond its 3 pages of 4 keys (-block-table t.npy rows of 3 entries hold 0 … 12 keys)"},
 	} {
 		if _, err := named.Check(tc.opts); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), tc.want) {

@@ -14,7 +14,7 @@ import (
 // Attention refuses before reading data, naming the operands as told.
 func TestShapesCheck(t *testing.T) {
 	s := kernels.Shapes{Q: []int{2, 4, 3, 8}, K: []int{2, 2, 5, 8}, V: []int{2, 2, 5, 6}, Bias: []int{3, 5}, Mask: []int{2, 1, 1, 5}}
-	p, err := s.Check(&kernels.Options{Params: kernels.Params{Causal: true}})
+	p, err := s.Check(&kernels.Options{Causal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,8 @@ func TestShapesCheck(t *testing.T) {
 		t.Errorf("BNHD rank 3 with nil options: %+v, %v", p, err)
 	}
 	named := func(f func(s *kernels.Shapes)) kernels.Shapes {
-		s := kernels.Shapes{Q: []int{3, 8}, K: []int{5, 8}, V: []int{5, 8}, Names: [5]string{"q.npy", "k.npy", "v.npy", "bias b.npy", "mask m.npy"}}
+		s := kernels.Shapes{Q: []int{3, 8}, K: []int{5, 8}, V: []int{5, 8},
+			Names: kernels.OperandNames{Q: "q.npy", K: "k.npy", V: "v.npy", Bias: "bias b.npy", Mask: "mask m.npy"}}
 		f(&s)
 		return s
 	}
@@ -46,9 +47,12 @@ func TestShapesCheck(t *testing.T) {
 		{"bias", named(func(s *kernels.Shapes) { s.Bias = []int{2, 5} }), nil, backend.ErrShape, "bias b.npy of shape [2 5] does not broadcast to [B=1, H=1, Nq=3, Nk=5]: its Nq dimension is 2"},
 		{"mask rank", named(func(s *kernels.Shapes) { s.Mask = []int{1, 1, 1, 3, 5} }), nil, backend.ErrShape, "mask m.npy has rank 5"},
 		{"overflow", named(func(s *kernels.Shapes) { s.Q = []int{1 << 62, 1 << 62} }), nil, backend.ErrTooLarge, "q.npy"},
-		{"variant", named(func(*kernels.Shapes) {}), &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{Softcap: -1}}}, backend.ErrShape, "softcap -1"},
-		{"key lengths", named(func(*kernels.Shapes) {}), &kernels.Options{Params: kernels.Params{Variants: kernels.Variants{KVLens: []int{6}}}}, backend.ErrShape, "batch 0 has 6, want 0 … Nk=5"},
-		{"scale", named(func(*kernels.Shapes) {}), &kernels.Options{Params: kernels.Params{Scale: math.Inf(1)}}, backend.ErrShape, "scale +Inf"},
+		{"variant", named(func(*kernels.Shapes) {}), &kernels.Options{Softcap: -1}, backend.ErrShape, "softcap -1"},
+		{"key lengths", named(func(*kernels.Shapes) {}), &kernels.Options{KVLens: []int{6}}, backend.ErrShape, "batch 0 has 6, want 0 … Nk=5"},
+		{"scale", named(func(*kernels.Shapes) {}), &kernels.Options{Scale: math.Inf(1)}, backend.ErrShape, "scale +Inf"},
+		{"NaN softcap", named(func(*kernels.Shapes) {}), &kernels.Options{Softcap: math.NaN()}, backend.ErrShape, "softcap NaN is not a finite float32"},
+		{"softcap past float32", named(func(*kernels.Shapes) {}), &kernels.Options{Softcap: 1e39}, backend.ErrShape, "softcap 1e+39 is not a finite float32"},
+		{"causal offset without causal", named(func(*kernels.Shapes) {}), &kernels.Options{CausalOffset: new(int)}, backend.ErrShape, "CausalOffset 0 without Causal"},
 		{"stage", named(func(*kernels.Shapes) {}), &kernels.Options{ScoresStage: 9}, backend.ErrShape, "unknown score stage"},
 	} {
 		_, err := tc.s.Check(tc.opts)

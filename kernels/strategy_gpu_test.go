@@ -54,7 +54,7 @@ func TestGPUWideHeadDimsRunStaged(t *testing.T) {
 	if err != nil || res.Strategy != kernels.Fused {
 		t.Fatalf("D=64 under auto: %v, %v; want fused", res.Strategy, err)
 	}
-	opts := &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true}
+	opts := &kernels.Options{Causal: true, LSE: true}
 	res, err = kernels.Attention(ctx, gpu, q, k, v, opts)
 	if err != nil {
 		t.Fatalf("D=Dv=%d under auto: %v", d, err)

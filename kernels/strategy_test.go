@@ -112,7 +112,7 @@ func TestAutoFallsBackToStaged(t *testing.T) {
 	q := randTensor(rng, kernels.BHND, 1, 2, 9, 12)
 	k := randTensor(rng, kernels.BHND, 1, 2, 11, 12)
 	v := randTensor(rng, kernels.BHND, 1, 2, 11, 4)
-	opts := &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true}
+	opts := &kernels.Options{Causal: true, LSE: true}
 
 	res, err := kernels.Attention(context.Background(), be, narrow, narrow, narrow, opts)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestAutoFallsBackToStaged(t *testing.T) {
 	if res.Strategy != kernels.Staged || be.fused.Load() != 0 {
 		t.Fatalf("D=12: auto ran %v with %d calls of Fused, want staged and none", res.Strategy, be.fused.Load())
 	}
-	want, err := kernels.Attention(context.Background(), cpu, q, k, v, &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true, Strategy: kernels.Fused})
+	want, err := kernels.Attention(context.Background(), cpu, q, k, v, &kernels.Options{Causal: true, LSE: true, Strategy: kernels.Fused})
 	if err != nil {
 		t.Fatal(err)
 	}

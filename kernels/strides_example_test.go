@@ -27,7 +27,7 @@ func ExampleTensor_Slice() {
 		panic(err)
 	}
 	defer be.Close()
-	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{Params: kernels.Params{Causal: true}})
+	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{Causal: true})
 	if err != nil {
 		panic(err)
 	}

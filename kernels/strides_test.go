@@ -141,7 +141,7 @@ func viewCases() []viewCase {
 	f16 := kernels.Float16
 	return []viewCase{
 		{name: "bhnd", layout: kernels.BHND, q: []int{2, 4, 9, 16}, k: []int{2, 2, 13, 16}, v: []int{2, 2, 13, 8}, grow: []int{1, 2, 3, 5}},
-		{name: "bnhd-causal", layout: kernels.BNHD, q: []int{2, 33, 4, 7}, k: []int{2, 40, 4, 7}, v: []int{2, 40, 4, 7}, grow: []int{2, 1, 3, 1}, opts: kernels.Options{Params: kernels.Params{Causal: true}}},
+		{name: "bnhd-causal", layout: kernels.BNHD, q: []int{2, 33, 4, 7}, k: []int{2, 40, 4, 7}, v: []int{2, 40, 4, 7}, grow: []int{2, 1, 3, 1}, opts: kernels.Options{Causal: true}},
 		{name: "rank3", layout: kernels.BNHD, q: []int{5, 2, 3}, k: []int{6, 1, 3}, v: []int{6, 1, 5}, grow: []int{1, 1, 2}},
 		{name: "rank2-one", layout: kernels.BHND, q: []int{1, 1}, k: []int{1, 1}, v: []int{1, 1}, grow: []int{3, 4}},
 		{name: "empty-q", layout: kernels.BHND, q: []int{1, 2, 0, 8}, k: []int{1, 2, 5, 8}, v: []int{1, 2, 5, 8}, grow: []int{1, 1, 1, 1}},
@@ -221,7 +221,7 @@ func TestFusedQKV(t *testing.T) {
 	for _, bk := range stridesBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			be := bk.open(t)
-			opts := &kernels.Options{Params: kernels.Params{Causal: true}, LSE: true}
+			opts := &kernels.Options{Causal: true, LSE: true}
 			got, err := kernels.Attention(context.Background(), be, views[0], views[1], views[2], opts)
 			if err != nil {
 				t.Fatal(err)
@@ -234,7 +234,7 @@ func TestFusedQKV(t *testing.T) {
 			if !be.Caps().Seqs {
 				return
 			}
-			popts := &kernels.Options{Params: kernels.Params{Causal: true}, CuSeqlensQ: []int{0, n, 2 * n}, CuSeqlensK: []int{0, n, 2 * n}}
+			popts := &kernels.Options{Causal: true, CuSeqlensQ: []int{0, n, 2 * n}, CuSeqlensK: []int{0, n, 2 * n}}
 			pgot, err := kernels.Attention(context.Background(), be, packed[0], packed[1], packed[2], popts)
 			if err != nil {
 				t.Fatal(err)
@@ -435,7 +435,7 @@ func TestStridedCache(t *testing.T) {
 					if err := c.Append(0, k, v); err != nil {
 						t.Fatal(err)
 					}
-					if err := c.Attend(context.Background(), q, outs[i], nil, &kernels.AttendOptions{Params: kernels.Params{Causal: true}}); err != nil {
+					if err := c.Attend(context.Background(), q, outs[i], nil, &kernels.AttendOptions{Causal: true}); err != nil {
 						t.Fatal(err)
 					}
 					c.Release()
@@ -447,7 +447,7 @@ func TestStridedCache(t *testing.T) {
 					if err := s.Append(k, v); err != nil {
 						t.Fatal(err)
 					}
-					if err := pool.Attend(context.Background(), []*kernels.Seq{s}, q, outs[2+i], nil, &kernels.AttendOptions{Params: kernels.Params{Causal: true}}); err != nil {
+					if err := pool.Attend(context.Background(), []*kernels.Seq{s}, q, outs[2+i], nil, &kernels.AttendOptions{Causal: true}); err != nil {
 						t.Fatal(err)
 					}
 					pool.Release()
@@ -501,7 +501,7 @@ func FuzzStridedAttention(f *testing.F) {
 		k := padded(t, rng, kernels.Float32, layout, shape(int(nk)), grow())
 		v := padded(t, rng, kernels.Float32, layout, shape(int(nk)), grow())
 		be := openCPU(t)
-		opts := &kernels.Options{Params: kernels.Params{Causal: causal}, LSE: true}
+		opts := &kernels.Options{Causal: causal, LSE: true}
 		got, err := kernels.Attention(context.Background(), be, q, k, v, opts)
 		if err != nil {
 			t.Fatal(err)

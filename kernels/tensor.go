@@ -17,20 +17,9 @@ const (
 	BNHD = backend.BNHD // [batch, token, head, dim]
 )
 
-// Variants are the score modifications of today's models, each off at
-// its zero value (backend.Variants has the full rules):
-//
-//	CausalOffset *int      query row i sits at key position *CausalOffset + i (implies causal)
-//	Window       *Window   query at position t sees keys t − Left … t + Right (−1: unbounded)
-//	Softcap      float32   scores capped to ±Softcap·tanh(s/Softcap) (Gemma 2)
-//	ALiBi        []float32 one slope m_h per query head: −m_h·|t − j| added
-//	Sinks        []float32 one sink logit per query head in the denominator (gpt-oss)
-//	KVLens       []int     keys j ≥ KVLens[b] hidden (key padding; a cache's prefix)
-//
-// Window is a sliding window's sides; ScoreStage is how far
-// Options.Scores carries the scores.
+// Window is a sliding window's sides (Options.Window); ScoreStage is
+// how far Options.Scores carries the scores.
 type (
-	Variants   = backend.Variants
 	Window     = backend.Window
 	ScoreStage = backend.ScoreStage
 )

@@ -115,8 +115,9 @@
 // # Variants
 //
 // run's -causal-offset, -window, -softcap, -alibi, -sinks and -kv-lens
-// set kernels.Options' Variants with the meaning backend.Variants gives
-// them; -scores writes the pre-softmax scores at the stage -scores-stage
+// set kernels.Options' fields of those names with the meaning
+// backend.Variants gives them (-causal-offset implies -causal, where the
+// library wants Causal set beside CausalOffset); -scores writes the pre-softmax scores at the stage -scores-stage
 // names (backend.ScoreStage). Each is checked by backend's validation,
 // the command adding the flag and file names to its errors: a flag's own
 // value as it is parsed, the vectors' counts and values against H, B and

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -123,14 +124,14 @@ func loadMatrix(path string, def [][]float32, maxDim int) (*kernels.Tensor, erro
 	}
 	defer nf.f.Close()
 	if len(nf.shape) != 2 {
-		return nil, fmt.Errorf("%s has rank %d, shape %s; explain needs matrices", path, len(nf.shape), kernels.NpyShape(nf.shape))
+		return nil, fmt.Errorf("%s has rank %d, shape %s; explain needs matrices", path, len(nf.shape), operand.NpyShape(nf.shape))
 	}
 	if nf.n == 0 {
-		return nil, fmt.Errorf("%s is empty: shape %s", path, kernels.NpyShape(nf.shape))
+		return nil, fmt.Errorf("%s is empty: shape %s", path, operand.NpyShape(nf.shape))
 	}
 	if r, c := nf.shape[0], nf.shape[1]; maxDim > 0 && (r > maxDim || c > maxDim) {
 		return nil, fmt.Errorf("%s is %s: explain prints every intermediate matrix and takes matrices of at most %d×%d (at most %d inputs of %d features, weights at most %d wide); attn run computes attention of any size",
-			path, kernels.NpyShape(nf.shape), maxDim, maxDim, maxDim, maxDim, maxDim)
+			path, operand.NpyShape(nf.shape), maxDim, maxDim, maxDim, maxDim, maxDim)
 	}
 	a, err := nf.readFloats(context.Background())
 	if err != nil {
@@ -163,11 +164,11 @@ func (in *explainInputs) check() error {
 	for i, w := range []*kernels.Tensor{in.wq, in.wk, in.wv} {
 		if w.Shape[0] != din {
 			return fmt.Errorf("%s is %s but %s has %d features per input: its first dimension must be %d",
-				in.names[i+1], kernels.NpyShape(w.Shape), in.names[0], din, din)
+				in.names[i+1], operand.NpyShape(w.Shape), in.names[0], din, din)
 		}
 	}
 	if in.wq.Shape[1] != in.wk.Shape[1] {
-		return fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", in.names[1], kernels.NpyShape(in.wq.Shape), in.names[2], kernels.NpyShape(in.wk.Shape))
+		return fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", in.names[1], operand.NpyShape(in.wq.Shape), in.names[2], operand.NpyShape(in.wk.Shape))
 	}
 	return nil
 }
@@ -202,7 +203,7 @@ func computeExplain(ctx context.Context, be backend.Backend, in *explainInputs) 
 	}
 	f32 := kernels.Float32 // it prints the weights and scores as computed
 	res, err := kernels.Attention(ctx, be, ex.queries, ex.keys, ex.values, &kernels.Options{
-		Params:      kernels.Params{Scale: in.scale},
+		Scale:       in.scale,
 		Strategy:    kernels.Staged,
 		Weights:     true,
 		Scores:      true,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench/heatmap"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -284,11 +285,11 @@ func projectTutorial(xPath, wqPath, wkPath string) (*heatmapProblem, error) {
 	}{{wqName, wq}, {wkName, wk}} {
 		if w.t.Shape[0] != din {
 			return nil, fmt.Errorf("%s is %s but %s has %d features per input: its first dimension must be %d",
-				w.name, kernels.NpyShape(w.t.Shape), xName, din, din)
+				w.name, operand.NpyShape(w.t.Shape), xName, din, din)
 		}
 	}
 	if wq.Shape[1] != wk.Shape[1] {
-		return nil, fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", wqName, kernels.NpyShape(wq.Shape), wkName, kernels.NpyShape(wk.Shape))
+		return nil, fmt.Errorf("%s is %s and %s is %s: queries and keys need the same width", wqName, operand.NpyShape(wq.Shape), wkName, operand.NpyShape(wk.Shape))
 	}
 	if n > heatmapMaxN {
 		return nil, fmt.Errorf("%s has %d inputs; attn heatmap draws at most %d×%d weights: slice the inputs", xName, n, heatmapMaxN, heatmapMaxN)
@@ -371,7 +372,7 @@ func loadHeads(qPath, kPath string, layout kernels.Layout, head [2]int) (*heatma
 func checkHead(head [2]int, b, h int, path string, shape []int) error {
 	if head[0] >= b || head[1] >= h {
 		return fmt.Errorf("head %d,%d is not in %s of shape %s: it has B=%d and H=%d (heads 0,0 to %d,%d)",
-			head[0], head[1], path, kernels.NpyShape(shape), b, h, b-1, h-1)
+			head[0], head[1], path, operand.NpyShape(shape), b, h, b-1, h-1)
 	}
 	return nil
 }
@@ -388,7 +389,7 @@ func checkHeatmapSize(nq, nk int) error {
 // headMatrix copies head (b, h) of a rank 2, 3 or 4 tensor in the given
 // layout out as an [N, D] matrix.
 func headMatrix(data []float32, shape []int, layout kernels.Layout, b, h int) *kernels.Tensor {
-	_, nh, n, d := kernels.Dims(shape, layout)
+	_, nh, n, d := operand.Dims(shape, layout)
 	m := &kernels.Tensor{Shape: []int{n, d}, Layout: kernels.BHND, Data: make([]float32, n*d)}
 	for i := range n {
 		var off int
@@ -409,7 +410,7 @@ func headWeights(ctx context.Context, be backend.Backend, q, k *kernels.Tensor, 
 	nk := k.Shape[0]
 	v := &kernels.Tensor{Shape: []int{nk, 1}, Layout: kernels.BHND, Data: make([]float32, nk)}
 	res, err := kernels.Attention(ctx, be, q, k, v, &kernels.Options{
-		Params:   kernels.Params{Scale: scale, Causal: causal},
+		Scale: scale, Causal: causal,
 		Strategy: kernels.Staged, Weights: true,
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench/heatmap"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -442,7 +443,7 @@ func TestHeadMatrix(t *testing.T) {
 		for i := range data {
 			data[i] = float32(i)
 		}
-		nb, nh, n, d := kernels.Dims(tc.shape, tc.layout)
+		nb, nh, n, d := operand.Dims(tc.shape, tc.layout)
 		for b := range nb {
 			for h := range nh {
 				m := headMatrix(data, tc.shape, tc.layout, b, h)

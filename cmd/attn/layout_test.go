@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/attn-go/attn/kernels"
+	"github.com/attn-go/attn/internal/operand"
 )
 
 // bhndToBNHD transposes a rank-4 [B, H, N, D] array to [B, N, H, D].
@@ -48,7 +48,7 @@ func TestRunLayoutBNHD(t *testing.T) {
 	}
 	shapeH, oh := readOutput(t, outH)
 	shapeN, on := readOutput(t, outN)
-	if kernels.NpyShape(shapeN) != kernels.NpyShape([]int{b, nq, h, dv}) {
+	if operand.NpyShape(shapeN) != operand.NpyShape([]int{b, nq, h, dv}) {
 		t.Fatalf("bnhd output shape %v, bhnd %v", shapeN, shapeH)
 	}
 	ohf := make([]float64, len(oh))

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
@@ -173,7 +174,7 @@ func readHeader(path string, f *os.File) (*npyFile, error) {
 	}
 	for _, d := range nf.shape {
 		if d < 0 {
-			return nil, fmt.Errorf("%s: header shape %s has a negative dimension", path, kernels.NpyShape(nf.shape))
+			return nil, fmt.Errorf("%s: header shape %s has a negative dimension", path, operand.NpyShape(nf.shape))
 		}
 	}
 	have := size - nf.dataOff
@@ -185,13 +186,13 @@ func readHeader(path string, f *os.File) (*npyFile, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%s: header shape %s has more elements than fit in an int: it needs %s but the file holds %s of data",
-			path, kernels.NpyShape(nf.shape), sizeString(need), sizeString(big.NewInt(have)))
+			path, operand.NpyShape(nf.shape), sizeString(need), sizeString(big.NewInt(have)))
 	case need.Cmp(big.NewInt(have)) > 0:
 		return nil, fmt.Errorf("%s: header shape %s of %s needs %s but the file holds %s of data (truncated file or corrupt header)",
-			path, kernels.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
+			path, operand.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
 	case need.Cmp(big.NewInt(have)) < 0:
 		return nil, fmt.Errorf("%s: header shape %s of %s needs %s but the file holds %s of data: trailing bytes after the array (corrupt header, or not a single .npy array)",
-			path, kernels.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
+			path, operand.NpyShape(nf.shape), nf.dtype.name(), sizeString(need), sizeString(big.NewInt(have)))
 	}
 	nf.n = n
 	return nf, nil
@@ -257,7 +258,7 @@ func indexString(i int, shape []int) string {
 	if len(idx) == 0 {
 		return "()"
 	}
-	return kernels.NpyShape(idx)
+	return operand.NpyShape(idx)
 }
 
 // elements streams the data of nf in C order: visit is called with the
@@ -403,7 +404,7 @@ func (a *floatArray) tensor(layout kernels.Layout, dt *kernels.DType) (*kernels.
 
 // checkFinite rejects NaN and ±Inf; negInf allows −Inf (a bias hides
 // keys with it). The policy and the scan are kernels.Attention's
-// (kernels.NonFinite): checking each file before it joins an operand
+// (operand.FirstRefused): checking each file before it joins an operand
 // lets the error name the file and the index in it. A float64 value that
 // only became infinite when narrowed to float32 is named as such, with
 // the value the file holds, which kernels never sees.
@@ -419,7 +420,7 @@ func (a *floatArray) checkFinite(negInf bool) error {
 	if !negInf && a.negOverflow >= 0 {
 		return overflow(a.negOverflow, a.negValue)
 	}
-	if i, v := kernels.NonFinite(&kernels.Tensor{Shape: a.shape, Data: a.data}, negInf); i >= 0 {
+	if i, v := operand.FirstRefused(a.data, negInf); i >= 0 {
 		return backend.Errorf(backend.ErrNonFinite, "%s: element %s is %v; attn rejects NaN and infinite inputs (%s)", a.path, indexString(i, a.shape), v, hint)
 	}
 	return nil

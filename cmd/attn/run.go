@@ -17,6 +17,7 @@ import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench/heatmap"
 	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 	"github.com/gogpu/gputypes"
 )
@@ -391,7 +392,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	}
 	// The per-head and per-batch values, before Q, K and V: a wrong
 	// count or value fails here, with nothing written.
-	if err := applyVariantFiles(ctx, plan.prob, files, &plan.opts.Variants); err != nil {
+	if err := applyVariantFiles(ctx, plan.prob, files, plan.opts); err != nil {
 		return err
 	}
 	qkv, err := readQKV(ctx, f, files, plan.prob)
@@ -470,12 +471,15 @@ type runPlan struct {
 // position P + i. The options hold everything the flags ask for; only
 // Shapes.Check's part of them is read here.
 func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runPlan, error) {
-	opts := &kernels.Options{}
-	opts.Scale = f.scale
-	opts.Causal = f.causal
-	// A copy: the past's offset below must not reach f.variants, which
-	// the heatmap's title reads as the flags gave it.
-	opts.Variants = f.variants
+	// The past's offset below goes to opts, not to f.variants, which the
+	// heatmap's title reads as the flags gave it. -causal-offset implies
+	// -causal, where the library's CausalOffset refines Causal: a flag
+	// named so says what it wants.
+	fv := f.variants
+	opts := &kernels.Options{
+		Scale: f.scale, Causal: f.causal || fv.CausalOffset != nil, CausalOffset: fv.CausalOffset,
+		Window: fv.Window, Softcap: float64(fv.Softcap),
+	}
 	opts.ScoresStage = f.stage
 	opts.Strategy = f.strategy
 	opts.Weights = f.weights != "" || f.heatmap != ""
@@ -499,7 +503,7 @@ func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runP
 			opts.CausalOffset = &past
 		}
 	}
-	s.SeqNames = seqNames(files)
+	seqNames(files, &s.Names)
 	prob, err := s.Check(opts)
 	if err != nil {
 		return nil, err
@@ -712,7 +716,7 @@ func (o *runOutputs) report(w io.Writer, f *runFlags, plan *runPlan, beName stri
 	}{{o.out, res.Out, ""}, {o.weights, res.Weights, ""}, {o.scores, res.Scores, ", " + f.stage.String() + " scores"}, {o.lse, res.LSE, ""},
 		{o.presentK, qkv[1], ", past and new keys"}, {o.presentV, qkv[2], ", past and new values"}} {
 		if r.p != nil {
-			fmt.Fprintf(w, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), kernels.NpyShape(r.t.Shape), beName, res.Strategy, r.what)
+			fmt.Fprintf(w, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), operand.NpyShape(r.t.Shape), beName, res.Strategy, r.what)
 		}
 	}
 	if o.heatmap != nil {
@@ -780,16 +784,16 @@ func checkHeaders(q, k, v, bias, mask *npyFile, layout kernels.Layout, opts *ker
 // file; an empty Q, K or V is refused here.
 func headerShapes(q, k, v, bias, mask *npyFile, layout kernels.Layout) (kernels.Shapes, error) {
 	s := kernels.Shapes{Q: q.shape, K: k.shape, V: v.shape, Layout: layout,
-		Names: [5]string{q.path, k.path, v.path}}
+		Names: kernels.OperandNames{Q: q.path, K: k.path, V: v.path}}
 	if bias != nil {
-		s.Bias, s.Names[3] = bias.shape, "bias "+bias.path
+		s.Bias, s.Names.Bias = bias.shape, "bias "+bias.path
 	}
 	if mask != nil {
-		s.Mask, s.Names[4] = mask.shape, "mask "+mask.path
+		s.Mask, s.Names.Mask = mask.shape, "mask "+mask.path
 	}
 	for _, nf := range []*npyFile{q, k, v} {
 		if nf.n == 0 {
-			return s, fmt.Errorf("%s is empty: shape %s", nf.path, kernels.NpyShape(nf.shape))
+			return s, fmt.Errorf("%s is empty: shape %s", nf.path, operand.NpyShape(nf.shape))
 		}
 	}
 	return s, nil
@@ -828,9 +832,9 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool)
 		}
 		return 0
 	}
-	b, h, nq, _ := kernels.Dims(files["q"].shape, f.layout)
-	_, _, nk, _ := kernels.Dims(files["k"].shape, f.layout)
-	_, _, _, dv := kernels.Dims(files["v"].shape, f.layout)
+	b, h, nq, _ := operand.Dims(files["q"].shape, f.layout)
+	_, _, nk, _ := operand.Dims(files["k"].shape, f.layout)
+	_, _, _, dv := operand.Dims(files["v"].shape, f.layout)
 	rows := float64(b) * float64(h) * float64(nq)
 	scoresLen := rows * float64(nk)
 	oLen := rows * float64(dv)

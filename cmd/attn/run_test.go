@@ -13,6 +13,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 	"github.com/sbinet/npyio"
 )
@@ -40,7 +41,7 @@ type refProblem struct {
 
 // dims4 reads a rank-2, 3 or 4 shape as B, H, N, D.
 func dims4(s []int) (b, h, n, d int) {
-	return kernels.Dims(s, kernels.BHND)
+	return operand.Dims(s, kernels.BHND)
 }
 
 // testCase is p as backendtest's Case, every value as the float32 attn

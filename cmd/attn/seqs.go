@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -85,7 +86,7 @@ func checkSeqHeader(key string, nf *npyFile) error {
 			return fmt.Errorf("%s %s: dtype %s (%s); want %s", sf.flag, nf.path, t.name(), t.descr, sf.want)
 		}
 		if len(nf.shape) != sf.rank {
-			return fmt.Errorf("%s %s has shape %s; want %s", sf.flag, nf.path, kernels.NpyShape(nf.shape), sf.want)
+			return fmt.Errorf("%s %s has shape %s; want %s", sf.flag, nf.path, operand.NpyShape(nf.shape), sf.want)
 		}
 	}
 	return nil
@@ -123,16 +124,26 @@ func seqOptions(ctx context.Context, files map[string]*npyFile, opts *kernels.Op
 	return nil
 }
 
-// seqNames are the names kernels' errors give the integer files: the flag
-// and the path.
-func seqNames(files map[string]*npyFile) [4]string {
-	var names [4]string
-	for i, sf := range seqFiles {
-		if nf := files[sf.key]; nf != nil {
-			names[i] = sf.flag + " " + nf.path
+// seqNames sets the names kernels' errors give the integer files among
+// files: the flag and the path.
+func seqNames(files map[string]*npyFile, names *kernels.OperandNames) {
+	for _, sf := range seqFiles {
+		nf := files[sf.key]
+		if nf == nil {
+			continue
+		}
+		name := sf.flag + " " + nf.path
+		switch sf.key {
+		case "cuq":
+			names.CuSeqlensQ = name
+		case "cuk":
+			names.CuSeqlensK = name
+		case "table":
+			names.BlockTable = name
+		case "cachelens":
+			names.KVLens = name
 		}
 	}
-	return names
 }
 
 // presentShapes checks the headers of -past-k and -past-v against K and
@@ -146,20 +157,20 @@ func presentShapes(pk, pv, k, v *npyFile, layout kernels.Layout) (ks, vs []int, 
 	}{{"-past-k", pk, k}, {"-past-v", pv, v}} {
 		if len(p.past.shape) != len(p.in.shape) {
 			return nil, nil, 0, backend.Errorf(backend.ErrShape, "%s %s has rank %d (shape %s) but %s has rank %d: a past has its keys' rank",
-				p.flag, p.past.path, len(p.past.shape), kernels.NpyShape(p.past.shape), p.in.path, len(p.in.shape))
+				p.flag, p.past.path, len(p.past.shape), operand.NpyShape(p.past.shape), p.in.path, len(p.in.shape))
 		}
 		if len(p.in.shape) < 2 || len(p.in.shape) > 4 {
 			return nil, nil, 0, nil // kernels refuses the rank, naming the file
 		}
-		pb, ph, _, pd := kernels.Dims(p.past.shape, layout)
-		b, h, _, d := kernels.Dims(p.in.shape, layout)
+		pb, ph, _, pd := operand.Dims(p.past.shape, layout)
+		b, h, _, d := operand.Dims(p.in.shape, layout)
 		if pb != b || ph != h || pd != d {
 			return nil, nil, 0, backend.Errorf(backend.ErrShape, "%s %s of shape %s (B=%d H=%d D=%d, %s) does not extend %s of shape %s (B=%d H=%d D=%d)",
-				p.flag, p.past.path, kernels.NpyShape(p.past.shape), pb, ph, pd, layoutName(layout), p.in.path, kernels.NpyShape(p.in.shape), b, h, d)
+				p.flag, p.past.path, operand.NpyShape(p.past.shape), pb, ph, pd, layoutName(layout), p.in.path, operand.NpyShape(p.in.shape), b, h, d)
 		}
 	}
-	_, _, pkn, _ := kernels.Dims(pk.shape, layout)
-	_, _, pvn, _ := kernels.Dims(pv.shape, layout)
+	_, _, pkn, _ := operand.Dims(pk.shape, layout)
+	_, _, pvn, _ := operand.Dims(pv.shape, layout)
 	if pkn != pvn {
 		return nil, nil, 0, backend.Errorf(backend.ErrShape, "the pasts differ in length: -past-k %s has %d keys, -past-v %s %d values", pk.path, pkn, pv.path, pvn)
 	}

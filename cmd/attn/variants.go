@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -81,7 +82,7 @@ func checkVariantHeader(key string, nf *npyFile) error {
 		return fmt.Errorf("%s %s: dtype %s (%s); want %s", flag, nf.path, t.name(), t.descr, want)
 	}
 	if len(nf.shape) != 1 {
-		return fmt.Errorf("%s %s has shape %s; want %s", flag, nf.path, kernels.NpyShape(nf.shape), want)
+		return fmt.Errorf("%s %s has shape %s; want %s", flag, nf.path, operand.NpyShape(nf.shape), want)
 	}
 	return nil
 }
@@ -100,37 +101,37 @@ func (nf *npyFile) readInts(ctx context.Context) ([]int, error) {
 	return out, err
 }
 
-// applyVariantFiles reads the variant files among files into v and has
-// backend validate each against the problem p (its sizes from the
-// headers): an error names the flag and the file, and wraps backend's,
-// which names the value and the sizes. The files hold a value per head or
-// per batch; reading them costs nothing next to Q, K and V, which are not
-// read yet.
-func applyVariantFiles(ctx context.Context, p backend.Problem, files map[string]*npyFile, v *backend.Variants) error {
+// applyVariantFiles reads the variant files among files into opts and
+// has backend validate each against the problem p (its sizes from the
+// headers, its variants those opts had when Shapes.Check gave it): an
+// error names the flag and the file, and wraps backend's, which names
+// the value and the sizes. The files hold a value per head or per batch;
+// reading them costs nothing next to Q, K and V, which are not read yet.
+func applyVariantFiles(ctx context.Context, p backend.Problem, files map[string]*npyFile, opts *kernels.Options) error {
 	for _, vf := range variantFiles {
 		nf := files[vf.key]
 		if nf == nil {
 			continue
 		}
+		// Each file is checked alone against p, whose variants are the
+		// flags' and a paged cache's lengths (-cache-lens): without
+		// those every block would count as full.
 		one := p
-		// The cache lengths of a paged cache (-cache-lens) are in v
-		// already: without them every block would count as full.
-		one.Variants = backend.Variants{CausalOffset: v.CausalOffset, Window: v.Window, Softcap: v.Softcap, KVLens: v.KVLens}
 		if vf.ints {
 			lens, err := nf.readInts(ctx)
 			if err != nil {
 				return err
 			}
-			v.KVLens, one.KVLens = lens, lens
+			opts.KVLens, one.KVLens = lens, lens
 		} else {
 			a, err := nf.readFloats(ctx)
 			if err != nil {
 				return err
 			}
 			if vf.key == "alibi" {
-				v.ALiBi, one.ALiBi = a.data, a.data
+				opts.ALiBi, one.ALiBi = a.data, a.data
 			} else {
-				v.Sinks, one.Sinks = a.data, a.data
+				opts.Sinks, one.Sinks = a.data, a.data
 			}
 		}
 		if err := one.Validate(); err != nil {

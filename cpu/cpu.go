@@ -114,6 +114,11 @@ type Backend struct {
 	// decodeK is the key tile of a decoding item without a window:
 	// DefaultDecodeTileK, or WithTile's.
 	decodeK int
+	// bf16Setting is WithBF16's setting ("" for auto), and bf16 the
+	// path New chose for it (sgemm.ChooseBF16): how Fused multiplies
+	// when Q, K and V are all BFloat16.
+	bf16Setting string
+	bf16        sgemm.BF16Path
 	// workers, fusedPool and scratchPool keep what Fused needs between
 	// calls (pool.go).
 	workers     workers
@@ -175,11 +180,42 @@ func WithSubTile(rows int) Option {
 	}
 }
 
-// New opens a CPU backend. $ATTN_CPU_KERNEL or $ATTN_CPU_BF16 naming a
-// choice this CPU does not have is ErrUnavailable (ATTN_CPU_BF16=amx
-// included where Linux refuses the process AMX's tiles). On a CPU with
-// AMX-BF16, New asks Linux for the tiles once a process (arch_prctl);
-// its Info's Detail says, where they do not run, why.
+// WithBF16 sets how Fused multiplies when Q, K and V are all BFloat16,
+// which decides the bits of its results:
+//
+//	"auto" (or "")  AMX's tiles where the CPU has AMX-BF16 and Linux
+//	                grants them; else VDPBF16PS where the CPU has
+//	                AVX512_BF16 and runs it faster than widening (AMD's
+//	                cores, not Intel's); else widening
+//	"amx"           AMX's TDPBF16PS on tiles (VDPBF16PS at the edges)
+//	"dot"           VDPBF16PS
+//	"widen"         bfloat16 widened to float32, float32 arithmetic
+//
+// The choice is made from the CPU's identity and the setting, never by
+// a timing, so one binary gives the same bits on one machine every run.
+// A path runs only once it has passed a known-answer check in this
+// process (sgemm.ChooseBF16); Info's Detail says which ran and why a
+// faster one did not. $ATTN_CPU_BF16, for the CLI and CI, overrides it.
+// A setting this CPU cannot follow makes New fail with ErrUnavailable.
+func WithBF16(setting string) Option {
+	return func(b *Backend) error {
+		switch s := strings.ToLower(strings.TrimSpace(setting)); s {
+		case "", "auto", "amx", "dot", "widen":
+			b.bf16Setting = s
+			return nil
+		}
+		return backend.Errorf(backend.ErrShape, "cpu: WithBF16(%q): want auto, amx, dot or widen", setting)
+	}
+}
+
+// New opens a CPU backend. $ATTN_CPU_KERNEL, or WithBF16 or
+// $ATTN_CPU_BF16 (which overrides it), naming a choice this CPU does not
+// have is ErrUnavailable (amx included where Linux refuses the process
+// AMX's tiles, or they fail their known-answer check). On a CPU with
+// AMX-BF16, New asks Linux for the tiles once a process (arch_prctl).
+// The first New of a process runs each vector path's known-answer check
+// (a few microseconds; see WithBF16); Info's Detail says what runs and,
+// where a faster path the CPU has does not, why.
 func New(opts ...Option) (*Backend, error) {
 	if err := sgemm.KernelErr(); err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: %v", err)
@@ -196,6 +232,16 @@ func New(opts ...Option) (*Backend, error) {
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)
 	}
+	setting := b.bf16Setting
+	if env := sgemm.BF16Setting(); env != "" {
+		setting = env
+	}
+	path, notes, err := sgemm.ChooseBF16(setting)
+	if err != nil {
+		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: %v", err)
+	}
+	b.bf16 = path
+	notes = append(notes, loopChecks()...)
 	b.maxLen = maxBufferLen()
 	name, vendor := cpuModel()
 	b.info = backend.Info{
@@ -210,13 +256,13 @@ func New(opts ...Option) (*Backend, error) {
 		Detail: fmt.Sprintf("%s/%s, %s, %s, fused tiles %d×%d in sub-tiles of %d rows, decoding key tiles %d",
 			runtime.GOOS, runtime.GOARCH, runtime.Version(), blasName, b.tileQ, b.tileK, b.subQ, b.decodeK) + loopsDetail(),
 	}
-	if sgemm.HasBF16() {
-		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic (%s) with tiles %d×%d", sgemm.BF16Kernel(), b.bf16Q, b.bf16K)
-	} else if sgemm.BF16Measured() > 0 {
-		b.info.Detail += ", bfloat16 arithmetic " + sgemm.BF16Kernel() // measured slower than widening
+	if path.Arithmetic() {
+		b.info.Detail += fmt.Sprintf(", bfloat16 arithmetic %s (passed its known-answer check) with tiles %d×%d", path, b.bf16Q, b.bf16K)
+	} else {
+		b.info.Detail += ", bfloat16 widened to float32"
 	}
-	if on, why := sgemm.AMX(); !on && why != "" {
-		b.info.Detail += ", AMX off: " + why // a CPU with AMX-BF16 that does not run it
+	for _, n := range notes {
+		b.info.Detail += "; " + n
 	}
 	return b, nil
 }

@@ -68,19 +68,23 @@
 // Widening costs about 2 % of a fused call (BenchmarkDTypes: f16 and
 // bf16 at 0.97–1.0× the float32 rate, N = 4096 and 16384, AVX-512).
 //
-// Bfloat16 arithmetic: when Q, K and V are all BFloat16 and the CPU
-// has AMX-BF16 (Sapphire Rapids and later) and Linux grants the process
-// its tiles, or has AVX512_BF16 and runs it faster than widening
-// (sgemm.HasBF16: the first time it is asked, about 10 ms, the VDPBF16PS
-// kernel and the float32 one are timed side by side, and the former
-// runs where it measures at least 1.2× the latter's rate, as on Zen 4
-// and 5, where it measures about 2×, and not on the Intel Xeon of issue
-// 28, where VDPBF16PS ran at half the float32 FMA rate; Info's Detail
-// gives the measurement), Fused multiplies the stored bits with AMX's
-// TDPBF16PS on 32×32 blocks of tiles (VDPBF16PS at their edges), or with
-// VDPBF16PS, instead (bf16Tile, sgemm.BF16GemmBand). ATTN_CPU_BF16=amx,
-// dot or widen overrides the choice (dot and widen turn AMX off), and New
-// reports ErrUnavailable for a setting the CPU cannot follow;
+// Bfloat16 arithmetic: when Q, K and V are all BFloat16, Fused
+// multiplies the stored bits on the path New chose (WithBF16, or
+// ATTN_CPU_BF16=auto|amx|dot|widen, which overrides it; sgemm.ChooseBF16):
+// by default AMX's TDPBF16PS on 32×32 blocks of tiles (VDPBF16PS at their
+// edges) where the CPU has AMX-BF16 and Linux grants the tiles; else
+// VDPBF16PS where the CPU has AVX512_BF16 and is not one of Intel's,
+// whose VDPBF16PS runs at half their float32 FMA rate (0.51× the float32
+// kernel on the Xeon of 2026-11-24, against about 2× on AMD's Zen 4 and
+// 5); else it widens to float32 (bf16Tile, sgemm.BF16Path.GemmBand). The
+// paths give different bits, so the choice follows the CPU's identity
+// and the setting, never a timing: one binary on one machine gives the
+// same bits every run (TestBF16SameBits). Each path runs only after it
+// has multiplied a known product exactly in this process (a few hundred
+// microseconds at the first New); one that answers wrong is never
+// taken, and Info's Detail says which path runs, that it passed its
+// check, and why a faster path the CPU has does not run. New reports
+// ErrUnavailable for a setting the CPU cannot follow;
 // GODEBUG=cpu.avx512bf16=off takes the kernels out, cpu.amxbf16=off AMX.
 // The tiles are asked of Linux (arch_prctl) once, when New first needs
 // to know; a refusal (an old kernel, or a C library's signal stack too
@@ -92,9 +96,16 @@
 // 2⁻⁸·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as
 // zero), as backend's contract allows for that choice of dtypes. The
 // staged ops widen as above. The path has its own tiles
-// (DefaultBF16Tiles, 512×1024). Measured (Zen 5, AVX-512 with
-// AVX512_BF16, BenchmarkDTypes): 1.65× the float32 fused rate at
-// N = 4096 and 1.79× at 16384.
+// (DefaultBF16Tiles, 512×1024). Measured: VDPBF16PS on Zen 5
+// (BenchmarkDTypes) 1.65× the float32 fused rate at N = 4096 and 1.79×
+// at 16384; AMX on the Intel Xeon family 6 model 167 (one thread, B=1
+// H=8 N=4096, attn bench, docs/benchmarks.md) 1.96× at D = 64 and 2.72×
+// at D = 128.
+//
+// The softmax's bfloat16 loop (VCVTNEPS2BF16 on amd64) and FEAT_BF16's
+// BFCVTN on arm64 are checked the same way at the first New (loopChecks),
+// and turned off, with a note in Detail, on a wrong answer. attn has no
+// AVX512_FP16 or NEON FP16 arithmetic path.
 //
 // # Staged ops
 //

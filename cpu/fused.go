@@ -109,7 +109,7 @@ func (f *fused) reset(b *Backend, p backend.FusedParams, d [7]store) {
 		cum: f.cum, parts: f.parts,
 	}
 	f.items, f.merges = fusedBody{f: f}, fusedBody{f: f, merge: true}
-	if f.bf16 = bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
+	if f.bf16 = b.bf16Arithmetic(f.q, f.k, f.v); f.bf16 {
 		f.tq, f.tk = b.bf16Q, b.bf16K
 	}
 }
@@ -188,10 +188,10 @@ type fused struct {
 	// decode says the items run the decoding kernels (decodeTile): few
 	// rows, their Q gathered and padded to a multiple of 4.
 	decode bool
-	// bf16 says Q, K and V are all BFloat16 and the CPU multiplies
-	// bfloat16 (sgemm.HasBF16): Q·Kᵀ and P·V run on the stored bits with
-	// VDPBF16PS and float32 accumulation, P rounded to bfloat16 for P·V
-	// (see bf16Tile).
+	// bf16 says Q, K and V are all BFloat16 and the backend multiplies
+	// bfloat16 (its bf16 path, sgemm.BF16Path): Q·Kᵀ and P·V run on the
+	// stored bits with AMX or VDPBF16PS and float32 accumulation, P
+	// rounded to bfloat16 for P·V (see bf16Tile).
 	bf16 bool
 }
 
@@ -624,7 +624,7 @@ func getRow(s store, off int, dst []float32) {
 }
 
 // bf16Tile is one key tile of item on the bf16 arithmetic path: S =
-// scale·Q·Kᵀ by sgemm.BF16GemmBand on Q's and K's stored bits (each
+// scale·Q·Kᵀ by the backend's bf16 path (sgemm.BF16Path.GemmBand) on Q's and K's stored bits (each
 // product of two bfloat16 values exact in float32, the sums float32, as
 // the float32 path's), the online softmax as ever, then P rounded to
 // bfloat16 (2⁻⁸ relative a weight; l sums the float32 weights, so O moves
@@ -638,7 +638,7 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb)
 	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb)
 	band.Inner = false
-	sgemm.BF16GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
+	f.b.bf16.GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
 	m, l := sc.m[:rows], sc.l[:rows]
 	pbt := sc.pb[:(rows-1)*st.Stride+tk]
 	if !f.onlineTile(sc, st, pbt, acc.Data, band, m, l, b, kvh, i0, 0, j0) {
@@ -650,7 +650,7 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 		}
 	}
 	band.Inner = true
-	sgemm.BF16GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, pbt, st.Stride, v.h, v.stride, 1, acc.Data, acc.Stride, band)
+	f.b.bf16.GemmBand(blas.NoTrans, rows, p.Dv, tk, 1, pbt, st.Stride, v.h, v.stride, 1, acc.Data, acc.Stride, band)
 }
 
 // qBits is the item's Q rows as bfloat16 bits and their row stride: in
@@ -670,10 +670,11 @@ func (f *fused) qBits(sc *fusedScratch, b, kvh, i0, rows int) ([]uint16, int) {
 }
 
 // bf16Arithmetic says whether Fused runs bf16Tile: Q, K and V all
-// BFloat16 (the caller's choice of bfloat16 precision) on a CPU that
-// multiplies bfloat16 (AVX512_BF16; sgemm.HasBF16).
-func bf16Arithmetic(q, k, v store) bool {
-	return q.t == backend.BFloat16 && k.t == backend.BFloat16 && v.t == backend.BFloat16 && sgemm.HasBF16()
+// BFloat16 (the caller's choice of bfloat16 precision) on a backend
+// whose bf16 path multiplies bfloat16 (AMX or VDPBF16PS, chosen at New
+// by CPU and setting, never by a timing).
+func (b *Backend) bf16Arithmetic(q, k, v store) bool {
+	return q.t == backend.BFloat16 && k.t == backend.BFloat16 && v.t == backend.BFloat16 && b.bf16.Arithmetic()
 }
 
 // onlineTile is online for every row of a key tile (st, from key j0;

@@ -112,43 +112,42 @@ func TestAMX(t *testing.T) {
 		}
 		t.Skip(reason)
 	}
-	if want := bf16AMX; on != want {
-		t.Fatalf("AMX() = %t, %q with %s=%q", on, why, EnvBF16, bf16Setting)
+	if s := bf16Setting; (s == "" || s == "auto" || s == "amx") && !on {
+		t.Fatalf("AMX() = %t, %q with %s=%q on a CPU that grants the tiles", on, why, EnvBF16, s)
 	}
 	if on && !strings.HasPrefix(BF16Kernel(), "AMX-BF16") {
 		t.Fatalf("BF16Kernel() = %q with AMX on", BF16Kernel())
 	}
+	if err := checkedBF16(BF16Path{kn: bf16Kernels[0], tiles: amxTiles}); err != nil {
+		t.Fatalf("AMX's known-answer check: %v", err)
+	}
 }
 
-// A kernel that refuses the tiles leaves BF16Gemm on what runs without
+// A kernel that refuses the tiles leaves the choice on what runs without
 // them (the VDPBF16PS kernel, or widening where it is slow), says why,
-// and gives the same answers; ATTN_CPU_BF16=amx then is an error.
+// and gives the same answers; amx then is an error.
 func TestAMXRefused(t *testing.T) {
-	bf16Choice() // made now, so that it cannot overwrite what the test sets
-	savedPerm, savedReq, savedAMX, savedSetting := amxPerm, amxRequest, bf16AMX, bf16Setting
-	defer func() { amxPerm, amxRequest, bf16AMX, bf16Setting = savedPerm, savedReq, savedAMX, savedSetting }()
+	savedPerm, savedReq := amxPerm, amxRequest
+	defer func() { amxPerm, amxRequest = savedPerm, savedReq }()
 	refusal := errors.New("arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA): no space left on device")
 	amxPerm, amxRequest = new(amxPermission), func() error { return refusal }
-	bf16AMX = true // as on a CPU with AMX, whatever this one has
-	if amxOn() {
-		t.Fatal("amxOn() after a refusal")
+	o := cpuOffer()
+	o.amx = len(o.ks) > 0 // as on a CPU with AMX, whatever this one has
+	p, notes, err := o.choose("")
+	if err != nil || p.AMX() || o.amx != strings.Contains(strings.Join(notes, "; "), refusal.Error()) {
+		t.Fatalf("choose(\"\") after a refusal = %v, notes %q, %v", p, notes, err)
 	}
-	if HasBF16() != (bf16Active != nil) || strings.Contains(BF16Kernel(), "AMX") {
-		t.Fatalf("HasBF16() = %t, BF16Kernel() = %q, with the kernel %v after a refusal", HasBF16(), BF16Kernel(), bf16Active)
-	}
-	if on, why := AMX(); amxCPU && (on || !strings.Contains(why, refusal.Error())) {
-		t.Fatalf("AMX() = %t, %q; want the refusal", on, why)
-	}
-	bf16Setting = "amx"
-	if err := KernelErr(); err == nil || !strings.Contains(err.Error(), refusal.Error()) {
-		t.Fatalf("KernelErr() = %v with %s=amx refused", err, EnvBF16)
+	if o.amx {
+		if _, _, err := o.choose("amx"); err == nil || !strings.Contains(err.Error(), refusal.Error()) {
+			t.Fatalf("choose(\"amx\") after a refusal: %v", err)
+		}
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	g := gemmCase{blas.NoTrans, blas.Trans, 40, 70, 64, 0.5, 0, 1}
-	o := newBF16Operands(g, rng)
-	got := append([]float32(nil), o.c...)
-	BF16Gemm(g.tB, g.m, g.n, g.k, g.alpha, o.a, o.lda, o.b, o.ldb, g.beta, got, o.ldc)
-	checkBF16C(t, g, o, got, 0)
+	ops := newBF16Operands(g, rng)
+	got := append([]float32(nil), ops.c...)
+	p.Gemm(g.tB, g.m, g.n, g.k, g.alpha, ops.a, ops.lda, ops.b, ops.ldb, g.beta, got, ops.ldc)
+	checkBF16C(t, g, ops, got, 0)
 }
 
 // BF16GemmBand's contract (checkBF16Band) on AMX's blocks: the model

@@ -1,6 +1,7 @@
 package sgemm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -33,86 +34,190 @@ type bf16Kernel struct {
 	fn     func(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha, beta float32)
 }
 
-// EnvBF16 says how BF16Gemm multiplies: ATTN_CPU_BF16=amx runs AMX's
-// TDPBF16PS on tiles (with the VDPBF16PS kernel at the edges), dot the
-// first VDPBF16PS kernel the CPU has, widen widens to float32 for Sgemm.
-// Unset, AMX runs where the CPU has AMX-BF16 and the kernel grants the
-// process its tiles; else the VDPBF16PS kernel, unless bf16Slow
-// (bf16_*.go) measures it slower than widening, as on Intel's cores.
+// EnvBF16 overrides how BF16Gemm and the CPU backend multiply
+// bfloat16s: ATTN_CPU_BF16=amx runs AMX's TDPBF16PS on tiles (with the
+// VDPBF16PS kernel at the edges), dot the first VDPBF16PS kernel the CPU
+// has, widen widens to float32 for Sgemm, auto (or unset) what
+// ChooseBF16 picks. It is read once, at start-up, for the CLI and CI; a
+// program sets the same through cpu.WithBF16, which the variable
+// overrides.
 const EnvBF16 = "ATTN_CPU_BF16"
 
-// bf16Active is the VDPBF16PS kernel BF16Gemm runs when AMX does not,
-// chosen from bf16Kernels (the ones this CPU can run, bf16_*.go) by
-// chooseBF16; nil means the fallback through float32. bf16AMX says AMX
-// is wanted (the CPU has it and the setting allows it): it runs once
-// the kernel grants it (amxGranted). bf16Err says why $ATTN_CPU_BF16
-// was not followed, and bf16Setting is what it said. bf16Ratio is the
-// VDPBF16PS kernel's rate over the float32 kernel's where bf16Slow
-// measured them, else 0. bf16Choice sets them, once, when first asked:
-// every reader calls it first.
+// BF16Path is one way to multiply bfloat16s into float32: AMX's tiles
+// with a VDPBF16PS kernel at their edges, a VDPBF16PS kernel alone, or
+// (the zero value) both operands widened to float32 for Sgemm. The
+// paths round differently (each sums in an order of its own, and the
+// bfloat16 instructions flush subnormals), so which one runs is part of
+// a result's bits: ChooseBF16 picks it from the CPU's identity and the
+// caller's setting, never from a timing, and the same setting on the
+// same CPU always picks the same path.
+type BF16Path struct {
+	kn    *bf16Kernel // nil: widen
+	tiles tileFunc    // AMX's blocks, kn at their edges
+}
+
+// Arithmetic says whether the path multiplies bfloat16s as such (AMX or
+// VDPBF16PS) rather than widening them to float32.
+func (p BF16Path) Arithmetic() bool { return p.kn != nil }
+
+// AMX says whether the path runs on AMX's tiles.
+func (p BF16Path) AMX() bool { return p.tiles != nil }
+
+// String names the path, such as "AVX512_BF16 8×32", "AMX-BF16 32×32
+// tiles (AVX512_BF16 8×32 at the edges)" or "none (widened to float32
+// for Sgemm)".
+func (p BF16Path) String() string {
+	switch {
+	case p.kn == nil:
+		return "none (widened to float32 for Sgemm)"
+	case p.tiles != nil:
+		return "AMX-BF16 32×32 tiles (" + p.kn.name + " at the edges)"
+	}
+	return p.kn.name
+}
+
+// Gemm is BF16Gemm on this path.
+func (p BF16Path) Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if p.kn == nil {
+		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+		return
+	}
+	runBF16(p.kn, p.tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// GemmBand is BF16GemmBand on this path.
+func (p BF16Path) GemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
+	checkBand(m, beta, band)
+	if p.kn == nil {
+		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+		return
+	}
+	runBF16(p.kn, p.tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+}
+
+// bf16Offer is what a CPU offers BF16Gemm, and how to try it: its
+// VDPBF16PS kernels (fastest first), whether it has AMX-BF16 (amx; the
+// first kernel serves the tiles' edges), whether its VDPBF16PS runs
+// slower than widening (slow: a fact about the CPU, bf16Slow), the
+// kernel's grant of the tiles, AMX's tileFunc, and the known-answer
+// check a path must pass before it runs (checkBF16, once a process).
+type bf16Offer struct {
+	ks    []*bf16Kernel
+	amx   bool
+	slow  bool
+	grant func() error
+	tiles tileFunc
+	check func(BF16Path) error
+}
+
+// choose is the path under setting ("" or "auto", "amx", "dot",
+// "widen") and, for auto, notes on each faster path the CPU has that it
+// did not take, and why. Auto takes AMX where the CPU has it, the
+// kernel grants the tiles and they pass their check; else VDPBF16PS
+// where it is not slower than widening and passes its check; else it
+// widens. A setting it cannot follow is an error, with auto's path
+// beside it.
+func (o bf16Offer) choose(setting string) (BF16Path, []string, error) {
+	tryAMX := func() (BF16Path, error) {
+		if !o.amx || len(o.ks) == 0 {
+			return BF16Path{}, errors.New("this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)")
+		}
+		if err := o.grant(); err != nil {
+			return BF16Path{}, fmt.Errorf("refused: %w", err)
+		}
+		p := BF16Path{kn: o.ks[0], tiles: o.tiles}
+		if err := o.check(p); err != nil {
+			return BF16Path{}, fmt.Errorf("failed its known-answer check: %w", err)
+		}
+		return p, nil
+	}
+	tryDot := func() (BF16Path, error) {
+		if len(o.ks) == 0 {
+			return BF16Path{}, errors.New("this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)")
+		}
+		p := BF16Path{kn: o.ks[0]}
+		if err := o.check(p); err != nil {
+			return BF16Path{}, fmt.Errorf("%s failed its known-answer check: %w", p.kn.name, err)
+		}
+		return p, nil
+	}
+	auto := func() (BF16Path, []string) {
+		var notes []string
+		p, err := tryAMX()
+		if err == nil {
+			return p, nil
+		}
+		if o.amx && len(o.ks) > 0 {
+			notes = append(notes, "AMX off: "+err.Error())
+		}
+		if len(o.ks) > 0 && o.slow {
+			return BF16Path{}, append(notes, o.ks[0].name+" not used: slower than widening on Intel's cores")
+		}
+		if p, err = tryDot(); err != nil && len(o.ks) > 0 {
+			notes = append(notes, err.Error())
+		}
+		return p, notes
+	}
+	switch strings.ToLower(strings.TrimSpace(setting)) {
+	case "", "auto":
+		p, notes := auto()
+		return p, notes, nil
+	case "amx":
+		if p, err := tryAMX(); err != nil {
+			p, notes := auto()
+			return p, notes, fmt.Errorf("%s=amx: %w", EnvBF16, err)
+		} else {
+			return p, nil, nil
+		}
+	case "dot":
+		if p, err := tryDot(); err != nil {
+			p, notes := auto()
+			return p, notes, fmt.Errorf("%s=dot: %w", EnvBF16, err)
+		} else {
+			return p, nil, nil
+		}
+	case "widen":
+		return BF16Path{}, nil, nil
+	}
+	p, notes := auto()
+	return p, notes, fmt.Errorf("%s=%q: want auto, amx, dot or widen", EnvBF16, setting)
+}
+
+// cpuOffer is this CPU's offer, every path checked once a process.
+func cpuOffer() bf16Offer {
+	return bf16Offer{ks: bf16Kernels, amx: amxCPU, slow: bf16Slow(), grant: amxGranted, tiles: amxTiles, check: checkedBF16}
+}
+
+// ChooseBF16 is the path for setting ("" or "auto", "amx", "dot",
+// "widen"; see EnvBF16) on this CPU, with notes that say, for auto, why
+// each faster path the CPU has is not taken. The first use of a path in
+// a process runs its known-answer check (checkBF16, well under a
+// millisecond), and a path that fails it is never taken. A setting this
+// CPU cannot follow is an error, with auto's path beside it.
+func ChooseBF16(setting string) (BF16Path, []string, error) {
+	return cpuOffer().choose(setting)
+}
+
+// bf16Setting is $ATTN_CPU_BF16, read at start-up, and bf16Def,
+// bf16Notes and bf16Err ChooseBF16's answer to it, the path of the
+// package's BF16Gemm, made once, when first asked (bf16Choice: every
+// reader calls it first).
 var (
 	bf16Setting = strings.ToLower(strings.TrimSpace(os.Getenv(EnvBF16)))
 	bf16Once    sync.Once
-	bf16Active  *bf16Kernel
-	bf16AMX     bool
+	bf16Def     BF16Path
+	bf16Notes   []string
 	bf16Err     error
-	bf16Ratio   float64
 )
-
-// bf16Faster is how many times the float32 kernel's rate the VDPBF16PS
-// kernel must measure for BF16Gemm to run it instead of widening to
-// float32: a margin above 1, so that the choice does not turn on a
-// neighbour's noise and bfloat16 is never slower than float32, where
-// the CPUs measured so far lie far to either side of it (below).
-const bf16Faster = 1.2
-
-// bf16SlowAt says whether a measured ratio r (bf16Ratio) leaves the
-// VDPBF16PS kernel below bf16Faster; 0, nothing measured, is not slow.
-func bf16SlowAt(r float64) bool { return r > 0 && !(r >= bf16Faster) }
 
 // bf16Choice makes BF16Gemm's choice the first time it is called.
 func bf16Choice() {
-	bf16Once.Do(func() {
-		bf16Active, bf16AMX, bf16Err = chooseBF16(bf16Kernels, bf16Slow, amxCPU, bf16Setting)
-	})
+	bf16Once.Do(func() { bf16Def, bf16Notes, bf16Err = ChooseBF16(bf16Setting) })
 }
 
-// chooseBF16 is what runs under setting ("", "amx", "dot" or "widen"):
-// the VDPBF16PS kernel of ks to run when AMX does not (the first, or nil
-// to widen), and whether AMX is wanted. Unset, AMX is wanted where the
-// CPU has it (amx), and the kernel runs unless slow, asked only then,
-// says the CPU widens faster. A setting it cannot follow is an error,
-// with the unset choice beside it.
-func chooseBF16(ks []*bf16Kernel, slow func() bool, amx bool, setting string) (*bf16Kernel, bool, error) {
-	var first *bf16Kernel
-	if len(ks) > 0 {
-		first = ks[0]
-	}
-	def := func() *bf16Kernel {
-		if first == nil || slow() {
-			return nil
-		}
-		return first
-	}
-	amx = amx && first != nil // AMX's edges run on the kernel
-	switch strings.ToLower(strings.TrimSpace(setting)) {
-	case "":
-		return def(), amx, nil
-	case "amx":
-		if !amx {
-			return def(), false, fmt.Errorf("%s=%q: this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)", EnvBF16, setting)
-		}
-		return def(), true, nil
-	case "widen":
-		return nil, false, nil
-	case "dot":
-		if first == nil {
-			return nil, amx, fmt.Errorf("%s=%q: this build and CPU have no bfloat16 kernel (AVX512_BF16 on amd64)", EnvBF16, setting)
-		}
-		return first, false, nil
-	}
-	return def(), amx, fmt.Errorf("%s=%q: want amx, dot or widen", EnvBF16, setting)
-}
+// BF16Setting is $ATTN_CPU_BF16 as read at start-up, trimmed and
+// lower-cased: empty where unset.
+func BF16Setting() string { return bf16Setting }
 
 // amxPerm is the kernel's answer to the process's request for AMX's
 // tiles, asked once, at the first call that needs to know (amxGranted).
@@ -135,77 +240,53 @@ func amxGranted() error {
 	return p.err
 }
 
-// amxOn says whether BF16Gemm runs on AMX's tiles: wanted, and granted.
-func amxOn() bool {
-	bf16Choice()
-	return bf16AMX && amxGranted() == nil
-}
-
-// bf16Now is what BF16Gemm runs: AMX's tiles with the first kernel at
-// their edges, or the kernel bf16Active alone (tiles nil), or nothing
-// (kn nil): widen.
-func bf16Now() (kn *bf16Kernel, tiles tileFunc) {
-	if amxOn() {
-		return bf16Kernels[0], amxTiles
-	}
-	return bf16Active, nil // amxOn made the choice
-}
-
 // AMX says whether BF16Gemm runs on AMX's tiles and, where it does not
-// on a CPU that has them, why: turned off by $ATTN_CPU_BF16, or refused
-// by the kernel (an old kernel, or a C library's signal stack too small
-// for the tiles' state). why is empty on a CPU without AMX-BF16.
+// on a CPU that has them, why: turned off by $ATTN_CPU_BF16, refused by
+// the kernel (an old kernel, or a C library's signal stack too small for
+// the tiles' state), or a failed known-answer check. why is empty on a
+// CPU without AMX-BF16.
 func AMX() (on bool, why string) {
 	bf16Choice()
 	switch {
 	case !amxCPU:
 		return false, ""
-	case !bf16AMX:
-		return false, fmt.Sprintf("turned off by %s=%s", EnvBF16, bf16Setting)
+	case bf16Def.AMX():
+		return true, ""
 	}
-	if err := amxGranted(); err != nil {
-		return false, "refused: " + err.Error()
+	for _, n := range bf16Notes {
+		if w, ok := strings.CutPrefix(n, "AMX off: "); ok {
+			return false, w
+		}
 	}
-	return true, ""
+	if bf16Err != nil {
+		return false, bf16Err.Error()
+	}
+	return false, fmt.Sprintf("turned off by %s=%s", EnvBF16, bf16Setting)
 }
 
 // HasBF16 says whether BF16Gemm runs bfloat16 arithmetic (AMX's
-// TDPBF16PS or VDPBF16PS) rather than widening to float32: where the CPU
-// has AMX-BF16 and grants it, or has AVX512_BF16 and does it fast, or
-// $ATTN_CPU_BF16 asks for either. GODEBUG=cpu.avx512bf16=off (or
-// cpu.avx512f=off) takes the kernels out, and GODEBUG=cpu.amxbf16=off
-// (or cpu.amxtile=off) AMX, to measure or test the fallback; the Go
-// runtime, which does not know those features' names, then prints a
-// warning that they are unknown, but golang.org/x/sys/cpu obeys them.
+// TDPBF16PS or VDPBF16PS) rather than widening to float32 (see
+// ChooseBF16). GODEBUG=cpu.avx512bf16=off (or cpu.avx512f=off) takes the
+// kernels out, and GODEBUG=cpu.amxbf16=off (or cpu.amxtile=off) AMX, to
+// test the fallback; the Go runtime, which does not know those
+// features' names, then prints a warning that they are unknown, but
+// golang.org/x/sys/cpu obeys them.
 func HasBF16() bool {
-	kn, _ := bf16Now()
-	return kn != nil
-}
-
-// BF16Kernel names what BF16Gemm runs, such as "AVX512_BF16 8×32" or
-// "AMX-BF16 32×32 tiles (AVX512_BF16 8×32 at the edges)", or says that
-// it widens to float32; where the choice was measured (bf16Slow), with
-// the VDPBF16PS kernel's rate over the float32 kernel's.
-func BF16Kernel() string {
-	var measured string
-	if r := BF16Measured(); r > 0 {
-		measured = fmt.Sprintf(": VDPBF16PS measured %.2f× the float32 kernel", r)
-	}
-	switch {
-	case amxOn():
-		return "AMX-BF16 32×32 tiles (" + bf16Kernels[0].name + " at the edges)"
-	case bf16Active == nil:
-		return "none (widened to float32 for Sgemm" + measured + ")"
-	}
-	return bf16Active.name + measured
-}
-
-// BF16Measured is the VDPBF16PS kernel's rate over the float32 kernel's
-// where BF16Gemm's choice between them was measured (no $ATTN_CPU_BF16,
-// a CPU with AVX512_BF16), else 0.
-func BF16Measured() float64 {
 	bf16Choice()
-	return bf16Ratio
+	return bf16Def.Arithmetic()
+}
+
+// BF16Kernel names what BF16Gemm runs (BF16Path.String).
+func BF16Kernel() string {
+	bf16Choice()
+	return bf16Def.String()
+}
+
+// BF16Notes says why BF16Gemm does not run a faster path this CPU has
+// (ChooseBF16's notes), empty where it runs the fastest.
+func BF16Notes() []string {
+	bf16Choice()
+	return bf16Notes
 }
 
 // BF16Gemm computes
@@ -215,10 +296,11 @@ func BF16Measured() float64 {
 // with A (m×k) and B bfloat16, float32's upper 16 bits held as uint16,
 // and C (m×n) float32, all row-major: B is stored k×n for blas.NoTrans
 // (the attention loop's P·V) and n×k for blas.Trans (its Q·Kᵀ). On a
-// CPU with AVX512_BF16 (Zen 4 and later, Sapphire Rapids and later) it
-// runs VDPBF16PS (HasBF16); elsewhere, and under -tags purego or
-// GODEBUG=cpu.avx512bf16=off, it widens A and B to float32, exactly,
-// and runs Sgemm. Arguments Sgemm would refuse panic before anything is
+// CPU with AMX-BF16 it runs AMX's tiles, on one with AVX512_BF16 whose
+// VDPBF16PS is fast (AMD's Zen 4 and later) VDPBF16PS, as ChooseBF16
+// picks under $ATTN_CPU_BF16 (HasBF16, BF16Kernel); elsewhere, and under
+// -tags purego or GODEBUG=cpu.avx512bf16=off, it widens A and B to
+// float32, exactly, and runs Sgemm. Arguments Sgemm would refuse panic before anything is
 // read or written.
 //
 // The product of two bfloat16s (8 significant bits each) is exact in
@@ -236,25 +318,16 @@ func BF16Measured() float64 {
 // the fallback keeps them. The inputs' own rounding to bfloat16 (2⁻⁸
 // relative each) is the caller's and costs far more.
 func BF16Gemm(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
-	kn, tiles := bf16Now()
-	if kn == nil {
-		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
-		return
-	}
-	runBF16(kn, tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	bf16Choice()
+	bf16Def.Gemm(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // BF16GemmBand is BF16Gemm restricted to a band, as SgemmBand is Sgemm.
 // Under Inner a block's inner range is widened to whole pairs, which
 // reads one more of A's zeros.
 func BF16GemmBand(tB blas.Transpose, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int, band Band) {
-	checkBand(m, beta, band)
-	kn, tiles := bf16Now()
-	if kn == nil {
-		bf16Widened(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
-		return
-	}
-	runBF16(kn, tiles, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &band)
+	bf16Choice()
+	bf16Def.GemmBand(tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, band)
 }
 
 // checkBand panics on a band SgemmBand refuses.

@@ -1,6 +1,7 @@
 package sgemm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -203,64 +204,133 @@ func sameU16(x, y []uint16) bool {
 }
 
 // The kernels run where the CPU has AVX512_BF16 (ATTN_REQUIRE_BF16=1
-// makes their absence a failure), and BF16Gemm runs the first unless the
-// CPU widens faster (bf16Slow) or $ATTN_CPU_BF16 says otherwise.
+// makes their absence a failure), and BF16Gemm runs what ChooseBF16
+// picks for $ATTN_CPU_BF16.
 func TestBF16Kernels(t *testing.T) {
 	skipWithoutBF16(t)
-	t.Logf("BF16Gemm runs %s; kernels: %d", BF16Kernel(), len(bf16Kernels))
-	slow := func() bool { return bf16SlowAt(bf16Ratio) }
-	want, amx, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16))
-	if bf16Active != want || bf16AMX != amx || HasBF16() != (want != nil || amxOn()) {
-		t.Fatalf("HasBF16() = %v, active %v, AMX %v; want %v, AMX %v", HasBF16(), bf16Active, bf16AMX, want, amx)
+	t.Logf("BF16Gemm runs %s; kernels: %d; notes: %q", BF16Kernel(), len(bf16Kernels), BF16Notes())
+	want, _, _ := ChooseBF16(bf16Setting)
+	if bf16Def.kn != want.kn || bf16Def.AMX() != want.AMX() || HasBF16() != want.Arithmetic() {
+		t.Fatalf("HasBF16() = %v, path %v; want %v", HasBF16(), bf16Def, want)
 	}
 }
 
-// $ATTN_CPU_BF16 and the CPU's speed choose between the first kernel
-// and widening; a setting that cannot be followed keeps the unset choice.
+// The choice follows the CPU and the setting, never a timing: AMX where
+// the CPU has it, grants it and it answers right; then VDPBF16PS unless
+// the CPU is one whose VDPBF16PS is slower than widening, and only if it
+// answers right; else widening. A setting that cannot be followed is an
+// error with auto's choice beside it, and auto notes why each faster
+// path was not taken.
 func TestChooseBF16(t *testing.T) {
 	k := &bf16Kernel{name: "AVX512_BF16 8×32", mr: 8, nr: 32}
 	ks := []*bf16Kernel{k}
+	tiles := tileFunc(func([]amxJob, int, float32, float32, []float32) {})
+	refused := errors.New("no space left on device")
+	wrong := errors.New("C[0][0] = 1, want 2")
+	dot, amx, widen := BF16Path{kn: k}, BF16Path{kn: k, tiles: tiles}, BF16Path{}
 	for _, c := range []struct {
-		ks        []*bf16Kernel
-		slow, amx bool
-		setting   string
-		want      *bf16Kernel
-		wantAMX   bool
-		err       string
+		name           string
+		ks             []*bf16Kernel
+		amx, slow      bool
+		grant          error
+		badAMX, badDot bool
+		setting        string
+		want           BF16Path
+		notes, err     string
 	}{
-		{ks, false, false, "", k, false, ""},
-		{ks, true, false, "", nil, false, ""},
-		{ks, true, false, " Dot", k, false, ""},
-		{ks, false, false, "widen", nil, false, ""},
-		{ks, true, false, "fast", nil, false, "want amx, dot or widen"},
-		{ks, false, false, "fast", k, false, "want amx, dot or widen"},
-		{ks, true, false, "amx", nil, false, "no AMX-BF16"},
-		{nil, false, false, "", nil, false, ""},
-		{nil, false, false, "widen", nil, false, ""},
-		{nil, false, false, "dot", nil, false, "no bfloat16 kernel"},
-		// With AMX: wanted unless turned off, the kernel (or widening on
-		// a slow one) what runs if the kernel refuses the tiles.
-		{ks, true, true, "", nil, true, ""},
-		{ks, false, true, "", k, true, ""},
-		{ks, true, true, "AMX", nil, true, ""},
-		{ks, true, true, "dot", k, false, ""},
-		{ks, true, true, "widen", nil, false, ""},
-		{ks, true, true, "tiles", nil, true, "want amx, dot or widen"},
-		{nil, false, true, "", nil, false, ""}, // no kernel for the edges
-		{nil, false, true, "amx", nil, false, "no AMX-BF16"},
+		{name: "fast kernel", ks: ks, want: dot},
+		{name: "slow kernel", ks: ks, slow: true, want: widen, notes: "slower than widening"},
+		{name: "slow kernel, dot", ks: ks, slow: true, setting: " Dot", want: dot},
+		{name: "widen", ks: ks, setting: "widen", want: widen},
+		{name: "auto", ks: ks, setting: "AUTO", want: dot},
+		{name: "unknown", ks: ks, setting: "fast", want: dot, err: "want auto, amx, dot or widen"},
+		{name: "amx without", ks: ks, slow: true, setting: "amx", want: widen, err: "no AMX-BF16"},
+		{name: "no kernels", want: widen},
+		{name: "no kernels, dot", setting: "dot", want: widen, err: "no bfloat16 kernel"},
+		{name: "wrong kernel", ks: ks, badDot: true, want: widen, notes: "known-answer check: " + wrong.Error()},
+		{name: "wrong kernel, dot", ks: ks, badDot: true, setting: "dot", want: widen, err: "known-answer check"},
+		{name: "AMX", ks: ks, amx: true, slow: true, want: amx},
+		{name: "AMX, fast kernel", ks: ks, amx: true, want: amx},
+		{name: "AMX refused", ks: ks, amx: true, grant: refused, want: dot, notes: "AMX off: refused: " + refused.Error()},
+		{name: "AMX refused, slow", ks: ks, amx: true, slow: true, grant: refused, want: widen, notes: "AMX off: refused"},
+		{name: "AMX wrong", ks: ks, amx: true, badAMX: true, want: dot, notes: "AMX off: failed its known-answer check: " + wrong.Error()},
+		{name: "AMX wrong, amx", ks: ks, amx: true, badAMX: true, setting: "amx", want: dot, err: "amx: failed its known-answer check"},
+		{name: "AMX, dot", ks: ks, amx: true, setting: "dot", want: dot},
+		{name: "AMX, widen", ks: ks, amx: true, setting: "widen", want: widen},
+		{name: "AMX without kernel", amx: true, want: widen},
 	} {
-		asked := false
-		slow := func() bool { asked = true; return c.slow }
-		got, amx, err := chooseBF16(c.ks, slow, c.amx, c.setting)
-		if got != c.want || amx != c.wantAMX || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("chooseBF16(%d kernels, slow %t, AMX %t, %q) = %v, %t, %v; want %v, %t, an error containing %q", len(c.ks), c.slow, c.amx, c.setting, got, amx, err, c.want, c.wantAMX, c.err)
-		}
-		// The measurement is made only where the unset choice is
-		// needed: a kernel to choose, and no dot or widen.
-		if s := strings.ToLower(strings.TrimSpace(c.setting)); asked && (c.ks == nil || s == "dot" || s == "widen") {
-			t.Errorf("chooseBF16(%d kernels, AMX %t, %q) measured the kernel", len(c.ks), c.amx, c.setting)
+		o := bf16Offer{ks: c.ks, amx: c.amx, slow: c.slow, tiles: tiles,
+			grant: func() error { return c.grant },
+			check: func(p BF16Path) error {
+				if p.AMX() && c.badAMX || !p.AMX() && c.badDot {
+					return wrong
+				}
+				return nil
+			}}
+		got, notes, err := o.choose(c.setting)
+		joined := strings.Join(notes, "; ")
+		if got.kn != c.want.kn || got.AMX() != c.want.AMX() || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) ||
+			c.err == "" && ((c.notes == "") != (joined == "") || !strings.Contains(joined, c.notes)) {
+			t.Errorf("%s: choose(%q) = %v, notes %q, %v; want %v, notes with %q, an error containing %q", c.name, c.setting, got, joined, err, c.want, c.notes, c.err)
 		}
 	}
+}
+
+// Each path this CPU runs passes the known-answer check, the Go model
+// of the tiles included; a path that answers wrong anywhere in C, or
+// panics, fails it with a message naming the element or the panic.
+func TestCheckBF16(t *testing.T) {
+	paths := []BF16Path{{}, {kn: refBF16Kernel}, {kn: refBF16Kernel, tiles: amxModel}}
+	for _, kn := range bf16Kernels {
+		paths = append(paths, BF16Path{kn: kn})
+	}
+	if amxCPU && amxGranted() == nil {
+		paths = append(paths, BF16Path{kn: bf16Kernels[0], tiles: amxTiles})
+	}
+	for _, p := range paths {
+		if err := checkBF16(p); err != nil {
+			t.Errorf("checkBF16(%v): %v", p, err)
+		}
+		// A wrong answer in one element of one block, as a kernel that
+		// misread the tiles' layout would give.
+		bad := *p.kn0()
+		inner := bad.fn
+		bad.fn = func(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, alpha, beta float32) {
+			inner(kp, a, lda, b, c, ldc, alpha, beta)
+			*c += 1
+		}
+		wrong := p
+		if p.kn != nil {
+			wrong.kn = &bad
+		}
+		if p.tiles != nil {
+			tl := p.tiles
+			wrong.tiles = func(jobs []amxJob, mode int, alpha, beta float32, s []float32) {
+				tl(jobs, mode, alpha, beta, s)
+				*jobs[len(jobs)-1].c -= 2
+			}
+		}
+		if p.kn == nil {
+			continue // widening is the reference, not checked
+		}
+		if err := checkBF16(wrong); err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("checkBF16 of a wrong %v: %v, want an error naming the element", p, err)
+		}
+		boom := p
+		boom.kn = &bf16Kernel{name: "boom", mr: 8, nr: 32, fn: func(int, *uint16, int, *uint32, *float32, int, float32, float32) { panic("boom") }}
+		if err := checkBF16(boom); err == nil || !strings.Contains(err.Error(), "panicked: boom") {
+			t.Errorf("checkBF16 of a panicking %v: %v", p, err)
+		}
+	}
+}
+
+// kn0 is p's kernel, or the Go one for widening (whose check the test
+// skips).
+func (p BF16Path) kn0() *bf16Kernel {
+	if p.kn == nil {
+		return refBF16Kernel
+	}
+	return p.kn
 }
 
 // packB's panels, whole (the assembly packers where there are kernels)
@@ -318,9 +388,8 @@ func TestBF16PackB(t *testing.T) {
 
 // HasBF16, BF16Kernel and BF16Gemm agree on what runs.
 func TestBF16GemmUsesActive(t *testing.T) {
-	slow := func() bool { return bf16SlowAt(bf16Ratio) }
-	if want, _, _ := chooseBF16(bf16Kernels, slow, amxCPU, os.Getenv(EnvBF16)); HasBF16() != (want != nil || amxOn()) {
-		t.Fatalf("HasBF16() = %v with %d kernels, measured %.2f×", HasBF16(), len(bf16Kernels), bf16Ratio)
+	if want, _, _ := ChooseBF16(bf16Setting); HasBF16() != want.Arithmetic() || BF16Kernel() != want.String() {
+		t.Fatalf("HasBF16() = %v, BF16Kernel() = %q; want %v", HasBF16(), BF16Kernel(), want)
 	}
 	t.Logf("BF16Gemm: %s", BF16Kernel())
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -429,16 +498,15 @@ func TestBF16GemmBadArguments(t *testing.T) {
 // kernels widen to pairs) and beta = 1, all of C the product.
 func TestBF16GemmBand(t *testing.T) {
 	bf16Choice() // made now, so that it cannot overwrite what the test sets
-	saved, savedAMX := bf16Active, bf16AMX
-	defer func() { bf16Active, bf16AMX = saved, savedAMX }()
-	bf16AMX = false
+	saved := bf16Def
+	defer func() { bf16Def = saved }()
 	for _, kn := range append([]*bf16Kernel{nil}, bf16Kernels...) {
 		name := "widened"
 		if kn != nil {
 			name = kn.name
 		}
 		t.Run(name, func(t *testing.T) {
-			bf16Active = kn
+			bf16Def = BF16Path{kn: kn}
 			rng := rand.New(rand.NewPCG(3, 7))
 			for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {8, 32, 64}, {17, 65, 63}, {64, 256, 64}, {130, 300, 41}, {40, 600, 16}, {30, 64, 600}} {
 				for _, bw := range [][2]float64{{1, 1}, {5, 0.5}, {40, 1}, {200, 2}, {1000, 0}} {

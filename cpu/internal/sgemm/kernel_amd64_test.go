@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The AVX-512 kernels' order follows the vendor (amd64Kernels says why),
@@ -50,4 +51,56 @@ func TestMeasureBF16(t *testing.T) {
 		}
 		t.Logf("%s: %.2f× %s", bf16Kernels[0].name, r, fk.name)
 	}
+}
+
+// measureBF16 is the rate of the bfloat16 kernel kn over that of the
+// float32 kernel fk, in flops as the product counts them (2·m·n·k), each
+// on four blocks of its own rows by its own columns over k = 128, its
+// operands in L1: the median of nine rounds a millisecond apart, each
+// timing the two in turn, so that a neighbour's load on the core falls
+// on both alike and a burst of it that slows one kernel alone (seen on a
+// shared 2-core Zen 4: one of them 4–7 times slower for a millisecond or
+// two, now and then) moves only the rounds it falls in. About 10 ms.
+func measureBF16(kn *bf16Kernel, fk *kernel) float64 {
+	const k, blocks, reps, rounds = 128, 4, 16, 9
+	a16 := make([]uint16, blocks*kn.mr*k)
+	for i := range a16 {
+		a16[i] = 0x3f80 // 1
+	}
+	b16 := make([]uint32, k/2*kn.nr)
+	for i := range b16 {
+		b16[i] = 0x3f003f00 // (½, ½)
+	}
+	c16 := make([]float32, blocks*kn.mr*kn.nr)
+	a32 := make([]float32, blocks*fk.mr*k)
+	for i := range a32 {
+		a32[i] = 1
+	}
+	b32 := make([]float32, k*fk.nr)
+	for i := range b32 {
+		b32[i] = 0.5
+	}
+	c32 := make([]float32, blocks*fk.mr*fk.nr)
+	ratios := make([]float64, rounds)
+	for r := range ratios {
+		if r > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		start := time.Now()
+		for range reps {
+			for bl := range blocks {
+				kn.fn(k/2, &a16[bl*kn.mr*k], k, &b16[0], &c16[bl*kn.mr*kn.nr], kn.nr, 1, 0)
+			}
+		}
+		t16 := time.Since(start)
+		start = time.Now()
+		for range reps {
+			fk.fn(k, &a32[0], k, &b32[0], fk.nr, &c32[0], fk.nr, 1, 0, blocks)
+		}
+		t32 := time.Since(start)
+		// Each kernel's flops over its time, the same reps, blocks and k.
+		ratios[r] = float64(kn.mr*kn.nr) * t32.Seconds() / (float64(fk.mr*fk.nr) * max(t16.Seconds(), 1e-9))
+	}
+	slices.Sort(ratios)
+	return ratios[rounds/2]
 }

@@ -21,9 +21,10 @@
 // it: the fused attention loop's causal diagonals and windows.
 //
 // BF16Gemm and BF16GemmBand are the same products on bfloat16 operands
-// into float32 C, with a micro-kernel of VDPBF16PS where the CPU has
-// AVX512_BF16 (HasBF16; bf16.go says how its operands are packed) and
-// otherwise the operands widened to float32 for Sgemm.
+// into float32 C, on the path ChooseBF16 picks (BF16Path): AMX's tiles,
+// a micro-kernel of VDPBF16PS (bf16.go says how its operands are
+// packed), or the operands widened to float32 for Sgemm. Every path but
+// widening passes a known-answer check (checkBF16) before it first runs.
 package sgemm
 
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stub.go -pkg sgemm"
@@ -97,13 +98,7 @@ func choose(ks []*kernel, name string) (*kernel, error) {
 // for amx, the kernel grants).
 func KernelErr() error {
 	bf16Choice()
-	var amxErr error
-	if bf16Setting == "amx" && bf16AMX {
-		if err := amxGranted(); err != nil {
-			amxErr = fmt.Errorf("%s=amx: %w", EnvBF16, err)
-		}
-	}
-	return errors.Join(kernelErr, bf16Err, amxErr)
+	return errors.Join(kernelErr, bf16Err)
 }
 
 // Kernel names the micro-kernel Sgemm runs, such as "AVX-512 6×64", or

@@ -251,26 +251,38 @@ run() {
 			echo '```'
 		} >>"$out/report.md"
 		# AMX's tiles where the CPU lists them: the bf16 GEMM's tests on
-		# them (a refusal fails), then bf16 below runs on them.
+		# them (a refusal or a failed known-answer check fails), then bf16
+		# below runs on them. A failure is reported and ends the mode with
+		# a non-zero status once the sweeps below have run.
+		amx_status=0
 		if grep -qw amx_bf16 /proc/cpuinfo; then
 			{
 				echo
 				echo '## AMX: cpu/internal/sgemm tests (ATTN_REQUIRE_AMX=1)'
 				echo
 				echo '```'
-				ATTN_REQUIRE_AMX=1 "$bin/sgemm.test" -test.run 'AMX|BF16' -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|amx_test|bf16_test' | tail -40 || true
+			} >>"$out/report.md"
+			ATTN_REQUIRE_AMX=1 "$bin/sgemm.test" -test.run 'AMX|BF16' -test.v >"$out/amx-tests.log" 2>&1 || amx_status=$?
+			grep -E '^(---|ok|FAIL|PASS)|amx_test|bf16_test|check' "$out/amx-tests.log" | tail -40 >>"$out/report.md" || true
+			{
 				echo '```'
+				[ "$amx_status" = 0 ] || echo "**AMX tests FAILED (exit $amx_status): amx-tests.log**"
 			} >>"$out/report.md"
 		fi
 		backend=cpu sweep cpu-prefill -heads 8 -d 64,128 -n 4096 -dtype f32,bf16 -budget 2s
 		# Intel runs the 6×64 Sgemm kernel; 8×32 beside it, as measured on
 		# the 2-core Xeon (cpu/internal/sgemm/kernel_amd64.go).
 		ATTN_CPU_KERNEL=8x32 backend=cpu sweep cpu-prefill-8x32 -heads 8 -d 64,128 -n 4096 -dtype f32 -budget 2s
-		# Intel widens bf16; VDPBF16PS beside it where the CPU has it.
+		# Intel widens bf16 where it has no AMX; VDPBF16PS beside it where
+		# the CPU has it.
 		if grep -qw avx512_bf16 /proc/cpuinfo; then
 			ATTN_CPU_BF16=dot backend=cpu sweep cpu-prefill-dot -heads 8 -d 64,128 -n 4096 -dtype bf16 -budget 2s
 		fi
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+		if [ "$amx_status" != 0 ]; then
+			echo "gpu-hw.sh: the AMX tests failed (exit $amx_status); see $out/amx-tests.log" >&2
+			exit "$amx_status"
+		fi
 		;;
 	tune)
 		tune "$@"

@@ -223,10 +223,15 @@ func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*b
 	return x, nil
 }
 
-// writeHalves stores the half bits src as elements off … of x. A word
-// that src covers only half of (an odd off, or an odd end) keeps its
-// other half, read back from the device first: the queue writes whole
-// words. The caller holds b.mu.
+// writeHalves stores the half bits src as elements off … of x, exactly
+// (WriteBits promises the bits as they are, a NaN's payload included,
+// which no kernel's float arithmetic keeps). The queue writes whole
+// words, so a word that src covers only half of (an odd off, or an odd
+// end short of x's last element) keeps its other half, read back from
+// the device first; that read waits without b.mu (readChunk), so a
+// write by another goroutine, at the same time, of that word's other
+// half may be lost: writes into one half buffer whose ranges meet in a
+// word need the caller's ordering. The caller holds b.mu.
 func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 	if len(src) == 0 {
 		return nil
@@ -235,14 +240,17 @@ func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 	w0, w1 := off/2, (end+1)/2
 	words := make([]uint32, w1-w0)
 	if off%2 == 1 {
-		if err := b.readWords(words[:1], x.buf, x.word(w0)); err != nil {
+		if err := b.readWords(words[:1], x, w0); err != nil {
 			return err
 		}
 	}
 	if end%2 == 1 && (off%2 == 0 || w1-w0 > 1) {
-		if err := b.readWords(words[len(words)-1:], x.buf, x.word(w1-1)); err != nil {
+		if err := b.readWords(words[len(words)-1:], x, w1-1); err != nil {
 			return err
 		}
+	}
+	if x.released { // by another goroutine while the reads waited
+		return fmt.Errorf("gpu: write: dst buffer: %w", backend.ErrReleased)
 	}
 	for i, h := range src {
 		e := off + i
@@ -257,14 +265,14 @@ func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 }
 
 // readHalves reads len(dst) half bits of x from element off. The caller
-// holds b.mu.
+// holds b.mu (released while it waits: readChunk).
 func (b *Backend) readHalves(dst []uint16, x *buffer, off int) error {
 	for len(dst) > 0 {
 		// Whole words, at most a staging buffer's worth a chunk.
 		n := min(len(dst), stagingBytes/2-2)
 		w0, w1 := off/2, (off+n+1)/2
 		words := make([]uint32, w1-w0)
-		if err := b.readWords(words, x.buf, x.word(w0)); err != nil {
+		if err := b.readWords(words, x, w0); err != nil {
 			return err
 		}
 		for i := range n {
@@ -321,12 +329,12 @@ func (b *Backend) writeWords(wb *wgpu.Buffer, off int, words []uint32) error {
 	return b.write(wb, off, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), len(words)))
 }
 
-// readWords reads len(dst) words of wb from word off. The caller holds
-// b.mu.
-func (b *Backend) readWords(dst []uint32, wb *wgpu.Buffer, off int) error {
+// readWords reads len(dst) words of x from its word off. The caller
+// holds b.mu (released while it waits: readChunk).
+func (b *Backend) readWords(dst []uint32, x *buffer, off int) error {
 	for len(dst) > 0 {
 		n := min(len(dst), stagingBytes/4)
-		if err := b.readChunk(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), n), wb, off); err != nil {
+		if err := b.readChunk(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), n), x, off); err != nil {
 			return err
 		}
 		dst, off = dst[n:], off+n
@@ -373,7 +381,7 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	}
 	for len(dst) > 0 {
 		n := min(len(dst), stagingBytes/4)
-		if err := b.readChunk(dst[:n], x.buf, x.word(off)); err != nil {
+		if err := b.readChunk(dst[:n], x, off); err != nil {
 			return err
 		}
 		dst, off = dst[n:], off+n
@@ -381,35 +389,83 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	return nil
 }
 
-// readChunk copies len(dst) ≤ stagingBytes/4 elements. The staging buffer
-// is unmapped whenever b.mu is free, so no submission ever sees it mapped.
-func (b *Backend) readChunk(dst []float32, src *wgpu.Buffer, off int) error {
+// readChunk copies len(dst) ≤ stagingBytes/4 words of x from its word
+// off, through a staging buffer the read has to itself (takeStaging):
+// the copy is submitted and the staging buffer's mapping asked for under
+// b.mu, which the caller holds; readChunk releases it while it waits for
+// the mapping (await), so that other goroutines record and submit
+// meanwhile, and holds it again to copy the words out and unmap. No
+// submission uses a staging buffer that is mapped: none but its read's
+// own copy uses it at all.
+func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
+	if x.released { // by another goroutine while an earlier chunk waited
+		return fmt.Errorf("gpu: read: src buffer: %w", backend.ErrReleased)
+	}
 	size := uint64(len(dst)) * 4
-	enc, err := b.dev.CreateCommandEncoder(nil)
+	st, err := b.takeStaging(size)
 	if err != nil {
 		return fmt.Errorf("gpu: read: %w", err)
 	}
+	enc, err := b.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		b.putStaging(st)
+		return fmt.Errorf("gpu: read: %w", err)
+	}
 	defer enc.Release()
-	if err := enc.CopyBufferToBuffer(src, uint64(off)*4, b.staging, 0, size); err != nil {
+	if err := enc.CopyBufferToBuffer(x.buf, uint64(x.word(off))*4, st, 0, size); err != nil {
+		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
 	}
 	cmd, err := enc.Finish(nil)
 	if err != nil {
+		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
 	}
 	defer cmd.Release()
 	b.queue.Submit(cmd)
-	p, err := mapAsync(b.dev, b.staging, wgpu.MapMode_Read, 0, size)
+	p, err := mapAsync(b.dev, st, wgpu.MapMode_Read, 0, size)
+	if err != nil {
+		b.putStaging(st)
+		return fmt.Errorf("gpu: read: %w", err)
+	}
+	if err := b.await(p); err != nil {
+		b.destroy(st) // its mapping failed: it serves no other read
+		return fmt.Errorf("gpu: read: %w: %w", backend.ErrDeviceLost, err)
+	}
+	mapped := st.GetMappedRange(0, uint(size))
+	copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&mapped[0])), len(dst)))
+	err = st.Unmap()
+	b.putStaging(st)
 	if err != nil {
 		return fmt.Errorf("gpu: read: %w", err)
 	}
-	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
-		return fmt.Errorf("gpu: read: %w: %w", backend.ErrDeviceLost, err)
-	}
-	mapped := b.staging.GetMappedRange(0, uint(size))
-	copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&mapped[0])), len(dst)))
-	if err := b.staging.Unmap(); err != nil {
-		return fmt.Errorf("gpu: read: %w", err)
-	}
 	return nil
+}
+
+// takeStaging returns a MapRead buffer of at least size bytes for one
+// read: the kept one (stagingBytes) when no other read holds it, else
+// one of its own, made for this read and destroyed by putStaging, so
+// that reads of several goroutines each map their own. The caller holds
+// b.mu.
+func (b *Backend) takeStaging(size uint64) (*wgpu.Buffer, error) {
+	if st := b.staging; st != nil {
+		b.staging = nil
+		return st, nil
+	}
+	return b.dev.CreateBuffer(&wgpu.BufferDescriptor{
+		Label: "attn staging",
+		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
+		Size:  (size + 15) &^ 15,
+	})
+}
+
+// putStaging gives back st, unmapped, from takeStaging: it is kept when
+// it is the kept one and the Backend is open, else destroyed. The
+// caller holds b.mu.
+func (b *Backend) putStaging(st *wgpu.Buffer) {
+	if st.GetSize() == stagingBytes && b.staging == nil && !b.closed {
+		b.staging = st
+		return
+	}
+	b.destroy(st)
 }

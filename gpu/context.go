@@ -15,8 +15,13 @@ import (
 // Context computes O = P·V in tiles, over chunks of keys that accumulate
 // into O: of the plan's mmChunk keys, and no more than one V window of a
 // head can bind.
-func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) (err error) {
-	defer b.noteStep(ctx, "context", &err)
+func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+	return b.context(ctx, b.stepOf(ctx), p, pm, v, o)
+}
+
+// context is Context, recorded into st when st is not nil.
+func (b *Backend) context(ctx context.Context, st *Step, p backend.ContextParams, pm, v, o backend.Buffer) (err error) {
+	defer func() { st.note("context", err) }()
 	if err := p.Validate(pm, v, o); err != nil {
 		return fmt.Errorf("gpu: context: %w", err)
 	}
@@ -79,5 +84,5 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 	if ds, err = b.packOut(ds, oOut, bufs[2], pr.OLen()); err != nil {
 		return err
 	}
-	return b.run(ctx, "context", ds)
+	return b.run(ctx, st, "context", ds)
 }

@@ -24,11 +24,16 @@ import (
 // other work, so that a decoding step's cache appends from the caller's
 // buffers wait for nothing. dst and src must lie in different wgpu
 // buffers (ErrShape), as WebGPU requires of a written binding.
-func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) (err error) {
+func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
+	return b.copy(ctx, b.stepOf(ctx), dst, src, ranges...)
+}
+
+// copy is Copy, recorded into st when st is not nil.
+func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, ranges ...backend.CopyRange) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	defer b.noteStep(ctx, "copy", &err)
+	defer func() { st.note("copy", err) }()
 	if dst == nil || src == nil {
 		return backend.Errorf(backend.ErrShape, "gpu: copy: a nil buffer")
 	}
@@ -49,7 +54,7 @@ func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...b
 		}
 		ds = append(ds, more...)
 	}
-	return b.run(ctx, "copy", ds)
+	return b.run(ctx, st, "copy", ds)
 }
 
 var _ backend.Copier = (*Backend)(nil)

@@ -175,19 +175,23 @@ func (b *Backend) gridOK(g [3]int) bool {
 
 // run submits ds in order, several per submission up to the work budget,
 // waiting for each submission before the next and checking ctx between
-// them. Under a Step (ctx carries one of b's, step.go) it records them
-// instead, to be submitted with the step's other work and waited for
-// once. The caller holds b.mu.
-func (b *Backend) run(ctx context.Context, op string, ds []*dispatch) error {
+// them; it waits without the device lock (waitIdle), so other
+// goroutines record and submit meanwhile. Recorded into step st (not
+// nil) it records them instead, to be submitted with the step's other
+// work and waited for by the step's caller, and returns at once. The
+// caller holds b.mu, and holds it again on return.
+func (b *Backend) run(ctx context.Context, st *Step, op string, ds []*dispatch) error {
 	for _, d := range ds {
 		if d.err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, d.err)
 		}
 	}
-	st := b.stepOf(ctx)
 	for i := 0; i < len(ds); {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gpu: %s: %w", op, err)
+		}
+		if b.closed { // by Close while this op waited
+			return fmt.Errorf("gpu: %s: %w", op, backend.ErrReleased)
 		}
 		j, cost := i+1, ds[i].cost
 		for j < len(ds) && j-i < maxPerSubmit && cost+ds[j].cost <= b.budget {

@@ -165,3 +165,11 @@ func BindGroupRefs(b *Backend) (refs, bound int) {
 	defer b.mu.Unlock()
 	return b.groups.refs, refsBound(len(b.groups.m))
 }
+
+// StepBookkeeping is what st holds between two Submits or Waits: the
+// ops it counted, the errors it kept and the kinds of op it counts.
+func StepBookkeeping(st *Step) (ops, errs, kinds int) { return st.bookkeeping() }
+
+// MaxStepErrs is how many errors a Step keeps between two Submits or
+// Waits.
+const MaxStepErrs = maxStepErrs

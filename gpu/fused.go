@@ -65,8 +65,13 @@ func (b *Backend) unfit(p backend.Problem) error {
 // submission runs long and no binding exceeds the device's limit. Packed
 // sequences and paged caches are read where their rows are, through the
 // per-call data in vars (seqsLayout).
-func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
-	defer b.noteStep(ctx, "fused", &err)
+func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	return b.fused(ctx, b.stepOf(ctx), p, q, k, v, o, lse)
+}
+
+// fused is Fused, recorded into st when st is not nil.
+func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
+	defer func() { st.note("fused", err) }()
 	if err := p.Validate(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
@@ -127,7 +132,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	if ds, err = b.packOut(ds, c.oOut, bufs[5], c.olen); err != nil {
 		return err
 	}
-	return b.run(ctx, "fused", ds)
+	return b.run(ctx, st, "fused", ds)
 }
 
 // fusedCall is one call of Fused being recorded: its operands, its

@@ -14,12 +14,19 @@ import (
 )
 
 // Backend runs attention as WGSL compute shaders on one WebGPU device. It
-// is safe for concurrent use: every use of the device is serialised by one
-// lock, because WebGPU's error scopes belong to the device, not to a
-// goroutine.
+// is safe for concurrent use: every call into the device is serialised by
+// one lock, because WebGPU's error scopes belong to the device, not to a
+// goroutine; but the lock is held to record and submit work, never
+// across a wait for the device (waitIdle, readChunk), so that goroutines
+// sharing a Backend record while others wait.
 type Backend struct {
-	mu      sync.Mutex
-	closed  bool
+	mu     sync.Mutex
+	closed bool
+	// waiting counts the goroutines waiting for the device without mu
+	// (await); idle, on mu, wakes Close when the last is done, which
+	// releases nothing before then.
+	waiting int
+	idle    sync.Cond
 	inst    *wgpu.Instance
 	adapter *wgpu.Adapter
 	dev     *wgpu.Device
@@ -31,7 +38,7 @@ type Backend struct {
 	pipes   map[string]*pipeline
 	specs   map[specEntry]*pipeline   // pipes by their Spec value, looked up without building a key
 	choices map[choiceKey]fusedChoice // fusedKernel's answers
-	staging *wgpu.Buffer              // MapRead staging for Read, stagingBytes long
+	staging *wgpu.Buffer              // MapRead staging for Read, stagingBytes long, nil while a read holds it (takeStaging)
 	dummyR  *wgpu.Buffer              // bound in place of an absent read-only operand
 	dummyW  *wgpu.Buffer              // bound in place of an absent output
 
@@ -129,6 +136,7 @@ func open(dev *wgpu.Device, info backend.Info, aplan adapterPlan) *Backend {
 		bufs:  map[*buffer]struct{}{},
 		pipes: map[string]*pipeline{},
 	}
+	b.idle.L = &b.mu
 	b.info.Limits = convertLimits(b.lim)
 	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
 	b.info.Features = convertFeatures(dev.EnumerateFeatures())
@@ -215,19 +223,41 @@ func (b *Backend) Sync() error {
 	return b.waitIdle()
 }
 
-// waitIdle waits for the queue to drain. The caller holds b.mu.
+// waitIdle waits for the queue to drain: for everything submitted so far,
+// whose completion it asks the queue to report (onWorkDone). The caller
+// holds b.mu, which waitIdle releases while it waits (await) and holds
+// again on return.
 func (b *Backend) waitIdle() error {
 	p, err := onWorkDone(b.queue)
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
+	if err := b.await(p); err != nil {
 		return fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
 	}
 	return nil
 }
 
-// Close submits what steps recorded, waits for the device, and releases
+// await waits for p's callback without holding b.mu, so that other
+// goroutines record and submit meanwhile: the caller holds b.mu, which
+// await releases for the wait and holds again on return. Whoever waits
+// polls the device; wgpu-core's poll is safe from several threads, and
+// the callbacks it runs only store into p's C memory (wait.go). Close
+// releases nothing while a wait is under way.
+func (b *Backend) await(p *pending) error {
+	dev, spin := b.dev, b.aplan.pollSpin()
+	b.waiting++
+	b.mu.Unlock()
+	err := p.waitSpin(dev, spin)
+	b.mu.Lock()
+	if b.waiting--; b.waiting == 0 {
+		b.idle.Broadcast()
+	}
+	return err
+}
+
+// Close submits what steps recorded, waits for the device and for the
+// waits of other goroutines under way, and releases
 // every buffer, pipeline and the device itself — on a device of the
 // caller's (NewWithDevice) only what attn created: its buffers (imported
 // ones drop attn's reference only), pipelines and its handle to the
@@ -243,6 +273,11 @@ func (b *Backend) Close() error {
 	var err error
 	if b.dev != nil {
 		err = errors.Join(b.flush(), b.waitIdle())
+	}
+	// Waits begun before Close (an op's, a Read's) end on the device
+	// and its buffers, which stay until then.
+	for b.waiting > 0 {
+		b.idle.Wait()
 	}
 	b.stopTiming()
 	b.dropGroups() // nothing is pending: released now

@@ -15,8 +15,13 @@ import (
 // Scores computes the scores up to p.Stage in tiles, splitting a head
 // dimension longer than the plan's mmChunk across dispatches that accumulate; the
 // last of them carries the sums through the stage's steps.
-func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) (err error) {
-	defer b.noteStep(ctx, "scores", &err)
+func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+	return b.scores(ctx, b.stepOf(ctx), p, q, k, s)
+}
+
+// scores is Scores, recorded into st when st is not nil.
+func (b *Backend) scores(ctx context.Context, st *Step, p backend.ScoresParams, q, k, s backend.Buffer) (err error) {
+	defer func() { st.note("scores", err) }()
 	if err := p.Validate(q, k, s); err != nil {
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
@@ -86,5 +91,5 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 			ds = append(ds, d)
 		}
 	}
-	return b.run(ctx, "scores", ds)
+	return b.run(ctx, st, "scores", ds)
 }

@@ -14,8 +14,13 @@ import (
 
 // Softmax normalises each row of s in place, in two passes (stats, then
 // normalize) over chunks of smWG·smPer columns.
-func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) (err error) {
-	defer b.noteStep(ctx, "softmax", &err)
+func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+	return b.softmax(ctx, b.stepOf(ctx), p, s)
+}
+
+// softmax is Softmax, recorded into st when st is not nil.
+func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams, s backend.Buffer) (err error) {
+	defer func() { st.note("softmax", err) }()
 	if err := p.Validate(s); err != nil {
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}
@@ -53,17 +58,17 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	if uint64(stLen)*4 > b.lim.MaxBufferSize {
 		return tooLarge("softmax", pr, "the row statistics exceed the device's largest buffer")
 	}
-	st, err := b.scratch(stLen)
+	stats, err := b.scratch(stLen)
 	if err != nil {
 		return err
 	}
-	defer st.free()
+	defer stats.free()
 
 	var prm shaders.SoftmaxParams
 	ops := []operand{
 		{name: "s", x: bufs[0], t: scoresTensor(pr), out: true, at: &prm.S},
 		{name: "keep", x: bufs[1], mask: &prm.Keep},
-		{name: "st", x: st, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true, at: &prm.St},
+		{name: "st", x: stats, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true, at: &prm.St},
 		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true, at: &prm.LSE},
 	}
 	if p.Keep != nil {
@@ -76,7 +81,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 	}
 	defer vars.free()
 	spec := shaders.SoftmaxConsts{WG: smWG, PER: smPer}
-	stats, err := b.pipeline(spec, "stats")
+	statsPipe, err := b.pipeline(spec, "stats")
 	if err != nil {
 		return err
 	}
@@ -96,7 +101,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		return err
 	}
 	var ds []*dispatch
-	for _, pipe := range []*pipeline{stats, norm} {
+	for _, pipe := range []*pipeline{statsPipe, norm} {
 		for _, u := range units {
 			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
 			prm.NC, prm.Flags = uint32(nc), flags
@@ -106,7 +111,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 			ds = append(ds, d)
 		}
 	}
-	return b.run(ctx, "softmax", ds)
+	return b.run(ctx, st, "softmax", ds)
 }
 
 // emptyLSE is the LSE of a problem whose rows see no key: −Inf, or the

@@ -52,13 +52,13 @@ import (
 // binds a caller's buffer is always made anew: groups.go). Should the
 // encoding of the recorded pass fail at submission, nothing of it is
 // submitted, and the error comes back from what submitted it (Submit,
-// Wait, Sync, a host copy, or an op outside the step) and from the Wait
-// of every step with ops in it; a submission it finds invalid
-// wgpu-native aborts instead of reporting, so the ops validate
-// everything first. Wait returns, besides, every error the step's ops
-// returned since the last Wait, each naming the op, and an error naming
-// the step's ops when the device reports the work failed
-// (backend.ErrDeviceLost).
+// Wait, Sync, a host copy, or an op outside the step) and from the next
+// Submit or Wait of every step with ops in it; a submission it finds
+// invalid wgpu-native aborts instead of reporting, so the ops validate
+// everything first. Submit and Wait return, besides, the errors the
+// step's ops returned since the last Submit or Wait, each naming the op
+// (see Errors and bookkeeping), and Wait an error naming the step's ops
+// when the device reports the work failed (backend.ErrDeviceLost).
 //
 // Buffers. The buffers a recorded op uses must stay alive and unchanged
 // by the caller until Submit returns: attn keeps its own scratch (and any
@@ -69,17 +69,35 @@ import (
 // the host with the queue (that write would land before the step's
 // work).
 //
+// Errors and bookkeeping. A Step counts the ops recorded since the last
+// Submit or Wait, by kind, and keeps the first maxStepErrs errors among
+// them, each with the op's index and kind; its memory does not grow
+// with the ops recorded, so one Step may serve every token of a
+// decoding loop that only submits. Submit returns the errors noted since
+// the last Submit or Wait (the ops returned each of them already; a
+// failed encoding of the recorded pass is among them) and starts the
+// count afresh, as Wait does: an error is reported by the Submit or Wait
+// that follows it, never dropped.
+//
 // A Step is safe for concurrent use: each op takes the Backend's lock.
 // Ops of several steps recorded at once share one list of recorded work
 // on the Backend, submitted in the order they were recorded.
 type Step struct {
 	b  *Backend
 	mu sync.Mutex
-	// ops names the ops recorded since the last Wait; errs holds those
-	// that failed.
-	ops  []string
-	errs []error
+	// n counts the ops recorded since the last Submit or Wait, kinds
+	// them by kind (at most one entry per op of the Backend), failed
+	// those that returned an error, and errs holds the first maxStepErrs
+	// of those errors.
+	n, failed int
+	kinds     map[string]int
+	errs      []error
 }
+
+// maxStepErrs is how many errors a Step keeps between two Submits or
+// Waits: the first ones name what went wrong, and the count of the rest
+// says how often.
+const maxStepErrs = 8
 
 // Record starts a step on b (see Step). Ops outside it still wait for
 // their own work, as before.
@@ -99,15 +117,52 @@ func (b *Backend) stepOf(ctx context.Context) *Step {
 	return nil
 }
 
-// note records that op ran with result err.
-func (s *Step) note(op string, err error) error {
+// note records that op ran with result err; nil s is a no-op.
+func (s *Step) note(op string, err error) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ops = append(s.ops, op)
-	if err != nil {
-		s.errs = append(s.errs, fmt.Errorf("op %d (%s): %w", len(s.ops), op, err))
+	s.n++
+	if s.kinds == nil {
+		s.kinds = map[string]int{}
 	}
-	return err
+	s.kinds[op]++
+	if err != nil {
+		s.noteErr(fmt.Errorf("op %d (%s): %w", s.n, op, err))
+	}
+}
+
+// noteErr keeps err among the first maxStepErrs, or counts it. The
+// caller holds s.mu.
+func (s *Step) noteErr(err error) {
+	s.failed++
+	if len(s.errs) < maxStepErrs {
+		s.errs = append(s.errs, err)
+	}
+}
+
+// take returns what the step noted since the last Submit or Wait: its
+// errors (past maxStepErrs, an error counting the rest) and a summary of
+// its ops, and starts afresh.
+func (s *Step) take() (errs []error, ops string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	errs, ops = s.errs, summarize(s.n, s.kinds)
+	if more := s.failed - len(s.errs); more > 0 {
+		errs = append(errs, fmt.Errorf("and %d more errors", more))
+	}
+	s.n, s.failed, s.errs = 0, 0, nil
+	clear(s.kinds) // at most one key per kind of op: kept
+	return errs, ops
+}
+
+// bookkeeping is the ops, errors and kinds the step holds (tests).
+func (s *Step) bookkeeping() (ops, errs, kinds int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, len(s.errs), len(s.kinds)
 }
 
 // With returns ctx (Background for nil) carrying the step: an op of the
@@ -130,60 +185,58 @@ func (s *Step) With(ctx context.Context) context.Context {
 	return context.WithValue(ctx, stepKey{}, s)
 }
 
-// noteStep notes that op ran with result *err in the step ctx carries,
-// if it carries one of b's.
-func (b *Backend) noteStep(ctx context.Context, op string, err *error) {
-	if s := b.stepOf(ctx); s != nil {
-		s.note(op, *err)
-	}
-}
-
 // Fused records b.Fused (see Backend.Fused).
 func (s *Step) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	return s.b.Fused(s.With(ctx), p, q, k, v, o, lse)
+	return s.b.fused(ctx, s, p, q, k, v, o, lse)
 }
 
 // Scores records b.Scores (see Backend.Scores).
 func (s *Step) Scores(ctx context.Context, p backend.ScoresParams, q, k, sc backend.Buffer) error {
-	return s.b.Scores(s.With(ctx), p, q, k, sc)
+	return s.b.scores(ctx, s, p, q, k, sc)
 }
 
 // Softmax records b.Softmax (see Backend.Softmax).
 func (s *Step) Softmax(ctx context.Context, p backend.SoftmaxParams, sc backend.Buffer) error {
-	return s.b.Softmax(s.With(ctx), p, sc)
+	return s.b.softmax(ctx, s, p, sc)
 }
 
 // Context records b.Context (see Backend.Context).
 func (s *Step) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
-	return s.b.Context(s.With(ctx), p, pm, v, o)
+	return s.b.context(ctx, s, p, pm, v, o)
 }
 
 // Copy records b.Copy (see Backend.Copy).
 func (s *Step) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
-	return s.b.Copy(s.With(ctx), dst, src, ranges...)
+	return s.b.copy(ctx, s, dst, src, ranges...)
 }
 
 // Submit puts the recorded work on the queue without waiting for it. The
 // caller's submissions on the same queue made after Submit returns run
-// after it. It fails on a closed Backend, and when the recorded work
-// could not be submitted (Wait reports that too).
+// after it. It returns the errors of the step's ops since the last
+// Submit or Wait (each op returned its own already) and a failure to
+// submit the recorded work, and starts the step afresh; it fails on a
+// closed Backend.
 func (s *Step) Submit() error {
 	b := s.b
 	if err := b.lock(nil, "step: submit"); err != nil {
 		return err
 	}
-	defer b.mu.Unlock()
-	if err := b.flush(); err != nil {
-		return fmt.Errorf("gpu: step: %w", err)
+	b.flush() // a failure is among the step's errors
+	b.mu.Unlock()
+	errs, _ := s.take()
+	if len(errs) == 0 {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("gpu: step: %w", errors.Join(errs...))
 }
 
 // Wait submits the recorded work and waits for the queue to drain (on a
-// shared device, the caller's earlier work included). It returns the
-// errors of the step's ops since the last Wait and, when the device
-// reports the work failed, an error wrapping backend.ErrDeviceLost that
-// names those ops. The step starts afresh.
+// shared device, the caller's earlier work included), without holding
+// the device while it waits: other goroutines record and submit
+// meanwhile. It returns the errors of the step's ops since the last
+// Submit or Wait and, when the device reports the work failed, an error
+// wrapping backend.ErrDeviceLost that names those ops. The step starts
+// afresh.
 func (s *Step) Wait() error {
 	b := s.b
 	if err := b.lock(nil, "step: wait"); err != nil {
@@ -192,12 +245,9 @@ func (s *Step) Wait() error {
 	b.flush() // a failure is among the step's errors
 	err := b.waitIdle()
 	b.mu.Unlock()
-	s.mu.Lock()
-	ops, errs := s.ops, s.errs
-	s.ops, s.errs = nil, nil
-	s.mu.Unlock()
+	errs, ops := s.take()
 	if err != nil {
-		errs = append(errs, fmt.Errorf("step of %s: %w", summarize(ops), err))
+		errs = append(errs, fmt.Errorf("step of %s: %w", ops, err))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -205,18 +255,14 @@ func (s *Step) Wait() error {
 	return fmt.Errorf("gpu: step: %w", errors.Join(errs...))
 }
 
-// summarize names ops by kind and count: "3 ops (fused ×2, scores ×1)".
-func summarize(ops []string) string {
-	n := map[string]int{}
-	for _, op := range ops {
-		n[op]++
-	}
+// summarize names n ops by kind and count: "3 ops (fused ×2, scores ×1)".
+func summarize(n int, kinds map[string]int) string {
 	var parts []string
-	for op, c := range n {
+	for op, c := range kinds {
 		parts = append(parts, fmt.Sprintf("%s ×%d", op, c))
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("%d ops (%s)", len(ops), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d ops (%s)", n, strings.Join(parts, ", "))
 }
 
 // recorded is work recorded and not yet submitted: its dispatches in
@@ -236,7 +282,7 @@ type recorded struct {
 // then releases what the work held (WebGPU keeps what submitted work uses
 // alive until it has run). When encoding fails nothing is submitted: the
 // error is returned, and the steps whose ops were in the work report it
-// at their Wait. The caller holds b.mu.
+// at their next Submit or Wait. The caller holds b.mu.
 func (b *Backend) flush() error {
 	p := &b.pending
 	var err error
@@ -245,7 +291,7 @@ func (b *Backend) flush() error {
 			err = fmt.Errorf("submitting %d recorded dispatches: %w", len(p.ds), err)
 			for s := range p.steps {
 				s.mu.Lock()
-				s.errs = append(s.errs, err)
+				s.noteErr(err)
 				s.mu.Unlock()
 			}
 		}

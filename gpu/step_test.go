@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -456,5 +457,127 @@ func BenchmarkRecord(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestStepSubmitErrors: Submit returns the errors the step's ops
+// returned since the last Submit or Wait, keeping the first MaxStepErrs
+// and counting the rest, and starts the step afresh, as Wait does: the
+// next Wait reports none of them again.
+func TestStepSubmitErrors(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	p := smallProblem(9)
+	ly := newLayer(t, b, p, backend.Float32, 4)
+	bad := p
+	bad.Nk++ // K too short
+	for _, tc := range []struct {
+		bad      int    // failing ops recorded after one good op
+		end      string // "submit" or "wait"
+		wantMore string // the count of errors past MaxStepErrs
+	}{
+		{0, "submit", ""},
+		{1, "submit", ""},
+		{gpu.MaxStepErrs, "wait", ""},
+		{gpu.MaxStepErrs + 5, "submit", "and 5 more errors"},
+		{3 * gpu.MaxStepErrs, "wait", fmt.Sprintf("and %d more errors", 2*gpu.MaxStepErrs)},
+	} {
+		t.Run(fmt.Sprintf("%d bad, %s", tc.bad, tc.end), func(t *testing.T) {
+			st := b.Record()
+			if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+				t.Fatal(err)
+			}
+			for range tc.bad {
+				if err := st.Fused(ctx, backend.FusedParams{Problem: bad}, ly.q, ly.k, ly.v, ly.o, nil); !errors.Is(err, backend.ErrShape) {
+					t.Fatalf("an op with K too short: %v; want ErrShape", err)
+				}
+			}
+			if ops, errs, _ := gpu.StepBookkeeping(st); ops != 1+tc.bad || errs != min(tc.bad, gpu.MaxStepErrs) {
+				t.Errorf("the step holds %d ops and %d errors; want %d and %d", ops, errs, 1+tc.bad, min(tc.bad, gpu.MaxStepErrs))
+			}
+			end := st.Submit
+			if tc.end == "wait" {
+				end = st.Wait
+			}
+			err := end()
+			if tc.bad == 0 {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.end, err)
+				}
+			} else {
+				if !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), "op 2 (fused)") {
+					t.Errorf("%s = %v; want it to wrap ErrShape and name op 2 (fused)", tc.end, err)
+				}
+				if n := strings.Count(err.Error(), "(fused): "); n != min(tc.bad, gpu.MaxStepErrs) {
+					t.Errorf("%s names %d ops; want the first %d", tc.end, n, min(tc.bad, gpu.MaxStepErrs))
+				}
+				if tc.wantMore != "" && !strings.Contains(err.Error(), tc.wantMore) {
+					t.Errorf("%s = %v; want it to say %q", tc.end, err, tc.wantMore)
+				}
+			}
+			if ops, errs, _ := gpu.StepBookkeeping(st); ops != 0 || errs != 0 {
+				t.Errorf("after %s the step holds %d ops and %d errors; want none", tc.end, ops, errs)
+			}
+			if err := st.Wait(); err != nil {
+				t.Errorf("a Wait after %s: %v; want the errors reported once", tc.end, err)
+			}
+			ly.checkO(t, b, "the good op's O", p)
+		})
+	}
+}
+
+// TestStepDecodeFlat: a 10,000-token decoding loop that records each
+// token's layers into one reused Step and only submits (a wait every
+// 256 tokens keeps lavapipe's queue short) holds its memory flat. The
+// step's bookkeeping is empty after every Submit, and the Go heap in use
+// after a GC at token 10,000 exceeds the one at token 1,000 by less than
+// 64 KiB: a step that kept a 16-byte op name a layer, as it did, grew
+// 2 × 9,000 × 16 B ≈ 288 KB between them (its list's doubling aside),
+// while the heap's own noise (spans of 8 KiB, the runtime's and the
+// test's bookkeeping) stays within a few spans.
+func TestStepDecodeFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 tokens: a few seconds on lavapipe")
+	}
+	b := openGPU(t)
+	ctx := context.Background()
+	p := backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: 1, Nk: 16, D: 8, Dv: 8}
+	layers := []*layer{newLayer(t, b, p, backend.Float32, 1), newLayer(t, b, p, backend.Float32, 2)}
+	const tokens, at, waitEvery = 10000, 1000, 256
+	heapInUse := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	st := b.Record()
+	var early uint64
+	for tok := 1; tok <= tokens; tok++ {
+		for _, ly := range layers {
+			if err := st.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+				t.Fatalf("token %d: %v", tok, err)
+			}
+		}
+		end := st.Submit
+		if tok%waitEvery == 0 || tok == at || tok == tokens {
+			end = st.Wait
+		}
+		if err := end(); err != nil {
+			t.Fatalf("token %d: %v", tok, err)
+		}
+		if ops, errs, kinds := gpu.StepBookkeeping(st); ops != 0 || errs != 0 || kinds > 1 {
+			t.Fatalf("token %d: after Submit the step holds %d ops, %d errors, %d kinds; want none but the kept kind", tok, ops, errs, kinds)
+		}
+		if tok == at {
+			early = heapInUse()
+		}
+	}
+	late := heapInUse()
+	t.Logf("heap in use after a GC: %d B at token %d, %d B at token %d", early, at, late, tokens)
+	if late > early+64<<10 {
+		t.Errorf("heap in use grew from %d B at token %d to %d B at token %d: more than 64 KiB", early, at, late, tokens)
+	}
+	for i, ly := range layers {
+		ly.checkO(t, b, fmt.Sprintf("layer %d O", i), p)
 	}
 }

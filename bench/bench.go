@@ -932,26 +932,30 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in 
 		release()
 		return nil, nil, nil, err
 	}
-	call := func(ctx context.Context, l int) error {
+	// call runs layer l's ops on ops: the backend itself, or a recording
+	// of it.
+	call := func(ctx context.Context, ops layerOps, l int) error {
 		if !staged {
-			return be.Fused(ctx, backend.FusedParams{Problem: p}, q[l], k[l], v[l], o[l], nil)
+			return ops.Fused(ctx, backend.FusedParams{Problem: p}, q[l], k[l], v[l], o[l], nil)
 		}
-		if err := be.Scores(ctx, backend.ScoresParams{Problem: p}, q[l], k[l], sc); err != nil {
+		if err := ops.Scores(ctx, backend.ScoresParams{Problem: p}, q[l], k[l], sc); err != nil {
 			return err
 		}
-		if err := be.Softmax(ctx, backend.SoftmaxParams{Problem: p}, sc); err != nil {
+		if err := ops.Softmax(ctx, backend.SoftmaxParams{Problem: p}, sc); err != nil {
 			return err
 		}
-		return be.Context(ctx, backend.ContextParams{Problem: p}, sc, v[l], o[l])
+		return ops.Context(ctx, backend.ContextParams{Problem: p}, sc, v[l], o[l])
 	}
 	rec, recording := be.(backend.Recorder)
 	op = func(ctx context.Context) error {
+		var ops layerOps = be
 		wait := be.Sync
 		if recording && layers > 0 {
-			ctx, wait = rec.Begin(ctx)
+			r := rec.Begin()
+			ops, wait = r, r.Wait
 		}
 		for l := range nl {
-			if err := call(ctx, l); err != nil {
+			if err := call(ctx, ops, l); err != nil {
 				_ = wait() // what was recorded still goes, and is waited for
 				return err
 			}
@@ -959,6 +963,15 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in 
 		return wait()
 	}
 	return op, o[nl-1], release, nil
+}
+
+// layerOps are the ops a layer of prepare's step calls: a backend's own,
+// which wait, or a backend.Recording's, which record.
+type layerOps interface {
+	Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error
+	Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error
+	Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error
+	Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error
 }
 
 // backendVersion describes the device and libraries behind be.

@@ -16,19 +16,39 @@ type stepRecorder struct {
 	begins, waits, inside int
 }
 
-type recKey struct{}
-
-func (r *stepRecorder) Begin(ctx context.Context) (context.Context, func() error) {
+func (r *stepRecorder) Begin() backend.Recording {
 	r.begins++
-	return context.WithValue(ctx, recKey{}, true), func() error { r.waits++; return r.Backend.Sync() }
+	return &cpuRecording{r}
 }
 
-func (r *stepRecorder) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	if ctx.Value(recKey{}) != nil {
-		r.inside++
-	}
-	return r.Backend.Fused(ctx, p, q, k, v, o, lse)
+// cpuRecording is a recording of stepRecorder: its ops run at once and
+// are counted, Wait syncs.
+type cpuRecording struct{ r *stepRecorder }
+
+func (c *cpuRecording) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+	c.r.inside++
+	return c.r.Backend.Fused(ctx, p, q, k, v, o, lse)
 }
+
+func (c *cpuRecording) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
+	return c.r.Backend.Scores(ctx, p, q, k, s)
+}
+
+func (c *cpuRecording) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
+	return c.r.Backend.Softmax(ctx, p, s)
+}
+
+func (c *cpuRecording) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
+	return c.r.Backend.Context(ctx, p, pm, v, o)
+}
+
+func (c *cpuRecording) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
+	return backend.Errorf(backend.ErrUnsupported, "no device copies")
+}
+
+func (c *cpuRecording) Submit() error { return nil }
+
+func (c *cpuRecording) Wait() error { c.r.waits++; return c.r.Backend.Sync() }
 
 // -layers: each L is a point of its own, carrying it, whose run is L
 // calls over buffers of their own recorded in one step with one wait on

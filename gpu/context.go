@@ -16,7 +16,7 @@ import (
 // into O: of the plan's mmChunk keys, and no more than one V window of a
 // head can bind.
 func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
-	return b.context(ctx, b.stepOf(ctx), p, pm, v, o)
+	return b.context(ctx, nil, p, pm, v, o)
 }
 
 // context is Context, recorded into st when st is not nil.

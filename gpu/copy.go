@@ -20,12 +20,12 @@ import (
 // Copy copies ranges of src into dst on the device (backend.Copier):
 // each rounded to dst's dtype as the ops store an output, exact between
 // buffers of one dtype (a GPU may flush a float32 subnormal:
-// Caps.FlushesSubnormals). Under a Step it is recorded with the step's
-// other work, so that a decoding step's cache appends from the caller's
+// Caps.FlushesSubnormals). Step.Copy records it with the step's other
+// work, so that a decoding step's cache appends from the caller's
 // buffers wait for nothing. dst and src must lie in different wgpu
 // buffers (ErrShape), as WebGPU requires of a written binding.
 func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
-	return b.copy(ctx, b.stepOf(ctx), dst, src, ranges...)
+	return b.copy(ctx, nil, dst, src, ranges...)
 }
 
 // copy is Copy, recorded into st when st is not nil.

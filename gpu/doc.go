@@ -215,16 +215,20 @@
 // are destroyed, only once the work that uses them is submitted (WebGPU
 // then keeps them until it has run),
 // and recorded work past a submission's budget is submitted early,
-// without a wait. Step.With(ctx) carries the step in a context, so that
-// any op of the backend called with it — Copy, and package kernels'
-// KVCache.AppendBuffers and AttendBuffers, which take keys, values and
-// queries from the device — records into the step too: a model's whole
-// decoding step, appends and attention of every layer, runs with one
-// wait.
+// without a wait. Only a Step's methods record; the Backend's own always
+// wait. Package kernels' KVCache.AppendBuffers and AttendBuffers (and
+// Seq's and PagePool's), which take keys, values and queries from the
+// device, take the step to record into as an argument (a
+// backend.Recording; nil waits): a model's whole decoding step, appends
+// and attention of every layer, runs with one wait.
 //
-// What attn serialises: its own use of the device — every op, recording,
-// submission, map and wait, and the error scopes go-webgpu pushes around
-// each call — under the Backend's lock. What the caller must: not submit
+// What attn serialises: its own use of the device — every op's
+// recording and submission, every map request, and the error scopes
+// go-webgpu pushes around each call — under the Backend's lock, which
+// is never held across a wait: a waiting op, Read, Sync or Step.Wait
+// asks for its submission's completion (or its buffer's mapping) under
+// the lock and polls for it without, so other goroutines record and
+// submit meanwhile (docs/gpu.md, "Goroutines"). What the caller must: not submit
 // work that reads an op's output, or writes its inputs, before the op
 // returned (or, in a step, before Submit returned); not destroy, or
 // write from the host with Queue.WriteBuffer, a buffer that recorded

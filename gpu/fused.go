@@ -66,7 +66,7 @@ func (b *Backend) unfit(p backend.Problem) error {
 // sequences and paged caches are read where their rows are, through the
 // per-call data in vars (seqsLayout).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	return b.fused(ctx, b.stepOf(ctx), p, q, k, v, o, lse)
+	return b.fused(ctx, nil, p, q, k, v, o, lse)
 }
 
 // fused is Fused, recorded into st when st is not nil.

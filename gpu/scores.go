@@ -16,7 +16,7 @@ import (
 // dimension longer than the plan's mmChunk across dispatches that accumulate; the
 // last of them carries the sums through the stage's steps.
 func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
-	return b.scores(ctx, b.stepOf(ctx), p, q, k, s)
+	return b.scores(ctx, nil, p, q, k, s)
 }
 
 // scores is Scores, recorded into st when st is not nil.

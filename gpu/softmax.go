@@ -15,7 +15,7 @@ import (
 // Softmax normalises each row of s in place, in two passes (stats, then
 // normalize) over chunks of smWG·smPer columns.
 func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
-	return b.softmax(ctx, b.stepOf(ctx), p, s)
+	return b.softmax(ctx, nil, p, s)
 }
 
 // softmax is Softmax, recorded into st when st is not nil.

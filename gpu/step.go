@@ -28,6 +28,14 @@ import (
 // method does; nothing it recorded is on the queue until Submit or Wait
 // (or until the recorded work reaches one submission's budget, when it
 // is submitted without a wait). A Step is reusable after Submit and Wait.
+// Only the Step's methods record: the Backend's own, whatever their ctx
+// carries, wait for their work. Code that holds a backend.Backend starts
+// a step with Begin (backend.Recorder), and package kernels' KV caches
+// record their AppendBuffers and AttendBuffers into the step passed to
+// them:
+//
+//	cache.AppendBuffers(ctx, st, seq, 1, k, v) // the caller's K and V projections
+//	cache.AttendBuffers(ctx, st, q, o, nil, heads, 1, nil)
 //
 // Recording. An op plans its dispatches, places their Params (and its
 // variant data, up to 16 KiB) in an arena buffer shared by everything
@@ -103,20 +111,6 @@ const maxStepErrs = 8
 // their own work, as before.
 func (b *Backend) Record() *Step { return &Step{b: b} }
 
-// stepKey is the context key by which a step's ops reach run.
-type stepKey struct{}
-
-// stepOf is the step of b that ctx carries, or nil.
-func (b *Backend) stepOf(ctx context.Context) *Step {
-	if ctx == nil {
-		return nil
-	}
-	if s, ok := ctx.Value(stepKey{}).(*Step); ok && s.b == b {
-		return s
-	}
-	return nil
-}
-
 // note records that op ran with result err; nil s is a no-op.
 func (s *Step) note(op string, err error) {
 	if s == nil {
@@ -163,26 +157,6 @@ func (s *Step) bookkeeping() (ops, errs, kinds int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.n, len(s.errs), len(s.kinds)
-}
-
-// With returns ctx (Background for nil) carrying the step: an op of the
-// step's Backend called with it (Fused, Scores, Softmax, Context, Copy)
-// records its work into the step instead of waiting for it, exactly as
-// the step's own methods do, and is named in Wait's errors. Package
-// kernels' calls that take a ctx pass it to the backend's ops, so that a
-// KV cache's AppendBuffers and AttendBuffers join the step:
-//
-//	ctx := st.With(ctx)
-//	cache.AppendBuffers(ctx, seq, 1, k, v) // the caller's K and V projections
-//	cache.AttendBuffers(ctx, q, o, nil, heads, 1, nil)
-//
-// A host copy (Write, Read and their Bits forms) is never recorded: it
-// submits the step's work first (see Ordering).
-func (s *Step) With(ctx context.Context) context.Context {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return context.WithValue(ctx, stepKey{}, s)
 }
 
 // Fused records b.Fused (see Backend.Fused).
@@ -367,12 +341,11 @@ func (b *Backend) afterSubmit(f func()) {
 	f()
 }
 
-// Begin starts a step whose ops are the backend's own, called with the
-// returned context (backend.Recorder): Record, With and the step's
-// Wait in one call, for code that holds only a backend.Backend.
-func (b *Backend) Begin(ctx context.Context) (context.Context, func() error) {
-	st := b.Record()
-	return st.With(ctx), st.Wait
-}
+// Begin starts a step (backend.Recorder), for code that holds only a
+// backend.Backend: Record, as a backend.Recording.
+func (b *Backend) Begin() backend.Recording { return b.Record() }
 
-var _ backend.Recorder = (*Backend)(nil)
+var (
+	_ backend.Recorder  = (*Backend)(nil)
+	_ backend.Recording = (*Step)(nil)
+)

@@ -104,23 +104,22 @@ func TestStepCache(t *testing.T) {
 		}
 
 		// The step: every layer's appends and attention, one wait.
-		sctx := st.With(ctx)
 		q := q0
 		for l, c := range gc {
 			for s := range batch {
 				if c.c != nil {
-					err = c.c.AppendBuffers(sctx, s, 1, kb[l][s], vb[l][s])
+					err = c.c.AppendBuffers(ctx, st, s, 1, kb[l][s], vb[l][s])
 				} else {
-					err = c.seqs[s].AppendBuffers(sctx, 1, kb[l][s], vb[l][s])
+					err = c.seqs[s].AppendBuffers(ctx, st, 1, kb[l][s], vb[l][s])
 				}
 				if err != nil {
 					t.Fatalf("token %d layer %d: append: %v", tok, l, err)
 				}
 			}
 			if c.c != nil {
-				err = c.c.AttendBuffers(sctx, q, outs[l], nil, heads, 1, nil)
+				err = c.c.AttendBuffers(ctx, st, q, outs[l], nil, heads, 1, nil)
 			} else {
-				err = c.pool.AttendBuffers(sctx, c.seqs, q, outs[l], nil, heads, 1, nil)
+				err = c.pool.AttendBuffers(ctx, st, c.seqs, q, outs[l], nil, heads, 1, nil)
 			}
 			if err != nil {
 				t.Fatalf("token %d layer %d: attend: %v", tok, l, err)

@@ -392,15 +392,19 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 // infinity is appended as it is. The sizes are checked as Append's, and
 // a full cache is backend.ErrCacheFull, before anything is copied; an
 // error of the copy itself (a buffer of another backend, say) leaves
-// the sequence's length as it was. Under a GPU step (gpu.Step.With) the
-// copies are recorded, not waited for.
-func (c *KVCache) AppendBuffers(ctx context.Context, seq, n int, k, v backend.Buffer) error {
+// the sequence's length as it was. With rec not nil — a recording of the
+// cache's backend (backend.Recorder: a GPU step) — the copies are
+// recorded into it, not waited for; with nil they run on the backend.
+func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq, n int, k, v backend.Buffer) error {
 	if seq < 0 || seq >= c.batch {
 		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
 	}
 	cp, err := c.checkBuffers(n, k, v)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		cp = rec
 	}
 	pos := c.lens[seq]
 	if n > c.capacity-pos {
@@ -440,14 +444,14 @@ func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *AttendO
 // the [B, heads, nq] log-sum-exp. Nothing crosses the bus. The queries
 // are the device's and unchecked (AllowNonFinite is moot); a buffer too
 // short, or out sharing a buffer with q or the LSE, is an error wrapping
-// backend.ErrShape, as the backend's Fused says. Under a GPU step
-// (gpu.Step.With) the attention is recorded, not waited for; it reads
-// the cache as it stands when recorded, with every append recorded
-// before it.
-func (c *KVCache) AttendBuffers(ctx context.Context, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+// backend.ErrShape, as the backend's Fused says. With rec not nil (as
+// AppendBuffers says) the attention is recorded into it, not waited for;
+// it reads the cache as it stands when recorded, with every append
+// recorded before it.
+func (c *KVCache) AttendBuffers(ctx context.Context, rec backend.Recording, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
 	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout}
 	p.KVLens = c.lens
-	return attendBuffers(ctx, c.kv, p, q, out, lse, heads, nq, opts)
+	return attendBuffers(ctx, rec, c.kv, p, q, out, lse, heads, nq, opts)
 }
 
 // Release frees the cache's device storage.
@@ -560,12 +564,16 @@ func (s *Seq) Append(k, v *Tensor) error {
 }
 
 // AppendBuffers is Append for n tokens' keys and values already on the
-// pool's backend, copied on the device as KVCache.AppendBuffers says.
-func (s *Seq) AppendBuffers(ctx context.Context, n int, k, v backend.Buffer) error {
+// pool's backend, copied on the device, or recorded into rec, as
+// KVCache.AppendBuffers says.
+func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k, v backend.Buffer) error {
 	p := s.pool
 	cp, err := p.checkBuffers(n, k, v)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		cp = rec
 	}
 	return s.extend(n, func(pg *backend.Paged) error {
 		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {
@@ -668,15 +676,15 @@ func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor,
 }
 
 // AttendBuffers is Attend for queries and outputs already on the pool's
-// backend, as KVCache.AttendBuffers says. Under a GPU step the attention
-// is recorded and runs after the call has let go of the sequences: it
+// backend, as KVCache.AttendBuffers says. Recorded into rec, the attention
+// runs after the call has let go of the sequences: it
 // still reads their pages as they stood, because every later change of
 // them — a host Append (which submits the step's recorded work first) or
 // an AppendBuffers recorded after it — reaches the device's queue after
 // it.
-func (p *PagePool) AttendBuffers(ctx context.Context, seqs []*Seq, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+func (p *PagePool) AttendBuffers(ctx context.Context, rec backend.Recording, seqs []*Seq, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
 	return p.attend(seqs, func(_ *attender, pr backend.Problem) error {
-		return attendBuffers(ctx, p.kv, pr, q, out, lse, heads, nq, opts)
+		return attendBuffers(ctx, rec, p.kv, pr, q, out, lse, heads, nq, opts)
 	})
 }
 
@@ -909,8 +917,9 @@ func attendProblem(p backend.Problem, h, nq int, opts *AttendOptions) (backend.P
 // attendBuffers runs Fused over the cache c for queries, outputs and LSE
 // already on its backend: q holding [B, H, Nq, D] (BHND) or [B, Nq, H, D]
 // (BNHD) in the cache's layout, out the same with Dv, lse Float32 [B, H,
-// Nq] or nil; Fused checks their lengths.
-func attendBuffers(ctx context.Context, c *kv, p backend.Problem, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+// Nq] or nil; Fused checks their lengths. It runs on c's backend, or
+// records into rec when that is not nil.
+func attendBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.Problem, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
 	if opts == nil {
 		opts = &AttendOptions{}
 	}
@@ -921,7 +930,11 @@ func attendBuffers(ctx context.Context, c *kv, p backend.Problem, q, out, lse ba
 	if err != nil {
 		return err
 	}
-	return c.be.Fused(ctx, backend.FusedParams{Problem: p}, q, c.k, c.v, out, lse)
+	fused := c.be.Fused
+	if rec != nil {
+		fused = rec.Fused
+	}
+	return fused(ctx, backend.FusedParams{Problem: p}, q, c.k, c.v, out, lse)
 }
 
 // queryDims names the dimensions of a cache's queries in layout l.

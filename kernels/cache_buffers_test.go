@@ -110,9 +110,9 @@ func cacheBuffers(ctx context.Context, t *testing.T, be backend.Backend, layout 
 		k, v := firstRows(t, kx, n), firstRows(t, vx, n)
 		var err error
 		if cache != nil {
-			err = cache.AppendBuffers(ctx, s, n, kb, vb)
+			err = cache.AppendBuffers(ctx, nil, s, n, kb, vb)
 		} else {
-			err = seqs[s].AppendBuffers(ctx, n, kb, vb)
+			err = seqs[s].AppendBuffers(ctx, nil, n, kb, vb)
 		}
 		if err != nil {
 			t.Fatalf("append %d to %d: %v", n, s, err)
@@ -150,9 +150,9 @@ func cacheBuffers(ctx context.Context, t *testing.T, be backend.Backend, layout 
 			t.Fatal(err)
 		}
 		if cache != nil {
-			err = cache.AttendBuffers(ctx, qb, ob, lb, h, nq, o)
+			err = cache.AttendBuffers(ctx, nil, qb, ob, lb, h, nq, o)
 		} else {
-			err = pool.AttendBuffers(ctx, seqs, qb, ob, lb, h, nq, o)
+			err = pool.AttendBuffers(ctx, nil, seqs, qb, ob, lb, h, nq, o)
 		}
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -212,23 +212,23 @@ func TestCacheBuffersErrors(t *testing.T) {
 		sentinel error
 		text     string
 	}{
-		{"sequence out of range", cache.AppendBuffers(ctx, 2, 1, k2, v2), backend.ErrShape, "sequence 2 of a cache of 2"},
-		{"negative rows", cache.AppendBuffers(ctx, 0, -1, k2, v2), backend.ErrShape, "-1 rows"},
-		{"K short", cache.AppendBuffers(ctx, 0, 3, k2, buf(3*2*6)), backend.ErrShape, "needs 24 elements, its buffer has 16"},
-		{"V short", cache.AppendBuffers(ctx, 0, 2, k2, buf(23)), backend.ErrShape, "needs 24 elements, its buffer has 23"},
-		{"nil V", cache.AppendBuffers(ctx, 0, 1, k2, nil), backend.ErrShape, "V"},
-		{"full", cache.AppendBuffers(ctx, 0, 4, buf(4*2*4), buf(4*2*6)), backend.ErrCacheFull, "holds 0 of its capacity 3"},
+		{"sequence out of range", cache.AppendBuffers(ctx, nil, 2, 1, k2, v2), backend.ErrShape, "sequence 2 of a cache of 2"},
+		{"negative rows", cache.AppendBuffers(ctx, nil, 0, -1, k2, v2), backend.ErrShape, "-1 rows"},
+		{"K short", cache.AppendBuffers(ctx, nil, 0, 3, k2, buf(3*2*6)), backend.ErrShape, "needs 24 elements, its buffer has 16"},
+		{"V short", cache.AppendBuffers(ctx, nil, 0, 2, k2, buf(23)), backend.ErrShape, "needs 24 elements, its buffer has 23"},
+		{"nil V", cache.AppendBuffers(ctx, nil, 0, 1, k2, nil), backend.ErrShape, "V"},
+		{"full", cache.AppendBuffers(ctx, nil, 0, 4, buf(4*2*4), buf(4*2*6)), backend.ErrCacheFull, "holds 0 of its capacity 3"},
 		{"no Copier", func() error {
 			c, err := kernels.NewKVCache(noCopier{be}, 1, 3, cfg)
 			if err != nil {
 				return err
 			}
 			defer c.Release()
-			return c.AppendBuffers(ctx, 0, 1, k2, v2)
+			return c.AppendBuffers(ctx, nil, 0, 1, k2, v2)
 		}(), backend.ErrUnsupported, "backend.Copier"},
-		{"heads not a multiple", cache.AttendBuffers(ctx, buf(2*3*4), buf(2*3*6), nil, 3, 1, nil), backend.ErrShape, "3 query heads"},
-		{"Q short", cache.AttendBuffers(ctx, buf(2*4*4-1), buf(2*4*6), nil, 4, 1, nil), backend.ErrShape, "Q needs 32 elements"},
-		{"out short", cache.AttendBuffers(ctx, buf(2*4*4), buf(2*4*6-1), nil, 4, 1, nil), backend.ErrShape, "O needs 48 elements"},
+		{"heads not a multiple", cache.AttendBuffers(ctx, nil, buf(2*3*4), buf(2*3*6), nil, 3, 1, nil), backend.ErrShape, "3 query heads"},
+		{"Q short", cache.AttendBuffers(ctx, nil, buf(2*4*4-1), buf(2*4*6), nil, 4, 1, nil), backend.ErrShape, "Q needs 32 elements"},
+		{"out short", cache.AttendBuffers(ctx, nil, buf(2*4*4), buf(2*4*6-1), nil, 4, 1, nil), backend.ErrShape, "O needs 48 elements"},
 	} {
 		if !errors.Is(tc.err, tc.sentinel) || !contains(tc.err, tc.text) {
 			t.Errorf("%s: %v, want an error wrapping %v that says %q", tc.name, tc.err, tc.sentinel, tc.text)

@@ -163,6 +163,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "Points that did not run cleanly:\n\n%s\n", strings.Join(notes, "\n"))
 	}
+	b.WriteString("\nWhat the columns mean:\n\n")
+	if err := WriteGlossary(&b, GlossaryKeys(r.Points), true); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -361,24 +361,30 @@ func layersString(l int) string {
 	return strconv.Itoa(l)
 }
 
+// tableColumns says which of the optional columns a table of points
+// shows.
+func tableColumns(points []Point) (decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes bool) {
+	has := func(f func(Point) bool) bool { return slices.ContainsFunc(points, f) }
+	return has(Point.Decode), has(func(pt Point) bool { return pt.ReadBWFrac > 0 }),
+		has(func(pt Point) bool { return pt.RooflineFrac > 0 }), has(func(pt Point) bool { return pt.GPUS > 0 }),
+		has(func(pt Point) bool { return pt.FMAFrac > 0 }), has(func(pt Point) bool { return pt.Variant.Any() }),
+		has(func(pt Point) bool { return pt.DType != "" })
+}
+
 // WriteTable prints the points as an aligned table, one row per point,
-// under a line naming the CPU kernel attn-cpu ran on (when it ran), with
-// the conventions under it. A variant column names the score variants of
-// each point when any point has one.
+// under a line naming the CPU kernel attn-cpu ran on (when it ran), and
+// one line under it that says where its columns are defined (results.md,
+// which ends with GlossaryKeys' definitions, and attn bench -h). A
+// variant column names the score variants of each point when any point
+// has one.
 func WriteTable(w io.Writer, points []Point) error {
 	if ks := cpuKernels(points); len(ks) > 0 {
 		if _, err := fmt.Fprintf(w, "attn-cpu kernel: %s\n", strings.Join(ks, ", ")); err != nil {
 			return err
 		}
 	}
-	variants := slices.ContainsFunc(points, func(pt Point) bool { return pt.Variant.Any() })
-	dtypes := slices.ContainsFunc(points, func(pt Point) bool { return pt.DType != "" })
+	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	layers := slices.ContainsFunc(points, func(pt Point) bool { return pt.Layers > 0 })
-	decode := slices.ContainsFunc(points, func(pt Point) bool { return pt.Decode() })
-	ofBW := slices.ContainsFunc(points, func(pt Point) bool { return pt.ReadBWFrac > 0 })
-	ofRoof := slices.ContainsFunc(points, func(pt Point) bool { return pt.RooflineFrac > 0 })
-	gpuTime := slices.ContainsFunc(points, func(pt Point) bool { return pt.GPUS > 0 })
-	ofFMA := slices.ContainsFunc(points, func(pt Point) bool { return pt.FMAFrac > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -482,6 +488,14 @@ func WriteTable(w io.Writer, points []Point) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	_, err := fmt.Fprintln(w, "(the columns are defined at the end of results.md and by attn bench -h)")
+	return err
+}
+
+// GlossaryKeys are the Conventions that define the columns a table of
+// points shows, in the table's order.
+func GlossaryKeys(points []Point) []string {
+	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err"}
 	if decode {
 		keys = append(keys, "nq")
@@ -504,12 +518,37 @@ func WriteTable(w io.Writer, points []Point) error {
 	if dtypes {
 		keys = append(keys, "dtype")
 	}
+	return keys
+}
+
+// WriteGlossary writes the definition of each of keys (Conventions), one
+// a line, as "key: definition", or with markdown as a list item.
+func WriteGlossary(w io.Writer, keys []string, markdown bool) error {
 	for _, k := range keys {
-		if _, err := fmt.Fprintf(w, "%s: %s\n", k, Conventions[k]); err != nil {
+		format := "%s: %s\n"
+		if markdown {
+			format = "- **%s**: %s\n"
+		}
+		if _, err := fmt.Fprintf(w, format, k, Conventions[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// AllGlossaryKeys are every Convention's key, in a fixed order: those a
+// table may show first, as GlossaryKeys orders them, then the rest.
+func AllGlossaryKeys() []string {
+	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "nq", "read_gbps", "read_bw_frac",
+		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "variant", "dtype"}
+	var rest []string
+	for k := range Conventions {
+		if !slices.Contains(keys, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(keys, rest...)
 }
 
 // tokensPerS is TokensPerS, or B·Nq over the median time for a point of

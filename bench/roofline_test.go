@@ -100,8 +100,8 @@ func TestReportRooflineFields(t *testing.T) {
 			t.Errorf("table row %d under \"of roof\": %q, want %q", i, got, want)
 		}
 	}
-	if !strings.Contains(table.String(), "\nroofline_frac: ") || !strings.Contains(table.String(), "\nsgemm_gflops: ") {
-		t.Errorf("the table does not state the roofline's conventions:\n%s", table.String())
+	if keys := bench.GlossaryKeys(points); !slices.Contains(keys, "roofline_frac") || !slices.Contains(keys, "sgemm_gflops") {
+		t.Errorf("the glossary of the table's columns has no roofline: %q", keys)
 	}
 
 	var md bytes.Buffer
@@ -254,8 +254,8 @@ func TestReportFMAFields(t *testing.T) {
 			t.Errorf("table row %d under \"of FMA\": %q, want %q", i, got, want)
 		}
 	}
-	if !strings.Contains(table.String(), "\nfma_frac: ") || !strings.Contains(table.String(), "\nfma_gflops: ") {
-		t.Errorf("the table does not state the FMA peak's conventions:\n%s", table.String())
+	if keys := bench.GlossaryKeys(points); !slices.Contains(keys, "fma_frac") || !slices.Contains(keys, "fma_gflops") {
+		t.Errorf("the glossary of the table's columns has no FMA peak: %q", keys)
 	}
 
 	var md bytes.Buffer
@@ -290,5 +290,38 @@ func TestReportFMAFields(t *testing.T) {
 	}
 	if strings.Contains(table.String(), "of FMA") {
 		t.Errorf("a table without an FMA peak has an \"of FMA\" column:\n%s", table.String())
+	}
+}
+
+// The table ends with one line pointing to the glossary instead of the
+// glossary itself; results.md ends with the definitions of its columns,
+// and every key a table can show has a definition.
+func TestGlossary(t *testing.T) {
+	pt := bench.Point{Impl: "attn-cpu", Strategy: "fused", Runs: 2, MedianS: 1e-3, FMAFrac: 0.5, RooflineFrac: 0.4}
+	pt.B, pt.H, pt.KVHeads, pt.N, pt.D, pt.DType = 1, 1, 1, 8, 4, "bf16"
+	points := []bench.Point{pt}
+	var table bytes.Buffer
+	if err := bench.WriteTable(&table, points); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "results.md") || !strings.Contains(last, "attn bench -h") || strings.Contains(table.String(), "gflops: ") {
+		t.Errorf("the table's last line %q does not point to the glossary, or the glossary is printed:\n%s", last, table.String())
+	}
+	keys := bench.GlossaryKeys(points)
+	for _, k := range append(keys, bench.AllGlossaryKeys()...) {
+		if bench.Conventions[k] == "" {
+			t.Errorf("glossary key %q has no definition", k)
+		}
+	}
+	if all := bench.AllGlossaryKeys(); len(all) != len(bench.Conventions) {
+		t.Errorf("AllGlossaryKeys has %d keys for %d conventions", len(all), len(bench.Conventions))
+	}
+	var md strings.Builder
+	if err := bench.WriteGlossary(&md, keys, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "- **fma_frac**: ") || !strings.Contains(md.String(), "- **dtype**: ") {
+		t.Errorf("the Markdown glossary lacks the table's columns:\n%s", md.String())
 	}
 }

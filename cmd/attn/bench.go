@@ -203,7 +203,7 @@ func runBench(c *cmdEnv, args []string) error {
 		cfg.Seed = v
 		return err
 	})
-	if err := c.parseFlags(fs, benchSynopsis, benchHelp, args); err != nil {
+	if err := c.parseFlags(fs, benchSynopsis, benchHelp+glossaryHelp(), args); err != nil {
 		return err
 	}
 	if from != "" {
@@ -555,4 +555,14 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// glossaryHelp is the definition of every column and field a report
+// holds (bench.Conventions), for attn bench -h: the table points there
+// and to results.md instead of printing them under every run.
+func glossaryHelp() string {
+	var b strings.Builder
+	b.WriteString("\nWhat the columns and results.json's fields mean:\n\n")
+	bench.WriteGlossary(&b, bench.AllGlossaryKeys(), false)
+	return b.String()
 }

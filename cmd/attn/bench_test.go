@@ -22,8 +22,14 @@ func TestBenchCommand(t *testing.T) {
 	if got := len(cpuRow.FindAllString(stdout, -1)); got != 8 {
 		t.Errorf("table has %d cpu rows, want 8:\n%s", got, stdout)
 	}
-	if !strings.Contains(stdout, "gflops: ") {
-		t.Errorf("the table does not state the FLOP convention:\n%s", stdout)
+	if strings.Contains(stdout, "gflops: ") || !strings.Contains(stdout, "defined at the end of results.md") {
+		t.Errorf("the table prints its glossary, or does not point to it:\n%s", stdout)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "results.md")); err != nil || !strings.Contains(string(md), "- **gflops**: ") {
+		t.Errorf("results.md lacks the FLOP convention (%v)", err)
+	}
+	if code, help, _ := runCmd(t, "bench", "-h"); code != 0 || !strings.Contains(help, "\ngflops: ") || !strings.Contains(help, "\nfma_frac: ") {
+		t.Errorf("attn bench -h (exit %d) lacks the glossary:\n%s", code, help)
 	}
 	if !strings.Contains(stderr, "[8 100%") {
 		t.Errorf("no progress on stderr: %q", stderr)

@@ -492,8 +492,9 @@ func (r *Report) rooflineDots() []dots {
 }
 
 // nLabels labels the roofline chart's dots by N: without them the chart
-// would not say which N a dot is. Dots within a quarter of an octave of
-// intensity share one label, above the highest of them: a staged
+// would not say which N a dot is. Dots each within a quarter of an
+// octave of intensity of the next share one label, above the highest of
+// them: a staged
 // point's intensity hardly moves with N, and the dots of one N and one
 // strategy share theirs across implementations, so that one label per
 // dot would be written over itself. A label of several Ns gives their
@@ -514,7 +515,11 @@ func nLabels(ds []dots) plotter.XYLabels {
 	for lo := 0; lo < len(all); {
 		hi, top := lo, all[lo].xy
 		nmin, nmax := all[lo].n, all[lo].n
-		for hi < len(all) && all[hi].xy.X <= all[lo].xy.X*math.Pow(2, 0.25) {
+		// A dot within a quarter octave of the cluster's last one joins
+		// it, so that a cluster is cut only where a gap is: measured
+		// from the first dot, staged points spread over a third of an
+		// octave were cut in two whose labels lay on each other.
+		for hi < len(all) && (hi == lo || all[hi].xy.X <= all[hi-1].xy.X*math.Pow(2, 0.25)) {
 			if all[hi].xy.Y > top.Y {
 				top = all[hi].xy
 			}

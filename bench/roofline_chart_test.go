@@ -106,9 +106,9 @@ func TestRooflineChartLabels(t *testing.T) {
 	}
 }
 
-// nLabels gives one label per group of dots within a quarter of an
-// octave of intensity, above the highest, naming its N or the range of
-// its Ns.
+// nLabels gives one label per group of dots each within a quarter of an
+// octave of intensity of the next, above the highest, naming its N or
+// the range of its Ns.
 func TestNLabels(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -125,6 +125,13 @@ func TestNLabels(t *testing.T) {
 		{"staged, close together", []dots{{xy: plotter.XYs{{X: 7.5, Y: 90}, {X: 7.9, Y: 100}, {X: 8.1, Y: 95}}, n: []int{1024, 4096, 16384}},
 			{xy: plotter.XYs{{X: 300, Y: 200}}, n: []int{4096}}},
 			plotter.XYLabels{XYs: plotter.XYs{{X: 7.9, Y: 100}, {X: 300, Y: 200}}, Labels: []string{"N=1K–16K", "N=4K"}}},
+		// Spread over a third of an octave in steps under a quarter (as
+		// on a 2-core Xeon's staged sweep): one label, not two on each
+		// other.
+		{"staged, a chain", []dots{{xy: plotter.XYs{{X: 12.5, Y: 76}, {X: 13.5, Y: 90}, {X: 15.5, Y: 98}, {X: 15.9, Y: 82}, {X: 16.1, Y: 95}}, n: []int{256, 512, 1024, 2048, 4096}}},
+			plotter.XYLabels{XYs: plotter.XYs{{X: 15.5, Y: 98}}, Labels: []string{"N=256–4K"}}},
+		{"a gap cuts", []dots{{xy: plotter.XYs{{X: 8, Y: 10}, {X: 9, Y: 11}, {X: 12, Y: 12}}, n: []int{256, 512, 1024}}},
+			plotter.XYLabels{XYs: plotter.XYs{{X: 9, Y: 11}, {X: 12, Y: 12}}, Labels: []string{"N=256–512", "N=1K"}}},
 	} {
 		got := nLabels(c.ds)
 		if len(got.XYs) != len(c.want.XYs) || len(got.Labels) != len(c.want.Labels) {

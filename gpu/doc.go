@@ -188,9 +188,10 @@
 // FlashAttention's varlen kernels do.
 //
 // Every op waits for its own work, so an op returning means its outputs
-// are final — unless it is recorded in a Step (below). All use of the
-// device is serialised by one lock per Backend: WebGPU error scopes
-// belong to the device, not to a goroutine.
+// are final — unless it is recorded in a Step (below). Every call into
+// the device is serialised by one lock per Backend (WebGPU error scopes
+// belong to the device, not to a goroutine), held to record and submit
+// and never across a wait (docs/gpu.md, "Goroutines").
 //
 // # Inside the caller's GPU program
 //
@@ -246,8 +247,10 @@
 // userdata in C memory and polls with Poll(false). Some misuse aborts the
 // process inside wgpu-native instead of returning an error (submitting
 // while a buffer is mapped, using a destroyed buffer, mapping with an
-// invalid mode); the backend's own state — a staging buffer unmapped
-// whenever the lock is free, buffers destroyed only under the lock, every
+// invalid mode); the backend's own state — a staging buffer mapped only
+// by the read that holds it and used by no other submission, buffers
+// destroyed only under the lock, the device released only once no wait
+// polls it, every
 // argument validated before anything is recorded — keeps those
 // unreachable from the API.
 //

@@ -148,59 +148,15 @@ const envPlan = "ATTN_GPU_PLAN"
 const envPrefill = "ATTN_GPU_PREFILL"
 
 // adapterPlan is how the backend cuts its work and which fused kernel it
-// runs, chosen from the adapter's type (choosePlan).
-//
-// A CPU-type adapter (Mesa's lavapipe, and software rasterisers like it)
-// runs each invocation as a loop over SIMD lanes on the host: it stops an
-// invocation silently after about 65 535 loop iterations, pays for every
-// load from storage or workgroup memory once per invocation whatever the
-// address, and unrolls no loop. Its plan bounds every invocation by
-// loopBudget (key chunks, head-dim chunks, softmax chunks) and runs
-// fused.wgsl for the head dims it can write out: each vec4 of K and V
-// loaded feeds R query rows held in registers, and there is no workgroup
-// memory or barrier to pay for. A decoding step over a cache
-// (cpuDecodes) runs fused.wgsl with key lanes instead (laneKernel), split
-// as the host's threads want (splitTarget): fused.wgsl's workgroup of
-// WG·R query rows would hold one working row, and each query head of a
-// KV head would read its K and V again; with key lanes a workgroup holds
-// a KV head's query rows in every invocation, and its invocations share
-// out the keys. On lavapipe (Mesa 22.3, 2 Xeon cores) a step of 32 query
-// heads over 8 KV heads, D = 128, 4096 f16 keys, took 1.79 s through
-// fused.wgsl's rows, 75 ms through fuseddecode.wgsl (whose loads from
-// workgroup memory lavapipe pays for lane by lane) and 13 ms with key
-// lanes (attn bench -backend gpu -heads 32 -kvheads 8 -d 128 -n 4096 -nq
-// 1 -causal -dtype f16).
-//
-// A hardware adapter has no such cap, and on it loads from device memory
-// are what cost: the invocations of a workgroup should load each K and V
-// element once together and share it. Its plan cuts work only where
-// bindings, grids and the submission budget say, and runs fusedloop.wgsl
-// for every head dim: a workgroup stages tiles of TK keys and values in
-// workgroup memory with coalesced loads, and each of its WG invocations
-// streams its query row over them, as ONNX Runtime's WebGPU flash
-// attention (microsoft/onnxruntime,
-// onnxruntime/contrib_ops/webgpu/bert/flash_attention.wgsl.template) and
-// ggml-webgpu's (ggml-org/llama.cpp,
-// ggml/src/ggml-webgpu/wgsl-shaders/flash_attn.wgsl) do. fused.wgsl would instead have
-// every invocation load every key from device memory itself.
-// fusedtile.wgsl (tileKernel) runs instead wherever its tiles fit
-// workgroup memory, unless ATTN_GPU_PREFILL=loop: fusedloop.wgsl keeps a
-// row's query and sums in one invocation's registers (256 floats at
-// D = 128, past what an invocation keeps there: 3.9 TFLOP/s on an H100
-// against 12.4 at D = 64) and rescales its sums at every key that raises
-// the maximum; fusedtile.wgsl keeps the queries in workgroup memory,
-// register-tiles both products and takes the softmax a block of keys at
-// a time. A decoding
-// step (at most decodeMaxNq queries a sequence) runs fuseddecode.wgsl
-// instead (decodeKernel): fusedloop.wgsl's one invocation a query row
-// would leave a decoding workgroup one working invocation, and the query
-// heads that share a KV head would each read its K and V; a
-// fuseddecode.wgsl workgroup holds a KV head's group of query rows and
-// reads its K and V once for them, every invocation computing, as
-// flash-decoding does (FlashAttention's split-KV; ONNX Runtime's
-// flash_attention_decode_*.wgsl.template). Its steps split the keys into
-// more and shorter splits than the others' (decodeTarget), and merge.wgsl
-// folds their partial results with 32 invocations a row (mergeLanes).
+// runs, chosen from the adapter's type (choosePlan). A CPU-type adapter
+// (lavapipe) stops an invocation silently after about 65 535 loop
+// iterations and pays for every load lane by lane: its plan bounds each
+// invocation by loopBudget and runs fused.wgsl (key lanes to decode,
+// laneKernel). A hardware adapter has no cap and pays for device-memory
+// loads: its plan cuts work only where bindings, grids and the
+// submission budget say, and runs fusedtile.wgsl (tileKernel),
+// fuseddecode.wgsl (decodeKernel) or fusedloop.wgsl. docs/gpu.md ("Which
+// kernel runs where") tells why, with the measurements.
 type adapterPlan struct {
 	hardware bool
 	// loopCap is the most loop iterations one invocation may run in

@@ -110,50 +110,14 @@
 //     (FlashAttention's split-KV; fusedplan.go). merge.wgsl gives a row
 //     one invocation on a CPU-type adapter and 32 side by side on a
 //     hardware one, each summing its own columns over the parts;
-//   - the fused kernel is the one the adapter wants: on a CPU-type
-//     adapter fused.wgsl for the head dims it can write out (each vec4 of
-//     K and V a lavapipe invocation loads serves several query rows held
-//     in registers, with no workgroup memory or barrier), fusedloop.wgsl
-//     for wider ones; on a hardware adapter fusedtile.wgsl, whose
-//     workgroups of 128 invocations hold up to 64 query rows' queries in
-//     workgroup memory and stage tiles of K, then V, there with coalesced
-//     loads; each invocation computes a register block of a tile's scores
-//     (up to 4 rows × 4 keys) and of the output (up to 4 rows × a few
-//     column vec4s), so each value read from workgroup memory serves
-//     several products, and the softmax takes a tile's keys at once, one
-//     maximum and one rescale a row a tile (adapterPlan.tileKernel picks
-//     the tiles that fit the device's workgroup memory). Where none fits,
-//     and under ATTN_GPU_PREFILL=loop, fusedloop.wgsl runs: one query row
-//     an invocation, its query and sums in registers, as ONNX Runtime's
-//     and ggml's WebGPU flash attention do. Both are for steps that do not
-//     decode. A CPU-type adapter decodes (at most 4
-//     queries a sequence over 128 keys or more, head dims multiples of
-//     4) with fused.wgsl's key lanes: a workgroup of 16 invocations each
-//     holding the query rows of one or more heads of a KV head, each
-//     streaming every 16th key of the split and loading its K and V rows
-//     once for all of them, the invocations adding up their results in
-//     workgroup memory at the end (lavapipe pays for every load an
-//     invocation makes, lane by lane, so each K and V element is loaded
-//     once and no query or weight is read from workgroup memory per key);
-//   - a decoding step on a hardware adapter (at most 16 queries a
-//     sequence; adapterPlan.decodeKernel) runs fuseddecode.wgsl instead,
-//     flash-decoding: a workgroup of 128 invocations holds the query rows
-//     of every query head that shares a KV head (up to 16 rows: heads of
-//     the group × queries, GQA) and one split of the keys, so K and V are
-//     read once for the group, and every invocation computes — the scores
-//     of a tile's (row, key) pairs side by side from K staged with
-//     coalesced loads, each row's maximum over the tile as a tree in
-//     workgroup memory (up to 32 invocations a row), then P·V with each invocation summing one column
-//     vec4 of its rows over its share of the tile's keys, V read straight
-//     from memory, adjacent invocations adjacent columns. (fusedloop.wgsl
-//     would give each query head its own workgroup, reading K and V once
-//     a head, with one invocation of 64 working.) Its steps split until
-//     they have 1024 workgroups, splits of at least 128 keys, so a
-//     32768-key cache of 8 KV heads is read by 1024 workgroups of 256
-//     keys; each split writes its normalised (O, LSE) as the other fused
-//     kernels do, for merge.wgsl. Every variant, mask, dtype, layout,
-//     packed and paged problem runs in it; value heads wider than 512
-//     (one column vec4 an invocation) run fusedloop.wgsl;
+//   - the fused kernel is the one the adapter's plan chooses
+//     (adapterPlan): on a CPU-type adapter fused.wgsl for the head dims
+//     it can write out (with key lanes for decoding steps) and
+//     fusedloop.wgsl for wider ones; on a hardware adapter fusedtile.wgsl
+//     for prefill where its tiles fit workgroup memory, fuseddecode.wgsl
+//     for decoding steps (at most 16 queries a sequence), fusedloop.wgsl
+//     elsewhere. docs/gpu.md ("Which kernel runs where") says why each,
+//     with the measurements behind the choices;
 //   - grids stay within maxComputeWorkgroupsPerDimension, and each
 //     submission carries a bounded amount of work (far below Poll's 5 s),
 //     with ctx checked between submissions.

@@ -16,7 +16,9 @@
 //     Kernel.Template);
 //   - fusedloop.wgsl: the same with loops and K, V tiles staged through
 //     workgroup memory, for head dims too wide to write out on a CPU-type
-//     adapter and for every head dim on a hardware one but for decoding;
+//     adapter, and on a hardware one where fusedtile.wgsl's tiles do not
+//     fit (or ATTN_GPU_PREFILL=loop) and for value heads too wide for
+//     fuseddecode.wgsl;
 //   - fusedtile.wgsl: the same for prefill on a hardware adapter, where
 //     its tiles fit workgroup memory: a workgroup holds a tile of query
 //     rows in workgroup memory and register-tiles both products over
@@ -36,6 +38,9 @@
 //     in integer arithmetic);
 //   - copy.wgsl: copies elements into a float32 buffer (Backend.Copy),
 //     one an invocation, widening a half source exactly.
+//
+// Which kernel runs where, and why, is docs/gpu.md's "Which kernel runs
+// where"; the plan (gpu/adapterplan.go) chooses.
 //
 // go-webgpu v0.17.1 cannot set WGSL override constants, and its naga
 // accepts neither expressions in array sizes nor named workgroup sizes, so

@@ -463,15 +463,24 @@ func (c *KVCache) Release() {
 // PagePool is a pool of fixed-size pages of keys and values on a
 // backend, shared by sequences of any length (Seq): each takes pages as
 // it grows and gives them back when released. Several goroutines may
-// append to, attend and release sequences over one pool at once: an
-// Attend holds its sequences, so that an Append, Truncate or Release of
-// one of them waits for it.
+// append to, attend, fork and release sequences over one pool at once:
+// an Attend holds its sequences, so that an Append, Truncate or Release
+// of one of them waits for it.
+//
+// Sequences may share pages: Seq.Fork makes a sequence that shares every
+// page of its parent (a prompt's n samples, beams, a shared system
+// prompt), and a page goes back to the pool only when the last sequence
+// holding it lets it go (Truncate, Release). A shared page is never
+// written: an Append to a sequence whose last page is shared and partly
+// full first copies that page's rows to a page of its own
+// (copy-on-write), so no other sequence sees its keys.
 type PagePool struct {
 	*kv
 	pageSize, pages int
 	ids             atomic.Uint64 // the last Seq's id
 	mu              sync.Mutex
 	free            []int       // pages no sequence holds, taken from the end
+	refs            []int32     // how many sequences hold each page: 0 for a free one
 	atts            []*attender // idle attenders, one taken per Attend
 }
 
@@ -484,7 +493,7 @@ func NewPagePool(be backend.Backend, pageSize, pages int, cfg CacheConfig) (*Pag
 	if err != nil {
 		return nil, err
 	}
-	p := &PagePool{kv: c, pageSize: pageSize, pages: pages, free: make([]int, pages)}
+	p := &PagePool{kv: c, pageSize: pageSize, pages: pages, free: make([]int, pages), refs: make([]int32, pages)}
 	for i := range p.free {
 		p.free[i] = pages - 1 - i // page 0 first
 	}
@@ -496,6 +505,21 @@ func (p *PagePool) Free() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.free)
+}
+
+// Shared is how many pages more than one sequence holds (Seq.Fork): the
+// pool holds Pages − Free pages in all, and without sharing would need
+// one more for each extra holder of a shared page.
+func (p *PagePool) Shared() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, r := range p.refs {
+		if r > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // Seq is one sequence's keys and values in a PagePool: its pages, in
@@ -518,6 +542,30 @@ type Seq struct {
 
 // NewSeq returns an empty sequence of the pool.
 func (p *PagePool) NewSeq() *Seq { return &Seq{pool: p, id: p.ids.Add(1)} }
+
+// Fork returns a new sequence of the pool that holds the same keys as s,
+// sharing every page of s rather than copying it: no page is taken and
+// nothing is written. The two then grow apart: an Append to either one
+// copies its last page first if that page is shared and partly full
+// (PagePool says how), taking one more page for it. A fork of a fork,
+// and of an empty sequence, work alike; a released s is
+// backend.ErrReleased. Fork may run beside Attends of s.
+func (s *Seq) Fork() (*Seq, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable("fork"); err != nil {
+		return nil, err
+	}
+	p := s.pool
+	c := p.NewSeq()
+	c.pages, c.n = slices.Clone(s.pages), s.n
+	p.mu.Lock()
+	for _, pg := range c.pages {
+		p.refs[pg]++
+	}
+	p.mu.Unlock()
+	return c, nil
+}
 
 // Len is how many keys the sequence holds (0 once released).
 func (s *Seq) Len() int {
@@ -586,7 +634,10 @@ func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k
 // extend takes the pages n more keys need, calls put with the sequence's
 // block table to write the keys and values at positions s.n …, and
 // counts them; when put fails it gives the new pages back, leaving the
-// sequence as it was.
+// sequence as it was. A last page that is shared and partly full is
+// first copied to a new page of the sequence's own (copy-on-write), so
+// that put never writes a page another sequence holds; the sequence lets
+// the shared page go only once put has succeeded.
 func (s *Seq) extend(n int, put func(pg *backend.Paged) error) error {
 	p := s.pool
 	s.mu.Lock()
@@ -594,27 +645,108 @@ func (s *Seq) extend(n int, put func(pg *backend.Paged) error) error {
 	if err := s.usable("append to"); err != nil {
 		return err
 	}
-	need := (s.n+n+p.pageSize-1)/p.pageSize - len(s.pages)
+	if n == 0 {
+		return nil
+	}
+	grow := (s.n+n+p.pageSize-1)/p.pageSize - len(s.pages)
+	rows := s.n % p.pageSize // of the last page, when partly full
 	p.mu.Lock()
+	cow := rows != 0 && p.refs[s.pages[len(s.pages)-1]] > 1
+	need := grow
+	if cow {
+		need++
+	}
 	if need > len(p.free) {
 		free := len(p.free)
 		p.mu.Unlock()
-		return backend.Errorf(backend.ErrCacheFull, "append %d keys to a sequence of %d: it needs %d more pages of %d keys, the pool has %d free of %d",
-			n, s.n, need, p.pageSize, free, p.pages)
+		what := ""
+		if cow {
+			what = " (one to copy its shared last page)"
+		}
+		return backend.Errorf(backend.ErrCacheFull, "append %d keys to a sequence of %d: it needs %d more pages of %d keys%s, the pool has %d free of %d",
+			n, s.n, need, p.pageSize, what, free, p.pages)
 	}
-	held := len(s.pages)
-	for range need {
-		s.pages = append(s.pages, p.free[len(p.free)-1])
+	pop := func() int {
+		pg := p.free[len(p.free)-1]
 		p.free = p.free[:len(p.free)-1]
+		p.refs[pg] = 1
+		return pg
+	}
+	held, shared, own := len(s.pages), -1, -1
+	if cow {
+		shared, own = s.pages[held-1], pop()
+	}
+	for range grow {
+		s.pages = append(s.pages, pop())
 	}
 	p.mu.Unlock()
+	if cow {
+		err := p.copyPage(&s.st, own, shared, rows)
+		if err == nil {
+			s.pages[held-1] = own
+		} else {
+			p.give(s.pages[held:])
+			p.give1(own)
+			s.pages = s.pages[:held]
+			return fmt.Errorf("append %d keys to a sequence of %d: copying its shared last page: %w", n, s.n, err)
+		}
+	}
 	s.pg = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: len(s.pages), Table: s.pages}
 	if err := put(&s.pg); err != nil {
 		p.give(s.pages[held:])
+		if cow {
+			s.pages[held-1] = shared
+			p.give1(own)
+		}
 		s.pages = s.pages[:held]
 		return err
 	}
+	if cow {
+		p.give1(shared)
+	}
 	s.n += n
+	return nil
+}
+
+// copyPage copies the first rows rows of page from to page to, keys and
+// values, through the host: a page's elements lie together in either
+// layout ([pages, page_size, KVH, D] or [pages, KVH, page_size, D]), so
+// its first rows are one run under BNHD and one a head under BHND.
+// Stored bits are copied as they are. Read waits for (and a GPU step
+// submits first) every write of the page before it, so a copy made while
+// appends are recorded into a step still sees them.
+func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
+	for _, t := range []struct {
+		buf backend.Buffer
+		dim int
+	}{{p.k, p.cfg.D}, {p.v, p.cfg.dv()}} {
+		heads, dim := p.cfg.KVHeads, t.dim
+		page := p.pageSize * heads * dim
+		runs, run, stride := 1, rows*heads*dim, 0
+		if p.cfg.Layout != BNHD {
+			runs, run, stride = heads, rows*dim, p.pageSize*dim
+		}
+		for r := range runs {
+			src, dst := from*page+r*stride, to*page+r*stride
+			if p.cfg.DType.Half() {
+				st.bits = grow(st.bits, run)
+				if err := p.be.ReadBits(st.bits[:run], t.buf, src); err != nil {
+					return err
+				}
+				if err := p.be.WriteBits(t.buf, dst, st.bits[:run]); err != nil {
+					return err
+				}
+				continue
+			}
+			st.f32 = grow(st.f32, run)
+			if err := p.be.Read(st.f32[:run], t.buf, src); err != nil {
+				return err
+			}
+			if err := p.be.Write(t.buf, dst, st.f32[:run]); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -650,11 +782,27 @@ func (s *Seq) Release() {
 	s.pages, s.n, s.released = nil, 0, true
 }
 
+// give lets go of one hold of each of pages: a page no sequence holds
+// any more goes back to the free list.
 func (p *PagePool) give(pages []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(pages) - 1; i >= 0; i-- {
-		p.free = append(p.free, pages[i])
+		p.unref(pages[i])
+	}
+}
+
+// give1 is give of one page.
+func (p *PagePool) give1(pg int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unref(pg)
+}
+
+// unref lets go of one hold of pg; p.mu is held.
+func (p *PagePool) unref(pg int) {
+	if p.refs[pg]--; p.refs[pg] == 0 {
+		p.free = append(p.free, pg)
 	}
 }
 

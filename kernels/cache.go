@@ -819,6 +819,8 @@ func (p *PagePool) rows(dim int, pg *backend.Paged) backend.Rows {
 // wrapping backend.ErrShape, a released one backend.ErrReleased.
 func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor, opts *AttendOptions) error {
 	return p.attend(seqs, func(a *attender, pr backend.Problem) error {
+		a.pages = seqPages(a.pages, seqs)
+		defer func() { clear(a.pages); a.pages = a.pages[:0] }()
 		return a.attend(ctx, p.kv, pr, q, out, lse, opts)
 	})
 }
@@ -902,6 +904,15 @@ type attender struct {
 	table     []int
 	paged     backend.Paged
 	held      []*Seq // the sequences read-locked, each once, by id
+	// pages is each sequence's pages in a PagePool.Attend (nil
+	// otherwise), for the cascade (cascade.go), and the rest its
+	// scratch: the suffix pass's table and lengths, the device buffers
+	// of both passes and their host copies.
+	pages                  [][]int
+	stable, slens          []int
+	qg, op, lp, os, ls     backend.Buffer
+	hop, hlp, hos, hls, hq []float32
+	hqb                    []uint16
 }
 
 // hold read-locks each distinct sequence of seqs once, in the order of
@@ -927,12 +938,13 @@ func (a *attender) unhold() {
 }
 
 func (a *attender) release() {
-	for _, b := range []backend.Buffer{a.q, a.o, a.lse} {
+	for _, b := range []backend.Buffer{a.q, a.o, a.lse, a.qg, a.op, a.lp, a.os, a.ls} {
 		if b != nil {
 			b.Release()
 		}
 	}
 	a.q, a.o, a.lse = nil, nil, nil
+	a.qg, a.op, a.lp, a.os, a.ls = nil, nil, nil, nil, nil
 }
 
 // buffer returns *buf if it holds n elements of dt, else a new one.
@@ -1027,6 +1039,11 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	// decoding step are few, and the buffer is reused.
 	if err := writeDense(be, qb, q); err != nil {
 		return err
+	}
+	if p.Paged != nil && a.pages != nil {
+		if groups := cascadeGroups(a.pages, p.KVLens, nq, p.Paged.PageSize, opts); groups != nil {
+			return a.cascade(ctx, c, p, groups, qb, q.contiguous(), out, lse)
+		}
 	}
 	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, qb, c.k, c.v, ob, lb); err != nil {
 		return err

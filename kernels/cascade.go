@@ -1,0 +1,277 @@
+package kernels
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// Cascade attention (FlashInfer's name for it): when sequences of one
+// PagePool.Attend share leading pages (Seq.Fork), each shared page is
+// read once for all of them instead of once each. A decoding step is
+// bound by the bytes it reads, so B sequences behind one long prompt
+// read it once, not B times.
+//
+// The pool finds the sharing from the pages themselves. A group is the
+// sequences of the call whose first page is the same page; its prefix is
+// the longest run of leading pages all its members hold, counting only
+// pages every member has filled and whose keys lie before each member's
+// first query (so that causal masking shows every prefix key to every
+// query). The group's queries then attend its prefix as one problem, the
+// members' query rows stacked (the prefix pass: one sequence of G·Nq
+// rows, its K and V read once), every sequence attends the rest of its
+// own keys as before (the suffix pass), and the two partial results are
+// merged exactly by their log-sum-exps on the host, where Attend reads
+// O back anyway:
+//
+//	m = max(l₁, l₂),  O = (e^(l₁−m)·O₁ + e^(l₂−m)·O₂) / (e^(l₁−m) + e^(l₂−m)),
+//	LSE = m + log(e^(l₁−m) + e^(l₂−m))
+//
+// The sinks join the suffix pass alone. Variants that place each query
+// by its position inside the prefix (a sliding window, ALiBi, a causal
+// offset, key lengths) run without the cascade, as do AttendBuffers
+// (whose outputs stay on the device) and prefixes shorter than
+// cascadeMinKeys, where the second pass would cost more than it saves.
+
+// cascadeMinKeys is the shortest shared prefix the cascade runs for,
+// and cascades counts the calls that ran it (for tests).
+var (
+	cascadeMinKeys = 256
+	cascades       atomic.Int64
+)
+
+// cascadeGroup is one group of sequences sharing a prefix: the indexes
+// of its members in the call's batch and the prefix's pages.
+type cascadeGroup struct {
+	members []int
+	pages   []int
+}
+
+// cascadeGroups finds the groups of the call whose sequences (pages,
+// lengths lens, nq queries each) share a prefix of at least
+// cascadeMinKeys keys in pages of ps keys, or none when opts asks for a
+// variant the cascade does not run.
+func cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *AttendOptions) []cascadeGroup {
+	if len(pages) < 2 || nq < 1 || opts.Window != nil || opts.ALiBi != nil || opts.CausalOffset != nil || opts.KVLens != nil {
+		return nil
+	}
+	var groups []cascadeGroup
+	taken := make([]bool, len(pages))
+	for b := range pages {
+		if taken[b] || len(pages[b]) == 0 {
+			continue
+		}
+		g := cascadeGroup{members: []int{b}}
+		for c := b + 1; c < len(pages); c++ {
+			if !taken[c] && len(pages[c]) > 0 && pages[c][0] == pages[b][0] {
+				g.members = append(g.members, c)
+			}
+		}
+		if len(g.members) < 2 {
+			continue
+		}
+		// The prefix: pages all members hold in the same place, full in
+		// each and before each one's first query.
+		k := len(pages[b])
+		for _, c := range g.members {
+			k = min(k, len(pages[c]), (lens[c]-nq)/ps)
+			for j := range k {
+				if pages[c][j] != pages[b][j] {
+					k = j
+					break
+				}
+			}
+		}
+		if k*ps < max(cascadeMinKeys, 1) {
+			continue
+		}
+		for _, c := range g.members {
+			taken[c] = true
+		}
+		g.pages = pages[b][:k]
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// cascade is attend's work for a paged problem p (resolved, its queries
+// uploaded to qb) whose sequences form groups: the prefix pass of each
+// group, the suffix pass of the whole batch, and the merge into out and
+// lse on the host. q is the dense host copy of the queries.
+func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups []cascadeGroup, qb backend.Buffer, qh *Tensor, out, lse *Tensor) error {
+	cascades.Add(1)
+	be := c.be
+	h, nq, d, dv := p.H, p.Nq, p.D, p.Dv
+	ps := p.Paged.PageSize
+	// The suffix pass: every member's table and length past its group's
+	// prefix.
+	suffix := p
+	sp := *p.Paged
+	per := 0
+	skip := make([]int, p.B) // prefix pages of each sequence
+	for _, g := range groups {
+		for _, m := range g.members {
+			skip[m] = len(g.pages)
+		}
+	}
+	for b := range p.B {
+		per = max(per, p.Paged.PerSeq-skip[b])
+	}
+	a.stable = grow(a.stable, p.B*per)
+	a.slens = grow(a.slens, p.B)
+	for b := range p.B {
+		row := a.stable[b*per : (b+1)*per]
+		src := p.Paged.Table[b*p.Paged.PerSeq+skip[b] : (b+1)*p.Paged.PerSeq]
+		n := copy(row, src)
+		for j := n; j < per; j++ {
+			row[j] = -1
+		}
+		a.slens[b] = p.KVLens[b] - skip[b]*ps
+	}
+	sp.PerSeq, sp.Table = per, a.stable
+	suffix.Paged, suffix.Nk, suffix.KVLens = &sp, per*ps, a.slens
+	if err := suffix.Validate(); err != nil {
+		return err
+	}
+	suffix = suffix.Resolved()
+	os, err := a.buffer(be, &a.os, Float32, suffix.OLen())
+	if err != nil {
+		return err
+	}
+	ls, err := a.buffer(be, &a.ls, Float32, suffix.LSELen())
+	if err != nil {
+		return err
+	}
+	if err := be.Fused(ctx, backend.FusedParams{Problem: suffix}, qb, c.k, c.v, os, ls); err != nil {
+		return err
+	}
+	a.hos = grow(a.hos, suffix.OLen())
+	a.hls = grow(a.hls, suffix.LSELen())
+	if err := be.Read(a.hos, os, 0); err != nil {
+		return err
+	}
+	if err := be.Read(a.hls, ls, 0); err != nil {
+		return err
+	}
+	// Each group's prefix pass, merged into the suffix pass's rows.
+	for _, g := range groups {
+		rows := len(g.members) * nq
+		pre := backend.Problem{B: 1, H: h, KVHeads: p.KVHeads, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
+			Layout: p.Layout, Scale: p.Scale}
+		pre.Softcap = p.Softcap
+		pre.KVLens = []int{len(g.pages) * ps}
+		pre.Paged = &backend.Paged{PageSize: ps, Pages: p.Paged.Pages, PerSeq: len(g.pages), Table: g.pages}
+		if err := pre.Validate(); err != nil {
+			return err
+		}
+		pre = pre.Resolved()
+		qg, err := a.buffer(be, &a.qg, qh.DType, pre.QLen())
+		if err != nil {
+			return err
+		}
+		if err := a.gatherQueries(be, qg, qh, g.members, p); err != nil {
+			return err
+		}
+		op, err := a.buffer(be, &a.op, Float32, pre.OLen())
+		if err != nil {
+			return err
+		}
+		lp, err := a.buffer(be, &a.lp, Float32, pre.LSELen())
+		if err != nil {
+			return err
+		}
+		if err := be.Fused(ctx, backend.FusedParams{Problem: pre}, qg, c.k, c.v, op, lp); err != nil {
+			return err
+		}
+		a.hop = grow(a.hop, pre.OLen())
+		a.hlp = grow(a.hlp, pre.LSELen())
+		if err := be.Read(a.hop, op, 0); err != nil {
+			return err
+		}
+		if err := be.Read(a.hlp, lp, 0); err != nil {
+			return err
+		}
+		for gi, b := range g.members {
+			for hh := range h {
+				for i := range nq {
+					po := oOffset(p.Layout, 0, hh, gi*nq+i, 1, h, rows, dv) // pre's row of member gi
+					so := oOffset(p.Layout, b, hh, i, p.B, h, nq, dv)
+					l1, l2 := float64(a.hlp[hh*rows+gi*nq+i]), float64(a.hls[(b*h+hh)*nq+i])
+					m := max(l1, l2)
+					if math.IsInf(m, -1) {
+						continue // neither pass saw a key: zeros, −Inf, as the suffix pass left them
+					}
+					w1, w2 := math.Exp(l1-m), math.Exp(l2-m)
+					for j := range dv {
+						a.hos[so+j] = float32((w1*float64(a.hop[po+j]) + w2*float64(a.hos[so+j])) / (w1 + w2))
+					}
+					a.hls[(b*h+hh)*nq+i] = float32(m + math.Log(w1+w2))
+				}
+			}
+		}
+	}
+	if out.DType.Half() {
+		for i, x := range a.hos[:len(out.Bits)] {
+			out.Bits[i] = out.DType.Encode(out.DType.Saturate(x))
+		}
+	} else {
+		copy(out.Data, a.hos)
+	}
+	if lse != nil {
+		copy(lse.Data, a.hls)
+	}
+	return nil
+}
+
+// oOffset is where row i of head hh of sequence b starts in an output of
+// B sequences, H heads and n rows of dv in layout l.
+func oOffset(l Layout, b, hh, i, _, h, n, dv int) int {
+	if l == BNHD {
+		return ((b*n+i)*h + hh) * dv
+	}
+	return ((b*h+hh)*n + i) * dv
+}
+
+// gatherQueries writes the queries of the members' sequences, in order,
+// to qg as one sequence of len(members)·Nq rows, from the dense host
+// queries qh of problem p.
+func (a *attender) gatherQueries(be backend.Backend, qg backend.Buffer, qh *Tensor, members []int, p backend.Problem) error {
+	h, nq, d := p.H, p.Nq, p.D
+	rows := len(members) * nq
+	n := rows * h * d
+	half := qh.DType.Half()
+	if half {
+		a.hqb = grow(a.hqb, n)
+	} else {
+		a.hq = grow(a.hq, n)
+	}
+	for gi, b := range members {
+		for hh := range h {
+			for i := range nq {
+				dst := oOffset(p.Layout, 0, hh, gi*nq+i, 1, h, rows, d)
+				src := oOffset(p.Layout, b, hh, i, p.B, h, nq, d)
+				if half {
+					copy(a.hqb[dst:dst+d], qh.Bits[src:])
+				} else {
+					copy(a.hq[dst:dst+d], qh.Data[src:])
+				}
+			}
+		}
+	}
+	if half {
+		return be.WriteBits(qg, 0, a.hqb[:n])
+	}
+	return be.Write(qg, 0, a.hq[:n])
+}
+
+// seqPages is the pages of each sequence of a PagePool call, for
+// cascadeGroups; nil for a KVCache.
+func seqPages(dst [][]int, seqs []*Seq) [][]int {
+	dst = dst[:0]
+	for _, s := range seqs {
+		dst = append(dst, s.pages)
+	}
+	return dst
+}

@@ -1,0 +1,126 @@
+package kernels_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/attn-go/attn/kernels"
+)
+
+// A batch whose sequences share a forked prompt (three forks grown
+// apart, the prompt itself, an unrelated sequence, one fork twice)
+// attends through the cascade — the shared pages read once for all, the
+// rest per sequence, merged by LSE — and gives what the float64
+// reference of each sequence's keys gives, and the same O and LSE as the
+// same call without the cascade, within float32's tolerance: on every
+// backend, both layouts, a full and a half cache, one and two queries,
+// and every variant that applies to a cache. Variants the cascade does
+// not run (window, ALiBi, key lengths) fall back, and say so by not
+// counting a cascade.
+func TestCascade(t *testing.T) {
+	defer kernels.SetCascadeMinKeys(4)()
+	ctx := context.Background()
+	sinks := []float32{0.5, -1, 0, 2}
+	two := []int{9, 8, 9, 12, 13, 9}
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+			for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16} {
+				cfg := kernels.CacheConfig{KVHeads: 2, D: 8, Dv: 6, DType: dt, Layout: layout}
+				pool, err := kernels.NewPagePool(be, 4, 40, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(71, 72))
+				m := &mirror{cfg: cfg}
+				add := func(s *kernels.Seq, j, n int) {
+					k, v := rows(rng, kernels.Float32, n, 2, 8), rows(rng, kernels.Float32, n, 2, 6)
+					if err := s.Append(k, v); err != nil {
+						t.Fatal(err)
+					}
+					m.append(j, k, v)
+				}
+				prompt := pool.NewSeq()
+				add(prompt, 0, 13) // 3 full pages and one row
+				seqs := []*kernels.Seq{prompt}
+				for f, n := range []int{1, 5, 9} {
+					c, err := prompt.Fork()
+					if err != nil {
+						t.Fatal(err)
+					}
+					m.k, m.v = append(m.k, slices.Clone(m.k[0])), append(m.v, slices.Clone(m.v[0]))
+					add(c, f+1, n)
+					seqs = append(seqs, c)
+				}
+				other := pool.NewSeq()
+				add(other, 4, 11)
+				seqs = append(seqs, other)
+				order := []int{1, 4, 2, 0, 3, 1} // forks, the other, the prompt, a fork twice
+				call := make([]*kernels.Seq, len(order))
+				for i, j := range order {
+					call[i] = seqs[j]
+				}
+				for _, c := range []struct {
+					name    string
+					opts    kernels.AttendOptions
+					cascade bool
+				}{
+					{"plain", kernels.AttendOptions{}, true},
+					{"causal", kernels.AttendOptions{Causal: true}, true},
+					{"softcap, sinks", kernels.AttendOptions{Causal: true, Softcap: 3, Sinks: sinks}, true},
+					{"scale", kernels.AttendOptions{Scale: 0.7}, true},
+					{"window", kernels.AttendOptions{Causal: true, Window: &kernels.Window{Left: 5, Right: 0}}, false},
+					{"alibi", kernels.AttendOptions{ALiBi: []float32{0.5, 0.25, 0.125, 0.0625}}, false},
+					{"key lengths", kernels.AttendOptions{KVLens: two}, false},
+				} {
+					for _, nq := range []int{1, 2} {
+						what := fmt.Sprintf("%s/%v/%v/%s/nq=%d", bk.name, layout, dt, c.name, nq)
+						qs, os := []int{len(call), nq, 4, 8}, []int{len(call), nq, 4, 6}
+						ls := []int{len(call), 4, nq}
+						if layout == kernels.BHND {
+							qs, os = []int{len(call), 4, nq, 8}, []int{len(call), 4, nq, 6}
+						}
+						q := randTensor(rng, layout, qs...)
+						out, _ := kernels.NewTensor(layout, os...)
+						lse, _ := kernels.NewTensor(kernels.BHND, ls...)
+						before := kernels.Cascades()
+						opts := c.opts
+						if err := pool.Attend(ctx, call, q, out, lse, &opts); err != nil {
+							t.Fatalf("%s: %v", what, err)
+						}
+						if ran := kernels.Cascades() > before; ran != c.cascade {
+							t.Fatalf("%s: the cascade ran %v, want %v", what, ran, c.cascade)
+						}
+						want, _ := m.want(t, order, q, &opts)
+						compareOut(t, what, out, want, 6, 0)
+						// The same call without the cascade.
+						restore := kernels.SetCascadeMinKeys(math.MaxInt)
+						out2, _ := kernels.NewTensor(layout, os...)
+						lse2, _ := kernels.NewTensor(kernels.BHND, ls...)
+						err := pool.Attend(ctx, call, q, out2, lse2, &opts)
+						restore()
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, x := range lse.Data {
+							if y := lse2.Data[i]; math.Abs(float64(x-y)) > 1e-5*max(1, math.Abs(float64(y))) {
+								t.Fatalf("%s: LSE[%d] = %v with the cascade, %v without", what, i, x, y)
+							}
+						}
+						g1, g2 := out.Float32s(), out2.Float32s()
+						for i := range g1 {
+							if math.Abs(float64(g1[i]-g2[i])) > 2e-6*max(1, math.Abs(float64(g2[i]))) && dt == kernels.Float32 {
+								t.Fatalf("%s: out[%d] = %v with the cascade, %v without", what, i, g1[i], g2[i])
+							}
+						}
+					}
+				}
+				pool.Release()
+			}
+		}
+	}
+}

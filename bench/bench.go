@@ -40,6 +40,12 @@ type Config struct {
 	DTypes []backend.DType
 	// Strategies are Staged and/or Fused, run on every backend.
 	Strategies []kernels.Strategy
+	// Prefix, when not 0, measures each attn shape (B sequences of N keys,
+	// Nq queries each) as two decoding steps over a kernels.PagePool
+	// whose sequences begin with one prompt of Prefix keys: shared by
+	// forks, and held by each sequence alone (prefix.go). Strategies and
+	// Layers do not apply to them.
+	Prefix int
 	// Layers, when not empty, measures each attn point as a model's
 	// step of L layers for each L listed (each its own point, carrying
 	// Point.Layers): L calls over L separate copies of Q, K, V and O,
@@ -103,8 +109,15 @@ type Shape struct {
 	Causal bool `json:"causal"`
 	Variant
 	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
-	// every report written before dtypes), "f16" or "bf16".
+	// every report written before dtypes), "f16" or "bf16"; for a prefix
+	// point, of K and V alone (Q and O are float32).
 	DType string `json:"dtype,omitempty"`
+	// Prefix, when not 0, makes the point a decoding step over a
+	// kernels.PagePool whose sequences' first Prefix keys are one prompt
+	// (prefix.go), Shared saying whether the pool holds it once, forked
+	// into every sequence, or once a sequence.
+	Prefix int  `json:"prefix,omitempty"`
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Queries is the number of query rows of s: Nq, or N when Nq is 0.
@@ -305,6 +318,9 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 		return pt
 	}
 	cfg := Config{Budget: spec.Budget, MinRuns: max(spec.MinRuns, 1), CheckRows: spec.CheckRows, Seed: spec.Seed}
+	if spec.Prefix > 0 {
+		return measurePrefix(ctx, be, p, spec.Prefix, spec.Shared, dt, spec.Seed, &cfg)
+	}
 	// The inputs serve this one point: each host copy is dropped once it
 	// is uploaded, so the process holds them once, not twice.
 	in := newInputs(p, spec.Seed, spec.CheckRows)
@@ -354,6 +370,10 @@ type Point struct {
 	// (Config.Layers); 0 for a single call. Its times are the step's,
 	// and its Bytes, GFLOPS and GBPS count all L calls.
 	Layers int `json:"layers,omitempty"`
+	// PoolPages is the pages a prefix point's pool holds (Shape.Prefix):
+	// the prompt's once and each sequence's own when shared, every
+	// sequence's all when not.
+	PoolPages int `json:"pool_pages,omitempty"`
 
 	Runs    int     `json:"runs"`
 	WarmupS float64 `json:"warmup_s"`
@@ -632,7 +652,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	if shapeErr == nil {
 		shapeErr = fits(Bytes(p, false))
 	}
-	if shapeErr == nil && (cfg.Spawn == nil || len(peers) > 0) {
+	if shapeErr == nil && cfg.Prefix == 0 && (cfg.Spawn == nil || len(peers) > 0) {
 		in = newInputs(p, cfg.Seed, cfg.CheckRows)
 		in.setDType(dt)
 	}
@@ -641,6 +661,36 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	layers := cfg.Layers
 	if len(layers) == 0 {
 		layers = []int{0} // single calls
+	}
+	for _, be := range backends {
+		if cfg.Prefix == 0 {
+			continue
+		}
+		for _, shared := range []bool{true, false} {
+			step(fmt.Sprintf("attn-%s %s%s", be.Name(), label, prefixLabel(cfg.Prefix, shared)), p, placeOf(be.Info()), func() Point {
+				var pt Point
+				switch {
+				case shapeErr != nil:
+					pt = attnPoint(be, "fused", p)
+					pt.Prefix, pt.Shared = cfg.Prefix, shared
+					pt.fail(shapeErr)
+				case cfg.Spawn != nil:
+					spec := newSpec(be.Name(), kernels.Fused, 0, p, dt, cfg)
+					spec.Prefix, spec.Shared = cfg.Prefix, shared
+					pt = cfg.Spawn(ctx, spec)
+				default:
+					pt = measurePrefix(ctx, be, p, cfg.Prefix, shared, dt, cfg.Seed, cfg)
+				}
+				pt.DType = dtypeName(dt)
+				return pt
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	if cfg.Prefix > 0 {
+		return nil // the prefix points are the shape's only points
 	}
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {

@@ -46,6 +46,8 @@ var Conventions = map[string]string{
 	"cpu_kernel":    "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
 	"inputs":        "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
 	"dtype":         "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa, ggml-cpu and ggml-vulkan float16 too (ggml keeps K and V in it; its version says what it computes in)",
+	"prefix":        "P, for a decoding step of B sequences of N keys over a kernels.PagePool whose first P keys are one prompt (attn bench -prefix P): shared, the prompt held once and forked into every sequence, PagePool.Attend's cascade reading its pages once for all of them and merging by LSE; own, the same keys held by each sequence; the two are the same attention, and bytes counts the K and V each must read (P + B·(N − P) keys shared, B·N own) with Q and O in float32 and K and V in the point's dtype",
+	"pool_pages":    "the pages a prefix point's pool holds: the prompt's once and each sequence's own when shared, every sequence's all when not; pages of 256 keys, or the largest power of two that divides P",
 	"variant":       "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
@@ -385,6 +387,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	layers := slices.ContainsFunc(points, func(pt Point) bool { return pt.Layers > 0 })
+	prefixes := slices.ContainsFunc(points, func(pt Point) bool { return pt.Prefix > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -401,6 +404,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if layers {
 		head += "layers\t"
+	}
+	if prefixes {
+		head += "prefix\tpages\t"
 	}
 	head += "runs\tmedian\t"
 	if gpuTime {
@@ -435,6 +441,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 		if layers {
 			row += layersString(pt.Layers) + "\t"
+		}
+		if prefixes {
+			row += prefixString(pt) + "\t" + strconv.Itoa(pt.PoolPages) + "\t"
 		}
 		if pt.Runs == 0 {
 			row += strings.Repeat("-\t", 7)
@@ -518,6 +527,9 @@ func GlossaryKeys(points []Point) []string {
 	if dtypes {
 		keys = append(keys, "dtype")
 	}
+	if slices.ContainsFunc(points, func(pt Point) bool { return pt.Prefix > 0 }) {
+		keys = append(keys, "prefix", "pool_pages")
+	}
 	return keys
 }
 
@@ -540,7 +552,7 @@ func WriteGlossary(w io.Writer, keys []string, markdown bool) error {
 // table may show first, as GlossaryKeys orders them, then the rest.
 func AllGlossaryKeys() []string {
 	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "nq", "read_gbps", "read_bw_frac",
-		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "variant", "dtype"}
+		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "variant", "dtype", "prefix", "pool_pages"}
 	var rest []string
 	for k := range Conventions {
 		if !slices.Contains(keys, k) {
@@ -549,6 +561,18 @@ func AllGlossaryKeys() []string {
 	}
 	slices.Sort(rest)
 	return append(keys, rest...)
+}
+
+// prefixString is a prefix point's prefix column: P and whether the
+// pool shares it.
+func prefixString(pt Point) string {
+	if pt.Prefix == 0 {
+		return "-"
+	}
+	if pt.Shared {
+		return strconv.Itoa(pt.Prefix) + " shared"
+	}
+	return strconv.Itoa(pt.Prefix) + " own"
 }
 
 // tokensPerS is TokensPerS, or B·Nq over the median time for a point of

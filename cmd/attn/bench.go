@@ -78,6 +78,14 @@ and synced once on the CPU. Each L is a point of its own carrying
 and flops; -layers 1,32 says what a 32-layer step costs beside one.
 Peers are measured once a shape.
 
+-prefix P measures each shape (with -batch B and -nq 1: B sequences of
+N keys, one query each) as two decoding steps over a page pool whose
+sequences' first P keys are one prompt: "shared" (the prompt held once
+and forked into every sequence, the cascade reading its pages once) and
+"own" (the same keys held by every sequence), with the pages the pool
+holds and the bytes each must read (P + B·(N − P) keys, or B·N). -dtype
+is the cache's; Q and O are float32. No peers or strategies apply.
+
 Variants apply to every point: -window L,R (a sliding window around each
 query's position, −1 an unbounded side; with -causal, 127,0 is a causal
 window of 128 keys), -softcap C (C·tanh(s/C)), -alibi (the standard
@@ -174,6 +182,7 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		return nil
 	})
+	fs.IntVar(&cfg.Prefix, "prefix", 0, "measure each shape as a decoding step of B sequences of N keys whose first `P` keys are one shared prompt, beside the same batch unshared")
 	fs.Func("layers", "comma-separated layer `counts` L: time each attn point as a model's step of L calls over L separate caches, recorded with one wait on the GPU (points carry layers)", func(s string) error {
 		v, err := parseInts(s, false)
 		cfg.Layers = v

@@ -1,0 +1,58 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
+)
+
+// -prefix measures each shape twice over a page pool, the prompt shared
+// and held by each sequence: the same answers (checked against the
+// float64 reference), the pages and bytes each holds and reads, in
+// process and as -isolate's spec measures it; a prefix longer than the
+// keys before the queries fails the point with the sizes.
+func TestRunPrefix(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{272}, []int{1, 2}, []int{4}, []int{2}, []int{8}
+	cfg.Batches, cfg.Causal, cfg.Prefix = []int{3}, []bool{true}, 256
+	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 2*2*2 {
+		t.Fatalf("%d points, want 8", len(points))
+	}
+	for _, pt := range points {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.Prefix != 256 {
+			t.Fatalf("%+v: %s %s, error %v", pt.Shape, pt.Status, pt.Error, pt.MaxErr)
+		}
+		size := int64(4)
+		if pt.DType == "f16" {
+			size = 2
+		}
+		// Pages of 256 keys (the cascade's shortest prefix): the
+		// prompt's one and each sequence's own one shared; two a
+		// sequence own.
+		keys, pages := int64(256+3*16), 1+3
+		if !pt.Shared {
+			keys, pages = 3*272, 3*2
+		}
+		qo := int64(3 * pt.Nq * 4 * 8 * 2 * 4)
+		if pt.PoolPages != pages || pt.Bytes != qo+keys*2*16*size {
+			t.Errorf("%+v: %d pages, %d bytes; want %d and %d", pt.Shape, pt.PoolPages, pt.Bytes, pages, qo+keys*2*16*size)
+		}
+	}
+	spec := bench.PointSpec{Backend: "cpu", Strategy: "fused", Seed: 1, Budget: 1, MinRuns: 1}
+	spec.Shape = bench.Shape{B: 2, H: 4, KVHeads: 2, N: 272, Nq: 1, D: 8, Causal: true, Prefix: 256, Shared: true}
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || pt.PoolPages != 3 {
+		t.Errorf("MeasurePoint of a shared prefix: %s %s, %d pages", pt.Status, pt.Error, pt.PoolPages)
+	}
+	spec.Prefix = 272
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusFailed || pt.Error == "" {
+		t.Errorf("MeasurePoint of a prefix of every key: %s %q, want failed naming the sizes", pt.Status, pt.Error)
+	}
+}

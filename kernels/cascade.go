@@ -155,10 +155,16 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	if err := be.Read(a.hls, ls, 0); err != nil {
 		return err
 	}
-	// Each group's prefix pass, merged into the suffix pass's rows.
+	// Each group's prefix pass, merged into the suffix pass's rows. Its
+	// problem has one head a KV head, whose rows are every member's
+	// queries of every query head that reads it (no variant it runs
+	// depends on the head or the position), so that one work item holds
+	// them all and a K or V tile is read, and a half one widened, once
+	// for the group's query heads instead of once each.
+	kvh, gq := p.KVHeads, h/p.KVHeads
 	for _, g := range groups {
-		rows := len(g.members) * nq
-		pre := backend.Problem{B: 1, H: h, KVHeads: p.KVHeads, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
+		rows := len(g.members) * nq * gq
+		pre := backend.Problem{B: 1, H: kvh, KVHeads: kvh, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
 			Layout: p.Layout, Scale: p.Scale}
 		pre.Softcap = p.Softcap
 		pre.KVLens = []int{len(g.pages) * ps}
@@ -196,9 +202,10 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		for gi, b := range g.members {
 			for hh := range h {
 				for i := range nq {
-					po := oOffset(p.Layout, 0, hh, gi*nq+i, 1, h, rows, dv) // pre's row of member gi
+					r := prefixRow(gi, i, hh%gq, nq, gq) // pre's row of member gi's query i of head hh
+					po := oOffset(p.Layout, 0, hh/gq, r, 1, kvh, rows, dv)
 					so := oOffset(p.Layout, b, hh, i, p.B, h, nq, dv)
-					l1, l2 := float64(a.hlp[hh*rows+gi*nq+i]), float64(a.hls[(b*h+hh)*nq+i])
+					l1, l2 := float64(a.hlp[(hh/gq)*rows+r]), float64(a.hls[(b*h+hh)*nq+i])
 					m := max(l1, l2)
 					if math.IsInf(m, -1) {
 						continue // neither pass saw a key: zeros, −Inf, as the suffix pass left them
@@ -225,6 +232,11 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	return nil
 }
 
+// prefixRow is the prefix pass's row of query i of the group's member
+// gi for the query head hg of its KV head's gq: member, then query, then
+// head, so that a member's rows lie together.
+func prefixRow(gi, i, hg, nq, gq int) int { return (gi*nq+i)*gq + hg }
+
 // oOffset is where row i of head hh of sequence b starts in an output of
 // B sequences, H heads and n rows of dv in layout l.
 func oOffset(l Layout, b, hh, i, _, h, n, dv int) int {
@@ -234,13 +246,14 @@ func oOffset(l Layout, b, hh, i, _, h, n, dv int) int {
 	return ((b*h+hh)*n + i) * dv
 }
 
-// gatherQueries writes the queries of the members' sequences, in order,
-// to qg as one sequence of len(members)·Nq rows, from the dense host
-// queries qh of problem p.
+// gatherQueries writes the queries of the members' sequences to qg as
+// the prefix pass's one sequence (prefixRow: len(members)·Nq·H/KVHeads
+// rows of KVHeads heads), from the dense host queries qh of problem p.
 func (a *attender) gatherQueries(be backend.Backend, qg backend.Buffer, qh *Tensor, members []int, p backend.Problem) error {
 	h, nq, d := p.H, p.Nq, p.D
-	rows := len(members) * nq
-	n := rows * h * d
+	kvh, gq := p.KVHeads, p.H/p.KVHeads
+	rows := len(members) * nq * gq
+	n := rows * kvh * d
 	half := qh.DType.Half()
 	if half {
 		a.hqb = grow(a.hqb, n)
@@ -250,7 +263,7 @@ func (a *attender) gatherQueries(be backend.Backend, qg backend.Buffer, qh *Tens
 	for gi, b := range members {
 		for hh := range h {
 			for i := range nq {
-				dst := oOffset(p.Layout, 0, hh, gi*nq+i, 1, h, rows, d)
+				dst := oOffset(p.Layout, 0, hh/gq, prefixRow(gi, i, hh%gq, nq, gq), 1, kvh, rows, d)
 				src := oOffset(p.Layout, b, hh, i, p.B, h, nq, d)
 				if half {
 					copy(a.hqb[dst:dst+d], qh.Bits[src:])

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // buffer is device storage of n values of one dtype owned by one Backend:
@@ -27,7 +27,7 @@ type buffer struct {
 	off      int   // byte offset of element 0 in buf: 0 unless imported
 	imported bool
 	pooled   bool // from the scratch pool (pool.go), which free returns it to
-	buf      *wgpu.Buffer
+	buf      *wg.Buffer
 	released bool // guarded by owner.mu
 }
 
@@ -95,10 +95,9 @@ func (x *buffer) free() {
 
 // destroy drops the kept bind groups that bind wb (groups.go), then
 // destroys and releases it. The caller holds b.mu.
-func (b *Backend) destroy(wb *wgpu.Buffer) {
+func (b *Backend) destroy(wb *wg.Buffer) {
 	b.forget(wb)
 	wb.Destroy()
-	wb.Release()
 }
 
 // Alloc returns zero-filled device storage for n values of dtype t
@@ -122,12 +121,8 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	}
 	size := max(storedBytes(t, n), 16)
 	size = (size + 15) &^ 15
-	wb, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn",
-		Usage: wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst | wgpu.BufferUsage_CopySrc,
-		Size:  size,
-	})
-	if err != nil || wb == nil {
+	wb, err := b.dev.CreateBuffer("attn", size, wg.UsageStorage|wg.UsageCopyDst|wg.UsageCopySrc)
+	if err != nil {
 		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: alloc of %d elements (%d bytes): %v", n, size, err)
 	}
 	x := &buffer{owner: b, n: n, dtype: t, bytes: int64(size), buf: wb}
@@ -312,11 +307,11 @@ func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 
 // write uploads src at element off of wb, a float32 buffer. The caller
 // holds b.mu.
-func (b *Backend) write(wb *wgpu.Buffer, off int, src []float32) error {
+func (b *Backend) write(wb *wg.Buffer, off int, src []float32) error {
 	for len(src) > 0 {
 		n := min(len(src), writeChunk/4)
 		data := unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), n*4)
-		if err := b.queue.WriteBuffer(wb, uint64(off)*4, data); err != nil {
+		if err := b.dev.WriteBuffer(wb, uint64(off)*4, data); err != nil {
 			return fmt.Errorf("gpu: write: %w", err)
 		}
 		src, off = src[n:], off+n
@@ -325,7 +320,7 @@ func (b *Backend) write(wb *wgpu.Buffer, off int, src []float32) error {
 }
 
 // writeWords uploads words at word off of wb. The caller holds b.mu.
-func (b *Backend) writeWords(wb *wgpu.Buffer, off int, words []uint32) error {
+func (b *Backend) writeWords(wb *wg.Buffer, off int, words []uint32) error {
 	return b.write(wb, off, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), len(words)))
 }
 
@@ -343,7 +338,7 @@ func (b *Backend) readWords(dst []uint32, x *buffer, off int) error {
 }
 
 // fill sets n elements of wb from element off to v. The caller holds b.mu.
-func (b *Backend) fill(wb *wgpu.Buffer, off, n int, v float32) error {
+func (b *Backend) fill(wb *wg.Buffer, off, n int, v float32) error {
 	chunk := make([]float32, min(n, writeChunk/4))
 	for i := range chunk {
 		chunk[i] = v
@@ -406,7 +401,7 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 	if err != nil {
 		return fmt.Errorf("gpu: read: %w", err)
 	}
-	enc, err := b.dev.CreateCommandEncoder(nil)
+	enc, err := b.dev.CreateEncoder()
 	if err != nil {
 		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
@@ -416,14 +411,14 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err != nil {
 		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
 	}
 	defer cmd.Release()
-	b.queue.Submit(cmd)
-	p, err := mapAsync(b.dev, st, wgpu.MapMode_Read, 0, size)
+	b.dev.Submit(cmd)
+	p, err := b.dev.MapAsync(st, wg.MapRead, 0, size)
 	if err != nil {
 		b.putStaging(st)
 		return fmt.Errorf("gpu: read: %w", err)
@@ -432,7 +427,7 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 		b.destroy(st) // its mapping failed: it serves no other read
 		return fmt.Errorf("gpu: read: %w: %w", backend.ErrDeviceLost, err)
 	}
-	mapped := st.GetMappedRange(0, uint(size))
+	mapped := st.Mapped(0, size)
 	copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&mapped[0])), len(dst)))
 	err = st.Unmap()
 	b.putStaging(st)
@@ -447,23 +442,19 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 // one of its own, made for this read and destroyed by putStaging, so
 // that reads of several goroutines each map their own. The caller holds
 // b.mu.
-func (b *Backend) takeStaging(size uint64) (*wgpu.Buffer, error) {
+func (b *Backend) takeStaging(size uint64) (*wg.Buffer, error) {
 	if st := b.staging; st != nil {
 		b.staging = nil
 		return st, nil
 	}
-	return b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn staging",
-		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
-		Size:  (size + 15) &^ 15,
-	})
+	return b.dev.CreateBuffer("attn staging", (size+15)&^15, wg.UsageMapRead|wg.UsageCopyDst)
 }
 
 // putStaging gives back st, unmapped, from takeStaging: it is kept when
 // it is the kept one and the Backend is open, else destroyed. The
 // caller holds b.mu.
-func (b *Backend) putStaging(st *wgpu.Buffer) {
-	if st.GetSize() == stagingBytes && b.staging == nil && !b.closed {
+func (b *Backend) putStaging(st *wg.Buffer) {
+	if st.Size() == stagingBytes && b.staging == nil && !b.closed {
 		b.staging = st
 		return
 	}

@@ -176,7 +176,7 @@ func TestCompile(t *testing.T) {
 			if dt > slowest {
 				slowest, slowestKey = dt, k.Key(x)+" "+e
 			}
-			if p.pipe == nil || p.bgl == nil || p.kernel != k {
+			if p.p == nil || p.kernel != k {
 				t.Errorf("%s %s: incomplete pipeline %+v", k.Key(x), e, p)
 			}
 			if again, err := b.pipeline(x, e); err != nil || again != p {

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // NewWithDevice opens the backend on a device of the caller's, dev,
@@ -34,22 +34,25 @@ import (
 // adapter has): maxStorageBufferBindingSize bounds every binding's
 // window, maxComputeWorkgroupStorageSize the fused kernels' tiles
 // (FusedSupports), maxBufferSize every buffer.
-func NewWithDevice(adapter *wgpu.Adapter, dev *wgpu.Device) (*Backend, error) {
+func NewWithDevice(adapter *NativeAdapter, dev *NativeDevice) (*Backend, error) {
 	if adapter == nil || dev == nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: NewWithDevice needs the device and the adapter it was requested from (adapter %v, device %v)", adapter != nil, dev != nil)
 	}
-	if err := checkLayout(); err != nil {
+	d, err := wg.WrapDevice(dev)
+	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
-	info := describeAdapter(adapter)
+	info := describeAdapter(wg.WrapAdapter(adapter))
 	aplan, err := planFromEnv(info.Adapter.DeviceType)
 	if err != nil {
+		d.Release()
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
 	}
-	if err := checkLimits(dev.GetLimits().Limits); err != nil {
+	if err := checkLimits(d.Limits()); err != nil {
+		d.Release()
 		return nil, err
 	}
-	b := open(dev, info, aplan)
+	b := open(d, info, aplan)
 	b.shared = true
 	b.noTiming = timingSupport(info.Features.Contains(gputypes.FeatureTimestampQuery), b.info.Features.Contains(gputypes.FeatureTimestampQuery), true)
 	b.info.Detail += "; the caller's device"
@@ -61,7 +64,7 @@ func NewWithDevice(adapter *wgpu.Adapter, dev *wgpu.Device) (*Backend, error) {
 }
 
 // limitValue is l's value of the limit WebGPU names name.
-func limitValue(l wgpu.Limits, name string) uint64 {
+func limitValue(l gputypes.Limits, name string) uint64 {
 	switch name {
 	case "maxBindGroups":
 		return uint64(l.MaxBindGroups)
@@ -96,7 +99,7 @@ func limitValue(l wgpu.Limits, name string) uint64 {
 // checkLimits returns nil when l meets every need of DeviceNeeds, and
 // otherwise an error wrapping backend.ErrUnavailable that names each one
 // it misses.
-func checkLimits(l wgpu.Limits) error {
+func checkLimits(l gputypes.Limits) error {
 	var missing []string
 	for _, n := range DeviceNeeds() {
 		if have := limitValue(l, n.Limit); have < n.Min {
@@ -109,3 +112,13 @@ func checkLimits(l wgpu.Limits) error {
 	return backend.Errorf(backend.ErrUnavailable, "gpu: the device lacks limits attn needs (has < needs): %s; request at least WebGPU's default limits (wgpu.DefaultLimits)",
 		strings.Join(missing, ", "))
 }
+
+// NativeAdapter, NativeDevice and NativeBuffer are the WebGPU binding's
+// own types that NewWithDevice, Import and Export take and give: in this
+// build go-webgpu v0.17.1's *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer
+// (github.com/rajveermalviya/go-webgpu/wgpu).
+type (
+	NativeAdapter = wg.NativeAdapter
+	NativeDevice  = wg.NativeDevice
+	NativeBuffer  = wg.NativeBuffer
+)

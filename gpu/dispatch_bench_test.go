@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/gpu/gputest"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // dispatchKernels are the kernels BenchmarkDispatch times: one that does
@@ -42,56 +42,46 @@ var<workgroup> w: array<f32, 1024>;
 func BenchmarkDispatch(b *testing.B) {
 	be := gputest.Open(b, New)
 	const perPass = 32
-	buf, err := be.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "dispatch bench", Usage: wgpu.BufferUsage_Storage, Size: 256})
+	buf, err := be.dev.CreateBuffer("dispatch bench", 256, wg.UsageStorage)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer buf.Release()
 	for _, k := range dispatchKernels {
-		mod, err := be.dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: k.name, WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: k.wgsl}})
+		pipe, err := be.dev.CreatePipeline(k.name, k.wgsl, "main", []wg.BindingType{wg.BindStorage})
 		if err != nil {
 			b.Fatal(err)
 		}
-		pipe, err := be.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"}})
-		mod.Release()
-		if err != nil {
-			b.Fatal(err)
-		}
-		bgl := pipe.GetBindGroupLayout(0)
-		bg, err := be.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: bgl, Entries: []wgpu.BindGroupEntry{{Binding: 0, Buffer: buf, Size: 256}}})
-		bgl.Release()
+		bg, err := be.dev.CreateBindGroup(pipe, []wg.Entry{{Buffer: buf, Size: 256}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, groups := range []uint32{1, 256} {
 			b.Run(fmt.Sprintf("%s/groups=%d", k.name, groups), func(b *testing.B) {
+				ds := make([]wg.Dispatch, perPass)
+				for i := range ds {
+					ds[i] = wg.Dispatch{Pipeline: pipe, Group: bg, Grid: [3]uint32{groups, 1, 1}}
+				}
 				for b.Loop() {
-					enc, err := be.dev.CreateCommandEncoder(nil)
+					enc, err := be.dev.CreateEncoder()
 					if err != nil {
 						b.Fatal(err)
 					}
-					pass := enc.BeginComputePass(nil)
-					for range perPass {
-						pass.SetPipeline(pipe)
-						pass.SetBindGroup(0, bg, nil)
-						pass.DispatchWorkgroups(groups, 1, 1)
-					}
-					if err := pass.End(); err != nil {
+					if err := enc.ComputePass(ds); err != nil {
 						b.Fatal(err)
 					}
-					pass.Release()
-					cmd, err := enc.Finish(nil)
+					cmd, err := enc.Finish()
 					enc.Release()
 					if err != nil {
 						b.Fatal(err)
 					}
-					be.queue.Submit(cmd)
+					be.dev.Submit(cmd)
 					cmd.Release()
-					done, err := onWorkDone(be.queue)
+					done, err := be.dev.OnWorkDone()
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := done.wait(be.dev); err != nil {
+					if err := done.Wait(pollSpin); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -161,7 +161,11 @@
 //
 // NewWithDevice opens the backend on a device the caller created (with
 // the adapter it came from, whose type picks the plan); attn submits to
-// that device's queue, and Close releases only what attn created.
+// that device's queue, and Close releases only what attn created. These
+// entry points take and give the binding's own types, NativeAdapter,
+// NativeDevice and NativeBuffer: in this build go-webgpu v0.17.1's
+// *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer
+// (github.com/rajveermalviya/go-webgpu/wgpu).
 // Import wraps n elements of a caller's wgpu buffer at an aligned offset
 // as a Buffer, with no copy, after checking its device, usage and size;
 // Export returns the wgpu buffer and offset behind any Buffer of the
@@ -203,11 +207,17 @@
 // scopes being the device's). attn polls the device while it waits, which
 // may run the caller's callbacks too.
 //
-// # Hardening go-webgpu v0.17.1
+// # The binding, and hardening it
+//
+// Every call into the WebGPU binding goes through one internal package,
+// gpu/internal/wg (device, queue, buffers with map and unmap, pipelines
+// from WGSL, bind groups, encoders and compute passes, timestamp query
+// sets, requests waited for by polling); the rest of this package names
+// none of the binding's types.
 //
 // go-webgpu hands C a pointer to a Go local as the userdata of MapAsync
 // and OnSubmittedWorkDone; a garbage collection before the callback fires
-// crashes the process. wait.go calls those two C functions itself with
+// crashes the process. wg calls those two C functions itself with
 // userdata in C memory and polls with Poll(false). Some misuse aborts the
 // process inside wgpu-native instead of returning an error (submitting
 // while a buffer is mapped, using a destroyed buffer, mapping with an

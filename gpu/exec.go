@@ -9,13 +9,13 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // binding is the window of a buffer bound at one binding slot, in bytes.
 type binding struct {
-	buf       *wgpu.Buffer
+	buf       *wg.Buffer
 	off, size int
 }
 
@@ -44,7 +44,7 @@ func newDispatch(p *pipeline) *dispatch {
 func (d *dispatch) setParams(v any) { d.params, d.err = d.p.kernel.Encode(v) }
 
 // bind binds size bytes of buf from byte off at the binding name.
-func (d *dispatch) bind(name string, buf *wgpu.Buffer, off, size int) {
+func (d *dispatch) bind(name string, buf *wg.Buffer, off, size int) {
 	for i, bd := range d.p.kernel.Bindings {
 		if bd.Name == name {
 			d.binds[i] = binding{buf, off, size}
@@ -222,7 +222,7 @@ const arenaBytes = 64 << 10
 // Params (bound as uniforms) and inline vars data (as storage), written
 // once, at submission, from data.
 type arena struct {
-	buf  *wgpu.Buffer
+	buf  *wg.Buffer
 	size int
 	data []byte
 }
@@ -265,7 +265,7 @@ func varsBytes(w []uint32) int { return (max(4*len(w), 16) + 15) &^ 15 }
 // group and its grid.
 type recordedDispatch struct {
 	p    *pipeline
-	g    *wgpu.BindGroup
+	g    *wg.BindGroup
 	grid [3]int
 	kept bool // g is kept for reuse (groups.go), not the dispatch's own
 }
@@ -288,11 +288,7 @@ func (b *Backend) newArena(size int) error {
 		b.pending.arena = a
 		return nil
 	}
-	buf, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn params",
-		Usage: wgpu.BufferUsage_Uniform | wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst,
-		Size:  uint64(size),
-	})
+	buf, err := b.dev.CreateBuffer("attn params", uint64(size), wg.UsageUniform|wg.UsageStorage|wg.UsageCopyDst)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // Backend runs attention as WGSL compute shaders on one WebGPU device. It
@@ -27,20 +27,19 @@ type Backend struct {
 	// releases nothing before then.
 	waiting int
 	idle    sync.Cond
-	inst    *wgpu.Instance
-	adapter *wgpu.Adapter
-	dev     *wgpu.Device
-	queue   *wgpu.Queue
+	inst    *wg.Instance
+	adapter *wg.Adapter
+	dev     *wg.Device // with attn's handle to its queue
 	info    backend.Info
-	lim     wgpu.Limits
+	lim     gputypes.Limits
 
 	bufs    map[*buffer]struct{}
 	pipes   map[string]*pipeline
 	specs   map[specEntry]*pipeline   // pipes by their Spec value, looked up without building a key
 	choices map[choiceKey]fusedChoice // fusedKernel's answers
-	staging *wgpu.Buffer              // MapRead staging for Read, stagingBytes long, nil while a read holds it (takeStaging)
-	dummyR  *wgpu.Buffer              // bound in place of an absent read-only operand
-	dummyW  *wgpu.Buffer              // bound in place of an absent output
+	staging *wg.Buffer                // MapRead staging for Read, stagingBytes long, nil while a read holds it (takeStaging)
+	dummyR  *wg.Buffer                // bound in place of an absent read-only operand
+	dummyW  *wg.Buffer                // bound in place of an absent output
 
 	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
 
@@ -58,7 +57,7 @@ type Backend struct {
 	// groups keeps bind groups for reuse, and foreign is the buffers of
 	// the caller's (Import) that no kept group may bind (groups.go).
 	groups  bindGroups
-	foreign map[*wgpu.Buffer]struct{}
+	foreign map[*wg.Buffer]struct{}
 	// spareCall is the last Fused call's state, its slices' room kept
 	// for the next (fused.go).
 	spareCall *fusedCall
@@ -104,12 +103,8 @@ func New() (*Backend, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
 	}
 	limits := requiredLimits(adapter)
-	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
-		Label:            "attn",
-		RequiredFeatures: requiredFeatures(adapter),
-		RequiredLimits:   &wgpu.RequiredLimits{Limits: limits},
-	})
-	if err != nil || dev == nil {
+	dev, err := adapter.RequestDevice("attn", requiredFeatures(adapter), limits)
+	if err != nil {
 		adapter.Release()
 		inst.Release()
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: requesting a device: %v", err)
@@ -126,20 +121,19 @@ func New() (*Backend, error) {
 // open makes the Backend of device dev, of an adapter info describes,
 // that plans as aplan says; the caller sets what else it owns and calls
 // init.
-func open(dev *wgpu.Device, info backend.Info, aplan adapterPlan) *Backend {
+func open(dev *wg.Device, info backend.Info, aplan adapterPlan) *Backend {
 	b := &Backend{
 		dev:   dev,
-		queue: dev.GetQueue(),
 		info:  info,
-		lim:   dev.GetLimits().Limits,
+		lim:   dev.Limits(),
 		aplan: aplan,
 		bufs:  map[*buffer]struct{}{},
 		pipes: map[string]*pipeline{},
 	}
 	b.idle.L = &b.mu
-	b.info.Limits = convertLimits(b.lim)
+	b.info.Limits = b.lim
 	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
-	b.info.Features = convertFeatures(dev.EnumerateFeatures())
+	b.info.Features = dev.Features()
 	b.info.Detail += "; plan " + aplan.String()
 	b.noTiming = timingSupport(adapterTimes, b.info.Features.Contains(gputypes.FeatureTimestampQuery), false)
 	b.budget = 4e11
@@ -151,18 +145,14 @@ func open(dev *wgpu.Device, info backend.Info, aplan adapterPlan) *Backend {
 
 func (b *Backend) init() error {
 	var err error
-	usage := wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst | wgpu.BufferUsage_CopySrc
-	if b.dummyR, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn dummy read", Usage: usage, Size: 256}); err != nil {
+	usage := wg.UsageStorage | wg.UsageCopyDst | wg.UsageCopySrc
+	if b.dummyR, err = b.dev.CreateBuffer("attn dummy read", 256, usage); err != nil {
 		return backend.Errorf(backend.ErrUnavailable, "gpu: creating a buffer: %v", err)
 	}
-	if b.dummyW, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn dummy write", Usage: usage, Size: 256}); err != nil {
+	if b.dummyW, err = b.dev.CreateBuffer("attn dummy write", 256, usage); err != nil {
 		return backend.Errorf(backend.ErrUnavailable, "gpu: creating a buffer: %v", err)
 	}
-	b.staging, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn staging",
-		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
-		Size:  stagingBytes,
-	})
+	b.staging, err = b.dev.CreateBuffer("attn staging", stagingBytes, wg.UsageMapRead|wg.UsageCopyDst)
 	if err != nil {
 		return backend.Errorf(backend.ErrUnavailable, "gpu: creating the staging buffer: %v", err)
 	}
@@ -228,7 +218,7 @@ func (b *Backend) Sync() error {
 // holds b.mu, which waitIdle releases while it waits (await) and holds
 // again on return.
 func (b *Backend) waitIdle() error {
-	p, err := onWorkDone(b.queue)
+	p, err := b.dev.OnWorkDone()
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
@@ -242,13 +232,13 @@ func (b *Backend) waitIdle() error {
 // goroutines record and submit meanwhile: the caller holds b.mu, which
 // await releases for the wait and holds again on return. Whoever waits
 // polls the device; wgpu-core's poll is safe from several threads, and
-// the callbacks it runs only store into p's C memory (wait.go). Close
+// the callbacks it runs only store into p's C memory (wg's wait). Close
 // releases nothing while a wait is under way.
-func (b *Backend) await(p *pending) error {
-	dev, spin := b.dev, b.aplan.pollSpin()
+func (b *Backend) await(p *wg.Pending) error {
+	spin := b.aplan.pollSpin()
 	b.waiting++
 	b.mu.Unlock()
-	err := p.waitSpin(dev, spin)
+	err := p.Wait(spin)
 	b.mu.Lock()
 	if b.waiting--; b.waiting == 0 {
 		b.idle.Broadcast()
@@ -290,7 +280,7 @@ func (b *Backend) Close() error {
 	}
 	clear(b.pipes)
 	clear(b.specs)
-	for _, x := range []*wgpu.Buffer{b.staging, b.dummyR, b.dummyW} {
+	for _, x := range []*wg.Buffer{b.staging, b.dummyR, b.dummyW} {
 		if x != nil {
 			b.destroy(x)
 		}
@@ -302,11 +292,8 @@ func (b *Backend) Close() error {
 		b.destroy(b.spare.buf)
 		b.spare = nil
 	}
-	if b.queue != nil {
-		b.queue.Release() // the device's own queue stays: this was attn's handle to it
-	}
-	if b.dev != nil && !b.shared {
-		b.dev.Release()
+	if b.dev != nil {
+		b.dev.Release() // on a caller's device (shared), only attn's handle to the queue
 	}
 	if b.adapter != nil {
 		b.adapter.Release()
@@ -314,7 +301,7 @@ func (b *Backend) Close() error {
 	if b.inst != nil {
 		b.inst.Release()
 	}
-	b.queue, b.dev, b.adapter, b.inst = nil, nil, nil, nil
+	b.dev, b.adapter, b.inst = nil, nil, nil
 	b.allocated = 0
 	return err
 }

@@ -2,9 +2,7 @@
 
 package gpu
 
-import (
-	"github.com/rajveermalviya/go-webgpu/wgpu"
-)
+import "github.com/attn-go/attn/gpu/internal/wg"
 
 // Bind groups are kept for reuse (groups). Creating one is most of what
 // recording a dispatch costs the host (about 5 µs in wgpu-core, two a
@@ -31,7 +29,7 @@ const (
 
 // groupKey is a bind group's layout and bindings.
 type groupKey struct {
-	bgl   *wgpu.BindGroupLayout
+	p     *wg.Pipeline // its bind group layout
 	n     int
 	binds [maxGroupBinds]binding
 }
@@ -41,8 +39,8 @@ type groupKey struct {
 // of them drops it (looking it up finds nothing) until the lists, refs
 // keys in all, outgrow the groups kept and are built again from them.
 type bindGroups struct {
-	m    map[groupKey]*wgpu.BindGroup
-	of   map[*wgpu.Buffer][]groupKey
+	m    map[groupKey]*wg.BindGroup
+	of   map[*wg.Buffer][]groupKey
 	refs int
 	made int // the groups bindGroup has made, kept or not (tests)
 }
@@ -50,7 +48,7 @@ type bindGroups struct {
 // bindGroup returns d's bind group and whether it is kept (the caller
 // must not release a kept one): found again, or made. The caller holds
 // b.mu.
-func (b *Backend) bindGroup(d *dispatch) (*wgpu.BindGroup, bool, error) {
+func (b *Backend) bindGroup(d *dispatch) (*wg.BindGroup, bool, error) {
 	keep := len(d.binds) <= maxGroupBinds
 	for _, bd := range d.binds {
 		if _, ok := b.foreign[bd.buf]; ok {
@@ -59,17 +57,17 @@ func (b *Backend) bindGroup(d *dispatch) (*wgpu.BindGroup, bool, error) {
 	}
 	var k groupKey
 	if keep {
-		k = groupKey{bgl: d.p.bgl, n: len(d.binds)}
+		k = groupKey{p: d.p.p, n: len(d.binds)}
 		copy(k.binds[:], d.binds)
 		if g, ok := b.groups.m[k]; ok {
 			return g, true, nil
 		}
 	}
-	entries := make([]wgpu.BindGroupEntry, len(d.binds))
+	entries := make([]wg.Entry, len(d.binds))
 	for i, bd := range d.binds {
-		entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
+		entries[i] = wg.Entry{Buffer: bd.buf, Offset: uint64(bd.off), Size: uint64(bd.size)}
 	}
-	g, err := b.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.p.bgl, Entries: entries})
+	g, err := b.dev.CreateBindGroup(d.p.p, entries)
 	b.groups.made++
 	if err != nil || !keep {
 		return g, false, err
@@ -78,7 +76,7 @@ func (b *Backend) bindGroup(d *dispatch) (*wgpu.BindGroup, bool, error) {
 		b.dropGroups()
 	}
 	if b.groups.m == nil {
-		b.groups.m, b.groups.of = map[groupKey]*wgpu.BindGroup{}, map[*wgpu.Buffer][]groupKey{}
+		b.groups.m, b.groups.of = map[groupKey]*wg.BindGroup{}, map[*wg.Buffer][]groupKey{}
 	}
 	b.groups.m[k] = g
 	b.index(k)
@@ -111,7 +109,7 @@ func (b *Backend) index(k groupKey) {
 // forget drops the kept groups that bind wb, before attn destroys it:
 // each is released once the work recorded with it is submitted. The
 // caller holds b.mu.
-func (b *Backend) forget(wb *wgpu.Buffer) {
+func (b *Backend) forget(wb *wg.Buffer) {
 	for _, k := range b.groups.of[wb] {
 		if g, ok := b.groups.m[k]; ok {
 			delete(b.groups.m, k)

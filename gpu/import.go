@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // Import wraps n elements of dtype dt stored in the caller's buffer buf
@@ -36,7 +36,7 @@ import (
 // a written binding aliasing another of the same buffer in a dispatch,
 // whatever the ranges), and a Buffer of another Backend is
 // ErrForeignBuffer. Memory does not count imported bytes.
-func (b *Backend) Import(buf *wgpu.Buffer, offset uint64, dt backend.DType, n int) (backend.Buffer, error) {
+func (b *Backend) Import(buf *NativeBuffer, offset uint64, dt backend.DType, n int) (backend.Buffer, error) {
 	if buf == nil {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: import: the buffer is nil")
 	}
@@ -47,33 +47,37 @@ func (b *Backend) Import(buf *wgpu.Buffer, offset uint64, dt backend.DType, n in
 		return nil, err
 	}
 	defer b.mu.Unlock()
-	same, err := sameDevice(b.dev, buf)
+	same, err := b.dev.Owns(buf)
 	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
 	if !same {
 		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: import: the buffer belongs to another device than the backend's")
 	}
-	if u := buf.GetUsage(); u&wgpu.BufferUsage_Storage == 0 {
-		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: import: the buffer's usage %#x lacks BufferUsage_Storage, which the kernels bind it as", uint32(u))
-	}
-	align := uint64(max(b.lim.MinStorageBufferOffsetAlignment, 4))
-	if offset%align != 0 {
-		return nil, backend.Errorf(backend.ErrShape, "gpu: import: offset %d is not a multiple of the device's minStorageBufferOffsetAlignment, %d", offset, align)
-	}
-	need := (max(storedBytes(dt, n), 16) + 15) &^ 15
-	size := buf.GetSize()
-	if offset > size || need > size-offset {
-		return nil, backend.Errorf(backend.ErrShape, "gpu: import of %d %v elements (%d bytes, padded to 16) at offset %d of a %d-byte buffer: %d bytes short",
-			n, dt, need, offset, size, offset+need-size)
-	}
-	h, err := referenceBuffer(buf)
+	h, err := wg.Reference(buf)
 	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
+	fail := func(err error) (backend.Buffer, error) {
+		h.Release()
+		return nil, err
+	}
+	if u := h.Usage(); u&wg.UsageStorage == 0 {
+		return fail(backend.Errorf(backend.ErrUnsupported, "gpu: import: the buffer's usage %#x lacks BufferUsage_Storage, which the kernels bind it as", uint32(u)))
+	}
+	align := uint64(max(b.lim.MinStorageBufferOffsetAlignment, 4))
+	if offset%align != 0 {
+		return fail(backend.Errorf(backend.ErrShape, "gpu: import: offset %d is not a multiple of the device's minStorageBufferOffsetAlignment, %d", offset, align))
+	}
+	need := (max(storedBytes(dt, n), 16) + 15) &^ 15
+	size := h.Size()
+	if offset > size || need > size-offset {
+		return fail(backend.Errorf(backend.ErrShape, "gpu: import of %d %v elements (%d bytes, padded to 16) at offset %d of a %d-byte buffer: %d bytes short",
+			n, dt, need, offset, size, offset+need-size))
+	}
 	x := &buffer{owner: b, n: n, dtype: dt, bytes: int64(need), off: int(offset), imported: true, buf: h}
 	if b.foreign == nil {
-		b.foreign = map[*wgpu.Buffer]struct{}{}
+		b.foreign = map[*wg.Buffer]struct{}{}
 	}
 	b.foreign[h] = struct{}{} // groups.go: no kept bind group binds it
 	b.bufs[x] = struct{}{}
@@ -88,7 +92,7 @@ func (b *Backend) Import(buf *wgpu.Buffer, offset uint64, dt backend.DType, n in
 // allocated it. The handle is attn's: do not release or destroy it; it
 // stays valid until buf is released or its Backend closed. A Buffer of
 // another backend is ErrForeignBuffer; a released one ErrReleased.
-func Export(buf backend.Buffer) (*wgpu.Buffer, uint64, error) {
+func Export(buf backend.Buffer) (*NativeBuffer, uint64, error) {
 	x, ok := buf.(*buffer)
 	if !ok || x == nil || x.owner == nil {
 		return nil, 0, fmt.Errorf("gpu: export: %w", backend.ErrForeignBuffer)
@@ -99,7 +103,7 @@ func Export(buf backend.Buffer) (*wgpu.Buffer, uint64, error) {
 	if x.released || b.closed {
 		return nil, 0, fmt.Errorf("gpu: export: %w", backend.ErrReleased)
 	}
-	return x.buf, uint64(x.off), nil
+	return x.buf.Native(), uint64(x.off), nil
 }
 
 // needUsage refuses a host copy into or out of x (op "write" or "read")
@@ -109,18 +113,18 @@ func needUsage(op string, x *buffer) error {
 	if !x.imported {
 		return nil
 	}
-	need := []wgpu.BufferUsage{wgpu.BufferUsage_CopySrc}
+	need := []wg.Usage{wg.UsageCopySrc}
 	if op == "write" {
-		need = []wgpu.BufferUsage{wgpu.BufferUsage_CopyDst}
+		need = []wg.Usage{wg.UsageCopyDst}
 		if x.dtype.Half() {
 			// A write that covers half a word reads the word first.
-			need = append(need, wgpu.BufferUsage_CopySrc)
+			need = append(need, wg.UsageCopySrc)
 		}
 	}
-	u := x.buf.GetUsage()
+	u := x.buf.Usage()
 	for _, w := range need {
 		if u&w == 0 {
-			name := map[wgpu.BufferUsage]string{wgpu.BufferUsage_CopySrc: "BufferUsage_CopySrc", wgpu.BufferUsage_CopyDst: "BufferUsage_CopyDst"}[w]
+			name := map[wg.Usage]string{wg.UsageCopySrc: "BufferUsage_CopySrc", wg.UsageCopyDst: "BufferUsage_CopyDst"}[w]
 			return backend.Errorf(backend.ErrUnsupported, "gpu: %s: the imported %v buffer's usage %#x lacks %s", op, x.dtype, uint32(u), name)
 		}
 	}

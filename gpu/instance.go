@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // Environment variables read by the adapter layer. They are unexported
@@ -61,9 +60,9 @@ var setupOnce sync.Once
 func setupLogging() {
 	setupOnce.Do(func() {
 		if level := os.Getenv(envLog); level != "" {
-			wgpu.SetLogLevel(logLevel(level))
+			wg.SetLogLevel(wg.ParseLogLevel(level))
 		} else {
-			wgpu.SetLogLevel(wgpu.LogLevel_Off)
+			wg.SetLogLevel(wg.LogOff)
 		}
 		_, nds := os.LookupEnv("NODEVICE_SELECT")
 		_, mds := os.LookupEnv("MESA_VK_DEVICE_SELECT")
@@ -73,29 +72,8 @@ func setupLogging() {
 	})
 }
 
-// logLevel reads a wgpu log level name; a value it does not know (say
-// "1") asks for wgpu-native's default, warn.
-func logLevel(s string) wgpu.LogLevel {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "off", "none":
-		return wgpu.LogLevel_Off
-	case "error":
-		return wgpu.LogLevel_Error
-	case "info":
-		return wgpu.LogLevel_Info
-	case "debug":
-		return wgpu.LogLevel_Debug
-	case "trace":
-		return wgpu.LogLevel_Trace
-	}
-	return wgpu.LogLevel_Warn
-}
-
-// newInstance creates a wgpu instance on the Vulkan backend only: with
-// the default backends wgpu may hand out a GL adapter without saying so.
-// It succeeds on a host without any Vulkan driver too (the instance then
-// has no adapters), so wgpu.CreateInstance's panic on a null instance is
-// not reached in practice.
+// newInstance creates a wgpu instance on the Vulkan backend only
+// (wg.NewInstance says why).
 //
 // Each Backend has an instance of its own and releases it on Close:
 // wgpu-native 0.17 frees a released device and adapter only with their
@@ -108,26 +86,17 @@ func logLevel(s string) wgpu.LogLevel {
 // found. So the first call also creates one more instance, anchor, that
 // is never released and holds nothing but the loaded driver; measured
 // there, 200 open/close cycles then all succeed with the RSS flat.
-func newInstance() *wgpu.Instance {
+func newInstance() *wg.Instance {
 	setupLogging()
-	anchor.Do(func() { anchor.inst = createInstance() })
-	return createInstance()
+	anchor.Do(func() { anchor.inst = wg.NewInstance() })
+	return wg.NewInstance()
 }
 
 // anchor keeps the Vulkan drivers loaded for the life of the process
 // (newInstance).
 var anchor struct {
 	sync.Once
-	inst *wgpu.Instance
-}
-
-func createInstance() *wgpu.Instance {
-	return wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackend_Vulkan})
-}
-
-// enumerate lists the instance's Vulkan adapters; nil when there is none.
-func enumerate(inst *wgpu.Instance) []*wgpu.Adapter {
-	return inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: wgpu.InstanceBackend_Vulkan})
+	inst *wg.Instance
 }
 
 // chooseAdapter picks the adapter the backend runs on: the first one whose
@@ -136,12 +105,12 @@ func enumerate(inst *wgpu.Instance) []*wgpu.Adapter {
 // integrated one before lavapipe). The caller releases it. When there is
 // none, or none matches, the error wraps backend.ErrUnavailable and says
 // why.
-func chooseAdapter(inst *wgpu.Instance) (*wgpu.Adapter, error) {
+func chooseAdapter(inst *wg.Instance) (*wg.Adapter, error) {
 	if want := strings.TrimSpace(os.Getenv(envAdapter)); want != "" {
-		var chosen *wgpu.Adapter
+		var chosen *wg.Adapter
 		var names []string
-		for _, a := range enumerate(inst) {
-			name := a.GetProperties().Name
+		for _, a := range inst.Adapters() {
+			name := a.Info().Name
 			if chosen == nil && strings.Contains(strings.ToLower(name), strings.ToLower(want)) {
 				chosen = a
 				continue
@@ -158,10 +127,8 @@ func chooseAdapter(inst *wgpu.Instance) (*wgpu.Adapter, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "no Vulkan adapter's name contains %s=%q; the adapters here are %s",
 			envAdapter, want, strings.Join(names, ", "))
 	}
-	// go-webgpu returns a nil adapter with an error ("failed to request
-	// adapter") when wgpu-native reports none; it does not panic.
-	a, err := inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: wgpu.PowerPreference_HighPerformance})
-	if err != nil || a == nil {
+	a, err := inst.HighPerformanceAdapter()
+	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%s", noAdapterHint)
 	}
 	return a, nil
@@ -175,7 +142,7 @@ func Adapters() ([]backend.Info, error) {
 	inst := newInstance()
 	defer inst.Release()
 	var infos []backend.Info
-	for _, a := range enumerate(inst) {
+	for _, a := range inst.Adapters() {
 		infos = append(infos, describeAdapter(a))
 		a.Release()
 	}
@@ -187,218 +154,22 @@ func Adapters() ([]backend.Info, error) {
 
 // describeAdapter is what Backend.Info reports about an adapter: its
 // properties, limits and features in gputypes terms.
-func describeAdapter(a *wgpu.Adapter) backend.Info {
+func describeAdapter(a *wg.Adapter) backend.Info {
 	return backend.Info{
 		Kind:     backend.KindGPU,
-		Adapter:  adapterInfo(a.GetProperties()),
-		Limits:   convertLimits(a.GetLimits().Limits),
-		Features: convertFeatures(a.EnumerateFeatures()),
-		Detail:   libraryVersions(),
+		Adapter:  a.Info(),
+		Limits:   a.Limits(),
+		Features: a.Features(),
+		Detail:   wg.Versions(),
 	}
-}
-
-// goWebGPUVersion is the go-webgpu release in go.mod, for binaries built
-// without module information (tests); a test keeps it in step with go.mod.
-const goWebGPUVersion = "v0.17.1"
-
-// libraryVersions names go-webgpu's module version (from the build
-// information where there is some) and wgpu-native's.
-func libraryVersions() string {
-	v := goWebGPUVersion
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == "github.com/rajveermalviya/go-webgpu/wgpu" {
-				if m.Replace != nil {
-					m = m.Replace
-				}
-				if m.Version != "" {
-					v = m.Version
-				}
-				break
-			}
-		}
-	}
-	return "go-webgpu " + v + ", wgpu-native " + nativeVersion(uint32(wgpu.GetVersion()))
-}
-
-// nativeVersion decodes wgpuGetVersion's major<<24 | minor<<16 | patch<<8
-// | build. The library go-webgpu v0.17.1 ships was built without its
-// version and reports 0. (go-webgpu's Version.String prints octal.)
-func nativeVersion(v uint32) string {
-	if v == 0 {
-		return "(version not recorded in the library)"
-	}
-	return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
-}
-
-// adapterInfo converts wgpu-native's adapter properties.
-//
-// wgpu-native 0.17 fills vendorName with wgpu's AdapterInfo.driver (the
-// driver's name, "llvmpipe") and driverDescription with its driver_info
-// ("Mesa 22.3.6 (LLVM 15.0.6)"), so they become Driver and DriverInfo.
-// It gives no vendor name; Vendor is named after VendorID where that is a
-// well-known PCI or Khronos vendor id, and left empty otherwise.
-// Architecture (empty in this wgpu-native) has no counterpart. D3D11, Null
-// and Undefined backends have no gputypes Backend and map to BackendEmpty;
-// OpenGL and OpenGL ES are both BackendGL.
-func adapterInfo(p wgpu.AdapterProperties) gputypes.AdapterInfo {
-	info := gputypes.AdapterInfo{
-		Name:       p.Name,
-		Vendor:     vendorName(p.VendorId),
-		VendorID:   p.VendorId,
-		DeviceID:   p.DeviceId,
-		Driver:     p.VendorName,
-		DriverInfo: p.DriverDescription,
-	}
-	switch p.AdapterType {
-	case wgpu.AdapterType_DiscreteGPU:
-		info.DeviceType = gputypes.DeviceTypeDiscreteGPU
-	case wgpu.AdapterType_IntegratedGPU:
-		info.DeviceType = gputypes.DeviceTypeIntegratedGPU
-	case wgpu.AdapterType_CPU:
-		info.DeviceType = gputypes.DeviceTypeCPU
-	default:
-		info.DeviceType = gputypes.DeviceTypeOther
-	}
-	switch p.BackendType {
-	case wgpu.BackendType_Vulkan:
-		info.Backend = gputypes.BackendVulkan
-	case wgpu.BackendType_Metal:
-		info.Backend = gputypes.BackendMetal
-	case wgpu.BackendType_D3D12:
-		info.Backend = gputypes.BackendDX12
-	case wgpu.BackendType_OpenGL, wgpu.BackendType_OpenGLES:
-		info.Backend = gputypes.BackendGL
-	case wgpu.BackendType_WebGPU:
-		info.Backend = gputypes.BackendBrowserWebGPU
-	default:
-		info.Backend = gputypes.BackendEmpty
-	}
-	return info
-}
-
-// vendorName names the vendor of a PCI vendor id or of a Khronos
-// VkVendorId (the ids above 0xFFFF, given to vendors without a PCI id).
-func vendorName(id uint32) string {
-	switch id {
-	case 0x1002:
-		return "AMD"
-	case 0x1010:
-		return "Imagination"
-	case 0x106B:
-		return "Apple"
-	case 0x10DE:
-		return "NVIDIA"
-	case 0x13B5:
-		return "ARM"
-	case 0x14E4:
-		return "Broadcom"
-	case 0x5143:
-		return "Qualcomm"
-	case 0x8086:
-		return "Intel"
-	case 0x10001:
-		return "Vivante"
-	case 0x10002:
-		return "VeriSilicon"
-	case 0x10003:
-		return "Kazan"
-	case 0x10004:
-		return "Codeplay"
-	case 0x10005:
-		return "Mesa"
-	case 0x10006:
-		return "PoCL"
-	case 0x10007:
-		return "Mobileye"
-	}
-	return ""
-}
-
-// convertLimits copies every limit gputypes has a field for.
-// MaxInterStageShaderComponents has none and is dropped;
-// gputypes' MaxBindGroupsPlusVertexBuffers and MaxNonSamplerBindings,
-// which wgpu-native 0.17 does not report, stay 0. wgpu-native 0.17 leaves
-// some render limits (MaxInterStageShaderVariables, MaxColorAttachments,
-// MaxColorAttachmentBytesPerSample) at 0 in an adapter's limits; they are
-// copied as reported.
-func convertLimits(l wgpu.Limits) gputypes.Limits {
-	return gputypes.Limits{
-		MaxTextureDimension1D:                     l.MaxTextureDimension1D,
-		MaxTextureDimension2D:                     l.MaxTextureDimension2D,
-		MaxTextureDimension3D:                     l.MaxTextureDimension3D,
-		MaxTextureArrayLayers:                     l.MaxTextureArrayLayers,
-		MaxBindGroups:                             l.MaxBindGroups,
-		MaxBindingsPerBindGroup:                   l.MaxBindingsPerBindGroup,
-		MaxDynamicUniformBuffersPerPipelineLayout: l.MaxDynamicUniformBuffersPerPipelineLayout,
-		MaxDynamicStorageBuffersPerPipelineLayout: l.MaxDynamicStorageBuffersPerPipelineLayout,
-		MaxSampledTexturesPerShaderStage:          l.MaxSampledTexturesPerShaderStage,
-		MaxSamplersPerShaderStage:                 l.MaxSamplersPerShaderStage,
-		MaxStorageBuffersPerShaderStage:           l.MaxStorageBuffersPerShaderStage,
-		MaxStorageTexturesPerShaderStage:          l.MaxStorageTexturesPerShaderStage,
-		MaxUniformBuffersPerShaderStage:           l.MaxUniformBuffersPerShaderStage,
-		MaxUniformBufferBindingSize:               l.MaxUniformBufferBindingSize,
-		MaxStorageBufferBindingSize:               l.MaxStorageBufferBindingSize,
-		MinUniformBufferOffsetAlignment:           l.MinUniformBufferOffsetAlignment,
-		MinStorageBufferOffsetAlignment:           l.MinStorageBufferOffsetAlignment,
-		MaxVertexBuffers:                          l.MaxVertexBuffers,
-		MaxBufferSize:                             l.MaxBufferSize,
-		MaxVertexAttributes:                       l.MaxVertexAttributes,
-		MaxVertexBufferArrayStride:                l.MaxVertexBufferArrayStride,
-		MaxInterStageShaderVariables:              l.MaxInterStageShaderVariables,
-		MaxColorAttachments:                       l.MaxColorAttachments,
-		MaxColorAttachmentBytesPerSample:          l.MaxColorAttachmentBytesPerSample,
-		MaxComputeWorkgroupStorageSize:            l.MaxComputeWorkgroupStorageSize,
-		MaxComputeInvocationsPerWorkgroup:         l.MaxComputeInvocationsPerWorkgroup,
-		MaxComputeWorkgroupSizeX:                  l.MaxComputeWorkgroupSizeX,
-		MaxComputeWorkgroupSizeY:                  l.MaxComputeWorkgroupSizeY,
-		MaxComputeWorkgroupSizeZ:                  l.MaxComputeWorkgroupSizeZ,
-		MaxComputeWorkgroupsPerDimension:          l.MaxComputeWorkgroupsPerDimension,
-		MaxPushConstantSize:                       l.MaxPushConstantSize,
-	}
-}
-
-// features pairs each wgpu feature with its gputypes flag.
-// NativeFeature_VertexWritableStorage has no gputypes flag and is dropped,
-// as are values go-webgpu does not name.
-var features = map[wgpu.FeatureName]gputypes.Feature{
-	wgpu.FeatureName_DepthClipControl:                       gputypes.FeatureDepthClipControl,
-	wgpu.FeatureName_Depth32FloatStencil8:                   gputypes.FeatureDepth32FloatStencil8,
-	wgpu.FeatureName_TimestampQuery:                         gputypes.FeatureTimestampQuery,
-	wgpu.FeatureName_PipelineStatisticsQuery:                gputypes.FeaturePipelineStatisticsQuery,
-	wgpu.FeatureName_TextureCompressionBC:                   gputypes.FeatureTextureCompressionBC,
-	wgpu.FeatureName_TextureCompressionETC2:                 gputypes.FeatureTextureCompressionETC2,
-	wgpu.FeatureName_TextureCompressionASTC:                 gputypes.FeatureTextureCompressionASTC,
-	wgpu.FeatureName_IndirectFirstInstance:                  gputypes.FeatureIndirectFirstInstance,
-	wgpu.FeatureName_ShaderF16:                              gputypes.FeatureShaderF16,
-	wgpu.FeatureName_RG11B10UfloatRenderable:                gputypes.FeatureRG11B10UfloatRenderable,
-	wgpu.FeatureName_BGRA8UnormStorage:                      gputypes.FeatureBGRA8UnormStorage,
-	wgpu.FeatureName_Float32Filterable:                      gputypes.FeatureFloat32Filterable,
-	wgpu.NativeFeature_PushConstants:                        gputypes.FeaturePushConstants,
-	wgpu.NativeFeature_TextureAdapterSpecificFormatFeatures: gputypes.FeatureTextureAdapterSpecificFormatFeatures,
-	wgpu.NativeFeature_MultiDrawIndirect:                    gputypes.FeatureMultiDrawIndirect,
-	wgpu.NativeFeature_MultiDrawIndirectCount:               gputypes.FeatureMultiDrawIndirectCount,
-}
-
-// convertFeatures converts an adapter's feature list to a gputypes set.
-// A feature listed is only advertised: ShaderF16, for one, is reported by
-// lavapipe but this naga cannot compile WGSL f16.
-func convertFeatures(fs []wgpu.FeatureName) gputypes.Features {
-	var set gputypes.Features
-	for _, f := range fs {
-		if g, ok := features[f]; ok {
-			set.Insert(g)
-		}
-	}
-	return set
 }
 
 // requiredFeatures is the optional features New asks a device of
 // adapter a for: TimestampQuery where a offers it, for device time
 // (timing.go). Asking costs nothing until timestamps are written.
-func requiredFeatures(a *wgpu.Adapter) []wgpu.FeatureName {
-	if a.HasFeature(wgpu.FeatureName_TimestampQuery) {
-		return []wgpu.FeatureName{wgpu.FeatureName_TimestampQuery}
+func requiredFeatures(a *wg.Adapter) []gputypes.Feature {
+	if a.HasFeature(gputypes.FeatureTimestampQuery) {
+		return []gputypes.Feature{gputypes.FeatureTimestampQuery}
 	}
 	return nil
 }
@@ -422,9 +193,9 @@ func definedU64(v uint64) uint64 {
 // limits that bound compute, which take the adapter's own values (all it
 // supports). Render limits stay at the defaults, so a device request does
 // not fail on the render limits wgpu-native 0.17 reports as 0.
-func requiredLimits(a *wgpu.Adapter) wgpu.Limits {
-	have := a.GetLimits().Limits
-	l := wgpu.DefaultLimits()
+func requiredLimits(a *wg.Adapter) gputypes.Limits {
+	have := a.Limits()
+	l := wg.DefaultLimits()
 	use32 := func(dst *uint32, v uint32) {
 		if v != 0 {
 			*dst = v

@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/gogpu/gputypes"
 )
 
 // TestCheckLimits: WebGPU's default limits meet every need, and a device
 // one below any need is refused naming that limit with both values. It
 // needs no adapter.
 func TestCheckLimits(t *testing.T) {
-	if err := checkLimits(wgpu.DefaultLimits()); err != nil {
-		t.Fatalf("checkLimits(wgpu.DefaultLimits()) = %v", err)
+	if err := checkLimits(wg.DefaultLimits()); err != nil {
+		t.Fatalf("checkLimits(wg.DefaultLimits()) = %v", err)
 	}
 	needs := DeviceNeeds()
 	if len(needs) == 0 {
@@ -28,7 +29,7 @@ func TestCheckLimits(t *testing.T) {
 		if n.Min == 0 {
 			continue
 		}
-		l := wgpu.DefaultLimits()
+		l := wg.DefaultLimits()
 		lower(t, &l, n.Limit, n.Min-1)
 		err := checkLimits(l)
 		want := fmt.Sprintf("%s %d < %d", n.Limit, n.Min-1, n.Min)
@@ -40,11 +41,11 @@ func TestCheckLimits(t *testing.T) {
 
 // lower sets the field of l that WebGPU names name (maxBindGroups is
 // MaxBindGroups) to v.
-func lower(t *testing.T, l *wgpu.Limits, name string, v uint64) {
+func lower(t *testing.T, l *gputypes.Limits, name string, v uint64) {
 	t.Helper()
 	f := reflect.ValueOf(l).Elem().FieldByName(strings.ToUpper(name[:1]) + name[1:])
 	if !f.IsValid() {
-		t.Fatalf("wgpu.Limits has no field for %s", name)
+		t.Fatalf("gputypes.Limits has no field for %s", name)
 	}
 	f.SetUint(v)
 	if got := limitValue(*l, name); got != v {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // The operands' tensors follow backend.Rows: packed rows (Cu) and paged
@@ -106,7 +106,7 @@ func (b *Backend) resolveArgs(op string, args ...arg) ([]*buffer, error) {
 			if out[j] == out[i] {
 				return nil, backend.Errorf(backend.ErrShape, "gpu: %s: %s and %s share one buffer", op, a.name, args[j].name)
 			}
-			if sameBuffer(out[j].buf, out[i].buf) {
+			if wg.Same(out[j].buf, out[i].buf) {
 				return nil, backend.Errorf(backend.ErrShape, "gpu: %s: %s (bytes %d…%d) and %s (bytes %d…%d) lie in one wgpu buffer, which WebGPU forbids for an output",
 					op, a.name, out[i].off, int64(out[i].off)+out[i].bytes, args[j].name, out[j].off, int64(out[j].off)+out[j].bytes)
 			}
@@ -220,12 +220,8 @@ func (b *Backend) scratch(n int) (*buffer, error) {
 		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: scratch of %d elements exceeds the device's largest buffer, %d bytes", n, b.lim.MaxBufferSize)
 	}
 	size := (max(uint64(n)*4, 16) + 15) &^ 15
-	wb, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Label: "attn scratch",
-		Usage: wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopyDst | wgpu.BufferUsage_CopySrc,
-		Size:  size,
-	})
-	if err != nil || wb == nil {
+	wb, err := b.dev.CreateBuffer("attn scratch", size, wg.UsageStorage|wg.UsageCopyDst|wg.UsageCopySrc)
+	if err != nil {
 		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: scratch of %d elements: %v", n, err)
 	}
 	x := &buffer{owner: b, n: n, bytes: int64(size), buf: wb}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
 // pipeline is one compiled entry point of a specialised kernel, with the
@@ -16,24 +16,12 @@ import (
 // same bind group would not fit every specialisation.)
 type pipeline struct {
 	kernel *shaders.Kernel
-	module *wgpu.ShaderModule
-	bgl    *wgpu.BindGroupLayout
-	layout *wgpu.PipelineLayout
-	pipe   *wgpu.ComputePipeline
+	p      *wg.Pipeline
 }
 
 func (p *pipeline) release() {
-	if p.pipe != nil {
-		p.pipe.Release()
-	}
-	if p.layout != nil {
-		p.layout.Release()
-	}
-	if p.bgl != nil {
-		p.bgl.Release()
-	}
-	if p.module != nil {
-		p.module.Release()
+	if p.p != nil {
+		p.p.Release()
 	}
 }
 
@@ -78,45 +66,25 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	p := &pipeline{kernel: k}
-	fail := func(what string, err error) (*pipeline, error) {
-		p.release()
-		return nil, fmt.Errorf("gpu: %s for %s: %w", what, key, err)
-	}
-	if p.module, err = b.dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{
-		Label:          key,
-		WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: src},
-	}); err != nil {
-		return fail("compiling WGSL", err)
-	}
-	entries := make([]wgpu.BindGroupLayoutEntry, len(k.Bindings))
+	binds := make([]wg.BindingType, len(k.Bindings))
 	for i, bd := range k.Bindings {
-		e := wgpu.BindGroupLayoutEntry{Binding: uint32(i), Visibility: wgpu.ShaderStage_Compute}
 		switch bd.Access {
 		case shaders.Uniform:
-			e.Buffer.Type = wgpu.BufferBindingType_Uniform
+			binds[i] = wg.BindUniform
 		case shaders.Read, shaders.ReadI32:
-			e.Buffer.Type = wgpu.BufferBindingType_ReadOnlyStorage
+			binds[i] = wg.BindReadOnly
 		case shaders.ReadWrite:
-			e.Buffer.Type = wgpu.BufferBindingType_Storage
+			binds[i] = wg.BindStorage
 		}
-		entries[i] = e
 	}
-	if p.bgl, err = b.dev.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: key, Entries: entries}); err != nil {
-		return fail("bind group layout", err)
+	wp, err := b.dev.CreatePipeline(key, src, entry, binds)
+	if err != nil {
+		if se, ok := err.(*wg.StageError); ok {
+			return nil, fmt.Errorf("gpu: %s for %s: %w", se.Stage, key, se.Err)
+		}
+		return nil, fmt.Errorf("gpu: %s: %w", key, err)
 	}
-	if p.layout, err = b.dev.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{
-		Label: key, BindGroupLayouts: []*wgpu.BindGroupLayout{p.bgl},
-	}); err != nil {
-		return fail("pipeline layout", err)
-	}
-	if p.pipe, err = b.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{
-		Label:   key,
-		Layout:  p.layout,
-		Compute: wgpu.ProgrammableStageDescriptor{Module: p.module, EntryPoint: entry},
-	}); err != nil {
-		return fail("compute pipeline", err)
-	}
+	p := &pipeline{kernel: k, p: wp}
 	b.pipes[key] = p
 	return p, nil
 }

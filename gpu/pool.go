@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // The scratch pool keeps the scratch buffers of submitted work for later
@@ -43,7 +43,7 @@ var poisonScratch bool
 // scratchPool is the free buffers by size, the longest-kept first. Their
 // bytes count in Backend.allocated: they are device memory attn holds.
 type scratchPool struct {
-	free  map[uint64][]*wgpu.Buffer
+	free  map[uint64][]*wg.Buffer
 	bytes int64
 }
 
@@ -62,7 +62,7 @@ func (b *Backend) pooledScratch(n int) (*buffer, error) {
 	if size > poolLargest || size > b.lim.MaxBufferSize {
 		return b.scratch(n)
 	}
-	var wb *wgpu.Buffer
+	var wb *wg.Buffer
 	if l := b.pool.free[size]; len(l) > 0 {
 		wb = l[0]
 		l[0] = nil
@@ -88,14 +88,14 @@ func (b *Backend) pooledScratch(n int) (*buffer, error) {
 // put keeps wb, a pooled buffer of size bytes whose work is submitted,
 // for a later pooledScratch, or destroys it when the pool is full. The
 // caller holds b.mu.
-func (b *Backend) put(wb *wgpu.Buffer, size int64) {
+func (b *Backend) put(wb *wg.Buffer, size int64) {
 	if b.closed || b.pool.bytes+size > poolBytes {
 		b.allocated -= size
 		b.destroy(wb)
 		return
 	}
 	if b.pool.free == nil {
-		b.pool.free = map[uint64][]*wgpu.Buffer{}
+		b.pool.free = map[uint64][]*wg.Buffer{}
 	}
 	b.pool.free[uint64(size)] = append(b.pool.free[uint64(size)], wb)
 	b.pool.bytes += size

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // Step records ops to run on the device without a host wait each: a
@@ -278,10 +279,10 @@ func (b *Backend) flush() error {
 // holds b.mu.
 func (b *Backend) submitRecorded() error {
 	p := &b.pending
-	if err := b.queue.WriteBuffer(p.arena.buf, 0, p.arena.data); err != nil {
+	if err := b.dev.WriteBuffer(p.arena.buf, 0, p.arena.data); err != nil {
 		return err
 	}
-	enc, err := b.dev.CreateCommandEncoder(nil)
+	enc, err := b.dev.CreateEncoder()
 	if err != nil {
 		return err
 	}
@@ -289,22 +290,18 @@ func (b *Backend) submitRecorded() error {
 	if err := b.stampBefore(enc); err != nil { // timing.go
 		return err
 	}
-	pass := enc.BeginComputePass(nil)
-	for _, d := range p.ds {
-		pass.SetPipeline(d.p.pipe)
-		pass.SetBindGroup(0, d.g, nil)
-		pass.DispatchWorkgroups(uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2]))
+	ds := make([]wg.Dispatch, len(p.ds))
+	for i, d := range p.ds {
+		ds[i] = wg.Dispatch{Pipeline: d.p.p, Group: d.g, Grid: [3]uint32{uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2])}}
 	}
-	err = pass.End()
-	pass.Release()
-	if err != nil {
+	if err := enc.ComputePass(ds); err != nil {
 		return err
 	}
 	cmd, err := b.finish(enc) // enc.Finish, with the closing timestamp (timing.go)
 	if err != nil {
 		return err
 	}
-	b.queue.Submit(cmd)
+	b.dev.Submit(cmd)
 	cmd.Release()
 	return nil
 }

@@ -63,7 +63,7 @@ func upload(t testing.TB, be backend.Backend, c backendtest.Case) deviceCase {
 // calls in between, while the GC runs all the time (GC percent 1, an
 // explicit runtime.GC now and then, and a goroutine that collects and
 // reuses memory without rest): the map and work-done callbacks must
-// survive the GC (see wait.go; go-webgpu's own MapAsync in Read dies here
+// survive the GC (see gpu/internal/wg; go-webgpu's own MapAsync in Read dies here
 // within a second of "misuse of an invalid Handle"), and every readback
 // must hold exactly the data last written, or exactly the fused result a
 // lone call gave.

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // Device time (backend.DeviceTimer).
@@ -35,17 +35,17 @@ import (
 // many bits as the earlier value has (ticksBetween).
 
 // timerPairs is the most submissions timed between two reads: a query
-// set holds at most 8192 queries (wgpu.QuerySetMaxQueries).
-const timerPairs = wgpu.QuerySetMaxQueries / 2
+// set holds at most 8192 queries (wg.MaxQueries).
+const timerPairs = wg.MaxQueries / 2
 
 // timer is the state of device timing on a Backend while it is on.
 type timer struct {
-	qs       *wgpu.QuerySet
-	resolved *wgpu.Buffer // QueryResolve | CopySrc: the queries as resolved
-	readback *wgpu.Buffer // MapRead | CopyDst: their copy the host maps, nil while a read holds it
-	n        int          // pairs written since the last read
-	overflow bool         // a submission was left untimed: no pair was free
-	since    time.Time    // when the count started
+	qs       *wg.QuerySet
+	resolved *wg.Buffer // QueryResolve | CopySrc: the queries as resolved
+	readback *wg.Buffer // MapRead | CopyDst: their copy the host maps, nil while a read holds it
+	n        int        // pairs written since the last read
+	overflow bool       // a submission was left untimed: no pair was free
+	since    time.Time  // when the count started
 }
 
 // period is a calibrated timestamp period: nanoseconds a tick, and the
@@ -137,14 +137,14 @@ func (b *Backend) TimestampPeriod() (ns, tol float64) {
 // newTimer makes the query set and buffers of device timing. The caller
 // holds b.mu.
 func (b *Backend) newTimer() (*timer, error) {
-	qs, err := b.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "attn timestamps", Type: wgpu.QueryType_Timestamp, Count: 2 * timerPairs})
+	qs, err := b.dev.CreateTimestamps("attn timestamps", 2*timerPairs)
 	if err != nil {
 		return nil, err
 	}
 	t := &timer{qs: qs}
 	size := uint64(16 * timerPairs)
-	if t.resolved, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps resolved", Usage: wgpu.BufferUsage_QueryResolve | wgpu.BufferUsage_CopySrc, Size: size}); err == nil {
-		t.readback, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps read", Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst, Size: size})
+	if t.resolved, err = b.dev.CreateBuffer("attn timestamps resolved", size, wg.UsageQueryResolve|wg.UsageCopySrc); err == nil {
+		t.readback, err = b.dev.CreateBuffer("attn timestamps read", size, wg.UsageMapRead|wg.UsageCopyDst)
 	}
 	if err != nil {
 		t.release()
@@ -154,10 +154,9 @@ func (b *Backend) newTimer() (*timer, error) {
 }
 
 func (t *timer) release() {
-	for _, x := range []*wgpu.Buffer{t.resolved, t.readback} {
+	for _, x := range []*wg.Buffer{t.resolved, t.readback} {
 		if x != nil {
 			x.Destroy()
-			x.Release()
 		}
 	}
 	t.qs.Release()
@@ -177,7 +176,7 @@ func (b *Backend) stopTiming() {
 // stampBefore writes the timestamp that opens the span of the command
 // buffer enc records, when timing is on and a pair is free. The caller
 // holds b.mu.
-func (b *Backend) stampBefore(enc *wgpu.CommandEncoder) error {
+func (b *Backend) stampBefore(enc *wg.Encoder) error {
 	t := b.timing
 	if t == nil {
 		return nil
@@ -194,7 +193,7 @@ func (b *Backend) stampBefore(enc *wgpu.CommandEncoder) error {
 // pair counted is submitted (recorded work is submitted by the next
 // flush at the latest) and no read waits on a query never written. The
 // caller holds b.mu.
-func (b *Backend) finish(enc *wgpu.CommandEncoder) (*wgpu.CommandBuffer, error) {
+func (b *Backend) finish(enc *wg.Encoder) (*wg.CommandBuffer, error) {
 	t := b.timing
 	stamped := t != nil && t.n < timerPairs
 	if stamped {
@@ -202,7 +201,7 @@ func (b *Backend) finish(enc *wgpu.CommandEncoder) (*wgpu.CommandBuffer, error) 
 			return nil, err
 		}
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err == nil && stamped {
 		t.n++
 	}
@@ -294,13 +293,13 @@ func ticksBetween(t0, t1 uint64) uint64 {
 // or through a buffer of its own when another read holds it. It submits
 // the resolve under b.mu, which the caller holds, releases b.mu while it
 // waits for the mapping (await), and holds it again on return.
-func (b *Backend) readStamps(qs *wgpu.QuerySet, resolved *wgpu.Buffer, readback **wgpu.Buffer, count int) ([]uint64, error) {
+func (b *Backend) readStamps(qs *wg.QuerySet, resolved *wg.Buffer, readback **wg.Buffer, count int) ([]uint64, error) {
 	size := uint64(8 * count)
 	rb := *readback
 	*readback = nil
 	if rb == nil {
 		var err error
-		if rb, err = b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn timestamps read", Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst, Size: (size + 15) &^ 15}); err != nil {
+		if rb, err = b.dev.CreateBuffer("attn timestamps read", (size+15)&^15, wg.UsageMapRead|wg.UsageCopyDst); err != nil {
 			return nil, err
 		}
 	}
@@ -311,7 +310,7 @@ func (b *Backend) readStamps(qs *wgpu.QuerySet, resolved *wgpu.Buffer, readback 
 			b.destroy(rb)
 		}
 	}
-	enc, err := b.dev.CreateCommandEncoder(nil)
+	enc, err := b.dev.CreateEncoder()
 	if err != nil {
 		done()
 		return nil, err
@@ -325,14 +324,14 @@ func (b *Backend) readStamps(qs *wgpu.QuerySet, resolved *wgpu.Buffer, readback 
 		done()
 		return nil, err
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err != nil {
 		done()
 		return nil, err
 	}
 	defer cmd.Release()
-	b.queue.Submit(cmd)
-	p, err := mapAsync(b.dev, rb, wgpu.MapMode_Read, 0, size)
+	b.dev.Submit(cmd)
+	p, err := b.dev.MapAsync(rb, wg.MapRead, 0, size)
 	if err != nil {
 		done()
 		return nil, err
@@ -341,7 +340,7 @@ func (b *Backend) readStamps(qs *wgpu.QuerySet, resolved *wgpu.Buffer, readback 
 		b.destroy(rb)
 		return nil, fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
 	}
-	mapped := rb.GetMappedRange(0, uint(size))
+	mapped := rb.Mapped(0, size)
 	out := make([]uint64, count)
 	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(&mapped[0])), count))
 	err = rb.Unmap()
@@ -370,21 +369,21 @@ func (b *Backend) calibrate() (period, error) {
 	if err := b.lock(nil, "calibrate"); err != nil {
 		return period{}, err
 	}
-	qs, err := b.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "attn calibration", Type: wgpu.QueryType_Timestamp, Count: 2})
+	qs, err := b.dev.CreateTimestamps("attn calibration", 2)
 	if err != nil {
 		b.mu.Unlock()
 		return period{}, err
 	}
-	resolved, err := b.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn calibration resolved", Usage: wgpu.BufferUsage_QueryResolve | wgpu.BufferUsage_CopySrc, Size: 16})
+	resolved, err := b.dev.CreateBuffer("attn calibration resolved", 16, wg.UsageQueryResolve|wg.UsageCopySrc)
 	b.mu.Unlock()
 	if err != nil {
 		qs.Release()
 		return period{}, err
 	}
-	var readback *wgpu.Buffer
+	var readback *wg.Buffer
 	defer func() {
 		b.mu.Lock()
-		for _, x := range []*wgpu.Buffer{resolved, readback} {
+		for _, x := range []*wg.Buffer{resolved, readback} {
 			if x != nil {
 				b.destroy(x)
 			}
@@ -463,12 +462,12 @@ func bracket(ticks uint64, lo, hi time.Duration) (period, error) {
 // writes only the timestamp of query i of qs, and waits for it. The
 // caller does not hold b.mu: stampAlone takes it to submit, and waits
 // without it.
-func (b *Backend) stampAlone(qs *wgpu.QuerySet, i uint32) error {
+func (b *Backend) stampAlone(qs *wg.QuerySet, i uint32) error {
 	if err := b.lock(nil, "calibrate"); err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
-	enc, err := b.dev.CreateCommandEncoder(nil)
+	enc, err := b.dev.CreateEncoder()
 	if err != nil {
 		return err
 	}
@@ -476,7 +475,7 @@ func (b *Backend) stampAlone(qs *wgpu.QuerySet, i uint32) error {
 	if err := enc.WriteTimestamp(qs, i); err != nil {
 		return err
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err != nil {
 		return err
 	}
@@ -484,6 +483,6 @@ func (b *Backend) stampAlone(qs *wgpu.QuerySet, i uint32) error {
 	if err := b.flush(); err != nil {
 		return err
 	}
-	b.queue.Submit(cmd)
+	b.dev.Submit(cmd)
 	return b.waitIdle()
 }

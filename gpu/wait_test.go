@@ -8,38 +8,32 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"reflect"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/attn-go/attn/gpu/gputest"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
 // testDevice opens a device on a Vulkan adapter (lavapipe on CPU-only
 // machines) and releases it when the test ends. Without an adapter it skips,
 // or fails where ATTN_REQUIRE_GPU=1 says one must exist.
-func testDevice(t testing.TB) *wgpu.Device {
+func testDevice(t testing.TB) *wg.Device {
 	t.Helper()
 	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
 		t.Setenv("NODEVICE_SELECT", "1")
 	}
-	wgpu.SetLogLevel(wgpu.LogLevel_Off)
-	inst := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackend_Vulkan})
+	wg.SetLogLevel(wg.LogOff)
+	inst := wg.NewInstance()
 	t.Cleanup(inst.Release)
-	adapter, err := inst.RequestAdapter(&wgpu.RequestAdapterOptions{
-		PowerPreference: wgpu.PowerPreference_HighPerformance,
-	})
-	if err == nil && adapter != nil {
+	adapter, err := inst.HighPerformanceAdapter()
+	if err == nil {
 		t.Cleanup(adapter.Release)
-		var dev *wgpu.Device
-		dev, err = adapter.RequestDevice(nil)
+		var dev *wg.Device
+		dev, err = adapter.RequestDevice("", nil, wg.DefaultLimits())
 		if err == nil {
 			t.Cleanup(dev.Release)
 			return dev
@@ -50,43 +44,34 @@ func testDevice(t testing.TB) *wgpu.Device {
 }
 
 // roundTripper owns one staging pair of buffers: data goes in through
-// Queue.WriteBuffer, is copied on the GPU, and comes back through a map.
+// WriteBuffer, is copied on the GPU, and comes back through a map.
 type roundTripper struct {
-	dev      *wgpu.Device
-	queue    *wgpu.Queue
-	src, dst *wgpu.Buffer
+	dev      *wg.Device
+	src, dst *wg.Buffer
 	size     uint64
 }
 
-func newRoundTripper(t testing.TB, dev *wgpu.Device, size uint64) *roundTripper {
+func newRoundTripper(t testing.TB, dev *wg.Device, size uint64) *roundTripper {
 	t.Helper()
-	src, err := dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Usage: wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopySrc | wgpu.BufferUsage_CopyDst,
-		Size:  size,
-	})
+	src, err := dev.CreateBuffer("", size, wg.UsageStorage|wg.UsageCopySrc|wg.UsageCopyDst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Release)
-	dst, err := dev.CreateBuffer(&wgpu.BufferDescriptor{
-		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
-		Size:  size,
-	})
+	dst, err := dev.CreateBuffer("", size, wg.UsageMapRead|wg.UsageCopyDst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(dst.Release)
-	q := dev.GetQueue()
-	t.Cleanup(q.Release)
-	return &roundTripper{dev: dev, queue: q, src: src, dst: dst, size: size}
+	return &roundTripper{dev: dev, src: src, dst: dst, size: size}
 }
 
 // upload writes data to src and submits its copy to dst.
 func (r *roundTripper) upload(data []byte) error {
-	if err := r.queue.WriteBuffer(r.src, 0, data); err != nil {
+	if err := r.dev.WriteBuffer(r.src, 0, data); err != nil {
 		return err
 	}
-	enc, err := r.dev.CreateCommandEncoder(nil)
+	enc, err := r.dev.CreateEncoder()
 	if err != nil {
 		return err
 	}
@@ -94,25 +79,25 @@ func (r *roundTripper) upload(data []byte) error {
 	if err := enc.CopyBufferToBuffer(r.src, 0, r.dst, 0, r.size); err != nil {
 		return err
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err != nil {
 		return err
 	}
 	defer cmd.Release()
-	r.queue.Submit(cmd)
+	r.dev.Submit(cmd)
 	return nil
 }
 
 // download maps dst, copies it out and unmaps it.
 func (r *roundTripper) download() ([]byte, error) {
-	p, err := mapAsync(r.dev, r.dst, wgpu.MapMode_Read, 0, r.size)
+	p, err := r.dev.MapAsync(r.dst, wg.MapRead, 0, r.size)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.wait(r.dev); err != nil {
+	if err := p.Wait(pollSpin); err != nil {
 		return nil, err
 	}
-	out := bytes.Clone(r.dst.GetMappedRange(0, uint(r.size)))
+	out := bytes.Clone(r.dst.Mapped(0, r.size))
 	return out, r.dst.Unmap()
 }
 
@@ -126,11 +111,11 @@ func TestMapRoundTrip(t *testing.T) {
 	if err := r.upload(want); err != nil {
 		t.Fatal(err)
 	}
-	p, err := onWorkDone(r.queue)
+	p, err := dev.OnWorkDone()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.wait(dev); err != nil {
+	if err := p.Wait(pollSpin); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.download()
@@ -142,37 +127,16 @@ func TestMapRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWaitLayout checks that go-webgpu's structs still match the mirrors
-// wait.go reads C handles through, and that a mismatch is an error.
-func TestWaitLayout(t *testing.T) {
-	if err := checkLayout(); err != nil {
-		t.Fatal(err)
-	}
-	type moved struct{ ref, deviceRef unsafe.Pointer }
-	type grown struct {
-		deviceRef, ref unsafe.Pointer
-		label          string
-	}
-	type retyped struct{ deviceRef, ref uintptr }
-	for _, typ := range []reflect.Type{reflect.TypeFor[moved](), reflect.TypeFor[grown](), reflect.TypeFor[retyped]()} {
-		if err := sameLayout(typ, reflect.TypeFor[bufferMirror]()); err == nil {
-			t.Errorf("%v accepted as the layout of wgpu.Buffer", typ)
-		}
-	}
-}
-
 // TestWorkDoneIdle asks for work-done with nothing submitted: the callback
 // must still come.
 func TestWorkDoneIdle(t *testing.T) {
 	dev := testDevice(t)
-	q := dev.GetQueue()
-	defer q.Release()
 	for range 3 {
-		p, err := onWorkDone(q)
+		p, err := dev.OnWorkDone()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.wait(dev); err != nil {
+		if err := p.Wait(pollSpin); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -181,10 +145,10 @@ func TestWorkDoneIdle(t *testing.T) {
 // TestWaitStressGC is the regression test for go-webgpu's dangling
 // userdata: thousands of submit / work-done / map round trips from several
 // goroutines, with the collector running as often as it can and explicitly
-// between each request and its wait, where upstream's MapAsync crashes
-// (see TestUpstreamMapAsyncCrash). With go-webgpu's MapAsync or
-// OnSubmittedWorkDone in place of mapAsync or onWorkDone, this test dies
-// with "misuse of an invalid Handle" within its first rounds. ATTN_LONG=1
+// between each request and its wait, where go-webgpu's own MapAsync
+// crashes (see wg's TestUpstreamMapAsyncCrash). With go-webgpu's MapAsync
+// or OnSubmittedWorkDone in place of wg's MapAsync or OnWorkDone, this
+// test dies with "misuse of an invalid Handle" within its first rounds. ATTN_LONG=1
 // runs ten times as many.
 func TestWaitStressGC(t *testing.T) {
 	dev := testDevice(t)
@@ -231,12 +195,12 @@ func stressWorker(mu *sync.Mutex, r *roundTripper, w, n int) error {
 		for j := 0; j < len(data); j += 8 {
 			binary.LittleEndian.PutUint64(data[j:], rng.Uint64())
 		}
-		var p *pending
+		var p *wg.Pending
 		err := locked(func() (err error) {
 			if err = r.upload(data); err != nil {
 				return err
 			}
-			p, err = onWorkDone(r.queue)
+			p, err = r.dev.OnWorkDone()
 			return err
 		})
 		if err != nil {
@@ -247,23 +211,23 @@ func stressWorker(mu *sync.Mutex, r *roundTripper, w, n int) error {
 		if i%4 == 0 {
 			collectAndReuse()
 		}
-		if err := locked(func() error { return p.wait(r.dev) }); err != nil {
+		if err := locked(func() error { return p.Wait(pollSpin) }); err != nil {
 			return fmt.Errorf("worker %d round %d: work done: %v", w, i, err)
 		}
 
 		var got []byte
 		err = locked(func() error {
-			p, err := mapAsync(r.dev, r.dst, wgpu.MapMode_Read, 0, r.size)
+			p, err := r.dev.MapAsync(r.dst, wg.MapRead, 0, r.size)
 			if err != nil {
 				return err
 			}
 			if i%4 == 1 {
 				collectAndReuse()
 			}
-			if err := p.wait(r.dev); err != nil {
+			if err := p.Wait(pollSpin); err != nil {
 				return err
 			}
-			got = bytes.Clone(r.dst.GetMappedRange(0, uint(r.size)))
+			got = bytes.Clone(r.dst.Mapped(0, r.size))
 			return r.dst.Unmap()
 		})
 		if err != nil {
@@ -277,20 +241,20 @@ func stressWorker(mu *sync.Mutex, r *roundTripper, w, n int) error {
 }
 
 // TestMapMisuse checks that bad map requests come back as errors, from
-// mapAsync or from wait, and leave the buffer usable. Misuse that
+// MapAsync or from Wait, and leave the buffer usable. Misuse that
 // wgpu-native answers by aborting the process cannot be tested here: a map
-// mode other than exactly Read or Write (mapAsync refuses it in Go) and
+// mode other than exactly Read or Write (MapAsync refuses it in Go) and
 // mapping a destroyed buffer (a panic inside the next Poll).
 func TestMapMisuse(t *testing.T) {
 	dev := testDevice(t)
 	r := newRoundTripper(t, dev, 256)
 	mapped := func(t *testing.T) {
 		t.Helper()
-		p, err := mapAsync(dev, r.dst, wgpu.MapMode_Read, 0, r.size)
+		p, err := dev.MapAsync(r.dst, wg.MapRead, 0, r.size)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.wait(dev); err != nil {
+		if err := p.Wait(pollSpin); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.dst.Unmap() })
@@ -298,28 +262,28 @@ func TestMapMisuse(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		setup  func(t *testing.T)
-		buf    *wgpu.Buffer
-		mode   wgpu.MapMode
+		buf    *wg.Buffer
+		mode   wg.MapMode
 		offset uint64
 		size   uint64
 	}{
-		{"no MapRead usage", nil, r.src, wgpu.MapMode_Read, 0, 256},
-		{"no MapWrite usage", nil, r.dst, wgpu.MapMode_Write, 0, 256},
-		{"mode None", nil, r.dst, wgpu.MapMode_None, 0, 256},
-		{"mode Read|Write", nil, r.dst, wgpu.MapMode_Read | wgpu.MapMode_Write, 0, 256},
-		{"offset past end", nil, r.dst, wgpu.MapMode_Read, 512, 8},
-		{"size past end", nil, r.dst, wgpu.MapMode_Read, 0, 1024},
-		{"unaligned offset", nil, r.dst, wgpu.MapMode_Read, 4, 8},
-		{"unaligned size", nil, r.dst, wgpu.MapMode_Read, 0, 6},
-		{"already mapped", mapped, r.dst, wgpu.MapMode_Read, 0, 256},
+		{"no MapRead usage", nil, r.src, wg.MapRead, 0, 256},
+		{"no MapWrite usage", nil, r.dst, wg.MapWrite, 0, 256},
+		{"mode None", nil, r.dst, wg.MapNone, 0, 256},
+		{"mode Read|Write", nil, r.dst, wg.MapRead | wg.MapWrite, 0, 256},
+		{"offset past end", nil, r.dst, wg.MapRead, 512, 8},
+		{"size past end", nil, r.dst, wg.MapRead, 0, 1024},
+		{"unaligned offset", nil, r.dst, wg.MapRead, 4, 8},
+		{"unaligned size", nil, r.dst, wg.MapRead, 0, 6},
+		{"already mapped", mapped, r.dst, wg.MapRead, 0, 256},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.setup != nil {
 				c.setup(t)
 			}
-			p, err := mapAsync(dev, c.buf, c.mode, c.offset, c.size)
+			p, err := dev.MapAsync(c.buf, c.mode, c.offset, c.size)
 			if err == nil {
-				err = p.wait(dev)
+				err = p.Wait(pollSpin)
 			}
 			if err == nil {
 				t.Fatal("no error")
@@ -334,15 +298,15 @@ func TestMapMisuse(t *testing.T) {
 		if err := r.upload(make([]byte, r.size)); err != nil {
 			t.Fatal(err)
 		}
-		p, err := mapAsync(dev, r.dst, wgpu.MapMode_Read, 0, r.size)
+		p, err := dev.MapAsync(r.dst, wg.MapRead, 0, r.size)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q, err := mapAsync(dev, r.dst, wgpu.MapMode_Read, 0, r.size); err == nil {
-			q.wait(dev)
+		if q, err := dev.MapAsync(r.dst, wg.MapRead, 0, r.size); err == nil {
+			q.Wait(pollSpin)
 			t.Error("second map while one is pending: no error")
 		}
-		if err := p.wait(dev); err != nil {
+		if err := p.Wait(pollSpin); err != nil {
 			t.Fatalf("first map: %v", err)
 		}
 		r.dst.Unmap()
@@ -353,12 +317,12 @@ func TestMapMisuse(t *testing.T) {
 		if err := r.upload(make([]byte, r.size)); err != nil {
 			t.Fatal(err)
 		}
-		p, err := mapAsync(dev, r.dst, wgpu.MapMode_Read, 0, r.size)
+		p, err := dev.MapAsync(r.dst, wg.MapRead, 0, r.size)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.dst.Unmap()
-		if err := p.wait(dev); err == nil {
+		if err := p.Wait(pollSpin); err == nil {
 			t.Error("map cancelled by Unmap reported success")
 		} else {
 			t.Logf("error: %v", err)
@@ -369,12 +333,12 @@ func TestMapMisuse(t *testing.T) {
 		if err := tmp.upload(make([]byte, tmp.size)); err != nil {
 			t.Fatal(err)
 		}
-		p, err := mapAsync(dev, tmp.dst, wgpu.MapMode_Read, 0, tmp.size)
+		p, err := dev.MapAsync(tmp.dst, wg.MapRead, 0, tmp.size)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tmp.dst.Destroy()
-		if err := p.wait(dev); err == nil {
+		tmp.dst.DestroyOnly()
+		if err := p.Wait(pollSpin); err == nil {
 			t.Error("map cancelled by Destroy reported success")
 		} else {
 			t.Logf("error: %v", err)
@@ -395,56 +359,6 @@ func TestMapMisuse(t *testing.T) {
 	}
 }
 
-// TestUpstreamMapAsyncCrash shows why wait.go exists: go-webgpu's own
-// Buffer.MapAsync, with a collection between the call and the Poll that
-// fires its callback, kills the process ("misuse of an invalid Handle" or a
-// fault). It runs the upstream path in a child process, and only when
-// ATTN_UPSTREAM_CRASH=1, since it is a demonstration, not a check of ours.
-func TestUpstreamMapAsyncCrash(t *testing.T) {
-	switch os.Getenv("ATTN_UPSTREAM_CRASH") {
-	case "child":
-		upstreamMapLoop(t)
-		return
-	case "1":
-	default:
-		t.Skip("set ATTN_UPSTREAM_CRASH=1 to watch go-webgpu's MapAsync crash under GC")
-	}
-	testDevice(t) // skip here, not in the child, when there is no adapter
-	cmd := exec.Command(os.Args[0], "-test.run=^TestUpstreamMapAsyncCrash$", "-test.v")
-	cmd.Env = append(os.Environ(), "ATTN_UPSTREAM_CRASH=child", "GOGC=1")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("upstream MapAsync survived:\n%s", out)
-	}
-	if !strings.Contains(string(out), "misuse of an invalid Handle") && !strings.Contains(string(out), "SIGSEGV") {
-		t.Fatalf("child failed (%v), but not of a dangling handle:\n%s", err, tail(string(out), 30))
-	}
-	t.Logf("child died as expected (%v); output ends:\n%s", err, tail(string(out), 20))
-}
-
-func upstreamMapLoop(t *testing.T) {
-	dev := testDevice(t)
-	r := newRoundTripper(t, dev, 256)
-	data := make([]byte, r.size)
-	for i := range 1000 {
-		if err := r.upload(data); err != nil {
-			t.Fatal(err)
-		}
-		status := wgpu.BufferMapAsyncStatus(0xff)
-		if err := r.dst.MapAsync(wgpu.MapMode_Read, 0, r.size, func(s wgpu.BufferMapAsyncStatus) { status = s }); err != nil {
-			t.Fatal(err)
-		}
-		collectAndReuse()
-		for status == 0xff {
-			dev.Poll(false, nil)
-		}
-		r.dst.Unmap()
-		if i%100 == 0 {
-			t.Logf("round %d survived", i)
-		}
-	}
-}
-
 // collectAndReuse runs the collector and then allocates small
 // pointer-free objects, the size class of a cgo.Handle, so that memory
 // freed by the collection is written over at once. A collection alone
@@ -456,9 +370,4 @@ func collectAndReuse() {
 		junk[j] = new(^uint64(j))
 	}
 	runtime.KeepAlive(junk)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -1,0 +1,23 @@
+// Package wg is attn's one door to the WebGPU binding: every call the gpu
+// backend makes into WebGPU goes through it, so that the rest of gpu/
+// (plans, kernels, steps, pools, waits, timing) names none of the
+// binding's types and another binding is one more implementation of this
+// package, chosen by a build tag.
+//
+// Its API is what attn needs, not a mirror of WebGPU: an instance on the
+// Vulkan backend; adapters described in gputypes terms; a Device that
+// holds its queue; buffers with map and unmap; compute pipelines made
+// from WGSL with an explicit bind group layout; bind groups; a command
+// Encoder with one compute pass at a time; timestamp query sets; and
+// requests (map, work done) whose completion lands in C memory and is
+// waited for by polling (wait_*.go), so that no Go pointer is held by C
+// across a collection.
+//
+// The binding's own Adapter, Device and Buffer types, which the gpu
+// package's public API (NewWithDevice, Import, Export) takes and gives,
+// are NativeAdapter, NativeDevice and NativeBuffer: aliases of the
+// binding's types in each build.
+//
+// The package builds with cgo only; without cgo or with -tags nogpu it is
+// empty, as the gpu backend is then a stub.
+package wg

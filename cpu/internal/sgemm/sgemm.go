@@ -59,7 +59,11 @@ type kernel struct {
 
 // EnvKernel names the micro-kernel to run instead of the fastest:
 // ATTN_CPU_KERNEL=8x32 (or 6x64, 6x16, 8x12: its rows × columns, "×" or
-// "x"), one this CPU runs, so that two can be measured side by side.
+// "x"), one this CPU runs, so that two can be measured side by side. It
+// stays a variable read at start-up, for measurement, not an option of
+// the backend: every kernel gives the same bits (TestKernelsAgree), so
+// it changes speed alone, where the bfloat16 path (cpu.WithBF16) changes
+// the answers and is a backend's option.
 const EnvKernel = "ATTN_CPU_KERNEL"
 
 // active is the kernel Sgemm runs: the first of kernels (the ones this

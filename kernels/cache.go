@@ -910,6 +910,7 @@ type attender struct {
 	// of both passes and their host copies.
 	pages                  [][]int
 	stable, slens          []int
+	taken                  []bool
 	qg, op, lp, os, ls     backend.Buffer
 	hop, hlp, hos, hls, hq []float32
 	hqb                    []uint16
@@ -1041,7 +1042,7 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 		return err
 	}
 	if p.Paged != nil && a.pages != nil {
-		if groups := cascadeGroups(a.pages, p.KVLens, nq, p.Paged.PageSize, opts); groups != nil {
+		if groups := a.cascadeGroups(a.pages, p.KVLens, nq, p.Paged.PageSize, opts); groups != nil {
 			return a.cascade(ctx, c, p, groups, qb, q.contiguous(), out, lse)
 		}
 	}

@@ -53,12 +53,14 @@ type cascadeGroup struct {
 // lengths lens, nq queries each) share a prefix of at least
 // cascadeMinKeys keys in pages of ps keys, or none when opts asks for a
 // variant the cascade does not run.
-func cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *AttendOptions) []cascadeGroup {
+func (a *attender) cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *AttendOptions) []cascadeGroup {
 	if len(pages) < 2 || nq < 1 || opts.Window != nil || opts.ALiBi != nil || opts.CausalOffset != nil || opts.KVLens != nil {
 		return nil
 	}
 	var groups []cascadeGroup
-	taken := make([]bool, len(pages))
+	a.taken = grow(a.taken, len(pages)) // the attender's: a call without sharing allocates nothing
+	taken := a.taken
+	clear(taken)
 	for b := range pages {
 		if taken[b] || len(pages[b]) == 0 {
 			continue
@@ -199,12 +201,13 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		if err := be.Read(a.hlp, lp, 0); err != nil {
 			return err
 		}
+		pos, sos := backend.TensorStrides(p.Layout, kvh, rows, dv), backend.TensorStrides(p.Layout, h, nq, dv)
 		for gi, b := range g.members {
 			for hh := range h {
 				for i := range nq {
 					r := prefixRow(gi, i, hh%gq, nq, gq) // pre's row of member gi's query i of head hh
-					po := oOffset(p.Layout, 0, hh/gq, r, 1, kvh, rows, dv)
-					so := oOffset(p.Layout, b, hh, i, p.B, h, nq, dv)
+					po := pos.Offset(0, hh/gq, r)
+					so := sos.Offset(b, hh, i)
 					l1, l2 := float64(a.hlp[(hh/gq)*rows+r]), float64(a.hls[(b*h+hh)*nq+i])
 					m := max(l1, l2)
 					if math.IsInf(m, -1) {
@@ -237,15 +240,6 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 // head, so that a member's rows lie together.
 func prefixRow(gi, i, hg, nq, gq int) int { return (gi*nq+i)*gq + hg }
 
-// oOffset is where row i of head hh of sequence b starts in an output of
-// B sequences, H heads and n rows of dv in layout l.
-func oOffset(l Layout, b, hh, i, _, h, n, dv int) int {
-	if l == BNHD {
-		return ((b*n+i)*h + hh) * dv
-	}
-	return ((b*h+hh)*n + i) * dv
-}
-
 // gatherQueries writes the queries of the members' sequences to qg as
 // the prefix pass's one sequence (prefixRow: len(members)·Nq·H/KVHeads
 // rows of KVHeads heads), from the dense host queries qh of problem p.
@@ -260,11 +254,12 @@ func (a *attender) gatherQueries(be backend.Backend, qg backend.Buffer, qh *Tens
 	} else {
 		a.hq = grow(a.hq, n)
 	}
+	dsts, srcs := backend.TensorStrides(p.Layout, kvh, rows, d), backend.TensorStrides(p.Layout, h, nq, d)
 	for gi, b := range members {
 		for hh := range h {
 			for i := range nq {
-				dst := oOffset(p.Layout, 0, hh/gq, prefixRow(gi, i, hh%gq, nq, gq), 1, kvh, rows, d)
-				src := oOffset(p.Layout, b, hh, i, p.B, h, nq, d)
+				dst := dsts.Offset(0, hh/gq, prefixRow(gi, i, hh%gq, nq, gq))
+				src := srcs.Offset(b, hh, i)
 				if half {
 					copy(a.hqb[dst:dst+d], qh.Bits[src:])
 				} else {

@@ -179,8 +179,9 @@
 // sequence's own pages as before, the two merged exactly by their
 // log-sum-exps. With B = 32 sequences of 8448 keys behind one 8192-key
 // prompt (H = 32 over 8 KV heads, D = 128, f16) the CPU's step took 0.13–
-// 0.14× the time of the same batch unshared, in 0.06× the pages
-// (attn bench -prefix 8192; docs/benchmarks.md).
+// 0.16× the time of the same batch unshared (0.155–0.16× on a quiet
+// 2-core Xeon), in 0.06× the pages (attn bench -prefix 8192;
+// docs/benchmarks.md).
 //
 // # Checks and errors
 //

@@ -231,7 +231,8 @@ func versions() map[string]string {
 		}
 		for _, d := range bi.Deps {
 			switch d.Path {
-			case "gonum.org/v1/gonum", "github.com/rajveermalviya/go-webgpu/wgpu", "gonum.org/v1/plot":
+			case "gonum.org/v1/gonum", "gonum.org/v1/plot",
+				"github.com/oliverbestmann/webgpu", "github.com/rajveermalviya/go-webgpu/wgpu": // the WebGPU binding, by build
 				if d.Replace != nil {
 					d = d.Replace
 				}

@@ -397,6 +397,11 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 		return fmt.Errorf("gpu: read: src buffer: %w", backend.ErrReleased)
 	}
 	size := uint64(len(dst)) * 4
+	if x.imported {
+		if err := b.dev.Alive(x.buf, uint64(x.off), uint64(x.bytes)); err != nil {
+			return fmt.Errorf("gpu: read: src buffer: %w", err)
+		}
+	}
 	st, err := b.takeStaging(size)
 	if err != nil {
 		return fmt.Errorf("gpu: read: %w", err)
@@ -417,7 +422,10 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 		return fmt.Errorf("gpu: read: %w", err)
 	}
 	defer cmd.Release()
-	b.dev.Submit(cmd)
+	if err := b.dev.Submit(cmd); err != nil {
+		b.putStaging(st)
+		return fmt.Errorf("gpu: read: %w", err)
+	}
 	p, err := b.dev.MapAsync(st, wg.MapRead, 0, size)
 	if err != nil {
 		b.putStaging(st)

@@ -17,7 +17,7 @@ import (
 // Export). The adapter is read once, for what New reads of its own: its
 // type picks the plan (a CPU-type adapter like lavapipe caps each
 // invocation's loops; a GPU does not; ATTN_GPU_PLAN overrides, as for
-// New) and its properties fill Info. wgpu-native 0.17 gives no way from
+// New) and its properties fill Info. webgpu.h gives no way from
 // a device back to its adapter, hence the argument; it must be the
 // adapter dev was requested from.
 //
@@ -114,9 +114,10 @@ func checkLimits(l gputypes.Limits) error {
 }
 
 // NativeAdapter, NativeDevice and NativeBuffer are the WebGPU binding's
-// own types that NewWithDevice, Import and Export take and give: in this
-// build go-webgpu v0.17.1's *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer
-// (github.com/rajveermalviya/go-webgpu/wgpu).
+// own types that NewWithDevice, Import and Export take and give: the
+// *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer of
+// github.com/oliverbestmann/webgpu/wgpu (wgpu-native v27) by default, of
+// github.com/rajveermalviya/go-webgpu/wgpu v0.17.1 with -tags gowebgpu.
 type (
 	NativeAdapter = wg.NativeAdapter
 	NativeDevice  = wg.NativeDevice

@@ -16,7 +16,8 @@ import (
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/gpu/gputest"
-	"github.com/rajveermalviya/go-webgpu/wgpu"
+	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/gogpu/gputypes"
 )
 
 // This file tests attn inside a program of its own on the GPU
@@ -27,32 +28,34 @@ import (
 // instance, an adapter and a device of its own (with limits, or the
 // adapter's compute limits when nil), released when the test ends,
 // after anything the test's cleanups close first. Without an adapter
-// the test skips, or fails under ATTN_REQUIRE_GPU=1.
-func callerDevice(t testing.TB, limits *wgpu.Limits) (*wgpu.Adapter, *wgpu.Device) {
+// the test skips, or fails under ATTN_REQUIRE_GPU=1. It makes them
+// through gpu/internal/wg, so that one test serves every binding, and
+// gives attn the binding's own adapter and device (Native).
+func callerDevice(t testing.TB, limits *gputypes.Limits) (*gpu.NativeAdapter, *wg.Device) {
 	t.Helper()
 	// As attn's own instances do (instance.go): Mesa's device-select
 	// layer only adds warnings on a host without a desktop.
 	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
 		os.Setenv("NODEVICE_SELECT", "1")
 	}
-	inst := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackend_Vulkan})
-	adapter, err := inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: wgpu.PowerPreference_HighPerformance})
-	if err != nil || adapter == nil {
+	inst := wg.NewInstance()
+	adapter, err := inst.HighPerformanceAdapter()
+	if err != nil {
 		inst.Release()
 		gputest.Unavailable(t, errors.Join(errors.New("no Vulkan adapter"), err))
 	}
-	l := wgpu.DefaultLimits()
+	l := wg.DefaultLimits()
 	if limits != nil {
 		l = *limits
 	} else {
-		have := adapter.GetLimits().Limits
+		have := adapter.Limits()
 		l.MaxStorageBufferBindingSize = have.MaxStorageBufferBindingSize
 		l.MaxBufferSize = have.MaxBufferSize
 		l.MaxComputeWorkgroupStorageSize = have.MaxComputeWorkgroupStorageSize
 		l.MinStorageBufferOffsetAlignment = have.MinStorageBufferOffsetAlignment
 	}
-	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: "caller", RequiredLimits: &wgpu.RequiredLimits{Limits: l}})
-	if err != nil || dev == nil {
+	dev, err := adapter.RequestDevice("caller", nil, l)
+	if err != nil {
 		adapter.Release()
 		inst.Release()
 		if limits != nil {
@@ -65,14 +68,14 @@ func callerDevice(t testing.TB, limits *wgpu.Limits) (*wgpu.Adapter, *wgpu.Devic
 		adapter.Release()
 		inst.Release()
 	})
-	return adapter, dev
+	return adapter.Native(), dev
 }
 
 // openOn opens attn on the caller's device, closed when the test ends
 // (before the device is released: cleanups run last first).
-func openOn(t testing.TB, adapter *wgpu.Adapter, dev *wgpu.Device) *gpu.Backend {
+func openOn(t testing.TB, adapter *gpu.NativeAdapter, dev *wg.Device) *gpu.Backend {
 	t.Helper()
-	b, err := gpu.NewWithDevice(adapter, dev)
+	b, err := gpu.NewWithDevice(adapter, dev.Native())
 	if err != nil {
 		t.Fatalf("NewWithDevice: %v", err)
 	}
@@ -86,21 +89,21 @@ func openOn(t testing.TB, adapter *wgpu.Adapter, dev *wgpu.Device) *gpu.Backend 
 
 // callerBuffer creates a buffer of the caller's of size bytes and usage,
 // released when the test ends.
-func callerBuffer(t testing.TB, dev *wgpu.Device, size uint64, usage wgpu.BufferUsage) *wgpu.Buffer {
+func callerBuffer(t testing.TB, dev *wg.Device, size uint64, usage wg.Usage) *gpu.NativeBuffer {
 	t.Helper()
-	wb, err := dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "caller", Size: size, Usage: usage})
+	wb, err := dev.CreateBuffer("caller", size, usage)
 	if err != nil {
 		t.Fatalf("CreateBuffer(%d bytes): %v", size, err)
 	}
 	t.Cleanup(wb.Release)
-	return wb
+	return wb.Native()
 }
 
-const rw = wgpu.BufferUsage_Storage | wgpu.BufferUsage_CopySrc | wgpu.BufferUsage_CopyDst
+const rw = wg.UsageStorage | wg.UsageCopySrc | wg.UsageCopyDst
 
 // importF32 imports n float32s of wb from byte off into b, failing the
 // test on error.
-func importF32(t testing.TB, b *gpu.Backend, wb *wgpu.Buffer, off uint64, n int) backend.Buffer {
+func importF32(t testing.TB, b *gpu.Backend, wb *gpu.NativeBuffer, off uint64, n int) backend.Buffer {
 	t.Helper()
 	x, err := b.Import(wb, off, backend.Float32, n)
 	if err != nil {
@@ -175,7 +178,7 @@ func smallProblem(nk int) backend.Problem {
 // and the caller's buffers working.
 func TestNewWithDevice(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
-	b, err := gpu.NewWithDevice(adapter, dev)
+	b, err := gpu.NewWithDevice(adapter, dev.Native())
 	if err != nil {
 		t.Fatalf("NewWithDevice: %v", err)
 	}
@@ -185,7 +188,7 @@ func TestNewWithDevice(t *testing.T) {
 	p := smallProblem(37)
 	r := rand.New(rand.NewPCG(1, 2))
 	q, k, v := randSlice(r, p.QLen()), randSlice(r, p.KLen()), randSlice(r, p.VLen())
-	align := uint64(dev.GetLimits().Limits.MinStorageBufferOffsetAlignment)
+	align := uint64(dev.Limits().MinStorageBufferOffsetAlignment)
 	kOff := (uint64(p.QLen())*4 + align - 1) / align * align
 	// Q and K in one buffer of the caller's (read-only operands may
 	// share one), V and O in buffers of their own.
@@ -222,8 +225,10 @@ func TestNewWithDevice(t *testing.T) {
 		t.Fatalf("reading the caller's buffer after the first backend closed: %v", err)
 	}
 	closeTo(t, "O after Close", again, got, 0)
-	if _, err := dev.CreateBuffer(&wgpu.BufferDescriptor{Size: 16, Usage: rw}); err != nil {
+	if wb, err := dev.CreateBuffer("", 16, rw); err != nil {
 		t.Errorf("the device after Close: %v", err)
+	} else {
+		wb.Destroy()
 	}
 }
 
@@ -231,9 +236,9 @@ func TestNewWithDevice(t *testing.T) {
 func TestNewWithDeviceArgs(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
 	for _, c := range []struct {
-		a *wgpu.Adapter
-		d *wgpu.Device
-	}{{nil, dev}, {adapter, nil}, {nil, nil}} {
+		a *gpu.NativeAdapter
+		d *gpu.NativeDevice
+	}{{nil, dev.Native()}, {adapter, nil}, {nil, nil}} {
 		if b, err := gpu.NewWithDevice(c.a, c.d); !errors.Is(err, backend.ErrUnavailable) {
 			t.Errorf("NewWithDevice(%v, %v) = %v, %v; want ErrUnavailable", c.a != nil, c.d != nil, b, err)
 		}
@@ -244,11 +249,11 @@ func TestNewWithDeviceArgs(t *testing.T) {
 // invocations than attn's kernels bind and run, where the adapter
 // grants one, and wants NewWithDevice to name both.
 func TestNewWithDeviceLimits(t *testing.T) {
-	l := wgpu.DefaultLimits()
+	l := wg.DefaultLimits()
 	l.MaxStorageBuffersPerShaderStage = 4
 	l.MaxComputeInvocationsPerWorkgroup = 64
 	adapter, dev := callerDevice(t, &l)
-	b, err := gpu.NewWithDevice(adapter, dev)
+	b, err := gpu.NewWithDevice(adapter, dev.Native())
 	if err == nil {
 		b.Close()
 		t.Fatal("NewWithDevice on a device of 4 storage buffers and 64 invocations succeeded")
@@ -263,7 +268,7 @@ func TestNewWithDeviceLimits(t *testing.T) {
 	}
 	// WebGPU's defaults are enough.
 	if !t.Failed() {
-		a2, d2 := callerDevice(t, ptr(wgpu.DefaultLimits()))
+		a2, d2 := callerDevice(t, ptr(wg.DefaultLimits()))
 		openOn(t, a2, d2)
 	}
 }
@@ -275,13 +280,13 @@ func ptr[T any](v T) *T { return &v }
 func TestImportErrors(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
 	b := openOn(t, adapter, dev)
-	align := uint64(max(dev.GetLimits().Limits.MinStorageBufferOffsetAlignment, 4))
+	align := uint64(max(dev.Limits().MinStorageBufferOffsetAlignment, 4))
 	good := callerBuffer(t, dev, 1024, rw)
 	_, otherDev := callerDevice(t, nil)
 	other := callerBuffer(t, otherDev, 1024, rw)
 	cases := []struct {
 		name string
-		buf  *wgpu.Buffer
+		buf  *gpu.NativeBuffer
 		off  uint64
 		dt   backend.DType
 		n    int
@@ -295,13 +300,13 @@ func TestImportErrors(t *testing.T) {
 		{"too small at offset", good, align, backend.Float32, 256 - int(align)/4 + 1, backend.ErrShape, "short"},
 		{"offset past end", good, 2048, backend.Float32, 0, backend.ErrShape, "2048"},
 		{"half too small", good, 0, backend.Float16, 513, backend.ErrShape, "1040 bytes"},
-		{"not storage", callerBuffer(t, dev, 1024, wgpu.BufferUsage_CopyDst|wgpu.BufferUsage_CopySrc), 0, backend.Float32, 4, backend.ErrUnsupported, "BufferUsage_Storage"},
+		{"not storage", callerBuffer(t, dev, 1024, wg.UsageCopyDst|wg.UsageCopySrc), 0, backend.Float32, 4, backend.ErrUnsupported, "BufferUsage_Storage"},
 		{"another device", other, 0, backend.Float32, 4, backend.ErrUnsupported, "another device"},
 	}
 	if align > 4 {
 		cases = append(cases, struct {
 			name string
-			buf  *wgpu.Buffer
+			buf  *gpu.NativeBuffer
 			off  uint64
 			dt   backend.DType
 			n    int
@@ -323,8 +328,8 @@ func TestImportErrors(t *testing.T) {
 	}
 
 	// Host copies need CopyDst (writes) and CopySrc (reads).
-	noDst := importF32(t, b, callerBuffer(t, dev, 64, wgpu.BufferUsage_Storage|wgpu.BufferUsage_CopySrc), 0, 16)
-	noSrc := importF32(t, b, callerBuffer(t, dev, 64, wgpu.BufferUsage_Storage|wgpu.BufferUsage_CopyDst), 0, 16)
+	noDst := importF32(t, b, callerBuffer(t, dev, 64, wg.UsageStorage|wg.UsageCopySrc), 0, 16)
+	noSrc := importF32(t, b, callerBuffer(t, dev, 64, wg.UsageStorage|wg.UsageCopyDst), 0, 16)
 	if err := b.Write(noDst, 0, []float32{1}); !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "CopyDst") {
 		t.Errorf("Write without CopyDst: %v", err)
 	}
@@ -343,7 +348,7 @@ func TestImportAlias(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
 	b := openOn(t, adapter, dev)
 	p := smallProblem(8)
-	align := uint64(dev.GetLimits().Limits.MinStorageBufferOffsetAlignment)
+	align := uint64(dev.Limits().MinStorageBufferOffsetAlignment)
 	align = (uint64(p.KLen())*4 + align - 1) / align * align // a slot for each operand
 	one := callerBuffer(t, dev, 4*align, rw)
 	q, k := importF32(t, b, one, 0, p.QLen()), importF32(t, b, one, align, p.KLen())
@@ -384,10 +389,11 @@ func TestImportRelease(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
 	b := openOn(t, adapter, dev)
 	want := []float32{1, 2, 3, 4, 5}
-	wb, err := dev.CreateBuffer(&wgpu.BufferDescriptor{Size: 64, Usage: rw})
+	h, err := dev.CreateBuffer("", 64, rw)
 	if err != nil {
 		t.Fatal(err)
 	}
+	wb := h.Native()
 	x := importF32(t, b, wb, 0, 5)
 	if err := b.Write(x, 0, want); err != nil {
 		t.Fatal(err)
@@ -400,7 +406,7 @@ func TestImportRelease(t *testing.T) {
 		t.Fatalf("Read through a second import after releasing the first: %v", err)
 	}
 	closeTo(t, "after releasing an import", got, want, 0)
-	wb.Release() // the caller's handle: attn's own keeps the buffer
+	h.Release() // the caller's handle: attn's own keeps the buffer
 	clear(got)
 	if err := b.Read(got, y, 0); err != nil {
 		t.Fatalf("Read after the caller released its handle: %v", err)
@@ -433,29 +439,29 @@ func TestExport(t *testing.T) {
 		t.Fatalf("Export(Alloc'd) = %v, %d, %v", wa, off, err)
 	}
 	dst := callerBuffer(t, dev, 64, rw)
-	enc, err := dev.CreateCommandEncoder(nil)
+	enc, err := dev.CreateEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := enc.CopyBufferToBuffer(wa, off, dst, 16, uint64(len(want))*4); err != nil {
+	if err := enc.CopyBufferToBuffer(wg.WrapBuffer(wa), off, wg.WrapBuffer(dst), 16, uint64(len(want))*4); err != nil {
 		t.Fatal(err)
 	}
-	cmd, err := enc.Finish(nil)
+	cmd, err := enc.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := dev.GetQueue()
-	q.Submit(cmd)
+	if err := dev.Submit(cmd); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Release()
 	enc.Release()
-	q.Release()
 	got := make([]float32, len(want))
 	if err := b.Read(got, importF32(t, b, dst, 0, 16), 4); err != nil {
 		t.Fatal(err)
 	}
 	closeTo(t, "the caller's copy of an exported buffer", got, want, 0)
 
-	align := uint64(max(dev.GetLimits().Limits.MinStorageBufferOffsetAlignment, 4))
+	align := uint64(max(dev.Limits().MinStorageBufferOffsetAlignment, 4))
 	big := callerBuffer(t, dev, 2*align+64, rw)
 	x := importF32(t, b, big, align, 4)
 	if wx, ox, err := gpu.Export(x); err != nil || ox != align || wx == nil {
@@ -472,12 +478,12 @@ func TestConformanceImported(t *testing.T) { backendtest.Run(t, openImporting) }
 // start, and imports it, as a program that owns its buffers would.
 type importing struct {
 	*gpu.Backend
-	dev *wgpu.Device
+	dev *wg.Device
 }
 
 func openImporting(t testing.TB) backend.Backend {
 	adapter, dev := callerDevice(t, nil)
-	b, err := gpu.NewWithDevice(adapter, dev)
+	b, err := gpu.NewWithDevice(adapter, dev.Native())
 	if err != nil {
 		t.Fatalf("NewWithDevice: %v", err)
 	}
@@ -495,15 +501,15 @@ func (x importing) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if t.Half() {
 		bytes = uint64(n+1) / 2 * 4
 	}
-	off := uint64(x.dev.GetLimits().Limits.MinStorageBufferOffsetAlignment)
-	wb, err := x.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "caller", Size: off + alignUp(max(bytes, 16), 16), Usage: rw})
+	off := uint64(x.dev.Limits().MinStorageBufferOffsetAlignment)
+	wb, err := x.dev.CreateBuffer("caller", off+alignUp(max(bytes, 16), 16), rw)
 	if err != nil {
 		return nil, backend.Errorf(backend.ErrTooLarge, "importing: %v", err)
 	}
 	// The import holds a reference of its own: the buffer lives until it
 	// is released.
 	defer wb.Release()
-	return x.Import(wb, off, t, n)
+	return x.Import(wb.Native(), off, t, n)
 }
 
 // TestImportDestroyed: a buffer the caller destroyed while attn holds an
@@ -514,7 +520,7 @@ func TestImportDestroyed(t *testing.T) {
 	adapter, dev := callerDevice(t, nil)
 	b := openOn(t, adapter, dev)
 	p := smallProblem(8)
-	mk := func(n int) (*wgpu.Buffer, backend.Buffer) {
+	mk := func(n int) (*gpu.NativeBuffer, backend.Buffer) {
 		wb := callerBuffer(t, dev, uint64(n)*4+16, rw)
 		return wb, importF32(t, b, wb, 0, n)
 	}
@@ -529,7 +535,7 @@ func TestImportDestroyed(t *testing.T) {
 	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err != nil {
 		t.Fatal(err)
 	}
-	ob.Destroy()
+	wg.WrapBuffer(ob).DestroyOnly()
 	if err := b.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, nil); err == nil || !strings.Contains(err.Error(), "destroyed") {
 		t.Errorf("Fused into a destroyed buffer: %v; want an error saying so", err)
 	}
@@ -563,13 +569,13 @@ func TestStepCallerRelease(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	hq, hk, hv := randSlice(r, p.QLen()), randSlice(r, p.KLen()), randSlice(r, p.VLen())
 	var bufs []backend.Buffer
-	var handles []*wgpu.Buffer
+	var handles []*wg.Buffer
 	for _, h := range [][]float32{hq, hk, hv, make([]float32, p.OLen())} {
-		wb, err := dev.CreateBuffer(&wgpu.BufferDescriptor{Size: uint64(len(h))*4 + 16, Usage: rw})
+		wb, err := dev.CreateBuffer("", uint64(len(h))*4+16, rw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := importF32(t, b, wb, 0, len(h))
+		x := importF32(t, b, wb.Native(), 0, len(h))
 		if err := b.Write(x, 0, h); err != nil {
 			t.Fatal(err)
 		}

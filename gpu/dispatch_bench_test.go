@@ -75,7 +75,9 @@ func BenchmarkDispatch(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					be.dev.Submit(cmd)
+					if err := be.dev.Submit(cmd); err != nil {
+						b.Fatal(err)
+					}
 					cmd.Release()
 					done, err := be.dev.OnWorkDone()
 					if err != nil {

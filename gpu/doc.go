@@ -1,5 +1,6 @@
 // Package gpu is attn's WebGPU backend: the WGSL kernels of package
-// shaders run through go-webgpu (wgpu-native) on a Vulkan adapter — a
+// shaders run through wgpu-native (v27 by default; 0.17 with -tags
+// gowebgpu) on a Vulkan adapter — a
 // real GPU, or Mesa's lavapipe on CPU-only machines
 // (apt-get install mesa-vulkan-drivers).
 //
@@ -163,9 +164,10 @@
 // the adapter it came from, whose type picks the plan); attn submits to
 // that device's queue, and Close releases only what attn created. These
 // entry points take and give the binding's own types, NativeAdapter,
-// NativeDevice and NativeBuffer: in this build go-webgpu v0.17.1's
-// *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer
-// (github.com/rajveermalviya/go-webgpu/wgpu).
+// NativeDevice and NativeBuffer: by default the *wgpu types of
+// github.com/oliverbestmann/webgpu v1.0.0 (wgpu-native v27.0.2.0), with
+// -tags gowebgpu those of github.com/rajveermalviya/go-webgpu/wgpu
+// v0.17.1 (wgpu-native 0.17).
 // Import wraps n elements of a caller's wgpu buffer at an aligned offset
 // as a Buffer, with no copy, after checking its device, usage and size;
 // Export returns the wgpu buffer and offset behind any Buffer of the
@@ -193,7 +195,7 @@
 //
 // What attn serialises: its own use of the device — every op's
 // recording and submission, every map request, and the error scopes
-// go-webgpu pushes around each call — under the Backend's lock, which
+// the binding pushes around each call — under the Backend's lock, which
 // is never held across a wait: a waiting op, Read, Sync or Step.Wait
 // asks for its submission's completion (or its buffer's mapping) under
 // the lock and polls for it without, so other goroutines record and
@@ -215,10 +217,17 @@
 // sets, requests waited for by polling); the rest of this package names
 // none of the binding's types.
 //
-// go-webgpu hands C a pointer to a Go local as the userdata of MapAsync
-// and OnSubmittedWorkDone; a garbage collection before the callback fires
-// crashes the process. wg calls those two C functions itself with
-// userdata in C memory and polls with Poll(false). Some misuse aborts the
+// go-webgpu v0.17.1 hands C a pointer to a Go local as the userdata of
+// MapAsync and OnSubmittedWorkDone; a garbage collection before the
+// callback fires crashes the process. Under -tags gowebgpu, wg calls
+// those two C functions itself with userdata in C memory and polls with
+// Poll(false). The default binding keeps its callbacks in a table of its
+// own, which the collector cannot free under C; wg uses them, and fills
+// the binding's gaps with a small cgo shim over its handles (timestamps
+// written on an encoder, limits, features, adapter info, an instance on
+// Vulkan alone, submissions in an error scope); a submission wgpu-native
+// 27 finds invalid aborts the process, so a read of a caller's buffer
+// first checks it has not been destroyed (wg.Device.Alive). Some misuse aborts the
 // process inside wgpu-native instead of returning an error (submitting
 // while a buffer is mapped, using a destroyed buffer, mapping with an
 // invalid mode); the backend's own state — a staging buffer mapped only
@@ -232,8 +241,8 @@
 // TimestampQuery feature where the adapter offers it; TimeDevice(true)
 // brackets each submission's compute pass with timestamps written on
 // its encoder, and DeviceTime resolves and reads them, summing the spans
-// of the ops since the last read. wgpu-core 0.17 resolves raw ticks and
-// wgpu-native 0.17 gives no timestamp period, so it is calibrated
+// of the ops since the last read. wgpu-core resolves raw ticks and
+// wgpu-native (0.17 and 27) gives no timestamp period, so it is calibrated
 // against the host clock (TimestampPeriod).
 //
 // wgpu-native 0.17 frees a closed device only with its instance, so each

@@ -8,7 +8,7 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// unavailableReason says why New fails: go-webgpu needs cgo, and -tags
+// unavailableReason says why New fails: wgpu-native needs cgo, and -tags
 // nogpu leaves it out on purpose. "auto" falls back to the CPU backend
 // with this reason.
 const unavailableReason = "this build of attn has no WebGPU backend (built without cgo or with -tags nogpu)"
@@ -36,7 +36,7 @@ func New() (*Backend, error) {
 	return nil, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
 }
 
-// NewWithDevice, Import and Export take go-webgpu's types, and go-webgpu
+// NewWithDevice, Import and Export take the WebGPU binding's types, and it
 // builds only with cgo: a program holding a *wgpu.Device is built with
 // cgo already, so this build has none of the three. Record is kept, so
 // that code written for steps compiles everywhere.

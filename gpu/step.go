@@ -55,8 +55,8 @@ import (
 //
 // Errors. An op's bad input is refused by the op, before it records
 // anything. WebGPU's validation errors of its bindings (a destroyed
-// buffer, say) come back from the op too: go-webgpu wraps each call in an
-// error scope of the device, wgpu-native 0.17 reports into it at once,
+// buffer, say) come back from the op too: the binding wraps each call in
+// an error scope of the device, wgpu-native reports into it at once,
 // and the op finds or creates its bind groups as it records (one that
 // binds a caller's buffer is always made anew: groups.go). Should the
 // encoding of the recorded pass fail at submission, nothing of it is
@@ -301,9 +301,9 @@ func (b *Backend) submitRecorded() error {
 	if err != nil {
 		return err
 	}
-	b.dev.Submit(cmd)
+	err = b.dev.Submit(cmd)
 	cmd.Release()
-	return nil
+	return err
 }
 
 // runAfter releases the recorded work's bind groups and arena, runs what

@@ -18,8 +18,10 @@ import (
 //
 // Each command buffer encode makes gets a timestamp written on its
 // encoder before its compute pass and one after it (wgpu-native 0.17 has
-// WriteTimestamp between passes, not the pass-level timestamp writes), in
-// pair i of one query set. DeviceTime resolves the pairs written since
+// WriteTimestamp between passes, not the pass-level timestamp writes;
+// wgpu-native 27 has both, and attn keeps the encoder's, which its
+// timestamp-query-inside-encoders feature allows), in pair i of one
+// query set. DeviceTime resolves the pairs written since
 // the last read into a buffer, copies it to a mapped one and sums the
 // spans: an op of several submissions counts each submission's span and
 // not the host's gaps between them. Nothing is read while ops run, so a
@@ -28,14 +30,15 @@ import (
 // wgpu-core 0.17 resolves a timestamp query to the raw counter value
 // (vkCmdCopyQueryPoolResults of 64-bit results on Vulkan); the counter's
 // period, Vulkan's VkPhysicalDeviceLimits::timestampPeriod, is what
-// wgpu's Queue::get_timestamp_period returns, and wgpu-native 0.17
-// exports no function for it (nor the counter's valid bits). So the
+// wgpu's Queue::get_timestamp_period returns, and neither wgpu-native
+// 0.17 nor 27 exports a function for it (nor the counter's valid bits). So the
 // period is calibrated against the host's monotonic clock when timing is
 // turned on (calibrate), and a counter that wraps is read as one of as
 // many bits as the earlier value has (ticksBetween).
 
 // timerPairs is the most submissions timed between two reads: a query
-// set holds at most 8192 queries (wg.MaxQueries).
+// set holds at most wg.MaxQueries queries (8192 in wgpu-core 0.17, 4096
+// in 27).
 const timerPairs = wg.MaxQueries / 2
 
 // timer is the state of device timing on a Backend while it is on.
@@ -330,7 +333,10 @@ func (b *Backend) readStamps(qs *wg.QuerySet, resolved *wg.Buffer, readback **wg
 		return nil, err
 	}
 	defer cmd.Release()
-	b.dev.Submit(cmd)
+	if err := b.dev.Submit(cmd); err != nil {
+		done()
+		return nil, err
+	}
 	p, err := b.dev.MapAsync(rb, wg.MapRead, 0, size)
 	if err != nil {
 		done()
@@ -483,6 +489,8 @@ func (b *Backend) stampAlone(qs *wg.QuerySet, i uint32) error {
 	if err := b.flush(); err != nil {
 		return err
 	}
-	b.dev.Submit(cmd)
+	if err := b.dev.Submit(cmd); err != nil {
+		return err
+	}
 	return b.waitIdle()
 }

@@ -84,7 +84,9 @@ func (r *roundTripper) upload(data []byte) error {
 		return err
 	}
 	defer cmd.Release()
-	r.dev.Submit(cmd)
+	if err := r.dev.Submit(cmd); err != nil {
+		return err
+	}
 	return nil
 }
 

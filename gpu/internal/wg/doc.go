@@ -13,6 +13,15 @@
 // waited for by polling (wait_*.go), so that no Go pointer is held by C
 // across a collection.
 //
+// Two bindings implement it, one per build:
+//
+//   - v27*.go, the default: github.com/oliverbestmann/webgpu v1.0.0,
+//     wgpu-native v27.0.2.0, with a cgo shim over its handles for what
+//     it lacks or gets wrong (v27.go says what; v27include holds
+//     wgpu-native's webgpu.h and wgpu.h for the shim);
+//   - gowebgpu*.go and wait_gowebgpu.go, with -tags gowebgpu:
+//     github.com/rajveermalviya/go-webgpu/wgpu v0.17.1, wgpu-native 0.17.
+//
 // The binding's own Adapter, Device and Buffer types, which the gpu
 // package's public API (NewWithDevice, Import, Export) takes and gives,
 // are NativeAdapter, NativeDevice and NativeBuffer: aliases of the

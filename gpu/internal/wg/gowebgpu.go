@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build cgo && !nogpu && gowebgpu
 
 package wg
 
@@ -17,6 +17,10 @@ type (
 	NativeDevice  = wgpu.Device
 	NativeBuffer  = wgpu.Buffer
 )
+
+// MaxQueries is the most queries one query set holds (wgpu-core 0.17's
+// QUERY_SET_MAX_QUERIES).
+const MaxQueries = 8192
 
 // BindingModule is the binding's module path.
 const BindingModule = "github.com/rajveermalviya/go-webgpu/wgpu"
@@ -279,6 +283,10 @@ func (b *Buffer) Mapped(offset, size uint64) []byte {
 
 func (b *Buffer) Unmap() error { return b.raw.Unmap() }
 
+// Alive returns nil: wgpu-native 0.17 reports a destroyed buffer where a
+// copy or a bind group uses it, in the error scope go-webgpu pushes.
+func (d *Device) Alive(b *Buffer, offset, size uint64) error { return nil }
+
 // WriteBuffer writes data into b from byte offset, in queue order.
 func (d *Device) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	return d.queue.WriteBuffer(b.raw, offset, data)
@@ -450,8 +458,13 @@ func (e *Encoder) Finish() (*CommandBuffer, error) {
 	return &CommandBuffer{c}, nil
 }
 
-// Submit submits cmd to the device's queue.
-func (d *Device) Submit(cmd *CommandBuffer) { d.queue.Submit(cmd.raw) }
+// Submit submits cmd to the device's queue. wgpu-native 0.17 reports no
+// error here (it aborts on some misuse instead: the gpu package
+// validates before it submits), so the error is always nil.
+func (d *Device) Submit(cmd *CommandBuffer) error {
+	d.queue.Submit(cmd.raw)
+	return nil
+}
 
 // poll runs the callbacks that are due without blocking.
 func (d *Device) poll() { d.raw.Poll(false, nil) }
@@ -579,3 +592,13 @@ func convertFeatures(fs []wgpu.FeatureName) gputypes.Features {
 	}
 	return set
 }
+
+// Native is the binding's own adapter.
+func (a *Adapter) Native() *NativeAdapter { return a.raw }
+
+// Native is the binding's own device.
+func (d *Device) Native() *NativeDevice { return d.raw }
+
+// WrapBuffer is a Buffer of the handle b, which stays the caller's: no
+// reference of its own, so Release releases b.
+func WrapBuffer(b *NativeBuffer) *Buffer { return &Buffer{b} }

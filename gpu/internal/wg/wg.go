@@ -53,10 +53,6 @@ type StageError struct {
 func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
 func (e *StageError) Unwrap() error { return e.Err }
 
-// MaxQueries is the most queries one query set holds (wgpu's
-// QUERY_SET_MAX_QUERIES).
-const MaxQueries = 8192
-
 // LogLevel is a wgpu-native log level.
 type LogLevel int
 

@@ -1,0 +1,125 @@
+//go:build cgo && !nogpu && !gowebgpu
+
+package wg
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/gogpu/gputypes"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// TestWaitLayout checks that the binding's structs still match the
+// mirrors v27.go reads C handles through, and that a mismatch is an
+// error.
+func TestWaitLayout(t *testing.T) {
+	if err := checkLayout(); err != nil {
+		t.Fatal(err)
+	}
+	type moved struct{ device, ref unsafe.Pointer }
+	type grown struct {
+		ref, device unsafe.Pointer
+		label       string
+	}
+	type retyped struct{ ref, device uintptr }
+	for _, typ := range []reflect.Type{reflect.TypeFor[moved](), reflect.TypeFor[grown](), reflect.TypeFor[retyped]()} {
+		if err := sameLayout(typ, reflect.TypeFor[bufferMirror]()); err == nil {
+			t.Errorf("%v accepted as the layout of wgpu.Buffer", typ)
+		}
+	}
+}
+
+func TestNativeVersion(t *testing.T) {
+	for v, want := range map[uint32]string{
+		0:          "(version not recorded in the library)",
+		0x1b000200: "27.0.2.0",
+	} {
+		if got := nativeVersion(v); got != want {
+			t.Errorf("nativeVersion(%#x) = %q, want %q", v, got, want)
+		}
+	}
+	if got := nativeVersion(uint32(wgpu.GetVersion())); !strings.HasPrefix(got, "27.") {
+		t.Errorf("the linked wgpu-native is %s, want 27.x", got)
+	}
+}
+
+func TestBindingVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../../go.mod")
+	if err != nil {
+		t.Skipf("go.mod: %v", err)
+	}
+	const path = BindingModule + " "
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require ")); len(f) >= 2 && f[0]+" " == path {
+			if f[1] != bindingVersion {
+				t.Errorf("bindingVersion = %s, but go.mod requires %s", bindingVersion, f[1])
+			}
+			if want := "oliverbestmann/webgpu " + f[1] + ", wgpu-native "; !strings.HasPrefix(Versions(), want) {
+				t.Errorf("Versions() = %q, want it to begin %q", Versions(), want)
+			}
+			return
+		}
+	}
+	t.Errorf("go.mod does not require %s", path)
+}
+
+// TestConvertFeatures: TimestampQuery counts only with timestamps inside
+// encoders, where attn writes them; subgroups and f16 are named.
+func TestConvertFeatures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []wgpu.FeatureName
+		want gputypes.Features
+	}{
+		{"none", nil, 0},
+		{"timestamps alone", []wgpu.FeatureName{wgpu.FeatureNameTimestampQuery}, 0},
+		{"timestamps in encoders", []wgpu.FeatureName{wgpu.FeatureNameTimestampQuery, wgpu.NativeFeatureTimestampQueryInsideEncoders},
+			gputypes.Features(gputypes.FeatureTimestampQuery)},
+		{"f16 and subgroups", []wgpu.FeatureName{wgpu.FeatureNameShaderF16, wgpu.NativeFeatureSubgroup, wgpu.NativeFeatureSubgroupBarrier},
+			gputypes.Features(gputypes.FeatureShaderF16 | gputypes.FeatureSubgroupOperations | gputypes.FeatureSubgroupBarrier)},
+		{"no counterpart", []wgpu.FeatureName{wgpu.NativeFeatureRayQuery, wgpu.FeatureName(0x7fff)}, 0},
+	} {
+		if got := convertFeatures(tc.in); got != tc.want {
+			t.Errorf("%s: convertFeatures(%v) = %#x, want %#x", tc.name, tc.in, uint64(got), uint64(tc.want))
+		}
+	}
+	seen := map[gputypes.Feature]wgpu.FeatureName{}
+	for w, g := range featureMap {
+		if prev, ok := seen[g]; ok {
+			t.Errorf("%v and %v both map to %v", prev, w, g)
+		}
+		seen[g] = w
+	}
+}
+
+// TestDeviceNoFeatures reads the features and limits of a device
+// requested with none, where the binding's own GetFeatures crashes.
+func TestDeviceNoFeatures(t *testing.T) {
+	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	SetLogLevel(LogOff)
+	inst := NewInstance()
+	defer inst.Release()
+	a, err := inst.HighPerformanceAdapter()
+	if err != nil {
+		t.Skipf("no adapter: %v", err)
+	}
+	defer a.Release()
+	d, err := a.RequestDevice("", nil, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	if fs := d.Features(); fs.Contains(gputypes.FeatureTimestampQuery) {
+		t.Errorf("a device asked for no features has %#x", uint64(fs))
+	}
+	if l := d.Limits(); l.MaxStorageBuffersPerShaderStage != 8 || l.MaxComputeInvocationsPerWorkgroup != 256 {
+		t.Errorf("a device of the default limits has %+v", l)
+	}
+	t.Logf("adapter: %+v; features %#x; %s", a.Info(), uint64(a.Features()), Versions())
+}

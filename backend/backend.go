@@ -155,6 +155,9 @@ type Caps struct {
 	// for Q, K, V, O and the bias of every op, and for Context's V and
 	// O; the scores, weights, keep-mask and LSE stay Float32.
 	Half bool
+	// Quant8: Q8 and FP8 buffers (Alloc, Write, Read, and Copy where
+	// the backend copies), read by Fused as K and V with Problem.Scales.
+	Quant8 bool
 	// Seqs: Fused takes packed variable-length sequences
 	// (Problem.Packed) and paged K and V (Problem.Paged).
 	Seqs bool

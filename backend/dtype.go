@@ -27,24 +27,52 @@ const (
 	// BFloat16 is bfloat16: float32's upper 16 bits (8 exponent bits, 7
 	// fraction bits); float32's range at about 2.4 significant digits.
 	BFloat16
+	// Q8 is llama.cpp's q8_0, for K and V only (quant.go): blocks of 32
+	// consecutive values, each stored as int8 round(x/d) with one
+	// float16 scale d = max|x|/127; 34 bytes for 32 values.
+	Q8
+	// FP8 is float8 E4M3 (OCP e4m3fn: 4 exponent bits, 3 fraction bits,
+	// no infinities, largest finite ±448), for K and V only (quant.go).
+	FP8
 )
 
 // DTypes are the storage dtypes, Float32 first.
 var DTypes = []DType{Float32, Float16, BFloat16}
 
-// Size is the bytes one element takes.
+// Size is the bytes one element takes, rounded up to whole bytes: 1 for
+// the 8-bit dtypes (Bytes counts a Q8 block's scale too).
 func (t DType) Size() int {
-	if t == Float32 {
+	switch t {
+	case Float32:
 		return 4
+	case Q8, FP8:
+		return 1
 	}
 	return 2
+}
+
+// Bytes is the storage n elements of t take: n·Size, and for Q8 one
+// float16 scale a block of 32 (34 bytes for 32 values).
+func (t DType) Bytes(n int) int64 {
+	if t == Q8 {
+		return int64(n) + 2*int64((n+Q8Block-1)/Q8Block)
+	}
+	return int64(n) * int64(t.Size())
 }
 
 // Half says whether t is a 16-bit dtype (Float16 or BFloat16).
 func (t DType) Half() bool { return t == Float16 || t == BFloat16 }
 
-// Valid says whether t is one of DTypes.
+// Valid says whether t is one of DTypes: the dtypes of every operand.
+// The 8-bit Quants are valid for a buffer (Storable) but only as the K
+// and V of Fused.
 func (t DType) Valid() bool { return t <= BFloat16 }
+
+// Quantized says whether t is one of Quants.
+func (t DType) Quantized() bool { return t == Q8 || t == FP8 }
+
+// Storable says whether a buffer may hold t: one of DTypes or Quants.
+func (t DType) Storable() bool { return t <= FP8 }
 
 func (t DType) String() string {
 	switch t {
@@ -54,12 +82,16 @@ func (t DType) String() string {
 		return "f16"
 	case BFloat16:
 		return "bf16"
+	case Q8:
+		return "q8"
+	case FP8:
+		return "fp8"
 	}
 	return fmt.Sprintf("DType(%d)", uint8(t))
 }
 
 // ParseDType reads f32, f16 or bf16 (float32, float16, bfloat16 too, in
-// any case).
+// any case), and the 8-bit q8 (q8_0) and fp8 (e4m3).
 func ParseDType(s string) (DType, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "f32", "float32":
@@ -68,8 +100,12 @@ func ParseDType(s string) (DType, error) {
 		return Float16, nil
 	case "bf16", "bfloat16":
 		return BFloat16, nil
+	case "q8", "q8_0":
+		return Q8, nil
+	case "fp8", "e4m3", "fp8_e4m3", "float8_e4m3fn":
+		return FP8, nil
 	}
-	return Float32, Errorf(ErrShape, "unknown dtype %q (want f32, f16 or bf16)", s)
+	return Float32, Errorf(ErrShape, "unknown dtype %q (want f32, f16, bf16, q8 or fp8)", s)
 }
 
 // MaxFinite is t's largest finite value.
@@ -79,6 +115,10 @@ func (t DType) MaxFinite() float32 {
 		return 65504
 	case BFloat16:
 		return math.Float32frombits(0x7f7f0000) // (2 − 2⁻⁷)·2¹²⁷
+	case FP8:
+		return FP8Max
+	case Q8:
+		return Q8Max
 	}
 	return math.MaxFloat32
 }

@@ -62,6 +62,9 @@ type Problem struct {
 	// Views, when set, gives Q, K or V strides of their own (see
 	// Views); only a backend with Caps.Strides takes them.
 	Views *Views
+	// Scales, when set, multiply the stored K and V per KV head (an fp8
+	// cache's k_scale and v_scale); only Fused takes them.
+	Scales *Scales
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -404,6 +407,9 @@ func (p Problem) Validate() error {
 	if err := p.validateViews(); err != nil {
 		return err
 	}
+	if err := p.Scales.validate(p.KVHeads); err != nil {
+		return err
+	}
 	// Rows of each operand: B·N, or a packed total (one factor, the
 	// other 1), or a paged pool's pages × page size.
 	qRows, kvRows := [2]int{p.B, p.Nq}, [2]int{p.B, p.Nk}
@@ -616,6 +622,8 @@ func (p *ScoresParams) Validate(q, k, s Buffer) error {
 		return Errorf(ErrShape, "unknown score stage %v", p.Stage)
 	}
 	return checkAll(
+		checkUnquantized("Q", q),
+		checkUnquantized("K", k),
 		CheckBuffer("Q", q, p.QLen()),
 		CheckBuffer("K", k, p.KLen()),
 		CheckBuffer("scores", s, p.ScoresLen()),
@@ -655,6 +663,8 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 		return err
 	}
 	return checkAll(
+		checkUnquantized("V", v),
+		checkUnquantized("O", o),
 		CheckBuffer("weights", pm, p.ScoresLen()),
 		CheckBuffer("V", v, p.VLen()),
 		CheckBuffer("O", o, p.OLen()),
@@ -687,7 +697,36 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 		CheckBuffer("O", o, p.OLen()),
 		checkFloat32("LSE", lse),
 		checkKeepDType(p.Keep),
+		checkUnquantized("Q", q),
+		checkUnquantized("O", o),
+		p.checkQuantized("K", k, p.D),
+		p.checkQuantized("V", v, p.Dv),
 	)
+}
+
+// checkUnquantized refuses an 8-bit buffer as an operand other than
+// Fused's K and V.
+func checkUnquantized(name string, buf Buffer) error {
+	if buf != nil && buf.DType().Quantized() {
+		return Errorf(ErrShape, "%s is %v: only a K or V of Fused may be 8-bit", name, buf.DType())
+	}
+	return nil
+}
+
+// checkQuantized checks an 8-bit K or V of Fused: its rows (of dim
+// elements) are whole blocks, and it is read in place (no Views).
+func (p Problem) checkQuantized(name string, buf Buffer, dim int) error {
+	if buf == nil || !buf.DType().Quantized() {
+		return nil
+	}
+	t := buf.DType()
+	if dim%t.Block() != 0 {
+		return Errorf(ErrShape, "%s is %v, whose blocks are %d values, but its head dim is %d: want a multiple of %d", name, t, t.Block(), dim, t.Block())
+	}
+	if p.Views != nil {
+		return Errorf(ErrUnsupported, "%s is %v: views take no 8-bit operand", name, t)
+	}
+	return nil
 }
 
 // validateStaged is Validate for a staged op, which refuses packed and
@@ -696,6 +735,9 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 func (p Problem) validateStaged() error {
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if p.Scales != nil {
+		return Errorf(ErrUnsupported, "the staged ops take no K or V scales: Fused does")
 	}
 	if p.Packed != nil || p.Paged != nil {
 		return Errorf(ErrUnsupported, "the staged ops take no packed or paged problem (B=%d Nq=%d Nk=%d): Fused does", p.B, p.Nq, p.Nk)

@@ -29,6 +29,11 @@ type store struct {
 	t   backend.DType
 	f32 []float32
 	h   []uint16
+	// An 8-bit store (quant.go): q8's values and block scales, or fp8's
+	// bits.
+	q8 []int8
+	sc []uint16
+	f8 []uint8
 	// ro marks a read-only wrapped buffer (Backend.Wrap): a caller's
 	// input, which no op and no Write may change.
 	ro bool
@@ -36,8 +41,13 @@ type store struct {
 
 // len is the number of elements.
 func (s store) len() int {
-	if s.t.Half() {
+	switch {
+	case s.t.Half():
 		return len(s.h)
+	case s.t == backend.Q8:
+		return len(s.q8)
+	case s.t == backend.FP8:
+		return len(s.f8)
 	}
 	return len(s.f32)
 }
@@ -78,8 +88,11 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %d elements", n)
 	}
-	if !t.Valid() {
+	if !t.Storable() {
 		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %v", t)
+	}
+	if n%t.Block() != 0 {
+		return nil, backend.Errorf(backend.ErrShape, "cpu: alloc of %d %v elements: want whole blocks of %d", n, t, t.Block())
 	}
 	size := uint64(t.Size())
 	if n > maxAllocBytes/t.Size() {
@@ -96,9 +109,12 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 		}
 	}
 	buf := &buffer{owner: b, n: n, dtype: t, data: store{t: t}}
-	if t.Half() {
+	switch {
+	case t.Quantized():
+		buf.data = allocQuant(t, n)
+	case t.Half():
 		buf.data.h = make([]uint16, n)
-	} else {
+	default:
 		buf.data.f32 = make([]float32, n)
 	}
 	return buf, nil
@@ -106,7 +122,8 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 
 // Write copies src into dst starting at element off, rounded to dst's
 // dtype (to nearest, ties to even); a finite value beyond a half dtype's
-// range is refused first (ErrNonFinite), writing nothing.
+// range is refused first (ErrNonFinite), writing nothing. An 8-bit dst
+// stores src as its dtype does (backend.Q8, backend.FP8).
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	data, err := b.data("write", "dst", dst)
 	if err != nil {
@@ -117,6 +134,9 @@ func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	}
 	if n := data.len(); off < 0 || off > n || len(src) > n-off {
 		return backend.Errorf(backend.ErrShape, "cpu: write of %d elements at offset %d into a buffer of %d", len(src), off, n)
+	}
+	if data.t.Quantized() {
+		return quantWrite(data, off, src)
 	}
 	if !data.t.Half() {
 		copy(data.f32[off:], src)
@@ -140,11 +160,12 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	if n := data.len(); off < 0 || off > n || len(dst) > n-off {
 		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, n)
 	}
-	if !data.t.Half() {
-		copy(dst, data.f32[off:])
-		return nil
+	if data.t == backend.Q8 {
+		if err := checkBlocks(data.t, "read", off, len(dst)); err != nil {
+			return err
+		}
 	}
-	widen(data.t, dst, data.h[off:off+len(dst)])
+	data.widenAt(dst, off)
 	return nil
 }
 

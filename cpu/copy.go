@@ -42,7 +42,23 @@ func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...b
 		return fmt.Errorf("cpu: %w", err)
 	}
 	var tmp []float32
+	if d.t == backend.Q8 || s.t == backend.Q8 {
+		for _, r := range ranges {
+			if err := checkBlocks(backend.Q8, "copy", r.Dst, r.N); err != nil {
+				return err
+			}
+			if err := checkBlocks(backend.Q8, "copy", r.Src, r.N); err != nil {
+				return err
+			}
+		}
+	}
 	for _, r := range ranges {
+		if d.t.Quantized() || s.t.Quantized() {
+			if tmp, err = copyQuant(d, s, r.Dst, r.Src, r.N, tmp); err != nil {
+				return err
+			}
+			continue
+		}
 		switch {
 		case !d.t.Half() && !s.t.Half():
 			copy(d.f32[r.Dst:r.Dst+r.N], s.f32[r.Src:])

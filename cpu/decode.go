@@ -44,50 +44,79 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
 	return g
 }
 
-// rawRows is rows of K or V as stored (float32 or half bits) at one
-// stride, in place or gathered from their pages: the decoding kernels
-// widen halves as they load them.
+// rawRows is rows of K or V as stored (float32, half bits, or 8-bit
+// values: q8's with their block scales, fp8's bits) at one stride, in
+// place or gathered from their pages: the decoding kernels widen what is
+// not float32 as they load it.
 type rawRows struct {
 	t      backend.DType
 	f32    []float32
 	h      []uint16
+	q8     []int8
+	sc     []uint16 // q8's scales, one a block of the values in q8
+	f8     []uint8
 	stride int
 }
 
 // row widens row j into dst (len d).
 func (r rawRows) row(j int, dst []float32) {
-	if r.t.Half() {
-		widen(r.t, dst, r.h[j*r.stride:j*r.stride+len(dst)])
-		return
+	off := j * r.stride
+	switch r.t {
+	case backend.Float32:
+		copy(dst, r.f32[off:])
+	case backend.Q8:
+		widenQ8(dst, r.q8[off:off+len(dst)], r.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
+	case backend.FP8:
+		widenFP8(dst, r.f8[off:off+len(dst)])
+	default:
+		widen(r.t, dst, r.h[off:off+len(dst)])
 	}
-	copy(dst, r.f32[j*r.stride:])
 }
 
 // kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
 // wide) as stored: in place when they lie at one stride, else gathered
-// from their pages into scratch (f for float32, h for halves). The
-// decoding kernels read it, and the bfloat16 arithmetic path its bits.
-func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16) rawRows {
+// from their pages into scratch (f for float32, h for halves, q for the
+// 8-bit dtypes, a store of s's dtype). The decoding kernels read it, and
+// the bfloat16 arithmetic path its bits.
+func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store) rawRows {
 	out := rawRows{t: s.t, stride: r.Row}
 	if r.Run(j0) >= n {
 		off := r.Offset(b, kvh, j0)
 		end := off + (n-1)*r.Row + cols
-		if s.t.Half() {
-			out.h = s.h[off:end]
-		} else {
+		switch s.t {
+		case backend.Float32:
 			out.f32 = s.f32[off:end]
+		case backend.Q8:
+			out.q8, out.sc = s.q8[off:end], s.sc[off/backend.Q8Block:end/backend.Q8Block]
+		case backend.FP8:
+			out.f8 = s.f8[off:end]
+		default:
+			out.h = s.h[off:end]
 		}
 		return out
 	}
 	out.stride = cols
 	eachRow(r, b, kvh, j0, n, func(j, src int) {
-		if s.t.Half() {
-			copy(h[j*cols:(j+1)*cols], s.h[src:src+cols])
-		} else {
+		switch s.t {
+		case backend.Float32:
 			copy(f[j*cols:(j+1)*cols], s.f32[src:src+cols])
+		case backend.Q8:
+			copy(q.q8[j*cols:(j+1)*cols], s.q8[src:src+cols])
+			copy(q.sc[j*cols/backend.Q8Block:(j+1)*cols/backend.Q8Block], s.sc[src/backend.Q8Block:])
+		case backend.FP8:
+			copy(q.f8[j*cols:(j+1)*cols], s.f8[src:src+cols])
+		default:
+			copy(h[j*cols:(j+1)*cols], s.h[src:src+cols])
 		}
 	})
-	out.f32, out.h = f[:min(len(f), n*cols)], h[:min(len(h), n*cols)]
+	switch s.t {
+	case backend.Q8:
+		out.q8, out.sc = q.q8[:n*cols], q.sc[:n*cols/backend.Q8Block]
+	case backend.FP8:
+		out.f8 = q.f8[:n*cols]
+	default:
+		out.f32, out.h = f[:min(len(f), n*cols)], h[:min(len(h), n*cols)]
+	}
 	return out
 }
 
@@ -102,15 +131,15 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		return // no row sees a key of this tile
 	}
 	n := e - a
-	k := kvRaw(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k, sc.kb)
+	k := kvRaw(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k, sc.kb, sc.kq)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+a:]
 		q := qm.Data[g*qm.Stride:]
-		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, p.Scale); j < n; j++ {
+		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, f.alpha(kvh)); j < n; j++ {
 			// The last keys of a tile that is not a multiple of 4.
 			kj := sc.row[:p.D]
 			k.row(j, kj)
-			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, p.Scale)
+			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, f.alpha(kvh))
 		}
 	}
 	m, l := sc.m[:rows], sc.l[:rows]
@@ -119,7 +148,7 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]
 		f.online(row, nil, sc.lo[ii], sc.hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
-	v := kvRaw(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v, sc.vb)
+	v := kvRaw(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v, sc.vb, sc.vq)
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+a:]
 		out := acc.Data[g*acc.Stride:]

@@ -98,6 +98,9 @@ func (r rawRows) first(last int) unsafe.Pointer {
 // takes (a multiple of decodeStep) and returns how many; d must be a
 // multiple of 16 and q must hold four rows.
 func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if k.t.Quantized() {
+		return dotRows4Quant(q, ldq, k, n, d, s, lds, alpha)
+	}
 	step := decodeStep()
 	m := n / step * step
 	if !hasDecode() || m == 0 {
@@ -113,6 +116,9 @@ func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, a
 // axpyRows4 runs the kernel for v's dtype (dv a multiple of 16, p four
 // rows) and reports whether it did.
 func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) bool {
+	if v.t.Quantized() {
+		return axpyRows4Quant(p, ldp, v, n, dv, acc, ldacc)
+	}
 	if !hasDecode() || n == 0 {
 		return n == 0
 	}

@@ -75,6 +75,9 @@ func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, a
 // axpyRows4 runs the kernel for v's dtype (dv a multiple of 16, p four
 // rows) and reports whether it did.
 func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) bool {
+	if v.t.Quantized() {
+		return axpyRows4Quant(p, ldp, v, n, dv, acc, ldacc)
+	}
 	if !hasDecode() || n == 0 {
 		return n == 0
 	}

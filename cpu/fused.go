@@ -36,6 +36,9 @@ type fusedScratch struct {
 	// rounded to bfloat16 for P·V, and qb, kb, vb the bits of the tiles
 	// that are not read in place (grouped Q, paged K and V).
 	pb, qb, kb, vb []uint16
+	// kq and vq hold 8-bit K and V rows gathered from their pages for
+	// the decoding kernels, in the operand's dtype.
+	kq, vq store
 	// row is one row of K or V widened, for the decoding path's tails.
 	row []float32
 	// pk is the current key tile packed for the Q·Kᵀ of every query
@@ -312,8 +315,8 @@ func (sc *fusedScratch) fit(f *fused) {
 		sc.q = grow(sc.q, rows*p.D)
 		sc.row = grow(sc.row, max(p.D, p.Dv))
 		if paged {
-			sc.k, sc.kb = fitKV(f.k, sc.k, sc.kb, f.tk*p.D)
-			sc.v, sc.vb = fitKV(f.v, sc.v, sc.vb, f.tk*p.Dv)
+			sc.k, sc.kb, sc.kq = fitKV(f.k, sc.k, sc.kb, sc.kq, f.tk*p.D)
+			sc.v, sc.vb, sc.vq = fitKV(f.v, sc.v, sc.vb, sc.vq, f.tk*p.Dv)
 		}
 	case f.bf16:
 		sc.pb = grow(sc.pb, rows*f.tk)
@@ -328,22 +331,29 @@ func (sc *fusedScratch) fit(f *fused) {
 		if f.q.t.Half() || f.g > 1 {
 			sc.q = grow(sc.q, rows*p.D)
 		}
-		if f.k.t.Half() || paged {
+		if f.k.wide() || paged {
 			sc.k = grow(sc.k, f.tk*p.D)
 		}
-		if f.v.t.Half() || paged {
+		if f.v.wide() || paged {
 			sc.v = grow(sc.v, f.tk*p.Dv)
 		}
 	}
 }
 
 // fitKV grows the scratch of a paged operand stored as s: bits for a
-// half, floats otherwise.
-func fitKV(s store, f []float32, h []uint16, n int) ([]float32, []uint16) {
-	if s.t.Half() {
-		return f, grow(h, n)
+// half, an 8-bit store for q8 and fp8, floats otherwise.
+func fitKV(s store, f []float32, h []uint16, q store, n int) ([]float32, []uint16, store) {
+	switch {
+	case s.t.Half():
+		return f, grow(h, n), q
+	case s.t == backend.Q8:
+		q.t, q.q8, q.sc = s.t, grow(q.q8, n), grow(q.sc, n/backend.Q8Block)
+		return f, h, q
+	case s.t == backend.FP8:
+		q.t, q.f8 = s.t, grow(q.f8, n)
+		return f, h, q
 	}
-	return grow(f, n), h
+	return grow(f, n), h, q
 }
 
 // grow returns buf with length n, reallocated only when its capacity is
@@ -481,9 +491,9 @@ func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, t
 		st := blas32.General{Rows: sr, Cols: tk, Stride: f.tk, Data: sc.s[:(sr-1)*f.tk+tk]}
 		qs, as := sub(qm, s0, 0, sr, p.D), sub(acc, s0, 0, sr, p.Dv)
 		if packed {
-			gemmBandPacked(p.Scale, qs, &sc.pk, st, band)
+			gemmBandPacked(f.alpha(kvh), qs, &sc.pk, st, band)
 		} else {
-			gemmBand(blas.Trans, p.Scale, qs, kt, 0, st, band)
+			gemmBand(blas.Trans, f.alpha(kvh), qs, kt, 0, st, band)
 		}
 		m, l := sc.m[s0:s0+sr], sc.l[s0:s0+sr]
 		if !f.onlineTile(sc, st, nil, as.Data, band, m, l, b, kvh, i0, s0, j0) {
@@ -553,10 +563,11 @@ func (f *fused) finish(b, kvh, i0 int, m, l []float64, acc []float32) {
 			scale(row, float32(alpha))
 		}
 		if l[ii] > 0 {
-			// O = acc · (1/l) in float32, by the vector loop: a scalar
-			// loop here cost 8 % of a window's time, whose rows attend
-			// few keys for the Dv outputs each writes.
-			scale(row, float32(1/l[ii]))
+			// O = acc · (1/l) in float32 (times V's scale, 1 without
+			// backend.Scales), by the vector loop: a scalar loop here
+			// cost 8 % of a window's time, whose rows attend few keys
+			// for the Dv outputs each writes.
+			scale(row, float32(float64(p.Scales.VScale(kvh))/l[ii]))
 			lse = m[ii] + math.Log(l[ii])
 		} else {
 			clear(row)
@@ -566,6 +577,12 @@ func (f *fused) finish(b, kvh, i0 int, m, l []float64, acc []float32) {
 			f.lse[p.LSEOffset(b, h, i)] = float32(lse)
 		}
 	}
+}
+
+// alpha is the scores' factor for KV head kvh: the problem's scale
+// times the head's scale of K (backend.Scales; 1 without).
+func (f *fused) alpha(kvh int) float32 {
+	return f.p.Scale * f.p.Scales.KScale(kvh)
 }
 
 // qTile is the item's Q rows as a float32 matrix: in place for one
@@ -616,11 +633,7 @@ func eachRow(r backend.Rows, b, kvh, j0, n int, row func(j, off int)) {
 
 // getRow copies len(dst) elements of s from off into dst, widened.
 func getRow(s store, off int, dst []float32) {
-	if s.t.Half() {
-		widen(s.t, dst, s.h[off:off+len(dst)])
-		return
-	}
-	copy(dst, s.f32[off:off+len(dst)])
+	s.widenAt(dst, off)
 }
 
 // bf16Tile is one key tile of item on the bf16 arithmetic path: S =
@@ -635,10 +648,10 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	p := f.p
 	rows, tk := st.Rows, st.Cols
 	q, lq := f.qBits(sc, b, kvh, i0, rows)
-	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb)
-	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb)
+	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb, store{})
+	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb, store{})
 	band.Inner = false
-	f.b.bf16.GemmBand(blas.Trans, rows, tk, p.D, p.Scale, q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
+	f.b.bf16.GemmBand(blas.Trans, rows, tk, p.D, f.alpha(kvh), q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
 	m, l := sc.m[:rows], sc.l[:rows]
 	pbt := sc.pb[:(rows-1)*st.Stride+tk]
 	if !f.onlineTile(sc, st, pbt, acc.Data, band, m, l, b, kvh, i0, 0, j0) {

@@ -87,7 +87,7 @@ func halfScratch(s store, n int) []float32 {
 // least rows·cols values), dense. This is the one place the ops read a
 // half Q, K or V: a tile at a time, as they take it, never the tensor.
 func matOf(s store, off, rows, cols, stride int, scratch []float32) blas32.General {
-	if !s.t.Half() {
+	if !s.wide() {
 		return mat(s.f32, off, rows, cols, stride)
 	}
 	g := blas32.General{Rows: rows, Cols: cols, Stride: max(cols, 1)}
@@ -96,11 +96,11 @@ func matOf(s store, off, rows, cols, stride int, scratch []float32) blas32.Gener
 	}
 	g.Data = scratch[:rows*cols]
 	if stride == cols {
-		widen(s.t, g.Data, s.h[off:off+rows*cols])
+		s.widenAt(g.Data, off)
 		return g
 	}
 	for i := range rows {
-		widen(s.t, g.Data[i*cols:(i+1)*cols], s.h[off+i*stride:off+i*stride+cols])
+		s.widenAt(g.Data[i*cols:(i+1)*cols], off+i*stride)
 	}
 	return g
 }

@@ -36,6 +36,8 @@ func (s store) span() (lo, hi uintptr) {
 	case s.t.Half() && len(s.h) > 0:
 		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.h)))
 		return lo, lo + uintptr(len(s.h))*2
+	case s.t.Quantized():
+		return s.quantSpan()
 	case !s.t.Half() && len(s.f32) > 0:
 		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.f32)))
 		return lo, lo + uintptr(len(s.f32))*4

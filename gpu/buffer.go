@@ -108,6 +108,9 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d elements", n)
 	}
+	if t.Quantized() {
+		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: alloc of %d %v elements: the GPU backend stores no 8-bit K and V yet", n, t)
+	}
 	if !t.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %v", t)
 	}

@@ -32,9 +32,15 @@ type CacheConfig struct {
 	// and queries; Dv that of values and outputs, 0 meaning D.
 	KVHeads, D, Dv int
 	// DType is how keys and values are stored: Float32, Float16 or
-	// BFloat16 (on a backend with Caps.Half). Appended rows are rounded
-	// to it.
+	// BFloat16 (on a backend with Caps.Half), or 8 bits a value, Q8 or
+	// FP8 (on a backend with Caps.Quant8; see backend.Q8 and
+	// backend.FP8). Appended rows are rounded to it.
 	DType DType
+	// KScale and VScale, for an FP8 cache, are one scale a KV head
+	// (vLLM's k_scale and v_scale; nil means 1): Append stores
+	// x/scale, saturating beyond ±448 (Saturated counts them), and
+	// Attend reads scale·stored.
+	KScale, VScale []float32
 	// Layout orders the device storage and the queries: under BNHD a
 	// KVCache is [B, capacity, KVHeads, D] and a page [PageSize, KVHeads,
 	// D] (FlashAttention's), queries and outputs [B, Nq, H, D]; under
@@ -56,14 +62,26 @@ func (c CacheConfig) check(be backend.Backend) error {
 		return backend.Errorf(backend.ErrUnavailable, "nil backend")
 	case c.KVHeads < 1 || c.D < 1 || c.Dv < 0:
 		return backend.Errorf(backend.ErrShape, "cache of %d KV heads, D=%d, Dv=%d: want heads and D ≥ 1, Dv ≥ 0", c.KVHeads, c.D, c.Dv)
-	case !c.DType.Valid():
+	case !c.DType.Storable():
 		return backend.Errorf(backend.ErrShape, "cache of unknown dtype %v", c.DType)
+	case c.DType.Quantized() && !be.Caps().Quant8:
+		return backend.Errorf(backend.ErrUnsupported, "a %v cache on the %s backend, which stores no 8-bit K and V", c.DType, be.Name())
+	case c.DType == backend.Q8 && (c.D%backend.Q8Block != 0 || c.dv()%backend.Q8Block != 0):
+		return backend.Errorf(backend.ErrShape, "a q8 cache of D=%d, Dv=%d: q8 blocks are %d values along the head dim, so both must be multiples of %d", c.D, c.dv(), backend.Q8Block, backend.Q8Block)
+	case (c.KScale != nil || c.VScale != nil) && c.DType != backend.FP8:
+		return backend.Errorf(backend.ErrShape, "K or V scales for a %v cache: only an fp8 cache takes them", c.DType)
 	case c.DType.Half() && !be.Caps().Half:
 		return backend.Errorf(backend.ErrUnsupported, "a %v cache on the %s backend, which stores no halves", c.DType, be.Name())
 	case c.Layout != BHND && c.Layout != BNHD:
 		return backend.Errorf(backend.ErrShape, "cache of unknown layout %v", c.Layout)
 	case !be.Caps().Seqs && !be.Caps().Fused:
 		return backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path to attend a cache with", be.Name())
+	}
+	if c.KScale != nil || c.VScale != nil {
+		s := backend.Scales{K: c.KScale, V: c.VScale}
+		if err := (backend.Problem{H: c.KVHeads, KVHeads: c.KVHeads, D: c.D, Scales: &s}).Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -73,7 +91,19 @@ type kv struct {
 	be   backend.Backend
 	cfg  CacheConfig
 	k, v backend.Buffer
+	// scales are an fp8 cache's K and V scales (nil without).
+	scales *backend.Scales
+	// saturated counts the values an fp8 cache stored as ±448 (times
+	// the head's scale) that were beyond it.
+	saturated atomic.Int64
 }
+
+// Saturated is how many appended values an FP8 cache has stored
+// saturated, as ±448 times their head's scale, since it was made: the
+// values beyond that range. Always 0 for the other dtypes, which refuse
+// a value they cannot hold (q8's largest block magnitude,
+// backend.Q8Max, is float16's range times 127).
+func (c *kv) Saturated() int64 { return c.saturated.Load() }
 
 // staging is an appender's host scratch: rows gathered or widened on
 // their way to the device.
@@ -81,6 +111,9 @@ type staging struct {
 	f32    []float32
 	bits   []uint16
 	ranges []backend.CopyRange
+	// saturated counts the values an append into an fp8 cache
+	// saturates, added to the cache's count once the append succeeds.
+	saturated int64
 }
 
 // newKV allocates keys and values for n groups (sequences, pages) of
@@ -95,6 +128,15 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d × %d keys × %d KV heads × D=%d, Dv=%d overflows int", what, n, size, cfg.KVHeads, cfg.D, cfg.dv())
 	}
 	c := &kv{be: be, cfg: cfg}
+	if cfg.KScale != nil || cfg.VScale != nil {
+		c.scales = &backend.Scales{K: append([]float32(nil), cfg.KScale...), V: append([]float32(nil), cfg.VScale...)}
+		if cfg.KScale == nil {
+			c.scales.K = nil
+		}
+		if cfg.VScale == nil {
+			c.scales.V = nil
+		}
+	}
 	var err error
 	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {
 		return nil, fmt.Errorf("%s: keys: %w", what, err)
@@ -141,7 +183,7 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 			return 0, backend.Errorf(backend.ErrShape, "appended %s of shape %v, want [n, KVHeads=%d, %d]", t.name, t.t.Shape, c.cfg.KVHeads, t.dim)
 		}
 		dt := c.cfg.DType
-		if t.t.DType == Float32 && magnitude.Below(t.t.Data, math.Float32bits(dt.MaxFinite())+1) {
+		if t.t.DType == Float32 && magnitude.Below(t.t.Data, appendBound(dt)) {
 			// One pass over the rows says that every value is finite
 			// and at most the dtype's largest: the common case. What it
 			// flags takes the checks below, which find the NaN, the
@@ -152,7 +194,7 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 		if i, x := firstBad(t.t, false); i >= 0 {
 			return 0, backend.Errorf(backend.ErrNonFinite, "appended %s of shape %v holds %v at %v", t.name, t.t.Shape, x, unravel(i, t.t.Shape))
 		}
-		if dt.Half() && t.t.DType != dt {
+		if dt.Half() && t.t.DType != dt || dt == backend.Q8 {
 			if err := fits(dt, t.appended, t.t); err != nil {
 				return 0, err
 			}
@@ -164,8 +206,25 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 	return k.Shape[0], nil
 }
 
+// appendBound is the float32 bits of the smallest magnitude an append
+// into dt must look at value by value: beyond a half's largest finite
+// value, q8's backend.Q8Max, an infinity for float32 and fp8 (which
+// saturates).
+func appendBound(dt DType) uint32 {
+	switch dt {
+	case backend.Q8:
+		return math.Float32bits(backend.Q8Max)
+	case backend.FP8, Float32:
+		return 0x7f800000
+	}
+	return math.Float32bits(dt.MaxFinite()) + 1
+}
+
 // fits checks that every value of t is one dt holds without overflow.
 func fits(dt DType, name string, t *Tensor) error {
+	if dt == backend.Q8 {
+		return fitsQ8(name, t)
+	}
 	if !t.DType.Half() {
 		return dt.CheckFits(name, 0, t.Data)
 	}
@@ -176,6 +235,38 @@ func fits(dt DType, name string, t *Tensor) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// fitsQ8 checks that every magnitude of t is below backend.Q8Max, the
+// largest a q8 block's float16 scale holds.
+func fitsQ8(name string, t *Tensor) error {
+	for i := range t.Len() {
+		var x float32
+		if t.DType.Half() {
+			x = t.DType.Decode(t.Bits[i])
+		} else {
+			x = t.Data[i]
+		}
+		if !(x < backend.Q8Max && x > -backend.Q8Max) {
+			return backend.Errorf(backend.ErrNonFinite, "%s element %d is %g, beyond a q8 block's largest magnitude %g (127 times float16's)", name, i, x, float64(backend.Q8Max))
+		}
+	}
+	return nil
+}
+
+// putKV writes an append's keys k and values v as positions pos … of
+// sequence b (put), and counts what an fp8 cache saturated once both are
+// written.
+func (c *kv) putKV(st *staging, rk, rv backend.Rows, b, pos int, k, v *Tensor) error {
+	st.saturated = 0
+	if err := c.put(st, c.k, rk, b, pos, k); err != nil {
+		return err
+	}
+	if err := c.put(st, c.v, rv, b, pos, v); err != nil {
+		return err
+	}
+	c.saturated.Add(st.saturated)
 	return nil
 }
 
@@ -212,6 +303,9 @@ func (c *kv) checkBuffers(n int, k, v backend.Buffer) (backend.Copier, error) {
 	}
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "append of %d rows", n)
+	}
+	if c.cfg.DType == backend.FP8 {
+		return nil, backend.Errorf(backend.ErrUnsupported, "append of %d rows from buffers into an fp8 cache: a copy on the device neither scales nor counts saturated values; Append does", n)
 	}
 	for _, t := range []struct {
 		name string
@@ -253,18 +347,26 @@ func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf b
 }
 
 // write copies elements lo … hi−1 of src to buf from off, as bits when
-// the dtypes agree, else through float32 (rounded by Write).
+// the dtypes agree, else through float32 (rounded by Write); into an fp8
+// cache through float32 always, divided by the head's scale (toFP8).
 func (c *kv) write(st *staging, buf backend.Buffer, off int, src *Tensor, lo, hi int) error {
 	dt := c.cfg.DType
 	switch {
 	case src.DType == dt && dt.Half():
 		return c.be.WriteBits(buf, off, src.Bits[lo:hi])
-	case !src.DType.Half():
+	case !src.DType.Half() && dt != backend.FP8:
 		return c.be.Write(buf, off, src.Data[lo:hi])
 	}
 	st.f32 = grow(st.f32, hi-lo)
-	for i, b := range src.Bits[lo:hi] {
-		st.f32[i] = src.DType.Decode(b)
+	if src.DType.Half() {
+		for i, b := range src.Bits[lo:hi] {
+			st.f32[i] = src.DType.Decode(b)
+		}
+	} else {
+		copy(st.f32, src.Data[lo:hi])
+	}
+	if dt == backend.FP8 {
+		st.saturated += toFP8(st.f32[:hi-lo], c.scalesOf(buf), src.Shape[1], src.Shape[2], -1)
 	}
 	return c.be.Write(buf, off, st.f32[:hi-lo])
 }
@@ -293,7 +395,42 @@ func (c *kv) writeHead(st *staging, buf backend.Buffer, off int, src *Tensor, t,
 			copy(dst, src.Data[at:at+dim])
 		}
 	}
+	if c.cfg.DType == backend.FP8 {
+		st.saturated += toFP8(st.f32[:n], c.scalesOf(buf), heads, dim, h)
+	}
 	return c.be.Write(buf, off, st.f32[:n])
+}
+
+// scalesOf is the fp8 scales of buf, the cache's K or V (nil: all 1).
+func (c *kv) scalesOf(buf backend.Buffer) []float32 {
+	if c.scales == nil {
+		return nil
+	}
+	if buf == c.k {
+		return c.scales.K
+	}
+	return c.scales.V
+}
+
+// toFP8 divides rows of heads × dim values (or, with h ≥ 0, rows of head
+// h alone) by their head's scale (none when scales is nil), the values
+// an fp8 cache stores, and returns how many are beyond ±backend.FP8Max,
+// which the store saturates.
+func toFP8(x, scales []float32, heads, dim, h int) int64 {
+	var n int64
+	for i := range x {
+		if scales != nil {
+			g := h
+			if g < 0 {
+				g = i / dim % heads
+			}
+			x[i] /= scales[g]
+		}
+		if a := x[i]; a > backend.FP8Max || a < -backend.FP8Max {
+			n++
+		}
+	}
+	return n
 }
 
 // grow returns b with length n, reallocated only when its capacity is
@@ -372,10 +509,7 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 		return backend.Errorf(backend.ErrCacheFull, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
 	}
 	pos := c.lens[seq]
-	if err := c.put(&c.st, c.k, c.rows(c.cfg.D), seq, pos, k); err != nil {
-		return err
-	}
-	if err := c.put(&c.st, c.v, c.rows(c.cfg.dv()), seq, pos, v); err != nil {
+	if err := c.putKV(&c.st, c.rows(c.cfg.D), c.rows(c.cfg.dv()), seq, pos, k, v); err != nil {
 		return err
 	}
 	c.lens[seq] = pos + n
@@ -604,10 +738,7 @@ func (s *Seq) Append(k, v *Tensor) error {
 		return err
 	}
 	return s.extend(n, func(pg *backend.Paged) error {
-		if err := p.put(&s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, k); err != nil {
-			return err
-		}
-		return p.put(&s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, v)
+		return p.putKV(&s.st, p.rows(p.cfg.D, pg), p.rows(p.cfg.dv(), pg), 0, s.n, k, v)
 	})
 }
 
@@ -1001,6 +1132,7 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if err != nil {
 		return err
 	}
+	p.Scales = c.scales
 	if ob, oh, on, od := operand.Dims(out.Shape, out.Layout); len(out.Shape) != 4 || out.Layout != q.Layout || ob != b || oh != h || on != nq || od != p.Dv {
 		return backend.Errorf(backend.ErrShape, "out of shape %v in %v, want Q's %v in %v with Dv=%d", out.Shape, out.Layout, q.Shape, q.Layout, p.Dv)
 	}
@@ -1096,6 +1228,7 @@ func attendBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.
 	if err != nil {
 		return err
 	}
+	p.Scales = c.scales
 	fused := c.be.Fused
 	if rec != nil {
 		fused = rec.Fused

@@ -29,6 +29,11 @@ func (d DTypes) Half() bool {
 	return d.Q.Half() || d.K.Half() || d.V.Half() || d.O.Half() || d.Bias.Half()
 }
 
+// Quant says whether K or V is stored in an 8-bit dtype (backend.Q8,
+// backend.FP8), so that only Fused, on a backend with Caps.Quant8, can
+// run the case.
+func (d DTypes) Quant() bool { return d.K.Quantized() || d.V.Quantized() }
+
 // BF16Arithmetic says whether Q, K and V are all BFloat16: the caller's
 // choice of bfloat16 precision, under which the contract lets a backend
 // multiply in bfloat16 with float32 sums, P rounded to bfloat16 for P·V
@@ -70,6 +75,14 @@ func rounded(t backend.DType, x []float32) []float32 {
 		return nil
 	}
 	out := make([]float32, len(x))
+	if t.Quantized() {
+		// Q8 by blocks of the flat operand (a K or V whose head dim is
+		// whole blocks, whose rows then never share one), FP8 saturated.
+		if err := t.RoundSlice(out, x); err != nil {
+			panic("backendtest: WithDTypes: " + err.Error())
+		}
+		return out
+	}
 	for i, v := range x {
 		out[i] = t.Saturate(v)
 	}
@@ -87,8 +100,18 @@ func (c Case) checkDTypes() error {
 		{"Q", c.DTypes.Q, c.Q}, {"K", c.DTypes.K, c.K}, {"V", c.DTypes.V, c.V},
 		{"O", c.DTypes.O, nil}, {"bias", c.DTypes.Bias, maskData(c.Bias)},
 	} {
-		if !op.t.Valid() {
+		if !op.t.Valid() && !(op.t.Quantized() && (op.name == "K" || op.name == "V")) {
 			return fmt.Errorf("case %v: %s has dtype %v", c, op.name, op.t)
+		}
+		if op.t.Quantized() {
+			r := make([]float32, len(op.x))
+			if err := op.t.RoundSlice(r, op.x); err != nil {
+				return fmt.Errorf("case %v: %s: %w", c, op.name, err)
+			}
+			if i := firstDiff(r, op.x); i >= 0 {
+				return fmt.Errorf("case %v: %s element %d is %g, not what %v stores (round the case with WithDTypes)", c, op.name, i, op.x[i], op.t)
+			}
+			continue
 		}
 		for i, x := range op.x {
 			if r := op.t.Round(x); r != x && x == x {

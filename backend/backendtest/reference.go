@@ -157,7 +157,10 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	// The rows' places: dense, packed (a sequence's rows from its
 	// cu_seqlens entry) or paged (a key's page from the block table).
 	qs, ks, vs := p.QRowsOf(), p.KRowsOf(), p.VRowsOf()
-	scale := float64(p.Scale)
+	// The scales of K and V (backend.Scales) multiply the stored values:
+	// the scores by K's, the output by V's.
+	scale := float64(p.Scale) * float64(p.Scales.KScale(kvh))
+	vScale := float64(p.Scales.VScale(kvh))
 	kvLen := p.KVLen(b)
 	t := p.Align(b) + i // KVLen(b) − QRows(b) + i, or CausalOffset + i
 
@@ -227,7 +230,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	}
 	for j := 0; j < kvLen; j++ {
 		for d := 0; d < p.Dv; d++ {
-			r.out[d] += r.weights[j] * float64(c.V[vs.Offset(b, kvh, j)+d])
+			r.out[d] += r.weights[j] * vScale * float64(c.V[vs.Offset(b, kvh, j)+d])
 		}
 	}
 	return m + math.Log(sum), empty

@@ -136,12 +136,26 @@ func (s *session) read(name string, buf backend.Buffer, n int) ([]float32, error
 // in uploads an input operand as dtype t followed by NaN padding.
 func (s *session) in(name string, t backend.DType, data []float32) (backend.Buffer, error) {
 	padded := append(append([]float32(nil), data...), nans(s.pad)...)
+	if t.Quantized() {
+		// An 8-bit buffer holds no NaN (q8 refuses one, fp8 has no
+		// infinity to tell): whole blocks of large values instead, which
+		// a read past the operand's end would show in the outputs.
+		padded = padded[:len(data)]
+		for i := range (s.pad + t.Block() - 1) / t.Block() * t.Block() {
+			padded = append(padded, float32(300+i%7))
+		}
+	}
 	buf, err := s.alloc(name, t, len(padded))
 	if err != nil {
 		return nil, err
 	}
 	if err := s.write(name, buf, padded); err != nil {
 		return nil, err
+	}
+	if t.Quantized() {
+		if err := t.RoundSlice(padded, padded); err != nil {
+			return nil, err
+		}
 	}
 	for i, x := range padded {
 		padded[i] = t.Round(x) // what Read gives back: x itself, or NaN

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) })
 	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
 	t.Run("Seqs", s.testSeqs)
+	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
 	t.Run("Views", s.testViews)
@@ -115,6 +116,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	var missing []string
 	if dt.Half() && !s.caps.Half {
 		missing = append(missing, "Half")
+	}
+	if dt.Quant() && (!s.caps.Quant8 || !s.caps.Fused) {
+		missing = append(missing, "Quant8 and Fused")
 	}
 	if !s.caps.Staged && !s.caps.Fused {
 		missing = append(missing, "Staged and Fused")
@@ -214,7 +218,7 @@ func (s *suite) check(t *testing.T, c Case) {
 			}
 		})
 	}
-	if s.caps.Staged && c.Packed == nil && c.Paged == nil {
+	if s.caps.Staged && c.Packed == nil && c.Paged == nil && !c.DTypes.Quant() {
 		t.Run("staged", func(t *testing.T) {
 			for _, lse := range s.lseModes() {
 				if err := RunStaged(ctx, s.be, c, lse); err != nil {
@@ -1276,4 +1280,68 @@ func (s *suite) deterministic(t *testing.T, c Case) {
 		}
 		same(strat.name, a, b)
 	}
+}
+
+// quantSpecs cover 8-bit K and V (backend.Q8, backend.FP8) under Fused:
+// decoding (one query, a group of heads, long enough to split), a few
+// queries, prefill, both layouts, paged pools, the variants, half
+// queries and outputs, head dims of one and several q8 blocks, and the
+// values that test a format: all-zero blocks, one large outlier a block
+// (which sets the block's scale), values beyond fp8's ±448 (stored
+// saturated, the reference reading what is stored) and per-head scales.
+func quantSpecs() []spec {
+	q8 := DTypes{K: backend.Q8, V: backend.Q8}
+	f8 := DTypes{K: backend.FP8, V: backend.FP8}
+	mixed := DTypes{Q: backend.Float16, K: backend.Q8, V: backend.FP8, O: backend.Float16}
+	// zeroBlocks zeroes every third 32-value block of K and V; outliers
+	// puts one value of 40 in every block of K, at a place of its own.
+	zeroBlocks := func(c *Case) {
+		for _, x := range [][]float32{c.K, c.V} {
+			for lo := 0; lo+32 <= len(x); lo += 96 {
+				clear(x[lo : lo+32])
+			}
+		}
+	}
+	outliers := func(c *Case) {
+		for lo := 0; lo+32 <= len(c.K); lo += 32 {
+			c.K[lo+lo/32%32] = 40 * float32(1-2*(lo/32%2))
+		}
+	}
+	beyond := func(c *Case) { // a tenth of V beyond ±448
+		for i := 0; i < len(c.V); i += 10 {
+			c.V[i] *= 2000
+		}
+	}
+	scales := func(p backend.Problem, k, v []float32) backend.Problem {
+		p.Scales = &backend.Scales{K: k, V: v}
+		return p
+	}
+	var specs []spec
+	for _, dt := range []DTypes{q8, f8} {
+		specs = append(specs,
+			spec{p: prob(1, 8, 2, 1, 37, 32, 32), dt: dt},
+			spec{p: causal(prob(1, 32, 8, 1, 700, 128, 128)), dt: dt},
+			spec{p: causal(bnhd(prob(2, 4, 2, 3, 300, 64, 64))), dt: dt},
+			spec{p: causal(prob(1, 4, 4, 67, 67, 32, 96)), dt: dt},
+			spec{p: bnhd(prob(2, 2, 1, 70, 129, 64, 32)), dt: dt},
+			spec{p: prob(1, 4, 2, 1, 200, 64, 64), note: "zeroblocks", edit: zeroBlocks, dt: dt},
+			spec{p: prob(1, 4, 2, 5, 200, 64, 64), note: "outliers", edit: outliers, dt: dt},
+			spec{p: PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 64, 64))), 16, 2, []int{1, 33, 260}, true), dt: dt},
+			spec{p: PagedProblem(causal(prob(0, 4, 2, 2, 0, 32, 32)), 32, 1, []int{70, 40}, false), dt: dt},
+			spec{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), func(v *backend.Variants) {
+				v.Window = win(40, 0)
+				v.Softcap = 5
+				v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+				v.Sinks = []float32{0, 1, -1, 3}
+				v.KVLens = []int{130, 77}
+			}), dt: dt},
+		)
+	}
+	return append(specs,
+		spec{p: prob(1, 4, 2, 1, 150, 32, 32), note: "beyond448", edit: beyond, dt: f8},
+		spec{p: scales(causal(prob(1, 4, 2, 2, 150, 32, 32)), []float32{0.5, 3}, []float32{2, 0.25}), dt: f8},
+		spec{p: scales(causal(prob(1, 4, 2, 2, 150, 32, 32)), nil, []float32{4, 0.5}), dt: q8},
+		spec{p: causal(bnhd(prob(1, 8, 2, 1, 333, 64, 64))), dt: mixed},
+		spec{p: causal(prob(2, 4, 4, 40, 90, 32, 32)), dt: mixed},
+	)
 }

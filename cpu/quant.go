@@ -1,0 +1,133 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// The 8-bit dtypes (backend.Q8, backend.FP8) store a cache's K and V.
+// A Q8 store holds its int8 values in q8 and one float16 scale a block
+// of backend.Q8Block values in sc; an FP8 store its E4M3 bits in f8.
+// Fused reads them as K and V, widening in registers in the decoding
+// kernels (decodeTile) and tile by tile into float32 scratch elsewhere
+// (matOf, getRow); no other op takes them (the params' Validate).
+
+// wide says whether s is stored in a dtype other than float32, read
+// through scratch or widening kernels.
+func (s store) wide() bool { return s.t != backend.Float32 }
+
+// widenAt widens len(dst) elements of s from element off into dst,
+// exactly: a half's bits, a q8 block's scale times its values (off and
+// len(dst) whole blocks, as every K or V row of a Q8 store is), E4M3's
+// value.
+func (s store) widenAt(dst []float32, off int) {
+	switch s.t {
+	case backend.Float32:
+		copy(dst, s.f32[off:off+len(dst)])
+	case backend.Q8:
+		widenQ8(dst, s.q8[off:off+len(dst)], s.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
+	case backend.FP8:
+		widenFP8(dst, s.f8[off:off+len(dst)])
+	default:
+		widen(s.t, dst, s.h[off:off+len(dst)])
+	}
+}
+
+// widenQ8 is backend.DequantizeQ8.
+func widenQ8(dst []float32, codes []int8, scales []uint16) {
+	backend.DequantizeQ8(dst, codes, scales)
+}
+
+// widenFP8 is backend.DecodeFP8s.
+func widenFP8(dst []float32, src []uint8) { backend.DecodeFP8s(dst, src) }
+
+// quantWrite stores src into the 8-bit store s from element off: q8
+// blocks quantized (off and len(src) whole blocks; a block beyond
+// backend.Q8Max is ErrNonFinite and nothing is written), E4M3 rounded and
+// saturated.
+func quantWrite(s store, off int, src []float32) error {
+	if s.t == backend.FP8 {
+		backend.EncodeFP8s(s.f8[off:off+len(src)], src)
+		return nil
+	}
+	if err := checkBlocks(s.t, "write", off, len(src)); err != nil {
+		return err
+	}
+	// Refuse before writing anything: quantize the blocks in place only
+	// once every block is known to fit.
+	for lo := 0; lo < len(src); lo += backend.Q8Block {
+		for i, x := range src[lo : lo+backend.Q8Block] {
+			if !(x < backend.Q8Max && x > -backend.Q8Max) {
+				return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g: a q8 block holds magnitudes below %g", lo+i, x, float64(backend.Q8Max))
+			}
+		}
+	}
+	backend.QuantizeQ8(s.q8[off:off+len(src)], s.sc[off/backend.Q8Block:(off+len(src))/backend.Q8Block], src)
+	return nil
+}
+
+// checkBlocks refuses a range of an 8-bit store that is not whole blocks.
+func checkBlocks(t backend.DType, op string, off, n int) error {
+	if blk := t.Block(); off%blk != 0 || n%blk != 0 {
+		return backend.Errorf(backend.ErrShape, "cpu: %s of %d elements at offset %d of a %v buffer: want whole blocks of %d", op, n, off, t, blk)
+	}
+	return nil
+}
+
+// allocQuant makes an 8-bit store of n elements.
+func allocQuant(t backend.DType, n int) store {
+	s := store{t: t}
+	if t == backend.Q8 {
+		s.q8 = make([]int8, n)
+		s.sc = make([]uint16, n/backend.Q8Block)
+	} else {
+		s.f8 = make([]uint8, n)
+	}
+	return s
+}
+
+// copyQuant copies n elements from src at so into dst at do, one of them
+// 8-bit: bits as they are between two of one dtype (q8 ranges whole
+// blocks), else widened through tmp and stored as dst stores.
+func copyQuant(dst, src store, do, so, n int, tmp []float32) ([]float32, error) {
+	if dst.t == src.t {
+		if dst.t == backend.Q8 {
+			copy(dst.q8[do:do+n], src.q8[so:])
+			copy(dst.sc[do/backend.Q8Block:(do+n)/backend.Q8Block], src.sc[so/backend.Q8Block:])
+		} else {
+			copy(dst.f8[do:do+n], src.f8[so:])
+		}
+		return tmp, nil
+	}
+	if tmp == nil {
+		tmp = make([]float32, copyChunk)
+	}
+	for i := 0; i < n; i += copyChunk {
+		m := min(copyChunk, n-i)
+		src.widenAt(tmp[:m], so+i)
+		if dst.t.Quantized() {
+			if err := quantWrite(dst, do+i, tmp[:m]); err != nil {
+				return tmp, err
+			}
+		} else if dst.t.Half() {
+			narrow(dst.t, dst.h[do+i:do+i+m], tmp[:m])
+		} else {
+			copy(dst.f32[do+i:do+i+m], tmp[:m])
+		}
+	}
+	return tmp, nil
+}
+
+// quantSpan is the address range of an 8-bit store's values.
+func (s store) quantSpan() (lo, hi uintptr) {
+	switch {
+	case s.t == backend.Q8 && len(s.q8) > 0:
+		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.q8)))
+		return lo, lo + uintptr(len(s.q8))
+	case s.t == backend.FP8 && len(s.f8) > 0:
+		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.f8)))
+		return lo, lo + uintptr(len(s.f8))
+	}
+	return 0, 0
+}

@@ -56,6 +56,14 @@
 // exactly; WriteBits and ReadBits move a half buffer's stored bits as
 // they are. Len and Caps.MaxBufferLen count elements, not bytes.
 //
+// A backend with Caps.Quant8 also stores the 8-bit Quants, Q8 and FP8
+// (quant.go has their formats), for a KV cache's keys and values: Fused
+// reads them as K and V, and every other operand and op refuses them
+// (ErrShape, ErrUnsupported for the staged ops). Write quantizes (a Q8
+// write whole blocks of Q8Block values), Read dequantizes exactly, and
+// WriteBits and ReadBits refuse them. Problem.Scales multiplies the
+// stored K and V per KV head.
+//
 // How close an op comes, per output dtype: a half input is exact in
 // float32, so against the float64 reference computed on the half-rounded
 // inputs an output differs by no more than the float32 arithmetic's error

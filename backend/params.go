@@ -622,8 +622,8 @@ func (p *ScoresParams) Validate(q, k, s Buffer) error {
 		return Errorf(ErrShape, "unknown score stage %v", p.Stage)
 	}
 	return checkAll(
-		checkUnquantized("Q", q),
-		checkUnquantized("K", k),
+		checkStagedUnquantized("Q", q),
+		checkStagedUnquantized("K", k),
 		CheckBuffer("Q", q, p.QLen()),
 		CheckBuffer("K", k, p.KLen()),
 		CheckBuffer("scores", s, p.ScoresLen()),
@@ -663,8 +663,8 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 		return err
 	}
 	return checkAll(
-		checkUnquantized("V", v),
-		checkUnquantized("O", o),
+		checkStagedUnquantized("V", v),
+		checkStagedUnquantized("O", o),
 		CheckBuffer("weights", pm, p.ScoresLen()),
 		CheckBuffer("V", v, p.VLen()),
 		CheckBuffer("O", o, p.OLen()),
@@ -709,6 +709,15 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 func checkUnquantized(name string, buf Buffer) error {
 	if buf != nil && buf.DType().Quantized() {
 		return Errorf(ErrShape, "%s is %v: only a K or V of Fused may be 8-bit", name, buf.DType())
+	}
+	return nil
+}
+
+// checkStagedUnquantized refuses an 8-bit operand of a staged op
+// (ErrUnsupported: Fused takes an 8-bit K and V).
+func checkStagedUnquantized(name string, buf Buffer) error {
+	if buf != nil && buf.DType().Quantized() {
+		return Errorf(ErrUnsupported, "%s is %v: the staged ops take no 8-bit operand; Fused takes an 8-bit K and V", name, buf.DType())
 	}
 	return nil
 }

@@ -439,7 +439,12 @@ type Point struct {
 	// MaxErr is the largest max-norm relative error of a checked row of
 	// the output against the float64 reference: max|o − ref| / max|ref|.
 	// Nil when no row was checked.
-	MaxErr      *float64 `json:"max_rel_err,omitempty"`
+	MaxErr *float64 `json:"max_rel_err,omitempty"`
+	// QuantErr, for K and V stored in 8 bits (q8, fp8), is MaxErr
+	// against the reference on the inputs before they were quantized:
+	// what the format costs (MaxErr's reference reads the stored
+	// values). Nil for the other dtypes.
+	QuantErr    *float64 `json:"quant_rel_err,omitempty"`
 	CheckedRows int      `json:"checked_rows"`
 
 	Status Status `json:"status"`
@@ -509,10 +514,12 @@ func Bytes(p backend.Problem, materialised bool) int64 {
 	return BytesOf(p, backend.Float32, materialised)
 }
 
-// BytesOf is Bytes with Q, K, V and O stored as dt; the scores are
-// float32 whatever dt is.
+// BytesOf is Bytes with Q, K, V and O stored as dt (K and V alone for an
+// 8-bit dt, Q and O then float32: qoType); the scores are float32
+// whatever dt is.
 func BytesOf(p backend.Problem, dt backend.DType, materialised bool) int64 {
-	n := (int64(p.QLen()) + int64(p.KLen()) + int64(p.VLen()) + int64(p.OLen())) * int64(dt.Size())
+	qo := qoType(dt)
+	n := qo.Bytes(p.QLen()) + dt.Bytes(p.KLen()) + dt.Bytes(p.VLen()) + qo.Bytes(p.OLen())
 	if materialised {
 		n += 4 * 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
 	}
@@ -963,10 +970,10 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in 
 		}
 		return out
 	}
-	q := upload(in.dt, p.QLen(), &in.q)
+	q := upload(qoType(in.dt), p.QLen(), &in.q)
 	k := upload(in.dt, p.KLen(), &in.k)
 	v := upload(in.dt, p.VLen(), &in.v)
-	o := upload(in.dt, p.OLen(), nil)
+	o := upload(qoType(in.dt), p.OLen(), nil)
 	var sc backend.Buffer
 	if staged && err == nil {
 		// One scores buffer serves every layer (their ops run in order),
@@ -1053,8 +1060,11 @@ type inputs struct {
 	vmax    float64     // max|V|, for the slack of bfloat16 arithmetic (check)
 	rows    []int       // flat query rows (b·H + h)·Nq + i to check
 	ref     [][]float64 // their reference outputs, computed on first use
-	dir     string      // the .npy copies handed to peers, written on first use
-	consume bool        // drop q, k and v as they are uploaded (one point only)
+	// ref0 is the rows' reference on K and V before an 8-bit dt
+	// rounded them (setDType), nil for the other dtypes.
+	ref0    [][]float64
+	dir     string // the .npy copies handed to peers, written on first use
+	consume bool   // drop q, k and v as they are uploaded (one point only)
 }
 
 func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
@@ -1075,12 +1085,29 @@ func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
 }
 
 // setDType stores the inputs as dt: Q, K and V are rounded to dt here, so
-// that the reference is computed on the values the backend gets.
+// that the reference is computed on the values the backend gets. An
+// 8-bit dt stores K and V alone (Q and O stay float32: qoType), the
+// reference of the sampled rows on the unrounded values kept first
+// (ref0, the format's cost); a q8 K or V whose head dim is not whole
+// blocks is left as it is, for Fused to refuse.
 func (in *inputs) setDType(dt backend.DType) {
 	if in == nil {
 		return
 	}
 	in.dt = dt
+	if dt.Quantized() {
+		in.ref0 = in.reference()
+		in.ref = nil
+		for _, x := range []struct {
+			v   []float32
+			dim int
+		}{{in.k, in.p.D}, {in.v, in.p.Resolved().Dv}} {
+			if x.dim%dt.Block() == 0 {
+				dt.RoundSlice(x.v, x.v) // whole blocks, and the inputs are in [−1, 1): no error
+			}
+		}
+		return
+	}
 	if !dt.Half() {
 		return
 	}
@@ -1089,6 +1116,15 @@ func (in *inputs) setDType(dt backend.DType) {
 			x[i] = dt.Round(v)
 		}
 	}
+}
+
+// qoType is the dtype Q and O are stored in when K and V are stored as
+// dt: dt itself, or float32 for an 8-bit dt.
+func qoType(dt backend.DType) backend.DType {
+	if dt.Quantized() {
+		return backend.Float32
+	}
+	return dt
 }
 
 // sampleRows picks n of total rows, evenly spread, the first and the last

@@ -49,6 +49,7 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 		slack = 0x1p-8 * in.vmax
 	}
 	got := make([]float32, in.p.Dv)
+	quant := 0.0
 	for n, r := range in.rows {
 		b, h, i := in.rowIndex(r)
 		if err := read(in.p.OStrides().Offset(b, h, i), got); err != nil {
@@ -71,8 +72,14 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 			diff /= scale
 		}
 		worst = max(worst, diff)
+		if in.ref0 != nil {
+			quant = max(quant, relErr(got, in.ref0[n]))
+		}
 	}
 	pt.MaxErr = &worst
+	if in.ref0 != nil {
+		pt.QuantErr = &quant
+	}
 	pt.CheckedRows = len(ref)
 	if wrong {
 		pt.Status = StatusWrong
@@ -82,6 +89,20 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 		}
 	}
 	return nil
+}
+
+// relErr is max|got − want| / max|want| (the difference itself when
+// want is all zero).
+func relErr(got []float32, want []float64) float64 {
+	diff, scale := 0.0, 0.0
+	for d, w := range want {
+		diff = max(diff, math.Abs(float64(got[d])-w))
+		scale = max(scale, math.Abs(w))
+	}
+	if scale > 0 {
+		diff /= scale
+	}
+	return diff
 }
 
 // wrongErr is WrongErr for an output stored as dt: a half output is

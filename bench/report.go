@@ -27,7 +27,7 @@ const Schema = "attn-bench/1"
 // carries them.
 var Conventions = map[string]string{
 	"gflops":        "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
-	"bytes":         "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); gbps is bytes / median time",
+	"bytes":         "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16, 1.0625 in q8, 1 in fp8) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); gbps is bytes / median time",
 	"nq":            "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report unavailable",
 	"tokens_per_s":  "B·Nq / median time: query rows (tokens) computed a second",
 	"read_gbps":     "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
@@ -41,11 +41,12 @@ var Conventions = map[string]string{
 	"time":          "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
 	"peak_rss":      "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
 	"device_peak":   "peak bytes of device buffers attn allocated during the point (GPU backends)",
-	"max_rel_err":   "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs; past 1e-3 the point is marked wrong",
+	"max_rel_err":   "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs (for q8 and fp8, K and V as stored); past 1e-3 the point is marked wrong",
+	"quant_rel_err": "q err: for K and V stored in 8 bits (q8, fp8), max_rel_err against the float64 reference on the inputs before they were quantized: what the format costs, beside max_rel_err, which measures the kernels on what is stored",
 	"spread":        "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
 	"cpu_kernel":    "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
 	"inputs":        "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
-	"dtype":         "the storage dtype of Q, K, V and O (f32 when absent): inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa, ggml-cpu and ggml-vulkan float16 too (ggml keeps K and V in it; its version says what it computes in)",
+	"dtype":         "the storage dtype of Q, K, V and O (f32 when absent), or of K and V alone for q8 (llama.cpp's q8_0: 32 int8 values and one float16 scale, 34 bytes for 32) and fp8 (E4M3, one byte), Q and O then float32: inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa, ggml-cpu and ggml-vulkan float16 too (ggml keeps K and V in it; its version says what it computes in)",
 	"prefix":        "P, for a decoding step of B sequences of N keys over a kernels.PagePool whose first P keys are one prompt (attn bench -prefix P): shared, the prompt held once and forked into every sequence, PagePool.Attend's cascade reading its pages once for all of them and merging by LSE; own, the same keys held by each sequence; the two are the same attention, and bytes counts the K and V each must read (P + B·(N − P) keys shared, B·N own) with Q and O in float32 and K and V in the point's dtype",
 	"pool_pages":    "the pages a prefix point's pool holds: the prompt's once and each sequence's own when shared, every sequence's all when not; pages of 256 keys, or the largest power of two that divides P",
 	"variant":       "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
@@ -288,7 +289,15 @@ func ReadReport(rd io.Reader) (*Report, error) {
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
 	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s", "gpu_s",
 	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac",
-	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
+	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "quant_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
+
+// optFloat is *x in f's format, empty when x is nil.
+func optFloat(x *float64, f func(float64) string) string {
+	if x == nil {
+		return ""
+	}
+	return f(*x)
+}
 
 // layersCSV is a point's Layers in the CSV: empty for a single call.
 func layersCSV(l int) string {
@@ -346,7 +355,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3, measured(pt.GPUS),
 			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac,
-			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, i(pt.CheckedRows),
+			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, optFloat(pt.QuantErr, f), i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -423,7 +432,12 @@ func WriteTable(w io.Writer, points []Point) error {
 	if ofFMA {
 		head += "of FMA\t"
 	}
-	fmt.Fprintln(tw, head+"tok/s\tpeak RSS\tdevice\tmax err\t  status")
+	qerr := quantErrs(points)
+	head += "tok/s\tpeak RSS\tdevice\tmax err\t"
+	if qerr {
+		head += "q err\t"
+	}
+	fmt.Fprintln(tw, head+"  status")
 	for _, pt := range points {
 		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t", pt.Impl, pt.Strategy, pt.B, pt.H, pt.KVHeads, pt.N)
 		if decode {
@@ -460,6 +474,9 @@ func WriteTable(w io.Writer, points []Point) error {
 			if ofFMA {
 				row += "-\t"
 			}
+			if qerr {
+				row += "-\t" // no q err column cell of its own before the status
+			}
 			fmt.Fprintf(tw, "%s-\t%s\t-\t-\t  %s: %s\n", row, memString(pt.PeakRSS), pt.Status, pt.Error)
 			continue
 		}
@@ -492,6 +509,12 @@ func WriteTable(w io.Writer, points []Point) error {
 		if ofFMA {
 			row += fracString(pt.FMAFrac) + "\t"
 		}
+		if qerr {
+			maxErr += "\t-"
+			if pt.QuantErr != nil {
+				maxErr = fmt.Sprintf("%s\t%.1e", maxErr[:len(maxErr)-2], *pt.QuantErr)
+			}
+		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t  %s\n", row, rateString(pt.tokensPerS()),
 			memString(pt.PeakRSS), memString(pt.DeviceBytes), maxErr, status)
 	}
@@ -502,11 +525,19 @@ func WriteTable(w io.Writer, points []Point) error {
 	return err
 }
 
+// quantErrs says whether any point has a QuantErr (a q err column).
+func quantErrs(points []Point) bool {
+	return slices.ContainsFunc(points, func(pt Point) bool { return pt.QuantErr != nil })
+}
+
 // GlossaryKeys are the Conventions that define the columns a table of
 // points shows, in the table's order.
 func GlossaryKeys(points []Point) []string {
 	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err"}
+	if quantErrs(points) {
+		keys = append(keys, "quant_rel_err")
+	}
 	if decode {
 		keys = append(keys, "nq")
 	}
@@ -552,7 +583,7 @@ func WriteGlossary(w io.Writer, keys []string, markdown bool) error {
 // AllGlossaryKeys are every Convention's key, in a fixed order: those a
 // table may show first, as GlossaryKeys orders them, then the rest.
 func AllGlossaryKeys() []string {
-	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "nq", "read_gbps", "read_bw_frac",
+	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "quant_rel_err", "nq", "read_gbps", "read_bw_frac",
 		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "variant", "dtype", "prefix", "pool_pages"}
 	var rest []string
 	for k := range Conventions {

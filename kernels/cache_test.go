@@ -29,12 +29,43 @@ func (m *mirror) append(seq int, k, v *kernels.Tensor) {
 	for len(m.k) <= seq {
 		m.k, m.v = append(m.k, nil), append(m.v, nil)
 	}
-	for _, x := range k.Float32s() {
-		m.k[seq] = append(m.k[seq], m.cfg.DType.Round(x))
+	dv := m.cfg.Dv
+	if dv == 0 {
+		dv = m.cfg.D
 	}
-	for _, x := range v.Float32s() {
-		m.v[seq] = append(m.v[seq], m.cfg.DType.Round(x))
+	m.k[seq] = append(m.k[seq], m.round(k.Float32s(), m.cfg.KScale, m.cfg.D)...)
+	m.v[seq] = append(m.v[seq], m.round(v.Float32s(), m.cfg.VScale, dv)...)
+}
+
+// round is rows x ([n, KVHeads, dim]) as the cache reads them back: each
+// value rounded to its dtype, q8 rows by their blocks, an fp8 value
+// divided by its head's scale (when scales is not nil), rounded and
+// saturated, and multiplied back.
+func (m *mirror) round(x, scales []float32, dim int) []float32 {
+	dt := m.cfg.DType
+	out := make([]float32, len(x))
+	if !dt.Quantized() {
+		for i, v := range x {
+			out[i] = dt.Round(v)
+		}
+		return out
 	}
+	scale := func(i int) float32 {
+		if scales == nil {
+			return 1
+		}
+		return scales[i/dim%m.cfg.KVHeads]
+	}
+	for i, v := range x {
+		out[i] = v / scale(i)
+	}
+	if err := dt.RoundSlice(out, out); err != nil {
+		panic(err)
+	}
+	for i := range out {
+		out[i] *= scale(i)
+	}
+	return out
 }
 
 // slack is what compareOut allows beyond Allowed for queries q over m's
@@ -131,12 +162,20 @@ func TestCacheDecode(t *testing.T) {
 	be := openCPU(t)
 	ctx := context.Background()
 	for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
-		for _, dt := range backend.DTypes {
+		for _, dt := range append(backend.DTypes, backend.Quants...) {
 			for _, pageSize := range []int{0, 1, 3, 16} {
 				name := fmt.Sprintf("%v/%v/pages=%d", layout, dt, pageSize)
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(31, uint64(pageSize)))
 					cfg := kernels.CacheConfig{KVHeads: 2, D: 16, Dv: 32, DType: dt, Layout: layout}
+					qdt := dt // the queries' and outputs' dtype
+					if dt.Quantized() {
+						// Whole q8 blocks; fp8 with a scale a head.
+						cfg.D, cfg.Dv, qdt = 32, 64, kernels.Float32
+						if dt == backend.FP8 {
+							cfg.KScale, cfg.VScale = []float32{0.25, 2}, []float32{0.5, 3}
+						}
+					}
 					const batch, h = 3, 4
 					m := &mirror{cfg: cfg}
 					var cache *kernels.KVCache
@@ -155,7 +194,7 @@ func TestCacheDecode(t *testing.T) {
 						t.Fatal(err)
 					}
 					appendRows := func(s, n int) {
-						kdt := dt
+						kdt := qdt
 						if n == 2 {
 							kdt = kernels.Float32 // rows of another dtype
 						}
@@ -216,7 +255,7 @@ func TestCacheDecode(t *testing.T) {
 							shape, oshape = []int{batch, h, nq, cfg.D}, []int{batch, h, nq, cfg.Dv}
 						}
 						q := randTensor(rng, layout, shape...)
-						out, _ := kernels.NewTensorOf(dt, layout, oshape...)
+						out, _ := kernels.NewTensorOf(qdt, layout, oshape...)
 						lse, _ := kernels.NewTensor(kernels.BHND, batch, h, nq)
 						if cache != nil {
 							err = cache.Attend(ctx, q, out, lse, o)

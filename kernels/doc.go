@@ -183,6 +183,24 @@
 // 2-core Xeon), in 0.06× the pages (attn bench -prefix 8192;
 // docs/benchmarks.md).
 //
+// Keys and values may be stored in 8 bits, half an f16 cache's bytes and
+// twice its tokens in the same memory: CacheConfig.DType Q8 (llama.cpp's
+// q8_0: each run of 32 values along the head dim stored as int8
+// round(x/d) with one float16 scale d = max|x|/127, so D and Dv must be
+// multiples of 32) or FP8 (E4M3: to nearest even, ±448). Append
+// quantizes as it writes, block by block, with no pass of its own; a q8
+// block whose largest magnitude is backend.Q8Max (127·65520) or more is
+// refused (ErrNonFinite). An FP8 cache may take one scale a KV head for
+// K and for V (CacheConfig.KScale, VScale, vLLM's k_scale and v_scale):
+// Append stores x/scale, a value beyond ±448 saturates and Saturated
+// counts it, and Attend reads scale times what is stored. Queries and
+// outputs stay float32 or half; the kernels widen the 8-bit rows as they
+// read them (on the CPU in registers), never the whole cache. The answers
+// match the float64 reference over the values as stored as closely as an
+// f32 cache's do; what the format costs against the unquantized values is
+// measured in docs/benchmarks.md. AppendBuffers takes q8 (the device's
+// copy quantizes) but not fp8 (a copy neither scales nor counts).
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,

@@ -40,6 +40,11 @@ const (
 	Float32  = backend.Float32
 	Float16  = backend.Float16
 	BFloat16 = backend.BFloat16
+	// Q8 and FP8 store a cache's keys and values in 8 bits
+	// (CacheConfig.DType; see backend.Q8, backend.FP8); no tensor holds
+	// them.
+	Q8  = backend.Q8
+	FP8 = backend.FP8
 )
 
 // Tensor is a tensor of float32 values (Data) or of half values (Bits:

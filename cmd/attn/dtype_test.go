@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/x448/float16"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // readHalfOutput reads a float16 .npy the command wrote: its header by
@@ -216,5 +218,67 @@ func TestRunHalfMatrices(t *testing.T) {
 				t.Errorf("LSE of shape %v", shape)
 			}
 		})
+	}
+}
+
+// attn run -dtype q8 and fp8 round K and V as an 8-bit cache stores them
+// and compute in float32 with a float32 output: the same output, bit for
+// bit, as -dtype f32 on files that hold the rounded K and V already. A
+// head dim that is not whole q8 blocks is refused, naming it.
+func TestRunQuant(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 46))
+	path := func(name string) string { return filepath.Join(dir, name) }
+	vals := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = (r.Float64()*2 - 1) * scale
+		}
+		return v
+	}
+	qv, kv, vv := vals(2*5*32, 1), vals(1*9*32, 3), vals(1*9*64, 600) // V beyond fp8's ±448 too
+	q := writeTestNpy(t, path("q.npy"), "<f4", []int{2, 5, 32}, qv)
+	k := writeTestNpy(t, path("k.npy"), "<f4", []int{1, 9, 32}, kv)
+	v := writeTestNpy(t, path("v.npy"), "<f4", []int{1, 9, 64}, vv)
+	for _, dt := range []backend.DType{backend.Q8, backend.FP8} {
+		round := func(x []float64) []float64 {
+			f := make([]float32, len(x))
+			for i := range x {
+				f[i] = float32(x[i])
+			}
+			if err := dt.RoundSlice(f, f); err != nil {
+				t.Fatal(err)
+			}
+			out := make([]float64, len(f))
+			for i := range f {
+				out[i] = float64(f[i])
+			}
+			return out
+		}
+		kr := writeTestNpy(t, path("kr.npy"), "<f4", []int{1, 9, 32}, round(kv))
+		vr := writeTestNpy(t, path("vr.npy"), "<f4", []int{1, 9, 64}, round(vv))
+		base := []string{"run", "-backend", "cpu", "-causal", "-strategy", "fused"}
+		if code, _, stderr := runCmd(t, append(base, "-q", q, "-k", k, "-v", v, "-dtype", dt.String(), "-o", path("oq.npy"))...); code != 0 {
+			t.Fatalf("-dtype %v: exit %d: %s", dt, code, stderr)
+		}
+		if code, _, stderr := runCmd(t, append(base, "-q", q, "-k", kr, "-v", vr, "-dtype", "f32", "-o", path("or.npy"))...); code != 0 {
+			t.Fatalf("rounded files: exit %d: %s", code, stderr)
+		}
+		shape, oq := readOutput(t, path("oq.npy"))
+		_, or := readOutput(t, path("or.npy"))
+		if len(shape) != 3 || shape[2] != 64 {
+			t.Fatalf("-dtype %v: output shape %v", dt, shape)
+		}
+		for i := range oq {
+			if oq[i] != or[i] {
+				t.Fatalf("-dtype %v: O[%d] = %g, but %g from K and V rounded beforehand", dt, i, oq[i], or[i])
+			}
+		}
+	}
+	k16 := writeTestNpy(t, path("k16.npy"), "<f4", []int{1, 9, 16}, vals(9*16, 1))
+	q16 := writeTestNpy(t, path("q16.npy"), "<f4", []int{2, 5, 16}, vals(2*5*16, 1))
+	code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q16, "-k", k16, "-v", v, "-dtype", "q8", "-o", path("o.npy"))
+	if code == 0 || !strings.Contains(stderr, "head dim of 16") {
+		t.Errorf("-dtype q8 with D=16: exit %d, stderr %q; want a refusal naming the head dim", code, stderr)
 	}
 }

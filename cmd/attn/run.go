@@ -22,7 +22,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -94,8 +94,12 @@ and index. attn computes in float32 whatever they are. The output has
 the query's rank and dtype — a bfloat16 output is written as the float32
 values it holds — and so have the weights and the scores (float16 for a
 float16 query, as ONNX's qk_matmul_output; -dtype f32 keeps them
-float32, with the same float32 arithmetic); the LSE is float32. Every
-output is written atomically. -weights and -scores need the staged
+float32, with the same float32 arithmetic); the LSE is float32.
+-dtype q8 or fp8 rounds K and V (past included) exactly as an 8-bit KV
+cache stores them (q8: llama.cpp's q8_0, blocks of 32 along the head
+dim, which must be a multiple of 32; fp8: E4M3, saturating at ±448) and
+keeps Q, the bias and the output float32. Every output is written
+atomically. -weights and -scores need the staged
 strategy (auto picks it).
 
 Before it reads any data (but the integer lists of packed sequences and
@@ -206,7 +210,7 @@ func runRun(c *cmdEnv, args []string) error {
 		return err
 	})
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
-	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's", func(s string) error {
+	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's; q8 or fp8 rounds K and V as an 8-bit cache stores them (q8: blocks of 32 along the head dim; fp8: E4M3, saturating at ±448), with Q, the bias and the output float32", func(s string) error {
 		dt, err := backend.ParseDType(s)
 		f.dtype = &dt
 		return err
@@ -577,7 +581,7 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 				return tensors, err
 			}
 		}
-		if tensors[i], err = a.tensor(f.layout, f.dtype); err != nil {
+		if tensors[i], err = a.tensor(f.layout, f.elemDType()); err != nil {
 			return tensors, err
 		}
 		if in.past == nil {
@@ -592,7 +596,7 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 				return tensors, err
 			}
 		}
-		pt, err := pa.tensor(f.layout, f.dtype)
+		pt, err := pa.tensor(f.layout, f.elemDType())
 		if err != nil {
 			return tensors, err
 		}
@@ -600,7 +604,35 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 			return tensors, fmt.Errorf("-past-%s %s: %w", in.flag[1:], in.past.path, err)
 		}
 	}
+	if f.dtype != nil && f.dtype.Quantized() {
+		for i, flag := range []string{"-k", "-v"} {
+			if err := quantize(*f.dtype, tensors[i+1]); err != nil {
+				return tensors, fmt.Errorf("%s with -dtype %v: %w", flag, *f.dtype, err)
+			}
+		}
+	}
 	return tensors, nil
+}
+
+// elemDType is the dtype the tensors are stored in: -dtype's, float32
+// under an 8-bit -dtype (which rounds K and V alone: quantize), nil
+// (each file's own) without one.
+func (f *runFlags) elemDType() *kernels.DType {
+	if f.dtype != nil && f.dtype.Quantized() {
+		dt := kernels.Float32
+		return &dt
+	}
+	return f.dtype
+}
+
+// quantize rounds t, a float32 K or V, to what a cache of the 8-bit dt
+// stores, in place: q8 by blocks along its last dim (the head dim, which
+// must be whole blocks), fp8 value by value.
+func quantize(dt kernels.DType, t *kernels.Tensor) error {
+	if d := t.Shape[len(t.Shape)-1]; d%dt.Block() != 0 {
+		return backend.Errorf(backend.ErrShape, "a head dim of %d: %v blocks are %d values, so it must be a multiple of %d", d, dt, dt.Block(), dt.Block())
+	}
+	return dt.RoundSlice(t.Data, t.Data)
 }
 
 // poolError names the files of a paged cache's pools in err, an error
@@ -629,7 +661,7 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, o
 				return err
 			}
 		}
-		if opts.Bias, err = a.tensor(kernels.BHND, f.dtype); err != nil {
+		if opts.Bias, err = a.tensor(kernels.BHND, f.elemDType()); err != nil {
 			return err
 		}
 	}

@@ -42,8 +42,9 @@ type Peer struct {
 	// positions over a cache of N keys); the others' such points are
 	// unavailable.
 	Decode bool
-	// Half lists the half dtypes the peer takes, its inputs handed to it
-	// in that dtype; its points of any other half dtype are unavailable.
+	// Half lists the half (and 8-bit) dtypes the peer takes, its inputs
+	// handed to it in that dtype (an 8-bit one's K and V as the float32
+	// values it stores); its points of any other dtype are unavailable.
 	Half []backend.DType
 	// GPU peers run on an adapter their runtime picks (ORT's WebGPU EP
 	// takes what Dawn offers), not on the host's cores: their points get
@@ -66,8 +67,9 @@ var peerTable = []Peer{
 	// llama.cpp's ggml_flash_attn_ext, fused, with a cache of past keys
 	// (Nq < N) and GQA of its own; a causal point hands it an f16 mask of
 	// Nq·N, at most half a score matrix.
-	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16}},
-	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16}, GPU: true},
+	// Both take q8 too: K and V in q8_0, quantized by ggml itself.
+	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}},
+	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, GPU: true},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},

@@ -64,26 +64,34 @@ func (t DType) Block() int {
 func QuantizeQ8(codes []int8, scales []uint16, src []float32) int {
 	for blk := 0; blk*Q8Block < len(src); blk++ {
 		x := src[blk*Q8Block : (blk+1)*Q8Block]
-		var amax float32
+		q := codes[blk*Q8Block : (blk+1)*Q8Block]
+		// The largest magnitude by the bits (a NaN's are above any
+		// number's, so it is refused with the overflows).
+		var top uint32
 		for _, v := range x {
-			amax = max(amax, float32(math.Abs(float64(v))))
+			top = max(top, math.Float32bits(v)&^(1<<31))
 		}
-		if !(amax < Q8Max) {
+		if top >= q8MaxBits {
 			return blk
 		}
-		d := amax / 127
+		d := math.Float32frombits(top) / 127
 		var id float32
 		if d != 0 {
 			id = 1 / d
 		}
 		scales[blk] = float16.Fromfloat32(d).Bits()
-		q := codes[blk*Q8Block : (blk+1)*Q8Block]
 		for i, v := range x {
-			q[i] = int8(math.Round(float64(v * id)))
+			// C's roundf of the float32 product: r ± ½, exact in
+			// float64 (|r| < 128), truncated toward zero.
+			r := float64(v * id)
+			q[i] = int8(int32(r + math.Copysign(0.5, r)))
 		}
 	}
 	return -1
 }
+
+// q8MaxBits is Q8Max's float32 bits.
+var q8MaxBits = math.Float32bits(Q8Max)
 
 // DequantizeQ8 widens q8 blocks (codes and their scales) into dst
 // (len(codes) values), exactly.

@@ -1,9 +1,11 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/magnitude"
 )
 
 // The 8-bit dtypes (backend.Q8, backend.FP8) store a cache's K and V.
@@ -54,12 +56,12 @@ func quantWrite(s store, off int, src []float32) error {
 	if err := checkBlocks(s.t, "write", off, len(src)); err != nil {
 		return err
 	}
-	// Refuse before writing anything: quantize the blocks in place only
-	// once every block is known to fit.
-	for lo := 0; lo < len(src); lo += backend.Q8Block {
-		for i, x := range src[lo : lo+backend.Q8Block] {
+	// Refuse before writing anything: quantize only once every block is
+	// known to fit (one vector pass, magnitude.Below, in the common case).
+	if !magnitude.Below(src, math.Float32bits(backend.Q8Max)) {
+		for i, x := range src {
 			if !(x < backend.Q8Max && x > -backend.Q8Max) {
-				return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g: a q8 block holds magnitudes below %g", lo+i, x, float64(backend.Q8Max))
+				return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g: a q8 block holds magnitudes below %g", i, x, float64(backend.Q8Max))
 			}
 		}
 	}

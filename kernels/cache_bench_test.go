@@ -147,42 +147,45 @@ func BenchmarkCachePrefill(b *testing.B) {
 	}
 }
 
-// BenchmarkAppend times appending rows to a float16 cache on the CPU
-// backend (8 KV heads, D=64), from float32 rows (checked against
-// float16's range and narrowed) and from float16 rows (copied as bits):
-// a prompt of 2000 tokens into an emptied cache, and a decoding step of
-// one token. MB/s counts the bytes the cache stores (K and V, 2 bytes an
-// element), so the two source dtypes compare directly; neither should
-// allocate (TestCacheAppendAllocs), and float32 rows should append within
-// a small factor of float16 ones.
+// BenchmarkAppend times appending rows to a cache on the CPU backend (8
+// KV heads, D=64) stored as float16, q8 or fp8, from float32 rows
+// (checked against the dtype's range and rounded) and from float16 rows
+// (copied as bits into an f16 cache, widened first into an 8-bit one): a
+// prompt of 2000 tokens into an emptied cache, and a decoding step of one
+// token. MB/s counts the values appended, 4 bytes each, so every cache
+// dtype and source compares directly; none should allocate
+// (TestCacheAppendAllocs), float32 rows should append within a small
+// factor of float16 ones, and an 8-bit cache within 3× an f16 one.
 //
 //	go test -run '^$' -bench Append -benchmem ./kernels
 func BenchmarkAppend(b *testing.B) {
 	const kvh, d = 8, 64
 	for _, n := range []int{2000, 1} {
 		for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
-			for _, src := range []kernels.DType{kernels.Float32, kernels.Float16} {
-				b.Run(fmt.Sprintf("tokens=%d/%v/from=%v", n, layout, src), func(b *testing.B) {
-					be := openCPU(b)
-					cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: kernels.Float16, Layout: layout}
-					cache, err := kernels.NewKVCache(be, 1, max(n, 2000), cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer cache.Release()
-					rng := rand.New(rand.NewPCG(91, 92))
-					k, v := rows(rng, src, n, kvh, d), rows(rng, src, n, kvh, d)
-					b.SetBytes(int64(2 * n * kvh * d * kernels.Float16.Size()))
-					b.ReportAllocs()
-					for b.Loop() {
-						if err := cache.Truncate(0, 0); err != nil {
+			for _, cdt := range []kernels.DType{kernels.Float16, kernels.Q8, kernels.FP8} {
+				for _, src := range []kernels.DType{kernels.Float32, kernels.Float16} {
+					b.Run(fmt.Sprintf("tokens=%d/%v/cache=%v/from=%v", n, layout, cdt, src), func(b *testing.B) {
+						be := openCPU(b)
+						cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: cdt, Layout: layout}
+						cache, err := kernels.NewKVCache(be, 1, max(n, 2000), cfg)
+						if err != nil {
 							b.Fatal(err)
 						}
-						if err := cache.Append(0, k, v); err != nil {
-							b.Fatal(err)
+						defer cache.Release()
+						rng := rand.New(rand.NewPCG(91, 92))
+						k, v := rows(rng, src, n, kvh, d), rows(rng, src, n, kvh, d)
+						b.SetBytes(int64(2 * n * kvh * d * 4))
+						b.ReportAllocs()
+						for b.Loop() {
+							if err := cache.Truncate(0, 0); err != nil {
+								b.Fatal(err)
+							}
+							if err := cache.Append(0, k, v); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

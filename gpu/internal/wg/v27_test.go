@@ -123,3 +123,71 @@ func TestDeviceNoFeatures(t *testing.T) {
 	}
 	t.Logf("adapter: %+v; features %#x; %s", a.Info(), uint64(a.Features()), Versions())
 }
+
+// TestReleaseDropsDeviceRefs: the binding's queues, buffers, encoders and
+// compute passes each hold a reference of their own to the device, which
+// their Release leaves to a finalizer; wg's Releases drop it at once, or
+// a closed device stays in memory until a collection comes (v27.go's
+// mirrors say more). Reference gives its handle a reference of its own
+// too.
+func TestReleaseDropsDeviceRefs(t *testing.T) {
+	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	SetLogLevel(LogOff)
+	inst := NewInstance()
+	defer inst.Release()
+	a, err := inst.HighPerformanceAdapter()
+	if err != nil {
+		t.Skipf("no adapter: %v", err)
+	}
+	defer a.Release()
+	d, err := a.RequestDevice("", nil, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func(what string, p unsafe.Pointer) *wgpu.Device {
+		t.Helper()
+		if p == nil {
+			t.Fatalf("%s holds no device", what)
+		}
+		return (*wgpu.Device)(p)
+	}
+	devs := map[string]*wgpu.Device{"queue": held("queue", (*queueMirror)(unsafe.Pointer(d.queue)).device)}
+	b, err := d.CreateBuffer("", 256, UsageStorage|UsageCopyDst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs["buffer"] = held("buffer", (*bufferMirror)(unsafe.Pointer(b.raw)).device)
+	r, err := Reference(b.Native())
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs["reference"] = held("reference", (*bufferMirror)(unsafe.Pointer(r.raw)).device)
+	if devs["reference"] == devs["buffer"] {
+		t.Error("Reference shares the buffer's reference to the device")
+	}
+	e, err := d.CreateEncoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs["encoder"] = held("encoder", (*encoderMirror)(unsafe.Pointer(e.raw)).device)
+	if err := e.ComputePass(nil); err != nil {
+		t.Fatal(err)
+	}
+	e.Release()
+	b.Release()
+	if !Same(r, r) || r.Size() != 256 {
+		t.Errorf("the reference's buffer is %d bytes after the first handle's Release", r.Size())
+	}
+	r.Destroy()
+	d.Release()
+	for what, dev := range devs {
+		if (*deviceMirror)(unsafe.Pointer(dev)).ref != nil {
+			t.Errorf("the %s's reference to the device outlives its Release", what)
+		}
+	}
+	if (*deviceMirror)(unsafe.Pointer(d.raw)).ref != nil {
+		t.Error("the device outlives its Release")
+	}
+}

@@ -40,7 +40,7 @@ func prefixBytes(p backend.Problem, prefix int, shared bool, dt backend.DType) i
 		keys = int64(prefix) + int64(p.B)*int64(p.Nk-prefix)
 	}
 	qo := int64(p.QLen()) + int64(p.OLen()) // float32, as the point's queries and outputs are
-	return 4*qo + keys*int64(p.KVHeads)*int64(p.D+p.Dv)*int64(dt.Size())
+	return 4*qo + dt.Bytes(int(keys)*p.KVHeads*(p.D+p.Dv))
 }
 
 // measurePrefix measures the prefix point of p (B sequences, Nq queries
@@ -63,7 +63,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, p
 	}
 	var need int64
 	if inHostMemory(be.Info()) {
-		need = int64(pages) * int64(ps) * int64(p.KVHeads) * int64(p.D+p.Dv) * int64(dt.Size())
+		need = dt.Bytes(pages * ps * p.KVHeads * (p.D + p.Dv))
 	}
 	if err := fits(need); err != nil {
 		pt.fail(err)
@@ -155,10 +155,11 @@ func prefixError(p backend.Problem, dt backend.DType, pk, pv *kernels.Tensor, ow
 	round := func(ts ...*kernels.Tensor) []float32 {
 		var r []float32
 		for _, t := range ts {
-			for _, x := range t.Data {
-				r = append(r, dt.Round(x))
-			}
+			r = append(r, t.Data...)
 		}
+		// Rows [n, KVH, dim] in order: an 8-bit dtype's blocks lie within
+		// a row, as the cache stores them.
+		dt.RoundSlice(r, r)
 		return r
 	}
 	c := backendtest.Case{Problem: one, Q: q.Data[:p.Nq*p.H*p.D], K: round(pk, own[0]), V: round(pv, own[1])}

@@ -16,8 +16,10 @@ import (
 const devicesSynopsis = "attn devices"
 
 const devicesHelp = `Opens every backend linked into attn and describes its device: kind,
-adapter, driver, threads, and for a GPU the limits that bound attention
-and its features. A backend that cannot open here is listed with the
+adapter, driver, threads, and for a GPU the limits that bound attention,
+its features, yes or no for each that attn's kernels may use (ShaderF16,
+Subgroups, TimestampQuery, timestamps inside encoders and inside passes)
+and its subgroup size. A backend that cannot open here is listed with the
 reason. Then it lists every GPU adapter the gpu backend could run on
 ($ATTN_ADAPTER picks one by name), with its limits and features, or says
 why there is none. The last line says which backend "auto" picks
@@ -39,16 +41,20 @@ func runDevices(c *cmdEnv, args []string) error {
 			continue
 		}
 		working++
-		describe(p, be)
+		var wf gpu.WebGPUFeatures
+		if g, ok := be.(*gpu.Backend); ok {
+			wf = g.WebGPU()
+		}
+		describe(p, be, wf)
 		if info := be.Info(); info.Kind == backend.KindGPU {
-			opened[info.Adapter] = openedGPU{name, gpuText(info)}
+			opened[info.Adapter] = openedGPU{name, gpuText(info, wf)}
 		}
 		if err := be.Close(); err != nil {
 			p.printf("  close: %s\n", oneLine(err.Error()))
 		}
 	}
-	infos, err := gpu.Adapters()
-	listAdapters(p, infos, err, opened)
+	adapters, err := gpu.DescribeAdapters()
+	listAdapters(p, adapters, err, opened)
 
 	auto := "auto"
 	if env := strings.TrimSpace(os.Getenv(backend.EnvBackend)); env != "" {
@@ -73,8 +79,9 @@ func runDevices(c *cmdEnv, args []string) error {
 	return nil
 }
 
-// describe prints what a backend reports about its device.
-func describe(p *printer, be backend.Backend) {
+// describe prints what a backend reports about its device; wf is a GPU
+// backend's WebGPU features.
+func describe(p *printer, be backend.Backend, wf gpu.WebGPUFeatures) {
 	info := be.Info()
 	a := info.Adapter
 	p.printf("%s:\n", be.Name())
@@ -85,7 +92,7 @@ func describe(p *printer, be backend.Backend) {
 		p.printf("  threads: %d\n", info.Threads)
 	}
 	if info.Kind == backend.KindGPU {
-		describeGPU(p, info)
+		describeGPU(p, info, wf)
 	}
 	caps := be.Caps()
 	var cs []string
@@ -124,16 +131,17 @@ type openedGPU struct {
 	text    string // describeGPU's lines
 }
 
-// listAdapters prints the GPU adapters gpu.Adapters found, each as one
-// "gpu adapter:" entry, or why there is none. An adapter a backend has
-// opened (opened is keyed by its AdapterInfo) gets one line when the
+// listAdapters prints the GPU adapters gpu.DescribeAdapters found, each
+// as one "gpu adapter:" entry, or why there is none. An adapter a backend
+// has opened (opened is keyed by its AdapterInfo) gets one line when the
 // backend's entry already showed the same limits and features; when the
 // device differs from the adapter (a backend may ask for fewer features,
 // say), the adapter is described in full too.
-func listAdapters(p *printer, infos []backend.Info, err error, opened map[gputypes.AdapterInfo]openedGPU) {
-	for _, info := range infos {
+func listAdapters(p *printer, adapters []gpu.AdapterDescription, err error, opened map[gputypes.AdapterInfo]openedGPU) {
+	for _, ad := range adapters {
+		info := ad.Info
 		a := info.Adapter
-		text := gpuText(info)
+		text := gpuText(info, ad.WebGPU)
 		o, ok := opened[a]
 		if ok && o.text == text {
 			p.printf("gpu adapter: %s: opened by %s, above\n", orNone(a.Name), o.backend)
@@ -155,10 +163,10 @@ func listAdapters(p *printer, infos []backend.Info, err error, opened map[gputyp
 	}
 }
 
-// gpuText is what describeGPU prints about info.
-func gpuText(info backend.Info) string {
+// gpuText is what describeGPU prints about info and wf.
+func gpuText(info backend.Info, wf gpu.WebGPUFeatures) string {
 	var sb strings.Builder
-	describeGPU(&printer{w: &sb}, info)
+	describeGPU(&printer{w: &sb}, info, wf)
 	return sb.String()
 }
 
@@ -178,8 +186,10 @@ func describeVendor(p *printer, a gputypes.AdapterInfo) {
 }
 
 // describeGPU prints a GPU's graphics API, the limits that bound
-// attention's bindings and dispatches, and its features.
-func describeGPU(p *printer, info backend.Info) {
+// attention's bindings and dispatches, its features, and apart those that
+// matter to attn's kernels (wf), each with yes or no, and its subgroup
+// size.
+func describeGPU(p *printer, info backend.Info, wf gpu.WebGPUFeatures) {
 	p.printf("  graphics backend: %s\n", info.Adapter.Backend)
 	l := info.Limits
 	p.printf("  limits:\n")
@@ -191,6 +201,29 @@ func describeGPU(p *printer, info backend.Info) {
 	p.printf("    MaxComputeWorkgroupSize: %d × %d × %d\n", l.MaxComputeWorkgroupSizeX, l.MaxComputeWorkgroupSizeY, l.MaxComputeWorkgroupSizeZ)
 	p.printf("    MaxComputeWorkgroupsPerDimension: %d\n", l.MaxComputeWorkgroupsPerDimension)
 	p.printf("  features: %s\n", featureList(info.Features))
+	p.printf("  for attn: ShaderF16 %s, Subgroups %s, TimestampQuery %s (inside encoders %s, inside passes %s)\n",
+		yesNo(wf.ShaderF16), yesNo(wf.Subgroups), yesNo(wf.TimestampQuery), yesNo(wf.TimestampsInEncoders), yesNo(wf.TimestampsInPasses))
+	p.printf("  subgroup size: %s\n", subgroupSize(wf))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// subgroupSize is wf's subgroup size range, or why there is none.
+func subgroupSize(wf gpu.WebGPUFeatures) string {
+	switch {
+	case wf.SubgroupMaxSize == 0 && wf.SubgroupSizeUnreported != "":
+		return wf.SubgroupSizeUnreported
+	case wf.SubgroupMaxSize == 0:
+		return "not reported"
+	case wf.SubgroupMinSize == wf.SubgroupMaxSize:
+		return fmt.Sprint(wf.SubgroupMaxSize)
+	}
+	return fmt.Sprintf("%d to %d", wf.SubgroupMinSize, wf.SubgroupMaxSize)
 }
 
 func orNone(s string) string {

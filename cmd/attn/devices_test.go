@@ -27,6 +27,8 @@ func TestListAdapters(t *testing.T) {
 		Features: gputypes.Features(gputypes.FeatureTimestampQuery | gputypes.FeatureShaderF16),
 		Detail:   "go-webgpu v0.17.1, wgpu-native (version not recorded in the library)",
 	}
+	lvpWF := gpu.WebGPUFeatures{ShaderF16: true, TimestampQuery: true, TimestampsInEncoders: true,
+		SubgroupSizeUnreported: "not reported by wgpu-native 0.17"}
 	const lvpText = `gpu adapter: llvmpipe (LLVM 15.0.6, 256 bits)
   vendor: Mesa (vendor id 0x10005, device id 0x0000)
   driver: llvmpipe (Mesa 22.3.6 (LLVM 15.0.6))
@@ -41,6 +43,8 @@ func TestListAdapters(t *testing.T) {
     MaxComputeWorkgroupSize: 1024 × 1024 × 1024
     MaxComputeWorkgroupsPerDimension: 65535
   features: ShaderF16, TimestampQuery
+  for attn: ShaderF16 yes, Subgroups no, TimestampQuery yes (inside encoders yes, inside passes no)
+  subgroup size: not reported by wgpu-native 0.17
   detail: go-webgpu v0.17.1, wgpu-native (version not recorded in the library)
 `
 	lvpDevice := lvp
@@ -60,20 +64,39 @@ func TestListAdapters(t *testing.T) {
     MaxComputeWorkgroupSize: 0 × 0 × 0
     MaxComputeWorkgroupsPerDimension: 0
   features: (none)
+  for attn: ShaderF16 no, Subgroups no, TimestampQuery no (inside encoders no, inside passes no)
+  subgroup size: not reported
 `
+	// A GPU whose binding reports its subgroup sizes, one size or a range.
+	sub := bare
+	sub.Adapter.Name = "Subgroup GPU"
+	subWF := gpu.WebGPUFeatures{Subgroups: true, TimestampQuery: true, TimestampsInEncoders: true, TimestampsInPasses: true,
+		SubgroupMinSize: 32, SubgroupMaxSize: 64}
+	subText := strings.NewReplacer("Some GPU", "Subgroup GPU",
+		"Subgroups no, TimestampQuery no (inside encoders no, inside passes no)", "Subgroups yes, TimestampQuery yes (inside encoders yes, inside passes yes)",
+		"subgroup size: not reported", "subgroup size: 32 to 64").Replace(bareText)
+	sub32WF := subWF
+	sub32WF.SubgroupMinSize = 32
+	sub32WF.SubgroupMaxSize = 32
+	sub32Text := strings.Replace(subText, "32 to 64", "32", 1)
+	lvpD := gpu.AdapterDescription{Info: lvp, WebGPU: lvpWF}
+	bareD := gpu.AdapterDescription{Info: bare}
+
 	noAdapter := backend.Errorf(backend.ErrUnavailable, "no Vulkan adapter was found\n(install one)")
 	for _, tc := range []struct {
 		name   string
-		infos  []backend.Info
+		infos  []gpu.AdapterDescription
 		err    error
 		opened map[gputypes.AdapterInfo]openedGPU
 		want   string
 	}{
-		{"one", []backend.Info{lvp}, nil, nil, lvpText},
-		{"two", []backend.Info{bare, lvp}, nil, map[gputypes.AdapterInfo]openedGPU{}, bareText + lvpText},
-		{"opened", []backend.Info{bare, lvp}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvp)}},
+		{"one", []gpu.AdapterDescription{lvpD}, nil, nil, lvpText},
+		{"two", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{}, bareText + lvpText},
+		{"subgroup sizes", []gpu.AdapterDescription{{Info: sub, WebGPU: subWF}}, nil, nil, subText},
+		{"one subgroup size", []gpu.AdapterDescription{{Info: sub, WebGPU: sub32WF}}, nil, nil, sub32Text},
+		{"opened", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvp, lvpWF)}},
 			bareText + "gpu adapter: llvmpipe (LLVM 15.0.6, 256 bits): opened by gpu, above\n"},
-		{"opened with fewer features", []backend.Info{lvp}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvpDevice)}},
+		{"opened with fewer features", []gpu.AdapterDescription{lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvpDevice, gpu.WebGPUFeatures{})}},
 			strings.Replace(lvpText, "\n", " (opened by gpu, above, as a device with other limits or features)\n", 1)},
 		{"none", nil, noAdapter, nil, "gpu adapters: none: no Vulkan adapter was found; (install one)\n"},
 		{"none, plain error", nil, errors.New("gpu: broken"), nil, "gpu adapters: none: broken\n"},
@@ -101,7 +124,7 @@ func TestDevicesListsAdapters(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	infos, err := gpu.Adapters()
+	adapters, err := gpu.DescribeAdapters()
 	if err != nil {
 		if !errors.Is(err, backend.ErrUnavailable) {
 			t.Errorf("gpu.Adapters() = %v, want an error wrapping ErrUnavailable", err)
@@ -112,17 +135,30 @@ func TestDevicesListsAdapters(t *testing.T) {
 		t.Logf("no GPU adapter here: %v", err)
 		return
 	}
-	for _, info := range infos {
-		if want := "\ngpu adapter: " + info.Adapter.Name; !strings.Contains(stdout, want) {
+	for _, ad := range adapters {
+		if want := "\ngpu adapter: " + ad.Info.Adapter.Name; !strings.Contains(stdout, want) {
 			t.Errorf("devices output lacks %q:\n%s", want, stdout)
 		}
 	}
 	// Every adapter's limits and features are shown, with the backend
-	// that opened it or on their own.
-	for _, info := range infos {
-		if text := gpuText(info); !strings.Contains(stdout, text) {
+	// that opened it or on their own, and the features that matter to
+	// attn, which are the gputypes set's where it names them.
+	for _, ad := range adapters {
+		info, wf := ad.Info, ad.WebGPU
+		if text := gpuText(info, wf); !strings.Contains(stdout, text) {
 			t.Errorf("devices output lacks %s's limits and features\n%s\nin\n%s", info.Adapter.Name, text, stdout)
 		}
+		fs := info.Features
+		if wf.ShaderF16 != fs.Contains(gputypes.FeatureShaderF16) || wf.Subgroups != fs.Contains(gputypes.FeatureSubgroupOperations) ||
+			wf.TimestampQuery != fs.Contains(gputypes.FeatureTimestampQuery) {
+			t.Errorf("%s: WebGPU features %+v disagree with the gputypes set %s", info.Adapter.Name, wf, featureList(fs))
+		}
+		if wf.SubgroupMaxSize == 0 && wf.SubgroupSizeUnreported == "" {
+			t.Errorf("%s: no subgroup size and no reason", info.Adapter.Name)
+		}
+	}
+	if !strings.Contains(stdout, "\n  for attn: ShaderF16 ") || !strings.Contains(stdout, "\n  subgroup size: ") {
+		t.Errorf("devices output lacks the features for attn or the subgroup size:\n%s", stdout)
 	}
 	if strings.Contains(stdout, "gpu adapters: none") {
 		t.Errorf("devices output says there are no adapters:\n%s", stdout)

@@ -144,6 +144,17 @@ func (a *Adapter) HasFeature(f gputypes.Feature) bool {
 // binding does not report it (wgpu-native 0.17 has no subgroups).
 func (a *Adapter) SubgroupSize() (lo, hi uint32) { return 0, 0 }
 
+// SubgroupSizeUnreported says why SubgroupSize is 0, 0.
+const SubgroupSizeUnreported = "not reported by wgpu-native 0.17"
+
+// TimestampsInside reports whether the adapter offers timestamps inside
+// command encoders and inside compute passes. In wgpu-native 0.17 the
+// first come with TimestampQuery (Encoder.WriteTimestamp) and the second
+// cannot be asked for (its wgpu.h names no such feature).
+func (a *Adapter) TimestampsInside() (encoders, passes bool) {
+	return a.HasFeature(gputypes.FeatureTimestampQuery), false
+}
+
 // DefaultLimits is WebGPU's default limits, as wgpu has them.
 func DefaultLimits() gputypes.Limits { return convertLimits(wgpu.DefaultLimits()) }
 
@@ -239,6 +250,12 @@ func (d *Device) Limits() gputypes.Limits { return convertLimits(d.raw.GetLimits
 
 // Features is the device's features that gputypes names.
 func (d *Device) Features() gputypes.Features { return convertFeatures(d.raw.EnumerateFeatures()) }
+
+// TimestampsInside reports whether the device has timestamps inside
+// command encoders and inside compute passes (Adapter.TimestampsInside).
+func (d *Device) TimestampsInside() (encoders, passes bool) {
+	return d.Features().Contains(gputypes.FeatureTimestampQuery), false
+}
 
 // Buffer is a handle to a wgpu buffer. Two Buffers may be handles to one
 // wgpu buffer (Reference): Same tells.

@@ -471,6 +471,35 @@ func (a *Adapter) HasFeature(f gputypes.Feature) bool { return a.Features().Cont
 // binding does not report it (wgpu-native 27's adapter info has none).
 func (a *Adapter) SubgroupSize() (lo, hi uint32) { return 0, 0 }
 
+// SubgroupSizeUnreported says why SubgroupSize is 0, 0: wgpu-core knows
+// the range, but neither webgpu.h's WGPUAdapterInfo nor wgpu.h's
+// WGPUNativeLimits in wgpu-native 27 carries it.
+const SubgroupSizeUnreported = "not reported by wgpu-native 27"
+
+// TimestampsInside reports whether the adapter offers timestamps written
+// inside command encoders and inside compute passes (wgpu-native's
+// TimestampQueryInsideEncoders and TimestampQueryInsidePasses).
+func (a *Adapter) TimestampsInside() (encoders, passes bool) {
+	if checkLayout() != nil {
+		return false, false
+	}
+	fs := features(adapterRef(a.raw), nil)
+	runtime.KeepAlive(a.raw)
+	return timestampsInside(fs)
+}
+
+func timestampsInside(fs []wgpu.FeatureName) (encoders, passes bool) {
+	for _, f := range fs {
+		switch f {
+		case wgpu.NativeFeatureTimestampQueryInsideEncoders:
+			encoders = true
+		case wgpu.NativeFeatureTimestampQueryInsidePasses:
+			passes = true
+		}
+	}
+	return encoders, passes
+}
+
 // features lists an adapter's or a device's features.
 func features(a C.WGPUAdapter, d C.WGPUDevice) []wgpu.FeatureName {
 	var buf [128]C.WGPUFeatureName
@@ -644,6 +673,14 @@ func (d *Device) Features() gputypes.Features {
 	fs := features(nil, deviceRef(d.raw))
 	runtime.KeepAlive(d.raw)
 	return convertFeatures(fs)
+}
+
+// TimestampsInside reports whether the device has timestamps inside
+// command encoders and inside compute passes (Adapter.TimestampsInside).
+func (d *Device) TimestampsInside() (encoders, passes bool) {
+	fs := features(nil, deviceRef(d.raw))
+	runtime.KeepAlive(d.raw)
+	return timestampsInside(fs)
 }
 
 // Buffer is a handle to a wgpu buffer. Two Buffers may be handles to one

@@ -191,3 +191,54 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 		t.Error("the device outlives its Release")
 	}
 }
+
+// TestTimestampsInside: where timestamps may be written, as the adapter
+// offers and a device asked for TimestampQuery (which brings timestamps
+// inside encoders, not passes) or for nothing has them.
+func TestTimestampsInside(t *testing.T) {
+	for _, c := range []struct {
+		fs                  []wgpu.FeatureName
+		wantEnc, wantPasses bool
+	}{
+		{nil, false, false},
+		{[]wgpu.FeatureName{wgpu.FeatureNameTimestampQuery}, false, false},
+		{[]wgpu.FeatureName{wgpu.NativeFeatureTimestampQueryInsideEncoders}, true, false},
+		{[]wgpu.FeatureName{wgpu.FeatureNameShaderF16, wgpu.NativeFeatureTimestampQueryInsidePasses, wgpu.NativeFeatureTimestampQueryInsideEncoders}, true, true},
+	} {
+		if enc, passes := timestampsInside(c.fs); enc != c.wantEnc || passes != c.wantPasses {
+			t.Errorf("timestampsInside(%v) = %v, %v; want %v, %v", c.fs, enc, passes, c.wantEnc, c.wantPasses)
+		}
+	}
+	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	SetLogLevel(LogOff)
+	inst := NewInstance()
+	defer inst.Release()
+	a, err := inst.HighPerformanceAdapter()
+	if err != nil {
+		t.Skipf("no adapter: %v", err)
+	}
+	defer a.Release()
+	enc, passes := a.TimestampsInside()
+	if a.HasFeature(gputypes.FeatureTimestampQuery) != enc {
+		t.Errorf("the adapter has TimestampQuery %v but timestamps inside encoders %v", a.HasFeature(gputypes.FeatureTimestampQuery), enc)
+	}
+	if lo, hi := a.SubgroupSize(); lo != 0 || hi != 0 || SubgroupSizeUnreported == "" {
+		t.Errorf("SubgroupSize() = %d, %d (%q); wgpu-native 27 reports none", lo, hi, SubgroupSizeUnreported)
+	}
+	t.Logf("adapter: timestamps inside encoders %v, inside passes %v", enc, passes)
+	for _, fs := range [][]gputypes.Feature{nil, {gputypes.FeatureTimestampQuery}} {
+		if len(fs) > 0 && !enc {
+			continue
+		}
+		d, err := a.RequestDevice("", fs, DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc, passes := d.TimestampsInside(); enc != (len(fs) > 0) || passes {
+			t.Errorf("a device asked for %v has timestamps inside encoders %v, inside passes %v", fs, enc, passes)
+		}
+		d.Release()
+	}
+}

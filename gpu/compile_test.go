@@ -61,6 +61,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		specs = append(specs, shaders.PackConsts{WG: packWG, O: f16, Src: src}, shaders.PackConsts{WG: packWG, O: bf16, Src: src},
 			shaders.CopyConsts{WG: packWG, Src: src})
 	}
+	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1})
 	for _, e := range []shaders.Elem{f16, bf16} {
 		specs = append(specs,
 			shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg, Q: e, K: e, Bias: e},
@@ -103,6 +104,25 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 					specs = append(specs, s)
 				}
 			}
+		}
+		// 8-bit K and V (the fused kernels' k and v only): q8 head dims
+		// are whole blocks; fp8 ones any, 5 for the scalar loaders.
+		for _, hd := range [][2]int{{32, 64}, {128, 128}} {
+			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}} {
+				c := ap.fusedKernel(mem, hd[0], hd[1])
+				specs = append(specs, c.spec(hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+				if lc, ok := ap.laneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.hardware {
+					specs = append(specs, lc.spec(hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+				}
+				if dt, ok := ap.decodeKernel(mem, hd[0], hd[1], 4, 1); ok && ap.hardware {
+					s := dt.consts(hd[0], hd[1])
+					s.K, s.V = kv[0], kv[1]
+					specs = append(specs, s)
+				}
+			}
+		}
+		if c := ap.fusedKernel(mem, 5, 7); c.fits() {
+			specs = append(specs, c.spec(5, 7, shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
 		}
 		if !ap.hardware {
 			continue

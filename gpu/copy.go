@@ -20,7 +20,10 @@ import (
 // Copy copies ranges of src into dst on the device (backend.Copier):
 // each rounded to dst's dtype as the ops store an output, exact between
 // buffers of one dtype (a GPU may flush a float32 subnormal:
-// Caps.FlushesSubnormals). Step.Copy records it with the step's other
+// Caps.FlushesSubnormals); between two buffers of one 8-bit dtype the
+// bytes as they are (q8: whole blocks, codes and scales), while a copy
+// between an 8-bit buffer and one of another dtype is ErrUnsupported
+// (it would quantize or widen on the device: copyQuant). Step.Copy records it with the step's other
 // work, so that a decoding step's cache appends from the caller's
 // buffers wait for nothing. dst and src must lie in different wgpu
 // buffers (ErrShape), as WebGPU requires of a written binding.
@@ -46,6 +49,13 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 	if err := backend.CheckCopy(d.n, s.n, ranges); err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
+	if d.dtype.Quantized() || s.dtype.Quantized() {
+		ds, err := b.copyQuant(d, s, ranges)
+		if err != nil {
+			return err
+		}
+		return b.run(ctx, st, "copy", ds)
+	}
 	var ds []*dispatch
 	for _, r := range ranges {
 		more, err := b.copyDispatches(d, r.Dst, s, r.Src, r.N)
@@ -58,6 +68,59 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 }
 
 var _ backend.Copier = (*Backend)(nil)
+
+// copyQuant is the dispatches of a copy into or out of an 8-bit buffer:
+// copy8.wgsl between two buffers of one 8-bit dtype, bits as they are
+// (q8 ranges whole blocks, else ErrShape); a copy between an 8-bit
+// buffer and one of another dtype would quantize or widen on the device,
+// which this backend does not do: ErrUnsupported (Write quantizes on the
+// host). The caller holds b.mu.
+func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispatch, error) {
+	if d.dtype != s.dtype {
+		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: copy from a %v buffer into a %v one: the GPU backend copies 8-bit values only between buffers of one 8-bit dtype (Write quantizes on the host)", s.dtype, d.dtype)
+	}
+	blk := d.dtype.Block()
+	for _, r := range ranges {
+		if r.Dst%blk != 0 || r.Src%blk != 0 || r.N%blk != 0 {
+			return nil, backend.Errorf(backend.ErrShape, "gpu: copy of %d elements from %d to %d of %v buffers: want whole blocks of %d", r.N, r.Src, r.Dst, d.dtype, blk)
+		}
+	}
+	q8 := 0
+	if d.dtype == backend.Q8 {
+		q8 = 1
+	}
+	pipe, err := b.pipeline(shaders.Copy8Consts{WG: packWG, Q8: q8}, "main")
+	if err != nil {
+		return nil, fmt.Errorf("gpu: copy: %w", err)
+	}
+	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)
+	// A chunk's windows fit one binding and its words one grid
+	// dimension (fewer than 4 elements a word: q8's 256 in 68).
+	slack := quantSlack(d.dtype, alignBytes)
+	per := min(quantElems(d.dtype, maxBind-slack), 3*packWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
+	per = per / q8Super * q8Super
+	var ds []*dispatch
+	for _, r := range ranges {
+		for c := 0; c < r.N; c += per {
+			n := min(per, r.N-c)
+			e0, s0 := r.Dst+c, r.Src+c
+			dw := quantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
+			sw := quantWindow(s.dtype, s0, s0+n, alignBytes, int(s.bytes))
+			lo, hi := quantSpan(d.dtype, e0, n)
+			w0, w1 := (lo-dw.startByte)/4, (hi-dw.startByte+3)/4
+			dd := newDispatch(pipe)
+			dd.bind("src", s.buf, s.off+sw.startByte, sw.bytes)
+			dd.bind("o", d.buf, d.off+dw.startByte, dw.bytes)
+			dd.setParams(shaders.Copy8Params{NW: uint32(w1 - w0), OWord: uint32(w0),
+				D0: uint32(e0 - dw.start), S0: uint32(s0 - sw.start), N: uint32(n)})
+			dd.grid = [3]int{ceilDiv(w1-w0, packWG), 1, 1}
+			dd.cost = float64(n)
+			ds = append(ds, dd)
+		}
+	}
+	return ds, nil
+}
 
 // copyDispatches are the dispatches that store elements [s, s+n) of src
 // as elements [d, d+n) of dst, rounded to dst's dtype (pack.wgsl into a

@@ -491,15 +491,20 @@ func openImporting(t testing.TB) backend.Backend {
 }
 
 func (x importing) Alloc(t backend.DType, n int) (backend.Buffer, error) {
-	if n < 0 || !t.Valid() {
+	if n < 0 || !t.Storable() || n%t.Block() != 0 {
 		return nil, backend.Errorf(backend.ErrShape, "importing: alloc of %d %v elements", n, t)
 	}
 	if n > x.Caps().MaxBufferLen {
 		return nil, backend.Errorf(backend.ErrTooLarge, "importing: alloc of %d elements", n)
 	}
 	bytes := uint64(n) * 4
-	if t.Half() {
+	switch {
+	case t.Half():
 		bytes = uint64(n+1) / 2 * 4
+	case t == backend.FP8:
+		bytes = uint64(n)
+	case t == backend.Q8: // superblocks of 256 values in 272 bytes
+		bytes = uint64(n+255) / 256 * 272
 	}
 	off := uint64(x.dev.Limits().MinStorageBufferOffsetAlignment)
 	wb, err := x.dev.CreateBuffer("caller", off+alignUp(max(bytes, 16), 16), rw)

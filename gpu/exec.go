@@ -79,6 +79,10 @@ func elem(x *buffer) shaders.Elem {
 		return shaders.F16
 	case backend.BFloat16:
 		return shaders.BF16
+	case backend.Q8:
+		return shaders.Q8
+	case backend.FP8:
+		return shaders.FP8
 	}
 	return shaders.F32
 }
@@ -115,6 +119,26 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			if d != nil {
 				d.bind(o.name, dummy, 0, 256)
 				o.address(tensor{}, 0)
+			}
+			continue
+		}
+		if o.x.dtype.Quantized() {
+			// An 8-bit K or V: a window from a superblock (q8) or 16
+			// elements (fp8) on the alignment, in whole 16 bytes
+			// (quantWindow), the kernels' element indices counted from
+			// its start.
+			lo, hi := o.t.span(u, H, G)
+			w := quantWindow(o.x.dtype, lo, hi, alignBytes, int(o.x.bytes))
+			if w.bytes > maxBind {
+				return false
+			}
+			bytes := w.bytes
+			if whole := int(o.x.bytes) - w.startByte; whole <= maxBind {
+				bytes = whole
+			}
+			if d != nil {
+				d.bind(o.name, o.x.buf, o.x.off+w.startByte, bytes)
+				o.address(o.t, w.start)
 			}
 			continue
 		}
@@ -155,15 +179,24 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 // its start and of its end when bound as vec4s: bindings count the
 // stored bytes, so a half operand's windows hold twice the rows.
 func (b *Backend) maxBindRows(t tensor, x *buffer) int {
+	if t.sr <= 0 {
+		return unbounded
+	}
+	return (b.bindElems(x) - t.ncols) / t.sr
+}
+
+// bindElems is how many elements of x's dtype (float32 for nil) one
+// storage binding holds, less the alignment of a window's start and end.
+func (b *Backend) bindElems(x *buffer) int {
+	maxBind, align := int(b.lim.MaxStorageBufferBindingSize), int(b.lim.MinStorageBufferOffsetAlignment)
+	if x != nil && x.dtype.Quantized() {
+		return quantElems(x.dtype, maxBind-quantSlack(x.dtype, align))
+	}
 	size := 4
 	if x != nil {
 		size = x.dtype.Size()
 	}
-	maxBind := int(b.lim.MaxStorageBufferBindingSize)/size - int(b.lim.MinStorageBufferOffsetAlignment)/size - 4
-	if t.sr <= 0 {
-		return unbounded
-	}
-	return (maxBind - t.ncols) / t.sr
+	return maxBind/size - align/size - 4
 }
 
 // gridOK reports whether every grid dimension is within the device's

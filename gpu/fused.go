@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
@@ -150,6 +151,7 @@ type fusedCall struct {
 	flags          shaders.Flag // every bit of the call (kernelFlags)
 	vars           *varsData
 	seqAt, tableAt int // where the per-sequence data and the block table start in vars
+	sclAt          int // where the KV heads' scales start in vars (under FlagScales)
 	fused, merge   *pipeline
 	// q is the query the fused kernel reads: Q, or under key lanes a
 	// half Q widened into float32 scratch by qCopy first.
@@ -192,6 +194,13 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 	c.flags = kernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, bufs[6] != nil || parts > 0)
 	var words []uint32
 	words, c.seqAt, c.tableAt = seqsLayout(pr)
+	if pr.Scales != nil {
+		// KV head g's scales of K and V at sclAt + 2g (lib/pages.wgsl).
+		c.sclAt = len(words)
+		for g := range pr.KVHeads {
+			words = append(words, math.Float32bits(pr.Scales.KScale(g)), math.Float32bits(pr.Scales.VScale(g)))
+		}
+	}
 	var err error
 	if c.flags&varsFlags != 0 {
 		if c.vars, err = b.uploadWords(pr, words); err != nil {
@@ -286,6 +295,7 @@ func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
 			prm.OZ, prm.LSEZ = uint32(c.olen), uint32(c.lselen)
 		}
 		prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(c.seqAt), uint32(c.tableAt), 1, 0
+		prm.Scl = uint32(c.sclAt)
 		if pg := pr.Paged; pg != nil {
 			prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
 		}
@@ -405,10 +415,5 @@ func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedChoice, kx, vx *buffer
 // x's dtype) one storage binding holds, less the alignment of the
 // window's start and end.
 func (b *Backend) bindPages(t tensor, x *buffer) int {
-	size := 4
-	if x != nil {
-		size = x.dtype.Size()
-	}
-	maxBind := int(b.lim.MaxStorageBufferBindingSize)/size - int(b.lim.MinStorageBufferOffsetAlignment)/size - 4
-	return maxBind / max(t.sb, 1)
+	return b.bindElems(x) / max(t.sb, 1)
 }

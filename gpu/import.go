@@ -11,8 +11,9 @@ import (
 
 // Import wraps n elements of dtype dt stored in the caller's buffer buf
 // from byte offset as a Buffer of b, without a copy, laid out as b's own
-// buffers are (package doc, Memory: halves two to a u32 word). Ops read
-// and write the caller's memory in place.
+// buffers are (package doc, Memory: halves two to a u32 word; the 8-bit
+// dtypes as quantlayout.go says, n whole blocks for Q8). Ops read and
+// write the caller's memory in place.
 //
 // buf must have been created on b's device with BufferUsage_Storage (the
 // kernels bind it), and hold from offset the n elements rounded up to 16
@@ -40,7 +41,7 @@ func (b *Backend) Import(buf *NativeBuffer, offset uint64, dt backend.DType, n i
 	if buf == nil {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: import: the buffer is nil")
 	}
-	if n < 0 || !dt.Valid() {
+	if n < 0 || !dt.Storable() || n%dt.Block() != 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: import of %d %v elements", n, dt)
 	}
 	if err := b.lock(nil, "import"); err != nil {
@@ -116,7 +117,7 @@ func needUsage(op string, x *buffer) error {
 	need := []wg.Usage{wg.UsageCopySrc}
 	if op == "write" {
 		need = []wg.Usage{wg.UsageCopyDst}
-		if x.dtype.Half() {
+		if x.dtype.Half() || x.dtype.Quantized() {
 			// A write that covers half a word reads the word first.
 			need = append(need, wg.UsageCopySrc)
 		}

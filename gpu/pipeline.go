@@ -71,9 +71,9 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 		switch bd.Access {
 		case shaders.Uniform:
 			binds[i] = wg.BindUniform
-		case shaders.Read, shaders.ReadI32:
+		case shaders.Read, shaders.ReadI32, shaders.ReadU32:
 			binds[i] = wg.BindReadOnly
-		case shaders.ReadWrite:
+		case shaders.ReadWrite, shaders.ReadWriteU32:
 			binds[i] = wg.BindStorage
 		}
 	}

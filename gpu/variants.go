@@ -129,13 +129,14 @@ func kernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
 	set(shaders.FlagPackQ, p.Packed != nil)
 	set(shaders.FlagPackK, p.Packed != nil && p.Packed.CuK != nil)
 	set(shaders.FlagPaged, p.Paged != nil)
+	set(shaders.FlagScales, p.Scales != nil)
 	return f
 }
 
 // varsFlags are the bits whose kernels read the vars binding: a call
 // uploads its variant data only when it sets one of them.
 const varsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
-	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged
+	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged | shaders.FlagScales
 
 // softmaxFlags are the bits softmax.wgsl applies.
 const softmaxFlags = shaders.FlagRange | shaders.FlagKeep | shaders.FlagLSE | shaders.FlagSink

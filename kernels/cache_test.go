@@ -159,10 +159,14 @@ func rows(rng *rand.Rand, dt kernels.DType, n, heads, dim int) *kernels.Tensor {
 // of the same keys as a dense problem; sequences of different lengths
 // interleave their pages, and a released sequence's pages serve the next.
 func TestCacheDecode(t *testing.T) {
-	be := openCPU(t)
+	testCacheDecode(t, openCPU(t), append(backend.DTypes, backend.Quants...))
+}
+
+// testCacheDecode is TestCacheDecode on be for caches of the dtypes dts.
+func testCacheDecode(t *testing.T, be backend.Backend, dts []backend.DType) {
 	ctx := context.Background()
 	for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
-		for _, dt := range append(backend.DTypes, backend.Quants...) {
+		for _, dt := range dts {
 			for _, pageSize := range []int{0, 1, 3, 16} {
 				name := fmt.Sprintf("%v/%v/pages=%d", layout, dt, pageSize)
 				t.Run(name, func(t *testing.T) {

@@ -61,7 +61,10 @@
 //
 // q, k, v and bias are read through their loaders (q_at, k_at4 …), which
 // widen half operands (FusedConsts' Q, K, V, Bias; a half k or v bound as
-// vec4s is read four halves, one vec2<u32>, a load); o and lse are f32
+// vec4s is read four halves, one vec2<u32>, a load) and 8-bit ones (an
+// 8-bit k or v a unit of KU or VU vec4s at a time, k_u and v_u: a q8
+// block of 32 values in two loads of codes and one of its scale, or 16
+// fp8 values in one); o and lse are f32
 // (the host packs a half O afterwards, pack.wgsl).
 //
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
@@ -120,7 +123,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // this tile.
     let jstart = max(jlo, key_range(b, row0).x);
     let jend = min(jhi, key_range(b, min(row0 + tile, iend) - 1u).y);
-    let scale = P.scale;
+    // KV head kh's scales of K and V (1 without F_SCALES).
+    let kvsc = kv_scales(kh);
+    let scale = P.scale * kvsc.x;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
     // The sink joins the first split only.
@@ -203,11 +208,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- else}}
         let kj = ka + kr;
 {{- end}}
+{{- if gt .KU 1}}
+        // An 8-bit K a unit (KU vec4s) a load of its codes (k_u).
+{{- range $u := seq (div .D4 .KU)}}
+        let ku{{$u}} = k_u(kj + {{mul $u $.KU}}u);
+{{- range $c := seq $.KU}}
+        let k{{add (mul $u $.KU) $c}} = ku{{$u}}[{{$c}}];
+{{- end}}
+{{- end}}
+{{- else}}
 {{- range $d := seq .D4}}
 {{- if $k4}}
         let k{{$d}} = k_at4(kj + {{$d}}u);
 {{- else}}
         let k{{$d}} = {{load4 "k" "kj" (mul $d 4) (sub $.D (mul $d 4))}};
+{{- end}}
 {{- end}}
 {{- end}}
 {{- range $r := seq .R}}
@@ -239,6 +254,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- else}}
         let vj = va + vr;
 {{- end}}
+{{- if gt .VU 1}}
+{{- range $u := seq (div .DV4 .VU)}}
+        {
+            let vu = v_u(vj + {{mul $u $.VU}}u);
+{{- range $c := seq $.VU}}
+{{- $e := add (mul $u $.VU) $c}}
+            {
+                let x = vu[{{$c}}];
+{{- range $r := seq $.R}}
+                a{{$r}}_{{$e}} = a{{$r}}_{{$e}} * c{{$r}} + p{{$r}} * x;
+{{- end}}
+            }
+{{- end}}
+        }
+{{- end}}
+{{- else}}
 {{- range $e := seq .DV4}}
         {
 {{- if $v4}}
@@ -250,6 +281,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             a{{$r}}_{{$e}} = a{{$r}}_{{$e}} * c{{$r}} + p{{$r}} * x;
 {{- end}}
         }
+{{- end}}
 {{- end}}
     }
 {{- if .NQ}}
@@ -282,7 +314,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
         var inv = 0.0;
         if (l{{$r}}sum > 0.0) {
-            inv = 1.0 / l{{$r}}sum;
+            inv = kvsc.y / l{{$r}}sum;
         }
         let oa = b * P.o_b + h{{$r}} * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base + {{mul $c0 4}}u;
         for (var e = t; e < {{$cn}}u; e += WG) {
@@ -313,7 +345,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (live{{$r}}) {
         var inv = 0.0;
         if (l{{$r}} > 0.0) {
-            inv = 1.0 / l{{$r}};
+            inv = kvsc.y / l{{$r}};
         }
         let oa = b * P.o_b + h{{$r}} * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $e := seq $.DV4}}

@@ -118,6 +118,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         va += kv_row(b, 0u, P.v_b, P.v_r);
     }
     let apos = alibi_pos(b);
+    // KV head kh's scales of K and V (1 without F_SCALES).
+    let kvsc = kv_scales(kh);
 
     // The rows' scaled queries (zeros for rows past the sequence), the
     // keys of the split each row sees ([0, 0) past the sequence) and
@@ -128,7 +130,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var qv = vec4<f32>(0.0);
         if (i < i1) {
             let h = h0 + r / NQ;
-            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * P.scale;
+            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * (P.scale * kvsc.x);
         }
         qs[x] = qv;
     }
@@ -309,7 +311,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let h = h0 + r / NQ;
             var inv = 0.0;
             if (l{{$x}} > 0.0) {
-                inv = 1.0 / l{{$x}};
+                inv = kvsc.y / l{{$x}};
             }
             let y = acc{{$x}} * inv;
             let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base + e * 4u;

@@ -109,7 +109,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         lo = kr.x;
         lim = min(j1, kr.y);
     }
-    let scale = P.scale;
+    // KV head kh's scales of K and V (1 without F_SCALES).
+    let kvsc = kv_scales(kh);
+    let scale = P.scale * kvsc.x;
 
     var qr: array<vec4<f32>, D4>;
     if (live) {
@@ -215,7 +217,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     var inv = 0.0;
     if (seen && l > 0.0) {
-        inv = 1.0 / l;
+        inv = kvsc.y / l;
     }
     let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
     for (var e = 0u; e < DV4; e++) {

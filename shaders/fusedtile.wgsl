@@ -116,6 +116,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let slope = alibi_slope(h);
     let apos = alibi_pos(b);
+    // KV head kh's scales of K and V (1 without F_SCALES).
+    let kvsc = kv_scales(kh);
 
     // The rows' scaled queries (zeros past the sequence), the keys of the
     // split each row sees ([0, 0) past the sequence), their running
@@ -125,7 +127,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let i = row0 + r;
         var qv = vec4<f32>(0.0);
         if (i < i1) {
-            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * P.scale;
+            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * (P.scale * kvsc.x);
         }
         qs[r * QP + x % D4] = qv;
     }
@@ -278,7 +280,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let l = ls[r];
             var inv = 0.0;
             if (l > 0.0) {
-                inv = 1.0 / l;
+                inv = kvsc.y / l;
             }
             let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $e := seq $.CN}}

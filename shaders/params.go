@@ -129,6 +129,28 @@ type CopyConsts struct {
 	Src Elem
 }
 
+// Copy8Consts specialises copy8.wgsl: WG invocations a workgroup, each
+// writing one u32 word of o; Q8 is 1 for q8 buffers, 0 for fp8 ones.
+type Copy8Consts struct {
+	WG int
+	Q8 int `shaders:"zero"`
+}
+
+// Copy8Params is copy8.wgsl's Params: the dispatch's nw words of o from
+// word o_word of its window, and the n elements from element d0 of o's
+// window that take src's from element s0 of its window.
+type Copy8Params struct {
+	NW    uint32 `wgsl:"nw"`
+	OWord uint32 `wgsl:"o_word"`
+	D0    uint32 `wgsl:"d0"`
+	S0    uint32 `wgsl:"s0"`
+	N     uint32 `wgsl:"n"`
+}
+
+func (Copy8Consts) Kernel() *Kernel  { return &Copy8 }
+func (Copy8Consts) derived() []Const { return nil }
+func (Copy8Consts) check() error     { return nil }
+
 func (ScoresConsts) Kernel() *Kernel      { return &Scores }
 func (SoftmaxConsts) Kernel() *Kernel     { return &Softmax }
 func (ContextConsts) Kernel() *Kernel     { return &Context }
@@ -151,7 +173,22 @@ func (c ContextConsts) derived() []Const {
 func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} }
 func (c FusedConsts) derived() []Const {
 	dv4, cb := ceil4(c.DV), fusedCB(c.DV)
-	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb}}
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb},
+		{"KU", quantUnit(c.K, c.D)}, {"VU", quantUnit(c.V, c.DV)}}
+}
+
+// quantUnit is the vec4s of a head dim d stored as e that fused.wgsl
+// loads at a time through the unit loader (x_u): a q8 block's 8, 16 fp8
+// values' 4 where d is whole units of 16; 1 (a vec4 at a time, x_at4 or
+// x_at) otherwise.
+func quantUnit(e Elem, d int) int {
+	switch {
+	case e == Q8 && d%32 == 0:
+		return 8
+	case e == FP8 && d%16 == 0:
+		return 4
+	}
+	return 1
 }
 
 // fusedCB is the column vec4s fused.wgsl's key lanes add up at a time:
@@ -423,10 +460,34 @@ const (
 	F32  Elem = iota // float32, array<f32>
 	F16              // IEEE binary16, two to a u32
 	BF16             // bfloat16, two to a u32
+	Q8               // llama.cpp's q8_0 in superblocks (below), bound as array<vec4<u32>>
+	FP8              // E4M3 (e4m3fn), four to a u32, bound as array<vec4<u32>>
+)
+
+// The 8-bit Elems (K and V of the fused kernels only) are bound as
+// array<vec4<u32>>, sixteen bytes a load. FP8 is one byte an element,
+// element i in byte i mod 4 of word i/4 (little-endian). Q8 goes in
+// superblocks of Q8Super elements, Q8SuperWords words each: the int8
+// values of its 8 blocks of 32 (64 words, element i of the superblock
+// in byte i mod 4 of word i/4), then their 8 float16 scales (4 words,
+// block c's in the low half of word 64 + c/2 when c is even, the high
+// half when odd): 272 bytes for 256 values, q8_0's 1.0625 a value, and
+// every superblock starts on 16 bytes. A window of a Q8 operand starts
+// on a superblock, of an FP8 one on 16 elements; element indices stay
+// element indices. A loader widens exactly: q8 by sign-extending each
+// byte (shifts) times its block's scale (unpack2x16float), fp8 by moving
+// each byte's sign and 7 exponent-and-fraction bits into a float16's
+// (unpack2x16float, float16 subnormals included) times 2⁸.
+const (
+	Q8Super      = 256
+	Q8SuperWords = 68
 )
 
 // Half says whether e is a 16-bit element.
 func (e Elem) Half() bool { return e == F16 || e == BF16 }
+
+// Quant says whether e is an 8-bit element (Q8, FP8).
+func (e Elem) Quant() bool { return e == Q8 || e == FP8 }
 
 func (e Elem) String() string {
 	switch e {
@@ -436,6 +497,10 @@ func (e Elem) String() string {
 		return "f16"
 	case BF16:
 		return "bf16"
+	case Q8:
+		return "q8"
+	case FP8:
+		return "fp8"
 	}
 	return fmt.Sprintf("Elem(%d)", uint8(e))
 }
@@ -544,7 +609,9 @@ type ContextParams struct {
 // side by side: split z writes its O z·o_z and its LSE z·lse_z elements
 // past split 0's. Seq and Table are where the per-sequence entries and
 // the block table start in vars, Page and PerSeq the paged cache's page
-// size and blocks a sequence (lib/seqs.wgsl, lib/pages.wgsl).
+// size and blocks a sequence (lib/seqs.wgsl, lib/pages.wgsl); Scl where
+// the KV heads' scales of K and V start in vars (under FlagScales,
+// lib/pages.wgsl's kv_scales).
 type FusedParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
@@ -557,6 +624,7 @@ type FusedParams struct {
 	Table   uint32  `wgsl:"table"`
 	Page    uint32  `wgsl:"page"`
 	PerSeq  uint32  `wgsl:"per_seq"`
+	Scl     uint32  `wgsl:"scl"`
 	Q       Tensor  `wgsl:"q"`
 	K       Tensor  `wgsl:"k"`
 	V       Tensor  `wgsl:"v"`

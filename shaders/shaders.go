@@ -23,10 +23,12 @@ type Access int
 
 // The binding kinds.
 const (
-	Uniform   Access = iota // the kernel's Params, var<uniform>
-	Read                    // var<storage, read> array<f32> (array<u32> for a half Elem)
-	ReadWrite               // var<storage, read_write> array<f32> (array<u32> for a half Elem)
-	ReadI32                 // var<storage, read> array<i32>: the variant data
+	Uniform      Access = iota // the kernel's Params, var<uniform>
+	Read                       // var<storage, read> array<f32> (array<u32> for a half Elem)
+	ReadWrite                  // var<storage, read_write> array<f32> (array<u32> for a half Elem)
+	ReadI32                    // var<storage, read> array<i32>: the variant data
+	ReadU32                    // var<storage, read> array<u32>: raw words (copy8.wgsl)
+	ReadWriteU32               // var<storage, read_write> array<u32>: raw words (copy8.wgsl)
 )
 
 // Binding is one buffer a kernel binds, at group 0 and binding = its index
@@ -83,7 +85,7 @@ type Kernel struct {
 // (lib/half.wgsl).
 
 // templateFuncs are the functions a Template body may call: seq n is
-// 0 … n−1; add, sub, mul, mod and min are integer arithmetic.
+// 0 … n−1; add, sub, mul, div, mod and min are integer arithmetic.
 var templateFuncs = template.FuncMap{
 	"seq": func(n int) []int {
 		out := make([]int, max(n, 0))
@@ -93,6 +95,7 @@ var templateFuncs = template.FuncMap{
 		return out
 	},
 	"add": func(a, b int) int { return a + b },
+	"div": func(a, b int) int { return a / b },
 	"sub": func(a, b int) int { return a - b },
 	"mul": func(a, b int) int { return a * b },
 	"mod": func(a, b int) int { return a % b },
@@ -181,10 +184,18 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"src", Read}, {"o", ReadWrite}},
 		Entries:  []string{"main"},
 	}
+	Copy8 = Kernel{
+		Name:     "copy8",
+		Consts:   reflect.TypeFor[Copy8Consts](),
+		Params:   reflect.TypeFor[Copy8Params](),
+		Bindings: []Binding{{"P", Uniform}, {"src", ReadU32}, {"o", ReadWriteU32}},
+		Entries:  []string{"main"},
+		Template: true,
+	}
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V
@@ -228,6 +239,9 @@ const (
 	FlagPackQ
 	FlagPackK // the key rows of k and v are packed, batch b's from the row vars gives
 	FlagPaged // k and v are a paged pool read through the block table in vars (lib/pages.wgsl)
+	// FlagScales: K and V are read times their KV head's scales, from
+	// vars at P.scl (backend.Scales; lib/pages.wgsl's kv_scales).
+	FlagScales
 )
 
 // Flags names each flag bit as the WGSL constant Generate writes.
@@ -237,7 +251,7 @@ var Flags = []struct {
 }{
 	{"F_RANGE", FlagRange}, {"F_BIAS", FlagBias}, {"F_KEEP", FlagKeep}, {"F_LSE", FlagLSE},
 	{"F_SOFTCAP", FlagSoftcap}, {"F_ALIBI", FlagALiBi}, {"F_SINK", FlagSink},
-	{"F_PACKQ", FlagPackQ}, {"F_PACKK", FlagPackK}, {"F_PAGED", FlagPaged},
+	{"F_PACKQ", FlagPackQ}, {"F_PACKK", FlagPackK}, {"F_PAGED", FlagPaged}, {"F_SCALES", FlagScales},
 }
 
 // Key names a specialisation, for caching compiled pipelines: the
@@ -283,6 +297,82 @@ func writeLoader(b *strings.Builder, x string, e Elem, vec4 bool) {
 	}
 	fmt.Fprintf(b, "\nfn %s_at(i: u32) -> f32 {\n    %s\n}\n", x, body)
 }
+
+// writeQuantLoaders writes the loaders of the 8-bit Read binding x
+// (array<vec4<u32>>, see Q8 and FP8): x_at(i), element i of the window,
+// x_at4(i), elements 4i … 4i+3, and x_u(i), the unit of elements 4i …
+// 4i + 4·len − 1 that one superblock block (Q8: 32 elements, 8 vec4s, i a
+// multiple of 8) or one vec4<u32> (FP8: 16 elements, 4 vec4s, i a
+// multiple of 4) holds, loaded once: a kernel reading whole rows of
+// such units (fused.wgsl) makes one load of sixteen codes, and one of a
+// block's scale, where x_at4 makes one of four.
+func writeQuantLoaders(b *strings.Builder, x string, e Elem) {
+	if e == FP8 {
+		fmt.Fprintf(b, `
+fn %[1]s_at4(i: u32) -> vec4<f32> {
+    return fp8x4(%[1]s[i >> 2u][i & 3u]);
+}
+
+fn %[1]s_at(i: u32) -> f32 {
+    return %[1]s_at4(i >> 2u)[i & 3u];
+}
+
+fn %[1]s_u(i: u32) -> array<vec4<f32>, 4> {
+    let w = %[1]s[i >> 2u];
+    return array<vec4<f32>, 4>(fp8x4(w.x), fp8x4(w.y), fp8x4(w.z), fp8x4(w.w));
+}
+`, x)
+		return
+	}
+	// Element 4i is in superblock i/64, code word i mod 64 of it; its
+	// block's scale in word 64 + (i mod 64)/16, half (i/8) mod 2.
+	fmt.Fprintf(b, `
+fn %[1]s_scale(i: u32) -> f32 {
+    let s = %[1]s[(i >> 6u) * 17u + 16u][(i & 63u) >> 4u];
+    return unpack2x16float(s)[(i >> 3u) & 1u];
+}
+
+fn %[1]s_at4(i: u32) -> vec4<f32> {
+    let w = %[1]s[(i >> 6u) * 17u + ((i & 63u) >> 2u)][i & 3u];
+    return q8x4(w) * %[1]s_scale(i);
+}
+
+fn %[1]s_at(i: u32) -> f32 {
+    return %[1]s_at4(i >> 2u)[i & 3u];
+}
+
+fn %[1]s_u(i: u32) -> array<vec4<f32>, 8> {
+    let at = (i >> 6u) * 17u + ((i & 63u) >> 2u);
+    let c0 = %[1]s[at];
+    let c1 = %[1]s[at + 1u];
+    let d = %[1]s_scale(i);
+    return array<vec4<f32>, 8>(q8x4(c0.x) * d, q8x4(c0.y) * d, q8x4(c0.z) * d, q8x4(c0.w) * d,
+        q8x4(c1.x) * d, q8x4(c1.y) * d, q8x4(c1.z) * d, q8x4(c1.w) * d);
+}
+`, x)
+}
+
+// quantWiden widens four 8-bit codes of a u32, exactly: q8x4 the int8s
+// (sign-extended by shifts: this naga has no unpack4xI8), fp8x4 the E4M3
+// bytes, each byte's sign and low 7 bits moved into a float16's sign and
+// its bits 7 … 13 (E4M3's exponent bias 7 is float16's 15 less 8, so the
+// float16 is the value times 2⁻⁸, a subnormal for a subnormal), widened
+// by unpack2x16float and scaled back by 2⁸. The NaN pattern is never
+// stored (backend.EncodeFP8 saturates).
+const quantWiden = `
+fn q8x4(w: u32) -> vec4<f32> {
+    return vec4<f32>(vec4<i32>(i32(w << 24u) >> 24u, i32(w << 16u) >> 24u, i32(w << 8u) >> 24u, i32(w) >> 24u));
+}
+
+fn fp8x2(x: u32) -> vec2<f32> {
+    let h = ((x & 0x80u) << 8u) | ((x & 0x7fu) << 7u) | ((x & 0x8000u) << 16u) | ((x & 0x7f00u) << 15u);
+    return unpack2x16float(h) * 256.0;
+}
+
+fn fp8x4(w: u32) -> vec4<f32> {
+    return vec4<f32>(fp8x2(w & 0xffffu), fp8x2(w >> 16u));
+}
+`
 
 // Body is the kernel's WGSL as embedded, without the generated
 // declarations: its own file, then its Include files from lib/ (WGSL
@@ -338,7 +428,9 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		if i < 0 || (k.Bindings[i].Access != Read && k.Bindings[i].Access != ReadWrite) {
 			return "", fmt.Errorf("shaders: %s: storage %v given for %s, which is no tensor binding", k.Name, e.Elem, e.Binding)
 		}
-		if e.Elem > BF16 {
+		// The fused kernels' k and v alone read 8-bit elements.
+		kv := k.Params == reflect.TypeFor[FusedParams]() && (e.Binding == "k" || e.Binding == "v")
+		if e.Elem > FP8 || (e.Elem.Quant() && !kv) {
 			return "", fmt.Errorf("shaders: %s: %s stored as %v", k.Name, e.Binding, e.Elem)
 		}
 		elem[e.Binding] = e.Elem
@@ -371,6 +463,7 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		return "", err
 	}
 	var loaders strings.Builder
+	quant := false
 	for i, bd := range k.Bindings {
 		e, typed := elem[bd.Name]
 		switch bd.Access {
@@ -380,8 +473,15 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			c, ok := k.Vec4[bd.Name]
 			vec4 := ok && vals[c]%4 == 0
 			t := map[[2]bool]string{{false, false}: "f32", {true, false}: "vec4<f32>", {false, true}: "u32", {true, true}: "vec2<u32>"}[[2]bool{vec4, e.Half()}]
+			if e.Quant() {
+				t = "vec4<u32>"
+			}
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, t)
-			if typed {
+			switch {
+			case e.Quant():
+				writeQuantLoaders(&loaders, bd.Name, e)
+				quant = true
+			case typed:
 				writeLoader(&loaders, bd.Name, e, vec4)
 			}
 		case ReadWrite:
@@ -393,9 +493,16 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<%s>;\n", i, bd.Name, t)
 		case ReadI32:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<i32>;\n", i, bd.Name)
+		case ReadU32:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<u32>;\n", i, bd.Name)
+		case ReadWriteU32:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", i, bd.Name)
 		}
 	}
 	b.WriteString(loaders.String())
+	if quant {
+		b.WriteString(quantWiden)
+	}
 	b.WriteString("\n")
 	if k.Template {
 		t, err := template.New(k.Name).Funcs(templateFuncs).Option("missingkey=error").Parse(body)

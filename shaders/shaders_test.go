@@ -34,6 +34,8 @@ var golden = []struct {
 	{"fused_d5_dv7.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7}},
 	{"fused_d80_dv40.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 80, DV: 40}},
 	{"fused_lanes_d128_dv128.wgsl.golden", FusedConsts{WG: 32, R: 4, D: 128, DV: 128, NQ: 1}},
+	{"fused_lanes_d64_q8_fp8.wgsl.golden", FusedConsts{WG: 16, R: 2, D: 64, DV: 64, NQ: 1, K: Q8, V: FP8}},
+	{"fused_d5_dv32_fp8_q8.wgsl.golden", FusedConsts{WG: 64, R: 2, D: 5, DV: 32, K: FP8, V: Q8}},
 	{"fused_lanes_d5_dv70_half.wgsl.golden", FusedConsts{WG: 32, R: 4, D: 5, DV: 70, NQ: 2, Q: F32, K: F16, V: BF16}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
@@ -42,6 +44,7 @@ var golden = []struct {
 	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128}},
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
+	{"fuseddecode_g4_d128_q8.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: Q8, V: Q8}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
@@ -49,6 +52,8 @@ var golden = []struct {
 	{"pack_f16_from_bf16.wgsl.golden", PackConsts{WG: 256, O: F16, Src: BF16}},
 	{"copy.wgsl.golden", CopyConsts{WG: 256}},
 	{"copy_f16.wgsl.golden", CopyConsts{WG: 256, Src: F16}},
+	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
+	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
 	// Half operands: each loader, scalar and vec4, f16 and bf16.
 	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
 	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
@@ -227,11 +232,14 @@ func TestGenerateRejects(t *testing.T) {
 }
 
 // TestGenerateRejectsElem checks that Generate refuses an Elem that is
-// none of F32, F16 and BF16, and a pack of a float32 output.
+// none of F32, F16, BF16, Q8 and FP8, an 8-bit Elem anywhere but a fused
+// kernel's k and v, and a pack of a float32 output.
 func TestGenerateRejectsElem(t *testing.T) {
 	for _, s := range []Spec{
 		ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, K: 3},
 		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, V: 200},
+		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, Q: Q8},
+		ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: FP8},
 		PackConsts{WG: 64, O: F32},
 		PackConsts{WG: 64, O: 7},
 	} {
@@ -313,9 +321,10 @@ func TestBodyNames(t *testing.T) {
 			idents[id] = true
 		}
 		params := k.ParamNames()
-		// pack and copy work on a flat range of elements, not on a unit
-		// of the problem; every other kernel's Params starts with the Unit.
-		if k.Name != "pack" && k.Name != "copy" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
+		// pack, copy and copy8 work on a flat range of elements, not on
+		// a unit of the problem; every other kernel's Params starts with
+		// the Unit.
+		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
 			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
 		}
 		read := map[string]bool{}
@@ -513,7 +522,7 @@ func TestHeaders(t *testing.T) {
 		}
 		want := map[string]string{}
 		for _, bd := range k.Bindings {
-			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read"}[bd.Access]
+			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read", ReadU32: "read", ReadWriteU32: "read_write"}[bd.Access]
 		}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s.wgsl: header's Bindings say %v, the Kernel has %v", k.Name, got, want)

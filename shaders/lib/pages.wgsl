@@ -20,3 +20,13 @@ fn kv_row(b: u32, j: u32, sb: u32, sr: u32) -> u32 {
     }
     return b * sb + (k0 + j) * sr;
 }
+
+// kv_scales is KV head kh's scales of K (x) and V (y), from vars at P.scl
+// under F_SCALES (backend.Scales: K's multiplies the scores' scale, V's
+// the output), else 1.
+fn kv_scales(kh: u32) -> vec2<f32> {
+    if ((P.flags & F_SCALES) == 0u) {
+        return vec2<f32>(1.0, 1.0);
+    }
+    return vec2<f32>(bitcast<f32>(vars[P.scl + 2u * kh]), bitcast<f32>(vars[P.scl + 2u * kh + 1u]));
+}

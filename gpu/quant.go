@@ -1,0 +1,119 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// This file writes and reads the 8-bit buffers (quantlayout.go lays
+// them out): the host quantizes and widens, the device holds the bytes.
+
+// writeQuant stores src into the 8-bit buffer x from element off, as the
+// CPU backend does: q8 whole blocks (off and len(src), else ErrShape),
+// quantized by backend.QuantizeQ8, a block with a magnitude of
+// backend.Q8Max or more (or a NaN) refused with ErrNonFinite before
+// anything is written; fp8 rounded and saturated (backend.EncodeFP8s).
+// Only the bytes of those elements are written: a word they share with
+// others (an fp8 range's ends, a q8 scale word of two blocks of which
+// one is written) is read from the device first, so writes into one
+// buffer whose ranges meet in a word need the caller's ordering, as a
+// half buffer's (writeHalves). The caller holds b.mu.
+func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
+	n := len(src)
+	t := x.dtype
+	if t == backend.Q8 {
+		if off%backend.Q8Block != 0 || n%backend.Q8Block != 0 {
+			return backend.Errorf(backend.ErrShape, "gpu: write of %d elements at offset %d of a q8 buffer: want whole blocks of %d", n, off, backend.Q8Block)
+		}
+		for i, v := range src {
+			if !(v < backend.Q8Max && v > -backend.Q8Max) {
+				return backend.Errorf(backend.ErrNonFinite, "gpu: write: src element %d is %g: a q8 block holds magnitudes below %g", i, v, float64(backend.Q8Max))
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	codes := make([]byte, n)
+	var scales []uint16
+	if t == backend.Q8 {
+		scales = make([]uint16, n/backend.Q8Block)
+		backend.QuantizeQ8(unsafe.Slice((*int8)(unsafe.Pointer(&codes[0])), n), scales, src)
+	} else {
+		backend.EncodeFP8s(codes, src)
+	}
+	lo, hi := quantSpan(t, off, n)
+	w0, w1 := lo/4, (hi+3)/4
+	img := make([]byte, (w1-w0)*4)
+	spans := packQuant(t, img, w0*4, off, codes, scales)
+	// The words a span covers in part keep their other bytes.
+	var partial []int
+	for _, sp := range spans {
+		if sp[0]%4 != 0 {
+			partial = append(partial, sp[0]/4)
+		}
+		if sp[1]%4 != 0 && (len(partial) == 0 || partial[len(partial)-1] != (sp[1]-1)/4) {
+			partial = append(partial, (sp[1]-1)/4)
+		}
+	}
+	old := make(map[int]uint32, len(partial))
+	for _, w := range partial {
+		var word [1]uint32
+		if err := b.readWords(word[:], x, w0+w); err != nil {
+			return err
+		}
+		old[w] = word[0]
+	}
+	if x.released { // by another goroutine while the reads waited
+		return fmt.Errorf("gpu: write: dst buffer: %w", backend.ErrReleased)
+	}
+	for _, sp := range spans {
+		a, z := sp[0]/4, (sp[1]+3)/4
+		words := make([]uint32, z-a)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4), img[a*4:z*4])
+		for _, w := range []int{a, z - 1} {
+			o, ok := old[w]
+			if !ok {
+				continue
+			}
+			// Bytes of word w outside the span keep the device's.
+			v := words[w-a]
+			for c := range 4 {
+				if p := w*4 + c; p < sp[0] || p >= sp[1] {
+					m := uint32(0xff) << (8 * c)
+					v = v&^m | o&m
+				}
+			}
+			words[w-a] = v
+		}
+		if err := b.writeWords(x.buf, x.word(w0+a), words); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readQuant widens len(dst) elements of the 8-bit buffer x from element
+// off into dst, exactly (q8: whole blocks, else ErrShape). The caller
+// holds b.mu (released while it waits: readChunk).
+func (b *Backend) readQuant(dst []float32, x *buffer, off int) error {
+	n := len(dst)
+	if x.dtype == backend.Q8 && (off%backend.Q8Block != 0 || n%backend.Q8Block != 0) {
+		return backend.Errorf(backend.ErrShape, "gpu: read of %d elements at offset %d of a q8 buffer: want whole blocks of %d", n, off, backend.Q8Block)
+	}
+	if n == 0 {
+		return nil
+	}
+	lo, hi := quantSpan(x.dtype, off, n)
+	w0, w1 := lo/4, (hi+3)/4
+	words := make([]uint32, w1-w0)
+	if err := b.readWords(words, x, w0); err != nil {
+		return err
+	}
+	unpackQuant(x.dtype, dst, unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4), w0*4, off)
+	return nil
+}

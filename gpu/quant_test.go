@@ -1,0 +1,176 @@
+//go:build cgo && !nogpu
+
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cpu"
+)
+
+// quantValues are n values of both signs over a few decades, some beyond
+// fp8's ±448, and a zero block (q8's zero scale) at [64, 96).
+func quantValues(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32((rng.Float64()*2 - 1) * math.Exp2(float64(rng.IntN(14)-6)))
+	}
+	for i := 0; i < n; i += 37 {
+		x[i] *= 600
+	}
+	if n >= 96 {
+		clear(x[64:96])
+	}
+	return x
+}
+
+// TestQuantBuffers checks the GPU's 8-bit buffers against the CPU
+// backend's, which the conformance suite checks: writes of whole blocks
+// (q8) or any range (fp8) at offsets that meet superblocks and words in
+// part, reads of any whole-block range, Copy between buffers of one 8-bit
+// dtype over several ranges (bytes as they are: the same values), and the
+// refusals — a q8 length or range not whole blocks (ErrShape), a q8 block
+// at Q8Max (ErrNonFinite, nothing written), WriteBits and ReadBits
+// (ErrShape), a copy between an 8-bit buffer and another dtype
+// (ErrUnsupported) — and Memory counting the stored bytes.
+func TestQuantBuffers(t *testing.T) {
+	g := openGPU(t)
+	if !g.Caps().Quant8 {
+		t.Fatal("Caps().Quant8 is false")
+	}
+	c, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu.New: %v", err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	const n = 1600 // 6.25 superblocks
+	for _, dt := range backend.Quants {
+		t.Run(dt.String(), func(t *testing.T) {
+			blk := dt.Block()
+			alloc := func(be backend.Backend) backend.Buffer {
+				x, err := be.Alloc(dt, n)
+				if err != nil {
+					t.Fatalf("%s: Alloc(%v, %d): %v", be.Name(), dt, n, err)
+				}
+				t.Cleanup(x.Release)
+				return x
+			}
+			gx, cx, gy, cy := alloc(g), alloc(c), alloc(g), alloc(c)
+			// Writes: the whole buffer, then ranges over it.
+			writes := []struct{ off, n int }{{0, n}, {32, 32}, {224, 96}, {480, 576}, {1568, 32}, {256, 256}}
+			if dt == backend.FP8 {
+				writes = append(writes, struct{ off, n int }{3, 6}, struct{ off, n int }{17, 1}, struct{ off, n int }{1001, 598})
+			}
+			for i, w := range writes {
+				v := quantValues(uint64(i), w.n)
+				for _, p := range []struct {
+					be backend.Backend
+					x  backend.Buffer
+				}{{g, gx}, {c, cx}, {g, gy}, {c, cy}} {
+					if err := p.be.Write(p.x, w.off, v); err != nil {
+						t.Fatalf("%s: Write(%d, %d): %v", p.be.Name(), w.off, w.n, err)
+					}
+				}
+				same(t, g, c, gx, cx, 0, n)
+			}
+			same(t, g, c, gx, cx, 96, 64)
+			// A copy of several ranges, between buffers of one dtype.
+			ranges := []backend.CopyRange{{Dst: 0, Src: 256, N: 64}, {Dst: 96, Src: 1024, N: 544}, {Dst: 1504, Src: 32, N: 96}}
+			if dt == backend.FP8 {
+				ranges = append(ranges, backend.CopyRange{Dst: 65, Src: 3, N: 13}, backend.CopyRange{Dst: 1403, Src: 1200, N: 7})
+			}
+			for _, p := range []struct {
+				be   backend.Copier
+				d, s backend.Buffer
+			}{{g, gx, gy}, {c, cx, cy}} {
+				// Another source first, so that the copy is seen.
+				if err := p.be.(backend.Backend).Write(p.s, 0, quantValues(9, n)); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.be.Copy(ctx, p.d, p.s, ranges...); err != nil {
+					t.Fatalf("Copy: %v", err)
+				}
+			}
+			same(t, g, c, gx, cx, 0, n)
+
+			// Refusals.
+			if dt == backend.Q8 {
+				if _, err := g.Alloc(dt, 33); !errors.Is(err, backend.ErrShape) {
+					t.Errorf("Alloc(q8, 33): %v, want ErrShape", err)
+				}
+				if err := g.Write(gx, 16, make([]float32, 32)); !errors.Is(err, backend.ErrShape) {
+					t.Errorf("Write at 16: %v, want ErrShape", err)
+				}
+				if err := g.Read(make([]float32, 31), gx, 0); !errors.Is(err, backend.ErrShape) {
+					t.Errorf("Read of 31: %v, want ErrShape", err)
+				}
+				if err := g.Copy(ctx, gx, gy, backend.CopyRange{Dst: 0, Src: 8, N: 32}); !errors.Is(err, backend.ErrShape) {
+					t.Errorf("Copy from 8: %v, want ErrShape", err)
+				}
+				v := quantValues(3, 64)
+				v[40] = backend.Q8Max
+				if err := g.Write(gx, 64, v); !errors.Is(err, backend.ErrNonFinite) {
+					t.Errorf("Write of Q8Max: %v, want ErrNonFinite", err)
+				}
+				same(t, g, c, gx, cx, 0, n) // nothing written
+			}
+			if err := g.WriteBits(gx, 0, make([]uint16, blk)); !errors.Is(err, backend.ErrShape) {
+				t.Errorf("WriteBits: %v, want ErrShape", err)
+			}
+			if err := g.ReadBits(make([]uint16, blk), gx, 0); !errors.Is(err, backend.ErrShape) {
+				t.Errorf("ReadBits: %v, want ErrShape", err)
+			}
+			f, err := g.Alloc(backend.Float32, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Release()
+			if err := g.Copy(ctx, gx, f, backend.CopyRange{N: 32}); !errors.Is(err, backend.ErrUnsupported) {
+				t.Errorf("Copy from f32: %v, want ErrUnsupported", err)
+			}
+			if err := g.Copy(ctx, f, gx, backend.CopyRange{N: 32}); !errors.Is(err, backend.ErrUnsupported) {
+				t.Errorf("Copy into f32: %v, want ErrUnsupported", err)
+			}
+			// Memory: the stored bytes, padded to 16.
+			live, _ := g.Memory()
+			x, err := g.Alloc(dt, 512)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := g.Memory()
+			x.Release()
+			want := int64(512)
+			if dt == backend.Q8 {
+				want = 544
+			}
+			if after-live != want {
+				t.Errorf("Alloc(%v, 512) took %d bytes, want %d", dt, after-live, want)
+			}
+		})
+	}
+}
+
+// same checks that n elements from off of the GPU's x and the CPU's y
+// read the same.
+func same(t *testing.T, g, c backend.Backend, x, y backend.Buffer, off, n int) {
+	t.Helper()
+	a, b := make([]float32, n), make([]float32, n)
+	if err := g.Read(a, x, off); err != nil {
+		t.Fatalf("gpu Read: %v", err)
+	}
+	if err := c.Read(b, y, off); err != nil {
+		t.Fatalf("cpu Read: %v", err)
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("element %d: gpu %v, cpu %v", off+i, a[i], b[i])
+		}
+	}
+}

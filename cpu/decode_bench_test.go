@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
@@ -59,4 +60,125 @@ func BenchmarkDecode(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDecodeQuant times the decoding kernels on K and V stored in
+// float16 and in 8 bits (q8, fp8): D = 128, the four query rows of a GQA
+// 32/8 head group, 32768 keys. Kernel runs one thread through dotRows4
+// then axpyRows4 over tiles of DefaultDecodeTileK keys, as decodeTile
+// does, over ATTN_BENCH_KVHEADS KV heads' K and V (8 by default; more make
+// the working set larger than the last-level cache), reporting ns a key
+// (one KV head's), ATTN_BENCH_PART=dot or axpy timing one kernel alone;
+// Fused is BenchmarkDecode's step (32 heads over 8) with float16 Q and O.
+//
+//	go test -run '^$' -bench DecodeQuant ./cpu
+func BenchmarkDecodeQuant(b *testing.B) {
+	const nk, d, g = 32768, 128, 4
+	heads := 8
+	if s := os.Getenv("ATTN_BENCH_KVHEADS"); s != "" {
+		if _, err := fmt.Sscan(s, &heads); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, dt := range []backend.DType{backend.Float16, backend.Q8, backend.FP8} {
+		b.Run(fmt.Sprintf("Kernel/%v", dt), func(b *testing.B) {
+			if !hasDecode() {
+				b.Skip("no decoding kernels")
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			rows := func() rawRows {
+				x := randF32(rng, nk*d)
+				r := rawRows{t: dt, stride: d}
+				switch dt {
+				case backend.Q8:
+					r.q8, r.sc = make([]int8, len(x)), make([]uint16, len(x)/backend.Q8Block)
+					backend.QuantizeQ8(r.q8, r.sc, x)
+				case backend.FP8:
+					r.f8 = make([]uint8, len(x))
+					backend.EncodeFP8s(r.f8, x)
+				default:
+					r.h = make([]uint16, len(x))
+					narrow(dt, r.h, x)
+				}
+				return r
+			}
+			ks, vs := make([]rawRows, heads), make([]rawRows, heads)
+			for h := range heads {
+				ks[h], vs[h] = rows(), rows()
+			}
+			const tile = DefaultDecodeTileK
+			part := os.Getenv("ATTN_BENCH_PART")
+			q := randF32(rng, g*d)
+			s := make([]float32, g*tile)
+			acc := make([]float32, g*d)
+			b.ResetTimer()
+			for b.Loop() {
+				for h := range heads {
+					k, v := ks[h], vs[h]
+					for j0 := 0; j0 < nk; j0 += tile {
+						kt, vt := k.slice(j0, tile, d), v.slice(j0, tile, d)
+						if part != "axpy" {
+							dotRows4(q, d, kt, tile, d, s, tile, 0.01)
+						}
+						if part != "dot" {
+							axpyRows4(s, tile, vt, tile, d, acc, d)
+						}
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*heads*nk), "ns/key")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	for _, dt := range []backend.DType{backend.Float16, backend.Q8, backend.FP8} {
+		b.Run(fmt.Sprintf("Fused/%v", dt), func(b *testing.B) {
+			be, err := New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			p := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: nk, D: d, Causal: true}.Resolved()
+			rng := rand.New(rand.NewPCG(1, 2))
+			in := func(t backend.DType, n int) backend.Buffer {
+				buf, err := be.Alloc(t, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := be.Write(buf, 0, randF32(rng, n)); err != nil {
+					b.Fatal(err)
+				}
+				return buf
+			}
+			q, k, v := in(backend.Float16, p.QLen()), in(dt, p.KLen()), in(dt, p.VLen())
+			o, err := be.Alloc(backend.Float16, p.OLen())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			fp := backend.FusedParams{Problem: p}
+			b.ResetTimer()
+			for b.Loop() {
+				if err := be.Fused(ctx, fp, q, k, v, o, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.KVHeads*nk), "ns/key")
+		})
+	}
+}
+
+// slice is keys j0 … j0+n−1 of r (rows of d at r's stride).
+func (r rawRows) slice(j0, n, d int) rawRows {
+	off, end := j0*r.stride, (j0+n-1)*r.stride+d
+	switch {
+	case r.q8 != nil:
+		r.q8, r.sc = r.q8[off:end], r.sc[off/backend.Q8Block:end/backend.Q8Block]
+	case r.f8 != nil:
+		r.f8 = r.f8[off:end]
+	case r.h != nil:
+		r.h = r.h[off:end]
+	default:
+		r.f32 = r.f32[off:end]
+	}
+	return r
 }

@@ -7,3 +7,11 @@ package cpu
 func quantDot([]float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
 
 func quantAxpy([]float32, int, rawRows, int, int, []float32, int) bool { return false }
+
+// quantWidth, quantDotW and quantAxpyW as on amd64 (decode_quant_amd64.go),
+// for the tests: no kernels.
+func quantWidth() int { return -1 }
+
+func quantDotW(int, []float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
+
+func quantAxpyW(int, []float32, int, rawRows, int, int, []float32, int) bool { return false }

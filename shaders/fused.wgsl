@@ -209,9 +209,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let kj = ka + kr;
 {{- end}}
 {{- if gt .KU 1}}
-        // An 8-bit K a unit (KU vec4s) a load of its codes (k_u).
+        // An 8-bit K a unit (KU vec4s) a load of its codes (k_u); a q8
+        // K's scales a superblock's at a time (k_sc, for KSB blocks).
 {{- range $u := seq (div .D4 .KU)}}
+{{- if eq $.KU 8}}
+{{- if eq (mod $u $.KSB) 0}}
+        let ksc{{$u}} = k_sc(kj + {{mul $u $.KU}}u);
+{{- end}}
+        let ku{{$u}} = k_u(kj + {{mul $u $.KU}}u, ksc{{sub $u (mod $u $.KSB)}});
+{{- else}}
         let ku{{$u}} = k_u(kj + {{mul $u $.KU}}u);
+{{- end}}
 {{- range $c := seq $.KU}}
         let k{{add (mul $u $.KU) $c}} = ku{{$u}}[{{$c}}];
 {{- end}}
@@ -256,8 +264,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- if gt .VU 1}}
 {{- range $u := seq (div .DV4 .VU)}}
+{{- if and (eq $.VU 8) (eq (mod $u $.VSB) 0)}}
+        let vsc{{$u}} = v_sc(vj + {{mul $u $.VU}}u);
+{{- end}}
         {
+{{- if eq $.VU 8}}
+            let vu = v_u(vj + {{mul $u $.VU}}u, vsc{{sub $u (mod $u $.VSB)}});
+{{- else}}
             let vu = v_u(vj + {{mul $u $.VU}}u);
+{{- end}}
 {{- range $c := seq $.VU}}
 {{- $e := add (mul $u $.VU) $c}}
             {

@@ -174,7 +174,22 @@ func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} 
 func (c FusedConsts) derived() []Const {
 	dv4, cb := ceil4(c.DV), fusedCB(c.DV)
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb},
-		{"KU", quantUnit(c.K, c.D)}, {"VU", quantUnit(c.V, c.DV)}}
+		{"KU", quantUnit(c.K, c.D)}, {"VU", quantUnit(c.V, c.DV)}, {"KSB", q8Shared(c.D)}, {"VSB", q8Shared(c.DV)}}
+}
+
+// q8Shared is the q8 blocks of a row of d values (d a multiple of 32,
+// every row starting on a multiple of d) whose scales one load of a
+// superblock's scales (x_sc) gives: the whole row where d divides 256,
+// a superblock's 8 where 256 divides d, else 1 (a row may straddle
+// superblocks anywhere).
+func q8Shared(d int) int {
+	switch {
+	case d > 0 && d%32 == 0 && 256%d == 0:
+		return d / 32
+	case d > 0 && d%256 == 0:
+		return 8
+	}
+	return 1
 }
 
 // quantUnit is the vec4s of a head dim d stored as e that fused.wgsl

@@ -300,12 +300,13 @@ func writeLoader(b *strings.Builder, x string, e Elem, vec4 bool) {
 
 // writeQuantLoaders writes the loaders of the 8-bit Read binding x
 // (array<vec4<u32>>, see Q8 and FP8): x_at(i), element i of the window,
-// x_at4(i), elements 4i … 4i+3, and x_u(i), the unit of elements 4i …
-// 4i + 4·len − 1 that one superblock block (Q8: 32 elements, 8 vec4s, i a
-// multiple of 8) or one vec4<u32> (FP8: 16 elements, 4 vec4s, i a
-// multiple of 4) holds, loaded once: a kernel reading whole rows of
-// such units (fused.wgsl) makes one load of sixteen codes, and one of a
-// block's scale, where x_at4 makes one of four.
+// x_at4(i), elements 4i … 4i+3, and the unit loader: for FP8 x_u(i),
+// the 16 elements 4i … 4i+15 of one vec4<u32> (i a multiple of 4), for
+// Q8 x_u(i, sc), the block of 32 elements from 4i (i a multiple of 8)
+// with its scale taken from sc, its superblock's scales as x_sc(i)
+// loads them: a kernel reading whole rows (fused.wgsl) makes one load of
+// sixteen codes where x_at4 makes one of four, and one load of scales
+// for the blocks of a row that share a superblock.
 func writeQuantLoaders(b *strings.Builder, x string, e Elem) {
 	if e == FP8 {
 		fmt.Fprintf(b, `
@@ -341,11 +342,15 @@ fn %[1]s_at(i: u32) -> f32 {
     return %[1]s_at4(i >> 2u)[i & 3u];
 }
 
-fn %[1]s_u(i: u32) -> array<vec4<f32>, 8> {
+fn %[1]s_sc(i: u32) -> vec4<u32> {
+    return %[1]s[(i >> 6u) * 17u + 16u];
+}
+
+fn %[1]s_u(i: u32, sc: vec4<u32>) -> array<vec4<f32>, 8> {
     let at = (i >> 6u) * 17u + ((i & 63u) >> 2u);
     let c0 = %[1]s[at];
     let c1 = %[1]s[at + 1u];
-    let d = %[1]s_scale(i);
+    let d = unpack2x16float(sc[(i & 63u) >> 4u])[(i >> 3u) & 1u];
     return array<vec4<f32>, 8>(q8x4(c0.x) * d, q8x4(c0.y) * d, q8x4(c0.z) * d, q8x4(c0.w) * d,
         q8x4(c1.x) * d, q8x4(c1.y) * d, q8x4(c1.z) * d, q8x4(c1.w) * d);
 }

@@ -69,6 +69,22 @@
 // the attention kernels can own the halves of one word), to nearest even
 // with saturation (half.go).
 //
+// The 8-bit dtypes (Caps().Quant8: backend.Q8 and FP8, Fused's K and V
+// only) are bytes four to a word: FP8 one E4M3 byte an element; Q8 in
+// superblocks of 256 values in 272 bytes, the 256 int8 values then the
+// float16 scales of their 8 blocks of 32 (quantlayout.go), so that a
+// superblock starts on 16 bytes and the kernels load 16 codes, or 8
+// scales, at once. Write quantizes on the host as the CPU backend does
+// (backend.QuantizeQ8, EncodeFP8s) and uploads only the bytes it covers,
+// Read widens on the host; the fused kernels widen in registers, q8 by
+// sign-extending shifts times the block's scale, fp8 through a float16's
+// bits (package shaders, Q8 and FP8), and apply Problem.Scales per KV
+// head. Copy moves 8-bit bytes between buffers of one 8-bit dtype
+// (copy8.wgsl); between an 8-bit buffer and another dtype it is
+// ErrUnsupported, for now (kernels' AppendBuffers into a q8 cache says
+// so: append through the host instead). docs/gpu.md, "8-bit K and V",
+// has the measurements.
+//
 // Scratch that an op writes in full before reading it (a step's partial
 // outputs and LSEs, a block table too large to inline) comes from a pool
 // (pool.go): a buffer goes back once the work that used it is submitted

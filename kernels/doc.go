@@ -195,11 +195,13 @@
 // Append stores x/scale, a value beyond ±448 saturates and Saturated
 // counts it, and Attend reads scale times what is stored. Queries and
 // outputs stay float32 or half; the kernels widen the 8-bit rows as they
-// read them (on the CPU in registers), never the whole cache. The answers
-// match the float64 reference over the values as stored as closely as an
-// f32 cache's do; what the format costs against the unquantized values is
-// measured in docs/benchmarks.md. AppendBuffers takes q8 (the device's
-// copy quantizes) but not fp8 (a copy neither scales nor counts).
+// read them (in registers, on the CPU and the GPU), never the whole
+// cache. The answers match the float64 reference over the values as
+// stored as closely as an f32 cache's do; what the format costs against
+// the unquantized values is measured in docs/benchmarks.md.
+// AppendBuffers takes q8 where the device's copy quantizes (the CPU's;
+// the GPU's does not, for now, and refuses with backend.ErrUnsupported)
+// but not fp8 (a copy neither scales nor counts).
 //
 // # Checks and errors
 //

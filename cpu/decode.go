@@ -123,24 +123,24 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 // decodeTile is one key tile of a decoding item: the scores of the keys
 // some row sees ([lo[0], hi[rows−1]) of the tile, the rows' ranges
 // growing with the row), the online softmax of each row, and acc += P·V
-// over the same keys. st and acc have round4(rows) rows.
+// over the same keys. st and acc have round4(rows) rows. Keys that lie
+// at one stride are read in place; paged keys run by run, each page's
+// keys in place, when pages hold at least decodeRun keys, and otherwise
+// gathered into scratch first.
 func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b, kvh, i0, j0 int) {
 	p := f.p
 	a, e := sc.lo[0], sc.hi[rows-1]
 	if a >= e {
 		return // no row sees a key of this tile
 	}
-	n := e - a
-	k := kvRaw(f.k, f.kr, b, kvh, j0+a, n, p.D, sc.k, sc.kb, sc.kq)
-	for g := 0; g < st.Rows; g += 4 {
-		s := st.Data[g*st.Stride+a:]
-		q := qm.Data[g*qm.Stride:]
-		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, f.alpha(kvh)); j < n; j++ {
-			// The last keys of a tile that is not a multiple of 4.
-			kj := sc.row[:p.D]
-			k.row(j, kj)
-			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, f.alpha(kvh))
+	byRuns := p.Paged != nil && p.Paged.PageSize >= decodeRun
+	for x := a; x < e; {
+		n := e - x
+		if byRuns {
+			n = min(n, f.kr.Run(j0+x), f.vr.Run(j0+x))
 		}
+		f.decodeDot(sc, qm, st, b, kvh, j0, x, n)
+		x += n
 	}
 	m, l := sc.m[:rows], sc.l[:rows]
 	for ii := range rows {
@@ -148,9 +148,47 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]
 		f.online(row, nil, sc.lo[ii], sc.hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
-	v := kvRaw(f.v, f.vr, b, kvh, j0+a, n, p.Dv, sc.v, sc.vb, sc.vq)
+	for x := a; x < e; {
+		n := e - x
+		if byRuns {
+			n = min(n, f.kr.Run(j0+x), f.vr.Run(j0+x))
+		}
+		f.decodeAxpy(sc, st, acc, b, kvh, j0, x, n)
+		x += n
+	}
+}
+
+// decodeRun is the fewest keys a page must hold for decodeTile to read
+// paged K and V in place, page by page, rather than gather a tile's
+// rows into scratch first: a gather copies every row (and an 8-bit
+// row's scales) once more than the kernels read it.
+const decodeRun = 32
+
+// decodeDot is the scores of keys x … x+n−1 of the tile at j0 for every
+// row group (dotRows4, the last keys of a run that is not a multiple of
+// the kernel's step in Go).
+func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x, n int) {
+	p := f.p
+	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq)
+	alpha := f.alpha(kvh)
 	for g := 0; g < st.Rows; g += 4 {
-		w := st.Data[g*st.Stride+a:]
+		s := st.Data[g*st.Stride+x:]
+		q := qm.Data[g*qm.Stride:]
+		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, alpha); j < n; j++ {
+			kj := sc.row[:p.D]
+			k.row(j, kj)
+			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, alpha)
+		}
+	}
+}
+
+// decodeAxpy adds the weighted values of keys x … x+n−1 of the tile at
+// j0 into every row group's accumulator (axpyRows4, else Go).
+func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0, x, n int) {
+	p := f.p
+	v := kvRaw(f.v, f.vr, b, kvh, j0+x, n, p.Dv, sc.v, sc.vb, sc.vq)
+	for g := 0; g < st.Rows; g += 4 {
+		w := st.Data[g*st.Stride+x:]
 		out := acc.Data[g*acc.Stride:]
 		if axpyRows4(w, st.Stride, v, n, p.Dv, out, acc.Stride) {
 			continue

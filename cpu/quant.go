@@ -47,10 +47,13 @@ func widenFP8(dst []float32, src []uint8) { backend.DecodeFP8s(dst, src) }
 // quantWrite stores src into the 8-bit store s from element off: q8
 // blocks quantized (off and len(src) whole blocks; a block beyond
 // backend.Q8Max is ErrNonFinite and nothing is written), E4M3 rounded and
-// saturated.
+// saturated; on the vector loops where the CPU has them (quantQ8Vec,
+// encodeFP8Vec), the same bytes.
 func quantWrite(s store, off int, src []float32) error {
 	if s.t == backend.FP8 {
-		backend.EncodeFP8s(s.f8[off:off+len(src)], src)
+		dst := s.f8[off : off+len(src)]
+		done := encodeFP8Vec(quantWriteWidth(backend.FP8), dst, src)
+		backend.EncodeFP8s(dst[done:], src[done:])
 		return nil
 	}
 	if err := checkBlocks(s.t, "write", off, len(src)); err != nil {
@@ -65,7 +68,9 @@ func quantWrite(s store, off int, src []float32) error {
 			}
 		}
 	}
-	backend.QuantizeQ8(s.q8[off:off+len(src)], s.sc[off/backend.Q8Block:(off+len(src))/backend.Q8Block], src)
+	codes, scales := s.q8[off:off+len(src)], s.sc[off/backend.Q8Block:(off+len(src))/backend.Q8Block]
+	done := quantQ8Vec(quantWriteWidth(backend.Q8), codes, scales, src)
+	backend.QuantizeQ8(codes[done:], scales[done/backend.Q8Block:], src[done:])
 	return nil
 }
 

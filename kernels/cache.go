@@ -348,13 +348,18 @@ func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf b
 
 // write copies elements lo … hi−1 of src to buf from off, as bits when
 // the dtypes agree, else through float32 (rounded by Write); into an fp8
-// cache through float32 always, divided by the head's scale (toFP8).
+// cache with scales through float32 always, divided by the head's scale
+// (toFP8), and without them from float32 rows as they are.
 func (c *kv) write(st *staging, buf backend.Buffer, off int, src *Tensor, lo, hi int) error {
 	dt := c.cfg.DType
 	switch {
 	case src.DType == dt && dt.Half():
 		return c.be.WriteBits(buf, off, src.Bits[lo:hi])
 	case !src.DType.Half() && dt != backend.FP8:
+		return c.be.Write(buf, off, src.Data[lo:hi])
+	case !src.DType.Half() && c.scalesOf(buf) == nil:
+		// An unscaled fp8 cache stores the rows as they are.
+		st.saturated += beyondFP8(src.Data[lo:hi])
 		return c.be.Write(buf, off, src.Data[lo:hi])
 	}
 	st.f32 = grow(st.f32, hi-lo)
@@ -415,18 +420,32 @@ func (c *kv) scalesOf(buf backend.Buffer) []float32 {
 // toFP8 divides rows of heads × dim values (or, with h ≥ 0, rows of head
 // h alone) by their head's scale (none when scales is nil), the values
 // an fp8 cache stores, and returns how many are beyond ±backend.FP8Max,
-// which the store saturates.
+// which the store saturates. len(x) is whole rows of dim.
 func toFP8(x, scales []float32, heads, dim, h int) int64 {
-	var n int64
-	for i := range x {
-		if scales != nil {
+	if scales != nil {
+		for i := 0; i < len(x); i += dim {
 			g := h
 			if g < 0 {
 				g = i / dim % heads
 			}
-			x[i] /= scales[g]
+			s, row := scales[g], x[i:i+dim]
+			for j := range row {
+				row[j] /= s
+			}
 		}
-		if a := x[i]; a > backend.FP8Max || a < -backend.FP8Max {
+	}
+	return beyondFP8(x)
+}
+
+// beyondFP8 is how many values of x are beyond ±backend.FP8Max (a NaN is
+// not), in one pass by the bits (magnitude.Below) when none is.
+func beyondFP8(x []float32) int64 {
+	if magnitude.Below(x, math.Float32bits(backend.FP8Max)+1) {
+		return 0
+	}
+	var n int64
+	for _, a := range x {
+		if a > backend.FP8Max || a < -backend.FP8Max {
 			n++
 		}
 	}

@@ -62,17 +62,19 @@ func TestCacheQuantErrors(t *testing.T) {
 			t.Fatalf("%v: %v", dt, err)
 		}
 		// fp8: 1e7 in head 1 (scale 0.5) saturates; 300 in head 1 (scale
-		// 0.5, stored 600) too; 400 in head 0 does not.
+		// 0.5, stored 600) too; 400 in head 0 does not; in V (unscaled,
+		// stored as it comes) −500 saturates, 448 does not.
 		want := int64(0)
 		if dt == backend.FP8 {
 			want = 1
 			v2 := randTensor(rng, kernels.BNHD, 1, 2, 32)
 			k2 := randTensor(rng, kernels.BNHD, 1, 2, 32)
 			k2.Data[40], k2.Data[3] = 300, 400
+			v2.Data[5], v2.Data[50] = -500, 448
 			if err := cache.Append(0, k2, v2); err != nil {
 				t.Fatal(err)
 			}
-			want++
+			want += 2
 		}
 		if got := cache.Saturated(); got != want {
 			t.Errorf("%v: Saturated() = %d, want %d", dt, got, want)

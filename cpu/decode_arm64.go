@@ -61,6 +61,9 @@ func (r rawRows) first(last int) unsafe.Pointer {
 // takes (a multiple of 4) and returns how many; d must be a multiple of
 // 16 and q must hold four rows.
 func dotRows4(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if k.t.Quantized() {
+		return dotRows4Quant(q, ldq, k, n, d, s, lds, alpha)
+	}
 	m := n &^ 3
 	if !hasDecode() || m == 0 {
 		return 0

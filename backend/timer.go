@@ -27,3 +27,17 @@ type DeviceTimer interface {
 	// since the last call, or a span longer than the host waited).
 	DeviceTime() (time.Duration, error)
 }
+
+// KernelTimer is implemented by a DeviceTimer that can also time an op's
+// kernels apart: the gpu backend, from timestamps the device writes
+// inside a compute pass around each kernel it runs, on an adapter with
+// timestamps inside passes (wgpu-native 27's; not the go-webgpu build's).
+type KernelTimer interface {
+	// KernelTimes returns the device time of each kernel, by the
+	// kernel's name, summed over the ops whose device time the last
+	// DeviceTime returned; their sum is at most that device time. It is
+	// nil where the kernels were not timed apart (a device without
+	// timestamps inside passes, or more kernel launches since the
+	// previous DeviceTime than the backend's timestamps hold).
+	KernelTimes() map[string]time.Duration
+}

@@ -395,6 +395,13 @@ type Point struct {
 	// adapter without timestamps (BackendInfo.DeviceTime says why), or
 	// when a run's timestamps gave no number (Notes says why).
 	GPUS float64 `json:"gpu_s,omitempty"`
+	// GPUKernels is, where the device times an op's kernels apart
+	// (backend.KernelTimer: timestamps inside the compute pass around
+	// each kernel), each kernel's median time in seconds over the timed
+	// runs, by the kernel's name ("fuseddecode", "merge", "scores" …);
+	// their sum is at most GPUS. Absent where not measured: wherever
+	// GPUS is, and on a device without timestamps inside passes.
+	GPUKernels map[string]float64 `json:"gpu_kernels,omitempty"`
 	// GFLOPS is Flops/MedianS/1e9; Bytes is the compulsory traffic
 	// (BytesOf, in the point's storage dtype) and GBPS Bytes/MedianS/1e9.
 	GFLOPS float64 `json:"gflops"`

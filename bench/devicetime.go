@@ -12,9 +12,10 @@ import (
 // on a backend.DeviceTimer (Point.GPUS). A nil *deviceTime, a backend
 // that cannot time its device, collects nothing.
 type deviceTime struct {
-	t     backend.DeviceTimer
-	times []time.Duration
-	err   error // the first run whose device time was no number
+	t       backend.DeviceTimer
+	times   []time.Duration
+	err     error                      // the first run whose device time was no number
+	kernels []map[string]time.Duration // each timed run's kernel times (backend.KernelTimer), nil for a run without
 }
 
 // startDeviceTime turns device timing on for a point on be; nil where be
@@ -43,6 +44,11 @@ func (d *deviceTime) read(timed bool) {
 		}
 	default:
 		d.times = append(d.times, x)
+		var ks map[string]time.Duration
+		if kt, ok := d.t.(backend.KernelTimer); ok {
+			ks = kt.KernelTimes()
+		}
+		d.kernels = append(d.kernels, ks)
 	}
 }
 
@@ -62,6 +68,38 @@ func (d *deviceTime) set(pt *Point) {
 		return
 	}
 	pt.GPUS = median(d.times).Seconds()
+	pt.GPUKernels = kernelMedians(d.kernels)
+}
+
+// kernelMedians is each kernel's median time over the runs, in seconds
+// (a run without the kernel counting 0); nil unless every run timed its
+// kernels apart, as a median over some of the runs would be of other
+// runs than gpu_s's.
+func kernelMedians(runs []map[string]time.Duration) map[string]float64 {
+	if len(runs) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, ks := range runs {
+		if ks == nil {
+			return nil
+		}
+		for name := range ks {
+			names[name] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(names))
+	xs := make([]time.Duration, len(runs))
+	for name := range names {
+		for i, ks := range runs {
+			xs[i] = ks[name]
+		}
+		out[name] = median(xs).Seconds()
+	}
+	return out
 }
 
 func (d *deviceTime) stop() { d.t.TimeDevice(false) }

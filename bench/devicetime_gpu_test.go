@@ -45,6 +45,24 @@ func TestGPUPointsDeviceTime(t *testing.T) {
 		case !has && pt.GPUS != 0:
 			t.Errorf("%s Nq=%d: gpu_s %g on a device without timestamps", pt.Strategy, pt.Queries(), pt.GPUS)
 		}
+		// gpu_kernels: where the device times kernels apart, each of the
+		// point's kernels, positive, their sum within gpu_s (medians of
+		// each, so with a little slack); elsewhere none.
+		var sum float64
+		for name, x := range pt.GPUKernels {
+			if x <= 0 {
+				t.Errorf("%s Nq=%d: gpu_kernels[%s] = %g", pt.Strategy, pt.Queries(), name, x)
+			}
+			sum += x
+		}
+		t.Logf("%s Nq=%d: gpu_kernels %v", pt.Strategy, pt.Queries(), pt.GPUKernels)
+		if !be.WebGPU().TimestampsInPasses {
+			if pt.GPUKernels != nil {
+				t.Errorf("%s Nq=%d: gpu_kernels %v on a device without timestamps inside passes", pt.Strategy, pt.Queries(), pt.GPUKernels)
+			}
+		} else if len(pt.GPUKernels) == 0 || sum > pt.GPUS*(1+tol)+2e-6*float64(len(pt.GPUKernels)) {
+			t.Errorf("%s Nq=%d: gpu_kernels %v (sum %g), want kernels summing within gpu_s %g", pt.Strategy, pt.Queries(), pt.GPUKernels, sum, pt.GPUS)
+		}
 	}
 	r := bench.NewReport(cfg, []backend.Backend{be}, nil, points)
 	want := "gpu_s from timestamps"

@@ -153,3 +153,22 @@ func TestTableGPUTime(t *testing.T) {
 		}
 	}
 }
+
+// kernelMedians: each kernel's median over the runs, a run without it
+// counting 0; none unless every run timed its kernels apart.
+func TestKernelMedians(t *testing.T) {
+	ms := time.Millisecond
+	got := kernelMedians([]map[string]time.Duration{
+		{"fuseddecode": 3 * ms, "merge": ms},
+		{"fuseddecode": 1 * ms, "merge": 2 * ms},
+		{"fuseddecode": 2 * ms},
+	})
+	if len(got) != 2 || got["fuseddecode"] != 0.002 || got["merge"] != 0.001 {
+		t.Errorf("kernelMedians = %v, want fuseddecode 0.002, merge 0.001", got)
+	}
+	for _, runs := range [][]map[string]time.Duration{nil, {{"merge": ms}, nil}, {{}, {}}} {
+		if got := kernelMedians(runs); got != nil {
+			t.Errorf("kernelMedians(%v) = %v, want nil", runs, got)
+		}
+	}
+}

@@ -259,7 +259,11 @@
 // its encoder, and DeviceTime resolves and reads them, summing the spans
 // of the ops since the last read. wgpu-core resolves raw ticks and
 // wgpu-native (0.17 and 27) gives no timestamp period, so it is calibrated
-// against the host clock (TimestampPeriod).
+// against the host clock (TimestampPeriod). Where the device also has
+// timestamps inside passes (wgpu-native 27 on lavapipe and most Vulkan
+// GPUs; not the go-webgpu build), the pass writes one before each
+// dispatch and one after the last, and KernelTimes (backend.KernelTimer)
+// gives each kernel's share of the last read, by the kernel's name.
 //
 // wgpu-native 0.17 frees a closed device only with its instance, so each
 // Backend creates an instance and releases it on Close; one more instance

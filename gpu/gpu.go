@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/wg"
@@ -77,6 +78,7 @@ type Backend struct {
 	timing   *timer
 	noTiming error
 	period   period
+	kernels  map[string]time.Duration // KernelTimes: of the last DeviceTime, nil when not timed apart
 }
 
 var _ backend.Backend = (*Backend)(nil)

@@ -291,10 +291,17 @@ func (b *Backend) submitRecorded() error {
 		return err
 	}
 	ds := make([]wg.Dispatch, len(p.ds))
+	var names []string // the kernels', where they are timed apart
+	if t := b.timing; t != nil && t.kq != nil {
+		names = make([]string, len(p.ds))
+	}
 	for i, d := range p.ds {
 		ds[i] = wg.Dispatch{Pipeline: d.p.p, Group: d.g, Grid: [3]uint32{uint32(d.grid[0]), uint32(d.grid[1]), uint32(d.grid[2])}}
+		if names != nil {
+			names[i] = d.p.kernel.Name
+		}
 	}
-	if err := enc.ComputePass(ds); err != nil {
+	if err := b.computePass(enc, ds, names); err != nil { // timing.go
 		return err
 	}
 	cmd, err := b.finish(enc) // enc.Finish, with the closing timestamp (timing.go)

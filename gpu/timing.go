@@ -5,6 +5,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"time"
@@ -27,6 +28,19 @@ import (
 // not the host's gaps between them. Nothing is read while ops run, so a
 // timed op's wall time gains only the two timestamp commands.
 //
+// Where the device also has timestamps inside compute passes
+// (wgpu-native 27's timestamp-query-inside-passes feature, which New
+// requests with TimestampQuery where the adapter offers it), a
+// submission's pass writes a timestamp before each dispatch and one
+// after the last, into a second query set (timer.kq): consecutive ones
+// bracket each kernel, whose span DeviceTime attributes to the kernel's
+// name (KernelTimes). They lie between the encoder's pair, so the
+// kernels' sum is at most the submission's span; what it lacks is the
+// pass's own start and end. On Vulkan a timestamp is written once the
+// commands before it are done (wgpu-hal writes at the bottom of the
+// pipe), so on a GPU that overlaps independent dispatches a kernel's
+// span is from its predecessors' end to its own.
+//
 // wgpu-core 0.17 resolves a timestamp query to the raw counter value
 // (vkCmdCopyQueryPoolResults of 64-bit results on Vulkan); the counter's
 // period, Vulkan's VkPhysicalDeviceLimits::timestampPeriod, is what
@@ -45,10 +59,30 @@ const timerPairs = wg.MaxQueries / 2
 type timer struct {
 	qs       *wg.QuerySet
 	resolved *wg.Buffer // QueryResolve | CopySrc: the queries as resolved
-	readback *wg.Buffer // MapRead | CopyDst: their copy the host maps, nil while a read holds it
+	readback *wg.Buffer // MapRead | CopyDst: their copy the host maps (and kq's after them), nil while a read holds it
 	n        int        // pairs written since the last read
 	overflow bool       // a submission was left untimed: no pair was free
 	since    time.Time  // when the count started
+
+	// The kernels' timestamps, where the device writes them inside
+	// passes (kq nil where it does not): wg.MaxQueries of them, kn
+	// written since the last read, by the submissions spans lists; a
+	// submission whose dispatches did not fit sets kover, and the read
+	// then has no kernel times. pending is the span of the command
+	// buffer being encoded, counted by finish once it exists.
+	kq        *wg.QuerySet
+	kresolved *wg.Buffer
+	kn        int
+	kover     bool
+	spans     []kernelSpan
+	pending   *kernelSpan
+}
+
+// kernelSpan is the kernel timestamps of one submission: from query
+// first, one before each of the kernels names and one after the last.
+type kernelSpan struct {
+	first int
+	names []string
 }
 
 // period is a calibrated timestamp period: nanoseconds a tick, and the
@@ -146,8 +180,22 @@ func (b *Backend) newTimer() (*timer, error) {
 	}
 	t := &timer{qs: qs}
 	size := uint64(16 * timerPairs)
+	if _, passes := b.dev.TimestampsInside(); passes {
+		if t.kq, err = b.dev.CreateTimestamps("attn kernel timestamps", wg.MaxQueries); err != nil {
+			t.release()
+			return nil, err
+		}
+		if t.kresolved, err = b.dev.CreateBuffer("attn kernel timestamps resolved", 8*wg.MaxQueries, wg.UsageQueryResolve|wg.UsageCopySrc); err != nil {
+			t.release()
+			return nil, err
+		}
+	}
 	if t.resolved, err = b.dev.CreateBuffer("attn timestamps resolved", size, wg.UsageQueryResolve|wg.UsageCopySrc); err == nil {
-		t.readback, err = b.dev.CreateBuffer("attn timestamps read", size, wg.UsageMapRead|wg.UsageCopyDst)
+		rsize := size
+		if t.kq != nil {
+			rsize += 8 * wg.MaxQueries
+		}
+		t.readback, err = b.dev.CreateBuffer("attn timestamps read", rsize, wg.UsageMapRead|wg.UsageCopyDst)
 	}
 	if err != nil {
 		t.release()
@@ -157,12 +205,15 @@ func (b *Backend) newTimer() (*timer, error) {
 }
 
 func (t *timer) release() {
-	for _, x := range []*wg.Buffer{t.resolved, t.readback} {
+	for _, x := range []*wg.Buffer{t.resolved, t.readback, t.kresolved} {
 		if x != nil {
 			x.Destroy()
 		}
 	}
 	t.qs.Release()
+	if t.kq != nil {
+		t.kq.Release()
+	}
 }
 
 // stopTiming turns timing off, submitting first the recorded work whose
@@ -184,6 +235,7 @@ func (b *Backend) stampBefore(enc *wg.Encoder) error {
 	if t == nil {
 		return nil
 	}
+	t.pending = nil
 	if t.n >= timerPairs {
 		t.overflow = true
 		return nil
@@ -207,8 +259,47 @@ func (b *Backend) finish(enc *wg.Encoder) (*wg.CommandBuffer, error) {
 	cmd, err := enc.Finish()
 	if err == nil && stamped {
 		t.n++
+		if k := t.pending; k != nil {
+			t.spans = append(t.spans, *k)
+			t.kn = k.first + len(k.names) + 1
+		}
+	}
+	if t != nil {
+		t.pending = nil
 	}
 	return cmd, err
+}
+
+// computePass records ds, the dispatches of the kernels names, in one
+// compute pass of enc, with a timestamp before each dispatch and one
+// after the last where kernels are timed and their queries fit (finish
+// counts them). The caller holds b.mu and called stampBefore.
+func (b *Backend) computePass(enc *wg.Encoder, ds []wg.Dispatch, names []string) error {
+	t := b.timing
+	if t == nil || t.kq == nil || t.n >= timerPairs {
+		return enc.ComputePass(ds)
+	}
+	if t.kn+len(ds)+1 > wg.MaxQueries {
+		t.kover = true
+		return enc.ComputePass(ds)
+	}
+	if err := enc.ComputePassStamped(ds, t.kq, uint32(t.kn)); err != nil {
+		return err
+	}
+	t.pending = &kernelSpan{first: t.kn, names: names}
+	return nil
+}
+
+// KernelTimes returns the device time of each kernel, by its name
+// (shaders.Kernel.Name: "fuseddecode", "merge", "scores", "copy" …),
+// summed over the ops whose device time the last DeviceTime returned
+// (backend.KernelTimer); nil when they were not timed apart: a device
+// without timestamps inside passes (the go-webgpu build's), or more
+// dispatches since the read before than a query set holds.
+func (b *Backend) KernelTimes() map[string]time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.kernels)
 }
 
 // DeviceTime submits what steps recorded, waits for the device, and
@@ -230,18 +321,25 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 		return 0, fmt.Errorf("gpu: device time: %w", err)
 	}
 	n, overflow, since := t.n, t.overflow, t.since
+	kn, kover, spans := t.kn, t.kover, t.spans
 	t.n, t.overflow, t.since = 0, false, time.Now()
+	t.kn, t.kover, t.spans = 0, false, nil
+	b.kernels = nil
 	if overflow {
 		return 0, fmt.Errorf("gpu: device time: more than %d submissions since the last read; the later ones were not timed", timerPairs)
 	}
 	if n == 0 {
 		return 0, nil
 	}
-	// The resolve runs after every submission that wrote the pairs, in
+	// The resolves run after every submission that wrote the queries, in
 	// queue order, and before any later one writes them again, so the
-	// pairs are free for later ops from here on; readStamps waits for it
-	// without b.mu.
-	ticks, err := b.readStamps(t.qs, t.resolved, &t.readback, 2*n)
+	// queries are free for later ops from here on; readStamps waits for
+	// them without b.mu.
+	srcs := []stampSource{{t.qs, t.resolved, 2 * n}}
+	if t.kq != nil && kn > 0 && !kover {
+		srcs = append(srcs, stampSource{t.kq, t.kresolved, kn})
+	}
+	ticks, err := b.readStamps(srcs, &t.readback)
 	if b.timing != t && t.readback != nil { // timing stopped while it read
 		b.destroy(t.readback)
 		t.readback = nil
@@ -254,7 +352,27 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 	for i := 0; i < n; i++ {
 		sum += ticksBetween(ticks[2*i], ticks[2*i+1])
 	}
-	return spanOf(sum, b.period, now.Sub(since))
+	d, err := spanOf(sum, b.period, now.Sub(since))
+	if err == nil && len(srcs) > 1 {
+		b.kernels = kernelTimes(ticks[2*n:], spans, b.period)
+	}
+	return d, err
+}
+
+// kernelTimes sums each kernel's spans, by name, from the kernel
+// timestamps ticks that spans wrote, converted with period p.
+func kernelTimes(ticks []uint64, spans []kernelSpan, p period) map[string]time.Duration {
+	sums := map[string]uint64{}
+	for _, s := range spans {
+		for i, name := range s.names {
+			sums[name] += ticksBetween(ticks[s.first+i], ticks[s.first+i+1])
+		}
+	}
+	out := make(map[string]time.Duration, len(sums))
+	for name, x := range sums {
+		out[name] = time.Duration(math.Round(float64(x) * p.ns))
+	}
+	return out
 }
 
 // spanOf converts a sum of ticks to a duration with period p, refusing
@@ -291,12 +409,25 @@ func ticksBetween(t0, t1 uint64) uint64 {
 	return 1<<k - t0 + t1
 }
 
-// readStamps resolves the first count queries of qs into resolved and
-// reads them back through *readback, which it holds (nil) for the read,
-// or through a buffer of its own when another read holds it. It submits
-// the resolve under b.mu, which the caller holds, releases b.mu while it
-// waits for the mapping (await), and holds it again on return.
-func (b *Backend) readStamps(qs *wg.QuerySet, resolved *wg.Buffer, readback **wg.Buffer, count int) ([]uint64, error) {
+// stampSource is the first count queries of a query set, and the buffer
+// they are resolved into.
+type stampSource struct {
+	qs       *wg.QuerySet
+	resolved *wg.Buffer
+	count    int
+}
+
+// readStamps resolves the queries of each source into its resolved
+// buffer and reads them back, one source's after another's, through
+// *readback, which it holds (nil) for the read, or through a buffer of
+// its own when another read holds it. It submits the resolves, in one
+// command buffer, under b.mu, which the caller holds, releases b.mu
+// while it waits for the mapping (await), and holds it again on return.
+func (b *Backend) readStamps(srcs []stampSource, readback **wg.Buffer) ([]uint64, error) {
+	count := 0
+	for _, s := range srcs {
+		count += s.count
+	}
 	size := uint64(8 * count)
 	rb := *readback
 	*readback = nil
@@ -319,13 +450,17 @@ func (b *Backend) readStamps(qs *wg.QuerySet, resolved *wg.Buffer, readback **wg
 		return nil, err
 	}
 	defer enc.Release()
-	if err := enc.ResolveQuerySet(qs, 0, uint32(count), resolved, 0); err != nil {
-		done()
-		return nil, err
-	}
-	if err := enc.CopyBufferToBuffer(resolved, 0, rb, 0, size); err != nil {
-		done()
-		return nil, err
+	at := uint64(0)
+	for _, s := range srcs {
+		if err := enc.ResolveQuerySet(s.qs, 0, uint32(s.count), s.resolved, 0); err != nil {
+			done()
+			return nil, err
+		}
+		if err := enc.CopyBufferToBuffer(s.resolved, 0, rb, at, uint64(8*s.count)); err != nil {
+			done()
+			return nil, err
+		}
+		at += uint64(8 * s.count)
 	}
 	cmd, err := enc.Finish()
 	if err != nil {
@@ -415,7 +550,7 @@ func (b *Backend) calibrate() (period, error) {
 		if err := b.lock(nil, "calibrate"); err != nil {
 			return period{}, err
 		}
-		ts, err := b.readStamps(qs, resolved, &readback, 2)
+		ts, err := b.readStamps([]stampSource{{qs, resolved, 2}}, &readback)
 		b.mu.Unlock()
 		if err != nil {
 			return period{}, err

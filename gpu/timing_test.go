@@ -151,3 +151,65 @@ func TestDeviceTimeUnsupported(t *testing.T) {
 	}
 	ly.checkO(t, b, "O", p)
 }
+
+var _ backend.KernelTimer = (*gpu.Backend)(nil)
+
+// TestKernelTimes: a decoding step whose keys are split (the hardware
+// plan's fuseddecode.wgsl, then merge.wgsl) reports both kernels, each
+// with a positive time, their sum positive and within the op's device
+// time, where the device writes timestamps inside passes; elsewhere (the
+// go-webgpu build) no kernel times, and the op's device time as before.
+func TestKernelTimes(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	b := timedBackend(t)
+	ctx := context.Background()
+	p := prob(1, 8, 2, 1, 3000, 64, 64)
+	if k, s := gpu.FusedKernel(b, p), gpu.FusedSplits(b, p); !strings.HasPrefix(k, "fuseddecode") || s < 2 {
+		t.Fatalf("%s runs %s in %d splits; want fuseddecode.wgsl over split keys", caseName(p, nil, nil), k, s)
+	}
+	ly := newLayer(t, b, p, backend.Float32, 12)
+	if _, err := b.DeviceTime(); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 { // the first compiles the pipelines
+		if err := b.Fused(ctx, backend.FusedParams{Problem: p}, ly.q, ly.k, ly.v, ly.o, nil); err != nil {
+			t.Fatal(err)
+		}
+		d, err := b.DeviceTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks := b.KernelTimes()
+		t.Logf("round %d: device time %v, kernels %v", round, d, ks)
+		if !b.WebGPU().TimestampsInPasses {
+			if ks != nil {
+				t.Errorf("kernel times %v on a device without timestamps inside passes", ks)
+			}
+			if d <= 0 {
+				t.Errorf("device time %v", d)
+			}
+			continue
+		}
+		var sum time.Duration
+		for _, name := range []string{"fuseddecode", "merge"} {
+			if ks[name] <= 0 {
+				t.Errorf("kernel %s: %v, want a positive time", name, ks[name])
+			}
+		}
+		for _, x := range ks {
+			sum += x
+		}
+		_, tol := b.TimestampPeriod()
+		if len(ks) != 2 || sum <= 0 || float64(sum) > float64(d)*(1+tol)+float64(time.Microsecond) {
+			t.Errorf("kernel times %v (sum %v) of an op of %v: want fuseddecode and merge, their sum in (0, %v]", ks, sum, d, d)
+		}
+	}
+	if d, err := b.DeviceTime(); d != 0 || err != nil || b.KernelTimes() != nil {
+		t.Errorf("a read with no op since the last: %v, %v, kernels %v; want 0, nil, nil", d, err, b.KernelTimes())
+	}
+	got := make([]float32, p.OLen())
+	if err := b.Read(got, ly.o, 0); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "O after timed ops", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+}

@@ -467,6 +467,12 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 	return err
 }
 
+// ComputePassStamped would write timestamps inside the pass
+// (v27.go's); wgpu-native 0.17 has none there.
+func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) error {
+	return errors.New("gpu: wgpu-native 0.17 writes no timestamps inside compute passes")
+}
+
 func (e *Encoder) Finish() (*CommandBuffer, error) {
 	c, err := e.raw.Finish(nil)
 	if err != nil {

@@ -48,6 +48,13 @@ static void attn_write_timestamp(WGPUDevice dev, WGPUCommandEncoder enc, WGPUQue
 	attn_pop(dev, e);
 }
 
+// attn_pass_write_timestamp writes query i of qs inside a compute pass
+// (wgpu.h's extension, with the timestamp-query-inside-passes feature):
+// an error is the pass's, reported when it ends.
+static void attn_pass_write_timestamp(WGPUComputePassEncoder pass, WGPUQuerySet qs, uint32_t i) {
+	wgpuComputePassEncoderWriteTimestamp(pass, qs, i);
+}
+
 // attn_submit submits cmd in an error scope of its own: wgpu-native 27
 // reports a submission's validation error (a destroyed buffer, say) to
 // the device, and without a scope or an uncaptured-error callback it
@@ -572,7 +579,8 @@ func nativeLimits(l gputypes.Limits) wgpu.Limits {
 
 // RequestDevice asks the adapter for a device with the features fs
 // (each of which the adapter must offer) and the limits l. TimestampQuery
-// brings timestamps inside encoders with it, where attn writes them.
+// brings timestamps inside encoders with it, where attn writes them, and
+// inside passes where the adapter offers those (ComputePassStamped).
 func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.Limits) (*Device, error) {
 	if err := checkLayout(); err != nil {
 		return nil, err
@@ -586,6 +594,9 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 		}
 		if f == gputypes.FeatureTimestampQuery {
 			names = append(names, wgpu.NativeFeatureTimestampQueryInsideEncoders)
+			if _, passes := a.TimestampsInside(); passes {
+				names = append(names, wgpu.NativeFeatureTimestampQueryInsidePasses)
+			}
 		}
 	}
 	dev, err := a.raw.RequestDevice(&wgpu.DeviceDescriptor{
@@ -945,6 +956,31 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 		pass.SetBindGroup(0, d.Group.raw, nil)
 		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
 	}
+	err := pass.TryEnd()
+	releaseWithDevice(pass, &(*passMirror)(unsafe.Pointer(pass)).device)
+	return err
+}
+
+// ComputePassStamped records ds, in order, in one compute pass, with
+// query first+i of qs written inside the pass before dispatch i and
+// query first+len(ds) after the last: len(ds)+1 queries, of which
+// consecutive ones bracket each dispatch. The device needs timestamps
+// inside passes (Device.TimestampsInside).
+func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) error {
+	if err := checkLayout(); err != nil {
+		return err
+	}
+	pass := e.raw.BeginComputePass(nil)
+	ref := C.WGPUComputePassEncoder((*passMirror)(unsafe.Pointer(pass)).ref)
+	q := C.WGPUQuerySet((*querySetMirror)(unsafe.Pointer(qs.raw)).ref)
+	for i, d := range ds {
+		C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(i)))
+		pass.SetPipeline(d.Pipeline.pipe)
+		pass.SetBindGroup(0, d.Group.raw, nil)
+		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
+	}
+	C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(len(ds))))
+	runtime.KeepAlive(qs)
 	err := pass.TryEnd()
 	releaseWithDevice(pass, &(*passMirror)(unsafe.Pointer(pass)).device)
 	return err

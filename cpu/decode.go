@@ -58,19 +58,9 @@ type rawRows struct {
 	stride int
 }
 
-// row widens row j into dst (len d).
+// row widens row j into dst (len d), as store.widenAt does.
 func (r rawRows) row(j int, dst []float32) {
-	off := j * r.stride
-	switch r.t {
-	case backend.Float32:
-		copy(dst, r.f32[off:])
-	case backend.Q8:
-		widenQ8(dst, r.q8[off:off+len(dst)], r.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
-	case backend.FP8:
-		widenFP8(dst, r.f8[off:off+len(dst)])
-	default:
-		widen(r.t, dst, r.h[off:off+len(dst)])
-	}
+	store{t: r.t, f32: r.f32, h: r.h, q8: r.q8, sc: r.sc, f8: r.f8}.widenAt(dst, j*r.stride)
 }
 
 // kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
@@ -134,13 +124,16 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		return // no row sees a key of this tile
 	}
 	byRuns := p.Paged != nil && p.Paged.PageSize >= decodeRun
-	for x := a; x < e; {
-		n := e - x
+	// segment is the keys from x that one kernel call takes: the rest of
+	// the band, or of x's page.
+	segment := func(x int) int {
 		if byRuns {
-			n = min(n, f.kr.Run(j0+x), f.vr.Run(j0+x))
+			return min(e-x, f.kr.Run(j0+x), f.vr.Run(j0+x))
 		}
-		f.decodeDot(sc, qm, st, b, kvh, j0, x, n)
-		x += n
+		return e - x
+	}
+	for x := a; x < e; x += segment(x) {
+		f.decodeDot(sc, qm, st, b, kvh, j0, x, segment(x))
 	}
 	m, l := sc.m[:rows], sc.l[:rows]
 	for ii := range rows {
@@ -148,13 +141,8 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]
 		f.online(row, nil, sc.lo[ii], sc.hi[ii], acc.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
 	}
-	for x := a; x < e; {
-		n := e - x
-		if byRuns {
-			n = min(n, f.kr.Run(j0+x), f.vr.Run(j0+x))
-		}
-		f.decodeAxpy(sc, st, acc, b, kvh, j0, x, n)
-		x += n
+	for x := a; x < e; x += segment(x) {
+		f.decodeAxpy(sc, st, acc, b, kvh, j0, x, segment(x))
 	}
 }
 

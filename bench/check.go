@@ -55,25 +55,19 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 		if err := read(in.p.OStrides().Offset(b, h, i), got); err != nil {
 			return err
 		}
-		diff, scale := 0.0, 0.0
-		for d, want := range ref[n] {
-			g := float64(got[d])
-			if math.IsNaN(g) || math.IsInf(g, 0) {
+		for _, x := range got {
+			if g := float64(x); math.IsNaN(g) || math.IsInf(g, 0) {
 				pt.Status = StatusWrong
 				pt.Error = fmt.Sprintf("output row (b=%d, h=%d, i=%d) holds %v", b, h, i, g)
 				pt.CheckedRows = n + 1
 				return nil
 			}
-			diff = max(diff, math.Abs(g-want))
-			scale = max(scale, math.Abs(want))
 		}
+		diff, scale := maxDiff(got, ref[n])
 		wrong = wrong || diff > limit*max(scale, 1e-300)+slack
-		if scale > 0 {
-			diff /= scale
-		}
-		worst = max(worst, diff)
+		worst = max(worst, relative(diff, scale))
 		if in.ref0 != nil {
-			quant = max(quant, relErr(got, in.ref0[n]))
+			quant = max(quant, relative(maxDiff(got, in.ref0[n])))
 		}
 	}
 	pt.MaxErr = &worst
@@ -91,16 +85,20 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 	return nil
 }
 
-// relErr is max|got − want| / max|want| (the difference itself when
-// want is all zero).
-func relErr(got []float32, want []float64) float64 {
-	diff, scale := 0.0, 0.0
+// maxDiff is max|got − want| and max|want| over a row.
+func maxDiff(got []float32, want []float64) (diff, scale float64) {
 	for d, w := range want {
 		diff = max(diff, math.Abs(float64(got[d])-w))
 		scale = max(scale, math.Abs(w))
 	}
+	return diff, scale
+}
+
+// relative is diff / scale, or diff itself when scale is 0 (an all-zero
+// reference row).
+func relative(diff, scale float64) float64 {
 	if scale > 0 {
-		diff /= scale
+		return diff / scale
 	}
 	return diff
 }

@@ -49,19 +49,12 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
 // place or gathered from their pages: the decoding kernels widen what is
 // not float32 as they load it.
 type rawRows struct {
-	t      backend.DType
-	f32    []float32
-	h      []uint16
-	q8     []int8
-	sc     []uint16 // q8's scales, one a block of the values in q8
-	f8     []uint8
-	stride int
+	store      // from row 0's first element
+	stride int // between rows, in elements
 }
 
-// row widens row j into dst (len d), as store.widenAt does.
-func (r rawRows) row(j int, dst []float32) {
-	store{t: r.t, f32: r.f32, h: r.h, q8: r.q8, sc: r.sc, f8: r.f8}.widenAt(dst, j*r.stride)
-}
+// row widens row j into dst (len d).
+func (r rawRows) row(j int, dst []float32) { r.widenAt(dst, j*r.stride) }
 
 // kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
 // wide) as stored: in place when they lie at one stride, else gathered
@@ -69,7 +62,7 @@ func (r rawRows) row(j int, dst []float32) {
 // 8-bit dtypes, a store of s's dtype). The decoding kernels read it, and
 // the bfloat16 arithmetic path its bits.
 func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store) rawRows {
-	out := rawRows{t: s.t, stride: r.Row}
+	out := rawRows{store: store{t: s.t}, stride: r.Row}
 	if r.Run(j0) >= n {
 		off := r.Offset(b, kvh, j0)
 		end := off + (n-1)*r.Row + cols

@@ -88,7 +88,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			rows := func() rawRows {
 				x := randF32(rng, nk*d)
-				r := rawRows{t: dt, stride: d}
+				r := rawRows{store: store{t: dt}, stride: d}
 				switch dt {
 				case backend.Q8:
 					r.q8, r.sc = make([]int8, len(x)), make([]uint16, len(x)/backend.Q8Block)

@@ -30,7 +30,7 @@ func quantWidths() []int {
 // E4M3 pattern but NaN), and returns them with their values (rows ×
 // stride, widened exactly; 0 between rows).
 func quantRows(rng *rand.Rand, t backend.DType, n, stride int) (rawRows, []float64) {
-	raw := rawRows{t: t, stride: stride}
+	raw := rawRows{store: store{t: t}, stride: stride}
 	vals := make([]float64, n*stride)
 	switch t {
 	case backend.Q8:
@@ -206,7 +206,7 @@ func FuzzQuantDecode(f *testing.F) {
 		dt := backend.Quants[kind%2]
 		n, d := int(nb)%130, 32*(1+int(db)%8)
 		stride := d + 32*(int(pad)%3)
-		raw := rawRows{t: dt, stride: stride}
+		raw := rawRows{store: store{t: dt}, stride: stride}
 		at := 0
 		next := func() byte { at++; return data[(at-1)%len(data)] ^ byte(at/len(data)*37) }
 		switch dt {

@@ -35,7 +35,7 @@ func TestDecodeKernels(t *testing.T) {
 					stride := d + 24
 					q := randF32(rng, 4*ldq)
 					kv := randF32(rng, n*stride)
-					raw := rawRows{t: dt, stride: stride}
+					raw := rawRows{store: store{t: dt}, stride: stride}
 					if dt.Half() {
 						raw.h = make([]uint16, len(kv))
 						narrow(dt, raw.h, kv)

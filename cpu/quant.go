@@ -28,21 +28,13 @@ func (s store) widenAt(dst []float32, off int) {
 	case backend.Float32:
 		copy(dst, s.f32[off:off+len(dst)])
 	case backend.Q8:
-		widenQ8(dst, s.q8[off:off+len(dst)], s.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
+		backend.DequantizeQ8(dst, s.q8[off:off+len(dst)], s.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
 	case backend.FP8:
-		widenFP8(dst, s.f8[off:off+len(dst)])
+		backend.DecodeFP8s(dst, s.f8[off:off+len(dst)])
 	default:
 		widen(s.t, dst, s.h[off:off+len(dst)])
 	}
 }
-
-// widenQ8 is backend.DequantizeQ8.
-func widenQ8(dst []float32, codes []int8, scales []uint16) {
-	backend.DequantizeQ8(dst, codes, scales)
-}
-
-// widenFP8 is backend.DecodeFP8s.
-func widenFP8(dst []float32, src []uint8) { backend.DecodeFP8s(dst, src) }
 
 // quantWrite stores src into the 8-bit store s from element off: q8
 // blocks quantized (off and len(src) whole blocks; a block beyond

@@ -129,13 +129,8 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	}
 	c := &kv{be: be, cfg: cfg}
 	if cfg.KScale != nil || cfg.VScale != nil {
-		c.scales = &backend.Scales{K: append([]float32(nil), cfg.KScale...), V: append([]float32(nil), cfg.VScale...)}
-		if cfg.KScale == nil {
-			c.scales.K = nil
-		}
-		if cfg.VScale == nil {
-			c.scales.V = nil
-		}
+		// The cache's own copies (nil stays nil: a scale of 1).
+		c.scales = &backend.Scales{K: slices.Clone(cfg.KScale), V: slices.Clone(cfg.VScale)}
 	}
 	var err error
 	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/attn-go/attn/backend"
@@ -168,11 +169,14 @@ type adapterPlan struct {
 	// tune is the hardware plan's kernel sizes: defaultTuning, or what
 	// ATTN_GPU_TUNE sets (tune.go).
 	tune tuning
+	// features is the optional WebGPU features the kernels use: those
+	// of the device that ATTN_GPU_FEATURES leaves on (features.go).
+	features kernelFeatures
 }
 
 func (a adapterPlan) String() string {
 	if !a.hardware {
-		return fmt.Sprintf("cpu (at most %d loop iterations an invocation)", a.loopCap)
+		return fmt.Sprintf("cpu (at most %d loop iterations an invocation; features: %v)", a.loopCap, a.features)
 	}
 	s := "hardware (K/V tiles in workgroup memory, no loop cap"
 	if a.loopPrefill {
@@ -181,7 +185,7 @@ func (a adapterPlan) String() string {
 	if t := a.tune.String(); t != "" {
 		s += "; tuned " + t
 	}
-	return s + ")"
+	return s + "; features: " + a.features.String() + ")"
 }
 
 // choosePlan picks the plan for an adapter of type t, unless setting
@@ -189,8 +193,8 @@ func (a adapterPlan) String() string {
 // the choice to t, the CPU plan for gputypes.DeviceTypeCPU and the
 // hardware plan for every other type. Any other setting is an error.
 func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
-	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning}
-	hw := adapterPlan{hardware: true, tune: defaultTuning}
+	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning, features: allFeatures}
+	hw := adapterPlan{hardware: true, tune: defaultTuning, features: allFeatures}
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "", "auto":
 		if t == gputypes.DeviceTypeCPU {
@@ -220,6 +224,9 @@ func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
 		a.loopPrefill = true
 	default:
 		return adapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
+	}
+	if a, err = featuresFromEnv(a); err != nil {
+		return a, err
 	}
 	return tuneFromEnv(a)
 }
@@ -575,21 +582,26 @@ func (c fusedChoice) fits() bool { return c.kind != noKernel }
 
 // spec is the kernel's specialisation for head dims d, dv and operands
 // stored as q, k, v and bias; nil when no kernel fits.
-func (c fusedChoice) spec(d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
+//
+// The kernels use the features f says (kernelFeatures): WGSL's f16 where
+// an operand is float16, and subgroups for the decoding kernels'
+// reductions (fused.wgsl's key lanes, fuseddecode.wgsl's row maxima).
+func (c fusedChoice) spec(f kernelFeatures, d, dv int, q, k, v, bias shaders.Elem) shaders.Spec {
+	f16 := f.f16 && slices.Contains([]shaders.Elem{q, k, v, bias}, shaders.F16)
 	switch c.kind {
 	case kernelFused:
-		return shaders.FusedConsts{WG: fusedWG, R: c.rows, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
+		return shaders.FusedConsts{WG: fusedWG, R: c.rows, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias, F16: f16}
 	case kernelLoop:
 		return shaders.FusedLoopConsts{WG: fusedWG, TK: c.tk, D: d, DV: dv, Q: q, K: k, V: v, Bias: bias}
 	case kernelLanes:
-		return shaders.FusedConsts{WG: laneWG, R: c.rows, D: d, DV: dv, NQ: c.dec.rows, Q: q, K: k, V: v, Bias: bias}
+		return shaders.FusedConsts{WG: laneWG, R: c.rows, D: d, DV: dv, NQ: c.dec.rows, Q: q, K: k, V: v, Bias: bias, F16: f16, SG: f.subgroups}
 	case kernelDecode:
 		s := c.dec.consts(d, dv)
-		s.Q, s.K, s.V, s.Bias = q, k, v, bias
+		s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, f16, f.subgroups
 		return s
 	case kernelTile:
 		s := c.tile
-		s.Q, s.K, s.V, s.Bias = q, k, v, bias
+		s.Q, s.K, s.V, s.Bias, s.F16 = q, k, v, bias, f16
 		return s
 	}
 	return nil

@@ -71,7 +71,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	// workgroup memory, its operands stored as e.
 	fused := func(ap adapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
 		if c := ap.fusedKernel(m, d, dv); c.fits() {
-			return c.spec(d, dv, e, e, e, e)
+			return c.spec(b.aplan.features, d, dv, e, e, e, e)
 		}
 		t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
 		return nil
@@ -105,14 +105,25 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				}
 			}
 		}
+		// A decoding step's half K and V eight halves a load, widened
+		// with the device's f16 where it has it and without.
+		for _, f := range []kernelFeatures{b.aplan.features, {}} {
+			for _, kv := range [][2]shaders.Elem{{f16, f16}, {bf16, f16}} {
+				if lc, ok := ap.laneKernel(mem, 128, 128, 4, 1, 4096); ok && !ap.hardware {
+					if s := lc.spec(f, 128, 128, shaders.F32, kv[0], kv[1], shaders.F32); !slices.Contains(specs, s) {
+						specs = append(specs, s)
+					}
+				}
+			}
+		}
 		// 8-bit K and V (the fused kernels' k and v only): q8 head dims
 		// are whole blocks; fp8 ones any, 5 for the scalar loaders.
 		for _, hd := range [][2]int{{32, 64}, {128, 128}} {
 			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}} {
 				c := ap.fusedKernel(mem, hd[0], hd[1])
-				specs = append(specs, c.spec(hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+				specs = append(specs, c.spec(b.aplan.features, hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
 				if lc, ok := ap.laneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.hardware {
-					specs = append(specs, lc.spec(hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+					specs = append(specs, lc.spec(b.aplan.features, hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
 				}
 				if dt, ok := ap.decodeKernel(mem, hd[0], hd[1], 4, 1); ok && ap.hardware {
 					s := dt.consts(hd[0], hd[1])
@@ -122,7 +133,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			}
 		}
 		if c := ap.fusedKernel(mem, 5, 7); c.fits() {
-			specs = append(specs, c.spec(5, 7, shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
+			specs = append(specs, c.spec(b.aplan.features, 5, 7, shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
 		}
 		if !ap.hardware {
 			continue

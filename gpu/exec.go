@@ -66,6 +66,13 @@ type operand struct {
 	mask *shaders.Mask
 	out  bool
 	vec4 bool // bound as vectors of four elements: the window starts and ends on a multiple of four elements
+	wide bool // a half operand bound as vectors of eight elements (shaders.LoadUnit): its window starts and ends on a multiple of eight
+}
+
+// wideHalf says whether a kernel with unit loaders (shaders.Kernel.Units)
+// reads x, a half operand of head dim d, eight halves a load.
+func wideHalf(x *buffer, d int) bool {
+	return x != nil && x.dtype.Half() && shaders.LoadUnit(elem(x), d) == 2
 }
 
 // elem is how the kernel reads the operand's buffer x: its dtype as the
@@ -146,16 +153,21 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 		capacity := int(o.x.bytes) / size // elements the buffer's bytes hold, ≥ Len
 		lo, hi := o.t.span(u, H, G)
 		a := alignBytes / size
-		if o.vec4 {
-			a = max(a, 4)
+		vec := 1
+		switch {
+		case o.wide:
+			vec = 8
+		case o.vec4:
+			vec = 4
 		}
+		a = max(a, vec)
 		w := windowFor(lo, hi, a, capacity)
 		if least := 16 / size; w.n < least {
 			w.n = min(least, capacity-w.start)
 		}
-		if o.vec4 {
-			w.n = (w.n + 3) &^ 3 // within the buffer, whose length is a multiple of 16 bytes
-		}
+		// Whole vectors, within the buffer, whose length is a multiple of
+		// 16 bytes.
+		w.n = (w.n + vec - 1) / vec * vec
 		bytes := (w.n*size + 3) &^ 3
 		if bytes > maxBind {
 			return false
@@ -196,7 +208,7 @@ func (b *Backend) bindElems(x *buffer) int {
 	if x != nil {
 		size = x.dtype.Size()
 	}
-	return maxBind/size - align/size - 4
+	return maxBind/size - align/size - 8
 }
 
 // gridOK reports whether every grid dimension is within the device's

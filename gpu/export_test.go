@@ -124,7 +124,7 @@ func TimedSpans(b *Backend) int {
 func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	p = p.Resolved()
 	c, _ := b.fusedKernel(p) // c.spec is nil where no kernel fits
-	return c.spec(p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
+	return c.spec(b.aplan.features, p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }
 
 // SetStepFlush sets the dispatches a step of b records before it

@@ -222,7 +222,7 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 			return err
 		}
 	}
-	if c.fused, err = b.pipeline(c.fc.spec(pr.D, pr.Dv, elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+	if c.fused, err = b.pipeline(c.fc.spec(b.aplan.features, pr.D, pr.Dv, elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
 		return err
 	}
 	// A half O is computed in a float32 scratch and packed at the end
@@ -328,12 +328,17 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	pr, bufs, prm := c.pr, c.bufs, &c.prm
 	// The kernels that bind K and V as vec4s (shaders.Kernel.Vec4) do so
 	// where the head dims allow; the windows must agree.
+	// A half K or V that the kernel reads eight halves a load
+	// (shaders.Kernel.Units) starts and ends its window on 8 elements.
 	_, k4 := c.fused.kernel.Vec4["k"]
 	_, v4 := c.fused.kernel.Vec4["v"]
+	_, k8 := c.fused.kernel.Units["k"]
+	_, v8 := c.fused.kernel.Units["v"]
+	kx, vx := bufs[1], bufs[2]
 	c.fo = append(c.fo[:0],
 		operand{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
-		operand{name: "k", x: bufs[1], t: kTensor(pr), vec4: k4 && pr.D%4 == 0, at: &prm.K},
-		operand{name: "v", x: bufs[2], t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, at: &prm.V},
+		operand{name: "k", x: kx, t: kTensor(pr), vec4: k4 && pr.D%4 == 0, wide: k8 && wideHalf(kx, pr.D), at: &prm.K},
+		operand{name: "v", x: vx, t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, wide: v8 && wideHalf(vx, pr.Dv), at: &prm.V},
 		operand{name: "bias", x: bufs[3], mask: &prm.Bias},
 		operand{name: "keep", x: bufs[4], mask: &prm.Keep},
 		operand{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},

@@ -136,7 +136,8 @@ func open(dev *wg.Device, info backend.Info, aplan adapterPlan) *Backend {
 	b.info.Limits = b.lim
 	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
 	b.info.Features = dev.Features()
-	b.info.Detail += "; plan " + aplan.String()
+	b.aplan = aplan.on(b.info.Features, wg.CompilesF16)
+	b.info.Detail += "; plan " + b.aplan.String()
 	b.noTiming = timingSupport(adapterTimes, b.info.Features.Contains(gputypes.FeatureTimestampQuery), false)
 	b.budget = 4e11
 	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {

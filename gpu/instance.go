@@ -165,13 +165,21 @@ func describeAdapter(a *wg.Adapter) backend.Info {
 }
 
 // requiredFeatures is the optional features New asks a device of
-// adapter a for: TimestampQuery where a offers it, for device time
-// (timing.go). Asking costs nothing until timestamps are written.
+// adapter a for, each where a offers it: TimestampQuery, for device time
+// (timing.go), ShaderF16 where the binding's compiler takes WGSL's f16
+// (wg.CompilesF16) and subgroup operations, for the kernels that use them
+// (features.go). Asking costs nothing until a kernel uses one.
 func requiredFeatures(a *wg.Adapter) []gputypes.Feature {
-	if a.HasFeature(gputypes.FeatureTimestampQuery) {
-		return []gputypes.Feature{gputypes.FeatureTimestampQuery}
+	var fs []gputypes.Feature
+	for _, f := range []gputypes.Feature{gputypes.FeatureTimestampQuery, gputypes.FeatureShaderF16, gputypes.FeatureSubgroupOperations} {
+		if f == gputypes.FeatureShaderF16 && !wg.CompilesF16 {
+			continue
+		}
+		if a.HasFeature(f) {
+			fs = append(fs, f)
+		}
 	}
-	return nil
+	return fs
 }
 
 // definedU64 is a 64-bit limit v as a device request can ask for it.

@@ -95,7 +95,8 @@ var<workgroup> ored: array<vec4<f32>, RED>;
 {{- end}}
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
+{{- if .SG}}, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32{{end}}) {
 {{- if .NQ}}
     // Key lanes: the workgroup's rows are queries row0 … row0+NQ−1 of the
     // heads h … h+R/NQ−1 (one KV head's), and lane t takes keys
@@ -103,6 +104,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let bh = P.bh0 + wid.y * (R / NQ);
     let row0 = P.i0 + wid.x * NQ;
     let tile = NQ;
+    // The lanes' partial results they meet over at the end: one a
+    // subgroup with SG, else one a lane.
+{{- if .SG}}
+    let nw = nsg;
+{{- else}}
+    let nw = WG;
+{{- end}}
 {{- else}}
     let bh = P.bh0 + wid.y;
     let row0 = P.i0 + wid.x * (WG * R);
@@ -304,26 +312,51 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
     // Row {{$r}}'s lanes meet: their common maximum, then their sums
     // rescaled to it, a block of CB column vec4s at a time, each lane
-    // adding up columns t, t + WG, … of the block.
+    // adding up columns t, t + WG, … of the block: over the nw sums in
+    // workgroup memory, every lane's, or with subgroups (SG) each
+    // subgroup's, which the subgroup adds up first.
+{{- if $.SG}}
+    let sm{{$r}} = subgroupMax(m{{$r}});
+    if (sid == 0u) {
+        mred[sgid] = sm{{$r}};
+    }
+{{- else}}
     mred[t] = m{{$r}};
+{{- end}}
     workgroupBarrier();
     var mx{{$r}} = NEG_MAX;
-    for (var w = 0u; w < WG; w++) {
+    for (var w = 0u; w < nw; w++) {
         mx{{$r}} = max(mx{{$r}}, mred[w]);
     }
     let f{{$r}} = exp(m{{$r}} - mx{{$r}});
+{{- if $.SG}}
+    let sl{{$r}} = subgroupAdd(l{{$r}} * f{{$r}});
+    if (sid == 0u) {
+        lred[sgid] = sl{{$r}};
+    }
+{{- else}}
     lred[t] = l{{$r}} * f{{$r}};
+{{- end}}
     var l{{$r}}sum = 0.0;
 {{- range $c := seq $.NCB}}
 {{- $c0 := mul $c $.CB}}
 {{- $cn := min $.CB (sub $.DV4 $c0)}}
 {{- range $e := seq $cn}}
+{{- if $.SG}}
+    {
+        let s = subgroupAdd(a{{$r}}_{{add $c0 $e}} * f{{$r}});
+        if (sid == 0u) {
+            ored[sgid * CB + {{$e}}u] = s;
+        }
+    }
+{{- else}}
     ored[t * CB + {{$e}}u] = a{{$r}}_{{add $c0 $e}} * f{{$r}};
+{{- end}}
 {{- end}}
     workgroupBarrier();
     if (live{{$r}}) {
 {{- if eq $c 0}}
-        for (var w = 0u; w < WG; w++) {
+        for (var w = 0u; w < nw; w++) {
             l{{$r}}sum += lred[w];
         }
 {{- end}}
@@ -334,7 +367,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let oa = b * P.o_b + h{{$r}} * P.o_h + (q0 + i{{$r}}) * P.o_r + wid.z * P.o_z - P.o_base + {{mul $c0 4}}u;
         for (var e = t; e < {{$cn}}u; e += WG) {
             var y = vec4<f32>(0.0);
-            for (var w = 0u; w < WG; w++) {
+            for (var w = 0u; w < nw; w++) {
                 y += ored[w * CB + e];
             }
             y *= inv;

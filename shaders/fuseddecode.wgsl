@@ -26,6 +26,9 @@
 //      memory (log2 LPR steps), and invocation r < R folds the tile's
 //      maximum into the running maximum ms[r], keeping the factor
 //      cs[r] = exp(m_old − m_new) that the row's sums are rescaled by;
+//      with subgroups (SG), one subgroup a row at a time takes the
+//      maximum of every sgs-th score, then subgroupMax, and its first
+//      invocation folds it, with no tree and one barrier;
 //   4. weights: p = exp(s − m) in place of the scores;
 //   5. P·V: invocation t owns one column vec4 e = t mod DV4 of RPI rows
 //      (rows rg, rg + RG, …) over keys kg, kg + KG, … of the tile, its
@@ -84,7 +87,8 @@ var<workgroup> mred: array<f32, MRED>;
 var<workgroup> spans: array<vec2<u32>, R>;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
+{{- if .SG}}, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32{{end}}) {
     let bhw = P.bh0 + wid.y * HG;
     let b = bhw / P.H;
     let h0 = bhw % P.H;
@@ -219,6 +223,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ss[r * TKP + jj] = s;
         }
         workgroupBarrier();
+{{- if .SG}}
+        // Each row's maximum over the tile by one subgroup, each of its
+        // invocations over every sgs-th key, then subgroupMax; the
+        // subgroup's first folds it into the running maximum.
+        for (var r = sgid; r < R; r += nsg) {
+            var mx = ninf;
+            for (var jj = sid; jj < TK; jj += sgs) {
+                mx = max(mx, ss[r * TKP + jj]);
+            }
+            mx = subgroupMax(mx);
+            if (sid == 0u) {
+                let m = ms[r];
+                let mt = max(m, mx);
+                cs[r] = exp(m - mt);
+                ms[r] = mt;
+            }
+        }
+{{- else}}
         // Each row's maximum over the tile: LPR invocations a row (LPR ≤
         // TK), each over every LPR-th key, then a tree.
         if (t < MRED) {
@@ -242,6 +264,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             cs[t] = exp(m - mx);
             ms[t] = mx;
         }
+{{- end}}
         workgroupBarrier();
         for (var n = 0u; n < SSTEPS; n++) {
             let x = t + n * WG;

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -75,9 +76,13 @@ type ContextConsts struct {
 // take turns over the keys, adding their results up in workgroup memory
 // (RED = WG·CB vec4s, CB column vec4s at a time) at the end.
 type FusedConsts struct {
-	WG, R, D, DV  int
-	NQ            int `shaders:"zero"`
+	WG, R, D, DV int
+	NQ           int `shaders:"zero"`
 	Q, K, V, Bias Elem
+	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
+	// and the key lanes' sums at the end by subgroups, each subgroup's
+	// in workgroup memory once, not every lane's.
+	F16, SG bool
 }
 
 // FusedLoopConsts specialises fusedloop.wgsl: WG invocations of one query
@@ -98,6 +103,7 @@ type FusedLoopConsts struct {
 type FusedTileConsts struct {
 	WG, BR, BC, RM, RN, D, DV int
 	Q, K, V, Bias             Elem
+	F16                       bool // a mode (see modes): float16 operands as WGSL f16
 }
 
 // FusedDecodeConsts specialises fuseddecode.wgsl: WG invocations a
@@ -108,6 +114,10 @@ type FusedTileConsts struct {
 type FusedDecodeConsts struct {
 	WG, HG, NQ, TK, D, DV int
 	Q, K, V, Bias         Elem
+	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
+	// and each tile's row maxima by subgroups (a subgroup a row at a
+	// time), not a tree in workgroup memory.
+	F16, SG bool
 }
 
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
@@ -174,7 +184,7 @@ func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} 
 func (c FusedConsts) derived() []Const {
 	dv4, cb := ceil4(c.DV), fusedCB(c.DV)
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb},
-		{"KU", quantUnit(c.K, c.D)}, {"VU", quantUnit(c.V, c.DV)}, {"KSB", q8Shared(c.D)}, {"VSB", q8Shared(c.DV)}}
+		{"KU", LoadUnit(c.K, c.D)}, {"VU", LoadUnit(c.V, c.DV)}, {"KSB", q8Shared(c.D)}, {"VSB", q8Shared(c.DV)}}
 }
 
 // q8Shared is the q8 blocks of a row of d values (d a multiple of 32,
@@ -192,16 +202,22 @@ func q8Shared(d int) int {
 	return 1
 }
 
-// quantUnit is the vec4s of a head dim d stored as e that fused.wgsl
-// loads at a time through the unit loader (x_u): a q8 block's 8, 16 fp8
-// values' 4 where d is whole units of 16; 1 (a vec4 at a time, x_at4 or
-// x_at) otherwise.
-func quantUnit(e Elem, d int) int {
+// LoadUnit is the vec4s of a head dim d stored as e that fused.wgsl
+// loads at a time through the unit loader (x_u), sixteen bytes a load: a
+// q8 block's 8, 16 fp8 values' 4 where d is whole units of 16, 8 halves'
+// 2 where d is whole units of 8; 1 (a vec4 at a time, x_at4 or x_at)
+// otherwise. A half operand read 8 halves a load is bound as
+// array<vec4<u32>>, its window starting and ending on a multiple of 8
+// elements (the host binds it so: gpu's operand.wide), and its rows, each
+// starting on a multiple of d, on 16 bytes.
+func LoadUnit(e Elem, d int) int {
 	switch {
 	case e == Q8 && d%32 == 0:
 		return 8
 	case e == FP8 && d%16 == 0:
 		return 4
+	case e.Half() && d%8 == 0:
+		return 2
 	}
 	return 1
 }
@@ -444,6 +460,46 @@ func leastConst(s Spec, name string) int {
 	}
 	return 1
 }
+
+// The modes of a Spec are its bool fields, each a choice of code that
+// needs a device feature: Generate gives them to a Template body as 1 or
+// 0 (set or not) and writes no WGSL constant for them, and a Key names
+// the set ones. Two have a meaning of their own:
+//
+//   - F16: the kernel enables WGSL's f16 type (shader-f16), which
+//     Generate writes as the directive "enable f16;", and binds float16
+//     operands as f16 arrays (f16, vec4<f16>, mat2x4<f16>: see Elem),
+//     widened by conversions, exact as unpack2x16float is;
+//   - SG: the kernel's reductions across invocations use subgroup
+//     operations (subgroupMax, subgroupAdd) and the subgroup builtins,
+//     not workgroup memory alone.
+//
+// Only a device with the feature compiles a kernel with its mode set.
+func modes(s Spec) []Const {
+	v := reflect.ValueOf(s)
+	var out []Const
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.Bool {
+			out = append(out, Const{v.Type().Field(i).Name, btoi(v.Field(i).Bool())})
+		}
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// EnablesF16 says whether s enables WGSL's f16 type: its mode F16 is
+// set (see modes).
+func EnablesF16(s Spec) bool { return slices.Contains(modes(s), Const{"F16", 1}) }
+
+// UsesSubgroups says whether s uses subgroup operations: its mode SG is
+// set (see modes).
+func UsesSubgroups(s Spec) bool { return slices.Contains(modes(s), Const{"SG", 1}) }
 
 // consts lists the given int constants of s, in field order (they come
 // before its Elem fields).

@@ -45,6 +45,7 @@ var golden = []struct {
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
 	{"fuseddecode_g4_d128_q8.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: Q8, V: Q8}},
+	{"fuseddecode_g4_d128_f16_sg.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: F16, V: F16, F16: true, SG: true}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
@@ -58,6 +59,10 @@ var golden = []struct {
 	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
 	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
 	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
+	// Half K and V eight halves a load (LoadUnit), widened by f16
+	// conversions where the device has shader-f16; the lanes meeting by
+	// subgroups.
+	{"fused_lanes_d128_f16_wide_sg.wgsl.golden", FusedConsts{WG: 16, R: 4, D: 128, DV: 128, NQ: 1, K: F16, V: BF16, F16: true, SG: true}},
 	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
 	{"fusedtile_d5_dv70_half.wgsl.golden", FusedTileConsts{WG: 128, BR: 32, BC: 16, RM: 2, RN: 2, D: 5, DV: 70, Q: F16, K: BF16, V: F16, Bias: BF16}},

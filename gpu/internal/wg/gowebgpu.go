@@ -147,6 +147,9 @@ func (a *Adapter) SubgroupSize() (lo, hi uint32) { return 0, 0 }
 // SubgroupSizeUnreported says why SubgroupSize is 0, 0.
 const SubgroupSizeUnreported = "not reported by wgpu-native 0.17"
 
+// CompilesF16 says whether the binding compiles WGSL's f16 type: its naga (0.17) cannot compile WGSL f16, though lavapipe reports ShaderF16.
+const CompilesF16 = false
+
 // TimestampsInside reports whether the adapter offers timestamps inside
 // command encoders and inside compute passes. In wgpu-native 0.17 the
 // first come with TimestampQuery (Encoder.WriteTimestamp) and the second

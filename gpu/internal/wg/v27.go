@@ -483,6 +483,9 @@ func (a *Adapter) SubgroupSize() (lo, hi uint32) { return 0, 0 }
 // WGPUNativeLimits in wgpu-native 27 carries it.
 const SubgroupSizeUnreported = "not reported by wgpu-native 27"
 
+// CompilesF16 says whether the binding compiles WGSL's f16 type: its naga compiles WGSL f16 on a device with ShaderF16.
+const CompilesF16 = true
+
 // TimestampsInside reports whether the adapter offers timestamps written
 // inside command encoders and inside compute passes (wgpu-native's
 // TimestampQueryInsideEncoders and TimestampQueryInsidePasses).

@@ -1,0 +1,118 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/gogpu/gputypes"
+)
+
+// This file decides which optional WebGPU features the kernels use: WGSL's
+// f16 type (shader-f16) and subgroup operations, each where the device
+// has it unless ATTN_GPU_FEATURES turns it off. It has no cgo, so its
+// tests run everywhere.
+
+// envFeatures turns off optional features the kernels would use:
+// ATTN_GPU_FEATURES=f16=off,subgroups=off (each name=on or name=off;
+// on, the default, means where the device has it). It exists so that
+// the fallbacks are tested on devices that have the features, and so that
+// one run on a GPU measures each feature on and off (bench/gpu-hw.sh).
+const envFeatures = "ATTN_GPU_FEATURES"
+
+// kernelFeatures is the optional features the kernels use.
+type kernelFeatures struct {
+	// f16: half operands are widened by WGSL f16 conversions
+	// (shaders.FusedConsts.F16), not unpack2x16float.
+	f16 bool
+	// subgroups: reductions across invocations use subgroup operations
+	// where a kernel has them, not workgroup memory and barriers.
+	subgroups bool
+}
+
+// allFeatures is every optional feature, before the device and
+// ATTN_GPU_FEATURES say which are used.
+var allFeatures = kernelFeatures{f16: true, subgroups: true}
+
+// featureSwitches are ATTN_GPU_FEATURES's names and the fields they set.
+var featureSwitches = []struct {
+	name  string
+	field func(*kernelFeatures) *bool
+	what  string
+}{
+	{"f16", func(f *kernelFeatures) *bool { return &f.f16 }, "WGSL's f16 type (shader-f16) for half K and V"},
+	{"subgroups", func(f *kernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
+}
+
+// parseFeatures reads ATTN_GPU_FEATURES's value: comma-separated
+// name=on|off pairs over allFeatures. An unknown name, a repeated one or
+// another value is an error naming it.
+func parseFeatures(s string) (kernelFeatures, error) {
+	f := allFeatures
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(kv, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		i := slices.IndexFunc(featureSwitches, func(w struct {
+			name  string
+			field func(*kernelFeatures) *bool
+			what  string
+		}) bool {
+			return w.name == name
+		})
+		if !ok || i < 0 {
+			return allFeatures, fmt.Errorf("%s: %q is not name=on or name=off with a name of f16, subgroups", envFeatures, kv)
+		}
+		if seen[name] {
+			return allFeatures, fmt.Errorf("%s: %s is set twice", envFeatures, name)
+		}
+		seen[name] = true
+		switch strings.ToLower(strings.TrimSpace(val)) {
+		case "on":
+			*featureSwitches[i].field(&f) = true
+		case "off":
+			*featureSwitches[i].field(&f) = false
+		default:
+			return allFeatures, fmt.Errorf("%s: %s=%s: want on or off (%s)", envFeatures, name, strings.TrimSpace(val), featureSwitches[i].what)
+		}
+	}
+	return f, nil
+}
+
+// featuresFromEnv applies ATTN_GPU_FEATURES to plan a.
+func featuresFromEnv(a adapterPlan) (adapterPlan, error) {
+	f, err := parseFeatures(os.Getenv(envFeatures))
+	if err != nil {
+		return adapterPlan{}, err
+	}
+	a.features = f
+	return a, nil
+}
+
+// on is the plan for a device with features fs: each optional feature
+// used only where the device has it (compilesF16: its WGSL compiler
+// takes f16, which wgpu-native 0.17's does not, whatever it reports).
+func (a adapterPlan) on(fs gputypes.Features, compilesF16 bool) adapterPlan {
+	a.features.f16 = a.features.f16 && compilesF16 && fs.Contains(gputypes.FeatureShaderF16)
+	a.features.subgroups = a.features.subgroups && fs.Contains(gputypes.FeatureSubgroupOperations)
+	return a
+}
+
+// String names the features used, "none" for none.
+func (f kernelFeatures) String() string {
+	var on []string
+	for _, w := range featureSwitches {
+		if *w.field(&f) {
+			on = append(on, w.name)
+		}
+	}
+	if len(on) == 0 {
+		return "none"
+	}
+	return strings.Join(on, ", ")
+}

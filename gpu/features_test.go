@@ -1,0 +1,115 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/shaders"
+	"github.com/gogpu/gputypes"
+)
+
+// TestParseFeatures checks ATTN_GPU_FEATURES's syntax: name=on|off pairs
+// over every feature on, names and values in any case, and an error
+// naming the variable and the pair for an unknown or repeated name or
+// another value.
+func TestParseFeatures(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want kernelFeatures
+		err  string
+	}{
+		{in: "", want: allFeatures},
+		{in: " , ", want: allFeatures},
+		{in: "f16=off", want: kernelFeatures{subgroups: true}},
+		{in: " Subgroups = OFF ,", want: kernelFeatures{f16: true}},
+		{in: "f16=off,subgroups=off", want: kernelFeatures{}},
+		{in: "f16=on,subgroups=off", want: kernelFeatures{f16: true}},
+		{in: "f16", err: `"f16" is not name=on`},
+		{in: "fp16=off", err: `"fp16=off"`},
+		{in: "f16=no", err: "f16=no: want on or off"},
+		{in: "f16=off,f16=on", err: "f16 is set twice"},
+	} {
+		got, err := parseFeatures(c.in)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), envFeatures) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("parseFeatures(%q) = %v, %v; want an error naming %s and %q", c.in, got, err, envFeatures, c.err)
+			}
+		case err != nil:
+			t.Errorf("parseFeatures(%q): %v", c.in, err)
+		case got != c.want:
+			t.Errorf("parseFeatures(%q) = %+v; want %+v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestFeaturesOn checks that a plan uses a feature only where the device
+// has it (f16 only where the binding compiles it too) and
+// ATTN_GPU_FEATURES leaves it on, that the plan's description says which,
+// and that the kernels' specialisations follow: f16 where an operand is
+// float16, subgroups in the decoding kernels only.
+func TestFeaturesOn(t *testing.T) {
+	var both gputypes.Features
+	both.Insert(gputypes.FeatureShaderF16)
+	both.Insert(gputypes.FeatureSubgroupOperations)
+	for _, c := range []struct {
+		env         string
+		fs          gputypes.Features
+		compiles    bool
+		want        kernelFeatures
+		description string
+	}{
+		{"", both, true, allFeatures, "features: f16, subgroups"},
+		{"", both, false, kernelFeatures{subgroups: true}, "features: subgroups"},
+		{"", 0, true, kernelFeatures{}, "features: none"},
+		{"subgroups=off", both, true, kernelFeatures{f16: true}, "features: f16"},
+		{"f16=off,subgroups=off", both, true, kernelFeatures{}, "features: none"},
+	} {
+		t.Setenv(envPlan, "")
+		t.Setenv(envFeatures, c.env)
+		for _, dt := range []gputypes.DeviceType{gputypes.DeviceTypeCPU, gputypes.DeviceTypeDiscreteGPU} {
+			a, err := planFromEnv(dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a = a.on(c.fs, c.compiles)
+			if a.features != c.want || !strings.Contains(a.String(), c.description) {
+				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.features, c.want)
+			}
+		}
+	}
+	t.Setenv(envFeatures, "f16=maybe")
+	if _, err := planFromEnv(gputypes.DeviceTypeCPU); err == nil || !strings.Contains(err.Error(), envFeatures) {
+		t.Errorf("%s=f16=maybe: %v; want an error naming it", envFeatures, err)
+	}
+
+	mem := 32 << 10
+	f16, f32 := shaders.F16, shaders.F32
+	cpu, _ := choosePlan("cpu", gputypes.DeviceTypeCPU)
+	hw, _ := choosePlan("hardware", gputypes.DeviceTypeDiscreteGPU)
+	lanes, ok := cpu.laneKernel(mem, 128, 128, 4, 1, 4096)
+	dec, ok2 := hw.decodeKernel(mem, 128, 128, 4, 1)
+	if !ok || !ok2 {
+		t.Fatal("no decoding kernel for D = 128, 4 heads a KV head")
+	}
+	decode := fusedChoice{kind: kernelDecode, dec: dec}
+	for _, c := range []struct {
+		name     string
+		choice   fusedChoice
+		f        kernelFeatures
+		k        shaders.Elem
+		f16, sgs bool
+	}{
+		{"lanes f16", lanes, allFeatures, f16, true, true},
+		{"lanes f32", lanes, allFeatures, f32, false, true},
+		{"lanes off", lanes, kernelFeatures{}, f16, false, false},
+		{"decode f16", decode, allFeatures, f16, true, true},
+		{"decode subgroups off", decode, kernelFeatures{f16: true}, f16, true, false},
+		{"rows", hw.fusedKernel(mem, 64, 64), allFeatures, f16, true, false},
+	} {
+		s := c.choice.spec(c.f, 128, 128, f32, c.k, c.k, f32)
+		if shaders.EnablesF16(s) != c.f16 || shaders.UsesSubgroups(s) != c.sgs {
+			t.Errorf("%s: %s; want f16 %v, subgroups %v", c.name, s.Kernel().Key(s), c.f16, c.sgs)
+		}
+	}
+}

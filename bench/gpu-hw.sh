@@ -16,7 +16,8 @@
 #          (ATTN_REQUIRE_GPU=1)
 #   long   the ATTN_LONG cache tests of ./gpu
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
-#          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), 16
+#          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16; again
+#          with f16 and with subgroups off, ATTN_GPU_FEATURES), 16
 #          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
 #          4096 and 16384) through fusedtile.wgsl and again through
 #          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), a model's decoding
@@ -203,6 +204,11 @@ run() {
 			peers=(-peers ggml-vulkan -peers-dir "$root/bench/peers")
 		fi
 		sweep decode -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget" "${peers[@]}"
+		# Issue 44: the decoding step with each optional WebGPU feature
+		# off (ATTN_GPU_FEATURES), beside the sweep above with both on
+		# where the device has them: the run decides the defaults.
+		ATTN_GPU_FEATURES=f16=off sweep decode-nof16 -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
+		ATTN_GPU_FEATURES=subgroups=off sweep decode-nosubgroups -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		sweep prefill -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
 		# The kernel fusedtile.wgsl replaced, beside it: which is faster

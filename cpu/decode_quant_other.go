@@ -1,16 +1,13 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package cpu
 
-// quantDot and quantAxpy: no 8-bit decoding kernels here yet; decodeTile
-// widens each key row in Go.
-func quantDot([]float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
-
-func quantAxpy([]float32, int, rawRows, int, int, []float32, int) bool { return false }
-
-// quantWidth, quantDotW and quantAxpyW as on amd64 (decode_quant_amd64.go),
-// for the tests: no kernels.
+// No 8-bit decoding kernels here: decodeTile widens each key row in Go.
+// quantWidth, quantStep, quantDotW and quantAxpyW are as on amd64 and
+// arm64 (decode_quant.go), for the tests.
 func quantWidth() int { return -1 }
+
+func quantStep(int) int { return 0 }
 
 func quantDotW(int, []float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
 

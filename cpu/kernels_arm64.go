@@ -21,6 +21,7 @@ func archKernels() map[string]string {
 		"half":       pick(hasNEON, "NEON"),
 		"bf16narrow": pick(hasNEON, bf16),
 		"decode":     pick(hasDecode(), "NEON"),
+		"decode8":    pick(quantWidth() >= 0, "NEON"),
 	}
 }
 
@@ -30,5 +31,5 @@ func loopsDetail() string {
 	if k["exp"] == "Go" {
 		return ""
 	}
-	return ", NEON loops for the softmax's exp, the decoding kernels and the f16/bf16 conversions (bfloat16 narrowing by " + k["bf16narrow"] + ")"
+	return ", NEON loops for the softmax's exp, the decoding kernels (f32, f16, bf16, q8 and fp8) and the f16/bf16 conversions (bfloat16 narrowing by " + k["bf16narrow"] + ")"
 }

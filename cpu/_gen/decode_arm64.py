@@ -5,25 +5,15 @@
 # depends on nothing else, and CI checks that it is current.
 #
 # Go's arm64 assembler has no FADD, FADDP, FMUL or FCVTL: this script
-# encodes them itself (enc below) and writes each as a WORD with the
+# encodes them itself (neonenc.enc) and writes each as a WORD with the
 # instruction in GNU syntax beside it, which cpu/_gen/neonwords.py checks
 # against aarch64-linux-gnu-as.
 import os
 
+from neonenc import enc
+
 L = []
 A = L.append
-
-
-def enc(op, d, n, m=0):
-    """The encoding and GNU text of the few instructions Go lacks."""
-    base, text = {
-        "fadd": (0x4E20D400, f"fadd v{d}.4s, v{n}.4s, v{m}.4s"),
-        "faddp": (0x6E20D400, f"faddp v{d}.4s, v{n}.4s, v{m}.4s"),
-        "fmul": (0x6E20DC00, f"fmul v{d}.4s, v{n}.4s, v{m}.4s"),
-        "fcvtl": (0x0E217800, f"fcvtl v{d}.4s, v{n}.4h"),
-        "fcvtl2": (0x4E217800, f"fcvtl2 v{d}.4s, v{n}.8h"),
-    }[op]
-    return f"\tWORD    $0x{base | m << 16 | n << 5 | d:08x} // {text}"
 
 
 DTYPES = [("", 4, "float32"), ("F16", 2, "float16"), ("BF16", 2, "bfloat16")]

@@ -165,7 +165,12 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 			return err
 		}
 	}
+	// Under the buffer's lock: a quantizing copy's counts are added
+	// under it (CopyQuant), and read whole.
+	bb := src.(*buffer)
+	bb.mu.Lock()
 	data.widenAt(dst, off)
+	bb.mu.Unlock()
 	return nil
 }
 

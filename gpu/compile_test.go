@@ -62,6 +62,9 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			shaders.CopyConsts{WG: packWG, Src: src})
 	}
 	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1})
+	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {
+		specs = append(specs, shaders.Quant8Consts{WG: packWG, Src: int(src)}, shaders.Quant8Consts{WG: packWG, Q8: 1, Src: int(src)})
+	}
 	for _, e := range []shaders.Elem{f16, bf16} {
 		specs = append(specs,
 			shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg, Q: e, K: e, Bias: e},

@@ -23,7 +23,7 @@ import (
 // Caps.FlushesSubnormals); between two buffers of one 8-bit dtype the
 // bytes as they are (q8: whole blocks, codes and scales), while a copy
 // between an 8-bit buffer and one of another dtype is ErrUnsupported
-// (it would quantize or widen on the device: copyQuant). Step.Copy records it with the step's other
+// (CopyQuant quantizes into one: quantcopy.go). Step.Copy records it with the step's other
 // work, so that a decoding step's cache appends from the caller's
 // buffers wait for nothing. dst and src must lie in different wgpu
 // buffers (ErrShape), as WebGPU requires of a written binding.
@@ -72,12 +72,12 @@ var _ backend.Copier = (*Backend)(nil)
 // copyQuant is the dispatches of a copy into or out of an 8-bit buffer:
 // copy8.wgsl between two buffers of one 8-bit dtype, bits as they are
 // (q8 ranges whole blocks, else ErrShape); a copy between an 8-bit
-// buffer and one of another dtype would quantize or widen on the device,
-// which this backend does not do: ErrUnsupported (Write quantizes on the
-// host). The caller holds b.mu.
+// buffer and one of another dtype is ErrUnsupported: CopyQuant quantizes
+// into an 8-bit buffer, and nothing widens one on the device. The
+// caller holds b.mu.
 func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispatch, error) {
 	if d.dtype != s.dtype {
-		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: copy from a %v buffer into a %v one: the GPU backend copies 8-bit values only between buffers of one 8-bit dtype (Write quantizes on the host)", s.dtype, d.dtype)
+		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: copy from a %v buffer into a %v one: the GPU backend copies 8-bit values only between buffers of one 8-bit dtype (CopyQuant quantizes into one)", s.dtype, d.dtype)
 	}
 	blk := d.dtype.Block()
 	for _, r := range ranges {

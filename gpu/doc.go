@@ -81,9 +81,18 @@
 // bits (package shaders, Q8 and FP8), and apply Problem.Scales per KV
 // head. Copy moves 8-bit bytes between buffers of one 8-bit dtype
 // (copy8.wgsl); between an 8-bit buffer and another dtype it is
-// ErrUnsupported, for now (kernels' AppendBuffers into a q8 cache says
-// so: append through the host instead). docs/gpu.md, "8-bit K and V",
-// has the measurements.
+// ErrUnsupported. CopyQuant (backend.QuantCopier; Step.CopyQuant
+// records it) quantizes float32 or half elements into an 8-bit buffer
+// on the device (quant8.wgsl), as kernels' AppendBuffers does into a q8
+// or fp8 cache: the CPU's bytes, every rounding done in integer
+// arithmetic on float32 bits, an fp8 value first divided by its KV
+// head's scale. It adds what it saturates, and what no 8-bit value
+// holds (NaN, infinities, into q8 a magnitude of backend.Q8Max or
+// more), to a counts buffer on the device by atomics; it cannot refuse
+// those without a round trip, so it stores them as NaN (a q8 block's
+// scale, fp8's NaN pattern) and the cache reads the counts back when
+// asked. docs/gpu.md, "8-bit K and V", has the design and the
+// measurements.
 //
 // Scratch that an op writes in full before reading it (a step's partial
 // outputs and LSEs, a block table too large to inline) comes from a pool

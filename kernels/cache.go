@@ -94,16 +94,57 @@ type kv struct {
 	// scales are an fp8 cache's K and V scales (nil without).
 	scales *backend.Scales
 	// saturated counts the values an fp8 cache stored as ±448 (times
-	// the head's scale) that were beyond it.
+	// the head's scale) that were beyond it, from Append.
 	saturated atomic.Int64
+	// counts, for an 8-bit cache on a backend.QuantCopier, is where the
+	// device adds what AppendBuffers saturated and stored as NaN
+	// (backend.QuantCopy.Counts); devSat and devNaN are what was last
+	// read of it.
+	counts         backend.Buffer
+	devSat, devNaN atomic.Int64
 }
 
 // Saturated is how many appended values an FP8 cache has stored
 // saturated, as ±448 times their head's scale, since it was made: the
 // values beyond that range. Always 0 for the other dtypes, which refuse
 // a value they cannot hold (q8's largest block magnitude,
-// backend.Q8Max, is float16's range times 127).
-func (c *kv) Saturated() int64 { return c.saturated.Load() }
+// backend.Q8Max, is float16's range times 127). What Append saturated
+// is counted on the host; what AppendBuffers saturated, on the device,
+// and Saturated reads that count back (backend.ReadCounts): it waits for
+// the work recorded before it, so a decoding loop calls it between
+// steps, not inside one. Should the read fail (a lost device), the count
+// last read stands in for it.
+func (c *kv) Saturated() int64 {
+	c.readCounts()
+	return c.saturated.Load() + c.devSat.Load()
+}
+
+// NonFinite is how many values AppendBuffers has stored as NaN in an
+// 8-bit cache on a device that cannot look at them before it writes
+// (the GPU): NaN, infinities and, into q8, magnitudes of backend.Q8Max
+// or more, which Append refuses (backend.ErrNonFinite). The device
+// stores each so that it is never read as a number — a q8 block's scale
+// as float16 NaN (all 32 of its values), fp8's NaN pattern — and counts
+// it; nothing else of the append is changed. It reads the count back as
+// Saturated does. Always 0 on the CPU, whose AppendBuffers refuses them
+// (ErrNonFinite, nothing written), and for the other dtypes, whose
+// caches store them as they are.
+func (c *kv) NonFinite() int64 {
+	c.readCounts()
+	return c.devNaN.Load()
+}
+
+// readCounts reads the device's counts, if the cache has them, into
+// devSat and devNaN; on an error they keep what they last held.
+func (c *kv) readCounts() {
+	if c.counts == nil {
+		return
+	}
+	if sat, nan, err := backend.ReadCounts(c.be, c.counts); err == nil {
+		c.devSat.Store(int64(sat))
+		c.devNaN.Store(int64(nan))
+	}
+}
 
 // staging is an appender's host scratch: rows gathered or widened on
 // their way to the device.
@@ -140,12 +181,21 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 		c.k.Release()
 		return nil, fmt.Errorf("%s: values: %w", what, err)
 	}
+	if _, ok := be.(backend.QuantCopier); ok && cfg.DType.Quantized() {
+		if c.counts, err = be.Alloc(Float32, backend.CountsLen); err != nil {
+			c.release()
+			return nil, fmt.Errorf("%s: counts: %w", what, err)
+		}
+	}
 	return c, nil
 }
 
 func (c *kv) release() {
 	c.k.Release()
 	c.v.Release()
+	if c.counts != nil {
+		c.counts.Release()
+	}
 }
 
 // checkRows checks the rows an append brings: k [n, KVHeads, D] and v [n,
@@ -290,38 +340,62 @@ func (c *kv) put(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int,
 
 // checkBuffers checks the n rows an AppendBuffers brings: k holding at
 // least [n, KVHeads, D] elements and v [n, KVHeads, Dv], on a backend
-// that copies on the device.
-func (c *kv) checkBuffers(n int, k, v backend.Buffer) (backend.Copier, error) {
+// that copies on the device (and, into an 8-bit cache, quantizes there:
+// checkQuant), and returns the copier: rec when it is not nil, else the
+// backend.
+func (c *kv) checkBuffers(rec backend.Recording, n int, k, v backend.Buffer) (backend.Copier, error) {
 	cp, ok := c.be.(backend.Copier)
 	if !ok {
 		return nil, backend.Errorf(backend.ErrUnsupported, "append from buffers on the %s backend, which copies no buffers on the device (backend.Copier)", c.be.Name())
 	}
+	if rec != nil {
+		cp = rec
+	}
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "append of %d rows", n)
 	}
-	if c.cfg.DType == backend.FP8 {
-		return nil, backend.Errorf(backend.ErrUnsupported, "append of %d rows from buffers into an fp8 cache: a copy on the device neither scales nor counts saturated values; Append does", n)
-	}
 	for _, t := range []struct {
-		name string
-		buf  backend.Buffer
-		dim  int
-	}{{"K", k, c.cfg.D}, {"V", v, c.cfg.dv()}} {
+		name, what string // constants: a name built here would allocate every call
+		buf        backend.Buffer
+		dim        int
+	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}} {
 		need, ok := backend.CheckedProduct(n, c.cfg.KVHeads, t.dim)
 		if !ok {
 			return nil, backend.Errorf(backend.ErrShape, "appended %s of %d rows × %d KV heads × %d overflows int", t.name, n, c.cfg.KVHeads, t.dim)
 		}
-		if err := backend.CheckBuffer("appended "+t.name+" [n, KVHeads, dim]", t.buf, need); err != nil {
+		if err := backend.CheckBuffer(t.what, t.buf, need); err != nil {
+			return nil, err
+		}
+		if err := c.checkQuant(cp, t.name, t.buf); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
 }
 
+// checkQuant checks that cp can append buf's rows into an 8-bit cache:
+// bytes as they are from a buffer of the cache's own dtype, quantized
+// (backend.QuantCopier) from float32 or a half.
+func (c *kv) checkQuant(cp backend.Copier, name string, buf backend.Buffer) error {
+	dt, src := c.cfg.DType, buf.DType()
+	switch {
+	case !dt.Quantized() || src == dt:
+		return nil
+	case src.Quantized():
+		return backend.Errorf(backend.ErrUnsupported, "append of %s from a %v buffer into a %v cache: from float32, a half or the cache's own dtype", name, src, dt)
+	}
+	if _, ok := cp.(backend.QuantCopier); !ok {
+		return backend.Errorf(backend.ErrUnsupported, "append of %s from a %v buffer into a %v cache on the %s backend, which quantizes no copies on the device (backend.QuantCopier)", name, src, dt, c.be.Name())
+	}
+	return nil
+}
+
 // copyRows copies n rows ([n, KVHeads, dim] from element 0 of src) to
 // buf as positions pos … pos+n−1 of sequence b, located by rows, on the
 // device: one range a run of rows under BNHD, one a row and head under
-// BHND.
+// BHND; into an 8-bit cache from another dtype quantized there
+// (CopyQuant, checkQuant having checked cp), an fp8 row divided by its
+// head's scale, the counts added to the cache's.
 func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf backend.Buffer, rows backend.Rows, b, pos, n, dim int, src backend.Buffer) error {
 	heads := c.cfg.KVHeads
 	st.ranges = st.ranges[:0]
@@ -337,6 +411,10 @@ func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf b
 			}
 		}
 		t += run
+	}
+	if dt := c.cfg.DType; dt.Quantized() && src.DType() != dt {
+		q := backend.QuantCopy{Scales: c.scalesOf(buf), Dim: dim, Counts: c.counts}
+		return cp.(backend.QuantCopier).CopyQuant(ctx, buf, src, q, st.ranges...)
 	}
 	return cp.Copy(ctx, buf, src, st.ranges...)
 }
@@ -537,7 +615,14 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 // backends refuse with backend.ErrUnsupported), rounded to the cache's
 // dtype as an op stores its output (a value beyond a half's range
 // saturates). The values are the device's and unchecked: a NaN or an
-// infinity is appended as it is. The sizes are checked as Append's, and
+// infinity is appended as it is. Into an 8-bit cache from float32 or a
+// half they are quantized on the device (backend.QuantCopier) into the
+// bytes Append stores, an fp8 value divided by its head's scale and
+// counted by Saturated where it saturates; a value Append would refuse
+// the CPU refuses too (backend.ErrNonFinite), and the GPU, which cannot
+// look first, stores as NaN and counts (NonFinite). From a buffer of
+// the cache's own 8-bit dtype the bytes are copied as they are. The
+// sizes are checked as Append's, and
 // a full cache is backend.ErrCacheFull, before anything is copied; an
 // error of the copy itself (a buffer of another backend, say) leaves
 // the sequence's length as it was. With rec not nil — a recording of the
@@ -547,12 +632,9 @@ func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq,
 	if seq < 0 || seq >= c.batch {
 		return backend.Errorf(backend.ErrShape, "append to sequence %d of a cache of %d", seq, c.batch)
 	}
-	cp, err := c.checkBuffers(n, k, v)
+	cp, err := c.checkBuffers(rec, n, k, v)
 	if err != nil {
 		return err
-	}
-	if rec != nil {
-		cp = rec
 	}
 	pos := c.lens[seq]
 	if n > c.capacity-pos {
@@ -761,12 +843,9 @@ func (s *Seq) Append(k, v *Tensor) error {
 // KVCache.AppendBuffers says.
 func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k, v backend.Buffer) error {
 	p := s.pool
-	cp, err := p.checkBuffers(n, k, v)
+	cp, err := p.checkBuffers(rec, n, k, v)
 	if err != nil {
 		return err
-	}
-	if rec != nil {
-		cp = rec
 	}
 	return s.extend(n, func(pg *backend.Paged) error {
 		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {

@@ -200,9 +200,21 @@
 // cache. The answers match the float64 reference over the values as
 // stored as closely as an f32 cache's do; what the format costs against
 // the unquantized values is measured in docs/benchmarks.md.
-// AppendBuffers takes q8 where the device's copy quantizes (the CPU's;
-// the GPU's does not, for now, and refuses with backend.ErrUnsupported)
-// but not fp8 (a copy neither scales nor counts).
+// AppendBuffers quantizes on the device too (backend.QuantCopier, the
+// CPU's and the GPU's), with no pass of its own (on the CPU nothing
+// allocated a step), into
+// the bytes Append stores for the same rows, an fp8 value divided by its
+// head's scale and counted by Saturated where it saturates; rows of the
+// cache's own 8-bit dtype are copied as they are. What Append refuses
+// (NaN, infinities, a q8 block at backend.Q8Max) the CPU refuses too,
+// writing nothing; the GPU cannot look at its buffers without a round
+// trip, so it stores each such value as NaN — a q8 block's scale, so
+// its 32 values read NaN and attention over them is NaN; fp8's NaN
+// pattern, which the GPU's kernels read as ±480·scale — and counts it:
+// NonFinite, like Saturated, reads the device's count back when called
+// (a wait for the work recorded before it: call it between steps). So
+// an append is never half written, and never silently: a server that
+// appends from buffers and cannot rule NaN out checks NonFinite.
 //
 // # Checks and errors
 //

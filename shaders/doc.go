@@ -38,6 +38,10 @@
 //     in integer arithmetic);
 //   - copy.wgsl: copies elements into a float32 buffer (Backend.Copy),
 //     one an invocation, widening a half source exactly.
+//   - quant8.wgsl: quantizes float32 or half elements into a q8 or fp8
+//     buffer (Backend.CopyQuant, a KV cache's AppendBuffers), the CPU's
+//     bytes by integer arithmetic on float32 bits, counting what it
+//     saturates or stores as NaN in atomic counters.
 //
 // Which kernel runs where, and why, is docs/gpu.md's "Which kernel runs
 // where"; the plan (gpu/adapterplan.go) chooses.

@@ -882,3 +882,42 @@ func (k Kernel) writeParams(b *strings.Builder) error {
 	b.WriteString("}\n\n")
 	return nil
 }
+
+// Quant8Consts specialises quant8.wgsl: WG invocations a workgroup; Q8
+// is 1 into a q8 buffer (an invocation a pair of blocks: their codes
+// and the scale word they share), 0 into an fp8 one (an invocation a
+// word of four bytes); Src is how src is stored, an Elem's value (F32,
+// F16 or BF16): the kernel reads src as raw words and widens the bits
+// itself, never through a float, so src is no typed binding.
+type Quant8Consts struct {
+	WG  int
+	Q8  int `shaders:"zero"`
+	Src int `shaders:"zero"`
+}
+
+// Quant8Params is quant8.wgsl's Params: the dispatch's nw units (pairs
+// of q8 blocks, or words of fp8 bytes) from unit u0 of o's window, and
+// the n elements from element d0 of o's window that take src's from
+// element s0 of its window; scaled says the vars hold one scale a head
+// (float32 bits) that src element s0 + i of head ((s0 + i + hbase)/dim)
+// mod heads is divided by.
+type Quant8Params struct {
+	NW     uint32 `wgsl:"nw"`
+	U0     uint32 `wgsl:"u0"`
+	D0     uint32 `wgsl:"d0"`
+	S0     uint32 `wgsl:"s0"`
+	N      uint32 `wgsl:"n"`
+	Scaled uint32 `wgsl:"scaled"`
+	Dim    uint32 `wgsl:"dim"`
+	Heads  uint32 `wgsl:"heads"`
+	HBase  uint32 `wgsl:"hbase"`
+}
+
+func (Quant8Consts) Kernel() *Kernel  { return &Quant8 }
+func (Quant8Consts) derived() []Const { return nil }
+func (c Quant8Consts) check() error {
+	if c.Q8 > 1 || Elem(c.Src) != F32 && !Elem(c.Src).Half() {
+		return fmt.Errorf("Q8 = %d, Src = %d: want Q8 0 or 1 and Src F32, F16 or BF16", c.Q8, c.Src)
+	}
+	return nil
+}

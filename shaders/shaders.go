@@ -31,6 +31,10 @@ const (
 	ReadWriteU32               // var<storage, read_write> array<u32>: raw words (copy8.wgsl)
 )
 
+// ReadWriteAtomic binds var<storage, read_write> array<atomic<u32>>:
+// counters that every invocation may add to (quant8.wgsl).
+const ReadWriteAtomic = ReadWriteU32 + 1
+
 // Binding is one buffer a kernel binds, at group 0 and binding = its index
 // in Kernel.Bindings.
 type Binding struct {
@@ -197,10 +201,19 @@ var (
 		Entries:  []string{"main"},
 		Template: true,
 	}
+	Quant8 = Kernel{
+		Name:     "quant8",
+		Consts:   reflect.TypeFor[Quant8Consts](),
+		Params:   reflect.TypeFor[Quant8Params](),
+		Bindings: []Binding{{"P", Uniform}, {"src", ReadU32}, {"vars", ReadU32}, {"o", ReadWriteU32}, {"cnt", ReadWriteAtomic}},
+		Entries:  []string{"main"},
+		Include:  []string{"half"},
+		Template: true,
+	}
 )
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V
@@ -430,8 +443,9 @@ fn %[1]s_u(i: u32, sc: vec4<u32>) -> array<vec4<f32>, 8> {
 // bytes, each byte's sign and low 7 bits moved into a float16's sign and
 // its bits 7 … 13 (E4M3's exponent bias 7 is float16's 15 less 8, so the
 // float16 is the value times 2⁻⁸, a subnormal for a subnormal), widened
-// by unpack2x16float and scaled back by 2⁸. The NaN pattern is never
-// stored (backend.EncodeFP8 saturates).
+// by unpack2x16float and scaled back by 2⁸. The NaN pattern reads as
+// ±480: only CopyQuant stores it, for a NaN it could not refuse, and
+// counts it (quant8.wgsl).
 const quantWiden = `
 fn q8x4(w: u32) -> vec4<f32> {
     return vec4<f32>(vec4<i32>(i32(w << 24u) >> 24u, i32(w << 16u) >> 24u, i32(w << 8u) >> 24u, i32(w) >> 24u));
@@ -587,6 +601,8 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<u32>;\n", i, bd.Name)
 		case ReadWriteU32:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", i, bd.Name)
+		case ReadWriteAtomic:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<atomic<u32>>;\n", i, bd.Name)
 		}
 	}
 	b.WriteString(loaders.String())

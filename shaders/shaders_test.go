@@ -55,6 +55,9 @@ var golden = []struct {
 	{"copy_f16.wgsl.golden", CopyConsts{WG: 256, Src: F16}},
 	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
 	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
+	{"quant8_q8.wgsl.golden", Quant8Consts{WG: 256, Q8: 1}},
+	{"quant8_fp8_f16.wgsl.golden", Quant8Consts{WG: 256, Src: int(F16)}},
+	{"quant8_fp8_bf16.wgsl.golden", Quant8Consts{WG: 256, Src: int(BF16)}},
 	// Half operands: each loader, scalar and vec4, f16 and bf16.
 	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
 	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
@@ -326,10 +329,10 @@ func TestBodyNames(t *testing.T) {
 			idents[id] = true
 		}
 		params := k.ParamNames()
-		// pack, copy and copy8 work on a flat range of elements, not on
-		// a unit of the problem; every other kernel's Params starts with
-		// the Unit.
-		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
+		// pack, copy, copy8 and quant8 work on a flat range of elements,
+		// not on a unit of the problem; every other kernel's Params
+		// starts with the Unit.
+		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && k.Name != "quant8" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
 			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
 		}
 		read := map[string]bool{}
@@ -527,7 +530,7 @@ func TestHeaders(t *testing.T) {
 		}
 		want := map[string]string{}
 		for _, bd := range k.Bindings {
-			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read", ReadU32: "read", ReadWriteU32: "read_write"}[bd.Access]
+			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read", ReadU32: "read", ReadWriteU32: "read_write", ReadWriteAtomic: "read_write"}[bd.Access]
 		}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s.wgsl: header's Bindings say %v, the Kernel has %v", k.Name, got, want)

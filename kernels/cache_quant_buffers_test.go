@@ -1,0 +1,273 @@
+package kernels_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/kernels"
+)
+
+// AppendBuffers into an 8-bit cache quantizes on the device into the
+// bytes Append stores on the CPU: on every backend under test, for both
+// 8-bit dtypes, both layouts, contiguous and paged, head dims 32 to 256
+// (96: a BNHD row straddles q8 superblocks) and float32 or half rows
+// with zero blocks, outliers and values beyond fp8's ±448·scale, the
+// stored values equal a CPU cache's after Append of the same rows, the
+// saturated counts agree, and attention over the cache matches the
+// float64 reference. Some steps are recorded (backend.Recorder) and
+// waited for once.
+func TestCacheBuffersQuant(t *testing.T) {
+	ctx := context.Background()
+	ref := openCPU(t)
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		for _, dt := range backend.Quants {
+			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+				for _, hd := range [][2]int{{32, 64}, {96, 128}, {256, 32}} {
+					srcs := []kernels.DType{kernels.Float32}
+					if hd[0] == 32 {
+						srcs = append(srcs, kernels.Float16, kernels.BFloat16)
+					}
+					for _, src := range srcs {
+						for _, pageSize := range []int{0, 3} {
+							name := fmt.Sprintf("%s/%v/%v/D=%d,Dv=%d/from=%v/pages=%d", bk.name, dt, layout, hd[0], hd[1], src, pageSize)
+							t.Run(name, func(t *testing.T) {
+								cacheBuffersQuant(ctx, t, be, ref, dt, layout, hd[0], hd[1], src, pageSize)
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// quantRows are n rows [n, heads, dim] of src for an 8-bit cache: a
+// zero row, an outlier a block of 32, values beyond ±448 and tiny ones.
+func quantRows(rng *rand.Rand, src kernels.DType, n, heads, dim int) *kernels.Tensor {
+	x := randTensor(rng, kernels.BNHD, n, heads, dim)
+	for i := range x.Data {
+		switch {
+		case i < heads*dim && n > 1:
+			x.Data[i] = 0
+		case i%32 == 5:
+			x.Data[i] *= 2000
+		case i%17 == 3:
+			x.Data[i] *= 1e-5
+		}
+	}
+	if src == kernels.Float32 {
+		return x
+	}
+	y, err := x.Convert(src)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+func cacheBuffersQuant(ctx context.Context, t *testing.T, be, ref backend.Backend, dt kernels.DType, layout kernels.Layout, d, dv int, src kernels.DType, pageSize int) {
+	rng := rand.New(rand.NewPCG(46, uint64(d+dv+pageSize)))
+	cfg := kernels.CacheConfig{KVHeads: 2, D: d, Dv: dv, DType: dt, Layout: layout}
+	if dt == backend.FP8 {
+		cfg.KScale, cfg.VScale = []float32{0.5, 3}, []float32{1.25, 0.75}
+	}
+	const batch, h, capacity = 2, 4, 9
+	m := &mirror{cfg: cfg}
+	type side struct {
+		cache *kernels.KVCache
+		pool  *kernels.PagePool
+		seqs  []*kernels.Seq
+	}
+	open := func(be backend.Backend) *side {
+		s := &side{}
+		var err error
+		if pageSize == 0 {
+			s.cache, err = kernels.NewKVCache(be, batch, capacity, cfg)
+		} else {
+			s.pool, err = kernels.NewPagePool(be, pageSize, batch*capacity/pageSize+2, cfg)
+			for range batch {
+				s.seqs = append(s.seqs, s.pool.NewSeq())
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if s.cache != nil {
+				s.cache.Release()
+			} else {
+				s.pool.Release()
+			}
+		})
+		return s
+	}
+	dev, host := open(be), open(ref)
+	saturated := func(s *side) int64 {
+		if s.cache != nil {
+			return s.cache.Saturated()
+		}
+		return s.pool.Saturated()
+	}
+	stores := func(s *side) (backend.Buffer, backend.Buffer) {
+		if s.cache != nil {
+			return kernels.Stores(s.cache)
+		}
+		return kernels.Stores(s.pool)
+	}
+	recorder, _ := be.(backend.Recorder)
+	for step, n := range []int{5, 1, 1} {
+		var rec backend.Recording
+		if recorder != nil && step > 0 {
+			rec = recorder.Begin()
+		}
+		for seq := range batch {
+			k, v := quantRows(rng, src, n, cfg.KVHeads, d), quantRows(rng, src, n, cfg.KVHeads, dv)
+			kb, vb := onDevice(t, be, k), onDevice(t, be, v)
+			var err, herr error
+			if pageSize == 0 {
+				err = dev.cache.AppendBuffers(ctx, rec, seq, n, kb, vb)
+				herr = host.cache.Append(seq, k, v)
+			} else {
+				err = dev.seqs[seq].AppendBuffers(ctx, rec, n, kb, vb)
+				herr = host.seqs[seq].Append(k, v)
+			}
+			if err != nil || herr != nil {
+				t.Fatalf("step %d: AppendBuffers: %v; Append: %v", step, err, herr)
+			}
+			m.append(seq, k, v)
+		}
+		if rec != nil {
+			if err := rec.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The stored values, exactly: the same bytes as the CPU's Append.
+		dk, dvb := stores(dev)
+		hk, hv := stores(host)
+		for _, p := range [][2]backend.Buffer{{dk, hk}, {dvb, hv}} {
+			got, want := make([]float32, p[0].Len()), make([]float32, p[1].Len())
+			if err := be.Read(got, p[0], 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := ref.Read(want, p[1], 0); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("step %d: stored element %d is %g, the CPU's Append stores %g", step, i, got[i], want[i])
+				}
+			}
+		}
+		if a, b := saturated(dev), saturated(host); a != b || dt == backend.FP8 && a == 0 {
+			t.Errorf("step %d: %d values saturated, the CPU's Append %d (want some for fp8)", step, a, b)
+		}
+		q := randTensor(rng, layout, batch, h, 1, d)
+		if layout == kernels.BNHD {
+			q = randTensor(rng, layout, batch, 1, h, d)
+		}
+		oshape := append([]int(nil), q.Shape...)
+		oshape[3] = dv
+		out, _ := kernels.NewTensor(layout, oshape...)
+		opts := &kernels.AttendOptions{Causal: true}
+		var err error
+		if pageSize == 0 {
+			err = dev.cache.Attend(ctx, q, out, nil, opts)
+		} else {
+			err = dev.pool.Attend(ctx, dev.seqs, q, out, nil, opts)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := m.want(t, []int{0, 1}, q, opts)
+		compareOut(t, fmt.Sprintf("step %d", step), out, want, dv, 0)
+	}
+}
+
+// AppendBuffers of what an 8-bit cache cannot hold: the CPU refuses it
+// (ErrNonFinite) and leaves the sequence as it was; a backend that
+// cannot look first (the GPU) stores it as NaN, counts it (NonFinite),
+// and attention over a poisoned q8 block is NaN, never a number.
+func TestCacheBuffersQuantNonFinite(t *testing.T) {
+	ctx := context.Background()
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		for _, dt := range backend.Quants {
+			cfg := kernels.CacheConfig{KVHeads: 1, D: 32, DType: dt, Layout: kernels.BNHD}
+			cache, err := kernels.NewKVCache(be, 1, 4, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cache.Release()
+			rng := rand.New(rand.NewPCG(46, 9))
+			k, v := randTensor(rng, kernels.BNHD, 1, 1, 32), randTensor(rng, kernels.BNHD, 1, 1, 32)
+			v.Data[3] = float32(math.Inf(1))
+			err = cache.AppendBuffers(ctx, nil, 0, 1, onDevice(t, be, k), onDevice(t, be, v))
+			if be.Info().Kind == backend.KindCPU {
+				if !errors.Is(err, backend.ErrNonFinite) || cache.Len(0) != 0 || cache.NonFinite() != 0 {
+					t.Errorf("%s/%v: AppendBuffers of an infinity: %v, length %d, NonFinite %d; want ErrNonFinite, 0, 0", bk.name, dt, err, cache.Len(0), cache.NonFinite())
+				}
+				continue
+			}
+			if err != nil || cache.Len(0) != 1 || cache.NonFinite() != 1 {
+				t.Errorf("%s/%v: AppendBuffers of an infinity: %v, length %d, NonFinite %d; want nil, 1, 1", bk.name, dt, err, cache.Len(0), cache.NonFinite())
+			}
+			if dt != backend.Q8 {
+				continue // fp8's NaN pattern: the GPU's kernels read it as ±480 (kernels' doc)
+			}
+			q := randTensor(rng, kernels.BNHD, 1, 1, 1, 32)
+			out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 1, 32)
+			if err := cache.Attend(ctx, q, out, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range out.Data {
+				if !math.IsNaN(float64(o)) {
+					t.Fatalf("%s/q8: output %d over a NaN block is %g", bk.name, i, o)
+				}
+			}
+		}
+	}
+}
+
+// A steady-state AppendBuffers into an 8-bit cache on the CPU, in either
+// layout, allocates nothing: the quantizing copy widens through pooled
+// scratch.
+func TestCacheBuffersQuantAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates as it tracks")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	be := openCPU(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(46, 10))
+	for _, dt := range backend.Quants {
+		for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+			cfg := kernels.CacheConfig{KVHeads: 2, D: 64, DType: dt, Layout: layout}
+			if dt == backend.FP8 {
+				cfg.KScale = []float32{0.5, 2}
+			}
+			cache, err := kernels.NewKVCache(be, 1, 1000, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cache.Release()
+			kb := onDevice(t, be, randTensor(rng, kernels.BNHD, 1, 2, 64))
+			vb := onDevice(t, be, randTensor(rng, kernels.BNHD, 1, 2, 64))
+			step := func() {
+				if err := cache.AppendBuffers(ctx, nil, 0, 1, kb, vb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step() // the first call sizes the scratch
+			if a := testing.AllocsPerRun(50, step); a != 0 {
+				t.Errorf("%v/%v: AppendBuffers allocates %.1f times a step, want 0", dt, layout, a)
+			}
+		}
+	}
+}

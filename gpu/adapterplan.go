@@ -193,8 +193,8 @@ func (a adapterPlan) String() string {
 // the choice to t, the CPU plan for gputypes.DeviceTypeCPU and the
 // hardware plan for every other type. Any other setting is an error.
 func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
-	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning, features: allFeatures}
-	hw := adapterPlan{hardware: true, tune: defaultTuning, features: allFeatures}
+	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning, features: planFeatures(false)}
+	hw := adapterPlan{hardware: true, tune: defaultTuning, features: planFeatures(true)}
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "", "auto":
 		if t == gputypes.DeviceTypeCPU {

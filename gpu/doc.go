@@ -44,6 +44,19 @@
 //     runs none of these kernels, makes New fail with ErrUnavailable
 //     naming it.
 //     bench/gpu-hw.sh tune sweeps settings on a GPU.
+//   - ATTN_GPU_FEATURES sets which optional WebGPU features the kernels
+//     use where the device has them: f16 and subgroups, each =on, =off or
+//     =auto, comma-separated. Auto, the default, is the plan's choice:
+//     subgroups under both plans, f16 under the hardware plan only
+//     (lavapipe runs f16 conversions slower than unpack2x16float). With shader-f16 (and a binding whose compiler
+//     takes WGSL's f16: wgpu-native 27, not go-webgpu's 0.17), fused.wgsl,
+//     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
+//     widen them by conversion; with subgroups, fused.wgsl's key lanes
+//     meet through subgroupMax and subgroupAdd and fuseddecode.wgsl takes
+//     each tile's row maxima a subgroup a row. Either way the answers are
+//     the same within float32's tolerance; the switch is there so that the
+//     fallbacks are tested on devices that have the features (CI does) and
+//     a GPU run can measure each. Info().Detail names the features in use.
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
 //     when no adapter opens (CI sets it); the tests get their backend
 //     from package gputest.
@@ -54,8 +67,8 @@
 // the device's maxBufferSize (2 GiB on lavapipe): Len float32 values, or
 // for Float16 and BFloat16 (Caps().Half) Len halves packed two to a u32
 // word — element i in the low 16 bits of word i/2 when i is even, the
-// high 16 when odd — since this naga has no shader-f16 and WGSL no 16-bit
-// type. Q, K, V, O, masks, scores and LSE are laid out exactly as package
+// high 16 when odd, which is also how WGSL's f16 arrays lay them out
+// where the device has shader-f16. Q, K, V, O, masks, scores and LSE are laid out exactly as package
 // backend says; nothing is copied or transposed on the device.
 //
 // Write rounds to a half dtype on the host (backend.DType.Encode, after

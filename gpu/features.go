@@ -14,11 +14,12 @@ import (
 // has it unless ATTN_GPU_FEATURES turns it off. It has no cgo, so its
 // tests run everywhere.
 
-// envFeatures turns off optional features the kernels would use:
-// ATTN_GPU_FEATURES=f16=off,subgroups=off (each name=on or name=off;
-// on, the default, means where the device has it). It exists so that
-// the fallbacks are tested on devices that have the features, and so that
-// one run on a GPU measures each feature on and off (bench/gpu-hw.sh).
+// envFeatures sets which optional features the kernels use:
+// ATTN_GPU_FEATURES=f16=off,subgroups=on (each name=on, name=off or
+// name=auto; on means where the device has it, auto, the default, what
+// the plan chooses: planFeatures). It exists so that each path is tested
+// on devices that have the features, and so that one run on a GPU
+// measures each feature on and off (bench/gpu-hw.sh).
 const envFeatures = "ATTN_GPU_FEATURES"
 
 // kernelFeatures is the optional features the kernels use.
@@ -35,6 +36,21 @@ type kernelFeatures struct {
 // ATTN_GPU_FEATURES say which are used.
 var allFeatures = kernelFeatures{f16: true, subgroups: true}
 
+// planFeatures is the features a plan uses by default, where the device
+// has them. The CPU plan leaves f16 off: on lavapipe (Mesa 22.3, the
+// 2-core Xeon, 2026-11-25) a decoding step over 32768 keys of an f16
+// cache took 96 ms with WGSL's f16 conversions and 76 ms with
+// unpack2x16float (docs/gpu.md, "Optional features"). Subgroups cost
+// nothing there (11.4 against 11.1 ms over 4096 keys, within the noise)
+// and are on, so that CI runs them. The hardware plan uses both until a
+// GPU's run (bench/gpu-hw.sh bench, with each off) says otherwise.
+func planFeatures(hardware bool) kernelFeatures {
+	if hardware {
+		return allFeatures
+	}
+	return kernelFeatures{subgroups: true}
+}
+
 // featureSwitches are ATTN_GPU_FEATURES's names and the fields they set.
 var featureSwitches = []struct {
 	name  string
@@ -45,11 +61,12 @@ var featureSwitches = []struct {
 	{"subgroups", func(f *kernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
 }
 
-// parseFeatures reads ATTN_GPU_FEATURES's value: comma-separated
-// name=on|off pairs over allFeatures. An unknown name, a repeated one or
-// another value is an error naming it.
-func parseFeatures(s string) (kernelFeatures, error) {
-	f := allFeatures
+// parseFeatures reads ATTN_GPU_FEATURES's value over def, a plan's
+// defaults: comma-separated name=on|off|auto pairs (auto keeps def's).
+// An unknown name, a repeated one or another value is an error naming
+// it.
+func parseFeatures(s string, def kernelFeatures) (kernelFeatures, error) {
+	f := def
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
@@ -66,10 +83,10 @@ func parseFeatures(s string) (kernelFeatures, error) {
 			return w.name == name
 		})
 		if !ok || i < 0 {
-			return allFeatures, fmt.Errorf("%s: %q is not name=on or name=off with a name of f16, subgroups", envFeatures, kv)
+			return def, fmt.Errorf("%s: %q is not name=on, name=off or name=auto with a name of f16, subgroups", envFeatures, kv)
 		}
 		if seen[name] {
-			return allFeatures, fmt.Errorf("%s: %s is set twice", envFeatures, name)
+			return def, fmt.Errorf("%s: %s is set twice", envFeatures, name)
 		}
 		seen[name] = true
 		switch strings.ToLower(strings.TrimSpace(val)) {
@@ -77,8 +94,9 @@ func parseFeatures(s string) (kernelFeatures, error) {
 			*featureSwitches[i].field(&f) = true
 		case "off":
 			*featureSwitches[i].field(&f) = false
+		case "auto":
 		default:
-			return allFeatures, fmt.Errorf("%s: %s=%s: want on or off (%s)", envFeatures, name, strings.TrimSpace(val), featureSwitches[i].what)
+			return def, fmt.Errorf("%s: %s=%s: want on, off or auto (%s)", envFeatures, name, strings.TrimSpace(val), featureSwitches[i].what)
 		}
 	}
 	return f, nil
@@ -86,7 +104,7 @@ func parseFeatures(s string) (kernelFeatures, error) {
 
 // featuresFromEnv applies ATTN_GPU_FEATURES to plan a.
 func featuresFromEnv(a adapterPlan) (adapterPlan, error) {
-	f, err := parseFeatures(os.Getenv(envFeatures))
+	f, err := parseFeatures(os.Getenv(envFeatures), planFeatures(a.hardware))
 	if err != nil {
 		return adapterPlan{}, err
 	}

@@ -15,21 +15,24 @@ import (
 func TestParseFeatures(t *testing.T) {
 	for _, c := range []struct {
 		in   string
+		def  kernelFeatures
 		want kernelFeatures
 		err  string
 	}{
-		{in: "", want: allFeatures},
-		{in: " , ", want: allFeatures},
-		{in: "f16=off", want: kernelFeatures{subgroups: true}},
-		{in: " Subgroups = OFF ,", want: kernelFeatures{f16: true}},
-		{in: "f16=off,subgroups=off", want: kernelFeatures{}},
-		{in: "f16=on,subgroups=off", want: kernelFeatures{f16: true}},
+		{in: "", def: allFeatures, want: allFeatures},
+		{in: " , ", def: kernelFeatures{}, want: kernelFeatures{}},
+		{in: "f16=off", def: allFeatures, want: kernelFeatures{subgroups: true}},
+		{in: " Subgroups = OFF ,", def: allFeatures, want: kernelFeatures{f16: true}},
+		{in: "f16=off,subgroups=off", def: allFeatures, want: kernelFeatures{}},
+		{in: "f16=on,subgroups=off", def: kernelFeatures{}, want: kernelFeatures{f16: true}},
+		{in: "f16=auto,subgroups=on", def: kernelFeatures{}, want: kernelFeatures{subgroups: true}},
+		{in: "f16=auto", def: allFeatures, want: allFeatures},
 		{in: "f16", err: `"f16" is not name=on`},
 		{in: "fp16=off", err: `"fp16=off"`},
-		{in: "f16=no", err: "f16=no: want on or off"},
+		{in: "f16=no", err: "f16=no: want on, off or auto"},
 		{in: "f16=off,f16=on", err: "f16 is set twice"},
 	} {
-		got, err := parseFeatures(c.in)
+		got, err := parseFeatures(c.in, c.def)
 		switch {
 		case c.err != "":
 			if err == nil || !strings.Contains(err.Error(), envFeatures) || !strings.Contains(err.Error(), c.err) {
@@ -45,7 +48,8 @@ func TestParseFeatures(t *testing.T) {
 
 // TestFeaturesOn checks that a plan uses a feature only where the device
 // has it (f16 only where the binding compiles it too) and
-// ATTN_GPU_FEATURES leaves it on, that the plan's description says which,
+// ATTN_GPU_FEATURES leaves it on (the CPU plan leaves f16 off unless it
+// says on), that the plan's description says which,
 // and that the kernels' specialisations follow: f16 where an operand is
 // float16, subgroups in the decoding kernels only.
 func TestFeaturesOn(t *testing.T) {
@@ -53,17 +57,17 @@ func TestFeaturesOn(t *testing.T) {
 	both.Insert(gputypes.FeatureShaderF16)
 	both.Insert(gputypes.FeatureSubgroupOperations)
 	for _, c := range []struct {
-		env         string
-		fs          gputypes.Features
-		compiles    bool
-		want        kernelFeatures
-		description string
+		env      string
+		fs       gputypes.Features
+		compiles bool
+		want     kernelFeatures
 	}{
-		{"", both, true, allFeatures, "features: f16, subgroups"},
-		{"", both, false, kernelFeatures{subgroups: true}, "features: subgroups"},
-		{"", 0, true, kernelFeatures{}, "features: none"},
-		{"subgroups=off", both, true, kernelFeatures{f16: true}, "features: f16"},
-		{"f16=off,subgroups=off", both, true, kernelFeatures{}, "features: none"},
+		{"", both, true, allFeatures},
+		{"", both, false, kernelFeatures{subgroups: true}},
+		{"", 0, true, kernelFeatures{}},
+		{"subgroups=off", both, true, kernelFeatures{f16: true}},
+		{"f16=off,subgroups=off", both, true, kernelFeatures{}},
+		{"f16=on", both, true, allFeatures},
 	} {
 		t.Setenv(envPlan, "")
 		t.Setenv(envFeatures, c.env)
@@ -73,8 +77,12 @@ func TestFeaturesOn(t *testing.T) {
 				t.Fatal(err)
 			}
 			a = a.on(c.fs, c.compiles)
-			if a.features != c.want || !strings.Contains(a.String(), c.description) {
-				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.features, c.want)
+			want := c.want
+			if !a.hardware && !strings.Contains(c.env, "f16=on") {
+				want.f16 = false // the CPU plan's default (planFeatures)
+			}
+			if a.features != want || !strings.Contains(a.String(), "features: "+want.String()+")") {
+				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.features, want)
 			}
 		}
 	}

@@ -63,9 +63,13 @@
 // pipelines by Kernel.Key. The golden files in testdata pin the generated
 // WGSL (go test ./shaders -update rewrites them).
 //
-// Storage dtypes: this naga has no f16 (no shader-f16), so a half operand
-// is an array<u32> of two elements a word (array<vec2<u32>> where Vec4
-// applies). A Spec's Elem fields (ScoresConsts{…, Q: F16, K: BF16}) say
+// Storage dtypes: a half operand is an array<u32> of two elements a word
+// (array<vec2<u32>> where Vec4 applies, array<vec4<u32>> where a unit of
+// eight halves does: LoadUnit), or, in a kernel whose F16 mode is set
+// (the device has shader-f16), WGSL f16 arrays. A Spec's bool fields are
+// such modes (F16, SG for subgroup operations): Generate gives them to
+// the template and writes no constant for them (see modes). A Spec's Elem
+// fields (ScoresConsts{…, Q: F16, K: BF16}) say
 // how each of its kernel's operands is stored, and Generate writes the
 // binding's type and a loader, q_at(i) (or k_at4(i) for four elements),
 // that widens exactly: float16 by unpack2x16float, bfloat16 by a 16-bit

@@ -76,8 +76,8 @@ type ContextConsts struct {
 // take turns over the keys, adding their results up in workgroup memory
 // (RED = WG·CB vec4s, CB column vec4s at a time) at the end.
 type FusedConsts struct {
-	WG, R, D, DV int
-	NQ           int `shaders:"zero"`
+	WG, R, D, DV  int
+	NQ            int `shaders:"zero"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and the key lanes' sums at the end by subgroups, each subgroup's
@@ -515,13 +515,17 @@ func consts(s Spec) []Const {
 }
 
 // Elem is how a kernel's tensor operand is stored, written into the
-// kernel by Generate: this naga has no f16 type (no shader-f16), so a half
-// operand is bound as array<u32>, two elements a word, element i in the
-// low half of word i/2 when i is even and in the high half when odd (the
-// little-endian layout of consecutive uint16s), and widened exactly as it
-// is read: F16 by unpack2x16float, BF16 by a 16-bit shift (bfloat16 is
-// float32's upper half). Every index a kernel forms stays an element
-// index; the host binds a half operand's window from an even element.
+// kernel by Generate. A half operand is bound as array<u32>, two elements
+// a word, element i in the low half of word i/2 when i is even and in the
+// high half when odd (the little-endian layout of consecutive uint16s),
+// and widened exactly as it is read: F16 by unpack2x16float, BF16 by a
+// 16-bit shift (bfloat16 is float32's upper half). A kernel whose mode
+// F16 is set (shader-f16, see modes) binds an F16 operand as WGSL f16
+// instead (f16, vec4<f16>, or mat2x4<f16> for eight halves a load) and
+// widens it by conversion, as exact. Every index a kernel forms stays an
+// element index; the host binds a half operand's window from an even
+// element (from a multiple of 4 or 8 where it is read four or eight at a
+// time: Kernel.Vec4, Kernel.Units).
 // (Elem mirrors backend.DType, names included, because package shaders
 // imports nothing of attn's.)
 type Elem uint8

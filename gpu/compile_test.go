@@ -170,7 +170,14 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			}
 		}
 	}
+	// subgroups.wgsl, which only a device with subgroups compiles.
+	if b.info.Features.Contains(gputypes.FeatureSubgroupOperations) {
+		specs = append(specs, shaders.SubgroupsConsts{WG: subgroupsWG})
+	}
 	for i := range shaders.All {
+		if shaders.All[i].Name == shaders.Subgroups.Name && !b.info.Features.Contains(gputypes.FeatureSubgroupOperations) {
+			continue
+		}
 		if !slices.ContainsFunc(specs, func(x shaders.Spec) bool { return x.Kernel().Name == shaders.All[i].Name }) {
 			t.Fatalf("backendSpecs has no specialisation of kernel %s", shaders.All[i].Name)
 		}

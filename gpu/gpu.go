@@ -34,6 +34,13 @@ type Backend struct {
 	info    backend.Info
 	lim     gputypes.Limits
 
+	// sgSizes is the subgroup sizes measureSubgroups found, measured once
+	// (WebGPU).
+	sgSizes struct {
+		once   sync.Once
+		lo, hi uint32
+	}
+
 	bufs    map[*buffer]struct{}
 	pipes   map[string]*pipeline
 	specs   map[specEntry]*pipeline   // pipes by their Spec value, looked up without building a key

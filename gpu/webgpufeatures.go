@@ -23,6 +23,9 @@ type WebGPUFeatures struct {
 	// 27").
 	SubgroupMinSize, SubgroupMaxSize uint32
 	SubgroupSizeUnreported           string
+	// SubgroupSizeMeasured: the sizes were measured by running a kernel
+	// on the device (Backend.WebGPU), not reported by the binding.
+	SubgroupSizeMeasured bool
 }
 
 // AdapterDescription is one GPU adapter as DescribeAdapters describes it:

@@ -3,6 +3,8 @@
 package gpu
 
 import (
+	"context"
+
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
@@ -30,20 +32,41 @@ func DescribeAdapters() ([]AdapterDescription, error) {
 
 // WebGPU is the WebGPU features of the backend's device: those the
 // backend asked the adapter for (Info().Features), which may be fewer
-// than the adapter's, and the adapter's subgroup size. Zero once the
-// backend is closed.
+// than the adapter's, and the adapter's subgroup sizes. Where the device
+// has subgroups and the binding does not report their sizes
+// (wgpu-native 27), the first call measures them by running a kernel
+// (subgroups.wgsl: the sizes one workgroup of 256 invocations runs in)
+// and says so (SubgroupSizeMeasured). Zero once the backend is closed.
 func (b *Backend) WebGPU() WebGPUFeatures {
+	f, ok := b.webGPU()
+	if !ok || !f.Subgroups || f.SubgroupMaxSize != 0 {
+		return f
+	}
+	b.sgSizes.once.Do(func() {
+		// A failure leaves the sizes unreported, as the binding does.
+		b.sgSizes.lo, b.sgSizes.hi, _ = b.measureSubgroups(context.Background())
+	})
+	if b.sgSizes.hi != 0 {
+		f.SubgroupMinSize, f.SubgroupMaxSize = b.sgSizes.lo, b.sgSizes.hi
+		f.SubgroupSizeUnreported, f.SubgroupSizeMeasured = "", true
+	}
+	return f
+}
+
+// webGPU is WebGPU as the binding reports it; false once the backend is
+// closed.
+func (b *Backend) webGPU() (WebGPUFeatures, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed || b.dev == nil {
-		return WebGPUFeatures{}
+		return WebGPUFeatures{}, false
 	}
 	enc, pass := b.dev.TimestampsInside()
 	var lo, hi uint32
 	if b.adapter != nil {
 		lo, hi = b.adapter.SubgroupSize()
 	}
-	return webGPUFeatures(b.dev.Features(), enc, pass, lo, hi)
+	return webGPUFeatures(b.dev.Features(), enc, pass, lo, hi), true
 }
 
 func webGPUFeatures(fs gputypes.Features, enc, pass bool, lo, hi uint32) WebGPUFeatures {

@@ -50,6 +50,19 @@ func TestWebGPUFeatures(t *testing.T) {
 	b := gputest.Open(t, New)
 	wf := b.WebGPU()
 	agree("the backend's device", b.Info().Features, wf)
+	// With subgroups and no sizes from the binding, the backend measures
+	// them (subgroups.wgsl): powers of two within its workgroup, the same
+	// on a second call.
+	if wf.Subgroups {
+		lo, hi := wf.SubgroupMinSize, wf.SubgroupMaxSize
+		if lo == 0 || hi > subgroupsWG || lo&(lo-1) != 0 || hi&(hi-1) != 0 {
+			t.Errorf("the backend's subgroup sizes %d to %d (measured %v): want powers of two from 1 to %d", lo, hi, wf.SubgroupSizeMeasured, subgroupsWG)
+		}
+		if again := b.WebGPU(); again != wf {
+			t.Errorf("WebGPU() = %+v, then %+v", wf, again)
+		}
+		t.Logf("subgroup sizes %d to %d (measured %v)", lo, hi, wf.SubgroupSizeMeasured)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

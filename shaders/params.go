@@ -731,6 +731,20 @@ type CopyParams struct {
 	OOff   uint32 `wgsl:"o_off"`
 }
 
+// SubgroupsConsts specialises subgroups.wgsl: one workgroup of WG
+// invocations.
+type SubgroupsConsts struct{ WG int }
+
+// SubgroupsParams is subgroups.wgsl's Params: the invocations that write
+// their subgroup's size.
+type SubgroupsParams struct {
+	N uint32 `wgsl:"n"`
+}
+
+func (SubgroupsConsts) Kernel() *Kernel  { return &Subgroups }
+func (SubgroupsConsts) derived() []Const { return nil }
+func (SubgroupsConsts) check() error     { return nil }
+
 // MergeParams is merge.wgsl's Params: the value head dim, the flags
 // (FlagPackQ only), where the per-sequence entries start in vars, the
 // number of partial results (parts) side by side in po and plse, p_z and

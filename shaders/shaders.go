@@ -212,8 +212,18 @@ var (
 	}
 )
 
+// Subgroups is subgroups.wgsl, which measures the subgroup sizes a
+// workgroup runs in.
+var Subgroups = Kernel{
+	Name:     "subgroups",
+	Consts:   reflect.TypeFor[SubgroupsConsts](),
+	Params:   reflect.TypeFor[SubgroupsParams](),
+	Bindings: []Binding{{"P", Uniform}, {"o", ReadWrite}},
+	Entries:  []string{"main"},
+}
+
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8, Subgroups}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V

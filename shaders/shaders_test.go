@@ -55,6 +55,7 @@ var golden = []struct {
 	{"copy_f16.wgsl.golden", CopyConsts{WG: 256, Src: F16}},
 	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
 	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
+	{"subgroups.wgsl.golden", SubgroupsConsts{WG: 256}},
 	{"quant8_q8.wgsl.golden", Quant8Consts{WG: 256, Q8: 1}},
 	{"quant8_fp8_f16.wgsl.golden", Quant8Consts{WG: 256, Src: int(F16)}},
 	{"quant8_fp8_bf16.wgsl.golden", Quant8Consts{WG: 256, Src: int(BF16)}},
@@ -329,10 +330,10 @@ func TestBodyNames(t *testing.T) {
 			idents[id] = true
 		}
 		params := k.ParamNames()
-		// pack, copy, copy8 and quant8 work on a flat range of elements,
-		// not on a unit of the problem; every other kernel's Params
+		// pack, copy, copy8, quant8 and subgroups work on a flat range
+		// of elements, not on a unit of the problem; every other kernel's Params
 		// starts with the Unit.
-		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && k.Name != "quant8" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
+		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && k.Name != "quant8" && k.Name != "subgroups" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
 			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
 		}
 		read := map[string]bool{}

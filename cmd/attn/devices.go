@@ -220,10 +220,15 @@ func subgroupSize(wf gpu.WebGPUFeatures) string {
 		return wf.SubgroupSizeUnreported
 	case wf.SubgroupMaxSize == 0:
 		return "not reported"
-	case wf.SubgroupMinSize == wf.SubgroupMaxSize:
-		return fmt.Sprint(wf.SubgroupMaxSize)
 	}
-	return fmt.Sprintf("%d to %d", wf.SubgroupMinSize, wf.SubgroupMaxSize)
+	s := fmt.Sprintf("%d to %d", wf.SubgroupMinSize, wf.SubgroupMaxSize)
+	if wf.SubgroupMinSize == wf.SubgroupMaxSize {
+		s = fmt.Sprint(wf.SubgroupMaxSize)
+	}
+	if wf.SubgroupSizeMeasured {
+		s += " (measured: a kernel of 256 invocations ran in subgroups of this size)"
+	}
+	return s
 }
 
 func orNone(s string) string {

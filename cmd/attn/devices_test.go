@@ -79,6 +79,10 @@ func TestListAdapters(t *testing.T) {
 	sub32WF.SubgroupMinSize = 32
 	sub32WF.SubgroupMaxSize = 32
 	sub32Text := strings.Replace(subText, "32 to 64", "32", 1)
+	// One measured by running a kernel (wgpu-native 27 reports none).
+	sub8WF := sub32WF
+	sub8WF.SubgroupMinSize, sub8WF.SubgroupMaxSize, sub8WF.SubgroupSizeMeasured = 8, 8, true
+	sub8Text := strings.Replace(subText, "32 to 64", "8 (measured: a kernel of 256 invocations ran in subgroups of this size)", 1)
 	lvpD := gpu.AdapterDescription{Info: lvp, WebGPU: lvpWF}
 	bareD := gpu.AdapterDescription{Info: bare}
 
@@ -94,6 +98,7 @@ func TestListAdapters(t *testing.T) {
 		{"two", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{}, bareText + lvpText},
 		{"subgroup sizes", []gpu.AdapterDescription{{Info: sub, WebGPU: subWF}}, nil, nil, subText},
 		{"one subgroup size", []gpu.AdapterDescription{{Info: sub, WebGPU: sub32WF}}, nil, nil, sub32Text},
+		{"a measured subgroup size", []gpu.AdapterDescription{{Info: sub, WebGPU: sub8WF}}, nil, nil, sub8Text},
 		{"opened", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvp, lvpWF)}},
 			bareText + "gpu adapter: llvmpipe (LLVM 15.0.6, 256 bits): opened by gpu, above\n"},
 		{"opened with fewer features", []gpu.AdapterDescription{lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvpDevice, gpu.WebGPUFeatures{})}},

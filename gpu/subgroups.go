@@ -1,0 +1,61 @@
+//go:build cgo && !nogpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/shaders"
+)
+
+// subgroupsWG is the workgroup subgroups.wgsl measures: the size the
+// kernels' decoding workgroups have at most (fuseddecode.wgsl's 128 on
+// hardware, its tuning's 256).
+const subgroupsWG = 256
+
+// measureSubgroups runs subgroups.wgsl once and returns the least and the
+// greatest subgroup size its invocations ran in: the adapter's subgroup
+// sizes where the binding does not report them (wgpu-native 27 does
+// not), so that attn devices can say them. The device must have
+// subgroups.
+func (b *Backend) measureSubgroups(ctx context.Context) (lo, hi uint32, err error) {
+	out, err := b.Alloc(backend.Float32, subgroupsWG)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer out.Release()
+	if err := b.runSubgroups(ctx, out); err != nil {
+		return 0, 0, err
+	}
+	sizes := make([]float32, subgroupsWG)
+	if err := b.Read(sizes, out, 0); err != nil {
+		return 0, 0, err
+	}
+	l, h := slices.Min(sizes), slices.Max(sizes)
+	if l < 1 || h > subgroupsWG || l != float32(uint32(l)) || h != float32(uint32(h)) {
+		return 0, 0, fmt.Errorf("gpu: subgroups.wgsl measured sizes from %v to %v", l, h)
+	}
+	return uint32(l), uint32(h), nil
+}
+
+// runSubgroups dispatches subgroups.wgsl's one workgroup into out.
+func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
+	bufs, err := b.begin(ctx, "subgroups", arg{"o", out, true})
+	if err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	pipe, err := b.pipeline(shaders.SubgroupsConsts{WG: subgroupsWG}, "main")
+	if err != nil {
+		return err
+	}
+	o := bufs[0]
+	d := newDispatch(pipe)
+	d.bind("o", o.buf, o.off, 4*subgroupsWG)
+	d.setParams(shaders.SubgroupsParams{N: subgroupsWG})
+	d.grid = [3]int{1, 1, 1}
+	return b.run(ctx, nil, "subgroups", []*dispatch{d})
+}

@@ -93,12 +93,13 @@ func mergeLoops(parts, dv, lanes int) int {
 }
 
 // kernelLoops bounds the loop iterations one invocation of the fused
-// kernel c runs over keys keys.
-func kernelLoops(c fusedChoice, d, dv, keys int) int {
-	switch c.kind {
+// kernel c runs over keys keys, each kernel's count written apart from
+// the planners' (which size its chunk).
+func kernelLoops(c fusedKernel, d, dv, keys int) int {
+	switch c := c.(type) {
 	case kernelDecode:
-		return decodeLoops(c.dec, d, dv, keys)
-	case kernelFused:
+		return decodeLoops(c.t, d, dv, keys)
+	case kernelRows:
 		return keys + 2*c.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4))
 	case kernelTile:
 		return c.tile.Iterations(keys)
@@ -106,9 +107,11 @@ func kernelLoops(c fusedChoice, d, dv, keys int) int {
 		// Its share of the keys; for each row the lanes' maxima and sums,
 		// and its columns' sums in blocks of at most 16 vec4s.
 		dv4 := ceilDiv(dv, 4)
-		return ceilDiv(keys, laneWG) + c.rows*(2*laneWG+ceilDiv(dv4, 16)*ceilDiv(min(dv4, 16), laneWG)*(laneWG+1))
+		return ceilDiv(keys, laneWG) + c.hg*c.rows*(2*laneWG+ceilDiv(dv4, 16)*ceilDiv(min(dv4, 16), laneWG)*(laneWG+1))
+	case kernelLoop:
+		return fusedLoops(c.tk, d, dv, keys)
 	}
-	return fusedLoops(max(c.tk, 1), d, dv, keys)
+	return 0
 }
 
 // planLoops bounds the loop iterations any one invocation runs for p
@@ -118,9 +121,11 @@ func kernelLoops(c fusedChoice, d, dv, keys int) int {
 // its chunks and merge over Dv. The tests that run the hardware plan on
 // lavapipe keep to problems where this stays within loopBudget.
 func planLoops(a adapterPlan, p backend.Problem, mem int) int {
-	c := a.fusedFor(mem, p)
-	keys := min(c.chunk, p.Nk)
-	fused := kernelLoops(c, p.D, p.Dv, keys)
+	fused := 0
+	if c := a.fusedFor(mem, shapeOf(p)); c != nil {
+		_, chunk := c.keys()
+		fused = kernelLoops(c, p.D, p.Dv, min(chunk, p.Nk))
+	}
 	scores := mmIters * ceilDiv(min(a.mmChunk(), p.D), mmStep)
 	context := mmIters * ceilDiv(min(a.mmChunk(), p.Nk), mmStep)
 	softmax := ceilDiv(p.Nk, smWG*smPer) + smPer + 64
@@ -192,29 +197,31 @@ func TestPlanKernels(t *testing.T) {
 	hw, _ := choosePlan("", gputypes.DeviceTypeDiscreteGPU)
 	for _, d := range []int{1, 5, 16, 63, 64, 80, 128, 200, 256} {
 		for _, dv := range []int{1, 7, 16, 64, 128, 256} {
-			c := cpu.fusedKernel(32768, d, dv)
-			rows, tk, chunk := c.rows, c.tk, c.chunk
-			if want := cpu.fusedRows(d, dv); rows != want || (c.kind == kernelFused) != (rows > 0) {
-				t.Errorf("cpu: fusedKernel(%d, %d) rows %d, want %d", d, dv, rows, want)
+			c := cpu.prefillKernel(32768, d, dv)
+			rk, isRows := c.(kernelRows)
+			if want := cpu.fusedRows(d, dv); rk.rows != want || isRows != (want > 0) {
+				t.Errorf("cpu: prefillKernel(%d, %d) = %v, want %d rows", d, dv, c, want)
 			}
-			if rows > 0 && (tk != 1 || chunk != fusedChunk || chunk > loopBudget) {
-				t.Errorf("cpu: fusedKernel(%d, %d) = %d, %d, %d: want TK 1 and %d keys a chunk", d, dv, rows, tk, chunk, fusedChunk)
+			if tk, chunk := c.keys(); isRows && (tk != 1 || chunk != fusedChunk || chunk > loopBudget) {
+				t.Errorf("cpu: prefillKernel(%d, %d) = %v, %d, %d: want TK 1 and %d keys a chunk", d, dv, c, tk, chunk, fusedChunk)
 			}
-			if rows > 0 && rows*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
-				t.Errorf("cpu: fusedKernel(%d, %d): R = %d writes out more than %d", d, dv, rows, fusedUnroll)
+			if isRows && rk.rows*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+				t.Errorf("cpu: prefillKernel(%d, %d): R = %d writes out more than %d", d, dv, rk.rows, fusedUnroll)
 			}
-			c = hw.fusedKernel(32768, d, dv)
-			want := kernelLoop
-			if _, ok := defaultTuning.tileKernel(32768, d, dv); ok {
-				want = kernelTile
-			}
-			if c.kind != want || c.rows != 0 || c.tk == 0 || c.chunk != unbounded {
-				t.Errorf("hardware: fusedKernel(%d, %d) = %+v; want kind %d, unbounded", d, dv, c, want)
+			c = hw.prefillKernel(32768, d, dv)
+			_, isTile := c.(kernelTile)
+			_, isLoop := c.(kernelLoop)
+			_, tileFits := defaultTuning.tileKernel(32768, d, dv)
+			if tk, chunk := c.keys(); isTile != tileFits || isLoop == tileFits || tk == 0 || chunk != unbounded {
+				t.Errorf("hardware: prefillKernel(%d, %d) = %v, %d keys a chunk; want fusedtile.wgsl %t, unbounded", d, dv, c, chunk, tileFits)
 			}
 			loop := hw
 			loop.loopPrefill = true
-			if c := loop.fusedKernel(32768, d, dv); c.kind != kernelLoop || c.chunk != unbounded {
-				t.Errorf("hardware, ATTN_GPU_PREFILL=loop: fusedKernel(%d, %d) = %+v; want fusedloop.wgsl, unbounded", d, dv, c)
+			c = loop.prefillKernel(32768, d, dv)
+			if _, isLoop := c.(kernelLoop); !isLoop {
+				t.Errorf("hardware, ATTN_GPU_PREFILL=loop: prefillKernel(%d, %d) = %v; want fusedloop.wgsl", d, dv, c)
+			} else if _, chunk := c.keys(); chunk != unbounded {
+				t.Errorf("hardware, ATTN_GPU_PREFILL=loop: prefillKernel(%d, %d) = %v, %d keys a chunk; want unbounded", d, dv, c, chunk)
 			}
 		}
 	}
@@ -312,7 +319,7 @@ func TestPlanDecode(t *testing.T) {
 								t.Errorf("%s: %v", where, err)
 							}
 						}
-						if !hw.fusedKernel(mem, d, dv).fits() {
+						if hw.prefillKernel(mem, d, dv) == nil {
 							t.Errorf("%s, but no prefill kernel fits", where)
 						}
 					}
@@ -326,12 +333,12 @@ func TestPlanDecode(t *testing.T) {
 	// A problem's step decodes by its longest sequence's queries.
 	p := backend.Problem{B: 3, H: 8, KVHeads: 2, Nq: 40, Nk: 100, D: 64, Dv: 64,
 		Packed: &backend.Packed{CuQ: []int{0, 1, 18, 20}}, Layout: backend.BNHD}
-	if c := hw.fusedFor(32768, p); c.kind == kernelDecode {
-		t.Errorf("hardware: a packed step of 16 and 17 queries runs %+v, want a prefill kernel", c)
+	if c, ok := hw.fusedFor(32768, shapeOf(p)).(kernelDecode); ok {
+		t.Errorf("hardware: a packed step of 16 and 17 queries runs %v, want a prefill kernel", c)
 	}
 	p.Packed.CuQ = []int{0, 1, 17, 19}
-	if c := hw.fusedFor(32768, p); c.kind != kernelDecode || c.dec.heads != 4 || c.dec.rows != 4 {
-		t.Errorf("hardware: a packed step of at most 16 queries runs %+v, want fuseddecode.wgsl, 4 heads × 4 queries", c)
+	if c, ok := hw.fusedFor(32768, shapeOf(p)).(kernelDecode); !ok || c.t.heads != 4 || c.t.rows != 4 {
+		t.Errorf("hardware: a packed step of at most 16 queries runs %v, want fuseddecode.wgsl, 4 heads × 4 queries", c)
 	}
 }
 

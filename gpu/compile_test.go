@@ -38,9 +38,10 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 // (adapterPlan), built from the same constants as the ops (adapterplan.go
 // and each kernel's file). Scores, softmax, context have one each, merge
 // one a plan, pack one a pair of a half dtype and a source dtype, copy
-// one a source dtype; a pair has the fused kernel each
-// plan's fusedKernel picks for it, on b's workgroup memory and on the
-// least WebGPU allows, and the hardware plan's decoding kernel for the
+// one a source dtype; a pair has the fused kernel each plan's
+// prefillKernel picks for it (with b's features), on b's workgroup
+// memory and on the least WebGPU allows, and the hardware plan's
+// decoding kernel for the
 // pairs of equal dims (and an odd and a wide pair) for a few groups and
 // query counts (decodeKernel). The half operands' loaders are compiled
 // for scores and context, and for the fused kernels of a few pairs (odd,
@@ -73,10 +74,10 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	// fused is the fused kernel plan ap picks for d, dv on m bytes of
 	// workgroup memory, its operands stored as e.
 	fused := func(ap adapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
-		if c := ap.fusedKernel(m, d, dv); c.fits() {
-			return c.spec(b.aplan.features, d, dv, e, e, e, e)
+		if c := ap.prefillKernel(m, d, dv); c != nil {
+			return c.spec(e, e, e, e)
 		}
-		t.Fatalf("plan %v: fusedKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
+		t.Fatalf("plan %v: prefillKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
 		return nil
 	}
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
@@ -86,6 +87,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ap.features = b.aplan.features
 		plans = append(plans, ap)
 	}
 	// ATTN_GPU_PREFILL=loop: fusedloop.wgsl where fusedtile.wgsl would run.
@@ -112,8 +114,10 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		// with the device's f16 where it has it and without.
 		for _, f := range []kernelFeatures{b.aplan.features, {}} {
 			for _, kv := range [][2]shaders.Elem{{f16, f16}, {bf16, f16}} {
-				if lc, ok := ap.laneKernel(mem, 128, 128, 4, 1, 4096); ok && !ap.hardware {
-					if s := lc.spec(f, 128, 128, shaders.F32, kv[0], kv[1], shaders.F32); !slices.Contains(specs, s) {
+				fp := ap
+				fp.features = f
+				if lc, ok := fp.laneKernel(mem, 128, 128, 4, 1, 4096); ok && !ap.hardware {
+					if s := lc.spec(shaders.F32, kv[0], kv[1], shaders.F32); !slices.Contains(specs, s) {
 						specs = append(specs, s)
 					}
 				}
@@ -123,10 +127,10 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		// are whole blocks; fp8 ones any, 5 for the scalar loaders.
 		for _, hd := range [][2]int{{32, 64}, {128, 128}} {
 			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}} {
-				c := ap.fusedKernel(mem, hd[0], hd[1])
-				specs = append(specs, c.spec(b.aplan.features, hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+				c := ap.prefillKernel(mem, hd[0], hd[1])
+				specs = append(specs, c.spec(shaders.F32, kv[0], kv[1], shaders.F32))
 				if lc, ok := ap.laneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.hardware {
-					specs = append(specs, lc.spec(b.aplan.features, hd[0], hd[1], shaders.F32, kv[0], kv[1], shaders.F32))
+					specs = append(specs, lc.spec(shaders.F32, kv[0], kv[1], shaders.F32))
 				}
 				if dt, ok := ap.decodeKernel(mem, hd[0], hd[1], 4, 1); ok && ap.hardware {
 					s := dt.consts(hd[0], hd[1])
@@ -135,8 +139,8 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				}
 			}
 		}
-		if c := ap.fusedKernel(mem, 5, 7); c.fits() {
-			specs = append(specs, c.spec(b.aplan.features, 5, 7, shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
+		if c := ap.prefillKernel(mem, 5, 7); c != nil {
+			specs = append(specs, c.spec(shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
 		}
 		if !ap.hardware {
 			continue

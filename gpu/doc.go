@@ -149,8 +149,11 @@
 //     (FlashAttention's split-KV; fusedplan.go). merge.wgsl gives a row
 //     one invocation on a CPU-type adapter and 32 side by side on a
 //     hardware one, each summing its own columns over the parts;
-//   - the fused kernel is the one the adapter's plan chooses
-//     (adapterPlan): on a CPU-type adapter fused.wgsl for the head dims
+//   - the fused kernel is the one the adapter's plan chooses, once for
+//     each shape of problem (adapterPlan.fusedFor, kernel.go; each
+//     kernel is one type implementing fusedKernel, in a kernel_*.go file
+//     of its own, and FusedSupports asks the same choice as Fused): on a
+//     CPU-type adapter fused.wgsl for the head dims
 //     it can write out (with key lanes for decoding steps) and
 //     fusedloop.wgsl for wider ones; on a hardware adapter fusedtile.wgsl
 //     for prefill where its tiles fit workgroup memory, fuseddecode.wgsl

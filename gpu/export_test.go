@@ -3,8 +3,6 @@
 package gpu
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
 )
@@ -24,13 +22,16 @@ func PlanLoops(b *Backend, p backend.Problem) int {
 // FusedLoops bounds the loop iterations one invocation of Fused's
 // kernels runs for p under b's plan: the longest split of its steps
 // (fusedSteps, as Fused plans them for float32 operands) through the
-// kernel Fused picks (fusedFor: fused.wgsl, fusedloop.wgsl or
-// fuseddecode.wgsl), and merge.wgsl folding the most splits of one step.
+// kernel Fused picks (kernelFor), and merge.wgsl folding the most
+// splits of one step.
 // The tests that run the hardware plan on lavapipe keep within its
 // silent cap with it.
 func FusedLoops(b *Backend, p backend.Problem) int {
 	p = p.Resolved()
-	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	c, err := b.kernelFor(p)
+	if err != nil {
+		return 0
+	}
 	sp, err := b.stepPlanFor(p, c, nil, nil)
 	if err != nil {
 		return 0
@@ -50,7 +51,10 @@ func FusedLoops(b *Backend, p backend.Problem) int {
 // by side for p under b's plan.
 func FusedSplits(b *Backend, p backend.Problem) int {
 	p = p.Resolved()
-	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p)
+	c, err := b.kernelFor(p)
+	if err != nil {
+		return 0
+	}
 	sp, err := b.stepPlanFor(p, c, nil, nil)
 	if err != nil {
 		return 0
@@ -62,20 +66,16 @@ func FusedSplits(b *Backend, p backend.Problem) int {
 	return most
 }
 
-// FusedKernel names the kernel Fused runs p with under b's plan:
-// "fused", "fusedloop", "fused lanes" (its heads × queries a workgroup)
-// or "fuseddecode" (heads × queries a workgroup, keys a tile).
+// FusedKernel names the kernel Fused runs p with under b's plan, and
+// its shape (fusedKernel's String): "fused", "fusedloop", "fusedtile",
+// "fused lanes" (its heads × queries a workgroup) or "fuseddecode"
+// (heads × queries a workgroup, keys a tile); "none" where none fits.
 func FusedKernel(b *Backend, p backend.Problem) string {
-	c := b.aplan.fusedFor(int(b.lim.MaxComputeWorkgroupStorageSize), p.Resolved())
-	switch c.kind {
-	case kernelDecode:
-		return fmt.Sprintf("fuseddecode %d×%d, %d keys", c.dec.heads, c.dec.rows, c.dec.tk)
-	case kernelFused:
-		return "fused"
-	case kernelLanes:
-		return fmt.Sprintf("fused lanes %d×%d", c.dec.heads, c.dec.rows)
+	c, err := b.kernelFor(p.Resolved())
+	if err != nil {
+		return "none"
 	}
-	return "fusedloop"
+	return c.String()
 }
 
 // ShrinkBinding makes b bind at most bytes a storage binding from now on
@@ -123,8 +123,11 @@ func TimedSpans(b *Backend) int {
 // ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
 func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	p = p.Resolved()
-	c, _ := b.fusedKernel(p) // c.spec is nil where no kernel fits
-	return c.spec(b.aplan.features, p.D, p.Dv, shaders.F32, shaders.F32, shaders.F32, shaders.F32)
+	c, err := b.kernelFor(p)
+	if err != nil {
+		return nil
+	}
+	return c.spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }
 
 // SetStepFlush sets the dispatches a step of b records before it

@@ -95,15 +95,34 @@ func TestFeaturesOn(t *testing.T) {
 	f16, f32 := shaders.F16, shaders.F32
 	cpu, _ := choosePlan("cpu", gputypes.DeviceTypeCPU)
 	hw, _ := choosePlan("hardware", gputypes.DeviceTypeDiscreteGPU)
-	lanes, ok := cpu.laneKernel(mem, 128, 128, 4, 1, 4096)
-	dec, ok2 := hw.decodeKernel(mem, 128, 128, 4, 1)
-	if !ok || !ok2 {
-		t.Fatal("no decoding kernel for D = 128, 4 heads a KV head")
+	// Each kernel as a plan with features f chooses it: the features
+	// are the choice's.
+	lanes := func(f kernelFeatures) fusedKernel {
+		a := cpu
+		a.features = f
+		k, ok := a.laneKernel(mem, 128, 128, 4, 1, 4096)
+		if !ok {
+			t.Fatal("no key lanes for D = 128, 4 heads a KV head")
+		}
+		return k
 	}
-	decode := fusedChoice{kind: kernelDecode, dec: dec}
+	decode := func(f kernelFeatures) fusedKernel {
+		a := hw
+		a.features = f
+		k, ok := a.decodeFor(mem, 128, 128, 4, 1)
+		if !ok {
+			t.Fatal("no decoding kernel for D = 128, 4 heads a KV head")
+		}
+		return k
+	}
+	prefill := func(f kernelFeatures) fusedKernel {
+		a := hw
+		a.features = f
+		return a.prefillKernel(mem, 64, 64)
+	}
 	for _, c := range []struct {
 		name     string
-		choice   fusedChoice
+		choice   func(kernelFeatures) fusedKernel
 		f        kernelFeatures
 		k        shaders.Elem
 		f16, sgs bool
@@ -113,9 +132,9 @@ func TestFeaturesOn(t *testing.T) {
 		{"lanes off", lanes, kernelFeatures{}, f16, false, false},
 		{"decode f16", decode, allFeatures, f16, true, true},
 		{"decode subgroups off", decode, kernelFeatures{f16: true}, f16, true, false},
-		{"rows", hw.fusedKernel(mem, 64, 64), allFeatures, f16, true, false},
+		{"rows", prefill, allFeatures, f16, true, false},
 	} {
-		s := c.choice.spec(c.f, 128, 128, f32, c.k, c.k, f32)
+		s := c.choice(c.f).spec(f32, c.k, c.k, f32)
 		if shaders.EnablesF16(s) != c.f16 || shaders.UsesSubgroups(s) != c.sgs {
 			t.Errorf("%s: %s; want f16 %v, subgroups %v", c.name, s.Kernel().Key(s), c.f16, c.sgs)
 		}

@@ -6,51 +6,66 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
 )
 
-// This file runs fused.wgsl, fusedloop.wgsl or fuseddecode.wgsl, and
+// This file runs the fused kernel the plan chooses (kernel.go), and
 // merge.wgsl, which only Fused uses (Backend.Fused); fusedplan.go plans
 // its steps.
 
-// fusedKernel is how Fused runs p (resolved) on this backend (see
-// adapterPlan.fusedFor): for a decoding step fuseddecode.wgsl on
-// hardware and fused.wgsl's key lanes on a CPU-type adapter, else
-// fused.wgsl with rows query rows an invocation or fusedloop.wgsl with
-// tiles of tk keys, in chunks of at most chunk keys.
-// The error wraps backend.ErrUnsupported when no kernel fits the device.
-func (b *Backend) fusedKernel(p backend.Problem) (fusedChoice, error) {
-	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	// fusedFor weighs every tile it might run, a few µs; a model's step
-	// asks the same question for every layer.
-	k := choiceKey{b.aplan, mem, mostQRows(p), p.D, p.Dv, p.Group(), p.Nk}
-	c, ok := b.choices[k]
-	if !ok {
-		c = b.aplan.fusedFor(mem, p)
-		if b.choices == nil || len(b.choices) >= maxChoices {
-			b.choices = map[choiceKey]fusedChoice{}
-		}
-		b.choices[k] = c
-	}
-	if !c.fits() {
-		return c, b.unfit(p)
+// kernelFor is the fused kernel Fused runs p (resolved) with on this
+// backend: the plan's one choice for p's shape on the device's workgroup
+// memory (adapterPlan.fusedFor). The error, which FusedSupports returns
+// too, wraps backend.ErrUnsupported when no kernel fits the device.
+func (b *Backend) kernelFor(p backend.Problem) (fusedKernel, error) {
+	k := choiceKey{b.aplan, int(b.lim.MaxComputeWorkgroupStorageSize), shapeOf(p)}
+	c := b.choices.get(k)
+	if c == nil {
+		return nil, b.unfit(p)
 	}
 	return c, nil
 }
 
 // choiceKey is everything of a problem and the device that fusedFor's
-// choice depends on: the plan, the workgroup memory, the most query rows
-// of a sequence, the head dims, the group and the keys.
+// choice depends on: the plan, the workgroup memory and the problem's
+// shape.
 type choiceKey struct {
-	a                     adapterPlan
-	mem, nq, d, dv, g, nk int
+	a   adapterPlan
+	mem int
+	s   fusedShape
+}
+
+// choiceMemo remembers fusedFor's answers (Backend.choices): fusedFor
+// weighs every tile it might run, a few µs, and a model's step asks the
+// same question for every layer, through Fused and FusedSupports alike.
+// It has a lock of its own because FusedSupports does not take the
+// Backend's.
+type choiceMemo struct {
+	mu sync.Mutex
+	m  map[choiceKey]fusedKernel
 }
 
 // maxChoices bounds the choices a Backend remembers (b.choices): past
 // it, they are forgotten and found again.
 const maxChoices = 4096
+
+// get is fusedFor's answer for k, remembered.
+func (cs *choiceMemo) get(k choiceKey) fusedKernel {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c, ok := cs.m[k]
+	if !ok {
+		c = k.a.fusedFor(k.mem, k.s)
+		if cs.m == nil || len(cs.m) >= maxChoices {
+			cs.m = map[choiceKey]fusedKernel{}
+		}
+		cs.m[k] = c
+	}
+	return c
+}
 
 // unfit is the error for head dims no fused kernel fits.
 func (b *Backend) unfit(p backend.Problem) error {
@@ -59,7 +74,7 @@ func (b *Backend) unfit(p backend.Problem) error {
 }
 
 // Fused runs flash attention: the key range is cut into steps, each a
-// dispatch of the fused kernel (fusedKernel) whose splits of the keys run
+// dispatch of the fused kernel (kernelFor) whose splits of the keys run
 // side by side and whose normalised partial (O, LSE) merge.wgsl folds
 // into the result, so that no invocation loops past a CPU-type adapter's
 // cap, a decoding query's long cache is spread over workgroups, no
@@ -92,7 +107,7 @@ func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q,
 	if pr.OLen() == 0 {
 		return nil
 	}
-	fc, err := b.fusedKernel(pr)
+	fc, err := b.kernelFor(pr)
 	if err != nil {
 		return err
 	}
@@ -144,7 +159,7 @@ type fusedCall struct {
 	p      backend.FusedParams
 	pr     backend.Problem
 	bufs   []*buffer // Q, K, V, bias, keep, O and LSE, as begin resolved them
-	fc     fusedChoice
+	fc     fusedKernel
 	olen   int
 	lselen int
 
@@ -209,10 +224,7 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 		c.frees = append(c.frees, c.vars.free)
 	}
 	c.q = bufs[0]
-	if c.fc.kind == kernelLanes && c.q.dtype.Half() {
-		// fused.wgsl's key lanes widen a half query once, before their
-		// keys, but lavapipe's compiled code (Mesa 22.3) widens it again
-		// for every key: 4 times the step's time at 32 heads, D = 128.
+	if c.fc.widensQ() && c.q.dtype.Half() {
 		// From the pool: the copy writes all of it.
 		if c.q, err = b.pooledScratch(pr.QLen()); err != nil {
 			return err
@@ -222,7 +234,7 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 			return err
 		}
 	}
-	if c.fused, err = b.pipeline(c.fc.spec(b.aplan.features, pr.D, pr.Dv, elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+	if c.fused, err = b.pipeline(c.fc.spec(elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
 		return err
 	}
 	// A half O is computed in a float32 scratch and packed at the end
@@ -375,7 +387,7 @@ func (c *fusedCall) mergeOps(ns int) []operand {
 }
 
 // stepPlanFor bounds Fused's steps for pr (fusedSteps) through kernel fc
-// on this device: splits of at most fc.chunk keys (the kernel's loop
+// on this device: splits of at most fc.keys' chunk (the kernel's loop
 // cap), steps whose K and V windows fit a binding (kx and vx are K and
 // V, whose dtypes size the windows; nil is float32) — or, for a paged
 // pool larger than one binding, each sequence's steps cut so that their
@@ -383,12 +395,13 @@ func (c *fusedCall) mergeOps(ns int) []operand {
 // merge.wgsl's loop and splitScratch allow, and keys split further when a
 // step has fewer workgroups than the adapter wants (the decoding kernel
 // wants more of them, and smaller, than the others: decodeTarget).
-func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedChoice, kx, vx *buffer) (stepPlan, error) {
-	tk := max(fc.tk, 1)
-	sp := stepPlan{chunk: fc.chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
+func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedKernel, kx, vx *buffer) (stepPlan, error) {
+	tk, chunk := fc.keys()
+	tk = max(tk, 1)
+	sp := stepPlan{chunk: chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
 		work: b.budget / float64(2*pr.D+2*pr.Dv)}
 	var parts int
-	sp.target, sp.minSplit, parts = fc.splitting(b.aplan, pr.Dv)
+	sp.target, sp.minSplit, parts = fc.splitting(b.aplan)
 	kt, vt := kTensor(pr), vTensor(pr)
 	if pg := pr.Paged; pg == nil {
 		// A K or V window of one head must fit one binding (less the

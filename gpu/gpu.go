@@ -43,11 +43,11 @@ type Backend struct {
 
 	bufs    map[*buffer]struct{}
 	pipes   map[string]*pipeline
-	specs   map[specEntry]*pipeline   // pipes by their Spec value, looked up without building a key
-	choices map[choiceKey]fusedChoice // fusedKernel's answers
-	staging *wg.Buffer                // MapRead staging for Read, stagingBytes long, nil while a read holds it (takeStaging)
-	dummyR  *wg.Buffer                // bound in place of an absent read-only operand
-	dummyW  *wg.Buffer                // bound in place of an absent output
+	specs   map[specEntry]*pipeline // pipes by their Spec value, looked up without building a key
+	choices choiceMemo              // kernelFor's answers
+	staging *wg.Buffer              // MapRead staging for Read, stagingBytes long, nil while a read holds it (takeStaging)
+	dummyR  *wg.Buffer              // bound in place of an absent read-only operand
+	dummyW  *wg.Buffer              // bound in place of an absent output
 
 	allocated, peak int64 // bytes of live buffers attn allocated, and their maximum
 

@@ -11,10 +11,11 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-// TestFusedKernelMemo: fusedKernel remembers fusedFor's choices (a
+// TestFusedKernelMemo: kernelFor remembers fusedFor's choices (a
 // model's step asks the same question every layer) and answers exactly
 // as fusedFor does, for either plan, whichever plan asked first, and for
-// problems that differ only in what the choice depends on.
+// problems that differ only in what the choice depends on; FusedSupports
+// answers as kernelFor does.
 func TestFusedKernelMemo(t *testing.T) {
 	b := gputest.Open(t, New)
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
@@ -44,16 +45,19 @@ func TestFusedKernelMemo(t *testing.T) {
 			b.aplan = a
 			for _, p := range probs {
 				p = p.Resolved()
-				want := a.fusedFor(mem, p)
-				got, err := b.fusedKernel(p)
-				if got != want || (err == nil) != want.fits() {
-					t.Errorf("round %d, plan %v, %+v: fusedKernel = %+v, %v; fusedFor %+v", round, a, p, got, err, want)
+				want := a.fusedFor(mem, shapeOf(p))
+				got, err := b.kernelFor(p)
+				if got != want || (err == nil) != (want != nil) {
+					t.Errorf("round %d, plan %v, %+v: kernelFor = %v, %v; fusedFor %v", round, a, p, got, err, want)
+				}
+				if serr := b.FusedSupports(p); (serr == nil) != (err == nil) {
+					t.Errorf("round %d, plan %v, %+v: FusedSupports = %v, kernelFor's error %v", round, a, p, serr, err)
 				}
 			}
 		}
 	}
-	if len(b.choices) == 0 {
-		t.Errorf("fusedKernel remembered nothing")
+	if len(b.choices.m) == 0 {
+		t.Errorf("kernelFor remembered nothing")
 	}
 }
 

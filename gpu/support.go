@@ -9,21 +9,18 @@ import "github.com/attn-go/attn/backend"
 
 var _ backend.FusedSupporter = (*Backend)(nil)
 
-// FusedSupports returns nil when Fused can run p's head dims: narrow
-// enough for fused.wgsl to unroll under the CPU plan, or a tile of at
-// least one key of fusedloop.wgsl fits the device's workgroup memory (and
-// the CPU plan's loop budget) — what Fused's fusedKernel asks of the
-// dims. (fuseddecode.wgsl, which a decoding step may run instead, fits
-// only where fusedloop.wgsl does: its workgroup memory holds a tile of K
-// and a query row besides, TestPlanDecode; so this asks nothing of p's
-// sequences, which it does not validate.)
-// Otherwise it returns the ErrUnsupported Fused returns, naming D, Dv and
-// the device's workgroup memory. The staged ops have no such limit: their
-// kernels keep no key tile in workgroup memory.
+// FusedSupports returns nil when Fused can run p, and otherwise the
+// ErrUnsupported Fused returns, naming D, Dv and the device's workgroup
+// memory: it asks the plan's one choice of kernel (kernelFor, the
+// plan's fusedFor) as Fused does. No kernel fits only where not even
+// fusedloop.wgsl's tile of one key fits the device's workgroup memory
+// (and the CPU plan's loop budget): the choice then depends on the head
+// dims alone, and a decoding kernel fits only where fusedloop.wgsl does
+// (TestPlanDecode, TestPlanLanes). It does not validate p (a p too
+// malformed to name its sequences is asked about by its sizes:
+// shapeOf). The staged ops have no such limit: their kernels keep no
+// key tile in workgroup memory.
 func (b *Backend) FusedSupports(p backend.Problem) error {
-	p = p.Resolved()
-	if !b.aplan.fusedKernel(int(b.lim.MaxComputeWorkgroupStorageSize), p.D, p.Dv).fits() {
-		return b.unfit(p)
-	}
-	return nil
+	_, err := b.kernelFor(p.Resolved())
+	return err
 }

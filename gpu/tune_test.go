@@ -139,7 +139,7 @@ func TestTunedKernels(t *testing.T) {
 							c.WorkgroupBytes() > mem {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v (%d bytes): past a bound", set, mem, d, g, nq, dt, c.WorkgroupBytes())
 						}
-						target, split, _ := fusedChoice{kind: kernelDecode, dec: dt}.splitting(hw, d)
+						target, split, _ := kernelDecode{t: dt, d: d, dv: d}.splitting(hw)
 						if target != tu.decodeTarget || split != tu.decodeSplit {
 							t.Errorf("%s: a decoding step splits for %d workgroups of at least %d keys", set, target, split)
 						}

@@ -1,0 +1,144 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/attn-go/attn/shaders"
+)
+
+// fused.wgsl with key lanes: the CPU plan's decoding kernel (fusedFor).
+// No cgo, as kernel.go.
+
+const (
+	// The CPU plan's decoding kernel, fused.wgsl with key lanes
+	// (laneKernel): laneWG invocations a workgroup, each holding all its
+	// query rows (heads of one KV head × queries), more than one only
+	// while R·(⌈D/4⌉ + ⌈Dv/4⌉) stays within laneUnroll (laneLongUnroll
+	// over laneLongKeys keys or more), one while ⌈D/4⌉ + ⌈Dv/4⌉ does
+	// within laneMaxUnroll; split, when its steps have too few
+	// workgroups, into pieces of at least laneMinKeys keys a lane. 16
+	// lanes: a step of 8 heads (MHA) over 256 keys took lavapipe 0.46 ms
+	// of device time with them, 0.54 with 32 and 0.63 with 8 (its lanes'
+	// sums at the end cost as much as their keys there), and a step over
+	// 4096 keys as long with 16 as with 32.
+	laneWG         = 16
+	laneUnroll     = 32
+	laneLongUnroll = 128
+	laneLongKeys   = 2048
+	laneMaxUnroll  = 256
+	laneMinKeys    = 16
+)
+
+// The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
+// of at most cpuDecodeMaxNq queries a sequence over at least
+// cpuDecodeMinKeys keys, with head dims that are multiples of 4 (its
+// vec4 loads): a model's decoding step (one token, or a few drafted ones)
+// over a cache worth splitting. Elsewhere the row kernels' sequential keys
+// cost little, and each specialisation of a decoding kernel costs
+// lavapipe's compiler more than one of them: run for every short problem,
+// as 702e030 did with fuseddecode.wgsl, it took CI's GPU suite on Mesa
+// 25's lavapipe from a cold shader cache from about 12 to 36 minutes, the
+// many small problems of the tests each compiling one.
+const (
+	cpuDecodeMaxNq   = 4
+	cpuDecodeMinKeys = 128
+)
+
+// cpuDecodes says the CPU plan runs a step of shape s through its
+// decoding kernel, fused.wgsl's key lanes.
+func cpuDecodes(s fusedShape) bool {
+	return s.nq <= cpuDecodeMaxNq && s.nk >= cpuDecodeMinKeys && s.d%4 == 0 && s.dv%4 == 0
+}
+
+// kernelLanes is fused.wgsl with key lanes: laneWG invocations a
+// workgroup, each over its share of the keys for all of the workgroup's
+// query rows, hg query heads of one KV head × rows queries of each
+// (R = hg·rows), at most chunk keys a split;
+// f16 and subgroups as feat says.
+//
+// On lavapipe (Mesa 22.3) the compiled kernel widens a half query again
+// for every key, though fused.wgsl widens it once before them: 4 times
+// the step's time at 32 heads, D = 128. So Fused widens a half Q into
+// float32 scratch first (widensQ), and the kernel reads float32.
+type kernelLanes struct {
+	d, dv    int
+	hg, rows int
+	chunk    int
+	feat     kernelFeatures
+}
+
+func (c kernelLanes) spec(q, k, v, bias shaders.Elem) shaders.Spec {
+	return shaders.FusedConsts{WG: laneWG, R: c.hg * c.rows, D: c.d, DV: c.dv, NQ: c.rows, Q: q, K: k, V: v, Bias: bias,
+		F16: usesF16(c.feat.f16, q, k, v, bias), SG: c.feat.subgroups}
+}
+
+func (c kernelLanes) tileRows() int           { return c.rows }
+func (c kernelLanes) heads() int              { return c.hg }
+func (c kernelLanes) keys() (tile, chunk int) { return 1, c.chunk }
+func (c kernelLanes) widensQ() bool           { return true }
+func (c kernelLanes) String() string          { return fmt.Sprintf("fused lanes %d×%d", c.hg, c.rows) }
+
+// splitting: pieces of at least laneMinKeys keys a lane.
+func (c kernelLanes) splitting(a adapterPlan) (target, minSplit, parts int) {
+	return a.splitTarget(), laneWG * laneMinKeys, a.mergeParts(c.dv)
+}
+
+// laneKernel is how the CPU plan runs a decoding step of at most nq
+// queries a sequence, g query heads a KV head and head dims d, dv on mem
+// bytes of workgroup memory: fused.wgsl with key lanes, a workgroup
+// holding the most heads of the group (a divisor of g) whose rows
+// (heads × nq queries, then balanced tiles of half as many queries …)
+// keep R·(⌈d/4⌉ + ⌈dv/4⌉) within laneUnroll, or laneLongUnroll over a
+// cache of nk ≥ laneLongKeys keys; ok is false when a row's head dims
+// pass laneMaxUnroll, or the lanes' sums do not fit mem.
+//
+// Each query row a lane holds costs lavapipe's compiler time: a kernel
+// of R·(⌈d/4⌉ + ⌈dv/4⌉) = 64 takes Mesa 22.3 2–4 s, 128 about 10 s and
+// 256 about 24 s on a 2-core Xeon, and Mesa 25 several times that (R = 1
+// at D = 64: 10.6 s, R = 2: 26 s; fuseddecode.wgsl 7–17 s), and every
+// dtype mix is a kernel of its own; each K and V row a lane loads serves
+// its R rows. At 32 query heads over 8 KV heads, D = 128, 4096 keys, a
+// step took 39–49 ms with R = 1, 24–27 with R = 2 and 20–23 with R = 4
+// (float32; float16 K and V 26–34, 19–21 and 16–20). So a short cache,
+// whose steps are short, gets the quick compile and a long one two rows
+// a lane.
+//
+// On a CPU-type adapter every load an invocation makes is paid for
+// lane by lane, and fuseddecode.wgsl makes many: each score reads its
+// query and key from workgroup memory a vec4 at a time, each P·V
+// invocation reads every weight of its rows. Here each lane loads a key's
+// K and V rows once, a vec4 at a time, straight from k and v, for all
+// its rows, whose queries and sums stay in its registers: about
+// ⌈d/4⌉ + ⌈dv/4⌉ loads a key, against R·⌈d/4⌉·2 for the scores alone.
+func (a adapterPlan) laneKernel(mem, d, dv, g, nq, nk int) (kernelLanes, bool) {
+	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+	unroll := laneUnroll
+	if nk >= laneLongKeys {
+		unroll = laneLongUnroll
+	}
+	if nq < 1 || g < 1 || d4+dv4 > laneMaxUnroll || (shaders.FusedConsts{WG: laneWG, R: 1, D: d, DV: dv, NQ: 1}).WorkgroupBytes() > mem {
+		return kernelLanes{}, false
+	}
+	for hg := g; hg >= 1; hg-- {
+		if g%hg != 0 {
+			continue
+		}
+		for most := nq; most >= 1; most /= 2 {
+			rows := ceilDiv(nq, ceilDiv(nq, most))
+			if hg*rows > 1 && hg*rows*(d4+dv4) > unroll {
+				continue
+			}
+			c := kernelLanes{d: d, dv: dv, hg: hg, rows: rows, feat: a.features}
+			fc := shaders.FusedConsts{WG: laneWG, R: hg * rows, D: d, DV: dv, NQ: rows}
+			if perLane := a.loopCap - fc.Iterations(0); a.loopCap == 0 {
+				c.chunk = unbounded
+			} else if perLane > 0 {
+				c.chunk = perLane * laneWG
+			} else {
+				continue
+			}
+			return c, true
+		}
+	}
+	return kernelLanes{}, false
+}

@@ -1,0 +1,77 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/attn-go/attn/shaders"
+)
+
+// fusedtile.wgsl: the hardware plan's prefill kernel where its tiles fit
+// (prefillKernel). No cgo, as kernel.go.
+
+// The hardware plan's prefill kernel, fusedtile.wgsl (tileKernel):
+// tileWG invocations a workgroup, at most tileMaxRows query rows and
+// tileMaxKeys keys a tile, register blocks of at most tileMaxReg
+// vec4s (an invocation's output sums, and its block of scores).
+const (
+	tileWG      = 128
+	tileMaxRows = 64
+	tileMaxKeys = 32
+	tileMaxReg  = 16
+)
+
+// kernelTile is fusedtile.wgsl shaped as tile says (its head dims
+// included; its operands' dtypes are spec's), its splits unbounded; f16
+// says it widens float16 operands as WGSL f16.
+type kernelTile struct {
+	tile shaders.FusedTileConsts
+	f16  bool
+}
+
+func (c kernelTile) spec(q, k, v, bias shaders.Elem) shaders.Spec {
+	s := c.tile
+	s.Q, s.K, s.V, s.Bias, s.F16 = q, k, v, bias, usesF16(c.f16, q, k, v, bias)
+	return s
+}
+
+func (c kernelTile) tileRows() int           { return c.tile.BR }
+func (c kernelTile) heads() int              { return 1 }
+func (c kernelTile) keys() (tile, chunk int) { return c.tile.BC, unbounded }
+func (c kernelTile) splitting(a adapterPlan) (target, minSplit, parts int) {
+	return a.prefillSplitting(c.tile.DV)
+}
+func (c kernelTile) widensQ() bool { return false }
+func (c kernelTile) String() string {
+	return fmt.Sprintf("fusedtile %d rows, %d keys", c.tile.BR, c.tile.BC)
+}
+
+// tileKernel is the shape of fusedtile.wgsl's workgroups for head dims
+// d, dv on mem bytes of workgroup memory: t.tileWG invocations (tileWG
+// by default), the most query rows (up to t.tileRows: tileMaxRows), then
+// the largest register block of rows, then the most keys a tile (up to
+// t.tileKeys: tileMaxKeys) that fit mem, with each invocation's output
+// sums (RM·CN vec4s) and block of scores (RM·RN) within t.tileReg
+// (tileMaxReg); ok is false when none fits, and fusedloop.wgsl runs.
+// Rows first: each K and V tile staged serves them all. The order is a
+// first choice, to be tuned on hardware (bench/gpu-hw.sh measures
+// ATTN_GPU_PREFILL=loop beside it).
+func (t tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
+	for br := min(t.tileRows, t.tileWG); br >= 8; br /= 2 {
+		for rm := 4; rm >= 1; rm /= 2 {
+			nrg := br / rm
+			if br%rm != 0 || t.tileWG%nrg != 0 {
+				continue
+			}
+			nkg := t.tileWG / nrg
+			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
+				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
+				cn := ceilDiv(ceilDiv(dv, 4), nkg)
+				if bc%nkg != 0 || rm*cn > t.tileReg || rm*c.RN > t.tileReg || c.WorkgroupBytes() > mem || shaders.Check(c) != nil {
+					continue
+				}
+				return c, true
+			}
+		}
+	}
+	return shaders.FusedTileConsts{}, false
+}

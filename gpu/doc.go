@@ -52,8 +52,9 @@
 //     takes WGSL's f16: wgpu-native 27, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
 //     widen them by conversion; with subgroups, fused.wgsl's key lanes
-//     meet through subgroupMax and subgroupAdd and fuseddecode.wgsl takes
-//     each tile's row maxima a subgroup a row. Either way the answers are
+//     meet through subgroupMax and subgroupAdd, fuseddecode.wgsl takes
+//     each tile's row maxima and fusedtile.wgsl each tile's row softmax a
+//     subgroup a row. Either way the answers are
 //     the same within float32's tolerance; the switch is there so that the
 //     fallbacks are tested on devices that have the features (CI does) and
 //     a GPU run can measure each. Info().Detail names the features in use.

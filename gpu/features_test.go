@@ -51,7 +51,8 @@ func TestParseFeatures(t *testing.T) {
 // ATTN_GPU_FEATURES leaves it on (the CPU plan leaves f16 off unless it
 // says on), that the plan's description says which,
 // and that the kernels' specialisations follow: f16 where an operand is
-// float16, subgroups in the decoding kernels only.
+// float16, subgroups in the key lanes, fuseddecode.wgsl and fusedtile.wgsl
+// only.
 func TestFeaturesOn(t *testing.T) {
 	var both gputypes.Features
 	both.Insert(gputypes.FeatureShaderF16)
@@ -132,7 +133,13 @@ func TestFeaturesOn(t *testing.T) {
 		{"lanes off", lanes, kernelFeatures{}, f16, false, false},
 		{"decode f16", decode, allFeatures, f16, true, true},
 		{"decode subgroups off", decode, kernelFeatures{f16: true}, f16, true, false},
-		{"rows", prefill, allFeatures, f16, true, false},
+		{"tile", prefill, allFeatures, f16, true, true},
+		{"tile subgroups off", prefill, kernelFeatures{f16: true}, f16, true, false},
+		{"rows", func(f kernelFeatures) fusedKernel {
+			a := cpu
+			a.features = f
+			return a.prefillKernel(mem, 64, 64)
+		}, allFeatures, f16, true, false},
 	} {
 		s := c.choice(c.f).spec(f32, c.k, c.k, f32)
 		if shaders.EnablesF16(s) != c.f16 || shaders.UsesSubgroups(s) != c.sgs {

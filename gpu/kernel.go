@@ -111,7 +111,7 @@ func (a adapterPlan) fusedFor(mem int, s fusedShape) fusedKernel {
 func (a adapterPlan) prefillKernel(mem, d, dv int) fusedKernel {
 	if a.hardware && !a.loopPrefill {
 		if t, ok := a.tune.tileKernel(mem, d, dv); ok {
-			return kernelTile{tile: t, f16: a.features.f16}
+			return kernelTile{tile: t, feat: a.features}
 		}
 	}
 	if rows := a.fusedRows(d, dv); rows > 0 {

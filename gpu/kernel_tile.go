@@ -21,16 +21,17 @@ const (
 )
 
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims
-// included; its operands' dtypes are spec's), its splits unbounded; f16
-// says it widens float16 operands as WGSL f16.
+// included; its operands' dtypes are spec's), its splits unbounded; feat
+// says whether it widens float16 operands as WGSL f16 and takes each
+// tile's row softmax by subgroups.
 type kernelTile struct {
 	tile shaders.FusedTileConsts
-	f16  bool
+	feat kernelFeatures
 }
 
 func (c kernelTile) spec(q, k, v, bias shaders.Elem) shaders.Spec {
 	s := c.tile
-	s.Q, s.K, s.V, s.Bias, s.F16 = q, k, v, bias, usesF16(c.f16, q, k, v, bias)
+	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups
 	return s
 }
 

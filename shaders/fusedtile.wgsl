@@ -81,7 +81,8 @@ var<workgroup> cs: array<f32, BR>;
 var<workgroup> spans: array<vec2<u32>, BR>;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
+{{- if .SG}}, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32{{end}}) {
     let bh = P.bh0 + wid.y;
     let b = bh / P.H;
     let h = bh % P.H;
@@ -219,6 +220,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ss[r * SP + jj] = s;
         }
         workgroupBarrier();
+{{- if .SG}}
+        // Each row's softmax over the tile by one subgroup, its
+        // invocations over every sgs-th key: subgroupMax, the weights in
+        // place, subgroupAdd; the subgroup's first folds them in. Every
+        // invocation reads the row's old maximum before any passes the
+        // subgroupMax, and the first writes the new one only after the
+        // subgroupAdd.
+        for (var r = sgid; r < BR; r += nsg) {
+            let m = ms[r];
+            var mx = m;
+            for (var jj = sid; jj < BC; jj += sgs) {
+                mx = max(mx, ss[r * SP + jj]);
+            }
+            mx = subgroupMax(mx);
+            var sum = 0.0;
+            for (var jj = sid; jj < BC; jj += sgs) {
+                let p = exp(ss[r * SP + jj] - mx);
+                ss[r * SP + jj] = p;
+                sum += p;
+            }
+            sum = subgroupAdd(sum);
+            if (sid == 0u) {
+                let c = exp(m - mx);
+                cs[r] = c;
+                ms[r] = mx;
+                ls[r] = ls[r] * c + sum;
+            }
+        }
+{{- else}}
         if (t < BR) {
             let m = ms[t];
             var mx = m;
@@ -236,6 +266,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ms[t] = mx;
             ls[t] = ls[t] * c + sum;
         }
+{{- end}}
         for (var x = t; x < BC * DV4; x += WG) {
             let jj = x / DV4;
             let j = jt + jj;

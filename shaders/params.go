@@ -103,7 +103,10 @@ type FusedLoopConsts struct {
 type FusedTileConsts struct {
 	WG, BR, BC, RM, RN, D, DV int
 	Q, K, V, Bias             Elem
-	F16                       bool // a mode (see modes): float16 operands as WGSL f16
+	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
+	// and each tile's row softmax by subgroups (a subgroup a row at a
+	// time, its invocations over the keys), not one invocation a row.
+	F16, SG bool
 }
 
 // FusedDecodeConsts specialises fuseddecode.wgsl: WG invocations a

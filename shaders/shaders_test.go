@@ -41,6 +41,7 @@ var golden = []struct {
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
 	{"fusedtile_d64_dv64.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 32, RM: 4, RN: 4, D: 64, DV: 64}},
 	{"fusedtile_d128_dv128.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 16, RM: 4, RN: 2, D: 128, DV: 128}},
+	{"fusedtile_d128_f16_sg.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 16, RM: 4, RN: 2, D: 128, DV: 128, Q: F16, K: F16, V: F16, F16: true, SG: true}},
 	{"fuseddecode_g4_d128.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128}},
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},

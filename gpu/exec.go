@@ -66,13 +66,20 @@ type operand struct {
 	mask *shaders.Mask
 	out  bool
 	vec4 bool // bound as vectors of four elements: the window starts and ends on a multiple of four elements
-	wide bool // a half operand bound as vectors of eight elements (shaders.LoadUnit): its window starts and ends on a multiple of eight
+	wide int  // a half operand bound as vectors of wide elements (8 or 16: shaders.LoadUnit): its window starts and ends on a multiple of wide; 0 otherwise
 }
 
-// wideHalf says whether a kernel with unit loaders (shaders.Kernel.Units)
-// reads x, a half operand of head dim d, eight halves a load.
-func wideHalf(x *buffer, d int) bool {
-	return x != nil && x.dtype.Half() && shaders.LoadUnit(elem(x), d) == 2
+// wideHalf is the halves a load of a kernel with unit loaders
+// (shaders.Kernel.Units) reads of x, a half operand of head dim d: 8 or
+// 16, or 0 where it reads it as any other kernel does.
+func wideHalf(x *buffer, d int) int {
+	if x == nil || !x.dtype.Half() {
+		return 0
+	}
+	if u := shaders.LoadUnit(elem(x), d); u > 1 {
+		return 4 * u
+	}
+	return 0
 }
 
 // elem is how the kernel reads the operand's buffer x: its dtype as the
@@ -155,8 +162,8 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 		a := alignBytes / size
 		vec := 1
 		switch {
-		case o.wide:
-			vec = 8
+		case o.wide > 0:
+			vec = o.wide
 		case o.vec4:
 			vec = 4
 		}
@@ -208,7 +215,7 @@ func (b *Backend) bindElems(x *buffer) int {
 	if x != nil {
 		size = x.dtype.Size()
 	}
-	return maxBind/size - align/size - 8
+	return maxBind/size - align/size - 16
 }
 
 // gridOK reports whether every grid dimension is within the device's

@@ -39,7 +39,7 @@ var allFeatures = kernelFeatures{f16: true, subgroups: true}
 // planFeatures is the features a plan uses by default, where the device
 // has them. The CPU plan leaves f16 off: on lavapipe (Mesa 22.3, the
 // 2-core Xeon, 2026-11-25) a decoding step over 32768 keys of an f16
-// cache took 96 ms with WGSL's f16 conversions and 76 ms with
+// cache took 92–95 ms with WGSL's f16 conversions and 64.5 ms with
 // unpack2x16float (docs/gpu.md, "Optional features"). Subgroups cost
 // nothing there (11.4 against 11.1 ms over 4096 keys, within the noise)
 // and are on, so that CI runs them. The hardware plan uses both until a

@@ -340,8 +340,8 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	pr, bufs, prm := c.pr, c.bufs, &c.prm
 	// The kernels that bind K and V as vec4s (shaders.Kernel.Vec4) do so
 	// where the head dims allow; the windows must agree.
-	// A half K or V that the kernel reads eight halves a load
-	// (shaders.Kernel.Units) starts and ends its window on 8 elements.
+	// A half K or V that the kernel reads a unit (8 or 16 halves) a load
+	// (shaders.Kernel.Units) starts and ends its window on a unit.
 	_, k4 := c.fused.kernel.Vec4["k"]
 	_, v4 := c.fused.kernel.Vec4["v"]
 	_, k8 := c.fused.kernel.Units["k"]
@@ -349,8 +349,8 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	kx, vx := bufs[1], bufs[2]
 	c.fo = append(c.fo[:0],
 		operand{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
-		operand{name: "k", x: kx, t: kTensor(pr), vec4: k4 && pr.D%4 == 0, wide: k8 && wideHalf(kx, pr.D), at: &prm.K},
-		operand{name: "v", x: vx, t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, wide: v8 && wideHalf(vx, pr.Dv), at: &prm.V},
+		operand{name: "k", x: kx, t: kTensor(pr), vec4: k4 && pr.D%4 == 0, wide: int(btoi(k8)) * wideHalf(kx, pr.D), at: &prm.K},
+		operand{name: "v", x: vx, t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, wide: int(btoi(v8)) * wideHalf(vx, pr.Dv), at: &prm.V},
 		operand{name: "bias", x: bufs[3], mask: &prm.Bias},
 		operand{name: "keep", x: bufs[4], mask: &prm.Keep},
 		operand{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},

@@ -206,18 +206,23 @@ func q8Shared(d int) int {
 }
 
 // LoadUnit is the vec4s of a head dim d stored as e that fused.wgsl
-// loads at a time through the unit loader (x_u), sixteen bytes a load: a
-// q8 block's 8, 16 fp8 values' 4 where d is whole units of 16, 8 halves'
-// 2 where d is whole units of 8; 1 (a vec4 at a time, x_at4 or x_at)
-// otherwise. A half operand read 8 halves a load is bound as
-// array<vec4<u32>>, its window starting and ending on a multiple of 8
-// elements (the host binds it so: gpu's operand.wide), and its rows, each
-// starting on a multiple of d, on 16 bytes.
+// loads at a time through the unit loader (x_u): a q8 block's 8 (two
+// 16-byte loads of codes), 16 fp8 values' 4 where d is whole units of 16
+// (16 bytes), 16 halves' 4 where d is whole units of 16 (32 bytes), 8
+// halves' 2 where it is of 8 (16 bytes); 1 (a vec4 at a time, x_at4 or
+// x_at) otherwise. lavapipe pays for each load an invocation makes, not
+// for its bytes: over 32768 keys of an f16 cache, four halves a load took
+// 76 ms, eight 69, sixteen 64.5 (docs/gpu.md, "Optional features"). A
+// half operand read a unit a load has its window start and end on a
+// multiple of 4·unit elements (the host binds it so: gpu's operand.wide),
+// and its rows, each starting on a multiple of d, on whole units.
 func LoadUnit(e Elem, d int) int {
 	switch {
 	case e == Q8 && d%32 == 0:
 		return 8
 	case e == FP8 && d%16 == 0:
+		return 4
+	case e.Half() && d%16 == 0:
 		return 4
 	case e.Half() && d%8 == 0:
 		return 2

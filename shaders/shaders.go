@@ -341,52 +341,60 @@ func writeLoader(b *strings.Builder, x string, e Elem, vec4, f16 bool) {
 	fmt.Fprintf(b, "\nfn %s_at(i: u32) -> f32 {\n    %s\n}\n", x, body)
 }
 
-// writeWideLoaders writes the loaders of the half Read binding x read
-// eight halves a load (array<vec4<u32>>, Kernel.Units): x_u(i), elements
-// 4i … 4i+7 (i even), x_at4(i) and x_at(i), each widened exactly, by f16
-// conversions where f16 (shader-f16) says, as writeLoader's are.
-func writeWideLoaders(b *strings.Builder, x string, e Elem, f16 bool) {
-	if e == F16 && f16 {
-		// Bound as array<mat2x4<f16>>: two vec4<f16> columns, 16 bytes.
-		fmt.Fprintf(b, `
-fn %[1]s_u(i: u32) -> array<vec4<f32>, 2> {
-    let m = %[1]s[i >> 1u];
-    return array<vec4<f32>, 2>(vec4<f32>(m[0]), vec4<f32>(m[1]));
-}
-
-fn %[1]s_at4(i: u32) -> vec4<f32> {
-    return vec4<f32>(%[1]s[i >> 1u][i & 1u]);
-}
-
-fn %[1]s_at(i: u32) -> f32 {
-    return %[1]s_at4(i >> 2u)[i & 3u];
-}
-`, x)
-		return
-	}
-	widen := "vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y))"
-	if e == BF16 {
-		widen = "bitcast<vec4<f32>>(vec4<u32>(w.x << 16u, w.x & 0xffff0000u, w.y << 16u, w.y & 0xffff0000u))"
+// writeWideLoaders writes the loaders of the half Read binding x read a
+// unit of u vec4s (2 or 4: eight or sixteen halves, 16 or 32 bytes) a
+// load (Kernel.Units, LoadUnit), bound as array<vec4<u32>> or
+// array<array<vec4<u32>, 2>>, or, for an F16 x where f16 (shader-f16)
+// says, array<mat2x4<f16>> or array<mat4x4<f16>>: x_u(i), elements 4i …
+// 4i+4u−1 (i a multiple of u), x_at4(i) and x_at(i), each widened exactly
+// as writeLoader's are.
+func writeWideLoaders(b *strings.Builder, x string, e Elem, f16 bool, u int) {
+	var h4 string
+	parts := make([]string, u)
+	switch {
+	case e == F16 && f16:
+		// Columns of four halves.
+		for c := range parts {
+			parts[c] = fmt.Sprintf("vec4<f32>(w[%d])", c)
+		}
+		h4 = fmt.Sprintf("vec4<f32>(%s[i / %du][i %% %du])", x, u, u)
+	default:
+		widen := "vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y))"
+		if e == BF16 {
+			widen = "bitcast<vec4<f32>>(vec4<u32>(w.x << 16u, w.x & 0xffff0000u, w.y << 16u, w.y & 0xffff0000u))"
+		}
+		fmt.Fprintf(b, "\nfn %s_h4(w: vec2<u32>) -> vec4<f32> {\n    return %s;\n}\n", x, widen)
+		word := "w"
+		if u > 2 {
+			word = "w[%d]"
+		}
+		for c := range parts {
+			wc := word
+			if u > 2 {
+				wc = fmt.Sprintf(word, c/2)
+			}
+			parts[c] = fmt.Sprintf("%s_h4(%s.%s)", x, wc, [2]string{"xy", "zw"}[c%2])
+		}
+		at := fmt.Sprintf("%s[i / %du]", x, u)
+		if u > 2 {
+			at = fmt.Sprintf("%s[i / %du][(i %% %du) >> 1u]", x, u, u)
+		}
+		h4 = fmt.Sprintf("%s_h4(select(%s.xy, %s.zw, (i & 1u) != 0u))", x, at, at)
 	}
 	fmt.Fprintf(b, `
-fn %[1]s_h4(w: vec2<u32>) -> vec4<f32> {
-    return %[2]s;
-}
-
-fn %[1]s_u(i: u32) -> array<vec4<f32>, 2> {
-    let w = %[1]s[i >> 1u];
-    return array<vec4<f32>, 2>(%[1]s_h4(w.xy), %[1]s_h4(w.zw));
+fn %[1]s_u(i: u32) -> array<vec4<f32>, %[2]d> {
+    let w = %[1]s[i / %[2]du];
+    return array<vec4<f32>, %[2]d>(%[3]s);
 }
 
 fn %[1]s_at4(i: u32) -> vec4<f32> {
-    let w = %[1]s[i >> 1u];
-    return %[1]s_h4(select(w.xy, w.zw, (i & 1u) != 0u));
+    return %[4]s;
 }
 
 fn %[1]s_at(i: u32) -> f32 {
     return %[1]s_at4(i >> 2u)[i & 3u];
 }
-`, x, widen)
+`, x, u, strings.Join(parts, ", "), h4)
 }
 
 // writeQuantLoaders writes the loaders of the 8-bit Read binding x
@@ -579,14 +587,20 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			c, ok := k.Vec4[bd.Name]
 			vec4 := ok && vals[c]%4 == 0
 			u, ok := k.Units[bd.Name]
-			wide := ok && e.Half() && vals[u] == 2
+			wide := ok && e.Half() && vals[u] >= 2
 			t := map[[2]bool]string{{false, false}: "f32", {true, false}: "vec4<f32>", {false, true}: "u32", {true, true}: "vec2<u32>"}[[2]bool{vec4, e.Half()}]
 			switch {
-			case e.Quant() || wide && !(f16 && e == F16):
-				t = "vec4<u32>"
+			case f16 && e == F16 && wide:
+				// WGSL's f16: columns of four halves, a unit a matrix.
+				t = fmt.Sprintf("mat%dx4<f16>", vals[u])
+			case f16 && e == F16 && vec4:
+				t = "vec4<f16>"
 			case f16 && e == F16:
-				// WGSL's f16: two columns of four halves, four, or one.
-				t = map[[2]bool]string{{false, false}: "f16", {true, false}: "vec4<f16>", {true, true}: "mat2x4<f16>", {false, true}: "mat2x4<f16>"}[[2]bool{vec4 || wide, wide}]
+				t = "f16"
+			case e.Quant() || wide && vals[u] == 2:
+				t = "vec4<u32>"
+			case wide:
+				t = fmt.Sprintf("array<vec4<u32>, %d>", vals[u]/2)
 			}
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, t)
 			switch {
@@ -594,7 +608,7 @@ func (k Kernel) Generate(s Spec) (string, error) {
 				writeQuantLoaders(&loaders, bd.Name, e)
 				quant = true
 			case wide:
-				writeWideLoaders(&loaders, bd.Name, e, f16)
+				writeWideLoaders(&loaders, bd.Name, e, f16, vals[u])
 			case typed:
 				writeLoader(&loaders, bd.Name, e, vec4, f16)
 			}

@@ -67,6 +67,8 @@ var golden = []struct {
 	// Half K and V eight halves a load (LoadUnit), widened by f16
 	// conversions where the device has shader-f16; the lanes meeting by
 	// subgroups.
+	{"fused_lanes_d40_half_unit2.wgsl.golden", FusedConsts{WG: 16, R: 2, D: 40, DV: 40, NQ: 1, K: F16, V: BF16}},
+	{"fused_lanes_d40_f16_unit2.wgsl.golden", FusedConsts{WG: 16, R: 2, D: 40, DV: 40, NQ: 1, K: F16, V: F16, F16: true}},
 	{"fused_lanes_d128_f16_wide_sg.wgsl.golden", FusedConsts{WG: 16, R: 4, D: 128, DV: 128, NQ: 1, K: F16, V: BF16, F16: true, SG: true}},
 	{"fused_d5_dv7_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 5, DV: 7, Q: F16, K: BF16, V: F16}},
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},

@@ -41,13 +41,22 @@ func (b *Backend) measureSubgroups(ctx context.Context) (lo, hi uint32, err erro
 	return uint32(l), uint32(h), nil
 }
 
-// runSubgroups dispatches subgroups.wgsl's one workgroup into out.
+// runSubgroups dispatches subgroups.wgsl's one workgroup into out,
+// untimed: work the caller recorded before it is submitted first, timed
+// as TimeDevice says, and the probe itself counts in no DeviceTime or
+// KernelTimes.
 func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	bufs, err := b.begin(ctx, "subgroups", arg{"o", out, true})
 	if err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("gpu: subgroups: %w", err)
+	}
+	timing := b.timing
+	b.timing = nil
+	defer func() { b.timing = timing }()
 	pipe, err := b.pipeline(shaders.SubgroupsConsts{WG: subgroupsWG}, "main")
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package gpu
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/gogpu/gputypes"
@@ -67,37 +66,24 @@ var featureSwitches = []struct {
 // it.
 func parseFeatures(s string, def kernelFeatures) (kernelFeatures, error) {
 	f := def
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		name, val, ok := strings.Cut(kv, "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		i := slices.IndexFunc(featureSwitches, func(w struct {
-			name  string
-			field func(*kernelFeatures) *bool
-			what  string
-		}) bool {
-			return w.name == name
-		})
-		if !ok || i < 0 {
-			return def, fmt.Errorf("%s: %q is not name=on, name=off or name=auto with a name of f16, subgroups", envFeatures, kv)
-		}
-		if seen[name] {
-			return def, fmt.Errorf("%s: %s is set twice", envFeatures, name)
-		}
-		seen[name] = true
-		switch strings.ToLower(strings.TrimSpace(val)) {
+	names := make([]string, len(featureSwitches))
+	for i, w := range featureSwitches {
+		names[i] = w.name
+	}
+	err := parsePairs(envFeatures, s, strings.Join(names, ", "), func(i int, name, val string) error {
+		switch strings.ToLower(val) {
 		case "on":
 			*featureSwitches[i].field(&f) = true
 		case "off":
 			*featureSwitches[i].field(&f) = false
 		case "auto":
 		default:
-			return def, fmt.Errorf("%s: %s=%s: want on, off or auto (%s)", envFeatures, name, strings.TrimSpace(val), featureSwitches[i].what)
+			return fmt.Errorf("%s: %s=%s: want on, off or auto (%s)", envFeatures, name, val, featureSwitches[i].what)
 		}
+		return nil
+	})
+	if err != nil {
+		return def, err
 	}
 	return f, nil
 }

@@ -27,7 +27,7 @@ func TestParseFeatures(t *testing.T) {
 		{in: "f16=on,subgroups=off", def: kernelFeatures{}, want: kernelFeatures{f16: true}},
 		{in: "f16=auto,subgroups=on", def: kernelFeatures{}, want: kernelFeatures{subgroups: true}},
 		{in: "f16=auto", def: allFeatures, want: allFeatures},
-		{in: "f16", err: `"f16" is not name=on`},
+		{in: "f16", err: `"f16" is not name=value with a name of f16, subgroups`},
 		{in: "fp16=off", err: `"fp16=off"`},
 		{in: "f16=no", err: "f16=no: want on, off or auto"},
 		{in: "f16=off,f16=on", err: "f16 is set twice"},

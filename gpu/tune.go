@@ -75,6 +75,28 @@ var knobs = []knob{
 // range is an error naming it.
 func parseTuning(s string) (tuning, error) {
 	t := defaultTuning
+	err := parsePairs(envTune, s, knobNames(), func(i int, name, val string) error {
+		k := knobs[i]
+		v, err := strconv.Atoi(val)
+		if err != nil || v < k.lo || v > k.hi || v&(v-1) != 0 {
+			return fmt.Errorf("%s: %s=%s: want a power of two from %d to %d (%s)", envTune, name, val, k.lo, k.hi, k.what)
+		}
+		*k.field(&t) = v
+		return nil
+	})
+	if err != nil {
+		return defaultTuning, err
+	}
+	return t, nil
+}
+
+// parsePairs reads s, the value of the environment variable env, as
+// comma-separated name=value pairs, names in any case and spaces
+// allowed, and calls set with each name's index in names, the name and
+// its value, trimmed; an unknown name, a repeated one, a pair without =
+// or set's error is the error.
+func parsePairs(env, s, names string, set func(i int, name, val string) error) error {
+	list := strings.Split(names, ", ")
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
@@ -83,22 +105,19 @@ func parseTuning(s string) (tuning, error) {
 		}
 		name, val, ok := strings.Cut(kv, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
-		i := slices.IndexFunc(knobs, func(k knob) bool { return k.name == name })
+		i := slices.Index(list, name)
 		if !ok || i < 0 {
-			return defaultTuning, fmt.Errorf("%s: %q is not name=value with a name of %s", envTune, kv, knobNames())
+			return fmt.Errorf("%s: %q is not name=value with a name of %s", env, kv, names)
 		}
 		if seen[name] {
-			return defaultTuning, fmt.Errorf("%s: %s is set twice", envTune, name)
+			return fmt.Errorf("%s: %s is set twice", env, name)
 		}
 		seen[name] = true
-		k := knobs[i]
-		v, err := strconv.Atoi(strings.TrimSpace(val))
-		if err != nil || v < k.lo || v > k.hi || v&(v-1) != 0 {
-			return defaultTuning, fmt.Errorf("%s: %s=%s: want a power of two from %d to %d (%s)", envTune, name, strings.TrimSpace(val), k.lo, k.hi, k.what)
+		if err := set(i, name, strings.TrimSpace(val)); err != nil {
+			return err
 		}
-		*k.field(&t) = v
 	}
-	return t, nil
+	return nil
 }
 
 func knobNames() string {

@@ -483,23 +483,7 @@ func leastConst(s Spec, name string) int {
 //     not workgroup memory alone.
 //
 // Only a device with the feature compiles a kernel with its mode set.
-func modes(s Spec) []Const {
-	v := reflect.ValueOf(s)
-	var out []Const
-	for i := range v.NumField() {
-		if v.Field(i).Kind() == reflect.Bool {
-			out = append(out, Const{v.Type().Field(i).Name, btoi(v.Field(i).Bool())})
-		}
-	}
-	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+func modes(s Spec) []Const { return specFields(s, reflect.Bool) }
 
 // EnablesF16 says whether s enables WGSL's f16 type: its mode F16 is
 // set (see modes).
@@ -511,12 +495,23 @@ func UsesSubgroups(s Spec) bool { return slices.Contains(modes(s), Const{"SG", 1
 
 // consts lists the given int constants of s, in field order (they come
 // before its Elem fields).
-func consts(s Spec) []Const {
+func consts(s Spec) []Const { return specFields(s, reflect.Int) }
+
+// specFields lists the fields of s of kind k (Int or Bool), in field
+// order, each as a Const of its name: an int's value, a bool's 1 or 0.
+func specFields(s Spec, k reflect.Kind) []Const {
 	v := reflect.ValueOf(s)
 	var out []Const
 	for i := range v.NumField() {
-		if v.Field(i).Kind() == reflect.Int {
-			out = append(out, Const{v.Type().Field(i).Name, int(v.Field(i).Int())})
+		f := v.Field(i)
+		switch {
+		case f.Kind() != k:
+		case k == reflect.Bool && f.Bool():
+			out = append(out, Const{v.Type().Field(i).Name, 1})
+		case k == reflect.Bool:
+			out = append(out, Const{v.Type().Field(i).Name, 0})
+		default:
+			out = append(out, Const{v.Type().Field(i).Name, int(f.Int())})
 		}
 	}
 	return out

@@ -60,7 +60,9 @@
 // (quant.go has their formats), for a KV cache's keys and values: Fused
 // reads them as K and V, and every other operand and op refuses them
 // (ErrShape, ErrUnsupported for the staged ops). Write quantizes (a Q8
-// write whole blocks of Q8Block values), Read dequantizes exactly, and
+// write whole blocks of Q8Block values; a NaN or an infinity, which
+// neither format holds, is ErrNonFinite and nothing is written), Read
+// dequantizes exactly, and
 // WriteBits and ReadBits refuse them. Problem.Scales multiplies the
 // stored K and V per KV head.
 //

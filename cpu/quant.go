@@ -39,10 +39,19 @@ func (s store) widenAt(dst []float32, off int) {
 // quantWrite stores src into the 8-bit store s from element off: q8
 // blocks quantized (off and len(src) whole blocks; a block beyond
 // backend.Q8Max is ErrNonFinite and nothing is written), E4M3 rounded and
-// saturated; on the vector loops where the CPU has them (quantQ8Vec,
+// saturated (a NaN or an infinity is ErrNonFinite, nothing written); on the vector loops where the CPU has them (quantQ8Vec,
 // encodeFP8Vec), the same bytes.
 func quantWrite(s store, off int, src []float32) error {
 	if s.t == backend.FP8 {
+		// E4M3FN holds no infinity, and its NaN pattern reads as ±480 in
+		// the decoding kernels: refuse both before writing anything.
+		if !magnitude.Below(src, 0x7f800000) {
+			for i, x := range src {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g, which an fp8 buffer does not hold", i, x)
+				}
+			}
+		}
 		dst := s.f8[off : off+len(src)]
 		done := encodeFP8Vec(quantWriteWidth(backend.FP8), dst, src)
 		backend.EncodeFP8s(dst[done:], src[done:])

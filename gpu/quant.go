@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
@@ -16,7 +17,8 @@ import (
 // CPU backend does: q8 whole blocks (off and len(src), else ErrShape),
 // quantized by backend.QuantizeQ8, a block with a magnitude of
 // backend.Q8Max or more (or a NaN) refused with ErrNonFinite before
-// anything is written; fp8 rounded and saturated (backend.EncodeFP8s).
+// anything is written; fp8 rounded and saturated (backend.EncodeFP8s), a
+// NaN or an infinity refused with ErrNonFinite.
 // Only the bytes of those elements are written: a word they share with
 // others (an fp8 range's ends, a q8 scale word of two blocks of which
 // one is written) is read from the device first, so writes into one
@@ -32,6 +34,15 @@ func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 		for i, v := range src {
 			if !(v < backend.Q8Max && v > -backend.Q8Max) {
 				return backend.Errorf(backend.ErrNonFinite, "gpu: write: src element %d is %g: a q8 block holds magnitudes below %g", i, v, float64(backend.Q8Max))
+			}
+		}
+	}
+	if t == backend.FP8 {
+		// E4M3FN holds no infinity, and its NaN pattern reads as ±480 in
+		// the kernels: refused, as on the CPU.
+		for i, v := range src {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return backend.Errorf(backend.ErrNonFinite, "gpu: write: src element %d is %g, which an fp8 buffer does not hold", i, v)
 			}
 		}
 	}

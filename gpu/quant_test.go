@@ -121,6 +121,22 @@ func TestQuantBuffers(t *testing.T) {
 				}
 				same(t, g, c, gx, cx, 0, n) // nothing written
 			}
+			// A NaN or an infinity: q8 blocks and fp8 (no infinity, and a
+			// NaN pattern the kernels read as ±480) refuse both, on both
+			// backends, writing nothing.
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+				v := quantValues(4, 64)
+				v[33] = bad
+				for _, w := range []struct {
+					be backend.Backend
+					x  backend.Buffer
+				}{{g, gx}, {c, cx}} {
+					if err := w.be.Write(w.x, 64, v); !errors.Is(err, backend.ErrNonFinite) {
+						t.Errorf("%s: Write of %g: %v, want ErrNonFinite", w.be.Name(), bad, err)
+					}
+				}
+				same(t, g, c, gx, cx, 0, n) // nothing written
+			}
 			if err := g.WriteBits(gx, 0, make([]uint16, blk)); !errors.Is(err, backend.ErrShape) {
 				t.Errorf("WriteBits: %v, want ErrShape", err)
 			}

@@ -15,20 +15,7 @@ const copyChunk = 1024
 // between buffers of one dtype, widened exactly from a half dtype,
 // narrowed to one as Saturate says (narrow).
 func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cpu: copy: %w", err)
-	}
-	if dst == nil || src == nil {
-		return backend.Errorf(backend.ErrShape, "cpu: copy: a nil buffer")
-	}
-	d, err := b.data("copy", "dst", dst)
-	if err != nil {
-		return err
-	}
-	s, err := b.data("copy", "src", src)
+	d, s, err := b.copyStores(ctx, dst, src)
 	if err != nil {
 		return err
 	}
@@ -83,3 +70,23 @@ func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...b
 }
 
 var _ backend.Copier = (*Backend)(nil)
+
+// copyStores checks a copy's context (nil is context.Background) and
+// buffers, and returns dst's and src's stores: Copy's and CopyQuant's
+// common start.
+func (b *Backend) copyStores(ctx context.Context, dst, src backend.Buffer) (d, s store, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return d, s, fmt.Errorf("cpu: copy: %w", err)
+	}
+	if dst == nil || src == nil {
+		return d, s, backend.Errorf(backend.ErrShape, "cpu: copy: a nil buffer")
+	}
+	if d, err = b.data("copy", "dst", dst); err != nil {
+		return d, s, err
+	}
+	s, err = b.data("copy", "src", src)
+	return d, s, err
+}

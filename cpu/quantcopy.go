@@ -18,20 +18,7 @@ import (
 // ErrNonFinite before anything is written: the host can look first.
 // The saturated values are added to q.Counts.
 func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q backend.QuantCopy, ranges ...backend.CopyRange) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cpu: copy: %w", err)
-	}
-	if dst == nil || src == nil {
-		return backend.Errorf(backend.ErrShape, "cpu: copy: a nil buffer")
-	}
-	d, err := b.data("copy", "dst", dst)
-	if err != nil {
-		return err
-	}
-	s, err := b.data("copy", "src", src)
+	d, s, err := b.copyStores(ctx, dst, src)
 	if err != nil {
 		return err
 	}

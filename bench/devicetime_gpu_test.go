@@ -46,12 +46,15 @@ func TestGPUPointsDeviceTime(t *testing.T) {
 			t.Errorf("%s Nq=%d: gpu_s %g on a device without timestamps", pt.Strategy, pt.Queries(), pt.GPUS)
 		}
 		// gpu_kernels: where the device times kernels apart, each of the
-		// point's kernels, positive, their sum within gpu_s (medians of
-		// each, so with a little slack); elsewhere none.
+		// point's kernels, positive and within gpu_s, their sum within
+		// 1.5·gpu_s; elsewhere none. Each is a median over the runs, as
+		// gpu_s is, and medians do not add: on a loaded host (this
+		// package's tests beside ./cpu's) the staged op's three summed to
+		// 1.03–1.05× gpu_s, each run's own kernels within its own time.
 		var sum float64
 		for name, x := range pt.GPUKernels {
-			if x <= 0 {
-				t.Errorf("%s Nq=%d: gpu_kernels[%s] = %g", pt.Strategy, pt.Queries(), name, x)
+			if x <= 0 || x > pt.GPUS*(1+tol)+2e-6 {
+				t.Errorf("%s Nq=%d: gpu_kernels[%s] = %g, want in (0, gpu_s %g]", pt.Strategy, pt.Queries(), name, x, pt.GPUS)
 			}
 			sum += x
 		}
@@ -60,8 +63,8 @@ func TestGPUPointsDeviceTime(t *testing.T) {
 			if pt.GPUKernels != nil {
 				t.Errorf("%s Nq=%d: gpu_kernels %v on a device without timestamps inside passes", pt.Strategy, pt.Queries(), pt.GPUKernels)
 			}
-		} else if len(pt.GPUKernels) == 0 || sum > pt.GPUS*(1+tol)+2e-6*float64(len(pt.GPUKernels)) {
-			t.Errorf("%s Nq=%d: gpu_kernels %v (sum %g), want kernels summing within gpu_s %g", pt.Strategy, pt.Queries(), pt.GPUKernels, sum, pt.GPUS)
+		} else if len(pt.GPUKernels) == 0 || sum > 1.5*pt.GPUS*(1+tol)+2e-6*float64(len(pt.GPUKernels)) {
+			t.Errorf("%s Nq=%d: gpu_kernels %v (sum %g), want kernels summing within 1.5·gpu_s %g", pt.Strategy, pt.Queries(), pt.GPUKernels, sum, pt.GPUS)
 		}
 	}
 	r := bench.NewReport(cfg, []backend.Backend{be}, nil, points)

@@ -172,8 +172,11 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 		if least := 16 / size; w.n < least {
 			w.n = min(least, capacity-w.start)
 		}
-		// Whole vectors, within the buffer, whose length is a multiple of
-		// 16 bytes.
+		// Whole vectors, within the buffer: its length is a multiple of
+		// 16 bytes (four halves or floats, eight halves), and a half
+		// operand read sixteen halves a load is whole rows of a head dim
+		// that is a multiple of 16 (shaders.LoadUnit; the GPU takes dense
+		// layouts only).
 		w.n = (w.n + vec - 1) / vec * vec
 		bytes := (w.n*size + 3) &^ 3
 		if bytes > maxBind {

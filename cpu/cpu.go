@@ -261,6 +261,12 @@ func New(opts ...Option) (*Backend, error) {
 	} else {
 		b.info.Detail += ", bfloat16 widened to float32"
 	}
+	switch on, why := q8TilesOn(); {
+	case on:
+		b.info.Detail += ", q8 scores on AMX's int8 tiles (passed their known-answer check)"
+	case why != "":
+		b.info.Detail += "; q8 scores not on AMX's int8 tiles: " + why
+	}
 	for _, n := range notes {
 		b.info.Detail += "; " + n
 	}

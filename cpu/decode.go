@@ -41,6 +41,7 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
 		getRow(f.q, f.qr.Offset(b, h, i), g.Data[ii*d:(ii+1)*d])
 	}
 	clear(g.Data[rows*d:])
+	sc.q8t.reset()
 	return g
 }
 
@@ -55,6 +56,22 @@ type rawRows struct {
 
 // row widens row j into dst (len d).
 func (r rawRows) row(j int, dst []float32) { r.widenAt(dst, j*r.stride) }
+
+// slice is keys j0 … j0+n−1 of r (rows of d at r's stride).
+func (r rawRows) slice(j0, n, d int) rawRows {
+	off, end := j0*r.stride, (j0+n-1)*r.stride+d
+	switch {
+	case r.q8 != nil:
+		r.q8, r.sc = r.q8[off:end], r.sc[off/backend.Q8Block:end/backend.Q8Block]
+	case r.f8 != nil:
+		r.f8 = r.f8[off:end]
+	case r.h != nil:
+		r.h = r.h[off:end]
+	default:
+		r.f32 = r.f32[off:end]
+	}
+	return r
+}
 
 // kvRaw is keys j0 … j0+n−1 of KV head kvh of batch b of K or V (cols
 // wide) as stored: in place when they lie at one stride, else gathered
@@ -155,7 +172,11 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
 		q := qm.Data[g*qm.Stride:]
-		for j := dotRows4(q, qm.Stride, k, n, p.D, s, st.Stride, alpha); j < n; j++ {
+		j := dotTiles(&sc.q8t, g/4, q, qm.Stride, k, n, p.D, s, st.Stride, alpha)
+		if j < n {
+			j += dotRows4(q, qm.Stride, k.slice(j, n-j, p.D), n-j, p.D, s[j:], st.Stride, alpha)
+		}
+		for ; j < n; j++ {
 			kj := sc.row[:p.D]
 			k.row(j, kj)
 			dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, alpha)

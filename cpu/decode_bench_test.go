@@ -111,6 +111,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			q := randF32(rng, g*d)
 			s := make([]float32, g*tile)
 			acc := make([]float32, g*d)
+			var tl q8Tiles // the q8 tile kernel's digits, where it runs
 			b.ResetTimer()
 			for b.Loop() {
 				for h := range heads {
@@ -118,7 +119,8 @@ func BenchmarkDecodeQuant(b *testing.B) {
 					for j0 := 0; j0 < nk; j0 += tile {
 						kt, vt := k.slice(j0, tile, d), v.slice(j0, tile, d)
 						if part != "axpy" {
-							dotRows4(q, d, kt, tile, d, s, tile, 0.01)
+							j := dotTiles(&tl, 0, q, d, kt, tile, d, s, tile, 0.01)
+							dotRows4(q, d, kt.slice(j, tile-j, d), tile-j, d, s[j:], tile, 0.01)
 						}
 						if part != "dot" {
 							axpyRows4(s, tile, vt, tile, d, acc, d)
@@ -165,20 +167,4 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.KVHeads*nk), "ns/key")
 		})
 	}
-}
-
-// slice is keys j0 … j0+n−1 of r (rows of d at r's stride).
-func (r rawRows) slice(j0, n, d int) rawRows {
-	off, end := j0*r.stride, (j0+n-1)*r.stride+d
-	switch {
-	case r.q8 != nil:
-		r.q8, r.sc = r.q8[off:end], r.sc[off/backend.Q8Block:end/backend.Q8Block]
-	case r.f8 != nil:
-		r.f8 = r.f8[off:end]
-	case r.h != nil:
-		r.h = r.h[off:end]
-	default:
-		r.f32 = r.f32[off:end]
-	}
-	return r
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -604,4 +605,14 @@ func growU32(buf []uint32, n int) []uint32 {
 		return make([]uint32, n)
 	}
 	return buf[:n]
+}
+
+// TilesGranted is nil where the CPU has AMX's tiles and Linux has granted
+// them to the process (asked once, as for the bfloat16 path), else why
+// not. The decoding kernels' int8 tiles ask it before their first use.
+func TilesGranted() error {
+	if !cpu.X86.HasAMXTile {
+		return errors.New("no AMX tiles")
+	}
+	return amxGranted()
 }

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package cpu
+
+import "errors"
+
+// dotTiles runs nothing where there are no tiles (decode_amx_amd64.go).
+func dotTiles(*q8Tiles, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
+	return 0
+}
+
+// q8TilesOn: no tiles here.
+func q8TilesOn() (bool, string) { return false, "" }
+
+// checkQ8Tiles: nothing to check without tiles.
+func checkQ8Tiles() error { return errors.New("no AMX tiles here") }

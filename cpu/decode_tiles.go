@@ -1,0 +1,115 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// The q8 scores on AMX's int8 tiles (decode_amx_amd64.go; where the CPU
+// has them): TDPBSSD multiplies K's int8 codes where they lie by Q
+// written as integer digits, exactly, and float32 takes over only to
+// scale each block's exact sum by its scale and add the blocks. Q's row r
+// is s_r·x[r][c] with s_r = 2^(e_r−30) (max|q_r| < 2^e_r ≤ 2·max|q_r|)
+// and x = round(q/s_r) an integer below 2³⁰ in magnitude, four signed
+// bytes x = Σ_g 2⁸ᵍ·x_g: an element of Q at least 2⁻⁶ of its row's
+// largest is exact, the rest within 2⁻³⁰ of the row's largest. So a
+// score is within 2⁻³⁰·max|q_r|·Σ_c|k_c| of the exact product's, beside
+// float32's rounding of the blocks' sums (the f32 kernels round their
+// sums at about d·2⁻²⁴ of Σ_c|q_c·k_c|): the tiles' error is the
+// smaller unless a row of Q spans more than 2¹³ with its largest
+// elements on K's smallest.
+
+// tileBlockBytes is one block's digits: 8 rows (32 codes in fours) of 16
+// columns (row r, digit g) of four bytes, TDPBSSD's B.
+const tileBlockBytes = 512
+
+// tileMaxD is the widest head dim the tile kernel takes: a key's block
+// scales are widened as one vector of 16.
+const tileMaxD = 16 * backend.Q8Block
+
+// q8Tiles is a decoding item's Q as digits for the tile kernel, one set
+// for each group of four query rows, made at the first key tile that
+// needs it and kept for the item's others (decodeQ resets it).
+type q8Tiles struct {
+	bt    []int8        // groups × blocks × tileBlockBytes
+	w     [][16]float32 // each group's weights s_r·2⁸ᵍ, lane 4r+g
+	state []int8        // each group's: 0 not made yet, 1 made, −1 not fit for the tiles
+	buf   []int32       // the kernel's scratch: (1 + blocks) KiB
+}
+
+// reset forgets the digits: the item's Q changed.
+func (t *q8Tiles) reset() { clear(t.state) }
+
+// digits is group grp's digits for the four rows of q (row stride ldq, d
+// columns), made if not yet: nil where they cannot stand for Q (a row
+// not finite, or one whose largest is below 2⁻⁹⁶, where s_r·2⁸ᵍ would
+// leave float32's normal range).
+func (t *q8Tiles) digits(grp int, q []float32, ldq, d int) ([]int8, *[16]float32) {
+	nb := d / backend.Q8Block
+	if len(t.state) <= grp {
+		t.state = append(t.state, make([]int8, grp+1-len(t.state))...)
+		t.w = append(t.w, make([][16]float32, grp+1-len(t.w))...)
+	}
+	if n := (grp + 1) * nb * tileBlockBytes; len(t.bt) < n {
+		t.bt = append(t.bt, make([]int8, n-len(t.bt))...)
+	}
+	if n := (1 + nb) * 256; len(t.buf) < n {
+		t.buf = make([]int32, n)
+	}
+	bt := t.bt[grp*nb*tileBlockBytes : (grp+1)*nb*tileBlockBytes]
+	switch t.state[grp] {
+	case 0:
+		t.state[grp] = -1
+		if tileDigits(q, ldq, d, bt, &t.w[grp]) {
+			t.state[grp] = 1
+		}
+	}
+	if t.state[grp] < 0 {
+		return nil, nil
+	}
+	return bt, &t.w[grp]
+}
+
+// tileDigits writes the four rows of q as digits into bt (TDPBSSD's B
+// layout: block b, code c = 4i+u of it, row r, digit g at byte
+// b·512 + 64i + 4(4r+g) + u) and their weights 2^(e_r−30+8g) into w,
+// reporting false (and writing nothing meaningful) where a row is not
+// finite or its largest is below 2⁻⁹⁶. An all-zero row gets zero digits.
+func tileDigits(q []float32, ldq, d int, bt []int8, w *[16]float32) bool {
+	clear(bt)
+	for r := range 4 {
+		row := q[r*ldq : r*ldq+d]
+		var m float32
+		for _, x := range row {
+			a := float32(math.Abs(float64(x)))
+			if !(a <= math.MaxFloat32) {
+				return false // NaN or ±Inf
+			}
+			m = max(m, a)
+		}
+		e := 1
+		if m > 0 {
+			_, e = math.Frexp(float64(m)) // m < 2^e
+		}
+		if e-30 < -126 {
+			return false
+		}
+		for g := range 4 {
+			w[4*r+g] = float32(math.Ldexp(1, e-30+8*g))
+		}
+		for c, x := range row {
+			// x·2^(30−e) is exact in float64; its rounding is the only
+			// one, and |v| < 2³⁰.
+			v := int32(math.RoundToEven(math.Ldexp(float64(x), 30-e)))
+			at := c/backend.Q8Block*tileBlockBytes + c%backend.Q8Block/4*64 + 16*r + c%4
+			for g := range 3 {
+				dg := int32(int8(v))
+				bt[at+4*g] = int8(dg)
+				v = (v - dg) >> 8
+			}
+			bt[at+12] = int8(v) // |v| ≤ 64
+		}
+	}
+	return true
+}

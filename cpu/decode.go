@@ -192,10 +192,11 @@ func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0,
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+x:]
 		out := acc.Data[g*acc.Stride:]
-		if axpyRows4(w, st.Stride, v, n, p.Dv, out, acc.Stride) {
+		j := axpyTiles(&sc.q8t, w, st.Stride, v, n, p.Dv, out, acc.Stride)
+		if j == n || axpyRows4(w[j:], st.Stride, v.slice(j, n-j, p.Dv), n-j, p.Dv, out, acc.Stride) {
 			continue
 		}
-		for j := range n {
+		for ; j < n; j++ {
 			vj := sc.row[:p.Dv]
 			v.row(j, vj)
 			axpyRowsGo(w[j:], st.Stride, 4, vj, p.Dv, 1, p.Dv, out, acc.Stride)

@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -150,4 +151,89 @@ func checkQ8Tiles() (err error) {
 		}
 	}
 	return nil
+}
+
+// q8AxpyBounds and axpyRows4Q8AMX are the tile kernel for P·V over a q8
+// V (decode_amx_amd64.s; _gen/decode_amx.py says what they compute).
+//
+//go:noescape
+func q8AxpyBounds(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, nb int, out *uint32)
+
+//go:noescape
+func axpyRows4Q8AMX(cfg *[64]byte, p *float32, ldp int, v unsafe.Pointer, ldv int, sc unsafe.Pointer, n int, dv int, acc *float32, ldacc int, inv *float32, w *float32, buf *byte)
+
+// axpyConfig is the P·V kernel's tiles: all eight 16 rows of 64 bytes
+// (A's rows (r, g) of 64 keys' digits, B's 16 key quads of 16 columns,
+// C's 16 rows of 16 int32s).
+var axpyConfig = func() (cfg [64]byte) {
+	cfg[0] = 1
+	for t := range 8 {
+		cfg[16+2*t] = 64
+		cfg[48+t] = 16
+	}
+	return cfg
+}()
+
+// axpyTileMaxKeys is the most keys one call of the P·V kernel takes:
+// its int32 sums add up to 255·127 a key.
+const axpyTileMaxKeys = 65536
+
+// axpyTiles adds the weighted q8 values of the first keys of v (a
+// multiple of 64; 0 where the tiles do not run or do not fit) into the
+// four rows of acc, and returns how many it took.
+func axpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+	m := min(n, axpyTileMaxKeys) &^ 63
+	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 || !cpu.X86.HasAVX512VBMI {
+		return 0
+	}
+	if on, _ := q8TilesOn(); !on {
+		return 0
+	}
+	return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)
+}
+
+// runAxpyTiles is axpyTiles once the tiles are known to run: m keys, a
+// multiple of 64, that fit the kernel. It returns 0, having written
+// nothing, where a weight is NaN or the bounds leave float32's range.
+func runAxpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, m, dv int, acc []float32, ldacc int) int {
+	nb := dv / backend.Q8Block
+	last := (m-1)*v.stride + dv - 1
+	_, _, _, _ = v.q8[last], v.sc[last/backend.Q8Block], p[3*ldp+m-1], acc[3*ldacc+dv-1]
+	ss := v.stride / backend.Q8Block * 2
+	var out [80]uint32
+	q8AxpyBounds(&p[0], ldp, unsafe.Pointer(&v.sc[0]), ss, m, nb, &out[0])
+	if out[64] != 0 {
+		return 0 // a NaN weight: the vector kernels carry it
+	}
+	var inv [64]float32
+	var w [256]float32
+	for r := range 4 {
+		var pm float32
+		for _, x := range out[16*r : 16*r+16] {
+			pm = max(pm, math.Float32frombits(x))
+		}
+		for b := range nb {
+			dm := uint16(out[65+b/2] >> (16 * (b % 2)))
+			bound := float64(pm) * float64(backend.Float16.Decode(dm))
+			if math.IsInf(bound, 0) || math.IsNaN(bound) {
+				return 0
+			}
+			if bound == 0 {
+				continue // every weight of the row times the block is 0
+			}
+			_, e := math.Frexp(bound) // bound < 2^e
+			if e-31 < -126 || 31-e > 127 {
+				return 0
+			}
+			inv[16*r+b] = float32(math.Ldexp(1, 31-e))
+			for g := range 4 {
+				w[64*r+4*b+g] = float32(math.Ldexp(1, e-31+8*g))
+			}
+		}
+	}
+	if len(t.vbuf) < 10240 {
+		t.vbuf = make([]byte, 10240)
+	}
+	axpyRows4Q8AMX(&axpyConfig, &p[0], ldp, unsafe.Pointer(&v.q8[0]), v.stride, unsafe.Pointer(&v.sc[0]), m, dv, &acc[0], ldacc, &inv[0], &w[0], &t.vbuf[0])
+	return m
 }

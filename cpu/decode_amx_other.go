@@ -14,3 +14,6 @@ func q8TilesOn() (bool, string) { return false, "" }
 
 // checkQ8Tiles: nothing to check without tiles.
 func checkQ8Tiles() error { return errors.New("no AMX tiles here") }
+
+// axpyTiles runs nothing where there are no tiles.
+func axpyTiles(*q8Tiles, []float32, int, rawRows, int, int, []float32, int) int { return 0 }

@@ -123,7 +123,8 @@ func BenchmarkDecodeQuant(b *testing.B) {
 							dotRows4(q, d, kt.slice(j, tile-j, d), tile-j, d, s[j:], tile, 0.01)
 						}
 						if part != "dot" {
-							axpyRows4(s, tile, vt, tile, d, acc, d)
+							j := axpyTiles(&tl, s, tile, vt, tile, d, acc, d)
+							axpyRows4(s[j:], tile, vt.slice(j, tile-j, d), tile-j, d, acc, d)
 						}
 					}
 				}

@@ -36,6 +36,7 @@ type q8Tiles struct {
 	w     [][16]float32 // each group's weights s_r·2⁸ᵍ, lane 4r+g
 	state []int8        // each group's: 0 not made yet, 1 made, −1 not fit for the tiles
 	buf   []int32       // the kernel's scratch: (1 + blocks) KiB
+	vbuf  []byte        // the P·V kernel's scratch: 10 KiB
 }
 
 // reset forgets the digits: the item's Q changed.

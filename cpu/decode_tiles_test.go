@@ -144,3 +144,93 @@ func TestDotTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyTiles compares the q8 P·V tile kernel with float64 sums over
+// the dequantized V, within 2⁻²² of Σ_j |p·v| (float32's) and
+// 2⁻³⁰·max_j p·max_j d·Σ_j|v codes| (the digits') an output, added to
+// what acc held: head dims of one pass to eight, strides past the row,
+// key counts around the chunk of 64 and the threshold, weights spanning
+// 2⁴⁰ with zeros among them (a masked key's), all-zero blocks, extreme
+// codes and scales, and a row of zero weights. A NaN weight leaves the
+// call to the vector kernels, unwritten.
+func TestAxpyTiles(t *testing.T) {
+	tilesOrSkip(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ n, dv, stride int }{
+		{512, 64, 64}, {575, 64, 96}, {576, 128, 128}, {1024, 128, 128}, {640, 192, 224},
+		{511, 128, 128}, {512, 512, 512}, {700, 256, 256},
+	} {
+		ldp, ldacc := c.n+5, c.dv+3
+		p := make([]float32, 4*ldp)
+		for i := range p {
+			if rng.IntN(8) > 0 {
+				p[i] = float32(rng.Float64() * math.Pow(2, -float64(rng.IntN(40))))
+			}
+		}
+		for j := range c.n {
+			p[2*ldp+j] = 0 // row 2: no weight at all
+		}
+		x := make([]float32, c.n*c.stride)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		x[0], x[1] = 1e4, -1e4
+		for i := range backend.Q8Block {
+			x[c.stride+i] = 0
+		}
+		codes := make([]int8, len(x))
+		scales := make([]uint16, len(x)/backend.Q8Block)
+		backend.QuantizeQ8(codes, scales, x)
+		scales[2*c.stride/backend.Q8Block] = 0x7bff // 65504
+		v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: c.stride}
+		acc := make([]float32, 4*ldacc)
+		for i := range acc {
+			acc[i] = float32(rng.NormFloat64())
+		}
+		before := append([]float32(nil), acc...)
+		var tl q8Tiles
+		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
+		if want := c.n &^ 63; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
+		}
+		var dmax float64
+		for j := range got {
+			for b := range c.dv / backend.Q8Block {
+				dmax = math.Max(dmax, float64(backend.Float16.Decode(scales[j*c.stride/backend.Q8Block+b])))
+			}
+		}
+		for r := range 4 {
+			var pmax float64
+			for j := range got {
+				pmax = math.Max(pmax, float64(p[r*ldp+j]))
+			}
+			for col := range c.dv {
+				want, mag, csum := float64(before[r*ldacc+col]), math.Abs(float64(before[r*ldacc+col])), 0.0
+				for j := range got {
+					code := float64(codes[j*c.stride+col])
+					pv := float64(p[r*ldp+j]) * code * float64(backend.Float16.Decode(scales[(j*c.stride+col)/backend.Q8Block]))
+					want += pv
+					mag += math.Abs(pv)
+					csum += math.Abs(code)
+				}
+				bound := mag*math.Ldexp(1, -22) + pmax*dmax*csum*math.Ldexp(1, -30)
+				if err := math.Abs(float64(acc[r*ldacc+col]) - want); err > bound {
+					t.Fatalf("%+v row %d col %d: %g, want %g (error %g, bound %g)", c, r, col, acc[r*ldacc+col], want, err, bound)
+				}
+			}
+		}
+		if got == 0 {
+			continue
+		}
+		p[ldp+3] = float32(math.NaN())
+		copy(acc, before)
+		if n := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc); n != 0 {
+			t.Fatalf("%+v: took %d keys with a NaN weight", c, n)
+		}
+		for i := range acc {
+			if acc[i] != before[i] {
+				t.Fatalf("%+v: wrote acc[%d] with a NaN weight", c, i)
+			}
+		}
+	}
+}

@@ -1328,6 +1328,13 @@ func quantSpecs() []spec {
 			spec{p: prob(1, 4, 2, 5, 200, 64, 64), note: "outliers", edit: outliers, dt: dt},
 			spec{p: PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 64, 64))), 16, 2, []int{1, 33, 260}, true), dt: dt},
 			spec{p: PagedProblem(causal(prob(0, 4, 2, 2, 0, 32, 32)), 32, 1, []int{70, 40}, false), dt: dt},
+			// Runs of 512 keys and more, which a CPU with AMX-INT8 takes
+			// on its tiles (q8): a head dim of eight blocks beside a Dv
+			// of one pass, scale rows a whole position apart (BNHD),
+			// pages of 512, outliers.
+			spec{p: causal(bnhd(prob(1, 8, 2, 1, 1100, 256, 64))), dt: dt},
+			spec{p: PagedProblem(causal(prob(0, 4, 1, 1, 0, 64, 128)), 512, 1, []int{1200, 530}, false), dt: dt},
+			spec{p: prob(1, 4, 2, 1, 600, 64, 64), note: "outliers", edit: outliers, dt: dt},
 			spec{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), func(v *backend.Variants) {
 				v.Window = win(40, 0)
 				v.Softcap = 5

@@ -390,18 +390,29 @@ for q in range(4):
 	VEXTRACTI32X4 $3, Z4, {1024*b + 256*r + 192 + 16*q}(R15)""")
     if q < 3:
         A("\tADDQ         DX, BX")
-A("""	// B: a key quad at a time, the pass's 64 codes of each key.
+A("""	// B: a key quad at a time, the pass's 64 codes of each key, each
+	// key's row prefetched 64 keys on as it is read.
+	MOVQ         R9, R13
+	SHLQ         $6, R13
 	MOVQ         DI, BX
 	LEAQ         2048(R15), AX             // B_0's row 0
 	MOVQ         $16, DX
 quad:
 	VMOVDQU64    (BX), Z5
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
 	ADDQ         R9, BX
 	VMOVDQU64    (BX), Z6
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
 	ADDQ         R9, BX
 	VMOVDQU64    (BX), Z7
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
 	ADDQ         R9, BX
 	VMOVDQU64    (BX), Z8
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
 	ADDQ         R9, BX
 	VMOVDQA64    Z5, Z9
 	VPERMT2B     Z6, Z29, Z9               // keys 0, 1: columns 0…31
@@ -422,26 +433,6 @@ quad:
 	ADDQ         $64, AX
 	DECQ         DX
 	JNZ          quad
-	// In the first pass, prefetch the whole rows of the chunk 64 keys on
-	// (the later passes find them in L2): two lines a row went 5 % faster
-	// than one a pass (BenchmarkDecodeQuant/Fused/q8).
-	CMPQ         pass-8(SP), $0
-	JNE          pfdone
-	MOVQ         R9, AX
-	SHLQ         $6, AX
-	LEAQ         (DI)(AX*1), BX
-	MOVQ         $64, DX
-pfv:
-	XORQ         AX, AX
-pfline:
-	PREFETCHT0   (BX)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, dv+56(FP)
-	JB           pfline
-	ADDQ         R9, BX
-	DECQ         DX
-	JNZ          pfv
-pfdone:
 	// C_s += A_{s/2}·B_s.""")
 tile("tileloadd (%r15,%r14,1), %tmm0")
 tile("tileloadd 1024(%r15,%r14,1), %tmm1")

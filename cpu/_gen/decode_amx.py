@@ -397,24 +397,13 @@ A("""	// B: a key quad at a time, the pass's 64 codes of each key, each
 	MOVQ         DI, BX
 	LEAQ         2048(R15), AX             // B_0's row 0
 	MOVQ         $16, DX
-quad:
-	VMOVDQU64    (BX), Z5
+quad:""")
+for t in range(4):
+    A(f"""	VMOVDQU64    (BX), Z{5+t}
 	PREFETCHT0   (BX)(R13*1)
 	PREFETCHT0   64(BX)(R13*1)
-	ADDQ         R9, BX
-	VMOVDQU64    (BX), Z6
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
-	ADDQ         R9, BX
-	VMOVDQU64    (BX), Z7
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
-	ADDQ         R9, BX
-	VMOVDQU64    (BX), Z8
-	PREFETCHT0   (BX)(R13*1)
-	PREFETCHT0   64(BX)(R13*1)
-	ADDQ         R9, BX
-	VMOVDQA64    Z5, Z9
+	ADDQ         R9, BX""")
+A("""	VMOVDQA64    Z5, Z9
 	VPERMT2B     Z6, Z29, Z9               // keys 0, 1: columns 0…31
 	VPERMT2B     Z6, Z28, Z5               // 32…63
 	VMOVDQA64    Z7, Z10

@@ -74,8 +74,12 @@ const tileMinKeys = 512
 
 // dotTiles is the scores of the first keys of k (a multiple of 16; 0
 // where the tiles do not run or do not fit) for the four query rows of q,
-// group grp of the item's, on the tile kernel.
+// group grp of the item's, on the tile kernel: q8's int8 one, or fp8's
+// bfloat16 one (dotTilesFP8).
 func dotTiles(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if k.t == backend.FP8 {
+		return dotTilesFP8(t, grp, q, ldq, k, n, d, s, lds, alpha)
+	}
 	m := n &^ 15
 	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
 		return 0
@@ -236,4 +240,105 @@ func runAxpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, m, dv int, acc []
 	}
 	axpyRows4Q8AMX(&axpyConfig, &p[0], ldp, unsafe.Pointer(&v.q8[0]), v.stride, unsafe.Pointer(&v.sc[0]), m, dv, &acc[0], ldacc, &inv[0], &w[0], &t.vbuf[0])
 	return m
+}
+
+// dotRows4FP8AMX is the fp8 scores kernel on bfloat16 tiles
+// (decode_amx_amd64.s; _gen/decode_amx.py says what it computes).
+//
+//go:noescape
+func dotRows4FP8AMX(cfg *[64]byte, bt *uint16, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, buf *byte)
+
+// fp8TilesOn reports whether the fp8 scores run on AMX's bfloat16 tiles:
+// the q8 tiles' conditions (the same grant, setting and instructions)
+// with AMX-BF16, and the kernel's own known-answer check.
+var fp8TilesOn = sync.OnceValues(func() (bool, string) {
+	if on, why := q8TilesOn(); !on {
+		return false, why
+	}
+	if !cpu.X86.HasAMXBF16 || !cpu.X86.HasAVX512VBMI {
+		return false, "no AMX-BF16 or AVX512-VBMI"
+	}
+	if err := checkFP8Tiles(); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+})
+
+// dotTilesFP8 is dotTiles for an fp8 K: the scores of its first keys (a
+// multiple of 16) on the bfloat16 tiles, 0 where they do not run or fit.
+func dotTilesFP8(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if k.t != backend.FP8 || n < tileMinKeys || d%64 != 0 || d > tileMaxD {
+		return 0
+	}
+	if on, _ := fp8TilesOn(); !on {
+		return 0
+	}
+	return runTilesFP8(t, grp, q, ldq, k, n&^15, d, s, lds, alpha)
+}
+
+// runTilesFP8 is dotTilesFP8 once the tiles are known to run.
+func runTilesFP8(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, m, d int, s []float32, lds int, alpha float32) int {
+	bt := t.parts(grp, q, ldq, d)
+	if bt == nil {
+		return 0
+	}
+	var w [16]float32
+	for r := range 4 {
+		w[4*r], w[4*r+1], w[4*r+2] = alpha, alpha, alpha
+	}
+	last := (m-1)*k.stride + d - 1
+	_, _ = k.f8[last], s[3*lds+m-1]
+	dotRows4FP8AMX(&axpyConfig, &bt[0], unsafe.Pointer(&k.f8[0]), k.stride, m, d, &s[0], lds, &w[0], &t.fbuf[0])
+	return m
+}
+
+// checkFP8Tiles runs the fp8 scores kernel once on a product whose every
+// step is exact and compares its bits with the exact scores: every E4M3
+// byte among K's (subnormals, both signs, and the NaN pattern, read as
+// ±480 as the vector kernels read it), each key's magnitudes of one
+// exponent, and Q of 13 significant bits, so that its hi and mid parts
+// are both used and 128 products of a key add exactly in float32. (The
+// lo part is TestDotTilesFP8's, within a bound.)
+func checkFP8Tiles() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the fp8 tile kernel panicked: %v", r)
+		}
+	}()
+	const n, d, ldq, ldk, lds = 32, 128, 130, 136, 40
+	q := make([]float32, 4*ldq)
+	for r := range 4 {
+		for c := range d {
+			q[r*ldq+c] = float32((c+r)%3-1) * (1 + float32((c*5+r)%8)/128 + float32((c*3+r)%8)/4096)
+		}
+	}
+	codes := make([]uint8, n*ldk)
+	for j := range n {
+		for c := range d {
+			codes[j*ldk+c] = uint8(j%16*8+c%8) | uint8(c/8%2)<<7
+		}
+	}
+	k := rawRows{store: store{t: backend.FP8, f8: codes}, stride: ldk}
+	s := make([]float32, 4*lds)
+	var t q8Tiles
+	const alpha = 0.5
+	if got := runTilesFP8(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
+		return fmt.Errorf("the fp8 tile kernel took %d of %d keys", got, n)
+	}
+	for r := range 4 {
+		for j := range n {
+			var want float64
+			for c := range d {
+				v := float64(backend.DecodeFP8(codes[j*ldk+c]))
+				if codes[j*ldk+c]&0x7f == 0x7f {
+					v = math.Copysign(480, v)
+				}
+				want += float64(q[r*ldq+c]) * v
+			}
+			if got := s[r*lds+j]; got != float32(alpha*want) {
+				return fmt.Errorf("the fp8 tile kernel's known-answer check: row %d key %d is %g, want %g", r, j, got, alpha*want)
+			}
+		}
+	}
+	return nil
 }

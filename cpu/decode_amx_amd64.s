@@ -1056,3 +1056,208 @@ quad:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
 	VZEROUPPER
 	RET
+
+DATA bfhi0<>+0(SB)/8, $0x3c3c3c3c3b3b3b00
+DATA bfhi0<>+8(SB)/8, $0x3c3c3c3c3c3c3c3c
+DATA bfhi0<>+16(SB)/8, $0x3d3d3d3d3d3d3d3d
+DATA bfhi0<>+24(SB)/8, $0x3d3d3d3d3d3d3d3d
+DATA bfhi0<>+32(SB)/8, $0x3e3e3e3e3e3e3e3e
+DATA bfhi0<>+40(SB)/8, $0x3e3e3e3e3e3e3e3e
+DATA bfhi0<>+48(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA bfhi0<>+56(SB)/8, $0x3f3f3f3f3f3f3f3f
+GLOBL bfhi0<>(SB), RODATA|NOPTR, $64
+DATA bfhi1<>+0(SB)/8, $0x4040404040404040
+DATA bfhi1<>+8(SB)/8, $0x4040404040404040
+DATA bfhi1<>+16(SB)/8, $0x4141414141414141
+DATA bfhi1<>+24(SB)/8, $0x4141414141414141
+DATA bfhi1<>+32(SB)/8, $0x4242424242424242
+DATA bfhi1<>+40(SB)/8, $0x4242424242424242
+DATA bfhi1<>+48(SB)/8, $0x4343434343434343
+DATA bfhi1<>+56(SB)/8, $0x4343434343434343
+GLOBL bfhi1<>(SB), RODATA|NOPTR, $64
+DATA bflo0<>+0(SB)/8, $0x60402000c0800000
+DATA bflo0<>+8(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo0<>+16(SB)/8, $0x7060504030201000
+DATA bflo0<>+24(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo0<>+32(SB)/8, $0x7060504030201000
+DATA bflo0<>+40(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo0<>+48(SB)/8, $0x7060504030201000
+DATA bflo0<>+56(SB)/8, $0xf0e0d0c0b0a09080
+GLOBL bflo0<>(SB), RODATA|NOPTR, $64
+DATA bflo1<>+0(SB)/8, $0x7060504030201000
+DATA bflo1<>+8(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo1<>+16(SB)/8, $0x7060504030201000
+DATA bflo1<>+24(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo1<>+32(SB)/8, $0x7060504030201000
+DATA bflo1<>+40(SB)/8, $0xf0e0d0c0b0a09080
+DATA bflo1<>+48(SB)/8, $0x7060504030201000
+DATA bflo1<>+56(SB)/8, $0xf0e0d0c0b0a09080
+GLOBL bflo1<>(SB), RODATA|NOPTR, $64
+DATA sign80<>+0(SB)/4, $0x80808080
+GLOBL sign80<>(SB), RODATA|NOPTR, $4
+
+// func dotRows4FP8AMX(cfg *[64]byte, bt *uint16, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, buf *byte)
+//
+// s[r][j] for rows r < 4 and keys j < n (a multiple of 16), E4M3 K at k
+// (row stride ldk bytes), d a multiple of 64 (≤ 512); bt Q's parts
+// (d/32 blocks of 1 KiB: 16 rows of pairs of dims, 16 columns (r,
+// part)), w the 16 weights (α for part < 3), buf a scratch of 32·d + 1024
+// bytes (16 keys' bfloat16 rows, then C).
+TEXT ·dotRows4FP8AMX(SB), NOSPLIT, $16-80
+	MOVQ         cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	MOVQ         bt+8(FP), SI
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // key groups
+	MOVQ         d+40(FP), R10             // a key's bytes
+	LEAQ         (R10)(R10*1), R13         // its bfloat16 row, bytes
+	MOVQ         s+48(FP), R12
+	MOVQ         w+64(FP), AX
+	VMOVUPS      (AX), Z15
+	MOVQ         buf+72(FP), R11
+	MOVQ         R13, AX
+	SHLQ         $4, AX
+	LEAQ         (R11)(AX*1), AX
+	MOVQ         AX, cbuf-8(SP)            // C, after 16 rows
+	MOVQ         $64, R15
+	VMOVDQU64    bfhi0<>(SB), Z4
+	VMOVDQU64    bfhi1<>(SB), Z5
+	VMOVDQU64    bflo0<>(SB), Z6
+	VMOVDQU64    bflo1<>(SB), Z7
+	VMOVDQU64    pairlo<>(SB), Z8
+	VMOVDQU64    pairhi<>(SB), Z9
+	VPBROADCASTD sign80<>(SB), Z10
+
+fgroup:
+	// The group's 16 keys as bfloat16 rows, each prefetched 64 keys on.
+	MOVQ         R9, BX
+	SHLQ         $6, BX                    // 64 rows, bytes
+	MOVQ         DI, R14
+	MOVQ         R11, DX                   // the key's bfloat16 row
+	MOVQ         $16, R8
+fkey:
+	XORQ         AX, AX
+fchunk:
+	PREFETCHT0   (R14)(BX*1)
+	VMOVDQU64    (R14)(AX*1), Z0
+	VMOVDQA64    Z0, Z1
+	VPERMI2B     Z5, Z4, Z1              // high bytes of the magnitudes
+	VMOVDQA64    Z0, Z2
+	VPERMI2B     Z7, Z6, Z2              // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z0, Z1        // the signs back
+	VMOVDQA64    Z2, Z3
+	VPERMT2B     Z1, Z8, Z2               // values 0…31
+	VPERMT2B     Z1, Z9, Z3               // 32…63
+	VMOVDQU64    Z2, (DX)(AX*2)
+	VMOVDQU64    Z3, 64(DX)(AX*2)
+	ADDQ         $64, AX
+	CMPQ         AX, R10
+	JB           fchunk
+	ADDQ         R9, R14
+	ADDQ         R13, DX
+	DECQ         R8
+	JNZ          fkey
+	// C = Σ_b A_b·B_b, two blocks at a time.
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe0 // tilezero %tmm4
+	MOVQ         R11, R14                  // A_b: the rows' block b
+	MOVQ         SI, BX                    // B_b
+	MOVQ         R10, DX
+	SHRQ         $5, DX                    // blocks (even: d is whole 64s)
+fblocks:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2e // tileloadd (%r14,%r13,1), %tmm2
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x3b // tileloadd (%rbx,%r15,1), %tmm0
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x5c; BYTE $0x2e; BYTE $0x40 // tileloadd 64(%r14,%r13,1), %tmm3
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x8c; BYTE $0x3b; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // tileloadd 1024(%rbx,%r15,1), %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x5c; BYTE $0xe2 // tdpbf16ps %tmm0, %tmm2, %tmm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x72; BYTE $0x5c; BYTE $0xe3 // tdpbf16ps %tmm1, %tmm3, %tmm4
+	ADDQ         $128, R14
+	ADDQ         $2048, BX
+	SUBQ         $2, DX
+	JNZ          fblocks
+	MOVQ         cbuf-8(SP), AX
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x24; BYTE $0x38 // tilestored %tmm4, (%rax,%r15,1)
+	// Times the weights, then each key quad's transposing sum over the
+	// parts, as dotRows4Q8AMX's.
+	MOVQ         lds+56(FP), BX
+	SHLQ         $2, BX
+	LEAQ         (R12)(BX*2), R14         // s's row 2
+	VMULPS       0(AX), Z15, Z16
+	VMULPS       64(AX), Z15, Z17
+	VMULPS       128(AX), Z15, Z18
+	VMULPS       192(AX), Z15, Z19
+	VMULPS       256(AX), Z15, Z20
+	VMULPS       320(AX), Z15, Z21
+	VMULPS       384(AX), Z15, Z22
+	VMULPS       448(AX), Z15, Z23
+	VMULPS       512(AX), Z15, Z24
+	VMULPS       576(AX), Z15, Z25
+	VMULPS       640(AX), Z15, Z26
+	VMULPS       704(AX), Z15, Z27
+	VMULPS       768(AX), Z15, Z28
+	VMULPS       832(AX), Z15, Z29
+	VMULPS       896(AX), Z15, Z30
+	VMULPS       960(AX), Z15, Z31
+	VUNPCKLPS    Z17, Z16, Z0
+	VUNPCKHPS    Z17, Z16, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z19, Z18, Z1
+	VUNPCKHPS    Z19, Z18, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, 0(R12)
+	VEXTRACTF32X4 $1, Z2, 0(R12)(BX*1)
+	VEXTRACTF32X4 $2, Z2, 0(R14)
+	VEXTRACTF32X4 $3, Z2, 0(R14)(BX*1)
+	VUNPCKLPS    Z21, Z20, Z0
+	VUNPCKHPS    Z21, Z20, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z23, Z22, Z1
+	VUNPCKHPS    Z23, Z22, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, 16(R12)
+	VEXTRACTF32X4 $1, Z2, 16(R12)(BX*1)
+	VEXTRACTF32X4 $2, Z2, 16(R14)
+	VEXTRACTF32X4 $3, Z2, 16(R14)(BX*1)
+	VUNPCKLPS    Z25, Z24, Z0
+	VUNPCKHPS    Z25, Z24, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z27, Z26, Z1
+	VUNPCKHPS    Z27, Z26, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, 32(R12)
+	VEXTRACTF32X4 $1, Z2, 32(R12)(BX*1)
+	VEXTRACTF32X4 $2, Z2, 32(R14)
+	VEXTRACTF32X4 $3, Z2, 32(R14)(BX*1)
+	VUNPCKLPS    Z29, Z28, Z0
+	VUNPCKHPS    Z29, Z28, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z31, Z30, Z1
+	VUNPCKHPS    Z31, Z30, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, 48(R12)
+	VEXTRACTF32X4 $1, Z2, 48(R12)(BX*1)
+	VEXTRACTF32X4 $2, Z2, 48(R14)
+	VEXTRACTF32X4 $3, Z2, 48(R14)(BX*1)
+	// The next group: 16 keys on.
+	MOVQ         R9, AX
+	SHLQ         $4, AX
+	ADDQ         AX, DI
+	ADDQ         $64, R12
+	DECQ         CX
+	JNZ          fgroup
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	VZEROUPPER
+	RET

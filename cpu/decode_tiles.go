@@ -37,10 +37,15 @@ type q8Tiles struct {
 	state []int8        // each group's: 0 not made yet, 1 made, −1 not fit for the tiles
 	buf   []int32       // the kernel's scratch: (1 + blocks) KiB
 	vbuf  []byte        // the P·V kernel's scratch: 10 KiB
+	// bf and bfState are the fp8 scores kernel's: each group's Q as
+	// bfloat16 parts (bfParts), and whether they are made.
+	bf      []uint16
+	bfState []int8
+	fbuf    []byte // its scratch: 32·d + 1024 bytes
 }
 
 // reset forgets the digits: the item's Q changed.
-func (t *q8Tiles) reset() { clear(t.state) }
+func (t *q8Tiles) reset() { clear(t.state); clear(t.bfState) }
 
 // digits is group grp's digits for the four rows of q (row stride ldq, d
 // columns), made if not yet: nil where they cannot stand for Q (a row
@@ -114,3 +119,63 @@ func tileDigits(q []float32, ldq, d int, bt []int8, w *[16]float32) bool {
 	}
 	return true
 }
+
+// bfBlockHalves is one 32-dim block of Q's parts for TDPBF16PS: 16 rows
+// (pairs of dims) of 16 columns (4r + part) of two bfloat16s.
+const bfBlockHalves = 512
+
+// parts is group grp's Q as bfloat16 parts for the fp8 scores kernel
+// (bfParts), made if not yet: nil where they cannot stand for it.
+func (t *q8Tiles) parts(grp int, q []float32, ldq, d int) []uint16 {
+	nb := d / backend.Q8Block
+	if len(t.bfState) <= grp {
+		t.bfState = append(t.bfState, make([]int8, grp+1-len(t.bfState))...)
+	}
+	if n := (grp + 1) * nb * bfBlockHalves; len(t.bf) < n {
+		t.bf = append(t.bf, make([]uint16, n-len(t.bf))...)
+	}
+	if n := 32*d + 1024; len(t.fbuf) < n {
+		t.fbuf = make([]byte, n)
+	}
+	bf := t.bf[grp*nb*bfBlockHalves : (grp+1)*nb*bfBlockHalves]
+	if t.bfState[grp] == 0 {
+		t.bfState[grp] = -1
+		if bfParts(q, ldq, d, bf) {
+			t.bfState[grp] = 1
+		}
+	}
+	if t.bfState[grp] < 0 {
+		return nil
+	}
+	return bf
+}
+
+// bfParts writes the four rows of q as three bfloat16 parts each, q = hi
+// + mid + lo (each the nearest bfloat16 to what the parts before leave,
+// so |lo| ≤ 2⁻¹⁶|q| and the three hold q's 24 bits), in TDPBF16PS's B
+// layout: block b, dims 2i, 2i+1 of it, row r, part p at halves
+// 512b + 32i + 2(4r+p) and the one after; the fourth column of a row is
+// zero. It reports false where an element is not finite or beyond
+// bfloat16's largest (3.3895e38), whose parts would not add back.
+func bfParts(q []float32, ldq, d int, bf []uint16) bool {
+	clear(bf)
+	for r := range 4 {
+		for c, x := range q[r*ldq : r*ldq+d] {
+			if !(math.Abs(float64(x)) <= bf16Max) {
+				return false
+			}
+			at := c/backend.Q8Block*bfBlockHalves + c%backend.Q8Block/2*32 + 8*r + c%2
+			for p := range 3 {
+				h := backend.BFloat16.Encode(x)
+				bf[at+2*p] = h
+				if p < 2 {
+					x -= backend.BFloat16.Decode(h)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// bf16Max is bfloat16's largest finite value.
+var bf16Max = float64(backend.BFloat16.Decode(0x7f7f))

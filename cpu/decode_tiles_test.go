@@ -234,3 +234,73 @@ func TestAxpyTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDotTilesFP8 compares the fp8 scores kernel on bfloat16 tiles with
+// float64 scores over K's E4M3 values, within 2⁻²⁰ of Σ_c |q·k| a score
+// (float32's sums on the tile, in an order of its own; without Q's third
+// part the error is about 2⁻¹⁷): head dims of one
+// to eight 64s, strides past the row, key counts around the group of 16
+// and the threshold, every E4M3 byte, Q spanning 2⁴⁰ with a zero row. Q
+// not finite, or past bfloat16's range, leaves the call to the vector
+// kernels.
+func TestDotTilesFP8(t *testing.T) {
+	if on, why := fp8TilesOn(); !on {
+		if os.Getenv("ATTN_REQUIRE_AMX") == "1" {
+			t.Fatalf("ATTN_REQUIRE_AMX=1, but the fp8 tile kernel does not run: %q", why)
+		}
+		t.Skipf("the fp8 tile kernel does not run here (%q)", why)
+	}
+	if err := checkFP8Tiles(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct{ n, d, stride int }{
+		{512, 64, 64}, {527, 64, 96}, {544, 128, 128}, {1024, 128, 160}, {520, 256, 256}, {512, 512, 512}, {511, 128, 128},
+	} {
+		ldq, lds := c.d+3, c.n+5
+		q := make([]float32, 4*ldq)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
+		}
+		for i := range c.d {
+			q[2*ldq+i] = 0
+		}
+		codes := make([]uint8, c.n*c.stride)
+		for i := range codes {
+			codes[i] = uint8(rng.IntN(256))
+		}
+		k := rawRows{store: store{t: backend.FP8, f8: codes}, stride: c.stride}
+		s := make([]float32, 4*lds)
+		var tl q8Tiles
+		const alpha = 0.125
+		got := dotTilesFP8(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
+		if want := c.n &^ 15; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
+		}
+		for r := range 4 {
+			for j := range got {
+				var want, mag float64
+				for i := range c.d {
+					b := codes[j*c.stride+i]
+					v := float64(backend.DecodeFP8(b))
+					if b&0x7f == 0x7f {
+						v = math.Copysign(480, v)
+					}
+					want += float64(q[r*ldq+i]) * v
+					mag += math.Abs(float64(q[r*ldq+i]) * v)
+				}
+				want *= alpha
+				if err := math.Abs(float64(s[r*lds+j]) - want); err > alpha*mag*math.Ldexp(1, -20) {
+					t.Fatalf("%+v row %d key %d: %g, want %g (error %g of Σ|q·k| %g)", c, r, j, s[r*lds+j], want, err, alpha*mag)
+				}
+			}
+		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), math.MaxFloat32} {
+			q[ldq+1] = bad
+			var fresh q8Tiles
+			if n := dotTilesFP8(&fresh, 0, q, ldq, k, c.n, c.d, s, lds, alpha); n != 0 {
+				t.Fatalf("%+v: took %d keys with %g in Q", c, n, bad)
+			}
+		}
+	}
+}

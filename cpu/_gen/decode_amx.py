@@ -478,6 +478,159 @@ A("""	VZEROUPPER
 	RET
 """)
 
+
+# --------------------------------------------------------- fp8 scores on tiles
+# s[r][j] = α·Σ_c q[r][c]·k[j][c] for E4M3 K: TDPBF16PS multiplies K's
+# values as bfloat16 (every E4M3 value is one exactly, subnormals
+# included: E4M3's are bfloat16's normals) by Q as three bfloat16 parts
+# q = hi + mid + lo (|lo| ≤ 2⁻¹⁶|q|: float32's precision), products exact
+# and summed in float32 on the tile, every block of the head dim into one
+# C tile (16 keys × 16 columns (r, part), part 3 zero).
+#
+# K's bytes become bfloat16 by table: VPERMI2B looks up each byte's low
+# seven bits in two 128-byte tables (the high and the low byte of the
+# magnitude's bfloat16; E4M3's NaN pattern reads as 480, as the vector
+# kernels read it), VPTERNLOGD puts the sign bit back, and VPERMT2B
+# interleaves low and high bytes into 32 words a result, into a scratch
+# row of 2d bytes a key that TILELOADD reads a block at a time.
+import struct
+
+
+def bf16(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0] >> 16
+
+
+def e4m3(m7):
+    e, f = m7 >> 3, m7 & 7
+    if m7 == 0x7F:
+        return 480.0
+    return f * 2.0**-9 if e == 0 else (1 + f / 8) * 2.0 ** (e - 7)
+
+
+mags = [bf16(e4m3(m)) for m in range(128)]
+for name, vals in (("bfhi0", [v >> 8 for v in mags[:64]]), ("bfhi1", [v >> 8 for v in mags[64:]]),
+                   ("bflo0", [v & 0xFF for v in mags[:64]]), ("bflo1", [v & 0xFF for v in mags[64:]])):
+    table(name, vals, 1)
+A("""DATA sign80<>+0(SB)/4, $0x80808080
+GLOBL sign80<>(SB), RODATA|NOPTR, $4
+""")
+
+A("""// func dotRows4FP8AMX(cfg *[64]byte, bt *uint16, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, buf *byte)
+//
+// s[r][j] for rows r < 4 and keys j < n (a multiple of 16), E4M3 K at k
+// (row stride ldk bytes), d a multiple of 64 (≤ 512); bt Q's parts
+// (d/32 blocks of 1 KiB: 16 rows of pairs of dims, 16 columns (r,
+// part)), w the 16 weights (α for part < 3), buf a scratch of 32·d + 1024
+// bytes (16 keys' bfloat16 rows, then C).
+TEXT ·dotRows4FP8AMX(SB), NOSPLIT, $16-80
+	MOVQ         cfg+0(FP), AX""")
+tile("ldtilecfg (%rax)")
+A("""	MOVQ         bt+8(FP), SI
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // key groups
+	MOVQ         d+40(FP), R10             // a key's bytes
+	LEAQ         (R10)(R10*1), R13         // its bfloat16 row, bytes
+	MOVQ         s+48(FP), R12
+	MOVQ         w+64(FP), AX
+	VMOVUPS      (AX), Z15
+	MOVQ         buf+72(FP), R11
+	MOVQ         R13, AX
+	SHLQ         $4, AX
+	LEAQ         (R11)(AX*1), AX
+	MOVQ         AX, cbuf-8(SP)            // C, after 16 rows
+	MOVQ         $64, R15
+	VMOVDQU64    bfhi0<>(SB), Z4
+	VMOVDQU64    bfhi1<>(SB), Z5
+	VMOVDQU64    bflo0<>(SB), Z6
+	VMOVDQU64    bflo1<>(SB), Z7
+	VMOVDQU64    pairlo<>(SB), Z8
+	VMOVDQU64    pairhi<>(SB), Z9
+	VPBROADCASTD sign80<>(SB), Z10
+
+fgroup:
+	// The group's 16 keys as bfloat16 rows, each prefetched 64 keys on.
+	MOVQ         R9, BX
+	SHLQ         $6, BX                    // 64 rows, bytes
+	MOVQ         DI, R14
+	MOVQ         R11, DX                   // the key's bfloat16 row
+	MOVQ         $16, R8
+fkey:
+	XORQ         AX, AX
+fchunk:
+	PREFETCHT0   (R14)(BX*1)
+	VMOVDQU64    (R14)(AX*1), Z0
+	VMOVDQA64    Z0, Z1
+	VPERMI2B     Z5, Z4, Z1              // high bytes of the magnitudes
+	VMOVDQA64    Z0, Z2
+	VPERMI2B     Z7, Z6, Z2              // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z0, Z1        // the signs back
+	VMOVDQA64    Z2, Z3
+	VPERMT2B     Z1, Z8, Z2               // values 0…31
+	VPERMT2B     Z1, Z9, Z3               // 32…63
+	VMOVDQU64    Z2, (DX)(AX*2)
+	VMOVDQU64    Z3, 64(DX)(AX*2)
+	ADDQ         $64, AX
+	CMPQ         AX, R10
+	JB           fchunk
+	ADDQ         R9, R14
+	ADDQ         R13, DX
+	DECQ         R8
+	JNZ          fkey
+	// C = Σ_b A_b·B_b, two blocks at a time.""")
+tile("tilezero %tmm4")
+A("""	MOVQ         R11, R14                  // A_b: the rows' block b
+	MOVQ         SI, BX                    // B_b
+	MOVQ         R10, DX
+	SHRQ         $5, DX                    // blocks (even: d is whole 64s)
+fblocks:""")
+tile("tileloadd (%r14,%r13,1), %tmm2")
+tile("tileloadd (%rbx,%r15,1), %tmm0")
+tile("tileloadd 64(%r14,%r13,1), %tmm3")
+tile("tileloadd 1024(%rbx,%r15,1), %tmm1")
+tile("tdpbf16ps %tmm0, %tmm2, %tmm4")
+tile("tdpbf16ps %tmm1, %tmm3, %tmm4")
+A("""	ADDQ         $128, R14
+	ADDQ         $2048, BX
+	SUBQ         $2, DX
+	JNZ          fblocks
+	MOVQ         cbuf-8(SP), AX""")
+tile("tilestored %tmm4, (%rax,%r15,1)")
+A("""	// Times the weights, then each key quad's transposing sum over the
+	// parts, as dotRows4Q8AMX's.
+	MOVQ         lds+56(FP), BX
+	SHLQ         $2, BX
+	LEAQ         (R12)(BX*2), R14         // s's row 2""")
+for j in range(16):
+    A(f"\tVMULPS       {64*j}(AX), Z15, Z{16+j}")
+for qd in range(4):
+    t = [16 + 4 * qd + i for i in range(4)]
+    A(f"""	VUNPCKLPS    Z{t[1]}, Z{t[0]}, Z0
+	VUNPCKHPS    Z{t[1]}, Z{t[0]}, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z{t[3]}, Z{t[2]}, Z1
+	VUNPCKHPS    Z{t[3]}, Z{t[2]}, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, {16*qd}(R12)
+	VEXTRACTF32X4 $1, Z2, {16*qd}(R12)(BX*1)
+	VEXTRACTF32X4 $2, Z2, {16*qd}(R14)
+	VEXTRACTF32X4 $3, Z2, {16*qd}(R14)(BX*1)""")
+A("""	// The next group: 16 keys on.
+	MOVQ         R9, AX
+	SHLQ         $4, AX
+	ADDQ         AX, DI
+	ADDQ         $64, R12
+	DECQ         CX
+	JNZ          fgroup""")
+tile("tilerelease")
+A("""	VZEROUPPER
+	RET
+""")
+
 here = os.path.dirname(os.path.abspath(__file__))
 out = os.path.join(here, '..', 'decode_amx_amd64.s')
 open(out, 'w').write("\n".join(L))

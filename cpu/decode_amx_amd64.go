@@ -186,6 +186,9 @@ const axpyTileMaxKeys = 65536
 // multiple of 64; 0 where the tiles do not run or do not fit) into the
 // four rows of acc, and returns how many it took.
 func axpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+	if v.t == backend.FP8 {
+		return axpyTilesFP8(t, p, ldp, v, n, dv, acc, ldacc)
+	}
 	m := min(n, axpyTileMaxKeys) &^ 63
 	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 || !cpu.X86.HasAVX512VBMI {
 		return 0
@@ -341,4 +344,40 @@ func checkFP8Tiles() (err error) {
 		}
 	}
 	return nil
+}
+
+// fp8PParts and axpyRows4FP8AMX are the fp8 P·V kernel on bfloat16 tiles
+// (decode_amx_amd64.s; _gen/decode_amx.py says what they compute).
+//
+//go:noescape
+func fp8PParts(p *float32, ldp int, n int, out *uint16) bool
+
+//go:noescape
+func axpyRows4FP8AMX(cfg *[64]byte, parts *uint16, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, buf *byte)
+
+// axpyTilesFP8 adds the weighted fp8 values of the first keys of v (a
+// multiple of 32; 0 where the tiles do not run or do not fit) into the
+// four rows of acc, and returns how many it took. A weight that is not
+// finite leaves the call to the vector kernels, acc unwritten.
+func axpyTilesFP8(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+	if v.t != backend.FP8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD {
+		return 0
+	}
+	if on, _ := fp8TilesOn(); !on {
+		return 0
+	}
+	m := n &^ 31
+	last := (m-1)*v.stride + dv - 1
+	_, _, _ = v.f8[last], p[3*ldp+m-1], acc[3*ldacc+dv-1]
+	if need := m / 32 * 512; len(t.pparts) < need {
+		t.pparts = make([]uint16, need)
+	}
+	if !fp8PParts(&p[0], ldp, m, &t.pparts[0]) {
+		return 0
+	}
+	if len(t.vbuf) < 10240 {
+		t.vbuf = make([]byte, 10240)
+	}
+	axpyRows4FP8AMX(&axpyConfig, &t.pparts[0], unsafe.Pointer(&v.f8[0]), v.stride, m, dv, &acc[0], ldacc, &t.vbuf[0])
+	return m
 }

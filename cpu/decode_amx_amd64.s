@@ -1261,3 +1261,391 @@ fblocks:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
 	VZEROUPPER
 	RET
+
+DATA bfmask<>+0(SB)/4, $0xffff0000
+GLOBL bfmask<>(SB), RODATA|NOPTR, $4
+DATA bfhalf<>+0(SB)/4, $0x00007fff
+GLOBL bfhalf<>(SB), RODATA|NOPTR, $4
+DATA one32<>+0(SB)/4, $0x00000001
+GLOBL one32<>(SB), RODATA|NOPTR, $4
+
+// func fp8PParts(p *float32, ldp int, n int, out *uint16) bool
+//
+// P's four rows (row stride ldp) over n keys (a multiple of 32) as
+// bfloat16 parts hi + mid + lo, 1 KiB a chunk of 32 keys: row 4r + part
+// of the chunk's A tile at out + 1024·chunk + 64·(4r + part), rows 4r+3
+// zero. It reports whether every weight is finite (else out means
+// nothing).
+TEXT ·fp8PParts(SB), NOSPLIT, $0-33
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	MOVQ         n+16(FP), CX
+	SHRQ         $5, CX
+	MOVQ         out+24(FP), DI
+	VPBROADCASTD one32<>(SB), Z12
+	VPBROADCASTD bfhalf<>(SB), Z13
+	VPBROADCASTD bfmask<>(SB), Z14
+	KXORW        K3, K3, K3
+	VPXORD       Z11, Z11, Z11
+	LEAQ         (SI)(R8*2), R12
+pchunk:
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VFPCLASSPSZ  $0x99, Z0, K2
+	KORW         K2, K3, K3
+	VFPCLASSPSZ  $0x99, Z1, K2
+	KORW         K2, K3, K3
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z2
+	VSUBPS       Z2, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z3
+	VSUBPS       Z3, Z1, Z1
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z4
+	VSUBPS       Z4, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z5
+	VSUBPS       Z5, Z1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x67; BYTE $0x48; BYTE $0x72; BYTE $0xd2 // vcvtne2ps2bf16 %zmm2, %zmm3, %zmm2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x57; BYTE $0x48; BYTE $0x72; BYTE $0xe4 // vcvtne2ps2bf16 %zmm4, %zmm5, %zmm4
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // vcvtne2ps2bf16 %zmm0, %zmm1, %zmm0
+	VMOVDQU64    Z2, 0(DI)
+	VMOVDQU64    Z4, 64(DI)
+	VMOVDQU64    Z0, 128(DI)
+	VMOVDQU64    Z11, 192(DI)
+	VMOVUPS      (SI)(R8*1), Z0
+	VMOVUPS      64(SI)(R8*1), Z1
+	VFPCLASSPSZ  $0x99, Z0, K2
+	KORW         K2, K3, K3
+	VFPCLASSPSZ  $0x99, Z1, K2
+	KORW         K2, K3, K3
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z2
+	VSUBPS       Z2, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z3
+	VSUBPS       Z3, Z1, Z1
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z4
+	VSUBPS       Z4, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z5
+	VSUBPS       Z5, Z1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x67; BYTE $0x48; BYTE $0x72; BYTE $0xd2 // vcvtne2ps2bf16 %zmm2, %zmm3, %zmm2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x57; BYTE $0x48; BYTE $0x72; BYTE $0xe4 // vcvtne2ps2bf16 %zmm4, %zmm5, %zmm4
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // vcvtne2ps2bf16 %zmm0, %zmm1, %zmm0
+	VMOVDQU64    Z2, 256(DI)
+	VMOVDQU64    Z4, 320(DI)
+	VMOVDQU64    Z0, 384(DI)
+	VMOVDQU64    Z11, 448(DI)
+	VMOVUPS      (R12), Z0
+	VMOVUPS      64(R12), Z1
+	VFPCLASSPSZ  $0x99, Z0, K2
+	KORW         K2, K3, K3
+	VFPCLASSPSZ  $0x99, Z1, K2
+	KORW         K2, K3, K3
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z2
+	VSUBPS       Z2, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z3
+	VSUBPS       Z3, Z1, Z1
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z4
+	VSUBPS       Z4, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z5
+	VSUBPS       Z5, Z1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x67; BYTE $0x48; BYTE $0x72; BYTE $0xd2 // vcvtne2ps2bf16 %zmm2, %zmm3, %zmm2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x57; BYTE $0x48; BYTE $0x72; BYTE $0xe4 // vcvtne2ps2bf16 %zmm4, %zmm5, %zmm4
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // vcvtne2ps2bf16 %zmm0, %zmm1, %zmm0
+	VMOVDQU64    Z2, 512(DI)
+	VMOVDQU64    Z4, 576(DI)
+	VMOVDQU64    Z0, 640(DI)
+	VMOVDQU64    Z11, 704(DI)
+	VMOVUPS      (R12)(R8*1), Z0
+	VMOVUPS      64(R12)(R8*1), Z1
+	VFPCLASSPSZ  $0x99, Z0, K2
+	KORW         K2, K3, K3
+	VFPCLASSPSZ  $0x99, Z1, K2
+	KORW         K2, K3, K3
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z2
+	VSUBPS       Z2, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z3
+	VSUBPS       Z3, Z1, Z1
+	VPSRLD       $16, Z0, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPANDD       Z14, Z6, Z4
+	VSUBPS       Z4, Z0, Z0
+	VPSRLD       $16, Z1, Z6
+	VPANDD       Z12, Z6, Z6
+	VPADDD       Z13, Z6, Z6
+	VPADDD       Z1, Z6, Z6
+	VPANDD       Z14, Z6, Z5
+	VSUBPS       Z5, Z1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x67; BYTE $0x48; BYTE $0x72; BYTE $0xd2 // vcvtne2ps2bf16 %zmm2, %zmm3, %zmm2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x57; BYTE $0x48; BYTE $0x72; BYTE $0xe4 // vcvtne2ps2bf16 %zmm4, %zmm5, %zmm4
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // vcvtne2ps2bf16 %zmm0, %zmm1, %zmm0
+	VMOVDQU64    Z2, 768(DI)
+	VMOVDQU64    Z4, 832(DI)
+	VMOVDQU64    Z0, 896(DI)
+	VMOVDQU64    Z11, 960(DI)
+	ADDQ         $128, SI
+	ADDQ         $128, R12
+	ADDQ         $1024, DI
+	DECQ         CX
+	JNZ          pchunk
+	KORTESTW     K3, K3
+	SETEQ        ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func axpyRows4FP8AMX(cfg *[64]byte, parts *uint16, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, buf *byte)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n (a multiple
+// of 32) and columns c < dv (a multiple of 64), E4M3 V at v (row stride
+// ldv bytes), P's parts from fp8PParts; buf a 9 KiB scratch (B0…B3, then
+// C0…C3).
+TEXT ·axpyRows4FP8AMX(SB), NOSPLIT, $16-72
+	MOVQ         cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	MOVQ         ldv+24(FP), R9
+	MOVQ         buf+64(FP), R15
+	MOVQ         $64, R14
+	VMOVDQU64    bfhi0<>(SB), Z4
+	VMOVDQU64    bfhi1<>(SB), Z5
+	VMOVDQU64    bflo0<>(SB), Z6
+	VMOVDQU64    bflo1<>(SB), Z7
+	VMOVDQU64    pairlo<>(SB), Z8
+	VMOVDQU64    pairhi<>(SB), Z9
+	VPBROADCASTD sign80<>(SB), Z10
+	VMOVDQU64    quadlo<>(SB), Z11
+	VMOVDQU64    quadhi<>(SB), Z12
+	XORQ         AX, AX
+	MOVQ         AX, fpass-8(SP)
+
+fpass:
+	MOVQ         parts+8(FP), SI
+	MOVQ         v+16(FP), DI
+	ADDQ         fpass-8(SP), DI           // the pass's codes
+	MOVQ         n+32(FP), CX
+	SHRQ         $5, CX                    // chunks
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe0 // tilezero %tmm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe8 // tilezero %tmm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf0 // tilezero %tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf8 // tilezero %tmm7
+
+fvchunk:
+	// B: a key pair at a time, the pass's 64 values of each as bfloat16,
+	// each row prefetched 64 keys on.
+	MOVQ         R9, R13
+	SHLQ         $6, R13
+	MOVQ         DI, BX
+	MOVQ         R15, AX                   // B_0's row 0
+	MOVQ         $16, DX
+fpair:
+	VMOVDQU64    (BX), Z0
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
+	ADDQ         R9, BX
+	VMOVDQU64    (BX), Z1
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
+	ADDQ         R9, BX
+	VMOVDQA64    Z0, Z17
+	VPERMI2B     Z5, Z4, Z17             // high bytes
+	VMOVDQA64    Z0, Z16
+	VPERMI2B     Z7, Z6, Z16             // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z0, Z17 // the signs back
+	VMOVDQA64    Z16, Z0
+	VPERMT2B     Z17, Z8, Z16          // values 0…31
+	VPERMT2B     Z17, Z9, Z0         // 32…63
+	VMOVDQA64    Z0, Z17
+	VMOVDQA64    Z1, Z19
+	VPERMI2B     Z5, Z4, Z19             // high bytes
+	VMOVDQA64    Z1, Z18
+	VPERMI2B     Z7, Z6, Z18             // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z1, Z19 // the signs back
+	VMOVDQA64    Z18, Z1
+	VPERMT2B     Z19, Z8, Z18          // values 0…31
+	VPERMT2B     Z19, Z9, Z1         // 32…63
+	VMOVDQA64    Z1, Z19
+	VMOVDQA64    Z16, Z20
+	VPERMT2W     Z18, Z11, Z20             // columns 0…15, two keys each
+	VPERMT2W     Z18, Z12, Z16             // 16…31
+	VMOVDQA64    Z17, Z21
+	VPERMT2W     Z19, Z11, Z21             // 32…47
+	VPERMT2W     Z19, Z12, Z17             // 48…63
+	VMOVDQU64    Z20, (AX)
+	VMOVDQU64    Z16, 1024(AX)
+	VMOVDQU64    Z21, 2048(AX)
+	VMOVDQU64    Z17, 3072(AX)
+	ADDQ         $64, AX
+	DECQ         DX
+	JNZ          fpair
+	// C_s += A·B_s.
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x36 // tileloadd (%rsi,%r14,1), %tmm0
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x37 // tileloadd (%r15,%r14,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x6a; BYTE $0x5c; BYTE $0xe0 // tdpbf16ps %tmm2, %tmm0, %tmm4
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x9c; BYTE $0x37; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // tileloadd 1024(%r15,%r14,1), %tmm3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x62; BYTE $0x5c; BYTE $0xe8 // tdpbf16ps %tmm3, %tmm0, %tmm5
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x94; BYTE $0x37; BYTE $0x00; BYTE $0x08; BYTE $0x00; BYTE $0x00 // tileloadd 2048(%r15,%r14,1), %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x6a; BYTE $0x5c; BYTE $0xf0 // tdpbf16ps %tmm2, %tmm0, %tmm6
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x9c; BYTE $0x37; BYTE $0x00; BYTE $0x0c; BYTE $0x00; BYTE $0x00 // tileloadd 3072(%r15,%r14,1), %tmm3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x62; BYTE $0x5c; BYTE $0xf8 // tdpbf16ps %tmm3, %tmm0, %tmm7
+	ADDQ         $1024, SI
+	MOVQ         R9, AX
+	SHLQ         $5, AX
+	ADDQ         AX, DI
+	DECQ         CX
+	JNZ          fvchunk
+
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0xa4; BYTE $0x37; BYTE $0x00; BYTE $0x10; BYTE $0x00; BYTE $0x00 // tilestored %tmm4, 4096(%r15,%r14,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0xac; BYTE $0x37; BYTE $0x00; BYTE $0x14; BYTE $0x00; BYTE $0x00 // tilestored %tmm5, 5120(%r15,%r14,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0xb4; BYTE $0x37; BYTE $0x00; BYTE $0x18; BYTE $0x00; BYTE $0x00 // tilestored %tmm6, 6144(%r15,%r14,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0xbc; BYTE $0x37; BYTE $0x00; BYTE $0x1c; BYTE $0x00; BYTE $0x00 // tilestored %tmm7, 7168(%r15,%r14,1)
+	// acc[r][c] += lo + mid + hi of C_s's rows 4r+2, 4r+1, 4r.
+	MOVQ         acc+48(FP), SI
+	MOVQ         fpass-8(SP), AX
+	LEAQ         (SI)(AX*4), SI
+	MOVQ         ldacc+56(FP), R8
+	SHLQ         $2, R8
+	VMOVUPS      4224(R15), Z0
+	VADDPS       4160(R15), Z0, Z0
+	VADDPS       4096(R15), Z0, Z0
+	VADDPS       0(SI), Z0, Z0
+	VMOVUPS      Z0, 0(SI)
+	VMOVUPS      5248(R15), Z0
+	VADDPS       5184(R15), Z0, Z0
+	VADDPS       5120(R15), Z0, Z0
+	VADDPS       64(SI), Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      6272(R15), Z0
+	VADDPS       6208(R15), Z0, Z0
+	VADDPS       6144(R15), Z0, Z0
+	VADDPS       128(SI), Z0, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS      7296(R15), Z0
+	VADDPS       7232(R15), Z0, Z0
+	VADDPS       7168(R15), Z0, Z0
+	VADDPS       192(SI), Z0, Z0
+	VMOVUPS      Z0, 192(SI)
+	ADDQ         R8, SI
+	VMOVUPS      4480(R15), Z0
+	VADDPS       4416(R15), Z0, Z0
+	VADDPS       4352(R15), Z0, Z0
+	VADDPS       0(SI), Z0, Z0
+	VMOVUPS      Z0, 0(SI)
+	VMOVUPS      5504(R15), Z0
+	VADDPS       5440(R15), Z0, Z0
+	VADDPS       5376(R15), Z0, Z0
+	VADDPS       64(SI), Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      6528(R15), Z0
+	VADDPS       6464(R15), Z0, Z0
+	VADDPS       6400(R15), Z0, Z0
+	VADDPS       128(SI), Z0, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS      7552(R15), Z0
+	VADDPS       7488(R15), Z0, Z0
+	VADDPS       7424(R15), Z0, Z0
+	VADDPS       192(SI), Z0, Z0
+	VMOVUPS      Z0, 192(SI)
+	ADDQ         R8, SI
+	VMOVUPS      4736(R15), Z0
+	VADDPS       4672(R15), Z0, Z0
+	VADDPS       4608(R15), Z0, Z0
+	VADDPS       0(SI), Z0, Z0
+	VMOVUPS      Z0, 0(SI)
+	VMOVUPS      5760(R15), Z0
+	VADDPS       5696(R15), Z0, Z0
+	VADDPS       5632(R15), Z0, Z0
+	VADDPS       64(SI), Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      6784(R15), Z0
+	VADDPS       6720(R15), Z0, Z0
+	VADDPS       6656(R15), Z0, Z0
+	VADDPS       128(SI), Z0, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS      7808(R15), Z0
+	VADDPS       7744(R15), Z0, Z0
+	VADDPS       7680(R15), Z0, Z0
+	VADDPS       192(SI), Z0, Z0
+	VMOVUPS      Z0, 192(SI)
+	ADDQ         R8, SI
+	VMOVUPS      4992(R15), Z0
+	VADDPS       4928(R15), Z0, Z0
+	VADDPS       4864(R15), Z0, Z0
+	VADDPS       0(SI), Z0, Z0
+	VMOVUPS      Z0, 0(SI)
+	VMOVUPS      6016(R15), Z0
+	VADDPS       5952(R15), Z0, Z0
+	VADDPS       5888(R15), Z0, Z0
+	VADDPS       64(SI), Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      7040(R15), Z0
+	VADDPS       6976(R15), Z0, Z0
+	VADDPS       6912(R15), Z0, Z0
+	VADDPS       128(SI), Z0, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS      8064(R15), Z0
+	VADDPS       8000(R15), Z0, Z0
+	VADDPS       7936(R15), Z0, Z0
+	VADDPS       192(SI), Z0, Z0
+	VMOVUPS      Z0, 192(SI)
+	MOVQ         fpass-8(SP), AX
+	ADDQ         $64, AX
+	MOVQ         AX, fpass-8(SP)
+	CMPQ         AX, dv+40(FP)
+	JB           fpass
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	VZEROUPPER
+	RET

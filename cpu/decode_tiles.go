@@ -42,6 +42,9 @@ type q8Tiles struct {
 	bf      []uint16
 	bfState []int8
 	fbuf    []byte // its scratch: 32·d + 1024 bytes
+	// pparts is the fp8 P·V kernel's weights as bfloat16 parts, 1 KiB
+	// a chunk of 32 keys.
+	pparts []uint16
 }
 
 // reset forgets the digits: the item's Q changed.

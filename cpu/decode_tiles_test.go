@@ -304,3 +304,85 @@ func TestDotTilesFP8(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyTilesFP8 compares the fp8 P·V kernel on bfloat16 tiles with
+// float64 sums over V's E4M3 values, within 2⁻²⁰ of Σ_j |p·v| an output
+// (float32's sums on the tile; without P's third part the error is
+// about 2⁻¹⁷), added to what acc held: head dims of one pass to eight,
+// strides past the row, key counts around the chunk of 32 and the
+// threshold, every E4M3 byte, weights spanning 2⁴⁰ with zeros among
+// them, and a row of zero weights. A NaN or an infinite weight leaves
+// the call to the vector kernels, acc unwritten.
+func TestAxpyTilesFP8(t *testing.T) {
+	if on, why := fp8TilesOn(); !on {
+		if os.Getenv("ATTN_REQUIRE_AMX") == "1" {
+			t.Fatalf("ATTN_REQUIRE_AMX=1, but the fp8 tile kernel does not run: %q", why)
+		}
+		t.Skipf("the fp8 tile kernel does not run here (%q)", why)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct{ n, dv, stride int }{
+		{512, 64, 64}, {543, 64, 96}, {544, 128, 128}, {1024, 128, 160}, {640, 192, 192},
+		{511, 128, 128}, {512, 512, 512},
+	} {
+		ldp, ldacc := c.n+5, c.dv+3
+		p := make([]float32, 4*ldp)
+		for i := range p {
+			if rng.IntN(8) > 0 {
+				p[i] = float32(rng.Float64() * math.Pow(2, -float64(rng.IntN(40))))
+			}
+		}
+		for j := range c.n {
+			p[2*ldp+j] = 0
+		}
+		codes := make([]uint8, c.n*c.stride)
+		for i := range codes {
+			codes[i] = uint8(rng.IntN(256))
+		}
+		v := rawRows{store: store{t: backend.FP8, f8: codes}, stride: c.stride}
+		acc := make([]float32, 4*ldacc)
+		for i := range acc {
+			acc[i] = float32(rng.NormFloat64())
+		}
+		before := append([]float32(nil), acc...)
+		var tl q8Tiles
+		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
+		if want := c.n &^ 31; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
+		}
+		for r := range 4 {
+			for col := range c.dv {
+				want, mag := float64(before[r*ldacc+col]), math.Abs(float64(before[r*ldacc+col]))
+				for j := range got {
+					b := codes[j*c.stride+col]
+					x := float64(backend.DecodeFP8(b))
+					if b&0x7f == 0x7f {
+						x = math.Copysign(480, x)
+					}
+					pv := float64(p[r*ldp+j]) * x
+					want += pv
+					mag += math.Abs(pv)
+				}
+				if err := math.Abs(float64(acc[r*ldacc+col]) - want); err > mag*math.Ldexp(1, -20) {
+					t.Fatalf("%+v row %d col %d: %g, want %g (error %g of %g)", c, r, col, acc[r*ldacc+col], want, err, mag)
+				}
+			}
+		}
+		if got == 0 {
+			continue
+		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+			p[ldp+3] = bad
+			copy(acc, before)
+			if n := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc); n != 0 {
+				t.Fatalf("%+v: took %d keys with a weight of %g", c, n, bad)
+			}
+			for i := range acc {
+				if acc[i] != before[i] {
+					t.Fatalf("%+v: wrote acc[%d] with a weight of %g", c, i, bad)
+				}
+			}
+		}
+		p[ldp+3] = 0
+	}
+}

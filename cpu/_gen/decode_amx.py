@@ -631,6 +631,212 @@ A("""	VZEROUPPER
 	RET
 """)
 
+
+# ----------------------------------------------------------- fp8 P·V on tiles
+# acc[r][c] += Σ_j p[r][j]·v[j][c] for E4M3 V: TDPBF16PS multiplies V's
+# values as bfloat16 (by the scores kernel's tables) by P as three
+# bfloat16 parts, float32 sums on the tile over the whole call, in
+# passes of 64 columns (four C tiles of 16 rows (r, part) × 16 columns).
+# fp8PParts writes P's parts once a call, 32 keys a tile of A (16 rows
+# (4r + part) of 32 keys' bfloat16s, the fourth row of each r zero), and
+# says whether every weight is finite; a pass's chunk of 32 keys then
+# builds B (16 key pairs × 16 columns of two bfloat16s, VNNI's pairs) by
+# the tables and VPERMT2W.
+A("""DATA bfmask<>+0(SB)/4, $0xffff0000
+GLOBL bfmask<>(SB), RODATA|NOPTR, $4
+DATA bfhalf<>+0(SB)/4, $0x00007fff
+GLOBL bfhalf<>(SB), RODATA|NOPTR, $4
+DATA one32<>+0(SB)/4, $0x00000001
+GLOBL one32<>(SB), RODATA|NOPTR, $4
+""")
+
+
+def bfround(x, out, t):
+    """out = x rounded to bfloat16 (to nearest, ties to even), as float32
+    bits, by integer arithmetic; t a temporary."""
+    A(f"""	VPSRLD       $16, Z{x}, Z{t}
+	VPANDD       Z12, Z{t}, Z{t}
+	VPADDD       Z13, Z{t}, Z{t}
+	VPADDD       Z{x}, Z{t}, Z{t}
+	VPANDD       Z14, Z{t}, Z{out}""")
+
+
+A("""// func fp8PParts(p *float32, ldp int, n int, out *uint16) bool
+//
+// P's four rows (row stride ldp) over n keys (a multiple of 32) as
+// bfloat16 parts hi + mid + lo, 1 KiB a chunk of 32 keys: row 4r + part
+// of the chunk's A tile at out + 1024·chunk + 64·(4r + part), rows 4r+3
+// zero. It reports whether every weight is finite (else out means
+// nothing).
+TEXT ·fp8PParts(SB), NOSPLIT, $0-33
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	MOVQ         n+16(FP), CX
+	SHRQ         $5, CX
+	MOVQ         out+24(FP), DI
+	VPBROADCASTD one32<>(SB), Z12
+	VPBROADCASTD bfhalf<>(SB), Z13
+	VPBROADCASTD bfmask<>(SB), Z14
+	KXORW        K3, K3, K3
+	VPXORD       Z11, Z11, Z11
+	LEAQ         (SI)(R8*2), R12
+pchunk:""")
+for r in range(4):
+    row = ["(SI)", "(SI)(R8*1)", "(R12)", "(R12)(R8*1)"][r]
+    A(f"""	VMOVUPS      {row}, Z0
+	VMOVUPS      64{row}, Z1""")
+    for h in (0, 1):
+        A(f"""	VFPCLASSPSZ  $0x99, Z{h}, K2
+	KORW         K2, K3, K3""")
+    # hi: Z2/Z3 (float bits), residual r1 in Z0/Z1; mid: Z4/Z5, residual r2 in Z0/Z1
+    for h in (0, 1):
+        bfround(h, 2 + h, 6)
+        A(f"\tVSUBPS       Z{2+h}, Z{h}, Z{h}")
+    for h in (0, 1):
+        bfround(h, 4 + h, 6)
+        A(f"\tVSUBPS       Z{4+h}, Z{h}, Z{h}")
+    tile("vcvtne2ps2bf16 %zmm2, %zmm3, %zmm2")
+    tile("vcvtne2ps2bf16 %zmm4, %zmm5, %zmm4")
+    tile("vcvtne2ps2bf16 %zmm0, %zmm1, %zmm0")
+    A(f"""	VMOVDQU64    Z2, {64*(4*r)}(DI)
+	VMOVDQU64    Z4, {64*(4*r+1)}(DI)
+	VMOVDQU64    Z0, {64*(4*r+2)}(DI)
+	VMOVDQU64    Z11, {64*(4*r+3)}(DI)""")
+A("""	ADDQ         $128, SI
+	ADDQ         $128, R12
+	ADDQ         $1024, DI
+	DECQ         CX
+	JNZ          pchunk
+	KORTESTW     K3, K3
+	SETEQ        ret+32(FP)
+	VZEROUPPER
+	RET
+""")
+
+A("""// func axpyRows4FP8AMX(cfg *[64]byte, parts *uint16, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, buf *byte)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n (a multiple
+// of 32) and columns c < dv (a multiple of 64), E4M3 V at v (row stride
+// ldv bytes), P's parts from fp8PParts; buf a 9 KiB scratch (B0…B3, then
+// C0…C3).
+TEXT ·axpyRows4FP8AMX(SB), NOSPLIT, $16-72
+	MOVQ         cfg+0(FP), AX""")
+tile("ldtilecfg (%rax)")
+A("""	MOVQ         ldv+24(FP), R9
+	MOVQ         buf+64(FP), R15
+	MOVQ         $64, R14
+	VMOVDQU64    bfhi0<>(SB), Z4
+	VMOVDQU64    bfhi1<>(SB), Z5
+	VMOVDQU64    bflo0<>(SB), Z6
+	VMOVDQU64    bflo1<>(SB), Z7
+	VMOVDQU64    pairlo<>(SB), Z8
+	VMOVDQU64    pairhi<>(SB), Z9
+	VPBROADCASTD sign80<>(SB), Z10
+	VMOVDQU64    quadlo<>(SB), Z11
+	VMOVDQU64    quadhi<>(SB), Z12
+	XORQ         AX, AX
+	MOVQ         AX, fpass-8(SP)
+
+fpass:
+	MOVQ         parts+8(FP), SI
+	MOVQ         v+16(FP), DI
+	ADDQ         fpass-8(SP), DI           // the pass's codes
+	MOVQ         n+32(FP), CX
+	SHRQ         $5, CX                    // chunks""")
+for c in range(4):
+    tile(f"tilezero %tmm{4+c}")
+A("""
+fvchunk:
+	// B: a key pair at a time, the pass's 64 values of each as bfloat16,
+	// each row prefetched 64 keys on.
+	MOVQ         R9, R13
+	SHLQ         $6, R13
+	MOVQ         DI, BX
+	MOVQ         R15, AX                   // B_0's row 0
+	MOVQ         $16, DX
+fpair:""")
+
+
+def conv(src, lo, hi):
+    """64 E4M3 bytes in Z{src} → bfloat16 values 0…31 in Z{lo}, 32…63 in
+    Z{hi} (Z{src} clobbered)."""
+    A(f"""	VMOVDQA64    Z{src}, Z{hi}
+	VPERMI2B     Z5, Z4, Z{hi}             // high bytes
+	VMOVDQA64    Z{src}, Z{lo}
+	VPERMI2B     Z7, Z6, Z{lo}             // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z{src}, Z{hi} // the signs back
+	VMOVDQA64    Z{lo}, Z{src}
+	VPERMT2B     Z{hi}, Z8, Z{lo}          // values 0…31
+	VPERMT2B     Z{hi}, Z9, Z{src}         // 32…63
+	VMOVDQA64    Z{src}, Z{hi}""")
+
+
+for t in range(2):
+    A(f"""	VMOVDQU64    (BX), Z{t}
+	PREFETCHT0   (BX)(R13*1)
+	PREFETCHT0   64(BX)(R13*1)
+	ADDQ         R9, BX""")
+conv(0, 16, 17)
+conv(1, 18, 19)
+A("""	VMOVDQA64    Z16, Z20
+	VPERMT2W     Z18, Z11, Z20             // columns 0…15, two keys each
+	VPERMT2W     Z18, Z12, Z16             // 16…31
+	VMOVDQA64    Z17, Z21
+	VPERMT2W     Z19, Z11, Z21             // 32…47
+	VPERMT2W     Z19, Z12, Z17             // 48…63
+	VMOVDQU64    Z20, (AX)
+	VMOVDQU64    Z16, 1024(AX)
+	VMOVDQU64    Z21, 2048(AX)
+	VMOVDQU64    Z17, 3072(AX)
+	ADDQ         $64, AX
+	DECQ         DX
+	JNZ          fpair
+	// C_s += A·B_s.""")
+tile("tileloadd (%rsi,%r14,1), %tmm0")
+tile("tileloadd (%r15,%r14,1), %tmm2")
+tile("tdpbf16ps %tmm2, %tmm0, %tmm4")
+tile("tileloadd 1024(%r15,%r14,1), %tmm3")
+tile("tdpbf16ps %tmm3, %tmm0, %tmm5")
+tile("tileloadd 2048(%r15,%r14,1), %tmm2")
+tile("tdpbf16ps %tmm2, %tmm0, %tmm6")
+tile("tileloadd 3072(%r15,%r14,1), %tmm3")
+tile("tdpbf16ps %tmm3, %tmm0, %tmm7")
+A("""	ADDQ         $1024, SI
+	MOVQ         R9, AX
+	SHLQ         $5, AX
+	ADDQ         AX, DI
+	DECQ         CX
+	JNZ          fvchunk
+""")
+for c in range(4):
+    tile(f"tilestored %tmm{4+c}, {4096 + 1024*c}(%r15,%r14,1)")
+A("""	// acc[r][c] += lo + mid + hi of C_s's rows 4r+2, 4r+1, 4r.
+	MOVQ         acc+48(FP), SI
+	MOVQ         fpass-8(SP), AX
+	LEAQ         (SI)(AX*4), SI
+	MOVQ         ldacc+56(FP), R8
+	SHLQ         $2, R8""")
+for r in range(4):
+    for sl in range(4):
+        base = 4096 + 1024 * sl + 64 * 4 * r
+        A(f"""	VMOVUPS      {base + 128}(R15), Z0
+	VADDPS       {base + 64}(R15), Z0, Z0
+	VADDPS       {base}(R15), Z0, Z0
+	VADDPS       {64*sl}(SI), Z0, Z0
+	VMOVUPS      Z0, {64*sl}(SI)""")
+    if r < 3:
+        A("\tADDQ         R8, SI")
+A("""	MOVQ         fpass-8(SP), AX
+	ADDQ         $64, AX
+	MOVQ         AX, fpass-8(SP)
+	CMPQ         AX, dv+40(FP)
+	JB           fpass""")
+tile("tilerelease")
+A("""	VZEROUPPER
+	RET
+""")
+
 here = os.path.dirname(os.path.abspath(__file__))
 out = os.path.join(here, '..', 'decode_amx_amd64.s')
 open(out, 'w').write("\n".join(L))

@@ -261,11 +261,17 @@ func New(opts ...Option) (*Backend, error) {
 	} else {
 		b.info.Detail += ", bfloat16 widened to float32"
 	}
-	switch on, why := q8TilesOn(); {
-	case on:
-		b.info.Detail += ", q8 scores on AMX's int8 tiles (passed their known-answer check)"
+	switch q8, why := q8TilesOn(); {
+	case q8:
+		b.info.Detail += ", q8 decoding on AMX's int8 tiles"
+		if fp8, why := fp8TilesOn(); fp8 {
+			b.info.Detail += ", fp8 on the bfloat16 ones"
+		} else {
+			b.info.Detail += " (fp8 not on the bfloat16 ones: " + why + ")"
+		}
+		b.info.Detail += " (passed their known-answer checks)"
 	case why != "":
-		b.info.Detail += "; q8 scores not on AMX's int8 tiles: " + why
+		b.info.Detail += "; 8-bit decoding not on AMX's tiles: " + why
 	}
 	for _, n := range notes {
 		b.info.Detail += "; " + n

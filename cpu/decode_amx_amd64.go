@@ -36,11 +36,11 @@ var tileConfig = func() (cfg [64]byte) {
 	return cfg
 }()
 
-// q8TileSetting is $ATTN_CPU_Q8: "auto" (or unset) runs the q8 scores on
-// AMX's int8 tiles where the CPU has them, Linux grants them and the
-// kernel passes its known-answer check; "vector" keeps the AVX-512 or
-// AVX2 kernels.
-var q8TileSetting = strings.ToLower(strings.TrimSpace(os.Getenv("ATTN_CPU_Q8")))
+// decode8Setting is $ATTN_CPU_DECODE8: "auto" (or unset) runs 8-bit
+// decoding on AMX's tiles where the CPU has them (q8 on the int8 ones,
+// fp8 on the bfloat16 ones), Linux grants them and the kernels pass their
+// known-answer checks; "vector" keeps the AVX-512 or AVX2 kernels.
+var decode8Setting = strings.ToLower(strings.TrimSpace(os.Getenv("ATTN_CPU_DECODE8")))
 
 // q8TilesOn reports whether the q8 scores run on the tiles and, where
 // they do not on a CPU that has AMX-INT8, why.
@@ -48,12 +48,12 @@ var q8TilesOn = sync.OnceValues(func() (bool, string) {
 	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !hasAVX512 || !cpu.X86.HasAVX512BW || !cpu.X86.HasBMI2 {
 		return false, ""
 	}
-	switch q8TileSetting {
+	switch decode8Setting {
 	case "", "auto":
 	case "vector":
-		return false, "ATTN_CPU_Q8=vector"
+		return false, "ATTN_CPU_DECODE8=vector"
 	default:
-		return false, fmt.Sprintf("ATTN_CPU_Q8=%q is not auto or vector", q8TileSetting)
+		return false, fmt.Sprintf("ATTN_CPU_DECODE8=%q is not auto or vector", decode8Setting)
 	}
 	if err := sgemm.TilesGranted(); err != nil {
 		return false, err.Error()
@@ -63,14 +63,6 @@ var q8TilesOn = sync.OnceValues(func() (bool, string) {
 	}
 	return true, ""
 })
-
-// tileMinKeys is the fewest keys a call runs on the tiles. A call pays
-// for configuring and releasing them (about 0.1 µs) and its prefetches
-// run past a short run's end: over 256-key pages (BenchmarkCacheDecodeBatch,
-// 16 sequences of 8192 keys) the tiles took 22.1–24.5 ms a step against
-// the vector kernels' 20.0, while a contiguous cache's 1024-key tiles
-// took 0.89× the vector time (2-core Xeon, family 6 model 167).
-const tileMinKeys = 512
 
 // dotTiles is the scores of the first keys of k (a multiple of 16; 0
 // where the tiles do not run or do not fit) for the four query rows of q,

@@ -17,3 +17,14 @@ func checkQ8Tiles() error { return errors.New("no AMX tiles here") }
 
 // axpyTiles runs nothing where there are no tiles.
 func axpyTiles(*q8Tiles, []float32, int, rawRows, int, int, []float32, int) int { return 0 }
+
+// fp8TilesOn: no tiles here.
+func fp8TilesOn() (bool, string) { return false, "" }
+
+// dotTilesFP8 runs nothing where there are no tiles.
+func dotTilesFP8(*q8Tiles, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
+	return 0
+}
+
+// checkFP8Tiles: nothing to check without tiles.
+func checkFP8Tiles() error { return errors.New("no AMX tiles here") }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/x448/float16"
 	"golang.org/x/sys/cpu"
 
 	"github.com/attn-go/attn/backend"
@@ -213,20 +214,20 @@ func runAxpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, m, dv int, acc []
 		}
 		for b := range nb {
 			dm := uint16(out[65+b/2] >> (16 * (b % 2)))
-			bound := float64(pm) * float64(backend.Float16.Decode(dm))
+			bound := float64(pm) * float64(float16.Frombits(dm).Float32())
 			if math.IsInf(bound, 0) || math.IsNaN(bound) {
 				return 0
 			}
 			if bound == 0 {
 				continue // every weight of the row times the block is 0
 			}
-			_, e := math.Frexp(bound) // bound < 2^e
+			e := int(math.Float64bits(bound)>>52&0x7ff) - 1022 // bound < 2^e, as math.Frexp's
 			if e-31 < -126 || 31-e > 127 {
 				return 0
 			}
-			inv[16*r+b] = float32(math.Ldexp(1, 31-e))
+			inv[16*r+b] = pow2(31 - e)
 			for g := range 4 {
-				w[64*r+4*b+g] = float32(math.Ldexp(1, e-31+8*g))
+				w[64*r+4*b+g] = pow2(e - 31 + 8*g)
 			}
 		}
 	}
@@ -373,3 +374,6 @@ func axpyTilesFP8(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []
 	axpyRows4FP8AMX(&axpyConfig, &t.pparts[0], unsafe.Pointer(&v.f8[0]), v.stride, m, dv, &acc[0], ldacc, &t.vbuf[0])
 	return m
 }
+
+// pow2 is 2^e for a normal float32's exponents, −126 ≤ e ≤ 127.
+func pow2(e int) float32 { return math.Float32frombits(uint32(e+127) << 23) }

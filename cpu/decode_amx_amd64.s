@@ -834,12 +834,13 @@ quad:
 	VMOVDQA64    Z7, Z10
 	VPERMT2B     Z8, Z29, Z10              // keys 2, 3: 0…31
 	VPERMT2B     Z8, Z28, Z7               // 32…63
+
 	VMOVDQA64    Z9, Z11
 	VPERMT2W     Z10, Z27, Z11             // columns 0…15, four keys each
-	VPERMT2W     Z10, Z26, Z9              // 16…31
+	VPERMT2W     Z10, Z26, Z9             // 16…31
 	VMOVDQA64    Z5, Z12
-	VPERMT2W     Z7, Z27, Z12              // 32…47
-	VPERMT2W     Z7, Z26, Z5               // 48…63
+	VPERMT2W     Z7, Z27, Z12             // 32…47
+	VPERMT2W     Z7, Z26, Z5             // 48…63
 	VMOVDQU64    Z11, (AX)
 	VMOVDQU64    Z9, 1024(AX)
 	VMOVDQU64    Z12, 2048(AX)
@@ -1122,6 +1123,7 @@ TEXT ·dotRows4FP8AMX(SB), NOSPLIT, $16-80
 	LEAQ         (R11)(AX*1), AX
 	MOVQ         AX, cbuf-8(SP)            // C, after 16 rows
 	MOVQ         $64, R15
+
 	VMOVDQU64    bfhi0<>(SB), Z4
 	VMOVDQU64    bfhi1<>(SB), Z5
 	VMOVDQU64    bflo0<>(SB), Z6
@@ -1142,14 +1144,15 @@ fkey:
 fchunk:
 	PREFETCHT0   (R14)(BX*1)
 	VMOVDQU64    (R14)(AX*1), Z0
-	VMOVDQA64    Z0, Z1
-	VPERMI2B     Z5, Z4, Z1              // high bytes of the magnitudes
+	VMOVDQA64    Z0, Z3
+	VPERMI2B     Z5, Z4, Z3             // high bytes
 	VMOVDQA64    Z0, Z2
-	VPERMI2B     Z7, Z6, Z2              // low bytes
-	VPTERNLOGD   $0xf8, Z10, Z0, Z1        // the signs back
-	VMOVDQA64    Z2, Z3
-	VPERMT2B     Z1, Z8, Z2               // values 0…31
-	VPERMT2B     Z1, Z9, Z3               // 32…63
+	VPERMI2B     Z7, Z6, Z2             // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z0, Z3 // the signs back
+	VMOVDQA64    Z2, Z0
+	VPERMT2B     Z3, Z8, Z2          // values 0…31
+	VPERMT2B     Z3, Z9, Z0         // 32…63
+	VMOVDQA64    Z0, Z3
 	VMOVDQU64    Z2, (DX)(AX*2)
 	VMOVDQU64    Z3, 64(DX)(AX*2)
 	ADDQ         $64, AX
@@ -1460,6 +1463,7 @@ TEXT ·axpyRows4FP8AMX(SB), NOSPLIT, $16-72
 	MOVQ         ldv+24(FP), R9
 	MOVQ         buf+64(FP), R15
 	MOVQ         $64, R14
+
 	VMOVDQU64    bfhi0<>(SB), Z4
 	VMOVDQU64    bfhi1<>(SB), Z5
 	VMOVDQU64    bflo0<>(SB), Z6

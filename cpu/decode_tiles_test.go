@@ -9,15 +9,15 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// tilesOrSkip skips where the q8 tile kernel does not run, unless
-// ATTN_REQUIRE_AMX=1 asks that it does.
-func tilesOrSkip(t *testing.T) {
+// tilesOrSkip skips where a tile kernel (on: q8TilesOn or fp8TilesOn)
+// does not run, unless ATTN_REQUIRE_AMX=1 asks that it does.
+func tilesOrSkip(t *testing.T, on func() (bool, string)) {
 	t.Helper()
-	if on, why := q8TilesOn(); !on {
+	if ok, why := on(); !ok {
 		if os.Getenv("ATTN_REQUIRE_AMX") == "1" {
-			t.Fatalf("ATTN_REQUIRE_AMX=1, but the q8 tile kernel does not run: %q", why)
+			t.Fatalf("ATTN_REQUIRE_AMX=1, but the tile kernel does not run: %q", why)
 		}
-		t.Skipf("the q8 tile kernel does not run here (%q)", why)
+		t.Skipf("the tile kernel does not run here (%q)", why)
 	}
 }
 
@@ -87,7 +87,7 @@ func TestTileDigits(t *testing.T) {
 // group are left to the vector kernels (dotTiles reports how many it
 // took), and a run shorter than tileMinKeys is left to them whole.
 func TestDotTiles(t *testing.T) {
-	tilesOrSkip(t)
+	tilesOrSkip(t, q8TilesOn)
 	if err := checkQ8Tiles(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestDotTiles(t *testing.T) {
 // codes and scales, and a row of zero weights. A NaN weight leaves the
 // call to the vector kernels, unwritten.
 func TestAxpyTiles(t *testing.T) {
-	tilesOrSkip(t)
+	tilesOrSkip(t, q8TilesOn)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []struct{ n, dv, stride int }{
 		{512, 64, 64}, {575, 64, 96}, {576, 128, 128}, {1024, 128, 128}, {640, 192, 224},
@@ -244,12 +244,7 @@ func TestAxpyTiles(t *testing.T) {
 // not finite, or past bfloat16's range, leaves the call to the vector
 // kernels.
 func TestDotTilesFP8(t *testing.T) {
-	if on, why := fp8TilesOn(); !on {
-		if os.Getenv("ATTN_REQUIRE_AMX") == "1" {
-			t.Fatalf("ATTN_REQUIRE_AMX=1, but the fp8 tile kernel does not run: %q", why)
-		}
-		t.Skipf("the fp8 tile kernel does not run here (%q)", why)
-	}
+	tilesOrSkip(t, fp8TilesOn)
 	if err := checkFP8Tiles(); err != nil {
 		t.Fatal(err)
 	}
@@ -314,12 +309,7 @@ func TestDotTilesFP8(t *testing.T) {
 // them, and a row of zero weights. A NaN or an infinite weight leaves
 // the call to the vector kernels, acc unwritten.
 func TestAxpyTilesFP8(t *testing.T) {
-	if on, why := fp8TilesOn(); !on {
-		if os.Getenv("ATTN_REQUIRE_AMX") == "1" {
-			t.Fatalf("ATTN_REQUIRE_AMX=1, but the fp8 tile kernel does not run: %q", why)
-		}
-		t.Skipf("the fp8 tile kernel does not run here (%q)", why)
-	}
+	tilesOrSkip(t, fp8TilesOn)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct{ n, dv, stride int }{
 		{512, 64, 64}, {543, 64, 96}, {544, 128, 128}, {1024, 128, 160}, {640, 192, 192},

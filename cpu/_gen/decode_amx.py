@@ -43,6 +43,44 @@ def tile(insn):
     A(f"\tBYTE $0 // {insn}")
 
 
+def quadsum(lds):
+    """Each key quad's transposing sum over the four lanes of a row (Z16 …
+    Z31, key j in Z(16+j), lane 4r+i), stored: 128-bit lane r of Z2 holds
+    row r's four scores, to R12 + r·lds (R14 = R12 + 2·lds)."""
+    for qd in range(4):
+        t = [16 + 4 * qd + i for i in range(4)]
+        A(f"""	VUNPCKLPS    Z{t[1]}, Z{t[0]}, Z0
+	VUNPCKHPS    Z{t[1]}, Z{t[0]}, Z1
+	VADDPS       Z1, Z0, Z0
+	VUNPCKLPS    Z{t[3]}, Z{t[2]}, Z1
+	VUNPCKHPS    Z{t[3]}, Z{t[2]}, Z2
+	VADDPS       Z2, Z1, Z1
+	VUNPCKLPD    Z1, Z0, Z2
+	VUNPCKHPD    Z1, Z0, Z3
+	VADDPS       Z3, Z2, Z2
+	VMOVUPS      X2, {16*qd}(R12)
+	VEXTRACTF32X4 $1, Z2, {16*qd}(R12)({lds}*1)
+	VEXTRACTF32X4 $2, Z2, {16*qd}(R14)
+	VEXTRACTF32X4 $3, Z2, {16*qd}(R14)({lds}*1)""")
+
+
+def rows4(xlo, ylo, xhi, yhi, ilo, ihi, t0, t1, what):
+    """The word interleave of two sources' (x, y) columns 0…31 (xlo, ylo)
+    and 32…63 (xhi, yhi) by the tables ilo and ihi into B's four slices'
+    rows at AX (t0, t1 temporaries), then AX on a row."""
+    A(f"""	VMOVDQA64    Z{xlo}, Z{t0}
+	VPERMT2W     Z{ylo}, Z{ilo}, Z{t0}             // columns 0…15, {what}
+	VPERMT2W     Z{ylo}, Z{ihi}, Z{xlo}             // 16…31
+	VMOVDQA64    Z{xhi}, Z{t1}
+	VPERMT2W     Z{yhi}, Z{ilo}, Z{t1}             // 32…47
+	VPERMT2W     Z{yhi}, Z{ihi}, Z{xhi}             // 48…63
+	VMOVDQU64    Z{t0}, (AX)
+	VMOVDQU64    Z{xlo}, 1024(AX)
+	VMOVDQU64    Z{t1}, 2048(AX)
+	VMOVDQU64    Z{xhi}, 3072(AX)
+	ADDQ         $64, AX""")
+
+
 A("""// func dotRows4Q8AMX(cfg *[64]byte, bt *int8, k unsafe.Pointer, ldk int, sc unsafe.Pointer, n int, d int, s *float32, lds int, w *float32, buf *int32)
 //
 // s[r][j] for rows r < 4 and keys j < n (a multiple of 16, ≥ 16), q8 K at
@@ -173,21 +211,7 @@ blocksdone:
 	LEAQ         (R12)(R13*2), R14         // s's row 2""")
 for j in range(16):
     A(f"\tVMULPS       Z15, Z{16+j}, Z{16+j}")
-for qd in range(4):
-    t = [16 + 4 * qd + i for i in range(4)]
-    A(f"""	VUNPCKLPS    Z{t[1]}, Z{t[0]}, Z0
-	VUNPCKHPS    Z{t[1]}, Z{t[0]}, Z1
-	VADDPS       Z1, Z0, Z0
-	VUNPCKLPS    Z{t[3]}, Z{t[2]}, Z1
-	VUNPCKHPS    Z{t[3]}, Z{t[2]}, Z2
-	VADDPS       Z2, Z1, Z1
-	VUNPCKLPD    Z1, Z0, Z2
-	VUNPCKHPD    Z1, Z0, Z3
-	VADDPS       Z3, Z2, Z2
-	VMOVUPS      X2, {16*qd}(R12)
-	VEXTRACTF32X4 $1, Z2, {16*qd}(R12)(R13*1)
-	VEXTRACTF32X4 $2, Z2, {16*qd}(R14)
-	VEXTRACTF32X4 $3, Z2, {16*qd}(R14)(R13*1)""")
+quadsum("R13")
 A("""	// The next group: 16 keys on.
 	MOVQ         R9, AX
 	SHLQ         $4, AX
@@ -409,18 +433,9 @@ A("""	VMOVDQA64    Z5, Z9
 	VMOVDQA64    Z7, Z10
 	VPERMT2B     Z8, Z29, Z10              // keys 2, 3: 0…31
 	VPERMT2B     Z8, Z28, Z7               // 32…63
-	VMOVDQA64    Z9, Z11
-	VPERMT2W     Z10, Z27, Z11             // columns 0…15, four keys each
-	VPERMT2W     Z10, Z26, Z9              // 16…31
-	VMOVDQA64    Z5, Z12
-	VPERMT2W     Z7, Z27, Z12              // 32…47
-	VPERMT2W     Z7, Z26, Z5               // 48…63
-	VMOVDQU64    Z11, (AX)
-	VMOVDQU64    Z9, 1024(AX)
-	VMOVDQU64    Z12, 2048(AX)
-	VMOVDQU64    Z5, 3072(AX)
-	ADDQ         $64, AX
-	DECQ         DX
+""")
+rows4(9, 10, 5, 7, 27, 26, 11, 12, "four keys each")
+A("""	DECQ         DX
 	JNZ          quad
 	// C_s += A_{s/2}·B_s.""")
 tile("tileloadd (%r15,%r14,1), %tmm0")
@@ -515,6 +530,32 @@ A("""DATA sign80<>+0(SB)/4, $0x80808080
 GLOBL sign80<>(SB), RODATA|NOPTR, $4
 """)
 
+def fp8tables():
+    """conv's tables: E4M3's bfloat16 high and low bytes in Z4 … Z7, the
+    byte interleaves in Z8, Z9, the sign bits in Z10."""
+    A("""	VMOVDQU64    bfhi0<>(SB), Z4
+	VMOVDQU64    bfhi1<>(SB), Z5
+	VMOVDQU64    bflo0<>(SB), Z6
+	VMOVDQU64    bflo1<>(SB), Z7
+	VMOVDQU64    pairlo<>(SB), Z8
+	VMOVDQU64    pairhi<>(SB), Z9
+	VPBROADCASTD sign80<>(SB), Z10""")
+
+
+def conv(src, lo, hi):
+    """64 E4M3 bytes in Z{src} → bfloat16 values 0…31 in Z{lo}, 32…63 in
+    Z{hi} (Z{src} clobbered)."""
+    A(f"""	VMOVDQA64    Z{src}, Z{hi}
+	VPERMI2B     Z5, Z4, Z{hi}             // high bytes
+	VMOVDQA64    Z{src}, Z{lo}
+	VPERMI2B     Z7, Z6, Z{lo}             // low bytes
+	VPTERNLOGD   $0xf8, Z10, Z{src}, Z{hi} // the signs back
+	VMOVDQA64    Z{lo}, Z{src}
+	VPERMT2B     Z{hi}, Z8, Z{lo}          // values 0…31
+	VPERMT2B     Z{hi}, Z9, Z{src}         // 32…63
+	VMOVDQA64    Z{src}, Z{hi}""")
+
+
 A("""// func dotRows4FP8AMX(cfg *[64]byte, bt *uint16, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, buf *byte)
 //
 // s[r][j] for rows r < 4 and keys j < n (a multiple of 16), E4M3 K at k
@@ -541,14 +582,9 @@ A("""	MOVQ         bt+8(FP), SI
 	LEAQ         (R11)(AX*1), AX
 	MOVQ         AX, cbuf-8(SP)            // C, after 16 rows
 	MOVQ         $64, R15
-	VMOVDQU64    bfhi0<>(SB), Z4
-	VMOVDQU64    bfhi1<>(SB), Z5
-	VMOVDQU64    bflo0<>(SB), Z6
-	VMOVDQU64    bflo1<>(SB), Z7
-	VMOVDQU64    pairlo<>(SB), Z8
-	VMOVDQU64    pairhi<>(SB), Z9
-	VPBROADCASTD sign80<>(SB), Z10
-
+""")
+fp8tables()
+A("""
 fgroup:
 	// The group's 16 keys as bfloat16 rows, each prefetched 64 keys on.
 	MOVQ         R9, BX
@@ -560,16 +596,9 @@ fkey:
 	XORQ         AX, AX
 fchunk:
 	PREFETCHT0   (R14)(BX*1)
-	VMOVDQU64    (R14)(AX*1), Z0
-	VMOVDQA64    Z0, Z1
-	VPERMI2B     Z5, Z4, Z1              // high bytes of the magnitudes
-	VMOVDQA64    Z0, Z2
-	VPERMI2B     Z7, Z6, Z2              // low bytes
-	VPTERNLOGD   $0xf8, Z10, Z0, Z1        // the signs back
-	VMOVDQA64    Z2, Z3
-	VPERMT2B     Z1, Z8, Z2               // values 0…31
-	VPERMT2B     Z1, Z9, Z3               // 32…63
-	VMOVDQU64    Z2, (DX)(AX*2)
+	VMOVDQU64    (R14)(AX*1), Z0""")
+conv(0, 2, 3)
+A("""	VMOVDQU64    Z2, (DX)(AX*2)
 	VMOVDQU64    Z3, 64(DX)(AX*2)
 	ADDQ         $64, AX
 	CMPQ         AX, R10
@@ -604,21 +633,7 @@ A("""	// Times the weights, then each key quad's transposing sum over the
 	LEAQ         (R12)(BX*2), R14         // s's row 2""")
 for j in range(16):
     A(f"\tVMULPS       {64*j}(AX), Z15, Z{16+j}")
-for qd in range(4):
-    t = [16 + 4 * qd + i for i in range(4)]
-    A(f"""	VUNPCKLPS    Z{t[1]}, Z{t[0]}, Z0
-	VUNPCKHPS    Z{t[1]}, Z{t[0]}, Z1
-	VADDPS       Z1, Z0, Z0
-	VUNPCKLPS    Z{t[3]}, Z{t[2]}, Z1
-	VUNPCKHPS    Z{t[3]}, Z{t[2]}, Z2
-	VADDPS       Z2, Z1, Z1
-	VUNPCKLPD    Z1, Z0, Z2
-	VUNPCKHPD    Z1, Z0, Z3
-	VADDPS       Z3, Z2, Z2
-	VMOVUPS      X2, {16*qd}(R12)
-	VEXTRACTF32X4 $1, Z2, {16*qd}(R12)(BX*1)
-	VEXTRACTF32X4 $2, Z2, {16*qd}(R14)
-	VEXTRACTF32X4 $3, Z2, {16*qd}(R14)(BX*1)""")
+quadsum("BX")
 A("""	// The next group: 16 keys on.
 	MOVQ         R9, AX
 	SHLQ         $4, AX
@@ -726,14 +741,9 @@ tile("ldtilecfg (%rax)")
 A("""	MOVQ         ldv+24(FP), R9
 	MOVQ         buf+64(FP), R15
 	MOVQ         $64, R14
-	VMOVDQU64    bfhi0<>(SB), Z4
-	VMOVDQU64    bfhi1<>(SB), Z5
-	VMOVDQU64    bflo0<>(SB), Z6
-	VMOVDQU64    bflo1<>(SB), Z7
-	VMOVDQU64    pairlo<>(SB), Z8
-	VMOVDQU64    pairhi<>(SB), Z9
-	VPBROADCASTD sign80<>(SB), Z10
-	VMOVDQU64    quadlo<>(SB), Z11
+""")
+fp8tables()
+A("""	VMOVDQU64    quadlo<>(SB), Z11
 	VMOVDQU64    quadhi<>(SB), Z12
 	XORQ         AX, AX
 	MOVQ         AX, fpass-8(SP)
@@ -758,20 +768,6 @@ fvchunk:
 fpair:""")
 
 
-def conv(src, lo, hi):
-    """64 E4M3 bytes in Z{src} → bfloat16 values 0…31 in Z{lo}, 32…63 in
-    Z{hi} (Z{src} clobbered)."""
-    A(f"""	VMOVDQA64    Z{src}, Z{hi}
-	VPERMI2B     Z5, Z4, Z{hi}             // high bytes
-	VMOVDQA64    Z{src}, Z{lo}
-	VPERMI2B     Z7, Z6, Z{lo}             // low bytes
-	VPTERNLOGD   $0xf8, Z10, Z{src}, Z{hi} // the signs back
-	VMOVDQA64    Z{lo}, Z{src}
-	VPERMT2B     Z{hi}, Z8, Z{lo}          // values 0…31
-	VPERMT2B     Z{hi}, Z9, Z{src}         // 32…63
-	VMOVDQA64    Z{src}, Z{hi}""")
-
-
 for t in range(2):
     A(f"""	VMOVDQU64    (BX), Z{t}
 	PREFETCHT0   (BX)(R13*1)
@@ -779,18 +775,8 @@ for t in range(2):
 	ADDQ         R9, BX""")
 conv(0, 16, 17)
 conv(1, 18, 19)
-A("""	VMOVDQA64    Z16, Z20
-	VPERMT2W     Z18, Z11, Z20             // columns 0…15, two keys each
-	VPERMT2W     Z18, Z12, Z16             // 16…31
-	VMOVDQA64    Z17, Z21
-	VPERMT2W     Z19, Z11, Z21             // 32…47
-	VPERMT2W     Z19, Z12, Z17             // 48…63
-	VMOVDQU64    Z20, (AX)
-	VMOVDQU64    Z16, 1024(AX)
-	VMOVDQU64    Z21, 2048(AX)
-	VMOVDQU64    Z17, 3072(AX)
-	ADDQ         $64, AX
-	DECQ         DX
+rows4(16, 18, 17, 19, 11, 12, 20, 21, "two keys each")
+A("""	DECQ         DX
 	JNZ          fpair
 	// C_s += A·B_s.""")
 tile("tileloadd (%rsi,%r14,1), %tmm0")

@@ -59,13 +59,18 @@ func (r rawRows) row(j int, dst []float32) { r.widenAt(dst, j*r.stride) }
 
 // slice is keys j0 … j0+n−1 of r (rows of d at r's stride).
 func (r rawRows) slice(j0, n, d int) rawRows {
-	off, end := j0*r.stride, (j0+n-1)*r.stride+d
+	off, end := j0*r.stride, j0*r.stride
+	if n > 0 {
+		end = (j0+n-1)*r.stride + d
+	}
+	// By the dtype, not by which slice is non-nil: a gathered tile's
+	// rawRows holds the scratch of every dtype (kvRaw).
 	switch {
-	case r.q8 != nil:
+	case r.t == backend.Q8:
 		r.q8, r.sc = r.q8[off:end], r.sc[off/backend.Q8Block:end/backend.Q8Block]
-	case r.f8 != nil:
+	case r.t == backend.FP8:
 		r.f8 = r.f8[off:end]
-	case r.h != nil:
+	case r.t.Half():
 		r.h = r.h[off:end]
 	default:
 		r.f32 = r.f32[off:end]

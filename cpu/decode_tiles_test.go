@@ -376,3 +376,22 @@ func TestAxpyTilesFP8(t *testing.T) {
 		p[ldp+3] = 0
 	}
 }
+
+// TestRawRowsSlice: slice follows the rows' dtype, not which of their
+// slices is set: a gathered tile's rawRows carries every dtype's
+// scratch (the race detector's run of TestCacheAppendRange once met a
+// float32 tile whose halves' scratch was shorter than its rows).
+func TestRawRowsSlice(t *testing.T) {
+	f := make([]float32, 10*8)
+	for i := range f {
+		f[i] = float32(i)
+	}
+	r := rawRows{store: store{t: backend.Float32, f32: f, h: make([]uint16, 4)}, stride: 8}
+	s := r.slice(3, 5, 6)
+	if len(s.f32) != 4*8+6 || s.f32[0] != 24 || len(s.h) != 4 {
+		t.Fatalf("slice(3, 5, 6) of float32 rows: %d values from %g, halves %d", len(s.f32), s.f32[0], len(s.h))
+	}
+	if e := r.slice(10, 0, 6); len(e.f32) != 0 {
+		t.Fatalf("slice(10, 0, 6): %d values, want none", len(e.f32))
+	}
+}

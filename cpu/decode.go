@@ -41,7 +41,7 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
 		getRow(f.q, f.qr.Offset(b, h, i), g.Data[ii*d:(ii+1)*d])
 	}
 	clear(g.Data[rows*d:])
-	sc.q8t.reset()
+	sc.t8.reset()
 	return g
 }
 
@@ -177,7 +177,7 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
 		q := qm.Data[g*qm.Stride:]
-		j := dotTiles(&sc.q8t, g/4, q, qm.Stride, k, n, p.D, s, st.Stride, alpha)
+		j := dotTiles(&sc.t8, g/4, q, qm.Stride, k, n, p.D, s, st.Stride, alpha)
 		if j < n {
 			j += dotRows4(q, qm.Stride, k.slice(j, n-j, p.D), n-j, p.D, s[j:], st.Stride, alpha)
 		}
@@ -197,7 +197,7 @@ func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0,
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+x:]
 		out := acc.Data[g*acc.Stride:]
-		j := axpyTiles(&sc.q8t, w, st.Stride, v, n, p.Dv, out, acc.Stride)
+		j := axpyTiles(&sc.t8, w, st.Stride, v, n, p.Dv, out, acc.Stride)
 		if j == n || axpyRows4(w[j:], st.Stride, v.slice(j, n-j, p.Dv), n-j, p.Dv, out, acc.Stride) {
 			continue
 		}

@@ -24,18 +24,21 @@ import (
 //go:noescape
 func dotRows4Q8AMX(cfg *[64]byte, bt *int8, k unsafe.Pointer, ldk int, sc unsafe.Pointer, n int, d int, s *float32, lds int, w *float32, buf *int32)
 
-// tileConfig is the kernel's tiles: 0 and 1 a block's digits (8 rows of
-// 64 bytes), 2 and 3 16 keys' codes of a block (16 rows of 32), 4 and 5
-// their sums (16 rows of 16 int32s).
-var tileConfig = func() (cfg [64]byte) {
+// tileConfig is the scores kernel's tiles: 0 and 1 a block's digits (8
+// rows of 64 bytes), 2 and 3 16 keys' codes of a block (16 rows of 32),
+// 4 and 5 their sums (16 rows of 16 int32s).
+var tileConfig = tileShapes([2]int{8, 64}, [2]int{8, 64}, [2]int{16, 32}, [2]int{16, 32}, [2]int{16, 64}, [2]int{16, 64})
+
+// tileShapes is LDTILECFG's 64 bytes for palette 1 and tiles 0, 1, … of
+// the given rows and bytes a row.
+func tileShapes(shapes ...[2]int) (cfg [64]byte) {
 	cfg[0] = 1 // palette
-	shape := [6][2]int{{8, 64}, {8, 64}, {16, 32}, {16, 32}, {16, 64}, {16, 64}}
-	for t, s := range shape {
-		cfg[16+2*t] = byte(s[1]) // bytes a row
+	for t, s := range shapes {
+		cfg[16+2*t] = byte(s[1]) // bytes a row, little-endian uint16
 		cfg[48+t] = byte(s[0])   // rows
 	}
 	return cfg
-}()
+}
 
 // decode8Setting is $ATTN_CPU_DECODE8: "auto" (or unset) runs 8-bit
 // decoding on AMX's tiles where the CPU has them (q8 on the int8 ones,
@@ -43,10 +46,11 @@ var tileConfig = func() (cfg [64]byte) {
 // known-answer checks; "vector" keeps the AVX-512 or AVX2 kernels.
 var decode8Setting = strings.ToLower(strings.TrimSpace(os.Getenv("ATTN_CPU_DECODE8")))
 
-// q8TilesOn reports whether the q8 scores run on the tiles and, where
-// they do not on a CPU that has AMX-INT8, why.
+// q8TilesOn reports whether q8 decoding runs on the tiles (AMX-INT8,
+// with AVX512-BW and VBMI for the shuffles around them) and, where it
+// does not on a CPU that has them, why.
 var q8TilesOn = sync.OnceValues(func() (bool, string) {
-	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !hasAVX512 || !cpu.X86.HasAVX512BW || !cpu.X86.HasBMI2 {
+	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !hasAVX512 || !cpu.X86.HasAVX512BW || !cpu.X86.HasAVX512VBMI || !cpu.X86.HasBMI2 {
 		return false, ""
 	}
 	switch decode8Setting {
@@ -69,7 +73,7 @@ var q8TilesOn = sync.OnceValues(func() (bool, string) {
 // where the tiles do not run or do not fit) for the four query rows of q,
 // group grp of the item's, on the tile kernel: q8's int8 one, or fp8's
 // bfloat16 one (dotTilesFP8).
-func dotTiles(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
 	if k.t == backend.FP8 {
 		return dotTilesFP8(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
@@ -85,7 +89,7 @@ func dotTiles(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 
 // runTiles is dotTiles once the tiles are known to run: m keys, a
 // multiple of 16, that fit the kernel.
-func runTiles(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, m, d int, s []float32, lds int, alpha float32) int {
+func runTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, m, d int, s []float32, lds int, alpha float32) int {
 	bt, w := t.digits(grp, q, ldq, d)
 	if bt == nil {
 		return 0
@@ -131,7 +135,7 @@ func checkQ8Tiles() (err error) {
 	}
 	k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
 	s := make([]float32, 4*lds)
-	var t q8Tiles
+	var t tiles8
 	const alpha = 0.5
 	if got := runTiles(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
 		return fmt.Errorf("the q8 tile kernel took %d of %d keys", got, n)
@@ -159,17 +163,11 @@ func q8AxpyBounds(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, nb int,
 //go:noescape
 func axpyRows4Q8AMX(cfg *[64]byte, p *float32, ldp int, v unsafe.Pointer, ldv int, sc unsafe.Pointer, n int, dv int, acc *float32, ldacc int, inv *float32, w *float32, buf *byte)
 
-// axpyConfig is the P·V kernel's tiles: all eight 16 rows of 64 bytes
-// (A's rows (r, g) of 64 keys' digits, B's 16 key quads of 16 columns,
-// C's 16 rows of 16 int32s).
-var axpyConfig = func() (cfg [64]byte) {
-	cfg[0] = 1
-	for t := range 8 {
-		cfg[16+2*t] = 64
-		cfg[48+t] = 16
-	}
-	return cfg
-}()
+// axpyConfig is the P·V kernels' (and the fp8 scores kernel's) tiles:
+// all eight 16 rows of 64 bytes (A's rows of digits or parts, B's rows
+// of key quads or pairs, C's 16 rows of 16 sums).
+var axpyConfig = tileShapes([2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64},
+	[2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64})
 
 // axpyTileMaxKeys is the most keys one call of the P·V kernel takes:
 // its int32 sums add up to 255·127 a key.
@@ -178,12 +176,12 @@ const axpyTileMaxKeys = 65536
 // axpyTiles adds the weighted q8 values of the first keys of v (a
 // multiple of 64; 0 where the tiles do not run or do not fit) into the
 // four rows of acc, and returns how many it took.
-func axpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+func axpyTiles(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	if v.t == backend.FP8 {
 		return axpyTilesFP8(t, p, ldp, v, n, dv, acc, ldacc)
 	}
 	m := min(n, axpyTileMaxKeys) &^ 63
-	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 || !cpu.X86.HasAVX512VBMI {
+	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 {
 		return 0
 	}
 	if on, _ := q8TilesOn(); !on {
@@ -195,7 +193,7 @@ func axpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 // runAxpyTiles is axpyTiles once the tiles are known to run: m keys, a
 // multiple of 64, that fit the kernel. It returns 0, having written
 // nothing, where a weight is NaN or the bounds leave float32's range.
-func runAxpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, m, dv int, acc []float32, ldacc int) int {
+func runAxpyTiles(t *tiles8, p []float32, ldp int, v rawRows, m, dv int, acc []float32, ldacc int) int {
 	nb := dv / backend.Q8Block
 	last := (m-1)*v.stride + dv - 1
 	_, _, _, _ = v.q8[last], v.sc[last/backend.Q8Block], p[3*ldp+m-1], acc[3*ldacc+dv-1]
@@ -231,9 +229,7 @@ func runAxpyTiles(t *q8Tiles, p []float32, ldp int, v rawRows, m, dv int, acc []
 			}
 		}
 	}
-	if len(t.vbuf) < 10240 {
-		t.vbuf = make([]byte, 10240)
-	}
+	t.vbuf = grow(t.vbuf, 10240)
 	axpyRows4Q8AMX(&axpyConfig, &p[0], ldp, unsafe.Pointer(&v.q8[0]), v.stride, unsafe.Pointer(&v.sc[0]), m, dv, &acc[0], ldacc, &inv[0], &w[0], &t.vbuf[0])
 	return m
 }
@@ -251,8 +247,8 @@ var fp8TilesOn = sync.OnceValues(func() (bool, string) {
 	if on, why := q8TilesOn(); !on {
 		return false, why
 	}
-	if !cpu.X86.HasAMXBF16 || !cpu.X86.HasAVX512VBMI {
-		return false, "no AMX-BF16 or AVX512-VBMI"
+	if !cpu.X86.HasAMXBF16 {
+		return false, "no AMX-BF16"
 	}
 	if err := checkFP8Tiles(); err != nil {
 		return false, err.Error()
@@ -262,7 +258,7 @@ var fp8TilesOn = sync.OnceValues(func() (bool, string) {
 
 // dotTilesFP8 is dotTiles for an fp8 K: the scores of its first keys (a
 // multiple of 16) on the bfloat16 tiles, 0 where they do not run or fit.
-func dotTilesFP8(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+func dotTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
 	if k.t != backend.FP8 || n < tileMinKeys || d%64 != 0 || d > tileMaxD {
 		return 0
 	}
@@ -273,7 +269,7 @@ func dotTilesFP8(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, n, d int,
 }
 
 // runTilesFP8 is dotTilesFP8 once the tiles are known to run.
-func runTilesFP8(t *q8Tiles, grp int, q []float32, ldq int, k rawRows, m, d int, s []float32, lds int, alpha float32) int {
+func runTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, m, d int, s []float32, lds int, alpha float32) int {
 	bt := t.parts(grp, q, ldq, d)
 	if bt == nil {
 		return 0
@@ -316,7 +312,7 @@ func checkFP8Tiles() (err error) {
 	}
 	k := rawRows{store: store{t: backend.FP8, f8: codes}, stride: ldk}
 	s := make([]float32, 4*lds)
-	var t q8Tiles
+	var t tiles8
 	const alpha = 0.5
 	if got := runTilesFP8(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
 		return fmt.Errorf("the fp8 tile kernel took %d of %d keys", got, n)
@@ -325,11 +321,7 @@ func checkFP8Tiles() (err error) {
 		for j := range n {
 			var want float64
 			for c := range d {
-				v := float64(backend.DecodeFP8(codes[j*ldk+c]))
-				if codes[j*ldk+c]&0x7f == 0x7f {
-					v = math.Copysign(480, v)
-				}
-				want += float64(q[r*ldq+c]) * v
+				want += float64(q[r*ldq+c]) * fp8Read(codes[j*ldk+c])
 			}
 			if got := s[r*lds+j]; got != float32(alpha*want) {
 				return fmt.Errorf("the fp8 tile kernel's known-answer check: row %d key %d is %g, want %g", r, j, got, alpha*want)
@@ -352,7 +344,7 @@ func axpyRows4FP8AMX(cfg *[64]byte, parts *uint16, v unsafe.Pointer, ldv int, n 
 // multiple of 32; 0 where the tiles do not run or do not fit) into the
 // four rows of acc, and returns how many it took. A weight that is not
 // finite leaves the call to the vector kernels, acc unwritten.
-func axpyTilesFP8(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+func axpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	if v.t != backend.FP8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD {
 		return 0
 	}
@@ -362,15 +354,11 @@ func axpyTilesFP8(t *q8Tiles, p []float32, ldp int, v rawRows, n, dv int, acc []
 	m := n &^ 31
 	last := (m-1)*v.stride + dv - 1
 	_, _, _ = v.f8[last], p[3*ldp+m-1], acc[3*ldacc+dv-1]
-	if need := m / 32 * 512; len(t.pparts) < need {
-		t.pparts = make([]uint16, need)
-	}
+	t.pparts = grow(t.pparts, m/32*512)
 	if !fp8PParts(&p[0], ldp, m, &t.pparts[0]) {
 		return 0
 	}
-	if len(t.vbuf) < 10240 {
-		t.vbuf = make([]byte, 10240)
-	}
+	t.vbuf = grow(t.vbuf, 10240)
 	axpyRows4FP8AMX(&axpyConfig, &t.pparts[0], unsafe.Pointer(&v.f8[0]), v.stride, m, dv, &acc[0], ldacc, &t.vbuf[0])
 	return m
 }

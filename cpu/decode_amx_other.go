@@ -5,7 +5,7 @@ package cpu
 import "errors"
 
 // dotTiles runs nothing where there are no tiles (decode_amx_amd64.go).
-func dotTiles(*q8Tiles, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
+func dotTiles(*tiles8, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
 	return 0
 }
 
@@ -16,13 +16,13 @@ func q8TilesOn() (bool, string) { return false, "" }
 func checkQ8Tiles() error { return errors.New("no AMX tiles here") }
 
 // axpyTiles runs nothing where there are no tiles.
-func axpyTiles(*q8Tiles, []float32, int, rawRows, int, int, []float32, int) int { return 0 }
+func axpyTiles(*tiles8, []float32, int, rawRows, int, int, []float32, int) int { return 0 }
 
 // fp8TilesOn: no tiles here.
 func fp8TilesOn() (bool, string) { return false, "" }
 
 // dotTilesFP8 runs nothing where there are no tiles.
-func dotTilesFP8(*q8Tiles, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
+func dotTilesFP8(*tiles8, int, []float32, int, rawRows, int, int, []float32, int, float32) int {
 	return 0
 }
 

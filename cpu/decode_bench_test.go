@@ -111,7 +111,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			q := randF32(rng, g*d)
 			s := make([]float32, g*tile)
 			acc := make([]float32, g*d)
-			var tl q8Tiles // the q8 tile kernel's digits, where it runs
+			var tl tiles8 // the 8-bit tile kernels' Q, where they run
 			b.ResetTimer()
 			for b.Loop() {
 				for h := range heads {

@@ -36,10 +36,11 @@ const tileMinKeys = 512
 // scales are widened as one vector of 16.
 const tileMaxD = 16 * backend.Q8Block
 
-// q8Tiles is a decoding item's Q as digits for the tile kernel, one set
-// for each group of four query rows, made at the first key tile that
-// needs it and kept for the item's others (decodeQ resets it).
-type q8Tiles struct {
+// tiles8 is what the 8-bit tile kernels keep for a decoding item: Q as
+// q8's digits or fp8's bfloat16 parts, one set for each group of four
+// query rows, made at the first key tile that needs it and kept for the
+// item's others (decodeQ resets it), and the kernels' scratch.
+type tiles8 struct {
 	bt    []int8        // groups × blocks × tileBlockBytes
 	w     [][16]float32 // each group's weights s_r·2⁸ᵍ, lane 4r+g
 	state []int8        // each group's: 0 not made yet, 1 made, −1 not fit for the tiles
@@ -56,13 +57,13 @@ type q8Tiles struct {
 }
 
 // reset forgets the digits: the item's Q changed.
-func (t *q8Tiles) reset() { clear(t.state); clear(t.bfState) }
+func (t *tiles8) reset() { clear(t.state); clear(t.bfState) }
 
 // digits is group grp's digits for the four rows of q (row stride ldq, d
 // columns), made if not yet: nil where they cannot stand for Q (a row
 // not finite, or one whose largest is below 2⁻⁹⁶, where s_r·2⁸ᵍ would
 // leave float32's normal range).
-func (t *q8Tiles) digits(grp int, q []float32, ldq, d int) ([]int8, *[16]float32) {
+func (t *tiles8) digits(grp int, q []float32, ldq, d int) ([]int8, *[16]float32) {
 	nb := d / backend.Q8Block
 	if len(t.state) <= grp {
 		t.state = append(t.state, make([]int8, grp+1-len(t.state))...)
@@ -71,9 +72,7 @@ func (t *q8Tiles) digits(grp int, q []float32, ldq, d int) ([]int8, *[16]float32
 	if n := (grp + 1) * nb * tileBlockBytes; len(t.bt) < n {
 		t.bt = append(t.bt, make([]int8, n-len(t.bt))...)
 	}
-	if n := (1 + nb) * 256; len(t.buf) < n {
-		t.buf = make([]int32, n)
-	}
+	t.buf = grow(t.buf, (1+nb)*256)
 	bt := t.bt[grp*nb*tileBlockBytes : (grp+1)*nb*tileBlockBytes]
 	switch t.state[grp] {
 	case 0:
@@ -137,7 +136,7 @@ const bfBlockHalves = 512
 
 // parts is group grp's Q as bfloat16 parts for the fp8 scores kernel
 // (bfParts), made if not yet: nil where they cannot stand for it.
-func (t *q8Tiles) parts(grp int, q []float32, ldq, d int) []uint16 {
+func (t *tiles8) parts(grp int, q []float32, ldq, d int) []uint16 {
 	nb := d / backend.Q8Block
 	if len(t.bfState) <= grp {
 		t.bfState = append(t.bfState, make([]int8, grp+1-len(t.bfState))...)
@@ -145,9 +144,7 @@ func (t *q8Tiles) parts(grp int, q []float32, ldq, d int) []uint16 {
 	if n := (grp + 1) * nb * bfBlockHalves; len(t.bf) < n {
 		t.bf = append(t.bf, make([]uint16, n-len(t.bf))...)
 	}
-	if n := 32*d + 1024; len(t.fbuf) < n {
-		t.fbuf = make([]byte, n)
-	}
+	t.fbuf = grow(t.fbuf, 32*d+1024)
 	bf := t.bf[grp*nb*bfBlockHalves : (grp+1)*nb*bfBlockHalves]
 	if t.bfState[grp] == 0 {
 		t.bfState[grp] = -1
@@ -190,3 +187,13 @@ func bfParts(q []float32, ldq, d int, bf []uint16) bool {
 
 // bf16Max is bfloat16's largest finite value.
 var bf16Max = float64(backend.BFloat16.Decode(0x7f7f))
+
+// fp8Read is the value the decoding kernels read for an E4M3 byte: its
+// value, and ±480 for the NaN pattern (no cache stores it; a NaN is
+// refused on the way in).
+func fp8Read(b uint8) float64 {
+	if b&0x7f == 0x7f {
+		return math.Copysign(480, float64(backend.DecodeFP8(b)))
+	}
+	return float64(backend.DecodeFP8(b))
+}

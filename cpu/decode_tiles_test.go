@@ -120,7 +120,7 @@ func TestDotTiles(t *testing.T) {
 		}
 		k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: c.stride}
 		s := make([]float32, 4*lds)
-		var tl q8Tiles
+		var tl tiles8
 		const alpha = 0.125
 		got := dotTiles(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
 		if want := c.n &^ 15; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
@@ -188,7 +188,7 @@ func TestAxpyTiles(t *testing.T) {
 			acc[i] = float32(rng.NormFloat64())
 		}
 		before := append([]float32(nil), acc...)
-		var tl q8Tiles
+		var tl tiles8
 		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
 		if want := c.n &^ 63; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
@@ -266,7 +266,7 @@ func TestDotTilesFP8(t *testing.T) {
 		}
 		k := rawRows{store: store{t: backend.FP8, f8: codes}, stride: c.stride}
 		s := make([]float32, 4*lds)
-		var tl q8Tiles
+		var tl tiles8
 		const alpha = 0.125
 		got := dotTilesFP8(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
 		if want := c.n &^ 15; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
@@ -276,11 +276,7 @@ func TestDotTilesFP8(t *testing.T) {
 			for j := range got {
 				var want, mag float64
 				for i := range c.d {
-					b := codes[j*c.stride+i]
-					v := float64(backend.DecodeFP8(b))
-					if b&0x7f == 0x7f {
-						v = math.Copysign(480, v)
-					}
+					v := fp8Read(codes[j*c.stride+i])
 					want += float64(q[r*ldq+i]) * v
 					mag += math.Abs(float64(q[r*ldq+i]) * v)
 				}
@@ -292,7 +288,7 @@ func TestDotTilesFP8(t *testing.T) {
 		}
 		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), math.MaxFloat32} {
 			q[ldq+1] = bad
-			var fresh q8Tiles
+			var fresh tiles8
 			if n := dotTilesFP8(&fresh, 0, q, ldq, k, c.n, c.d, s, lds, alpha); n != 0 {
 				t.Fatalf("%+v: took %d keys with %g in Q", c, n, bad)
 			}
@@ -335,7 +331,7 @@ func TestAxpyTilesFP8(t *testing.T) {
 			acc[i] = float32(rng.NormFloat64())
 		}
 		before := append([]float32(nil), acc...)
-		var tl q8Tiles
+		var tl tiles8
 		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
 		if want := c.n &^ 31; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
@@ -344,12 +340,7 @@ func TestAxpyTilesFP8(t *testing.T) {
 			for col := range c.dv {
 				want, mag := float64(before[r*ldacc+col]), math.Abs(float64(before[r*ldacc+col]))
 				for j := range got {
-					b := codes[j*c.stride+col]
-					x := float64(backend.DecodeFP8(b))
-					if b&0x7f == 0x7f {
-						x = math.Copysign(480, x)
-					}
-					pv := float64(p[r*ldp+j]) * x
+					pv := float64(p[r*ldp+j]) * fp8Read(codes[j*c.stride+col])
 					want += pv
 					mag += math.Abs(pv)
 				}

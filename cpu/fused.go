@@ -39,8 +39,8 @@ type fusedScratch struct {
 	// kq and vq hold 8-bit K and V rows gathered from their pages for
 	// the decoding kernels, in the operand's dtype.
 	kq, vq store
-	// q8t is the item's Q as digits for the q8 tile kernel.
-	q8t q8Tiles
+	// t8 is what the 8-bit tile kernels keep for the item.
+	t8 tiles8
 	// row is one row of K or V widened, for the decoding path's tails.
 	row []float32
 	// pk is the current key tile packed for the Q·Kᵀ of every query

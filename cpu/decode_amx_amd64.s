@@ -78,22 +78,10 @@ tileone:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x24; BYTE $0x38 // tilestored %tmm4, (%rax,%r15,1)
 
 tilesdone:
-	// Prefetch the codes and scales of the group four on (64 keys), as
-	// the vector kernels do, a line at a time.
-	MOVQ         R9, AX
-	SHLQ         $6, AX
-	LEAQ         (DI)(AX*1), R14
-	MOVQ         $16, DX
-pfkey:
-	XORQ         AX, AX
-pfline:
-	PREFETCHT0   (R14)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, d+48(FP)
-	JB           pfline
-	ADDQ         R9, R14
-	DECQ         DX
-	JNZ          pfkey
+	// Prefetch the scales of the group four on (64 keys); its codes
+	// follow, a key's row at a time between the scales' widening below,
+	// as the vector kernels spread theirs: issued in one burst, the
+	// group's 32 lines (D = 128) wait on the L1's fill buffers.
 	MOVQ         R10, AX
 	SHLQ         $6, AX
 	LEAQ         (R8)(AX*1), R14           // the scales 64 keys on
@@ -105,55 +93,170 @@ pfscale:
 	ADDQ         $64, AX
 	CMPQ         AX, DX
 	JB           pfscale
+	MOVQ         R9, AX
+	SHLQ         $6, AX
+	LEAQ         (DI)(AX*1), R14           // the codes 64 keys on
 
 	// Each key's block scales, widened, to buf + 64·j (masked: a row's
 	// blocks only).
 	MOVQ         R8, BX
+	XORQ         AX, AX
+pfrow0:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow0
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 0(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow1:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow1
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 64(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow2:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow2
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 128(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow3:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow3
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 192(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow4:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow4
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 256(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow5:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow5
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 320(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow6:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow6
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 384(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow7:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow7
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 448(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow8:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow8
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 512(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow9:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow9
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 576(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow10:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow10
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 640(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow11:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow11
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 704(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow12:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow12
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 768(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow13:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow13
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 832(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow14:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow14
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 896(R11)
 	ADDQ         R10, BX
+	XORQ         AX, AX
+pfrow15:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow15
+	ADDQ         R9, R14
 	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, 960(R11)
 	// T_j = Σ_b d[j][b]·C_b[j], block 0 first.

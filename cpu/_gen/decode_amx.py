@@ -152,22 +152,10 @@ tile("tdpbssd %tmm0, %tmm2, %tmm4")
 tile("tilestored %tmm4, (%rax,%r15,1)")
 A("""
 tilesdone:
-	// Prefetch the codes and scales of the group four on (64 keys), as
-	// the vector kernels do, a line at a time.
-	MOVQ         R9, AX
-	SHLQ         $6, AX
-	LEAQ         (DI)(AX*1), R14
-	MOVQ         $16, DX
-pfkey:
-	XORQ         AX, AX
-pfline:
-	PREFETCHT0   (R14)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, d+48(FP)
-	JB           pfline
-	ADDQ         R9, R14
-	DECQ         DX
-	JNZ          pfkey
+	// Prefetch the scales of the group four on (64 keys); its codes
+	// follow, a key's row at a time between the scales' widening below,
+	// as the vector kernels spread theirs: issued in one burst, the
+	// group's 32 lines (D = 128) wait on the L1's fill buffers.
 	MOVQ         R10, AX
 	SHLQ         $6, AX
 	LEAQ         (R8)(AX*1), R14           // the scales 64 keys on
@@ -179,12 +167,22 @@ pfscale:
 	ADDQ         $64, AX
 	CMPQ         AX, DX
 	JB           pfscale
+	MOVQ         R9, AX
+	SHLQ         $6, AX
+	LEAQ         (DI)(AX*1), R14           // the codes 64 keys on
 
 	// Each key's block scales, widened, to buf + 64·j (masked: a row's
 	// blocks only).
 	MOVQ         R8, BX""")
 for j in range(16):
-    A(f"""	VCVTPH2PS.Z  (BX), K1, Z0
+    A(f"""	XORQ         AX, AX
+pfrow{j}:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, d+48(FP)
+	JB           pfrow{j}
+	ADDQ         R9, R14
+	VCVTPH2PS.Z  (BX), K1, Z0
 	VMOVUPS      Z0, {64*j}(R11)""" + ("\n\tADDQ         R10, BX" if j < 15 else ""))
 A("\t// T_j = Σ_b d[j][b]·C_b[j], block 0 first.")
 for j in range(16):

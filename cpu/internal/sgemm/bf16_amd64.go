@@ -42,8 +42,14 @@ func amd64BF16Kernels(ok bool) []*bf16Kernel {
 }
 
 // packPanel packs a whole panel, nr columns and kp pairs of op(B) from
-// row p0 and column j, with the AVX-512 packers (kernel_amd64.s).
+// row p0 and column j, with the AVX-512 packers (kernel_amd64.s). It
+// returns false, packing nothing, where the CPU lacks AVX-512F (the
+// tests' model of AMX's tiles packs on any CPU) or nr is not a multiple
+// of 16.
 func packPanel(tB blas.Transpose, kp int, b []uint16, ldb, p0, j int, dst []uint32, nr int) bool {
+	if !hasAVX512 || nr%16 != 0 {
+		return false
+	}
 	if tB == blas.NoTrans {
 		_ = b[(p0+2*kp-1)*ldb+j+nr-1] // the last row's last column
 		_ = dst[kp*nr-1]

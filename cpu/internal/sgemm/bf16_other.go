@@ -11,7 +11,7 @@ var bf16Kernels []*bf16Kernel
 // bf16Slow is never asked without kernels.
 func bf16Slow() bool { return false }
 
-// packPanel is never reached without a kernel.
+// packPanel packs nothing here (no AVX-512 packers): packB packs in Go.
 func packPanel(tB blas.Transpose, kp int, b []uint16, ldb, p0, j int, dst []uint32, nr int) bool {
 	return false
 }

@@ -4,8 +4,11 @@ package sgemm
 
 import "golang.org/x/sys/cpu"
 
-// hasPackT says whether packT can run packT16AVX512 (kernel_amd64.s).
-var hasPackT = cpu.X86.HasAVX512F
+// hasAVX512 says whether the AVX-512 packers (packT16AVX512,
+// bf16PackNNAVX512, bf16PackTAVX512 in kernel_amd64.s) can run. Every
+// caller of them checks it: a test's model of a kernel can reach a
+// packer on a CPU without AVX-512.
+var hasAVX512 = cpu.X86.HasAVX512F
 
 // packT packs columns [0, 16·⌊kb/16⌋) of a transposed op(B)'s panel with
 // the AVX-512 transposer: dst[p·nr + jj] = B[j+jj][p0+p] for jj < w, w a
@@ -14,7 +17,7 @@ var hasPackT = cpu.X86.HasAVX512F
 // and the caller packs the rest.
 func packT(b []float32, ldb, p0, j, w, kb int, dst []float32, nr int) int {
 	kq := kb / 16
-	if !hasPackT || !asmPack || kq == 0 || w%16 != 0 {
+	if !hasAVX512 || !asmPack || kq == 0 || w%16 != 0 {
 		return 0
 	}
 	for g := 0; g < w; g += 16 {

@@ -2,8 +2,8 @@
 
 package sgemm
 
-// hasPackT is false: there is no transposer here.
-const hasPackT = false
+// hasAVX512 is false: there are no AVX-512 packers here.
+const hasAVX512 = false
 
 // packT packs nothing off amd64 and under -tags purego: the caller's Go
 // loop packs every column.

@@ -16,7 +16,7 @@ import (
 // columns (a last panel of 1 … nr−1 columns, 16 of them included) and
 // offsets p0 and j0 into a wider B.
 func TestPackTransposed(t *testing.T) {
-	t.Logf("assembly transposer: %v", hasPackT)
+	t.Logf("assembly transposer: %v", hasAVX512)
 	defer func() { asmPack = true }()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, nr := range []int{16, 32} {

@@ -50,8 +50,9 @@ type ChartFile struct {
 }
 
 // ChartFiles lists the chart files of r in the given format ("png",
-// "svg", "pdf"): each chart once, or once per causal setting; the
-// roofline only where it has a point to draw (hasRoofline).
+// "svg", "pdf"): each chart once, or once per causal setting; none
+// where no point ran, and the roofline only where it has a point to
+// draw (hasRoofline).
 func (r *Report) ChartFiles(format string) []ChartFile {
 	seen := map[bool]bool{}
 	for _, pt := range r.Points {
@@ -59,8 +60,9 @@ func (r *Report) ChartFiles(format string) []ChartFile {
 	}
 	var files []ChartFile
 	add := func(name string, c Chart, keep func(Point) bool) {
-		if c == ChartRoofline && !r.filter(keep).hasRoofline() {
-			return
+		sub := r.filter(keep)
+		if len(sub.series(true)) == 0 || c == ChartRoofline && !sub.hasRoofline() {
+			return // nothing ran: no chart, rather than empty axes
 		}
 		files = append(files, ChartFile{Name: name + "." + format, Chart: c, keep: keep})
 	}

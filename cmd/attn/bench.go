@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -97,13 +99,16 @@ output names the variant of each point. Peers run plain and causal
 attention only: with a variant their points are reported unavailable,
 not measured without it.
 
--dtype f32,f16,bf16 sweeps the storage dtype of Q, K, V and O, each a
+-dtype f32,f16,bf16,q8,fp8 sweeps the storage dtype of Q, K, V and O, each a
 curve of its own: inputs are rounded to the dtype, the reference is
 computed on the rounded values, and a half output is allowed its own
 rounding (2⁻¹¹ relative for f16, 2⁻⁸ for bf16) on top of the usual
 error; GB/s counts the stored bytes. A backend that stores no halves,
 and every peer but ort-cpu-gqa, ggml-cpu and ggml-vulkan (f16 too),
-reports half points unavailable.
+reports half points unavailable. q8 and fp8 store K and V alone as an
+8-bit cache does (Q and O float32; q8 needs head dims that are whole
+blocks of 32): MaxErr reads the stored values, and quant_rel_err in
+results.json is the error against the inputs before they were rounded.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
 AVX2+FMA 6×16, NEON 8×12 on arm64, gonum pure Go, or OpenBLAS), which
@@ -157,7 +162,7 @@ func runBench(c *cmdEnv, args []string) error {
 	})
 	fs.BoolVar(&cfg.Variant.ALiBi, "alibi", false, "ALiBi with the standard slopes of H heads (2^(-8(h+1)/H) for H a power of two)")
 	fs.BoolVar(&cfg.Variant.Sinks, "sinks", false, "one attention sink logit per head, 0 for each")
-	fs.Func("dtype", "comma-separated storage `dtypes` of Q, K, V and O: f32, f16, bf16 (default f32)", func(s string) error {
+	fs.Func("dtype", "comma-separated storage `dtypes`: f32, f16, bf16 (Q, K, V and O), q8, fp8 (K and V as an 8-bit cache stores them; Q and O float32) (default f32)", func(s string) error {
 		cfg.DTypes = nil
 		for _, part := range strings.Split(s, ",") {
 			dt, err := backend.ParseDType(part)
@@ -335,7 +340,28 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		fmt.Fprintf(c.stderr, "attn bench: wrote %s\n", strings.Join(files, ", "))
 	}
+	if runErr == nil {
+		runErr = noneRan(points)
+	}
 	return runErr
+}
+
+// noneRan is an error when not one of points ran (each failed, was
+// unavailable or too large): a sweep that measured nothing must not
+// exit 0. The table and results.json still say why each did not.
+func noneRan(points []bench.Point) error {
+	counts := map[bench.Status]int{}
+	for _, pt := range points {
+		if pt.Status == bench.StatusOK || pt.Status == bench.StatusWrong {
+			return nil
+		}
+		counts[pt.Status]++
+	}
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+	}
+	return fmt.Errorf("no point ran (%s): see each point's error above", strings.Join(parts, ", "))
 }
 
 // measurePoint measures the point spec describes, on the backend it

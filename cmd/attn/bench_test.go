@@ -150,6 +150,25 @@ func TestBenchInProcess(t *testing.T) {
 	}
 }
 
+// A sweep in which no point runs (a q8 K refuses a head dim of 20) exits
+// non-zero naming why, still writes the table and results.json that say
+// why each point did not run, and draws no chart.
+func TestBenchNoneRan(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "20", "-dtype", "q8",
+		"-strategy", "fused", "-budget", "1ms", "-isolate=false", "-out", out)
+	if code != 1 || !strings.Contains(stderr, "no point ran (1 failed)") || !strings.Contains(stdout, "failed: cpu: fused") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and the point failed", code, stderr, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.json")); err != nil {
+		t.Error(err)
+	}
+	charts, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	if len(charts) != 0 {
+		t.Errorf("drew %v with no point that ran", charts)
+	}
+}
+
 // cpuRow matches a row of the table for an attn-cpu point.
 var cpuRow = regexp.MustCompile(`(?m)^ *attn-cpu +(fused|staged) `)
 

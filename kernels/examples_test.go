@@ -248,7 +248,7 @@ func ExampleMultiHead() {
 // The README's first example, as it stands there (TestReadmeExample
 // holds the two to one text).
 func Example_readme() {
-	be, err := kernels.Open("auto") // a GPU if one opens, else the CPU
+	be, err := kernels.Open("auto") // a hardware GPU if one opens, else the CPU (a software adapter such as lavapipe is passed over)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package kernels_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -118,4 +120,54 @@ func TestAttentionReleasesBuffers(t *testing.T) {
 	if c.live != 0 {
 		t.Errorf("Attention that failed left %d buffers allocated", c.live)
 	}
+}
+
+// Once a cache or a page pool is released, every call of it and of its
+// sequences, old and new, is backend.ErrReleased naming it, and a second
+// Release does nothing.
+func TestReleasedCaches(t *testing.T) {
+	be := openCPU(t)
+	ctx := context.Background()
+	cfg := kernels.CacheConfig{KVHeads: 1, D: 4}
+	row := func() *kernels.Tensor { return &kernels.Tensor{Shape: []int{1, 1, 4}, Data: make([]float32, 4)} }
+	q := &kernels.Tensor{Shape: []int{1, 1, 1, 4}, Data: make([]float32, 4)}
+	out := &kernels.Tensor{Shape: []int{1, 1, 1, 4}, Data: make([]float32, 4)}
+	check := func(what, name string, err error) {
+		t.Helper()
+		if !errors.Is(err, backend.ErrReleased) || !strings.Contains(err.Error(), name+" is released") {
+			t.Errorf("%s after Release: %v; want backend.ErrReleased naming the %s", what, err, name)
+		}
+	}
+
+	pool, err := kernels.NewPagePool(be, 2, 4, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := pool.NewSeq()
+	if err := old.Append(row(), row()); err != nil {
+		t.Fatal(err)
+	}
+	pool.Release()
+	pool.Release()
+	seq := pool.NewSeq()
+	check("a new sequence's Append", "page pool", seq.Append(row(), row()))
+	check("an old sequence's Append", "page pool", old.Append(row(), row()))
+	check("Truncate", "page pool", old.Truncate(0))
+	_, err = old.Fork()
+	check("Fork", "page pool", err)
+	check("Attend", "page pool", pool.Attend(ctx, []*kernels.Seq{old}, q, out, nil, nil))
+	old.Release()
+
+	c, err := kernels.NewKVCache(be, 1, 4, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Append(0, row(), row()); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c.Release()
+	check("Append", "KV cache", c.Append(0, row(), row()))
+	check("Truncate", "KV cache", c.Truncate(0, 0))
+	check("Attend", "KV cache", c.Attend(ctx, q, out, nil, nil))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/gogpu/gputypes"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
@@ -107,7 +108,7 @@ func TestDeviceNoFeatures(t *testing.T) {
 	defer inst.Release()
 	a, err := inst.HighPerformanceAdapter()
 	if err != nil {
-		t.Skipf("no adapter: %v", err)
+		gputest.Unavailable(t, err)
 	}
 	defer a.Release()
 	d, err := a.RequestDevice("", nil, DefaultLimits())
@@ -139,7 +140,7 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 	defer inst.Release()
 	a, err := inst.HighPerformanceAdapter()
 	if err != nil {
-		t.Skipf("no adapter: %v", err)
+		gputest.Unavailable(t, err)
 	}
 	defer a.Release()
 	d, err := a.RequestDevice("", nil, DefaultLimits())
@@ -176,8 +177,16 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Release()
+	other, err := d.CreateBuffer("", 256, UsageStorage|UsageCopyDst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Same(r, b) || !Same(b, r) || Same(r, other) {
+		t.Errorf("Same(reference, its buffer) = %v, Same(reference, another buffer) = %v; want true, false", Same(r, b), Same(r, other))
+	}
+	other.Release()
 	b.Release()
-	if !Same(r, r) || r.Size() != 256 {
+	if r.Size() != 256 {
 		t.Errorf("the reference's buffer is %d bytes after the first handle's Release", r.Size())
 	}
 	r.Destroy()
@@ -218,7 +227,7 @@ func TestTimestampsInside(t *testing.T) {
 	defer inst.Release()
 	a, err := inst.HighPerformanceAdapter()
 	if err != nil {
-		t.Skipf("no adapter: %v", err)
+		gputest.Unavailable(t, err)
 	}
 	defer a.Release()
 	enc, adapterPasses := a.TimestampsInside()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -35,8 +36,7 @@ func TestWaitLayout(t *testing.T) {
 }
 
 // testDevice is a device on the high-performance Vulkan adapter; the test
-// skips without one (the gpu package's tests are the ones that require
-// an adapter under ATTN_REQUIRE_GPU=1).
+// skips without one, and fails under ATTN_REQUIRE_GPU=1 (gputest).
 func testDevice(t *testing.T) *Device {
 	t.Helper()
 	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
@@ -47,12 +47,12 @@ func testDevice(t *testing.T) *Device {
 	t.Cleanup(inst.Release)
 	a, err := inst.HighPerformanceAdapter()
 	if err != nil {
-		t.Skipf("no adapter: %v", err)
+		gputest.Unavailable(t, err)
 	}
 	t.Cleanup(a.Release)
 	d, err := a.RequestDevice("", nil, DefaultLimits())
 	if err != nil {
-		t.Skipf("no device: %v", err)
+		gputest.Unavailable(t, err)
 	}
 	t.Cleanup(d.Release)
 	return d

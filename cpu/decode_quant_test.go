@@ -26,6 +26,21 @@ func quantWidths() []int {
 	return nil
 }
 
+// quantWidthsOrSkip is quantWidths, skipping t where this CPU and build
+// have no 8-bit decoding kernels, and failing it instead where the CPU
+// must run some (wantKernels: its flags, or ATTN_EXPECT_KERNELS).
+func quantWidthsOrSkip(t *testing.T) []int {
+	t.Helper()
+	widths := quantWidths()
+	if len(widths) == 0 {
+		if want, _ := wantKernels(t); want["decode8"] != "" && want["decode8"] != "Go" {
+			t.Fatalf("this CPU must run the %s 8-bit decoding kernels, and none run", want["decode8"])
+		}
+		t.Skip("no 8-bit decoding kernels on this CPU or build")
+	}
+	return widths
+}
+
 // quantRows makes n rows of d 8-bit values of dtype t at stride, with
 // random codes (q8's −128 and 127 among them, and all-zero scales; every
 // E4M3 pattern but NaN), and returns them with their values (rows ×
@@ -81,10 +96,7 @@ func quantRows(rng *rand.Rand, t backend.DType, n, stride int) (rawRows, []float
 // strides wider than the rows; nothing written outside the rows and keys
 // asked for.
 func TestQuantDecodeKernels(t *testing.T) {
-	widths := quantWidths()
-	if len(widths) == 0 {
-		t.Skip("no 8-bit decoding kernels on this CPU or build")
-	}
+	widths := quantWidthsOrSkip(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, w := range widths {
 		for _, dt := range backend.Quants {
@@ -174,10 +186,7 @@ func checkQuantKernels(t *testing.T, rng *rand.Rand, w int, dt backend.DType, n,
 // stride that is not whole blocks; fp8's d not whole vectors of 16) are
 // refused, leaving s and acc untouched.
 func TestQuantDecodeEdges(t *testing.T) {
-	widths := quantWidths()
-	if len(widths) == 0 {
-		t.Skip("no 8-bit decoding kernels on this CPU or build")
-	}
+	widths := quantWidthsOrSkip(t)
 	h := func(x float32) uint16 { return float16.Fromfloat32(x).Bits() }
 	type fill func(rng *rand.Rand, j, c int) (code uint8, scale uint16)
 	q8 := func(code func(rng *rand.Rand, j, c int) int8, scale func(j, b int) uint16) fill {
@@ -339,10 +348,10 @@ func FuzzQuantDecode(f *testing.F) {
 
 // checkQuantFuzz is FuzzQuantDecode's check of one input.
 func checkQuantFuzz(t *testing.T, kind, nb, db, pad uint8, data []byte) {
-	widths := quantWidths()
-	if len(widths) == 0 || len(data) == 0 {
+	if len(data) == 0 {
 		t.Skip()
 	}
+	widths := quantWidthsOrSkip(t)
 	dt := backend.Quants[kind%2]
 	n, d := int(nb)%130, 32*(1+int(db)%8)
 	stride := d + 32*(int(pad)%3)

@@ -1,10 +1,9 @@
-//go:build !arm64 || purego
+//go:build !arm64 && !amd64 || purego
 
 package cpu
 
 // archKernels names the vector loops this CPU runs, by family, beside
-// the Sgemm kernel; on amd64 Info names them already, and without vector
-// loops there is nothing to name.
+// the Sgemm kernel: without vector loops there is nothing to name.
 func archKernels() map[string]string { return nil }
 
 // loopsDetail is what Info's Detail adds of the vector loops: nothing

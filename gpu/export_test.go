@@ -3,6 +3,8 @@
 package gpu
 
 import (
+	"context"
+
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/shaders"
 )
@@ -176,3 +178,9 @@ func StepBookkeeping(st *Step) (ops, errs, kinds int) { return st.bookkeeping() 
 // MaxStepErrs is how many errors a Step keeps between two Submits or
 // Waits.
 const MaxStepErrs = maxStepErrs
+
+// MeasureSubgroups runs the subgroup probe (subgroups.wgsl) again, as
+// WebGPU does once.
+func MeasureSubgroups(b *Backend) (lo, hi uint32, err error) {
+	return b.measureSubgroups(context.Background())
+}

@@ -44,7 +44,10 @@ func (b *Backend) measureSubgroups(ctx context.Context) (lo, hi uint32, err erro
 // runSubgroups dispatches subgroups.wgsl's one workgroup into out,
 // untimed: work the caller recorded before it is submitted first, timed
 // as TimeDevice says, and the probe itself counts in no DeviceTime or
-// KernelTimes.
+// KernelTimes. Timing is off only while the probe's submission is
+// recorded and submitted, under b.mu; the wait for it (which lets go of
+// b.mu) sees the backend's timing as it is, so another goroutine's ops
+// are timed and its TimeDevice is kept.
 func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	bufs, err := b.begin(ctx, "subgroups", arg{"o", out, true})
 	if err != nil {
@@ -54,9 +57,6 @@ func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	if err := b.flush(); err != nil {
 		return fmt.Errorf("gpu: subgroups: %w", err)
 	}
-	timing := b.timing
-	b.timing = nil
-	defer func() { b.timing = timing }()
 	pipe, err := b.pipeline(shaders.SubgroupsConsts{WG: subgroupsWG}, "main")
 	if err != nil {
 		return err
@@ -66,5 +66,21 @@ func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	d.bind("o", o.buf, o.off, 4*subgroupsWG)
 	d.setParams(shaders.SubgroupsParams{N: subgroupsWG})
 	d.grid = [3]int{1, 1, 1}
-	return b.run(ctx, nil, "subgroups", []*dispatch{d})
+	if d.err != nil {
+		return fmt.Errorf("gpu: subgroups: %w", d.err)
+	}
+	timing := b.timing
+	b.timing = nil
+	err = b.record(nil, []*dispatch{d}, d.cost)
+	if err == nil {
+		err = b.flush()
+	}
+	b.timing = timing
+	if err == nil {
+		err = b.waitIdle()
+	}
+	if err != nil {
+		return fmt.Errorf("gpu: subgroups: %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +213,40 @@ func TestKernelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeTo(t, "O after timed ops", got, naive(p, ly.hq, ly.hk, ly.hv), 1e-5)
+}
+
+// The subgroup probe (WebGPU's first call) runs untimed without turning
+// the backend's timing off for others: a TimeDevice(false) of another
+// goroutine while the probe waits for its submission stays off, and
+// TimeDevice(true) stays on. Run under -race in CI.
+func TestSubgroupProbeKeepsTiming(t *testing.T) {
+	b := timedBackend(t)
+	if !b.WebGPU().Subgroups {
+		t.Skipf("the device %q has no subgroups: no probe runs", b.Info().Adapter.Name)
+	}
+	for i := range 40 {
+		on := i%2 == 1
+		if err := b.TimeDevice(!on); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var probeErr, timeErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _, probeErr = gpu.MeasureSubgroups(b)
+		}()
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i%8) * 100 * time.Microsecond)
+			timeErr = b.TimeDevice(on)
+		}()
+		wg.Wait()
+		if probeErr != nil || timeErr != nil {
+			t.Fatalf("probe: %v; TimeDevice(%v): %v", probeErr, on, timeErr)
+		}
+		if _, err := b.DeviceTime(); (err == nil) != on {
+			t.Fatalf("round %d: TimeDevice(%v) beside the probe, then DeviceTime: %v", i, on, err)
+		}
+	}
 }

@@ -124,10 +124,20 @@ func (s *Step) note(op string, err error) {
 		s.kinds = map[string]int{}
 	}
 	s.kinds[op]++
-	if err != nil {
+	var sub *submitError
+	if err != nil && !errors.As(err, &sub) {
+		// A failed submission is noted once, by flush, in every step
+		// whose work it held; the op that met it returns it too.
 		s.noteErr(fmt.Errorf("op %d (%s): %w", s.n, op, err))
 	}
 }
+
+// submitError is flush's failure to submit recorded work, which flush
+// has noted in each step whose ops the work held.
+type submitError struct{ err error }
+
+func (e *submitError) Error() string { return e.err.Error() }
+func (e *submitError) Unwrap() error { return e.err }
 
 // noteErr keeps err among the first maxStepErrs, or counts it. The
 // caller holds s.mu.
@@ -197,8 +207,8 @@ func (s *Step) Submit() error {
 		return err
 	}
 	b.flush() // a failure is among the step's errors
-	b.mu.Unlock()
 	errs, _ := s.take()
+	b.mu.Unlock()
 	if len(errs) == 0 {
 		return nil
 	}
@@ -218,9 +228,12 @@ func (s *Step) Wait() error {
 		return err
 	}
 	b.flush() // a failure is among the step's errors
+	// What the step noted up to its submission, taken under b.mu: ops
+	// that other goroutines record into s during the wait (which lets go
+	// of b.mu) belong to the next Submit or Wait.
+	errs, ops := s.take()
 	err := b.waitIdle()
 	b.mu.Unlock()
-	errs, ops := s.take()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("step of %s: %w", ops, err))
 	}
@@ -263,7 +276,7 @@ func (b *Backend) flush() error {
 	var err error
 	if len(p.ds) > 0 {
 		if err = b.submitRecorded(); err != nil {
-			err = fmt.Errorf("submitting %d recorded dispatches: %w", len(p.ds), err)
+			err = &submitError{fmt.Errorf("submitting %d recorded dispatches: %w", len(p.ds), err)}
 			for s := range p.steps {
 				s.mu.Lock()
 				s.noteErr(err)

@@ -118,7 +118,9 @@ type Backend struct {
 	// path New chose for it (sgemm.ChooseBF16): how Fused multiplies
 	// when Q, K and V are all BFloat16.
 	bf16Setting string
-	bf16        sgemm.BF16Path
+	// decode8Setting is WithDecode8's (EnvDecode8 overrides it).
+	decode8Setting string
+	bf16           sgemm.BF16Path
 	// workers, fusedPool and scratchPool keep what Fused needs between
 	// calls (pool.go).
 	workers     workers
@@ -208,6 +210,30 @@ func WithBF16(setting string) Option {
 	}
 }
 
+// WithDecode8 chooses where 8-bit (q8, fp8) decoding runs:
+//
+//	"auto" (or "")  AMX's tiles where the CPU has them (q8 on the int8
+//	                ones, fp8 on the bfloat16 ones), Linux grants them and
+//	                each of the format's tile kernels, scores and P·V,
+//	                passed its known-answer check in this process; else
+//	                the vector kernels (AVX-512, AVX2, NEON)
+//	"vector"        the vector kernels
+//
+// The tiles' answers are within the formats' bounds of the vector
+// kernels', not the same bits (cpu/doc.go). Info's Detail names each
+// tile kernel that runs and the check it passed, or why a format is
+// not on the tiles. $ATTN_CPU_DECODE8 (EnvDecode8), for the CLI and CI,
+// overrides it; a value other than these is ErrShape.
+func WithDecode8(setting string) Option {
+	return func(b *Backend) error {
+		if _, err := parseDecode8("WithDecode8", setting); err != nil {
+			return err
+		}
+		b.decode8Setting = setting
+		return nil
+	}
+}
+
 // New opens a CPU backend. $ATTN_CPU_KERNEL, or WithBF16 or
 // $ATTN_CPU_BF16 (which overrides it), naming a choice this CPU does not
 // have is ErrUnavailable (amx included where Linux refuses the process
@@ -222,13 +248,17 @@ func New(opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{tileQ: defaultTiles[0], tileK: defaultTiles[2], subQ: defaultTiles[1], decodeK: DefaultDecodeTileK}
 	b.fusedPool.New = func() any { return new(fused) }
-	b.scratchPool.New = func() any { return new(fusedScratch) }
 	b.bf16Q, b.bf16K = DefaultBF16Tiles()
 	for _, o := range opts {
 		if err := o(b); err != nil {
 			return nil, err
 		}
 	}
+	decode8, err := decode8Setting(b.decode8Setting)
+	if err != nil {
+		return nil, err
+	}
+	b.scratchPool.New = func() any { return &fusedScratch{t8: tiles8{vector: decode8 == "vector"}} }
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)
 	}
@@ -261,18 +291,8 @@ func New(opts ...Option) (*Backend, error) {
 	} else {
 		b.info.Detail += ", bfloat16 widened to float32"
 	}
-	switch q8, why := q8TilesOn(); {
-	case q8:
-		b.info.Detail += ", q8 decoding on AMX's int8 tiles"
-		if fp8, why := fp8TilesOn(); fp8 {
-			b.info.Detail += ", fp8 on the bfloat16 ones"
-		} else {
-			b.info.Detail += " (fp8 not on the bfloat16 ones: " + why + ")"
-		}
-		b.info.Detail += " (passed their known-answer checks)"
-	case why != "":
-		b.info.Detail += "; 8-bit decoding not on AMX's tiles: " + why
-	}
+	q8, fp8 := tilesNow()
+	b.info.Detail += decode8Detail(decode8, q8, fp8)
 	for _, n := range notes {
 		b.info.Detail += "; " + n
 	}

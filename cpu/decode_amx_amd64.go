@@ -5,7 +5,7 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -40,33 +40,51 @@ func tileShapes(shapes ...[2]int) (cfg [64]byte) {
 	return cfg
 }
 
-// decode8Setting is $ATTN_CPU_DECODE8: "auto" (or unset) runs 8-bit
-// decoding on AMX's tiles where the CPU has them (q8 on the int8 ones,
-// fp8 on the bfloat16 ones), Linux grants them and the kernels pass their
-// known-answer checks; "vector" keeps the AVX-512 or AVX2 kernels.
-var decode8Setting = strings.ToLower(strings.TrimSpace(os.Getenv("ATTN_CPU_DECODE8")))
+// hasTileISA says whether the CPU has what the 8-bit tile kernels run
+// on besides AMX-INT8 and AMX-BF16: AMX's tiles, AVX512-BW and VBMI
+// for the shuffles around them, BMI2.
+func hasTileISA() bool {
+	return cpu.X86.HasAMXTile && hasAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI2
+}
 
-// q8TilesOn reports whether q8 decoding runs on the tiles (AMX-INT8,
-// with AVX512-BW and VBMI for the shuffles around them) and, where it
-// does not on a CPU that has them, why.
-var q8TilesOn = sync.OnceValues(func() (bool, string) {
-	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !hasAVX512 || !cpu.X86.HasAVX512BW || !cpu.X86.HasAVX512VBMI || !cpu.X86.HasBMI2 {
+// q8Checks and fp8Checks are the known-answer checks of every tile
+// kernel q8 and fp8 decoding run on, scores and P·V.
+var (
+	q8Checks  = []tileCheck{{kernQ8Dot, checkQ8Tiles}, {kernQ8Axpy, checkQ8AxpyTiles}}
+	fp8Checks = []tileCheck{{kernFP8Dot, checkFP8Tiles}, {kernFP8Axpy, checkFP8AxpyTiles}}
+)
+
+// The tile kernels, as Info's Detail and the checks' errors name them.
+const (
+	kernQ8Dot   = "q8 scores (TDPBSSD)"
+	kernQ8Axpy  = "q8 P·V (TDPBUSD)"
+	kernFP8Dot  = "fp8 scores (TDPBF16PS)"
+	kernFP8Axpy = "fp8 P·V (TDPBF16PS)"
+)
+
+// tilesOn decides whether a format's decoding runs on its tiles: the
+// CPU has them (has; else false and no reason), Linux grants them, and
+// every one of its kernels passes its known-answer check. When on, note
+// lists the kernels that passed; when off, it says why.
+func tilesOn(has bool, checks []tileCheck) (on bool, note string) {
+	if !has {
 		return false, ""
-	}
-	switch decode8Setting {
-	case "", "auto":
-	case "vector":
-		return false, "ATTN_CPU_DECODE8=vector"
-	default:
-		return false, fmt.Sprintf("ATTN_CPU_DECODE8=%q is not auto or vector", decode8Setting)
 	}
 	if err := sgemm.TilesGranted(); err != nil {
 		return false, err.Error()
 	}
-	if err := checkQ8Tiles(); err != nil {
+	passed, err := passChecks(checks)
+	if err != nil {
 		return false, err.Error()
 	}
-	return true, ""
+	return true, strings.Join(passed, ", ")
+}
+
+// q8TilesOn reports whether q8 decoding may run on AMX's int8 tiles in
+// this process (tilesOn, once): scores by TDPBSSD, P·V by TDPBUSD. A
+// backend opened WithDecode8("vector") keeps the vector kernels still.
+var q8TilesOn = sync.OnceValues(func() (bool, string) {
+	return tilesOn(hasTileISA() && cpu.X86.HasAMXInt8, q8Checks)
 })
 
 // dotTiles is the scores of the first keys of k (a multiple of 16; 0
@@ -81,7 +99,7 @@ func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	if on, _ := q8TilesOn(); !on {
+	if on, _ := q8TilesOn(); !on || t.vector {
 		return 0
 	}
 	return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
@@ -109,13 +127,8 @@ func runTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, m, d int, s [
 // different magnitudes, so that every digit is used; three blocks, so
 // that the kernel's pair of blocks and its single one both run; 32 keys,
 // two groups) and compares its bits with the exact scores: an error
-// that names the first that differs, or a panic.
-func checkQ8Tiles() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the q8 tile kernel panicked: %v", r)
-		}
-	}()
+// that names the first that differs.
+func checkQ8Tiles() error {
 	const n, d, ldq, ldk, lds = 32, 96, 100, 128, 40
 	q := make([]float32, 4*ldq)
 	for r := range 4 {
@@ -138,8 +151,9 @@ func checkQ8Tiles() (err error) {
 	var t tiles8
 	const alpha = 0.5
 	if got := runTiles(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
-		return fmt.Errorf("the q8 tile kernel took %d of %d keys", got, n)
+		return fmt.Errorf("took %d of %d keys", got, n)
 	}
+	s = checkOut(kernQ8Dot, s)
 	for r := range 4 {
 		for j := range n {
 			var want float64
@@ -147,7 +161,7 @@ func checkQ8Tiles() (err error) {
 				want += float64(q[r*ldq+c]) * float64(codes[j*ldk+c]) * float64(backend.Float16.Decode(scales[j*ldk/backend.Q8Block+c/backend.Q8Block]))
 			}
 			if got := s[r*lds+j]; got != float32(alpha*want) {
-				return fmt.Errorf("the q8 tile kernel's known-answer check: row %d key %d is %g, want %g", r, j, got, alpha*want)
+				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, alpha*want)
 			}
 		}
 	}
@@ -184,7 +198,7 @@ func axpyTiles(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []floa
 	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	if on, _ := q8TilesOn(); !on {
+	if on, _ := q8TilesOn(); !on || t.vector {
 		return 0
 	}
 	return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)
@@ -240,20 +254,10 @@ func runAxpyTiles(t *tiles8, p []float32, ldp int, v rawRows, m, dv int, acc []f
 //go:noescape
 func dotRows4FP8AMX(cfg *[64]byte, bt *uint16, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, buf *byte)
 
-// fp8TilesOn reports whether the fp8 scores run on AMX's bfloat16 tiles:
-// the q8 tiles' conditions (the same grant, setting and instructions)
-// with AMX-BF16, and the kernel's own known-answer check.
+// fp8TilesOn reports whether fp8 decoding may run on AMX's bfloat16
+// tiles in this process (tilesOn, once): scores and P·V by TDPBF16PS.
 var fp8TilesOn = sync.OnceValues(func() (bool, string) {
-	if on, why := q8TilesOn(); !on {
-		return false, why
-	}
-	if !cpu.X86.HasAMXBF16 {
-		return false, "no AMX-BF16"
-	}
-	if err := checkFP8Tiles(); err != nil {
-		return false, err.Error()
-	}
-	return true, ""
+	return tilesOn(hasTileISA() && cpu.X86.HasAMXBF16, fp8Checks)
 })
 
 // dotTilesFP8 is dotTiles for an fp8 K: the scores of its first keys (a
@@ -262,7 +266,7 @@ func dotTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, 
 	if k.t != backend.FP8 || n < tileMinKeys || d%64 != 0 || d > tileMaxD {
 		return 0
 	}
-	if on, _ := fp8TilesOn(); !on {
+	if on, _ := fp8TilesOn(); !on || t.vector {
 		return 0
 	}
 	return runTilesFP8(t, grp, q, ldq, k, n&^15, d, s, lds, alpha)
@@ -291,12 +295,7 @@ func runTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, m, d int, 
 // exponent, and Q of 13 significant bits, so that its hi and mid parts
 // are both used and 128 products of a key add exactly in float32. (The
 // lo part is TestDotTilesFP8's, within a bound.)
-func checkFP8Tiles() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the fp8 tile kernel panicked: %v", r)
-		}
-	}()
+func checkFP8Tiles() error {
 	const n, d, ldq, ldk, lds = 32, 128, 130, 136, 40
 	q := make([]float32, 4*ldq)
 	for r := range 4 {
@@ -315,8 +314,9 @@ func checkFP8Tiles() (err error) {
 	var t tiles8
 	const alpha = 0.5
 	if got := runTilesFP8(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
-		return fmt.Errorf("the fp8 tile kernel took %d of %d keys", got, n)
+		return fmt.Errorf("took %d of %d keys", got, n)
 	}
+	s = checkOut(kernFP8Dot, s)
 	for r := range 4 {
 		for j := range n {
 			var want float64
@@ -324,7 +324,7 @@ func checkFP8Tiles() (err error) {
 				want += float64(q[r*ldq+c]) * fp8Read(codes[j*ldk+c])
 			}
 			if got := s[r*lds+j]; got != float32(alpha*want) {
-				return fmt.Errorf("the fp8 tile kernel's known-answer check: row %d key %d is %g, want %g", r, j, got, alpha*want)
+				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, alpha*want)
 			}
 		}
 	}
@@ -348,10 +348,15 @@ func axpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []f
 	if v.t != backend.FP8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD {
 		return 0
 	}
-	if on, _ := fp8TilesOn(); !on {
+	if on, _ := fp8TilesOn(); !on || t.vector {
 		return 0
 	}
-	m := n &^ 31
+	return runAxpyTilesFP8(t, p, ldp, v, n&^31, dv, acc, ldacc)
+}
+
+// runAxpyTilesFP8 is axpyTilesFP8 once the tiles are known to run: m
+// keys, a multiple of 32, that fit the kernel.
+func runAxpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, m, dv int, acc []float32, ldacc int) int {
 	last := (m-1)*v.stride + dv - 1
 	_, _, _ = v.f8[last], p[3*ldp+m-1], acc[3*ldacc+dv-1]
 	t.pparts = grow(t.pparts, m/32*512)
@@ -361,6 +366,117 @@ func axpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []f
 	t.vbuf = grow(t.vbuf, 10240)
 	axpyRows4FP8AMX(&axpyConfig, &t.pparts[0], unsafe.Pointer(&v.f8[0]), v.stride, m, dv, &acc[0], ldacc, &t.vbuf[0])
 	return m
+}
+
+// The P·V checks' inputs: 64 keys (the q8 kernel's chunk, two of fp8's
+// 32) of 128 values, two passes of 64 columns, at a stride past the row,
+// four rows of weights spanning 2⁹ with zeros among them (masked keys')
+// and row 3 all zero, and accumulators that already hold values.
+const checkKeys, checkDv, checkLdv, checkLdp, checkLdacc = 64, 128, 160, 70, 131
+
+// checkWeights are the P·V checks' weights, 4 rows at checkLdp, and
+// their accumulators' first values, 4 rows at checkLdacc.
+func checkWeights() (p, acc []float32) {
+	p = make([]float32, 4*checkLdp)
+	for r := range 3 {
+		for j := range checkKeys {
+			if (j+r)%5 != 0 {
+				p[r*checkLdp+j] = float32(1+(j*7+r)%13) / 16 / float32(int(1)<<(3*r))
+			}
+		}
+	}
+	acc = make([]float32, 4*checkLdacc)
+	for i := range acc {
+		acc[i] = float32(i%7-3) / 4
+	}
+	return p, acc
+}
+
+// checkAxpy compares the P·V checks' accumulators, got, with the exact
+// sums: their first values plus Σ_j p[r][j]·value(j, c), each within
+// bound(mag, pmax, csum) of it (mag: Σ|terms| with the first value;
+// pmax: the row's largest weight; csum: Σ_j|code(j, c)|).
+func checkAxpy(got, p, acc0 []float32, value func(j, c int) float64, code func(j, c int) float64, bound func(mag, pmax, csum float64) float64) error {
+	for r := range 4 {
+		var pmax float64
+		for j := range checkKeys {
+			pmax = math.Max(pmax, float64(p[r*checkLdp+j]))
+		}
+		for c := range checkDv {
+			want, mag, csum := float64(acc0[r*checkLdacc+c]), math.Abs(float64(acc0[r*checkLdacc+c])), 0.0
+			for j := range checkKeys {
+				pv := float64(p[r*checkLdp+j]) * value(j, c)
+				want += pv
+				mag += math.Abs(pv)
+				csum += math.Abs(code(j, c))
+			}
+			if g := float64(got[r*checkLdacc+c]); math.Abs(g-want) > bound(mag, pmax, csum) {
+				return fmt.Errorf("row %d column %d is %g, want %g", r, c, g, want)
+			}
+		}
+	}
+	return nil
+}
+
+// checkQ8AxpyTiles runs the q8 P·V kernel once (TDPBUSD over the
+// weights' four digits) and compares it with the float64 sums, within
+// the bound TestAxpyTiles holds it to: 2⁻²² of Σ|terms| (float32's
+// sums) and 2⁻³⁰·max p·max d·Σ|codes| (the digits'). Codes span −127 …
+// 127, scales ½, 1 and 2 and a block of zero scale.
+func checkQ8AxpyTiles() error {
+	codes := make([]int8, checkKeys*checkLdv)
+	scales := make([]uint16, checkKeys*checkLdv/backend.Q8Block)
+	for j := range checkKeys {
+		for c := range checkDv {
+			codes[j*checkLdv+c] = int8((j*13+c*5)%255 - 127)
+		}
+		for b := range checkLdv / backend.Q8Block {
+			scales[j*checkLdv/backend.Q8Block+b] = []uint16{0x3800, 0x3c00, 0x4000, 0}[(j+b)%4] // ½, 1, 2, 0
+		}
+	}
+	v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: checkLdv}
+	p, acc := checkWeights()
+	acc0 := slices.Clone(acc)
+	var t tiles8
+	if got := runAxpyTiles(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
+		return fmt.Errorf("took %d of %d keys", got, checkKeys)
+	}
+	code := func(j, c int) float64 { return float64(codes[j*checkLdv+c]) }
+	dmax := 2.0
+	return checkAxpy(checkOut(kernQ8Axpy, acc), p, acc0,
+		func(j, c int) float64 {
+			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
+		}, code,
+		func(mag, pmax, csum float64) float64 {
+			return mag*math.Ldexp(1, -22) + pmax*dmax*csum*math.Ldexp(1, -30)
+		})
+}
+
+// checkFP8AxpyTiles runs the fp8 P·V kernel once (TDPBF16PS over the
+// weights' three bfloat16 parts and V's E4M3 values) and compares it
+// with the float64 sums, within the bound TestAxpyTilesFP8 holds it to:
+// 2⁻²⁰ of Σ|terms|. V holds every E4M3 byte but the NaN patterns.
+func checkFP8AxpyTiles() error {
+	codes := make([]uint8, checkKeys*checkLdv)
+	for j := range checkKeys {
+		for c := range checkDv {
+			b := uint8(j*checkDv+c) % 255
+			if b&0x7f == 0x7f {
+				b-- // not the NaN pattern: 448 and −448 instead
+			}
+			codes[j*checkLdv+c] = b
+		}
+	}
+	v := rawRows{store: store{t: backend.FP8, f8: codes}, stride: checkLdv}
+	p, acc := checkWeights()
+	acc0 := slices.Clone(acc)
+	var t tiles8
+	if got := runAxpyTilesFP8(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
+		return fmt.Errorf("took %d of %d keys", got, checkKeys)
+	}
+	value := func(j, c int) float64 { return fp8Read(codes[j*checkLdv+c]) }
+	return checkAxpy(checkOut(kernFP8Axpy, acc), p, acc0, value, value,
+		func(mag, _, _ float64) float64 { return mag * math.Ldexp(1, -20) })
 }
 
 // pow2 is 2^e for a normal float32's exponents, −126 ≤ e ≤ 127.

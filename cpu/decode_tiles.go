@@ -54,6 +54,9 @@ type tiles8 struct {
 	// pparts is the fp8 P·V kernel's weights as bfloat16 parts, 1 KiB
 	// a chunk of 32 keys.
 	pparts []uint16
+	// vector keeps the item on the vector kernels: its backend was
+	// opened WithDecode8("vector").
+	vector bool
 }
 
 // reset forgets the digits: the item's Q changed.

@@ -226,13 +226,16 @@
 // bfloat16 parts (hi + mid + lo, their 24 bits), products exact and
 // summed in float32 on the tile. A weight or Q that is not finite leaves
 // the call to the vector kernels, unwritten, and so do runs shorter than
-// 512 keys (tileMinKeys: over 256-key pages the tiles were slower). The
-// kernels run only after their scores have answered a known product bit
-// for bit; ATTN_CPU_DECODE8=vector keeps the vector kernels (Info's
-// Detail says which run). On the 2-core Xeon (family 6 model 167) the
-// decoding step over 32768 keys took, against the vector kernels,
-// 2.51–2.94 against 3.12–3.22 ms (q8) and 2.72–2.76 against 3.41–3.54
-// ms (fp8; docs/benchmarks.md).
+// 512 keys (tileMinKeys: over 256-key pages the tiles were slower).
+// Each of the four kernels (q8 scores by TDPBSSD, q8 P·V by TDPBUSD,
+// fp8 scores and fp8 P·V by TDPBF16PS) passes a known-answer check
+// before a format runs on the tiles: both scores kernels must match a
+// product whose every step is exact bit for bit, both P·V kernels a
+// float64 product within the bound their tests hold them to. A format
+// any of whose kernels fails stays on the vector kernels, and Info's
+// Detail names each kernel that runs, or the check that failed.
+// WithDecode8("vector") (or $ATTN_CPU_DECODE8=vector) keeps the vector
+// kernels. docs/benchmarks.md ("8-bit KV caches") has the measurements.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

@@ -1,0 +1,130 @@
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// A fast path earns the default: every tile kernel that 8-bit decoding
+// runs on (scores and P·V, q8's and fp8's) passes a known-answer check
+// in the process before any backend uses it, and a kernel whose check
+// fails leaves its format on the vector kernels, the failure in Info's
+// Detail.
+
+// tileCheck is one tile kernel's known-answer check: run computes a
+// product with the kernel and compares it with the known answer,
+// returning an error that names the first value that differs.
+type tileCheck struct {
+	kernel string // what Info's Detail names: "q8 P·V (TDPBUSD)"
+	run    func() error
+}
+
+// passChecks runs checks in order and returns the kernels that passed,
+// or the first failure, naming its kernel (a panic in one is a failure).
+func passChecks(checks []tileCheck) (passed []string, err error) {
+	for _, c := range checks {
+		if err := runCheck(c); err != nil {
+			return nil, fmt.Errorf("%s failed its known-answer check: %w", c.kernel, err)
+		}
+		passed = append(passed, c.kernel)
+	}
+	return passed, nil
+}
+
+func runCheck(c tileCheck) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return c.run()
+}
+
+// tileFault, for tests, names a tile kernel whose known-answer check
+// sees a wrong answer: checkOut adds 1 to the kernel's first output
+// value before the check compares it.
+var tileFault string
+
+// checkOut is what a known-answer check of kernel compares: out, or out
+// with a fault injected (tileFault).
+func checkOut(kernel string, out []float32) []float32 {
+	if tileFault == kernel && len(out) > 0 {
+		out[0]++
+	}
+	return out
+}
+
+// EnvDecode8 names the variable that overrides WithDecode8 (for the CLI
+// and CI).
+const EnvDecode8 = "ATTN_CPU_DECODE8"
+
+// decode8Setting is the 8-bit decoding setting a backend runs: $EnvDecode8
+// where set, else the option's.
+func decode8Setting(option string) (string, error) {
+	if env := os.Getenv(EnvDecode8); strings.TrimSpace(env) != "" {
+		return parseDecode8("$"+EnvDecode8, env)
+	}
+	return parseDecode8("WithDecode8", option)
+}
+
+// parseDecode8 is s as "auto" or "vector", or an error naming from.
+func parseDecode8(from, s string) (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return "auto", nil
+	case "vector":
+		return v, nil
+	}
+	return "", backend.Errorf(backend.ErrShape, "cpu: %s %q: want auto or vector", from, s)
+}
+
+// decode8Detail is what Info's Detail says of 8-bit decoding on the
+// tiles under setting, given q8's and fp8's decisions (q8TilesOn,
+// fp8TilesOn: on, and the kernels that passed their checks or why not):
+// each format's kernels, each past its check, or why the format is not
+// on the tiles; nothing on a CPU without them.
+func decode8Detail(setting string, q8, fp8 tilesState) string {
+	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" {
+		return "" // no tiles on this CPU
+	}
+	if setting == "vector" {
+		return "; 8-bit decoding on the vector kernels (" + EnvDecode8 + " or WithDecode8: vector)"
+	}
+	var on, off []string
+	for _, f := range []struct {
+		name string
+		tilesState
+	}{{"q8", q8}, {"fp8", fp8}} {
+		switch {
+		case f.on:
+			on = append(on, f.note)
+		case f.note != "":
+			off = append(off, f.name+" on the vector kernels: "+f.note)
+		}
+	}
+	d := ""
+	if len(on) > 0 {
+		d += ", 8-bit decoding on AMX's tiles: " + strings.Join(on, ", ") + ", each past its known-answer check"
+	}
+	if len(off) > 0 {
+		d += "; " + strings.Join(off, "; ")
+	}
+	return d
+}
+
+// tilesState is a format's tile decision: on, and the kernels that
+// passed their checks, or why not ("" where the CPU has no tiles).
+type tilesState struct {
+	on   bool
+	note string
+}
+
+// tilesNow is q8's and fp8's decisions in this process.
+func tilesNow() (q8, fp8 tilesState) {
+	q8.on, q8.note = q8TilesOn()
+	fp8.on, fp8.note = fp8TilesOn()
+	return q8, fp8
+}

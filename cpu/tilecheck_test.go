@@ -1,0 +1,107 @@
+package cpu
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// passChecks passes only kernels whose checks pass: a wrong answer
+// injected into one check (tileFault), an error or a panic fails the
+// whole format, naming the kernel; the checks before it passed.
+func TestPassChecks(t *testing.T) {
+	answer := func(kernel string) func() error {
+		return func() error {
+			out := checkOut(kernel, []float32{1, 2, 3})
+			if !slices.Equal(out, []float32{1, 2, 3}) {
+				return errors.New("row 0 key 0 is 2, want 1")
+			}
+			return nil
+		}
+	}
+	checks := []tileCheck{{"a scores (X)", answer("a scores (X)")}, {"a P·V (Y)", answer("a P·V (Y)")}}
+	if passed, err := passChecks(checks); err != nil || !slices.Equal(passed, []string{"a scores (X)", "a P·V (Y)"}) {
+		t.Fatalf("passChecks = %v, %v; want both passed", passed, err)
+	}
+	for _, c := range []struct {
+		fault string
+		check tileCheck
+		want  string
+	}{
+		{"a P·V (Y)", tileCheck{}, "a P·V (Y) failed its known-answer check: row 0 key 0 is 2, want 1"},
+		{"a scores (X)", tileCheck{}, "a scores (X) failed its known-answer check"},
+		{"", tileCheck{"b (Z)", func() error { panic("bad tile") }}, "b (Z) failed its known-answer check: panicked: bad tile"},
+		{"", tileCheck{"b (Z)", func() error { return errors.New("took 0 of 32 keys") }}, "b (Z) failed its known-answer check: took 0 of 32 keys"},
+	} {
+		tileFault = c.fault
+		cs := checks
+		if c.check.run != nil {
+			cs = append(slices.Clone(checks), c.check)
+		}
+		passed, err := passChecks(cs)
+		tileFault = ""
+		if err == nil || !strings.Contains(err.Error(), c.want) || passed != nil {
+			t.Errorf("fault %q: passChecks = %v, %v; want an error saying %q", c.fault, passed, err, c.want)
+		}
+	}
+}
+
+// Info's Detail follows the tiles' decisions: each kernel that runs,
+// past its check; a format whose check failed on the vector kernels
+// with the failure; nothing where the CPU has no tiles; the vector
+// setting named.
+func TestDecode8Detail(t *testing.T) {
+	on := tilesState{true, "q8 scores (TDPBSSD), q8 P·V (TDPBUSD)"}
+	failed := tilesState{false, "fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"}
+	for _, c := range []struct {
+		setting string
+		q8, fp8 tilesState
+		want    string
+	}{
+		{"auto", tilesState{}, tilesState{}, ""},
+		{"vector", tilesState{}, tilesState{}, ""},
+		{"auto", on, failed, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check; fp8 on the vector kernels: fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"},
+		{"auto", tilesState{false, "Linux refused AMX's tiles"}, tilesState{false, "Linux refused AMX's tiles"}, "; q8 on the vector kernels: Linux refused AMX's tiles; fp8 on the vector kernels: Linux refused AMX's tiles"},
+		{"vector", on, failed, "; 8-bit decoding on the vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+	} {
+		if got := decode8Detail(c.setting, c.q8, c.fp8); got != c.want {
+			t.Errorf("decode8Detail(%q, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, got, c.want)
+		}
+	}
+}
+
+// WithDecode8 takes auto and vector, refuses anything else with
+// ErrShape naming it, and $ATTN_CPU_DECODE8 overrides it; a backend
+// opened with vector keeps every item off the tiles.
+func TestWithDecode8(t *testing.T) {
+	if _, ok := os.LookupEnv(EnvDecode8); ok {
+		t.Setenv(EnvDecode8, "")
+	}
+	if _, err := New(WithDecode8("tiles")); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), `"tiles"`) {
+		t.Errorf("WithDecode8(tiles): %v; want ErrShape naming it", err)
+	}
+	b, err := New(WithDecode8("Vector"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.vector {
+		t.Error("WithDecode8(vector): the decoding scratch would run the tiles")
+	}
+	b.Close()
+	t.Setenv(EnvDecode8, "vector")
+	if b, err = New(WithDecode8("auto")); err != nil {
+		t.Fatal(err)
+	}
+	if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.vector {
+		t.Errorf("%s=vector did not override WithDecode8(auto)", EnvDecode8)
+	}
+	b.Close()
+	t.Setenv(EnvDecode8, "fast")
+	if _, err := New(); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), "$"+EnvDecode8) {
+		t.Errorf("%s=fast: %v; want ErrShape naming the variable", EnvDecode8, err)
+	}
+}

@@ -38,6 +38,9 @@ func NewWithDevice(adapter *NativeAdapter, dev *NativeDevice) (*Backend, error) 
 	if adapter == nil || dev == nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: NewWithDevice needs the device and the adapter it was requested from (adapter %v, device %v)", adapter != nil, dev != nil)
 	}
+	if err := wg.Check(); err != nil {
+		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
+	}
 	d, err := wg.WrapDevice(dev)
 	if err != nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)

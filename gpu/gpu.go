@@ -98,7 +98,10 @@ const stagingBytes = 16 << 20
 // says otherwise. The error wraps backend.ErrUnavailable when there is no
 // usable adapter or ATTN_GPU_PLAN names no plan.
 func New() (*Backend, error) {
-	inst := newInstance()
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
 	adapter, err := chooseAdapter(inst)
 	if err != nil {
 		inst.Release()

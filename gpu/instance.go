@@ -86,10 +86,17 @@ func setupLogging() {
 // found. So the first call also creates one more instance, anchor, that
 // is never released and holds nothing but the loaded driver; measured
 // there, 200 open/close cycles then all succeed with the RSS flat.
-func newInstance() *wg.Instance {
+//
+// A binding this build's shim was not written for (wg.Check) is an error
+// wrapping backend.ErrUnavailable that names its version and what
+// disagreed, and no instance.
+func newInstance() (*wg.Instance, error) {
+	if err := wg.Check(); err != nil {
+		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
+	}
 	setupLogging()
 	anchor.Do(func() { anchor.inst = wg.NewInstance() })
-	return wg.NewInstance()
+	return wg.NewInstance(), nil
 }
 
 // anchor keeps the Vulkan drivers loaded for the life of the process
@@ -139,7 +146,10 @@ func chooseAdapter(inst *wg.Instance) (*wg.Adapter, error) {
 // it. When there is none it returns no Info and an error wrapping
 // backend.ErrUnavailable that says why.
 func Adapters() ([]backend.Info, error) {
-	inst := newInstance()
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
 	defer inst.Release()
 	var infos []backend.Info
 	for _, a := range inst.Adapters() {

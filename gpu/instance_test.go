@@ -24,12 +24,22 @@ func requireAdapter(t testing.TB) {
 	testAdapter(t)
 }
 
+// mustInstance is newInstance, failing t where it fails.
+func mustInstance(t testing.TB) *wg.Instance {
+	t.Helper()
+	inst, err := newInstance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
 // testAdapter returns the instance and the adapter chooseAdapter picks,
 // released when the test ends; it skips or fails as requireAdapter does
 // when there is none.
 func testAdapter(t testing.TB) (*wg.Instance, *wg.Adapter) {
 	t.Helper()
-	inst := newInstance()
+	inst := mustInstance(t)
 	a, err := chooseAdapter(inst)
 	if err != nil {
 		inst.Release()
@@ -43,7 +53,7 @@ func testAdapter(t testing.TB) (*wg.Instance, *wg.Adapter) {
 }
 
 func TestSetupLoggingDisablesDeviceSelect(t *testing.T) {
-	inst := newInstance()
+	inst := mustInstance(t)
 	inst.Release()
 	_, nds := os.LookupEnv("NODEVICE_SELECT")
 	_, mds := os.LookupEnv("MESA_VK_DEVICE_SELECT")
@@ -55,7 +65,7 @@ func TestSetupLoggingDisablesDeviceSelect(t *testing.T) {
 func TestChooseAdapterNoMatch(t *testing.T) {
 	const want = "no-such-adapter-Zq9"
 	t.Setenv(envAdapter, want)
-	inst := newInstance()
+	inst := mustInstance(t)
 	defer inst.Release()
 	a, err := chooseAdapter(inst)
 	if err == nil {
@@ -143,7 +153,7 @@ func TestNoDriver(t *testing.T) {
 	if len(infos) != 0 || !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "mesa-vulkan-drivers") {
 		t.Errorf("Adapters() without a driver = %v, %v; want none and ErrUnavailable with the hint", infos, err)
 	}
-	inst := newInstance()
+	inst := mustInstance(t)
 	defer inst.Release()
 	a, err := chooseAdapter(inst)
 	if a != nil || !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "no Vulkan adapter") {
@@ -209,6 +219,31 @@ func TestDefinedU64(t *testing.T) {
 	for _, c := range [][2]uint64{{0, 0}, {1, 1}, {256 << 20, 256 << 20}, {math.MaxUint64 - 1, math.MaxUint64 - 1}, {math.MaxUint64, math.MaxUint64 - 1}} {
 		if got := definedU64(c[0]); got != c[1] {
 			t.Errorf("definedU64(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
+}
+
+// A binding the shim was not written for (wg.Check fails) makes New,
+// Adapters, DescribeAdapters and NewWithDevice refuse with
+// ErrUnavailable, saying why, instead of opening with no adapter.
+func TestBindingCheckRefuses(t *testing.T) {
+	inst, a := testAdapter(t)
+	_ = inst
+	dev, err := a.RequestDevice("", nil, wg.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	const why = "gpu: the WebGPU binding (test) is not one attn was built for"
+	restore := wg.SetCheck(errors.New(why))
+	defer restore()
+	_, errNew := New()
+	_, errAdapters := Adapters()
+	_, errDescribe := DescribeAdapters()
+	_, errWith := NewWithDevice(a.Native(), dev.Native())
+	for name, err := range map[string]error{"New": errNew, "Adapters": errAdapters, "DescribeAdapters": errDescribe, "NewWithDevice": errWith} {
+		if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s with a failing binding check: %v; want ErrUnavailable saying %q", name, err, why)
 		}
 	}
 }

@@ -561,8 +561,9 @@ func sinks(p backend.Problem, s ...float32) backend.Problem {
 func kvlens(p backend.Problem, n ...int) backend.Problem { p.KVLens = n; return p }
 
 // parityRows is the matrix. Rows marked short also run under -short;
-// rows marked slow run only under ATTN_LONG=1. The default set takes
-// about 17 s on lavapipe with two cores, the slow ones about 50 s more.
+// rows marked slow run in TestParitySlow, under ATTN_LONG=1 only. The
+// default set takes about 17 s on lavapipe with two cores, the slow ones
+// about 50 s more (warm shader cache).
 var parityRows = []parityRow{
 	// Head dims, N = 1000: fused.wgsl with 4 query rows per invocation
 	// up to D = 64 and 2 at D = 80 and 128, in one chunk of keys; the
@@ -675,19 +676,29 @@ var parityRows = []parityRow{
 	{p: sinks(alibi(softcap(offset(prob(1, 2, 2, 100, 300, 256, 256), 150), 10)), 1), keep: shape(1, 1, 100, 300)},
 }
 
-// TestParity runs the matrix through both strategies on the GPU and the
-// CPU backend and compares the two (O and LSE, and on the staged path the
-// scores and the weights P too) under the criterion at the top of this
-// file.
-func TestParity(t *testing.T) {
+// TestParity runs the matrix but its slow rows through both strategies
+// on the GPU and the CPU backend and compares the two (O and LSE, and on
+// the staged path the scores and the weights P too) under the criterion
+// at the top of this file.
+func TestParity(t *testing.T) { testParity(t, false) }
+
+// TestParitySlow is TestParity's slow rows, under ATTN_LONG=1: CI runs
+// them once, in its step of long checks.
+func TestParitySlow(t *testing.T) {
+	skipUnlessLong(t)
+	testParity(t, true)
+}
+
+// testParity runs the rows of the matrix whose slow mark is slow.
+func testParity(t *testing.T, slow bool) {
 	g := openGPU(t)
 	c := openCPU(t)
 	for n, row := range parityRows {
+		if row.slow != slow {
+			continue
+		}
 		t.Run(caseName(row.p, row.bias, row.keep), func(t *testing.T) {
-			switch {
-			case row.slow:
-				skipUnlessLong(t)
-			case testing.Short() && !row.short:
+			if testing.Short() && !row.short {
 				t.Skip("-short runs only the rows marked short")
 			}
 			cs := backendtest.RandomCase(newRand(uint64(n+1)), row.p, row.bias, row.keep)

@@ -12,7 +12,10 @@ import (
 
 // DescribeAdapters is Adapters with each adapter's WebGPU features.
 func DescribeAdapters() ([]AdapterDescription, error) {
-	inst := newInstance()
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
 	defer inst.Release()
 	var out []AdapterDescription
 	for _, a := range inst.Adapters() {

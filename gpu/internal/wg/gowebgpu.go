@@ -70,6 +70,20 @@ func SetLogLevel(l LogLevel) {
 // Instance is a wgpu instance on the Vulkan backend.
 type Instance struct{ raw *wgpu.Instance }
 
+// Check is nil (unless SetCheck says otherwise): this binding's handles
+// are read through its own exported API, with no mirror of its structs
+// to go stale.
+func Check() error { return checkOverride() }
+
+// SetCheck makes Check return err until the returned func restores it
+// (tests).
+func SetCheck(err error) (restore func()) {
+	checkOverride = func() error { return err }
+	return func() { checkOverride = func() error { return nil } }
+}
+
+var checkOverride = func() error { return nil }
+
 // NewInstance creates an instance on the Vulkan backend only: with the
 // default backends wgpu may hand out a GL adapter without saying so. It
 // succeeds on a host without any Vulkan driver too (the instance then has

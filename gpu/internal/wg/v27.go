@@ -249,26 +249,53 @@ type (
 	passMirror     struct{ ref, device unsafe.Pointer }
 )
 
+// Check reports whether this build's binding is one wg was written for:
+// the binding's structs must still look like the mirrors above, so that
+// reading them through unsafe is sound. Its error names the binding's
+// and wgpu-native's versions and what disagreed; gpu.New and the others
+// that open an instance refuse with it, rather than run with a shim
+// that would leak every device (releaseWithDevice) or find no adapter.
+func Check() error { return checkOverride() }
+
+// checkOverride is Check's answer: checkLayout, or what SetCheck put.
+var checkOverride = checkLayout
+
+// SetCheck makes Check return err until the returned func restores it:
+// for tests of the callers' refusal, as a binding of another layout would
+// make them refuse. Not for use beside a running backend.
+func SetCheck(err error) (restore func()) {
+	checkOverride = func() error { return err }
+	return func() { checkOverride = checkLayout }
+}
+
 // checkLayout reports, once, whether the binding's structs still look
-// like the mirrors above, so that reading them through unsafe is sound.
-var checkLayout = sync.OnceValue(func() error {
-	for _, c := range []struct{ real, mirror reflect.Type }{
-		{reflect.TypeFor[wgpu.Instance](), reflect.TypeFor[instanceMirror]()},
-		{reflect.TypeFor[wgpu.Adapter](), reflect.TypeFor[adapterMirror]()},
-		{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[deviceMirror]()},
-		{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[bufferMirror]()},
-		{reflect.TypeFor[wgpu.CommandEncoder](), reflect.TypeFor[encoderMirror]()},
-		{reflect.TypeFor[wgpu.QuerySet](), reflect.TypeFor[querySetMirror]()},
-		{reflect.TypeFor[wgpu.Queue](), reflect.TypeFor[queueMirror]()},
-		{reflect.TypeFor[wgpu.CommandBuffer](), reflect.TypeFor[cmdMirror]()},
-		{reflect.TypeFor[wgpu.ComputePassEncoder](), reflect.TypeFor[passMirror]()},
-	} {
+// like the mirrors above (Check).
+var checkLayout = sync.OnceValue(func() error { return layoutOf(mirrors) })
+
+// mirrors pairs each binding struct wg reads through unsafe with its
+// mirror.
+var mirrors = []struct{ real, mirror reflect.Type }{
+	{reflect.TypeFor[wgpu.Instance](), reflect.TypeFor[instanceMirror]()},
+	{reflect.TypeFor[wgpu.Adapter](), reflect.TypeFor[adapterMirror]()},
+	{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[deviceMirror]()},
+	{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[bufferMirror]()},
+	{reflect.TypeFor[wgpu.CommandEncoder](), reflect.TypeFor[encoderMirror]()},
+	{reflect.TypeFor[wgpu.QuerySet](), reflect.TypeFor[querySetMirror]()},
+	{reflect.TypeFor[wgpu.Queue](), reflect.TypeFor[queueMirror]()},
+	{reflect.TypeFor[wgpu.CommandBuffer](), reflect.TypeFor[cmdMirror]()},
+	{reflect.TypeFor[wgpu.ComputePassEncoder](), reflect.TypeFor[passMirror]()},
+}
+
+// layoutOf is nil when each pair's real struct has its mirror's layout,
+// else an error naming the versions and the first that differs.
+func layoutOf(pairs []struct{ real, mirror reflect.Type }) error {
+	for _, c := range pairs {
 		if err := sameLayout(c.real, c.mirror); err != nil {
-			return fmt.Errorf("gpu: the binding's %v changed layout (%v); gpu/internal/wg's shim needs updating", c.real, err)
+			return fmt.Errorf("gpu: the WebGPU binding (%s) is not one attn was built for: its %v has another layout (%v) than gpu/internal/wg's mirror of it; build attn with the binding its go.mod names", Versions(), c.real, err)
 		}
 	}
 	return nil
-})
+}
 
 func sameLayout(real, mirror reflect.Type) error {
 	if real.Size() != mirror.Size() || real.NumField() != mirror.NumField() {

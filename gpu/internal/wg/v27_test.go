@@ -252,3 +252,20 @@ func TestTimestampsInside(t *testing.T) {
 		d.Release()
 	}
 }
+
+// The layout check passes for this build's binding and fails, naming the
+// versions and the struct, for a mirror that does not match (a binding
+// whose Buffer lost its device field, as an adapter's mirror has it).
+func TestLayoutCheck(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Fatalf("Check() = %v for the binding go.mod names", err)
+	}
+	bad := []struct{ real, mirror reflect.Type }{
+		{reflect.TypeFor[wgpu.Instance](), reflect.TypeFor[instanceMirror]()},
+		{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[adapterMirror]()},
+	}
+	err := layoutOf(bad)
+	if err == nil || !strings.Contains(err.Error(), "wgpu.Buffer") || !strings.Contains(err.Error(), Versions()) {
+		t.Errorf("layoutOf a mismatched mirror = %v; want an error naming wgpu.Buffer and %q", err, Versions())
+	}
+}

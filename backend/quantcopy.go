@@ -20,12 +20,13 @@ type QuantCopier interface {
 	// saturates and is counted.
 	//
 	// A value that a write would refuse (NaN, an infinity; into Q8 a
-	// magnitude of Q8Max or more) is refused with ErrNonFinite, nothing
-	// written, by a backend that can look at the values first (the CPU).
-	// One that cannot look without a round trip to the host (the GPU)
-	// stores it as NaN — fp8's NaN pattern S.1111.111, and for q8 its
-	// block's scale (float16 NaN, 0x7e00) with codes 0 — and counts it,
-	// so that no append is half written and none silently.
+	// magnitude of Q8Max or more) is stored as NaN — fp8's NaN pattern
+	// S.1111.111, and for q8 its block's scale (float16 NaN, 0x7e00) with
+	// codes 0 — and counted, by every backend: src is the device's data,
+	// which a GPU cannot look at without a round trip to the host, and
+	// one policy holds everywhere, so that no append is half written,
+	// none refused on one backend and stored on another, and none
+	// silently. (A host Write refuses such values: the host looks first.)
 	//
 	// A range outside either buffer, ranges that are not whole q8
 	// blocks, bad scales or a Counts buffer too short are ErrShape; a

@@ -14,9 +14,12 @@ import (
 // 8-bit buffer dst, quantized as a write into dst quantizes, an fp8
 // dst's values first divided by their head's scale
 // (backend.QuantCopier). A value a write refuses (NaN, an infinity,
-// into q8 a magnitude of backend.Q8Max or more) is refused with
-// ErrNonFinite before anything is written: the host can look first.
-// The saturated values are added to q.Counts.
+// into q8 a magnitude of backend.Q8Max or more) is stored as NaN and
+// counted, as the GPU stores and counts it: fp8's NaN pattern
+// S.1111.111, or its q8 block's scale as float16 NaN (0x7e00) with
+// codes 0. The values this device holds are its own, unchecked, as
+// the GPU's are: the host's Write is what refuses. The saturated and
+// the NaN-stored values are added to q.Counts.
 func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q backend.QuantCopy, ranges ...backend.CopyRange) error {
 	d, s, err := b.copyStores(ctx, dst, src)
 	if err != nil {
@@ -36,20 +39,10 @@ func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q back
 	if err := backend.CheckQuantCopy(d.t, s.t, d.len(), s.len(), q, ranges); err != nil {
 		return fmt.Errorf("cpu: %w", err)
 	}
-	// Look at every value first, so that a refusal writes nothing.
 	scratch := copyScratch.Get().(*[copyChunk]float32)
 	defer copyScratch.Put(scratch)
 	tmp := scratch[:]
-	for i, r := range ranges {
-		for c := 0; c < r.N; c += copyChunk {
-			n := min(copyChunk, r.N-c)
-			s.widenAt(tmp[:n], r.Src+c)
-			if j, ok := refused(d.t, tmp[:n]); !ok {
-				return backend.Errorf(backend.ErrNonFinite, "cpu: copy range %d of %d: src element %d is %g, which a %v buffer does not hold", i, len(ranges), r.Src+c+j, tmp[j], d.t)
-			}
-		}
-	}
-	var saturated uint64
+	var saturated, nan uint64
 	for _, r := range ranges {
 		for c := 0; c < r.N; c += copyChunk {
 			n := min(copyChunk, r.N-c)
@@ -69,15 +62,51 @@ func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q back
 					}
 				}
 			}
-			if err := quantWrite(d, r.Dst+c, x); err != nil {
-				return err // not reached: refused above
+			nan += storeQuant(d, r.Dst+c, x)
+		}
+	}
+	if q.Counts != nil && saturated+nan > 0 {
+		b.addCounts(q.Counts, saturated, nan)
+	}
+	return nil
+}
+
+// storeQuant stores x into the 8-bit store d from element off (q8:
+// whole blocks) as quantWrite does, but a value quantWrite refuses is
+// stored as NaN (CopyQuant says how) instead, and counted: it returns
+// how many were. An infinity beyond fp8's range is among them, not
+// among the saturated values, as on the GPU.
+func storeQuant(d store, off int, x []float32) (nan uint64) {
+	if _, ok := refused(d.t, x); ok {
+		quantWrite(d, off, x) // nothing to refuse: no error
+		return 0
+	}
+	if d.t == backend.FP8 {
+		for i, v := range x {
+			if bits := math.Float32bits(v); bits&^(1<<31) >= 0x7f800000 {
+				d.f8[off+i] = uint8(bits>>24)&0x80 | 0x7f
+				nan++
+				continue
+			}
+			d.f8[off+i], _ = backend.EncodeFP8(v)
+		}
+		return nan
+	}
+	for blk := 0; blk < len(x); blk += backend.Q8Block {
+		xb := x[blk : blk+backend.Q8Block]
+		if _, ok := refused(d.t, xb); ok {
+			quantWrite(d, off+blk, xb)
+			continue
+		}
+		clear(d.q8[off+blk : off+blk+backend.Q8Block])
+		d.sc[(off+blk)/backend.Q8Block] = 0x7e00 // float16 NaN: the block reads as NaN
+		for _, v := range xb {
+			if !(v < backend.Q8Max && v > -backend.Q8Max) {
+				nan++
 			}
 		}
 	}
-	if saturated > 0 && q.Counts != nil {
-		b.addCounts(q.Counts, saturated)
-	}
-	return nil
+	return nan
 }
 
 // copyScratch holds CopyQuant's widened chunks, so that a decoding
@@ -103,14 +132,15 @@ func refused(t backend.DType, x []float32) (int, bool) {
 	return 0, true
 }
 
-// addCounts adds saturated to the counts buffer (backend.QuantCopy's)
-// under its lock, which Read takes too, so that a count is read whole.
-func (b *Backend) addCounts(counts backend.Buffer, saturated uint64) {
+// addCounts adds saturated and nan to the counts buffer
+// (backend.QuantCopy's) under its lock, which Read takes too, so that a
+// count is read whole.
+func (b *Backend) addCounts(counts backend.Buffer, saturated, nan uint64) {
 	bb := counts.(*buffer) // data has checked it
 	bb.mu.Lock()
 	defer bb.mu.Unlock()
 	if !bb.released {
-		backend.AddCounts(bb.data.f32, saturated, 0)
+		backend.AddCounts(bb.data.f32, saturated, nan)
 	}
 }
 

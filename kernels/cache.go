@@ -108,44 +108,51 @@ type kv struct {
 
 // Saturated is how many appended values an FP8 cache has stored
 // saturated, as ±448 times their head's scale, since it was made: the
-// values beyond that range. Always 0 for the other dtypes, which refuse
-// a value they cannot hold (q8's largest block magnitude,
-// backend.Q8Max, is float16's range times 127). What Append saturated
-// is counted on the host; what AppendBuffers saturated, on the device,
-// and Saturated reads that count back (backend.ReadCounts): it waits for
-// the work recorded before it, so a decoding loop calls it between
-// steps, not inside one. Should the read fail (a lost device), the count
-// last read stands in for it.
-func (c *kv) Saturated() int64 {
-	c.readCounts()
-	return c.saturated.Load() + c.devSat.Load()
+// finite values beyond that range. Always 0 for the other dtypes. What
+// Append saturated is counted on the host; what AppendBuffers saturated,
+// on the backend, and Saturated reads that count back
+// (backend.ReadCounts): it waits for the work recorded before it, so a
+// decoding loop calls it between steps, not inside one. Should the read
+// fail (a lost device, a released cache), the error says so, and the
+// count is the one last read.
+func (c *kv) Saturated() (int64, error) {
+	err := c.readCounts()
+	return c.saturated.Load() + c.devSat.Load(), err
 }
 
 // NonFinite is how many values AppendBuffers has stored as NaN in an
-// 8-bit cache on a device that cannot look at them before it writes
-// (the GPU): NaN, infinities and, into q8, magnitudes of backend.Q8Max
-// or more, which Append refuses (backend.ErrNonFinite). The device
-// stores each so that it is never read as a number — a q8 block's scale
+// 8-bit cache, on every backend: NaN, infinities and, into q8,
+// magnitudes of backend.Q8Max or more, which the host's Append refuses
+// (backend.ErrNonFinite, nothing written). AppendBuffers's values are
+// the device's, unchecked (a GPU cannot look at them without a round
+// trip to the host that would stall every step), so it stores each
+// such value so that it is never read as a number — a q8 block's scale
 // as float16 NaN (all 32 of its values), fp8's NaN pattern — and counts
-// it; nothing else of the append is changed. It reads the count back as
-// Saturated does. Always 0 on the CPU, whose AppendBuffers refuses them
-// (ErrNonFinite, nothing written), and for the other dtypes, whose
-// caches store them as they are.
-func (c *kv) NonFinite() int64 {
-	c.readCounts()
-	return c.devNaN.Load()
+// it; nothing else of the append changes. A serving loop reads it
+// between steps, as Saturated, and drops or recomputes the sequences
+// whose outputs turned NaN. Always 0 for the other dtypes, whose caches
+// store such values as they are. An error is as Saturated's.
+func (c *kv) NonFinite() (int64, error) {
+	err := c.readCounts()
+	return c.devNaN.Load(), err
 }
 
-// readCounts reads the device's counts, if the cache has them, into
+// readCounts reads the backend's counts, if the cache has them, into
 // devSat and devNaN; on an error they keep what they last held.
-func (c *kv) readCounts() {
+func (c *kv) readCounts() error {
 	if c.counts == nil {
-		return
+		return nil
 	}
-	if sat, nan, err := backend.ReadCounts(c.be, c.counts); err == nil {
-		c.devSat.Store(int64(sat))
-		c.devNaN.Store(int64(nan))
+	if err := c.live("read the counts"); err != nil {
+		return err
 	}
+	sat, nan, err := backend.ReadCounts(c.be, c.counts)
+	if err != nil {
+		return fmt.Errorf("%s: reading the counts: %w", c.what, err)
+	}
+	c.devSat.Store(int64(sat))
+	c.devNaN.Store(int64(nan))
+	return nil
 }
 
 // staging is an appender's host scratch: rows gathered or widened on

@@ -206,15 +206,17 @@
 // the bytes Append stores for the same rows, an fp8 value divided by its
 // head's scale and counted by Saturated where it saturates; rows of the
 // cache's own 8-bit dtype are copied as they are. What Append refuses
-// (NaN, infinities, a q8 block at backend.Q8Max) the CPU refuses too,
-// writing nothing; the GPU cannot look at its buffers without a round
-// trip, so it stores each such value as NaN — a q8 block's scale, so
-// its 32 values read NaN and attention over them is NaN; fp8's NaN
-// pattern, which the GPU's kernels read as ±480·scale — and counts it:
-// NonFinite, like Saturated, reads the device's count back when called
-// (a wait for the work recorded before it: call it between steps). So
-// an append is never half written, and never silently: a server that
-// appends from buffers and cannot rule NaN out checks NonFinite.
+// (NaN, infinities, a q8 block at backend.Q8Max) every backend stores
+// as NaN and counts, the CPU as the GPU does: a GPU cannot look at its
+// buffers without a round trip that would stall every step, and one
+// policy serves a loop that may run on either. A q8 block's scale is
+// stored as NaN, so its 32 values read NaN and attention over them is
+// NaN; fp8 stores its NaN pattern, which both backends' kernels read as
+// ±480·scale. NonFinite, like Saturated, reads the count back when
+// called (a wait for the work recorded before it: call it between
+// steps), with an error where it cannot. So an append is never half
+// written, and never silently: a server that appends from buffers and
+// cannot rule NaN out checks NonFinite.
 //
 // # Checks and errors
 //

@@ -96,14 +96,18 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 // infinity is appended as it is. Into an 8-bit cache from float32 or a
 // half they are quantized on the device (backend.QuantCopier) into the
 // bytes Append stores, an fp8 value divided by its head's scale and
-// counted by Saturated where it saturates; a value Append would refuse
-// the CPU refuses too (backend.ErrNonFinite), and the GPU, which cannot
-// look first, stores as NaN and counts (NonFinite). From a buffer of
-// the cache's own 8-bit dtype the bytes are copied as they are. The
-// sizes are checked as Append's, and
-// a full cache is backend.ErrCacheFull, before anything is copied; an
-// error of the copy itself (a buffer of another backend, say) leaves
-// the sequence's length as it was. With rec not nil — a recording of the
+// counted by Saturated where it saturates, and a value Append would
+// refuse stored as NaN and counted by NonFinite, on every backend
+// (NonFinite says why). From a buffer of the cache's own 8-bit dtype
+// the bytes are copied as they are. The sizes are checked as Append's,
+// and a full cache is backend.ErrCacheFull, before anything is copied;
+// an error of the copy itself (a buffer of another backend, say) leaves
+// the sequence's length as it was. Once K's copy has run, V's runs
+// whatever ctx says since (under context.Background: the backends read
+// no values of ctx, and WithoutCancel would allocate a step): an append
+// is never left half done by a cancellation, nor K's counts without
+// V's. With
+// rec not nil — a recording of the
 // cache's backend (backend.Recorder: a GPU step) — the copies are
 // recorded into it, not waited for; with nil they run on the backend.
 func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq, n int, k, v backend.Buffer) error {
@@ -124,7 +128,7 @@ func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq,
 	if err := c.copyRows(ctx, cp, &c.st, c.k, c.rows(c.cfg.D), seq, pos, n, c.cfg.D, k); err != nil {
 		return err
 	}
-	if err := c.copyRows(ctx, cp, &c.st, c.v, c.rows(c.cfg.dv()), seq, pos, n, c.cfg.dv(), v); err != nil {
+	if err := c.copyRows(context.Background(), cp, &c.st, c.v, c.rows(c.cfg.dv()), seq, pos, n, c.cfg.dv(), v); err != nil {
 		return err
 	}
 	c.lens[seq] = pos + n

@@ -153,7 +153,7 @@ func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k
 		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {
 			return err
 		}
-		return p.copyRows(ctx, cp, &s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, n, p.cfg.dv(), v)
+		return p.copyRows(context.Background(), cp, &s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, n, p.cfg.dv(), v) // as KVCache.AppendBuffers's
 	})
 }
 

@@ -76,17 +76,23 @@ func TestCacheQuantErrors(t *testing.T) {
 			}
 			want += 2
 		}
-		if got := cache.Saturated(); got != want {
-			t.Errorf("%v: Saturated() = %d, want %d", dt, got, want)
+		if got, err := cache.Saturated(); got != want || err != nil {
+			t.Errorf("%v: Saturated() = %d, %v; want %d", dt, got, err, want)
 		}
 		kb, _ := be.Alloc(backend.Float32, 2*32)
 		vb, _ := be.Alloc(backend.Float32, 2*32)
-		if err := cache.AppendBuffers(context.Background(), nil, 0, 1, kb, vb); err != nil || cache.Saturated() != want {
-			t.Errorf("%v: AppendBuffers of zeros: %v, Saturated() = %d, want nil, %d", dt, err, cache.Saturated(), want)
+		err = cache.AppendBuffers(context.Background(), nil, 0, 1, kb, vb)
+		if got, errCount := cache.Saturated(); err != nil || errCount != nil || got != want {
+			t.Errorf("%v: AppendBuffers of zeros: %v, Saturated() = %d, %v; want nil, %d", dt, err, got, errCount, want)
 		}
 		kb.Release()
 		vb.Release()
 		cache.Release()
+		// A released cache's counts cannot be read: the error says so,
+		// and the count last read stands.
+		if got, err := cache.Saturated(); got != want || !errors.Is(err, backend.ErrReleased) {
+			t.Errorf("%v: Saturated() of a released cache = %d, %v; want %d, ErrReleased", dt, got, err, want)
+		}
 	}
 }
 

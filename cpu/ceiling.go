@@ -10,26 +10,38 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// CeilingSize is the order of the square products SgemmRate times: large
-// enough that the Sgemm's packing and edges are a small part of each
-// call, small enough (3 MiB a thread) that operands stay in the caches
-// and the figure is the arithmetic's, not memory's.
-const CeilingSize = 512
+// CeilingSizes are the orders of the square products SgemmRate times,
+// and the fastest is the ceiling: 512 is large enough that the Sgemm's
+// packing and edges are a small part of each call and small enough
+// (3 MiB a thread) that the operands stay in the caches; the larger
+// orders amortise the packing as a staged attention's long products do,
+// which ran above the 512 rate (106 % of it at N = 16384), so that no
+// point of a sweep should stand above the roof.
+var CeilingSizes = []int{512, 1024, 2048}
 
 // SgemmRate is the rate, in GFLOP/s, at which threads goroutines each
-// multiply square float32 matrices of order CeilingSize with the BLAS the
-// backend multiplies with (attn's micro-kernel, gonum's pure Go or
-// OpenBLAS, as Info's Driver names it), all at once: the compute ceiling of a roofline for
-// this backend on this machine, which a tiled attention, made of such
-// products and its softmax, approaches but does not pass. Each goroutine
-// has operands of its own; a pass is timed from their common release to
-// the last one's end, runs products until about budget/passes has gone,
-// and the fastest of passes is reported (2·n³ flops a product).
+// multiply square float32 matrices with the BLAS the backend multiplies
+// with (attn's micro-kernel, gonum's pure Go or OpenBLAS, as Info's
+// Driver names it), all at once: the fastest over CeilingSizes, the
+// compute ceiling of a roofline for this backend on this machine, which
+// a tiled attention, made of such products and its softmax, approaches
+// but does not pass. Each goroutine has operands of its own; a pass is
+// timed from their common release to the last one's end, runs products
+// until about budget/(passes·sizes) has gone, and the fastest pass of
+// any size is reported (2·n³ flops a product).
 func SgemmRate(threads, passes int, budget time.Duration) (float64, error) {
 	if threads < 1 || passes < 1 || budget <= 0 {
 		return 0, fmt.Errorf("cpu: Sgemm rate on %d threads, %d passes in %v: want a thread, a pass and a budget", threads, passes, budget)
 	}
-	const n = CeilingSize
+	var best float64
+	for _, n := range CeilingSizes {
+		best = max(best, sgemmRateAt(n, threads, passes, budget/time.Duration(len(CeilingSizes))))
+	}
+	return best, nil
+}
+
+// sgemmRateAt is SgemmRate at order n alone.
+func sgemmRateAt(n, threads, passes int, budget time.Duration) float64 {
 	type operands struct{ a, b, c []float32 }
 	ops := make([]operands, threads)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -71,5 +83,5 @@ func SgemmRate(threads, passes int, budget time.Duration) (float64, error) {
 		best = min(best, time.Since(t))
 	}
 	flops := 2 * float64(n) * float64(n) * float64(n) * float64(reps) * float64(threads)
-	return flops / best.Seconds() / 1e9, nil
+	return flops / best.Seconds() / 1e9
 }

@@ -470,8 +470,14 @@ func TestExport(t *testing.T) {
 }
 
 // TestConformanceImported runs the conformance suite with every buffer
-// the caller's: imported, never allocated by attn.
-func TestConformanceImported(t *testing.T) { backendtest.Run(t, openImporting) }
+// the caller's: imported, never allocated by attn, at an offset. It is a
+// long check (ATTN_LONG=1; CI's step of long checks): the suite's cases
+// again, about a minute on lavapipe, where TestImport* and
+// TestConformance/Views cover the imported buffers' own rules.
+func TestConformanceImported(t *testing.T) {
+	skipUnlessLong(t)
+	backendtest.Run(t, openImporting)
+}
 
 // importing is the gpu backend on a device of the caller's whose Alloc
 // creates a wgpu buffer of the caller's, at an aligned offset past the

@@ -561,9 +561,9 @@ func sinks(p backend.Problem, s ...float32) backend.Problem {
 func kvlens(p backend.Problem, n ...int) backend.Problem { p.KVLens = n; return p }
 
 // parityRows is the matrix. Rows marked short also run under -short;
-// rows marked slow run in TestParitySlow, under ATTN_LONG=1 only. The
-// default set takes about 17 s on lavapipe with two cores, the slow ones
-// about 50 s more (warm shader cache).
+// rows marked slow (each 10–25 s on lavapipe with two cores, warm) run
+// in TestParitySlow, under ATTN_LONG=1 only: CI runs them once, in its
+// step of long checks. The default set takes about 55 s there.
 var parityRows = []parityRow{
 	// Head dims, N = 1000: fused.wgsl with 4 query rows per invocation
 	// up to D = 64 and 2 at D = 80 and 128, in one chunk of keys; the
@@ -601,7 +601,7 @@ var parityRows = []parityRow{
 	// fused.wgsl may loop over; and heads too wide for fused.wgsl, on
 	// fusedloop.wgsl with chunks of a few hundred keys.
 	{p: prob(1, 2, 1, 3, 40000, 64, 64), short: true},
-	{p: causal(prob(1, 2, 2, 70, 33000, 128, 128)), keep: shape(1, 1, 1, 33000)},
+	{p: causal(prob(1, 2, 2, 70, 33000, 128, 128)), keep: shape(1, 1, 1, 33000), slow: true},
 	{p: causal(bnhd(prob(1, 2, 1, 100, 1000, 256, 200))), bias: shape(1, 2, 100, 1000)},
 
 	// Dv ≠ D.
@@ -626,8 +626,8 @@ var parityRows = []parityRow{
 	{p: prob(1, 1, 1, 70000, 2, 4, 4), keep: shape(1, 1, 70000, 2)},
 
 	// N = 2048 and 4096.
-	{p: bnhd(prob(1, 4, 2, 2048, 2048, 64, 64))},
-	{p: causal(prob(1, 1, 1, 4096, 4096, 64, 64))},
+	{p: bnhd(prob(1, 4, 2, 2048, 2048, 64, 64)), slow: true},
+	{p: causal(prob(1, 1, 1, 4096, 4096, 64, 64)), slow: true},
 	{p: prob(1, 2, 2, 4096, 4096, 64, 64), slow: true},
 	{p: causal(bnhd(prob(1, 2, 1, 4096, 4096, 128, 128))), slow: true},
 	{p: prob(1, 2, 2, 4096, 4096, 16, 16), bias: shape(1, 1, 4096, 4096), slow: true},
@@ -642,9 +642,9 @@ var parityRows = []parityRow{
 	{p: window(prob(1, 1, 1, 65, 129, 16, 16), -1, 5)},
 	{p: window(bnhd(prob(1, 2, 2, 63, 33, 5, 7)), 0, 0)},
 	// A window wider than a fused chunk (4096 keys): steps that merge.
-	{p: window(causal(prob(1, 1, 1, 1500, 9000, 16, 16)), 5000, 0)},
+	{p: window(causal(prob(1, 1, 1, 1500, 9000, 16, 16)), 5000, 0), slow: true},
 	// A narrow window over many row blocks of 256 (fusedSteps).
-	{p: window(causal(prob(1, 2, 2, 2500, 2500, 64, 64)), 100, 0), keep: shape(1, 1, 2500, 2500)},
+	{p: window(causal(prob(1, 2, 2, 2500, 2500, 64, 64)), 100, 0), keep: shape(1, 1, 2500, 2500), slow: true},
 	// Causal offsets: top-left, negative (rows that see no key) with and
 	// without sinks, past the keys.
 	{p: offset(prob(1, 2, 2, 5, 9, 16, 16), 0)},
@@ -663,7 +663,7 @@ var parityRows = []parityRow{
 	// keys at all.
 	{p: sinks(prob(2, 2, 1, 64, 3, 16, 16), 1, -2), keep: shape(2, 2, 64, 3), short: true},
 	{p: sinks(prob(1, 2, 2, 5, 0, 16, 16), 3, -1)},
-	{p: sinks(causal(prob(1, 4, 2, 300, 4500, 64, 64)), 0, 2, -3, 10), noLSE: true},
+	{p: sinks(causal(prob(1, 4, 2, 300, 4500, 64, 64)), 0, 2, -3, 10), noLSE: true, slow: true},
 	// Key lengths of 0 and Nk, with causal masking, GQA and merges.
 	{p: kvlens(causal(prob(3, 2, 1, 33, 65, 16, 16)), 0, 65, 40), short: true},
 	{p: kvlens(prob(2, 2, 2, 64, 5000, 64, 64), 4100, 1)},

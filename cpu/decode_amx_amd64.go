@@ -136,16 +136,7 @@ func checkQ8Tiles() error {
 			q[r*ldq+c] = float32((c*7+r*3)%31-15) / float32(int(1)<<(5*r))
 		}
 	}
-	codes := make([]int8, n*ldk)
-	scales := make([]uint16, n*ldk/backend.Q8Block)
-	for j := range n {
-		for c := range d {
-			codes[j*ldk+c] = int8((j*13+c*5)%255 - 127)
-		}
-		for b := range ldk / backend.Q8Block {
-			scales[j*ldk/backend.Q8Block+b] = []uint16{0x3800, 0x3c00, 0x4000}[(j+b)%3] // ½, 1, 2
-		}
-	}
+	codes, scales := checkQ8Rows(n, d, ldk, 0x3800, 0x3c00, 0x4000) // ½, 1, 2
 	k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
 	s := make([]float32, 4*lds)
 	var t tiles8
@@ -166,6 +157,23 @@ func checkQ8Tiles() error {
 		}
 	}
 	return nil
+}
+
+// checkQ8Rows is the q8 checks' keys or values: n rows of d codes at
+// stride ld, (13·j + 5·c) mod 255 − 127 (−127 … 127), and each block's
+// float16 scale from set in turn, (j + b) mod len(set).
+func checkQ8Rows(n, d, ld int, set ...uint16) ([]int8, []uint16) {
+	codes := make([]int8, n*ld)
+	scales := make([]uint16, n*ld/backend.Q8Block)
+	for j := range n {
+		for c := range d {
+			codes[j*ld+c] = int8((j*13+c*5)%255 - 127)
+		}
+		for b := range ld / backend.Q8Block {
+			scales[j*ld/backend.Q8Block+b] = set[(j+b)%len(set)]
+		}
+	}
+	return codes, scales
 }
 
 // q8AxpyBounds and axpyRows4Q8AMX are the tile kernel for P·V over a q8
@@ -424,16 +432,7 @@ func checkAxpy(got, p, acc0 []float32, value func(j, c int) float64, code func(j
 // sums) and 2⁻³⁰·max p·max d·Σ|codes| (the digits'). Codes span −127 …
 // 127, scales ½, 1 and 2 and a block of zero scale.
 func checkQ8AxpyTiles() error {
-	codes := make([]int8, checkKeys*checkLdv)
-	scales := make([]uint16, checkKeys*checkLdv/backend.Q8Block)
-	for j := range checkKeys {
-		for c := range checkDv {
-			codes[j*checkLdv+c] = int8((j*13+c*5)%255 - 127)
-		}
-		for b := range checkLdv / backend.Q8Block {
-			scales[j*checkLdv/backend.Q8Block+b] = []uint16{0x3800, 0x3c00, 0x4000, 0}[(j+b)%4] // ½, 1, 2, 0
-		}
-	}
+	codes, scales := checkQ8Rows(checkKeys, checkDv, checkLdv, 0x3800, 0x3c00, 0x4000, 0) // ½, 1, 2, 0
 	v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: checkLdv}
 	p, acc := checkWeights()
 	acc0 := slices.Clone(acc)

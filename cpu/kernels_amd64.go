@@ -7,21 +7,11 @@ package cpu
 // takes, "Go" where it falls back to its Go loop. Info's Detail names
 // the Sgemm kernel and the AMX paths; the loops follow from those.
 func archKernels() map[string]string {
-	width := func(wide, narrow bool) string {
-		switch {
-		case wide:
-			return "AVX-512"
-		case narrow:
-			return "AVX2"
-		}
-		return "Go"
-	}
-	decode8 := map[int]string{1: "AVX-512", 0: "AVX2", -1: "Go"}[quantWidth()]
 	return map[string]string{
-		"exp":     width(hasAVX512, hasAVX2),
-		"half":    width(hasAVX512, hasF16C),
-		"decode":  width(hasAVX512, hasDecode()),
-		"decode8": decode8,
+		"exp":     x86Width(hasAVX512, hasAVX2),
+		"half":    x86Width(hasAVX512, hasF16C),
+		"decode":  x86Width(hasAVX512, hasDecode()),
+		"decode8": x86Width(quantWidth() == 1, quantWidth() == 0),
 	}
 }
 

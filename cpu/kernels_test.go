@@ -111,15 +111,7 @@ func expectedKernels(t *testing.T) (map[string]string, string) {
 	}
 	var why []string
 	// The vector loops, by family, as archKernels names them.
-	width := func(wide, narrow bool) string {
-		switch {
-		case wide:
-			return "AVX-512"
-		case narrow:
-			return "AVX2"
-		}
-		return "Go"
-	}
+	width := x86Width
 	avx2 := flags["avx2"] && flags["fma"]
 	f16c := flags["avx2"] && flags["f16c"]
 	want["exp"] = width(flags["avx512f"], avx2)

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -29,8 +30,11 @@ func newTestBackend(t testing.TB) *Backend {
 // multiple of 4, and the sizes models use.
 var headDims = []int{1, 2, 3, 4, 5, 16, 31, 32, 64, 80, 96, 128, 160, 256}
 
-// shortHeadDims are the ones -short keeps: each remainder mod 4, the
-// common 64 and the largest.
+// shortHeadDims are the ones TestCompile keeps but under ATTN_LONG=1
+// (CI's step of long checks runs them all): each remainder mod 4, the
+// common 64, 80 and the largest. Each head dim and pair of them is a
+// pipeline of its own, compiled anew in every process (lavapipe's LLVM),
+// so the full set is most of the suite's cold compiling.
 var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 
 // backendSpecs lists every specialisation the backend's ops ask for with
@@ -190,13 +194,14 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 }
 
 // TestCompile compiles every entry point of every specialisation the
-// backend can produce for the head dims above, through the same path
+// backend can produce for the head dims above (shortHeadDims but under
+// ATTN_LONG=1), through the same path
 // the ops use, so a kernel that naga or the driver rejects for some head
 // dim fails here and not in a user's first call.
 func TestCompile(t *testing.T) {
 	b := newTestBackend(t)
 	dims := headDims
-	if testing.Short() {
+	if testing.Short() || os.Getenv("ATTN_LONG") != "1" {
 		dims = shortHeadDims
 	}
 	specs := backendSpecs(t, b, dims)

@@ -58,8 +58,9 @@ keys (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report points with
 Nq < N unavailable.
 
 It measures the compute ceiling too: the CPU backend's float32 Sgemm on
-every thread at once (square products of order 512, the best of 5
-passes, about 1.5 s), recorded as machine.sgemm_gflops. With the read
+every thread at once (square products of orders 512, 1024 and 2048, the
+fastest of 5 passes at each, about 1.5 s in all: a staged point's long
+products outran order 512 alone), recorded as machine.sgemm_gflops. With the read
 bandwidth it makes a roofline, min(Sgemm rate, intensity × bandwidth):
 every point gets its intensity, its flops over its compulsory bytes,
 and each on the host's CPU (the CPU backend, lavapipe, the CPU peers;

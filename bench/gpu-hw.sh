@@ -298,8 +298,9 @@ run() {
 }
 
 # tune [SETTING…] runs the decoding and prefill shapes under each
-# ATTN_GPU_TUNE setting (the hardware plan's sizes, gpu/tune.go), "" being
-# the defaults, into OUT/tune.json, and summarises them in the report.
+# ATTN_GPU_TUNE setting (the hardware plan's sizes,
+# gpu/internal/plan/tune.go), "" being the defaults, into OUT/tune.json,
+# and summarises them in the report.
 tune() {
 	local decode=("" decode.wg=64 decode.wg=256 decode.keys=32 decode.keys=128
 		decode.target=256 decode.target=512 decode.target=2048 decode.target=4096

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
@@ -103,8 +104,9 @@ func (b *Backend) destroy(wb *wg.Buffer) {
 // Alloc returns zero-filled device storage for n values of dtype t
 // (WebGPU zero-initialises new buffers): n·4 bytes for Float32, ⌈n/2⌉
 // words for a half dtype, n bytes for FP8 and ⌈n/256⌉·272 for Q8 (n
-// whole blocks of 32, else ErrShape; quantlayout.go). Caps().MaxBufferLen,
-// the device's largest buffer in float32s, bounds n for every dtype.
+// whole blocks of 32, else ErrShape; internal/plan/quantlayout.go).
+// Caps().MaxBufferLen, the device's largest buffer in float32s, bounds n
+// for every dtype.
 func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d elements", n)
@@ -150,10 +152,11 @@ func (b *Backend) resolve(op, name string, buf backend.Buffer) (*buffer, error) 
 }
 
 // storedBytes is the bytes n elements of t take: 4 each for Float32, ⌈n/2⌉
-// words for a half dtype, an 8-bit dtype's as quantlayout.go lays it out.
+// words for a half dtype, an 8-bit dtype's as internal/plan/quantlayout.go
+// lays it out.
 func storedBytes(t backend.DType, n int) uint64 {
 	if t.Quantized() {
-		return quantBytes(t, n)
+		return plan.QuantBytes(t, n)
 	}
 	if t.Half() {
 		return uint64(n+1) / 2 * 4

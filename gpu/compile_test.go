@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 	"github.com/gogpu/gputypes"
 )
@@ -24,6 +25,10 @@ func newTestBackend(t testing.TB) *Backend {
 	t.Helper()
 	return gputest.Open(t, New)
 }
+
+// minWorkgroupStorage is the workgroup memory every WebGPU device has
+// (the default maxComputeWorkgroupStorageSize).
+const minWorkgroupStorage = 16384
 
 // headDims are the head dims (D and Dv alike) the compile test covers:
 // 1 to 5 for every remainder of the vec4 packing, 31 and 32 around a
@@ -39,26 +44,26 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 
 // backendSpecs lists every specialisation the backend's ops ask for with
 // head dims D, Dv drawn from dims (each pair), under both plans
-// (adapterPlan), built from the same constants as the ops (adapterplan.go
-// and each kernel's file). Scores, softmax, context have one each, merge
-// one a plan, pack one a pair of a half dtype and a source dtype, copy
-// one a source dtype; a pair has the fused kernel each plan's
-// prefillKernel picks for it (with b's features), on b's workgroup
+// (plan.AdapterPlan), built from the same constants as the ops (package
+// plan's adapterplan.go and each kernel's file). Scores, softmax, context
+// have one each, merge one a plan, pack one a pair of a half dtype and a
+// source dtype, copy one a source dtype; a pair has the fused kernel each
+// plan's PrefillKernel picks for it (with b's features), on b's workgroup
 // memory and on the least WebGPU allows, and the hardware plan's
 // decoding kernel for the
 // pairs of equal dims (and an odd and a wide pair) for a few groups and
-// query counts (decodeKernel). The half operands' loaders are compiled
+// query counts (DecodeKernel). The half operands' loaders are compiled
 // for scores and context, and for the fused kernels of a few pairs (odd,
 // vec4 and wide heads), with each half dtype on every operand.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
 	f16, bf16 := shaders.F16, shaders.BF16
 	specs := []shaders.Spec{
-		shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg},
-		shaders.SoftmaxConsts{WG: smWG, PER: smPer},
-		shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg},
-		shaders.MergeConsts{WG: mergeWG, L: 1},
-		shaders.MergeConsts{WG: mergeWG, L: mergeLanes},
+		shaders.ScoresConsts{TM: plan.MmTile, TN: plan.MmTile, TD: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg},
+		shaders.SoftmaxConsts{WG: plan.SmWG, PER: plan.SmPer},
+		shaders.ContextConsts{TM: plan.MmTile, TN: plan.MmTile, TJ: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg},
+		shaders.MergeConsts{WG: plan.MergeWG, L: 1},
+		shaders.MergeConsts{WG: plan.MergeWG, L: plan.MergeLanes},
 	}
 	// pack from every source dtype into each half one, and copy from
 	// every source dtype into float32 (Copy).
@@ -72,31 +77,31 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	}
 	for _, e := range []shaders.Elem{f16, bf16} {
 		specs = append(specs,
-			shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg, Q: e, K: e, Bias: e},
-			shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg, V: e})
+			shaders.ScoresConsts{TM: plan.MmTile, TN: plan.MmTile, TD: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg, Q: e, K: e, Bias: e},
+			shaders.ContextConsts{TM: plan.MmTile, TN: plan.MmTile, TJ: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg, V: e})
 	}
 	// fused is the fused kernel plan ap picks for d, dv on m bytes of
 	// workgroup memory, its operands stored as e.
-	fused := func(ap adapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
-		if c := ap.prefillKernel(m, d, dv); c != nil {
-			return c.spec(e, e, e, e)
+	fused := func(ap plan.AdapterPlan, m, d, dv int, e shaders.Elem) shaders.Spec {
+		if c := ap.PrefillKernel(m, d, dv); c != nil {
+			return c.Spec(e, e, e, e)
 		}
 		t.Fatalf("plan %v: prefillKernel(%d, %d) fits no kernel in %d bytes of workgroup memory", ap, d, dv, m)
 		return nil
 	}
 	mem := int(b.lim.MaxComputeWorkgroupStorageSize)
-	var plans []adapterPlan
+	var plans []plan.AdapterPlan
 	for _, setting := range []string{"cpu", "hardware"} {
-		ap, err := choosePlan(setting, gputypes.DeviceTypeOther)
+		ap, err := plan.Choose(setting, gputypes.DeviceTypeOther)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ap.features = b.aplan.features
+		ap.Features = b.aplan.Features
 		plans = append(plans, ap)
 	}
 	// ATTN_GPU_PREFILL=loop: fusedloop.wgsl where fusedtile.wgsl would run.
 	loop := plans[1]
-	loop.loopPrefill = true
+	loop.LoopPrefill = true
 	for _, ap := range append(plans, loop) {
 		for _, d := range dims {
 			for _, dv := range dims {
@@ -116,12 +121,12 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		}
 		// A decoding step's half K and V eight halves a load, widened
 		// with the device's f16 where it has it and without.
-		for _, f := range []kernelFeatures{b.aplan.features, {}} {
+		for _, f := range []plan.KernelFeatures{b.aplan.Features, {}} {
 			for _, kv := range [][2]shaders.Elem{{f16, f16}, {bf16, f16}} {
 				fp := ap
-				fp.features = f
-				if lc, ok := fp.laneKernel(mem, 128, 128, 4, 1, 4096); ok && !ap.hardware {
-					if s := lc.spec(shaders.F32, kv[0], kv[1], shaders.F32); !slices.Contains(specs, s) {
+				fp.Features = f
+				if lc, ok := fp.LaneKernel(mem, 128, 128, 4, 1, 4096); ok && !ap.Hardware {
+					if s := lc.Spec(shaders.F32, kv[0], kv[1], shaders.F32); !slices.Contains(specs, s) {
 						specs = append(specs, s)
 					}
 				}
@@ -131,22 +136,22 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		// are whole blocks; fp8 ones any, 5 for the scalar loaders.
 		for _, hd := range [][2]int{{32, 64}, {128, 128}} {
 			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}} {
-				c := ap.prefillKernel(mem, hd[0], hd[1])
-				specs = append(specs, c.spec(shaders.F32, kv[0], kv[1], shaders.F32))
-				if lc, ok := ap.laneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.hardware {
-					specs = append(specs, lc.spec(shaders.F32, kv[0], kv[1], shaders.F32))
+				c := ap.PrefillKernel(mem, hd[0], hd[1])
+				specs = append(specs, c.Spec(shaders.F32, kv[0], kv[1], shaders.F32))
+				if lc, ok := ap.LaneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.Hardware {
+					specs = append(specs, lc.Spec(shaders.F32, kv[0], kv[1], shaders.F32))
 				}
-				if dt, ok := ap.decodeKernel(mem, hd[0], hd[1], 4, 1); ok && ap.hardware {
-					s := dt.consts(hd[0], hd[1])
+				if dt, ok := ap.DecodeKernel(mem, hd[0], hd[1], 4, 1); ok && ap.Hardware {
+					s := dt.Consts(hd[0], hd[1])
 					s.K, s.V = kv[0], kv[1]
 					specs = append(specs, s)
 				}
 			}
 		}
-		if c := ap.prefillKernel(mem, 5, 7); c != nil {
-			specs = append(specs, c.spec(shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
+		if c := ap.PrefillKernel(mem, 5, 7); c != nil {
+			specs = append(specs, c.Spec(shaders.F32, shaders.FP8, shaders.FP8, shaders.F32))
 		}
-		if !ap.hardware {
+		if !ap.Hardware {
 			continue
 		}
 		// The decoding kernel: G = 1 (key groups summed at the end), 4 and
@@ -159,20 +164,20 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		for _, hd := range pairs {
 			for _, gq := range [][2]int{{1, 1}, {4, 1}, {8, 3}, {3, 4}, {32, 1}} {
 				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
-					dt, ok := ap.decodeKernel(m, hd[0], hd[1], gq[0], gq[1])
+					dt, ok := ap.DecodeKernel(m, hd[0], hd[1], gq[0], gq[1])
 					if !ok {
 						t.Fatalf("plan %v: decodeKernel(%d, %d, %d, %d, %d) fits no tile", ap, m, hd[0], hd[1], gq[0], gq[1])
 					}
-					if s := dt.consts(hd[0], hd[1]); !slices.Contains(specs, shaders.Spec(s)) {
+					if s := dt.Consts(hd[0], hd[1]); !slices.Contains(specs, shaders.Spec(s)) {
 						specs = append(specs, s)
 					}
 				}
 			}
 		}
 		for _, hd := range [][2]int{{5, 7}, {128, 128}} {
-			dt, _ := ap.decodeKernel(mem, hd[0], hd[1], 4, 1)
+			dt, _ := ap.DecodeKernel(mem, hd[0], hd[1], 4, 1)
 			for _, e := range []shaders.Elem{f16, bf16} {
-				s := dt.consts(hd[0], hd[1])
+				s := dt.Consts(hd[0], hd[1])
 				s.Q, s.K, s.V, s.Bias = e, e, e, e
 				specs = append(specs, s)
 			}
@@ -255,10 +260,10 @@ func TestCompileReportsErrors(t *testing.T) {
 	// The body reads P.Dv, which this Params lacks.
 	broken := shaders.Merge
 	broken.Params = reflect.TypeFor[struct{ shaders.Unit }]()
-	if _, err := b.compile(&broken, shaders.MergeConsts{WG: mergeWG, L: 1}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
+	if _, err := b.compile(&broken, shaders.MergeConsts{WG: plan.MergeWG, L: 1}, "main"); err == nil || !strings.Contains(err.Error(), "compiling WGSL") {
 		t.Errorf("pipeline of WGSL reading a missing Params field: err = %v, want a compile error", err)
 	}
-	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: 1}, "nosuchentry"); err == nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: 1}, "nosuchentry"); err == nil {
 		t.Error("pipeline of a missing entry point succeeded")
 	}
 	if _, err := b.pipeline(shaders.MergeConsts{WG: 0, L: 1}, "main"); err == nil {
@@ -281,10 +286,10 @@ func TestCompileRejectsBadSpec(t *testing.T) {
 	b := newTestBackend(t)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, err := b.pipeline(shaders.MergeConsts{WG: mergeWG, L: 1}, "main"); err != nil {
+	if _, err := b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: 1}, "main"); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []shaders.Spec{shaders.SoftmaxConsts{WG: mergeWG, PER: 1}, shaders.FusedConsts{WG: mergeWG, R: 1, D: 1, DV: 1}} {
+	for _, s := range []shaders.Spec{shaders.SoftmaxConsts{WG: plan.MergeWG, PER: 1}, shaders.FusedConsts{WG: plan.MergeWG, R: 1, D: 1, DV: 1}} {
 		if _, err := b.compile(&shaders.Merge, s, "main"); err == nil {
 			t.Errorf("compile(merge, %T%+v) succeeded; merge is specialised by a MergeConsts", s, s)
 		}

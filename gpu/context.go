@@ -7,13 +7,14 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
 // This file runs context.wgsl (Backend.Context).
 
 // Context computes O = P·V in tiles, over chunks of keys that accumulate
-// into O: of the plan's mmChunk keys, and no more than one V window of a
+// into O: of the plan's MmChunk keys, and no more than one V window of a
 // head can bind.
 func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
 	return b.context(ctx, nil, p, pm, v, o)
@@ -50,26 +51,26 @@ func (b *Backend) context(ctx context.Context, st *Step, p backend.ContextParams
 		{name: "v", x: bufs[1], t: vTensor(pr), at: &prm.V},
 		{name: "o", x: oOut, t: oTensor(pr), out: true, at: &prm.O},
 	}
-	pipe, err := b.pipeline(shaders.ContextConsts{TM: mmTile, TN: mmTile, TJ: mmStep, RM: mmReg, RN: mmReg, V: elem(bufs[1])}, "main")
+	pipe, err := b.pipeline(shaders.ContextConsts{TM: plan.MmTile, TN: plan.MmTile, TJ: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg, V: elem(bufs[1])}, "main")
 	if err != nil {
 		return err
 	}
-	grid := func(u unit) [3]int {
-		return [3]int{ceilDiv(pr.Dv, mmTile), ceilDiv(u.i1-u.i0, mmTile), u.bh1 - u.bh0}
+	grid := func(u plan.Unit) [3]int {
+		return [3]int{plan.CeilDiv(pr.Dv, plan.MmTile), plan.CeilDiv(u.I1-u.I0, plan.MmTile), u.Bh1 - u.Bh0}
 	}
-	cost := func(u unit) float64 {
-		return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1)) * float64(pr.Dv)
+	cost := func(u plan.Unit) float64 {
+		return 2 * float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(max(u.J1-u.J0, 1)) * float64(pr.Dv)
 	}
 	// A V window of one head must fit one binding, in its stored bytes.
-	chunk := min(b.aplan.mmChunk(), max(b.maxBindRows(vTensor(pr), bufs[1]), mmStep)/mmStep*mmStep)
-	keyChunks := chunks(pr.Nk, chunk)
+	chunk := min(b.aplan.MmChunk(), max(b.maxBindRows(vTensor(pr), bufs[1]), plan.MmStep)/plan.MmStep*plan.MmStep)
+	keyChunks := plan.Chunks(pr.Nk, chunk)
 	if pr.Nk == 0 {
 		keyChunks = [][2]int{{0, 0}} // one pass that writes zeros
 	}
 	var ds []*dispatch
 	for ci, kc := range keyChunks {
-		units, err := b.plan("context", pr, unit{0, pr.B * pr.H, 0, pr.Nq, kc[0], kc[1]},
-			splitter{rowAlign: mmTile}, ops, grid, cost)
+		units, err := b.plan("context", pr, plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: kc[0], J1: kc[1]},
+			plan.Splitter{RowAlign: plan.MmTile}, ops, grid, cost)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
@@ -97,24 +98,24 @@ func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispat
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	// A chunk's windows fit one binding and its words one grid
 	// dimension (fewer than 4 elements a word: q8's 256 in 68).
-	slack := quantSlack(d.dtype, alignBytes)
-	per := min(quantElems(d.dtype, maxBind-slack), 3*packWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
-	per = per / q8Super * q8Super
+	slack := plan.QuantSlack(d.dtype, alignBytes)
+	per := min(plan.QuantElems(d.dtype, maxBind-slack), 3*packWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
+	per = per / plan.Q8Super * plan.Q8Super
 	var ds []*dispatch
 	for _, r := range ranges {
 		for c := 0; c < r.N; c += per {
 			n := min(per, r.N-c)
 			e0, s0 := r.Dst+c, r.Src+c
-			dw := quantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
-			sw := quantWindow(s.dtype, s0, s0+n, alignBytes, int(s.bytes))
-			lo, hi := quantSpan(d.dtype, e0, n)
-			w0, w1 := (lo-dw.startByte)/4, (hi-dw.startByte+3)/4
+			dw := plan.QuantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
+			sw := plan.QuantWindow(s.dtype, s0, s0+n, alignBytes, int(s.bytes))
+			lo, hi := plan.QuantSpan(d.dtype, e0, n)
+			w0, w1 := (lo-dw.StartByte)/4, (hi-dw.StartByte+3)/4
 			dd := newDispatch(pipe)
-			dd.bind("src", s.buf, s.off+sw.startByte, sw.bytes)
-			dd.bind("o", d.buf, d.off+dw.startByte, dw.bytes)
+			dd.bind("src", s.buf, s.off+sw.StartByte, sw.Bytes)
+			dd.bind("o", d.buf, d.off+dw.StartByte, dw.Bytes)
 			dd.setParams(shaders.Copy8Params{NW: uint32(w1 - w0), OWord: uint32(w0),
-				D0: uint32(e0 - dw.start), S0: uint32(s0 - sw.start), N: uint32(n)})
-			dd.grid = [3]int{ceilDiv(w1-w0, packWG), 1, 1}
+				D0: uint32(e0 - dw.Start), S0: uint32(s0 - sw.Start), N: uint32(n)})
+			dd.grid = [3]int{plan.CeilDiv(w1-w0, packWG), 1, 1}
 			dd.cost = float64(n)
 			ds = append(ds, dd)
 		}
@@ -171,10 +172,10 @@ func (b *Backend) copyDispatches(dst *buffer, d int, src *buffer, s, n int) ([]*
 				NW: uint32(lw - fw), Lo: uint32(lo), Hi: uint32(e1 - 2*fw),
 				SrcOff: uint32(sa - srcBase - lo), OOff: uint32(fw - dw.start/4),
 			})
-			dd.grid = [3]int{ceilDiv(lw-fw, packWG), 1, 1}
+			dd.grid = [3]int{plan.CeilDiv(lw-fw, packWG), 1, 1}
 		} else {
 			dd.setParams(shaders.CopyParams{N: uint32(e1 - e0), SrcOff: uint32(sa - srcBase), OOff: uint32(e0 - dw.start/4)})
-			dd.grid = [3]int{ceilDiv(e1-e0, packWG), 1, 1}
+			dd.grid = [3]int{plan.CeilDiv(e1-e0, packWG), 1, 1}
 		}
 		dd.cost = float64(e1 - e0)
 		ds = append(ds, dd)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
 )
@@ -46,7 +47,7 @@ func NewWithDevice(adapter *NativeAdapter, dev *NativeDevice) (*Backend, error) 
 		return nil, backend.Errorf(backend.ErrUnavailable, "%v", err)
 	}
 	info := describeAdapter(wg.WrapAdapter(adapter))
-	aplan, err := planFromEnv(info.Adapter.DeviceType)
+	aplan, err := plan.FromEnv(info.Adapter.DeviceType)
 	if err != nil {
 		d.Release()
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)

@@ -86,9 +86,9 @@
 // The 8-bit dtypes (Caps().Quant8: backend.Q8 and FP8, Fused's K and V
 // only) are bytes four to a word: FP8 one E4M3 byte an element; Q8 in
 // superblocks of 256 values in 272 bytes, the 256 int8 values then the
-// float16 scales of their 8 blocks of 32 (quantlayout.go), so that a
-// superblock starts on 16 bytes and the kernels load 16 codes, or 8
-// scales, at once. Write quantizes on the host as the CPU backend does
+// float16 scales of their 8 blocks of 32 (internal/plan/quantlayout.go),
+// so that a superblock starts on 16 bytes and the kernels load 16 codes,
+// or 8 scales, at once. Write quantizes on the host as the CPU backend does
 // (backend.QuantizeQ8, EncodeFP8s) and uploads only the bytes it covers,
 // Read widens on the host; the fused kernels widen in registers, q8 by
 // sign-extending shifts times the block's scale, fp8 through a float16's
@@ -120,7 +120,9 @@
 // # How an op runs
 //
 // Each op validates every argument and buffer first, then cuts the problem
-// into dispatches that respect the device's limits (plan.go):
+// into dispatches that respect the device's limits (package
+// gpu/internal/plan, which has no cgo, so that its tests run in every
+// build; this package runs what it plans):
 //
 //   - each binding is a window of its buffer no larger than
 //     maxStorageBufferBindingSize (128 MiB on lavapipe), at an aligned
@@ -130,13 +132,13 @@
 //     operand's window holds twice the rows, and the key chunks that
 //     bindings bound grow with it);
 //   - on a CPU-type adapter (lavapipe), no invocation loops more than
-//     loopBudget times in all (lavapipe silently stops an invocation after
+//     plan.LoopBudget times in all (lavapipe silently stops an invocation after
 //     about 65 535 loop iterations), so the fused path cuts the key range
 //     into splits whose normalised partial (O, LSE) merge.wgsl folds
 //     together exactly, the staged context step accumulates over key
 //     chunks, and scores over chunks of the head dimension; a hardware
 //     adapter has no such cap, and its splits are as large as bindings
-//     allow (adapterplan.go);
+//     allow (internal/plan/adapterplan.go);
 //   - the fused path runs a step's splits of the keys side by side, one
 //     workgroup each (the grid's z), and merge.wgsl folds all of their
 //     partial results at once — up to 64, whose partial O fit 16 MiB of
@@ -147,14 +149,15 @@
 //     workgroups on a hardware adapter, two per host thread on a
 //     CPU-type one) splits its keys further, down to 256 keys a split,
 //     so that one long cache is read by many workgroups at once
-//     (FlashAttention's split-KV; fusedplan.go). merge.wgsl gives a row
-//     one invocation on a CPU-type adapter and 32 side by side on a
-//     hardware one, each summing its own columns over the parts;
+//     (FlashAttention's split-KV; internal/plan/fusedplan.go).
+//     merge.wgsl gives a row one invocation on a CPU-type adapter and 32
+//     side by side on a hardware one, each summing its own columns over
+//     the parts;
 //   - the fused kernel is the one the adapter's plan chooses, once for
-//     each shape of problem (adapterPlan.fusedFor, kernel.go; each
-//     kernel is one type implementing fusedKernel, in a kernel_*.go file
-//     of its own, and FusedSupports asks the same choice as Fused): on a
-//     CPU-type adapter fused.wgsl for the head dims
+//     each shape of problem (plan.AdapterPlan.FusedFor, internal/plan's
+//     kernel.go; each kernel is one type implementing plan.FusedKernel,
+//     in a kernel_*.go file of its own, and FusedSupports asks the same
+//     choice as Fused): on a CPU-type adapter fused.wgsl for the head dims
 //     it can write out (with key lanes for decoding steps) and
 //     fusedloop.wgsl for wider ones; on a hardware adapter fusedtile.wgsl
 //     for prefill where its tiles fit workgroup memory, fuseddecode.wgsl
@@ -168,9 +171,10 @@
 // The variants of backend.Variants run in the kernels. Their per-head and
 // per-batch data (ALiBi slopes, sink logits, each batch's key length and
 // key range bases) travel per call in one small storage buffer
-// (variants.go); Fused visits only the keys some row of a block may see
-// by position, in row blocks of a window's band (fusedplan.go), so a
-// sliding window of W keys costs O(N·W).
+// (internal/plan/variants.go); Fused visits only the keys some row of a
+// block may see by position, in row blocks of a window's band
+// (internal/plan/fusedplan.go), so a sliding window of W keys costs
+// O(N·W).
 //
 // # Packed sequences and paged caches
 //
@@ -178,7 +182,7 @@
 // fused kernel, both plans and every variant, mask and dtype. Nothing is
 // gathered or copied: the kernels find every row where it is. Per call
 // the host uploads, after the variant data in the same small storage
-// buffer (seqsLayout), each sequence's first query row in Q, O and the
+// buffer (plan.SeqsLayout), each sequence's first query row in Q, O and the
 // LSE, its query count and its first key row in a packed K and V, and
 // the block table as it is; a decoding step uploads these few words,
 // never K or V. A workgroup covers query rows of one sequence and head,
@@ -189,7 +193,7 @@
 // bound for a step cover the rows and pages its sequences touch. A paged
 // pool larger than one binding is planned a sequence at a time, each
 // step's keys cut where its pages would no longer fit one window
-// (pageCuts): pages allocated in order need few steps, scattered ones up
+// (plan.PageCuts): pages allocated in order need few steps, scattered ones up
 // to one a page. Packed queries of different lengths run over a grid of
 // the longest, the workgroups past a shorter sequence's rows idle, as
 // FlashAttention's varlen kernels do.

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
 )
@@ -61,7 +62,7 @@ func (d *dispatch) bind(name string, buf *wg.Buffer, off, size int) {
 type operand struct {
 	name string // the binding
 	x    *buffer
-	t    tensor
+	t    plan.Tensor
 	at   *shaders.Tensor
 	mask *shaders.Mask
 	out  bool
@@ -103,12 +104,12 @@ func elem(x *buffer) shaders.Elem {
 
 // address writes the operand's strides and window start into its Params
 // field.
-func (o operand) address(t tensor, start int) {
+func (o operand) address(t plan.Tensor, start int) {
 	if o.at != nil {
-		*o.at = shaders.Tensor{B: uint32(t.sb), H: uint32(t.sh), R: uint32(t.sr), Base: uint32(start)}
+		*o.at = shaders.Tensor{B: uint32(t.Sb), H: uint32(t.Sh), R: uint32(t.Sr), Base: uint32(start)}
 	}
 	if o.mask != nil {
-		*o.mask = shaders.Mask{B: uint32(t.sb), H: uint32(t.sh), R: uint32(t.sr), C: uint32(t.sc), Base: uint32(start)}
+		*o.mask = shaders.Mask{B: uint32(t.Sb), H: uint32(t.Sh), R: uint32(t.Sr), C: uint32(t.Sc), Base: uint32(start)}
 	}
 }
 
@@ -121,7 +122,7 @@ func (o operand) address(t tensor, start int) {
 // window) and its size is rounded up to whole words, or runs to the
 // buffer's end where one binding holds that. It reports false
 // when a window is larger than the device's biggest storage binding.
-func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) bool {
+func (b *Backend) bindOperands(d *dispatch, u plan.Unit, H, G int, ops []operand) bool {
 	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	for _, o := range ops {
@@ -132,33 +133,33 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			}
 			if d != nil {
 				d.bind(o.name, dummy, 0, 256)
-				o.address(tensor{}, 0)
+				o.address(plan.Tensor{}, 0)
 			}
 			continue
 		}
 		if o.x.dtype.Quantized() {
 			// An 8-bit K or V: a window from a superblock (q8) or 16
 			// elements (fp8) on the alignment, in whole 16 bytes
-			// (quantWindow), the kernels' element indices counted from
+			// (plan.QuantWindow), the kernels' element indices counted from
 			// its start.
-			lo, hi := o.t.span(u, H, G)
-			w := quantWindow(o.x.dtype, lo, hi, alignBytes, int(o.x.bytes))
-			if w.bytes > maxBind {
+			lo, hi := o.t.Span(u, H, G)
+			w := plan.QuantWindow(o.x.dtype, lo, hi, alignBytes, int(o.x.bytes))
+			if w.Bytes > maxBind {
 				return false
 			}
-			bytes := w.bytes
-			if whole := int(o.x.bytes) - w.startByte; whole <= maxBind {
+			bytes := w.Bytes
+			if whole := int(o.x.bytes) - w.StartByte; whole <= maxBind {
 				bytes = whole
 			}
 			if d != nil {
-				d.bind(o.name, o.x.buf, o.x.off+w.startByte, bytes)
-				o.address(o.t, w.start)
+				d.bind(o.name, o.x.buf, o.x.off+w.StartByte, bytes)
+				o.address(o.t, w.Start)
 			}
 			continue
 		}
 		size := o.x.dtype.Size()
 		capacity := int(o.x.bytes) / size // elements the buffer's bytes hold, ≥ Len
-		lo, hi := o.t.span(u, H, G)
+		lo, hi := o.t.Span(u, H, G)
 		a := alignBytes / size
 		vec := 1
 		switch {
@@ -168,29 +169,29 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 			vec = 4
 		}
 		a = max(a, vec)
-		w := windowFor(lo, hi, a, capacity)
-		if least := 16 / size; w.n < least {
-			w.n = min(least, capacity-w.start)
+		w := plan.WindowFor(lo, hi, a, capacity)
+		if least := 16 / size; w.N < least {
+			w.N = min(least, capacity-w.Start)
 		}
 		// Whole vectors, within the buffer: its length is a multiple of
 		// 16 bytes (four halves or floats, eight halves), and a half
 		// operand read sixteen halves a load is whole rows of a head dim
 		// that is a multiple of 16 (shaders.LoadUnit; the GPU takes dense
 		// layouts only).
-		w.n = (w.n + vec - 1) / vec * vec
-		bytes := (w.n*size + 3) &^ 3
+		w.N = (w.N + vec - 1) / vec * vec
+		bytes := (w.N*size + 3) &^ 3
 		if bytes > maxBind {
 			return false
 		}
 		// The window runs on to the buffer's end where a binding holds
 		// that, so that a dispatch binds the same as a cache grows and
 		// its bind group is found again (groups.go).
-		if whole := int(o.x.bytes) - w.start*size; whole <= maxBind {
+		if whole := int(o.x.bytes) - w.Start*size; whole <= maxBind {
 			bytes = whole
 		}
 		if d != nil {
-			d.bind(o.name, o.x.buf, o.x.off+w.start*size, bytes)
-			o.address(o.t, w.start)
+			d.bind(o.name, o.x.buf, o.x.off+w.Start*size, bytes)
+			o.address(o.t, w.Start)
 		}
 	}
 	return true
@@ -200,11 +201,11 @@ func (b *Backend) bindOperands(d *dispatch, u unit, H, G int, ops []operand) boo
 // dtype) whose window fits one storage binding, less the alignment of
 // its start and of its end when bound as vec4s: bindings count the
 // stored bytes, so a half operand's windows hold twice the rows.
-func (b *Backend) maxBindRows(t tensor, x *buffer) int {
-	if t.sr <= 0 {
-		return unbounded
+func (b *Backend) maxBindRows(t plan.Tensor, x *buffer) int {
+	if t.Sr <= 0 {
+		return plan.Unbounded
 	}
-	return (b.bindElems(x) - t.ncols) / t.sr
+	return (b.bindElems(x) - t.Ncols) / t.Sr
 }
 
 // bindElems is how many elements of x's dtype (float32 for nil) one
@@ -212,7 +213,7 @@ func (b *Backend) maxBindRows(t tensor, x *buffer) int {
 func (b *Backend) bindElems(x *buffer) int {
 	maxBind, align := int(b.lim.MaxStorageBufferBindingSize), int(b.lim.MinStorageBufferOffsetAlignment)
 	if x != nil && x.dtype.Quantized() {
-		return quantElems(x.dtype, maxBind-quantSlack(x.dtype, align))
+		return plan.QuantElems(x.dtype, maxBind-plan.QuantSlack(x.dtype, align))
 	}
 	size := 4
 	if x != nil {
@@ -249,7 +250,7 @@ func (b *Backend) run(ctx context.Context, st *Step, op string, ds []*dispatch) 
 			return fmt.Errorf("gpu: %s: %w", op, backend.ErrReleased)
 		}
 		j, cost := i+1, ds[i].cost
-		for j < len(ds) && j-i < maxPerSubmit && cost+ds[j].cost <= b.budget {
+		for j < len(ds) && j-i < plan.MaxPerSubmit && cost+ds[j].cost <= b.budget {
 			cost += ds[j].cost
 			j++
 		}
@@ -406,9 +407,9 @@ func (b *Backend) record(st *Step, ds []*dispatch, cost float64) error {
 	}
 	p.cost += cost
 	// A step submits early past step.flush dispatches (ATTN_GPU_TUNE;
-	// by default maxPerSubmit, so only the budget and the bind groups
+	// by default plan.MaxPerSubmit, so only the budget and the bind groups
 	// alive submit a step's work before Submit or Wait).
-	if p.cost >= b.budget || len(p.ds) >= maxPerSubmit || st != nil && len(p.ds) >= b.aplan.tune.stepFlush {
+	if p.cost >= b.budget || len(p.ds) >= plan.MaxPerSubmit || st != nil && len(p.ds) >= b.aplan.Tune.StepFlush {
 		return b.flush()
 	}
 	return nil

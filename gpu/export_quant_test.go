@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 )
 
 // QuantStored reads an 8-bit buffer's bytes as they are: each element's
@@ -30,10 +31,10 @@ func QuantStored(b *Backend, buf backend.Buffer) (codes []byte, scales []uint16,
 	}
 	scales = make([]uint16, x.n/backend.Q8Block)
 	for e := range codes {
-		codes[e] = img[q8CodeByte(e)]
+		codes[e] = img[plan.Q8CodeByte(e)]
 	}
 	for blk := range scales {
-		p := q8ScaleByte(blk)
+		p := plan.Q8ScaleByte(blk)
 		scales[blk] = uint16(img[p]) | uint16(img[p+1])<<8
 	}
 	return codes, scales, nil

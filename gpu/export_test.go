@@ -6,24 +6,25 @@ import (
 	"context"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
 // What the external tests need of the package's insides.
 
 // LoopBudget is the CPU plan's loop cap.
-const LoopBudget = loopBudget
+const LoopBudget = plan.LoopBudget
 
 // PlanLoops bounds the loop iterations one invocation runs for p under
-// b's plan and workgroup memory (planLoops), so that the tests running
+// b's plan and workgroup memory (plan.Loops), so that the tests running
 // the hardware plan on lavapipe keep within its silent cap.
 func PlanLoops(b *Backend, p backend.Problem) int {
-	return planLoops(b.aplan, p.Resolved(), int(b.lim.MaxComputeWorkgroupStorageSize))
+	return plan.Loops(b.aplan, p.Resolved(), int(b.lim.MaxComputeWorkgroupStorageSize))
 }
 
 // FusedLoops bounds the loop iterations one invocation of Fused's
 // kernels runs for p under b's plan: the longest split of its steps
-// (fusedSteps, as Fused plans them for float32 operands) through the
+// (plan.FusedSteps, as Fused plans them for float32 operands) through the
 // kernel Fused picks (kernelFor), and merge.wgsl folding the most
 // splits of one step.
 // The tests that run the hardware plan on lavapipe keep within its
@@ -39,11 +40,11 @@ func FusedLoops(b *Backend, p backend.Problem) int {
 		return 0
 	}
 	most := 0
-	for _, st := range fusedSteps(p, sp) {
-		keys := min(st.sk, st.j1-st.j0)
-		most = max(most, kernelLoops(c, p.D, p.Dv, keys))
-		if !st.direct() {
-			most = max(most, mergeLoops(st.splits(), p.Dv, b.aplan.mergeRowLanes()))
+	for _, st := range plan.FusedSteps(p, sp) {
+		keys := min(st.Sk, st.J1-st.J0)
+		most = max(most, plan.KernelLoops(c, p.D, p.Dv, keys))
+		if !st.Direct() {
+			most = max(most, plan.MergeLoops(st.Splits(), p.Dv, b.aplan.MergeRowLanes()))
 		}
 	}
 	return most
@@ -62,14 +63,14 @@ func FusedSplits(b *Backend, p backend.Problem) int {
 		return 0
 	}
 	most := 0
-	for _, st := range fusedSteps(p, sp) {
-		most = max(most, st.splits())
+	for _, st := range plan.FusedSteps(p, sp) {
+		most = max(most, st.Splits())
 	}
 	return most
 }
 
 // FusedKernel names the kernel Fused runs p with under b's plan, and
-// its shape (fusedKernel's String): "fused", "fusedloop", "fusedtile",
+// its shape (plan.FusedKernel's String): "fused", "fusedloop", "fusedtile",
 // "fused lanes" (its heads × queries a workgroup) or "fuseddecode"
 // (heads × queries a workgroup, keys a tile); "none" where none fits.
 func FusedKernel(b *Backend, p backend.Problem) string {
@@ -129,7 +130,7 @@ func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	if err != nil {
 		return nil
 	}
-	return c.spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32)
+	return c.Spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32)
 }
 
 // SetStepFlush sets the dispatches a step of b records before it
@@ -137,11 +138,11 @@ func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 func SetStepFlush(b *Backend, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.aplan.tune.stepFlush = n
+	b.aplan.Tune.StepFlush = n
 }
 
 // MaxPerSubmit is the most dispatches one submission carries.
-const MaxPerSubmit = maxPerSubmit
+const MaxPerSubmit = plan.MaxPerSubmit
 
 // PoisonScratch makes every buffer the scratch pool hands out start as
 // NaNs, so that a kernel reading an element no kernel wrote fails the

@@ -9,19 +9,20 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
-// This file runs the fused kernel the plan chooses (kernel.go), and
-// merge.wgsl, which only Fused uses (Backend.Fused); fusedplan.go plans
-// its steps.
+// This file runs the fused kernel the plan chooses
+// (internal/plan/kernel.go), and merge.wgsl, which only Fused uses
+// (Backend.Fused); internal/plan/fusedplan.go plans its steps.
 
 // kernelFor is the fused kernel Fused runs p (resolved) with on this
 // backend: the plan's one choice for p's shape on the device's workgroup
-// memory (adapterPlan.fusedFor). The error, which FusedSupports returns
+// memory (plan.AdapterPlan.FusedFor). The error, which FusedSupports returns
 // too, wraps backend.ErrUnsupported when no kernel fits the device.
-func (b *Backend) kernelFor(p backend.Problem) (fusedKernel, error) {
-	k := choiceKey{b.aplan, int(b.lim.MaxComputeWorkgroupStorageSize), shapeOf(p)}
+func (b *Backend) kernelFor(p backend.Problem) (plan.FusedKernel, error) {
+	k := choiceKey{b.aplan, int(b.lim.MaxComputeWorkgroupStorageSize), plan.ShapeOf(p)}
 	c := b.choices.get(k)
 	if c == nil {
 		return nil, b.unfit(p)
@@ -29,38 +30,38 @@ func (b *Backend) kernelFor(p backend.Problem) (fusedKernel, error) {
 	return c, nil
 }
 
-// choiceKey is everything of a problem and the device that fusedFor's
+// choiceKey is everything of a problem and the device that FusedFor's
 // choice depends on: the plan, the workgroup memory and the problem's
 // shape.
 type choiceKey struct {
-	a   adapterPlan
+	a   plan.AdapterPlan
 	mem int
-	s   fusedShape
+	s   plan.FusedShape
 }
 
-// choiceMemo remembers fusedFor's answers (Backend.choices): fusedFor
+// choiceMemo remembers FusedFor's answers (Backend.choices): FusedFor
 // weighs every tile it might run, a few µs, and a model's step asks the
 // same question for every layer, through Fused and FusedSupports alike.
 // It has a lock of its own because FusedSupports does not take the
 // Backend's.
 type choiceMemo struct {
 	mu sync.Mutex
-	m  map[choiceKey]fusedKernel
+	m  map[choiceKey]plan.FusedKernel
 }
 
 // maxChoices bounds the choices a Backend remembers (b.choices): past
 // it, they are forgotten and found again.
 const maxChoices = 4096
 
-// get is fusedFor's answer for k, remembered.
-func (cs *choiceMemo) get(k choiceKey) fusedKernel {
+// get is FusedFor's answer for k, remembered.
+func (cs *choiceMemo) get(k choiceKey) plan.FusedKernel {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c, ok := cs.m[k]
 	if !ok {
-		c = k.a.fusedFor(k.mem, k.s)
+		c = k.a.FusedFor(k.mem, k.s)
 		if cs.m == nil || len(cs.m) >= maxChoices {
-			cs.m = map[choiceKey]fusedKernel{}
+			cs.m = map[choiceKey]plan.FusedKernel{}
 		}
 		cs.m[k] = c
 	}
@@ -80,7 +81,7 @@ func (b *Backend) unfit(p backend.Problem) error {
 // cap, a decoding query's long cache is spread over workgroups, no
 // submission runs long and no binding exceeds the device's limit. Packed
 // sequences and paged caches are read where their rows are, through the
-// per-call data in vars (seqsLayout).
+// per-call data in vars (plan.SeqsLayout).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	return b.fused(ctx, nil, p, q, k, v, o, lse)
 }
@@ -94,7 +95,7 @@ func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q,
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
-	if err := checkVars("fused", p.Problem); err != nil {
+	if err := plan.CheckVars("fused", p.Problem); err != nil {
 		return err
 	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
@@ -117,8 +118,8 @@ func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q,
 	}
 	// Only the keys some row may see are visited, in steps; a step that
 	// writes its rows directly is one split of their first keys, the
-	// others' partial results merge in (fusedSteps).
-	steps := fusedSteps(pr, sp)
+	// others' partial results merge in (plan.FusedSteps).
+	steps := plan.FusedSteps(pr, sp)
 	// The backend's last call's, its slices' room kept: a model's step
 	// records many, one at a time under b.mu.
 	c := b.spareCall
@@ -159,11 +160,11 @@ type fusedCall struct {
 	p      backend.FusedParams
 	pr     backend.Problem
 	bufs   []*buffer // Q, K, V, bias, keep, O and LSE, as begin resolved them
-	fc     fusedKernel
+	fc     plan.FusedKernel
 	olen   int
 	lselen int
 
-	flags          shaders.Flag // every bit of the call (kernelFlags)
+	flags          shaders.Flag // every bit of the call (plan.KernelFlags)
 	vars           *varsData
 	seqAt, tableAt int // where the per-sequence data and the block table start in vars
 	sclAt          int // where the KV heads' scales start in vars (under FlagScales)
@@ -197,18 +198,18 @@ func (c *fusedCall) release() {
 
 // prepare sets the call's flags, uploads its vars, compiles its kernels
 // and allocates the scratch its steps write.
-func (c *fusedCall) prepare(steps []fusedStep) error {
+func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 	b, pr, bufs := c.b, c.pr, c.bufs
 	parts := 0 // the most partial results a step writes
 	for _, st := range steps {
-		if !st.direct() {
-			parts = max(parts, st.splits())
+		if !st.Direct() {
+			parts = max(parts, st.Splits())
 		}
 	}
 	// A step that merges needs its rows' LSE, asked for or not.
-	c.flags = kernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, bufs[6] != nil || parts > 0)
+	c.flags = plan.KernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, bufs[6] != nil || parts > 0)
 	var words []uint32
-	words, c.seqAt, c.tableAt = seqsLayout(pr)
+	words, c.seqAt, c.tableAt = plan.SeqsLayout(pr)
 	if pr.Scales != nil {
 		// KV head g's scales of K and V at sclAt + 2g (lib/pages.wgsl).
 		c.sclAt = len(words)
@@ -217,14 +218,14 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 		}
 	}
 	var err error
-	if c.flags&varsFlags != 0 {
+	if c.flags&plan.VarsFlags != 0 {
 		if c.vars, err = b.uploadWords(pr, words); err != nil {
 			return err
 		}
 		c.frees = append(c.frees, c.vars.free)
 	}
 	c.q = bufs[0]
-	if c.fc.widensQ() && c.q.dtype.Half() {
+	if c.fc.WidensQ() && c.q.dtype.Half() {
 		// From the pool: the copy writes all of it.
 		if c.q, err = b.pooledScratch(pr.QLen()); err != nil {
 			return err
@@ -234,7 +235,7 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 			return err
 		}
 	}
-	if c.fused, err = b.pipeline(c.fc.spec(elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+	if c.fused, err = b.pipeline(c.fc.Spec(elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
 		return err
 	}
 	// A half O is computed in a float32 scratch and packed at the end
@@ -267,33 +268,35 @@ func (c *fusedCall) prepare(steps []fusedStep) error {
 			c.frees = append(c.frees, c.lseOut.free)
 		}
 	}
-	c.lanes = b.aplan.mergeRowLanes()
-	c.merge, err = b.pipeline(shaders.MergeConsts{WG: mergeWG, L: c.lanes}, "main")
+	c.lanes = b.aplan.MergeRowLanes()
+	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes}, "main")
 	return err
 }
 
 // step appends to ds the dispatches of step st: the fused kernel's, and
 // merge.wgsl's unless the step writes its rows directly.
-func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
+func (c *fusedCall) step(ds []*dispatch, st plan.FusedStep) ([]*dispatch, error) {
 	b, pr := c.b, c.pr
-	ns := st.splits()
+	ns := st.Splits()
 	out, outLSE := c.oOut, c.lseOut
-	if !st.direct() {
+	if !st.Direct() {
 		out, outLSE = c.po, c.plse
 	}
 	fl := c.flags
-	if !st.first {
+	if !st.First {
 		fl &^= shaders.FlagSink // a row's denominator takes the sink once
 	}
 	fo, mo := c.fusedOps(out, outLSE, ns), c.mergeOps(ns)
-	tileRows, heads := c.fc.tileRows(), c.fc.heads() // query rows of each of heads query heads a workgroup
-	grid := func(u unit) [3]int { return [3]int{ceilDiv(u.i1-u.i0, tileRows), (u.bh1 - u.bh0) / heads, ns} }
-	cost := func(u unit) float64 {
-		return float64(2*pr.D+2*pr.Dv) * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(max(u.j1-u.j0, 1))
+	tileRows, heads := c.fc.TileRows(), c.fc.Heads() // query rows of each of heads query heads a workgroup
+	grid := func(u plan.Unit) [3]int {
+		return [3]int{plan.CeilDiv(u.I1-u.I0, tileRows), (u.Bh1 - u.Bh0) / heads, ns}
+	}
+	cost := func(u plan.Unit) float64 {
+		return float64(2*pr.D+2*pr.Dv) * float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(max(u.J1-u.J0, 1))
 	}
 	c.ops = append(append(c.ops[:0], fo...), mo...)
-	units, err := b.plan("fused", pr, unit{st.b0 * pr.H, st.b1 * pr.H, st.i0, st.i1, st.j0, st.j1},
-		splitter{headAlign: heads, rowAlign: tileRows}, c.ops, grid, cost)
+	units, err := b.plan("fused", pr, plan.Unit{Bh0: st.B0 * pr.H, Bh1: st.B1 * pr.H, I0: st.I0, I1: st.I1, J0: st.J0, J1: st.J1},
+		plan.Splitter{HeadAlign: heads, RowAlign: tileRows}, c.ops, grid, cost)
 	if err != nil {
 		return ds, err
 	}
@@ -301,7 +304,7 @@ func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
 	for _, u := range units {
 		d := b.unitDispatch(c.fused, pr, u, &prm.Unit, fo)
 		prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, fl
-		prm.SK = uint32(max(st.sk, 1))
+		prm.SK = uint32(max(st.Sk, 1))
 		prm.OZ, prm.LSEZ = 0, 0
 		if out == c.po {
 			prm.OZ, prm.LSEZ = uint32(c.olen), uint32(c.lselen)
@@ -316,19 +319,19 @@ func (c *fusedCall) step(ds []*dispatch, st fusedStep) ([]*dispatch, error) {
 		d.grid, d.cost = grid(u), cost(u)
 		ds = append(ds, d)
 	}
-	if st.direct() {
+	if st.Direct() {
 		return ds, nil
 	}
 	mprm := &c.mprm
 	for _, u := range units {
 		d := b.unitDispatch(c.merge, pr, u, &mprm.Unit, mo)
 		mprm.Dv, mprm.Flags, mprm.Seq = uint32(pr.Dv), c.flags&shaders.FlagPackQ, uint32(c.seqAt)
-		mprm.Parts, mprm.Init = uint32(ns), btoi(st.first)
+		mprm.Parts, mprm.Init = uint32(ns), btoi(st.First)
 		mprm.PZ, mprm.PLSEZ = uint32(c.olen), uint32(c.lselen)
 		d.setParams(*mprm)
 		b.bindVars(d, c.vars)
-		d.grid = [3]int{ceilDiv(u.i1-u.i0, mergeWG/c.lanes), u.bh1 - u.bh0, 1}
-		d.cost = float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(pr.Dv*ns)
+		d.grid = [3]int{plan.CeilDiv(u.I1-u.I0, plan.MergeWG/c.lanes), u.Bh1 - u.Bh0, 1}
+		d.cost = float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(pr.Dv*ns)
 		ds = append(ds, d)
 	}
 	return ds, nil
@@ -364,8 +367,8 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 		r[4].t = maskTensor(c.p.Keep)
 	}
 	if out == c.po {
-		r[5].t.sz, r[5].t.nz = c.olen, ns
-		r[6].t.sz, r[6].t.nz = c.lselen, ns
+		r[5].t.Sz, r[5].t.Nz = c.olen, ns
+		r[6].t.Sz, r[6].t.Nz = c.lselen, ns
 	}
 	return r
 }
@@ -381,41 +384,41 @@ func (c *fusedCall) mergeOps(ns int) []operand {
 		operand{name: "lse", x: c.lseOut, t: lseTensor(pr), out: true, at: &mprm.LSE},
 	)
 	r := c.mo
-	r[0].t.sz, r[0].t.nz = c.olen, ns
-	r[1].t.sz, r[1].t.nz = c.lselen, ns
+	r[0].t.Sz, r[0].t.Nz = c.olen, ns
+	r[1].t.Sz, r[1].t.Nz = c.lselen, ns
 	return r
 }
 
-// stepPlanFor bounds Fused's steps for pr (fusedSteps) through kernel fc
-// on this device: splits of at most fc.keys' chunk (the kernel's loop
+// stepPlanFor bounds Fused's steps for pr (plan.FusedSteps) through kernel
+// fc on this device: splits of at most fc.Keys' chunk (the kernel's loop
 // cap), steps whose K and V windows fit a binding (kx and vx are K and
 // V, whose dtypes size the windows; nil is float32) — or, for a paged
 // pool larger than one binding, each sequence's steps cut so that their
 // pages lie within one window — as many splits side by side as
-// merge.wgsl's loop and splitScratch allow, and keys split further when a
+// merge.wgsl's loop and plan.SplitScratch allow, and keys split further when a
 // step has fewer workgroups than the adapter wants (the decoding kernel
 // wants more of them, and smaller, than the others: decodeTarget).
-func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedKernel, kx, vx *buffer) (stepPlan, error) {
-	tk, chunk := fc.keys()
+func (b *Backend) stepPlanFor(pr backend.Problem, fc plan.FusedKernel, kx, vx *buffer) (plan.StepPlan, error) {
+	tk, chunk := fc.Keys()
 	tk = max(tk, 1)
-	sp := stepPlan{chunk: chunk, span: unbounded, tileRows: fc.tileRows(), heads: fc.heads(),
-		work: b.budget / float64(2*pr.D+2*pr.Dv)}
+	sp := plan.StepPlan{Chunk: chunk, Span: plan.Unbounded, TileRows: fc.TileRows(), Heads: fc.Heads(),
+		Work: b.budget / float64(2*pr.D+2*pr.Dv)}
 	var parts int
-	sp.target, sp.minSplit, parts = fc.splitting(b.aplan)
+	sp.Target, sp.MinSplit, parts = fc.Splitting(b.aplan)
 	kt, vt := kTensor(pr), vTensor(pr)
 	if pg := pr.Paged; pg == nil {
 		// A K or V window of one head must fit one binding (less the
 		// alignment of its start, and of its end when bound as vec4s),
 		// counted in its stored bytes.
-		for i, t := range []tensor{kt, vt} {
-			if fit := b.maxBindRows(t, []*buffer{kx, vx}[i]); fit < sp.span {
-				sp.span = fit / tk * tk
+		for i, t := range []plan.Tensor{kt, vt} {
+			if fit := b.maxBindRows(t, []*buffer{kx, vx}[i]); fit < sp.Span {
+				sp.Span = fit / tk * tk
 			}
 		}
-		if sp.span < tk {
+		if sp.Span < tk {
 			return sp, tooLarge("fused", pr, "one tile of keys exceeds the device's storage binding")
 		}
-		sp.chunk = min(sp.chunk, sp.span)
+		sp.Chunk = min(sp.Chunk, sp.Span)
 	} else if pages := min(b.bindPages(kt, kx), b.bindPages(vt, vx)); pages < pg.Pages {
 		// A pool larger than one binding: each sequence's steps find
 		// their pages within one window.
@@ -423,15 +426,15 @@ func (b *Backend) stepPlanFor(pr backend.Problem, fc fusedKernel, kx, vx *buffer
 			return sp, backend.Errorf(backend.ErrTooLarge, "gpu: fused: a page of %d keys × %d KV heads × D=%d (Dv=%d) exceeds the device's %d-byte storage binding; use smaller pages",
 				pg.PageSize, pr.KVHeads, pr.D, pr.Dv, b.lim.MaxStorageBufferBindingSize)
 		}
-		sp.cut = pageCuts(pg, 1, pages)
+		sp.Cut = plan.PageCuts(pg, 1, pages)
 	}
-	sp.parts = max(1, min(parts, splitScratch/max(pr.OLen(), 1)))
+	sp.Parts = max(1, min(parts, plan.SplitScratch/max(pr.OLen(), 1)))
 	return sp, nil
 }
 
 // bindPages is how many consecutive pages of a paged K or V (t, stored in
 // x's dtype) one storage binding holds, less the alignment of the
 // window's start and end.
-func (b *Backend) bindPages(t tensor, x *buffer) int {
-	return b.bindElems(x) / max(t.sb, 1)
+func (b *Backend) bindPages(t plan.Tensor, x *buffer) int {
+	return b.bindElems(x) / max(t.Sb, 1)
 }

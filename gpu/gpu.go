@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/gogpu/gputypes"
 )
@@ -71,8 +72,8 @@ type Backend struct {
 	spareCall *fusedCall
 
 	// aplan is how ops cut their work and which fused kernel runs, from
-	// the adapter's type or $ATTN_GPU_PLAN (adapterplan.go).
-	aplan adapterPlan
+	// the adapter's type or $ATTN_GPU_PLAN (internal/plan/adapterplan.go).
+	aplan plan.AdapterPlan
 
 	// budget is the work, in floating-point operations, that one
 	// submission may carry: enough to keep the device busy, little enough
@@ -108,7 +109,7 @@ func New() (*Backend, error) {
 		return nil, err
 	}
 	info := describeAdapter(adapter)
-	aplan, err := planFromEnv(info.Adapter.DeviceType)
+	aplan, err := plan.FromEnv(info.Adapter.DeviceType)
 	if err != nil {
 		adapter.Release()
 		inst.Release()
@@ -133,7 +134,7 @@ func New() (*Backend, error) {
 // open makes the Backend of device dev, of an adapter info describes,
 // that plans as aplan says; the caller sets what else it owns and calls
 // init.
-func open(dev *wg.Device, info backend.Info, aplan adapterPlan) *Backend {
+func open(dev *wg.Device, info backend.Info, aplan plan.AdapterPlan) *Backend {
 	b := &Backend{
 		dev:   dev,
 		info:  info,
@@ -146,7 +147,7 @@ func open(dev *wg.Device, info backend.Info, aplan adapterPlan) *Backend {
 	b.info.Limits = b.lim
 	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
 	b.info.Features = dev.Features()
-	b.aplan = aplan.on(b.info.Features, wg.CompilesF16)
+	b.aplan = aplan.On(b.info.Features, wg.CompilesF16)
 	b.info.Detail += "; plan " + b.aplan.String()
 	b.noTiming = timingSupport(adapterTimes, b.info.Features.Contains(gputypes.FeatureTimestampQuery), false)
 	b.budget = 4e11
@@ -248,7 +249,7 @@ func (b *Backend) waitIdle() error {
 // the callbacks it runs only store into p's C memory (wg's wait). Close
 // releases nothing while a wait is under way.
 func (b *Backend) await(p *wg.Pending) error {
-	spin := b.aplan.pollSpin()
+	spin := spinFor(b.aplan)
 	b.waiting++
 	b.mu.Unlock()
 	err := p.Wait(spin)

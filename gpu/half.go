@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
@@ -73,22 +74,22 @@ func (b *Backend) packDispatches(src, dst *buffer, n int) ([]*dispatch, error) {
 	for e0 := 0; e0 < n; e0 += per {
 		e1 := min(n, e0+per)
 		fw, lw := e0/2, (e1+1)/2 // words [fw, lw); e0 is even
-		sw := windowFor(e0, e1, align, srcCap)
-		if sw.n < 4 {
-			sw.n = min(4, srcCap-sw.start)
+		sw := plan.WindowFor(e0, e1, align, srcCap)
+		if sw.N < 4 {
+			sw.N = min(4, srcCap-sw.Start)
 		}
-		ow := windowFor(fw, lw, align, dstCap)
-		if ow.n < 4 {
-			ow.n = min(4, dstCap-ow.start)
+		ow := plan.WindowFor(fw, lw, align, dstCap)
+		if ow.N < 4 {
+			ow.N = min(4, dstCap-ow.Start)
 		}
 		d := newDispatch(pipe)
-		d.bind("src", src.buf, src.off+sw.start*4, sw.n*4)
-		d.bind("o", dst.buf, dst.off+ow.start*4, ow.n*4)
+		d.bind("src", src.buf, src.off+sw.Start*4, sw.N*4)
+		d.bind("o", dst.buf, dst.off+ow.Start*4, ow.N*4)
 		d.setParams(shaders.PackParams{
 			NW: uint32(lw - fw), Lo: uint32(e0 - 2*fw), Hi: uint32(e1 - 2*fw),
-			SrcOff: uint32(2*fw - sw.start), OOff: uint32(fw - ow.start),
+			SrcOff: uint32(2*fw - sw.Start), OOff: uint32(fw - ow.Start),
 		})
-		d.grid = [3]int{ceilDiv(lw-fw, packWG), 1, 1}
+		d.grid = [3]int{plan.CeilDiv(lw-fw, packWG), 1, 1}
 		d.cost = float64(e1 - e0)
 		ds = append(ds, d)
 	}

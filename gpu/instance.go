@@ -178,7 +178,7 @@ func describeAdapter(a *wg.Adapter) backend.Info {
 // adapter a for, each where a offers it: TimestampQuery, for device time
 // (timing.go), ShaderF16 where the binding's compiler takes WGSL's f16
 // (wg.CompilesF16) and subgroup operations, for the kernels that use them
-// (features.go). Asking costs nothing until a kernel uses one.
+// (internal/plan/features.go). Asking costs nothing until a kernel uses one.
 func requiredFeatures(a *wg.Adapter) []gputypes.Feature {
 	var fs []gputypes.Feature
 	for _, f := range []gputypes.Feature{gputypes.FeatureTimestampQuery, gputypes.FeatureShaderF16, gputypes.FeatureSubgroupOperations} {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 	"github.com/gogpu/gputypes"
 )
 
-// TestFusedKernelMemo: kernelFor remembers fusedFor's choices (a
+// TestFusedKernelMemo: kernelFor remembers FusedFor's choices (a
 // model's step asks the same question every layer) and answers exactly
-// as fusedFor does, for either plan, whichever plan asked first, and for
+// as FusedFor does, for either plan, whichever plan asked first, and for
 // problems that differ only in what the choice depends on; FusedSupports
 // answers as kernelFor does.
 func TestFusedKernelMemo(t *testing.T) {
@@ -30,22 +31,22 @@ func TestFusedKernelMemo(t *testing.T) {
 		{B: 1, H: 4, KVHeads: 4, Nq: 17, Nk: 33, D: 12, Dv: 20},
 		{B: 1, H: 3, KVHeads: 1, Nq: 1, Nk: 300, D: 7, Dv: 9},
 	}
-	cpu, err := choosePlan("cpu", gputypes.DeviceTypeCPU)
+	cpu, err := plan.Choose("cpu", gputypes.DeviceTypeCPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hw, err := choosePlan("hardware", gputypes.DeviceTypeCPU)
+	hw, err := plan.Choose("hardware", gputypes.DeviceTypeCPU)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved := b.aplan
 	defer func() { b.aplan = saved }()
 	for round := range 2 {
-		for _, a := range []adapterPlan{cpu, hw, cpu} {
+		for _, a := range []plan.AdapterPlan{cpu, hw, cpu} {
 			b.aplan = a
 			for _, p := range probs {
 				p = p.Resolved()
-				want := a.fusedFor(mem, shapeOf(p))
+				want := a.FusedFor(mem, plan.ShapeOf(p))
 				got, err := b.kernelFor(p)
 				if got != want || (err == nil) != (want != nil) {
 					t.Errorf("round %d, plan %v, %+v: kernelFor = %v, %v; fusedFor %v", round, a, p, got, err, want)

@@ -2,7 +2,10 @@
 
 package gpu
 
-import "github.com/attn-go/attn/shaders"
+import (
+	"github.com/attn-go/attn/gpu/internal/plan"
+	"github.com/attn-go/attn/shaders"
+)
 
 // This file says what a caller's device must have (NewWithDevice).
 
@@ -31,12 +34,12 @@ func DeviceNeeds() []Need {
 		}
 		storage, uniform, bindings = max(storage, s), max(uniform, u), max(bindings, len(k.Bindings))
 	}
-	mmWG := (mmTile / mmReg) // scores.wgsl and context.wgsl: mmWG × mmWG invocations
-	invocations := max(mmWG*mmWG, smWG, fusedWG, mergeWG, packWG, decodeWG)
-	sizeX := max(mmWG, smWG, fusedWG, mergeWG, packWG, decodeWG)
+	mmWG := (plan.MmTile / plan.MmReg) // scores.wgsl and context.wgsl: mmWG × mmWG invocations
+	invocations := max(mmWG*mmWG, plan.SmWG, plan.FusedWG, plan.MergeWG, packWG, plan.DecodeWG)
+	sizeX := max(mmWG, plan.SmWG, plan.FusedWG, plan.MergeWG, packWG, plan.DecodeWG)
 	// scores.wgsl keeps a tile of Q and of K, context.wgsl of P and of V:
-	// two mmTile × mmStep float32 tiles.
-	wgMem := 2 * mmTile * mmStep * 4
+	// two plan.MmTile × plan.MmStep float32 tiles.
+	wgMem := 2 * plan.MmTile * plan.MmStep * 4
 	return []Need{
 		{"maxBindGroups", 1},
 		{"maxBindingsPerBindGroup", uint64(bindings)},

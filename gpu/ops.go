@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
 )
@@ -14,40 +15,46 @@ import (
 // The operands' tensors follow backend.Rows: packed rows (Cu) and paged
 // pools (Pages) keep their sequences' row starts and block table for the
 // windows' spans, which the kernels read from vars.
-func rowsTensor(r backend.Rows, p backend.Problem, kv bool, rows rowSel, ncols int) tensor {
-	t := tensor{sb: r.Batch, sh: r.Head, sr: r.Row, sc: 1, kv: kv, rows: rows, ncols: ncols, cu: r.Cu, pg: r.Pages}
+func rowsTensor(r backend.Rows, p backend.Problem, kv bool, rows plan.RowSel, ncols int) plan.Tensor {
+	t := plan.Tensor{Sb: r.Batch, Sh: r.Head, Sr: r.Row, Sc: 1, KV: kv, Rows: rows, Ncols: ncols, Cu: r.Cu, Pg: r.Pages}
 	if r.Pages != nil {
-		t.lens = make([]int, p.B)
+		t.Lens = make([]int, p.B)
 		for b := range p.B {
-			t.lens[b] = p.KVLen(b)
+			t.Lens[b] = p.KVLen(b)
 		}
 	}
 	return t
 }
 
-func qTensor(p backend.Problem) tensor { return rowsTensor(p.QRowsOf(), p, false, byQuery, p.D) }
+func qTensor(p backend.Problem) plan.Tensor {
+	return rowsTensor(p.QRowsOf(), p, false, plan.ByQuery, p.D)
+}
 
-func kTensor(p backend.Problem) tensor { return rowsTensor(p.KRowsOf(), p, true, byKey, p.D) }
+func kTensor(p backend.Problem) plan.Tensor { return rowsTensor(p.KRowsOf(), p, true, plan.ByKey, p.D) }
 
-func vTensor(p backend.Problem) tensor { return rowsTensor(p.VRowsOf(), p, true, byKey, p.Dv) }
+func vTensor(p backend.Problem) plan.Tensor {
+	return rowsTensor(p.VRowsOf(), p, true, plan.ByKey, p.Dv)
+}
 
-func oTensor(p backend.Problem) tensor { return rowsTensor(p.ORowsOf(), p, false, byQuery, p.Dv) }
+func oTensor(p backend.Problem) plan.Tensor {
+	return rowsTensor(p.ORowsOf(), p, false, plan.ByQuery, p.Dv)
+}
 
 // lseTensor is [B, H, Nq], or [H, CuQ[B]] when packed.
-func lseTensor(p backend.Problem) tensor {
+func lseTensor(p backend.Problem) plan.Tensor {
 	if p.Packed != nil {
-		return tensor{sh: p.TotalQ(), sr: 1, sc: 1, rows: byQuery, ncols: 1, cu: p.Packed.CuQ}
+		return plan.Tensor{Sh: p.TotalQ(), Sr: 1, Sc: 1, Rows: plan.ByQuery, Ncols: 1, Cu: p.Packed.CuQ}
 	}
-	return tensor{sb: p.H * p.Nq, sh: p.Nq, sr: 1, sc: 1, rows: byQuery, ncols: 1}
+	return plan.Tensor{Sb: p.H * p.Nq, Sh: p.Nq, Sr: 1, Sc: 1, Rows: plan.ByQuery, Ncols: 1}
 }
 
-func scoresTensor(p backend.Problem) tensor {
-	return tensor{sb: p.H * p.Nq * p.Nk, sh: p.Nq * p.Nk, sr: p.Nk, sc: 1, rows: byQuery, cols: colsKeys}
+func scoresTensor(p backend.Problem) plan.Tensor {
+	return plan.Tensor{Sb: p.H * p.Nq * p.Nk, Sh: p.Nq * p.Nk, Sr: p.Nk, Sc: 1, Rows: plan.ByQuery, Cols: plan.ColsKeys}
 }
 
-func maskTensor(m *backend.Mask) tensor {
+func maskTensor(m *backend.Mask) plan.Tensor {
 	s := m.Strides()
-	return tensor{sb: s[0], sh: s[1], sr: s[2], sc: s[3], rows: byQuery, cols: colsKeys}
+	return plan.Tensor{Sb: s[0], Sh: s[1], Sr: s[2], Sc: s[3], Rows: plan.ByQuery, Cols: plan.ColsKeys}
 }
 
 func maskBuf(m *backend.Mask) backend.Buffer {
@@ -118,12 +125,12 @@ func (b *Backend) resolveArgs(op string, args ...arg) ([]*buffer, error) {
 // plan cuts the unit into dispatches no larger than the device allows:
 // windows within the binding limit, grids within the dimension limit and
 // work within the submission budget.
-func (b *Backend) plan(op string, p backend.Problem, u unit, sp splitter, ops []operand,
-	grid func(unit) [3]int, cost func(unit) float64) ([]unit, error) {
-	sp.ok = func(u unit) bool {
+func (b *Backend) plan(op string, p backend.Problem, u plan.Unit, sp plan.Splitter, ops []operand,
+	grid func(plan.Unit) [3]int, cost func(plan.Unit) float64) ([]plan.Unit, error) {
+	sp.OK = func(u plan.Unit) bool {
 		return b.gridOK(grid(u)) && cost(u) <= b.budget && b.bindOperands(nil, u, p.H, p.Group(), ops)
 	}
-	units, ok := sp.split(u, nil)
+	units, ok := sp.Split(u, nil)
 	if !ok {
 		return nil, tooLarge(op, p, fmt.Sprintf("one tile's operands exceed the device's %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))
 	}
@@ -135,18 +142,19 @@ func (b *Backend) plan(op string, p backend.Problem, u unit, sp splitter, ops []
 // and binds ops, writing their addressing where each points. The caller
 // sets the kernel's own fields, calls setParams, and sets the grid and
 // the cost.
-func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u unit, at *shaders.Unit, ops []operand) *dispatch {
+func (b *Backend) unitDispatch(pipe *pipeline, p backend.Problem, u plan.Unit, at *shaders.Unit, ops []operand) *dispatch {
 	d := newDispatch(pipe)
 	*at = shaders.Unit{
 		H: uint32(p.H), G: uint32(p.Group()), Nq: uint32(p.Nq), Nk: uint32(p.Nk),
-		BH0: uint32(u.bh0), I0: uint32(u.i0), I1: uint32(u.i1), J0: uint32(u.j0), J1: uint32(u.j1),
+		BH0: uint32(u.Bh0), I0: uint32(u.I0), I1: uint32(u.I1), J0: uint32(u.J0), J1: uint32(u.J1),
 	}
 	b.bindOperands(d, u, p.H, p.Group(), ops)
 	return d
 }
 
 // varsData is an op's data for the kernels' vars binding: its variant
-// data (varsLayout) and, for Fused, its per-sequence data (seqsLayout).
+// data (plan.VarsLayout) and, for Fused, its per-sequence data
+// (plan.SeqsLayout).
 // Up to inlineVars bytes travel beside the dispatches' Params, in the
 // arena of the submission that runs them (record); more, a block table
 // say, in a scratch buffer of their own.
@@ -167,18 +175,18 @@ func (v *varsData) free() {
 	}
 }
 
-// uploadVars returns p's variant data (varsLayout) when need is set, for
+// uploadVars returns p's variant data (plan.VarsLayout) when need is set, for
 // the kernels' vars binding, and nil otherwise (free and bindVars take
 // nil). The caller holds b.mu and frees it.
 func (b *Backend) uploadVars(p backend.Problem, need bool) (*varsData, error) {
 	if !need {
 		return nil, nil
 	}
-	return b.uploadWords(p, varsLayout(p))
+	return b.uploadWords(p, plan.VarsLayout(p))
 }
 
 // uploadWords returns data, the variant data of p (and the per-sequence
-// data of Fused, seqsLayout), for the kernels' vars binding: inline up to
+// data of Fused, plan.SeqsLayout), for the kernels' vars binding: inline up to
 // inlineVars bytes, else written to a scratch buffer. The caller holds
 // b.mu and frees it.
 func (b *Backend) uploadWords(p backend.Problem, data []uint32) (*varsData, error) {

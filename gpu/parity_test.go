@@ -42,16 +42,17 @@ import (
 //
 // Under the CPU plan (lavapipe's; hwplan_test.go runs the hardware plan),
 // fused.wgsl runs 64 invocations of R query rows each per workgroup (R =
-// 4 at D = Dv = 64, 2 at 128; fusedRows in adapterplan.go), one key per loop
-// iteration, in splits of 4096 keys (fusedChunk); wider heads run
-// fusedloop.wgsl, 64 query rows per workgroup over tiles of 32 keys, in
-// splits sized by fusedTile. A step's splits run side by side when their
-// partial results fit the scratch (up to 64, 16 MiB), one after the other
-// otherwise, and merge.wgsl folds their partial (O, LSE) in; a step with
-// few workgroups (decoding) splits its keys further; a sliding window
-// cuts the rows into blocks of its band (fusedSteps). scores.wgsl and
-// context.wgsl use 64×64 tiles, context in chunks of 1328 keys;
-// softmax.wgsl works in chunks of 8192 columns.
+// 4 at D = Dv = 64, 2 at 128; fusedRows in internal/plan/kernel_rows.go),
+// one key per loop iteration, in splits of 4096 keys (fusedChunk); wider
+// heads run fusedloop.wgsl, 64 query rows per workgroup over tiles of 32
+// keys, in splits sized by fusedTile. A step's splits run side by side
+// when their partial results fit the scratch (up to 64, 16 MiB), one
+// after the other otherwise, and merge.wgsl folds their partial (O, LSE)
+// in; a step with few workgroups (decoding) splits its keys further; a
+// sliding window cuts the rows into blocks of its band
+// (plan.FusedSteps). scores.wgsl and context.wgsl use 64×64 tiles,
+// context in chunks of 1328 keys; softmax.wgsl works in chunks of 8192
+// columns.
 
 // envLong turns on the slow rows and tests: ATTN_LONG=1.
 const envLong = "ATTN_LONG"
@@ -643,7 +644,7 @@ var parityRows = []parityRow{
 	{p: window(bnhd(prob(1, 2, 2, 63, 33, 5, 7)), 0, 0)},
 	// A window wider than a fused chunk (4096 keys): steps that merge.
 	{p: window(causal(prob(1, 1, 1, 1500, 9000, 16, 16)), 5000, 0), slow: true},
-	// A narrow window over many row blocks of 256 (fusedSteps).
+	// A narrow window over many row blocks of 256 (plan.FusedSteps).
 	{p: window(causal(prob(1, 2, 2, 2500, 2500, 64, 64)), 100, 0), keep: shape(1, 1, 2500, 2500), slow: true},
 	// Causal offsets: top-left, negative (rows that see no key) with and
 	// without sinks, past the keys.

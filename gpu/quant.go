@@ -8,10 +8,12 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 )
 
-// This file writes and reads the 8-bit buffers (quantlayout.go lays
-// them out): the host quantizes and widens, the device holds the bytes.
+// This file writes and reads the 8-bit buffers (internal/plan/quantlayout.go
+// lays them out): the host quantizes and widens, the device holds the
+// bytes.
 
 // writeQuant stores src into the 8-bit buffer x from element off, as the
 // CPU backend does: q8 whole blocks (off and len(src), else ErrShape),
@@ -57,10 +59,10 @@ func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	} else {
 		backend.EncodeFP8s(codes, src)
 	}
-	lo, hi := quantSpan(t, off, n)
+	lo, hi := plan.QuantSpan(t, off, n)
 	w0, w1 := lo/4, (hi+3)/4
 	img := make([]byte, (w1-w0)*4)
-	spans := packQuant(t, img, w0*4, off, codes, scales)
+	spans := plan.PackQuant(t, img, w0*4, off, codes, scales)
 	// The words a span covers in part keep their other bytes.
 	var partial []int
 	for _, sp := range spans {
@@ -119,12 +121,12 @@ func (b *Backend) readQuant(dst []float32, x *buffer, off int) error {
 	if n == 0 {
 		return nil
 	}
-	lo, hi := quantSpan(x.dtype, off, n)
+	lo, hi := plan.QuantSpan(x.dtype, off, n)
 	w0, w1 := lo/4, (hi+3)/4
 	words := make([]uint32, w1-w0)
 	if err := b.readWords(words, x, w0); err != nil {
 		return err
 	}
-	unpackQuant(x.dtype, dst, unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4), w0*4, off)
+	plan.UnpackQuant(x.dtype, dst, unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4), w0*4, off)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
@@ -97,21 +98,21 @@ func (b *Backend) quantDispatches(d, s, cnt *buffer, q backend.QuantCopy, ranges
 	// A chunk's windows fit one binding (src's at 4 bytes an element at
 	// most, and its alignment) and its units one grid dimension (less
 	// one for a start inside a unit); chunks start on superblocks.
-	per := min(quantElems(d.dtype, maxBind-quantSlack(d.dtype, alignBytes)), (maxBind-2*alignBytes)/4, (groups-1)*unit)
-	per = per / q8Super * q8Super
+	per := min(plan.QuantElems(d.dtype, maxBind-plan.QuantSlack(d.dtype, alignBytes)), (maxBind-2*alignBytes)/4, (groups-1)*unit)
+	per = per / plan.Q8Super * plan.Q8Super
 	var ds []*dispatch
 	for _, r := range ranges {
 		for c := 0; c < r.N; c += per {
 			n := min(per, r.N-c)
 			e0, s0 := r.Dst+c, r.Src+c
-			dw := quantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
+			dw := plan.QuantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
 			sw := byteWindow(s, s0, s0+n, alignBytes)
 			srcBase := sw.firstElem(s)
-			rel := e0 - dw.start
+			rel := e0 - dw.Start
 			u0 := rel / unit
 			dd := newDispatch(pipe)
 			dd.bind("src", s.buf, s.off+sw.start, sw.n)
-			dd.bind("o", d.buf, d.off+dw.startByte, dw.bytes)
+			dd.bind("o", d.buf, d.off+dw.StartByte, dw.Bytes)
 			if cnt != nil {
 				dd.bind("cnt", cnt.buf, cnt.off, 4*backend.CountsLen)
 			} else {
@@ -127,7 +128,7 @@ func (b *Backend) quantDispatches(d, s, cnt *buffer, q backend.QuantCopy, ranges
 				dd.bind("vars", b.dummyR, 0, 256)
 			}
 			dd.setParams(p)
-			dd.grid = [3]int{ceilDiv(int(p.NW), packWG), 1, 1}
+			dd.grid = [3]int{plan.CeilDiv(int(p.NW), packWG), 1, 1}
 			dd.cost = float64(n) * quantCost
 			ds = append(ds, dd)
 		}

@@ -7,13 +7,14 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
 // This file runs scores.wgsl (Backend.Scores).
 
 // Scores computes the scores up to p.Stage in tiles, splitting a head
-// dimension longer than the plan's mmChunk across dispatches that accumulate; the
+// dimension longer than the plan's MmChunk across dispatches that accumulate; the
 // last of them carries the sums through the stage's steps.
 func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	return b.scores(ctx, nil, p, q, k, s)
@@ -28,7 +29,7 @@ func (b *Backend) scores(ctx context.Context, st *Step, p backend.ScoresParams, 
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
 		return fmt.Errorf("gpu: scores: %w", err)
 	}
-	if err := checkVars("scores", p.Problem); err != nil {
+	if err := plan.CheckVars("scores", p.Problem); err != nil {
 		return err
 	}
 	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false},
@@ -55,28 +56,28 @@ func (b *Backend) scores(ctx context.Context, st *Step, p backend.ScoresParams, 
 	if p.Keep != nil {
 		ops[3].t = maskTensor(p.Keep)
 	}
-	flags := kernelFlags(pr, p.Bias != nil, p.Keep != nil, false) & scoreStageFlags(p.Stage)
-	vars, err := b.uploadVars(pr, flags&varsFlags != 0)
+	flags := plan.KernelFlags(pr, p.Bias != nil, p.Keep != nil, false) & plan.ScoreStageFlags(p.Stage)
+	vars, err := b.uploadVars(pr, flags&plan.VarsFlags != 0)
 	if err != nil {
 		return err
 	}
 	defer vars.free()
-	pipe, err := b.pipeline(shaders.ScoresConsts{TM: mmTile, TN: mmTile, TD: mmStep, RM: mmReg, RN: mmReg,
+	pipe, err := b.pipeline(shaders.ScoresConsts{TM: plan.MmTile, TN: plan.MmTile, TD: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg,
 		Q: elem(bufs[0]), K: elem(bufs[1]), Bias: elem(bufs[2])}, "main")
 	if err != nil {
 		return err
 	}
-	grid := func(u unit) [3]int {
-		return [3]int{ceilDiv(u.j1-u.j0, mmTile), ceilDiv(u.i1-u.i0, mmTile), u.bh1 - u.bh0}
+	grid := func(u plan.Unit) [3]int {
+		return [3]int{plan.CeilDiv(u.J1-u.J0, plan.MmTile), plan.CeilDiv(u.I1-u.I0, plan.MmTile), u.Bh1 - u.Bh0}
 	}
 	var ds []*dispatch
-	dcs := chunks(pr.D, b.aplan.mmChunk())
+	dcs := plan.Chunks(pr.D, b.aplan.MmChunk())
 	for ci, dc := range dcs {
-		cost := func(u unit) float64 {
-			return 2 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(u.j1-u.j0) * float64(dc[1]-dc[0])
+		cost := func(u plan.Unit) float64 {
+			return 2 * float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(u.J1-u.J0) * float64(dc[1]-dc[0])
 		}
-		units, err := b.plan("scores", pr, unit{0, pr.B * pr.H, 0, pr.Nq, 0, pr.Nk},
-			splitter{rowAlign: mmTile, keyAlign: mmTile, splitKeys: true}, ops, grid, cost)
+		units, err := b.plan("scores", pr, plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: 0, J1: pr.Nk},
+			plan.Splitter{RowAlign: plan.MmTile, KeyAlign: plan.MmTile, SplitKeys: true}, ops, grid, cost)
 		if err != nil {
 			return err
 		}

@@ -34,7 +34,7 @@ func seqName(s string) string {
 // seqRows are the packed and paged problems the GPU is held to the CPU
 // on. Under the CPU plan fused.wgsl takes the head dims up to 128 in
 // splits of at most 4096 keys, side by side when the partial results fit
-// (fusedplan.go), and fusedloop.wgsl the wider ones.
+// (internal/plan/fusedplan.go), and fusedloop.wgsl the wider ones.
 var seqRows = []parityRow{
 	// Packed queries and keys, GQA, causal (bottom-right per sequence):
 	// a decoding query, a sequence of no queries, a long one past a

@@ -7,13 +7,14 @@ import (
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
 // This file runs softmax.wgsl (Backend.Softmax).
 
 // Softmax normalises each row of s in place, in two passes (stats, then
-// normalize) over chunks of smWG·smPer columns.
+// normalize) over chunks of plan.SmWG·plan.SmPer columns.
 func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
 	return b.softmax(ctx, nil, p, s)
 }
@@ -27,7 +28,7 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
 		return fmt.Errorf("gpu: softmax: %w", err)
 	}
-	if err := checkVars("softmax", p.Problem); err != nil {
+	if err := plan.CheckVars("softmax", p.Problem); err != nil {
 		return err
 	}
 	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
@@ -49,9 +50,9 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 		}
 		return nil
 	}
-	cw := smWG * smPer
-	nc := ceilDiv(pr.Nk, cw)
-	if most := b.aplan.softmaxChunks(); nc > most {
+	cw := plan.SmWG * plan.SmPer
+	nc := plan.CeilDiv(pr.Nk, cw)
+	if most := b.aplan.SoftmaxChunks(); nc > most {
 		return tooLarge("softmax", pr, fmt.Sprintf("a row of %d keys needs %d chunks, more than %d", pr.Nk, nc, most))
 	}
 	stLen := pr.LSELen() * 2 * nc
@@ -68,19 +69,19 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 	ops := []operand{
 		{name: "s", x: bufs[0], t: scoresTensor(pr), out: true, at: &prm.S},
 		{name: "keep", x: bufs[1], mask: &prm.Keep},
-		{name: "st", x: stats, t: tensor{sb: pr.H * pr.Nq * 2 * nc, sh: pr.Nq * 2 * nc, sr: 2 * nc, sc: 1, rows: byQuery, ncols: 2 * nc}, out: true, at: &prm.St},
+		{name: "st", x: stats, t: plan.Tensor{Sb: pr.H * pr.Nq * 2 * nc, Sh: pr.Nq * 2 * nc, Sr: 2 * nc, Sc: 1, Rows: plan.ByQuery, Ncols: 2 * nc}, out: true, at: &prm.St},
 		{name: "lse", x: bufs[2], t: lseTensor(pr), out: true, at: &prm.LSE},
 	}
 	if p.Keep != nil {
 		ops[1].t = maskTensor(p.Keep)
 	}
-	flags := kernelFlags(pr, false, p.Keep != nil, p.LSE != nil) & softmaxFlags
-	vars, err := b.uploadVars(pr, flags&varsFlags != 0)
+	flags := plan.KernelFlags(pr, false, p.Keep != nil, p.LSE != nil) & plan.SoftmaxFlags
+	vars, err := b.uploadVars(pr, flags&plan.VarsFlags != 0)
 	if err != nil {
 		return err
 	}
 	defer vars.free()
-	spec := shaders.SoftmaxConsts{WG: smWG, PER: smPer}
+	spec := shaders.SoftmaxConsts{WG: plan.SmWG, PER: plan.SmPer}
 	statsPipe, err := b.pipeline(spec, "stats")
 	if err != nil {
 		return err
@@ -89,14 +90,14 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 	if err != nil {
 		return err
 	}
-	grid := func(u unit) [3]int {
-		return [3]int{ceilDiv(u.j1-u.j0, cw), u.i1 - u.i0, u.bh1 - u.bh0}
+	grid := func(u plan.Unit) [3]int {
+		return [3]int{plan.CeilDiv(u.J1-u.J0, cw), u.I1 - u.I0, u.Bh1 - u.Bh0}
 	}
-	cost := func(u unit) float64 {
-		return 8 * float64(u.bh1-u.bh0) * float64(u.i1-u.i0) * float64(ceilDiv(u.j1-u.j0, cw)*cw)
+	cost := func(u plan.Unit) float64 {
+		return 8 * float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(plan.CeilDiv(u.J1-u.J0, cw)*cw)
 	}
-	units, err := b.plan("softmax", pr, unit{0, pr.B * pr.H, 0, pr.Nq, 0, pr.Nk},
-		splitter{rowAlign: 1, keyAlign: cw, splitKeys: true}, ops, grid, cost)
+	units, err := b.plan("softmax", pr, plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: 0, J1: pr.Nk},
+		plan.Splitter{RowAlign: 1, KeyAlign: cw, SplitKeys: true}, ops, grid, cost)
 	if err != nil {
 		return err
 	}

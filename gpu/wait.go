@@ -2,7 +2,11 @@
 
 package gpu
 
-import "time"
+import (
+	"time"
+
+	"github.com/attn-go/attn/gpu/internal/plan"
+)
 
 // A wait for the device (wg.Pending.Wait) first spins, then sleeps
 // between polls (wg's sleep.go says how). The spin is pollSpin on a
@@ -17,9 +21,9 @@ const (
 	pollSpinHardware = 2 * time.Millisecond
 )
 
-// pollSpin is how long wait spins before it sleeps, under plan a.
-func (a adapterPlan) pollSpin() time.Duration {
-	if a.hardware {
+// spinFor is how long wait spins before it sleeps, under plan a.
+func spinFor(a plan.AdapterPlan) time.Duration {
+	if a.Hardware {
 		return pollSpinHardware
 	}
 	return pollSpin

@@ -44,7 +44,7 @@
 //     saturates or stores as NaN in atomic counters.
 //
 // Which kernel runs where, and why, is docs/gpu.md's "Which kernel runs
-// where"; the plan (gpu/adapterplan.go) chooses.
+// where"; the plan (gpu/internal/plan/adapterplan.go) chooses.
 //
 // go-webgpu v0.17.1 cannot set WGSL override constants, and its naga
 // accepts neither expressions in array sizes nor named workgroup sizes, so

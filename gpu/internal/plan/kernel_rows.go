@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 )
 
 // fused.wgsl with R query rows an invocation: the CPU plan's kernel for
-// the head dims it can write out (prefillKernel). No cgo, as kernel.go.
+// the head dims it can write out (PrefillKernel). No cgo, as kernel.go.
 
 const (
 	fusedMaxR   = 4   // query rows per invocation of fused.wgsl, at most
@@ -16,7 +16,7 @@ const (
 )
 
 // fusedChunk is the keys per chunk of fused.wgsl. It loops once per key,
-// so loopBudget keys (less a margin for the loops lavapipe's compiler
+// so LoopBudget keys (less a margin for the loops lavapipe's compiler
 // might add) would be the most; fewer keep a chunk's K and V in the CPU's
 // cache while every query tile of the head reads them. Measured on
 // lavapipe (Mesa 22.3, 2 cores), B=1 H=8 D=64, GFLOP/s at N = 4096 and
@@ -24,7 +24,7 @@ const (
 // keys 13.1 and 12.9.
 const fusedChunk = 4096
 
-// kernelRows is fused.wgsl with rows query rows an invocation, fusedWG
+// kernelRows is fused.wgsl with rows query rows an invocation, FusedWG
 // invocations a workgroup, one key a tile, fusedChunk keys a split; f16
 // says it widens float16 operands as WGSL f16.
 type kernelRows struct {
@@ -32,17 +32,17 @@ type kernelRows struct {
 	f16         bool
 }
 
-func (c kernelRows) spec(q, k, v, bias shaders.Elem) shaders.Spec {
-	return shaders.FusedConsts{WG: fusedWG, R: c.rows, D: c.d, DV: c.dv, Q: q, K: k, V: v, Bias: bias, F16: usesF16(c.f16, q, k, v, bias)}
+func (c kernelRows) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
+	return shaders.FusedConsts{WG: FusedWG, R: c.rows, D: c.d, DV: c.dv, Q: q, K: k, V: v, Bias: bias, F16: usesF16(c.f16, q, k, v, bias)}
 }
 
-func (c kernelRows) tileRows() int           { return fusedWG * c.rows }
-func (c kernelRows) heads() int              { return 1 }
-func (c kernelRows) keys() (tile, chunk int) { return 1, fusedChunk }
-func (c kernelRows) splitting(a adapterPlan) (target, minSplit, parts int) {
+func (c kernelRows) TileRows() int           { return FusedWG * c.rows }
+func (c kernelRows) Heads() int              { return 1 }
+func (c kernelRows) Keys() (tile, chunk int) { return 1, fusedChunk }
+func (c kernelRows) Splitting(a AdapterPlan) (target, minSplit, parts int) {
 	return a.prefillSplitting(c.dv)
 }
-func (c kernelRows) widensQ() bool  { return false }
+func (c kernelRows) WidensQ() bool  { return false }
 func (c kernelRows) String() string { return fmt.Sprintf("fused %d rows", c.rows) }
 
 // fusedRows is the query rows per invocation of fused.wgsl for head dims
@@ -54,12 +54,12 @@ func (c kernelRows) String() string { return fmt.Sprintf("fused %d rows", c.rows
 // R = 1 about 4, R = 2 about 7, R = 4 about 13.5 (2.7 s), R = 8 about 17
 // (6.7 s), R = 16 about 21 (over 10 s); each vec4 of K and V loaded serves
 // R rows, and loads are what lavapipe pays for.
-func (a adapterPlan) fusedRows(d, dv int) int {
-	if a.hardware {
+func (a AdapterPlan) fusedRows(d, dv int) int {
+	if a.Hardware {
 		return 0
 	}
 	r := fusedMaxR
-	for r >= fusedMinR && r*(ceilDiv(d, 4)+ceilDiv(dv, 4)) > fusedUnroll {
+	for r >= fusedMinR && r*(CeilDiv(d, 4)+CeilDiv(dv, 4)) > fusedUnroll {
 		r /= 2
 	}
 	if r < fusedMinR {

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 // These tests need no device (plan.go has no cgo), so they run in every
 // build, CGO_ENABLED=0 and -tags nogpu included.
@@ -12,28 +12,28 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// bruteSpan is span by enumeration: the smallest offset of any
+// bruteSpan is Span by enumeration: the smallest offset of any
 // (b, h, r, c) the unit touches and one past the largest, or 0, 0 when it
 // touches none.
-func bruteSpan(t tensor, u unit, H, G int) (lo, hi int) {
-	r0, r1 := u.i0, u.i1
-	if t.rows == byKey {
-		r0, r1 = u.j0, u.j1
+func bruteSpan(t Tensor, u Unit, H, G int) (lo, hi int) {
+	r0, r1 := u.I0, u.I1
+	if t.Rows == ByKey {
+		r0, r1 = u.J0, u.J1
 	}
-	c0, c1 := 0, t.ncols
-	if t.cols == colsKeys {
-		c0, c1 = u.j0, u.j1
+	c0, c1 := 0, t.Ncols
+	if t.Cols == ColsKeys {
+		c0, c1 = u.J0, u.J1
 	}
 	found := false
-	for bh := u.bh0; bh < u.bh1; bh++ {
+	for bh := u.Bh0; bh < u.Bh1; bh++ {
 		b, h := bh/H, bh%H
 		g := h
-		if t.kv {
+		if t.KV {
 			g = h / G
 		}
 		for r := r0; r < r1; r++ {
 			for c := c0; c < c1; c++ {
-				off := b*t.sb + g*t.sh + r*t.sr + c*t.sc
+				off := b*t.Sb + g*t.Sh + r*t.Sr + c*t.Sc
 				if !found || off < lo {
 					lo = off
 				}
@@ -62,17 +62,17 @@ func (p planProblem) G() int { return p.H / p.KV }
 // tensors are the operands of p as the ops address them (mirroring
 // ops.go's qTensor … maskTensor, which need cgo), including masks
 // broadcast along each dimension.
-func (p planProblem) tensors() map[string]tensor {
+func (p planProblem) tensors() map[string]Tensor {
 	st := func(heads, rows, dim int) backend.Strides { return backend.TensorStrides(p.layout, heads, rows, dim) }
 	q, k, v, o := st(p.H, p.Nq, p.D), st(p.KV, p.Nk, p.D), st(p.KV, p.Nk, p.Dv), st(p.H, p.Nq, p.Dv)
-	ts := map[string]tensor{
-		"Q":      {sb: q.Batch, sh: q.Head, sr: q.Row, sc: 1, rows: byQuery, ncols: p.D},
-		"K":      {sb: k.Batch, sh: k.Head, sr: k.Row, sc: 1, kv: true, rows: byKey, ncols: p.D},
-		"V":      {sb: v.Batch, sh: v.Head, sr: v.Row, sc: 1, kv: true, rows: byKey, ncols: p.Dv},
-		"O":      {sb: o.Batch, sh: o.Head, sr: o.Row, sc: 1, rows: byQuery, ncols: p.Dv},
-		"LSE":    {sb: p.H * p.Nq, sh: p.Nq, sr: 1, sc: 1, rows: byQuery, ncols: 1},
-		"scores": {sb: p.H * p.Nq * p.Nk, sh: p.Nq * p.Nk, sr: p.Nk, sc: 1, rows: byQuery, cols: colsKeys},
-		"stats":  {sb: p.H * p.Nq * 6, sh: p.Nq * 6, sr: 6, sc: 1, rows: byQuery, ncols: 6},
+	ts := map[string]Tensor{
+		"Q":      {Sb: q.Batch, Sh: q.Head, Sr: q.Row, Sc: 1, Rows: ByQuery, Ncols: p.D},
+		"K":      {Sb: k.Batch, Sh: k.Head, Sr: k.Row, Sc: 1, KV: true, Rows: ByKey, Ncols: p.D},
+		"V":      {Sb: v.Batch, Sh: v.Head, Sr: v.Row, Sc: 1, KV: true, Rows: ByKey, Ncols: p.Dv},
+		"O":      {Sb: o.Batch, Sh: o.Head, Sr: o.Row, Sc: 1, Rows: ByQuery, Ncols: p.Dv},
+		"LSE":    {Sb: p.H * p.Nq, Sh: p.Nq, Sr: 1, Sc: 1, Rows: ByQuery, Ncols: 1},
+		"scores": {Sb: p.H * p.Nq * p.Nk, Sh: p.Nq * p.Nk, Sr: p.Nk, Sc: 1, Rows: ByQuery, Cols: ColsKeys},
+		"stats":  {Sb: p.H * p.Nq * 6, Sh: p.Nq * 6, Sr: 6, Sc: 1, Rows: ByQuery, Ncols: 6},
 	}
 	full := [4]int{p.B, p.H, p.Nq, p.Nk}
 	for _, shape := range [][4]int{
@@ -87,7 +87,7 @@ func (p planProblem) tensors() map[string]tensor {
 	} {
 		m := backend.Mask{Shape: shape}
 		s := m.Strides()
-		ts[fmt.Sprint("mask", shape)] = tensor{sb: s[0], sh: s[1], sr: s[2], sc: s[3], rows: byQuery, cols: colsKeys}
+		ts[fmt.Sprint("mask", shape)] = Tensor{Sb: s[0], Sh: s[1], Sr: s[2], Sc: s[3], Rows: ByQuery, Cols: ColsKeys}
 	}
 	return ts
 }
@@ -102,7 +102,7 @@ var planProblems = []planProblem{
 	{4, 2, 1, 5, 1, 1, 4, backend.BHND},
 }
 
-// TestSpanKnown pins span on cases worked by hand, which also checks
+// TestSpanKnown pins Span on cases worked by hand, which also checks
 // bruteSpan.
 func TestSpanKnown(t *testing.T) {
 	p := planProblem{B: 2, H: 3, KV: 3, Nq: 4, Nk: 6, D: 5, Dv: 5}
@@ -110,21 +110,21 @@ func TestSpanKnown(t *testing.T) {
 		name   string
 		layout backend.Layout
 		t      string
-		u      unit
+		u      Unit
 		lo, hi int
 	}{
 		// bh 2, 3 are (b 0, h 2) and (b 1, h 0): Q rows 1, 2 are at
 		// 40+5..54 and 60+5..74.
-		{"BHND Q across a batch boundary", backend.BHND, "Q", unit{2, 4, 1, 3, 0, 6}, 45, 75},
+		{"BHND Q across a batch boundary", backend.BHND, "Q", Unit{2, 4, 1, 3, 0, 6}, 45, 75},
 		// BNHD: h·5 + r·15 + c, plus 60 a batch.
-		{"BNHD Q across a batch boundary", backend.BNHD, "Q", unit{2, 4, 1, 3, 0, 6}, 25, 95},
-		{"BHND K keys 2..3 of head 1", backend.BHND, "K", unit{1, 2, 0, 4, 2, 4}, 40, 50},
-		{"scores one row", backend.BHND, "scores", unit{4, 5, 3, 4, 1, 5}, 24*4 + 18 + 1, 24*4 + 18 + 5},
-		{"mask [1 1 1 1]", backend.BHND, "mask[1 1 1 1]", unit{0, 6, 0, 4, 0, 6}, 0, 1},
-		{"no heads", backend.BHND, "Q", unit{3, 3, 0, 4, 0, 6}, 0, 0},
-		{"no rows", backend.BHND, "O", unit{0, 6, 2, 2, 0, 6}, 0, 0},
-		{"no keys, K", backend.BHND, "K", unit{0, 6, 0, 4, 3, 3}, 0, 0},
-		{"no keys, O still spans its rows", backend.BHND, "O", unit{0, 1, 0, 1, 3, 3}, 0, 5},
+		{"BNHD Q across a batch boundary", backend.BNHD, "Q", Unit{2, 4, 1, 3, 0, 6}, 25, 95},
+		{"BHND K keys 2..3 of head 1", backend.BHND, "K", Unit{1, 2, 0, 4, 2, 4}, 40, 50},
+		{"scores one row", backend.BHND, "scores", Unit{4, 5, 3, 4, 1, 5}, 24*4 + 18 + 1, 24*4 + 18 + 5},
+		{"mask [1 1 1 1]", backend.BHND, "mask[1 1 1 1]", Unit{0, 6, 0, 4, 0, 6}, 0, 1},
+		{"no heads", backend.BHND, "Q", Unit{3, 3, 0, 4, 0, 6}, 0, 0},
+		{"no rows", backend.BHND, "O", Unit{0, 6, 2, 2, 0, 6}, 0, 0},
+		{"no keys, K", backend.BHND, "K", Unit{0, 6, 0, 4, 3, 3}, 0, 0},
+		{"no keys, O still spans its rows", backend.BHND, "O", Unit{0, 1, 0, 1, 3, 3}, 0, 5},
 	}
 	for _, c := range cases {
 		p.layout = c.layout
@@ -132,7 +132,7 @@ func TestSpanKnown(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no tensor %s", c.name, c.t)
 		}
-		lo, hi := tn.span(c.u, p.H, p.G())
+		lo, hi := tn.Span(c.u, p.H, p.G())
 		blo, bhi := bruteSpan(tn, c.u, p.H, p.G())
 		if lo != c.lo || hi != c.hi || blo != c.lo || bhi != c.hi {
 			t.Errorf("%s: span = %d, %d, brute force %d, %d; want %d, %d", c.name, lo, hi, blo, bhi, c.lo, c.hi)
@@ -157,7 +157,7 @@ func ranges(n int, all bool) [][2]int {
 	return slices.DeleteFunc(out, func(r [2]int) bool { return r[0] < 0 || r[1] > n || r[0] > r[1] })
 }
 
-// TestSpan compares span with brute force for every operand of every
+// TestSpan compares Span with brute force for every operand of every
 // problem in planProblems over every head range (so units that start, end
 // and cross batch boundaries in the flattened bh index), a set of row and
 // key ranges, and checks that the window bound for the span holds every
@@ -169,8 +169,8 @@ func TestSpan(t *testing.T) {
 			for _, bh := range ranges(p.B*p.H, true) {
 				for _, rows := range ranges(p.Nq, testing.Short()) {
 					for _, keys := range ranges(p.Nk, testing.Short()) {
-						u := unit{bh[0], bh[1], rows[0], rows[1], keys[0], keys[1]}
-						lo, hi := tn.span(u, p.H, p.G())
+						u := Unit{bh[0], bh[1], rows[0], rows[1], keys[0], keys[1]}
+						lo, hi := tn.Span(u, p.H, p.G())
 						blo, bhi := bruteSpan(tn, u, p.H, p.G())
 						n++
 						if lo != blo || hi != bhi {
@@ -178,8 +178,8 @@ func TestSpan(t *testing.T) {
 						}
 						if hi > lo {
 							for _, align := range []int{1, 4, 64} {
-								w := windowFor(lo, hi, align, hi+align)
-								if w.start > lo || w.start+w.n < hi || w.start%align != 0 {
+								w := WindowFor(lo, hi, align, hi+align)
+								if w.Start > lo || w.Start+w.N < hi || w.Start%align != 0 {
 									t.Fatalf("%v: %s: windowFor(%d, %d, %d) = %+v does not hold the span", p, name, lo, hi, align, w)
 								}
 							}
@@ -192,13 +192,13 @@ func TestSpan(t *testing.T) {
 	t.Logf("%d spans checked", n)
 }
 
-// TestSpanRandom compares span with brute force on random strides
+// TestSpanRandom compares Span with brute force on random strides
 // (including zero ones), head groupings and units, with a fixed seed.
 func TestSpanRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		tn, u, H, G := randomSpanCase(r.IntN)
-		lo, hi := tn.span(u, H, G)
+		lo, hi := tn.Span(u, H, G)
 		blo, bhi := bruteSpan(tn, u, H, G)
 		if lo != blo || hi != bhi {
 			t.Fatalf("span of %+v over %+v with H=%d G=%d = %d, %d; brute force %d, %d", tn, u, H, G, lo, hi, blo, bhi)
@@ -208,7 +208,7 @@ func TestSpanRandom(t *testing.T) {
 
 // randomSpanCase draws a tensor, a unit and H, G from intn (which returns
 // a number in [0, n)).
-func randomSpanCase(intn func(int) int) (tensor, unit, int, int) {
+func randomSpanCase(intn func(int) int) (Tensor, Unit, int, int) {
 	H := 1 + intn(5)
 	divisors := []int{}
 	for g := 1; g <= H; g++ {
@@ -224,22 +224,22 @@ func randomSpanCase(intn func(int) int) (tensor, unit, int, int) {
 		}
 		return intn(50)
 	}
-	tn := tensor{sb: stride(), sh: stride(), sr: stride(), sc: stride(),
-		kv: intn(2) == 0, rows: rowSel(intn(2)), cols: colSel(intn(2)), ncols: intn(5)}
+	tn := Tensor{Sb: stride(), Sh: stride(), Sr: stride(), Sc: stride(),
+		KV: intn(2) == 0, Rows: RowSel(intn(2)), Cols: ColSel(intn(2)), Ncols: intn(5)}
 	rng := func(n int) (int, int) {
 		a := intn(n + 1)
 		return a, a + intn(n-a+1)
 	}
-	var u unit
-	u.bh0, u.bh1 = rng(B * H)
-	u.i0, u.i1 = rng(6)
-	u.j0, u.j1 = rng(6)
+	var u Unit
+	u.Bh0, u.Bh1 = rng(B * H)
+	u.I0, u.I1 = rng(6)
+	u.J0, u.J1 = rng(6)
 	return tn, u, H, G
 }
 
-// FuzzSpan compares span with brute force on fuzzed cases:
+// FuzzSpan compares Span with brute force on fuzzed cases:
 //
-//	go test ./gpu -run '^$' -fuzz FuzzSpan
+//	go test ./gpu/internal/plan -run '^$' -fuzz FuzzSpan
 func FuzzSpan(f *testing.F) {
 	f.Add([]byte{0})
 	f.Add([]byte{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4})
@@ -254,7 +254,7 @@ func FuzzSpan(f *testing.F) {
 			return int(data[k-1]) % n
 		}
 		tn, u, H, G := randomSpanCase(intn)
-		lo, hi := tn.span(u, H, G)
+		lo, hi := tn.Span(u, H, G)
 		blo, bhi := bruteSpan(tn, u, H, G)
 		if lo != blo || hi != bhi {
 			t.Fatalf("span of %+v over %+v with H=%d G=%d = %d, %d; brute force %d, %d", tn, u, H, G, lo, hi, blo, bhi)
@@ -266,23 +266,23 @@ func TestWindowFor(t *testing.T) {
 	cases := []struct {
 		name                 string
 		lo, hi, align, bufLn int
-		want                 window
+		want                 Window
 	}{
-		{"aligned start", 128, 200, 64, 1000, window{128, 72}},
-		{"start rounded down", 130, 200, 64, 1000, window{128, 72}},
-		{"start one before a boundary", 127, 200, 64, 1000, window{64, 136}},
-		{"from zero", 0, 10, 64, 1000, window{0, 10}},
-		{"align 1", 7, 9, 1, 1000, window{7, 2}},
-		{"end clamped to the buffer", 130, 5000, 64, 1000, window{128, 872}},
-		{"end at the buffer", 130, 1000, 64, 1000, window{128, 872}},
-		{"whole buffer", 0, 1000, 64, 1000, window{0, 1000}},
-		{"empty span", 500, 500, 64, 1000, window{0, 64}},
-		{"inverted span", 500, 400, 64, 1000, window{0, 64}},
-		{"empty span, buffer shorter than align", 0, 0, 64, 16, window{0, 16}},
-		{"zero span", 0, 0, 4, 1000, window{0, 4}},
+		{"aligned start", 128, 200, 64, 1000, Window{128, 72}},
+		{"start rounded down", 130, 200, 64, 1000, Window{128, 72}},
+		{"start one before a boundary", 127, 200, 64, 1000, Window{64, 136}},
+		{"from zero", 0, 10, 64, 1000, Window{0, 10}},
+		{"align 1", 7, 9, 1, 1000, Window{7, 2}},
+		{"end clamped to the buffer", 130, 5000, 64, 1000, Window{128, 872}},
+		{"end at the buffer", 130, 1000, 64, 1000, Window{128, 872}},
+		{"whole buffer", 0, 1000, 64, 1000, Window{0, 1000}},
+		{"empty span", 500, 500, 64, 1000, Window{0, 64}},
+		{"inverted span", 500, 400, 64, 1000, Window{0, 64}},
+		{"empty span, buffer shorter than align", 0, 0, 64, 16, Window{0, 16}},
+		{"zero span", 0, 0, 4, 1000, Window{0, 4}},
 	}
 	for _, c := range cases {
-		if got := windowFor(c.lo, c.hi, c.align, c.bufLn); got != c.want {
+		if got := WindowFor(c.lo, c.hi, c.align, c.bufLn); got != c.want {
 			t.Errorf("%s: windowFor(%d, %d, %d, %d) = %+v, want %+v", c.name, c.lo, c.hi, c.align, c.bufLn, got, c.want)
 		}
 	}
@@ -293,8 +293,8 @@ func TestWindowFor(t *testing.T) {
 		for bufLen := 1; bufLen <= 70; bufLen++ {
 			for lo := 0; lo < bufLen; lo++ {
 				for hi := lo + 1; hi <= bufLen; hi++ {
-					w := windowFor(lo, hi, align, bufLen)
-					if w.start%align != 0 || w.start > lo || lo-w.start >= align || w.start+w.n != hi {
+					w := WindowFor(lo, hi, align, bufLen)
+					if w.Start%align != 0 || w.Start > lo || lo-w.Start >= align || w.Start+w.N != hi {
 						t.Fatalf("windowFor(%d, %d, %d, %d) = %+v", lo, hi, align, bufLen, w)
 					}
 				}
@@ -305,56 +305,56 @@ func TestWindowFor(t *testing.T) {
 
 // checkSplit checks the pieces of u: they lie in u, do not overlap and
 // cover it (so every cell is in exactly one), each satisfies ok, and their
-// row and key boundaries sit a multiple of rowAlign, keyAlign after the
+// row and key boundaries sit a multiple of RowAlign, KeyAlign after the
 // unit's start, or at its end. It also checks the order of halving: rows
 // are only split within one head, keys within one head and one row tile.
-func checkSplit(t *testing.T, name string, s splitter, u unit, pieces []unit) {
+func checkSplit(t *testing.T, name string, s Splitter, u Unit, pieces []Unit) {
 	t.Helper()
-	vol := func(x unit) int { return max(x.bh1-x.bh0, 0) * max(x.i1-x.i0, 0) * max(x.j1-x.j0, 0) }
+	vol := func(x Unit) int { return max(x.Bh1-x.Bh0, 0) * max(x.I1-x.I0, 0) * max(x.J1-x.J0, 0) }
 	// A unit with an empty range is still one piece, so compare cells
 	// with empty ranges counted as length 1.
-	cells := func(x unit) int { return max(x.bh1-x.bh0, 1) * max(x.i1-x.i0, 1) * max(x.j1-x.j0, 1) }
+	cells := func(x Unit) int { return max(x.Bh1-x.Bh0, 1) * max(x.I1-x.I0, 1) * max(x.J1-x.J0, 1) }
 	total := 0
 	for k, a := range pieces {
 		total += cells(a)
-		if !s.ok(a) {
+		if !s.OK(a) {
 			t.Errorf("%s: piece %+v fails ok", name, a)
 		}
-		if a.bh0 < u.bh0 || a.bh1 > u.bh1 || a.i0 < u.i0 || a.i1 > u.i1 || a.j0 < u.j0 || a.j1 > u.j1 {
+		if a.Bh0 < u.Bh0 || a.Bh1 > u.Bh1 || a.I0 < u.I0 || a.I1 > u.I1 || a.J0 < u.J0 || a.J1 > u.J1 {
 			t.Errorf("%s: piece %+v is outside %+v", name, a, u)
 		}
-		if (a.bh1 <= a.bh0) != (u.bh1 <= u.bh0) || (a.i1 <= a.i0) != (u.i1 <= u.i0) || (a.j1 <= a.j0) != (u.j1 <= u.j0) {
+		if (a.Bh1 <= a.Bh0) != (u.Bh1 <= u.Bh0) || (a.I1 <= a.I0) != (u.I1 <= u.I0) || (a.J1 <= a.J0) != (u.J1 <= u.J0) {
 			t.Errorf("%s: piece %+v has an empty range %+v does not", name, a, u)
 		}
-		for _, e := range []int{a.i0, a.i1} {
-			if e != u.i1 && (e-u.i0)%s.rowAlign != 0 {
-				t.Errorf("%s: piece %+v: row boundary %d is not %d + a multiple of %d", name, a, e, u.i0, s.rowAlign)
+		for _, e := range []int{a.I0, a.I1} {
+			if e != u.I1 && (e-u.I0)%s.RowAlign != 0 {
+				t.Errorf("%s: piece %+v: row boundary %d is not %d + a multiple of %d", name, a, e, u.I0, s.RowAlign)
 			}
 		}
-		for _, e := range []int{a.j0, a.j1} {
-			if e != u.j1 && s.keyAlign > 0 && (e-u.j0)%s.keyAlign != 0 {
-				t.Errorf("%s: piece %+v: key boundary %d is not %d + a multiple of %d", name, a, e, u.j0, s.keyAlign)
+		for _, e := range []int{a.J0, a.J1} {
+			if e != u.J1 && s.KeyAlign > 0 && (e-u.J0)%s.KeyAlign != 0 {
+				t.Errorf("%s: piece %+v: key boundary %d is not %d + a multiple of %d", name, a, e, u.J0, s.KeyAlign)
 			}
 		}
-		ha := max(s.headAlign, 1)
-		for _, e := range []int{a.bh0, a.bh1} {
-			if (e-u.bh0)%ha != 0 {
-				t.Errorf("%s: piece %+v: head boundary %d is not %d + a multiple of %d", name, a, e, u.bh0, ha)
+		ha := max(s.HeadAlign, 1)
+		for _, e := range []int{a.Bh0, a.Bh1} {
+			if (e-u.Bh0)%ha != 0 {
+				t.Errorf("%s: piece %+v: head boundary %d is not %d + a multiple of %d", name, a, e, u.Bh0, ha)
 			}
 		}
-		if (a.i0 != u.i0 || a.i1 != u.i1) && a.bh1-a.bh0 != ha {
+		if (a.I0 != u.I0 || a.I1 != u.I1) && a.Bh1-a.Bh0 != ha {
 			t.Errorf("%s: piece %+v splits rows across several heads (groups of %d)", name, a, ha)
 		}
-		if a.j0 != u.j0 || a.j1 != u.j1 {
-			if !s.splitKeys {
+		if a.J0 != u.J0 || a.J1 != u.J1 {
+			if !s.SplitKeys {
 				t.Errorf("%s: piece %+v splits keys without splitKeys", name, a)
 			}
-			if a.bh1-a.bh0 != ha || a.i1-a.i0 > s.rowAlign {
+			if a.Bh1-a.Bh0 != ha || a.I1-a.I0 > s.RowAlign {
 				t.Errorf("%s: piece %+v splits keys before heads and rows", name, a)
 			}
 		}
 		for _, b := range pieces[k+1:] {
-			if a.bh0 < b.bh1 && b.bh0 < a.bh1 && a.i0 < b.i1 && b.i0 < a.i1 && a.j0 < b.j1 && b.j0 < a.j1 {
+			if a.Bh0 < b.Bh1 && b.Bh0 < a.Bh1 && a.I0 < b.I1 && b.I0 < a.I1 && a.J0 < b.J1 && b.J0 < a.J1 {
 				t.Errorf("%s: pieces %+v and %+v overlap", name, a, b)
 			}
 		}
@@ -365,44 +365,44 @@ func checkSplit(t *testing.T, name string, s splitter, u unit, pieces []unit) {
 }
 
 func TestSplit(t *testing.T) {
-	heads := func(u unit) int { return u.bh1 - u.bh0 }
-	rows := func(u unit) int { return u.i1 - u.i0 }
-	keys := func(u unit) int { return u.j1 - u.j0 }
-	work := func(u unit) int { return heads(u) * rows(u) * max(keys(u), 1) }
+	heads := func(u Unit) int { return u.Bh1 - u.Bh0 }
+	rows := func(u Unit) int { return u.I1 - u.I0 }
+	keys := func(u Unit) int { return u.J1 - u.J0 }
+	work := func(u Unit) int { return heads(u) * rows(u) * max(keys(u), 1) }
 	cases := []struct {
 		name   string
-		s      splitter
-		u      unit
+		s      Splitter
+		u      Unit
 		ok     bool
 		pieces int // 0: do not check the count
 	}{
-		{"already fits", splitter{ok: func(unit) bool { return true }, rowAlign: 64}, unit{0, 8, 0, 300, 0, 500}, true, 1},
-		{"empty unit", splitter{ok: func(u unit) bool { return heads(u) <= 0 }, rowAlign: 1}, unit{3, 3, 0, 10, 0, 10}, true, 1},
-		{"one head each", splitter{ok: func(u unit) bool { return heads(u) <= 1 }, rowAlign: 64}, unit{0, 7, 0, 300, 0, 500}, true, 7},
-		{"heads from an offset", splitter{ok: func(u unit) bool { return heads(u) <= 2 }, rowAlign: 64}, unit{5, 12, 0, 3, 0, 5}, true, 4},
-		{"groups of 4 heads", splitter{ok: func(u unit) bool { return heads(u) <= 4 }, headAlign: 4, rowAlign: 1}, unit{8, 32, 0, 3, 0, 5}, true, 6},
-		{"groups of 3 heads, then rows", splitter{ok: func(u unit) bool { return heads(u)*rows(u) <= 6 }, headAlign: 3, rowAlign: 2}, unit{0, 12, 0, 4, 0, 5}, true, 8},
-		{"a group of heads too many", splitter{ok: func(u unit) bool { return heads(u) <= 2 }, headAlign: 4, rowAlign: 1}, unit{0, 8, 0, 1, 0, 5}, false, 0},
-		{"row tiles of 64", splitter{ok: func(u unit) bool { return rows(u) <= 64 }, rowAlign: 64}, unit{0, 3, 0, 200, 0, 10}, true, 12},
-		{"row tiles from an unaligned start", splitter{ok: func(u unit) bool { return rows(u) <= 64 }, rowAlign: 64}, unit{0, 1, 37, 300, 0, 10}, true, 5},
-		{"rows exactly one tile", splitter{ok: func(u unit) bool { return rows(u) <= 64 && heads(u) <= 1 }, rowAlign: 64}, unit{0, 2, 0, 64, 0, 1}, true, 2},
-		{"row tile of 1", splitter{ok: func(u unit) bool { return work(u) <= 7 }, rowAlign: 1}, unit{0, 2, 0, 9, 0, 3}, true, 0},
-		{"keys", splitter{ok: func(u unit) bool { return keys(u) <= 100 }, rowAlign: 64, keyAlign: 64, splitKeys: true}, unit{0, 2, 0, 130, 0, 1000}, true, 0},
-		{"keys aligned from an offset", splitter{ok: func(u unit) bool { return keys(u) <= 64 }, rowAlign: 1, keyAlign: 64, splitKeys: true}, unit{0, 1, 0, 1, 100, 357}, true, 5},
-		{"softmax chunks", splitter{ok: func(u unit) bool { return work(u) <= 3*8192 }, rowAlign: 1, keyAlign: 8192, splitKeys: true}, unit{0, 2, 0, 3, 0, 50000}, true, 0},
-		{"budget", splitter{ok: func(u unit) bool { return work(u) <= 5000 }, rowAlign: 16, keyAlign: 16, splitKeys: true}, unit{0, 6, 0, 100, 0, 90}, true, 0},
-		{"empty keys are not split", splitter{ok: func(u unit) bool { return rows(u) <= 4 }, rowAlign: 4, keyAlign: 4, splitKeys: true}, unit{0, 1, 0, 10, 0, 0}, true, 3},
-		{"keys needed but not allowed", splitter{ok: func(u unit) bool { return keys(u) <= 100 }, rowAlign: 64}, unit{0, 2, 0, 130, 0, 1000}, false, 0},
-		{"a row tile too many", splitter{ok: func(u unit) bool { return rows(u) <= 10 }, rowAlign: 64}, unit{0, 4, 0, 300, 0, 5}, false, 0},
-		{"a key tile too many", splitter{ok: func(u unit) bool { return keys(u) <= 10 }, rowAlign: 1, keyAlign: 64, splitKeys: true}, unit{0, 1, 0, 1, 0, 300}, false, 0},
-		{"never", splitter{ok: func(unit) bool { return false }, rowAlign: 1, keyAlign: 1, splitKeys: true}, unit{0, 3, 0, 3, 0, 3}, false, 0},
+		{"already fits", Splitter{OK: func(Unit) bool { return true }, RowAlign: 64}, Unit{0, 8, 0, 300, 0, 500}, true, 1},
+		{"empty unit", Splitter{OK: func(u Unit) bool { return heads(u) <= 0 }, RowAlign: 1}, Unit{3, 3, 0, 10, 0, 10}, true, 1},
+		{"one head each", Splitter{OK: func(u Unit) bool { return heads(u) <= 1 }, RowAlign: 64}, Unit{0, 7, 0, 300, 0, 500}, true, 7},
+		{"heads from an offset", Splitter{OK: func(u Unit) bool { return heads(u) <= 2 }, RowAlign: 64}, Unit{5, 12, 0, 3, 0, 5}, true, 4},
+		{"groups of 4 heads", Splitter{OK: func(u Unit) bool { return heads(u) <= 4 }, HeadAlign: 4, RowAlign: 1}, Unit{8, 32, 0, 3, 0, 5}, true, 6},
+		{"groups of 3 heads, then rows", Splitter{OK: func(u Unit) bool { return heads(u)*rows(u) <= 6 }, HeadAlign: 3, RowAlign: 2}, Unit{0, 12, 0, 4, 0, 5}, true, 8},
+		{"a group of heads too many", Splitter{OK: func(u Unit) bool { return heads(u) <= 2 }, HeadAlign: 4, RowAlign: 1}, Unit{0, 8, 0, 1, 0, 5}, false, 0},
+		{"row tiles of 64", Splitter{OK: func(u Unit) bool { return rows(u) <= 64 }, RowAlign: 64}, Unit{0, 3, 0, 200, 0, 10}, true, 12},
+		{"row tiles from an unaligned start", Splitter{OK: func(u Unit) bool { return rows(u) <= 64 }, RowAlign: 64}, Unit{0, 1, 37, 300, 0, 10}, true, 5},
+		{"rows exactly one tile", Splitter{OK: func(u Unit) bool { return rows(u) <= 64 && heads(u) <= 1 }, RowAlign: 64}, Unit{0, 2, 0, 64, 0, 1}, true, 2},
+		{"row tile of 1", Splitter{OK: func(u Unit) bool { return work(u) <= 7 }, RowAlign: 1}, Unit{0, 2, 0, 9, 0, 3}, true, 0},
+		{"keys", Splitter{OK: func(u Unit) bool { return keys(u) <= 100 }, RowAlign: 64, KeyAlign: 64, SplitKeys: true}, Unit{0, 2, 0, 130, 0, 1000}, true, 0},
+		{"keys aligned from an offset", Splitter{OK: func(u Unit) bool { return keys(u) <= 64 }, RowAlign: 1, KeyAlign: 64, SplitKeys: true}, Unit{0, 1, 0, 1, 100, 357}, true, 5},
+		{"softmax chunks", Splitter{OK: func(u Unit) bool { return work(u) <= 3*8192 }, RowAlign: 1, KeyAlign: 8192, SplitKeys: true}, Unit{0, 2, 0, 3, 0, 50000}, true, 0},
+		{"budget", Splitter{OK: func(u Unit) bool { return work(u) <= 5000 }, RowAlign: 16, KeyAlign: 16, SplitKeys: true}, Unit{0, 6, 0, 100, 0, 90}, true, 0},
+		{"empty keys are not split", Splitter{OK: func(u Unit) bool { return rows(u) <= 4 }, RowAlign: 4, KeyAlign: 4, SplitKeys: true}, Unit{0, 1, 0, 10, 0, 0}, true, 3},
+		{"keys needed but not allowed", Splitter{OK: func(u Unit) bool { return keys(u) <= 100 }, RowAlign: 64}, Unit{0, 2, 0, 130, 0, 1000}, false, 0},
+		{"a row tile too many", Splitter{OK: func(u Unit) bool { return rows(u) <= 10 }, RowAlign: 64}, Unit{0, 4, 0, 300, 0, 5}, false, 0},
+		{"a key tile too many", Splitter{OK: func(u Unit) bool { return keys(u) <= 10 }, RowAlign: 1, KeyAlign: 64, SplitKeys: true}, Unit{0, 1, 0, 1, 0, 300}, false, 0},
+		{"never", Splitter{OK: func(Unit) bool { return false }, RowAlign: 1, KeyAlign: 1, SplitKeys: true}, Unit{0, 3, 0, 3, 0, 3}, false, 0},
 	}
 	for _, c := range cases {
 		calls := 0
 		s := c.s
-		ok := s.ok
-		s.ok = func(u unit) bool { calls++; return ok(u) }
-		pieces, got := s.split(c.u, nil)
+		ok := s.OK
+		s.OK = func(u Unit) bool { calls++; return ok(u) }
+		pieces, got := s.Split(c.u, nil)
 		if got != c.ok {
 			t.Errorf("%s: split reports %v, want %v (pieces %v)", c.name, got, c.ok, pieces)
 			continue
@@ -419,20 +419,20 @@ func TestSplit(t *testing.T) {
 		checkSplit(t, c.name, s, c.u, pieces)
 	}
 	// Appending to a slice keeps what it held.
-	prev := []unit{{9, 9, 9, 9, 9, 9}}
-	s := splitter{ok: func(u unit) bool { return heads(u) <= 1 }, rowAlign: 1}
-	out, ok := s.split(unit{0, 2, 0, 1, 0, 1}, prev)
+	prev := []Unit{{9, 9, 9, 9, 9, 9}}
+	s := Splitter{OK: func(u Unit) bool { return heads(u) <= 1 }, RowAlign: 1}
+	out, ok := s.Split(Unit{0, 2, 0, 1, 0, 1}, prev)
 	if !ok || len(out) != 3 || out[0] != prev[0] {
 		t.Errorf("split appending to %v = %v, %v", prev, out, ok)
 	}
 }
 
-func cellsOf(u unit) int {
-	return max(u.bh1-u.bh0, 1) * max(u.i1-u.i0, 1) * max(u.j1-u.j0, 1)
+func cellsOf(u Unit) int {
+	return max(u.Bh1-u.Bh0, 1) * max(u.I1-u.I0, 1) * max(u.J1-u.J0, 1)
 }
 
 // TestSplitRandom splits random units under random budgets and checks the
-// pieces, or, when split reports false, that a minimal unit really fails.
+// pieces, or, when Split reports false, that a minimal unit really fails.
 func TestSplitRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for n := range 3000 {
@@ -440,25 +440,25 @@ func TestSplitRandom(t *testing.T) {
 		splitKeys := r.IntN(2) == 0
 		maxHeads, maxRows, maxKeys := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(40)
 		budget := 1 + r.IntN(2000)
-		ok := func(u unit) bool {
-			return u.bh1-u.bh0 <= maxHeads && u.i1-u.i0 <= maxRows && u.j1-u.j0 <= maxKeys &&
-				(u.bh1-u.bh0)*(u.i1-u.i0)*(u.j1-u.j0) <= budget
+		ok := func(u Unit) bool {
+			return u.Bh1-u.Bh0 <= maxHeads && u.I1-u.I0 <= maxRows && u.J1-u.J0 <= maxKeys &&
+				(u.Bh1-u.Bh0)*(u.I1-u.I0)*(u.J1-u.J0) <= budget
 		}
-		s := splitter{ok: ok, rowAlign: rowAlign, keyAlign: keyAlign, splitKeys: splitKeys}
+		s := Splitter{OK: ok, RowAlign: rowAlign, KeyAlign: keyAlign, SplitKeys: splitKeys}
 		bh0, i0, j0 := r.IntN(10), r.IntN(10), r.IntN(10)
-		u := unit{bh0, bh0 + 1 + r.IntN(9), i0, i0 + 1 + r.IntN(100), j0, j0 + 1 + r.IntN(100)}
-		pieces, got := s.split(u, nil)
+		u := Unit{bh0, bh0 + 1 + r.IntN(9), i0, i0 + 1 + r.IntN(100), j0, j0 + 1 + r.IntN(100)}
+		pieces, got := s.Split(u, nil)
 		name := fmt.Sprintf("case %d: %+v rowAlign=%d keyAlign=%d splitKeys=%v limits %d %d %d %d",
 			n, u, rowAlign, keyAlign, splitKeys, maxHeads, maxRows, maxKeys, budget)
 		// The smallest piece split can make: one head, the first row tile
 		// and (when it splits keys) the first key tile. Every other
 		// minimal piece is no larger, so split fails exactly when this
 		// one, or one as large, fails.
-		rowTile, keyTile := min(rowAlign, u.i1-u.i0), u.j1-u.j0
+		rowTile, keyTile := min(rowAlign, u.I1-u.I0), u.J1-u.J0
 		if splitKeys {
 			keyTile = min(keyAlign, keyTile)
 		}
-		possible := ok(unit{0, 1, 0, rowTile, 0, keyTile})
+		possible := ok(Unit{0, 1, 0, rowTile, 0, keyTile})
 		if got != possible {
 			t.Fatalf("%s: split reports %v, but a minimal piece ok = %v", name, got, possible)
 		}
@@ -485,15 +485,15 @@ func TestChunks(t *testing.T) {
 		{4, 100, [][2]int{{0, 4}}},
 	}
 	for _, c := range cases {
-		if got := chunks(c.n, c.size); !slices.Equal(got, c.want) {
+		if got := Chunks(c.n, c.size); !slices.Equal(got, c.want) {
 			t.Errorf("chunks(%d, %d) = %v, want %v", c.n, c.size, got, c.want)
 		}
 	}
 	for n := 0; n <= 60; n++ {
 		for size := 1; size <= 13; size++ {
-			got := chunks(n, size)
-			if len(got) != ceilDiv(n, size) {
-				t.Fatalf("chunks(%d, %d) has %d pieces, want ⌈n/size⌉ = %d", n, size, len(got), ceilDiv(n, size))
+			got := Chunks(n, size)
+			if len(got) != CeilDiv(n, size) {
+				t.Fatalf("chunks(%d, %d) has %d pieces, want ⌈n/size⌉ = %d", n, size, len(got), CeilDiv(n, size))
 			}
 			next := 0
 			for k, c := range got {

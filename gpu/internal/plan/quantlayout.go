@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"github.com/attn-go/attn/backend"
@@ -10,7 +10,7 @@ import (
 // cuts their windows. It has no cgo so its tests run everywhere.
 //
 // FP8: one byte an element, element i at byte i (four to a u32, little
-// endian). Q8: superblocks of q8Super = 256 elements (8 q8_0 blocks of
+// endian). Q8: superblocks of Q8Super = 256 elements (8 q8_0 blocks of
 // 32), q8SuperBytes = 272 bytes each: the 256 int8 values in order, then
 // the 8 float16 scales of its blocks in order (block c's at byte
 // 256 + 2c). So a q8 buffer of n values takes ⌈n/256⌉·272 bytes, q8_0's
@@ -19,62 +19,62 @@ import (
 // blocks is whole words of codes, its scales half-words.
 
 const (
-	q8Super      = shaders.Q8Super
+	Q8Super      = shaders.Q8Super // elements a q8 superblock
 	q8SuperBytes = shaders.Q8SuperWords * 4
 )
 
-// quantBytes is the bytes n elements of the 8-bit dtype t take, before
+// QuantBytes is the bytes n elements of the 8-bit dtype t take, before
 // Alloc's padding to 16.
-func quantBytes(t backend.DType, n int) uint64 {
+func QuantBytes(t backend.DType, n int) uint64 {
 	if t == backend.Q8 {
-		return uint64((n+q8Super-1)/q8Super) * q8SuperBytes
+		return uint64((n+Q8Super-1)/Q8Super) * q8SuperBytes
 	}
 	return uint64(n)
 }
 
-// q8CodeByte is the byte of element e's int8 value in a q8 buffer.
-func q8CodeByte(e int) int { return e/q8Super*q8SuperBytes + e%q8Super }
+// Q8CodeByte is the byte of element e's int8 value in a q8 buffer.
+func Q8CodeByte(e int) int { return e/Q8Super*q8SuperBytes + e%Q8Super }
 
-// q8ScaleByte is the byte of block blk's float16 scale in a q8 buffer.
-func q8ScaleByte(blk int) int {
-	const per = q8Super / backend.Q8Block
-	return blk/per*q8SuperBytes + q8Super + blk%per*2
+// Q8ScaleByte is the byte of block blk's float16 scale in a q8 buffer.
+func Q8ScaleByte(blk int) int {
+	const per = Q8Super / backend.Q8Block
+	return blk/per*q8SuperBytes + Q8Super + blk%per*2
 }
 
-// quantWin is a binding's window of an 8-bit buffer: it starts at
-// element start, byte startByte (on the offset alignment and 16 bytes,
-// for Q8 on a superblock), and holds bytes bytes.
-type quantWin struct {
-	start, startByte, bytes int
+// QuantWin is a binding's window of an 8-bit buffer: it starts at
+// element Start, byte StartByte (on the offset alignment and 16 bytes,
+// for Q8 on a superblock), and holds Bytes bytes.
+type QuantWin struct {
+	Start, StartByte, Bytes int
 }
 
-// quantWindow is the window of an 8-bit buffer of dtype t and size
+// QuantWindow is the window of an 8-bit buffer of dtype t and size
 // bufBytes that holds elements [lo, hi), its start aligned to alignBytes
 // (a power of two) and 16, its end rounded up to 16 bytes.
-func quantWindow(t backend.DType, lo, hi, alignBytes, bufBytes int) quantWin {
+func QuantWindow(t backend.DType, lo, hi, alignBytes, bufBytes int) QuantWin {
 	a := max(alignBytes, 16)
 	hi = max(hi, lo+1)
-	var w quantWin
+	var w QuantWin
 	end := 0
 	if t == backend.Q8 {
 		// A superblock is 17·16 bytes: one starts on a multiple of a
 		// bytes when its index is a multiple of a/16.
 		per := a / 16
-		sb := lo / q8Super / per * per
-		w.start, w.startByte = sb*q8Super, sb*q8SuperBytes
-		end = (hi + q8Super - 1) / q8Super * q8SuperBytes
+		sb := lo / Q8Super / per * per
+		w.Start, w.StartByte = sb*Q8Super, sb*q8SuperBytes
+		end = (hi + Q8Super - 1) / Q8Super * q8SuperBytes
 	} else {
-		w.start = lo / a * a
-		w.startByte = w.start
+		w.Start = lo / a * a
+		w.StartByte = w.Start
 		end = (hi + 15) &^ 15
 	}
-	w.bytes = max(min(end, bufBytes)-w.startByte, min(16, bufBytes-w.startByte))
+	w.Bytes = max(min(end, bufBytes)-w.StartByte, min(16, bufBytes-w.StartByte))
 	return w
 }
 
-// quantSlack is the most bytes quantWindow adds to a span's own bytes:
+// QuantSlack is the most bytes QuantWindow adds to a span's own bytes:
 // its start's alignment and its end's rounding.
-func quantSlack(t backend.DType, alignBytes int) int {
+func QuantSlack(t backend.DType, alignBytes int) int {
 	a := max(alignBytes, 16)
 	if t == backend.Q8 {
 		return (a/16)*q8SuperBytes + q8SuperBytes
@@ -82,19 +82,19 @@ func quantSlack(t backend.DType, alignBytes int) int {
 	return a + 16
 }
 
-// quantElems is how many elements of the 8-bit dtype t bytes bytes hold.
-func quantElems(t backend.DType, bytes int) int {
+// QuantElems is how many elements of the 8-bit dtype t bytes bytes hold.
+func QuantElems(t backend.DType, bytes int) int {
 	if t == backend.Q8 {
-		return bytes / q8SuperBytes * q8Super
+		return bytes / q8SuperBytes * Q8Super
 	}
 	return bytes
 }
 
-// packQuant stores the codes of elements [off, off+len(codes)) (and for
+// PackQuant stores the codes of elements [off, off+len(codes)) (and for
 // q8 the scales of their blocks, off and the length whole blocks) into
 // img, the buffer's bytes from byte base, and returns the byte ranges of
 // img they cover, in order: those a write must store and no other.
-func packQuant(t backend.DType, img []byte, base, off int, codes []byte, scales []uint16) [][2]int {
+func PackQuant(t backend.DType, img []byte, base, off int, codes []byte, scales []uint16) [][2]int {
 	if t == backend.FP8 {
 		copy(img[off-base:], codes)
 		return [][2]int{{off - base, off - base + len(codes)}}
@@ -110,15 +110,15 @@ func packQuant(t backend.DType, img []byte, base, off int, codes []byte, scales 
 	end := off + len(codes)
 	for e := off; e < end; {
 		// The run of elements of one superblock.
-		run := min(end, (e/q8Super+1)*q8Super) - e
-		at := q8CodeByte(e) - base
+		run := min(end, (e/Q8Super+1)*Q8Super) - e
+		at := Q8CodeByte(e) - base
 		copy(img[at:at+run], codes[e-off:e-off+run])
 		add(at, at+run)
 		b0, b1 := e/backend.Q8Block, (e+run)/backend.Q8Block
-		sat := q8ScaleByte(b0) - base
+		sat := Q8ScaleByte(b0) - base
 		for b := b0; b < b1; b++ {
 			s := scales[b-off/backend.Q8Block]
-			p := q8ScaleByte(b) - base
+			p := Q8ScaleByte(b) - base
 			img[p], img[p+1] = byte(s), byte(s>>8)
 		}
 		add(sat, sat+2*(b1-b0))
@@ -127,10 +127,10 @@ func packQuant(t backend.DType, img []byte, base, off int, codes []byte, scales 
 	return spans
 }
 
-// unpackQuant widens elements [off, off+len(dst)) of an 8-bit buffer of
+// UnpackQuant widens elements [off, off+len(dst)) of an 8-bit buffer of
 // dtype t from img, its bytes from byte base (q8: off and len(dst) whole
 // blocks), exactly.
-func unpackQuant(t backend.DType, dst []float32, img []byte, base, off int) {
+func UnpackQuant(t backend.DType, dst []float32, img []byte, base, off int) {
 	if t == backend.FP8 {
 		for i := range dst {
 			dst[i] = backend.DecodeFP8(img[off+i-base])
@@ -141,23 +141,23 @@ func unpackQuant(t backend.DType, dst []float32, img []byte, base, off int) {
 	var scale [1]uint16
 	for i := 0; i < len(dst); i += backend.Q8Block {
 		e := off + i
-		at := q8CodeByte(e) - base
+		at := Q8CodeByte(e) - base
 		for c := range codes {
 			codes[c] = int8(img[at+c])
 		}
-		p := q8ScaleByte(e/backend.Q8Block) - base
+		p := Q8ScaleByte(e/backend.Q8Block) - base
 		scale[0] = uint16(img[p]) | uint16(img[p+1])<<8
 		backend.DequantizeQ8(dst[i:i+backend.Q8Block], codes[:], scale[:])
 	}
 }
 
-// quantSpan is the bytes [lo, hi) of an 8-bit buffer of dtype t that
+// QuantSpan is the bytes [lo, hi) of an 8-bit buffer of dtype t that
 // hold elements [off, off+n) (q8: whole blocks, their codes and scales).
-func quantSpan(t backend.DType, off, n int) (lo, hi int) {
+func QuantSpan(t backend.DType, off, n int) (lo, hi int) {
 	if t == backend.FP8 {
 		return off, off + n
 	}
-	lo = q8CodeByte(off)
+	lo = Q8CodeByte(off)
 	last := off + n - 1
-	return lo, max(q8CodeByte(last)+1, q8ScaleByte(last/backend.Q8Block)+2)
+	return lo, max(Q8CodeByte(last)+1, Q8ScaleByte(last/backend.Q8Block)+2)
 }

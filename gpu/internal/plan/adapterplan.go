@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -12,48 +12,48 @@ import (
 
 // This file decides, from the adapter's type, how the backend cuts its
 // work; which fused kernel runs is the plan's choice in kernel.go
-// (fusedFor), each kernel in a kernel_*.go file of its own. It has no
+// (FusedFor), each kernel in a kernel_*.go file of its own. It has no
 // cgo so its tests run everywhere.
 
 // Tile sizes. The same constants size the dispatch and are written into
 // the WGSL (package shaders), so the two cannot disagree.
 const (
-	fusedWG = 64 // invocations per workgroup of fused.wgsl and fusedloop.wgsl
-	mmTile  = 64 // TM = TN of the scores and context tiles
-	mmStep  = 16 // TD / TJ: inner-dimension step through workgroup memory
-	mmReg   = 4  // RM = RN: each invocation's register block
-	smWG    = 256
-	smPer   = 32 // columns per invocation per softmax chunk
-	mergeWG = 64
-	// mergeLanes is merge.wgsl's invocations to a query row under the
+	FusedWG = 64 // invocations per workgroup of fused.wgsl and fusedloop.wgsl
+	MmTile  = 64 // TM = TN of the scores and context tiles
+	MmStep  = 16 // TD / TJ: inner-dimension step through workgroup memory
+	MmReg   = 4  // RM = RN: each invocation's register block
+	SmWG    = 256
+	SmPer   = 32 // columns per invocation per softmax chunk
+	MergeWG = 64
+	// MergeLanes is merge.wgsl's invocations to a query row under the
 	// hardware plan (the CPU plan's is 1: lavapipe pays for each
 	// invocation's loads, whatever their addresses): a decoding step
 	// folds many splits of a few rows, and each row's columns are summed
 	// side by side, adjacent invocations reading adjacent elements.
-	mergeLanes = 32
+	MergeLanes = 32
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
-	// them, whose partial O take at most splitScratch float32s, and when
+	// them, whose partial O take at most SplitScratch float32s, and when
 	// cut to give a decoding step workgroups enough, at least
 	// fusedMinSplit keys each.
 	fusedMaxParts = 64
 	fusedMinSplit = 256
-	splitScratch  = 1 << 22
+	SplitScratch  = 1 << 22
 	// hardwareSplitTarget is the workgroups a step of the hardware
 	// plan's other fused kernels should have (splitTarget).
 	hardwareSplitTarget = 256
 )
 
-// loopBudget is the most loop iterations the CPU plan lets one shader
+// LoopBudget is the most loop iterations the CPU plan lets one shader
 // invocation run. Lavapipe silently stops an invocation after about 65 535
 // in total (all loops, nested ones included), so under that plan every key
 // range, head dimension chunk and column chunk is sized to stay well under
 // it.
-const loopBudget = 32768
+const LoopBudget = 32768
 
 // mmIters is the loop iterations a scores or context invocation runs per
-// step of mmStep along the inner dimension.
-const mmIters = mmStep*(2*mmReg+mmReg*mmReg) + 2*mmTile*mmStep/((mmTile/mmReg)*(mmTile/mmReg)) + 2
+// step of MmStep along the inner dimension.
+const mmIters = MmStep*(2*MmReg+MmReg*MmReg) + 2*MmTile*MmStep/((MmTile/MmReg)*(MmTile/MmReg)) + 2
 
 // envPlan forces a plan: ATTN_GPU_PLAN=cpu, hardware or auto (the
 // default, from the adapter's type).
@@ -65,53 +65,54 @@ const envPlan = "ATTN_GPU_PLAN"
 // side by side on a GPU.
 const envPrefill = "ATTN_GPU_PREFILL"
 
-// adapterPlan is how the backend cuts its work and which fused kernel it
-// runs, chosen from the adapter's type (choosePlan). A CPU-type adapter
+// AdapterPlan is how the backend cuts its work and which fused kernel it
+// runs, chosen from the adapter's type (Choose). A CPU-type adapter
 // (lavapipe) stops an invocation silently after about 65 535 loop
 // iterations and pays for every load lane by lane: its plan bounds each
-// invocation by loopBudget and runs fused.wgsl (key lanes to decode,
-// laneKernel). A hardware adapter has no cap and pays for device-memory
+// invocation by LoopBudget and runs fused.wgsl (key lanes to decode,
+// LaneKernel). A hardware adapter has no cap and pays for device-memory
 // loads: its plan cuts work only where bindings, grids and the
 // submission budget say, and runs fusedtile.wgsl (tileKernel),
-// fuseddecode.wgsl (decodeKernel) or fusedloop.wgsl. docs/gpu.md ("Which
+// fuseddecode.wgsl (DecodeKernel) or fusedloop.wgsl. docs/gpu.md ("Which
 // kernel runs where") tells why, with the measurements.
-type adapterPlan struct {
-	hardware bool
+type AdapterPlan struct {
+	Hardware bool
 	// loopCap is the most loop iterations one invocation may run in
 	// all; 0: no bound.
 	loopCap int
-	// loopPrefill: the hardware plan runs fusedloop.wgsl where it would
+	// LoopPrefill: the hardware plan runs fusedloop.wgsl where it would
 	// run fusedtile.wgsl (ATTN_GPU_PREFILL=loop).
-	loopPrefill bool
-	// tune is the hardware plan's kernel sizes: defaultTuning, or what
+	LoopPrefill bool
+	// Tune is the hardware plan's kernel sizes: defaultTuning, or what
 	// ATTN_GPU_TUNE sets (tune.go).
-	tune tuning
-	// features is the optional WebGPU features the kernels use: those
+	Tune Tuning
+	// Features is the optional WebGPU features the kernels use: those
 	// of the device that ATTN_GPU_FEATURES leaves on (features.go).
-	features kernelFeatures
+	Features KernelFeatures
 }
 
-func (a adapterPlan) String() string {
-	if !a.hardware {
-		return fmt.Sprintf("cpu (at most %d loop iterations an invocation; features: %v)", a.loopCap, a.features)
+// String describes the plan, for the backend's Info and for logs.
+func (a AdapterPlan) String() string {
+	if !a.Hardware {
+		return fmt.Sprintf("cpu (at most %d loop iterations an invocation; features: %v)", a.loopCap, a.Features)
 	}
 	s := "hardware (K/V tiles in workgroup memory, no loop cap"
-	if a.loopPrefill {
+	if a.LoopPrefill {
 		s += "; prefill by fusedloop.wgsl"
 	}
-	if t := a.tune.String(); t != "" {
+	if t := a.Tune.String(); t != "" {
 		s += "; tuned " + t
 	}
-	return s + "; features: " + a.features.String() + ")"
+	return s + "; features: " + a.Features.String() + ")"
 }
 
-// choosePlan picks the plan for an adapter of type t, unless setting
+// Choose picks the plan for an adapter of type t, unless setting
 // ($ATTN_GPU_PLAN) forces one: "cpu" or "hardware"; "" and "auto" leave
 // the choice to t, the CPU plan for gputypes.DeviceTypeCPU and the
 // hardware plan for every other type. Any other setting is an error.
-func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
-	cpu := adapterPlan{loopCap: loopBudget, tune: defaultTuning, features: planFeatures(false)}
-	hw := adapterPlan{hardware: true, tune: defaultTuning, features: planFeatures(true)}
+func Choose(setting string, t gputypes.DeviceType) (AdapterPlan, error) {
+	cpu := AdapterPlan{loopCap: LoopBudget, Tune: defaultTuning, Features: planFeatures(false)}
+	hw := AdapterPlan{Hardware: true, Tune: defaultTuning, Features: planFeatures(true)}
 	switch strings.ToLower(strings.TrimSpace(setting)) {
 	case "", "auto":
 		if t == gputypes.DeviceTypeCPU {
@@ -123,24 +124,24 @@ func choosePlan(setting string, t gputypes.DeviceType) (adapterPlan, error) {
 	case "hardware":
 		return hw, nil
 	}
-	return adapterPlan{}, fmt.Errorf("%s=%q: want auto, cpu or hardware", envPlan, setting)
+	return AdapterPlan{}, fmt.Errorf("%s=%q: want auto, cpu or hardware", envPlan, setting)
 }
 
-// planFromEnv is choosePlan for an adapter of type t under $ATTN_GPU_PLAN,
+// FromEnv is Choose for an adapter of type t under $ATTN_GPU_PLAN,
 // with the prefill kernel $ATTN_GPU_PREFILL names: "tile" (or unset) or
 // "loop", and the sizes $ATTN_GPU_TUNE sets (tuneFromEnv); any other
 // setting is an error.
-func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
-	a, err := choosePlan(os.Getenv(envPlan), t)
+func FromEnv(t gputypes.DeviceType) (AdapterPlan, error) {
+	a, err := Choose(os.Getenv(envPlan), t)
 	if err != nil {
 		return a, err
 	}
 	switch s := os.Getenv(envPrefill); strings.ToLower(strings.TrimSpace(s)) {
 	case "", "tile":
 	case "loop":
-		a.loopPrefill = true
+		a.LoopPrefill = true
 	default:
-		return adapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
+		return AdapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
 	}
 	if a, err = featuresFromEnv(a); err != nil {
 		return a, err
@@ -154,48 +155,48 @@ func planFromEnv(t gputypes.DeviceType) (adapterPlan, error) {
 // host's threads, two each; a hardware adapter's count of compute units
 // is not in WebGPU's limits, and 256 workgroups (hardwareSplitTarget,
 // unless ATTN_GPU_TUNE's split.target says) fill a large GPU.
-func (a adapterPlan) splitTarget() int {
-	if a.hardware {
-		return a.tune.splitTarget
+func (a AdapterPlan) splitTarget() int {
+	if a.Hardware {
+		return a.Tune.splitTarget
 	}
 	return 2 * runtime.NumCPU()
 }
 
 // mergeParts is the most partial results merge.wgsl may fold at once for
 // value head dim dv within the loop cap.
-func (a adapterPlan) mergeParts(dv int) int {
+func (a AdapterPlan) mergeParts(dv int) int {
 	if a.loopCap == 0 {
 		return fusedMaxParts
 	}
 	return max(1, min(fusedMaxParts, (a.loopCap-dv)/(dv+2)))
 }
 
-// mergeRowLanes is merge.wgsl's invocations to a query row (its L).
-func (a adapterPlan) mergeRowLanes() int {
-	if a.hardware {
-		return a.tune.mergeLanes
+// MergeRowLanes is merge.wgsl's invocations to a query row (its L).
+func (a AdapterPlan) MergeRowLanes() int {
+	if a.Hardware {
+		return a.Tune.mergeLanes
 	}
 	return 1
 }
 
-// unbounded stands for "no bound" in a chunk size: chunks(n, unbounded)
+// Unbounded stands for "no bound" in a chunk size: Chunks(n, Unbounded)
 // is one chunk.
-const unbounded = math.MaxInt
+const Unbounded = math.MaxInt
 
-// mmChunk is the inner-dimension length (head dim for scores, keys for
+// MmChunk is the inner-dimension length (head dim for scores, keys for
 // context) one scores or context dispatch covers.
-func (a adapterPlan) mmChunk() int {
+func (a AdapterPlan) MmChunk() int {
 	if a.loopCap == 0 {
-		return unbounded
+		return Unbounded
 	}
-	return a.loopCap / mmIters * mmStep
+	return a.loopCap / mmIters * MmStep
 }
 
-// softmaxChunks bounds the chunks of smWG·smPer columns in one row:
+// SoftmaxChunks bounds the chunks of SmWG·SmPer columns in one row:
 // normalize loops over all of them.
-func (a adapterPlan) softmaxChunks() int {
+func (a AdapterPlan) SoftmaxChunks() int {
 	if a.loopCap == 0 {
-		return unbounded
+		return Unbounded
 	}
-	return a.loopCap - smPer - 64
+	return a.loopCap - SmPer - 64
 }

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 )
 
 // fusedtile.wgsl: the hardware plan's prefill kernel where its tiles fit
-// (prefillKernel). No cgo, as kernel.go.
+// (PrefillKernel). No cgo, as kernel.go.
 
 // The hardware plan's prefill kernel, fusedtile.wgsl (tileKernel):
 // tileWG invocations a workgroup, at most tileMaxRows query rows and
@@ -26,22 +26,22 @@ const (
 // tile's row softmax by subgroups.
 type kernelTile struct {
 	tile shaders.FusedTileConsts
-	feat kernelFeatures
+	feat KernelFeatures
 }
 
-func (c kernelTile) spec(q, k, v, bias shaders.Elem) shaders.Spec {
+func (c kernelTile) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
 	s := c.tile
 	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups
 	return s
 }
 
-func (c kernelTile) tileRows() int           { return c.tile.BR }
-func (c kernelTile) heads() int              { return 1 }
-func (c kernelTile) keys() (tile, chunk int) { return c.tile.BC, unbounded }
-func (c kernelTile) splitting(a adapterPlan) (target, minSplit, parts int) {
+func (c kernelTile) TileRows() int           { return c.tile.BR }
+func (c kernelTile) Heads() int              { return 1 }
+func (c kernelTile) Keys() (tile, chunk int) { return c.tile.BC, Unbounded }
+func (c kernelTile) Splitting(a AdapterPlan) (target, minSplit, parts int) {
 	return a.prefillSplitting(c.tile.DV)
 }
-func (c kernelTile) widensQ() bool { return false }
+func (c kernelTile) WidensQ() bool { return false }
 func (c kernelTile) String() string {
 	return fmt.Sprintf("fusedtile %d rows, %d keys", c.tile.BR, c.tile.BC)
 }
@@ -56,7 +56,7 @@ func (c kernelTile) String() string {
 // Rows first: each K and V tile staged serves them all. The order is a
 // first choice, to be tuned on hardware (bench/gpu-hw.sh measures
 // ATTN_GPU_PREFILL=loop beside it).
-func (t tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
+func (t Tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 	for br := min(t.tileRows, t.tileWG); br >= 8; br /= 2 {
 		for rm := 4; rm >= 1; rm /= 2 {
 			nrg := br / rm
@@ -66,7 +66,7 @@ func (t tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 			nkg := t.tileWG / nrg
 			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
 				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
-				cn := ceilDiv(ceilDiv(dv, 4), nkg)
+				cn := CeilDiv(CeilDiv(dv, 4), nkg)
 				if bc%nkg != 0 || rm*cn > t.tileReg || rm*c.RN > t.tileReg || c.WorkgroupBytes() > mem || shaders.Check(c) != nil {
 					continue
 				}

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -60,27 +60,27 @@ func TestParseTuning(t *testing.T) {
 func TestTuneFromEnv(t *testing.T) {
 	t.Setenv(envPlan, "") // the adapter's own plan, whatever the run's environment says
 	t.Setenv(envTune, "decode.wg=64,tile.rows=32")
-	a, err := planFromEnv(gputypes.DeviceTypeDiscreteGPU)
-	if err != nil || a.tune.decodeWG != 64 || a.tune.tileRows != 32 || a.tune.tileWG != tileWG {
+	a, err := FromEnv(gputypes.DeviceTypeDiscreteGPU)
+	if err != nil || a.Tune.decodeWG != 64 || a.Tune.tileRows != 32 || a.Tune.tileWG != tileWG {
 		t.Fatalf("hardware: plan %+v, %v; want decode.wg 64 and tile.rows 32 over the defaults", a, err)
 	}
 	if s := a.String(); !strings.Contains(s, "tuned decode.wg=64,tile.rows=32") {
 		t.Errorf("hardware plan %q does not say how it is tuned", s)
 	}
-	if _, err := planFromEnv(gputypes.DeviceTypeCPU); err == nil || !strings.Contains(err.Error(), envTune) || !strings.Contains(err.Error(), envPlan) {
+	if _, err := FromEnv(gputypes.DeviceTypeCPU); err == nil || !strings.Contains(err.Error(), envTune) || !strings.Contains(err.Error(), envPlan) {
 		t.Errorf("cpu plan under %s: %v; want an error naming %s and %s", envTune, err, envTune, envPlan)
 	}
 	t.Setenv(envPlan, "hardware")
-	if a, err := planFromEnv(gputypes.DeviceTypeCPU); err != nil || a.tune.decodeWG != 64 {
+	if a, err := FromEnv(gputypes.DeviceTypeCPU); err != nil || a.Tune.decodeWG != 64 {
 		t.Errorf("cpu adapter, %s=hardware: plan %+v, %v; want the tuning", envPlan, a, err)
 	}
 	t.Setenv(envPlan, "")
 	t.Setenv(envTune, "decode.wg=128") // the default: nothing to refuse
-	if a, err := planFromEnv(gputypes.DeviceTypeCPU); err != nil || a.hardware || a.tune != defaultTuning {
+	if a, err := FromEnv(gputypes.DeviceTypeCPU); err != nil || a.Hardware || a.Tune != defaultTuning {
 		t.Errorf("cpu plan under the default tuning: %+v, %v", a, err)
 	}
 	t.Setenv(envTune, "decode.wg=7")
-	if _, err := planFromEnv(gputypes.DeviceTypeDiscreteGPU); err == nil || !strings.Contains(err.Error(), "decode.wg=7") {
+	if _, err := FromEnv(gputypes.DeviceTypeDiscreteGPU); err == nil || !strings.Contains(err.Error(), "decode.wg=7") {
 		t.Errorf("hardware plan under decode.wg=7: %v; want an error naming it", err)
 	}
 }
@@ -104,9 +104,9 @@ func TestTunedKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hw := adapterPlan{hardware: true, tune: tu}
-		if hw.mergeRowLanes() != tu.mergeLanes || hw.splitTarget() != tu.splitTarget {
-			t.Errorf("%s: merge lanes %d, split target %d", set, hw.mergeRowLanes(), hw.splitTarget())
+		hw := AdapterPlan{Hardware: true, Tune: tu}
+		if hw.MergeRowLanes() != tu.mergeLanes || hw.splitTarget() != tu.splitTarget {
+			t.Errorf("%s: merge lanes %d, split target %d", set, hw.MergeRowLanes(), hw.splitTarget())
 		}
 		for _, mem := range []int{16384, 49152} {
 			for _, d := range []int{3, 64, 128, 256} {
@@ -117,21 +117,21 @@ func TestTunedKernels(t *testing.T) {
 					}
 					nkg := c.WG / (c.BR / c.RM)
 					if c.WG != tu.tileWG || c.BR > tu.tileRows || c.BC > tu.tileKeys || c.RM*c.RN > tu.tileReg ||
-						c.RM*ceilDiv(ceilDiv(d, 4), nkg) > tu.tileReg || c.WorkgroupBytes() > mem {
+						c.RM*CeilDiv(CeilDiv(d, 4), nkg) > tu.tileReg || c.WorkgroupBytes() > mem {
 						t.Errorf("%s: tileKernel(%d, %d) = %+v (%d bytes): past a bound", set, mem, d, c, c.WorkgroupBytes())
 					}
 				}
 				for _, g := range []int{1, 4, 8} {
 					for _, nq := range []int{1, 3, 16} {
-						dt, ok := hw.decodeKernel(mem, d, d, g, nq)
+						dt, ok := hw.DecodeKernel(mem, d, d, g, nq)
 						if !ok {
-							if ceilDiv(d, 4) <= tu.decodeWG && mem >= 49152 && d <= 128 {
+							if CeilDiv(d, 4) <= tu.decodeWG && mem >= 49152 && d <= 128 {
 								t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d): none", set, mem, d, g, nq)
 							}
 							continue
 						}
 						decodes++
-						c := dt.consts(d, d)
+						c := dt.Consts(d, d)
 						if _, err := shaders.FusedDecode.Generate(c); err != nil {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v: %v", set, mem, d, g, nq, dt, err)
 						}
@@ -139,7 +139,7 @@ func TestTunedKernels(t *testing.T) {
 							c.WorkgroupBytes() > mem {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v (%d bytes): past a bound", set, mem, d, g, nq, dt, c.WorkgroupBytes())
 						}
-						target, split, _ := kernelDecode{t: dt, d: d, dv: d}.splitting(hw)
+						target, split, _ := kernelDecode{t: dt, d: d, dv: d}.Splitting(hw)
 						if target != tu.decodeTarget || split != tu.decodeSplit {
 							t.Errorf("%s: a decoding step splits for %d workgroups of at least %d keys", set, target, split)
 						}

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"sort"
@@ -9,57 +9,57 @@ import (
 // This file plans Fused's key chunks and splits. It has no cgo so its
 // tests run everywhere.
 
-// fusedStep is one pass of the fused kernel: query rows [i0, i1) of
-// batches [b0, b1) over keys [j0, j1), cut into splits of sk keys that
+// FusedStep is one pass of the fused kernel: query rows [I0, I1) of
+// batches [B0, B1) over keys [J0, J1), cut into splits of Sk keys that
 // run side by side (the grid's z), each writing a partial (O, LSE). A
 // first step is the first to reach its rows: with one split it writes O
 // and the LSE directly, with the sink; with several, merge.wgsl writes
 // the rows from their partials. A later step's partials merge.wgsl folds
 // into the rows' running result.
-type fusedStep struct {
-	b0, b1         int
-	i0, i1, j0, j1 int
-	first          bool
-	sk             int
+type FusedStep struct {
+	B0, B1         int
+	I0, I1, J0, J1 int
+	First          bool
+	Sk             int
 }
 
-// splits is how many splits of sk keys cover the step (1 for no keys).
-func (st fusedStep) splits() int { return max(1, ceilDiv(st.j1-st.j0, st.sk)) }
+// Splits is how many splits of Sk keys cover the step (1 for no keys).
+func (st FusedStep) Splits() int { return max(1, CeilDiv(st.J1-st.J0, st.Sk)) }
 
-// direct says the step writes O and the LSE itself, with no merge.
-func (st fusedStep) direct() bool { return st.first && st.splits() == 1 }
+// Direct says the step writes O and the LSE itself, with no merge.
+func (st FusedStep) Direct() bool { return st.First && st.Splits() == 1 }
 
-// stepPlan bounds fusedSteps' steps and splits.
-type stepPlan struct {
-	// chunk is the most keys one split covers (an invocation's loop cap;
-	// unbounded without one); span the most keys one step covers (its K
+// StepPlan bounds FusedSteps' steps and splits.
+type StepPlan struct {
+	// Chunk is the most keys one split covers (an invocation's loop cap;
+	// Unbounded without one); Span the most keys one step covers (its K
 	// and V windows must fit a binding), both ≥ 1.
-	chunk, span int
-	// parts is the most splits a step may have (the scratch their partial
+	Chunk, Span int
+	// Parts is the most splits a step may have (the scratch their partial
 	// results take, and merge.wgsl's loop), ≥ 1.
-	parts int
-	// tileRows is the query rows of one workgroup, of each of its heads
-	// heads (fuseddecode.wgsl's workgroups hold several query heads of
+	Parts int
+	// TileRows is the query rows of one workgroup, of each of its
+	// Heads heads (fuseddecode.wgsl's workgroups hold several query heads of
 	// one KV head; 0 counts as 1).
-	tileRows, heads int
-	// target is the workgroups a step should have: when its rows and
+	TileRows, Heads int
+	// Target is the workgroups a step should have: when its rows and
 	// heads give fewer (decoding: a query or a few over a long cache),
-	// its keys are split into pieces of at least minSplit keys until
-	// they do, or parts is reached. 0: split only where chunk says.
-	target, minSplit int
-	// work, when > 0, is the most (query row, key) pairs a dispatch may
+	// its keys are split into pieces of at least MinSplit keys until
+	// they do, or Parts is reached. 0: split only where Chunk says.
+	Target, MinSplit int
+	// Work, when > 0, is the most (query row, key) pairs a dispatch may
 	// take (the submission budget over the flops a pair costs): a step
-	// covers at most work / min(its rows, tileRows) keys, and never fewer
-	// than chunk.
-	work float64
-	// cut, when set, plans each batch alone and cuts its keys [j0, j1)
+	// covers at most Work / min(its rows, TileRows) keys, and never fewer
+	// than Chunk.
+	Work float64
+	// Cut, when set, plans each batch alone and cuts its keys [j0, j1)
 	// into steps of at most n keys each by its own rule: a paged cache
 	// larger than one binding, whose steps must each find their pages in
 	// one window. It returns the ends of the steps, the last one j1.
-	cut func(b, j0, j1, n int) []int
+	Cut func(b, j0, j1, n int) []int
 }
 
-// fusedSteps cuts Fused's work into steps (see fusedStep), visiting only
+// FusedSteps cuts Fused's work into steps (see FusedStep), visiting only
 // keys some row may see by position. Over the batches of a step, row
 // i's keys lie in [lo(i), hi(i)), the union of Problem.KeyRange over the
 // batches, both ends non-decreasing in i (for a packed batch, rows past
@@ -68,29 +68,29 @@ type stepPlan struct {
 //
 // The rows are cut into blocks: one block of all rows unless a window
 // bounds both sides of every row's range (Problem.Band), and then blocks
-// of the band rounded up to a multiple of tileRows (the rows of one
+// of the band rounded up to a multiple of TileRows (the rows of one
 // workgroup), so that a block's keys [lo(first row), hi(last row))
-// number at most about twice the band plus tileRows: a window of W keys
+// number at most about twice the band plus TileRows: a window of W keys
 // costs O(Nq·W), not O(Nq·Nk). A block's keys are cut into steps of at
-// most min(span, parts·chunk) keys (or as cut says); its first step
+// most min(Span, Parts·Chunk) keys (or as Cut says); its first step
 // covers every row of the block and writes their O and LSE (a row that
 // sees none of it writes zeros, or the sink); each later step [j0, j1)
 // covers the rows that may see some of it (hi(i) > j0 and lo(i) < j1),
 // whose partial result merges in. A step's keys are split into pieces of
-// at most chunk keys, fewer and shorter when the step has fewer
-// workgroups than target. So every row has exactly one first step,
+// at most Chunk keys, fewer and shorter when the step has fewer
+// workgroups than Target. So every row has exactly one first step,
 // before its later ones, and keys no row of a block may see are in no
 // step of it. The kernels skip, within a split, the keys outside each
 // workgroup's own rows.
-func fusedSteps(p backend.Problem, sp stepPlan) []fusedStep {
+func FusedSteps(p backend.Problem, sp StepPlan) []FusedStep {
 	if p.Nq == 0 || p.B == 0 {
 		return nil
 	}
-	stepLen := sp.span
-	if sp.chunk <= sp.span/sp.parts {
-		stepLen = sp.parts * sp.chunk
+	stepLen := sp.Span
+	if sp.Chunk <= sp.Span/sp.Parts {
+		stepLen = sp.Parts * sp.Chunk
 	}
-	var steps []fusedStep
+	var steps []FusedStep
 	group := func(b0, b1 int) {
 		lo := func(i int) int {
 			l := p.Nk
@@ -121,51 +121,51 @@ func fusedSteps(p backend.Problem, sp stepPlan) []fusedStep {
 		}
 		block := nq
 		if band := p.Band(); band < p.Nk {
-			block = min(nq, ceilDiv(max(band, 1), sp.tileRows)*sp.tileRows)
+			block = min(nq, CeilDiv(max(band, 1), sp.TileRows)*sp.TileRows)
 		}
 		for r0 := 0; r0 < nq; r0 += block {
 			r1 := min(nq, r0+block)
 			start, end := lo(r0), hi(r1-1)
 			if end <= start {
-				steps = append(steps, fusedStep{b0, b1, r0, r1, start, start, true, 1})
+				steps = append(steps, FusedStep{b0, b1, r0, r1, start, start, true, 1})
 				continue
 			}
 			n := stepLen
-			if sp.work > 0 {
-				if w := sp.work / float64(min(r1-r0, sp.tileRows)); w < float64(n) {
-					n = max(int(w), min(sp.chunk, n), 1)
+			if sp.Work > 0 {
+				if w := sp.Work / float64(min(r1-r0, sp.TileRows)); w < float64(n) {
+					n = max(int(w), min(sp.Chunk, n), 1)
 				}
 			}
 			var ends []int
-			if sp.cut != nil {
-				ends = sp.cut(b0, start, end, n)
+			if sp.Cut != nil {
+				ends = sp.Cut(b0, start, end, n)
 			} else {
-				for _, c := range chunks(end-start, n) {
+				for _, c := range Chunks(end-start, n) {
 					ends = append(ends, start+c[1])
 				}
 			}
-			wgs := ceilDiv(r1-r0, sp.tileRows) * (b1 - b0) * p.H / max(sp.heads, 1)
+			wgs := CeilDiv(r1-r0, sp.TileRows) * (b1 - b0) * p.H / max(sp.Heads, 1)
 			j0 := start
 			for c, j1 := range ends {
 				n := j1 - j0
-				sk := min(sp.chunk, n)
-				if want := min(sp.parts, ceilDiv(sp.target, wgs)); sp.target > 0 && want > 1 {
-					sk = min(sk, max(sp.minSplit, ceilDiv(n, want)))
+				sk := min(sp.Chunk, n)
+				if want := min(sp.Parts, CeilDiv(sp.Target, wgs)); sp.Target > 0 && want > 1 {
+					sk = min(sk, max(sp.MinSplit, CeilDiv(n, want)))
 				}
 				if c == 0 {
-					steps = append(steps, fusedStep{b0, b1, r0, r1, j0, j1, true, sk})
+					steps = append(steps, FusedStep{b0, b1, r0, r1, j0, j1, true, sk})
 				} else {
 					ia := search(r0, r1, func(i int) bool { return hi(i) > j0 })
 					ib := search(r0, r1, func(i int) bool { return lo(i) >= j1 })
 					if ia < ib {
-						steps = append(steps, fusedStep{b0, b1, ia, ib, j0, j1, false, sk})
+						steps = append(steps, FusedStep{b0, b1, ia, ib, j0, j1, false, sk})
 					}
 				}
 				j0 = j1
 			}
 		}
 	}
-	if sp.cut == nil {
+	if sp.Cut == nil {
 		group(0, p.B)
 		return steps
 	}
@@ -175,13 +175,13 @@ func fusedSteps(p backend.Problem, sp stepPlan) []fusedStep {
 	return steps
 }
 
-// pageCuts cuts batch b's keys [j0, j1) of a paged cache into steps of at
+// PageCuts cuts batch b's keys [j0, j1) of a paged cache into steps of at
 // most n keys whose pages lie within one window of at most limit
 // elements: a step grows a block at a time while its first and last pages
 // (pool elements page·pageStride onward, pageStride each) stay within
 // limit; a step always holds at least one block (a page larger than a
 // binding then fails where the windows are bound, naming the sizes).
-func pageCuts(pg *backend.Paged, pageStride, limit int) func(b, j0, j1, n int) []int {
+func PageCuts(pg *backend.Paged, pageStride, limit int) func(b, j0, j1, n int) []int {
 	return func(b, j0, j1, n int) []int {
 		ps := pg.PageSize
 		var ends []int

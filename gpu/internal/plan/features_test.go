@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"strings"
@@ -15,17 +15,17 @@ import (
 func TestParseFeatures(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		def  kernelFeatures
-		want kernelFeatures
+		def  KernelFeatures
+		want KernelFeatures
 		err  string
 	}{
 		{in: "", def: allFeatures, want: allFeatures},
-		{in: " , ", def: kernelFeatures{}, want: kernelFeatures{}},
-		{in: "f16=off", def: allFeatures, want: kernelFeatures{subgroups: true}},
-		{in: " Subgroups = OFF ,", def: allFeatures, want: kernelFeatures{f16: true}},
-		{in: "f16=off,subgroups=off", def: allFeatures, want: kernelFeatures{}},
-		{in: "f16=on,subgroups=off", def: kernelFeatures{}, want: kernelFeatures{f16: true}},
-		{in: "f16=auto,subgroups=on", def: kernelFeatures{}, want: kernelFeatures{subgroups: true}},
+		{in: " , ", def: KernelFeatures{}, want: KernelFeatures{}},
+		{in: "f16=off", def: allFeatures, want: KernelFeatures{subgroups: true}},
+		{in: " Subgroups = OFF ,", def: allFeatures, want: KernelFeatures{f16: true}},
+		{in: "f16=off,subgroups=off", def: allFeatures, want: KernelFeatures{}},
+		{in: "f16=on,subgroups=off", def: KernelFeatures{}, want: KernelFeatures{f16: true}},
+		{in: "f16=auto,subgroups=on", def: KernelFeatures{}, want: KernelFeatures{subgroups: true}},
 		{in: "f16=auto", def: allFeatures, want: allFeatures},
 		{in: "f16", err: `"f16" is not name=value with a name of f16, subgroups`},
 		{in: "fp16=off", err: `"fp16=off"`},
@@ -61,87 +61,87 @@ func TestFeaturesOn(t *testing.T) {
 		env      string
 		fs       gputypes.Features
 		compiles bool
-		want     kernelFeatures
+		want     KernelFeatures
 	}{
 		{"", both, true, allFeatures},
-		{"", both, false, kernelFeatures{subgroups: true}},
-		{"", 0, true, kernelFeatures{}},
-		{"subgroups=off", both, true, kernelFeatures{f16: true}},
-		{"f16=off,subgroups=off", both, true, kernelFeatures{}},
+		{"", both, false, KernelFeatures{subgroups: true}},
+		{"", 0, true, KernelFeatures{}},
+		{"subgroups=off", both, true, KernelFeatures{f16: true}},
+		{"f16=off,subgroups=off", both, true, KernelFeatures{}},
 		{"f16=on", both, true, allFeatures},
 	} {
 		t.Setenv(envPlan, "")
 		t.Setenv(envFeatures, c.env)
 		for _, dt := range []gputypes.DeviceType{gputypes.DeviceTypeCPU, gputypes.DeviceTypeDiscreteGPU} {
-			a, err := planFromEnv(dt)
+			a, err := FromEnv(dt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a = a.on(c.fs, c.compiles)
+			a = a.On(c.fs, c.compiles)
 			want := c.want
-			if !a.hardware && !strings.Contains(c.env, "f16=on") {
+			if !a.Hardware && !strings.Contains(c.env, "f16=on") {
 				want.f16 = false // the CPU plan's default (planFeatures)
 			}
-			if a.features != want || !strings.Contains(a.String(), "features: "+want.String()+")") {
-				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.features, want)
+			if a.Features != want || !strings.Contains(a.String(), "features: "+want.String()+")") {
+				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.Features, want)
 			}
 		}
 	}
 	t.Setenv(envFeatures, "f16=maybe")
-	if _, err := planFromEnv(gputypes.DeviceTypeCPU); err == nil || !strings.Contains(err.Error(), envFeatures) {
+	if _, err := FromEnv(gputypes.DeviceTypeCPU); err == nil || !strings.Contains(err.Error(), envFeatures) {
 		t.Errorf("%s=f16=maybe: %v; want an error naming it", envFeatures, err)
 	}
 
 	mem := 32 << 10
 	f16, f32 := shaders.F16, shaders.F32
-	cpu, _ := choosePlan("cpu", gputypes.DeviceTypeCPU)
-	hw, _ := choosePlan("hardware", gputypes.DeviceTypeDiscreteGPU)
+	cpu, _ := Choose("cpu", gputypes.DeviceTypeCPU)
+	hw, _ := Choose("hardware", gputypes.DeviceTypeDiscreteGPU)
 	// Each kernel as a plan with features f chooses it: the features
 	// are the choice's.
-	lanes := func(f kernelFeatures) fusedKernel {
+	lanes := func(f KernelFeatures) FusedKernel {
 		a := cpu
-		a.features = f
-		k, ok := a.laneKernel(mem, 128, 128, 4, 1, 4096)
+		a.Features = f
+		k, ok := a.LaneKernel(mem, 128, 128, 4, 1, 4096)
 		if !ok {
 			t.Fatal("no key lanes for D = 128, 4 heads a KV head")
 		}
 		return k
 	}
-	decode := func(f kernelFeatures) fusedKernel {
+	decode := func(f KernelFeatures) FusedKernel {
 		a := hw
-		a.features = f
+		a.Features = f
 		k, ok := a.decodeFor(mem, 128, 128, 4, 1)
 		if !ok {
 			t.Fatal("no decoding kernel for D = 128, 4 heads a KV head")
 		}
 		return k
 	}
-	prefill := func(f kernelFeatures) fusedKernel {
+	prefill := func(f KernelFeatures) FusedKernel {
 		a := hw
-		a.features = f
-		return a.prefillKernel(mem, 64, 64)
+		a.Features = f
+		return a.PrefillKernel(mem, 64, 64)
 	}
 	for _, c := range []struct {
 		name     string
-		choice   func(kernelFeatures) fusedKernel
-		f        kernelFeatures
+		choice   func(KernelFeatures) FusedKernel
+		f        KernelFeatures
 		k        shaders.Elem
 		f16, sgs bool
 	}{
 		{"lanes f16", lanes, allFeatures, f16, true, true},
 		{"lanes f32", lanes, allFeatures, f32, false, true},
-		{"lanes off", lanes, kernelFeatures{}, f16, false, false},
+		{"lanes off", lanes, KernelFeatures{}, f16, false, false},
 		{"decode f16", decode, allFeatures, f16, true, true},
-		{"decode subgroups off", decode, kernelFeatures{f16: true}, f16, true, false},
+		{"decode subgroups off", decode, KernelFeatures{f16: true}, f16, true, false},
 		{"tile", prefill, allFeatures, f16, true, true},
-		{"tile subgroups off", prefill, kernelFeatures{f16: true}, f16, true, false},
-		{"rows", func(f kernelFeatures) fusedKernel {
+		{"tile subgroups off", prefill, KernelFeatures{f16: true}, f16, true, false},
+		{"rows", func(f KernelFeatures) FusedKernel {
 			a := cpu
-			a.features = f
-			return a.prefillKernel(mem, 64, 64)
+			a.Features = f
+			return a.PrefillKernel(mem, 64, 64)
 		}, allFeatures, f16, true, false},
 	} {
-		s := c.choice(c.f).spec(f32, c.k, c.k, f32)
+		s := c.choice(c.f).Spec(f32, c.k, c.k, f32)
 		if shaders.EnablesF16(s) != c.f16 || shaders.UsesSubgroups(s) != c.sgs {
 			t.Errorf("%s: %s; want f16 %v, subgroups %v", c.name, s.Kernel().Key(s), c.f16, c.sgs)
 		}

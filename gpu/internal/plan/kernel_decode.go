@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"github.com/attn-go/attn/shaders"
 )
 
-// fuseddecode.wgsl: the hardware plan's decoding kernel (fusedFor). No
+// fuseddecode.wgsl: the hardware plan's decoding kernel (FusedFor). No
 // cgo, as kernel.go.
 
 const (
-	// The decoding kernel, fuseddecode.wgsl (decodeKernel), under the
-	// hardware plan: decodeWG invocations a workgroup holding at most
+	// The decoding kernel, fuseddecode.wgsl (DecodeKernel), under the
+	// hardware plan: DecodeWG invocations a workgroup holding at most
 	// decodeMaxRows query rows (heads of one KV head × queries), for
 	// steps whose sequences have at most decodeMaxNq queries; tiles of
 	// decodeMaxK keys, down to decodeMinK before a workgroup holds fewer
@@ -19,7 +19,7 @@ const (
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
 	// heads: 1024 workgroups of 256 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
-	decodeWG       = 128
+	DecodeWG       = 128
 	decodeMaxRows  = 16
 	decodeMaxNq    = 16
 	decodeMaxK     = 64
@@ -38,42 +38,42 @@ const (
 // head dims d, dv, at most chunk keys a split; f16 and subgroups as
 // feat says.
 type kernelDecode struct {
-	t     decodeTile
+	t     DecodeTile
 	d, dv int
 	chunk int
-	feat  kernelFeatures
+	feat  KernelFeatures
 }
 
-func (c kernelDecode) spec(q, k, v, bias shaders.Elem) shaders.Spec {
-	s := c.t.consts(c.d, c.dv)
+func (c kernelDecode) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
+	s := c.t.Consts(c.d, c.dv)
 	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups
 	return s
 }
 
-func (c kernelDecode) tileRows() int           { return c.t.rows }
-func (c kernelDecode) heads() int              { return c.t.heads }
-func (c kernelDecode) keys() (tile, chunk int) { return c.t.tk, c.chunk }
-func (c kernelDecode) widensQ() bool           { return false }
+func (c kernelDecode) TileRows() int           { return c.t.rows }
+func (c kernelDecode) Heads() int              { return c.t.heads }
+func (c kernelDecode) Keys() (tile, chunk int) { return c.t.tk, c.chunk }
+func (c kernelDecode) WidensQ() bool           { return false }
 func (c kernelDecode) String() string {
 	return fmt.Sprintf("fuseddecode %d×%d, %d keys", c.t.heads, c.t.rows, c.t.tk)
 }
 
-// splitting: on the hardware plan a decoding step's splits are smaller,
+// Splitting: on the hardware plan a decoding step's splits are smaller,
 // and more, than the other kernels' (decodeTarget), and its merge folds
 // more of them (decodeMaxParts).
-func (c kernelDecode) splitting(a adapterPlan) (target, minSplit, parts int) {
-	if a.hardware {
-		return a.tune.decodeTarget, a.tune.decodeSplit, decodeMaxParts
+func (c kernelDecode) Splitting(a AdapterPlan) (target, minSplit, parts int) {
+	if a.Hardware {
+		return a.Tune.decodeTarget, a.Tune.decodeSplit, decodeMaxParts
 	}
 	return a.prefillSplitting(c.dv)
 }
 
 // decodeFor is fuseddecode.wgsl as plan a runs a step of at most nq
 // queries a sequence, g query heads a KV head and head dims d, dv on mem
-// bytes of workgroup memory: decodeKernel's tile, in splits of
+// bytes of workgroup memory: DecodeKernel's tile, in splits of
 // decodeChunk keys; ok is false where either says none fits.
-func (a adapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
-	t, ok := a.decodeKernel(mem, d, dv, g, nq)
+func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
+	t, ok := a.DecodeKernel(mem, d, dv, g, nq)
 	if !ok {
 		return kernelDecode{}, false
 	}
@@ -81,21 +81,21 @@ func (a adapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 	if chunk <= 0 {
 		return kernelDecode{}, false
 	}
-	return kernelDecode{t: t, d: d, dv: dv, chunk: chunk, feat: a.features}, true
+	return kernelDecode{t: t, d: d, dv: dv, chunk: chunk, feat: a.Features}, true
 }
 
-// decodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
+// DecodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
 // heads of one KV head (a divisor of G) × rows queries of each, tiles of
-// tk keys, wg invocations (decodeWG unless ATTN_GPU_TUNE says).
-type decodeTile struct{ heads, rows, tk, wg int }
+// tk keys, wg invocations (DecodeWG unless ATTN_GPU_TUNE says).
+type DecodeTile struct{ heads, rows, tk, wg int }
 
-// consts is the kernel's specialisation for head dims d, dv (float32
+// Consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory).
-func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
+func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv}
 }
 
-// decodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
+// DecodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
 // a sequence, g query heads a KV head and head dims d, dv on mem bytes of
 // workgroup memory: a workgroup holds every query row of a KV head's
 // group that decodeMaxRows allows — the most heads of the group (a
@@ -104,7 +104,7 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // they fit decodeMem (mem, when nothing does); ok is false where fusedloop.wgsl runs the step instead:
 // for more than decodeMaxNq queries (fusedloop.wgsl's workgroup of
 // decodeMaxNq or more rows of one head has work enough), for value heads
-// wider than 4·decodeWG (a P·V invocation owns one column vec4) and when
+// wider than 4·DecodeWG (a P·V invocation owns one column vec4) and when
 // not even a tile of one key and one row fits.
 //
 // Decoding is memory-bound: fusedloop.wgsl gives a query row an
@@ -113,15 +113,15 @@ func (t decodeTile) consts(d, dv int) shaders.FusedDecodeConsts {
 // times; fuseddecode.wgsl reads them once for the group, with every
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
-func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
-	wg, most := a.tune.decodeWG, min(a.tune.decodeRows, a.tune.decodeWG)
-	if nq < 1 || nq > decodeMaxNq || ceilDiv(dv, 4) > wg || g < 1 {
-		return decodeTile{}, false
+func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
+	wg, most := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG)
+	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
+		return DecodeTile{}, false
 	}
 	// Within decodeMem first, within all of mem when that fits nothing.
 	for _, budget := range []int{min(mem, decodeMem), mem} {
-		fits := func(t decodeTile) bool {
-			c := t.consts(d, dv)
+		fits := func(t DecodeTile) bool {
+			c := t.Consts(d, dv)
 			return c.WorkgroupBytes() <= budget && shaders.Check(c) == nil
 		}
 		for hg := min(g, most); hg >= 1; hg-- {
@@ -132,31 +132,31 @@ func (a adapterPlan) decodeKernel(mem, d, dv, g, nq int) (decodeTile, bool) {
 			// default), then half that …, balanced: 5 queries under a
 			// cap of 4 are tiles of 3 and 2.
 			for per := most / hg; per >= 1; per /= 2 {
-				rows := ceilDiv(nq, ceilDiv(nq, per))
-				for tk := a.tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (decodeTile{hg, rows, tk, wg}); fits(t) {
+				rows := CeilDiv(nq, CeilDiv(nq, per))
+				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
+					if t := (DecodeTile{hg, rows, tk, wg}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (decodeTile{1, 1, tk, wg}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg}); fits(t) {
 				return t, true
 			}
 		}
 	}
-	return decodeTile{}, false
+	return DecodeTile{}, false
 }
 
 // decodeChunk is the most keys one split of fuseddecode.wgsl with tile t
 // may cover: whole tiles within the loop cap (unbounded without one), 0
 // when not even one tile fits it.
-func (a adapterPlan) decodeChunk(t decodeTile, d, dv int) int {
+func (a AdapterPlan) decodeChunk(t DecodeTile, d, dv int) int {
 	if a.loopCap == 0 {
-		return unbounded
+		return Unbounded
 	}
-	c := t.consts(d, dv)
+	c := t.Consts(d, dv)
 	setup, perTile := c.Iterations(0), c.Iterations(1)-c.Iterations(0)
 	return max(0, (a.loopCap-setup)/perTile) * t.tk
 }

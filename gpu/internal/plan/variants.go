@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"math"
@@ -16,7 +16,7 @@ import (
 // range bases plus i never wrap.
 const maxVarPos = 1 << 30
 
-// varsLayout is the variant data of one call: for H heads and B batches,
+// VarsLayout is the variant data of one call: for H heads and B batches,
 // as i32 (float values as their bits),
 //
 //	[0, H)          ALiBi slopes m_h (0 without ALiBi)
@@ -29,7 +29,7 @@ const maxVarPos = 1 << 30
 // hb and lb are clamped to [−Nq−1, Nk+1]: for 0 ≤ i < Nq the clamped
 // key_range (lib/vars.wgsl) is the same, and no sum wraps an i32. With
 // neither side bounded hb is Nk + 1 and lb is −Nq − 1.
-func varsLayout(p backend.Problem) []uint32 {
+func VarsLayout(p backend.Problem) []uint32 {
 	out := make([]uint32, 2*p.H+4*p.B)
 	for h := range p.H {
 		if p.ALiBi != nil {
@@ -63,7 +63,7 @@ func varsLayout(p backend.Problem) []uint32 {
 	return out
 }
 
-// seqsLayout is varsLayout(p) followed by what lib/seqs.wgsl and
+// SeqsLayout is VarsLayout(p) followed by what lib/seqs.wgsl and
 // lib/pages.wgsl read of a packed or paged problem, and where that
 // starts: from seq, three i32 for batch b,
 //
@@ -74,8 +74,8 @@ func varsLayout(p backend.Problem) []uint32 {
 // and from table the block table of a paged cache, as it is (entries
 // the kernels never read, −1 say, included). A problem neither packed
 // nor paged has neither (seq = table = len(data)).
-func seqsLayout(p backend.Problem) (data []uint32, seq, table int) {
-	data = varsLayout(p)
+func SeqsLayout(p backend.Problem) (data []uint32, seq, table int) {
+	data = VarsLayout(p)
 	seq = len(data)
 	if p.Packed == nil && p.Paged == nil {
 		return data, seq, seq
@@ -106,13 +106,13 @@ func rangeVariants(p backend.Problem) bool {
 	return p.Causal || p.Window != nil || p.KVLens != nil || (p.Packed != nil && p.Packed.CuK != nil)
 }
 
-// kernelFlags is the one place a problem's variants, masks, sequences
+// KernelFlags is the one place a problem's variants, masks, sequences
 // and outputs become the bits of the kernels' flags field: every bit p
 // (with a bias, a keep mask and an LSE to write, as given) asks for. Each
 // op keeps the bits its kernel, or the stage it runs, applies: Softmax
-// those of softmaxFlags, Scores those of scoreStageFlags, Fused all but
+// those of SoftmaxFlags, Scores those of ScoreStageFlags, Fused all but
 // the sink past a row's first step.
-func kernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
+func KernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
 	var f shaders.Flag
 	set := func(bit shaders.Flag, on bool) {
 		if on {
@@ -133,17 +133,17 @@ func kernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
 	return f
 }
 
-// varsFlags are the bits whose kernels read the vars binding: a call
+// VarsFlags are the bits whose kernels read the vars binding: a call
 // uploads its variant data only when it sets one of them.
-const varsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
+const VarsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
 	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged | shaders.FlagScales
 
-// softmaxFlags are the bits softmax.wgsl applies.
-const softmaxFlags = shaders.FlagRange | shaders.FlagKeep | shaders.FlagLSE | shaders.FlagSink
+// SoftmaxFlags are the bits softmax.wgsl applies.
+const SoftmaxFlags = shaders.FlagRange | shaders.FlagKeep | shaders.FlagLSE | shaders.FlagSink
 
-// scoreStageFlags are the bits scores.wgsl applies to carry the scores
+// ScoreStageFlags are the bits scores.wgsl applies to carry the scores
 // to stage s: each stage's include the one's before it.
-func scoreStageFlags(s backend.ScoreStage) shaders.Flag {
+func ScoreStageFlags(s backend.ScoreStage) shaders.Flag {
 	capped := shaders.FlagSoftcap
 	biased := capped | shaders.FlagBias | shaders.FlagALiBi
 	switch s {
@@ -157,11 +157,11 @@ func scoreStageFlags(s backend.ScoreStage) shaders.Flag {
 	return biased | shaders.FlagRange | shaders.FlagKeep
 }
 
-// checkVars refuses a problem whose positions the kernels' i32
+// CheckVars refuses a problem whose positions the kernels' i32
 // arithmetic cannot hold: ErrTooLarge when Nq or Nk reach 2³⁰ with
 // positions in play, ErrUnsupported when ALiBi measures from an alignment
 // beyond ±2³⁰ (a causal offset that far from the keys).
-func checkVars(op string, p backend.Problem) error {
+func CheckVars(op string, p backend.Problem) error {
 	// The rows and pages of packed and paged problems are i32 in vars.
 	if pk := p.Packed; pk != nil && (pk.CuQ[p.B] >= maxVarPos || (pk.CuK != nil && pk.CuK[p.B] >= maxVarPos)) {
 		return backend.Errorf(backend.ErrTooLarge, "gpu: %s: packed sequences of %d query rows (and %d key rows): the kernels need both below 2³⁰",

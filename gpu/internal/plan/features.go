@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -21,8 +21,8 @@ import (
 // measures each feature on and off (bench/gpu-hw.sh).
 const envFeatures = "ATTN_GPU_FEATURES"
 
-// kernelFeatures is the optional features the kernels use.
-type kernelFeatures struct {
+// KernelFeatures is the optional features the kernels use.
+type KernelFeatures struct {
 	// f16: half operands are widened by WGSL f16 conversions
 	// (shaders.FusedConsts.F16), not unpack2x16float.
 	f16 bool
@@ -33,7 +33,7 @@ type kernelFeatures struct {
 
 // allFeatures is every optional feature, before the device and
 // ATTN_GPU_FEATURES say which are used.
-var allFeatures = kernelFeatures{f16: true, subgroups: true}
+var allFeatures = KernelFeatures{f16: true, subgroups: true}
 
 // planFeatures is the features a plan uses by default, where the device
 // has them. The CPU plan leaves f16 off: on lavapipe (Mesa 22.3, the
@@ -43,28 +43,28 @@ var allFeatures = kernelFeatures{f16: true, subgroups: true}
 // nothing there (11.4 against 11.1 ms over 4096 keys, within the noise)
 // and are on, so that CI runs them. The hardware plan uses both until a
 // GPU's run (bench/gpu-hw.sh bench, with each off) says otherwise.
-func planFeatures(hardware bool) kernelFeatures {
+func planFeatures(hardware bool) KernelFeatures {
 	if hardware {
 		return allFeatures
 	}
-	return kernelFeatures{subgroups: true}
+	return KernelFeatures{subgroups: true}
 }
 
 // featureSwitches are ATTN_GPU_FEATURES's names and the fields they set.
 var featureSwitches = []struct {
 	name  string
-	field func(*kernelFeatures) *bool
+	field func(*KernelFeatures) *bool
 	what  string
 }{
-	{"f16", func(f *kernelFeatures) *bool { return &f.f16 }, "WGSL's f16 type (shader-f16) for half K and V"},
-	{"subgroups", func(f *kernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
+	{"f16", func(f *KernelFeatures) *bool { return &f.f16 }, "WGSL's f16 type (shader-f16) for half K and V"},
+	{"subgroups", func(f *KernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
 }
 
 // parseFeatures reads ATTN_GPU_FEATURES's value over def, a plan's
 // defaults: comma-separated name=on|off|auto pairs (auto keeps def's).
 // An unknown name, a repeated one or another value is an error naming
 // it.
-func parseFeatures(s string, def kernelFeatures) (kernelFeatures, error) {
+func parseFeatures(s string, def KernelFeatures) (KernelFeatures, error) {
 	f := def
 	names := make([]string, len(featureSwitches))
 	for i, w := range featureSwitches {
@@ -89,26 +89,26 @@ func parseFeatures(s string, def kernelFeatures) (kernelFeatures, error) {
 }
 
 // featuresFromEnv applies ATTN_GPU_FEATURES to plan a.
-func featuresFromEnv(a adapterPlan) (adapterPlan, error) {
-	f, err := parseFeatures(os.Getenv(envFeatures), planFeatures(a.hardware))
+func featuresFromEnv(a AdapterPlan) (AdapterPlan, error) {
+	f, err := parseFeatures(os.Getenv(envFeatures), planFeatures(a.Hardware))
 	if err != nil {
-		return adapterPlan{}, err
+		return AdapterPlan{}, err
 	}
-	a.features = f
+	a.Features = f
 	return a, nil
 }
 
-// on is the plan for a device with features fs: each optional feature
+// On is the plan for a device with features fs: each optional feature
 // used only where the device has it (compilesF16: its WGSL compiler
 // takes f16, which wgpu-native 0.17's does not, whatever it reports).
-func (a adapterPlan) on(fs gputypes.Features, compilesF16 bool) adapterPlan {
-	a.features.f16 = a.features.f16 && compilesF16 && fs.Contains(gputypes.FeatureShaderF16)
-	a.features.subgroups = a.features.subgroups && fs.Contains(gputypes.FeatureSubgroupOperations)
+func (a AdapterPlan) On(fs gputypes.Features, compilesF16 bool) AdapterPlan {
+	a.Features.f16 = a.Features.f16 && compilesF16 && fs.Contains(gputypes.FeatureShaderF16)
+	a.Features.subgroups = a.Features.subgroups && fs.Contains(gputypes.FeatureSubgroupOperations)
 	return a
 }
 
 // String names the features used, "none" for none.
-func (f kernelFeatures) String() string {
+func (f KernelFeatures) String() string {
 	var on []string
 	for _, w := range featureSwitches {
 		if *w.field(&f) {

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ func TestVarsLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = p.Resolved()
-		data := varsLayout(p)
+		data := VarsLayout(p)
 		if len(data) != 2*p.H+4*p.B {
 			t.Fatalf("%+v: %d values, want 2H + 4B = %d", p, len(data), 2*p.H+4*p.B)
 		}
@@ -82,7 +82,7 @@ func TestCheckVars(t *testing.T) {
 		{B: 1, H: 1, Nq: 1 << 30, Nk: 1 << 30, D: 4}, // no positions in play
 	}
 	for _, p := range ok {
-		if err := checkVars("fused", p.Resolved()); err != nil {
+		if err := CheckVars("fused", p.Resolved()); err != nil {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestCheckVars(t *testing.T) {
 		{backend.Problem{B: 1, H: 1, Nq: 1, Nk: 1 << 30, D: 4, Variants: backend.Variants{KVLens: []int{5}}}, backend.ErrTooLarge},
 	}
 	for _, c := range bad {
-		err := checkVars("fused", c.p.Resolved())
+		err := CheckVars("fused", c.p.Resolved())
 		if !errors.Is(err, c.want) {
 			t.Errorf("%+v: err = %v, want %v", c.p, err, c.want)
 		}
@@ -107,7 +107,7 @@ func TestCheckVars(t *testing.T) {
 // bits of the one before it, and which bits make a call read vars.
 func TestKernelFlags(t *testing.T) {
 	p := backend.Problem{B: 1, H: 2, Nq: 3, Nk: 4, D: 4}
-	if f := kernelFlags(p, false, false, false); f != 0 {
+	if f := KernelFlags(p, false, false, false); f != 0 {
 		t.Errorf("a plain problem: flags %#x, want none", f)
 	}
 	for _, c := range []struct {
@@ -135,13 +135,13 @@ func TestKernelFlags(t *testing.T) {
 		if c.mod != nil {
 			c.mod(&q)
 		}
-		if f := kernelFlags(q, c.bias, c.keep, c.lse); f != c.want {
+		if f := KernelFlags(q, c.bias, c.keep, c.lse); f != c.want {
 			t.Errorf("%s: flags %#x, want %#x", c.name, f, c.want)
 		}
 	}
 	var before shaders.Flag
 	for _, s := range []backend.ScoreStage{backend.StageRaw, backend.StageCapped, backend.StageBiased, backend.StageMasked} {
-		f := scoreStageFlags(s)
+		f := ScoreStageFlags(s)
 		if f&before != before || f&^(shaders.FlagSoftcap|shaders.FlagBias|shaders.FlagALiBi|shaders.FlagRange|shaders.FlagKeep) != 0 {
 			t.Errorf("stage %v: flags %#x, after %#x", s, f, before)
 		}
@@ -150,7 +150,7 @@ func TestKernelFlags(t *testing.T) {
 	if before != shaders.FlagSoftcap|shaders.FlagBias|shaders.FlagALiBi|shaders.FlagRange|shaders.FlagKeep {
 		t.Errorf("the masked stage applies %#x, want every score step", before)
 	}
-	if varsFlags&(shaders.FlagBias|shaders.FlagKeep|shaders.FlagLSE|shaders.FlagSoftcap) != 0 {
-		t.Errorf("vars read for bits %#x that need none of it", varsFlags)
+	if VarsFlags&(shaders.FlagBias|shaders.FlagKeep|shaders.FlagLSE|shaders.FlagSoftcap) != 0 {
+		t.Errorf("vars read for bits %#x that need none of it", VarsFlags)
 	}
 }

@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"slices"
@@ -11,59 +11,59 @@ import (
 // of it. Each fused kernel is one type, in a file of its own:
 //
 //	kernelRows    fused.wgsl, R query rows an invocation (kernel_rows.go)
-//	kernelLanes   fused.wgsl with key lanes, to decode (kernel_lanes.go)
+//	KernelLanes   fused.wgsl with key lanes, to decode (kernel_lanes.go)
 //	kernelLoop    fusedloop.wgsl (kernel_loop.go)
 //	kernelTile    fusedtile.wgsl (kernel_tile.go)
 //	kernelDecode  fuseddecode.wgsl (kernel_decode.go)
 //
 // It has no cgo so its tests run everywhere.
 
-// fusedKernel is one fused kernel as a plan sized it for one shape of
-// problem (fusedFor): its head dims, its workgroups, its splits of the
+// FusedKernel is one fused kernel as a plan sized it for one shape of
+// problem (FusedFor): its head dims, its workgroups, its splits of the
 // keys, and the optional features it uses, all decided with the choice.
 // Fused runs any of them the same way, from what these methods say.
-type fusedKernel interface {
-	// spec is the kernel's specialisation for operands stored as q, k,
+type FusedKernel interface {
+	// Spec is the kernel's specialisation for operands stored as q, k,
 	// v and bias (its head dims and features are the choice's).
-	spec(q, k, v, bias shaders.Elem) shaders.Spec
-	// tileRows is the query rows of each of its heads one workgroup
-	// covers, heads the query heads (of one KV head) it covers.
-	tileRows() int
-	heads() int
-	// keys is the keys of one tile (a step's keys are cut in whole
+	Spec(q, k, v, bias shaders.Elem) shaders.Spec
+	// TileRows is the query rows of each of its heads one workgroup
+	// covers, Heads the query heads (of one KV head) it covers.
+	TileRows() int
+	Heads() int
+	// Keys is the keys of one tile (a step's keys are cut in whole
 	// tiles) and chunk the most keys one split covers: what keeps an
 	// invocation within the plan's loop cap, unbounded without one.
-	keys() (tile, chunk int)
-	// splitting is how a step through the kernel splits its keys on
-	// plan a (stepPlan's target, minSplit and parts): a decoding kernel
+	Keys() (tile, chunk int)
+	// Splitting is how a step through the kernel splits its keys on
+	// plan a (StepPlan's Target, MinSplit and Parts): a decoding kernel
 	// wants more workgroups, and smaller, than the others.
-	splitting(a adapterPlan) (target, minSplit, parts int)
-	// widensQ says Fused widens a half Q into float32 scratch before
+	Splitting(a AdapterPlan) (target, minSplit, parts int)
+	// WidensQ says Fused widens a half Q into float32 scratch before
 	// the kernel reads it (kernel_lanes.go says why).
-	widensQ() bool
+	WidensQ() bool
 	// String names the kernel and its shape, for tests and logs.
 	String() string
 }
 
 // The fused kernels, checked at compile time.
 var (
-	_ fusedKernel = kernelRows{}
-	_ fusedKernel = kernelLanes{}
-	_ fusedKernel = kernelLoop{}
-	_ fusedKernel = kernelTile{}
-	_ fusedKernel = kernelDecode{}
+	_ FusedKernel = kernelRows{}
+	_ FusedKernel = KernelLanes{}
+	_ FusedKernel = kernelLoop{}
+	_ FusedKernel = kernelTile{}
+	_ FusedKernel = kernelDecode{}
 )
 
-// fusedShape is everything of a problem that the choice of its fused
+// FusedShape is everything of a problem that the choice of its fused
 // kernel depends on: the most query rows of one sequence, the head
 // dims, the query heads of a KV head and the keys.
-type fusedShape struct{ nq, d, dv, g, nk int }
+type FusedShape struct{ nq, d, dv, g, nk int }
 
-// shapeOf is p's (resolved) fusedShape. p need not be valid
+// ShapeOf is p's (resolved) FusedShape. p need not be valid
 // (FusedSupports does not validate it): a packed p whose CuQ does not
 // name B sequences counts Nq rows a sequence, and a p without KV heads
 // has a group of 0, which no decoding kernel takes.
-func shapeOf(p backend.Problem) fusedShape {
+func ShapeOf(p backend.Problem) FusedShape {
 	nq := 0
 	switch pk := p.Packed; {
 	case pk != nil && len(pk.CuQ) == p.B+1:
@@ -77,45 +77,46 @@ func shapeOf(p backend.Problem) fusedShape {
 	if p.KVHeads != 0 {
 		g = p.Group()
 	}
-	return fusedShape{nq: nq, d: p.D, dv: p.Dv, g: g, nk: p.Nk}
+	return FusedShape{nq: nq, d: p.D, dv: p.Dv, g: g, nk: p.Nk}
 }
 
-// fusedFor is the fused kernel plan a runs a problem of shape s with on
+// FusedFor is the fused kernel plan a runs a problem of shape s with on
 // mem bytes of workgroup memory, nil when none fits: the one decision
-// that both Fused and FusedSupports ask (through Backend.kernelFor).
+// that both Fused and FusedSupports ask (through package gpu's
+// Backend.kernelFor).
 // A decoding step runs the plan's decoding kernel where it takes the
 // step — fused.wgsl's key lanes on the CPU plan (where cpuDecodes),
-// fuseddecode.wgsl on the hardware plan — and prefillKernel's otherwise.
-func (a adapterPlan) fusedFor(mem int, s fusedShape) fusedKernel {
-	if !a.hardware {
+// fuseddecode.wgsl on the hardware plan — and PrefillKernel's otherwise.
+func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
+	if !a.Hardware {
 		if cpuDecodes(s) {
-			if k, ok := a.laneKernel(mem, s.d, s.dv, s.g, s.nq, s.nk); ok {
+			if k, ok := a.LaneKernel(mem, s.d, s.dv, s.g, s.nq, s.nk); ok {
 				return k
 			}
 		}
-		return a.prefillKernel(mem, s.d, s.dv)
+		return a.PrefillKernel(mem, s.d, s.dv)
 	}
 	if k, ok := a.decodeFor(mem, s.d, s.dv, s.g, s.nq); ok {
 		return k
 	}
-	return a.prefillKernel(mem, s.d, s.dv)
+	return a.PrefillKernel(mem, s.d, s.dv)
 }
 
-// prefillKernel is the kernel plan a runs head dims d, dv with on mem
+// PrefillKernel is the kernel plan a runs head dims d, dv with on mem
 // bytes of workgroup memory when it does not decode: on the hardware
 // plan fusedtile.wgsl where its tiles fit (unless ATTN_GPU_PREFILL=loop),
 // on the CPU plan fused.wgsl where it writes the heads out, elsewhere
 // fusedloop.wgsl; nil when not even fusedloop.wgsl's tile of one key
 // fits. It depends on the head dims alone, and a decoding kernel fits
 // only where it does (TestPlanDecode, TestPlanLanes).
-func (a adapterPlan) prefillKernel(mem, d, dv int) fusedKernel {
-	if a.hardware && !a.loopPrefill {
-		if t, ok := a.tune.tileKernel(mem, d, dv); ok {
-			return kernelTile{tile: t, feat: a.features}
+func (a AdapterPlan) PrefillKernel(mem, d, dv int) FusedKernel {
+	if a.Hardware && !a.LoopPrefill {
+		if t, ok := a.Tune.tileKernel(mem, d, dv); ok {
+			return kernelTile{tile: t, feat: a.Features}
 		}
 	}
 	if rows := a.fusedRows(d, dv); rows > 0 {
-		return kernelRows{d: d, dv: dv, rows: rows, f16: a.features.f16}
+		return kernelRows{d: d, dv: dv, rows: rows, f16: a.Features.f16}
 	}
 	if tk, chunk := a.fusedTile(mem, d, dv); tk > 0 {
 		return kernelLoop{d: d, dv: dv, tk: tk, chunk: chunk}
@@ -124,8 +125,8 @@ func (a adapterPlan) prefillKernel(mem, d, dv int) fusedKernel {
 }
 
 // prefillSplitting is how a step of a kernel that does not decode splits
-// its keys on plan a for value heads of dv (fusedKernel.splitting).
-func (a adapterPlan) prefillSplitting(dv int) (target, minSplit, parts int) {
+// its keys on plan a for value heads of dv (FusedKernel.Splitting).
+func (a AdapterPlan) prefillSplitting(dv int) (target, minSplit, parts int) {
 	return a.splitTarget(), fusedMinSplit, a.mergeParts(dv)
 }
 

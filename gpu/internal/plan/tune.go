@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// maxPerSubmit bounds the dispatches, and so the bind groups alive at
+// MaxPerSubmit bounds the dispatches, and so the bind groups alive at
 // once, in one submission. It lives here, outside the cgo build, because
 // the tuning knobs (step.flush) are parsed in every build.
-const maxPerSubmit = 1024
+const MaxPerSubmit = 1024
 
 // envTune overrides the hardware plan's tunable sizes for measurement:
 // ATTN_GPU_TUNE=decode.wg=256,decode.target=2048 (see knobs). It exists
@@ -20,27 +20,27 @@ const maxPerSubmit = 1024
 // the constants in adapterplan.go, each with the measurement behind it.
 const envTune = "ATTN_GPU_TUNE"
 
-// tuning is the hardware plan's tunable sizes: the most a planner may
+// Tuning is the hardware plan's tunable sizes: the most a planner may
 // choose, which it lowers where a problem or the device's workgroup
-// memory needs less (decodeKernel, tileKernel).
-type tuning struct {
+// memory needs less (DecodeKernel, tileKernel).
+type Tuning struct {
 	decodeWG, decodeRows, decodeKeys int // fuseddecode.wgsl's workgroup: invocations, most rows, most keys a tile
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
 	splitTarget                      int // the other fused kernels' workgroups wanted a step
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
-	stepFlush                        int // the dispatches a step records before submitting them without a wait
+	StepFlush                        int // the dispatches a step records before submitting them without a wait
 }
 
 // defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
-var defaultTuning = tuning{
-	decodeWG: decodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
+var defaultTuning = Tuning{
+	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
 	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit,
-	mergeLanes:  mergeLanes,
+	mergeLanes:  MergeLanes,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg,
-	stepFlush: maxPerSubmit,
+	StepFlush: MaxPerSubmit,
 }
 
 // knob is one setting of ATTN_GPU_TUNE: its name, the field it sets and
@@ -49,31 +49,31 @@ var defaultTuning = tuning{
 // (needs.go), and merge.wgsl's lanes divide its workgroup.
 type knob struct {
 	name   string
-	field  func(*tuning) *int
+	field  func(*Tuning) *int
 	lo, hi int
 	what   string
 }
 
 var knobs = []knob{
-	{"decode.wg", func(t *tuning) *int { return &t.decodeWG }, 32, 256, "fuseddecode.wgsl's invocations a workgroup"},
-	{"decode.rows", func(t *tuning) *int { return &t.decodeRows }, 1, 64, "fuseddecode.wgsl's most query rows a workgroup"},
-	{"decode.keys", func(t *tuning) *int { return &t.decodeKeys }, decodeMinK, 256, "fuseddecode.wgsl's most keys a tile"},
-	{"decode.target", func(t *tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
-	{"decode.split", func(t *tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
-	{"merge.lanes", func(t *tuning) *int { return &t.mergeLanes }, 1, mergeWG, "merge.wgsl's invocations a query row"},
-	{"split.target", func(t *tuning) *int { return &t.splitTarget }, 1, 1 << 16, "the workgroups a step of the other fused kernels splits its keys for"},
-	{"tile.wg", func(t *tuning) *int { return &t.tileWG }, 32, 256, "fusedtile.wgsl's invocations a workgroup"},
-	{"tile.rows", func(t *tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
-	{"tile.keys", func(t *tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
-	{"tile.reg", func(t *tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
-	{"step.flush", func(t *tuning) *int { return &t.stepFlush }, 1, maxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
+	{"decode.wg", func(t *Tuning) *int { return &t.decodeWG }, 32, 256, "fuseddecode.wgsl's invocations a workgroup"},
+	{"decode.rows", func(t *Tuning) *int { return &t.decodeRows }, 1, 64, "fuseddecode.wgsl's most query rows a workgroup"},
+	{"decode.keys", func(t *Tuning) *int { return &t.decodeKeys }, decodeMinK, 256, "fuseddecode.wgsl's most keys a tile"},
+	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
+	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
+	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},
+	{"split.target", func(t *Tuning) *int { return &t.splitTarget }, 1, 1 << 16, "the workgroups a step of the other fused kernels splits its keys for"},
+	{"tile.wg", func(t *Tuning) *int { return &t.tileWG }, 32, 256, "fusedtile.wgsl's invocations a workgroup"},
+	{"tile.rows", func(t *Tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
+	{"tile.keys", func(t *Tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
+	{"tile.reg", func(t *Tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
+	{"step.flush", func(t *Tuning) *int { return &t.StepFlush }, 1, MaxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
 }
 
 // parseTuning reads ATTN_GPU_TUNE's value: comma-separated name=value
 // pairs over defaultTuning; "" is defaultTuning. An unknown name, a
 // repeated one or a value that is not a power of two within the knob's
 // range is an error naming it.
-func parseTuning(s string) (tuning, error) {
+func parseTuning(s string) (Tuning, error) {
 	t := defaultTuning
 	err := parsePairs(envTune, s, knobNames(), func(i int, name, val string) error {
 		k := knobs[i]
@@ -130,7 +130,7 @@ func knobNames() string {
 
 // String is the settings where t differs from defaultTuning, as
 // ATTN_GPU_TUNE writes them; "" for the defaults.
-func (t tuning) String() string {
+func (t Tuning) String() string {
 	var set []string
 	for _, k := range knobs {
 		if v := *k.field(&t); v != *k.field(&defaultTuning) {
@@ -143,15 +143,15 @@ func (t tuning) String() string {
 // tuneFromEnv applies ATTN_GPU_TUNE to plan a. Only the hardware plan
 // runs the kernels it sizes, so setting it for the CPU plan is an error
 // rather than a silent no-op.
-func tuneFromEnv(a adapterPlan) (adapterPlan, error) {
+func tuneFromEnv(a AdapterPlan) (AdapterPlan, error) {
 	s := os.Getenv(envTune)
 	t, err := parseTuning(s)
 	if err != nil {
-		return adapterPlan{}, err
+		return AdapterPlan{}, err
 	}
-	if t != defaultTuning && !a.hardware {
-		return adapterPlan{}, fmt.Errorf("%s=%q sizes the hardware plan's kernels, and this adapter runs the cpu plan (%s=hardware forces the other)", envTune, s, envPlan)
+	if t != defaultTuning && !a.Hardware {
+		return AdapterPlan{}, fmt.Errorf("%s=%q sizes the hardware plan's kernels, and this adapter runs the cpu plan (%s=hardware forces the other)", envTune, s, envPlan)
 	}
-	a.tune = t
+	a.Tune = t
 	return a, nil
 }

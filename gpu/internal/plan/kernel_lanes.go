@@ -1,4 +1,4 @@
-package gpu
+package plan
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"github.com/attn-go/attn/shaders"
 )
 
-// fused.wgsl with key lanes: the CPU plan's decoding kernel (fusedFor).
+// fused.wgsl with key lanes: the CPU plan's decoding kernel (FusedFor).
 // No cgo, as kernel.go.
 
 const (
 	// The CPU plan's decoding kernel, fused.wgsl with key lanes
-	// (laneKernel): laneWG invocations a workgroup, each holding all its
+	// (LaneKernel): laneWG invocations a workgroup, each holding all its
 	// query rows (heads of one KV head × queries), more than one only
 	// while R·(⌈D/4⌉ + ⌈Dv/4⌉) stays within laneUnroll (laneLongUnroll
 	// over laneLongKeys keys or more), one while ⌈D/4⌉ + ⌈Dv/4⌉ does
@@ -29,7 +29,7 @@ const (
 	laneMinKeys    = 16
 )
 
-// The CPU plan runs fused.wgsl with key lanes (laneKernel) for a step
+// The CPU plan runs fused.wgsl with key lanes (LaneKernel) for a step
 // of at most cpuDecodeMaxNq queries a sequence over at least
 // cpuDecodeMinKeys keys, with head dims that are multiples of 4 (its
 // vec4 loads): a model's decoding step (one token, or a few drafted ones)
@@ -46,11 +46,11 @@ const (
 
 // cpuDecodes says the CPU plan runs a step of shape s through its
 // decoding kernel, fused.wgsl's key lanes.
-func cpuDecodes(s fusedShape) bool {
+func cpuDecodes(s FusedShape) bool {
 	return s.nq <= cpuDecodeMaxNq && s.nk >= cpuDecodeMinKeys && s.d%4 == 0 && s.dv%4 == 0
 }
 
-// kernelLanes is fused.wgsl with key lanes: laneWG invocations a
+// KernelLanes is fused.wgsl with key lanes: laneWG invocations a
 // workgroup, each over its share of the keys for all of the workgroup's
 // query rows, hg query heads of one KV head × rows queries of each
 // (R = hg·rows), at most chunk keys a split;
@@ -59,31 +59,41 @@ func cpuDecodes(s fusedShape) bool {
 // On lavapipe (Mesa 22.3) the compiled kernel widens a half query again
 // for every key, though fused.wgsl widens it once before them: 4 times
 // the step's time at 32 heads, D = 128. So Fused widens a half Q into
-// float32 scratch first (widensQ), and the kernel reads float32.
-type kernelLanes struct {
+// float32 scratch first (WidensQ), and the kernel reads float32.
+type KernelLanes struct {
 	d, dv    int
 	hg, rows int
 	chunk    int
-	feat     kernelFeatures
+	feat     KernelFeatures
 }
 
-func (c kernelLanes) spec(q, k, v, bias shaders.Elem) shaders.Spec {
+// Spec is FusedKernel.Spec: fused.wgsl with laneWG lanes.
+func (c KernelLanes) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
 	return shaders.FusedConsts{WG: laneWG, R: c.hg * c.rows, D: c.d, DV: c.dv, NQ: c.rows, Q: q, K: k, V: v, Bias: bias,
 		F16: usesF16(c.feat.f16, q, k, v, bias), SG: c.feat.subgroups}
 }
 
-func (c kernelLanes) tileRows() int           { return c.rows }
-func (c kernelLanes) heads() int              { return c.hg }
-func (c kernelLanes) keys() (tile, chunk int) { return 1, c.chunk }
-func (c kernelLanes) widensQ() bool           { return true }
-func (c kernelLanes) String() string          { return fmt.Sprintf("fused lanes %d×%d", c.hg, c.rows) }
+// TileRows is FusedKernel.TileRows: rows queries of each head.
+func (c KernelLanes) TileRows() int { return c.rows }
 
-// splitting: pieces of at least laneMinKeys keys a lane.
-func (c kernelLanes) splitting(a adapterPlan) (target, minSplit, parts int) {
+// Heads is FusedKernel.Heads: hg query heads of one KV head.
+func (c KernelLanes) Heads() int { return c.hg }
+
+// Keys is FusedKernel.Keys: a key a tile, chunk keys a split.
+func (c KernelLanes) Keys() (tile, chunk int) { return 1, c.chunk }
+
+// WidensQ is FusedKernel.WidensQ: true (see KernelLanes).
+func (c KernelLanes) WidensQ() bool { return true }
+
+// String is FusedKernel.String.
+func (c KernelLanes) String() string { return fmt.Sprintf("fused lanes %d×%d", c.hg, c.rows) }
+
+// Splitting: pieces of at least laneMinKeys keys a lane.
+func (c KernelLanes) Splitting(a AdapterPlan) (target, minSplit, parts int) {
 	return a.splitTarget(), laneWG * laneMinKeys, a.mergeParts(c.dv)
 }
 
-// laneKernel is how the CPU plan runs a decoding step of at most nq
+// LaneKernel is how the CPU plan runs a decoding step of at most nq
 // queries a sequence, g query heads a KV head and head dims d, dv on mem
 // bytes of workgroup memory: fused.wgsl with key lanes, a workgroup
 // holding the most heads of the group (a divisor of g) whose rows
@@ -110,28 +120,28 @@ func (c kernelLanes) splitting(a adapterPlan) (target, minSplit, parts int) {
 // K and V rows once, a vec4 at a time, straight from k and v, for all
 // its rows, whose queries and sums stay in its registers: about
 // ⌈d/4⌉ + ⌈dv/4⌉ loads a key, against R·⌈d/4⌉·2 for the scores alone.
-func (a adapterPlan) laneKernel(mem, d, dv, g, nq, nk int) (kernelLanes, bool) {
-	d4, dv4 := ceilDiv(d, 4), ceilDiv(dv, 4)
+func (a AdapterPlan) LaneKernel(mem, d, dv, g, nq, nk int) (KernelLanes, bool) {
+	d4, dv4 := CeilDiv(d, 4), CeilDiv(dv, 4)
 	unroll := laneUnroll
 	if nk >= laneLongKeys {
 		unroll = laneLongUnroll
 	}
 	if nq < 1 || g < 1 || d4+dv4 > laneMaxUnroll || (shaders.FusedConsts{WG: laneWG, R: 1, D: d, DV: dv, NQ: 1}).WorkgroupBytes() > mem {
-		return kernelLanes{}, false
+		return KernelLanes{}, false
 	}
 	for hg := g; hg >= 1; hg-- {
 		if g%hg != 0 {
 			continue
 		}
 		for most := nq; most >= 1; most /= 2 {
-			rows := ceilDiv(nq, ceilDiv(nq, most))
+			rows := CeilDiv(nq, CeilDiv(nq, most))
 			if hg*rows > 1 && hg*rows*(d4+dv4) > unroll {
 				continue
 			}
-			c := kernelLanes{d: d, dv: dv, hg: hg, rows: rows, feat: a.features}
+			c := KernelLanes{d: d, dv: dv, hg: hg, rows: rows, feat: a.Features}
 			fc := shaders.FusedConsts{WG: laneWG, R: hg * rows, D: d, DV: dv, NQ: rows}
 			if perLane := a.loopCap - fc.Iterations(0); a.loopCap == 0 {
-				c.chunk = unbounded
+				c.chunk = Unbounded
 			} else if perLane > 0 {
 				c.chunk = perLane * laneWG
 			} else {
@@ -140,5 +150,5 @@ func (a adapterPlan) laneKernel(mem, d, dv, g, nq, nk int) (kernelLanes, bool) {
 			return c, true
 		}
 	}
-	return kernelLanes{}, false
+	return KernelLanes{}, false
 }

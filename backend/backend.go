@@ -166,6 +166,10 @@ type Caps struct {
 	// problem (Problem.DenseOnly), and kernels gathers strided tensors
 	// into dense buffers for it.
 	Strides bool
+	// VFromK: the ops take V as K's first Dv columns (Problem.VFromK),
+	// reading K's buffer twice; kernels gives V as a view of K to a
+	// backend without it.
+	VFromK bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a

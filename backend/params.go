@@ -65,6 +65,15 @@ type Problem struct {
 	// Scales, when set, multiply the stored K and V per KV head (an fp8
 	// cache's k_scale and v_scale); only Fused takes them.
 	Scales *Scales
+	// VFromK, when set, takes V from K: V's row j is the first Dv
+	// columns of K's row j (Dv ≤ D), read from K's buffer at K's strides
+	// (packed, paged and strided alike), as a multi-head latent attention
+	// (MLA) cache stores one latent row a token (DeepSeek V2/V3: D = 576,
+	// Dv = 512). The ops' V argument is then K's buffer itself; no V is
+	// stored. An 8-bit K needs Dv a multiple of its block, and where K
+	// has scales (Scales.K), Scales.V must hold the same values: V is
+	// K's values. Only a backend with Caps.VFromK takes it.
+	VFromK bool
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -317,8 +326,11 @@ func (p Problem) KStrides() Strides {
 	return TensorStrides(p.Layout, p.KVHeads, p.Nk, p.D)
 }
 
-// VStrides are the strides of V.
+// VStrides are the strides of V: K's when VFromK.
 func (p Problem) VStrides() Strides {
+	if p.VFromK {
+		return p.KStrides()
+	}
 	if s := p.view(2); s != nil {
 		return *s
 	}
@@ -350,8 +362,11 @@ func (p Problem) KLen() int {
 	return p.kvRows() * p.KVHeads * p.D
 }
 
-// VLen is the length of V.
+// VLen is the length of V: K's when VFromK (V is K's buffer).
 func (p Problem) VLen() int {
+	if p.VFromK {
+		return p.KLen()
+	}
 	if s := p.view(2); s != nil {
 		n, _ := p.viewExtent(2, *s)
 		return n
@@ -408,6 +423,9 @@ func (p Problem) Validate() error {
 		return err
 	}
 	if err := p.Scales.validate(p.KVHeads); err != nil {
+		return err
+	}
+	if err := p.validateVFromK(); err != nil {
 		return err
 	}
 	// Rows of each operand: B·N, or a packed total (one factor, the
@@ -701,7 +719,43 @@ func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
 		checkUnquantized("O", o),
 		p.checkQuantized("K", k, p.D),
 		p.checkQuantized("V", v, p.Dv),
+		p.checkVFromK(k, v),
 	)
+}
+
+// validateVFromK checks a problem that takes V from K (VFromK): V is
+// K's first Dv columns, so Dv ≤ D, V has no strides of its own, and V's
+// scales, where K has scales, are K's.
+func (p Problem) validateVFromK() error {
+	if !p.VFromK {
+		return nil
+	}
+	switch {
+	case p.Dv > p.D:
+		return Errorf(ErrShape, "V from K is K's first Dv columns: Dv=%d is more than D=%d", p.Dv, p.D)
+	case p.Views != nil && p.Views.V != nil:
+		return Errorf(ErrShape, "V from K is read at K's strides: V strides %+v of its own", *p.Views.V)
+	}
+	if s := p.Scales; s != nil && s.K != nil {
+		if s.V == nil {
+			return Errorf(ErrShape, "V from K has K's values: K has scales %v, V none", s.K)
+		}
+		for g := range s.K {
+			if s.V[g] != s.K[g] {
+				return Errorf(ErrShape, "V from K has K's values: V's scale of KV head %d is %v, K's %v", g, s.V[g], s.K[g])
+			}
+		}
+	}
+	return nil
+}
+
+// checkVFromK checks that a problem that takes V from K gets K's buffer
+// as V.
+func (p Problem) checkVFromK(k, v Buffer) error {
+	if p.VFromK && v != k {
+		return Errorf(ErrShape, "V from K (D=%d, Dv=%d): the V buffer must be K's", p.D, p.Dv)
+	}
+	return nil
 }
 
 // checkUnquantized refuses an 8-bit buffer as an operand other than

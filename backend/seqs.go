@@ -115,8 +115,13 @@ func (p Problem) ORowsOf() Rows { return p.rowsOf(p.H, p.Nq, p.Dv, false) }
 // KRowsOf locates the rows of K.
 func (p Problem) KRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.D, true).viewed(p.view(1)) }
 
-// VRowsOf locates the rows of V.
-func (p Problem) VRowsOf() Rows { return p.rowsOf(p.KVHeads, p.Nk, p.Dv, true).viewed(p.view(2)) }
+// VRowsOf locates the rows of V: K's when VFromK.
+func (p Problem) VRowsOf() Rows {
+	if p.VFromK {
+		return p.KRowsOf()
+	}
+	return p.rowsOf(p.KVHeads, p.Nk, p.Dv, true).viewed(p.view(2))
+}
 
 // viewed is r with the strides of a Views entry s, when s is set; a
 // packed operand keeps Batch 0 (its rows are found through Cu).

@@ -235,7 +235,12 @@ func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 			return err
 		}
 	}
-	if c.fused, err = b.pipeline(c.fc.Spec(elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3])), "main"); err != nil {
+	spec := c.fc.Spec(elem(c.q), elem(bufs[1]), elem(bufs[2]), elem(bufs[3]))
+	if pr.VFromK {
+		// V's rows are K's, each starting on a multiple of D.
+		spec = shaders.WithVRow(spec, pr.D)
+	}
+	if c.fused, err = b.pipeline(spec, "main"); err != nil {
 		return err
 	}
 	// A half O is computed in a float32 scratch and packed at the end
@@ -349,11 +354,17 @@ func (c *fusedCall) fusedOps(out, outLSE *buffer, ns int) []operand {
 	_, v4 := c.fused.kernel.Vec4["v"]
 	_, k8 := c.fused.kernel.Units["k"]
 	_, v8 := c.fused.kernel.Units["v"]
+	// V's rows (of Dv) start on multiples of Dv, or of D where V is K's
+	// first Dv columns: va divides both (shaders.VAlign).
 	kx, vx := bufs[1], bufs[2]
+	va := pr.Dv
+	if pr.VFromK {
+		va = shaders.VAlign(pr.Dv, pr.D)
+	}
 	c.fo = append(c.fo[:0],
 		operand{name: "q", x: c.q, t: qTensor(pr), at: &prm.Q},
 		operand{name: "k", x: kx, t: kTensor(pr), vec4: k4 && pr.D%4 == 0, wide: int(btoi(k8)) * wideHalf(kx, pr.D), at: &prm.K},
-		operand{name: "v", x: vx, t: vTensor(pr), vec4: v4 && pr.Dv%4 == 0, wide: int(btoi(v8)) * wideHalf(vx, pr.Dv), at: &prm.V},
+		operand{name: "v", x: vx, t: vTensor(pr), vec4: v4 && va%4 == 0, wide: int(btoi(v8)) * wideHalf(vx, va), at: &prm.V},
 		operand{name: "bias", x: bufs[3], mask: &prm.Bias},
 		operand{name: "keep", x: bufs[4], mask: &prm.Keep},
 		operand{name: "o", x: out, t: oTensor(pr), out: true, at: &prm.O},

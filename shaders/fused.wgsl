@@ -79,7 +79,7 @@
 // lanes ⌈sk/WG⌉, and the lanes' sums: FusedConsts.Iterations); the host
 // keeps that far below lavapipe's cap of about 65 535.
 {{- $k4 := eq (mod .D 4) 0}}
-{{- $v4 := eq (mod .DV 4) 0}}
+{{- $v4 := eq (mod .VA 4) 0}}
 
 // NEG_MAX starts the running maximum: finite, so exp(m − m') is never NaN.
 const NEG_MAX: f32 = -3.4028234e38;

@@ -76,8 +76,14 @@ type ContextConsts struct {
 // take turns over the keys, adding their results up in workgroup memory
 // (RED = WG·CB vec4s, CB column vec4s at a time) at the end.
 type FusedConsts struct {
-	WG, R, D, DV  int
-	NQ            int `shaders:"zero"`
+	WG, R, D, DV int
+	NQ           int `shaders:"zero"`
+	// VR is what V's rows start on a multiple of, in elements, where V
+	// is K's first DV columns (backend.Problem.VFromK: VR is D); 0 where
+	// V's rows are its own, on multiples of DV. The loads of V that
+	// assume a row's alignment (vec4s, units, a q8 row's scales) take
+	// VA, the alignment both ways (derived).
+	VR            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and the key lanes' sums at the end by subgroups, each subgroup's
@@ -102,6 +108,7 @@ type FusedLoopConsts struct {
 // storage as in FusedConsts.
 type FusedTileConsts struct {
 	WG, BR, BC, RM, RN, D, DV int
+	VR                        int `shaders:"input"` // as FusedConsts.VR
 	Q, K, V, Bias             Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row softmax by subgroups (a subgroup a row at a
@@ -116,6 +123,7 @@ type FusedTileConsts struct {
 // as in FusedConsts.
 type FusedDecodeConsts struct {
 	WG, HG, NQ, TK, D, DV int
+	VR                    int `shaders:"input"` // as FusedConsts.VR
 	Q, K, V, Bias         Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row maxima by subgroups (a subgroup a row at a
@@ -185,21 +193,35 @@ func (c ContextConsts) derived() []Const {
 }
 func (c SoftmaxConsts) derived() []Const { return []Const{{"CW", c.WG * c.PER}} }
 func (c FusedConsts) derived() []Const {
-	dv4, cb := ceil4(c.DV), fusedCB(c.DV)
-	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb},
-		{"KU", LoadUnit(c.K, c.D)}, {"VU", LoadUnit(c.V, c.DV)}, {"KSB", q8Shared(c.D)}, {"VSB", q8Shared(c.DV)}}
+	dv4, cb, va := ceil4(c.DV), fusedCB(c.DV), VAlign(c.DV, c.VR)
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", dv4}, {"VA", va}, {"CB", cb}, {"NCB", (dv4 + cb - 1) / cb}, {"RED", c.WG * cb},
+		{"KU", LoadUnit(c.K, c.D)}, {"VU", LoadUnit(c.V, va)}, {"KSB", q8Shared(c.D, c.D)}, {"VSB", q8Shared(c.DV, max(c.VR, c.DV))}}
+}
+
+// VAlign is the alignment of V's rows, in elements, for a head dim dv
+// and FusedConsts.VR vr: both their start and their length are
+// multiples of it, dv where V's rows are its own (vr 0), else the
+// greatest common divisor of vr and dv.
+func VAlign(dv, vr int) int {
+	if vr <= 0 {
+		return dv
+	}
+	for vr != 0 {
+		dv, vr = vr, dv%vr
+	}
+	return dv
 }
 
 // q8Shared is the q8 blocks of a row of d values (d a multiple of 32,
-// every row starting on a multiple of d) whose scales one load of a
-// superblock's scales (x_sc) gives: the whole row where d divides 256,
-// a superblock's 8 where 256 divides d, else 1 (a row may straddle
-// superblocks anywhere).
-func q8Shared(d int) int {
+// every row starting on a multiple of start, itself a multiple of d)
+// whose scales one load of a superblock's scales (x_sc) gives: the whole
+// row where start divides 256, a superblock's 8 where 256 divides start
+// and d, else 1 (a row may straddle superblocks anywhere).
+func q8Shared(d, start int) int {
 	switch {
-	case d > 0 && d%32 == 0 && 256%d == 0:
+	case d > 0 && d%32 == 0 && start%32 == 0 && 256%start == 0:
 		return d / 32
-	case d > 0 && d%256 == 0:
+	case d > 0 && d%256 == 0 && start%256 == 0:
 		return 8
 	}
 	return 1
@@ -250,7 +272,7 @@ func (c FusedTileConsts) derived() []Const {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	nrg := max(1, c.BR/max(c.RM, 1))
 	nkg := max(1, c.WG/nrg)
-	return []Const{{"D4", d4}, {"DV4", dv4}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SP", c.BC | 1},
+	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SP", c.BC | 1},
 		{"QS", c.BR * (d4 | 1)}, {"KVS", c.BC * max(d4|1, dv4)}, {"SS", c.BR * (c.BC | 1)},
 		{"NRG", nrg}, {"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}, {"RMRN", c.RM * c.RN}}
 }
@@ -296,7 +318,7 @@ func (c FusedDecodeConsts) derived() []Const {
 	if kg > 1 {
 		ks, lred = max(ks, kg*rg*rpi*dv4), kg*rg*rpi
 	}
-	return []Const{{"D4", d4}, {"DV4", dv4}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
+	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
 		{"KSTEPS", (c.TK*d4 + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
 		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
@@ -463,10 +485,18 @@ func tileCheck(tm, tn, rm, rn int, inner string, in int) error {
 // field is tagged `shaders:"zero"` (a mode, off at 0), else 1 (a size: a
 // field left unset is a mistake).
 func leastConst(s Spec, name string) int {
-	if f, ok := reflect.TypeOf(s).FieldByName(name); ok && f.Tag.Get("shaders") == "zero" {
+	if f, ok := reflect.TypeOf(s).FieldByName(name); ok && (f.Tag.Get("shaders") == "zero" || f.Tag.Get("shaders") == "input") {
 		return 0
 	}
 	return 1
+}
+
+// inputOnly says whether s's constant name is tagged `shaders:"input"`:
+// it may be 0, the Key names it, and only derived constants use it, so
+// Generate writes no WGSL constant for it.
+func inputOnly(s Spec, name string) bool {
+	f, ok := reflect.TypeOf(s).FieldByName(name)
+	return ok && f.Tag.Get("shaders") == "input"
 }
 
 // The modes of a Spec are its bool fields, each a choice of code that
@@ -941,4 +971,23 @@ func (c Quant8Consts) check() error {
 		return fmt.Errorf("Q8 = %d, Src = %d: want Q8 0 or 1 and Src F32, F16 or BF16", c.Q8, c.Src)
 	}
 	return nil
+}
+
+// WithVRow is s, a fused kernel's Spec, with V's rows starting on
+// multiples of vr elements (FusedConsts.VR: V is K's first DV columns);
+// fusedloop.wgsl reads V an element at a time and takes any rows, so its
+// Spec is s.
+func WithVRow(s Spec, vr int) Spec {
+	switch c := s.(type) {
+	case FusedConsts:
+		c.VR = vr
+		return c
+	case FusedTileConsts:
+		c.VR = vr
+		return c
+	case FusedDecodeConsts:
+		c.VR = vr
+		return c
+	}
+	return s
 }

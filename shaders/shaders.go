@@ -227,7 +227,8 @@ var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedD
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V
-// bound as vec4s where D and DV are multiples of 4.
+// bound as vec4s where D and V's rows (VA: DV, or with V from K the
+// alignment of its rows in K's) are multiples of 4.
 func fusedKernel(name string, consts reflect.Type, include ...string) Kernel {
 	return Kernel{
 		Name:     name,
@@ -237,7 +238,7 @@ func fusedKernel(name string, consts reflect.Type, include ...string) Kernel {
 		Entries:  []string{"main"},
 		Include:  append([]string{"neginf", "vars", "scoremod", "seqs", "pages"}, include...),
 		Template: true,
-		Vec4:     map[string]string{"k": "D", "v": "DV"},
+		Vec4:     map[string]string{"k": "D", "v": "VA"},
 	}
 }
 
@@ -558,7 +559,9 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	}
 	for _, c := range given {
 		vals[c.Name] = c.Value
-		fmt.Fprintf(&b, "const %s: u32 = %du;\n", c.Name, c.Value)
+		if !inputOnly(s, c.Name) {
+			fmt.Fprintf(&b, "const %s: u32 = %du;\n", c.Name, c.Value)
+		}
 	}
 	for _, d := range s.derived() {
 		if d.Value < 1 {

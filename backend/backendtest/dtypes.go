@@ -64,6 +64,9 @@ func BF16Slack(v []float32) float64 {
 func (c Case) WithDTypes(dt DTypes) Case {
 	c.DTypes = dt
 	c.Q, c.K, c.V = rounded(dt.Q, c.Q), rounded(dt.K, c.K), rounded(dt.V, c.V)
+	if c.VFromK { // V is K's values, stored once, in K's dtype
+		c.DTypes.V, c.V = dt.K, c.K
+	}
 	if c.Bias != nil {
 		c.Bias = &HostMask{Shape: c.Bias.Shape, Data: rounded(dt.Bias, c.Bias.Data)}
 	}

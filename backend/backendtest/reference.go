@@ -256,6 +256,14 @@ func (c Case) check() error {
 			return fmt.Errorf("case %v: %s has %d values, want %d", c, op.name, op.got, op.want)
 		}
 	}
+	if p.VFromK {
+		if c.DTypes.V != c.DTypes.K {
+			return fmt.Errorf("case %v: V from K is stored as K is, %v, not %v", c, c.DTypes.K, c.DTypes.V)
+		}
+		if i := firstDiff(c.V, c.K); i >= 0 {
+			return fmt.Errorf("case %v: V from K: V element %d is %g, K's %g", c, i, c.V[i], c.K[i])
+		}
+	}
 	for _, m := range []struct {
 		name string
 		m    *HostMask
@@ -333,6 +341,9 @@ func describe(p backend.Problem, bias, keep *[4]int) string {
 	if v.KVLens != nil {
 		s += fmt.Sprintf("_kvlens%v", v.KVLens)
 	}
+	if p.VFromK {
+		s += "_vfromk"
+	}
 	if pk := p.Packed; pk != nil {
 		s += fmt.Sprintf("_cuq%v", pk.CuQ)
 		if pk.CuK != nil {
@@ -371,6 +382,9 @@ func RandomCase(rng *rand.Rand, p backend.Problem, bias, keep *[4]int) Case {
 		Q:       uniform(rng, r.QLen(), 1),
 		K:       uniform(rng, r.KLen(), 1),
 		V:       uniform(rng, r.VLen(), 1),
+	}
+	if p.VFromK {
+		c.V = c.K
 	}
 	if bias != nil {
 		m := &HostMask{Shape: *bias, Data: uniform(rng, shapeLen(*bias), 2)}

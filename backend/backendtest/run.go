@@ -318,7 +318,9 @@ func (s *session) upload(c Case) (ops Operands, err error) {
 	if ops.K, err = s.in("K", dt.K, c.K); err != nil {
 		return
 	}
-	if ops.V, err = s.in("V", dt.V, c.V); err != nil {
+	if c.VFromK { // V is K's buffer
+		ops.V = ops.K
+	} else if ops.V, err = s.in("V", dt.V, c.V); err != nil {
 		return
 	}
 	if ops.Bias, err = s.mask("bias", dt.Bias, c.Bias); err != nil {

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
 	t.Run("Seqs", s.testSeqs)
 	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
+	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
 	t.Run("Views", s.testViews)
@@ -143,6 +144,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	}
 	if (p.Packed != nil || p.Paged != nil) && !s.caps.Seqs {
 		missing = append(missing, "Seqs")
+	}
+	if p.VFromK && !s.caps.VFromK {
+		missing = append(missing, "VFromK")
 	}
 	if len(missing) == 0 {
 		return ""
@@ -1351,4 +1355,53 @@ func quantSpecs() []spec {
 		spec{p: causal(bnhd(prob(1, 8, 2, 1, 333, 64, 64))), dt: mixed},
 		spec{p: causal(prob(2, 4, 4, 40, 90, 32, 32)), dt: mixed},
 	)
+}
+
+// vFromKSpecs are problems that take V from K (Problem.VFromK): MLA's
+// latent cache, where V is the first Dv columns of each K row, stored
+// once. The head dims are MLA's shape scaled down (D = 576, Dv = 512 in
+// DeepSeek V3: 18 and 16 blocks of 32, here 3 and 2, or 2 and 1), Dv = D,
+// and odd ones for the unquantized dtypes; many query heads over one KV
+// head, as MLA decodes with absorbed weights; every storage dtype,
+// contiguous, packed and paged, with the variants.
+func vFromKSpecs() []spec {
+	v := func(p backend.Problem) backend.Problem { p.VFromK = true; return p }
+	f16 := Same(backend.Float16)
+	bf16 := Same(backend.BFloat16)
+	mixed := DTypes{Q: backend.Float32, K: backend.Float16, V: backend.Float16, O: backend.BFloat16}
+	q8 := DTypes{K: backend.Q8, V: backend.Q8}
+	f8 := DTypes{K: backend.FP8, V: backend.FP8}
+	specs := []spec{
+		{p: v(prob(1, 4, 1, 3, 50, 17, 9))},
+		{p: v(prob(1, 2, 2, 1, 1, 5, 5))},
+		{p: v(causal(bnhd(prob(2, 4, 2, 33, 65, 24, 16))))},
+		{p: v(scaled(causal(prob(1, 16, 1, 1, 300, 96, 64)), defaultScale(40)))},
+		{p: v(prob(1, 16, 1, 2, 129, 96, 64)), dt: f16},
+		{p: v(causal(bnhd(prob(1, 8, 1, 70, 70, 40, 32)))), dt: bf16},
+		{p: v(prob(2, 4, 2, 5, 40, 32, 8)), keep: &[4]int{2, 1, 5, 40}, dt: mixed},
+		{p: v(withV(causal(prob(2, 4, 1, 4, 90, 32, 16)), func(vs *backend.Variants) {
+			vs.Window = win(30, 0)
+			vs.Softcap = 5
+			vs.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+			vs.Sinks = []float32{0, 1, -1, 3}
+			vs.KVLens = []int{90, 17}
+		}))},
+		{p: v(PackedProblem(causal(prob(3, 4, 1, 0, 0, 32, 16)), []int{1, 7, 30}, []int{20, 7, 45}))},
+		{p: v(PackedProblem(causal(prob(2, 4, 2, 0, 0, 48, 40)), []int{3, 5}, nil)), dt: f16},
+		{p: v(PackedProblem(causal(prob(2, 4, 2, 0, 0, 48, 40)), []int{3, 5}, nil)), bias: &[4]int{1, 4, 1, 1}},
+	}
+	for _, dt := range []DTypes{q8, f8, f16} {
+		specs = append(specs,
+			spec{p: v(causal(prob(1, 16, 1, 1, 300, 96, 64))), dt: dt},
+			spec{p: v(causal(bnhd(prob(2, 8, 2, 3, 70, 64, 32)))), dt: dt},
+			spec{p: v(prob(1, 8, 1, 1, 600, 64, 64)), dt: dt},
+			spec{p: v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), dt: dt},
+			spec{p: v(PagedProblem(causal(bnhd(prob(0, 4, 2, 2, 0, 64, 32))), 32, 1, []int{70, 33}, false)), dt: dt},
+		)
+	}
+	// fp8 with a scale a KV head: V's are K's.
+	sc := v(causal(prob(1, 8, 2, 1, 100, 64, 32)))
+	sc.Scales = &backend.Scales{K: []float32{0.5, 3}, V: []float32{0.5, 3}}
+	specs = append(specs, spec{p: sc, dt: f8})
+	return specs
 }

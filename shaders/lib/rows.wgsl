@@ -1,7 +1,7 @@
 // load_q, load_k and load_v read elements 4·d4 … 4·d4+3 of the row at at
 // (an element index) of q, k and v, zeros past its end, through their
 // loaders: k and v a vec4 a load where the kernel binds them as vec4s (D,
-// DV multiples of 4). For fuseddecode.wgsl and fusedtile.wgsl: a Template
+// VA multiples of 4). For fuseddecode.wgsl and fusedtile.wgsl: a Template
 // kernel's text, this file is executed with it. They are three because
 // this naga takes no pointer to a storage buffer as a function argument.
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
@@ -29,7 +29,7 @@ fn load_k(at: u32, d4: u32) -> vec4<f32> {
 }
 
 fn load_v(at: u32, e: u32) -> vec4<f32> {
-{{- if eq (mod .DV 4) 0}}
+{{- if eq (mod .VA 4) 0}}
     return v_at4((at >> 2u) + e);
 {{- else}}
     let d = e * 4u;

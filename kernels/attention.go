@@ -110,6 +110,13 @@ type Options struct {
 	// outputs it reaches unspecified (NaN or zero, by backend); rows it
 	// does not reach are unaffected.
 	AllowNonFinite bool
+	// VFromK, when > 0, takes V from K, as multi-head latent attention
+	// (MLA: DeepSeek V2/V3, Kimi K2) does with its latent cache: V is the
+	// first VFromK columns of K's head dim (Dv = VFromK ≤ D), and Attention
+	// takes v nil. A backend with Caps.VFromK reads V in K's buffer (no V
+	// is uploaded or stored); another gets V as a view of K. The scale
+	// stays Scale's (MLA's is 1/√192 for D = 576: set it).
+	VFromK int
 
 	// CuSeqlensQ, when set, packs B = len(CuSeqlensQ) − 1 sequences'
 	// queries end to end (FlashAttention's varlen cu_seqlens_q):
@@ -224,10 +231,15 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	v, err := vFromK(k, v, opts.VFromK)
+	if err != nil {
+		return nil, err
+	}
 	c, err := plan(q, k, v, opts)
 	if err != nil {
 		return nil, err
 	}
+	c.prob.VFromK = opts.VFromK > 0
 	if c.strategy, err = opts.Strategy.Choose(be, c.prob, opts.Weights || opts.Scores); err != nil {
 		return nil, err
 	}
@@ -367,9 +379,18 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	if err != nil {
 		return nil, err
 	}
-	vb, vv, err := bufs.put(be, "V", v, p.Paged == nil)
-	if err != nil {
-		return nil, err
+	var vb backend.Buffer
+	var vv *backend.Strides
+	if p.VFromK && be.Caps().VFromK {
+		vb = kb // V is read in K's buffer, at K's strides
+	} else {
+		if p.VFromK && p.Paged != nil {
+			return nil, backend.Errorf(backend.ErrUnsupported, "V from K over a paged cache needs a backend with Caps.VFromK; this %v backend has none", be.Info().Kind)
+		}
+		p.VFromK = false // V is a view of K, uploaded as any V
+		if vb, vv, err = bufs.put(be, "V", v, p.Paged == nil); err != nil {
+			return nil, err
+		}
 	}
 	if qv != nil || kv != nil || vv != nil {
 		p.Views = &backend.Views{Q: qv, K: kv, V: vv}
@@ -543,4 +564,26 @@ func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int, d
 		shape = []int{c.prob.H, c.prob.TotalQ()}
 	}
 	return &Tensor{Shape: shape, Layout: BHND, DType: dt, Bits: bits, Data: data}, nil
+}
+
+// vFromK is Attention's V: v itself, or where Options.VFromK is dv > 0,
+// the view of K's first dv columns (v must then be nil).
+func vFromK(k, v *Tensor, dv int) (*Tensor, error) {
+	switch {
+	case dv == 0:
+		return v, nil
+	case dv < 0:
+		return nil, backend.Errorf(backend.ErrShape, "Options.VFromK is %d: want V's head dim, ≥ 1 (0 for a V of its own)", dv)
+	case v != nil:
+		return nil, backend.Errorf(backend.ErrShape, "Options.VFromK takes V from K (its first %d columns): v must be nil, not of shape %v", dv, v.Shape)
+	case k == nil:
+		return nil, nil // plan names the missing K
+	}
+	if err := k.check("K"); err != nil || len(k.Shape) == 0 {
+		return k, err // plan names a K of rank 0
+	}
+	if d := k.Shape[len(k.Shape)-1]; dv > d {
+		return nil, backend.Errorf(backend.ErrShape, "Options.VFromK takes V as K's first %d columns: K of shape %v has %d", dv, k.Shape, d)
+	}
+	return k.Slice(len(k.Shape)-1, 0, dv)
 }

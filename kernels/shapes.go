@@ -174,7 +174,7 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 			return nil, err
 		}
 	}
-	if opts.BlockTable != nil && (!k.isDense() || !v.isDense()) {
+	if opts.BlockTable != nil && (!k.isDense() || !v.isDense() && opts.VFromK == 0) {
 		return nil, backend.Errorf(backend.ErrShape, "a paged cache's pools must be dense: K of shape %s, V of shape %s", viewName(k), viewName(v))
 	}
 	if k.Layout != q.Layout || v.Layout != q.Layout {

@@ -44,6 +44,13 @@ type CacheConfig struct {
 	// BHND [B, KVHeads, capacity, D], a page [KVHeads, PageSize, D],
 	// queries [B, H, Nq, D].
 	Layout Layout
+	// VFromK stores no V: V is the first Dv columns of K's rows
+	// (Dv ≤ D), as multi-head latent attention (MLA: DeepSeek V2/V3,
+	// Kimi K2) caches one latent row a token, 576 values of which V is
+	// the first 512. Append and AppendBuffers take v nil; an fp8 cache's
+	// V is read at K's scales (VScale must be nil). It needs a backend
+	// with Caps.VFromK.
+	VFromK bool
 }
 
 func (c CacheConfig) dv() int {
@@ -73,6 +80,12 @@ func (c CacheConfig) check(be backend.Backend) error {
 		return backend.Errorf(backend.ErrShape, "cache of unknown layout %v", c.Layout)
 	case !be.Caps().Seqs && !be.Caps().Fused:
 		return backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path to attend a cache with", be.Name())
+	case c.VFromK && c.dv() > c.D:
+		return backend.Errorf(backend.ErrShape, "a cache with V from K (its first Dv columns): Dv=%d is more than D=%d", c.dv(), c.D)
+	case c.VFromK && c.VScale != nil:
+		return backend.Errorf(backend.ErrShape, "a cache with V from K reads V at K's scales: VScale %v", c.VScale)
+	case c.VFromK && !be.Caps().VFromK:
+		return backend.Errorf(backend.ErrUnsupported, "a cache with V from K on the %s backend, which reads no V in K's buffer (Caps.VFromK)", be.Name())
 	}
 	if c.KScale != nil || c.VScale != nil {
 		s := backend.Scales{K: c.KScale, V: c.VScale}
@@ -174,6 +187,9 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	}
 	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.D)
 	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.dv())
+	if cfg.VFromK {
+		nv = 0
+	}
 	if !ok || !ok2 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d × %d keys × %d KV heads × D=%d, Dv=%d overflows int", what, n, size, cfg.KVHeads, cfg.D, cfg.dv())
 	}
@@ -181,12 +197,17 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	if cfg.KScale != nil || cfg.VScale != nil {
 		// The cache's own copies (nil stays nil: a scale of 1).
 		c.scales = &backend.Scales{K: slices.Clone(cfg.KScale), V: slices.Clone(cfg.VScale)}
+		if cfg.VFromK {
+			c.scales.V = c.scales.K
+		}
 	}
 	var err error
 	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {
 		return nil, fmt.Errorf("%s: keys: %w", what, err)
 	}
-	if c.v, err = be.Alloc(cfg.DType, nv); err != nil {
+	if cfg.VFromK {
+		c.v = c.k // V is K's first Dv columns
+	} else if c.v, err = be.Alloc(cfg.DType, nv); err != nil {
 		c.k.Release()
 		return nil, fmt.Errorf("%s: values: %w", what, err)
 	}
@@ -204,7 +225,9 @@ func (c *kv) release() {
 		return
 	}
 	c.k.Release()
-	c.v.Release()
+	if c.v != c.k {
+		c.v.Release()
+	}
 	if c.counts != nil {
 		c.counts.Release()
 	}
@@ -224,11 +247,16 @@ func (c *kv) live(op string) error {
 // returns n, and k and v dense: a strided one gathered into a copy of
 // its rows (which the append copies anyway).
 func (c *kv) checkRows(k, v *Tensor) (int, *Tensor, *Tensor, error) {
+	if c.cfg.VFromK && v != nil {
+		return 0, nil, nil, backend.Errorf(backend.ErrShape, "appended V of shape %v into a cache with V from K (K's first %d columns): v must be nil", v.Shape, c.cfg.dv())
+	}
 	// A bad k or v is left for checkDenseRows to name.
 	if k.check("K") == nil {
 		k = k.contiguous()
 	}
-	if v.check("V") == nil {
+	if c.cfg.VFromK {
+		v = k
+	} else if v.check("V") == nil {
 		v = v.contiguous()
 	}
 	n, err := c.checkDenseRows(k, v)
@@ -241,7 +269,7 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 		name, appended string // constants: a name built here would allocate every call
 		t              *Tensor
 		dim            int
-	}{{"K", "appended K", k, c.cfg.D}, {"V", "appended V", v, c.cfg.dv()}} {
+	}{{"K", "appended K", k, c.cfg.D}, {"V", "appended V", v, c.cfg.dv()}}[:2-btoi(c.cfg.VFromK)] {
 		if err := t.t.check(t.name); err != nil {
 			return 0, err
 		}
@@ -329,7 +357,9 @@ func (c *kv) putKV(st *staging, rk, rv backend.Rows, b, pos int, k, v *Tensor) e
 	if err := c.put(st, c.k, rk, b, pos, k); err != nil {
 		return err
 	}
-	if err := c.put(st, c.v, rv, b, pos, v); err != nil {
+	if c.cfg.VFromK {
+		// V is K's rows: written above.
+	} else if err := c.put(st, c.v, rv, b, pos, v); err != nil {
 		return err
 	}
 	c.saturated.Add(st.saturated)
@@ -375,11 +405,14 @@ func (c *kv) checkBuffers(rec backend.Recording, n int, k, v backend.Buffer) (ba
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "append of %d rows", n)
 	}
+	if c.cfg.VFromK && v != nil {
+		return nil, backend.Errorf(backend.ErrShape, "append of a V buffer into a cache with V from K (K's first %d columns): v must be nil", c.cfg.dv())
+	}
 	for _, t := range []struct {
 		name, what string // constants: a name built here would allocate every call
 		buf        backend.Buffer
 		dim        int
-	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}} {
+	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}}[:2-btoi(c.cfg.VFromK)] {
 		need, ok := backend.CheckedProduct(n, c.cfg.KVHeads, t.dim)
 		if !ok {
 			return nil, backend.Errorf(backend.ErrShape, "appended %s of %d rows × %d KV heads × %d overflows int", t.name, n, c.cfg.KVHeads, t.dim)
@@ -553,4 +586,12 @@ func grow[T any](b []T, n int) []T {
 		return make([]T, n)
 	}
 	return b[:n]
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -167,7 +167,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	for _, g := range groups {
 		rows := len(g.members) * nq * gq
 		pre := backend.Problem{B: 1, H: kvh, KVHeads: kvh, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
-			Layout: p.Layout, Scale: p.Scale, Scales: p.Scales}
+			Layout: p.Layout, Scale: p.Scale, Scales: p.Scales, VFromK: p.VFromK}
 		pre.Softcap = p.Softcap
 		pre.KVLens = []int{len(g.pages) * ps}
 		pre.Paged = &backend.Paged{PageSize: ps, Pages: p.Paged.Pages, PerSeq: len(g.pages), Table: g.pages}

@@ -153,6 +153,9 @@ func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k
 		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {
 			return err
 		}
+		if p.cfg.VFromK {
+			return nil // V is K's rows: copied above
+		}
 		return p.copyRows(context.Background(), cp, &s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, n, p.cfg.dv(), v) // as KVCache.AppendBuffers's
 	})
 }
@@ -366,7 +369,7 @@ func (p *PagePool) attend(seqs []*Seq, run func(a *attender, pr backend.Problem)
 		}
 	}
 	a.paged = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: per, Table: a.table}
-	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged}
+	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged, VFromK: p.cfg.VFromK}
 	pr.KVLens = a.lens
 	return run(a, pr)
 }

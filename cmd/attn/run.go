@@ -150,6 +150,8 @@ type runFlags struct {
 	cuQ, cuK, table, cacheLens string
 	pastK, pastV               string
 	presentK, presentV         string
+	// vFromK, when > 0, takes V as K's first vFromK columns (-v-from-k).
+	vFromK int
 	// dtype stores Q, K, V and the bias as it says whatever their files
 	// hold (-dtype); nil keeps each file's own: float16 as float16,
 	// float32 and float64 as float32.
@@ -161,7 +163,8 @@ func runRun(c *cmdEnv, args []string) error {
 	fs := flag.NewFlagSet("attn run", flag.ContinueOnError)
 	fs.StringVar(&f.q, "q", "", "queries `Q.npy` (required)")
 	fs.StringVar(&f.k, "k", "", "keys `K.npy` (required)")
-	fs.StringVar(&f.v, "v", "", "values `V.npy` (required)")
+	fs.StringVar(&f.v, "v", "", "values `V.npy` (required, but with -v-from-k)")
+	fs.IntVar(&f.vFromK, "v-from-k", 0, "V is K's first `DV` columns, as MLA's latent cache stores them: give -k and no -v")
 	fs.StringVar(&f.out, "o", "", "output `OUT.npy` (required)")
 	fs.StringVar(&f.bias, "bias", "", "additive bias `B.npy`, broadcast to [B, H, Nq, Nk]; -Inf hides a key")
 	fs.StringVar(&f.mask, "mask", "", "keep-mask `M.npy`, broadcast to [B, H, Nq, Nk]; nonzero keeps a key")
@@ -288,12 +291,20 @@ func interruptible(work func(ctx context.Context) error) error {
 func (f *runFlags) check() error {
 	var missing []string
 	for _, r := range []struct{ name, val string }{{"-q", f.q}, {"-k", f.k}, {"-v", f.v}, {"-o", f.out}} {
-		if r.val == "" {
+		if r.val == "" && (r.name != "-v" || f.vFromK == 0) {
 			missing = append(missing, r.name)
 		}
 	}
 	if len(missing) > 0 {
 		return usagef("missing required flag %s", strings.Join(missing, ", "))
+	}
+	switch {
+	case f.vFromK < 0:
+		return usagef("-v-from-k %d: want V's head dim, ≥ 1", f.vFromK)
+	case f.vFromK > 0 && f.v != "":
+		return usagef("-v-from-k takes V from K: give no -v")
+	case f.vFromK > 0 && (f.pastK != "" || f.pastV != "" || f.presentK != "" || f.presentV != ""):
+		return usagef("-v-from-k takes no past or present K and V: give the whole K with -k")
 	}
 	if err := f.checkSeqFlags(); err != nil {
 		return err
@@ -493,6 +504,12 @@ func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runP
 	if err := seqOptions(ctx, files, opts); err != nil {
 		return nil, err
 	}
+	opts.VFromK = f.vFromK
+	if f.vFromK > 0 {
+		if err := vFromKFile(f, files); err != nil {
+			return nil, err
+		}
+	}
 	q, k, v := files["q"], files["k"], files["v"]
 	s, err := headerShapes(q, k, v, files["bias"], files["mask"], f.layout)
 	if err != nil {
@@ -569,6 +586,9 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 		nf   *npyFile
 		past *npyFile
 	}{{"-q", files["q"], nil}, {"-k", files["k"], files["pastk"]}, {"-v", files["v"], files["pastv"]}} {
+		if i == 2 && f.vFromK > 0 {
+			break // V is K's first columns: kernels.Attention takes it from K
+		}
 		a, err := in.nf.readFloats(ctx)
 		if err != nil {
 			return tensors, err
@@ -606,6 +626,9 @@ func readQKV(ctx context.Context, f *runFlags, files map[string]*npyFile, prob b
 	}
 	if f.dtype != nil && f.dtype.Quantized() {
 		for i, flag := range []string{"-k", "-v"} {
+			if tensors[i+1] == nil {
+				continue // V from K
+			}
 			if err := quantize(*f.dtype, tensors[i+1]); err != nil {
 				return tensors, fmt.Errorf("%s with -dtype %v: %w", flag, *f.dtype, err)
 			}
@@ -951,4 +974,27 @@ func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend, pro
 func humanBytes(n float64) string {
 	b, _ := big.NewFloat(math.Round(n)).Int(nil)
 	return sizeString(b)
+}
+
+// vFromKFile stands V's file in for -v-from-k DV: K's header with a last
+// dimension of DV, read from no file (readQKV reads no V), so that the
+// shapes and the memory estimate see the V that kernels.Attention takes
+// from K.
+func vFromKFile(f *runFlags, files map[string]*npyFile) error {
+	k := files["k"]
+	if len(k.shape) == 0 {
+		return fmt.Errorf("-v-from-k: %s is a scalar", k.path)
+	}
+	d := k.shape[len(k.shape)-1]
+	if f.vFromK > d {
+		return fmt.Errorf("-v-from-k %d: %s of shape %s has a head dim of %d", f.vFromK, k.path, operand.NpyShape(k.shape), d)
+	}
+	shape := append([]int(nil), k.shape...)
+	shape[len(shape)-1] = f.vFromK
+	n := 0
+	if d > 0 {
+		n = k.n / d * f.vFromK
+	}
+	files["v"] = &npyFile{path: fmt.Sprintf("%s[..., :%d]", k.path, f.vFromK), dtype: k.dtype, shape: shape, n: n}
+	return nil
 }

@@ -32,7 +32,9 @@
 // form a strided matrix (TensorStrides). A backend with Caps.Strides also
 // reads Q, K and V at strides of their own (Problem.Views: a slice of a
 // fused QKV projection, padded rows), where they lie; every other backend
-// refuses them (Problem.DenseOnly). A backend whose buffers are host
+// refuses them (Problem.DenseOnly). A backend with Caps.VFromK takes V
+// as K's first Dv columns (Problem.VFromK: the ops' V argument is K's
+// buffer, read at K's strides), as an MLA cache stores it. A backend whose buffers are host
 // memory may implement Wrapper, making a Buffer of a caller's slice
 // without a copy: read-only for inputs, which no op or Write changes. K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always

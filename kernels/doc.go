@@ -218,6 +218,17 @@
 // written, and never silently: a server that appends from buffers and
 // cannot rule NaN out checks NonFinite.
 //
+// Multi-head latent attention (MLA: DeepSeek V2/V3, Kimi K2) caches one
+// latent row a token, of which V is the first columns: CacheConfig.VFromK
+// stores no V (Dv ≤ D; DeepSeek V3's D = 576, Dv = 512 is 576 values a
+// token, not 1088), Append and AppendBuffers take v nil, and Attend reads
+// V's rows in K's buffer. Options.VFromK does the same for Attention over
+// tensors (v nil). A backend with Caps.VFromK reads V in place
+// (backend.Problem.VFromK: the CPU and the GPU do); Attention gives
+// another V as a view of K, and a cache refuses it (ErrUnsupported). In
+// 8 bits, V's q8 blocks are the first of K's row, and an fp8 V is read
+// at K's scales.
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,

@@ -29,8 +29,13 @@ type Config struct {
 	Batches []int
 	Heads   []int
 	KVHeads []int // key/value heads; 0 means as many as the query heads
-	Dims    []int // head dim, D = Dv
-	Causal  []bool
+	Dims    []int // head dim D of Q and K
+	// Dv is V's (and O's) head dim, 0 meaning D; VFromK takes V as K's
+	// first Dv columns (backend.Problem.VFromK: MLA's latent cache),
+	// none stored. Peers run neither.
+	Dv     int
+	VFromK bool
+	Causal []bool
 	// Variant is applied to every shape: a sliding window, softcap,
 	// ALiBi, sinks or none.
 	Variant Variant
@@ -93,9 +98,9 @@ type Config struct {
 
 // Shape is the attention problem of a point of the sweep or of a Go
 // benchmark: N keys and Nq queries (N when Nq is 0), the queries the
-// last Nq positions (bottom-right causal alignment), Dv = D, the layout
-// BHND, the scale 1/√D, and the score variants of Variant. KVHeads < H
-// is GQA.
+// last Nq positions (bottom-right causal alignment), Dv = D unless Dv
+// says, V K's first Dv columns under VFromK, the layout BHND, the scale
+// 1/√D, and the score variants of Variant. KVHeads < H is GQA.
 type Shape struct {
 	B       int `json:"b"`
 	H       int `json:"h"`
@@ -107,6 +112,10 @@ type Shape struct {
 	Nq     int  `json:"nq,omitempty"`
 	D      int  `json:"d"`
 	Causal bool `json:"causal"`
+	// Dv is V's head dim, 0 meaning D (every report written before it);
+	// VFromK says V is K's first Dv columns (MLA), none stored.
+	Dv     int  `json:"dv,omitempty"`
+	VFromK bool `json:"v_from_k,omitempty"`
 	Variant
 	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
 	// every report written before dtypes), "f16" or "bf16"; for a prefix
@@ -256,14 +265,22 @@ func Sinks(h int) []float32 { return make([]float32, h) }
 
 // Problem is the attention problem s describes.
 func (s Shape) Problem() backend.Problem {
-	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: s.D,
-		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H)}
+	dv := s.Dv
+	if dv == 0 {
+		dv = s.D
+	}
+	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: dv,
+		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H), VFromK: s.VFromK}
 }
 
-// shapeOf is the Shape of a problem of the sweep (Nq ≤ Nk, Dv = D),
-// with Nq recorded whatever it is.
+// shapeOf is the Shape of a problem of the sweep (Nq ≤ Nk), with Nq
+// recorded whatever it is, and Dv where it is not D.
 func shapeOf(p backend.Problem) Shape {
-	return Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nk, Nq: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p)}
+	s := Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nk, Nq: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p), VFromK: p.VFromK}
+	if p.Dv != p.D {
+		s.Dv = p.Dv
+	}
+	return s
 }
 
 // PointSpec is one attn point, all another process needs to measure it
@@ -526,7 +543,10 @@ func Bytes(p backend.Problem, materialised bool) int64 {
 // whatever dt is.
 func BytesOf(p backend.Problem, dt backend.DType, materialised bool) int64 {
 	qo := qoType(dt)
-	n := qo.Bytes(p.QLen()) + dt.Bytes(p.KLen()) + dt.Bytes(p.VLen()) + qo.Bytes(p.OLen())
+	n := qo.Bytes(p.QLen()) + dt.Bytes(p.KLen()) + qo.Bytes(p.OLen())
+	if !p.VFromK { // V from K is read in K's rows
+		n += dt.Bytes(p.VLen())
+	}
 	if materialised {
 		n += 4 * 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
 	}
@@ -539,6 +559,9 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 	var ps []backend.Problem
 	for _, causal := range cfg.Causal {
 		for _, d := range cfg.Dims {
+			if cfg.Dv < 0 || cfg.VFromK && cfg.Dv > d {
+				return nil, fmt.Errorf("bench: a V head dim of %d with D = %d: want 0 (D) or more%s", cfg.Dv, d, map[bool]string{true: ", and with V from K at most D"}[cfg.VFromK])
+			}
 			for _, b := range cfg.Batches {
 				for _, h := range cfg.Heads {
 					for _, kvh := range cfg.KVHeads {
@@ -556,7 +579,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 								if nq > n {
 									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
 								}
-								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Causal: causal, Variant: cfg.Variant}.Problem())
+								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, Causal: causal, Variant: cfg.Variant}.Problem())
 							}
 						}
 					}
@@ -979,7 +1002,10 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in 
 	}
 	q := upload(qoType(in.dt), p.QLen(), &in.q)
 	k := upload(in.dt, p.KLen(), &in.k)
-	v := upload(in.dt, p.VLen(), &in.v)
+	v := k // V from K: K's buffers
+	if !p.VFromK {
+		v = upload(in.dt, p.VLen(), &in.v)
+	}
 	o := upload(qoType(in.dt), p.OLen(), nil)
 	var sc backend.Buffer
 	if staged && err == nil {
@@ -1083,7 +1109,10 @@ func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
 		}
 		return x
 	}
-	in := &inputs{p: p, q: fill(p.QLen()), k: fill(p.KLen()), v: fill(p.VLen())}
+	in := &inputs{p: p, q: fill(p.QLen()), k: fill(p.KLen())}
+	if in.v = in.k; !p.VFromK {
+		in.v = fill(p.VLen())
+	}
 	for _, x := range in.v {
 		in.vmax = max(in.vmax, math.Abs(float64(x)))
 	}
@@ -1108,7 +1137,7 @@ func (in *inputs) setDType(dt backend.DType) {
 		for _, x := range []struct {
 			v   []float32
 			dim int
-		}{{in.k, in.p.D}, {in.v, in.p.Resolved().Dv}} {
+		}{{in.k, in.p.D}, {in.v, in.p.Resolved().Dv}}[:2-btoi(in.p.VFromK)] {
 			if x.dim%dt.Block() == 0 {
 				dt.RoundSlice(x.v, x.v) // whole blocks, and the inputs are in [−1, 1): no error
 			}
@@ -1154,4 +1183,12 @@ func sampleRows(total, n int) []int {
 		}
 	}
 	return rows
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

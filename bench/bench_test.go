@@ -252,6 +252,50 @@ func TestRunVariants(t *testing.T) {
 	}
 }
 
+// TestRunVFromK measures MLA's shape, small: V as K's first Dv columns
+// (Config.Dv, VFromK) on both strategies and every storage dtype, each
+// point checked against the reference, its FLOPs counting 2·(D + Dv) a
+// pair and its bytes K's alone; a PointSpec keeps the shape through
+// JSON; Dv past D is refused.
+func TestRunVFromK(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	cfg.Ns, cfg.Causal, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{40}, []bool{true}, []int{8}, []int{1}, []int{64}
+	cfg.Dv, cfg.VFromK = 32, true
+	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16, backend.Q8, backend.FP8}
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
+		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
+	points = append(points, bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)))
+	p := points[0].Shape.Problem()
+	if !p.VFromK || p.Dv != 32 || p.D != 64 {
+		t.Fatalf("the points' problem %+v: want V from K, D = 64, Dv = 32", p)
+	}
+	if want := float64(8*(40*41/2)) * 2 * (64 + 32); bench.Flops(p) != want {
+		t.Errorf("Flops = %v, want %v", bench.Flops(p), want)
+	}
+	apart := p
+	apart.VFromK = false
+	if d := bench.Bytes(apart, false) - bench.Bytes(p, false); d != 4*40*32 {
+		t.Errorf("V from K reads %d bytes fewer than V apart, want V's %d", d, 4*40*32)
+	}
+	for _, pt := range points {
+		if pt.Strategy == "staged" && (pt.DType == "q8" || pt.DType == "fp8") {
+			continue // the staged ops take no 8-bit K and V
+		}
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || pt.CheckedRows == 0 || !pt.VFromK || pt.Dv != 32 {
+			t.Errorf("%s %s: %s %s, max error %v over %d rows, shape %+v", pt.Strategy, pt.DType, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows, pt.Shape)
+		}
+	}
+	cfg.Dv = 65
+	if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
+		t.Errorf("Dv = 65 > D = 64 with V from K: no error")
+	}
+}
+
 // jsonRoundTrip is spec after JSON and back, as Subprocess hands it on.
 func jsonRoundTrip(t *testing.T, spec bench.PointSpec) bench.PointSpec {
 	t.Helper()

@@ -197,6 +197,13 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner computes Nq = N queries only, not the last %d of N = %d: it has no cache of past keys", p.Name, pr.Nq, pr.Nk)
 		return pt
 	}
+	if pr.VFromK {
+		// The runners take V as a tensor of its own: handing them K's
+		// columns as one would time the attention of a cache twice
+		// MLA's size under its name.
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes V apart, not as K's first %d columns (V from K runs on attn)", p.Name, pr.Dv)
+		return pt
+	}
 	if v := variantOf(pr); v.Any() {
 		// The runners call each library's attention as it is: none
 		// takes a window, softcap, ALiBi slopes or sinks. Handing them

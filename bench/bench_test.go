@@ -225,15 +225,8 @@ func TestRunVariants(t *testing.T) {
 	cfg := tiny()
 	cfg.Ns, cfg.Causal = []int{33}, []bool{true}
 	cfg.Variant = bench.Variant{Window: &[2]int{4, 0}, Softcap: 5, ALiBi: true, Sinks: true}
-	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A PointSpec's round trip through JSON (Subprocess's path) keeps
-	// the variant: measure one point from its spec.
-	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
-		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
-	points = append(points, bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)))
+	// The variant survives a PointSpec's round trip (runAndRespec).
+	points := runAndRespec(t, be, cfg)
 	p := points[0].Shape.Problem()
 	// Rows 0 … 4 see 1 … 5 keys, the other 28 five each.
 	if want := 2.0 * (15 + 28*5) * 2 * (8 + 8); bench.Flops(p) != want {
@@ -263,13 +256,7 @@ func TestRunVFromK(t *testing.T) {
 	cfg.Ns, cfg.Causal, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{40}, []bool{true}, []int{8}, []int{1}, []int{64}
 	cfg.Dv, cfg.VFromK = 32, true
 	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16, backend.Q8, backend.FP8}
-	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
-		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
-	points = append(points, bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)))
+	points := runAndRespec(t, be, cfg)
 	p := points[0].Shape.Problem()
 	if !p.VFromK || p.Dv != 32 || p.D != 64 {
 		t.Fatalf("the points' problem %+v: want V from K, D = 64, Dv = 32", p)
@@ -294,6 +281,20 @@ func TestRunVFromK(t *testing.T) {
 	if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
 		t.Errorf("Dv = 65 > D = 64 with V from K: no error")
 	}
+}
+
+// runAndRespec runs cfg's sweep on be, then measures its first point
+// again from a PointSpec after a round trip through JSON (Subprocess's
+// path, which must keep the whole shape), appended to the points.
+func runAndRespec(t *testing.T, be backend.Backend, cfg bench.Config) []bench.Point {
+	t.Helper()
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[0].Shape, Seed: cfg.Seed,
+		Budget: cfg.Budget, MinRuns: 3, CheckRows: 5}
+	return append(points, bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)))
 }
 
 // jsonRoundTrip is spec after JSON and back, as Subprocess hands it on.

@@ -52,6 +52,10 @@ type Peer struct {
 	// do, but no roofline, whose compute ceiling is the CPU backend's
 	// Sgemm.
 	GPU bool
+	// VFromK peers take V as a view of K's first Dv columns
+	// (--v-from-k DV: MLA's latent cache, as llama.cpp builds it for
+	// DeepSeek models); the others' such points are unavailable.
+	VFromK bool
 
 	Version     string // from the probe
 	Unavailable string // why the probe says it cannot run here; "" when it can
@@ -68,8 +72,9 @@ var peerTable = []Peer{
 	// (Nq < N) and GQA of its own; a causal point hands it an f16 mask of
 	// Nq·N, at most half a score matrix.
 	// Both take q8 too: K and V in q8_0, quantized by ggml itself.
-	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}},
-	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, GPU: true},
+	// Both take V as a view of K (MLA), as llama.cpp's DeepSeek graphs do.
+	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, VFromK: true},
+	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, GPU: true, VFromK: true},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
@@ -197,8 +202,8 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner computes Nq = N queries only, not the last %d of N = %d: it has no cache of past keys", p.Name, pr.Nq, pr.Nk)
 		return pt
 	}
-	if pr.VFromK {
-		// The runners take V as a tensor of its own: handing them K's
+	if pr.VFromK && !p.VFromK {
+		// The runner takes V as a tensor of its own: handing it K's
 		// columns as one would time the attention of a cache twice
 		// MLA's size under its name.
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes V apart, not as K's first %d columns (V from K runs on attn)", p.Name, pr.Dv)
@@ -233,6 +238,9 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		"--scale", strconv.FormatFloat(float64(pr.Scale), 'g', -1, 32),
 		"--budget-s", strconv.FormatFloat(cfg.Budget.Seconds(), 'g', -1, 64),
 		"--min-runs", strconv.Itoa(cfg.MinRuns), "--threads", strconv.Itoa(cfg.Threads))
+	if pr.VFromK {
+		args = append(args, "--v-from-k", strconv.Itoa(pr.Dv))
+	}
 	cmd := exec.CommandContext(ctx, p.Argv[0], args...)
 	cmd.Dir = p.Dir
 	t := strconv.Itoa(cfg.Threads)
@@ -382,7 +390,7 @@ func (in *inputs) files() (string, error) {
 		{"q.npy", []int{p.B, p.H, p.Nq, p.D}, in.q},
 		{"k.npy", []int{p.B, p.KVHeads, p.Nk, p.D}, in.k},
 		{"v.npy", []int{p.B, p.KVHeads, p.Nk, p.Dv}, in.v},
-	} {
+	}[:3-btoi(p.VFromK)] { // V from K: no v.npy (--v-from-k)
 		if err := writeNpy(filepath.Join(dir, f.name), f.shape, f.data, in.dt); err != nil {
 			os.RemoveAll(dir)
 			return "", err

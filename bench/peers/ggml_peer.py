@@ -62,6 +62,8 @@ BASE_API = {
     "ggml_tensor_overhead": (sz, []),
     "ggml_graph_overhead": (sz, []),
     "ggml_new_tensor_4d": (vp, [vp, cint, i64, i64, i64, i64]),
+    "ggml_view_4d": (vp, [vp, vp, i64, i64, i64, i64, sz, sz, sz, sz]),
+    "ggml_row_size": (sz, [cint, i64]),
     "ggml_flash_attn_ext": (vp, [vp, vp, vp, vp, vp, cf, cf, cf]),
     "ggml_flash_attn_ext_set_prec": (None, [vp, cint]),
     "ggml_quantize_chunk": (sz, [cint, vp, vp, i64, i64, i64, vp]),
@@ -268,8 +270,12 @@ def run_point(a):
     # [B, H, N, D] arrays are its [D, N, H, B] tensors as they are.
     q = load("q.npy", (a.b, a.h, a.nq)).astype(np.float32)
     k = load("k.npy", (a.b, a.kvh, a.n))
-    v = load("v.npy", (a.b, a.kvh, a.n))
-    dk, dv = q.shape[3], v.shape[3]
+    # With --v-from-k, V is a view of K's first DV columns (no v.npy), as
+    # llama.cpp's DeepSeek graph takes V from its latent cache.
+    v = None if a.v_from_k else load("v.npy", (a.b, a.kvh, a.n))
+    dk, dv = q.shape[3], (a.v_from_k or v.shape[3])
+    if dv > dk and a.v_from_k:
+        raise ValueError(f"--v-from-k {dv}: K's head dim is {dk}")
     if k.shape[3] != dk:
         raise ValueError(f"k.npy head dim {k.shape[3]}, q.npy {dk}")
     kv_type = {"f16": GGML_TYPE_F16, "q8": GGML_TYPE_Q8_0}.get(a.dtype, GGML_TYPE_F32)
@@ -280,7 +286,8 @@ def run_point(a):
         # ggml_quantize_chunk, as llama.cpp does with -ctk q8_0 -ctv
         # q8_0, and the blocks must be the very bytes attn stores
         # (checked by the caller's test of the quantizer).
-        k, v = q8_0(b, k), q8_0(b, v)
+        k = q8_0(b, k)
+        v = None if v is None else q8_0(b, v)
         notes_q8 = ["K and V q8_0, quantized by ggml_quantize_chunk"]
     else:
         notes_q8 = []
@@ -303,7 +310,12 @@ def run_point(a):
     try:
         tq = b.ggml_new_tensor_4d(ctx, GGML_TYPE_F32, dk, a.nq, a.h, a.b)
         tk = b.ggml_new_tensor_4d(ctx, kv_type, dk, a.n, a.kvh, a.b)
-        tv = b.ggml_new_tensor_4d(ctx, kv_type, dv, a.n, a.kvh, a.b)
+        if a.v_from_k:
+            row = b.ggml_row_size(kv_type, dk)
+            tv = b.ggml_view_4d(ctx, tk, dv, a.n, a.kvh, a.b, row, row * a.n, row * a.n * a.kvh, 0)
+            notes.append(f"V a view of K's first {dv} columns (ggml_view_4d), as llama.cpp's MLA")
+        else:
+            tv = b.ggml_new_tensor_4d(ctx, kv_type, dv, a.n, a.kvh, a.b)
         tm = b.ggml_new_tensor_4d(ctx, GGML_TYPE_F16, a.n, a.nq, 1, 1) if mask is not None else None
         out = b.ggml_flash_attn_ext(ctx, tq, tk, tv, tm, a.scale, 0.0, 0.0)
         # llama.cpp asks every flash-attention node for f32 precision.
@@ -334,10 +346,10 @@ def run_point(a):
 
         buf = b.ggml_backend_alloc_ctx_tensors(ctx, backend)
         if not buf:
-            fail(f"{g.device}: could not allocate Q, K, V, mask and O ({(q.nbytes + k.nbytes + v.nbytes) >> 20} MiB of inputs)")
+            fail(f"{g.device}: could not allocate Q, K, V, mask and O ({(q.nbytes + k.nbytes + (0 if v is None else v.nbytes)) >> 20} MiB of inputs)")
             return
         for t, x in ((tq, q), (tk, k), (tv, v), (tm, mask)):
-            if t is not None:
+            if t is not None and x is not None:
                 if b.ggml_nbytes(t) != x.nbytes:
                     raise ValueError(f"ggml tensor of {b.ggml_nbytes(t)} bytes for {x.shape} {x.dtype}")
                 b.ggml_backend_tensor_set(t, x.ctypes.data, 0, x.nbytes)

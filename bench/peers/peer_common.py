@@ -82,6 +82,7 @@ def parse_args(description, impls, dtypes_help):
     p.add_argument("--budget-s", type=float)
     p.add_argument("--min-runs", type=int)
     p.add_argument("--threads", type=int)
+    p.add_argument("--v-from-k", type=int, default=0, help="V is K's first DV columns (MLA): no v.npy")
     a = p.parse_args()
     if a.probe:
         return a

@@ -154,6 +154,35 @@ func TestPeersLive(t *testing.T) {
 			t.Errorf("%s N=%d: error %v, RSS %d, version %q", pt.Impl, pt.N, pt.MaxErr, pt.PeakRSS, pt.Version)
 		}
 	}
+
+	// MLA's shape, small: V a view of K's first Dv columns. ggml's
+	// runners take it (--v-from-k); the others' points are unavailable.
+	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads, cfg.Dims, cfg.Dv, cfg.VFromK = []int{33}, []int{1, 0}, []int{8}, []int{1}, []int{64}, 32, true
+	if points, err = bench.Run(ctx, cfg, []backend.Backend{be}, peers); err != nil {
+		t.Fatal(err)
+	}
+	ggml := 0
+	for _, pt := range points {
+		e := -1.0
+		if pt.MaxErr != nil {
+			e = *pt.MaxErr
+		}
+		t.Logf("V from K: %s N=%d Nq=%d %s causal=%v: %s %.3g GFLOP/s, error %.2g %s", pt.Impl, pt.N, pt.Queries(), pt.DType, pt.Causal, pt.Status, pt.GFLOPS, e, pt.Error)
+		switch {
+		case !strings.HasPrefix(pt.Impl, "ggml-") && pt.Impl != "attn-cpu":
+			if pt.Status != bench.StatusUnavailable {
+				t.Errorf("%s ran V from K: %s", pt.Impl, pt.Status)
+			}
+		case pt.Impl == "ggml-vulkan" && pt.Status == bench.StatusUnavailable:
+		case pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-4:
+			t.Errorf("V from K: %s N=%d Nq=%d %s causal=%v: %s %s, error %v", pt.Impl, pt.N, pt.Queries(), pt.DType, pt.Causal, pt.Status, pt.Error, pt.MaxErr)
+		case pt.Impl == "ggml-cpu":
+			ggml++
+		}
+	}
+	if ggml == 0 {
+		t.Errorf("ggml-cpu ran no point of V from K")
+	}
 }
 
 // Subprocess runs each attn point through a command that prints the

@@ -16,6 +16,10 @@ import (
 // Each outcome of a peer's process becomes a point with the status that
 // says what happened; none is dropped and none stops the sweep.
 func TestPeerOutcomes(t *testing.T) {
+	// The peers' inputs go to a temporary directory of this test's own,
+	// so that another bench running beside it (a second CI job, a
+	// developer's sweep) leaves nothing this test would count.
+	t.Setenv("TMPDIR", t.TempDir())
 	dir, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)

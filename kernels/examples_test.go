@@ -172,6 +172,47 @@ func ExampleKVCache() {
 	// true 1
 }
 
+// An MLA cache (multi-head latent attention, DeepSeek V2/V3) stores one
+// latent row a token and reads V as its first Dv columns: here rows of
+// D = 3 whose first Dv = 2 values are V, two query heads over the one
+// latent head, and no V appended.
+func ExampleCacheConfig_vFromK() {
+	be, err := kernels.Open("cpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer be.Close()
+	cfg := kernels.CacheConfig{KVHeads: 1, D: 3, Dv: 2, Layout: kernels.BNHD, VFromK: true}
+	pool, err := kernels.NewPagePool(be, 16, 4, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Release()
+	seq := pool.NewSeq()
+	defer seq.Release()
+	latent := &kernels.Tensor{Shape: []int{2, 1, 3}, Data: []float32{ // [n, KVHeads, D]
+		10, 0, 1, // token 0: V is (10, 0)
+		0, 10, -1, // token 1: V is (0, 10)
+	}}
+	if err := seq.Append(latent, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Head 0's query matches token 0's last column, head 1's token 1's.
+	q := &kernels.Tensor{Shape: []int{1, 1, 2, 3}, Layout: kernels.BNHD, Data: []float32{0, 0, 20, 0, 0, -20}}
+	out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 2, 2) // [1, Nq, H, Dv]
+	if err := pool.Attend(context.Background(), []*kernels.Seq{seq}, q, out, nil, &kernels.AttendOptions{Scale: 1}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("head 0 %.3f, head 1 %.3f\n", out.Data[:2], out.Data[2:])
+
+	// A V given to it is refused.
+	err = seq.Append(latent, latent)
+	fmt.Println(errors.Is(err, kernels.ErrShape), seq.Len())
+	// Output:
+	// head 0 [10.000 0.000], head 1 [0.000 10.000]
+	// true 2
+}
+
 // The conversions between dtypes round to nearest even; a finite value
 // float16 cannot hold is refused, naming it.
 func ExampleTensor_Convert() {

@@ -189,6 +189,17 @@ func (b *Backend) bindOperands(d *dispatch, u plan.Unit, H, G int, ops []operand
 		if whole := int(o.x.bytes) - w.Start*size; whole <= maxBind {
 			bytes = whole
 		}
+		if need := vec * size; bytes < need && !o.out {
+			// A buffer smaller than one of the kernel's loads (a
+			// caller's imported operand with no rows: sixteen halves
+			// are 32 bytes) is one the kernel reads none of: the dummy
+			// takes its place, as for an absent operand.
+			if d != nil {
+				d.bind(o.name, b.dummyR, 0, 256)
+				o.address(o.t, 0)
+			}
+			continue
+		}
 		if d != nil {
 			d.bind(o.name, o.x.buf, o.x.off+w.Start*size, bytes)
 			o.address(o.t, w.Start)

@@ -125,9 +125,7 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 		return nil, backend.Errorf(backend.ErrTooLarge, "gpu: alloc of %d %v elements exceeds the device's largest buffer, %d bytes, of %d float32s (Caps().MaxBufferLen, for every dtype)",
 			n, t, b.lim.MaxBufferSize, b.lim.MaxBufferSize/4)
 	}
-	// At least 32 bytes: a kernel that loads sixteen halves at once
-	// (shaders.LoadUnit) binds 32 bytes of an operand with no rows too.
-	size := max(storedBytes(t, n), 32)
+	size := max(storedBytes(t, n), 16)
 	size = (size + 15) &^ 15
 	wb, err := b.dev.CreateBuffer("attn", size, wg.UsageStorage|wg.UsageCopyDst|wg.UsageCopySrc)
 	if err != nil {

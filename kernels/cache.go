@@ -187,9 +187,6 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	}
 	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.D)
 	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.dv())
-	if cfg.VFromK {
-		nv = 0
-	}
 	if !ok || !ok2 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d × %d keys × %d KV heads × D=%d, Dv=%d overflows int", what, n, size, cfg.KVHeads, cfg.D, cfg.dv())
 	}

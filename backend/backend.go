@@ -170,6 +170,9 @@ type Caps struct {
 	// reading K's buffer twice; kernels gives V as a view of K to a
 	// backend without it.
 	VFromK bool
+	// Indices: Fused takes index lists (Problem.Indices), through
+	// FusedIndexed; a backend without it refuses them (ErrUnsupported).
+	Indices bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a

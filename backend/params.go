@@ -74,6 +74,11 @@ type Problem struct {
 	// has scales (Scales.K), Scales.V must hold the same values: V is
 	// K's values. Only a backend with Caps.VFromK takes it.
 	VFromK bool
+	// Indices, when set, names for each query row the keys it attends
+	// (sparse attention over chosen keys: DeepSeek's indexer, NSA's
+	// selected blocks): see Indices. Only Fused takes them, through
+	// FusedIndexed on a backend with Caps.Indices.
+	Indices *Indices
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -428,6 +433,9 @@ func (p Problem) Validate() error {
 	if err := p.validateVFromK(); err != nil {
 		return err
 	}
+	if err := p.validateIndices(); err != nil {
+		return err
+	}
 	// Rows of each operand: B·N, or a packed total (one factor, the
 	// other 1), or a paged pool's pages × page size.
 	qRows, kvRows := [2]int{p.B, p.Nq}, [2]int{p.B, p.Nk}
@@ -692,7 +700,20 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 
 // Validate resolves p's defaults in place and checks p, its masks and the
 // buffers of a Fused call; lse may be nil.
+//
+// A problem with an index list (Indices) is ErrUnsupported here: a
+// backend that takes them calls FusedIndexed, which lowers the list to
+// a problem without one, so that a backend unaware of them refuses
+// them rather than attending every key.
 func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
+	if p.Indices != nil {
+		return Errorf(ErrUnsupported, "an index list (B=%d Nq=%d Nk=%d, %d keys a row): this backend's Fused does not take one (Caps.Indices)", p.B, p.Nq, p.Nk, p.Indices.K)
+	}
+	return p.validate(q, k, v, o, lse)
+}
+
+// validate is Validate without its refusal of an index list.
+func (p *FusedParams) validate(q, k, v, o, lse Buffer) error {
 	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
 		return err
@@ -804,6 +825,9 @@ func (p Problem) validateStaged() error {
 	}
 	if p.Packed != nil || p.Paged != nil {
 		return Errorf(ErrUnsupported, "the staged ops take no packed or paged problem (B=%d Nq=%d Nk=%d): Fused does", p.B, p.Nq, p.Nk)
+	}
+	if p.Indices != nil {
+		return Errorf(ErrUnsupported, "the staged ops take no index list (B=%d Nq=%d Nk=%d): Fused does", p.B, p.Nq, p.Nk)
 	}
 	return nil
 }

@@ -189,10 +189,21 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 		}
 	}
 
+	// An index list (backend.Indices) names the only keys the row may
+	// see; the masks below hide more of them.
+	var named []bool
+	if ix := p.Indices; ix != nil {
+		named = make([]bool, p.Nk)
+		for _, j := range ix.Idx[p.IndexOffset(b, kvh, i):][:ix.K] {
+			if j >= 0 {
+				named[j] = true
+			}
+		}
+	}
 	seen := make([]bool, p.Nk)
 	m := math.Inf(-1)
 	for j := 0; j < p.Nk; j++ {
-		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen
+		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen && (named == nil || named[j])
 		if p.Causal && j > t {
 			seen[j] = false
 		}

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Seqs", s.testSeqs)
 	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
 	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
+	t.Run("Indices", s.testIndices)
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
 	t.Run("Views", s.testViews)
@@ -148,6 +149,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	if p.VFromK && !s.caps.VFromK {
 		missing = append(missing, "VFromK")
 	}
+	if p.Indices != nil && !s.caps.Indices {
+		missing = append(missing, "Indices")
+	}
 	if len(missing) == 0 {
 		return ""
 	}
@@ -222,7 +226,7 @@ func (s *suite) check(t *testing.T, c Case) {
 			}
 		})
 	}
-	if s.caps.Staged && c.Packed == nil && c.Paged == nil && !c.DTypes.Quant() {
+	if s.caps.Staged && c.Packed == nil && c.Paged == nil && c.Indices == nil && !c.DTypes.Quant() {
 		t.Run("staged", func(t *testing.T) {
 			for _, lse := range s.lseModes() {
 				if err := RunStaged(ctx, s.be, c, lse); err != nil {

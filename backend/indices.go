@@ -1,0 +1,355 @@
+package backend
+
+import (
+	"context"
+	"slices"
+)
+
+// Indices names, for each query row, the keys it attends: sparse
+// attention over chosen keys, as DeepSeek's sparse attention (an indexer
+// picks a few thousand keys a row), NSA's selected blocks and Quest's
+// top-k pages choose them. The keys a row names are the only ones it
+// reads; every other mask still applies to them (key lengths, causal
+// masking and its offset, the window), so a named key that a mask hides
+// is not seen.
+//
+// Idx holds int32 key positions, K entries a row, laid out [B, Heads,
+// Nq, K], or [Heads, CuQ[B], K] when the queries are packed: the list
+// of query row i of batch b for KV head g is the K entries from
+// IndexOffset(b, g, i). A position is a key of the row's own sequence,
+// 0 … KVLen(b) − 1, whatever stores it (dense, packed or paged: through
+// the block table). −1 is no key: lists of different lengths pad with
+// it, anywhere in the row. Heads is 1 (one list a row, shared by every
+// head, as DeepSeek's indexer gives) or KVHeads (one list for each KV
+// head's group of query heads, as NSA selects).
+//
+// Problem.Validate refuses (ErrShape, naming the batch, head, row and
+// entry) a list of the wrong length, a position below −1 or at or past
+// the sequence's key count, and a key named twice in one row, before any
+// work. A row that names no key, or whose named keys the masks all
+// hide, outputs zeros with LSE −Inf (Sinks[h] with a sink), as a fully
+// masked row does. The order of a row's keys changes nothing but the
+// order of the sums.
+//
+// FusedIndexed runs such a problem on a backend's own Fused, reading
+// only the named rows (a pool of one-key pages: see FusedIndexed). An
+// index list takes no bias, keep-mask or ALiBi (ErrUnsupported: fold a
+// mask into the list); the other variants (softcap, sinks, scales,
+// V from K) and every storage dtype apply as they do without one.
+type Indices struct {
+	// Heads is 1 or KVHeads; K is the entries a row (0 is allowed: no
+	// row sees a key).
+	Heads, K int
+	Idx      []int32
+}
+
+// IndexOffset is where the list of query row i of batch b for KV head
+// g starts in Indices.Idx (g is 0 when Heads is 1).
+func (p Problem) IndexOffset(b, g, i int) int {
+	ix := p.Indices
+	if ix.Heads == 1 {
+		g = 0
+	}
+	if p.Packed != nil {
+		return (g*p.Packed.CuQ[p.B] + p.Packed.CuQ[b] + i) * ix.K
+	}
+	return ((b*ix.Heads+g)*p.Nq + i) * ix.K
+}
+
+// validateIndices checks Indices against p's sizes and key lengths (the
+// rest of p already checked).
+func (p Problem) validateIndices() error {
+	ix := p.Indices
+	if ix == nil {
+		return nil
+	}
+	if ix.Heads != 1 && ix.Heads != p.KVHeads {
+		return Errorf(ErrShape, "index list for %d heads: want 1 (shared by every head) or KVHeads=%d", ix.Heads, p.KVHeads)
+	}
+	if ix.K < 0 {
+		return Errorf(ErrShape, "index list of %d keys a row: want ≥ 0", ix.K)
+	}
+	n, ok := CheckedProduct(ix.Heads, p.TotalQ(), ix.K)
+	if !ok || len(ix.Idx) != n {
+		shape := "[B, Heads, Nq, K]"
+		if p.Packed != nil {
+			shape = "[Heads, CuQ[B], K]"
+		}
+		return Errorf(ErrShape, "index list of %d entries: want %s = %d·%d·%d for B=%d Nq=%d",
+			len(ix.Idx), shape, ix.Heads, p.TotalQ(), ix.K, p.B, p.Nq)
+	}
+	maxLen := 0
+	for b := range p.B {
+		maxLen = max(maxLen, p.KVLen(b))
+	}
+	// One bit a key: a row's keys are set, checked, then cleared by the
+	// same entries, so the check costs the list's length.
+	seen := make([]uint64, (maxLen+63)/64)
+	for b := range p.B {
+		n := p.KVLen(b)
+		for g := range ix.Heads {
+			for i := range p.QRows(b) {
+				off := p.IndexOffset(b, g, i)
+				row := ix.Idx[off : off+ix.K]
+				var err error
+				for t, j := range row {
+					switch {
+					case j == -1:
+						continue
+					case j < -1 || int(j) >= n:
+						err = Errorf(ErrShape, "index list: batch %d, head %d, row %d, entry %d names key %d: want −1 (none) or 0 … %d (the sequence has %d keys)",
+							b, g, i, t, j, n-1, n)
+					case seen[j/64]&(1<<(j%64)) != 0:
+						first := slices.Index(row, j)
+						err = Errorf(ErrShape, "index list: batch %d, head %d, row %d names key %d twice (entries %d and %d)",
+							b, g, i, j, first, t)
+					}
+					if err != nil {
+						for _, j := range row[:t] {
+							if j >= 0 {
+								seen[j/64] = 0
+							}
+						}
+						return err
+					}
+					seen[j/64] |= 1 << (j % 64)
+				}
+				for _, j := range row {
+					if j >= 0 {
+						seen[j/64] = 0
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// IndexedOps runs the lowered problem of FusedIndexed: a backend's own
+// ops, or a recording's.
+type IndexedOps interface {
+	Fused(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error
+	Copier
+}
+
+// FusedIndexed computes Fused for a problem with an index list
+// (Problem.Indices) on be, through ops (be's own, or a recording of
+// be's when record is set). A backend's Fused that claims Caps.Indices
+// calls it for such a problem.
+//
+// It lowers the list to a problem that Fused runs without one: each
+// query row (and, where the list is per KV head or K stores a row's
+// heads apart, each of its KV heads) becomes a sequence of its own, one
+// query over a paged pool of one-key pages, whose block table names the
+// row's keys that its masks leave visible. K and V are read in place,
+// only at the named rows, through the caller's block table when paged,
+// in their own dtype. The lowered problem has no mask but the
+// sequences' key counts, so every Fused kernel of be that takes paged
+// caches runs it. Where a row's output, LSE or query is not where the
+// lowered problem puts it (queries in BHND with Nq > 1, an LSE with
+// Nq > 1 or packed, strided queries), they go through scratch buffers
+// and Copy; a recording refuses that (ErrUnsupported), as it cannot
+// free them.
+//
+// Bias, a keep-mask and ALiBi are ErrUnsupported with an index list, and
+// so are sinks and per-head scales that differ where the lowering
+// splits a row's KV heads apart.
+func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
+	if err := p.validate(q, k, v, o, lse); err != nil {
+		return err
+	}
+	l, err := lowerIndexed(p, k, v)
+	if err != nil {
+		return err
+	}
+	l.scatterLSE = l.scatterLSE && lse != nil
+	if !l.gatherQ && !l.scatterO && !l.scatterLSE {
+		return ops.Fused(ctx, l.p, q, k, v, o, lse)
+	}
+	if record {
+		return Errorf(ErrUnsupported, "an index list over queries that the lowering cannot read in place (B=%d Nq=%d H=%d, layout %v, LSE %v): not in a recording, which cannot free its scratch; call Fused",
+			p.B, p.Nq, p.H, p.Layout, lse != nil)
+	}
+	lp := l.p.Problem
+	var scratch []Buffer
+	defer func() {
+		for _, b := range scratch {
+			b.Release()
+		}
+	}()
+	alloc := func(t DType, n int) (Buffer, error) {
+		b, err := be.Alloc(t, n)
+		if err == nil {
+			scratch = append(scratch, b)
+		}
+		return b, err
+	}
+	q2, o2, lse2 := q, o, lse
+	if l.gatherQ {
+		if q2, err = alloc(q.DType(), lp.QLen()); err != nil {
+			return err
+		}
+	}
+	if l.scatterO {
+		if o2, err = alloc(o.DType(), lp.OLen()); err != nil {
+			return err
+		}
+	}
+	if l.scatterLSE {
+		if lse2, err = alloc(Float32, lp.LSELen()); err != nil {
+			return err
+		}
+	}
+	qr, or, sr := l.ranges(p.Problem)
+	if l.gatherQ {
+		if err := ops.Copy(ctx, q2, q, qr...); err != nil {
+			return err
+		}
+	}
+	if err := ops.Fused(ctx, l.p, q2, k, v, o2, lse2); err != nil {
+		return err
+	}
+	if l.scatterO {
+		if err := ops.Copy(ctx, o, o2, or...); err != nil {
+			return err
+		}
+	}
+	if l.scatterLSE {
+		if err := ops.Copy(ctx, lse, lse2, sr...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexedLowering is a problem with an index list lowered to one
+// without (FusedIndexed): sequence s is query row rows[s/groups] (batch
+// b, row i) for KV head s mod groups, when groups > 1, or for all KV
+// heads.
+type indexedLowering struct {
+	p                             FusedParams
+	groups                        int // KV heads split apart (1: none)
+	gatherQ, scatterO, scatterLSE bool
+}
+
+// lowerIndexed lowers p (validated, with Indices) as FusedIndexed says.
+func lowerIndexed(p FusedParams, k, v Buffer) (indexedLowering, error) {
+	ix := p.Indices
+	switch {
+	case p.Bias != nil || p.Keep != nil:
+		return indexedLowering{}, Errorf(ErrUnsupported, "an index list with a bias or keep-mask (B=%d H=%d Nq=%d Nk=%d): fold the mask into the list", p.B, p.H, p.Nq, p.Nk)
+	case p.ALiBi != nil:
+		return indexedLowering{}, Errorf(ErrUnsupported, "an index list with ALiBi (B=%d H=%d Nq=%d Nk=%d)", p.B, p.H, p.Nq, p.Nk)
+	}
+	kr, vr := p.KRowsOf(), p.VRowsOf()
+	// A sequence's pages are whole rows of its KV heads: one row of
+	// every head where a key's heads lie side by side, else one head's.
+	split := ix.Heads > 1 || p.KVHeads > 1 && (kr.Head != p.D || !p.VFromK && vr.Head != p.Dv)
+	groups, kvh := 1, p.KVHeads
+	if split {
+		groups, kvh = p.KVHeads, 1
+	}
+	lp := p.Problem
+	lp.Indices, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, Variants{Softcap: p.Softcap, Sinks: p.Sinks}
+	lp.Causal = false
+	lp.H, lp.KVHeads, lp.Nq, lp.Nk = p.H/groups, kvh, 1, ix.K
+	if split {
+		if p.Sinks != nil {
+			return indexedLowering{}, Errorf(ErrUnsupported, "an index list a KV head (or K's heads stored apart, KVHeads=%d) with sinks: each head's keys are a sequence of their own", p.KVHeads)
+		}
+		if s := p.Scales; s != nil {
+			for g := 1; g < p.KVHeads; g++ {
+				if s.KScale(g) != s.KScale(0) || s.VScale(g) != s.VScale(0) {
+					return indexedLowering{}, Errorf(ErrUnsupported, "an index list a KV head (or K's heads stored apart) with scales that differ by KV head (K %v, V %v)", s.K, s.V)
+				}
+			}
+			lp.Scales = &Scales{}
+			if s.K != nil {
+				lp.Scales.K = s.K[:1]
+			}
+			if s.V != nil {
+				lp.Scales.V = s.V[:1]
+			}
+		}
+	}
+	unitK, unitV := kvh*p.D, kvh*p.Dv
+	pages := k.Len() / unitK
+	if !p.VFromK {
+		pages = min(pages, v.Len()/unitV)
+	}
+	rows := p.TotalQ()
+	nseq := rows * groups
+	table := make([]int, nseq*ix.K)
+	lens := make([]int, nseq)
+	for b := range p.B {
+		for i := range p.QRows(b) {
+			lo, hi := p.KeyRange(b, i)
+			r := p.rowIndex(b, i)
+			for g := range groups {
+				s := r*groups + g
+				list := ix.Idx[p.IndexOffset(b, g, i):][:ix.K]
+				n := 0
+				for _, j := range list {
+					if j < 0 || int(j) < lo || int(j) >= hi {
+						continue
+					}
+					off := kr.Offset(b, g, int(j))
+					page := off / unitK
+					if off%unitK != 0 || !p.VFromK && vr.Offset(b, g, int(j)) != page*unitV {
+						return indexedLowering{}, Errorf(ErrUnsupported, "an index list over K and V whose rows are not whole rows of a pool (key %d of batch %d at K element %d, V element %d; KVHeads=%d D=%d Dv=%d)",
+							j, b, off, vr.Offset(b, g, int(j)), p.KVHeads, p.D, p.Dv)
+					}
+					table[s*ix.K+n] = page
+					n++
+				}
+				lens[s] = n
+			}
+		}
+	}
+	lp.B = nseq
+	lp.KVLens = lens
+	lp.Paged = &Paged{PageSize: 1, Pages: pages, PerSeq: ix.K, Table: table}
+	l := indexedLowering{p: FusedParams{Problem: lp}, groups: groups}
+	// The lowered Q and O are dense [rows·groups, H/groups, D|Dv], which
+	// is where BNHD (and packed) rows lie, and BHND's when Nq is 1; the
+	// lowered LSE is [rows, H], the caller's only when Nq is 1.
+	inPlace := p.Packed != nil || p.Layout == BNHD || p.Nq == 1
+	l.gatherQ = !inPlace || p.Views != nil && p.Views.Q != nil
+	l.scatterO = !inPlace
+	l.scatterLSE = p.Packed != nil || p.Nq != 1
+	return l, nil
+}
+
+// rowIndex numbers query row i of batch b among all rows: CuQ[b] + i
+// when packed, else b·Nq + i.
+func (p Problem) rowIndex(b, i int) int {
+	if p.Packed != nil {
+		return p.Packed.CuQ[b] + i
+	}
+	return b*p.Nq + i
+}
+
+// ranges are the copies of the scratch path: Q's rows into the lowered
+// Q, and the lowered O's rows and LSE's entries out to p's.
+func (l indexedLowering) ranges(p Problem) (q, o, lse []CopyRange) {
+	hs := p.H / l.groups
+	qr, or := p.QRowsOf(), p.ORowsOf()
+	for b := range p.B {
+		for i := range p.QRows(b) {
+			r := p.rowIndex(b, i)
+			for h := range p.H {
+				s := (r*l.groups+h/hs)*hs + h%hs // the lowered row: sequence, then head
+				if l.gatherQ {
+					q = append(q, CopyRange{Dst: s * p.D, Src: qr.Offset(b, h, i), N: p.D})
+				}
+				if l.scatterO {
+					o = append(o, CopyRange{Dst: or.Offset(b, h, i), Src: s * p.Dv, N: p.Dv})
+				}
+				if l.scatterLSE {
+					lse = append(lse, CopyRange{Dst: p.LSEOffset(b, h, i), Src: s, N: 1})
+				}
+			}
+		}
+	}
+	return q, o, lse
+}

@@ -69,8 +69,8 @@ func indexSpecs() []spec {
 	decode := prob(2, 8, 2, 1, 300, 64, 64)
 	specs := []spec{
 		idx(prob(1, 4, 1, 1, 100, 32, 32), 1, 20),
-		idx(decode, 1, 64),             // BHND, 2 KV heads: split
-		idx(bnhd(decode), 1, 64),       // side by side: one sequence a row
+		idx(decode, 1, 64),       // BHND, 2 KV heads: split
+		idx(bnhd(decode), 1, 64), // side by side: one sequence a row
 		idx(prob(1, 8, 4, 1, 200, 32, 16), 4, 50),
 		idx(bnhd(prob(1, 8, 4, 1, 200, 32, 16)), 4, 50),
 		idx(prob(1, 2, 1, 1, 10, 8, 8), 1, 0),  // no entries

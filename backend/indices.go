@@ -138,27 +138,66 @@ type IndexedOps interface {
 // calls it for such a problem.
 //
 // It lowers the list to a problem that Fused runs without one: each
-// query row (and, where the list is per KV head or K stores a row's
+// query row (and, where the list is per KV head or K stores a key's
 // heads apart, each of its KV heads) becomes a sequence of its own, one
 // query over a paged pool of one-key pages, whose block table names the
 // row's keys that its masks leave visible. K and V are read in place,
 // only at the named rows, through the caller's block table when paged,
 // in their own dtype. The lowered problem has no mask but the
 // sequences' key counts, so every Fused kernel of be that takes paged
-// caches runs it. Where a row's output, LSE or query is not where the
-// lowered problem puts it (queries in BHND with Nq > 1, an LSE with
-// Nq > 1 or packed, strided queries), they go through scratch buffers
-// and Copy; a recording refuses that (ErrUnsupported), as it cannot
-// free them.
+// caches runs it: one call in all. Where a row's output, LSE or query
+// is not where the lowered problem puts it (queries in BHND with
+// Nq > 1, an LSE with Nq > 1 or packed, strided queries), or where the
+// KV heads split apart have sinks or scales of their own (one call a
+// KV head then), they go through scratch buffers and Copy; a recording
+// refuses that (ErrUnsupported), as it cannot free them.
 //
-// Bias, a keep-mask and ALiBi are ErrUnsupported with an index list, and
-// so are sinks and per-head scales that differ where the lowering
-// splits a row's KV heads apart.
+// Bias, a keep-mask and ALiBi are ErrUnsupported with an index list.
 func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
 	if err := p.validate(q, k, v, o, lse); err != nil {
 		return err
 	}
-	l, err := lowerIndexed(p, k, v)
+	switch {
+	case p.Bias != nil || p.Keep != nil:
+		return Errorf(ErrUnsupported, "an index list with a bias or keep-mask (B=%d H=%d Nq=%d Nk=%d): fold the mask into the list", p.B, p.H, p.Nq, p.Nk)
+	case p.ALiBi != nil:
+		return Errorf(ErrUnsupported, "an index list with ALiBi (B=%d H=%d Nq=%d Nk=%d)", p.B, p.H, p.Nq, p.Nk)
+	}
+	kr, vr := p.KRowsOf(), p.VRowsOf()
+	// A sequence's pages are whole rows of its KV heads: one row of
+	// every head where a key's heads lie side by side, else one head's.
+	split := p.Indices.Heads > 1 || p.KVHeads > 1 && (kr.Head != p.D || !p.VFromK && vr.Head != p.Dv)
+	if !split {
+		return runIndexed(ctx, be, ops, record, p, false, []int{0}, q, k, v, o, lse)
+	}
+	// Each KV head's sequences share its sinks and scales: one call for
+	// all of them where every head has the same, else one a head.
+	same := p.Sinks == nil
+	if s := p.Scales; s != nil {
+		for g := 1; g < p.KVHeads; g++ {
+			same = same && s.KScale(g) == s.KScale(0) && s.VScale(g) == s.VScale(0)
+		}
+	}
+	if same {
+		all := make([]int, p.KVHeads)
+		for g := range all {
+			all[g] = g
+		}
+		return runIndexed(ctx, be, ops, record, p, true, all, q, k, v, o, lse)
+	}
+	for g := range p.KVHeads {
+		if err := runIndexed(ctx, be, ops, record, p, true, []int{g}, q, k, v, o, lse); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runIndexed lowers p for the KV heads gs (split apart, or gs = [0]
+// for all of them side by side when not split) and runs it, through scratch where the
+// lowering cannot read and write the caller's buffers in place.
+func runIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, split bool, gs []int, q, k, v, o, lse Buffer) error {
+	l, err := lowerIndexed(p, split, gs, k, v)
 	if err != nil {
 		return err
 	}
@@ -167,8 +206,8 @@ func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 		return ops.Fused(ctx, l.p, q, k, v, o, lse)
 	}
 	if record {
-		return Errorf(ErrUnsupported, "an index list over queries that the lowering cannot read in place (B=%d Nq=%d H=%d, layout %v, LSE %v): not in a recording, which cannot free its scratch; call Fused",
-			p.B, p.Nq, p.H, p.Layout, lse != nil)
+		return Errorf(ErrUnsupported, "an index list over queries or KV heads that the lowering cannot read in place (B=%d Nq=%d H=%d KVHeads=%d, layout %v, LSE %v, sinks or scales a KV head): not in a recording, which cannot free its scratch; call Fused",
+			p.B, p.Nq, p.H, p.KVHeads, p.Layout, lse != nil)
 	}
 	lp := l.p.Problem
 	var scratch []Buffer
@@ -223,53 +262,41 @@ func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 }
 
 // indexedLowering is a problem with an index list lowered to one
-// without (FusedIndexed): sequence s is query row rows[s/groups] (batch
-// b, row i) for KV head s mod groups, when groups > 1, or for all KV
-// heads.
+// without (FusedIndexed): sequence s is query row s/len(gs) (in
+// rowIndex's order) over KV head gs[s mod len(gs)] with its hs query
+// heads, or over every KV head when they are not split (gs = [0], hs =
+// H).
 type indexedLowering struct {
 	p                             FusedParams
-	groups                        int // KV heads split apart (1: none)
+	gs                            []int
+	hs                            int
 	gatherQ, scatterO, scatterLSE bool
 }
 
-// lowerIndexed lowers p (validated, with Indices) as FusedIndexed says.
-func lowerIndexed(p FusedParams, k, v Buffer) (indexedLowering, error) {
+// lowerIndexed lowers p (validated, with Indices) for the KV heads gs
+// as FusedIndexed says: split, one sequence a row and KV head of gs;
+// else one a row over all KV heads (gs = [0]).
+func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer) (indexedLowering, error) {
 	ix := p.Indices
-	switch {
-	case p.Bias != nil || p.Keep != nil:
-		return indexedLowering{}, Errorf(ErrUnsupported, "an index list with a bias or keep-mask (B=%d H=%d Nq=%d Nk=%d): fold the mask into the list", p.B, p.H, p.Nq, p.Nk)
-	case p.ALiBi != nil:
-		return indexedLowering{}, Errorf(ErrUnsupported, "an index list with ALiBi (B=%d H=%d Nq=%d Nk=%d)", p.B, p.H, p.Nq, p.Nk)
-	}
 	kr, vr := p.KRowsOf(), p.VRowsOf()
-	// A sequence's pages are whole rows of its KV heads: one row of
-	// every head where a key's heads lie side by side, else one head's.
-	split := ix.Heads > 1 || p.KVHeads > 1 && (kr.Head != p.D || !p.VFromK && vr.Head != p.Dv)
-	groups, kvh := 1, p.KVHeads
+	kvh, hs := p.KVHeads, p.H
 	if split {
-		groups, kvh = p.KVHeads, 1
+		kvh, hs = 1, p.H/p.KVHeads
 	}
 	lp := p.Problem
-	lp.Indices, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, Variants{Softcap: p.Softcap, Sinks: p.Sinks}
+	lp.Indices, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, Variants{Softcap: p.Softcap}
 	lp.Causal = false
-	lp.H, lp.KVHeads, lp.Nq, lp.Nk = p.H/groups, kvh, 1, ix.K
-	if split {
-		if p.Sinks != nil {
-			return indexedLowering{}, Errorf(ErrUnsupported, "an index list a KV head (or K's heads stored apart, KVHeads=%d) with sinks: each head's keys are a sequence of their own", p.KVHeads)
+	lp.H, lp.KVHeads, lp.Nq, lp.Nk = hs, kvh, 1, ix.K
+	if p.Sinks != nil {
+		lp.Sinks = p.Sinks[gs[0]*hs:][:hs]
+	}
+	if s := p.Scales; s != nil && split {
+		lp.Scales = &Scales{}
+		if s.K != nil {
+			lp.Scales.K = s.K[gs[0] : gs[0]+1]
 		}
-		if s := p.Scales; s != nil {
-			for g := 1; g < p.KVHeads; g++ {
-				if s.KScale(g) != s.KScale(0) || s.VScale(g) != s.VScale(0) {
-					return indexedLowering{}, Errorf(ErrUnsupported, "an index list a KV head (or K's heads stored apart) with scales that differ by KV head (K %v, V %v)", s.K, s.V)
-				}
-			}
-			lp.Scales = &Scales{}
-			if s.K != nil {
-				lp.Scales.K = s.K[:1]
-			}
-			if s.V != nil {
-				lp.Scales.V = s.V[:1]
-			}
+		if s.V != nil {
+			lp.Scales.V = s.V[gs[0] : gs[0]+1]
 		}
 	}
 	unitK, unitV := kvh*p.D, kvh*p.Dv
@@ -277,16 +304,16 @@ func lowerIndexed(p FusedParams, k, v Buffer) (indexedLowering, error) {
 	if !p.VFromK {
 		pages = min(pages, v.Len()/unitV)
 	}
-	rows := p.TotalQ()
-	nseq := rows * groups
+	ng := len(gs)
+	nseq := p.TotalQ() * ng
 	table := make([]int, nseq*ix.K)
 	lens := make([]int, nseq)
 	for b := range p.B {
 		for i := range p.QRows(b) {
 			lo, hi := p.KeyRange(b, i)
 			r := p.rowIndex(b, i)
-			for g := range groups {
-				s := r*groups + g
+			for gi, g := range gs {
+				s := r*ng + gi
 				list := ix.Idx[p.IndexOffset(b, g, i):][:ix.K]
 				n := 0
 				for _, j := range list {
@@ -309,14 +336,16 @@ func lowerIndexed(p FusedParams, k, v Buffer) (indexedLowering, error) {
 	lp.B = nseq
 	lp.KVLens = lens
 	lp.Paged = &Paged{PageSize: 1, Pages: pages, PerSeq: ix.K, Table: table}
-	l := indexedLowering{p: FusedParams{Problem: lp}, groups: groups}
-	// The lowered Q and O are dense [rows·groups, H/groups, D|Dv], which
-	// is where BNHD (and packed) rows lie, and BHND's when Nq is 1; the
-	// lowered LSE is [rows, H], the caller's only when Nq is 1.
-	inPlace := p.Packed != nil || p.Layout == BNHD || p.Nq == 1
+	l := indexedLowering{p: FusedParams{Problem: lp}, gs: gs, hs: hs}
+	// The lowered Q and O are dense [rows·len(gs), hs, D|Dv], which is
+	// where BNHD (and packed) rows lie, and BHND's when Nq is 1, as long
+	// as gs holds every head; the lowered LSE is [rows, H], the
+	// caller's only when Nq is 1.
+	whole := ng*hs == p.H
+	inPlace := whole && (p.Packed != nil || p.Layout == BNHD || p.Nq == 1)
 	l.gatherQ = !inPlace || p.Views != nil && p.Views.Q != nil
 	l.scatterO = !inPlace
-	l.scatterLSE = p.Packed != nil || p.Nq != 1
+	l.scatterLSE = !whole || p.Packed != nil || p.Nq != 1
 	return l, nil
 }
 
@@ -332,21 +361,24 @@ func (p Problem) rowIndex(b, i int) int {
 // ranges are the copies of the scratch path: Q's rows into the lowered
 // Q, and the lowered O's rows and LSE's entries out to p's.
 func (l indexedLowering) ranges(p Problem) (q, o, lse []CopyRange) {
-	hs := p.H / l.groups
 	qr, or := p.QRowsOf(), p.ORowsOf()
+	ng := len(l.gs)
 	for b := range p.B {
 		for i := range p.QRows(b) {
 			r := p.rowIndex(b, i)
-			for h := range p.H {
-				s := (r*l.groups+h/hs)*hs + h%hs // the lowered row: sequence, then head
-				if l.gatherQ {
-					q = append(q, CopyRange{Dst: s * p.D, Src: qr.Offset(b, h, i), N: p.D})
-				}
-				if l.scatterO {
-					o = append(o, CopyRange{Dst: or.Offset(b, h, i), Src: s * p.Dv, N: p.Dv})
-				}
-				if l.scatterLSE {
-					lse = append(lse, CopyRange{Dst: p.LSEOffset(b, h, i), Src: s, N: 1})
+			for gi, g := range l.gs {
+				for hh := range l.hs {
+					h := g*l.hs + hh
+					s := (r*ng+gi)*l.hs + hh // the lowered row: sequence, then head
+					if l.gatherQ {
+						q = append(q, CopyRange{Dst: s * p.D, Src: qr.Offset(b, h, i), N: p.D})
+					}
+					if l.scatterO {
+						o = append(o, CopyRange{Dst: or.Offset(b, h, i), Src: s * p.Dv, N: p.Dv})
+					}
+					if l.scatterLSE {
+						lse = append(lse, CopyRange{Dst: p.LSEOffset(b, h, i), Src: s, N: 1})
+					}
 				}
 			}
 		}

@@ -272,4 +272,8 @@ type AttendOptions struct {
 	// AllowNonFinite skips the check that the queries hold no NaN or
 	// infinity (the cache checked its rows as they were appended).
 	AllowNonFinite bool
+	// Indices, when set, names for each query the positions of the
+	// sequence's keys it attends, as Options.Indices does: [B, Heads,
+	// Nq, K] over a cache's B sequences.
+	Indices *Indices
 }

@@ -110,6 +110,18 @@ type Options struct {
 	// outputs it reaches unspecified (NaN or zero, by backend); rows it
 	// does not reach are unaffected.
 	AllowNonFinite bool
+	// Indices, when set, names for each query row the keys it attends:
+	// sparse attention over chosen keys (DeepSeek's indexer, NSA's
+	// selected blocks), reading only those keys. Idx holds int32 key
+	// positions of the row's sequence, K a row, −1 for none, laid out
+	// [B, Heads, Nq, K] ([Heads, total, K] with CuSeqlensQ), Heads 1 (one
+	// list shared by every head) or KVH (one a KV head). A position out
+	// of range or named twice in a row is an error wrapping
+	// backend.ErrShape that names the row; causal masking, the window and
+	// KVLens still hide the keys they hide; a row left with no key
+	// outputs zeros (LSE −Inf). It runs fused only, with no bias, mask or
+	// ALiBi (backend.Indices has the rules).
+	Indices *Indices
 	// VFromK, when > 0, takes V from K, as multi-head latent attention
 	// (MLA: DeepSeek V2/V3, Kimi K2) does with its latent cache: V is the
 	// first VFromK columns of K's head dim (Dv = VFromK ≤ D), and Attention
@@ -273,7 +285,7 @@ func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool
 	if err := s.check(); err != nil {
 		return s, err
 	}
-	if p.Packed != nil || p.Paged != nil {
+	if p.Packed != nil || p.Paged != nil || p.Indices != nil {
 		return s.chooseSeqs(be, p, wantsMatrix)
 	}
 	switch s {
@@ -315,6 +327,11 @@ func (s Strategy) check() error {
 func (s Strategy) chooseSeqs(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
 	what := "packed sequences"
 	switch {
+	case p.Indices != nil:
+		what = "index lists"
+		if !be.Caps().Indices {
+			return Fused, backend.Errorf(backend.ErrUnsupported, "the %s backend takes no index lists (Caps.Indices)", be.Name())
+		}
 	case p.Packed != nil && p.Paged != nil:
 		what = "packed sequences over paged caches"
 	case p.Paged != nil:

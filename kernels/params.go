@@ -22,13 +22,14 @@ type params struct {
 	Sinks          []float32
 	KVLens         []int
 	AllowNonFinite bool
+	Indices        *Indices
 }
 
 func (o *Options) params() params {
 	return params{
 		Scale: o.Scale, Causal: o.Causal, CausalOffset: o.CausalOffset, Window: o.Window,
 		Softcap: o.Softcap, ALiBi: o.ALiBi, Sinks: o.Sinks, KVLens: o.KVLens,
-		AllowNonFinite: o.AllowNonFinite,
+		AllowNonFinite: o.AllowNonFinite, Indices: o.Indices,
 	}
 }
 
@@ -57,6 +58,7 @@ func (o params) problem(p *backend.Problem) error {
 		CausalOffset: o.CausalOffset, Window: o.Window, Softcap: float32(o.Softcap),
 		ALiBi: o.ALiBi, Sinks: o.Sinks, KVLens: o.KVLens,
 	}
+	p.Indices = o.Indices
 	return nil
 }
 

@@ -18,10 +18,12 @@ const (
 )
 
 // Window is a sliding window's sides (Options.Window); ScoreStage is
-// how far Options.Scores carries the scores.
+// how far Options.Scores carries the scores; Indices are the index
+// lists of sparse attention over chosen keys (Options.Indices).
 type (
 	Window     = backend.Window
 	ScoreStage = backend.ScoreStage
+	Indices    = backend.Indices
 )
 
 // The score stages (backend.ScoreStage).

@@ -103,9 +103,15 @@ func indexSpecs() []spec {
 			with(idx(v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), 1, 32), dt),
 		)
 	}
+	// Scales and sinks a KV head, where the lowering splits the heads
+	// apart (BHND, or one list a KV head): one call a KV head.
 	sc := causal(bnhd(prob(1, 8, 2, 1, 100, 64, 32)))
 	sc.Scales = &backend.Scales{K: []float32{0.5, 3}, V: []float32{2, 0.25}}
-	specs = append(specs, with(idx(sc, 1, 40), f8))
+	scSplit := sc
+	scSplit.Layout = backend.BHND
+	sinks := vars(causal(prob(2, 4, 2, 3, 50, 32, 32)), func(vs *backend.Variants) { vs.Sinks = []float32{0, 1, -1, 3} })
+	specs = append(specs, with(idx(sc, 1, 40), f8), with(idx(scSplit, 1, 40), f8), with(idx(sc, 2, 40), f8),
+		idx(sinks, 2, 20), idx(bnhd(sinks), 1, 20))
 	return specs
 }
 
@@ -150,7 +156,6 @@ func (s *suite) testIndexErrors(t *testing.T) {
 		{"heads", func(c *Case) { c.Indices.Heads = 3 }, backend.ErrShape, "index list for 3 heads"},
 		{"alibi", func(c *Case) { c.ALiBi = []float32{1, 1, 1, 1} }, backend.ErrUnsupported, "ALiBi"},
 		{"bias", func(c *Case) { c.Bias = &HostMask{Shape: [4]int{1, 1, 1, 20}, Data: make([]float32, 20)} }, backend.ErrUnsupported, "bias or keep-mask"},
-		{"sinks split", func(c *Case) { c.Sinks = []float32{0, 0, 0, 0} }, backend.ErrUnsupported, "sinks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()

@@ -103,6 +103,7 @@ var decodeSeqRows = []decodeRow{
 // checks that the inputs are unchanged and nothing is written past an
 // output) and the CPU backend, float32 and each row's half mixes.
 func TestDecodeParity(t *testing.T) {
+	hardwareStep(t)
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	c := openCPU(t)

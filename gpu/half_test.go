@@ -72,7 +72,7 @@ var halfRows = []halfRow{
 // (backendtest.RunFused and RunStaged).
 func TestParityHalf(t *testing.T) {
 	ctx := context.Background()
-	for _, plan := range []string{"auto", "hardware"} {
+	for _, plan := range runPlans("auto", "hardware") {
 		t.Run("plan="+plan, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", plan)
 			g := openGPU(t)

@@ -4,6 +4,7 @@ package gpu_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,6 +14,39 @@ import (
 	"github.com/attn-go/attn/kernels"
 	"github.com/attn-go/attn/shaders"
 )
+
+// hardwareStep skips t, a matrix run under the hardware plan, except
+// in the run that proves that plan's kernels: CI's hardware-plan step
+// (ATTN_GPU_PLAN=hardware in the environment) or ATTN_LONG=1. The
+// README's test command leaves it to them: on lavapipe it is a minute
+// of kernels compiled for the plan of an adapter it is not, and on a
+// hardware adapter TestParity already runs that plan.
+func hardwareStep(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ATTN_GPU_PLAN") != "hardware" && os.Getenv("ATTN_LONG") != "1" {
+		t.Skip("runs under ATTN_GPU_PLAN=hardware (CI's hardware-plan step) or ATTN_LONG=1")
+	}
+}
+
+// runPlans is the plans a test that loops over plans runs in this
+// run: under ATTN_GPU_PLAN=hardware (CI's hardware-plan step) only
+// "hardware", under ATTN_LONG=1 all of them, and otherwise all but
+// "hardware", which the hardware-plan step runs once.
+func runPlans(plans ...string) []string {
+	switch {
+	case os.Getenv("ATTN_LONG") == "1":
+		return plans
+	case os.Getenv("ATTN_GPU_PLAN") == "hardware":
+		return []string{"hardware"}
+	}
+	var out []string
+	for _, p := range plans {
+		if p != "hardware" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // hardwareRows are problems sized for the hardware plan on lavapipe (no
 // invocation past LoopBudget loop iterations) beside the rows of the
@@ -39,6 +73,7 @@ var hardwareRows = []parityRow{
 // only the rows within its loop cap (gpu.PlanLoops), which include every
 // variant, odd head dims, GQA and Nq ≠ Nk, fused and staged.
 func TestParityHardwarePlan(t *testing.T) {
+	hardwareStep(t)
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	if !strings.Contains(g.Info().Detail, "plan hardware") {

@@ -71,7 +71,7 @@ var seqRows = []parityRow{
 // gpu.FusedLoops) and compares O and the LSE.
 func TestParitySeqs(t *testing.T) {
 	c := openCPU(t)
-	for _, plan := range []string{"cpu", "hardware"} {
+	for _, plan := range runPlans("cpu", "hardware") {
 		t.Run(plan, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", plan)
 			g := openGPU(t)
@@ -129,6 +129,7 @@ func TestSeqsSplit(t *testing.T) {
 // (backendtest.SeqCases) under the hardware plan, with and without the
 // LSE; the conformance suite runs them under the adapter's own.
 func TestSeqCasesHardwarePlan(t *testing.T) {
+	hardwareStep(t)
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	for _, c := range backendtest.SeqCases() {
@@ -161,7 +162,7 @@ func TestSeqsHalf(t *testing.T) {
 		{backendtest.PackedProblem(causal(prob(0, 6, 2, 0, 0, 33, 17)), []int{1, 70, 3}, []int{90, 70, 0}), mixed},
 		{backendtest.PagedProblem(prob(0, 2, 1, 1, 0, 256, 256), 16, 0, []int{600}, false), f16},
 	}
-	for _, plan := range []string{"cpu", "hardware"} {
+	for _, plan := range runPlans("cpu", "hardware") {
 		t.Run(plan, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", plan)
 			g := openGPU(t)
@@ -199,7 +200,7 @@ func TestSeqsHalf(t *testing.T) {
 func TestSeqsWindows(t *testing.T) {
 	const bind = 64 << 10
 	c := openCPU(t)
-	for _, plan := range []string{"auto", "hardware"} {
+	for _, plan := range runPlans("auto", "hardware") {
 		t.Run(plan, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", plan)
 			g := openGPU(t)

@@ -22,7 +22,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -78,6 +78,17 @@ call may say bhnd: pools [pages, KVH, page_size, D], Q [B, H, Nq, D]), run
 fused only (no -weights, -scores, -heatmap or -strategy staged), and need
 a backend whose fused path takes them. Only the pool rows the table names
 below each cache length are checked for NaN.
+
+Sparse attention over chosen keys, as DeepSeek's indexer and NSA select
+them: -indices I.npy ([B, Heads, Nq, K] int32 or int64; [Heads, Nq, K]
+or [Nq, K] for a query of rank 3 or 2; [Heads, total, K] with
+-cu-seqlens-q) names, for each query row, the positions of the keys it
+attends, −1 for none; Heads is 1 (one list a row for every head) or KVH
+(one a KV head). Only the named keys are read; causal masking, the
+window and the key lengths still hide what they hide, and a row left
+with no key outputs zeros (LSE −Inf). A position out of range or named
+twice in a row is an error naming the row. It runs fused, with no
+-bias, -mask or -alibi.
 
 -scores S.npy writes the pre-softmax scores [B, H, Nq, Nk] (staged
 strategy) at the stage -scores-stage names: raw (scale·Q·Kᵀ), capped
@@ -148,6 +159,8 @@ type runFlags struct {
 	// Packed sequences, paged caches and a past: the integer files'
 	// paths, and the past's and present's .npy files.
 	cuQ, cuK, table, cacheLens string
+	// indices are the index lists of sparse attention (-indices).
+	indices string
 	pastK, pastV               string
 	presentK, presentV         string
 	// vFromK, when > 0, takes V as K's first vFromK columns (-v-from-k).
@@ -230,6 +243,7 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.cuQ, "cu-seqlens-q", "", "packed sequences: `C.npy`, [B+1] int32 or int64 row offsets into Q, whose rows are [total, H, D]")
 	fs.StringVar(&f.cuK, "cu-seqlens-k", "", "packed keys: `C.npy`, [B+1] int32 or int64 row offsets into K and V, [total, KVH, D] (with -cu-seqlens-q)")
 	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
+	fs.StringVar(&f.indices, "indices", "", "sparse attention over chosen keys: `I.npy`, [B, Heads, Nq, K] int32 or int64 key positions a query row attends (Heads 1 or KVH; −1 none); runs fused, with no bias, mask or ALiBi")
 	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
 		return err
@@ -337,7 +351,7 @@ func (f *runFlags) check() error {
 	// An output may not replace an input or another output.
 	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask,
 		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens, "-past-k": f.pastK, "-past-v": f.pastV,
-		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens}
+		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens, "-indices": f.indices}
 	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap},
 		{"-present-k", f.presentK}, {"-present-v", f.presentV}}
 	for i, o := range outs {
@@ -345,7 +359,7 @@ func (f *runFlags) check() error {
 			continue
 		}
 		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens", "-past-k", "-past-v",
-			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens"} {
+			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens", "-indices"} {
 			if ins[in] != "" && samePath(o.path, ins[in]) {
 				return usagef("%s %s would overwrite the input %s %s", o.name, o.path, in, ins[in])
 			}
@@ -443,7 +457,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
 		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}, {"pastk", f.pastK}, {"pastv", f.pastV},
-		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}} {
+		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}, {"indices", f.indices}} {
 		if in.path == "" {
 			continue
 		}
@@ -458,7 +472,7 @@ func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 			check = nf.checkKeep
 		case "alibi", "sinks", "kvlens":
 			check = func() error { return checkVariantHeader(in.key, nf) }
-		case "cuq", "cuk", "table", "cachelens":
+		case "cuq", "cuk", "table", "cachelens", "indices":
 			check = func() error { return checkSeqHeader(in.key, nf) }
 		}
 		if err := check(); err != nil {
@@ -904,7 +918,7 @@ func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool)
 		kn, vn = n("pastk")+n("k"), n("pastv")+n("v")
 	}
 	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask") + 4*(n("alibi")+n("sinks")) + 8*n("kvlens")
-	m.inputs += 4*(n("pastk")+n("pastv")) + 8*(n("cuq")+n("cuk")+n("table")+n("cachelens"))
+	m.inputs += 4*(n("pastk")+n("pastv")) + 8*(n("cuq")+n("cuk")+n("table")+n("cachelens")+n("indices"))
 	if files["pastk"] != nil {
 		m.inputs += 4 * (kn + vn)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
@@ -20,6 +21,7 @@ var seqFiles = []struct {
 	{"cuk", "-cu-seqlens-k", 1, "a vector of B+1 int32 or int64 row offsets into K and V, from 0 to their total rows"},
 	{"table", "-block-table", 2, "a matrix [B, blocks] of int32 or int64 page numbers, a row per sequence"},
 	{"cachelens", "-cache-lens", 1, "a vector of B int32 or int64 cache lengths, one per sequence"},
+	{"indices", "-indices", 0, "int32 or int64 key positions [B, Heads, Nq, K] ([Heads, Nq, K] or [Nq, K] for a query of rank 3 or 2, [Heads, total, K] packed), −1 for none"},
 }
 
 // packed and paged report whether the flags pack the sequences or page
@@ -85,7 +87,7 @@ func checkSeqHeader(key string, nf *npyFile) error {
 		if t := nf.dtype; t.kind != 'i' || (t.size != 4 && t.size != 8) {
 			return fmt.Errorf("%s %s: dtype %s (%s); want %s", sf.flag, nf.path, t.name(), t.descr, sf.want)
 		}
-		if len(nf.shape) != sf.rank {
+		if r := len(nf.shape); r != sf.rank && (sf.rank != 0 || r < 2 || r > 4) {
 			return fmt.Errorf("%s %s has shape %s; want %s", sf.flag, nf.path, operand.NpyShape(nf.shape), sf.want)
 		}
 	}
@@ -113,6 +115,18 @@ func seqOptions(ctx context.Context, files map[string]*npyFile, opts *kernels.Op
 			opts.CuSeqlensK = vals
 		case "cachelens":
 			opts.KVLens = vals
+		case "indices":
+			ix := &kernels.Indices{Heads: 1, K: nf.shape[len(nf.shape)-1], Idx: make([]int32, len(vals))}
+			if len(nf.shape) >= 3 {
+				ix.Heads = nf.shape[len(nf.shape)-3]
+			}
+			for i, j := range vals {
+				if j < -1 || j > math.MaxInt32 {
+					return backend.Errorf(backend.ErrShape, "-indices %s: element %s is %d: want −1 (none) or a key position", nf.path, indexString(i, nf.shape), j)
+				}
+				ix.Idx[i] = int32(j)
+			}
+			opts.Indices = ix
 		case "table":
 			rows, per := nf.shape[0], nf.shape[1]
 			opts.BlockTable = make([][]int, rows)

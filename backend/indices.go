@@ -308,25 +308,39 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer) (indexedLowe
 	nseq := p.TotalQ() * ng
 	table := make([]int, nseq*ix.K)
 	lens := make([]int, nseq)
+	// V's row of a key is in the page of K's row wherever V's strides
+	// are K's scaled by Dv/D (dense, packed and paged alike), and dense
+	// and packed rows lie at one stride: then a key's page is one
+	// multiply-add, and only a strided or paged K is looked up key by
+	// key.
+	ks, vs := kr.Strides, vr.Strides
+	sameV := p.VFromK || ks.Batch*unitV == vs.Batch*unitK && ks.Head*unitV == vs.Head*unitK && ks.Row*unitV == vs.Row*unitK
 	for b := range p.B {
-		for i := range p.QRows(b) {
-			lo, hi := p.KeyRange(b, i)
-			r := p.rowIndex(b, i)
-			for gi, g := range gs {
-				s := r*ng + gi
-				list := ix.Idx[p.IndexOffset(b, g, i):][:ix.K]
+		for gi, g := range gs {
+			base := kr.Offset(b, g, 0)
+			linear := kr.Pages == nil && sameV && base%unitK == 0 && ks.Row%unitK == 0
+			base, step := base/unitK, ks.Row/unitK
+			for i := range p.QRows(b) {
+				lo, hi := p.KeyRange(b, i)
+				s := p.rowIndex(b, i)*ng + gi
+				row := table[s*ix.K:][:ix.K]
 				n := 0
-				for _, j := range list {
+				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
 					if j < 0 || int(j) < lo || int(j) >= hi {
+						continue
+					}
+					if linear {
+						row[n] = base + int(j)*step
+						n++
 						continue
 					}
 					off := kr.Offset(b, g, int(j))
 					page := off / unitK
-					if off%unitK != 0 || !p.VFromK && vr.Offset(b, g, int(j)) != page*unitV {
+					if off%unitK != 0 || !sameV && vr.Offset(b, g, int(j)) != page*unitV {
 						return indexedLowering{}, Errorf(ErrUnsupported, "an index list over K and V whose rows are not whole rows of a pool (key %d of batch %d at K element %d, V element %d; KVHeads=%d D=%d Dv=%d)",
 							j, b, off, vr.Offset(b, g, int(j)), p.KVHeads, p.D, p.Dv)
 					}
-					table[s*ix.K+n] = page
+					row[n] = page
 					n++
 				}
 				lens[s] = n

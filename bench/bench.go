@@ -35,6 +35,11 @@ type Config struct {
 	// none stored. Peers run neither.
 	Dv     int
 	VFromK bool
+	// TopK, when not 0, makes every shape sparse attention over chosen
+	// keys (backend.Indices): each query row attends TopK of the keys
+	// it may see, drawn at random with a fixed seed and sorted, one list
+	// a row shared by every head. Peers run none.
+	TopK   int
 	Causal []bool
 	// Variant is applied to every shape: a sliding window, softcap,
 	// ALiBi, sinks or none.
@@ -116,6 +121,9 @@ type Shape struct {
 	// VFromK says V is K's first Dv columns (MLA), none stored.
 	Dv     int  `json:"dv,omitempty"`
 	VFromK bool `json:"v_from_k,omitempty"`
+	// TopK, when not 0, is the keys each query row attends, chosen at
+	// random among those it may see (Config.TopK).
+	TopK int `json:"topk,omitempty"`
 	Variant
 	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
 	// every report written before dtypes), "f16" or "bf16"; for a prefix
@@ -269,14 +277,72 @@ func (s Shape) Problem() backend.Problem {
 	if dv == 0 {
 		dv = s.D
 	}
-	return backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: dv,
+	p := backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: dv,
 		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H), VFromK: s.VFromK}
+	if s.TopK > 0 {
+		p.Indices = TopK(p, s.TopK)
+	}
+	return p
+}
+
+// TopK is the index list of a sparse point (Config.TopK): for each query
+// row of p, k of the keys it may see by position (Problem.KeyRange;
+// all of them when fewer), drawn at random from a generator seeded by
+// the sizes and sorted, −1 after them; one list a row (Heads 1).
+func TopK(p backend.Problem, k int) *backend.Indices {
+	p = p.Resolved()
+	ix := &backend.Indices{Heads: 1, K: k, Idx: make([]int32, p.TotalQ()*k)}
+	p.Indices = ix
+	rng := rand.New(rand.NewPCG(uint64(p.Nk), uint64(k)))
+	var seen []bool
+	for b := range p.B {
+		for i := range p.QRows(b) {
+			lo, hi := p.KeyRange(b, i)
+			row := ix.Idx[p.IndexOffset(b, 0, i):][:k]
+			n := hi - lo
+			if n <= k {
+				for t := range row {
+					row[t] = -1
+					if t < n {
+						row[t] = int32(lo + t)
+					}
+				}
+				continue
+			}
+			// k distinct keys of n: draw until k are new (k < n, and
+			// fewer than half are drawn twice while k ≤ n/2), or take
+			// the keys not drawn among n − k.
+			seen = slices.Grow(seen[:0], n)[:n]
+			clear(seen)
+			pick, want := true, k
+			if k > n/2 {
+				pick, want = false, n-k
+			}
+			for got := 0; got < want; {
+				if j := rng.IntN(n); !seen[j] {
+					seen[j] = true
+					got++
+				}
+			}
+			t := 0
+			for j := range n {
+				if seen[j] == pick {
+					row[t] = int32(lo + j)
+					t++
+				}
+			}
+		}
+	}
+	return ix
 }
 
 // shapeOf is the Shape of a problem of the sweep (Nq ≤ Nk), with Nq
 // recorded whatever it is, and Dv where it is not D.
 func shapeOf(p backend.Problem) Shape {
 	s := Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nk, Nq: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p), VFromK: p.VFromK}
+	if p.Indices != nil {
+		s.TopK = p.Indices.K
+	}
 	if p.Dv != p.D {
 		s.Dv = p.Dv
 	}
@@ -510,6 +576,24 @@ func Flops(p backend.Problem) float64 {
 // or key lengths it is B·Nq·Nk; otherwise a loop over the rows of each
 // batch (of one batch when every batch has the same keys).
 func pairs(p backend.Problem) float64 {
+	if ix := p.Indices; ix != nil {
+		// The named keys each row may see by position, averaged over
+		// the lists of a row's KV heads.
+		n := 0.0
+		for b := range p.B {
+			for i := range p.QRows(b) {
+				lo, hi := p.KeyRange(b, i)
+				for g := range ix.Heads {
+					for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
+						if int(j) >= lo && int(j) < hi {
+							n++
+						}
+					}
+				}
+			}
+		}
+		return n / float64(ix.Heads)
+	}
 	if !p.Causal && p.Window == nil && p.KVLens == nil {
 		return float64(p.B) * float64(p.Nq) * float64(p.Nk)
 	}
@@ -543,19 +627,55 @@ func Bytes(p backend.Problem, materialised bool) int64 {
 // whatever dt is.
 func BytesOf(p backend.Problem, dt backend.DType, materialised bool) int64 {
 	qo := qoType(dt)
-	n := qo.Bytes(p.QLen()) + dt.Bytes(p.KLen()) + qo.Bytes(p.OLen())
+	kv := dt.Bytes(p.KLen())
 	if !p.VFromK { // V from K is read in K's rows
-		n += dt.Bytes(p.VLen())
+		kv += dt.Bytes(p.VLen())
 	}
+	if p.Indices != nil {
+		// Only the keys some row names are read: K and V in proportion.
+		kv = int64(float64(kv) * namedFraction(p))
+	}
+	n := qo.Bytes(p.QLen()) + kv + qo.Bytes(p.OLen())
 	if materialised {
 		n += 4 * 4 * int64(p.B) * int64(p.H) * int64(p.Nq) * int64(p.Nk)
 	}
 	return n
 }
 
+// namedFraction is the fraction of p's key rows (over every batch and
+// KV head) that some row's index list names.
+func namedFraction(p backend.Problem) float64 {
+	ix := p.Indices
+	if p.B == 0 || p.Nk == 0 {
+		return 0
+	}
+	named := make([]bool, p.Nk)
+	total := 0
+	for b := range p.B {
+		for g := range ix.Heads {
+			clear(named)
+			for i := range p.QRows(b) {
+				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
+					if j >= 0 && !named[j] {
+						named[j] = true
+						total++
+					}
+				}
+			}
+		}
+	}
+	return float64(total) / float64(p.B*ix.Heads*p.Nk)
+}
+
 // shapes lists the problems of cfg in sweep order: N varies fastest, so
 // each curve of a chart is measured in one stretch.
 func (cfg *Config) shapes() ([]backend.Problem, error) {
+	switch {
+	case cfg.TopK < 0:
+		return nil, fmt.Errorf("bench: top-k %d: want the keys a query row attends, ≥ 1 (0: all)", cfg.TopK)
+	case cfg.TopK > 0 && cfg.Prefix > 0:
+		return nil, errors.New("bench: top-k with a shared prefix: the prefix points attend every key of their pool")
+	}
 	var ps []backend.Problem
 	for _, causal := range cfg.Causal {
 		for _, d := range cfg.Dims {
@@ -579,7 +699,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 								if nq > n {
 									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
 								}
-								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, Causal: causal, Variant: cfg.Variant}.Problem())
+								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: cfg.TopK, Causal: causal, Variant: cfg.Variant}.Problem())
 							}
 						}
 					}

@@ -209,6 +209,12 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes V apart, not as K's first %d columns (V from K runs on attn)", p.Name, pr.Dv)
 		return pt
 	}
+	if pr.Indices != nil {
+		// No runner takes an index list; the dense problem would time
+		// N/K times the work under the sparse point's name.
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes no index lists (sparse attention over %d chosen keys runs on attn)", p.Name, pr.Indices.K)
+		return pt
+	}
 	if v := variantOf(pr); v.Any() {
 		// The runners call each library's attention as it is: none
 		// takes a window, softcap, ALiBi slopes or sinks. Handing them

@@ -629,6 +629,15 @@ func (f *fused) kvTile(s store, r backend.Rows, b, kvh, j0, n, cols int, scratch
 // order, with each one's index from j0 and its offset in the operand
 // that r locates: the loop every gather from pages runs.
 func eachRow(r backend.Rows, b, kvh, j0, n int, row func(j, off int)) {
+	if pg := r.Pages; pg != nil && pg.PageSize == 1 {
+		// One key a page (an index list's lowering: backend.FusedIndexed):
+		// each row is its table entry's page.
+		at := kvh * r.Head
+		for j, page := range pg.Table[b*pg.PerSeq+j0:][:n] {
+			row(j, page*r.Batch+at)
+		}
+		return
+	}
 	for j := 0; j < n; {
 		run := min(r.Run(j0+j), n-j)
 		off := r.Offset(b, kvh, j0+j)

@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV [-v-from-k]] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV [-v-from-k]] [-topk K] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -149,6 +149,7 @@ func runBench(c *cmdEnv, args []string) error {
 	intList("kvheads", "key/value heads `HKV`, 0 meaning H", &cfg.KVHeads, true)
 	intList("d", "head dims `D`", &cfg.Dims, false)
 	fs.IntVar(&cfg.Dv, "dv", 0, "V's head dim `DV` (0: D)")
+	fs.IntVar(&cfg.TopK, "topk", 0, "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; peers do not run it")
 	fs.BoolVar(&cfg.VFromK, "v-from-k", false, "V is K's first -dv columns (MLA's latent cache: -d 576 -dv 512), none stored; peers do not run it")
 	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")
 	fs.Func("window", "sliding window `L,R` around each query's position, -1 an unbounded side (127,0 with -causal: a causal window of 128 keys)", func(s string) error {

@@ -160,9 +160,9 @@ type runFlags struct {
 	// paths, and the past's and present's .npy files.
 	cuQ, cuK, table, cacheLens string
 	// indices are the index lists of sparse attention (-indices).
-	indices string
-	pastK, pastV               string
-	presentK, presentV         string
+	indices            string
+	pastK, pastV       string
+	presentK, presentV string
 	// vFromK, when > 0, takes V as K's first vFromK columns (-v-from-k).
 	vFromK int
 	// dtype stores Q, K, V and the bias as it says whatever their files

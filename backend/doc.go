@@ -34,7 +34,11 @@
 // fused QKV projection, padded rows), where they lie; every other backend
 // refuses them (Problem.DenseOnly). A backend with Caps.VFromK takes V
 // as K's first Dv columns (Problem.VFromK: the ops' V argument is K's
-// buffer, read at K's strides), as an MLA cache stores it. A backend whose buffers are host
+// buffer, read at K's strides), as an MLA cache stores it. A backend with
+// Caps.Indices takes index lists (Problem.Indices: sparse attention over
+// chosen keys) in Fused, through FusedIndexed, which lowers them to a
+// paged problem of one-key pages; FusedParams.Validate refuses them for
+// every other backend. A backend whose buffers are host
 // memory may implement Wrapper, making a Buffer of a caller's slice
 // without a copy: read-only for inputs, which no op or Write changes. K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always

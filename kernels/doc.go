@@ -229,6 +229,15 @@
 // 8 bits, V's q8 blocks are the first of K's row, and an fp8 V is read
 // at K's scales.
 //
+// Sparse attention over chosen keys (DeepSeek's indexer, NSA's selected
+// blocks): Options.Indices and AttendOptions.Indices name, for each
+// query row, the positions of the keys it attends (Indices: int32, −1
+// for none, one list a row or one a KV head). Only those keys are read,
+// over tensors and the caches alike, in any storage dtype; causal
+// masking, the window and the key lengths still apply to them. A
+// position out of range or named twice is ErrShape naming the row; a
+// bias, keep-mask or ALiBi beside a list is ErrUnsupported.
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,

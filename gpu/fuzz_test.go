@@ -22,6 +22,10 @@ const (
 	fzNoLSE              // the GPU computes no LSE
 	fzBias               // a bias, broadcast by the bias pattern
 	fzKeep               // a keep-mask, broadcast by the keep pattern
+	// fzIndices gives index lists (backend.Indices) of 1 + vpar%64 keys
+	// a row, per KV head when vpar&64 (else one a row), drawn from vpar;
+	// they take no bias, keep-mask or ALiBi (dropped) and run fused.
+	fzIndices
 )
 
 // Variant flags of a fuzz input (its vflags), each decoded from vpar:
@@ -107,6 +111,15 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 	}
 	fuzzVariants(&p, vflags, vpar)
 	fuzzSeqs(&p, vflags, vpar)
+	if flags&fzIndices != 0 {
+		heads := 1
+		if vpar&64 != 0 {
+			heads = p.KVHeads
+		}
+		p.ALiBi = nil
+		p = backendtest.WithIndices(newRand(uint64(vpar)), p, heads, 1+int(vpar)%64)
+		return p, nil, nil
+	}
 	if flags&fzBias != 0 {
 		bias = pat(biasPat)
 	}
@@ -246,6 +259,14 @@ func FuzzParity(f *testing.F) {
 		// Packed queries over a paged cache with a window, softcap and
 		// ALiBi, odd head dims, no LSE.
 		{2, 2, 0, 5, 150, 4, 8, fzNoLSE, 0, 0, inf, 17, fzvPacked | fzvPaged | fzvWindow | fzvSoftcap | fzvALiBi, 0x2a07},
+		// Sparse decoding: index lists of 40 keys a KV head over a paged
+		// cache, GQA, sinks.
+		{1, 1, 1, 1, 280, 63, 63, fzIndices, 0, 0, inf, 18, fzvPaged | fzvSinks, 0x0368},
+		// Index lists of 17 keys a row shared by the heads, causal
+		// prefill in BHND (through scratch), a window, key lengths.
+		{1, 2, 1, 40, 120, 31, 17, fzIndices | fzCausal, 0, 0, inf, 19, fzvWindow | fzvKVLens, 0x2110},
+		// Packed queries over packed keys with lists, BNHD, softcap.
+		{2, 0, 2, 9, 90, 16, 16, fzIndices | fzBNHD, 0, 0, inf, 20, fzvPacked | fzvSoftcap, 0x0049},
 	} {
 		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar)
 	}
@@ -261,8 +282,9 @@ func FuzzParity(f *testing.F) {
 		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar)
 		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
 		s := kernels.Fused
-		// The staged ops take no packed or paged problem.
-		if flags&fzStaged != 0 && p.Packed == nil && p.Paged == nil {
+		// The staged ops take no packed or paged problem, nor an index
+		// list.
+		if flags&fzStaged != 0 && p.Packed == nil && p.Paged == nil && p.Indices == nil {
 			s = kernels.Staged
 		}
 		withLSE := flags&fzNoLSE == 0

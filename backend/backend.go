@@ -173,6 +173,10 @@ type Caps struct {
 	// Indices: Fused takes index lists (Problem.Indices), through
 	// FusedIndexed; a backend without it refuses them (ErrUnsupported).
 	Indices bool
+	// Blocks: Fused takes block masks (Problem.Blocks) and skips their
+	// blocks that are off; a backend without it refuses them
+	// (ErrUnsupported).
+	Blocks bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a

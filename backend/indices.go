@@ -162,6 +162,8 @@ func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 		return Errorf(ErrUnsupported, "an index list with a bias or keep-mask (B=%d H=%d Nq=%d Nk=%d): fold the mask into the list", p.B, p.H, p.Nq, p.Nk)
 	case p.ALiBi != nil:
 		return Errorf(ErrUnsupported, "an index list with ALiBi (B=%d H=%d Nq=%d Nk=%d)", p.B, p.H, p.Nq, p.Nk)
+	case p.Blocks != nil:
+		return Errorf(ErrUnsupported, "an index list with a block mask (B=%d H=%d Nq=%d Nk=%d): the list names the keys", p.B, p.H, p.Nq, p.Nk)
 	}
 	kr, vr := p.KRowsOf(), p.VRowsOf()
 	// A sequence's pages are whole rows of its KV heads: one row of
@@ -284,7 +286,7 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer) (indexedLowe
 		kvh, hs = 1, p.H/p.KVHeads
 	}
 	lp := p.Problem
-	lp.Indices, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, Variants{Softcap: p.Softcap}
+	lp.Indices, lp.Blocks, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, nil, Variants{Softcap: p.Softcap}
 	lp.Causal = false
 	lp.H, lp.KVHeads, lp.Nq, lp.Nk = hs, kvh, 1, ix.K
 	if p.Sinks != nil {

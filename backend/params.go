@@ -79,6 +79,10 @@ type Problem struct {
 	// selected blocks): see Indices. Only Fused takes them, through
 	// FusedIndexed on a backend with Caps.Indices.
 	Indices *Indices
+	// Blocks, when set, is a block-sparse keep-mask (see BlockMask):
+	// blocks of query rows and keys that are off are never computed.
+	// Only Fused takes it, on a backend with Caps.Blocks.
+	Blocks *BlockMask
 }
 
 // Variants are the score modifications of today's models beyond scale,
@@ -436,6 +440,9 @@ func (p Problem) Validate() error {
 	if err := p.validateIndices(); err != nil {
 		return err
 	}
+	if err := p.validateBlocks(); err != nil {
+		return err
+	}
 	// Rows of each operand: B·N, or a packed total (one factor, the
 	// other 1), or a paged pool's pages × page size.
 	qRows, kvRows := [2]int{p.B, p.Nq}, [2]int{p.B, p.Nk}
@@ -705,7 +712,19 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 // backend that takes them calls FusedIndexed, which lowers the list to
 // a problem without one, so that a backend unaware of them refuses
 // them rather than attending every key.
+//
+// A block mask (Blocks) is ErrUnsupported here too: a backend that skips
+// its blocks (Caps.Blocks) validates with ValidateBlocks.
 func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
+	if p.Blocks != nil {
+		return Errorf(ErrUnsupported, "a block mask (B=%d Nq=%d Nk=%d, blocks of %d): this backend's Fused does not take one (Caps.Blocks)", p.B, p.Nq, p.Nk, p.Blocks.Size)
+	}
+	return p.ValidateBlocks(q, k, v, o, lse)
+}
+
+// ValidateBlocks is Validate for a backend whose Fused takes block masks
+// (Caps.Blocks).
+func (p *FusedParams) ValidateBlocks(q, k, v, o, lse Buffer) error {
 	if p.Indices != nil {
 		return Errorf(ErrUnsupported, "an index list (B=%d Nq=%d Nk=%d, %d keys a row): this backend's Fused does not take one (Caps.Indices)", p.B, p.Nq, p.Nk, p.Indices.K)
 	}
@@ -828,6 +847,9 @@ func (p Problem) validateStaged() error {
 	}
 	if p.Indices != nil {
 		return Errorf(ErrUnsupported, "the staged ops take no index list (B=%d Nq=%d Nk=%d): Fused does", p.B, p.Nq, p.Nk)
+	}
+	if p.Blocks != nil {
+		return Errorf(ErrUnsupported, "the staged ops take no block mask (B=%d Nq=%d Nk=%d): Fused skips its blocks", p.B, p.Nq, p.Nk)
 	}
 	return nil
 }

@@ -39,8 +39,14 @@ type Config struct {
 	// keys (backend.Indices): each query row attends TopK of the keys
 	// it may see, drawn at random with a fixed seed and sorted, one list
 	// a row shared by every head. Peers run none.
-	TopK   int
-	Causal []bool
+	TopK int
+	// BlockDensity and BlockSize, when BlockSize is not 0, give every
+	// shape a block mask (backend.BlockMask) of BlockSize × BlockSize
+	// blocks, each on with probability BlockDensity (a fixed seed), every
+	// query block keeping its diagonal block. Peers run none.
+	BlockDensity float64
+	BlockSize    int
+	Causal       []bool
 	// Variant is applied to every shape: a sliding window, softcap,
 	// ALiBi, sinks or none.
 	Variant Variant
@@ -124,6 +130,10 @@ type Shape struct {
 	// TopK, when not 0, is the keys each query row attends, chosen at
 	// random among those it may see (Config.TopK).
 	TopK int `json:"topk,omitempty"`
+	// BlockSize, when not 0, gives the point a random block mask of
+	// blocks of BlockSize, BlockDensity of them on (Config.BlockSize).
+	BlockSize    int     `json:"block_size,omitempty"`
+	BlockDensity float64 `json:"block_density,omitempty"`
 	Variant
 	// DType is the storage dtype of Q, K, V and O: "" for float32 (as in
 	// every report written before dtypes), "f16" or "bf16"; for a prefix
@@ -282,7 +292,33 @@ func (s Shape) Problem() backend.Problem {
 	if s.TopK > 0 {
 		p.Indices = TopK(p, s.TopK)
 	}
+	if s.BlockSize > 0 {
+		p.Blocks = RandomBlocks(p, s.BlockSize, s.BlockDensity)
+	}
 	return p
+}
+
+// RandomBlocks is the block mask of a block-sparse point (Config.
+// BlockSize): blocks of size over p's rows and keys, shared by every
+// batch and head, each on with probability density from a generator
+// seeded by the sizes, and every query block's diagonal block on (the
+// block of its last row's key position, bottom-right as causal masking
+// aligns), so that no row is left without keys.
+func RandomBlocks(p backend.Problem, size int, density float64) *backend.BlockMask {
+	p = p.Resolved()
+	qb, kb := (p.Nq+size-1)/size, (p.Nk+size-1)/size
+	m := &backend.BlockMask{Size: size, Shape: [4]int{1, 1, qb, kb}, Keep: make([]bool, qb*kb)}
+	rng := rand.New(rand.NewPCG(uint64(p.Nk)<<20|uint64(p.Nq), uint64(size)))
+	for i := range m.Keep {
+		m.Keep[i] = rng.Float64() < density
+	}
+	for bi := range qb {
+		last := min((bi+1)*size, p.Nq) - 1
+		if j := p.Nk - p.Nq + last; j >= 0 && j < p.Nk {
+			m.Keep[bi*kb+j/size] = true
+		}
+	}
+	return m
 }
 
 // TopK is the index list of a sparse point (Config.TopK): for each query
@@ -343,6 +379,16 @@ func shapeOf(p backend.Problem) Shape {
 	if p.Indices != nil {
 		s.TopK = p.Indices.K
 	}
+	if bm := p.Blocks; bm != nil {
+		s.BlockSize = bm.Size
+		on := 0
+		for _, k := range bm.Keep {
+			if k {
+				on++
+			}
+		}
+		s.BlockDensity = float64(on) / float64(max(len(bm.Keep), 1))
+	}
 	if p.Dv != p.D {
 		s.Dv = p.Dv
 	}
@@ -364,6 +410,9 @@ type PointSpec struct {
 
 func newSpec(be string, s kernels.Strategy, layers int, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
 	sh := shapeOf(p)
+	if sh.BlockSize > 0 {
+		sh.BlockDensity = cfg.BlockDensity // as step records it
+	}
 	sh.DType = dtypeName(dt)
 	return PointSpec{Backend: be, Strategy: s.String(), Layers: layers, Shape: sh,
 		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
@@ -594,6 +643,25 @@ func pairs(p backend.Problem) float64 {
 		}
 		return n / float64(ix.Heads)
 	}
+	if bm := p.Blocks; bm != nil {
+		// The keys each row may see by position in the blocks that are
+		// on, averaged over the heads' masks.
+		n := 0.0
+		heads := bm.Shape[1]
+		for b := range p.B {
+			for h := range heads {
+				for i := range p.QRows(b) {
+					lo, hi := p.KeyRange(b, i)
+					for bj, on := range bm.Row(min(b, bm.Shape[0]-1), h, i) {
+						if on {
+							n += float64(max(0, min(hi, (bj+1)*bm.Size)-max(lo, bj*bm.Size)))
+						}
+					}
+				}
+			}
+		}
+		return n / float64(heads)
+	}
 	if !p.Causal && p.Window == nil && p.KVLens == nil {
 		return float64(p.B) * float64(p.Nq) * float64(p.Nk)
 	}
@@ -675,6 +743,10 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 		return nil, fmt.Errorf("bench: top-k %d: want the keys a query row attends, ≥ 1 (0: all)", cfg.TopK)
 	case cfg.TopK > 0 && cfg.Prefix > 0:
 		return nil, errors.New("bench: top-k with a shared prefix: the prefix points attend every key of their pool")
+	case cfg.BlockSize < 0 || cfg.BlockSize > 0 && (cfg.BlockDensity < 0 || cfg.BlockDensity > 1):
+		return nil, fmt.Errorf("bench: blocks of %d, %v of them on: want a size ≥ 1 and a density in [0, 1]", cfg.BlockSize, cfg.BlockDensity)
+	case cfg.BlockSize > 0 && (cfg.TopK > 0 || cfg.Prefix > 0):
+		return nil, errors.New("bench: a block mask with top-k or a shared prefix: give one")
 	}
 	var ps []backend.Problem
 	for _, causal := range cfg.Causal {
@@ -699,7 +771,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 								if nq > n {
 									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
 								}
-								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: cfg.TopK, Causal: causal, Variant: cfg.Variant}.Problem())
+								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: cfg.TopK, BlockSize: cfg.BlockSize, BlockDensity: cfg.BlockDensity, Causal: causal, Variant: cfg.Variant}.Problem())
 							}
 						}
 					}
@@ -777,6 +849,12 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			cfg.Progress(Progress{Done: done, Total: total, Current: label})
 		}
 		pt := measure()
+		if pt.BlockSize > 0 {
+			// The density asked for (the mask's own fraction counts the
+			// diagonal blocks it adds): a PointSpec of the point draws
+			// the same mask again.
+			pt.BlockDensity = cfg.BlockDensity
+		}
 		// A step of L layers does L calls' flops over L calls' bytes.
 		pt.setCeilings(Flops(p)*float64(max(pt.Layers, 1)), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
 		pt.setFMAFrac(at, cfg.FMAGFLOPS)

@@ -209,6 +209,10 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes V apart, not as K's first %d columns (V from K runs on attn)", p.Name, pr.Dv)
 		return pt
 	}
+	if pr.Blocks != nil {
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes no block masks (block-sparse attention runs on attn)", p.Name)
+		return pt
+	}
 	if pr.Indices != nil {
 		// No runner takes an index list; the dense problem would time
 		// N/K times the work under the sparse point's name.

@@ -77,7 +77,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 		}
 		return nil
 	}
-	if err := p.Validate(q, k, v, o, lse); err != nil {
+	if err := p.ValidateBlocks(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
 	var d [7]store
@@ -234,6 +234,14 @@ func (f *fused) plan(threads int) int {
 			f.tk = min(span, max(p.Nk, 1))
 		}
 	}
+	if bm := p.Blocks; bm != nil {
+		// Query tiles that divide a block mask's S (and key tiles, below),
+		// so that a block that is off skips whole tiles.
+		f.rq = min(f.rq, bm.Size)
+		for bm.Size%f.rq != 0 {
+			f.rq--
+		}
+	}
 	if heads := p.B * p.KVHeads; heads > 0 && heads*ceilDiv(f.maxQ, f.rq) < threads {
 		perHead := ceilDiv(threads, heads)
 		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
@@ -248,6 +256,18 @@ func (f *fused) plan(threads int) int {
 	}
 	if f.decode || f.bf16 {
 		f.sub = f.tq // these paths take a query tile whole
+	}
+	if bm := p.Blocks; bm != nil {
+		// Key tiles of S keys, or of a divisor of S where S is past the
+		// tile.
+		if bm.Size >= 16 && bm.Size < f.tk {
+			f.tk = bm.Size
+		} else if bm.Size >= f.tk {
+			f.tk = bm.Size / ceilDiv(bm.Size, f.tk)
+			for bm.Size%f.tk != 0 {
+				f.tk--
+			}
+		}
 	}
 	f.splits = 1
 	n := f.countItems()
@@ -444,8 +464,17 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 		a, e := p.KeyRange(b, i0+pos)
 		ka[pos], ke[pos] = max(a, keyStart), min(e, keyEnd)
 	}
+	bm := p.Blocks
+	if bm != nil {
+		// Key tiles on the block grid: the first may start before the
+		// rows' keys (the band clips it).
+		keyStart -= keyStart % f.tk
+	}
 	for j0 := keyStart; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
+		if bm != nil && !bm.AnyOn(b, kvh*f.g, (kvh+1)*f.g, i0, i0+r, j0, j0+tk) {
+			continue // a block mask's blocks, all off: never computed
+		}
 		for pos, a := range ka {
 			l := min(max(a-j0, 0), tk)
 			h := min(max(ke[pos]-j0, l), tk)
@@ -730,13 +759,16 @@ func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, pb []uint16, acc
 			return false
 		}
 	}
-	if !f.mods.none() || f.keep != nil {
+	if !f.mods.none() || f.keep != nil || f.p.Blocks != nil {
 		for ii := range rows {
 			h, i := f.rowOf(kvh, i0, r0+ii)
 			row := st.Data[ii*st.Stride : ii*st.Stride+tk]
 			f.mods.all(row, b, h, i, j0)
 			if f.keep != nil {
 				f.keep.applyKeep(row, b, h, i, j0)
+			}
+			if f.p.Blocks != nil {
+				applyBlocks(row, f.p.Blocks, b, h, i, j0)
 			}
 		}
 	}
@@ -746,6 +778,23 @@ func (f *fused) onlineTile(sc *fusedScratch, st blas32.General, pb []uint16, acc
 		fold(acc[ii*dv:(ii+1)*dv], &m[ii], &l[ii], mNew[ii], sums[ii])
 	}
 	return true
+}
+
+// applyBlocks hides (−Inf) the keys of row, which starts at key j0, that
+// lie in blocks of query row (b, h, i) that bm leaves off: the partial
+// blocks of a tile the block grid does not align with.
+func applyBlocks(row []float32, bm *backend.BlockMask, b, h, i, j0 int) {
+	blocks := bm.Row(b, h, i)
+	for j := 0; j < len(row); {
+		key := j0 + j
+		n := min(len(row)-j, bm.Size-key%bm.Size) // the rest of key's block
+		if key/bm.Size >= len(blocks) || !blocks[key/bm.Size] {
+			for x := range row[j : j+n] {
+				row[j+x] = float32(math.Inf(-1))
+			}
+		}
+		j += n
+	}
 }
 
 // fold takes a key tile's weights of one row, exp(S − mNew) summing to
@@ -785,6 +834,9 @@ func (f *fused) online(row []float32, pb []uint16, a, e int, acc []float32, m, l
 	f.mods.all(vis, b, h, i, j0)
 	if f.keep != nil {
 		f.keep.applyKeep(vis, b, h, i, j0)
+	}
+	if f.p.Blocks != nil {
+		applyBlocks(vis, f.p.Blocks, b, h, i, j0)
 	}
 	mNew := max(*m, float64(rowMax(vis)))
 	if math.IsInf(mNew, -1) {

@@ -124,7 +124,7 @@ func (o *indexedOps) Copy(ctx context.Context, dst, src backend.Buffer, ranges .
 // fused is Fused, recorded into st when st is not nil.
 func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
 	defer func() { st.note("fused", err) }()
-	if err := p.Validate(q, k, v, o, lse); err != nil {
+	if err := p.ValidateBlocks(q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
@@ -203,6 +203,8 @@ type fusedCall struct {
 	vars           *varsData
 	seqAt, tableAt int // where the per-sequence data and the block table start in vars
 	sclAt          int // where the KV heads' scales start in vars (under FlagScales)
+	blkAt          int    // where the block mask starts in vars (under FlagBlocks)
+	blkStrides     [4]int // its strides (plan.BlockWords)
 	fused, merge   *pipeline
 	// q is the query the fused kernel reads: Q, or under key lanes a
 	// half Q widened into float32 scratch by qCopy first.
@@ -251,6 +253,12 @@ func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 		for g := range pr.KVHeads {
 			words = append(words, math.Float32bits(pr.Scales.KScale(g)), math.Float32bits(pr.Scales.VScale(g)))
 		}
+	}
+	if pr.Blocks != nil {
+		c.blkAt = len(words)
+		var bw []uint32
+		bw, c.blkStrides = plan.BlockWords(pr, pr.Blocks)
+		words = append(words, bw...)
 	}
 	var err error
 	if c.flags&plan.VarsFlags != 0 {
@@ -351,6 +359,10 @@ func (c *fusedCall) step(ds []*dispatch, st plan.FusedStep) ([]*dispatch, error)
 		}
 		prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(c.seqAt), uint32(c.tableAt), 1, 0
 		prm.Scl = uint32(c.sclAt)
+		if bm := pr.Blocks; bm != nil {
+			prm.Blk, prm.BlkSize = uint32(c.blkAt), uint32(bm.Size)
+			prm.BlkB, prm.BlkH, prm.BlkR, prm.BlkC = uint32(c.blkStrides[0]), uint32(c.blkStrides[1]), uint32(c.blkStrides[2]), uint32(c.blkStrides[3])
+		}
 		if pg := pr.Paged; pg != nil {
 			prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
 		}

@@ -276,4 +276,8 @@ type AttendOptions struct {
 	// sequence's keys it attends, as Options.Indices does: [B, Heads,
 	// Nq, K] over a cache's B sequences.
 	Indices *Indices
+	// Blocks, when set, is a block-sparse keep-mask over the sequences'
+	// query rows and keys, as Options.Blocks is: its key blocks may stop
+	// at the longest sequence's length.
+	Blocks *BlockMask
 }

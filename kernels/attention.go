@@ -122,6 +122,13 @@ type Options struct {
 	// outputs zeros (LSE −Inf). It runs fused only, with no bias, mask or
 	// ALiBi (backend.Indices has the rules).
 	Indices *Indices
+	// Blocks, when set, is a block-sparse keep-mask ([B|1, H|1, ⌈Nq/S⌉,
+	// ⌈Nk/S⌉] booleans for blocks of S rows by S keys; BlockMask and its
+	// helpers: documents, prefix-LM, streaming): a block that is off is
+	// never computed, one that is on is computed under every other mask.
+	// A row whose blocks are all off outputs zeros (LSE −Inf). It runs
+	// fused only, on a backend with Caps.Blocks.
+	Blocks *BlockMask
 	// VFromK, when > 0, takes V from K, as multi-head latent attention
 	// (MLA: DeepSeek V2/V3, Kimi K2) does with its latent cache: V is the
 	// first VFromK columns of K's head dim (Dv = VFromK ≤ D), and Attention
@@ -285,7 +292,7 @@ func (s Strategy) Choose(be backend.Backend, p backend.Problem, wantsMatrix bool
 	if err := s.check(); err != nil {
 		return s, err
 	}
-	if p.Packed != nil || p.Paged != nil || p.Indices != nil {
+	if p.Packed != nil || p.Paged != nil || p.Indices != nil || p.Blocks != nil {
 		return s.chooseSeqs(be, p, wantsMatrix)
 	}
 	switch s {
@@ -327,6 +334,11 @@ func (s Strategy) check() error {
 func (s Strategy) chooseSeqs(be backend.Backend, p backend.Problem, wantsMatrix bool) (Strategy, error) {
 	what := "packed sequences"
 	switch {
+	case p.Blocks != nil:
+		what = "block masks"
+		if !be.Caps().Blocks {
+			return Fused, backend.Errorf(backend.ErrUnsupported, "the %s backend takes no block masks (Caps.Blocks)", be.Name())
+		}
 	case p.Indices != nil:
 		what = "index lists"
 		if !be.Caps().Indices {

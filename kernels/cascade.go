@@ -54,7 +54,7 @@ type cascadeGroup struct {
 // cascadeMinKeys keys in pages of ps keys, or none when opts asks for a
 // variant the cascade does not run.
 func (a *attender) cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *AttendOptions) []cascadeGroup {
-	if len(pages) < 2 || nq < 1 || opts.Window != nil || opts.ALiBi != nil || opts.CausalOffset != nil || opts.KVLens != nil || opts.Indices != nil {
+	if len(pages) < 2 || nq < 1 || opts.Window != nil || opts.ALiBi != nil || opts.CausalOffset != nil || opts.KVLens != nil || opts.Indices != nil || opts.Blocks != nil {
 		return nil
 	}
 	var groups []cascadeGroup

@@ -23,13 +23,14 @@ type params struct {
 	KVLens         []int
 	AllowNonFinite bool
 	Indices        *Indices
+	Blocks         *BlockMask
 }
 
 func (o *Options) params() params {
 	return params{
 		Scale: o.Scale, Causal: o.Causal, CausalOffset: o.CausalOffset, Window: o.Window,
 		Softcap: o.Softcap, ALiBi: o.ALiBi, Sinks: o.Sinks, KVLens: o.KVLens,
-		AllowNonFinite: o.AllowNonFinite, Indices: o.Indices,
+		AllowNonFinite: o.AllowNonFinite, Indices: o.Indices, Blocks: o.Blocks,
 	}
 }
 
@@ -58,7 +59,7 @@ func (o params) problem(p *backend.Problem) error {
 		CausalOffset: o.CausalOffset, Window: o.Window, Softcap: float32(o.Softcap),
 		ALiBi: o.ALiBi, Sinks: o.Sinks, KVLens: o.KVLens,
 	}
-	p.Indices = o.Indices
+	p.Indices, p.Blocks = o.Indices, o.Blocks
 	return nil
 }
 

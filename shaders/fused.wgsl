@@ -136,6 +136,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let scale = P.scale * kvsc.x;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
@@ -244,9 +245,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $r := seq .R}}
         var y{{$r}} = slope{{$r}} * alibi_dist(pos{{$r}}, j);
 {{- end}}
-        if (has_bias || has_keep) {
+        if (has_bias || has_keep || has_blocks) {
 {{- range $r := seq .R}}
             if (j < lim{{$r}}) {
+                if (has_blocks && !block_on(b, h{{$r}}, i{{$r}}, j)) {
+                    y{{$r}} = ninf;
+                }
                 if (has_bias) {
                     y{{$r}} += bias_at(b * P.bias_b + h{{$r}} * P.bias_h + i{{$r}} * P.bias_r + j * P.bias_c - P.bias_base);
                 }

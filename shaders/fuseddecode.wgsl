@@ -109,6 +109,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let jend = min(j1, key_range(b, min(row0 + NQ, i1) - 1u).y);
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
@@ -206,6 +207,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 var keep_j = true;
                 if (has_keep) {
                     keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
+                }
+                if (keep_j && has_blocks) {
+                    keep_j = block_on(b, h, i, j);
                 }
                 if (keep_j) {
                     var dp = 0.0;

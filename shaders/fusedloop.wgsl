@@ -41,6 +41,9 @@
 // workgroups load each K and V tile once, coalesced, for WG query rows)
 // only bindings bound it.
 
+// skip_tile is 1 when the block mask leaves the workgroup's key tile off
+// for all its rows (written by invocation 0, read uniformly).
+var<workgroup> skip_tile: u32;
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> vs: array<vec4<f32>, VS>;
 
@@ -133,6 +136,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     let slope = alibi_slope(h);
     let pos = alibi_pos(b) + i32(i);
 
@@ -146,6 +150,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         seen = true;
     }
     for (var jt = jstart; jt < jend; jt += TK) {
+        if (has_blocks) {
+            // A tile whose blocks are all off is never computed: no K or V
+            // read, no score, no exponential.
+            if (t == 0u) {
+                skip_tile = select(1u, 0u, blocks_any(b, h, row0, min(row0 + WG, i1), jt, min(jt + TK, jend)));
+            }
+            if (workgroupUniformLoad(&skip_tile) != 0u) {
+                continue;
+            }
+        }
         workgroupBarrier();
         for (var x = t; x < KS; x += WG) {
             let j = jt + x / D4;
@@ -179,6 +193,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (keep[keep_row + j * P.keep_c] == 0.0) {
                     continue;
                 }
+            }
+            if (has_blocks && !block_on(b, h, i, j)) {
+                continue;
             }
             var s = 0.0;
             for (var d4 = 0u; d4 < D4; d4++) {

@@ -72,6 +72,9 @@
 // is never NaN and a hidden key's exp(−Inf − m) is 0.
 const NEG_MAX: f32 = -3.4028234e38;
 
+// skip_tile is 1 when the block mask leaves the workgroup's key tile off
+// for all its rows (written by invocation 0, read uniformly).
+var<workgroup> skip_tile: u32;
 var<workgroup> qs: array<vec4<f32>, QS>;
 var<workgroup> kvs: array<vec4<f32>, KVS>;
 var<workgroup> ss: array<f32, SS>;
@@ -103,6 +106,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let jend = min(j1, key_range(b, min(row0 + BR, i1) - 1u).y);
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
@@ -155,6 +159,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 
     for (var jt = jstart; jt < jend; jt += BC) {
+        if (has_blocks) {
+            // A tile whose blocks are all off is never computed: no K or V
+            // read, no score, no exponential.
+            if (t == 0u) {
+                skip_tile = select(1u, 0u, blocks_any(b, h, row0, min(row0 + BR, i1), jt, min(jt + BC, jend)));
+            }
+            if (workgroupUniformLoad(&skip_tile) != 0u) {
+                continue;
+            }
+        }
         workgroupBarrier();
         for (var x = t; x < BC * D4; x += WG) {
             let jj = x / D4;
@@ -207,6 +221,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 var keep_j = true;
                 if (has_keep) {
                     keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
+                }
+                if (keep_j && has_blocks) {
+                    keep_j = block_on(b, h, i, j);
                 }
                 if (keep_j) {
                     s = soft_cap(dots[n]);

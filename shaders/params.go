@@ -719,7 +719,8 @@ type ContextParams struct {
 // the block table start in vars, Page and PerSeq the paged cache's page
 // size and blocks a sequence (lib/seqs.wgsl, lib/pages.wgsl); Scl where
 // the KV heads' scales of K and V start in vars (under FlagScales,
-// lib/pages.wgsl's kv_scales).
+// lib/pages.wgsl's kv_scales); Blk, BlkSize and Blocks a block mask
+// (under FlagBlocks).
 type FusedParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
@@ -740,6 +741,16 @@ type FusedParams struct {
 	LSE     Tensor  `wgsl:"lse"`
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
+	// Blk is where a block mask's entries start in vars (one i32 a
+	// block, nonzero on), BlkSize its block's rows and keys, and BlkB,
+	// BlkH, BlkR and BlkC its strides over [B, H, query blocks, key
+	// blocks]: under FlagBlocks (lib/pages.wgsl's block_on).
+	Blk     uint32 `wgsl:"blk"`
+	BlkSize uint32 `wgsl:"blk_size"`
+	BlkB    uint32 `wgsl:"blk_b"`
+	BlkH    uint32 `wgsl:"blk_h"`
+	BlkR    uint32 `wgsl:"blk_r"`
+	BlkC    uint32 `wgsl:"blk_c"`
 }
 
 // PackParams is pack.wgsl's Params: the dispatch's nw words, the

@@ -277,6 +277,10 @@ const (
 	// FlagScales: K and V are read times their KV head's scales, from
 	// vars at P.scl (backend.Scales; lib/pages.wgsl's kv_scales).
 	FlagScales
+	// FlagBlocks: a block mask in vars at P.blk hides the keys of its
+	// blocks that are off, and the fused kernels skip them
+	// (backend.BlockMask; lib/pages.wgsl's block_on).
+	FlagBlocks
 )
 
 // Flags names each flag bit as the WGSL constant Generate writes.
@@ -286,7 +290,7 @@ var Flags = []struct {
 }{
 	{"F_RANGE", FlagRange}, {"F_BIAS", FlagBias}, {"F_KEEP", FlagKeep}, {"F_LSE", FlagLSE},
 	{"F_SOFTCAP", FlagSoftcap}, {"F_ALIBI", FlagALiBi}, {"F_SINK", FlagSink},
-	{"F_PACKQ", FlagPackQ}, {"F_PACKK", FlagPackK}, {"F_PAGED", FlagPaged}, {"F_SCALES", FlagScales},
+	{"F_PACKQ", FlagPackQ}, {"F_PACKK", FlagPackK}, {"F_PAGED", FlagPaged}, {"F_SCALES", FlagScales}, {"F_BLOCKS", FlagBlocks},
 }
 
 // Key names a specialisation, for caching compiled pipelines: the

@@ -190,12 +190,18 @@ func (s *suite) testIndexErrors(t *testing.T) {
 }
 
 // runFusedRaw uploads c's operands (checked without its index list,
-// which may be the bad input under test) and runs Fused on c's problem
+// which may be the bad input under test: runFusedBad) and runs Fused on c's problem
 // once, returning its error and checking that a refused call wrote
 // nothing to O.
 func runFusedRaw(ctx context.Context, be backend.Backend, c Case) error {
+	return runFusedBad(ctx, be, c, func(c *Case) { c.Indices = nil })
+}
+
+// runFusedBad is runFusedRaw with valid making the copy of c that is
+// uploaded (and checked) valid.
+func runFusedBad(ctx context.Context, be backend.Backend, c Case, valid func(*Case)) error {
 	up := c
-	up.Indices = nil
+	valid(&up)
 	ops, err := Upload(be, up)
 	if err != nil {
 		return err

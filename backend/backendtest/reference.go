@@ -203,7 +203,8 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	seen := make([]bool, p.Nk)
 	m := math.Inf(-1)
 	for j := 0; j < p.Nk; j++ {
-		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen && (named == nil || named[j])
+		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen && (named == nil || named[j]) &&
+			(p.Blocks == nil || p.Blocks.On(b, h, i, j))
 		if p.Causal && j > t {
 			seen[j] = false
 		}

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
 	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
 	t.Run("Indices", s.testIndices)
+	t.Run("Blocks", s.testBlocks)
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)
 	t.Run("Views", s.testViews)
@@ -152,6 +153,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	if p.Indices != nil && !s.caps.Indices {
 		missing = append(missing, "Indices")
 	}
+	if p.Blocks != nil && !s.caps.Blocks {
+		missing = append(missing, "Blocks")
+	}
 	if len(missing) == 0 {
 		return ""
 	}
@@ -226,7 +230,7 @@ func (s *suite) check(t *testing.T, c Case) {
 			}
 		})
 	}
-	if s.caps.Staged && c.Packed == nil && c.Paged == nil && c.Indices == nil && !c.DTypes.Quant() {
+	if s.caps.Staged && c.Packed == nil && c.Paged == nil && c.Indices == nil && c.Blocks == nil && !c.DTypes.Quant() {
 		t.Run("staged", func(t *testing.T) {
 			for _, lse := range s.lseModes() {
 				if err := RunStaged(ctx, s.be, c, lse); err != nil {

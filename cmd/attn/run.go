@@ -22,7 +22,7 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -89,6 +89,14 @@ window and the key lengths still hide what they hide, and a row left
 with no key outputs zeros (LSE −Inf). A position out of range or named
 twice in a row is an error naming the row. It runs fused, with no
 -bias, -mask or -alibi.
+
+Block-sparse attention, as FlexAttention's BlockMask gives it:
+-block-mask M.npy with -block-size S ([B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] or
+[⌈Nq/S⌉, ⌈Nk/S⌉], bool or integers) keeps block (I, J) of S query rows by
+S keys where M is nonzero; a block that is 0 is never computed. Inside
+the blocks that are on, every other mask still applies (-causal,
+-window, -mask for the blocks a rule's edge crosses); a row whose blocks
+are all off outputs zeros. It runs fused.
 
 -scores S.npy writes the pre-softmax scores [B, H, Nq, Nk] (staged
 strategy) at the stage -scores-stage names: raw (scale·Q·Kᵀ), capped
@@ -160,7 +168,11 @@ type runFlags struct {
 	// paths, and the past's and present's .npy files.
 	cuQ, cuK, table, cacheLens string
 	// indices are the index lists of sparse attention (-indices).
-	indices            string
+	indices string
+	// blockMask and blockSize are a block-sparse mask (-block-mask,
+	// -block-size).
+	blockMask          string
+	blockSize          int
 	pastK, pastV       string
 	presentK, presentV string
 	// vFromK, when > 0, takes V as K's first vFromK columns (-v-from-k).
@@ -243,6 +255,8 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.cuQ, "cu-seqlens-q", "", "packed sequences: `C.npy`, [B+1] int32 or int64 row offsets into Q, whose rows are [total, H, D]")
 	fs.StringVar(&f.cuK, "cu-seqlens-k", "", "packed keys: `C.npy`, [B+1] int32 or int64 row offsets into K and V, [total, KVH, D] (with -cu-seqlens-q)")
 	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
+	fs.StringVar(&f.blockMask, "block-mask", "", "block-sparse mask `M.npy`, [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] (or [⌈Nq/S⌉, ⌈Nk/S⌉]) bool or integers: a block that is 0 is never computed (needs -block-size)")
+	fs.IntVar(&f.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
 	fs.StringVar(&f.indices, "indices", "", "sparse attention over chosen keys: `I.npy`, [B, Heads, Nq, K] int32 or int64 key positions a query row attends (Heads 1 or KVH; −1 none); runs fused, with no bias, mask or ALiBi")
 	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
@@ -319,6 +333,10 @@ func (f *runFlags) check() error {
 		return usagef("-v-from-k takes V from K: give no -v")
 	case f.vFromK > 0 && (f.pastK != "" || f.pastV != "" || f.presentK != "" || f.presentV != ""):
 		return usagef("-v-from-k takes no past or present K and V: give the whole K with -k")
+	case f.blockMask != "" && f.blockSize < 1:
+		return usagef("-block-mask needs -block-size S ≥ 1, its blocks' rows and keys")
+	case f.blockMask == "" && f.blockSize != 0:
+		return usagef("-block-size %d without -block-mask", f.blockSize)
 	}
 	if err := f.checkSeqFlags(); err != nil {
 		return err
@@ -351,7 +369,7 @@ func (f *runFlags) check() error {
 	// An output may not replace an input or another output.
 	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask,
 		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens, "-past-k": f.pastK, "-past-v": f.pastV,
-		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens, "-indices": f.indices}
+		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens, "-indices": f.indices, "-block-mask": f.blockMask}
 	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap},
 		{"-present-k", f.presentK}, {"-present-v", f.presentV}}
 	for i, o := range outs {
@@ -359,7 +377,7 @@ func (f *runFlags) check() error {
 			continue
 		}
 		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens", "-past-k", "-past-v",
-			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens", "-indices"} {
+			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens", "-indices", "-block-mask"} {
 			if ins[in] != "" && samePath(o.path, ins[in]) {
 				return usagef("%s %s would overwrite the input %s %s", o.name, o.path, in, ins[in])
 			}
@@ -457,7 +475,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
 		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}, {"pastk", f.pastK}, {"pastv", f.pastV},
-		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}, {"indices", f.indices}} {
+		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}, {"indices", f.indices}, {"blocks", f.blockMask}} {
 		if in.path == "" {
 			continue
 		}
@@ -470,6 +488,13 @@ func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 		switch in.key {
 		case "mask":
 			check = nf.checkKeep
+		case "blocks":
+			check = func() error {
+				if r := len(nf.shape); r != 2 && r != 4 {
+					return fmt.Errorf("-block-mask %s has shape %s; want [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] or [⌈Nq/S⌉, ⌈Nk/S⌉]", nf.path, operand.NpyShape(nf.shape))
+				}
+				return nf.checkKeep()
+			}
 		case "alibi", "sinks", "kvlens":
 			check = func() error { return checkVariantHeader(in.key, nf) }
 		case "cuq", "cuk", "table", "cachelens", "indices":
@@ -708,6 +733,17 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, o
 			return err
 		}
 		opts.Mask = &kernels.Mask{Shape: nf.shape, Keep: keep}
+	}
+	if nf := files["blocks"]; nf != nil {
+		keep, err := nf.readKeep(ctx)
+		if err != nil {
+			return err
+		}
+		bm := &kernels.BlockMask{Size: f.blockSize, Shape: [4]int{1, 1, nf.shape[0], nf.shape[1]}, Keep: keep}
+		if len(nf.shape) == 4 {
+			copy(bm.Shape[:], nf.shape)
+		}
+		opts.Blocks = bm
 	}
 	return nil
 }

@@ -130,13 +130,45 @@ func KernelFlags(p backend.Problem, bias, keep, lse bool) shaders.Flag {
 	set(shaders.FlagPackK, p.Packed != nil && p.Packed.CuK != nil)
 	set(shaders.FlagPaged, p.Paged != nil)
 	set(shaders.FlagScales, p.Scales != nil)
+	set(shaders.FlagBlocks, p.Blocks != nil)
 	return f
 }
 
 // VarsFlags are the bits whose kernels read the vars binding: a call
 // uploads its variant data only when it sets one of them.
 const VarsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
-	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged | shaders.FlagScales
+	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged | shaders.FlagScales | shaders.FlagBlocks
+
+// BlockWords lays out block mask m of p as vars holds it for
+// lib/pages.wgsl's block_on: one word a block (1 on, 0 off), over
+// [B or 1, H or 1, ⌈Nq/S⌉, ⌈Nk/S⌉] whatever blocks m stops at (those past
+// it off), and the strides of batch, head, query block and key block (0
+// on a broadcast dimension).
+func BlockWords(p backend.Problem, m *backend.BlockMask) (words []uint32, strides [4]int) {
+	qb, kb := (p.Nq+m.Size-1)/m.Size, (p.Nk+m.Size-1)/m.Size
+	strides = [4]int{0, 0, kb, 1}
+	if m.Shape[1] > 1 {
+		strides[1] = qb * kb
+	}
+	if m.Shape[0] > 1 {
+		strides[0] = m.Shape[1] * qb * kb
+	}
+	words = make([]uint32, m.Shape[0]*m.Shape[1]*qb*kb)
+	for b := range m.Shape[0] {
+		for h := range m.Shape[1] {
+			for i := range m.Shape[2] {
+				row := m.Row(b, h, i*m.Size)
+				at := b*strides[0] + h*strides[1] + i*kb
+				for j, on := range row {
+					if on {
+						words[at+j] = 1
+					}
+				}
+			}
+		}
+	}
+	return words, strides
+}
 
 // SoftmaxFlags are the bits softmax.wgsl applies.
 const SoftmaxFlags = shaders.FlagRange | shaders.FlagKeep | shaders.FlagLSE | shaders.FlagSink

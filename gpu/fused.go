@@ -201,8 +201,8 @@ type fusedCall struct {
 
 	flags          shaders.Flag // every bit of the call (plan.KernelFlags)
 	vars           *varsData
-	seqAt, tableAt int // where the per-sequence data and the block table start in vars
-	sclAt          int // where the KV heads' scales start in vars (under FlagScales)
+	seqAt, tableAt int    // where the per-sequence data and the block table start in vars
+	sclAt          int    // where the KV heads' scales start in vars (under FlagScales)
 	blkAt          int    // where the block mask starts in vars (under FlagBlocks)
 	blkStrides     [4]int // its strides (plan.BlockWords)
 	fused, merge   *pipeline

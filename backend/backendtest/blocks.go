@@ -58,7 +58,7 @@ func blockSpecs() []spec {
 		blk(causal(prob(2, 4, 2, 200, 300, 64, 64)), 64, 0.4, false),
 		blk(causal(bnhd(prob(1, 4, 4, 257, 257, 40, 40))), 128, 0.5, true),
 		blk(prob(1, 2, 2, 300, 520, 32, 16), 256, 0.6, false),
-		blk(prob(1, 2, 1, 33, 47, 8, 8), 17, 0.5, false), // a size no tile divides
+		blk(prob(1, 2, 1, 33, 47, 8, 8), 17, 0.5, false),  // a size no tile divides
 		blk(prob(1, 2, 2, 70, 90, 32, 32), 32, 0, false),  // every block off
 		blk(prob(1, 2, 2, 70, 90, 32, 32), 32, 1, false),  // every block on
 		blk(prob(1, 8, 2, 1, 700, 64, 64), 64, 0.3, true), // decoding

@@ -248,6 +248,14 @@ func (f *fused) plan(threads int) int {
 	}
 	f.tq = f.rq * f.g
 	f.sub = min(f.sub, f.tq)
+	if p.Blocks != nil && f.tq%f.sub != 0 {
+		// Sub-tiles of equal rows: a query tile of one block's rows
+		// (128, say) is two of 64, not one of 120 and one of 8.
+		f.sub = f.tq / ceilDiv(f.tq, f.sub)
+		for f.tq%f.sub != 0 {
+			f.sub--
+		}
+	}
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
 		f.bf16 = false
 		if p.Band() == math.MaxInt {

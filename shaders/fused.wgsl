@@ -203,8 +203,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 {{- if .NQ}}
     for (var j = jstart + t; j < jend; j += WG) {
+        if (has_blocks) {
+            // A key in blocks every row has off is not read.
+            if (!({{range $r := seq .R}}{{if $r}} || {{end}}block_on(b, h{{$r}}, min(i{{$r}}, iend - 1u), j){{end}})) {
+                continue;
+            }
+        }
 {{- else}}
+    // Under a block mask, each row's block of the keys from the current
+    // key block's start (bon) and where that block ends (blk_end).
+    var blk_end = 0u;
+{{- range $r := seq .R}}
+    var bon{{$r}} = true;
+{{- end}}
     for (var j = jstart; j < jend; j++) {
+        if (has_blocks && j >= blk_end) {
+            blk_end = (j / P.blk_size + 1u) * P.blk_size;
+{{- range $r := seq .R}}
+            bon{{$r}} = live{{$r}} && block_on(b, h{{$r}}, i{{$r}}, j);
+{{- end}}
+            if (!({{range $r := seq .R}}{{if $r}} || {{end}}bon{{$r}}{{end}})) {
+                // Every row has this block off: none of its keys is read.
+                j = blk_end - 1u;
+                continue;
+            }
+        }
 {{- end}}
         var kr = j * P.k_r;
         var vr = j * P.v_r;
@@ -248,7 +271,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (has_bias || has_keep || has_blocks) {
 {{- range $r := seq .R}}
             if (j < lim{{$r}}) {
+{{- if $.NQ}}
                 if (has_blocks && !block_on(b, h{{$r}}, i{{$r}}, j)) {
+{{- else}}
+                if (!bon{{$r}}) {
+{{- end}}
                     y{{$r}} = ninf;
                 }
                 if (has_bias) {

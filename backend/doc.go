@@ -38,7 +38,10 @@
 // Caps.Indices takes index lists (Problem.Indices: sparse attention over
 // chosen keys) in Fused, through FusedIndexed, which lowers them to a
 // paged problem of one-key pages; FusedParams.Validate refuses them for
-// every other backend. A backend whose buffers are host
+// every other backend. A backend with Caps.Blocks takes block masks
+// (Problem.Blocks: blocks of query rows and keys that are off are never
+// computed) in Fused, validating with FusedParams.ValidateBlocks;
+// Validate refuses them for every other backend. A backend whose buffers are host
 // memory may implement Wrapper, making a Buffer of a caller's slice
 // without a copy: read-only for inputs, which no op or Write changes. K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always

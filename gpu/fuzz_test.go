@@ -26,6 +26,10 @@ const (
 	// a row, per KV head when vpar&64 (else one a row), drawn from vpar;
 	// they take no bias, keep-mask or ALiBi (dropped) and run fused.
 	fzIndices
+	// fzBlocks gives a block mask (backend.BlockMask) of blocks of
+	// 8·(1 + vpar>>8 & 7) rows and keys, about half on, one a head when
+	// vpar&1, drawn from vpar; it runs fused (unless fzIndices wins).
+	fzBlocks
 )
 
 // Variant flags of a fuzz input (its vflags), each decoded from vpar:
@@ -119,6 +123,9 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 		p.ALiBi = nil
 		p = backendtest.WithIndices(newRand(uint64(vpar)), p, heads, 1+int(vpar)%64)
 		return p, nil, nil
+	}
+	if flags&fzBlocks != 0 {
+		p = backendtest.WithBlocks(newRand(uint64(vpar)+1), p, 8*(1+int(vpar>>8&7)), 0.5, vpar&1 != 0)
 	}
 	if flags&fzBias != 0 {
 		bias = pat(biasPat)
@@ -267,6 +274,14 @@ func FuzzParity(f *testing.F) {
 		{1, 2, 1, 40, 120, 31, 17, fzIndices | fzCausal, 0, 0, inf, 19, fzvWindow | fzvKVLens, 0x2110},
 		// Packed queries over packed keys with lists, BNHD, softcap.
 		{2, 0, 2, 9, 90, 16, 16, fzIndices | fzBNHD, 0, 0, inf, 20, fzvPacked | fzvSoftcap, 0x0049},
+		// A block mask of 16 × 16 blocks, one a head, causal prefill with
+		// a bias and a keep-mask, GQA, the sizes past whole blocks.
+		{1, 1, 1, 70, 150, 31, 31, fzBlocks | fzCausal | fzBias | fzKeep, 0b0110, 0b1001, inf, 21, 0, 0x0101},
+		// Blocks of 64 over a paged cache, decoding with sinks, BNHD.
+		{2, 0, 2, 1, 280, 63, 63, fzBlocks | fzBNHD, 0, 0, inf, 22, fzvPaged | fzvSinks, 0x0700},
+		// Blocks of 40 over packed sequences with a window, staged asked
+		// (fused runs).
+		{1, 2, 0, 60, 200, 16, 16, fzBlocks | fzStaged, 0, 0, inf, 23, fzvPacked | fzvWindow, 0x2413},
 	} {
 		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar)
 	}
@@ -284,7 +299,7 @@ func FuzzParity(f *testing.F) {
 		s := kernels.Fused
 		// The staged ops take no packed or paged problem, nor an index
 		// list.
-		if flags&fzStaged != 0 && p.Packed == nil && p.Paged == nil && p.Indices == nil {
+		if flags&fzStaged != 0 && p.Packed == nil && p.Paged == nil && p.Indices == nil && p.Blocks == nil {
 			s = kernels.Staged
 		}
 		withLSE := flags&fzNoLSE == 0

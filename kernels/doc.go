@@ -238,6 +238,13 @@
 // position out of range or named twice is ErrShape naming the row; a
 // bias, keep-mask or ALiBi beside a list is ErrUnsupported.
 //
+// Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
+// AttendOptions.Blocks keep or drop blocks of S query rows by S keys
+// (BlockMask); a block that is off is never computed, one that is on
+// is computed under the other masks. MaskBlocks, MaskBlocksOf,
+// DocumentBlocks, PrefixLMBlocks and StreamingBlocks build the common
+// ones.
+//
 // # Checks and errors
 //
 // Attention validates everything once, before any work: ranks, sizes,

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRunBlocks: attn run -block-mask M.npy -block-size S skips the
+// blocks M has off and writes what the same run writes with the
+// keep-mask of those blocks (-mask), rank 4 and rank 2 masks, causal,
+// bool and uint8 files; bad uses are refused.
+func TestRunBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(64, 1))
+	const b, h, nq, nk, d, s = 2, 2, 40, 70, 16, 16
+	qb, kb := (nq+s-1)/s, (nk+s-1)/s
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		descr string
+		flags []string
+	}{
+		{"rank4", []int{b, 1, qb, kb}, "|b1", nil},
+		{"rank2 causal", []int{qb, kb}, "|u1", []string{"-causal"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			q := writeTestNpy(t, filepath.Join(dir, "q.npy"), "<f4", []int{b, h, nq, d}, randVals(r, b*h*nq*d))
+			k := writeTestNpy(t, filepath.Join(dir, "k.npy"), "<f4", []int{b, h, nk, d}, randVals(r, b*h*nk*d))
+			v := writeTestNpy(t, filepath.Join(dir, "v.npy"), "<f4", []int{b, h, nk, d}, randVals(r, b*h*nk*d))
+			blocks := make([]float64, prod(tc.shape))
+			for i := range blocks {
+				if r.IntN(2) == 0 {
+					blocks[i] = 1
+				}
+			}
+			mask := make([]float64, b*h*nq*nk)
+			for bb := range b {
+				for hh := range h {
+					for i := range nq {
+						for j := range nk {
+							at := (i/s)*kb + j/s
+							if len(tc.shape) == 4 {
+								at += bb * qb * kb
+							}
+							mask[((bb*h+hh)*nq+i)*nk+j] = blocks[at]
+						}
+					}
+				}
+			}
+			bm := writeTestNpy(t, filepath.Join(dir, "b.npy"), tc.descr, tc.shape, blocks)
+			m := writeTestNpy(t, filepath.Join(dir, "m.npy"), "<f4", []int{b, h, nq, nk}, mask)
+			var outs [2][]float32
+			for n, src := range [][]string{{"-block-mask", bm, "-block-size", strconv.Itoa(s)}, {"-mask", m, "-strategy", "fused"}} {
+				o := filepath.Join(dir, strconv.Itoa(n)+".npy")
+				args := append([]string{"run", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-o", o}, src...)
+				code, _, stderr := runCmd(t, append(args, tc.flags...)...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d\n%s", src, code, stderr)
+				}
+				_, outs[n] = readOutput(t, o)
+			}
+			for i := range outs[0] {
+				if dd := outs[0][i] - outs[1][i]; dd > 1e-5 || dd < -1e-5 {
+					t.Fatalf("out[%d] = %v with -block-mask, %v with the keep-mask", i, outs[0][i], outs[1][i])
+				}
+			}
+		})
+	}
+
+	dir := t.TempDir()
+	q := writeTestNpy(t, filepath.Join(dir, "q.npy"), "<f4", []int{20, 8}, randVals(r, 160))
+	k := writeTestNpy(t, filepath.Join(dir, "k.npy"), "<f4", []int{30, 8}, randVals(r, 240))
+	o := filepath.Join(dir, "o.npy")
+	ok := writeTestNpy(t, filepath.Join(dir, "ok.npy"), "|b1", []int{2, 3}, []float64{1, 0, 1, 0, 1, 1})
+	bad3 := writeTestNpy(t, filepath.Join(dir, "bad3.npy"), "|b1", []int{1, 2, 3}, []float64{1, 0, 1, 0, 1, 1})
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-block-mask", ok}, "needs -block-size"},
+		{[]string{"-block-size", "16"}, "without -block-mask"},
+		{[]string{"-block-mask", ok, "-block-size", "8"}, "⌈Nq/8⌉=3"},
+		{[]string{"-block-mask", bad3, "-block-size", "16"}, "has shape (1, 2, 3)"},
+	} {
+		code, _, stderr := runCmd(t, append([]string{"run", "-backend", "cpu", "-q", q, "-k", k, "-v", k, "-o", o}, bad.args...)...)
+		if code == 0 || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%v: exit %d, stderr %q: want a failure saying %q", bad.args, code, stderr, bad.want)
+		}
+	}
+}

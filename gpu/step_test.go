@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
 )
 
@@ -589,4 +590,63 @@ func TestStepDecodeFlat(t *testing.T) {
 	for i, ly := range layers {
 		ly.checkO(t, b, fmt.Sprintf("layer %d O", i), p)
 	}
+}
+
+// TestStepIndices records decoding steps with index lists in a Step and
+// gets what Fused gives them; a list the lowering runs through scratch
+// (prefill in BHND, an LSE of several rows) is refused by the step
+// (ErrUnsupported: it cannot free the scratch), noted once, and Fused
+// runs it; a bad list is refused and noted once.
+func TestStepIndices(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(65, 0))
+	decode := backendtest.WithIndices(r, backend.Problem{B: 2, H: 8, KVHeads: 2, Nq: 1, Nk: 300, D: 64, Layout: backend.BNHD}, 2, 40)
+	prefill := backendtest.WithIndices(r, backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 9, Nk: 50, D: 32}, 1, 8)
+	ly := newLayer(t, b, decode, backend.Float32, 1)
+	if err := b.Fused(ctx, backend.FusedParams{Problem: decode}, ly.q, ly.k, ly.v, ly.o, ly.l); err != nil {
+		t.Fatal(err)
+	}
+	wantO, wantL := ly.read(t, b)
+	if err := b.Write(ly.o, 0, make([]float32, decode.OLen())); err != nil {
+		t.Fatal(err)
+	}
+	st := b.Record()
+	if err := st.Fused(ctx, backend.FusedParams{Problem: decode}, ly.q, ly.k, ly.v, ly.o, ly.l); err != nil {
+		t.Fatal(err)
+	}
+	pf := newLayer(t, b, prefill, backend.Float32, 2)
+	if err := st.Fused(ctx, backend.FusedParams{Problem: prefill}, pf.q, pf.k, pf.v, pf.o, pf.l); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("a step's prefill through scratch: %v, want ErrUnsupported", err)
+	}
+	bad := decode
+	bad.Indices = &backend.Indices{Heads: 2, K: 40, Idx: append([]int32(nil), decode.Indices.Idx...)}
+	bad.Indices.Idx[3] = 300
+	if err := st.Fused(ctx, backend.FusedParams{Problem: bad}, ly.q, ly.k, ly.v, ly.o, ly.l); !errors.Is(err, backend.ErrShape) {
+		t.Errorf("a step's bad list: %v, want ErrShape", err)
+	}
+	err := st.Wait()
+	if n := strings.Count(fmt.Sprint(err), "op "); n != 2 {
+		t.Errorf("Wait: %v: want the two refusals noted once each", err)
+	}
+	gotO, gotL := ly.read(t, b)
+	if i := firstDiffF(gotO, wantO); i >= 0 {
+		t.Errorf("O[%d] = %v recorded, %v from Fused", i, gotO[i], wantO[i])
+	}
+	if i := firstDiffF(gotL, wantL); i >= 0 {
+		t.Errorf("LSE[%d] = %v recorded, %v from Fused", i, gotL[i], wantL[i])
+	}
+	if err := b.Fused(ctx, backend.FusedParams{Problem: prefill}, pf.q, pf.k, pf.v, pf.o, pf.l); err != nil {
+		t.Errorf("Fused of the prefill the step refused: %v", err)
+	}
+}
+
+// firstDiffF is the first index where a and b differ (NaN-free), or −1.
+func firstDiffF(a, b []float32) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,0 +1,47 @@
+package cpu_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/cpu"
+)
+
+// BenchmarkSparseDecode is issue 56's sparse decoding step in both
+// cache layouts: one query of 32 heads over 8 KV heads, D = 128, f16,
+// attending 2048 keys of 32768 chosen by bench.TopK, beside the dense
+// step (topk0). In BNHD a key's KV heads lie side by side (2 KiB a key,
+// one sequence a row in the lowering); in BHND each head's rows lie
+// apart (256 bytes a key and head, a sequence a row and KV head).
+//
+//	go test -run XXX -bench SparseDecode -count 3 ./cpu
+func BenchmarkSparseDecode(b *testing.B) {
+	be, err := cpu.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	for _, layout := range []backend.Layout{backend.BNHD, backend.BHND} {
+		for _, topk := range []int{2048, 0} {
+			p := bench.Shape{B: 1, H: 32, KVHeads: 8, N: 32768, Nq: 1, D: 128, TopK: topk}.Problem()
+			p.Layout = layout
+			var bufs [4]backend.Buffer
+			for i, n := range []int{p.QLen(), p.KLen(), p.VLen(), p.OLen()} {
+				if bufs[i], err = be.Alloc(backend.Float16, n); err != nil {
+					b.Fatal(err)
+				}
+				defer bufs[i].Release()
+			}
+			b.Run(fmt.Sprintf("%v/topk%d", layout, topk), func(b *testing.B) {
+				for range b.N {
+					if err := be.Fused(context.Background(), backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -66,10 +66,11 @@ func TestAttentionBlocks(t *testing.T) {
 	}
 }
 
-// TestCacheBlocks decodes over a PagePool with a block mask of key
-// blocks a sequence, against the same step with the index lists that
-// name the keys of the blocks that are on: two paths (blocks skipped in
-// the kernels, and keys gathered through one-key pages) that must agree.
+// TestCacheBlocks decodes over a PagePool (BNHD) and a KVCache (BHND)
+// with a block mask of key blocks a sequence, against the same step with
+// the index lists that name the keys of the blocks that are on: two
+// paths (blocks skipped in the kernels, and keys gathered through
+// one-key pages) that must agree.
 func TestCacheBlocks(t *testing.T) {
 	const kvh, d, h, ps, sz = 2, 64, 8, 16, 32
 	ctx := context.Background()
@@ -120,6 +121,31 @@ func TestCacheBlocks(t *testing.T) {
 					}
 				}
 				near(t, "blocks against lists", outs[0].Data, outs[1].Data, 1e-5)
+
+				// The same rows in a KVCache of capacity 256 (its key
+				// bound: the mask's blocks may stop at the longest
+				// sequence's 200 keys).
+				kc, err := kernels.NewKVCache(be, len(lens), 256, kernels.CacheConfig{KVHeads: kvh, D: d, DType: dt, Layout: kernels.BHND})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer kc.Release()
+				rng = rand.New(rand.NewPCG(62, uint64(dt)))
+				for s, n := range lens {
+					if err := kc.Append(s, randTensor(rng, kernels.BNHD, n, kvh, d), randTensor(rng, kernels.BNHD, n, kvh, d)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				qh := randTensor(rng, kernels.BHND, len(lens), h, 1, d)
+				for i, opts := range []*kernels.AttendOptions{{Blocks: bm}, {Indices: ix}} {
+					if outs[i], err = kernels.NewTensor(kernels.BHND, len(lens), h, 1, d); err != nil {
+						t.Fatal(err)
+					}
+					if err := kc.Attend(ctx, qh, outs[i], nil, opts); err != nil {
+						t.Fatal(err)
+					}
+				}
+				near(t, "KVCache: blocks against lists", outs[0].Data, outs[1].Data, 1e-5)
 			})
 		}
 	}

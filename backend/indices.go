@@ -33,8 +33,8 @@ import (
 //
 // FusedIndexed runs such a problem on a backend's own Fused, reading
 // only the named rows (a pool of one-key pages: see FusedIndexed). An
-// index list takes no bias, keep-mask or ALiBi (ErrUnsupported: fold a
-// mask into the list); the other variants (softcap, sinks, scales,
+// index list takes no bias, keep-mask, ALiBi or block mask
+// (ErrUnsupported: fold a mask into the list); the other variants (softcap, sinks, scales,
 // V from K) and every storage dtype apply as they do without one.
 type Indices struct {
 	// Heads is 1 or KVHeads; K is the entries a row (0 is allowed: no
@@ -152,7 +152,8 @@ type IndexedOps interface {
 // KV head then), they go through scratch buffers and Copy; a recording
 // refuses that (ErrUnsupported), as it cannot free them.
 //
-// Bias, a keep-mask and ALiBi are ErrUnsupported with an index list.
+// Bias, a keep-mask, ALiBi and a block mask are ErrUnsupported with an
+// index list.
 func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
 	if err := p.validate(q, k, v, o, lse); err != nil {
 		return err

@@ -1,0 +1,100 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+)
+
+// Grads is the float64 gradient of a scalar loss L through attention,
+// given dL/dO: the answer a backward pass is judged by (issue 58). DQ,
+// DK and DV are laid out as Q, K and V are (Problem.QRowsOf, KRowsOf,
+// VRowsOf); DK and DV sum over the query heads of each KV group (GQA).
+// DSinks is [H] (nil without sinks): the gradient of each sink logit.
+type Grads struct {
+	DQ, DK, DV []float64
+	DSinks     []float64
+}
+
+// ReferenceGrad computes the gradient of L = Σ O·dO through c's forward
+// (Reference's definition) in float64 with plain loops, row by row:
+//
+//	dV[j]  += P_j · dO                    for each key j the row sees
+//	dP_j    = dO · V_j
+//	δ       = Σ_j P_j·dP_j  (= dO · O)
+//	dS_j    = P_j · (dP_j − δ)
+//	dRaw_j  = dS_j · (1 − tanh²(raw_j/c))  with a softcap c, else dS_j
+//	dQ     += scale·kscale · Σ_j dRaw_j · K_j
+//	dK[j]  += scale·kscale · dRaw_j · Q
+//	dSink  −= P_sink · δ                  (a sink has no value)
+//
+// The bias and ALiBi are constants of the scores (no gradient is taken
+// for the bias here), and hidden keys get none. dO is laid out as O
+// (Problem.ORowsOf). c must be valid with operands of the right lengths,
+// and without packed or paged sequences or an index list or block mask
+// (their rows are the forward's; the gradients of those layouts are not
+// defined here); ReferenceGrad panics otherwise.
+func ReferenceGrad(c Case, dO []float32) Grads {
+	p := c.Problem.Resolved()
+	if err := c.check(); err != nil {
+		panic("backendtest: ReferenceGrad: " + err.Error())
+	}
+	if p.Packed != nil || p.Paged != nil || p.Indices != nil || p.Blocks != nil || p.VFromK {
+		panic("backendtest: ReferenceGrad: packed, paged, index lists, block masks and V from K are not covered")
+	}
+	if len(dO) != p.OLen() {
+		panic(fmt.Sprintf("backendtest: ReferenceGrad: dO has %d values, want %d", len(dO), p.OLen()))
+	}
+	g := Grads{DQ: make([]float64, p.QLen()), DK: make([]float64, p.KLen()), DV: make([]float64, p.VLen())}
+	if p.Sinks != nil {
+		g.DSinks = make([]float64, p.H)
+	}
+	qs, ks, vs, os := p.QRowsOf(), p.KRowsOf(), p.VRowsOf(), p.ORowsOf()
+	raw, capped, scores, masked, weights := make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk)
+	out := make([]float64, p.Dv)
+	for b := range p.B {
+		for h := range p.H {
+			kvh := h / (p.H / p.KVHeads)
+			scale := float64(p.Scale) * float64(p.Scales.KScale(kvh))
+			vScale := float64(p.Scales.VScale(kvh))
+			for i := range p.Nq {
+				clear(out)
+				clear(weights) // row writes only the keys the row sees
+				lse, empty := c.row(b, h, i, refRow{raw: raw, capped: capped, scores: scores, masked: masked, weights: weights, out: out})
+				if empty && p.Sinks == nil {
+					continue // no key, no sink: O = 0 whatever the inputs
+				}
+				do := dO[os.Offset(b, h, i):][:p.Dv]
+				delta := 0.0 // dO · O
+				for d := range p.Dv {
+					delta += float64(do[d]) * out[d]
+				}
+				qa := qs.Offset(b, h, i)
+				for j := range p.Nk {
+					pj := weights[j]
+					if pj == 0 {
+						continue
+					}
+					va, ka := vs.Offset(b, kvh, j), ks.Offset(b, kvh, j)
+					dp := 0.0
+					for d := range p.Dv {
+						g.DV[va+d] += pj * vScale * float64(do[d])
+						dp += float64(do[d]) * vScale * float64(c.V[va+d])
+					}
+					ds := pj * (dp - delta)
+					if sc := float64(p.Softcap); sc > 0 {
+						th := math.Tanh(raw[j] / sc)
+						ds *= 1 - th*th
+					}
+					for d := range p.D {
+						g.DQ[qa+d] += scale * ds * float64(c.K[ka+d])
+						g.DK[ka+d] += scale * ds * float64(c.Q[qa+d])
+					}
+				}
+				if p.Sinks != nil {
+					g.DSinks[h] -= math.Exp(float64(p.Sinks[h])-lse) * delta
+				}
+			}
+		}
+	}
+	return g
+}

@@ -14,7 +14,7 @@ import (
 
 // Backward tiles: query rows and keys of one step.
 const (
-	backTileQ = 64
+	backTileQ = 256
 	backTileK = 128
 )
 
@@ -173,39 +173,52 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt blas32.General, b, h, kvh
 	if p.ALiBi != nil {
 		slope = float64(p.ALiBi[h])
 	}
+	negInf := float32(math.Inf(-1))
 	for ii := range r {
 		i := i0 + ii
 		lo, hi := p.KeyRange(b, i)
-		l := float64(bw.lse[p.LSEOffset(b, h, i)])
+		l := bw.lse[p.LSEOffset(b, h, i)]
 		t := p.Align(b) + i
 		row := s.Data[ii*n : (ii+1)*n]
-		for jj := range row {
-			j := j0 + jj
-			if j < lo || j >= hi || math.IsInf(l, -1) {
-				row[jj] = 0
-				continue
-			}
-			x := float64(row[jj])
-			if c := float64(p.Softcap); c > 0 {
-				x = c * math.Tanh(x/c)
-			}
-			x -= slope * math.Abs(float64(t-j))
-			row[jj] = float32(math.Exp(x - l))
+		if math.IsInf(float64(l), -1) {
+			clear(row) // the row sees no key (and has no sink)
+			continue
 		}
+		// The keys the row sees are [a, e) of the tile.
+		a, e := min(max(lo-j0, 0), n), min(max(hi-j0, 0), n)
+		e = max(e, a)
+		for jj := range row[:a] {
+			row[jj] = negInf
+		}
+		for jj := range row[e:] {
+			row[e+jj] = negInf
+		}
+		if c := p.Softcap; c > 0 || slope != 0 {
+			for jj := a; jj < e; jj++ {
+				if c > 0 {
+					row[jj] = c * float32(math.Tanh(float64(row[jj]/c)))
+				}
+				row[jj] -= float32(slope * math.Abs(float64(t-j0-jj)))
+			}
+		}
+		expShift(row, l) // P = e^(s − LSE), 0 for −Inf
 	}
 	// dV += Pᵀ·dO (the V rows of this tile, n×Dv).
 	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, dv, r, 1, s.Data, s.Stride, dot.Data, dot.Stride, 1, bw.dv[bw.vr.Offset(b, kvh, j0):], bw.vr.Row)
 	// dP = dO·Vᵀ, then dS = P∘(dP − δ), through the softcap's tanh.
 	gemm(blas.Trans, 1, dot, vt, 0, dp)
 	for ii := range r {
-		pr, dr, rr := s.Data[ii*n:(ii+1)*n], dp.Data[ii*n:(ii+1)*n], raw[ii*n:(ii+1)*n]
-		for jj := range dr {
-			ds := pr[jj] * (dr[jj] - sc.delta[ii])
-			if c := p.Softcap; c > 0 {
-				th := float32(math.Tanh(float64(rr[jj] / c)))
-				ds *= 1 - th*th
+		pr, dr := s.Data[ii*n:(ii+1)*n], dp.Data[ii*n:(ii+1)*n]
+		delta := sc.delta[ii]
+		dr = dr[:len(pr)]
+		for jj, pj := range pr {
+			dr[jj] = pj * (dr[jj] - delta)
+		}
+		if c := p.Softcap; c > 0 {
+			for jj, x := range raw[ii*n : (ii+1)*n] {
+				th := float32(math.Tanh(float64(x / c)))
+				dr[jj] *= 1 - th*th
 			}
-			dr[jj] = ds
 		}
 	}
 	// dQ += scale·dS·K and dK += scale·dSᵀ·Q.

@@ -38,7 +38,10 @@
 // Caps.Indices takes index lists (Problem.Indices: sparse attention over
 // chosen keys) in Fused, through FusedIndexed, which lowers them to a
 // paged problem of one-key pages; FusedParams.Validate refuses them for
-// every other backend. A backend with Caps.Blocks takes block masks
+// every other backend. A backend that implements Backwarder computes
+// attention's gradients (dQ, dK, dV and the sinks', from the forward's O
+// and LSE; the CPU does, float32, for the problems BackwardParams.Validate
+// lets through). A backend with Caps.Blocks takes block masks
 // (Problem.Blocks: blocks of query rows and keys that are off are never
 // computed) in Fused, validating with FusedParams.ValidateBlocks;
 // Validate refuses them for every other backend. A backend whose buffers are host

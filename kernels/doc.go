@@ -238,6 +238,10 @@
 // position out of range or named twice is ErrShape naming the row; a
 // bias, keep-mask or ALiBi beside a list is ErrUnsupported.
 //
+// Gradients: AttentionGrad returns ∂L/∂Q, ∂L/∂K, ∂L/∂V (and the sinks')
+// given ∂L/∂O, through the backend's backward pass (backend.Backwarder:
+// the CPU, float32, for now), for a training loop's step.
+//
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys
 // (BlockMask); a block that is off is never computed, one that is on

@@ -1,13 +1,15 @@
 // Command attn computes scaled dot-product attention on .npy files, walks
 // through the illustrated-transformer example step by step, draws
-// attention weights as heatmaps, lists the devices it can run on, and
-// benchmarks attention next to other implementations.
+// attention weights as heatmaps, lists the devices it can run on,
+// benchmarks attention next to other implementations, and computes
+// attention's gradients.
 //
 //	attn run -q Q.npy -k K.npy -v V.npy -o O.npy [options]
 //	attn explain [-x X.npy -wq WQ.npy -wk WK.npy -wv WV.npy] [-scale S]
 //	attn heatmap [-q Q.npy -k K.npy [-head b,h] | -x X.npy -wq WQ.npy -wk WK.npy] [-o attn-heatmap.png]
 //	attn devices
 //	attn bench [-n 256,...,16384] [-backend cpu,gpu] [-peers all] [-out DIR] [options]
+//	attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [options]
 //
 // # Reading .npy files
 //

@@ -48,6 +48,7 @@ var commands = []command{
 	{"heatmap", heatmapSynopsis, runHeatmap},
 	{"devices", devicesSynopsis, runDevices},
 	{"bench", benchSynopsis, runBench},
+	{"grad", gradSynopsis, runGrad},
 }
 
 // cmdEnv is what a subcommand writes to.

@@ -28,18 +28,8 @@ type BlockMask struct {
 }
 
 // strides are the element strides of Keep over [B, H, blocks of Nq,
-// blocks of Nk], 0 on a broadcast dimension.
-func (m *BlockMask) strides() [4]int {
-	var s [4]int
-	n := 1
-	for d := 3; d >= 0; d-- {
-		if m.Shape[d] != 1 {
-			s[d] = n
-		}
-		n *= m.Shape[d]
-	}
-	return s
-}
+// blocks of Nk], 0 on a broadcast dimension: a Mask's over that shape.
+func (m *BlockMask) strides() [4]int { return (&Mask{Shape: m.Shape}).Strides() }
 
 // Row returns the blocks of query row i of head h in batch b: the
 // ⌈Nk/Size⌉ entries of its block row, key block J at element J.

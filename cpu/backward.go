@@ -28,8 +28,8 @@ const (
 //	dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − δ)·softcap′,  δ = rowsum(dO∘O)
 //	dQ += scale·dS·K,  dK += scale·dSᵀ·Q
 //
-// on the backend's Sgemm, in float32, never holding more than a tile of
-// scores. An item owns its KV head's rows of dK and dV and its query
+// on the backend's Sgemm and its workers, in float32, never holding more
+// than a tile of scores. An item owns its KV head's rows of dK and dV and its query
 // heads' rows of dQ, so the items share nothing but dSinks, which they
 // add to under a lock. Keys hidden by position (key lengths, causal
 // masking, the window) get no gradient, as the softcap and ALiBi shape
@@ -56,28 +56,8 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 		clear(dSinks)
 		bw.dSinks = dSinks
 	}
-	items := pr.B * pr.KVHeads
-	next := make(chan int, items)
-	for it := range items {
-		next <- it
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range max(1, min(b.threads, items)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var sc backScratch
-			for it := range next {
-				if ctx.Err() != nil {
-					continue
-				}
-				bw.item(&sc, it/pr.KVHeads, it%pr.KVHeads)
-			}
-		}()
-	}
-	wg.Wait()
-	return checkCtx(ctx, op)
+	var r pass
+	return b.run(ctx, op, &r, pr.B*pr.KVHeads, bw)
 }
 
 // backward is one Backward call's operands.
@@ -90,15 +70,23 @@ type backward struct {
 	dSinks              []float32
 }
 
+// begin, item and end make bw the pass's body (passBody): item it is KV
+// head it mod KVHeads of batch it / KVHeads, on the worker's tiles.
+func (bw *backward) begin() any { return new(backScratch) }
+func (bw *backward) item(state any, it int) {
+	bw.head(state.(*backScratch), it/bw.p.KVHeads, it%bw.p.KVHeads)
+}
+func (bw *backward) end(any) {}
+
 // backScratch is a worker's tiles.
 type backScratch struct {
 	qt, dot, dqt, s, dp, delta []float32
 	raw                        []float32
 }
 
-// item computes the gradients of KV head kvh of batch b: its rows of dK
+// head computes the gradients of KV head kvh of batch b: its rows of dK
 // and dV, and its query heads' rows of dQ.
-func (bw *backward) item(sc *backScratch, b, kvh int) {
+func (bw *backward) head(sc *backScratch, b, kvh int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
 	// dK and dV start at 0: every key a row sees adds to them.

@@ -28,7 +28,7 @@ type Grads struct {
 // KVLens. Every other option (a bias or mask, packed or paged sequences,
 // index lists, block masks, V from K, the staged matrices, other
 // dtypes), and a backend without a backward pass (the GPU, for now), is
-// an error wrapping backend.ErrUnsupported, before any work; bad shapes
+// an error wrapping backend.ErrUnsupported, before the forward runs; bad shapes
 // and non-finite inputs are errors as for Attention.
 func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
 	if opts == nil {
@@ -49,8 +49,8 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients with a bias or keep-mask: not yet")
 	case opts.Weights || opts.Scores || opts.Strategy == Staged:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients run fused: no weights, scores or staged strategy")
-	case opts.VFromK > 0 || opts.CuSeqlensQ != nil || opts.BlockTable != nil || opts.Indices != nil || opts.Blocks != nil:
-		return nil, backend.Errorf(backend.ErrUnsupported, "gradients of V from K, packed or paged sequences, index lists or block masks: not yet")
+	case opts.VFromK > 0:
+		return nil, backend.Errorf(backend.ErrUnsupported, "gradients of V from K: not yet")
 	case opts.OutDType != nil && *opts.OutDType != Float32:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients in %v: float32 only, for now", *opts.OutDType)
 	}
@@ -60,9 +60,6 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 	}{{"Q", q}, {"K", k}, {"V", v}, {"dOut", dOut}} {
 		if t.t == nil {
 			return nil, backend.Errorf(backend.ErrShape, "%s is nil", t.name)
-		}
-		if t.t.DType != Float32 {
-			return nil, backend.Errorf(backend.ErrUnsupported, "%s is %v: gradients take float32 tensors, for now", t.name, t.t.DType)
 		}
 	}
 	c, err := plan(q, k, v, opts)
@@ -102,14 +99,21 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 			return nil, err
 		}
 	}
-	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, ops[0], ops[1], ops[2], outs[0], outs[1]); err != nil {
-		return nil, err
-	}
 	g := &Grads{}
 	if p.Sinks != nil {
 		g.DSinks = make([]float32, p.H)
 	}
-	if err := bw.Backward(ctx, backend.BackwardParams{Problem: p}, ops[0], ops[1], ops[2], outs[0], outs[1], ops[3], outs[2], outs[3], outs[4], g.DSinks); err != nil {
+	// What the backward pass refuses (packed or paged sequences, index
+	// lists, block masks, a dtype other than float32) is refused here,
+	// before the forward runs.
+	bp := backend.BackwardParams{Problem: p}
+	if err := bp.Validate(ops[0], ops[1], ops[2], outs[0], outs[1], ops[3], outs[2], outs[3], outs[4], g.DSinks); err != nil {
+		return nil, err
+	}
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, ops[0], ops[1], ops[2], outs[0], outs[1]); err != nil {
+		return nil, err
+	}
+	if err := bw.Backward(ctx, bp, ops[0], ops[1], ops[2], outs[0], outs[1], ops[3], outs[2], outs[3], outs[4], g.DSinks); err != nil {
 		return nil, err
 	}
 	read := func(t *Tensor, buf backend.Buffer) (*Tensor, error) {

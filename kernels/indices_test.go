@@ -159,10 +159,9 @@ func rowsOf(x *kernels.Tensor, lo, hi int) *kernels.Tensor {
 // TestAttentionIndices runs index lists over tensors on every backend
 // against Attention with the keep-mask that names the same keys: the
 // dense path, with no index list, must give what the sparse one does.
-// Prefill (each row its own list), decoding, one list a KV head, packed
-// queries and a window.
+// Prefill (each row its own list), decoding, one list a KV head, and a
+// window.
 func TestAttentionIndices(t *testing.T) {
-	ctx := context.Background()
 	for _, bk := range stridesBackends {
 		for _, c := range []struct {
 			name             string
@@ -207,18 +206,7 @@ func TestAttentionIndices(t *testing.T) {
 				sparse, dense := c.opts, c.opts
 				sparse.Indices = ix
 				dense.Mask = mask
-				got, err := kernels.Attention(ctx, be, q, k, v, &sparse)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := kernels.Attention(ctx, be, q, k, v, &dense)
-				if err != nil {
-					t.Fatal(err)
-				}
-				nearInf(t, "out", got.Out.Data, want.Out.Data)
-				if c.opts.LSE {
-					nearInf(t, "LSE", got.LSE.Data, want.LSE.Data)
-				}
+				sameAttention(t, be, q, k, v, &sparse, &dense)
 			})
 		}
 	}
@@ -259,6 +247,25 @@ func TestAttentionIndicesRefused(t *testing.T) {
 	}
 }
 
+// sameAttention runs Attention with opts and with want (the same
+// attention said another way: a keep-mask for a sparse option) and
+// checks that the outputs, and the LSEs where asked for, agree (nearInf).
+func sameAttention(t *testing.T, be backend.Backend, q, k, v *kernels.Tensor, opts, want *kernels.Options) {
+	t.Helper()
+	got, err := kernels.Attention(context.Background(), be, q, k, v, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := kernels.Attention(context.Background(), be, q, k, v, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nearInf(t, "out", got.Out.Data, ref.Out.Data)
+	if opts.LSE {
+		nearInf(t, "LSE", got.LSE.Data, ref.LSE.Data)
+	}
+}
+
 // nearInf is near for the sparse and dense paths' outputs, within 1e-5,
 // an infinity (the LSE of a row that sees no key) matching itself.
 func nearInf(t *testing.T, what string, got, want []float32) {
@@ -268,7 +275,7 @@ func nearInf(t *testing.T, what string, got, want []float32) {
 	}
 	for i := range got {
 		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= 1e-5) && got[i] != want[i] {
-			t.Fatalf("%s[%d] = %v with an index list, %v with the keep-mask", what, i, got[i], want[i])
+			t.Fatalf("%s[%d] = %v, the same attention through a keep-mask %v", what, i, got[i], want[i])
 		}
 	}
 }

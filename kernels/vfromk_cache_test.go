@@ -179,7 +179,7 @@ func near(t *testing.T, what string, got, want []float32, tol float64) {
 	}
 	for i := range got {
 		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
-			t.Fatalf("%s: out[%d] = %v with V from K, %v with V stored apart", what, i, got[i], want[i])
+			t.Fatalf("%s: out[%d] = %v, want %v (the same attention another way)", what, i, got[i], want[i])
 		}
 	}
 }

@@ -98,3 +98,23 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 	}
 	return g
 }
+
+// NearGrad reports where got, a backend's gradient, is not within
+// tol·max(1, max|want|) of want, ReferenceGrad's, entry by entry: an
+// error naming the first such entry, or one whose lengths differ; nil
+// when every entry is.
+func NearGrad(name string, got []float32, want []float64, tol float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s has %d values, the reference %d", name, len(got), len(want))
+	}
+	top := 1.0
+	for _, w := range want {
+		top = math.Max(top, math.Abs(w))
+	}
+	for i, w := range want {
+		if d := math.Abs(float64(got[i]) - w); !(d <= tol*top) {
+			return fmt.Errorf("%s[%d] = %v, reference %v (largest %v)", name, i, got[i], w, top)
+		}
+	}
+	return nil
+}

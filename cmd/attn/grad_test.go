@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -58,14 +57,8 @@ func TestRunGrad(t *testing.T) {
 				want []float64
 			}{{"dq", want.DQ}, {"dk", want.DK}, {"dv", want.DV}} {
 				_, got := readOutput(t, out(c.name))
-				top := 1.0
-				for _, w := range c.want {
-					top = math.Max(top, math.Abs(w))
-				}
-				for i, w := range c.want {
-					if d := math.Abs(float64(got[i]) - w); !(d <= 1e-4*top) {
-						t.Fatalf("%s[%d] = %v, reference %v", c.name, i, got[i], w)
-					}
+				if err := backendtest.NearGrad(c.name, got, c.want, 1e-4); err != nil {
+					t.Fatal(err)
 				}
 			}
 		})

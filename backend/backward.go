@@ -6,6 +6,13 @@ import "context"
 // gradients it computes.
 type BackwardParams struct {
 	Problem
+	// Bias and Keep are the forward's bias and keep-mask (optional), as
+	// in FusedParams.
+	Bias, Keep *Mask
+	// DBias, when set, receives ∂L/∂bias over Bias's shape (float32):
+	// the scores' gradient summed over the dimensions the bias
+	// broadcasts. It needs Bias.
+	DBias *Mask
 }
 
 // Backwarder is implemented by a backend that computes the gradients of
@@ -41,6 +48,8 @@ func (p *BackwardParams) Validate(q, k, v, o, lse, dO, dQ, dK, dV Buffer, dSinks
 		return Errorf(ErrUnsupported, "the backward pass takes no index lists or block masks yet (B=%d Nq=%d Nk=%d)", p.B, p.Nq, p.Nk)
 	case p.VFromK:
 		return Errorf(ErrUnsupported, "the backward pass takes no V from K yet (D=%d Dv=%d)", p.D, p.Dv)
+	case p.Bias != nil || p.Keep != nil || p.DBias != nil:
+		return Errorf(ErrUnsupported, "the backward pass takes no bias or keep-mask yet (B=%d H=%d Nq=%d Nk=%d)", p.B, p.H, p.Nq, p.Nk)
 	case p.Scales != nil:
 		return Errorf(ErrUnsupported, "the backward pass takes no K and V scales (8-bit caches are not trained)")
 	case p.Sinks != nil && len(dSinks) != p.H:

@@ -265,6 +265,14 @@ type Mask struct {
 	Shape [4]int
 }
 
+// Buffer is m's buffer, nil for a nil m.
+func (m *Mask) Buffer() Buffer {
+	if m == nil {
+		return nil
+	}
+	return m.Buf
+}
+
 // ScoresParams parameterises Backend.Scores.
 type ScoresParams struct {
 	Problem

@@ -25,36 +25,53 @@ const (
 // recomputed from Q, K and the forward's LSE (P = exp(s − LSE), 0 for a
 // hidden key), then
 //
-//	dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − δ)·softcap′,  δ = rowsum(dO∘O)
-//	dQ += scale·dS·K,  dK += scale·dSᵀ·Q
+//	dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − δ),  δ = rowsum(dO∘O)
+//	dBias = dS,  dS·softcap′ → dQ += scale·dS·K,  dK += scale·dSᵀ·Q
 //
 // on the backend's Sgemm and its workers, in float32, never holding more
-// than a tile of scores. An item owns its KV head's rows of dK and dV and its query
-// heads' rows of dQ, so the items share nothing but dSinks, which they
-// add to under a lock. Keys hidden by position (key lengths, causal
-// masking, the window) get no gradient, as the softcap and ALiBi shape
-// the scores they differentiate.
+// than a tile of scores. Half operands are widened a tile at a time, and
+// a half dK or dV is summed in float32 rows of the item's own and
+// rounded once. An item owns its KV head's rows of dK and dV and its
+// query heads' rows of dQ; dSinks, and a dBias that broadcasts over the
+// batch or over heads of several KV groups, are summed per worker and
+// added under a lock. Keys hidden by position (key lengths, causal
+// masking, the window), by the keep-mask or by a −Inf bias get no
+// gradient.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
-	var d [9]store
+	var d [12]store
 	if err := b.fetch(d[:], op,
 		operand{"Q", q, false}, operand{"K", k, false}, operand{"V", v, false}, operand{"O", o, false},
 		operand{"LSE", lse, false}, operand{"dO", dO, false},
-		operand{"dQ", dQ, true}, operand{"dK", dK, true}, operand{"dV", dV, true}); err != nil {
+		operand{"bias", p.Bias.Buffer(), false}, operand{"mask", p.Keep.Buffer(), false},
+		operand{"dQ", dQ, true}, operand{"dK", dK, true}, operand{"dV", dV, true},
+		operand{"dBias", p.DBias.Buffer(), true}); err != nil {
 		return err
 	}
 	if err := checkCtx(ctx, op); err != nil {
 		return err
 	}
 	pr := p.Problem
-	bw := &backward{p: pr, q: d[0].f32, k: d[1].f32, v: d[2].f32, o: d[3].f32, lse: d[4].f32, do: d[5].f32,
-		dq: d[6].f32, dk: d[7].f32, dv: d[8].f32, qr: pr.QRowsOf(), kr: pr.KRowsOf(), vr: pr.VRowsOf(), or: pr.ORowsOf()}
+	bw := &backward{p: pr, q: d[0], k: d[1], v: d[2], o: d[3], lse: d[4].f32, do: d[5],
+		bias: newMaskView(p.Bias, d[6]), keep: newMaskView(p.Keep, d[7]),
+		dq: d[8], dk: d[9], dv: d[10],
+		qr: pr.QRowsOf(), kr: pr.KRowsOf(), vr: pr.VRowsOf(), or: pr.ORowsOf()}
 	if dSinks != nil {
 		clear(dSinks)
 		bw.dSinks = dSinks
+	}
+	if p.DBias != nil {
+		n, _ := backend.CheckedProduct(p.DBias.Shape[:]...)
+		bw.dBias = d[11].f32[:n]
+		clear(bw.dBias)
+		bw.dbs = p.DBias.Strides()
+		// Items are (batch, KV head): they share dBias's elements when it
+		// broadcasts over a batch of several, or over heads of several
+		// KV groups.
+		bw.dBiasShared = p.DBias.Shape[0] == 1 && pr.B > 1 || p.DBias.Shape[1] == 1 && pr.KVHeads > 1
 	}
 	var r pass
 	return b.run(ctx, op, &r, pr.B*pr.KVHeads, bw)
@@ -62,26 +79,101 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 
 // backward is one Backward call's operands.
 type backward struct {
-	p                   backend.Problem
-	q, k, v, o, lse, do []float32
-	dq, dk, dv          []float32
-	qr, kr, vr, or      backend.Rows
-	mu                  sync.Mutex
-	dSinks              []float32
+	p              backend.Problem
+	q, k, v, o, do store
+	lse            []float32
+	dq, dk, dv     store
+	bias, keep     *maskView
+	qr, kr, vr, or backend.Rows
+	dBias          []float32 // nil when not asked
+	dbs            [4]int    // dBias's strides
+	dBiasShared    bool      // items share dBias's elements
+	mu             sync.Mutex
+	dSinks         []float32
 }
 
 // begin, item and end make bw the pass's body (passBody): item it is KV
-// head it mod KVHeads of batch it / KVHeads, on the worker's tiles.
+// head it mod KVHeads of batch it / KVHeads, on the worker's tiles; end
+// adds the worker's share of a shared dBias.
 func (bw *backward) begin() any { return new(backScratch) }
 func (bw *backward) item(state any, it int) {
 	bw.head(state.(*backScratch), it/bw.p.KVHeads, it%bw.p.KVHeads)
 }
-func (bw *backward) end(any) {}
+func (bw *backward) end(state any) {
+	sc := state.(*backScratch)
+	if sc.dBias == nil {
+		return
+	}
+	bw.mu.Lock()
+	for i, x := range sc.dBias {
+		bw.dBias[i] += x
+	}
+	bw.mu.Unlock()
+}
 
 // backScratch is a worker's tiles.
 type backScratch struct {
 	qt, dot, dqt, s, dp, delta []float32
-	raw                        []float32
+	raw, orow                  []float32
+	kt, vt                     []float32 // a half K's and V's tile, widened
+	dk, dv                     []float32 // a half dK's and dV's rows, in float32
+	dBias                      []float32 // the worker's share of a shared dBias
+}
+
+// rowsOf widens (or copies) n values of s from off into dst.
+func rowsOf(dst []float32, s store, off, n int) {
+	if s.t.Half() {
+		widen(s.t, dst[:n], s.h[off:off+n])
+		return
+	}
+	copy(dst[:n], s.f32[off:off+n])
+}
+
+// rowsTo rounds (or copies) n values of src into s from off.
+func rowsTo(s store, off int, src []float32) {
+	if s.t.Half() {
+		narrow(s.t, s.h[off:off+len(src)], src)
+		return
+	}
+	copy(s.f32[off:off+len(src)], src)
+}
+
+// kvRows is the number of K and V rows batch b has: its key length when
+// packed (no rows past it), else Nk (rows past a key length get 0).
+func (bw *backward) kvRows(b int) int {
+	if bw.p.Packed != nil {
+		return bw.p.KVLen(b)
+	}
+	return bw.p.Nk
+}
+
+// target is where an item sums dK or dV (rows of width w of KV head kvh
+// of batch b): the output itself when it is float32, else the worker's
+// float32 rows, cleared.
+func (bw *backward) target(out store, rows backend.Rows, scratch *[]float32, b, kvh, w int) blas32.General {
+	n := bw.kvRows(b)
+	if out.t.Half() {
+		*scratch = grow(*scratch, n*w)
+		clear(*scratch)
+		return blas32.General{Rows: n, Cols: w, Stride: w, Data: *scratch}
+	}
+	for j := range n {
+		clear(out.f32[rows.Offset(b, kvh, j):][:w])
+	}
+	if n == 0 {
+		return blas32.General{Cols: w, Stride: rows.Row}
+	}
+	return blas32.General{Rows: n, Cols: w, Stride: rows.Row, Data: out.f32[rows.Offset(b, kvh, 0):][:(n-1)*rows.Row+w]}
+}
+
+// flush rounds a half dK's or dV's float32 rows into the output.
+func (bw *backward) flush(out store, rows backend.Rows, t blas32.General, b, kvh int) {
+	if !out.t.Half() {
+		return
+	}
+	for j := range t.Rows {
+		rowsTo(out, rows.Offset(b, kvh, j), t.Data[j*t.Stride:][:t.Cols])
+	}
 }
 
 // head computes the gradients of KV head kvh of batch b: its rows of dK
@@ -90,31 +182,38 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
 	// dK and dV start at 0: every key a row sees adds to them.
-	for j := range p.Nk {
-		clear(bw.dk[bw.kr.Offset(b, kvh, j):][:d])
-		clear(bw.dv[bw.vr.Offset(b, kvh, j):][:dv])
-	}
+	dkT := bw.target(bw.dk, bw.kr, &sc.dk, b, kvh, d)
+	dvT := bw.target(bw.dv, bw.vr, &sc.dv, b, kvh, dv)
 	sc.qt, sc.dot, sc.dqt = grow(sc.qt, backTileQ*d), grow(sc.dot, backTileQ*dv), grow(sc.dqt, backTileQ*d)
 	sc.s, sc.dp, sc.raw = grow(sc.s, backTileQ*backTileK), grow(sc.dp, backTileQ*backTileK), grow(sc.raw, backTileQ*backTileK)
-	sc.delta = grow(sc.delta, backTileQ)
-	g := p.Group()
+	sc.delta, sc.orow = grow(sc.delta, backTileQ), grow(sc.orow, dv)
+	if bw.k.t.Half() {
+		sc.kt = grow(sc.kt, backTileK*d)
+	}
+	if bw.v.t.Half() {
+		sc.vt = grow(sc.vt, backTileK*dv)
+	}
+	if bw.dBiasShared && sc.dBias == nil {
+		sc.dBias = make([]float32, len(bw.dBias))
+	}
+	g, nq := p.Group(), p.QRows(b)
 	var sinkGrad float64
 	for h := kvh * g; h < (kvh+1)*g; h++ {
 		sinkGrad = 0
-		for i0 := 0; i0 < p.Nq; i0 += backTileQ {
-			r := min(backTileQ, p.Nq-i0)
+		for i0 := 0; i0 < nq; i0 += backTileQ {
+			r := min(backTileQ, nq-i0)
 			qt := blas32.General{Rows: r, Cols: d, Stride: d, Data: sc.qt[:r*d]}
 			dot := blas32.General{Rows: r, Cols: dv, Stride: dv, Data: sc.dot[:r*dv]}
 			dqt := blas32.General{Rows: r, Cols: d, Stride: d, Data: sc.dqt[:r*d]}
 			clear(dqt.Data)
 			for ii := range r {
-				copy(qt.Data[ii*d:(ii+1)*d], bw.q[bw.qr.Offset(b, h, i0+ii):])
-				copy(dot.Data[ii*dv:(ii+1)*dv], bw.do[bw.or.Offset(b, h, i0+ii):])
+				rowsOf(qt.Data[ii*d:], bw.q, bw.qr.Offset(b, h, i0+ii), d)
+				rowsOf(dot.Data[ii*dv:], bw.do, bw.or.Offset(b, h, i0+ii), dv)
 				// δ = dO · O, the row's sum of P∘dP.
-				o := bw.o[bw.or.Offset(b, h, i0+ii):][:dv]
+				rowsOf(sc.orow, bw.o, bw.or.Offset(b, h, i0+ii), dv)
 				var s float64
 				for c, x := range dot.Data[ii*dv : (ii+1)*dv] {
-					s += float64(x) * float64(o[c])
+					s += float64(x) * float64(sc.orow[c])
 				}
 				sc.delta[ii] = float32(s)
 				if p.Sinks != nil {
@@ -127,10 +226,10 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			_, keyHi := p.KeyRange(b, i0+r-1)
 			for j0 := keyLo; j0 < keyHi; j0 += backTileK {
 				n := min(backTileK, keyHi-j0)
-				bw.tile(sc, qt, dot, dqt, b, h, kvh, i0, r, j0, n)
+				bw.tile(sc, qt, dot, dqt, dkT, dvT, b, h, kvh, i0, r, j0, n)
 			}
 			for ii := range r {
-				copy(bw.dq[bw.qr.Offset(b, h, i0+ii):][:d], dqt.Data[ii*d:(ii+1)*d])
+				rowsTo(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
 			}
 		}
 		if bw.dSinks != nil {
@@ -139,22 +238,34 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			bw.mu.Unlock()
 		}
 	}
+	bw.flush(bw.dk, bw.kr, dkT, b, kvh)
+	bw.flush(bw.dv, bw.vr, dvT, b, kvh)
+}
+
+// kvTile is the n rows of K or V (width w) from key j0: in place when
+// float32, else widened into scratch.
+func kvTile(s store, rows backend.Rows, scratch []float32, b, kvh, j0, n, w int) blas32.General {
+	if s.t.Half() {
+		for jj := range n {
+			rowsOf(scratch[jj*w:], s, rows.Offset(b, kvh, j0+jj), w)
+		}
+		return blas32.General{Rows: n, Cols: w, Stride: w, Data: scratch[:n*w]}
+	}
+	return blas32.General{Rows: n, Cols: w, Stride: rows.Row, Data: s.f32[rows.Offset(b, kvh, j0):][:(n-1)*rows.Row+w]}
 }
 
 // tile is one key tile (n keys from j0) of a query tile (r rows of head
 // h from i0): the probabilities recomputed, then dV, dP, dS, dQ and dK.
-func (bw *backward) tile(sc *backScratch, qt, dot, dqt blas32.General, b, h, kvh, i0, r, j0, n int) {
+func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General, b, h, kvh, i0, r, j0, n int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
-	kt := blas32.General{Rows: n, Cols: d, Stride: bw.kr.Row, Data: bw.k[bw.kr.Offset(b, kvh, j0):]}
-	vt := blas32.General{Rows: n, Cols: dv, Stride: bw.vr.Row, Data: bw.v[bw.vr.Offset(b, kvh, j0):]}
-	kt.Data = kt.Data[:(n-1)*kt.Stride+d]
-	vt.Data = vt.Data[:(n-1)*vt.Stride+dv]
+	kt := kvTile(bw.k, bw.kr, sc.kt, b, kvh, j0, n, d)
+	vt := kvTile(bw.v, bw.vr, sc.vt, b, kvh, j0, n, dv)
 	s := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.s[:r*n]}
 	dp := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.dp[:r*n]}
 	raw := sc.raw[:r*n]
-	// S = scale·Q·Kᵀ, then P = exp(softcap(S) − ALiBi − LSE) on the keys
-	// each row sees, 0 elsewhere.
+	// S = scale·Q·Kᵀ, then P = exp(softcap(S) + bias − ALiBi − LSE) on
+	// the keys each row sees, 0 elsewhere.
 	gemm(blas.Trans, p.Scale, qt, kt, 0, s)
 	copy(raw, s.Data)
 	slope := 0.0
@@ -189,11 +300,18 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt blas32.General, b, h, kvh
 				row[jj] -= float32(slope * math.Abs(float64(t-j0-jj)))
 			}
 		}
+		if bw.bias != nil {
+			bw.bias.addBias(row[a:e], b, h, i, j0+a)
+		}
+		if bw.keep != nil {
+			bw.keep.applyKeep(row[a:e], b, h, i, j0+a)
+		}
 		expShift(row, l) // P = e^(s − LSE), 0 for −Inf
 	}
 	// dV += Pᵀ·dO (the V rows of this tile, n×Dv).
-	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, dv, r, 1, s.Data, s.Stride, dot.Data, dot.Stride, 1, bw.dv[bw.vr.Offset(b, kvh, j0):], bw.vr.Row)
-	// dP = dO·Vᵀ, then dS = P∘(dP − δ), through the softcap's tanh.
+	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, dv, r, 1, s.Data, s.Stride, dot.Data, dot.Stride, 1, dvT.Data[j0*dvT.Stride:], dvT.Stride)
+	// dP = dO·Vᵀ, then dS = P∘(dP − δ) (the bias's gradient), through the
+	// softcap's tanh.
 	gemm(blas.Trans, 1, dot, vt, 0, dp)
 	for ii := range r {
 		pr, dr := s.Data[ii*n:(ii+1)*n], dp.Data[ii*n:(ii+1)*n]
@@ -201,6 +319,9 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt blas32.General, b, h, kvh
 		dr = dr[:len(pr)]
 		for jj, pj := range pr {
 			dr[jj] = pj * (dr[jj] - delta)
+		}
+		if bw.dBias != nil {
+			bw.addDBias(sc, dr, b, h, i0+ii, j0)
 		}
 		if c := p.Softcap; c > 0 {
 			for jj, x := range raw[ii*n : (ii+1)*n] {
@@ -211,7 +332,30 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt blas32.General, b, h, kvh
 	}
 	// dQ += scale·dS·K and dK += scale·dSᵀ·Q.
 	gemm(blas.NoTrans, p.Scale, dp, kt, 1, dqt)
-	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, d, r, p.Scale, dp.Data, dp.Stride, qt.Data, qt.Stride, 1, bw.dk[bw.kr.Offset(b, kvh, j0):], bw.kr.Row)
+	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, d, r, p.Scale, dp.Data, dp.Stride, qt.Data, qt.Stride, 1, dkT.Data[j0*dkT.Stride:], dkT.Stride)
+}
+
+// addDBias adds row i of head h's dS over keys j0 … into dBias (the
+// worker's share when items share it), summing over the dimensions it
+// broadcasts.
+func (bw *backward) addDBias(sc *backScratch, ds []float32, b, h, i, j0 int) {
+	db := bw.dBias
+	if sc.dBias != nil {
+		db = sc.dBias
+	}
+	s := bw.dbs
+	base := b*s[0] + h*s[1] + i*s[2] + j0*s[3]
+	if s[3] == 0 {
+		var sum float32
+		for _, x := range ds {
+			sum += x
+		}
+		db[base] += sum
+		return
+	}
+	for jj, x := range ds {
+		db[base+jj] += x
+	}
 }
 
 var _ backend.Backwarder = (*Backend)(nil)

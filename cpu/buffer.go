@@ -237,15 +237,6 @@ func (b *Backend) data(op, name string, buf backend.Buffer) (store, error) {
 	return bb.data, nil
 }
 
-// maskBuf is the buffer of an optional mask operand, nil when there is no
-// mask.
-func maskBuf(m *backend.Mask) backend.Buffer {
-	if m == nil {
-		return nil
-	}
-	return m.Buf
-}
-
 // operand is one buffer argument of an op.
 type operand struct {
 	name   string

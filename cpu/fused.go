@@ -83,7 +83,7 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	var d [7]store
 	if err := b.fetch(d[:], op,
 		operand{"Q", q, false}, operand{"K", k, false}, operand{"V", v, false},
-		operand{"bias", maskBuf(p.Bias), false}, operand{"mask", maskBuf(p.Keep), false},
+		operand{"bias", p.Bias.Buffer(), false}, operand{"mask", p.Keep.Buffer(), false},
 		operand{"O", o, true}, operand{"LSE", lse, true}); err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 	}
 	d, err := b.operands(op,
 		operand{"Q", q, false}, operand{"K", k, false},
-		operand{"bias", maskBuf(p.Bias), false}, operand{"mask", maskBuf(p.Keep), false},
+		operand{"bias", p.Bias.Buffer(), false}, operand{"mask", p.Keep.Buffer(), false},
 		operand{"scores", s, true})
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
 	d, err := b.operands(op,
-		operand{"scores", s, true}, operand{"mask", maskBuf(p.Keep), false},
+		operand{"scores", s, true}, operand{"mask", p.Keep.Buffer(), false},
 		operand{"LSE", p.LSE, true})
 	if err != nil {
 		return err

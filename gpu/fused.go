@@ -134,7 +134,7 @@ func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q,
 		return err
 	}
 	bufs, err := b.begin(ctx, "fused", arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false},
-		arg{"bias", maskBuf(p.Bias), false}, arg{"mask", maskBuf(p.Keep), false}, arg{"O", o, true}, arg{"LSE", lse, true})
+		arg{"bias", p.Bias.Buffer(), false}, arg{"mask", p.Keep.Buffer(), false}, arg{"O", o, true}, arg{"LSE", lse, true})
 	if err != nil {
 		return err
 	}

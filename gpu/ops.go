@@ -57,13 +57,6 @@ func maskTensor(m *backend.Mask) plan.Tensor {
 	return plan.Tensor{Sb: s[0], Sh: s[1], Sr: s[2], Sc: s[3], Rows: plan.ByQuery, Cols: plan.ColsKeys}
 }
 
-func maskBuf(m *backend.Mask) backend.Buffer {
-	if m == nil {
-		return nil
-	}
-	return m.Buf
-}
-
 // arg is one buffer argument of an op, for ownership and aliasing checks.
 type arg struct {
 	name string

@@ -32,8 +32,8 @@ func (b *Backend) scores(ctx context.Context, st *Step, p backend.ScoresParams, 
 	if err := plan.CheckVars("scores", p.Problem); err != nil {
 		return err
 	}
-	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", maskBuf(p.Bias), false},
-		arg{"mask", maskBuf(p.Keep), false}, arg{"scores", s, true})
+	bufs, err := b.begin(ctx, "scores", arg{"Q", q, false}, arg{"K", k, false}, arg{"bias", p.Bias.Buffer(), false},
+		arg{"mask", p.Keep.Buffer(), false}, arg{"scores", s, true})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 	if err := plan.CheckVars("softmax", p.Problem); err != nil {
 		return err
 	}
-	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", maskBuf(p.Keep), false}, arg{"LSE", p.LSE, true})
+	bufs, err := b.begin(ctx, "softmax", arg{"scores", s, true}, arg{"mask", p.Keep.Buffer(), false}, arg{"LSE", p.LSE, true})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package backendtest
 import (
 	"fmt"
 	"math"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // Grads is the float64 gradient of a scalar loss L through attention,
@@ -10,9 +12,13 @@ import (
 // DK and DV are laid out as Q, K and V are (Problem.QRowsOf, KRowsOf,
 // VRowsOf); DK and DV sum over the query heads of each KV group (GQA).
 // DSinks is [H] (nil without sinks): the gradient of each sink logit.
+// DBias is the bias's gradient over the bias's shape (nil without a
+// bias): the scores' gradient summed over the dimensions the bias
+// broadcasts.
 type Grads struct {
 	DQ, DK, DV []float64
 	DSinks     []float64
+	DBias      []float64
 }
 
 // ReferenceGrad computes the gradient of L = Σ O·dO through c's forward
@@ -21,25 +27,24 @@ type Grads struct {
 //	dV[j]  += P_j · dO                    for each key j the row sees
 //	dP_j    = dO · V_j
 //	δ       = Σ_j P_j·dP_j  (= dO · O)
-//	dS_j    = P_j · (dP_j − δ)
+//	dS_j    = P_j · (dP_j − δ)          (= dBias[b,h,i,j], summed where the bias broadcasts)
 //	dRaw_j  = dS_j · (1 − tanh²(raw_j/c))  with a softcap c, else dS_j
 //	dQ     += scale·kscale · Σ_j dRaw_j · K_j
 //	dK[j]  += scale·kscale · dRaw_j · Q
 //	dSink  −= P_sink · δ                  (a sink has no value)
 //
-// The bias and ALiBi are constants of the scores (no gradient is taken
-// for the bias here), and hidden keys get none. dO is laid out as O
-// (Problem.ORowsOf). c must be valid with operands of the right lengths,
-// and without packed or paged sequences or an index list or block mask
-// (their rows are the forward's; the gradients of those layouts are not
-// defined here); ReferenceGrad panics otherwise.
+// ALiBi is a constant of the scores, and hidden keys get no gradient. dO
+// is laid out as O (Problem.ORowsOf; packed when c is). c must be valid
+// with operands of the right lengths, and without paged sequences, an
+// index list, a block mask or V from K (the backward pass takes none);
+// ReferenceGrad panics otherwise.
 func ReferenceGrad(c Case, dO []float32) Grads {
 	p := c.Problem.Resolved()
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceGrad: " + err.Error())
 	}
-	if p.Packed != nil || p.Paged != nil || p.Indices != nil || p.Blocks != nil || p.VFromK {
-		panic("backendtest: ReferenceGrad: packed, paged, index lists, block masks and V from K are not covered")
+	if p.Paged != nil || p.Indices != nil || p.Blocks != nil || p.VFromK {
+		panic("backendtest: ReferenceGrad: paged sequences, index lists, block masks and V from K are not covered")
 	}
 	if len(dO) != p.OLen() {
 		panic(fmt.Sprintf("backendtest: ReferenceGrad: dO has %d values, want %d", len(dO), p.OLen()))
@@ -47,6 +52,11 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 	g := Grads{DQ: make([]float64, p.QLen()), DK: make([]float64, p.KLen()), DV: make([]float64, p.VLen())}
 	if p.Sinks != nil {
 		g.DSinks = make([]float64, p.H)
+	}
+	var bs [4]int
+	if c.Bias != nil {
+		g.DBias = make([]float64, len(c.Bias.Data))
+		bs = (&backend.Mask{Shape: c.Bias.Shape}).Strides()
 	}
 	qs, ks, vs, os := p.QRowsOf(), p.KRowsOf(), p.VRowsOf(), p.ORowsOf()
 	raw, capped, scores, masked, weights := make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk)
@@ -56,7 +66,7 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 			kvh := h / (p.H / p.KVHeads)
 			scale := float64(p.Scale) * float64(p.Scales.KScale(kvh))
 			vScale := float64(p.Scales.VScale(kvh))
-			for i := range p.Nq {
+			for i := range p.QRows(b) {
 				clear(out)
 				clear(weights) // row writes only the keys the row sees
 				lse, empty := c.row(b, h, i, refRow{raw: raw, capped: capped, scores: scores, masked: masked, weights: weights, out: out})
@@ -81,6 +91,9 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 						dp += float64(do[d]) * vScale * float64(c.V[va+d])
 					}
 					ds := pj * (dp - delta)
+					if g.DBias != nil {
+						g.DBias[b*bs[0]+h*bs[1]+i*bs[2]+j*bs[3]] += ds
+					}
 					if sc := float64(p.Softcap); sc > 0 {
 						th := math.Tanh(raw[j] / sc)
 						ds *= 1 - th*th

@@ -11,8 +11,9 @@ import (
 // L = Σ O·dO through Reference, entry by entry of Q, K and V (and each
 // sink logit), on small problems with every variant the gradient covers:
 // causal masking and its offset, a window, key lengths, GQA, Dv ≠ D,
-// BNHD, softcap, ALiBi, a bias and keep-mask, sinks, scales, and a row
-// that sees no key.
+// BNHD, softcap, ALiBi, a bias (and its gradient, broadcast over heads
+// and over keys) and keep-mask, sinks, scales, packed sequences, and a
+// row that sees no key.
 func TestReferenceGrad(t *testing.T) {
 	withV := func(p backend.Problem, f func(*backend.Variants)) backend.Problem { f(&p.Variants); return p }
 	for _, sp := range []spec{
@@ -29,6 +30,8 @@ func TestReferenceGrad(t *testing.T) {
 			v.CausalOffset = &off // row 0 and 1 see no key
 			v.KVLens = []int{6, 3}
 		}), bias: &[4]int{2, 1, 3, 6}, keep: &[4]int{1, 2, 1, 6}},
+		{p: withV(prob(1, 2, 2, 4, 5, 3, 3), func(v *backend.Variants) { v.Softcap = 2 }), bias: &[4]int{1, 2, 4, 1}},
+		{p: causal(PackedProblem(prob(0, 4, 2, 0, 0, 3, 2), []int{2, 0, 3}, []int{4, 1, 3})), bias: &[4]int{3, 1, 3, 4}},
 	} {
 		t.Run(sp.name(), func(t *testing.T) {
 			c := sp.build()
@@ -66,6 +69,9 @@ func TestReferenceGrad(t *testing.T) {
 			check("Q", c.Q, g.DQ)
 			check("K", c.K, g.DK)
 			check("V", c.V, g.DV)
+			if c.Bias != nil {
+				check("Bias", c.Bias.Data, g.DBias)
+			}
 			if p.Sinks != nil {
 				sinks := append([]float32(nil), p.Sinks...)
 				c.Problem.Sinks = sinks

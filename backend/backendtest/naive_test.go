@@ -190,13 +190,6 @@ func (n *naive) resolve(bufs ...backend.Buffer) error {
 	return nil
 }
 
-func maskBuf(m *backend.Mask) backend.Buffer {
-	if m == nil {
-		return nil
-	}
-	return m.Buf
-}
-
 func data(b backend.Buffer) []float32 { return b.(*naiveBuf).data }
 
 func (n *naive) Write(dst backend.Buffer, off int, src []float32) error {
@@ -305,7 +298,7 @@ func hostCase(p backend.Problem, q, k, v backend.Buffer, bias, keep *backend.Mas
 func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if err := n.resolve(q, k, s, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
+	if err := n.resolve(q, k, s, p.Bias.Buffer(), p.Keep.Buffer()); err != nil {
 		return err
 	}
 	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides
@@ -331,7 +324,7 @@ func (n *naive) Scores(ctx context.Context, p backend.ScoresParams, q, k, s back
 func (n *naive) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if err := n.resolve(s, p.LSE, maskBuf(p.Keep)); err != nil {
+	if err := n.resolve(s, p.LSE, p.Keep.Buffer()); err != nil {
 		return err
 	}
 	if err := p.Validate(s); err != nil {
@@ -424,7 +417,7 @@ func (n *naive) Context(ctx context.Context, p backend.ContextParams, pm, v, o b
 func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if err := n.resolve(q, k, v, o, lse, maskBuf(p.Bias), maskBuf(p.Keep)); err != nil {
+	if err := n.resolve(q, k, v, o, lse, p.Bias.Buffer(), p.Keep.Buffer()); err != nil {
 		return err
 	}
 	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides

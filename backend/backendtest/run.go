@@ -277,18 +277,11 @@ type Operands struct {
 
 // Release releases every buffer of o.
 func (o Operands) Release() {
-	for _, b := range []backend.Buffer{o.Q, o.K, o.V, maskBuffer(o.Bias), maskBuffer(o.Keep)} {
+	for _, b := range []backend.Buffer{o.Q, o.K, o.V, o.Bias.Buffer(), o.Keep.Buffer()} {
 		if b != nil {
 			b.Release()
 		}
 	}
-}
-
-func maskBuffer(m *backend.Mask) backend.Buffer {
-	if m == nil {
-		return nil
-	}
-	return m.Buf
 }
 
 // Upload allocates c's operands on be, each exactly as long as it is and

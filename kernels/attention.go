@@ -179,6 +179,10 @@ type Options struct {
 	Bias *Tensor
 	// Mask is a boolean keep-mask with the same broadcasting as Bias.
 	Mask *Mask
+	// DBias asks AttentionGrad for the bias's gradient as well
+	// (Grads.DBias: ∂L/∂bias over the bias's shape, summed where it
+	// broadcasts). It needs Bias; the forward functions do not read it.
+	DBias bool
 	// Strategy forces the staged or fused path; Auto chooses.
 	Strategy Strategy
 	// Weights asks for the attention weights P (staged path only).
@@ -424,26 +428,9 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	if qv != nil || kv != nil || vv != nil {
 		p.Views = &backend.Views{Q: qv, K: kv, V: vv}
 	}
-	var bias, keep *backend.Mask
-	if opts.Bias != nil {
-		buf, _, err := bufs.put(be, "bias", opts.Bias, false)
-		if err != nil {
-			return nil, err
-		}
-		bias = &backend.Mask{Buf: buf, Shape: c.biasShape}
-	}
-	if opts.Mask != nil {
-		data := make([]float32, len(opts.Mask.Keep))
-		for i, keepIt := range opts.Mask.Keep {
-			if keepIt {
-				data[i] = 1
-			}
-		}
-		buf, err := bufs.upload(be, "mask", data)
-		if err != nil {
-			return nil, err
-		}
-		keep = &backend.Mask{Buf: buf, Shape: c.keepShape}
+	bias, keep, err := c.masks(be, &bufs, opts)
+	if err != nil {
+		return nil, err
 	}
 	outDT := q.DType
 	if opts.OutDType != nil {
@@ -521,7 +508,7 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	res.Out = &Tensor{Shape: shape, Layout: q.Layout, DType: outDT}
 	if outData != nil || outBits != nil {
 		res.Out.Data, res.Out.Bits = outData, outBits
-	} else if res.Out.Bits, res.Out.Data, err = readOut(be, ob, outDT, p.OLen()); err != nil {
+	} else if res.Out.Bits, res.Out.Data, err = readOut(be, "O", ob, outDT, p.OLen()); err != nil {
 		return nil, err
 	}
 	if lseb != nil {
@@ -532,20 +519,47 @@ func (c *call) run(ctx context.Context, be backend.Backend, q, k, v *Tensor, opt
 	return res, nil
 }
 
-// readOut reads n elements of O from buf as dtype dt: the bits of a half
+// masks uploads opts' bias (in its dtype, or Float32 where be stores no
+// halves) and keep-mask (Float32: 1 keep, 0 hide) into bufs, nil for
+// those opts has not.
+func (c *call) masks(be backend.Backend, bufs *devBufs, opts *Options) (bias, keep *backend.Mask, err error) {
+	if opts.Bias != nil {
+		buf, _, err := bufs.put(be, "bias", opts.Bias, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		bias = &backend.Mask{Buf: buf, Shape: c.biasShape}
+	}
+	if opts.Mask != nil {
+		data := make([]float32, len(opts.Mask.Keep))
+		for i, keepIt := range opts.Mask.Keep {
+			if keepIt {
+				data[i] = 1
+			}
+		}
+		buf, err := bufs.upload(be, "mask", data)
+		if err != nil {
+			return nil, nil, err
+		}
+		keep = &backend.Mask{Buf: buf, Shape: c.keepShape}
+	}
+	return bias, keep, nil
+}
+
+// readOut reads n elements of output name (O) from buf as dtype dt: the bits of a half
 // buffer, or float32 values, rounded to dt here (saturated, as a backend
 // stores them) when dt is half and buf is not.
-func readOut(be backend.Backend, buf backend.Buffer, dt DType, n int) ([]uint16, []float32, error) {
+func readOut(be backend.Backend, name string, buf backend.Buffer, dt DType, n int) ([]uint16, []float32, error) {
 	if dt.Half() && buf.DType() == dt {
 		bits := make([]uint16, n)
 		if err := be.ReadBits(bits, buf, 0); err != nil {
-			return nil, nil, fmt.Errorf("reading O: %w", err)
+			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 		}
 		return bits, nil, nil
 	}
 	bits, out, err := readRounded(be, buf, dt, n)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading O: %w", err)
+		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	return bits, out, nil
 }

@@ -8,28 +8,33 @@ import (
 )
 
 // Grads are the gradients AttentionGrad computes: DQ, DK and DV with
-// q's, k's and v's shapes and layout (dense, float32; DK and DV summed
-// over the query heads of each KV group), and DSinks ([H]) when
-// Options.Sinks is set.
+// q's, k's and v's shapes, layouts and dtypes (dense; DK and DV summed
+// over the query heads of each KV group), DSinks ([H]) when Options.Sinks
+// is set, and DBias (the bias's shape and dtype) when Options.DBias asks
+// for it.
 type Grads struct {
 	DQ, DK, DV *Tensor
 	DSinks     []float32
+	DBias      *Tensor
 }
 
 // AttentionGrad computes the gradients of a scalar loss L through
 // Attention(q, k, v, opts), given dOut = ∂L/∂O (the output's shape and
-// layout): the forward runs fused for its output and LSE, then the
-// backend's backward pass (backend.Backwarder: FlashAttention-2's
-// method, memory O(N)). A training step calls it with the loss's
-// gradient and updates its parameters from the result.
+// layout, any dtype): the forward runs fused for its output (kept in
+// float32) and LSE, then the backend's backward pass (backend.Backwarder:
+// FlashAttention-2's method, memory O(N)). A training step calls it with
+// the loss's gradient and updates its parameters from the result.
 //
-// It takes float32 tensors, and the options the backward pass takes:
-// Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks and
-// KVLens. Every other option (a bias or mask, packed or paged sequences,
-// index lists, block masks, V from K, the staged matrices, other
-// dtypes), and a backend without a backward pass (the GPU, for now), is
-// an error wrapping backend.ErrUnsupported, before the forward runs; bad shapes
-// and non-finite inputs are errors as for Attention.
+// It takes Float32, Float16 and BFloat16 tensors (the gradients sum in
+// float32 and come back in each input's dtype), dense or packed
+// (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
+// Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
+// Bias (with its gradient when DBias is set) and Mask. OutDType changes
+// nothing: O is not returned. What the backward pass does not take (a
+// paged cache, index lists, block masks, V from K, the staged matrices),
+// and a backend without a backward pass, is an error wrapping
+// backend.ErrUnsupported, before the forward runs; bad shapes and
+// non-finite inputs are errors as for Attention.
 func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -45,14 +50,12 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 		return nil, backend.Errorf(backend.ErrUnsupported, "the %s backend computes no gradients (backend.Backwarder)", be.Name())
 	}
 	switch {
-	case opts.Bias != nil || opts.Mask != nil:
-		return nil, backend.Errorf(backend.ErrUnsupported, "gradients with a bias or keep-mask: not yet")
 	case opts.Weights || opts.Scores || opts.Strategy == Staged:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients run fused: no weights, scores or staged strategy")
 	case opts.VFromK > 0:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients of V from K: not yet")
-	case opts.OutDType != nil && *opts.OutDType != Float32:
-		return nil, backend.Errorf(backend.ErrUnsupported, "gradients in %v: float32 only, for now", *opts.OutDType)
+	case opts.DBias && opts.Bias == nil:
+		return nil, backend.Errorf(backend.ErrShape, "DBias asks for the gradient of a bias, and there is none")
 	}
 	for _, t := range []struct {
 		name string
@@ -76,13 +79,8 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 		return nil, backend.Errorf(backend.ErrShape, "dOut of shape %v in %v: want the output's, %v in %v", dOut.Shape, dOut.Layout, want, q.Layout)
 	}
 	if !opts.AllowNonFinite {
-		for _, t := range []struct {
-			name string
-			t    *Tensor
-		}{{"Q", q}, {"K", k}, {"V", v}, {"dOut", dOut}} {
-			if i, x := firstBad(t.t, false); i >= 0 {
-				return nil, backend.Errorf(backend.ErrNonFinite, "%s of shape %v holds %v at %v", t.name, t.t.Shape, x, unravel(i, t.t.Shape))
-			}
+		if i, x := firstBad(dOut, false); i >= 0 {
+			return nil, backend.Errorf(backend.ErrNonFinite, "dOut of shape %v holds %v at %v", dOut.Shape, x, unravel(i, dOut.Shape))
 		}
 	}
 	var bufs devBufs
@@ -93,9 +91,29 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 			return nil, err
 		}
 	}
-	var outs [5]backend.Buffer // O, LSE, dQ, dK, dV
-	for i, n := range []int{p.OLen(), p.LSELen(), p.QLen(), p.KLen(), p.VLen()} {
-		if outs[i], err = bufs.alloc(be, [5]string{"O", "LSE", "dQ", "dK", "dV"}[i], Float32, n); err != nil {
+	bias, keep, err := c.masks(be, &bufs, opts)
+	if err != nil {
+		return nil, err
+	}
+	// O and the LSE stay float32 on the device; dQ, dK and dV are stored
+	// in their inputs' dtypes where the backend stores halves.
+	devDT := func(t DType) DType {
+		if t.Half() && !be.Caps().Half {
+			return Float32
+		}
+		return t
+	}
+	o, err := bufs.alloc(be, "O", Float32, p.OLen())
+	if err != nil {
+		return nil, err
+	}
+	lse, err := bufs.alloc(be, "LSE", Float32, p.LSELen())
+	if err != nil {
+		return nil, err
+	}
+	var grads [3]backend.Buffer
+	for i, t := range []*Tensor{q, k, v} {
+		if grads[i], err = bufs.alloc(be, [3]string{"dQ", "dK", "dV"}[i], devDT(t.DType), [3]int{p.QLen(), p.KLen(), p.VLen()}[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -103,31 +121,43 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 	if p.Sinks != nil {
 		g.DSinks = make([]float32, p.H)
 	}
-	// What the backward pass refuses (packed or paged sequences, index
-	// lists, block masks, a dtype other than float32) is refused here,
-	// before the forward runs.
-	bp := backend.BackwardParams{Problem: p}
-	if err := bp.Validate(ops[0], ops[1], ops[2], outs[0], outs[1], ops[3], outs[2], outs[3], outs[4], g.DSinks); err != nil {
+	bp := backend.BackwardParams{Problem: p, Bias: bias, Keep: keep}
+	if opts.DBias {
+		buf, err := bufs.alloc(be, "dBias", Float32, bias.Buf.Len())
+		if err != nil {
+			return nil, err
+		}
+		bp.DBias = &backend.Mask{Buf: buf, Shape: bias.Shape}
+	}
+	// What the backward pass refuses is refused here, before the forward
+	// runs.
+	if err := bp.Validate(ops[0], ops[1], ops[2], o, lse, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
 		return nil, err
 	}
-	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, ops[0], ops[1], ops[2], outs[0], outs[1]); err != nil {
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, ops[0], ops[1], ops[2], o, lse); err != nil {
 		return nil, err
 	}
-	if err := bw.Backward(ctx, bp, ops[0], ops[1], ops[2], outs[0], outs[1], ops[3], outs[2], outs[3], outs[4], g.DSinks); err != nil {
+	if err := bw.Backward(ctx, bp, ops[0], ops[1], ops[2], o, lse, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
 		return nil, err
 	}
-	read := func(t *Tensor, buf backend.Buffer) (*Tensor, error) {
-		out := &Tensor{Shape: append([]int(nil), t.Shape...), Layout: t.Layout, DType: Float32, Data: make([]float32, buf.Len())}
-		return out, be.Read(out.Data, buf, 0)
+	read := func(name string, like *Tensor, buf backend.Buffer) (*Tensor, error) {
+		out := &Tensor{Shape: append([]int(nil), like.Shape...), Layout: like.Layout, DType: like.DType}
+		out.Bits, out.Data, err = readOut(be, name, buf, like.DType, buf.Len())
+		return out, err
 	}
-	if g.DQ, err = read(q, outs[2]); err != nil {
+	if g.DQ, err = read("dQ", q, grads[0]); err != nil {
 		return nil, err
 	}
-	if g.DK, err = read(k, outs[3]); err != nil {
+	if g.DK, err = read("dK", k, grads[1]); err != nil {
 		return nil, err
 	}
-	if g.DV, err = read(v, outs[4]); err != nil {
+	if g.DV, err = read("dV", v, grads[2]); err != nil {
 		return nil, err
+	}
+	if bp.DBias != nil {
+		if g.DBias, err = read("dBias", opts.Bias, bp.DBias.Buf); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -15,12 +16,17 @@ import (
 
 // TestAttentionGrad: AttentionGrad on the CPU gives backendtest's float64
 // gradients (ReferenceGrad) within 1e-4 of each tensor's largest, in
-// both layouts and rank 3, with GQA, causal masking, sinks and softcap;
-// it refuses what the backward pass does not take, a wrong dOut and a
-// backend without one.
+// both layouts and rank 3, with GQA, causal masking, sinks, softcap, a
+// broadcast bias (and its gradient) and a keep-mask; it refuses what the
+// backward pass does not take, a wrong dOut and a backend without one.
 func TestAttentionGrad(t *testing.T) {
 	ctx := context.Background()
 	be := openCPU(t)
+	rng := rand.New(rand.NewPCG(67, 1))
+	keep := &kernels.Mask{Shape: []int{70, 90}, Keep: make([]bool, 70*90)}
+	for i := range keep.Keep {
+		keep.Keep[i] = i%7 != 3
+	}
 	for _, c := range []struct {
 		name   string
 		layout kernels.Layout
@@ -30,6 +36,8 @@ func TestAttentionGrad(t *testing.T) {
 		{"bhnd", kernels.BHND, []int{2, 4, 70, 16}, []int{2, 2, 90, 16}, kernels.Options{Causal: true}},
 		{"bnhd", kernels.BNHD, []int{1, 33, 4, 8}, []int{1, 140, 1, 8}, kernels.Options{Softcap: 3, Sinks: []float32{0, 1, -1, 0.5}}},
 		{"rank3", kernels.BHND, []int{2, 20, 8}, []int{2, 30, 8}, kernels.Options{Scale: 0.5}},
+		{"bias", kernels.BHND, []int{2, 4, 70, 16}, []int{2, 2, 90, 16}, kernels.Options{
+			Bias: randTensor(rng, kernels.BHND, 4, 70, 90), DBias: true, Mask: keep}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(67, uint64(len(c.qs))))
@@ -55,12 +63,35 @@ func TestAttentionGrad(t *testing.T) {
 			p.B, p.H, p.Nq, p.D = dims(c.qs)
 			_, kvh, p.Nk, _ = dims(c.ks)
 			p.KVHeads = kvh
-			want := backendtest.ReferenceGrad(backendtest.Case{Problem: p, Q: q.Data, K: k.Data, V: v.Data}, dOut.Data)
-			for _, cmp := range []struct {
+			hc := backendtest.Case{Problem: p, Q: q.Data, K: k.Data, V: v.Data}
+			if b := c.opts.Bias; b != nil {
+				hc.Bias = &backendtest.HostMask{Shape: shape4(b.Shape), Data: b.Data}
+			}
+			if m := c.opts.Mask; m != nil {
+				hc.Keep = &backendtest.HostMask{Shape: shape4(m.Shape), Data: make([]float32, len(m.Keep))}
+				for i, on := range m.Keep {
+					if on {
+						hc.Keep.Data[i] = 1
+					}
+				}
+			}
+			want := backendtest.ReferenceGrad(hc, dOut.Data)
+			cmps := []struct {
 				name string
 				got  []float32
 				want []float64
-			}{{"dQ", g.DQ.Data, want.DQ}, {"dK", g.DK.Data, want.DK}, {"dV", g.DV.Data, want.DV}, {"dSinks", g.DSinks, want.DSinks}} {
+			}{{"dQ", g.DQ.Data, want.DQ}, {"dK", g.DK.Data, want.DK}, {"dV", g.DV.Data, want.DV}, {"dSinks", g.DSinks, want.DSinks}}
+			if c.opts.DBias {
+				if !equalShape(g.DBias.Shape, c.opts.Bias.Shape) {
+					t.Errorf("dBias of shape %v, want %v", g.DBias.Shape, c.opts.Bias.Shape)
+				}
+				cmps = append(cmps, struct {
+					name string
+					got  []float32
+					want []float64
+				}{"dBias", g.DBias.Data, want.DBias})
+			}
+			for _, cmp := range cmps {
 				if err := backendtest.NearGrad(cmp.name, cmp.got, cmp.want, 1e-4); err != nil {
 					t.Fatal(err)
 				}
@@ -71,7 +102,6 @@ func TestAttentionGrad(t *testing.T) {
 		})
 	}
 
-	rng := rand.New(rand.NewPCG(68, 0))
 	q, k := randTensor(rng, kernels.BHND, 1, 2, 4, 8), randTensor(rng, kernels.BHND, 1, 2, 5, 8)
 	dOut := randTensor(rng, kernels.BHND, 1, 2, 4, 8)
 	for _, c := range []struct {
@@ -81,13 +111,88 @@ func TestAttentionGrad(t *testing.T) {
 		opts kernels.Options
 		want error
 	}{
-		{"bias", be, dOut, kernels.Options{Bias: randTensor(rng, kernels.BHND, 1, 1, 4, 5)}, backend.ErrUnsupported},
+		{"dBias without a bias", be, dOut, kernels.Options{DBias: true}, backend.ErrShape},
+		{"V from K", be, dOut, kernels.Options{VFromK: 4}, backend.ErrUnsupported},
+		{"paged", be, dOut, kernels.Options{BlockTable: [][]int{{0}}, KVLens: []int{5}}, backend.ErrUnsupported},
 		{"weights", be, dOut, kernels.Options{Weights: true}, backend.ErrUnsupported},
 		{"dOut shape", be, randTensor(rng, kernels.BHND, 1, 2, 3, 8), kernels.Options{}, backend.ErrShape},
+		{"dOut NaN", be, &kernels.Tensor{Shape: dOut.Shape, Data: append([]float32{float32(math.NaN())}, dOut.Data[1:]...)}, kernels.Options{}, backend.ErrNonFinite},
 		{"no backward", noBackward{be}, dOut, kernels.Options{}, backend.ErrUnsupported},
 	} {
 		if _, err := kernels.AttentionGrad(context.Background(), c.be, q, k, k, c.d, &c.opts); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+// TestAttentionGradPacked: the gradients of a packed batch (CuSeqlensQ,
+// CuSeqlensK) are those of each sequence alone, and half tensors give the
+// float32 gradients within half's rounding, in their own dtype.
+func TestAttentionGradPacked(t *testing.T) {
+	ctx := context.Background()
+	be := openCPU(t)
+	rng := rand.New(rand.NewPCG(69, 0))
+	qn, kn := []int{3, 0, 40}, []int{7, 2, 60}
+	const h, kvh, d = 4, 2, 16
+	q, k, v := randTensor(rng, kernels.BNHD, 43, h, d), randTensor(rng, kernels.BNHD, 69, kvh, d), randTensor(rng, kernels.BNHD, 69, kvh, d)
+	dOut := randTensor(rng, kernels.BNHD, 43, h, d)
+	opts := kernels.Options{Causal: true, CuSeqlensQ: []int{0, 3, 3, 43}, CuSeqlensK: []int{0, 7, 9, 69}}
+	g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range qn {
+		rows := func(t *kernels.Tensor, lo, n int) *kernels.Tensor {
+			w := t.Shape[1] * t.Shape[2]
+			return &kernels.Tensor{Shape: []int{1, n, t.Shape[1], t.Shape[2]}, Layout: kernels.BNHD, Data: t.Data[lo*w : (lo+n)*w]}
+		}
+		q0, k0 := opts.CuSeqlensQ[s], opts.CuSeqlensK[s]
+		one, err := kernels.AttentionGrad(ctx, be, rows(q, q0, qn[s]), rows(k, k0, kn[s]), rows(v, k0, kn[s]), rows(dOut, q0, qn[s]), &kernels.Options{Causal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmp := range []struct {
+			name      string
+			got, want *kernels.Tensor
+		}{{"dQ", rows(g.DQ, q0, qn[s]), one.DQ}, {"dK", rows(g.DK, k0, kn[s]), one.DK}, {"dV", rows(g.DV, k0, kn[s]), one.DV}} {
+			for i, x := range cmp.want.Data {
+				if y := cmp.got.Data[i]; math.Abs(float64(x-y)) > 1e-5 {
+					t.Fatalf("sequence %d: packed %s[%d] = %v, alone %v", s, cmp.name, i, y, x)
+				}
+			}
+		}
+	}
+
+	for _, dt := range []kernels.DType{kernels.Float16, kernels.BFloat16} {
+		half := func(x *kernels.Tensor) *kernels.Tensor { return mustConvert(t, x, dt) }
+		hq, hk, hv, hd := half(q), half(k), half(v), half(dOut)
+		hg, err := kernels.AttentionGrad(ctx, be, hq, hk, hv, hd, &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f32 := func(x *kernels.Tensor) *kernels.Tensor { return mustConvert(t, x, kernels.Float32) }
+		want, err := kernels.AttentionGrad(ctx, be, f32(hq), f32(hk), f32(hv), f32(hd), &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tol := map[kernels.DType]float64{kernels.Float16: 2e-3, kernels.BFloat16: 1e-2}[dt]
+		for _, cmp := range []struct {
+			name      string
+			got, want *kernels.Tensor
+		}{{"dQ", hg.DQ, want.DQ}, {"dK", hg.DK, want.DK}, {"dV", hg.DV, want.DV}} {
+			if cmp.got.DType != dt {
+				t.Fatalf("%v: %s is %v", dt, cmp.name, cmp.got.DType)
+			}
+			got := f32(cmp.got).Data
+			top := 0.0
+			for _, x := range cmp.want.Data {
+				top = math.Max(top, math.Abs(float64(x)))
+			}
+			for i, x := range cmp.want.Data {
+				if math.Abs(float64(got[i]-x)) > tol*top {
+					t.Fatalf("%v: %s[%d] = %v, float32 %v (largest %v)", dt, cmp.name, i, got[i], x, top)
+				}
+			}
 		}
 	}
 }

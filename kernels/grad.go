@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/attn-go/attn/backend"
@@ -36,6 +37,26 @@ type Grads struct {
 // backend.ErrUnsupported, before the forward runs; bad shapes and
 // non-finite inputs are errors as for Attention.
 func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
+	return attentionGrad(ctx, be, q, k, v, nil, nil, dOut, opts)
+}
+
+// AttentionGradFrom is AttentionGrad given the forward's output and LSE
+// (Result.Out and Result.LSE of Attention with Options.LSE, the same
+// inputs and options), so that a training step that ran the forward
+// does not run it again: the backward alone. out has the output's shape
+// and layout, lse Result.LSE's shape; both must be what the forward
+// computed (the gradients are of that forward), float32 or half (out) and
+// float32 (lse), finite but for −Inf in the LSE of a row that sees no
+// key.
+func AttentionGradFrom(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
+	if out == nil || lse == nil {
+		return nil, backend.Errorf(backend.ErrShape, "AttentionGradFrom needs the forward's output and LSE (out nil: %v, lse nil: %v)", out == nil, lse == nil)
+	}
+	return attentionGrad(ctx, be, q, k, v, out, lse, dOut, opts)
+}
+
+// attentionGrad is AttentionGrad, or AttentionGradFrom with out and lse.
+func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -78,6 +99,11 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 	if dOut.Layout != q.Layout || !slices.Equal(dOut.Shape, want) {
 		return nil, backend.Errorf(backend.ErrShape, "dOut of shape %v in %v: want the output's, %v in %v", dOut.Shape, dOut.Layout, want, q.Layout)
 	}
+	if out != nil {
+		if err := checkForward(c, q, out, lse); err != nil {
+			return nil, err
+		}
+	}
 	if !opts.AllowNonFinite {
 		if i, x := firstBad(dOut, false); i >= 0 {
 			return nil, backend.Errorf(backend.ErrNonFinite, "dOut of shape %v holds %v at %v", dOut.Shape, x, unravel(i, dOut.Shape))
@@ -103,13 +129,21 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 		}
 		return t
 	}
-	o, err := bufs.alloc(be, "O", Float32, p.OLen())
-	if err != nil {
-		return nil, err
-	}
-	lse, err := bufs.alloc(be, "LSE", Float32, p.LSELen())
-	if err != nil {
-		return nil, err
+	var o, lseb backend.Buffer
+	if out != nil {
+		if o, _, err = bufs.put(be, "O", out, false); err != nil {
+			return nil, err
+		}
+		if lseb, _, err = bufs.put(be, "LSE", lse, false); err != nil {
+			return nil, err
+		}
+	} else {
+		if o, err = bufs.alloc(be, "O", Float32, p.OLen()); err != nil {
+			return nil, err
+		}
+		if lseb, err = bufs.alloc(be, "LSE", Float32, p.LSELen()); err != nil {
+			return nil, err
+		}
 	}
 	var grads [3]backend.Buffer
 	for i, t := range []*Tensor{q, k, v} {
@@ -131,13 +165,15 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 	}
 	// What the backward pass refuses is refused here, before the forward
 	// runs.
-	if err := bp.Validate(ops[0], ops[1], ops[2], o, lse, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
+	if err := bp.Validate(ops[0], ops[1], ops[2], o, lseb, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
 		return nil, err
 	}
-	if err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, ops[0], ops[1], ops[2], o, lse); err != nil {
-		return nil, err
+	if out == nil {
+		if err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: bias, Keep: keep}, ops[0], ops[1], ops[2], o, lseb); err != nil {
+			return nil, err
+		}
 	}
-	if err := bw.Backward(ctx, bp, ops[0], ops[1], ops[2], o, lse, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
+	if err := bw.Backward(ctx, bp, ops[0], ops[1], ops[2], o, lseb, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
 		return nil, err
 	}
 	read := func(name string, like *Tensor, buf backend.Buffer) (*Tensor, error) {
@@ -160,4 +196,39 @@ func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tenso
 		}
 	}
 	return g, nil
+}
+
+// checkForward checks the forward's out and lse given to
+// AttentionGradFrom against the call c: out of the output's shape and
+// layout, lse of Result.LSE's shape and Float32, out finite and lse free
+// of NaN and +Inf.
+func checkForward(c *call, q, out, lse *Tensor) error {
+	p := c.prob
+	want := append([]int(nil), q.Shape...)
+	want[len(want)-1] = p.Dv
+	if err := out.check("out"); err != nil {
+		return err
+	}
+	if out.Layout != q.Layout || !slices.Equal(out.Shape, want) {
+		return backend.Errorf(backend.ErrShape, "out of shape %v in %v: want the output's, %v in %v", out.Shape, out.Layout, want, q.Layout)
+	}
+	if err := lse.check("lse"); err != nil {
+		return err
+	}
+	wantL := []int{p.B, p.H, p.Nq}[4-c.rank:]
+	if p.Packed != nil {
+		wantL = []int{p.H, p.TotalQ()}
+	}
+	if lse.DType != Float32 || !slices.Equal(lse.Shape, wantL) {
+		return backend.Errorf(backend.ErrShape, "lse of shape %v in %v: want Result.LSE's, %v in Float32", lse.Shape, lse.DType, wantL)
+	}
+	if i, x := firstBad(out, false); i >= 0 {
+		return backend.Errorf(backend.ErrNonFinite, "out of shape %v holds %v at %v", out.Shape, x, unravel(i, out.Shape))
+	}
+	for i, x := range lse.Float32s() {
+		if x != x || math.IsInf(float64(x), 1) {
+			return backend.Errorf(backend.ErrNonFinite, "lse of shape %v holds %v at %v", lse.Shape, x, unravel(i, lse.Shape))
+		}
+	}
+	return nil
 }

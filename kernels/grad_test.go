@@ -205,8 +205,9 @@ func equalShape(a, b []int) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 // A one-layer attention model trained by plain gradient descent: the
 // queries are its parameters, the target is the output of other queries
 // over the same keys and values, and the loss ½‖O − T‖² falls by orders
-// of magnitude in 200 steps.
-func ExampleAttentionGrad() {
+// of magnitude in 200 steps. Each step runs the forward once, with its
+// LSE, and the backward from it (AttentionGradFrom).
+func ExampleAttentionGradFrom() {
 	be, err := cpu.New()
 	if err != nil {
 		panic(err)
@@ -227,24 +228,25 @@ func ExampleAttentionGrad() {
 		panic(err)
 	}
 	q := rnd(1, 2, 4, 8) // the parameters
-	loss := func() (float64, *kernels.Tensor) {
-		res, err := kernels.Attention(ctx, be, q, k, v, nil)
+	opts := &kernels.Options{LSE: true}
+	var first, last float64
+	for step := range 201 {
+		res, err := kernels.Attention(ctx, be, q, k, v, opts)
 		if err != nil {
 			panic(err)
 		}
-		dOut := res.Out // ∂L/∂O = O − T
-		l := 0.0
+		dOut, _ := kernels.NewTensor(kernels.BHND, res.Out.Shape...) // ∂L/∂O = O − T
+		loss := 0.0
 		for i, o := range res.Out.Data {
 			d := o - target.Out.Data[i]
 			dOut.Data[i] = d
-			l += 0.5 * float64(d) * float64(d)
+			loss += 0.5 * float64(d) * float64(d)
 		}
-		return l, dOut
-	}
-	first, _ := loss()
-	for range 200 {
-		_, dOut := loss()
-		g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, nil)
+		if step == 0 {
+			first = loss
+		}
+		last = loss
+		g, err := kernels.AttentionGradFrom(ctx, be, q, k, v, res.Out, res.LSE, dOut, opts)
 		if err != nil {
 			panic(err)
 		}
@@ -252,8 +254,56 @@ func ExampleAttentionGrad() {
 			q.Data[i] -= 0.5 * d
 		}
 	}
-	last, _ := loss()
 	fmt.Printf("loss fell by more than 10×: %v\n", last < first/10)
 	// Output:
 	// loss fell by more than 10×: true
+}
+
+// TestAttentionGradFrom: the backward from the forward's own output and
+// LSE is AttentionGrad's, and a wrong output or LSE is refused.
+func TestAttentionGradFrom(t *testing.T) {
+	ctx := context.Background()
+	be := openCPU(t)
+	rng := rand.New(rand.NewPCG(70, 0))
+	q, k, v := randTensor(rng, kernels.BHND, 2, 4, 30, 16), randTensor(rng, kernels.BHND, 2, 2, 50, 16), randTensor(rng, kernels.BHND, 2, 2, 50, 16)
+	dOut := randTensor(rng, kernels.BHND, 2, 4, 30, 16)
+	opts := &kernels.Options{Causal: true, Sinks: []float32{0, 1, 2, 3}, LSE: true}
+	res, err := kernels.Attention(ctx, be, q, k, v, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := kernels.AttentionGradFrom(ctx, be, q, k, v, res.Out, res.LSE, dOut, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmp := range []struct {
+		name      string
+		got, want []float32
+	}{{"dQ", from.DQ.Data, again.DQ.Data}, {"dK", from.DK.Data, again.DK.Data}, {"dV", from.DV.Data, again.DV.Data}, {"dSinks", from.DSinks, again.DSinks}} {
+		for i := range cmp.want {
+			if math.Abs(float64(cmp.got[i]-cmp.want[i])) > 1e-5 {
+				t.Fatalf("%s[%d]: %v from the forward's, %v recomputed", cmp.name, i, cmp.got[i], cmp.want[i])
+			}
+		}
+	}
+	nan := &kernels.Tensor{Shape: res.LSE.Shape, Data: append([]float32{float32(math.NaN())}, res.LSE.Data[1:]...)}
+	for _, c := range []struct {
+		name     string
+		out, lse *kernels.Tensor
+		want     error
+	}{
+		{"no LSE", res.Out, nil, backend.ErrShape},
+		{"LSE of another shape", res.Out, &kernels.Tensor{Shape: []int{2, 4, 29}, Data: res.LSE.Data[:2*4*29]}, backend.ErrShape},
+		{"out of Q's shape, not the output's", randTensor(rng, kernels.BHND, 2, 4, 30, 8), res.LSE, backend.ErrShape},
+		{"LSE NaN", res.Out, nan, backend.ErrNonFinite},
+	} {
+		_, err := kernels.AttentionGradFrom(ctx, be, q, k, v, c.out, c.lse, dOut, opts)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
 }

@@ -4,31 +4,34 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/attn-go/attn/kernels"
 )
 
-const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-scale S] [-layout bhnd|bnhd] [-backend auto|cpu|gpu]"
+const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-backend auto|cpu|gpu]"
 
 const gradHelp = `
 attn grad computes the gradients of a loss through attention: given the
 forward's inputs Q, K and V and DO = ∂L/∂O (the output's shape), it writes
-∂L/∂Q, ∂L/∂K and ∂L/∂V (-dq -dk -dv, float32 .npy files of Q's, K's and
-V's shapes; ∂L/∂K and ∂L/∂V summed over each KV group). It runs the
-forward for O and the LSE, then the backend's backward pass
-(kernels.AttentionGrad: FlashAttention-2's method, memory O(N)). Inputs
-are float32 or float64 .npy files; the variant flags mean what they mean
-for attn run. Only the CPU has a backward pass for now.
+∂L/∂Q, ∂L/∂K and ∂L/∂V (-dq -dk -dv: .npy files of Q's, K's and V's
+shapes and dtypes; ∂L/∂K and ∂L/∂V summed over each KV group), the sink
+logits' gradient (-dsinks, [H] float32, with -sinks) and the bias's
+(-dbias, the bias's shape, with -bias). The forward's output and LSE
+(-o, -lse: attn run's -o and -lse of the same inputs and flags) skip its
+recomputation; without them the forward runs first. The backward is the
+backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
+O(N)). The variant flags mean what they mean for attn run; what the
+backward pass does not take (a paged cache, index lists, block masks,
+V from K, 8-bit dtypes) is refused before any work.
 `
 
-// gradFlags are attn grad's flags.
+// gradFlags are attn grad's flags: attn run's variant flags, and its own
+// files.
 type gradFlags struct {
-	q, k, v, do, dq, dk, dv string
-	causal                  bool
-	variants                kernels.Options
-	scale                   float64
-	layout                  kernels.Layout
-	backendName             string
+	run                       runFlags
+	do, o, lse                string
+	dq, dk, dv, dSinks, dBias string
 }
 
 func runGrad(c *cmdEnv, args []string) error {
@@ -37,117 +40,200 @@ func runGrad(c *cmdEnv, args []string) error {
 	for _, s := range []struct {
 		p          *string
 		name, help string
-	}{{&f.q, "q", "queries `Q.npy`"}, {&f.k, "k", "keys `K.npy`"}, {&f.v, "v", "values `V.npy`"},
-		{&f.do, "do", "∂L/∂O `DO.npy`, the output's shape"}, {&f.dq, "dq", "write ∂L/∂Q to `DQ.npy`"},
-		{&f.dk, "dk", "write ∂L/∂K to `DK.npy`"}, {&f.dv, "dv", "write ∂L/∂V to `DV.npy`"}} {
-		fs.StringVar(s.p, s.name, "", s.help+" (required)")
+	}{{&f.run.q, "q", "queries `Q.npy` (required)"}, {&f.run.k, "k", "keys `K.npy` (required)"}, {&f.run.v, "v", "values `V.npy` (required)"},
+		{&f.do, "do", "∂L/∂O `DO.npy`, the output's shape (required)"}, {&f.dq, "dq", "write ∂L/∂Q to `DQ.npy` (required)"},
+		{&f.dk, "dk", "write ∂L/∂K to `DK.npy` (required)"}, {&f.dv, "dv", "write ∂L/∂V to `DV.npy` (required)"},
+		{&f.o, "o", "the forward's output `O.npy` (attn run -o), with -lse: the forward is not run again"},
+		{&f.lse, "lse", "the forward's log-sum-exp `L.npy` (attn run -lse), with -o"},
+		{&f.dSinks, "dsinks", "write ∂L/∂sinks to `DS.npy`, [H] float32 (with -sinks)"},
+		{&f.dBias, "dbias", "write ∂L/∂bias to `DB.npy`, the bias's shape (with -bias)"}} {
+		fs.StringVar(s.p, s.name, "", s.help)
 	}
-	fs.BoolVar(&f.causal, "causal", false, "causal masking, bottom-right aligned")
-	fs.Func("causal-offset", "causal masking with query row i at key position `N` + i (implies -causal)", func(s string) error {
-		o, err := parseOffset(s)
-		f.variants.CausalOffset = o
-		return err
-	})
-	fs.Func("window", "sliding window `L,R`", func(s string) error {
-		w, err := parseWindow(s)
-		f.variants.Window = w
-		return err
-	})
-	fs.Func("softcap", "cap the scaled scores at ±`C`", func(s string) error {
-		c, err := parseSoftcap(s)
-		f.variants.Softcap = float64(c)
-		return err
-	})
-	fs.Func("scale", "multiply Q·Kᵀ by `S`; 0 means 1/√D", func(s string) error {
-		v, err := parseScale(s)
-		f.scale = v
-		return err
-	})
-	fs.Func("layout", "`layout` of Q, K, V and DO: bhnd (default) or bnhd", func(s string) error {
-		switch s {
-		case "bhnd":
-			f.layout = kernels.BHND
-		case "bnhd":
-			f.layout = kernels.BNHD
-		default:
-			return fmt.Errorf("unknown layout %q (want bhnd or bnhd)", s)
-		}
-		return nil
-	})
-	fs.StringVar(&f.backendName, "backend", "auto", "`name` of the backend: auto, cpu or gpu")
+	f.run.variantFlags(fs)
 	if err := c.parseFlags(fs, gradSynopsis, gradHelp, args); err != nil {
 		return err
 	}
-	for _, r := range []struct{ name, val string }{{"-q", f.q}, {"-k", f.k}, {"-v", f.v}, {"-do", f.do}, {"-dq", f.dq}, {"-dk", f.dk}, {"-dv", f.dv}} {
-		if r.val == "" {
-			return usagef("missing required flag %s", r.name)
-		}
-	}
-	if err := checkBackendName(f.backendName); err != nil {
+	if err := f.check(); err != nil {
 		return err
 	}
 	return interruptible(func(ctx context.Context) error { return c.grad(ctx, &f) })
 }
 
-// grad reads the inputs, computes the gradients and writes them, each
+// check validates the flags on their own, before any file is opened.
+func (f *gradFlags) check() error {
+	var missing []string
+	for _, r := range []struct{ name, val string }{{"-q", f.run.q}, {"-k", f.run.k}, {"-v", f.run.v}, {"-do", f.do}, {"-dq", f.dq}, {"-dk", f.dk}, {"-dv", f.dv}} {
+		if r.val == "" {
+			missing = append(missing, r.name)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return usagef("missing required flag %s", strings.Join(missing, ", "))
+	case (f.o == "") != (f.lse == ""):
+		return usagef("-o and -lse give the forward's output and LSE together: give both or neither")
+	case f.dSinks != "" && f.run.sinks == "":
+		return usagef("-dsinks is the gradient of the sink logits: give -sinks")
+	case f.dBias != "" && f.run.bias == "":
+		return usagef("-dbias is the gradient of the bias: give -bias")
+	case f.run.dtype != nil && f.run.dtype.Quantized():
+		return usagef("-dtype %v: the backward pass takes f32, f16 and bf16 (8-bit caches are not trained)", *f.run.dtype)
+	}
+	if err := f.run.checkSeqFlags(); err != nil {
+		return err
+	}
+	if err := checkBackendName(f.run.backendName); err != nil {
+		return err
+	}
+	// An output may not replace an input or another output.
+	ins := []struct{ name, path string }{{"-q", f.run.q}, {"-k", f.run.k}, {"-v", f.run.v}, {"-do", f.do}, {"-o", f.o}, {"-lse", f.lse},
+		{"-bias", f.run.bias}, {"-mask", f.run.mask}, {"-alibi", f.run.alibi}, {"-sinks", f.run.sinks}, {"-kv-lens", f.run.kvLens},
+		{"-cu-seqlens-q", f.run.cuQ}, {"-cu-seqlens-k", f.run.cuK}}
+	outs := f.outputs()
+	for i, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		for _, in := range ins {
+			if in.path != "" && samePath(o.path, in.path) {
+				return usagef("%s %s would overwrite the input %s %s", o.flag, o.path, in.name, in.path)
+			}
+		}
+		for _, p := range outs[:i] {
+			if p.path != "" && samePath(o.path, p.path) {
+				return usagef("%s and %s both name %s", p.flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// outputs are attn grad's output flags and paths ("" when not given).
+func (f *gradFlags) outputs() []struct{ flag, path string } {
+	return []struct{ flag, path string }{{"-dq", f.dq}, {"-dk", f.dk}, {"-dv", f.dv}, {"-dsinks", f.dSinks}, {"-dbias", f.dBias}}
+}
+
+// grad reads and checks the inputs as attn run does (every header and
+// shape before any data), computes the gradients and writes them, each
 // output replacing its target only once all are written.
 func (c *cmdEnv) grad(ctx context.Context, f *gradFlags) error {
-	var ts [4]*kernels.Tensor
-	for i, path := range []string{f.q, f.k, f.v, f.do} {
-		nf, err := openNpy(path)
-		if err != nil {
-			return err
-		}
-		if err := nf.checkFloat(); err != nil {
+	files := map[string]*npyFile{}
+	defer func() {
+		for _, nf := range files {
 			nf.f.Close()
-			return err
 		}
-		a, err := nf.readFloats(ctx)
-		nf.f.Close()
+	}()
+	if err := openRunInputs(&f.run, files); err != nil {
+		return err
+	}
+	for _, in := range []struct{ key, path string }{{"do", f.do}, {"o", f.o}, {"lse", f.lse}} {
+		if in.path == "" {
+			continue
+		}
+		nf, err := openNpy(in.path)
 		if err != nil {
 			return err
 		}
-		if err := a.checkFinite(false); err != nil {
-			return err
-		}
-		f32 := kernels.Float32
-		if ts[i], err = a.tensor(f.layout, &f32); err != nil {
+		files[in.key] = nf
+		if err := nf.checkFloat(); err != nil {
 			return err
 		}
 	}
-	var outs [3]*pending
+	plan, err := planRun(ctx, &f.run, files)
+	if err != nil {
+		return err
+	}
+	opts := plan.opts
+	opts.DBias = f.dBias != ""
+	outs := f.outputs()
+	reserved := make([]*pending, len(outs))
 	defer func() {
-		for _, p := range outs {
+		for _, p := range reserved {
 			p.discard()
 		}
 	}()
-	for i, o := range []struct{ flag, path string }{{"-dq", f.dq}, {"-dk", f.dk}, {"-dv", f.dv}} {
-		var err error
-		if outs[i], err = reserve(o.flag, o.path); err != nil {
+	for i, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if reserved[i], err = reserve(o.flag, o.path); err != nil {
 			return err
 		}
 	}
-	be, err := c.openBackend(f.backendName)
+	be, err := c.openBackend(f.run.backendName)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
-	opts := f.variants
-	opts.Scale, opts.Causal = f.scale, f.causal || opts.CausalOffset != nil
-	g, err := kernels.AttentionGrad(ctx, be, ts[0], ts[1], ts[2], ts[3], &opts)
+	if err := applyVariantFiles(ctx, plan.prob, files, opts); err != nil {
+		return err
+	}
+	qkv, err := readQKV(ctx, &f.run, files, plan.prob)
 	if err != nil {
 		return err
 	}
-	for i, t := range []*kernels.Tensor{g.DQ, g.DK, g.DV} {
-		if err := outs[i].write(t.WriteNpy); err != nil {
+	if err := readBiasMask(ctx, &f.run, files, opts); err != nil {
+		return err
+	}
+	// DO and the forward's output in the output's layout, the LSE as
+	// attn run writes it.
+	var extra [3]*kernels.Tensor
+	for i, key := range []string{"do", "o", "lse"} {
+		nf := files[key]
+		if nf == nil {
+			continue
+		}
+		a, err := nf.readFloats(ctx)
+		if err != nil {
+			return err
+		}
+		if !f.run.allowNonFinite {
+			if err := a.checkFinite(key == "lse"); err != nil {
+				return err
+			}
+		}
+		layout := f.run.layout
+		if key == "lse" {
+			layout = kernels.BHND
+		}
+		if extra[i], err = a.tensor(layout, nil); err != nil {
 			return err
 		}
 	}
-	for _, p := range outs {
+	var g *kernels.Grads
+	if extra[1] != nil {
+		g, err = kernels.AttentionGradFrom(ctx, be, qkv[0], qkv[1], qkv[2], extra[1], extra[2], extra[0], opts)
+	} else {
+		g, err = kernels.AttentionGrad(ctx, be, qkv[0], qkv[1], qkv[2], extra[0], opts)
+	}
+	if err != nil {
+		return err
+	}
+	results := []*kernels.Tensor{g.DQ, g.DK, g.DV, nil, g.DBias}
+	if g.DSinks != nil {
+		results[3] = &kernels.Tensor{Shape: []int{len(g.DSinks)}, Data: g.DSinks}
+	}
+	var wrote []string
+	for i, p := range reserved {
+		if p == nil {
+			continue
+		}
+		if err := p.write(results[i].WriteNpy); err != nil {
+			return err
+		}
+		wrote = append(wrote, outs[i].path)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range reserved {
+		if p == nil {
+			continue
+		}
 		if err := p.commit(); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(c.stdout, "wrote %s, %s, %s (%s)\n", f.dq, f.dk, f.dv, be.Name())
+	fmt.Fprintf(c.stdout, "wrote %s (%s)\n", strings.Join(wrote, ", "), be.Name())
 	return nil
 }

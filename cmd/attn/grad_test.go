@@ -71,11 +71,78 @@ func TestRunGrad(t *testing.T) {
 		want string
 	}{
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o}, "missing required flag -dv"},
-		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-layout", "x"}, "unknown layout"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-layout", "x"}, "want bhnd or bnhd"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-dsinks", o + "s"}, "-dsinks is the gradient of the sink logits: give -sinks"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-o", q}, "give both or neither"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o + "k", "-dv", o + "v", "-dtype", "q8"}, "8-bit caches are not trained"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", q, "-dk", o + "k", "-dv", o + "v"}, "would overwrite the input -q"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o + "v"}, "-dq and -dk both name"},
 	} {
 		code, _, stderr := runCmd(t, append([]string{"grad", "-backend", "cpu"}, bad.args...)...)
 		if code == 0 || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v: exit %d, stderr %q: want a failure saying %q", bad.args, code, stderr, bad.want)
 		}
 	}
+}
+
+// TestRunGradVariants: attn grad with attn run's variant files (ALiBi,
+// sinks, key lengths, a bias and a keep-mask) writes ReferenceGrad's
+// gradients, -dsinks and -dbias among them; given attn run's -o and -lse
+// it writes the same gradients without recomputing the forward.
+func TestRunGradVariants(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 2))
+	dir := t.TempDir()
+	path := func(n string) string { return filepath.Join(dir, n+".npy") }
+	qs, ks := []int{2, 4, 9, 8}, []int{2, 2, 13, 8}
+	vals := func(n int) []float64 { return randVals(r, n) }
+	qv, kv, vv, dov, bv := vals(prod(qs)), vals(prod(ks)), vals(prod(ks)), vals(prod(qs)), vals(4*9*13)
+	mv := make([]float64, 9*13)
+	for i := range mv {
+		mv[i] = float64((i % 5) % 4) // 0 every fifth key of a row, so row 0 keeps keys 1 … 3
+	}
+	alibi, sinks, lens := []float64{0.5, 0.25, 0.125, 0.0625}, []float64{0, 1, -1, 2}, []float64{13, 6}
+	in := []string{"-q", writeTestNpy(t, path("q"), "<f4", qs, qv), "-k", writeTestNpy(t, path("k"), "<f4", ks, kv),
+		"-v", writeTestNpy(t, path("v"), "<f4", ks, vv), "-causal",
+		"-alibi", writeTestNpy(t, path("alibi"), "<f4", []int{4}, alibi), "-sinks", writeTestNpy(t, path("sinks"), "<f4", []int{4}, sinks),
+		"-kv-lens", writeTestNpy(t, path("lens"), "<i4", []int{2}, lens), "-bias", writeTestNpy(t, path("bias"), "<f4", []int{4, 9, 13}, bv),
+		"-mask", writeTestNpy(t, path("mask"), "<f4", []int{9, 13}, mv)}
+	do := writeTestNpy(t, path("do"), "<f4", qs, dov)
+	outs := []string{"-dq", path("dq"), "-dk", path("dk"), "-dv", path("dv"), "-dsinks", path("dsinks"), "-dbias", path("dbias")}
+	if code, _, stderr := runCmd(t, append(append([]string{"grad", "-backend", "cpu", "-do", do}, in...), outs...)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	f32 := func(x []float64) []float32 {
+		y := make([]float32, len(x))
+		for i := range x {
+			y[i] = float32(x[i])
+		}
+		return y
+	}
+	p := backend.Problem{B: 2, H: 4, KVHeads: 2, Nq: 9, Nk: 13, D: 8, Causal: true, Variants: backend.Variants{
+		ALiBi: f32(alibi), Sinks: f32(sinks), KVLens: []int{13, 6}}}
+	c := backendtest.Case{Problem: p, Q: f32(qv), K: f32(kv), V: f32(vv),
+		Bias: &backendtest.HostMask{Shape: [4]int{1, 4, 9, 13}, Data: f32(bv)}, Keep: &backendtest.HostMask{Shape: [4]int{1, 1, 9, 13}, Data: f32(mv)}}
+	want := backendtest.ReferenceGrad(c, f32(dov))
+	check := func(suffix string) {
+		t.Helper()
+		for _, c := range []struct {
+			name string
+			want []float64
+		}{{"dq", want.DQ}, {"dk", want.DK}, {"dv", want.DV}, {"dsinks", want.DSinks}, {"dbias", want.DBias}} {
+			_, got := readOutput(t, path(c.name+suffix))
+			if err := backendtest.NearGrad(c.name+suffix, got, c.want, 1e-4); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check("")
+	// The forward from attn run, then the backward from it.
+	if code, _, stderr := runCmd(t, append([]string{"run", "-backend", "cpu", "-o", path("o"), "-lse", path("lse")}, in...)...); code != 0 {
+		t.Fatalf("attn run: exit %d\n%s", code, stderr)
+	}
+	outs = []string{"-dq", path("dq2"), "-dk", path("dk2"), "-dv", path("dv2"), "-dsinks", path("dsinks2"), "-dbias", path("dbias2")}
+	if code, _, stderr := runCmd(t, append(append([]string{"grad", "-backend", "cpu", "-do", do, "-o", path("o"), "-lse", path("lse")}, in...), outs...)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	check("2")
 }

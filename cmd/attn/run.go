@@ -191,6 +191,48 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.v, "v", "", "values `V.npy` (required, but with -v-from-k)")
 	fs.IntVar(&f.vFromK, "v-from-k", 0, "V is K's first `DV` columns, as MLA's latent cache stores them: give -k and no -v")
 	fs.StringVar(&f.out, "o", "", "output `OUT.npy` (required)")
+	f.variantFlags(fs)
+	fs.Func("strategy", "`strategy`: auto, staged or fused", func(s string) error {
+		st, err := kernels.ParseStrategy(s)
+		f.strategy = st
+		return err
+	})
+	fs.StringVar(&f.weights, "weights", "", "also write the attention weights to `P.npy` (staged only)")
+	fs.StringVar(&f.scores, "scores", "", "also write the pre-softmax scores to `S.npy` (staged only), at the -scores-stage stage")
+	fs.Func("scores-stage", "`stage` of the -scores output: raw, capped, biased or masked (default biased)", func(s string) error {
+		st, err := backend.ParseScoreStage(strings.TrimSpace(s))
+		f.stage, f.stageSet = st, true
+		return err
+	})
+	fs.StringVar(&f.lse, "lse", "", "also write the per-row log-sum-exp to `L.npy`")
+	fs.StringVar(&f.heatmap, "heatmap", "", "also draw the weights of one head as an image `P.png` (staged only; Nq, Nk ≤ 512)")
+	fs.Func("heatmap-head", "the batch and head `b,h` -heatmap draws (default 0,0; h alone means 0,h)", func(s string) error {
+		hd, err := parseHead(s)
+		f.heatmapHead, f.heatmapHeadSet = hd, true
+		return err
+	})
+	fs.StringVar(&f.pastK, "past-k", "", "a cache's past keys `P.npy`, in K's layout and rank: the keys are the past's then K's (ONNX's past_key); needs -past-v")
+	fs.StringVar(&f.pastV, "past-v", "", "a cache's past values `P.npy`, in V's layout and rank: the values are the past's then V's (ONNX's past_value)")
+	fs.StringVar(&f.presentK, "present-k", "", "also write the keys attention read, past then new, to `F.npy` in K's dtype (ONNX's present_key)")
+	fs.StringVar(&f.presentV, "present-v", "", "also write the values attention read, past then new, to `F.npy` in V's dtype (ONNX's present_value)")
+	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
+	fs.StringVar(&f.blockMask, "block-mask", "", "block-sparse mask `M.npy`, [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] (or [⌈Nq/S⌉, ⌈Nk/S⌉]) bool or integers: a block that is 0 is never computed (needs -block-size)")
+	fs.IntVar(&f.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
+	fs.StringVar(&f.indices, "indices", "", "sparse attention over chosen keys: `I.npy`, [B, Heads, Nq, K] int32 or int64 key positions a query row attends (Heads 1 or KVH; −1 none); runs fused, with no bias, mask or ALiBi")
+	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
+	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	return interruptible(func(ctx context.Context) error { return c.attention(ctx, &f) })
+}
+
+// variantFlags registers the flags attn run and attn grad share: the
+// bias and keep-mask, the variants, the scale, the backend, the dtype
+// and layout, packed sequences and -allow-nonfinite.
+func (f *runFlags) variantFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.bias, "bias", "", "additive bias `B.npy`, broadcast to [B, H, Nq, Nk]; -Inf hides a key")
 	fs.StringVar(&f.mask, "mask", "", "keep-mask `M.npy`, broadcast to [B, H, Nq, Nk]; nonzero keeps a key")
 	fs.BoolVar(&f.causal, "causal", false, "causal masking, bottom-right aligned")
@@ -218,25 +260,6 @@ func runRun(c *cmdEnv, args []string) error {
 		return err
 	})
 	fs.StringVar(&f.backendName, "backend", "auto", "`name` of the backend: auto, cpu or gpu (auto honours $ATTN_BACKEND)")
-	fs.Func("strategy", "`strategy`: auto, staged or fused", func(s string) error {
-		st, err := kernels.ParseStrategy(s)
-		f.strategy = st
-		return err
-	})
-	fs.StringVar(&f.weights, "weights", "", "also write the attention weights to `P.npy` (staged only)")
-	fs.StringVar(&f.scores, "scores", "", "also write the pre-softmax scores to `S.npy` (staged only), at the -scores-stage stage")
-	fs.Func("scores-stage", "`stage` of the -scores output: raw, capped, biased or masked (default biased)", func(s string) error {
-		st, err := backend.ParseScoreStage(strings.TrimSpace(s))
-		f.stage, f.stageSet = st, true
-		return err
-	})
-	fs.StringVar(&f.lse, "lse", "", "also write the per-row log-sum-exp to `L.npy`")
-	fs.StringVar(&f.heatmap, "heatmap", "", "also draw the weights of one head as an image `P.png` (staged only; Nq, Nk ≤ 512)")
-	fs.Func("heatmap-head", "the batch and head `b,h` -heatmap draws (default 0,0; h alone means 0,h)", func(s string) error {
-		hd, err := parseHead(s)
-		f.heatmapHead, f.heatmapHeadSet = hd, true
-		return err
-	})
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
 	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's; q8 or fp8 rounds K and V as an 8-bit cache stores them (q8: blocks of 32 along the head dim; fp8: E4M3, saturating at ±448), with Q, the bias and the output float32", func(s string) error {
 		dt, err := backend.ParseDType(s)
@@ -248,24 +271,8 @@ func runRun(c *cmdEnv, args []string) error {
 		f.layout, f.layoutSet = l, true
 		return err
 	})
-	fs.StringVar(&f.pastK, "past-k", "", "a cache's past keys `P.npy`, in K's layout and rank: the keys are the past's then K's (ONNX's past_key); needs -past-v")
-	fs.StringVar(&f.pastV, "past-v", "", "a cache's past values `P.npy`, in V's layout and rank: the values are the past's then V's (ONNX's past_value)")
-	fs.StringVar(&f.presentK, "present-k", "", "also write the keys attention read, past then new, to `F.npy` in K's dtype (ONNX's present_key)")
-	fs.StringVar(&f.presentV, "present-v", "", "also write the values attention read, past then new, to `F.npy` in V's dtype (ONNX's present_value)")
 	fs.StringVar(&f.cuQ, "cu-seqlens-q", "", "packed sequences: `C.npy`, [B+1] int32 or int64 row offsets into Q, whose rows are [total, H, D]")
 	fs.StringVar(&f.cuK, "cu-seqlens-k", "", "packed keys: `C.npy`, [B+1] int32 or int64 row offsets into K and V, [total, KVH, D] (with -cu-seqlens-q)")
-	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
-	fs.StringVar(&f.blockMask, "block-mask", "", "block-sparse mask `M.npy`, [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] (or [⌈Nq/S⌉, ⌈Nk/S⌉]) bool or integers: a block that is 0 is never computed (needs -block-size)")
-	fs.IntVar(&f.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
-	fs.StringVar(&f.indices, "indices", "", "sparse attention over chosen keys: `I.npy`, [B, Heads, Nq, K] int32 or int64 key positions a query row attends (Heads 1 or KVH; −1 none); runs fused, with no bias, mask or ALiBi")
-	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
-	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
-		return err
-	}
-	if err := f.check(); err != nil {
-		return err
-	}
-	return interruptible(func(ctx context.Context) error { return c.attention(ctx, &f) })
 }
 
 // interruptedError reports that SIGINT or SIGTERM stopped a command: run

@@ -46,7 +46,13 @@ type Config struct {
 	// query block keeping its diagonal block. Peers run none.
 	BlockDensity float64
 	BlockSize    int
-	Causal       []bool
+	// Backward adds, on every backend, two points to each shape beside
+	// the forward's: the backward pass alone (StrategyBackward) and the
+	// fused forward with the backward (StrategyFwdBwd), their FLOPs
+	// counted as 2.5 and 3.5 forwards (Work). A backend without a
+	// backward pass reports them unavailable; peers run none.
+	Backward bool
+	Causal   []bool
 	// Variant is applied to every shape: a sliding window, softcap,
 	// ALiBi, sinks or none.
 	Variant Variant
@@ -408,13 +414,13 @@ type PointSpec struct {
 	CheckRows int           `json:"check_rows"`
 }
 
-func newSpec(be string, s kernels.Strategy, layers int, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
+func newSpec(be string, s string, layers int, p backend.Problem, dt backend.DType, cfg *Config) PointSpec {
 	sh := shapeOf(p)
 	if sh.BlockSize > 0 {
 		sh.BlockDensity = cfg.BlockDensity // as step records it
 	}
 	sh.DType = dtypeName(dt)
-	return PointSpec{Backend: be, Strategy: s.String(), Layers: layers, Shape: sh,
+	return PointSpec{Backend: be, Strategy: s, Layers: layers, Shape: sh,
 		Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: cfg.MinRuns, CheckRows: cfg.CheckRows}
 }
 
@@ -424,7 +430,11 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	p := spec.Problem()
 	pt := attnPoint(be, spec.Strategy, p)
 	pt.DType = spec.DType
+	bwd := backwardStrategy(spec.Strategy)
 	s, err := kernels.ParseStrategy(spec.Strategy)
+	if bwd {
+		s, err = kernels.Fused, nil
+	}
 	if err == nil && s != kernels.Staged && s != kernels.Fused {
 		err = fmt.Errorf("bench: strategy %s: name staged or fused", s)
 	}
@@ -458,6 +468,9 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	in := newInputs(p, spec.Seed, spec.CheckRows)
 	in.setDType(dt)
 	in.consume = true
+	if bwd {
+		return measureBackward(ctx, be, spec.Strategy == StrategyFwdBwd, in, &cfg)
+	}
 	return measureAttn(ctx, be, s, spec.Layers, in, &cfg)
 }
 
@@ -818,7 +831,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	if err != nil {
 		return nil, err
 	}
-	if len(backends)*len(cfg.Strategies)+len(peers) == 0 {
+	if len(backends)*len(cfg.Strategies)+len(peers) == 0 && !(cfg.Backward && len(backends) > 0) {
 		return nil, errors.New("bench: nothing to measure: no backend with a strategy, and no peer")
 	}
 	for _, s := range cfg.Strategies {
@@ -837,10 +850,13 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	if cfg.Threads < 1 {
 		cfg.Threads = runtime.GOMAXPROCS(0)
 	}
-	perShape := len(backends)*len(cfg.Strategies)*max(len(cfg.Layers), 1) + len(peers)
+	perShape := float64(len(backends)*len(cfg.Strategies)*max(len(cfg.Layers), 1) + len(peers))
+	if cfg.Backward {
+		perShape += float64(len(backends)) * (Work(StrategyBackward) + Work(StrategyFwdBwd))
+	}
 	total := 0.0
 	for _, p := range shapes {
-		total += Flops(p) * float64(perShape) * float64(len(cfg.dtypes()))
+		total += Flops(p) * perShape * float64(len(cfg.dtypes()))
 	}
 	done := 0.0
 	var points []Point
@@ -855,10 +871,12 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 			// the same mask again.
 			pt.BlockDensity = cfg.BlockDensity
 		}
-		// A step of L layers does L calls' flops over L calls' bytes.
-		pt.setCeilings(Flops(p)*float64(max(pt.Layers, 1)), at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
+		// A step of L layers does L calls' flops over L calls' bytes; a
+		// backward point does Work forwards' flops.
+		work := Flops(p) * float64(max(pt.Layers, 1)) * Work(pt.Strategy)
+		pt.setCeilings(work, at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
 		pt.setFMAFrac(at, cfg.FMAGFLOPS)
-		done += Flops(p)
+		done += Flops(p) * Work(pt.Strategy)
 		points = append(points, pt)
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: done, Total: total, Point: &points[len(points)-1]})
@@ -910,7 +928,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 					pt.Prefix, pt.Shared = cfg.Prefix, shared
 					pt.fail(shapeErr)
 				case cfg.Spawn != nil:
-					spec := newSpec(be.Name(), kernels.Fused, 0, p, dt, cfg)
+					spec := newSpec(be.Name(), kernels.Fused.String(), 0, p, dt, cfg)
 					spec.Prefix, spec.Shared = cfg.Prefix, shared
 					pt = cfg.Spawn(ctx, spec)
 				default:
@@ -941,7 +959,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 						pt = attnPoint(be, s.String(), p)
 						pt.fail(shapeErr)
 					case cfg.Spawn != nil:
-						pt = cfg.Spawn(ctx, newSpec(be.Name(), s, nl, p, dt, cfg))
+						pt = cfg.Spawn(ctx, newSpec(be.Name(), s.String(), nl, p, dt, cfg))
 					default:
 						pt = measureAttn(ctx, be, s, nl, in, cfg)
 					}
@@ -952,6 +970,30 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
+			}
+		}
+	}
+	for _, be := range backends {
+		if !cfg.Backward {
+			break
+		}
+		for _, s := range []string{StrategyBackward, StrategyFwdBwd} {
+			step(fmt.Sprintf("attn-%s %s %s", be.Name(), s, label), p, placeOf(be.Info()), func() Point {
+				var pt Point
+				switch {
+				case shapeErr != nil:
+					pt = attnPoint(be, s, p)
+					pt.fail(shapeErr)
+				case cfg.Spawn != nil:
+					pt = cfg.Spawn(ctx, newSpec(be.Name(), s, 0, p, dt, cfg))
+				default:
+					pt = measureBackward(ctx, be, s == StrategyFwdBwd, in, cfg)
+				}
+				pt.DType = dtypeName(dt)
+				return pt
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
 		}
 	}

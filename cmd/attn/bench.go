@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV [-v-from-k]] [-topk K] [-block-size S [-block-density F]] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV [-v-from-k]] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -151,6 +151,7 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.Dv, "dv", 0, "V's head dim `DV` (0: D)")
 	fs.Float64Var(&cfg.BlockDensity, "block-density", 0.1, "with -block-size: the fraction `F` of blocks a random block mask keeps (fixed seed; each query block keeps its diagonal block)")
 	fs.IntVar(&cfg.BlockSize, "block-size", 0, "block-sparse attention: a random block mask of `S`×S blocks (see -block-density); peers do not run it")
+	fs.BoolVar(&cfg.Backward, "backward", false, "also measure each shape's backward pass, alone and after the fused forward (the training step's attention), on every backend that has one; their FLOPs count as 2.5 and 3.5 forwards")
 	fs.IntVar(&cfg.TopK, "topk", 0, "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; peers do not run it")
 	fs.BoolVar(&cfg.VFromK, "v-from-k", false, "V is K's first -dv columns (MLA's latent cache: -d 576 -dv 512), none stored; peers do not run it")
 	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")

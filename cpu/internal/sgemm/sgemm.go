@@ -318,15 +318,25 @@ func grow(buf []float32, n int) []float32 {
 
 // packAT packs rows p0 … p0+kb−1 of the stored k×m matrix A (op(A) = Aᵀ)
 // as the m×kb row-major block of op(A).
+//
+// It goes by 8×8 tiles, so that the eight rows of the block a tile
+// writes stay in cache while its eight source rows are read.
 func (s *scratch) packAT(a []float32, lda, m, p0, kb int) []float32 {
 	s.a = grow(s.a, m*kb)
-	for p := range kb {
-		row := a[(p0+p)*lda:][:m]
-		for i, v := range row {
-			s.a[i*kb+p] = v
+	dst := s.a
+	const t = 8
+	for p := 0; p < kb; p += t {
+		pe := min(p+t, kb)
+		for i := 0; i < m; i += t {
+			ie := min(i+t, m)
+			for pp := p; pp < pe; pp++ {
+				for ii, v := range a[(p0+pp)*lda+i : (p0+pp)*lda+ie] {
+					dst[(i+ii)*kb+pp] = v
+				}
+			}
 		}
 	}
-	return s.a
+	return dst
 }
 
 // bBlock is op(B)'s kb×nb block at row p0, column j0 as the kernel reads

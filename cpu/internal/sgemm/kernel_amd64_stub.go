@@ -41,3 +41,8 @@ func bf16PackTAVX512(kp int, b *uint16, ldb int, dst *uint32, nv int, idx *[16]i
 //
 //go:noescape
 func packT16AVX512(kq int, b *float32, ldb int, dst *float32, ldd int)
+
+// packT8AVX2 packs 8·kq columns of 8 rows of B, transposed, into dst (AVX).
+//
+//go:noescape
+func packT8AVX2(kq int, b *float32, ldb int, dst *float32, ldd int)

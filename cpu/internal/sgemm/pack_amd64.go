@@ -10,6 +10,9 @@ import "golang.org/x/sys/cpu"
 // packer on a CPU without AVX-512.
 var hasAVX512 = cpu.X86.HasAVX512F
 
+// hasAVX says whether packT8AVX2 can run (AVX, in every AVX2 CPU).
+var hasAVX = cpu.X86.HasAVX
+
 // packT packs columns [0, 16·⌊kb/16⌋) of a transposed op(B)'s panel with
 // the AVX-512 transposer: dst[p·nr + jj] = B[j+jj][p0+p] for jj < w, w a
 // multiple of 16. It returns how many columns it packed: 0 where it
@@ -26,4 +29,21 @@ func packT(b []float32, ldb, p0, j, w, kb int, dst []float32, nr int) int {
 		packT16AVX512(kq, &b[(j+g)*ldb+p0], ldb, &dst[g], nr)
 	}
 	return 16 * kq
+}
+
+// packAT8 packs the 8×8 blocks of packAT's transpose with the AVX
+// transposer: dst[i·kb + p] = a[(p0+p)·lda + i] for p < 8·⌊kb/8⌋ and
+// i < 8·⌊m/8⌋. It returns the rows p and columns i it packed, 0 and 0
+// where it cannot (no AVX, or asmPack off); the caller packs the rest.
+func packAT8(a []float32, lda, m, p0, kb int, dst []float32) (rows, cols int) {
+	mq, kq := m/8, kb/8
+	if !hasAVX || !asmPack || mq == 0 || kq == 0 {
+		return 0, 0
+	}
+	for p := 0; p < 8*kq; p += 8 {
+		_ = a[(p0+p+7)*lda+8*mq-1] // the block's last row's last column
+		_ = dst[(8*mq-1)*kb+p+7]
+		packT8AVX2(mq, &a[(p0+p)*lda], lda, &dst[p], kb)
+	}
+	return 8 * kq, 8 * mq
 }

@@ -319,15 +319,22 @@ func grow(buf []float32, n int) []float32 {
 // packAT packs rows p0 … p0+kb−1 of the stored k×m matrix A (op(A) = Aᵀ)
 // as the m×kb row-major block of op(A).
 //
-// It goes by 8×8 tiles, so that the eight rows of the block a tile
-// writes stay in cache while its eight source rows are read.
+//
+// The AVX transposer packs its 8×8 blocks where it can (packAT8); the
+// rest goes by 8×8 tiles in Go, so that the eight rows of the block a
+// tile writes stay in cache while its eight source rows are read.
 func (s *scratch) packAT(a []float32, lda, m, p0, kb int) []float32 {
 	s.a = grow(s.a, m*kb)
 	dst := s.a
+	rows, cols := packAT8(a, lda, m, p0, kb, dst)
 	const t = 8
 	for p := 0; p < kb; p += t {
 		pe := min(p+t, kb)
-		for i := 0; i < m; i += t {
+		i0 := 0
+		if p < rows {
+			i0 = cols // the AVX blocks did these rows' first cols columns
+		}
+		for i := i0; i < m; i += t {
 			ie := min(i+t, m)
 			for pp := p; pp < pe; pp++ {
 				for ii, v := range a[(p0+pp)*lda+i : (p0+pp)*lda+ie] {

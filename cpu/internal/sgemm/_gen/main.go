@@ -46,6 +46,7 @@ func main() {
 	}
 	bf16Packers()
 	packT16()
+	packT8()
 	Generate()
 }
 

@@ -183,3 +183,71 @@ func packT16() {
 	VZEROUPPER()
 	RET()
 }
+
+// packT8 writes
+//
+//	dst[p][i] = B[i][p],  i < 8, p < 8·kq
+//
+// for B's 8 rows ldb floats apart and dst's rows ldd floats apart: a
+// transposed operand's 8×8 blocks in a row, for the AVX2 machines that
+// packT16 does not serve (Sgemm's packAT: Aᵀ's rows). Each block is
+// loaded a row a register, transposed in registers — 32-bit and then
+// 64-bit interleaves within 128-bit lanes, then one round of lane
+// permutes — and stored a column a register. AVX alone.
+func packT8() {
+	TEXT("packT8AVX2", NOSPLIT, "func(kq int, b *float32, ldb int, dst *float32, ldd int)")
+	Pragma("noescape")
+	Doc("packT8AVX2 packs 8·kq columns of 8 rows of B, transposed, into dst (AVX).")
+	kq := Load(Param("kq"), GP64())
+	b := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(2), ldb)
+	dst := Load(Param("dst"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	base, row := rowsFrom(b, ldb, 8)
+	out := dst
+	Label("block8")
+	r := make([]VecVirtual, 8)
+	for i := range r {
+		r[i] = YMM()
+		VMOVUPS(row(i), r[i])
+	}
+	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved.
+	a := make([]VecVirtual, 8)
+	for k := range 4 {
+		a[2*k], a[2*k+1] = YMM(), YMM()
+		VUNPCKLPS(r[2*k+1], r[2*k], a[2*k])
+		VUNPCKHPS(r[2*k+1], r[2*k], a[2*k+1])
+	}
+	// bb[4k+m]: lane L holds rows 4k … 4k+3 of column 4L+m.
+	bb := make([]VecVirtual, 8)
+	for k := range 2 {
+		for m := range 4 {
+			bb[4*k+m] = YMM()
+		}
+		VUNPCKLPD(a[4*k+2], a[4*k], bb[4*k])
+		VUNPCKHPD(a[4*k+2], a[4*k], bb[4*k+1])
+		VUNPCKLPD(a[4*k+3], a[4*k+1], bb[4*k+2])
+		VUNPCKHPD(a[4*k+3], a[4*k+1], bb[4*k+3])
+	}
+	// Column 4L+m: lane L of bb[m] (rows 0 … 3), then lane L of bb[4+m].
+	for col := range 8 {
+		l, m := col/4, col%4
+		imm := uint8(0x20) // the low lanes of bb[m] and bb[4+m]
+		if l == 1 {
+			imm = 0x31 // their high lanes
+		}
+		x := YMM()
+		VPERM2F128(U8(imm), bb[4+m], bb[m], x)
+		VMOVUPS(x, Mem{Base: out})
+		ADDQ(ldd, out)
+	}
+	for _, g := range base {
+		ADDQ(U8(32), g)
+	}
+	DECQ(kq)
+	JNZ(LabelRef("block8"))
+	VZEROUPPER()
+	RET()
+}

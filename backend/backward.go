@@ -25,8 +25,14 @@ type BackwardParams struct {
 // out as the forward's (dO as O, dQ, dK and dV as Q, K and V, packed
 // when the forward is). It validates before any work, with Validate's
 // rules; what a backend does not take is ErrUnsupported, naming it.
+//
+// CheckBackward checks a Backward call as Backward does before any work,
+// and does nothing else: what Backward would refuse it refuses, with the
+// same error, so that a caller (kernels.AttentionGrad) can refuse before
+// it runs the forward.
 type Backwarder interface {
 	Backward(ctx context.Context, p BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV Buffer, dSinks []float32) error
+	CheckBackward(p BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV Buffer, dSinks []float32) error
 }
 
 // Validate resolves p's defaults and checks p and the buffers of a

@@ -123,7 +123,7 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 	fp, bp := backend.FusedParams{Problem: p}, backend.BackwardParams{Problem: p}
 	// What the backward pass does not take (an 8-bit K or V) is
 	// refused before the forward runs.
-	if err := bp.Validate(q, k, v, o, lse, do, dq, dk, dv, dSinks); err != nil {
+	if err := bw.CheckBackward(bp, q, k, v, o, lse, do, dq, dk, dv, dSinks); err != nil {
 		pt.fail(err)
 		return pt
 	}

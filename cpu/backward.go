@@ -358,4 +358,13 @@ func (bw *backward) addDBias(sc *backScratch, ds []float32, b, h, i, j0 int) {
 	}
 }
 
+// CheckBackward checks a Backward call (backend.Backwarder): p.Validate,
+// all the CPU's Backward needs.
+func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
+	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
+		return fmt.Errorf("cpu: backward: %w", err)
+	}
+	return nil
+}
+
 var _ backend.Backwarder = (*Backend)(nil)

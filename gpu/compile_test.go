@@ -54,7 +54,9 @@ var shortHeadDims = []int{1, 2, 3, 5, 64, 80, 256}
 // pairs of equal dims (and an odd and a wide pair) for a few groups and
 // query counts (DecodeKernel). The half operands' loaders are compiled
 // for scores and context, and for the fused kernels of a few pairs (odd,
-// vec4 and wide heads), with each half dtype on every operand.
+// vec4 and wide heads), with each half dtype on every operand. The
+// backward pass's kernels come for each head dim with itself and a few
+// unequal pairs, on both memories.
 func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	t.Helper()
 	f16, bf16 := shaders.F16, shaders.BF16
@@ -180,6 +182,27 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				s := dt.Consts(hd[0], hd[1])
 				s.Q, s.K, s.V, s.Bias = e, e, e, e
 				specs = append(specs, s)
+			}
+		}
+	}
+	// The backward pass (its tiles depend on the workgroup memory, not
+	// the plan): each head dim with itself, and pairs of odd, unequal
+	// and wide ones.
+	pairs := [][2]int{{3, 5}, {17, 5}, {80, 200}}
+	for _, d := range dims {
+		pairs = append(pairs, [2]int{d, d})
+	}
+	for _, hd := range pairs {
+		specs = append(specs, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1]})
+		for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
+			bp, ok := plans[0].Backward(m, hd[0], hd[1])
+			if !ok {
+				t.Fatalf("plan.Backward(%d, %d, %d) fits no tile", m, hd[0], hd[1])
+			}
+			for _, s := range []shaders.Spec{bp.KV(hd[0], hd[1]), bp.Q(hd[0], hd[1])} {
+				if !slices.Contains(specs, s) {
+					specs = append(specs, s)
+				}
 			}
 		}
 	}

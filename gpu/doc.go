@@ -176,6 +176,22 @@
 // (internal/plan/fusedplan.go), so a sliding window of W keys costs
 // O(N·W).
 //
+// # Gradients
+//
+// Backward (backend.Backwarder) computes dQ, dK, dV and the sinks'
+// gradients of dense float32 problems with every variant, GQA and both
+// layouts, by FlashAttention-2's method (backward.go): backdelta.wgsl
+// takes each row's δ = dO·O, backkv.wgsl makes dK and dV over tiles of
+// keys (a workgroup owns its keys' rows and loops over its KV group's
+// query rows, a dispatch a query head) and backq.wgsl dQ over tiles of
+// query rows, both recomputing the probabilities from Q, K and the
+// forward's LSE, so no Nq×Nk buffer exists. WebGPU has no float atomics:
+// the dispatches add to dQ, dK and dV (zeroed first) one after the
+// other, cut by the CPU plan's loop cap, and the host sums the sinks'
+// gradients in float64. A bias, keep-mask, packed or paged sequences,
+// views, index lists, block masks, V from K, scales and half operands
+// are ErrUnsupported there.
+//
 // # Packed sequences and paged caches
 //
 // Fused takes backend.Packed and backend.Paged (Caps.Seqs) in every

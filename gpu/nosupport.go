@@ -30,6 +30,19 @@ func (*Backend) Memory() (live, peak int64) { return 0, 0 }
 // ResetPeak does nothing: this build allocates no device memory.
 func (*Backend) ResetPeak() {}
 
+// Backward fails with ErrUnavailable: New never returns a Backend in
+// this build.
+func (*Backend) Backward(context.Context, backend.BackwardParams, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer,
+	backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer, []float32) error {
+	return backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}
+
+// CheckBackward fails with ErrUnavailable, as Backward does.
+func (*Backend) CheckBackward(backend.BackwardParams, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer,
+	backend.Buffer, backend.Buffer, backend.Buffer, backend.Buffer, []float32) error {
+	return backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}
+
 // New fails in this build with an error wrapping backend.ErrUnavailable
 // that says why.
 func New() (*Backend, error) {

@@ -240,7 +240,8 @@
 //
 // Gradients: AttentionGrad returns ∂L/∂Q, ∂L/∂K, ∂L/∂V (and the sinks')
 // given ∂L/∂O, through the backend's backward pass (backend.Backwarder:
-// the CPU, float32, for now), for a training loop's step.
+// the CPU's, and the GPU's for dense float32 problems without a bias or
+// keep-mask), for a training loop's step.
 //
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys

@@ -165,7 +165,7 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 	}
 	// What the backward pass refuses is refused here, before the forward
 	// runs.
-	if err := bp.Validate(ops[0], ops[1], ops[2], o, lseb, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
+	if err := bw.CheckBackward(bp, ops[0], ops[1], ops[2], o, lseb, ops[3], grads[0], grads[1], grads[2], g.DSinks); err != nil {
 		return nil, err
 	}
 	if out == nil {

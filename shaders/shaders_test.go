@@ -64,6 +64,13 @@ var golden = []struct {
 	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
 	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
 	{"fused_d64_dv64_half.wgsl.golden", FusedConsts{WG: 64, R: 4, D: 64, DV: 64, Q: BF16, K: F16, V: BF16, Bias: BF16}},
+	// The backward pass: δ, then dK and dV, then dQ, at a common head
+	// dim and odd ones.
+	{"backdelta_dv7.wgsl.golden", BackDeltaConsts{WG: 64, DV: 7}},
+	{"backkv_d64_dv64.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 64, DV: 64}},
+	{"backkv_d17_dv5.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 17, DV: 5}},
+	{"backq_d64_dv64.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 64, DV: 64}},
+	{"backq_d17_dv5.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 17, DV: 5}},
 	// Half K and V eight halves a load (LoadUnit), widened by f16
 	// conversions where the device has shader-f16; the lanes meeting by
 	// subgroups.

@@ -26,7 +26,8 @@ func GradTol(dt DTypes) float64 {
 }
 
 // RunBackward runs c forward through be.Fused (O in c.DTypes.O and the
-// LSE) and then backward through be's Backward with dO (rounded to O's
+// LSE) and then backward through be's Backward (which must accept or
+// refuse as its CheckBackward does) with dO (rounded to O's
 // dtype) into dQ, dK and dV stored in Q's, K's and V's dtypes, dSinks
 // when c has sinks, and dBias (Float32, the bias's shape) when c has a
 // bias. It compares every gradient with ReferenceGrad within
@@ -99,9 +100,12 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 	if p.Sinks != nil {
 		dSinks = nans(p.H)
 	}
-	if err := guard(func() error {
-		return bw.Backward(ctx, bp, ops.Q, ops.K, ops.V, o, lse, dob, dq, dk, dv, dSinks)
-	}); err != nil {
+	cerr := guard(func() error { return bw.CheckBackward(bp, ops.Q, ops.K, ops.V, o, lse, dob, dq, dk, dv, dSinks) })
+	err = guard(func() error { return bw.Backward(ctx, bp, ops.Q, ops.K, ops.V, o, lse, dob, dq, dk, dv, dSinks) })
+	if (cerr == nil) != (err == nil) {
+		return fmt.Errorf("CheckBackward and Backward disagree: %v, and %v", cerr, err)
+	}
+	if err != nil {
 		return fmt.Errorf("Backward: %w", err)
 	}
 	want := ReferenceGrad(c, dO)
@@ -311,6 +315,9 @@ func (s *suite) testBackwardErrors(t *testing.T) {
 		err := guard(func() error { return bw.Backward(ctx, c.p, c.q, k, v, o, lse, dO, c.dq, dk, dv, c.dSinks) })
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if err := guard(func() error { return bw.CheckBackward(c.p, c.q, k, v, o, lse, dO, c.dq, dk, dv, c.dSinks) }); !errors.Is(err, c.want) {
+			t.Errorf("%s: CheckBackward: %v, want %v", c.name, err, c.want)
 		}
 	}
 	after, err := ses.read("dQ", dq, p.QLen())

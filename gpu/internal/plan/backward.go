@@ -1,0 +1,68 @@
+package plan
+
+import "github.com/attn-go/attn/shaders"
+
+// This file sizes the backward pass's kernels (shaders/backkv.wgsl,
+// backq.wgsl, backdelta.wgsl; gpu's Backward). No cgo, as kernel.go.
+
+// BackWG is the invocations a workgroup of each backward kernel: keys
+// of backkv.wgsl, query rows of backq.wgsl and backdelta.wgsl.
+const BackWG = 64
+
+// backMaxTile is the most query rows backkv.wgsl stages at a time, and
+// keys backq.wgsl does.
+const backMaxTile = 32
+
+// BackwardPlan is how the backward pass runs head dims D and Dv: TQ
+// query rows a tile of backkv.wgsl and at most Rows query rows (of one
+// query head) a dispatch of it, TK keys a tile of backq.wgsl and at most
+// Keys keys a dispatch of it (Unbounded without a loop cap).
+type BackwardPlan struct {
+	TQ, Rows int
+	TK, Keys int
+}
+
+// KV is backkv.wgsl's Spec under bp.
+func (bp BackwardPlan) KV(d, dv int) shaders.BackKVConsts {
+	return shaders.BackKVConsts{WG: BackWG, TQ: bp.TQ, D: d, DV: dv}
+}
+
+// Q is backq.wgsl's Spec under bp.
+func (bp BackwardPlan) Q(d, dv int) shaders.BackQConsts {
+	return shaders.BackQConsts{WG: BackWG, TK: bp.TK, D: d, DV: dv}
+}
+
+// Backward plans the backward pass of head dims d, dv on mem bytes of
+// workgroup memory: the largest tiles (up to backMaxTile) that fit it,
+// and under a loop cap the rows and keys a dispatch may take so that no
+// invocation loops past it (counting every loop of backkv.wgsl and
+// backq.wgsl, nested ones for each of their iterations, staging and
+// skipped tiles included). ok is false when no tile fits.
+func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
+	d4, dv4 := CeilDiv(d, 4), CeilDiv(dv, 4)
+	tile := func(bytes func(int) int) int {
+		t := backMaxTile
+		for t > 0 && bytes(t) > mem {
+			t /= 2
+		}
+		return t
+	}
+	bp.TQ = tile(func(t int) int { return shaders.BackKVConsts{WG: BackWG, TQ: t, D: d, DV: dv}.WorkgroupBytes() })
+	bp.TK = tile(func(t int) int { return shaders.BackQConsts{WG: BackWG, TK: t, D: d, DV: dv}.WorkgroupBytes() })
+	if bp.TQ == 0 || bp.TK == 0 {
+		return bp, false
+	}
+	if a.loopCap == 0 {
+		bp.Rows, bp.Keys = Unbounded, Unbounded
+		return bp, true
+	}
+	// The kernels unroll their loops over the head dims: what loops is
+	// the tiles, their staging and the rows (keys) of each, counted
+	// twice for a margin.
+	fixed := 16
+	perTile := 2 + CeilDiv(bp.TQ*d4, BackWG) + CeilDiv(bp.TQ*dv4, BackWG) + CeilDiv(bp.TQ, BackWG) + 2*bp.TQ
+	bp.Rows = (a.loopCap - fixed) / perTile * bp.TQ
+	perTile = 2 + CeilDiv(bp.TK*d4, BackWG) + CeilDiv(bp.TK*dv4, BackWG) + 2*bp.TK
+	bp.Keys = (a.loopCap - fixed) / perTile * bp.TK
+	return bp, bp.Rows > 0 && bp.Keys > 0
+}

@@ -1,0 +1,175 @@
+// backq: dQ, attention's backward pass over tiles of query rows: for
+// each query row i and each key j it sees in the dispatch's keys
+// [j0, j1),
+//
+//   s_ij  = cap(scale·q_i·k_j) − m_h·|a_b + i − j|
+//   P_ij  = exp(s_ij − LSE[i])
+//   dS_ij = P_ij·(dO[i]·v_j − δ[i])·(1 − tanh²(scale·q_i·k_j/softcap))
+//   dQ[i] += scale·Σ_j dS_ij·k_j
+//
+// with the cap, its derivative and ALiBi under their flags, as in
+// backkv.wgsl, and δ from backdelta.wgsl. A row whose LSE is −Inf adds
+// nothing. The host zeroes dQ and runs one dispatch for each chunk of
+// keys, one after the other, each adding to what the last left.
+//
+// A workgroup owns WG query rows of one head bh (one invocation a row,
+// its scale·q, dO and sums in registers) and streams the keys some row
+// of it sees through workgroup memory, TK keys and values at a time, as
+// fusedloop.wgsl does. GQA: head h reads KV head h / G.
+//
+// Bindings: P (Params), q, k, v, dout, lse, delta, vars (read), dq
+// (read_write). vars, the variant data, is only read under a flag.
+// Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
+// Workgroup memory: TK·(D4 + DV4) vec4s.
+// Limits: the loops over the head dims are unrolled, as in backkv.wgsl,
+// so an invocation runs about (j1 − j0)·(1 + (D4 + DV4)/WG) loop
+// iterations, the key loop and the staging; on a CPU-type adapter the
+// host bounds the keys of a dispatch to keep that within the loop cap.
+
+var<workgroup> ks: array<vec4<f32>, KS>;
+var<workgroup> vs: array<vec4<f32>, VS>;
+
+// load_q, load_k, load_v and load_g are backkv.wgsl's.
+fn load_q(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    var r = vec4<f32>(q[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q[at + d + 1u]; }
+    if (d + 2u < D) { r.z = q[at + d + 2u]; }
+    if (d + 3u < D) { r.w = q[at + d + 3u]; }
+    return r;
+}
+
+fn load_k(at: u32, d4: u32) -> vec4<f32> {
+    let d = d4 * 4u;
+    var r = vec4<f32>(k[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k[at + d + 1u]; }
+    if (d + 2u < D) { r.z = k[at + d + 2u]; }
+    if (d + 3u < D) { r.w = k[at + d + 3u]; }
+    return r;
+}
+
+fn load_v(at: u32, e: u32) -> vec4<f32> {
+    let d = e * 4u;
+    var r = vec4<f32>(v[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v[at + d + 1u]; }
+    if (d + 2u < DV) { r.z = v[at + d + 2u]; }
+    if (d + 3u < DV) { r.w = v[at + d + 3u]; }
+    return r;
+}
+
+fn load_g(at: u32, e: u32) -> vec4<f32> {
+    let d = e * 4u;
+    var r = vec4<f32>(dout[at + d], 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = dout[at + d + 1u]; }
+    if (d + 2u < DV) { r.z = dout[at + d + 2u]; }
+    if (d + 3u < DV) { r.w = dout[at + d + 3u]; }
+    return r;
+}
+
+// store_dq adds the first n (1 … 4) elements of x to dq from element
+// at.
+fn store_dq(at: u32, x: vec4<f32>, n: u32) {
+    dq[at] += x.x;
+    if (n > 1u) { dq[at + 1u] += x.y; }
+    if (n > 2u) { dq[at + 2u] += x.z; }
+    if (n > 3u) { dq[at + 3u] += x.w; }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let bh = P.bh0 + wid.y;
+    let b = bh / P.H;
+    let h = bh % P.H;
+    let kh = h / P.G;
+    let row0 = P.i0 + wid.x * WG;
+    if (row0 >= P.i1) {
+        return;
+    }
+    let i = row0 + t;
+    let live = i < P.i1;
+    // Keys outside [first row's lo, last row's hi) are seen by no row of
+    // this tile.
+    let jstart = max(P.j0, key_range(b, row0).x);
+    let jend = min(P.j1, key_range(b, min(row0 + WG, P.i1) - 1u).y);
+
+    var qr: array<vec4<f32>, D4>;
+    var gr: array<vec4<f32>, DV4>;
+    var acc: array<vec4<f32>, D4>;
+    var lo = 0u;
+    var lim = 0u;
+    var l = 0.0;
+    var dl = 0.0;
+    if (live) {
+        l = lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base];
+        if (bitcast<u32>(l) != NEG_INF) {
+            let kr = key_range(b, i);
+            lo = kr.x;
+            lim = min(P.j1, kr.y);
+            dl = delta[b * P.delta_b + h * P.delta_h + i * P.delta_r - P.delta_base];
+        }
+        let qa = b * P.q_b + h * P.q_h + i * P.q_r - P.q_base;
+{{- range $d := seq .D4}}
+        qr[{{$d}}] = load_q(qa, {{$d}}u) * P.scale;
+{{- end}}
+        let ga = b * P.dout_b + h * P.dout_h + i * P.dout_r - P.dout_base;
+{{- range $e := seq .DV4}}
+        gr[{{$e}}] = load_g(ga, {{$e}}u);
+{{- end}}
+    }
+    let capped = (P.flags & F_SOFTCAP) != 0u;
+    let slope = alibi_slope(h);
+    let pos = alibi_pos(b) + i32(i);
+    let ka = b * P.k_b + kh * P.k_h - P.k_base;
+    let va = b * P.v_b + kh * P.v_h - P.v_base;
+    for (var jt = jstart; jt < jend; jt += TK) {
+        workgroupBarrier();
+        for (var x = t; x < KS; x += WG) {
+            let j = jt + x / D4;
+            var kv = vec4<f32>(0.0);
+            if (j < jend) {
+                kv = load_k(ka + j * P.k_r, x % D4);
+            }
+            ks[x] = kv;
+        }
+        for (var x = t; x < VS; x += WG) {
+            let j = jt + x / DV4;
+            var vv = vec4<f32>(0.0);
+            if (j < jend) {
+                vv = load_v(va + j * P.v_r, x % DV4);
+            }
+            vs[x] = vv;
+        }
+        workgroupBarrier();
+        let jlast = min(jt + TK, lim);
+        for (var j = max(jt, lo); j < jlast; j++) {
+            let ka = (j - jt) * D4;
+            let vb = (j - jt) * DV4;
+            var s = 0.0;
+{{- range $d := seq .D4}}
+            let k{{$d}} = ks[ka + {{$d}}u];
+            s += dot(qr[{{$d}}], k{{$d}});
+{{- end}}
+            let c = soft_cap(s);
+            let p = exp(c + slope * alibi_dist(pos, j) - l);
+            var dp = 0.0;
+{{- range $e := seq .DV4}}
+            dp += dot(gr[{{$e}}], vs[vb + {{$e}}u]);
+{{- end}}
+            var ds = p * (dp - dl);
+            if (capped) {
+                let th = c / P.softcap;
+                ds *= 1.0 - th * th;
+            }
+{{- range $d := seq .D4}}
+            acc[{{$d}}] += ds * k{{$d}};
+{{- end}}
+        }
+    }
+    if (!live) {
+        return;
+    }
+    let qa = b * P.dq_b + h * P.dq_h + i * P.dq_r - P.dq_base;
+{{- range $d := seq .D4}}
+    store_dq(qa + {{mul $d 4}}u, acc[{{$d}}] * P.scale, {{min (sub $.D (mul $d 4)) 4}}u);
+{{- end}}
+}

@@ -319,7 +319,6 @@ func grow(buf []float32, n int) []float32 {
 // packAT packs rows p0 … p0+kb−1 of the stored k×m matrix A (op(A) = Aᵀ)
 // as the m×kb row-major block of op(A).
 //
-//
 // The AVX transposer packs its 8×8 blocks where it can (packAT8); the
 // rest goes by 8×8 tiles in Go, so that the eight rows of the block a
 // tile writes stay in cache while its eight source rows are read.

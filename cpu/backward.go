@@ -12,10 +12,11 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// Backward tiles: query rows and keys of one step.
+// Backward tiles: query rows and keys of one step (128 × 256 measured
+// fastest of 64 … 512 on a Zen 3, D = 64 and 128).
 const (
-	backTileQ = 256
-	backTileK = 128
+	backTileQ = 128
+	backTileK = 256
 )
 
 // Backward computes attention's gradients (backend.Backwarder) by
@@ -315,11 +316,7 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 	gemm(blas.Trans, 1, dot, vt, 0, dp)
 	for ii := range r {
 		pr, dr := s.Data[ii*n:(ii+1)*n], dp.Data[ii*n:(ii+1)*n]
-		delta := sc.delta[ii]
-		dr = dr[:len(pr)]
-		for jj, pj := range pr {
-			dr[jj] = pj * (dr[jj] - delta)
-		}
+		dsRow(pr, dr, sc.delta[ii])
 		if bw.dBias != nil {
 			bw.addDBias(sc, dr, b, h, i0+ii, j0)
 		}
@@ -333,6 +330,16 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 	// dQ += scale·dS·K and dK += scale·dSᵀ·Q.
 	gemm(blas.NoTrans, p.Scale, dp, kt, 1, dqt)
 	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, d, r, p.Scale, dp.Data, dp.Stride, qt.Data, qt.Stride, 1, dkT.Data[j0*dkT.Stride:], dkT.Stride)
+}
+
+// dsRow sets dp[j] = p[j]·(dp[j] − delta) for j < len(p): a row of
+// dS = P∘(dP − δ).
+func dsRow(p, dp []float32, delta float32) {
+	n := dsRowVec(p, dp, delta)
+	dp = dp[n:len(p)]
+	for jj, pj := range p[n:] {
+		dp[jj] = pj * (dp[jj] - delta)
+	}
 }
 
 // addDBias adds row i of head h's dS over keys j0 … into dBias (the

@@ -21,6 +21,9 @@ func BenchmarkSgemm(b *testing.B) {
 		{tA: blas.NoTrans, tB: blas.Trans, m: 240, n: 512, k: 64, alpha: 0.125},
 		{tA: blas.NoTrans, tB: blas.NoTrans, m: 240, n: 64, k: 512, alpha: 1, beta: 1},
 		{tA: blas.NoTrans, tB: blas.NoTrans, m: 512, n: 512, k: 512, alpha: 1},
+		{tA: blas.NoTrans, tB: blas.NoTrans, m: 128, n: 64, k: 256, alpha: 1, beta: 1},
+		{tA: blas.NoTrans, tB: blas.Trans, m: 256, n: 128, k: 64, alpha: 1, beta: 0},
+		{tA: blas.NoTrans, tB: blas.NoTrans, m: 256, n: 64, k: 128, alpha: 1, beta: 1},
 		{tA: blas.Trans, tB: blas.NoTrans, m: 128, n: 64, k: 256, alpha: 1, beta: 1},  // the backward's dV += Pᵀ·dO, dK += dSᵀ·Q
 		{tA: blas.Trans, tB: blas.NoTrans, m: 128, n: 128, k: 256, alpha: 1, beta: 1}, // at D = 128
 	} {

@@ -14,21 +14,33 @@ var hasAVX512 = cpu.X86.HasAVX512F
 var hasAVX = cpu.X86.HasAVX
 
 // packT packs columns [0, 16·⌊kb/16⌋) of a transposed op(B)'s panel with
-// the AVX-512 transposer: dst[p·nr + jj] = B[j+jj][p0+p] for jj < w, w a
-// multiple of 16. It returns how many columns it packed: 0 where it
-// cannot (no AVX-512, w not a multiple of 16, kb < 16, or asmPack off),
-// and the caller packs the rest.
+// the AVX-512 transposer, or [0, 8·⌊kb/8⌋) with the AVX one:
+// dst[p·nr + jj] = B[j+jj][p0+p] for jj < w, w a multiple of 16 (of 8).
+// It returns how many columns it packed: 0 where it cannot (no AVX, w
+// not a multiple of 8, kb < 8, or asmPack off), and the caller packs the
+// rest.
 func packT(b []float32, ldb, p0, j, w, kb int, dst []float32, nr int) int {
-	kq := kb / 16
-	if !hasAVX512 || !asmPack || kq == 0 || w%16 != 0 {
+	if !asmPack {
 		return 0
 	}
-	for g := 0; g < w; g += 16 {
-		_ = b[(j+g+15)*ldb+p0+16*kq-1] // the block's last row's last column
-		_ = dst[(16*kq-1)*nr+g+15]
-		packT16AVX512(kq, &b[(j+g)*ldb+p0], ldb, &dst[g], nr)
+	if kq := kb / 16; hasAVX512 && kq > 0 && w%16 == 0 {
+		for g := 0; g < w; g += 16 {
+			_ = b[(j+g+15)*ldb+p0+16*kq-1] // the block's last row's last column
+			_ = dst[(16*kq-1)*nr+g+15]
+			packT16AVX512(kq, &b[(j+g)*ldb+p0], ldb, &dst[g], nr)
+		}
+		return 16 * kq
 	}
-	return 16 * kq
+	kq := kb / 8
+	if !hasAVX || kq == 0 || w%8 != 0 {
+		return 0
+	}
+	for g := 0; g < w; g += 8 {
+		_ = b[(j+g+7)*ldb+p0+8*kq-1]
+		_ = dst[(8*kq-1)*nr+g+7]
+		packT8AVX2(kq, &b[(j+g)*ldb+p0], ldb, &dst[g], nr)
+	}
+	return 8 * kq
 }
 
 // packAT8 packs the 8×8 blocks of packAT's transpose with the AVX

@@ -16,7 +16,7 @@ import (
 // columns (a last panel of 1 … nr−1 columns, 16 of them included) and
 // offsets p0 and j0 into a wider B.
 func TestPackTransposed(t *testing.T) {
-	t.Logf("assembly transposer: %v", hasAVX512)
+	t.Logf("assembly transposers: AVX-512 %v, AVX %v", hasAVX512, hasAVX)
 	defer func() { asmPack = true }()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, nr := range []int{16, 32} {
@@ -47,6 +47,37 @@ func TestPackTransposed(t *testing.T) {
 									t.Fatalf("asm %v nr=%d kb=%d nb=%d: panel %d (p=%d, column %d) = %v, want %v", asm, nr, kb, nb, jp, p, jj, got, want)
 								}
 							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackAT: Aᵀ's packing (packAT: the AVX transposer's 8×8 blocks, the
+// Go tiles around them) against the definition, for sizes around the
+// blocks, with the assembly on and off.
+func TestPackAT(t *testing.T) {
+	defer func() { asmPack = true }()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var s scratch
+	for _, m := range []int{1, 7, 8, 9, 16, 23, 64} {
+		for _, kb := range []int{1, 7, 8, 9, 17, 64} {
+			p0 := 3
+			lda := m + 5
+			a := make([]float32, (p0+kb)*lda)
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			for _, asm := range []bool{true, false} {
+				asmPack = asm
+				s.a = nil
+				got := s.packAT(a, lda, m, p0, kb)
+				for i := range m {
+					for p := range kb {
+						if want := a[(p0+p)*lda+i]; got[i*kb+p] != want {
+							t.Fatalf("asm %v m=%d kb=%d: [%d][%d] = %v, want %v", asm, m, kb, i, p, got[i*kb+p], want)
 						}
 					}
 				}

@@ -404,7 +404,7 @@ func packBInto(buf []float32, nr int, tB blas.Transpose, b []float32, ldb, p0, j
 		return bb
 	}
 	// op(B) = Bᵀ: column j of op(B) is row j of the stored B. Sixteen
-	// rows by sixteen columns at a time in assembly where it can (packT),
+	// rows by sixteen (or eight) columns at a time in assembly where it can (packT),
 	// then what is left eight rows at a time, so that each step writes
 	// eight floats in a row.
 	panels := (nb + nr - 1) / nr

@@ -268,7 +268,9 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 	// S = scale·Q·Kᵀ, then P = exp(softcap(S) + bias − ALiBi − LSE) on
 	// the keys each row sees, 0 elsewhere.
 	gemm(blas.Trans, p.Scale, qt, kt, 0, s)
-	copy(raw, s.Data)
+	if p.Softcap > 0 {
+		copy(raw, s.Data) // tanh′ needs the scores before the cap
+	}
 	slope := 0.0
 	if p.ALiBi != nil {
 		slope = float64(p.ALiBi[h])

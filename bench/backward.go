@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -98,20 +100,34 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 		}
 		return b
 	}
-	qo := qoType(in.dt)
-	q, k := alloc(qo, p.QLen(), in.q), alloc(in.dt, p.KLen(), in.k)
-	v := alloc(in.dt, p.VLen(), in.v)
-	if in.consume {
-		in.q, in.k, in.v = nil, nil, nil
+	// An input's host copy goes as soon as it is uploaded when the point
+	// is the process's only one (in.consume), so that the peak RSS is the
+	// backward's: its nine buffers and its scratch.
+	consumed := func(x *[]float32) {
+		if in.consume {
+			*x = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+		}
 	}
+	qo := qoType(in.dt)
+	q := alloc(qo, p.QLen(), in.q)
+	consumed(&in.q)
+	k := alloc(in.dt, p.KLen(), in.k)
+	consumed(&in.k)
+	v := alloc(in.dt, p.VLen(), in.v)
+	consumed(&in.v)
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(p.OLen())))
 	dOut := make([]float32, p.OLen())
 	for i := range dOut {
 		dOut[i] = qo.Round(float32(rng.Float64()*2 - 1))
 	}
-	o, lse, do := alloc(qo, p.OLen(), nil), alloc(backend.Float32, p.LSELen(), nil), alloc(qo, p.OLen(), dOut)
-	dq, dk, dv := alloc(qo, p.QLen(), nil), alloc(in.dt, p.KLen(), nil), alloc(in.dt, p.VLen(), nil)
+	do := alloc(qo, p.OLen(), dOut)
 	dOut = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	o, lse := alloc(qo, p.OLen(), nil), alloc(backend.Float32, p.LSELen(), nil)
+	dq, dk, dv := alloc(qo, p.QLen(), nil), alloc(in.dt, p.KLen(), nil), alloc(in.dt, p.VLen(), nil)
 	if err != nil {
 		pt.fail(err)
 		return pt

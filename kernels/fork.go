@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"slices"
 
 	"github.com/attn-go/attn/backend"
@@ -31,17 +32,20 @@ func (s *Seq) Fork() (*Seq, error) {
 }
 
 // copyPage copies the first rows rows of page from to page to, keys and
-// values, through the host: a page's elements lie together in either
-// layout ([pages, page_size, KVH, D] or [pages, KVH, page_size, D]), so
-// its first rows are one run under BNHD and one a head under BHND.
-// A half page's stored bits are copied as they are; an 8-bit page (q8,
-// fp8) is read as float32 and written again, re-quantized from its
-// decoded values, so a value a device append stored as NaN is refused
-// by the write (backend.ErrNonFinite) and the append that needed the
-// copy fails with it. Read waits for (and a GPU step submits first)
-// every write of the page before it, so a copy made while appends are
+// values: a page's elements lie together in either layout ([pages,
+// page_size, KVH, D] or [pages, KVH, page_size, D]), so its first rows
+// are one run under BNHD and one a head under BHND. On a backend that
+// copies on the device (backend.Copier: the CPU and the GPU) the stored
+// bits are copied as they are, in every dtype — an 8-bit page's codes
+// and scales too, so a block a device append stored as NaN is copied as
+// it is, never decoded — through a scratch page of the pool's (Copy
+// takes two buffers); elsewhere through the host, a half page's bits as
+// they are and the others as float32 values. The copy is ordered after
+// every write of the page before it (a GPU op outside a step is
+// submitted after what steps recorded), so a copy made while appends are
 // recorded into a step still sees them.
 func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
+	cp, device := p.be.(backend.Copier)
 	for _, t := range []struct {
 		buf backend.Buffer
 		dim int
@@ -51,6 +55,12 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 		runs, run, stride := 1, rows*heads*dim, 0
 		if p.cfg.Layout != BNHD {
 			runs, run, stride = heads, rows*dim, p.pageSize*dim
+		}
+		if device {
+			if err := p.copyDevice(cp, t.buf, to*page, from*page, runs, run, stride, page); err != nil {
+				return err
+			}
+			continue
 		}
 		for r := range runs {
 			src, dst := from*page+r*stride, to*page+r*stride
@@ -74,4 +84,36 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 		}
 	}
 	return nil
+}
+
+// copyDevice copies runs runs of run elements, stride apart, from
+// element src of buf to element dst of it, through the pool's scratch
+// page (allocated on first use, of page elements at least; one copy at
+// a time: cowMu).
+func (p *PagePool) copyDevice(cp backend.Copier, buf backend.Buffer, dst, src, runs, run, stride, page int) error {
+	p.cowMu.Lock()
+	defer p.cowMu.Unlock()
+	if p.cow == nil || p.cow.Len() < page {
+		if p.cow != nil {
+			p.cow.Release()
+			p.cow = nil
+		}
+		sc, err := p.be.Alloc(p.cfg.DType, page)
+		if err != nil {
+			return err
+		}
+		p.cow = sc
+	}
+	ranges := make([]backend.CopyRange, runs)
+	for r := range ranges {
+		ranges[r] = backend.CopyRange{Dst: r * stride, Src: src + r*stride, N: run}
+	}
+	ctx := context.Background()
+	if err := cp.Copy(ctx, p.cow, buf, ranges...); err != nil {
+		return err
+	}
+	for r := range ranges {
+		ranges[r] = backend.CopyRange{Dst: dst + r*stride, Src: r * stride, N: run}
+	}
+	return cp.Copy(ctx, buf, p.cow, ranges...)
 }

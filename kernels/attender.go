@@ -24,7 +24,7 @@ type attender struct {
 	// of both passes and their host copies.
 	pages                  [][]int
 	stable, slens          []int
-	taken                  []bool
+	limit, mark, all       []int
 	qg, op, lp, os, ls     backend.Buffer
 	hop, hlp, hos, hls, hq []float32
 	hqb                    []uint16

@@ -14,17 +14,20 @@ import (
 // bound by the bytes it reads, so B sequences behind one long prompt
 // read it once, not B times.
 //
-// The pool finds the sharing from the pages themselves. A group is the
-// sequences of the call whose first page is the same page; its prefix is
-// the longest run of leading pages all its members hold, counting only
-// pages every member has filled and whose keys lie before each member's
-// first query (so that causal masking shows every prefix key to every
-// query). The group's queries then attend its prefix as one problem, the
-// members' query rows stacked (the prefix pass: one sequence of G·Nq
-// rows, its K and V read once), every sequence attends the rest of its
-// own keys as before (the suffix pass), and the two partial results are
-// merged exactly by their log-sum-exps on the host, where Attend reads
-// O back anyway:
+// The pool finds the sharing from the pages themselves, as a tree
+// (cascadeGroups). A root is the sequences of the call whose first page
+// is the same page; its prefix is the longest run of leading pages all
+// its members hold, counting only pages every member has filled and
+// whose keys lie before each member's first query (so that causal
+// masking shows every prefix key to every query). Below a node, those of
+// its members that go on to hold one same page form a child, whose run
+// begins where its parent's ends, and so on: a prompt shared by all,
+// then histories shared by some. Each node's queries attend its run as
+// one problem, the members' query rows stacked (a prefix pass: one
+// sequence of G·Nq rows, its K and V read once), every sequence attends
+// the rest of its own keys, past its deepest node, as before (the
+// suffix pass), and the partial results are merged exactly by their
+// log-sum-exps on the host, where Attend reads O back anyway:
 //
 //	m = max(l₁, l₂),  O = (e^(l₁−m)·O₁ + e^(l₂−m)·O₂) / (e^(l₁−m) + e^(l₂−m)),
 //	LSE = m + log(e^(l₁−m) + e^(l₂−m))
@@ -35,67 +38,96 @@ import (
 // (whose outputs stay on the device) and prefixes shorter than
 // cascadeMinKeys, where the second pass would cost more than it saves.
 
-// cascadeMinKeys is the shortest shared prefix the cascade runs for,
-// and cascades counts the calls that ran it (for tests).
+// cascadeMinKeys is the shortest shared prefix the cascade runs for;
+// cascades counts the calls that ran it, and cascadeNodes their prefix
+// passes (for tests).
 var (
 	cascadeMinKeys = 256
 	cascades       atomic.Int64
+	cascadeNodes   atomic.Int64
 )
 
-// cascadeGroup is one group of sequences sharing a prefix: the indexes
-// of its members in the call's batch and the prefix's pages.
+// cascadeGroup is one node of the tree of shared prefixes: the indexes
+// of its members in the call's batch, and the run of pages they all hold
+// from page start of their tables on (start 0 for a root; a child's run
+// begins where its parent's ends).
 type cascadeGroup struct {
 	members []int
 	pages   []int
+	start   int
 }
 
-// cascadeGroups finds the groups of the call whose sequences (pages,
-// lengths lens, nq queries each) share a prefix of at least
-// cascadeMinKeys keys in pages of ps keys, or none when opts asks for a
-// variant the cascade does not run.
+// cascadeGroups finds the tree of prefixes the call's sequences (pages,
+// lengths lens, nq queries each) share in pages of ps keys, each node a
+// run of at least cascadeMinKeys keys, or none when opts asks for a
+// variant the cascade does not run. Sequences whose tables begin with
+// the same page form a root, its run the pages all of them hold from
+// there; below it, those of its members that go on to share the next
+// page form a child, and so on (a system prompt shared by all, then a
+// history shared by some): each shared page is read once, by the
+// deepest node whose members all hold it.
 func (a *attender) cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *AttendOptions) []cascadeGroup {
 	if len(pages) < 2 || nq < 1 || opts.Window != nil || opts.ALiBi != nil || opts.CausalOffset != nil || opts.KVLens != nil || opts.Indices != nil || opts.Blocks != nil {
 		return nil
 	}
-	var groups []cascadeGroup
-	a.taken = grow(a.taken, len(pages)) // the attender's: a call without sharing allocates nothing
-	taken := a.taken
-	clear(taken)
+	// The attender's scratch: a call without sharing allocates nothing.
+	// limit[b] is the pages of b that may be shared: full, and before its
+	// first query (so that causal masking shows every prefix key to
+	// every query); mark[b] the depth of the deepest node b has joined so
+// far.
+	a.limit, a.mark, a.all = grow(a.limit, len(pages)), grow(a.mark, len(pages)), grow(a.all, len(pages))
 	for b := range pages {
-		if taken[b] || len(pages[b]) == 0 {
+		a.limit[b] = max(0, min(len(pages[b]), (lens[b]-nq)/ps))
+		a.mark[b], a.all[b] = 0, b
+	}
+	var groups []cascadeGroup
+	a.splitGroups(&groups, pages, ps, a.all, 0, 1)
+	return groups
+}
+
+// splitGroups adds to groups the nodes of members, which share their
+// tables' first start pages: those of them holding the same page start
+// (two or more) form a node whose run is every page they all hold from
+// there, kept when it is cascadeMinKeys keys or more and split again
+// below it. depth is 1 for the roots: a member whose mark is depth or
+// more has joined a node of this call already (or one below it).
+func (a *attender) splitGroups(groups *[]cascadeGroup, pages [][]int, ps int, members []int, start, depth int) {
+	for i, b := range members {
+		if a.mark[b] >= depth || a.limit[b] <= start {
 			continue
 		}
-		g := cascadeGroup{members: []int{b}}
-		for c := b + 1; c < len(pages); c++ {
-			if !taken[c] && len(pages[c]) > 0 && pages[c][0] == pages[b][0] {
-				g.members = append(g.members, c)
+		n := 0
+		for _, c := range members[i:] {
+			if a.limit[c] > start && pages[c][start] == pages[b][start] {
+				n++
 			}
 		}
-		if len(g.members) < 2 {
+		if n < 2 {
 			continue
 		}
-		// The prefix: pages all members hold in the same place, full in
-		// each and before each one's first query.
-		k := len(pages[b])
-		for _, c := range g.members {
-			k = min(k, len(pages[c]), (lens[c]-nq)/ps)
-			for j := range k {
-				if pages[c][j] != pages[b][j] {
-					k = j
-					break
+		g := make([]int, 0, n)
+		for _, c := range members[i:] {
+			if a.limit[c] > start && pages[c][start] == pages[b][start] {
+				g = append(g, c)
+				a.mark[c] = depth
+			}
+		}
+		k := 0
+	run:
+		for start+k < a.limit[b] {
+			for _, c := range g {
+				if start+k >= a.limit[c] || pages[c][start+k] != pages[b][start+k] {
+					break run
 				}
 			}
+			k++
 		}
 		if k*ps < max(cascadeMinKeys, 1) {
 			continue
 		}
-		for _, c := range g.members {
-			taken[c] = true
-		}
-		g.pages = pages[b][:k]
-		groups = append(groups, g)
+		*groups = append(*groups, cascadeGroup{members: g, pages: pages[b][start : start+k], start: start})
+		a.splitGroups(groups, pages, ps, g, start+k, depth+1)
 	}
-	return groups
 }
 
 // cascade is attend's work for a paged problem p (resolved, its queries
@@ -112,10 +144,10 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	suffix := p
 	sp := *p.Paged
 	per := 0
-	skip := make([]int, p.B) // prefix pages of each sequence
+	skip := make([]int, p.B) // prefix pages of each sequence: to its deepest node's end
 	for _, g := range groups {
 		for _, m := range g.members {
-			skip[m] = len(g.pages)
+			skip[m] = max(skip[m], g.start+len(g.pages))
 		}
 	}
 	for b := range p.B {
@@ -165,6 +197,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	// for the group's query heads instead of once each.
 	kvh, gq := p.KVHeads, h/p.KVHeads
 	for _, g := range groups {
+		cascadeNodes.Add(1)
 		rows := len(g.members) * nq * gq
 		pre := backend.Problem{B: 1, H: kvh, KVHeads: kvh, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
 			Layout: p.Layout, Scale: p.Scale, Scales: p.Scales, VFromK: p.VFromK}

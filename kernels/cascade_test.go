@@ -124,3 +124,69 @@ func TestCascade(t *testing.T) {
 		}
 	}
 }
+
+// Nested prefixes cascade as a tree: eight sequences share a prompt of
+// two pages, two groups of four of them share two more pages each, and
+// each has keys of its own; the call runs three prefix passes (the
+// prompt, then each group's pages, each read once) and gives the float64
+// reference's answers and the one-level cascade's, on every backend.
+func TestCascadeTree(t *testing.T) {
+	defer kernels.SetCascadeMinKeys(4)()
+	ctx := context.Background()
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		cfg := kernels.CacheConfig{KVHeads: 2, D: 8, Dv: 6, DType: kernels.Float32, Layout: kernels.BNHD}
+		pool, err := kernels.NewPagePool(be, 4, 64, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(73, 74))
+		m := &mirror{cfg: cfg}
+		add := func(s *kernels.Seq, j, n int) {
+			k, v := rows(rng, kernels.Float32, n, 2, 8), rows(rng, kernels.Float32, n, 2, 6)
+			if err := s.Append(k, v); err != nil {
+				t.Fatal(err)
+			}
+			m.append(j, k, v)
+		}
+		fork := func(s *kernels.Seq, from int) *kernels.Seq {
+			c, err := s.Fork()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.k, m.v = append(m.k, slices.Clone(m.k[from])), append(m.v, slices.Clone(m.v[from]))
+			return c
+		}
+		root := pool.NewSeq()
+		m.k, m.v = [][]float32{nil}, [][]float32{nil}
+		add(root, 0, 8) // the prompt: two pages
+		var seqs []*kernels.Seq
+		var order []int
+		for g := range 2 {
+			mid := fork(root, 0)
+			mj := len(m.k) - 1
+			add(mid, mj, 8) // the group's two pages
+			for i := range 4 {
+				s := fork(mid, mj)
+				add(s, len(m.k)-1, 2+i+g)
+				seqs, order = append(seqs, s), append(order, len(m.k)-1)
+			}
+		}
+		q := randTensor(rng, kernels.BNHD, len(seqs), 1, 4, 8)
+		attend := func() *kernels.Tensor {
+			out, _ := kernels.NewTensor(kernels.BNHD, len(seqs), 1, 4, 6)
+			if err := pool.Attend(ctx, seqs, q, out, nil, &kernels.AttendOptions{Causal: true}); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		before := kernels.CascadeNodes()
+		out := attend()
+		if n := kernels.CascadeNodes() - before; n != 3 {
+			t.Errorf("%s: %d prefix passes, want 3 (the prompt, then each group's pages)", bk.name, n)
+		}
+		want, _ := m.want(t, order, q, &kernels.AttendOptions{Causal: true})
+		compareOut(t, bk.name, out, want, 6, 0)
+		pool.Release()
+	}
+}

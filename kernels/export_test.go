@@ -10,3 +10,5 @@ func SetCascadeMinKeys(n int) (restore func()) {
 }
 
 func Cascades() int64 { return cascades.Load() }
+
+func CascadeNodes() int64 { return cascadeNodes.Load() }

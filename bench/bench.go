@@ -68,6 +68,13 @@ type Config struct {
 	// forks, and held by each sequence alone (prefix.go). Strategies and
 	// Layers do not apply to them.
 	Prefix int
+	// GroupPrefix and Groups, with Prefix, make the prefixes a tree: the
+	// B sequences in Groups groups (B a multiple of it), each group's
+	// sequences sharing GroupPrefix more keys after the prompt. Its
+	// points: the tree shared (Shape.Levels 2), the prompt alone shared
+	// and each group's keys held by each sequence (Levels 1: what a
+	// one-level cascade reads), and nothing shared.
+	GroupPrefix, Groups int
 	// Layers, when not empty, measures each attn point as a model's
 	// step of L layers for each L listed (each its own point, carrying
 	// Point.Layers): L calls over L separate copies of Q, K, V and O,
@@ -151,6 +158,14 @@ type Shape struct {
 	// into every sequence, or once a sequence.
 	Prefix int  `json:"prefix,omitempty"`
 	Shared bool `json:"shared,omitempty"`
+	// GroupPrefix, Groups and Levels describe a tree of prefixes
+	// (Config.GroupPrefix): Groups groups of sequences each sharing
+	// GroupPrefix keys after the prompt, held shared by the pool down to
+	// Levels levels (2: the tree; 1: the prompt alone, each sequence
+	// holding its group's keys; 0 with Shared false: nothing shared).
+	GroupPrefix int `json:"group_prefix,omitempty"`
+	Groups      int `json:"groups,omitempty"`
+	Levels      int `json:"levels,omitempty"`
 }
 
 // Queries is the number of query rows of s: Nq, or N when Nq is 0.
@@ -461,7 +476,7 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	}
 	cfg := Config{Budget: spec.Budget, MinRuns: max(spec.MinRuns, 1), CheckRows: spec.CheckRows, Seed: spec.Seed}
 	if spec.Prefix > 0 {
-		return measurePrefix(ctx, be, p, spec.Prefix, spec.Shared, dt, spec.Seed, &cfg)
+		return measurePrefix(ctx, be, p, spec.prefixSpec(), dt, spec.Seed, &cfg)
 	}
 	// The inputs serve this one point: each host copy is dropped once it
 	// is uploaded, so the process holds them once, not twice.
@@ -760,6 +775,15 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 		return nil, fmt.Errorf("bench: blocks of %d, %v of them on: want a size ≥ 1 and a density in [0, 1]", cfg.BlockSize, cfg.BlockDensity)
 	case cfg.BlockSize > 0 && (cfg.TopK > 0 || cfg.Prefix > 0):
 		return nil, errors.New("bench: a block mask with top-k or a shared prefix: give one")
+	case cfg.GroupPrefix < 0 || cfg.Groups < 0 || (cfg.GroupPrefix > 0) != (cfg.Groups > 0) || cfg.GroupPrefix > 0 && cfg.Prefix == 0:
+		return nil, fmt.Errorf("bench: a group prefix of %d keys in %d groups (prompt %d): give the prompt, and both or neither", cfg.GroupPrefix, cfg.Groups, cfg.Prefix)
+	}
+	if cfg.Groups > 0 {
+		for _, b := range cfg.Batches {
+			if b%cfg.Groups != 0 {
+				return nil, fmt.Errorf("bench: a batch of %d in %d groups: want a multiple", b, cfg.Groups)
+			}
+		}
 	}
 	var ps []backend.Problem
 	for _, causal := range cfg.Causal {
@@ -919,20 +943,20 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 		if cfg.Prefix == 0 {
 			continue
 		}
-		for _, shared := range []bool{true, false} {
-			step(fmt.Sprintf("attn-%s %s%s", be.Name(), label, prefixLabel(cfg.Prefix, shared)), p, placeOf(be.Info()), func() Point {
+		for _, ps := range cfg.prefixSpecs() {
+			step(fmt.Sprintf("attn-%s %s%s", be.Name(), label, ps.label()), p, placeOf(be.Info()), func() Point {
 				var pt Point
 				switch {
 				case shapeErr != nil:
 					pt = attnPoint(be, "fused", p)
-					pt.Prefix, pt.Shared = cfg.Prefix, shared
+					ps.set(&pt.Shape)
 					pt.fail(shapeErr)
 				case cfg.Spawn != nil:
 					spec := newSpec(be.Name(), kernels.Fused.String(), 0, p, dt, cfg)
-					spec.Prefix, spec.Shared = cfg.Prefix, shared
+					ps.set(&spec.Shape)
 					pt = cfg.Spawn(ctx, spec)
 				default:
-					pt = measurePrefix(ctx, be, p, cfg.Prefix, shared, dt, cfg.Seed, cfg)
+					pt = measurePrefix(ctx, be, p, ps, dt, cfg.Seed, cfg)
 				}
 				pt.DType = dtypeName(dt)
 				return pt

@@ -21,45 +21,109 @@ import (
 // holds (Point.PoolPages) and the bytes the step must read (Point.Bytes:
 // Q and O, and K and V of P + B·(N − P) keys shared, B·N not).
 
-// prefixPageSize is the pool's page size for a prefix of p keys: the
-// largest power of two up to 256 that divides p, so that the prompt ends
-// on a page's end and its pages are whole.
-func prefixPageSize(p int) int {
+// prefixSpec is a prefix point's sharing (Shape's Prefix, Shared,
+// GroupPrefix, Groups and Levels).
+type prefixSpec struct {
+	prefix, groupPrefix, groups int
+	shared                      bool
+	levels                      int // of a tree: 2, 1, or 0 unshared
+}
+
+// prefixSpecs are a prefix sweep's points for each shape: shared and not,
+// or of a tree, shared to two levels, to one, and not.
+func (cfg *Config) prefixSpecs() []prefixSpec {
+	if cfg.GroupPrefix == 0 {
+		return []prefixSpec{{prefix: cfg.Prefix, shared: true}, {prefix: cfg.Prefix}}
+	}
+	var out []prefixSpec
+	for _, l := range []int{2, 1, 0} {
+		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l})
+	}
+	return out
+}
+
+// prefixSpec is s's sharing.
+func (s Shape) prefixSpec() prefixSpec {
+	return prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels}
+}
+
+// set records ps in s.
+func (ps prefixSpec) set(s *Shape) {
+	s.Prefix, s.Shared, s.GroupPrefix, s.Groups, s.Levels = ps.prefix, ps.shared, ps.groupPrefix, ps.groups, ps.levels
+}
+
+// label names a prefix point in the progress line.
+func (ps prefixSpec) label() string {
+	switch {
+	case ps.groupPrefix == 0:
+		return prefixLabel(ps.prefix, ps.shared)
+	case ps.levels == 2:
+		return fmt.Sprintf(" prefix %d+%d×%d tree", ps.prefix, ps.groupPrefix, ps.groups)
+	case ps.levels == 1:
+		return fmt.Sprintf(" prefix %d+%d×%d one level", ps.prefix, ps.groupPrefix, ps.groups)
+	}
+	return fmt.Sprintf(" prefix %d+%d×%d unshared", ps.prefix, ps.groupPrefix, ps.groups)
+}
+
+// prefixPageSize is the pool's page size for prefixes of p and q keys
+// (q 0 for none): the largest power of two up to 256 that divides both,
+// so that each prefix ends on a page's end and its pages are whole.
+func prefixPageSize(p, q int) int {
 	ps := 256
-	for ps > 1 && p%ps != 0 {
+	for ps > 1 && (p%ps != 0 || q%ps != 0) {
 		ps /= 2
 	}
 	return ps
 }
 
-// prefixBytes is the compulsory traffic of a prefix point of p (its
-// prefix of prefix keys shared or not) with K and V stored as dt.
-func prefixBytes(p backend.Problem, prefix int, shared bool, dt backend.DType) int64 {
-	keys := int64(p.B) * int64(p.Nk)
-	if shared {
-		keys = int64(prefix) + int64(p.B)*int64(p.Nk-prefix)
+// keys is how many keys' K and V a step over ps's pool reads, B
+// sequences of n keys each: every shared run once, the rest once a
+// sequence.
+func (ps prefixSpec) keys(b, n int) int64 {
+	own := int64(n - ps.prefix - ps.groupPrefix)
+	switch {
+	case !ps.shared:
+		return int64(b) * int64(n)
+	case ps.levels == 2:
+		return int64(ps.prefix) + int64(ps.groups)*int64(ps.groupPrefix) + int64(b)*own
 	}
+	return int64(ps.prefix) + int64(b)*(int64(ps.groupPrefix)+own)
+}
+
+// prefixBytes is the compulsory traffic of a prefix point of p shared as
+// ps says, with K and V stored as dt.
+func prefixBytes(p backend.Problem, ps prefixSpec, dt backend.DType) int64 {
 	qo := int64(p.QLen()) + int64(p.OLen()) // float32, as the point's queries and outputs are
-	return 4*qo + dt.Bytes(int(keys)*p.KVHeads*(p.D+p.Dv))
+	return 4*qo + dt.Bytes(int(ps.keys(p.B, p.Nk))*p.KVHeads*(p.D+p.Dv))
 }
 
 // measurePrefix measures the prefix point of p (B sequences, Nq queries
 // each at their ends, N keys) on be: the pool filled as shared says, the
 // step timed, and the first sequence's output checked against the
 // float64 reference.
-func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, prefix int, shared bool, dt backend.DType, seed uint64, cfg *Config) Point {
+func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, sp prefixSpec, dt backend.DType, seed uint64, cfg *Config) Point {
 	pt := attnPoint(be, "fused", p)
 	pt.DType = dtypeName(dt)
-	pt.Prefix, pt.Shared = prefix, shared
-	if prefix < 1 || prefix > p.Nk-p.Nq || p.Nq > 16 {
-		pt.fail(backend.Errorf(backend.ErrShape, "bench: a prefix of %d keys in sequences of %d keys with %d queries each: want 1 … N − Nq keys and at most 16 queries", prefix, p.Nk, p.Nq))
+	sp.set(&pt.Shape)
+	prefix, gp := sp.prefix, sp.groupPrefix
+	groups := max(sp.groups, 1)
+	if prefix < 1 || prefix+gp > p.Nk-p.Nq || p.Nq > 16 || gp < 0 || p.B%groups != 0 {
+		pt.fail(backend.Errorf(backend.ErrShape, "bench: a prefix of %d keys (then %d in %d groups) in %d sequences of %d keys with %d queries each: want 1 … N − Nq keys, at most 16 queries and whole groups",
+			prefix, gp, groups, p.B, p.Nk, p.Nq))
 		return pt
 	}
-	ps := prefixPageSize(prefix)
-	own := (p.Nk - prefix + ps - 1) / ps
-	pages := p.B * (prefix/ps + own)
-	if shared {
+	ps := prefixPageSize(prefix, gp)
+	own := (p.Nk - prefix - gp + ps - 1) / ps
+	// Pages: each shared run once, the rest once a sequence; a tree's
+	// one-level point holds its group pages once a sequence.
+	pages := p.B * (prefix/ps + gp/ps + own)
+	if sp.shared {
 		pages = prefix/ps + p.B*own
+		if sp.levels == 2 {
+			pages += groups * gp / ps
+		} else {
+			pages += p.B * gp / ps
+		}
 	}
 	var need int64
 	if inHostMemory(be.Info()) {
@@ -86,27 +150,52 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, p
 		return t
 	}
 	pk, pv := rowsOf(prefix, p.D), rowsOf(prefix, p.Dv)
+	gk, gv := make([]*kernels.Tensor, groups), make([]*kernels.Tensor, groups)
+	for g := range groups {
+		gk[g], gv[g] = rowsOf(gp, p.D), rowsOf(gp, p.Dv)
+	}
 	seqs := make([]*kernels.Seq, p.B)
-	var first [2]*kernels.Tensor // sequence 0's own keys and values, for the reference
+	var first [2]*kernels.Tensor // sequence 0's keys and values after the prompt, for the reference
 	var root *kernels.Seq
-	if shared {
+	mids := make([]*kernels.Seq, groups)
+	if sp.shared {
 		root = pool.NewSeq()
-		if err := root.Append(pk, pv); err != nil {
+		err = root.Append(pk, pv)
+		for g := range mids {
+			if err == nil && sp.levels == 2 && gp > 0 {
+				if mids[g], err = root.Fork(); err == nil {
+					err = mids[g].Append(gk[g], gv[g])
+				}
+			}
+		}
+		if err != nil {
 			pt.fail(err)
 			return pt
 		}
 	}
+	per := p.B / groups
 	for b := range seqs {
-		if shared {
-			seqs[b], err = root.Fork()
-		} else {
+		g := b / per
+		switch {
+		case mids[g] != nil:
+			seqs[b], err = mids[g].Fork()
+		case sp.shared:
+			if seqs[b], err = root.Fork(); err == nil && gp > 0 {
+				err = seqs[b].Append(gk[g], gv[g])
+			}
+		default:
 			seqs[b] = pool.NewSeq()
-			err = seqs[b].Append(pk, pv)
+			if err = seqs[b].Append(pk, pv); err == nil && gp > 0 {
+				err = seqs[b].Append(gk[g], gv[g])
+			}
 		}
 		if err == nil {
-			k, v := rowsOf(p.Nk-prefix, p.D), rowsOf(p.Nk-prefix, p.Dv)
+			k, v := rowsOf(p.Nk-prefix-gp, p.D), rowsOf(p.Nk-prefix-gp, p.Dv)
 			if b == 0 {
 				first = [2]*kernels.Tensor{k, v}
+				if gp > 0 {
+					first = [2]*kernels.Tensor{concatRows(gk[0], k), concatRows(gv[0], v)}
+				}
 			}
 			err = seqs[b].Append(k, v)
 		}
@@ -115,8 +204,13 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, p
 			return pt
 		}
 	}
-	if shared {
+	if sp.shared {
 		root.Release() // its pages stay, held by the forks
+		for _, m := range mids {
+			if m != nil {
+				m.Release()
+			}
+		}
 	}
 	pt.PoolPages = pages - pool.Free()
 	q, _ := kernels.NewTensor(kernels.BNHD, p.B, p.Nq, p.H, p.D)
@@ -132,7 +226,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, p
 		return pt
 	}
 	pt.setTimes(warmup, times, p, dt, false)
-	pt.Bytes = prefixBytes(p, prefix, shared, dt)
+	pt.Bytes = prefixBytes(p, sp, dt)
 	if pt.MedianS > 0 {
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
@@ -143,6 +237,13 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, p
 	}
 	pt.PeakRSS = peakRSS()
 	return pt
+}
+
+// concatRows is a's rows then b's ([n, KVH, dim] each).
+func concatRows(a, b *kernels.Tensor) *kernels.Tensor {
+	t := &kernels.Tensor{Shape: []int{a.Shape[0] + b.Shape[0], a.Shape[1], a.Shape[2]}, Layout: kernels.BNHD}
+	t.Data = append(append(t.Data, a.Data...), b.Data...)
+	return t
 }
 
 // prefixError is the largest relative error of sequence 0's output in

@@ -56,3 +56,43 @@ func TestRunPrefix(t *testing.T) {
 		t.Errorf("MeasurePoint of a prefix of every key: %s %q, want failed naming the sizes", pt.Status, pt.Error)
 	}
 }
+
+// -prefix P,G -groups n measures a tree of prefixes three ways: shared
+// as a tree (the prompt's pages once, each group's once), the prompt
+// alone shared (each sequence holding its group's keys), nothing shared:
+// the same answers against the float64 reference, the pages and bytes
+// each holds and reads, in process and from a PointSpec; groups that do
+// not divide the batch are refused.
+func TestRunPrefixTree(t *testing.T) {
+	be := openCPU(t)
+	cfg := tiny()
+	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{528}, []int{1}, []int{4}, []int{2}, []int{8}
+	cfg.Batches, cfg.Causal, cfg.Prefix, cfg.GroupPrefix, cfg.Groups = []int{4}, []bool{true}, 256, 256, 2
+	points, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 3 {
+		t.Fatalf("%d points, want 3", len(points))
+	}
+	// Pages of 256 keys: the prompt's, each group's, each sequence's own.
+	want := map[int][2]int64{2: {1 + 2 + 4, 256 + 2*256 + 4*16}, 1: {1 + 4*2, 256 + 4*(256+16)}, 0: {4 * 3, 4 * 528}}
+	for _, pt := range points {
+		w := want[pt.Levels]
+		qo := int64(4 * 1 * 4 * 8 * 2 * 4)
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.GroupPrefix != 256 || pt.Groups != 2 || pt.Shared != (pt.Levels > 0) {
+			t.Fatalf("%+v: %s %s, error %v", pt.Shape, pt.Status, pt.Error, pt.MaxErr)
+		}
+		if int64(pt.PoolPages) != w[0] || pt.Bytes != qo+w[1]*2*16*4 {
+			t.Errorf("levels %d: %d pages, %d bytes; want %d and %d", pt.Levels, pt.PoolPages, pt.Bytes, w[0], qo+w[1]*2*16*4)
+		}
+		spec := bench.PointSpec{Backend: "cpu", Strategy: "fused", Seed: 1, Budget: 1, MinRuns: 1, Shape: pt.Shape}
+		if again := bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)); again.Status != bench.StatusOK || again.PoolPages != pt.PoolPages {
+			t.Errorf("levels %d from its spec: %s %s, %d pages", pt.Levels, again.Status, again.Error, again.PoolPages)
+		}
+	}
+	cfg.Groups = 3
+	if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
+		t.Error("a batch of 4 in 3 groups: no error")
+	}
+}

@@ -601,6 +601,9 @@ func prefixString(pt Point) string {
 	if pt.Prefix == 0 {
 		return "-"
 	}
+	if pt.GroupPrefix > 0 {
+		return strings.TrimSpace(pt.prefixSpec().label()[len(" prefix "):])
+	}
 	if pt.Shared {
 		return strconv.Itoa(pt.Prefix) + " shared"
 	}

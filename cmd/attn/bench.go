@@ -88,6 +88,12 @@ and forked into every sequence, the cascade reading its pages once) and
 "own" (the same keys held by every sequence), with the pages the pool
 holds and the bytes each must read (P + B·(N − P) keys, or B·N). -dtype
 is the cache's; Q and O are float32. No peers or strategies apply.
+-prefix P,G -groups n makes the prefixes a tree: the batch in n groups,
+each group's sequences sharing G more keys after the prompt (a system
+prompt, then each user's history), measured three ways: "tree" (the
+pool shares both levels, the cascade reading each shared page once),
+"one level" (the prompt shared, each sequence holding its group's keys:
+what a cascade of one level reads) and "unshared".
 
 Variants apply to every point: -window L,R (a sliding window around each
 query's position, −1 an unbounded side; with -causal, 127,0 is a causal
@@ -194,7 +200,21 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		return nil
 	})
-	fs.IntVar(&cfg.Prefix, "prefix", 0, "measure each shape as a decoding step of B sequences of N keys whose first `P` keys are one shared prompt, beside the same batch unshared")
+	fs.Func("prefix", "measure each shape as a decoding step of B sequences of N keys whose first `P` keys are one shared prompt, beside the same batch unshared; P,G: a tree, each of -groups groups sharing G more keys after the prompt (points: the tree shared, the prompt alone shared, nothing shared)", func(s string) error {
+		v, err := parseInts(s, false)
+		switch {
+		case err != nil:
+			return err
+		case len(v) > 2:
+			return fmt.Errorf("%q: want P or P,G", s)
+		}
+		cfg.Prefix = v[0]
+		if len(v) == 2 {
+			cfg.GroupPrefix = v[1]
+		}
+		return nil
+	})
+	fs.IntVar(&cfg.Groups, "groups", 0, "with -prefix P,G: the `number` of groups the batch's sequences form, each sharing G keys after the prompt")
 	fs.Func("layers", "comma-separated layer `counts` L: time each attn point as a model's step of L calls over L separate caches, recorded with one wait on the GPU (points carry layers)", func(s string) error {
 		v, err := parseInts(s, false)
 		cfg.Layers = v

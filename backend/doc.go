@@ -40,9 +40,8 @@
 // paged problem of one-key pages; FusedParams.Validate refuses them for
 // every other backend. A backend that implements Backwarder computes
 // attention's gradients (dQ, dK, dV and the sinks', from the forward's O
-// and LSE; the CPU does for the problems BackwardParams.Validate lets
-// through, the GPU for the dense float32 ones without a bias or
-// keep-mask). A backend with Caps.Blocks takes block masks
+// and LSE; the CPU and the GPU do for every problem BackwardParams.Validate
+// lets through). A backend with Caps.Blocks takes block masks
 // (Problem.Blocks: blocks of query rows and keys that are off are never
 // computed) in Fused, validating with FusedParams.ValidateBlocks;
 // Validate refuses them for every other backend. A backend whose buffers are host

@@ -21,22 +21,28 @@ import (
 //	δ = rowsum(dO∘O)                         backdelta.wgsl, a row an invocation
 //	dV += Pᵀ·dO,  dK += scale·dSᵀ·Q          backkv.wgsl, a key an invocation
 //	dQ += scale·dS·K                         backq.wgsl, a query row an invocation
+//	dBias += dS (over its broadcast dims)    backbias.wgsl, an element an invocation
 //	P = exp(s − LSE),  dS = P∘(dO·Vᵀ − δ)·softcap′
 //
-// each kernel recomputing the scores it needs from Q, K and the
-// forward's LSE, so nothing of Nq×Nk size is ever stored. WebGPU has no
-// float atomics: a workgroup of backkv.wgsl owns its keys' rows of dK
-// and dV and loops over the query rows of its KV group's query heads,
-// one dispatch for each query head of the group (and, under a loop cap,
-// each chunk of rows), each adding to what the last left; dQ, dK and dV
-// are zeroed first. The sinks' gradients are summed on the host, in
+// each kernel recomputing the scores it needs from Q, K (and the bias
+// and keep-mask, as the forward applies them) and the forward's LSE, so
+// nothing of Nq×Nk size is ever stored. WebGPU has no float atomics: a
+// workgroup of backkv.wgsl owns its keys' rows of dK and dV and loops
+// over the query rows of its KV group's query heads, one dispatch for
+// each query head of the group (and, under a loop cap, each chunk of
+// rows), each adding to what the last left; backbias.wgsl's invocation
+// owns an element of dBias and sums its terms, a chunk of them a
+// dispatch. dQ, dK, dV and dBias are zeroed first; a half dQ, dK or dV
+// is summed in a float32 scratch of its size and rounded once at the
+// end (pack.wgsl). The sinks' gradients are summed on the host, in
 // float64, from each row's term (backdelta.wgsl).
 //
-// It takes what the CPU's does except that it refuses, before any work
-// and with an error wrapping backend.ErrUnsupported that names it, a
-// bias, a keep-mask or DBias, packed or paged sequences, strided views,
-// index lists, block masks, V from K, K and V scales, and an operand
-// that is not Float32 — whatever BackwardParams.Validate accepts.
+// It takes what the CPU's does: dense or packed sequences, a bias (and
+// DBias) and a keep-mask, and Float32, Float16 or BFloat16 operands. It
+// refuses, before any work and with an error wrapping
+// backend.ErrUnsupported that names it, paged sequences, strided views,
+// index lists, block masks, V from K, K and V scales and 8-bit operands —
+// whatever BackwardParams.Validate accepts.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := b.CheckBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
@@ -53,53 +59,63 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 			op, pr.D, pr.Dv, b.lim.MaxComputeWorkgroupStorageSize)
 	}
 	if n := backwardChunks; n > 0 {
-		bp.Rows, bp.Keys = min(bp.Rows, n), min(bp.Keys, n)
+		bp.Rows, bp.Keys, bp.Terms = min(bp.Rows, n), min(bp.Keys, n), min(bp.Terms, n)
 	}
 	bufs, err := b.begin(ctx, op, arg{"Q", q, false}, arg{"K", k, false}, arg{"V", v, false}, arg{"O", o, false},
-		arg{"LSE", lse, false}, arg{"dO", dO, false}, arg{"dQ", dQ, true}, arg{"dK", dK, true}, arg{"dV", dV, true})
+		arg{"LSE", lse, false}, arg{"dO", dO, false}, arg{"bias", p.Bias.Buffer(), false}, arg{"mask", p.Keep.Buffer(), false},
+		arg{"dQ", dQ, true}, arg{"dK", dK, true}, arg{"dV", dV, true}, arg{"dBias", p.DBias.Buffer(), true})
 	if err != nil {
 		return err
 	}
 	defer b.mu.Unlock()
 	clear(dSinks)
-	// The kernels add to dQ, dK and dV: they start at zero. Recorded
-	// work that uses them goes first (step.go).
+	// The kernels add to dQ, dK, dV and dBias: they start at zero.
+	// Recorded work that uses them goes first (step.go).
 	if err := b.flush(); err != nil {
 		return fmt.Errorf("gpu: %s: %w", op, err)
 	}
-	for i, n := range []int{pr.QLen(), pr.KLen(), pr.VLen()} {
-		if x := bufs[6+i]; n > 0 {
-			if err := b.fill(x.buf, x.word(0), n, 0); err != nil {
-				return fmt.Errorf("gpu: %s: %w", op, err)
-			}
+	bc := backwardCall{b: b, p: p, pr: pr, bufs: bufs, bp: bp}
+	defer bc.release()
+	if err := bc.zero(); err != nil {
+		return fmt.Errorf("gpu: %s: %w", op, err)
+	}
+	var ds []*dispatch
+	// No query row, or no key: every gradient is zero (a row that sees
+	// no key has O = 0, so δ and its sink term are 0).
+	if pr.OLen() > 0 && pr.KLen() > 0 {
+		if ds, err = bc.dispatches(); err != nil {
+			return err
 		}
 	}
-	if pr.OLen() == 0 || pr.KLen() == 0 {
-		// No query row, or no key: every gradient is zero (a row that
-		// sees no key has O = 0, so δ and its sink term are 0).
-		return nil
+	// A half dQ, dK or dV is rounded from its float32 sums.
+	for i, n := range []int{pr.QLen(), pr.KLen(), pr.VLen()} {
+		if ds, err = b.packOut(ds, []*buffer{bc.dq, bc.dk, bc.dv}[i], bufs[8+i], n); err != nil {
+			return err
+		}
 	}
-	bc := backwardCall{b: b, pr: pr, bufs: bufs, bp: bp}
-	defer bc.release()
-	ds, err := bc.dispatches()
-	if err != nil {
-		return err
+	if len(ds) == 0 {
+		return nil
 	}
 	if err := b.run(ctx, nil, op, ds); err != nil {
 		return err
 	}
-	if pr.Sinks == nil {
+	if pr.Sinks == nil || bc.sink == nil {
 		return nil
 	}
 	// dSinks[h] = −Σ exp(sink_h − LSE)·δ over head h's rows of every
-	// batch, each row's term from backdelta.wgsl.
+	// batch, each row's term from backdelta.wgsl, laid out as the LSE:
+	// [B, H, Nq], or [H, total rows] when packed.
 	terms := make([]uint32, pr.LSELen())
 	if err := b.readWords(terms, bc.sink, 0); err != nil {
 		return fmt.Errorf("gpu: %s: %w", op, err)
 	}
 	sums := make([]float64, pr.H)
 	for x, w := range terms {
-		sums[x/pr.Nq%pr.H] -= float64(math.Float32frombits(w))
+		h := x / pr.Nq % pr.H
+		if pr.Packed != nil {
+			h = x / pr.TotalQ()
+		}
+		sums[h] -= float64(math.Float32frombits(w))
 	}
 	for h, s := range sums {
 		dSinks[h] = float32(s)
@@ -115,6 +131,13 @@ func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, d
 	}
 	if err := refuseBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
 		return fmt.Errorf("gpu: backward: %w", err)
+	}
+	// The backward's kernels bind more storage buffers than WebGPU's
+	// default limit (shaders.Kernel.Optional): the backend's own device
+	// asks for the adapter's, a caller's device may have fewer.
+	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias), int(b.lim.MaxStorageBuffersPerShaderStage)
+	if have < need {
+		return backend.Errorf(backend.ErrUnsupported, "gpu: backward: the device allows %d storage buffers a shader stage, the backward pass binds %d (request the adapter's maxStorageBuffersPerShaderStage)", have, need)
 	}
 	return nil
 }
@@ -133,14 +156,6 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 			what, p.B, p.H, p.Nq, p.Nk, p.D, p.Dv)
 	}
 	switch {
-	case p.Bias != nil:
-		return no("bias")
-	case p.Keep != nil:
-		return no("keep-mask")
-	case p.DBias != nil:
-		return no("bias gradient (DBias)")
-	case p.Packed != nil:
-		return no("packed sequences")
 	case p.Paged != nil:
 		return no("paged K and V")
 	case p.Views != nil:
@@ -159,27 +174,45 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 	for _, x := range []struct {
 		name string
 		buf  backend.Buffer
-	}{{"Q", q}, {"K", k}, {"V", v}, {"O", o}, {"LSE", lse}, {"dO", dO}, {"dQ", dQ}, {"dK", dK}, {"dV", dV}} {
+	}{{"Q", q}, {"K", k}, {"V", v}, {"O", o}, {"LSE", lse}, {"dO", dO}, {"dQ", dQ}, {"dK", dK}, {"dV", dV}, {"bias", p.Bias.Buffer()}} {
 		if x.buf == nil {
+			if x.name == "bias" {
+				continue
+			}
 			return backend.Errorf(backend.ErrShape, "%s buffer is nil", x.name)
 		}
-		if t := x.buf.DType(); t != backend.Float32 {
-			return backend.Errorf(backend.ErrUnsupported, "%s is %v: the GPU's backward pass takes float32 operands only", x.name, t)
+		if t := x.buf.DType(); t.Quantized() || (x.name == "LSE" && t != backend.Float32) {
+			return backend.Errorf(backend.ErrUnsupported, "%s is %v: the GPU's backward pass takes Float32, Float16 and BFloat16 operands (a Float32 LSE)", x.name, t)
+		}
+	}
+	for _, m := range []struct {
+		name string
+		m    *backend.Mask
+	}{{"keep-mask", p.Keep}, {"DBias", p.DBias}} {
+		if m.m != nil && m.m.Buf != nil && m.m.Buf.DType() != backend.Float32 {
+			return backend.Errorf(backend.ErrUnsupported, "%s is %v: the GPU's backward pass takes a Float32 %s", m.name, m.m.Buf.DType(), m.name)
 		}
 	}
 	return nil
 }
 
 // backwardCall is one call of Backward being planned: its operands (Q,
-// K, V, O, LSE, dO, dQ, dK, dV, as begin resolved them), its plan and
-// its scratch.
+// K, V, O, LSE, dO, bias, keep, dQ, dK, dV, dBias, as begin resolved
+// them), its plan and its scratch.
 type backwardCall struct {
 	b           *Backend
+	p           backend.BackwardParams
 	pr          backend.Problem
 	bufs        []*buffer
 	bp          plan.BackwardPlan
 	vars        *varsData
-	delta, sink *buffer // each row's δ and sink term, [B, H, Nq]
+	seqAt       int     // where the per-sequence data start in vars (plan.SeqsLayout)
+	delta, sink *buffer // each row's δ and sink term, as the LSE
+	// dq, dk and dv are where the kernels sum dQ, dK and dV: the
+	// outputs, or float32 scratch that pack.wgsl rounds into a half one
+	// at the end (gpu/half.go).
+	dq, dk, dv *buffer
+	frees      []func()
 }
 
 // release frees the call's scratch. The caller holds b.mu.
@@ -187,17 +220,50 @@ func (c *backwardCall) release() {
 	c.vars.free()
 	c.delta.free()
 	c.sink.free()
+	for _, f := range c.frees {
+		f()
+	}
 }
 
-// dispatches plans the call: δ (and the sink terms) for every row, then
-// dK and dV a query head of each group and a chunk of rows at a time,
-// then dQ a chunk of keys at a time.
+// zero sets where the kernels sum dQ, dK, dV and dBias to zero. The
+// caller holds b.mu.
+func (c *backwardCall) zero() error {
+	b, pr := c.b, c.pr
+	for i, x := range []**buffer{&c.dq, &c.dk, &c.dv} {
+		n := []int{pr.QLen(), pr.KLen(), pr.VLen()}[i]
+		out, release, err := b.float32Out(c.bufs[8+i], n)
+		if err != nil {
+			return err
+		}
+		*x = out
+		c.frees = append(c.frees, release)
+		if n > 0 {
+			if err := b.fill(out.buf, out.word(0), n, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if db := c.bufs[11]; db != nil {
+		if n := c.p.DBias.Len(); n > 0 {
+			return b.fill(db.buf, db.word(0), n, 0)
+		}
+	}
+	return nil
+}
+
+// dispatches plans the call's kernels: δ (and the sink terms) for every
+// row, then dK and dV a query head of each group and a chunk of rows at
+// a time, then dQ a chunk of keys at a time, then dBias.
 func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	b, pr := c.b, c.pr
-	flags := plan.KernelFlags(pr, false, false, false)
+	flags := plan.KernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, false)
 	var err error
-	if c.vars, err = b.uploadVars(pr, flags&plan.VarsFlags != 0); err != nil {
-		return nil, err
+	if flags&plan.VarsFlags != 0 {
+		var words []uint32
+		words, c.seqAt, _ = plan.SeqsLayout(pr)
+		if c.vars, err = b.uploadWords(pr, words); err != nil {
+			return nil, err
+		}
 	}
 	// From the pool: backdelta.wgsl writes every row of both before
 	// the other kernels (and the host) read them.
@@ -209,22 +275,43 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 			return nil, err
 		}
 	}
-	ds, err := c.deltaDispatches(flags & shaders.FlagSink)
+	ds, err := c.deltaDispatches(flags & (shaders.FlagSink | shaders.FlagPackQ))
 	if err != nil {
 		return nil, err
 	}
-	// The scores' flags: the key range, the softcap and ALiBi.
-	flags &= shaders.FlagRange | shaders.FlagSoftcap | shaders.FlagALiBi
+	// The scores' flags: the key range, the softcap, ALiBi, the masks
+	// and the sequences.
+	flags &= shaders.FlagRange | shaders.FlagSoftcap | shaders.FlagALiBi | shaders.FlagBias | shaders.FlagKeep |
+		shaders.FlagPackQ | shaders.FlagPackK
 	if ds, err = c.kvDispatches(ds, flags); err != nil {
 		return nil, err
 	}
-	return c.qDispatches(ds, flags)
+	if ds, err = c.qDispatches(ds, flags); err != nil {
+		return nil, err
+	}
+	if c.p.DBias != nil {
+		return c.biasDispatches(ds, flags)
+	}
+	return ds, nil
+}
+
+// maskOps are the bias and keep-mask operands of a kernel whose Params
+// holds them at bias and keep.
+func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
+	ops := []operand{{name: "bias", x: c.bufs[6], mask: bias}, {name: "keep", x: c.bufs[7], mask: keep}}
+	if c.p.Bias != nil {
+		ops[0].t = maskTensor(c.p.Bias)
+	}
+	if c.p.Keep != nil {
+		ops[1].t = maskTensor(c.p.Keep)
+	}
+	return ops
 }
 
 // deltaDispatches are backdelta.wgsl's.
 func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
-	pipe, err := b.pipeline(shaders.BackDeltaConsts{WG: plan.BackWG, DV: pr.Dv}, "main")
+	pipe, err := b.pipeline(shaders.BackDeltaConsts{WG: plan.BackWG, DV: pr.Dv, O: elem(bufs[3]), Dout: elem(bufs[5])}, "main")
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +337,7 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 	var ds []*dispatch
 	for _, u := range units {
 		d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
-		prm.Flags = flags
+		prm.Flags, prm.Seq = flags, uint32(c.seqAt)
 		d.setParams(prm)
 		b.bindVars(d, c.vars)
 		d.grid, d.cost = grid(u), cost(u)
@@ -264,21 +351,23 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 // every key, adding to dK and dV.
 func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
-	pipe, err := b.pipeline(c.bp.KV(pr.D, pr.Dv), "main")
+	spec := c.bp.KV(pr.D, pr.Dv)
+	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
 	}
 	var prm shaders.BackKVParams
-	ops := []operand{
+	ops := append([]operand{
 		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
 		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
 		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
 		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
 		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
 		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
-		{name: "dk", x: bufs[7], t: kTensor(pr), out: true, at: &prm.DK},
-		{name: "dv", x: bufs[8], t: vTensor(pr), out: true, at: &prm.DV},
-	}
+		{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
+		{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV},
+	}, c.maskOps(&prm.Bias, &prm.Keep)...)
 	g := pr.Group()
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.J1-u.J0, plan.BackWG), (u.Bh1 - u.Bh0) / g, 1}
@@ -295,7 +384,7 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 			}
 			for _, u := range units {
 				d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
-				prm.Scale, prm.Softcap, prm.Flags, prm.HG = pr.Scale, pr.Softcap, flags, uint32(hg)
+				prm.Scale, prm.Softcap, prm.Flags, prm.HG, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(hg), uint32(c.seqAt)
 				d.setParams(prm)
 				b.bindVars(d, c.vars)
 				d.grid, d.cost = grid(u), cost(u)
@@ -310,20 +399,22 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 // bp.Keys keys, one pass over every query row, adding to dQ.
 func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
-	pipe, err := b.pipeline(c.bp.Q(pr.D, pr.Dv), "main")
+	spec := c.bp.Q(pr.D, pr.Dv)
+	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
 	}
 	var prm shaders.BackQParams
-	ops := []operand{
+	ops := append([]operand{
 		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
 		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
 		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
 		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
 		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
 		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
-		{name: "dq", x: bufs[6], t: qTensor(pr), out: true, at: &prm.DQ},
-	}
+		{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ},
+	}, c.maskOps(&prm.Bias, &prm.Keep)...)
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.I1-u.I0, plan.BackWG), u.Bh1 - u.Bh0, 1}
 	}
@@ -338,10 +429,69 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 		}
 		for _, u := range units {
 			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
-			prm.Scale, prm.Softcap, prm.Flags = pr.Scale, pr.Softcap, flags
+			prm.Scale, prm.Softcap, prm.Flags, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(c.seqAt)
 			d.setParams(prm)
 			b.bindVars(d, c.vars)
 			d.grid, d.cost = grid(u), cost(u)
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+// biasDispatches appends backbias.wgsl's to ds: for each run of dBias's
+// elements that one grid holds and each chunk of at most bp.Terms of
+// their terms (the (b, h, i, j) its broadcast dimensions sum over), one
+// dispatch adding them. Its operands are bound whole: a problem whose
+// Q, K, V, dO or masks exceed one binding is refused (ErrTooLarge).
+func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
+	b, pr, bufs := c.b, c.pr, c.bufs
+	spec := c.bp.Bias(pr.D, pr.Dv)
+	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	pipe, err := b.pipeline(spec, "main")
+	if err != nil {
+		return nil, err
+	}
+	var prm shaders.BackBiasParams
+	ops := append([]operand{
+		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
+		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
+		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
+		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
+		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
+		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
+		{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias},
+	}, c.maskOps(&prm.Bias, &prm.Keep)...)
+	all := plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: 0, J1: pr.Nk}
+	if !b.bindOperands(nil, all, pr.H, pr.Group(), ops) {
+		return nil, tooLarge("backward", pr, fmt.Sprintf("dBias needs Q, K, V, dO and the masks each within one %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))
+	}
+	shape := c.p.DBias.Shape
+	full := [4]int{pr.B, pr.H, pr.Nq, pr.Nk}
+	elems, terms := 1, 1
+	for d, n := range shape {
+		elems *= n
+		if n == 1 {
+			terms *= full[d]
+		}
+	}
+	if elems >= math.MaxUint32 || terms >= math.MaxUint32 {
+		return nil, tooLarge("backward", pr, fmt.Sprintf("dBias of shape %v sums %d terms into each of %d elements, past the kernel's 32-bit counts", shape, terms, elems))
+	}
+	// A dispatch's elements fill at most one grid dimension, and its
+	// work stays within a submission's budget.
+	perE := min(elems, plan.BackWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
+	perU := max(1, min(terms, c.bp.Terms, int(b.budget/(float64(perE)*float64(2*pr.D+2*pr.Dv)))))
+	for _, ec := range plan.Chunks(elems, perE) {
+		for _, uc := range plan.Chunks(terms, perU) {
+			d := b.unitDispatch(pipe, pr, all, &prm.Unit, ops)
+			prm.Scale, prm.Softcap, prm.Flags, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(c.seqAt)
+			prm.E0, prm.E1, prm.U0, prm.U1 = uint32(ec[0]), uint32(ec[1]), uint32(uc[0]), uint32(uc[1])
+			prm.SB, prm.SH, prm.SQ, prm.SK = uint32(shape[0]), uint32(shape[1]), uint32(shape[2]), uint32(shape[3])
+			d.setParams(prm)
+			b.bindVars(d, c.vars)
+			d.grid = [3]int{plan.CeilDiv(ec[1]-ec[0], plan.BackWG), 1, 1}
+			d.cost = float64(ec[1]-ec[0]) * float64(uc[1]-uc[0]) * float64(2*pr.D+2*pr.Dv)
 			ds = append(ds, d)
 		}
 	}

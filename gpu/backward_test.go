@@ -25,27 +25,35 @@ import (
 // is short); under the CPU plan a dispatch takes some 640 rows or keys
 // at D = Dv = 64 (plan.BackwardPlan), which the N = 4096 case crosses.
 
-// grads is one backend's gradients for a case.
+// grads is one backend's gradients for a case (dBias when it has a
+// bias), read back as float32.
 type grads struct {
-	dq, dk, dv, dSinks []float32
+	dq, dk, dv, dSinks, dBias []float32
 }
 
-// backwardOn runs c's forward on be (Fused, for O and the LSE) and then
-// be's Backward with dO, and returns the gradients. The gradients'
+// backwardOn runs c's forward on be (Fused, for O, stored in c.DTypes.O,
+// and the LSE) and then be's Backward with dO (stored as O is), its
+// bias, keep-mask and a DBias when c has a bias, and returns the
+// gradients, dQ, dK and dV stored as Q, K and V are. The gradients'
 // buffers start as NaN (every element must be written) and the inputs
 // are read back after: the backward pass must not modify them.
 func backwardOn(t testing.TB, be backend.Backend, c backendtest.Case, dO []float32) grads {
 	t.Helper()
 	ctx := context.Background()
 	p := c.Problem.Resolved()
+	ops, err := backendtest.Upload(be, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ops.Release()
 	var bufs []backend.Buffer
 	defer func() {
 		for _, b := range bufs {
 			b.Release()
 		}
 	}()
-	up := func(x []float32, n int) backend.Buffer {
-		buf, err := be.Alloc(backend.Float32, n)
+	up := func(dt backend.DType, x []float32, n int) backend.Buffer {
+		buf, err := be.Alloc(dt, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,12 +72,17 @@ func backwardOn(t testing.TB, be backend.Backend, c backendtest.Case, dO []float
 		}
 		return x
 	}
-	q, k, v, dob := up(c.Q, p.QLen()), up(c.K, p.KLen()), up(c.V, p.VLen()), up(dO, p.OLen())
-	o, lse := up(nil, p.OLen()), up(nil, p.LSELen())
-	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, q, k, v, o, lse); err != nil {
+	dt := c.DTypes
+	dob := up(dt.O, dO, p.OLen())
+	o, lse := up(dt.O, nil, p.OLen()), up(backend.Float32, nil, p.LSELen())
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p, Bias: ops.Bias, Keep: ops.Keep}, ops.Q, ops.K, ops.V, o, lse); err != nil {
 		t.Fatalf("%s: fused: %v", be.Name(), err)
 	}
-	dq, dk, dv := up(nans(p.QLen()), p.QLen()), up(nans(p.KLen()), p.KLen()), up(nans(p.VLen()), p.VLen())
+	dq, dk, dv := up(dt.Q, nans(p.QLen()), p.QLen()), up(dt.K, nans(p.KLen()), p.KLen()), up(dt.V, nans(p.VLen()), p.VLen())
+	bp := backend.BackwardParams{Problem: c.Problem, Bias: ops.Bias, Keep: ops.Keep}
+	if c.Bias != nil {
+		bp.DBias = &backend.Mask{Buf: up(backend.Float32, nans(len(c.Bias.Data)), len(c.Bias.Data)), Shape: c.Bias.Shape}
+	}
 	var g grads
 	if p.Sinks != nil {
 		g.dSinks = nans(p.H)
@@ -78,7 +91,7 @@ func backwardOn(t testing.TB, be backend.Backend, c backendtest.Case, dO []float
 	if !ok {
 		t.Fatalf("%s has no backward pass", be.Name())
 	}
-	if err := bw.Backward(ctx, backend.BackwardParams{Problem: c.Problem}, q, k, v, o, lse, dob, dq, dk, dv, g.dSinks); err != nil {
+	if err := bw.Backward(ctx, bp, ops.Q, ops.K, ops.V, o, lse, dob, dq, dk, dv, g.dSinks); err != nil {
 		t.Fatalf("%s: backward: %v", be.Name(), err)
 	}
 	read := func(buf backend.Buffer) []float32 {
@@ -89,17 +102,31 @@ func backwardOn(t testing.TB, be backend.Backend, c backendtest.Case, dO []float
 		return x
 	}
 	g.dq, g.dk, g.dv = read(dq), read(dk), read(dv)
+	if bp.DBias != nil {
+		g.dBias = read(bp.DBias.Buf)
+	}
 	for _, in := range []struct {
-		name      string
-		buf       backend.Buffer
-		want      []float32
-		wantEmpty bool
-	}{{"Q", q, c.Q, false}, {"K", k, c.K, false}, {"V", v, c.V, false}, {"dO", dob, dO, false}} {
+		name string
+		buf  backend.Buffer
+		want []float32
+	}{{"Q", ops.Q, c.Q}, {"K", ops.K, c.K}, {"V", ops.V, c.V}, {"dO", dob, rounded(dt.O, dO)}} {
 		if got := read(in.buf); !slices.Equal(got, in.want) && (len(got) > 0 || len(in.want) > 0) {
 			t.Fatalf("%s: backward modified %s", be.Name(), in.name)
 		}
 	}
 	return g
+}
+
+// rounded is x stored as dt and read back.
+func rounded(dt backend.DType, x []float32) []float32 {
+	if !dt.Half() {
+		return x
+	}
+	r := make([]float32, len(x))
+	for i, v := range x {
+		r[i] = dt.Round(v)
+	}
+	return r
 }
 
 // randomDO is a dO for p, uniform in [−1, 1).
@@ -127,10 +154,9 @@ func nearCPU(name string, got, want []float32, tol float64) error {
 func checkGrads(t testing.TB, g, c grads, ref *backendtest.Grads, tol float64) {
 	t.Helper()
 	for _, x := range []struct {
-		name      string
-		gpu, cpu  []float32
-		reference []float64
-	}{{"dQ", g.dq, c.dq, nil}, {"dK", g.dk, c.dk, nil}, {"dV", g.dv, c.dv, nil}, {"dSinks", g.dSinks, c.dSinks, nil}} {
+		name     string
+		gpu, cpu []float32
+	}{{"dQ", g.dq, c.dq}, {"dK", g.dk, c.dk}, {"dV", g.dv, c.dv}, {"dSinks", g.dSinks, c.dSinks}, {"dBias", g.dBias, c.dBias}} {
 		if err := nearCPU(x.name+" (against the CPU)", x.gpu, x.cpu, tol); err != nil {
 			t.Error(err)
 		}
@@ -142,10 +168,38 @@ func checkGrads(t testing.TB, g, c grads, ref *backendtest.Grads, tol float64) {
 		name string
 		got  []float32
 		want []float64
-	}{{"dQ", g.dq, ref.DQ}, {"dK", g.dk, ref.DK}, {"dV", g.dv, ref.DV}, {"dSinks", g.dSinks, ref.DSinks}} {
+	}{{"dQ", g.dq, ref.DQ}, {"dK", g.dk, ref.DK}, {"dV", g.dv, ref.DV}, {"dSinks", g.dSinks, ref.DSinks}, {"dBias", g.dBias, ref.DBias}} {
 		if err := backendtest.NearGrad(x.name+" (against the reference)", x.got, x.want, tol); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// zeroWhereEmpty checks that every row of c that sees no key (the
+// forward's Reference says) has a dQ of exactly 0 in g.
+func zeroWhereEmpty(t testing.TB, c backendtest.Case, g grads) {
+	t.Helper()
+	p := c.Problem.Resolved()
+	fwd := backendtest.Reference(c)
+	qs := p.QRowsOf()
+	empty := 0
+	for b := range p.B {
+		for h := range p.H {
+			for i := range p.QRows(b) {
+				if !fwd.Empty[p.LSEOffset(b, h, i)] {
+					continue
+				}
+				empty++
+				for d, x := range g.dq[qs.Offset(b, h, i):][:p.D] {
+					if x != 0 {
+						t.Fatalf("row (%d, %d, %d) sees no key, but dQ[%d] = %v", b, h, i, d, x)
+					}
+				}
+			}
+		}
+	}
+	if empty == 0 {
+		t.Fatal("no row sees no key: the case tests nothing")
 	}
 }
 
@@ -202,6 +256,85 @@ func TestBackward(t *testing.T) {
 	}
 }
 
+// TestBackwardVariants compares the GPU's Backward with
+// backendtest.ReferenceGrad and the CPU's Backward, as TestBackward
+// does, on what the forward's masks, sequences and dtypes add: a bias
+// (dBias too) of the full shape and broadcast over the batch, the
+// heads, the rows or the keys, under a softcap, ALiBi and causal
+// masking; a keep-mask, with rows it hides entirely (whose dQ must be
+// exactly 0); packed sequences, with an empty one, with packed or dense
+// keys, with a bias and sinks; and half operands, each its own dtype
+// (gradients stored as Q, K and V are), within backendtest.GradTol.
+// Each kind runs once more with dispatches of 3 rows, keys or bias
+// terms (gpu.SetBackwardChunks).
+func TestBackwardVariants(t *testing.T) {
+	g := openGPU(t)
+	c := openCPU(t)
+	f16, bf16 := backend.Float16, backend.BFloat16
+	packed := func(p backend.Problem, qs, ks []int) backend.Problem { return backendtest.PackedProblem(p, qs, ks) }
+	hideRows := func(rows ...int) func(*backendtest.Case) {
+		return func(cs *backendtest.Case) {
+			m := cs.Keep
+			for x := range m.Data {
+				if slices.Contains(rows, x/m.Shape[3]%m.Shape[2]) {
+					m.Data[x] = 0
+				}
+			}
+		}
+	}
+	for n, r := range []struct {
+		p          backend.Problem
+		bias, keep *[4]int
+		dt         backendtest.DTypes
+		edit       func(*backendtest.Case)
+		chunks     int
+		empty      bool // some row sees no key: its dQ must be exactly 0
+	}{
+		{p: prob(2, 4, 2, 20, 30, 8, 8), bias: &[4]int{2, 4, 20, 30}},
+		{p: prob(2, 4, 2, 20, 30, 8, 8), bias: &[4]int{2, 4, 20, 30}, chunks: 3},
+		{p: softcap(prob(2, 4, 2, 20, 30, 8, 8), 3), bias: &[4]int{1, 1, 20, 30}},
+		{p: causal(prob(2, 4, 4, 20, 30, 8, 8)), bias: &[4]int{2, 1, 1, 30}},
+		{p: alibi(bnhd(prob(2, 4, 1, 20, 30, 8, 8))), bias: &[4]int{1, 4, 20, 1}, keep: &[4]int{2, 1, 20, 30}},
+		{p: alibi(bnhd(prob(2, 4, 1, 20, 30, 8, 8))), bias: &[4]int{1, 4, 20, 1}, keep: &[4]int{2, 1, 20, 30}, chunks: 3},
+		{p: prob(1, 2, 2, 10, 12, 8, 8), keep: &[4]int{1, 2, 10, 12}, edit: hideRows(3, 4, 9), empty: true},
+		{p: causal(prob(2, 2, 1, 70, 70, 8, 8)), keep: &[4]int{2, 1, 70, 70}, edit: hideRows(0, 65), empty: true, chunks: 3},
+		{p: causal(packed(prob(0, 4, 2, 0, 0, 8, 8), []int{5, 0, 30, 2}, []int{9, 3, 40, 0})), empty: true},
+		{p: causal(packed(prob(0, 4, 2, 0, 0, 8, 8), []int{5, 0, 30, 2}, []int{9, 3, 40, 0})), empty: true, chunks: 3},
+		{p: sinks(packed(prob(0, 2, 1, 0, 0, 8, 8), []int{3, 4, 0}, []int{5, 4, 2}), 1, -1), bias: &[4]int{3, 2, 4, 5}},
+		{p: window(packed(prob(0, 2, 2, 0, 9, 8, 8), []int{7, 0, 12}, nil), 3, 1), bias: &[4]int{1, 2, 12, 1}, keep: &[4]int{3, 1, 12, 9}},
+		{p: causal(prob(1, 4, 2, 33, 40, 16, 16)), bias: &[4]int{1, 4, 33, 40}, dt: backendtest.DTypes{Q: f16, K: bf16, V: f16, O: bf16, Bias: f16}},
+		{p: bnhd(prob(1, 4, 2, 33, 40, 16, 16)), dt: backendtest.Same(bf16), chunks: 3},
+		{p: prob(2, 2, 1, 9, 20, 17, 5), keep: &[4]int{2, 2, 9, 20}, dt: backendtest.DTypes{Q: bf16, K: backend.Float32, V: f16, O: f16}},
+		{p: causal(packed(prob(0, 2, 1, 0, 0, 16, 16), []int{6, 0, 9}, []int{12, 2, 0})), bias: &[4]int{3, 1, 9, 12},
+			dt: backendtest.DTypes{Q: f16, K: f16, V: bf16, O: f16, Bias: bf16}, empty: true, chunks: 3},
+	} {
+		name := fmt.Sprintf("%d_%s", n, caseName(r.p, r.bias, r.keep))
+		if r.dt.Half() {
+			name += "_" + strings.NewReplacer(":", "", ",", "_").Replace(r.dt.String())
+		}
+		if r.chunks > 0 {
+			name += fmt.Sprintf("_chunks%d", r.chunks)
+		}
+		t.Run(name, func(t *testing.T) {
+			defer gpu.SetBackwardChunks(gpu.SetBackwardChunks(r.chunks))
+			rng := newRand(uint64(900 + n))
+			cs := backendtest.RandomCase(rng, r.p, r.bias, r.keep)
+			if r.edit != nil {
+				r.edit(&cs)
+			}
+			dt := r.dt
+			cs = cs.WithDTypes(dt)
+			dO := rounded(dt.O, randomDO(rng, r.p))
+			ref := backendtest.ReferenceGrad(cs, dO)
+			gg := backwardOn(t, g, cs, dO)
+			checkGrads(t, gg, backwardOn(t, c, cs, dO), &ref, backendtest.GradTol(dt))
+			if r.empty {
+				zeroWhereEmpty(t, cs, gg)
+			}
+		})
+	}
+}
+
 // TestBackwardLongN compares the GPU's Backward with the CPU's at N =
 // 4096 (B = 1, H = 2, D = 64, causal), within backendtest.Tol of each
 // tensor's largest gradient: many dispatches of rows and of keys under
@@ -220,7 +353,8 @@ func TestBackwardLongN(t *testing.T) {
 // wrapping backend.ErrUnsupported that names it and before any work (dQ
 // keeps what it held), what it does not compute, and bad sizes with
 // ErrShape; that it refuses them itself (gpu.RefuseBackward), whatever
-// BackwardParams.Validate comes to accept; and that it stops on a
+// BackwardParams.Validate comes to accept, and takes half operands but
+// for the LSE, the keep-mask and DBias; and that it stops on a
 // cancelled context.
 func TestBackwardRefuses(t *testing.T) {
 	g := openGPU(t)
@@ -244,14 +378,11 @@ func TestBackwardRefuses(t *testing.T) {
 	if err := g.Write(dq, 0, sentinel); err != nil {
 		t.Fatal(err)
 	}
-	mask := &backend.Mask{Buf: f(p.ScoresLen()), Shape: [4]int{1, 2, 4, 4}}
 	withP := func(f func(*backend.BackwardParams)) backend.BackwardParams {
 		bp := backend.BackwardParams{Problem: p}
 		f(&bp)
 		return bp
 	}
-	half := alloc(backend.Float16, p.QLen())
-	packed := backendtest.PackedProblem(p, []int{2, 2}, nil).Resolved()
 	for _, c := range []struct {
 		name string
 		p    backend.BackwardParams
@@ -259,12 +390,8 @@ func TestBackwardRefuses(t *testing.T) {
 		want error
 		says string
 	}{
-		{"bias", withP(func(bp *backend.BackwardParams) { bp.Bias = mask }), q, v, backend.ErrUnsupported, "bias"},
-		{"keep", withP(func(bp *backend.BackwardParams) { bp.Keep = mask }), q, v, backend.ErrUnsupported, "keep"},
-		{"dbias", withP(func(bp *backend.BackwardParams) { bp.Bias, bp.DBias = mask, mask }), q, v, backend.ErrUnsupported, "bias"},
 		{"vfromk", withP(func(bp *backend.BackwardParams) { bp.VFromK = true }), q, k, backend.ErrUnsupported, "V from K"},
 		{"scales", withP(func(bp *backend.BackwardParams) { bp.Scales = &backend.Scales{K: []float32{1, 1}, V: []float32{1, 1}} }), q, v, backend.ErrUnsupported, "scales"},
-		{"half", withP(func(*backend.BackwardParams) {}), half, v, backend.ErrUnsupported, "float32"},
 		{"short", withP(func(*backend.BackwardParams) {}), f(p.QLen() - 1), v, backend.ErrShape, "Q"},
 		{"dsinks", withP(func(bp *backend.BackwardParams) { bp.Sinks = []float32{0, 0} }), q, v, backend.ErrShape, "dSinks"},
 	} {
@@ -272,12 +399,6 @@ func TestBackwardRefuses(t *testing.T) {
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want %v naming %q", c.name, err, c.want, c.says)
 		}
-	}
-	// Packed sequences, with operands of their sizes.
-	pq, pdq := f(packed.QLen()), f(packed.QLen())
-	if err := g.Backward(ctx, backend.BackwardParams{Problem: packed}, pq, f(packed.KLen()), f(packed.VLen()), f(packed.OLen()), f(packed.LSELen()),
-		f(packed.OLen()), pdq, f(packed.KLen()), f(packed.VLen()), nil); !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "packed") {
-		t.Errorf("packed: %v, want ErrUnsupported naming packed sequences", err)
 	}
 	got := make([]float32, p.QLen())
 	if err := g.Read(got, dq, 0); err != nil {
@@ -293,10 +414,6 @@ func TestBackwardRefuses(t *testing.T) {
 		set  func(*backend.BackwardParams)
 		says string
 	}{
-		{"bias", func(bp *backend.BackwardParams) { bp.Bias = mask }, "bias"},
-		{"keep", func(bp *backend.BackwardParams) { bp.Keep = mask }, "keep-mask"},
-		{"dbias", func(bp *backend.BackwardParams) { bp.DBias = mask }, "DBias"},
-		{"packed", func(bp *backend.BackwardParams) { bp.Packed = &backend.Packed{} }, "packed"},
 		{"paged", func(bp *backend.BackwardParams) { bp.Paged = &backend.Paged{} }, "paged"},
 		{"views", func(bp *backend.BackwardParams) { bp.Views = &backend.Views{} }, "views"},
 		{"indices", func(bp *backend.BackwardParams) { bp.Indices = &backend.Indices{} }, "index"},
@@ -309,13 +426,38 @@ func TestBackwardRefuses(t *testing.T) {
 			t.Errorf("refuseBackward: %s: %v, want ErrUnsupported naming %q", c.name, err, c.says)
 		}
 	}
+	// Every operand may be a half but the LSE (and the keep-mask and
+	// DBias, Float32 as Validate says).
 	for i, buf := range []*backend.Buffer{&q, &k, &v, &o, &lse, &dob, &dq, &dk, &dv} {
 		bufs := []backend.Buffer{q, k, v, o, lse, dob, dq, dk, dv}
 		bufs[i] = alloc(backend.BFloat16, (*buf).Len())
 		err := gpu.RefuseBackward(withP(func(*backend.BackwardParams) {}), bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8], nil)
-		if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "float32") {
-			t.Errorf("refuseBackward: operand %d in bfloat16: %v, want ErrUnsupported", i, err)
+		if i == 4 && (!errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "LSE")) {
+			t.Errorf("refuseBackward: the LSE in bfloat16: %v, want ErrUnsupported", err)
 		}
+		if i != 4 && err != nil {
+			t.Errorf("refuseBackward: operand %d in bfloat16: %v", i, err)
+		}
+	}
+	halfMask := &backend.Mask{Buf: alloc(backend.Float16, p.ScoresLen()), Shape: [4]int{1, 2, 4, 4}}
+	for _, c := range []struct {
+		name string
+		set  func(*backend.BackwardParams)
+		says string
+	}{
+		{"keep-mask in float16", func(bp *backend.BackwardParams) { bp.Keep = halfMask }, "keep-mask"},
+		{"DBias in float16", func(bp *backend.BackwardParams) { bp.Bias, bp.DBias = halfMask, halfMask }, "DBias"},
+	} {
+		err := gpu.RefuseBackward(withP(c.set), q, k, v, o, lse, dob, dq, dk, dv, nil)
+		if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("refuseBackward: %s: %v, want ErrUnsupported naming %q", c.name, err, c.says)
+		}
+	}
+	if err := gpu.RefuseBackward(withP(func(bp *backend.BackwardParams) {
+		bp.Bias, bp.DBias = halfMask, &backend.Mask{Buf: f(p.ScoresLen()), Shape: [4]int{1, 2, 4, 4}}
+	}),
+		q, k, v, o, lse, dob, dq, dk, dv, nil); err != nil {
+		t.Errorf("refuseBackward: a float16 bias: %v", err)
 	}
 	if err := gpu.RefuseBackward(withP(func(*backend.BackwardParams) {}), q, k, v, o, lse, dob, dq, dk, dv, nil); err != nil {
 		t.Errorf("refuseBackward of a plain problem: %v", err)
@@ -331,16 +473,25 @@ func TestBackwardRefuses(t *testing.T) {
 // FuzzBackward compares the GPU's Backward with the CPU's (each after
 // its own forward) on problems drawn from the fuzzer's bytes: batches,
 // KV heads and groups, query and key counts around the tiles, head dims
-// (odd ones among them), both layouts and the variants, within
-// backendtest.Tol of each gradient's largest. Its seeds run as a test.
+// (odd ones among them), both layouts, the variants (flags), and
+// (masks) a bias broadcast over any of its dimensions (its gradient
+// too), a keep-mask and packed sequences, of random lengths (empty ones
+// among them), with packed or dense keys, within backendtest.Tol of
+// each gradient's largest. Its seeds run as a test.
 func FuzzBackward(f *testing.F) {
-	f.Add(uint8(1), uint8(2), uint8(2), uint8(33), uint8(70), uint8(8), uint8(8), uint8(0), uint16(1))
-	f.Add(uint8(2), uint8(1), uint8(4), uint8(65), uint8(31), uint8(17), uint8(5), uint8(0b1001_0101), uint16(2))
-	f.Add(uint8(1), uint8(2), uint8(1), uint8(1), uint8(64), uint8(8), uint8(16), uint8(0b0110_1010), uint16(3))
-	f.Add(uint8(2), uint8(1), uint8(8), uint8(12), uint8(0), uint8(8), uint8(8), uint8(0b0001_0000), uint16(4))
+	f.Add(uint8(1), uint8(2), uint8(2), uint8(33), uint8(70), uint8(8), uint8(8), uint8(0), uint16(1), uint8(0))
+	f.Add(uint8(2), uint8(1), uint8(4), uint8(65), uint8(31), uint8(17), uint8(5), uint8(0b1001_0101), uint16(2), uint8(0))
+	f.Add(uint8(1), uint8(2), uint8(1), uint8(1), uint8(64), uint8(8), uint8(16), uint8(0b0110_1010), uint16(3), uint8(0))
+	f.Add(uint8(2), uint8(1), uint8(8), uint8(12), uint8(0), uint8(8), uint8(8), uint8(0b0001_0000), uint16(4), uint8(0))
+	// A bias of [B, 1, Nq, Nk] with a keep-mask, softcapped and causal;
+	// a bias of [1, H, 1, Nk] over packed sequences and keys; packed
+	// queries over dense keys with sinks and a window.
+	f.Add(uint8(1), uint8(1), uint8(2), uint8(20), uint8(30), uint8(8), uint8(8), uint8(0b0000_0101), uint16(5), uint8(0b0010_0101))
+	f.Add(uint8(1), uint8(1), uint8(1), uint8(40), uint8(50), uint8(16), uint8(8), uint8(0b0000_1001), uint16(6), uint8(0b1100_1011))
+	f.Add(uint8(1), uint8(0), uint8(2), uint8(25), uint8(20), uint8(8), uint8(8), uint8(0b0011_0000), uint16(7), uint8(0b0100_0000))
 	g := openGPU(f)
 	c := openCPU(f)
-	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv, flags uint8, seed uint16) {
+	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv, flags uint8, seed uint16, masks uint8) {
 		p := prob(1+int(b)%2, 0, 1+int(kv)%2, int(nq)%100, int(nk)%100, 1+int(d)%40, 1+int(dv)%40)
 		p.H = p.KVHeads * (1 + int(group)%8)
 		rng := newRand(uint64(seed))
@@ -371,7 +522,39 @@ func FuzzBackward(f *testing.F) {
 		if flags&128 != 0 {
 			p = offset(p, rng.IntN(2*p.Nk+9)-p.Nk-4)
 		}
-		cs := backendtest.RandomCase(rng, p, nil, nil)
+		if masks&64 != 0 {
+			// Packed sequences of up to Nq rows (and Nk keys) each.
+			qs := make([]int, p.B)
+			var ks []int
+			for i := range qs {
+				qs[i] = rng.IntN(p.Nq + 1)
+			}
+			if masks&128 != 0 {
+				ks = make([]int, p.B)
+				for i := range ks {
+					ks[i] = rng.IntN(p.Nk + 1)
+				}
+			}
+			p.KVLens = nil
+			p = backendtest.PackedProblem(p, qs, ks)
+		}
+		var bias, keep *[4]int
+		if p.Nq > 0 && p.Nk > 0 {
+			full := [4]int{p.B, p.H, p.Nq, p.Nk}
+			if masks&1 != 0 {
+				sh := full
+				for d := range sh {
+					if masks&(2<<d) != 0 {
+						sh[d] = 1
+					}
+				}
+				bias = &sh
+			}
+			if masks&32 != 0 {
+				keep = &[4]int{p.B, 1, p.Nq, p.Nk}
+			}
+		}
+		cs := backendtest.RandomCase(rng, p, bias, keep)
 		dO := randomDO(rng, p)
 		checkGrads(t, backwardOn(t, g, cs, dO), backwardOn(t, c, cs, dO), nil, backendtest.Tol)
 	})

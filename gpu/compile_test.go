@@ -187,19 +187,27 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 	}
 	// The backward pass (its tiles depend on the workgroup memory, not
 	// the plan): each head dim with itself, and pairs of odd, unequal
-	// and wide ones.
+	// and wide ones, all float32, and the odd pair with half operands.
 	pairs := [][2]int{{3, 5}, {17, 5}, {80, 200}}
 	for _, d := range dims {
 		pairs = append(pairs, [2]int{d, d})
 	}
-	for _, hd := range pairs {
+	for n, hd := range pairs {
 		specs = append(specs, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1]})
 		for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {
 			bp, ok := plans[0].Backward(m, hd[0], hd[1])
 			if !ok {
 				t.Fatalf("plan.Backward(%d, %d, %d) fits no tile", m, hd[0], hd[1])
 			}
-			for _, s := range []shaders.Spec{bp.KV(hd[0], hd[1]), bp.Q(hd[0], hd[1])} {
+			kv, q, bias := bp.KV(hd[0], hd[1]), bp.Q(hd[0], hd[1]), bp.Bias(hd[0], hd[1])
+			ss := []shaders.Spec{kv, q, bias}
+			if n == 1 {
+				kv.Q, kv.K, kv.V, kv.Dout, kv.Bias = shaders.F16, shaders.BF16, shaders.F16, shaders.BF16, shaders.F16
+				q.Q, q.K, q.V, q.Dout, q.Bias = shaders.BF16, shaders.F16, shaders.BF16, shaders.F16, shaders.BF16
+				bias.Q, bias.K, bias.V, bias.Dout, bias.Bias = shaders.F16, shaders.F16, shaders.BF16, shaders.BF16, shaders.F16
+				ss = append(ss, kv, q, bias, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16})
+			}
+			for _, s := range ss {
 				if !slices.Contains(specs, s) {
 					specs = append(specs, s)
 				}

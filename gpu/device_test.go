@@ -266,10 +266,26 @@ func TestNewWithDeviceLimits(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	// WebGPU's defaults are enough.
+	// WebGPU's defaults are enough for every op but the backward pass,
+	// whose kernels bind more storage buffers: it refuses such a device
+	// before any work, naming the limit.
 	if !t.Failed() {
 		a2, d2 := callerDevice(t, ptr(wg.DefaultLimits()))
-		openOn(t, a2, d2)
+		b := openOn(t, a2, d2)
+		p := backend.Problem{B: 1, H: 1, KVHeads: 1, Nq: 2, Nk: 2, D: 4}
+		var bufs [9]backend.Buffer
+		for i, n := range []int{8, 8, 8, 8, 2, 8, 8, 8, 8} {
+			buf, err := b.Alloc(backend.Float32, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer buf.Release()
+			bufs[i] = buf
+		}
+		err := b.CheckBackward(backend.BackwardParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8], nil)
+		if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "storage buffers") {
+			t.Errorf("CheckBackward on a device of WebGPU's default limits: %v, want ErrUnsupported naming the storage buffers", err)
+		}
 	}
 }
 

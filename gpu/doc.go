@@ -178,19 +178,36 @@
 //
 // # Gradients
 //
-// Backward (backend.Backwarder) computes dQ, dK, dV and the sinks'
-// gradients of dense float32 problems with every variant, GQA and both
-// layouts, by FlashAttention-2's method (backward.go): backdelta.wgsl
-// takes each row's δ = dO·O, backkv.wgsl makes dK and dV over tiles of
-// keys (a workgroup owns its keys' rows and loops over its KV group's
-// query rows, a dispatch a query head) and backq.wgsl dQ over tiles of
-// query rows, both recomputing the probabilities from Q, K and the
-// forward's LSE, so no Nq×Nk buffer exists. WebGPU has no float atomics:
-// the dispatches add to dQ, dK and dV (zeroed first) one after the
-// other, cut by the CPU plan's loop cap, and the host sums the sinks'
-// gradients in float64. A bias, keep-mask, packed or paged sequences,
-// views, index lists, block masks, V from K, scales and half operands
-// are ErrUnsupported there.
+// Backward (backend.Backwarder) computes dQ, dK, dV, the sinks' and the
+// bias's gradients with every variant, GQA, both layouts, a bias (any
+// float dtype the forward takes) and a keep-mask, dense or packed
+// sequences, and Float32, Float16 or BFloat16 operands, each its own,
+// by FlashAttention-2's method (backward.go): backdelta.wgsl takes each
+// row's δ = dO·O, backkv.wgsl makes dK and dV over tiles of keys (a
+// workgroup owns its keys' rows and loops over its KV group's query
+// rows, a dispatch a query head) and backq.wgsl dQ over tiles of query
+// rows, all recomputing the probabilities from Q, K, the masks (applied
+// as the fused kernels apply them: the bias after the softcap, a −Inf
+// bias or a keep of 0 hides the key) and the forward's LSE, so no Nq×Nk
+// buffer exists. WebGPU has no float atomics: the dispatches add to dQ,
+// dK and dV (zeroed first) one after the other, cut by the CPU plan's
+// loop cap, and the host sums the sinks' gradients in float64. DBias =
+// dS (before the softcap's derivative), summed over the dimensions the
+// bias broadcasts, comes from backbias.wgsl: an invocation owns one
+// element of DBias (zeroed first) and sums its terms, recomputing each
+// (b, h, i, j)'s dS from the rows of Q, K, V and dO, a chunk of terms a
+// dispatch (each adding, in order), so it needs no memory beyond DBias
+// itself, costs 2·(D + Dv) multiply-adds a term (B·H·Nq·Nk terms in
+// all, like one more pass over the scores), and sums a heavily
+// broadcast bias (a scalar: every term into one element) on few
+// invocations; it binds Q, K, V and dO whole (a problem whose operand
+// exceeds one binding is ErrTooLarge with DBias). Packed sequences are
+// found as in Fused (lib/seqs.wgsl: each sequence's first query and key
+// row and counts from vars). Half operands are read through the
+// loaders that widen them; a half dQ, dK or dV is summed in a float32
+// scratch of its size and rounded once at the end (pack.wgsl), as a
+// half O is. Paged sequences, views, index lists, block masks, V from
+// K, scales and 8-bit operands are ErrUnsupported there.
 //
 // # Packed sequences and paged caches
 //

@@ -74,7 +74,7 @@ func (a *attender) cascadeGroups(pages [][]int, lens []int, nq, ps int, opts *At
 	// limit[b] is the pages of b that may be shared: full, and before its
 	// first query (so that causal masking shows every prefix key to
 	// every query); mark[b] the depth of the deepest node b has joined so
-// far.
+	// far.
 	a.limit, a.mark, a.all = grow(a.limit, len(pages)), grow(a.mark, len(pages)), grow(a.all, len(pages))
 	for b := range pages {
 		a.limit[b] = max(0, min(len(pages[b]), (lens[b]-nq)/ps))

@@ -240,8 +240,9 @@
 //
 // Gradients: AttentionGrad returns ∂L/∂Q, ∂L/∂K, ∂L/∂V (and the sinks')
 // given ∂L/∂O, through the backend's backward pass (backend.Backwarder:
-// the CPU's, and the GPU's for dense float32 problems without a bias or
-// keep-mask), for a training loop's step.
+// the CPU's and the GPU's, which take the same problems: dense or packed,
+// with a bias and keep-mask, in f32, f16 and bf16), for a training loop's
+// step.
 //
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys

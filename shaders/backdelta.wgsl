@@ -4,13 +4,20 @@
 //   δ[i]    = Σ_c dO[i,c]·O[i,c]
 //   sink[i] = exp(sink_h − LSE[i])·δ[i]     under F_SINK (0 where LSE = −Inf)
 //
-// δ is the row's Σ_j P_ij·dP_ij, which backkv.wgsl and backq.wgsl
-// subtract from each dP_ij; the host sums −sink[i] over a head's rows
-// (in float64) for the gradient of its sink logit.
+// δ is the row's Σ_j P_ij·dP_ij, which backkv.wgsl, backq.wgsl and
+// backbias.wgsl subtract from each dP_ij; the host sums −sink[i] over a
+// head's rows (in float64) for the gradient of its sink logit.
+//
+// o and dout are read through their loaders (o_at, dout_at), which widen
+// a half operand (BackDeltaConsts' O, Dout). Packed query rows (F_PACKQ):
+// batch b's rows start at seq_q0(b) and number seq_rows(b)
+// (lib/seqs.wgsl); an invocation past them does nothing.
 //
 // Bindings: P (Params), o, dout, lse, vars (read), delta, sink
-// (read_write). vars (the sink logits) and sink are only touched under
-// F_SINK; delta and sink are [B, H, Nq], addressed as the LSE.
+// (read_write). vars (the sink logits, the sequences) is only read
+// under F_SINK or F_PACKQ, and sink only touched under F_SINK; delta
+// and sink are addressed as the LSE ([B, H, Nq], or [H, total rows]
+// when packed).
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Limits: an invocation loops DV times.
 
@@ -20,22 +27,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let b = bh / P.H;
     let h = bh % P.H;
     let i = P.i0 + wid.x * WG + t;
-    if (i >= P.i1) {
+    if (i >= min(P.i1, seq_rows(b))) {
         return;
     }
-    let oa = b * P.o_b + h * P.o_h + i * P.o_r - P.o_base;
-    let ga = b * P.dout_b + h * P.dout_h + i * P.dout_r - P.dout_base;
+    let r = seq_q0(b) + i;
+    let oa = b * P.o_b + h * P.o_h + r * P.o_r - P.o_base;
+    let ga = b * P.dout_b + h * P.dout_h + r * P.dout_r - P.dout_base;
     var s = 0.0;
     for (var c = 0u; c < DV; c++) {
-        s += o[oa + c] * dout[ga + c];
+        s += o_at(oa + c) * dout_at(ga + c);
     }
-    delta[b * P.delta_b + h * P.delta_h + i * P.delta_r - P.delta_base] = s;
+    delta[b * P.delta_b + h * P.delta_h + r * P.delta_r - P.delta_base] = s;
     if ((P.flags & F_SINK) != 0u) {
-        let l = lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base];
+        let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
         var x = 0.0;
         if (bitcast<u32>(l) != NEG_INF) {
             x = exp(sink_logit(h) - l) * s;
         }
-        sink[b * P.sink_b + h * P.sink_h + i * P.sink_r - P.sink_base] = x;
+        sink[b * P.sink_b + h * P.sink_h + r * P.sink_r - P.sink_base] = x;
     }
 }

@@ -2,19 +2,21 @@
 // (FlashAttention-2's outer loop): for each key j of the tile and each
 // query row i of query head h = kv·G + hg that sees it,
 //
-//   s_ij  = cap(scale·q_i·k_j) − m_h·|a_b + i − j|
+//   s_ij  = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
 //   P_ij  = exp(s_ij − LSE[i])
 //   dV[j] += P_ij·dO[i]
 //   dS_ij = P_ij·(dO[i]·v_j − δ[i])·(1 − tanh²(scale·q_i·k_j/softcap))
 //   dK[j] += scale·dS_ij·q_i
 //
-// with the cap, its derivative (the last factor) and ALiBi under their
-// flags, and δ from backdelta.wgsl. A row whose LSE is −Inf (it sees no
-// key and has no sink) adds nothing. Nothing is atomic: a workgroup owns
-// its keys' rows of dK and dV, and the host runs one dispatch for each
-// query head of a group and each chunk of query rows, one after the
-// other, each adding to what the last left (the host zeroes dK and dV
-// first).
+// with the cap, its derivative (the last factor), the bias and ALiBi
+// under their flags, and δ from backdelta.wgsl. A key the keep-mask
+// hides (0) or a −Inf bias hides has P_ij = 0, as in the forward
+// (fused.wgsl). A row whose LSE is −Inf (it sees no key and has no
+// sink) adds nothing. Nothing is atomic: a workgroup owns its keys'
+// rows of dK and dV, and the host runs one dispatch for each query head
+// of a group and each chunk of query rows, one after the other, each
+// adding to what the last left (the host zeroes dK and dV first, or
+// their float32 scratch when they are halves).
 //
 // A workgroup owns WG keys [ja, jb) of one KV head (one invocation a
 // key, its K and V rows and its sums in registers) and streams the
@@ -23,8 +25,16 @@
 // (key_range). A tile of rows none of which sees a key of [ja, jb) by
 // position (causal, window, key length) is not loaded.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, vars (read), dk, dv
-// (read_write). vars, the variant data, is only read under a flag.
+// q, k, v, dout and bias are read through their loaders (q_at …), which
+// widen half operands (BackKVConsts' Q, K, V, Dout, Bias); dk and dv are
+// f32. Packed sequences: query rows under F_PACKQ (batch b's from
+// seq_q0(b), seq_rows(b) of them), keys under F_PACKK (from seq_k0(b),
+// key_count(b) of them: a key past it is the next sequence's, neither
+// read nor written), lib/seqs.wgsl and lib/vars.wgsl.
+//
+// Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
+// (read), dk, dv (read_write). bias, keep and vars (the variant data
+// and the sequences) are only read under a flag.
 // Grid: x = tiles of WG keys in [j0, j1), y = the KV heads of heads
 // bh0 … (G query heads each).
 // Workgroup memory: TQ·(D4 + DV4 + 1) vec4s.
@@ -43,42 +53,42 @@ var<workgroup> ls: array<vec2<f32>, TQ>;
 var<workgroup> rk: array<vec2<u32>, TQ>;
 
 // load_q, load_k, load_v and load_g read four elements of one row of
-// q, k, v and dout from element at, zeros past the row's end. They are
-// four because this naga takes no pointer to a storage buffer as a
-// function argument.
+// q, k, v and dout from element at, widened, zeros past the row's end.
+// They are four because this naga takes no pointer to a storage buffer
+// as a function argument.
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
-    var r = vec4<f32>(q[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = q[at + d + 1u]; }
-    if (d + 2u < D) { r.z = q[at + d + 2u]; }
-    if (d + 3u < D) { r.w = q[at + d + 3u]; }
+    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = q_at(at + d + 3u); }
     return r;
 }
 
 fn load_k(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
-    var r = vec4<f32>(k[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = k[at + d + 1u]; }
-    if (d + 2u < D) { r.z = k[at + d + 2u]; }
-    if (d + 3u < D) { r.w = k[at + d + 3u]; }
+    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = k_at(at + d + 3u); }
     return r;
 }
 
 fn load_v(at: u32, e: u32) -> vec4<f32> {
     let d = e * 4u;
-    var r = vec4<f32>(v[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = v[at + d + 1u]; }
-    if (d + 2u < DV) { r.z = v[at + d + 2u]; }
-    if (d + 3u < DV) { r.w = v[at + d + 3u]; }
+    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = v_at(at + d + 3u); }
     return r;
 }
 
 fn load_g(at: u32, e: u32) -> vec4<f32> {
     let d = e * 4u;
-    var r = vec4<f32>(dout[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = dout[at + d + 1u]; }
-    if (d + 2u < DV) { r.z = dout[at + d + 2u]; }
-    if (d + 3u < DV) { r.w = dout[at + d + 3u]; }
+    var r = vec4<f32>(dout_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = dout_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = dout_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = dout_at(at + d + 3u); }
     return r;
 }
 
@@ -107,15 +117,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ja = P.j0 + wid.x * WG;
     let jb = min(P.j1, ja + WG);
     let j = ja + t;
-    let live = j < jb;
+    let live = j < jb && j < key_count(b);
+    // A packed sequence's rows end at its own count, and its rows and
+    // keys start where vars says.
+    let q0 = seq_q0(b);
+    let iend = min(P.i1, seq_rows(b));
+    let k0 = seq_k0(b);
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    let ninf = bitcast<f32>(NEG_INF);
 
     var kr: array<vec4<f32>, D4>;
     var vr: array<vec4<f32>, DV4>;
     var gk: array<vec4<f32>, D4>;
     var gv: array<vec4<f32>, DV4>;
     if (live) {
-        let ka = b * P.k_b + kh * P.k_h + j * P.k_r - P.k_base;
-        let va = b * P.v_b + kh * P.v_h + j * P.v_r - P.v_base;
+        let ka = b * P.k_b + kh * P.k_h + (k0 + j) * P.k_r - P.k_base;
+        let va = b * P.v_b + kh * P.v_h + (k0 + j) * P.v_r - P.v_base;
 {{- range $d := seq .D4}}
         kr[{{$d}}] = load_k(ka, {{$d}}u);
 {{- end}}
@@ -128,8 +146,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let apos = alibi_pos(b);
     let qa = b * P.q_b + h * P.q_h - P.q_base;
     let ga = b * P.dout_b + h * P.dout_h - P.dout_base;
-    for (var it = P.i0; it < P.i1; it += TQ) {
-        let ie = min(it + TQ, P.i1);
+    for (var it = P.i0; it < iend; it += TQ) {
+        let ie = min(it + TQ, iend);
         // The keys rows [it, ie) may see lie in [lo of the first, hi of
         // the last) (key_range is monotone in the row).
         if (key_range(b, it).x >= jb || key_range(b, ie - 1u).y <= ja) {
@@ -140,7 +158,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let i = it + x / D4;
             var qv = vec4<f32>(0.0);
             if (i < ie) {
-                qv = load_q(qa + i * P.q_r, x % D4) * P.scale;
+                qv = load_q(qa + (q0 + i) * P.q_r, x % D4) * P.scale;
             }
             qs[x] = qv;
         }
@@ -148,7 +166,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let i = it + x / DV4;
             var g = vec4<f32>(0.0);
             if (i < ie) {
-                g = load_g(ga + i * P.dout_r, x % DV4);
+                g = load_g(ga + (q0 + i) * P.dout_r, x % DV4);
             }
             gs[x] = g;
         }
@@ -157,10 +175,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var r = vec2<u32>(0u, 0u);
             var ld = vec2<f32>(0.0, 0.0);
             if (i < ie) {
-                let l = lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base];
+                let l = lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r - P.lse_base];
                 if (bitcast<u32>(l) != NEG_INF) {
                     r = key_range(b, i);
-                    ld = vec2<f32>(l, delta[b * P.delta_b + h * P.delta_h + i * P.delta_r - P.delta_base]);
+                    ld = vec2<f32>(l, delta[b * P.delta_b + h * P.delta_h + (q0 + i) * P.delta_r - P.delta_base]);
                 }
             }
             rk[x] = r;
@@ -180,7 +198,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 s += dot(qs[qa + {{$d}}u], kr[{{$d}}]);
 {{- end}}
                 let c = soft_cap(s);
-                let p = exp(c + slope * alibi_dist(apos + i32(it + r), j) - ls[r].x);
+                let i = it + r;
+                var y = slope * alibi_dist(apos + i32(i), j);
+                if (has_bias) {
+                    y += bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
+                }
+                if (has_keep && keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+                    y = ninf;
+                }
+                let p = exp(c + y - ls[r].x);
                 var dp = 0.0;
 {{- range $e := seq .DV4}}
                 let g{{$e}} = gs[gb + {{$e}}u];
@@ -201,11 +227,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (!live) {
         return;
     }
-    let ka = b * P.dk_b + kh * P.dk_h + j * P.dk_r - P.dk_base;
+    let ka = b * P.dk_b + kh * P.dk_h + (k0 + j) * P.dk_r - P.dk_base;
 {{- range $d := seq .D4}}
     store_dk(ka + {{mul $d 4}}u, gk[{{$d}}], {{min (sub $.D (mul $d 4)) 4}}u);
 {{- end}}
-    let va = b * P.dv_b + kh * P.dv_h + j * P.dv_r - P.dv_base;
+    let va = b * P.dv_b + kh * P.dv_h + (k0 + j) * P.dv_r - P.dv_base;
 {{- range $e := seq .DV4}}
     store_dv(va + {{mul $e 4}}u, gv[{{$e}}], {{min (sub $.DV (mul $e 4)) 4}}u);
 {{- end}}

@@ -2,23 +2,27 @@
 // each query row i and each key j it sees in the dispatch's keys
 // [j0, j1),
 //
-//   s_ij  = cap(scale·q_i·k_j) − m_h·|a_b + i − j|
+//   s_ij  = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
 //   P_ij  = exp(s_ij − LSE[i])
 //   dS_ij = P_ij·(dO[i]·v_j − δ[i])·(1 − tanh²(scale·q_i·k_j/softcap))
 //   dQ[i] += scale·Σ_j dS_ij·k_j
 //
-// with the cap, its derivative and ALiBi under their flags, as in
-// backkv.wgsl, and δ from backdelta.wgsl. A row whose LSE is −Inf adds
-// nothing. The host zeroes dQ and runs one dispatch for each chunk of
+// with the cap, its derivative, the bias, the keep-mask and ALiBi under
+// their flags, as in backkv.wgsl, and δ from backdelta.wgsl. A row
+// whose LSE is −Inf adds nothing. The host zeroes dQ (or its float32
+// scratch when it is halves) and runs one dispatch for each chunk of
 // keys, one after the other, each adding to what the last left.
 //
 // A workgroup owns WG query rows of one head bh (one invocation a row,
 // its scale·q, dO and sums in registers) and streams the keys some row
 // of it sees through workgroup memory, TK keys and values at a time, as
-// fusedloop.wgsl does. GQA: head h reads KV head h / G.
+// fusedloop.wgsl does. GQA: head h reads KV head h / G. Operands are
+// read through their loaders and packed sequences found as in
+// backkv.wgsl.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, vars (read), dq
-// (read_write). vars, the variant data, is only read under a flag.
+// Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
+// (read), dq (read_write). bias, keep and vars are only read under a
+// flag.
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: TK·(D4 + DV4) vec4s.
 // Limits: the loops over the head dims are unrolled, as in backkv.wgsl,
@@ -32,37 +36,37 @@ var<workgroup> vs: array<vec4<f32>, VS>;
 // load_q, load_k, load_v and load_g are backkv.wgsl's.
 fn load_q(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
-    var r = vec4<f32>(q[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = q[at + d + 1u]; }
-    if (d + 2u < D) { r.z = q[at + d + 2u]; }
-    if (d + 3u < D) { r.w = q[at + d + 3u]; }
+    var r = vec4<f32>(q_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = q_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = q_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = q_at(at + d + 3u); }
     return r;
 }
 
 fn load_k(at: u32, d4: u32) -> vec4<f32> {
     let d = d4 * 4u;
-    var r = vec4<f32>(k[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < D) { r.y = k[at + d + 1u]; }
-    if (d + 2u < D) { r.z = k[at + d + 2u]; }
-    if (d + 3u < D) { r.w = k[at + d + 3u]; }
+    var r = vec4<f32>(k_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < D) { r.y = k_at(at + d + 1u); }
+    if (d + 2u < D) { r.z = k_at(at + d + 2u); }
+    if (d + 3u < D) { r.w = k_at(at + d + 3u); }
     return r;
 }
 
 fn load_v(at: u32, e: u32) -> vec4<f32> {
     let d = e * 4u;
-    var r = vec4<f32>(v[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = v[at + d + 1u]; }
-    if (d + 2u < DV) { r.z = v[at + d + 2u]; }
-    if (d + 3u < DV) { r.w = v[at + d + 3u]; }
+    var r = vec4<f32>(v_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = v_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = v_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = v_at(at + d + 3u); }
     return r;
 }
 
 fn load_g(at: u32, e: u32) -> vec4<f32> {
     let d = e * 4u;
-    var r = vec4<f32>(dout[at + d], 0.0, 0.0, 0.0);
-    if (d + 1u < DV) { r.y = dout[at + d + 1u]; }
-    if (d + 2u < DV) { r.z = dout[at + d + 2u]; }
-    if (d + 3u < DV) { r.w = dout[at + d + 3u]; }
+    var r = vec4<f32>(dout_at(at + d), 0.0, 0.0, 0.0);
+    if (d + 1u < DV) { r.y = dout_at(at + d + 1u); }
+    if (d + 2u < DV) { r.z = dout_at(at + d + 2u); }
+    if (d + 3u < DV) { r.w = dout_at(at + d + 3u); }
     return r;
 }
 
@@ -82,15 +86,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = bh % P.H;
     let kh = h / P.G;
     let row0 = P.i0 + wid.x * WG;
-    if (row0 >= P.i1) {
+    // A packed sequence's rows end at its own count, and its rows and
+    // keys start where vars says.
+    let iend = min(P.i1, seq_rows(b));
+    if (row0 >= iend) {
         return;
     }
     let i = row0 + t;
-    let live = i < P.i1;
+    let live = i < iend;
+    let q0 = seq_q0(b);
+    let k0 = seq_k0(b);
     // Keys outside [first row's lo, last row's hi) are seen by no row of
     // this tile.
     let jstart = max(P.j0, key_range(b, row0).x);
-    let jend = min(P.j1, key_range(b, min(row0 + WG, P.i1) - 1u).y);
+    let jend = min(P.j1, key_range(b, min(row0 + WG, iend) - 1u).y);
+    let has_bias = (P.flags & F_BIAS) != 0u;
+    let has_keep = (P.flags & F_KEEP) != 0u;
+    let ninf = bitcast<f32>(NEG_INF);
+    let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
+    let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
 
     var qr: array<vec4<f32>, D4>;
     var gr: array<vec4<f32>, DV4>;
@@ -100,18 +114,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var l = 0.0;
     var dl = 0.0;
     if (live) {
-        l = lse[b * P.lse_b + h * P.lse_h + i * P.lse_r - P.lse_base];
+        l = lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r - P.lse_base];
         if (bitcast<u32>(l) != NEG_INF) {
             let kr = key_range(b, i);
             lo = kr.x;
             lim = min(P.j1, kr.y);
-            dl = delta[b * P.delta_b + h * P.delta_h + i * P.delta_r - P.delta_base];
+            dl = delta[b * P.delta_b + h * P.delta_h + (q0 + i) * P.delta_r - P.delta_base];
         }
-        let qa = b * P.q_b + h * P.q_h + i * P.q_r - P.q_base;
+        let qa = b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base;
 {{- range $d := seq .D4}}
         qr[{{$d}}] = load_q(qa, {{$d}}u) * P.scale;
 {{- end}}
-        let ga = b * P.dout_b + h * P.dout_h + i * P.dout_r - P.dout_base;
+        let ga = b * P.dout_b + h * P.dout_h + (q0 + i) * P.dout_r - P.dout_base;
 {{- range $e := seq .DV4}}
         gr[{{$e}}] = load_g(ga, {{$e}}u);
 {{- end}}
@@ -127,7 +141,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let j = jt + x / D4;
             var kv = vec4<f32>(0.0);
             if (j < jend) {
-                kv = load_k(ka + j * P.k_r, x % D4);
+                kv = load_k(ka + (k0 + j) * P.k_r, x % D4);
             }
             ks[x] = kv;
         }
@@ -135,7 +149,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let j = jt + x / DV4;
             var vv = vec4<f32>(0.0);
             if (j < jend) {
-                vv = load_v(va + j * P.v_r, x % DV4);
+                vv = load_v(va + (k0 + j) * P.v_r, x % DV4);
             }
             vs[x] = vv;
         }
@@ -150,7 +164,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s += dot(qr[{{$d}}], k{{$d}});
 {{- end}}
             let c = soft_cap(s);
-            let p = exp(c + slope * alibi_dist(pos, j) - l);
+            var y = slope * alibi_dist(pos, j);
+            if (has_bias) {
+                y += bias_at(bias_row + j * P.bias_c);
+            }
+            if (has_keep && keep[keep_row + j * P.keep_c] == 0.0) {
+                y = ninf;
+            }
+            let p = exp(c + y - l);
             var dp = 0.0;
 {{- range $e := seq .DV4}}
             dp += dot(gr[{{$e}}], vs[vb + {{$e}}u]);
@@ -168,7 +189,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (!live) {
         return;
     }
-    let qa = b * P.dq_b + h * P.dq_h + i * P.dq_r - P.dq_base;
+    let qa = b * P.dq_b + h * P.dq_h + (q0 + i) * P.dq_r - P.dq_base;
 {{- range $d := seq .D4}}
     store_dq(qa + {{mul $d 4}}u, acc[{{$d}}] * P.scale, {{min (sub $.D (mul $d 4)) 4}}u);
 {{- end}}

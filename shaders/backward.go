@@ -5,8 +5,12 @@ import "reflect"
 // The backward pass's kernels (gpu's Backward: attention's gradients by
 // FlashAttention-2's method): backdelta.wgsl computes each query row's
 // δ = dO·O, backkv.wgsl dK and dV over tiles of keys, backq.wgsl dQ
-// over tiles of query rows, each recomputing the probabilities it needs
-// from Q, K and the forward's LSE.
+// over tiles of query rows, backbias.wgsl the bias's gradient an
+// element an invocation, each recomputing the probabilities it needs
+// from Q, K and the forward's LSE. Each reads Q, K, V, O, dO and the
+// bias stored as its Consts' Elems say (halves widened by the loaders);
+// what they write is float32. They bind up to 12 storage buffers, more
+// than WebGPU's default 8: Optional.
 var (
 	BackDelta = Kernel{
 		Name:   "backdelta",
@@ -14,49 +18,84 @@ var (
 		Params: reflect.TypeFor[BackDeltaParams](),
 		Bindings: []Binding{{"P", Uniform}, {"o", Read}, {"dout", Read}, {"lse", Read}, {"vars", ReadI32},
 			{"delta", ReadWrite}, {"sink", ReadWrite}},
-		Entries: []string{"main"},
-		Include: []string{"neginf", "vars"},
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "vars", "seqs"},
+		Optional: true,
 	}
 	BackKV = Kernel{
 		Name:   "backkv",
 		Consts: reflect.TypeFor[BackKVConsts](),
 		Params: reflect.TypeFor[BackKVParams](),
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-			{"delta", Read}, {"vars", ReadI32}, {"dk", ReadWrite}, {"dv", ReadWrite}},
+			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dk", ReadWrite}, {"dv", ReadWrite}},
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
 		Template: true,
+		Optional: true,
 	}
 	BackQ = Kernel{
 		Name:   "backq",
 		Consts: reflect.TypeFor[BackQConsts](),
 		Params: reflect.TypeFor[BackQParams](),
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-			{"delta", Read}, {"vars", ReadI32}, {"dq", ReadWrite}},
+			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dq", ReadWrite}},
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
 		Template: true,
+		Optional: true,
+	}
+	BackBias = Kernel{
+		Name:   "backbias",
+		Consts: reflect.TypeFor[BackBiasConsts](),
+		Params: reflect.TypeFor[BackBiasParams](),
+		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
+			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dbias", ReadWrite}},
+		Entries:  []string{"main"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
+		Template: true,
+		Optional: true,
 	}
 )
 
 // BackDeltaConsts specialises backdelta.wgsl: WG invocations a
-// workgroup, one query row each, of value head dim DV.
-type BackDeltaConsts struct{ WG, DV int }
+// workgroup, one query row each, of value head dim DV; O and Dout are
+// how O and dO are stored.
+type BackDeltaConsts struct {
+	WG, DV  int
+	O, Dout Elem
+}
 
 // BackKVConsts specialises backkv.wgsl: WG invocations a workgroup, one
 // key each, staging TQ query rows at a time in workgroup memory, head
 // dims D and DV (D4 = ⌈D/4⌉, DV4 = ⌈DV/4⌉, QS = TQ·D4 and GS = TQ·DV4
-// are derived).
-type BackKVConsts struct{ WG, TQ, D, DV int }
+// are derived); Q, K, V, Dout and Bias are how those operands are
+// stored.
+type BackKVConsts struct {
+	WG, TQ, D, DV       int
+	Q, K, V, Dout, Bias Elem
+}
 
 // BackQConsts specialises backq.wgsl: WG invocations a workgroup, one
 // query row each, staging TK keys at a time in workgroup memory, head
-// dims D and DV (D4, DV4, KS = TK·D4 and VS = TK·DV4 derived).
-type BackQConsts struct{ WG, TK, D, DV int }
+// dims D and DV (D4, DV4, KS = TK·D4 and VS = TK·DV4 derived); the
+// operands' storage as in BackKVConsts.
+type BackQConsts struct {
+	WG, TK, D, DV       int
+	Q, K, V, Dout, Bias Elem
+}
+
+// BackBiasConsts specialises backbias.wgsl: WG invocations a workgroup,
+// one element of dBias each, head dims D and DV (D4, DV4 derived); the
+// operands' storage as in BackKVConsts.
+type BackBiasConsts struct {
+	WG, D, DV           int
+	Q, K, V, Dout, Bias Elem
+}
 
 func (BackDeltaConsts) Kernel() *Kernel { return &BackDelta }
 func (BackKVConsts) Kernel() *Kernel    { return &BackKV }
 func (BackQConsts) Kernel() *Kernel     { return &BackQ }
+func (BackBiasConsts) Kernel() *Kernel  { return &BackBias }
 
 func (BackDeltaConsts) derived() []Const { return nil }
 func (c BackKVConsts) derived() []Const {
@@ -65,10 +104,14 @@ func (c BackKVConsts) derived() []Const {
 func (c BackQConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
 }
+func (c BackBiasConsts) derived() []Const {
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}}
+}
 
 func (BackDeltaConsts) check() error { return nil }
 func (BackKVConsts) check() error    { return nil }
 func (BackQConsts) check() error     { return nil }
+func (BackBiasConsts) check() error  { return nil }
 
 // WorkgroupBytes is the workgroup memory backkv.wgsl declares: the
 // staged rows of Q and dO (vec4s), and each row's LSE and δ and key
@@ -83,12 +126,14 @@ func (c BackQConsts) WorkgroupBytes() int {
 	return 16 * c.TK * (ceil4(c.D) + ceil4(c.DV))
 }
 
-// BackDeltaParams is backdelta.wgsl's Params: the flags (FlagSink: write
-// each row's sink term too), the output and its gradient, the LSE, and
-// the rows' δ and sink terms it writes ([B, H, Nq], as the LSE).
+// BackDeltaParams is backdelta.wgsl's Params: the flags (FlagSink:
+// write each row's sink term too; FlagPackQ), where the per-sequence
+// entries start in vars (lib/seqs.wgsl), the output and its gradient,
+// the LSE, and the rows' δ and sink terms it writes (as the LSE).
 type BackDeltaParams struct {
 	Unit
 	Flags Flag   `wgsl:"flags"`
+	Seq   uint32 `wgsl:"seq"`
 	O     Tensor `wgsl:"o"`
 	Dout  Tensor `wgsl:"dout"`
 	LSE   Tensor `wgsl:"lse"`
@@ -97,15 +142,18 @@ type BackDeltaParams struct {
 }
 
 // BackKVParams is backkv.wgsl's Params: the scale, the softcap and the
-// flags of the forward (FlagRange, FlagSoftcap, FlagALiBi), hg, the
-// query head of each KV group whose rows this dispatch adds to dK and dV
-// (query head kv·G + hg reads KV head kv), and the operands.
+// flags of the forward (FlagRange, FlagSoftcap, FlagALiBi, FlagBias,
+// FlagKeep, FlagPackQ, FlagPackK), hg, the query head of each KV group
+// whose rows this dispatch adds to dK and dV (query head kv·G + hg
+// reads KV head kv), where the per-sequence entries start in vars, and
+// the operands.
 type BackKVParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
 	Softcap float32 `wgsl:"softcap"`
 	Flags   Flag    `wgsl:"flags"`
 	HG      uint32  `wgsl:"hg"`
+	Seq     uint32  `wgsl:"seq"`
 	Q       Tensor  `wgsl:"q"`
 	K       Tensor  `wgsl:"k"`
 	V       Tensor  `wgsl:"v"`
@@ -114,15 +162,19 @@ type BackKVParams struct {
 	Delta   Tensor  `wgsl:"delta"`
 	DK      Tensor  `wgsl:"dk"`
 	DV      Tensor  `wgsl:"dv"`
+	Bias    Mask    `wgsl:"bias"`
+	Keep    Mask    `wgsl:"keep"`
 }
 
 // BackQParams is backq.wgsl's Params: the scale, the softcap and the
-// flags of the forward, and the operands.
+// flags of the forward, where the per-sequence entries start in vars,
+// and the operands.
 type BackQParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
 	Softcap float32 `wgsl:"softcap"`
 	Flags   Flag    `wgsl:"flags"`
+	Seq     uint32  `wgsl:"seq"`
 	Q       Tensor  `wgsl:"q"`
 	K       Tensor  `wgsl:"k"`
 	V       Tensor  `wgsl:"v"`
@@ -130,4 +182,36 @@ type BackQParams struct {
 	LSE     Tensor  `wgsl:"lse"`
 	Delta   Tensor  `wgsl:"delta"`
 	DQ      Tensor  `wgsl:"dq"`
+	Bias    Mask    `wgsl:"bias"`
+	Keep    Mask    `wgsl:"keep"`
+}
+
+// BackBiasParams is backbias.wgsl's Params: the scale, the softcap and
+// the flags of the forward, where the per-sequence entries start in
+// vars, the elements [e0, e1) of dBias this dispatch adds to, the terms
+// [u0, u1) of each it adds, dBias's shape [sb, sh, sq, sk], and the
+// operands.
+type BackBiasParams struct {
+	Unit
+	Scale   float32 `wgsl:"scale"`
+	Softcap float32 `wgsl:"softcap"`
+	Flags   Flag    `wgsl:"flags"`
+	Seq     uint32  `wgsl:"seq"`
+	E0      uint32  `wgsl:"e0"`
+	E1      uint32  `wgsl:"e1"`
+	U0      uint32  `wgsl:"u0"`
+	U1      uint32  `wgsl:"u1"`
+	SB      uint32  `wgsl:"sb"`
+	SH      uint32  `wgsl:"sh"`
+	SQ      uint32  `wgsl:"sq"`
+	SK      uint32  `wgsl:"sk"`
+	Q       Tensor  `wgsl:"q"`
+	K       Tensor  `wgsl:"k"`
+	V       Tensor  `wgsl:"v"`
+	Dout    Tensor  `wgsl:"dout"`
+	LSE     Tensor  `wgsl:"lse"`
+	Delta   Tensor  `wgsl:"delta"`
+	Bias    Mask    `wgsl:"bias"`
+	Keep    Mask    `wgsl:"keep"`
+	DBias   Mask    `wgsl:"dbias"`
 }

@@ -83,6 +83,12 @@ type Kernel struct {
 	// array<vec4<u32>>, eight halves a load, and gets the unit loader
 	// x_u(i), elements 4i … 4i+7 (i even), beside x_at4 and x_at.
 	Units map[string]string
+	// Optional marks a kernel a device need not be able to run: the
+	// limits it needs beyond WebGPU's defaults (the backward pass's
+	// kernels bind more than 8 storage buffers) are left out of the
+	// device's needs (gpu.DeviceNeeds), and the op that runs it refuses,
+	// with backend.ErrUnsupported, on a device whose limits it passes.
+	Optional bool
 }
 
 // Loaders: for each Read binding x that its Spec gives an Elem, Generate
@@ -223,7 +229,7 @@ var Subgroups = Kernel{
 }
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8, Subgroups, BackDelta, BackKV, BackQ}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V

@@ -3,7 +3,7 @@
 // and row stride sr:
 //
 //   dense    b·sb + j·sr
-//   packed   (k0_b + j)·sr               under F_PACKK (sb = 0; k0_b from lib/seqs.wgsl's entries)
+//   packed   (k0_b + j)·sr               under F_PACKK (sb = 0; k0_b = seq_k0(b), lib/seqs.wgsl)
 //   paged    page·sb + (j mod P.page)·sr  under F_PAGED, page = vars[P.table + b·P.per_seq + j / P.page]
 //
 // in wrapping u32 arithmetic, as every index (see package shaders). The
@@ -14,11 +14,7 @@ fn kv_row(b: u32, j: u32, sb: u32, sr: u32) -> u32 {
         let page = u32(vars[P.table + b * P.per_seq + j / P.page]);
         return page * sb + (j % P.page) * sr;
     }
-    var k0 = 0u;
-    if ((P.flags & F_PACKK) != 0u) {
-        k0 = u32(vars[P.seq + 3u * b + 2u]);
-    }
-    return b * sb + (k0 + j) * sr;
+    return b * sb + (seq_k0(b) + j) * sr;
 }
 
 // kv_scales is KV head kh's scales of K (x) and V (y), from vars at P.scl

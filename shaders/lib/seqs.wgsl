@@ -22,3 +22,12 @@ fn seq_rows(b: u32) -> u32 {
     }
     return u32(vars[P.seq + 3u * b + 1u]);
 }
+
+// seq_k0 is the row where batch b's keys start in k and v (0 unless
+// F_PACKK: the batch stride places them).
+fn seq_k0(b: u32) -> u32 {
+    if ((P.flags & F_PACKK) == 0u) {
+        return 0u;
+    }
+    return u32(vars[P.seq + 3u * b + 2u]);
+}

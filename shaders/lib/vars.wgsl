@@ -27,3 +27,13 @@ fn key_range(b: u32, i: u32) -> vec2<u32> {
     let lo = min(max(vars[at + 2u] + i32(i), 0), hi);
     return vec2<u32>(u32(lo), u32(hi));
 }
+
+// key_count is batch b's key length n, its keys' rows [0, n) (KVLen(b),
+// from vars under F_RANGE), P.Nk otherwise: a packed sequence's key
+// rows past it are the next sequence's.
+fn key_count(b: u32) -> u32 {
+    if ((P.flags & F_RANGE) == 0u) {
+        return P.Nk;
+    }
+    return u32(vars[2u * P.H + 4u * b]);
+}

@@ -16,10 +16,17 @@ const backMaxTile = 32
 // BackwardPlan is how the backward pass runs head dims D and Dv: TQ
 // query rows a tile of backkv.wgsl and at most Rows query rows (of one
 // query head) a dispatch of it, TK keys a tile of backq.wgsl and at most
-// Keys keys a dispatch of it (Unbounded without a loop cap).
+// Keys keys a dispatch of it, and at most Terms terms of each dBias
+// element a dispatch of backbias.wgsl (Unbounded without a loop cap).
 type BackwardPlan struct {
 	TQ, Rows int
 	TK, Keys int
+	Terms    int
+}
+
+// Bias is backbias.wgsl's Spec.
+func (bp BackwardPlan) Bias(d, dv int) shaders.BackBiasConsts {
+	return shaders.BackBiasConsts{WG: BackWG, D: d, DV: dv}
 }
 
 // KV is backkv.wgsl's Spec under bp.
@@ -53,7 +60,7 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 		return bp, false
 	}
 	if a.loopCap == 0 {
-		bp.Rows, bp.Keys = Unbounded, Unbounded
+		bp.Rows, bp.Keys, bp.Terms = Unbounded, Unbounded, Unbounded
 		return bp, true
 	}
 	// The kernels unroll their loops over the head dims: what loops is
@@ -64,5 +71,7 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 	bp.Rows = (a.loopCap - fixed) / perTile * bp.TQ
 	perTile = 2 + CeilDiv(bp.TK*d4, BackWG) + CeilDiv(bp.TK*dv4, BackWG) + 2*bp.TK
 	bp.Keys = (a.loopCap - fixed) / perTile * bp.TK
+	// backbias.wgsl loops once a term, the head dims unrolled.
+	bp.Terms = (a.loopCap - fixed) / 2
 	return bp, bp.Rows > 0 && bp.Keys > 0
 }

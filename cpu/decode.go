@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"unsafe"
+
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
@@ -83,7 +85,7 @@ func (r rawRows) slice(j0, n, d int) rawRows {
 // from their pages into scratch (f for float32, h for halves, q for the
 // 8-bit dtypes, a store of s's dtype). The decoding kernels read it, and
 // the bfloat16 arithmetic path its bits.
-func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store) rawRows {
+func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store, offs *[]int) rawRows {
 	out := rawRows{store: store{t: s.t}, stride: r.Row}
 	if r.Run(j0) >= n {
 		off := r.Offset(b, kvh, j0)
@@ -101,6 +103,9 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 		return out
 	}
 	out.stride = cols
+	if gatherOneKey(s, r, b, kvh, j0, n, cols, f, h, q, offs) {
+		return finishRaw(out, s.t, n, cols, f, h, q)
+	}
 	eachRow(r, b, kvh, j0, n, func(j, src int) {
 		switch s.t {
 		case backend.Float32:
@@ -114,7 +119,13 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 			copy(h[j*cols:(j+1)*cols], s.h[src:src+cols])
 		}
 	})
-	switch s.t {
+	return finishRaw(out, s.t, n, cols, f, h, q)
+}
+
+// finishRaw points out at the n gathered rows of cols in the scratch of
+// dtype t.
+func finishRaw(out rawRows, t backend.DType, n, cols int, f []float32, h []uint16, q store) rawRows {
+	switch t {
 	case backend.Q8:
 		out.q8, out.sc = q.q8[:n*cols], q.sc[:n*cols/backend.Q8Block]
 	case backend.FP8:
@@ -123,6 +134,71 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 		out.f32, out.h = f[:min(len(f), n*cols)], h[:min(len(h), n*cols)]
 	}
 	return out
+}
+
+// gatherOneKey gathers the n rows of an index list's lowering (pages of
+// one key, backend.FusedIndexed: each row somewhere else in the cache)
+// with the prefetching gather (gatherRowsVec), every row's bounds
+// checked first, into the scratch kvRaw's copies fill; a q8 row's
+// scales follow in Go. It reports false, gathering nothing, for any
+// other rows or where the gather cannot run.
+func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store, offs *[]int) bool {
+	pg := r.Pages
+	if pg == nil || pg.PageSize != 1 || offs == nil || n == 0 {
+		return false
+	}
+	size := s.t.Size()
+	if s.t.Quantized() {
+		size = 1
+	}
+	if cols*size%32 != 0 {
+		return false
+	}
+	*offs = grow(*offs, n)
+	o := *offs
+	var dst, src unsafe.Pointer
+	switch s.t {
+	case backend.Float32:
+		if len(f) < n*cols {
+			return false
+		}
+		dst, src = unsafe.Pointer(unsafe.SliceData(f)), unsafe.Pointer(unsafe.SliceData(s.f32))
+	case backend.Q8:
+		if len(q.q8) < n*cols || len(q.sc) < n*cols/backend.Q8Block {
+			return false
+		}
+		dst, src = unsafe.Pointer(unsafe.SliceData(q.q8)), unsafe.Pointer(unsafe.SliceData(s.q8))
+	case backend.FP8:
+		if len(q.f8) < n*cols {
+			return false
+		}
+		dst, src = unsafe.Pointer(unsafe.SliceData(q.f8)), unsafe.Pointer(unsafe.SliceData(s.f8))
+	default:
+		if len(h) < n*cols {
+			return false
+		}
+		dst, src = unsafe.Pointer(unsafe.SliceData(h)), unsafe.Pointer(unsafe.SliceData(s.h))
+	}
+	total := s.len()
+	at := kvh * r.Head
+	for j, page := range pg.Table[b*pg.PerSeq+j0:][:n] {
+		e := page*r.Batch + at
+		if e < 0 || e+cols > total {
+			return false // not a row of s: the Go loop's bounds checks say so
+		}
+		o[j] = e * size
+	}
+	if !gatherRowsVec(dst, src, o, cols*size) {
+		return false
+	}
+	if s.t == backend.Q8 {
+		nb := cols / backend.Q8Block
+		for j := range n {
+			e := o[j] / backend.Q8Block
+			copy(q.sc[j*nb:(j+1)*nb], s.sc[e:e+nb])
+		}
+	}
+	return true
 }
 
 // decodeTile is one key tile of a decoding item: the scores of the keys
@@ -172,7 +248,7 @@ const decodeRun = 32
 // the kernel's step in Go).
 func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x, n int) {
 	p := f.p
-	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq)
+	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
 	alpha := f.alpha(kvh)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
@@ -193,7 +269,7 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 // j0 into every row group's accumulator (axpyRows4, else Go).
 func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0, x, n int) {
 	p := f.p
-	v := kvRaw(f.v, f.vr, b, kvh, j0+x, n, p.Dv, sc.v, sc.vb, sc.vq)
+	v := kvRaw(f.v, f.vr, b, kvh, j0+x, n, p.Dv, sc.v, sc.vb, sc.vq, &sc.offs)
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+x:]
 		out := acc.Data[g*acc.Stride:]

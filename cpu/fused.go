@@ -39,6 +39,9 @@ type fusedScratch struct {
 	// kq and vq hold 8-bit K and V rows gathered from their pages for
 	// the decoding kernels, in the operand's dtype.
 	kq, vq store
+	// offs are the byte offsets of the rows a prefetching gather copies
+	// (gatherOneKey).
+	offs []int
 	// t8 is what the 8-bit tile kernels keep for the item.
 	t8 tiles8
 	// row is one row of K or V widened, for the decoding path's tails.
@@ -701,8 +704,8 @@ func (f *fused) bf16Tile(sc *fusedScratch, st, acc blas32.General, band sgemm.Ba
 	p := f.p
 	rows, tk := st.Rows, st.Cols
 	q, lq := f.qBits(sc, b, kvh, i0, rows)
-	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb, store{})
-	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb, store{})
+	k := kvRaw(f.k, f.kr, b, kvh, j0, tk, p.D, nil, sc.kb, store{}, nil)
+	v := kvRaw(f.v, f.vr, b, kvh, j0, tk, p.Dv, nil, sc.vb, store{}, nil)
 	band.Inner = false
 	f.b.bf16.GemmBand(blas.Trans, rows, tk, p.D, f.alpha(kvh), q, lq, k.h, k.stride, 0, st.Data, st.Stride, band)
 	m, l := sc.m[:rows], sc.l[:rows]

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"slices"
+	"sync"
 )
 
 // Indices names, for each query row, the keys it attends: sparse
@@ -200,7 +201,15 @@ func FusedIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 // for all of them side by side when not split) and runs it, through scratch where the
 // lowering cannot read and write the caller's buffers in place.
 func runIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, split bool, gs []int, q, k, v, o, lse Buffer) error {
-	l, err := lowerIndexed(p, split, gs, k, v)
+	// The lowering's table and lengths come from a pool when the call
+	// waits for its work (a recording may keep them), so that a
+	// decoding loop does not fault in a fresh table every step.
+	var sc *loweringScratch
+	if !record {
+		sc = loweringPool.Get().(*loweringScratch)
+		defer loweringPool.Put(sc)
+	}
+	l, err := lowerIndexed(p, split, gs, k, v, sc)
 	if err != nil {
 		return err
 	}
@@ -276,10 +285,17 @@ type indexedLowering struct {
 	gatherQ, scatterO, scatterLSE bool
 }
 
+// loweringScratch is a lowering's table and lengths, kept between calls
+// (loweringPool).
+type loweringScratch struct{ table, lens []int }
+
+var loweringPool = sync.Pool{New: func() any { return new(loweringScratch) }}
+
 // lowerIndexed lowers p (validated, with Indices) for the KV heads gs
 // as FusedIndexed says: split, one sequence a row and KV head of gs;
-// else one a row over all KV heads (gs = [0]).
-func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer) (indexedLowering, error) {
+// else one a row over all KV heads (gs = [0]). Its table and lengths
+// are sc's (grown and cleared) when sc is not nil, else new.
+func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer, sc *loweringScratch) (indexedLowering, error) {
 	ix := p.Indices
 	kr, vr := p.KRowsOf(), p.VRowsOf()
 	kvh, hs := p.KVHeads, p.H
@@ -309,8 +325,19 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer) (indexedLowe
 	}
 	ng := len(gs)
 	nseq := p.TotalQ() * ng
-	table := make([]int, nseq*ix.K)
-	lens := make([]int, nseq)
+	var table, lens []int
+	if sc != nil {
+		if cap(sc.table) < nseq*ix.K {
+			sc.table = make([]int, nseq*ix.K)
+		}
+		if cap(sc.lens) < nseq {
+			sc.lens = make([]int, nseq)
+		}
+		table, lens = sc.table[:nseq*ix.K], sc.lens[:nseq]
+		clear(table)
+	} else {
+		table, lens = make([]int, nseq*ix.K), make([]int, nseq)
+	}
 	// V's row of a key is in the page of K's row wherever V's strides
 	// are K's scaled by Dv/D (dense, packed and paged alike), and dense
 	// and packed rows lie at one stride: then a key's page is one

@@ -295,6 +295,28 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	return ds, nil
 }
 
+// elems sets a backward kernel's Spec to the dtypes of Q, K, V, dO and
+// the bias as stored.
+func (c *backwardCall) elems(q, k, v, dout, bias *shaders.Elem) {
+	b := c.bufs
+	*q, *k, *v, *dout, *bias = elem(b[0]), elem(b[1]), elem(b[2]), elem(b[5]), elem(b[6])
+}
+
+// inputOps are the operands backkv.wgsl, backq.wgsl and backbias.wgsl
+// all read: Q, K, V, dO, the LSE and δ, each bound at its Params
+// tensor.
+func (c *backwardCall) inputOps(q, k, v, dout, lse, delta *shaders.Tensor) []operand {
+	pr, b := c.pr, c.bufs
+	return []operand{
+		{name: "q", x: b[0], t: qTensor(pr), at: q},
+		{name: "k", x: b[1], t: kTensor(pr), at: k},
+		{name: "v", x: b[2], t: vTensor(pr), at: v},
+		{name: "dout", x: b[5], t: oTensor(pr), at: dout},
+		{name: "lse", x: b[4], t: lseTensor(pr), at: lse},
+		{name: "delta", x: c.delta, t: lseTensor(pr), at: delta},
+	}
+}
+
 // maskOps are the bias and keep-mask operands of a kernel whose Params
 // holds them at bias and keep.
 func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
@@ -350,24 +372,18 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 // group and each chunk of at most bp.Rows query rows, one pass over
 // every key, adding to dK and dV.
 func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
-	b, pr, bufs := c.b, c.pr, c.bufs
+	b, pr := c.b, c.pr
 	spec := c.bp.KV(pr.D, pr.Dv)
-	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
 	}
 	var prm shaders.BackKVParams
-	ops := append([]operand{
-		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
-		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
-		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
-		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
-		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
-		{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
-		{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV},
-	}, c.maskOps(&prm.Bias, &prm.Keep)...)
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+		operand{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
+		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV})
+	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
 	g := pr.Group()
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.J1-u.J0, plan.BackWG), (u.Bh1 - u.Bh0) / g, 1}
@@ -398,23 +414,17 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 // qDispatches appends backq.wgsl's to ds: for each chunk of at most
 // bp.Keys keys, one pass over every query row, adding to dQ.
 func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
-	b, pr, bufs := c.b, c.pr, c.bufs
+	b, pr := c.b, c.pr
 	spec := c.bp.Q(pr.D, pr.Dv)
-	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
 	}
 	var prm shaders.BackQParams
-	ops := append([]operand{
-		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
-		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
-		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
-		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
-		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
-		{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ},
-	}, c.maskOps(&prm.Bias, &prm.Keep)...)
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ})
+	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.I1-u.I0, plan.BackWG), u.Bh1 - u.Bh0, 1}
 	}
@@ -447,21 +457,15 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
 	spec := c.bp.Bias(pr.D, pr.Dv)
-	spec.Q, spec.K, spec.V, spec.Dout, spec.Bias = elem(bufs[0]), elem(bufs[1]), elem(bufs[2]), elem(bufs[5]), elem(bufs[6])
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
 	}
 	var prm shaders.BackBiasParams
-	ops := append([]operand{
-		{name: "q", x: bufs[0], t: qTensor(pr), at: &prm.Q},
-		{name: "k", x: bufs[1], t: kTensor(pr), at: &prm.K},
-		{name: "v", x: bufs[2], t: vTensor(pr), at: &prm.V},
-		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
-		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
-		{name: "delta", x: c.delta, t: lseTensor(pr), at: &prm.Delta},
-		{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias},
-	}, c.maskOps(&prm.Bias, &prm.Keep)...)
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+		operand{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias})
+	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
 	all := plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: 0, J1: pr.Nk}
 	if !b.bindOperands(nil, all, pr.H, pr.Group(), ops) {
 		return nil, tooLarge("backward", pr, fmt.Sprintf("dBias needs Q, K, V, dO and the masks each within one %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))

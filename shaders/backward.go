@@ -29,7 +29,7 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
 			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dk", ReadWrite}, {"dv", ReadWrite}},
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
 		Template: true,
 		Optional: true,
 	}
@@ -40,7 +40,7 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
 			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dq", ReadWrite}},
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
 		Template: true,
 		Optional: true,
 	}

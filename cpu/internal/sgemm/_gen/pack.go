@@ -101,6 +101,38 @@ func packT() {
 	RET()
 }
 
+// transposeLanes loads n rows (8 or 16) a register each (vec makes
+// them) and transposes them within their 128-bit lanes: 32-bit and then
+// 64-bit interleaves. It returns bb, where lane L of bb[4k+m] holds rows
+// 4k … 4k+3 of column 4L+m; packT16 and packT8 finish the transpose
+// across lanes.
+func transposeLanes(n int, vec func() VecVirtual, row func(int) Mem) []VecVirtual {
+	r := make([]VecVirtual, n)
+	for i := range r {
+		r[i] = vec()
+		VMOVUPS(row(i), r[i])
+	}
+	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved, a lane's first two
+	// columns and its last two.
+	a := make([]VecVirtual, n)
+	for k := range n / 2 {
+		a[2*k], a[2*k+1] = vec(), vec()
+		VUNPCKLPS(r[2*k+1], r[2*k], a[2*k])
+		VUNPCKHPS(r[2*k+1], r[2*k], a[2*k+1])
+	}
+	bb := make([]VecVirtual, n)
+	for k := range n / 4 {
+		for m := range 4 {
+			bb[4*k+m] = vec()
+		}
+		VUNPCKLPD(a[4*k+2], a[4*k], bb[4*k])
+		VUNPCKHPD(a[4*k+2], a[4*k], bb[4*k+1])
+		VUNPCKLPD(a[4*k+3], a[4*k+1], bb[4*k+2])
+		VUNPCKHPD(a[4*k+3], a[4*k+1], bb[4*k+3])
+	}
+	return bb
+}
+
 // packT16 writes
 //
 //	dst[p][i] = B[i][p],  i < 16, p < 16·kq
@@ -125,30 +157,7 @@ func packT16() {
 	base, row := rowsFrom(b, ldb, 16)
 	out := dst // dst's rows are written in order, ldd bytes apart
 	Label("block")
-	r := make([]VecVirtual, 16)
-	for i := range r {
-		r[i] = ZMM()
-		VMOVUPS(row(i), r[i])
-	}
-	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved, a lane's first two
-	// columns and its last two.
-	a := make([]VecVirtual, 16)
-	for k := range 8 {
-		a[2*k], a[2*k+1] = ZMM(), ZMM()
-		VUNPCKLPS(r[2*k+1], r[2*k], a[2*k])
-		VUNPCKHPS(r[2*k+1], r[2*k], a[2*k+1])
-	}
-	// bb[4k+m]: lane L holds rows 4k … 4k+3 of column 4L+m.
-	bb := make([]VecVirtual, 16)
-	for k := range 4 {
-		for m := range 4 {
-			bb[4*k+m] = ZMM()
-		}
-		VUNPCKLPD(a[4*k+2], a[4*k], bb[4*k])
-		VUNPCKHPD(a[4*k+2], a[4*k], bb[4*k+1])
-		VUNPCKLPD(a[4*k+3], a[4*k+1], bb[4*k+2])
-		VUNPCKHPD(a[4*k+3], a[4*k+1], bb[4*k+3])
-	}
+	bb := transposeLanes(16, ZMM, row)
 	// Column 4L+m is lane L of bb[m], bb[4+m], bb[8+m], bb[12+m]: a 4×4
 	// transpose of 128-bit lanes in two rounds of VSHUFF32X4. c[m][0]
 	// and c[m][1] hold lanes 0, 1 and 2, 3 of bb[m] and bb[4+m], c[m][2]
@@ -208,29 +217,7 @@ func packT8() {
 	base, row := rowsFrom(b, ldb, 8)
 	out := dst
 	Label("block8")
-	r := make([]VecVirtual, 8)
-	for i := range r {
-		r[i] = YMM()
-		VMOVUPS(row(i), r[i])
-	}
-	// a[2k], a[2k+1]: rows 2k and 2k+1 interleaved.
-	a := make([]VecVirtual, 8)
-	for k := range 4 {
-		a[2*k], a[2*k+1] = YMM(), YMM()
-		VUNPCKLPS(r[2*k+1], r[2*k], a[2*k])
-		VUNPCKHPS(r[2*k+1], r[2*k], a[2*k+1])
-	}
-	// bb[4k+m]: lane L holds rows 4k … 4k+3 of column 4L+m.
-	bb := make([]VecVirtual, 8)
-	for k := range 2 {
-		for m := range 4 {
-			bb[4*k+m] = YMM()
-		}
-		VUNPCKLPD(a[4*k+2], a[4*k], bb[4*k])
-		VUNPCKHPD(a[4*k+2], a[4*k], bb[4*k+1])
-		VUNPCKLPD(a[4*k+3], a[4*k+1], bb[4*k+2])
-		VUNPCKHPD(a[4*k+3], a[4*k+1], bb[4*k+3])
-	}
+	bb := transposeLanes(8, YMM, row)
 	// Column 4L+m: lane L of bb[m] (rows 0 … 3), then lane L of bb[4+m].
 	for col := range 8 {
 		l, m := col/4, col%4

@@ -26,8 +26,7 @@ var (
 		Name:   "backkv",
 		Consts: reflect.TypeFor[BackKVConsts](),
 		Params: reflect.TypeFor[BackKVParams](),
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dk", ReadWrite}, {"dv", ReadWrite}},
+		Bindings: backBindings("dk", "dv"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
 		Template: true,
@@ -37,8 +36,7 @@ var (
 		Name:   "backq",
 		Consts: reflect.TypeFor[BackQConsts](),
 		Params: reflect.TypeFor[BackQParams](),
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dq", ReadWrite}},
+		Bindings: backBindings("dq"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
 		Template: true,
@@ -48,14 +46,24 @@ var (
 		Name:   "backbias",
 		Consts: reflect.TypeFor[BackBiasConsts](),
 		Params: reflect.TypeFor[BackBiasParams](),
-		Bindings: []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-			{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}, {"dbias", ReadWrite}},
+		Bindings: backBindings("dbias"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
 		Template: true,
 		Optional: true,
 	}
 )
+
+// backBindings are the bindings of backkv, backq and backbias: the
+// Params, the inputs all three read, then outs, written.
+func backBindings(outs ...string) []Binding {
+	b := []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
+		{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}}
+	for _, o := range outs {
+		b = append(b, Binding{o, ReadWrite})
+	}
+	return b
+}
 
 // BackDeltaConsts specialises backdelta.wgsl: WG invocations a
 // workgroup, one query row each, of value head dim DV; O and Dout are

@@ -23,9 +23,9 @@ var (
 		Optional: true,
 	}
 	BackKV = Kernel{
-		Name:   "backkv",
-		Consts: reflect.TypeFor[BackKVConsts](),
-		Params: reflect.TypeFor[BackKVParams](),
+		Name:     "backkv",
+		Consts:   reflect.TypeFor[BackKVConsts](),
+		Params:   reflect.TypeFor[BackKVParams](),
 		Bindings: backBindings("dk", "dv"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
@@ -33,9 +33,9 @@ var (
 		Optional: true,
 	}
 	BackQ = Kernel{
-		Name:   "backq",
-		Consts: reflect.TypeFor[BackQConsts](),
-		Params: reflect.TypeFor[BackQParams](),
+		Name:     "backq",
+		Consts:   reflect.TypeFor[BackQConsts](),
+		Params:   reflect.TypeFor[BackQParams](),
 		Bindings: backBindings("dq"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
@@ -43,9 +43,9 @@ var (
 		Optional: true,
 	}
 	BackBias = Kernel{
-		Name:   "backbias",
-		Consts: reflect.TypeFor[BackBiasConsts](),
-		Params: reflect.TypeFor[BackBiasParams](),
+		Name:     "backbias",
+		Consts:   reflect.TypeFor[BackBiasConsts](),
+		Params:   reflect.TypeFor[BackBiasParams](),
 		Bindings: backBindings("dbias"),
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs"},

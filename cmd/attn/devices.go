@@ -101,10 +101,14 @@ func describe(p *printer, be backend.Backend, wf gpu.WebGPUFeatures) {
 		name string
 	}{{caps.Staged, "staged"}, {caps.Fused, "fused"}, {caps.Bias, "bias"}, {caps.KeepMask, "mask"},
 		{caps.Causal, "causal"}, {caps.Variants, "variants"}, {caps.GQA, "gqa"}, {caps.BNHD, "bnhd"}, {caps.LSE, "lse"},
-		{caps.Half, "f16, bf16"}, {caps.Seqs, "packed, paged"}} {
+		{caps.Half, "f16, bf16"}, {caps.Quant8, "q8, fp8"}, {caps.Seqs, "packed, paged"}, {caps.VFromK, "v-from-k"},
+		{caps.Indices, "indices"}, {caps.Blocks, "block masks"}} {
 		if c.on {
 			cs = append(cs, c.name)
 		}
+	}
+	if _, ok := be.(backend.Backwarder); ok {
+		cs = append(cs, "backward")
 	}
 	p.printf("  supports: %s\n", orNone(strings.Join(cs, ", ")))
 	if caps.FlushesSubnormals {

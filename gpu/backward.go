@@ -296,10 +296,11 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 }
 
 // elems sets a backward kernel's Spec to the dtypes of Q, K, V, dO and
-// the bias as stored.
-func (c *backwardCall) elems(q, k, v, dout, bias *shaders.Elem) {
+// the bias as stored, and its F16 mode as the plan says (UsesF16).
+func (c *backwardCall) elems(q, k, v, dout, bias *shaders.Elem, f16 *bool) {
 	b := c.bufs
 	*q, *k, *v, *dout, *bias = elem(b[0]), elem(b[1]), elem(b[2]), elem(b[5]), elem(b[6])
+	*f16 = c.bp.UsesF16(*q, *k, *v, *dout, *bias)
 }
 
 // inputOps are the operands backkv.wgsl, backq.wgsl and backbias.wgsl
@@ -333,7 +334,8 @@ func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
 // deltaDispatches are backdelta.wgsl's.
 func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
-	pipe, err := b.pipeline(shaders.BackDeltaConsts{WG: plan.BackWG, DV: pr.Dv, O: elem(bufs[3]), Dout: elem(bufs[5])}, "main")
+	o, dout := elem(bufs[3]), elem(bufs[5])
+	pipe, err := b.pipeline(shaders.BackDeltaConsts{WG: plan.BackWG, DV: pr.Dv, O: o, Dout: dout, F16: c.bp.UsesF16(o, dout)}, "main")
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +376,7 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr := c.b, c.pr
 	spec := c.bp.KV(pr.D, pr.Dv)
-	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias, &spec.F16)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
@@ -416,7 +418,7 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr := c.b, c.pr
 	spec := c.bp.Q(pr.D, pr.Dv)
-	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias, &spec.F16)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err
@@ -457,7 +459,7 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
 	spec := c.bp.Bias(pr.D, pr.Dv)
-	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias)
+	c.elems(&spec.Q, &spec.K, &spec.V, &spec.Dout, &spec.Bias, &spec.F16)
 	pipe, err := b.pipeline(spec, "main")
 	if err != nil {
 		return nil, err

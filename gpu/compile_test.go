@@ -206,6 +206,12 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				q.Q, q.K, q.V, q.Dout, q.Bias = shaders.BF16, shaders.F16, shaders.BF16, shaders.F16, shaders.BF16
 				bias.Q, bias.K, bias.V, bias.Dout, bias.Bias = shaders.F16, shaders.F16, shaders.BF16, shaders.BF16, shaders.F16
 				ss = append(ss, kv, q, bias, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16})
+				if b.info.Features.Contains(gputypes.FeatureShaderF16) {
+					// The same with the float16 operands bound as f16
+					// arrays (the hardware plan's F16 mode).
+					kv.F16, q.F16, bias.F16 = true, true, true
+					ss = append(ss, kv, q, bias, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16, F16: true})
+				}
 			}
 			for _, s := range ss {
 				if !slices.Contains(specs, s) {

@@ -204,10 +204,16 @@
 // exceeds one binding is ErrTooLarge with DBias). Packed sequences are
 // found as in Fused (lib/seqs.wgsl: each sequence's first query and key
 // row and counts from vars). Half operands are read through the
-// loaders that widen them; a half dQ, dK or dV is summed in a float32
+// loaders that widen them, float16 ones bound as WGSL f16 arrays where
+// the plan's f16 is on (the F16 mode, as the forward's kernels:
+// plan.BackwardPlan.UsesF16); a half dQ, dK or dV is summed in a float32
 // scratch of its size and rounded once at the end (pack.wgsl), as a
-// half O is. Paged sequences, views, index lists, block masks, V from
-// K, scales and 8-bit operands are ErrUnsupported there.
+// half O is. No reduction crosses invocations (each owns a whole key's
+// or query row's sums), so subgroups have nothing to do there. The
+// kernels bind up to 12 storage buffers (shaders.Kernel.Optional):
+// CheckBackward refuses a device that allows fewer. Paged sequences,
+// views, index lists, block masks, V from K, scales and 8-bit operands
+// are ErrUnsupported there.
 //
 // # Packed sequences and paged caches
 //

@@ -71,6 +71,7 @@ func backBindings(outs ...string) []Binding {
 type BackDeltaConsts struct {
 	WG, DV  int
 	O, Dout Elem
+	F16     bool // mode: float16 operands bound as f16 arrays (see modes)
 }
 
 // BackKVConsts specialises backkv.wgsl: WG invocations a workgroup, one
@@ -81,6 +82,7 @@ type BackDeltaConsts struct {
 type BackKVConsts struct {
 	WG, TQ, D, DV       int
 	Q, K, V, Dout, Bias Elem
+	F16                 bool // mode: float16 operands bound as f16 arrays (see modes)
 }
 
 // BackQConsts specialises backq.wgsl: WG invocations a workgroup, one
@@ -90,6 +92,7 @@ type BackKVConsts struct {
 type BackQConsts struct {
 	WG, TK, D, DV       int
 	Q, K, V, Dout, Bias Elem
+	F16                 bool // mode: float16 operands bound as f16 arrays (see modes)
 }
 
 // BackBiasConsts specialises backbias.wgsl: WG invocations a workgroup,
@@ -98,6 +101,7 @@ type BackQConsts struct {
 type BackBiasConsts struct {
 	WG, D, DV           int
 	Q, K, V, Dout, Bias Elem
+	F16                 bool // mode: float16 operands bound as f16 arrays (see modes)
 }
 
 func (BackDeltaConsts) Kernel() *Kernel { return &BackDelta }

@@ -72,6 +72,7 @@ var golden = []struct {
 	{"backq_d64_dv64.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 64, DV: 64}},
 	{"backq_d17_dv5.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 17, DV: 5}},
 	{"backq_d16_half.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16}},
+	{"backq_d16_half_f16.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16, F16: true}},
 	{"backbias_d17_dv5.wgsl.golden", BackBiasConsts{WG: 64, D: 17, DV: 5}},
 	{"backbias_d16_half.wgsl.golden", BackBiasConsts{WG: 64, D: 16, DV: 16, Q: BF16, K: F16, V: BF16, Dout: F16, Bias: BF16}},
 	// Half K and V eight halves a load (LoadUnit), widened by f16

@@ -1,6 +1,10 @@
 package plan
 
-import "github.com/attn-go/attn/shaders"
+import (
+	"slices"
+
+	"github.com/attn-go/attn/shaders"
+)
 
 // This file sizes the backward pass's kernels (shaders/backkv.wgsl,
 // backq.wgsl, backdelta.wgsl; gpu's Backward). No cgo, as kernel.go.
@@ -18,10 +22,22 @@ const backMaxTile = 32
 // query head) a dispatch of it, TK keys a tile of backq.wgsl and at most
 // Keys keys a dispatch of it, and at most Terms terms of each dBias
 // element a dispatch of backbias.wgsl (Unbounded without a loop cap).
+//
+// F16 says the plan's kernels may bind float16 operands as WGSL f16
+// arrays (KernelFeatures' f16, as the forward's kernels do): UsesF16
+// says whether a kernel with given operands does.
 type BackwardPlan struct {
 	TQ, Rows int
 	TK, Keys int
 	Terms    int
+	F16      bool
+}
+
+// UsesF16 says whether a backward kernel reading operands stored as
+// elems binds them as f16 arrays under bp: where the plan's f16 is on
+// and one of them is float16.
+func (bp BackwardPlan) UsesF16(elems ...shaders.Elem) bool {
+	return bp.F16 && slices.Contains(elems, shaders.F16)
 }
 
 // Bias is backbias.wgsl's Spec.
@@ -59,6 +75,7 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 	if bp.TQ == 0 || bp.TK == 0 {
 		return bp, false
 	}
+	bp.F16 = a.Features.f16
 	if a.loopCap == 0 {
 		bp.Rows, bp.Keys, bp.Terms = Unbounded, Unbounded, Unbounded
 		return bp, true

@@ -147,3 +147,26 @@ func TestFeaturesOn(t *testing.T) {
 		}
 	}
 }
+
+// A backward kernel binds float16 operands as f16 arrays only where the
+// plan's f16 is on and one of its operands is float16, as the forward's
+// kernels do (usesF16).
+func TestBackwardUsesF16(t *testing.T) {
+	on, off := BackwardPlan{F16: true}, BackwardPlan{}
+	for _, c := range []struct {
+		bp    BackwardPlan
+		elems []shaders.Elem
+		want  bool
+	}{
+		{on, []shaders.Elem{shaders.F32, shaders.F16}, true},
+		{on, []shaders.Elem{shaders.F32, shaders.BF16}, false},
+		{off, []shaders.Elem{shaders.F16, shaders.F16}, false},
+	} {
+		if got := c.bp.UsesF16(c.elems...); got != c.want {
+			t.Errorf("F16 %v, operands %v: UsesF16 %v, want %v", c.bp.F16, c.elems, got, c.want)
+		}
+	}
+	if got := (AdapterPlan{Features: KernelFeatures{f16: true}}); !func() bool { bp, ok := got.Backward(16384, 64, 64); return ok && bp.F16 }() {
+		t.Error("a plan with f16 on plans a backward without it")
+	}
+}

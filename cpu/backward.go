@@ -121,24 +121,6 @@ type backScratch struct {
 	dBias                      []float32 // the worker's share of a shared dBias
 }
 
-// rowsOf widens (or copies) n values of s from off into dst.
-func rowsOf(dst []float32, s store, off, n int) {
-	if s.t.Half() {
-		widen(s.t, dst[:n], s.h[off:off+n])
-		return
-	}
-	copy(dst[:n], s.f32[off:off+n])
-}
-
-// rowsTo rounds (or copies) n values of src into s from off.
-func rowsTo(s store, off int, src []float32) {
-	if s.t.Half() {
-		narrow(s.t, s.h[off:off+len(src)], src)
-		return
-	}
-	copy(s.f32[off:off+len(src)], src)
-}
-
 // kvRows is the number of K and V rows batch b has: its key length when
 // packed (no rows past it), else Nk (rows past a key length get 0).
 func (bw *backward) kvRows(b int) int {
@@ -173,7 +155,7 @@ func (bw *backward) flush(out store, rows backend.Rows, t blas32.General, b, kvh
 		return
 	}
 	for j := range t.Rows {
-		rowsTo(out, rows.Offset(b, kvh, j), t.Data[j*t.Stride:][:t.Cols])
+		putRow(out, rows.Offset(b, kvh, j), t.Data[j*t.Stride:][:t.Cols])
 	}
 }
 
@@ -208,10 +190,10 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			dqt := blas32.General{Rows: r, Cols: d, Stride: d, Data: sc.dqt[:r*d]}
 			clear(dqt.Data)
 			for ii := range r {
-				rowsOf(qt.Data[ii*d:], bw.q, bw.qr.Offset(b, h, i0+ii), d)
-				rowsOf(dot.Data[ii*dv:], bw.do, bw.or.Offset(b, h, i0+ii), dv)
+				bw.q.widenAt(qt.Data[ii*d:(ii+1)*d], bw.qr.Offset(b, h, i0+ii))
+				bw.do.widenAt(dot.Data[ii*dv:(ii+1)*dv], bw.or.Offset(b, h, i0+ii))
 				// δ = dO · O, the row's sum of P∘dP.
-				rowsOf(sc.orow, bw.o, bw.or.Offset(b, h, i0+ii), dv)
+				bw.o.widenAt(sc.orow[:dv], bw.or.Offset(b, h, i0+ii))
 				var s float64
 				for c, x := range dot.Data[ii*dv : (ii+1)*dv] {
 					s += float64(x) * float64(sc.orow[c])
@@ -230,7 +212,7 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 				bw.tile(sc, qt, dot, dqt, dkT, dvT, b, h, kvh, i0, r, j0, n)
 			}
 			for ii := range r {
-				rowsTo(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
+				putRow(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
 			}
 		}
 		if bw.dSinks != nil {
@@ -243,25 +225,14 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	bw.flush(bw.dv, bw.vr, dvT, b, kvh)
 }
 
-// kvTile is the n rows of K or V (width w) from key j0: in place when
-// float32, else widened into scratch.
-func kvTile(s store, rows backend.Rows, scratch []float32, b, kvh, j0, n, w int) blas32.General {
-	if s.t.Half() {
-		for jj := range n {
-			rowsOf(scratch[jj*w:], s, rows.Offset(b, kvh, j0+jj), w)
-		}
-		return blas32.General{Rows: n, Cols: w, Stride: w, Data: scratch[:n*w]}
-	}
-	return blas32.General{Rows: n, Cols: w, Stride: rows.Row, Data: s.f32[rows.Offset(b, kvh, j0):][:(n-1)*rows.Row+w]}
-}
-
 // tile is one key tile (n keys from j0) of a query tile (r rows of head
 // h from i0): the probabilities recomputed, then dV, dP, dS, dQ and dK.
 func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General, b, h, kvh, i0, r, j0, n int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
-	kt := kvTile(bw.k, bw.kr, sc.kt, b, kvh, j0, n, d)
-	vt := kvTile(bw.v, bw.vr, sc.vt, b, kvh, j0, n, dv)
+	// K's and V's rows in place when float32, else widened (matOf).
+	kt := matOf(bw.k, bw.kr.Offset(b, kvh, j0), n, d, bw.kr.Row, sc.kt)
+	vt := matOf(bw.v, bw.vr.Offset(b, kvh, j0), n, dv, bw.vr.Row, sc.vt)
 	s := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.s[:r*n]}
 	dp := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.dp[:r*n]}
 	raw := sc.raw[:r*n]

@@ -179,6 +179,8 @@ func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32,
 		}
 		dst, src = unsafe.Pointer(unsafe.SliceData(h)), unsafe.Pointer(unsafe.SliceData(s.h))
 	}
+	// eachRow's one-key-page offsets, written out: through its callback
+	// the step took 7 % longer.
 	total := s.len()
 	at := kvh * r.Head
 	for j, page := range pg.Table[b*pg.PerSeq+j0:][:n] {

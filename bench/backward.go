@@ -71,14 +71,7 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 		pt.fail(err)
 		return pt
 	}
-	freshPeak()
-	pm, countsDevice := be.(peakMemory)
-	if countsDevice {
-		if t, ok := be.(interface{ Trim() }); ok {
-			t.Trim()
-		}
-		pm.ResetPeak()
-	}
+	peaks := startPeaks(be)
 	var bufs []backend.Buffer
 	defer func() {
 		for _, b := range bufs {
@@ -176,9 +169,6 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 	pt.Bytes *= bytes
 	pt.GBPS *= float64(bytes)
 	dt.set(&pt)
-	pt.PeakRSS = peakRSS()
-	if countsDevice {
-		_, pt.DeviceBytes = pm.Memory()
-	}
+	peaks(&pt)
 	return pt
 }

@@ -1185,14 +1185,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, la
 	// The reference rows first: with consume set, the host inputs they
 	// are computed from go as they are uploaded.
 	in.reference()
-	freshPeak()
-	pm, countsDevice := be.(peakMemory)
-	if countsDevice {
-		if t, ok := be.(interface{ Trim() }); ok {
-			t.Trim() // an earlier point's scratch, kept for reuse (gpu.Backend.Trim)
-		}
-		pm.ResetPeak()
-	}
+	peaks := startPeaks(be)
 	op, out, release, err := prepare(be, p, staged, layers, in)
 	if err != nil {
 		pt.fail(err)
@@ -1219,10 +1212,7 @@ func measureAttn(ctx context.Context, be backend.Backend, s kernels.Strategy, la
 		pt.fail(fmt.Errorf("reading the output back: %w", err))
 		return pt
 	}
-	pt.PeakRSS = peakRSS()
-	if countsDevice {
-		_, pt.DeviceBytes = pm.Memory()
-	}
+	peaks(&pt)
 	return pt
 }
 

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/attn-go/attn/backend"
 )
 
 // freshPeak gives the memory of what ran before back to the system and
@@ -19,6 +21,27 @@ func freshPeak() {
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeakRSS()
+}
+
+// startPeaks starts a point's peaks on be: freshPeak for the process,
+// and on a backend that counts its device memory (peakMemory) its
+// earlier points' scratch trimmed (gpu.Backend.Trim) and its peak reset.
+// The function it returns records both peaks in pt.
+func startPeaks(be backend.Backend) (record func(pt *Point)) {
+	freshPeak()
+	pm, countsDevice := be.(peakMemory)
+	if countsDevice {
+		if t, ok := be.(interface{ Trim() }); ok {
+			t.Trim() // an earlier point's scratch, kept for reuse (gpu.Backend.Trim)
+		}
+		pm.ResetPeak()
+	}
+	return func(pt *Point) {
+		pt.PeakRSS = peakRSS()
+		if countsDevice {
+			_, pt.DeviceBytes = pm.Memory()
+		}
+	}
 }
 
 // resetPeakRSS starts a new peak of this process's resident memory, where

@@ -158,15 +158,18 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 	return s.checkInputs("Backward")
 }
 
-// backwardSpecs are the backward pass's cases: edge sizes, tile edges of
-// 64, 128 and 256, odd head dims, GQA 1/4/8, Dv ≠ D, BNHD, and every
-// variant. core marks the cases every Backwarder must compute; the others
-// (a bias, a keep-mask, packed sequences, half operands) it may refuse
-// with ErrUnsupported.
-func backwardSpecs() []struct {
+// backwardSpec is a case of the backward pass's section; core marks the
+// cases every Backwarder must compute, the others (a bias, a keep-mask,
+// packed sequences, half operands) it may refuse with ErrUnsupported.
+type backwardSpec struct {
 	spec
 	core bool
-} {
+}
+
+// backwardSpecs are the backward pass's cases: edge sizes, tile edges of
+// 64, 128 and 256, odd head dims, GQA 1/4/8, Dv ≠ D, BNHD, and every
+// variant.
+func backwardSpecs() []backwardSpec {
 	off, neg := 5, -3
 	withV := func(p backend.Problem, f func(*backend.Variants)) backend.Problem { f(&p.Variants); return p }
 	core := []spec{
@@ -208,21 +211,12 @@ func backwardSpecs() []struct {
 		{p: bnhd(prob(1, 4, 2, 40, 50, 16, 16)), dt: Same(backend.BFloat16)},
 		{p: prob(1, 2, 1, 20, 30, 16, 16), dt: DTypes{Q: backend.Float32, K: backend.Float16, V: backend.BFloat16, O: backend.Float32}},
 	}
-	var out []struct {
-		spec
-		core bool
-	}
+	var out []backwardSpec
 	for _, sp := range core {
-		out = append(out, struct {
-			spec
-			core bool
-		}{sp, true})
+		out = append(out, backwardSpec{sp, true})
 	}
 	for _, sp := range extra {
-		out = append(out, struct {
-			spec
-			core bool
-		}{sp, false})
+		out = append(out, backwardSpec{sp, false})
 	}
 	return out
 }

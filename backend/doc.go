@@ -76,7 +76,10 @@
 // neither format holds, is ErrNonFinite and nothing is written), Read
 // dequantizes exactly, and
 // WriteBits and ReadBits refuse them. Problem.Scales multiplies the
-// stored K and V per KV head.
+// stored K and V per KV head. A q8 K or V holds each row at its pitch
+// (DType.Pitch: whole blocks, the last padded with zeros), so any head
+// dim is stored; Fused runs a problem whose head dims are not whole
+// blocks through FusedLowered (padded.go).
 //
 // How close an op comes, per output dtype: a half input is exact in
 // float32, so against the float64 reference computed on the half-rounded

@@ -736,7 +736,13 @@ func (p *FusedParams) ValidateBlocks(q, k, v, o, lse Buffer) error {
 	if p.Indices != nil {
 		return Errorf(ErrUnsupported, "an index list (B=%d Nq=%d Nk=%d, %d keys a row): this backend's Fused does not take one (Caps.Indices)", p.B, p.Nq, p.Nk, p.Indices.K)
 	}
-	return p.validate(q, k, v, o, lse)
+	if err := p.validate(q, k, v, o, lse); err != nil {
+		return err
+	}
+	if p.Pads(k, v) {
+		return Errorf(ErrUnsupported, "a q8 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (FusedLowered)", p.D, p.Dv, Q8Block)
+	}
+	return nil
 }
 
 // validate is Validate without its refusal of an index list.
@@ -756,17 +762,23 @@ func (p *FusedParams) validate(q, k, v, o, lse Buffer) error {
 			return err
 		}
 	}
+	// A q8 K's and V's rows are whole blocks: their lengths are those of
+	// the problem whose head dims are the pitches.
+	kv := p.Problem
+	if k != nil && v != nil {
+		kv = kv.Pitched(k.DType(), v.DType())
+	}
 	return checkAll(
 		CheckBuffer("Q", q, p.QLen()),
-		CheckBuffer("K", k, p.KLen()),
-		CheckBuffer("V", v, p.VLen()),
+		CheckBuffer("K", k, kv.KLen()),
+		CheckBuffer("V", v, kv.VLen()),
 		CheckBuffer("O", o, p.OLen()),
 		checkFloat32("LSE", lse),
 		checkKeepDType(p.Keep),
 		checkUnquantized("Q", q),
 		checkUnquantized("O", o),
-		p.checkQuantized("K", k, p.D),
-		p.checkQuantized("V", v, p.Dv),
+		p.checkQuantized("K", k),
+		p.checkQuantized("V", v),
 		p.checkVFromK(k, v),
 	)
 }
@@ -824,16 +836,13 @@ func checkStagedUnquantized(name string, buf Buffer) error {
 	return nil
 }
 
-// checkQuantized checks an 8-bit K or V of Fused: its rows (of dim
-// elements) are whole blocks, and it is read in place (no Views).
-func (p Problem) checkQuantized(name string, buf Buffer, dim int) error {
+// checkQuantized checks an 8-bit K or V of Fused: it is read in place
+// (no Views). Its rows are whole blocks (padded.go).
+func (p Problem) checkQuantized(name string, buf Buffer) error {
 	if buf == nil || !buf.DType().Quantized() {
 		return nil
 	}
 	t := buf.DType()
-	if dim%t.Block() != 0 {
-		return Errorf(ErrShape, "%s is %v, whose blocks are %d values, but its head dim is %d: want a multiple of %d", name, t, t.Block(), dim, t.Block())
-	}
 	if p.Views != nil {
 		return Errorf(ErrUnsupported, "%s is %v: views take no 8-bit operand", name, t)
 	}

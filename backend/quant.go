@@ -12,8 +12,9 @@ import (
 // and every other operand refuse them.
 //
 // Q8 is llama.cpp's q8_0. The buffer's values go in blocks of Q8Block
-// consecutive elements (so n, every write's offset and length, and the
-// head dims of a K or V stored in it, are multiples of Q8Block). A block
+// consecutive elements (so n, and every write's offset and length, are
+// multiples of Q8Block; a K or V row of any head dim takes whole blocks,
+// its last padded with zeros: DType.Pitch, padded.go). A block
 // x is stored as
 //
 //	d = max|x| / 127               (float32, then stored as float16)
@@ -205,6 +206,32 @@ func (t DType) RoundSlice(dst, src []float32) error {
 		for i, x := range src {
 			dst[i] = t.Round(x)
 		}
+	}
+	return nil
+}
+
+// RoundRows is RoundSlice for rows of dim values (len(src) a multiple
+// of dim), each rounded as a K or V buffer of t stores it: a q8 row by
+// the blocks of its pitch (Pitch: the last block padded with zeros), so
+// that any head dim rounds. dst and src may be one slice.
+func (t DType) RoundRows(dst, src []float32, dim int) error {
+	pitch := t.Pitch(dim)
+	if pitch == dim || dim <= 0 {
+		return t.RoundSlice(dst, src)
+	}
+	var row [16 * Q8Block]float32
+	buf := row[:0]
+	if pitch > len(row) {
+		buf = make([]float32, 0, pitch)
+	}
+	buf = buf[:pitch]
+	for lo := 0; lo+dim <= len(src); lo += dim {
+		copy(buf, src[lo:lo+dim])
+		clear(buf[dim:])
+		if err := t.RoundSlice(buf, buf); err != nil {
+			return Errorf(ErrNonFinite, "q8 row at element %d holds a magnitude of %g or more, beyond a float16 scale", lo, float64(Q8Max))
+		}
+		copy(dst[lo:lo+dim], buf)
 	}
 	return nil
 }

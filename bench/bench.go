@@ -723,9 +723,10 @@ func Bytes(p backend.Problem, materialised bool) int64 {
 // whatever dt is.
 func BytesOf(p backend.Problem, dt backend.DType, materialised bool) int64 {
 	qo := qoType(dt)
-	kv := dt.Bytes(p.KLen())
+	pp := p.Resolved().Pitched(dt, dt) // q8 rows are whole blocks
+	kv := dt.Bytes(pp.KLen())
 	if !p.VFromK { // V from K is read in K's rows
-		kv += dt.Bytes(p.VLen())
+		kv += dt.Bytes(pp.VLen())
 	}
 	if p.Indices != nil {
 		// Only the keys some row names are read: K and V in proportion.
@@ -1255,10 +1256,17 @@ func prepare(be backend.Backend, p backend.Problem, staged bool, layers int, in 
 		return out
 	}
 	q := upload(qoType(in.dt), p.QLen(), &in.q)
-	k := upload(in.dt, p.KLen(), &in.k)
+	kd, vd := &in.k, &in.v
+	if rp := p.Resolved(); in.dt.Pitch(rp.D) != rp.D || in.dt.Pitch(rp.Dv) != rp.Dv {
+		// q8 rows that are not whole blocks: each at its pitch (the
+		// inputs kept as they are for the check).
+		pk, pv := in.dt.PitchRows(in.k, rp.D), in.dt.PitchRows(in.v, rp.Dv)
+		kd, vd = &pk, &pv
+	}
+	k := upload(in.dt, len(*kd), kd)
 	v := k // V from K: K's buffers
 	if !p.VFromK {
-		v = upload(in.dt, p.VLen(), &in.v)
+		v = upload(in.dt, len(*vd), vd)
 	}
 	o := upload(qoType(in.dt), p.OLen(), nil)
 	var sc backend.Buffer
@@ -1378,8 +1386,9 @@ func newInputs(p backend.Problem, seed uint64, checkRows int) *inputs {
 // that the reference is computed on the values the backend gets. An
 // 8-bit dt stores K and V alone (Q and O stay float32: qoType), the
 // reference of the sampled rows on the unrounded values kept first
-// (ref0, the format's cost); a q8 K or V whose head dim is not whole
-// blocks is left as it is, for Fused to refuse.
+// (ref0, the format's cost); a q8 row whose head dim is not whole
+// blocks is rounded by the blocks of its pitch (DType.RoundRows), as a
+// buffer stores it.
 func (in *inputs) setDType(dt backend.DType) {
 	if in == nil {
 		return
@@ -1392,9 +1401,7 @@ func (in *inputs) setDType(dt backend.DType) {
 			v   []float32
 			dim int
 		}{{in.k, in.p.D}, {in.v, in.p.Resolved().Dv}}[:2-btoi(in.p.VFromK)] {
-			if x.dim%dt.Block() == 0 {
-				dt.RoundSlice(x.v, x.v) // whole blocks, and the inputs are in [−1, 1): no error
-			}
+			dt.RoundRows(x.v, x.v, x.dim) // the inputs are in [−1, 1): no error
 		}
 		return
 	}

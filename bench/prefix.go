@@ -253,17 +253,17 @@ func prefixError(p backend.Problem, dt backend.DType, pk, pv *kernels.Tensor, ow
 	one := p
 	one.B, one.KVLens, one.Paged = 1, nil, nil
 	one.Layout = backend.BNHD
-	round := func(ts ...*kernels.Tensor) []float32 {
+	round := func(dim int, ts ...*kernels.Tensor) []float32 {
 		var r []float32
 		for _, t := range ts {
 			r = append(r, t.Data...)
 		}
 		// Rows [n, KVH, dim] in order: an 8-bit dtype's blocks lie within
-		// a row, as the cache stores them.
-		dt.RoundSlice(r, r)
+		// a row (padded to whole blocks), as the cache stores them.
+		dt.RoundRows(r, r, dim)
 		return r
 	}
-	c := backendtest.Case{Problem: one, Q: q.Data[:p.Nq*p.H*p.D], K: round(pk, own[0]), V: round(pv, own[1])}
+	c := backendtest.Case{Problem: one, Q: q.Data[:p.Nq*p.H*p.D], K: round(p.D, pk, own[0]), V: round(p.Resolved().Dv, pv, own[1])}
 	ref := backendtest.Reference(c).O
 	got := out.Data[:len(ref)]
 	worst, scale := 0.0, 0.0

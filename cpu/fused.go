@@ -74,8 +74,8 @@ type fusedScratch struct {
 // exactly by their maxima (flash-decoding's split-KV).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	const op = "fused"
-	if p.Indices != nil {
-		if err := backend.FusedIndexed(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
+	if p.Lowers(k, v) {
+		if err := backend.FusedLowered(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
 			return fmt.Errorf("cpu: %s: %w", op, err)
 		}
 		return nil

@@ -83,19 +83,20 @@ func (b *Backend) unfit(p backend.Problem) error {
 // sequences and paged caches are read where their rows are, through the
 // per-call data in vars (plan.SeqsLayout).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	if p.Indices != nil {
-		return b.fusedIndexed(ctx, nil, p, q, k, v, o, lse)
+	if p.Lowers(k, v) {
+		return b.fusedLowered(ctx, nil, p, q, k, v, o, lse)
 	}
 	return b.fused(ctx, nil, p, q, k, v, o, lse)
 }
 
-// fusedIndexed runs Fused for a problem with an index list through
-// backend.FusedIndexed, recorded into st when st is not nil. The ops it
-// runs name themselves and are noted in st; its own errors (the list's
-// checks and refusals) are named and noted here, once.
-func (b *Backend) fusedIndexed(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
+// fusedLowered runs Fused for a problem with an index list, or with q8
+// head dims that are not whole blocks, through backend.FusedLowered,
+// recorded into st when st is not nil. The ops it runs name themselves
+// and are noted in st; its own errors (the list's checks and refusals)
+// are named and noted here, once.
+func (b *Backend) fusedLowered(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	ops := &indexedOps{b: b, st: st}
-	err := backend.FusedIndexed(ctx, b, ops, st != nil, p, q, k, v, o, lse)
+	err := backend.FusedLowered(ctx, b, ops, st != nil, p, q, k, v, o, lse)
 	if err != nil && !ops.ran {
 		err = fmt.Errorf("gpu: fused: %w", err)
 		st.note("fused", err)
@@ -103,7 +104,7 @@ func (b *Backend) fusedIndexed(ctx context.Context, st *Step, p backend.FusedPar
 	return err
 }
 
-// indexedOps are the ops of FusedIndexed on b (recorded into st when
+// indexedOps are the ops of FusedLowered on b (recorded into st when
 // st is not nil); ran says whether one ran, and so named its error.
 type indexedOps struct {
 	b   *Backend

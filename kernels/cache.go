@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
@@ -60,6 +61,19 @@ func (c CacheConfig) dv() int {
 	return c.Dv
 }
 
+// kPitch and vPitch are the elements a row of K and of V takes in the
+// cache's storage: D and Dv, rounded up to whole blocks in a q8 cache
+// (backend's DType.Pitch: the last block padded with zeros); V's rows
+// are K's under VFromK.
+func (c CacheConfig) kPitch() int { return c.DType.Pitch(c.D) }
+
+func (c CacheConfig) vPitch() int {
+	if c.VFromK {
+		return c.kPitch()
+	}
+	return c.DType.Pitch(c.dv())
+}
+
 func (c CacheConfig) check(be backend.Backend) error {
 	switch {
 	case be == nil:
@@ -70,8 +84,6 @@ func (c CacheConfig) check(be backend.Backend) error {
 		return backend.Errorf(backend.ErrShape, "cache of unknown dtype %v", c.DType)
 	case c.DType.Quantized() && !be.Caps().Quant8:
 		return backend.Errorf(backend.ErrUnsupported, "a %v cache on the %s backend, which stores no 8-bit K and V", c.DType, be.Name())
-	case c.DType == backend.Q8 && (c.D%backend.Q8Block != 0 || c.dv()%backend.Q8Block != 0):
-		return backend.Errorf(backend.ErrShape, "a q8 cache of D=%d, Dv=%d: q8 blocks are %d values along the head dim, so both must be multiples of %d", c.D, c.dv(), backend.Q8Block, backend.Q8Block)
 	case (c.KScale != nil || c.VScale != nil) && c.DType != backend.FP8:
 		return backend.Errorf(backend.ErrShape, "K or V scales for a %v cache: only an fp8 cache takes them", c.DType)
 	case c.DType.Half() && !be.Caps().Half:
@@ -117,6 +129,15 @@ type kv struct {
 	// backend.ErrReleased naming it (live).
 	what     string
 	released atomic.Bool
+	// padMu guards pads, a q8 cache's scratch for AppendBuffers of rows
+	// that are not whole blocks, a buffer a source dtype and row width
+	// (K's and V's may differ): their rows laid out at the pitch, zeros
+	// past them, before CopyQuant quantizes whole blocks (padRows). A
+	// scratch outgrown is kept in padOld until the cache is released, as
+	// a recorded copy may still read it.
+	padMu  sync.Mutex
+	pads   map[padKey]backend.Buffer
+	padOld []backend.Buffer
 }
 
 // Saturated is how many appended values an FP8 cache has stored
@@ -185,8 +206,8 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	if err := cfg.check(be); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.D)
-	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.dv())
+	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.kPitch())
+	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.vPitch())
 	if !ok || !ok2 {
 		return nil, backend.Errorf(backend.ErrTooLarge, "%s of %d × %d keys × %d KV heads × D=%d, Dv=%d overflows int", what, n, size, cfg.KVHeads, cfg.D, cfg.dv())
 	}
@@ -227,6 +248,14 @@ func (c *kv) release() {
 	}
 	if c.counts != nil {
 		c.counts.Release()
+	}
+	c.padMu.Lock()
+	defer c.padMu.Unlock()
+	for _, b := range c.pads {
+		b.Release()
+	}
+	for _, b := range c.padOld {
+		b.Release()
 	}
 }
 
@@ -367,6 +396,9 @@ func (c *kv) putKV(st *staging, rk, rv backend.Rows, b, pos int, k, v *Tensor) e
 // pos … pos+n−1 of sequence b, located by rows.
 func (c *kv) put(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int, src *Tensor) error {
 	n, heads, dim := src.Shape[0], src.Shape[1], src.Shape[2]
+	if pitch := c.cfg.DType.Pitch(dim); pitch != dim {
+		return c.putPitched(st, buf, rows, b, pos, src, pitch)
+	}
 	for t := 0; t < n; {
 		run := min(rows.Run(pos+t), n-t)
 		if c.cfg.Layout == BNHD {
@@ -377,6 +409,49 @@ func (c *kv) put(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int,
 		} else {
 			for h := range heads {
 				if err := c.writeHead(st, buf, rows.Offset(b, h, pos+t), src, t, run, h); err != nil {
+					return err
+				}
+			}
+		}
+		t += run
+	}
+	return nil
+}
+
+// putPitched is put into a q8 cache whose rows of dim are not whole
+// blocks: each row written at the pitch (as float32 values, quantized
+// by Write), zeros past dim, a run of rows at a time.
+func (c *kv) putPitched(st *staging, buf backend.Buffer, rows backend.Rows, b, pos int, src *Tensor, pitch int) error {
+	n, heads, dim := src.Shape[0], src.Shape[1], src.Shape[2]
+	// row widens src's row r (of heads × dim) into dst.
+	row := func(dst []float32, r int) {
+		if src.DType.Half() {
+			for j, x := range src.Bits[r*dim : (r+1)*dim] {
+				dst[j] = src.DType.Decode(x)
+			}
+		} else {
+			copy(dst, src.Data[r*dim:(r+1)*dim])
+		}
+	}
+	for t := 0; t < n; {
+		run := min(rows.Run(pos+t), n-t)
+		if c.cfg.Layout == BNHD {
+			st.f32 = grow(st.f32, run*heads*pitch)
+			clear(st.f32)
+			for r := range run * heads {
+				row(st.f32[r*pitch:r*pitch+dim], t*heads+r)
+			}
+			if err := c.be.Write(buf, rows.Offset(b, 0, pos+t), st.f32); err != nil {
+				return err
+			}
+		} else {
+			st.f32 = grow(st.f32, run*pitch)
+			clear(st.f32)
+			for h := range heads {
+				for i := range run {
+					row(st.f32[i*pitch:i*pitch+dim], (t+i)*heads+h)
+				}
+				if err := c.be.Write(buf, rows.Offset(b, h, pos+t), st.f32); err != nil {
 					return err
 				}
 			}
@@ -410,7 +485,12 @@ func (c *kv) checkBuffers(rec backend.Recording, n int, k, v backend.Buffer) (ba
 		buf        backend.Buffer
 		dim        int
 	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}}[:2-btoi(c.cfg.VFromK)] {
-		need, ok := backend.CheckedProduct(n, c.cfg.KVHeads, t.dim)
+		// A q8 buffer's rows are whole blocks (its pitch).
+		dim := t.dim
+		if t.buf != nil {
+			dim = t.buf.DType().Pitch(dim)
+		}
+		need, ok := backend.CheckedProduct(n, c.cfg.KVHeads, dim)
 		if !ok {
 			return nil, backend.Errorf(backend.ErrShape, "appended %s of %d rows × %d KV heads × %d overflows int", t.name, n, c.cfg.KVHeads, t.dim)
 		}
@@ -449,6 +529,19 @@ func (c *kv) checkQuant(cp backend.Copier, name string, buf backend.Buffer) erro
 // head's scale, the counts added to the cache's.
 func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf backend.Buffer, rows backend.Rows, b, pos, n, dim int, src backend.Buffer) error {
 	heads := c.cfg.KVHeads
+	if pitch := c.cfg.DType.Pitch(dim); pitch != dim {
+		// Rows that are not whole q8 blocks: a q8 source's are at the
+		// pitch already; another's are laid out there first.
+		if src.DType() != c.cfg.DType {
+			c.padMu.Lock()
+			defer c.padMu.Unlock()
+			var err error
+			if src, err = c.padRows(ctx, cp, st, src, n*heads, dim, pitch); err != nil {
+				return err
+			}
+		}
+		dim = pitch
+	}
 	st.ranges = st.ranges[:0]
 	for t := 0; t < n; {
 		run := min(rows.Run(pos+t), n-t)
@@ -468,6 +561,49 @@ func (c *kv) copyRows(ctx context.Context, cp backend.Copier, st *staging, buf b
 		return cp.(backend.QuantCopier).CopyQuant(ctx, buf, src, q, st.ranges...)
 	}
 	return cp.Copy(ctx, buf, src, st.ranges...)
+}
+
+// padRows copies rows rows of dim values (from element 0 of src) into
+// the cache's scratch of src's dtype and dim, on the device, and
+// returns the scratch; its columns past dim stay zero (it is allocated
+// zeroed, and only rows of dim at this pitch are copied into it). The caller holds c.padMu
+// until the rows are quantized out of it.
+func (c *kv) padRows(ctx context.Context, cp backend.Copier, st *staging, src backend.Buffer, rows, dim, pitch int) (backend.Buffer, error) {
+	key := padKey{src.DType(), dim}
+	pad := c.pads[key]
+	if need := rows * pitch; pad == nil || pad.Len() < need {
+		nb, err := c.be.Alloc(key.t, max(need, 2*lenOf(pad)))
+		if err != nil {
+			return nil, err
+		}
+		if pad != nil {
+			c.padOld = append(c.padOld, pad)
+		}
+		if c.pads == nil {
+			c.pads = map[padKey]backend.Buffer{}
+		}
+		pad, c.pads[key] = nb, nb
+	}
+	st.ranges = st.ranges[:0]
+	for r := range rows {
+		st.ranges = append(st.ranges, backend.CopyRange{Dst: r * pitch, Src: r * dim, N: dim})
+	}
+	return pad, cp.Copy(ctx, pad, src, st.ranges...)
+}
+
+// padKey names one of a cache's pads: its dtype and the width of the
+// rows copied into it (the pitch follows from it).
+type padKey struct {
+	t   backend.DType
+	dim int
+}
+
+// lenOf is b's length, 0 for nil.
+func lenOf(b backend.Buffer) int {
+	if b == nil {
+		return 0
+	}
+	return b.Len()
 }
 
 // write copies elements lo … hi−1 of src to buf from off, as bits when

@@ -56,7 +56,7 @@ func (m *mirror) round(x, scales []float32, dim int) []float32 {
 	for i, v := range x {
 		out[i] = v / scale(i)
 	}
-	if err := dt.RoundSlice(out, out); err != nil {
+	if err := dt.RoundRows(out, out, dim); err != nil {
 		panic(err)
 	}
 	for i := range out {

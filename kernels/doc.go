@@ -187,8 +187,10 @@
 // Keys and values may be stored in 8 bits, half an f16 cache's bytes and
 // twice its tokens in the same memory: CacheConfig.DType Q8 (llama.cpp's
 // q8_0: each run of 32 values along the head dim stored as int8
-// round(x/d) with one float16 scale d = max|x|/127, so D and Dv must be
-// multiples of 32) or FP8 (E4M3: to nearest even, ±448). Append
+// round(x/d) with one float16 scale d = max|x|/127; a row whose head
+// dim is not whole blocks is padded with zeros to them, as ggml pads, so
+// a row of 80 takes 96 values: Phi-2's and many vision models' head
+// dims) or FP8 (E4M3: to nearest even, ±448). Append
 // quantizes as it writes, block by block, with no pass of its own; a q8
 // block whose largest magnitude is backend.Q8Max (127·65520) or more is
 // refused (ErrNonFinite). An FP8 cache may take one scale a KV head for

@@ -49,7 +49,7 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 	for _, t := range []struct {
 		buf backend.Buffer
 		dim int
-	}{{p.k, p.cfg.D}, {p.v, p.cfg.dv()}}[:2-btoi(p.cfg.VFromK)] { // V from K: K's page is V's
+	}{{p.k, p.cfg.kPitch()}, {p.v, p.cfg.vPitch()}}[:2-btoi(p.cfg.VFromK)] { // V from K: K's page is V's
 		heads, dim := p.cfg.KVHeads, t.dim
 		page := p.pageSize * heads * dim
 		runs, run, stride := 1, rows*heads*dim, 0

@@ -299,68 +299,74 @@ func TestSeqForkStoredBits(t *testing.T) {
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
 		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8} {
+			dims := []int{32}
+			if dt == backend.Q8 {
+				dims = append(dims, 80) // rows padded to whole blocks
+			}
 			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
-				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
-					const page, heads, d = 4, 2, 32
-					cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
-					pool, err := kernels.NewPagePool(be, page, 4, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer pool.Release()
-					rng := rand.New(rand.NewPCG(63, 64))
-					k, v := rows(rng, kernels.Float32, 3, heads, d), rows(rng, kernels.Float32, 3, heads, d)
-					if dt.Quantized() {
-						k.Data[d+5] = float32(math.NaN()) // row 0, head 1: a block stored as NaN
-					}
-					parent := pool.NewSeq()
-					if err := parent.AppendBuffers(ctx, nil, 3, onDevice(t, be, k), onDevice(t, be, v)); err != nil {
-						t.Fatal(err)
-					}
-					kb, vb := kernels.Stores(pool)
-					read := func(buf backend.Buffer, pg int) []uint32 {
-						x := make([]float32, page*heads*d)
-						if err := be.Read(x, buf, pg*len(x)); err != nil {
+				for _, d := range dims {
+					t.Run(fmt.Sprintf("%s/%v/%v/D=%d", bk.name, dt, layout, d), func(t *testing.T) {
+						const page, heads = 4, 2
+						cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
+						pool, err := kernels.NewPagePool(be, page, 4, cfg)
+						if err != nil {
 							t.Fatal(err)
 						}
-						bits := make([]uint32, len(x))
-						for i, f := range x {
-							bits[i] = math.Float32bits(f)
+						defer pool.Release()
+						rng := rand.New(rand.NewPCG(63, 64))
+						k, v := rows(rng, kernels.Float32, 3, heads, d), rows(rng, kernels.Float32, 3, heads, d)
+						if dt.Quantized() {
+							k.Data[d+5] = float32(math.NaN()) // row 0, head 1: a block stored as NaN
 						}
-						return bits
-					}
-					shared := parent.Pages()[0]
-					before := [2][]uint32{read(kb, shared), read(vb, shared)}
-					child, err := parent.Fork()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := child.Append(rows(rng, kernels.Float32, 1, heads, d), rows(rng, kernels.Float32, 1, heads, d)); err != nil {
-						t.Fatalf("the child's append, copying the shared page: %v", err)
-					}
-					own := child.Pages()[0]
-					if own == shared || parent.Pages()[0] != shared {
-						t.Fatalf("pages: parent %v, child %v: want the child on a copy", parent.Pages(), child.Pages())
-					}
-					for i, buf := range []backend.Buffer{kb, vb} {
-						after, copied := read(buf, shared), read(buf, own)
-						for x := range before[i] {
-							at := x / d // BNHD: row·heads + head; BHND: head·page + row
-							row := at / heads
-							if layout == kernels.BHND {
-								row = at % page
+						parent := pool.NewSeq()
+						if err := parent.AppendBuffers(ctx, nil, 3, onDevice(t, be, k), onDevice(t, be, v)); err != nil {
+							t.Fatal(err)
+						}
+						kb, vb := kernels.Stores(pool)
+						read := func(buf backend.Buffer, pg int) []uint32 {
+							x := make([]float32, page*heads*dt.Pitch(d)) // a q8 row at its pitch
+							if err := be.Read(x, buf, pg*len(x)); err != nil {
+								t.Fatal(err)
 							}
-							if after[x] != before[i][x] {
-								t.Fatalf("%s: the parent's element %d moved: %#x, was %#x", [2]string{"K", "V"}[i], x, after[x], before[i][x])
+							bits := make([]uint32, len(x))
+							for i, f := range x {
+								bits[i] = math.Float32bits(f)
 							}
-							if row < 3 && copied[x] != before[i][x] {
-								t.Fatalf("%s: the copy's element %d (row %d) is %#x, the parent's %#x", [2]string{"K", "V"}[i], x, row, copied[x], before[i][x])
+							return bits
+						}
+						shared := parent.Pages()[0]
+						before := [2][]uint32{read(kb, shared), read(vb, shared)}
+						child, err := parent.Fork()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := child.Append(rows(rng, kernels.Float32, 1, heads, d), rows(rng, kernels.Float32, 1, heads, d)); err != nil {
+							t.Fatalf("the child's append, copying the shared page: %v", err)
+						}
+						own := child.Pages()[0]
+						if own == shared || parent.Pages()[0] != shared {
+							t.Fatalf("pages: parent %v, child %v: want the child on a copy", parent.Pages(), child.Pages())
+						}
+						for i, buf := range []backend.Buffer{kb, vb} {
+							after, copied := read(buf, shared), read(buf, own)
+							for x := range before[i] {
+								at := x / dt.Pitch(d) // BNHD: row·heads + head; BHND: head·page + row
+								row := at / heads
+								if layout == kernels.BHND {
+									row = at % page
+								}
+								if after[x] != before[i][x] {
+									t.Fatalf("%s: the parent's element %d moved: %#x, was %#x", [2]string{"K", "V"}[i], x, after[x], before[i][x])
+								}
+								if row < 3 && copied[x] != before[i][x] {
+									t.Fatalf("%s: the copy's element %d (row %d) is %#x, the parent's %#x", [2]string{"K", "V"}[i], x, row, copied[x], before[i][x])
+								}
 							}
 						}
-					}
-					child.Release()
-					parent.Release()
-				})
+						child.Release()
+						parent.Release()
+					})
+				}
 			}
 		}
 	}

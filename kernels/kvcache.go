@@ -79,7 +79,7 @@ func (c *KVCache) Append(seq int, k, v *Tensor) error {
 		return backend.Errorf(backend.ErrCacheFull, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
 	}
 	pos := c.lens[seq]
-	if err := c.putKV(&c.st, c.rows(c.cfg.D), c.rows(c.cfg.dv()), seq, pos, k, v); err != nil {
+	if err := c.putKV(&c.st, c.rows(c.cfg.kPitch()), c.rows(c.cfg.vPitch()), seq, pos, k, v); err != nil {
 		return err
 	}
 	c.lens[seq] = pos + n
@@ -125,12 +125,12 @@ func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq,
 	if n > c.capacity-pos {
 		return backend.Errorf(backend.ErrCacheFull, "append %d keys to sequence %d, which holds %d of its capacity %d", n, seq, pos, c.capacity)
 	}
-	if err := c.copyRows(ctx, cp, &c.st, c.k, c.rows(c.cfg.D), seq, pos, n, c.cfg.D, k); err != nil {
+	if err := c.copyRows(ctx, cp, &c.st, c.k, c.rows(c.cfg.kPitch()), seq, pos, n, c.cfg.D, k); err != nil {
 		return err
 	}
 	if c.cfg.VFromK {
 		// V is K's rows: copied above.
-	} else if err := c.copyRows(context.Background(), cp, &c.st, c.v, c.rows(c.cfg.dv()), seq, pos, n, c.cfg.dv(), v); err != nil {
+	} else if err := c.copyRows(context.Background(), cp, &c.st, c.v, c.rows(c.cfg.vPitch()), seq, pos, n, c.cfg.dv(), v); err != nil {
 		return err
 	}
 	c.lens[seq] = pos + n

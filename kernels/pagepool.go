@@ -140,7 +140,7 @@ func (s *Seq) Append(k, v *Tensor) error {
 		return err
 	}
 	return s.extend(n, func(pg *backend.Paged) error {
-		return p.putKV(&s.st, p.rows(p.cfg.D, pg), p.rows(p.cfg.dv(), pg), 0, s.n, k, v)
+		return p.putKV(&s.st, p.rows(p.cfg.kPitch(), pg), p.rows(p.cfg.vPitch(), pg), 0, s.n, k, v)
 	})
 }
 
@@ -154,13 +154,13 @@ func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k
 		return err
 	}
 	return s.extend(n, func(pg *backend.Paged) error {
-		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.D, pg), 0, s.n, n, p.cfg.D, k); err != nil {
+		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.kPitch(), pg), 0, s.n, n, p.cfg.D, k); err != nil {
 			return err
 		}
 		if p.cfg.VFromK {
 			return nil // V is K's rows: copied above
 		}
-		return p.copyRows(context.Background(), cp, &s.st, p.v, p.rows(p.cfg.dv(), pg), 0, s.n, n, p.cfg.dv(), v) // as KVCache.AppendBuffers's
+		return p.copyRows(context.Background(), cp, &s.st, p.v, p.rows(p.cfg.vPitch(), pg), 0, s.n, n, p.cfg.dv(), v) // as KVCache.AppendBuffers's
 	})
 }
 

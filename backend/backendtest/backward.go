@@ -40,7 +40,7 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 		return fmt.Errorf("the %s backend has no Backward (backend.Backwarder)", be.Name())
 	}
 	p := c.Problem.Resolved()
-	dO = rounded(c.DTypes.O, dO)
+	dO = rounded(c.DTypes.O, dO, p.Dv)
 	s := &session{be: be, pad: pad}
 	defer s.release()
 	ops, err := s.upload(c)

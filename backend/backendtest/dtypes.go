@@ -63,25 +63,25 @@ func BF16Slack(v []float32) float64 {
 // values a backend reads. c's own slices are left alone.
 func (c Case) WithDTypes(dt DTypes) Case {
 	c.DTypes = dt
-	c.Q, c.K, c.V = rounded(dt.Q, c.Q), rounded(dt.K, c.K), rounded(dt.V, c.V)
+	p := c.Problem.Resolved()
+	c.Q, c.K, c.V = rounded(dt.Q, c.Q, p.D), rounded(dt.K, c.K, p.D), rounded(dt.V, c.V, p.Dv)
 	if c.VFromK { // V is K's values, stored once, in K's dtype
 		c.DTypes.V, c.V = dt.K, c.K
 	}
 	if c.Bias != nil {
-		c.Bias = &HostMask{Shape: c.Bias.Shape, Data: rounded(dt.Bias, c.Bias.Data)}
+		c.Bias = &HostMask{Shape: c.Bias.Shape, Data: rounded(dt.Bias, c.Bias.Data, 1)}
 	}
 	return c
 }
 
-func rounded(t backend.DType, x []float32) []float32 {
+// rounded is x (rows of dim values) rounded to t.
+func rounded(t backend.DType, x []float32, dim int) []float32 {
 	if x == nil {
 		return nil
 	}
 	out := make([]float32, len(x))
 	if t.Quantized() {
-		// Q8 by blocks of the flat operand (a K or V whose head dim is
-		// whole blocks, whose rows then never share one), FP8 saturated.
-		if err := t.RoundSlice(out, x); err != nil {
+		if err := t.RoundRows(out, x, dim); err != nil {
 			panic("backendtest: WithDTypes: " + err.Error())
 		}
 		return out
@@ -95,20 +95,25 @@ func rounded(t backend.DType, x []float32) []float32 {
 // checkDTypes reports an operand value that its dtype does not hold, or
 // a dtype that is not one (Bias without a bias is not looked at).
 func (c Case) checkDTypes() error {
+	p := c.Problem.Resolved()
+	if c.VFromK {
+		p.Dv = p.D // V is K's rows
+	}
 	for _, op := range []struct {
 		name string
 		t    backend.DType
 		x    []float32
+		dim  int
 	}{
-		{"Q", c.DTypes.Q, c.Q}, {"K", c.DTypes.K, c.K}, {"V", c.DTypes.V, c.V},
-		{"O", c.DTypes.O, nil}, {"bias", c.DTypes.Bias, maskData(c.Bias)},
+		{"Q", c.DTypes.Q, c.Q, p.D}, {"K", c.DTypes.K, c.K, p.D}, {"V", c.DTypes.V, c.V, p.Dv},
+		{"O", c.DTypes.O, nil, p.Dv}, {"bias", c.DTypes.Bias, maskData(c.Bias), 1},
 	} {
 		if !op.t.Valid() && !(op.t.Quantized() && (op.name == "K" || op.name == "V")) {
 			return fmt.Errorf("case %v: %s has dtype %v", c, op.name, op.t)
 		}
 		if op.t.Quantized() {
 			r := make([]float32, len(op.x))
-			if err := op.t.RoundSlice(r, op.x); err != nil {
+			if err := op.t.RoundRows(r, op.x, op.dim); err != nil {
 				return fmt.Errorf("case %v: %s: %w", c, op.name, err)
 			}
 			if i := firstDiff(r, op.x); i >= 0 {

@@ -101,6 +101,9 @@ func indexSpecs() []spec {
 			with(idx(decode, 2, 64), dt),
 			with(idx(PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 64, 32))), 32, 1, []int{70, 33}, false), 2, 16), dt),
 			with(idx(v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), 1, 32), dt),
+			// Rows that are not whole q8 blocks (padded, then lowered).
+			with(idx(causal(prob(1, 8, 2, 2, 150, 80, 40)), 2, 24), dt),
+			with(idx(PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 72, 80))), 16, 2, []int{1, 50}, true), 1, 16), dt),
 		)
 	}
 	// Scales and sinks a KV head, where the lowering splits the heads

@@ -308,12 +308,14 @@ func (s *session) upload(c Case) (ops Operands, err error) {
 	if ops.Q, err = s.in("Q", dt.Q, c.Q); err != nil {
 		return
 	}
-	if ops.K, err = s.in("K", dt.K, c.K); err != nil {
+	// An 8-bit K's and V's rows at their pitch (q8: whole blocks).
+	p := c.Problem.Resolved()
+	if ops.K, err = s.in("K", dt.K, dt.K.PitchRows(c.K, p.D)); err != nil {
 		return
 	}
 	if c.VFromK { // V is K's buffer
 		ops.V = ops.K
-	} else if ops.V, err = s.in("V", dt.V, c.V); err != nil {
+	} else if ops.V, err = s.in("V", dt.V, dt.V.PitchRows(c.V, p.Dv)); err != nil {
 		return
 	}
 	if ops.Bias, err = s.mask("bias", dt.Bias, c.Bias); err != nil {

@@ -1357,6 +1357,25 @@ func quantSpecs() []spec {
 			}), dt: dt},
 		)
 	}
+	// Head dims that are not whole q8 blocks (Phi-2's 80, 40, 72, 112:
+	// rows padded to whole blocks, backend's Pitch), in every layout,
+	// packed and paged, with fp8 (which has no blocks) beside them, and
+	// MLA's 576 and 512 at full width.
+	for _, dt := range []DTypes{q8, f8} {
+		specs = append(specs,
+			spec{p: causal(prob(1, 8, 2, 1, 300, 80, 80)), dt: dt},
+			spec{p: causal(bnhd(prob(2, 4, 2, 3, 100, 40, 72))), dt: dt},
+			spec{p: prob(1, 4, 4, 40, 70, 112, 40), dt: dt},
+			spec{p: PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 72, 112))), 16, 2, []int{1, 33, 100}, true), dt: dt},
+			spec{p: PagedProblem(causal(prob(0, 4, 1, 2, 0, 80, 80)), 32, 1, []int{70, 40}, false), dt: dt},
+			spec{p: PackedProblem(causal(prob(3, 4, 2, 0, 0, 40, 80)), []int{1, 7, 30}, []int{20, 7, 45}), dt: dt},
+			spec{p: causal(prob(1, 16, 1, 1, 70, 576, 512)), dt: dt},
+		)
+	}
+	specs = append(specs,
+		spec{p: causal(bnhd(prob(1, 8, 2, 2, 90, 80, 72))), dt: DTypes{Q: backend.Float16, K: backend.Q8, V: backend.Float16, O: backend.BFloat16}},
+		spec{p: causal(prob(1, 8, 2, 1, 90, 64, 40)), dt: DTypes{K: backend.Float16, V: backend.Q8}},
+	)
 	return append(specs,
 		spec{p: prob(1, 4, 2, 1, 150, 32, 32), note: "beyond448", edit: beyond, dt: f8},
 		spec{p: scales(causal(prob(1, 4, 2, 2, 150, 32, 32)), []float32{0.5, 3}, []float32{2, 0.25}), dt: f8},
@@ -1407,6 +1426,10 @@ func vFromKSpecs() []spec {
 			spec{p: v(causal(bnhd(prob(2, 8, 2, 3, 70, 64, 32)))), dt: dt},
 			spec{p: v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), dt: dt},
 			spec{p: v(PagedProblem(causal(bnhd(prob(0, 4, 2, 2, 0, 64, 32))), 32, 1, []int{70, 33}, false)), dt: dt},
+			// Rows that are not whole q8 blocks: V's 40 columns
+			// of K's 80, read at K's pitch of 96.
+			spec{p: v(causal(prob(1, 16, 1, 1, 100, 80, 40))), dt: dt},
+			spec{p: v(PagedProblem(causal(bnhd(prob(0, 8, 2, 2, 0, 72, 72))), 16, 2, []int{1, 50}, true)), dt: dt},
 		)
 	}
 	specs = append(specs, spec{p: v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), dt: f16})

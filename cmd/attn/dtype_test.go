@@ -223,8 +223,8 @@ func TestRunHalfMatrices(t *testing.T) {
 
 // attn run -dtype q8 and fp8 round K and V as an 8-bit cache stores them
 // and compute in float32 with a float32 output: the same output, bit for
-// bit, as -dtype f32 on files that hold the rounded K and V already. A
-// head dim that is not whole q8 blocks is refused, naming it.
+// bit, as -dtype f32 on files that hold the rounded K and V already,
+// also at a head dim that is not whole q8 blocks (rows padded).
 func TestRunQuant(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(3, 46))
@@ -275,10 +275,48 @@ func TestRunQuant(t *testing.T) {
 			}
 		}
 	}
-	k16 := writeTestNpy(t, path("k16.npy"), "<f4", []int{1, 9, 16}, vals(9*16, 1))
+	// A head dim that is not whole q8 blocks: each row's last block
+	// padded with zeros (backend.DType.RoundRows).
+	kv16 := vals(9*16, 1)
+	k16 := writeTestNpy(t, path("k16.npy"), "<f4", []int{1, 9, 16}, kv16)
 	q16 := writeTestNpy(t, path("q16.npy"), "<f4", []int{2, 5, 16}, vals(2*5*16, 1))
-	code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q16, "-k", k16, "-v", v, "-dtype", "q8", "-o", path("o.npy"))
-	if code == 0 || !strings.Contains(stderr, "head dim of 16") {
-		t.Errorf("-dtype q8 with D=16: exit %d, stderr %q; want a refusal naming the head dim", code, stderr)
+	r16 := make([]float32, len(kv16))
+	for i, x := range kv16 {
+		r16[i] = float32(x)
+	}
+	if err := backend.Q8.RoundRows(r16, r16, 16); err != nil {
+		t.Fatal(err)
+	}
+	kr16 := make([]float64, len(r16))
+	for i, x := range r16 {
+		kr16[i] = float64(x)
+	}
+	kr := writeTestNpy(t, path("kr16.npy"), "<f4", []int{1, 9, 16}, kr16)
+	vr := writeTestNpy(t, path("vr16.npy"), "<f4", []int{1, 9, 64}, func() []float64 {
+		f := make([]float32, len(vv))
+		for i, x := range vv {
+			f[i] = float32(x)
+		}
+		if err := backend.Q8.RoundRows(f, f, 64); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(f))
+		for i, x := range f {
+			out[i] = float64(x)
+		}
+		return out
+	}())
+	if code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q16, "-k", k16, "-v", v, "-dtype", "q8", "-o", path("o16.npy")); code != 0 {
+		t.Fatalf("-dtype q8 with D=16: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q16, "-k", kr, "-v", vr, "-dtype", "f32", "-o", path("or16.npy")); code != 0 {
+		t.Fatalf("rounded files, D=16: exit %d: %s", code, stderr)
+	}
+	_, o16 := readOutput(t, path("o16.npy"))
+	_, or16 := readOutput(t, path("or16.npy"))
+	for i := range o16 {
+		if o16[i] != or16[i] {
+			t.Fatalf("-dtype q8, D=16: O[%d] = %g, but %g from K rounded by padded rows beforehand", i, o16[i], or16[i])
+		}
 	}
 }

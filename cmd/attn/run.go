@@ -116,7 +116,7 @@ float16 query, as ONNX's qk_matmul_output; -dtype f32 keeps them
 float32, with the same float32 arithmetic); the LSE is float32.
 -dtype q8 or fp8 rounds K and V (past included) exactly as an 8-bit KV
 cache stores them (q8: llama.cpp's q8_0, blocks of 32 along the head
-dim, which must be a multiple of 32; fp8: E4M3, saturating at ±448) and
+dim, a row's last block padded with zeros; fp8: E4M3, saturating at ±448) and
 keeps Q, the bias and the output float32. Every output is written
 atomically. -weights and -scores need the staged
 strategy (auto picks it).
@@ -695,13 +695,10 @@ func (f *runFlags) elemDType() *kernels.DType {
 }
 
 // quantize rounds t, a float32 K or V, to what a cache of the 8-bit dt
-// stores, in place: q8 by blocks along its last dim (the head dim, which
-// must be whole blocks), fp8 value by value.
+// stores, in place: q8 by blocks along its last dim (the head dim; a
+// row's last block padded with zeros), fp8 value by value.
 func quantize(dt kernels.DType, t *kernels.Tensor) error {
-	if d := t.Shape[len(t.Shape)-1]; d%dt.Block() != 0 {
-		return backend.Errorf(backend.ErrShape, "a head dim of %d: %v blocks are %d values, so it must be a multiple of %d", d, dt, dt.Block(), dt.Block())
-	}
-	return dt.RoundSlice(t.Data, t.Data)
+	return dt.RoundRows(t.Data, t.Data, t.Shape[len(t.Shape)-1])
 }
 
 // poolError names the files of a paged cache's pools in err, an error

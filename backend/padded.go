@@ -1,0 +1,147 @@
+package backend
+
+import "context"
+
+// Q8 at any head dim. A q8 K or V stores each row of D (or Dv) values in
+// whole blocks: a row takes Pitch(D) = ⌈D/Q8Block⌉·Q8Block elements of
+// the buffer, the values past D padding, as ggml pads a q8_0 row. The
+// strides and lengths of a q8 operand (TensorStrides, a page's rows, a
+// packed operand's rows) are those of a problem whose head dim is the
+// pitch. A writer stores zeros there (the caches do): the padding is
+// part of the last block, so its values set that block's scale, and the
+// kernels read it only against zeros, so any finite values give the same
+// result. A V taken from a q8 K (VFromK) is read at K's pitch.
+//
+// Fused takes such a problem through FusedLowered, which runs it as the
+// padded problem whose D and Dv are the pitches: Q copied into a scratch
+// buffer with zero columns past D (Copy, one range a row), O computed
+// into one with Dv's pitch and its first Dv columns copied out. The
+// scale is the caller's (the default stays 1/√D, not 1/√pitch), and the
+// zero columns add nothing to a score. The copies cost two passes over Q
+// and O, small beside K and V when decoding; a recording refuses them
+// (ErrUnsupported), as it cannot free the scratch.
+
+// Pitch is the elements a row of dim values of dtype t takes in a
+// buffer: dim rounded up to whole blocks (t.Block()).
+func (t DType) Pitch(dim int) int {
+	blk := t.Block()
+	return (dim + blk - 1) / blk * blk
+}
+
+// PitchRows lays x, rows of dim values, out as a K or V buffer of t
+// holds them: each row at t's pitch, zeros past dim. It returns x itself
+// where the pitch is dim.
+func (t DType) PitchRows(x []float32, dim int) []float32 {
+	pitch := t.Pitch(dim)
+	if pitch == dim || dim <= 0 {
+		return x
+	}
+	out := make([]float32, len(x)/dim*pitch)
+	for r := range len(x) / dim {
+		copy(out[r*pitch:], x[r*dim:(r+1)*dim])
+	}
+	return out
+}
+
+// Pitched is p with D and Dv set to the pitches of the rows of K and V
+// (buffers of dtypes kt and vt: V's rows are K's under VFromK): the
+// problem that reads them in place.
+func (p Problem) Pitched(kt, vt DType) Problem {
+	if p.VFromK {
+		vt = kt
+	}
+	p.D, p.Dv = kt.Pitch(p.D), vt.Pitch(p.Dv)
+	return p
+}
+
+// Pads says whether the head dims of p (resolved) are not whole blocks
+// of its K or V, so that Fused runs it through FusedLowered.
+func (p FusedParams) Pads(k, v Buffer) bool {
+	if k == nil || v == nil {
+		return false
+	}
+	pp := p.Problem.Resolved()
+	q := pp.Pitched(k.DType(), v.DType())
+	return q.D != pp.D || q.Dv != pp.Dv
+}
+
+// Lowers says whether a backend whose Fused takes index lists and q8 at
+// any head dim (Caps.Indices, Caps.Quant8) runs p through FusedLowered:
+// for an index list, or head dims that are not whole q8 blocks.
+func (p FusedParams) Lowers(k, v Buffer) bool {
+	return p.Indices != nil || p.Pads(k, v)
+}
+
+// FusedLowered computes Fused on be, through ops (be's own, or a
+// recording of be's when record is set), for a problem that the
+// backend's kernels do not take as it is: one whose q8 K or V has head
+// dims that are not whole blocks (padded as the comment above says),
+// then one with an index list (FusedIndexed). ops.Fused gets the
+// lowered problem, which lowers no further.
+func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
+	if !p.Pads(k, v) {
+		return FusedIndexed(ctx, be, ops, record, p, q, k, v, o, lse)
+	}
+	if err := p.validate(q, k, v, o, lse); err != nil {
+		return err
+	}
+	if record {
+		return Errorf(ErrUnsupported, "q8 K or V of head dims D=%d, Dv=%d (rows padded to whole blocks of %d) in a recording, which cannot free the padded Q and O; call Fused",
+			p.D, p.Dv, Q8Block)
+	}
+	lp := p
+	lp.Problem = p.Problem.Pitched(k.DType(), v.DType())
+	rows := p.TotalQ() * p.H
+	var scratch []Buffer
+	defer func() {
+		for _, b := range scratch {
+			b.Release()
+		}
+	}()
+	q2, o2 := q, o
+	if lp.D != p.D {
+		var err error
+		if q2, err = be.Alloc(q.DType(), lp.QLen()); err != nil {
+			return err
+		}
+		scratch = append(scratch, q2)
+		if err := ops.Copy(ctx, q2, q, pitchRanges(rows, p.D, lp.D, true)...); err != nil {
+			return err
+		}
+	}
+	if lp.Dv != p.Dv {
+		var err error
+		if o2, err = be.Alloc(o.DType(), lp.OLen()); err != nil {
+			return err
+		}
+		scratch = append(scratch, o2)
+	}
+	run := ops.Fused
+	if lp.Indices != nil {
+		run = func(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error {
+			return FusedIndexed(ctx, be, ops, record, p, q, k, v, o, lse)
+		}
+	}
+	if err := run(ctx, lp, q2, k, v, o2, lse); err != nil {
+		return err
+	}
+	if o2 != o {
+		return ops.Copy(ctx, o, o2, pitchRanges(rows, p.Dv, lp.Dv, false)...)
+	}
+	return nil
+}
+
+// pitchRanges are the Copy ranges of rows rows of dim values between
+// rows dim apart and rows pitch apart: into the pitched rows when in,
+// else out of them.
+func pitchRanges(rows, dim, pitch int, in bool) []CopyRange {
+	r := make([]CopyRange, 0, rows)
+	for i := range rows {
+		if in {
+			r = append(r, CopyRange{Dst: i * pitch, Src: i * dim, N: dim})
+		} else {
+			r = append(r, CopyRange{Dst: i * dim, Src: i * pitch, N: dim})
+		}
+	}
+	return r
+}

@@ -28,6 +28,17 @@ type attender struct {
 	qg, op, lp, os, ls     backend.Buffer
 	hop, hlp, hos, hls, hq []float32
 	hqb                    []uint16
+	// The device cascade's (cascadeBuffers): the merge's pools of
+	// partial LSEs (mk) and outputs (mv), its queries of ones (mq, the
+	// first mqOnes of them written), its table and lengths, the copies'
+	// ranges, and the buffers a recorded call outgrew (retired: its
+	// recording may still read them), freed with the attender.
+	mk, mv, mq    backend.Buffer
+	mqOnes        int
+	mtable, mlens []int
+	mpaged        backend.Paged
+	ranges        []backend.CopyRange
+	retired       []backend.Buffer
 }
 
 // hold read-locks each distinct sequence of seqs once, in the order of
@@ -53,13 +64,14 @@ func (a *attender) unhold() {
 }
 
 func (a *attender) release() {
-	for _, b := range []backend.Buffer{a.q, a.o, a.lse, a.qg, a.op, a.lp, a.os, a.ls} {
+	for _, b := range append([]backend.Buffer{a.q, a.o, a.lse, a.qg, a.op, a.lp, a.os, a.ls, a.mk, a.mv, a.mq}, a.retired...) {
 		if b != nil {
 			b.Release()
 		}
 	}
 	a.q, a.o, a.lse = nil, nil, nil
 	a.qg, a.op, a.lp, a.os, a.ls = nil, nil, nil, nil, nil
+	a.mk, a.mv, a.mq, a.mqOnes, a.retired = nil, nil, nil, 0, nil
 }
 
 // buffer returns *buf if it holds n elements of dt, else a new one.
@@ -77,6 +89,21 @@ func (a *attender) buffer(be backend.Backend, buf *backend.Buffer, dt DType, n i
 	}
 	*buf = b
 	return b, nil
+}
+
+// retain is buffer for a call that rec may be recording: a buffer it
+// outgrows is kept in a.retired, not freed, as rec's ops may still read
+// it, and its successor has room to spare (twice the old length), so
+// that a recorded decoding loop retires few.
+func (a *attender) retain(rec backend.Recording, be backend.Backend, buf *backend.Buffer, dt DType, n int) (backend.Buffer, error) {
+	if b := *buf; rec != nil && b != nil && (b.DType() != dt || b.Len() < n) {
+		a.retired = append(a.retired, b)
+		*buf = nil
+		if b.DType() == dt {
+			n = max(n, 2*b.Len())
+		}
+	}
+	return a.buffer(be, buf, dt, n)
 }
 
 // attend checks q, out and lse against p (B, KVHeads, Nk, dims, layout,
@@ -199,8 +226,10 @@ func attendProblem(p backend.Problem, h, nq int, opts *AttendOptions) (backend.P
 // already on its backend: q holding [B, H, Nq, D] (BHND) or [B, Nq, H, D]
 // (BNHD) in the cache's layout, out the same with Dv, lse Float32 [B, H,
 // Nq] or nil; Fused checks their lengths. It runs on c's backend, or
-// records into rec when that is not nil.
-func attendBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.Problem, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
+// records into rec when that is not nil. With an attender (a PagePool's
+// call, a.pages set) whose sequences share prefixes it cascades on the
+// device (cascadeBuffers).
+func (a *attender) attendBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.Problem, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
 	if opts == nil {
 		opts = &AttendOptions{}
 	}
@@ -212,6 +241,12 @@ func attendBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.
 		return err
 	}
 	p.Scales = c.scales
+	_, copier := c.be.(backend.Copier)
+	if a != nil && a.pages != nil && p.Paged != nil && copier {
+		if groups := a.cascadeGroups(a.pages, p.KVLens, nq, p.Paged.PageSize, opts); groups != nil {
+			return a.cascadeBuffers(ctx, rec, c, p, groups, q, out, lse)
+		}
+	}
 	fused := c.be.Fused
 	if rec != nil {
 		fused = rec.Fused

@@ -27,16 +27,25 @@ import (
 // sequence of G·Nq rows, its K and V read once), every sequence attends
 // the rest of its own keys, past its deepest node, as before (the
 // suffix pass), and the partial results are merged exactly by their
-// log-sum-exps on the host, where Attend reads O back anyway:
+// log-sum-exps:
 //
 //	m = max(l₁, l₂),  O = (e^(l₁−m)·O₁ + e^(l₂−m)·O₂) / (e^(l₁−m) + e^(l₂−m)),
 //	LSE = m + log(e^(l₁−m) + e^(l₂−m))
 //
+// Attend merges on the host, where it reads O back anyway. AttendBuffers
+// merges on the device (cascadeBuffers), with the backend's own Fused:
+// each output row is a sequence whose keys are its partial results
+// (one-row pages of two pools, K their LSEs at D = 1, V their outputs)
+// and whose query is 1 at scale 1, so that each partial scores its LSE
+// and softmax·V is the formula above, the LSE the merged one; the
+// passes' rows reach the pools by Copy, and the merge, like the passes,
+// is recorded where the call is.
+//
 // The sinks join the suffix pass alone. Variants that place each query
 // by its position inside the prefix (a sliding window, ALiBi, a causal
-// offset, key lengths) run without the cascade, as do AttendBuffers
-// (whose outputs stay on the device) and prefixes shorter than
-// cascadeMinKeys, where the second pass would cost more than it saves.
+// offset, key lengths) run without the cascade, as do prefixes shorter
+// than cascadeMinKeys, where the second pass would cost more than it
+// saves.
 
 // cascadeMinKeys is the shortest shared prefix the cascade runs for;
 // cascades counts the calls that ran it, and cascadeNodes their prefix
@@ -137,39 +146,11 @@ func (a *attender) splitGroups(groups *[]cascadeGroup, pages [][]int, ps int, me
 func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups []cascadeGroup, qb backend.Buffer, qh *Tensor, out, lse *Tensor) error {
 	cascades.Add(1)
 	be := c.be
-	h, nq, d, dv := p.H, p.Nq, p.D, p.Dv
-	ps := p.Paged.PageSize
-	// The suffix pass: every member's table and length past its group's
-	// prefix.
-	suffix := p
-	sp := *p.Paged
-	per := 0
-	skip := make([]int, p.B) // prefix pages of each sequence: to its deepest node's end
-	for _, g := range groups {
-		for _, m := range g.members {
-			skip[m] = max(skip[m], g.start+len(g.pages))
-		}
-	}
-	for b := range p.B {
-		per = max(per, p.Paged.PerSeq-skip[b])
-	}
-	a.stable = grow(a.stable, p.B*per)
-	a.slens = grow(a.slens, p.B)
-	for b := range p.B {
-		row := a.stable[b*per : (b+1)*per]
-		src := p.Paged.Table[b*p.Paged.PerSeq+skip[b] : (b+1)*p.Paged.PerSeq]
-		n := copy(row, src)
-		for j := n; j < per; j++ {
-			row[j] = -1
-		}
-		a.slens[b] = p.KVLens[b] - skip[b]*ps
-	}
-	sp.PerSeq, sp.Table = per, a.stable
-	suffix.Paged, suffix.Nk, suffix.KVLens = &sp, per*ps, a.slens
-	if err := suffix.Validate(); err != nil {
+	h, nq, dv := p.H, p.Nq, p.Dv
+	suffix, err := a.suffixProblem(p, groups)
+	if err != nil {
 		return err
 	}
-	suffix = suffix.Resolved()
 	os, err := a.buffer(be, &a.os, Float32, suffix.OLen())
 	if err != nil {
 		return err
@@ -199,15 +180,10 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	for _, g := range groups {
 		cascadeNodes.Add(1)
 		rows := len(g.members) * nq * gq
-		pre := backend.Problem{B: 1, H: kvh, KVHeads: kvh, Nq: rows, Nk: len(g.pages) * ps, D: d, Dv: dv,
-			Layout: p.Layout, Scale: p.Scale, Scales: p.Scales, VFromK: p.VFromK}
-		pre.Softcap = p.Softcap
-		pre.KVLens = []int{len(g.pages) * ps}
-		pre.Paged = &backend.Paged{PageSize: ps, Pages: p.Paged.Pages, PerSeq: len(g.pages), Table: g.pages}
-		if err := pre.Validate(); err != nil {
+		pre, err := prefixProblem(p, g)
+		if err != nil {
 			return err
 		}
-		pre = pre.Resolved()
 		qg, err := a.buffer(be, &a.qg, qh.DType, pre.QLen())
 		if err != nil {
 			return err
@@ -268,6 +244,276 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	return nil
 }
 
+// cascadeBuffers is attendBuffers' cascade: cascade's passes over the
+// caller's buffers, run on c's backend or recorded into rec, and the
+// merge on the device as one more Fused call, mergeProblem's. Only the
+// merge writes out and lse, last, so a pass that fails leaves them as
+// they were.
+func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.Problem, groups []cascadeGroup, q, out, lse backend.Buffer) error {
+	be := c.be
+	fused := be.Fused
+	cp, _ := be.(backend.Copier)
+	if rec != nil {
+		fused, cp = rec.Fused, rec
+	}
+	h, nq, d, dv := p.H, p.Nq, p.D, p.Dv
+	kvh, gq := p.KVHeads, h/p.KVHeads
+	if err := backend.CheckBuffer("Q", q, p.QLen()); err != nil {
+		return err
+	}
+	suffix, err := a.suffixProblem(p, groups)
+	if err != nil {
+		return err
+	}
+	cascades.Add(1)
+	// The merge's pools: a row a partial result, the suffix pass's rows
+	// first (in the LSE's order, (b, h, i)), then each node's (in its
+	// LSE's order, (KV head, prefixRow)) from base[node].
+	r := p.B * h * nq
+	base := make([]int, len(groups))
+	np := r
+	for i, g := range groups {
+		base[i] = np
+		np += len(g.members) * nq * h
+	}
+	kp, err := a.retain(rec, be, &a.mk, Float32, np)
+	if err != nil {
+		return err
+	}
+	vp, err := a.retain(rec, be, &a.mv, Float32, np*dv)
+	if err != nil {
+		return err
+	}
+	// The suffix pass writes its LSE into the pool, and its O too where
+	// O's rows lie in the LSE's order (BHND, or one query), else into
+	// scratch that a copy reorders.
+	inOrder := p.Layout == BHND || nq == 1
+	os := vp
+	if !inOrder {
+		if os, err = a.retain(rec, be, &a.os, Float32, suffix.OLen()); err != nil {
+			return err
+		}
+	}
+	if err := fused(ctx, backend.FusedParams{Problem: suffix}, q, c.k, c.v, os, kp); err != nil {
+		return err
+	}
+	ostr := backend.TensorStrides(p.Layout, h, nq, dv)
+	if !inOrder {
+		a.ranges = a.ranges[:0]
+		for b := range p.B {
+			for hh := range h {
+				for i := range nq {
+					a.ranges = append(a.ranges, backend.CopyRange{Dst: ((b*h+hh)*nq + i) * dv, Src: ostr.Offset(b, hh, i), N: dv})
+				}
+			}
+		}
+		if err := cp.Copy(ctx, vp, os, a.ranges...); err != nil {
+			return err
+		}
+	}
+	// Each node's prefix pass: its queries gathered from q on the device
+	// (runs of rows that lie together copied as one range), its LSE and
+	// O copied into the pools.
+	for ni, g := range groups {
+		cascadeNodes.Add(1)
+		pre, err := prefixProblem(p, g)
+		if err != nil {
+			return err
+		}
+		qg, err := a.retain(rec, be, &a.qg, q.DType(), pre.QLen())
+		if err != nil {
+			return err
+		}
+		a.ranges = a.ranges[:0]
+		prefixQueries(p, g.members, d, func(dst, src int) {
+			if n := len(a.ranges); n > 0 {
+				if l := &a.ranges[n-1]; l.Dst+l.N == dst && l.Src+l.N == src {
+					l.N += d
+					return
+				}
+			}
+			a.ranges = append(a.ranges, backend.CopyRange{Dst: dst, Src: src, N: d})
+		})
+		if err := cp.Copy(ctx, qg, q, a.ranges...); err != nil {
+			return err
+		}
+		op, err := a.retain(rec, be, &a.op, Float32, pre.OLen())
+		if err != nil {
+			return err
+		}
+		lp, err := a.retain(rec, be, &a.lp, Float32, pre.LSELen())
+		if err != nil {
+			return err
+		}
+		if err := fused(ctx, backend.FusedParams{Problem: pre}, qg, c.k, c.v, op, lp); err != nil {
+			return err
+		}
+		if err := cp.Copy(ctx, kp, lp, backend.CopyRange{Dst: base[ni], N: pre.LSELen()}); err != nil {
+			return err
+		}
+		a.ranges = a.ranges[:0]
+		if p.Layout == BHND {
+			a.ranges = append(a.ranges, backend.CopyRange{Dst: base[ni] * dv, N: pre.OLen()})
+		} else {
+			pstr := backend.TensorStrides(p.Layout, kvh, pre.Nq, dv)
+			for g := range kvh {
+				for row := range pre.Nq {
+					a.ranges = append(a.ranges, backend.CopyRange{Dst: (base[ni] + g*pre.Nq + row) * dv, Src: pstr.Offset(0, g, row), N: dv})
+				}
+			}
+		}
+		if err := cp.Copy(ctx, vp, op, a.ranges...); err != nil {
+			return err
+		}
+	}
+	// The merge: one sequence an output row, in out's order, whose keys
+	// are the row's partials in the pools (one-row pages): K their LSEs
+	// (D = 1), V their outputs. A query of 1 at scale 1 scores each by
+	// its LSE, so that softmax·V is the exact merge of the passes and
+	// the merge's LSE the row's.
+	depth := make([]int, p.B)
+	per := 1
+	for _, g := range groups {
+		for _, b := range g.members {
+			depth[b]++
+			per = max(per, depth[b]+1)
+		}
+	}
+	a.mtable, a.mlens = grow(a.mtable, r*per), grow(a.mlens, r)
+	for i := range a.mtable {
+		a.mtable[i] = -1
+	}
+	for b := range p.B {
+		for hh := range h {
+			for i := range nq {
+				m := ostr.Offset(b, hh, i) / dv
+				a.mtable[m*per], a.mlens[m] = (b*h+hh)*nq+i, 1
+			}
+		}
+	}
+	for ni, g := range groups {
+		rows := len(g.members) * nq * gq
+		for gi, b := range g.members {
+			for hh := range h {
+				for i := range nq {
+					m := ostr.Offset(b, hh, i) / dv
+					a.mtable[m*per+a.mlens[m]] = base[ni] + (hh/gq)*rows + prefixRow(gi, i, hh%gq, nq, gq)
+					a.mlens[m]++
+				}
+			}
+		}
+	}
+	mq, err := a.retain(rec, be, &a.mq, Float32, r)
+	if err != nil {
+		return err
+	}
+	if a.mqOnes < r || a.mqOnes > mq.Len() {
+		ones := make([]float32, mq.Len())
+		for i := range ones {
+			ones[i] = 1
+		}
+		if err := be.Write(mq, 0, ones); err != nil {
+			return err
+		}
+		a.mqOnes = mq.Len()
+	}
+	a.mpaged = backend.Paged{PageSize: 1, Pages: np, PerSeq: per, Table: a.mtable}
+	merge := backend.Problem{B: r, H: 1, KVHeads: 1, Nq: 1, Nk: per, D: 1, Dv: dv, Scale: 1, Layout: BHND, Paged: &a.mpaged}
+	merge.KVLens = a.mlens
+	ml := lse
+	if lse != nil && !inOrder {
+		// The merge's LSE lies in out's order: into scratch, reordered.
+		if ml, err = a.retain(rec, be, &a.ls, Float32, r); err != nil {
+			return err
+		}
+	}
+	if err := fused(ctx, backend.FusedParams{Problem: merge}, mq, kp, vp, out, ml); err != nil {
+		return err
+	}
+	if ml == lse {
+		return nil
+	}
+	a.ranges = a.ranges[:0]
+	for b := range p.B {
+		for hh := range h {
+			for i := range nq {
+				a.ranges = append(a.ranges, backend.CopyRange{Dst: (b*h+hh)*nq + i, Src: ostr.Offset(b, hh, i) / dv, N: 1})
+			}
+		}
+	}
+	return cp.Copy(ctx, lse, ml, a.ranges...)
+}
+
+// suffixProblem is the suffix pass of p (paged, resolved) under groups:
+// every sequence's pages and length past its deepest node, in the
+// attender's scratch (stable, slens).
+func (a *attender) suffixProblem(p backend.Problem, groups []cascadeGroup) (backend.Problem, error) {
+	ps := p.Paged.PageSize
+	suffix := p
+	sp := *p.Paged
+	per := 0
+	skip := make([]int, p.B) // prefix pages of each sequence: to its deepest node's end
+	for _, g := range groups {
+		for _, m := range g.members {
+			skip[m] = max(skip[m], g.start+len(g.pages))
+		}
+	}
+	for b := range p.B {
+		per = max(per, p.Paged.PerSeq-skip[b])
+	}
+	a.stable = grow(a.stable, p.B*per)
+	a.slens = grow(a.slens, p.B)
+	for b := range p.B {
+		row := a.stable[b*per : (b+1)*per]
+		src := p.Paged.Table[b*p.Paged.PerSeq+skip[b] : (b+1)*p.Paged.PerSeq]
+		n := copy(row, src)
+		for j := n; j < per; j++ {
+			row[j] = -1
+		}
+		a.slens[b] = p.KVLens[b] - skip[b]*ps
+	}
+	sp.PerSeq, sp.Table = per, a.stable
+	suffix.Paged, suffix.Nk, suffix.KVLens = &sp, per*ps, a.slens
+	if err := suffix.Validate(); err != nil {
+		return suffix, err
+	}
+	return suffix.Resolved(), nil
+}
+
+// prefixProblem is the prefix pass of node g over p's pool: one sequence
+// of KVHeads heads whose rows are every member's queries of every query
+// head that reads the head's K and V (prefixRow), over the node's pages.
+func prefixProblem(p backend.Problem, g cascadeGroup) (backend.Problem, error) {
+	kvh, ps := p.KVHeads, p.Paged.PageSize
+	rows := len(g.members) * p.Nq * (p.H / kvh)
+	pre := backend.Problem{B: 1, H: kvh, KVHeads: kvh, Nq: rows, Nk: len(g.pages) * ps, D: p.D, Dv: p.Dv,
+		Layout: p.Layout, Scale: p.Scale, Scales: p.Scales, VFromK: p.VFromK}
+	pre.Softcap = p.Softcap
+	pre.KVLens = []int{len(g.pages) * ps}
+	pre.Paged = &backend.Paged{PageSize: ps, Pages: p.Paged.Pages, PerSeq: len(g.pages), Table: g.pages}
+	if err := pre.Validate(); err != nil {
+		return pre, err
+	}
+	return pre.Resolved(), nil
+}
+
+// prefixQueries calls f for each query row of a prefix pass over the
+// members of p's batch: dst its offset in the pass's Q (prefixRow), src
+// in p's, in elements of rows of dim (D for Q, Dv for O).
+func prefixQueries(p backend.Problem, members []int, dim int, f func(dst, src int)) {
+	h, nq := p.H, p.Nq
+	kvh, gq := p.KVHeads, p.H/p.KVHeads
+	rows := len(members) * nq * gq
+	dsts, srcs := backend.TensorStrides(p.Layout, kvh, rows, dim), backend.TensorStrides(p.Layout, h, nq, dim)
+	for gi, b := range members {
+		for hh := range h {
+			for i := range nq {
+				f(dsts.Offset(0, hh/gq, prefixRow(gi, i, hh%gq, nq, gq)), srcs.Offset(b, hh, i))
+			}
+		}
+	}
+}
+
 // prefixRow is the prefix pass's row of query i of the group's member
 // gi for the query head hg of its KV head's gq: member, then query, then
 // head, so that a member's rows lie together.
@@ -277,30 +523,21 @@ func prefixRow(gi, i, hg, nq, gq int) int { return (gi*nq+i)*gq + hg }
 // the prefix pass's one sequence (prefixRow: len(members)·Nq·H/KVHeads
 // rows of KVHeads heads), from the dense host queries qh of problem p.
 func (a *attender) gatherQueries(be backend.Backend, qg backend.Buffer, qh *Tensor, members []int, p backend.Problem) error {
-	h, nq, d := p.H, p.Nq, p.D
-	kvh, gq := p.KVHeads, p.H/p.KVHeads
-	rows := len(members) * nq * gq
-	n := rows * kvh * d
+	d := p.D
+	n := len(members) * p.Nq * p.H * d
 	half := qh.DType.Half()
 	if half {
 		a.hqb = grow(a.hqb, n)
 	} else {
 		a.hq = grow(a.hq, n)
 	}
-	dsts, srcs := backend.TensorStrides(p.Layout, kvh, rows, d), backend.TensorStrides(p.Layout, h, nq, d)
-	for gi, b := range members {
-		for hh := range h {
-			for i := range nq {
-				dst := dsts.Offset(0, hh/gq, prefixRow(gi, i, hh%gq, nq, gq))
-				src := srcs.Offset(b, hh, i)
-				if half {
-					copy(a.hqb[dst:dst+d], qh.Bits[src:])
-				} else {
-					copy(a.hq[dst:dst+d], qh.Data[src:])
-				}
-			}
+	prefixQueries(p, members, d, func(dst, src int) {
+		if half {
+			copy(a.hqb[dst:dst+d], qh.Bits[src:])
+		} else {
+			copy(a.hq[dst:dst+d], qh.Data[src:])
 		}
-	}
+	})
 	if half {
 		return be.WriteBits(qg, 0, a.hqb[:n])
 	}

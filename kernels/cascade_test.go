@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -117,6 +118,9 @@ func TestCascade(t *testing.T) {
 								t.Fatalf("%s: out[%d] = %v with the cascade, %v without", what, i, g1[i], g2[i])
 							}
 						}
+						cascadeBuffers(t, be, pool, call, q, lse2, &opts, c.cascade, what, func(got *kernels.Tensor) {
+							compareOut(t, what+"/buffers", got, want, 6, 0)
+						})
 					}
 				}
 				pool.Release()
@@ -187,6 +191,73 @@ func TestCascadeTree(t *testing.T) {
 		}
 		want, _ := m.want(t, order, q, &kernels.AttendOptions{Causal: true})
 		compareOut(t, bk.name, out, want, 6, 0)
+		before = kernels.CascadeNodes()
+		cascadeBuffers(t, be, pool, seqs, q, nil, &kernels.AttendOptions{Causal: true}, true, bk.name, func(got *kernels.Tensor) {
+			compareOut(t, bk.name+"/buffers", got, want, 6, 0)
+		})
+		if n := kernels.CascadeNodes() - before; n != 3 && n != 6 {
+			t.Errorf("%s: AttendBuffers ran %d prefix passes, want 3 a call", bk.name, n)
+		}
 		pool.Release()
+	}
+}
+
+// cascadeBuffers runs the call of Attend(seqs, q, opts) through
+// AttendBuffers, with q on the device, waited for and, on a
+// backend.Recorder, recorded too: the cascade runs (on the device) as
+// cascade says, check gets each output, and the LSE, where want is not
+// nil, matches it (the uncascaded call's) within float32's tolerance.
+func cascadeBuffers(t *testing.T, be backend.Backend, pool *kernels.PagePool, seqs []*kernels.Seq, q, want *kernels.Tensor, opts *kernels.AttendOptions, cascade bool, what string, check func(*kernels.Tensor)) {
+	t.Helper()
+	ctx := context.Background()
+	b, nq, h := q.Shape[0], q.Shape[1], q.Shape[2]
+	if q.Layout == kernels.BHND {
+		h, nq = q.Shape[1], q.Shape[2]
+	}
+	dv := 6
+	oshape := []int{b, nq, h, dv}
+	if q.Layout == kernels.BHND {
+		oshape = []int{b, h, nq, dv}
+	}
+	recorder, _ := be.(backend.Recorder)
+	for _, record := range []bool{false, true} {
+		if record && recorder == nil {
+			continue
+		}
+		qb := onDevice(t, be, q)
+		ob, err := be.Alloc(kernels.Float32, b*h*nq*dv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, err := be.Alloc(kernels.Float32, b*h*nq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec backend.Recording
+		if record {
+			rec = recorder.Begin()
+		}
+		before := kernels.Cascades()
+		err = pool.AttendBuffers(ctx, rec, seqs, qb, ob, lb, h, nq, opts)
+		if err == nil && rec != nil {
+			err = rec.Wait()
+		}
+		if err != nil {
+			t.Fatalf("%s: AttendBuffers (recorded %t): %v", what, record, err)
+		}
+		if ran := kernels.Cascades() > before; ran != cascade {
+			t.Fatalf("%s: AttendBuffers (recorded %t) cascaded %v, want %v", what, record, ran, cascade)
+		}
+		check(fromDevice(t, be, ob, kernels.Float32, q.Layout, oshape...))
+		if want != nil {
+			got := fromDevice(t, be, lb, kernels.Float32, kernels.BHND, b, h, nq)
+			for i, x := range got.Data {
+				if y := want.Data[i]; math.Abs(float64(x-y)) > 1e-5*max(1, math.Abs(float64(y))) {
+					t.Fatalf("%s: AttendBuffers (recorded %t): LSE[%d] = %v, %v without the cascade", what, record, i, x, y)
+				}
+			}
+		}
+		ob.Release()
+		lb.Release()
 	}
 }

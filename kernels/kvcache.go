@@ -174,7 +174,7 @@ func (c *KVCache) AttendBuffers(ctx context.Context, rec backend.Recording, q, o
 	}
 	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout, VFromK: c.cfg.VFromK}
 	p.KVLens = c.lens
-	return attendBuffers(ctx, rec, c.kv, p, q, out, lse, heads, nq, opts)
+	return (*attender)(nil).attendBuffers(ctx, rec, c.kv, p, q, out, lse, heads, nq, opts)
 }
 
 // Release frees the cache's device storage; every later call of the

@@ -324,8 +324,10 @@ func (p *PagePool) Attend(ctx context.Context, seqs []*Seq, q, out, lse *Tensor,
 // an AppendBuffers recorded after it — reaches the device's queue after
 // it.
 func (p *PagePool) AttendBuffers(ctx context.Context, rec backend.Recording, seqs []*Seq, q, out, lse backend.Buffer, heads, nq int, opts *AttendOptions) error {
-	return p.attend(seqs, func(_ *attender, pr backend.Problem) error {
-		return attendBuffers(ctx, rec, p.kv, pr, q, out, lse, heads, nq, opts)
+	return p.attend(seqs, func(a *attender, pr backend.Problem) error {
+		a.pages = seqPages(a.pages, seqs)
+		defer func() { clear(a.pages); a.pages = a.pages[:0] }()
+		return a.attendBuffers(ctx, rec, p.kv, pr, q, out, lse, heads, nq, opts)
 	})
 }
 

@@ -139,22 +139,17 @@ func finishRaw(out rawRows, t backend.DType, n, cols int, f []float32, h []uint1
 // gatherOneKey gathers the n rows of an index list's lowering (pages of
 // one key, backend.FusedIndexed: each row somewhere else in the cache)
 // with the prefetching gather (gatherRowsVec), every row's bounds
-// checked first, into the scratch kvRaw's copies fill; a q8 row's
-// scales follow in Go. It reports false, gathering nothing, for any
-// other rows or where the gather cannot run.
+// checked first (oneKeyOffsets), into the scratch kvRaw's copies fill; a
+// q8 row's scales follow in Go. It reports false, gathering nothing, for
+// any other rows or where the gather cannot run.
 func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store, offs *[]int) bool {
-	pg := r.Pages
-	if pg == nil || pg.PageSize != 1 || offs == nil || n == 0 {
-		return false
-	}
 	size := s.t.Size()
 	if s.t.Quantized() {
 		size = 1
 	}
-	if cols*size%32 != 0 {
+	if cols*size%32 != 0 || !oneKeyOffsets(s, r, b, kvh, j0, n, cols, offs) {
 		return false
 	}
-	*offs = grow(*offs, n)
 	o := *offs
 	var dst, src unsafe.Pointer
 	switch s.t {
@@ -179,6 +174,35 @@ func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32,
 		}
 		dst, src = unsafe.Pointer(unsafe.SliceData(h)), unsafe.Pointer(unsafe.SliceData(s.h))
 	}
+	if !gatherRowsVec(dst, src, o, cols*size) {
+		return false
+	}
+	if s.t == backend.Q8 {
+		nb := cols / backend.Q8Block
+		for j := range n {
+			e := o[j] / backend.Q8Block
+			copy(q.sc[j*nb:(j+1)*nb], s.sc[e:e+nb])
+		}
+	}
+	return true
+}
+
+// oneKeyOffsets writes into *offs the byte offsets in s of the n rows
+// (of cols) of KV head kvh from key j0 of sequence b, where r's pages
+// hold one key each (an index list's lowering), and reports whether
+// they are such rows and every one lies inside s (else the Go paths,
+// whose bounds checks say where, take them).
+func oneKeyOffsets(s store, r backend.Rows, b, kvh, j0, n, cols int, offs *[]int) bool {
+	pg := r.Pages
+	if pg == nil || pg.PageSize != 1 || offs == nil || n == 0 {
+		return false
+	}
+	size := s.t.Size()
+	if s.t.Quantized() {
+		size = 1
+	}
+	*offs = grow(*offs, n)
+	o := *offs
 	// eachRow's one-key-page offsets, written out: through its callback
 	// the step took 7 % longer.
 	total := s.len()
@@ -189,16 +213,6 @@ func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32,
 			return false // not a row of s: the Go loop's bounds checks say so
 		}
 		o[j] = e * size
-	}
-	if !gatherRowsVec(dst, src, o, cols*size) {
-		return false
-	}
-	if s.t == backend.Q8 {
-		nb := cols / backend.Q8Block
-		for j := range n {
-			e := o[j] / backend.Q8Block
-			copy(q.sc[j*nb:(j+1)*nb], s.sc[e:e+nb])
-		}
 	}
 	return true
 }
@@ -250,8 +264,22 @@ const decodeRun = 32
 // the kernel's step in Go).
 func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x, n int) {
 	p := f.p
-	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
 	alpha := f.alpha(kvh)
+	if hasDecodeIdx(f.k.t) && oneKeyOffsets(f.k, f.kr, b, kvh, j0+x, n, p.D, &sc.offs) {
+		// An index list's keys, read where they lie.
+		o, size := sc.offs[:n], f.k.t.Size()
+		for g := 0; g < st.Rows; g += 4 {
+			s := st.Data[g*st.Stride+x:]
+			q := qm.Data[g*qm.Stride:]
+			for j := dotRows4Idx(q, qm.Stride, f.k, o, n, p.D, s, st.Stride, alpha); j < n; j++ {
+				kj := sc.row[:p.D]
+				f.k.widenAt(kj, o[j]/size)
+				dotRowsGo(q, qm.Stride, 4, kj, p.D, 1, p.D, s[j:], st.Stride, alpha)
+			}
+		}
+		return
+	}
+	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
 		q := qm.Data[g*qm.Stride:]
@@ -271,6 +299,12 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 // j0 into every row group's accumulator (axpyRows4, else Go).
 func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0, x, n int) {
 	p := f.p
+	if hasDecodeIdx(f.v.t) && oneKeyOffsets(f.v, f.vr, b, kvh, j0+x, n, p.Dv, &sc.offs) {
+		for g := 0; g < st.Rows; g += 4 {
+			axpyRows4Idx(st.Data[g*st.Stride+x:], st.Stride, f.v, sc.offs[:n], n, p.Dv, acc.Data[g*acc.Stride:], acc.Stride)
+		}
+		return
+	}
 	v := kvRaw(f.v, f.vr, b, kvh, j0+x, n, p.Dv, sc.v, sc.vb, sc.vq, &sc.offs)
 	for g := 0; g < st.Rows; g += 4 {
 		w := st.Data[g*st.Stride+x:]

@@ -1638,3 +1638,666 @@ a16keyBF162:
 adoneBF162:
 	VZEROUPPER
 	RET
+
+// The indirect eight-lane forms: row j at k + offs[j] (bytes).
+
+// func dotRows4IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4AVX2 with key j's row at k + offs[j] bytes, float32: two
+// keys at a time, prefetching the pair 16 keys on while that many
+// are left. n a multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4IdxAVX2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $2, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dipair:
+	MOVQ         (R9), DI                  // key j
+	ADDQ         R15, DI
+	MOVQ         8(R9), BX                 // key j+1
+	ADDQ         R15, BX
+	CMPQ         CX, $8
+	JBE          dinopf
+	MOVQ         128(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf0:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf0
+	MOVQ         136(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf1:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf1
+
+dinopf:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+diinner:
+	VMOVUPS      (DI)(AX*1), Y8
+	VMOVUPS      (BX)(AX*1), Y9
+	VMOVUPS      (SI)(AX*1), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*1), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*1), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $32, AX
+	CMPQ         AX, DX
+	JB           diinner
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	ADDQ         $16, R9
+	DECQ         CX
+	JNZ          dipair
+	VZEROUPPER
+	RET
+
+// func axpyRows4IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4AVX2 with key j's row at v + offs[j] bytes, float32: chunks
+// of 64 keys (their rows stay in L1 across the chunk's column
+// passes), sixteen columns at a time; the first pass of a chunk
+// prefetches the row 64 keys on while that many are left. n ≥ 1, dv
+// a multiple of 16.
+TEXT ·axpyRows4IdxAVX2(SB), NOSPLIT, $24-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+	MOVQ         DX, AX
+	MOVQ         AX, row-24(SP)            // V's row length, bytes
+
+aichunk:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          ailast
+	MOVQ         $64, CX                   // keys in this chunk
+ailast:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+ai16:
+	CMPQ         BX, DX
+	JAE          aidone
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+ai16key:
+	TESTQ        BX, BX
+	JNZ          ainopf                // the chunk's first pass prefetches
+	LEAQ         64(AX), R14
+	CMPQ         R14, left-8(SP)
+	JAE          ainopf
+	MOVQ         (R9)(R14*8), R14
+	ADDQ         R15, R14
+	MOVQ         R14, end-16(SP)
+	ADDQ         row-24(SP), R14
+	XCHGQ        R14, end-16(SP)           // R14 the row, end-16(SP) its end
+aipf:
+	PREFETCHT0   (R14)
+	ADDQ         $64, R14
+	CMPQ         R14, end-16(SP)
+	JB           aipf
+ainopf:
+	MOVQ         (R9)(AX*8), R14
+	ADDQ         R15, R14
+	VMOVUPS      (BX)(R14*1), Y8
+	VMOVUPS      32(BX)(R14*1), Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           ai16key
+	LEAQ         (R10)(BX*1), R14          // acc[0][c]
+	VADDPS       0(R14), Y0, Y0
+	VMOVUPS      Y0, 0(R14)
+	VADDPS       32(R14), Y1, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y2, Y2
+	VMOVUPS      Y2, 0(R14)
+	VADDPS       32(R14), Y3, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y4, Y4
+	VMOVUPS      Y4, 0(R14)
+	VADDPS       32(R14), Y5, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y6, Y6
+	VMOVUPS      Y6, 0(R14)
+	VADDPS       32(R14), Y7, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $64, BX
+	JMP          ai16
+
+aidone:
+	// The next chunk: p's rows and the offsets on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	LEAQ         (R9)(CX*8), R9
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          aichunk
+	VZEROUPPER
+	RET
+
+// func dotRows4F16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4F16AVX2 with key j's row at k + offs[j] bytes, float16: two
+// keys at a time, prefetching the pair 32 keys on while that many
+// are left. n a multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4F16IdxAVX2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dipairF16:
+	MOVQ         (R9), DI                  // key j
+	ADDQ         R15, DI
+	MOVQ         8(R9), BX                 // key j+1
+	ADDQ         R15, BX
+	CMPQ         CX, $16
+	JBE          dinopfF16
+	MOVQ         256(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf0F16:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf0F16
+	MOVQ         264(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf1F16:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf1F16
+
+dinopfF16:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+diinnerF16:
+	VCVTPH2PS    (DI)(AX*1), Y8
+	VCVTPH2PS    (BX)(AX*1), Y9
+	VMOVUPS      (SI)(AX*2), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*2), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*2), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*2), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           diinnerF16
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	ADDQ         $16, R9
+	DECQ         CX
+	JNZ          dipairF16
+	VZEROUPPER
+	RET
+
+// func axpyRows4F16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4F16AVX2 with key j's row at v + offs[j] bytes, float16: chunks
+// of 64 keys (their rows stay in L1 across the chunk's column
+// passes), sixteen columns at a time; the first pass of a chunk
+// prefetches the row 64 keys on while that many are left. n ≥ 1, dv
+// a multiple of 16.
+TEXT ·axpyRows4F16IdxAVX2(SB), NOSPLIT, $24-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+	MOVQ         DX, AX
+	SHRQ         $1, AX
+	MOVQ         AX, row-24(SP)            // V's row length, bytes
+
+aichunkF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          ailastF16
+	MOVQ         $64, CX                   // keys in this chunk
+ailastF16:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+ai16F16:
+	CMPQ         BX, DX
+	JAE          aidoneF16
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, DI
+	SHRQ         $1, DI                    // V's column offset, bytes
+	XORQ         AX, AX
+ai16keyF16:
+	TESTQ        BX, BX
+	JNZ          ainopfF16                // the chunk's first pass prefetches
+	LEAQ         64(AX), R14
+	CMPQ         R14, left-8(SP)
+	JAE          ainopfF16
+	MOVQ         (R9)(R14*8), R14
+	ADDQ         R15, R14
+	MOVQ         R14, end-16(SP)
+	ADDQ         row-24(SP), R14
+	XCHGQ        R14, end-16(SP)           // R14 the row, end-16(SP) its end
+aipfF16:
+	PREFETCHT0   (R14)
+	ADDQ         $64, R14
+	CMPQ         R14, end-16(SP)
+	JB           aipfF16
+ainopfF16:
+	MOVQ         (R9)(AX*8), R14
+	ADDQ         R15, R14
+	VCVTPH2PS    (DI)(R14*1), Y8
+	VCVTPH2PS    16(DI)(R14*1), Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           ai16keyF16
+	LEAQ         (R10)(BX*1), R14          // acc[0][c]
+	VADDPS       0(R14), Y0, Y0
+	VMOVUPS      Y0, 0(R14)
+	VADDPS       32(R14), Y1, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y2, Y2
+	VMOVUPS      Y2, 0(R14)
+	VADDPS       32(R14), Y3, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y4, Y4
+	VMOVUPS      Y4, 0(R14)
+	VADDPS       32(R14), Y5, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y6, Y6
+	VMOVUPS      Y6, 0(R14)
+	VADDPS       32(R14), Y7, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $64, BX
+	JMP          ai16F16
+
+aidoneF16:
+	// The next chunk: p's rows and the offsets on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	LEAQ         (R9)(CX*8), R9
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          aichunkF16
+	VZEROUPPER
+	RET
+
+// func dotRows4BF16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4BF16AVX2 with key j's row at k + offs[j] bytes, bfloat16: two
+// keys at a time, prefetching the pair 32 keys on while that many
+// are left. n a multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4BF16IdxAVX2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dipairBF16:
+	MOVQ         (R9), DI                  // key j
+	ADDQ         R15, DI
+	MOVQ         8(R9), BX                 // key j+1
+	ADDQ         R15, BX
+	CMPQ         CX, $16
+	JBE          dinopfBF16
+	MOVQ         256(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf0BF16:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf0BF16
+	MOVQ         264(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf1BF16:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf1BF16
+
+dinopfBF16:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+diinnerBF16:
+	VPMOVZXWD    (DI)(AX*1), Y8
+	VPSLLD       $16, Y8, Y8
+	VPMOVZXWD    (BX)(AX*1), Y9
+	VPSLLD       $16, Y9, Y9
+	VMOVUPS      (SI)(AX*2), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*2), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*2), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*2), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           diinnerBF16
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	ADDQ         $16, R9
+	DECQ         CX
+	JNZ          dipairBF16
+	VZEROUPPER
+	RET
+
+// func axpyRows4BF16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4BF16AVX2 with key j's row at v + offs[j] bytes, bfloat16: chunks
+// of 64 keys (their rows stay in L1 across the chunk's column
+// passes), sixteen columns at a time; the first pass of a chunk
+// prefetches the row 64 keys on while that many are left. n ≥ 1, dv
+// a multiple of 16.
+TEXT ·axpyRows4BF16IdxAVX2(SB), NOSPLIT, $24-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+	MOVQ         DX, AX
+	SHRQ         $1, AX
+	MOVQ         AX, row-24(SP)            // V's row length, bytes
+
+aichunkBF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          ailastBF16
+	MOVQ         $64, CX                   // keys in this chunk
+ailastBF16:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+ai16BF16:
+	CMPQ         BX, DX
+	JAE          aidoneBF16
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, DI
+	SHRQ         $1, DI                    // V's column offset, bytes
+	XORQ         AX, AX
+ai16keyBF16:
+	TESTQ        BX, BX
+	JNZ          ainopfBF16                // the chunk's first pass prefetches
+	LEAQ         64(AX), R14
+	CMPQ         R14, left-8(SP)
+	JAE          ainopfBF16
+	MOVQ         (R9)(R14*8), R14
+	ADDQ         R15, R14
+	MOVQ         R14, end-16(SP)
+	ADDQ         row-24(SP), R14
+	XCHGQ        R14, end-16(SP)           // R14 the row, end-16(SP) its end
+aipfBF16:
+	PREFETCHT0   (R14)
+	ADDQ         $64, R14
+	CMPQ         R14, end-16(SP)
+	JB           aipfBF16
+ainopfBF16:
+	MOVQ         (R9)(AX*8), R14
+	ADDQ         R15, R14
+	VPMOVZXWD    (DI)(R14*1), Y8
+	VPSLLD       $16, Y8, Y8
+	VPMOVZXWD    16(DI)(R14*1), Y9
+	VPSLLD       $16, Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           ai16keyBF16
+	LEAQ         (R10)(BX*1), R14          // acc[0][c]
+	VADDPS       0(R14), Y0, Y0
+	VMOVUPS      Y0, 0(R14)
+	VADDPS       32(R14), Y1, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y2, Y2
+	VMOVUPS      Y2, 0(R14)
+	VADDPS       32(R14), Y3, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y4, Y4
+	VMOVUPS      Y4, 0(R14)
+	VADDPS       32(R14), Y5, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         R11, R14
+	VADDPS       0(R14), Y6, Y6
+	VMOVUPS      Y6, 0(R14)
+	VADDPS       32(R14), Y7, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $64, BX
+	JMP          ai16BF16
+
+aidoneBF16:
+	// The next chunk: p's rows and the offsets on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	LEAQ         (R9)(CX*8), R9
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          aichunkBF16
+	VZEROUPPER
+	RET

@@ -2,7 +2,11 @@
 
 package cpu
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/attn-go/attn/backend"
+)
 
 //go:generate python3 _gen/decode_arm64.py
 
@@ -90,3 +94,12 @@ func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc 
 	axpyKernels[v.t](&p[0], ldp, vp, v.stride, n, dv, &acc[0], ldacc)
 	return true
 }
+
+// hasDecodeIdx: NEON reads an index list's keys through the gather.
+func hasDecodeIdx(backend.DType) bool { return false }
+
+func dotRows4Idx([]float32, int, store, []int, int, int, []float32, int, float32) int { return 0 }
+
+func axpyRows4Idx([]float32, int, store, []int, int, int, []float32, int) {}
+
+var decodeIdx = false

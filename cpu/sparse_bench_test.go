@@ -16,6 +16,8 @@ import (
 // step (topk0). In BNHD a key's KV heads lie side by side (2 KiB a key,
 // one sequence a row in the lowering); in BHND each head's rows lie
 // apart (256 bytes a key and head, a sequence a row and KV head).
+// topk2048/gather gathers the named rows into scratch first, where the
+// CPU's kernels would read them in place (hasDecodeIdx).
 //
 //	go test -run XXX -bench SparseDecode -count 3 ./cpu
 func BenchmarkSparseDecode(b *testing.B) {
@@ -35,13 +37,23 @@ func BenchmarkSparseDecode(b *testing.B) {
 				}
 				defer bufs[i].Release()
 			}
-			b.Run(fmt.Sprintf("%v/topk%d", layout, topk), func(b *testing.B) {
+			run := func(b *testing.B) {
 				for range b.N {
 					if err := be.Fused(context.Background(), backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], nil); err != nil {
 						b.Fatal(err)
 					}
 				}
-			})
+			}
+			b.Run(fmt.Sprintf("%v/topk%d", layout, topk), run)
+			if topk > 0 {
+				// The named rows gathered into scratch before the
+				// kernels read them, where the indirect kernels
+				// would read them in place.
+				b.Run(fmt.Sprintf("%v/topk%d/gather", layout, topk), func(b *testing.B) {
+					defer cpu.SetDecodeIdx(false)()
+					run(b)
+				})
+			}
 		}
 	}
 }

@@ -400,3 +400,185 @@ adone{dt}2:
 """)
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'a') as f:
     f.write("\n".join(L2))
+
+# The indirect eight-lane forms: K's or V's key j is the row at byte
+# offset offs[j] from the base, wherever it lies (an index list's keys,
+# each a one-key page: backend.FusedIndexed), read in place rather than
+# gathered into scratch first. Each prefetches the rows some keys on
+# through the same offsets (guarded: offs holds n entries), as the
+# gather it replaces did, so that a row at a random place is in flight
+# while the arithmetic of the rows before it runs.
+L3 = []
+C = L3.append
+C("""
+// The indirect eight-lane forms: row j at k + offs[j] (bytes).
+""")
+IDX_AHEAD = {4: 16, 2: 32}  # keys ahead that dot's rows are prefetched
+AXPY_AHEAD = 64  # and axpy's: a chunk on
+def iargs(rows, mat):
+    return f"""	MOVQ         {rows}+0(FP), SI
+	MOVQ         ld{rows}+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // {rows} row 2
+	LEAQ         (R12)(R8*1), R13          // {rows} row 3
+	ADDQ         SI, R8                    // {rows} row 1
+	MOVQ         {mat}+16(FP), R15         // the base
+	MOVQ         offs+24(FP), R9           // offs[0]
+	MOVQ         n+32(FP), CX
+"""
+for dt, size, name in dts:
+    qscale = 4 // size
+    ahead = IDX_AHEAD[size]
+    C(f"""// func dotRows4{dt}IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4{dt}AVX2 with key j's row at k + offs[j] bytes, {name}: two
+// keys at a time, prefetching the pair {ahead} keys on while that many
+// are left. n a multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4{dt}IdxAVX2(SB), NOSPLIT, $0-68
+{iargs("q", "k")}	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         ${size.bit_length()-1}, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dipair{dt}:
+	MOVQ         (R9), DI                  // key j
+	ADDQ         R15, DI
+	MOVQ         8(R9), BX                 // key j+1
+	ADDQ         R15, BX
+	CMPQ         CX, ${ahead // 2}
+	JBE          dinopf{dt}""")
+    for t in range(2):
+        C(f"""	MOVQ         {8*(ahead + t)}(R9), R14
+	ADDQ         R15, R14
+	XORQ         AX, AX
+dipf{t}{dt}:
+	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dipf{t}{dt}""")
+    C(f"\ndinopf{dt}:")
+    for i in range(8):
+        C(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
+    C(f"\tXORQ         AX, AX\n\ndiinner{dt}:")
+    L3.extend(load2(dt, "(DI)(AX*1)", 8))
+    L3.extend(load2(dt, "(BX)(AX*1)", 9))
+    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
+        C(f"\tVMOVUPS      ({reg})(AX*{qscale}), Y{10+r}")
+        for t in range(2):
+            C(f"\tVFMADD231PS  Y{8+t}, Y{10+r}, Y{2*r+t}")
+    C(f"""	ADDQ         ${8*size}, AX
+	CMPQ         AX, DX
+	JB           diinner{dt}
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	ADDQ         $16, R9
+	DECQ         CX
+	JNZ          dipair{dt}
+	VZEROUPPER
+	RET
+
+// func axpyRows4{dt}IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4{dt}AVX2 with key j's row at v + offs[j] bytes, {name}: chunks
+// of {AXPY_CHUNK} keys (their rows stay in L1 across the chunk's column
+// passes), sixteen columns at a time; the first pass of a chunk
+// prefetches the row {AXPY_AHEAD} keys on while that many are left. n ≥ 1, dv
+// a multiple of 16.
+TEXT ·axpyRows4{dt}IdxAVX2(SB), NOSPLIT, $24-64
+{iargs("p", "v")}	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+	MOVQ         DX, AX{"" if size == 4 else chr(10) + "	SHRQ         $1, AX"}
+	MOVQ         AX, row-24(SP)            // V's row length, bytes
+
+aichunk{dt}:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, ${AXPY_CHUNK}
+	JBE          ailast{dt}
+	MOVQ         ${AXPY_CHUNK}, CX                   // keys in this chunk
+ailast{dt}:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+ai16{dt}:
+	CMPQ         BX, DX
+	JAE          aidone{dt}""")
+    for i in range(8):
+        C(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
+    colb = "BX" if size == 4 else "DI"
+    if size == 2:
+        C("\tMOVQ         BX, DI\n\tSHRQ         $1, DI                    // V's column offset, bytes")
+    C(f"""	XORQ         AX, AX
+ai16key{dt}:
+	TESTQ        BX, BX
+	JNZ          ainopf{dt}                // the chunk's first pass prefetches
+	LEAQ         {AXPY_AHEAD}(AX), R14
+	CMPQ         R14, left-8(SP)
+	JAE          ainopf{dt}
+	MOVQ         (R9)(R14*8), R14
+	ADDQ         R15, R14
+	MOVQ         R14, end-16(SP)
+	ADDQ         row-24(SP), R14
+	XCHGQ        R14, end-16(SP)           // R14 the row, end-16(SP) its end
+aipf{dt}:
+	PREFETCHT0   (R14)
+	ADDQ         $64, R14
+	CMPQ         R14, end-16(SP)
+	JB           aipf{dt}
+ainopf{dt}:
+	MOVQ         (R9)(AX*8), R14
+	ADDQ         R15, R14""")
+    L3.extend(load2(dt, f"({colb})(R14*1)", 8))
+    L3.extend(load2(dt, f"{8*size}({colb})(R14*1)", 9))
+    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
+        C(f"\tVBROADCASTSS ({reg})(AX*4), Y{10+r}")
+        for c in range(2):
+            C(f"\tVFMADD231PS  Y{8+c}, Y{10+r}, Y{2*r+c}")
+    C(f"""	INCQ         AX
+	CMPQ         AX, CX
+	JB           ai16key{dt}
+	LEAQ         (R10)(BX*1), R14          // acc[0][c]""")
+    for r in range(4):
+        for c in range(2):
+            C(f"\tVADDPS       {32*c}(R14), Y{2*r+c}, Y{2*r+c}")
+            C(f"\tVMOVUPS      Y{2*r+c}, {32*c}(R14)")
+        if r < 3:
+            C("\tADDQ         R11, R14")
+    C(f"""	ADDQ         $64, BX
+	JMP          ai16{dt}
+
+aidone{dt}:
+	// The next chunk: p's rows and the offsets on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	LEAQ         (R9)(CX*8), R9
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          aichunk{dt}
+	VZEROUPPER
+	RET
+""")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'a') as f:
+    f.write("\n".join(L3))

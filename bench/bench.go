@@ -75,6 +75,10 @@ type Config struct {
 	// and each group's keys held by each sequence (Levels 1: what a
 	// one-level cascade reads), and nothing shared.
 	GroupPrefix, Groups int
+	// Buffers makes each prefix point's step PagePool.AttendBuffers, its
+	// queries and outputs on the device and the cascade's merge there
+	// too, where it is Attend (queries and outputs on the host).
+	Buffers bool
 	// Layers, when not empty, measures each attn point as a model's
 	// step of L layers for each L listed (each its own point, carrying
 	// Point.Layers): L calls over L separate copies of Q, K, V and O,
@@ -166,6 +170,8 @@ type Shape struct {
 	GroupPrefix int `json:"group_prefix,omitempty"`
 	Groups      int `json:"groups,omitempty"`
 	Levels      int `json:"levels,omitempty"`
+	// Buffers says the step was AttendBuffers (Config.Buffers).
+	Buffers bool `json:"buffers,omitempty"`
 }
 
 // Queries is the number of query rows of s: Nq, or N when Nq is 0.

@@ -27,33 +27,39 @@ type prefixSpec struct {
 	prefix, groupPrefix, groups int
 	shared                      bool
 	levels                      int // of a tree: 2, 1, or 0 unshared
+	buffers                     bool
 }
 
 // prefixSpecs are a prefix sweep's points for each shape: shared and not,
 // or of a tree, shared to two levels, to one, and not.
 func (cfg *Config) prefixSpecs() []prefixSpec {
 	if cfg.GroupPrefix == 0 {
-		return []prefixSpec{{prefix: cfg.Prefix, shared: true}, {prefix: cfg.Prefix}}
+		return []prefixSpec{{prefix: cfg.Prefix, shared: true, buffers: cfg.Buffers}, {prefix: cfg.Prefix, buffers: cfg.Buffers}}
 	}
 	var out []prefixSpec
 	for _, l := range []int{2, 1, 0} {
-		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l})
+		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l, buffers: cfg.Buffers})
 	}
 	return out
 }
 
 // prefixSpec is s's sharing.
 func (s Shape) prefixSpec() prefixSpec {
-	return prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels}
+	return prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels, buffers: s.Buffers}
 }
 
 // set records ps in s.
 func (ps prefixSpec) set(s *Shape) {
-	s.Prefix, s.Shared, s.GroupPrefix, s.Groups, s.Levels = ps.prefix, ps.shared, ps.groupPrefix, ps.groups, ps.levels
+	s.Prefix, s.Shared, s.GroupPrefix, s.Groups, s.Levels, s.Buffers = ps.prefix, ps.shared, ps.groupPrefix, ps.groups, ps.levels, ps.buffers
 }
 
 // label names a prefix point in the progress line.
 func (ps prefixSpec) label() string {
+	if ps.buffers {
+		b := ps
+		b.buffers = false
+		return b.label() + " (buffers)"
+	}
 	switch {
 	case ps.groupPrefix == 0:
 		return prefixLabel(ps.prefix, ps.shared)
@@ -220,10 +226,37 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	out, _ := kernels.NewTensor(kernels.BNHD, p.B, p.Nq, p.H, p.Dv)
 	opts := &kernels.AttendOptions{Causal: p.Causal, Scale: float64(p.Scale)}
 	op := func(ctx context.Context) error { return pool.Attend(ctx, seqs, q, out, nil, opts) }
+	var ob backend.Buffer
+	if sp.buffers {
+		// Q and O on the device: AttendBuffers, the cascade's merge
+		// there too.
+		qb, err := be.Alloc(backend.Float32, len(q.Data))
+		if err == nil {
+			defer qb.Release()
+			err = be.Write(qb, 0, q.Data)
+		}
+		if err == nil {
+			ob, err = be.Alloc(backend.Float32, len(out.Data))
+		}
+		if err != nil {
+			pt.fail(err)
+			return pt
+		}
+		defer ob.Release()
+		op = func(ctx context.Context) error {
+			return pool.AttendBuffers(ctx, nil, seqs, qb, ob, nil, p.H, p.Nq, opts)
+		}
+	}
 	warmup, times, err := timeRuns(ctx, op, cfg.Budget, cfg.MinRuns, nil)
 	if err != nil {
 		pt.fail(err)
 		return pt
+	}
+	if ob != nil {
+		if err := be.Read(out.Data, ob, 0); err != nil {
+			pt.fail(err)
+			return pt
+		}
 	}
 	pt.setTimes(warmup, times, p, dt, false)
 	pt.Bytes = prefixBytes(p, sp, dt)

@@ -11,8 +11,9 @@ import (
 // -prefix measures each shape twice over a page pool, the prompt shared
 // and held by each sequence: the same answers (checked against the
 // float64 reference), the pages and bytes each holds and reads, in
-// process and as -isolate's spec measures it; a prefix longer than the
-// keys before the queries fails the point with the sizes.
+// process and as -isolate's spec measures it (with -buffers too); a
+// prefix longer than the keys before the queries fails the point with
+// the sizes.
 func TestRunPrefix(t *testing.T) {
 	be := openCPU(t)
 	cfg := tiny()
@@ -51,6 +52,12 @@ func TestRunPrefix(t *testing.T) {
 	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || pt.PoolPages != 3 {
 		t.Errorf("MeasurePoint of a shared prefix: %s %s, %d pages", pt.Status, pt.Error, pt.PoolPages)
 	}
+	// -buffers: AttendBuffers, its answers checked the same way.
+	spec.Buffers = true
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || !pt.Buffers || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+		t.Errorf("MeasurePoint of a shared prefix through AttendBuffers: %s %s, buffers %t, error %v", pt.Status, pt.Error, pt.Buffers, pt.MaxErr)
+	}
+	spec.Buffers = false
 	spec.Prefix = 272
 	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusFailed || pt.Error == "" {
 		t.Errorf("MeasurePoint of a prefix of every key: %s %q, want failed naming the sizes", pt.Status, pt.Error)

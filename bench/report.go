@@ -595,8 +595,8 @@ func AllGlossaryKeys() []string {
 	return append(keys, rest...)
 }
 
-// prefixString is a prefix point's prefix column: P and whether the
-// pool shares it.
+// prefixString is a prefix point's prefix column: P, whether the pool
+// shares it, and "(buffers)" for AttendBuffers.
 func prefixString(pt Point) string {
 	if pt.Prefix == 0 {
 		return "-"
@@ -604,10 +604,14 @@ func prefixString(pt Point) string {
 	if pt.GroupPrefix > 0 {
 		return strings.TrimSpace(pt.prefixSpec().label()[len(" prefix "):])
 	}
+	s := strconv.Itoa(pt.Prefix) + " own"
 	if pt.Shared {
-		return strconv.Itoa(pt.Prefix) + " shared"
+		s = strconv.Itoa(pt.Prefix) + " shared"
 	}
-	return strconv.Itoa(pt.Prefix) + " own"
+	if pt.Buffers {
+		s += " (buffers)"
+	}
+	return s
 }
 
 // tokensPerS is TokensPerS, or B·Nq over the median time for a point of

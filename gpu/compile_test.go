@@ -67,11 +67,13 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		shaders.MergeConsts{WG: plan.MergeWG, L: 1},
 		shaders.MergeConsts{WG: plan.MergeWG, L: plan.MergeLanes},
 	}
-	// pack from every source dtype into each half one, and copy from
-	// every source dtype into float32 (Copy).
+	// pack from every source dtype into each half one (the ops'
+	// outputs), and copy from every source dtype into every one (Copy).
 	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {
-		specs = append(specs, shaders.PackConsts{WG: packWG, O: f16, Src: src}, shaders.PackConsts{WG: packWG, O: bf16, Src: src},
-			shaders.CopyConsts{WG: packWG, Src: src})
+		specs = append(specs, shaders.PackConsts{WG: packWG, O: f16, Src: src}, shaders.PackConsts{WG: packWG, O: bf16, Src: src})
+		for _, o := range []shaders.Elem{shaders.F32, f16, bf16} {
+			specs = append(specs, shaders.CopyConsts{WG: copyWG, O: o, Src: src})
+		}
 	}
 	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1})
 	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {

@@ -3,20 +3,53 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
 
-// This file runs Backend.Copy: copy.wgsl into a float32 buffer and
-// pack.wgsl into a half one, dispatches of a pass that WebGPU orders, so
-// that ranges whose words meet (an odd boundary between two half ranges)
-// are written one after the other. No copy command is used: a half range
-// rarely starts and ends on whole words, and one path for every dtype
-// pair keeps the rounding in one place (lib/half.wgsl).
+// This file runs Backend.Copy: copy.wgsl, for every pair of float32 and
+// half buffers, in dispatches of a pass that WebGPU orders. No copy
+// command is used: a half range rarely starts and ends on whole words,
+// and one path for every dtype pair keeps the rounding in one place
+// (lib/half.wgsl).
+//
+// Callers pass hundreds to thousands of small ranges at once (the rows a
+// padded Fused gathers and scatters, a cascade's rows on the device), and
+// a dispatch a range would cost each several µs of host and device time.
+// So copy.wgsl reads its ranges from a table (the dispatch's vars, placed
+// beside its Params in the submission's arena, up to inlineVars bytes a
+// table), and the small ranges of a call share dispatches, a workgroup a
+// range (copyRanges says when). A large range, or every range of a call
+// whose destinations overlap (the later must win, which only dispatches
+// in order give), runs in dispatches of its own, each reading one entry.
+
+// copyWG is copy.wgsl's workgroup size. The rows callers copy, 64 to 128
+// elements, take its invocations one or two loops (a half dst's 32 to 64
+// words, one); lavapipe runs a workgroup's invocations as loops over
+// SIMD lanes, so a larger workgroup would spend most of them on nothing.
+// copyLoop is the most times an invocation loops: a range of up to
+// copyLoop·copyWG units (elements of a float32 dst, words of a half one)
+// may share a dispatch, one workgroup taking all of it; a larger one
+// gets a workgroup a copyWG units, in dispatches of its own, whose
+// overhead its size pays for. (A workgroup looping over its range was
+// chosen over an invocation an element finding its range by a binary
+// search of prefix sums: it reads its entry once, where the search
+// costs lavapipe, which pays for every load an invocation makes, a load
+// a step, and a real GPU a chain of dependent loads before it copies.)
+const (
+	copyWG    = 64
+	copyLoop  = 16
+	copyEntry = 4 // u32 words a table entry: o_off, src_off, lo, hi
+)
+
+// copyTable is the most entries a table holds: inlineVars bytes.
+const copyTable = inlineVars / (4 * copyEntry)
 
 // Copy copies ranges of src into dst on the device (backend.Copier):
 // each rounded to dst's dtype as the ops store an output, exact between
@@ -57,13 +90,9 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 		}
 		return b.run(ctx, st, "copy", ds)
 	}
-	var ds []*dispatch
-	for _, r := range ranges {
-		more, err := b.copyDispatches(d, r.Dst, s, r.Src, r.N)
-		if err != nil {
-			return fmt.Errorf("gpu: copy: %w", err)
-		}
-		ds = append(ds, more...)
+	ds, err := b.copyRanges(d, s, ranges)
+	if err != nil {
+		return fmt.Errorf("gpu: copy: %w", err)
 	}
 	return b.run(ctx, st, "copy", ds)
 }
@@ -124,64 +153,241 @@ func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispat
 }
 
 // copyDispatches are the dispatches that store elements [s, s+n) of src
-// as elements [d, d+n) of dst, rounded to dst's dtype (pack.wgsl into a
-// half dst: elements of dst's boundary words outside the range keep their
-// values), each within one binding's bytes and one grid dimension. The
-// caller holds b.mu.
+// as elements [d, d+n) of dst, rounded to dst's dtype (into a half dst:
+// elements of dst's boundary words outside the range keep their values).
+// The caller holds b.mu.
 func (b *Backend) copyDispatches(dst *buffer, d int, src *buffer, s, n int) ([]*dispatch, error) {
-	if n == 0 {
+	return b.copyRanges(dst, src, []backend.CopyRange{{Dst: d, Src: s, N: n}})
+}
+
+// copyRanges are the dispatches of copy.wgsl that store ranges of src
+// into dst, in effect in order (backend.Copier). Where no two ranges'
+// destinations overlap, the order is free but for the two ranges of a
+// word of a half dst (an odd boundary between them), which must not
+// share a dispatch: copyLayers puts the small ranges in two layers, and
+// each layer's in tables of dispatches of their own, whose windows fit
+// a binding each (tableJobs); the large ones get dispatches of their own
+// (rangeJobs). Where destinations overlap, every range gets dispatches
+// of its own, in order, so that the later wins. The caller holds b.mu.
+func (b *Backend) copyRanges(dst, src *buffer, ranges []backend.CopyRange) ([]*dispatch, error) {
+	layers := copyLayers(dst.dtype.Half(), ranges)
+	var jobs []copyJob
+	if layers != nil {
+		for l := range 2 {
+			jobs = b.tableJobs(jobs, dst, src, ranges, layers, l)
+		}
+	}
+	for i, r := range ranges {
+		if r.N > 0 && (layers == nil || layers[i] < 0) {
+			jobs = b.rangeJobs(jobs, dst, r.Dst, src, r.Src, r.N)
+		}
+	}
+	if len(jobs) == 0 {
 		return nil, nil
 	}
-	var pipe *pipeline
-	var err error
-	half := dst.dtype.Half()
-	if half {
-		pipe, err = b.pipeline(shaders.PackConsts{WG: packWG, O: elem(dst), Src: elem(src)}, "main")
-	} else {
-		pipe, err = b.pipeline(shaders.CopyConsts{WG: packWG, Src: elem(src)}, "main")
-	}
+	pipe, err := b.pipeline(shaders.CopyConsts{WG: copyWG, O: elem(dst), Src: elem(src)}, "main")
 	if err != nil {
 		return nil, err
 	}
+	return copyJobDispatches(pipe, dst, src, jobs), nil
+}
+
+// copyUnits is the units of copy.wgsl that elements [d, d+n) of a dst
+// take: its elements, or for a half dst the words they touch.
+func copyUnits(half bool, d, n int) int {
+	if !half || n == 0 {
+		return n
+	}
+	return (d+n+1)/2 - d/2
+}
+
+// copyLayers is how copyRanges runs each of ranges: in a table of layer 0
+// or 1, or in dispatches of its own (-1): a range of no elements, one of
+// more than copyLoop·copyWG units, and every range when fewer than two
+// are small (a table then saves nothing). Two ranges of one layer never
+// share a word of a half dst: the ranges sorted by their destinations,
+// one that shares its first word with the last of the one before it
+// (both small) takes the other layer; no other two can share a word,
+// since a range has at least one element. It is nil when two ranges'
+// destinations overlap.
+func copyLayers(half bool, ranges []backend.CopyRange) []int {
+	order := make([]int, 0, len(ranges))
+	for i, r := range ranges {
+		if r.N > 0 {
+			order = append(order, i)
+		}
+	}
+	byDst := func(i, j int) int { return cmp.Compare(ranges[i].Dst, ranges[j].Dst) }
+	if !slices.IsSortedFunc(order, byDst) { // callers' rows mostly come sorted
+		slices.SortFunc(order, byDst)
+	}
+	layers := make([]int, len(ranges))
+	for i := range layers {
+		layers[i] = -1
+	}
+	small := 0
+	for k, i := range order {
+		r := ranges[i]
+		if k > 0 && r.Dst < ranges[order[k-1]].Dst+ranges[order[k-1]].N {
+			return nil
+		}
+		if copyUnits(half, r.Dst, r.N) > copyLoop*copyWG {
+			continue
+		}
+		small++
+		layers[i] = 0
+		if k == 0 || !half {
+			continue
+		}
+		p := order[k-1]
+		if layers[p] >= 0 && (ranges[p].Dst+ranges[p].N-1)/2 == r.Dst/2 {
+			layers[i] = 1 - layers[p]
+		}
+	}
+	if small < 2 {
+		for i := range layers {
+			layers[i] = -1
+		}
+	}
+	return layers
+}
+
+// copyJob is one dispatch of copy.wgsl being planned: its table entries,
+// relative to its windows of dst and src, its workgroups a range, and
+// its work for the submission budget.
+type copyJob struct {
+	words  []uint32 // copyEntry words an entry
+	dw, sw byteWin
+	tiles  int
+	cost   float64
+}
+
+// copyEntryWords is the table entry (copy.wgsl) that stores elements
+// [s, s+n) of src as elements [d, d+n) of dst, within the windows dw of
+// dst and sw of src.
+func copyEntryWords(dst *buffer, dw byteWin, d int, src *buffer, sw byteWin, s, n int) []uint32 {
+	srcBase := sw.firstElem(src)
+	if !dst.dtype.Half() {
+		return []uint32{uint32(d - dw.start/4), uint32(s - srcBase), 0, uint32(n)}
+	}
+	fw := d / 2 // dst's word of element d
+	lo := d - 2*fw
+	// src_off counts from the first word's element 0, one before element
+	// s when lo is 1: it wraps below the window's start (copy.wgsl).
+	return []uint32{uint32(fw - dw.start/4), uint32(s - srcBase - lo), uint32(lo), uint32(lo + n)}
+}
+
+// tableJobs appends the dispatches of the ranges of layers' layer l
+// (copyLayers): in call order, as many a table as fit copyTable entries
+// and windows of dst and src within one binding each (a small range
+// always fits one), each range a workgroup. A window runs on to its
+// buffer's end where a binding holds that, so that the calls of a
+// decoding step, whose ranges move as a cache grows, bind alike and find
+// their bind groups again (groups.go).
+func (b *Backend) tableJobs(jobs []copyJob, dst, src *buffer, ranges []backend.CopyRange, layers []int, l int) []copyJob {
 	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
-	groups := packWG * int(b.lim.MaxComputeWorkgroupsPerDimension)
-	if half {
-		groups *= 2 // one invocation a word
+	window := func(x *buffer, lo, hi int) byteWin {
+		w := byteWindow(x, lo, hi, alignBytes)
+		if whole := int(x.bytes) - w.start; whole <= maxBind {
+			w.n = whole
+		}
+		return w
 	}
-	// A chunk's windows, rounded out to the alignment, fit one binding;
-	// chunks after the first start on an even element of dst.
-	per := min((maxBind-2*alignBytes)/4, groups) &^ 1
-	var ds []*dispatch
+	var group []backend.CopyRange
+	var d0, d1, s0, s1 int // the group's extents in dst and src
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		j := copyJob{dw: window(dst, d0, d1), sw: window(src, s0, s1), tiles: 1}
+		j.words = make([]uint32, 0, copyEntry*len(group))
+		for _, r := range group {
+			j.words = append(j.words, copyEntryWords(dst, j.dw, r.Dst, src, j.sw, r.Src, r.N)...)
+			j.cost += float64(r.N)
+		}
+		jobs = append(jobs, j)
+		group = group[:0]
+	}
+	for i, r := range ranges {
+		if layers[i] != l {
+			continue
+		}
+		if len(group) > 0 {
+			n0, n1, m0, m1 := min(d0, r.Dst), max(d1, r.Dst+r.N), min(s0, r.Src), max(s1, r.Src+r.N)
+			if len(group) < copyTable && byteWindow(dst, n0, n1, alignBytes).n <= maxBind && byteWindow(src, m0, m1, alignBytes).n <= maxBind {
+				group = append(group, r)
+				d0, d1, s0, s1 = n0, n1, m0, m1
+				continue
+			}
+			flush()
+		}
+		group = append(group, r)
+		d0, d1, s0, s1 = r.Dst, r.Dst+r.N, r.Src, r.Src+r.N
+	}
+	flush()
+	return jobs
+}
+
+// rangeJobs appends the dispatches of a range of n > 0 elements from s
+// of src to d of dst on its own: chunks whose windows, rounded out to
+// the alignment, fit one binding, and whose units, a workgroup a copyWG,
+// one grid dimension (less one unit for a start inside a word); chunks
+// after the first start on an even element of dst, so that no two share
+// a word.
+func (b *Backend) rangeJobs(jobs []copyJob, dst *buffer, d int, src *buffer, s, n int) []copyJob {
+	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)
+	ow := 1
+	if dst.dtype.Half() {
+		ow = 2
+	}
+	per := min((maxBind-2*alignBytes)/4, (copyWG*int(b.lim.MaxComputeWorkgroupsPerDimension)-1)*ow) &^ 1
 	for e0 := d; e0 < d+n; {
 		e1 := min(d+n, (e0+per)&^1)
 		if e1 <= e0 {
 			e1 = min(d+n, e0+per)
 		}
 		sa := s + (e0 - d) // the chunk's first element of src
-		sw := byteWindow(src, sa, sa+(e1-e0), alignBytes)
-		dw := byteWindow(dst, e0, e1, alignBytes)
-		dd := newDispatch(pipe)
-		dd.bind("src", src.buf, src.off+sw.start, sw.n)
-		dd.bind("o", dst.buf, dst.off+dw.start, dw.n)
-		srcBase := sw.firstElem(src)
-		if half {
-			fw, lw := e0/2, (e1+1)/2 // words of dst
-			lo := e0 - 2*fw
-			dd.setParams(shaders.PackParams{
-				NW: uint32(lw - fw), Lo: uint32(lo), Hi: uint32(e1 - 2*fw),
-				SrcOff: uint32(sa - srcBase - lo), OOff: uint32(fw - dw.start/4),
-			})
-			dd.grid = [3]int{plan.CeilDiv(lw-fw, packWG), 1, 1}
-		} else {
-			dd.setParams(shaders.CopyParams{N: uint32(e1 - e0), SrcOff: uint32(sa - srcBase), OOff: uint32(e0 - dw.start/4)})
-			dd.grid = [3]int{plan.CeilDiv(e1-e0, packWG), 1, 1}
-		}
-		dd.cost = float64(e1 - e0)
-		ds = append(ds, dd)
+		j := copyJob{dw: byteWindow(dst, e0, e1, alignBytes), sw: byteWindow(src, sa, sa+(e1-e0), alignBytes), cost: float64(e1 - e0)}
+		j.words = copyEntryWords(dst, j.dw, e0, src, j.sw, sa, e1-e0)
+		j.tiles = plan.CeilDiv(copyUnits(ow == 2, e0, e1-e0), copyWG)
+		jobs = append(jobs, j)
 		e0 = e1
 	}
-	return ds, nil
+	return jobs
+}
+
+// copyJobDispatches are the dispatches of jobs, in order: their entries
+// laid out in tables of up to copyTable entries, each job's in one, so
+// that consecutive dispatches of one table place it in the arena once
+// (record).
+func copyJobDispatches(pipe *pipeline, dst, src *buffer, jobs []copyJob) []*dispatch {
+	type at struct{ table, first int }
+	ats := make([]at, len(jobs))
+	var tables [][]uint32
+	var cur []uint32
+	for i, j := range jobs {
+		if len(cur)+len(j.words) > copyTable*copyEntry {
+			tables, cur = append(tables, cur), nil
+		}
+		ats[i] = at{len(tables), len(cur) / copyEntry}
+		cur = append(cur, j.words...)
+	}
+	tables = append(tables, cur)
+	ds := make([]*dispatch, len(jobs))
+	for i, j := range jobs {
+		n := len(j.words) / copyEntry
+		dd := newDispatch(pipe)
+		dd.bind("src", src.buf, src.off+j.sw.start, j.sw.n)
+		dd.bind("o", dst.buf, dst.off+j.dw.start, j.dw.n)
+		dd.vars = tables[ats[i].table]
+		dd.setParams(shaders.CopyParams{N: uint32(n), First: uint32(ats[i].first)})
+		dd.grid = [3]int{j.tiles, n, 1}
+		dd.cost = j.cost
+		ds[i] = dd
+	}
+	return ds
 }
 
 // byteWin is a binding's window of a buffer in bytes from the buffer's

@@ -36,8 +36,10 @@
 //   - pack.wgsl: rounds a float32 output into a half buffer, one u32
 //     word an invocation, to nearest even with saturation (lib/half.wgsl,
 //     in integer arithmetic);
-//   - copy.wgsl: copies elements into a float32 buffer (Backend.Copy),
-//     one an invocation, widening a half source exactly.
+//   - copy.wgsl: Backend.Copy between float32 and half buffers, the
+//     ranges of a call read from a table (a workgroup a small range),
+//     widening a half source exactly and rounding into a half dst as
+//     pack.wgsl does, a u32 word an invocation.
 //   - quant8.wgsl: quantizes float32 or half elements into a q8 or fp8
 //     buffer (Backend.CopyQuant, a KV cache's AppendBuffers), the CPU's
 //     bytes by integer arithmetic on float32 bits, counting what it
@@ -75,7 +77,8 @@
 // that widens exactly: float16 by unpack2x16float, bfloat16 by a 16-bit
 // shift. The bodies read Q, K, V and the bias only through the loaders,
 // so one body serves every mix of dtypes; element indices stay element
-// indices. No kernel but pack.wgsl writes halves (it says why).
+// indices. No kernels but pack.wgsl and copy.wgsl write halves (pack.wgsl
+// says why), both through lib/half.wgsl's rounding.
 //
 // Packed sequences and paged caches (backend.Packed, backend.Paged): the
 // four fused kernels and merge.wgsl read each sequence's first query row and

@@ -10,10 +10,9 @@
 // next, with an odd Dv), so a read-modify-write of the word would race;
 // here every word has one invocation. An element of a boundary word
 // outside [lo, hi) keeps what the word holds (the buffer's neighbouring
-// element, not this op's). The same kernel copies between buffers
-// (Backend.Copy into a half buffer): src is then any Elem, widened
-// exactly by its loader, so that a copy between buffers of one half dtype
-// keeps every value. src_off may wrap (u32 arithmetic modulo 2³²): the
+// element, not this op's). src may be any Elem, widened exactly by its
+// loader; copy.wgsl, which Backend.Copy runs, stores halves the same way
+// (a word an invocation, o_bits). src_off may wrap (u32 arithmetic modulo 2³²): the
 // first word's element 0 can lie before the bound window of src when lo
 // is 1, and the kernel never reads an element outside [lo, hi). o_bits (lib/half.wgsl) rounds to nearest, ties
 // to even, and stores a finite value beyond the half's range as ± its

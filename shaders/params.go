@@ -144,10 +144,11 @@ type PackConsts struct {
 }
 
 // CopyConsts specialises copy.wgsl: WG invocations a workgroup, each
-// writing one float32 element of o from an element of src stored as Src.
+// writing a unit of o stored as O (F32: an element; F16 or BF16: a u32
+// word of two, OW is derived) from elements of src stored as Src.
 type CopyConsts struct {
-	WG  int
-	Src Elem
+	WG     int
+	O, Src Elem
 }
 
 // Copy8Consts specialises copy8.wgsl: WG invocations a workgroup, each
@@ -396,7 +397,15 @@ func (c FusedDecodeConsts) WorkgroupBytes() int {
 
 func (MergeConsts) derived() []Const { return nil }
 func (PackConsts) derived() []Const  { return nil }
-func (CopyConsts) derived() []Const  { return nil }
+
+// derived of copy.wgsl: OW, the elements a unit of o holds (1 for F32,
+// 2 for a half O), which picks the body's store.
+func (c CopyConsts) derived() []Const {
+	if c.O.Half() {
+		return []Const{{"OW", 2}}
+	}
+	return []Const{{"OW", 1}}
+}
 
 func (c ScoresConsts) check() error  { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TD", c.TD) }
 func (c ContextConsts) check() error { return tileCheck(c.TM, c.TN, c.RM, c.RN, "TJ", c.TJ) }
@@ -767,12 +776,12 @@ type PackParams struct {
 	OOff   uint32 `wgsl:"o_off"`
 }
 
-// CopyParams is copy.wgsl's Params: the dispatch's n elements, from
-// element src_off of src's bound window to element o_off of o's.
+// CopyParams is copy.wgsl's Params: the dispatch's n ranges, entries
+// first … first+n−1 of its table (the vars binding, four u32 words an
+// entry: o_off, src_off, lo, hi, as copy.wgsl says).
 type CopyParams struct {
-	N      uint32 `wgsl:"n"`
-	SrcOff uint32 `wgsl:"src_off"`
-	OOff   uint32 `wgsl:"o_off"`
+	N     uint32 `wgsl:"n"`
+	First uint32 `wgsl:"first"`
 }
 
 // SubgroupsConsts specialises subgroups.wgsl: one workgroup of WG

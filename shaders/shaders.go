@@ -27,7 +27,7 @@ const (
 	Read                       // var<storage, read> array<f32> (array<u32> for a half Elem)
 	ReadWrite                  // var<storage, read_write> array<f32> (array<u32> for a half Elem)
 	ReadI32                    // var<storage, read> array<i32>: the variant data
-	ReadU32                    // var<storage, read> array<u32>: raw words (copy8.wgsl)
+	ReadU32                    // var<storage, read> array<u32>: raw words (copy8.wgsl, a table)
 	ReadWriteU32               // var<storage, read_write> array<u32>: raw words (copy8.wgsl)
 )
 
@@ -95,7 +95,7 @@ type Kernel struct {
 // writes x_at(i), element i of the bound window as f32, or, when Vec4
 // makes x a vector binding, x_at4(i), elements 4i … 4i+3 as a vec4<f32>;
 // a kernel reads such an operand only through them, so one body serves
-// every storage. For a half output binding x (pack.wgsl) it writes
+// every storage. For a half output binding x (pack.wgsl, copy.wgsl) it writes
 // x_bits(v), v rounded to x's storage as the low 16 bits of a u32
 // (lib/half.wgsl).
 
@@ -196,8 +196,10 @@ var (
 		Name:     "copy",
 		Consts:   reflect.TypeFor[CopyConsts](),
 		Params:   reflect.TypeFor[CopyParams](),
-		Bindings: []Binding{{"P", Uniform}, {"src", Read}, {"o", ReadWrite}},
+		Bindings: []Binding{{"P", Uniform}, {"src", Read}, {"vars", ReadU32}, {"o", ReadWrite}},
 		Entries:  []string{"main"},
+		Include:  []string{"half"},
+		Template: true,
 	}
 	Copy8 = Kernel{
 		Name:     "copy8",

@@ -54,6 +54,7 @@ var golden = []struct {
 	{"pack_f16_from_bf16.wgsl.golden", PackConsts{WG: 256, O: F16, Src: BF16}},
 	{"copy.wgsl.golden", CopyConsts{WG: 256}},
 	{"copy_f16.wgsl.golden", CopyConsts{WG: 256, Src: F16}},
+	{"copy_to_f16_from_bf16.wgsl.golden", CopyConsts{WG: 64, O: F16, Src: BF16}},
 	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
 	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
 	{"subgroups.wgsl.golden", SubgroupsConsts{WG: 256}},

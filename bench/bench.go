@@ -75,6 +75,11 @@ type Config struct {
 	// and each group's keys held by each sequence (Levels 1: what a
 	// one-level cascade reads), and nothing shared.
 	GroupPrefix, Groups int
+	// PrefixBHND makes a prefix point's page pool, its queries and
+	// outputs BHND (each KV head's rows of a page together), where they
+	// are BNHD (vLLM's and FlashAttention's pages, a key's KV heads side
+	// by side).
+	PrefixBHND bool
 	// Buffers makes each prefix point's step PagePool.AttendBuffers, its
 	// queries and outputs on the device and the cascade's merge there
 	// too, where it is Attend (queries and outputs on the host).
@@ -170,8 +175,11 @@ type Shape struct {
 	GroupPrefix int `json:"group_prefix,omitempty"`
 	Groups      int `json:"groups,omitempty"`
 	Levels      int `json:"levels,omitempty"`
-	// Buffers says the step was AttendBuffers (Config.Buffers).
-	Buffers bool `json:"buffers,omitempty"`
+	// Buffers says the step was AttendBuffers (Config.Buffers), and
+	// PoolLayout is "bhnd" for a pool of BHND pages (Config.PrefixBHND;
+	// "" for BNHD).
+	Buffers    bool   `json:"buffers,omitempty"`
+	PoolLayout string `json:"pool_layout,omitempty"`
 }
 
 // Queries is the number of query rows of s: Nq, or N when Nq is 0.

@@ -28,29 +28,47 @@ type prefixSpec struct {
 	shared                      bool
 	levels                      int // of a tree: 2, 1, or 0 unshared
 	buffers                     bool
+	layout                      backend.Layout // the pool's (set: BHND is Layout's zero)
 }
 
 // prefixSpecs are a prefix sweep's points for each shape: shared and not,
 // or of a tree, shared to two levels, to one, and not.
 func (cfg *Config) prefixSpecs() []prefixSpec {
 	if cfg.GroupPrefix == 0 {
-		return []prefixSpec{{prefix: cfg.Prefix, shared: true, buffers: cfg.Buffers}, {prefix: cfg.Prefix, buffers: cfg.Buffers}}
+		return []prefixSpec{{prefix: cfg.Prefix, shared: true, buffers: cfg.Buffers, layout: cfg.prefixLayout()}, {prefix: cfg.Prefix, buffers: cfg.Buffers, layout: cfg.prefixLayout()}}
 	}
 	var out []prefixSpec
 	for _, l := range []int{2, 1, 0} {
-		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l, buffers: cfg.Buffers})
+		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l, buffers: cfg.Buffers, layout: cfg.prefixLayout()})
 	}
 	return out
 }
 
+// prefixLayout is the layout of cfg's prefix points' pools.
+func (cfg *Config) prefixLayout() backend.Layout {
+	if cfg.PrefixBHND {
+		return backend.BHND
+	}
+	return backend.BNHD
+}
+
 // prefixSpec is s's sharing.
 func (s Shape) prefixSpec() prefixSpec {
-	return prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels, buffers: s.Buffers}
+	ps := prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels, buffers: s.Buffers}
+	ps.layout = backend.BNHD
+	if s.PoolLayout == "bhnd" {
+		ps.layout = backend.BHND
+	}
+	return ps
 }
 
 // set records ps in s.
 func (ps prefixSpec) set(s *Shape) {
 	s.Prefix, s.Shared, s.GroupPrefix, s.Groups, s.Levels, s.Buffers = ps.prefix, ps.shared, ps.groupPrefix, ps.groups, ps.levels, ps.buffers
+	s.PoolLayout = ""
+	if ps.layout == backend.BHND {
+		s.PoolLayout = "bhnd"
+	}
 }
 
 // label names a prefix point in the progress line.
@@ -141,7 +159,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	}
 	freshPeak()
 	cacheDT := dt
-	pool, err := kernels.NewPagePool(be, ps, pages, kernels.CacheConfig{KVHeads: p.KVHeads, D: p.D, Dv: p.Dv, DType: cacheDT, Layout: kernels.BNHD})
+	pool, err := kernels.NewPagePool(be, ps, pages, kernels.CacheConfig{KVHeads: p.KVHeads, D: p.D, Dv: p.Dv, DType: cacheDT, Layout: sp.layout})
 	if err != nil {
 		pt.fail(err)
 		return pt
@@ -219,11 +237,16 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 		}
 	}
 	pt.PoolPages = pages - pool.Free()
-	q, _ := kernels.NewTensor(kernels.BNHD, p.B, p.Nq, p.H, p.D)
+	// Queries and outputs in the pool's layout.
+	qs, os := []int{p.B, p.Nq, p.H, p.D}, []int{p.B, p.Nq, p.H, p.Dv}
+	if sp.layout == backend.BHND {
+		qs, os = []int{p.B, p.H, p.Nq, p.D}, []int{p.B, p.H, p.Nq, p.Dv}
+	}
+	q, _ := kernels.NewTensor(sp.layout, qs...)
 	for i := range q.Data {
 		q.Data[i] = float32(rng.Float64()*2 - 1)
 	}
-	out, _ := kernels.NewTensor(kernels.BNHD, p.B, p.Nq, p.H, p.Dv)
+	out, _ := kernels.NewTensor(sp.layout, os...)
 	opts := &kernels.AttendOptions{Causal: p.Causal, Scale: float64(p.Scale)}
 	op := func(ctx context.Context) error { return pool.Attend(ctx, seqs, q, out, nil, opts) }
 	var ob backend.Buffer
@@ -263,7 +286,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	if pt.MedianS > 0 {
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
-	e := prefixError(p, dt, pk, pv, first, q, out)
+	e := prefixError(p, dt, pk, pv, first, firstBNHD(q, sp.layout), firstBNHD(out, sp.layout))
 	pt.MaxErr = &e
 	if e > 1e-3 {
 		pt.Status = StatusWrong
@@ -281,6 +304,23 @@ func concatRows(a, b *kernels.Tensor) *kernels.Tensor {
 
 // prefixError is the largest relative error of sequence 0's output in
 // out against the float64 reference of its keys (the prompt's, then its
+
+// firstBNHD is the first sequence of x ([B, Nq, H, dim] or, with layout
+// BHND, [B, H, Nq, dim]) as [Nq, H, dim], prefixError's order.
+func firstBNHD(x *kernels.Tensor, layout backend.Layout) *kernels.Tensor {
+	if layout != backend.BHND {
+		return x
+	}
+	h, nq, dim := x.Shape[1], x.Shape[2], x.Shape[3]
+	t, _ := kernels.NewTensor(kernels.BNHD, 1, nq, h, dim)
+	for hh := range h {
+		for i := range nq {
+			copy(t.Data[(i*h+hh)*dim:(i*h+hh+1)*dim], x.Data[(hh*nq+i)*dim:])
+		}
+	}
+	return t
+}
+
 // own, each rounded to the cache's dtype).
 func prefixError(p backend.Problem, dt backend.DType, pk, pv *kernels.Tensor, own [2]*kernels.Tensor, q, out *kernels.Tensor) float64 {
 	one := p

@@ -11,7 +11,8 @@ import (
 // -prefix measures each shape twice over a page pool, the prompt shared
 // and held by each sequence: the same answers (checked against the
 // float64 reference), the pages and bytes each holds and reads, in
-// process and as -isolate's spec measures it (with -buffers too); a
+// process and as -isolate's spec measures it (with -buffers and BHND
+// pages too); a
 // prefix longer than the keys before the queries fails the point with
 // the sizes.
 func TestRunPrefix(t *testing.T) {
@@ -58,6 +59,13 @@ func TestRunPrefix(t *testing.T) {
 		t.Errorf("MeasurePoint of a shared prefix through AttendBuffers: %s %s, buffers %t, error %v", pt.Status, pt.Error, pt.Buffers, pt.MaxErr)
 	}
 	spec.Buffers = false
+	// -prefix-layout bhnd, two queries a sequence (whose rows the two
+	// layouts order differently).
+	spec.PoolLayout, spec.Nq = "bhnd", 2
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || pt.PoolLayout != "bhnd" || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+		t.Errorf("MeasurePoint of a shared prefix in BHND pages: %s %s, layout %q, error %v", pt.Status, pt.Error, pt.PoolLayout, pt.MaxErr)
+	}
+	spec.PoolLayout, spec.Nq = "", 1
 	spec.Prefix = 272
 	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusFailed || pt.Error == "" {
 		t.Errorf("MeasurePoint of a prefix of every key: %s %q, want failed naming the sizes", pt.Status, pt.Error)

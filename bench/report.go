@@ -596,7 +596,8 @@ func AllGlossaryKeys() []string {
 }
 
 // prefixString is a prefix point's prefix column: P, whether the pool
-// shares it, and "(buffers)" for AttendBuffers.
+// shares it, "bhnd" for a pool of BHND pages and "(buffers)" for
+// AttendBuffers.
 func prefixString(pt Point) string {
 	if pt.Prefix == 0 {
 		return "-"
@@ -607,6 +608,9 @@ func prefixString(pt Point) string {
 	s := strconv.Itoa(pt.Prefix) + " own"
 	if pt.Shared {
 		s = strconv.Itoa(pt.Prefix) + " shared"
+	}
+	if pt.PoolLayout != "" {
+		s += " " + pt.PoolLayout
 	}
 	if pt.Buffers {
 		s += " (buffers)"

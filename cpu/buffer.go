@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"unsafe"
+
 	"fmt"
 	"sync"
 
@@ -114,8 +116,14 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 		buf.data = allocQuant(t, n)
 	case t.Half():
 		buf.data.h = make([]uint16, n)
+		if n > 0 {
+			hugePages(unsafe.Pointer(&buf.data.h[0]), 2*n)
+		}
 	default:
 		buf.data.f32 = make([]float32, n)
+		if n > 0 {
+			hugePages(unsafe.Pointer(&buf.data.f32[0]), 4*n)
+		}
 	}
 	return buf, nil
 }

@@ -214,6 +214,17 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		return nil
 	})
+	fs.Func("prefix-layout", "with -prefix: the page pool's `layout`, bnhd (a key's KV heads side by side, vLLM's pages; the default) or bhnd (each KV head's rows of a page together)", func(s string) error {
+		switch s {
+		case "bnhd":
+			cfg.PrefixBHND = false
+		case "bhnd":
+			cfg.PrefixBHND = true
+		default:
+			return fmt.Errorf("%q: want bnhd or bhnd", s)
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.Buffers, "buffers", false, "with -prefix: attend with the queries and outputs in device buffers (PagePool.AttendBuffers: the cascade merges on the device), not host tensors")
 	fs.IntVar(&cfg.Groups, "groups", 0, "with -prefix P,G: the `number` of groups the batch's sequences form, each sharing G keys after the prompt")
 	fs.Func("layers", "comma-separated layer `counts` L: time each attn point as a model's step of L calls over L separate caches, recorded with one wait on the GPU (points carry layers)", func(s string) error {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cpu
+
+import "unsafe"
+
+func hugePages(unsafe.Pointer, int) {}

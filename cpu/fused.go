@@ -658,6 +658,16 @@ func (f *fused) kvTile(s store, r backend.Rows, b, kvh, j0, n, cols int, scratch
 		return matOf(s, r.Offset(b, kvh, j0), n, cols, r.Row, scratch)
 	}
 	g := blas32.General{Rows: n, Cols: cols, Stride: cols, Data: scratch[:n*cols]}
+	if r.Row == cols && (r.Pages == nil || r.Pages.PageSize > 1) {
+		// Each page's run of rows lies together (BHND pages): widened
+		// in one call a run, not a row.
+		for j := 0; j < n; {
+			run := min(r.Run(j0+j), n-j)
+			s.widenAt(g.Data[j*cols:(j+run)*cols], r.Offset(b, kvh, j0+j))
+			j += run
+		}
+		return g
+	}
 	eachRow(r, b, kvh, j0, n, func(j, off int) {
 		getRow(s, off, g.Data[j*cols:(j+1)*cols])
 	})

@@ -4,7 +4,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -63,21 +62,13 @@ func TestDecodeIdxKernels(t *testing.T) {
 						t.Fatalf("dotRows4Idx did %d keys of %d", done, n)
 					}
 					dotRowsGo(q, ldq, 4, gathered, d, done, d, want, lds, 0.5)
-					for i := range s {
-						if r, j := i/lds, i%lds; j >= done && s[i] != want[i] || math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d) {
-							t.Fatalf("s[%d][%d] = %v, want %v", r, j, s[i], want[i])
-						}
-					}
+					checkScores(t, s, want, lds, done, d)
 					p := randF32(rng, 4*ldq)
 					acc := randF32(rng, 4*ldacc)
 					wantAcc := append([]float32(nil), acc...)
 					axpyRows4Idx(p, ldq, st, offs, n, d, acc, ldacc)
 					axpyRowsGo(p, ldq, 4, gathered, d, n, d, wantAcc, ldacc)
-					for i := range acc {
-						if r, c := i/ldacc, i%ldacc; c >= d && acc[i] != wantAcc[i] || math.Abs(float64(acc[i]-wantAcc[i])) > 1e-5*float64(n+1) {
-							t.Fatalf("acc[%d][%d] = %v, want %v", r, c, acc[i], wantAcc[i])
-						}
-					}
+					checkAcc(t, acc, wantAcc, ldacc, n, d)
 				})
 			}
 		}

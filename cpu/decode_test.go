@@ -50,11 +50,7 @@ func TestDecodeKernels(t *testing.T) {
 						t.Fatalf("dotRows4 did %d keys of %d", done, n)
 					}
 					dotRowsGo(q, ldq, 4, kv, stride, done, d, want, lds, 0.5)
-					for i := range s {
-						if r, j := i/lds, i%lds; j >= done && s[i] != want[i] || math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d) {
-							t.Fatalf("s[%d][%d] = %v, want %v", r, j, s[i], want[i])
-						}
-					}
+					checkScores(t, s, want, lds, done, d)
 					p := randF32(rng, 4*ldq)
 					acc := randF32(rng, 4*ldacc)
 					wantAcc := append([]float32(nil), acc...)
@@ -62,13 +58,33 @@ func TestDecodeKernels(t *testing.T) {
 						t.Fatal("axpyRows4 did not run")
 					}
 					axpyRowsGo(p, ldq, 4, kv, stride, n, d, wantAcc, ldacc)
-					for i := range acc {
-						if r, c := i/ldacc, i%ldacc; c >= d && acc[i] != wantAcc[i] || math.Abs(float64(acc[i]-wantAcc[i])) > 1e-5*float64(n+1) {
-							t.Fatalf("acc[%d][%d] = %v, want %v", r, c, acc[i], wantAcc[i])
-						}
-					}
+					checkAcc(t, acc, wantAcc, ldacc, n, d)
 				})
 			}
+		}
+	}
+}
+
+// checkScores compares a dot kernel's scores s (rows lds apart) with
+// the Go form's: within float32 summation's error over d values for the
+// done keys it took, and unchanged past them.
+func checkScores(t *testing.T, s, want []float32, lds, done, d int) {
+	t.Helper()
+	for i := range s {
+		if r, j := i/lds, i%lds; j >= done && s[i] != want[i] || math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d) {
+			t.Fatalf("s[%d][%d] = %v, want %v", r, j, s[i], want[i])
+		}
+	}
+}
+
+// checkAcc compares an axpy kernel's accumulator acc (rows ldacc apart)
+// with the Go form's: within float32 summation's error over n keys in
+// the dv columns, and unchanged past them.
+func checkAcc(t *testing.T, acc, want []float32, ldacc, n, dv int) {
+	t.Helper()
+	for i := range acc {
+		if r, c := i/ldacc, i%ldacc; c >= dv && acc[i] != want[i] || math.Abs(float64(acc[i]-want[i])) > 1e-5*float64(n+1) {
+			t.Fatalf("acc[%d][%d] = %v, want %v", r, c, acc[i], want[i])
 		}
 	}
 }

@@ -22,7 +22,12 @@
 // the stored bits in a []uint16 for Float16 and BFloat16 (Caps().Half);
 // an 8-bit K or V (Caps().Quant8, quant.go) is a []int8 of q8 values with
 // a []uint16 of their blocks' float16 scales, or a []uint8 of E4M3 bits;
-// Write and Read copy, and nothing is pinned. Wrap and WrapBits
+// Write and Read copy, and nothing is pinned. A buffer of 4 MiB or more
+// asks Linux for transparent huge pages over its 2 MiB-aligned pages
+// (madvise MADV_HUGEPAGE; honoured where transparent_hugepage is madvise
+// or always), so that a cache read at random rows or at strides of
+// a few KiB — an index list's keys, a KV head's rows of BNHD pages — pays
+// a TLB miss a 2 MiB page, not a 4 KiB one (docs/benchmarks.md). Wrap and WrapBits
 // (backend.Wrapper) make a Buffer of the caller's own slice instead, with
 // no copy: package kernels passes Q, K and V so, read-only (Write, WriteBits
 // and every op's output refuse such a buffer), and O as a writable wrap of

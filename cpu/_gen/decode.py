@@ -33,6 +33,70 @@ def args(rows, mat, name, size):
 	MOVQ         n+32(FP), CX
 """
 
+# P_ROWS_ON moves an axpy kernel's four rows of p (SI, R8, R12, R13) on
+# by CX keys: to the next chunk's.
+P_ROWS_ON = """	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+"""
+
+
+def acc_add2(reg):
+    """acc[r][c : c+16] += Y(2r), Y(2r+1) for the four rows from reg (acc
+    row 0 at the column; rows R11 bytes apart): an eight-lane axpy
+    pass's end."""
+    out = []
+    for r in range(4):
+        for c in range(2):
+            out.append(f"\tVADDPS       {32*c}({reg}), Y{2*r+c}, Y{2*r+c}")
+            out.append(f"\tVMOVUPS      Y{2*r+c}, {32*c}({reg})")
+        if r < 3:
+            out.append(f"\tADDQ         R11, {reg}")
+    return out
+
+
+# PAIR_SUMS ends an eight-lane dot kernel's key pair: the eight
+# accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
+# lane swap, scaled by alpha (Y15), and each row's two scores stored at
+# R10 (rows R11 bytes apart), R10 moved on by the pair.
+PAIR_SUMS = """	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+"""
+
+def pair_dots(dt, size, label):
+    """An eight-lane dot kernel's key pair: the eight accumulators zeroed,
+    then, 8 values at a time (AX K's byte offset), keys DI and BX loaded
+    as dt and multiplied into each of the four q rows' pairs."""
+    out = [f"\tVXORPS       Y{i}, Y{i}, Y{i}" for i in range(8)]
+    out.append(f"\tXORQ         AX, AX\n\n{label}:")
+    out.extend(load2(dt, "(DI)(AX*1)", 8))
+    out.extend(load2(dt, "(BX)(AX*1)", 9))
+    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
+        out.append(f"\tVMOVUPS      ({reg})(AX*{4 // size}), Y{10+r}")
+        for t in range(2):
+            out.append(f"\tVFMADD231PS  Y{8+t}, Y{10+r}, Y{2*r+t}")
+    out.append(f"""	ADDQ         ${8*size}, AX
+	CMPQ         AX, DX
+	JB           {label}""")
+    return out
+
+
 def vrow(size, comment):
     """R14 = V's row 0 at the column of acc's byte offset BX."""
     c = "           // v[0][c]" if comment else ""
@@ -253,11 +317,7 @@ a16{dt}:
 
 adone{dt}:
 	// The next chunk: p's rows and V on by this chunk's keys.
-	LEAQ         (SI)(CX*4), SI
-	LEAQ         (R8)(CX*4), R8
-	LEAQ         (R12)(CX*4), R12
-	LEAQ         (R13)(CX*4), R13
-	MOVQ         R9, AX
+{P_ROWS_ON}	MOVQ         R9, AX
 	IMULQ        CX, AX
 	ADDQ         AX, DI
 	MOVQ         left-8(SP), AX
@@ -316,39 +376,11 @@ pf{t}{dt}2:
 	CMPQ         AX, DX
 	JB           pf{t}{dt}2
 	ADDQ         R9, R14""")
-    for i in range(8):
-        B(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
-    B(f"\tXORQ         AX, AX\n\ndinner{dt}2:")
-    L2.extend(load2(dt, "(DI)(AX*1)", 8))
-    L2.extend(load2(dt, "(BX)(AX*1)", 9))
-    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
-        B(f"\tVMOVUPS      ({reg})(AX*{qscale}), Y{10+r}")
-        for t in range(2):
-            B(f"\tVFMADD231PS  Y{8+t}, Y{10+r}, Y{2*r+t}")
-    B(f"""	ADDQ         ${8*size}, AX
-	CMPQ         AX, DX
-	JB           dinner{dt}2
-
+    L2.extend(pair_dots(dt, size, f"dinner{dt}2"))
+    B(f"""
 	// Horizontal adds: lanes (v₀ … v₃ | v₀ … v₃) and (v₄ … v₇ | v₄ … v₇),
 	// then the 128-bit halves summed: lane L holds v_L's sum.
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y6
-	VHADDPS      Y2, Y0, Y0
-	VHADDPS      Y6, Y4, Y4
-	VPERM2F128   $0x20, Y4, Y0, Y1
-	VPERM2F128   $0x31, Y4, Y0, Y2
-	VADDPS       Y2, Y1, Y1
-	VMULPS       Y15, Y1, Y1
-	VMOVQ        X1, (R10)
-	VPEXTRQ      $1, X1, (R10)(R11*1)
-	VEXTRACTF128 $1, Y1, X2
-	VMOVQ        X2, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VPEXTRQ      $1, X2, (R10)(AX*1)
-	ADDQ         $8, R10
-	LEAQ         (DI)(R9*2), DI
+{PAIR_SUMS}	LEAQ         (DI)(R9*2), DI
 	DECQ         CX
 	JNZ          dpair{dt}
 	VZEROUPPER
@@ -385,12 +417,7 @@ a16{dt}2:
 	CMPQ         AX, CX
 	JB           a16key{dt}2
 	LEAQ         (R10)(BX*1), R15          // acc[0][c]""")
-    for r in range(4):
-        for c in range(2):
-            B(f"\tVADDPS       {32*c}(R15), Y{2*r+c}, Y{2*r+c}")
-            B(f"\tVMOVUPS      Y{2*r+c}, {32*c}(R15)")
-        if r < 3:
-            B("\tADDQ         R11, R15")
+    L2.extend(acc_add2("R15"))
     B(f"""	ADDQ         $64, BX
 	JMP          a16{dt}2
 
@@ -460,36 +487,8 @@ dipf{t}{dt}:
 	CMPQ         AX, DX
 	JB           dipf{t}{dt}""")
     C(f"\ndinopf{dt}:")
-    for i in range(8):
-        C(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
-    C(f"\tXORQ         AX, AX\n\ndiinner{dt}:")
-    L3.extend(load2(dt, "(DI)(AX*1)", 8))
-    L3.extend(load2(dt, "(BX)(AX*1)", 9))
-    for r, reg in enumerate(["SI", "R8", "R12", "R13"]):
-        C(f"\tVMOVUPS      ({reg})(AX*{qscale}), Y{10+r}")
-        for t in range(2):
-            C(f"\tVFMADD231PS  Y{8+t}, Y{10+r}, Y{2*r+t}")
-    C(f"""	ADDQ         ${8*size}, AX
-	CMPQ         AX, DX
-	JB           diinner{dt}
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y6
-	VHADDPS      Y2, Y0, Y0
-	VHADDPS      Y6, Y4, Y4
-	VPERM2F128   $0x20, Y4, Y0, Y1
-	VPERM2F128   $0x31, Y4, Y0, Y2
-	VADDPS       Y2, Y1, Y1
-	VMULPS       Y15, Y1, Y1
-	VMOVQ        X1, (R10)
-	VPEXTRQ      $1, X1, (R10)(R11*1)
-	VEXTRACTF128 $1, Y1, X2
-	VMOVQ        X2, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VPEXTRQ      $1, X2, (R10)(AX*1)
-	ADDQ         $8, R10
-	ADDQ         $16, R9
+    L3.extend(pair_dots(dt, size, f"diinner{dt}"))
+    C(f"""{PAIR_SUMS}	ADDQ         $16, R9
 	DECQ         CX
 	JNZ          dipair{dt}
 	VZEROUPPER
@@ -557,22 +556,13 @@ ainopf{dt}:
 	CMPQ         AX, CX
 	JB           ai16key{dt}
 	LEAQ         (R10)(BX*1), R14          // acc[0][c]""")
-    for r in range(4):
-        for c in range(2):
-            C(f"\tVADDPS       {32*c}(R14), Y{2*r+c}, Y{2*r+c}")
-            C(f"\tVMOVUPS      Y{2*r+c}, {32*c}(R14)")
-        if r < 3:
-            C("\tADDQ         R11, R14")
+    L3.extend(acc_add2("R14"))
     C(f"""	ADDQ         $64, BX
 	JMP          ai16{dt}
 
 aidone{dt}:
 	// The next chunk: p's rows and the offsets on by this chunk's keys.
-	LEAQ         (SI)(CX*4), SI
-	LEAQ         (R8)(CX*4), R8
-	LEAQ         (R12)(CX*4), R12
-	LEAQ         (R13)(CX*4), R13
-	LEAQ         (R9)(CX*8), R9
+{P_ROWS_ON}	LEAQ         (R9)(CX*8), R9
 	MOVQ         left-8(SP), AX
 	SUBQ         CX, AX
 	MOVQ         AX, CX

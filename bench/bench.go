@@ -40,6 +40,10 @@ type Config struct {
 	// it may see, drawn at random with a fixed seed and sorted, one list
 	// a row shared by every head. Peers run none.
 	TopK int
+	// TopKs, when not empty, measures every shape at each of its top-k
+	// values in turn (0 the dense problem), side by side; TopK is then
+	// not read.
+	TopKs []int
 	// BlockDensity and BlockSize, when BlockSize is not 0, give every
 	// shape a block mask (backend.BlockMask) of BlockSize × BlockSize
 	// blocks, each on with probability BlockDensity (a fixed seed), every
@@ -778,17 +782,27 @@ func namedFraction(p backend.Problem) float64 {
 	return float64(total) / float64(p.B*ix.Heads*p.Nk)
 }
 
+// topks is the top-k values of cfg's shapes: TopKs, else TopK alone.
+func (cfg *Config) topks() []int {
+	if len(cfg.TopKs) > 0 {
+		return cfg.TopKs
+	}
+	return []int{cfg.TopK}
+}
+
 // shapes lists the problems of cfg in sweep order: N varies fastest, so
 // each curve of a chart is measured in one stretch.
 func (cfg *Config) shapes() ([]backend.Problem, error) {
+	topks := cfg.topks()
+	sparse := slices.ContainsFunc(topks, func(k int) bool { return k > 0 })
 	switch {
-	case cfg.TopK < 0:
-		return nil, fmt.Errorf("bench: top-k %d: want the keys a query row attends, ≥ 1 (0: all)", cfg.TopK)
-	case cfg.TopK > 0 && cfg.Prefix > 0:
+	case slices.ContainsFunc(topks, func(k int) bool { return k < 0 }):
+		return nil, fmt.Errorf("bench: top-k %v: want the keys a query row attends, ≥ 1 (0: all)", topks)
+	case sparse && cfg.Prefix > 0:
 		return nil, errors.New("bench: top-k with a shared prefix: the prefix points attend every key of their pool")
 	case cfg.BlockSize < 0 || cfg.BlockSize > 0 && (cfg.BlockDensity < 0 || cfg.BlockDensity > 1):
 		return nil, fmt.Errorf("bench: blocks of %d, %v of them on: want a size ≥ 1 and a density in [0, 1]", cfg.BlockSize, cfg.BlockDensity)
-	case cfg.BlockSize > 0 && (cfg.TopK > 0 || cfg.Prefix > 0):
+	case cfg.BlockSize > 0 && (sparse || cfg.Prefix > 0):
 		return nil, errors.New("bench: a block mask with top-k or a shared prefix: give one")
 	case cfg.GroupPrefix < 0 || cfg.Groups < 0 || (cfg.GroupPrefix > 0) != (cfg.Groups > 0) || cfg.GroupPrefix > 0 && cfg.Prefix == 0:
 		return nil, fmt.Errorf("bench: a group prefix of %d keys in %d groups (prompt %d): give the prompt, and both or neither", cfg.GroupPrefix, cfg.Groups, cfg.Prefix)
@@ -823,7 +837,9 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 								if nq > n {
 									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
 								}
-								ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: cfg.TopK, BlockSize: cfg.BlockSize, BlockDensity: cfg.BlockDensity, Causal: causal, Variant: cfg.Variant}.Problem())
+								for _, k := range topks {
+									ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: k, BlockSize: cfg.BlockSize, BlockDensity: cfg.BlockDensity, Causal: causal, Variant: cfg.Variant}.Problem())
+								}
 							}
 						}
 					}

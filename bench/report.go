@@ -398,6 +398,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	layers := slices.ContainsFunc(points, func(pt Point) bool { return pt.Layers > 0 })
 	prefixes := slices.ContainsFunc(points, func(pt Point) bool { return pt.Prefix > 0 })
+	sparse := slices.ContainsFunc(points, func(pt Point) bool { return pt.TopK > 0 || pt.BlockSize > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -417,6 +418,9 @@ func WriteTable(w io.Writer, points []Point) error {
 	}
 	if prefixes {
 		head += "prefix\tpages\t"
+	}
+	if sparse {
+		head += "sparse\t"
 	}
 	head += "runs\tmedian\t"
 	if gpuTime {
@@ -459,6 +463,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 		if prefixes {
 			row += prefixString(pt) + "\t" + strconv.Itoa(pt.PoolPages) + "\t"
+		}
+		if sparse {
+			row += sparseString(pt) + "\t"
 		}
 		if pt.Runs == 0 {
 			row += strings.Repeat("-\t", 7)
@@ -593,6 +600,19 @@ func AllGlossaryKeys() []string {
 	}
 	slices.Sort(rest)
 	return append(keys, rest...)
+}
+
+// sparseString is a point's sparse column: the keys a row attends of an
+// index list (top 2048), a block mask's size and the fraction of its
+// blocks on (blocks 128 at 0.107), or - for a dense point.
+func sparseString(pt Point) string {
+	switch {
+	case pt.TopK > 0:
+		return "top " + strconv.Itoa(pt.TopK)
+	case pt.BlockSize > 0:
+		return fmt.Sprintf("blocks %d at %.3g", pt.BlockSize, pt.BlockDensity)
+	}
+	return "-"
 }
 
 // prefixString is a prefix point's prefix column: P, whether the pool

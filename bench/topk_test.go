@@ -7,6 +7,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/kernels"
 )
 
 // TestTopK: a sparse point's lists name, for each query row, TopK
@@ -77,8 +78,20 @@ func TestTopK(t *testing.T) {
 			t.Errorf("fused %s: %s %s, max error %v over %d rows, shape %+v", pt.DType, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows, pt.Shape)
 		}
 	}
+	// TopKs: every shape at each value, 0 the dense one, side by side.
+	both := cfg
+	both.TopKs, both.DTypes, both.Nqs = []int{0, 24}, []backend.DType{backend.Float16}, []int{1}
+	both.Strategies = []kernels.Strategy{kernels.Fused}
+	pts, err := bench.Run(context.Background(), both, []backend.Backend{be}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].TopK != 0 || pts[1].TopK != 24 || pts[0].Status != bench.StatusOK || pts[1].Status != bench.StatusOK {
+		t.Errorf("TopKs 0, 24: points %+v", pts)
+	}
 	for _, bad := range []func(c *bench.Config){
 		func(c *bench.Config) { c.TopK = -1 },
+		func(c *bench.Config) { c.TopKs = []int{0, -2} },
 		func(c *bench.Config) { c.Prefix = 100 },
 	} {
 		c := cfg

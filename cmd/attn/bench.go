@@ -158,7 +158,11 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.Float64Var(&cfg.BlockDensity, "block-density", 0.1, "with -block-size: the fraction `F` of blocks a random block mask keeps (fixed seed; each query block keeps its diagonal block)")
 	fs.IntVar(&cfg.BlockSize, "block-size", 0, "block-sparse attention: a random block mask of `S`×S blocks (see -block-density); peers do not run it")
 	fs.BoolVar(&cfg.Backward, "backward", false, "also measure each shape's backward pass, alone and after the fused forward (the training step's attention), on every backend that has one; their FLOPs count as 2.5 and 3.5 forwards")
-	fs.IntVar(&cfg.TopK, "topk", 0, "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; peers do not run it")
+	fs.Func("topk", "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; a list (0,2048) measures each shape at each, 0 the dense problem, side by side; peers do not run it", func(s string) error {
+		v, err := parseInts(s, true)
+		cfg.TopKs = v
+		return err
+	})
 	fs.BoolVar(&cfg.VFromK, "v-from-k", false, "V is K's first -dv columns (MLA's latent cache: -d 576 -dv 512), none stored; peers do not run it")
 	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")
 	fs.Func("window", "sliding window `L,R` around each query's position, -1 an unbounded side (127,0 with -causal: a causal window of 128 keys)", func(s string) error {

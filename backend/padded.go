@@ -18,8 +18,9 @@ import "context"
 // into one with Dv's pitch and its first Dv columns copied out. The
 // scale is the caller's (the default stays 1/√D, not 1/√pitch), and the
 // zero columns add nothing to a score. The copies cost two passes over Q
-// and O, small beside K and V when decoding; a recording refuses them
-// (ErrUnsupported), as it cannot free the scratch.
+// and O, small beside K and V when decoding; a recording runs them
+// where its ops defer releases (ReleaseDeferrer: the GPU's Step) and
+// refuses them (ErrUnsupported) where they do not.
 
 // Pitch is the elements a row of dim values of dtype t takes in a
 // buffer: dim rounded up to whole blocks (t.Block()).
@@ -85,36 +86,30 @@ func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 	if err := p.validate(q, k, v, o, lse); err != nil {
 		return err
 	}
-	if record {
-		return Errorf(ErrUnsupported, "q8 K or V of head dims D=%d, Dv=%d (rows padded to whole blocks of %d) in a recording, which cannot free the padded Q and O; call Fused",
+	alloc, free, ok := scratchOf(be, ops, record)
+	if !ok {
+		return Errorf(ErrUnsupported, "q8 K or V of head dims D=%d, Dv=%d (rows padded to whole blocks of %d) in a recording that would free the padded Q and O before its ops run (backend.ReleaseDeferrer); call Fused",
 			p.D, p.Dv, Q8Block)
 	}
+	defer free()
 	lp := p
 	lp.Problem = p.Problem.Pitched(k.DType(), v.DType())
 	rows := p.TotalQ() * p.H
-	var scratch []Buffer
-	defer func() {
-		for _, b := range scratch {
-			b.Release()
-		}
-	}()
 	q2, o2 := q, o
 	if lp.D != p.D {
 		var err error
-		if q2, err = be.Alloc(q.DType(), lp.QLen()); err != nil {
+		if q2, err = alloc(q.DType(), lp.QLen()); err != nil {
 			return err
 		}
-		scratch = append(scratch, q2)
 		if err := ops.Copy(ctx, q2, q, pitchRanges(rows, p.D, lp.D, true)...); err != nil {
 			return err
 		}
 	}
 	if lp.Dv != p.Dv {
 		var err error
-		if o2, err = be.Alloc(o.DType(), lp.OLen()); err != nil {
+		if o2, err = alloc(o.DType(), lp.OLen()); err != nil {
 			return err
 		}
-		scratch = append(scratch, o2)
 	}
 	run := ops.Fused
 	if lp.Indices != nil {

@@ -291,6 +291,7 @@ func New(opts ...Option) (*Backend, error) {
 	} else {
 		b.info.Detail += ", bfloat16 widened to float32"
 	}
+	b.info.Detail += ", " + decodeDetail()
 	q8, fp8 := tilesNow()
 	b.info.Detail += decode8Detail(decode8, q8, fp8)
 	for _, n := range notes {

@@ -206,3 +206,25 @@ func axpyRows4Idx(p []float32, ldp int, v store, offs []int, n, dv int, acc []fl
 	_, _, _ = p[3*ldp+n-1], acc[3*ldacc+dv-1], offs[n-1]
 	axpyIdxKernels[v.t](&p[0], ldp, v.base(), &offs[0], n, dv, &acc[0], ldacc)
 }
+
+// decodeDetail names the decoding kernels the CPU runs, for Info's
+// Detail: their width, how they read an 8-bit K or V and an index list's
+// keys.
+func decodeDetail() string {
+	var d string
+	switch {
+	case hasAVX512:
+		d = "decoding kernels sixteen-lane (AVX-512F)"
+	case hasDecode():
+		d = "decoding kernels eight-lane (AVX2, FMA, F16C)"
+	default:
+		return "decoding in Go"
+	}
+	if quantWidth() >= 0 {
+		d += ", 8-bit K and V widened in registers (q8: codes to float32 times the block's scale; fp8: into float16, then float32)"
+	}
+	if hasDecodeIdx(backend.Float16) {
+		return d + ", an index list's keys read where they lie (the indirect kernels)"
+	}
+	return d + ", an index list's keys gathered first"
+}

@@ -103,3 +103,12 @@ func dotRows4Idx([]float32, int, store, []int, int, int, []float32, int, float32
 func axpyRows4Idx([]float32, int, store, []int, int, int, []float32, int) {}
 
 var decodeIdx = false
+
+// decodeDetail names the decoding kernels the CPU runs, for Info's
+// Detail.
+func decodeDetail() string {
+	if !hasDecode() {
+		return "decoding in Go"
+	}
+	return "decoding kernels NEON, 8-bit K and V widened in registers, an index list's keys gathered first"
+}

@@ -19,3 +19,6 @@ func dotRows4Idx([]float32, int, store, []int, int, int, []float32, int, float32
 func axpyRows4Idx([]float32, int, store, []int, int, int, []float32, int) {}
 
 var decodeIdx = false
+
+// decodeDetail names the decoding path, for Info's Detail.
+func decodeDetail() string { return "decoding in Go" }

@@ -105,3 +105,21 @@ func TestWithDecode8(t *testing.T) {
 		t.Errorf("%s=fast: %v; want ErrShape naming the variable", EnvDecode8, err)
 	}
 }
+
+// Info's Detail names the decoding kernels (decodeDetail): their width,
+// and where the eight-lane ones run, that an index list's keys are read
+// in place.
+func TestDecodeDetail(t *testing.T) {
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	d := decodeDetail()
+	if !strings.Contains(b.Info().Detail, d) {
+		t.Errorf("Info().Detail %q does not name the decoding kernels %q", b.Info().Detail, d)
+	}
+	if hasDecodeIdx(backend.Float16) != strings.Contains(d, "indirect kernels") {
+		t.Errorf("decodeDetail %q, but the indirect kernels run: %t", d, hasDecodeIdx(backend.Float16))
+	}
+}

@@ -8,7 +8,7 @@
 #   bench/gpu-hw.sh build DIR        # here (linux/amd64, cgo): DIR/attn.xz, DIR/*.test.xz,
 #                                    # DIR/torchsdpa.py, and the Vulkan loader's debs
 #                                    # in DIR/debs when apt-get can fetch them
-#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, cpu, quick or tune
+#   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, more, cpu, quick or tune
 #   bench/gpu-hw.sh run DIR OUT tune [SETTING…]
 #
 #   tests  the GPU backend's whole suite (TestCompile included) and the
@@ -27,6 +27,16 @@
 #          the host (BenchmarkRecord), then PyTorch's SDPA on the
 #          decoding shapes and the GPU's read bandwidth (x.sum()) where
 #          torch sees a CUDA GPU
+#   more   issues 56 to 58 on the GPU: 8-bit caches decoding beside f16
+#          (B=1, 32 query heads over 8 KV heads, D=128, one query over
+#          4096 and 32768 keys, f16, q8 and fp8; q8 at D = 80 beside 64),
+#          the cascade (32 sequences of 8448 keys sharing 8192, f16,
+#          through AttendBuffers: -prefix 8192 -buffers), a sparse step
+#          beside the dense one (-topk 0,2048 over 32768 keys) and the
+#          backward pass beside the forward (B=1 H=8, D=64 and 128, N =
+#          4096 and 16384, f32: -backward), then PyTorch's SDPA forward
+#          and backward on the prefill shapes where torch sees a CUDA GPU
+#          (GPU_HW_SMALL=1: small shapes, for trying it on lavapipe)
 #   cpu    issue 28 on the host's CPU (an Intel Xeon on the NVIDIA
 #          machines): its flags, whether the kernel grants AMX's tile
 #          data (arch_prctl), the AMX tests where it lists amx_bf16,
@@ -53,7 +63,9 @@
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
 # prefill.json, prefill-loop.json, layers.json (attn bench's
-# results.json) and torch.json; cpu writes report.md, cpu-prefill.json,
+# results.json) and torch.json; more writes report.md, decode8.json,
+# decode8-d80.json, cascade.json, sparse.json, backward.json and
+# torch-backward.json; cpu writes report.md, cpu-prefill.json,
 # cpu-prefill-8x32.json, cpu-prefill-dot.json (with AVX512_BF16) and
 # cpu-decode.json; tune writes report.md and tune.json (each setting's
 # results.json points).
@@ -290,6 +302,31 @@ run() {
 			exit "$amx_status"
 		fi
 		;;
+	more)
+		# Issues 56–58 on the device: each sweep side by side with what
+		# it is measured against, in one attn bench run.
+		local dn=(-n 4096,32768) cas=(-prefix 8192 -batch 32 -n 8448) sp=(-n 32768 -topk 0,2048) bw=(-n 4096,16384) mb=1s tns=4096,16384
+		if [[ -n ${GPU_HW_SMALL:-} ]]; then
+			dn=(-n 1024) cas=(-prefix 256 -batch 4 -n 300) sp=(-n 2048 -topk 0,256) bw=(-n 256) mb=100ms tns=256
+		fi
+		sweep decode8 -heads 32 -kvheads 8 -d 128 "${dn[@]}" -nq 1 -causal -dtype f16,q8,fp8 -budget "$mb"
+		sweep decode8-d80 -heads 32 -kvheads 8 -d 64,80 "${dn[@]}" -nq 1 -causal -dtype q8 -budget "$mb"
+		sweep cascade "${cas[@]}" -nq 1 -heads 32 -kvheads 8 -d 128 -dtype f16 -causal -buffers -budget "$mb"
+		sweep sparse -heads 32 -kvheads 8 -d 128 "${sp[@]}" -nq 1 -dtype f16 -causal=false -budget "$mb"
+		sweep backward -heads 8 -d 64,128 "${bw[@]}" -causal=false -backward -budget "$mb"
+		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+			{
+				echo
+				echo "## PyTorch SDPA (CUDA) forward and backward: python3 torchsdpa.py backward $tns"
+				echo
+				echo '```'
+				python3 "$dir/torchsdpa.py" backward "$tns" | tee "$out/torch-backward.json"
+				echo '```'
+			} >>"$out/report.md" 2>&1
+		else
+			echo "PyTorch with CUDA is not here: no SDPA backward rows" >>"$out/report.md"
+		fi
+		;;
 	tune)
 		tune "$@"
 		;;
@@ -405,7 +442,7 @@ build)
 	build "$2"
 	;;
 run)
-	[[ $# -ge 4 && $4 =~ ^(tests|long|bench|cpu|quick|tune)$ ]] || usage
+	[[ $# -ge 4 && $4 =~ ^(tests|long|bench|more|cpu|quick|tune)$ ]] || usage
 	[[ $# -eq 4 || $4 == tune ]] || usage
 	shift
 	run "$@"

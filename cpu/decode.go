@@ -32,12 +32,12 @@ func useDecode(rows, d, dv int) bool {
 // round4 rounds n up to a multiple of 4: the decoding kernels' rows.
 func round4(n int) int { return (n + 3) &^ 3 }
 
-// decodeQ gathers the item's query rows into scratch, widened, padded
-// with zero rows to a multiple of 4 (their scores are 0 and their
-// outputs never read).
-func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows int) blas32.General {
+// decodeQ gathers the item's query rows of KV head kvh into scratch from
+// element at of sc.q, widened, padded with zero rows to a multiple of 4
+// (their scores are 0 and their outputs never read).
+func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows, at int) blas32.General {
 	d := f.p.D
-	g := blas32.General{Rows: round4(rows), Cols: d, Stride: d, Data: sc.q[:round4(rows)*d]}
+	g := blas32.General{Rows: round4(rows), Cols: d, Stride: d, Data: sc.q[at : at+round4(rows)*d]}
 	for ii := range rows {
 		h, i := f.rowOf(kvh, i0, ii)
 		getRow(f.q, f.qr.Offset(b, h, i), g.Data[ii*d:(ii+1)*d])
@@ -224,7 +224,7 @@ func oneKeyOffsets(s store, r backend.Rows, b, kvh, j0, n, cols int, offs *[]int
 // at one stride are read in place; paged keys run by run, each page's
 // keys in place, when pages hold at least decodeRun keys, and otherwise
 // gathered into scratch first.
-func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b, kvh, i0, j0 int) {
+func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, m, l []float64, rows, b, kvh, i0, j0 int) {
 	p := f.p
 	a, e := sc.lo[0], sc.hi[rows-1]
 	if a >= e {
@@ -242,7 +242,6 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, rows, b
 	for x := a; x < e; x += segment(x) {
 		f.decodeDot(sc, qm, st, b, kvh, j0, x, segment(x))
 	}
-	m, l := sc.m[:rows], sc.l[:rows]
 	for ii := range rows {
 		h, i := f.rowOf(kvh, i0, ii)
 		row := st.Data[ii*st.Stride : ii*st.Stride+st.Cols]

@@ -17,9 +17,11 @@ import (
 // O(sub·Tk + Tq·(D+Dv) + Tk·(D+Dv)), whatever Nq and Nk are.
 type fusedScratch struct {
 	s   []float32 // rows×Tk scores, then weights, of the current key tile
-	acc []float32 // rows×Dv running, unnormalised output
+	acc []float32 // rows×Dv running, unnormalised output (a head's after another's)
 	m   []float64 // running row max
 	l   []float64 // running row sum of exp(S − m)
+	// qms are a decoding item's query rows, a head's matrix each.
+	qms []blas32.General
 	lo  []int     // each row's visible keys in the current key tile,
 	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
 	// ka and ke are each position's visible keys [ka, ke) in the item's
@@ -200,8 +202,10 @@ type fused struct {
 	maxQ int
 	cum  []int
 	// decode says the items run the decoding kernels (decodeTile): few
-	// rows, their Q gathered and padded to a multiple of 4.
+	// rows, their Q gathered and padded to a multiple of 4; mh is the KV
+	// heads an item takes (1, or every head: headsInterleaved).
 	decode bool
+	mh     int
 	// bf16 says Q, K and V are all BFloat16 and the backend multiplies
 	// bfloat16 (its bf16 path, sgemm.BF16Path): Q·Kᵀ and P·V run on the
 	// stored bits with AMX or VDPBF16PS and float32 accumulation, P
@@ -258,10 +262,19 @@ func (f *fused) plan(threads int) int {
 		// 496–536 with two sub-tiles of 64).
 		f.sub = f.tq
 	}
+	f.mh = 1
 	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
 		f.bf16 = false
 		if p.Band() == math.MaxInt {
 			f.tk = min(f.b.decodeK, max(p.Nk, 1)) // DefaultDecodeTileK
+		}
+		if f.headsInterleaved() {
+			// Each item takes every KV head, a short key tile at a
+			// time: the heads of a key lie side by side, and a head's
+			// rows alone are read at a stride that halves the
+			// memory's rate (headsTileK).
+			f.mh = p.KVHeads
+			f.tk = min(f.tk, headsTileK)
 		}
 	}
 	if f.decode || f.bf16 {
@@ -287,6 +300,39 @@ func (f *fused) plan(threads int) int {
 	return n
 }
 
+// headsTileK is the key tile of a decoding item that takes every KV head
+// (fused.mh): its K and V rows of all heads stay in the L2 while each
+// head reads its own. Measured on the 2-core AMD EPYC Zen 3, one thread
+// (f16, D = 128, 8 KV heads side by side over 32768 keys): each head's
+// tile of 1024 keys in turn, 82–83 ns a key a head; every head's tile of
+// 128 keys in turn, 45 ns, as fast as with each head's rows together
+// (45–46 ns); of 32 keys, 48–49 ns.
+const headsTileK = 128
+
+// headsInterleaved says whether a decoding call's items take every KV
+// head (fused.mh): K's (and V's) heads lie side by side in a key's row
+// (BNHD, BNHD pages, one-key pages of a BNHD cache), not packed, and K
+// and V are not 8-bit values that AMX's tiles take (they need runs of
+// more keys than headsTileK).
+func (f *fused) headsInterleaved() bool {
+	p := f.p
+	return p.KVHeads > 1 && p.Packed == nil && !tiled(f.k.t) && !tiled(f.v.t) &&
+		f.kr.Head < f.kr.Row && f.vr.Head < f.vr.Row
+}
+
+// tiled says whether AMX's tiles decode K or V of dtype t on this CPU.
+func tiled(t backend.DType) bool {
+	switch t {
+	case backend.Q8:
+		on, _ := q8TilesOn()
+		return on
+	case backend.FP8:
+		on, _ := fp8TilesOn()
+		return on
+	}
+	return false
+}
+
 // countItems counts the work items, B·KVHeads·⌈QRows(b)/rq⌉ summed over
 // the sequences, noting the running count per batch when the sequences
 // differ in length.
@@ -294,7 +340,7 @@ func (f *fused) countItems() int {
 	p := f.p
 	if p.Packed == nil {
 		f.cum = nil
-		return p.B * p.KVHeads * ceilDiv(p.Nq, f.rq)
+		return p.B * p.KVHeads / f.mh * ceilDiv(p.Nq, f.rq)
 	}
 	f.cum = grow(f.cum, p.B+1)
 	f.cum[0] = 0
@@ -315,11 +361,12 @@ func (f *fused) itemAt(it int) (b, kvh, i0, r int) {
 		base = f.cum[b]
 		per = ceilDiv(p.QRows(b), f.rq)
 	} else {
-		b = it / (p.KVHeads * per)
-		base = b * p.KVHeads * per
+		groups := p.KVHeads / f.mh // an item's KV heads: f.mh of them
+		b = it / (groups * per)
+		base = b * groups * per
 	}
 	it -= base
-	kvh, i0 = it/per, it%per*f.rq
+	kvh, i0 = it/per*f.mh, it%per*f.rq
 	return b, kvh, i0, min(f.rq, p.QRows(b)-i0)
 }
 
@@ -336,9 +383,9 @@ func (sc *fusedScratch) fit(f *fused) {
 		srows = min(rows, f.sub)
 	}
 	sc.s = grow(sc.s, srows*f.tk)
-	sc.acc = grow(sc.acc, rows*p.Dv)
-	sc.m = grow(sc.m, rows)
-	sc.l = grow(sc.l, rows)
+	sc.acc = grow(sc.acc, f.mh*rows*p.Dv)
+	sc.m = grow(sc.m, f.mh*rows)
+	sc.l = grow(sc.l, f.mh*rows)
 	sc.lo = grow(sc.lo, rows)
 	sc.hi = grow(sc.hi, rows)
 	sc.ka = grow(sc.ka, rows)
@@ -350,7 +397,7 @@ func (sc *fusedScratch) fit(f *fused) {
 	case f.decode:
 		// The decoding kernels read K and V as stored: scratch only for
 		// rows gathered from pages, in their dtype.
-		sc.q = grow(sc.q, rows*p.D)
+		sc.q = grow(sc.q, f.mh*rows*p.D)
 		sc.row = grow(sc.row, max(p.D, p.Dv))
 		if paged {
 			sc.k, sc.kb, sc.kq = fitKV(f.k, sc.k, sc.kb, sc.kq, f.tk*p.D)
@@ -415,7 +462,7 @@ func (f *fused) growParts(items int) {
 	if f.splits == 1 {
 		return
 	}
-	n := items * f.splits * f.tq
+	n := items * f.splits * f.mh * f.tq
 	f.parts.m, f.parts.l, f.parts.acc = grow(f.parts.m, n), grow(f.parts.l, n), grow(f.parts.acc, n*f.p.Dv)
 }
 
@@ -426,23 +473,32 @@ func (f *fused) rowOf(kvh, i0, ii int) (h, i int) {
 }
 
 // item runs split s of work item it: its query rows over its share of
-// the keys, into O (one split) or into its part (several).
+// the keys, into O (one split) or into its part (several). An item of
+// several KV heads (f.mh > 1: decoding K and V whose heads lie side by
+// side) runs each key tile for every head in turn, each head's rows with
+// their own m, l and acc.
 func (f *fused) item(sc *fusedScratch, it, s int) {
 	pt := &f.parts
 	p := f.p
-	b, kvh, i0, r := f.itemAt(it)
+	b, kvh0, i0, r := f.itemAt(it)
 	rows := r * f.g
-	negInf := math.Inf(-1)
-	m, l := sc.m[:rows], sc.l[:rows]
-	for i := range rows {
-		m[i], l[i] = negInf, 0
-	}
 	padded := rows // the decoding kernels' rows, a multiple of 4
 	if f.decode {
 		padded = round4(rows)
 	}
-	acc := blas32.General{Rows: padded, Cols: p.Dv, Stride: p.Dv, Data: sc.acc[:padded*p.Dv]}
-	clear(acc.Data)
+	mh := f.mh
+	negInf := math.Inf(-1)
+	mAll, lAll := sc.m[:mh*padded], sc.l[:mh*padded]
+	for i := range mAll {
+		mAll[i], lAll[i] = negInf, 0
+	}
+	accAll := sc.acc[:mh*padded*p.Dv]
+	clear(accAll)
+	// head hh's rows, accumulator and (decoding) queries.
+	state := func(hh int) (m, l []float64, acc blas32.General) {
+		return mAll[hh*padded : hh*padded+rows], lAll[hh*padded : hh*padded+rows],
+			blas32.General{Rows: padded, Cols: p.Dv, Stride: p.Dv, Data: accAll[hh*padded*p.Dv : (hh+1)*padded*p.Dv]}
+	}
 
 	// KeyRange's ends grow with the position, so the keys some row of
 	// the item may see lie in [keyStart, keyEnd): the tiles outside
@@ -456,11 +512,15 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 		keyStart, keyEnd = keyStart+min(s*per*f.tk, keyEnd-keyStart), min(keyEnd, keyStart+(s+1)*per*f.tk)
 	}
 	var qm blas32.General
+	qms := sc.qms[:0]
 	switch {
 	case f.decode:
-		qm = f.decodeQ(sc, b, kvh, i0, rows)
+		for hh := range mh {
+			qms = append(qms, f.decodeQ(sc, b, kvh0+hh, i0, rows, hh*padded*p.D))
+		}
+		sc.qms = qms
 	case !f.bf16:
-		qm = f.qTile(sc, b, kvh, i0, r)
+		qm = f.qTile(sc, b, kvh0, i0, r)
 	}
 	// Within a tile the rows' visible ranges, which grow with the row
 	// too, are the Gemms' band: Q·Kᵀ computes only the kernel blocks some
@@ -482,7 +542,7 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 	}
 	for j0 := keyStart; j0 < keyEnd; j0 += f.tk {
 		tk := min(f.tk, keyEnd-j0)
-		if bm != nil && !bm.AnyOn(b, kvh*f.g, (kvh+1)*f.g, i0, i0+r, j0, j0+tk) {
+		if bm != nil && !bm.AnyOn(b, kvh0*f.g, (kvh0+mh)*f.g, i0, i0+r, j0, j0+tk) {
 			continue // a block mask's blocks, all off: never computed
 		}
 		for pos, a := range ka {
@@ -495,24 +555,36 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 		switch {
 		case f.decode:
 			st := blas32.General{Rows: padded, Cols: tk, Stride: f.tk, Data: sc.s[:(padded-1)*f.tk+tk]}
-			f.decodeTile(sc, qm, st, acc, rows, b, kvh, i0, j0)
+			for hh := range mh {
+				kvh := kvh0 + hh
+				if mh > 1 && bm != nil && !bm.AnyOn(b, kvh*f.g, (kvh+1)*f.g, i0, i0+r, j0, j0+tk) {
+					continue
+				}
+				m, l, acc := state(hh)
+				f.decodeTile(sc, qms[hh], st, acc, m, l, rows, b, kvh, i0, j0)
+			}
 			continue
 		case f.bf16:
+			_, _, acc := state(0)
 			st := blas32.General{Rows: rows, Cols: tk, Stride: f.tk, Data: sc.s[:(rows-1)*f.tk+tk]}
-			f.bf16Tile(sc, st, acc, band, b, kvh, i0, j0)
+			f.bf16Tile(sc, st, acc, band, b, kvh0, i0, j0)
 			continue
 		}
-		f.tile(sc, qm, acc, b, kvh, i0, j0, tk)
+		_, _, acc := state(0)
+		f.tile(sc, qm, acc, b, kvh0, i0, j0, tk)
 	}
 
-	if f.splits > 1 {
-		at := (it*f.splits + s) * f.tq
-		copy(pt.m[at:at+rows], m)
-		copy(pt.l[at:at+rows], l)
-		copy(pt.acc[at*p.Dv:(at+rows)*p.Dv], acc.Data[:rows*p.Dv])
-		return
+	for hh := range mh {
+		m, l, acc := state(hh)
+		if f.splits > 1 {
+			at := ((it*f.splits+s)*mh + hh) * f.tq
+			copy(pt.m[at:at+rows], m)
+			copy(pt.l[at:at+rows], l)
+			copy(pt.acc[at*p.Dv:(at+rows)*p.Dv], acc.Data[:rows*p.Dv])
+			continue
+		}
+		f.finish(b, kvh0+hh, i0, m, l, acc.Data[:rows*p.Dv])
 	}
-	f.finish(b, kvh, i0, m, l, acc.Data[:rows*p.Dv])
 }
 
 // tile runs one key tile (tk keys from j0) of an item's rows on the
@@ -561,31 +633,33 @@ func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, t
 func (f *fused) merge(sc *fusedScratch, it int) {
 	pt := &f.parts
 	p := f.p
-	b, kvh, i0, r := f.itemAt(it)
+	b, kvh0, i0, r := f.itemAt(it)
 	rows := r * f.g
 	m, l, acc := sc.m[:rows], sc.l[:rows], sc.acc[:rows*p.Dv]
-	clear(acc)
-	for ii := range rows {
-		mx := math.Inf(-1)
-		for s := range f.splits {
-			mx = max(mx, pt.m[(it*f.splits+s)*f.tq+ii])
-		}
-		m[ii], l[ii] = mx, 0
-		if math.IsInf(mx, -1) {
-			continue // no split saw a key: l = 0, acc = 0
-		}
-		row := acc[ii*p.Dv : (ii+1)*p.Dv]
-		for s := range f.splits {
-			at := (it*f.splits+s)*f.tq + ii
-			if math.IsInf(pt.m[at], -1) {
-				continue
+	for hh := range f.mh { // each KV head of the item (item's parts)
+		clear(acc)
+		for ii := range rows {
+			mx := math.Inf(-1)
+			for s := range f.splits {
+				mx = max(mx, pt.m[((it*f.splits+s)*f.mh+hh)*f.tq+ii])
 			}
-			alpha := math.Exp(pt.m[at] - mx)
-			l[ii] += pt.l[at] * alpha
-			axpy(row, float32(alpha), pt.acc[at*p.Dv:(at+1)*p.Dv])
+			m[ii], l[ii] = mx, 0
+			if math.IsInf(mx, -1) {
+				continue // no split saw a key: l = 0, acc = 0
+			}
+			row := acc[ii*p.Dv : (ii+1)*p.Dv]
+			for s := range f.splits {
+				at := ((it*f.splits+s)*f.mh+hh)*f.tq + ii
+				if math.IsInf(pt.m[at], -1) {
+					continue
+				}
+				alpha := math.Exp(pt.m[at] - mx)
+				l[ii] += pt.l[at] * alpha
+				axpy(row, float32(alpha), pt.acc[at*p.Dv:(at+1)*p.Dv])
+			}
 		}
+		f.finish(b, kvh0+hh, i0, m, l, acc)
 	}
-	f.finish(b, kvh, i0, m, l, acc)
 }
 
 // axpy adds a·x to y.

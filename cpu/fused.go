@@ -22,8 +22,8 @@ type fusedScratch struct {
 	l   []float64 // running row sum of exp(S − m)
 	// qms are a decoding item's query rows, a head's matrix each.
 	qms []blas32.General
-	lo  []int     // each row's visible keys in the current key tile,
-	hi  []int     // [lo, hi) from the tile's start (the Gemms' band)
+	lo  []int // each row's visible keys in the current key tile,
+	hi  []int // [lo, hi) from the tile's start (the Gemms' band)
 	// ka and ke are each position's visible keys [ka, ke) in the item's
 	// (or split's) key range, taken once an item, not once a key tile.
 	ka, ke []int

@@ -276,6 +276,12 @@ func (f *fused) plan(threads int) int {
 			f.mh = p.KVHeads
 			f.tk = min(f.tk, headsTileK)
 		}
+	} else if !f.bf16 && f.headsInterleaved() && f.maxQ*f.g <= gemmHeadsRows {
+		// The same on the Gemms' path for few rows a head (a cascade's
+		// prefix pass): there the keys' reads, not the arithmetic,
+		// decide the time.
+		f.mh = p.KVHeads
+		f.tk = min(f.tk, gemmHeadsTileK)
 	}
 	if f.decode || f.bf16 {
 		f.sub = f.tq // these paths take a query tile whole
@@ -308,6 +314,20 @@ func (f *fused) plan(threads int) int {
 // 128 keys in turn, 45 ns, as fast as with each head's rows together
 // (45–46 ns); of 32 keys, 48–49 ns.
 const headsTileK = 128
+
+// gemmHeadsRows is the most query rows a KV head may have for a call on
+// the Gemms' path to take every KV head an item (fused.mh), a key tile
+// of gemmHeadsTileK at a time. Measured on the 2-core AMD EPYC Zen 3,
+// BNHD, D = 128, f16 K and V: a cascade's prefix pass (128 rows a head
+// over 8192 keys, 8 KV heads) in 34.0–34.5 ms a step where it took
+// 38.5–39.3 (key tiles of 128 and 512: 35.6–36.4); 64 rows a head over
+// 8192 keys 19.0 ms against 25.4; but 2048 rows a head (512 positions,
+// 32 heads over 8) 450 against 435 ms, and f32 prefill at N = 4096 582
+// against 555.
+const (
+	gemmHeadsRows  = 128
+	gemmHeadsTileK = 256
+)
 
 // headsInterleaved says whether a decoding call's items take every KV
 // head (fused.mh): K's (and V's) heads lie side by side in a key's row
@@ -570,8 +590,17 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 			f.bf16Tile(sc, st, acc, band, b, kvh0, i0, j0)
 			continue
 		}
-		_, _, acc := state(0)
-		f.tile(sc, qm, acc, b, kvh0, i0, j0, tk)
+		for hh := range mh {
+			kvh := kvh0 + hh
+			if mh > 1 {
+				if bm != nil && !bm.AnyOn(b, kvh*f.g, (kvh+1)*f.g, i0, i0+r, j0, j0+tk) {
+					continue
+				}
+				qm = f.qTile(sc, b, kvh, i0, r) // gathered again a tile: sc.q holds one head's
+			}
+			m, l, acc := state(hh)
+			f.tile(sc, qm, acc, m, l, b, kvh, i0, j0, tk)
+		}
 	}
 
 	for hh := range mh {
@@ -594,7 +623,7 @@ func (f *fused) item(sc *fusedScratch, it, s int) {
 // V tile, so that a tall item pays a key tile's set-up once for many
 // rows while its score tile stays f.sub×Tk. A sub-tile none of whose
 // rows sees a key of the tile is skipped.
-func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, tk int) {
+func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, m, l []float64, b, kvh, i0, j0, tk int) {
 	p := f.p
 	rows := qm.Rows
 	lo, hi := sc.lo[:rows], sc.hi[:rows]
@@ -614,12 +643,12 @@ func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, b, kvh, i0, j0, t
 		} else {
 			gemmBand(blas.Trans, f.alpha(kvh), qs, kt, 0, st, band)
 		}
-		m, l := sc.m[s0:s0+sr], sc.l[s0:s0+sr]
-		if !f.onlineTile(sc, st, nil, as.Data, band, m, l, b, kvh, i0, s0, j0) {
+		ms, ls := m[s0:s0+sr], l[s0:s0+sr]
+		if !f.onlineTile(sc, st, nil, as.Data, band, ms, ls, b, kvh, i0, s0, j0) {
 			for ii := range sr {
 				h, i := f.rowOf(kvh, i0, s0+ii)
 				row := st.Data[ii*f.tk : ii*f.tk+tk]
-				f.online(row, nil, band.Lo[ii], band.Hi[ii], as.Data[ii*p.Dv:(ii+1)*p.Dv], &m[ii], &l[ii], b, h, i, j0)
+				f.online(row, nil, band.Lo[ii], band.Hi[ii], as.Data[ii*p.Dv:(ii+1)*p.Dv], &ms[ii], &ls[ii], b, h, i, j0)
 			}
 		}
 		band.Inner = true

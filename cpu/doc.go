@@ -137,7 +137,13 @@
 // (sgemm.PackedB), a half K or V widened once, for all of them (by
 // default 1024 rows by 512 keys in sub-tiles of 256 on the AVX-512 8×32
 // kernel, 960 by 512 in sub-tiles of 120 on the 6-row kernels, AVX-512's
-// 6×64 (Intel's default) and AVX2's 6×16: see DefaultTiles).
+// 6×64 (Intel's default) and AVX2's 6×16: see DefaultTiles). Where K's
+// and V's KV heads lie side by side in a key's row (BNHD, BNHD pages) and
+// the items are few rows a head (decoding; a cascade's prefix pass), an
+// item takes every KV head instead, a short key tile at a time, each
+// head's rows in turn with their own running m, l and acc: a key's rows
+// of all heads are then read together, where a head's rows alone, 2 KiB
+// apart, came at half the memory's rate (docs/benchmarks.md).
 // For each sub-tile:
 //
 //	S    = scale · Qsub · Ktileᵀ             one Gemm into a sub×Tk scratch

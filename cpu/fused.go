@@ -56,7 +56,9 @@ type fusedScratch struct {
 // Fused computes O = softmax(scale·Q·Kᵀ + bias, masked)·V without the
 // scores matrix, and the row log-sum-exp into lse when it is not nil.
 //
-// Each work item is a tile of query rows of one KV head: Tq/G positions
+// Each work item is a tile of query rows of one KV head (or of every KV
+// head, each in turn a key tile, where the heads lie side by side: see
+// fused.mh): Tq/G positions
 // of each of the G query heads that share the KV head (one head when
 // G = 1), its rows ordered position-major so that their key ranges grow
 // with the row; the item streams key tiles of Tk rows, each read once for

@@ -14,3 +14,14 @@ PAIR_HSUM = """	VHADDPS      Y1, Y0, Y0
 	VPERM2F128   $0x31, Y4, Y0, Y2
 	VADDPS       Y2, Y1, Y1
 """
+
+# PAIR_STORE stores the pair's scores PAIR_HSUM left in Y1 (scaled): row
+# r's two at R10 + r·R11 (bytes), and moves R10 on by the pair.
+PAIR_STORE = """	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+"""

@@ -280,32 +280,23 @@ func TestRunQuant(t *testing.T) {
 	kv16 := vals(9*16, 1)
 	k16 := writeTestNpy(t, path("k16.npy"), "<f4", []int{1, 9, 16}, kv16)
 	q16 := writeTestNpy(t, path("q16.npy"), "<f4", []int{2, 5, 16}, vals(2*5*16, 1))
-	r16 := make([]float32, len(kv16))
-	for i, x := range kv16 {
-		r16[i] = float32(x)
-	}
-	if err := backend.Q8.RoundRows(r16, r16, 16); err != nil {
-		t.Fatal(err)
-	}
-	kr16 := make([]float64, len(r16))
-	for i, x := range r16 {
-		kr16[i] = float64(x)
-	}
-	kr := writeTestNpy(t, path("kr16.npy"), "<f4", []int{1, 9, 16}, kr16)
-	vr := writeTestNpy(t, path("vr16.npy"), "<f4", []int{1, 9, 64}, func() []float64 {
-		f := make([]float32, len(vv))
-		for i, x := range vv {
-			f[i] = float32(x)
+	// x, rows of dim, rounded as a q8 buffer stores them.
+	roundRows := func(x []float64, dim int) []float64 {
+		f := make([]float32, len(x))
+		for i, v := range x {
+			f[i] = float32(v)
 		}
-		if err := backend.Q8.RoundRows(f, f, 64); err != nil {
+		if err := backend.Q8.RoundRows(f, f, dim); err != nil {
 			t.Fatal(err)
 		}
 		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
+		for i, v := range f {
+			out[i] = float64(v)
 		}
 		return out
-	}())
+	}
+	kr := writeTestNpy(t, path("kr16.npy"), "<f4", []int{1, 9, 16}, roundRows(kv16, 16))
+	vr := writeTestNpy(t, path("vr16.npy"), "<f4", []int{1, 9, 64}, roundRows(vv, 64))
 	if code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q16, "-k", k16, "-v", v, "-dtype", "q8", "-o", path("o16.npy")); code != 0 {
 		t.Fatalf("-dtype q8 with D=16: exit %d: %s", code, stderr)
 	}

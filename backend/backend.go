@@ -276,7 +276,11 @@ type Recorder interface {
 // recorded on the device's queue without waiting; Wait submits it and
 // waits for it once. Each returns the errors of the ops recorded since
 // the last Submit or Wait again, and Wait any the device reports; the
-// recording is then reusable.
+// recording is then reusable. A buffer released while recorded work
+// reads or writes it stays until that work has run (the GPU destroys it
+// once the work is submitted, and WebGPU keeps it until the work has
+// run), so that whoever records through scratch may release it as soon
+// as its ops are recorded.
 type Recording interface {
 	Fused(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error
 	Scores(ctx context.Context, p ScoresParams, q, k, s Buffer) error

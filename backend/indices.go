@@ -133,26 +133,11 @@ type IndexedOps interface {
 	Copier
 }
 
-// ReleaseDeferrer is implemented by a recording's ops whose backend
-// keeps a buffer that recorded work reads or writes until that work has
-// run, whenever the buffer is released (the GPU's Step: a released
-// buffer is destroyed once the work using it is submitted, and WebGPU
-// keeps it until that work has run), so that a lowering recorded into
-// them may copy through scratch and release it as soon as its ops are
-// recorded. Recorded into ops without it, a lowering that needs scratch
-// is ErrUnsupported.
-type ReleaseDeferrer interface {
-	DefersRelease()
-}
-
 // scratchOf returns the allocator of a lowering's scratch buffers on be,
 // and the function that frees what it allocated when the lowering
-// returns; ok is false for a recording (record set) whose ops do not
-// defer releases (ReleaseDeferrer).
-func scratchOf(be Backend, ops IndexedOps, record bool) (alloc func(DType, int) (Buffer, error), free func(), ok bool) {
-	if _, defers := ops.(ReleaseDeferrer); record && !defers {
-		return nil, func() {}, false
-	}
+// returns: recorded, once its ops are recorded (a Recording keeps a
+// released buffer until the work that uses it has run).
+func scratchOf(be Backend) (alloc func(DType, int) (Buffer, error), free func()) {
 	var bufs []Buffer
 	alloc = func(t DType, n int) (Buffer, error) {
 		b, err := be.Alloc(t, n)
@@ -165,7 +150,7 @@ func scratchOf(be Backend, ops IndexedOps, record bool) (alloc func(DType, int) 
 		for _, b := range bufs {
 			b.Release()
 		}
-	}, true
+	}
 }
 
 // FusedIndexed computes Fused for a problem with an index list
@@ -185,9 +170,8 @@ func scratchOf(be Backend, ops IndexedOps, record bool) (alloc func(DType, int) 
 // is not where the lowered problem puts it (queries in BHND with
 // Nq > 1, an LSE with Nq > 1 or packed, strided queries), or where the
 // KV heads split apart have sinks or scales of their own (one call a
-// KV head then), they go through scratch buffers and Copy; a recording
-// does so where its ops defer releases (ReleaseDeferrer), and refuses it
-// (ErrUnsupported) where they do not.
+// KV head then), they go through scratch buffers and Copy, recorded too
+// (the scratch released once its ops are recorded).
 //
 // Bias, a keep-mask, ALiBi and a block mask are ErrUnsupported with an
 // index list.
@@ -253,11 +237,7 @@ func runIndexed(ctx context.Context, be Backend, ops IndexedOps, record bool, p 
 	if !l.gatherQ && !l.scatterO && !l.scatterLSE {
 		return ops.Fused(ctx, l.p, q, k, v, o, lse)
 	}
-	alloc, free, ok := scratchOf(be, ops, record)
-	if !ok {
-		return Errorf(ErrUnsupported, "an index list over queries or KV heads that the lowering cannot read in place (B=%d Nq=%d H=%d KVHeads=%d, layout %v, LSE %v, sinks or scales a KV head): not in a recording that frees scratch at once (backend.ReleaseDeferrer); call Fused",
-			p.B, p.Nq, p.H, p.KVHeads, p.Layout, lse != nil)
-	}
+	alloc, free := scratchOf(be)
 	defer free()
 	lp := l.p.Problem
 	q2, o2, lse2 := q, o, lse

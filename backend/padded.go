@@ -18,9 +18,8 @@ import "context"
 // into one with Dv's pitch and its first Dv columns copied out. The
 // scale is the caller's (the default stays 1/√D, not 1/√pitch), and the
 // zero columns add nothing to a score. The copies cost two passes over Q
-// and O, small beside K and V when decoding; a recording runs them
-// where its ops defer releases (ReleaseDeferrer: the GPU's Step) and
-// refuses them (ErrUnsupported) where they do not.
+// and O, small beside K and V when decoding; a recording records them
+// too, the scratch released once they are recorded (Recording).
 
 // Pitch is the elements a row of dim values of dtype t takes in a
 // buffer: dim rounded up to whole blocks (t.Block()).
@@ -86,11 +85,7 @@ func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 	if err := p.validate(q, k, v, o, lse); err != nil {
 		return err
 	}
-	alloc, free, ok := scratchOf(be, ops, record)
-	if !ok {
-		return Errorf(ErrUnsupported, "q8 K or V of head dims D=%d, Dv=%d (rows padded to whole blocks of %d) in a recording that would free the padded Q and O before its ops run (backend.ReleaseDeferrer); call Fused",
-			p.D, p.Dv, Q8Block)
-	}
+	alloc, free := scratchOf(be)
 	defer free()
 	lp := p
 	lp.Problem = p.Problem.Pitched(k.DType(), v.DType())
@@ -101,7 +96,7 @@ func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 		if q2, err = alloc(q.DType(), lp.QLen()); err != nil {
 			return err
 		}
-		if err := ops.Copy(ctx, q2, q, pitchRanges(rows, p.D, lp.D, true)...); err != nil {
+		if err := ops.Copy(ctx, q2, q, PitchRanges(nil, rows, p.D, lp.D, true)...); err != nil {
 			return err
 		}
 	}
@@ -121,16 +116,16 @@ func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, 
 		return err
 	}
 	if o2 != o {
-		return ops.Copy(ctx, o, o2, pitchRanges(rows, p.Dv, lp.Dv, false)...)
+		return ops.Copy(ctx, o, o2, PitchRanges(nil, rows, p.Dv, lp.Dv, false)...)
 	}
 	return nil
 }
 
-// pitchRanges are the Copy ranges of rows rows of dim values between
-// rows dim apart and rows pitch apart: into the pitched rows when in,
-// else out of them.
-func pitchRanges(rows, dim, pitch int, in bool) []CopyRange {
-	r := make([]CopyRange, 0, rows)
+// PitchRanges appends to dst the Copy ranges of rows rows of dim values
+// between rows dim apart and rows pitch apart (from element 0 of each):
+// into the pitched rows when in, else out of them.
+func PitchRanges(dst []CopyRange, rows, dim, pitch int, in bool) []CopyRange {
+	r := dst
 	for i := range rows {
 		if in {
 			r = append(r, CopyRange{Dst: i * pitch, Src: i * dim, N: dim})

@@ -117,14 +117,6 @@ func (o *indexedOps) Fused(ctx context.Context, p backend.FusedParams, q, k, v, 
 	return o.b.fused(ctx, o.st, p, q, k, v, out, lse)
 }
 
-// DefersRelease: a buffer released while recorded work uses it is
-// destroyed once that work is submitted (buffer.free), and WebGPU keeps
-// it until the work has run, so a lowering recorded into a step frees
-// its scratch at once.
-func (o *indexedOps) DefersRelease() {}
-
-var _ backend.ReleaseDeferrer = (*indexedOps)(nil)
-
 func (o *indexedOps) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...backend.CopyRange) error {
 	o.ran = true
 	return o.b.copy(ctx, o.st, dst, src, ranges...)

@@ -30,15 +30,14 @@ type attender struct {
 	hqb                    []uint16
 	// The device cascade's (cascadeBuffers): the merge's pools of
 	// partial LSEs (mk) and outputs (mv), its queries of ones (mq, the
-	// first mqOnes of them written), its table and lengths, the copies'
-	// ranges, and the buffers a recorded call outgrew (retired: its
-	// recording may still read them), freed with the attender.
+	// first mqOnes of them written), its table and lengths, and the
+	// copies' ranges. A buffer a recorded call outgrows is released at
+	// once (a Recording keeps it until the work using it has run).
 	mk, mv, mq    backend.Buffer
 	mqOnes        int
 	mtable, mlens []int
 	mpaged        backend.Paged
 	ranges        []backend.CopyRange
-	retired       []backend.Buffer
 }
 
 // hold read-locks each distinct sequence of seqs once, in the order of
@@ -64,14 +63,14 @@ func (a *attender) unhold() {
 }
 
 func (a *attender) release() {
-	for _, b := range append([]backend.Buffer{a.q, a.o, a.lse, a.qg, a.op, a.lp, a.os, a.ls, a.mk, a.mv, a.mq}, a.retired...) {
+	for _, b := range []backend.Buffer{a.q, a.o, a.lse, a.qg, a.op, a.lp, a.os, a.ls, a.mk, a.mv, a.mq} {
 		if b != nil {
 			b.Release()
 		}
 	}
 	a.q, a.o, a.lse = nil, nil, nil
 	a.qg, a.op, a.lp, a.os, a.ls = nil, nil, nil, nil, nil
-	a.mk, a.mv, a.mq, a.mqOnes, a.retired = nil, nil, nil, 0, nil
+	a.mk, a.mv, a.mq, a.mqOnes = nil, nil, nil, 0
 }
 
 // buffer returns *buf if it holds n elements of dt, else a new one.
@@ -89,21 +88,6 @@ func (a *attender) buffer(be backend.Backend, buf *backend.Buffer, dt DType, n i
 	}
 	*buf = b
 	return b, nil
-}
-
-// retain is buffer for a call that rec may be recording: a buffer it
-// outgrows is kept in a.retired, not freed, as rec's ops may still read
-// it, and its successor has room to spare (twice the old length), so
-// that a recorded decoding loop retires few.
-func (a *attender) retain(rec backend.Recording, be backend.Backend, buf *backend.Buffer, dt DType, n int) (backend.Buffer, error) {
-	if b := *buf; rec != nil && b != nil && (b.DType() != dt || b.Len() < n) {
-		a.retired = append(a.retired, b)
-		*buf = nil
-		if b.DType() == dt {
-			n = max(n, 2*b.Len())
-		}
-	}
-	return a.buffer(be, buf, dt, n)
 }
 
 // attend checks q, out and lse against p (B, KVHeads, Nk, dims, layout,

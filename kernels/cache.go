@@ -133,11 +133,10 @@ type kv struct {
 	// that are not whole blocks, a buffer a source dtype and row width
 	// (K's and V's may differ): their rows laid out at the pitch, zeros
 	// past them, before CopyQuant quantizes whole blocks (padRows). A
-	// scratch outgrown is kept in padOld until the cache is released, as
-	// a recorded copy may still read it.
-	padMu  sync.Mutex
-	pads   map[padKey]backend.Buffer
-	padOld []backend.Buffer
+	// scratch outgrown is released at once (a Recording keeps it until
+	// the copies that read it have run).
+	padMu sync.Mutex
+	pads  map[padKey]backend.Buffer
 }
 
 // Saturated is how many appended values an FP8 cache has stored
@@ -252,9 +251,6 @@ func (c *kv) release() {
 	c.padMu.Lock()
 	defer c.padMu.Unlock()
 	for _, b := range c.pads {
-		b.Release()
-	}
-	for _, b := range c.padOld {
 		b.Release()
 	}
 }
@@ -577,17 +573,14 @@ func (c *kv) padRows(ctx context.Context, cp backend.Copier, st *staging, src ba
 			return nil, err
 		}
 		if pad != nil {
-			c.padOld = append(c.padOld, pad)
+			pad.Release()
 		}
 		if c.pads == nil {
 			c.pads = map[padKey]backend.Buffer{}
 		}
 		pad, c.pads[key] = nb, nb
 	}
-	st.ranges = st.ranges[:0]
-	for r := range rows {
-		st.ranges = append(st.ranges, backend.CopyRange{Dst: r * pitch, Src: r * dim, N: dim})
-	}
+	st.ranges = backend.PitchRanges(st.ranges[:0], rows, dim, pitch, true)
 	return pad, cp.Copy(ctx, pad, src, st.ranges...)
 }
 

@@ -276,11 +276,11 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 		base[i] = np
 		np += len(g.members) * nq * h
 	}
-	kp, err := a.retain(rec, be, &a.mk, Float32, np)
+	kp, err := a.buffer(be, &a.mk, Float32, np)
 	if err != nil {
 		return err
 	}
-	vp, err := a.retain(rec, be, &a.mv, Float32, np*dv)
+	vp, err := a.buffer(be, &a.mv, Float32, np*dv)
 	if err != nil {
 		return err
 	}
@@ -290,7 +290,7 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 	inOrder := p.Layout == BHND || nq == 1
 	os := vp
 	if !inOrder {
-		if os, err = a.retain(rec, be, &a.os, Float32, suffix.OLen()); err != nil {
+		if os, err = a.buffer(be, &a.os, Float32, suffix.OLen()); err != nil {
 			return err
 		}
 	}
@@ -320,7 +320,7 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 		if err != nil {
 			return err
 		}
-		qg, err := a.retain(rec, be, &a.qg, q.DType(), pre.QLen())
+		qg, err := a.buffer(be, &a.qg, q.DType(), pre.QLen())
 		if err != nil {
 			return err
 		}
@@ -337,11 +337,11 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 		if err := cp.Copy(ctx, qg, q, a.ranges...); err != nil {
 			return err
 		}
-		op, err := a.retain(rec, be, &a.op, Float32, pre.OLen())
+		op, err := a.buffer(be, &a.op, Float32, pre.OLen())
 		if err != nil {
 			return err
 		}
-		lp, err := a.retain(rec, be, &a.lp, Float32, pre.LSELen())
+		lp, err := a.buffer(be, &a.lp, Float32, pre.LSELen())
 		if err != nil {
 			return err
 		}
@@ -403,7 +403,7 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 			}
 		}
 	}
-	mq, err := a.retain(rec, be, &a.mq, Float32, r)
+	mq, err := a.buffer(be, &a.mq, Float32, r)
 	if err != nil {
 		return err
 	}
@@ -423,7 +423,7 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 	ml := lse
 	if lse != nil && !inOrder {
 		// The merge's LSE lies in out's order: into scratch, reordered.
-		if ml, err = a.retain(rec, be, &a.ls, Float32, r); err != nil {
+		if ml, err = a.buffer(be, &a.ls, Float32, r); err != nil {
 			return err
 		}
 	}

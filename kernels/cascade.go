@@ -297,16 +297,11 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 	if err := fused(ctx, backend.FusedParams{Problem: suffix}, q, c.k, c.v, os, kp); err != nil {
 		return err
 	}
-	ostr := backend.TensorStrides(p.Layout, h, nq, dv)
 	if !inOrder {
 		a.ranges = a.ranges[:0]
-		for b := range p.B {
-			for hh := range h {
-				for i := range nq {
-					a.ranges = append(a.ranges, backend.CopyRange{Dst: ((b*h+hh)*nq + i) * dv, Src: ostr.Offset(b, hh, i), N: dv})
-				}
-			}
-		}
+		eachOutRow(p, func(row, out int) {
+			a.ranges = append(a.ranges, backend.CopyRange{Dst: row * dv, Src: out * dv, N: dv})
+		})
 		if err := cp.Copy(ctx, vp, os, a.ranges...); err != nil {
 			return err
 		}
@@ -383,20 +378,16 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 	for i := range a.mtable {
 		a.mtable[i] = -1
 	}
-	for b := range p.B {
-		for hh := range h {
-			for i := range nq {
-				m := ostr.Offset(b, hh, i) / dv
-				a.mtable[m*per], a.mlens[m] = (b*h+hh)*nq+i, 1
-			}
-		}
-	}
+	eachOutRow(p, func(row, out int) {
+		a.mtable[out*per], a.mlens[out] = row, 1
+	})
+	ostr := backend.TensorStrides(p.Layout, h, nq, 1)
 	for ni, g := range groups {
 		rows := len(g.members) * nq * gq
 		for gi, b := range g.members {
 			for hh := range h {
 				for i := range nq {
-					m := ostr.Offset(b, hh, i) / dv
+					m := ostr.Offset(b, hh, i)
 					a.mtable[m*per+a.mlens[m]] = base[ni] + (hh/gq)*rows + prefixRow(gi, i, hh%gq, nq, gq)
 					a.mlens[m]++
 				}
@@ -407,7 +398,7 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 	if err != nil {
 		return err
 	}
-	if a.mqOnes < r || a.mqOnes > mq.Len() {
+	if a.mqOnes < r { // a buffer new since the ones were written
 		ones := make([]float32, mq.Len())
 		for i := range ones {
 			ones[i] = 1
@@ -434,14 +425,24 @@ func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c 
 		return nil
 	}
 	a.ranges = a.ranges[:0]
+	eachOutRow(p, func(row, out int) {
+		a.ranges = append(a.ranges, backend.CopyRange{Dst: row, Src: out, N: 1})
+	})
+	return cp.Copy(ctx, lse, ml, a.ranges...)
+}
+
+// eachOutRow calls f for each query row of p (batch b, head h, query i)
+// with its row in the LSE's order, (b·H + h)·Nq + i, and in the
+// output's, p.Layout's.
+func eachOutRow(p backend.Problem, f func(row, out int)) {
+	ostr := backend.TensorStrides(p.Layout, p.H, p.Nq, 1)
 	for b := range p.B {
-		for hh := range h {
-			for i := range nq {
-				a.ranges = append(a.ranges, backend.CopyRange{Dst: (b*h+hh)*nq + i, Src: ostr.Offset(b, hh, i) / dv, N: 1})
+		for h := range p.H {
+			for i := range p.Nq {
+				f((b*p.H+h)*p.Nq+i, ostr.Offset(b, h, i))
 			}
 		}
 	}
-	return cp.Copy(ctx, lse, ml, a.ranges...)
 }
 
 // suffixProblem is the suffix pass of p (paged, resolved) under groups:

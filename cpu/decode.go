@@ -143,10 +143,7 @@ func finishRaw(out rawRows, t backend.DType, n, cols int, f []float32, h []uint1
 // q8 row's scales follow in Go. It reports false, gathering nothing, for
 // any other rows or where the gather cannot run.
 func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store, offs *[]int) bool {
-	size := s.t.Size()
-	if s.t.Quantized() {
-		size = 1
-	}
+	size := s.codeSize()
 	if cols*size%32 != 0 || !oneKeyOffsets(s, r, b, kvh, j0, n, cols, offs) {
 		return false
 	}
@@ -187,6 +184,15 @@ func gatherOneKey(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32,
 	return true
 }
 
+// codeSize is the bytes a value of s takes where its rows lie: its
+// dtype's size, 1 for an 8-bit one (a q8 row's scales lie apart).
+func (s store) codeSize() int {
+	if s.t.Quantized() {
+		return 1
+	}
+	return s.t.Size()
+}
+
 // oneKeyOffsets writes into *offs the byte offsets in s of the n rows
 // (of cols) of KV head kvh from key j0 of sequence b, where r's pages
 // hold one key each (an index list's lowering), and reports whether
@@ -197,10 +203,7 @@ func oneKeyOffsets(s store, r backend.Rows, b, kvh, j0, n, cols int, offs *[]int
 	if pg == nil || pg.PageSize != 1 || offs == nil || n == 0 {
 		return false
 	}
-	size := s.t.Size()
-	if s.t.Quantized() {
-		size = 1
-	}
+	size := s.codeSize()
 	*offs = grow(*offs, n)
 	o := *offs
 	// eachRow's one-key-page offsets, written out: through its callback

@@ -28,45 +28,32 @@ type prefixSpec struct {
 	shared                      bool
 	levels                      int // of a tree: 2, 1, or 0 unshared
 	buffers                     bool
-	layout                      backend.Layout // the pool's (set: BHND is Layout's zero)
+	bhnd                        bool // the pool's pages BHND, not BNHD
 }
 
 // prefixSpecs are a prefix sweep's points for each shape: shared and not,
 // or of a tree, shared to two levels, to one, and not.
 func (cfg *Config) prefixSpecs() []prefixSpec {
 	if cfg.GroupPrefix == 0 {
-		return []prefixSpec{{prefix: cfg.Prefix, shared: true, buffers: cfg.Buffers, layout: cfg.prefixLayout()}, {prefix: cfg.Prefix, buffers: cfg.Buffers, layout: cfg.prefixLayout()}}
+		return []prefixSpec{{prefix: cfg.Prefix, shared: true, buffers: cfg.Buffers, bhnd: cfg.PrefixBHND}, {prefix: cfg.Prefix, buffers: cfg.Buffers, bhnd: cfg.PrefixBHND}}
 	}
 	var out []prefixSpec
 	for _, l := range []int{2, 1, 0} {
-		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l, buffers: cfg.Buffers, layout: cfg.prefixLayout()})
+		out = append(out, prefixSpec{prefix: cfg.Prefix, groupPrefix: cfg.GroupPrefix, groups: cfg.Groups, shared: l > 0, levels: l, buffers: cfg.Buffers, bhnd: cfg.PrefixBHND})
 	}
 	return out
 }
 
-// prefixLayout is the layout of cfg's prefix points' pools.
-func (cfg *Config) prefixLayout() backend.Layout {
-	if cfg.PrefixBHND {
-		return backend.BHND
-	}
-	return backend.BNHD
-}
-
 // prefixSpec is s's sharing.
 func (s Shape) prefixSpec() prefixSpec {
-	ps := prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels, buffers: s.Buffers}
-	ps.layout = backend.BNHD
-	if s.PoolLayout == "bhnd" {
-		ps.layout = backend.BHND
-	}
-	return ps
+	return prefixSpec{prefix: s.Prefix, groupPrefix: s.GroupPrefix, groups: s.Groups, shared: s.Shared, levels: s.Levels, buffers: s.Buffers, bhnd: s.PoolLayout == "bhnd"}
 }
 
 // set records ps in s.
 func (ps prefixSpec) set(s *Shape) {
 	s.Prefix, s.Shared, s.GroupPrefix, s.Groups, s.Levels, s.Buffers = ps.prefix, ps.shared, ps.groupPrefix, ps.groups, ps.levels, ps.buffers
 	s.PoolLayout = ""
-	if ps.layout == backend.BHND {
+	if ps.bhnd {
 		s.PoolLayout = "bhnd"
 	}
 }
@@ -118,7 +105,7 @@ func (ps prefixSpec) keys(b, n int) int64 {
 // ps says, with K and V stored as dt.
 func prefixBytes(p backend.Problem, ps prefixSpec, dt backend.DType) int64 {
 	qo := int64(p.QLen()) + int64(p.OLen()) // float32, as the point's queries and outputs are
-	return 4*qo + dt.Bytes(int(ps.keys(p.B, p.Nk))*p.KVHeads*(p.D+p.Dv))
+	return 4*qo + dt.Bytes(int(ps.keys(p.B, p.Nk))*p.KVHeads*(dt.Pitch(p.D)+dt.Pitch(p.Dv))) // q8 rows: whole blocks
 }
 
 // measurePrefix measures the prefix point of p (B sequences, Nq queries
@@ -151,7 +138,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	}
 	var need int64
 	if inHostMemory(be.Info()) {
-		need = dt.Bytes(pages * ps * p.KVHeads * (p.D + p.Dv))
+		need = dt.Bytes(pages * ps * p.KVHeads * (dt.Pitch(p.D) + dt.Pitch(p.Dv)))
 	}
 	if err := fits(need); err != nil {
 		pt.fail(err)
@@ -159,7 +146,11 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	}
 	freshPeak()
 	cacheDT := dt
-	pool, err := kernels.NewPagePool(be, ps, pages, kernels.CacheConfig{KVHeads: p.KVHeads, D: p.D, Dv: p.Dv, DType: cacheDT, Layout: sp.layout})
+	layout := backend.BNHD
+	if sp.bhnd {
+		layout = backend.BHND
+	}
+	pool, err := kernels.NewPagePool(be, ps, pages, kernels.CacheConfig{KVHeads: p.KVHeads, D: p.D, Dv: p.Dv, DType: cacheDT, Layout: layout})
 	if err != nil {
 		pt.fail(err)
 		return pt
@@ -239,14 +230,14 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	pt.PoolPages = pages - pool.Free()
 	// Queries and outputs in the pool's layout.
 	qs, os := []int{p.B, p.Nq, p.H, p.D}, []int{p.B, p.Nq, p.H, p.Dv}
-	if sp.layout == backend.BHND {
+	if sp.bhnd {
 		qs, os = []int{p.B, p.H, p.Nq, p.D}, []int{p.B, p.H, p.Nq, p.Dv}
 	}
-	q, _ := kernels.NewTensor(sp.layout, qs...)
+	q, _ := kernels.NewTensor(layout, qs...)
 	for i := range q.Data {
 		q.Data[i] = float32(rng.Float64()*2 - 1)
 	}
-	out, _ := kernels.NewTensor(sp.layout, os...)
+	out, _ := kernels.NewTensor(layout, os...)
 	opts := &kernels.AttendOptions{Causal: p.Causal, Scale: float64(p.Scale)}
 	op := func(ctx context.Context) error { return pool.Attend(ctx, seqs, q, out, nil, opts) }
 	var ob backend.Buffer
@@ -286,7 +277,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	if pt.MedianS > 0 {
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
-	e := prefixError(p, dt, pk, pv, first, firstBNHD(q, sp.layout), firstBNHD(out, sp.layout))
+	e := prefixError(p, dt, pk, pv, first, firstBNHD(q, layout), firstBNHD(out, layout))
 	pt.MaxErr = &e
 	if e > 1e-3 {
 		pt.Status = StatusWrong

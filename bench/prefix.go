@@ -104,8 +104,9 @@ func (ps prefixSpec) keys(b, n int) int64 {
 // prefixBytes is the compulsory traffic of a prefix point of p shared as
 // ps says, with K and V stored as dt.
 func prefixBytes(p backend.Problem, ps prefixSpec, dt backend.DType) int64 {
-	qo := int64(p.QLen()) + int64(p.OLen())                                                  // float32, as the point's queries and outputs are
-	return 4*qo + dt.Bytes(int(ps.keys(p.B, p.Nk))*p.KVHeads*(dt.Pitch(p.D)+dt.Pitch(p.Dv))) // q8 rows: whole blocks
+	qo := int64(p.QLen()) + int64(p.OLen()) // float32, as the point's queries and outputs are
+	// K and V at their pitch (q8 rows: whole blocks).
+	return 4*qo + dt.Bytes(int(ps.keys(p.B, p.Nk))*p.KVHeads*(dt.Pitch(p.D)+dt.Pitch(p.Dv)))
 }
 
 // measurePrefix measures the prefix point of p (B sequences, Nq queries

@@ -215,14 +215,24 @@ func WithBF16(setting string) Option {
 //	"auto" (or "")  AMX's tiles where the CPU has them (q8 on the int8
 //	                ones, fp8 on the bfloat16 ones), Linux grants them and
 //	                each of the format's tile kernels, scores and P·V,
-//	                passed its known-answer check in this process; else
-//	                the vector kernels (AVX-512, AVX2, NEON)
-//	"vector"        the vector kernels
+//	                passed its known-answer check in this process; else,
+//	                for q8 on an AVX2 CPU without AVX-512, the integer
+//	                kernels where both passed their checks and a 512-key
+//	                tile ran faster on them than on the widening ones in
+//	                this process; else the widening vector kernels
+//	                (AVX-512, AVX2, NEON)
+//	"vector"        the widening vector kernels: each 8-bit value
+//	                widened to float32 before its FMA
+//	"integer"       q8 on the integer kernels (AVX2 without AVX-512:
+//	                VPMADDWD over int16 digits of Q and of the weights,
+//	                cpu/doc.go), fp8 on the widening ones; ErrUnavailable
+//	                on a CPU without them or where they failed their
+//	                known-answer checks
 //
-// The tiles' answers are within the formats' bounds of the vector
-// kernels', not the same bits (cpu/doc.go). Info's Detail names each
-// tile kernel that runs and the check it passed, or why a format is
-// not on the tiles. $ATTN_CPU_DECODE8 (EnvDecode8), for the CLI and CI,
+// The tiles' and the integer kernels' answers are within the formats'
+// bounds of the widening kernels', not the same bits (cpu/doc.go).
+// Info's Detail names each tile or integer kernel that runs and the
+// check it passed, or why a format is not on them. $ATTN_CPU_DECODE8 (EnvDecode8), for the CLI and CI,
 // overrides it; a value other than these is ErrShape.
 func WithDecode8(setting string) Option {
 	return func(b *Backend) error {
@@ -258,7 +268,16 @@ func New(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.scratchPool.New = func() any { return &fusedScratch{t8: tiles8{vector: decode8 == "vector"}} }
+	if decode8 == "integer" && !q8IntNow().ok {
+		why := q8IntNow().note
+		if why == "" {
+			why = "this CPU has no integer q8 kernels (AVX2 without AVX-512)"
+		}
+		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
+	}
+	b.scratchPool.New = func() any {
+		return &fusedScratch{t8: tiles8{vector: decode8 == "vector", integer: decode8 == "integer"}}
+	}
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)
 	}
@@ -293,7 +312,7 @@ func New(opts ...Option) (*Backend, error) {
 	}
 	b.info.Detail += ", " + decodeDetail()
 	q8, fp8 := tilesNow()
-	b.info.Detail += decode8Detail(decode8, q8, fp8)
+	b.info.Detail += decode8Detail(decode8, q8, fp8, q8IntNow())
 	for _, n := range notes {
 		b.info.Detail += "; " + n
 	}

@@ -282,10 +282,14 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 		return
 	}
 	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
+	// The 8-bit kernels keep Q's digits by group of four rows across the
+	// item's tiles: an item of several KV heads (fused.mh) numbers its
+	// heads' groups apart.
+	grp0 := kvh % f.mh * (st.Rows / 4)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
 		q := qm.Data[g*qm.Stride:]
-		j := dotTiles(&sc.t8, g/4, q, qm.Stride, k, n, p.D, s, st.Stride, alpha)
+		j := dotTiles(&sc.t8, grp0+g/4, q, qm.Stride, k, n, p.D, s, st.Stride, alpha)
 		if j < n {
 			j += dotRows4(q, qm.Stride, k.slice(j, n-j, p.D), n-j, p.D, s[j:], st.Stride, alpha)
 		}

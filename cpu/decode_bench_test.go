@@ -70,6 +70,8 @@ func BenchmarkDecode(b *testing.B) {
 // the working set larger than the last-level cache), reporting ns a key
 // (one KV head's), ATTN_BENCH_PART=dot or axpy timing one kernel alone;
 // Fused is BenchmarkDecode's step (32 heads over 8) with float16 Q and O.
+// q8 runs on the widening kernels (WithDecode8("vector")), q8int on the
+// integer ones where the CPU has them (WithDecode8("integer")).
 //
 //	go test -run '^$' -bench DecodeQuant ./cpu
 func BenchmarkDecodeQuant(b *testing.B) {
@@ -80,10 +82,20 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, dt := range []backend.DType{backend.Float16, backend.Q8, backend.FP8} {
-		b.Run(fmt.Sprintf("Kernel/%v", dt), func(b *testing.B) {
+	type variant struct {
+		name    string
+		dt      backend.DType
+		setting string
+	}
+	variants := []variant{{"f16", backend.Float16, "auto"}, {"q8", backend.Q8, "vector"}, {"q8int", backend.Q8, "integer"}, {"fp8", backend.FP8, "auto"}}
+	for _, vr := range variants {
+		dt := vr.dt
+		b.Run("Kernel/"+vr.name, func(b *testing.B) {
 			if !hasDecode() {
 				b.Skip("no decoding kernels")
+			}
+			if vr.setting == "integer" && !q8IntNow().ok {
+				b.Skip("no integer q8 kernels on this CPU")
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			rows := func() rawRows {
@@ -111,11 +123,13 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			q := randF32(rng, g*d)
 			s := make([]float32, g*tile)
 			acc := make([]float32, g*d)
-			var tl tiles8 // the 8-bit tile kernels' Q, where they run
+			// The 8-bit tile or integer kernels' Q, where they run.
+			tl := tiles8{vector: vr.setting == "vector", integer: vr.setting == "integer"}
 			b.ResetTimer()
 			for b.Loop() {
 				for h := range heads {
 					k, v := ks[h], vs[h]
+					tl.reset()
 					for j0 := 0; j0 < nk; j0 += tile {
 						kt, vt := k.slice(j0, tile, d), v.slice(j0, tile, d)
 						if part != "axpy" {
@@ -133,9 +147,13 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	for _, dt := range []backend.DType{backend.Float16, backend.Q8, backend.FP8} {
-		b.Run(fmt.Sprintf("Fused/%v", dt), func(b *testing.B) {
-			be, err := New()
+	for _, vr := range variants {
+		dt := vr.dt
+		b.Run("Fused/"+vr.name, func(b *testing.B) {
+			if vr.setting == "integer" && !q8IntNow().ok {
+				b.Skip("no integer q8 kernels on this CPU")
+			}
+			be, err := New(WithDecode8(vr.setting))
 			if err != nil {
 				b.Fatal(err)
 			}

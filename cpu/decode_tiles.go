@@ -54,13 +54,17 @@ type tiles8 struct {
 	// pparts is the fp8 P·V kernel's weights as bfloat16 parts, 1 KiB
 	// a chunk of 32 keys.
 	pparts []uint16
-	// vector keeps the item on the vector kernels: its backend was
-	// opened WithDecode8("vector").
-	vector bool
+	// vector keeps the item on the float vector kernels: its backend
+	// was opened WithDecode8("vector"). integer puts its q8 on the
+	// integer kernels where they passed their checks, whether or not
+	// they measured faster (WithDecode8("integer")).
+	vector, integer bool
+	// i8 is the integer kernels' (decode_int_amd64.go).
+	i8 ints8
 }
 
 // reset forgets the digits: the item's Q changed.
-func (t *tiles8) reset() { clear(t.state); clear(t.bfState) }
+func (t *tiles8) reset() { clear(t.state); clear(t.bfState); t.i8.reset() }
 
 // digits is group grp's digits for the four rows of q (row stride ldq, d
 // columns), made if not yet: nil where they cannot stand for Q (a row

@@ -70,28 +70,42 @@ func decode8Setting(option string) (string, error) {
 	return parseDecode8("WithDecode8", option)
 }
 
-// parseDecode8 is s as "auto" or "vector", or an error naming from.
+// parseDecode8 is s as "auto", "vector" or "integer", or an error
+// naming from.
 func parseDecode8(from, s string) (string, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "", "auto":
 		return "auto", nil
-	case "vector":
+	case "vector", "integer":
 		return v, nil
 	}
-	return "", backend.Errorf(backend.ErrShape, "cpu: %s %q: want auto or vector", from, s)
+	return "", backend.Errorf(backend.ErrShape, "cpu: %s %q: want auto, vector or integer", from, s)
 }
 
-// decode8Detail is what Info's Detail says of 8-bit decoding on the
-// tiles under setting, given q8's and fp8's decisions (q8TilesOn,
-// fp8TilesOn: on, and the kernels that passed their checks or why not):
-// each format's kernels, each past its check, or why the format is not
-// on the tiles; nothing on a CPU without them.
-func decode8Detail(setting string, q8, fp8 tilesState) string {
-	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" {
-		return "" // no tiles on this CPU
+// decode8Detail is what Info's Detail says of 8-bit decoding under
+// setting, given q8's and fp8's tile decisions (q8TilesOn, fp8TilesOn:
+// on, and the kernels that passed their checks or why not) and the q8
+// integer kernels' (q8IntNow): each format's tile kernels, each past its
+// check, or why the format is not on the tiles; where q8 runs on the
+// integer kernels, or why not; nothing on a CPU with neither.
+func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
+	hasInt := in.ok || in.note != ""
+	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" && !hasInt {
+		return "" // no tiles or integer kernels on this CPU
 	}
 	if setting == "vector" {
-		return "; 8-bit decoding on the vector kernels (" + EnvDecode8 + " or WithDecode8: vector)"
+		return "; 8-bit decoding on the widening vector kernels (" + EnvDecode8 + " or WithDecode8: vector)"
+	}
+	if hasInt {
+		switch {
+		case !in.ok:
+			return "; q8 decoding on the widening vector kernels: " + in.note
+		case setting == "integer":
+			return ", q8 decoding on the integer kernels (" + EnvDecode8 + " or WithDecode8: integer): " + in.note + ", each past its known-answer check"
+		case in.fast:
+			return ", q8 decoding on the integer kernels: " + in.note + ", each past its known-answer check, the faster here (" + in.timing + ")"
+		}
+		return "; q8 decoding on the widening vector kernels, the faster here (the integer kernels took " + in.timing + ")"
 	}
 	var on, off []string
 	for _, f := range []struct {
@@ -120,6 +134,17 @@ func decode8Detail(setting string, q8, fp8 tilesState) string {
 type tilesState struct {
 	on   bool
 	note string
+}
+
+// q8IntState is the q8 integer kernels' decision in this process
+// (q8IntNow, decode_int_amd64.go): whether they may run (the CPU has
+// them and both passed their checks; note names the kernels that passed,
+// or the failure; both empty where the CPU has none), and whether they
+// measured faster than the widening kernels (fast, the times in timing),
+// which "auto" asks of them.
+type q8IntState struct {
+	ok, fast     bool
+	note, timing string
 }
 
 // tilesNow is q8's and fp8's decisions in this process.

@@ -57,19 +57,28 @@ func TestPassChecks(t *testing.T) {
 func TestDecode8Detail(t *testing.T) {
 	on := tilesState{true, "q8 scores (TDPBSSD), q8 P·V (TDPBUSD)"}
 	failed := tilesState{false, "fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"}
+	ints := q8IntState{ok: true, fast: true, note: "q8 scores (VPMADDWD), q8 P·V (VPMADDWD)", timing: "a 512-key tile in 20.0 µs against 30.0 µs widening"}
+	slow := ints
+	slow.fast = false
 	for _, c := range []struct {
 		setting string
 		q8, fp8 tilesState
+		in      q8IntState
 		want    string
 	}{
-		{"auto", tilesState{}, tilesState{}, ""},
-		{"vector", tilesState{}, tilesState{}, ""},
-		{"auto", on, failed, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check; fp8 on the vector kernels: fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"},
-		{"auto", tilesState{false, "Linux refused AMX's tiles"}, tilesState{false, "Linux refused AMX's tiles"}, "; q8 on the vector kernels: Linux refused AMX's tiles; fp8 on the vector kernels: Linux refused AMX's tiles"},
-		{"vector", on, failed, "; 8-bit decoding on the vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"auto", tilesState{}, tilesState{}, q8IntState{}, ""},
+		{"vector", tilesState{}, tilesState{}, q8IntState{}, ""},
+		{"auto", on, failed, q8IntState{}, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check; fp8 on the vector kernels: fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"},
+		{"auto", tilesState{false, "Linux refused AMX's tiles"}, tilesState{false, "Linux refused AMX's tiles"}, q8IntState{}, "; q8 on the vector kernels: Linux refused AMX's tiles; fp8 on the vector kernels: Linux refused AMX's tiles"},
+		{"vector", on, failed, q8IntState{}, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"auto", tilesState{}, tilesState{}, ints, ", q8 decoding on the integer kernels: q8 scores (VPMADDWD), q8 P·V (VPMADDWD), each past its known-answer check, the faster here (a 512-key tile in 20.0 µs against 30.0 µs widening)"},
+		{"auto", tilesState{}, tilesState{}, slow, "; q8 decoding on the widening vector kernels, the faster here (the integer kernels took a 512-key tile in 20.0 µs against 30.0 µs widening)"},
+		{"integer", tilesState{}, tilesState{}, slow, ", q8 decoding on the integer kernels (ATTN_CPU_DECODE8 or WithDecode8: integer): q8 scores (VPMADDWD), q8 P·V (VPMADDWD), each past its known-answer check"},
+		{"vector", tilesState{}, tilesState{}, ints, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"auto", tilesState{}, tilesState{}, q8IntState{note: "q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"}, "; q8 decoding on the widening vector kernels: q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"},
 	} {
-		if got := decode8Detail(c.setting, c.q8, c.fp8); got != c.want {
-			t.Errorf("decode8Detail(%q, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, got, c.want)
+		if got := decode8Detail(c.setting, c.q8, c.fp8, c.in); got != c.want {
+			t.Errorf("decode8Detail(%q, %+v, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, c.in, got, c.want)
 		}
 	}
 }
@@ -100,6 +109,21 @@ func TestWithDecode8(t *testing.T) {
 		t.Errorf("%s=vector did not override WithDecode8(auto)", EnvDecode8)
 	}
 	b.Close()
+	// integer: the q8 integer kernels where the CPU runs them, else
+	// ErrUnavailable.
+	t.Setenv(EnvDecode8, "integer")
+	b, err = New()
+	switch {
+	case q8IntNow().ok && err != nil:
+		t.Errorf("%s=integer: %v", EnvDecode8, err)
+	case q8IntNow().ok:
+		if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.integer || sc.t8.vector {
+			t.Errorf("%s=integer: the decoding scratch is %+v", EnvDecode8, sc.t8)
+		}
+		b.Close()
+	case !errors.Is(err, backend.ErrUnavailable):
+		t.Errorf("%s=integer on a CPU without the integer kernels: %v; want ErrUnavailable", EnvDecode8, err)
+	}
 	t.Setenv(EnvDecode8, "fast")
 	if _, err := New(); !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), "$"+EnvDecode8) {
 		t.Errorf("%s=fast: %v; want ErrShape naming the variable", EnvDecode8, err)

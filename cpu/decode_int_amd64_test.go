@@ -1,0 +1,219 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// q8TestRows is n random q8 rows of d values at stride ld: codes −127 …
+// 127 and each block's scale a random float16 over four octaves (some
+// negative where neg), zero-padded past d.
+func q8TestRows(rng *rand.Rand, n, d, ld int, neg bool) rawRows {
+	codes := make([]int8, n*ld)
+	scales := make([]uint16, n*ld/backend.Q8Block)
+	for j := range n {
+		for c := range d {
+			codes[j*ld+c] = int8(rng.IntN(255) - 127)
+		}
+		for b := range ld / backend.Q8Block {
+			s := math.Ldexp(1+rng.Float64(), -rng.IntN(4)-6)
+			if neg && rng.IntN(4) == 0 {
+				s = -s
+			}
+			scales[j*ld/backend.Q8Block+b] = backend.Float16.Encode(float32(s))
+		}
+	}
+	return rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ld}
+}
+
+// q8Value is value c of row j of r, dequantized.
+func q8Value(r rawRows, j, c int) float64 {
+	return float64(r.q8[j*r.stride+c]) * float64(backend.Float16.Decode(r.sc[(j*r.stride+c)/backend.Q8Block]))
+}
+
+// The integer scores kernel against the float64 product over the
+// dequantized keys, within float32's sums (2⁻²⁰ of Σ|terms|) and Q's
+// digits (half a digit an element: max|q_r|·Σ_c|k_c|/65534): key counts
+// at the kernel's step and off it, head dims of one block to eight, row
+// strides past the row, Q rows of different magnitudes, an all-zero row.
+// A row that is not finite leaves every key to the float kernels.
+func TestDotInt(t *testing.T) {
+	if !q8IntHas() {
+		t.Skip("no AVX2: the integer kernels do not run")
+	}
+	rng := rand.New(rand.NewPCG(5, 7))
+	for _, c := range []struct{ n, d, ldk int }{
+		{2, 32, 32}, {3, 32, 64}, {16, 64, 64}, {17, 96, 128}, {64, 128, 128}, {130, 128, 160}, {1024, 128, 128}, {40, 256, 256}, {9, 576, 576},
+	} {
+		t.Run(fmt.Sprintf("n=%d/d=%d/ldk=%d", c.n, c.d, c.ldk), func(t *testing.T) {
+			k := q8TestRows(rng, c.n, c.d, c.ldk, true)
+			const ldq, alpha = 700, 0.125
+			q := make([]float32, 4*ldq)
+			for r := range 3 {
+				for i := range c.d {
+					q[r*ldq+i] = float32(rng.NormFloat64() * math.Ldexp(1, 4*r-4))
+				}
+			}
+			lds := c.n + 3
+			s := make([]float32, 4*lds)
+			var tl tiles8
+			got := runDotInt(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
+			if got != c.n&^1 {
+				t.Fatalf("took %d of %d keys", got, c.n)
+			}
+			for r := range 4 {
+				var qmax float64
+				for i := range c.d {
+					qmax = math.Max(qmax, math.Abs(float64(q[r*ldq+i])))
+				}
+				for j := range got {
+					var want, mag, ksum float64
+					for i := range c.d {
+						v := q8Value(k, j, i)
+						want += float64(q[r*ldq+i]) * v
+						mag += math.Abs(float64(q[r*ldq+i]) * v)
+						ksum += math.Abs(v)
+					}
+					bound := alpha * (mag*math.Ldexp(1, -20) + qmax*ksum/65534)
+					if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > bound {
+						t.Fatalf("row %d key %d: %g, want %g ± %g", r, j, g, alpha*want, bound)
+					}
+				}
+			}
+			q[2*ldq+1] = float32(math.Inf(1))
+			tl.reset()
+			if got := runDotInt(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha); got != 0 {
+				t.Errorf("a row of Q holding +Inf: took %d keys, want 0", got)
+			}
+		})
+	}
+}
+
+// The integer P·V kernel against the float64 sums, within float32's sums
+// and the weights' digits (half a digit a term: max p·max|d|·Σ|codes|
+// /64000): chunks whole and cut (16 … 1040 keys), one block to eight,
+// strides past the row, weights spanning 2¹² with zeros, accumulators
+// that hold values. A NaN weight stops it before its chunk, which it
+// leaves unwritten; so does a chunk whose last key's scale lanes would
+// pass the end of V's scales.
+func TestAxpyInt(t *testing.T) {
+	if !q8IntHas() {
+		t.Skip("no AVX2: the integer kernels do not run")
+	}
+	rng := rand.New(rand.NewPCG(9, 3))
+	for _, c := range []struct{ n, dv, ldv int }{
+		{16, 32, 32}, {17, 32, 64}, {48, 64, 64}, {64, 128, 128}, {80, 96, 160}, {1040, 128, 128}, {128, 256, 256},
+	} {
+		t.Run(fmt.Sprintf("n=%d/dv=%d/ldv=%d", c.n, c.dv, c.ldv), func(t *testing.T) {
+			// Eight keys past n, so that the last chunk's scale lanes
+			// stay inside v's scales.
+			v := q8TestRows(rng, c.n+8, c.dv, c.ldv, true)
+			ldp, ldacc := c.n+5, c.dv+3
+			p := make([]float32, 4*ldp)
+			for r := range 4 {
+				for j := range c.n {
+					if rng.IntN(6) != 0 {
+						p[r*ldp+j] = float32(math.Ldexp(rng.Float64(), -rng.IntN(12)))
+					}
+				}
+			}
+			acc := make([]float32, 4*ldacc)
+			for i := range acc {
+				acc[i] = float32(rng.NormFloat64())
+			}
+			acc0 := slices.Clone(acc)
+			var tl tiles8
+			got := runAxpyInt(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
+			if got != c.n&^15 {
+				t.Fatalf("took %d of %d keys", got, c.n)
+			}
+			var dmax float64
+			for j := range got {
+				for b := range c.dv / backend.Q8Block {
+					dmax = math.Max(dmax, math.Abs(float64(backend.Float16.Decode(v.sc[j*c.ldv/backend.Q8Block+b]))))
+				}
+			}
+			for r := range 4 {
+				var pmax float64
+				for j := range got {
+					pmax = math.Max(pmax, float64(p[r*ldp+j]))
+				}
+				for col := range c.dv {
+					want, mag, csum := float64(acc0[r*ldacc+col]), math.Abs(float64(acc0[r*ldacc+col])), 0.0
+					for j := range got {
+						x := float64(p[r*ldp+j]) * q8Value(v, j, col)
+						want += x
+						mag += math.Abs(x)
+						csum += math.Abs(float64(v.q8[j*c.ldv+col]))
+					}
+					bound := mag*math.Ldexp(1, -20) + pmax*dmax*csum/64000
+					if g := float64(acc[r*ldacc+col]); math.Abs(g-want) > bound {
+						t.Fatalf("row %d column %d: %g, want %g ± %g", r, col, g, want, bound)
+					}
+				}
+			}
+			// A NaN weight in the second chunk: the first is added, the
+			// second and after left as they were.
+			if got < 2*intChunk {
+				return
+			}
+			p[ldp+intChunk+3] = float32(math.NaN())
+			copy(acc, acc0)
+			if got := runAxpyInt(&tl, p, ldp, v, c.n, c.dv, acc, ldacc); got != intChunk {
+				t.Errorf("a NaN weight in the second chunk: took %d keys, want %d", got, intChunk)
+			}
+			// Only the first chunk is in acc: adding it alone again from
+			// acc0 gives the same values.
+			want := slices.Clone(acc0)
+			runAxpyInt(&tl, p, ldp, v, intChunk, c.dv, want, ldacc)
+			if !slices.Equal(acc, want) {
+				t.Error("a NaN weight in the second chunk: acc is not the first chunk's sum alone")
+			}
+			// V's scales ending with the last key's blocks (no capacity
+			// past them): where a key has fewer than eight, the last chunk
+			// is left to the float kernels.
+			p[ldp+intChunk+3] = 0
+			short := v
+			short.sc = slices.Clip(v.sc[:(got-1)*c.ldv/backend.Q8Block+c.dv/backend.Q8Block])
+			last := got % intChunk
+			if last == 0 || c.ldv/backend.Q8Block >= 8 {
+				last = intChunk
+			}
+			if c.ldv/backend.Q8Block >= 8 {
+				last = 0
+			}
+			if n := runAxpyInt(&tl, p, ldp, short, got, c.dv, acc, ldacc); n != got-last {
+				t.Errorf("scales ending with the last key's: took %d keys, want %d", n, got-last)
+			}
+		})
+	}
+}
+
+// Both integer kernels pass their known-answer checks, and each check
+// fails on a wrong answer injected into its output, naming its kernel.
+func TestQ8IntChecks(t *testing.T) {
+	if !q8IntHas() {
+		t.Skip("no AVX2: the integer kernels do not run")
+	}
+	if passed, err := passChecks(q8IntChecks); err != nil || len(passed) != 2 {
+		t.Fatalf("passChecks = %v, %v", passed, err)
+	}
+	for _, k := range []string{kernQ8IntDot, kernQ8IntAxpy} {
+		tileFault = k
+		_, err := passChecks(q8IntChecks)
+		tileFault = ""
+		if err == nil {
+			t.Errorf("%s: a wrong answer passed its check", k)
+		}
+	}
+	if st := q8IntNow(); !st.ok {
+		t.Errorf("q8IntNow = %+v; want the kernels on", st)
+	}
+}

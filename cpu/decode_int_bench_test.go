@@ -1,0 +1,55 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// BenchmarkQ8Int times the q8 decoding kernels on one 512-key tile of
+// D = 128 that fits the caches (the compute alone): scores and P·V on the
+// widening kernels and on the integer ones, and the integer P·V's digits
+// alone; ns/key is a key's for four query rows.
+//
+//	go test -run '^$' -bench Q8Int ./cpu
+func BenchmarkQ8Int(b *testing.B) {
+	if !q8IntNow().ok {
+		b.Skip("no integer q8 kernels on this CPU")
+	}
+	const n, d = 512, 128
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := q8TestRows(rng, n+8, d, d, false)
+	q := randF32(rng, 4*d)
+	s := make([]float32, 4*n)
+	for i := range s {
+		s[i] = rng.Float32()
+	}
+	acc := make([]float32, 4*d)
+	var t tiles8
+	for _, c := range []struct {
+		name string
+		run  func()
+	}{
+		{"dot/widen", func() { quantDotW(0, q, d, rows, n, d, s, n, 0.1) }},
+		{"dot/int", func() { runDotInt(&t, 0, q, d, rows, n, d, s, n, 0.1) }},
+		{"dot/qdigits", func() { t.i8.reset(); t.i8.digits(0, q, d, d) }},
+		{"axpy/widen", func() { quantAxpyW(0, s, n, rows, n, d, acc, d) }},
+		{"axpy/int", func() { runAxpyInt(&t, s, n, rows, n, d, acc, d) }},
+		{"axpy/digits", func() {
+			t.i8.wd = grow(t.i8.wd, 4*32*8)
+			for j := 0; j < n; j += intChunk {
+				q8WeightsAVX2(&s[j], n, unsafe.Pointer(&rows.sc[j*d/32]), 2*d/32, intChunk, &q8Lanes[4][0], &t.i8.wd[0], &t.i8.gs[0])
+			}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.run()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

@@ -217,17 +217,15 @@ func WithBF16(setting string) Option {
 //	                each of the format's tile kernels, scores and P·V,
 //	                passed its known-answer check in this process; else,
 //	                for q8 on an AVX2 CPU without AVX-512, the integer
-//	                kernels where both passed their checks and a 512-key
-//	                tile ran faster on them than on the widening ones in
-//	                this process; else the widening vector kernels
-//	                (AVX-512, AVX2, NEON)
+//	                kernels where both passed their checks in this
+//	                process; else the widening vector kernels (AVX-512,
+//	                AVX2, NEON)
 //	"vector"        the widening vector kernels: each 8-bit value
 //	                widened to float32 before its FMA
-//	"integer"       q8 on the integer kernels (AVX2 without AVX-512:
-//	                VPMADDWD over int16 digits of Q and of the weights,
-//	                cpu/doc.go), fp8 on the widening ones; ErrUnavailable
-//	                on a CPU without them or where they failed their
-//	                known-answer checks
+//	"integer"       as auto where q8 runs on the integer kernels (AVX2
+//	                without AVX-512: VPMADDWD over int16 digits of Q and
+//	                of the weights, cpu/doc.go); ErrUnavailable on a CPU
+//	                without them or where they failed their checks
 //
 // The tiles' and the integer kernels' answers are within the formats'
 // bounds of the widening kernels', not the same bits (cpu/doc.go).

@@ -245,8 +245,33 @@
 // float64 product within the bound their tests hold them to. A format
 // any of whose kernels fails stays on the vector kernels, and Info's
 // Detail names each kernel that runs, or the check that failed.
-// WithDecode8("vector") (or $ATTN_CPU_DECODE8=vector) keeps the vector
-// kernels. docs/benchmarks.md ("8-bit KV caches") has the measurements.
+// On an AVX2 CPU without AVX-512, q8 decoding runs on integer kernels
+// instead (decode_int_amd64.go, decode_int_amd64.s from
+// _gen/decode_int.py), where they passed their known-answer checks in
+// the process: chosen by the CPU, not by a timing, so that one binary
+// gives the same bits every run (Info's Detail gives a 512-key tile's
+// time on them and on the widening kernels; on the 2-core Zen 3 0.70–0.75
+// of it, and the decoding step 0.76). Scores: Q is
+// written once an item as int16 digits, round(q·f_r) with f_r =
+// 16383/max|q_r|, in the order a block's codes unpack (VPUNPCKLBW into
+// the words' high bytes), and VPMADDWD sums sixteen products of a digit
+// and a code at once into int32s exact for a block, turned to float32
+// and scaled by the block's scale once a block. P·V: a chunk of 64 keys'
+// weights times V's block scales become int16 digits, round(p·d·F) with
+// F = 32000 over the row's largest weight times the block's largest
+// scale in the chunk, two keys' digits side by side, and VPMADDWD takes
+// two keys' codes of eight columns, interleaved, at once into int32
+// sums added to acc times 1/F at the chunk's end. A score is within
+// max|q_r|·Σ_c|k_c·d|/32766 of the exact product over the dequantized
+// keys (half a digit an element) and an output within max p·max
+// d·Σ|codes|/64000 a chunk, beside float32's rounding of the sums: some
+// 2⁻¹⁵ of the values, against q8's own 2⁻⁸ or so. A row of Q or a weight
+// that is not finite leaves the call (or the chunk) to the widening
+// kernels, unwritten. WithDecode8("integer") (or
+// $ATTN_CPU_DECODE8=integer) asks for them, ErrUnavailable where they do
+// not run; WithDecode8("vector") keeps the widening vector kernels.
+// docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU") has
+// the measurements.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

@@ -9,10 +9,10 @@ import (
 )
 
 // A fast path earns the default: every tile kernel that 8-bit decoding
-// runs on (scores and P·V, q8's and fp8's) passes a known-answer check
-// in the process before any backend uses it, and a kernel whose check
-// fails leaves its format on the vector kernels, the failure in Info's
-// Detail.
+// runs on (scores and P·V, q8's and fp8's), and each of q8's integer
+// kernels on AVX2, passes a known-answer check in the process before any
+// backend uses it, and a kernel whose check fails leaves its format on
+// the widening vector kernels, the failure in Info's Detail.
 
 // tileCheck is one tile kernel's known-answer check: run computes a
 // product with the kernel and compares it with the known answer,
@@ -100,12 +100,8 @@ func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
 		switch {
 		case !in.ok:
 			return "; q8 decoding on the widening vector kernels: " + in.note
-		case setting == "integer":
-			return ", q8 decoding on the integer kernels (" + EnvDecode8 + " or WithDecode8: integer): " + in.note + ", each past its known-answer check"
-		case in.fast:
-			return ", q8 decoding on the integer kernels: " + in.note + ", each past its known-answer check, the faster here (" + in.timing + ")"
 		}
-		return "; q8 decoding on the widening vector kernels, the faster here (the integer kernels took " + in.timing + ")"
+		return ", q8 decoding on the integer kernels: " + in.note + ", each past its known-answer check (" + in.timing + ")"
 	}
 	var on, off []string
 	for _, f := range []struct {
@@ -137,13 +133,12 @@ type tilesState struct {
 }
 
 // q8IntState is the q8 integer kernels' decision in this process
-// (q8IntNow, decode_int_amd64.go): whether they may run (the CPU has
-// them and both passed their checks; note names the kernels that passed,
-// or the failure; both empty where the CPU has none), and whether they
-// measured faster than the widening kernels (fast, the times in timing),
-// which "auto" asks of them.
+// (q8IntNow, decode_int_amd64.go): whether they run (the CPU has them
+// and both passed their checks; note names the kernels that passed, or
+// the failure; both empty where the CPU has none), and their time
+// against the widening kernels' (timing), which Info's Detail gives.
 type q8IntState struct {
-	ok, fast     bool
+	ok           bool
 	note, timing string
 }
 

@@ -1181,9 +1181,11 @@ dinner2:
 
 // func axpyRows4AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
-// axpyRows4AVX512 in eight lanes: sixteen columns at a time (rows ×
-// two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
-TEXT ·axpyRows4AVX2(SB), NOSPLIT, $0-64
+// axpyRows4AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4AVX2(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -1199,6 +1201,13 @@ TEXT ·axpyRows4AVX2(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunk2:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alast2
+	MOVQ         $64, CX                   // keys in this chunk
+alast2:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a162:
@@ -1214,7 +1223,7 @@ a162:
 	VXORPS       Y7, Y7, Y7
 	LEAQ         (DI)(BX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $4, R15                   // sixteen rows ahead
+	SHLQ         $6, R15                   // a chunk of rows ahead
 	XORQ         AX, AX
 a16key2:
 	PREFETCHT0   (R14)(R15*1)
@@ -1260,6 +1269,17 @@ a16key2:
 	JMP          a162
 
 adone2:
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk2
 	VZEROUPPER
 	RET
 
@@ -1365,9 +1385,11 @@ dinnerF162:
 
 // func axpyRows4F16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
-// axpyRows4F16AVX512 in eight lanes: sixteen columns at a time (rows ×
-// two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
-TEXT ·axpyRows4F16AVX2(SB), NOSPLIT, $0-64
+// axpyRows4F16AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4F16AVX2(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -1383,6 +1405,13 @@ TEXT ·axpyRows4F16AVX2(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkF162:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastF162
+	MOVQ         $64, CX                   // keys in this chunk
+alastF162:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a16F162:
@@ -1400,7 +1429,7 @@ a16F162:
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $5, R15                   // thirty-two rows ahead
+	SHLQ         $6, R15                   // a chunk of rows ahead
 	XORQ         AX, AX
 a16keyF162:
 	PREFETCHT0   (R14)(R15*1)
@@ -1446,6 +1475,17 @@ a16keyF162:
 	JMP          a16F162
 
 adoneF162:
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkF162
 	VZEROUPPER
 	RET
 
@@ -1553,9 +1593,11 @@ dinnerBF162:
 
 // func axpyRows4BF16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
-// axpyRows4BF16AVX512 in eight lanes: sixteen columns at a time (rows ×
-// two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
-TEXT ·axpyRows4BF16AVX2(SB), NOSPLIT, $0-64
+// axpyRows4BF16AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4BF16AVX2(SB), NOSPLIT, $8-64
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -1571,6 +1613,13 @@ TEXT ·axpyRows4BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
+
+achunkBF162:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastBF162
+	MOVQ         $64, CX                   // keys in this chunk
+alastBF162:
 	XORQ         BX, BX                    // column offset in acc, bytes
 
 a16BF162:
@@ -1588,7 +1637,7 @@ a16BF162:
 	SHRQ         $1, AX
 	LEAQ         (DI)(AX*1), R14           // v[0][c]
 	MOVQ         R9, R15
-	SHLQ         $5, R15                   // thirty-two rows ahead
+	SHLQ         $6, R15                   // a chunk of rows ahead
 	XORQ         AX, AX
 a16keyBF162:
 	PREFETCHT0   (R14)(R15*1)
@@ -1636,6 +1685,17 @@ a16keyBF162:
 	JMP          a16BF162
 
 adoneBF162:
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkBF162
 	VZEROUPPER
 	RET
 

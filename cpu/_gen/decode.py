@@ -389,23 +389,25 @@ pf{t}{dt}2:
 
 // func axpyRows4{dt}AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
-// axpyRows4{dt}AVX512 in eight lanes: sixteen columns at a time (rows ×
-// two vectors in Y0 … Y7). n ≥ 1, dv a multiple of 16.
-TEXT ·axpyRows4{dt}AVX2(SB), NOSPLIT, $0-64
+// axpyRows4{dt}AVX512 in eight lanes: chunks of {AXPY_CHUNK} keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4{dt}AVX2(SB), NOSPLIT, $8-64
 {args("p", "v", "V", size)}	MOVQ         dv+40(FP), DX
 	SHLQ         $2, DX                    // acc row length, bytes
 	MOVQ         acc+48(FP), R10
 	MOVQ         ldacc+56(FP), R11
 	SHLQ         $2, R11
-	XORQ         BX, BX                    // column offset in acc, bytes
 
+{chunk_head("a", dt + "2")}
 a16{dt}2:
 	CMPQ         BX, DX
 	JAE          adone{dt}2""")
     for i in range(8):
         B(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
     B(vrow(size, True))
-    B(f"\tMOVQ         R9, R15\n\tSHLQ         ${4 if size == 4 else 5}, R15                   // {'sixteen' if size == 4 else 'thirty-two'} rows ahead\n\tXORQ         AX, AX\na16key{dt}2:")
+    B(f"\tMOVQ         R9, R15\n\tSHLQ         $6, R15                   // a chunk of rows ahead\n\tXORQ         AX, AX\na16key{dt}2:")
     B(f"\tPREFETCHT0   (R14)(R15*1)")
     L2.extend(load2(dt, "(R14)", 8))
     L2.extend(load2(dt, f"{8*size}(R14)", 9))
@@ -423,6 +425,13 @@ a16{dt}2:
 	JMP          a16{dt}2
 
 adone{dt}2:
+{P_ROWS_ON}	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk{dt}2
 	VZEROUPPER
 	RET
 """)

@@ -133,7 +133,7 @@ iblock:
 	JB           iblock
 
 	// Horizontal adds, then the 128-bit halves summed (dotRows4AVX2):
-	// lanes 2r, 2r+1 of Y1 are row r's two sums.
+	// lanes 2r, 2r+1 of Y1 are row r's two sums, scaled by w[r].
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y4

@@ -1269,6 +1269,7 @@ a16key2:
 	JMP          a162
 
 adone2:
+	// The next chunk: p's rows and V on by this chunk's keys.
 	LEAQ         (SI)(CX*4), SI
 	LEAQ         (R8)(CX*4), R8
 	LEAQ         (R12)(CX*4), R12
@@ -1475,6 +1476,7 @@ a16keyF162:
 	JMP          a16F162
 
 adoneF162:
+	// The next chunk: p's rows and V on by this chunk's keys.
 	LEAQ         (SI)(CX*4), SI
 	LEAQ         (R8)(CX*4), R8
 	LEAQ         (R12)(CX*4), R12
@@ -1685,6 +1687,7 @@ a16keyBF162:
 	JMP          a16BF162
 
 adoneBF162:
+	// The next chunk: p's rows and V on by this chunk's keys.
 	LEAQ         (SI)(CX*4), SI
 	LEAQ         (R8)(CX*4), R8
 	LEAQ         (R12)(CX*4), R12

@@ -80,6 +80,24 @@ def chunk_head(prefix, dt):
 """
 
 
+def chunk_tail(prefix, dt):
+    """An axpy kernel's chunk ended (label {prefix}done{dt}): p's rows and
+    V moved on by its keys (CX), and the next chunk begun while keys are
+    left (chunk_head's left-8(SP))."""
+    return f"""{prefix}done{dt}:
+	// The next chunk: p's rows and V on by this chunk's keys.
+{P_ROWS_ON}	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          {prefix}chunk{dt}
+	VZEROUPPER
+	RET
+"""
+
+
 def pair_prologue(size):
     """An eight-lane dot kernel's arguments past the rows and keys: CX in
     key pairs, DX a K row's bytes (of size-byte values), R10 and R11 the
@@ -424,17 +442,7 @@ a16{dt}2:
     B(f"""	ADDQ         $64, BX
 	JMP          a16{dt}2
 
-adone{dt}2:
-{P_ROWS_ON}	MOVQ         R9, AX
-	IMULQ        CX, AX
-	ADDQ         AX, DI
-	MOVQ         left-8(SP), AX
-	SUBQ         CX, AX
-	MOVQ         AX, CX
-	JNZ          achunk{dt}2
-	VZEROUPPER
-	RET
-""")
+{chunk_tail("a", dt + "2")}""")
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'a') as f:
     f.write("\n".join(L2))
 

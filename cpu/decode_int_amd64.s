@@ -14,6 +14,10 @@ DATA f32000<>+0(SB)/4, $0x46fa0000
 GLOBL f32000<>(SB), RODATA|NOPTR, $4
 DATA finf<>+0(SB)/4, $0x7f800000
 GLOBL finf<>(SB), RODATA|NOPTR, $4
+DATA f2p100<>+0(SB)/4, $0x71800000
+GLOBL f2p100<>(SB), RODATA|NOPTR, $4
+DATA f2m100<>+0(SB)/4, $0x0d800000
+GLOBL f2m100<>(SB), RODATA|NOPTR, $4
 
 // func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer)
 //
@@ -174,10 +178,13 @@ iblock:
 // (float16, ss bytes from a key's to the next's; eight are read a key,
 // lanes says which are blocks: −1 for b < nb, 0 past), written as
 // wd[(8r + b)·32 + j/2] = u[r][j][b] | u[r][j+1][b]<<16 with u =
-// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = 32000/(P_r·D_b), P_r =
-// max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b = 0); and
-// g[8r + b] = P_r·D_b/32000. It returns false, its outputs unfinished,
-// where a weight or a scale is NaN or a P_r·D_b is not finite.
+// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = min(32000/(P_r·D_b), 2¹⁰⁰),
+// P_r = max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b =
+// 0); and g[8r + b] = max(P_r·D_b/32000, 2⁻¹⁰⁰), 1/F (the cap keeps F
+// finite for a chunk whose weights all but vanish: their digits lose
+// precision below 2⁻¹⁰⁰ of a code). It returns false, its outputs
+// unfinished, where a weight or a scale is NaN or a P_r·D_b is not
+// finite.
 TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-65
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
@@ -271,16 +278,20 @@ wdmax:
 	VBROADCASTSS f32000<>(SB), Y10
 	MOVQ         gs+56(FP), R10
 	VBROADCASTSS finf<>(SB), Y11
+	VBROADCASTSS f2p100<>(SB), Y12
+	VBROADCASTSS f2m100<>(SB), Y13
 	VMULPS       Y4, Y0, Y0            // P_r·D_b
 	VCMPPS       $5, Y11, Y0, Y8         // not below +Inf: Inf or NaN
 	VMOVMSKPS    Y8, AX
 	TESTL        AX, AX
 	JNZ          wfail
 	VDIVPS       Y10, Y0, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
 	VMOVUPS      Y8, 0(R10)
 	VXORPS       Y9, Y9, Y9
 	VCMPPS       $4, Y9, Y0, Y9          // P_r·D_b ≠ 0
 	VDIVPS       Y0, Y10, Y0
+	VMINPS       Y12, Y0, Y0           // at most 2¹⁰⁰ = 1/g
 	VANDPS       Y9, Y0, Y0            // F, 0 where P_r·D_b = 0
 	VMULPS       Y4, Y1, Y1            // P_r·D_b
 	VCMPPS       $5, Y11, Y1, Y8         // not below +Inf: Inf or NaN
@@ -288,10 +299,12 @@ wdmax:
 	TESTL        AX, AX
 	JNZ          wfail
 	VDIVPS       Y10, Y1, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
 	VMOVUPS      Y8, 32(R10)
 	VXORPS       Y9, Y9, Y9
 	VCMPPS       $4, Y9, Y1, Y9          // P_r·D_b ≠ 0
 	VDIVPS       Y1, Y10, Y1
+	VMINPS       Y12, Y1, Y1           // at most 2¹⁰⁰ = 1/g
 	VANDPS       Y9, Y1, Y1            // F, 0 where P_r·D_b = 0
 	VMULPS       Y4, Y2, Y2            // P_r·D_b
 	VCMPPS       $5, Y11, Y2, Y8         // not below +Inf: Inf or NaN
@@ -299,10 +312,12 @@ wdmax:
 	TESTL        AX, AX
 	JNZ          wfail
 	VDIVPS       Y10, Y2, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
 	VMOVUPS      Y8, 64(R10)
 	VXORPS       Y9, Y9, Y9
 	VCMPPS       $4, Y9, Y2, Y9          // P_r·D_b ≠ 0
 	VDIVPS       Y2, Y10, Y2
+	VMINPS       Y12, Y2, Y2           // at most 2¹⁰⁰ = 1/g
 	VANDPS       Y9, Y2, Y2            // F, 0 where P_r·D_b = 0
 	VMULPS       Y4, Y3, Y3            // P_r·D_b
 	VCMPPS       $5, Y11, Y3, Y8         // not below +Inf: Inf or NaN
@@ -310,10 +325,12 @@ wdmax:
 	TESTL        AX, AX
 	JNZ          wfail
 	VDIVPS       Y10, Y3, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
 	VMOVUPS      Y8, 96(R10)
 	VXORPS       Y9, Y9, Y9
 	VCMPPS       $4, Y9, Y3, Y9          // P_r·D_b ≠ 0
 	VDIVPS       Y3, Y10, Y3
+	VMINPS       Y12, Y3, Y3           // at most 2¹⁰⁰ = 1/g
 	VANDPS       Y9, Y3, Y3            // F, 0 where P_r·D_b = 0
 	// The digits, a key pair at a time.
 	MOVQ         wd+48(FP), R10
@@ -325,45 +342,45 @@ wpair:
 	VCVTPH2PS    (DI)(R9*1), Y9            // d[j+1][b]
 	LEAQ         (DI)(R9*2), DI
 	VBROADCASTSS (SI)(AX*4), Y12
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
 	VMULPS       Y0, Y12, Y12
-	VMULPS       Y8, Y12, Y12
 	VCVTPS2DQ    Y12, Y12
 	VBROADCASTSS 4(SI)(AX*4), Y13
-	VMULPS       Y0, Y13, Y13
 	VMULPS       Y9, Y13, Y13
+	VMULPS       Y0, Y13, Y13
 	VCVTPS2DQ    Y13, Y13
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12
 	VMOVDQU      Y12, 0(R10)
 	VBROADCASTSS (R8)(AX*4), Y12
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
 	VMULPS       Y1, Y12, Y12
-	VMULPS       Y8, Y12, Y12
 	VCVTPS2DQ    Y12, Y12
 	VBROADCASTSS 4(R8)(AX*4), Y13
-	VMULPS       Y1, Y13, Y13
 	VMULPS       Y9, Y13, Y13
+	VMULPS       Y1, Y13, Y13
 	VCVTPS2DQ    Y13, Y13
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12
 	VMOVDQU      Y12, 1024(R10)
 	VBROADCASTSS (R12)(AX*4), Y12
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
 	VMULPS       Y2, Y12, Y12
-	VMULPS       Y8, Y12, Y12
 	VCVTPS2DQ    Y12, Y12
 	VBROADCASTSS 4(R12)(AX*4), Y13
-	VMULPS       Y2, Y13, Y13
 	VMULPS       Y9, Y13, Y13
+	VMULPS       Y2, Y13, Y13
 	VCVTPS2DQ    Y13, Y13
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12
 	VMOVDQU      Y12, 2048(R10)
 	VBROADCASTSS (R13)(AX*4), Y12
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
 	VMULPS       Y3, Y12, Y12
-	VMULPS       Y8, Y12, Y12
 	VCVTPS2DQ    Y12, Y12
 	VBROADCASTSS 4(R13)(AX*4), Y13
-	VMULPS       Y3, Y13, Y13
 	VMULPS       Y9, Y13, Y13
+	VMULPS       Y3, Y13, Y13
 	VCVTPS2DQ    Y13, Y13
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12

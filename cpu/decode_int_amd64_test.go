@@ -134,31 +134,18 @@ func TestAxpyInt(t *testing.T) {
 			if got != c.n&^15 {
 				t.Fatalf("took %d of %d keys", got, c.n)
 			}
-			var dmax float64
-			for j := range got {
-				for b := range c.dv / backend.Q8Block {
-					dmax = math.Max(dmax, math.Abs(float64(backend.Float16.Decode(v.sc[j*c.ldv/backend.Q8Block+b]))))
-				}
+			checkAxpyInt(t, "", p, ldp, v, got, c.dv, acc0, acc, ldacc)
+			// Weights so small that a chunk's F would pass float32's
+			// range (capped at 2¹⁰⁰): still every key, within the bound.
+			tiny := slices.Clone(p)
+			for i := range tiny {
+				tiny[i] *= 1e-37
 			}
-			for r := range 4 {
-				var pmax float64
-				for j := range got {
-					pmax = math.Max(pmax, float64(p[r*ldp+j]))
-				}
-				for col := range c.dv {
-					want, mag, csum := float64(acc0[r*ldacc+col]), math.Abs(float64(acc0[r*ldacc+col])), 0.0
-					for j := range got {
-						x := float64(p[r*ldp+j]) * q8Value(v, j, col)
-						want += x
-						mag += math.Abs(x)
-						csum += math.Abs(float64(v.q8[j*c.ldv+col]))
-					}
-					bound := mag*math.Ldexp(1, -20) + pmax*dmax*csum/64000
-					if g := float64(acc[r*ldacc+col]); math.Abs(g-want) > bound {
-						t.Fatalf("row %d column %d: %g, want %g ± %g", r, col, g, want, bound)
-					}
-				}
+			acc2 := slices.Clone(acc0)
+			if n := runAxpyInt(&tl, tiny, ldp, v, c.n, c.dv, acc2, ldacc); n != got {
+				t.Fatalf("weights below 1e-37: took %d of %d keys", n, got)
 			}
+			checkAxpyInt(t, "weights below 1e-37: ", tiny, ldp, v, got, c.dv, acc0, acc2, ldacc)
 			// A NaN weight in the second chunk: the first is added, the
 			// second and after left as they were.
 			if got < 2*intChunk {
@@ -193,6 +180,39 @@ func TestAxpyInt(t *testing.T) {
 				t.Errorf("scales ending with the last key's: took %d keys, want %d", n, got-last)
 			}
 		})
+	}
+}
+
+// checkAxpyInt holds acc, the P·V kernel's sums of n keys onto acc0,
+// to the float64 sums within float32's sums (2⁻²⁰ of Σ|terms|) and the
+// weights' digits (half a digit a term: max(max p·max|d|/64000, 2⁻¹⁰¹)
+// times Σ|codes|).
+func checkAxpyInt(t *testing.T, what string, p []float32, ldp int, v rawRows, n, dv int, acc0, acc []float32, ldacc int) {
+	t.Helper()
+	var dmax float64
+	for j := range n {
+		for b := range dv / backend.Q8Block {
+			dmax = math.Max(dmax, math.Abs(float64(backend.Float16.Decode(v.sc[j*v.stride/backend.Q8Block+b]))))
+		}
+	}
+	for r := range 4 {
+		var pmax float64
+		for j := range n {
+			pmax = math.Max(pmax, float64(p[r*ldp+j]))
+		}
+		for col := range dv {
+			want, mag, csum := float64(acc0[r*ldacc+col]), math.Abs(float64(acc0[r*ldacc+col])), 0.0
+			for j := range n {
+				x := float64(p[r*ldp+j]) * q8Value(v, j, col)
+				want += x
+				mag += math.Abs(x)
+				csum += math.Abs(float64(v.q8[j*v.stride+col]))
+			}
+			bound := mag*math.Ldexp(1, -20) + math.Max(pmax*dmax/64000, math.Ldexp(1, -101))*csum
+			if g := float64(acc[r*ldacc+col]); math.Abs(g-want) > bound {
+				t.Fatalf("%srow %d column %d: %g, want %g ± %g", what, r, col, g, want, bound)
+			}
+		}
 	}
 }
 

@@ -41,6 +41,10 @@ DATA f32000<>+0(SB)/4, $0x46fa0000
 GLOBL f32000<>(SB), RODATA|NOPTR, $4
 DATA finf<>+0(SB)/4, $0x7f800000
 GLOBL finf<>(SB), RODATA|NOPTR, $4
+DATA f2p100<>+0(SB)/4, $0x71800000
+GLOBL f2p100<>(SB), RODATA|NOPTR, $4
+DATA f2m100<>+0(SB)/4, $0x0d800000
+GLOBL f2m100<>(SB), RODATA|NOPTR, $4
 """)
 
 AHEAD = 64  # keys ahead the prefetches run (as decode_quant.py's)
@@ -143,10 +147,13 @@ A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int
 // (float16, ss bytes from a key's to the next's; eight are read a key,
 // lanes says which are blocks: −1 for b < nb, 0 past), written as
 // wd[(8r + b)·32 + j/2] = u[r][j][b] | u[r][j+1][b]<<16 with u =
-// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = 32000/(P_r·D_b), P_r =
-// max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b = 0); and
-// g[8r + b] = P_r·D_b/32000. It returns false, its outputs unfinished,
-// where a weight or a scale is NaN or a P_r·D_b is not finite.
+// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = min(32000/(P_r·D_b), 2¹⁰⁰),
+// P_r = max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b =
+// 0); and g[8r + b] = max(P_r·D_b/32000, 2⁻¹⁰⁰), 1/F (the cap keeps F
+// finite for a chunk whose weights all but vanish: their digits lose
+// precision below 2⁻¹⁰⁰ of a code). It returns false, its outputs
+// unfinished, where a weight or a scale is NaN or a P_r·D_b is not
+// finite.
 TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-65
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
@@ -207,7 +214,9 @@ wdmax:
 	// F[r] (Y0 … Y3 become them) and g[r] = P_r·D/32000, checked finite.
 	VBROADCASTSS f32000<>(SB), Y10
 	MOVQ         gs+56(FP), R10
-	VBROADCASTSS finf<>(SB), Y11""")
+	VBROADCASTSS finf<>(SB), Y11
+	VBROADCASTSS f2p100<>(SB), Y12
+	VBROADCASTSS f2m100<>(SB), Y13""")
 for r in range(4):
     A(f"""	VMULPS       Y4, Y{r}, Y{r}            // P_r·D_b
 	VCMPPS       $5, Y11, Y{r}, Y8         // not below +Inf: Inf or NaN
@@ -215,10 +224,12 @@ for r in range(4):
 	TESTL        AX, AX
 	JNZ          wfail
 	VDIVPS       Y10, Y{r}, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
 	VMOVUPS      Y8, {32*r}(R10)
 	VXORPS       Y9, Y9, Y9
 	VCMPPS       $4, Y9, Y{r}, Y9          // P_r·D_b ≠ 0
 	VDIVPS       Y{r}, Y10, Y{r}
+	VMINPS       Y12, Y{r}, Y{r}           // at most 2¹⁰⁰ = 1/g
 	VANDPS       Y9, Y{r}, Y{r}            // F, 0 where P_r·D_b = 0""")
 A("""	// The digits, a key pair at a time.
 	MOVQ         wd+48(FP), R10
@@ -231,12 +242,12 @@ wpair:
 	LEAQ         (DI)(R9*2), DI""")
 for r in range(4):
     A(f"""	VBROADCASTSS ({QROWS[r]})(AX*4), Y12
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
 	VMULPS       Y{r}, Y12, Y12
-	VMULPS       Y8, Y12, Y12
 	VCVTPS2DQ    Y12, Y12
 	VBROADCASTSS 4({QROWS[r]})(AX*4), Y13
-	VMULPS       Y{r}, Y13, Y13
 	VMULPS       Y9, Y13, Y13
+	VMULPS       Y{r}, Y13, Y13
 	VCVTPS2DQ    Y13, Y13
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12

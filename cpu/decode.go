@@ -54,6 +54,11 @@ func (f *fused) decodeQ(sc *fusedScratch, b, kvh, i0, rows, at int) blas32.Gener
 type rawRows struct {
 	store      // from row 0's first element
 	stride int // between rows, in elements
+	// next is where the rows after these lie (the next page's first of
+	// the same head), in elements from row 0, where hasNext: the integer
+	// q8 kernels prefetch them within the run's last keys.
+	next    int
+	hasNext bool
 }
 
 // row widens row j into dst (len d).
@@ -77,6 +82,7 @@ func (r rawRows) slice(j0, n, d int) rawRows {
 	default:
 		r.f32 = r.f32[off:end]
 	}
+	r.next -= off
 	return r
 }
 
@@ -90,6 +96,9 @@ func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []ui
 	if r.Run(j0) >= n {
 		off := r.Offset(b, kvh, j0)
 		end := off + (n-1)*r.Row + cols
+		if pg := r.Pages; pg != nil && (j0+n)/pg.PageSize < pg.PerSeq && pg.Table[b*pg.PerSeq+(j0+n)/pg.PageSize] >= 0 {
+			out.next, out.hasNext = r.Offset(b, kvh, j0+n)-off, true
+		}
 		switch s.t {
 		case backend.Float32:
 			out.f32 = s.f32[off:end]

@@ -27,13 +27,13 @@ import (
 // largest value) by far. cpu/doc.go states the bounds.
 
 //go:noescape
-func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer)
+func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer, pf int, pfs int)
 
 //go:noescape
-func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32) bool
+func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 
 //go:noescape
-func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32)
+func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
 // The integer kernels, as Info's Detail and the checks' errors name them.
 const (
@@ -44,6 +44,25 @@ const (
 // intChunk is the most keys the P·V kernel sums in int32 before it adds
 // them to acc (its digits' buffer holds 32 pairs a row).
 const intChunk = 64
+
+// intAhead is how many keys on the integer kernels prefetch K's and V's
+// rows and scales: a chunk. Within a run's last intAhead keys they
+// prefetch the next run's first rows instead where it is known
+// (rawRows.next: a paged cache's next page), so that a page's first keys
+// are not read cold.
+const intAhead = 64
+
+// ahead is the byte offsets from key j's row, and from its scales, of
+// the rows and scales the kernels prefetch for it: intAhead keys on, or
+// the next run's where key j is among its run's last intAhead of m.
+func (r rawRows) ahead(j, m int) (rows, scales int) {
+	to := (j + intAhead) * r.stride
+	if j+intAhead >= m && r.hasNext {
+		to = r.next + (j+intAhead-m)*r.stride
+	}
+	d := to - j*r.stride
+	return d, d / backend.Q8Block * 2
+}
 
 // intMaxBlocks is the most blocks a row of V may have for the P·V
 // kernel: a key's block scales are read as one vector of eight.
@@ -141,7 +160,21 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	}
 	last := (m-1)*k.stride + d - 1
 	_, _, _ = k.q8[last], k.sc[last/backend.Q8Block], s[3*lds+m-1]
-	dotRows4Q8IntAVX2(&x[0], d, unsafe.Pointer(&k.q8[0]), k.stride, m, d, &s[0], lds, &w[0], unsafe.Pointer(&k.sc[0]))
+	// Two calls where the run's last keys prefetch the next run's rows.
+	split := m
+	if k.hasNext && m > intAhead {
+		split = m - intAhead // even: m is
+	}
+	for j := 0; j < m; {
+		n := split - j
+		if j == split {
+			n = m - j
+		}
+		pf, pfs := k.ahead(j, m)
+		at := j * k.stride
+		dotRows4Q8IntAVX2(&x[0], d, unsafe.Pointer(&k.q8[at]), k.stride, n, d, &s[j], lds, &w[0], unsafe.Pointer(&k.sc[at/backend.Q8Block]), pf, pfs)
+		j += n
+	}
 	return m
 }
 
@@ -192,10 +225,11 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 			return j
 		}
 		sc := unsafe.Pointer(&v.sc[first/backend.Q8Block])
-		if !q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0]) {
+		pf, pfs := v.ahead(j, m)
+		if !q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs) {
 			return j
 		}
-		axpyRows4Q8IntAVX2(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0])
+		axpyRows4Q8IntAVX2(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0], pf)
 	}
 	return m
 }

@@ -47,19 +47,20 @@ DATA f2m100<>+0(SB)/4, $0x0d800000
 GLOBL f2m100<>(SB), RODATA|NOPTR, $4
 """)
 
-AHEAD = 64  # keys ahead the prefetches run (as decode_quant.py's)
 QROWS = ["SI", "R8", "R12", "R13"]
 
 # ---------------------------------------------------------------- scores
-A("""// func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer)
+A("""// func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer, pf int, pfs int)
 //
 // s[r][j] = w[r] · Σ_b d[j][b] · Σ_{c∈b} x[r][c]·k[j][c] for rows r < 4
 // and keys j < n: x Q's int16 digits (row stride ldx), k q8 codes (row
 // stride ldk) with their float16 scales at sc (ldk/32 a row). Two keys
 // at a time; eight float accumulators (row r, key t in Y(2r+t)), a
-// block's int32 sums in Y14 and Y15. n a multiple of 2 (≥ 2), d and ldk
-// multiples of 32 (d ≥ 32).
-TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $16-80
+// block's int32 sums in Y14 and Y15. Each pair prefetches the rows pf
+// bytes past its own, and the scales pfs bytes past its own (64 keys
+// on, or the next run's rows: dotInt). n a multiple of 2 (≥ 2), d and
+// ldk multiples of 32 (d ≥ 32).
+TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $24-96
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8
 	SHLQ         $1, R8                    // x row stride, bytes
@@ -77,12 +78,13 @@ TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $16-80
 	MOVQ         R9, AX
 	SHRQ         $4, AX
 	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+	MOVQ         pfs+88(FP), AX
+	MOVQ         AX, pfs-24(SP)
 
 ipair:
 	LEAQ         (DI)(R9*1), BX            // key j+1
-	// Prefetch the pair AHEAD keys on, and its scales.
-	MOVQ         R9, R14
-	SHLQ         $""" + str(AHEAD.bit_length() - 1) + """, R14
+	// Prefetch the pair's rows pf on, and its scales pfs on.
+	MOVQ         pf+80(FP), R14
 	ADDQ         DI, R14""")
 for t in range(2):
     A(f"""	XORQ         AX, AX
@@ -95,7 +97,8 @@ ipf{t}:
 A("""	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
 	MOVQ         ss-16(SP), R11
 	ADDQ         R15, R11
-	PREFETCHT0   (R15)(R9*4)               // the scales AHEAD keys on""")
+	MOVQ         pfs-24(SP), AX
+	PREFETCHT0   (R15)(AX*1)               // the scales pfs on""")
 for i in range(8):
     A(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
 A("\tVPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes")
@@ -140,7 +143,7 @@ A("""	ADDQ         $2, R15
 """)
 
 # ---------------------------------------------------------------- weights
-A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32) bool
+A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 //
 // The P·V kernel's digits for a chunk of n keys (a multiple of 16, at
 // most 64): p's four rows (row stride ldp), V's block scales from sc
@@ -154,7 +157,7 @@ A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int
 // precision below 2⁻¹⁰⁰ of a code). It returns false, its outputs
 // unfinished, where a weight or a scale is NaN or a P_r·D_b is not
 // finite.
-TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-65
+TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-73
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -194,8 +197,7 @@ A("""	// D_b: the largest |d| of each block (lane), a key at a time.
 	VXORPS       Y4, Y4, Y4
 	MOVQ         DI, R10
 	MOVQ         CX, AX
-	MOVQ         R9, R11
-	SHLQ         $""" + str(AHEAD.bit_length() - 1) + """, R11          // the scales AHEAD keys on
+	MOVQ         pfs+64(FP), R11           // the scales to prefetch, pfs on
 wdmax:
 	PREFETCHT0   (R10)(R11*1)
 	VCVTPH2PS    (R10), Y8
@@ -257,24 +259,26 @@ A("""	ADDQ         $32, R10
 	CMPQ         AX, CX
 	JB           wpair
 	VZEROUPPER
-	MOVB         $1, ret+64(FP)
+	MOVB         $1, ret+72(FP)
 	RET
 wfail:
 	VZEROUPPER
-	MOVB         $0, ret+64(FP)
+	MOVB         $0, ret+72(FP)
 	RET
 """)
 
 # ---------------------------------------------------------------- P·V
-A("""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32)
+A("""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
 // < 4, the n keys of a chunk (a multiple of 2, at most 64) and columns
 // c < dv: q8WeightsAVX2's digits wd and factors g, V's codes (row stride
 // ldv). Sixteen columns at a time: a key pair's codes interleaved and
 // sign-extended to int16 in Y8 (columns 0-7) and Y10 (8-15), each row's
-// int32 sums in Y(2r) and Y(2r+1). dv a multiple of 32.
-TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-64
+// int32 sums in Y(2r) and Y(2r+1). Each key's row prefetches the one pf
+// bytes on (the next chunk's, or the next run's: axpyInt). dv a multiple
+// of 32.
+TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-72
 	MOVQ         wd+0(FP), SI
 	MOVQ         v+8(FP), DI
 	MOVQ         ldv+16(FP), R9
@@ -285,9 +289,8 @@ TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-64
 	SHLQ         $2, R11
 	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
 	MOVQ         gs+56(FP), R12
-	MOVQ         R9, R15
-	SHLQ         $""" + str(AHEAD.bit_length() - 1) + """, R15          // AHEAD rows on
-	LEAQ         (R15)(R9*1), R11          // and one more: the pair's second
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
 	XORQ         BX, BX                    // column
 astrip:
 	MOVQ         BX, DX

@@ -261,7 +261,10 @@
 // F = 32000 over the row's largest weight times the block's largest
 // scale in the chunk, two keys' digits side by side, and VPMADDWD takes
 // two keys' codes of eight columns, interleaved, at once into int32
-// sums added to acc times 1/F at the chunk's end. A score is within
+// sums added to acc times 1/F at the chunk's end (V rows of at most
+// eight blocks: a key's block scales are read as one vector of eight;
+// wider rows, MLA's 512, keep the widening P·V kernel). Within a paged
+// run's last 64 keys both prefetch the next page's first rows. A score is within
 // max|q_r|·Σ_c|k_c·d|/32766 of the exact product over the dequantized
 // keys (half a digit an element) and an output within max p·max
 // d·Σ|codes|/64000 a chunk, beside float32's rounding of the sums: some

@@ -267,7 +267,9 @@
 // run's last 64 keys both prefetch the next page's first rows. A score is within
 // max|q_r|·Σ_c|k_c·d|/32766 of the exact product over the dequantized
 // keys (half a digit an element) and an output within max p·max
-// d·Σ|codes|/64000 a chunk, beside float32's rounding of the sums: some
+// d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|: F is capped at
+// 2¹⁰⁰ for a chunk whose weights all but vanish), beside float32's
+// rounding of the sums: some
 // 2⁻¹⁵ of the values, against q8's own 2⁻⁸ or so. A row of Q or a weight
 // that is not finite leaves the call (or the chunk) to the widening
 // kernels, unwritten. WithDecode8("integer") (or

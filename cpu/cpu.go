@@ -215,19 +215,18 @@ func WithBF16(setting string) Option {
 //	"auto" (or "")  AMX's tiles where the CPU has them (q8 on the int8
 //	                ones, fp8 on the bfloat16 ones), Linux grants them and
 //	                each of the format's tile kernels, scores and P·V,
-//	                passed its known-answer check in this process; else,
-//	                for q8 on an AVX2 CPU without AVX-512, the integer
-//	                kernels where both passed their checks in this
-//	                process; else the widening vector kernels (AVX-512,
-//	                AVX2, NEON)
+//	                passed its known-answer check in this process; else
+//	                the widening vector kernels (AVX-512, AVX2, NEON),
+//	                q8's P·V on an AVX2 CPU without AVX-512 on the
+//	                integer kernel where it passed its check
+//	                (VPMADDWD, cpu/doc.go)
 //	"vector"        the widening vector kernels: each 8-bit value
 //	                widened to float32 before its FMA
-//	"integer"       as auto where q8 runs on the integer kernels (AVX2
-//	                without AVX-512: VPMADDWD over int16 digits of Q and
-//	                of the weights, cpu/doc.go); ErrUnavailable on a CPU
-//	                without them or where they failed their checks
+//	"integer"       as auto where q8's P·V runs on the integer kernel
+//	                (AVX2 without AVX-512); ErrUnavailable on a CPU
+//	                without it or where it failed its check
 //
-// The tiles' and the integer kernels' answers are within the formats'
+// The tiles' and the integer kernel's answers are within the formats'
 // bounds of the widening kernels', not the same bits (cpu/doc.go).
 // Info's Detail names each tile or integer kernel that runs and the
 // check it passed, or why a format is not on them. $ATTN_CPU_DECODE8 (EnvDecode8), for the CLI and CI,
@@ -269,7 +268,7 @@ func New(opts ...Option) (*Backend, error) {
 	if decode8 == "integer" && !q8IntNow().ok {
 		why := q8IntNow().note
 		if why == "" {
-			why = "this CPU has no integer q8 kernels (AVX2 without AVX-512)"
+			why = "this CPU has no integer q8 kernel (AVX2 without AVX-512)"
 		}
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
 	}

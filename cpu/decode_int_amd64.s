@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// The q8 decoding kernels in integer arithmetic (AVX2): scores and P·V
-// by VPMADDWD over int16 digits of Q, or of the weights times V's block
-// scales, and K's or V's codes. See _gen/decode_int.py.
+// The q8 P·V decoding kernel in integer arithmetic (AVX2): VPMADDWD over
+// int16 digits of the weights times V's block scales and V's codes. See
+// _gen/decode_int.py.
 
 DATA absmask<>+0(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $4
@@ -19,169 +19,13 @@ GLOBL f2p100<>(SB), RODATA|NOPTR, $4
 DATA f2m100<>+0(SB)/4, $0x0d800000
 GLOBL f2m100<>(SB), RODATA|NOPTR, $4
 
-// func dotRows4Q8IntAVX2(x *int16, ldx int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, w *float32, sc unsafe.Pointer, pf int, pfs int)
-//
-// s[r][j] = w[r] · Σ_b d[j][b] · Σ_{c∈b} x[r][c]·k[j][c] for rows r < 4
-// and keys j < n: x Q's int16 digits (row stride ldx), k q8 codes (row
-// stride ldk) with their float16 scales at sc (ldk/32 a row). Two keys
-// at a time; eight float accumulators (row r, key t in Y(2r+t)), a
-// block's int32 sums in Y14 and Y15. Each pair prefetches the rows pf
-// bytes past its own, and the scales pfs bytes past its own (64 keys
-// on, or the next run's rows: dotInt). n a multiple of 2 (≥ 2), d and
-// ldk multiples of 32 (d ≥ 32).
-TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $24-96
-	MOVQ         x+0(FP), SI
-	MOVQ         ldx+8(FP), R8
-	SHLQ         $1, R8                    // x row stride, bytes
-	LEAQ         (SI)(R8*2), R12
-	LEAQ         (R12)(R8*1), R13
-	ADDQ         SI, R8
-	MOVQ         k+16(FP), DI
-	MOVQ         ldk+24(FP), R9            // K row stride, bytes
-	MOVQ         n+32(FP), CX
-	SHRQ         $1, CX                    // key pairs
-	MOVQ         d+40(FP), DX              // K row length, bytes
-	MOVQ         s+48(FP), R10
-	MOVQ         sc+72(FP), AX
-	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
-	MOVQ         R9, AX
-	SHRQ         $4, AX
-	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
-	MOVQ         pfs+88(FP), AX
-	MOVQ         AX, pfs-24(SP)
-
-ipair:
-	LEAQ         (DI)(R9*1), BX            // key j+1
-	// Prefetch the pair's rows pf on, and its scales pfs on.
-	MOVQ         pf+80(FP), R14
-	ADDQ         DI, R14
-	XORQ         AX, AX
-ipf0:
-	PREFETCHT0   (R14)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           ipf0
-	ADDQ         R9, R14
-	XORQ         AX, AX
-ipf1:
-	PREFETCHT0   (R14)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           ipf1
-	ADDQ         R9, R14
-	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
-	MOVQ         ss-16(SP), R11
-	ADDQ         R15, R11
-	MOVQ         pfs-24(SP), AX
-	PREFETCHT0   (R15)(AX*1)               // the scales pfs on
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VXORPS       Y6, Y6, Y6
-	VXORPS       Y7, Y7, Y7
-	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
-	XORQ         AX, AX                    // offset in K's row, bytes
-
-iblock:
-	VPUNPCKLBW   (DI)(AX*1), Y13, Y8          // key 0's codes (0-7 | 16-23)·2⁸
-	VPUNPCKHBW   (DI)(AX*1), Y13, Y9          // (8-15 | 24-31)·2⁸
-	VPUNPCKLBW   (BX)(AX*1), Y13, Y10          // key 1's codes (0-7 | 16-23)·2⁸
-	VPUNPCKHBW   (BX)(AX*1), Y13, Y11          // (8-15 | 24-31)·2⁸
-	VPBROADCASTW (R15), X12
-	VCVTPH2PS    X12, Y12                  // key 0's block scale
-	VPMADDWD     (SI)(AX*2), Y8, Y14
-	VPMADDWD     32(SI)(AX*2), Y9, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y0
-	VPMADDWD     (R8)(AX*2), Y8, Y14
-	VPMADDWD     32(R8)(AX*2), Y9, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y2
-	VPMADDWD     (R12)(AX*2), Y8, Y14
-	VPMADDWD     32(R12)(AX*2), Y9, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y4
-	VPMADDWD     (R13)(AX*2), Y8, Y14
-	VPMADDWD     32(R13)(AX*2), Y9, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y6
-	VPBROADCASTW (R11), X12
-	VCVTPH2PS    X12, Y12                  // key 1's block scale
-	VPMADDWD     (SI)(AX*2), Y10, Y14
-	VPMADDWD     32(SI)(AX*2), Y11, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y1
-	VPMADDWD     (R8)(AX*2), Y10, Y14
-	VPMADDWD     32(R8)(AX*2), Y11, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y3
-	VPMADDWD     (R12)(AX*2), Y10, Y14
-	VPMADDWD     32(R12)(AX*2), Y11, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y5
-	VPMADDWD     (R13)(AX*2), Y10, Y14
-	VPMADDWD     32(R13)(AX*2), Y11, Y15
-	VPADDD       Y15, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VFMADD231PS  Y14, Y12, Y7
-	ADDQ         $2, R15
-	ADDQ         $2, R11
-	ADDQ         $32, AX
-	CMPQ         AX, DX
-	JB           iblock
-
-	// Horizontal adds, then the 128-bit halves summed (dotRows4AVX2):
-	// lanes 2r, 2r+1 of Y1 are row r's two sums, scaled by w[r].
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y6
-	VHADDPS      Y2, Y0, Y0
-	VHADDPS      Y6, Y4, Y4
-	VPERM2F128   $0x20, Y4, Y0, Y1
-	VPERM2F128   $0x31, Y4, Y0, Y2
-	VADDPS       Y2, Y1, Y1
-	MOVQ         w+64(FP), AX
-	VMOVUPS      (AX), X2                  // w[0 … 3]
-	VPERMILPS    $0x50, X2, X3             // w0 w0 w1 w1
-	VPERMILPS    $0xfa, X2, X2             // w2 w2 w3 w3
-	VINSERTF128  $1, X2, Y3, Y3
-	VMULPS       Y3, Y1, Y1
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
-	VMOVQ        X1, (R10)
-	VPEXTRQ      $1, X1, (R10)(R11*1)
-	VEXTRACTF128 $1, Y1, X2
-	VMOVQ        X2, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VPEXTRQ      $1, X2, (R10)(AX*1)
-	ADDQ         $8, R10
-	LEAQ         (DI)(R9*2), DI
-	MOVQ         ss-16(SP), AX
-	ADDQ         AX, AX
-	ADDQ         AX, scq-8(SP)
-	DECQ         CX
-	JNZ          ipair
-	VZEROUPPER
-	RET
-
 // func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 //
 // The P·V kernel's digits for a chunk of n keys (a multiple of 16, at
 // most 64): p's four rows (row stride ldp), V's block scales from sc
 // (float16, ss bytes from a key's to the next's; eight are read a key,
 // lanes says which are blocks: −1 for b < nb, 0 past), written as
-// wd[(8r + b)·32 + j/2] = u[r][j][b] | u[r][j+1][b]<<16 with u =
+// wd[256r + 8(j/2) + b] = u[r][j][b] | u[r][j+1][b]<<16 with u =
 // round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = min(32000/(P_r·D_b), 2¹⁰⁰),
 // P_r = max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b =
 // 0); and g[8r + b] = max(P_r·D_b/32000, 2⁻¹⁰⁰), 1/F (the cap keeps F

@@ -8,10 +8,10 @@ import (
 	"unsafe"
 )
 
-// BenchmarkQ8Int times the q8 decoding kernels on one 512-key tile of
-// D = 128 that fits the caches (the compute alone): scores and P·V on the
-// widening kernels and on the integer ones, and the integer P·V's digits
-// alone; ns/key is a key's for four query rows.
+// BenchmarkQ8Int times the q8 P·V kernels on one 512-key tile of D =
+// 128 that fits the caches (the compute alone): the widening kernel, the
+// integer one, and the integer one's digits alone; ns/key is a key's for
+// four query rows.
 //
 //	go test -run '^$' -bench Q8Int ./cpu
 func BenchmarkQ8Int(b *testing.B) {
@@ -21,7 +21,6 @@ func BenchmarkQ8Int(b *testing.B) {
 	const n, d = 512, 128
 	rng := rand.New(rand.NewPCG(1, 2))
 	rows := q8TestRows(rng, n+8, d, d, false)
-	q := randF32(rng, 4*d)
 	s := make([]float32, 4*n)
 	for i := range s {
 		s[i] = rng.Float32()
@@ -32,9 +31,6 @@ func BenchmarkQ8Int(b *testing.B) {
 		name string
 		run  func()
 	}{
-		{"dot/widen", func() { quantDotW(0, q, d, rows, n, d, s, n, 0.1) }},
-		{"dot/int", func() { runDotInt(&t, 0, q, d, rows, n, d, s, n, 0.1) }},
-		{"dot/qdigits", func() { t.i8.reset(); t.i8.digits(0, q, d, d) }},
 		{"axpy/widen", func() { quantAxpyW(0, s, n, rows, n, d, acc, d) }},
 		{"axpy/int", func() { runAxpyInt(&t, s, n, rows, n, d, acc, d) }},
 		{"axpy/digits", func() {

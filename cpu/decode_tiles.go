@@ -59,12 +59,12 @@ type tiles8 struct {
 	// integer kernels where they passed their checks, whether or not
 	// they measured faster (WithDecode8("integer")).
 	vector, integer bool
-	// i8 is the integer kernels' (decode_int_amd64.go).
+	// i8 is the integer q8 P·V kernel's (decode_int_amd64.go).
 	i8 ints8
 }
 
 // reset forgets the digits: the item's Q changed.
-func (t *tiles8) reset() { clear(t.state); clear(t.bfState); t.i8.reset() }
+func (t *tiles8) reset() { clear(t.state); clear(t.bfState) }
 
 // digits is group grp's digits for the four rows of q (row stride ldq, d
 // columns), made if not yet: nil where they cannot stand for Q (a row

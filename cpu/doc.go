@@ -245,36 +245,32 @@
 // float64 product within the bound their tests hold them to. A format
 // any of whose kernels fails stays on the vector kernels, and Info's
 // Detail names each kernel that runs, or the check that failed.
-// On an AVX2 CPU without AVX-512, q8 decoding runs on integer kernels
+// On an AVX2 CPU without AVX-512, q8's P·V runs on an integer kernel
 // instead (decode_int_amd64.go, decode_int_amd64.s from
-// _gen/decode_int.py), where they passed their known-answer checks in
-// the process: chosen by the CPU, not by a timing, so that one binary
-// gives the same bits every run (Info's Detail gives a 512-key tile's
-// time on them and on the widening kernels; on the 2-core Zen 3 0.70–0.75
-// of it, and the decoding step 0.76). Scores: Q is
-// written once an item as int16 digits, round(q·f_r) with f_r =
-// 16383/max|q_r|, in the order a block's codes unpack (VPUNPCKLBW into
-// the words' high bytes), and VPMADDWD sums sixteen products of a digit
-// and a code at once into int32s exact for a block, turned to float32
-// and scaled by the block's scale once a block. P·V: a chunk of 64 keys'
-// weights times V's block scales become int16 digits, round(p·d·F) with
-// F = 32000 over the row's largest weight times the block's largest
-// scale in the chunk, two keys' digits side by side, and VPMADDWD takes
-// two keys' codes of eight columns, interleaved, at once into int32
-// sums added to acc times 1/F at the chunk's end (V rows of at most
-// eight blocks: a key's block scales are read as one vector of eight;
-// wider rows, MLA's 512, keep the widening P·V kernel). Within a paged
-// run's last 64 keys both prefetch the next page's first rows. A score is within
-// max|q_r|·Σ_c|k_c·d|/32766 of the exact product over the dequantized
-// keys (half a digit an element) and an output within max p·max
-// d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|: F is capped at
-// 2¹⁰⁰ for a chunk whose weights all but vanish), beside float32's
-// rounding of the sums: some
-// 2⁻¹⁵ of the values, against q8's own 2⁻⁸ or so. A row of Q or a weight
-// that is not finite leaves the call (or the chunk) to the widening
-// kernels, unwritten. WithDecode8("integer") (or
-// $ATTN_CPU_DECODE8=integer) asks for them, ErrUnavailable where they do
-// not run; WithDecode8("vector") keeps the widening vector kernels.
+// _gen/decode_int.py), where it passed its known-answer check in the
+// process: chosen by the CPU, not by a timing, so that one binary gives
+// the same bits every run (Info's Detail gives a 512-key tile's P·V time
+// on it and on the widening kernel). A chunk of 64 keys' weights times
+// V's block scales become int16 digits, round(p·d·F) with F = 32000 over
+// the row's largest weight times the block's largest scale in the chunk
+// (at most 2¹⁰⁰), two keys' digits side by side, and VPMADDWD takes two
+// keys' codes of eight columns, interleaved, at once into int32 sums
+// added to acc times 1/F at the chunk's end (V rows of at most eight
+// blocks: a key's block scales are read as one vector of eight; wider
+// rows, MLA's 512, keep the widening kernel). An output is within max
+// p·max d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|), beside
+// float32's rounding of the sums: each weight's digit within 2⁻¹⁶ of the
+// chunk's largest, against q8's own half a code step of each value. A
+// weight that is not finite leaves its chunk and the rest to the
+// widening kernel, unwritten. Within a paged run's last 64 keys it
+// prefetches the next page's first rows. The scores stay on the
+// widening kernel: with Q as one int16 digit a score is off by up to
+// 2⁻¹⁵ of max|q|·Σ|k|, which the softmax makes a relative error of the
+// weights (with K's outlier channels 1e-4 of the outputs), and two
+// digits an element took longer than widening. WithDecode8("integer")
+// (or $ATTN_CPU_DECODE8=integer) asks for the integer kernel,
+// ErrUnavailable where it does not run; WithDecode8("vector") keeps the
+// widening one.
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU") has
 // the measurements.
 //

@@ -99,9 +99,9 @@ func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
 	if hasInt {
 		switch {
 		case !in.ok:
-			return "; q8 decoding on the widening vector kernels: " + in.note
+			return "; q8 P·V on the widening vector kernel: " + in.note
 		}
-		return ", q8 decoding on the integer kernels: " + in.note + ", each past its known-answer check (" + in.timing + ")"
+		return ", q8 P·V on the integer kernel: " + in.note + ", past its known-answer check (" + in.timing + ")"
 	}
 	var on, off []string
 	for _, f := range []struct {

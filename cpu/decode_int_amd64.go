@@ -61,7 +61,7 @@ func (r rawRows) ahead(j, m int) (rows, scales int) {
 // kernel: a key's block scales are read as one vector of eight.
 const intMaxBlocks = 8
 
-// q8IntHas says whether the CPU runs the integer kernels: AVX2 with F16C
+// q8IntHas says whether the CPU runs the integer kernel: AVX2 with F16C
 // and FMA (hasAVX2), on the eight-lane decoding kernels (quantWidth 0). CPUs with
 // AVX-512 run the sixteen-lane float kernels (or AMX's tiles).
 func q8IntHas() bool { return quantWidth() == 0 && hasAVX2 }
@@ -69,12 +69,12 @@ func q8IntHas() bool { return quantWidth() == 0 && hasAVX2 }
 // q8IntChecks are the integer kernel's known-answer checks.
 var q8IntChecks = []tileCheck{{kernQ8IntAxpy, checkQ8IntAxpy}}
 
-// q8IntNow is the integer kernels' decision in this process, made once:
-// their checks, then, for Info's Detail, their time against the widening
-// kernels' (q8IntRace). The time decides nothing: where they passed,
-// they run, so that one binary gives the same bits every run on a CPU
-// (on the 2-core Zen 3 they took a 512-key tile in 0.70–0.75 of the
-// widening kernels' time, and a decoding step in 0.76).
+// q8IntNow is the integer kernel's decision in this process, made once:
+// its check, then, for Info's Detail, its time against the widening
+// kernel's (q8IntRace). The time decides nothing: where it passed, it
+// runs, so that one binary gives the same bits every run on a CPU (on
+// the 2-core Zen 3 it took a 512-key tile's P·V in 0.83–0.86 of the
+// widening kernel's time).
 var q8IntNow = sync.OnceValue(func() q8IntState {
 	if !q8IntHas() {
 		return q8IntState{}
@@ -178,9 +178,9 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 	return m
 }
 
-// intOn says whether the item's q8 decoding runs on the integer kernels:
-// where they passed their checks, unless its backend keeps the widening
-// kernels (WithDecode8("vector")).
+// intOn says whether the item's q8 P·V runs on the integer kernel: where
+// it passed its check, unless its backend keeps the widening kernels
+// (WithDecode8("vector")).
 func (t *tiles8) intOn() bool { return !t.vector && q8IntNow().ok }
 
 // checkQ8IntAxpy runs the P·V kernel once, on the tile checks' inputs

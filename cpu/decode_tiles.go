@@ -54,10 +54,10 @@ type tiles8 struct {
 	// pparts is the fp8 P·V kernel's weights as bfloat16 parts, 1 KiB
 	// a chunk of 32 keys.
 	pparts []uint16
-	// vector keeps the item on the float vector kernels: its backend
-	// was opened WithDecode8("vector"). integer puts its q8 on the
-	// integer kernels where they passed their checks, whether or not
-	// they measured faster (WithDecode8("integer")).
+	// vector keeps the item on the widening vector kernels: its
+	// backend was opened WithDecode8("vector"); integer, on the integer
+	// q8 P·V kernel (WithDecode8("integer"), which New refuses where the
+	// kernel does not run).
 	vector, integer bool
 	// i8 is the integer q8 P·V kernel's (decode_int_amd64.go).
 	i8 ints8

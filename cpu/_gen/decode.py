@@ -341,18 +341,7 @@ a16{dt}:
     A(f"""	ADDQ         $64, BX
 	JMP          a16{dt}
 
-adone{dt}:
-	// The next chunk: p's rows and V on by this chunk's keys.
-{P_ROWS_ON}	MOVQ         R9, AX
-	IMULQ        CX, AX
-	ADDQ         AX, DI
-	MOVQ         left-8(SP), AX
-	SUBQ         CX, AX
-	MOVQ         AX, CX
-	JNZ          achunk{dt}
-	VZEROUPPER
-	RET
-""")
+{chunk_tail("a", dt)}""")
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'w').write("\n".join(L))
 
 # The AVX2 forms: eight lanes and sixteen registers, so two keys at a time

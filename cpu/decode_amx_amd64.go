@@ -429,25 +429,34 @@ func checkAxpy(got, p, acc0 []float32, value func(j, c int) float64, code func(j
 // checkQ8AxpyTiles runs the q8 P·V kernel once (TDPBUSD over the
 // weights' four digits) and compares it with the float64 sums, within
 // the bound TestAxpyTiles holds it to: 2⁻²² of Σ|terms| (float32's
-// sums) and 2⁻³⁰·max p·max d·Σ|codes| (the digits'). Codes span −127 …
-// 127, scales ½, 1 and 2 and a block of zero scale.
+// sums) and 2⁻³⁰·max p·max d·Σ|codes| (the digits').
 func checkQ8AxpyTiles() error {
+	return checkQ8Axpy(kernQ8Axpy, runAxpyTiles, math.Ldexp(1, -30))
+}
+
+// checkQ8Axpy runs a q8 P·V kernel once on the P·V checks' inputs
+// (checkWeights; codes −127 … 127, scales ½, 1 and 2 and a block of zero
+// scale, and room for eight scale lanes past the last key's) and
+// compares it with the float64 sums, within 2⁻²² of Σ|terms| plus the
+// digits' rounding, digit·max p·max d·Σ|codes|.
+func checkQ8Axpy(kernel string, run func(*tiles8, []float32, int, rawRows, int, int, []float32, int) int, digit float64) error {
 	codes, scales := checkQ8Rows(checkKeys, checkDv, checkLdv, 0x3800, 0x3c00, 0x4000, 0) // ½, 1, 2, 0
+	scales = slices.Grow(scales, 8)
 	v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: checkLdv}
 	p, acc := checkWeights()
 	acc0 := slices.Clone(acc)
 	var t tiles8
-	if got := runAxpyTiles(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
+	if got := run(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
 		return fmt.Errorf("took %d of %d keys", got, checkKeys)
 	}
 	code := func(j, c int) float64 { return float64(codes[j*checkLdv+c]) }
-	dmax := 2.0
-	return checkAxpy(checkOut(kernQ8Axpy, acc), p, acc0,
+	const dmax = 2.0
+	return checkAxpy(checkOut(kernel, acc), p, acc0,
 		func(j, c int) float64 {
 			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
 		}, code,
 		func(mag, pmax, csum float64) float64 {
-			return mag*math.Ldexp(1, -22) + pmax*dmax*csum*math.Ldexp(1, -30)
+			return mag*math.Ldexp(1, -22) + pmax*dmax*csum*digit
 		})
 }
 

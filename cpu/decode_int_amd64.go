@@ -4,8 +4,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -190,21 +188,5 @@ func (t *tiles8) intOn() bool { return !t.vector && q8IntNow().ok }
 // of Σ|terms| (float32's sums) plus the digits' rounding, half a digit a
 // term: max p·max d·Σ|codes|/64000.
 func checkQ8IntAxpy() error {
-	codes, scales := checkQ8Rows(checkKeys, checkDv, checkLdv, 0x3800, 0x3c00, 0x4000, 0)
-	scales = slices.Grow(scales, 8) // the last key's eight lanes
-	v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: checkLdv}
-	p, acc := checkWeights()
-	acc0 := slices.Clone(acc)
-	var t tiles8
-	if got := runAxpyInt(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
-		return fmt.Errorf("took %d of %d keys", got, checkKeys)
-	}
-	code := func(j, c int) float64 { return float64(codes[j*checkLdv+c]) }
-	return checkAxpy(checkOut(kernQ8IntAxpy, acc), p, acc0,
-		func(j, c int) float64 {
-			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
-		}, code,
-		func(mag, pmax, csum float64) float64 {
-			return mag*math.Ldexp(1, -22) + pmax*2*csum/64000
-		})
+	return checkQ8Axpy(kernQ8IntAxpy, runAxpyInt, 1.0/64000)
 }

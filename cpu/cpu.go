@@ -273,7 +273,7 @@ func New(opts ...Option) (*Backend, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
 	}
 	b.scratchPool.New = func() any {
-		return &fusedScratch{t8: tiles8{vector: decode8 == "vector", integer: decode8 == "integer"}}
+		return &fusedScratch{t8: tiles8{vector: decode8 == "vector"}}
 	}
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)

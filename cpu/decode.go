@@ -56,7 +56,7 @@ type rawRows struct {
 	stride int // between rows, in elements
 	// next is where the rows after these lie (the next page's first of
 	// the same head), in elements from row 0, where hasNext: the integer
-	// q8 kernels prefetch them within the run's last keys.
+	// q8 P·V kernel prefetches them within the run's last keys.
 	next    int
 	hasNext bool
 }
@@ -291,8 +291,8 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 		return
 	}
 	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
-	// The 8-bit kernels keep Q's digits by group of four rows across the
-	// item's tiles: an item of several KV heads (fused.mh) numbers its
+	// The 8-bit tile kernels keep Q's digits by group of four rows across
+	// the item's tiles: an item of several KV heads (fused.mh) numbers its
 	// heads' groups apart.
 	grp0 := kvh % f.mh * (st.Rows / 4)
 	for g := 0; g < st.Rows; g += 4 {

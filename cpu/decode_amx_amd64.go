@@ -99,7 +99,7 @@ func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	if on, _ := q8TilesOn(); !on || t.vector || t.integer {
+	if on, _ := q8TilesOn(); !on || t.vector {
 		return 0
 	}
 	return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
@@ -206,7 +206,7 @@ func axpyTiles(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []floa
 	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 {
 		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 	}
-	if on, _ := q8TilesOn(); !on || t.vector || t.integer {
+	if on, _ := q8TilesOn(); !on || t.vector {
 		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 	}
 	return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)

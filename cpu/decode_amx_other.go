@@ -29,5 +29,8 @@ func dotTilesFP8(*tiles8, int, []float32, int, rawRows, int, int, []float32, int
 // checkFP8Tiles: nothing to check without tiles.
 func checkFP8Tiles() error { return errors.New("no AMX tiles here") }
 
-// q8IntNow: no integer kernels here (decode_int_amd64.go).
+// q8IntNow: no integer kernel here (decode_int_amd64.go).
 func q8IntNow() q8IntState { return q8IntState{} }
+
+// intOn: no integer kernel here.
+func (*tiles8) intOn() bool { return false }

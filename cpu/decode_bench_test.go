@@ -124,7 +124,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			s := make([]float32, g*tile)
 			acc := make([]float32, g*d)
 			// The 8-bit tile or integer kernels' Q, where they run.
-			tl := tiles8{vector: vr.setting == "vector", integer: vr.setting == "integer"}
+			tl := tiles8{vector: vr.setting == "vector"}
 			b.ResetTimer()
 			for b.Loop() {
 				for h := range heads {

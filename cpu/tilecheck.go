@@ -9,9 +9,9 @@ import (
 )
 
 // A fast path earns the default: every tile kernel that 8-bit decoding
-// runs on (scores and P·V, q8's and fp8's), and each of q8's integer
-// kernels on AVX2, passes a known-answer check in the process before any
-// backend uses it, and a kernel whose check fails leaves its format on
+// runs on (scores and P·V, q8's and fp8's), and q8's integer P·V kernel
+// on AVX2, passes a known-answer check in the process before any backend
+// uses it, and a kernel whose check fails leaves its format on
 // the widening vector kernels, the failure in Info's Detail.
 
 // tileCheck is one tile kernel's known-answer check: run computes a
@@ -85,13 +85,13 @@ func parseDecode8(from, s string) (string, error) {
 // decode8Detail is what Info's Detail says of 8-bit decoding under
 // setting, given q8's and fp8's tile decisions (q8TilesOn, fp8TilesOn:
 // on, and the kernels that passed their checks or why not) and the q8
-// integer kernels' (q8IntNow): each format's tile kernels, each past its
+// integer kernel's (q8IntNow): each format's tile kernels, each past its
 // check, or why the format is not on the tiles; where q8 runs on the
-// integer kernels, or why not; nothing on a CPU with neither.
+// integer kernel, or why not; nothing on a CPU with neither.
 func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
 	hasInt := in.ok || in.note != ""
 	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" && !hasInt {
-		return "" // no tiles or integer kernels on this CPU
+		return "" // no tiles or integer kernel on this CPU
 	}
 	if setting == "vector" {
 		return "; 8-bit decoding on the widening vector kernels (" + EnvDecode8 + " or WithDecode8: vector)"
@@ -132,11 +132,11 @@ type tilesState struct {
 	note string
 }
 
-// q8IntState is the q8 integer kernels' decision in this process
-// (q8IntNow, decode_int_amd64.go): whether they run (the CPU has them
-// and both passed their checks; note names the kernels that passed, or
-// the failure; both empty where the CPU has none), and their time
-// against the widening kernels' (timing), which Info's Detail gives.
+// q8IntState is the q8 integer kernel's decision in this process
+// (q8IntNow, decode_int_amd64.go): whether it runs (the CPU has it and
+// it passed its check; note names the kernel, or the failure; both empty
+// where the CPU has none), and its time against the widening kernel's
+// (timing), which Info's Detail gives.
 type q8IntState struct {
 	ok           bool
 	note, timing string

@@ -114,7 +114,7 @@ func TestWithDecode8(t *testing.T) {
 	case q8IntNow().ok && err != nil:
 		t.Errorf("%s=integer: %v", EnvDecode8, err)
 	case q8IntNow().ok:
-		if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.integer || sc.t8.vector {
+		if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.intOn() || sc.t8.vector {
 			t.Errorf("%s=integer: the decoding scratch is %+v", EnvDecode8, sc.t8)
 		}
 		b.Close()

@@ -10,17 +10,25 @@
 #                                    # in DIR/debs when apt-get can fetch them
 #   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, more, cpu, quick or tune
 #   bench/gpu-hw.sh run DIR OUT tune [SETTING…]
+#   bench/gpu-hw.sh run DIR OUT MODE[:SECONDS],MODE…   # several in one call:
+#                                    # the GPU modes in turn, each within its
+#                                    # SECONDS and all within GPU_HW_DEADLINE
+#                                    # (560), cpu beside them on half the
+#                                    # cores; OUT gets MODE.md, run.log, all.tgz
 #
-#   tests  the GPU backend's whole suite (TestCompile included) and the
-#          ONNX node, cache and packed tests of ./kernels on the GPU
-#          (ATTN_REQUIRE_GPU=1)
+#   tests  the GPU backend's whole suite (TestCompile included), with
+#          ATTN_LONG's tests, and the ONNX node, cache and packed tests of
+#          ./kernels on the GPU (ATTN_REQUIRE_GPU=1)
 #   long   the ATTN_LONG cache tests of ./gpu
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
 #          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16; again
 #          with f16 and with subgroups off, ATTN_GPU_FEATURES), 16
 #          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
 #          4096 and 16384) through fusedtile.wgsl and again through
-#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), a model's decoding
+#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), prefill with f16
+#          inputs (and again with f16 and with subgroups off), prefill
+#          and decoding under the old binding (attn-gowebgpu, -tags
+#          gowebgpu) beside v27's, a model's decoding
 #          step of 32 layers beside one (-layers 1,32: each layer's cache
 #          4096 keys, recorded with one wait), what an empty dispatch
 #          costs (BenchmarkDispatch) and what recording a layer costs
@@ -41,7 +49,8 @@
 #          machines): its flags, whether the kernel grants AMX's tile
 #          data (arch_prctl), the AMX tests where it lists amx_bf16,
 #          fused f32 and bf16 prefill (bf16 on AMX's tiles there) against
-#          the FMA peak, and an f16 cache's decoding beside f32's
+#          the FMA peak, again on one core (GOMAXPROCS=1), and an f16
+#          cache's decoding beside f32's
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
 #   tune   issue 23's sizes swept: the decoding step (32 query heads over
@@ -87,6 +96,9 @@ build() {
 	cd "$root"
 	export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
 	go build -ldflags="-s -w" -o "$dir/attn" ./cmd/attn
+	# The old binding (go-webgpu, wgpu-native 0.17) beside v27: which of
+	# the two made the H100's prefill slower (issue 59, 2026-11-26).
+	go build -tags gowebgpu -ldflags="-s -w" -o "$dir/attn-gowebgpu" ./cmd/attn
 	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
@@ -94,14 +106,25 @@ build() {
 	# xz takes the four binaries from about 75 MB to about 22: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/gpu.test" "$dir/kernels.test" "$dir/sgemm.test"
-	# The Vulkan loader: the device machine has NVIDIA's driver and ICD
-	# but may lack libvulkan.so.1.
+	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/kernels.test" "$dir/sgemm.test"
+	# ggml-vulkan's libraries (bench/peers/install.sh), for the peer
+	# beside attn's decoding sweep: about 5 MB packed.
+	local ggml=$root/bench/peers/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
+	if [[ -f $ggml/libggml-vulkan.so ]]; then
+		mkdir -p "$dir/ggml"
+		for f in "$ggml"/libggml-base.so "$ggml"/libggml-vulkan.so "$ggml"/libggml.*.so; do
+			xz -T0 -6 -c "$f" >"$dir/ggml/$(basename "$f").xz"
+		done
+	fi
+	# The Vulkan loader and GLVND: the device machine has NVIDIA's driver
+	# and ICD but may lack libvulkan.so.1, and NVIDIA's ICD
+	# (libGLX_nvidia) needs libGLdispatch.so.0 (libglvnd0): without it
+	# the loader finds no device (2026-11-26).
 	if command -v apt-get >/dev/null && [[ ! -d $dir/debs ]]; then
 		mkdir -p "$dir/debs" /tmp/gpu-hw-apt/partial
 		local o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/gpu-hw-apt)
 		if apt-get "${o[@]}" update >/dev/null 2>&1; then
-			(cd "$dir/debs" && apt-get "${o[@]}" download libvulkan1 >/dev/null) || echo "gpu-hw.sh: could not download libvulkan1; bring the loader yourself" >&2
+			(cd "$dir/debs" && apt-get "${o[@]}" download libvulkan1 libglvnd0 libegl1 libgl1 libglx0 libopengl0 libgles2 >/dev/null) || echo "gpu-hw.sh: could not download libvulkan1 and GLVND; bring them yourself" >&2
 		fi
 	fi
 	du -sh "$dir"
@@ -111,17 +134,26 @@ build() {
 # them unpacked from DIR/*.xz (by xz, or Python's lzma where xz is absent).
 unpack() {
 	local dir=$1
+	if [[ -n ${GPU_HW_BIN:-} ]]; then
+		echo "$GPU_HW_BIN"
+		return
+	fi
 	[[ -f $dir/attn.xz ]] || { echo "$dir"; return; }
-	local bin
+	local bin f
 	bin=$(mktemp -d)
-	for f in attn gpu.test kernels.test sgemm.test; do
+	mkdir -p "$bin/ggml"
+	for f in "$dir"/*.xz "$dir"/ggml/*.xz; do
+		[[ -e $f ]] || continue
+		local to=$bin/$(basename "$f" .xz)
+		[[ $f == */ggml/* ]] && to=$bin/ggml/$(basename "$f" .xz)
 		if command -v xz >/dev/null; then
-			xz -dc "$dir/$f.xz" >"$bin/$f"
+			xz -dc "$f" >"$to" &
 		else
-			python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$dir/$f.xz" "$bin/$f"
+			python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$f" "$to" &
 		fi
-		chmod +x "$bin/$f"
 	done
+	wait
+	chmod +x "$bin"/attn* "$bin"/*.test
 	echo "$bin"
 }
 
@@ -129,7 +161,10 @@ unpack() {
 # them, and says which adapter attn sees.
 vulkan() {
 	local dir=$1
-	if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+	[[ -n ${GPU_HW_VULKAN_DONE:-} ]] && return
+	local libs
+	libs=$(ldconfig -p 2>/dev/null)
+	if ! grep -q 'libvulkan.so.1' <<<"$libs" || ! grep -q 'libGLdispatch.so.0' <<<"$libs"; then
 		for f in "$dir"/debs/*.deb; do
 			[[ -e $f ]] && dpkg -x "$f" /
 		done
@@ -138,6 +173,10 @@ vulkan() {
 	local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 	if [[ -z ${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-} && -f $icd ]]; then
 		export VK_DRIVER_FILES=$icd
+	fi
+	local egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+	if [[ -z ${__EGL_VENDOR_LIBRARY_FILENAMES:-} && -f $egl ]]; then
+		export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
 	fi
 }
 
@@ -153,7 +192,7 @@ sweep() {
 		echo "## $name: attn bench $*"
 		echo
 		echo '```'
-		"$bin/attn" bench -backend "$backend" -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
+		"$bin/${attn_exe:-attn}" bench -backend "$backend" -strategy fused "$@" -out "$tmp" 2>&1 | grep -v -e '^[a-z_]*: ' -e '^\[' || true
 		echo '```'
 		if [[ $backend == gpu && -f $tmp/results.json ]]; then
 			echo
@@ -176,6 +215,13 @@ run() {
 	out=$(cd "$out" && pwd)
 	vulkan "$dir"
 	export ATTN_REQUIRE_GPU=1
+	# ggml-vulkan's libraries where build packed them, and a python3
+	# with NumPy (the device machine's first python3 has it).
+	if [[ -z ${ATTN_GGML_LIBDIR:-} && -f $bin/ggml/libggml-vulkan.so ]]; then
+		export ATTN_GGML_LIBDIR=$bin/ggml
+		: "${ATTN_PEER_PYTHON:=$(command -v python3)}"
+		export ATTN_PEER_PYTHON
+	fi
 	{
 		echo "# attn on $(hostname), $(date -u +%FT%TZ), mode $mode"
 		echo
@@ -199,8 +245,14 @@ run() {
 				echo "== gpu.test, ATTN_LONG"
 				(cd "$root/gpu" && ATTN_LONG=1 "$bin/gpu.test" -test.timeout 9m -test.run 'TestLargeKV|TestLargePagedPool|TestParityLongN|TestSeqsPageTooLarge') && echo "gpu long: ok"
 			else
-				echo "== gpu.test ${short[*]}"
-				(cd "$root/gpu" && "$bin/gpu.test" -test.timeout 6m "${short[@]}") && echo "gpu: ok"
+				# On a GPU the whole suite runs, ATTN_LONG's tests too (59 s
+				# on the H100 once its shaders were compiled, 2026-11-26),
+				# verbose so that a run stopped at the tool's limit still
+				# says how far it got.
+				local long=()
+				[[ $mode == tests ]] && long=(env ATTN_LONG=1)
+				echo "== gpu.test ${short[*]} ${long[*]}"
+				(cd "$root/gpu" && "${long[@]}" "$bin/gpu.test" -test.timeout 6m -test.v "${short[@]}" | grep -E '^(--- |ok|FAIL|PASS|panic)|_test.go:') && echo "gpu: ok"
 				echo "== kernels.test on the GPU: ONNX node tests, caches, packed"
 				(cd "$root/kernels" && "$bin/kernels.test" -test.timeout 3m -test.run 'ONNX|Cache|Pool|Packed|Seqs' "${short[@]}") && echo "kernels: ok"
 			fi
@@ -226,6 +278,18 @@ run() {
 		# The kernel fusedtile.wgsl replaced, beside it: which is faster
 		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
 		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+		# Issue 59's f16 goal (f16 inputs and products) and issue 44's
+		# features, for prefill as for decoding: each off beside both on.
+		sweep prefill-f16 -heads 8 -d 64,128 "${pre[@]}" -dtype f16 -budget "$budget"
+		ATTN_GPU_FEATURES=f16=off sweep prefill-f16-nof16 -heads 8 -d 64,128 "${pre[@]}" -dtype f16 -budget "$budget"
+		ATTN_GPU_FEATURES=subgroups=off sweep prefill-nosubgroups -heads 8 -d 64,128 "${pre[@]}" -dtype f32,f16 -budget "$budget"
+		# The old binding (wgpu-native 0.17) on the same kernels: on
+		# 2026-11-26 v27's prefill took 1.7–6× 2026-11-22's time under
+		# 0.17 at D = 64.
+		if [[ -x $bin/attn-gowebgpu ]]; then
+			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+			attn_exe=attn-gowebgpu sweep decode-gowebgpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		fi
 		# Issue 24: L attention calls over L caches as one step, one wait.
 		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		# What a dispatch costs with no work in it, the floor of a step,
@@ -296,6 +360,8 @@ run() {
 		if grep -qw avx512_bf16 /proc/cpuinfo; then
 			ATTN_CPU_BF16=dot backend=cpu sweep cpu-prefill-dot -heads 8 -d 64,128 -n 4096 -dtype bf16 -budget 2s
 		fi
+		# Issue 59's AMX goal is on one core: bf16 beside f32 there.
+		GOMAXPROCS=1 backend=cpu sweep cpu-prefill-1core -heads 8 -d 64,128 -n 2048 -dtype f32,bf16 -budget 2s
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
 		if [ "$amx_status" != 0 ]; then
 			echo "gpu-hw.sh: the AMX tests failed (exit $amx_status); see $out/amx-tests.log" >&2
@@ -350,7 +416,9 @@ tune() {
 	if [[ $# -gt 0 ]]; then
 		decode=("" "$@") prefill=("" "$@") layers=("" "$@")
 	fi
-	local t0=$SECONDS tmp
+	# It stops 45 s before its limit (GPU_HW_LIMIT, which multi sets to
+	# a mode's share; 545 s alone) to write its table.
+	local t0=$SECONDS tmp stop=$((${GPU_HW_LIMIT:-545} - 45))
 	tmp=$(mktemp -d)
 	local n=0 set kind
 	export ATTN_GPU_PLAN=hardware
@@ -359,7 +427,7 @@ tune() {
 		[[ $kind == prefill ]] && sets=("${prefill[@]}")
 		[[ $kind == layers ]] && sets=("${layers[@]}")
 		for set in "${sets[@]}"; do
-			if ((SECONDS - t0 > 500)); then
+			if ((SECONDS - t0 > stop)); then
 				echo "tune: stopped at $kind ${set:-defaults} after $((SECONDS - t0)) s, within the device tool's 10 minutes" >>"$out/report.md"
 				break 2
 			fi
@@ -436,12 +504,75 @@ else:
 PY
 }
 
+# multi DIR OUT MODE[:SECONDS],… runs the modes in one call of the device
+# tool: the GPU's one after the other, each stopped at its SECONDS or at
+# what is left of GPU_HW_DEADLINE (560 s, inside the tool's 600), and cpu
+# beside them on the other half of the cores. OUT gets MODE.md for each,
+# run.log (what each took, how it ended) and all.tgz (every JSON and log):
+# within the 8 files the tool brings back.
+multi() {
+	local dir=$1 out=$2 modes=$3
+	local t0=$SECONDS deadline=${GPU_HW_DEADLINE:-560}
+	dir=$(cd "$dir" && pwd)
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	GPU_HW_BIN=$(unpack "$dir")
+	vulkan "$dir"
+	export GPU_HW_BIN GPU_HW_VULKAN_DONE=1
+	local tmp log=$out/run.log
+	tmp=$(mktemp -d)
+	echo "gpu-hw.sh $modes: unpacked in $((SECONDS - t0)) s" >"$log"
+	local gpu=() cpu="" m
+	IFS=, read -ra ms <<<"$modes"
+	for m in "${ms[@]}"; do
+		[[ ${m%%:*} == cpu ]] && cpu=$m || gpu+=("$m")
+	done
+	local n half a=() b=()
+	n=$(nproc)
+	half=$((n / 2))
+	if [[ -n $cpu && ${#gpu[@]} -gt 0 && $n -ge 4 ]] && command -v taskset >/dev/null; then
+		a=(taskset -c "0-$((half - 1))") b=(taskset -c "$half-$((n - 1))")
+	fi
+	step() {
+		local m=${1%%:*} cap=${1#*:} left
+		[[ $cap == "$1" ]] && cap=$deadline
+		left=$((deadline - (SECONDS - t0)))
+		((cap < left)) && left=$cap
+		if ((left < 20)); then
+			echo "$m: not run, $((SECONDS - t0)) s of $deadline gone" >>"$log"
+			return
+		fi
+		local s0=$SECONDS rc=0
+		shift
+		GPU_HW_LIMIT=$left "$@" timeout "$left" bash "${BASH_SOURCE[0]}" run "$dir" "$tmp/$m" "$m" >"$tmp/$m.log" 2>&1 || rc=$?
+		echo "$m: exit $rc after $((SECONDS - s0)) s (limit $left s)$([[ $rc == 124 ]] && echo ', stopped')" >>"$log"
+		cp "$tmp/$m/report.md" "$out/$m.md" 2>/dev/null || true
+	}
+	local pid=""
+	if [[ -n $cpu ]]; then
+		step "$cpu" "${b[@]}" &
+		pid=$!
+	fi
+	for m in "${gpu[@]}"; do
+		step "$m" "${a[@]}"
+	done
+	[[ -n $pid ]] && wait "$pid"
+	echo "all: $((SECONDS - t0)) s" >>"$log"
+	tar -C "$tmp" -czf "$out/all.tgz" .
+	cat "$log"
+}
+
 case ${1:-} in
 build)
 	[[ $# -eq 2 ]] || usage
 	build "$2"
 	;;
 run)
+	if [[ $# -eq 4 && $4 == *,* ]]; then
+		[[ $4 =~ ^((tests|long|bench|more|cpu|quick|tune)(:[0-9]+)?,?)+$ ]] || usage
+		multi "$2" "$3" "$4"
+		exit
+	fi
 	[[ $# -ge 4 && $4 =~ ^(tests|long|bench|more|cpu|quick|tune)$ ]] || usage
 	[[ $# -eq 4 || $4 == tune ]] || usage
 	shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a lent GPU machine: attn's GPU tests, its decoding and
 # prefill sweeps and PyTorch's SDPA on the same shapes, in one report.
-# Whoever gets half an hour on an H100 spends it measuring, not setting up:
+# Whoever gets 15 minutes on an H100 spends them measuring, not setting up:
 # everything is built here, carried there in one folder, and each mode of
 # `run` ends within the device tool's 10 minutes a command.
 #

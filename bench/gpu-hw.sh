@@ -49,8 +49,9 @@
 #          machines): its flags, whether the kernel grants AMX's tile
 #          data (arch_prctl), the AMX tests where it lists amx_bf16,
 #          fused f32 and bf16 prefill (bf16 on AMX's tiles there) against
-#          the FMA peak, again on one core (GOMAXPROCS=1), and an f16
-#          cache's decoding beside f32's
+#          the FMA peak, again on one core (GOMAXPROCS=1), f16, q8 and
+#          fp8 caches' decoding beside f32's, and the shared-prefix step
+#          (32 sequences of 8448 keys sharing 8192) beside the unshared
 #   quick  the bench's shapes, small, and the GPU tests with -short: for
 #          trying the script on lavapipe before a machine is lent
 #   tune   issue 23's sizes swept: the decoding step (32 query heads over
@@ -362,7 +363,10 @@ run() {
 		fi
 		# Issue 59's AMX goal is on one core: bf16 beside f32 there.
 		GOMAXPROCS=1 backend=cpu sweep cpu-prefill-1core -heads 8 -d 64,128 -n 2048 -dtype f32,bf16 -budget 2s
-		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+		# Issue 57 on the AMX class: each cache's decoding (q8 and fp8 on
+		# AMX's tiles), and the shared-prefix step beside the unshared one.
+		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16,q8,fp8 -budget 2s
+		backend=cpu sweep cpu-cascade -prefix 8192 -batch 32 -n 8448 -nq 1 -heads 32 -kvheads 8 -d 128 -dtype f16 -causal -budget 2s
 		if [ "$amx_status" != 0 ]; then
 			echo "gpu-hw.sh: the AMX tests failed (exit $amx_status); see $out/amx-tests.log" >&2
 			exit "$amx_status"

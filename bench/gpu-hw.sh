@@ -282,13 +282,16 @@ run() {
 		# Issue 59's f16 goal (f16 inputs and products) and issue 44's
 		# features, for prefill as for decoding: each off beside both on.
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre[@]}" -dtype f16 -budget "$budget"
-		ATTN_GPU_FEATURES=f16=off sweep prefill-f16-nof16 -heads 8 -d 64,128 "${pre[@]}" -dtype f16 -budget "$budget"
-		ATTN_GPU_FEATURES=subgroups=off sweep prefill-nosubgroups -heads 8 -d 64,128 "${pre[@]}" -dtype f32,f16 -budget "$budget"
+		# The A/B sweeps take the goals' N alone (the last of pre).
+		local pre1=(-n "${pre[-1]##*,}")
+		ATTN_GPU_FEATURES=f16=off sweep prefill-f16-nof16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
+		ATTN_GPU_FEATURES=subgroups=off sweep prefill-nosubgroups -heads 8 -d 64,128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
 		# The old binding (wgpu-native 0.17) on the same kernels: on
 		# 2026-11-26 v27's prefill took 1.7–6× 2026-11-22's time under
 		# 0.17 at D = 64.
 		if [[ -x $bin/attn-gowebgpu ]]; then
-			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
+			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
+			ATTN_GPU_PREFILL=loop attn_exe=attn-gowebgpu sweep prefill-loop-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
 			attn_exe=attn-gowebgpu sweep decode-gowebgpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		fi
 		# Issue 24: L attention calls over L caches as one step, one wait.

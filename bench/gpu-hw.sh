@@ -9,7 +9,7 @@
 #                                    # DIR/torchsdpa.py, and the Vulkan loader's debs
 #                                    # in DIR/debs when apt-get can fetch them
 #   bench/gpu-hw.sh run DIR OUT MODE # there: MODE is tests, long, bench, more, cpu, quick or tune
-#   bench/gpu-hw.sh run DIR OUT tune [SETTING…]
+#   bench/gpu-hw.sh run DIR OUT tune SETTING…
 #   bench/gpu-hw.sh run DIR OUT MODE[:SECONDS],MODE…   # several in one call:
 #                                    # the GPU modes in turn, each within its
 #                                    # SECONDS and all within GPU_HW_DEADLINE
@@ -68,7 +68,8 @@
 #          before the device tool's 10 minutes, saying where
 #          (GPU_HW_SMALL=1: small shapes, for trying it on lavapipe)
 #
-# OUT gets at most 8 files (the device tool brings back 8): report.md
+# OUT gets MODE.md (a mode's report.md), run.log and all.tgz, which holds
+# each mode's folder: its report.md
 # (every table and the device; each sweep's table has the device's own
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
 # saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
@@ -104,7 +105,7 @@ build() {
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
 	cp bench/torchsdpa.py "$dir/"
-	# xz takes the four binaries from about 75 MB to about 22: what
+	# xz takes the five binaries from about 110 MB to about 32: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
 	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/kernels.test" "$dir/sgemm.test"
@@ -246,10 +247,10 @@ run() {
 				echo "== gpu.test, ATTN_LONG"
 				(cd "$root/gpu" && ATTN_LONG=1 "$bin/gpu.test" -test.timeout 9m -test.run 'TestLargeKV|TestLargePagedPool|TestParityLongN|TestSeqsPageTooLarge') && echo "gpu long: ok"
 			else
-				# On a GPU the whole suite runs, ATTN_LONG's tests too (59 s
-				# on the H100 once its shaders were compiled, 2026-11-26),
-				# verbose so that a run stopped at the tool's limit still
-				# says how far it got.
+				# On a GPU the whole suite runs, ATTN_LONG's tests too (on the
+				# H100, 2026-11-26, once its shaders were compiled: 59 s
+				# without them, and four of them 9.4 s), verbose so that a
+				# run stopped at the tool's limit still says how far it got.
 				local long=()
 				[[ $mode == tests ]] && long=(env ATTN_LONG=1)
 				echo "== gpu.test ${short[*]} ${long[*]}"
@@ -551,7 +552,7 @@ multi() {
 		fi
 		local s0=$SECONDS rc=0
 		shift
-		GPU_HW_LIMIT=$left "$@" timeout "$left" bash "${BASH_SOURCE[0]}" run "$dir" "$tmp/$m" "$m" >"$tmp/$m.log" 2>&1 || rc=$?
+		GPU_HW_LIMIT=$left "$@" timeout "$left" bash "${BASH_SOURCE[0]}" mode "$dir" "$tmp/$m" "$m" >"$tmp/$m.log" 2>&1 || rc=$?
 		echo "$m: exit $rc after $((SECONDS - s0)) s (limit $left s)$([[ $rc == 124 ]] && echo ', stopped')" >>"$log"
 		cp "$tmp/$m/report.md" "$out/$m.md" 2>/dev/null || true
 	}
@@ -575,13 +576,20 @@ build)
 	build "$2"
 	;;
 run)
-	if [[ $# -eq 4 && $4 == *,* ]]; then
-		[[ $4 =~ ^((tests|long|bench|more|cpu|quick|tune)(:[0-9]+)?,?)+$ ]] || usage
+	# Every list of modes, one mode too, goes through multi, whose OUT
+	# stays within the device tool's 8 files (bench alone writes 15);
+	# tune with its SETTINGs runs alone (report.md and tune.json).
+	names='tests|long|bench|more|cpu|quick|tune'
+	if [[ $# -eq 4 && $4 =~ ^(($names)(:[0-9]+)?)(,($names)(:[0-9]+)?)*$ ]]; then
 		multi "$2" "$3" "$4"
 		exit
 	fi
-	[[ $# -ge 4 && $4 =~ ^(tests|long|bench|more|cpu|quick|tune)$ ]] || usage
-	[[ $# -eq 4 || $4 == tune ]] || usage
+	[[ $# -ge 5 && $4 == tune ]] || usage
+	shift
+	run "$@"
+	;;
+mode)
+	# multi's own: one mode into its scratch folder.
 	shift
 	run "$@"
 	;;

@@ -222,8 +222,8 @@ func WithBF16(setting string) Option {
 //	                (VPMADDWD, cpu/doc.go)
 //	"vector"        the widening vector kernels: each 8-bit value
 //	                widened to float32 before its FMA
-//	"integer"       as auto where q8's P·V runs on the integer kernel
-//	                (AVX2 without AVX-512); ErrUnavailable on a CPU
+//	"integer"       as auto where q8's P·V runs on an integer kernel
+//	                (AVX2 without AVX-512, or AVX512-VNNI); ErrUnavailable on a CPU
 //	                without it or where it failed its check
 //
 // The tiles' and the integer kernel's answers are within the formats'
@@ -265,10 +265,13 @@ func New(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, _, err := prefetchEnv(); err != nil {
+		return nil, err
+	}
 	if decode8 == "integer" && !q8IntNow().ok {
 		why := q8IntNow().note
 		if why == "" {
-			why = "this CPU has no integer q8 kernel (AVX2 without AVX-512)"
+			why = "this CPU has no integer q8 kernel (AVX2 without AVX-512, or AVX512-VNNI)"
 		}
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
 	}

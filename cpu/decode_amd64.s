@@ -186,6 +186,179 @@ dinner:
 	VZEROUPPER
 	RET
 
+// func dotRows4AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
+// K stored as float32: four keys at a time, sixteen accumulators (row r,
+// key t in Z(4r+t)), each reduced to its sum by a transposing tree so
+// that 128-bit lane r of the result holds row r's four scores, stored
+// with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
+// (≥ 16); strides in elements.
+TEXT ·dotRows4AVX512L2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $2, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $2, CX                    // key quads
+	MOVQ         d+40(FP), DX
+	SHLQ         $2, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	VBROADCASTSS alpha+64(FP), Z31
+
+dquad:
+	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
+	LEAQ         (DI)(R9*2), R14
+	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         AX, AX
+pf0:
+	PREFETCHT1   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf1:
+	PREFETCHT1   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf2:
+	PREFETCHT1   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf2
+	ADDQ         R9, R11
+	XORQ         AX, AX
+pf3:
+	PREFETCHT1   (R11)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf3
+	ADDQ         R9, R11
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+dinner:
+	VMOVUPS      (DI)(AX*1), Z16
+	VMOVUPS      (BX)(AX*1), Z17
+	VMOVUPS      (R14)(AX*1), Z18
+	VMOVUPS      (R15)(AX*1), Z19
+	VMOVUPS      (SI)(AX*1), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VMOVUPS      (R8)(AX*1), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VMOVUPS      (R12)(AX*1), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VMOVUPS      (R13)(AX*1), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           dinner
+
+	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
+	VUNPCKLPS    Z1, Z0, Z24
+	VUNPCKHPS    Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z16
+	VUNPCKLPS    Z3, Z2, Z24
+	VUNPCKHPS    Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z17
+	VUNPCKLPS    Z5, Z4, Z24
+	VUNPCKHPS    Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z18
+	VUNPCKLPS    Z7, Z6, Z24
+	VUNPCKHPS    Z7, Z6, Z25
+	VADDPS       Z25, Z24, Z19
+	VUNPCKLPS    Z9, Z8, Z24
+	VUNPCKHPS    Z9, Z8, Z25
+	VADDPS       Z25, Z24, Z20
+	VUNPCKLPS    Z11, Z10, Z24
+	VUNPCKHPS    Z11, Z10, Z25
+	VADDPS       Z25, Z24, Z21
+	VUNPCKLPS    Z13, Z12, Z24
+	VUNPCKHPS    Z13, Z12, Z25
+	VADDPS       Z25, Z24, Z22
+	VUNPCKLPS    Z15, Z14, Z24
+	VUNPCKHPS    Z15, Z14, Z25
+	VADDPS       Z25, Z24, Z23
+	// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.
+	VUNPCKLPD    Z17, Z16, Z24
+	VUNPCKHPD    Z17, Z16, Z25
+	VADDPS       Z25, Z24, Z0
+	VUNPCKLPD    Z19, Z18, Z24
+	VUNPCKHPD    Z19, Z18, Z25
+	VADDPS       Z25, Z24, Z1
+	VUNPCKLPD    Z21, Z20, Z24
+	VUNPCKHPD    Z21, Z20, Z25
+	VADDPS       Z25, Z24, Z2
+	VUNPCKLPD    Z23, Z22, Z24
+	VUNPCKHPD    Z23, Z22, Z25
+	VADDPS       Z25, Z24, Z3
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z1, Z0, Z24
+	VSHUFF32X4   $0xdd, Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z4
+	VSHUFF32X4   $0x88, Z3, Z2, Z24
+	VSHUFF32X4   $0xdd, Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z5
+	VSHUFF32X4   $0x88, Z5, Z4, Z24
+	VSHUFF32X4   $0xdd, Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z6
+	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X6, (R10)
+	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VEXTRACTF32X4 $3, Z6, (R10)(AX*1)
+	ADDQ         $16, R10
+	LEAQ         (DI)(R9*4), DI
+	DECQ         CX
+	JNZ          dquad
+	VZEROUPPER
+	RET
+
 // func axpyRows4AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
@@ -371,6 +544,191 @@ adone:
 	VZEROUPPER
 	RET
 
+// func axpyRows4AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
+// columns c < dv, V stored as float32: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4AVX512L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $2, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunk:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alast
+	MOVQ         $64, CX                   // keys in this chunk
+alast:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a64:
+	LEAQ         256(BX), AX
+	CMPQ         AX, DX
+	JA           a16
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $4, R15                   // sixteen rows ahead
+	XORQ         AX, AX
+a64key:
+	PREFETCHT1   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT1   64(R14)(R15*1)        // the row that many keys on
+	PREFETCHT1   128(R14)(R15*1)        // the row that many keys on
+	PREFETCHT1   192(R14)(R15*1)        // the row that many keys on
+	VMOVUPS      0(R14), Z16
+	VMOVUPS      64(R14), Z17
+	VMOVUPS      128(R14), Z18
+	VMOVUPS      192(R14), Z19
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a64key
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Z0, Z0
+	VMOVUPS      Z0, 0(R15)
+	VADDPS       64(R15), Z1, Z1
+	VMOVUPS      Z1, 64(R15)
+	VADDPS       128(R15), Z2, Z2
+	VMOVUPS      Z2, 128(R15)
+	VADDPS       192(R15), Z3, Z3
+	VMOVUPS      Z3, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z4, Z4
+	VMOVUPS      Z4, 0(R15)
+	VADDPS       64(R15), Z5, Z5
+	VMOVUPS      Z5, 64(R15)
+	VADDPS       128(R15), Z6, Z6
+	VMOVUPS      Z6, 128(R15)
+	VADDPS       192(R15), Z7, Z7
+	VMOVUPS      Z7, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z8, Z8
+	VMOVUPS      Z8, 0(R15)
+	VADDPS       64(R15), Z9, Z9
+	VMOVUPS      Z9, 64(R15)
+	VADDPS       128(R15), Z10, Z10
+	VMOVUPS      Z10, 128(R15)
+	VADDPS       192(R15), Z11, Z11
+	VMOVUPS      Z11, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z12, Z12
+	VMOVUPS      Z12, 0(R15)
+	VADDPS       64(R15), Z13, Z13
+	VMOVUPS      Z13, 64(R15)
+	VADDPS       128(R15), Z14, Z14
+	VMOVUPS      Z14, 128(R15)
+	VADDPS       192(R15), Z15, Z15
+	VMOVUPS      Z15, 192(R15)
+	ADDQ         $256, BX
+	JMP          a64
+
+a16:
+	CMPQ         BX, DX
+	JAE          adone
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	LEAQ         (DI)(BX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $4, R15
+	XORQ         AX, AX
+a16key:
+	PREFETCHT1   (R14)(R15*1)
+	VMOVUPS      (R14), Z16
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z2
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z3
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16key
+	LEAQ         (R10)(BX*1), R15
+	VADDPS       (R15), Z0, Z0
+	VMOVUPS      Z0, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z1, Z1
+	VMOVUPS      Z1, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z2, Z2
+	VMOVUPS      Z2, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z3, Z3
+	VMOVUPS      Z3, (R15)
+	ADDQ         $64, BX
+	JMP          a16
+
+adone:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk
+	VZEROUPPER
+	RET
+
 // func dotRows4F16AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
@@ -455,6 +813,168 @@ pf0F16:
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
 	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2F16:
+	VMOVUPS      (R13)(AX*2), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         $32, AX
+	CMPQ         AX, rowb-8(SP)
+	JB           dinnerF16
+
+	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
+	VUNPCKLPS    Z1, Z0, Z24
+	VUNPCKHPS    Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z16
+	VUNPCKLPS    Z3, Z2, Z24
+	VUNPCKHPS    Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z17
+	VUNPCKLPS    Z5, Z4, Z24
+	VUNPCKHPS    Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z18
+	VUNPCKLPS    Z7, Z6, Z24
+	VUNPCKHPS    Z7, Z6, Z25
+	VADDPS       Z25, Z24, Z19
+	VUNPCKLPS    Z9, Z8, Z24
+	VUNPCKHPS    Z9, Z8, Z25
+	VADDPS       Z25, Z24, Z20
+	VUNPCKLPS    Z11, Z10, Z24
+	VUNPCKHPS    Z11, Z10, Z25
+	VADDPS       Z25, Z24, Z21
+	VUNPCKLPS    Z13, Z12, Z24
+	VUNPCKHPS    Z13, Z12, Z25
+	VADDPS       Z25, Z24, Z22
+	VUNPCKLPS    Z15, Z14, Z24
+	VUNPCKHPS    Z15, Z14, Z25
+	VADDPS       Z25, Z24, Z23
+	// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.
+	VUNPCKLPD    Z17, Z16, Z24
+	VUNPCKHPD    Z17, Z16, Z25
+	VADDPS       Z25, Z24, Z0
+	VUNPCKLPD    Z19, Z18, Z24
+	VUNPCKHPD    Z19, Z18, Z25
+	VADDPS       Z25, Z24, Z1
+	VUNPCKLPD    Z21, Z20, Z24
+	VUNPCKHPD    Z21, Z20, Z25
+	VADDPS       Z25, Z24, Z2
+	VUNPCKLPD    Z23, Z22, Z24
+	VUNPCKHPD    Z23, Z22, Z25
+	VADDPS       Z25, Z24, Z3
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z1, Z0, Z24
+	VSHUFF32X4   $0xdd, Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z4
+	VSHUFF32X4   $0x88, Z3, Z2, Z24
+	VSHUFF32X4   $0xdd, Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z5
+	VSHUFF32X4   $0x88, Z5, Z4, Z24
+	VSHUFF32X4   $0xdd, Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z6
+	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X6, (R10)
+	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VEXTRACTF32X4 $3, Z6, (R10)(AX*1)
+	ADDQ         $16, R10
+	LEAQ         (DI)(R9*4), DI
+	DECQ         CX
+	JNZ          dquadF16
+	VZEROUPPER
+	RET
+
+// func dotRows4F16AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
+// K stored as float16: four keys at a time, sixteen accumulators (row r,
+// key t in Z(4r+t)), each reduced to its sum by a transposing tree so
+// that 128-bit lane r of the result holds row r's four scores, stored
+// with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
+// (≥ 16); strides in elements.
+TEXT ·dotRows4F16AVX512L2(SB), NOSPLIT, $8-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $1, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $2, CX                    // key quads
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	VBROADCASTSS alpha+64(FP), Z31
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
+dquadF16:
+	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
+	LEAQ         (DI)(R9*2), R14
+	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+dinnerF16:
+	VCVTPH2PS    (DI)(AX*1), Z16
+	VCVTPH2PS    (BX)(AX*1), Z17
+	VCVTPH2PS    (R14)(AX*1), Z18
+	VCVTPH2PS    (R15)(AX*1), Z19
+	VMOVUPS      (SI)(AX*2), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT1   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0F16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0F16:
+	VMOVUPS      (R8)(AX*2), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VMOVUPS      (R12)(AX*2), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT1   (R11)(DX*1)
 	ADDQ         $64, DX
 	CMPQ         DX, rowb-8(SP)
 	JB           pf2F16
@@ -720,6 +1240,193 @@ adoneF16:
 	VZEROUPPER
 	RET
 
+// func axpyRows4F16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
+// columns c < dv, V stored as float16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4F16AVX512L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $1, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunkF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastF16:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a64F16:
+	LEAQ         256(BX), AX
+	CMPQ         AX, DX
+	JA           a16F16
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $5, R15                   // thirty-two rows ahead
+	XORQ         AX, AX
+a64keyF16:
+	PREFETCHT1   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT1   64(R14)(R15*1)        // the row that many keys on
+	VCVTPH2PS    0(R14), Z16
+	VCVTPH2PS    32(R14), Z17
+	VCVTPH2PS    64(R14), Z18
+	VCVTPH2PS    96(R14), Z19
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a64keyF16
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Z0, Z0
+	VMOVUPS      Z0, 0(R15)
+	VADDPS       64(R15), Z1, Z1
+	VMOVUPS      Z1, 64(R15)
+	VADDPS       128(R15), Z2, Z2
+	VMOVUPS      Z2, 128(R15)
+	VADDPS       192(R15), Z3, Z3
+	VMOVUPS      Z3, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z4, Z4
+	VMOVUPS      Z4, 0(R15)
+	VADDPS       64(R15), Z5, Z5
+	VMOVUPS      Z5, 64(R15)
+	VADDPS       128(R15), Z6, Z6
+	VMOVUPS      Z6, 128(R15)
+	VADDPS       192(R15), Z7, Z7
+	VMOVUPS      Z7, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z8, Z8
+	VMOVUPS      Z8, 0(R15)
+	VADDPS       64(R15), Z9, Z9
+	VMOVUPS      Z9, 64(R15)
+	VADDPS       128(R15), Z10, Z10
+	VMOVUPS      Z10, 128(R15)
+	VADDPS       192(R15), Z11, Z11
+	VMOVUPS      Z11, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z12, Z12
+	VMOVUPS      Z12, 0(R15)
+	VADDPS       64(R15), Z13, Z13
+	VMOVUPS      Z13, 64(R15)
+	VADDPS       128(R15), Z14, Z14
+	VMOVUPS      Z14, 128(R15)
+	VADDPS       192(R15), Z15, Z15
+	VMOVUPS      Z15, 192(R15)
+	ADDQ         $256, BX
+	JMP          a64F16
+
+a16F16:
+	CMPQ         BX, DX
+	JAE          adoneF16
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
+	XORQ         AX, AX
+a16keyF16:
+	PREFETCHT1   (R14)(R15*1)
+	VCVTPH2PS    (R14), Z16
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z2
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z3
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyF16
+	LEAQ         (R10)(BX*1), R15
+	VADDPS       (R15), Z0, Z0
+	VMOVUPS      Z0, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z1, Z1
+	VMOVUPS      Z1, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z2, Z2
+	VMOVUPS      Z2, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z3, Z3
+	VMOVUPS      Z3, (R15)
+	ADDQ         $64, BX
+	JMP          a16F16
+
+adoneF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkF16
+	VZEROUPPER
+	RET
+
 // func dotRows4BF16AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
@@ -808,6 +1515,172 @@ pf0BF16:
 	VFMADD231PS  Z18, Z22, Z10
 	VFMADD231PS  Z19, Z22, Z11
 	PREFETCHT0   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf2BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf2BF16:
+	VMOVUPS      (R13)(AX*2), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         $32, AX
+	CMPQ         AX, rowb-8(SP)
+	JB           dinnerBF16
+
+	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
+	VUNPCKLPS    Z1, Z0, Z24
+	VUNPCKHPS    Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z16
+	VUNPCKLPS    Z3, Z2, Z24
+	VUNPCKHPS    Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z17
+	VUNPCKLPS    Z5, Z4, Z24
+	VUNPCKHPS    Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z18
+	VUNPCKLPS    Z7, Z6, Z24
+	VUNPCKHPS    Z7, Z6, Z25
+	VADDPS       Z25, Z24, Z19
+	VUNPCKLPS    Z9, Z8, Z24
+	VUNPCKHPS    Z9, Z8, Z25
+	VADDPS       Z25, Z24, Z20
+	VUNPCKLPS    Z11, Z10, Z24
+	VUNPCKHPS    Z11, Z10, Z25
+	VADDPS       Z25, Z24, Z21
+	VUNPCKLPS    Z13, Z12, Z24
+	VUNPCKHPS    Z13, Z12, Z25
+	VADDPS       Z25, Z24, Z22
+	VUNPCKLPS    Z15, Z14, Z24
+	VUNPCKHPS    Z15, Z14, Z25
+	VADDPS       Z25, Z24, Z23
+	// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.
+	VUNPCKLPD    Z17, Z16, Z24
+	VUNPCKHPD    Z17, Z16, Z25
+	VADDPS       Z25, Z24, Z0
+	VUNPCKLPD    Z19, Z18, Z24
+	VUNPCKHPD    Z19, Z18, Z25
+	VADDPS       Z25, Z24, Z1
+	VUNPCKLPD    Z21, Z20, Z24
+	VUNPCKHPD    Z21, Z20, Z25
+	VADDPS       Z25, Z24, Z2
+	VUNPCKLPD    Z23, Z22, Z24
+	VUNPCKHPD    Z23, Z22, Z25
+	VADDPS       Z25, Z24, Z3
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z1, Z0, Z24
+	VSHUFF32X4   $0xdd, Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z4
+	VSHUFF32X4   $0x88, Z3, Z2, Z24
+	VSHUFF32X4   $0xdd, Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z5
+	VSHUFF32X4   $0x88, Z5, Z4, Z24
+	VSHUFF32X4   $0xdd, Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z6
+	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X6, (R10)
+	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VEXTRACTF32X4 $3, Z6, (R10)(AX*1)
+	ADDQ         $16, R10
+	LEAQ         (DI)(R9*4), DI
+	DECQ         CX
+	JNZ          dquadBF16
+	VZEROUPPER
+	RET
+
+// func dotRows4BF16AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
+// K stored as bfloat16: four keys at a time, sixteen accumulators (row r,
+// key t in Z(4r+t)), each reduced to its sum by a transposing tree so
+// that 128-bit lane r of the result holds row r's four scores, stored
+// with one extract a row. n a multiple of 4 (≥ 4), d a multiple of 16
+// (≥ 16); strides in elements.
+TEXT ·dotRows4BF16AVX512L2(SB), NOSPLIT, $8-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $1, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $2, CX                    // key quads
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	VBROADCASTSS alpha+64(FP), Z31
+	MOVQ         DX, rowb-8(SP)            // DX is the prefetch's offset
+dquadBF16:
+	LEAQ         (DI)(R9*1), BX            // keys j+1, j+2, j+3
+	LEAQ         (DI)(R9*2), R14
+	LEAQ         (R14)(R9*1), R15
+	// Prefetch keys j+16 … j+19 (float32) or j+32 … j+35 (halves), 8 KiB
+	// ahead at D = 128: the hardware's stream prefetchers stop at page
+	// boundaries, and one core keeps too few misses in flight without
+	// them.
+	LEAQ         (DI)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	LEAQ         (R11)(R9*8), R11
+	XORQ         DX, DX
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+dinnerBF16:
+	VPMOVZXWD    (DI)(AX*1), Z16
+	VPSLLD       $16, Z16, Z16
+	VPMOVZXWD    (BX)(AX*1), Z17
+	VPSLLD       $16, Z17, Z17
+	VPMOVZXWD    (R14)(AX*1), Z18
+	VPSLLD       $16, Z18, Z18
+	VPMOVZXWD    (R15)(AX*1), Z19
+	VPSLLD       $16, Z19, Z19
+	VMOVUPS      (SI)(AX*2), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	PREFETCHT1   (R11)(DX*1)
+	ADDQ         $64, DX
+	CMPQ         DX, rowb-8(SP)
+	JB           pf0BF16
+	XORQ         DX, DX                    // the next row
+	ADDQ         R9, R11
+pf0BF16:
+	VMOVUPS      (R8)(AX*2), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VMOVUPS      (R12)(AX*2), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	PREFETCHT1   (R11)(DX*1)
 	ADDQ         $64, DX
 	CMPQ         DX, rowb-8(SP)
 	JB           pf2BF16
@@ -1077,6 +1950,198 @@ adoneBF16:
 	JNZ          achunkBF16
 	VZEROUPPER
 	RET
+// func axpyRows4BF16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
+// columns c < dv, V stored as bfloat16: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z0 … Z15, one
+// weight broadcast per row and key), then sixteen. n ≥ 1, dv a multiple
+// of 16; strides in elements.
+TEXT ·axpyRows4BF16AVX512L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $1, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunkBF16:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastBF16
+	MOVQ         $64, CX                   // keys in this chunk
+alastBF16:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a64BF16:
+	LEAQ         256(BX), AX
+	CMPQ         AX, DX
+	JA           a16BF16
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $5, R15                   // thirty-two rows ahead
+	XORQ         AX, AX
+a64keyBF16:
+	PREFETCHT1   0(R14)(R15*1)        // the row that many keys on
+	PREFETCHT1   64(R14)(R15*1)        // the row that many keys on
+	VPMOVZXWD    0(R14), Z16
+	VPSLLD       $16, Z16, Z16
+	VPMOVZXWD    32(R14), Z17
+	VPSLLD       $16, Z17, Z17
+	VPMOVZXWD    64(R14), Z18
+	VPSLLD       $16, Z18, Z18
+	VPMOVZXWD    96(R14), Z19
+	VPSLLD       $16, Z19, Z19
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a64keyBF16
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Z0, Z0
+	VMOVUPS      Z0, 0(R15)
+	VADDPS       64(R15), Z1, Z1
+	VMOVUPS      Z1, 64(R15)
+	VADDPS       128(R15), Z2, Z2
+	VMOVUPS      Z2, 128(R15)
+	VADDPS       192(R15), Z3, Z3
+	VMOVUPS      Z3, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z4, Z4
+	VMOVUPS      Z4, 0(R15)
+	VADDPS       64(R15), Z5, Z5
+	VMOVUPS      Z5, 64(R15)
+	VADDPS       128(R15), Z6, Z6
+	VMOVUPS      Z6, 128(R15)
+	VADDPS       192(R15), Z7, Z7
+	VMOVUPS      Z7, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z8, Z8
+	VMOVUPS      Z8, 0(R15)
+	VADDPS       64(R15), Z9, Z9
+	VMOVUPS      Z9, 64(R15)
+	VADDPS       128(R15), Z10, Z10
+	VMOVUPS      Z10, 128(R15)
+	VADDPS       192(R15), Z11, Z11
+	VMOVUPS      Z11, 192(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Z12, Z12
+	VMOVUPS      Z12, 0(R15)
+	VADDPS       64(R15), Z13, Z13
+	VMOVUPS      Z13, 64(R15)
+	VADDPS       128(R15), Z14, Z14
+	VMOVUPS      Z14, 128(R15)
+	VADDPS       192(R15), Z15, Z15
+	VMOVUPS      Z15, 192(R15)
+	ADDQ         $256, BX
+	JMP          a64BF16
+
+a16BF16:
+	CMPQ         BX, DX
+	JAE          adoneBF16
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14
+	MOVQ         R9, R15
+	SHLQ         $5, R15
+	XORQ         AX, AX
+a16keyBF16:
+	PREFETCHT1   (R14)(R15*1)
+	VPMOVZXWD    (R14), Z16
+	VPSLLD       $16, Z16, Z16
+	VBROADCASTSS (SI)(AX*4), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VBROADCASTSS (R8)(AX*4), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VBROADCASTSS (R12)(AX*4), Z22
+	VFMADD231PS  Z16, Z22, Z2
+	VBROADCASTSS (R13)(AX*4), Z23
+	VFMADD231PS  Z16, Z23, Z3
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyBF16
+	LEAQ         (R10)(BX*1), R15
+	VADDPS       (R15), Z0, Z0
+	VMOVUPS      Z0, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z1, Z1
+	VMOVUPS      Z1, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z2, Z2
+	VMOVUPS      Z2, (R15)
+	ADDQ         R11, R15
+	VADDPS       (R15), Z3, Z3
+	VMOVUPS      Z3, (R15)
+	ADDQ         $64, BX
+	JMP          a16BF16
+
+adoneBF16:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkBF16
+	VZEROUPPER
+	RET
+
 
 // The eight-lane forms (AVX2 and FMA; the float16 ones also F16C), for
 // CPUs without AVX-512: the same arithmetic, two keys at a time.

@@ -63,7 +63,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 // BenchmarkDecodeQuant times the decoding kernels on K and V stored in
-// float16 and in 8 bits (q8, fp8): D = 128, the four query rows of a GQA
+// float32, float16 and in 8 bits (q8, fp8): D = 128, the four query rows of a GQA
 // 32/8 head group, 32768 keys. Kernel runs one thread through dotRows4
 // then axpyRows4 over tiles of DefaultDecodeTileK keys, as decodeTile
 // does, over ATTN_BENCH_KVHEADS KV heads' K and V (8 by default; more make
@@ -87,7 +87,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 		dt      backend.DType
 		setting string
 	}
-	variants := []variant{{"f16", backend.Float16, "auto"}, {"q8", backend.Q8, "vector"}, {"q8int", backend.Q8, "integer"}, {"fp8", backend.FP8, "auto"}}
+	variants := []variant{{"f32", backend.Float32, "auto"}, {"f16", backend.Float16, "auto"}, {"q8", backend.Q8, "vector"}, {"q8int", backend.Q8, "integer"}, {"fp8", backend.FP8, "auto"}}
 	for _, vr := range variants {
 		dt := vr.dt
 		b.Run("Kernel/"+vr.name, func(b *testing.B) {
@@ -108,6 +108,8 @@ func BenchmarkDecodeQuant(b *testing.B) {
 				case backend.FP8:
 					r.f8 = make([]uint8, len(x))
 					backend.EncodeFP8s(r.f8, x)
+				case backend.Float32:
+					r.f32 = x
 				default:
 					r.h = make([]uint16, len(x))
 					narrow(dt, r.h, x)

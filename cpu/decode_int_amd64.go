@@ -8,6 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/attn-go/attn/backend"
 )
 
@@ -28,9 +30,44 @@ func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes 
 //go:noescape
 func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
-// kernQ8IntAxpy is the integer kernel as Info's Detail and its check's
-// errors name it.
-const kernQ8IntAxpy = "q8 P·V (VPMADDWD)"
+// axpyRows4Q8IntVNNI is the P·V kernel in sixteen lanes, for CPUs with
+// AVX512-VNNI: VPDPWSSD takes a key pair's products for sixteen columns
+// and adds them to the int32 sums in one instruction, on the same digits.
+//
+//go:noescape
+func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
+// axpyRows4Q8IntVNNIL2 is its L2 twin (prefetchL2).
+//
+//go:noescape
+func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
+// hasVNNI says whether the CPU runs axpyRows4Q8IntVNNI: the sixteen-lane
+// decoding kernels' CPUs (AVX-512F) with AVX512-VNNI and AVX512-BW (the
+// codes' sign extension to words).
+var hasVNNI = quantWidth() == 1 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW
+
+// An integer P·V kernel: its function and its name, as Info's Detail
+// and its check's errors name it.
+type intKernel struct {
+	run  func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+	name string
+}
+
+var (
+	intAVX2 = intKernel{axpyRows4Q8IntAVX2, "q8 P·V (VPMADDWD)"}
+	intVNNI = intKernel{axpyRows4Q8IntVNNI, "q8 P·V (VPDPWSSD)"}
+)
+
+// q8Int is the integer kernel the CPU runs: the sixteen-lane one where it
+// has AVX512-VNNI, else the eight-lane one (q8IntHas says whether it
+// runs either). Tests set it to each kernel the CPU has.
+var q8Int = func() *intKernel {
+	if hasVNNI {
+		return &intVNNI
+	}
+	return &intAVX2
+}()
 
 // intChunk is the most keys the P·V kernel sums in int32 before it adds
 // them to acc (its digits' buffer holds 32 pairs a row).
@@ -59,25 +96,27 @@ func (r rawRows) ahead(j, m int) (rows, scales int) {
 // kernel: a key's block scales are read as one vector of eight.
 const intMaxBlocks = 8
 
-// q8IntHas says whether the CPU runs the integer kernel: AVX2 with F16C
-// and FMA (hasAVX2), on the eight-lane decoding kernels (quantWidth 0). CPUs with
+// q8IntHas says whether the CPU runs an integer kernel: AVX2 with F16C
+// and FMA (hasAVX2) on the eight-lane decoding kernels (quantWidth 0),
+// or AVX512-VNNI on the sixteen-lane ones (hasVNNI). Other CPUs with
 // AVX-512 run the sixteen-lane float kernels (or AMX's tiles).
-func q8IntHas() bool { return quantWidth() == 0 && hasAVX2 }
+func q8IntHas() bool { return quantWidth() == 0 && hasAVX2 || hasVNNI }
 
 // q8IntChecks are the integer kernel's known-answer checks.
-var q8IntChecks = []tileCheck{{kernQ8IntAxpy, checkQ8IntAxpy}}
+func q8IntChecks() []tileCheck { return []tileCheck{{q8Int.name, checkQ8IntAxpy}} }
 
 // q8IntNow is the integer kernel's decision in this process, made once:
 // its check, then, for Info's Detail, its time against the widening
 // kernel's (q8IntRace). The time decides nothing: where it passed, it
 // runs, so that one binary gives the same bits every run on a CPU (on
-// the 2-core Zen 3 it took a 512-key tile's P·V in 0.83–0.86 of the
-// widening kernel's time).
+// the 2-core Zen 3 the AVX2 kernel took a 512-key tile's P·V in
+// 0.83–0.86 of the widening kernel's time; docs/benchmarks.md has the
+// VNNI kernel's on a Zen 4).
 var q8IntNow = sync.OnceValue(func() q8IntState {
 	if !q8IntHas() {
 		return q8IntState{}
 	}
-	passed, err := passChecks(q8IntChecks)
+	passed, err := passChecks(q8IntChecks())
 	if err != nil {
 		return q8IntState{note: err.Error()}
 	}
@@ -171,7 +210,7 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 		if !q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs) {
 			return j
 		}
-		axpyRows4Q8IntAVX2(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0], pf)
+		q8Int.run(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0], pf)
 	}
 	return m
 }
@@ -188,5 +227,5 @@ func (t *tiles8) intOn() bool { return !t.vector && q8IntNow().ok }
 // of Σ|terms| (float32's sums) plus the digits' rounding, half a digit a
 // term: max p·max d·Σ|codes|/64000.
 func checkQ8IntAxpy() error {
-	return checkQ8Axpy(kernQ8IntAxpy, runAxpyInt, 1.0/64000)
+	return checkQ8Axpy(q8Int.name, runAxpyInt, 1.0/64000)
 }

@@ -354,3 +354,213 @@ akey:
 	JB           astrip
 	VZEROUPPER
 	RET
+
+// func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block
+// (32 columns) at a time, each row's int32 sums in Z(2r) and Z(2r+1).
+// Each key's row prefetches the one pf bytes on. dv a multiple of 32.
+TEXT ·axpyRows4Q8IntVNNI(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+vstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         CX, R8                    // pairs left
+vkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), Y8                 // key j's 32 codes
+	VMOVDQU      (R14)(R9*1), Y9           // key j+1's
+	VPUNPCKHBW   Y9, Y8, Y10
+	VPUNPCKLBW   Y9, Y8, Y8
+	VPMOVSXBW    Y8, Z8
+	VPMOVSXBW    Y10, Z10
+	VPBROADCASTD 0(AX), Z11
+	VPDPWSSD     Z11, Z8, Z0
+	VPDPWSSD     Z11, Z10, Z1
+	VPBROADCASTD 1024(AX), Z11
+	VPDPWSSD     Z11, Z8, Z2
+	VPDPWSSD     Z11, Z10, Z3
+	VPBROADCASTD 2048(AX), Z11
+	VPDPWSSD     Z11, Z8, Z4
+	VPDPWSSD     Z11, Z10, Z5
+	VPBROADCASTD 3072(AX), Z11
+	VPDPWSSD     Z11, Z8, Z6
+	VPDPWSSD     Z11, Z10, Z7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          vkey
+	// acc += g·sums, row by row, the columns back in order.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z1, Z0, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z1, Z0, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z3, Z2, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z3, Z2, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z5, Z4, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z5, Z4, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z7, Z6, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z7, Z6, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           vstrip
+	VZEROUPPER
+	RET
+// func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block
+// (32 columns) at a time, each row's int32 sums in Z(2r) and Z(2r+1).
+// Each key's row prefetches the one pf bytes on. dv a multiple of 32.
+TEXT ·axpyRows4Q8IntVNNIL2(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+vstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         CX, R8                    // pairs left
+vkey:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (R14)(R11*1)
+	VMOVDQU      (R14), Y8                 // key j's 32 codes
+	VMOVDQU      (R14)(R9*1), Y9           // key j+1's
+	VPUNPCKHBW   Y9, Y8, Y10
+	VPUNPCKLBW   Y9, Y8, Y8
+	VPMOVSXBW    Y8, Z8
+	VPMOVSXBW    Y10, Z10
+	VPBROADCASTD 0(AX), Z11
+	VPDPWSSD     Z11, Z8, Z0
+	VPDPWSSD     Z11, Z10, Z1
+	VPBROADCASTD 1024(AX), Z11
+	VPDPWSSD     Z11, Z8, Z2
+	VPDPWSSD     Z11, Z10, Z3
+	VPBROADCASTD 2048(AX), Z11
+	VPDPWSSD     Z11, Z8, Z4
+	VPDPWSSD     Z11, Z10, Z5
+	VPBROADCASTD 3072(AX), Z11
+	VPDPWSSD     Z11, Z8, Z6
+	VPDPWSSD     Z11, Z10, Z7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          vkey
+	// acc += g·sums, row by row, the columns back in order.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z1, Z0, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z1, Z0, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z3, Z2, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z3, Z2, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z5, Z4, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z5, Z4, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z7, Z6, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z7, Z6, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           vstrip
+	VZEROUPPER
+	RET
+

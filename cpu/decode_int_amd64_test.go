@@ -38,7 +38,7 @@ func q8Value(r rawRows, j, c int) float64 {
 	return float64(r.q8[j*r.stride+c]) * float64(backend.Float16.Decode(r.sc[(j*r.stride+c)/backend.Q8Block]))
 }
 
-// The integer P·V kernel against the float64 sums, within float32's sums
+// Each integer P·V kernel the CPU runs against the float64 sums, within float32's sums
 // and the weights' digits (half a digit a term: max p·max|d|·Σ|codes|
 // /64000): chunks whole and cut (16 … 1040 keys), one block to eight,
 // strides past the row, weights spanning 2¹² with zeros, accumulators
@@ -49,6 +49,37 @@ func TestAxpyInt(t *testing.T) {
 	if !q8IntHas() {
 		t.Skip("no AVX2: the integer kernels do not run")
 	}
+	for _, k := range q8IntKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			defer setQ8Int(k)()
+			testAxpyInt(t)
+		})
+	}
+}
+
+// q8IntKernels are the integer P·V kernels this CPU runs: the AVX2 one
+// (on every CPU with AVX2: its digits are the VNNI one's too), and the
+// VNNI one where it has AVX512-VNNI.
+func q8IntKernels() []*intKernel {
+	var ks []*intKernel
+	if hasAVX2 {
+		ks = append(ks, &intAVX2)
+	}
+	if hasVNNI {
+		ks = append(ks, &intVNNI)
+	}
+	return ks
+}
+
+// setQ8Int makes k the integer kernel until the returned function puts
+// the CPU's back.
+func setQ8Int(k *intKernel) func() {
+	was := q8Int
+	q8Int = k
+	return func() { q8Int = was }
+}
+
+func testAxpyInt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
 	for _, c := range []struct{ n, dv, ldv int }{
 		{16, 32, 32}, {17, 32, 64}, {48, 64, 64}, {64, 128, 128}, {80, 96, 160}, {1040, 128, 128}, {128, 256, 256},
@@ -158,22 +189,28 @@ func checkAxpyInt(t *testing.T, what string, p []float32, ldp int, v rawRows, n,
 	}
 }
 
-// The integer kernel passes its known-answer check, and the check fails
-// on a wrong answer injected into its output, naming its kernel.
+// Each integer kernel passes its known-answer check, and the check fails
+// on a wrong answer injected into its output, naming its kernel; the
+// CPU's kernel is the one q8IntNow runs.
 func TestQ8IntChecks(t *testing.T) {
 	if !q8IntHas() {
 		t.Skip("no AVX2: the integer kernels do not run")
 	}
-	if passed, err := passChecks(q8IntChecks); err != nil || len(passed) != 1 {
-		t.Fatalf("passChecks = %v, %v", passed, err)
+	for _, k := range q8IntKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			defer setQ8Int(k)()
+			if passed, err := passChecks(q8IntChecks()); err != nil || len(passed) != 1 || passed[0] != k.name {
+				t.Fatalf("passChecks = %v, %v", passed, err)
+			}
+			tileFault = k.name
+			_, err := passChecks(q8IntChecks())
+			tileFault = ""
+			if err == nil {
+				t.Errorf("%s: a wrong answer passed its check", k.name)
+			}
+		})
 	}
-	tileFault = kernQ8IntAxpy
-	_, err := passChecks(q8IntChecks)
-	tileFault = ""
-	if err == nil {
-		t.Errorf("%s: a wrong answer passed its check", kernQ8IntAxpy)
-	}
-	if st := q8IntNow(); !st.ok {
+	if st := q8IntNow(); !st.ok || st.note != q8Int.name {
 		t.Errorf("q8IntNow = %+v; want the kernels on", st)
 	}
 }

@@ -4,14 +4,15 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 )
 
 // BenchmarkQ8Int times the q8 P·V kernels on one 512-key tile of D =
-// 128 that fits the caches (the compute alone): the widening kernel, the
-// integer one, and the integer one's digits alone; ns/key is a key's for
-// four query rows.
+// 128 that fits the caches (the compute alone): the CPU's widening
+// kernel, each integer one it runs (int-VPMADDWD, int-VPDPWSSD), and
+// their digits alone; ns/key is a key's for four query rows.
 //
 //	go test -run '^$' -bench Q8Int ./cpu
 func BenchmarkQ8Int(b *testing.B) {
@@ -27,19 +28,25 @@ func BenchmarkQ8Int(b *testing.B) {
 	}
 	acc := make([]float32, 4*d)
 	var t tiles8
-	for _, c := range []struct {
+	type variant struct {
 		name string
 		run  func()
-	}{
-		{"axpy/widen", func() { quantAxpyW(0, s, n, rows, n, d, acc, d) }},
-		{"axpy/int", func() { runAxpyInt(&t, s, n, rows, n, d, acc, d) }},
+	}
+	cases := []variant{{"axpy/widen", func() { quantAxpyW(quantWidth(), s, n, rows, n, d, acc, d) }}}
+	for _, k := range q8IntKernels() {
+		cases = append(cases, variant{"axpy/int-" + strings.Trim(strings.TrimPrefix(k.name, "q8 P·V "), "()"), func() {
+			defer setQ8Int(k)()
+			runAxpyInt(&t, s, n, rows, n, d, acc, d)
+		}})
+	}
+	for _, c := range append(cases, []variant{
 		{"axpy/digits", func() {
 			t.i8.wd = grow(t.i8.wd, 4*32*8)
 			for j := 0; j < n; j += intChunk {
 				q8WeightsAVX2(&s[j], n, unsafe.Pointer(&rows.sc[j*d/32]), 2*d/32, intChunk, &q8Lanes[4][0], &t.i8.wd[0], &t.i8.gs[0], 64*d/16)
 			}
 		}},
-	} {
+	}...) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				c.run()

@@ -19,6 +19,20 @@ func axpyRows4Q8AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv
 //go:noescape
 func axpyRows4FP8AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
+// The sixteen-lane 8-bit kernels' L2 twins (prefetchL2).
+//
+//go:noescape
+func dotRows4Q8AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
+
+//go:noescape
+func dotRows4FP8AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func axpyRows4Q8AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, sc unsafe.Pointer)
+
+//go:noescape
+func axpyRows4FP8AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+
 //go:noescape
 func dotRows4Q8AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
 
@@ -48,7 +62,7 @@ func quantWidth() int {
 // time, sixteen four.
 var quantKernelSets = [2]quantKernelSet{
 	{2, dotRows4Q8AVX2, dotRows4FP8AVX2, axpyRows4Q8AVX2, axpyRows4FP8AVX2},
-	{4, dotRows4Q8AVX512, dotRows4FP8AVX512, axpyRows4Q8AVX512, axpyRows4FP8AVX512},
+	quant16[0],
 }
 
 func quantKernels(w int) *quantKernelSet { return &quantKernelSets[w] }

@@ -239,6 +239,231 @@ pf1Q8:
 	VZEROUPPER
 	RET
 
+// func dotRows4Q8AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
+//
+// s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
+// K q8 codes with their scales at sc:
+// four keys at a time, sixteen accumulators (row r, key t in Z(16+4r+t))
+// reduced as in dotRows4AVX512. n a multiple of 4 (≥ 4), d a multiple of
+// 32 (≥ 32); strides in elements (ldk a multiple of 32).
+TEXT ·dotRows4Q8AVX512L2(SB), NOSPLIT, $40-80
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $2, CX                    // key quads
+	MOVQ         CX, quads-8(SP)
+	MOVQ         d+40(FP), AX
+	MOVQ         AX, rowb-16(SP)           // K row length, bytes
+	MOVQ         s+48(FP), AX
+	MOVQ         AX, sp-24(SP)
+	MOVQ         R9, ldk-32(SP)
+	MOVQ         sc+72(FP), AX
+	MOVQ         AX, scq-40(SP)            // the quad's key 0 scales
+	MOVQ         R9, DX
+	SHRQ         $4, DX                    // scale row stride, bytes
+
+dquadQ8:
+	MOVQ         ldk-32(SP), AX
+	LEAQ         (DI)(AX*1), BX            // keys j+1, j+2, j+3
+	LEAQ         (DI)(AX*2), R14
+	LEAQ         (R14)(AX*1), R15
+	// The prefetches: the quad 64 keys on, a line or two an
+	// iteration (R11 the row, R10 the line in it), as the halves' kernels.
+	SHLQ         $6, AX
+	LEAQ         (DI)(AX*1), R11
+	XORQ         R10, R10
+	MOVQ         scq-40(SP), CX            // key 0's scales, key 3's in R9
+	LEAQ         (CX)(DX*2), R9
+	ADDQ         DX, R9
+	SHRQ         $4, AX                    // the scales 64 keys on
+	PREFETCHT1   (CX)(AX*1)
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z31, Z31, Z31
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+dinnerQ8:
+	VPBROADCASTW (CX), Y4
+	VCVTPH2PS    Y4, Z4
+	VPBROADCASTW (CX)(DX*1), Y5
+	VCVTPH2PS    Y5, Z5
+	VPBROADCASTW (CX)(DX*2), Y6
+	VCVTPH2PS    Y6, Z6
+	VPBROADCASTW (R9), Y7
+	VCVTPH2PS    Y7, Z7
+	VPMOVSXBD    0(DI)(AX*1), Z0
+	VCVTDQ2PS    Z0, Z0
+	VMULPS       Z4, Z0, Z0
+	VPMOVSXBD    0(BX)(AX*1), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z5, Z1, Z1
+	VPMOVSXBD    0(R14)(AX*1), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z6, Z2, Z2
+	VPMOVSXBD    0(R15)(AX*1), Z3
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      0(SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VFMADD231PS  Z1, Z8, Z17
+	VFMADD231PS  Z2, Z8, Z18
+	VFMADD231PS  Z3, Z8, Z19
+	VMOVUPS      0(R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z20
+	VFMADD231PS  Z1, Z9, Z21
+	VFMADD231PS  Z2, Z9, Z22
+	VFMADD231PS  Z3, Z9, Z23
+	VMOVUPS      0(R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z24
+	VFMADD231PS  Z1, Z10, Z25
+	VFMADD231PS  Z2, Z10, Z26
+	VFMADD231PS  Z3, Z10, Z27
+	VMOVUPS      0(R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z28
+	VFMADD231PS  Z1, Z11, Z29
+	VFMADD231PS  Z2, Z11, Z30
+	VFMADD231PS  Z3, Z11, Z31
+	PREFETCHT1   (R11)(R10*1)
+	ADDQ         $64, R10
+	CMPQ         R10, rowb-16(SP)
+	JB           pf0Q8
+	XORQ         R10, R10                  // the next row
+	ADDQ         ldk-32(SP), R11
+pf0Q8:
+	VPMOVSXBD    16(DI)(AX*1), Z0
+	VCVTDQ2PS    Z0, Z0
+	VMULPS       Z4, Z0, Z0
+	VPMOVSXBD    16(BX)(AX*1), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z5, Z1, Z1
+	VPMOVSXBD    16(R14)(AX*1), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z6, Z2, Z2
+	VPMOVSXBD    16(R15)(AX*1), Z3
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      64(SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VFMADD231PS  Z1, Z8, Z17
+	VFMADD231PS  Z2, Z8, Z18
+	VFMADD231PS  Z3, Z8, Z19
+	VMOVUPS      64(R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z20
+	VFMADD231PS  Z1, Z9, Z21
+	VFMADD231PS  Z2, Z9, Z22
+	VFMADD231PS  Z3, Z9, Z23
+	VMOVUPS      64(R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z24
+	VFMADD231PS  Z1, Z10, Z25
+	VFMADD231PS  Z2, Z10, Z26
+	VFMADD231PS  Z3, Z10, Z27
+	VMOVUPS      64(R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z28
+	VFMADD231PS  Z1, Z11, Z29
+	VFMADD231PS  Z2, Z11, Z30
+	VFMADD231PS  Z3, Z11, Z31
+	PREFETCHT1   (R11)(R10*1)
+	ADDQ         $64, R10
+	CMPQ         R10, rowb-16(SP)
+	JB           pf1Q8
+	XORQ         R10, R10                  // the next row
+	ADDQ         ldk-32(SP), R11
+pf1Q8:
+	ADDQ         $2, CX
+	ADDQ         $2, R9
+	ADDQ         $32, AX
+	CMPQ         AX, rowb-16(SP)
+	JB           dinnerQ8
+
+	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
+	VUNPCKLPS    Z17, Z16, Z0
+	VUNPCKHPS    Z17, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VUNPCKLPS    Z19, Z18, Z0
+	VUNPCKHPS    Z19, Z18, Z1
+	VADDPS       Z1, Z0, Z18
+	VUNPCKLPS    Z21, Z20, Z0
+	VUNPCKHPS    Z21, Z20, Z1
+	VADDPS       Z1, Z0, Z20
+	VUNPCKLPS    Z23, Z22, Z0
+	VUNPCKHPS    Z23, Z22, Z1
+	VADDPS       Z1, Z0, Z22
+	VUNPCKLPS    Z25, Z24, Z0
+	VUNPCKHPS    Z25, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VUNPCKLPS    Z27, Z26, Z0
+	VUNPCKHPS    Z27, Z26, Z1
+	VADDPS       Z1, Z0, Z26
+	VUNPCKLPS    Z29, Z28, Z0
+	VUNPCKHPS    Z29, Z28, Z1
+	VADDPS       Z1, Z0, Z28
+	VUNPCKLPS    Z31, Z30, Z0
+	VUNPCKHPS    Z31, Z30, Z1
+	VADDPS       Z1, Z0, Z30
+	// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.
+	VUNPCKLPD    Z18, Z16, Z0
+	VUNPCKHPD    Z18, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VUNPCKLPD    Z22, Z20, Z0
+	VUNPCKHPD    Z22, Z20, Z1
+	VADDPS       Z1, Z0, Z20
+	VUNPCKLPD    Z26, Z24, Z0
+	VUNPCKHPD    Z26, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VUNPCKLPD    Z30, Z28, Z0
+	VUNPCKHPD    Z30, Z28, Z1
+	VADDPS       Z1, Z0, Z28
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z20, Z16, Z0
+	VSHUFF32X4   $0xdd, Z20, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VSHUFF32X4   $0x88, Z28, Z24, Z0
+	VSHUFF32X4   $0xdd, Z28, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VSHUFF32X4   $0x88, Z24, Z16, Z0
+	VSHUFF32X4   $0xdd, Z24, Z16, Z1
+	VADDPS       Z1, Z0, Z2
+	VBROADCASTSS alpha+64(FP), Z3
+	VMULPS       Z3, Z2, Z2
+	MOVQ         sp-24(SP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X2, (R10)
+	VEXTRACTF32X4 $1, Z2, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), R11
+	VEXTRACTF32X4 $3, Z2, (R10)(R11*1)
+	ADDQ         $16, R10
+	MOVQ         R10, sp-24(SP)
+	MOVQ         ldk-32(SP), AX
+	LEAQ         (DI)(AX*4), DI
+	LEAQ         (DX)(DX*1), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-40(SP)
+	DECQ         quads-8(SP)
+	JNZ          dquadQ8
+	VZEROUPPER
+	RET
+
 // func dotRows4FP8AVX512(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
@@ -331,6 +556,175 @@ dinnerFP8:
 	VFMADD231PS  Z2, Z7, Z30
 	VFMADD231PS  Z3, Z7, Z31
 	PREFETCHT0   (R11)(R10*1)
+	ADDQ         $64, R10
+	CMPQ         R10, rowb-16(SP)
+	JB           pfFP8
+	XORQ         R10, R10                  // the next row
+	ADDQ         ldk-32(SP), R11
+pfFP8:
+	ADDQ         $16, AX
+	CMPQ         AX, rowb-16(SP)
+	JB           dinnerFP8
+
+	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.
+	VUNPCKLPS    Z17, Z16, Z0
+	VUNPCKHPS    Z17, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VUNPCKLPS    Z19, Z18, Z0
+	VUNPCKHPS    Z19, Z18, Z1
+	VADDPS       Z1, Z0, Z18
+	VUNPCKLPS    Z21, Z20, Z0
+	VUNPCKHPS    Z21, Z20, Z1
+	VADDPS       Z1, Z0, Z20
+	VUNPCKLPS    Z23, Z22, Z0
+	VUNPCKHPS    Z23, Z22, Z1
+	VADDPS       Z1, Z0, Z22
+	VUNPCKLPS    Z25, Z24, Z0
+	VUNPCKHPS    Z25, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VUNPCKLPS    Z27, Z26, Z0
+	VUNPCKHPS    Z27, Z26, Z1
+	VADDPS       Z1, Z0, Z26
+	VUNPCKLPS    Z29, Z28, Z0
+	VUNPCKHPS    Z29, Z28, Z1
+	VADDPS       Z1, Z0, Z28
+	VUNPCKLPS    Z31, Z30, Z0
+	VUNPCKHPS    Z31, Z30, Z1
+	VADDPS       Z1, Z0, Z30
+	// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.
+	VUNPCKLPD    Z18, Z16, Z0
+	VUNPCKHPD    Z18, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VUNPCKLPD    Z22, Z20, Z0
+	VUNPCKHPD    Z22, Z20, Z1
+	VADDPS       Z1, Z0, Z20
+	VUNPCKLPD    Z26, Z24, Z0
+	VUNPCKHPD    Z26, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VUNPCKLPD    Z30, Z28, Z0
+	VUNPCKHPD    Z30, Z28, Z1
+	VADDPS       Z1, Z0, Z28
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z20, Z16, Z0
+	VSHUFF32X4   $0xdd, Z20, Z16, Z1
+	VADDPS       Z1, Z0, Z16
+	VSHUFF32X4   $0x88, Z28, Z24, Z0
+	VSHUFF32X4   $0xdd, Z28, Z24, Z1
+	VADDPS       Z1, Z0, Z24
+	VSHUFF32X4   $0x88, Z24, Z16, Z0
+	VSHUFF32X4   $0xdd, Z24, Z16, Z1
+	VADDPS       Z1, Z0, Z2
+	VBROADCASTSS alpha+64(FP), Z3
+	VMULPS       Z3, Z2, Z2
+	MOVQ         sp-24(SP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X2, (R10)
+	VEXTRACTF32X4 $1, Z2, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), R11
+	VEXTRACTF32X4 $3, Z2, (R10)(R11*1)
+	ADDQ         $16, R10
+	MOVQ         R10, sp-24(SP)
+	MOVQ         ldk-32(SP), AX
+	LEAQ         (DI)(AX*4), DI
+	DECQ         quads-8(SP)
+	JNZ          dquadFP8
+	VZEROUPPER
+	RET
+
+// func dotRows4FP8AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// s[r][j] = alpha · Σ_c q[r][c]·k[j][c] for rows r < 4 and keys j < n,
+// K E4M3 bits (alpha is 256 times the scores' factor):
+// four keys at a time, sixteen accumulators (row r, key t in Z(16+4r+t))
+// reduced as in dotRows4AVX512. n a multiple of 4 (≥ 4), d a multiple of
+// 16 (≥ 16); strides in elements.
+TEXT ·dotRows4FP8AVX512L2(SB), NOSPLIT, $40-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $2, CX                    // key quads
+	MOVQ         CX, quads-8(SP)
+	MOVQ         d+40(FP), AX
+	MOVQ         AX, rowb-16(SP)           // K row length, bytes
+	MOVQ         s+48(FP), AX
+	MOVQ         AX, sp-24(SP)
+	MOVQ         R9, ldk-32(SP)
+	VPBROADCASTD fp8mask<>(SB), Y8
+
+dquadFP8:
+	MOVQ         ldk-32(SP), AX
+	LEAQ         (DI)(AX*1), BX            // keys j+1, j+2, j+3
+	LEAQ         (DI)(AX*2), R14
+	LEAQ         (R14)(AX*1), R15
+	// The prefetches: the quad 64 keys on, a line or two an
+	// iteration (R11 the row, R10 the line in it), as the halves' kernels.
+	SHLQ         $6, AX
+	LEAQ         (DI)(AX*1), R11
+	XORQ         R10, R10
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z31, Z31, Z31
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+dinnerFP8:
+	VPMOVSXBW    (DI)(AX*1), Y0
+	VPSLLW       $7, Y0, Y0
+	VPAND        Y8, Y0, Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBW    (BX)(AX*1), Y1
+	VPSLLW       $7, Y1, Y1
+	VPAND        Y8, Y1, Y1
+	VCVTPH2PS    Y1, Z1
+	VPMOVSXBW    (R14)(AX*1), Y2
+	VPSLLW       $7, Y2, Y2
+	VPAND        Y8, Y2, Y2
+	VCVTPH2PS    Y2, Z2
+	VPMOVSXBW    (R15)(AX*1), Y3
+	VPSLLW       $7, Y3, Y3
+	VPAND        Y8, Y3, Y3
+	VCVTPH2PS    Y3, Z3
+	VMOVUPS      (SI)(AX*4), Z4
+	VFMADD231PS  Z0, Z4, Z16
+	VFMADD231PS  Z1, Z4, Z17
+	VFMADD231PS  Z2, Z4, Z18
+	VFMADD231PS  Z3, Z4, Z19
+	VMOVUPS      (R8)(AX*4), Z5
+	VFMADD231PS  Z0, Z5, Z20
+	VFMADD231PS  Z1, Z5, Z21
+	VFMADD231PS  Z2, Z5, Z22
+	VFMADD231PS  Z3, Z5, Z23
+	VMOVUPS      (R12)(AX*4), Z6
+	VFMADD231PS  Z0, Z6, Z24
+	VFMADD231PS  Z1, Z6, Z25
+	VFMADD231PS  Z2, Z6, Z26
+	VFMADD231PS  Z3, Z6, Z27
+	VMOVUPS      (R13)(AX*4), Z7
+	VFMADD231PS  Z0, Z7, Z28
+	VFMADD231PS  Z1, Z7, Z29
+	VFMADD231PS  Z2, Z7, Z30
+	VFMADD231PS  Z3, Z7, Z31
+	PREFETCHT1   (R11)(R10*1)
 	ADDQ         $64, R10
 	CMPQ         R10, rowb-16(SP)
 	JB           pfFP8
@@ -630,6 +1024,228 @@ adoneQ8:
 	VZEROUPPER
 	RET
 
+// func axpyRows4Q8AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, sc unsafe.Pointer)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
+// columns c < dv, V q8 codes with their scales at sc: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z16 … Z31), then
+// sixteen, as axpyRows4AVX512. n ≥ 1, dv a multiple of 32; strides in
+// elements (ldv a multiple of 32).
+TEXT ·axpyRows4Q8AVX512L2(SB), NOSPLIT, $32-72
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, dvb-16(SP)            // acc row length, bytes
+	MOVQ         ldacc+56(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, lda-24(SP)            // acc row stride, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scc-32(SP)            // the chunk's scales
+	MOVQ         R9, R11
+	SHRQ         $4, R11                   // scale row stride, bytes
+
+achunkQ8:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastQ8
+	MOVQ         $64, CX                   // keys in this chunk
+alastQ8:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a64Q8:
+	LEAQ         256(BX), AX
+	CMPQ         AX, dvb-16(SP)
+	JA           a16Q8
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         BX, DX
+	SHRQ         $7, DX                    // the column's block
+	ADDQ         DX, DX
+	ADDQ         scc-32(SP), DX            // its scale
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a64Q8key:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (DX)(R9*4)
+	VPBROADCASTW 0(DX), Y4
+	VCVTPH2PS    Y4, Z4
+	VPBROADCASTW 2(DX), Y5
+	VCVTPH2PS    Y5, Z5
+	VPMOVSXBD    0(R14), Z0
+	VCVTDQ2PS    Z0, Z0
+	VMULPS       Z4, Z0, Z0
+	VPMOVSXBD    16(R14), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z4, Z1, Z1
+	VPMOVSXBD    32(R14), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z5, Z2, Z2
+	VPMOVSXBD    48(R14), Z3
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       Z5, Z3, Z3
+	VBROADCASTSS (SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VFMADD231PS  Z1, Z8, Z17
+	VFMADD231PS  Z2, Z8, Z18
+	VFMADD231PS  Z3, Z8, Z19
+	VBROADCASTSS (R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z20
+	VFMADD231PS  Z1, Z9, Z21
+	VFMADD231PS  Z2, Z9, Z22
+	VFMADD231PS  Z3, Z9, Z23
+	VBROADCASTSS (R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z24
+	VFMADD231PS  Z1, Z10, Z25
+	VFMADD231PS  Z2, Z10, Z26
+	VFMADD231PS  Z3, Z10, Z27
+	VBROADCASTSS (R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z28
+	VFMADD231PS  Z1, Z11, Z29
+	VFMADD231PS  Z2, Z11, Z30
+	VFMADD231PS  Z3, Z11, Z31
+	ADDQ         R9, R14
+	ADDQ         R11, DX
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a64Q8key
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Z16, Z16
+	VMOVUPS      Z16, 0(R15)
+	VADDPS       64(R15), Z17, Z17
+	VMOVUPS      Z17, 64(R15)
+	VADDPS       128(R15), Z18, Z18
+	VMOVUPS      Z18, 128(R15)
+	VADDPS       192(R15), Z19, Z19
+	VMOVUPS      Z19, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z20, Z20
+	VMOVUPS      Z20, 0(R15)
+	VADDPS       64(R15), Z21, Z21
+	VMOVUPS      Z21, 64(R15)
+	VADDPS       128(R15), Z22, Z22
+	VMOVUPS      Z22, 128(R15)
+	VADDPS       192(R15), Z23, Z23
+	VMOVUPS      Z23, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z24, Z24
+	VMOVUPS      Z24, 0(R15)
+	VADDPS       64(R15), Z25, Z25
+	VMOVUPS      Z25, 64(R15)
+	VADDPS       128(R15), Z26, Z26
+	VMOVUPS      Z26, 128(R15)
+	VADDPS       192(R15), Z27, Z27
+	VMOVUPS      Z27, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z28, Z28
+	VMOVUPS      Z28, 0(R15)
+	VADDPS       64(R15), Z29, Z29
+	VMOVUPS      Z29, 64(R15)
+	VADDPS       128(R15), Z30, Z30
+	VMOVUPS      Z30, 128(R15)
+	VADDPS       192(R15), Z31, Z31
+	VMOVUPS      Z31, 192(R15)
+	ADDQ         $256, BX
+	JMP          a64Q8
+
+a16Q8:
+	CMPQ         BX, dvb-16(SP)
+	JAE          adoneQ8
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         BX, DX
+	SHRQ         $7, DX                    // the column's block
+	ADDQ         DX, DX
+	ADDQ         scc-32(SP), DX            // its scale
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a16Q8key:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (DX)(R9*4)
+	VPBROADCASTW 0(DX), Y4
+	VCVTPH2PS    Y4, Z4
+	VPMOVSXBD    0(R14), Z0
+	VCVTDQ2PS    Z0, Z0
+	VMULPS       Z4, Z0, Z0
+	VBROADCASTSS (SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VBROADCASTSS (R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z17
+	VBROADCASTSS (R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z18
+	VBROADCASTSS (R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z19
+	ADDQ         R9, R14
+	ADDQ         R11, DX
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16Q8key
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Z16, Z16
+	VMOVUPS      Z16, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z17, Z17
+	VMOVUPS      Z17, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z18, Z18
+	VMOVUPS      Z18, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Z19, Z19
+	VMOVUPS      Z19, 0(R15)
+	ADDQ         $64, BX
+	JMP          a16Q8
+
+adoneQ8:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         R11, AX
+	IMULQ        CX, AX
+	ADDQ         AX, scc-32(SP)
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkQ8
+	VZEROUPPER
+	RET
+
 // func axpyRows4FP8AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
@@ -787,6 +1403,214 @@ a16FP8:
 	XORQ         AX, AX
 a16FP8key:
 	PREFETCHT0   (R14)(R15*1)
+	VPMOVSXBW    0(R14), Y0
+	VPSLLW       $7, Y0, Y0
+	VPAND        Y6, Y0, Y0
+	VCVTPH2PS    Y0, Z0
+	VBROADCASTSS (SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VBROADCASTSS (R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z17
+	VBROADCASTSS (R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z18
+	VBROADCASTSS (R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z19
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16FP8key
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VFMADD213PS  0(R15), Z7, Z16
+	VMOVUPS      Z16, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z17
+	VMOVUPS      Z17, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z18
+	VMOVUPS      Z18, 0(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z19
+	VMOVUPS      Z19, 0(R15)
+	ADDQ         $64, BX
+	JMP          a16FP8
+
+adoneFP8:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkFP8
+	VZEROUPPER
+	RET
+
+
+// The eight-lane forms (AVX2, FMA and F16C), for CPUs without AVX-512:
+// two keys at a time in the dot kernels, sixteen columns in the axpy ones.
+
+// func axpyRows4FP8AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// acc[r][c] += Σ_j p[r][j]·v[j][c] for rows r < 4, keys j < n and
+// columns c < dv, V E4M3 bits: chunks of 64 keys, each
+// sixty-four columns at a time (rows × four vectors in Z16 … Z31), then
+// sixteen, as axpyRows4AVX512. n ≥ 1, dv a multiple of 16; strides in
+// elements.
+TEXT ·axpyRows4FP8AVX512L2(SB), NOSPLIT, $32-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, dvb-16(SP)            // acc row length, bytes
+	MOVQ         ldacc+56(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, lda-24(SP)            // acc row stride, bytes
+	MOVQ         acc+48(FP), R10
+	VPBROADCASTD fp8mask<>(SB), Y6
+	VBROADCASTSS f256<>(SB), Z7
+
+achunkFP8:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastFP8
+	MOVQ         $64, CX                   // keys in this chunk
+alastFP8:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a64FP8:
+	LEAQ         256(BX), AX
+	CMPQ         AX, dvb-16(SP)
+	JA           a16FP8
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a64FP8key:
+	PREFETCHT1   (R14)(R15*1)
+	VPMOVSXBW    0(R14), Y0
+	VPSLLW       $7, Y0, Y0
+	VPAND        Y6, Y0, Y0
+	VCVTPH2PS    Y0, Z0
+	VPMOVSXBW    16(R14), Y1
+	VPSLLW       $7, Y1, Y1
+	VPAND        Y6, Y1, Y1
+	VCVTPH2PS    Y1, Z1
+	VPMOVSXBW    32(R14), Y2
+	VPSLLW       $7, Y2, Y2
+	VPAND        Y6, Y2, Y2
+	VCVTPH2PS    Y2, Z2
+	VPMOVSXBW    48(R14), Y3
+	VPSLLW       $7, Y3, Y3
+	VPAND        Y6, Y3, Y3
+	VCVTPH2PS    Y3, Z3
+	VBROADCASTSS (SI)(AX*4), Z8
+	VFMADD231PS  Z0, Z8, Z16
+	VFMADD231PS  Z1, Z8, Z17
+	VFMADD231PS  Z2, Z8, Z18
+	VFMADD231PS  Z3, Z8, Z19
+	VBROADCASTSS (R8)(AX*4), Z9
+	VFMADD231PS  Z0, Z9, Z20
+	VFMADD231PS  Z1, Z9, Z21
+	VFMADD231PS  Z2, Z9, Z22
+	VFMADD231PS  Z3, Z9, Z23
+	VBROADCASTSS (R12)(AX*4), Z10
+	VFMADD231PS  Z0, Z10, Z24
+	VFMADD231PS  Z1, Z10, Z25
+	VFMADD231PS  Z2, Z10, Z26
+	VFMADD231PS  Z3, Z10, Z27
+	VBROADCASTSS (R13)(AX*4), Z11
+	VFMADD231PS  Z0, Z11, Z28
+	VFMADD231PS  Z1, Z11, Z29
+	VFMADD231PS  Z2, Z11, Z30
+	VFMADD231PS  Z3, Z11, Z31
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a64FP8key
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VFMADD213PS  0(R15), Z7, Z16
+	VMOVUPS      Z16, 0(R15)
+	VFMADD213PS  64(R15), Z7, Z17
+	VMOVUPS      Z17, 64(R15)
+	VFMADD213PS  128(R15), Z7, Z18
+	VMOVUPS      Z18, 128(R15)
+	VFMADD213PS  192(R15), Z7, Z19
+	VMOVUPS      Z19, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z20
+	VMOVUPS      Z20, 0(R15)
+	VFMADD213PS  64(R15), Z7, Z21
+	VMOVUPS      Z21, 64(R15)
+	VFMADD213PS  128(R15), Z7, Z22
+	VMOVUPS      Z22, 128(R15)
+	VFMADD213PS  192(R15), Z7, Z23
+	VMOVUPS      Z23, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z24
+	VMOVUPS      Z24, 0(R15)
+	VFMADD213PS  64(R15), Z7, Z25
+	VMOVUPS      Z25, 64(R15)
+	VFMADD213PS  128(R15), Z7, Z26
+	VMOVUPS      Z26, 128(R15)
+	VFMADD213PS  192(R15), Z7, Z27
+	VMOVUPS      Z27, 192(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Z7, Z28
+	VMOVUPS      Z28, 0(R15)
+	VFMADD213PS  64(R15), Z7, Z29
+	VMOVUPS      Z29, 64(R15)
+	VFMADD213PS  128(R15), Z7, Z30
+	VMOVUPS      Z30, 128(R15)
+	VFMADD213PS  192(R15), Z7, Z31
+	VMOVUPS      Z31, 192(R15)
+	ADDQ         $256, BX
+	JMP          a64FP8
+
+a16FP8:
+	CMPQ         BX, dvb-16(SP)
+	JAE          adoneFP8
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a16FP8key:
+	PREFETCHT1   (R14)(R15*1)
 	VPMOVSXBW    0(R14), Y0
 	VPSLLW       $7, Y0, Y0
 	VPAND        Y6, Y0, Y0

@@ -61,6 +61,25 @@ func checkOut(kernel string, out []float32) []float32 {
 // and CI).
 const EnvDecode8 = "ATTN_CPU_DECODE8"
 
+// EnvPrefetch names the variable that chooses where the sixteen-lane
+// (AVX-512) decoding kernels prefetch, for a process: "l1" (PREFETCHT0,
+// Intel's default), "l2" (PREFETCHT1, every other maker's) or "auto";
+// elsewhere it changes nothing. It is for measuring one against the
+// other on a CPU (docs/benchmarks.md); another value is ErrShape at New.
+const EnvPrefetch = "ATTN_CPU_PREFETCH"
+
+// prefetchEnv is $EnvPrefetch read: l2 true for "l2", false for "l1",
+// set false for "" or "auto", or an error.
+func prefetchEnv() (l2, set bool, err error) {
+	switch v := strings.ToLower(strings.TrimSpace(os.Getenv(EnvPrefetch))); v {
+	case "", "auto":
+		return false, false, nil
+	case "l1", "l2":
+		return v == "l2", true, nil
+	}
+	return false, false, backend.Errorf(backend.ErrShape, "cpu: $%s %q: want auto, l1 or l2", EnvPrefetch, os.Getenv(EnvPrefetch))
+}
+
 // decode8Setting is the 8-bit decoding setting a backend runs: $EnvDecode8
 // where set, else the option's.
 func decode8Setting(option string) (string, error) {

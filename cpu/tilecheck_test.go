@@ -144,3 +144,35 @@ func TestDecodeDetail(t *testing.T) {
 		t.Errorf("decodeDetail %q, but the indirect kernels run: %t", d, hasDecodeIdx(backend.Float16))
 	}
 }
+
+// $ATTN_CPU_PREFETCH: auto or empty leaves the CPU's choice, l1 and l2
+// (any case, spaces around) choose, anything else is ErrShape at New.
+func TestPrefetchEnv(t *testing.T) {
+	for _, c := range []struct {
+		env     string
+		l2, set bool
+		bad     bool
+	}{
+		{"", false, false, false}, {"auto", false, false, false}, {"l1", false, true, false},
+		{" L2 ", true, true, false}, {"l3", false, false, true}, {"t0", false, false, true},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(EnvPrefetch, c.env)
+			l2, set, err := prefetchEnv()
+			if (err != nil) != c.bad || l2 != c.l2 || set != c.set {
+				t.Fatalf("prefetchEnv() = %v, %v, %v; want %v, %v, error %v", l2, set, err, c.l2, c.set, c.bad)
+			}
+			be, err := New()
+			if c.bad {
+				if !errors.Is(err, backend.ErrShape) {
+					t.Fatalf("New() error = %v; want ErrShape", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			be.Close()
+		})
+	}
+}

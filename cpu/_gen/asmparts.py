@@ -25,3 +25,48 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 	VPEXTRQ      $1, X2, (R10)(AX*1)
 	ADDQ         $8, R10
 """
+
+
+# L2_TWINS: the sixteen-lane decoding kernels come twice, the second
+# named with the suffix L2: the first prefetches into the L1
+# (PREFETCHT0), the twin into the L2 (PREFETCHT1), and the Go side picks
+# by the CPU's maker (decode_amd64.go, prefetchL2). On an AMD Zen 4 (2
+# cores, family 25 model 17), one thread streaming 8 KV heads' K or V of
+# 32768 keys from memory, prefetches into the L1 held each kernel to
+# 7-10 GB/s, fewer misses in flight than the L2's: two interleaved
+# rounds, ns a key, T0 against T1 (go test -bench
+# 'DecodeQuant/Kernel' ./cpu, ATTN_BENCH_PART=dot or axpy): the float32
+# scores 43 and 40 against 28 and 29, the float32 P·V 53 and 48 against
+# 37 and 35, the float16 P·V 29 and 25 against 17 and 17, the VNNI q8
+# P·V 20 and 16 against 12 and 11. The Intel Xeon's kernels were tuned
+# with T0 (decode.py's AXPY_CHUNK and the dot kernels' prefetch notes)
+# and keep it.
+def l2_twins(src):
+    """src (generated assembly) with an L2 twin after each TEXT block
+    whose function name ends in AVX512 or VNNI: its name + "L2", every
+    PREFETCHT0 a PREFETCHT1. Go's labels are local to a function, so the
+    twin keeps them."""
+    import re
+    parts = re.split(r'(?m)^(?=// func |TEXT )', src)
+    out = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        # A kernel is its "// func" comment block, then its TEXT block.
+        if part.startswith("// func ") and i + 1 < len(parts) and parts[i + 1].startswith("TEXT "):
+            block = part + parts[i + 1]
+            i += 2
+        else:
+            block = part
+            i += 1
+        out.append(block)
+        m = re.search(r'(?m)^TEXT ·(\w+)\(SB\)', block)
+        if m and (m.group(1).endswith("AVX512") or m.group(1).endswith("VNNI")):
+            name = m.group(1)
+            twin = block.replace(f"·{name}(SB)", f"·{name}L2(SB)")
+            twin = re.sub(r'(?m)^// func ' + name + r'\(', f"// func {name}L2(", twin)
+            twin = twin.replace("PREFETCHT0", "PREFETCHT1")
+            if not twin.endswith("\n\n"):
+                twin = twin.rstrip("\n") + "\n\n"
+            out.append(twin)
+    return "".join(out)

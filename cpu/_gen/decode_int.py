@@ -1,4 +1,5 @@
 import os
+from asmparts import l2_twins
 # decode_int.py generates cpu/decode_int_amd64.s: the q8 P·V decoding
 # kernel in integer arithmetic for AVX2 CPUs (VPMADDWD: sixteen int16
 # products an instruction, summed in pairs into int32), where the float
@@ -243,4 +244,78 @@ A("""	ADDQ         $16, BX
 	RET
 """)
 
-open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_int_amd64.s'), 'w').write("\n".join(L))
+# ---------------------------------------------------------------- P·V, VNNI
+# The sixteen-lane form for CPUs with AVX512-VNNI and AVX512-BW: the same
+# digits and sums, 32 columns (one block) at a time, VPDPWSSD adding a
+# key pair's products for sixteen columns into int32 lanes in one
+# instruction (VPMADDWD and VPADDD fused). Two keys' 32 codes are
+# interleaved in 128-bit lanes (VPUNPCKLBW, VPUNPCKHBW) and sign-extended
+# to words, so the int32 lanes of Z(2r) hold columns 0-7 and 16-23 of the
+# block, those of Z(2r+1) columns 8-15 and 24-31; the chunk's end puts
+# them back in order (VSHUFI32X4) before it adds them to acc.
+A("""// func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block
+// (32 columns) at a time, each row's int32 sums in Z(2r) and Z(2r+1).
+// Each key's row prefetches the one pf bytes on. dv a multiple of 32.
+TEXT ·axpyRows4Q8IntVNNI(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+vstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0""")
+for i in range(8):
+    A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
+A("""	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         CX, R8                    // pairs left
+vkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), Y8                 // key j's 32 codes
+	VMOVDQU      (R14)(R9*1), Y9           // key j+1's
+	VPUNPCKHBW   Y9, Y8, Y10
+	VPUNPCKLBW   Y9, Y8, Y8
+	VPMOVSXBW    Y8, Z8
+	VPMOVSXBW    Y10, Z10""")
+for r in range(4):
+    A(f"""	VPBROADCASTD {1024*r}(AX), Z11
+	VPDPWSSD     Z11, Z8, Z{2*r}
+	VPDPWSSD     Z11, Z10, Z{2*r+1}""")
+A("""	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          vkey
+	// acc += g·sums, row by row, the columns back in order.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
+for r in range(4):
+    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Z11
+	VSHUFI32X4   $0x44, Z{2*r+1}, Z{2*r}, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z{2*r+1}, Z{2*r}, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)""")
+    if r < 3:
+        A("\tADDQ         lda-8(SP), R14")
+A("""	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           vstrip
+	VZEROUPPER
+	RET
+""")
+
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_int_amd64.s'), 'w').write(l2_twins("\n".join(L)))

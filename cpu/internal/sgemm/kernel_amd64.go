@@ -18,6 +18,11 @@ var kernels = amd64Kernels(cpu.X86.HasAVX512F, cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // follows it.
 var intel = x86Vendor() == "GenuineIntel"
 
+// Intel says whether the CPU is Intel's (CPUID's vendor string), for
+// the choices that follow the maker: this package's kernel order and
+// the decoding kernels' prefetches (package cpu).
+func Intel() bool { return intel }
+
 // amd64Kernels are the kernels of a CPU with or without AVX-512F and AVX2
 // with FMA, fastest first, Intel's or another's.
 //

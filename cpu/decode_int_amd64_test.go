@@ -214,3 +214,42 @@ func TestQ8IntChecks(t *testing.T) {
 		t.Errorf("q8IntNow = %+v; want the kernels on", st)
 	}
 }
+
+// The integer kernels' sums are exact int32s turned to float32 and added
+// to acc in the same order, so every kernel the CPU runs gives the same
+// bits: 1040 keys (whole and cut chunks), one to eight blocks.
+func TestAxpyIntSameBits(t *testing.T) {
+	ks := q8IntKernels()
+	if len(ks) < 2 {
+		t.Skip("fewer than two integer kernels on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 8))
+	for _, dv := range []int{32, 96, 128, 256} {
+		const n = 1040
+		v := q8TestRows(rng, n+8, dv, dv, true)
+		p := make([]float32, 4*n)
+		for i := range p {
+			p[i] = float32(math.Ldexp(rng.Float64(), -rng.IntN(12)))
+		}
+		acc0 := make([]float32, 4*dv)
+		for i := range acc0 {
+			acc0[i] = float32(rng.NormFloat64())
+		}
+		var want []float32
+		for _, k := range ks {
+			acc := slices.Clone(acc0)
+			restore := setQ8Int(k)
+			var tl tiles8
+			got := runAxpyInt(&tl, p, n, v, n, dv, acc, dv)
+			restore()
+			if got != n&^15 {
+				t.Fatalf("%s, dv=%d: took %d of %d keys", k.name, dv, got, n)
+			}
+			if want == nil {
+				want = acc
+			} else if !slices.Equal(acc, want) {
+				t.Errorf("%s, dv=%d: not the same bits as %s", k.name, dv, ks[0].name)
+			}
+		}
+	}
+}

@@ -245,34 +245,44 @@
 // float64 product within the bound their tests hold them to. A format
 // any of whose kernels fails stays on the vector kernels, and Info's
 // Detail names each kernel that runs, or the check that failed.
-// On an AVX2 CPU without AVX-512, q8's P·V runs on an integer kernel
-// instead (decode_int_amd64.go, decode_int_amd64.s from
-// _gen/decode_int.py), where it passed its known-answer check in the
-// process: chosen by the CPU, not by a timing, so that one binary gives
-// the same bits every run (Info's Detail gives a 512-key tile's P·V time
-// on it and on the widening kernel). A chunk of 64 keys' weights times
-// V's block scales become int16 digits, round(p·d·F) with F = 32000 over
-// the row's largest weight times the block's largest scale in the chunk
-// (at most 2¹⁰⁰), two keys' digits side by side, and VPMADDWD takes two
-// keys' codes of eight columns, interleaved, at once into int32 sums
-// added to acc times 1/F at the chunk's end (V rows of at most eight
-// blocks: a key's block scales are read as one vector of eight; wider
-// rows, MLA's 512, keep the widening kernel). An output is within max
-// p·max d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|), beside
-// float32's rounding of the sums: each weight's digit within 2⁻¹⁶ of the
-// chunk's largest, against q8's own half a code step of each value. A
-// weight that is not finite leaves its chunk and the rest to the
+// On an AVX2 CPU without AVX-512, and on a CPU with AVX512-VNNI where the
+// tiles do not run, q8's P·V runs on an integer kernel instead
+// (decode_int_amd64.go, decode_int_amd64.s from _gen/decode_int.py), where
+// it passed its known-answer check in the process: chosen by the CPU, not
+// by a timing, so that one binary gives the same bits every run (Info's
+// Detail gives a 512-key tile's P·V time on it and on the widening
+// kernel). A chunk of 64 keys' weights times V's block scales become int16
+// digits, round(p·d·F) with F = 32000 over the row's largest weight times
+// the block's largest scale in the chunk (at most 2¹⁰⁰), two keys' digits
+// side by side, and VPMADDWD (AVX2: eight columns) or VPDPWSSD
+// (AVX512-VNNI: sixteen, the add fused) takes two keys' codes,
+// interleaved, at once into int32 sums added to acc times 1/F at the
+// chunk's end (the two give the same bits, TestAxpyIntSameBits; V rows of
+// at most eight blocks: a key's block scales are read as one vector of
+// eight; wider rows, MLA's 512, keep the widening kernel). An output is
+// within max p·max d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|),
+// beside float32's rounding of the sums: each weight's digit within 2⁻¹⁶
+// of the chunk's largest, against q8's own half a code step of each value.
+// A weight that is not finite leaves its chunk and the rest to the
 // widening kernel, unwritten. Within a paged run's last 64 keys it
-// prefetches the next page's first rows. The scores stay on the
-// widening kernel: with Q as one int16 digit a score is off by up to
-// 2⁻¹⁵ of max|q|·Σ|k|, which the softmax makes a relative error of the
-// weights (with K's outlier channels 1e-4 of the outputs), and two
-// digits an element took longer than widening. WithDecode8("integer")
-// (or $ATTN_CPU_DECODE8=integer) asks for the integer kernel,
-// ErrUnavailable where it does not run; WithDecode8("vector") keeps the
-// widening one.
-// docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU") has
-// the measurements.
+// prefetches the next page's first rows. The scores stay on the widening
+// kernel: with Q as one int16 digit a score is off by up to 2⁻¹⁵ of
+// max|q|·Σ|k|, which the softmax makes a relative error of the weights
+// (with K's outlier channels 1e-4 of the outputs), and two digits an
+// element took longer than widening. WithDecode8("integer") (or
+// $ATTN_CPU_DECODE8=integer) asks for the integer kernel, ErrUnavailable
+// where it does not run; WithDecode8("vector") keeps the widening one.
+// docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
+// "Issue 57 on an AVX-512 CPU") has the measurements.
+//
+// The sixteen-lane decoding kernels (float32, halves, q8 and fp8, and
+// the VNNI P·V) prefetch the rows they read next into the L2
+// (PREFETCHT1) on CPUs not Intel's, into the L1 (PREFETCHT0) on
+// Intel's: each kernel comes in both forms (asmparts.py's l2_twins),
+// and $ATTN_CPU_PREFETCH=l1|l2 picks one for the process. On an AMD
+// Zen 4 the L1's misses in flight held a kernel streaming K or V from
+// memory to 7-10 GB/s a thread; the Intel Xeon's kernels were tuned
+// prefetching into the L1.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

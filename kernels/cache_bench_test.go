@@ -30,13 +30,15 @@ func BenchmarkCacheDecode(b *testing.B) {
 
 // BenchmarkCacheDecodeBatch times a decoding step of 16 sequences of 8192
 // keys each over a page pool, 32 query heads over 8 KV heads, D=128, in
-// each cache dtype: the batched step a server runs (issue 46's q8 goal,
-// ≤ 0.6× the f16 cache's time).
+// each cache dtype, in BHND pages and in BNHD ones: the batched step a
+// server runs (issue 46's q8 goal, ≤ 0.6× the f16 cache's time).
 //
 //	go test -run '^$' -bench CacheDecodeBatch ./kernels
 func BenchmarkCacheDecodeBatch(b *testing.B) {
-	for _, dt := range []kernels.DType{kernels.Float16, kernels.Q8, kernels.FP8} {
-		b.Run(dt.String(), func(b *testing.B) { benchDecode(b, 16, 8192, dt, true) })
+	for _, lay := range []kernels.Layout{kernels.BHND, kernels.BNHD} {
+		for _, dt := range []kernels.DType{kernels.Float16, kernels.Q8, kernels.FP8} {
+			b.Run(fmt.Sprintf("%v/%v", lay, dt), func(b *testing.B) { benchDecodeIn(b, 16, 8192, dt, true, lay) })
+		}
 	}
 }
 
@@ -45,9 +47,15 @@ func BenchmarkCacheDecodeBatch(b *testing.B) {
 // a head, causal, then drops the token again. Queries and outputs are
 // the cache's dtype, or float32 for an 8-bit cache.
 func benchDecode(b *testing.B, batch, nk int, dt kernels.DType, paged bool) {
+	benchDecodeIn(b, batch, nk, dt, paged, kernels.BHND)
+}
+
+// benchDecodeIn is benchDecode with the cache's pages or rows in layout
+// lay (BNHD: a key's KV heads side by side, vLLM's pages).
+func benchDecodeIn(b *testing.B, batch, nk int, dt kernels.DType, paged bool, lay kernels.Layout) {
 	be := openCPU(b)
 	const h, kvh, d, page = 32, 8, 128, 256
-	cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: dt, Layout: kernels.BHND}
+	cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: dt, Layout: lay}
 	rng := rand.New(rand.NewPCG(71, 72))
 	qdt := dt
 	if dt.Quantized() {
@@ -58,9 +66,15 @@ func benchDecode(b *testing.B, batch, nk int, dt kernels.DType, paged bool) {
 	}
 	k, v := prompt(nk - 1)
 	tk, tv := prompt(1)
+	// One query a head: [B, H, 1, D] and [B, 1, H, D] lie alike.
 	q := rows(rng, qdt, batch*h, 1, d)
 	q.Shape, q.Layout = []int{batch, h, 1, d}, kernels.BHND
-	out, _ := kernels.NewTensorOf(qdt, kernels.BHND, batch, h, 1, d)
+	oshape := []int{batch, h, 1, d}
+	if lay == kernels.BNHD {
+		q.Shape, q.Layout = []int{batch, 1, h, d}, kernels.BNHD
+		oshape = []int{batch, 1, h, d}
+	}
+	out, _ := kernels.NewTensorOf(qdt, lay, oshape...)
 	opts := &kernels.AttendOptions{Causal: true}
 	ctx := context.Background()
 	var step func() error

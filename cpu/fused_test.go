@@ -2,10 +2,12 @@ package cpu
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
@@ -254,6 +256,48 @@ func TestFusedDefaultTileEdges(t *testing.T) {
 			if err := backendtest.RunFused(context.Background(), be, c, true); err != nil {
 				t.Fatalf("tiles %d×%d, sub-tiles %d, Nq=%d Nk=%d D=%d causal=%v: %v", tq, tk, sub, nq, nk, d, causal, err)
 			}
+		}
+	}
+}
+
+// Items that take every KV head on the Gemms' path (fused.mh > 1: BNHD
+// K and V, 17 … 128 query rows a head), whose half K and V tiles are
+// widened for every head at once (wideHeads), against the float64
+// reference: contiguous and paged (pages of 32, 256 and 300 keys: tiles
+// within a page, across pages, and a page's end inside a tile), key
+// counts around the tile (gemmHeadsTileK ± 1), causal or not, KV heads
+// 2 and 3, head dims 64 and 40 (V's 24), every storage dtype (the
+// float32 and 8-bit ones read row by row).
+func TestFusedHeadsInterleaved(t *testing.T) {
+	be := newBackend(t)
+	rng := rand.New(rand.NewPCG(31, 32))
+	dts := append(slices.Clone(backend.DTypes), backend.Quants...)
+	for _, c := range []struct {
+		kvh, g, nq, nk, d, dv, page int
+		causal                      bool
+	}{
+		{2, 4, 5, gemmHeadsTileK + 1, 64, 64, 0, false},
+		{3, 2, 12, gemmHeadsTileK - 1, 40, 24, 0, true},
+		{2, 4, 8, 2*gemmHeadsTileK + 7, 64, 64, 256, true},
+		{3, 8, 3, 700, 64, 64, 300, false},
+		{2, 6, 4, 150, 32, 32, 32, true},
+	} {
+		for _, dt := range dts {
+			name := fmt.Sprintf("%v/kvh=%d/g=%d/nq=%d/nk=%d/d=%d/page=%d/causal=%v", dt, c.kvh, c.g, c.nq, c.nk, c.d, c.page, c.causal)
+			t.Run(name, func(t *testing.T) {
+				p := backend.Problem{B: 2, H: c.kvh * c.g, KVHeads: c.kvh, Nq: c.nq, Nk: c.nk, D: c.d, Dv: c.dv,
+					Scale: float32(1 / math.Sqrt(float64(c.d))), Causal: c.causal, Layout: backend.BNHD}
+				if c.page > 0 {
+					p = backendtest.PagedProblem(p, c.page, 2, []int{c.nk, c.nk - 9}, false)
+				}
+				if rows := c.nq * c.g; rows <= decodeRows || rows > gemmHeadsRows {
+					t.Fatalf("%d rows a head: not the heads' Gemm path", rows)
+				}
+				cs := backendtest.RandomCase(rng, p, nil, nil).WithDTypes(backendtest.DTypes{Q: backend.Float32, K: dt, V: dt})
+				if err := backendtest.RunFused(context.Background(), be, cs, true); err != nil {
+					t.Fatal(err)
+				}
+			})
 		}
 	}
 }

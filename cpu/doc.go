@@ -143,7 +143,9 @@
 // item takes every KV head instead, a short key tile at a time, each
 // head's rows in turn with their own running m, l and acc: a key's rows
 // of all heads are then read together, where a head's rows alone, 2 KiB
-// apart, came at half the memory's rate (docs/benchmarks.md).
+// apart, came at half the memory's rate (docs/benchmarks.md). On the
+// Gemms' path a half tile of every head is widened in one call, once,
+// and each head reads its rows out of it (fused.wideHeads).
 // For each sub-tile:
 //
 //	S    = scale · Qsub · Ktileᵀ             one Gemm into a sub×Tk scratch

@@ -174,18 +174,11 @@ wfail:
 """)
 
 # ---------------------------------------------------------------- P·V
-A("""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
-//
-// acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
-// < 4, the n keys of a chunk (a multiple of 2, at most 64) and columns
-// c < dv: q8WeightsAVX2's digits wd and factors g, V's codes (row stride
-// ldv). Sixteen columns at a time: a key pair's codes interleaved and
-// sign-extended to int16 in Y8 (columns 0-7) and Y10 (8-15), each row's
-// int32 sums in Y(2r) and Y(2r+1). Each key's row prefetches the one pf
-// bytes on (the next chunk's, or the next run's: axpyInt). dv a multiple
-// of 32.
-TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-72
-	MOVQ         wd+0(FP), SI
+# PV_ARGS loads both P·V kernels' arguments: the digits (SI), V (DI) and
+# its row stride (R9), key pairs (CX), acc (R10) and its row stride in
+# bytes (lda-8(SP)), the factors (R12), the prefetch offsets of a pair's
+# rows (R15, R11), the column (BX, 0).
+PV_ARGS = """	MOVQ         wd+0(FP), SI
 	MOVQ         v+8(FP), DI
 	MOVQ         ldv+16(FP), R9
 	MOVQ         n+24(FP), CX
@@ -198,7 +191,19 @@ TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-72
 	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
 	LEAQ         (R15)(R9*1), R11          // and the pair's second's
 	XORQ         BX, BX                    // column
-astrip:
+"""
+A(f"""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
+// < 4, the n keys of a chunk (a multiple of 2, at most 64) and columns
+// c < dv: q8WeightsAVX2's digits wd and factors g, V's codes (row stride
+// ldv). Sixteen columns at a time: a key pair's codes interleaved and
+// sign-extended to int16 in Y8 (columns 0-7) and Y10 (8-15), each row's
+// int32 sums in Y(2r) and Y(2r+1). Each key's row prefetches the one pf
+// bytes on (the next chunk's, or the next run's: axpyInt). dv a multiple
+// of 32.
+TEXT ·axpyRows4Q8IntAVX2(SB), NOSPLIT, $8-72
+{PV_ARGS}astrip:
 	MOVQ         BX, DX
 	SHRQ         $5, DX                    // the column's block
 	LEAQ         (SI)(DX*4), R13           // its digits, row 0""")
@@ -253,26 +258,13 @@ A("""	ADDQ         $16, BX
 # to words, so the int32 lanes of Z(2r) hold columns 0-7 and 16-23 of the
 # block, those of Z(2r+1) columns 8-15 and 24-31; the chunk's end puts
 # them back in order (VSHUFI32X4) before it adds them to acc.
-A("""// func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+A(f"""// func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block
 // (32 columns) at a time, each row's int32 sums in Z(2r) and Z(2r+1).
 // Each key's row prefetches the one pf bytes on. dv a multiple of 32.
 TEXT ·axpyRows4Q8IntVNNI(SB), NOSPLIT, $8-72
-	MOVQ         wd+0(FP), SI
-	MOVQ         v+8(FP), DI
-	MOVQ         ldv+16(FP), R9
-	MOVQ         n+24(FP), CX
-	SHRQ         $1, CX                    // key pairs
-	MOVQ         acc+40(FP), R10
-	MOVQ         ldacc+48(FP), R11
-	SHLQ         $2, R11
-	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
-	MOVQ         gs+56(FP), R12
-	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
-	LEAQ         (R15)(R9*1), R11          // and the pair's second's
-	XORQ         BX, BX                    // column
-vstrip:
+{PV_ARGS}vstrip:
 	MOVQ         BX, DX
 	SHRQ         $5, DX                    // the block
 	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0""")

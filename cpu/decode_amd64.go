@@ -54,19 +54,21 @@ func axpyRows4F16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int,
 //go:noescape
 func axpyRows4BF16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
-// prefetchL2 says whether the sixteen-lane decoding kernels prefetch
-// into the L2 (their L2 twins) rather than the L1: on CPUs not Intel's,
-// or as $ATTN_CPU_PREFETCH says (EnvPrefetch).
-// On an AMD Zen 4 the L1's misses in flight held a streaming kernel to
-// 7-10 GB/s a thread, and the twins took the decoding step (32 heads
-// over 8, D = 128, 32768 keys) from 13.7-17.7 to 8.8-10.6 ms in float32
-// and from 5.9-8.2 to 4.4-5.2 ms in float16 (docs/benchmarks.md); the
-// Intel Xeon's kernels were tuned prefetching into the L1 and keep it.
-var prefetchL2 = func() bool {
+// prefetchL2 says, by width (eight lanes, sixteen), whether the decoding
+// kernels prefetch into the L2 (their L2 twins) rather than the L1: the
+// sixteen-lane ones on CPUs not Intel's, the eight-lane ones not (their
+// twins are not yet measured against them); $ATTN_CPU_PREFETCH
+// (EnvPrefetch) sets both. On an AMD Zen 4 the L1's misses in flight
+// held a streaming kernel to 7-10 GB/s a thread, and the twins took the
+// decoding step (32 heads over 8, D = 128, 32768 keys) from 13.7-17.7 to
+// 8.8-10.6 ms in float32 and from 5.9-8.2 to 4.4-5.2 ms in float16
+// (docs/benchmarks.md); the Intel Xeon's kernels were tuned prefetching
+// into the L1 and keep it.
+var prefetchL2 = func() [2]bool {
 	if l2, set, _ := prefetchEnv(); set {
-		return l2
+		return [2]bool{l2, l2}
 	}
-	return !sgemm.Intel()
+	return [2]bool{false, !sgemm.Intel()}
 }()
 
 // The eight-lane forms, for CPUs with AVX2, FMA and F16C but not AVX-512:
@@ -90,6 +92,26 @@ func axpyRows4F16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv 
 //go:noescape
 func axpyRows4BF16AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
+// The eight-lane kernels' L2 twins (prefetchL2).
+//
+//go:noescape
+func dotRows4AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func dotRows4F16AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func dotRows4BF16AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func axpyRows4AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+
+//go:noescape
+func axpyRows4F16AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+
+//go:noescape
+func axpyRows4BF16AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+
 // hasDecode says whether the decoding kernels run: the sixteen-lane ones
 // with AVX-512F, else the eight-lane ones with AVX2, FMA and F16C
 // (GODEBUG=cpu.avx512f=off selects those).
@@ -108,47 +130,59 @@ func decodeStep() int {
 // element.
 var (
 	dotKernels = [2][3]func(q *float32, ldq int, k unsafe.Pointer, ldk, n, d int, s *float32, lds int, alpha float32){
-		{dotRows4AVX2, dotRows4F16AVX2, dotRows4BF16AVX2},
-		dot16[0],
+		dotByPrefetch[0][0],
+		dotByPrefetch[1][0],
 	}
 	axpyKernels = [2][3]func(p *float32, ldp int, v unsafe.Pointer, ldv, n, dv int, acc *float32, ldacc int){
-		{axpyRows4AVX2, axpyRows4F16AVX2, axpyRows4BF16AVX2},
-		axpy16[0],
+		axpyByPrefetch[0][0],
+		axpyByPrefetch[1][0],
 	}
 )
 
-// The sixteen-lane kernels by prefetch, the L1's then the L2 twins.
+// The kernels by width and prefetch: [w][0] the L1's, [w][1] the L2
+// twins.
 var (
-	dot16 = [2][3]func(q *float32, ldq int, k unsafe.Pointer, ldk, n, d int, s *float32, lds int, alpha float32){
-		{dotRows4AVX512, dotRows4F16AVX512, dotRows4BF16AVX512},
-		{dotRows4AVX512L2, dotRows4F16AVX512L2, dotRows4BF16AVX512L2},
+	dotByPrefetch = [2][2][3]func(q *float32, ldq int, k unsafe.Pointer, ldk, n, d int, s *float32, lds int, alpha float32){
+		{{dotRows4AVX2, dotRows4F16AVX2, dotRows4BF16AVX2}, {dotRows4AVX2L2, dotRows4F16AVX2L2, dotRows4BF16AVX2L2}},
+		{{dotRows4AVX512, dotRows4F16AVX512, dotRows4BF16AVX512}, {dotRows4AVX512L2, dotRows4F16AVX512L2, dotRows4BF16AVX512L2}},
 	}
-	axpy16 = [2][3]func(p *float32, ldp int, v unsafe.Pointer, ldv, n, dv int, acc *float32, ldacc int){
-		{axpyRows4AVX512, axpyRows4F16AVX512, axpyRows4BF16AVX512},
-		{axpyRows4AVX512L2, axpyRows4F16AVX512L2, axpyRows4BF16AVX512L2},
+	axpyByPrefetch = [2][2][3]func(p *float32, ldp int, v unsafe.Pointer, ldv, n, dv int, acc *float32, ldacc int){
+		{{axpyRows4AVX2, axpyRows4F16AVX2, axpyRows4BF16AVX2}, {axpyRows4AVX2L2, axpyRows4F16AVX2L2, axpyRows4BF16AVX2L2}},
+		{{axpyRows4AVX512, axpyRows4F16AVX512, axpyRows4BF16AVX512}, {axpyRows4AVX512L2, axpyRows4F16AVX512L2, axpyRows4BF16AVX512L2}},
 	}
-	quant16 = [2]quantKernelSet{
-		{4, dotRows4Q8AVX512, dotRows4FP8AVX512, axpyRows4Q8AVX512, axpyRows4FP8AVX512},
-		{4, dotRows4Q8AVX512L2, dotRows4FP8AVX512L2, axpyRows4Q8AVX512L2, axpyRows4FP8AVX512L2},
+	quantByPrefetch = [2][2]quantKernelSet{
+		{{2, dotRows4Q8AVX2, dotRows4FP8AVX2, axpyRows4Q8AVX2, axpyRows4FP8AVX2},
+			{2, dotRows4Q8AVX2L2, dotRows4FP8AVX2L2, axpyRows4Q8AVX2L2, axpyRows4FP8AVX2L2}},
+		{{4, dotRows4Q8AVX512, dotRows4FP8AVX512, axpyRows4Q8AVX512, axpyRows4FP8AVX512},
+			{4, dotRows4Q8AVX512L2, dotRows4FP8AVX512L2, axpyRows4Q8AVX512L2, axpyRows4FP8AVX512L2}},
 	}
-	vnni16 = [2]func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int){
-		axpyRows4Q8IntVNNI, axpyRows4Q8IntVNNIL2,
+	// The integer P·V kernels: the eight-lane one (VPMADDWD), the VNNI one.
+	intByPrefetch = [2][2]func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int){
+		{axpyRows4Q8IntAVX2, axpyRows4Q8IntAVX2L2},
+		{axpyRows4Q8IntVNNI, axpyRows4Q8IntVNNIL2},
 	}
 )
 
-func init() { usePrefetch(prefetchL2) }
+func init() {
+	usePrefetch(0, prefetchL2[0])
+	usePrefetch(1, prefetchL2[1])
+}
 
-// usePrefetch puts the sixteen-lane kernels that prefetch into the L2
-// (l2) or the L1 in the kernel tables, and returns a function that puts
-// back the ones that were there: tests run both on every CPU.
-func usePrefetch(l2 bool) (restore func()) {
-	d, a, q, v := dotKernels[1], axpyKernels[1], quantKernelSets[1], intVNNI.run
+// usePrefetch puts width w's kernels that prefetch into the L2 (l2) or
+// the L1 in the kernel tables, and returns a function that puts back the
+// ones that were there: tests run both on every CPU.
+func usePrefetch(w int, l2 bool) (restore func()) {
+	in := &intAVX2
+	if w == 1 {
+		in = &intVNNI
+	}
+	d, a, q, v := dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run
 	i := 0
 	if l2 {
 		i = 1
 	}
-	dotKernels[1], axpyKernels[1], quantKernelSets[1], intVNNI.run = dot16[i], axpy16[i], quant16[i], vnni16[i]
-	return func() { dotKernels[1], axpyKernels[1], quantKernelSets[1], intVNNI.run = d, a, q, v }
+	dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = dotByPrefetch[w][i], axpyByPrefetch[w][i], quantByPrefetch[w][i], intByPrefetch[w][i]
+	return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = d, a, q, v }
 }
 
 // width indexes the kernel tables: 1 for sixteen lanes, 0 for eight.
@@ -285,14 +319,15 @@ func axpyRows4Idx(p []float32, ldp int, v store, offs []int, n, dv int, acc []fl
 func decodeDetail() string {
 	var d string
 	switch {
-	case hasAVX512 && prefetchL2:
-		d = "decoding kernels sixteen-lane (AVX-512F), prefetching into the L2"
 	case hasAVX512:
 		d = "decoding kernels sixteen-lane (AVX-512F)"
 	case hasDecode():
 		d = "decoding kernels eight-lane (AVX2, FMA, F16C)"
 	default:
 		return "decoding in Go"
+	}
+	if prefetchL2[width()] {
+		d += ", prefetching into the L2"
 	}
 	if quantWidth() >= 0 {
 		d += ", 8-bit K and V widened in registers (q8: codes to float32 times the block's scale; fp8: into float16, then float32)"

@@ -2244,6 +2244,104 @@ dinner2:
 	VZEROUPPER
 	RET
 
+// func dotRows4AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
+// lane swap so that lanes 2r and 2r+1 hold row r's two scores. n a
+// multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4AVX2L2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $2, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $2, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dpair:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair sixteen keys on.
+	LEAQ         (DI)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	XORQ         AX, AX
+pf02:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf02
+	ADDQ         R9, R14
+	XORQ         AX, AX
+pf12:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf12
+	ADDQ         R9, R14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+dinner2:
+	VMOVUPS      (DI)(AX*1), Y8
+	VMOVUPS      (BX)(AX*1), Y9
+	VMOVUPS      (SI)(AX*1), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*1), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*1), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $32, AX
+	CMPQ         AX, DX
+	JB           dinner2
+
+	// Horizontal adds: lanes (v₀ … v₃ | v₀ … v₃) and (v₄ … v₇ | v₄ … v₇),
+	// then the 128-bit halves summed: lane L holds v_L's sum.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         CX
+	JNZ          dpair
+	VZEROUPPER
+	RET
+
 // func axpyRows4AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // axpyRows4AVX512 in eight lanes: chunks of 64 keys, each
@@ -2349,6 +2447,111 @@ adone2:
 	VZEROUPPER
 	RET
 
+// func axpyRows4AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4AVX2L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $2, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunk2:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alast2
+	MOVQ         $64, CX                   // keys in this chunk
+alast2:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a162:
+	CMPQ         BX, DX
+	JAE          adone2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // a chunk of rows ahead
+	XORQ         AX, AX
+a16key2:
+	PREFETCHT1   (R14)(R15*1)
+	VMOVUPS      (R14), Y8
+	VMOVUPS      32(R14), Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16key2
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Y0, Y0
+	VMOVUPS      Y0, 0(R15)
+	VADDPS       32(R15), Y1, Y1
+	VMOVUPS      Y1, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y2, Y2
+	VMOVUPS      Y2, 0(R15)
+	VADDPS       32(R15), Y3, Y3
+	VMOVUPS      Y3, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y4, Y4
+	VMOVUPS      Y4, 0(R15)
+	VADDPS       32(R15), Y5, Y5
+	VMOVUPS      Y5, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y6, Y6
+	VMOVUPS      Y6, 0(R15)
+	VADDPS       32(R15), Y7, Y7
+	VMOVUPS      Y7, 32(R15)
+	ADDQ         $64, BX
+	JMP          a162
+
+adone2:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunk2
+	VZEROUPPER
+	RET
+
 // func dotRows4F16AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4F16AVX512 in eight lanes: two keys at a time, eight
@@ -2391,6 +2594,106 @@ pf0F162:
 	XORQ         AX, AX
 pf1F162:
 	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1F162
+	ADDQ         R9, R14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+dinnerF162:
+	VCVTPH2PS    (DI)(AX*1), Y8
+	VCVTPH2PS    (BX)(AX*1), Y9
+	VMOVUPS      (SI)(AX*2), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*2), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*2), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*2), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           dinnerF162
+
+	// Horizontal adds: lanes (v₀ … v₃ | v₀ … v₃) and (v₄ … v₇ | v₄ … v₇),
+	// then the 128-bit halves summed: lane L holds v_L's sum.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         CX
+	JNZ          dpairF16
+	VZEROUPPER
+	RET
+
+// func dotRows4F16AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4F16AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
+// lane swap so that lanes 2r and 2r+1 hold row r's two scores. n a
+// multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4F16AVX2L2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $1, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dpairF16:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair thirty-two keys on.
+	LEAQ         (DI)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	XORQ         AX, AX
+pf0F162:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0F162
+	ADDQ         R9, R14
+	XORQ         AX, AX
+pf1F162:
+	PREFETCHT1   (R14)(AX*1)
 	ADDQ         $64, AX
 	CMPQ         AX, DX
 	JB           pf1F162
@@ -2556,6 +2859,113 @@ adoneF162:
 	VZEROUPPER
 	RET
 
+// func axpyRows4F16AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4F16AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4F16AVX2L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $1, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunkF162:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastF162
+	MOVQ         $64, CX                   // keys in this chunk
+alastF162:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a16F162:
+	CMPQ         BX, DX
+	JAE          adoneF162
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // a chunk of rows ahead
+	XORQ         AX, AX
+a16keyF162:
+	PREFETCHT1   (R14)(R15*1)
+	VCVTPH2PS    (R14), Y8
+	VCVTPH2PS    16(R14), Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyF162
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Y0, Y0
+	VMOVUPS      Y0, 0(R15)
+	VADDPS       32(R15), Y1, Y1
+	VMOVUPS      Y1, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y2, Y2
+	VMOVUPS      Y2, 0(R15)
+	VADDPS       32(R15), Y3, Y3
+	VMOVUPS      Y3, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y4, Y4
+	VMOVUPS      Y4, 0(R15)
+	VADDPS       32(R15), Y5, Y5
+	VMOVUPS      Y5, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y6, Y6
+	VMOVUPS      Y6, 0(R15)
+	VADDPS       32(R15), Y7, Y7
+	VMOVUPS      Y7, 32(R15)
+	ADDQ         $64, BX
+	JMP          a16F162
+
+adoneF162:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkF162
+	VZEROUPPER
+	RET
+
 // func dotRows4BF16AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4BF16AVX512 in eight lanes: two keys at a time, eight
@@ -2598,6 +3008,108 @@ pf0BF162:
 	XORQ         AX, AX
 pf1BF162:
 	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1BF162
+	ADDQ         R9, R14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+dinnerBF162:
+	VPMOVZXWD    (DI)(AX*1), Y8
+	VPSLLD       $16, Y8, Y8
+	VPMOVZXWD    (BX)(AX*1), Y9
+	VPSLLD       $16, Y9, Y9
+	VMOVUPS      (SI)(AX*2), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*2), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*2), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*2), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           dinnerBF162
+
+	// Horizontal adds: lanes (v₀ … v₃ | v₀ … v₃) and (v₄ … v₇ | v₄ … v₇),
+	// then the 128-bit halves summed: lane L holds v_L's sum.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VMULPS       Y15, Y1, Y1
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         CX
+	JNZ          dpairBF16
+	VZEROUPPER
+	RET
+
+// func dotRows4BF16AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4BF16AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced by horizontal adds and a
+// lane swap so that lanes 2r and 2r+1 hold row r's two scores. n a
+// multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4BF16AVX2L2(SB), NOSPLIT, $0-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // q row 2
+	LEAQ         (R12)(R8*1), R13          // q row 3
+	ADDQ         SI, R8                    // q row 1
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	SHLQ         $1, R9                    // K row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX
+	SHLQ         $1, DX                    // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VBROADCASTSS alpha+64(FP), Y15
+
+dpairBF16:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair thirty-two keys on.
+	LEAQ         (DI)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	LEAQ         (R14)(R9*8), R14
+	XORQ         AX, AX
+pf0BF162:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0BF162
+	ADDQ         R9, R14
+	XORQ         AX, AX
+pf1BF162:
+	PREFETCHT1   (R14)(AX*1)
 	ADDQ         $64, AX
 	CMPQ         AX, DX
 	JB           pf1BF162
@@ -2766,6 +3278,115 @@ adoneBF162:
 	JNZ          achunkBF162
 	VZEROUPPER
 	RET
+// func axpyRows4BF16AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4BF16AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7), so that a
+// chunk's rows stay in the L1 through its passes. n ≥ 1, dv a multiple
+// of 16.
+TEXT ·axpyRows4BF16AVX2L2(SB), NOSPLIT, $8-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // p row 2
+	LEAQ         (R12)(R8*1), R13          // p row 3
+	ADDQ         SI, R8                    // p row 1
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9
+	SHLQ         $1, R9                    // V row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), DX
+	SHLQ         $2, DX                    // acc row length, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         ldacc+56(FP), R11
+	SHLQ         $2, R11
+
+achunkBF162:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastBF162
+	MOVQ         $64, CX                   // keys in this chunk
+alastBF162:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a16BF162:
+	CMPQ         BX, DX
+	JAE          adoneBF162
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, AX
+	SHRQ         $1, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // a chunk of rows ahead
+	XORQ         AX, AX
+a16keyBF162:
+	PREFETCHT1   (R14)(R15*1)
+	VPMOVZXWD    (R14), Y8
+	VPSLLD       $16, Y8, Y8
+	VPMOVZXWD    16(R14), Y9
+	VPSLLD       $16, Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyBF162
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Y0, Y0
+	VMOVUPS      Y0, 0(R15)
+	VADDPS       32(R15), Y1, Y1
+	VMOVUPS      Y1, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y2, Y2
+	VMOVUPS      Y2, 0(R15)
+	VADDPS       32(R15), Y3, Y3
+	VMOVUPS      Y3, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y4, Y4
+	VMOVUPS      Y4, 0(R15)
+	VADDPS       32(R15), Y5, Y5
+	VMOVUPS      Y5, 32(R15)
+	ADDQ         R11, R15
+	VADDPS       0(R15), Y6, Y6
+	VMOVUPS      Y6, 0(R15)
+	VADDPS       32(R15), Y7, Y7
+	VMOVUPS      Y7, 32(R15)
+	ADDQ         $64, BX
+	JMP          a16BF162
+
+adoneBF162:
+	// The next chunk: p's rows and V on by this chunk's keys.
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkBF162
+	VZEROUPPER
+	RET
+
 
 // The indirect eight-lane forms: row j at k + offs[j] (bytes).
 

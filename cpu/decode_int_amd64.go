@@ -37,8 +37,12 @@ func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc
 //go:noescape
 func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
-// axpyRows4Q8IntVNNIL2 is its L2 twin (prefetchL2).
+// axpyRows4Q8IntAVX2L2 and axpyRows4Q8IntVNNIL2 are their L2 twins
+// (prefetchL2).
 //
+//go:noescape
+func axpyRows4Q8IntAVX2L2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
 //go:noescape
 func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 

@@ -355,6 +355,117 @@ akey:
 	VZEROUPPER
 	RET
 
+// func axpyRows4Q8IntAVX2L2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
+// < 4, the n keys of a chunk (a multiple of 2, at most 64) and columns
+// c < dv: q8WeightsAVX2's digits wd and factors g, V's codes (row stride
+// ldv). Sixteen columns at a time: a key pair's codes interleaved and
+// sign-extended to int16 in Y8 (columns 0-7) and Y10 (8-15), each row's
+// int32 sums in Y(2r) and Y(2r+1). Each key's row prefetches the one pf
+// bytes on (the next chunk's, or the next run's: axpyInt). dv a multiple
+// of 32.
+TEXT ·axpyRows4Q8IntAVX2L2(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+astrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the column's block
+	LEAQ         (SI)(DX*4), R13           // its digits, row 0
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	LEAQ         (DI)(BX*1), R14           // v[0][c]
+	MOVQ         R13, AX                   // the pair's digits, row 0
+	MOVQ         CX, R8                    // pairs left
+akey:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 codes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPUNPCKHBW   X9, X8, X10
+	VPUNPCKLBW   X9, X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMOVSXBW    X10, Y10
+	VPBROADCASTD 0(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y1, Y1
+	VPBROADCASTD 1024(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y3, Y3
+	VPBROADCASTD 2048(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y4, Y4
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y5, Y5
+	VPBROADCASTD 3072(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y6, Y6
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y7, Y7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          akey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Y11
+	VCVTDQ2PS    Y0, Y0
+	VFMADD213PS  0(R14), Y11, Y0
+	VMOVUPS      Y0, 0(R14)
+	VCVTDQ2PS    Y1, Y1
+	VFMADD213PS  32(R14), Y11, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Y11
+	VCVTDQ2PS    Y2, Y2
+	VFMADD213PS  0(R14), Y11, Y2
+	VMOVUPS      Y2, 0(R14)
+	VCVTDQ2PS    Y3, Y3
+	VFMADD213PS  32(R14), Y11, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Y11
+	VCVTDQ2PS    Y4, Y4
+	VFMADD213PS  0(R14), Y11, Y4
+	VMOVUPS      Y4, 0(R14)
+	VCVTDQ2PS    Y5, Y5
+	VFMADD213PS  32(R14), Y11, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Y11
+	VCVTDQ2PS    Y6, Y6
+	VFMADD213PS  0(R14), Y11, Y6
+	VMOVUPS      Y6, 0(R14)
+	VCVTDQ2PS    Y7, Y7
+	VFMADD213PS  32(R14), Y11, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $16, BX
+	CMPQ         BX, dv+32(FP)
+	JB           astrip
+	VZEROUPPER
+	RET
+
 // func axpyRows4Q8IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block

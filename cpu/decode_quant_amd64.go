@@ -19,7 +19,7 @@ func axpyRows4Q8AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv
 //go:noescape
 func axpyRows4FP8AVX512(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
-// The sixteen-lane 8-bit kernels' L2 twins (prefetchL2).
+// The 8-bit kernels' L2 twins (prefetchL2).
 //
 //go:noescape
 func dotRows4Q8AVX512L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
@@ -45,6 +45,18 @@ func axpyRows4Q8AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv i
 //go:noescape
 func axpyRows4FP8AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
+//go:noescape
+func dotRows4Q8AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
+
+//go:noescape
+func dotRows4FP8AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+
+//go:noescape
+func axpyRows4Q8AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, sc unsafe.Pointer)
+
+//go:noescape
+func axpyRows4FP8AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+
 // quantWidth is the width of the 8-bit kernels the CPU runs: 1 for the
 // sixteen-lane ones (AVX-512F; they use AVX2's byte and word forms too),
 // 0 for the eight-lane ones (AVX2, FMA and F16C), −1 for none.
@@ -60,9 +72,6 @@ func quantWidth() int {
 
 // quantKernelSets are the kernels by width: eight lanes two keys at a
 // time, sixteen four.
-var quantKernelSets = [2]quantKernelSet{
-	{2, dotRows4Q8AVX2, dotRows4FP8AVX2, axpyRows4Q8AVX2, axpyRows4FP8AVX2},
-	quant16[0],
-}
+var quantKernelSets = [2]quantKernelSet{quantByPrefetch[0][0], quantByPrefetch[1][0]}
 
 func quantKernels(w int) *quantKernelSet { return &quantKernelSets[w] }

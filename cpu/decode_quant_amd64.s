@@ -1833,6 +1833,177 @@ dinnerQ82:
 	VZEROUPPER
 	RET
 
+// func dotRows4Q8AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32, sc unsafe.Pointer)
+//
+// dotRows4Q8AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced as in dotRows4AVX2. n a
+// multiple of 2 (≥ 2), d a multiple of 32 (≥ 32).
+TEXT ·dotRows4Q8AVX2L2(SB), NOSPLIT, $16-80
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX              // K row length, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         sc+72(FP), AX
+	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
+	MOVQ         R9, AX
+	SHRQ         $4, AX
+	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+
+dpairQ82:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair 64 keys on.
+	MOVQ         R9, R14
+	SHLQ         $6, R14
+	ADDQ         DI, R14
+	XORQ         AX, AX
+pf0Q82:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0Q82
+	ADDQ         R9, R14
+	XORQ         AX, AX
+pf1Q82:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1Q82
+	ADDQ         R9, R14
+	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
+	MOVQ         ss-16(SP), R11
+	ADDQ         R15, R11
+	PREFETCHT1   (R15)(R9*4)               // the scales 64 keys on
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+dinnerQ82:
+	VPBROADCASTW (R15), X14
+	VCVTPH2PS    X14, Y14
+	VPBROADCASTW (R11), X15
+	VCVTPH2PS    X15, Y15
+	VPMOVSXBD    0(DI)(AX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y14, Y8, Y8
+	VPMOVSXBD    0(BX)(AX*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y15, Y9, Y9
+	VMOVUPS      0(SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      0(R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      0(R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      0(R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	VPMOVSXBD    8(DI)(AX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y14, Y8, Y8
+	VPMOVSXBD    8(BX)(AX*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y15, Y9, Y9
+	VMOVUPS      32(SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      32(R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      32(R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      32(R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	VPMOVSXBD    16(DI)(AX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y14, Y8, Y8
+	VPMOVSXBD    16(BX)(AX*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y15, Y9, Y9
+	VMOVUPS      64(SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      64(R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      64(R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      64(R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	VPMOVSXBD    24(DI)(AX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y14, Y8, Y8
+	VPMOVSXBD    24(BX)(AX*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y15, Y9, Y9
+	VMOVUPS      96(SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      96(R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      96(R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      96(R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $2, R15
+	ADDQ         $2, R11
+	ADDQ         $32, AX
+	CMPQ         AX, DX
+	JB           dinnerQ82
+
+	// Horizontal adds, then the 128-bit halves summed (dotRows4AVX2).
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VBROADCASTSS alpha+64(FP), Y15
+	VMULPS       Y15, Y1, Y1
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	MOVQ         ss-16(SP), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-8(SP)
+	DECQ         CX
+	JNZ          dpairQ82
+	VZEROUPPER
+	RET
+
 // func dotRows4FP8AVX2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
 //
 // dotRows4FP8AVX512 in eight lanes: two keys at a time, eight
@@ -1869,6 +2040,108 @@ pf0FP82:
 	XORQ         AX, AX
 pf1FP82:
 	PREFETCHT0   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf1FP82
+	ADDQ         R9, R14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX
+
+dinnerFP82:
+	VPMOVSXBW    (DI)(AX*1), X8
+	VPSLLW       $7, X8, X8
+	VPAND        X14, X8, X8
+	VCVTPH2PS    X8, Y8
+	VPMOVSXBW    (BX)(AX*1), X9
+	VPSLLW       $7, X9, X9
+	VPAND        X14, X9, X9
+	VCVTPH2PS    X9, Y9
+	VMOVUPS      (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VMOVUPS      (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VMOVUPS      (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VMOVUPS      (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $8, AX
+	CMPQ         AX, DX
+	JB           dinnerFP82
+
+	// Horizontal adds, then the 128-bit halves summed (dotRows4AVX2).
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VBROADCASTSS alpha+64(FP), Y15
+	VMULPS       Y15, Y1, Y1
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	DECQ         CX
+	JNZ          dpairFP82
+	VZEROUPPER
+	RET
+
+// func dotRows4FP8AVX2L2(q *float32, ldq int, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, alpha float32)
+//
+// dotRows4FP8AVX512 in eight lanes: two keys at a time, eight
+// accumulators (row r, key t in Y(2r+t)) reduced as in dotRows4AVX2. n a
+// multiple of 2 (≥ 2), d a multiple of 8 (≥ 8).
+TEXT ·dotRows4FP8AVX2L2(SB), NOSPLIT, $16-68
+	MOVQ         q+0(FP), SI
+	MOVQ         ldq+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         d+40(FP), DX              // K row length, bytes
+	MOVQ         s+48(FP), R10
+	VPBROADCASTD fp8mask<>(SB), X14
+
+dpairFP82:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair 64 keys on.
+	MOVQ         R9, R14
+	SHLQ         $6, R14
+	ADDQ         DI, R14
+	XORQ         AX, AX
+pf0FP82:
+	PREFETCHT1   (R14)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           pf0FP82
+	ADDQ         R9, R14
+	XORQ         AX, AX
+pf1FP82:
+	PREFETCHT1   (R14)(AX*1)
 	ADDQ         $64, AX
 	CMPQ         AX, DX
 	JB           pf1FP82
@@ -2060,6 +2333,131 @@ adoneQ82:
 	VZEROUPPER
 	RET
 
+// func axpyRows4Q8AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, sc unsafe.Pointer)
+//
+// axpyRows4Q8AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7). n ≥ 1, dv a
+// multiple of 32.
+TEXT ·axpyRows4Q8AVX2L2(SB), NOSPLIT, $32-72
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, dvb-16(SP)            // acc row length, bytes
+	MOVQ         ldacc+56(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, lda-24(SP)            // acc row stride, bytes
+	MOVQ         acc+48(FP), R10
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scc-32(SP)            // the chunk's scales
+	MOVQ         R9, R11
+	SHRQ         $4, R11                   // scale row stride, bytes
+
+achunkQ82:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastQ82
+	MOVQ         $64, CX                   // keys in this chunk
+alastQ82:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a16Q82:
+	CMPQ         BX, dvb-16(SP)
+	JAE          adoneQ82
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         BX, DX
+	SHRQ         $7, DX                    // the column's block
+	ADDQ         DX, DX
+	ADDQ         scc-32(SP), DX            // its scale
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a16keyQ82:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (DX)(R9*4)
+	VPBROADCASTW (DX), X14
+	VCVTPH2PS    X14, Y14
+	VPMOVSXBD    (R14), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y14, Y8, Y8
+	VPMOVSXBD    8(R14), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y14, Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R9, R14
+	ADDQ         R11, DX
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyQ82
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VADDPS       0(R15), Y0, Y0
+	VMOVUPS      Y0, 0(R15)
+	VADDPS       32(R15), Y1, Y1
+	VMOVUPS      Y1, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Y2, Y2
+	VMOVUPS      Y2, 0(R15)
+	VADDPS       32(R15), Y3, Y3
+	VMOVUPS      Y3, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Y4, Y4
+	VMOVUPS      Y4, 0(R15)
+	VADDPS       32(R15), Y5, Y5
+	VMOVUPS      Y5, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VADDPS       0(R15), Y6, Y6
+	VMOVUPS      Y6, 0(R15)
+	VADDPS       32(R15), Y7, Y7
+	VMOVUPS      Y7, 32(R15)
+	ADDQ         $64, BX
+	JMP          a16Q82
+
+adoneQ82:
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         R11, AX
+	IMULQ        CX, AX
+	ADDQ         AX, scc-32(SP)
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkQ82
+	VZEROUPPER
+	RET
+
 // func axpyRows4FP8AVX2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 //
 // axpyRows4FP8AVX512 in eight lanes: chunks of 64 keys, each
@@ -2171,3 +2569,115 @@ adoneFP82:
 	JNZ          achunkFP82
 	VZEROUPPER
 	RET
+// func axpyRows4FP8AVX2L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
+//
+// axpyRows4FP8AVX512 in eight lanes: chunks of 64 keys, each
+// sixteen columns at a time (rows × two vectors in Y0 … Y7). n ≥ 1, dv a
+// multiple of 16.
+TEXT ·axpyRows4FP8AVX2L2(SB), NOSPLIT, $32-64
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         v+16(FP), DI
+	MOVQ         ldv+24(FP), R9        // row stride, bytes
+	MOVQ         n+32(FP), CX
+	MOVQ         dv+40(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, dvb-16(SP)            // acc row length, bytes
+	MOVQ         ldacc+56(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, lda-24(SP)            // acc row stride, bytes
+	MOVQ         acc+48(FP), R10
+	VPBROADCASTD fp8mask<>(SB), Y14
+	VBROADCASTSS f256<>(SB), Y15
+
+achunkFP82:
+	MOVQ         CX, left-8(SP)            // keys left, this chunk's among them
+	CMPQ         CX, $64
+	JBE          alastFP82
+	MOVQ         $64, CX                   // keys in this chunk
+alastFP82:
+	XORQ         BX, BX                    // column offset in acc, bytes
+
+a16FP82:
+	CMPQ         BX, dvb-16(SP)
+	JAE          adoneFP82
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         BX, AX
+	SHRQ         $2, AX
+	LEAQ         (DI)(AX*1), R14           // v[0][c]
+	MOVQ         R9, R15
+	SHLQ         $6, R15                   // 64 rows ahead
+	XORQ         AX, AX
+a16keyFP82:
+	PREFETCHT1   (R14)(R15*1)
+	VPMOVSXBW    (R14), Y8
+	VPSLLW       $7, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VCVTPH2PS    X8, Y8
+	VCVTPH2PS    X9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(AX*4), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12)(AX*4), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13)(AX*4), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R9, R14
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           a16keyFP82
+	LEAQ         (R10)(BX*1), R15          // acc[0][c]
+	VFMADD213PS  0(R15), Y15, Y0
+	VMOVUPS      Y0, 0(R15)
+	VFMADD213PS  32(R15), Y15, Y1
+	VMOVUPS      Y1, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Y15, Y2
+	VMOVUPS      Y2, 0(R15)
+	VFMADD213PS  32(R15), Y15, Y3
+	VMOVUPS      Y3, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Y15, Y4
+	VMOVUPS      Y4, 0(R15)
+	VFMADD213PS  32(R15), Y15, Y5
+	VMOVUPS      Y5, 32(R15)
+	ADDQ         lda-24(SP), R15
+	VFMADD213PS  0(R15), Y15, Y6
+	VMOVUPS      Y6, 0(R15)
+	VFMADD213PS  32(R15), Y15, Y7
+	VMOVUPS      Y7, 32(R15)
+	ADDQ         $64, BX
+	JMP          a16FP82
+
+adoneFP82:
+	LEAQ         (SI)(CX*4), SI
+	LEAQ         (R8)(CX*4), R8
+	LEAQ         (R12)(CX*4), R12
+	LEAQ         (R13)(CX*4), R13
+	MOVQ         R9, AX
+	IMULQ        CX, AX
+	ADDQ         AX, DI
+	MOVQ         left-8(SP), AX
+	SUBQ         CX, AX
+	MOVQ         AX, CX
+	JNZ          achunkFP82
+	VZEROUPPER
+	RET
+

@@ -280,11 +280,12 @@
 // The sixteen-lane decoding kernels (float32, halves, q8 and fp8, and
 // the VNNI P·V) prefetch the rows they read next into the L2
 // (PREFETCHT1) on CPUs not Intel's, into the L1 (PREFETCHT0) on
-// Intel's: each kernel comes in both forms (asmparts.py's l2_twins),
-// and $ATTN_CPU_PREFETCH=l1|l2 picks one for the process. On an AMD
-// Zen 4 the L1's misses in flight held a kernel streaming K or V from
-// memory to 7-10 GB/s a thread; the Intel Xeon's kernels were tuned
-// prefetching into the L1.
+// Intel's; the eight-lane ones into the L1. Each kernel comes in both
+// forms (asmparts.py's l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks
+// one for the process, both widths. On an AMD Zen 4 the L1's misses in
+// flight held a kernel streaming K or V from memory to 7-10 GB/s a
+// thread; the Intel Xeon's kernels were tuned prefetching into the L1,
+// and the eight-lane ones' twins are not yet measured on an AVX2 CPU.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

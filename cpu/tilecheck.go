@@ -61,11 +61,13 @@ func checkOut(kernel string, out []float32) []float32 {
 // and CI).
 const EnvDecode8 = "ATTN_CPU_DECODE8"
 
-// EnvPrefetch names the variable that chooses where the sixteen-lane
-// (AVX-512) decoding kernels prefetch, for a process: "l1" (PREFETCHT0,
-// Intel's default), "l2" (PREFETCHT1, every other maker's) or "auto";
-// elsewhere it changes nothing. It is for measuring one against the
-// other on a CPU (docs/benchmarks.md); another value is ErrShape at New.
+// EnvPrefetch names the variable that chooses where the x86 decoding
+// kernels prefetch, for a process: "l1" (PREFETCHT0) or "l2"
+// (PREFETCHT1) for both widths, or "auto": the sixteen-lane (AVX-512)
+// ones into the L2 on CPUs not Intel's and the L1 on Intel's, the
+// eight-lane (AVX2) ones into the L1. Elsewhere it changes nothing. It
+// is for measuring one against the other on a CPU
+// (docs/benchmarks.md); another value is ErrShape at New.
 const EnvPrefetch = "ATTN_CPU_PREFETCH"
 
 // prefetchEnv is $EnvPrefetch read: l2 true for "l2", false for "l1",

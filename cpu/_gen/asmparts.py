@@ -27,10 +27,11 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 """
 
 
-# L2_TWINS: the sixteen-lane decoding kernels come twice, the second
-# named with the suffix L2: the first prefetches into the L1
-# (PREFETCHT0), the twin into the L2 (PREFETCHT1), and the Go side picks
-# by the CPU's maker (decode_amd64.go, prefetchL2). On an AMD Zen 4 (2
+# L2_TWINS: the decoding kernels come twice, the second named with the
+# suffix L2: the first prefetches into the L1 (PREFETCHT0), the twin into
+# the L2 (PREFETCHT1), and the Go side picks (decode_amd64.go,
+# prefetchL2): the sixteen-lane ones by the CPU's maker, the eight-lane
+# ones the L1's unless $ATTN_CPU_PREFETCH asks (not yet measured). On an AMD Zen 4 (2
 # cores, family 25 model 17), one thread streaming 8 KV heads' K or V of
 # 32768 keys from memory, prefetches into the L1 held each kernel to
 # 7-10 GB/s, fewer misses in flight than the L2's: two interleaved
@@ -41,11 +42,19 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 # P·V 20 and 16 against 12 and 11. The Intel Xeon's kernels were tuned
 # with T0 (decode.py's AXPY_CHUNK and the dot kernels' prefetch notes)
 # and keep it.
+def twinned(name):
+    """Whether l2_twins gives kernel name a twin: the decoding kernels of
+    either width (AVX512, VNNI; AVX2, whose twins run only where
+    $ATTN_CPU_PREFETCH asks), not the index lists' or the digits'."""
+    return (name.startswith("dotRows4") or name.startswith("axpyRows4")) and "Idx" not in name and \
+        (name.endswith("AVX512") or name.endswith("VNNI") or name.endswith("AVX2"))
+
+
 def l2_twins(src):
     """src (generated assembly) with an L2 twin after each TEXT block
-    whose function name ends in AVX512 or VNNI: its name + "L2", every
-    PREFETCHT0 a PREFETCHT1. Go's labels are local to a function, so the
-    twin keeps them."""
+    whose kernel is twinned: its name + "L2", every PREFETCHT0 a
+    PREFETCHT1. Go's labels are local to a function, so the twin keeps
+    them."""
     import re
     parts = re.split(r'(?m)^(?=// func |TEXT )', src)
     out = []
@@ -61,7 +70,7 @@ def l2_twins(src):
             i += 1
         out.append(block)
         m = re.search(r'(?m)^TEXT ·(\w+)\(SB\)', block)
-        if m and (m.group(1).endswith("AVX512") or m.group(1).endswith("VNNI")):
+        if m and twinned(m.group(1)):
             name = m.group(1)
             twin = block.replace(f"·{name}(SB)", f"·{name}L2(SB)")
             twin = re.sub(r'(?m)^// func ' + name + r'\(', f"// func {name}L2(", twin)

@@ -433,7 +433,7 @@ a16{dt}2:
 
 {chunk_tail("a", dt + "2")}""")
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_amd64.s'), 'a') as f:
-    f.write("\n".join(L2))
+    f.write(l2_twins("\n".join(L2)))
 
 # The indirect eight-lane forms: K's or V's key j is the row at byte
 # offset offs[j] from the base, wherever it lies (an index list's keys,

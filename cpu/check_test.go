@@ -174,7 +174,7 @@ func TestBF16SameBits(t *testing.T) {
 	if !slices.Equal(o1, o2) || !slices.Equal(l1, l2) {
 		t.Fatal("two backends gave different bits for one bfloat16 problem")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBF16SameBits$", "-test.count=1", "-test.v")
+	cmd := testChild("-test.run=^TestBF16SameBits$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "ATTN_TEST_BF16_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if errors.Is(err, syscall.ENOEXEC) {
@@ -186,4 +186,20 @@ func TestBF16SameBits(t *testing.T) {
 	if want := "bits " + hash(o1, l1); !strings.Contains(string(out), want) {
 		t.Fatalf("a fresh process gave other bits: %s, want %s", out, want)
 	}
+}
+
+// EnvTestExec names the variable that holds the emulator command line a
+// test binary runs under (as go test -exec took it: "qemu-x86_64-static
+// -cpu Haswell"), for the tests that run the binary again as a child: a
+// child of a process under qemu-user runs on the host's CPU otherwise,
+// where it picks other kernels (CI's Haswell run on an AVX-512 host).
+const EnvTestExec = "ATTN_TEST_EXEC"
+
+// testChild is the command that runs this test binary again with args,
+// under $ATTN_TEST_EXEC where set.
+func testChild(args ...string) *exec.Cmd {
+	if e := strings.Fields(os.Getenv(EnvTestExec)); len(e) > 0 {
+		return exec.Command(e[0], append(append(e[1:], os.Args[0]), args...)...)
+	}
+	return exec.Command(os.Args[0], args...)
 }

@@ -3,7 +3,6 @@ package cpu
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
@@ -170,7 +169,7 @@ func TestKernelEnv(t *testing.T) {
 		cases = append(cases, [3]string{sgemm.EnvKernel, name[strings.LastIndex(name, " ")+1:], name})
 	}
 	for _, c := range cases {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelEnv$", "-test.count=1")
+		cmd := testChild("-test.run=^TestKernelEnv$", "-test.count=1")
 		cmd.Env = append(os.Environ(), c[0]+"="+c[1], "ATTN_TEST_KERNEL_CHILD="+c[0], "ATTN_TEST_KERNEL_WANT="+c[2])
 		out, err := cmd.CombinedOutput()
 		if errors.Is(err, syscall.ENOEXEC) {

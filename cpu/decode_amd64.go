@@ -127,16 +127,11 @@ func decodeStep() int {
 
 // The kernels by width (eight lanes, sixteen) and dtype (Float32,
 // Float16, BFloat16); each takes K or V as a pointer to its first stored
-// element.
+// element. usePrefetch fills them at start-up (prefetchL2), as it does
+// quantKernelSets and the integer kernels' run.
 var (
-	dotKernels = [2][3]func(q *float32, ldq int, k unsafe.Pointer, ldk, n, d int, s *float32, lds int, alpha float32){
-		dotByPrefetch[0][0],
-		dotByPrefetch[1][0],
-	}
-	axpyKernels = [2][3]func(p *float32, ldp int, v unsafe.Pointer, ldv, n, dv int, acc *float32, ldacc int){
-		axpyByPrefetch[0][0],
-		axpyByPrefetch[1][0],
-	}
+	dotKernels  [2][3]func(q *float32, ldq int, k unsafe.Pointer, ldk, n, d int, s *float32, lds int, alpha float32)
+	axpyKernels [2][3]func(p *float32, ldp int, v unsafe.Pointer, ldv, n, dv int, acc *float32, ldacc int)
 )
 
 // The kernels by width and prefetch: [w][0] the L1's, [w][1] the L2

@@ -51,16 +51,17 @@ func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, a
 // codes' sign extension to words).
 var hasVNNI = quantWidth() == 1 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW
 
-// An integer P·V kernel: its function and its name, as Info's Detail
-// and its check's errors name it.
+// An integer P·V kernel: its function (the L1's prefetches or the L2
+// twin, set by usePrefetch) and its name, as Info's Detail and its
+// check's errors name it.
 type intKernel struct {
 	run  func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 	name string
 }
 
 var (
-	intAVX2 = intKernel{axpyRows4Q8IntAVX2, "q8 P·V (VPMADDWD)"}
-	intVNNI = intKernel{axpyRows4Q8IntVNNI, "q8 P·V (VPDPWSSD)"}
+	intAVX2 = intKernel{name: "q8 P·V (VPMADDWD)"}
+	intVNNI = intKernel{name: "q8 P·V (VPDPWSSD)"}
 )
 
 // q8Int is the integer kernel the CPU runs: the sixteen-lane one where it

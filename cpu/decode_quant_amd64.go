@@ -71,7 +71,7 @@ func quantWidth() int {
 }
 
 // quantKernelSets are the kernels by width: eight lanes two keys at a
-// time, sixteen four.
-var quantKernelSets = [2]quantKernelSet{quantByPrefetch[0][0], quantByPrefetch[1][0]}
+// time, sixteen four (filled by usePrefetch).
+var quantKernelSets [2]quantKernelSet
 
 func quantKernels(w int) *quantKernelSet { return &quantKernelSets[w] }

@@ -28,20 +28,22 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 
 
 # L2_TWINS: the decoding kernels come twice, the second named with the
-# suffix L2: the first prefetches into the L1 (PREFETCHT0), the twin into
-# the L2 (PREFETCHT1), and the Go side picks (decode_amd64.go,
+# suffix L2: the first prefetches into the L1 (PREFETCHT0), the twin
+# into the L2 (PREFETCHT1), and the Go side picks (decode_amd64.go,
 # prefetchL2): the sixteen-lane ones by the CPU's maker, the eight-lane
-# ones the L1's unless $ATTN_CPU_PREFETCH asks (not yet measured). On an AMD Zen 4 (2
-# cores, family 25 model 17), one thread streaming 8 KV heads' K or V of
-# 32768 keys from memory, prefetches into the L1 held each kernel to
-# 7-10 GB/s, fewer misses in flight than the L2's: two interleaved
-# rounds, ns a key, T0 against T1 (go test -bench
+# ones the L1's unless $ATTN_CPU_PREFETCH asks (not yet measured). On an
+# AMD Zen 4 (2 cores, family 25 model 17), one thread streaming 8 KV
+# heads' K or V of 32768 keys from memory, prefetches into the L1 held
+# each kernel to 7-10 GB/s, fewer misses in flight than the L2's: two
+# interleaved rounds, ns a key, T0 against T1 (go test -bench
 # 'DecodeQuant/Kernel' ./cpu, ATTN_BENCH_PART=dot or axpy): the float32
 # scores 43 and 40 against 28 and 29, the float32 P·V 53 and 48 against
 # 37 and 35, the float16 P·V 29 and 25 against 17 and 17, the VNNI q8
 # P·V 20 and 16 against 12 and 11. The Intel Xeon's kernels were tuned
 # with T0 (decode.py's AXPY_CHUNK and the dot kernels' prefetch notes)
 # and keep it.
+
+
 def twinned(name):
     """Whether l2_twins gives kernel name a twin: the decoding kernels of
     either width (AVX512, VNNI; AVX2, whose twins run only where

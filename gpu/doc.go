@@ -45,16 +45,20 @@
 //     naming it.
 //     bench/gpu-hw.sh tune sweeps settings on a GPU.
 //   - ATTN_GPU_FEATURES sets which optional WebGPU features the kernels
-//     use where the device has them: f16 and subgroups, each =on, =off or
-//     =auto, comma-separated. Auto, the default, is the plan's choice:
-//     subgroups under both plans, f16 under the hardware plan only
-//     (lavapipe runs f16 conversions slower than unpack2x16float). With shader-f16 (and a binding whose compiler
+//     use where the device has them: f16, subgroups and tile-subgroups,
+//     each =on, =off or =auto, comma-separated. Auto, the default, is the
+//     plan's choice: subgroups under both plans, f16 under the hardware
+//     plan only (lavapipe runs f16 conversions slower than
+//     unpack2x16float), and tile-subgroups (subgroups in fusedtile.wgsl,
+//     which only the hardware plan runs, where subgroups is on) off under
+//     the hardware plan (an H100 ran its prefill 1.3–1.6× faster without
+//     them). With shader-f16 (and a binding whose compiler
 //     takes WGSL's f16: wgpu-native 27, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
 //     widen them by conversion; with subgroups, fused.wgsl's key lanes
 //     meet through subgroupMax and subgroupAdd, fuseddecode.wgsl takes
-//     each tile's row maxima and fusedtile.wgsl each tile's row softmax a
-//     subgroup a row. Either way the answers are
+//     each tile's row maxima a subgroup a row, and with tile-subgroups
+//     too, fusedtile.wgsl each tile's row softmax. Either way the answers are
 //     the same within float32's tolerance; the switch is there so that the
 //     fallbacks are tested on devices that have the features (CI does) and
 //     a GPU run can measure each. Info().Detail names the features in use.

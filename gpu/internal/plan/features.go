@@ -29,11 +29,14 @@ type KernelFeatures struct {
 	// subgroups: reductions across invocations use subgroup operations
 	// where a kernel has them, not workgroup memory and barriers.
 	subgroups bool
+	// tileSubgroups: fusedtile.wgsl (the hardware plan's prefill) takes
+	// its row softmax by subgroups too, where subgroups is on.
+	tileSubgroups bool
 }
 
 // allFeatures is every optional feature, before the device and
 // ATTN_GPU_FEATURES say which are used.
-var allFeatures = KernelFeatures{f16: true, subgroups: true}
+var allFeatures = KernelFeatures{f16: true, subgroups: true, tileSubgroups: true}
 
 // planFeatures is the features a plan uses by default, where the device
 // has them. The CPU plan leaves f16 off: on lavapipe (Mesa 22.3, the
@@ -45,13 +48,18 @@ var allFeatures = KernelFeatures{f16: true, subgroups: true}
 // H100 (2026-11-26, docs/gpu.md "On an NVIDIA H100, 2026-11-26") a
 // decoding step took the same device time within 1 % with either off
 // (32768 f16 keys: 437 µs both on, 440 with f16 off, 442 with subgroups
-// off), so neither is turned off; prefill with each off is the next
-// run's (bench/gpu-hw.sh bench measures it).
+// off), so neither is turned off. Except in fusedtile.wgsl: on the same
+// H100 (the second run, 2026-11-26, docs/gpu.md "On an NVIDIA H100,
+// the second run") its prefill (B = 1, H = 8, N = 16384) took 94.7 and
+// 156.7 ms of device time at D = 64 and 128 with subgroups off, against
+// 120.6 and 236.5 ms with them (f16 operands: 95.4 and 148.2 against
+// 121.9 and 230.3), so the hardware plan leaves tileSubgroups off; its
+// decoding kept them (32768 f32 keys: 371 µs on, 398 off).
 func planFeatures(hardware bool) KernelFeatures {
 	if hardware {
-		return allFeatures
+		return KernelFeatures{f16: true, subgroups: true}
 	}
-	return KernelFeatures{subgroups: true}
+	return KernelFeatures{subgroups: true, tileSubgroups: true}
 }
 
 // featureSwitches are ATTN_GPU_FEATURES's names and the fields they set.
@@ -62,6 +70,7 @@ var featureSwitches = []struct {
 }{
 	{"f16", func(f *KernelFeatures) *bool { return &f.f16 }, "WGSL's f16 type (shader-f16) for half K and V"},
 	{"subgroups", func(f *KernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
+	{"tile-subgroups", func(f *KernelFeatures) *bool { return &f.tileSubgroups }, "subgroup operations in fusedtile.wgsl's row softmax too (the hardware plan's prefill), where subgroups is on"},
 }
 
 // parseFeatures reads ATTN_GPU_FEATURES's value over def, a plan's
@@ -108,6 +117,7 @@ func featuresFromEnv(a AdapterPlan) (AdapterPlan, error) {
 func (a AdapterPlan) On(fs gputypes.Features, compilesF16 bool) AdapterPlan {
 	a.Features.f16 = a.Features.f16 && compilesF16 && fs.Contains(gputypes.FeatureShaderF16)
 	a.Features.subgroups = a.Features.subgroups && fs.Contains(gputypes.FeatureSubgroupOperations)
+	a.Features.tileSubgroups = a.Features.tileSubgroups && a.Features.subgroups
 	return a
 }
 

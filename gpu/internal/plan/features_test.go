@@ -21,13 +21,14 @@ func TestParseFeatures(t *testing.T) {
 	}{
 		{in: "", def: allFeatures, want: allFeatures},
 		{in: " , ", def: KernelFeatures{}, want: KernelFeatures{}},
-		{in: "f16=off", def: allFeatures, want: KernelFeatures{subgroups: true}},
-		{in: " Subgroups = OFF ,", def: allFeatures, want: KernelFeatures{f16: true}},
-		{in: "f16=off,subgroups=off", def: allFeatures, want: KernelFeatures{}},
+		{in: "f16=off", def: allFeatures, want: KernelFeatures{subgroups: true, tileSubgroups: true}},
+		{in: " Subgroups = OFF ,", def: allFeatures, want: KernelFeatures{f16: true, tileSubgroups: true}},
+		{in: "f16=off,subgroups=off,tile-subgroups=off", def: allFeatures, want: KernelFeatures{}},
 		{in: "f16=on,subgroups=off", def: KernelFeatures{}, want: KernelFeatures{f16: true}},
 		{in: "f16=auto,subgroups=on", def: KernelFeatures{}, want: KernelFeatures{subgroups: true}},
+		{in: "TILE-subgroups=on", def: KernelFeatures{}, want: KernelFeatures{tileSubgroups: true}},
 		{in: "f16=auto", def: allFeatures, want: allFeatures},
-		{in: "f16", err: `"f16" is not name=value with a name of f16, subgroups`},
+		{in: "f16", err: `"f16" is not name=value with a name of f16, subgroups, tile-subgroups`},
 		{in: "fp16=off", err: `"fp16=off"`},
 		{in: "f16=no", err: "f16=no: want on, off or auto"},
 		{in: "f16=off,f16=on", err: "f16 is set twice"},
@@ -64,11 +65,14 @@ func TestFeaturesOn(t *testing.T) {
 		want     KernelFeatures
 	}{
 		{"", both, true, allFeatures},
-		{"", both, false, KernelFeatures{subgroups: true}},
+		{"", both, false, KernelFeatures{subgroups: true, tileSubgroups: true}},
 		{"", 0, true, KernelFeatures{}},
 		{"subgroups=off", both, true, KernelFeatures{f16: true}},
+		{"subgroups=off,tile-subgroups=on", both, true, KernelFeatures{f16: true}},
 		{"f16=off,subgroups=off", both, true, KernelFeatures{}},
 		{"f16=on", both, true, allFeatures},
+		{"tile-subgroups=on", both, true, allFeatures},
+		{"tile-subgroups=off", both, true, KernelFeatures{f16: true, subgroups: true}},
 	} {
 		t.Setenv(envPlan, "")
 		t.Setenv(envFeatures, c.env)
@@ -81,6 +85,9 @@ func TestFeaturesOn(t *testing.T) {
 			want := c.want
 			if !a.Hardware && !strings.Contains(c.env, "f16=on") {
 				want.f16 = false // the CPU plan's default (planFeatures)
+			}
+			if a.Hardware && !strings.Contains(c.env, "tile-subgroups=on") {
+				want.tileSubgroups = false // the hardware plan's default (planFeatures)
 			}
 			if a.Features != want || !strings.Contains(a.String(), "features: "+want.String()+")") {
 				t.Errorf("%s=%q, device %v (compiles f16 %v): plan %q, features %+v; want %+v", envFeatures, c.env, c.fs, c.compiles, a, a.Features, want)
@@ -134,7 +141,8 @@ func TestFeaturesOn(t *testing.T) {
 		{"decode f16", decode, allFeatures, f16, true, true},
 		{"decode subgroups off", decode, KernelFeatures{f16: true}, f16, true, false},
 		{"tile", prefill, allFeatures, f16, true, true},
-		{"tile subgroups off", prefill, KernelFeatures{f16: true}, f16, true, false},
+		{"tile subgroups off", prefill, KernelFeatures{f16: true, tileSubgroups: true}, f16, true, false},
+		{"tile's subgroups off", prefill, KernelFeatures{f16: true, subgroups: true}, f16, true, false},
 		{"rows", func(f KernelFeatures) FusedKernel {
 			a := cpu
 			a.Features = f

@@ -19,7 +19,11 @@ const (
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
 	// heads: 1024 workgroups of 256 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
-	DecodeWG       = 128
+	// DecodeWG was 128 until an H100 (2026-11-26, the second run:
+	// docs/gpu.md) measured 256 (ATTN_GPU_TUNE=decode.wg=256) at 0.78–0.92×
+	// its device time over 4096 and 32768 keys, f32 and f16, and 64 at
+	// 1.3–1.6×.
+	DecodeWG       = 256
 	decodeMaxRows  = 16
 	decodeMaxNq    = 16
 	decodeMaxK     = 64

@@ -23,7 +23,7 @@ const (
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims
 // included; its operands' dtypes are spec's), its splits unbounded; feat
 // says whether it widens float16 operands as WGSL f16 and takes each
-// tile's row softmax by subgroups.
+// tile's row softmax by subgroups (subgroups and tileSubgroups both on).
 type kernelTile struct {
 	tile shaders.FusedTileConsts
 	feat KernelFeatures
@@ -31,7 +31,7 @@ type kernelTile struct {
 
 func (c kernelTile) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
 	s := c.tile
-	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups
+	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups && c.feat.tileSubgroups
 	return s
 }
 

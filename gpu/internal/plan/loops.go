@@ -45,7 +45,7 @@ func decodeLoops(t DecodeTile, d, dv, keys int) int {
 	d4, r, kg, steps, lpr := v["D4"], v["R"], v["KG"], v["SSTEPS"], v["LPR"]
 	tiles := CeilDiv(keys, t.tk)
 	perTile := 1 + steps*(2+d4) + CeilDiv(t.tk, lpr) + bits.Len(uint(lpr)) - 1 + CeilDiv(t.tk, kg)
-	return CeilDiv(r*d4, DecodeWG) + tiles*perTile + kg
+	return CeilDiv(r*d4, t.wg) + tiles*perTile + kg
 }
 
 // MergeLoops bounds the loop iterations one invocation of merge.wgsl runs

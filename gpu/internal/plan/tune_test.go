@@ -19,8 +19,8 @@ func TestParseTuning(t *testing.T) {
 	}{
 		{in: "", want: ""},
 		{in: " , ", want: ""},
-		{in: "decode.wg=128", want: ""}, // the default, so nothing differs
-		{in: "decode.wg=256", want: "decode.wg=256"},
+		{in: "decode.wg=256", want: ""}, // the default, so nothing differs
+		{in: "decode.wg=128", want: "decode.wg=128"},
 		{in: " Decode.WG = 64 , tile.keys=16,", want: "decode.wg=64,tile.keys=16"},
 		{in: "tile.reg=8,decode.target=4096,merge.lanes=1,split.target=1", want: "decode.target=4096,merge.lanes=1,split.target=1,tile.reg=8"},
 		{in: "decode.wg=96", err: "decode.wg=96: want a power of two from 32 to 256"},
@@ -75,7 +75,7 @@ func TestTuneFromEnv(t *testing.T) {
 		t.Errorf("cpu adapter, %s=hardware: plan %+v, %v; want the tuning", envPlan, a, err)
 	}
 	t.Setenv(envPlan, "")
-	t.Setenv(envTune, "decode.wg=128") // the default: nothing to refuse
+	t.Setenv(envTune, "decode.wg=256") // the default: nothing to refuse
 	if a, err := FromEnv(gputypes.DeviceTypeCPU); err != nil || a.Hardware || a.Tune != defaultTuning {
 		t.Errorf("cpu plan under the default tuning: %+v, %v", a, err)
 	}

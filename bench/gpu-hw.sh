@@ -21,20 +21,21 @@
 #          ./kernels on the GPU (ATTN_REQUIRE_GPU=1)
 #   long   the ATTN_LONG cache tests of ./gpu
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
-#          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16; again
-#          with f16 and with subgroups off, ATTN_GPU_FEATURES), 16
-#          sequences of 8192 keys, prefill (B=1 H=8, D=64 and 128, N =
-#          4096 and 16384) through fusedtile.wgsl and again through
-#          fusedloop.wgsl (ATTN_GPU_PREFILL=loop), prefill with f16
-#          inputs (and again with f16 and with subgroups off), prefill
-#          and decoding under the old binding (attn-gowebgpu, -tags
-#          gowebgpu) beside v27's, a model's decoding
-#          step of 32 layers beside one (-layers 1,32: each layer's cache
-#          4096 keys, recorded with one wait), what an empty dispatch
-#          costs (BenchmarkDispatch) and what recording a layer costs
-#          the host (BenchmarkRecord), then PyTorch's SDPA on the
-#          decoding shapes and the GPU's read bandwidth (x.sum()) where
-#          torch sees a CUDA GPU
+#          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), prefill
+#          (B=1 H=8, D=64 and 128, N = 4096 and 16384) through
+#          fusedtile.wgsl; then at N = 16384 the three kernels with their
+#          constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
+#          loop.unroll, decode.unroll), fusedloop.wgsl
+#          (ATTN_GPU_PREFILL=loop), prefill with f16 inputs, 16
+#          sequences of 8192 keys, fusedtile.wgsl with subgroups
+#          (ATTN_GPU_FEATURES=tile-subgroups=on), prefill and decoding
+#          under the old binding (attn-gowebgpu, -tags gowebgpu) beside
+#          v27's, a model's decoding step of 32 layers beside one
+#          (-layers 1,32: each layer's cache 4096 keys, recorded with
+#          one wait), PyTorch's SDPA on the decoding shapes and the GPU's
+#          read bandwidth (x.sum()) where torch sees a CUDA GPU, then
+#          what an empty dispatch costs (BenchmarkDispatch) and what
+#          recording a layer costs the host (BenchmarkRecord)
 #   more   issues 56 to 58 on the GPU: 8-bit caches decoding beside f16
 #          (B=1, 32 query heads over 8 KV heads, D=128, one query over
 #          4096 and 32768 keys, f16, q8 and fp8; q8 at D = 80 beside 64),
@@ -270,23 +271,28 @@ run() {
 			peers=(-peers ggml-vulkan -peers-dir "$root/bench/peers")
 		fi
 		sweep decode -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget" "${peers[@]}"
-		# Issue 44: the decoding step with each optional WebGPU feature
-		# off (ATTN_GPU_FEATURES), beside the sweep above with both on
-		# where the device has them: the run decides the defaults.
-		ATTN_GPU_FEATURES=f16=off sweep decode-nof16 -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
-		ATTN_GPU_FEATURES=subgroups=off sweep decode-nosubgroups -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		sweep prefill -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
-		# The kernel fusedtile.wgsl replaced, beside it: which is faster
-		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
-		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
-		# Issue 59's f16 goal (f16 inputs and products) and issue 44's
-		# features, for prefill as for decoding: each off beside both on.
-		sweep prefill-f16 -heads 8 -d 64,128 "${pre[@]}" -dtype f16 -budget "$budget"
 		# The A/B sweeps take the goals' N alone (the last of pre).
 		local pre1=(-n "${pre[-1]##*,}")
-		ATTN_GPU_FEATURES=f16=off sweep prefill-f16-nof16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
-		ATTN_GPU_FEATURES=subgroups=off sweep prefill-nosubgroups -heads 8 -d 64,128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		# The remedy for wgpu-native 27's loop bounding (docs/gpu.md, "On
+		# an NVIDIA H100, the second run"): each kernel's constant-trip
+		# loops written out (ATTN_GPU_TUNE's tile.unroll, loop.unroll,
+		# decode.unroll), beside the sweeps above and the old binding's
+		# below. The hardware plan is named so that quick mode runs them
+		# on lavapipe too.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=tile.unroll=32 sweep prefill-unroll -heads 8 -d 64,128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_PREFILL=loop ATTN_GPU_TUNE=loop.unroll=256 sweep prefill-loop-unroll -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.unroll=32 sweep decode-unroll -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		# The kernel fusedtile.wgsl replaced, beside it: which is faster
+		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
+		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
+		# Issue 59's f16 goal (f16 inputs and products).
+		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
+		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
+		# The features were decided on 2026-11-26 (f16 on; subgroups on,
+		# but not in fusedtile.wgsl): fusedtile.wgsl with them, beside
+		# prefill above without.
+		ATTN_GPU_FEATURES=tile-subgroups=on sweep prefill-tile-subgroups -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
 		# The old binding (wgpu-native 0.17) on the same kernels: on
 		# 2026-11-26 v27's prefill took 1.7–6× 2026-11-22's time under
 		# 0.17 at D = 64.
@@ -297,20 +303,8 @@ run() {
 		fi
 		# Issue 24: L attention calls over L caches as one step, one wait.
 		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
-		# What a dispatch costs with no work in it, the floor of a step,
-		# and what recording a layer costs this host (issue 24: 32 layers
-		# within 2 ms; not in quick mode, where lavapipe's waits between
-		# the timed recordings take minutes).
-		local benches='Dispatch|Record'
-		[[ $mode == quick ]] && benches=Dispatch
-		{
-			echo
-			echo "## Dispatch and recording cost: gpu.test -test.bench '$benches'"
-			echo
-			echo '```'
-			(cd "$root/gpu" && "$bin/gpu.test" -test.run '^$' -test.bench "$benches" -test.benchtime "$budget" 2>&1 | grep -E 'Benchmark|ok|FAIL') || true
-			echo '```'
-		} >>"$out/report.md"
+		# PyTorch before the dispatch benchmarks, which 2026-11-26's run
+		# did not get past within its 380 s.
 		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 			local ns=4096,32768
 			[[ $mode == quick ]] && ns=256,1024
@@ -325,6 +319,20 @@ run() {
 		else
 			echo "PyTorch with CUDA is not here: no SDPA rows" >>"$out/report.md"
 		fi
+		# What a dispatch costs with no work in it, the floor of a step,
+		# and what recording a layer costs this host (issue 24: 32 layers
+		# within 2 ms; not in quick mode, where lavapipe's waits between
+		# the timed recordings take minutes).
+		local benches='Dispatch|Record'
+		[[ $mode == quick ]] && benches=Dispatch
+		{
+			echo
+			echo "## Dispatch and recording cost: gpu.test -test.bench '$benches'"
+			echo
+			echo '```'
+			(cd "$root/gpu" && "$bin/gpu.test" -test.run '^$' -test.bench "$benches" -test.benchtime "$budget" 2>&1 | grep -E 'Benchmark|ok|FAIL') || true
+			echo '```'
+		} >>"$out/report.md"
 		;;
 	cpu)
 		{
@@ -418,11 +426,12 @@ run() {
 # gpu/internal/plan/tune.go), "" being the defaults, into OUT/tune.json,
 # and summarises them in the report.
 tune() {
-	local decode=("" decode.wg=64 decode.wg=256 decode.keys=32 decode.keys=128
-		decode.target=256 decode.target=512 decode.target=2048 decode.target=4096
-		decode.split=64 decode.split=256 decode.split=512 merge.lanes=8 merge.lanes=64
-		decode.wg=256,decode.keys=128 decode.target=4096,decode.split=64)
-	local prefill=("" tile.wg=64 tile.wg=256 tile.rows=32 tile.rows=128 tile.keys=16 tile.keys=64
+	# 2026-11-26's run swept decode.wg, decode.keys, decode.split and
+	# decode.target one at a time (docs/gpu.md): what it left is first.
+	local decode=("" decode.target=256 decode.target=512 decode.unroll=4 decode.unroll=32
+		decode.target=256,decode.unroll=32 decode.wg=128 decode.keys=128 decode.split=256
+		merge.lanes=8 merge.lanes=64 decode.target=2048)
+	local prefill=("" tile.unroll=4 tile.unroll=32 tile.wg=64 tile.wg=256 tile.rows=32 tile.rows=128 tile.keys=16 tile.keys=64
 		tile.reg=8 tile.reg=32 tile.wg=256,tile.rows=128 tile.wg=256,tile.rows=128,tile.reg=32
 		tile.wg=256,tile.keys=64 tile.rows=128,tile.keys=64,tile.reg=32)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
@@ -435,7 +444,8 @@ tune() {
 	tmp=$(mktemp -d)
 	local n=0 set kind
 	export ATTN_GPU_PLAN=hardware
-	for kind in decode layers prefill; do
+	# Prefill first: 2026-11-26's run stopped before reaching it.
+	for kind in prefill decode layers; do
 		local sets=("${decode[@]}")
 		[[ $kind == prefill ]] && sets=("${prefill[@]}")
 		[[ $kind == layers ]] && sets=("${layers[@]}")

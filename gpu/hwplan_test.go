@@ -4,6 +4,7 @@ package gpu_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -186,6 +187,68 @@ func TestParityTuned(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			parity(t, g, c, backendtest.RandomCase(newRand(uint64(n+1)), row.p, nil, nil), kernels.Fused, true)
+		})
+	}
+}
+
+// TestParityUnrolled runs the hardware plan's fused kernels with their
+// constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
+// loop.unroll and decode.unroll: the kernels' UN): some iterations a
+// trip, and whole loops with no loop left, over head dims whose vec4s
+// the factor divides, does not divide and equals, and checks that the
+// unrolled kernel is the one that runs and that it agrees with the CPU.
+func TestParityUnrolled(t *testing.T) {
+	prefill := []backend.Problem{
+		causal(prob(1, 2, 1, 70, 90, 64, 64)),
+		prob(1, 2, 2, 33, 65, 40, 24),
+		bnhd(prob(1, 2, 1, 20, 40, 5, 7)),
+	}
+	decode := []backend.Problem{
+		causal(prob(1, 8, 2, 1, 300, 64, 64)),
+		prob(2, 4, 4, 3, 97, 40, 24),
+	}
+	for _, c := range []struct {
+		tune, prefill string
+		rows          []backend.Problem
+	}{
+		{"tile.unroll=4", "", prefill},
+		{"tile.unroll=64", "", prefill},
+		{"loop.unroll=4", "loop", prefill},
+		{"loop.unroll=256", "loop", prefill},
+		{"decode.unroll=4", "", decode},
+		{"decode.unroll=256", "", decode},
+	} {
+		t.Run(c.tune, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", "hardware")
+			t.Setenv("ATTN_GPU_TUNE", c.tune)
+			t.Setenv("ATTN_GPU_PREFILL", c.prefill)
+			g := openGPU(t)
+			cpu := openCPU(t)
+			knob, v, _ := strings.Cut(c.tune, "=")
+			for n, p := range c.rows {
+				name := caseName(p, nil, nil)
+				un := -1
+				switch s := gpu.FusedSpec(g, p).(type) {
+				case shaders.FusedTileConsts:
+					if knob == "tile.unroll" {
+						un = s.UN
+					}
+				case shaders.FusedLoopConsts:
+					if knob == "loop.unroll" {
+						un = s.UN
+					}
+				case shaders.FusedDecodeConsts:
+					if knob == "decode.unroll" {
+						un = s.UN
+					}
+				}
+				if fmt.Sprint(un) != v {
+					t.Errorf("%s runs %+v; want %s", name, gpu.FusedSpec(g, p), c.tune)
+				}
+				t.Run(name, func(t *testing.T) {
+					parity(t, g, cpu, backendtest.RandomCase(newRand(uint64(n+1)), p, nil, nil), kernels.Fused, true)
+				})
+			}
 		})
 	}
 }

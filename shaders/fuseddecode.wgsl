@@ -213,8 +213,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
                 if (keep_j) {
                     var dp = 0.0;
-                    for (var d4 = 0u; d4 < D4; d4++) {
+                    {{loop "d4" "D4" .D4 (unroll .D4 .UN)}}
+{{- range $i := seq (unroll $.D4 $.UN)}}
+                        {{- step "d4" $i $.D4 (unroll $.D4 $.UN) 20}}
                         dp += dot(qs[r * D4 + d4], ks[jj * KP + d4]);
+                        {{- done (unroll $.D4 $.UN) 20}}
+{{- end}}
                     }
                     s = soft_cap(dp);
                     if (has_bias) {

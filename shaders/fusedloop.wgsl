@@ -119,8 +119,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var qr: array<vec4<f32>, D4>;
     if (live) {
         let qa = b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base;
-        for (var d4 = 0u; d4 < D4; d4++) {
+{{- $fd := unroll .D4 .UN}}
+{{- $fe := unroll .DV4 .UN}}
+        {{loop "d4" "D4" .D4 $fd}}
+{{- range $i := seq $fd}}
+            {{- step "d4" $i $.D4 $fd 8}}
             qr[d4] = load_q(qa, d4) * scale;
+            {{- done $fd 8}}
+{{- end}}
         }
     }
     // Dense and packed keys lie at one stride from the batch's first; a
@@ -198,8 +204,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 continue;
             }
             var s = 0.0;
-            for (var d4 = 0u; d4 < D4; d4++) {
+            {{loop "d4" "D4" .D4 $fd}}
+{{- range $i := seq $fd}}
+                {{- step "d4" $i $.D4 $fd 12}}
                 s += dot(qr[d4], ks[jj * D4 + d4]);
+                {{- done $fd 12}}
+{{- end}}
             }
             s = soft_cap(s);
             if (has_bias) {
@@ -217,15 +227,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (s > m) {
                 let c = exp(m - s);
                 l *= c;
-                for (var e = 0u; e < DV4; e++) {
+                {{loop "e" "DV4" .DV4 $fe}}
+{{- range $i := seq $fe}}
+                    {{- step "e" $i $.DV4 $fe 16}}
                     acc[e] *= c;
+                    {{- done $fe 16}}
+{{- end}}
                 }
                 m = s;
             }
             let p = exp(s - m);
             l += p;
-            for (var e = 0u; e < DV4; e++) {
+            {{loop "e" "DV4" .DV4 $fe}}
+{{- range $i := seq $fe}}
+                {{- step "e" $i $.DV4 $fe 12}}
                 acc[e] += p * vs[jj * DV4 + e];
+                {{- done $fe 12}}
+{{- end}}
             }
         }
     }
@@ -237,13 +255,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         inv = kvsc.y / l;
     }
     let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
-    for (var e = 0u; e < DV4; e++) {
+    {{loop "e" "DV4" .DV4 $fe}}
+{{- range $i := seq $fe}}
+        {{- step "e" $i $.DV4 $fe 4}}
         let r = acc[e] * inv;
         let d = e * 4u;
         o[oa + d] = r.x;
         if (d + 1u < DV) { o[oa + d + 1u] = r.y; }
         if (d + 2u < DV) { o[oa + d + 2u] = r.z; }
         if (d + 3u < DV) { o[oa + d + 3u] = r.w; }
+        {{- done $fe 4}}
+{{- end}}
     }
     if ((P.flags & F_LSE) != 0u) {
         var lse_i = bitcast<f32>(NEG_INF);

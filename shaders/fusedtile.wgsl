@@ -189,17 +189,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var d{{$x}}_{{$y}} = vec4<f32>(0.0);
 {{- end}}
 {{- end}}
-        for (var d4 = 0u; d4 < D4; d4++) {
-{{- range $x := seq .RM}}
+{{- $fd := unroll .D4 .UN}}
+        {{loop "d4" "D4" .D4 $fd}}
+{{- range $i := seq $fd}}
+            {{- step "d4" $i $.D4 $fd 8}}
+{{- range $x := seq $.RM}}
             let q{{$x}} = qs[(rg + {{$x}}u * NRG) * QP + d4];
 {{- end}}
-{{- range $y := seq .RN}}
+{{- range $y := seq $.RN}}
             let k{{$y}} = kvs[(kg + {{$y}}u * NKG) * KP + d4];
 {{- end}}
-{{- range $x := seq .RM}}
+{{- range $x := seq $.RM}}
 {{- range $y := seq $.RN}}
             d{{$x}}_{{$y}} += q{{$x}} * k{{$y}};
 {{- end}}
+{{- end}}
+            {{- done $fd 8}}
 {{- end}}
         }
         // The block's scores, masked, into ss: one loop over the block,
@@ -210,7 +215,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         dots[{{add (mul $x $.RN) $y}}] = d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w;
 {{- end}}
 {{- end}}
-        for (var n = 0u; n < RMRN; n++) {
+{{- $fs := unroll .RMRN .UN}}
+        {{loop "n" "RMRN" .RMRN $fs}}
+{{- range $i := seq $fs}}
+            {{- step "n" $i $.RMRN $fs 8}}
             let r = rg + (n / RN) * NRG;
             let jj = kg + (n % RN) * NKG;
             let j = jt + jj;
@@ -235,6 +243,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
             }
             ss[r * SP + jj] = s;
+            {{- done $fs 8}}
+{{- end}}
         }
         workgroupBarrier();
 {{- if .SG}}
@@ -266,17 +276,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
 {{- else}}
+{{- $fb := unroll .BC .UN}}
         if (t < BR) {
             let m = ms[t];
             var mx = m;
-            for (var jj = 0u; jj < BC; jj++) {
+            {{loop "jj" "BC" .BC $fb}}
+{{- range $i := seq $fb}}
+                {{- step "jj" $i $.BC $fb 12}}
                 mx = max(mx, ss[t * SP + jj]);
+                {{- done $fb 12}}
+{{- end}}
             }
             var sum = 0.0;
-            for (var jj = 0u; jj < BC; jj++) {
+            {{loop "jj" "BC" .BC $fb}}
+{{- range $i := seq $fb}}
+                {{- step "jj" $i $.BC $fb 12}}
                 let p = exp(ss[t * SP + jj] - mx);
                 ss[t * SP + jj] = p;
                 sum += p;
+                {{- done $fb 12}}
+{{- end}}
             }
             let c = exp(m - mx);
             cs[t] = c;
@@ -304,17 +323,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         a{{$x}}_{{$e}} *= c{{$x}};
 {{- end}}
 {{- end}}
-        for (var jj = 0u; jj < BC; jj++) {
-{{- range $x := seq .RM}}
+{{- $fv := unroll .BC .UN}}
+        {{loop "jj" "BC" .BC $fv}}
+{{- range $i := seq $fv}}
+            {{- step "jj" $i $.BC $fv 8}}
+{{- range $x := seq $.RM}}
             let p{{$x}} = ss[(rg + {{$x}}u * NRG) * SP + jj];
 {{- end}}
-{{- range $e := seq .CN}}
+{{- range $e := seq $.CN}}
             let v{{$e}} = kvs[jj * DV4 + min(kg + {{$e}}u * NKG, DV4 - 1u)];
 {{- end}}
-{{- range $x := seq .RM}}
+{{- range $x := seq $.RM}}
 {{- range $e := seq $.CN}}
             a{{$x}}_{{$e}} += p{{$x}} * v{{$e}};
 {{- end}}
+{{- end}}
+            {{- done $fv 8}}
 {{- end}}
         }
     }

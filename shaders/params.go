@@ -96,6 +96,11 @@ type FusedConsts struct {
 // operands' storage as in FusedConsts.
 type FusedLoopConsts struct {
 	WG, TK, D, DV int
+	// UN is how many iterations of each loop over the head dims one trip
+	// writes out (the template's unroll; 0 or 1: none): where it is the
+	// head dim's D4 or DV4, the query row and the sums index no array in
+	// a loop.
+	UN            int `shaders:"input"`
 	Q, K, V, Bias Elem
 }
 
@@ -109,7 +114,11 @@ type FusedLoopConsts struct {
 type FusedTileConsts struct {
 	WG, BR, BC, RM, RN, D, DV int
 	VR                        int `shaders:"input"` // as FusedConsts.VR
-	Q, K, V, Bias             Elem
+	// UN is how many iterations of each loop with a constant trip count
+	// (over the head dim, a tile's keys, a block of scores) one trip
+	// writes out (the template's unroll; 0 or 1: none).
+	UN            int `shaders:"input"`
+	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row softmax by subgroups (a subgroup a row at a
 	// time, its invocations over the keys), not one invocation a row.
@@ -124,7 +133,10 @@ type FusedTileConsts struct {
 type FusedDecodeConsts struct {
 	WG, HG, NQ, TK, D, DV int
 	VR                    int `shaders:"input"` // as FusedConsts.VR
-	Q, K, V, Bias         Elem
+	// UN is how many iterations of a score's loop over the head dim one
+	// trip writes out (the template's unroll; 0 or 1: none).
+	UN            int `shaders:"input"`
+	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row maxima by subgroups (a subgroup a row at a
 	// time), not a tree in workgroup memory.

@@ -115,6 +115,48 @@ var templateFuncs = template.FuncMap{
 	"mul": func(a, b int) int { return a * b },
 	"mod": func(a, b int) int { return a % b },
 	"min": func(a, b int) int { return min(a, b) },
+	// unroll n u is how many of a loop's n iterations (n a constant)
+	// one trip of its unrolled form writes out: the largest power of two
+	// at most u that divides n, 1 where u ≤ 1. See loop.
+	"unroll": unrollBy,
+	// loop v n trips f opens a loop over v = 0 … trips−1 (n: the WGSL
+	// constant or literal it counts to) written f iterations a trip (f =
+	// unroll trips u): a for loop of one iteration a trip where f = 1; a
+	// for loop over v_u in steps of f where 1 < f < trips; where f =
+	// trips no loop at all, a block. Each iteration's body goes between
+	// "step v i trips f indent" and "done f indent" for i in seq f,
+	// which open and close a block at that indent binding v for it (with
+	// f = 1 the loop's own v, and nothing is written); the loop itself
+	// ends with "}". A driver
+	// that cannot count the trips of a bounded loop (naga's loop
+	// bounding since wgpu 25) cannot unroll it; written out, the
+	// iterations need no counting, and an array indexed by v stays in
+	// registers where f = trips.
+	"loop": func(v, n string, trips, f int) string {
+		switch {
+		case f <= 1:
+			return fmt.Sprintf("for (var %s = 0u; %s < %s; %s++) {", v, v, n, v)
+		case f >= trips:
+			return "{"
+		}
+		return fmt.Sprintf("for (var %s_u = 0u; %s_u < %s; %s_u += %du) {", v, v, n, v, f)
+	},
+	"step": func(v string, i, trips, f, indent int) string {
+		pad := "\n" + strings.Repeat(" ", indent)
+		switch {
+		case f <= 1:
+			return ""
+		case f >= trips:
+			return fmt.Sprintf("%s{ // %s = %d%s    let %s = %du;", pad, v, i, pad, v, i)
+		}
+		return fmt.Sprintf("%s{ // %s = %s_u + %d%s    let %s = %s_u + %du;", pad, v, v, i, pad, v, v, i)
+	},
+	"done": func(f, indent int) string {
+		if f <= 1 {
+			return ""
+		}
+		return "\n" + strings.Repeat(" ", indent) + "}"
+	},
 	// load4 buf at off n is the WGSL vec4 of elements at+off …
 	// at+off+3 of buf (read by its loader buf_at), its components from
 	// the nth on zero (n ≤ 4), with constant offsets.
@@ -128,6 +170,15 @@ var templateFuncs = template.FuncMap{
 		}
 		return "vec4<f32>(" + strings.Join(c[:], ", ") + ")"
 	},
+}
+
+// unrollBy is the template function unroll.
+func unrollBy(n, u int) int {
+	f := 1
+	for f*2 <= u && n%(f*2) == 0 {
+		f *= 2
+	}
+	return f
 }
 
 // The kernels. Every tensor a kernel reads or writes is addressed by four
@@ -173,6 +224,7 @@ var (
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
+		Template: true,
 	}
 	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
 	FusedDecode = fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows")

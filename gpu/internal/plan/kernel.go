@@ -119,7 +119,7 @@ func (a AdapterPlan) PrefillKernel(mem, d, dv int) FusedKernel {
 		return kernelRows{d: d, dv: dv, rows: rows, f16: a.Features.f16}
 	}
 	if tk, chunk := a.fusedTile(mem, d, dv); tk > 0 {
-		return kernelLoop{d: d, dv: dv, tk: tk, chunk: chunk}
+		return kernelLoop{d: d, dv: dv, tk: tk, chunk: chunk, un: a.Tune.loopUnroll}
 	}
 	return nil
 }

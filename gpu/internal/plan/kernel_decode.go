@@ -31,6 +31,12 @@ const (
 	decodeTarget   = 1024
 	decodeMinSplit = 128
 	decodeMaxParts = 256
+	// decodeUnroll is how many iterations of the scores' loop over the
+	// head dim one trip writes out (FusedDecodeConsts.UN): 1 until a GPU
+	// measures more (ATTN_GPU_TUNE=decode.unroll=N; the second H100 run
+	// ran this kernel 1.2–1.6× slower under wgpu-native 27 than under
+	// 0.17: docs/gpu.md).
+	decodeUnroll = 1
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM
@@ -90,13 +96,15 @@ func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 
 // DecodeTile is the shape of fuseddecode.wgsl's workgroups: heads query
 // heads of one KV head (a divisor of G) × rows queries of each, tiles of
-// tk keys, wg invocations (DecodeWG unless ATTN_GPU_TUNE says).
-type DecodeTile struct{ heads, rows, tk, wg int }
+// tk keys, wg invocations (DecodeWG unless ATTN_GPU_TUNE says), the
+// scores' loop over the head dim written out un iterations a trip
+// (decodeUnroll unless ATTN_GPU_TUNE says).
+type DecodeTile struct{ heads, rows, tk, wg, un int }
 
 // Consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory).
 func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
-	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv}
+	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un}
 }
 
 // DecodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
@@ -118,7 +126,7 @@ func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
-	wg, most := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG)
+	wg, most, un := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll
 	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
 		return DecodeTile{}, false
 	}
@@ -138,14 +146,14 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			for per := most / hg; per >= 1; per /= 2 {
 				rows := CeilDiv(nq, CeilDiv(nq, per))
 				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg}); fits(t) {
+					if t := (DecodeTile{hg, rows, tk, wg, un}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (DecodeTile{1, 1, tk, wg}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg, un}); fits(t) {
 				return t, true
 			}
 		}

@@ -15,12 +15,21 @@ import (
 // memory is short.
 const fusedMaxK = 32
 
+// loopUnroll is how many iterations of each of fusedloop.wgsl's loops
+// over the head dims one trip writes out (FusedLoopConsts.UN): 1, the
+// loops as loops, until a GPU measures more. The second H100 run
+// (2026-11-26, docs/gpu.md) ran this kernel 3.5–4.8× slower under
+// wgpu-native 27 than under 0.17, whose loops carry no bounding counter
+// a driver must keep; ATTN_GPU_TUNE=loop.unroll=N measures it.
+const loopUnroll = 1
+
 // kernelLoop is fusedloop.wgsl with FusedWG invocations a workgroup and
-// tiles of tk keys, at most chunk keys a split.
-type kernelLoop struct{ d, dv, tk, chunk int }
+// tiles of tk keys, at most chunk keys a split, its loops over the head
+// dims written out un iterations a trip.
+type kernelLoop struct{ d, dv, tk, chunk, un int }
 
 func (c kernelLoop) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
-	return shaders.FusedLoopConsts{WG: FusedWG, TK: c.tk, D: c.d, DV: c.dv, Q: q, K: k, V: v, Bias: bias}
+	return shaders.FusedLoopConsts{WG: FusedWG, TK: c.tk, D: c.d, DV: c.dv, UN: c.un, Q: q, K: k, V: v, Bias: bias}
 }
 
 func (c kernelLoop) TileRows() int           { return FusedWG }

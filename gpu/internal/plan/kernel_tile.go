@@ -18,6 +18,13 @@ const (
 	tileMaxRows = 64
 	tileMaxKeys = 32
 	tileMaxReg  = 16
+	// tileUnroll is how many iterations of each of fusedtile.wgsl's loops
+	// with a constant trip count one trip writes out (FusedTileConsts.UN):
+	// 1, the loops as loops, until a GPU measures more (the second H100
+	// run, 2026-11-26, ran these kernels 1.3–1.4× slower under
+	// wgpu-native 27 than under 0.17, whose loops carry no bounding
+	// counter: docs/gpu.md; ATTN_GPU_TUNE=tile.unroll=N measures it).
+	tileUnroll = 1
 )
 
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims
@@ -65,7 +72,7 @@ func (t Tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 			}
 			nkg := t.tileWG / nrg
 			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
-				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv}
+				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv, UN: t.tileUnroll}
 				cn := CeilDiv(CeilDiv(dv, 4), nkg)
 				if bc%nkg != 0 || rm*cn > t.tileReg || rm*c.RN > t.tileReg || c.WorkgroupBytes() > mem || shaders.Check(c) != nil {
 					continue

@@ -25,22 +25,26 @@ const envTune = "ATTN_GPU_TUNE"
 // memory needs less (DecodeKernel, tileKernel).
 type Tuning struct {
 	decodeWG, decodeRows, decodeKeys int // fuseddecode.wgsl's workgroup: invocations, most rows, most keys a tile
+	decodeUnroll                     int // and iterations of its scores' loop over the head dim written out a trip
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
 	splitTarget                      int // the other fused kernels' workgroups wanted a step
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
+	tileUnroll                       int // and iterations of its constant-trip loops written out a trip
+	loopUnroll                       int // fusedloop.wgsl's iterations of its loops over the head dims written out a trip
 	StepFlush                        int // the dispatches a step records before submitting them without a wait
 }
 
 // defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
 var defaultTuning = Tuning{
 	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
-	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit,
+	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll,
 	mergeLanes:  MergeLanes,
 	splitTarget: hardwareSplitTarget,
-	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg,
-	StepFlush: MaxPerSubmit,
+	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll,
+	loopUnroll: loopUnroll,
+	StepFlush:  MaxPerSubmit,
 }
 
 // knob is one setting of ATTN_GPU_TUNE: its name, the field it sets and
@@ -58,6 +62,7 @@ var knobs = []knob{
 	{"decode.wg", func(t *Tuning) *int { return &t.decodeWG }, 32, 256, "fuseddecode.wgsl's invocations a workgroup"},
 	{"decode.rows", func(t *Tuning) *int { return &t.decodeRows }, 1, 64, "fuseddecode.wgsl's most query rows a workgroup"},
 	{"decode.keys", func(t *Tuning) *int { return &t.decodeKeys }, decodeMinK, 256, "fuseddecode.wgsl's most keys a tile"},
+	{"decode.unroll", func(t *Tuning) *int { return &t.decodeUnroll }, 1, 256, "fuseddecode.wgsl's iterations of a score's loop over the head dim written out a trip"},
 	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
 	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
 	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},
@@ -66,6 +71,8 @@ var knobs = []knob{
 	{"tile.rows", func(t *Tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
 	{"tile.keys", func(t *Tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
 	{"tile.reg", func(t *Tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
+	{"tile.unroll", func(t *Tuning) *int { return &t.tileUnroll }, 1, 64, "fusedtile.wgsl's iterations of a loop with a constant trip count (head dim, a tile's keys, a block of scores) written out a trip"},
+	{"loop.unroll", func(t *Tuning) *int { return &t.loopUnroll }, 1, 256, "fusedloop.wgsl's iterations of a loop over the head dims written out a trip (the whole loop where it reaches the head dim's vec4s: its arrays then stay in registers)"},
 	{"step.flush", func(t *Tuning) *int { return &t.StepFlush }, 1, MaxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
 }
 

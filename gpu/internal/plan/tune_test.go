@@ -116,10 +116,21 @@ func TestTunedKernels(t *testing.T) {
 						t.Errorf("%s: tileKernel(%d, %d) = %+v: %v", set, mem, d, c, err)
 					}
 					nkg := c.WG / (c.BR / c.RM)
-					if c.WG != tu.tileWG || c.BR > tu.tileRows || c.BC > tu.tileKeys || c.RM*c.RN > tu.tileReg ||
+					if c.WG != tu.tileWG || c.UN != tu.tileUnroll || c.BR > tu.tileRows || c.BC > tu.tileKeys || c.RM*c.RN > tu.tileReg ||
 						c.RM*CeilDiv(CeilDiv(d, 4), nkg) > tu.tileReg || c.WorkgroupBytes() > mem {
 						t.Errorf("%s: tileKernel(%d, %d) = %+v (%d bytes): past a bound", set, mem, d, c, c.WorkgroupBytes())
 					}
+				}
+				loop := hw
+				loop.LoopPrefill = true
+				if k, ok := loop.PrefillKernel(mem, d, d).(kernelLoop); ok {
+					if s := k.Spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32).(shaders.FusedLoopConsts); s.UN != tu.loopUnroll {
+						t.Errorf("%s: fusedloop.wgsl for D = %d writes its loops out %d a trip", set, d, s.UN)
+					} else if _, err := shaders.FusedLoop.Generate(s); err != nil {
+						t.Errorf("%s: %+v: %v", set, s, err)
+					}
+				} else {
+					t.Errorf("%s: ATTN_GPU_PREFILL=loop runs %T for D = %d", set, loop.PrefillKernel(mem, d, d), d)
 				}
 				for _, g := range []int{1, 4, 8} {
 					for _, nq := range []int{1, 3, 16} {
@@ -135,7 +146,7 @@ func TestTunedKernels(t *testing.T) {
 						if _, err := shaders.FusedDecode.Generate(c); err != nil {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v: %v", set, mem, d, g, nq, dt, err)
 						}
-						if dt.wg != tu.decodeWG || dt.tk > tu.decodeKeys || (dt.heads*dt.rows > tu.decodeRows && dt.heads*dt.rows > 1) ||
+						if dt.wg != tu.decodeWG || dt.un != tu.decodeUnroll || dt.tk > tu.decodeKeys || (dt.heads*dt.rows > tu.decodeRows && dt.heads*dt.rows > 1) ||
 							c.WorkgroupBytes() > mem {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v (%d bytes): past a bound", set, mem, d, g, nq, dt, c.WorkgroupBytes())
 						}

@@ -158,8 +158,11 @@ func TestDecodeChoice(t *testing.T) {
 			{prob(1, 8, 2, 1, 3000, 62, 64), true, false},
 			{prob(1, 8, 2, 16, 100, 64, 64), true, false},
 			{prob(1, 8, 2, 17, 100, 64, 64), false, false},
-			{prob(1, 2, 1, 1, 100, 16, 516), false, false},
-			{prob(1, 2, 1, 1, 100, 16, 512), true, false},
+			// The hardware plan's decoding kernel takes value heads of up
+			// to 4·DecodeWG = 1024 (an invocation a column vec4).
+			{prob(1, 2, 1, 1, 100, 16, 1028), false, false},
+			{prob(1, 2, 1, 1, 100, 16, 1024), true, false},
+			{prob(1, 2, 1, 1, 100, 16, 516), true, false},
 			{prob(1, 2, 1, 1, 300, 16, 512), true, true},
 			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 16, 0}, nil), true, false},
 			{backendtest.PackedProblem(prob(0, 4, 1, 0, 0, 16, 16), []int{1, 17, 0}, nil), false, false},
@@ -180,8 +183,8 @@ func TestDecodeChoice(t *testing.T) {
 		if s := gpu.FusedSplits(g, p); s < 16 {
 			t.Errorf("hardware plan: %s: %d splits, want the keys spread over 16 or more", caseName(p, nil, nil), s)
 		}
-		// The fallback for a value head past 512 runs, and is right.
-		wide := prob(1, 2, 1, 1, 100, 16, 516)
+		// The fallback for a value head past 1024 runs, and is right.
+		wide := prob(1, 2, 1, 1, 100, 16, 1028)
 		cs := backendtest.RandomCase(newRand(900), wide, nil, nil)
 		if err := backendtest.RunFused(context.Background(), g, cs, true); err != nil {
 			t.Error(err)

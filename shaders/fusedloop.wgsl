@@ -167,7 +167,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-        for (var x = t; x < KS; x += WG) {
+{{- $fk := unroll (ceildiv .KS .WG) .UN}}
+        {{sloop "x" "t" "KS" (ceildiv .KS .WG) $fk}}
+{{- range $i := seq $fk}}
+            {{- sstep "x" "t" "KS" $i (ceildiv $.KS $.WG) $fk 8}}
             let j = jt + x / D4;
             var kv = vec4<f32>(0.0);
             if (j < jend) {
@@ -178,8 +181,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 kv = load_k(ka + kr, x % D4);
             }
             ks[x] = kv;
+            {{- sdone $fk 8}}
+{{- end}}
         }
-        for (var x = t; x < VS; x += WG) {
+{{- $fv := unroll (ceildiv .VS .WG) .UN}}
+        {{sloop "x" "t" "VS" (ceildiv .VS .WG) $fv}}
+{{- range $i := seq $fv}}
+            {{- sstep "x" "t" "VS" $i (ceildiv $.VS $.WG) $fv 8}}
             let j = jt + x / DV4;
             var vv = vec4<f32>(0.0);
             if (j < jend) {
@@ -190,6 +198,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 vv = load_v(va + vr, x % DV4);
             }
             vs[x] = vv;
+            {{- sdone $fv 8}}
+{{- end}}
         }
         workgroupBarrier();
         let jlast = min(jt + TK, lim);

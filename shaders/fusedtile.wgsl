@@ -127,7 +127,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // The rows' scaled queries (zeros past the sequence), the keys of the
     // split each row sees ([0, 0) past the sequence), their running
     // maxima and sums.
-    for (var x = t; x < BR * D4; x += WG) {
+{{- $fq := unroll (ceildiv (mul .BR .D4) .WG) .UN}}
+    {{sloop "x" "t" "BR * D4" (ceildiv (mul .BR .D4) .WG) $fq}}
+{{- range $i := seq $fq}}
+        {{- sstep "x" "t" "BR * D4" $i (ceildiv (mul $.BR $.D4) $.WG) $fq 4}}
         let r = x / D4;
         let i = row0 + r;
         var qv = vec4<f32>(0.0);
@@ -135,6 +138,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * (P.scale * kvsc.x);
         }
         qs[r * QP + x % D4] = qv;
+        {{- sdone $fq 4}}
+{{- end}}
     }
     if (t < BR) {
         let i = row0 + t;
@@ -170,7 +175,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-        for (var x = t; x < BC * D4; x += WG) {
+{{- $fk := unroll (ceildiv (mul .BC .D4) .WG) .UN}}
+        {{sloop "x" "t" "BC * D4" (ceildiv (mul .BC .D4) .WG) $fk}}
+{{- range $i := seq $fk}}
+            {{- sstep "x" "t" "BC * D4" $i (ceildiv (mul $.BC $.D4) $.WG) $fk 8}}
             let jj = x / D4;
             let j = jt + jj;
             var kv = vec4<f32>(0.0);
@@ -182,6 +190,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 kv = load_k(ka + kr, x % D4);
             }
             kvs[jj * KP + x % D4] = kv;
+            {{- sdone $fk 8}}
+{{- end}}
         }
         workgroupBarrier();
 {{- range $x := seq .RM}}
@@ -303,7 +313,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ls[t] = ls[t] * c + sum;
         }
 {{- end}}
-        for (var x = t; x < BC * DV4; x += WG) {
+{{- $fw := unroll (ceildiv (mul .BC .DV4) .WG) .UN}}
+        {{sloop "x" "t" "BC * DV4" (ceildiv (mul .BC .DV4) .WG) $fw}}
+{{- range $i := seq $fw}}
+            {{- sstep "x" "t" "BC * DV4" $i (ceildiv (mul $.BC $.DV4) $.WG) $fw 8}}
             let jj = x / DV4;
             let j = jt + jj;
             var vv = vec4<f32>(0.0);
@@ -315,6 +328,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 vv = load_v(va + vr, x % DV4);
             }
             kvs[jj * DV4 + x % DV4] = vv;
+            {{- sdone $fw 8}}
+{{- end}}
         }
         workgroupBarrier();
 {{- range $x := seq .RM}}

@@ -96,10 +96,10 @@ type FusedConsts struct {
 // operands' storage as in FusedConsts.
 type FusedLoopConsts struct {
 	WG, TK, D, DV int
-	// UN is how many iterations of each loop over the head dims one trip
-	// writes out (the template's unroll; 0 or 1: none): where it is the
-	// head dim's D4 or DV4, the query row and the sums index no array in
-	// a loop.
+	// UN is how many iterations of each loop over the head dims, and of
+	// an invocation's share of staging a K or V tile, one trip writes out
+	// (the template's unroll; 0 or 1: none): where it is the head dim's
+	// D4 or DV4, the query row and the sums index no array in a loop.
 	UN            int `shaders:"input"`
 	Q, K, V, Bias Elem
 }
@@ -115,8 +115,9 @@ type FusedTileConsts struct {
 	WG, BR, BC, RM, RN, D, DV int
 	VR                        int `shaders:"input"` // as FusedConsts.VR
 	// UN is how many iterations of each loop with a constant trip count
-	// (over the head dim, a tile's keys, a block of scores) one trip
-	// writes out (the template's unroll; 0 or 1: none).
+	// (over the head dim, a tile's keys, a block of scores, an
+	// invocation's share of staging a tile) one trip writes out (the
+	// template's unroll; 0 or 1: none).
 	UN            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,

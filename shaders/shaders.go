@@ -157,6 +157,40 @@ var templateFuncs = template.FuncMap{
 		}
 		return "\n" + strings.Repeat(" ", indent) + "}"
 	},
+	// sloop, sstep and sdone are loop, step and done for a loop over x
+	// = start, start + WG, … below bound (WGSL expressions; start the
+	// invocation's index, below WG), trips = ⌈bound/WG⌉ of them at most
+	// (a constant), f = unroll trips u a trip: with f = 1 the loop as
+	// written ("for (var x = start; x < bound; x += WG) {"), else over
+	// x's step n, each step's body under "if (x < bound)".
+	"sloop": func(x, start, bound string, trips, f int) string {
+		if f <= 1 {
+			return fmt.Sprintf("for (var %s = %s; %s < %s; %s += WG) {", x, start, x, bound, x)
+		}
+		if f >= trips {
+			return "{"
+		}
+		return fmt.Sprintf("for (var %s_u = 0u; %s_u < %du; %s_u += %du) {", x, x, trips, x, f)
+	},
+	"sstep": func(x, start, bound string, i, trips, f, indent int) string {
+		pad := "\n" + strings.Repeat(" ", indent)
+		switch {
+		case f <= 1:
+			return ""
+		case f >= trips:
+			return fmt.Sprintf("%s{ // %s = %s + %d·WG%s    let %s = %s + %du * WG;%s    if (%s < %s) {", pad, x, start, i, pad, x, start, i, pad, x, bound)
+		}
+		return fmt.Sprintf("%s{ // %s = %s + (%s_u + %d)·WG%s    let %s = %s + (%s_u + %du) * WG;%s    if (%s < %s) {", pad, x, start, x, i, pad, x, start, x, i, pad, x, bound)
+	},
+	"sdone": func(f, indent int) string {
+		if f <= 1 {
+			return ""
+		}
+		pad := "\n" + strings.Repeat(" ", indent)
+		return pad + "    }" + pad + "}"
+	},
+	// ceildiv a b is ⌈a/b⌉.
+	"ceildiv": func(a, b int) int { return (a + b - 1) / b },
 	// load4 buf at off n is the WGSL vec4 of elements at+off …
 	// at+off+3 of buf (read by its loader buf_at), its components from
 	// the nth on zero (n ≤ 4), with constant offsets.

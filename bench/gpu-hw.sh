@@ -73,14 +73,15 @@
 # each mode's folder: its report.md
 # (every table and the device; each sweep's table has the device's own
 # time, gpu_s, as "GPU time" beside the median wall time, and a line
-# saying how it was measured or why there is none), tests.log, and decode.json, batch.json,
-# prefill.json, prefill-loop.json, layers.json (attn bench's
-# results.json) and torch.json; more writes report.md, decode8.json,
-# decode8-d80.json, cascade.json, sparse.json, backward.json and
-# torch-backward.json; cpu writes report.md, cpu-prefill.json,
-# cpu-prefill-8x32.json, cpu-prefill-dot.json (with AVX512_BF16) and
-# cpu-decode.json; tune writes report.md and tune.json (each setting's
-# results.json points).
+# saying how it was measured or why there is none), tests.log, and a
+# NAME.json (attn bench's results.json) for each sweep (decode.json,
+# prefill.json, prefill-unroll.json, …) and torch.json; more writes
+# report.md, decode8.json, decode8-d80.json, cascade.json, sparse.json,
+# backward.json and torch-backward.json; cpu writes report.md,
+# cpu-prefill.json, cpu-prefill-8x32.json, cpu-prefill-dot.json (with
+# AVX512_BF16), cpu-decode.json, cpu-decode-l1-N.json and
+# cpu-decode-l2-N.json (rounds N = 1 … 3); tune writes report.md and
+# tune.json (each setting's results.json points).
 #
 # On the device tool (see its README for the loader debs):
 #   run: carry [DIR], command "bash bench/gpu-hw.sh run DIR $OUT tests"
@@ -381,8 +382,13 @@ run() {
 		# The decoding kernels prefetch into the L1 on Intel; their L2
 		# twins took AMD's Zen 4 to 0.8–0.9 of the bandwidth
 		# (cpu/doc.go): the twins beside them here, f32 and f16 (q8 and
-		# fp8 run on the tiles).
-		ATTN_CPU_PREFETCH=l2 backend=cpu sweep cpu-decode-l2 -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+		# fp8 run on the tiles), in three interleaved rounds (one round
+		# on 2026-11-26 put f32 within the noise, f16 1.2× slower).
+		local r
+		for r in 1 2 3; do
+			ATTN_CPU_PREFETCH=l1 backend=cpu sweep cpu-decode-l1-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+			ATTN_CPU_PREFETCH=l2 backend=cpu sweep cpu-decode-l2-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+		done
 		backend=cpu sweep cpu-cascade -prefix 8192 -batch 32 -n 8448 -nq 1 -heads 32 -kvheads 8 -d 128 -dtype f16 -causal -budget 2s
 		if [ "$amx_status" != 0 ]; then
 			echo "gpu-hw.sh: the AMX tests failed (exit $amx_status); see $out/amx-tests.log" >&2

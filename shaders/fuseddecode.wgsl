@@ -213,11 +213,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
                 if (keep_j) {
                     var dp = 0.0;
-                    {{loop "d4" "D4" .D4 (unroll .D4 .UN)}}
-{{- range $i := seq (unroll $.D4 $.UN)}}
-                        {{- step "d4" $i $.D4 (unroll $.D4 $.UN) 20}}
+{{- $fd := unroll .D4 .UN}}
+                    {{loop "d4" "D4" .D4 $fd}}
+{{- range $i := seq $fd}}
+                        {{- step "d4" $i $.D4 $fd 20}}
                         dp += dot(qs[r * D4 + d4], ks[jj * KP + d4]);
-                        {{- done (unroll $.D4 $.UN) 20}}
+                        {{- done $fd 20}}
 {{- end}}
                     }
                     s = soft_cap(dp);

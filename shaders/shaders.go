@@ -127,36 +127,20 @@ var templateFuncs = template.FuncMap{
 	// "step v i trips f indent" and "done f indent" for i in seq f,
 	// which open and close a block at that indent binding v for it (with
 	// f = 1 the loop's own v, and nothing is written); the loop itself
-	// ends with "}". A driver
-	// that cannot count the trips of a bounded loop (naga's loop
-	// bounding since wgpu 25) cannot unroll it; written out, the
-	// iterations need no counting, and an array indexed by v stays in
-	// registers where f = trips.
-	"loop": func(v, n string, trips, f int) string {
-		switch {
-		case f <= 1:
-			return fmt.Sprintf("for (var %s = 0u; %s < %s; %s++) {", v, v, n, v)
-		case f >= trips:
-			return "{"
-		}
-		return fmt.Sprintf("for (var %s_u = 0u; %s_u < %s; %s_u += %du) {", v, v, n, v, f)
-	},
+	// ends with "}". A driver that cannot count the trips of a bounded
+	// loop (naga's loop bounding since wgpu 25) cannot unroll it; written
+	// out, the iterations need no counting, and an array indexed by v
+	// stays in registers where f = trips.
+	"loop": unrolledLoop,
 	"step": func(v string, i, trips, f, indent int) string {
-		pad := "\n" + strings.Repeat(" ", indent)
-		switch {
-		case f <= 1:
-			return ""
-		case f >= trips:
-			return fmt.Sprintf("%s{ // %s = %d%s    let %s = %du;", pad, v, i, pad, v, i)
-		}
-		return fmt.Sprintf("%s{ // %s = %s_u + %d%s    let %s = %s_u + %du;", pad, v, v, i, pad, v, v, i)
-	},
-	"done": func(f, indent int) string {
 		if f <= 1 {
 			return ""
 		}
-		return "\n" + strings.Repeat(" ", indent) + "}"
+		pad := "\n" + strings.Repeat(" ", indent)
+		c, e := unrolledAt(v, i, trips, f)
+		return fmt.Sprintf("%s{ // %s = %s%s    let %s = %s;", pad, v, c, pad, v, e)
 	},
+	"done": unrolledDone,
 	// sloop, sstep and sdone are loop, step and done for a loop over x
 	// = start, start + WG, … below bound (WGSL expressions; start the
 	// invocation's index, below WG), trips = ⌈bound/WG⌉ of them at most
@@ -167,27 +151,24 @@ var templateFuncs = template.FuncMap{
 		if f <= 1 {
 			return fmt.Sprintf("for (var %s = %s; %s < %s; %s += WG) {", x, start, x, bound, x)
 		}
-		if f >= trips {
-			return "{"
-		}
-		return fmt.Sprintf("for (var %s_u = 0u; %s_u < %du; %s_u += %du) {", x, x, trips, x, f)
+		return unrolledLoop(x, fmt.Sprintf("%du", trips), trips, f)
 	},
 	"sstep": func(x, start, bound string, i, trips, f, indent int) string {
-		pad := "\n" + strings.Repeat(" ", indent)
-		switch {
-		case f <= 1:
+		if f <= 1 {
 			return ""
-		case f >= trips:
-			return fmt.Sprintf("%s{ // %s = %s + %d·WG%s    let %s = %s + %du * WG;%s    if (%s < %s) {", pad, x, start, i, pad, x, start, i, pad, x, bound)
 		}
-		return fmt.Sprintf("%s{ // %s = %s + (%s_u + %d)·WG%s    let %s = %s + (%s_u + %du) * WG;%s    if (%s < %s) {", pad, x, start, x, i, pad, x, start, x, i, pad, x, bound)
+		pad := "\n" + strings.Repeat(" ", indent)
+		c, e := unrolledAt(x, i, trips, f)
+		if f < trips {
+			c, e = "("+c+")", "("+e+")"
+		}
+		return fmt.Sprintf("%s{ // %s = %s + %s·WG%s    let %s = %s + %s * WG;%s    if (%s < %s) {", pad, x, start, c, pad, x, start, e, pad, x, bound)
 	},
 	"sdone": func(f, indent int) string {
 		if f <= 1 {
 			return ""
 		}
-		pad := "\n" + strings.Repeat(" ", indent)
-		return pad + "    }" + pad + "}"
+		return "\n" + strings.Repeat(" ", indent+4) + "}" + unrolledDone(f, indent)
 	},
 	// ceildiv a b is ⌈a/b⌉.
 	"ceildiv": func(a, b int) int { return (a + b - 1) / b },
@@ -213,6 +194,34 @@ func unrollBy(n, u int) int {
 		f *= 2
 	}
 	return f
+}
+
+// unrolledLoop is the template function loop.
+func unrolledLoop(v, n string, trips, f int) string {
+	switch {
+	case f <= 1:
+		return fmt.Sprintf("for (var %s = 0u; %s < %s; %s++) {", v, v, n, v)
+	case f >= trips:
+		return "{"
+	}
+	return fmt.Sprintf("for (var %s_u = 0u; %s_u < %s; %s_u += %du) {", v, v, n, v, f)
+}
+
+// unrolledAt is iteration i of a trip of an unrolled loop over v (f > 1
+// of its trips a trip): its value as a comment writes it and as WGSL.
+func unrolledAt(v string, i, trips, f int) (comment, expr string) {
+	if f >= trips {
+		return fmt.Sprint(i), fmt.Sprintf("%du", i)
+	}
+	return fmt.Sprintf("%s_u + %d", v, i), fmt.Sprintf("%s_u + %du", v, i)
+}
+
+// unrolledDone is the template function done.
+func unrolledDone(f, indent int) string {
+	if f <= 1 {
+		return ""
+	}
+	return "\n" + strings.Repeat(" ", indent) + "}"
 }
 
 // The kernels. Every tensor a kernel reads or writes is addressed by four

@@ -71,8 +71,8 @@ var knobs = []knob{
 	{"tile.rows", func(t *Tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},
 	{"tile.keys", func(t *Tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
 	{"tile.reg", func(t *Tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
-	{"tile.unroll", func(t *Tuning) *int { return &t.tileUnroll }, 1, 64, "fusedtile.wgsl's iterations of a loop with a constant trip count (head dim, a tile's keys, a block of scores) written out a trip"},
-	{"loop.unroll", func(t *Tuning) *int { return &t.loopUnroll }, 1, 256, "fusedloop.wgsl's iterations of a loop over the head dims written out a trip (the whole loop where it reaches the head dim's vec4s: its arrays then stay in registers)"},
+	{"tile.unroll", func(t *Tuning) *int { return &t.tileUnroll }, 1, 64, "fusedtile.wgsl's iterations of a loop with a constant trip count (head dim, a tile's keys, a block of scores, staging a tile) written out a trip"},
+	{"loop.unroll", func(t *Tuning) *int { return &t.loopUnroll }, 1, 256, "fusedloop.wgsl's iterations of a loop over the head dims or staging a tile written out a trip (the whole loop where it reaches the head dim's vec4s: its arrays then stay in registers)"},
 	{"step.flush", func(t *Tuning) *int { return &t.StepFlush }, 1, MaxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
 }
 

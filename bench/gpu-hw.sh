@@ -104,13 +104,14 @@ build() {
 	# the two made the H100's prefill slower (issue 59, 2026-11-26).
 	go build -tags gowebgpu -ldflags="-s -w" -o "$dir/attn-gowebgpu" ./cmd/attn
 	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
+	go test -c -ldflags="-s -w" -o "$dir/conformance.test" ./gpu/conformance
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
 	cp bench/torchsdpa.py "$dir/"
-	# xz takes the five binaries from about 110 MB to about 32: what
+	# xz takes the six binaries from about 130 MB to about 39: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/kernels.test" "$dir/sgemm.test"
+	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test"
 	# ggml-vulkan's libraries (bench/peers/install.sh), for the peer
 	# beside attn's decoding sweep: about 5 MB packed.
 	local ggml=$root/bench/peers/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
@@ -257,6 +258,8 @@ run() {
 				[[ $mode == tests ]] && long=(env ATTN_LONG=1)
 				echo "== gpu.test ${short[*]} ${long[*]}"
 				(cd "$root/gpu" && "${long[@]}" "$bin/gpu.test" -test.timeout 6m -test.v "${short[@]}" | grep -E '^(--- |ok|FAIL|PASS|panic)|_test.go:') && echo "gpu: ok"
+				echo "== conformance.test ${short[*]}: the conformance suite (gpu/conformance)"
+				(cd "$root/gpu/conformance" && "$bin/conformance.test" -test.timeout 4m -test.v "${short[@]}" | grep -E '^(--- FAIL|ok|FAIL|PASS|panic)|_test.go:') && echo "conformance: ok"
 				echo "== kernels.test on the GPU: ONNX node tests, caches, packed"
 				(cd "$root/kernels" && "$bin/kernels.test" -test.timeout 3m -test.run 'ONNX|Cache|Pool|Packed|Seqs' "${short[@]}") && echo "kernels: ok"
 			fi

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/gpu/gputest"
 )
@@ -18,10 +17,6 @@ import (
 func openGPU(t testing.TB) *gpu.Backend {
 	t.Helper()
 	return gputest.Open(t, gpu.New)
-}
-
-func TestConformance(t *testing.T) {
-	backendtest.Run(t, func(t testing.TB) backend.Backend { return openGPU(t) })
 }
 
 // Memory counts the bytes of live buffers and their peak, and ResetPeak

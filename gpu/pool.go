@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/attn-go/attn/gpu/internal/testhook"
 	"github.com/attn-go/attn/gpu/internal/wg"
 )
 
@@ -25,7 +26,7 @@ import (
 // Pooled buffers hold what their last use left, not zeros: only scratch
 // that its op writes in full before reading it comes from the pool
 // (pooledScratch's callers say why each does), and the package's tests
-// fill every buffer the pool hands out with NaNs (poisonScratch) so that
+// fill every buffer the pool hands out with NaNs (testhook.PoisonScratch) so that
 // a read of an element no kernel wrote fails them.
 
 // poolBytes bounds the bytes the pool keeps: a 32-layer decoding step
@@ -35,10 +36,6 @@ const (
 	poolBytes   = 256 << 20
 	poolLargest = poolBytes / 4
 )
-
-// poisonScratch makes pooledScratch fill every buffer it returns with
-// NaNs (tests: export_test.go).
-var poisonScratch bool
 
 // scratchPool is the free buffers by size, the longest-kept first. Their
 // bytes count in Backend.allocated: they are device memory attn holds.
@@ -76,7 +73,7 @@ func (b *Backend) pooledScratch(n int) (*buffer, error) {
 		wb = x.buf
 	}
 	x := &buffer{owner: b, n: n, bytes: int64(size), buf: wb, pooled: true}
-	if poisonScratch {
+	if testhook.PoisonScratch {
 		if err := b.fill(wb, 0, int(size/4), float32(math.NaN())); err != nil {
 			x.free()
 			return nil, err

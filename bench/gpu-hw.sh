@@ -108,7 +108,7 @@ build() {
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
 	cp bench/torchsdpa.py "$dir/"
-	# xz takes the six binaries from about 130 MB to about 39: what
+	# xz takes the six binaries from about 130 MB to about 37: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
 	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test"

@@ -167,10 +167,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-{{- $fk := unroll (ceildiv .KS .WG) .UN}}
-        {{sloop "x" "t" "KS" (ceildiv .KS .WG) $fk}}
+{{- $nk := ceildiv .KS .WG}}
+{{- $fk := unroll $nk .UN}}
+        {{sloop "x" "t" "KS" $nk $fk}}
 {{- range $i := seq $fk}}
-            {{- sstep "x" "t" "KS" $i (ceildiv $.KS $.WG) $fk 8}}
+            {{- sstep "x" "t" "KS" $i $nk $fk 8}}
             let j = jt + x / D4;
             var kv = vec4<f32>(0.0);
             if (j < jend) {
@@ -184,10 +185,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{- sdone $fk 8}}
 {{- end}}
         }
-{{- $fv := unroll (ceildiv .VS .WG) .UN}}
-        {{sloop "x" "t" "VS" (ceildiv .VS .WG) $fv}}
+{{- $nv := ceildiv .VS .WG}}
+{{- $fv := unroll $nv .UN}}
+        {{sloop "x" "t" "VS" $nv $fv}}
 {{- range $i := seq $fv}}
-            {{- sstep "x" "t" "VS" $i (ceildiv $.VS $.WG) $fv 8}}
+            {{- sstep "x" "t" "VS" $i $nv $fv 8}}
             let j = jt + x / DV4;
             var vv = vec4<f32>(0.0);
             if (j < jend) {

@@ -127,10 +127,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // The rows' scaled queries (zeros past the sequence), the keys of the
     // split each row sees ([0, 0) past the sequence), their running
     // maxima and sums.
-{{- $fq := unroll (ceildiv (mul .BR .D4) .WG) .UN}}
-    {{sloop "x" "t" "BR * D4" (ceildiv (mul .BR .D4) .WG) $fq}}
+{{- $nq := ceildiv (mul .BR .D4) .WG}}
+{{- $fq := unroll $nq .UN}}
+    {{sloop "x" "t" "BR * D4" $nq $fq}}
 {{- range $i := seq $fq}}
-        {{- sstep "x" "t" "BR * D4" $i (ceildiv (mul $.BR $.D4) $.WG) $fq 4}}
+        {{- sstep "x" "t" "BR * D4" $i $nq $fq 4}}
         let r = x / D4;
         let i = row0 + r;
         var qv = vec4<f32>(0.0);
@@ -175,10 +176,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-{{- $fk := unroll (ceildiv (mul .BC .D4) .WG) .UN}}
-        {{sloop "x" "t" "BC * D4" (ceildiv (mul .BC .D4) .WG) $fk}}
+{{- $nk := ceildiv (mul .BC .D4) .WG}}
+{{- $fk := unroll $nk .UN}}
+        {{sloop "x" "t" "BC * D4" $nk $fk}}
 {{- range $i := seq $fk}}
-            {{- sstep "x" "t" "BC * D4" $i (ceildiv (mul $.BC $.D4) $.WG) $fk 8}}
+            {{- sstep "x" "t" "BC * D4" $i $nk $fk 8}}
             let jj = x / D4;
             let j = jt + jj;
             var kv = vec4<f32>(0.0);
@@ -313,10 +315,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ls[t] = ls[t] * c + sum;
         }
 {{- end}}
-{{- $fw := unroll (ceildiv (mul .BC .DV4) .WG) .UN}}
-        {{sloop "x" "t" "BC * DV4" (ceildiv (mul .BC .DV4) .WG) $fw}}
+{{- $nw := ceildiv (mul .BC .DV4) .WG}}
+{{- $fw := unroll $nw .UN}}
+        {{sloop "x" "t" "BC * DV4" $nw $fw}}
 {{- range $i := seq $fw}}
-            {{- sstep "x" "t" "BC * DV4" $i (ceildiv (mul $.BC $.DV4) $.WG) $fw 8}}
+            {{- sstep "x" "t" "BC * DV4" $i $nw $fw 8}}
             let jj = x / DV4;
             let j = jt + jj;
             var vv = vec4<f32>(0.0);

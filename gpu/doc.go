@@ -31,11 +31,11 @@
 //     invocations, most query rows and most keys a tile: 256, 16, 64),
 //     decode.unroll, tile.unroll and loop.unroll (how many iterations of
 //     fuseddecode.wgsl's, fusedtile.wgsl's and fusedloop.wgsl's loops
-//     with constant trip counts, staging included, one trip writes out: 1, the loops as
-//     loops; a factor the trip count does not divide is lowered to the
-//     largest power of two that does, and one that reaches it leaves no
-//     loop: a driver that cannot unroll naga's bounded loops itself gets
-//     them unrolled),
+//     with constant trip counts, staging included, one trip writes out:
+//     1, the loops as loops; a factor the trip count does not divide is
+//     lowered to the largest power of two that does, and one that
+//     reaches it leaves no loop: a driver that cannot unroll naga's
+//     bounded loops itself gets them unrolled),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 1024, 128),
 //     merge.lanes (merge.wgsl's invocations a row: 32), split.target (the

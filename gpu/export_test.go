@@ -7,7 +7,6 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
-	"github.com/attn-go/attn/gpu/internal/testhook"
 	"github.com/attn-go/attn/shaders"
 )
 
@@ -144,11 +143,6 @@ func SetStepFlush(b *Backend, n int) {
 
 // MaxPerSubmit is the most dispatches one submission carries.
 const MaxPerSubmit = plan.MaxPerSubmit
-
-// PoisonScratch makes every buffer the scratch pool hands out start as
-// NaNs, so that a kernel reading an element no kernel wrote fails the
-// tests (pool.go); TestMain turns it on.
-func PoisonScratch(on bool) { testhook.PoisonScratch = on }
 
 // PoolBytes is the bytes of scratch b keeps for reuse.
 func PoolBytes(b *Backend) int64 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/gpu/internal/testhook"
 )
 
 // deviceExamples need an adapter, and an example cannot skip as a test
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	// Every test runs with poisoned scratch: a kernel that reads an
 	// element of pooled scratch that no kernel of its op wrote reads NaN.
 	// Benchmarks time what callers run.
-	gpu.PoisonScratch(flag.Lookup("test.bench").Value.String() == "")
+	testhook.PoisonScratch = flag.Lookup("test.bench").Value.String() == ""
 	if !gputest.Required() {
 		if _, err := gpu.Adapters(); err != nil {
 			skip := "^(" + strings.Join(deviceExamples, "|") + ")$"

@@ -25,9 +25,9 @@ import (
 //
 // Pooled buffers hold what their last use left, not zeros: only scratch
 // that its op writes in full before reading it comes from the pool
-// (pooledScratch's callers say why each does), and the package's tests
-// fill every buffer the pool hands out with NaNs (testhook.PoisonScratch) so that
-// a read of an element no kernel wrote fails them.
+// (pooledScratch's callers say why each does), and attn's GPU tests
+// fill every buffer the pool hands out with NaNs (testhook.PoisonScratch)
+// so that a read of an element no kernel wrote fails them.
 
 // poolBytes bounds the bytes the pool keeps: a 32-layer decoding step
 // over 4096 keys, 32 query heads of 128 (issue 23's), takes 2 MiB of

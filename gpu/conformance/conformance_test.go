@@ -3,7 +3,6 @@
 package conformance_test
 
 import (
-	"flag"
 	"os"
 	"testing"
 
@@ -15,7 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
 	// Every op runs with poisoned scratch, as in package gpu's tests: a
 	// kernel that reads an element of pooled scratch that no kernel of its
 	// op wrote reads NaN.

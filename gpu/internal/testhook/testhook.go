@@ -7,5 +7,6 @@ package testhook
 // PoisonScratch makes the scratch pool fill every buffer it hands out with
 // NaNs, so that a kernel reading an element no kernel of its op wrote
 // fails the tests (gpu/pool.go). A test binary's TestMain sets it before
-// any backend opens; the backend only reads it.
+// any backend opens (gpu/main_test.go, gpu/conformance); the backend only
+// reads it.
 var PoisonScratch bool

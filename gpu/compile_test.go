@@ -103,10 +103,11 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		ap.Features = b.aplan.Features
 		plans = append(plans, ap)
 	}
-	// ATTN_GPU_PREFILL=loop: fusedloop.wgsl where fusedtile.wgsl would run.
-	loop := plans[1]
-	loop.LoopPrefill = true
-	for _, ap := range append(plans, loop) {
+	// ATTN_GPU_PREFILL=loop and tile: each kernel where the head dims
+	// would run the other.
+	loop, tile := plans[1], plans[1]
+	loop.Prefill, tile.Prefill = plan.PrefillLoop, plan.PrefillTile
+	for _, ap := range append(plans, loop, tile) {
 		for _, d := range dims {
 			for _, dv := range dims {
 				for _, m := range []int{mem, min(mem, minWorkgroupStorage)} {

@@ -22,9 +22,13 @@
 //     from the adapter's type; cpu or hardware force a plan, so that the
 //     hardware plan's kernels and chunks run, and are tested, on lavapipe
 //     too. Backend.Info().Detail names the plan in use.
-//   - ATTN_GPU_PREFILL=loop makes the hardware plan run fusedloop.wgsl
-//     where it would run fusedtile.wgsl (tile, the default), so that the
-//     two can be measured side by side on a GPU (bench/gpu-hw.sh does).
+//   - ATTN_GPU_PREFILL picks the hardware plan's kernel for steps that
+//     do not decode: auto, the default, runs fusedloop.wgsl (a query row
+//     an invocation, its loops over the head dims written out) where both
+//     head dims are at most 64 and fusedtile.wgsl past them (an H100 ran
+//     D = 64 in 0.80× fusedtile.wgsl's time, D = 128 in 2.7× its time:
+//     docs/gpu.md); tile and loop force one kernel, so that the two can be
+//     measured side by side on a GPU (bench/gpu-hw.sh does).
 //   - ATTN_GPU_TUNE sets the hardware plan's kernel sizes for measurement,
 //     as comma-separated name=value pairs, each value a power of two:
 //     decode.wg, decode.rows and decode.keys (fuseddecode.wgsl's
@@ -32,12 +36,13 @@
 //     decode.unroll, tile.unroll and loop.unroll (how many iterations of
 //     fuseddecode.wgsl's, fusedtile.wgsl's and fusedloop.wgsl's loops
 //     with constant trip counts, staging included, one trip writes out:
-//     1, the loops as loops; a factor the trip count does not divide is
-//     lowered to the largest power of two that does, and one that
-//     reaches it leaves no loop: a driver that cannot unroll naga's
-//     bounded loops itself gets them unrolled),
+//     1, 4 and 256, where 1 keeps the loops as loops; a factor the trip
+//     count does not divide is lowered to the largest power of two that
+//     does, and one that reaches it leaves no loop: a driver that cannot
+//     unroll naga's bounded loops itself gets them unrolled; the CPU
+//     plan's fusedloop.wgsl keeps its loops),
 //     decode.target and decode.split (the workgroups a decoding step
-//     splits its keys for and the fewest keys a split: 1024, 128),
+//     splits its keys for and the fewest keys a split: 256, 128),
 //     merge.lanes (merge.wgsl's invocations a row: 32), split.target (the
 //     other fused kernels' workgroups wanted a step: 256), tile.wg,
 //     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,

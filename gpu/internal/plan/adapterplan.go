@@ -59,11 +59,35 @@ const mmIters = MmStep*(2*MmReg+MmReg*MmReg) + 2*MmTile*MmStep/((MmTile/MmReg)*(
 // default, from the adapter's type).
 const envPlan = "ATTN_GPU_PLAN"
 
-// envPrefill picks the hardware plan's kernel for steps that do not
-// decode: ATTN_GPU_PREFILL=tile (fusedtile.wgsl, the default) or loop
-// (fusedloop.wgsl, the kernel before it), so that the two can be measured
-// side by side on a GPU.
+// envPrefill forces the hardware plan's kernel for steps that do not
+// decode: ATTN_GPU_PREFILL=tile (fusedtile.wgsl) or loop (fusedloop.wgsl),
+// so that the two can be measured side by side on a GPU; auto (or unset)
+// leaves the choice to the head dims (Prefill).
 const envPrefill = "ATTN_GPU_PREFILL"
+
+// Prefill is the hardware plan's kernel for steps that do not decode.
+type Prefill uint8
+
+const (
+	// PrefillAuto, the default: fusedloop.wgsl where both head dims are
+	// at most LoopPrefillMaxD, fusedtile.wgsl past them where its tiles
+	// fit.
+	PrefillAuto Prefill = iota
+	// PrefillTile: fusedtile.wgsl where its tiles fit (ATTN_GPU_PREFILL=tile).
+	PrefillTile
+	// PrefillLoop: fusedloop.wgsl (ATTN_GPU_PREFILL=loop).
+	PrefillLoop
+)
+
+// LoopPrefillMaxD is the widest head dims the hardware plan's prefill
+// runs through fusedloop.wgsl, a query row an invocation with its loops
+// over the head dims written out (loopUnroll), rather than through
+// fusedtile.wgsl. The third H100 run (2026-11-26, docs/gpu.md) ran B = 1,
+// H = 8, N = 16384, D = 64 in 57.4 ms of device time through fusedloop.wgsl
+// written out against 71.7 through fusedtile.wgsl at its best setting
+// (tile.unroll=4), as wgpu-native 0.17 had (53.3 against 69.2 ms); at D =
+// 128 fusedtile.wgsl is the faster, 127–130 ms against 343.
+const LoopPrefillMaxD = 64
 
 // AdapterPlan is how the backend cuts its work and which fused kernel it
 // runs, chosen from the adapter's type (Choose). A CPU-type adapter
@@ -80,9 +104,9 @@ type AdapterPlan struct {
 	// loopCap is the most loop iterations one invocation may run in
 	// all; 0: no bound.
 	loopCap int
-	// LoopPrefill: the hardware plan runs fusedloop.wgsl where it would
-	// run fusedtile.wgsl (ATTN_GPU_PREFILL=loop).
-	LoopPrefill bool
+	// Prefill is the hardware plan's kernel for steps that do not
+	// decode: by the head dims, or what ATTN_GPU_PREFILL forces.
+	Prefill Prefill
 	// Tune is the hardware plan's kernel sizes: defaultTuning, or what
 	// ATTN_GPU_TUNE sets (tune.go).
 	Tune Tuning
@@ -97,7 +121,10 @@ func (a AdapterPlan) String() string {
 		return fmt.Sprintf("cpu (at most %d loop iterations an invocation; features: %v)", a.loopCap, a.Features)
 	}
 	s := "hardware (K/V tiles in workgroup memory, no loop cap"
-	if a.LoopPrefill {
+	switch a.Prefill {
+	case PrefillTile:
+		s += "; prefill by fusedtile.wgsl"
+	case PrefillLoop:
 		s += "; prefill by fusedloop.wgsl"
 	}
 	if t := a.Tune.String(); t != "" {
@@ -128,8 +155,8 @@ func Choose(setting string, t gputypes.DeviceType) (AdapterPlan, error) {
 }
 
 // FromEnv is Choose for an adapter of type t under $ATTN_GPU_PLAN,
-// with the prefill kernel $ATTN_GPU_PREFILL names: "tile" (or unset) or
-// "loop", and the sizes $ATTN_GPU_TUNE sets (tuneFromEnv); any other
+// with the prefill kernel $ATTN_GPU_PREFILL names: "auto" (or unset),
+// "tile" or "loop", and the sizes $ATTN_GPU_TUNE sets (tuneFromEnv); any other
 // setting is an error.
 func FromEnv(t gputypes.DeviceType) (AdapterPlan, error) {
 	a, err := Choose(os.Getenv(envPlan), t)
@@ -137,11 +164,13 @@ func FromEnv(t gputypes.DeviceType) (AdapterPlan, error) {
 		return a, err
 	}
 	switch s := os.Getenv(envPrefill); strings.ToLower(strings.TrimSpace(s)) {
-	case "", "tile":
+	case "", "auto":
+	case "tile":
+		a.Prefill = PrefillTile
 	case "loop":
-		a.LoopPrefill = true
+		a.Prefill = PrefillLoop
 	default:
-		return AdapterPlan{}, fmt.Errorf("%s=%q: want tile or loop", envPrefill, s)
+		return AdapterPlan{}, fmt.Errorf("%s=%q: want auto, tile or loop", envPrefill, s)
 	}
 	if a, err = featuresFromEnv(a); err != nil {
 		return a, err

@@ -129,11 +129,23 @@ func TestPlanKernels(t *testing.T) {
 			_, isTile := c.(kernelTile)
 			_, isLoop := c.(kernelLoop)
 			_, tileFits := defaultTuning.tileKernel(32768, d, dv)
-			if tk, chunk := c.Keys(); isTile != tileFits || isLoop == tileFits || tk == 0 || chunk != Unbounded {
-				t.Errorf("hardware: prefillKernel(%d, %d) = %v, %d keys a chunk; want fusedtile.wgsl %t, unbounded", d, dv, c, chunk, tileFits)
+			wantTile := tileFits && max(d, dv) > LoopPrefillMaxD
+			if tk, chunk := c.Keys(); isTile != wantTile || isLoop == wantTile || tk == 0 || chunk != Unbounded {
+				t.Errorf("hardware: prefillKernel(%d, %d) = %v, %d keys a chunk; want fusedtile.wgsl %t, unbounded", d, dv, c, chunk, wantTile)
+			}
+			if l, ok := c.(kernelLoop); ok && l.un != loopUnroll {
+				t.Errorf("hardware: prefillKernel(%d, %d) writes fusedloop.wgsl's loops out %d a trip; want %d", d, dv, l.un, loopUnroll)
+			}
+			if l, ok := cpu.PrefillKernel(32768, d, dv).(kernelLoop); ok && l.un != 1 {
+				t.Errorf("cpu: prefillKernel(%d, %d) writes fusedloop.wgsl's loops out %d a trip; want them kept", d, dv, l.un)
+			}
+			tile := hw
+			tile.Prefill = PrefillTile
+			if _, isTile := tile.PrefillKernel(32768, d, dv).(kernelTile); isTile != tileFits {
+				t.Errorf("hardware, ATTN_GPU_PREFILL=tile: prefillKernel(%d, %d) runs fusedtile.wgsl %t; want %t", d, dv, isTile, tileFits)
 			}
 			loop := hw
-			loop.LoopPrefill = true
+			loop.Prefill = PrefillLoop
 			c = loop.PrefillKernel(32768, d, dv)
 			if _, isLoop := c.(kernelLoop); !isLoop {
 				t.Errorf("hardware, ATTN_GPU_PREFILL=loop: prefillKernel(%d, %d) = %v; want fusedloop.wgsl", d, dv, c)
@@ -298,13 +310,13 @@ func TestTileKernel(t *testing.T) {
 	}
 	for _, c := range []struct {
 		setting string
-		loop    bool
+		want    Prefill
 		fails   bool
-	}{{"", false, false}, {"tile", false, false}, {" Loop ", true, false}, {"fast", false, true}} {
+	}{{"", PrefillAuto, false}, {"auto", PrefillAuto, false}, {"tile", PrefillTile, false}, {" Loop ", PrefillLoop, false}, {"fast", PrefillAuto, true}} {
 		t.Setenv(envPrefill, c.setting)
 		a, err := FromEnv(gputypes.DeviceTypeDiscreteGPU)
-		if (err != nil) != c.fails || (err != nil && !strings.Contains(err.Error(), envPrefill)) || a.LoopPrefill != c.loop {
-			t.Errorf("%s=%q: plan %v, %v; want loop prefill %t, failing %t", envPrefill, c.setting, a, err, c.loop, c.fails)
+		if (err != nil) != c.fails || (err != nil && !strings.Contains(err.Error(), envPrefill)) || a.Prefill != c.want {
+			t.Errorf("%s=%q: plan %v, %v; want prefill %d, failing %t", envPrefill, c.setting, a, err, c.want, c.fails)
 		}
 	}
 }

@@ -126,6 +126,11 @@ func TestFeaturesOn(t *testing.T) {
 	prefill := func(f KernelFeatures) FusedKernel {
 		a := hw
 		a.Features = f
+		return a.PrefillKernel(mem, 128, 128)
+	}
+	loop := func(f KernelFeatures) FusedKernel {
+		a := hw
+		a.Features = f
 		return a.PrefillKernel(mem, 64, 64)
 	}
 	for _, c := range []struct {
@@ -143,6 +148,7 @@ func TestFeaturesOn(t *testing.T) {
 		{"tile", prefill, allFeatures, f16, true, true},
 		{"tile subgroups off", prefill, KernelFeatures{f16: true, tileSubgroups: true}, f16, true, false},
 		{"tile's subgroups off", prefill, KernelFeatures{f16: true, subgroups: true}, f16, true, false},
+		{"loop", loop, allFeatures, f16, false, false},
 		{"rows", func(f KernelFeatures) FusedKernel {
 			a := cpu
 			a.Features = f

@@ -309,16 +309,16 @@ func TestFusedStepsDecode(t *testing.T) {
 // head's group, decodeTarget workgroups in all, splits of at least
 // decodeMinSplit keys, at most decodeMaxParts of them): the H100 shape
 // of 32 heads over 8 KV heads decoding over 32768 keys is 8 workgroups a
-// split, so 128 splits of 256 keys, 1024 workgroups; over 4096 keys,
+// split, so 32 splits of 1024 keys, 256 workgroups; over 4096 keys,
 // splits of decodeMinSplit; a batch of 64 such sequences has workgroups
-// enough in 2 splits.
+// enough unsplit.
 func TestFusedStepsDecodeKernel(t *testing.T) {
 	p := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: 32768, D: 128}.Resolved()
 	sp := StepPlan{Chunk: Unbounded, Span: Unbounded, Parts: decodeMaxParts, TileRows: 1, Heads: 4,
 		Target: decodeTarget, MinSplit: decodeMinSplit}
 	steps := FusedSteps(p, sp)
-	if len(steps) != 1 || steps[0].Splits() != 128 || steps[0].Sk != 256 {
-		t.Errorf("32768 keys: steps %+v, want one of 128 splits of 256 keys", steps)
+	if len(steps) != 1 || steps[0].Splits() != 32 || steps[0].Sk != 1024 {
+		t.Errorf("32768 keys: steps %+v, want one of 32 splits of 1024 keys", steps)
 	}
 	checkSteps(t, p, sp, steps)
 	p.Nk = 4096
@@ -326,8 +326,12 @@ func TestFusedStepsDecodeKernel(t *testing.T) {
 		t.Errorf("4096 keys: steps %+v, want one of %d splits of %d keys", steps, 4096/decodeMinSplit, decodeMinSplit)
 	}
 	p.B = 64
+	if steps := FusedSteps(p, sp); len(steps) != 1 || steps[0].Splits() != 1 {
+		t.Errorf("B = 64, 4096 keys: steps %+v, want one unsplit", steps)
+	}
+	p.B = 16
 	if steps := FusedSteps(p, sp); len(steps) != 1 || steps[0].Splits() != 2 {
-		t.Errorf("B = 64, 4096 keys: steps %+v, want one of 2 splits", steps)
+		t.Errorf("B = 16, 4096 keys: steps %+v, want one of 2 splits", steps)
 	}
 }
 

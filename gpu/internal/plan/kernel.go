@@ -104,13 +104,16 @@ func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 
 // PrefillKernel is the kernel plan a runs head dims d, dv with on mem
 // bytes of workgroup memory when it does not decode: on the hardware
-// plan fusedtile.wgsl where its tiles fit (unless ATTN_GPU_PREFILL=loop),
-// on the CPU plan fused.wgsl where it writes the heads out, elsewhere
-// fusedloop.wgsl; nil when not even fusedloop.wgsl's tile of one key
-// fits. It depends on the head dims alone, and a decoding kernel fits
-// only where it does (TestPlanDecode, TestPlanLanes).
+// plan fusedtile.wgsl where a head dim is wider than LoopPrefillMaxD and
+// its tiles fit (a.Prefill, ATTN_GPU_PREFILL, forces either kernel), on
+// the CPU plan fused.wgsl where it writes the heads out, elsewhere
+// fusedloop.wgsl, its loops over the head dims written out under the
+// hardware plan (loopUnroll) and kept as loops under the CPU plan's;
+// nil when not even fusedloop.wgsl's tile of one key fits. It depends
+// on the head dims alone, and a decoding kernel fits only where it does
+// (TestPlanDecode, TestPlanLanes).
 func (a AdapterPlan) PrefillKernel(mem, d, dv int) FusedKernel {
-	if a.Hardware && !a.LoopPrefill {
+	if a.Hardware && a.prefillTile(d, dv) {
 		if t, ok := a.Tune.tileKernel(mem, d, dv); ok {
 			return kernelTile{tile: t, feat: a.Features}
 		}
@@ -119,9 +122,25 @@ func (a AdapterPlan) PrefillKernel(mem, d, dv int) FusedKernel {
 		return kernelRows{d: d, dv: dv, rows: rows, f16: a.Features.f16}
 	}
 	if tk, chunk := a.fusedTile(mem, d, dv); tk > 0 {
-		return kernelLoop{d: d, dv: dv, tk: tk, chunk: chunk, un: a.Tune.loopUnroll}
+		un := 1
+		if a.Hardware {
+			un = a.Tune.loopUnroll
+		}
+		return kernelLoop{d: d, dv: dv, tk: tk, chunk: chunk, un: un}
 	}
 	return nil
+}
+
+// prefillTile says whether the hardware plan a runs head dims d, dv's
+// prefill through fusedtile.wgsl where its tiles fit.
+func (a AdapterPlan) prefillTile(d, dv int) bool {
+	switch a.Prefill {
+	case PrefillTile:
+		return true
+	case PrefillLoop:
+		return false
+	}
+	return d > LoopPrefillMaxD || dv > LoopPrefillMaxD
 }
 
 // prefillSplitting is how a step of a kernel that does not decode splits

@@ -17,18 +17,22 @@ const (
 	// decodeMaxK keys, down to decodeMinK before a workgroup holds fewer
 	// rows when workgroup memory is short. Its steps split their keys
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
-	// heads: 1024 workgroups of 256 keys), splits of at least
+	// heads: 256 workgroups of 1024 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
 	// DecodeWG was 128 until an H100 (2026-11-26, the second run:
 	// docs/gpu.md) measured 256 (ATTN_GPU_TUNE=decode.wg=256) at 0.78–0.92×
 	// its device time over 4096 and 32768 keys, f32 and f16, and 64 at
 	// 1.3–1.6×.
-	DecodeWG       = 256
-	decodeMaxRows  = 16
-	decodeMaxNq    = 16
-	decodeMaxK     = 64
-	decodeMinK     = 8
-	decodeTarget   = 1024
+	DecodeWG      = 256
+	decodeMaxRows = 16
+	decodeMaxNq   = 16
+	decodeMaxK    = 64
+	decodeMinK    = 8
+	// decodeTarget was 1024 until the third H100 run (2026-11-26,
+	// docs/gpu.md) measured 256 at 223 and 330 µs of device time over
+	// 32768 f32 and f16 keys against 312 and 336 (0.71× and 0.98×), and
+	// the same within 1 % over 4096 keys; 512 took 254 and 372 µs.
+	decodeTarget   = 256
 	decodeMinSplit = 128
 	decodeMaxParts = 256
 	// decodeUnroll is how many iterations of the scores' loop over the

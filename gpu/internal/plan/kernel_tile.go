@@ -19,12 +19,15 @@ const (
 	tileMaxKeys = 32
 	tileMaxReg  = 16
 	// tileUnroll is how many iterations of each of fusedtile.wgsl's loops
-	// with a constant trip count one trip writes out (FusedTileConsts.UN):
-	// 1, the loops as loops, until a GPU measures more (the second H100
-	// run, 2026-11-26, ran these kernels 1.3–1.4× slower under
-	// wgpu-native 27 than under 0.17, whose loops carry no bounding
-	// counter: docs/gpu.md; ATTN_GPU_TUNE=tile.unroll=N measures it).
-	tileUnroll = 1
+	// with a constant trip count one trip writes out (FusedTileConsts.UN).
+	// It was 1, the loops as loops, until the third H100 run (2026-11-26,
+	// docs/gpu.md) measured B = 1, H = 8, N = 16384, f32 at D = 64 and 128
+	// in 71.7 and 129.5 ms of device time with 4 against 94.7 and 156.5
+	// with 1 (0.76× and 0.83×), and 76.8 and 127.3 with 32: wgpu-native 27
+	// bounds every loop with a counter (naga's loop bounding) that keeps
+	// the driver from unrolling it, and wgpu-native 0.17, which does not,
+	// ran the loops as loops in 69.2 and 122.3 ms.
+	tileUnroll = 4
 )
 
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims

@@ -122,7 +122,7 @@ func TestTunedKernels(t *testing.T) {
 					}
 				}
 				loop := hw
-				loop.LoopPrefill = true
+				loop.Prefill = PrefillLoop
 				if k, ok := loop.PrefillKernel(mem, d, d).(kernelLoop); ok {
 					if s := k.Spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32).(shaders.FusedLoopConsts); s.UN != tu.loopUnroll {
 						t.Errorf("%s: fusedloop.wgsl for D = %d writes its loops out %d a trip", set, d, s.UN)

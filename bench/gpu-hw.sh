@@ -22,18 +22,15 @@
 #   long   the ATTN_LONG cache tests of ./gpu
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
 #          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), prefill
-#          (B=1 H=8, D=64 and 128, N = 4096 and 16384) through
-#          fusedtile.wgsl; then at N = 16384 the three kernels with their
-#          constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
-#          loop.unroll, decode.unroll), fusedloop.wgsl
-#          (ATTN_GPU_PREFILL=loop), prefill with f16 inputs, 16
-#          sequences of 8192 keys, fusedtile.wgsl with subgroups
-#          (ATTN_GPU_FEATURES=tile-subgroups=on), prefill and decoding
-#          under the old binding (attn-gowebgpu, -tags gowebgpu) beside
-#          v27's, a model's decoding step of 32 layers beside one
-#          (-layers 1,32: each layer's cache 4096 keys, recorded with
-#          one wait), PyTorch's SDPA on the decoding shapes and the GPU's
-#          read bandwidth (x.sum()) where torch sees a CUDA GPU, then
+#          (B=1 H=8, D=64 and 128, N = 4096 and 16384: fusedloop.wgsl at
+#          D = 64, fusedtile.wgsl at 128), PyTorch's SDPA on the decoding
+#          shapes and the GPU's read bandwidth (x.sum()) where torch sees
+#          a CUDA GPU, a model's decoding step of 32 layers beside one
+#          (-layers 1,32: each layer's cache 4096 keys, recorded with one
+#          wait); then at N = 16384 fusedtile.wgsl at D = 64
+#          (ATTN_GPU_PREFILL=tile), prefill with f16 inputs, 16
+#          sequences of 8192 keys, prefill and decoding under the old
+#          binding (attn-gowebgpu, -tags gowebgpu) beside v27's, then
 #          what an empty dispatch costs (BenchmarkDispatch) and what
 #          recording a layer costs the host (BenchmarkRecord)
 #   more   issues 56 to 58 on the GPU: 8-bit caches decoding beside f16
@@ -59,7 +56,7 @@
 #          8 KV heads, D=128, Nq=1, 4096 and 32768 keys, f32 and f16)
 #          under each ATTN_GPU_TUNE setting of fuseddecode.wgsl, the
 #          split and the merge, and prefill (B=1 H=8, D=64 and 128,
-#          N=16384) under each of fusedtile.wgsl's, the defaults first,
+#          N=16384) under settings of fusedtile.wgsl and fusedloop.wgsl, the defaults first,
 #          and issue 24's 32-layer step over 4096 keys beside one layer
 #          (-layers 1,32) under step.flush, the dispatches a step records
 #          before submitting them without a wait (compared by wall time);
@@ -276,39 +273,9 @@ run() {
 		fi
 		sweep decode -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget" "${peers[@]}"
 		sweep prefill -heads 8 -d 64,128 "${pre[@]}" -budget "$budget"
-		# The A/B sweeps take the goals' N alone (the last of pre).
-		local pre1=(-n "${pre[-1]##*,}")
-		# The remedy for wgpu-native 27's loop bounding (docs/gpu.md, "On
-		# an NVIDIA H100, the second run"): each kernel's constant-trip
-		# loops written out (ATTN_GPU_TUNE's tile.unroll, loop.unroll,
-		# decode.unroll), beside the sweeps above and the old binding's
-		# below. The hardware plan is named so that quick mode runs them
-		# on lavapipe too.
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=tile.unroll=32 sweep prefill-unroll -heads 8 -d 64,128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
-		ATTN_GPU_PLAN=hardware ATTN_GPU_PREFILL=loop ATTN_GPU_TUNE=loop.unroll=256 sweep prefill-loop-unroll -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.unroll=32 sweep decode-unroll -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		# The kernel fusedtile.wgsl replaced, beside it: which is faster
-		# here decides the hardware plan's default (ATTN_GPU_PREFILL).
-		ATTN_GPU_PREFILL=loop sweep prefill-loop -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
-		# Issue 59's f16 goal (f16 inputs and products).
-		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
-		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
-		# The features were decided on 2026-11-26 (f16 on; subgroups on,
-		# but not in fusedtile.wgsl): fusedtile.wgsl with them, beside
-		# prefill above without.
-		ATTN_GPU_FEATURES=tile-subgroups=on sweep prefill-tile-subgroups -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
-		# The old binding (wgpu-native 0.17) on the same kernels: on
-		# 2026-11-26 v27's prefill took 1.7–6× 2026-11-22's time under
-		# 0.17 at D = 64.
-		if [[ -x $bin/attn-gowebgpu ]]; then
-			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
-			ATTN_GPU_PREFILL=loop attn_exe=attn-gowebgpu sweep prefill-loop-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
-			attn_exe=attn-gowebgpu sweep decode-gowebgpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		fi
-		# Issue 24: L attention calls over L caches as one step, one wait.
-		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
-		# PyTorch before the dispatch benchmarks, which 2026-11-26's run
-		# did not get past within its 380 s.
+		# PyTorch and the model's step right after the defaults: the two
+		# runs of 2026-11-26 that had them after the A/B sweeps stopped
+		# before them.
 		if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 			local ns=4096,32768
 			[[ $mode == quick ]] && ns=256,1024
@@ -322,6 +289,27 @@ run() {
 			} >>"$out/report.md" 2>&1
 		else
 			echo "PyTorch with CUDA is not here: no SDPA rows" >>"$out/report.md"
+		fi
+		# Issue 24: L attention calls over L caches as one step, one wait.
+		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
+		# The A/B sweeps take the goals' N alone (the last of pre).
+		local pre1=(-n "${pre[-1]##*,}")
+		# The prefill kernel the head dims did not pick: fusedtile.wgsl
+		# at D = 64, where the plan runs fusedloop.wgsl written out (the
+		# third run of 2026-11-26: 57.4 against 71.7 ms; at D = 128
+		# fusedloop.wgsl took 343 against 127–130 ms). The hardware plan
+		# is named so that quick mode runs it on lavapipe too.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_PREFILL=tile sweep prefill-tile -heads 8 -d 64 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		# Issue 59's f16 goal (f16 inputs and products).
+		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
+		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
+		# The old binding (wgpu-native 0.17) on the same kernels and
+		# plan: the third run of 2026-11-26 closed most of the prefill gap
+		# by writing the loops out (within 4–8 %), not the decoding one
+		# (0.17 took 0.62–0.78× v27's time).
+		if [[ -x $bin/attn-gowebgpu ]]; then
+			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
+			attn_exe=attn-gowebgpu sweep decode-gowebgpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		fi
 		# What a dispatch costs with no work in it, the floor of a step,
 		# and what recording a layer costs this host (issue 24: 32 layers
@@ -435,14 +423,14 @@ run() {
 # gpu/internal/plan/tune.go), "" being the defaults, into OUT/tune.json,
 # and summarises them in the report.
 tune() {
-	# 2026-11-26's run swept decode.wg, decode.keys, decode.split and
-	# decode.target one at a time (docs/gpu.md): what it left is first.
-	local decode=("" decode.target=256 decode.target=512 decode.unroll=4 decode.unroll=32
-		decode.target=256,decode.unroll=32 decode.wg=128 decode.keys=128 decode.split=256
-		merge.lanes=8 merge.lanes=64 decode.target=2048)
-	local prefill=("" tile.unroll=4 tile.unroll=32 tile.wg=64 tile.wg=256 tile.rows=32 tile.rows=128 tile.keys=16 tile.keys=64
-		tile.reg=8 tile.reg=32 tile.wg=256,tile.rows=128 tile.wg=256,tile.rows=128,tile.reg=32
-		tile.wg=256,tile.keys=64 tile.rows=128,tile.keys=64,tile.reg=32)
+	# The third run of 2026-11-26 swept fusedtile.wgsl's sizes one at a
+	# time and set decode.target=256, tile.unroll=4 and loop.unroll=256
+	# (whole loops) from them: what is left is their pairs, and decoding's
+	# sizes around the new target. Prefill's D = 64 runs fusedloop.wgsl
+	# now, which only loop.unroll sizes.
+	local decode=("" decode.target=128 decode.target=512 decode.split=64 decode.split=256 decode.keys=32
+		decode.rows=8 merge.lanes=8 decode.unroll=4)
+	local prefill=("" tile.wg=256 tile.unroll=8 tile.unroll=32 tile.wg=256,tile.unroll=32 tile.wg=256,tile.rows=128 loop.unroll=8)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
 	if [[ $# -gt 0 ]]; then
 		decode=("" "$@") prefill=("" "$@") layers=("" "$@")

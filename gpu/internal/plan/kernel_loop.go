@@ -8,8 +8,8 @@ import (
 
 // fusedloop.wgsl, a query row an invocation and tiles of keys in
 // workgroup memory: what runs where no other kernel fits (PrefillKernel),
-// and the hardware plan's prefill under ATTN_GPU_PREFILL=loop. No cgo,
-// as kernel.go.
+// and the hardware plan's prefill where both head dims are at most
+// LoopPrefillMaxD (or under ATTN_GPU_PREFILL=loop). No cgo, as kernel.go.
 
 // fusedMaxK is the keys per tile of fusedloop.wgsl, fewer when workgroup
 // memory is short.

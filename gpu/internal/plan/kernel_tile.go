@@ -64,8 +64,8 @@ func (c kernelTile) String() string {
 // sums (RM·CN vec4s) and block of scores (RM·RN) within t.tileReg
 // (tileMaxReg); ok is false when none fits, and fusedloop.wgsl runs.
 // Rows first: each K and V tile staged serves them all. The order is a
-// first choice, to be tuned on hardware (bench/gpu-hw.sh measures
-// ATTN_GPU_PREFILL=loop beside it).
+// first choice, tuned on hardware (bench/gpu-hw.sh tune sweeps the sizes
+// and measures ATTN_GPU_PREFILL=tile beside the plan's choice).
 func (t Tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 	for br := min(t.tileRows, t.tileWG); br >= 8; br /= 2 {
 		for rm := 4; rm >= 1; rm /= 2 {

@@ -6,8 +6,9 @@ import (
 	"github.com/attn-go/attn/shaders"
 )
 
-// fusedtile.wgsl: the hardware plan's prefill kernel where its tiles fit
-// (PrefillKernel). No cgo, as kernel.go.
+// fusedtile.wgsl: the hardware plan's prefill kernel past head dims of
+// LoopPrefillMaxD where its tiles fit (PrefillKernel). No cgo, as
+// kernel.go.
 
 // The hardware plan's prefill kernel, fusedtile.wgsl (tileKernel):
 // tileWG invocations a workgroup, at most tileMaxRows query rows and

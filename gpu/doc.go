@@ -40,7 +40,9 @@
 //     count does not divide is lowered to the largest power of two that
 //     does, and one that reaches it leaves no loop: a driver that cannot
 //     unroll naga's bounded loops itself gets them unrolled; the CPU
-//     plan's fusedloop.wgsl keeps its loops),
+//     plan's fusedloop.wgsl keeps its loops), decode.pv (how many of an
+//     invocation's keys of a tile fuseddecode.wgsl's P·V loop writes
+//     out a trip, their V loads issued together: 1),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
 //     merge.lanes (merge.wgsl's invocations a row: 32), split.target (the

@@ -194,7 +194,9 @@ func TestParityTuned(t *testing.T) {
 
 // TestParityUnrolled runs the hardware plan's fused kernels with their
 // constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
-// loop.unroll and decode.unroll: the kernels' UN): none (1, the loops
+// loop.unroll and decode.unroll: the kernels' UN; decode.pv:
+// fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
+// a trip's last iteration): none (1, the loops
 // kept), some iterations a trip, and whole loops with no loop left, over
 // head dims whose vec4s the factor divides, does not divide and equals,
 // and checks that the kernel so written is the one that runs and that it
@@ -208,6 +210,7 @@ func TestParityUnrolled(t *testing.T) {
 	decode := []backend.Problem{
 		causal(prob(1, 8, 2, 1, 300, 64, 64)),
 		prob(2, 4, 4, 3, 97, 40, 24),
+		causal(prob(1, 4, 1, 1, 203, 96, 96)), // KG = 10: keys past the tile in decode.pv's last step
 	}
 	for _, c := range []struct {
 		tune, prefill string
@@ -219,6 +222,8 @@ func TestParityUnrolled(t *testing.T) {
 		{"loop.unroll=1", "", prefill[:1]},
 		{"decode.unroll=4", "", decode},
 		{"decode.unroll=256", "", decode},
+		{"decode.pv=2", "", decode},
+		{"decode.pv=64", "", decode},
 	} {
 		t.Run(c.tune, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", "hardware")
@@ -240,8 +245,11 @@ func TestParityUnrolled(t *testing.T) {
 						un = s.UN
 					}
 				case shaders.FusedDecodeConsts:
-					if knob == "decode.unroll" {
+					switch knob {
+					case "decode.unroll":
 						un = s.UN
+					case "decode.pv":
+						un = s.PV
 					}
 				}
 				if fmt.Sprint(un) != v {

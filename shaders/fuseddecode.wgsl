@@ -290,6 +290,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             acc{{$x}} *= c{{$x}};
             l{{$x}} *= c{{$x}};
 {{- end}}
+{{- $np := ceildiv .TK .KG}}
+{{- $fp := unroll $np .PV}}
+{{- if le $fp 1}}
             for (var jj = kg; jj < TK; jj += KG) {
                 let j = jt + jj;
                 if (j >= jend) {
@@ -306,6 +309,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 l{{$x}} += p{{$x}};
 {{- end}}
             }
+{{- else}}
+            // Keys kg + KG·y of the tile, y < {{$np}}, written out {{$fp}} a
+            // trip: the trip's V loads are all issued before its sums use
+            // them. A key past the tile or the split loads nothing and
+            // weighs 0.
+            {{loop "y" (printf "%du" $np) $np $fp}}
+{{- range $i := seq $fp}}
+                let jj{{$i}} = kg + {{at "y" $i $np $fp}} * KG;
+                let in{{$i}} = jj{{$i}} < TK && jt + jj{{$i}} < jend;
+                var vv{{$i}} = vec4<f32>(0.0);
+                if (in{{$i}}) {
+                    var vr = (jt + jj{{$i}}) * P.v_r;
+                    if (paged) {
+                        vr = kv_row(b, jt + jj{{$i}}, P.v_b, P.v_r);
+                    }
+                    vv{{$i}} = load_v(va + vr, e);
+                }
+{{- end}}
+{{- range $i := seq $fp}}
+{{- range $x := seq $.RPI}}
+                let p{{$x}}_{{$i}} = select(0.0, ss[r{{$x}} * TKP + min(jj{{$i}}, TK - 1u)], in{{$i}});
+                acc{{$x}} += p{{$x}}_{{$i}} * vv{{$i}};
+                l{{$x}} += p{{$x}}_{{$i}};
+{{- end}}
+{{- end}}
+            }
+{{- end}}
         }
     }
     workgroupBarrier();

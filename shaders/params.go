@@ -136,7 +136,10 @@ type FusedDecodeConsts struct {
 	VR                    int `shaders:"input"` // as FusedConsts.VR
 	// UN is how many iterations of a score's loop over the head dim one
 	// trip writes out (the template's unroll; 0 or 1: none).
-	UN            int `shaders:"input"`
+	UN int `shaders:"input"`
+	// PV is how many of an invocation's keys of a tile in the P·V phase
+	// one trip writes out, their V loads issued together (0 or 1: none).
+	PV            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row maxima by subgroups (a subgroup a row at a

@@ -141,6 +141,19 @@ var templateFuncs = template.FuncMap{
 		return fmt.Sprintf("%s{ // %s = %s%s    let %s = %s;", pad, v, c, pad, v, e)
 	},
 	"done": unrolledDone,
+	// at v i trips f is iteration i of a trip of such a loop as a WGSL
+	// expression (in parentheses where it is a sum), for a body that
+	// binds what it needs itself rather than in step's block.
+	"at": func(v string, i, trips, f int) string {
+		if f <= 1 {
+			return v
+		}
+		_, e := unrolledAt(v, i, trips, f)
+		if f < trips {
+			return "(" + e + ")"
+		}
+		return e
+	},
 	// sloop, sstep and sdone are loop, step and done for a loop over x
 	// = start, start + WG, … below bound (WGSL expressions; start the
 	// invocation's index, below WG), trips = ⌈bound/WG⌉ of them at most

@@ -90,6 +90,10 @@ var golden = []struct {
 	{"fusedtile_d64_dv64_un4.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 32, RM: 4, RN: 4, D: 64, DV: 64, UN: 4}},
 	{"fusedtile_d5_dv70_un64.wgsl.golden", FusedTileConsts{WG: 128, BR: 32, BC: 16, RM: 2, RN: 2, D: 5, DV: 70, UN: 64}},
 	{"fuseddecode_g4_d128_un8.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, UN: 8}},
+	// P·V's keys written out: a whole loop (4 of 4), and 2 a trip of 6
+	// with keys past the tile in the last (KG = 6 of TK = 32).
+	{"fuseddecode_g4_d128_pv4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 4}},
+	{"fuseddecode_g1_d80_q8_pv4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 1, TK: 32, D: 80, DV: 80, PV: 4, K: Q8, V: Q8}},
 	{"fusedloop_d64_dv64_un16.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 64, DV: 64, UN: 16}},
 	{"fusedloop_d80_dv200_un4.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, UN: 4}},
 	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},

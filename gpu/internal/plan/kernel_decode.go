@@ -41,6 +41,14 @@ const (
 	// ran this kernel 1.2–1.6× slower under wgpu-native 27 than under
 	// 0.17: docs/gpu.md).
 	decodeUnroll = 1
+	// decodePV is how many of an invocation's keys of a tile the P·V
+	// phase writes out a trip, their V loads issued together
+	// (FusedDecodeConsts.PV): 1 until a GPU measures more
+	// (ATTN_GPU_TUNE=decode.pv=N). The third H100 run found decoding
+	// 1.2–1.6× slower under wgpu-native 27 than under 0.17 with the
+	// scores' loop written out too, and this loop, one V load a trip, is
+	// the one whose loads a driver that does not unroll it serializes.
+	decodePV = 1
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM
@@ -102,13 +110,14 @@ func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 // heads of one KV head (a divisor of G) × rows queries of each, tiles of
 // tk keys, wg invocations (DecodeWG unless ATTN_GPU_TUNE says), the
 // scores' loop over the head dim written out un iterations a trip
-// (decodeUnroll unless ATTN_GPU_TUNE says).
-type DecodeTile struct{ heads, rows, tk, wg, un int }
+// (decodeUnroll unless ATTN_GPU_TUNE says) and the P·V phase's loop over
+// a tile's keys pv (decodePV unless ATTN_GPU_TUNE says).
+type DecodeTile struct{ heads, rows, tk, wg, un, pv int }
 
 // Consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory).
 func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
-	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un}
+	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv}
 }
 
 // DecodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
@@ -130,7 +139,7 @@ func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
-	wg, most, un := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll
+	wg, most, un, pv := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV
 	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
 		return DecodeTile{}, false
 	}
@@ -150,14 +159,14 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			for per := most / hg; per >= 1; per /= 2 {
 				rows := CeilDiv(nq, CeilDiv(nq, per))
 				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg, un}); fits(t) {
+					if t := (DecodeTile{hg, rows, tk, wg, un, pv}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (DecodeTile{1, 1, tk, wg, un}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg, un, pv}); fits(t) {
 				return t, true
 			}
 		}

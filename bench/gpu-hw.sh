@@ -29,7 +29,8 @@
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait); then at N = 16384 fusedtile.wgsl at D = 64
 #          (ATTN_GPU_PREFILL=tile), decoding with fuseddecode.wgsl's
-#          P·V loop written out (decode.pv), prefill with f16 inputs, 16
+#          P·V loop and merge.wgsl's loops written out (decode.pv,
+#          merge.unroll, and both), prefill with f16 inputs, 16
 #          sequences of 8192 keys, prefill and decoding under the old
 #          binding (attn-gowebgpu, -tags gowebgpu) beside v27's, then
 #          what an empty dispatch costs (BenchmarkDispatch) and what
@@ -304,7 +305,12 @@ run() {
 		# fuseddecode.wgsl's P·V loop written out (decode.pv: 4 keys an
 		# invocation a tile at D = 128, all of them), its V loads issued
 		# together: the lead for decoding's gap to wgpu-native 0.17.
+		# And merge.wgsl's loops over the parts written out (merge.unroll:
+		# the third run timed the merge at 27 of 65 µs over 4096 keys and
+		# 112 of 314 over 32768), alone and with decode.pv.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=64 sweep decode-pv -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=merge.unroll=8 sweep decode-merge -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=64,merge.unroll=8 sweep decode-pv-merge -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
@@ -433,8 +439,8 @@ tune() {
 	# (whole loops) from them: what is left is their pairs, and decoding's
 	# sizes around the new target. Prefill's D = 64 runs fusedloop.wgsl
 	# now, which only loop.unroll sizes.
-	local decode=("" decode.pv=2 decode.pv=4 decode.pv=4,decode.unroll=32 decode.target=128 decode.target=512
-		decode.split=64 decode.keys=32 decode.rows=8 merge.lanes=8)
+	local decode=("" decode.pv=4 merge.unroll=4 merge.unroll=16 decode.pv=4,merge.unroll=16 decode.pv=4,merge.unroll=16,decode.target=512
+		decode.pv=4,decode.unroll=32 decode.target=128 decode.split=64 decode.keys=32 merge.lanes=8)
 	local prefill=("" tile.wg=256 tile.unroll=8 tile.unroll=32 tile.wg=256,tile.unroll=32 tile.wg=256,tile.rows=128 loop.unroll=8)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
 	if [[ $# -gt 0 ]]; then

@@ -45,7 +45,10 @@
 //     out a trip, their V loads issued together: 1),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
-//     merge.lanes (merge.wgsl's invocations a row: 32), split.target (the
+//     merge.lanes (merge.wgsl's invocations a row: 32), merge.unroll
+//     (the parts each of merge.wgsl's loops over them writes out a trip,
+//     their loads issued together: 1; the CPU plan's keep their loops),
+//     split.target (the
 //     other fused kernels' workgroups wanted a step: 256), tile.wg,
 //     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,
 //     most query rows and keys a tile and most vec4s a register block:

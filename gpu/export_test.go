@@ -124,6 +124,19 @@ func TimedSpans(b *Backend) int {
 // FusedSpec is the specialisation of the kernel Fused runs for p under
 // b's plan (float32 operands), nil when none fits: the tests of
 // ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
+// MergeUnrolls is the UN of each merge.wgsl pipeline b has compiled.
+func MergeUnrolls(b *Backend) []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var uns []int
+	for k := range b.specs {
+		if m, ok := k.spec.(shaders.MergeConsts); ok {
+			uns = append(uns, m.UN)
+		}
+	}
+	return uns
+}
+
 func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	p = p.Resolved()
 	c, err := b.kernelFor(p)

@@ -318,7 +318,7 @@ func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 		}
 	}
 	c.lanes = b.aplan.MergeRowLanes()
-	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes}, "main")
+	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes, UN: b.aplan.MergeUnroll()}, "main")
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,7 +197,8 @@ func TestParityTuned(t *testing.T) {
 // constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
 // loop.unroll and decode.unroll: the kernels' UN; decode.pv:
 // fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
-// a trip's last iteration): none (1, the loops
+// a trip's last iteration; merge.unroll: merge.wgsl's parts, over 3 and
+// 15 of them): none (1, the loops
 // kept), some iterations a trip, and whole loops with no loop left, over
 // head dims whose vec4s the factor divides, does not divide and equals,
 // and checks that the kernel so written is the one that runs and that it
@@ -212,6 +214,9 @@ func TestParityUnrolled(t *testing.T) {
 		prob(2, 4, 4, 3, 97, 40, 24),
 		causal(prob(1, 4, 1, 1, 203, 96, 96)), // KG = 10: keys past the tile in decode.pv's last step
 	}
+	// Decoding steps that merge 2 and 15 parts (splits of 128 keys): a
+	// trip's tail past the parts, and trips after the first.
+	merge := []backend.Problem{decode[0], causal(prob(1, 8, 2, 1, 1930, 64, 40))}
 	for _, c := range []struct {
 		tune, prefill string
 		rows          []backend.Problem
@@ -224,6 +229,8 @@ func TestParityUnrolled(t *testing.T) {
 		{"decode.unroll=256", "", decode},
 		{"decode.pv=2", "", decode},
 		{"decode.pv=64", "", decode},
+		{"merge.unroll=4", "", merge},
+		{"merge.unroll=64", "", merge},
 	} {
 		t.Run(c.tune, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", "hardware")
@@ -252,12 +259,21 @@ func TestParityUnrolled(t *testing.T) {
 						un = s.PV
 					}
 				}
+				if knob == "merge.unroll" {
+					un = 0
+					if gpu.FusedSplits(g, p) > 1 {
+						un, _ = strconv.Atoi(v)
+					}
+				}
 				if fmt.Sprint(un) != v {
 					t.Errorf("%s runs %+v; want %s", name, gpu.FusedSpec(g, p), c.tune)
 				}
 				t.Run(name, func(t *testing.T) {
 					parity(t, g, cpu, backendtest.RandomCase(newRand(uint64(n+1)), p, nil, nil), kernels.Fused, true)
 				})
+				if uns := gpu.MergeUnrolls(g); knob == "merge.unroll" && (len(uns) != 1 || fmt.Sprint(uns[0]) != v) {
+					t.Errorf("%s: merge.wgsl ran with UN %v; want %s", name, uns, v)
+				}
 			}
 		})
 	}

@@ -23,7 +23,10 @@
 // a barrier, once every lane has read the old one. The host picks L: 1
 // on a CPU-type adapter, which pays for every load an invocation makes,
 // a subgroup's worth on a hardware one, where a decoding step's few rows
-// fold many parts.
+// fold many parts. Under UN > 1 each loop over the parts takes UN of
+// them a trip, their loads issued together: a driver that cannot unroll
+// a loop bounded by naga's counter waits for each trip's loads in turn,
+// and a decoding step's merge folds up to 256 parts with few rows.
 //
 // Packed query rows (F_PACKQ): batch b's rows start at seq_q0(b) in o,
 // lse, po and plse and end at seq_rows(b) (lib/seqs.wgsl).
@@ -77,6 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             la = lse[la_at];
         }
         var mx = la;
+{{- if le .UN 1}}
         for (var z = 0u; z < P.parts; z++) {
             let lb = plse[pl_at + z * P.plse_z];
             if (bitcast<u32>(lb) != NEG_INF) {
@@ -87,6 +91,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
             }
         }
+{{- else}}
+        // Each loop over the parts takes {{.UN}} a trip, their loads all
+        // issued before the first is used (a part past P.parts reads the
+        // last one again and is skipped), in the loop's order.
+        for (var z0 = 0u; z0 < P.parts; z0 += {{.UN}}u) {
+{{- range $i := seq .UN}}
+            let lb{{$i}} = plse[pl_at + min(z0 + {{$i}}u, P.parts - 1u) * P.plse_z];
+{{- end}}
+{{- range $i := seq .UN}}
+            if (z0 + {{$i}}u < P.parts && bitcast<u32>(lb{{$i}}) != NEG_INF) {
+                if (bitcast<u32>(mx) == NEG_INF) {
+                    mx = lb{{$i}};
+                } else {
+                    mx = max(mx, lb{{$i}});
+                }
+            }
+{{- end}}
+        }
+{{- end}}
         if (bitcast<u32>(mx) == NEG_INF) {
             // No side saw a key.
             if (init) {
@@ -101,12 +124,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (bitcast<u32>(la) != NEG_INF) {
                 sum = exp(la - mx);
             }
+{{- if le .UN 1}}
             for (var z = 0u; z < P.parts; z++) {
                 let lb = plse[pl_at + z * P.plse_z];
                 if (bitcast<u32>(lb) != NEG_INF) {
                     sum += exp(lb - mx);
                 }
             }
+{{- else}}
+            for (var z0 = 0u; z0 < P.parts; z0 += {{.UN}}u) {
+{{- range $i := seq .UN}}
+                let lb{{$i}} = plse[pl_at + min(z0 + {{$i}}u, P.parts - 1u) * P.plse_z];
+{{- end}}
+{{- range $i := seq .UN}}
+                if (z0 + {{$i}}u < P.parts && bitcast<u32>(lb{{$i}}) != NEG_INF) {
+                    sum += exp(lb{{$i}} - mx);
+                }
+{{- end}}
+            }
+{{- end}}
             let inv = 1.0 / sum;
             // O's own weight (0 when it saw nothing or holds nothing yet),
             // then each part's.
@@ -119,6 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (wa != 0.0) {
                     acc = wa * o4(oa, d);
                 }
+{{- if le .UN 1}}
                 for (var z = 0u; z < P.parts; z++) {
                     let lb = plse[pl_at + z * P.plse_z];
                     if (bitcast<u32>(lb) == NEG_INF) {
@@ -126,6 +163,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     }
                     acc += exp(lb - mx) * inv * po4(pa + z * P.po_z, d);
                 }
+{{- else}}
+                for (var z0 = 0u; z0 < P.parts; z0 += {{.UN}}u) {
+{{- range $i := seq .UN}}
+                    let z{{$i}} = min(z0 + {{$i}}u, P.parts - 1u);
+                    let lb{{$i}} = plse[pl_at + z{{$i}} * P.plse_z];
+                    let pv{{$i}} = po4(pa + z{{$i}} * P.po_z, d);
+{{- end}}
+{{- range $i := seq .UN}}
+                    if (z0 + {{$i}}u < P.parts && bitcast<u32>(lb{{$i}}) != NEG_INF) {
+                        acc += exp(lb{{$i}} - mx) * inv * pv{{$i}};
+                    }
+{{- end}}
+                }
+{{- end}}
                 o[oa + d] = acc.x;
                 if (d + L < P.Dv) { o[oa + d + L] = acc.y; }
                 if (d + 2u * L < P.Dv) { o[oa + d + 2u * L] = acc.z; }

@@ -148,8 +148,12 @@ type FusedDecodeConsts struct {
 }
 
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
-// them to a query row (L divides WG).
-type MergeConsts struct{ WG, L int }
+// them to a query row (L divides WG), each loop over the parts written
+// out UN a trip (0 or 1: none).
+type MergeConsts struct {
+	WG, L int
+	UN    int `shaders:"input"`
+}
 
 // PackConsts specialises pack.wgsl: WG invocations a workgroup, each
 // writing one u32 word of an output O stored as F16 or BF16 from elements

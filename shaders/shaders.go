@@ -291,6 +291,7 @@ var (
 		Bindings: []Binding{{"P", Uniform}, {"po", Read}, {"plse", Read}, {"vars", ReadI32}, {"o", ReadWrite}, {"lse", ReadWrite}},
 		Entries:  []string{"main"},
 		Include:  []string{"neginf", "seqs"},
+		Template: true,
 	}
 	Pack = Kernel{
 		Name:     "pack",

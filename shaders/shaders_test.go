@@ -49,6 +49,7 @@ var golden = []struct {
 	{"fuseddecode_g4_d128_f16_sg.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: F16, V: F16, F16: true, SG: true}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
+	{"merge_l32_un4.wgsl.golden", MergeConsts{WG: 64, L: 32, UN: 4}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
 	{"pack_bf16.wgsl.golden", PackConsts{WG: 256, O: BF16}},
 	{"pack_f16_from_bf16.wgsl.golden", PackConsts{WG: 256, O: F16, Src: BF16}},

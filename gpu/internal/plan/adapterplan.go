@@ -31,6 +31,13 @@ const (
 	// folds many splits of a few rows, and each row's columns are summed
 	// side by side, adjacent invocations reading adjacent elements.
 	MergeLanes = 32
+	// mergeUnroll is how many parts each of merge.wgsl's loops over them
+	// writes out a trip under the hardware plan (MergeConsts.UN): 1 until
+	// a GPU measures more (ATTN_GPU_TUNE=merge.unroll=N). The third H100
+	// run timed merge.wgsl at 27 µs of a 4096-key decoding step's 65
+	// (32 parts) and 112 of a 32768-key step's 314 (128 parts): about
+	// 0.3 µs a part a row, a dependent load each, few rows to hide them.
+	mergeUnroll = 1
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
 	// them, whose partial O take at most SplitScratch float32s, and when
@@ -204,6 +211,15 @@ func (a AdapterPlan) mergeParts(dv int) int {
 func (a AdapterPlan) MergeRowLanes() int {
 	if a.Hardware {
 		return a.Tune.mergeLanes
+	}
+	return 1
+}
+
+// MergeUnroll is how many parts merge.wgsl's loops over them write out a
+// trip (its UN): the CPU plan keeps the loops.
+func (a AdapterPlan) MergeUnroll() int {
+	if a.Hardware {
+		return a.Tune.mergeUnroll
 	}
 	return 1
 }

@@ -29,6 +29,7 @@ type Tuning struct {
 	decodePV                         int // and of its P·V loop over a tile's keys
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
+	mergeUnroll                      int // and the parts its loops over them write out a trip
 	splitTarget                      int // the other fused kernels' workgroups wanted a step
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
@@ -41,7 +42,7 @@ type Tuning struct {
 var defaultTuning = Tuning{
 	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
 	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV,
-	mergeLanes:  MergeLanes,
+	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll,
 	loopUnroll: loopUnroll,
@@ -68,6 +69,7 @@ var knobs = []knob{
 	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
 	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
 	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},
+	{"merge.unroll", func(t *Tuning) *int { return &t.mergeUnroll }, 1, 64, "merge.wgsl's parts a trip of each of its loops over them writes out, their loads issued together"},
 	{"split.target", func(t *Tuning) *int { return &t.splitTarget }, 1, 1 << 16, "the workgroups a step of the other fused kernels splits its keys for"},
 	{"tile.wg", func(t *Tuning) *int { return &t.tileWG }, 32, 256, "fusedtile.wgsl's invocations a workgroup"},
 	{"tile.rows", func(t *Tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},

@@ -105,7 +105,7 @@ func TestTunedKernels(t *testing.T) {
 			t.Fatal(err)
 		}
 		hw := AdapterPlan{Hardware: true, Tune: tu}
-		if hw.MergeRowLanes() != tu.mergeLanes || hw.splitTarget() != tu.splitTarget {
+		if hw.MergeRowLanes() != tu.mergeLanes || hw.MergeUnroll() != tu.mergeUnroll || hw.splitTarget() != tu.splitTarget {
 			t.Errorf("%s: merge lanes %d, split target %d", set, hw.MergeRowLanes(), hw.splitTarget())
 		}
 		for _, mem := range []int{16384, 49152} {

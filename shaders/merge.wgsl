@@ -96,9 +96,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // issued before the first is used (a part past P.parts reads the
         // last one again and is skipped), in the loop's order.
         for (var z0 = 0u; z0 < P.parts; z0 += {{.UN}}u) {
-{{- range $i := seq .UN}}
-            let lb{{$i}} = plse[pl_at + min(z0 + {{$i}}u, P.parts - 1u) * P.plse_z];
-{{- end}}
+            {{- lets "lb" "plse[pl_at + min(z0 + %du, P.parts - 1u) * P.plse_z]" .UN 12}}
 {{- range $i := seq .UN}}
             if (z0 + {{$i}}u < P.parts && bitcast<u32>(lb{{$i}}) != NEG_INF) {
                 if (bitcast<u32>(mx) == NEG_INF) {
@@ -133,9 +131,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
 {{- else}}
             for (var z0 = 0u; z0 < P.parts; z0 += {{.UN}}u) {
-{{- range $i := seq .UN}}
-                let lb{{$i}} = plse[pl_at + min(z0 + {{$i}}u, P.parts - 1u) * P.plse_z];
-{{- end}}
+                {{- lets "lb" "plse[pl_at + min(z0 + %du, P.parts - 1u) * P.plse_z]" .UN 16}}
 {{- range $i := seq .UN}}
                 if (z0 + {{$i}}u < P.parts && bitcast<u32>(lb{{$i}}) != NEG_INF) {
                     sum += exp(lb{{$i}} - mx);

@@ -183,6 +183,16 @@ var templateFuncs = template.FuncMap{
 		}
 		return "\n" + strings.Repeat(" ", indent+4) + "}" + unrolledDone(f, indent)
 	},
+	// lets name expr n indent binds name0 … name(n−1), each on a line of
+	// its own at indent, to expr with %d replaced by the binding's index:
+	// an unrolled trip's loads, written out before the trip uses them.
+	"lets": func(name, expr string, n, indent int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "\n%slet %s%d = %s;", strings.Repeat(" ", indent), name, i, strings.ReplaceAll(expr, "%d", fmt.Sprint(i)))
+		}
+		return b.String()
+	},
 	// ceildiv a b is ⌈a/b⌉.
 	"ceildiv": func(a, b int) int { return (a + b - 1) / b },
 	// load4 buf at off n is the WGSL vec4 of elements at+off …

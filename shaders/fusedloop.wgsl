@@ -37,9 +37,10 @@
 // Limits: an invocation runs about sk/TK·(TK·(1 + D4 + 2·DV4) +
 // TK·(D4+DV4)/WG) loop iterations; on a CPU-type adapter the host sizes
 // the chunk to keep that far below lavapipe's cap of about 65 535, on a
-// hardware adapter (where this is the kernel for every head dim: its
-// workgroups load each K and V tile once, coalesced, for WG query rows)
-// only bindings bound it.
+// hardware adapter (where this is the prefill kernel up to head dims of
+// 64, with its loops over the head dims written out, and past them where
+// fusedtile.wgsl's tiles do not fit: its workgroups load each K and V
+// tile once, coalesced, for WG query rows) only bindings bound it.
 
 // skip_tile is 1 when the block mask leaves the workgroup's key tile off
 // for all its rows (written by invocation 0, read uniformly).

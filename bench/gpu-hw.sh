@@ -57,8 +57,9 @@
 #   tune   issue 23's sizes swept: the decoding step (32 query heads over
 #          8 KV heads, D=128, Nq=1, 4096 and 32768 keys, f32 and f16)
 #          under each ATTN_GPU_TUNE setting of fuseddecode.wgsl, the
-#          split and the merge, and prefill (B=1 H=8, D=64 and 128,
-#          N=16384) under settings of fusedtile.wgsl and fusedloop.wgsl, the defaults first,
+#          split and the merge first, then prefill (B=1 H=8, D=64 and
+#          128, N=16384) under settings of fusedtile.wgsl and
+#          fusedloop.wgsl, the defaults first,
 #          and issue 24's 32-layer step over 4096 keys beside one layer
 #          (-layers 1,32) under step.flush, the dispatches a step records
 #          before submitting them without a wait (compared by wall time);
@@ -440,7 +441,8 @@ tune() {
 	# sizes around the new target. Prefill's D = 64 runs fusedloop.wgsl
 	# now, which only loop.unroll sizes.
 	local decode=("" decode.pv=4 merge.unroll=4 merge.unroll=16 decode.pv=4,merge.unroll=16 decode.pv=4,merge.unroll=16,decode.target=512
-		decode.pv=4,decode.unroll=32 decode.target=128 decode.split=64 decode.keys=32 merge.lanes=8)
+		decode.pv=4,decode.unroll=32 decode.split=512 decode.pv=4,merge.unroll=16,decode.split=512 decode.target=128
+		decode.keys=32 merge.lanes=8)
 	local prefill=("" tile.wg=256 tile.unroll=8 tile.unroll=32 tile.wg=256,tile.unroll=32 tile.wg=256,tile.rows=128 loop.unroll=8)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
 	if [[ $# -gt 0 ]]; then
@@ -452,8 +454,9 @@ tune() {
 	tmp=$(mktemp -d)
 	local n=0 set kind
 	export ATTN_GPU_PLAN=hardware
-	# Prefill first: 2026-11-26's run stopped before reaching it.
-	for kind in prefill decode layers; do
+	# Decoding first: its knobs (decode.pv, merge.unroll) are the open
+	# question after the third run of 2026-11-26, which swept prefill's.
+	for kind in decode prefill layers; do
 		local sets=("${decode[@]}")
 		[[ $kind == prefill ]] && sets=("${prefill[@]}")
 		[[ $kind == layers ]] && sets=("${layers[@]}")

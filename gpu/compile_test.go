@@ -188,6 +188,15 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				specs = append(specs, s)
 			}
 		}
+		// ATTN_GPU_TUNE=decode.pv=4: the P·V loop written out, with a
+		// float16 cache (as f16 where the device has it) and a q8 one.
+		dt, _ := ap.DecodeKernel(mem, 128, 128, 4, 1)
+		for _, e := range []shaders.Elem{f16, shaders.Q8} {
+			s := dt.Consts(128, 128)
+			s.K, s.V, s.PV = e, e, 4
+			s.F16 = e == f16 && b.info.Features.Contains(gputypes.FeatureShaderF16)
+			specs = append(specs, s)
+		}
 	}
 	// The backward pass (its tiles depend on the workgroup memory, not
 	// the plan): each head dim with itself, and pairs of odd, unequal

@@ -49,3 +49,44 @@ func TestInHostMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestHostCeilings: a sweep measures the host's bandwidth where a point
+// runs in the host's memory and its compute ceilings where one runs on
+// its CPU; a discrete GPU's sweep neither, a GPU peer beside it only the
+// bandwidth, and a peer that cannot run does not count.
+func TestHostCeilings(t *testing.T) {
+	be := func(info backend.Info) backend.Backend { return infoBackend{info: info} }
+	gpu := func(dt gputypes.DeviceType) backend.Backend {
+		return be(backend.Info{Kind: backend.KindGPU, Adapter: gputypes.AdapterInfo{DeviceType: dt}})
+	}
+	cpuPeer, gpuPeer := Peer{Name: "ort-cpu-mha"}, Peer{Name: "ggml-vulkan", GPU: true}
+	gone := Peer{Name: "ort-cpu-mha", Unavailable: "not installed"}
+	for _, c := range []struct {
+		name            string
+		bes             []backend.Backend
+		peers           []Peer
+		memory, compute bool
+	}{
+		{"nothing", nil, nil, false, false},
+		{"discrete", []backend.Backend{gpu(gputypes.DeviceTypeDiscreteGPU)}, nil, false, false},
+		{"discrete and an unavailable CPU peer", []backend.Backend{gpu(gputypes.DeviceTypeDiscreteGPU)}, []Peer{gone}, false, false},
+		{"discrete and a GPU peer", []backend.Backend{gpu(gputypes.DeviceTypeDiscreteGPU)}, []Peer{gpuPeer}, true, false},
+		{"integrated", []backend.Backend{gpu(gputypes.DeviceTypeIntegratedGPU)}, nil, true, false},
+		{"lavapipe", []backend.Backend{gpu(gputypes.DeviceTypeCPU)}, nil, true, true},
+		{"cpu backend", []backend.Backend{be(backend.Info{Kind: backend.KindCPU})}, nil, true, true},
+		{"discrete and a CPU peer", []backend.Backend{gpu(gputypes.DeviceTypeDiscreteGPU)}, []Peer{cpuPeer}, true, true},
+	} {
+		if memory, compute := HostCeilings(c.bes, c.peers); memory != c.memory || compute != c.compute {
+			t.Errorf("%s: HostCeilings = %v, %v; want %v, %v", c.name, memory, compute, c.memory, c.compute)
+		}
+	}
+}
+
+// infoBackend is a backend that only answers Info (HostCeilings asks
+// nothing else).
+type infoBackend struct {
+	backend.Backend
+	info backend.Info
+}
+
+func (b infoBackend) Info() backend.Info { return b.info }

@@ -104,6 +104,29 @@ func placeOf(info backend.Info) placement {
 	return offHost
 }
 
+// HostCeilings says which of the host's ceilings the points of bes and
+// peers are read against, and so which a sweep needs measured: the read
+// bandwidth (memory) where a point runs in the host's memory, and
+// Sgemm's rate and the FMA peak (compute) where one runs on the host's
+// CPU (the CPU backend, a CPU-type adapter such as lavapipe, a CPU
+// peer). A sweep of discrete GPUs alone needs neither, and measuring
+// them takes seconds a sweep (bench/gpu-hw.sh's tune runs dozens).
+func HostCeilings(bes []backend.Backend, peers []Peer) (memory, compute bool) {
+	at := func(p placement) {
+		memory = memory || p != offHost
+		compute = compute || p == hostCPU
+	}
+	for _, be := range bes {
+		at(placeOf(be.Info()))
+	}
+	for _, peer := range peers {
+		if peer.Unavailable == "" {
+			at(placeOfPeer(peer))
+		}
+	}
+	return memory, compute
+}
+
 // placeOfPeer is where peer runs its points.
 func placeOfPeer(peer Peer) placement {
 	if peer.GPU {

@@ -71,7 +71,9 @@ FMA peak: independent chains of the widest vector FMA the CPU has
 (AVX-512 zmm, else AVX2 ymm; NEON on arm64) on every thread, the best of
 5 passes in about 0.5 s, recorded as machine.fma_gflops; each point on
 the host's CPU gets its fraction of it ("of FMA"). A -tags purego build
-has no FMA loop and records none.
+has no FMA loop and records none. Each ceiling is measured only where a
+point is read against it: a sweep whose points all run on a discrete
+GPU measures none (it says so), one with a GPU peer only the bandwidth.
 
 -layers L,... times each attn point as a model's step instead of one
 call: L calls over L separate copies of Q, K, V and O (a layer's
@@ -346,24 +348,33 @@ func runBench(c *cmdEnv, args []string) error {
 	}
 	// The read bandwidth and the Sgemm rate are measured before any
 	// point, with nothing else running, so that each point's GB/s and
-	// GFLOP/s have ceilings to be read against.
-	if bw, err := bench.MeasureReadBandwidth(); err != nil {
-		fmt.Fprintf(c.stderr, "attn bench: read bandwidth not measured: %v\n", err)
-	} else {
-		cfg.ReadGBPS = bw
-		fmt.Fprintf(c.stderr, "attn bench: read bandwidth %.1f GB/s\n", bw)
+	// GFLOP/s have ceilings to be read against: those that apply to
+	// some point, none for a discrete GPU's alone.
+	memory, compute := bench.HostCeilings(bes, peers)
+	if !memory && !compute {
+		fmt.Fprintf(c.stderr, "attn bench: the host's ceilings not measured: every point runs on a discrete GPU\n")
 	}
-	if rate, err := bench.MeasureSgemm(); err != nil {
-		fmt.Fprintf(c.stderr, "attn bench: Sgemm rate not measured: %v\n", err)
-	} else {
-		cfg.SgemmGFLOPS = rate
-		fmt.Fprintf(c.stderr, "attn bench: Sgemm %.1f GFLOP/s on %d threads\n", rate, runtime.GOMAXPROCS(0))
+	if memory {
+		if bw, err := bench.MeasureReadBandwidth(); err != nil {
+			fmt.Fprintf(c.stderr, "attn bench: read bandwidth not measured: %v\n", err)
+		} else {
+			cfg.ReadGBPS = bw
+			fmt.Fprintf(c.stderr, "attn bench: read bandwidth %.1f GB/s\n", bw)
+		}
 	}
-	if rate, kernel, err := bench.MeasureFMA(); err != nil {
-		fmt.Fprintf(c.stderr, "attn bench: FMA peak not measured: %v\n", err)
-	} else {
-		cfg.FMAGFLOPS, cfg.FMAKernel = rate, kernel
-		fmt.Fprintf(c.stderr, "attn bench: FMA peak %.1f GFLOP/s on %d threads (%s)\n", rate, runtime.GOMAXPROCS(0), kernel)
+	if compute {
+		if rate, err := bench.MeasureSgemm(); err != nil {
+			fmt.Fprintf(c.stderr, "attn bench: Sgemm rate not measured: %v\n", err)
+		} else {
+			cfg.SgemmGFLOPS = rate
+			fmt.Fprintf(c.stderr, "attn bench: Sgemm %.1f GFLOP/s on %d threads\n", rate, runtime.GOMAXPROCS(0))
+		}
+		if rate, kernel, err := bench.MeasureFMA(); err != nil {
+			fmt.Fprintf(c.stderr, "attn bench: FMA peak not measured: %v\n", err)
+		} else {
+			cfg.FMAGFLOPS, cfg.FMAKernel = rate, kernel
+			fmt.Fprintf(c.stderr, "attn bench: FMA peak %.1f GFLOP/s on %d threads (%s)\n", rate, runtime.GOMAXPROCS(0), kernel)
+		}
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update

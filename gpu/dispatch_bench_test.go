@@ -34,7 +34,8 @@ var<workgroup> w: array<f32, 1024>;
 // BenchmarkDispatch is what a dispatch costs the adapter with no work in
 // it: 32 dispatches of each kernel in one compute pass, one submission
 // and one wait per op, for 1 and 256 workgroups; ns/op is the whole
-// submission, µs/dispatch its share a dispatch. A decoding step's kernel
+// submission, µs/dispatch its share a dispatch. empty/roundtrip is one
+// dispatch a submission: what a single op waits for at the least. A decoding step's kernel
 // and its merge are two such dispatches, and a model's step of L layers
 // 2L: this bounds how short a step can be (docs/gpu.md, Device time).
 //
@@ -56,9 +57,23 @@ func BenchmarkDispatch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, groups := range []uint32{1, 256} {
-			b.Run(fmt.Sprintf("%s/groups=%d", k.name, groups), func(b *testing.B) {
-				ds := make([]wg.Dispatch, perPass)
+		// Where n is 1, one dispatch of one workgroup a submission: the
+		// round trip that bounds a single op's wall time (submit, the
+		// device's start, the wait) with no work to hide it.
+		for _, c := range []struct {
+			groups uint32
+			n      int
+		}{{1, perPass}, {256, perPass}, {1, 1}} {
+			groups, n := c.groups, c.n
+			name := fmt.Sprintf("%s/groups=%d", k.name, groups)
+			if n == 1 {
+				if k.name != "empty" {
+					continue
+				}
+				name = "empty/roundtrip"
+			}
+			b.Run(name, func(b *testing.B) {
+				ds := make([]wg.Dispatch, n)
 				for i := range ds {
 					ds[i] = wg.Dispatch{Pipeline: pipe, Group: bg, Grid: [3]uint32{groups, 1, 1}}
 				}
@@ -87,7 +102,7 @@ func BenchmarkDispatch(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/perPass, "µs/dispatch")
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/dispatch")
 			})
 		}
 		bg.Release()

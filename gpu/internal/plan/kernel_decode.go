@@ -45,7 +45,7 @@ const (
 	// phase writes out a trip, their V loads issued together
 	// (FusedDecodeConsts.PV): 1 until a GPU measures more
 	// (ATTN_GPU_TUNE=decode.pv=N). The third H100 run found decoding
-	// 1.2–1.6× slower under wgpu-native 27 than under 0.17 with the
+	// 1.2–1.8× slower under wgpu-native 27 than under 0.17 with the
 	// scores' loop written out too, and this loop, one V load a trip, is
 	// the one whose loads a driver that does not unroll it serializes.
 	decodePV = 1

@@ -214,9 +214,10 @@ func TestParityUnrolled(t *testing.T) {
 		prob(2, 4, 4, 3, 97, 40, 24),
 		causal(prob(1, 4, 1, 1, 203, 96, 96)), // KG = 10: keys past the tile in decode.pv's last step
 	}
-	// Decoding steps that merge 2 and 15 parts (splits of 128 keys): a
-	// trip's tail past the parts, and trips after the first.
-	merge := []backend.Problem{decode[0], causal(prob(1, 8, 2, 1, 1930, 64, 40))}
+	// Decoding steps that merge 3 and 15 parts (splits of at least 128
+	// keys): a trip's tail past the parts in the first trip, and in the
+	// last of several (15 = 3·4 + 3 under merge.unroll=4).
+	merge := []backend.Problem{decode[0], causal(prob(1, 8, 2, 1, 1900, 64, 40))}
 	for _, c := range []struct {
 		tune, prefill string
 		rows          []backend.Problem

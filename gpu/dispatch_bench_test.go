@@ -35,9 +35,10 @@ var<workgroup> w: array<f32, 1024>;
 // it: 32 dispatches of each kernel in one compute pass, one submission
 // and one wait per op, for 1 and 256 workgroups; ns/op is the whole
 // submission, µs/dispatch its share a dispatch. empty/roundtrip is one
-// dispatch a submission: what a single op waits for at the least. A decoding step's kernel
-// and its merge are two such dispatches, and a model's step of L layers
-// 2L: this bounds how short a step can be (docs/gpu.md, Device time).
+// dispatch a submission: what a single op waits for at the least. A
+// decoding step's kernel and its merge are two such dispatches, and a
+// model's step of L layers 2L: this bounds how short a step can be
+// (docs/gpu.md, Device time).
 //
 //	go test -run '^$' -bench Dispatch -count 6 ./gpu
 func BenchmarkDispatch(b *testing.B) {

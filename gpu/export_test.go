@@ -121,9 +121,6 @@ func TimedSpans(b *Backend) int {
 	return b.timing.n
 }
 
-// FusedSpec is the specialisation of the kernel Fused runs for p under
-// b's plan (float32 operands), nil when none fits: the tests of
-// ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
 // MergeUnrolls is the UN of each merge.wgsl pipeline b has compiled.
 func MergeUnrolls(b *Backend) []int {
 	b.mu.Lock()
@@ -137,6 +134,9 @@ func MergeUnrolls(b *Backend) []int {
 	return uns
 }
 
+// FusedSpec is the specialisation of the kernel Fused runs for p under
+// b's plan (float32 operands), nil when none fits: the tests of
+// ATTN_GPU_TUNE check that the tuned sizes are the ones that run.
 func FusedSpec(b *Backend, p backend.Problem) shaders.Spec {
 	p = p.Resolved()
 	c, err := b.kernelFor(p)

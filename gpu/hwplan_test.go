@@ -198,11 +198,10 @@ func TestParityTuned(t *testing.T) {
 // loop.unroll and decode.unroll: the kernels' UN; decode.pv:
 // fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
 // a trip's last iteration; merge.unroll: merge.wgsl's parts, over 3 and
-// 15 of them): none (1, the loops
-// kept), some iterations a trip, and whole loops with no loop left, over
-// head dims whose vec4s the factor divides, does not divide and equals,
-// and checks that the kernel so written is the one that runs and that it
-// agrees with the CPU.
+// 15 of them): none (1, the loops kept), some iterations a trip, and
+// whole loops with no loop left, over head dims whose vec4s the factor
+// divides, does not divide and equals, and checks that the kernel so
+// written is the one that runs and that it agrees with the CPU.
 func TestParityUnrolled(t *testing.T) {
 	prefill := []backend.Problem{
 		causal(prob(1, 2, 1, 70, 90, 64, 64)),

@@ -312,7 +312,7 @@ func New(opts ...Option) (*Backend, error) {
 	}
 	b.info.Detail += ", " + decodeDetail()
 	q8, fp8 := tilesNow()
-	b.info.Detail += decode8Detail(decode8, q8, fp8, q8IntNow())
+	b.info.Detail += decode8Detail(decode8, q8, fp8, q8IntNow(), q8IntDotNow())
 	for _, n := range notes {
 		b.info.Detail += "; " + n
 	}

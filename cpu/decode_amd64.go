@@ -156,6 +156,10 @@ var (
 		{axpyRows4Q8IntAVX2, axpyRows4Q8IntAVX2L2},
 		{axpyRows4Q8IntVNNI, axpyRows4Q8IntVNNIL2},
 	}
+	// The integer scores kernel (VPDPBUSD).
+	intDotByPrefetch = [2]func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int){
+		dotRows4Q8IntVNNI, dotRows4Q8IntVNNIL2,
+	}
 )
 
 func init() {
@@ -177,7 +181,13 @@ func usePrefetch(w int, l2 bool) (restore func()) {
 		i = 1
 	}
 	dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = dotByPrefetch[w][i], axpyByPrefetch[w][i], quantByPrefetch[w][i], intByPrefetch[w][i]
-	return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = d, a, q, v }
+	if w == 0 {
+		return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = d, a, q, v }
+	}
+	// The integer scores kernel has sixteen lanes only.
+	s := intDotVNNI.run
+	intDotVNNI.run = intDotByPrefetch[i]
+	return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run, intDotVNNI.run = d, a, q, v, s }
 }
 
 // width indexes the kernel tables: 1 for sixteen lanes, 0 for eight.

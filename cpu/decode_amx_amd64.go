@@ -97,10 +97,10 @@ func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	}
 	m := n &^ 15
 	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
-		return 0
+		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
 	if on, _ := q8TilesOn(); !on || t.vector {
-		return 0
+		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
 	return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
 }

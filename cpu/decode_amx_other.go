@@ -34,3 +34,6 @@ func q8IntNow() q8IntState { return q8IntState{} }
 
 // intOn: no integer kernel here.
 func (*tiles8) intOn() bool { return false }
+
+// q8IntDotNow: no integer scores kernel here.
+func q8IntDotNow() q8IntState { return q8IntState{} }

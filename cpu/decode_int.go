@@ -1,8 +1,115 @@
 package cpu
 
-// ints8 is what the integer q8 P·V kernel keeps for a decoding item in
-// tiles8 (decode_int_amd64.go): a chunk's digits and factors.
+import (
+	"math"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// ints8 is what the integer q8 kernels keep for a decoding item in
+// tiles8 (decode_int_amd64.go): the P·V kernel's digits and factors for a
+// chunk, and the scores kernel's Q digits for each group of four query
+// rows, made at the first key tile that needs them and kept for the
+// item's others (tiles8.reset forgets them).
 type ints8 struct {
-	wd []int32     // the digits: 4 rows × 32 pairs × 8 blocks
+	wd []int32     // the P·V digits: 4 rows × 32 pairs × 8 blocks
 	gs [32]float32 // their factors, 8r + b
+
+	qx    []int8  // the scores' digits: groups × blocks × intDotBlockBytes
+	qhb   []int32 // each group's corrections and factors: blocks × 8
+	state []int8  // each group's: 0 not made, 1 made, −1 not fit
+	d     int     // the head dim the digits are made for
+	hb    []int32 // a call's corrections and factors times α
+}
+
+// intDotBlockBytes is one block's Q digits for the integer scores
+// kernel: 8 quads of 4 rows of 2 digits of 4 bytes.
+const intDotBlockBytes = 256
+
+// qDigitsMax is the largest |x| of Q's int16 digits: 127·256, so that
+// the high byte h of x = 256h + l (l the low byte read signed) stays
+// within ±127.
+const qDigitsMax = 127 * 256
+
+// reset forgets Q's digits: the item's Q changed.
+func (i *ints8) reset() { clear(i.state) }
+
+// digits is group grp's Q digits for the scores kernel (qDigitsInt) and
+// its corrections and factors, made if not yet: nil where they cannot
+// stand for Q.
+func (i *ints8) digits(grp int, q []float32, ldq, d int) ([]int8, []int32) {
+	nb := d / backend.Q8Block
+	if i.d != d {
+		clear(i.state)
+		i.d = d
+	}
+	if len(i.state) <= grp {
+		i.state = append(i.state, make([]int8, grp+1-len(i.state))...)
+	}
+	if n := (grp + 1) * nb * intDotBlockBytes; len(i.qx) < n {
+		i.qx = append(i.qx, make([]int8, n-len(i.qx))...)
+	}
+	if n := (grp + 1) * nb * 8; len(i.qhb) < n {
+		i.qhb = append(i.qhb, make([]int32, n-len(i.qhb))...)
+	}
+	x := i.qx[grp*nb*intDotBlockBytes : (grp+1)*nb*intDotBlockBytes]
+	hb := i.qhb[grp*nb*8 : (grp+1)*nb*8]
+	if i.state[grp] == 0 {
+		i.state[grp] = -1
+		if qDigitsInt(q, ldq, d, x, hb) {
+			i.state[grp] = 1
+		}
+	}
+	if i.state[grp] < 0 {
+		return nil, nil
+	}
+	return x, hb
+}
+
+// qDigitsInt writes the four rows of q (row stride ldq, d columns, whole
+// blocks of 32) as the integer scores kernel's digits: for row r and
+// block b, x = round(q·f) with f = qDigitsMax/max_{c∈b}|q[r][c]| (x = 0
+// for an all-zero block), as two signed bytes x = 256·h + l at byte
+// 256b + 32i + 8r + 4·digit + u of x for element c = 32b + 4i + u (h the
+// digit 0, l the digit 1); and into hb[8b + r] the block's correction
+// −128·Σ_c x, into hb[8b + 4 + r] the bits of 1/f as float32 (0 for an
+// all-zero block). It reports false where an element is not finite or a
+// block's 1/f is below float32's smallest normal.
+func qDigitsInt(q []float32, ldq, d int, x []int8, hb []int32) bool {
+	for r := range 4 {
+		row := q[r*ldq : r*ldq+d]
+		for b := range d / backend.Q8Block {
+			blk := row[b*backend.Q8Block : (b+1)*backend.Q8Block]
+			var m float64
+			for _, v := range blk {
+				a := math.Abs(float64(v))
+				if !(a <= math.MaxFloat32) {
+					return false // NaN or ±Inf
+				}
+				m = max(m, a)
+			}
+			var sum int32
+			g := float32(0)
+			if m > 0 {
+				g = float32(m / qDigitsMax)
+				if g < 0x1p-126 {
+					return false
+				}
+			}
+			for c, v := range blk {
+				var xi int32
+				if m > 0 {
+					xi = int32(math.RoundToEven(float64(v) / m * qDigitsMax))
+				}
+				sum += xi
+				l := int8(xi)
+				h := int8((xi - int32(l)) >> 8)
+				at := b*intDotBlockBytes + c/4*32 + 8*r + c%4
+				x[at], x[at+4] = h, l
+			}
+			hb[8*b+r] = -128 * sum
+			hb[8*b+4+r] = int32(math.Float32bits(g))
+		}
+	}
+	return true
 }

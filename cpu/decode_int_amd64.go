@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 	"unsafe"
@@ -15,7 +16,8 @@ import (
 
 // q8 P·V in integer arithmetic on AVX2 (decode_int_amd64.s, generated
 // by _gen/decode_int.py, which says what each kernel computes and why the
-// scores stay on the widening kernel): VPMADDWD over int16 digits of the
+// scores stay on the widening kernel there; on AVX512-VNNI they do not:
+// dotRows4Q8IntVNNI, below): VPMADDWD over int16 digits of the
 // weights times V's block scales and two keys' codes at once. Where the
 // float kernel widens every code to float32 and multiplies it by its
 // scale before its FMAs, this takes sixteen products an instruction.
@@ -233,4 +235,163 @@ func (t *tiles8) intOn() bool { return !t.vector && q8IntNow().ok }
 // term: max p·max d·Σ|codes|/64000.
 func checkQ8IntAxpy() error {
 	return checkQ8Axpy(q8Int.name, runAxpyInt, 1.0/64000)
+}
+
+// The q8 scores in integer arithmetic on AVX512-VNNI
+// (dotRows4Q8IntVNNI; _gen/decode_int.py says what it computes): Q as
+// int16 digits of each 32-value block (qDigitsInt), K's codes where
+// they lie, sixteen keys in the lanes, VPDPBUSD adding four products a
+// lane, exact int32 sums a block scaled once. A score is within
+// α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c| of the exact one (cpu/doc.go).
+//
+//go:noescape
+func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+
+//go:noescape
+func dotRows4Q8IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+
+// An integer scores kernel: its function (the L1's prefetches or the L2
+// twin, set by usePrefetch) and its name.
+type intDotKernel struct {
+	run  func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+	name string
+}
+
+var intDotVNNI = intDotKernel{name: "q8 scores (VPDPBUSD)"}
+
+// q8IntDotNow is the integer scores kernel's decision in this process,
+// made once, as q8IntNow's: its check, then its time against the
+// widening kernel's for Info's Detail. Where it passed, it runs.
+var q8IntDotNow = sync.OnceValue(func() q8IntState {
+	if !hasVNNI {
+		return q8IntState{}
+	}
+	passed, err := passChecks([]tileCheck{{intDotVNNI.name, checkQ8IntDot}})
+	if err != nil {
+		return q8IntState{note: err.Error()}
+	}
+	st := q8IntState{ok: true, note: passed[0]}
+	fl, in := q8IntDotRace()
+	st.timing = fmt.Sprintf("a 512-key tile's scores in %.1f µs against %.1f µs widening", in.Seconds()*1e6, fl.Seconds()*1e6)
+	return st
+})
+
+// q8IntDotRace times the scores of a 512-key tile at D = 128 on the
+// widening kernel and on the integer one, as q8IntRace does.
+func q8IntDotRace() (float, integer time.Duration) {
+	const n, d = 512, 128
+	codes, scales := checkQ8Rows(n, d, d, 0x2c00, 0x2e00, 0x3000)
+	k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: d}
+	q := make([]float32, 4*d)
+	for i := range q {
+		q[i] = float32(i%17-8) / 9
+	}
+	s := make([]float32, 4*n)
+	var t tiles8
+	step := func(in bool) time.Duration {
+		start := time.Now()
+		if in {
+			t.i8.reset()
+			runDotInt(&t, 0, q, d, k, n, d, s, n, 1)
+		} else {
+			quantDotW(1, q, d, k, n, d, s, n, 1)
+		}
+		return time.Since(start)
+	}
+	float, integer = time.Hour, time.Hour
+	step(false)
+	step(true)
+	for range 5 {
+		float = min(float, step(false))
+		integer = min(integer, step(true))
+	}
+	return float, integer
+}
+
+// dotInt is the scores of the first keys of k (a multiple of 16; 0 where
+// the integer kernel does not run or fit: not q8 in whole blocks, fewer
+// than two blocks a row, fewer than 16 keys, a Q row not finite) for the
+// four query rows of q, group grp of the item's.
+func dotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if t.vector || !q8IntDotNow().ok {
+		return 0
+	}
+	return runDotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
+}
+
+// runDotInt is dotInt once the kernel is known to run.
+func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	m := n &^ 15
+	nb := d / backend.Q8Block
+	if k.t != backend.Q8 || m == 0 || d%backend.Q8Block != 0 || nb < 2 || k.stride%backend.Q8Block != 0 {
+		return 0
+	}
+	x, hb := t.i8.digits(grp, q, ldq, d)
+	if x == nil {
+		return 0
+	}
+	t.i8.hb = grow(t.i8.hb, len(hb))
+	for b := range nb {
+		copy(t.i8.hb[8*b:8*b+4], hb[8*b:8*b+4])
+		for r := range 4 {
+			t.i8.hb[8*b+4+r] = int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+		}
+	}
+	last := (m-1)*k.stride + d - 1
+	_, _, _ = k.q8[last], k.sc[last/backend.Q8Block], s[3*lds+m-1]
+	ss := k.stride / backend.Q8Block * 2
+	// A group's scales picked out of 128 bytes where they all lie there
+	// and the last group's 128 bytes stay within the store (the slice's
+	// capacity); else gathered.
+	perm := 0
+	if 15*ss/2+nb <= 64 && (m-16)*ss/2+64 <= cap(k.sc) {
+		perm = 1
+	}
+	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[0]), k.stride, m, nb, &s[0], lds, unsafe.Pointer(&k.sc[0]), ss, intAhead*k.stride, perm)
+	return m
+}
+
+// checkQ8IntDot runs the scores kernel once on Q whose digits are exact
+// (each block's largest ±32512·2⁻¹⁰, the others integers times 2⁻¹⁰, so
+// f = 2¹⁰ and x = q·2¹⁰; both digits take every value's bytes), the
+// check rows' codes and scales (½, 1, 2), 48 keys of three blocks at a
+// stride of four, and compares every score with the float64 one within
+// 2⁻²⁰ of Σ|terms| (float32's rounding of the blocks' sums and of their
+// sum).
+func checkQ8IntDot() error {
+	const n, d, ldq, ldk, lds = 48, 96, 100, 128, 50
+	q := make([]float32, 4*ldq)
+	for r := range 4 {
+		for c := range d {
+			v := (c*7919+r*104729)%65025 - 32512
+			if c%32 == (r*5+c/32*3)%32 {
+				v = qDigitsMax * (1 - 2*(c%2))
+			}
+			q[r*ldq+c] = float32(v) * 0x1p-10
+		}
+	}
+	codes, scales := checkQ8Rows(n, d, ldk, 0x3800, 0x3c00, 0x4000)
+	k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
+	s := make([]float32, 4*lds)
+	var t tiles8
+	const alpha = 0.5
+	if got := runDotInt(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
+		return fmt.Errorf("took %d of %d keys", got, n)
+	}
+	s = checkOut(intDotVNNI.name, s)
+	for r := range 4 {
+		for j := range n {
+			var want, abs float64
+			for c := range d {
+				x := float64(q[r*ldq+c]) * float64(codes[j*ldk+c]) * float64(backend.Float16.Decode(scales[j*ldk/backend.Q8Block+c/backend.Q8Block]))
+				want += x
+				abs += math.Abs(x)
+			}
+			want *= alpha
+			if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
+				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, want)
+			}
+		}
+	}
+	return nil
 }

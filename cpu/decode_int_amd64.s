@@ -4,9 +4,10 @@
 
 #include "textflag.h"
 
-// The q8 P·V decoding kernel in integer arithmetic (AVX2): VPMADDWD over
-// int16 digits of the weights times V's block scales and V's codes. See
-// _gen/decode_int.py.
+// The q8 decoding kernels in integer arithmetic: P·V by VPMADDWD (AVX2)
+// or VPDPWSSD (AVX512-VNNI) over int16 digits of the weights times V's
+// block scales and V's codes; the scores by VPDPBUSD (AVX512-VNNI) over
+// int16 digits of Q's blocks and K's codes. See _gen/decode_int.py.
 
 DATA absmask<>+0(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $4
@@ -18,6 +19,34 @@ DATA f2p100<>+0(SB)/4, $0x71800000
 GLOBL f2p100<>(SB), RODATA|NOPTR, $4
 DATA f2m100<>+0(SB)/4, $0x0d800000
 GLOBL f2m100<>(SB), RODATA|NOPTR, $4
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+DATA bias80<>+0(SB)/4, $0x80808080
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+DATA ones16<>+8(SB)/8, $0x0001000100010001
+DATA ones16<>+16(SB)/8, $0x0001000100010001
+DATA ones16<>+24(SB)/8, $0x0001000100010001
+DATA ones16<>+32(SB)/8, $0x0001000100010001
+DATA ones16<>+40(SB)/8, $0x0001000100010001
+DATA ones16<>+48(SB)/8, $0x0001000100010001
+DATA ones16<>+56(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $64
+GLOBL bias80<>(SB), RODATA|NOPTR, $4
 
 // func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 //
@@ -508,18 +537,14 @@ vkey:
 	VPUNPCKLBW   Y9, Y8, Y8
 	VPMOVSXBW    Y8, Z8
 	VPMOVSXBW    Y10, Z10
-	VPBROADCASTD 0(AX), Z11
-	VPDPWSSD     Z11, Z8, Z0
-	VPDPWSSD     Z11, Z10, Z1
-	VPBROADCASTD 1024(AX), Z11
-	VPDPWSSD     Z11, Z8, Z2
-	VPDPWSSD     Z11, Z10, Z3
-	VPBROADCASTD 2048(AX), Z11
-	VPDPWSSD     Z11, Z8, Z4
-	VPDPWSSD     Z11, Z10, Z5
-	VPBROADCASTD 3072(AX), Z11
-	VPDPWSSD     Z11, Z8, Z6
-	VPDPWSSD     Z11, Z10, Z7
+	VPDPWSSD.BCST 0(AX), Z8, Z0
+	VPDPWSSD.BCST 0(AX), Z10, Z1
+	VPDPWSSD.BCST 1024(AX), Z8, Z2
+	VPDPWSSD.BCST 1024(AX), Z10, Z3
+	VPDPWSSD.BCST 2048(AX), Z8, Z4
+	VPDPWSSD.BCST 2048(AX), Z10, Z5
+	VPDPWSSD.BCST 3072(AX), Z8, Z6
+	VPDPWSSD.BCST 3072(AX), Z10, Z7
 	LEAQ         (R14)(R9*2), R14
 	ADDQ         $32, AX
 	DECQ         R8
@@ -570,6 +595,7 @@ vkey:
 	JB           vstrip
 	VZEROUPPER
 	RET
+
 // func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // axpyRows4Q8IntAVX2 in sixteen lanes (AVX512-VNNI, AVX512-BW): a block
@@ -612,18 +638,14 @@ vkey:
 	VPUNPCKLBW   Y9, Y8, Y8
 	VPMOVSXBW    Y8, Z8
 	VPMOVSXBW    Y10, Z10
-	VPBROADCASTD 0(AX), Z11
-	VPDPWSSD     Z11, Z8, Z0
-	VPDPWSSD     Z11, Z10, Z1
-	VPBROADCASTD 1024(AX), Z11
-	VPDPWSSD     Z11, Z8, Z2
-	VPDPWSSD     Z11, Z10, Z3
-	VPBROADCASTD 2048(AX), Z11
-	VPDPWSSD     Z11, Z8, Z4
-	VPDPWSSD     Z11, Z10, Z5
-	VPBROADCASTD 3072(AX), Z11
-	VPDPWSSD     Z11, Z8, Z6
-	VPDPWSSD     Z11, Z10, Z7
+	VPDPWSSD.BCST 0(AX), Z8, Z0
+	VPDPWSSD.BCST 0(AX), Z10, Z1
+	VPDPWSSD.BCST 1024(AX), Z8, Z2
+	VPDPWSSD.BCST 1024(AX), Z10, Z3
+	VPDPWSSD.BCST 2048(AX), Z8, Z4
+	VPDPWSSD.BCST 2048(AX), Z10, Z5
+	VPDPWSSD.BCST 3072(AX), Z8, Z6
+	VPDPWSSD.BCST 3072(AX), Z10, Z7
 	LEAQ         (R14)(R9*2), R14
 	ADDQ         $32, AX
 	DECQ         R8
@@ -672,6 +694,577 @@ vkey:
 	ADDQ         $32, BX
 	CMPQ         BX, dv+32(FP)
 	JB           vstrip
+	VZEROUPPER
+	RET
+
+// func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+//
+// s[r][j] = Σ_b g[r][b]·d[j][b]·(Σ_{c∈b} k[j][c]·x[r][c]) for rows r < 4
+// and keys j < n (a multiple of 16): x Q's digits (qDigitsInt: block b,
+// quad i of it, row r, digit h then l, at byte 256b + 32i + 8r + 4·digit),
+// hb each block's corrections −128·Σx (int32, 32b + 4r) and factors g
+// (float32 bits, 32b + 16 + 4r), k the q8 codes (row stride ldk bytes) of
+// nb blocks a row (nb ≥ 2), their float16 scales at sc, ss bytes from a
+// key's to the next's. Each key's row prefetches the one pf bytes on,
+// and its scales pf/16 on. Where perm is not 0, each group of 16 keys
+// reads 128 bytes from its first key's scales and picks the block's out
+// of them (VPERMT2W: key t's at word t·ss/2 + b, which must be below
+// 64); else it gathers each key's.
+TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $32-96
+	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         $5, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           sgath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          sset
+sgath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+sset:
+	VPBROADCASTD bias80<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         $4, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+sgroup:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT0   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+
+sblock:
+	TESTQ        $32, R15
+	JNZ          sload
+	// Even blocks prefetch the 16 keys' line pf bytes on.
+	MOVQ         pf-16(SP), AX
+	ADDQ         DI, AX
+	ADDQ         R15, AX
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+
+sload:
+	// Row i of Z0 … Z7: keys i and i+4 (i < 4), or i+4 and i+8.
+	LEAQ         (DI)(R15*1), AX
+	VMOVDQU      (AX), Y0
+	VMOVDQU      (AX)(R9*1), Y1
+	VMOVDQU      (AX)(R9*2), Y2
+	VMOVDQU      (AX)(BX*1), Y3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI64X4 $1, (AX), Z0, Z0
+	VINSERTI64X4 $1, (AX)(R9*1), Z1, Z1
+	VINSERTI64X4 $1, (AX)(R9*2), Z2, Z2
+	VINSERTI64X4 $1, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VMOVDQU      (AX), Y4
+	VMOVDQU      (AX)(R9*1), Y5
+	VMOVDQU      (AX)(R9*2), Y6
+	VMOVDQU      (AX)(BX*1), Y7
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI64X4 $1, (AX), Z4, Z4
+	VINSERTI64X4 $1, (AX)(R9*1), Z5, Z5
+	VINSERTI64X4 $1, (AX)(R9*2), Z6, Z6
+	VINSERTI64X4 $1, (AX)(BX*1), Z7, Z7
+	VPXORD       Z24, Z0, Z0
+	VPXORD       Z24, Z1, Z1
+	VPXORD       Z24, Z2, Z2
+	VPXORD       Z24, Z3, Z3
+	VPXORD       Z24, Z4, Z4
+	VPXORD       Z24, Z5, Z5
+	VPXORD       Z24, Z6, Z6
+	VPXORD       Z24, Z7, Z7
+	// Dwords, then quadwords, in each 128-bit lane.
+	VPUNPCKLDQ   Z1, Z0, Z8
+	VPUNPCKHDQ   Z1, Z0, Z9
+	VPUNPCKLDQ   Z3, Z2, Z10
+	VPUNPCKHDQ   Z3, Z2, Z11
+	VPUNPCKLDQ   Z5, Z4, Z12
+	VPUNPCKHDQ   Z5, Z4, Z13
+	VPUNPCKLDQ   Z7, Z6, Z14
+	VPUNPCKHDQ   Z7, Z6, Z15
+	VPUNPCKLQDQ  Z10, Z8, Z0
+	VPUNPCKHQDQ  Z10, Z8, Z1
+	VPUNPCKLQDQ  Z11, Z9, Z2
+	VPUNPCKHQDQ  Z11, Z9, Z3
+	VPUNPCKLQDQ  Z14, Z12, Z4
+	VPUNPCKHQDQ  Z14, Z12, Z5
+	VPUNPCKLQDQ  Z15, Z13, Z6
+	VPUNPCKHQDQ  Z15, Z13, Z7
+	// Quad j of the block in Z(8+j), key t in lane t.
+	VSHUFI32X4   $0x88, Z4, Z0, Z8
+	VSHUFI32X4   $0xdd, Z4, Z0, Z12
+	VSHUFI32X4   $0x88, Z5, Z1, Z9
+	VSHUFI32X4   $0xdd, Z5, Z1, Z13
+	VSHUFI32X4   $0x88, Z6, Z2, Z10
+	VSHUFI32X4   $0xdd, Z6, Z2, Z14
+	VSHUFI32X4   $0x88, Z7, Z3, Z11
+	VSHUFI32X4   $0xdd, Z7, Z3, Z15
+	// The block's sums: row r's high digits in Z(16+r), its low ones in
+	// Z(20+r) from −128·Σx.
+	LEAQ         (R12)(R15*1), DX          // the block's corrections, factors
+	LEAQ         (SI)(R15*8), AX           // its digits
+	VPXORD       Z16, Z16, Z16
+	VPBROADCASTD 0(DX), Z20
+	VPXORD       Z17, Z17, Z17
+	VPBROADCASTD 4(DX), Z21
+	VPXORD       Z18, Z18, Z18
+	VPBROADCASTD 8(DX), Z22
+	VPXORD       Z19, Z19, Z19
+	VPBROADCASTD 12(DX), Z23
+	VPDPBUSD.BCST 0(AX), Z8, Z16
+	VPDPBUSD.BCST 4(AX), Z8, Z20
+	VPDPBUSD.BCST 8(AX), Z8, Z17
+	VPDPBUSD.BCST 12(AX), Z8, Z21
+	VPDPBUSD.BCST 16(AX), Z8, Z18
+	VPDPBUSD.BCST 20(AX), Z8, Z22
+	VPDPBUSD.BCST 24(AX), Z8, Z19
+	VPDPBUSD.BCST 28(AX), Z8, Z23
+	VPDPBUSD.BCST 32(AX), Z9, Z16
+	VPDPBUSD.BCST 36(AX), Z9, Z20
+	VPDPBUSD.BCST 40(AX), Z9, Z17
+	VPDPBUSD.BCST 44(AX), Z9, Z21
+	VPDPBUSD.BCST 48(AX), Z9, Z18
+	VPDPBUSD.BCST 52(AX), Z9, Z22
+	VPDPBUSD.BCST 56(AX), Z9, Z19
+	VPDPBUSD.BCST 60(AX), Z9, Z23
+	VPDPBUSD.BCST 64(AX), Z10, Z16
+	VPDPBUSD.BCST 68(AX), Z10, Z20
+	VPDPBUSD.BCST 72(AX), Z10, Z17
+	VPDPBUSD.BCST 76(AX), Z10, Z21
+	VPDPBUSD.BCST 80(AX), Z10, Z18
+	VPDPBUSD.BCST 84(AX), Z10, Z22
+	VPDPBUSD.BCST 88(AX), Z10, Z19
+	VPDPBUSD.BCST 92(AX), Z10, Z23
+	VPDPBUSD.BCST 96(AX), Z11, Z16
+	VPDPBUSD.BCST 100(AX), Z11, Z20
+	VPDPBUSD.BCST 104(AX), Z11, Z17
+	VPDPBUSD.BCST 108(AX), Z11, Z21
+	VPDPBUSD.BCST 112(AX), Z11, Z18
+	VPDPBUSD.BCST 116(AX), Z11, Z22
+	VPDPBUSD.BCST 120(AX), Z11, Z19
+	VPDPBUSD.BCST 124(AX), Z11, Z23
+	VPDPBUSD.BCST 128(AX), Z12, Z16
+	VPDPBUSD.BCST 132(AX), Z12, Z20
+	VPDPBUSD.BCST 136(AX), Z12, Z17
+	VPDPBUSD.BCST 140(AX), Z12, Z21
+	VPDPBUSD.BCST 144(AX), Z12, Z18
+	VPDPBUSD.BCST 148(AX), Z12, Z22
+	VPDPBUSD.BCST 152(AX), Z12, Z19
+	VPDPBUSD.BCST 156(AX), Z12, Z23
+	VPDPBUSD.BCST 160(AX), Z13, Z16
+	VPDPBUSD.BCST 164(AX), Z13, Z20
+	VPDPBUSD.BCST 168(AX), Z13, Z17
+	VPDPBUSD.BCST 172(AX), Z13, Z21
+	VPDPBUSD.BCST 176(AX), Z13, Z18
+	VPDPBUSD.BCST 180(AX), Z13, Z22
+	VPDPBUSD.BCST 184(AX), Z13, Z19
+	VPDPBUSD.BCST 188(AX), Z13, Z23
+	VPDPBUSD.BCST 192(AX), Z14, Z16
+	VPDPBUSD.BCST 196(AX), Z14, Z20
+	VPDPBUSD.BCST 200(AX), Z14, Z17
+	VPDPBUSD.BCST 204(AX), Z14, Z21
+	VPDPBUSD.BCST 208(AX), Z14, Z18
+	VPDPBUSD.BCST 212(AX), Z14, Z22
+	VPDPBUSD.BCST 216(AX), Z14, Z19
+	VPDPBUSD.BCST 220(AX), Z14, Z23
+	VPDPBUSD.BCST 224(AX), Z15, Z16
+	VPDPBUSD.BCST 228(AX), Z15, Z20
+	VPDPBUSD.BCST 232(AX), Z15, Z17
+	VPDPBUSD.BCST 236(AX), Z15, Z21
+	VPDPBUSD.BCST 240(AX), Z15, Z18
+	VPDPBUSD.BCST 244(AX), Z15, Z22
+	VPDPBUSD.BCST 248(AX), Z15, Z19
+	VPDPBUSD.BCST 252(AX), Z15, Z23
+	// The keys' scales of the block: picked out of the group's 128
+	// bytes of scales (perm), or gathered.
+	CMPQ         perm-32(SP), $0
+	JEQ          sgather
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          shalf
+sgather:
+	MOVQ         R15, AX
+	SHRQ         $4, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           sfirst
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          swide
+sfirst:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+swide:
+	VPMOVDW      Z26, Y26
+shalf:
+	VCVTPH2PS    Y26, Z26
+	VPSLLD       $8, Z16, Z16
+	VPADDD       Z20, Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS.BCST  16(DX), Z16, Z16
+	VFMADD231PS  Z16, Z26, Z28
+	VPSLLD       $8, Z17, Z17
+	VPADDD       Z21, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS.BCST  20(DX), Z17, Z17
+	VFMADD231PS  Z17, Z26, Z29
+	VPSLLD       $8, Z18, Z18
+	VPADDD       Z22, Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS.BCST  24(DX), Z18, Z18
+	VFMADD231PS  Z18, Z26, Z30
+	VPSLLD       $8, Z19, Z19
+	VPADDD       Z23, Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VMULPS.BCST  28(DX), Z19, Z19
+	VFMADD231PS  Z19, Z26, Z31
+	ADDQ         $32, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           sblock
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          sgroup
+	VZEROUPPER
+	RET
+// func dotRows4Q8IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+//
+// s[r][j] = Σ_b g[r][b]·d[j][b]·(Σ_{c∈b} k[j][c]·x[r][c]) for rows r < 4
+// and keys j < n (a multiple of 16): x Q's digits (qDigitsInt: block b,
+// quad i of it, row r, digit h then l, at byte 256b + 32i + 8r + 4·digit),
+// hb each block's corrections −128·Σx (int32, 32b + 4r) and factors g
+// (float32 bits, 32b + 16 + 4r), k the q8 codes (row stride ldk bytes) of
+// nb blocks a row (nb ≥ 2), their float16 scales at sc, ss bytes from a
+// key's to the next's. Each key's row prefetches the one pf bytes on,
+// and its scales pf/16 on. Where perm is not 0, each group of 16 keys
+// reads 128 bytes from its first key's scales and picks the block's out
+// of them (VPERMT2W: key t's at word t·ss/2 + b, which must be below
+// 64); else it gathers each key's.
+TEXT ·dotRows4Q8IntVNNIL2(SB), NOSPLIT, $32-96
+	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         $5, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           sgath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          sset
+sgath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+sset:
+	VPBROADCASTD bias80<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         $4, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+sgroup:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT1   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT1   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+
+sblock:
+	TESTQ        $32, R15
+	JNZ          sload
+	// Even blocks prefetch the 16 keys' line pf bytes on.
+	MOVQ         pf-16(SP), AX
+	ADDQ         DI, AX
+	ADDQ         R15, AX
+	PREFETCHT1   (AX)
+	PREFETCHT1   (AX)(R9*1)
+	PREFETCHT1   (AX)(R9*2)
+	PREFETCHT1   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT1   (AX)
+	PREFETCHT1   (AX)(R9*1)
+	PREFETCHT1   (AX)(R9*2)
+	PREFETCHT1   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT1   (AX)
+	PREFETCHT1   (AX)(R9*1)
+	PREFETCHT1   (AX)(R9*2)
+	PREFETCHT1   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT1   (AX)
+	PREFETCHT1   (AX)(R9*1)
+	PREFETCHT1   (AX)(R9*2)
+	PREFETCHT1   (AX)(BX*1)
+
+sload:
+	// Row i of Z0 … Z7: keys i and i+4 (i < 4), or i+4 and i+8.
+	LEAQ         (DI)(R15*1), AX
+	VMOVDQU      (AX), Y0
+	VMOVDQU      (AX)(R9*1), Y1
+	VMOVDQU      (AX)(R9*2), Y2
+	VMOVDQU      (AX)(BX*1), Y3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI64X4 $1, (AX), Z0, Z0
+	VINSERTI64X4 $1, (AX)(R9*1), Z1, Z1
+	VINSERTI64X4 $1, (AX)(R9*2), Z2, Z2
+	VINSERTI64X4 $1, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VMOVDQU      (AX), Y4
+	VMOVDQU      (AX)(R9*1), Y5
+	VMOVDQU      (AX)(R9*2), Y6
+	VMOVDQU      (AX)(BX*1), Y7
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI64X4 $1, (AX), Z4, Z4
+	VINSERTI64X4 $1, (AX)(R9*1), Z5, Z5
+	VINSERTI64X4 $1, (AX)(R9*2), Z6, Z6
+	VINSERTI64X4 $1, (AX)(BX*1), Z7, Z7
+	VPXORD       Z24, Z0, Z0
+	VPXORD       Z24, Z1, Z1
+	VPXORD       Z24, Z2, Z2
+	VPXORD       Z24, Z3, Z3
+	VPXORD       Z24, Z4, Z4
+	VPXORD       Z24, Z5, Z5
+	VPXORD       Z24, Z6, Z6
+	VPXORD       Z24, Z7, Z7
+	// Dwords, then quadwords, in each 128-bit lane.
+	VPUNPCKLDQ   Z1, Z0, Z8
+	VPUNPCKHDQ   Z1, Z0, Z9
+	VPUNPCKLDQ   Z3, Z2, Z10
+	VPUNPCKHDQ   Z3, Z2, Z11
+	VPUNPCKLDQ   Z5, Z4, Z12
+	VPUNPCKHDQ   Z5, Z4, Z13
+	VPUNPCKLDQ   Z7, Z6, Z14
+	VPUNPCKHDQ   Z7, Z6, Z15
+	VPUNPCKLQDQ  Z10, Z8, Z0
+	VPUNPCKHQDQ  Z10, Z8, Z1
+	VPUNPCKLQDQ  Z11, Z9, Z2
+	VPUNPCKHQDQ  Z11, Z9, Z3
+	VPUNPCKLQDQ  Z14, Z12, Z4
+	VPUNPCKHQDQ  Z14, Z12, Z5
+	VPUNPCKLQDQ  Z15, Z13, Z6
+	VPUNPCKHQDQ  Z15, Z13, Z7
+	// Quad j of the block in Z(8+j), key t in lane t.
+	VSHUFI32X4   $0x88, Z4, Z0, Z8
+	VSHUFI32X4   $0xdd, Z4, Z0, Z12
+	VSHUFI32X4   $0x88, Z5, Z1, Z9
+	VSHUFI32X4   $0xdd, Z5, Z1, Z13
+	VSHUFI32X4   $0x88, Z6, Z2, Z10
+	VSHUFI32X4   $0xdd, Z6, Z2, Z14
+	VSHUFI32X4   $0x88, Z7, Z3, Z11
+	VSHUFI32X4   $0xdd, Z7, Z3, Z15
+	// The block's sums: row r's high digits in Z(16+r), its low ones in
+	// Z(20+r) from −128·Σx.
+	LEAQ         (R12)(R15*1), DX          // the block's corrections, factors
+	LEAQ         (SI)(R15*8), AX           // its digits
+	VPXORD       Z16, Z16, Z16
+	VPBROADCASTD 0(DX), Z20
+	VPXORD       Z17, Z17, Z17
+	VPBROADCASTD 4(DX), Z21
+	VPXORD       Z18, Z18, Z18
+	VPBROADCASTD 8(DX), Z22
+	VPXORD       Z19, Z19, Z19
+	VPBROADCASTD 12(DX), Z23
+	VPDPBUSD.BCST 0(AX), Z8, Z16
+	VPDPBUSD.BCST 4(AX), Z8, Z20
+	VPDPBUSD.BCST 8(AX), Z8, Z17
+	VPDPBUSD.BCST 12(AX), Z8, Z21
+	VPDPBUSD.BCST 16(AX), Z8, Z18
+	VPDPBUSD.BCST 20(AX), Z8, Z22
+	VPDPBUSD.BCST 24(AX), Z8, Z19
+	VPDPBUSD.BCST 28(AX), Z8, Z23
+	VPDPBUSD.BCST 32(AX), Z9, Z16
+	VPDPBUSD.BCST 36(AX), Z9, Z20
+	VPDPBUSD.BCST 40(AX), Z9, Z17
+	VPDPBUSD.BCST 44(AX), Z9, Z21
+	VPDPBUSD.BCST 48(AX), Z9, Z18
+	VPDPBUSD.BCST 52(AX), Z9, Z22
+	VPDPBUSD.BCST 56(AX), Z9, Z19
+	VPDPBUSD.BCST 60(AX), Z9, Z23
+	VPDPBUSD.BCST 64(AX), Z10, Z16
+	VPDPBUSD.BCST 68(AX), Z10, Z20
+	VPDPBUSD.BCST 72(AX), Z10, Z17
+	VPDPBUSD.BCST 76(AX), Z10, Z21
+	VPDPBUSD.BCST 80(AX), Z10, Z18
+	VPDPBUSD.BCST 84(AX), Z10, Z22
+	VPDPBUSD.BCST 88(AX), Z10, Z19
+	VPDPBUSD.BCST 92(AX), Z10, Z23
+	VPDPBUSD.BCST 96(AX), Z11, Z16
+	VPDPBUSD.BCST 100(AX), Z11, Z20
+	VPDPBUSD.BCST 104(AX), Z11, Z17
+	VPDPBUSD.BCST 108(AX), Z11, Z21
+	VPDPBUSD.BCST 112(AX), Z11, Z18
+	VPDPBUSD.BCST 116(AX), Z11, Z22
+	VPDPBUSD.BCST 120(AX), Z11, Z19
+	VPDPBUSD.BCST 124(AX), Z11, Z23
+	VPDPBUSD.BCST 128(AX), Z12, Z16
+	VPDPBUSD.BCST 132(AX), Z12, Z20
+	VPDPBUSD.BCST 136(AX), Z12, Z17
+	VPDPBUSD.BCST 140(AX), Z12, Z21
+	VPDPBUSD.BCST 144(AX), Z12, Z18
+	VPDPBUSD.BCST 148(AX), Z12, Z22
+	VPDPBUSD.BCST 152(AX), Z12, Z19
+	VPDPBUSD.BCST 156(AX), Z12, Z23
+	VPDPBUSD.BCST 160(AX), Z13, Z16
+	VPDPBUSD.BCST 164(AX), Z13, Z20
+	VPDPBUSD.BCST 168(AX), Z13, Z17
+	VPDPBUSD.BCST 172(AX), Z13, Z21
+	VPDPBUSD.BCST 176(AX), Z13, Z18
+	VPDPBUSD.BCST 180(AX), Z13, Z22
+	VPDPBUSD.BCST 184(AX), Z13, Z19
+	VPDPBUSD.BCST 188(AX), Z13, Z23
+	VPDPBUSD.BCST 192(AX), Z14, Z16
+	VPDPBUSD.BCST 196(AX), Z14, Z20
+	VPDPBUSD.BCST 200(AX), Z14, Z17
+	VPDPBUSD.BCST 204(AX), Z14, Z21
+	VPDPBUSD.BCST 208(AX), Z14, Z18
+	VPDPBUSD.BCST 212(AX), Z14, Z22
+	VPDPBUSD.BCST 216(AX), Z14, Z19
+	VPDPBUSD.BCST 220(AX), Z14, Z23
+	VPDPBUSD.BCST 224(AX), Z15, Z16
+	VPDPBUSD.BCST 228(AX), Z15, Z20
+	VPDPBUSD.BCST 232(AX), Z15, Z17
+	VPDPBUSD.BCST 236(AX), Z15, Z21
+	VPDPBUSD.BCST 240(AX), Z15, Z18
+	VPDPBUSD.BCST 244(AX), Z15, Z22
+	VPDPBUSD.BCST 248(AX), Z15, Z19
+	VPDPBUSD.BCST 252(AX), Z15, Z23
+	// The keys' scales of the block: picked out of the group's 128
+	// bytes of scales (perm), or gathered.
+	CMPQ         perm-32(SP), $0
+	JEQ          sgather
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          shalf
+sgather:
+	MOVQ         R15, AX
+	SHRQ         $4, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           sfirst
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          swide
+sfirst:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+swide:
+	VPMOVDW      Z26, Y26
+shalf:
+	VCVTPH2PS    Y26, Z26
+	VPSLLD       $8, Z16, Z16
+	VPADDD       Z20, Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS.BCST  16(DX), Z16, Z16
+	VFMADD231PS  Z16, Z26, Z28
+	VPSLLD       $8, Z17, Z17
+	VPADDD       Z21, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS.BCST  20(DX), Z17, Z17
+	VFMADD231PS  Z17, Z26, Z29
+	VPSLLD       $8, Z18, Z18
+	VPADDD       Z22, Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS.BCST  24(DX), Z18, Z18
+	VFMADD231PS  Z18, Z26, Z30
+	VPSLLD       $8, Z19, Z19
+	VPADDD       Z23, Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VMULPS.BCST  28(DX), Z19, Z19
+	VFMADD231PS  Z19, Z26, Z31
+	ADDQ         $32, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           sblock
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          sgroup
 	VZEROUPPER
 	RET
 

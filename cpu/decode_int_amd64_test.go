@@ -253,3 +253,81 @@ func TestAxpyIntSameBits(t *testing.T) {
 		}
 	}
 }
+
+// The integer scores kernel (VPDPBUSD) against the float64 scores over
+// the dequantized keys, within float32's rounding of the blocks' sums
+// (2⁻²⁰ of Σ|terms|) and Q's digits (half a unit of each block's
+// 2⁻¹⁵·max|q| a term: cpu/doc.go's bound): 16 … 1040 keys (a tail past
+// the last 16 left to the caller), two blocks to eighteen (MLA's 576),
+// strides past the row, Q rows whose blocks span 2²⁰, an all-zero block
+// and an all-zero row, scales of either sign. Q that is not finite, or
+// a block too small for its factor, leaves it to the widening kernel.
+func TestDotInt(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX512-VNNI on this CPU")
+	}
+	if err := checkQ8IntDot(); err != nil {
+		t.Fatalf("known-answer check: %v", err)
+	}
+	for _, c := range []struct{ n, d, ld, spare int }{
+		{16, 64, 64, 0}, {16, 64, 64, 16}, {17, 64, 96, 0}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
+		{1040, 128, 160, 0}, {100, 256, 256, 0}, {32, 576, 576, 0},
+	} {
+		t.Run(fmt.Sprintf("n=%d,d=%d,ld=%d,spare=%d", c.n, c.d, c.ld, c.spare), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(c.n), uint64(c.d)))
+			// Rows past the n keys give the store capacity beyond them,
+			// so that short strides pick the scales out of 128 bytes
+			// (perm); long ones, and short ones without it, gather.
+			k := q8TestRows(rng, c.n+c.spare, c.d, c.ld, true)
+			k.q8, k.sc = k.q8[:c.n*c.ld], k.sc[:c.n*c.ld/32]
+			const ldq, alpha = 600, 0.125
+			q := make([]float32, 4*ldq)
+			for r := range 4 {
+				for col := range c.d {
+					e := (col/32*7 + r*3) % 21 // a block's magnitude, 2⁻¹⁰ … 2¹⁰
+					q[r*ldq+col] = float32(math.Ldexp(rng.NormFloat64(), e-10))
+				}
+			}
+			clear(q[32:64])             // an all-zero block of row 0
+			clear(q[3*ldq : 3*ldq+c.d]) // an all-zero row
+			lds := c.n + 3
+			s := make([]float32, 4*lds)
+			var tt tiles8
+			got := runDotInt(&tt, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
+			if got != c.n&^15 {
+				t.Fatalf("took %d keys, want %d", got, c.n&^15)
+			}
+			for r := range 4 {
+				for j := range got {
+					var want, abs, dig float64
+					for b := range c.d / 32 {
+						var m, kabs float64
+						for col := 32 * b; col < 32*(b+1); col++ {
+							m = max(m, math.Abs(float64(q[r*ldq+col])))
+							kabs += math.Abs(q8Value(k, j, col))
+						}
+						dig += m / qDigitsMax / 2 * kabs
+						for col := 32 * b; col < 32*(b+1); col++ {
+							x := float64(q[r*ldq+col]) * q8Value(k, j, col)
+							want += x
+							abs += math.Abs(x)
+						}
+					}
+					if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
+						t.Fatalf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))
+					}
+				}
+			}
+		})
+	}
+	k := q8TestRows(rand.New(rand.NewPCG(1, 1)), 32, 64, 64, false)
+	s := make([]float32, 4*32)
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1)), 1e-40} {
+		q := make([]float32, 4*64)
+		q[70] = bad
+		var tt tiles8
+		if got := runDotInt(&tt, 0, q, 64, k, 32, 64, s, 32, 1); got != 0 {
+			t.Errorf("Q holding %g: took %d keys, want 0", bad, got)
+		}
+	}
+}

@@ -12,7 +12,9 @@ import (
 // BenchmarkQ8Int times the q8 P·V kernels on one 512-key tile of D =
 // 128 that fits the caches (the compute alone): the CPU's widening
 // kernel, each integer one it runs (int-VPMADDWD, int-VPDPWSSD), and
-// their digits alone; ns/key is a key's for four query rows.
+// their digits alone; and where the CPU has AVX512-VNNI, the scores on
+// the widening kernel and on the integer one (dot/int-VPDPBUSD, Q's
+// digits made once); ns/key is a key's for four query rows.
 //
 //	go test -run '^$' -bench Q8Int ./cpu
 func BenchmarkQ8Int(b *testing.B) {
@@ -38,6 +40,16 @@ func BenchmarkQ8Int(b *testing.B) {
 			defer setQ8Int(k)()
 			runAxpyInt(&t, s, n, rows, n, d, acc, d)
 		}})
+	}
+	if q8IntDotNow().ok {
+		q := make([]float32, 4*d)
+		for i := range q {
+			q[i] = rng.Float32() - 0.5
+		}
+		cases = append(cases,
+			variant{"dot/widen", func() { quantDotW(quantWidth(), q, d, rows, n, d, s, n, 1) }},
+			variant{"dot/int-VPDPBUSD", func() { runDotInt(&t, 0, q, d, rows, n, d, s, n, 1) }},
+		)
 	}
 	for _, c := range append(cases, []variant{
 		{"axpy/digits", func() {

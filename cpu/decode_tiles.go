@@ -64,7 +64,7 @@ type tiles8 struct {
 }
 
 // reset forgets the digits: the item's Q changed.
-func (t *tiles8) reset() { clear(t.state); clear(t.bfState) }
+func (t *tiles8) reset() { clear(t.state); clear(t.bfState); t.i8.reset() }
 
 // digits is group grp's digits for the four rows of q (row stride ldq, d
 // columns), made if not yet: nil where they cannot stand for Q (a row

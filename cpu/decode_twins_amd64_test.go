@@ -20,4 +20,5 @@ func TestPrefetchTwins(t *testing.T) {
 	t.Run("QuantDecodeKernels", TestQuantDecodeKernels)
 	t.Run("QuantDecodeEdges", TestQuantDecodeEdges)
 	t.Run("AxpyInt", TestAxpyInt)
+	t.Run("DotInt", TestDotInt)
 }

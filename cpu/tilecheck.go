@@ -106,23 +106,18 @@ func parseDecode8(from, s string) (string, error) {
 // decode8Detail is what Info's Detail says of 8-bit decoding under
 // setting, given q8's and fp8's tile decisions (q8TilesOn, fp8TilesOn:
 // on, and the kernels that passed their checks or why not) and the q8
-// integer kernel's (q8IntNow): each format's tile kernels, each past its
-// check, or why the format is not on the tiles; where q8 runs on the
-// integer kernel, or why not; nothing on a CPU with neither.
-func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
-	hasInt := in.ok || in.note != ""
+// integer kernels' (q8IntNow for P·V, q8IntDotNow for the scores): each
+// format's tile kernels, each past its check, or why the format is not
+// on the tiles; then each integer kernel that runs, past its check, or
+// why not (on a CPU with tiles, the integer kernels take the runs too
+// short for them); nothing on a CPU with neither.
+func decode8Detail(setting string, q8, fp8 tilesState, in, dot q8IntState) string {
+	hasInt := in.ok || in.note != "" || dot.ok || dot.note != ""
 	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" && !hasInt {
 		return "" // no tiles or integer kernel on this CPU
 	}
 	if setting == "vector" {
 		return "; 8-bit decoding on the widening vector kernels (" + EnvDecode8 + " or WithDecode8: vector)"
-	}
-	if hasInt {
-		switch {
-		case !in.ok:
-			return "; q8 P·V on the widening vector kernel: " + in.note
-		}
-		return ", q8 P·V on the integer kernel: " + in.note + ", past its known-answer check (" + in.timing + ")"
 	}
 	var on, off []string
 	for _, f := range []struct {
@@ -143,6 +138,17 @@ func decode8Detail(setting string, q8, fp8 tilesState, in q8IntState) string {
 	if len(off) > 0 {
 		d += "; " + strings.Join(off, "; ")
 	}
+	for _, k := range []struct {
+		part string
+		q8IntState
+	}{{"P·V", in}, {"scores", dot}} {
+		switch {
+		case k.ok:
+			d += ", q8 " + k.part + " on the integer kernel: " + k.note + ", past its known-answer check (" + k.timing + ")"
+		case k.note != "":
+			d += "; q8 " + k.part + " on the widening vector kernel: " + k.note
+		}
+	}
 	return d
 }
 
@@ -153,8 +159,8 @@ type tilesState struct {
 	note string
 }
 
-// q8IntState is the q8 integer kernel's decision in this process
-// (q8IntNow, decode_int_amd64.go): whether it runs (the CPU has it and
+// q8IntState is a q8 integer kernel's decision in this process
+// (q8IntNow, q8IntDotNow, decode_int_amd64.go): whether it runs (the CPU has it and
 // it passed its check; note names the kernel, or the failure; both empty
 // where the CPU has none), and its time against the widening kernel's
 // (timing), which Info's Detail gives.

@@ -58,24 +58,28 @@ func TestDecode8Detail(t *testing.T) {
 	on := tilesState{true, "q8 scores (TDPBSSD), q8 P·V (TDPBUSD)"}
 	failed := tilesState{false, "fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"}
 	ints := q8IntState{ok: true, note: "q8 P·V (VPMADDWD)", timing: "a 512-key tile's P·V in 20.0 µs against 30.0 µs widening"}
+	dots := q8IntState{ok: true, note: "q8 scores (VPDPBUSD)", timing: "a 512-key tile's scores in 3.0 µs against 7.0 µs widening"}
 	for _, c := range []struct {
 		setting string
 		q8, fp8 tilesState
-		in      q8IntState
+		in, dot q8IntState
 		want    string
 	}{
-		{"auto", tilesState{}, tilesState{}, q8IntState{}, ""},
-		{"vector", tilesState{}, tilesState{}, q8IntState{}, ""},
-		{"auto", on, failed, q8IntState{}, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check; fp8 on the vector kernels: fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"},
-		{"auto", tilesState{false, "Linux refused AMX's tiles"}, tilesState{false, "Linux refused AMX's tiles"}, q8IntState{}, "; q8 on the vector kernels: Linux refused AMX's tiles; fp8 on the vector kernels: Linux refused AMX's tiles"},
-		{"vector", on, failed, q8IntState{}, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
-		{"auto", tilesState{}, tilesState{}, ints, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening)"},
-		{"integer", tilesState{}, tilesState{}, ints, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening)"},
-		{"vector", tilesState{}, tilesState{}, ints, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
-		{"auto", tilesState{}, tilesState{}, q8IntState{note: "q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"}, "; q8 P·V on the widening vector kernel: q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"},
+		{"auto", tilesState{}, tilesState{}, q8IntState{}, q8IntState{}, ""},
+		{"vector", tilesState{}, tilesState{}, q8IntState{}, q8IntState{}, ""},
+		{"auto", on, failed, q8IntState{}, q8IntState{}, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check; fp8 on the vector kernels: fp8 P·V (TDPBF16PS) failed its known-answer check: row 0 column 0 is 2, want 1"},
+		{"auto", tilesState{false, "Linux refused AMX's tiles"}, tilesState{false, "Linux refused AMX's tiles"}, q8IntState{}, q8IntState{}, "; q8 on the vector kernels: Linux refused AMX's tiles; fp8 on the vector kernels: Linux refused AMX's tiles"},
+		{"vector", on, failed, q8IntState{}, q8IntState{}, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"auto", tilesState{}, tilesState{}, ints, q8IntState{}, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening)"},
+		{"integer", tilesState{}, tilesState{}, ints, q8IntState{}, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening)"},
+		{"vector", tilesState{}, tilesState{}, ints, q8IntState{}, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"auto", tilesState{}, tilesState{}, q8IntState{note: "q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"}, q8IntState{}, "; q8 P·V on the widening vector kernel: q8 P·V (VPMADDWD) failed its known-answer check: took 0 of 64 keys"},
+		{"auto", tilesState{}, tilesState{}, ints, dots, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening), q8 scores on the integer kernel: q8 scores (VPDPBUSD), past its known-answer check (a 512-key tile's scores in 3.0 µs against 7.0 µs widening)"},
+		{"auto", on, tilesState{}, ints, q8IntState{note: "q8 scores (VPDPBUSD) failed its known-answer check: row 0 key 0 is 2, want 1"}, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check, q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening); q8 scores on the widening vector kernel: q8 scores (VPDPBUSD) failed its known-answer check: row 0 key 0 is 2, want 1"},
+		{"vector", tilesState{}, tilesState{}, q8IntState{}, dots, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
 	} {
-		if got := decode8Detail(c.setting, c.q8, c.fp8, c.in); got != c.want {
-			t.Errorf("decode8Detail(%q, %+v, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, c.in, got, c.want)
+		if got := decode8Detail(c.setting, c.q8, c.fp8, c.in, c.dot); got != c.want {
+			t.Errorf("decode8Detail(%q, %+v, %+v, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, c.in, c.dot, got, c.want)
 		}
 	}
 }

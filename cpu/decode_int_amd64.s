@@ -761,12 +761,23 @@ sgroup:
 	XORQ         R15, R15                  // the block's offset in a row, bytes
 
 sblock:
+	// Each block prefetches eight keys' line pf bytes on, one a few
+	// VPDPBUSD apart (R8): an even block keys 0-7 of the line its columns
+	// start, an odd one keys 8-15 of the line the block before started;
+	// a last block that is even takes keys 8-15 of its line at once.
+	MOVQ         pf-16(SP), R8
+	ADDQ         DI, R8
+	ADDQ         R15, R8
 	TESTQ        $32, R15
-	JNZ          sload
-	// Even blocks prefetch the 16 keys' line pf bytes on.
-	MOVQ         pf-16(SP), AX
-	ADDQ         DI, AX
-	ADDQ         R15, AX
+	JZ           seven
+	SUBQ         $32, R8
+	LEAQ         (R8)(R9*8), R8
+	JMP          sload
+seven:
+	LEAQ         32(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           sload
+	LEAQ         (R8)(R9*8), AX
 	PREFETCHT0   (AX)
 	PREFETCHT0   (AX)(R9*1)
 	PREFETCHT0   (AX)(R9*2)
@@ -776,16 +787,7 @@ sblock:
 	PREFETCHT0   (AX)(R9*1)
 	PREFETCHT0   (AX)(R9*2)
 	PREFETCHT0   (AX)(BX*1)
-	LEAQ         (AX)(R9*4), AX
-	PREFETCHT0   (AX)
-	PREFETCHT0   (AX)(R9*1)
-	PREFETCHT0   (AX)(R9*2)
-	PREFETCHT0   (AX)(BX*1)
-	LEAQ         (AX)(R9*4), AX
-	PREFETCHT0   (AX)
-	PREFETCHT0   (AX)(R9*1)
-	PREFETCHT0   (AX)(R9*2)
-	PREFETCHT0   (AX)(BX*1)
+
 
 sload:
 	// Row i of Z0 … Z7: keys i and i+4 (i < 4), or i+4 and i+8.
@@ -863,6 +865,7 @@ sload:
 	VPDPBUSD.BCST 20(AX), Z8, Z22
 	VPDPBUSD.BCST 24(AX), Z8, Z19
 	VPDPBUSD.BCST 28(AX), Z8, Z23
+	PREFETCHT0   (R8)
 	VPDPBUSD.BCST 32(AX), Z9, Z16
 	VPDPBUSD.BCST 36(AX), Z9, Z20
 	VPDPBUSD.BCST 40(AX), Z9, Z17
@@ -871,6 +874,7 @@ sload:
 	VPDPBUSD.BCST 52(AX), Z9, Z22
 	VPDPBUSD.BCST 56(AX), Z9, Z19
 	VPDPBUSD.BCST 60(AX), Z9, Z23
+	PREFETCHT0   (R8)(R9*1)
 	VPDPBUSD.BCST 64(AX), Z10, Z16
 	VPDPBUSD.BCST 68(AX), Z10, Z20
 	VPDPBUSD.BCST 72(AX), Z10, Z17
@@ -879,6 +883,7 @@ sload:
 	VPDPBUSD.BCST 84(AX), Z10, Z22
 	VPDPBUSD.BCST 88(AX), Z10, Z19
 	VPDPBUSD.BCST 92(AX), Z10, Z23
+	PREFETCHT0   (R8)(R9*2)
 	VPDPBUSD.BCST 96(AX), Z11, Z16
 	VPDPBUSD.BCST 100(AX), Z11, Z20
 	VPDPBUSD.BCST 104(AX), Z11, Z17
@@ -887,6 +892,8 @@ sload:
 	VPDPBUSD.BCST 116(AX), Z11, Z22
 	VPDPBUSD.BCST 120(AX), Z11, Z19
 	VPDPBUSD.BCST 124(AX), Z11, Z23
+	PREFETCHT0   (R8)(BX*1)
+	LEAQ         (R8)(R9*4), R8
 	VPDPBUSD.BCST 128(AX), Z12, Z16
 	VPDPBUSD.BCST 132(AX), Z12, Z20
 	VPDPBUSD.BCST 136(AX), Z12, Z17
@@ -895,6 +902,7 @@ sload:
 	VPDPBUSD.BCST 148(AX), Z12, Z22
 	VPDPBUSD.BCST 152(AX), Z12, Z19
 	VPDPBUSD.BCST 156(AX), Z12, Z23
+	PREFETCHT0   (R8)
 	VPDPBUSD.BCST 160(AX), Z13, Z16
 	VPDPBUSD.BCST 164(AX), Z13, Z20
 	VPDPBUSD.BCST 168(AX), Z13, Z17
@@ -903,6 +911,7 @@ sload:
 	VPDPBUSD.BCST 180(AX), Z13, Z22
 	VPDPBUSD.BCST 184(AX), Z13, Z19
 	VPDPBUSD.BCST 188(AX), Z13, Z23
+	PREFETCHT0   (R8)(R9*1)
 	VPDPBUSD.BCST 192(AX), Z14, Z16
 	VPDPBUSD.BCST 196(AX), Z14, Z20
 	VPDPBUSD.BCST 200(AX), Z14, Z17
@@ -911,6 +920,7 @@ sload:
 	VPDPBUSD.BCST 212(AX), Z14, Z22
 	VPDPBUSD.BCST 216(AX), Z14, Z19
 	VPDPBUSD.BCST 220(AX), Z14, Z23
+	PREFETCHT0   (R8)(R9*2)
 	VPDPBUSD.BCST 224(AX), Z15, Z16
 	VPDPBUSD.BCST 228(AX), Z15, Z20
 	VPDPBUSD.BCST 232(AX), Z15, Z17
@@ -919,6 +929,7 @@ sload:
 	VPDPBUSD.BCST 244(AX), Z15, Z22
 	VPDPBUSD.BCST 248(AX), Z15, Z19
 	VPDPBUSD.BCST 252(AX), Z15, Z23
+	PREFETCHT0   (R8)(BX*1)
 	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
 	CMPQ         perm-32(SP), $0
@@ -1046,12 +1057,23 @@ sgroup:
 	XORQ         R15, R15                  // the block's offset in a row, bytes
 
 sblock:
+	// Each block prefetches eight keys' line pf bytes on, one a few
+	// VPDPBUSD apart (R8): an even block keys 0-7 of the line its columns
+	// start, an odd one keys 8-15 of the line the block before started;
+	// a last block that is even takes keys 8-15 of its line at once.
+	MOVQ         pf-16(SP), R8
+	ADDQ         DI, R8
+	ADDQ         R15, R8
 	TESTQ        $32, R15
-	JNZ          sload
-	// Even blocks prefetch the 16 keys' line pf bytes on.
-	MOVQ         pf-16(SP), AX
-	ADDQ         DI, AX
-	ADDQ         R15, AX
+	JZ           seven
+	SUBQ         $32, R8
+	LEAQ         (R8)(R9*8), R8
+	JMP          sload
+seven:
+	LEAQ         32(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           sload
+	LEAQ         (R8)(R9*8), AX
 	PREFETCHT1   (AX)
 	PREFETCHT1   (AX)(R9*1)
 	PREFETCHT1   (AX)(R9*2)
@@ -1061,16 +1083,7 @@ sblock:
 	PREFETCHT1   (AX)(R9*1)
 	PREFETCHT1   (AX)(R9*2)
 	PREFETCHT1   (AX)(BX*1)
-	LEAQ         (AX)(R9*4), AX
-	PREFETCHT1   (AX)
-	PREFETCHT1   (AX)(R9*1)
-	PREFETCHT1   (AX)(R9*2)
-	PREFETCHT1   (AX)(BX*1)
-	LEAQ         (AX)(R9*4), AX
-	PREFETCHT1   (AX)
-	PREFETCHT1   (AX)(R9*1)
-	PREFETCHT1   (AX)(R9*2)
-	PREFETCHT1   (AX)(BX*1)
+
 
 sload:
 	// Row i of Z0 … Z7: keys i and i+4 (i < 4), or i+4 and i+8.
@@ -1148,6 +1161,7 @@ sload:
 	VPDPBUSD.BCST 20(AX), Z8, Z22
 	VPDPBUSD.BCST 24(AX), Z8, Z19
 	VPDPBUSD.BCST 28(AX), Z8, Z23
+	PREFETCHT1   (R8)
 	VPDPBUSD.BCST 32(AX), Z9, Z16
 	VPDPBUSD.BCST 36(AX), Z9, Z20
 	VPDPBUSD.BCST 40(AX), Z9, Z17
@@ -1156,6 +1170,7 @@ sload:
 	VPDPBUSD.BCST 52(AX), Z9, Z22
 	VPDPBUSD.BCST 56(AX), Z9, Z19
 	VPDPBUSD.BCST 60(AX), Z9, Z23
+	PREFETCHT1   (R8)(R9*1)
 	VPDPBUSD.BCST 64(AX), Z10, Z16
 	VPDPBUSD.BCST 68(AX), Z10, Z20
 	VPDPBUSD.BCST 72(AX), Z10, Z17
@@ -1164,6 +1179,7 @@ sload:
 	VPDPBUSD.BCST 84(AX), Z10, Z22
 	VPDPBUSD.BCST 88(AX), Z10, Z19
 	VPDPBUSD.BCST 92(AX), Z10, Z23
+	PREFETCHT1   (R8)(R9*2)
 	VPDPBUSD.BCST 96(AX), Z11, Z16
 	VPDPBUSD.BCST 100(AX), Z11, Z20
 	VPDPBUSD.BCST 104(AX), Z11, Z17
@@ -1172,6 +1188,8 @@ sload:
 	VPDPBUSD.BCST 116(AX), Z11, Z22
 	VPDPBUSD.BCST 120(AX), Z11, Z19
 	VPDPBUSD.BCST 124(AX), Z11, Z23
+	PREFETCHT1   (R8)(BX*1)
+	LEAQ         (R8)(R9*4), R8
 	VPDPBUSD.BCST 128(AX), Z12, Z16
 	VPDPBUSD.BCST 132(AX), Z12, Z20
 	VPDPBUSD.BCST 136(AX), Z12, Z17
@@ -1180,6 +1198,7 @@ sload:
 	VPDPBUSD.BCST 148(AX), Z12, Z22
 	VPDPBUSD.BCST 152(AX), Z12, Z19
 	VPDPBUSD.BCST 156(AX), Z12, Z23
+	PREFETCHT1   (R8)
 	VPDPBUSD.BCST 160(AX), Z13, Z16
 	VPDPBUSD.BCST 164(AX), Z13, Z20
 	VPDPBUSD.BCST 168(AX), Z13, Z17
@@ -1188,6 +1207,7 @@ sload:
 	VPDPBUSD.BCST 180(AX), Z13, Z22
 	VPDPBUSD.BCST 184(AX), Z13, Z19
 	VPDPBUSD.BCST 188(AX), Z13, Z23
+	PREFETCHT1   (R8)(R9*1)
 	VPDPBUSD.BCST 192(AX), Z14, Z16
 	VPDPBUSD.BCST 196(AX), Z14, Z20
 	VPDPBUSD.BCST 200(AX), Z14, Z17
@@ -1196,6 +1216,7 @@ sload:
 	VPDPBUSD.BCST 212(AX), Z14, Z22
 	VPDPBUSD.BCST 216(AX), Z14, Z19
 	VPDPBUSD.BCST 220(AX), Z14, Z23
+	PREFETCHT1   (R8)(R9*2)
 	VPDPBUSD.BCST 224(AX), Z15, Z16
 	VPDPBUSD.BCST 228(AX), Z15, Z20
 	VPDPBUSD.BCST 232(AX), Z15, Z17
@@ -1204,6 +1225,7 @@ sload:
 	VPDPBUSD.BCST 244(AX), Z15, Z22
 	VPDPBUSD.BCST 248(AX), Z15, Z19
 	VPDPBUSD.BCST 252(AX), Z15, Z23
+	PREFETCHT1   (R8)(BX*1)
 	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
 	CMPQ         perm-32(SP), $0

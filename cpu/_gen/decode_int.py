@@ -433,19 +433,33 @@ sgroup:
 	XORQ         R15, R15                  // the block's offset in a row, bytes
 
 sblock:
+	// Each block prefetches eight keys' line pf bytes on, one a few
+	// VPDPBUSD apart (R8): an even block keys 0-7 of the line its columns
+	// start, an odd one keys 8-15 of the line the block before started;
+	// a last block that is even takes keys 8-15 of its line at once.
+	MOVQ         pf-16(SP), R8
+	ADDQ         DI, R8
+	ADDQ         R15, R8
 	TESTQ        $32, R15
-	JNZ          sload
-	// Even blocks prefetch the 16 keys' line pf bytes on.
-	MOVQ         pf-16(SP), AX
-	ADDQ         DI, AX
-	ADDQ         R15, AX""")
-for g in range(4):
-    A("""	PREFETCHT0   (AX)
+	JZ           seven
+	SUBQ         $32, R8
+	LEAQ         (R8)(R9*8), R8
+	JMP          sload
+seven:
+	LEAQ         32(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           sload
+	LEAQ         (R8)(R9*8), AX
+	PREFETCHT0   (AX)
 	PREFETCHT0   (AX)(R9*1)
 	PREFETCHT0   (AX)(R9*2)
-	PREFETCHT0   (AX)(BX*1)""")
-    if g < 3:
-        A("\tLEAQ         (AX)(R9*4), AX")
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+""")
 A("""
 sload:
 	// Row i of Z0 … Z7: keys i and i+4 (i < 4), or i+4 and i+8.
@@ -485,10 +499,14 @@ A("""	// The block's sums: row r's high digits in Z(16+r), its low ones in
 for r in range(4):
     A(f"""	VPXORD       Z{16+r}, Z{16+r}, Z{16+r}
 	VPBROADCASTD {4*r}(DX), Z{20+r}""")
+PF = ["(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(BX*1)"]
 for i in range(8):
     for r in range(4):
         for g in range(2):
             A(f"\tVPDPBUSD.BCST {32*i+8*r+4*g}(AX), Z{8+i}, Z{16+4*g+r}")
+    A(f"\tPREFETCHT0   {PF[i%4]}")
+    if i == 3:
+        A("\tLEAQ         (R8)(R9*4), R8")
 A("""	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
 	CMPQ         perm-32(SP), $0

@@ -29,6 +29,13 @@ import (
 //go:noescape
 func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 
+// q8Weights4AVX2 is q8WeightsAVX2 for rows of at most four blocks: a
+// key pair in the eight lanes, the same digits and factors for the
+// row's blocks.
+//
+//go:noescape
+func q8Weights4AVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
+
 //go:noescape
 func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
@@ -167,14 +174,20 @@ func q8IntRace() (float, integer time.Duration) {
 }
 
 // q8Lanes are the P·V digits' masks of a key's eight scale lanes, by the
-// blocks a row has: −1 for a block, 0 past them.
-var q8Lanes = func() (l [intMaxBlocks + 1][8]int32) {
+// blocks a row has: −1 for a block, 0 past them; q8Lanes4 are
+// q8Weights4AVX2's, a key pair's interleaved lanes (lane i block i/2).
+var q8Lanes, q8Lanes4 = func() (l [intMaxBlocks + 1][8]int32, l4 [5][8]int32) {
 	for nb := range l {
 		for b := range nb {
 			l[nb][b] = -1
 		}
 	}
-	return l
+	for nb := range l4 {
+		for i := range 2 * nb {
+			l4[nb][i] = -1
+		}
+	}
+	return l, l4
 }()
 
 // axpyInt adds the weighted q8 values of the first keys of v (a multiple
@@ -214,7 +227,13 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 		}
 		sc := unsafe.Pointer(&v.sc[first/backend.Q8Block])
 		pf, pfs := v.ahead(j, m)
-		if !q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs) {
+		var ok bool
+		if nb <= 4 {
+			ok = q8Weights4AVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes4[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs)
+		} else {
+			ok = q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs)
+		}
+		if !ok {
 			return j
 		}
 		q8Int.run(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0], pf)

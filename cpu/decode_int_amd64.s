@@ -46,6 +46,15 @@ DATA ones16<>+40(SB)/8, $0x0001000100010001
 DATA ones16<>+48(SB)/8, $0x0001000100010001
 DATA ones16<>+56(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $64
+DATA evens<>+0(SB)/4, $0
+DATA evens<>+4(SB)/4, $2
+DATA evens<>+8(SB)/4, $4
+DATA evens<>+12(SB)/4, $6
+DATA evens<>+16(SB)/4, $0
+DATA evens<>+20(SB)/4, $2
+DATA evens<>+24(SB)/4, $4
+DATA evens<>+28(SB)/4, $6
+GLOBL evens<>(SB), RODATA|NOPTR, $32
 GLOBL bias80<>(SB), RODATA|NOPTR, $4
 
 // func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
@@ -269,6 +278,220 @@ wpair:
 	MOVB         $1, ret+72(FP)
 	RET
 wfail:
+	VZEROUPPER
+	MOVB         $0, ret+72(FP)
+	RET
+
+// func q8Weights4AVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
+//
+// q8WeightsAVX2 for nb ≤ 4 blocks a row: lanes (eight) says which of a
+// key pair's interleaved lanes are blocks (−1 where lane/2 < nb); four
+// scales are read a key; wd's and g's entries for b < nb are written,
+// the same bits as q8WeightsAVX2's.
+TEXT ·q8Weights4AVX2(SB), NOSPLIT, $0-73
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         sc+16(FP), DI
+	MOVQ         ss+24(FP), R9
+	MOVQ         n+32(FP), CX
+	MOVQ         lanes+40(FP), AX
+	VMOVDQU      (AX), Y7                  // the blocks' lanes
+	VPBROADCASTD absmask<>(SB), Y6
+	VXORPS       Y5, Y5, Y5                // NaN seen
+	// P_r: the largest |p| of each row, eight keys at a time.
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	XORQ         AX, AX
+w4pmax:
+	VMOVUPS      (SI)(AX*4), Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VMAXPS       Y8, Y0, Y0
+	VMOVUPS      (R8)(AX*4), Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VMAXPS       Y8, Y1, Y1
+	VMOVUPS      (R12)(AX*4), Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VMAXPS       Y8, Y2, Y2
+	VMOVUPS      (R13)(AX*4), Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VMAXPS       Y8, Y3, Y3
+	ADDQ         $8, AX
+	CMPQ         AX, CX
+	JB           w4pmax
+	VPERM2F128   $0x01, Y0, Y0, Y8
+	VMAXPS       Y8, Y0, Y0
+	VPERMILPS    $0x4e, Y0, Y8
+	VMAXPS       Y8, Y0, Y0
+	VPERMILPS    $0xb1, Y0, Y8
+	VMAXPS       Y8, Y0, Y0
+	VPERM2F128   $0x01, Y1, Y1, Y8
+	VMAXPS       Y8, Y1, Y1
+	VPERMILPS    $0x4e, Y1, Y8
+	VMAXPS       Y8, Y1, Y1
+	VPERMILPS    $0xb1, Y1, Y8
+	VMAXPS       Y8, Y1, Y1
+	VPERM2F128   $0x01, Y2, Y2, Y8
+	VMAXPS       Y8, Y2, Y2
+	VPERMILPS    $0x4e, Y2, Y8
+	VMAXPS       Y8, Y2, Y2
+	VPERMILPS    $0xb1, Y2, Y8
+	VMAXPS       Y8, Y2, Y2
+	VPERM2F128   $0x01, Y3, Y3, Y8
+	VMAXPS       Y8, Y3, Y3
+	VPERMILPS    $0x4e, Y3, Y8
+	VMAXPS       Y8, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y8
+	VMAXPS       Y8, Y3, Y3
+	// D_b: the largest |d| of each block, a key pair at a time (lanes 2b
+	// and 2b+1: even and odd keys, folded after).
+	VXORPS       Y4, Y4, Y4
+	MOVQ         DI, R10
+	MOVQ         CX, AX
+	SHRQ         $1, AX
+	MOVQ         pfs+64(FP), R11           // the scales to prefetch, pfs on
+w4dmax:
+	PREFETCHT0   (R10)(R11*1)
+	VMOVQ        (R10), X8
+	VMOVQ        (R10)(R9*1), X9
+	VPUNPCKLWD   X9, X8, X8
+	VCVTPH2PS    X8, Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VANDPS       Y7, Y9, Y9                // a NaN among the blocks'
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VANDPS       Y7, Y8, Y8                // |d|, 0 past the blocks
+	VMAXPS       Y8, Y4, Y4
+	LEAQ         (R10)(R9*2), R10
+	DECQ         AX
+	JNZ          w4dmax
+	VMOVMSKPS    Y5, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VPERMILPS    $0xb1, Y4, Y8
+	VMAXPS       Y8, Y4, Y4                // D_b in lanes 2b, 2b+1
+	// F[r] (Y0 … Y3 become them, lanes 2b and 2b+1 block b's) and g[r] =
+	// P_r·D/32000, checked finite.
+	VBROADCASTSS f32000<>(SB), Y10
+	MOVQ         gs+56(FP), R10
+	VBROADCASTSS finf<>(SB), Y11
+	VBROADCASTSS f2p100<>(SB), Y12
+	VBROADCASTSS f2m100<>(SB), Y13
+	VMOVDQU      evens<>(SB), Y14          // lanes 0, 2, 4, 6 first
+	VMULPS       Y4, Y0, Y0            // P_r·D_b
+	VCMPPS       $5, Y11, Y0, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VDIVPS       Y10, Y0, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
+	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, 0(R10)
+	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y0, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y0, Y10, Y0
+	VMINPS       Y12, Y0, Y0           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y0, Y0            // F, 0 where P_r·D_b = 0
+	VMULPS       Y4, Y1, Y1            // P_r·D_b
+	VCMPPS       $5, Y11, Y1, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VDIVPS       Y10, Y1, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
+	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, 32(R10)
+	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y1, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y1, Y10, Y1
+	VMINPS       Y12, Y1, Y1           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y1, Y1            // F, 0 where P_r·D_b = 0
+	VMULPS       Y4, Y2, Y2            // P_r·D_b
+	VCMPPS       $5, Y11, Y2, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VDIVPS       Y10, Y2, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
+	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, 64(R10)
+	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y2, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y2, Y10, Y2
+	VMINPS       Y12, Y2, Y2           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y2, Y2            // F, 0 where P_r·D_b = 0
+	VMULPS       Y4, Y3, Y3            // P_r·D_b
+	VCMPPS       $5, Y11, Y3, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VDIVPS       Y10, Y3, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
+	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, 96(R10)
+	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y3, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y3, Y10, Y3
+	VMINPS       Y12, Y3, Y3           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y3, Y3            // F, 0 where P_r·D_b = 0
+	// The digits, a key pair at a time.
+	MOVQ         wd+48(FP), R10
+	XORQ         AX, AX                    // key
+w4pair:
+	VMOVQ        (DI), X8
+	VMOVQ        (DI)(R9*1), X9
+	VPUNPCKLWD   X9, X8, X8
+	VCVTPH2PS    X8, Y8                    // d[j][b], d[j+1][b]
+	LEAQ         (DI)(R9*2), DI
+	VBROADCASTSD (SI)(AX*4), Y12   // p[r][j], p[r][j+1]
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
+	VMULPS       Y0, Y12, Y12
+	VCVTPS2DQ    Y12, Y12
+	VPACKSSDW    Y12, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQU      X12, 0(R10)
+	VBROADCASTSD (R8)(AX*4), Y12   // p[r][j], p[r][j+1]
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
+	VMULPS       Y1, Y12, Y12
+	VCVTPS2DQ    Y12, Y12
+	VPACKSSDW    Y12, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQU      X12, 1024(R10)
+	VBROADCASTSD (R12)(AX*4), Y12   // p[r][j], p[r][j+1]
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
+	VMULPS       Y2, Y12, Y12
+	VCVTPS2DQ    Y12, Y12
+	VPACKSSDW    Y12, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQU      X12, 2048(R10)
+	VBROADCASTSD (R13)(AX*4), Y12   // p[r][j], p[r][j+1]
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
+	VMULPS       Y3, Y12, Y12
+	VCVTPS2DQ    Y12, Y12
+	VPACKSSDW    Y12, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQU      X12, 3072(R10)
+	ADDQ         $32, R10
+	ADDQ         $2, AX
+	CMPQ         AX, CX
+	JB           w4pair
+	VZEROUPPER
+	MOVB         $1, ret+72(FP)
+	RET
+w4fail:
 	VZEROUPPER
 	MOVB         $0, ret+72(FP)
 	RET

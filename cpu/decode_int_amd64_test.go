@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -328,6 +329,59 @@ func TestDotInt(t *testing.T) {
 		var tt tiles8
 		if got := runDotInt(&tt, 0, q, 64, k, 32, 64, s, 32, 1); got != 0 {
 			t.Errorf("Q holding %g: took %d keys, want 0", bad, got)
+		}
+	}
+}
+
+// q8Weights4AVX2 makes q8WeightsAVX2's digits and factors, bit for bit,
+// for every block of rows of one to four blocks, and fails where it
+// fails: a NaN weight or scale.
+func TestWeights4SameDigits(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(7, 4))
+	for nb := 1; nb <= 4; nb++ {
+		for _, n := range []int{16, 48, 64} {
+			for _, bad := range []string{"", "p", "d"} {
+				ld := 32 * nb
+				v := q8TestRows(rng, n+8, ld, ld, true)
+				p := make([]float32, 4*n)
+				for i := range p {
+					if rng.IntN(7) > 0 {
+						p[i] = float32(math.Ldexp(rng.Float64(), -rng.IntN(20)))
+					}
+				}
+				switch bad {
+				case "p":
+					p[2*n+rng.IntN(n)] = float32(math.NaN())
+				case "d":
+					v.sc[rng.IntN(n)*nb+nb-1] = 0x7e00
+				}
+				ss := ld / 32 * 2
+				var wd8, wd4 [4 * 32 * 8]int32
+				var gs8, gs4 [32]float32
+				ok8 := q8WeightsAVX2(&p[0], n, unsafe.Pointer(&v.sc[0]), ss, n, &q8Lanes[nb][0], &wd8[0], &gs8[0], 0)
+				ok4 := q8Weights4AVX2(&p[0], n, unsafe.Pointer(&v.sc[0]), ss, n, &q8Lanes4[nb][0], &wd4[0], &gs4[0], 0)
+				if ok8 != ok4 || ok4 != (bad == "") {
+					t.Fatalf("nb=%d n=%d bad=%q: ok %v, q8WeightsAVX2's %v", nb, n, bad, ok4, ok8)
+				}
+				if !ok4 {
+					continue
+				}
+				for r := range 4 {
+					for b := range nb {
+						if math.Float32bits(gs4[8*r+b]) != math.Float32bits(gs8[8*r+b]) {
+							t.Fatalf("nb=%d n=%d: g[%d][%d] %g, want %g", nb, n, r, b, gs4[8*r+b], gs8[8*r+b])
+						}
+						for j := 0; j < n; j += 2 {
+							if i := 256*r + 8*(j/2) + b; wd4[i] != wd8[i] {
+								t.Fatalf("nb=%d n=%d: row %d keys %d,%d block %d: %#x, want %#x", nb, n, r, j, j+1, b, wd4[i], wd8[i])
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }

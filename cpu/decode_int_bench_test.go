@@ -55,7 +55,7 @@ func BenchmarkQ8Int(b *testing.B) {
 		{"axpy/digits", func() {
 			t.i8.wd = grow(t.i8.wd, 4*32*8)
 			for j := 0; j < n; j += intChunk {
-				q8WeightsAVX2(&s[j], n, unsafe.Pointer(&rows.sc[j*d/32]), 2*d/32, intChunk, &q8Lanes[4][0], &t.i8.wd[0], &t.i8.gs[0], 64*d/16)
+				q8Weights4AVX2(&s[j], n, unsafe.Pointer(&rows.sc[j*d/32]), 2*d/32, intChunk, &q8Lanes4[4][0], &t.i8.wd[0], &t.i8.gs[0], 64*d/16)
 			}
 		}},
 	}...) {

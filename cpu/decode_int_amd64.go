@@ -357,16 +357,34 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	}
 	last := (m-1)*k.stride + d - 1
 	_, _, _ = k.q8[last], k.sc[last/backend.Q8Block], s[3*lds+m-1]
+	// The kernel prefetches intAhead keys on; a run's last intAhead keys
+	// prefetch the next run's first rows instead, where it is known.
+	head := m
+	if k.hasNext && m > intAhead {
+		head = m - intAhead
+	}
+	dotIntRun(t, x, k, 0, head, nb, s, lds, intAhead*k.stride)
+	if head < m {
+		pf, _ := k.ahead(head, m)
+		dotIntRun(t, x, k, head, m, nb, s, lds, pf)
+	}
+	return m
+}
+
+// dotIntRun runs the scores kernel on Q's digits x over keys j0 … j1−1
+// of k (a multiple of 16 apart, checked in bounds), prefetching pf bytes
+// on from each key's row.
+func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds, pf int) {
 	ss := k.stride / backend.Q8Block * 2
+	sc := k.sc[j0*k.stride/backend.Q8Block:]
 	// A group's scales picked out of 128 bytes where they all lie there
 	// and the last group's 128 bytes stay within the store (the slice's
 	// capacity); else gathered.
 	perm := 0
-	if 15*ss/2+nb <= 64 && (m-16)*ss/2+64 <= cap(k.sc) {
+	if 15*ss/2+nb <= 64 && (j1-j0-16)*ss/2+64 <= cap(sc) {
 		perm = 1
 	}
-	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[0]), k.stride, m, nb, &s[0], lds, unsafe.Pointer(&k.sc[0]), ss, intAhead*k.stride, perm)
-	return m
+	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
 }
 
 // checkQ8IntDot runs the scores kernel once on Q whose digits are exact

@@ -385,3 +385,67 @@ func TestWeights4SameDigits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDotInt runs the integer scores kernel on fuzzed codes, scales and Q
+// against the float64 scores over the dequantized keys, within
+// TestDotInt's bound: every head dim of two to nine blocks, strides past
+// the row, Q blocks spanning 2⁴⁰, zero blocks.
+func FuzzDotInt(f *testing.F) {
+	f.Add(uint8(0), uint8(16), uint8(0), uint8(3), []byte{1, 2, 3, 0x80, 0x7e, 0xfe, 0x08, 0x88})
+	f.Add(uint8(2), uint8(130), uint8(1), uint8(40), []byte{0x7f, 0x81, 0x01, 0x00, 0x3c})
+	f.Add(uint8(7), uint8(255), uint8(2), uint8(0), []byte{0xff, 0xff, 0x00})
+	f.Fuzz(func(t *testing.T, nbb, nk, pad, spread uint8, data []byte) {
+		if !hasVNNI {
+			t.Skip("no AVX512-VNNI on this CPU")
+		}
+		if len(data) == 0 {
+			t.Skip()
+		}
+		nb, n := 2+int(nbb)%8, 16+int(nk)
+		d := 32 * nb
+		stride := d + 32*(int(pad)%3)
+		at := 0
+		next := func() byte { at++; return data[(at-1)%len(data)] ^ byte(at/len(data)*37) }
+		k := rawRows{store: store{t: backend.Q8, q8: make([]int8, n*stride), sc: make([]uint16, n*stride/32)}, stride: stride}
+		for i := range k.q8 {
+			k.q8[i] = int8(next())
+		}
+		for i := range k.sc {
+			k.sc[i] = uint16(next())<<8&0x3fff | uint16(next()) // below 2
+		}
+		rng := rand.New(rand.NewPCG(uint64(len(data)), uint64(n)))
+		q := make([]float32, 4*d)
+		for i := range q {
+			if next()%5 == 0 {
+				continue // zeros, and now and then a zero block
+			}
+			e := int(spread) % 41
+			q[i] = float32(math.Ldexp(rng.NormFloat64(), (i/32*7)%(e+1)-e/2))
+		}
+		s := make([]float32, 4*n)
+		var tt tiles8
+		got := runDotInt(&tt, 0, q, d, k, n, d, s, n, 0.25)
+		if got != n&^15 {
+			t.Fatalf("took %d keys, want %d", got, n&^15)
+		}
+		for r := range 4 {
+			for j := range got {
+				var want, abs, dig float64
+				for b := range nb {
+					var m, kabs float64
+					for c := 32 * b; c < 32*(b+1); c++ {
+						m = max(m, math.Abs(float64(q[r*d+c])))
+						kabs += math.Abs(q8Value(k, j, c))
+						x := float64(q[r*d+c]) * q8Value(k, j, c)
+						want += x
+						abs += math.Abs(x)
+					}
+					dig += m / qDigitsMax / 2 * kabs
+				}
+				if g := float64(s[r*n+j]); math.Abs(g-0.25*want) > 0.25*(0x1p-20*abs+dig) {
+					t.Fatalf("nb=%d n=%d stride=%d: row %d key %d: %g, want %g", nb, n, stride, r, j, g, 0.25*want)
+				}
+			}
+		}
+	})
+}

@@ -154,23 +154,25 @@ func q8IntRace() (float, integer time.Duration) {
 	}
 	acc := make([]float32, 4*d)
 	var t tiles8
-	step := func(in bool) time.Duration {
+	return race(func() { quantAxpyW(0, p, n, rows, n, d, acc, d) }, func() { runAxpyInt(&t, p, n, rows, n, d, acc, d) })
+}
+
+// race times a widening kernel's call and an integer one's, interleaved,
+// five rounds each after a warm-up, and returns each one's fastest.
+func race(widen, integer func()) (tf, ti time.Duration) {
+	step := func(f func()) time.Duration {
 		start := time.Now()
-		if in {
-			runAxpyInt(&t, p, n, rows, n, d, acc, d)
-		} else {
-			quantAxpyW(0, p, n, rows, n, d, acc, d)
-		}
+		f()
 		return time.Since(start)
 	}
-	float, integer = time.Hour, time.Hour
-	step(false)
-	step(true)
+	step(widen)
+	step(integer)
+	tf, ti = time.Hour, time.Hour
 	for range 5 {
-		float = min(float, step(false))
-		integer = min(integer, step(true))
+		tf = min(tf, step(widen))
+		ti = min(ti, step(integer))
 	}
-	return float, integer
+	return tf, ti
 }
 
 // q8Lanes are the P·V digits' masks of a key's eight scale lanes, by the
@@ -307,23 +309,8 @@ func q8IntDotRace() (float, integer time.Duration) {
 	}
 	s := make([]float32, 4*n)
 	var t tiles8
-	step := func(in bool) time.Duration {
-		start := time.Now()
-		if in {
-			runDotInt(&t, 0, q, d, k, n, d, s, n, 1) // Q's digits made by the warm-up, as once an item
-		} else {
-			quantDotW(1, q, d, k, n, d, s, n, 1)
-		}
-		return time.Since(start)
-	}
-	float, integer = time.Hour, time.Hour
-	step(false)
-	step(true)
-	for range 5 {
-		float = min(float, step(false))
-		integer = min(integer, step(true))
-	}
-	return float, integer
+	// Q's digits made by the warm-up, as once an item.
+	return race(func() { quantDotW(1, q, d, k, n, d, s, n, 1) }, func() { runDotInt(&t, 0, q, d, k, n, d, s, n, 1) })
 }
 
 // dotInt is the scores of the first keys of k (a multiple of 16; 0 where

@@ -383,14 +383,14 @@ w4dmax:
 	JNZ          w4fail
 	VPERMILPS    $0xb1, Y4, Y8
 	VMAXPS       Y8, Y4, Y4                // D_b in lanes 2b, 2b+1
-	// F[r] (Y0 … Y3 become them, lanes 2b and 2b+1 block b's) and g[r] =
-	// P_r·D/32000, checked finite.
+	// Lanes 2b and 2b+1 of F and g are block b's; g's go out as four.
+	VMOVDQU      evens<>(SB), Y14          // lanes 0, 2, 4, 6 first
+	// F[r] (Y0 … Y3 become them) and g[r] = P_r·D/32000, checked finite.
 	VBROADCASTSS f32000<>(SB), Y10
 	MOVQ         gs+56(FP), R10
 	VBROADCASTSS finf<>(SB), Y11
 	VBROADCASTSS f2p100<>(SB), Y12
 	VBROADCASTSS f2m100<>(SB), Y13
-	VMOVDQU      evens<>(SB), Y14          // lanes 0, 2, 4, 6 first
 	VMULPS       Y4, Y0, Y0            // P_r·D_b
 	VCMPPS       $5, Y11, Y0, Y8         // not below +Inf: Inf or NaN
 	VMOVMSKPS    Y8, AX

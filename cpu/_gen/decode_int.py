@@ -90,22 +90,22 @@ GLOBL bias80<>(SB), RODATA|NOPTR, $4
 
 QROWS = ["SI", "R8", "R12", "R13"]
 
-# ---------------------------------------------------------------- weights
-A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
-//
-// The P·V kernel's digits for a chunk of n keys (a multiple of 16, at
-// most 64): p's four rows (row stride ldp), V's block scales from sc
-// (float16, ss bytes from a key's to the next's; eight are read a key,
-// lanes says which are blocks: −1 for b < nb, 0 past), written as
-// wd[256r + 8(j/2) + b] = u[r][j][b] | u[r][j+1][b]<<16 with u =
-// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = min(32000/(P_r·D_b), 2¹⁰⁰),
-// P_r = max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b =
-// 0); and g[8r + b] = max(P_r·D_b/32000, 2⁻¹⁰⁰), 1/F (the cap keeps F
-// finite for a chunk whose weights all but vanish: their digits lose
-// precision below 2⁻¹⁰⁰ of a code). It returns false, its outputs
-// unfinished, where a weight or a scale is NaN or a P_r·D_b is not
-// finite.
-TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-73
+# DMAX folds the scales in Y8 into D_b (Y4), 0 past the blocks (Y7's
+# lanes), noting a NaN among the blocks' in Y5.
+DMAX = """	VCMPPS       $3, Y8, Y8, Y9
+	VANDPS       Y7, Y9, Y9                // a NaN among the blocks'
+	VORPS        Y9, Y5, Y5
+	VANDPS       Y6, Y8, Y8
+	VANDPS       Y7, Y8, Y8                // |d|, 0 past the blocks
+	VMAXPS       Y8, Y4, Y4
+"""
+
+
+def weights_start(name, lbl):
+    """The digits kernels' start: the arguments, the blocks' lanes in Y7,
+    |·|'s mask in Y6, NaN seen in Y5, and each row's P_r = max_j |p[r][j]|
+    in every lane of Y0 … Y3 (label lbl the loop's)."""
+    A(f"""TEXT ·{name}(SB), NOSPLIT, $0-73
 	MOVQ         p+0(FP), SI
 	MOVQ         ldp+8(FP), R8
 	SHLQ         $2, R8
@@ -120,27 +120,87 @@ TEXT ·q8WeightsAVX2(SB), NOSPLIT, $0-73
 	VPBROADCASTD absmask<>(SB), Y6
 	VXORPS       Y5, Y5, Y5                // NaN seen
 	// P_r: the largest |p| of each row, eight keys at a time.""")
-for r in range(4):
-    A(f"\tVXORPS       Y{r}, Y{r}, Y{r}")
-A("""	XORQ         AX, AX
-wpmax:""")
-for r in range(4):
-    A(f"""	VMOVUPS      ({QROWS[r]})(AX*4), Y8
+    for r in range(4):
+        A(f"\tVXORPS       Y{r}, Y{r}, Y{r}")
+    A(f"""	XORQ         AX, AX
+{lbl}:""")
+    for r in range(4):
+        A(f"""	VMOVUPS      ({QROWS[r]})(AX*4), Y8
 	VCMPPS       $3, Y8, Y8, Y9
 	VORPS        Y9, Y5, Y5
 	VANDPS       Y6, Y8, Y8
 	VMAXPS       Y8, Y{r}, Y{r}""")
-A("""	ADDQ         $8, AX
+    A(f"""	ADDQ         $8, AX
 	CMPQ         AX, CX
-	JB           wpmax""")
-for r in range(4):
-    # Horizontal max of Y{r} into every lane.
-    A(f"""	VPERM2F128   $0x01, Y{r}, Y{r}, Y8
+	JB           {lbl}""")
+    for r in range(4):
+        # Horizontal max of Y{r} into every lane.
+        A(f"""	VPERM2F128   $0x01, Y{r}, Y{r}, Y8
 	VMAXPS       Y8, Y{r}, Y{r}
 	VPERMILPS    $0x4e, Y{r}, Y8
 	VMAXPS       Y8, Y{r}, Y{r}
 	VPERMILPS    $0xb1, Y{r}, Y8
 	VMAXPS       Y8, Y{r}, Y{r}""")
+
+
+def weights_factors(fail, store):
+    """F[r] into Y0 … Y3 from P_r and D_b (Y4) and g[r] = P_r·D/32000,
+    checked finite (else to fail); store(r) stores g, in Y8, at gs (R10)."""
+    A("""	// F[r] (Y0 … Y3 become them) and g[r] = P_r·D/32000, checked finite.
+	VBROADCASTSS f32000<>(SB), Y10
+	MOVQ         gs+56(FP), R10
+	VBROADCASTSS finf<>(SB), Y11
+	VBROADCASTSS f2p100<>(SB), Y12
+	VBROADCASTSS f2m100<>(SB), Y13""")
+    for r in range(4):
+        A(f"""	VMULPS       Y4, Y{r}, Y{r}            // P_r·D_b
+	VCMPPS       $5, Y11, Y{r}, Y8         // not below +Inf: Inf or NaN
+	VMOVMSKPS    Y8, AX
+	TESTL        AX, AX
+	JNZ          {fail}
+	VDIVPS       Y10, Y{r}, Y8
+	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰""")
+        store(r)
+        A(f"""	VXORPS       Y9, Y9, Y9
+	VCMPPS       $4, Y9, Y{r}, Y9          // P_r·D_b ≠ 0
+	VDIVPS       Y{r}, Y10, Y{r}
+	VMINPS       Y12, Y{r}, Y{r}           // at most 2¹⁰⁰ = 1/g
+	VANDPS       Y9, Y{r}, Y{r}            // F, 0 where P_r·D_b = 0""")
+
+
+def weights_end(lbl, fail):
+    """The digits kernels' end: the pair loop's (label lbl), then true, or
+    false at fail."""
+    A(f"""	ADDQ         $32, R10
+	ADDQ         $2, AX
+	CMPQ         AX, CX
+	JB           {lbl}
+	VZEROUPPER
+	MOVB         $1, ret+72(FP)
+	RET
+{fail}:
+	VZEROUPPER
+	MOVB         $0, ret+72(FP)
+	RET
+""")
+
+
+# ---------------------------------------------------------------- weights
+A("""// func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
+//
+// The P·V kernel's digits for a chunk of n keys (a multiple of 16, at
+// most 64): p's four rows (row stride ldp), V's block scales from sc
+// (float16, ss bytes from a key's to the next's; eight are read a key,
+// lanes says which are blocks: −1 for b < nb, 0 past), written as
+// wd[256r + 8(j/2) + b] = u[r][j][b] | u[r][j+1][b]<<16 with u =
+// round(p[r][j]·d[j][b]·F[r][b]), F[r][b] = min(32000/(P_r·D_b), 2¹⁰⁰),
+// P_r = max_j |p[r][j]|, D_b = max_j |d[j][b]| (F = 0 where P_r·D_b =
+// 0); and g[8r + b] = max(P_r·D_b/32000, 2⁻¹⁰⁰), 1/F (the cap keeps F
+// finite for a chunk whose weights all but vanish: their digits lose
+// precision below 2⁻¹⁰⁰ of a code). It returns false, its outputs
+// unfinished, where a weight or a scale is NaN or a P_r·D_b is not
+// finite.""")
+weights_start("q8WeightsAVX2", "wpmax")
 A("""	// D_b: the largest |d| of each block (lane), a key at a time.
 	VXORPS       Y4, Y4, Y4
 	MOVQ         DI, R10
@@ -149,38 +209,13 @@ A("""	// D_b: the largest |d| of each block (lane), a key at a time.
 wdmax:
 	PREFETCHT0   (R10)(R11*1)
 	VCVTPH2PS    (R10), Y8
-	VCMPPS       $3, Y8, Y8, Y9
-	VANDPS       Y7, Y9, Y9                // a NaN among the blocks'
-	VORPS        Y9, Y5, Y5
-	VANDPS       Y6, Y8, Y8
-	VANDPS       Y7, Y8, Y8                // |d|, 0 past the blocks
-	VMAXPS       Y8, Y4, Y4
-	ADDQ         R9, R10
+""" + DMAX + """	ADDQ         R9, R10
 	DECQ         AX
 	JNZ          wdmax
 	VMOVMSKPS    Y5, AX
 	TESTL        AX, AX
-	JNZ          wfail
-	// F[r] (Y0 … Y3 become them) and g[r] = P_r·D/32000, checked finite.
-	VBROADCASTSS f32000<>(SB), Y10
-	MOVQ         gs+56(FP), R10
-	VBROADCASTSS finf<>(SB), Y11
-	VBROADCASTSS f2p100<>(SB), Y12
-	VBROADCASTSS f2m100<>(SB), Y13""")
-for r in range(4):
-    A(f"""	VMULPS       Y4, Y{r}, Y{r}            // P_r·D_b
-	VCMPPS       $5, Y11, Y{r}, Y8         // not below +Inf: Inf or NaN
-	VMOVMSKPS    Y8, AX
-	TESTL        AX, AX
-	JNZ          wfail
-	VDIVPS       Y10, Y{r}, Y8
-	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
-	VMOVUPS      Y8, {32*r}(R10)
-	VXORPS       Y9, Y9, Y9
-	VCMPPS       $4, Y9, Y{r}, Y9          // P_r·D_b ≠ 0
-	VDIVPS       Y{r}, Y10, Y{r}
-	VMINPS       Y12, Y{r}, Y{r}           // at most 2¹⁰⁰ = 1/g
-	VANDPS       Y9, Y{r}, Y{r}            // F, 0 where P_r·D_b = 0""")
+	JNZ          wfail""")
+weights_factors("wfail", lambda r: A(f"\tVMOVUPS      Y8, {32*r}(R10)"))
 A("""	// The digits, a key pair at a time.
 	MOVQ         wd+48(FP), R10
 	XORQ         AX, AX                    // key
@@ -202,18 +237,7 @@ for r in range(4):
 	VPSLLD       $16, Y13, Y13
 	VPBLENDW     $0xaa, Y13, Y12, Y12
 	VMOVDQU      Y12, {1024*r}(R10)""")
-A("""	ADDQ         $32, R10
-	ADDQ         $2, AX
-	CMPQ         AX, CX
-	JB           wpair
-	VZEROUPPER
-	MOVB         $1, ret+72(FP)
-	RET
-wfail:
-	VZEROUPPER
-	MOVB         $0, ret+72(FP)
-	RET
-""")
+weights_end("wpair", "wfail")
 
 # ---------------------------------------------------------------- weights, 4 blocks
 # q8WeightsAVX2 for rows of at most four blocks (D ≤ 128), where half of
@@ -228,42 +252,8 @@ A("""// func q8Weights4AVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n in
 // q8WeightsAVX2 for nb ≤ 4 blocks a row: lanes (eight) says which of a
 // key pair's interleaved lanes are blocks (−1 where lane/2 < nb); four
 // scales are read a key; wd's and g's entries for b < nb are written,
-// the same bits as q8WeightsAVX2's.
-TEXT ·q8Weights4AVX2(SB), NOSPLIT, $0-73
-	MOVQ         p+0(FP), SI
-	MOVQ         ldp+8(FP), R8
-	SHLQ         $2, R8
-	LEAQ         (SI)(R8*2), R12
-	LEAQ         (R12)(R8*1), R13
-	ADDQ         SI, R8
-	MOVQ         sc+16(FP), DI
-	MOVQ         ss+24(FP), R9
-	MOVQ         n+32(FP), CX
-	MOVQ         lanes+40(FP), AX
-	VMOVDQU      (AX), Y7                  // the blocks' lanes
-	VPBROADCASTD absmask<>(SB), Y6
-	VXORPS       Y5, Y5, Y5                // NaN seen
-	// P_r: the largest |p| of each row, eight keys at a time.""")
-for r in range(4):
-    A(f"\tVXORPS       Y{r}, Y{r}, Y{r}")
-A("""	XORQ         AX, AX
-w4pmax:""")
-for r in range(4):
-    A(f"""	VMOVUPS      ({QROWS[r]})(AX*4), Y8
-	VCMPPS       $3, Y8, Y8, Y9
-	VORPS        Y9, Y5, Y5
-	VANDPS       Y6, Y8, Y8
-	VMAXPS       Y8, Y{r}, Y{r}""")
-A("""	ADDQ         $8, AX
-	CMPQ         AX, CX
-	JB           w4pmax""")
-for r in range(4):
-    A(f"""	VPERM2F128   $0x01, Y{r}, Y{r}, Y8
-	VMAXPS       Y8, Y{r}, Y{r}
-	VPERMILPS    $0x4e, Y{r}, Y8
-	VMAXPS       Y8, Y{r}, Y{r}
-	VPERMILPS    $0xb1, Y{r}, Y8
-	VMAXPS       Y8, Y{r}, Y{r}""")
+// the same bits as q8WeightsAVX2's.""")
+weights_start("q8Weights4AVX2", "w4pmax")
 A("""	// D_b: the largest |d| of each block, a key pair at a time (lanes 2b
 	// and 2b+1: even and odd keys, folded after).
 	VXORPS       Y4, Y4, Y4
@@ -277,13 +267,7 @@ w4dmax:
 	VMOVQ        (R10)(R9*1), X9
 	VPUNPCKLWD   X9, X8, X8
 	VCVTPH2PS    X8, Y8
-	VCMPPS       $3, Y8, Y8, Y9
-	VANDPS       Y7, Y9, Y9                // a NaN among the blocks'
-	VORPS        Y9, Y5, Y5
-	VANDPS       Y6, Y8, Y8
-	VANDPS       Y7, Y8, Y8                // |d|, 0 past the blocks
-	VMAXPS       Y8, Y4, Y4
-	LEAQ         (R10)(R9*2), R10
+""" + DMAX + """	LEAQ         (R10)(R9*2), R10
 	DECQ         AX
 	JNZ          w4dmax
 	VMOVMSKPS    Y5, AX
@@ -291,29 +275,10 @@ w4dmax:
 	JNZ          w4fail
 	VPERMILPS    $0xb1, Y4, Y8
 	VMAXPS       Y8, Y4, Y4                // D_b in lanes 2b, 2b+1
-	// F[r] (Y0 … Y3 become them, lanes 2b and 2b+1 block b's) and g[r] =
-	// P_r·D/32000, checked finite.
-	VBROADCASTSS f32000<>(SB), Y10
-	MOVQ         gs+56(FP), R10
-	VBROADCASTSS finf<>(SB), Y11
-	VBROADCASTSS f2p100<>(SB), Y12
-	VBROADCASTSS f2m100<>(SB), Y13
+	// Lanes 2b and 2b+1 of F and g are block b's; g's go out as four.
 	VMOVDQU      evens<>(SB), Y14          // lanes 0, 2, 4, 6 first""")
-for r in range(4):
-    A(f"""	VMULPS       Y4, Y{r}, Y{r}            // P_r·D_b
-	VCMPPS       $5, Y11, Y{r}, Y8         // not below +Inf: Inf or NaN
-	VMOVMSKPS    Y8, AX
-	TESTL        AX, AX
-	JNZ          w4fail
-	VDIVPS       Y10, Y{r}, Y8
-	VMAXPS       Y13, Y8, Y8               // g, at least 2⁻¹⁰⁰
-	VPERMPS      Y8, Y14, Y8
-	VMOVUPS      X8, {32*r}(R10)
-	VXORPS       Y9, Y9, Y9
-	VCMPPS       $4, Y9, Y{r}, Y9          // P_r·D_b ≠ 0
-	VDIVPS       Y{r}, Y10, Y{r}
-	VMINPS       Y12, Y{r}, Y{r}           // at most 2¹⁰⁰ = 1/g
-	VANDPS       Y9, Y{r}, Y{r}            // F, 0 where P_r·D_b = 0""")
+weights_factors("w4fail", lambda r: A(f"""	VPERMPS      Y8, Y14, Y8
+	VMOVUPS      X8, {32*r}(R10)"""))
 A("""	// The digits, a key pair at a time.
 	MOVQ         wd+48(FP), R10
 	XORQ         AX, AX                    // key
@@ -331,18 +296,7 @@ for r in range(4):
 	VPACKSSDW    Y12, Y12, Y12
 	VPERMQ       $0x08, Y12, Y12
 	VMOVDQU      X12, {1024*r}(R10)""")
-A("""	ADDQ         $32, R10
-	ADDQ         $2, AX
-	CMPQ         AX, CX
-	JB           w4pair
-	VZEROUPPER
-	MOVB         $1, ret+72(FP)
-	RET
-w4fail:
-	VZEROUPPER
-	MOVB         $0, ret+72(FP)
-	RET
-""")
+weights_end("w4pair", "w4fail")
 
 # ---------------------------------------------------------------- P·V
 # PV_ARGS loads both P·V kernels' arguments: the digits (SI), V (DI) and

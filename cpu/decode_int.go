@@ -18,7 +18,6 @@ type ints8 struct {
 	qx    []int8  // the scores' digits: groups × blocks × intDotBlockBytes
 	qhb   []int32 // each group's corrections and factors: blocks × 8
 	state []int8  // each group's: 0 not made, 1 made, −1 not fit
-	d     int     // the head dim the digits are made for
 	hb    []int32 // a call's corrections and factors times α
 }
 
@@ -39,28 +38,12 @@ func (i *ints8) reset() { clear(i.state) }
 // stand for Q.
 func (i *ints8) digits(grp int, q []float32, ldq, d int) ([]int8, []int32) {
 	nb := d / backend.Q8Block
-	if i.d != d {
-		clear(i.state)
-		i.d = d
-	}
-	if len(i.state) <= grp {
-		i.state = append(i.state, make([]int8, grp+1-len(i.state))...)
-	}
-	if n := (grp + 1) * nb * intDotBlockBytes; len(i.qx) < n {
-		i.qx = append(i.qx, make([]int8, n-len(i.qx))...)
-	}
-	if n := (grp + 1) * nb * 8; len(i.qhb) < n {
-		i.qhb = append(i.qhb, make([]int32, n-len(i.qhb))...)
-	}
-	x := i.qx[grp*nb*intDotBlockBytes : (grp+1)*nb*intDotBlockBytes]
+	i.qhb = extend(i.qhb, (grp+1)*nb*8)
 	hb := i.qhb[grp*nb*8 : (grp+1)*nb*8]
-	if i.state[grp] == 0 {
-		i.state[grp] = -1
-		if qDigitsInt(q, ldq, d, x, hb) {
-			i.state[grp] = 1
-		}
-	}
-	if i.state[grp] < 0 {
+	x := groupSlot(&i.state, &i.qx, grp, nb*intDotBlockBytes, func(x []int8) bool {
+		return qDigitsInt(q, ldq, d, x, hb)
+	})
+	if x == nil {
 		return nil, nil
 	}
 	return x, hb

@@ -72,26 +72,44 @@ func (t *tiles8) reset() { clear(t.state); clear(t.bfState); t.i8.reset() }
 // leave float32's normal range).
 func (t *tiles8) digits(grp int, q []float32, ldq, d int) ([]int8, *[16]float32) {
 	nb := d / backend.Q8Block
-	if len(t.state) <= grp {
-		t.state = append(t.state, make([]int8, grp+1-len(t.state))...)
-		t.w = append(t.w, make([][16]float32, grp+1-len(t.w))...)
-	}
-	if n := (grp + 1) * nb * tileBlockBytes; len(t.bt) < n {
-		t.bt = append(t.bt, make([]int8, n-len(t.bt))...)
-	}
+	t.w = extend(t.w, grp+1)
 	t.buf = grow(t.buf, (1+nb)*256)
-	bt := t.bt[grp*nb*tileBlockBytes : (grp+1)*nb*tileBlockBytes]
-	switch t.state[grp] {
-	case 0:
-		t.state[grp] = -1
-		if tileDigits(q, ldq, d, bt, &t.w[grp]) {
-			t.state[grp] = 1
-		}
-	}
-	if t.state[grp] < 0 {
+	bt := groupSlot(&t.state, &t.bt, grp, nb*tileBlockBytes, func(bt []int8) bool {
+		return tileDigits(q, ldq, d, bt, &t.w[grp])
+	})
+	if bt == nil {
 		return nil, nil
 	}
 	return bt, &t.w[grp]
+}
+
+// groupSlot is group grp's slot of size elements in *buf, the buffer and
+// *state (each group's: 0 not made yet, 1 made, −1 not fit) extended to
+// hold it, filled by fill the first time it is asked for since the
+// state was cleared: nil where fill reported that it cannot be made.
+func groupSlot[T any](state *[]int8, buf *[]T, grp, size int, fill func([]T) bool) []T {
+	*state = extend(*state, grp+1)
+	*buf = extend(*buf, (grp+1)*size)
+	slot := (*buf)[grp*size : (grp+1)*size]
+	if (*state)[grp] == 0 {
+		(*state)[grp] = -1
+		if fill(slot) {
+			(*state)[grp] = 1
+		}
+	}
+	if (*state)[grp] < 0 {
+		return nil
+	}
+	return slot
+}
+
+// extend is buf with at least n elements, the ones it had kept (grow's
+// are not) and the new ones zero.
+func extend[T any](buf []T, n int) []T {
+	if len(buf) < n {
+		buf = append(buf, make([]T, n-len(buf))...)
+	}
+	return buf
 }
 
 // tileDigits writes the four rows of q as digits into bt (TDPBSSD's B
@@ -144,25 +162,10 @@ const bfBlockHalves = 512
 // parts is group grp's Q as bfloat16 parts for the fp8 scores kernel
 // (bfParts), made if not yet: nil where they cannot stand for it.
 func (t *tiles8) parts(grp int, q []float32, ldq, d int) []uint16 {
-	nb := d / backend.Q8Block
-	if len(t.bfState) <= grp {
-		t.bfState = append(t.bfState, make([]int8, grp+1-len(t.bfState))...)
-	}
-	if n := (grp + 1) * nb * bfBlockHalves; len(t.bf) < n {
-		t.bf = append(t.bf, make([]uint16, n-len(t.bf))...)
-	}
 	t.fbuf = grow(t.fbuf, 32*d+1024)
-	bf := t.bf[grp*nb*bfBlockHalves : (grp+1)*nb*bfBlockHalves]
-	if t.bfState[grp] == 0 {
-		t.bfState[grp] = -1
-		if bfParts(q, ldq, d, bf) {
-			t.bfState[grp] = 1
-		}
-	}
-	if t.bfState[grp] < 0 {
-		return nil
-	}
-	return bf
+	return groupSlot(&t.bfState, &t.bf, grp, d/backend.Q8Block*bfBlockHalves, func(bf []uint16) bool {
+		return bfParts(q, ldq, d, bf)
+	})
 }
 
 // bfParts writes the four rows of q as three bfloat16 parts each, q = hi

@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -384,5 +387,60 @@ func TestRawRowsSlice(t *testing.T) {
 	}
 	if e := r.slice(10, 0, 6); len(e.f32) != 0 {
 		t.Fatalf("slice(10, 0, 6): %d values, want none", len(e.f32))
+	}
+}
+
+// The 8-bit kernels' Q, kept by group (groupSlot), on every CPU: each
+// of tiles8's digits, parts and the integer scores' digits is made at a
+// group's first ask and kept (Q changed since is not read again), a
+// group far on extends the buffers and keeps the made ones, a Q that
+// cannot stand is nil until reset, and reset makes them again from Q.
+func TestGroupSlots(t *testing.T) {
+	const d, ldq = 64, 64
+	rng := rand.New(rand.NewPCG(2, 5))
+	q := make([]float32, 4*ldq)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	var tt tiles8
+	type made struct{ digits, parts, ints []byte }
+	ask := func(grp int) (m made, ok [3]bool) {
+		if bt, w := tt.digits(grp, q, ldq, d); bt != nil && w != nil {
+			m.digits, ok[0] = append(m.digits, unsafe.Slice((*byte)(unsafe.Pointer(&bt[0])), len(bt))...), true
+		}
+		if bf := tt.parts(grp, q, ldq, d); bf != nil {
+			m.parts, ok[1] = append(m.parts, unsafe.Slice((*byte)(unsafe.Pointer(&bf[0])), 2*len(bf))...), true
+		}
+		if x, hb := tt.i8.digits(grp, q, ldq, d); x != nil && hb != nil {
+			m.ints, ok[2] = append(m.ints, unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), len(x))...), true
+		}
+		return m, ok
+	}
+	first, ok := ask(0)
+	if ok != [3]bool{true, true, true} {
+		t.Fatalf("finite Q: made %v", ok)
+	}
+	orig := slices.Clone(q)
+	for i := range q {
+		q[i] *= 3
+	}
+	if again, _ := ask(0); !reflect.DeepEqual(again, first) {
+		t.Error("group 0 was made again from a changed Q without a reset")
+	}
+	ask(5) // extends every buffer past group 0
+	if again, _ := ask(0); !reflect.DeepEqual(again, first) {
+		t.Error("extending the buffers for group 5 lost group 0")
+	}
+	q[3] = float32(math.NaN())
+	if _, ok := ask(7); ok != [3]bool{} {
+		t.Errorf("Q holding NaN: made %v", ok)
+	}
+	copy(q, orig)
+	if _, ok := ask(7); ok != [3]bool{} {
+		t.Errorf("a group that could not be made was made before a reset: %v", ok)
+	}
+	tt.reset()
+	if again, ok := ask(7); ok != [3]bool{true, true, true} || !reflect.DeepEqual(again, first) {
+		t.Errorf("after reset group 7 from the first Q: made %v, the same as group 0's first: %v", ok, reflect.DeepEqual(again, first))
 	}
 }

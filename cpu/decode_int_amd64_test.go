@@ -298,26 +298,8 @@ func TestDotInt(t *testing.T) {
 			if got != c.n&^15 {
 				t.Fatalf("took %d keys, want %d", got, c.n&^15)
 			}
-			for r := range 4 {
-				for j := range got {
-					var want, abs, dig float64
-					for b := range c.d / 32 {
-						var m, kabs float64
-						for col := 32 * b; col < 32*(b+1); col++ {
-							m = max(m, math.Abs(float64(q[r*ldq+col])))
-							kabs += math.Abs(q8Value(k, j, col))
-						}
-						dig += m / qDigitsMax / 2 * kabs
-						for col := 32 * b; col < 32*(b+1); col++ {
-							x := float64(q[r*ldq+col]) * q8Value(k, j, col)
-							want += x
-							abs += math.Abs(x)
-						}
-					}
-					if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
-						t.Fatalf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))
-					}
-				}
+			if err := dotIntWithin(q, ldq, k, got, c.d, s, lds, alpha); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
@@ -428,24 +410,36 @@ func FuzzDotInt(f *testing.F) {
 		if got != n&^15 {
 			t.Fatalf("took %d keys, want %d", got, n&^15)
 		}
-		for r := range 4 {
-			for j := range got {
-				var want, abs, dig float64
-				for b := range nb {
-					var m, kabs float64
-					for c := 32 * b; c < 32*(b+1); c++ {
-						m = max(m, math.Abs(float64(q[r*d+c])))
-						kabs += math.Abs(q8Value(k, j, c))
-						x := float64(q[r*d+c]) * q8Value(k, j, c)
-						want += x
-						abs += math.Abs(x)
-					}
-					dig += m / qDigitsMax / 2 * kabs
-				}
-				if g := float64(s[r*n+j]); math.Abs(g-0.25*want) > 0.25*(0x1p-20*abs+dig) {
-					t.Fatalf("nb=%d n=%d stride=%d: row %d key %d: %g, want %g", nb, n, stride, r, j, g, 0.25*want)
-				}
-			}
+		if err := dotIntWithin(q, d, k, got, d, s, n, 0.25); err != nil {
+			t.Fatalf("nb=%d n=%d stride=%d: %v", nb, n, stride, err)
 		}
 	})
+}
+
+// dotIntWithin checks the scores s (row stride lds) of the first n keys
+// of k for the four rows of q against the float64 scores over the
+// dequantized keys: within float32's rounding of the blocks' sums (2⁻²⁰
+// of Σ|terms|) and Q's digits (half a unit of each block's
+// max|q|/32512, times the block's Σ|k|), all times α.
+func dotIntWithin(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float64) error {
+	for r := range 4 {
+		for j := range n {
+			var want, abs, dig float64
+			for b := range d / 32 {
+				var m, kabs float64
+				for c := 32 * b; c < 32*(b+1); c++ {
+					m = max(m, math.Abs(float64(q[r*ldq+c])))
+					kabs += math.Abs(q8Value(k, j, c))
+					x := float64(q[r*ldq+c]) * q8Value(k, j, c)
+					want += x
+					abs += math.Abs(x)
+				}
+				dig += m / qDigitsMax / 2 * kabs
+			}
+			if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
+				return fmt.Errorf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))
+			}
+		}
+	}
+	return nil
 }

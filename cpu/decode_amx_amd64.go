@@ -147,16 +147,25 @@ func checkQ8Tiles() error {
 	s = checkOut(kernQ8Dot, s)
 	for r := range 4 {
 		for j := range n {
-			var want float64
-			for c := range d {
-				want += float64(q[r*ldq+c]) * float64(codes[j*ldk+c]) * float64(backend.Float16.Decode(scales[j*ldk/backend.Q8Block+c/backend.Q8Block]))
-			}
+			want, _ := checkQ8Score(q[r*ldq:], k, j, d)
 			if got := s[r*lds+j]; got != float32(alpha*want) {
 				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, alpha*want)
 			}
 		}
 	}
 	return nil
+}
+
+// checkQ8Score is the float64 score of a row q of d values and key j of
+// k (q8), Σ_c q[c]·k[j][c] summed in order, and Σ_c |q[c]·k[j][c]|: the
+// q8 scores checks' answer.
+func checkQ8Score(q []float32, k rawRows, j, d int) (sum, abs float64) {
+	for c := range d {
+		x := float64(q[c]) * float64(k.q8[j*k.stride+c]) * float64(backend.Float16.Decode(k.sc[(j*k.stride+c)/backend.Q8Block]))
+		sum += x
+		abs += math.Abs(x)
+	}
+	return sum, abs
 }
 
 // checkQ8Rows is the q8 checks' keys or values: n rows of d codes at

@@ -404,12 +404,7 @@ func checkQ8IntDot() error {
 	s = checkOut(intDotVNNI.name, s)
 	for r := range 4 {
 		for j := range n {
-			var want, abs float64
-			for c := range d {
-				x := float64(q[r*ldq+c]) * float64(codes[j*ldk+c]) * float64(backend.Float16.Decode(scales[j*ldk/backend.Q8Block+c/backend.Q8Block]))
-				want += x
-				abs += math.Abs(x)
-			}
+			want, abs := checkQ8Score(q[r*ldq:], k, j, d)
 			want *= alpha
 			if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
 				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, want)

@@ -140,7 +140,7 @@ var q8IntNow = sync.OnceValue(func() q8IntState {
 	return st
 })
 
-// q8IntRace times the P·V of a 512-key tile at D = 128 on the widening
+// q8IntRace times the P·V of a 512-key tile at D = 128 on the CPU's widening
 // kernel and on the integer one, interleaved, five rounds each after a
 // warm-up, and returns each one's fastest: the tile fits the caches, so
 // the compute is what is timed.
@@ -154,7 +154,7 @@ func q8IntRace() (float, integer time.Duration) {
 	}
 	acc := make([]float32, 4*d)
 	var t tiles8
-	return race(func() { quantAxpyW(0, p, n, rows, n, d, acc, d) }, func() { runAxpyInt(&t, p, n, rows, n, d, acc, d) })
+	return race(func() { quantAxpyW(quantWidth(), p, n, rows, n, d, acc, d) }, func() { runAxpyInt(&t, p, n, rows, n, d, acc, d) })
 }
 
 // race times a widening kernel's call and an integer one's, interleaved,
@@ -310,7 +310,7 @@ func q8IntDotRace() (float, integer time.Duration) {
 	s := make([]float32, 4*n)
 	var t tiles8
 	// Q's digits made by the warm-up, as once an item.
-	return race(func() { quantDotW(1, q, d, k, n, d, s, n, 1) }, func() { runDotInt(&t, 0, q, d, k, n, d, s, n, 1) })
+	return race(func() { quantDotW(quantWidth(), q, d, k, n, d, s, n, 1) }, func() { runDotInt(&t, 0, q, d, k, n, d, s, n, 1) })
 }
 
 // dotInt is the scores of the first keys of k (a multiple of 16; 0 where

@@ -29,8 +29,9 @@
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait); then at N = 16384 fusedtile.wgsl at D = 64
 #          (ATTN_GPU_PREFILL=tile), decoding with fuseddecode.wgsl's
-#          P·V loop and merge.wgsl's loops written out (decode.pv,
-#          merge.unroll, and both), prefill with f16 inputs, 16
+#          P·V loop and merge.wgsl's loops kept as loops (decode.pv=1,
+#          merge.unroll=1: the defaults before 2026-11-27), prefill
+#          with f16 inputs, 16
 #          sequences of 8192 keys, prefill and decoding under the old
 #          binding (attn-gowebgpu, -tags gowebgpu) beside v27's, then
 #          what an empty dispatch costs (BenchmarkDispatch) and what
@@ -253,13 +254,15 @@ run() {
 				# On a GPU the whole suite runs, ATTN_LONG's tests too (on the
 				# H100, 2026-11-26, once its shaders were compiled: 59 s
 				# without them, and four of them 9.4 s), verbose so that a
-				# run stopped at the tool's limit still says how far it got.
+				# run stopped at the tool's limit still says how far it got
+				# (grep line-buffered: a block-buffered grep killed at the
+				# limit lost the whole log on the fourth H100 run).
 				local long=()
 				[[ $mode == tests ]] && long=(env ATTN_LONG=1)
 				echo "== gpu.test ${short[*]} ${long[*]}"
-				(cd "$root/gpu" && "${long[@]}" "$bin/gpu.test" -test.timeout 6m -test.v "${short[@]}" | grep -E '^(--- |ok|FAIL|PASS|panic)|_test.go:') && echo "gpu: ok"
+				(cd "$root/gpu" && "${long[@]}" "$bin/gpu.test" -test.timeout 6m -test.v "${short[@]}" | grep --line-buffered -E '^(--- |ok|FAIL|PASS|panic)|_test.go:') && echo "gpu: ok"
 				echo "== conformance.test ${short[*]}: the conformance suite (gpu/conformance)"
-				(cd "$root/gpu/conformance" && "$bin/conformance.test" -test.timeout 4m -test.v "${short[@]}" | grep -E '^(--- FAIL|ok|FAIL|PASS|panic)|_test.go:') && echo "conformance: ok"
+				(cd "$root/gpu/conformance" && "$bin/conformance.test" -test.timeout 4m -test.v "${short[@]}" | grep --line-buffered -E '^(--- FAIL|ok|FAIL|PASS|panic)|_test.go:') && echo "conformance: ok"
 				echo "== kernels.test on the GPU: ONNX node tests, caches, packed"
 				(cd "$root/kernels" && "$bin/kernels.test" -test.timeout 3m -test.run 'ONNX|Cache|Pool|Packed|Seqs' "${short[@]}") && echo "kernels: ok"
 			fi
@@ -303,15 +306,12 @@ run() {
 		# fusedloop.wgsl took 343 against 127–130 ms). The hardware plan
 		# is named so that quick mode runs it on lavapipe too.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_PREFILL=tile sweep prefill-tile -heads 8 -d 64 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
-		# fuseddecode.wgsl's P·V loop written out (decode.pv: 4 keys an
-		# invocation a tile at D = 128, all of them), its V loads issued
-		# together: the lead for decoding's gap to wgpu-native 0.17.
-		# And merge.wgsl's loops over the parts written out (merge.unroll:
-		# the third run timed the merge at 27 of 65 µs over 4096 keys and
-		# 112 of 314 over 32768), alone and with decode.pv.
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=64 sweep decode-pv -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=merge.unroll=8 sweep decode-merge -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=64,merge.unroll=8 sweep decode-pv-merge -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		# The loops of fuseddecode.wgsl's P·V phase and of merge.wgsl
+		# kept as loops (the defaults before the fourth run, 2026-11-27,
+		# which wrote them out: decode.pv=64 and merge.unroll=8 took the
+		# 4096-key step from 64.7 to 50.1 µs and the 32768-key one from
+		# 223 to 182), beside the defaults of the decode sweep above.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=1,merge.unroll=1 sweep decode-loops -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
@@ -440,9 +440,10 @@ tune() {
 	# (whole loops) from them: what is left is their pairs, and decoding's
 	# sizes around the new target. Prefill's D = 64 runs fusedloop.wgsl
 	# now, which only loop.unroll sizes.
-	local decode=("" decode.pv=4 merge.unroll=4 merge.unroll=16 decode.pv=4,merge.unroll=16 decode.pv=4,merge.unroll=16,decode.target=512
-		decode.pv=4,decode.unroll=32 decode.split=512 decode.pv=4,merge.unroll=16,decode.split=512 decode.target=128
-		decode.keys=32 merge.lanes=8)
+	# The fourth run (2026-11-27) made decode.pv=64 and merge.unroll=8
+	# the defaults; what is left is the sizes around them, few enough
+	# that prefill's pairs are reached.
+	local decode=("" decode.pv=16 merge.unroll=4 decode.target=512 decode.keys=128 merge.lanes=8)
 	local prefill=("" tile.wg=256 tile.unroll=8 tile.unroll=32 tile.wg=256,tile.unroll=32 tile.wg=256,tile.rows=128 loop.unroll=8)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
 	if [[ $# -gt 0 ]]; then

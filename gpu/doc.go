@@ -42,12 +42,12 @@
 //     unroll naga's bounded loops itself gets them unrolled; the CPU
 //     plan's fusedloop.wgsl keeps its loops), decode.pv (how many of an
 //     invocation's keys of a tile fuseddecode.wgsl's P·V loop writes
-//     out a trip, their V loads issued together: 1),
+//     out a trip, their V loads issued together: 64, the whole loop),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
 //     merge.lanes (merge.wgsl's invocations a row: 32), merge.unroll
 //     (the parts each of merge.wgsl's loops over them writes out a trip,
-//     their loads issued together: 1; the CPU plan's keep their loops),
+//     their loads issued together: 8; the CPU plan's keep their loops),
 //     split.target (the
 //     other fused kernels' workgroups wanted a step: 256), tile.wg,
 //     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,

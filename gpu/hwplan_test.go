@@ -198,7 +198,8 @@ func TestParityTuned(t *testing.T) {
 // loop.unroll and decode.unroll: the kernels' UN; decode.pv:
 // fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
 // a trip's last iteration; merge.unroll: merge.wgsl's parts, over 3 and
-// 15 of them): none (1, the loops kept), some iterations a trip, and
+// 15 of them): none (1, the loops kept, as the defaults of decode.pv and
+// merge.unroll no longer do), some iterations a trip, and
 // whole loops with no loop left, over head dims whose vec4s the factor
 // divides, does not divide and equals, and checks that the kernel so
 // written is the one that runs and that it agrees with the CPU.
@@ -227,8 +228,10 @@ func TestParityUnrolled(t *testing.T) {
 		{"loop.unroll=1", "", prefill[:1]},
 		{"decode.unroll=4", "", decode},
 		{"decode.unroll=256", "", decode},
+		{"decode.pv=1", "", decode},
 		{"decode.pv=2", "", decode},
 		{"decode.pv=64", "", decode},
+		{"merge.unroll=1", "", merge},
 		{"merge.unroll=4", "", merge},
 		{"merge.unroll=64", "", merge},
 	} {

@@ -32,12 +32,14 @@ const (
 	// side by side, adjacent invocations reading adjacent elements.
 	MergeLanes = 32
 	// mergeUnroll is how many parts each of merge.wgsl's loops over them
-	// writes out a trip under the hardware plan (MergeConsts.UN): 1 until
-	// a GPU measures more (ATTN_GPU_TUNE=merge.unroll=N). The third H100
-	// run timed merge.wgsl at 27 µs of a 4096-key decoding step's 65
-	// (32 parts) and 112 of a 32768-key step's 314 (128 parts): about
-	// 0.3 µs a part a row, a dependent load each, few rows to hide them.
-	mergeUnroll = 1
+	// writes out a trip under the hardware plan (MergeConsts.UN;
+	// ATTN_GPU_TUNE=merge.unroll=N). The third H100 run timed merge.wgsl
+	// at 27 µs of a 4096-key decoding step's 65: about 0.3 µs a part a
+	// row, a dependent load each, few rows to hide them. On the fourth
+	// (2026-11-27, docs/gpu.md) 8 took it to 15.6 µs in f32 and in f16
+	// (4 to 15.2, 16 to 15.4–17.7), and to 17.6 against 27.7 over 32768
+	// keys.
+	mergeUnroll = 8
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
 	// them, whose partial O take at most SplitScratch float32s, and when

@@ -43,12 +43,14 @@ const (
 	decodeUnroll = 1
 	// decodePV is how many of an invocation's keys of a tile the P·V
 	// phase writes out a trip, their V loads issued together
-	// (FusedDecodeConsts.PV): 1 until a GPU measures more
-	// (ATTN_GPU_TUNE=decode.pv=N). The third H100 run found decoding
-	// 1.2–1.8× slower under wgpu-native 27 than under 0.17 with the
-	// scores' loop written out too, and this loop, one V load a trip, is
-	// the one whose loads a driver that does not unroll it serializes.
-	decodePV = 1
+	// (FusedDecodeConsts.PV; ATTN_GPU_TUNE=decode.pv=N): the whole loop,
+	// as the fourth H100 run (2026-11-27, docs/gpu.md) measured with
+	// merge.unroll=8 beside the loops in one bench run: fuseddecode.wgsl
+	// took 157 µs over 32768 f32 keys against 188 (0.83×) and 335
+	// against 483 at four queries (0.69×), 27 against 30 over 4096; an
+	// f16 cache's points moved within the run's noise (27.9 against 27.4
+	// µs over 4096 keys, 559 against 540 at four queries over 32768).
+	decodePV = 64
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM

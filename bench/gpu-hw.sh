@@ -80,8 +80,8 @@
 # report.md, decode8.json, decode8-d80.json, cascade.json, sparse.json,
 # backward.json and torch-backward.json; cpu writes report.md,
 # cpu-prefill.json, cpu-prefill-8x32.json, cpu-prefill-dot.json (with
-# AVX512_BF16), cpu-decode.json, cpu-decode-l1-N.json and
-# cpu-decode-l2-N.json (rounds N = 1 … 3); tune writes report.md and
+# AVX512_BF16), cpu-decode.json and cpu-decode8-N.json (rounds N = 1
+# … 3 of f16, q8 and fp8); tune writes report.md and
 # tune.json (each setting's results.json points).
 #
 # On the device tool (see its README for the loader debs):
@@ -382,15 +382,14 @@ run() {
 		# Issue 57 on the AMX class: each cache's decoding (q8 and fp8 on
 		# AMX's tiles), and the shared-prefix step beside the unshared one.
 		backend=cpu sweep cpu-decode -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16,q8,fp8 -budget 2s
-		# The decoding kernels prefetch into the L1 on Intel; their L2
-		# twins took AMD's Zen 4 to 0.8–0.9 of the bandwidth
-		# (cpu/doc.go): the twins beside them here, f32 and f16 (q8 and
-		# fp8 run on the tiles), in three interleaved rounds (one round
-		# on 2026-11-26 put f32 within the noise, f16 1.2× slower).
+		# The 8-bit caches beside f16 in three more rounds: one round put
+		# q8 at 1.20× f16 on 2026-11-27 (0.87× the day before), its
+		# range 741 % of its median. (The L1 and L2 prefetching twins,
+		# compared here in three rounds on 2026-11-26 and 27, stayed
+		# within the host's noise: Intel keeps the L1 ones.)
 		local r
 		for r in 1 2 3; do
-			ATTN_CPU_PREFETCH=l1 backend=cpu sweep cpu-decode-l1-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
-			ATTN_CPU_PREFETCH=l2 backend=cpu sweep cpu-decode-l2-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f32,f16 -budget 2s
+			backend=cpu sweep cpu-decode8-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f16,q8,fp8 -budget 2s
 		done
 		backend=cpu sweep cpu-cascade -prefix 8192 -batch 32 -n 8448 -nq 1 -heads 32 -kvheads 8 -d 128 -dtype f16 -causal -budget 2s
 		if [ "$amx_status" != 0 ]; then

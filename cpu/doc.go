@@ -302,7 +302,9 @@
 // one for the process, both widths. On an AMD Zen 4 the L1's misses in
 // flight held a kernel streaming K or V from memory to 7-10 GB/s a
 // thread; the Intel Xeon's kernels were tuned prefetching into the L1,
-// and the eight-lane ones' twins are not yet measured on an AVX2 CPU.
+// and on the H100 machines' Xeon (2026-11-26 and 27, three interleaved
+// rounds each) the L2 twins stayed within the host's noise of them. The
+// eight-lane ones' twins are not yet measured on an AVX2 CPU.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

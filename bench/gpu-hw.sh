@@ -27,7 +27,8 @@
 #          shapes and the GPU's read bandwidth (x.sum()) where torch sees
 #          a CUDA GPU, a model's decoding step of 32 layers beside one
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
-#          wait); then at N = 16384 fusedtile.wgsl at D = 64
+#          wait), again submitting every 8 dispatches (step.flush=8);
+#          then at N = 16384 fusedtile.wgsl at D = 64
 #          (ATTN_GPU_PREFILL=tile), decoding with fuseddecode.wgsl's
 #          P·V loop and merge.wgsl's loops kept as loops (decode.pv=1,
 #          merge.unroll=1: the defaults before 2026-11-27), prefill
@@ -298,6 +299,12 @@ run() {
 		fi
 		# Issue 24: L attention calls over L caches as one step, one wait.
 		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
+		# And submitting every 8 dispatches (4 layers) without a wait, so
+		# that the device runs the first layers while the host records
+		# the rest: on the fourth run (2026-11-27) the 32 layers took 2.98
+		# ms of wall for 2.02 of device time, recording a layer 20 µs of
+		# the host's (tune's step.flush rows were never reached).
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=step.flush=8 sweep layers-flush8 -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		# The A/B sweeps take the goals' N alone (the last of pre).
 		local pre1=(-n "${pre[-1]##*,}")
 		# The prefill kernel the head dims did not pick: fusedtile.wgsl

@@ -31,7 +31,8 @@
 #          then at N = 16384 fusedtile.wgsl at D = 64
 #          (ATTN_GPU_PREFILL=tile), decoding with fuseddecode.wgsl's
 #          P·V loop and merge.wgsl's loops kept as loops (decode.pv=1,
-#          merge.unroll=1: the defaults before 2026-11-27), prefill
+#          merge.unroll=1: the defaults before 2026-11-27), an f16
+#          K staged four halves a load (decode.wide=1), prefill
 #          with f16 inputs, 16
 #          sequences of 8192 keys, prefill and decoding under the old
 #          binding (attn-gowebgpu, -tags gowebgpu) beside v27's, then
@@ -319,6 +320,11 @@ run() {
 		# 4096-key step from 64.7 to 50.1 µs and the 32768-key one from
 		# 223 to 182), beside the defaults of the decode sweep above.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=1,merge.unroll=1 sweep decode-loops -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		# A half K staged a vec4 (four halves, 8 bytes) a load, as before
+		# 2026-11-27, beside the default's sixteen halves (decode.wide=4):
+		# the fourth run's f16 cache decoded no faster than f32, its
+		# tile's loads as many as f32's for half the bytes.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"

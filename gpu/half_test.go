@@ -14,6 +14,7 @@ import (
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/kernels"
+	"github.com/attn-go/attn/shaders"
 )
 
 // This file tests what the half dtypes add to the GPU backend, beside the
@@ -514,4 +515,51 @@ func TestHalfBuffers(t *testing.T) {
 		t.Errorf("Alloc(Float16, 1000) holds %d bytes, want 2000", live-live0)
 	}
 	h.Release()
+}
+
+// TestParityDecodeWide runs decoding steps over a half K staged a unit a
+// load by fuseddecode.wgsl (the hardware plan's decode.wide: a vec4, 8
+// or 16 halves a load) against the float64 reference: head dims of
+// sixteen-half units (128), of eight-half ones only (40, 24: the unit
+// capped below the knob), a tile's last units past the split's keys
+// (300 and 97 keys in tiles of 32), BNHD rows, GQA, f16 and bfloat16.
+func TestParityDecodeWide(t *testing.T) {
+	ctx := context.Background()
+	rows := []struct {
+		p    backend.Problem
+		dt   backendtest.DTypes
+		unit int // LoadUnit's vec4s for K's dtype and head dim
+	}{
+		{causal(prob(1, 8, 2, 1, 300, 128, 128)), allF16, 4},
+		{prob(2, 4, 4, 3, 97, 40, 24), allBF16, 2},
+		{bnhd(causal(prob(1, 4, 2, 2, 130, 24, 24))), mixB, 2},
+	}
+	for _, wide := range []int{1, 2, 4} {
+		tune := fmt.Sprintf("decode.wide=%d", wide)
+		t.Run(tune, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", "hardware")
+			t.Setenv("ATTN_GPU_TUNE", tune)
+			g := openGPU(t)
+			for n, row := range rows {
+				name := caseName(row.p, nil, nil)
+				s, ok := gpu.FusedSpec(g, row.p).(shaders.FusedDecodeConsts)
+				if !ok {
+					t.Fatalf("%s runs %T; want fuseddecode.wgsl", name, gpu.FusedSpec(g, row.p))
+				}
+				s.K = shaders.F16
+				if row.dt.K == backend.BFloat16 {
+					s.K = shaders.BF16
+				}
+				if want := min(wide, row.unit); s.KW != wide || s.KUnit() != want {
+					t.Errorf("%s: KW %d, a unit of %d vec4s; want %d and %d", name, s.KW, s.KUnit(), wide, want)
+				}
+				c := backendtest.RandomCase(newRand(uint64(2000+n)), row.p, nil, nil).WithDTypes(row.dt)
+				t.Run(name, func(t *testing.T) {
+					if err := backendtest.RunFused(ctx, g, c, true); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		})
+	}
 }

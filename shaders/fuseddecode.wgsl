@@ -17,6 +17,8 @@
 //   1. stage: the tile's K rows into ks, invocation t loading vec4s t,
 //      t + WG, … of the tile (KSTEPS of them, all issued before the first
 //      is stored), so that adjacent invocations read adjacent addresses;
+//      a half K a unit of KU vec4s (8 or 16 halves) a load, units t,
+//      t + WG, …;
 //   2. scores: invocation t computes s for the pairs (row x/TK, key
 //      x mod TK), x = t, t + WG, …, from the rows' scaled queries in qs,
 //      into ss: −Inf where the row may not see the key (key range, keep,
@@ -173,6 +175,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         // Written out, so that each invocation's KSTEPS loads are in
         // flight together.
+{{- if gt .KU 1}}
+        // A half K a unit of KU vec4s a load (k_u): load x is unit
+        // x mod (D4/KU) of the tile's key x / (D4/KU).
+{{- range $n := seq .KSTEPS}}
+        let x{{$n}} = t + {{$n}}u * WG;
+        var k{{$n}}: array<vec4<f32>, KU>;
+        if (x{{$n}} < TK * (D4 / KU) && jt + x{{$n}} / (D4 / KU) < jend) {
+            let j = jt + x{{$n}} / (D4 / KU);
+            var kr = j * P.k_r;
+            if (paged) {
+                kr = kv_row(b, j, P.k_b, P.k_r);
+            }
+            k{{$n}} = k_u(((ka + kr) >> 2u) + (x{{$n}} % (D4 / KU)) * KU);
+        }
+{{- end}}
+{{- range $n := seq .KSTEPS}}
+        if (x{{$n}} < TK * (D4 / KU)) {
+            let at{{$n}} = (x{{$n}} / (D4 / KU)) * KP + (x{{$n}} % (D4 / KU)) * KU;
+{{- range $c := seq $.KU}}
+            ks[at{{$n}} + {{$c}}u] = k{{$n}}[{{$c}}];
+{{- end}}
+        }
+{{- end}}
+{{- else}}
 {{- range $n := seq .KSTEPS}}
         let x{{$n}} = t + {{$n}}u * WG;
         var k{{$n}} = vec4<f32>(0.0);
@@ -189,6 +215,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (x{{$n}} < TK * D4) {
             ks[(x{{$n}} / D4) * KP + x{{$n}} % D4] = k{{$n}};
         }
+{{- end}}
 {{- end}}
         workgroupBarrier();
         for (var n = 0u; n < SSTEPS; n++) {

@@ -139,7 +139,12 @@ type FusedDecodeConsts struct {
 	UN int `shaders:"input"`
 	// PV is how many of an invocation's keys of a tile in the P·V phase
 	// one trip writes out, their V loads issued together (0 or 1: none).
-	PV            int `shaders:"input"`
+	PV int `shaders:"input"`
+	// KW caps the vec4s of a half K one invocation stages a load: 2 (8
+	// halves, 16 bytes) or 4 (16 halves, 32 bytes), within LoadUnit's
+	// unit for K's dtype and head dim (the derived KU); 0 or 1: a vec4
+	// (four halves) a load, as any other K.
+	KW            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row maxima by subgroups (a subgroup a row at a
@@ -327,8 +332,9 @@ func (c FusedTileConsts) WorkgroupBytes() int {
 // odd number of vec4s, and score rows to TKP, odd too, so that
 // invocations reading adjacent keys' rows hit distinct banks), and how
 // the P·V phase shares out the R·DV4 output vec4s (Groups): KG key groups
-// of RG row groups of RPI rows; KSTEPS and SSTEPS are the vec4s of a K
-// tile and the (row, key) pairs of a tile an invocation takes. After the last tile the K tile's memory
+// of RG row groups of RPI rows; KU is the vec4s of K an invocation
+// stages a load (KUnit); KSTEPS and SSTEPS are the loads of a K tile
+// and the (row, key) pairs of a tile an invocation takes. After the last tile the K tile's memory
 // holds the key groups' sums (their sums of p in LRED f32s), so KS is the
 // larger of the two.
 func (c FusedDecodeConsts) derived() []Const {
@@ -341,8 +347,21 @@ func (c FusedDecodeConsts) derived() []Const {
 	}
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
-		{"KSTEPS", (c.TK*d4 + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
+		{"KU", c.KUnit()}, {"KSTEPS", (c.TK*(d4/c.KUnit()) + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
 		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
+}
+
+// KUnit is the vec4s of K one fuseddecode.wgsl invocation stages a
+// load: LoadUnit's unit for a half K (2 or 4: 8 or 16 halves, one 16- or
+// 32-byte load, as fused.wgsl reads them) capped by KW, else 1. A
+// half's vec4 is 8 bytes: staged four halves a load, a tile takes twice
+// the loads of a float32 one for half its bytes.
+func (c FusedDecodeConsts) KUnit() int {
+	u := LoadUnit(c.K, c.D)
+	if !c.K.Half() || c.KW < 2 || u < 2 {
+		return 1
+	}
+	return min(u, c.KW)
 }
 
 // maxLanes is fuseddecode.wgsl's invocations to a row when it takes a

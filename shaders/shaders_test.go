@@ -94,6 +94,9 @@ var golden = []struct {
 	// P·V's keys written out: a whole loop (4 of 4), and 2 a trip of 6
 	// with keys past the tile in the last (KG = 6 of TK = 32).
 	{"fuseddecode_g4_d128_pv4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 4}},
+	// A half K staged a unit a load: 16 halves as WGSL f16, 8 bfloat16s.
+	{"fuseddecode_g4_d128_f16_kw4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, KW: 4, K: F16, V: F16, F16: true}},
+	{"fuseddecode_g2_d40_bf16_kw4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 3, TK: 16, D: 40, DV: 24, KW: 4, K: BF16, V: BF16}},
 	{"fuseddecode_g1_d80_q8_pv4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 1, TK: 32, D: 80, DV: 80, PV: 4, K: Q8, V: Q8}},
 	{"fusedloop_d64_dv64_un16.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 64, DV: 64, UN: 16}},
 	{"fusedloop_d80_dv200_un4.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, UN: 4}},

@@ -51,6 +51,18 @@ const (
 	// f16 cache's points moved within the run's noise (27.9 against 27.4
 	// µs over 4096 keys, 559 against 540 at four queries over 32768).
 	decodePV = 64
+	// decodeWide caps the vec4s of a half K an invocation stages a load
+	// (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4, sixteen
+	// halves (32 bytes) where the head dim is whole units of 16, as
+	// fused.wgsl reads them. Staged four halves a load, an f16 cache's
+	// tile took as many loads as a float32 one's for half the bytes, and
+	// the fourth H100 run decoded f16 over 32768 keys no faster than
+	// f32 (docs/gpu.md). On lavapipe (2-core Zen 4, hardware plan, 32/8
+	// heads, D = 128, 2048 f16 keys, six interleaved rounds) the step
+	// took 0.63–1.14× the time of a vec4 a load, 0.94× the median: the K
+	// tile's staging is a small part of lavapipe's step. Not yet measured
+	// on a GPU (bench/gpu-hw.sh's bench compares decode.wide=1).
+	decodeWide = 4
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM
@@ -112,14 +124,16 @@ func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 // heads of one KV head (a divisor of G) × rows queries of each, tiles of
 // tk keys, wg invocations (DecodeWG unless ATTN_GPU_TUNE says), the
 // scores' loop over the head dim written out un iterations a trip
-// (decodeUnroll unless ATTN_GPU_TUNE says) and the P·V phase's loop over
-// a tile's keys pv (decodePV unless ATTN_GPU_TUNE says).
-type DecodeTile struct{ heads, rows, tk, wg, un, pv int }
+// (decodeUnroll unless ATTN_GPU_TUNE says), the P·V phase's loop over
+// a tile's keys pv (decodePV unless ATTN_GPU_TUNE says) and the most
+// vec4s of a half K staged a load kw (decodeWide unless ATTN_GPU_TUNE
+// says).
+type DecodeTile struct{ heads, rows, tk, wg, un, pv, kw int }
 
 // Consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory).
 func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
-	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv}
+	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv, KW: t.kw}
 }
 
 // DecodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
@@ -141,7 +155,7 @@ func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
-	wg, most, un, pv := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV
+	wg, most, un, pv, kw := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV, a.Tune.decodeWide
 	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
 		return DecodeTile{}, false
 	}
@@ -161,14 +175,14 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			for per := most / hg; per >= 1; per /= 2 {
 				rows := CeilDiv(nq, CeilDiv(nq, per))
 				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg, un, pv}); fits(t) {
+					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (DecodeTile{1, 1, tk, wg, un, pv}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw}); fits(t) {
 				return t, true
 			}
 		}

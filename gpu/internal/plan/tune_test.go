@@ -146,7 +146,7 @@ func TestTunedKernels(t *testing.T) {
 						if _, err := shaders.FusedDecode.Generate(c); err != nil {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v: %v", set, mem, d, g, nq, dt, err)
 						}
-						if dt.wg != tu.decodeWG || dt.un != tu.decodeUnroll || dt.pv != tu.decodePV || dt.tk > tu.decodeKeys || (dt.heads*dt.rows > tu.decodeRows && dt.heads*dt.rows > 1) ||
+						if dt.wg != tu.decodeWG || dt.un != tu.decodeUnroll || dt.pv != tu.decodePV || dt.kw != tu.decodeWide || dt.tk > tu.decodeKeys || (dt.heads*dt.rows > tu.decodeRows && dt.heads*dt.rows > 1) ||
 							c.WorkgroupBytes() > mem {
 							t.Errorf("%s: decodeKernel(%d, %d, g %d, nq %d) = %+v (%d bytes): past a bound", set, mem, d, g, nq, dt, c.WorkgroupBytes())
 						}

@@ -521,8 +521,9 @@ func TestHalfBuffers(t *testing.T) {
 // load by fuseddecode.wgsl (the hardware plan's decode.wide: a vec4, 8
 // or 16 halves a load) against the float64 reference: head dims of
 // sixteen-half units (128), of eight-half ones only (40, 24: the unit
-// capped below the knob), a tile's last units past the split's keys
-// (300 and 97 keys in tiles of 32), BNHD rows, GQA, f16 and bfloat16.
+// capped below the knob), a last tile's units past the split's keys
+// (300, 97 and 130 keys: whole tiles of neither 32 nor 64), BNHD rows,
+// GQA, f16 and bfloat16.
 func TestParityDecodeWide(t *testing.T) {
 	ctx := context.Background()
 	rows := []struct {

@@ -366,23 +366,29 @@ func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds,
 	sc := k.sc[j0*k.stride/backend.Q8Block:]
 	// A group's scales picked out of 128 bytes where they all lie there
 	// and the last group's 128 bytes stay within the store (the slice's
-	// capacity); else gathered.
+	// capacity); else, in rows of at most four blocks, out of the keys'
+	// first eight bytes gathered once a group (the last key's within the
+	// store); else gathered a block.
 	perm := 0
 	if 15*ss/2+nb <= 64 && (j1-j0-16)*ss/2+64 <= cap(sc) {
 		perm = 1
+	} else if nb <= 4 && (j1-j0-1)*ss/2+4 <= cap(sc) {
+		perm = 2
 	}
 	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
 }
 
-// checkQ8IntDot runs the scores kernel once on Q whose digits are exact
+// checkQ8IntDot runs the scores kernel on Q whose digits are exact
 // (each block's largest ±32512·2⁻¹⁰, the others integers times 2⁻¹⁰, so
 // f = 2¹⁰ and x = q·2¹⁰; both digits take every value's bytes), the
-// check rows' codes and scales (½, 1, 2), 48 keys of three blocks at a
-// stride of four, and compares every score with the float64 one within
-// 2⁻²⁰ of Σ|terms| (float32's rounding of the blocks' sums and of their
-// sum).
+// check rows' codes and scales (½, 1, 2), 48 keys of three blocks, and
+// compares every score with the float64 one within 2⁻²⁰ of Σ|terms|
+// (float32's rounding of the blocks' sums and of their sum): at a
+// stride of four blocks, where a group's scales are picked out of its
+// own 128 bytes, and of sixteen (a BNHD row's heads), where its keys'
+// first eight bytes are gathered once.
 func checkQ8IntDot() error {
-	const n, d, ldq, ldk, lds = 48, 96, 100, 128, 50
+	const n, d, ldq, lds = 48, 96, 100, 50
 	q := make([]float32, 4*ldq)
 	for r := range 4 {
 		for c := range d {
@@ -393,21 +399,23 @@ func checkQ8IntDot() error {
 			q[r*ldq+c] = float32(v) * 0x1p-10
 		}
 	}
-	codes, scales := checkQ8Rows(n, d, ldk, 0x3800, 0x3c00, 0x4000)
-	k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
-	s := make([]float32, 4*lds)
-	var t tiles8
-	const alpha = 0.5
-	if got := runDotInt(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
-		return fmt.Errorf("took %d of %d keys", got, n)
-	}
-	s = checkOut(intDotVNNI.name, s)
-	for r := range 4 {
-		for j := range n {
-			want, abs := checkQ8Score(q[r*ldq:], k, j, d)
-			want *= alpha
-			if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
-				return fmt.Errorf("row %d key %d is %g, want %g", r, j, got, want)
+	for _, ldk := range []int{128, 512} {
+		codes, scales := checkQ8Rows(n, d, ldk, 0x3800, 0x3c00, 0x4000)
+		k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
+		s := make([]float32, 4*lds)
+		var t tiles8
+		const alpha = 0.5
+		if got := runDotInt(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
+			return fmt.Errorf("rows %d apart: took %d of %d keys", ldk, got, n)
+		}
+		s = checkOut(intDotVNNI.name, s)
+		for r := range 4 {
+			for j := range n {
+				want, abs := checkQ8Score(q[r*ldq:], k, j, d)
+				want *= alpha
+				if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
+					return fmt.Errorf("rows %d apart: row %d key %d is %g, want %g", ldk, r, j, got, want)
+				}
 			}
 		}
 	}

@@ -929,11 +929,14 @@ vkey:
 // (float32 bits, 32b + 16 + 4r), k the q8 codes (row stride ldk bytes) of
 // nb blocks a row (nb ≥ 2), their float16 scales at sc, ss bytes from a
 // key's to the next's. Each key's row prefetches the one pf bytes on,
-// and its scales pf/16 on. Where perm is not 0, each group of 16 keys
+// and its scales pf/16 on. Where perm is 1, each group of 16 keys
 // reads 128 bytes from its first key's scales and picks the block's out
 // of them (VPERMT2W: key t's at word t·ss/2 + b, which must be below
-// 64); else it gathers each key's.
-TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $32-96
+// 64); where it is 2 (nb ≤ 4), each group gathers its keys' first eight
+// bytes of scales once (VPGATHERDQ) into 128 bytes on the stack and
+// picks each block's out of those (key t's at word 4t + b); where it is
+// 0, each block gathers each key's.
+TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $192-96
 	MOVQ         x+0(FP), SI
 	MOVQ         hb+8(FP), R12
 	MOVQ         k+16(FP), DI
@@ -955,6 +958,13 @@ TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $32-96
 	JZ           sgath
 	MOVQ         R14, AX
 	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          spermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+spermw:
 	VPBROADCASTD AX, Z25
 	VPMULLD      iota16<>(SB), Z25, Z25
 	VPMOVDW      Z25, Y25                  // the keys' first scales, words
@@ -982,6 +992,19 @@ sgroup:
 	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
 	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
 	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          sblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
 
 sblock:
 	// Each block prefetches eight keys' line pf bytes on, one a few
@@ -1155,11 +1178,17 @@ sload:
 	PREFETCHT0   (R8)(BX*1)
 	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
-	CMPQ         perm-32(SP), $0
-	JEQ          sgather
+	CMPQ         perm-32(SP), $1
+	JB           sgather
+	JA           sstack
 	VMOVDQU64    (R13), Z26
 	VPERMT2W     64(R13), Z27, Z26
 	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          shalf
+sstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
 	JMP          shalf
 sgather:
 	MOVQ         R15, AX
@@ -1225,11 +1254,14 @@ shalf:
 // (float32 bits, 32b + 16 + 4r), k the q8 codes (row stride ldk bytes) of
 // nb blocks a row (nb ≥ 2), their float16 scales at sc, ss bytes from a
 // key's to the next's. Each key's row prefetches the one pf bytes on,
-// and its scales pf/16 on. Where perm is not 0, each group of 16 keys
+// and its scales pf/16 on. Where perm is 1, each group of 16 keys
 // reads 128 bytes from its first key's scales and picks the block's out
 // of them (VPERMT2W: key t's at word t·ss/2 + b, which must be below
-// 64); else it gathers each key's.
-TEXT ·dotRows4Q8IntVNNIL2(SB), NOSPLIT, $32-96
+// 64); where it is 2 (nb ≤ 4), each group gathers its keys' first eight
+// bytes of scales once (VPGATHERDQ) into 128 bytes on the stack and
+// picks each block's out of those (key t's at word 4t + b); where it is
+// 0, each block gathers each key's.
+TEXT ·dotRows4Q8IntVNNIL2(SB), NOSPLIT, $192-96
 	MOVQ         x+0(FP), SI
 	MOVQ         hb+8(FP), R12
 	MOVQ         k+16(FP), DI
@@ -1251,6 +1283,13 @@ TEXT ·dotRows4Q8IntVNNIL2(SB), NOSPLIT, $32-96
 	JZ           sgath
 	MOVQ         R14, AX
 	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          spermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+spermw:
 	VPBROADCASTD AX, Z25
 	VPMULLD      iota16<>(SB), Z25, Z25
 	VPMOVDW      Z25, Y25                  // the keys' first scales, words
@@ -1278,6 +1317,19 @@ sgroup:
 	PREFETCHT1   (AX)(DX*1)                // the group's scales, 8 keys on
 	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
 	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          sblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
 
 sblock:
 	// Each block prefetches eight keys' line pf bytes on, one a few
@@ -1451,11 +1503,17 @@ sload:
 	PREFETCHT1   (R8)(BX*1)
 	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
-	CMPQ         perm-32(SP), $0
-	JEQ          sgather
+	CMPQ         perm-32(SP), $1
+	JB           sgather
+	JA           sstack
 	VMOVDQU64    (R13), Z26
 	VPERMT2W     64(R13), Z27, Z26
 	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          shalf
+sstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
 	JMP          shalf
 sgather:
 	MOVQ         R15, AX

@@ -273,12 +273,16 @@ func TestDotInt(t *testing.T) {
 	for _, c := range []struct{ n, d, ld, spare int }{
 		{16, 64, 64, 0}, {16, 64, 64, 16}, {17, 64, 96, 0}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
 		{1040, 128, 160, 0}, {100, 256, 256, 0}, {32, 576, 576, 0},
+		{64, 128, 1024, 0}, {48, 96, 768, 0}, {32, 64, 512, 16}, {16, 32 * 5, 1024, 0},
 	} {
 		t.Run(fmt.Sprintf("n=%d,d=%d,ld=%d,spare=%d", c.n, c.d, c.ld, c.spare), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(c.n), uint64(c.d)))
 			// Rows past the n keys give the store capacity beyond them,
 			// so that short strides pick the scales out of 128 bytes
-			// (perm); long ones, and short ones without it, gather.
+			// (perm 1); long ones (a BNHD row of 8 heads: 1024) gather a
+			// key's first eight bytes of scales once a group where the
+			// row is at most four blocks (perm 2), and each block's
+			// scales where it is wider (perm 0).
 			k := q8TestRows(rng, c.n+c.spare, c.d, c.ld, true)
 			k.q8, k.sc = k.q8[:c.n*c.ld], k.sc[:c.n*c.ld/32]
 			const ldq, alpha = 600, 0.125

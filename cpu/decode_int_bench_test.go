@@ -14,7 +14,8 @@ import (
 // kernel, each integer one it runs (int-VPMADDWD, int-VPDPWSSD), and
 // their digits alone; and where the CPU has AVX512-VNNI, the scores on
 // the widening kernel and on the integer one (dot/int-VPDPBUSD, Q's
-// digits made once); ns/key is a key's for four query rows.
+// digits made once; -heads: rows of 8 KV heads side by side, a BNHD
+// page's); ns/key is a key's for four query rows.
 //
 //	go test -run '^$' -bench Q8Int ./cpu
 func BenchmarkQ8Int(b *testing.B) {
@@ -46,9 +47,14 @@ func BenchmarkQ8Int(b *testing.B) {
 		for i := range q {
 			q[i] = rng.Float32() - 0.5
 		}
+		// One head's rows of a BNHD page's 8 heads side by side, 1 KiB
+		// apart (a group's scales gathered once, not picked out of its
+		// own 128 bytes).
+		heads := q8TestRows(rng, n, d, 8*d, false)
 		cases = append(cases,
 			variant{"dot/widen", func() { quantDotW(quantWidth(), q, d, rows, n, d, s, n, 1) }},
 			variant{"dot/int-VPDPBUSD", func() { runDotInt(&t, 0, q, d, rows, n, d, s, n, 1) }},
+			variant{"dot/int-VPDPBUSD-heads", func() { runDotInt(&t, 0, q, d, heads, n, d, s, n, 1) }},
 		)
 	}
 	for _, c := range append(cases, []variant{

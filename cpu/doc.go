@@ -281,8 +281,10 @@
 // key's four products of codes and a digit quad (broadcast from memory)
 // into exact int32 sums a block, less 128·Σx, turned to float32 once a
 // block and scaled by max_b|q|/32512 and the key's block scale (picked
-// out of 128 bytes of scales by VPERMT2W where a group's lie there,
-// else gathered). A score is within α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c|
+// out of 128 bytes of scales by VPERMT2W where a group's lie there; in
+// rows of at most four blocks that lie farther apart, as a BNHD page's
+// heads do, the group's keys' eight bytes of scales are gathered once
+// into 128 bytes and picked out of those; else gathered a block). A score is within α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c|
 // of the exact one, beside float32's rounding of the blocks' sums: Q's
 // rounding is 2⁻⁸ of K's own, half a code step (2⁻⁸ of a block's
 // largest |k|) against half a digit (2⁻¹⁶ of a block's largest |q|).

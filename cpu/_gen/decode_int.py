@@ -458,9 +458,14 @@ A("""	ADDQ         $32, BX
 # into eight zmm, keys t and t+4 (t < 4) or t+4 and t+8, and three
 # shuffle stages (VPUNPCKLDQ/HDQ, VPUNPCKLQDQ/HQDQ, VSHUFI32X4) turn
 # them into eight zmm, one a quad of the block, lane t key t. The keys'
-# block scales come by a gather (VPGATHERDD) of the dword that holds the
-# block's float16 (b = 0: its low word; else the dword one word back:
-# its high word, never past the row's scales).
+# block scales are picked by VPERMT2W out of 128 bytes: the group's own
+# where its 16 keys' scales lie within them (perm 1), else, for rows of
+# at most four blocks, the keys' first eight bytes gathered once a group
+# (VPGATHERDQ, perm 2: in a BNHD page's rows of 8 heads, 16 keys' scales
+# span 1 KiB, and a gather a block took 2-3 ns a key of the kernel's
+# 6.3). Wider rows' scales come by a gather (VPGATHERDD) a block of the
+# dword that holds the block's float16 (b = 0: its low word; else the
+# dword one word back: its high word, never past the row's scales).
 A("""// func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 //
 // s[r][j] = Σ_b g[r][b]·d[j][b]·(Σ_{c∈b} k[j][c]·x[r][c]) for rows r < 4
@@ -470,11 +475,14 @@ A("""// func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n 
 // (float32 bits, 32b + 16 + 4r), k the q8 codes (row stride ldk bytes) of
 // nb blocks a row (nb ≥ 2), their float16 scales at sc, ss bytes from a
 // key's to the next's. Each key's row prefetches the one pf bytes on,
-// and its scales pf/16 on. Where perm is not 0, each group of 16 keys
+// and its scales pf/16 on. Where perm is 1, each group of 16 keys
 // reads 128 bytes from its first key's scales and picks the block's out
 // of them (VPERMT2W: key t's at word t·ss/2 + b, which must be below
-// 64); else it gathers each key's.
-TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $32-96
+// 64); where it is 2 (nb ≤ 4), each group gathers its keys' first eight
+// bytes of scales once (VPGATHERDQ) into 128 bytes on the stack and
+// picks each block's out of those (key t's at word 4t + b); where it is
+// 0, each block gathers each key's.
+TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $192-96
 	MOVQ         x+0(FP), SI
 	MOVQ         hb+8(FP), R12
 	MOVQ         k+16(FP), DI
@@ -496,6 +504,13 @@ TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $32-96
 	JZ           sgath
 	MOVQ         R14, AX
 	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          spermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+spermw:
 	VPBROADCASTD AX, Z25
 	VPMULLD      iota16<>(SB), Z25, Z25
 	VPMOVDW      Z25, Y25                  // the keys' first scales, words
@@ -523,6 +538,19 @@ sgroup:
 	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
 	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
 	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          sblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
 
 sblock:
 	// Each block prefetches eight keys' line pf bytes on, one a few
@@ -601,11 +629,17 @@ for i in range(8):
         A("\tLEAQ         (R8)(R9*4), R8")
 A("""	// The keys' scales of the block: picked out of the group's 128
 	// bytes of scales (perm), or gathered.
-	CMPQ         perm-32(SP), $0
-	JEQ          sgather
+	CMPQ         perm-32(SP), $1
+	JB           sgather
+	JA           sstack
 	VMOVDQU64    (R13), Z26
 	VPERMT2W     64(R13), Z27, Z26
 	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          shalf
+sstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
 	JMP          shalf
 sgather:
 	MOVQ         R15, AX

@@ -68,7 +68,10 @@ func BenchmarkDecode(b *testing.B) {
 // then axpyRows4 over tiles of DefaultDecodeTileK keys, as decodeTile
 // does, over ATTN_BENCH_KVHEADS KV heads' K and V (8 by default; more make
 // the working set larger than the last-level cache), reporting ns a key
-// (one KV head's), ATTN_BENCH_PART=dot or axpy timing one kernel alone;
+// (one KV head's), ATTN_BENCH_PART=dot or axpy timing one kernel alone,
+// ATTN_BENCH_LAYOUT=bnhd with the heads side by side in each key's row
+// (a BNHD page's), each tile of headsTileK keys (headsTileK8 in 8 bits)
+// taking the heads in turn;
 // Fused is BenchmarkDecode's step (32 heads over 8) with float16 Q and O.
 // q8 runs on the widening kernels (WithDecode8("vector")), q8int on the
 // integer ones where the CPU has them (WithDecode8("integer")).
@@ -98,9 +101,17 @@ func BenchmarkDecodeQuant(b *testing.B) {
 				b.Skip("no integer q8 kernels on this CPU")
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
+			// ATTN_BENCH_LAYOUT=bnhd: the heads side by side in one store
+			// (a BNHD page's rows), each tile's heads in turn, as an item
+			// over such rows takes them (fused.mh).
+			bnhd := os.Getenv("ATTN_BENCH_LAYOUT") == "bnhd"
+			per, stride := heads, d // stores, and a row's stride in each
+			if bnhd {
+				per, stride = 1, heads*d
+			}
 			rows := func() rawRows {
-				x := randF32(rng, nk*d)
-				r := rawRows{store: store{t: dt}, stride: d}
+				x := randF32(rng, nk*stride)
+				r := rawRows{store: store{t: dt}, stride: stride}
 				switch dt {
 				case backend.Q8:
 					r.q8, r.sc = make([]int8, len(x)), make([]uint16, len(x)/backend.Q8Block)
@@ -117,31 +128,59 @@ func BenchmarkDecodeQuant(b *testing.B) {
 				return r
 			}
 			ks, vs := make([]rawRows, heads), make([]rawRows, heads)
-			for h := range heads {
+			for h := range per {
 				ks[h], vs[h] = rows(), rows()
 			}
-			const tile = DefaultDecodeTileK
+			tile := DefaultDecodeTileK
+			if bnhd {
+				tile = headsTileK
+				if dt.Quantized() {
+					tile = headsTileK8
+				}
+				for h := range heads { // head h's rows: from column h·d
+					ks[h], vs[h] = rowsFrom(ks[0], h*d), rowsFrom(vs[0], h*d)
+				}
+			}
 			part := os.Getenv("ATTN_BENCH_PART")
 			q := randF32(rng, g*d)
 			s := make([]float32, g*tile)
 			acc := make([]float32, g*d)
-			// The 8-bit tile or integer kernels' Q, where they run.
-			tl := tiles8{vector: vr.setting == "vector"}
+			// The 8-bit tile or integer kernels' Q, where they run, a
+			// head's own.
+			tls := make([]tiles8, heads)
+			for h := range tls {
+				tls[h].vector = vr.setting == "vector"
+			}
+			run := func(h, j0 int) {
+				kt, vt := ks[h].slice(j0, tile, d), vs[h].slice(j0, tile, d)
+				tl := &tls[h]
+				if part != "axpy" {
+					if j := dotTiles(tl, 0, q, d, kt, tile, d, s, tile, 0.01); j < tile {
+						dotRows4(q, d, kt.slice(j, tile-j, d), tile-j, d, s[j:], tile, 0.01)
+					}
+				}
+				if part != "dot" {
+					if j := axpyTiles(tl, s, tile, vt, tile, d, acc, d); j < tile {
+						axpyRows4(s[j:], tile, vt.slice(j, tile-j, d), tile-j, d, acc, d)
+					}
+				}
+			}
 			b.ResetTimer()
 			for b.Loop() {
-				for h := range heads {
-					k, v := ks[h], vs[h]
-					tl.reset()
+				for h := range tls {
+					tls[h].reset()
+				}
+				if bnhd {
 					for j0 := 0; j0 < nk; j0 += tile {
-						kt, vt := k.slice(j0, tile, d), v.slice(j0, tile, d)
-						if part != "axpy" {
-							j := dotTiles(&tl, 0, q, d, kt, tile, d, s, tile, 0.01)
-							dotRows4(q, d, kt.slice(j, tile-j, d), tile-j, d, s[j:], tile, 0.01)
+						for h := range heads {
+							run(h, j0)
 						}
-						if part != "dot" {
-							j := axpyTiles(&tl, s, tile, vt, tile, d, acc, d)
-							axpyRows4(s[j:], tile, vt.slice(j, tile-j, d), tile-j, d, acc, d)
-						}
+					}
+					continue
+				}
+				for h := range heads {
+					for j0 := 0; j0 < nk; j0 += tile {
+						run(h, j0)
 					}
 				}
 			}
@@ -188,4 +227,19 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.KVHeads*nk), "ns/key")
 		})
 	}
+}
+
+// rowsFrom is r's rows from column c on (c a multiple of q8's block).
+func rowsFrom(r rawRows, c int) rawRows {
+	switch {
+	case r.t == backend.Q8:
+		r.q8, r.sc = r.q8[c:], r.sc[c/backend.Q8Block:]
+	case r.t == backend.FP8:
+		r.f8 = r.f8[c:]
+	case r.t == backend.Float32:
+		r.f32 = r.f32[c:]
+	default:
+		r.h = r.h[c:]
+	}
+	return r
 }

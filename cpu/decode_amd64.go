@@ -55,20 +55,32 @@ func axpyRows4F16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int,
 func axpyRows4BF16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int)
 
 // prefetchL2 says, by width (eight lanes, sixteen), whether the decoding
-// kernels prefetch into the L2 (their L2 twins) rather than the L1: the
-// sixteen-lane ones on CPUs not Intel's, the eight-lane ones not (their
-// twins are not yet measured against them); $ATTN_CPU_PREFETCH
-// (EnvPrefetch) sets both. On an AMD Zen 4 the L1's misses in flight
-// held a streaming kernel to 7-10 GB/s a thread, and the twins took the
-// decoding step (32 heads over 8, D = 128, 32768 keys) from 13.7-17.7 to
-// 8.8-10.6 ms in float32 and from 5.9-8.2 to 4.4-5.2 ms in float16
-// (docs/benchmarks.md); the Intel Xeon's kernels were tuned prefetching
-// into the L1 and keep it.
+// kernels prefetch into the L2 (their L2 twins) rather than the L1: on
+// CPUs not Intel's, both widths, but for the eight-lane 8-bit scores
+// kernels (prefetchQuantDotL1); $ATTN_CPU_PREFETCH (EnvPrefetch) sets
+// every kernel of both. On an AMD Zen 4 the L1's misses in flight held
+// a streaming kernel to 7-10 GB/s a thread, and the sixteen-lane twins
+// took the decoding step (32 heads over 8, D = 128, 32768 keys) from
+// 13.7-17.7 to 8.8-10.6 ms in float32 and from 5.9-8.2 to 4.4-5.2 ms in
+// float16; the eight-lane ones (the same Zen 4 under
+// GODEBUG=cpu.avx512f=off) from 16.9-18.8 to 10.1-11.8 ms and from
+// 7.1-8.3 to 4.7-5.3 ms, but their q8 and fp8 scores kernels, which
+// widen every code before its FMAs, took 10 % longer a key with the
+// twins (docs/benchmarks.md). The Intel Xeon's kernels were tuned
+// prefetching into the L1 and keep it.
 var prefetchL2 = func() [2]bool {
 	if l2, set, _ := prefetchEnv(); set {
 		return [2]bool{l2, l2}
 	}
-	return [2]bool{false, !sgemm.Intel()}
+	return [2]bool{!sgemm.Intel(), !sgemm.Intel()}
+}()
+
+// prefetchQuantDotL1 says whether the eight-lane q8 and fp8 scores
+// kernels keep their L1 prefetches where the other eight-lane kernels
+// take the L2 twins: the CPU's choice (prefetchL2), not a variable's.
+var prefetchQuantDotL1 = func() bool {
+	_, set, _ := prefetchEnv()
+	return !set
 }()
 
 // The eight-lane forms, for CPUs with AVX2, FMA and F16C but not AVX-512:
@@ -181,6 +193,10 @@ func usePrefetch(w int, l2 bool) (restore func()) {
 		i = 1
 	}
 	dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = dotByPrefetch[w][i], axpyByPrefetch[w][i], quantByPrefetch[w][i], intByPrefetch[w][i]
+	if w == 0 && l2 && prefetchQuantDotL1 {
+		l1 := quantByPrefetch[0][0]
+		quantKernelSets[0].dotQ8, quantKernelSets[0].dotFP8 = l1.dotQ8, l1.dotFP8
+	}
 	if w == 0 {
 		return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = d, a, q, v }
 	}
@@ -331,8 +347,11 @@ func decodeDetail() string {
 	default:
 		return "decoding in Go"
 	}
-	if prefetchL2[width()] {
+	if w := width(); prefetchL2[w] {
 		d += ", prefetching into the L2"
+		if w == 0 && prefetchQuantDotL1 {
+			d += " (the 8-bit scores into the L1)"
+		}
 	}
 	if quantWidth() >= 0 {
 		d += ", 8-bit K and V widened in registers (q8: codes to float32 times the block's scale; fp8: into float16, then float32)"

@@ -296,17 +296,22 @@
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
 // "Issue 57 on an AVX-512 CPU") has the measurements.
 //
-// The sixteen-lane decoding kernels (float32, halves, q8 and fp8, and
-// the VNNI P·V) prefetch the rows they read next into the L2
+// The decoding kernels (float32, halves, q8 and fp8, the integer P·V
+// and scores) prefetch the rows they read next into the L2
 // (PREFETCHT1) on CPUs not Intel's, into the L1 (PREFETCHT0) on
-// Intel's; the eight-lane ones into the L1. Each kernel comes in both
-// forms (asmparts.py's l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks
-// one for the process, both widths. On an AMD Zen 4 the L1's misses in
-// flight held a kernel streaming K or V from memory to 7-10 GB/s a
-// thread; the Intel Xeon's kernels were tuned prefetching into the L1,
-// and on the H100 machines' Xeon (2026-11-26 and 27, three interleaved
-// rounds each) the L2 twins stayed within the host's noise of them. The
-// eight-lane ones' twins are not yet measured on an AVX2 CPU.
+// Intel's; but for the eight-lane q8 and fp8 scores kernels, which stay
+// on the L1's. Each kernel comes in both forms (asmparts.py's
+// l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks one for every kernel of
+// the process, both widths. On an AMD Zen 4 the L1's misses in flight
+// held a kernel streaming K or V from memory to 7-10 GB/s a thread;
+// the eight-lane kernels, measured on the same Zen 4 under
+// GODEBUG=cpu.avx512f=off (no AVX2-only CPU has measured them), took a
+// float32 step in 0.6 of the time with the twins and a float16 one in
+// 0.65, but the eight-lane 8-bit scores kernels, which widen each code
+// before its FMAs, 1.1 of it. The Intel Xeon's kernels were tuned
+// prefetching into the L1, and on the H100 machines' Xeon (2026-11-26
+// and 27, three interleaved rounds each) the L2 twins stayed within the
+// host's noise of them.
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

@@ -400,10 +400,25 @@ run() {
 		# range 741 % of its median. (The L1 and L2 prefetching twins,
 		# compared here in three rounds on 2026-11-26 and 27, stayed
 		# within the host's noise: Intel keeps the L1 ones.)
+		# Each round with q8 off the tiles too, on the VNNI integer
+		# kernels (ATTN_CPU_DECODE8=integer): on the Zen 4 they took q8
+		# to 0.53–0.61× f16, where the tiles here gave 0.87–1.20×.
 		local r
 		for r in 1 2 3; do
 			backend=cpu sweep cpu-decode8-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype f16,q8,fp8 -budget 2s
+			ATTN_CPU_DECODE8=integer backend=cpu sweep cpu-decode8-int-$r -heads 32 -kvheads 8 -d 128 -n 32768 -nq 1 -causal -dtype q8 -budget 2s
 		done
+		# Batched decoding over 256-key pages (16 × 8192 keys), BHND and
+		# BNHD, with the tiles and with q8 off them.
+		{
+			echo
+			echo '## Batched decoding: kernels.test -test.bench CacheDecodeBatch (auto, then ATTN_CPU_DECODE8=integer)'
+			echo
+			echo '```'
+			(cd "$root/kernels" && "$bin/kernels.test" -test.run '^$' -test.bench 'CacheDecodeBatch/.*/(f16|q8)$' -test.benchtime 10x 2>&1 | grep -E 'ns/op|^(ok|FAIL)') || true
+			(cd "$root/kernels" && ATTN_CPU_DECODE8=integer "$bin/kernels.test" -test.run '^$' -test.bench 'CacheDecodeBatch/.*/q8$' -test.benchtime 10x 2>&1 | grep -E 'ns/op|^(ok|FAIL)') || true
+			echo '```'
+		} >>"$out/report.md"
 		backend=cpu sweep cpu-cascade -prefix 8192 -batch 32 -n 8448 -nq 1 -heads 32 -kvheads 8 -d 128 -dtype f16 -causal -budget 2s
 		if [ "$amx_status" != 0 ]; then
 			echo "gpu-hw.sh: the AMX tests failed (exit $amx_status); see $out/amx-tests.log" >&2

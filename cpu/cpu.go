@@ -118,8 +118,11 @@ type Backend struct {
 	// path New chose for it (sgemm.ChooseBF16): how Fused multiplies
 	// when Q, K and V are all BFloat16.
 	bf16Setting string
-	// decode8Setting is WithDecode8's (EnvDecode8 overrides it).
+	// decode8Setting is WithDecode8's (EnvDecode8 overrides it), and
+	// decode8 the setting New parsed from them: "auto", "vector" or
+	// "integer".
 	decode8Setting string
+	decode8        string
 	bf16           sgemm.BF16Path
 	// workers, fusedPool and scratchPool keep what Fused needs between
 	// calls (pool.go).
@@ -217,14 +220,17 @@ func WithBF16(setting string) Option {
 //	                each of the format's tile kernels, scores and P·V,
 //	                passed its known-answer check in this process; else
 //	                the widening vector kernels (AVX-512, AVX2, NEON),
-//	                q8's P·V on an AVX2 CPU without AVX-512 on the
-//	                integer kernel where it passed its check
-//	                (VPMADDWD, cpu/doc.go)
+//	                q8's on the integer vector kernels where they passed
+//	                their checks: P·V on an AVX2 CPU without AVX-512
+//	                (VPMADDWD) or with AVX512-VNNI (VPDPWSSD), the scores
+//	                too on AVX512-VNNI (VPDPBUSD; cpu/doc.go)
 //	"vector"        the widening vector kernels: each 8-bit value
 //	                widened to float32 before its FMA
-//	"integer"       as auto where q8's P·V runs on an integer kernel
-//	                (AVX2 without AVX-512, or AVX512-VNNI); ErrUnavailable on a CPU
-//	                without it or where it failed its check
+//	"integer"       q8 on the integer vector kernels, not AMX's tiles
+//	                (the runs too short for the tiles take them under
+//	                auto too), fp8 as auto; ErrUnavailable on a CPU
+//	                without them (AVX2 without AVX-512, or AVX512-VNNI)
+//	                or where they failed their checks
 //
 // The tiles' and the integer kernel's answers are within the formats'
 // bounds of the widening kernels', not the same bits (cpu/doc.go).
@@ -265,6 +271,7 @@ func New(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.decode8 = decode8
 	if _, _, err := prefetchEnv(); err != nil {
 		return nil, err
 	}
@@ -276,7 +283,7 @@ func New(opts ...Option) (*Backend, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
 	}
 	b.scratchPool.New = func() any {
-		return &fusedScratch{t8: tiles8{vector: decode8 == "vector"}}
+		return &fusedScratch{t8: tiles8{vector: decode8 == "vector", intQ8: decode8 == "integer"}}
 	}
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)

@@ -87,6 +87,14 @@ var q8TilesOn = sync.OnceValues(func() (bool, string) {
 	return tilesOn(hasTileISA() && cpu.X86.HasAMXInt8, q8Checks)
 })
 
+// q8Tiles says whether the item's q8 runs may go to AMX's tiles: the
+// CPU runs them, and the backend was opened neither WithDecode8("vector")
+// nor WithDecode8("integer").
+func (t *tiles8) q8Tiles() bool {
+	on, _ := q8TilesOn()
+	return on && !t.vector && !t.intQ8
+}
+
 // dotTiles is the scores of the first keys of k (a multiple of 16; 0
 // where the tiles do not run or do not fit) for the four query rows of q,
 // group grp of the item's, on the tile kernel: q8's int8 one, or fp8's
@@ -99,7 +107,7 @@ func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
 		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
-	if on, _ := q8TilesOn(); !on || t.vector {
+	if !t.q8Tiles() {
 		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
 	return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
@@ -215,7 +223,7 @@ func axpyTiles(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []floa
 	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 {
 		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 	}
-	if on, _ := q8TilesOn(); !on || t.vector {
+	if !t.q8Tiles() {
 		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 	}
 	return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)

@@ -55,10 +55,10 @@ type tiles8 struct {
 	// a chunk of 32 keys.
 	pparts []uint16
 	// vector keeps the item on the widening vector kernels: its
-	// backend was opened WithDecode8("vector"). (WithDecode8("integer")
-	// needs no flag: New refuses it where the integer kernel does not
-	// run, and elsewhere it runs as under auto.)
-	vector bool
+	// backend was opened WithDecode8("vector"). intQ8 keeps q8 off
+	// AMX's tiles, on the integer vector kernels: WithDecode8("integer")
+	// (New refuses it where they do not run).
+	vector, intQ8 bool
 	// i8 is the integer q8 P·V kernel's (decode_int_amd64.go).
 	i8 ints8
 }

@@ -444,3 +444,40 @@ func TestGroupSlots(t *testing.T) {
 		t.Errorf("after reset group 7 from the first Q: made %v, the same as group 0's first: %v", ok, reflect.DeepEqual(again, first))
 	}
 }
+
+// Under WithDecode8("integer") (tiles8.intQ8) q8 stays off the tiles
+// (dotTiles and axpyTiles leave its runs to the integer kernels), and an
+// item over q8 K and V in BNHD rows takes every head again
+// (Backend.tiled); fp8 stays on them. Under vector neither is on them.
+func TestIntegerOffTiles(t *testing.T) {
+	tilesOrSkip(t, q8TilesOn)
+	for _, c := range []struct {
+		t8   tiles8
+		want bool
+	}{{tiles8{}, true}, {tiles8{intQ8: true}, false}, {tiles8{vector: true}, false}} {
+		if got := c.t8.q8Tiles(); got != c.want {
+			t.Errorf("%+v: q8 on the tiles %v, want %v", c.t8, got, c.want)
+		}
+	}
+	fp8, _ := fp8TilesOn()
+	for _, c := range []struct {
+		setting string
+		q8, fp8 bool
+	}{{"auto", true, fp8}, {"integer", false, fp8}, {"vector", false, false}} {
+		if c.setting == "integer" && !q8IntNow().ok {
+			continue
+		}
+		t.Setenv(EnvDecode8, c.setting)
+		b, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.tiled(backend.Q8) != c.q8 || b.tiled(backend.FP8) != c.fp8 {
+			t.Errorf("%s: q8 and fp8 on the tiles %v, %v; want %v, %v", c.setting, b.tiled(backend.Q8), b.tiled(backend.FP8), c.q8, c.fp8)
+		}
+		if sc := b.scratchPool.Get().(*fusedScratch); sc.t8.q8Tiles() != c.q8 {
+			t.Errorf("%s: the decoding scratch takes q8 to the tiles: %v", c.setting, !c.q8)
+		}
+		b.Close()
+	}
+}

@@ -365,16 +365,21 @@ const (
 // more keys than headsTileK).
 func (f *fused) headsInterleaved() bool {
 	p := f.p
-	return p.KVHeads > 1 && p.Packed == nil && !tiled(f.k.t) && !tiled(f.v.t) &&
+	return p.KVHeads > 1 && p.Packed == nil && !f.b.tiled(f.k.t) && !f.b.tiled(f.v.t) &&
 		f.kr.Head < f.kr.Row && f.vr.Head < f.vr.Row
 }
 
-// tiled says whether AMX's tiles decode K or V of dtype t on this CPU.
-func tiled(t backend.DType) bool {
+// tiled says whether AMX's tiles decode K or V of dtype t on this CPU
+// under the backend's 8-bit setting (none under vector, no q8 under
+// integer).
+func (b *Backend) tiled(t backend.DType) bool {
+	if b.decode8 == "vector" {
+		return false
+	}
 	switch t {
 	case backend.Q8:
 		on, _ := q8TilesOn()
-		return on
+		return on && b.decode8 != "integer"
 	case backend.FP8:
 		on, _ := fp8TilesOn()
 		return on

@@ -110,7 +110,8 @@ func parseDecode8(from, s string) (string, error) {
 // format's tile kernels, each past its check, or why the format is not
 // on the tiles; then each integer kernel that runs, past its check, or
 // why not (on a CPU with tiles, the integer kernels take the runs too
-// short for them); nothing on a CPU with neither.
+// short for them, and under integer every q8 run); nothing on a CPU
+// with neither.
 func decode8Detail(setting string, q8, fp8 tilesState, in, dot q8IntState) string {
 	hasInt := in.ok || in.note != "" || dot.ok || dot.note != ""
 	if !q8.on && q8.note == "" && !fp8.on && fp8.note == "" && !hasInt {
@@ -125,6 +126,8 @@ func decode8Detail(setting string, q8, fp8 tilesState, in, dot q8IntState) strin
 		tilesState
 	}{{"q8", q8}, {"fp8", fp8}} {
 		switch {
+		case f.on && f.name == "q8" && setting == "integer":
+			off = append(off, "q8 off AMX's tiles ("+EnvDecode8+" or WithDecode8: integer)")
 		case f.on:
 			on = append(on, f.note)
 		case f.note != "":

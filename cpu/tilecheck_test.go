@@ -77,6 +77,7 @@ func TestDecode8Detail(t *testing.T) {
 		{"auto", tilesState{}, tilesState{}, ints, dots, ", q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening), q8 scores on the integer kernel: q8 scores (VPDPBUSD), past its known-answer check (a 512-key tile's scores in 3.0 µs against 7.0 µs widening)"},
 		{"auto", on, tilesState{}, ints, q8IntState{note: "q8 scores (VPDPBUSD) failed its known-answer check: row 0 key 0 is 2, want 1"}, ", 8-bit decoding on AMX's tiles: q8 scores (TDPBSSD), q8 P·V (TDPBUSD), each past its known-answer check, q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening); q8 scores on the widening vector kernel: q8 scores (VPDPBUSD) failed its known-answer check: row 0 key 0 is 2, want 1"},
 		{"vector", tilesState{}, tilesState{}, q8IntState{}, dots, "; 8-bit decoding on the widening vector kernels (ATTN_CPU_DECODE8 or WithDecode8: vector)"},
+		{"integer", on, tilesState{true, "fp8 scores (TDPBF16PS), fp8 P·V (TDPBF16PS)"}, ints, dots, ", 8-bit decoding on AMX's tiles: fp8 scores (TDPBF16PS), fp8 P·V (TDPBF16PS), each past its known-answer check; q8 off AMX's tiles (ATTN_CPU_DECODE8 or WithDecode8: integer), q8 P·V on the integer kernel: q8 P·V (VPMADDWD), past its known-answer check (a 512-key tile's P·V in 20.0 µs against 30.0 µs widening), q8 scores on the integer kernel: q8 scores (VPDPBUSD), past its known-answer check (a 512-key tile's scores in 3.0 µs against 7.0 µs widening)"},
 	} {
 		if got := decode8Detail(c.setting, c.q8, c.fp8, c.in, c.dot); got != c.want {
 			t.Errorf("decode8Detail(%q, %+v, %+v, %+v, %+v) =\n%q\nwant\n%q", c.setting, c.q8, c.fp8, c.in, c.dot, got, c.want)
@@ -118,7 +119,7 @@ func TestWithDecode8(t *testing.T) {
 	case q8IntNow().ok && err != nil:
 		t.Errorf("%s=integer: %v", EnvDecode8, err)
 	case q8IntNow().ok:
-		if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.intOn() || sc.t8.vector {
+		if sc := b.scratchPool.Get().(*fusedScratch); !sc.t8.intOn() || sc.t8.vector || !sc.t8.intQ8 || b.tiled(backend.Q8) {
 			t.Errorf("%s=integer: the decoding scratch is %+v", EnvDecode8, sc.t8)
 		}
 		b.Close()

@@ -291,8 +291,9 @@
 // Rows of one block (D = 32), a Q row that is not finite, or a block
 // whose largest |q| is below 2⁻¹¹¹, stay on the widening kernel.
 // WithDecode8("integer") (or
-// $ATTN_CPU_DECODE8=integer) asks for the integer kernel, ErrUnavailable
-// where it does not run; WithDecode8("vector") keeps the widening one.
+// $ATTN_CPU_DECODE8=integer) asks for the integer kernels, ErrUnavailable
+// where they do not run, and keeps q8 off AMX's tiles where the CPU has
+// them; WithDecode8("vector") keeps the widening ones.
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
 // "Issue 57 on an AVX-512 CPU") has the measurements.
 //

@@ -12,8 +12,8 @@ import (
 // rows, made at the first key tile that needs them and kept for the
 // item's others (tiles8.reset forgets them).
 type ints8 struct {
-	wd []int32     // the P·V digits: 4 rows × 32 pairs × 8 blocks
-	gs [32]float32 // their factors, 8r + b
+	wd []int32   // the P·V digits: a group of blocks' intGroupDigits each
+	gs []float32 // their factors, 8r + b a group's 32
 
 	qx    []int8  // the scores' digits: groups × blocks × intDotBlockBytes
 	qhb   []int32 // each group's corrections and factors: blocks × 8

@@ -106,8 +106,9 @@ func (r rawRows) ahead(j, m int) (rows, scales int) {
 	return d, d / backend.Q8Block * 2
 }
 
-// intMaxBlocks is the most blocks a row of V may have for the P·V
-// kernel: a key's block scales are read as one vector of eight.
+// intMaxBlocks is the most blocks of a row of V one call of the P·V
+// kernel takes: a key's block scales are read as one vector of eight.
+// Wider rows run as groups of blocks (runAxpyInt).
 const intMaxBlocks = 8
 
 // q8IntHas says whether the CPU runs an integer kernel: AVX2 with F16C
@@ -195,12 +196,15 @@ var q8Lanes, q8Lanes4 = func() (l [intMaxBlocks + 1][8]int32, l4 [5][8]int32) {
 // axpyInt adds the weighted q8 values of the first keys of v (a multiple
 // of 16) into the four rows of acc on the integer kernel, chunk by chunk,
 // and returns how many it took: 0 where it does not run (the item is on
-// the float kernels, V is not q8 in whole blocks of at most eight a row),
-// and it stops before a chunk with a weight or a scale that is NaN, or
-// whose bounds leave float32's range, or whose last key's eight scale
-// lanes would pass the capacity of v's scales (the store's end: the
-// lanes past a row's blocks are read and not used), leaving that chunk
-// unwritten.
+// the float kernels, V is not q8 in whole blocks), and it stops before a
+// chunk with a weight or a scale that is NaN, or whose bounds leave
+// float32's range, or whose last key's eight scale lanes would pass the
+// capacity of v's scales (the store's end: the lanes past a row's blocks
+// are read and not used), leaving that chunk unwritten. Rows of more
+// than intMaxBlocks blocks (MLA's V of 512) run as groups of at most
+// that many, each with its own digits, every group's digits made before
+// any group's sums: a block's digits do not depend on the others', so
+// the bits are those of one pass over the row.
 func axpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	if !t.intOn() {
 		return 0
@@ -208,37 +212,57 @@ func axpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float3
 	return runAxpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 }
 
+// intGroupDigits is one group's P·V digits: 4 rows × 32 pairs ×
+// intMaxBlocks blocks, int32 each.
+const intGroupDigits = 4 * 32 * intMaxBlocks
+
 // runAxpyInt is axpyInt once the kernels are known to run.
 func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	m := n &^ 15
 	nb := dv / backend.Q8Block
-	if v.t != backend.Q8 || m == 0 || dv%backend.Q8Block != 0 || nb > intMaxBlocks || v.stride%backend.Q8Block != 0 {
+	if v.t != backend.Q8 || m == 0 || dv%backend.Q8Block != 0 || v.stride%backend.Q8Block != 0 {
 		return 0
 	}
 	_, _ = p[3*ldp+m-1], acc[3*ldacc+dv-1]
 	ss := v.stride / backend.Q8Block // scales from a key's to the next's
-	t.i8.wd = grow(t.i8.wd, 4*32*8)
+	groups := ceilDiv(nb, intMaxBlocks)
+	t.i8.wd = grow(t.i8.wd, groups*intGroupDigits)
+	t.i8.gs = grow(t.i8.gs, groups*4*intMaxBlocks)
 	for j := 0; j < m; j += intChunk {
 		c := min(intChunk, m-j)
 		first := j * v.stride
 		last := (j+c-1)*v.stride + dv - 1
-		// The eight lanes may read past the slice's last scale, never
-		// past its capacity: the store's memory beyond the run.
-		if len(v.q8) <= last || cap(v.sc) < (j+c-1)*ss+8 {
+		if len(v.q8) <= last {
 			return j
 		}
-		sc := unsafe.Pointer(&v.sc[first/backend.Q8Block])
 		pf, pfs := v.ahead(j, m)
-		var ok bool
-		if nb <= 4 {
-			ok = q8Weights4AVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes4[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs)
-		} else {
-			ok = q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[nb][0], &t.i8.wd[0], &t.i8.gs[0], pfs)
+		for g := range groups {
+			b0 := g * intMaxBlocks
+			gb := min(intMaxBlocks, nb-b0)
+			// The eight lanes may read past the slice's last scale,
+			// never past its capacity: the store's memory beyond the
+			// run.
+			if cap(v.sc) < (j+c-1)*ss+b0+8 {
+				return j
+			}
+			sc := unsafe.Pointer(&v.sc[first/backend.Q8Block+b0])
+			wd, gs := &t.i8.wd[g*intGroupDigits], &t.i8.gs[g*4*intMaxBlocks]
+			var ok bool
+			if gb <= 4 {
+				ok = q8Weights4AVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes4[gb][0], wd, gs, pfs)
+			} else {
+				ok = q8WeightsAVX2(&p[j], ldp, sc, 2*ss, c, &q8Lanes[gb][0], wd, gs, pfs)
+			}
+			if !ok {
+				return j
+			}
 		}
-		if !ok {
-			return j
+		for g := range groups {
+			b0 := g * intMaxBlocks
+			gb := min(intMaxBlocks, nb-b0)
+			q8Int.run(&t.i8.wd[g*intGroupDigits], unsafe.Pointer(&v.q8[first+b0*backend.Q8Block]), v.stride, c, gb*backend.Q8Block,
+				&acc[b0*backend.Q8Block], ldacc, &t.i8.gs[g*4*intMaxBlocks], pf)
 		}
-		q8Int.run(&t.i8.wd[0], unsafe.Pointer(&v.q8[first]), v.stride, c, dv, &acc[0], ldacc, &t.i8.gs[0], pf)
 	}
 	return m
 }

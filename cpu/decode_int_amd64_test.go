@@ -84,6 +84,7 @@ func testAxpyInt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
 	for _, c := range []struct{ n, dv, ldv int }{
 		{16, 32, 32}, {17, 32, 64}, {48, 64, 64}, {64, 128, 128}, {80, 96, 160}, {1040, 128, 128}, {128, 256, 256},
+		{144, 512, 576}, {128, 320, 320}, {64, 288, 288},
 	} {
 		t.Run(fmt.Sprintf("n=%d/dv=%d/ldv=%d", c.n, c.dv, c.ldv), func(t *testing.T) {
 			// Eight keys past n, so that the last chunk's scale lanes
@@ -137,18 +138,35 @@ func testAxpyInt(t *testing.T) {
 			if !slices.Equal(acc, want) {
 				t.Error("a NaN weight in the second chunk: acc is not the first chunk's sum alone")
 			}
+			// A NaN scale in the second chunk's last group of blocks (rows
+			// past eight blocks): its first group's sums are not added
+			// either.
+			if nb := c.dv / backend.Q8Block; nb > intMaxBlocks {
+				p[ldp+intChunk+3] = 0
+				at := (intChunk+5)*c.ldv/backend.Q8Block + nb - 1
+				keep := v.sc[at]
+				v.sc[at] = 0x7e00
+				copy(acc, acc0)
+				if got := runAxpyInt(&tl, p, ldp, v, c.n, c.dv, acc, ldacc); got != intChunk {
+					t.Errorf("a NaN scale in the second chunk's last group: took %d keys, want %d", got, intChunk)
+				}
+				if !slices.Equal(acc, want) {
+					t.Error("a NaN scale in the second chunk's last group: acc is not the first chunk's sum alone")
+				}
+				v.sc[at] = keep
+			}
 			// V's scales ending with the last key's blocks (no capacity
-			// past them): where a key has fewer than eight, the last chunk
-			// is left to the float kernels.
+			// past them): where a key's last group has fewer than eight
+			// blocks, the last chunk is left to the float kernels.
 			p[ldp+intChunk+3] = 0
 			short := v
-			short.sc = slices.Clip(v.sc[:(got-1)*c.ldv/backend.Q8Block+c.dv/backend.Q8Block])
-			last := got % intChunk
-			if last == 0 || c.ldv/backend.Q8Block >= 8 {
-				last = intChunk
-			}
-			if c.ldv/backend.Q8Block >= 8 {
-				last = 0
+			nb := c.dv / backend.Q8Block
+			short.sc = slices.Clip(v.sc[:(got-1)*c.ldv/backend.Q8Block+nb])
+			last := 0
+			if nb-(nb-1)/intMaxBlocks*intMaxBlocks < 8 {
+				if last = got % intChunk; last == 0 {
+					last = intChunk
+				}
 			}
 			if n := runAxpyInt(&tl, p, ldp, short, got, c.dv, acc, ldacc); n != got-last {
 				t.Errorf("scales ending with the last key's: took %d keys, want %d", n, got-last)

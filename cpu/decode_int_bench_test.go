@@ -59,7 +59,7 @@ func BenchmarkQ8Int(b *testing.B) {
 	}
 	for _, c := range append(cases, []variant{
 		{"axpy/digits", func() {
-			t.i8.wd = grow(t.i8.wd, 4*32*8)
+			t.i8.wd, t.i8.gs = grow(t.i8.wd, intGroupDigits), grow(t.i8.gs, 32)
 			for j := 0; j < n; j += intChunk {
 				q8Weights4AVX2(&s[j], n, unsafe.Pointer(&rows.sc[j*d/32]), 2*d/32, intChunk, &q8Lanes4[4][0], &t.i8.wd[0], &t.i8.gs[0], 64*d/16)
 			}

@@ -259,9 +259,10 @@
 // side by side, and VPMADDWD (AVX2: eight columns) or VPDPWSSD
 // (AVX512-VNNI: sixteen, the add fused) takes two keys' codes,
 // interleaved, at once into int32 sums added to acc times 1/F at the
-// chunk's end (the two give the same bits, TestAxpyIntSameBits; V rows of
-// at most eight blocks: a key's block scales are read as one vector of
-// eight; wider rows, MLA's 512, keep the widening kernel). An output is
+// chunk's end (the two give the same bits, TestAxpyIntSameBits; a call
+// takes at most eight blocks of a row, a key's block scales read as one
+// vector of eight, and wider rows, MLA's 512, run as groups of eight,
+// every group's digits made before any group's sums). An output is
 // within max p·max d·Σ|codes|/64000 a chunk (at least 2⁻¹⁰¹·Σ|codes|),
 // beside float32's rounding of the sums: each weight's digit within 2⁻¹⁶
 // of the chunk's largest, against q8's own half a code step of each value.

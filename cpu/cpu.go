@@ -118,11 +118,11 @@ type Backend struct {
 	// path New chose for it (sgemm.ChooseBF16): how Fused multiplies
 	// when Q, K and V are all BFloat16.
 	bf16Setting string
-	// decode8Setting is WithDecode8's (EnvDecode8 overrides it), and
-	// decode8 the setting New parsed from them: "auto", "vector" or
-	// "integer".
+	// decode8Setting is WithDecode8's (EnvDecode8 overrides it), and t8
+	// what New made of it: the 8-bit kernels' choice every decoding
+	// scratch starts from (tiles8.vector, tiles8.intQ8).
 	decode8Setting string
-	decode8        string
+	t8             tiles8
 	bf16           sgemm.BF16Path
 	// workers, fusedPool and scratchPool keep what Fused needs between
 	// calls (pool.go).
@@ -271,7 +271,7 @@ func New(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.decode8 = decode8
+	b.t8 = tiles8{vector: decode8 == "vector", intQ8: decode8 == "integer"}
 	if _, _, err := prefetchEnv(); err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func New(opts ...Option) (*Backend, error) {
 		return nil, backend.Errorf(backend.ErrUnavailable, "cpu: 8-bit decoding setting integer: %s", why)
 	}
 	b.scratchPool.New = func() any {
-		return &fusedScratch{t8: tiles8{vector: decode8 == "vector", intQ8: decode8 == "integer"}}
+		return &fusedScratch{t8: b.t8}
 	}
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)

@@ -95,6 +95,13 @@ func (t *tiles8) q8Tiles() bool {
 	return on && !t.vector && !t.intQ8
 }
 
+// fp8Tiles says whether the item's fp8 runs may go to AMX's tiles: the
+// CPU runs them, and the backend was not opened WithDecode8("vector").
+func (t *tiles8) fp8Tiles() bool {
+	on, _ := fp8TilesOn()
+	return on && !t.vector
+}
+
 // dotTiles is the scores of the first keys of k (a multiple of 16; 0
 // where the tiles do not run or do not fit) for the four query rows of q,
 // group grp of the item's, on the tile kernel: q8's int8 one, or fp8's
@@ -291,7 +298,7 @@ func dotTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, 
 	if k.t != backend.FP8 || n < tileMinKeys || d%64 != 0 || d > tileMaxD {
 		return 0
 	}
-	if on, _ := fp8TilesOn(); !on || t.vector {
+	if !t.fp8Tiles() {
 		return 0
 	}
 	return runTilesFP8(t, grp, q, ldq, k, n&^15, d, s, lds, alpha)
@@ -373,7 +380,7 @@ func axpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []f
 	if v.t != backend.FP8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD {
 		return 0
 	}
-	if on, _ := fp8TilesOn(); !on || t.vector {
+	if !t.fp8Tiles() {
 		return 0
 	}
 	return runAxpyTilesFP8(t, p, ldp, v, n&^31, dv, acc, ldacc)

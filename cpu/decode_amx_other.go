@@ -38,5 +38,6 @@ func (*tiles8) intOn() bool { return false }
 // q8IntDotNow: no integer scores kernel here.
 func q8IntDotNow() q8IntState { return q8IntState{} }
 
-// q8Tiles: no tiles here.
-func (t *tiles8) q8Tiles() bool { return false }
+// q8Tiles and fp8Tiles: no tiles here.
+func (t *tiles8) q8Tiles() bool  { return false }
+func (t *tiles8) fp8Tiles() bool { return false }

@@ -370,19 +370,14 @@ func (f *fused) headsInterleaved() bool {
 }
 
 // tiled says whether AMX's tiles decode K or V of dtype t on this CPU
-// under the backend's 8-bit setting (none under vector, no q8 under
-// integer).
+// under the backend's 8-bit setting, as its items' scratch decides it
+// (none under vector, no q8 under integer).
 func (b *Backend) tiled(t backend.DType) bool {
-	if b.decode8 == "vector" {
-		return false
-	}
 	switch t {
 	case backend.Q8:
-		on, _ := q8TilesOn()
-		return on && b.decode8 != "integer"
+		return b.t8.q8Tiles()
 	case backend.FP8:
-		on, _ := fp8TilesOn()
-		return on
+		return b.t8.fp8Tiles()
 	}
 	return false
 }

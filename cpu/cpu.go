@@ -221,9 +221,9 @@ func WithBF16(setting string) Option {
 //	                passed its known-answer check in this process; else
 //	                the widening vector kernels (AVX-512, AVX2, NEON),
 //	                q8's on the integer vector kernels where they passed
-//	                their checks: P·V on an AVX2 CPU without AVX-512
-//	                (VPMADDWD) or with AVX512-VNNI (VPDPWSSD), the scores
-//	                too on AVX512-VNNI (VPDPBUSD; cpu/doc.go)
+//	                their checks: P·V and scores on an AVX2 CPU without
+//	                AVX-512 (VPMADDWD) or with AVX512-VNNI (VPDPWSSD,
+//	                VPDPBUSD; cpu/doc.go)
 //	"vector"        the widening vector kernels: each 8-bit value
 //	                widened to float32 before its FMA
 //	"integer"       q8 on the integer vector kernels, not AMX's tiles

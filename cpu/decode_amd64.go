@@ -75,9 +75,10 @@ var prefetchL2 = func() [2]bool {
 	return [2]bool{!sgemm.Intel(), !sgemm.Intel()}
 }()
 
-// prefetchQuantDotL1 says whether the eight-lane q8 and fp8 scores
-// kernels keep their L1 prefetches where the other eight-lane kernels
-// take the L2 twins: the CPU's choice (prefetchL2), not a variable's.
+// prefetchQuantDotL1 says whether the eight-lane widening q8 and fp8
+// scores kernels keep their L1 prefetches where the other eight-lane
+// kernels (the integer q8 scores kernel among them) take the L2 twins:
+// the CPU's choice (prefetchL2), not a variable's.
 var prefetchQuantDotL1 = func() bool {
 	_, set, _ := prefetchEnv()
 	return !set
@@ -168,9 +169,13 @@ var (
 		{axpyRows4Q8IntAVX2, axpyRows4Q8IntAVX2L2},
 		{axpyRows4Q8IntVNNI, axpyRows4Q8IntVNNIL2},
 	}
-	// The integer scores kernel (VPDPBUSD).
+	// The integer scores kernels: the VNNI one (VPDPBUSD), the eight-lane
+	// one (VPMADDWD).
 	intDotByPrefetch = [2]func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int){
 		dotRows4Q8IntVNNI, dotRows4Q8IntVNNIL2,
+	}
+	intDot2ByPrefetch = [2]func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int){
+		dotRows4Q8IntAVX2, dotRows4Q8IntAVX2L2,
 	}
 )
 
@@ -198,9 +203,10 @@ func usePrefetch(w int, l2 bool) (restore func()) {
 		quantKernelSets[0].dotQ8, quantKernelSets[0].dotFP8 = l1.dotQ8, l1.dotFP8
 	}
 	if w == 0 {
-		return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = d, a, q, v }
+		s := intDotAVX2.run2
+		intDotAVX2.run2 = intDot2ByPrefetch[i]
+		return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run, intDotAVX2.run2 = d, a, q, v, s }
 	}
-	// The integer scores kernel has sixteen lanes only.
 	s := intDotVNNI.run
 	intDotVNNI.run = intDotByPrefetch[i]
 	return func() { dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run, intDotVNNI.run = d, a, q, v, s }

@@ -18,11 +18,13 @@ type ints8 struct {
 	qx    []int8  // the scores' digits: groups × blocks × intDotBlockBytes
 	qhb   []int32 // each group's corrections and factors: blocks × 8
 	state []int8  // each group's: 0 not made, 1 made, −1 not fit
+	avx2  bool    // whether qx holds qDigitsAVX2's digits, not qDigitsInt's
 	hb    []int32 // a call's corrections and factors times α
 }
 
 // intDotBlockBytes is one block's Q digits for the integer scores
-// kernel: 8 quads of 4 rows of 2 digits of 4 bytes.
+// kernels: 8 quads of 4 rows of 2 digits of 4 bytes (VNNI), or 4 rows of
+// 32 int16 (AVX2).
 const intDotBlockBytes = 256
 
 // qDigitsMax is the largest |x| of Q's int16 digits: 127·256, so that
@@ -33,14 +35,22 @@ const qDigitsMax = 127 * 256
 // reset forgets Q's digits: the item's Q changed.
 func (i *ints8) reset() { clear(i.state) }
 
-// digits is group grp's Q digits for the scores kernel (qDigitsInt) and
-// its corrections and factors, made if not yet: nil where they cannot
-// stand for Q.
-func (i *ints8) digits(grp int, q []float32, ldq, d int) ([]int8, []int32) {
+// digits is group grp's Q digits for the scores kernel (qDigitsAVX2's
+// for the AVX2 one where avx2 is set, else qDigitsInt's) and its
+// corrections and factors, made if not yet: nil where they cannot stand
+// for Q.
+func (i *ints8) digits(grp int, q []float32, ldq, d int, avx2 bool) ([]int8, []int32) {
+	if avx2 != i.avx2 {
+		i.reset() // digits of the other kernel's (tests run both)
+		i.avx2 = avx2
+	}
 	nb := d / backend.Q8Block
 	i.qhb = extend(i.qhb, (grp+1)*nb*8)
 	hb := i.qhb[grp*nb*8 : (grp+1)*nb*8]
 	x := groupSlot(&i.state, &i.qx, grp, nb*intDotBlockBytes, func(x []int8) bool {
+		if avx2 {
+			return qDigitsAVX2(q, ldq, d, x, hb)
+		}
 		return qDigitsInt(q, ldq, d, x, hb)
 	})
 	if x == nil {
@@ -91,6 +101,57 @@ func qDigitsInt(q []float32, ldq, d int, x []int8, hb []int32) bool {
 				x[at], x[at+4] = h, l
 			}
 			hb[8*b+r] = -128 * sum
+			hb[8*b+4+r] = int32(math.Float32bits(g))
+		}
+	}
+	return true
+}
+
+// qDigitsAVX2Max is the largest |x| of the AVX2 scores kernel's Q
+// digits: four products with K's codes times 2⁸ (its words' high bytes)
+// stay below 2³¹.
+const qDigitsAVX2Max = 16383
+
+// qDigitsAVX2 writes the four rows of q (row stride ldq, d columns, whole
+// blocks of 32) as the AVX2 integer scores kernel's digits: for row r and
+// block b, x = round(q·f) with f = qDigitsAVX2Max/max_{c∈b}|q[r][c]| (x =
+// 0 for an all-zero block), as int16 (little-endian) at byte 2(r·d + 32b
+// + i) of x for element c of the block, i in the order the kernel's
+// unpacks leave K's codes (i < 8: c = i; then c = i + 8, i − 8, i); and
+// into hb[8b + 4 + r] the bits of 1/(f·2⁸) as float32 (0 for an all-zero
+// block), hb[8b + r] 0. The same room as qDigitsInt's, and the same
+// refusals: false where an element is not finite or a block's 1/f is
+// below float32's smallest normal.
+func qDigitsAVX2(q []float32, ldq, d int, x []int8, hb []int32) bool {
+	for r := range 4 {
+		row := q[r*ldq : r*ldq+d]
+		for b := range d / backend.Q8Block {
+			blk := row[b*backend.Q8Block : (b+1)*backend.Q8Block]
+			var m float64
+			for _, v := range blk {
+				a := math.Abs(float64(v))
+				if !(a <= math.MaxFloat32) {
+					return false // NaN or ±Inf
+				}
+				m = max(m, a)
+			}
+			g := float32(0)
+			if m > 0 {
+				g = float32(m / qDigitsAVX2Max / 256)
+				if g < 0x1p-126 {
+					return false
+				}
+			}
+			out := x[2*(r*d+b*backend.Q8Block):]
+			for i := range backend.Q8Block {
+				c := i + [4]int{0, 8, -8, 0}[i/8]
+				var xi int16
+				if m > 0 {
+					xi = int16(math.RoundToEven(float64(blk[c]) / m * qDigitsAVX2Max))
+				}
+				out[2*i], out[2*i+1] = int8(xi), int8(xi>>8)
+			}
+			hb[8*b+r] = 0
 			hb[8*b+4+r] = int32(math.Float32bits(g))
 		}
 	}

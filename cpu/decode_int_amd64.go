@@ -15,12 +15,11 @@ import (
 )
 
 // q8 P·V in integer arithmetic on AVX2 (decode_int_amd64.s, generated
-// by _gen/decode_int.py, which says what each kernel computes and why the
-// scores stay on the widening kernel there; on AVX512-VNNI they do not:
-// dotRows4Q8IntVNNI, below): VPMADDWD over int16 digits of the
-// weights times V's block scales and two keys' codes at once. Where the
-// float kernel widens every code to float32 and multiplies it by its
-// scale before its FMAs, this takes sixteen products an instruction.
+// by _gen/decode_int.py, which says what each kernel computes; the
+// scores kernels are below): VPMADDWD over int16 digits of the weights
+// times V's block scales and two keys' codes at once. Where the float
+// kernel widens every code to float32 and multiplies it by its scale
+// before its FMAs, this takes sixteen products an instruction.
 //
 // A chunk's weight digits round each weight times its block's scale at
 // 2⁻¹⁶·32767/32000 of the chunk's largest weight times its block's
@@ -295,23 +294,56 @@ func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb 
 //go:noescape
 func dotRows4Q8IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 
+// dotRows4Q8IntAVX2 is the q8 scores in integer arithmetic on AVX2
+// (_gen/decode_int.py says what it computes): Q as int16 digits of each
+// 32-value block (qDigitsAVX2, at most 16383), K's codes in the words'
+// high bytes, two keys at a time, VPMADDWD, exact int32 sums a block
+// scaled once. A score is within α·Σ_b d_b·(½/16383)·max_b|q|·Σ_{c∈b}|k_c|
+// of the exact one (cpu/doc.go).
+//
+//go:noescape
+func dotRows4Q8IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+
+//go:noescape
+func dotRows4Q8IntAVX2L2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+
 // An integer scores kernel: its function (the L1's prefetches or the L2
-// twin, set by usePrefetch) and its name.
+// twin, set by usePrefetch; run for the VNNI kernel, run2 for the AVX2
+// one), its name, and its digits' largest |x|.
 type intDotKernel struct {
 	run  func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+	run2 func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
 	name string
+	xmax int
 }
 
-var intDotVNNI = intDotKernel{name: "q8 scores (VPDPBUSD)"}
+var (
+	intDotVNNI = intDotKernel{name: "q8 scores (VPDPBUSD)", xmax: qDigitsMax}
+	intDotAVX2 = intDotKernel{name: "q8 scores (VPMADDWD)", xmax: qDigitsAVX2Max}
+)
+
+// q8IntDot is the integer scores kernel the CPU runs: the sixteen-lane
+// one where it has AVX512-VNNI, else the eight-lane one (where
+// q8IntHas). Tests set it to each kernel the CPU has.
+var q8IntDot = func() *intDotKernel {
+	if hasVNNI {
+		return &intDotVNNI
+	}
+	return &intDotAVX2
+}()
+
+// avx2 says whether k is the eight-lane kernel (run2, qDigitsAVX2's
+// digits, two keys a step) rather than the VNNI one (sixteen).
+func (k *intDotKernel) avx2() bool { return k == &intDotAVX2 }
 
 // q8IntDotNow is the integer scores kernel's decision in this process,
 // made once, as q8IntNow's: its check, then its time against the
 // widening kernel's for Info's Detail. Where it passed, it runs.
 var q8IntDotNow = sync.OnceValue(func() q8IntState {
-	if !hasVNNI {
+	if !q8IntHas() {
 		return q8IntState{}
 	}
-	passed, err := passChecks([]tileCheck{{intDotVNNI.name, checkQ8IntDot}})
+	passed, err := passChecks([]tileCheck{{q8IntDot.name, checkQ8IntDot}})
 	if err != nil {
 		return q8IntState{note: err.Error()}
 	}
@@ -337,9 +369,10 @@ func q8IntDotRace() (float, integer time.Duration) {
 	return race(func() { quantDotW(quantWidth(), q, d, k, n, d, s, n, 1) }, func() { runDotInt(&t, 0, q, d, k, n, d, s, n, 1) })
 }
 
-// dotInt is the scores of the first keys of k (a multiple of 16; 0 where
-// the integer kernel does not run or fit: not q8 in whole blocks, fewer
-// than two blocks a row, fewer than 16 keys, a Q row not finite) for the
+// dotInt is the scores of the first keys of k (a multiple of the
+// kernel's step: 16 on VNNI, 2 on AVX2; 0 where the integer kernel does
+// not run or fit: not q8 in whole blocks, on VNNI fewer than two blocks a
+// row, fewer keys than a step, a Q row not finite or too small) for the
 // four query rows of q, group grp of the item's.
 func dotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
 	if t.vector || !q8IntDotNow().ok {
@@ -350,20 +383,38 @@ func dotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []f
 
 // runDotInt is dotInt once the kernel is known to run.
 func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	avx2 := q8IntDot.avx2()
 	m := n &^ 15
 	nb := d / backend.Q8Block
-	if k.t != backend.Q8 || m == 0 || d%backend.Q8Block != 0 || nb < 2 || k.stride%backend.Q8Block != 0 {
+	if avx2 {
+		m = n &^ 1
+	}
+	if k.t != backend.Q8 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	x, hb := t.i8.digits(grp, q, ldq, d)
+	x, hb := t.i8.digits(grp, q, ldq, d, avx2)
 	if x == nil {
 		return 0
 	}
-	t.i8.hb = grow(t.i8.hb, len(hb))
-	for b := range nb {
-		copy(t.i8.hb[8*b:8*b+4], hb[8*b:8*b+4])
-		for r := range 4 {
-			t.i8.hb[8*b+4+r] = int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+	if avx2 {
+		// Each row's factor times α, eight times: block b, row r at
+		// 32b + 8r.
+		t.i8.hb = grow(t.i8.hb, 32*nb)
+		for b := range nb {
+			for r := range 4 {
+				g := int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+				for i := range 8 {
+					t.i8.hb[32*b+8*r+i] = g
+				}
+			}
+		}
+	} else {
+		t.i8.hb = grow(t.i8.hb, len(hb))
+		for b := range nb {
+			copy(t.i8.hb[8*b:8*b+4], hb[8*b:8*b+4])
+			for r := range 4 {
+				t.i8.hb[8*b+4+r] = int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+			}
 		}
 	}
 	last := (m-1)*k.stride + d - 1
@@ -383,11 +434,15 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 }
 
 // dotIntRun runs the scores kernel on Q's digits x over keys j0 … j1−1
-// of k (a multiple of 16 apart, checked in bounds), prefetching pf bytes
-// on from each key's row.
+// of k (a multiple of the kernel's step apart, checked in bounds),
+// prefetching pf bytes on from each key's row.
 func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds, pf int) {
 	ss := k.stride / backend.Q8Block * 2
 	sc := k.sc[j0*k.stride/backend.Q8Block:]
+	if q8IntDot.avx2() {
+		q8IntDot.run2(&x[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb*backend.Q8Block, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
+		return
+	}
 	// A group's scales picked out of 128 bytes where they all lie there
 	// and the last group's 128 bytes stay within the store (the slice's
 	// capacity); else, in rows of at most four blocks, out of the keys'
@@ -402,23 +457,25 @@ func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds,
 	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
 }
 
-// checkQ8IntDot runs the scores kernel on Q whose digits are exact
-// (each block's largest ±32512·2⁻¹⁰, the others integers times 2⁻¹⁰, so
-// f = 2¹⁰ and x = q·2¹⁰; both digits take every value's bytes), the
-// check rows' codes and scales (½, 1, 2), 48 keys of three blocks, and
-// compares every score with the float64 one within 2⁻²⁰ of Σ|terms|
-// (float32's rounding of the blocks' sums and of their sum): at a
-// stride of four blocks, where a group's scales are picked out of its
-// own 128 bytes, and of sixteen (a BNHD row's heads), where its keys'
-// first eight bytes are gathered once.
+// checkQ8IntDot runs the scores kernel (q8IntDot) on Q whose digits are
+// exact (each block's largest ±X·2⁻¹⁰, X the kernel's largest digit, the
+// others integers times 2⁻¹⁰, so f = 2¹⁰ and x = q·2¹⁰; on VNNI both
+// digits take every value's bytes), the check rows' codes and scales (½,
+// 1, 2), 48 keys of three blocks, and compares every score with the
+// float64 one within 2⁻²⁰ of Σ|terms| (float32's rounding of the blocks'
+// sums and of their sum): at a stride of four blocks, where a VNNI
+// group's scales are picked out of its own 128 bytes, and of sixteen (a
+// BNHD row's heads), where its keys' first eight bytes are gathered
+// once.
 func checkQ8IntDot() error {
 	const n, d, ldq, lds = 48, 96, 100, 50
+	xm := q8IntDot.xmax
 	q := make([]float32, 4*ldq)
 	for r := range 4 {
 		for c := range d {
-			v := (c*7919+r*104729)%65025 - 32512
+			v := (c*7919+r*104729)%(2*xm+1) - xm
 			if c%32 == (r*5+c/32*3)%32 {
-				v = qDigitsMax * (1 - 2*(c%2))
+				v = xm * (1 - 2*(c%2))
 			}
 			q[r*ldq+c] = float32(v) * 0x1p-10
 		}
@@ -432,7 +489,7 @@ func checkQ8IntDot() error {
 		if got := runDotInt(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
 			return fmt.Errorf("rows %d apart: took %d of %d keys", ldk, got, n)
 		}
-		s = checkOut(intDotVNNI.name, s)
+		s = checkOut(q8IntDot.name, s)
 		for r := range 4 {
 			for j := range n {
 				want, abs := checkQ8Score(q[r*ldq:], k, j, d)

@@ -6,8 +6,9 @@
 
 // The q8 decoding kernels in integer arithmetic: P·V by VPMADDWD (AVX2)
 // or VPDPWSSD (AVX512-VNNI) over int16 digits of the weights times V's
-// block scales and V's codes; the scores by VPDPBUSD (AVX512-VNNI) over
-// int16 digits of Q's blocks and K's codes. See _gen/decode_int.py.
+// block scales and V's codes; the scores by VPMADDWD (AVX2) or VPDPBUSD
+// (AVX512-VNNI) over int16 digits of Q's blocks and K's codes. See
+// _gen/decode_int.py.
 
 DATA absmask<>+0(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $4
@@ -917,6 +918,314 @@ vkey:
 	ADDQ         $32, BX
 	CMPQ         BX, dv+32(FP)
 	JB           vstrip
+	VZEROUPPER
+	RET
+
+// func dotRows4Q8IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+//
+// s[r][j] = Σ_b g[r][b]·d[j][b]·Σ_{c∈b} x[r][c]·k[j][c]·2⁸ for rows r < 4
+// and keys j < n (a multiple of 2): x Q's int16 digits (qDigitsAVX2: row r
+// at 2rd bytes, block b's 32 at 64b), k the q8 codes (row stride ldk
+// bytes, d of them a row, d a multiple of 32), their float16 scales at sc
+// (ldk/32 a row), gv g[r][b] as float32 eight times at 128b + 32r bytes.
+// Each pair prefetches its rows pf bytes on and its scales pf/16 on.
+TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $16-80
+	MOVQ         x+0(FP), SI
+	MOVQ         d+32(FP), DX              // K row length, bytes
+	LEAQ         (SI)(DX*2), R8
+	LEAQ         (R8)(DX*2), R12
+	LEAQ         (R12)(DX*2), R13
+	MOVQ         k+8(FP), DI
+	MOVQ         ldk+16(FP), R9            // K row stride, bytes
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         s+40(FP), R10
+	MOVQ         gv+56(FP), R14
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
+	MOVQ         R9, AX
+	SHRQ         $4, AX
+	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
+
+ipair:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair's rows pf on, and its scales pf/16 on.
+	MOVQ         pf+72(FP), R15
+	ADDQ         DI, R15
+	XORQ         AX, AX
+ipf0:
+	PREFETCHT0   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           ipf0
+	ADDQ         R9, R15
+	XORQ         AX, AX
+ipf1:
+	PREFETCHT0   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           ipf1
+	ADDQ         R9, R15
+	MOVQ         pf+72(FP), AX
+	SHRQ         $4, AX
+	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
+	MOVQ         ss-16(SP), R11
+	ADDQ         R15, R11
+	PREFETCHT0   (R15)(AX*1)
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+iblock:
+	VPUNPCKLBW   (DI)(AX*1), Y13, Y8          // key 0's codes (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   (DI)(AX*1), Y13, Y9          // (8-15 | 24-31)·2⁸
+	VPUNPCKLBW   (BX)(AX*1), Y13, Y10          // key 1's codes (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   (BX)(AX*1), Y13, Y11          // (8-15 | 24-31)·2⁸
+	VPBROADCASTW (R15), X12
+	VCVTPH2PS    X12, Y12                  // key 0's block scale
+	VPMADDWD     (SI)(AX*2), Y8, Y14
+	VPMADDWD     32(SI)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPMADDWD     (R8)(AX*2), Y8, Y14
+	VPMADDWD     32(R8)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	VPMADDWD     (R12)(AX*2), Y8, Y14
+	VPMADDWD     32(R12)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	VPMADDWD     (R13)(AX*2), Y8, Y14
+	VPMADDWD     32(R13)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y6
+	VPBROADCASTW (R11), X12
+	VCVTPH2PS    X12, Y12                  // key 1's block scale
+	VPMADDWD     (SI)(AX*2), Y10, Y14
+	VPMADDWD     32(SI)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	VPMADDWD     (R8)(AX*2), Y10, Y14
+	VPMADDWD     32(R8)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	VPMADDWD     (R12)(AX*2), Y10, Y14
+	VPMADDWD     32(R12)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y5
+	VPMADDWD     (R13)(AX*2), Y10, Y14
+	VPMADDWD     32(R13)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y7
+	ADDQ         $2, R15
+	ADDQ         $2, R11
+	ADDQ         $32, AX
+	CMPQ         AX, DX
+	JB           iblock
+
+	// Horizontal adds, then the 128-bit halves summed: lanes 2r, 2r+1
+	// of Y1 are row r's two scores.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	MOVQ         lds+48(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	MOVQ         ss-16(SP), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-8(SP)
+	DECQ         CX
+	JNZ          ipair
+	VZEROUPPER
+	RET
+
+// func dotRows4Q8IntAVX2L2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+//
+// s[r][j] = Σ_b g[r][b]·d[j][b]·Σ_{c∈b} x[r][c]·k[j][c]·2⁸ for rows r < 4
+// and keys j < n (a multiple of 2): x Q's int16 digits (qDigitsAVX2: row r
+// at 2rd bytes, block b's 32 at 64b), k the q8 codes (row stride ldk
+// bytes, d of them a row, d a multiple of 32), their float16 scales at sc
+// (ldk/32 a row), gv g[r][b] as float32 eight times at 128b + 32r bytes.
+// Each pair prefetches its rows pf bytes on and its scales pf/16 on.
+TEXT ·dotRows4Q8IntAVX2L2(SB), NOSPLIT, $16-80
+	MOVQ         x+0(FP), SI
+	MOVQ         d+32(FP), DX              // K row length, bytes
+	LEAQ         (SI)(DX*2), R8
+	LEAQ         (R8)(DX*2), R12
+	LEAQ         (R12)(DX*2), R13
+	MOVQ         k+8(FP), DI
+	MOVQ         ldk+16(FP), R9            // K row stride, bytes
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         s+40(FP), R10
+	MOVQ         gv+56(FP), R14
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
+	MOVQ         R9, AX
+	SHRQ         $4, AX
+	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
+
+ipair:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair's rows pf on, and its scales pf/16 on.
+	MOVQ         pf+72(FP), R15
+	ADDQ         DI, R15
+	XORQ         AX, AX
+ipf0:
+	PREFETCHT1   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           ipf0
+	ADDQ         R9, R15
+	XORQ         AX, AX
+ipf1:
+	PREFETCHT1   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           ipf1
+	ADDQ         R9, R15
+	MOVQ         pf+72(FP), AX
+	SHRQ         $4, AX
+	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
+	MOVQ         ss-16(SP), R11
+	ADDQ         R15, R11
+	PREFETCHT1   (R15)(AX*1)
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+iblock:
+	VPUNPCKLBW   (DI)(AX*1), Y13, Y8          // key 0's codes (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   (DI)(AX*1), Y13, Y9          // (8-15 | 24-31)·2⁸
+	VPUNPCKLBW   (BX)(AX*1), Y13, Y10          // key 1's codes (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   (BX)(AX*1), Y13, Y11          // (8-15 | 24-31)·2⁸
+	VPBROADCASTW (R15), X12
+	VCVTPH2PS    X12, Y12                  // key 0's block scale
+	VPMADDWD     (SI)(AX*2), Y8, Y14
+	VPMADDWD     32(SI)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPMADDWD     (R8)(AX*2), Y8, Y14
+	VPMADDWD     32(R8)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	VPMADDWD     (R12)(AX*2), Y8, Y14
+	VPMADDWD     32(R12)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	VPMADDWD     (R13)(AX*2), Y8, Y14
+	VPMADDWD     32(R13)(AX*2), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y6
+	VPBROADCASTW (R11), X12
+	VCVTPH2PS    X12, Y12                  // key 1's block scale
+	VPMADDWD     (SI)(AX*2), Y10, Y14
+	VPMADDWD     32(SI)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	VPMADDWD     (R8)(AX*2), Y10, Y14
+	VPMADDWD     32(R8)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	VPMADDWD     (R12)(AX*2), Y10, Y14
+	VPMADDWD     32(R12)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y5
+	VPMADDWD     (R13)(AX*2), Y10, Y14
+	VPMADDWD     32(R13)(AX*2), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y7
+	ADDQ         $2, R15
+	ADDQ         $2, R11
+	ADDQ         $32, AX
+	CMPQ         AX, DX
+	JB           iblock
+
+	// Horizontal adds, then the 128-bit halves summed: lanes 2r, 2r+1
+	// of Y1 are row r's two scores.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	MOVQ         lds+48(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	MOVQ         ss-16(SP), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-8(SP)
+	DECQ         CX
+	JNZ          ipair
 	VZEROUPPER
 	RET
 

@@ -282,14 +282,45 @@ func TestAxpyIntSameBits(t *testing.T) {
 // and an all-zero row, scales of either sign. Q that is not finite, or
 // a block too small for its factor, leaves it to the widening kernel.
 func TestDotInt(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX512-VNNI on this CPU")
+	ks := q8IntDotKernels()
+	if len(ks) == 0 {
+		t.Skip("no integer q8 scores kernel on this CPU")
 	}
+	for _, k := range ks {
+		t.Run(k.name, func(t *testing.T) {
+			defer setQ8IntDot(k)()
+			testDotInt(t)
+		})
+	}
+}
+
+// q8IntDotKernels are the integer scores kernels this CPU runs: the AVX2
+// one on every CPU with AVX2, and the VNNI one where it has AVX512-VNNI.
+func q8IntDotKernels() []*intDotKernel {
+	var ks []*intDotKernel
+	if hasAVX2 {
+		ks = append(ks, &intDotAVX2)
+	}
+	if hasVNNI {
+		ks = append(ks, &intDotVNNI)
+	}
+	return ks
+}
+
+// setQ8IntDot makes k the integer scores kernel until the returned
+// function puts the CPU's back.
+func setQ8IntDot(k *intDotKernel) func() {
+	was := q8IntDot
+	q8IntDot = k
+	return func() { q8IntDot = was }
+}
+
+func testDotInt(t *testing.T) {
 	if err := checkQ8IntDot(); err != nil {
 		t.Fatalf("known-answer check: %v", err)
 	}
 	for _, c := range []struct{ n, d, ld, spare int }{
-		{16, 64, 64, 0}, {16, 64, 64, 16}, {17, 64, 96, 0}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
+		{16, 64, 64, 0}, {16, 64, 64, 16}, {17, 64, 96, 0}, {2, 32, 32, 0}, {33, 32, 64, 0}, {3, 96, 96, 0}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
 		{1040, 128, 160, 0}, {100, 256, 256, 0}, {32, 576, 576, 0},
 		{64, 128, 1024, 0}, {48, 96, 768, 0}, {32, 64, 512, 16}, {16, 32 * 5, 1024, 0},
 	} {
@@ -317,8 +348,14 @@ func TestDotInt(t *testing.T) {
 			s := make([]float32, 4*lds)
 			var tt tiles8
 			got := runDotInt(&tt, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
-			if got != c.n&^15 {
-				t.Fatalf("took %d keys, want %d", got, c.n&^15)
+			want := c.n &^ 15
+			if q8IntDot.avx2() {
+				want = c.n &^ 1
+			} else if c.d < 64 {
+				want = 0 // VNNI: two blocks at least
+			}
+			if got != want {
+				t.Fatalf("took %d keys, want %d", got, want)
 			}
 			if err := dotIntWithin(q, ldq, k, got, c.d, s, lds, alpha); err != nil {
 				t.Fatal(err)
@@ -441,8 +478,9 @@ func FuzzDotInt(f *testing.F) {
 // dotIntWithin checks the scores s (row stride lds) of the first n keys
 // of k for the four rows of q against the float64 scores over the
 // dequantized keys: within float32's rounding of the blocks' sums (2⁻²⁰
-// of Σ|terms|) and Q's digits (half a unit of each block's
-// max|q|/32512, times the block's Σ|k|), all times α.
+// of Σ|terms|) and Q's digits (half a unit of each block's max|q|/X, X
+// the scores kernel's largest digit: 32512 on VNNI, 16383 on AVX2, times
+// the block's Σ|k|), all times α.
 func dotIntWithin(q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float64) error {
 	for r := range 4 {
 		for j := range n {
@@ -456,7 +494,7 @@ func dotIntWithin(q []float32, ldq int, k rawRows, n, d int, s []float32, lds in
 					want += x
 					abs += math.Abs(x)
 				}
-				dig += m / qDigitsMax / 2 * kabs
+				dig += m / float64(q8IntDot.xmax) / 2 * kabs
 			}
 			if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
 				return fmt.Errorf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))

@@ -12,8 +12,8 @@ import (
 // BenchmarkQ8Int times the q8 P·V kernels on one 512-key tile of D =
 // 128 that fits the caches (the compute alone): the CPU's widening
 // kernel, each integer one it runs (int-VPMADDWD, int-VPDPWSSD), and
-// their digits alone; and where the CPU has AVX512-VNNI, the scores on
-// the widening kernel and on the integer one (dot/int-VPDPBUSD, Q's
+// their digits alone; and the scores on the CPU's widening kernel and on
+// each integer one it runs (dot/int-VPMADDWD, dot/int-VPDPBUSD, Q's
 // digits made once; -heads: rows of 8 KV heads side by side, a BNHD
 // page's); ns/key is a key's for four query rows.
 //
@@ -48,14 +48,22 @@ func BenchmarkQ8Int(b *testing.B) {
 			q[i] = rng.Float32() - 0.5
 		}
 		// One head's rows of a BNHD page's 8 heads side by side, 1 KiB
-		// apart (a group's scales gathered once, not picked out of its
-		// own 128 bytes).
+		// apart (a VNNI group's scales gathered once, not picked out of
+		// its own 128 bytes).
 		heads := q8TestRows(rng, n, d, 8*d, false)
-		cases = append(cases,
-			variant{"dot/widen", func() { quantDotW(quantWidth(), q, d, rows, n, d, s, n, 1) }},
-			variant{"dot/int-VPDPBUSD", func() { runDotInt(&t, 0, q, d, rows, n, d, s, n, 1) }},
-			variant{"dot/int-VPDPBUSD-heads", func() { runDotInt(&t, 0, q, d, heads, n, d, s, n, 1) }},
-		)
+		cases = append(cases, variant{"dot/widen", func() { quantDotW(quantWidth(), q, d, rows, n, d, s, n, 1) }})
+		for _, k := range q8IntDotKernels() {
+			name := "dot/int-" + strings.Trim(strings.TrimPrefix(k.name, "q8 scores "), "()")
+			cases = append(cases,
+				variant{name, func() {
+					defer setQ8IntDot(k)()
+					runDotInt(&t, 0, q, d, rows, n, d, s, n, 1)
+				}},
+				variant{name + "-heads", func() {
+					defer setQ8IntDot(k)()
+					runDotInt(&t, 0, q, d, heads, n, d, s, n, 1)
+				}})
+		}
 	}
 	for _, c := range append(cases, []variant{
 		{"axpy/digits", func() {

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -66,6 +67,83 @@ func TestQDigitsInt(t *testing.T) {
 		qb[2*ldq+40] = bad
 		if qDigitsInt(qb, ldq, d, x, hb) {
 			t.Errorf("qDigitsInt took %g", bad)
+		}
+	}
+}
+
+// qDigitsAVX2's digits stand for Q within half a unit of each block's
+// 1/f (|x| ≤ 16383, each element at the place the AVX2 kernel's unpacks
+// put K's code of the same column), the factors are 1/(f·2⁸) (0 for a
+// zero block), on every CPU: blocks spanning 2⁶⁰, a zero block, the
+// largest float32, a block whose largest sits at the floor of float32's
+// normals times 16383·2⁸; it refuses NaN, ±Inf and a block below that
+// floor.
+func TestQDigitsAVX2(t *testing.T) {
+	const d, ldq = 96, 100
+	rng := rand.New(rand.NewPCG(3, 9))
+	q := make([]float32, 4*ldq)
+	for r := range 4 {
+		for c := range d {
+			q[r*ldq+c] = float32(math.Ldexp(rng.NormFloat64(), (c/32*23+r*11)%61-30))
+		}
+	}
+	clear(q[ldq+32 : ldq+64]) // row 1's block 1
+	q[2*ldq+5] = math.MaxFloat32
+	q[3*ldq+70] = 0x1p-126 * qDigitsAVX2Max * 256 * 1.0001 // a block at the floor
+	for c := 64; c < 96; c++ {
+		if c != 70 {
+			q[3*ldq+c] = 0
+		}
+	}
+	x := make([]int8, d/32*intDotBlockBytes)
+	hb := make([]int32, d/32*8)
+	if !qDigitsAVX2(q, ldq, d, x, hb) {
+		t.Fatal("qDigitsAVX2 refused finite Q")
+	}
+	// The word of block b at which the kernel's unpacks put column c%32:
+	// 0-7 | 16-23 in the first 16 words, 8-15 | 24-31 in the next.
+	place := func(c int) int { return [4]int{0, 16, 8, 24}[c/8] + c%8 }
+	for r := range 4 {
+		for b := range d / 32 {
+			g := float64(math.Float32frombits(uint32(hb[8*b+4+r])))
+			var m float64
+			for c := 32 * b; c < 32*(b+1); c++ {
+				m = max(m, math.Abs(float64(q[r*ldq+c])))
+			}
+			if want := float64(float32(m / qDigitsAVX2Max / 256)); g != want {
+				t.Fatalf("row %d block %d: 1/(f·2⁸) = %g, want %g", r, b, g, want)
+			}
+			for c := 32 * b; c < 32*(b+1); c++ {
+				at := 2 * (r*d + 32*b + place(c%32))
+				xi := int16(uint16(uint8(x[at])) | uint16(uint8(x[at+1]))<<8)
+				if xi > qDigitsAVX2Max || xi < -qDigitsAVX2Max {
+					t.Fatalf("row %d element %d: digit %d out of range", r, c, xi)
+				}
+				if e := math.Abs(float64(xi)*m/qDigitsAVX2Max - float64(q[r*ldq+c])); e > m/qDigitsAVX2Max/2*(1+1e-9) {
+					t.Fatalf("row %d element %d: x = %d stands for %g, q is %g", r, c, xi, float64(xi)*m/qDigitsAVX2Max, q[r*ldq+c])
+				}
+			}
+		}
+	}
+	// An item's digits made for one kernel are made again for the other.
+	var it ints8
+	for _, avx2 := range []bool{false, true, false} {
+		got, _ := it.digits(0, q, ldq, d, avx2)
+		want := make([]int8, len(x))
+		if avx2 {
+			qDigitsAVX2(q, ldq, d, want, hb)
+		} else {
+			qDigitsInt(q, ldq, d, want, hb)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("ints8.digits(avx2=%v) gave the other kernel's digits", avx2)
+		}
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), 0x1p-126 * qDigitsAVX2Max * 256 / 2} {
+		qb := make([]float32, 4*ldq)
+		qb[2*ldq+40] = bad
+		if qDigitsAVX2(qb, ldq, d, x, hb) {
+			t.Errorf("qDigitsAVX2 took %g", bad)
 		}
 	}
 }

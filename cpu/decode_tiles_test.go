@@ -411,7 +411,7 @@ func TestGroupSlots(t *testing.T) {
 		if bf := tt.parts(grp, q, ldq, d); bf != nil {
 			m.parts, ok[1] = append(m.parts, unsafe.Slice((*byte)(unsafe.Pointer(&bf[0])), 2*len(bf))...), true
 		}
-		if x, hb := tt.i8.digits(grp, q, ldq, d); x != nil && hb != nil {
+		if x, hb := tt.i8.digits(grp, q, ldq, d, false); x != nil && hb != nil {
 			m.ints, ok[2] = append(m.ints, unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), len(x))...), true
 		}
 		return m, ok

@@ -37,9 +37,9 @@ func TestPrefetchTwins(t *testing.T) {
 }
 
 // Where the eight-lane kernels take the L2 twins and the CPU keeps the
-// 8-bit scores on the L1's (prefetchQuantDotL1), the table holds the
-// L1's q8 and fp8 scores kernels and every other kernel's twin; where
-// it does not, every twin.
+// widening 8-bit scores on the L1's (prefetchQuantDotL1), the table holds
+// the L1's q8 and fp8 scores kernels and every other kernel's twin (the
+// integer scores kernel's too); where it does not, every twin.
 func TestPrefetchMixed(t *testing.T) {
 	same := func(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
 	defer func(keep bool) { prefetchQuantDotL1 = keep }(prefetchQuantDotL1)
@@ -56,7 +56,8 @@ func TestPrefetchMixed(t *testing.T) {
 			t.Errorf("mixed=%v: the 8-bit scores kernels are not the %s ones", mixed, map[bool]string{true: "L1", false: "L2"}[mixed])
 		}
 		if !same(got.axpyQ8, l2.axpyQ8) || !same(got.axpyFP8, l2.axpyFP8) || !same(dotKernels[0][0], dotByPrefetch[0][1][0]) ||
-			!same(axpyKernels[0][1], axpyByPrefetch[0][1][1]) || !same(intAVX2.run, intByPrefetch[0][1]) {
+			!same(axpyKernels[0][1], axpyByPrefetch[0][1][1]) || !same(intAVX2.run, intByPrefetch[0][1]) ||
+			!same(intDotAVX2.run2, intDot2ByPrefetch[1]) {
 			t.Errorf("mixed=%v: a kernel other than the 8-bit scores is not its L2 twin", mixed)
 		}
 		restore()

@@ -270,12 +270,20 @@
 // widening kernel, unwritten. Within a paged run's last 64 keys it
 // prefetches the next page's first rows. For rows of at most four
 // blocks (D ≤ 128) the digits come from q8Weights4AVX2, a key pair in the
-// eight lanes, the same bits as q8WeightsAVX2's. On AVX2 the scores stay
-// on the widening kernel: with Q as one int16 digit of its whole row a
-// score is off by up to 2⁻¹⁵ of max|q|·Σ|k|, and two digits an element
-// took longer than widening. On AVX512-VNNI (AVX512-BW and DQ too) they
-// run on an integer kernel (dotRows4Q8IntVNNI), past its own known-answer
-// check: Q is made once an item as int16 digits of each 32-value block,
+// eight lanes, the same bits as q8WeightsAVX2's. q8's scores run on an
+// integer kernel too, past its own known-answer check. On AVX2
+// (dotRows4Q8IntAVX2): Q is made once an item as int16 digits of each
+// 32-value block, x = round(q·16383/max_b|q|), K's codes go into the
+// high bytes of words (k·2⁸, exact), and VPMADDWD over two keys' rows
+// adds their products into exact int32 sums a block (four products a
+// lane: digits past 16383 could overflow them), turned to float32 once a
+// block and scaled by max_b|q|/(16383·2⁸) and the key's block scale. A
+// score is within α·Σ_b d_b·(½/16383)·max_b|q|·Σ_{c∈b}|k_c| of the
+// exact one: about 2⁻¹⁵ of a block's largest |q|, 2⁻⁷ of what K's own
+// rounding moves it. (One digit of a whole row, an earlier kernel, let a
+// row's largest block set every block's unit and failed the tests with
+// K's outlier channels.) On AVX512-VNNI (AVX512-BW and DQ too) they
+// run on dotRows4Q8IntVNNI: Q is made once an item as int16 digits of each 32-value block,
 // x = round(q·32512/max_b|q|) = 256h + l in two signed bytes, K's codes
 // are read in place and made unsigned (k + 128), sixteen keys lie in a
 // register's lanes (three shuffle stages a block), and VPDPBUSD adds a
@@ -289,8 +297,11 @@
 // of the exact one, beside float32's rounding of the blocks' sums: Q's
 // rounding is 2⁻⁸ of K's own, half a code step (2⁻⁸ of a block's
 // largest |k|) against half a digit (2⁻¹⁶ of a block's largest |q|).
-// Rows of one block (D = 32), a Q row that is not finite, or a block
-// whose largest |q| is below 2⁻¹¹¹, stay on the widening kernel.
+// On VNNI rows of one block (D = 32), and on either a Q row that is not
+// finite, or a block whose 1/f would be below float32's smallest normal
+// (a largest |q| below 2⁻¹¹¹ on VNNI, 2⁻¹⁰⁴ on AVX2), stay on the
+// widening kernel, as do the keys past the kernel's last whole step (16
+// keys on VNNI, 2 on AVX2).
 // WithDecode8("integer") (or
 // $ATTN_CPU_DECODE8=integer) asks for the integer kernels, ErrUnavailable
 // where they do not run, and keeps q8 off AMX's tiles where the CPU has
@@ -301,8 +312,11 @@
 // The decoding kernels (float32, halves, q8 and fp8, the integer P·V
 // and scores) prefetch the rows they read next into the L2
 // (PREFETCHT1) on CPUs not Intel's, into the L1 (PREFETCHT0) on
-// Intel's; but for the eight-lane q8 and fp8 scores kernels, which stay
-// on the L1's. Each kernel comes in both forms (asmparts.py's
+// Intel's; but for the eight-lane widening q8 and fp8 scores kernels,
+// which stay on the L1's (the eight-lane integer q8 scores kernel takes
+// its L2 twin: one thread over 8 KV heads of 32768 keys from memory,
+// 14.0-15.8 ns a key against 15.3-17.8 with the L1's, three interleaved
+// rounds on the Zen 4's AVX2 path). Each kernel comes in both forms (asmparts.py's
 // l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks one for every kernel of
 // the process, both widths. On an AMD Zen 4 the L1's misses in flight
 // held a kernel streaming K or V from memory to 7-10 GB/s a thread;

@@ -74,6 +74,47 @@ func quantRows(rng *rand.Rand, src kernels.DType, n, heads, dim int) *kernels.Te
 	return y
 }
 
+// q8ScoreDigits is the largest |x| of Q's int16 digits where be runs
+// q8's scores on the CPU's integer kernel (cpu/doc.go: 16383 on AVX2,
+// 32512 on AVX512-VNNI), else 0.
+func q8ScoreDigits(be backend.Backend, dt kernels.DType) int {
+	det := be.Info().Detail
+	switch {
+	case dt != backend.Q8 || !strings.Contains(det, "q8 scores on the integer kernel"):
+		return 0
+	case strings.Contains(det, "q8 scores (VPMADDWD)"):
+		return 16383
+	}
+	return 32512
+}
+
+// scoresSlack carries cpu/doc.go's bound on the integer scores kernel's
+// Q digits to the outputs, as a fraction of max|v|: a score of query
+// row q (rows of d) and stored key k is within δ = α·Σ_b max_b|q|·
+// Σ_{c∈b}|k_c|/(2x) of its own (x the digits' largest), so each weight
+// within a factor e^{±2Δ} of its own (Δ the largest δ), and each output
+// within (e^{2Δ} − 1)·max|v|. Δ here takes each block's largest |q| over
+// every row, an upper bound.
+func scoresSlack(q []float32, d int, m *mirror, x int) float64 {
+	nb := (d + 31) / 32
+	qb := make([]float64, nb)
+	for i, v := range q {
+		qb[i%d/32] = math.Max(qb[i%d/32], math.Abs(float64(v)))
+	}
+	var big float64
+	for _, ks := range m.k {
+		for j := 0; j < len(ks); j += d {
+			var sum float64
+			for c, v := range ks[j : j+d] {
+				sum += qb[c/32] * math.Abs(float64(v))
+			}
+			big = math.Max(big, sum)
+		}
+	}
+	delta := big / math.Sqrt(float64(d)) / (2 * float64(x))
+	return math.Expm1(2 * delta)
+}
+
 func cacheBuffersQuant(ctx context.Context, t *testing.T, be, ref backend.Backend, dt kernels.DType, layout kernels.Layout, d, dv int, src kernels.DType, pageSize int) {
 	rng := rand.New(rand.NewPCG(46, uint64(d+dv+pageSize)))
 	cfg := kernels.CacheConfig{KVHeads: 2, D: d, Dv: dv, DType: dt, Layout: layout}
@@ -211,6 +252,9 @@ func cacheBuffersQuant(ctx context.Context, t *testing.T, be, ref backend.Backen
 		slack := 0.0
 		if intQ8 {
 			slack = vmax * float64(keys) / 64000
+		}
+		if x := q8ScoreDigits(be, dt); x > 0 {
+			slack += scoresSlack(q.Float32s(), d, m, x) * vmax
 		}
 		compareOut(t, fmt.Sprintf("step %d", step), out, want, dv, slack)
 	}

@@ -73,22 +73,11 @@ func qDigitsInt(q []float32, ldq, d int, x []int8, hb []int32) bool {
 		row := q[r*ldq : r*ldq+d]
 		for b := range d / backend.Q8Block {
 			blk := row[b*backend.Q8Block : (b+1)*backend.Q8Block]
-			var m float64
-			for _, v := range blk {
-				a := math.Abs(float64(v))
-				if !(a <= math.MaxFloat32) {
-					return false // NaN or ±Inf
-				}
-				m = max(m, a)
+			m, g, ok := blockUnit(blk, qDigitsMax)
+			if !ok {
+				return false
 			}
 			var sum int32
-			g := float32(0)
-			if m > 0 {
-				g = float32(m / qDigitsMax)
-				if g < 0x1p-126 {
-					return false
-				}
-			}
 			for c, v := range blk {
 				var xi int32
 				if m > 0 {
@@ -105,6 +94,25 @@ func qDigitsInt(q []float32, ldq, d int, x []int8, hb []int32) bool {
 		}
 	}
 	return true
+}
+
+// blockUnit is a block's largest |q| (m) and the float32 unit its digits
+// stand for, m/per (0 for an all-zero block); not ok where an element is
+// not finite or the unit is below float32's smallest normal.
+func blockUnit(blk []float32, per float64) (m float64, g float32, ok bool) {
+	for _, v := range blk {
+		a := math.Abs(float64(v))
+		if !(a <= math.MaxFloat32) {
+			return 0, 0, false // NaN or ±Inf
+		}
+		m = max(m, a)
+	}
+	if m > 0 {
+		if g = float32(m / per); g < 0x1p-126 {
+			return 0, 0, false
+		}
+	}
+	return m, g, true
 }
 
 // qDigitsAVX2Max is the largest |x| of the AVX2 scores kernel's Q
@@ -127,20 +135,9 @@ func qDigitsAVX2(q []float32, ldq, d int, x []int8, hb []int32) bool {
 		row := q[r*ldq : r*ldq+d]
 		for b := range d / backend.Q8Block {
 			blk := row[b*backend.Q8Block : (b+1)*backend.Q8Block]
-			var m float64
-			for _, v := range blk {
-				a := math.Abs(float64(v))
-				if !(a <= math.MaxFloat32) {
-					return false // NaN or ±Inf
-				}
-				m = max(m, a)
-			}
-			g := float32(0)
-			if m > 0 {
-				g = float32(m / qDigitsAVX2Max / 256)
-				if g < 0x1p-126 {
-					return false
-				}
+			m, g, ok := blockUnit(blk, qDigitsAVX2Max*256)
+			if !ok {
+				return false
 			}
 			out := x[2*(r*d+b*backend.Q8Block):]
 			for i := range backend.Q8Block {

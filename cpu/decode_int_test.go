@@ -7,14 +7,11 @@ import (
 	"testing"
 )
 
-// qDigitsInt's digits stand for Q within half a unit of each block's
-// 1/f (x = 256h + l, |x| ≤ 32512, l the low byte read signed), the
-// corrections are −128·Σx and the factors 1/f (0 for a zero block), on
-// every CPU: blocks spanning 2⁶⁰, a zero block, the largest float32, a
-// block whose largest sits at the floor of float32's normals times
-// 32512; it refuses NaN, ±Inf and a block below that floor.
-func TestQDigitsInt(t *testing.T) {
-	const d, ldq = 96, 100
+// digitsTestQ is the digits tests' four rows of Q (d columns, row
+// stride ldq): blocks spanning 2⁶⁰, a zero block, the largest float32,
+// and a block whose largest sits just above 2⁻¹²⁶·per, the floor of a
+// unit m/per.
+func digitsTestQ(d, ldq int, per float32) []float32 {
 	rng := rand.New(rand.NewPCG(3, 9))
 	q := make([]float32, 4*ldq)
 	for r := range 4 {
@@ -24,12 +21,24 @@ func TestQDigitsInt(t *testing.T) {
 	}
 	clear(q[ldq+32 : ldq+64]) // row 1's block 1
 	q[2*ldq+5] = math.MaxFloat32
-	q[3*ldq+70] = 0x1p-126 * qDigitsMax * 1.0001 // a block at the floor
+	q[3*ldq+70] = 0x1p-126 * per * 1.0001 // a block at the floor
 	for c := 64; c < 96; c++ {
 		if c != 70 {
 			q[3*ldq+c] = 0
 		}
 	}
+	return q
+}
+
+// qDigitsInt's digits stand for Q within half a unit of each block's
+// 1/f (x = 256h + l, |x| ≤ 32512, l the low byte read signed), the
+// corrections are −128·Σx and the factors 1/f (0 for a zero block), on
+// every CPU: blocks spanning 2⁶⁰, a zero block, the largest float32, a
+// block whose largest sits at the floor of float32's normals times
+// 32512; it refuses NaN, ±Inf and a block below that floor.
+func TestQDigitsInt(t *testing.T) {
+	const d, ldq = 96, 100
+	q := digitsTestQ(d, ldq, qDigitsMax)
 	x := make([]int8, d/32*intDotBlockBytes)
 	hb := make([]int32, d/32*8)
 	if !qDigitsInt(q, ldq, d, x, hb) {
@@ -80,21 +89,7 @@ func TestQDigitsInt(t *testing.T) {
 // floor.
 func TestQDigitsAVX2(t *testing.T) {
 	const d, ldq = 96, 100
-	rng := rand.New(rand.NewPCG(3, 9))
-	q := make([]float32, 4*ldq)
-	for r := range 4 {
-		for c := range d {
-			q[r*ldq+c] = float32(math.Ldexp(rng.NormFloat64(), (c/32*23+r*11)%61-30))
-		}
-	}
-	clear(q[ldq+32 : ldq+64]) // row 1's block 1
-	q[2*ldq+5] = math.MaxFloat32
-	q[3*ldq+70] = 0x1p-126 * qDigitsAVX2Max * 256 * 1.0001 // a block at the floor
-	for c := 64; c < 96; c++ {
-		if c != 70 {
-			q[3*ldq+c] = 0
-		}
-	}
+	q := digitsTestQ(d, ldq, qDigitsAVX2Max*256)
 	x := make([]int8, d/32*intDotBlockBytes)
 	hb := make([]int32, d/32*8)
 	if !qDigitsAVX2(q, ldq, d, x, hb) {

@@ -295,10 +295,11 @@ func TestDotInt(t *testing.T) {
 }
 
 // q8IntDotKernels are the integer scores kernels this CPU runs: the AVX2
-// one on every CPU with AVX2, and the VNNI one where it has AVX512-VNNI.
+// one on every CPU with AVX2, FMA and F16C, and the VNNI one where it has
+// AVX512-VNNI.
 func q8IntDotKernels() []*intDotKernel {
 	var ks []*intDotKernel
-	if hasAVX2 {
+	if hasAVX2 && hasF16C {
 		ks = append(ks, &intDotAVX2)
 	}
 	if hasVNNI {

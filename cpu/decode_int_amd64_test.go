@@ -428,22 +428,24 @@ func TestWeights4SameDigits(t *testing.T) {
 	}
 }
 
-// FuzzDotInt runs the integer scores kernel on fuzzed codes, scales and Q
-// against the float64 scores over the dequantized keys, within
-// TestDotInt's bound: every head dim of two to nine blocks, strides past
-// the row, Q blocks spanning 2⁴⁰, zero blocks.
+// FuzzDotInt runs each integer scores kernel the CPU has on fuzzed codes,
+// scales and Q against the float64 scores over the dequantized keys,
+// within TestDotInt's bound: every head dim of one to nine blocks (VNNI:
+// two at least), strides past the row, Q blocks spanning 2⁴⁰, zero
+// blocks, 2 to 257 keys.
 func FuzzDotInt(f *testing.F) {
 	f.Add(uint8(0), uint8(16), uint8(0), uint8(3), []byte{1, 2, 3, 0x80, 0x7e, 0xfe, 0x08, 0x88})
 	f.Add(uint8(2), uint8(130), uint8(1), uint8(40), []byte{0x7f, 0x81, 0x01, 0x00, 0x3c})
 	f.Add(uint8(7), uint8(255), uint8(2), uint8(0), []byte{0xff, 0xff, 0x00})
 	f.Fuzz(func(t *testing.T, nbb, nk, pad, spread uint8, data []byte) {
-		if !hasVNNI {
-			t.Skip("no AVX512-VNNI on this CPU")
+		ks := q8IntDotKernels()
+		if len(ks) == 0 {
+			t.Skip("no integer q8 scores kernel on this CPU")
 		}
 		if len(data) == 0 {
 			t.Skip()
 		}
-		nb, n := 2+int(nbb)%8, 16+int(nk)
+		nb, n := 1+int(nbb)%9, 2+int(nk)
 		d := 32 * nb
 		stride := d + 32*(int(pad)%3)
 		at := 0
@@ -464,14 +466,27 @@ func FuzzDotInt(f *testing.F) {
 			e := int(spread) % 41
 			q[i] = float32(math.Ldexp(rng.NormFloat64(), (i/32*7)%(e+1)-e/2))
 		}
-		s := make([]float32, 4*n)
-		var tt tiles8
-		got := runDotInt(&tt, 0, q, d, k, n, d, s, n, 0.25)
-		if got != n&^15 {
-			t.Fatalf("took %d keys, want %d", got, n&^15)
-		}
-		if err := dotIntWithin(q, d, k, got, d, s, n, 0.25); err != nil {
-			t.Fatalf("nb=%d n=%d stride=%d: %v", nb, n, stride, err)
+		for _, kern := range ks {
+			restore := setQ8IntDot(kern)
+			want := n &^ 1
+			if !kern.avx2() {
+				want = n &^ 15
+				if nb < 2 {
+					want = 0
+				}
+			}
+			s := make([]float32, 4*n)
+			var tt tiles8
+			got := runDotInt(&tt, 0, q, d, k, n, d, s, n, 0.25)
+			if got != want {
+				restore()
+				t.Fatalf("%s: took %d keys, want %d", kern.name, got, want)
+			}
+			err := dotIntWithin(q, d, k, got, d, s, n, 0.25)
+			restore()
+			if err != nil {
+				t.Fatalf("%s: nb=%d n=%d stride=%d: %v", kern.name, nb, n, stride, err)
+			}
 		}
 	})
 }

@@ -283,8 +283,9 @@
 // rounding moves it. (One digit of a whole row, an earlier kernel, let a
 // row's largest block set every block's unit and failed the tests with
 // K's outlier channels.) On AVX512-VNNI (AVX512-BW and DQ too) they
-// run on dotRows4Q8IntVNNI: Q is made once an item as int16 digits of each 32-value block,
-// x = round(q·32512/max_b|q|) = 256h + l in two signed bytes, K's codes
+// run on dotRows4Q8IntVNNI: Q is made once an item as int16 digits of
+// each 32-value block, x = round(q·32512/max_b|q|) = 256h + l in two
+// signed bytes, K's codes
 // are read in place and made unsigned (k + 128), sixteen keys lie in a
 // register's lanes (three shuffle stages a block), and VPDPBUSD adds a
 // key's four products of codes and a digit quad (broadcast from memory)
@@ -293,8 +294,9 @@
 // out of 128 bytes of scales by VPERMT2W where a group's lie there; in
 // rows of at most four blocks that lie farther apart, as a BNHD page's
 // heads do, the group's keys' eight bytes of scales are gathered once
-// into 128 bytes and picked out of those; else gathered a block). A score is within α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c|
-// of the exact one, beside float32's rounding of the blocks' sums: Q's
+// into 128 bytes and picked out of those; else gathered a block). A
+// score is within α·Σ_b d_b·2⁻¹⁶·max_b|q|·Σ_{c∈b}|k_c| of the exact
+// one, beside float32's rounding of the blocks' sums: Q's
 // rounding is 2⁻⁸ of K's own, half a code step (2⁻⁸ of a block's
 // largest |k|) against half a digit (2⁻¹⁶ of a block's largest |q|).
 // On VNNI rows of one block (D = 32), and on either a Q row that is not
@@ -307,7 +309,8 @@
 // where they do not run, and keeps q8 off AMX's tiles where the CPU has
 // them; WithDecode8("vector") keeps the widening ones.
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
-// "Issue 57 on an AVX-512 CPU") has the measurements.
+// "Issue 57 on an AVX-512 CPU", "q8's scores in integers on AVX2") has
+// the measurements.
 //
 // The decoding kernels (float32, halves, q8 and fp8, the integer P·V
 // and scores) prefetch the rows they read next into the L2

@@ -1,5 +1,5 @@
 # asmparts.py: assembly text the decoding generators (decode.py,
-# decode_quant.py) share.
+# decode_quant.py, decode_int.py) share.
 
 # PAIR_HSUM reduces an eight-lane dot kernel's key pair: the eight
 # accumulators (row r, key t in Y(2r+t)) by horizontal adds and a lane
@@ -14,6 +14,19 @@ PAIR_HSUM = """	VHADDPS      Y1, Y0, Y0
 	VPERM2F128   $0x31, Y4, Y0, Y2
 	VADDPS       Y2, Y1, Y1
 """
+
+def pair_prefetch(label, reg):
+    """An eight-lane dot kernel's prefetch of its key pair's rows: each
+    row's DX bytes from reg on, a line at a time, reg moved on a row
+    stride (R9) after each; label has {t}, the key, for the loops."""
+    return "\n".join(f"""\tXORQ         AX, AX
+{label.format(t=t)}:
+\tPREFETCHT0   ({reg})(AX*1)
+\tADDQ         $64, AX
+\tCMPQ         AX, DX
+\tJB           {label.format(t=t)}
+\tADDQ         R9, {reg}""" for t in range(2))
+
 
 # PAIR_STORE stores the pair's scores PAIR_HSUM left in Y1 (scaled): row
 # r's two at R10 + r·R11 (bytes), and moves R10 on by the pair.

@@ -1,5 +1,5 @@
 import os
-from asmparts import PAIR_HSUM, PAIR_STORE, l2_twins
+from asmparts import PAIR_HSUM, PAIR_STORE, l2_twins, pair_prefetch
 # decode_int.py generates cpu/decode_int_amd64.s: the q8 decoding
 # kernels in integer arithmetic: P·V and scores for AVX2 CPUs (VPMADDWD:
 # sixteen int16 products an instruction, summed in pairs into int32), and
@@ -487,14 +487,7 @@ ipair:
 	// Prefetch the pair's rows pf on, and its scales pf/16 on.
 	MOVQ         pf+72(FP), R15
 	ADDQ         DI, R15""")
-for t in range(2):
-    A(f"""	XORQ         AX, AX
-ipf{t}:
-	PREFETCHT0   (R15)(AX*1)
-	ADDQ         $64, AX
-	CMPQ         AX, DX
-	JB           ipf{t}
-	ADDQ         R9, R15""")
+A(pair_prefetch("ipf{t}", "R15"))
 A("""	MOVQ         pf+72(FP), AX
 	SHRQ         $4, AX
 	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11

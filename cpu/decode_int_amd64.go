@@ -396,24 +396,22 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	if x == nil {
 		return 0
 	}
+	// The call's factors, each row's times α: on AVX2 eight times (block
+	// b, row r at 32b + 8r), on VNNI beside the block's corrections.
 	if avx2 {
-		// Each row's factor times α, eight times: block b, row r at
-		// 32b + 8r.
 		t.i8.hb = grow(t.i8.hb, 32*nb)
-		for b := range nb {
-			for r := range 4 {
-				g := int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+	} else {
+		t.i8.hb = grow(t.i8.hb, len(hb))
+	}
+	for b := range nb {
+		for r := range 4 {
+			g := int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+			if avx2 {
 				for i := range 8 {
 					t.i8.hb[32*b+8*r+i] = g
 				}
-			}
-		}
-	} else {
-		t.i8.hb = grow(t.i8.hb, len(hb))
-		for b := range nb {
-			copy(t.i8.hb[8*b:8*b+4], hb[8*b:8*b+4])
-			for r := range 4 {
-				t.i8.hb[8*b+4+r] = int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+			} else {
+				t.i8.hb[8*b+r], t.i8.hb[8*b+4+r] = hb[8*b+r], g
 			}
 		}
 	}
@@ -437,12 +435,12 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 // of k (a multiple of the kernel's step apart, checked in bounds),
 // prefetching pf bytes on from each key's row.
 func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds, pf int) {
-	ss := k.stride / backend.Q8Block * 2
 	sc := k.sc[j0*k.stride/backend.Q8Block:]
 	if q8IntDot.avx2() {
 		q8IntDot.run2(&x[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb*backend.Q8Block, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
 		return
 	}
+	ss := k.stride / backend.Q8Block * 2
 	// A group's scales picked out of 128 bytes where they all lie there
 	// and the last group's 128 bytes stay within the store (the slice's
 	// capacity); else, in rows of at most four blocks, out of the keys'

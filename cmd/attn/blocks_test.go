@@ -11,7 +11,8 @@ import (
 // TestRunBlocks: attn run -block-mask M.npy -block-size S skips the
 // blocks M has off and writes what the same run writes with the
 // keep-mask of those blocks (-mask), rank 4 and rank 2 masks, causal,
-// bool and uint8 files; bad uses are refused.
+// bool and uint8 files; bad uses are refused, a float file among them,
+// each error naming the file.
 func TestRunBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(64, 1))
 	const b, h, nq, nk, d, s = 2, 2, 40, 70, 16, 16
@@ -76,18 +77,26 @@ func TestRunBlocks(t *testing.T) {
 	o := filepath.Join(dir, "o.npy")
 	ok := writeTestNpy(t, filepath.Join(dir, "ok.npy"), "|b1", []int{2, 3}, []float64{1, 0, 1, 0, 1, 1})
 	bad3 := writeTestNpy(t, filepath.Join(dir, "bad3.npy"), "|b1", []int{1, 2, 3}, []float64{1, 0, 1, 0, 1, 1})
+	f32 := writeTestNpy(t, filepath.Join(dir, "f32.npy"), "<f4", []int{2, 2}, []float64{1, 0, 1, 1})
+	i64 := writeTestNpy(t, filepath.Join(dir, "i64.npy"), "<i8", []int{2, 3}, []float64{1, 0, 1, 0, 1, 1})
 	for _, bad := range []struct {
 		args []string
 		want string
+		file string // the file the error must name, "" for none
 	}{
-		{[]string{"-block-mask", ok}, "needs -block-size"},
-		{[]string{"-block-size", "16"}, "without -block-mask"},
-		{[]string{"-block-mask", ok, "-block-size", "8"}, "⌈Nq/8⌉=3"},
-		{[]string{"-block-mask", bad3, "-block-size", "16"}, "has shape (1, 2, 3)"},
+		{[]string{"-block-mask", ok}, "needs -block-size", ""},
+		{[]string{"-block-size", "16"}, "without -block-mask", ""},
+		{[]string{"-block-mask", ok, "-block-size", "8"}, "⌈Nq/8⌉=3", ok},
+		{[]string{"-block-mask", i64, "-block-size", "8"}, "⌈Nk/8⌉=4", i64},
+		{[]string{"-block-mask", bad3, "-block-size", "16"}, "has shape (1, 2, 3)", bad3},
+		{[]string{"-block-mask", f32, "-block-size", "16"}, "dtype float32 (<f4); want bool or integers", f32},
 	} {
 		code, _, stderr := runCmd(t, append([]string{"run", "-backend", "cpu", "-q", q, "-k", k, "-v", k, "-o", o}, bad.args...)...)
 		if code == 0 || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v: exit %d, stderr %q: want a failure saying %q", bad.args, code, stderr, bad.want)
+		}
+		if bad.file != "" && !strings.Contains(stderr, "-block-mask "+bad.file) {
+			t.Errorf("%v: stderr %q does not name -block-mask %s", bad.args, stderr, bad.file)
 		}
 	}
 }

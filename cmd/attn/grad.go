@@ -172,7 +172,7 @@ func (c *cmdEnv) grad(ctx context.Context, f *gradFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := readBiasMask(ctx, &f.run, files, opts); err != nil {
+	if err := readBiasMask(ctx, &f.run, files, plan.prob, opts); err != nil {
 		return err
 	}
 	// DO and the forward's output in the output's layout, the LSE as

@@ -133,5 +133,10 @@ func TestRunIndices(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v %v: exit %d, stderr %q: want a failure saying %q", bad.shape, bad.vals, code, stderr, bad.want)
 		}
+		// Every error names the file, the library's (a key out of
+		// range, a list of the wrong length) as the header's.
+		if !strings.Contains(stderr, "-indices "+ix) {
+			t.Errorf("%v %v: stderr %q does not name -indices %s", bad.shape, bad.vals, stderr, ix)
+		}
 	}
 }

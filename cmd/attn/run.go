@@ -453,7 +453,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := readBiasMask(ctx, f, files, plan.opts); err != nil {
+	if err := readBiasMask(ctx, f, files, plan.prob, plan.opts); err != nil {
 		return err
 	}
 	res, err := kernels.Attention(ctx, be, qkv[0], qkv[1], qkv[2], plan.opts)
@@ -500,7 +500,13 @@ func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 				if r := len(nf.shape); r != 2 && r != 4 {
 					return fmt.Errorf("-block-mask %s has shape %s; want [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] or [⌈Nq/S⌉, ⌈Nk/S⌉]", nf.path, operand.NpyShape(nf.shape))
 				}
-				return nf.checkKeep()
+				// Bool or integers, as the help says: a float block
+				// mask is more likely a bias or an element mask given
+				// to the wrong flag than blocks that are on or off.
+				if t := nf.dtype; t.kind != 'b' && t.kind != 'i' && t.kind != 'u' {
+					return fmt.Errorf("-block-mask %s: dtype %s (%s); want bool or integers (a block that is 0 is never computed)", nf.path, t.name(), t.descr)
+				}
+				return nil
 			}
 		case "alibi", "sinks", "kvlens":
 			check = func() error { return checkVariantHeader(in.key, nf) }
@@ -573,7 +579,7 @@ func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runP
 	seqNames(files, &s.Names)
 	prob, err := s.Check(opts)
 	if err != nil {
-		return nil, err
+		return nil, indicesError(f, s, opts, err)
 	}
 	full := [4]int{prob.B, prob.H, prob.Nq, prob.Nk}
 	if f.heatmap != "" {
@@ -714,9 +720,27 @@ func poolError(f *runFlags, prob backend.Problem, err error) error {
 	return fmt.Errorf("the page pools -k %s (K) and -v %s (V): %w; attn rejects NaN and infinite inputs in the rows it reads (pass -allow-nonfinite to skip this check)", f.k, f.v, err)
 }
 
+// indicesError names the -indices file in err, an error of s.Check(opts),
+// when the index list is what it refuses: the library's message names
+// the batch, head, row and entry, not the file. The list is the culprit
+// when the same shapes pass without it.
+func indicesError(f *runFlags, s kernels.Shapes, opts *kernels.Options, err error) error {
+	if opts.Indices == nil {
+		return err
+	}
+	without := *opts
+	without.Indices = nil
+	if _, err2 := s.Check(&without); err2 != nil {
+		return err
+	}
+	return fmt.Errorf("-indices %s: %w", f.indices, err)
+}
+
 // readBiasMask reads the bias (checked for NaN and +Inf unless
-// -allow-nonfinite: −Inf hides a key) and the mask into opts.
-func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, opts *kernels.Options) error {
+// -allow-nonfinite: −Inf hides a key), the mask and the block mask into
+// opts; prob is the problem planRun checked, against which the block
+// mask's shape is checked here, so that its error names its file.
+func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, prob backend.Problem, opts *kernels.Options) error {
 	if nf := files["bias"]; nf != nil {
 		a, err := nf.readFloats(ctx)
 		if err != nil {
@@ -746,6 +770,12 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, o
 		bm := &kernels.BlockMask{Size: f.blockSize, Shape: [4]int{1, 1, nf.shape[0], nf.shape[1]}, Keep: keep}
 		if len(nf.shape) == 4 {
 			copy(bm.Shape[:], nf.shape)
+		}
+		// The rest of prob passed planRun's check: an error now is the
+		// block mask's.
+		prob.Blocks = bm
+		if err := prob.Validate(); err != nil {
+			return fmt.Errorf("-block-mask %s: %w", nf.path, err)
 		}
 		opts.Blocks = bm
 	}

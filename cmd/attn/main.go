@@ -17,38 +17,35 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = `attn computes scaled dot-product attention.
-
-Usage:
-
-	attn <command> [flags]
-
-Commands:
-
-	run       attention on .npy files: O = softmax(scale·Q·Kᵀ + bias)·V
-	explain   the illustrated-transformer self-attention example, step by step
-	heatmap   draw the attention weights of one head as a heatmap image
-	devices   list the backends and the devices behind them
-	bench     sweep sequence lengths and strategies, print GFLOP/s
-
-Run "attn <command> -h" for a command's flags.
-`
+// usage is attn's usage, a line for each command of the table
+// (commands), so that a command added there is listed here too.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("attn computes scaled dot-product attention.\n\nUsage:\n\n\tattn <command> [flags]\n\nCommands:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "\t%-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun \"attn <command> -h\" for a command's flags.\n")
+	return b.String()
+}
 
 // command is one subcommand: its flags are parsed by a FlagSet of its own
-// and its errors are reported as "attn <name>: <message>".
+// and its errors are reported as "attn <name>: <message>". summary is
+// its line in attn's usage.
 type command struct {
 	name     string
+	summary  string
 	synopsis string
 	run      func(c *cmdEnv, args []string) error
 }
 
 var commands = []command{
-	{"run", runSynopsis, runRun},
-	{"explain", explainSynopsis, runExplain},
-	{"heatmap", heatmapSynopsis, runHeatmap},
-	{"devices", devicesSynopsis, runDevices},
-	{"bench", benchSynopsis, runBench},
-	{"grad", gradSynopsis, runGrad},
+	{"run", "attention on .npy files: O = softmax(scale·Q·Kᵀ + bias)·V", runSynopsis, runRun},
+	{"grad", "the gradients dQ, dK and dV of a loss through attention, given dO", gradSynopsis, runGrad},
+	{"explain", "the illustrated-transformer self-attention example, step by step", explainSynopsis, runExplain},
+	{"heatmap", "draw the attention weights of one head as a heatmap image", heatmapSynopsis, runHeatmap},
+	{"devices", "list the backends and the devices behind them", devicesSynopsis, runDevices},
+	{"bench", "sweep sequence lengths and strategies, print GFLOP/s", benchSynopsis, runBench},
 }
 
 // cmdEnv is what a subcommand writes to.
@@ -73,7 +70,7 @@ var errHelp = errors.New("help requested")
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return 2
 	}
 	name := args[0]
@@ -82,7 +79,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if name == "help" && len(args) > 1 {
 			return run([]string{args[1], "-h"}, stdin, stdout, stderr)
 		}
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return 0
 	}
 	for _, c := range commands {
@@ -109,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "attn: unknown command %q\n\n%s", name, usage)
+	fmt.Fprintf(stderr, "attn: unknown command %q\n\n%s", name, usage())
 	return 2
 }
 

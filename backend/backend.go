@@ -40,7 +40,10 @@ type Backend interface {
 	// exact for Float32). A finite value beyond a half dtype's range is
 	// ErrNonFinite (DType.CheckFits) and writes nothing. A range outside
 	// dst is ErrShape and writes nothing; an empty range at off == Len is
-	// allowed.
+	// allowed. Only the range's elements change: writes from several
+	// goroutines into ranges that do not overlap all land, whatever the
+	// dtype, even where two ranges meet inside a stored word (a half
+	// element of two, an 8-bit one of four, a q8 block's scale).
 	Write(dst Buffer, off int, src []float32) error
 	// Read copies len(dst) elements of src, starting at element off, into
 	// dst, widened exactly from src's dtype, with the same range rules as
@@ -48,7 +51,8 @@ type Backend interface {
 	Read(dst []float32, src Buffer, off int) error
 	// WriteBits copies the stored bits of a Float16 or BFloat16 buffer:
 	// src's elements are dst's dtype's bits, written as they are. A
-	// Float32 dst is ErrShape. The range rules are Write's.
+	// Float32 dst is ErrShape. The range rules, and the concurrency
+	// rule, are Write's.
 	WriteBits(dst Buffer, off int, src []uint16) error
 	// ReadBits copies len(dst) stored elements of a Float16 or BFloat16
 	// buffer, as bits, with the range rules of Read. A Float32 src is

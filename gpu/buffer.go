@@ -230,13 +230,10 @@ func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*b
 
 // writeHalves stores the half bits src as elements off … of x, exactly
 // (WriteBits promises the bits as they are, a NaN's payload included,
-// which no kernel's float arithmetic keeps). The queue writes whole
-// words, so a word that src covers only half of (an odd off, or an odd
-// end short of x's last element) keeps its other half, read back from
-// the device first; that read waits without b.mu (readChunk), so a
-// write by another goroutine, at the same time, of that word's other
-// half may be lost: writes into one half buffer whose ranges meet in a
-// word need the caller's ordering. The caller holds b.mu.
+// which no kernel's float arithmetic keeps). A word that src covers only
+// half of (an odd off, or an odd end) keeps its other half: the device
+// merges it (writeSpans), so writes by several goroutines into the two
+// halves of one word both land. The caller holds b.mu.
 func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 	if len(src) == 0 {
 		return nil
@@ -244,29 +241,12 @@ func (b *Backend) writeHalves(x *buffer, off int, src []uint16) error {
 	end := off + len(src)
 	w0, w1 := off/2, (end+1)/2
 	words := make([]uint32, w1-w0)
-	if off%2 == 1 {
-		if err := b.readWords(words[:1], x, w0); err != nil {
-			return err
-		}
-	}
-	if end%2 == 1 && (off%2 == 0 || w1-w0 > 1) {
-		if err := b.readWords(words[len(words)-1:], x, w1-1); err != nil {
-			return err
-		}
-	}
-	if x.released { // by another goroutine while the reads waited
-		return fmt.Errorf("gpu: write: dst buffer: %w", backend.ErrReleased)
-	}
 	for i, h := range src {
 		e := off + i
-		w := &words[e/2-w0]
-		if e%2 == 0 {
-			*w = *w&0xffff0000 | uint32(h)
-		} else {
-			*w = *w&0xffff | uint32(h)<<16
-		}
+		words[e/2-w0] |= uint32(h) << (16 * (e % 2))
 	}
-	return b.writeWords(x.buf, x.word(w0), words)
+	img := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 4*len(words))
+	return b.writeSpans(x, w0, img, [][2]int{{2 * (off - 2*w0), 2 * (end - 2*w0)}})
 }
 
 // readHalves reads len(dst) half bits of x from element off. The caller

@@ -20,9 +20,10 @@ import (
 // bytes, at least 16 (the kernels read whole vec4s: Alloc's buffers are
 // padded alike); offset must be a multiple of the device's
 // minStorageBufferOffsetAlignment. Write and WriteBits need
-// BufferUsage_CopyDst too (a half buffer's, CopySrc besides: a write
-// covering half a word reads the word first), Read and ReadBits
-// BufferUsage_CopySrc, and they refuse with ErrUnsupported without it. Each failure is an
+// BufferUsage_CopyDst too (a write covering half a word merges it on the
+// device, through the Storage binding), Read and ReadBits
+// BufferUsage_CopySrc, and they refuse with ErrUnsupported without it.
+// Each failure is an
 // error wrapping backend.ErrShape (or ErrUnsupported, for the usage and
 // the device) naming the sizes.
 //
@@ -117,10 +118,6 @@ func needUsage(op string, x *buffer) error {
 	need := []wg.Usage{wg.UsageCopySrc}
 	if op == "write" {
 		need = []wg.Usage{wg.UsageCopyDst}
-		if x.dtype.Half() || x.dtype.Quantized() {
-			// A write that covers half a word reads the word first.
-			need = append(need, wg.UsageCopySrc)
-		}
 	}
 	u := x.buf.Usage()
 	for _, w := range need {

@@ -3,7 +3,6 @@
 package gpu
 
 import (
-	"fmt"
 	"math"
 	"unsafe"
 
@@ -23,9 +22,9 @@ import (
 // NaN or an infinity refused with ErrNonFinite.
 // Only the bytes of those elements are written: a word they share with
 // others (an fp8 range's ends, a q8 scale word of two blocks of which
-// one is written) is read from the device first, so writes into one
-// buffer whose ranges meet in a word need the caller's ordering, as a
-// half buffer's (writeHalves). The caller holds b.mu.
+// one is written) keeps the others, merged on the device (writeSpans),
+// so writes by several goroutines whose ranges meet in a word all land.
+// The caller holds b.mu.
 func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	n := len(src)
 	t := x.dtype
@@ -63,51 +62,9 @@ func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	w0, w1 := lo/4, (hi+3)/4
 	img := make([]byte, (w1-w0)*4)
 	spans := plan.PackQuant(t, img, w0*4, off, codes, scales)
-	// The words a span covers in part keep their other bytes.
-	var partial []int
-	for _, sp := range spans {
-		if sp[0]%4 != 0 {
-			partial = append(partial, sp[0]/4)
-		}
-		if sp[1]%4 != 0 && (len(partial) == 0 || partial[len(partial)-1] != (sp[1]-1)/4) {
-			partial = append(partial, (sp[1]-1)/4)
-		}
-	}
-	old := make(map[int]uint32, len(partial))
-	for _, w := range partial {
-		var word [1]uint32
-		if err := b.readWords(word[:], x, w0+w); err != nil {
-			return err
-		}
-		old[w] = word[0]
-	}
-	if x.released { // by another goroutine while the reads waited
-		return fmt.Errorf("gpu: write: dst buffer: %w", backend.ErrReleased)
-	}
-	for _, sp := range spans {
-		a, z := sp[0]/4, (sp[1]+3)/4
-		words := make([]uint32, z-a)
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4), img[a*4:z*4])
-		for _, w := range []int{a, z - 1} {
-			o, ok := old[w]
-			if !ok {
-				continue
-			}
-			// Bytes of word w outside the span keep the device's.
-			v := words[w-a]
-			for c := range 4 {
-				if p := w*4 + c; p < sp[0] || p >= sp[1] {
-					m := uint32(0xff) << (8 * c)
-					v = v&^m | o&m
-				}
-			}
-			words[w-a] = v
-		}
-		if err := b.writeWords(x.buf, x.word(w0+a), words); err != nil {
-			return err
-		}
-	}
-	return nil
+	// The words a span covers in part keep their other bytes: the
+	// device merges them (writeSpans).
+	return b.writeSpans(x, w0, img, spans)
 }
 
 // readQuant widens len(dst) elements of the 8-bit buffer x from element

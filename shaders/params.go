@@ -194,6 +194,25 @@ type Copy8Params struct {
 	N     uint32 `wgsl:"n"`
 }
 
+// PatchConsts specialises patch.wgsl: WG invocations a workgroup, each
+// storing one table entry's bytes of a u32 word of o.
+type PatchConsts struct {
+	WG int
+}
+
+// PatchParams is patch.wgsl's Params: the dispatch's n entries, entries
+// first … first+n−1 of its table (the vars binding, three u32 words an
+// entry: a word of o's window, the mask of its bytes to store, their
+// value).
+type PatchParams struct {
+	N     uint32 `wgsl:"n"`
+	First uint32 `wgsl:"first"`
+}
+
+func (PatchConsts) Kernel() *Kernel  { return &Patch }
+func (PatchConsts) derived() []Const { return nil }
+func (PatchConsts) check() error     { return nil }
+
 func (Copy8Consts) Kernel() *Kernel  { return &Copy8 }
 func (Copy8Consts) derived() []Const { return nil }
 func (Copy8Consts) check() error     { return nil }

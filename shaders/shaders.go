@@ -328,6 +328,13 @@ var (
 		Entries:  []string{"main"},
 		Template: true,
 	}
+	Patch = Kernel{
+		Name:     "patch",
+		Consts:   reflect.TypeFor[PatchConsts](),
+		Params:   reflect.TypeFor[PatchParams](),
+		Bindings: []Binding{{"P", Uniform}, {"vars", ReadU32}, {"o", ReadWriteU32}},
+		Entries:  []string{"main"},
+	}
 	Quant8 = Kernel{
 		Name:     "quant8",
 		Consts:   reflect.TypeFor[Quant8Consts](),
@@ -350,7 +357,7 @@ var Subgroups = Kernel{
 }
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Patch, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V

@@ -58,6 +58,7 @@ var golden = []struct {
 	{"copy_to_f16_from_bf16.wgsl.golden", CopyConsts{WG: 64, O: F16, Src: BF16}},
 	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
 	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
+	{"patch.wgsl.golden", PatchConsts{WG: 64}},
 	{"subgroups.wgsl.golden", SubgroupsConsts{WG: 256}},
 	{"quant8_q8.wgsl.golden", Quant8Consts{WG: 256, Q8: 1}},
 	{"quant8_fp8_f16.wgsl.golden", Quant8Consts{WG: 256, Src: int(F16)}},
@@ -366,10 +367,11 @@ func TestBodyNames(t *testing.T) {
 			idents[id] = true
 		}
 		params := k.ParamNames()
-		// pack, copy, copy8, quant8 and subgroups work on a flat range
-		// of elements, not on a unit of the problem; every other kernel's Params
-		// starts with the Unit.
-		if k.Name != "pack" && k.Name != "copy" && k.Name != "copy8" && k.Name != "quant8" && k.Name != "subgroups" && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
+		// pack, copy, copy8, patch, quant8 and subgroups work on a flat
+		// range of elements or words, not on a unit of the problem; every
+		// other kernel's Params starts with the Unit.
+		flat := map[string]bool{"pack": true, "copy": true, "copy8": true, "patch": true, "quant8": true, "subgroups": true}
+		if !flat[k.Name] && (len(params) < len(unitNames) || !slices.Equal(params[:len(unitNames)], unitNames)) {
 			t.Errorf("%s: Params %v does not start with the Unit fields %v", k.Name, params, unitNames)
 		}
 		read := map[string]bool{}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Closed", s.testClosed)
 	t.Run("Cancel", s.testCancel)
 	t.Run("Concurrent", s.testConcurrent)
+	t.Run("ConcurrentWrites", s.testConcurrentWrites)
 	t.Run("Deterministic", s.testDeterministic)
 }
 

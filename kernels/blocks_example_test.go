@@ -22,7 +22,10 @@ func ExampleDocumentBlocks() {
 	q, _ := kernels.NewTensor(kernels.BHND, 1, 1, 8, 2) // [B, H, N, D]
 	k, _ := kernels.NewTensor(kernels.BHND, 1, 1, 8, 2)
 	v := &kernels.Tensor{Shape: []int{1, 1, 8, 1}, Data: []float32{1, 2, 3, 4, 10, 20, 30, 40}}
-	blocks := kernels.DocumentBlocks([]int{0, 4, 8}, nil, 4)
+	blocks, err := kernels.DocumentBlocks([]int{0, 4, 8}, nil, 4)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("blocks:", blocks.Shape, blocks.Keep)
 	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{Blocks: blocks})
 	if err != nil {

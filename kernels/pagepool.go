@@ -53,19 +53,28 @@ func NewPagePool(be backend.Backend, pageSize, pages int, cfg CacheConfig) (*Pag
 	return p, nil
 }
 
-// Free is how many pages no sequence holds.
+// Free is how many pages no sequence holds: 0 once the pool is
+// released (Release), whose pages are gone with its storage, as a
+// released sequence's Len is 0.
 func (p *PagePool) Free() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.released.Load() {
+		return 0
+	}
 	return len(p.free)
 }
 
 // Shared is how many pages more than one sequence holds (Seq.Fork): the
 // pool holds Pages − Free pages in all, and without sharing would need
-// one more for each extra holder of a shared page.
+// one more for each extra holder of a shared page. It is 0 once the pool
+// is released.
 func (p *PagePool) Shared() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.released.Load() {
+		return 0
+	}
 	n := 0
 	for _, r := range p.refs {
 		if r > 1 {

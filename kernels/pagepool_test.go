@@ -190,3 +190,35 @@ func TestPagePoolAttendRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestPagePoolReleasedCounts: a released pool holds no pages, so Free
+// and Shared are 0 after Release, and stay 0 when a sequence it had
+// (a fork's parent and child sharing a page) is released after it.
+func TestPagePoolReleasedCounts(t *testing.T) {
+	be := openCPU(t)
+	pool, err := kernels.NewPagePool(be, 2, 4, kernels.CacheConfig{KVHeads: 1, D: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(65, 0))
+	seq := pool.NewSeq()
+	if err := seq.Append(rows(rng, kernels.Float32, 1, 1, 4), rows(rng, kernels.Float32, 1, 1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	child, err := seq.Fork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pool.Free() != 3 || pool.Shared() != 1 {
+		t.Fatalf("before Release: Free %d, Shared %d, want 3 and 1", pool.Free(), pool.Shared())
+	}
+	pool.Release()
+	if pool.Free() != 0 || pool.Shared() != 0 {
+		t.Errorf("after Release: Free %d, Shared %d, want 0 and 0", pool.Free(), pool.Shared())
+	}
+	seq.Release()
+	child.Release()
+	if pool.Free() != 0 || pool.Shared() != 0 {
+		t.Errorf("after its sequences' Release: Free %d, Shared %d, want 0 and 0", pool.Free(), pool.Shared())
+	}
+}

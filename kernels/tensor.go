@@ -2,7 +2,10 @@ package kernels
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -96,13 +99,12 @@ type Tensor struct {
 
 // NewTensor returns a zero tensor of the given layout and shape. It returns
 // an error wrapping backend.ErrShape for a negative dimension and
-// backend.ErrTooLarge when the element count overflows.
+// backend.ErrTooLarge, before allocating, when the element count
+// overflows or the values need more memory than the host has available
+// (the CPU backend's Alloc's rule, which NewPagePool and NewKVCache meet
+// there): an allocation the Go runtime cannot meet aborts the process.
 func NewTensor(layout Layout, shape ...int) (*Tensor, error) {
-	n, err := numElems(shape)
-	if err != nil {
-		return nil, err
-	}
-	return &Tensor{Shape: append([]int(nil), shape...), Layout: layout, Data: make([]float32, n)}, nil
+	return NewTensorOf(Float32, layout, shape...)
 }
 
 // NewTensorOf returns a zero tensor of dtype dt, layout and shape, with
@@ -111,12 +113,79 @@ func NewTensorOf(dt DType, layout Layout, shape ...int) (*Tensor, error) {
 	if !dt.Valid() {
 		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
 	}
-	t, err := NewTensor(layout, shape...)
-	if err != nil || dt == Float32 {
-		return t, err
+	n, err := numElems(shape)
+	if err != nil {
+		return nil, err
 	}
-	t.DType, t.Bits, t.Data = dt, make([]uint16, len(t.Data)), nil
+	if why := hostRoom(n, dt.Size()); why != "" {
+		return nil, backend.Errorf(backend.ErrTooLarge, "tensor of shape %v: %d %v values %s", shape, n, dt, why)
+	}
+	t := &Tensor{Shape: append([]int(nil), shape...), Layout: layout, DType: dt}
+	if dt.Half() {
+		t.Bits = make([]uint16, n)
+	} else {
+		t.Data = make([]float32, n)
+	}
 	return t, nil
+}
+
+// maxHostBytes guards a host allocation against absurd sizes before the
+// Go runtime sees it (the CPU backend's Alloc guard, 64 TiB): where the
+// available memory cannot be read, it is the largest.
+const maxHostBytes = 1 << 46
+
+// checkedHostBytes is the size from which hostRoom asks the system how
+// much memory is left; smaller allocations skip the look-up.
+const checkedHostBytes = 256 << 20
+
+// hostRoom says why n values of size bytes do not fit in host memory, ""
+// where they do: past maxHostBytes, or, from checkedHostBytes on, past
+// the memory available now (hostMemory). It is the CPU backend's Alloc's
+// rule, which kernels meets without importing that backend.
+func hostRoom(n, size int) string {
+	if n > maxHostBytes/size {
+		return fmt.Sprintf("need more than %d bytes", uint64(maxHostBytes))
+	}
+	bytes := uint64(n) * uint64(size)
+	if bytes >= checkedHostBytes {
+		if avail, ok := hostMemory(); ok && bytes > avail {
+			return fmt.Sprintf("need %.1f GiB but %.1f GiB of memory is available", float64(bytes)/(1<<30), float64(avail)/(1<<30))
+		}
+	}
+	return ""
+}
+
+// hostMemory is cpu.AvailableMemory (which see): MemAvailable from
+// /proc/meminfo, lowered to the cgroup v2 limit's headroom, read afresh;
+// ok is false where neither can be read.
+func hostMemory() (bytes uint64, ok bool) {
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					bytes, ok = kb*1024, true
+				}
+				break
+			}
+		}
+	}
+	limit, err1 := readUint("/sys/fs/cgroup/memory.max")
+	used, err2 := readUint("/sys/fs/cgroup/memory.current")
+	if err1 == nil && err2 == nil && limit > used {
+		if head := limit - used; !ok || head < bytes {
+			bytes, ok = head, true
+		}
+	}
+	return bytes, ok
+}
+
+// readUint reads a file holding one unsigned number ("max" is an error).
+func readUint(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // Float32s returns the tensor's values as float32, dense row-major: Data

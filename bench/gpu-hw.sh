@@ -110,11 +110,12 @@ build() {
 	go test -c -ldflags="-s -w" -o "$dir/conformance.test" ./gpu/conformance
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
+	go test -c -ldflags="-s -w" -o "$dir/cpu.test" ./cpu
 	cp bench/torchsdpa.py "$dir/"
 	# xz takes the six binaries from about 130 MB to about 37: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test"
+	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test" "$dir/cpu.test"
 	# ggml-vulkan's libraries (bench/peers/install.sh), for the peer
 	# beside attn's decoding sweep: about 5 MB packed.
 	local ggml=$root/bench/peers/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
@@ -375,6 +376,9 @@ run() {
 				echo '```'
 			} >>"$out/report.md"
 			ATTN_REQUIRE_AMX=1 "$bin/sgemm.test" -test.run 'AMX|BF16' -test.v >"$out/amx-tests.log" 2>&1 || amx_status=$?
+			# The 8-bit tile kernels' tests (cpu's Tile tests: the known-answer
+			# checks, each kernel against the float64 product).
+			(cd "$root/cpu" && ATTN_REQUIRE_AMX=1 "$bin/cpu.test" -test.run 'Tile' -test.v) >>"$out/amx-tests.log" 2>&1 || amx_status=$?
 			grep -E '^(---|ok|FAIL|PASS)|amx_test|bf16_test|check' "$out/amx-tests.log" | tail -40 >>"$out/report.md" || true
 			{
 				echo '```'

@@ -47,6 +47,10 @@ func hasTileISA() bool {
 	return cpu.X86.HasAMXTile && hasAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI2
 }
 
+// tilesCPU says whether the CPU has what a tile kernel of either 8-bit
+// format runs on, whether or not Linux grants the tiles.
+func tilesCPU() bool { return hasTileISA() && (cpu.X86.HasAMXInt8 || cpu.X86.HasAMXBF16) }
+
 // q8Checks and fp8Checks are the known-answer checks of every tile
 // kernel q8 and fp8 decoding run on, scores and P·V.
 var (

@@ -9,6 +9,9 @@ func dotTiles(*tiles8, int, []float32, int, rawRows, int, int, []float32, int, f
 	return 0
 }
 
+// tilesCPU: no tiles here.
+func tilesCPU() bool { return false }
+
 // q8TilesOn: no tiles here.
 func q8TilesOn() (bool, string) { return false, "" }
 

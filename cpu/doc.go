@@ -308,6 +308,13 @@
 // $ATTN_CPU_DECODE8=integer) asks for the integer kernels, ErrUnavailable
 // where they do not run, and keeps q8 off AMX's tiles where the CPU has
 // them; WithDecode8("vector") keeps the widening ones.
+// Against the float64 reference over the values as stored, decoding is
+// within 1e-5 of each output row's largest magnitude on the widening
+// kernels (WithDecode8("vector"), NEON, pure Go), AMX's tiles and the
+// GPU, and within 3e-3 on the integer q8 kernels, q8's default on AVX2
+// and AVX512-VNNI CPUs: the digits' rounding above moves each score, and
+// so the weights, by more as the scores spread; WithDecode8("vector")
+// trades their speed for the 1e-5 bound (kernels' TestQuantDecodeAccuracy).
 // docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
 // "Issue 57 on an AVX-512 CPU", "q8's scores in integers on AVX2") has
 // the measurements.

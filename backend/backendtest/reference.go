@@ -111,10 +111,10 @@ func Reference(c Case) Want {
 	}
 	for b := 0; b < p.B; b++ {
 		for h := 0; h < p.H; h++ {
-			for i := 0; i < p.QRows(b); i++ {
-				r := p.LSEOffset(b, h, i)
+			for i := 0; i < refQRows(p, b); i++ {
+				r := refLSE(p, b, h, i)
 				at := ((b*p.H+h)*p.Nq + i) * p.Nk
-				o := p.ORowsOf().Offset(b, h, i)
+				o := refAt(p, 3, b, h, i)
 				w.LSE[r], w.Empty[r] = c.row(b, h, i, refRow{
 					raw: w.Raw[at : at+p.Nk], capped: w.Capped[at : at+p.Nk],
 					scores: w.Scores[at : at+p.Nk], masked: w.Masked[at : at+p.Nk],
@@ -134,8 +134,8 @@ func ReferenceRow(c Case, b, h, i int) (o []float64, lse float64) {
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceRow: " + err.Error())
 	}
-	if b < 0 || b >= p.B || h < 0 || h >= p.H || i < 0 || i >= p.QRows(b) {
-		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, p.QRows(max(0, min(b, p.B-1)))))
+	if b < 0 || b >= p.B || h < 0 || h >= p.H || i < 0 || i >= refQRows(p, b) {
+		panic(fmt.Sprintf("backendtest: ReferenceRow: row (%d, %d, %d) outside B=%d H=%d Nq=%d", b, h, i, p.B, p.H, refQRows(p, max(0, min(b, p.B-1)))))
 	}
 	o = make([]float64, p.Dv)
 	row := func() []float64 { return make([]float64, p.Nk) }
@@ -154,15 +154,15 @@ type refRow struct {
 func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	p := c.Problem.Resolved()
 	kvh := h / (p.H / p.KVHeads)
-	// The rows' places: dense, packed (a sequence's rows from its
-	// cu_seqlens entry) or paged (a key's page from the block table).
-	qs, ks, vs := p.QRowsOf(), p.KRowsOf(), p.VRowsOf()
+	// The rows' places (dense, packed: a sequence's rows from its
+	// cu_seqlens entry, or paged: a key's page from the block table) come
+	// from refAt, as the docs lay them out (locate.go).
 	// The scales of K and V (backend.Scales) multiply the stored values:
 	// the scores by K's, the output by V's.
 	scale := float64(p.Scale) * float64(p.Scales.KScale(kvh))
 	vScale := float64(p.Scales.VScale(kvh))
-	kvLen := p.KVLen(b)
-	t := p.Align(b) + i // KVLen(b) − QRows(b) + i, or CausalOffset + i
+	kvLen := refKVLen(p, b)
+	t := refAlign(p, b) + i // KVLen(b) − QRows(b) + i, or CausalOffset + i
 
 	// The scores of keys past the key length are computed where K holds
 	// them (dense K); packed and paged K have no such rows.
@@ -173,7 +173,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	for j := 0; j < scored; j++ {
 		dot := 0.0
 		for d := 0; d < p.D; d++ {
-			dot += float64(c.Q[qs.Offset(b, h, i)+d]) * float64(c.K[ks.Offset(b, kvh, j)+d])
+			dot += float64(c.Q[refAt(p, 0, b, h, i)+d]) * float64(c.K[refAt(p, 1, b, kvh, j)+d])
 		}
 		r.raw[j] = scale * dot
 		r.capped[j] = r.raw[j]
@@ -194,7 +194,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	var named []bool
 	if ix := p.Indices; ix != nil {
 		named = make([]bool, p.Nk)
-		for _, j := range ix.Idx[p.IndexOffset(b, kvh, i):][:ix.K] {
+		for _, j := range refIndexList(p, b, kvh, i) {
 			if j >= 0 {
 				named[j] = true
 			}
@@ -204,7 +204,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	m := math.Inf(-1)
 	for j := 0; j < p.Nk; j++ {
 		seen[j] = !math.IsInf(r.scores[j], -1) && j < kvLen && (named == nil || named[j]) &&
-			(p.Blocks == nil || p.Blocks.On(b, h, i, j))
+			(p.Blocks == nil || refBlockOn(p.Blocks, b, h, i, j))
 		if p.Causal && j > t {
 			seen[j] = false
 		}
@@ -242,7 +242,7 @@ func (c Case) row(b, h, i int, r refRow) (lse float64, empty bool) {
 	}
 	for j := 0; j < kvLen; j++ {
 		for d := 0; d < p.Dv; d++ {
-			r.out[d] += r.weights[j] * vScale * float64(c.V[vs.Offset(b, kvh, j)+d])
+			r.out[d] += r.weights[j] * vScale * float64(c.V[refAt(p, 2, b, kvh, j)+d])
 		}
 	}
 	return m + math.Log(sum), empty

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
 	t.Run("Indices", s.testIndices)
 	t.Run("Blocks", s.testBlocks)
+	t.Run("Layouts", s.testLayouts)
 	t.Run("Backward", s.testBackward)
 	t.Run("HalfBuffers", s.testHalfBuffers)
 	t.Run("Half", s.testHalf)

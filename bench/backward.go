@@ -3,11 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // The strategies of the backward pass's points (Config.Backward): the
@@ -18,13 +20,26 @@ const (
 	StrategyFwdBwd   = "fused+backward"
 )
 
-// The backward's work and traffic, in forwards': five matrix products to
-// the forward's two; Q, K, V, O and dO read and dQ, dK and dV written,
-// about twice the forward's bytes.
-const (
-	backwardWork  = 2.5
-	backwardBytes = 2
-)
+// backwardWork is the backward's work in forwards': five matrix
+// products to the forward's two.
+const backwardWork = 2.5
+
+// backwardBytes is the compulsory traffic of a backward point: Q, K, V,
+// O, dO and the LSE read and dQ, dK and dV written, each in its dtype
+// (Q, O, dO and dQ in qoType(dt), K, V, dK and dV in dt, the LSE
+// float32), and with the forward (withForward) the forward's too: Q, K
+// and V read again, O and the LSE written.
+func backwardBytes(p backend.Problem, dt backend.DType, withForward bool) int64 {
+	qo := qoType(dt)
+	q, o := qo.Bytes(p.QLen()), qo.Bytes(p.OLen())
+	kv := dt.Bytes(p.KLen()) + dt.Bytes(p.VLen())
+	lse := backend.Float32.Bytes(p.LSELen())
+	n := 2*q + 2*kv + 2*o + lse
+	if withForward {
+		n += q + kv + o + lse
+	}
+	return n
+}
 
 // Work is how many forwards' FLOPs a point of strategy s does: 2.5 for
 // the backward pass (Q·Kᵀ again, dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K and
@@ -46,10 +61,10 @@ func backwardStrategy(s string) bool { return s == StrategyBackward || s == Stra
 // measureBackward times be's backward pass (backend.Backwarder) on in's
 // problem: O and the LSE computed once by Fused, dO random (fixed seed),
 // then the backward alone, or with withForward the forward and the
-// backward, each run ended by Sync. The gradients are not compared here
-// (the conformance suite's Backward section compares them with the
-// float64 reference); a backend without a backward pass, or a dtype it
-// does not take, makes the point unavailable.
+// backward, each run ended by Sync. With cfg.CheckRows > 0 the gradients
+// of the last run are then compared with the float64 reference
+// (gradCheck); a backend without a backward pass, or a dtype it does not
+// take, makes the point unavailable.
 func measureBackward(ctx context.Context, be backend.Backend, withForward bool, in *inputs, cfg *Config) Point {
 	p := in.p
 	strategy := StrategyBackward
@@ -71,6 +86,20 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 		pt.fail(err)
 		return pt
 	}
+	// dO, and the reference of the gradient a check compares, before the
+	// inputs are uploaded (and, with in.consume, dropped) and before the
+	// point's peak memory starts.
+	qo := qoType(in.dt)
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(p.OLen())))
+	dOut := make([]float32, p.OLen())
+	for i := range dOut {
+		dOut[i] = qo.Round(float32(rng.Float64()*2 - 1))
+	}
+	budget := gradCheckBudget
+	if cfg.gradBudget > 0 {
+		budget = cfg.gradBudget
+	}
+	check := newGradCheck(in, dOut, cfg.CheckRows, budget)
 	peaks := startPeaks(be)
 	var bufs []backend.Buffer
 	defer func() {
@@ -103,18 +132,12 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 			debug.FreeOSMemory()
 		}
 	}
-	qo := qoType(in.dt)
 	q := alloc(qo, p.QLen(), in.q)
 	consumed(&in.q)
 	k := alloc(in.dt, p.KLen(), in.k)
 	consumed(&in.k)
 	v := alloc(in.dt, p.VLen(), in.v)
 	consumed(&in.v)
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(p.OLen())))
-	dOut := make([]float32, p.OLen())
-	for i := range dOut {
-		dOut[i] = qo.Round(float32(rng.Float64()*2 - 1))
-	}
 	do := alloc(qo, p.OLen(), dOut)
 	dOut = nil
 	runtime.GC()
@@ -162,13 +185,193 @@ func measureBackward(ctx context.Context, be backend.Backend, withForward bool, 
 	}
 	pt.setTimes(warmup, times, p, in.dt, false)
 	pt.GFLOPS *= Work(strategy)
-	bytes := int64(backwardBytes)
-	if withForward {
-		bytes++ // the forward's
-	}
-	pt.Bytes *= bytes
-	pt.GBPS *= float64(bytes)
+	pt.Bytes = backwardBytes(p, in.dt, withForward)
+	pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	dt.set(&pt)
+	if err := check.check(&pt, be, dq, dk, dv); err != nil {
+		pt.fail(fmt.Errorf("reading the gradients back: %w", err))
+		return pt
+	}
 	peaks(&pt)
 	return pt
+}
+
+// gradCheckBudget bounds the float64 work of a backward point's check,
+// in attended (query, key) pairs times D + Dv: about half a second of
+// backendtest.ReferenceGrad's plain loops.
+const gradCheckBudget = 1 << 27
+
+// A gradCheck compares a backward point's gradients with the float64
+// reference (backendtest.ReferenceGrad) on one KV group of one batch,
+// the last (its last query row, which sees every key of a causal
+// problem, included): a problem of that batch alone, with that group's
+// query heads and its KV head, whose gradients are the point's. dK and
+// dV sum over every query row, so they are checked where the group's
+// reference fits gradCheckBudget; past it, as the forward's check
+// samples rows, dQ alone of the group's last rows (at most CheckRows of
+// them), whose positions a problem of those rows keeps (bottom-right
+// alignment, or CausalOffset moved by the rows left out) and whose
+// gradient depends on no other row.
+type gradCheck struct {
+	p      backend.Problem // the whole point's
+	b, g   int             // the batch and KV group checked
+	rows   int             // the group's last rows checked
+	whole  bool            // rows are all of them: dK and dV are checked too
+	want   backendtest.Grads
+	limit  float64 // the relative error past which the point is wrong
+	checks int     // query rows checked, over the group's heads
+}
+
+// newGradCheck is the check of a backward point on in's problem with
+// gradient dO within budget (gradCheckBudget's unit), its reference
+// computed now from in's inputs (which measureBackward may drop once
+// uploaded); nil when checkRows is 0, and for a problem the backward
+// pass refuses (8-bit K and V, an index list, a block mask, V from K).
+func newGradCheck(in *inputs, dO []float32, checkRows, budget int) *gradCheck {
+	p := in.p.Resolved()
+	// What ReferenceGrad does not cover the backward pass refuses.
+	covered := p.Paged == nil && p.Packed == nil && p.Indices == nil && p.Blocks == nil && !p.VFromK && !in.dt.Quantized()
+	if checkRows <= 0 || !covered || p.B == 0 || p.Nq == 0 || p.Nk == 0 {
+		return nil
+	}
+	gh := p.H / p.KVHeads
+	c := &gradCheck{p: p, b: p.B - 1, g: p.KVHeads - 1, rows: p.Nq, whole: true}
+	if cost := gh * p.Nq * p.Nk * (p.D + p.Dv); cost > budget {
+		c.rows = min(checkRows, max(1, budget/(gh*p.Nk*(p.D+p.Dv))), p.Nq)
+		c.whole = false
+	}
+	qo := qoType(in.dt)
+	c.limit = max(wrongErr(in.dt), backendtest.GradTol(backendtest.DTypes{Q: qo, K: in.dt, V: in.dt, O: qo}))
+	sub := c.problem()
+	first := p.Nq - c.rows
+	gather := func(src []float32, rows backend.Rows, heads []int, from, n, dim int) []float32 {
+		out := make([]float32, 0, len(heads)*n*dim)
+		for _, h := range heads {
+			for i := from; i < from+n; i++ {
+				out = append(out, src[rows.Offset(c.b, h, i):][:dim]...)
+			}
+		}
+		return out
+	}
+	qh := make([]int, gh)
+	for j := range qh {
+		qh[j] = c.g*gh + j
+	}
+	sc := backendtest.Case{Problem: sub,
+		Q: gather(in.q, p.QRowsOf(), qh, first, c.rows, p.D),
+		K: gather(in.k, p.KRowsOf(), []int{c.g}, 0, p.Nk, p.D),
+		V: gather(in.v, p.VRowsOf(), []int{c.g}, 0, p.Nk, p.Dv)}
+	c.want = backendtest.ReferenceGrad(sc, gather(dO, p.ORowsOf(), qh, first, c.rows, p.Dv))
+	c.checks = gh * c.rows
+	return c
+}
+
+// problem is the problem of the group's checked rows alone: batch b, the
+// group's query heads and its KV head, the last rows query rows, in the
+// BHND layout the gathered operands take.
+func (c *gradCheck) problem() backend.Problem {
+	p := c.p
+	gh := p.H / p.KVHeads
+	sub := p
+	sub.B, sub.H, sub.KVHeads, sub.Nq, sub.Layout = 1, gh, 1, c.rows, backend.BHND
+	sub.Views = nil
+	if p.ALiBi != nil {
+		sub.ALiBi = p.ALiBi[c.g*gh:][:gh]
+	}
+	if p.Sinks != nil {
+		sub.Sinks = p.Sinks[c.g*gh:][:gh]
+	}
+	if p.KVLens != nil {
+		sub.KVLens = p.KVLens[c.b:][:1]
+	}
+	if o := p.CausalOffset; o != nil {
+		at := *o + p.Nq - c.rows
+		sub.CausalOffset = &at
+	}
+	return sub
+}
+
+// check reads the checked gradients back from dq, dk and dv and records
+// on pt the largest relative error of dQ, dK and dV (max|g − ref| /
+// max|ref| of each tensor, as the forward's rows are), marking it wrong
+// past the larger of WrongErr and the conformance suite's GradTol for
+// the dtypes, or where a gradient is not finite. It returns be's read
+// error. A nil check records nothing.
+func (c *gradCheck) check(pt *Point, be backend.Backend, dq, dk, dv backend.Buffer) error {
+	if c == nil {
+		return nil
+	}
+	p := c.p
+	gh := p.H / p.KVHeads
+	read := func(buf backend.Buffer, rows backend.Rows, heads []int, from, n, dim int) ([]float32, error) {
+		out := make([]float32, len(heads)*n*dim)
+		for x, h := range heads {
+			for i := from; i < from+n; {
+				// A run of rows that lie end to end is one read.
+				run := 1
+				for i+run < from+n && rows.Offset(c.b, h, i+run) == rows.Offset(c.b, h, i)+run*dim {
+					run++
+				}
+				dst := out[(x*n+i-from)*dim:][:run*dim]
+				if err := be.Read(dst, buf, rows.Offset(c.b, h, i)); err != nil {
+					return nil, err
+				}
+				i += run
+			}
+		}
+		return out, nil
+	}
+	qh := make([]int, gh)
+	for j := range qh {
+		qh[j] = c.g*gh + j
+	}
+	type grad struct {
+		name string
+		got  []float32
+		want []float64
+	}
+	got, err := read(dq, p.QRowsOf(), qh, p.Nq-c.rows, c.rows, p.D)
+	if err != nil {
+		return err
+	}
+	grads := []grad{{"dQ", got, c.want.DQ}}
+	if c.whole {
+		gk, err := read(dk, p.KRowsOf(), []int{c.g}, 0, p.Nk, p.D)
+		if err != nil {
+			return err
+		}
+		gv, err := read(dv, p.VRowsOf(), []int{c.g}, 0, p.Nk, p.Dv)
+		if err != nil {
+			return err
+		}
+		grads = append(grads, grad{"dK", gk, c.want.DK}, grad{"dV", gv, c.want.DV})
+	}
+	worst, wrong := 0.0, ""
+	for _, g := range grads {
+		diff, scale := 0.0, 0.0
+		for i, w := range g.want {
+			x := float64(g.got[i])
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				pt.Status = StatusWrong
+				pt.Error = fmt.Sprintf("%s of batch %d, KV group %d holds %v", g.name, c.b, c.g, x)
+				pt.CheckedRows = c.checks
+				return nil
+			}
+			diff = max(diff, math.Abs(x-w))
+			scale = max(scale, math.Abs(w))
+		}
+		e := relative(diff, scale)
+		if e > worst {
+			worst = e
+		}
+		if wrong == "" && diff > c.limit*max(scale, 1e-300) {
+			wrong = g.name
+		}
+	}
+	pt.MaxErr, pt.CheckedRows = &worst, c.checks
+	if wrong != "" {
+		pt.Status = StatusWrong
+		pt.Error = fmt.Sprintf("max relative error %.2g of %s over batch %d, KV group %d, past %g", worst, wrong, c.b, c.g, c.limit)
+	}
+	return nil
 }

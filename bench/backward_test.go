@@ -11,7 +11,8 @@ import (
 
 // TestBackward: a sweep with Backward adds, beside the forward's points,
 // a backward point and a forward-and-backward point per shape and dtype,
-// counted as Work says (2.5 and 3.5 forwards), each run again from its
+// counted as Work says (2.5 and 3.5 forwards), their bytes those the
+// backward reads and writes, their gradients checked, each run again from its
 // PointSpec as Subprocess would; an 8-bit dtype, which the backward pass
 // does not take, and a backend without one make them unavailable.
 func TestBackward(t *testing.T) {
@@ -50,6 +51,27 @@ func TestBackward(t *testing.T) {
 		}
 		if got, want := pt.GFLOPS*pt.MedianS*1e9, bench.Flops(pt.Problem())*bench.Work(pt.Strategy); got < want*0.999 || got > want*1.001 {
 			t.Errorf("%s %s: %v flops counted, want %v", pt.Strategy, pt.DType, got, want)
+		}
+		// The bytes the backward reads and writes: Q, O, dO and dQ of
+		// 4·96 rows of 16, K, V, dK and dV of 2·96, in the dtype, and
+		// the float32 LSE of 4·96; with the forward, Q, K and V read
+		// again and O and the LSE written.
+		size := int64(4)
+		if pt.DType == "bf16" {
+			size = 2
+		}
+		q, kv, lse := 4*96*16*size, 2*96*16*size, int64(4*96*4)
+		wantBytes := 4*q + 4*kv + lse
+		if pt.Strategy == bench.StrategyFwdBwd {
+			wantBytes += 2*q + 2*kv + lse
+		}
+		if pt.Bytes != wantBytes || pt.GBPS*pt.MedianS*1e9 < float64(wantBytes)*0.999 {
+			t.Errorf("%s %s: %d bytes at %v GB/s, want %d", pt.Strategy, pt.DType, pt.Bytes, pt.GBPS, wantBytes)
+		}
+		// Every point is checked: the whole of the last KV group here
+		// (2 heads of 96 rows), within the documented bound.
+		if pt.MaxErr == nil || *pt.MaxErr > 2e-2 || pt.CheckedRows != 2*96 {
+			t.Errorf("%s %s: max err %v over %d rows, want one within 2e-2 over %d", pt.Strategy, pt.DType, pt.MaxErr, pt.CheckedRows, 2*96)
 		}
 		spec := bench.PointSpec{Backend: "cpu", Strategy: pt.Strategy, Shape: pt.Shape, Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: 2}
 		if again := bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)); again.Status != bench.StatusOK || again.Strategy != pt.Strategy {

@@ -131,6 +131,9 @@ type Config struct {
 	// that its peak RSS is its own (a GPU driver keeps freed memory
 	// resident, and one point's garbage is the next one's baseline).
 	Spawn func(context.Context, PointSpec) Point
+
+	// gradBudget, when > 0, replaces gradCheckBudget (tests).
+	gradBudget int
 }
 
 // Shape is the attention problem of a point of the sweep or of a Go

@@ -89,6 +89,11 @@
 // how near it comes to the backend's own Sgemm. A -tags purego build has
 // no FMA loop and records none.
 //
+// A backward point (Config.Backward) is checked as a forward one is:
+// its gradients against backendtest.ReferenceGrad's on one KV group of
+// one batch (all of it, or its last rows' dQ where that costs too much),
+// and its bytes are those the backward reads and writes.
+//
 // A Report wraps the points with the machine (its CPU features
 // included), the versions and the environment, and writes them as JSON
 // (ReadReport reads it back, reports of earlier builds of the same

@@ -41,7 +41,9 @@ device work is timed; inputs are uploaded once. GFLOP/s counts
 pairs a query sees, for attn and peers alike. Also reported: the bytes the
 strategy must move, the peak RSS of the process that ran the point, the
 device memory attn allocated (GPU), and the largest relative error of
--check-rows sampled output rows against a float64 reference. A point that
+-check-rows sampled output rows against a float64 reference (for a
+-backward point, of the gradients of the last batch's last KV group:
+whole where that is cheap, else dQ of its last -check-rows rows). A point that
 cannot run (too large, out of memory, no adapter) is reported as such.
 
 -nq Q,... measures Q query rows at each N instead of N: the last Q
@@ -159,7 +161,7 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.Dv, "dv", 0, "V's head dim `DV` (0: D)")
 	fs.Float64Var(&cfg.BlockDensity, "block-density", 0.1, "with -block-size: the fraction `F` of blocks a random block mask keeps (fixed seed; each query block keeps its diagonal block)")
 	fs.IntVar(&cfg.BlockSize, "block-size", 0, "block-sparse attention: a random block mask of `S`×S blocks (see -block-density); peers do not run it")
-	fs.BoolVar(&cfg.Backward, "backward", false, "also measure each shape's backward pass, alone and after the fused forward (the training step's attention), on every backend that has one; their FLOPs count as 2.5 and 3.5 forwards")
+	fs.BoolVar(&cfg.Backward, "backward", false, "also measure each shape's backward pass, alone and after the fused forward (the training step's attention), on every backend that has one; their FLOPs count as 2.5 and 3.5 forwards, their bytes what the backward reads and writes, and their gradients are checked against the float64 reference")
 	fs.Func("topk", "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; a list (0,2048) measures each shape at each, 0 the dense problem, side by side; peers do not run it", func(s string) error {
 		v, err := parseInts(s, true)
 		cfg.TopKs = v

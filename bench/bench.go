@@ -124,6 +124,12 @@ type Config struct {
 	// Machine.FMAKernel).
 	FMAGFLOPS float64
 	FMAKernel string
+	// Roof, when not nil, probes the host's ceilings before and after
+	// the sweep (Roof.Probe): Run and NewReport read each ceiling as the
+	// best of the probes and of the figure above. A point above the
+	// roofline or the FMA peak is measured again after the sweep, and
+	// flagged (Point.Flag) if it stays there.
+	Roof *Roof
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
 	// Spawn, when not nil, measures each attn point instead of Run doing
@@ -615,6 +621,11 @@ type Point struct {
 	// it was measured; 0 otherwise. Like RooflineFrac it is float32's
 	// for every dtype.
 	FMAFrac float64 `json:"fma_frac,omitempty"`
+	// Flag, when not "", says the point stood above the roofline or the
+	// FMA peak (RooflineFrac or FMAFrac past 1) even once measured again
+	// after the sweep, by how much, and what may explain it, probe noise
+	// last: "above roof 1.03× C, FMA 1.10×: probe noise?".
+	Flag string `json:"flag,omitempty"`
 	// PeakRSS is the peak resident memory of the process that ran the
 	// point, in bytes, inputs included: the peer's own process, attn's own
 	// process for a point measured in one of its own (Config.Spawn), or
@@ -916,40 +927,111 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 	for _, p := range shapes {
 		total += Flops(p) * perShape * float64(len(cfg.dtypes()))
 	}
+	// The roof before the sweep: each point is read against the best
+	// of the probes so far as it ends, and every point again after the
+	// probes that follow the sweep.
+	ceil := cfg.ceilings()
+	if cfg.Roof != nil {
+		cfg.Roof.measure(ctx, ProbesBefore)
+		ceil = ceil.best(cfg.Roof.Best())
+	}
 	done := 0.0
 	var points []Point
-	step := func(label string, p backend.Problem, at placement, measure func() Point) {
-		if cfg.Progress != nil {
-			cfg.Progress(Progress{Done: done, Total: total, Current: label})
-		}
-		pt := measure()
+	var where []pointAt
+	// finish completes a point measure returned: the density asked for,
+	// and its fractions of the ceilings.
+	finish := func(pt *Point, p backend.Problem, at placement) {
 		if pt.BlockSize > 0 {
 			// The density asked for (the mask's own fraction counts the
 			// diagonal blocks it adds): a PointSpec of the point draws
 			// the same mask again.
 			pt.BlockDensity = cfg.BlockDensity
 		}
-		// A step of L layers does L calls' flops over L calls' bytes; a
-		// backward point does Work forwards' flops.
-		work := Flops(p) * float64(max(pt.Layers, 1)) * Work(pt.Strategy)
-		pt.setCeilings(work, at, cfg.ReadGBPS, cfg.SgemmGFLOPS)
-		pt.setFMAFrac(at, cfg.FMAGFLOPS)
+		pt.readAgainst(ceil, pointWork(*pt, p), at)
+	}
+	var dt backend.DType
+	step := func(label string, p backend.Problem, at placement, measure func() Point) {
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Done: done, Total: total, Current: label})
+		}
+		pt := measure()
+		finish(&pt, p, at)
 		done += Flops(p) * Work(pt.Strategy)
 		points = append(points, pt)
+		where = append(where, pointAt{label, p, dt, at})
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Done: done, Total: total, Point: &points[len(points)-1]})
 		}
 	}
 	// Each dtype is a stretch of its own, shapes within it in sweep
 	// order, so that each curve is measured in one stretch.
-	for _, dt := range cfg.dtypes() {
+	for _, dt = range cfg.dtypes() {
 		for _, p := range shapes {
 			if err := runShape(ctx, &cfg, p, dt, backends, peers, step); err != nil {
 				return points, err
 			}
 		}
 	}
+	if cfg.Roof != nil {
+		cfg.Roof.measure(ctx, ProbesAfter)
+		ceil = ceil.best(cfg.Roof.Best())
+	}
+	for i := range points {
+		points[i].readAgainst(ceil, pointWork(points[i], where[i].p), where[i].at)
+	}
+	// A point above a ceiling is measured again, in the shape's own
+	// inputs drawn anew, by runShape with a step that measures that
+	// point alone: a slow probe is ruled out by the best of them, a
+	// point timed too fast (a clock that jumped) by the second timing.
+	// One that stays above is flagged.
+	for i := range points {
+		if !points[i].aboveRoof() || points[i].Status != StatusOK && points[i].Status != StatusWrong {
+			continue
+		}
+		w := where[i]
+		again := func(label string, p backend.Problem, at placement, measure func() Point) {
+			if label != w.label {
+				return
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(Progress{Done: total, Total: total, Current: label + " (again: above a ceiling)"})
+			}
+			pt := measure()
+			if pt.Runs == 0 {
+				return // it did not run again: the first timing stands
+			}
+			finish(&pt, p, at)
+			points[i] = pt
+			if cfg.Progress != nil {
+				cfg.Progress(Progress{Done: total, Total: total, Point: &points[i]})
+			}
+		}
+		if err := runShape(ctx, &cfg, w.p, w.dt, backends, peers, again); err != nil {
+			return points, err
+		}
+		points[i].Flag = points[i].ceilingFlag()
+	}
 	return points, nil
+}
+
+// ceilings are the ceilings cfg gives, before any probe of its Roof.
+func (cfg *Config) ceilings() Ceilings {
+	return Ceilings{ReadGBPS: cfg.ReadGBPS, SgemmGFLOPS: cfg.SgemmGFLOPS, FMAGFLOPS: cfg.FMAGFLOPS, FMAKernel: cfg.FMAKernel}
+}
+
+// pointAt is where Run measured a point: its step's label, its problem
+// and dtype, and its placement; enough to measure it again.
+type pointAt struct {
+	label string
+	p     backend.Problem
+	dt    backend.DType
+	at    placement
+}
+
+// pointWork is the flops of pt on p: a step of L layers does L calls'
+// flops over L calls' bytes; a backward point does Work forwards'.
+func pointWork(pt Point, p backend.Problem) float64 {
+	return Flops(p) * float64(max(pt.Layers, 1)) * Work(pt.Strategy)
 }
 
 // runShape measures one shape in one dtype on every backend and peer

@@ -493,6 +493,27 @@ func (r *Report) rooflineDots() []dots {
 	return out
 }
 
+// flaggedDots are the roofline chart's dots of flagged points
+// (Point.Flag), as (intensity, GFLOP/s).
+func (r *Report) flaggedDots() plotter.XYs {
+	var out plotter.XYs
+	for _, pt := range r.Points {
+		if pt.Flag != "" && onRoofline(pt) {
+			out = append(out, plotter.XY{X: pt.Intensity, Y: pt.GFLOPS})
+		}
+	}
+	return out
+}
+
+// measuredIn says how the ceilings of m were measured: "measured in the
+// run", or "the best of 4 probes in the run".
+func (m Machine) measuredIn() string {
+	if n := len(m.CeilingProbes); n > 1 {
+		return fmt.Sprintf("the best of %d probes in the run", n)
+	}
+	return "measured in the run"
+}
+
 // nLabels labels the roofline chart's dots by N: without them the chart
 // would not say which N a dot is. Dots each within a quarter of an
 // octave of intensity of the next share one label, above the highest of
@@ -586,6 +607,17 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 		p.Add(sc)
 		legend.Add(label, sc)
 	}
+	// A point flagged above a ceiling (Point.Flag) is ringed in red, so
+	// that a dot over the roof reads as a doubt, not a result.
+	if flagged := r.flaggedDots(); len(flagged) > 0 {
+		ring, err := plotter.NewScatter(flagged)
+		if err != nil {
+			return nil, legend, err
+		}
+		ring.Color, ring.Shape, ring.Radius = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, draw.RingGlyph{}, vg.Points(8)
+		p.Add(ring)
+		legend.Add("above a ceiling once measured again (flag)", ring)
+	}
 	// At least four octaves of the memory ceiling, so that its slope
 	// shows and its label fits on it.
 	xlo, xhi = min(xlo/2, ridge/16), xhi*2
@@ -637,6 +669,10 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 	p.Add(ns)
 	p.X.Min, p.X.Max = xlo, xhi
 	p.Y.Min, p.Y.Max = ylo/2, yhi*2
-	p.Title.Text += fmt.Sprintf("\nceilings measured in the run: float32 Sgemm %.1f GFLOP/s on every thread, read %.1f GB/s", sgemm, bw)
+	measured := "measured in the run"
+	if n := len(r.Machine.CeilingProbes); n > 1 {
+		measured = fmt.Sprintf("(best of %d probes)", n)
+	}
+	p.Title.Text += fmt.Sprintf("\nceilings %s: float32 Sgemm %.1f GFLOP/s on every thread, read %.1f GB/s", measured, sgemm, bw)
 	return p, legend, nil
 }

@@ -55,16 +55,16 @@
 // A decoding step is bound by memory, so its GB/s is read against the
 // machine's: ReadBandwidth measures the read bandwidth (every thread
 // summing a share of a buffer several times the last-level cache, the
-// fastest of a few passes) and attn bench does so once before each sweep
-// (Config.ReadGBPS), which records it in the report (Machine.ReadGBPS,
+// fastest of a few passes) and attn bench does so before and after each
+// sweep (Config.Roof), which records it in the report (Machine.ReadGBPS,
 // machine.read_gbps) and each point's fraction of it (ReadBWFrac,
 // read_bw_frac; the table's "of BW") for the points whose buffers are in
 // the host's memory: not a discrete GPU's.
 //
 // A point's GFLOP/s is read against a roofline. MeasureSgemm measures
 // the compute ceiling, the CPU backend's own float32 Sgemm on every
-// thread at once (cpu.SgemmRate), and attn bench does so once before
-// each sweep beside the bandwidth (Config.SgemmGFLOPS), recording it in
+// thread at once (cpu.SgemmRate), and attn bench probes it beside the
+// bandwidth (Config.Roof), recording it in
 // the report (Machine.SgemmGFLOPS, machine.sgemm_gflops). Every point
 // that ran records its arithmetic intensity, Flops over Bytes (Intensity,
 // intensity), and one on the host's CPU (the CPU backend, a CPU-type
@@ -88,6 +88,16 @@
 // the arithmetic the machine has the point uses, where "of roof" says
 // how near it comes to the backend's own Sgemm. A -tags purego build has
 // no FMA loop and records none.
+//
+// Another process only ever slows a probe of a ceiling down, never speeds
+// it up, so one probe on a busy machine lowers the roof and puts points
+// above it. A Roof (Config.Roof) probes the three ceilings before the
+// sweep and after it, on while a probe raises one, and Run reads every
+// point against the best of each once the sweep is done
+// (Machine.CeilingProbes records every probe). A point still above the
+// roofline or the FMA peak is measured again, and one that stays above
+// carries a Flag saying by how much and what may explain it, which the
+// table, CSV, JSON and Markdown print and the roofline chart rings.
 //
 // A backward point (Config.Backward) is checked as a forward one is:
 // its gradients against backendtest.ReferenceGrad's on one KV group of

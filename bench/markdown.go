@@ -17,7 +17,8 @@ import (
 // point recorded it (gpu_s), and one of peak memory, implementations down
 // and N across. A point that
 // did not run shows its status; one whose answers were wrong says so next
-// to its speed.
+// to its speed, as does one flagged above a ceiling (listed with its
+// flag after the tables).
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	rev := r.Versions["vcs.revision"]
@@ -49,7 +50,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	measured := ""
 	if len(ceilings) > 0 {
-		measured = ", " + strings.Join(ceilings, " and ") + " (measured in the run)"
+		measured = ", " + strings.Join(ceilings, " and ") + " (" + r.Machine.measuredIn() + ")"
 	}
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d)%s, %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
 		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, measured, r.Date.Format("2006-01-02"),
@@ -90,6 +91,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			if pt.FMAFrac > 0 {
 				of = append(of, fracString(pt.FMAFrac)+" FMA")
+			}
+			if pt.Flag != "" {
+				of = append(of, "flagged")
 			}
 			if len(of) > 0 {
 				s += " (" + strings.Join(of, ", ") + ")"
@@ -163,12 +167,40 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "Points that did not run cleanly:\n\n%s\n", strings.Join(notes, "\n"))
 	}
+	var flags []string
+	for _, pt := range r.Points {
+		if pt.Flag != "" {
+			flags = append(flags, fmt.Sprintf("- %s: %s", pointName(pt), pt.Flag))
+		}
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(&b, "\nPoints above a ceiling once measured again (flag):\n\n%s\n", strings.Join(flags, "\n"))
+	}
 	b.WriteString("\nWhat the columns mean:\n\n")
 	if err := WriteGlossary(&b, GlossaryKeys(r.Points), true); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pointName names a point in a note: its implementation, strategy,
+// shape and dtype ("attn-cpu fused N=2048 Nq=1, causal, bf16").
+func pointName(pt Point) string {
+	s := fmt.Sprintf("%s %s N=%d", pt.Impl, pt.Strategy, pt.N)
+	if pt.Decode() {
+		s += fmt.Sprintf(" Nq=%d", pt.Nq)
+	}
+	if pt.Causal {
+		s += ", causal"
+	}
+	if pt.DType != "" {
+		s += ", " + pt.DType
+	}
+	if pt.Layers > 0 {
+		s += fmt.Sprintf(", L=%d", pt.Layers)
+	}
+	return s
 }
 
 // table writes one Markdown table: a row per series, a column per N.

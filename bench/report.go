@@ -30,11 +30,12 @@ var Conventions = map[string]string{
 	"bytes":         "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16, 1.0625 in q8, 1 in fp8) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); a backward point's: Q, K, V, O, dO and the float32 LSE read and dQ, dK and dV written, each in its operand's dtype, and for fused+backward the forward's Q, K and V read and O and LSE written besides; gbps is bytes / median time",
 	"nq":            "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report unavailable",
 	"tokens_per_s":  "B·Nq / median time: query rows (tokens) computed a second",
-	"read_gbps":     "the machine's read bandwidth, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
+	"read_gbps":     "the machine's read bandwidth, the best of repeated probes in the same run (at least 2 before the sweep and 1 after it, more while a probe raises a ceiling by 5 %; machine.ceiling_probes lists each): every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
 	"read_bw_frac":  "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
-	"sgemm_gflops":  "the compute ceiling of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of orders 512, 1024 and 2048, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·n³ flops a product over the time of the fastest of 5 passes at each order (about 0.1 s each), the fastest order's, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
-	"fma_gflops":    "the FMA peak of the host's CPU, measured once before the sweep in the same run: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
+	"sgemm_gflops":  "the compute ceiling of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of orders 512, 1024 and 2048, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·n³ flops a product over the time of the fastest of 5 passes at each order (about 0.1 s each), the fastest order's, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
+	"fma_gflops":    "the FMA peak of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
 	"fma_frac":      "of FMA: a point's gflops / fma_gflops, the share of the host's float32 FMA peak the point uses (flops as gflops counts them, so the softmax's exponentials and the FMAs a kernel wastes on padding are not credited); only for points on the host's CPU with fma_gflops measured; float32's peak for every dtype, so an f16 or bf16 point may pass 1 where the CPU multiplies halves faster",
+	"flag":          "a point that stood above the roofline or the FMA peak (roofline_frac or fma_frac past 1) against the best of every probe of the ceilings, measured again after the sweep and still above: by how much (roof 1.03× C, FMA 1.10×) and what may explain it, probe noise last: data in cache (left of the ridge), a kernel faster than Sgemm (right of it, below the FMA peak), half arithmetic (f16, bf16), or probes the machine's load slowed throughout; its fractions are not to be trusted as they stand",
 	"intensity":     "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
 	"roofline_frac": "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
 	"gpu_s":         "the device's own time for a point's ops, the median over the timed runs: timestamps written on the GPU before and after the passes of each submission, their difference summed over an op's submissions (the host's gaps between them not counted) and converted with the timestamp period calibrated against the host clock; beside median_s, the wall time, which adds encoding, submission and waiting; absent where not measured (the CPU, peers, an adapter without timestamps: the backend's device_time says why); results.json's gpu_kernels splits it by kernel (fuseddecode, merge, scores …), each kernel's median seconds over the timed runs from timestamps written inside the pass around each dispatch, their sum at most gpu_s (the pass's start and end not counted), where the device has timestamps inside passes (not the go-webgpu build)",
@@ -106,6 +107,11 @@ type Machine struct {
 	// (a -tags purego build has none).
 	FMAGFLOPS float64 `json:"fma_gflops,omitempty"`
 	FMAKernel string  `json:"fma_kernel,omitempty"`
+	// CeilingProbes are the ceilings each probe of the run measured
+	// (Roof.Probes), in order, before and after the sweep: ReadGBPS,
+	// SgemmGFLOPS and FMAGFLOPS are the best of each. Absent where the
+	// run did not probe them more than once.
+	CeilingProbes []Ceilings `json:"ceiling_probes,omitempty"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -141,9 +147,14 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 		Budget: cfg.Budget.String(), MinRuns: cfg.MinRuns, Seed: cfg.Seed,
 		Conventions: Conventions, Points: points,
 	}
-	r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS = cfg.ReadGBPS, cfg.SgemmGFLOPS
-	if cfg.FMAGFLOPS > 0 {
-		r.Machine.FMAGFLOPS, r.Machine.FMAKernel = cfg.FMAGFLOPS, cfg.FMAKernel
+	ceil := cfg.ceilings()
+	if cfg.Roof != nil {
+		ceil = ceil.best(cfg.Roof.Best())
+		r.Machine.CeilingProbes = cfg.Roof.Probes
+	}
+	r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS = ceil.ReadGBPS, ceil.SgemmGFLOPS
+	if ceil.FMAGFLOPS > 0 {
+		r.Machine.FMAGFLOPS, r.Machine.FMAKernel = ceil.FMAGFLOPS, ceil.FMAKernel
 	}
 	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
 	// the kernel the CPU backend picks.
@@ -284,11 +295,12 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // gbps over it, both empty when it was not measured; sgemm_gflops is the
 // machine's measured compute ceiling, empty when not measured;
 // intensity, roofline_frac and bound are the point's (Point.Intensity,
-// RooflineFrac, Bound), empty where it has none; tokens_per_s is empty
-// for points that did not run.
+// RooflineFrac, Bound), empty where it has none; flag is Point.Flag,
+// empty for a point below both ceilings; tokens_per_s is empty for
+// points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
 	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s", "gpu_s",
-	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac",
+	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac", "flag",
 	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "quant_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
 
 // optFloat is *x in f's format, empty when x is nil.
@@ -354,7 +366,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3, measured(pt.GPUS),
-			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac,
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac, pt.Flag,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, optFloat(pt.QuantErr, f), i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
@@ -502,6 +514,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		if pt.Status == StatusWrong && pt.MaxErr == nil {
 			status += ": " + pt.Error
 		}
+		if pt.Flag != "" {
+			status += ", flag: " + pt.Flag
+		}
 		row += fmt.Sprintf("%d\t%s\t", pt.Runs, roundDuration(time.Duration(pt.MedianS*float64(time.Second))))
 		if gpuTime {
 			row += gpuString(pt.GPUS) + "\t"
@@ -560,6 +575,9 @@ func GlossaryKeys(points []Point) []string {
 	if ofFMA {
 		keys = append(keys, "fma_gflops", "fma_frac")
 	}
+	if slices.ContainsFunc(points, func(pt Point) bool { return pt.Flag != "" }) {
+		keys = append(keys, "flag")
+	}
 	if variants {
 		keys = append(keys, "variant")
 	}
@@ -591,7 +609,7 @@ func WriteGlossary(w io.Writer, keys []string, markdown bool) error {
 // table may show first, as GlossaryKeys orders them, then the rest.
 func AllGlossaryKeys() []string {
 	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "quant_rel_err", "nq", "read_gbps", "read_bw_frac",
-		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "variant", "dtype", "prefix", "pool_pages"}
+		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "flag", "variant", "dtype", "prefix", "pool_pages"}
 	var rest []string
 	for k := range Conventions {
 		if !slices.Contains(keys, k) {

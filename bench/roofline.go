@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/attn-go/attn/backend"
@@ -54,6 +57,82 @@ func MeasureFMA() (gflops float64, kernel string, err error) {
 	}
 	gflops, err = cpu.FMARate(runtime.GOMAXPROCS(0), FMAPasses, FMABudget)
 	return gflops, kernel, err
+}
+
+// Ceilings are the host's ceilings a sweep reads its points against,
+// each 0 where not measured: the read bandwidth in GB/s
+// (MeasureReadBandwidth), the CPU backend's Sgemm rate and the FMA peak
+// in GFLOP/s (MeasureSgemm, MeasureFMA), FMAKernel naming the FMA loop.
+type Ceilings struct {
+	ReadGBPS    float64 `json:"read_gbps,omitempty"`
+	SgemmGFLOPS float64 `json:"sgemm_gflops,omitempty"`
+	FMAGFLOPS   float64 `json:"fma_gflops,omitempty"`
+	FMAKernel   string  `json:"-"`
+}
+
+// best is c with each ceiling raised to o's where o's is higher. Another
+// process, a lower clock or a page fault only ever slow a probe down, so
+// the fastest of several is the nearest to what the machine can do.
+func (c Ceilings) best(o Ceilings) Ceilings {
+	c.ReadGBPS, c.SgemmGFLOPS = max(c.ReadGBPS, o.ReadGBPS), max(c.SgemmGFLOPS, o.SgemmGFLOPS)
+	if o.FMAGFLOPS > c.FMAGFLOPS {
+		c.FMAGFLOPS, c.FMAKernel = o.FMAGFLOPS, o.FMAKernel
+	}
+	return c
+}
+
+// rose reports whether o raises one of c's ceilings by more than
+// ProbeGain.
+func (c Ceilings) rose(o Ceilings) bool {
+	up := func(was, now float64) bool { return now > was*(1+ProbeGain) }
+	return up(c.ReadGBPS, o.ReadGBPS) || up(c.SgemmGFLOPS, o.SgemmGFLOPS) || up(c.FMAGFLOPS, o.FMAGFLOPS)
+}
+
+// How a Roof probes: at least ProbesBefore probes before the sweep and
+// ProbesAfter after it, each phase going on while its last probe raised
+// a ceiling by more than ProbeGain (the machine was busier before it),
+// up to MaxProbes a phase.
+const (
+	ProbesBefore = 2
+	ProbesAfter  = 1
+	MaxProbes    = 4
+	ProbeGain    = 0.05
+)
+
+// A Roof is the host's ceilings as a sweep measures them: probed
+// several times before the sweep and again after it, each ceiling the
+// best of every probe (Best), so that a machine busy while one probe
+// ran cannot lower the roof the points are read against. Run probes it
+// when Config.Roof is set; the caller reads Best and Probes afterwards.
+type Roof struct {
+	// Probe measures the ceilings once (MeasureReadBandwidth,
+	// MeasureSgemm and MeasureFMA for those a sweep needs:
+	// HostCeilings), 0 for those it did not measure.
+	Probe func() Ceilings
+	// Probes are every probe's ceilings, in the order taken.
+	Probes []Ceilings
+}
+
+// Best is each ceiling's best over every probe.
+func (r *Roof) Best() Ceilings {
+	var c Ceilings
+	for _, p := range r.Probes {
+		c = c.best(p)
+	}
+	return c
+}
+
+// measure probes at least least times, and on while the last probe
+// raised a ceiling by more than ProbeGain, MaxProbes times at most, or
+// until ctx is done.
+func (r *Roof) measure(ctx context.Context, least int) {
+	for n := 0; n < MaxProbes && ctx.Err() == nil; n++ {
+		was := r.Best()
+		r.Probes = append(r.Probes, r.Probe())
+		if n+1 >= least && (len(r.Probes) == 1 || !was.rose(r.Probes[len(r.Probes)-1])) {
+			return
+		}
+	}
 }
 
 // The ceilings a point's Bound names.
@@ -157,6 +236,48 @@ func (pt *Point) setCeilings(flops float64, at placement, readGBPS, sgemm float6
 		roof, bound := roofline(pt.Intensity, sgemm, readGBPS)
 		pt.RooflineFrac, pt.Bound = pt.GFLOPS/roof, bound
 	}
+}
+
+// readAgainst gives pt, of work flops and run at at, its fractions of
+// the ceilings c, those it had cleared first: Run reads every point
+// again once the probes after the sweep may have raised the roof.
+func (pt *Point) readAgainst(c Ceilings, work float64, at placement) {
+	pt.ReadBWFrac, pt.Intensity, pt.RooflineFrac, pt.Bound, pt.FMAFrac = 0, 0, 0, "", 0
+	pt.setCeilings(work, at, c.ReadGBPS, c.SgemmGFLOPS)
+	pt.setFMAFrac(at, c.FMAGFLOPS)
+}
+
+// aboveRoof reports whether pt stands above the roofline or the FMA
+// peak: the arithmetic no float32 kernel passes, or a roof whose
+// compute ceiling (Sgemm's) a kernel rarely passes.
+func (pt *Point) aboveRoof() bool { return pt.RooflineFrac > 1 || pt.FMAFrac > 1 }
+
+// ceilingFlag is the flag of a point still above a ceiling once measured
+// again (Point.Flag): by how much, and what may explain it, probe noise
+// last: "above roof 1.03× C, FMA 1.10×: probe noise?". "" for a point
+// below both.
+func (pt *Point) ceilingFlag() string {
+	var above, why []string
+	if pt.RooflineFrac > 1 {
+		above = append(above, fmt.Sprintf("roof %.2f× %s", pt.RooflineFrac, boundLetters[pt.Bound]))
+		switch {
+		case pt.Bound == BoundMemory:
+			why = append(why, "data in cache")
+		case pt.FMAFrac <= 1:
+			why = append(why, "faster than Sgemm")
+		}
+	}
+	if pt.FMAFrac > 1 {
+		above = append(above, fmt.Sprintf("FMA %.2f×", pt.FMAFrac))
+	}
+	if len(above) == 0 {
+		return ""
+	}
+	if pt.DType == "f16" || pt.DType == "bf16" {
+		why = append(why, "half arithmetic")
+	}
+	why = append(why, "probe noise")
+	return "above " + strings.Join(above, ", ") + ": " + strings.Join(why, " or ") + "?"
 }
 
 // setFMAFrac gives pt, run at at, its fraction of the host's FMA peak of

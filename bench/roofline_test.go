@@ -2,12 +2,16 @@ package bench_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/kernels"
 )
 
 // rooflinePoints are a compute-bound and a memory-bound point on the
@@ -323,5 +327,114 @@ func TestGlossary(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "- **fma_frac**: ") || !strings.Contains(md.String(), "- **dtype**: ") {
 		t.Errorf("the Markdown glossary lacks the table's columns:\n%s", md.String())
+	}
+}
+
+// TestRoof: Run probes the ceilings (Config.Roof) before the sweep, on
+// while a probe raises one, and after it, and reads every point against
+// the best of every probe, however low the first ones were; a point
+// above the roofline or the FMA peak is measured again, its second
+// timing kept, and flagged if it is still above, the flag in the
+// table, the JSON, the CSV and results.md. The probe and the points are
+// fakes: a probe that answers each of its ceilings in turn, and a Spawn
+// that answers each timing of the point's GFLOP/s in turn (the last
+// answer repeated), of intensity 100 flop/B: compute-bound under
+// ceilings of 500 GFLOP/s and 100 GB/s.
+func TestRoof(t *testing.T) {
+	low := bench.Ceilings{ReadGBPS: 1, SgemmGFLOPS: 50, FMAGFLOPS: 100, FMAKernel: "fake"}
+	high := bench.Ceilings{ReadGBPS: 100, SgemmGFLOPS: 500, FMAGFLOPS: 1000, FMAKernel: "fake"}
+	for _, tc := range []struct {
+		name         string
+		probes       []bench.Ceilings
+		gflops       []float64
+		wantProbes   int
+		wantTimings  int
+		wantGFLOPS   float64
+		wantFlag     string
+		wantProgress int // Progress events of a point measured
+	}{
+		{"a slow first probe", []bench.Ceilings{low, high}, []float64{200}, 3 + 1, 1, 200, "", 1},
+		{"slow probes before the sweep", []bench.Ceilings{low, low, high}, []float64{200}, 2 + 2, 1, 200, "", 1},
+		{"above once", []bench.Ceilings{high}, []float64{2000, 300}, 2 + 1, 2, 300, "", 2},
+		{"above twice", []bench.Ceilings{high}, []float64{2000}, 2 + 1, 2, 2000, "above roof 4.00× C, FMA 2.00×: probe noise?", 2},
+		{"above Sgemm only", []bench.Ceilings{high}, []float64{600}, 2 + 1, 2, 600, "above roof 1.20× C: faster than Sgemm or probe noise?", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probes, timings, events := 0, 0, 0
+			roof := &bench.Roof{Probe: func() bench.Ceilings {
+				probes++
+				return tc.probes[min(probes, len(tc.probes))-1]
+			}}
+			cfg := tiny()
+			cfg.Ns, cfg.Causal, cfg.Strategies, cfg.Roof = []int{64}, []bool{false}, []kernels.Strategy{kernels.Fused}, roof
+			cfg.Progress = func(p bench.Progress) {
+				if p.Point != nil {
+					events++
+				}
+			}
+			cfg.Spawn = func(_ context.Context, spec bench.PointSpec) bench.Point {
+				timings++
+				gflops := tc.gflops[min(timings, len(tc.gflops))-1]
+				flops := bench.Flops(spec.Problem())
+				pt := bench.Point{Impl: "attn-cpu", Strategy: spec.Strategy, Shape: spec.Shape, Status: bench.StatusOK,
+					Runs: 3, MedianS: flops / gflops / 1e9, GFLOPS: gflops, Bytes: int64(flops / 100)}
+				pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
+				return pt
+			}
+			points, err := bench.Run(context.Background(), cfg, []backend.Backend{openCPU(t)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(points) != 1 || probes != tc.wantProbes || len(roof.Probes) != probes || timings != tc.wantTimings || events != tc.wantProgress {
+				t.Fatalf("%d points, %d probes (%d recorded), %d timings, %d progress events; want 1, %d, %d, %d",
+					len(points), probes, len(roof.Probes), timings, events, tc.wantProbes, tc.wantTimings, tc.wantProgress)
+			}
+			pt := points[0]
+			if best := roof.Best(); best != high {
+				t.Errorf("best of the probes %+v, want %+v", best, high)
+			}
+			if pt.GFLOPS != tc.wantGFLOPS || pt.FMAFrac != tc.wantGFLOPS/1000 || pt.RooflineFrac != tc.wantGFLOPS/500 || pt.Bound != bench.BoundCompute || pt.Flag != tc.wantFlag {
+				t.Errorf("point: %v GFLOP/s, of FMA %v, of roof %v %s, flag %q; want %v GFLOP/s read against %+v, flag %q",
+					pt.GFLOPS, pt.FMAFrac, pt.RooflineFrac, pt.Bound, pt.Flag, tc.wantGFLOPS, high, tc.wantFlag)
+			}
+
+			// The report: the best ceilings and every probe, the flag in
+			// each output where there is one.
+			r := bench.NewReport(cfg, nil, nil, points)
+			if r.Machine.FMAGFLOPS != 1000 || r.Machine.SgemmGFLOPS != 500 || r.Machine.ReadGBPS != 100 || len(r.Machine.CeilingProbes) != probes {
+				t.Errorf("machine: %+v", r.Machine)
+			}
+			_, _, raw := bench.JSONMaps(t, r)
+			rows := bench.CSVRows(t, r)
+			var table, md bytes.Buffer
+			if err := bench.WriteTable(&table, points); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			for _, cf := range r.ChartFiles("png") {
+				if cf.Chart != bench.ChartRoofline {
+					continue // the fake points have no memory to chart
+				}
+				if err := r.WriteChartFile(io.Discard, cf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			k := slices.Index(rows[0], "flag")
+			if k < 0 {
+				t.Fatalf("CSV header %v lacks flag", rows[0])
+			}
+			if tc.wantFlag == "" {
+				if _, ok := raw[0]["flag"]; ok || rows[1][k] != "" || strings.Contains(table.String(), "flag") || strings.Contains(md.String(), "flag") {
+					t.Errorf("an unflagged point: JSON %v, CSV %q, table or results.md mentions a flag:\n%s\n%s", raw[0]["flag"], rows[1][k], table.String(), md.String())
+				}
+				return
+			}
+			if raw[0]["flag"] != tc.wantFlag || rows[1][k] != tc.wantFlag || !strings.Contains(table.String(), "ok, flag: "+tc.wantFlag) ||
+				!strings.Contains(md.String(), "flagged)") || !strings.Contains(md.String(), "attn-cpu fused N=64: "+tc.wantFlag) || !strings.Contains(md.String(), "- **flag**: ") {
+				t.Errorf("a flagged point: JSON %v, CSV %q; table and results.md:\n%s\n%s", raw[0]["flag"], rows[1][k], table.String(), md.String())
+			}
+		})
 	}
 }

@@ -77,6 +77,16 @@ has no FMA loop and records none. Each ceiling is measured only where a
 point is read against it: a sweep whose points all run on a discrete
 GPU measures none (it says so), one with a GPU peer only the bandwidth.
 
+Another process only ever slows a probe down, so the ceilings are
+probed at least twice before the sweep and once after it (more while a
+probe raises one by 5%), each the best of its probes
+(machine.ceiling_probes lists them all), and every point is read against
+them once the sweep is done. A point above the roofline or the FMA peak
+is measured again; one that stays above is flagged ("flag" in the table,
+results.json, results.csv and results.md, ringed in red on
+roofline.png) with by how much and what may explain it: data in cache,
+a kernel faster than Sgemm, half arithmetic, or probe noise.
+
 -layers L,... times each attn point as a model's step instead of one
 call: L calls over L separate copies of Q, K, V and O (a layer's
 cache each), recorded as one step with one wait on the GPU (gpu.Step)
@@ -348,40 +358,24 @@ func runBench(c *cmdEnv, args []string) error {
 		}
 		cfg.Spawn = bench.Subprocess(exe, "bench", "-point")
 	}
-	// The read bandwidth and the Sgemm rate are measured before any
-	// point, with nothing else running, so that each point's GB/s and
-	// GFLOP/s have ceilings to be read against: those that apply to
-	// some point, none for a discrete GPU's alone.
+	// The host's ceilings that apply to some point (none for a discrete
+	// GPU's alone) are probed before the sweep, with nothing else of
+	// ours running, and again after it: each is the best of the probes,
+	// so that another process busy during one cannot lower the roof the
+	// points are read against.
 	memory, compute := bench.HostCeilings(bes, peers)
 	if !memory && !compute {
 		fmt.Fprintf(c.stderr, "attn bench: the host's ceilings not measured: every point runs on a discrete GPU\n")
-	}
-	if memory {
-		if bw, err := bench.MeasureReadBandwidth(); err != nil {
-			fmt.Fprintf(c.stderr, "attn bench: read bandwidth not measured: %v\n", err)
-		} else {
-			cfg.ReadGBPS = bw
-			fmt.Fprintf(c.stderr, "attn bench: read bandwidth %.1f GB/s\n", bw)
-		}
-	}
-	if compute {
-		if rate, err := bench.MeasureSgemm(); err != nil {
-			fmt.Fprintf(c.stderr, "attn bench: Sgemm rate not measured: %v\n", err)
-		} else {
-			cfg.SgemmGFLOPS = rate
-			fmt.Fprintf(c.stderr, "attn bench: Sgemm %.1f GFLOP/s on %d threads\n", rate, runtime.GOMAXPROCS(0))
-		}
-		if rate, kernel, err := bench.MeasureFMA(); err != nil {
-			fmt.Fprintf(c.stderr, "attn bench: FMA peak not measured: %v\n", err)
-		} else {
-			cfg.FMAGFLOPS, cfg.FMAKernel = rate, kernel
-			fmt.Fprintf(c.stderr, "attn bench: FMA peak %.1f GFLOP/s on %d threads (%s)\n", rate, runtime.GOMAXPROCS(0), kernel)
-		}
+	} else {
+		cfg.Roof = &bench.Roof{Probe: ceilingProbe(c.stderr, memory, compute)}
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update
 	points, runErr := bench.Run(ctx, cfg, bes, peers)
 	prog.finish()
+	if cfg.Roof != nil {
+		reportRoof(c.stderr, cfg.Roof, points)
+	}
 	if runErr != nil && len(points) == 0 {
 		return runErr
 	}
@@ -400,6 +394,92 @@ func runBench(c *cmdEnv, args []string) error {
 		runErr = noneRan(points)
 	}
 	return runErr
+}
+
+// ceilingProbe measures the host's ceilings once, those memory and
+// compute ask for (bench.HostCeilings), and prints them as probe n on
+// w; a ceiling that cannot be measured says why, once.
+func ceilingProbe(w io.Writer, memory, compute bool) func() bench.Ceilings {
+	n := 0
+	said := map[string]bool{}
+	failed := func(what string, err error) {
+		if !said[what] {
+			said[what] = true
+			fmt.Fprintf(w, "attn bench: %s not measured: %v\n", what, err)
+		}
+	}
+	return func() bench.Ceilings {
+		n++
+		var c bench.Ceilings
+		var got []string
+		if memory {
+			if bw, err := bench.MeasureReadBandwidth(); err != nil {
+				failed("read bandwidth", err)
+			} else {
+				c.ReadGBPS = bw
+				got = append(got, fmt.Sprintf("read bandwidth %.1f GB/s", bw))
+			}
+		}
+		if compute {
+			if rate, err := bench.MeasureSgemm(); err != nil {
+				failed("Sgemm rate", err)
+			} else {
+				c.SgemmGFLOPS = rate
+				got = append(got, fmt.Sprintf("Sgemm %.1f GFLOP/s", rate))
+			}
+			if rate, kernel, err := bench.MeasureFMA(); err != nil {
+				failed("FMA peak", err)
+			} else {
+				c.FMAGFLOPS, c.FMAKernel = rate, kernel
+				got = append(got, fmt.Sprintf("FMA peak %.1f GFLOP/s (%s)", rate, kernel))
+			}
+		}
+		if len(got) > 0 {
+			fmt.Fprintf(w, "attn bench: probe %d of the ceilings on %d threads: %s\n", n, runtime.GOMAXPROCS(0), strings.Join(got, ", "))
+		}
+		return c
+	}
+}
+
+// reportRoof says on w what the probes of roof made of the ceilings
+// (each the best of them, with their spread where they differ) and how
+// many points stand flagged above one.
+func reportRoof(w io.Writer, roof *bench.Roof, points []bench.Point) {
+	best := roof.Best()
+	spread := func(f func(bench.Ceilings) float64) string {
+		lo := f(best)
+		for _, p := range roof.Probes {
+			if v := f(p); v > 0 {
+				lo = min(lo, v)
+			}
+		}
+		if lo < f(best)*(1-bench.ProbeGain) {
+			return fmt.Sprintf(" (probes %.1f … %.1f)", lo, f(best))
+		}
+		return ""
+	}
+	var got []string
+	if best.ReadGBPS > 0 {
+		got = append(got, fmt.Sprintf("read bandwidth %.1f GB/s%s", best.ReadGBPS, spread(func(c bench.Ceilings) float64 { return c.ReadGBPS })))
+	}
+	if best.SgemmGFLOPS > 0 {
+		got = append(got, fmt.Sprintf("Sgemm %.1f GFLOP/s%s", best.SgemmGFLOPS, spread(func(c bench.Ceilings) float64 { return c.SgemmGFLOPS })))
+	}
+	if best.FMAGFLOPS > 0 {
+		got = append(got, fmt.Sprintf("FMA peak %.1f GFLOP/s%s", best.FMAGFLOPS, spread(func(c bench.Ceilings) float64 { return c.FMAGFLOPS })))
+	}
+	if len(got) > 0 {
+		fmt.Fprintf(w, "attn bench: ceilings, the best of %d probes: %s\n", len(roof.Probes), strings.Join(got, ", "))
+	}
+	flagged := 0
+	for _, pt := range points {
+		if pt.Flag != "" {
+			flagged++
+		}
+	}
+	if flagged > 0 {
+		fmt.Fprintf(w, "attn bench: %d points above a ceiling once measured again, flagged (the flag column and field)\n", flagged)
+	}
 }
 
 // noneRan is an error when not one of points ran (each failed, was

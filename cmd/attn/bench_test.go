@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,8 +35,9 @@ func TestBenchCommand(t *testing.T) {
 	if !strings.Contains(stderr, "[8 100%") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
-	if !strings.Contains(stderr, "attn bench: Sgemm ") || !strings.Contains(stdout, " of roof ") {
-		t.Errorf("no Sgemm rate on stderr (%q) or no \"of roof\" column:\n%s", stderr, stdout)
+	if !strings.Contains(stderr, "attn bench: probe 1 of the ceilings on ") || !strings.Contains(stderr, "attn bench: ceilings, the best of ") ||
+		!strings.Contains(stderr, "Sgemm ") || !strings.Contains(stdout, " of roof ") {
+		t.Errorf("no probe of the ceilings on stderr (%q) or no \"of roof\" column:\n%s", stderr, stdout)
 	}
 	f, err := os.Open(filepath.Join(out, "results.json"))
 	if err != nil {
@@ -51,6 +53,13 @@ func TestBenchCommand(t *testing.T) {
 	}
 	if rate := r.Machine.SgemmGFLOPS; !(rate > 0) || rate > 1e6 {
 		t.Errorf("machine.sgemm_gflops = %v", rate)
+	}
+	// The ceilings are the best of the probes before and after the
+	// sweep, each recorded.
+	if probes := r.Machine.CeilingProbes; len(probes) < bench.ProbesBefore+bench.ProbesAfter || slices.ContainsFunc(probes, func(c bench.Ceilings) bool {
+		return c.SgemmGFLOPS > r.Machine.SgemmGFLOPS || c.ReadGBPS > r.Machine.ReadGBPS || !(c.SgemmGFLOPS > 0)
+	}) {
+		t.Errorf("machine.ceiling_probes %+v against read %v, Sgemm %v", probes, r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS)
 	}
 	// The FMA peak, where the build has its loop (not -tags purego):
 	// above the Sgemm's rate, and a fraction of it for every point.

@@ -160,6 +160,9 @@ func checkEdges(name, what string, cu []int, d, size int) error {
 // masking's, and inside the prefix it sees every key: exact with a
 // keep-mask of the rule, or with Causal where the prefix is empty.
 func PrefixLMBlocks(n, prefix, size int) (*BlockMask, error) {
+	if n < 1 {
+		return nil, backend.Errorf(backend.ErrShape, "PrefixLMBlocks: n = %d tokens: want ≥ 1", n)
+	}
 	if prefix < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "PrefixLMBlocks: prefix %d: want ≥ 0", prefix)
 	}
@@ -179,6 +182,9 @@ func PrefixLMBlocks(n, prefix, size int) (*BlockMask, error) {
 // blocks the window's mask would hide: give the rule as a keep-mask
 // then).
 func StreamingBlocks(n, sinks, window, size int) (*BlockMask, error) {
+	if n < 1 {
+		return nil, backend.Errorf(backend.ErrShape, "StreamingBlocks: n = %d tokens: want ≥ 1", n)
+	}
 	if sinks < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "StreamingBlocks: sinks %d: want ≥ 0", sinks)
 	}

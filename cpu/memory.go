@@ -1,11 +1,6 @@
 package cpu
 
-import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
-)
+import "github.com/attn-go/attn/internal/hostmem"
 
 // checkedAllocBytes is the size from which Alloc asks the system how much
 // memory is left: a request past it would be met by the kernel's OOM
@@ -19,38 +14,7 @@ const checkedAllocBytes = 256 << 20
 // afresh on every call; ok is false where neither can be read (not
 // Linux). Callers that hold their data in host memory (attn run) compare
 // what a problem needs with it before reading anything.
-func AvailableMemory() (bytes uint64, ok bool) { return availableMemory() }
+func AvailableMemory() (bytes uint64, ok bool) { return hostmem.Available() }
 
 // availableMemory is AvailableMemory.
-func availableMemory() (bytes uint64, ok bool) {
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-				if kb, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
-					bytes, ok = kb*1024, true
-				}
-				break
-			}
-		}
-		f.Close()
-	}
-	limit, err1 := readUint("/sys/fs/cgroup/memory.max")
-	used, err2 := readUint("/sys/fs/cgroup/memory.current")
-	if err1 == nil && err2 == nil && limit > used {
-		if head := limit - used; !ok || head < bytes {
-			bytes, ok = head, true
-		}
-	}
-	return bytes, ok
-}
-
-// readUint reads a file holding one unsigned number ("max" is an error).
-func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-}
+func availableMemory() (bytes uint64, ok bool) { return hostmem.Available() }

@@ -2,12 +2,10 @@ package kernels
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/hostmem"
 )
 
 // Layout is the order of the dimensions of a rank-4 (or rank-3) Q, K, V or
@@ -140,7 +138,7 @@ const checkedHostBytes = 256 << 20
 
 // hostRoom says why n values of size bytes do not fit in host memory, ""
 // where they do: past maxHostBytes, or, from checkedHostBytes on, past
-// the memory available now (hostMemory). It is the CPU backend's Alloc's
+// the memory available now (hostmem.Available). It is the CPU backend's Alloc's
 // rule, which kernels meets without importing that backend.
 func hostRoom(n, size int) string {
 	if n > maxHostBytes/size {
@@ -148,45 +146,13 @@ func hostRoom(n, size int) string {
 	}
 	bytes := uint64(n) * uint64(size)
 	if bytes >= checkedHostBytes {
-		if avail, ok := hostMemory(); ok && bytes > avail {
+		if avail, ok := hostmem.Available(); ok && bytes > avail {
 			return fmt.Sprintf("need %.1f GiB but %.1f GiB of memory is available", float64(bytes)/(1<<30), float64(avail)/(1<<30))
 		}
 	}
 	return ""
 }
 
-// hostMemory is cpu.AvailableMemory (which see): MemAvailable from
-// /proc/meminfo, lowered to the cgroup v2 limit's headroom, read afresh;
-// ok is false where neither can be read.
-func hostMemory() (bytes uint64, ok bool) {
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
-				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-					bytes, ok = kb*1024, true
-				}
-				break
-			}
-		}
-	}
-	limit, err1 := readUint("/sys/fs/cgroup/memory.max")
-	used, err2 := readUint("/sys/fs/cgroup/memory.current")
-	if err1 == nil && err2 == nil && limit > used {
-		if head := limit - used; !ok || head < bytes {
-			bytes, ok = head, true
-		}
-	}
-	return bytes, ok
-}
-
-// readUint reads a file holding one unsigned number ("max" is an error).
-func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-}
 
 // Float32s returns the tensor's values as float32, dense row-major: Data
 // itself for a dense Float32 tensor, a new slice of the values (widened

@@ -127,8 +127,8 @@ type Config struct {
 	// Roof, when not nil, probes the host's ceilings before and after
 	// the sweep (Roof.Probe): Run and NewReport read each ceiling as the
 	// best of the probes and of the figure above. A point above the
-	// roofline or the FMA peak is measured again after the sweep, and
-	// flagged (Point.Flag) if it stays there.
+	// roofline, the FMA peak or the read bandwidth is measured again
+	// after the sweep, and flagged (Point.Flag) if it stays there.
 	Roof *Roof
 	// Progress, when not nil, is called as each point starts and ends.
 	Progress func(Progress)
@@ -621,8 +621,9 @@ type Point struct {
 	// it was measured; 0 otherwise. Like RooflineFrac it is float32's
 	// for every dtype.
 	FMAFrac float64 `json:"fma_frac,omitempty"`
-	// Flag, when not "", says the point stood above the roofline or the
-	// FMA peak (RooflineFrac or FMAFrac past 1) even once measured again
+	// Flag, when not "", says the point stood above the roofline, the FMA
+	// peak or the read bandwidth (RooflineFrac, FMAFrac or ReadBWFrac
+	// past 1) even once measured again
 	// after the sweep, by how much, and what may explain it, probe noise
 	// last: "above roof 1.03× C, FMA 1.10×: probe noise?".
 	Flag string `json:"flag,omitempty"`

@@ -61,8 +61,8 @@ func (r *Report) ChartFiles(format string) []ChartFile {
 	var files []ChartFile
 	add := func(name string, c Chart, keep func(Point) bool) {
 		sub := r.filter(keep)
-		if len(sub.series(true)) == 0 || c == ChartRoofline && !sub.hasRoofline() {
-			return // nothing ran: no chart, rather than empty axes
+		if len(sub.series(true)) == 0 || c == ChartRoofline && !sub.hasRoofline() || c == ChartMemory && !sub.hasMemory() {
+			return // nothing ran (or measured): no chart, rather than empty axes
 		}
 		files = append(files, ChartFile{Name: name + "." + format, Chart: c, keep: keep})
 	}
@@ -462,6 +462,12 @@ func (r *Report) hasRoofline() bool {
 }
 
 // onRoofline reports whether the roofline chart draws pt.
+// hasMemory reports whether some point measured its memory (a peak RSS
+// or device bytes): the memory chart's log axes hold nothing else.
+func (r *Report) hasMemory() bool {
+	return slices.ContainsFunc(r.Points, func(pt Point) bool { return pt.PeakRSS > 0 || pt.DeviceBytes > 0 })
+}
+
 func onRoofline(pt Point) bool { return pt.RooflineFrac > 0 && pt.Intensity > 0 && pt.GFLOPS > 0 }
 
 // dots are the points of the ith series of r.series(true) (whose

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/png"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -254,6 +255,7 @@ func TestReportVariants(t *testing.T) {
 func roofPoint(impl string, n int, causal bool, at placement) Point {
 	pt := ranPoint(n, causal, steadyRuns(5, uint64(n)))
 	pt.Impl = impl
+	pt.PeakRSS = int64(n) << 20
 	pt.setCeilings(Flops(pt.Shape.Problem()), at, 50, 400)
 	return pt
 }
@@ -332,5 +334,20 @@ func TestRooflineChart(t *testing.T) {
 		if !slices.Equal(names, c.want) {
 			t.Errorf("%s: chart files %v, want %v", c.name, names, c.want)
 		}
+	}
+
+	// No memory file where no point measured its memory (every process
+	// ended before its peak was read): the log axes would hold nothing.
+	none := withCeilings(roofPoint("attn-cpu", 64, false, hostCPU))
+	none.Points[0].PeakRSS = 0
+	var names []string
+	for _, cf := range none.ChartFiles("png") {
+		names = append(names, cf.Name)
+		if err := none.WriteChartFile(io.Discard, cf); err != nil {
+			t.Errorf("%s: %v", cf.Name, err)
+		}
+	}
+	if want := []string{"gflops.png", "roofline.png"}; !slices.Equal(names, want) {
+		t.Errorf("no memory measured: chart files %v, want %v", names, want)
 	}
 }

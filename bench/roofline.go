@@ -247,15 +247,16 @@ func (pt *Point) readAgainst(c Ceilings, work float64, at placement) {
 	pt.setFMAFrac(at, c.FMAGFLOPS)
 }
 
-// aboveRoof reports whether pt stands above the roofline or the FMA
-// peak: the arithmetic no float32 kernel passes, or a roof whose
-// compute ceiling (Sgemm's) a kernel rarely passes.
-func (pt *Point) aboveRoof() bool { return pt.RooflineFrac > 1 || pt.FMAFrac > 1 }
+// aboveRoof reports whether pt stands above the roofline, the FMA peak
+// or the read bandwidth: the arithmetic no float32 kernel passes, a roof
+// whose compute ceiling (Sgemm's) a kernel rarely passes, or traffic
+// faster than memory, which only data in the caches gives.
+func (pt *Point) aboveRoof() bool { return pt.RooflineFrac > 1 || pt.FMAFrac > 1 || pt.ReadBWFrac > 1 }
 
 // ceilingFlag is the flag of a point still above a ceiling once measured
 // again (Point.Flag): by how much, and what may explain it, probe noise
 // last: "above roof 1.03× C, FMA 1.10×: probe noise?". "" for a point
-// below both.
+// below every ceiling.
 func (pt *Point) ceilingFlag() string {
 	var above, why []string
 	if pt.RooflineFrac > 1 {
@@ -269,6 +270,12 @@ func (pt *Point) ceilingFlag() string {
 	}
 	if pt.FMAFrac > 1 {
 		above = append(above, fmt.Sprintf("FMA %.2f×", pt.FMAFrac))
+	}
+	if pt.ReadBWFrac > 1 {
+		above = append(above, fmt.Sprintf("BW %.2f×", pt.ReadBWFrac))
+		if pt.Bound != BoundMemory || pt.RooflineFrac <= 1 {
+			why = append(why, "data in cache")
+		}
 	}
 	if len(above) == 0 {
 		return ""

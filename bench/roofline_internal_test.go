@@ -104,25 +104,27 @@ func TestSetFMAFrac(t *testing.T) {
 }
 
 // ceilingFlag says by how much a point stands above each ceiling and
-// what may explain it, probe noise last; a point below both has none.
+// what may explain it, probe noise last; a point below every one has
+// none.
 // The roofline chart rings the flagged points' dots.
 func TestCeilingFlag(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		roof, fma float64
-		bound     string
-		dtype     string
-		want      string
+		name          string
+		roof, fma, bw float64
+		bound         string
+		dtype         string
+		want          string
 	}{
-		{"below both", 0.9, 0.95, BoundCompute, "", ""},
-		{"at the roof", 1, 0.5, BoundCompute, "", ""},
-		{"above both", 1.58, 1.25, BoundCompute, "", "above roof 1.58× C, FMA 1.25×: probe noise?"},
-		{"past Sgemm", 1.1, 0.6, BoundCompute, "", "above roof 1.10× C: faster than Sgemm or probe noise?"},
-		{"memory-bound", 2, 0.1, BoundMemory, "", "above roof 2.00× M: data in cache or probe noise?"},
-		{"bf16 past FMA", 0.8, 1.3, BoundCompute, "bf16", "above FMA 1.30×: half arithmetic or probe noise?"},
-		{"f16 past Sgemm", 1.2, 0.7, BoundCompute, "f16", "above roof 1.20× C: faster than Sgemm or half arithmetic or probe noise?"},
+		{"below every one", 0.9, 0.95, 0.8, BoundCompute, "", ""},
+		{"at the roof", 1, 0.5, 1, BoundCompute, "", ""},
+		{"above both", 1.58, 1.25, 0, BoundCompute, "", "above roof 1.58× C, FMA 1.25×: probe noise?"},
+		{"past Sgemm", 1.1, 0.6, 0, BoundCompute, "", "above roof 1.10× C: faster than Sgemm or probe noise?"},
+		{"memory-bound", 2, 0.1, 2, BoundMemory, "", "above roof 2.00× M, BW 2.00×: data in cache or probe noise?"},
+		{"past the bandwidth only", 0.6, 0.2, 1.49, BoundCompute, "", "above BW 1.49×: data in cache or probe noise?"},
+		{"bf16 past FMA", 0.8, 1.3, 0, BoundCompute, "bf16", "above FMA 1.30×: half arithmetic or probe noise?"},
+		{"f16 past Sgemm", 1.2, 0.7, 0, BoundCompute, "f16", "above roof 1.20× C: faster than Sgemm or half arithmetic or probe noise?"},
 	} {
-		pt := Point{RooflineFrac: c.roof, FMAFrac: c.fma, Bound: c.bound}
+		pt := Point{RooflineFrac: c.roof, FMAFrac: c.fma, ReadBWFrac: c.bw, Bound: c.bound}
 		pt.DType = c.dtype
 		if got := pt.ceilingFlag(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

@@ -17,7 +17,11 @@ import "github.com/attn-go/attn/backend"
 // empty, does not start at 0 or decreases), and one wrapping
 // backend.ErrTooLarge for a mask of more blocks than an int or the
 // memory available holds (NewTensor's rule); it never panics on its
-// arguments.
+// arguments. Its fields:
+//
+//	Size  int
+//	Shape [4]int // [B|1, H|1, ⌈Nq/Size⌉, ⌈Nk/Size⌉]
+//	Keep  []bool // row-major over Shape
 type BlockMask = backend.BlockMask
 
 // MaskBlocks is the block mask of an element-level rule, as

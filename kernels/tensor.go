@@ -18,14 +18,30 @@ const (
 	BNHD = backend.BNHD // [batch, token, head, dim]
 )
 
-// Window is a sliding window's sides (Options.Window); ScoreStage is
-// how far Options.Scores carries the scores; Indices are the index
-// lists of sparse attention over chosen keys (Options.Indices).
-type (
-	Window     = backend.Window
-	ScoreStage = backend.ScoreStage
-	Indices    = backend.Indices
-)
+// Window is a sliding window (Options.Window): query row i at key
+// position t sees key j only when t − Left ≤ j ≤ t + Right, a side of −1
+// unbounded; {Left: W−1, Right: 0} with Causal is a causal window of W
+// keys. Its fields:
+//
+//	Left, Right int
+//
+// backend.Window has the rest.
+type Window = backend.Window
+
+// ScoreStage is how far Options.Scores carries the scores (the
+// constants below; backend.ScoreStage).
+type ScoreStage = backend.ScoreStage
+
+// Indices are the index lists of sparse attention over chosen keys
+// (Options.Indices, AttendOptions.Indices): for each query row, the K
+// key positions it attends (−1 for none), one list a row shared by every
+// head (Heads 1) or one a KV head (Heads = KVHeads). Its fields:
+//
+//	Heads, K int
+//	Idx      []int32 // [B, Heads, Nq, K], or [Heads, total rows, K] packed
+//
+// backend.Indices has the rules (what is refused, what a list takes).
+type Indices = backend.Indices
 
 // The score stages (backend.ScoreStage).
 const (

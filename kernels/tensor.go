@@ -169,7 +169,6 @@ func hostRoom(n, size int) string {
 	return ""
 }
 
-
 // Float32s returns the tensor's values as float32, dense row-major: Data
 // itself for a dense Float32 tensor, a new slice of the values (widened
 // exactly from a half dtype) otherwise.

@@ -91,14 +91,21 @@ func (b *Backend) writeSpans(x *buffer, base int, img []byte, spans [][2]int) er
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	var ds []*dispatch
 	for i := 0; i < len(ws); {
-		// The entries whose words one window of o holds, from the
-		// aligned byte at or below the first.
-		start := (x.off + 4*(base+ws[i])) / alignBytes * alignBytes
+		// The entries whose words one window of o holds: the whole
+		// buffer where one binding holds it, so that the writes of a
+		// decoding loop bind alike and find their bind group again
+		// (groups.go); else from the aligned byte at or below the first.
+		start, end := x.off, x.off+int(x.bytes)
+		if int(x.bytes) > maxBind {
+			start = (x.off + 4*(base+ws[i])) / alignBytes * alignBytes
+		}
 		j := i + 1
 		for j < len(ws) && j-i < patchTable && x.off+4*(base+ws[j])+4-start <= maxBind {
 			j++
 		}
-		end := x.off + 4*(base+ws[j-1]) + 4
+		if int(x.bytes) > maxBind {
+			end = x.off + 4*(base+ws[j-1]) + 4
+		}
 		table := make([]uint32, 0, patchEntry*(j-i))
 		for _, w := range ws[i:j] {
 			p := patches[w]

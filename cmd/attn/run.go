@@ -5,21 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"math"
-	"math/big"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench/heatmap"
-	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
-	"github.com/gogpu/gputypes"
 )
 
 const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S]"
@@ -273,53 +265,6 @@ func (f *runFlags) variantFlags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&f.cuQ, "cu-seqlens-q", "", "packed sequences: `C.npy`, [B+1] int32 or int64 row offsets into Q, whose rows are [total, H, D]")
 	fs.StringVar(&f.cuK, "cu-seqlens-k", "", "packed keys: `C.npy`, [B+1] int32 or int64 row offsets into K and V, [total, KVH, D] (with -cu-seqlens-q)")
-}
-
-// interruptedError reports that SIGINT or SIGTERM stopped a command: run
-// prints "interrupted" and exits 128 + the signal's number, as a shell
-// does for a process the signal killed.
-type interruptedError struct{ sig os.Signal }
-
-func (e *interruptedError) Error() string { return "interrupted" }
-
-// exitCode is 130 for SIGINT, 143 for SIGTERM.
-func (e *interruptedError) exitCode() int {
-	if s, ok := e.sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 128 + int(syscall.SIGINT)
-}
-
-// interruptible runs work with a context that SIGINT or SIGTERM cancels;
-// when work then fails, the error is an *interruptedError naming the
-// signal, whatever work returned (its context error, or a failure the
-// cancellation caused). Only the first signal is caught: a second one
-// ends the process the default way.
-func interruptible(work func(ctx context.Context) error) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	caught := make(chan os.Signal, 1)
-	go func() {
-		select {
-		case sig := <-sigs:
-			signal.Stop(sigs)
-			caught <- sig
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err := work(ctx)
-	if err != nil {
-		select {
-		case sig := <-caught:
-			return &interruptedError{sig}
-		default:
-		}
-	}
-	return err
 }
 
 // check validates the flags on their own, before any file is opened.
@@ -593,41 +538,6 @@ func planRun(ctx context.Context, f *runFlags, files map[string]*npyFile) (*runP
 	return &runPlan{prob: prob, full: full, opts: opts}, nil
 }
 
-// runOutputs are attn run's outputs, each reserved (nil when its flag
-// is not given).
-type runOutputs struct {
-	out, weights, scores, lse, heatmap, presentK, presentV *pending
-}
-
-// reserveOutputs reserves every output before anything is computed: a
-// run that cannot write its results fails now, not after the work. The
-// outputs are returned on an error too, for the caller to discard.
-func reserveOutputs(f *runFlags) (*runOutputs, error) {
-	o := &runOutputs{}
-	for _, r := range []struct {
-		flag, path string
-		dst        **pending
-	}{{"-o", f.out, &o.out}, {"-weights", f.weights, &o.weights}, {"-scores", f.scores, &o.scores}, {"-lse", f.lse, &o.lse},
-		{"-heatmap", f.heatmap, &o.heatmap}, {"-present-k", f.presentK, &o.presentK}, {"-present-v", f.presentV, &o.presentV}} {
-		if r.path == "" {
-			continue
-		}
-		p, err := reserve(r.flag, r.path)
-		if err != nil {
-			return o, err
-		}
-		*r.dst = p
-	}
-	return o, nil
-}
-
-// discard removes every temporary file not committed.
-func (o *runOutputs) discard() {
-	for _, p := range []*pending{o.out, o.weights, o.scores, o.lse, o.heatmap, o.presentK, o.presentV} {
-		p.discard()
-	}
-}
-
 // readQKV reads Q, K and V, each file checked for NaN and infinities
 // unless -allow-nonfinite but a paged pool's. A past goes before K's and
 // V's rows.
@@ -782,129 +692,6 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, p
 	return nil
 }
 
-// write writes every output, the image too, and syncs it, replacing no
-// target: the caller commits the files returned only once all are
-// written, so that a failure, or a signal, leaves every target as it
-// was. qkv are the tensors attention read, the present keys and values.
-func (o *runOutputs) write(f *runFlags, plan *runPlan, res *kernels.Result, qkv [3]*kernels.Tensor) ([]*pending, error) {
-	written := []*pending{o.out}
-	if err := o.out.write(res.Out.WriteNpy); err != nil {
-		return nil, err
-	}
-	if o.weights != nil {
-		if res.Weights == nil {
-			return nil, fmt.Errorf("the %s strategy returned no weights", res.Strategy)
-		}
-		if err := o.weights.write(res.Weights.WriteNpy); err != nil {
-			return nil, err
-		}
-		written = append(written, o.weights)
-	}
-	if o.scores != nil {
-		if res.Scores == nil {
-			return nil, fmt.Errorf("the %s strategy returned no scores", res.Strategy)
-		}
-		if err := o.scores.write(res.Scores.WriteNpy); err != nil {
-			return nil, err
-		}
-		written = append(written, o.scores)
-	}
-	if o.lse != nil {
-		if res.LSE == nil {
-			return nil, fmt.Errorf("the %s strategy returned no log-sum-exp", res.Strategy)
-		}
-		if err := o.lse.write(npyWriter(res.LSE.Shape, res.LSE.Data)); err != nil {
-			return nil, err
-		}
-		written = append(written, o.lse)
-	}
-	if o.heatmap != nil {
-		if res.Weights == nil {
-			return nil, fmt.Errorf("the %s strategy returned no weights", res.Strategy)
-		}
-		img, err := drawRunHeatmap(f, plan.full, res.Weights.Float32s())
-		if err != nil {
-			return nil, err
-		}
-		if err := o.heatmap.write(writeBytes(img)); err != nil {
-			return nil, err
-		}
-		written = append(written, o.heatmap)
-	}
-	for _, pr := range []struct {
-		p *pending
-		t *kernels.Tensor
-	}{{o.presentK, qkv[1]}, {o.presentV, qkv[2]}} {
-		if pr.p != nil {
-			if err := pr.p.write(pr.t.WriteNpy); err != nil {
-				return nil, err
-			}
-			written = append(written, pr.p)
-		}
-	}
-	return written, nil
-}
-
-// report prints a line for each output written, naming the backend and
-// the strategy that ran.
-func (o *runOutputs) report(w io.Writer, f *runFlags, plan *runPlan, beName string, res *kernels.Result, qkv [3]*kernels.Tensor) {
-	for _, r := range []struct {
-		p    *pending
-		t    *kernels.Tensor
-		what string
-	}{{o.out, res.Out, ""}, {o.weights, res.Weights, ""}, {o.scores, res.Scores, ", " + f.stage.String() + " scores"}, {o.lse, res.LSE, ""},
-		{o.presentK, qkv[1], ", past and new keys"}, {o.presentV, qkv[2], ", past and new values"}} {
-		if r.p != nil {
-			fmt.Fprintf(w, "wrote %s: %s %s (%s, %s%s)\n", r.p.path, npyTypeName(r.t), operand.NpyShape(r.t.Shape), beName, res.Strategy, r.what)
-		}
-	}
-	if o.heatmap != nil {
-		full := plan.full
-		fmt.Fprintf(w, "wrote %s: the %d×%d weights of head %d,%d (%s, %s)\n", f.heatmap, full[2], full[3], f.heatmapHead[0], f.heatmapHead[1], beName, res.Strategy)
-	}
-}
-
-// npyTypeName is the NumPy type WriteNpy writes t as: float16 for a
-// Float16 tensor, float32 otherwise (NumPy has no bfloat16).
-func npyTypeName(t *kernels.Tensor) string {
-	if t.DType == kernels.Float16 {
-		return "float16"
-	}
-	return "float32"
-}
-
-// npyWriter is a pending.write of a float32 .npy file.
-func npyWriter(shape []int, data []float32) func(io.Writer) error {
-	return (&kernels.Tensor{Shape: shape, Data: data}).WriteNpy
-}
-
-// drawRunHeatmap draws the weights of the -heatmap-head head out of all the
-// [B, H, Nq, Nk] weights p and returns the encoded image.
-func drawRunHeatmap(f *runFlags, full [4]int, p []float32) ([]byte, error) {
-	b, h, nq, nk := f.heatmapHead[0], f.heatmapHead[1], full[2], full[3]
-	off := (b*full[1] + h) * nq * nk
-	title := fmt.Sprintf("Attention weights: %s · %s", filepath.Base(f.q), filepath.Base(f.k))
-	if full[0] > 1 || full[1] > 1 {
-		title += fmt.Sprintf(", head %d,%d", b, h)
-	}
-	if f.causal && f.variants.CausalOffset == nil {
-		title += ", causal"
-	}
-	if v := variantPhrase(f.variants); v != "" {
-		title += ", " + v
-	}
-	for _, vf := range []struct{ path, what string }{{f.alibi, "ALiBi"}, {f.sinks, "sinks"}, {f.kvLens, "key lengths"}} {
-		if vf.path != "" {
-			title += ", " + vf.what
-		}
-	}
-	img, err := drawHeatmap(f.heatmapFormat, nq, nk, p[off:off+nq*nk], &heatmap.Options{Title: title})
-	if err != nil {
-		return nil, fmt.Errorf("-heatmap %s: %v", f.heatmap, err)
-	}
-	return img, nil
-}
-
 // checkHeaders has kernels check the shapes in the headers of q, k, v
 // and the optional bias and mask (nil for none) with opts, as
 // kernels.Attention will check them (Shapes.Check), so that a call that
@@ -936,128 +723,6 @@ func headerShapes(q, k, v, bias, mask *npyFile, layout kernels.Layout) (kernels.
 		}
 	}
 	return s, nil
-}
-
-// memoryNeed is what attn run holds in memory at its peak, in bytes, by
-// part, estimated from the headers. Float64 because B·H·Nq·Nk·4 may pass
-// 2⁶⁴ for shapes whose files are small.
-type memoryNeed struct {
-	// inputs: Q, K, V and the bias read as float32, the mask as bools
-	// and again as the float32 kernels.Attention uploads, the variant
-	// files (slopes, sinks, key lengths).
-	inputs float64
-	// backend: the backend's buffers where they live in host memory (the
-	// CPU backend, a software or integrated GPU): copies of the inputs,
-	// O, the LSE and, on the staged path, the scores.
-	backend float64
-	// outputs: what is read back, O, the LSE, the weights and the
-	// scores.
-	outputs float64
-	// scores: the part of backend and outputs that is B·H·Nq·Nk
-	// matrices, scoresLen elements each.
-	scores, scoresLen float64
-}
-
-func (m memoryNeed) total() float64 { return m.inputs + m.backend + m.outputs }
-
-// runMemory estimates what running f on the inputs in files needs, the
-// score matrix counted where the strategy forms it: staged is whether
-// the call runs staged (what Strategy.Choose decides), hostBuffers
-// whether the backend's buffers live in host memory.
-func runMemory(f *runFlags, files map[string]*npyFile, hostBuffers, staged bool) memoryNeed {
-	n := func(key string) float64 {
-		if nf := files[key]; nf != nil {
-			return float64(nf.n)
-		}
-		return 0
-	}
-	b, h, nq, _ := operand.Dims(files["q"].shape, f.layout)
-	_, _, nk, _ := operand.Dims(files["k"].shape, f.layout)
-	_, _, _, dv := operand.Dims(files["v"].shape, f.layout)
-	rows := float64(b) * float64(h) * float64(nq)
-	scoresLen := rows * float64(nk)
-	oLen := rows * float64(dv)
-	weights := f.weights != "" || f.heatmap != ""
-
-	m := memoryNeed{scoresLen: scoresLen}
-	// With a past, K and V are copied into the keys and values attention
-	// reads (and -present-k, -present-v write): the past's rows and
-	// theirs.
-	kn, vn := n("k"), n("v")
-	if files["pastk"] != nil {
-		kn, vn = n("pastk")+n("k"), n("pastv")+n("v")
-	}
-	m.inputs = 4*(n("q")+n("k")+n("v")+n("bias")) + 5*n("mask") + 4*(n("alibi")+n("sinks")) + 8*n("kvlens")
-	m.inputs += 4*(n("pastk")+n("pastv")) + 8*(n("cuq")+n("cuk")+n("table")+n("cachelens")+n("indices"))
-	if files["pastk"] != nil {
-		m.inputs += 4 * (kn + vn)
-	}
-	m.outputs = 4 * oLen
-	if f.lse != "" {
-		m.outputs += 4 * rows
-	}
-	if weights {
-		m.outputs += 4 * scoresLen
-		m.scores += 4 * scoresLen
-	}
-	if f.scores != "" {
-		m.outputs += 4 * scoresLen
-		m.scores += 4 * scoresLen
-	}
-	if hostBuffers {
-		m.backend = 4 * (n("q") + kn + vn + n("bias") + n("mask") + oLen)
-		if f.lse != "" {
-			m.backend += 4 * rows
-		}
-		if staged {
-			m.backend += 4 * scoresLen
-			m.scores += 4 * scoresLen
-		}
-	}
-	return m
-}
-
-// checkMemory refuses, with an error wrapping backend.ErrTooLarge, a run
-// whose inputs and outputs need more memory than is available now
-// (cpu.AvailableMemory: MemAvailable, lowered to the cgroup's headroom):
-// reading them would only end in the kernel's OOM killer. Where the
-// available memory cannot be read, nothing is refused. The strategy is
-// the one kernels.Attention will run on prob (Strategy.Choose); a
-// strategy that cannot run it is refused here, naming the flag.
-func checkMemory(f *runFlags, files map[string]*npyFile, be backend.Backend, prob backend.Problem) error {
-	strategy, err := f.strategy.Choose(be, prob, f.weights != "" || f.heatmap != "" || f.scores != "")
-	if err != nil {
-		return fmt.Errorf("-strategy %s: %w", f.strategy, err)
-	}
-	avail, ok := cpu.AvailableMemory()
-	if !ok {
-		return nil
-	}
-	info := be.Info()
-	dt := info.Adapter.DeviceType
-	hostBuffers := info.Kind == backend.KindCPU || dt == gputypes.DeviceTypeCPU || dt == gputypes.DeviceTypeIntegratedGPU
-	m := runMemory(f, files, hostBuffers, strategy == kernels.Staged)
-	need := m.total()
-	if need <= float64(avail) {
-		return nil
-	}
-	parts := fmt.Sprintf("inputs %s as float32", humanBytes(m.inputs))
-	if m.backend > 0 {
-		parts += fmt.Sprintf(", the %s backend's buffers %s", be.Name(), humanBytes(m.backend))
-	}
-	parts += fmt.Sprintf(", outputs %s", humanBytes(m.outputs))
-	msg := fmt.Sprintf("inputs and outputs need %s, %s is available (%s)", humanBytes(need), humanBytes(float64(avail)), parts)
-	if m.scores > 0 && need-m.scores <= float64(avail) {
-		msg += fmt.Sprintf("; %s of it is B·H·Nq·Nk = %.0f-element matrices (scores, weights), which -strategy fused without -weights, -scores or -heatmap never forms",
-			humanBytes(m.scores), m.scoresLen)
-	}
-	return backend.Errorf(backend.ErrTooLarge, "%s", msg)
-}
-
-// humanBytes prints a byte count in binary units, as sizeString does.
-func humanBytes(n float64) string {
-	b, _ := big.NewFloat(math.Round(n)).Int(nil)
-	return sizeString(b)
 }
 
 // vFromKFile stands V's file in for -v-from-k DV: K's header with a last

@@ -8,8 +8,8 @@ import (
 
 // This file holds the typed description of every kernel's inputs: the
 // compile-time constants each kernel is specialised by (one struct of int
-// fields a kernel, its Spec) and the Params uniform each dispatch fills
-// (one struct of u32, i32 and f32 fields a kernel). Generate writes the
+// fields a kernel, its Spec); uniforms.go the Params uniform each dispatch
+// fills (one struct of u32, i32 and f32 fields a kernel). Generate writes the
 // WGSL declarations of both from these types, and the host fills them by
 // field name, so a misspelt or missing field does not compile and there is
 // no position to swap.

@@ -1,0 +1,210 @@
+package cpu
+
+// How Fused cuts a problem into work items: tiles of query rows and
+// heads, split keys, and the items' order.
+
+import (
+	"math"
+	"sort"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// minTileQ is the smallest query tile Fused picks on its own to spread a
+// small problem over more threads.
+const minTileQ = 16
+
+// minSplit is the fewest keys Fused gives each split of an item's keys
+// (tests lower it to split small problems).
+var minSplit = 512
+
+// plan picks the tiles and the splits for threads workers and returns
+// the number of work items (each run in f.splits parts). Scratch never
+// needs to be bigger than the problem (decoding with Nq = 1 gets one
+// position a head); when there are fewer items than threads, smaller
+// query tiles and then key splits keep every thread busy. Each row's
+// result depends only on Tk and the key order (and on the splits, which
+// merge exactly), not on Tq.
+func (f *fused) plan(threads int) int {
+	p := f.p
+	f.maxQ = 0
+	for b := range p.B {
+		f.maxQ = max(f.maxQ, p.QRows(b))
+	}
+	f.rq = max(1, f.tq/f.g)
+	f.rq = min(f.rq, max(f.maxQ, 1))
+	f.tk = min(f.tk, max(p.Nk, 1))
+	// Under a window of W keys a query tile's rows see W + Tq − 1 keys
+	// between them (the Gemms' band skips what no row of a kernel block
+	// sees). When that span is at most three key tiles, one key tile
+	// takes it whole: each row then runs one online step a query tile,
+	// not three. Measured, B=1 H=8 D=64, W=512 at N=32768 (AVX-512):
+	// key tiles of 256, 512, 767 (the span) and 1024 keys ran at about
+	// 218, 219, 243 and 226 GFLOP/s.
+	if band := p.Band(); band < math.MaxInt {
+		if span := band + f.rq - 1; span <= 3*f.tk {
+			f.tk = min(span, max(p.Nk, 1))
+		}
+	}
+	if bm := p.Blocks; bm != nil {
+		// Query tiles that divide a block mask's S (and key tiles, below),
+		// so that a block that is off skips whole tiles.
+		f.rq = min(f.rq, bm.Size)
+		for bm.Size%f.rq != 0 {
+			f.rq--
+		}
+	}
+	if heads := p.B * p.KVHeads; heads > 0 && heads*ceilDiv(f.maxQ, f.rq) < threads {
+		perHead := ceilDiv(threads, heads)
+		f.rq = min(f.rq, max(ceilDiv(f.maxQ, perHead), ceilDiv(minTileQ, f.g)))
+	}
+	f.tq = f.rq * f.g
+	f.sub = min(f.sub, f.tq)
+	if p.Blocks != nil {
+		// A query tile of one block's rows is one score tile: each key
+		// tile is a block, read by one Gemm, not packed for sub-tiles
+		// (measured at S = 128 on the Zen 3: 475–482 ms a step against
+		// 496–536 with two sub-tiles of 64).
+		f.sub = f.tq
+	}
+	f.mh = 1
+	if f.decode = useDecode(f.tq, p.D, p.Dv); f.decode {
+		f.bf16 = false
+		if p.Band() == math.MaxInt {
+			f.tk = min(f.b.decodeK, max(p.Nk, 1)) // DefaultDecodeTileK
+		}
+		if f.headsInterleaved() {
+			// Each item takes every KV head, a short key tile at a
+			// time: the heads of a key lie side by side, and a head's
+			// rows alone are read at a stride that halves the
+			// memory's rate (headsTileK).
+			f.mh = p.KVHeads
+			tile := headsTileK
+			if f.k.t.Quantized() && f.v.t.Quantized() {
+				tile = headsTileK8
+			}
+			f.tk = min(f.tk, tile)
+		}
+	} else if !f.bf16 && f.headsInterleaved() && f.maxQ*f.g <= gemmHeadsRows {
+		// The same on the Gemms' path for few rows a head (a cascade's
+		// prefix pass): there the keys' reads, not the arithmetic,
+		// decide the time.
+		f.mh = p.KVHeads
+		f.tk = min(f.tk, gemmHeadsTileK)
+	}
+	if f.decode || f.bf16 {
+		f.sub = f.tq // these paths take a query tile whole
+	}
+	if bm := p.Blocks; bm != nil {
+		// Key tiles of S keys, or of a divisor of S where S is past the
+		// tile.
+		if bm.Size >= 16 && bm.Size < f.tk {
+			f.tk = bm.Size
+		} else if bm.Size >= f.tk {
+			f.tk = bm.Size / ceilDiv(bm.Size, f.tk)
+			for bm.Size%f.tk != 0 {
+				f.tk--
+			}
+		}
+	}
+	f.splits = 1
+	n := f.countItems()
+	if n > 0 && n < threads {
+		f.splits = min(ceilDiv(threads, n), max(1, p.Nk/minSplit))
+	}
+	return n
+}
+
+// headsTileK is the key tile of a decoding item that takes every KV head
+// (fused.mh): its K and V rows of all heads stay in the L2 while each
+// head reads its own. Measured on the 2-core AMD EPYC Zen 3, one thread
+// (f16, D = 128, 8 KV heads side by side over 32768 keys): each head's
+// tile of 1024 keys in turn, 82–83 ns a key a head; every head's tile of
+// 128 keys in turn, 45 ns, as fast as with each head's rows together
+// (45–46 ns); of 32 keys, 48–49 ns.
+const headsTileK = 128
+
+// headsTileK8 is headsTileK where K and V are 8-bit (q8, fp8): a key's
+// rows are half a half's bytes, and a tile's per-head steps (the
+// softmax, P·V's digits) cost the same a tile, so twice the keys. On
+// the 2-core AMD EPYC Zen 4, 16 sequences of 8192 keys in BNHD pages
+// (32 query heads over 8 KV heads, D = 128; BenchmarkCacheDecodeBatch),
+// six interleaved rounds: q8 16.6–18.2 ms a step against 18.4–20.5 with
+// 128 keys; fp8 19.4–20.1 (one round 27.3) against 20.3–22.3; tiles of
+// 512 as 256.
+const headsTileK8 = 256
+
+// gemmHeadsRows is the most query rows a KV head may have for a call on
+// the Gemms' path to take every KV head an item (fused.mh), a key tile
+// of gemmHeadsTileK at a time. Measured on the 2-core AMD EPYC Zen 3,
+// BNHD, D = 128, f16 K and V: a cascade's prefix pass (128 rows a head
+// over 8192 keys, 8 KV heads) in 34.0–34.5 ms a step where it took
+// 38.5–39.3 (key tiles of 128 and 512: 35.6–36.4); 64 rows a head over
+// 8192 keys 19.0 ms against 25.4; but 2048 rows a head (512 positions,
+// 32 heads over 8) 450 against 435 ms, and f32 prefill at N = 4096 582
+// against 555.
+const (
+	gemmHeadsRows  = 128
+	gemmHeadsTileK = 256
+)
+
+// headsInterleaved says whether a decoding call's items take every KV
+// head (fused.mh): K's (and V's) heads lie side by side in a key's row
+// (BNHD, BNHD pages, one-key pages of a BNHD cache), not packed, and K
+// and V are not 8-bit values that AMX's tiles take (they need runs of
+// more keys than headsTileK).
+func (f *fused) headsInterleaved() bool {
+	p := f.p
+	return p.KVHeads > 1 && p.Packed == nil && !f.b.tiled(f.k.t) && !f.b.tiled(f.v.t) &&
+		f.kr.Head < f.kr.Row && f.vr.Head < f.vr.Row
+}
+
+// tiled says whether AMX's tiles decode K or V of dtype t on this CPU
+// under the backend's 8-bit setting, as its items' scratch decides it
+// (none under vector, no q8 under integer).
+func (b *Backend) tiled(t backend.DType) bool {
+	switch t {
+	case backend.Q8:
+		return b.t8.q8Tiles()
+	case backend.FP8:
+		return b.t8.fp8Tiles()
+	}
+	return false
+}
+
+// countItems counts the work items, B·KVHeads·⌈QRows(b)/rq⌉ summed over
+// the sequences, noting the running count per batch when the sequences
+// differ in length.
+func (f *fused) countItems() int {
+	p := f.p
+	if p.Packed == nil {
+		f.cum = nil
+		return p.B * p.KVHeads / f.mh * ceilDiv(p.Nq, f.rq)
+	}
+	f.cum = grow(f.cum, p.B+1)
+	f.cum[0] = 0
+	for b := range p.B {
+		f.cum[b+1] = f.cum[b] + p.KVHeads*ceilDiv(p.QRows(b), f.rq)
+	}
+	return f.cum[p.B]
+}
+
+// itemAt locates item it: batch b, KV head kvh, first position i0 and
+// positions r.
+func (f *fused) itemAt(it int) (b, kvh, i0, r int) {
+	p := f.p
+	per := ceilDiv(p.Nq, f.rq)
+	base := 0
+	if f.cum != nil {
+		b = sort.SearchInts(f.cum, it+1) - 1
+		base = f.cum[b]
+		per = ceilDiv(p.QRows(b), f.rq)
+	} else {
+		groups := p.KVHeads / f.mh // an item's KV heads: f.mh of them
+		b = it / (groups * per)
+		base = b * groups * per
+	}
+	it -= base
+	kvh, i0 = it/per*f.mh, it%per*f.rq
+	return b, kvh, i0, min(f.rq, p.QRows(b)-i0)
+}

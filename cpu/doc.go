@@ -315,9 +315,8 @@
 // and AVX512-VNNI CPUs: the digits' rounding above moves each score, and
 // so the weights, by more as the scores spread; WithDecode8("vector")
 // trades their speed for the 1e-5 bound (kernels' TestQuantDecodeAccuracy).
-// docs/benchmarks.md ("8-bit KV caches", "Issue 57 on an AVX2 CPU",
-// "Issue 57 on an AVX-512 CPU", "q8's scores in integers on AVX2") has
-// the measurements.
+// docs/benchmarks.md ("Decoding speed", "Batched and paged decoding",
+// "8-bit KV caches") has the measurements.
 //
 // The decoding kernels (float32, halves, q8 and fp8, the integer P·V
 // and scores) prefetch the rows they read next into the L2

@@ -367,7 +367,7 @@ func runBench(c *cmdEnv, args []string) error {
 	if !memory && !compute {
 		fmt.Fprintf(c.stderr, "attn bench: the host's ceilings not measured: every point runs on a discrete GPU\n")
 	} else {
-		cfg.Roof = &bench.Roof{Probe: ceilingProbe(c.stderr, memory, compute)}
+		cfg.Roof = &bench.Roof{Probe: newCeilingProbe(c.stderr, memory, compute)}
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update
@@ -395,6 +395,10 @@ func runBench(c *cmdEnv, args []string) error {
 	}
 	return runErr
 }
+
+// newCeilingProbe is ceilingProbe; tests of what a sweep does, not of
+// its roof, swap it for fixed ceilings (the probes take seconds each).
+var newCeilingProbe = ceilingProbe
 
 // ceilingProbe measures the host's ceilings once, those memory and
 // compute ask for (bench.HostCeilings), and prints them as probe n on

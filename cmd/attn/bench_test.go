@@ -148,6 +148,7 @@ func TestBenchCommand(t *testing.T) {
 // In-process measurement (-isolate=false) gives the same points, and a
 // malformed -point is a usage error.
 func TestBenchInProcess(t *testing.T) {
+	fixedCeilings(t, false)
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "4", "-budget", "1ms", "-isolate=false", "-out", "")
 	if code != 0 || len(cpuRow.FindAllString(stdout, -1)) != 2 || strings.Count(stdout, "  ok\n") != 2 {
 		t.Errorf("exit %d (%s):\n%s", code, stderr, stdout)
@@ -163,6 +164,7 @@ func TestBenchInProcess(t *testing.T) {
 // non-zero naming why, still writes the table and results.json that say
 // why each point did not run, and draws no chart.
 func TestBenchNoneRan(t *testing.T) {
+	fixedCeilings(t, false)
 	out := t.TempDir()
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "20", "-dtype", "q8",
 		"-strategy", "staged", "-budget", "1ms", "-isolate=false", "-out", out)
@@ -185,6 +187,7 @@ var cpuRow = regexp.MustCompile(`(?m)^ *attn-cpu +(fused|staged) `)
 // measured in a process of its own that reads GODEBUG as it starts, run
 // on the AVX2 kernel, and the table and results.json say so.
 func TestBenchKernelGODEBUG(t *testing.T) {
+	fixedCeilings(t, false)
 	be, err := backend.Open("cpu")
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +230,7 @@ func TestBenchUnknownPeer(t *testing.T) {
 // variants; the table, results.json and the CSV name them; GFLOP/s counts
 // the window's pairs; bad values are usage errors naming them.
 func TestBenchVariants(t *testing.T) {
+	fixedCeilings(t, false)
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "40", "-heads", "3", "-d", "8", "-causal",
 		"-window", "7,0", "-softcap", "20", "-alibi", "-sinks", "-budget", "1ms", "-min-runs", "2", "-out", out)
@@ -293,6 +297,7 @@ func TestBenchVariants(t *testing.T) {
 // nq and tokens_per_s and the machine's read_gbps, the CSV an nq
 // column; bad values are usage errors naming them.
 func TestBenchDecode(t *testing.T) {
+	fixedCeilings(t, true)
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "16,33", "-nq", "1,4", "-heads", "4", "-kvheads", "2", "-d", "8",
 		"-causal", "-dtype", "f32,f16", "-strategy", "fused", "-budget", "1ms", "-min-runs", "2", "-out", out)

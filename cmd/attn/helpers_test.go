@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/attn-go/attn/bench"
 	"github.com/sbinet/npyio"
 	"github.com/x448/float16"
 )
@@ -241,4 +243,25 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(attnBin.dir)
 	}
 	os.Exit(code)
+}
+
+// fixedCeilings makes attn bench's probes of the host's ceilings return
+// at once, for the rest of test t, ceilings no point reaches: for the
+// tests of what a sweep does, not of its roof (the real probes take some
+// 3 s each, at least three a sweep; TestBenchCommand runs them). With
+// bandwidth set the read bandwidth is measured as attn bench does, the
+// compute ceilings alone fixed.
+func fixedCeilings(t *testing.T, bandwidth bool) {
+	was := newCeilingProbe
+	t.Cleanup(func() { newCeilingProbe = was })
+	newCeilingProbe = func(w io.Writer, memory, _ bool) func() bench.Ceilings {
+		real := was(w, bandwidth && memory, false)
+		return func() bench.Ceilings {
+			c := bench.Ceilings{ReadGBPS: 1e6, SgemmGFLOPS: 1e9, FMAGFLOPS: 1e9, FMAKernel: "fixed by the test"}
+			if bandwidth && memory {
+				c.ReadGBPS = real().ReadGBPS
+			}
+			return c
+		}
+	}
 }

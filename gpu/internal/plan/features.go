@@ -45,12 +45,11 @@ var allFeatures = KernelFeatures{f16: true, subgroups: true, tileSubgroups: true
 // unpack2x16float (docs/gpu.md, "Optional features"). Subgroups cost
 // nothing there (11.4 against 11.1 ms over 4096 keys, within the noise)
 // and are on, so that CI runs them. The hardware plan uses both: on an
-// H100 (2026-11-26, docs/gpu.md "On an NVIDIA H100, 2026-11-26") a
+// H100 (2026-11-26, docs/gpu.md, "On an NVIDIA H100") a
 // decoding step took the same device time within 1 % with either off
 // (32768 f16 keys: 437 µs both on, 440 with f16 off, 442 with subgroups
 // off), so neither is turned off. Except in fusedtile.wgsl: on the same
-// H100 (the second run, 2026-11-26, docs/gpu.md "On an NVIDIA H100,
-// the second run") its prefill (B = 1, H = 8, N = 16384) took 94.7 and
+// H100 (the second run, 2026-11-26, docs/gpu.md "Tuning") its prefill (B = 1, H = 8, N = 16384) took 94.7 and
 // 156.7 ms of device time at D = 64 and 128 with subgroups off, against
 // 120.6 and 236.5 ms with them (f16 operands: 95.4 and 148.2 against
 // 121.9 and 230.3), so the hardware plan leaves tileSubgroups off; its

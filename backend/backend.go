@@ -181,6 +181,10 @@ type Caps struct {
 	// blocks that are off; a backend without it refuses them
 	// (ErrUnsupported).
 	Blocks bool
+	// BackwardBlocks: Backward (backend.Backwarder) takes block masks
+	// too, and skips their blocks that are off as Fused does; a backend
+	// without it refuses them there (ErrUnsupported).
+	BackwardBlocks bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a

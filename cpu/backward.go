@@ -36,8 +36,9 @@ const (
 // query heads' rows of dQ; dSinks, and a dBias that broadcasts over the
 // batch or over heads of several KV groups, are summed per worker and
 // added under a lock. Keys hidden by position (key lengths, causal
-// masking, the window), by the keep-mask or by a −Inf bias get no
-// gradient.
+// masking, the window), by the keep-mask, by a −Inf bias or by a block
+// mask get no gradient; a key tile whose blocks are off for every row of
+// a query tile is skipped (keyTiles).
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
@@ -207,10 +208,9 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			}
 			keyLo, _ := p.KeyRange(b, i0)
 			_, keyHi := p.KeyRange(b, i0+r-1)
-			for j0 := keyLo; j0 < keyHi; j0 += backTileK {
-				n := min(backTileK, keyHi-j0)
+			bw.keyTiles(b, h, i0, r, keyLo, keyHi, func(j0, n int) {
 				bw.tile(sc, qt, dot, dqt, dkT, dvT, b, h, kvh, i0, r, j0, n)
-			}
+			})
 			for ii := range r {
 				putRow(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
 			}
@@ -223,6 +223,45 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	}
 	bw.flush(bw.dk, bw.kr, dkT, b, kvh)
 	bw.flush(bw.dv, bw.vr, dvT, b, kvh)
+}
+
+// keyTiles calls tile for the key tiles of keys lo … hi−1 that query
+// rows i0 … i0+r−1 of head h in batch b may see: tiles of backTileK
+// keys, or with a block mask the runs of key blocks some row's block
+// keeps, at most backTileK keys each (a block that is off for every row
+// is neither read nor computed, as in Fused).
+func (bw *backward) keyTiles(b, h, i0, r, lo, hi int, tile func(j0, n int)) {
+	bm := bw.p.Blocks
+	if bm == nil {
+		for j0 := lo; j0 < hi; j0 += backTileK {
+			tile(j0, min(backTileK, hi-j0))
+		}
+		return
+	}
+	start := -1 // the current run's first key
+	for j := lo; j < hi; {
+		end := min(hi, (j/bm.Size+1)*bm.Size) // the end of key j's block
+		on := bm.AnyOn(b, h, h+1, i0, i0+r, j, end)
+		if on && start < 0 {
+			start = j
+		}
+		if start >= 0 && (!on || end-start >= backTileK) {
+			stop := j
+			if on {
+				stop = end
+			}
+			for j0 := start; j0 < stop; j0 += backTileK {
+				tile(j0, min(backTileK, stop-j0))
+			}
+			start = -1
+		}
+		j = end
+	}
+	if start >= 0 {
+		for j0 := start; j0 < hi; j0 += backTileK {
+			tile(j0, min(backTileK, hi-j0))
+		}
+	}
 }
 
 // tile is one key tile (n keys from j0) of a query tile (r rows of head
@@ -279,6 +318,9 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 		}
 		if bw.keep != nil {
 			bw.keep.applyKeep(row[a:e], b, h, i, j0+a)
+		}
+		if bm := p.Blocks; bm != nil {
+			applyBlocks(row[a:e], bm, b, h, i, j0+a)
 		}
 		expShift(row, l) // P = e^(s − LSE), 0 for −Inf
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/cpu"
 )
 
@@ -50,5 +51,54 @@ func BenchmarkBackward(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkBackwardBlocks is issue 80's block-sparse shape: H = 8, N =
+// 16384, D = 64, f32, a block mask keeping 10 % of its 128 × 128 blocks
+// (bench.RandomBlocks), beside the dense backward; the forward's LSE is
+// computed once for each.
+//
+//	go test -run XXX -bench BackwardBlocks -benchtime 1x -count 3 ./cpu
+func BenchmarkBackwardBlocks(b *testing.B) {
+	be, err := cpu.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	ctx := context.Background()
+	dense := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 16384, Nk: 16384, D: 64}.Resolved()
+	sparse := dense
+	sparse.Blocks = bench.RandomBlocks(dense, 128, 0.1)
+	var bufs [9]backend.Buffer
+	for i, n := range []int{dense.QLen(), dense.KLen(), dense.VLen(), dense.OLen(), dense.LSELen(), dense.OLen(), dense.QLen(), dense.KLen(), dense.VLen()} {
+		if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
+			b.Fatal(err)
+		}
+		defer bufs[i].Release()
+		x := make([]float32, n)
+		for j := range x {
+			x[j] = float32(j%97)/97 - 0.5
+		}
+		if err := be.Write(bufs[i], 0, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q, k, v, o, lse, do, dq, dk, dv := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8]
+	for _, c := range []struct {
+		name string
+		p    backend.Problem
+	}{{"dense", dense}, {"blocks10", sparse}} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := be.Fused(ctx, backend.FusedParams{Problem: c.p}, q, k, v, o, lse); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := be.Backward(ctx, backend.BackwardParams{Problem: c.p}, q, k, v, o, lse, do, dq, dk, dv, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -30,12 +30,14 @@ type Grads struct {
 // float32 and come back in each input's dtype), dense or packed
 // (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
 // Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
-// Bias (with its gradient when DBias is set) and Mask. OutDType changes
-// nothing: O is not returned. What the backward pass does not take (a
-// paged cache, index lists, block masks, V from K, the staged matrices),
-// and a backend without a backward pass, is an error wrapping
-// backend.ErrUnsupported, before the forward runs; bad shapes and
-// non-finite inputs are errors as for Attention.
+// Bias (with its gradient when DBias is set), Mask, and Blocks on a
+// backend with Caps.BackwardBlocks (the CPU's), whose backward skips the
+// blocks that are off as the forward does. OutDType changes nothing: O
+// is not returned. What the backward pass does not take (a paged cache,
+// index lists, V from K, the staged matrices, block masks on a backend
+// without Caps.BackwardBlocks), and a backend without a backward pass, is
+// an error wrapping backend.ErrUnsupported, before the forward runs; bad
+// shapes and non-finite inputs are errors as for Attention.
 func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
 	return attentionGrad(ctx, be, q, k, v, nil, nil, dOut, opts)
 }

@@ -307,3 +307,66 @@ func TestAttentionGradFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionGradBlocks: the gradients through a document block mask
+// (packed documents whose edges fall on blocks, causal) are those through
+// the element keep-mask it stands for, on a backend with
+// Caps.BackwardBlocks; a backend without it refuses the block mask
+// (ErrUnsupported) before the forward runs.
+func TestAttentionGradBlocks(t *testing.T) {
+	ctx := context.Background()
+	cu := []int{0, 96, 224, 300} // three documents, edges on blocks of 32
+	blocks, err := kernels.DocumentBlocks(cu, nil, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, h, kvh, d = 300, 4, 2, 16
+	doc := func(i int) int {
+		for x := range len(cu) - 1 {
+			if i < cu[x+1] {
+				return x
+			}
+		}
+		return -1
+	}
+	keep := &kernels.Mask{Shape: []int{n, n}, Keep: make([]bool, n*n)}
+	for i := range n {
+		for j := range n {
+			keep.Keep[i*n+j] = doc(i) == doc(j)
+		}
+	}
+	rng := rand.New(rand.NewPCG(68, 1))
+	q, k, v := randTensor(rng, kernels.BNHD, 1, n, h, d), randTensor(rng, kernels.BNHD, 1, n, kvh, d), randTensor(rng, kernels.BNHD, 1, n, kvh, d)
+	dOut := randTensor(rng, kernels.BNHD, 1, n, h, d)
+	for _, bk := range onnxBackends {
+		t.Run(bk.name, func(t *testing.T) {
+			be := bk.open(t)
+			got, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.Options{Causal: true, Blocks: blocks})
+			if !be.Caps().BackwardBlocks {
+				if !errors.Is(err, backend.ErrUnsupported) {
+					t.Fatalf("a block mask on a backend without Caps.BackwardBlocks: %v, want ErrUnsupported", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.Options{Causal: true, Mask: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"dQ", got.DQ.Data, want.DQ.Data}, {"dK", got.DK.Data, want.DK.Data}, {"dV", got.DV.Data, want.DV.Data}} {
+				w := make([]float64, len(c.want))
+				for i, x := range c.want {
+					w[i] = float64(x)
+				}
+				if err := backendtest.NearGrad(c.name, c.got, w, 1e-5); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

@@ -164,6 +164,10 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 type backwardSpec struct {
 	spec
 	core bool
+	// blocks: the case has a block mask, which a backend with
+	// Caps.BackwardBlocks must compute and one without must refuse
+	// (ErrUnsupported).
+	blocks bool
 }
 
 // backwardSpecs are the backward pass's cases: edge sizes, tile edges of
@@ -213,10 +217,43 @@ func backwardSpecs() []backwardSpec {
 	}
 	var out []backwardSpec
 	for _, sp := range core {
-		out = append(out, backwardSpec{sp, true})
+		out = append(out, backwardSpec{sp, true, false})
 	}
 	for _, sp := range extra {
-		out = append(out, backwardSpec{sp, false})
+		out = append(out, backwardSpec{sp, false, false})
+	}
+	// Block masks: blocks smaller and larger than the CPU's tiles (128
+	// rows, 256 keys), partial last blocks, shared by the heads and one a
+	// head, with causal masking, a window, a keep-mask, a bias, sinks,
+	// packed sequences and halves; densities from none to all.
+	blk := func(p backend.Problem, size int, density float64, perHead bool) spec {
+		name := fmt.Sprintf("blocks%d_%.2f", size, density)
+		if perHead {
+			name += "_heads"
+		}
+		return spec{p: p, note: name, edit: func(c *Case) {
+			c.Problem = WithBlocks(newRand(describe(p, nil, nil)+name), c.Problem, size, density, perHead)
+		}}
+	}
+	withSpec := func(sp spec, f func(*spec)) spec { f(&sp); return sp }
+	for _, sp := range []spec{
+		blk(prob(1, 2, 1, 300, 600, 16, 16), 64, 0.3, false),
+		blk(causal(prob(2, 4, 2, 257, 513, 8, 8)), 16, 0.5, true),
+		blk(bnhd(prob(1, 2, 2, 130, 700, 16, 24)), 256, 0.5, false),
+		blk(prob(1, 2, 1, 100, 200, 8, 8), 32, 0, false),
+		blk(prob(1, 2, 1, 100, 200, 8, 8), 32, 1, false),
+		blk(withV(causal(prob(1, 4, 2, 200, 330, 16, 16)), func(v *backend.Variants) {
+			v.Window = win(60, 0)
+			v.Sinks = []float32{0, 1, -1, 3}
+		}), 32, 0.6, true),
+		withSpec(blk(prob(2, 2, 2, 70, 140, 8, 8), 16, 0.5, false), func(sp *spec) {
+			sp.bias, sp.keep = &[4]int{2, 1, 70, 140}, &[4]int{1, 2, 70, 140}
+		}),
+		blk(causal(PackedProblem(prob(0, 2, 1, 0, 0, 16, 8), []int{40, 0, 90}, []int{50, 3, 150})), 32, 0.5, false),
+		withSpec(blk(causal(prob(1, 4, 2, 150, 270, 32, 32)), 64, 0.4, false), func(sp *spec) { sp.dt = Same(backend.Float16) }),
+		withSpec(blk(bnhd(prob(1, 4, 2, 90, 160, 16, 16)), 32, 0.4, true), func(sp *spec) { sp.dt = Same(backend.BFloat16) }),
+	} {
+		out = append(out, backwardSpec{sp, false, true})
 	}
 	return out
 }
@@ -237,7 +274,13 @@ func (s *suite) testBackward(t *testing.T) {
 			p := c.Problem.Resolved()
 			dO := uniform(newRand("dO"+sp.name()), p.OLen(), 1)
 			err := RunBackward(ctx, s.be, c, dO)
-			if !sp.core && errors.Is(err, backend.ErrUnsupported) {
+			if sp.blocks && !s.caps.BackwardBlocks {
+				if !errors.Is(err, backend.ErrUnsupported) {
+					t.Errorf("a block mask without Caps.BackwardBlocks: %v, want ErrUnsupported", err)
+				}
+				return
+			}
+			if !sp.core && !sp.blocks && errors.Is(err, backend.ErrUnsupported) {
 				t.Logf("refused: %v", err)
 				return
 			}

@@ -34,17 +34,18 @@ type Grads struct {
 //	dSink  −= P_sink · δ                  (a sink has no value)
 //
 // ALiBi is a constant of the scores, and hidden keys get no gradient. dO
-// is laid out as O (Problem.ORowsOf; packed when c is). c must be valid
-// with operands of the right lengths, and without paged sequences, an
-// index list, a block mask or V from K (the backward pass takes none);
-// ReferenceGrad panics otherwise.
+// is laid out as O (Problem.ORowsOf; packed when c is). A block mask's
+// off blocks are hidden keys (Reference's rows). c must be valid with
+// operands of the right lengths, and without paged sequences, an index
+// list or V from K (the backward pass takes none); ReferenceGrad panics
+// otherwise.
 func ReferenceGrad(c Case, dO []float32) Grads {
 	p := c.Problem.Resolved()
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceGrad: " + err.Error())
 	}
-	if p.Paged != nil || p.Indices != nil || p.Blocks != nil || p.VFromK {
-		panic("backendtest: ReferenceGrad: paged sequences, index lists, block masks and V from K are not covered")
+	if p.Paged != nil || p.Indices != nil || p.VFromK {
+		panic("backendtest: ReferenceGrad: paged sequences, index lists and V from K are not covered")
 	}
 	if len(dO) != p.OLen() {
 		panic(fmt.Sprintf("backendtest: ReferenceGrad: dO has %d values, want %d", len(dO), p.OLen()))
@@ -58,7 +59,6 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 		g.DBias = make([]float64, len(c.Bias.Data))
 		bs = (&backend.Mask{Shape: c.Bias.Shape}).Strides()
 	}
-	qs, ks, vs, os := p.QRowsOf(), p.KRowsOf(), p.VRowsOf(), p.ORowsOf()
 	raw, capped, scores, masked, weights := make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk), make([]float64, p.Nk)
 	out := make([]float64, p.Dv)
 	for b := range p.B {
@@ -66,25 +66,25 @@ func ReferenceGrad(c Case, dO []float32) Grads {
 			kvh := h / (p.H / p.KVHeads)
 			scale := float64(p.Scale) * float64(p.Scales.KScale(kvh))
 			vScale := float64(p.Scales.VScale(kvh))
-			for i := range p.QRows(b) {
+			for i := range refQRows(p, b) {
 				clear(out)
 				clear(weights) // row writes only the keys the row sees
 				lse, empty := c.row(b, h, i, refRow{raw: raw, capped: capped, scores: scores, masked: masked, weights: weights, out: out})
 				if empty && p.Sinks == nil {
 					continue // no key, no sink: O = 0 whatever the inputs
 				}
-				do := dO[os.Offset(b, h, i):][:p.Dv]
+				do := dO[refAt(p, 3, b, h, i):][:p.Dv]
 				delta := 0.0 // dO · O
 				for d := range p.Dv {
 					delta += float64(do[d]) * out[d]
 				}
-				qa := qs.Offset(b, h, i)
+				qa := refAt(p, 0, b, h, i)
 				for j := range p.Nk {
 					pj := weights[j]
 					if pj == 0 {
 						continue
 					}
-					va, ka := vs.Offset(b, kvh, j), ks.Offset(b, kvh, j)
+					va, ka := refAt(p, 2, b, kvh, j), refAt(p, 1, b, kvh, j)
 					dp := 0.0
 					for d := range p.Dv {
 						g.DV[va+d] += pj * vScale * float64(do[d])

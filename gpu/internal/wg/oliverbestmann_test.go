@@ -3,7 +3,12 @@
 package wg
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,22 +19,93 @@ import (
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
-// TestWaitLayout checks that the binding's structs still match the
-// mirrors v27.go reads C handles through, and that a mismatch is an
-// error.
-func TestWaitLayout(t *testing.T) {
+// TestLayout checks that the binding's structs still match the mirrors
+// oliverbestmann.go reads C handles through, field by field as v1.36.0
+// declares them (written out here, not taken from the mirrors), and that
+// a mismatch is an error.
+func TestLayout(t *testing.T) {
 	if err := checkLayout(); err != nil {
 		t.Fatal(err)
 	}
-	type moved struct{ device, ref unsafe.Pointer }
+	type field struct {
+		name         string
+		offset, size uintptr
+	}
+	handle := []field{{"ref", 0, 8}, {"shared", 8, 1}}
+	child := []field{{"ref", 0, 8}, {"device", 8, 8}, {"shared", 16, 1}}
+	for _, c := range []struct {
+		typ    reflect.Type
+		fields []field
+	}{
+		{reflect.TypeFor[wgpu.Adapter](), handle},
+		{reflect.TypeFor[wgpu.Device](), handle},
+		{reflect.TypeFor[wgpu.QuerySet](), handle},
+		{reflect.TypeFor[wgpu.CommandBuffer](), handle},
+		{reflect.TypeFor[wgpu.Buffer](), child},
+		{reflect.TypeFor[wgpu.Queue](), child},
+		{reflect.TypeFor[wgpu.CommandEncoder](), child},
+		{reflect.TypeFor[wgpu.ComputePassEncoder](), child},
+	} {
+		if unsafe.Sizeof(uintptr(0)) != 8 {
+			t.Skip("the offsets written here are a 64-bit platform's")
+		}
+		if c.typ.NumField() != len(c.fields) {
+			t.Errorf("%v has %d fields, want %d", c.typ, c.typ.NumField(), len(c.fields))
+			continue
+		}
+		for i, want := range c.fields {
+			f := c.typ.Field(i)
+			if f.Name != want.name || f.Offset != want.offset || f.Type.Size() != want.size {
+				t.Errorf("%v field %d is %s at %d, %d bytes; want %s at %d, %d bytes",
+					c.typ, i, f.Name, f.Offset, f.Type.Size(), want.name, want.offset, want.size)
+			}
+			if kind := f.Type.Kind(); (want.name == "shared") != (kind == reflect.Bool) || (want.name != "shared" && kind != reflect.Pointer) {
+				t.Errorf("%v field %s is a %v", c.typ, f.Name, kind)
+			}
+		}
+	}
+	type moved struct {
+		device, ref unsafe.Pointer
+		shared      bool
+	}
 	type grown struct {
 		ref, device unsafe.Pointer
+		shared      bool
 		label       string
 	}
-	type retyped struct{ ref, device uintptr }
-	for _, typ := range []reflect.Type{reflect.TypeFor[moved](), reflect.TypeFor[grown](), reflect.TypeFor[retyped]()} {
-		if err := sameLayout(typ, reflect.TypeFor[bufferMirror]()); err == nil {
+	type retyped struct {
+		ref, device uintptr
+		shared      bool
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[moved](), reflect.TypeFor[grown](), reflect.TypeFor[retyped](), reflect.TypeFor[handleMirror]()} {
+		if err := sameLayout(typ, reflect.TypeFor[childMirror]()); err == nil {
 			t.Errorf("%v accepted as the layout of wgpu.Buffer", typ)
+		}
+	}
+}
+
+// TestHeadersMatchBinding: include/ holds the binding's own webgpu.h and
+// wgpu.h, byte for byte, of the version go.mod requires (include/README).
+func TestHeadersMatchBinding(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", BindingModule).Output()
+	if err != nil {
+		t.Skipf("go list -m %s: %v", BindingModule, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		t.Skipf("%s is not in the module cache (go mod download)", BindingModule)
+	}
+	for _, name := range []string{"webgpu.h", "wgpu.h"} {
+		ours, err := os.ReadFile(filepath.Join("include", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile(filepath.Join(dir, "wgpu", "lib", "linux", "amd64", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ours, theirs) {
+			t.Errorf("include/%s differs from %s's %s: copy the binding's (include/README)", name, filepath.Base(dir), name)
 		}
 	}
 }
@@ -38,13 +114,14 @@ func TestNativeVersion(t *testing.T) {
 	for v, want := range map[uint32]string{
 		0:          "(version not recorded in the library)",
 		0x1b000200: "27.0.2.0",
+		0x1d000101: "29.0.1.1",
 	} {
 		if got := nativeVersion(v); got != want {
 			t.Errorf("nativeVersion(%#x) = %q, want %q", v, got, want)
 		}
 	}
-	if got := nativeVersion(uint32(wgpu.GetVersion())); !strings.HasPrefix(got, "27.") {
-		t.Errorf("the linked wgpu-native is %s, want 27.x", got)
+	if got := nativeVersion(uint32(wgpu.GetVersion())); !strings.HasPrefix(got, fmt.Sprint(nativeMajor, ".")) {
+		t.Errorf("the linked wgpu-native is %s, want %d.x", got, nativeMajor)
 	}
 }
 
@@ -127,9 +204,9 @@ func TestDeviceNoFeatures(t *testing.T) {
 
 // TestReleaseDropsDeviceRefs: the binding's queues, buffers, encoders and
 // compute passes each hold a reference of their own to the device, which
-// their Release leaves to a finalizer; wg's Releases drop it at once, or
-// a closed device stays in memory until a collection comes (v27.go's
-// mirrors say more). Reference gives its handle a reference of its own
+// their Release drops at once (the binding's v1.36.0 does; v1.0.0 left it
+// to a finalizer), or a closed device would stay in memory until a
+// collection came. Reference gives its handle a reference of its own
 // too.
 func TestReleaseDropsDeviceRefs(t *testing.T) {
 	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
@@ -147,32 +224,28 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := func(what string, p unsafe.Pointer) *wgpu.Device {
-		t.Helper()
-		if p == nil {
-			t.Fatalf("%s holds no device", what)
-		}
-		return (*wgpu.Device)(p)
-	}
-	devs := map[string]*wgpu.Device{"queue": held("queue", (*queueMirror)(unsafe.Pointer(d.queue)).device)}
+	mirror := func(p unsafe.Pointer) *childMirror { return (*childMirror)(p) }
+	held := map[string]*childMirror{"queue": mirror(unsafe.Pointer(d.queue))}
 	b, err := d.CreateBuffer("", 256, UsageStorage|UsageCopyDst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs["buffer"] = held("buffer", (*bufferMirror)(unsafe.Pointer(b.raw)).device)
+	held["buffer"] = mirror(unsafe.Pointer(b.raw))
 	r, err := Reference(b.Native())
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs["reference"] = held("reference", (*bufferMirror)(unsafe.Pointer(r.raw)).device)
-	if devs["reference"] == devs["buffer"] {
-		t.Error("Reference shares the buffer's reference to the device")
-	}
+	held["reference"] = mirror(unsafe.Pointer(r.raw))
 	e, err := d.CreateEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs["encoder"] = held("encoder", (*encoderMirror)(unsafe.Pointer(e.raw)).device)
+	held["encoder"] = mirror(unsafe.Pointer(e.raw))
+	for what, m := range held {
+		if m.device != unsafe.Pointer(deviceRef(d.raw)) {
+			t.Errorf("the %s holds device %p, want %p", what, m.device, deviceRef(d.raw))
+		}
+	}
 	if err := e.ComputePass(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +257,9 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 	if !Same(r, b) || !Same(b, r) || Same(r, other) {
 		t.Errorf("Same(reference, its buffer) = %v, Same(reference, another buffer) = %v; want true, false", Same(r, b), Same(r, other))
 	}
+	if ok, err := d.Owns(r.Native()); !ok || err != nil {
+		t.Errorf("d.Owns(reference) = %v, %v; want true", ok, err)
+	}
 	other.Release()
 	b.Release()
 	if r.Size() != 256 {
@@ -191,12 +267,12 @@ func TestReleaseDropsDeviceRefs(t *testing.T) {
 	}
 	r.Destroy()
 	d.Release()
-	for what, dev := range devs {
-		if (*deviceMirror)(unsafe.Pointer(dev)).ref != nil {
-			t.Errorf("the %s's reference to the device outlives its Release", what)
+	for what, m := range held {
+		if m.ref != nil || m.device != nil {
+			t.Errorf("the %s's handle or its reference to the device outlives its Release", what)
 		}
 	}
-	if (*deviceMirror)(unsafe.Pointer(d.raw)).ref != nil {
+	if handleOf(d.raw) != nil {
 		t.Error("the device outlives its Release")
 	}
 }
@@ -234,9 +310,11 @@ func TestTimestampsInside(t *testing.T) {
 	if a.HasFeature(gputypes.FeatureTimestampQuery) != enc {
 		t.Errorf("the adapter has TimestampQuery %v but timestamps inside encoders %v", a.HasFeature(gputypes.FeatureTimestampQuery), enc)
 	}
-	if lo, hi := a.SubgroupSize(); lo != 0 || hi != 0 || SubgroupSizeUnreported == "" {
-		t.Errorf("SubgroupSize() = %d, %d (%q); wgpu-native 27 reports none", lo, hi, SubgroupSizeUnreported)
+	lo, hi := a.SubgroupSize()
+	if lo > hi || hi&(hi-1) != 0 || lo&(lo-1) != 0 || (lo == 0) != (hi == 0) {
+		t.Errorf("SubgroupSize() = %d, %d; want powers of two, the first at most the second, or 0, 0", lo, hi)
 	}
+	t.Logf("adapter: subgroup sizes %d to %d", lo, hi)
 	t.Logf("adapter: timestamps inside encoders %v, inside passes %v", enc, adapterPasses)
 	for _, fs := range [][]gputypes.Feature{nil, {gputypes.FeatureTimestampQuery}} {
 		if len(fs) > 0 && !enc {
@@ -261,11 +339,84 @@ func TestLayoutCheck(t *testing.T) {
 		t.Fatalf("Check() = %v for the binding go.mod names", err)
 	}
 	bad := []struct{ real, mirror reflect.Type }{
-		{reflect.TypeFor[wgpu.Instance](), reflect.TypeFor[instanceMirror]()},
-		{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[adapterMirror]()},
+		{reflect.TypeFor[wgpu.Adapter](), reflect.TypeFor[handleMirror]()},
+		{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[handleMirror]()},
 	}
 	err := layoutOf(bad)
 	if err == nil || !strings.Contains(err.Error(), "wgpu.Buffer") || !strings.Contains(err.Error(), Versions()) {
 		t.Errorf("layoutOf a mismatched mirror = %v; want an error naming wgpu.Buffer and %q", err, Versions())
+	}
+}
+
+// TestRefusalWords: a device request wgpu-native refuses comes back with
+// its words, where the binding's error says only "failed to request
+// device".
+func TestRefusalWords(t *testing.T) {
+	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	SetLogLevel(LogOff)
+	inst := NewInstance()
+	defer inst.Release()
+	a, err := inst.HighPerformanceAdapter()
+	if err != nil {
+		gputest.Unavailable(t, err)
+	}
+	defer a.Release()
+	l := DefaultLimits()
+	l.MaxComputeInvocationsPerWorkgroup = 1 << 30
+	d, err := a.RequestDevice("", nil, l)
+	if err == nil {
+		d.Release()
+		t.Fatal("a device of 2^30 invocations a workgroup was granted")
+	}
+	if msg := err.Error(); strings.Contains(msg, "failed to request device") || !strings.Contains(strings.ToLower(msg), "limit") {
+		t.Errorf("the refusal says %q; want wgpu-native's words about the limit", msg)
+	}
+	t.Logf("refused: %v", err)
+}
+
+// TestCoopMatrix: cooperative matrices are asked for where the adapter
+// offers them and end granted or refused with wgpu-native's words; the
+// log says which, and what wgpu-native says to a request for them on an
+// adapter that does not offer them (docs/gpu.md records it for
+// lavapipe).
+func TestCoopMatrix(t *testing.T) {
+	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	SetLogLevel(LogOff)
+	inst := NewInstance()
+	defer inst.Release()
+	adapters := inst.Adapters()
+	if len(adapters) == 0 {
+		gputest.Unavailable(t, errors.New("no adapter"))
+	}
+	for _, a := range adapters {
+		name := a.Info().Name
+		c := a.ProbeCoopMatrix()
+		switch {
+		case !c.Offered && (c.Requested || c.Granted || c.Refused != ""):
+			t.Errorf("%s: %+v: asked for cooperative matrices the adapter does not offer", name, c)
+		case c.Offered && c.Granted == (c.Refused != ""):
+			t.Errorf("%s: %+v: want granted or refused with words", name, c)
+		}
+		d, err := a.RequestDevice("", nil, DefaultLimits())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := d.CoopMatrix(); got.Offered != c.Offered || got.Granted != c.Granted {
+			t.Errorf("%s: the device's %+v, the probe's %+v", name, got, c)
+		}
+		d.Release()
+		t.Logf("%s: cooperative matrices %+v", name, c)
+		if !c.Offered {
+			_, err := a.requestDevice(&wgpu.DeviceDescriptor{
+				RequiredFeatures: []wgpu.FeatureName{wgpu.NativeFeatureCooperativeMatrix},
+				RequiredLimits:   ptr(nativeLimits(DefaultLimits())),
+			})
+			t.Logf("%s: asked for them anyway: %v", name, err)
+		}
+		a.Release()
 	}
 }

@@ -496,7 +496,7 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 }
 
 // ComputePassStamped would write timestamps inside the pass
-// (v27.go's); wgpu-native 0.17 has none there.
+// (oliverbestmann.go's); wgpu-native 0.17 has none there.
 func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) error {
 	return errors.New("gpu: wgpu-native 0.17 writes no timestamps inside compute passes")
 }

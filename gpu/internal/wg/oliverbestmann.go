@@ -270,8 +270,25 @@ func SetCheck(err error) (restore func()) {
 }
 
 // checkLayout reports, once, whether the binding's structs still look
-// like the mirrors above (Check).
-var checkLayout = sync.OnceValue(func() error { return layoutOf(mirrors) })
+// like the mirrors above and its wgpu-native is the release whose
+// headers the shim is compiled with (Check).
+var checkLayout = sync.OnceValue(func() error {
+	if err := layoutOf(mirrors); err != nil {
+		return err
+	}
+	return nativeOf(uint32(wgpu.GetVersion()))
+})
+
+// nativeOf is nil when v, wgpuGetVersion's answer, is of the major
+// release include/'s headers are: another's webgpu.h may lay out the
+// structs the shim passes (limits, adapter info, callback infos)
+// otherwise, which no Go type check would see.
+func nativeOf(v uint32) error {
+	if v>>24 != nativeMajor {
+		return fmt.Errorf("gpu: the WebGPU binding (%s) links wgpu-native %s, and gpu/internal/wg's shim is compiled against wgpu-native %d's headers; build attn with the binding its go.mod names (%s %s)", Versions(), nativeVersion(v), nativeMajor, BindingModule, bindingVersion)
+	}
+	return nil
+}
 
 // mirrors pairs each binding struct wg reads through unsafe with its
 // mirror.

@@ -125,6 +125,20 @@ func TestNativeVersion(t *testing.T) {
 	}
 }
 
+// A wgpu-native of another major release than include/'s headers is
+// refused, naming both.
+func TestNativeOf(t *testing.T) {
+	if err := nativeOf(uint32(wgpu.GetVersion())); err != nil {
+		t.Fatalf("nativeOf(the linked library) = %v", err)
+	}
+	for _, v := range []uint32{0, 0x1b000200, 0x1e000000} {
+		err := nativeOf(v)
+		if err == nil || !strings.Contains(err.Error(), nativeVersion(v)) || !strings.Contains(err.Error(), fmt.Sprint("wgpu-native ", nativeMajor, "'s headers")) {
+			t.Errorf("nativeOf(%#x) = %v; want an error naming %s and %d", v, err, nativeVersion(v), nativeMajor)
+		}
+	}
+}
+
 func TestBindingVersion(t *testing.T) {
 	mod, err := os.ReadFile("../../../go.mod")
 	if err != nil {

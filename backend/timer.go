@@ -31,7 +31,7 @@ type DeviceTimer interface {
 // KernelTimer is implemented by a DeviceTimer that can also time an op's
 // kernels apart: the gpu backend, from timestamps the device writes
 // inside a compute pass around each kernel it runs, on an adapter with
-// timestamps inside passes (wgpu-native 27's; not the go-webgpu build's).
+// timestamps inside passes (wgpu-native 29's; not the go-webgpu build's).
 type KernelTimer interface {
 	// KernelTimes returns the device time of each kernel, by the
 	// kernel's name, summed over the ops whose device time the last

@@ -120,7 +120,7 @@ func checkLimits(l gputypes.Limits) error {
 // NativeAdapter, NativeDevice and NativeBuffer are the WebGPU binding's
 // own types that NewWithDevice, Import and Export take and give: the
 // *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer of
-// github.com/oliverbestmann/webgpu/wgpu (wgpu-native v27) by default, of
+// github.com/oliverbestmann/webgpu/wgpu v1.36.0 (wgpu-native 29) by default, of
 // github.com/rajveermalviya/go-webgpu/wgpu v0.17.1 with -tags gowebgpu.
 type (
 	NativeAdapter = wg.NativeAdapter

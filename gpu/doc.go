@@ -1,5 +1,5 @@
 // Package gpu is attn's WebGPU backend: the WGSL kernels of package
-// shaders run through wgpu-native (v27 by default; 0.17 with -tags
+// shaders run through wgpu-native (29 by default; 0.17 with -tags
 // gowebgpu) on a Vulkan adapter — a
 // real GPU, or Mesa's lavapipe on CPU-only machines
 // (apt-get install mesa-vulkan-drivers).
@@ -73,7 +73,7 @@
 //     which only the hardware plan runs, where subgroups is on) off under
 //     the hardware plan (an H100 ran its prefill 1.3–1.6× faster without
 //     them). With shader-f16 (and a binding whose compiler
-//     takes WGSL's f16: wgpu-native 27, not go-webgpu's 0.17), fused.wgsl,
+//     takes WGSL's f16: wgpu-native 29, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
 //     widen them by conversion; with subgroups, fused.wgsl's key lanes
 //     meet through subgroupMax and subgroupAdd, fuseddecode.wgsl takes
@@ -274,7 +274,7 @@
 // that device's queue, and Close releases only what attn created. These
 // entry points take and give the binding's own types, NativeAdapter,
 // NativeDevice and NativeBuffer: by default the *wgpu types of
-// github.com/oliverbestmann/webgpu v1.0.0 (wgpu-native v27.0.2.0), with
+// github.com/oliverbestmann/webgpu v1.36.0 (wgpu-native 29.0.1.1), with
 // -tags gowebgpu those of github.com/rajveermalviya/go-webgpu/wgpu
 // v0.17.1 (wgpu-native 0.17).
 // Import wraps n elements of a caller's wgpu buffer at an aligned offset
@@ -333,9 +333,10 @@
 // Poll(false). The default binding keeps its callbacks in a table of its
 // own, which the collector cannot free under C; wg uses them, and fills
 // the binding's gaps with a small cgo shim over its handles (timestamps
-// written on an encoder, limits, features, adapter info, an instance on
-// Vulkan alone, submissions in an error scope); a submission wgpu-native
-// 27 finds invalid aborts the process, so a read of a caller's buffer
+// written on an encoder and inside a pass, submissions in an error
+// scope, subgroup sizes, a reference of attn's own to an imported
+// buffer, a refused request's words); a submission wgpu-native finds
+// invalid outside an error scope aborts the process, so a read of a caller's buffer
 // first checks it has not been destroyed (wg.Device.Alive). Some misuse aborts the
 // process inside wgpu-native instead of returning an error (submitting
 // while a buffer is mapped, using a destroyed buffer, mapping with an
@@ -351,9 +352,10 @@
 // brackets each submission's compute pass with timestamps written on
 // its encoder, and DeviceTime resolves and reads them, summing the spans
 // of the ops since the last read. wgpu-core resolves raw ticks and
-// wgpu-native (0.17 and 27) gives no timestamp period, so it is calibrated
+// wgpu-native 0.17 gives no timestamp period (29's binding has
+// Queue.GetTimestampPeriod; attn still calibrates), so it is calibrated
 // against the host clock (TimestampPeriod). Where the device also has
-// timestamps inside passes (wgpu-native 27 on lavapipe and most Vulkan
+// timestamps inside passes (wgpu-native 29 on lavapipe and most Vulkan
 // GPUs; not the go-webgpu build), the pass writes one before each
 // dispatch and one after the last, and KernelTimes (backend.KernelTimer)
 // gives each kernel's share of the last read, by the kernel's name.

@@ -18,8 +18,8 @@ const subgroupsWG = 256
 
 // measureSubgroups runs subgroups.wgsl once and returns the least and the
 // greatest subgroup size its invocations ran in: the adapter's subgroup
-// sizes where the binding does not report them (wgpu-native 27 does
-// not), so that attn devices can say them. The device must have
+// sizes where the binding does not report them (wgpu-native 29's
+// adapter info has fields for them, 0 on lavapipe), so that attn devices can say them. The device must have
 // subgroups.
 func (b *Backend) measureSubgroups(ctx context.Context) (lo, hi uint32, err error) {
 	out, err := b.Alloc(backend.Float32, subgroupsWG)

@@ -20,7 +20,7 @@ import (
 // Each command buffer encode makes gets a timestamp written on its
 // encoder before its compute pass and one after it (wgpu-native 0.17 has
 // WriteTimestamp between passes, not the pass-level timestamp writes;
-// wgpu-native 27 has both, and attn keeps the encoder's, which its
+// wgpu-native 29 has both, and attn keeps the encoder's, which its
 // timestamp-query-inside-encoders feature allows), in pair i of one
 // query set. DeviceTime resolves the pairs written since
 // the last read into a buffer, copies it to a mapped one and sums the
@@ -29,7 +29,7 @@ import (
 // timed op's wall time gains only the two timestamp commands.
 //
 // Where the device also has timestamps inside compute passes
-// (wgpu-native 27's timestamp-query-inside-passes feature, which New
+// (wgpu-native 29's timestamp-query-inside-passes feature, which New
 // requests with TimestampQuery where the adapter offers it), a
 // submission's pass writes a timestamp before each dispatch and one
 // after the last, into a second query set (timer.kq): consecutive ones
@@ -52,7 +52,7 @@ import (
 
 // timerPairs is the most submissions timed between two reads: a query
 // set holds at most wg.MaxQueries queries (8192 in wgpu-core 0.17, 4096
-// in 27).
+// in 29).
 const timerPairs = wg.MaxQueries / 2
 
 // timer is the state of device timing on a Backend while it is on.

@@ -23,7 +23,7 @@ func DescribeAdapters() ([]AdapterDescription, error) {
 		lo, hi := a.SubgroupSize()
 		out = append(out, AdapterDescription{
 			Info:   describeAdapter(a),
-			WebGPU: webGPUFeatures(a.Features(), enc, pass, lo, hi),
+			WebGPU: webGPUFeatures(a.Features(), enc, pass, lo, hi, a.ProbeCoopMatrix()),
 		})
 		a.Release()
 	}
@@ -37,8 +37,8 @@ func DescribeAdapters() ([]AdapterDescription, error) {
 // backend asked the adapter for (Info().Features), which may be fewer
 // than the adapter's, and the adapter's subgroup sizes. Where the device
 // has subgroups and the binding does not report their sizes
-// (wgpu-native 27), the first call measures them by running a kernel
-// (subgroups.wgsl: the sizes one workgroup of 256 invocations runs in)
+// (wgpu-native 29 on lavapipe), the first call measures them by running
+// a kernel (subgroups.wgsl: the sizes one workgroup of 256 invocations runs in)
 // and says so (SubgroupSizeMeasured). Zero once the backend is closed.
 func (b *Backend) WebGPU() WebGPUFeatures {
 	f, ok := b.webGPU()
@@ -69,10 +69,10 @@ func (b *Backend) webGPU() (WebGPUFeatures, bool) {
 	if b.adapter != nil {
 		lo, hi = b.adapter.SubgroupSize()
 	}
-	return webGPUFeatures(b.dev.Features(), enc, pass, lo, hi), true
+	return webGPUFeatures(b.dev.Features(), enc, pass, lo, hi, b.dev.CoopMatrix()), true
 }
 
-func webGPUFeatures(fs gputypes.Features, enc, pass bool, lo, hi uint32) WebGPUFeatures {
+func webGPUFeatures(fs gputypes.Features, enc, pass bool, lo, hi uint32, coop wg.CoopMatrix) WebGPUFeatures {
 	f := WebGPUFeatures{
 		ShaderF16:            fs.Contains(gputypes.FeatureShaderF16),
 		Subgroups:            fs.Contains(gputypes.FeatureSubgroupOperations),
@@ -81,6 +81,7 @@ func webGPUFeatures(fs gputypes.Features, enc, pass bool, lo, hi uint32) WebGPUF
 		TimestampsInPasses:   pass,
 		SubgroupMinSize:      lo,
 		SubgroupMaxSize:      hi,
+		CoopMatrix:           CoopMatrix(coop),
 	}
 	if hi == 0 {
 		f.SubgroupSizeUnreported = wg.SubgroupSizeUnreported

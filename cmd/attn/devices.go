@@ -19,7 +19,9 @@ const devicesHelp = `Opens every backend linked into attn and describes its devi
 adapter, driver, threads, and for a GPU the limits that bound attention,
 its features, yes or no for each that attn's kernels may use (ShaderF16,
 Subgroups, TimestampQuery, timestamps inside encoders and inside passes)
-and its subgroup size. A backend that cannot open here is listed with the
+its subgroup size, and whether cooperative matrices (wgpu-native's
+experimental tensor-core feature) are offered, granted or refused, with
+wgpu-native's words. A backend that cannot open here is listed with the
 reason. Then it lists every GPU adapter the gpu backend could run on
 ($ATTN_ADAPTER picks one by name), with its limits and features, or says
 why there is none. The last line says which backend "auto" picks
@@ -208,6 +210,7 @@ func describeGPU(p *printer, info backend.Info, wf gpu.WebGPUFeatures) {
 	p.printf("  for attn: ShaderF16 %s, Subgroups %s, TimestampQuery %s (inside encoders %s, inside passes %s)\n",
 		yesNo(wf.ShaderF16), yesNo(wf.Subgroups), yesNo(wf.TimestampQuery), yesNo(wf.TimestampsInEncoders), yesNo(wf.TimestampsInPasses))
 	p.printf("  subgroup size: %s\n", subgroupSize(wf))
+	p.printf("  cooperative matrices: %s\n", oneLine(wf.CoopMatrix.String()))
 }
 
 func yesNo(b bool) string {

@@ -45,6 +45,7 @@ func TestListAdapters(t *testing.T) {
   features: ShaderF16, TimestampQuery
   for attn: ShaderF16 yes, Subgroups no, TimestampQuery yes (inside encoders yes, inside passes no)
   subgroup size: not reported by wgpu-native 0.17
+  cooperative matrices: not offered by the adapter
   detail: go-webgpu v0.17.1, wgpu-native (version not recorded in the library)
 `
 	lvpDevice := lvp
@@ -66,6 +67,7 @@ func TestListAdapters(t *testing.T) {
   features: (none)
   for attn: ShaderF16 no, Subgroups no, TimestampQuery no (inside encoders no, inside passes no)
   subgroup size: not reported
+  cooperative matrices: not offered by the adapter
 `
 	// A GPU whose binding reports its subgroup sizes, one size or a range.
 	sub := bare
@@ -83,6 +85,15 @@ func TestListAdapters(t *testing.T) {
 	sub8WF := sub32WF
 	sub8WF.SubgroupMinSize, sub8WF.SubgroupMaxSize, sub8WF.SubgroupSizeMeasured = 8, 8, true
 	sub8Text := strings.Replace(subText, "32 to 64", "8 (measured: a kernel of 256 invocations ran in subgroups of this size)", 1)
+	// Cooperative matrices offered and refused, in wgpu-native's words
+	// on one line.
+	coopWF := subWF
+	coopWF.CoopMatrix = gpu.CoopMatrix{Offered: true, Requested: true, Refused: "Validation Error\nexperimental features are not enabled"}
+	coopText := strings.Replace(subText, "cooperative matrices: not offered by the adapter",
+		"cooperative matrices: offered, refused: Validation Error; experimental features are not enabled", 1)
+	grantedWF := subWF
+	grantedWF.CoopMatrix = gpu.CoopMatrix{Offered: true, Requested: true, Granted: true}
+	grantedText := strings.Replace(subText, "not offered by the adapter", "offered and granted", 1)
 	lvpD := gpu.AdapterDescription{Info: lvp, WebGPU: lvpWF}
 	bareD := gpu.AdapterDescription{Info: bare}
 
@@ -98,6 +109,8 @@ func TestListAdapters(t *testing.T) {
 		{"two", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{}, bareText + lvpText},
 		{"subgroup sizes", []gpu.AdapterDescription{{Info: sub, WebGPU: subWF}}, nil, nil, subText},
 		{"one subgroup size", []gpu.AdapterDescription{{Info: sub, WebGPU: sub32WF}}, nil, nil, sub32Text},
+		{"cooperative matrices refused", []gpu.AdapterDescription{{Info: sub, WebGPU: coopWF}}, nil, nil, coopText},
+		{"cooperative matrices granted", []gpu.AdapterDescription{{Info: sub, WebGPU: grantedWF}}, nil, nil, grantedText},
 		{"a measured subgroup size", []gpu.AdapterDescription{{Info: sub, WebGPU: sub8WF}}, nil, nil, sub8Text},
 		{"opened", []gpu.AdapterDescription{bareD, lvpD}, nil, map[gputypes.AdapterInfo]openedGPU{lvp.Adapter: {"gpu", gpuText(lvp, lvpWF)}},
 			bareText + "gpu adapter: llvmpipe (LLVM 15.0.6, 256 bits): opened by gpu, above\n"},

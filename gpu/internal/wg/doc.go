@@ -15,10 +15,12 @@
 //
 // Two bindings implement it, one per build:
 //
-//   - v27*.go, the default: github.com/oliverbestmann/webgpu v1.0.0,
-//     wgpu-native v27.0.2.0, with a cgo shim over its handles for what
-//     it lacks or gets wrong (v27.go says what; v27include holds
-//     wgpu-native's webgpu.h and wgpu.h for the shim);
+//   - oliverbestmann*.go and wait_oliverbestmann.go, the default:
+//     github.com/oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1,
+//     with a cgo shim over its handles for the few calls it lacks
+//     (oliverbestmann.go says which and how the handles are read;
+//     include/ holds the binding's own webgpu.h and wgpu.h for the shim,
+//     which a test holds byte for byte to the binding's);
 //   - gowebgpu*.go and wait_gowebgpu.go, with -tags gowebgpu:
 //     github.com/rajveermalviya/go-webgpu/wgpu v0.17.1, wgpu-native 0.17.
 //

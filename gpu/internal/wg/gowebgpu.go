@@ -172,6 +172,17 @@ func (a *Adapter) TimestampsInside() (encoders, passes bool) {
 	return a.HasFeature(gputypes.FeatureTimestampQuery), false
 }
 
+// OffersCoopMatrix is false: wgpu-native 0.17 has no cooperative
+// matrices (wgpu added them, experimental, in 29).
+func (a *Adapter) OffersCoopMatrix() bool { return false }
+
+// ProbeCoopMatrix reports cooperative matrices not offered
+// (OffersCoopMatrix).
+func (a *Adapter) ProbeCoopMatrix() CoopMatrix { return CoopMatrix{} }
+
+// CoopMatrix is the zero CoopMatrix: none were asked for.
+func (d *Device) CoopMatrix() CoopMatrix { return CoopMatrix{} }
+
 // DefaultLimits is WebGPU's default limits, as wgpu has them.
 func DefaultLimits() gputypes.Limits { return convertLimits(wgpu.DefaultLimits()) }
 
@@ -485,7 +496,7 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 }
 
 // ComputePassStamped would write timestamps inside the pass
-// (v27.go's); wgpu-native 0.17 has none there.
+// (oliverbestmann.go's); wgpu-native 0.17 has none there.
 func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) error {
 	return errors.New("gpu: wgpu-native 0.17 writes no timestamps inside compute passes")
 }

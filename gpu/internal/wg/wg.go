@@ -138,3 +138,12 @@ func VendorName(id uint32) string {
 	}
 	return ""
 }
+
+// CoopMatrix is what became of wgpu-native's experimental
+// cooperative-matrix feature (tensor cores) on an adapter: whether the
+// adapter offers it and, where a device was asked for it, whether the
+// device has it or wgpu-native's words for refusing it.
+type CoopMatrix struct {
+	Offered, Requested, Granted bool
+	Refused                     string
+}

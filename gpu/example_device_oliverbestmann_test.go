@@ -20,8 +20,8 @@ import (
 // its own, reading only that sum back. attn's CPU backend checks it.
 func ExampleNewWithDevice() {
 	// The program's GPU. WebGPU's default limits are all attn needs.
-	// A nil descriptor: the binding's CreateInstance leaves most of the
-	// extras a descriptor brings unset.
+	// A nil descriptor: every backend; the adapter request asks for
+	// Vulkan.
 	inst := wgpu.CreateInstance(nil)
 	defer inst.Release()
 	adapter, err := inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: wgpu.PowerPreferenceHighPerformance, BackendType: wgpu.BackendTypeVulkan})

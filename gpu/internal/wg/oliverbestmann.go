@@ -3,7 +3,7 @@
 package wg
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/v27include
+#cgo CFLAGS: -I${SRCDIR}/include
 #include <stdlib.h>
 #include <string.h>
 #include "wgpu.h"
@@ -15,20 +15,24 @@ typedef struct {
 	char msg[512];
 } attn_err;
 
+static void attn_copy(char *dst, size_t cap, WGPUStringView s) {
+	size_t n = s.length == WGPU_STRLEN ? (s.data ? strlen(s.data) : 0) : s.length;
+	if (n > cap - 1) {
+		n = cap - 1;
+	}
+	if (s.data != NULL) {
+		memcpy(dst, s.data, n);
+	}
+	dst[n] = 0;
+}
+
 static void attn_err_cb(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void *u1, void *u2) {
 	attn_err *e = u1;
 	if (status != WGPUPopErrorScopeStatus_Success || type == WGPUErrorType_NoError) {
 		return;
 	}
 	e->type = type;
-	size_t n = message.length == WGPU_STRLEN ? (message.data ? strlen(message.data) : 0) : message.length;
-	if (n > sizeof e->msg - 1) {
-		n = sizeof e->msg - 1;
-	}
-	if (message.data != NULL) {
-		memcpy(e->msg, message.data, n);
-	}
-	e->msg[n] = 0;
+	attn_copy(e->msg, sizeof e->msg, message);
 }
 
 // attn_pop reports into e the validation error of what ran since the
@@ -55,78 +59,35 @@ static void attn_pass_write_timestamp(WGPUComputePassEncoder pass, WGPUQuerySet 
 	wgpuComputePassEncoderWriteTimestamp(pass, qs, i);
 }
 
-// attn_submit submits cmd in an error scope of its own: wgpu-native 27
+// attn_submit submits cmd in an error scope of its own: wgpu-native
 // reports a submission's validation error (a destroyed buffer, say) to
 // the device, and without a scope or an uncaptured-error callback it
-// aborts the process.
+// aborts the process. The binding's Queue.Submit opens no scope.
 static void attn_submit(WGPUDevice dev, WGPUQueue q, WGPUCommandBuffer cmd, attn_err *e) {
 	wgpuDevicePushErrorScope(dev, WGPUErrorFilter_Validation);
 	wgpuQueueSubmit(q, 1, &cmd);
 	attn_pop(dev, e);
 }
 
-// attn_features lists up to cap of an adapter's (dev NULL) or a device's
-// features into out and returns how many there are. The list is
-// wgpu-native's, freed here with wgpuSupportedFeaturesFreeMembers (the
-// binding's GetFeatures frees it with free() and crashes on an empty one).
-static size_t attn_features(WGPUAdapter a, WGPUDevice dev, WGPUFeatureName *out, size_t cap) {
-	WGPUSupportedFeatures sf;
-	memset(&sf, 0, sizeof sf);
-	if (dev != NULL) {
-		wgpuDeviceGetFeatures(dev, &sf);
-	} else {
-		wgpuAdapterGetFeatures(a, &sf);
-	}
-	size_t n = sf.featureCount;
-	for (size_t i = 0; i < n && i < cap; i++) {
-		out[i] = sf.features[i];
-	}
-	wgpuSupportedFeaturesFreeMembers(sf);
-	return n;
-}
-
-// attn_limits reads an adapter's (dev NULL) or a device's limits, with
-// no chained struct (the binding's Device.GetLimits frees a Go address).
-static void attn_limits(WGPUAdapter a, WGPUDevice dev, WGPULimits *l) {
-	memset(l, 0, sizeof *l);
-	if (dev != NULL) {
-		wgpuDeviceGetLimits(dev, l);
-	} else {
-		wgpuAdapterGetLimits(a, l);
-	}
-}
-
 // attn_info copies an adapter's info out, its strings into C memory the
-// caller frees, and frees wgpu-native's.
+// caller frees, and frees wgpu-native's (the binding's GetInfo keeps
+// them, and has no subgroup sizes).
 typedef struct {
 	char *vendor, *architecture, *device, *description;
-	uint32_t backend, type, vendor_id, device_id;
+	uint32_t backend, type, vendor_id, device_id, subgroup_min, subgroup_max;
 } attn_info;
 
 static char *attn_strdup(WGPUStringView s) {
 	size_t n = s.length == WGPU_STRLEN ? (s.data ? strlen(s.data) : 0) : s.length;
 	char *p = malloc(n + 1);
+	if (p == NULL) {
+		return NULL;
+	}
 	if (n > 0) {
 		memcpy(p, s.data, n);
 	}
 	p[n] = 0;
 	return p;
-}
-
-// attn_create_instance creates an instance on the Vulkan backend. The
-// binding's CreateInstance leaves most of its malloc'd
-// WGPUInstanceExtras unset (dxcPath, the budgets), which crashed inside
-// wgpuCreateInstance here; every field is set here.
-static WGPUInstance attn_create_instance(void) {
-	WGPUInstanceExtras extras;
-	memset(&extras, 0, sizeof extras);
-	extras.chain.sType = (WGPUSType)WGPUSType_InstanceExtras;
-	extras.backends = WGPUInstanceBackend_Vulkan;
-	extras.dxcPath.length = 0;
-	WGPUInstanceDescriptor desc;
-	memset(&desc, 0, sizeof desc);
-	desc.nextInChain = &extras.chain;
-	return wgpuCreateInstance(&desc);
 }
 
 static void attn_adapter_info(WGPUAdapter a, attn_info *out) {
@@ -141,7 +102,46 @@ static void attn_adapter_info(WGPUAdapter a, attn_info *out) {
 	out->type = info.adapterType;
 	out->vendor_id = info.vendorID;
 	out->device_id = info.deviceID;
+	out->subgroup_min = info.subgroupMinSize;
+	out->subgroup_max = info.subgroupMaxSize;
 	wgpuAdapterInfoFreeMembers(info);
+}
+
+// attn_refusal is a device request's outcome: its status and
+// wgpu-native's message.
+typedef struct {
+	uint32_t status;
+	WGPUDevice device;
+	char msg[1024];
+} attn_refusal;
+
+static void attn_request_cb(WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void *u1, void *u2) {
+	attn_refusal *r = u1;
+	r->status = status;
+	r->device = device;
+	attn_copy(r->msg, sizeof r->msg, message);
+}
+
+// attn_request_words asks adapter a for a device of the n features fs and
+// the limits l, as the binding's RequestDevice does, and reports
+// wgpu-native's words in r: the binding's request drops them ("failed to
+// request device"). A device granted is released at once.
+static void attn_request_words(WGPUAdapter a, const WGPUFeatureName *fs, size_t n, const WGPULimits *l, attn_refusal *r) {
+	WGPUDeviceDescriptor desc;
+	memset(&desc, 0, sizeof desc);
+	desc.requiredFeatureCount = n;
+	desc.requiredFeatures = fs;
+	desc.requiredLimits = l;
+	WGPURequestDeviceCallbackInfo info;
+	memset(&info, 0, sizeof info);
+	info.mode = WGPUCallbackMode_AllowSpontaneous;
+	info.callback = attn_request_cb;
+	info.userdata1 = r;
+	wgpuAdapterRequestDevice(a, &desc, info);
+	if (r->device != NULL) {
+		wgpuDeviceRelease(r->device);
+		r->device = NULL;
+	}
 }
 */
 import "C"
@@ -152,6 +152,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -166,8 +167,9 @@ type (
 	NativeBuffer  = wgpu.Buffer
 )
 
-// MaxQueries is the most queries one query set holds (wgpu-core 27's
-// QUERY_SET_MAX_QUERIES).
+// MaxQueries is the most queries one query set holds (wgpu-core's
+// QUERY_SET_MAX_QUERIES, 4096 since 0.19; the binding's
+// QuerySetMaxQueries, 8192, is wgpu-core 0.17's).
 const MaxQueries = 4096
 
 // BindingModule is the binding's module path.
@@ -175,7 +177,10 @@ const BindingModule = "github.com/oliverbestmann/webgpu"
 
 // bindingVersion is the binding's release in go.mod, for binaries built
 // without module information (tests); a test keeps it in step with go.mod.
-const bindingVersion = "v1.0.0"
+const bindingVersion = "v1.36.0"
+
+// nativeMajor is the wgpu-native release bindingVersion links (29.0.1.1).
+const nativeMajor = 29
 
 // Versions names the binding's module version (from the build
 // information where there is some) and wgpu-native's.
@@ -214,39 +219,35 @@ func SetLogLevel(l LogLevel) {
 	}[l])
 }
 
-// Mirrors of the binding's structs, whose C handles are unexported (the
-// shims above need them):
+// The binding wraps every call attn makes but these: WriteTimestamp on
+// an encoder and inside a compute pass, Submit in an error scope, an
+// adapter's subgroup sizes, a second reference to a caller's buffer
+// (Import), and the words of a refused device request. It exports no C
+// handle, so the shim above reads the handle from the binding's struct,
+// whose fields are unexported; in v1.36.0 (gen_types.go):
 //
-//	type Instance       struct { ref C.WGPUInstance }
-//	type Adapter        struct { ref C.WGPUAdapter }
-//	type Device         struct { ref C.WGPUDevice }
-//	type Buffer         struct { ref C.WGPUBuffer; device *Device }
-//	type CommandEncoder struct { ref C.WGPUCommandEncoder; device *Device }
-//	type Queue          struct { ref C.WGPUQueue; device *Device }
-//	type CommandBuffer  struct { ref C.WGPUCommandBuffer }
-//	type QuerySet       struct { ref C.WGPUQuerySet }
-//	type ComputePassEncoder struct { ref C.WGPUComputePassEncoder; device *Device }
+//	type Adapter        struct { ref C.WGPUAdapter; shared bool }
+//	type Device         struct { ref C.WGPUDevice; shared bool }
+//	type QuerySet       struct { ref C.WGPUQuerySet; shared bool }
+//	type CommandBuffer  struct { ref C.WGPUCommandBuffer; shared bool }
+//	type Buffer         struct { ref C.WGPUBuffer; device C.WGPUDevice; shared bool }
+//	type Queue          struct { ref C.WGPUQueue; device C.WGPUDevice; shared bool }
+//	type CommandEncoder struct { ref C.WGPUCommandEncoder; device C.WGPUDevice; shared bool }
+//	type ComputePassEncoder struct { ref C.WGPUComputePassEncoder; device C.WGPUDevice; shared bool }
 //
-// A device field is a reference of its own to the device (the binding's
-// GetQueue, CreateBuffer, CreateCommandEncoder and BeginComputePass call
-// wgpuDeviceAddRef for it), which the object's Release leaves to a
-// finalizer on that *Device. wgpu-native frees a device only when its last
-// reference goes, and the collector, which sees a few bytes of Go memory
-// and not the megabytes of C memory behind them, ran those finalizers too
-// rarely: every closed backend kept its device, about 5 MiB on lavapipe,
-// until a collection happened to come, and TestOpenCloseCycles saw the
-// RSS climb 350 KB a cycle. So wg releases that reference with the object
-// (releaseWithDevice).
+// The device field is the object's own reference to its device, which
+// the binding's Release now releases with the object (v1.0.0 left it to
+// a finalizer, and wg released it itself). Everything else goes through
+// the binding's exported API.
 type (
-	instanceMirror struct{ ref unsafe.Pointer }
-	adapterMirror  struct{ ref unsafe.Pointer }
-	deviceMirror   struct{ ref unsafe.Pointer }
-	bufferMirror   struct{ ref, device unsafe.Pointer }
-	encoderMirror  struct{ ref, device unsafe.Pointer }
-	queueMirror    struct{ ref, device unsafe.Pointer }
-	cmdMirror      struct{ ref unsafe.Pointer }
-	querySetMirror struct{ ref unsafe.Pointer }
-	passMirror     struct{ ref, device unsafe.Pointer }
+	handleMirror struct {
+		ref    unsafe.Pointer
+		shared bool
+	}
+	childMirror struct {
+		ref, device unsafe.Pointer
+		shared      bool
+	}
 )
 
 // Check reports whether this build's binding is one wg was written for:
@@ -254,7 +255,7 @@ type (
 // reading them through unsafe is sound. Its error names the binding's
 // and wgpu-native's versions and what disagreed; gpu.New and the others
 // that open an instance refuse with it, rather than run with a shim
-// that would leak every device (releaseWithDevice) or find no adapter.
+// that would read the wrong memory.
 func Check() error { return checkOverride() }
 
 // checkOverride is Check's answer: checkLayout, or what SetCheck put.
@@ -269,21 +270,37 @@ func SetCheck(err error) (restore func()) {
 }
 
 // checkLayout reports, once, whether the binding's structs still look
-// like the mirrors above (Check).
-var checkLayout = sync.OnceValue(func() error { return layoutOf(mirrors) })
+// like the mirrors above and its wgpu-native is the release whose
+// headers the shim is compiled with (Check).
+var checkLayout = sync.OnceValue(func() error {
+	if err := layoutOf(mirrors); err != nil {
+		return err
+	}
+	return nativeOf(uint32(wgpu.GetVersion()))
+})
+
+// nativeOf is nil when v, wgpuGetVersion's answer, is of the major
+// release include/'s headers are: another's webgpu.h may lay out the
+// structs the shim passes (limits, adapter info, callback infos)
+// otherwise, which no Go type check would see.
+func nativeOf(v uint32) error {
+	if v>>24 != nativeMajor {
+		return fmt.Errorf("gpu: the WebGPU binding (%s) links wgpu-native %s, and gpu/internal/wg's shim is compiled against wgpu-native %d's headers; build attn with the binding its go.mod names (%s %s)", Versions(), nativeVersion(v), nativeMajor, BindingModule, bindingVersion)
+	}
+	return nil
+}
 
 // mirrors pairs each binding struct wg reads through unsafe with its
 // mirror.
 var mirrors = []struct{ real, mirror reflect.Type }{
-	{reflect.TypeFor[wgpu.Instance](), reflect.TypeFor[instanceMirror]()},
-	{reflect.TypeFor[wgpu.Adapter](), reflect.TypeFor[adapterMirror]()},
-	{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[deviceMirror]()},
-	{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[bufferMirror]()},
-	{reflect.TypeFor[wgpu.CommandEncoder](), reflect.TypeFor[encoderMirror]()},
-	{reflect.TypeFor[wgpu.QuerySet](), reflect.TypeFor[querySetMirror]()},
-	{reflect.TypeFor[wgpu.Queue](), reflect.TypeFor[queueMirror]()},
-	{reflect.TypeFor[wgpu.CommandBuffer](), reflect.TypeFor[cmdMirror]()},
-	{reflect.TypeFor[wgpu.ComputePassEncoder](), reflect.TypeFor[passMirror]()},
+	{reflect.TypeFor[wgpu.Adapter](), reflect.TypeFor[handleMirror]()},
+	{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[handleMirror]()},
+	{reflect.TypeFor[wgpu.QuerySet](), reflect.TypeFor[handleMirror]()},
+	{reflect.TypeFor[wgpu.CommandBuffer](), reflect.TypeFor[handleMirror]()},
+	{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[childMirror]()},
+	{reflect.TypeFor[wgpu.Queue](), reflect.TypeFor[childMirror]()},
+	{reflect.TypeFor[wgpu.CommandEncoder](), reflect.TypeFor[childMirror]()},
+	{reflect.TypeFor[wgpu.ComputePassEncoder](), reflect.TypeFor[childMirror]()},
 }
 
 // layoutOf is nil when each pair's real struct has its mirror's layout,
@@ -291,88 +308,86 @@ var mirrors = []struct{ real, mirror reflect.Type }{
 func layoutOf(pairs []struct{ real, mirror reflect.Type }) error {
 	for _, c := range pairs {
 		if err := sameLayout(c.real, c.mirror); err != nil {
-			return fmt.Errorf("gpu: the WebGPU binding (%s) is not one attn was built for: its %v has another layout (%v) than gpu/internal/wg's mirror of it; build attn with the binding its go.mod names", Versions(), c.real, err)
+			return fmt.Errorf("gpu: the WebGPU binding (%s) is not one attn was built for: its %v has another layout (%v) than gpu/internal/wg's mirror of it; build attn with the binding its go.mod names (%s %s)", Versions(), c.real, err, BindingModule, bindingVersion)
 		}
 	}
 	return nil
 }
 
+// sameLayout is nil when real's fields have mirror's names, offsets,
+// sizes and kinds, a C handle (a pointer to an incomplete C struct)
+// counting as an unsafe.Pointer.
 func sameLayout(real, mirror reflect.Type) error {
 	if real.Size() != mirror.Size() || real.NumField() != mirror.NumField() {
 		return fmt.Errorf("size %d with %d fields, want %d with %d",
 			real.Size(), real.NumField(), mirror.Size(), mirror.NumField())
 	}
+	kind := func(t reflect.Type) reflect.Kind {
+		if t.Kind() == reflect.UnsafePointer {
+			return reflect.Pointer
+		}
+		return t.Kind()
+	}
 	for i := range real.NumField() {
 		r, m := real.Field(i), mirror.Field(i)
-		if r.Name != m.Name || r.Offset != m.Offset || r.Type.Kind() != reflect.Pointer || r.Type.Size() != m.Type.Size() {
-			return fmt.Errorf("field %d is %s %v at offset %d, want %s (a pointer) at %d",
-				i, r.Name, r.Type, r.Offset, m.Name, m.Offset)
+		if r.Name != m.Name || r.Offset != m.Offset || r.Type.Size() != m.Type.Size() || kind(r.Type) != kind(m.Type) {
+			return fmt.Errorf("field %d is %s %v at offset %d, want %s (a %v) at %d",
+				i, r.Name, r.Type, r.Offset, m.Name, kind(m.Type), m.Offset)
 		}
 	}
 	return nil
 }
 
-func adapterRef(a *wgpu.Adapter) C.WGPUAdapter {
-	return C.WGPUAdapter((*adapterMirror)(unsafe.Pointer(a)).ref)
-}
-func deviceRef(d *wgpu.Device) C.WGPUDevice {
-	return C.WGPUDevice((*deviceMirror)(unsafe.Pointer(d)).ref)
-}
-func bufferRef(b *wgpu.Buffer) C.WGPUBuffer {
-	return C.WGPUBuffer((*bufferMirror)(unsafe.Pointer(b)).ref)
+// handleOf is the C handle of a binding object whose struct begins with
+// it (every mirror above). Callers have checked the layout.
+func handleOf[T any](obj *T) unsafe.Pointer {
+	return (*handleMirror)(unsafe.Pointer(obj)).ref
 }
 
-// releaseWithDevice releases obj, a Buffer, Queue, CommandEncoder or
-// ComputePassEncoder of the binding whose device field is at *device, and
-// then that field's reference to the device (the mirrors say why). Both
-// Releases are the binding's: each nils its handle atomically, so a second
-// call, or the finalizer that comes later, does nothing.
-func releaseWithDevice(obj interface{ Release() }, device *unsafe.Pointer) {
-	obj.Release()
-	if checkLayout() != nil {
-		return
-	}
-	if d := (*wgpu.Device)(*device); d != nil {
-		d.Release()
-	}
-}
-
-func releaseBuffer(b *wgpu.Buffer) {
-	releaseWithDevice(b, &(*bufferMirror)(unsafe.Pointer(b)).device)
-}
+func adapterRef(a *wgpu.Adapter) C.WGPUAdapter { return C.WGPUAdapter(handleOf(a)) }
+func deviceRef(d *wgpu.Device) C.WGPUDevice    { return C.WGPUDevice(handleOf(d)) }
+func bufferRef(b *wgpu.Buffer) C.WGPUBuffer    { return C.WGPUBuffer(handleOf(b)) }
 
 // bufferDevice is the C handle of the device b was made on.
 func bufferDevice(b *wgpu.Buffer) C.WGPUDevice {
-	d := (*bufferMirror)(unsafe.Pointer(b)).device
-	if d == nil {
-		return nil
-	}
-	return C.WGPUDevice((*deviceMirror)(d).ref)
+	return C.WGPUDevice((*childMirror)(unsafe.Pointer(b)).device)
 }
 
 // Instance is a wgpu instance on the Vulkan backend.
 type Instance struct{ raw *wgpu.Instance }
 
-// NewInstance creates an instance on the Vulkan backend only: with the
-// default backends wgpu may hand out a GL adapter without saying so. It
-// succeeds on a host without any Vulkan driver too (the instance then has
-// no adapters); an instance wgpu-native refuses, or a binding whose
-// layout changed, gives one with no adapters.
-func NewInstance() *Instance {
-	inst := new(wgpu.Instance)
-	if checkLayout() == nil {
-		(*instanceMirror)(unsafe.Pointer(inst)).ref = unsafe.Pointer(C.attn_create_instance())
-	}
-	return &Instance{inst}
-}
-
-func (i *Instance) live() bool { return (*instanceMirror)(unsafe.Pointer(i.raw)).ref != nil }
-
 // instanceVulkan is wgpu.h's WGPUInstanceBackend_Vulkan (1 << 0), which
 // the binding does not name.
 const instanceVulkan wgpu.InstanceBackend = 1
 
-func (i *Instance) Release() { i.raw.Release() }
+// NewInstance creates an instance on the Vulkan backend only: with the
+// default backends wgpu may hand out a GL adapter without saying so. It
+// succeeds on a host without any Vulkan driver too (the instance then has
+// no adapters); an instance wgpu-native refuses (the binding panics), or
+// a binding whose layout changed, gives one with no adapters.
+func NewInstance() *Instance {
+	if checkLayout() != nil {
+		return &Instance{}
+	}
+	return &Instance{createInstance()}
+}
+
+func createInstance() (inst *wgpu.Instance) {
+	defer func() {
+		if recover() != nil {
+			inst = nil
+		}
+	}()
+	return wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: instanceVulkan})
+}
+
+func (i *Instance) live() bool { return i.raw.IsValid() }
+
+func (i *Instance) Release() {
+	if i.raw != nil {
+		i.raw.Release()
+	}
+}
 
 // Adapters lists the instance's Vulkan adapters; nil when there is none.
 func (i *Instance) Adapters() []*Adapter {
@@ -418,14 +433,11 @@ func (a *Adapter) Release() {
 	}
 }
 
-// Info is the adapter's properties in gputypes terms. wgpu-native 27
-// fills vendor with wgpu's AdapterInfo.driver ("llvmpipe"), device with
-// its name and description with its driver_info ("Mesa 22.3.6 (LLVM
-// 15.0.6)"): they become Driver, Name and DriverInfo, as with
-// wgpu-native 0.17's properties.
-func (a *Adapter) Info() gputypes.AdapterInfo {
-	if err := checkLayout(); err != nil {
-		return gputypes.AdapterInfo{}
+// info is the adapter's webgpu.h info, read through the shim for the
+// subgroup sizes, which the binding's GetInfo leaves out.
+func (a *Adapter) info() (gputypes.AdapterInfo, [2]uint32) {
+	if checkLayout() != nil {
+		return gputypes.AdapterInfo{}, [2]uint32{}
 	}
 	var ci C.attn_info
 	C.attn_adapter_info(adapterRef(a.raw), &ci)
@@ -437,7 +449,18 @@ func (a *Adapter) Info() gputypes.AdapterInfo {
 	}
 	vendor, _, device, desc := take(ci.vendor), take(ci.architecture), take(ci.device), take(ci.description)
 	return adapterInfo(device, vendor, desc, uint32(ci.vendor_id), uint32(ci.device_id),
-		wgpu.AdapterType(ci._type), wgpu.BackendType(ci.backend))
+			wgpu.AdapterType(ci._type), wgpu.BackendType(ci.backend)),
+		[2]uint32{uint32(ci.subgroup_min), uint32(ci.subgroup_max)}
+}
+
+// Info is the adapter's properties in gputypes terms. wgpu-native fills
+// vendor with wgpu's AdapterInfo.driver ("llvmpipe"), device with its
+// name and description with its driver_info ("Mesa 22.3.6 (LLVM
+// 15.0.6)"): they become Driver, Name and DriverInfo, as with
+// wgpu-native 0.17's properties.
+func (a *Adapter) Info() gputypes.AdapterInfo {
+	info, _ := a.info()
+	return info
 }
 
 func adapterInfo(name, driver, driverInfo string, vendorID, deviceID uint32, at wgpu.AdapterType, bt wgpu.BackendType) gputypes.AdapterInfo {
@@ -477,38 +500,25 @@ func adapterInfo(name, driver, driverInfo string, vendorID, deviceID uint32, at 
 }
 
 // Limits is the adapter's limits.
-func (a *Adapter) Limits() gputypes.Limits {
-	if checkLayout() != nil {
-		return gputypes.Limits{}
-	}
-	var l C.WGPULimits
-	C.attn_limits(adapterRef(a.raw), nil, &l)
-	runtime.KeepAlive(a.raw)
-	return convertLimits(&l)
-}
+func (a *Adapter) Limits() gputypes.Limits { return convertLimits(a.raw.GetLimits()) }
 
 // Features is the adapter's features that gputypes names.
-func (a *Adapter) Features() gputypes.Features {
-	if checkLayout() != nil {
-		return 0
-	}
-	fs := features(adapterRef(a.raw), nil)
-	runtime.KeepAlive(a.raw)
-	return convertFeatures(fs)
-}
+func (a *Adapter) Features() gputypes.Features { return convertFeatures(featuresOf(a.raw.HasFeature)) }
 
 // HasFeature reports whether the adapter offers f (TimestampQuery only
 // with timestamps inside encoders, which attn writes them in).
 func (a *Adapter) HasFeature(f gputypes.Feature) bool { return a.Features().Contains(f) }
 
-// SubgroupSize is the adapter's subgroup size range; 0, 0 where the
-// binding does not report it (wgpu-native 27's adapter info has none).
-func (a *Adapter) SubgroupSize() (lo, hi uint32) { return 0, 0 }
+// SubgroupSize is the adapter's subgroup size range (webgpu.h's
+// WGPUAdapterInfo has it since wgpu-native 29); 0, 0 where it is not
+// reported.
+func (a *Adapter) SubgroupSize() (lo, hi uint32) {
+	_, sg := a.info()
+	return sg[0], sg[1]
+}
 
-// SubgroupSizeUnreported says why SubgroupSize is 0, 0: wgpu-core knows
-// the range, but neither webgpu.h's WGPUAdapterInfo nor wgpu.h's
-// WGPUNativeLimits in wgpu-native 27 carries it.
-const SubgroupSizeUnreported = "not reported by wgpu-native 27"
+// SubgroupSizeUnreported says why SubgroupSize is 0, 0.
+const SubgroupSizeUnreported = "not reported by the adapter (wgpu-native's adapter info has 0)"
 
 // CompilesF16 says whether the binding compiles WGSL's f16 type: its naga compiles WGSL f16 on a device with ShaderF16.
 const CompilesF16 = true
@@ -517,12 +527,7 @@ const CompilesF16 = true
 // inside command encoders and inside compute passes (wgpu-native's
 // TimestampQueryInsideEncoders and TimestampQueryInsidePasses).
 func (a *Adapter) TimestampsInside() (encoders, passes bool) {
-	if checkLayout() != nil {
-		return false, false
-	}
-	fs := features(adapterRef(a.raw), nil)
-	runtime.KeepAlive(a.raw)
-	return timestampsInside(fs)
+	return timestampsInside(featuresOf(a.raw.HasFeature))
 }
 
 func timestampsInside(fs []wgpu.FeatureName) (encoders, passes bool) {
@@ -537,15 +542,25 @@ func timestampsInside(fs []wgpu.FeatureName) (encoders, passes bool) {
 	return encoders, passes
 }
 
-// features lists an adapter's or a device's features.
-func features(a C.WGPUAdapter, d C.WGPUDevice) []wgpu.FeatureName {
-	var buf [128]C.WGPUFeatureName
-	n := int(C.attn_features(a, d, &buf[0], C.size_t(len(buf))))
-	out := make([]wgpu.FeatureName, min(n, len(buf)))
-	for i := range out {
-		out[i] = wgpu.FeatureName(buf[i])
+// featuresOf lists the features wg knows of (featureMap's, where
+// timestamps may be written, cooperative matrices) that has reports.
+// Asking one at a time, where the binding's GetFeatures hands the list
+// to free() (memory wgpu-native owns, and on an empty list a pointer no
+// allocator gave).
+func featuresOf(has func(wgpu.FeatureName) bool) []wgpu.FeatureName {
+	var fs []wgpu.FeatureName
+	for n := range featureMap {
+		if has(n) {
+			fs = append(fs, n)
+		}
 	}
-	return out
+	for _, n := range []wgpu.FeatureName{wgpu.NativeFeatureTimestampQueryInsideEncoders,
+		wgpu.NativeFeatureTimestampQueryInsidePasses, wgpu.NativeFeatureCooperativeMatrix} {
+		if has(n) {
+			fs = append(fs, n)
+		}
+	}
+	return fs
 }
 
 // DefaultLimits is WebGPU's default limits (wgpu's Limits::default; the
@@ -602,15 +617,88 @@ func nativeLimits(l gputypes.Limits) wgpu.Limits {
 	n.MaxComputeWorkgroupSizeZ = l.MaxComputeWorkgroupSizeZ
 	n.MaxComputeWorkgroupsPerDimension = l.MaxComputeWorkgroupsPerDimension
 	if l.MaxPushConstantSize != 0 {
-		n.MaxPushConstantSize = l.MaxPushConstantSize
+		// wgpu 29 renamed push constants immediates.
+		n.MaxImmediateSize = l.MaxPushConstantSize
 	}
 	return n
+}
+
+// cLimits is n as the binding's RequestDevice writes it into webgpu.h's
+// struct (attn_request_words asks again with it).
+func cLimits(n wgpu.Limits) C.WGPULimits {
+	var l C.WGPULimits
+	l.maxTextureDimension1D = C.uint32_t(n.MaxTextureDimension1D)
+	l.maxTextureDimension2D = C.uint32_t(n.MaxTextureDimension2D)
+	l.maxTextureDimension3D = C.uint32_t(n.MaxTextureDimension3D)
+	l.maxTextureArrayLayers = C.uint32_t(n.MaxTextureArrayLayers)
+	l.maxBindGroups = C.uint32_t(n.MaxBindGroups)
+	l.maxBindingsPerBindGroup = C.uint32_t(n.MaxBindingsPerBindGroup)
+	l.maxDynamicUniformBuffersPerPipelineLayout = C.uint32_t(n.MaxDynamicUniformBuffersPerPipelineLayout)
+	l.maxDynamicStorageBuffersPerPipelineLayout = C.uint32_t(n.MaxDynamicStorageBuffersPerPipelineLayout)
+	l.maxSampledTexturesPerShaderStage = C.uint32_t(n.MaxSampledTexturesPerShaderStage)
+	l.maxSamplersPerShaderStage = C.uint32_t(n.MaxSamplersPerShaderStage)
+	l.maxStorageBuffersPerShaderStage = C.uint32_t(n.MaxStorageBuffersPerShaderStage)
+	l.maxStorageTexturesPerShaderStage = C.uint32_t(n.MaxStorageTexturesPerShaderStage)
+	l.maxUniformBuffersPerShaderStage = C.uint32_t(n.MaxUniformBuffersPerShaderStage)
+	l.maxUniformBufferBindingSize = C.uint64_t(n.MaxUniformBufferBindingSize)
+	l.maxStorageBufferBindingSize = C.uint64_t(n.MaxStorageBufferBindingSize)
+	l.minUniformBufferOffsetAlignment = C.uint32_t(n.MinUniformBufferOffsetAlignment)
+	l.minStorageBufferOffsetAlignment = C.uint32_t(n.MinStorageBufferOffsetAlignment)
+	l.maxVertexBuffers = C.uint32_t(n.MaxVertexBuffers)
+	l.maxBufferSize = C.uint64_t(n.MaxBufferSize)
+	l.maxVertexAttributes = C.uint32_t(n.MaxVertexAttributes)
+	l.maxVertexBufferArrayStride = C.uint32_t(n.MaxVertexBufferArrayStride)
+	l.maxInterStageShaderVariables = C.uint32_t(n.MaxInterStageShaderVariables)
+	l.maxColorAttachments = C.uint32_t(n.MaxColorAttachments)
+	l.maxColorAttachmentBytesPerSample = C.uint32_t(n.MaxColorAttachmentBytesPerSample)
+	l.maxComputeWorkgroupStorageSize = C.uint32_t(n.MaxComputeWorkgroupStorageSize)
+	l.maxComputeInvocationsPerWorkgroup = C.uint32_t(n.MaxComputeInvocationsPerWorkgroup)
+	l.maxComputeWorkgroupSizeX = C.uint32_t(n.MaxComputeWorkgroupSizeX)
+	l.maxComputeWorkgroupSizeY = C.uint32_t(n.MaxComputeWorkgroupSizeY)
+	l.maxComputeWorkgroupSizeZ = C.uint32_t(n.MaxComputeWorkgroupSizeZ)
+	l.maxComputeWorkgroupsPerDimension = C.uint32_t(n.MaxComputeWorkgroupsPerDimension)
+	l.maxImmediateSize = C.uint32_t(n.MaxImmediateSize)
+	return l
+}
+
+// OffersCoopMatrix reports whether the adapter offers wgpu-native's
+// experimental cooperative-matrix feature (tensor cores; 8×8 f32 tiles
+// on Vulkan in wgpu 29).
+func (a *Adapter) OffersCoopMatrix() bool {
+	return a.raw.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
+}
+
+// ProbeCoopMatrix asks the adapter for a device with cooperative
+// matrices alone, where it offers them, and releases it: whether a
+// device gets them, or wgpu-native's words for refusing.
+func (a *Adapter) ProbeCoopMatrix() CoopMatrix {
+	c := CoopMatrix{Offered: a.OffersCoopMatrix()}
+	if !c.Offered || checkLayout() != nil {
+		return c
+	}
+	c.Requested = true
+	dev, err := a.requestDevice(&wgpu.DeviceDescriptor{
+		Label:            "attn cooperative-matrix probe",
+		RequiredFeatures: []wgpu.FeatureName{wgpu.NativeFeatureCooperativeMatrix},
+		RequiredLimits:   ptr(nativeLimits(DefaultLimits())),
+	})
+	if err != nil {
+		c.Refused = err.Error()
+		return c
+	}
+	c.Granted = dev.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
+	dev.Release()
+	return c
 }
 
 // RequestDevice asks the adapter for a device with the features fs
 // (each of which the adapter must offer) and the limits l. TimestampQuery
 // brings timestamps inside encoders with it, where attn writes them, and
 // inside passes where the adapter offers those (ComputePassStamped).
+// Where the adapter offers cooperative matrices the request asks for
+// them too, as asking costs nothing until a kernel uses them, and asks
+// again without them when that is refused (Device.CoopMatrix says what
+// happened). An error carries wgpu-native's words.
 func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.Limits) (*Device, error) {
 	if err := checkLayout(); err != nil {
 		return nil, err
@@ -629,18 +717,47 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 			}
 		}
 	}
-	dev, err := a.raw.RequestDevice(&wgpu.DeviceDescriptor{
-		Label:            label,
-		RequiredFeatures: names,
-		RequiredLimits:   ptr(nativeLimits(l)),
-	})
+	desc := wgpu.DeviceDescriptor{Label: label, RequiredFeatures: names, RequiredLimits: ptr(nativeLimits(l))}
+	var coop CoopMatrix
+	if a.OffersCoopMatrix() {
+		coop.Offered, coop.Requested = true, true
+		with := desc
+		with.RequiredFeatures = append(slices.Clip(names), wgpu.NativeFeatureCooperativeMatrix)
+		dev, err := a.requestDevice(&with)
+		if err == nil {
+			coop.Granted = dev.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
+			return &Device{raw: dev, queue: dev.GetQueue(), coop: coop}, nil
+		}
+		coop.Refused = err.Error()
+	}
+	dev, err := a.requestDevice(&desc)
 	if err != nil {
 		return nil, err
 	}
-	if dev == nil {
-		return nil, errors.New("no device")
+	return &Device{raw: dev, queue: dev.GetQueue(), coop: coop}, nil
+}
+
+// requestDevice is the binding's RequestDevice, whose error on a refusal
+// says only "failed to request device": then the shim asks wgpu-native
+// again, as the binding did, for its words.
+func (a *Adapter) requestDevice(desc *wgpu.DeviceDescriptor) (*wgpu.Device, error) {
+	dev, err := a.raw.RequestDevice(desc)
+	if err == nil && dev != nil {
+		return dev, nil
 	}
-	return &Device{raw: dev, queue: dev.GetQueue()}, nil
+	fs := make([]C.WGPUFeatureName, max(len(desc.RequiredFeatures), 1))
+	for i, f := range desc.RequiredFeatures {
+		fs[i] = C.WGPUFeatureName(f)
+	}
+	l := cLimits(*desc.RequiredLimits)
+	r := (*C.attn_refusal)(C.calloc(1, C.size_t(unsafe.Sizeof(C.attn_refusal{}))))
+	defer C.free(unsafe.Pointer(r))
+	C.attn_request_words(adapterRef(a.raw), &fs[0], C.size_t(len(desc.RequiredFeatures)), &l, r)
+	runtime.KeepAlive(a.raw)
+	if r.status == C.WGPURequestDeviceStatus_Success {
+		return nil, fmt.Errorf("the binding's device request failed (%v), and the same request through wgpu.h succeeds", err)
+	}
+	return nil, errors.New(errorText("device request", C.GoString(&r.msg[0])))
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -652,14 +769,20 @@ type Device struct {
 	queue  *wgpu.Queue
 	shared bool
 	probe  *wgpu.BindGroupLayout // Alive's, made on first use
+	coop   CoopMatrix
 }
 
+// CoopMatrix is what became of cooperative matrices on d: asked for,
+// granted or refused (RequestDevice); on a caller's device, whether it
+// has them.
+func (d *Device) CoopMatrix() CoopMatrix { return d.coop }
+
 // Alive returns an error when b, a buffer of the caller's, was destroyed:
-// wgpu-native 27 finds that only when a submission uses it, and then
-// aborts the process, so a copy that may use such a buffer asks first.
-// Making a bind group of it is the check (wgpu-core validates a bound
-// buffer's life there, and reports it in an error scope); size bytes from
-// offset are bound, read-only, so b needs the Storage usage.
+// wgpu-native finds that only when a submission uses it, so a copy that
+// may use such a buffer asks first. Making a bind group of it is the
+// check (wgpu-core validates a bound buffer's life there, and reports it
+// in an error scope); size bytes from offset are bound, read-only, so b
+// needs the Storage usage.
 func (d *Device) Alive(b *Buffer, offset, size uint64) error {
 	if d.probe == nil {
 		bgl, err := d.raw.TryCreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{
@@ -686,42 +809,33 @@ func WrapDevice(d *NativeDevice) (*Device, error) {
 	if err := checkLayout(); err != nil {
 		return nil, err
 	}
-	return &Device{raw: d, queue: d.GetQueue(), shared: true}, nil
+	has := d.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
+	return &Device{raw: d, queue: d.GetQueue(), shared: true, coop: CoopMatrix{Offered: has, Granted: has}}, nil
 }
 
+// Release releases attn's handle to the device's queue (and with it the
+// binding's reference to the device the handle holds), and the device
+// unless it is the caller's.
 func (d *Device) Release() {
 	if d.probe != nil {
 		d.probe.Release()
 	}
-	// The device's own queue stays: this was attn's handle to it, and
-	// the reference to the device that the binding's GetQueue added.
-	releaseWithDevice(d.queue, &(*queueMirror)(unsafe.Pointer(d.queue)).device)
+	d.queue.Release()
 	if !d.shared {
 		d.raw.Release()
 	}
 }
 
 // Limits is the device's limits.
-func (d *Device) Limits() gputypes.Limits {
-	var l C.WGPULimits
-	C.attn_limits(nil, deviceRef(d.raw), &l)
-	runtime.KeepAlive(d.raw)
-	return convertLimits(&l)
-}
+func (d *Device) Limits() gputypes.Limits { return convertLimits(d.raw.GetLimits()) }
 
 // Features is the device's features that gputypes names.
-func (d *Device) Features() gputypes.Features {
-	fs := features(nil, deviceRef(d.raw))
-	runtime.KeepAlive(d.raw)
-	return convertFeatures(fs)
-}
+func (d *Device) Features() gputypes.Features { return convertFeatures(featuresOf(d.raw.HasFeature)) }
 
 // TimestampsInside reports whether the device has timestamps inside
 // command encoders and inside compute passes (Adapter.TimestampsInside).
 func (d *Device) TimestampsInside() (encoders, passes bool) {
-	fs := features(nil, deviceRef(d.raw))
-	runtime.KeepAlive(d.raw)
-	return timestampsInside(fs)
+	return timestampsInside(featuresOf(d.raw.HasFeature))
 }
 
 // Buffer is a handle to a wgpu buffer. Two Buffers may be handles to one
@@ -744,15 +858,15 @@ func (b *Buffer) Native() *NativeBuffer { return b.raw }
 func (b *Buffer) Size() uint64          { return b.raw.GetSize() }
 func (b *Buffer) Usage() Usage          { return Usage(b.raw.GetUsage()) }
 
-// Release drops this handle; the buffer lives on while another handle or
-// the device's work holds it.
-func (b *Buffer) Release() { releaseBuffer(b.raw) }
+// Release drops this handle (and its reference to the device); the
+// buffer lives on while another handle or the device's work holds it.
+func (b *Buffer) Release() { b.raw.Release() }
 
 // Destroy frees the buffer's memory (after the work submitted with it)
 // and releases the handle.
 func (b *Buffer) Destroy() {
 	b.raw.Destroy()
-	releaseBuffer(b.raw)
+	b.raw.Release()
 }
 
 // DestroyOnly frees the buffer's memory and keeps the handle (tests:
@@ -772,7 +886,8 @@ func (d *Device) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	return d.queue.TryWriteBuffer(b.raw, offset, data)
 }
 
-// Owns reports whether buf was created on d.
+// Owns reports whether buf was created on d: the binding keeps a
+// buffer's device in an unexported field, and webgpu.h has no getter.
 func (d *Device) Owns(buf *NativeBuffer) (bool, error) {
 	if err := checkLayout(); err != nil {
 		return false, err
@@ -787,27 +902,24 @@ func Same(x, y *Buffer) bool {
 }
 
 // Reference returns a new handle to buf that holds a reference of its
-// own to the buffer, as a handle that CreateBuffer returns does: its
-// Release leaves buf's handle working, and buf's Release leaves the
-// buffer alive for this one.
+// own to the buffer and to its device, as a handle that CreateBuffer
+// returns does: its Release leaves buf's handle working, and buf's
+// Release leaves the buffer alive for this one. The binding has no
+// AddRef, so the handle is made here, field by field of the mirror.
 func Reference(buf *NativeBuffer) (*Buffer, error) {
 	if err := checkLayout(); err != nil {
 		return nil, err
 	}
-	m := (*bufferMirror)(unsafe.Pointer(buf))
-	C.wgpuBufferAddRef(C.WGPUBuffer(m.ref))
-	h := new(wgpu.Buffer)
-	hm := (*bufferMirror)(unsafe.Pointer(h))
-	hm.ref = m.ref
-	if m.device != nil {
-		// A reference of h's own to the device too, as the binding's
-		// buffers hold, which h's Release releases (releaseBuffer).
-		dev := C.WGPUDevice((*deviceMirror)(m.device).ref)
-		C.wgpuDeviceAddRef(dev)
-		d := new(wgpu.Device)
-		(*deviceMirror)(unsafe.Pointer(d)).ref = unsafe.Pointer(dev)
-		hm.device = unsafe.Pointer(d)
+	m := (*childMirror)(unsafe.Pointer(buf))
+	if m.ref == nil {
+		return nil, errors.New("gpu: the buffer was released")
 	}
+	C.wgpuBufferAddRef(C.WGPUBuffer(m.ref))
+	if m.device != nil {
+		C.wgpuDeviceAddRef(C.WGPUDevice(m.device))
+	}
+	h := new(wgpu.Buffer)
+	*(*childMirror)(unsafe.Pointer(h)) = childMirror{ref: m.ref, device: m.device}
 	runtime.KeepAlive(buf)
 	return &Buffer{h}, nil
 }
@@ -936,9 +1048,7 @@ func (d *Device) CreateEncoder() (*Encoder, error) {
 	return &Encoder{e, d.raw}, nil
 }
 
-func (e *Encoder) Release() {
-	releaseWithDevice(e.raw, &(*encoderMirror)(unsafe.Pointer(e.raw)).device)
-}
+func (e *Encoder) Release() { e.raw.Release() }
 
 func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
 	return e.raw.TryCopyBufferToBuffer(src.raw, srcOff, dst.raw, dstOff, size)
@@ -946,17 +1056,16 @@ func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, ds
 
 // WriteTimestamp writes query i of qs between passes: a call the binding
 // does not wrap (webgpu.h's wgpuCommandEncoderWriteTimestamp, which
-// wgpu-native 27 allows with the timestamp-query-inside-encoders
-// feature), in an error scope of its own.
+// wgpu-native allows with the timestamp-query-inside-encoders feature),
+// in an error scope of its own.
 func (e *Encoder) WriteTimestamp(qs *QuerySet, i uint32) error {
 	if err := checkLayout(); err != nil {
 		return err
 	}
 	ce := (*C.attn_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.attn_err{}))))
 	defer C.free(unsafe.Pointer(ce))
-	C.attn_write_timestamp(deviceRef(e.dev),
-		C.WGPUCommandEncoder((*encoderMirror)(unsafe.Pointer(e.raw)).ref),
-		C.WGPUQuerySet((*querySetMirror)(unsafe.Pointer(qs.raw)).ref), C.uint32_t(i), ce)
+	C.attn_write_timestamp(deviceRef(e.dev), C.WGPUCommandEncoder(handleOf(e.raw)),
+		C.WGPUQuerySet(handleOf(qs.raw)), C.uint32_t(i), ce)
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(qs)
 	if ce._type != 0 {
@@ -987,7 +1096,7 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
 	}
 	err := pass.TryEnd()
-	releaseWithDevice(pass, &(*passMirror)(unsafe.Pointer(pass)).device)
+	pass.Release()
 	return err
 }
 
@@ -995,14 +1104,15 @@ func (e *Encoder) ComputePass(ds []Dispatch) error {
 // query first+i of qs written inside the pass before dispatch i and
 // query first+len(ds) after the last: len(ds)+1 queries, of which
 // consecutive ones bracket each dispatch. The device needs timestamps
-// inside passes (Device.TimestampsInside).
+// inside passes (Device.TimestampsInside); the binding's pass-level
+// TimestampWrites bracket only a whole pass.
 func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) error {
 	if err := checkLayout(); err != nil {
 		return err
 	}
 	pass := e.raw.BeginComputePass(nil)
-	ref := C.WGPUComputePassEncoder((*passMirror)(unsafe.Pointer(pass)).ref)
-	q := C.WGPUQuerySet((*querySetMirror)(unsafe.Pointer(qs.raw)).ref)
+	ref := C.WGPUComputePassEncoder(handleOf(pass))
+	q := C.WGPUQuerySet(handleOf(qs.raw))
 	for i, d := range ds {
 		C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(i)))
 		pass.SetPipeline(d.Pipeline.pipe)
@@ -1012,7 +1122,7 @@ func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) 
 	C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(len(ds))))
 	runtime.KeepAlive(qs)
 	err := pass.TryEnd()
-	releaseWithDevice(pass, &(*passMirror)(unsafe.Pointer(pass)).device)
+	pass.Release()
 	return err
 }
 
@@ -1026,12 +1136,15 @@ func (e *Encoder) Finish() (*CommandBuffer, error) {
 
 // Submit submits cmd to the device's queue. A validation error of the
 // submission (a buffer destroyed since cmd was recorded) comes back here:
-// wgpu-native 27 would abort the process on it outside an error scope.
+// wgpu-native would abort the process on it outside an error scope, and
+// the binding's Queue.Submit opens none.
 func (d *Device) Submit(cmd *CommandBuffer) error {
+	if err := checkLayout(); err != nil {
+		return err
+	}
 	ce := (*C.attn_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.attn_err{}))))
 	defer C.free(unsafe.Pointer(ce))
-	C.attn_submit(deviceRef(d.raw), C.WGPUQueue((*queueMirror)(unsafe.Pointer(d.queue)).ref),
-		C.WGPUCommandBuffer((*cmdMirror)(unsafe.Pointer(cmd.raw)).ref), ce)
+	C.attn_submit(deviceRef(d.raw), C.WGPUQueue(handleOf(d.queue)), C.WGPUCommandBuffer(handleOf(cmd.raw)), ce)
 	runtime.KeepAlive(d)
 	runtime.KeepAlive(cmd)
 	if ce._type != 0 {
@@ -1043,42 +1156,44 @@ func (d *Device) Submit(cmd *CommandBuffer) error {
 // poll runs the callbacks that are due without blocking.
 func (d *Device) poll() { d.raw.Poll(false, nil) }
 
-// convertLimits copies every limit gputypes has a field for; wgpu-native
-// 27 reports MaxBindGroupsPlusVertexBuffers too, and not
-// MaxNonSamplerBindings or MaxPushConstantSize (chained, not read).
-func convertLimits(l *C.WGPULimits) gputypes.Limits {
+// convertLimits copies every limit gputypes has a field for and the
+// binding reports: not MaxBindGroupsPlusVertexBuffers (the binding's
+// Limits has no field for it), nor a device's
+// MaxColorAttachmentBytesPerSample (its Device.GetLimits leaves it out);
+// neither bounds compute. Push constants are immediates in wgpu 29.
+func convertLimits(l wgpu.Limits) gputypes.Limits {
 	return gputypes.Limits{
-		MaxTextureDimension1D:                     uint32(l.maxTextureDimension1D),
-		MaxTextureDimension2D:                     uint32(l.maxTextureDimension2D),
-		MaxTextureDimension3D:                     uint32(l.maxTextureDimension3D),
-		MaxTextureArrayLayers:                     uint32(l.maxTextureArrayLayers),
-		MaxBindGroups:                             uint32(l.maxBindGroups),
-		MaxBindGroupsPlusVertexBuffers:            uint32(l.maxBindGroupsPlusVertexBuffers),
-		MaxBindingsPerBindGroup:                   uint32(l.maxBindingsPerBindGroup),
-		MaxDynamicUniformBuffersPerPipelineLayout: uint32(l.maxDynamicUniformBuffersPerPipelineLayout),
-		MaxDynamicStorageBuffersPerPipelineLayout: uint32(l.maxDynamicStorageBuffersPerPipelineLayout),
-		MaxSampledTexturesPerShaderStage:          uint32(l.maxSampledTexturesPerShaderStage),
-		MaxSamplersPerShaderStage:                 uint32(l.maxSamplersPerShaderStage),
-		MaxStorageBuffersPerShaderStage:           uint32(l.maxStorageBuffersPerShaderStage),
-		MaxStorageTexturesPerShaderStage:          uint32(l.maxStorageTexturesPerShaderStage),
-		MaxUniformBuffersPerShaderStage:           uint32(l.maxUniformBuffersPerShaderStage),
-		MaxUniformBufferBindingSize:               uint64(l.maxUniformBufferBindingSize),
-		MaxStorageBufferBindingSize:               uint64(l.maxStorageBufferBindingSize),
-		MinUniformBufferOffsetAlignment:           uint32(l.minUniformBufferOffsetAlignment),
-		MinStorageBufferOffsetAlignment:           uint32(l.minStorageBufferOffsetAlignment),
-		MaxVertexBuffers:                          uint32(l.maxVertexBuffers),
-		MaxBufferSize:                             uint64(l.maxBufferSize),
-		MaxVertexAttributes:                       uint32(l.maxVertexAttributes),
-		MaxVertexBufferArrayStride:                uint32(l.maxVertexBufferArrayStride),
-		MaxInterStageShaderVariables:              uint32(l.maxInterStageShaderVariables),
-		MaxColorAttachments:                       uint32(l.maxColorAttachments),
-		MaxColorAttachmentBytesPerSample:          uint32(l.maxColorAttachmentBytesPerSample),
-		MaxComputeWorkgroupStorageSize:            uint32(l.maxComputeWorkgroupStorageSize),
-		MaxComputeInvocationsPerWorkgroup:         uint32(l.maxComputeInvocationsPerWorkgroup),
-		MaxComputeWorkgroupSizeX:                  uint32(l.maxComputeWorkgroupSizeX),
-		MaxComputeWorkgroupSizeY:                  uint32(l.maxComputeWorkgroupSizeY),
-		MaxComputeWorkgroupSizeZ:                  uint32(l.maxComputeWorkgroupSizeZ),
-		MaxComputeWorkgroupsPerDimension:          uint32(l.maxComputeWorkgroupsPerDimension),
+		MaxTextureDimension1D:                     l.MaxTextureDimension1D,
+		MaxTextureDimension2D:                     l.MaxTextureDimension2D,
+		MaxTextureDimension3D:                     l.MaxTextureDimension3D,
+		MaxTextureArrayLayers:                     l.MaxTextureArrayLayers,
+		MaxBindGroups:                             l.MaxBindGroups,
+		MaxBindingsPerBindGroup:                   l.MaxBindingsPerBindGroup,
+		MaxDynamicUniformBuffersPerPipelineLayout: l.MaxDynamicUniformBuffersPerPipelineLayout,
+		MaxDynamicStorageBuffersPerPipelineLayout: l.MaxDynamicStorageBuffersPerPipelineLayout,
+		MaxSampledTexturesPerShaderStage:          l.MaxSampledTexturesPerShaderStage,
+		MaxSamplersPerShaderStage:                 l.MaxSamplersPerShaderStage,
+		MaxStorageBuffersPerShaderStage:           l.MaxStorageBuffersPerShaderStage,
+		MaxStorageTexturesPerShaderStage:          l.MaxStorageTexturesPerShaderStage,
+		MaxUniformBuffersPerShaderStage:           l.MaxUniformBuffersPerShaderStage,
+		MaxUniformBufferBindingSize:               l.MaxUniformBufferBindingSize,
+		MaxStorageBufferBindingSize:               l.MaxStorageBufferBindingSize,
+		MinUniformBufferOffsetAlignment:           l.MinUniformBufferOffsetAlignment,
+		MinStorageBufferOffsetAlignment:           l.MinStorageBufferOffsetAlignment,
+		MaxVertexBuffers:                          l.MaxVertexBuffers,
+		MaxBufferSize:                             l.MaxBufferSize,
+		MaxVertexAttributes:                       l.MaxVertexAttributes,
+		MaxVertexBufferArrayStride:                l.MaxVertexBufferArrayStride,
+		MaxInterStageShaderVariables:              l.MaxInterStageShaderVariables,
+		MaxColorAttachments:                       l.MaxColorAttachments,
+		MaxColorAttachmentBytesPerSample:          l.MaxColorAttachmentBytesPerSample,
+		MaxComputeWorkgroupStorageSize:            l.MaxComputeWorkgroupStorageSize,
+		MaxComputeInvocationsPerWorkgroup:         l.MaxComputeInvocationsPerWorkgroup,
+		MaxComputeWorkgroupSizeX:                  l.MaxComputeWorkgroupSizeX,
+		MaxComputeWorkgroupSizeY:                  l.MaxComputeWorkgroupSizeY,
+		MaxComputeWorkgroupSizeZ:                  l.MaxComputeWorkgroupSizeZ,
+		MaxComputeWorkgroupsPerDimension:          l.MaxComputeWorkgroupsPerDimension,
+		MaxPushConstantSize:                       l.MaxImmediateSize,
 	}
 }
 
@@ -1098,7 +1213,7 @@ var featureMap = map[wgpu.FeatureName]gputypes.Feature{
 	wgpu.FeatureNameBGRA8UnormStorage:                      gputypes.FeatureBGRA8UnormStorage,
 	wgpu.FeatureNameFloat32Filterable:                      gputypes.FeatureFloat32Filterable,
 	wgpu.NativeFeaturePipelineStatisticsQuery:              gputypes.FeaturePipelineStatisticsQuery,
-	wgpu.NativeFeaturePushConstants:                        gputypes.FeaturePushConstants,
+	wgpu.NativeFeatureImmediates:                           gputypes.FeaturePushConstants,
 	wgpu.NativeFeatureTextureAdapterSpecificFormatFeatures: gputypes.FeatureTextureAdapterSpecificFormatFeatures,
 	wgpu.NativeFeatureMultiDrawIndirectCount:               gputypes.FeatureMultiDrawIndirectCount,
 	wgpu.NativeFeatureShaderF64:                            gputypes.FeatureShaderFloat64,

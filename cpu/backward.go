@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -33,9 +32,10 @@ const (
 // than a tile of scores. Half operands are widened a tile at a time, and
 // a half dK or dV is summed in float32 rows of the item's own and
 // rounded once. An item owns its KV head's rows of dK and dV and its
-// query heads' rows of dQ; dSinks, and a dBias that broadcasts over the
-// batch or over heads of several KV groups, are summed per worker and
-// added under a lock. Keys hidden by position (key lengths, causal
+// query heads' rows of dQ; dSinks are each item's parts added in item
+// order, and a dBias that broadcasts over the batch or over heads of
+// several KV groups is summed in fixed lanes of items, added in lane
+// order: the same inputs give the same bits whatever the thread count. Keys hidden by position (key lengths, causal
 // masking, the window), by the keep-mask, by a −Inf bias or by a block
 // mask get no gradient; a key tile whose blocks are off for every row of
 // a query tile is skipped (keyTiles).
@@ -61,10 +61,6 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 		bias: newMaskView(p.Bias, d[6]), keep: newMaskView(p.Keep, d[7]),
 		dq: d[8], dk: d[9], dv: d[10],
 		qr: pr.QRowsOf(), kr: pr.KRowsOf(), vr: pr.VRowsOf(), or: pr.ORowsOf()}
-	if dSinks != nil {
-		clear(dSinks)
-		bw.dSinks = dSinks
-	}
 	if p.DBias != nil {
 		n, _ := backend.CheckedProduct(p.DBias.Shape[:]...)
 		bw.dBias = d[11].f32[:n]
@@ -75,9 +71,49 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 		// KV groups.
 		bw.dBiasShared = p.DBias.Shape[0] == 1 && pr.B > 1 || p.DBias.Shape[1] == 1 && pr.KVHeads > 1
 	}
+	items := pr.B * pr.KVHeads
+	if dSinks != nil {
+		bw.sinkParts = make([]float64, items*pr.Group())
+	}
+	n := items
+	if bw.dBiasShared {
+		// Items that share dBias's elements add into the partial sums
+		// of fixed lanes, item it into lane it mod backLanes in item
+		// order, and the lanes are added in lane order once all have
+		// run: the same sums in the same order whatever the threads.
+		n = min(items, backLanes)
+		bw.lanes = make([][]float32, n)
+		for i := range bw.lanes {
+			bw.lanes[i] = make([]float32, len(bw.dBias))
+		}
+	}
 	var r pass
-	return b.run(ctx, op, &r, pr.B*pr.KVHeads, bw)
+	if err := b.run(ctx, op, &r, n, bw); err != nil {
+		return err
+	}
+	for _, lane := range bw.lanes {
+		for i, x := range lane {
+			bw.dBias[i] += x
+		}
+	}
+	if dSinks != nil {
+		// Each head's sink gradient, the items' parts added in item
+		// order (batch by batch).
+		g := pr.Group()
+		for h := range pr.H {
+			var sum float64
+			for b := range pr.B {
+				sum += bw.sinkParts[(b*pr.KVHeads+h/g)*g+h%g]
+			}
+			dSinks[h] = float32(sum)
+		}
+	}
+	return nil
 }
+
+// backLanes is how many lanes of partial sums a shared dBias is summed
+// in (Backward): as many items at once at most, whatever the threads.
+const backLanes = 8
 
 // backward is one Backward call's operands.
 type backward struct {
@@ -87,31 +123,31 @@ type backward struct {
 	dq, dk, dv     store
 	bias, keep     *maskView
 	qr, kr, vr, or backend.Rows
-	dBias          []float32 // nil when not asked
-	dbs            [4]int    // dBias's strides
-	dBiasShared    bool      // items share dBias's elements
-	mu             sync.Mutex
-	dSinks         []float32
+	dBias          []float32   // nil when not asked
+	dbs            [4]int      // dBias's strides
+	dBiasShared    bool        // items share dBias's elements
+	lanes          [][]float32 // shared dBias's partial sums (backLanes)
+	sinkParts      []float64   // each item's query heads' sink gradients
 }
 
 // begin, item and end make bw the pass's body (passBody): item it is KV
-// head it mod KVHeads of batch it / KVHeads, on the worker's tiles; end
-// adds the worker's share of a shared dBias.
+// head it mod KVHeads of batch it / KVHeads, on the worker's tiles; with
+// a shared dBias, item it is lane it, its items one after the other into
+// the lane's partial sums.
 func (bw *backward) begin() any { return new(backScratch) }
 func (bw *backward) item(state any, it int) {
-	bw.head(state.(*backScratch), it/bw.p.KVHeads, it%bw.p.KVHeads)
-}
-func (bw *backward) end(state any) {
 	sc := state.(*backScratch)
-	if sc.dBias == nil {
+	if bw.lanes == nil {
+		bw.head(sc, it/bw.p.KVHeads, it%bw.p.KVHeads)
 		return
 	}
-	bw.mu.Lock()
-	for i, x := range sc.dBias {
-		bw.dBias[i] += x
+	sc.dBias = bw.lanes[it]
+	for x := it; x < bw.p.B*bw.p.KVHeads; x += len(bw.lanes) {
+		bw.head(sc, x/bw.p.KVHeads, x%bw.p.KVHeads)
 	}
-	bw.mu.Unlock()
+	sc.dBias = nil
 }
+func (bw *backward) end(any) {}
 
 // backScratch is a worker's tiles.
 type backScratch struct {
@@ -119,7 +155,7 @@ type backScratch struct {
 	raw, orow                  []float32
 	kt, vt                     []float32 // a half K's and V's tile, widened
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
-	dBias                      []float32 // the worker's share of a shared dBias
+	dBias                      []float32 // the lane's partial sums of a shared dBias
 }
 
 // kvRows is the number of K and V rows batch b has: its key length when
@@ -177,9 +213,6 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	if bw.v.t.Half() {
 		sc.vt = grow(sc.vt, backTileK*dv)
 	}
-	if bw.dBiasShared && sc.dBias == nil {
-		sc.dBias = make([]float32, len(bw.dBias))
-	}
 	g, nq := p.Group(), p.QRows(b)
 	var sinkGrad float64
 	for h := kvh * g; h < (kvh+1)*g; h++ {
@@ -215,10 +248,8 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 				putRow(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
 			}
 		}
-		if bw.dSinks != nil {
-			bw.mu.Lock()
-			bw.dSinks[h] += float32(sinkGrad)
-			bw.mu.Unlock()
+		if bw.sinkParts != nil {
+			bw.sinkParts[(b*p.KVHeads+kvh)*g+h-kvh*g] = sinkGrad
 		}
 	}
 	bw.flush(bw.dk, bw.kr, dkT, b, kvh)

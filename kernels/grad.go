@@ -38,6 +38,10 @@ type Grads struct {
 // without Caps.BackwardBlocks), and a backend without a backward pass, is
 // an error wrapping backend.ErrUnsupported, before the forward runs; bad
 // shapes and non-finite inputs are errors as for Attention.
+//
+// The gradients are deterministic: the same inputs give the same bits on
+// every run of one backend (and CPU class), whatever the CPU backend's
+// thread count and whatever the GPU ran between.
 func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
 	return attentionGrad(ctx, be, q, k, v, nil, nil, dOut, opts)
 }

@@ -370,3 +370,72 @@ func TestAttentionGradBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestAttentionGradDeterministic: the same inputs give bit-identical
+// gradients on every run: on the CPU whatever its thread count (1, 2
+// and 7 workers), on the GPU across runs with other work between, with
+// what sums across work items (GQA's query heads, sinks over the batch,
+// a bias broadcast over the batch and heads with its gradient).
+func TestAttentionGradDeterministic(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(69, 1))
+	const b, n, h, kvh, d = 3, 150, 4, 2, 16
+	q, k, v := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, kvh, d), randTensor(rng, kernels.BNHD, b, n, kvh, d)
+	dOut := randTensor(rng, kernels.BNHD, b, n, h, d)
+	opts := &kernels.Options{Causal: true, Sinks: []float32{0.5, -1, 2, 0}, Bias: randTensor(rng, kernels.BHND, 1, 1, n, n), DBias: true}
+	bits := func(g *kernels.Grads) [][]uint32 {
+		var out [][]uint32
+		for _, x := range [][]float32{g.DQ.Data, g.DK.Data, g.DV.Data, g.DSinks, g.DBias.Data} {
+			w := make([]uint32, len(x))
+			for i, f := range x {
+				w[i] = math.Float32bits(f)
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	same := func(t *testing.T, what string, a, b [][]uint32) {
+		t.Helper()
+		for i, name := range []string{"dQ", "dK", "dV", "dSinks", "dBias"} {
+			if j := firstDiff(a[i], b[i]); j >= 0 {
+				t.Errorf("%s: %s[%d] is %#x, %#x the first time", what, name, j, b[i][j], a[i][j])
+			}
+		}
+	}
+	t.Run("cpu", func(t *testing.T) {
+		var first [][]uint32
+		for _, threads := range []int{1, 2, 7} {
+			be, err := cpu.New(cpu.WithThreads(threads))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			be.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = bits(g)
+				continue
+			}
+			same(t, fmt.Sprintf("%d threads against 1", threads), first, bits(g))
+		}
+	})
+	for _, bk := range onnxBackends[1:] {
+		t.Run(bk.name, func(t *testing.T) {
+			be := bk.open(t)
+			g1, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kernels.Attention(ctx, be, q, k, k, &kernels.Options{Window: &kernels.Window{Left: 7, Right: 7}}); err != nil { // other work between
+				t.Fatal(err)
+			}
+			g2, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same(t, "the second run", bits(g1), bits(g2))
+		})
+	}
+}

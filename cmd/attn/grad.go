@@ -9,7 +9,7 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-backend auto|cpu|gpu]"
+const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-block-mask M.npy -block-size S] [-backend auto|cpu|gpu]"
 
 const gradHelp = `
 attn grad computes the gradients of a loss through attention: given the
@@ -21,9 +21,11 @@ logits' gradient (-dsinks, [H] float32, with -sinks) and the bias's
 (-o, -lse: attn run's -o and -lse of the same inputs and flags) skip its
 recomputation; without them the forward runs first. The backward is the
 backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
-O(N)). The variant flags mean what they mean for attn run; what the
-backward pass does not take (a paged cache, index lists, block masks,
-V from K, 8-bit dtypes) is refused before any work.
+O(N)). The variant flags mean what they mean for attn run, and so does
+-block-mask with -block-size (on the CPU backend, which skips the off
+blocks in the backward too); what the backward pass does not take (a
+paged cache, index lists, V from K, 8-bit dtypes; a block mask on the
+GPU) is refused before any work.
 `
 
 // gradFlags are attn grad's flags: attn run's variant flags, and its own
@@ -50,6 +52,8 @@ func runGrad(c *cmdEnv, args []string) error {
 		fs.StringVar(s.p, s.name, "", s.help)
 	}
 	f.run.variantFlags(fs)
+	fs.StringVar(&f.run.blockMask, "block-mask", "", "block-sparse mask `M.npy`, as attn run's: a block that is 0 is neither computed nor given a gradient (needs -block-size; the CPU backend)")
+	fs.IntVar(&f.run.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
 	if err := c.parseFlags(fs, gradSynopsis, gradHelp, args); err != nil {
 		return err
 	}
@@ -78,6 +82,10 @@ func (f *gradFlags) check() error {
 		return usagef("-dbias is the gradient of the bias: give -bias")
 	case f.run.dtype != nil && f.run.dtype.Quantized():
 		return usagef("-dtype %v: the backward pass takes f32, f16 and bf16 (8-bit caches are not trained)", *f.run.dtype)
+	case f.run.blockMask != "" && f.run.blockSize < 1:
+		return usagef("-block-mask needs -block-size S ≥ 1, its blocks' rows and keys")
+	case f.run.blockMask == "" && f.run.blockSize != 0:
+		return usagef("-block-size %d without -block-mask", f.run.blockSize)
 	}
 	if err := f.run.checkSeqFlags(); err != nil {
 		return err
@@ -88,7 +96,7 @@ func (f *gradFlags) check() error {
 	// An output may not replace an input or another output.
 	ins := []struct{ name, path string }{{"-q", f.run.q}, {"-k", f.run.k}, {"-v", f.run.v}, {"-do", f.do}, {"-o", f.o}, {"-lse", f.lse},
 		{"-bias", f.run.bias}, {"-mask", f.run.mask}, {"-alibi", f.run.alibi}, {"-sinks", f.run.sinks}, {"-kv-lens", f.run.kvLens},
-		{"-cu-seqlens-q", f.run.cuQ}, {"-cu-seqlens-k", f.run.cuK}}
+		{"-cu-seqlens-q", f.run.cuQ}, {"-cu-seqlens-k", f.run.cuK}, {"-block-mask", f.run.blockMask}}
 	outs := f.outputs()
 	for i, o := range outs {
 		if o.path == "" {

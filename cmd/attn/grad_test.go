@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,54 @@ func TestRunGradVariants(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	check("2")
+}
+
+// TestRunGradBlocks: attn grad with -block-mask writes the gradients it
+// writes with the element keep-mask the blocks stand for (-mask); the
+// block mask needs its size.
+func TestRunGradBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 3))
+	const b, h, nq, nk, d, s = 1, 2, 40, 70, 8, 16
+	qb, kb := (nq+s-1)/s, (nk+s-1)/s
+	dir := t.TempDir()
+	path := func(n string) string { return filepath.Join(dir, n+".npy") }
+	q := writeTestNpy(t, path("q"), "<f4", []int{b, h, nq, d}, randVals(r, b*h*nq*d))
+	k := writeTestNpy(t, path("k"), "<f4", []int{b, h, nk, d}, randVals(r, b*h*nk*d))
+	v := writeTestNpy(t, path("v"), "<f4", []int{b, h, nk, d}, randVals(r, b*h*nk*d))
+	do := writeTestNpy(t, path("do"), "<f4", []int{b, h, nq, d}, randVals(r, b*h*nq*d))
+	blocks := make([]float64, qb*kb)
+	for i := range blocks {
+		blocks[i] = float64(r.IntN(2))
+	}
+	mask := make([]float64, nq*nk)
+	for i := range nq {
+		for j := range nk {
+			mask[i*nk+j] = blocks[(i/s)*kb+j/s]
+		}
+	}
+	bm := writeTestNpy(t, path("bm"), "|u1", []int{qb, kb}, blocks)
+	m := writeTestNpy(t, path("m"), "<f4", []int{nq, nk}, mask)
+	var got [2][3][]float32
+	for n, src := range [][]string{{"-block-mask", bm, "-block-size", "16"}, {"-mask", m}} {
+		outs := [3]string{path(fmt.Sprint("dq", n)), path(fmt.Sprint("dk", n)), path(fmt.Sprint("dv", n))}
+		args := append([]string{"grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", outs[0], "-dk", outs[1], "-dv", outs[2], "-causal"}, src...)
+		if code, _, stderr := runCmd(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", src, code, stderr)
+		}
+		for i, o := range outs {
+			_, got[n][i] = readOutput(t, o)
+		}
+	}
+	for i, name := range []string{"dq", "dk", "dv"} {
+		want := make([]float64, len(got[1][i]))
+		for j, x := range got[1][i] {
+			want[j] = float64(x)
+		}
+		if err := backendtest.NearGrad(name, got[0][i], want, 1e-5); err != nil {
+			t.Error(err)
+		}
+	}
+	if code, _, stderr := runCmd(t, "grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", path("x"), "-dk", path("y"), "-dv", path("z"), "-block-mask", bm); code == 0 || !strings.Contains(stderr, "-block-mask needs -block-size") {
+		t.Errorf("-block-mask without its size: exit %d, %q", code, stderr)
+	}
 }

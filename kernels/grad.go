@@ -33,9 +33,11 @@ type Grads struct {
 // Bias (with its gradient when DBias is set), Mask, and Blocks on a
 // backend with Caps.BackwardBlocks (the CPU's), whose backward skips the
 // blocks that are off as the forward does. OutDType changes nothing: O
-// is not returned. What the backward pass does not take (a paged cache,
-// index lists, V from K, the staged matrices, block masks on a backend
-// without Caps.BackwardBlocks), and a backend without a backward pass, is
+// is not returned. With V from K (VFromK, v nil) dK carries V's gradient
+// on the columns they share and Grads.DV is nil. What the backward pass
+// does not take (a paged cache, index lists, the staged matrices, block
+// masks on a backend without Caps.BackwardBlocks), and a backend without
+// a backward pass, is
 // an error wrapping backend.ErrUnsupported, before the forward runs; bad
 // shapes and non-finite inputs are errors as for Attention.
 //
@@ -79,10 +81,11 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 	switch {
 	case opts.Weights || opts.Scores || opts.Strategy == Staged:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients run fused: no weights, scores or staged strategy")
-	case opts.VFromK > 0:
-		return nil, backend.Errorf(backend.ErrUnsupported, "gradients of V from K: not yet")
 	case opts.DBias && opts.Bias == nil:
 		return nil, backend.Errorf(backend.ErrShape, "DBias asks for the gradient of a bias, and there is none")
+	}
+	if opts.VFromK > 0 {
+		return vFromKGrad(ctx, be, q, k, v, out, lse, dOut, opts)
 	}
 	for _, t := range []struct {
 		name string
@@ -237,4 +240,54 @@ func checkForward(c *call, q, out, lse *Tensor) error {
 		}
 	}
 	return nil
+}
+
+// vFromKGrad is attentionGrad with V from K (Options.VFromK: V is K's
+// first Dv columns, MLA's latent cache): the gradients of V as a tensor
+// of its own, computed in float32, then V's added into K's on the
+// columns they share, and rounded once into K's dtype; Grads.DV is nil.
+func vFromKGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
+	view, err := vFromK(k, v, opts.VFromK)
+	if err != nil {
+		return nil, err
+	}
+	if k == nil {
+		return nil, backend.Errorf(backend.ErrShape, "K is nil")
+	}
+	vd, err := view.Contiguous()
+	if err != nil {
+		return nil, err
+	}
+	kd := k
+	if k.DType != Float32 || !k.isDense() {
+		if kd, err = k.Convert(Float32); err != nil { // the sums in float32
+			return nil, err
+		}
+	}
+	if vd.DType != Float32 {
+		if vd, err = vd.Convert(Float32); err != nil {
+			return nil, err
+		}
+	}
+	o := *opts
+	o.VFromK = 0
+	g, err := attentionGrad(ctx, be, q, kd, vd, out, lse, dOut, &o)
+	if err != nil {
+		return nil, err
+	}
+	d, dv := k.Shape[len(k.Shape)-1], opts.VFromK
+	dk, dvs := g.DK.Float32s(), g.DV.Float32s()
+	for r := range len(dk) / d {
+		for c, x := range dvs[r*dv : (r+1)*dv] {
+			dk[r*d+c] += x
+		}
+	}
+	g.DK = &Tensor{Shape: append([]int(nil), k.Shape...), Layout: k.Layout, Data: dk}
+	if k.DType != Float32 {
+		if g.DK, err = g.DK.Convert(k.DType); err != nil {
+			return nil, err
+		}
+	}
+	g.DV = nil
+	return g, nil
 }

@@ -112,7 +112,7 @@ func TestAttentionGrad(t *testing.T) {
 		want error
 	}{
 		{"dBias without a bias", be, dOut, kernels.Options{DBias: true}, backend.ErrShape},
-		{"V from K", be, dOut, kernels.Options{VFromK: 4}, backend.ErrUnsupported},
+		{"V from K with a v", be, dOut, kernels.Options{VFromK: 4}, backend.ErrShape},
 		{"paged", be, dOut, kernels.Options{BlockTable: [][]int{{0}}, KVLens: []int{5}}, backend.ErrUnsupported},
 		{"weights", be, dOut, kernels.Options{Weights: true}, backend.ErrUnsupported},
 		{"dOut shape", be, randTensor(rng, kernels.BHND, 1, 2, 3, 8), kernels.Options{}, backend.ErrShape},
@@ -437,5 +437,62 @@ func TestAttentionGradDeterministic(t *testing.T) {
 			}
 			same(t, "the second run", bits(g1), bits(g2))
 		})
+	}
+}
+
+// TestAttentionGradVFromK: with V from K (MLA's latent cache: V is K's
+// first Dv columns) the gradient of K is the float64 reference's through
+// K alone plus its gradient through V on the shared columns, on every
+// backend; no dV comes back, and a half K gets its dK in its dtype.
+func TestAttentionGradVFromK(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(70, 1))
+	const b, n, h, d, dv = 2, 40, 4, 24, 16
+	q, k := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, 1, d)
+	dOut := randTensor(rng, kernels.BNHD, b, n, h, dv)
+	// The reference: V a tensor of its own, K's first dv columns.
+	v := &kernels.Tensor{Shape: []int{b, n, 1, dv}, Layout: kernels.BNHD, Data: make([]float32, b*n*dv)}
+	for r := range b * n {
+		copy(v.Data[r*dv:(r+1)*dv], k.Data[r*d:r*d+dv])
+	}
+	p := backend.Problem{B: b, H: h, KVHeads: 1, Nq: n, Nk: n, D: d, Dv: dv, Layout: kernels.BNHD, Causal: true}
+	want := backendtest.ReferenceGrad(backendtest.Case{Problem: p, Q: q.Data, K: k.Data, V: v.Data}, dOut.Data)
+	wantDK := append([]float64(nil), want.DK...)
+	for r := range b * n {
+		for c := range dv {
+			wantDK[r*d+c] += want.DV[r*dv+c]
+		}
+	}
+	for _, bk := range onnxBackends {
+		t.Run(bk.name, func(t *testing.T) {
+			be := bk.open(t)
+			g, err := kernels.AttentionGrad(ctx, be, q, k, nil, dOut, &kernels.Options{Causal: true, VFromK: dv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.DV != nil {
+				t.Errorf("a dV of shape %v with V from K", g.DV.Shape)
+			}
+			if err := backendtest.NearGrad("dQ", g.DQ.Data, want.DQ, 1e-4); err != nil {
+				t.Error(err)
+			}
+			if err := backendtest.NearGrad("dK", g.DK.Data, wantDK, 1e-4); err != nil {
+				t.Error(err)
+			}
+			kh, err := k.Convert(kernels.Float16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gh, err := kernels.AttentionGrad(ctx, be, q, kh, nil, dOut, &kernels.Options{Causal: true, VFromK: dv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gh.DK.DType != kernels.Float16 || !equalShape(gh.DK.Shape, k.Shape) || gh.DV != nil {
+				t.Errorf("half K: dK %v of shape %v, dV %v", gh.DK.DType, gh.DK.Shape, gh.DV)
+			}
+		})
+	}
+	if _, err := kernels.AttentionGrad(ctx, onnxBackends[0].open(t), q, k, k, dOut, &kernels.Options{VFromK: dv}); !errors.Is(err, backend.ErrShape) {
+		t.Errorf("V from K with a v: %v, want ErrShape", err)
 	}
 }

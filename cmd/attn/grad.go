@@ -9,7 +9,7 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-block-mask M.npy -block-size S] [-backend auto|cpu|gpu]"
+const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-block-mask M.npy -block-size S] [-v-from-k DV, with no -v or -dv] [-backend auto|cpu|gpu]"
 
 const gradHelp = `
 attn grad computes the gradients of a loss through attention: given the
@@ -24,8 +24,10 @@ backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
 O(N)). The variant flags mean what they mean for attn run, and so does
 -block-mask with -block-size (on the CPU backend, which skips the off
 blocks in the backward too); what the backward pass does not take (a
-paged cache, index lists, V from K, 8-bit dtypes; a block mask on the
-GPU) is refused before any work.
+paged cache, index lists, 8-bit dtypes; a block mask on the GPU) is
+refused before any work. With -v-from-k DV (V is K's first DV columns,
+MLA's latent cache) there is no -v and no -dv: -dk carries V's gradient
+on the columns they share.
 `
 
 // gradFlags are attn grad's flags: attn run's variant flags, and its own
@@ -52,6 +54,7 @@ func runGrad(c *cmdEnv, args []string) error {
 		fs.StringVar(s.p, s.name, "", s.help)
 	}
 	f.run.variantFlags(fs)
+	fs.IntVar(&f.run.vFromK, "v-from-k", 0, "V is K's first `DV` columns (MLA's latent cache): give -k and no -v or -dv; -dk carries V's gradient on those columns")
 	fs.StringVar(&f.run.blockMask, "block-mask", "", "block-sparse mask `M.npy`, as attn run's: a block that is 0 is neither computed nor given a gradient (needs -block-size; the CPU backend)")
 	fs.IntVar(&f.run.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
 	if err := c.parseFlags(fs, gradSynopsis, gradHelp, args); err != nil {
@@ -67,13 +70,17 @@ func runGrad(c *cmdEnv, args []string) error {
 func (f *gradFlags) check() error {
 	var missing []string
 	for _, r := range []struct{ name, val string }{{"-q", f.run.q}, {"-k", f.run.k}, {"-v", f.run.v}, {"-do", f.do}, {"-dq", f.dq}, {"-dk", f.dk}, {"-dv", f.dv}} {
-		if r.val == "" {
+		if r.val == "" && (f.run.vFromK == 0 || r.name != "-v" && r.name != "-dv") {
 			missing = append(missing, r.name)
 		}
 	}
 	switch {
 	case len(missing) > 0:
 		return usagef("missing required flag %s", strings.Join(missing, ", "))
+	case f.run.vFromK < 0:
+		return usagef("-v-from-k %d: want V's head dim, ≥ 1", f.run.vFromK)
+	case f.run.vFromK > 0 && (f.run.v != "" || f.dv != ""):
+		return usagef("-v-from-k takes V from K: give no -v, and no -dv (-dk carries V's gradient)")
 	case (f.o == "") != (f.lse == ""):
 		return usagef("-o and -lse give the forward's output and LSE together: give both or neither")
 	case f.dSinks != "" && f.run.sinks == "":

@@ -197,3 +197,51 @@ func TestRunGradBlocks(t *testing.T) {
 		t.Errorf("-block-mask without its size: exit %d, %q", code, stderr)
 	}
 }
+
+// TestRunGradVFromK: attn grad -v-from-k DV writes the gradient of K
+// through K and through V (its first DV columns) together: attn grad
+// over an explicit V (K's columns copied) gives dK and dV whose sum on
+// the shared columns is it; -v and -dv are refused beside it.
+func TestRunGradVFromK(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 4))
+	const b, h, n, d, dv = 1, 2, 20, 12, 8
+	dir := t.TempDir()
+	path := func(x string) string { return filepath.Join(dir, x+".npy") }
+	kv := randVals(r, b*n*d)
+	vv := make([]float64, b*n*dv)
+	for row := range b * n {
+		copy(vv[row*dv:(row+1)*dv], kv[row*d:row*d+dv])
+	}
+	q := writeTestNpy(t, path("q"), "<f4", []int{b, n, h, d}, randVals(r, b*n*h*d))
+	k := writeTestNpy(t, path("k"), "<f4", []int{b, n, 1, d}, kv)
+	v := writeTestNpy(t, path("v"), "<f4", []int{b, n, 1, dv}, vv)
+	do := writeTestNpy(t, path("do"), "<f4", []int{b, n, h, dv}, randVals(r, b*n*h*dv))
+	common := []string{"grad", "-backend", "cpu", "-layout", "bnhd", "-causal", "-q", q, "-k", k, "-do", do}
+	if code, _, stderr := runCmd(t, append(common, "-v-from-k", "8", "-dq", path("dq0"), "-dk", path("dk0"))...); code != 0 {
+		t.Fatalf("-v-from-k: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, append(common, "-v", v, "-dq", path("dq1"), "-dk", path("dk1"), "-dv", path("dv1"))...); code != 0 {
+		t.Fatalf("explicit V: exit %d\n%s", code, stderr)
+	}
+	_, dk0 := readOutput(t, path("dk0"))
+	_, dk1 := readOutput(t, path("dk1"))
+	_, dv1 := readOutput(t, path("dv1"))
+	want := make([]float64, len(dk1))
+	for i, x := range dk1 {
+		want[i] = float64(x)
+	}
+	for row := range b * n {
+		for c := range dv {
+			want[row*d+c] += float64(dv1[row*dv+c])
+		}
+	}
+	if err := backendtest.NearGrad("dk", dk0, want, 1e-5); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range [][]string{{"-v", v}, {"-dv", path("x")}} {
+		args := append(append(common, "-v-from-k", "8", "-dq", path("y"), "-dk", path("z")), bad...)
+		if code, _, stderr := runCmd(t, args...); code != 2 || !strings.Contains(stderr, "-v-from-k takes V from K") {
+			t.Errorf("-v-from-k with %s: exit %d, %q", bad[0], code, stderr)
+		}
+	}
+}

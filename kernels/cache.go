@@ -129,6 +129,12 @@ type kv struct {
 	// backend.ErrReleased naming it (live).
 	what     string
 	released atomic.Bool
+	// cowMu guards cow, the scratch that copies within the cache's
+	// storage go through on the device (Copy takes two buffers): a
+	// pool's copy-on-write of a page (copyPage), a sequence's kept rows
+	// (moveRows); one copy at a time.
+	cowMu sync.Mutex
+	cow   backend.Buffer
 	// padMu guards pads, a q8 cache's scratch for AppendBuffers of rows
 	// that are not whole blocks, a buffer a source dtype and row width
 	// (K's and V's may differ): their rows laid out at the pitch, zeros
@@ -248,6 +254,12 @@ func (c *kv) release() {
 	if c.counts != nil {
 		c.counts.Release()
 	}
+	c.cowMu.Lock()
+	if c.cow != nil {
+		c.cow.Release()
+		c.cow = nil
+	}
+	c.cowMu.Unlock()
 	c.padMu.Lock()
 	defer c.padMu.Unlock()
 	for _, b := range c.pads {

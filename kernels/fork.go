@@ -88,21 +88,12 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 
 // copyDevice copies runs runs of run elements, stride apart, from
 // element src of buf to element dst of it, through the pool's scratch
-// page (allocated on first use, of page elements at least; one copy at
-// a time: cowMu).
+// (kv.cow, grown to a page at least; one copy at a time: cowMu).
 func (p *PagePool) copyDevice(cp backend.Copier, buf backend.Buffer, dst, src, runs, run, stride, page int) error {
 	p.cowMu.Lock()
 	defer p.cowMu.Unlock()
-	if p.cow == nil || p.cow.Len() < page {
-		if p.cow != nil {
-			p.cow.Release()
-			p.cow = nil
-		}
-		sc, err := p.be.Alloc(p.cfg.DType, page)
-		if err != nil {
-			return err
-		}
-		p.cow = sc
+	if err := p.scratchOf(page); err != nil {
+		return err
 	}
 	ranges := make([]backend.CopyRange, runs)
 	for r := range ranges {

@@ -31,10 +31,6 @@ type PagePool struct {
 	free            []int       // pages no sequence holds, taken from the end
 	refs            []int32     // how many sequences hold each page: 0 for a free one
 	atts            []*attender // idle attenders, one taken per Attend
-	// cow is the scratch page copy-on-write copies through on the
-	// device (copyPage), one copy at a time.
-	cowMu sync.Mutex
-	cow   backend.Buffer
 }
 
 // NewPagePool allocates pages pages of pageSize keys each on be, all free.
@@ -394,12 +390,6 @@ func (p *PagePool) attend(seqs []*Seq, run func(a *attender, pr backend.Problem)
 // backend.ErrReleased, naming the pool; a second Release does nothing.
 func (p *PagePool) Release() {
 	p.kv.release()
-	p.cowMu.Lock()
-	if p.cow != nil {
-		p.cow.Release()
-		p.cow = nil
-	}
-	p.cowMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, a := range p.atts {

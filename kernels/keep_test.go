@@ -1,0 +1,191 @@
+package kernels_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/kernels"
+)
+
+// Seq.Keep keeps a draft's accepted rows as the sequence's next rows, on
+// every backend, storage dtype and layout: the sequence then stores, bit
+// for bit, what a sequence that appended the prompt and only the
+// accepted rows stores, its fork (which shares the draft's pages) is
+// unchanged, and the pages it no longer needs go back to the pool.
+func TestSeqKeep(t *testing.T) {
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8} {
+			d := 5
+			if dt == backend.Q8 {
+				d = 40 // rows padded to 64
+			}
+			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
+					const heads, page, prompt, draft = 2, 3, 7, 8
+					cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
+					pool, err := kernels.NewPagePool(be, page, 40, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer pool.Release()
+					rng := rand.New(rand.NewPCG(71, uint64(dt)))
+					pk, pv := rows(rng, kernels.Float32, prompt, heads, d), rows(rng, kernels.Float32, prompt, heads, d)
+					dk, dv := rows(rng, kernels.Float32, draft, heads, d), rows(rng, kernels.Float32, draft, heads, d)
+					s := pool.NewSeq()
+					if err := s.Append(pk, pv); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.Append(dk, dv); err != nil {
+						t.Fatal(err)
+					}
+					fork, err := s.Fork() // shares every page, the draft's too
+					if err != nil {
+						t.Fatal(err)
+					}
+					forkBefore := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{fork}})
+					keep := []int{0, 2, 5, 6}
+					if err := s.Keep(draft, keep); err != nil {
+						t.Fatal(err)
+					}
+					if s.Len() != prompt+len(keep) {
+						t.Fatalf("Len %d after Keep, want %d", s.Len(), prompt+len(keep))
+					}
+					// The reference: the prompt, then the kept rows, appended.
+					ref := pool.NewSeq()
+					if err := ref.Append(pk, pv); err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range keep {
+						if err := ref.Append(rowsOf(dk, r, r+1), rowsOf(dv, r, r+1)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{s, ref, fork}})
+					if j := firstDiff(got[0], got[1]); j >= 0 {
+						t.Errorf("the kept sequence's stored word %d is %#x, the reference's %#x", j, got[0][j], got[1][j])
+					}
+					if j := firstDiff(got[2], forkBefore[0]); j >= 0 {
+						t.Errorf("the fork's stored word %d changed: %#x, was %#x", j, got[2][j], forkBefore[0][j])
+					}
+					// Keep nothing: back to the prompt; all of it: no change.
+					if err := s.Keep(len(keep), nil); err != nil || s.Len() != prompt {
+						t.Fatalf("Keep(%d, nil): %v, Len %d", len(keep), err, s.Len())
+					}
+				})
+			}
+		}
+	}
+	be := onnxBackends[0].open(t)
+	pool, err := kernels.NewPagePool(be, 4, 8, kernels.CacheConfig{KVHeads: 1, D: 4, DType: kernels.Float32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Release()
+	s := pool.NewSeq()
+	rng := rand.New(rand.NewPCG(72, 1))
+	if err := s.Append(rows(rng, kernels.Float32, 6, 1, 4), rows(rng, kernels.Float32, 6, 1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n    int
+		rows []int
+	}{{7, []int{0}}, {-1, nil}, {3, []int{3}}, {3, []int{-1}}, {3, []int{1, 1}}} {
+		if err := s.Keep(c.n, c.rows); !errors.Is(err, backend.ErrShape) || s.Len() != 6 {
+			t.Errorf("Keep(%d, %v): %v, Len %d; want ErrShape and nothing changed", c.n, c.rows, err, s.Len())
+		}
+	}
+	if err := s.Keep(3, []int{2, 0}); err != nil || s.Len() != 5 {
+		t.Errorf("Keep(3, [2 0]): %v, Len %d", err, s.Len())
+	}
+	s.Release()
+	if err := s.Keep(0, nil); !errors.Is(err, backend.ErrReleased) {
+		t.Errorf("Keep on a released sequence: %v", err)
+	}
+}
+
+// KVCache.Keep keeps a draft's accepted rows as a sequence's next rows,
+// on every backend, storage dtype and layout, bit for bit as a cache
+// that appended only them; the other sequences are unchanged.
+func TestKVCacheKeep(t *testing.T) {
+	for _, bk := range onnxBackends {
+		be := bk.open(t)
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.BFloat16, backend.Q8, backend.FP8} {
+			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
+					const heads, d, prompt, draft = 2, 32, 5, 6
+					cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
+					rng := rand.New(rand.NewPCG(73, uint64(dt)))
+					pk, pv := rows(rng, kernels.Float32, prompt, heads, d), rows(rng, kernels.Float32, prompt, heads, d)
+					dk, dv := rows(rng, kernels.Float32, draft, heads, d), rows(rng, kernels.Float32, draft, heads, d)
+					keep := []int{1, 3, 4}
+					var stored [2][]float32
+					for x := range 2 {
+						c, err := kernels.NewKVCache(be, 2, 16, cfg) // capacity 16, as below
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer c.Release()
+						for seq := range 2 {
+							if err := c.Append(seq, pk, pv); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if x == 0 {
+							if err := c.Append(1, dk, dv); err != nil {
+								t.Fatal(err)
+							}
+							if err := c.Keep(1, draft, keep); err != nil {
+								t.Fatal(err)
+							}
+						} else {
+							for _, r := range keep {
+								if err := c.Append(1, rowsOf(dk, r, r+1), rowsOf(dv, r, r+1)); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+						if c.Len(1) != prompt+len(keep) {
+							t.Fatalf("Len %d, want %d", c.Len(1), prompt+len(keep))
+						}
+						kb, vb := kernels.Stores(c)
+						for _, buf := range []backend.Buffer{kb, vb} {
+							x2 := make([]float32, buf.Len())
+							if err := be.Read(x2, buf, 0); err != nil {
+								t.Fatal(err)
+							}
+							stored[x] = append(stored[x], x2...)
+						}
+					}
+					// The rows each sequence holds (the rows past its length
+					// are stale), K's then V's: [B, capacity, KVH, D] or
+					// [B, KVH, capacity, D] each.
+					const capacity = 16
+					per := 2 * capacity * heads * d
+					for buf := range 2 {
+						for seq, n := range []int{prompt, prompt + len(keep)} {
+							for row := range n {
+								for h := range heads {
+									at := ((seq*capacity+row)*heads + h) * d
+									if layout == kernels.BHND {
+										at = ((seq*heads+h)*capacity + row) * d
+									}
+									at += buf * per
+									for c := range d {
+										if a, b := stored[0][at+c], stored[1][at+c]; math.Float32bits(a) != math.Float32bits(b) {
+											t.Fatalf("buffer %d, sequence %d, row %d, head %d: element %d is %v, %v in the cache that appended only the kept rows", buf, seq, row, h, c, a, b)
+										}
+									}
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -97,6 +97,9 @@ func (a *attender) attend(ctx context.Context, c *kv, p backend.Problem, q, out,
 	if opts == nil {
 		opts = &AttendOptions{}
 	}
+	if opts.Tree != nil {
+		return a.attendTree(ctx, c, p, q, out, lse, opts)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -217,6 +220,9 @@ func (a *attender) attendBuffers(ctx context.Context, rec backend.Recording, c *
 	if opts == nil {
 		opts = &AttendOptions{}
 	}
+	if opts.Tree != nil {
+		return backend.Errorf(backend.ErrUnsupported, "a tree over device buffers (AttendBuffers): not yet; Attend takes it")
+	}
 	if heads < 1 || heads%p.KVHeads != 0 || nq < 0 {
 		return backend.Errorf(backend.ErrShape, "attend %d query heads of %d queries over %d KV heads: want a positive multiple of the KV heads and Nq ≥ 0", heads, nq, p.KVHeads)
 	}
@@ -299,4 +305,12 @@ type AttendOptions struct {
 	// query rows and keys, as Options.Blocks is: its key blocks may stop
 	// at the longest sequence's length.
 	Blocks *BlockMask
+	// Tree, when set, is a speculative draft's tree over each
+	// sequence's last Nq keys, the draft, appended before Attend (Tree
+	// has its layout and rules): query i
+	// sees every key before the draft and, of the draft's, its ancestors
+	// and itself. Causal masking is implied. It takes no window, ALiBi,
+	// key lengths, causal offset, index list or block mask (yet:
+	// ErrUnsupported).
+	Tree *Tree
 }

@@ -129,6 +129,14 @@ type Options struct {
 	// A row whose blocks are all off outputs zeros (LSE −Inf). It runs
 	// fused only, on a backend with Caps.Blocks.
 	Blocks *BlockMask
+	// Tree, when set, is a speculative draft's tree over the last Nq
+	// keys (Tree has its layout and rules): query i sees every key
+	// before the draft and, of the draft's, its ancestors and itself;
+	// causal masking is implied. Over tensors it becomes a keep-mask
+	// over the last Nq keys of each sequence; it takes no Mask beside
+	// it, nor a window, ALiBi, key lengths, a causal offset, index
+	// lists, a block mask or packed or paged sequences (ErrUnsupported).
+	Tree *Tree
 	// VFromK, when > 0, takes V from K, as multi-head latent attention
 	// (MLA: DeepSeek V2/V3, Kimi K2) does with its latent cache: V is the
 	// first VFromK columns of K's head dim (Dv = VFromK ≤ D), and Attention
@@ -257,6 +265,11 @@ func Attention(ctx context.Context, be backend.Backend, q, k, v *Tensor, opts *O
 	v, err := vFromK(k, v, opts.VFromK)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Tree != nil {
+		if opts, err = treeMask(q, k, opts); err != nil {
+			return nil, err
+		}
 	}
 	c, err := plan(q, k, v, opts)
 	if err != nil {

@@ -24,13 +24,14 @@ type params struct {
 	AllowNonFinite bool
 	Indices        *Indices
 	Blocks         *BlockMask
+	Tree           *Tree
 }
 
 func (o *Options) params() params {
 	return params{
 		Scale: o.Scale, Causal: o.Causal, CausalOffset: o.CausalOffset, Window: o.Window,
 		Softcap: o.Softcap, ALiBi: o.ALiBi, Sinks: o.Sinks, KVLens: o.KVLens,
-		AllowNonFinite: o.AllowNonFinite, Indices: o.Indices, Blocks: o.Blocks,
+		AllowNonFinite: o.AllowNonFinite, Indices: o.Indices, Blocks: o.Blocks, Tree: o.Tree,
 	}
 }
 

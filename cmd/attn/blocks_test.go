@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
@@ -97,6 +98,54 @@ func TestRunBlocks(t *testing.T) {
 		}
 		if bad.file != "" && !strings.Contains(stderr, "-block-mask "+bad.file) {
 			t.Errorf("%v: stderr %q does not name -block-mask %s", bad.args, stderr, bad.file)
+		}
+	}
+}
+
+// TestRunTree: attn run -tree T.npy writes what -mask writes with the
+// keep-mask the tree stands for (every key before the draft, and the
+// draft keys the tree keeps); a tree whose row does not see itself, or
+// of floats, is refused naming the file.
+func TestRunTree(t *testing.T) {
+	r := rand.New(rand.NewPCG(64, 9))
+	const h, nq, nk, d = 2, 4, 11, 8
+	dir := t.TempDir()
+	q := writeTestNpy(t, filepath.Join(dir, "q.npy"), "<f4", []int{1, h, nq, d}, randVals(r, h*nq*d))
+	k := writeTestNpy(t, filepath.Join(dir, "k.npy"), "<f4", []int{1, h, nk, d}, randVals(r, h*nk*d))
+	v := writeTestNpy(t, filepath.Join(dir, "v.npy"), "<f4", []int{1, h, nk, d}, randVals(r, h*nk*d))
+	tree := []float64{1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 1}
+	mask := make([]float64, nq*nk)
+	for i := range nq {
+		for j := range nk {
+			mask[i*nk+j] = 1
+			if j >= nk-nq {
+				mask[i*nk+j] = tree[i*nq+j-(nk-nq)]
+			}
+		}
+	}
+	tf := writeTestNpy(t, filepath.Join(dir, "t.npy"), "|u1", []int{nq, nq}, tree)
+	mf := writeTestNpy(t, filepath.Join(dir, "m.npy"), "<f4", []int{nq, nk}, mask)
+	var outs [2][]float32
+	for n, src := range [][]string{{"-tree", tf}, {"-mask", mf, "-strategy", "fused"}} {
+		o := filepath.Join(dir, strconv.Itoa(n)+".npy")
+		if code, _, stderr := runCmd(t, append([]string{"run", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-o", o}, src...)...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", src, code, stderr)
+		}
+		_, outs[n] = readOutput(t, o)
+	}
+	for i := range outs[0] {
+		if math.Abs(float64(outs[0][i]-outs[1][i])) > 1e-6 {
+			t.Fatalf("O[%d]: %v with -tree, %v with -mask", i, outs[0][i], outs[1][i])
+		}
+	}
+	bad := append([]float64(nil), tree...)
+	bad[5] = 0 // row 1 does not see itself
+	bf := writeTestNpy(t, filepath.Join(dir, "bad.npy"), "|u1", []int{nq, nq}, bad)
+	ff := writeTestNpy(t, filepath.Join(dir, "f.npy"), "<f4", []int{nq, nq}, tree)
+	for _, c := range []struct{ file, want string }{{bf, "does not see itself"}, {ff, "want bool or integers"}} {
+		code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-o", filepath.Join(dir, "x.npy"), "-tree", c.file)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("-tree %s: exit %d, %q; want a failure saying %q", c.file, code, stderr, c.want)
 		}
 	}
 }

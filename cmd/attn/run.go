@@ -14,7 +14,7 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S] [-tree T.npy]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -164,6 +164,8 @@ type runFlags struct {
 	// blockMask and blockSize are a block-sparse mask (-block-mask,
 	// -block-size).
 	blockMask          string
+	// tree is a speculative draft's tree over the last Nq keys (-tree).
+	tree string
 	blockSize          int
 	pastK, pastV       string
 	presentK, presentV string
@@ -210,6 +212,7 @@ func runRun(c *cmdEnv, args []string) error {
 	fs.StringVar(&f.table, "block-table", "", "a paged cache: `T.npy`, [B, blocks] int32 or int64 page numbers; K and V are page pools [pages, page_size, KVH, D]")
 	fs.StringVar(&f.blockMask, "block-mask", "", "block-sparse mask `M.npy`, [B|1, H|1, ⌈Nq/S⌉, ⌈Nk/S⌉] (or [⌈Nq/S⌉, ⌈Nk/S⌉]) bool or integers: a block that is 0 is never computed (needs -block-size)")
 	fs.IntVar(&f.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
+	fs.StringVar(&f.tree, "tree", "", "a speculative draft's tree `T.npy` over the last Nq keys, [Nq, Nq] or [B, Nq, Nq] bool or integers: query i sees every key before the draft and the draft keys j with T[i][j] (T[i][i] set, none after i); causal implied")
 	fs.StringVar(&f.indices, "indices", "", "sparse attention over chosen keys: `I.npy`, [B, Heads, Nq, K] int32 or int64 key positions a query row attends (Heads 1 or KVH; −1 none); runs fused, with no bias, mask or ALiBi")
 	fs.StringVar(&f.cacheLens, "cache-lens", "", "the paged caches' lengths `L.npy`, [B] int32 or int64 (with -block-table; default: every block full)")
 	if err := c.parseFlags(fs, runSynopsis, runHelp, args); err != nil {
@@ -321,7 +324,7 @@ func (f *runFlags) check() error {
 	// An output may not replace an input or another output.
 	ins := map[string]string{"-q": f.q, "-k": f.k, "-v": f.v, "-bias": f.bias, "-mask": f.mask,
 		"-alibi": f.alibi, "-sinks": f.sinks, "-kv-lens": f.kvLens, "-past-k": f.pastK, "-past-v": f.pastV,
-		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens, "-indices": f.indices, "-block-mask": f.blockMask}
+		"-cu-seqlens-q": f.cuQ, "-cu-seqlens-k": f.cuK, "-block-table": f.table, "-cache-lens": f.cacheLens, "-indices": f.indices, "-block-mask": f.blockMask, "-tree": f.tree}
 	outs := []struct{ name, path string }{{"-o", f.out}, {"-weights", f.weights}, {"-scores", f.scores}, {"-lse", f.lse}, {"-heatmap", f.heatmap},
 		{"-present-k", f.presentK}, {"-present-v", f.presentV}}
 	for i, o := range outs {
@@ -329,7 +332,7 @@ func (f *runFlags) check() error {
 			continue
 		}
 		for _, in := range []string{"-q", "-k", "-v", "-bias", "-mask", "-alibi", "-sinks", "-kv-lens", "-past-k", "-past-v",
-			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens", "-indices", "-block-mask"} {
+			"-cu-seqlens-q", "-cu-seqlens-k", "-block-table", "-cache-lens", "-indices", "-block-mask", "-tree"} {
 			if ins[in] != "" && samePath(o.path, ins[in]) {
 				return usagef("%s %s would overwrite the input %s %s", o.name, o.path, in, ins[in])
 			}
@@ -427,7 +430,7 @@ func (c *cmdEnv) attention(ctx context.Context, f *runFlags) error {
 func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 	for _, in := range []struct{ key, path string }{{"q", f.q}, {"k", f.k}, {"v", f.v}, {"bias", f.bias}, {"mask", f.mask},
 		{"alibi", f.alibi}, {"sinks", f.sinks}, {"kvlens", f.kvLens}, {"pastk", f.pastK}, {"pastv", f.pastV},
-		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}, {"indices", f.indices}, {"blocks", f.blockMask}} {
+		{"cuq", f.cuQ}, {"cuk", f.cuK}, {"table", f.table}, {"cachelens", f.cacheLens}, {"indices", f.indices}, {"blocks", f.blockMask}, {"tree", f.tree}} {
 		if in.path == "" {
 			continue
 		}
@@ -450,6 +453,16 @@ func openRunInputs(f *runFlags, files map[string]*npyFile) error {
 				// to the wrong flag than blocks that are on or off.
 				if t := nf.dtype; t.kind != 'b' && t.kind != 'i' && t.kind != 'u' {
 					return fmt.Errorf("-block-mask %s: dtype %s (%s); want bool or integers (a block that is 0 is never computed)", nf.path, t.name(), t.descr)
+				}
+				return nil
+			}
+		case "tree":
+			check = func() error {
+				if r := len(nf.shape); r != 2 && r != 3 {
+					return fmt.Errorf("-tree %s has shape %s; want [Nq, Nq] or [B, Nq, Nq]", nf.path, operand.NpyShape(nf.shape))
+				}
+				if t := nf.dtype; t.kind != 'b' && t.kind != 'i' && t.kind != 'u' {
+					return fmt.Errorf("-tree %s: dtype %s (%s); want bool or integers", nf.path, t.name(), t.descr)
 				}
 				return nil
 			}
@@ -671,6 +684,21 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, p
 			return err
 		}
 		opts.Mask = &kernels.Mask{Shape: nf.shape, Keep: keep}
+	}
+	if nf := files["tree"]; nf != nil {
+		keep, err := nf.readKeep(ctx)
+		if err != nil {
+			return err
+		}
+		n := nf.shape[len(nf.shape)-1]
+		tr := &kernels.Tree{B: 1, N: n, Keep: keep}
+		if len(nf.shape) == 3 {
+			tr.B = nf.shape[0]
+		}
+		if nf.shape[len(nf.shape)-2] != n {
+			return fmt.Errorf("-tree %s has shape %s: want [Nq, Nq] or [B, Nq, Nq]", nf.path, operand.NpyShape(nf.shape))
+		}
+		opts.Tree = tr
 	}
 	if nf := files["blocks"]; nf != nil {
 		keep, err := nf.readKeep(ctx)

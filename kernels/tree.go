@@ -25,8 +25,11 @@ type Tree struct {
 	Keep []bool
 }
 
-// check checks t for an Attend of b sequences of nq queries.
-func (t *Tree) check(b, nq int) error {
+// Check checks t for an attention of b sequences of nq queries each, as
+// Attend and Attention do before any work: its sizes, and its rows (each
+// sees itself, none a later row), an error wrapping backend.ErrShape
+// naming the sequence, row and entry otherwise.
+func (t *Tree) Check(b, nq int) error {
 	switch {
 	case t.N != nq:
 		return backend.Errorf(backend.ErrShape, "a tree of %d draft rows for %d queries: want one a query", t.N, nq)
@@ -75,7 +78,7 @@ func (a *attender) attendTree(ctx context.Context, c *kv, p backend.Problem, q, 
 		return backend.Errorf(backend.ErrShape, "Q of shape %v and out of shape %v: want rank 4, %s", q.Shape, out.Shape, queryDims(q.Layout))
 	}
 	b, h, nq, _ := operand.Dims(q.Shape, q.Layout)
-	if err := tr.check(b, nq); err != nil {
+	if err := tr.Check(b, nq); err != nil {
 		return err
 	}
 	if b != p.B {
@@ -255,7 +258,7 @@ func treeMask(q, k *Tensor, opts *Options) (*Options, error) {
 	}
 	b, _, nq, _ := operand.Dims(q.Shape, q.Layout)
 	_, _, nk, _ := operand.Dims(k.Shape, k.Layout)
-	if err := tr.check(b, nq); err != nil {
+	if err := tr.Check(b, nq); err != nil {
 		return nil, err
 	}
 	if nk < nq {

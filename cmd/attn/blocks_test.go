@@ -142,7 +142,7 @@ func TestRunTree(t *testing.T) {
 	bad[5] = 0 // row 1 does not see itself
 	bf := writeTestNpy(t, filepath.Join(dir, "bad.npy"), "|u1", []int{nq, nq}, bad)
 	ff := writeTestNpy(t, filepath.Join(dir, "f.npy"), "<f4", []int{nq, nq}, tree)
-	for _, c := range []struct{ file, want string }{{bf, "does not see itself"}, {ff, "want bool or integers"}} {
+	for _, c := range []struct{ file, want string }{{bf, "-tree " + bf + ": attn: bad shape: tree of sequence 0: draft row 1 does not see itself"}, {ff, "want bool or integers"}} {
 		code, _, stderr := runCmd(t, "run", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-o", filepath.Join(dir, "x.npy"), "-tree", c.file)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("-tree %s: exit %d, %q; want a failure saying %q", c.file, code, stderr, c.want)

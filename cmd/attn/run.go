@@ -698,6 +698,9 @@ func readBiasMask(ctx context.Context, f *runFlags, files map[string]*npyFile, p
 		if nf.shape[len(nf.shape)-2] != n {
 			return fmt.Errorf("-tree %s has shape %s: want [Nq, Nq] or [B, Nq, Nq]", nf.path, operand.NpyShape(nf.shape))
 		}
+		if err := tr.Check(prob.B, prob.Nq); err != nil {
+			return fmt.Errorf("-tree %s: %w", nf.path, err)
+		}
 		opts.Tree = tr
 	}
 	if nf := files["blocks"]; nf != nil {

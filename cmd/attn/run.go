@@ -163,9 +163,9 @@ type runFlags struct {
 	indices string
 	// blockMask and blockSize are a block-sparse mask (-block-mask,
 	// -block-size).
-	blockMask          string
+	blockMask string
 	// tree is a speculative draft's tree over the last Nq keys (-tree).
-	tree string
+	tree               string
 	blockSize          int
 	pastK, pastV       string
 	presentK, presentV string

@@ -164,9 +164,9 @@ type runFlags struct {
 	// blockMask and blockSize are a block-sparse mask (-block-mask,
 	// -block-size).
 	blockMask string
+	blockSize int
 	// tree is a speculative draft's tree over the last Nq keys (-tree).
 	tree               string
-	blockSize          int
 	pastK, pastV       string
 	presentK, presentV string
 	// vFromK, when > 0, takes V as K's first vFromK columns (-v-from-k).

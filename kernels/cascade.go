@@ -218,15 +218,9 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 					po := pos.Offset(0, hh/gq, r)
 					so := sos.Offset(b, hh, i)
 					l1, l2 := float64(a.hlp[(hh/gq)*rows+r]), float64(a.hls[(b*h+hh)*nq+i])
-					m := max(l1, l2)
-					if math.IsInf(m, -1) {
-						continue // neither pass saw a key: zeros, −Inf, as the suffix pass left them
-					}
-					w1, w2 := math.Exp(l1-m), math.Exp(l2-m)
-					for j := range dv {
-						a.hos[so+j] = float32((w1*float64(a.hop[po+j]) + w2*float64(a.hos[so+j])) / (w1 + w2))
-					}
-					a.hls[(b*h+hh)*nq+i] = float32(m + math.Log(w1+w2))
+					// Neither pass saw a key: zeros, −Inf, as the suffix
+					// pass left them.
+					a.hls[(b*h+hh)*nq+i] = float32(mergeRows(a.hos[so:so+dv], a.hop[po:po+dv], l1, a.hos[so:so+dv], l2))
 				}
 			}
 		}
@@ -242,6 +236,26 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		copy(lse.Data, a.hls)
 	}
 	return nil
+}
+
+// mergeRows merges two partial results of one query row over disjoint
+// keys, x with LSE lx and y with LSE ly, exactly into dst (which may be x
+// or y), and returns the merged LSE:
+//
+//	dst = (e^{lx}·x + e^{ly}·y) / (e^{lx} + e^{ly}),  LSE = log(e^{lx} + e^{ly})
+//
+// Where neither saw a key (both −Inf) dst is left as it is and the LSE
+// is −Inf. The host's cascade and tree passes merge with it.
+func mergeRows(dst, x []float32, lx float64, y []float32, ly float64) float64 {
+	m := max(lx, ly)
+	if math.IsInf(m, -1) {
+		return m
+	}
+	wx, wy := math.Exp(lx-m), math.Exp(ly-m)
+	for j := range dst {
+		dst[j] = float32((wx*float64(x[j]) + wy*float64(y[j])) / (wx + wy))
+	}
+	return m + math.Log(wx+wy)
 }
 
 // cascadeBuffers is attendBuffers' cascade: cascade's passes over the

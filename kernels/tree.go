@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"context"
-	"math"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
@@ -135,42 +134,27 @@ func (a *attender) attendTree(ctx context.Context, c *kv, p backend.Problem, q, 
 	if err != nil {
 		return err
 	}
-	// The merge: O = (e^{lA}·O_A + e^{lB}·O_B) / (e^{lA} + e^{lB}).
-	merged, err := NewTensor(q.Layout, outShape(q, dv)...)
-	if err != nil {
-		return err
-	}
+	// The two merged by their LSEs (mergeRows) into outA, then stored
+	// in out's dtype.
 	for s := range b {
 		for hh := range h {
 			for i := range nq {
 				at := (s*h+hh)*nq + i
-				la, lb := float64(lseA.Data[at]), float64(res.LSE.Data[at])
-				m := max(la, lb)
 				o := rowAt(q.Layout, b, h, nq, dv, s, hh, i)
-				if math.IsInf(m, -1) {
-					if lse != nil {
-						lse.Data[at] = float32(m)
-					}
-					continue // no key: zeros
-				}
-				wa, wb := math.Exp(la-m), math.Exp(lb-m)
-				for x := range dv {
-					merged.Data[o+x] = float32((wa*float64(outA.Data[o+x]) + wb*float64(res.Out.Data[o+x])) / (wa + wb))
-				}
+				l := mergeRows(outA.Data[o:o+dv], outA.Data[o:o+dv], float64(lseA.Data[at]), res.Out.Data[o:o+dv], float64(res.LSE.Data[at]))
 				if lse != nil {
-					lse.Data[at] = float32(m + math.Log(wa+wb))
+					lse.Data[at] = float32(l)
 				}
 			}
 		}
 	}
-	if out.DType != Float32 {
-		if merged, err = merged.Convert(out.DType); err != nil {
-			return err
+	if out.DType.Half() {
+		for i, x := range outA.Data[:len(out.Bits)] {
+			out.Bits[i] = out.DType.Encode(out.DType.Saturate(x))
 		}
-		copy(out.Bits, merged.Bits)
 		return nil
 	}
-	copy(out.Data, merged.Data)
+	copy(out.Data, outA.Data)
 	return nil
 }
 

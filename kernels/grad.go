@@ -154,9 +154,14 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 			return nil, err
 		}
 	}
+	// dQ, dK and dV: where the backend wraps host memory (the CPU), the
+	// slices the gradients come back in, written in place; elsewhere the
+	// backend's buffers, read back.
 	var grads [3]backend.Buffer
+	var gData [3][]float32
+	var gBits [3][]uint16
 	for i, t := range []*Tensor{q, k, v} {
-		if grads[i], err = bufs.alloc(be, [3]string{"dQ", "dK", "dV"}[i], devDT(t.DType), [3]int{p.QLen(), p.KLen(), p.VLen()}[i]); err != nil {
+		if grads[i], gData[i], gBits[i], err = bufs.outBuffer(be, [3]string{"dQ", "dK", "dV"}[i], devDT(t.DType), [3]int{p.QLen(), p.KLen(), p.VLen()}[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -190,13 +195,19 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 		out.Bits, out.Data, err = readOut(be, name, buf, like.DType, buf.Len())
 		return out, err
 	}
-	if g.DQ, err = read("dQ", q, grads[0]); err != nil {
+	grad := func(i int, like *Tensor) (*Tensor, error) {
+		if gData[i] == nil && gBits[i] == nil || devDT(like.DType) != like.DType {
+			return read([3]string{"dQ", "dK", "dV"}[i], like, grads[i])
+		}
+		return &Tensor{Shape: append([]int(nil), like.Shape...), Layout: like.Layout, DType: like.DType, Data: gData[i], Bits: gBits[i]}, nil
+	}
+	if g.DQ, err = grad(0, q); err != nil {
 		return nil, err
 	}
-	if g.DK, err = read("dK", k, grads[1]); err != nil {
+	if g.DK, err = grad(1, k); err != nil {
 		return nil, err
 	}
-	if g.DV, err = read("dV", v, grads[2]); err != nil {
+	if g.DV, err = grad(2, v); err != nil {
 		return nil, err
 	}
 	if bp.DBias != nil {

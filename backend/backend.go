@@ -185,6 +185,10 @@ type Caps struct {
 	// too, and skips their blocks that are off as Fused does; a backend
 	// without it refuses them there (ErrUnsupported).
 	BackwardBlocks bool
+	// BackwardIndices: Backward takes index lists (Problem.Indices),
+	// summing dK and dV into the named rows only; a backend without it
+	// refuses them there (ErrUnsupported).
+	BackwardIndices bool
 	// FlushesSubnormals: the backend's arithmetic may read, compute or
 	// store float32 subnormals (magnitudes below 2⁻¹²⁶, every bfloat16
 	// subnormal among them) as zero, as WGSL allows and GPUs do; a

@@ -37,12 +37,13 @@ type Backwarder interface {
 
 // Validate resolves p's defaults and checks p and the buffers of a
 // Backward call. It takes dense or packed sequences, a bias and a
-// keep-mask, a block mask (which a backend without Caps.BackwardBlocks
-// refuses itself), and Float32, Float16 or BFloat16 operands (each its
-// own; the LSE, DBias and the keep-mask Float32), and refuses what the
-// backward pass does not take: paged sequences, strided views, index
-// lists, V from K, and 8-bit operands or scales (ErrUnsupported: 8-bit
-// caches are not trained). Sizes that disagree are ErrShape.
+// keep-mask, a block mask and an index list (which a backend without
+// Caps.BackwardBlocks or Caps.BackwardIndices refuses itself), and
+// Float32, Float16 or BFloat16 operands (each its own; the LSE, DBias and
+// the keep-mask Float32), and refuses what the backward pass does not
+// take: paged sequences, strided views, V from K, and 8-bit operands or
+// scales (ErrUnsupported: 8-bit caches are not trained). Sizes that
+// disagree are ErrShape.
 func (p *BackwardParams) Validate(q, k, v, o, lse, dO, dQ, dK, dV Buffer, dSinks []float32) error {
 	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {
@@ -53,8 +54,8 @@ func (p *BackwardParams) Validate(q, k, v, o, lse, dO, dQ, dK, dV Buffer, dSinks
 		return Errorf(ErrUnsupported, "the backward pass takes no paged sequences (B=%d Nq=%d Nk=%d): a cache is not trained", p.B, p.Nq, p.Nk)
 	case p.Views != nil:
 		return Errorf(ErrUnsupported, "the backward pass takes no strided views yet (B=%d Nq=%d Nk=%d)", p.B, p.Nq, p.Nk)
-	case p.Indices != nil:
-		return Errorf(ErrUnsupported, "the backward pass takes no index lists yet (B=%d Nq=%d Nk=%d, %d keys a row)", p.B, p.Nq, p.Nk, p.Indices.K)
+	case p.Indices != nil && (p.Bias != nil || p.Keep != nil || p.ALiBi != nil || p.Blocks != nil):
+		return Errorf(ErrUnsupported, "an index list with a bias, keep-mask, ALiBi or block mask (B=%d Nq=%d Nk=%d): fold the mask into the list, as for the forward", p.B, p.Nq, p.Nk)
 	case p.VFromK:
 		return Errorf(ErrUnsupported, "the backward pass takes no V from K yet (D=%d Dv=%d)", p.D, p.Dv)
 	case p.Scales != nil:

@@ -155,6 +155,7 @@ type backScratch struct {
 	raw, orow                  []float32
 	kt, vt                     []float32 // a half K's and V's tile, widened
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
+	gk, gv                     []float32 // an index list's row's dK and dV terms, before they are added
 	dBias                      []float32 // the lane's partial sums of a shared dBias
 }
 
@@ -212,6 +213,12 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	}
 	if bw.v.t.Half() {
 		sc.vt = grow(sc.vt, backTileK*dv)
+	}
+	if p.Indices != nil {
+		bw.indexedHead(sc, dkT, dvT, b, kvh)
+		bw.flush(bw.dk, bw.kr, dkT, b, kvh)
+		bw.flush(bw.dv, bw.vr, dvT, b, kvh)
+		return
 	}
 	g, nq := p.Group(), p.QRows(b)
 	var sinkGrad float64

@@ -102,3 +102,52 @@ func BenchmarkBackwardBlocks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBackwardIndices is issue 80's sparse shape: a decoding chunk
+// of 64 queries (32 heads over 8 KV heads, D = 128, f32, causal) over
+// 32768 keys, each row naming 2048 of them (bench.TopK), beside the
+// dense backward of the same chunk.
+//
+//	go test -run XXX -bench BackwardIndices -benchtime 3x -count 2 ./cpu
+func BenchmarkBackwardIndices(b *testing.B) {
+	be, err := cpu.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	ctx := context.Background()
+	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
+	sparse := dense
+	sparse.Indices = bench.TopK(dense, 2048)
+	var bufs [9]backend.Buffer
+	for i, n := range []int{dense.QLen(), dense.KLen(), dense.VLen(), dense.OLen(), dense.LSELen(), dense.OLen(), dense.QLen(), dense.KLen(), dense.VLen()} {
+		if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
+			b.Fatal(err)
+		}
+		defer bufs[i].Release()
+		x := make([]float32, n)
+		for j := range x {
+			x[j] = float32(j%97)/97 - 0.5
+		}
+		if err := be.Write(bufs[i], 0, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q, k, v, o, lse, do, dq, dk, dv := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8]
+	for _, c := range []struct {
+		name string
+		p    backend.Problem
+	}{{"dense", dense}, {"topk2048", sparse}} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := be.Fused(ctx, backend.FusedParams{Problem: c.p}, q, k, v, o, lse); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := be.Backward(ctx, backend.BackwardParams{Problem: c.p}, q, k, v, o, lse, do, dq, dk, dv, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

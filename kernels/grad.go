@@ -30,16 +30,18 @@ type Grads struct {
 // float32 and come back in each input's dtype), dense or packed
 // (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
 // Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
-// Bias (with its gradient when DBias is set), Mask, and Blocks on a
-// backend with Caps.BackwardBlocks (the CPU's), whose backward skips the
-// blocks that are off as the forward does. OutDType changes nothing: O
+// Bias (with its gradient when DBias is set), Mask, Blocks on a backend
+// with Caps.BackwardBlocks (the CPU's), whose backward skips the blocks
+// that are off as the forward does, and Indices on a backend with
+// Caps.BackwardIndices (the CPU's), whose dK and dV go to the named rows
+// only. OutDType changes nothing: O
 // is not returned. With V from K (VFromK, v nil) dK carries V's gradient
 // on the columns they share and Grads.DV is nil. What the backward pass
-// does not take (a paged cache, index lists, the staged matrices, block
-// masks on a backend without Caps.BackwardBlocks), and a backend without
-// a backward pass, is
-// an error wrapping backend.ErrUnsupported, before the forward runs; bad
-// shapes and non-finite inputs are errors as for Attention.
+// does not take (a paged cache, the staged matrices, block masks or
+// index lists on a backend without Caps.BackwardBlocks or
+// BackwardIndices), and a backend without a backward pass, is an error
+// wrapping backend.ErrUnsupported, before the forward runs; bad shapes
+// and non-finite inputs are errors as for Attention.
 //
 // The gradients are deterministic: the same inputs give the same bits on
 // every run of one backend (and CPU class), whatever the CPU backend's

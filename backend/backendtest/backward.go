@@ -166,8 +166,9 @@ type backwardSpec struct {
 	core bool
 	// blocks: the case has a block mask, which a backend with
 	// Caps.BackwardBlocks must compute and one without must refuse
-	// (ErrUnsupported).
-	blocks bool
+	// (ErrUnsupported); indices likewise an index list and
+	// Caps.BackwardIndices.
+	blocks, indices bool
 }
 
 // backwardSpecs are the backward pass's cases: edge sizes, tile edges of
@@ -217,10 +218,10 @@ func backwardSpecs() []backwardSpec {
 	}
 	var out []backwardSpec
 	for _, sp := range core {
-		out = append(out, backwardSpec{sp, true, false})
+		out = append(out, backwardSpec{sp, true, false, false})
 	}
 	for _, sp := range extra {
-		out = append(out, backwardSpec{sp, false, false})
+		out = append(out, backwardSpec{sp, false, false, false})
 	}
 	// Block masks: blocks smaller and larger than the CPU's tiles (128
 	// rows, 256 keys), partial last blocks, shared by the heads and one a
@@ -253,7 +254,30 @@ func backwardSpecs() []backwardSpec {
 		withSpec(blk(causal(prob(1, 4, 2, 150, 270, 32, 32)), 64, 0.4, false), func(sp *spec) { sp.dt = Same(backend.Float16) }),
 		withSpec(blk(bnhd(prob(1, 4, 2, 90, 160, 16, 16)), 32, 0.4, true), func(sp *spec) { sp.dt = Same(backend.BFloat16) }),
 	} {
-		out = append(out, backwardSpec{sp, false, true})
+		out = append(out, backwardSpec{sp, false, true, false})
+	}
+	// Index lists: shared by the heads and one a KV head, padded with −1,
+	// under causal masking, key lengths, a window, softcap and sinks,
+	// packed, GQA, halves.
+	idx := func(p backend.Problem, heads, k int) spec {
+		name := fmt.Sprintf("idx%dx%d", heads, k)
+		return spec{p: p, note: name, edit: func(c *Case) {
+			c.Problem = WithIndices(newRand(describe(p, nil, nil)+name), c.Problem, heads, k)
+		}}
+	}
+	for _, sp := range []spec{
+		idx(prob(2, 4, 2, 30, 90, 16, 16), 1, 20),
+		idx(causal(prob(1, 8, 2, 40, 130, 16, 8)), 2, 33),
+		idx(withV(causal(prob(2, 4, 2, 20, 70, 16, 16)), func(v *backend.Variants) {
+			v.KVLens = []int{70, 41}
+			v.Window = win(30, 0)
+			v.Softcap = 3
+			v.Sinks = []float32{0, 1, -1, 0.5}
+		}), 2, 16),
+		idx(causal(PackedProblem(prob(0, 2, 1, 0, 0, 8, 8), []int{7, 1, 20}, []int{30, 5, 60})), 1, 12),
+		withSpec(idx(bnhd(prob(1, 4, 2, 25, 80, 16, 16)), 2, 24), func(sp *spec) { sp.dt = Same(backend.BFloat16) }),
+	} {
+		out = append(out, backwardSpec{sp, false, false, true})
 	}
 	return out
 }
@@ -274,13 +298,13 @@ func (s *suite) testBackward(t *testing.T) {
 			p := c.Problem.Resolved()
 			dO := uniform(newRand("dO"+sp.name()), p.OLen(), 1)
 			err := RunBackward(ctx, s.be, c, dO)
-			if sp.blocks && !s.caps.BackwardBlocks {
+			if sp.blocks && !s.caps.BackwardBlocks || sp.indices && !s.caps.BackwardIndices {
 				if !errors.Is(err, backend.ErrUnsupported) {
-					t.Errorf("a block mask without Caps.BackwardBlocks: %v, want ErrUnsupported", err)
+					t.Errorf("a block mask or index list without Caps.BackwardBlocks or BackwardIndices: %v, want ErrUnsupported", err)
 				}
 				return
 			}
-			if !sp.core && !sp.blocks && errors.Is(err, backend.ErrUnsupported) {
+			if !sp.core && !sp.blocks && !sp.indices && errors.Is(err, backend.ErrUnsupported) {
 				t.Logf("refused: %v", err)
 				return
 			}

@@ -35,17 +35,17 @@ type Grads struct {
 //
 // ALiBi is a constant of the scores, and hidden keys get no gradient. dO
 // is laid out as O (Problem.ORowsOf; packed when c is). A block mask's
-// off blocks are hidden keys (Reference's rows). c must be valid with
-// operands of the right lengths, and without paged sequences, an index
-// list or V from K (the backward pass takes none); ReferenceGrad panics
-// otherwise.
+// off blocks and the keys an index list does not name are hidden keys
+// (Reference's rows). c must be valid with operands of the right
+// lengths, and without paged sequences or V from K (the backward pass
+// takes neither); ReferenceGrad panics otherwise.
 func ReferenceGrad(c Case, dO []float32) Grads {
 	p := c.Problem.Resolved()
 	if err := c.check(); err != nil {
 		panic("backendtest: ReferenceGrad: " + err.Error())
 	}
-	if p.Paged != nil || p.Indices != nil || p.VFromK {
-		panic("backendtest: ReferenceGrad: paged sequences, index lists and V from K are not covered")
+	if p.Paged != nil || p.VFromK {
+		panic("backendtest: ReferenceGrad: paged sequences and V from K are not covered")
 	}
 	if len(dO) != p.OLen() {
 		panic(fmt.Sprintf("backendtest: ReferenceGrad: dO has %d values, want %d", len(dO), p.OLen()))

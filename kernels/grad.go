@@ -31,8 +31,8 @@ type Grads struct {
 // (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
 // Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
 // Bias (with its gradient when DBias is set), Mask, and Blocks on a
-// backend with Caps.BackwardBlocks (the CPU's), whose backward skips the
-// blocks that are off as the forward does. OutDType changes nothing: O
+// backend with Caps.BackwardBlocks (the CPU's and the GPU's), whose
+// backward skips the blocks that are off as the forward does. OutDType changes nothing: O
 // is not returned. With V from K (VFromK, v nil) dK carries V's gradient
 // on the columns they share and Grads.DV is nil. What the backward pass
 // does not take (a paged cache, index lists, the staged matrices, block

@@ -24,9 +24,12 @@ import (
 //	dBias += dS (over its broadcast dims)    backbias.wgsl, an element an invocation
 //	P = exp(s − LSE),  dS = P∘(dO·Vᵀ − δ)·softcap′
 //
-// each kernel recomputing the scores it needs from Q, K (and the bias
-// and keep-mask, as the forward applies them) and the forward's LSE, so
-// nothing of Nq×Nk size is ever stored. WebGPU has no float atomics: a
+// each kernel recomputing the scores it needs from Q, K (and the bias,
+// keep-mask and block mask, as the forward applies them) and the
+// forward's LSE, so nothing of Nq×Nk size is ever stored. An off block
+// of a block mask has P = 0 (its keys get no gradient from its rows),
+// and backkv.wgsl and backq.wgsl load no tile of rows or keys whose
+// blocks with the workgroup's keys or rows are all off. WebGPU has no float atomics: a
 // workgroup of backkv.wgsl owns its keys' rows of dK and dV and loops
 // over the query rows of its KV group's query heads, one dispatch for
 // each query head of the group (and, under a loop cap, each chunk of
@@ -38,11 +41,11 @@ import (
 // float64, from each row's term (backdelta.wgsl).
 //
 // It takes what the CPU's does: dense or packed sequences, a bias (and
-// DBias) and a keep-mask, and Float32, Float16 or BFloat16 operands. It
-// refuses, before any work and with an error wrapping
-// backend.ErrUnsupported that names it, paged sequences, strided views,
-// index lists, block masks, V from K, K and V scales and 8-bit operands —
-// whatever BackwardParams.Validate accepts.
+// DBias), a keep-mask and a block mask (Caps.BackwardBlocks), and
+// Float32, Float16 or BFloat16 operands. It refuses, before any work and
+// with an error wrapping backend.ErrUnsupported that names it, paged
+// sequences, strided views, index lists, V from K, K and V scales and
+// 8-bit operands — whatever BackwardParams.Validate accepts.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := b.CheckBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
@@ -162,8 +165,6 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 		return no("strided views")
 	case p.Indices != nil:
 		return no("index lists")
-	case p.Blocks != nil:
-		return no("block mask")
 	case p.VFromK:
 		return no("V from K")
 	case p.Scales != nil:
@@ -207,6 +208,8 @@ type backwardCall struct {
 	bp          plan.BackwardPlan
 	vars        *varsData
 	seqAt       int     // where the per-sequence data start in vars (plan.SeqsLayout)
+	blkAt       int     // where the block mask starts in vars (under FlagBlocks)
+	blkStrides  [4]int  // its strides (plan.BlockWords)
 	delta, sink *buffer // each row's δ and sink term, as the LSE
 	// dq, dk and dv are where the kernels sum dQ, dK and dV: the
 	// outputs, or float32 scratch that pack.wgsl rounds into a half one
@@ -261,6 +264,12 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	if flags&plan.VarsFlags != 0 {
 		var words []uint32
 		words, c.seqAt, _ = plan.SeqsLayout(pr)
+		if pr.Blocks != nil {
+			c.blkAt = len(words)
+			var bw []uint32
+			bw, c.blkStrides = plan.BlockWords(pr, pr.Blocks)
+			words = append(words, bw...)
+		}
 		if c.vars, err = b.uploadWords(pr, words); err != nil {
 			return nil, err
 		}
@@ -280,9 +289,9 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 		return nil, err
 	}
 	// The scores' flags: the key range, the softcap, ALiBi, the masks
-	// and the sequences.
+	// (the block mask's too) and the sequences.
 	flags &= shaders.FlagRange | shaders.FlagSoftcap | shaders.FlagALiBi | shaders.FlagBias | shaders.FlagKeep |
-		shaders.FlagPackQ | shaders.FlagPackK
+		shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagBlocks
 	if ds, err = c.kvDispatches(ds, flags); err != nil {
 		return nil, err
 	}
@@ -329,6 +338,16 @@ func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
 		ops[1].t = maskTensor(c.p.Keep)
 	}
 	return ops
+}
+
+// blockParams sets a kernel's Params fields of the block mask (Blk,
+// BlkSize, BlkB, BlkH, BlkR, BlkC) from the call's, as fused.go does;
+// without one they stay 0, unread.
+func (c *backwardCall) blockParams(at, size, sb, sh, sr, sc *uint32) {
+	if bm := c.pr.Blocks; bm != nil {
+		*at, *size = uint32(c.blkAt), uint32(bm.Size)
+		*sb, *sh, *sr, *sc = uint32(c.blkStrides[0]), uint32(c.blkStrides[1]), uint32(c.blkStrides[2]), uint32(c.blkStrides[3])
+	}
 }
 
 // deltaDispatches are backdelta.wgsl's.
@@ -382,6 +401,7 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 		return nil, err
 	}
 	var prm shaders.BackKVParams
+	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
 		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV})
@@ -424,6 +444,7 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 		return nil, err
 	}
 	var prm shaders.BackQParams
+	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ})
 	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
@@ -465,6 +486,7 @@ func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*di
 		return nil, err
 	}
 	var prm shaders.BackBiasParams
+	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias})
 	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)

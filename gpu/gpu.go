@@ -188,8 +188,8 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
 		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true, Quant8: true, Seqs: true, VFromK: true, Indices: true, Blocks: true,
-		FlushesSubnormals: true,
-		MaxBufferLen:      int(b.lim.MaxBufferSize / 4),
+		BackwardBlocks: true, FlushesSubnormals: true,
+		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
 	}
 }
 

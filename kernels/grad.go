@@ -31,10 +31,10 @@ type Grads struct {
 // (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
 // Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
 // Bias (with its gradient when DBias is set), Mask, Blocks on a backend
-// with Caps.BackwardBlocks (the CPU's), whose backward skips the blocks
-// that are off as the forward does, and Indices on a backend with
-// Caps.BackwardIndices (the CPU's), whose dK and dV go to the named rows
-// only. OutDType changes nothing: O
+// with Caps.BackwardBlocks (the CPU's and the GPU's), whose backward
+// skips the blocks that are off as the forward does, and Indices on a
+// backend with Caps.BackwardIndices (the CPU's), whose dK and dV go to
+// the named rows only. OutDType changes nothing: O
 // is not returned. With V from K (VFromK, v nil) dK carries V's gradient
 // on the columns they share and Grads.DV is nil. What the backward pass
 // does not take (a paged cache, the staged matrices, block masks or

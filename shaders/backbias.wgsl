@@ -8,8 +8,9 @@
 //   P_ij      = exp(cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j| − LSE[i])
 //
 // dS taken before the softcap's derivative (the bias is added after the
-// cap), P_ij 0 where a key is hidden (by position, the keep-mask or a
-// −Inf bias) or the row sees no key (LSE = −Inf), as in backq.wgsl.
+// cap), P_ij 0 where a key is hidden (by position, the keep-mask, the
+// block mask or a −Inf bias) or the row sees no key (LSE = −Inf), as in
+// backq.wgsl.
 // The terms of e are numbered u = ((b·nh + h)·ni + i)·nj + j over the
 // broadcast dimensions (nb = B where SB is 1, else 1 and b = b', …);
 // a dispatch adds those of [u0, u1), and the host runs one dispatch for
@@ -22,7 +23,8 @@
 // (u1 − u0)·(2·D + 2·DV) multiply-adds an element.
 //
 // Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dbias (read_write). keep and vars are only read under a flag;
+// (read), dbias (read_write). keep and vars (the variant data, the
+// sequences and the block mask) are only read under a flag;
 // dbias is addressed as a mask (its strides, 0 on a broadcast
 // dimension), and so is bias (the forward's).
 // Grid: x = tiles of WG elements in [e0, e1).
@@ -45,6 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nh = select(1u, P.H, P.sh == 1u);
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     var acc = 0.0;
     for (var u = P.u0; u < P.u1; u++) {
         let j = select(ej, u % nj, P.sk == 1u);
@@ -61,6 +64,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             continue;
         }
         if (has_keep && keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+            continue;
+        }
+        if (has_blocks && !block_on(b, h, i, j)) {
             continue;
         }
         let kh = h / P.G;

@@ -10,7 +10,8 @@
 //
 // with the cap, its derivative (the last factor), the bias and ALiBi
 // under their flags, and δ from backdelta.wgsl. A key the keep-mask
-// hides (0) or a −Inf bias hides has P_ij = 0, as in the forward
+// hides (0), a −Inf bias hides or a block of the block mask leaves off
+// (F_BLOCKS, lib/blocks.wgsl) has P_ij = 0, as in the forward
 // (fused.wgsl). A row whose LSE is −Inf (it sees no key and has no
 // sink) adds nothing. Nothing is atomic: a workgroup owns its keys'
 // rows of dK and dV, and the host runs one dispatch for each query head
@@ -23,7 +24,8 @@
 // query rows [i0, i1) of its query head through workgroup memory, TQ at
 // a time: scale·Q and dO, each row's LSE and δ and the keys it sees
 // (key_range). A tile of rows none of which sees a key of [ja, jb) by
-// position (causal, window, key length) is not loaded.
+// position (causal, window, key length), or whose blocks with [ja, jb)
+// the block mask leaves all off, is not loaded.
 //
 // q, k, v, dout and bias are read through their loaders (q_at …), which
 // widen half operands (BackKVConsts' Q, K, V, Dout, Bias); dk and dv are
@@ -33,8 +35,8 @@
 // read nor written), lib/seqs.wgsl and lib/vars.wgsl.
 //
 // Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dk, dv (read_write). bias, keep and vars (the variant data
-// and the sequences) are only read under a flag.
+// (read), dk, dv (read_write). bias, keep and vars (the variant data,
+// the sequences and the block mask) are only read under a flag.
 // Grid: x = tiles of WG keys in [j0, j1), y = the KV heads of heads
 // bh0 … (G query heads each).
 // Workgroup memory: TQ·(D4 + DV4 + 1) vec4s.
@@ -85,6 +87,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let k0 = seq_k0(b);
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     let ninf = bitcast<f32>(NEG_INF);
 
     var kr: array<vec4<f32>, D4>;
@@ -111,6 +114,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // The keys rows [it, ie) may see lie in [lo of the first, hi of
         // the last) (key_range is monotone in the row).
         if (key_range(b, it).x >= jb || key_range(b, ie - 1u).y <= ja) {
+            continue;
+        }
+        // Nor do they where their blocks with the workgroup's keys are
+        // all off (every invocation asks with the same arguments, so the
+        // barriers below stay in uniform control flow).
+        if (has_blocks && !blocks_any(b, h, it, ie, ja, jb)) {
             continue;
         }
         workgroupBarrier();
@@ -149,6 +158,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var r = 0u; r < ie - it; r++) {
                 let rg = rk[r];
                 if (j < rg.x || j >= rg.y) {
+                    continue;
+                }
+                // An off block's key gets no gradient from the row, as
+                // the forward gave it no weight.
+                if (has_blocks && !block_on(b, h, it + r, j)) {
                     continue;
                 }
                 let qa = r * D4;

@@ -7,22 +7,24 @@
 //   dS_ij = P_ij·(dO[i]·v_j − δ[i])·(1 − tanh²(scale·q_i·k_j/softcap))
 //   dQ[i] += scale·Σ_j dS_ij·k_j
 //
-// with the cap, its derivative, the bias, the keep-mask and ALiBi under
-// their flags, as in backkv.wgsl, and δ from backdelta.wgsl. A row
-// whose LSE is −Inf adds nothing. The host zeroes dQ (or its float32
-// scratch when it is halves) and runs one dispatch for each chunk of
-// keys, one after the other, each adding to what the last left.
+// with the cap, its derivative, the bias, the keep-mask, the block mask
+// and ALiBi under their flags, as in backkv.wgsl, and δ from
+// backdelta.wgsl. A row whose LSE is −Inf adds nothing. The host zeroes
+// dQ (or its float32 scratch when it is halves) and runs one dispatch
+// for each chunk of keys, one after the other, each adding to what the
+// last left.
 //
 // A workgroup owns WG query rows of one head bh (one invocation a row,
 // its scale·q, dO and sums in registers) and streams the keys some row
 // of it sees through workgroup memory, TK keys and values at a time, as
-// fusedloop.wgsl does. GQA: head h reads KV head h / G. Operands are
-// read through their loaders and packed sequences found as in
-// backkv.wgsl.
+// fusedloop.wgsl does: a tile whose blocks with the workgroup's rows the
+// block mask leaves all off is not loaded. GQA: head h reads KV head
+// h / G. Operands are read through their loaders and packed sequences
+// found as in backkv.wgsl.
 //
 // Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dq (read_write). bias, keep and vars are only read under a
-// flag.
+// (read), dq (read_write). bias, keep and vars (the variant data, the
+// sequences and the block mask) are only read under a flag.
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: TK·(D4 + DV4) vec4s.
 // Limits: the loops over the head dims are unrolled, as in backkv.wgsl,
@@ -62,9 +64,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // Keys outside [first row's lo, last row's hi) are seen by no row of
     // this tile.
     let jstart = max(P.j0, key_range(b, row0).x);
-    let jend = min(P.j1, key_range(b, min(row0 + WG, iend) - 1u).y);
+    let rend = min(row0 + WG, iend);
+    let jend = min(P.j1, key_range(b, rend - 1u).y);
     let has_bias = (P.flags & F_BIAS) != 0u;
     let has_keep = (P.flags & F_KEEP) != 0u;
+    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     let ninf = bitcast<f32>(NEG_INF);
     let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
     let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
@@ -99,6 +103,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ka = b * P.k_b + kh * P.k_h - P.k_base;
     let va = b * P.v_b + kh * P.v_h - P.v_base;
     for (var jt = jstart; jt < jend; jt += TK) {
+        // Every invocation asks with the same arguments, so the barriers
+        // below stay in uniform control flow.
+        if (has_blocks && !blocks_any(b, h, row0, rend, jt, min(jt + TK, jend))) {
+            continue;
+        }
         workgroupBarrier();
         for (var x = t; x < KS; x += WG) {
             let j = jt + x / D4;
@@ -119,6 +128,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         let jlast = min(jt + TK, lim);
         for (var j = max(jt, lo); j < jlast; j++) {
+            // An off block's key gets no gradient, as the forward gave
+            // it no weight.
+            if (has_blocks && !block_on(b, h, i, j)) {
+                continue;
+            }
             let ka = (j - jt) * D4;
             let vb = (j - jt) * DV4;
             var s = 0.0;

@@ -28,7 +28,7 @@ var (
 		Params:   reflect.TypeFor[BackKVParams](),
 		Bindings: backBindings("dk", "dv"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload"},
 		Template: true,
 		Optional: true,
 	}
@@ -38,7 +38,7 @@ var (
 		Params:   reflect.TypeFor[BackQParams](),
 		Bindings: backBindings("dq"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backload"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload"},
 		Template: true,
 		Optional: true,
 	}
@@ -48,7 +48,7 @@ var (
 		Params:   reflect.TypeFor[BackBiasParams](),
 		Bindings: backBindings("dbias"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks"},
 		Template: true,
 		Optional: true,
 	}
@@ -155,10 +155,10 @@ type BackDeltaParams struct {
 
 // BackKVParams is backkv.wgsl's Params: the scale, the softcap and the
 // flags of the forward (FlagRange, FlagSoftcap, FlagALiBi, FlagBias,
-// FlagKeep, FlagPackQ, FlagPackK), hg, the query head of each KV group
+// FlagKeep, FlagPackQ, FlagPackK, FlagBlocks), hg, the query head of each KV group
 // whose rows this dispatch adds to dK and dV (query head kv·G + hg
-// reads KV head kv), where the per-sequence entries start in vars, and
-// the operands.
+// reads KV head kv), where the per-sequence entries start in vars, the
+// operands, and the block mask (FlagBlocks).
 type BackKVParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
@@ -176,11 +176,18 @@ type BackKVParams struct {
 	DV      Tensor  `wgsl:"dv"`
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
+	// The block mask, as FusedParams' (under FlagBlocks).
+	Blk     uint32 `wgsl:"blk"`
+	BlkSize uint32 `wgsl:"blk_size"`
+	BlkB    uint32 `wgsl:"blk_b"`
+	BlkH    uint32 `wgsl:"blk_h"`
+	BlkR    uint32 `wgsl:"blk_r"`
+	BlkC    uint32 `wgsl:"blk_c"`
 }
 
 // BackQParams is backq.wgsl's Params: the scale, the softcap and the
 // flags of the forward, where the per-sequence entries start in vars,
-// and the operands.
+// the operands, and the block mask (FlagBlocks).
 type BackQParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
@@ -196,13 +203,20 @@ type BackQParams struct {
 	DQ      Tensor  `wgsl:"dq"`
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
+	// The block mask, as FusedParams' (under FlagBlocks).
+	Blk     uint32 `wgsl:"blk"`
+	BlkSize uint32 `wgsl:"blk_size"`
+	BlkB    uint32 `wgsl:"blk_b"`
+	BlkH    uint32 `wgsl:"blk_h"`
+	BlkR    uint32 `wgsl:"blk_r"`
+	BlkC    uint32 `wgsl:"blk_c"`
 }
 
 // BackBiasParams is backbias.wgsl's Params: the scale, the softcap and
 // the flags of the forward, where the per-sequence entries start in
 // vars, the elements [e0, e1) of dBias this dispatch adds to, the terms
-// [u0, u1) of each it adds, dBias's shape [sb, sh, sq, sk], and the
-// operands.
+// [u0, u1) of each it adds, dBias's shape [sb, sh, sq, sk], the
+// operands, and the block mask (FlagBlocks).
 type BackBiasParams struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
@@ -226,4 +240,11 @@ type BackBiasParams struct {
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
 	DBias   Mask    `wgsl:"dbias"`
+	// The block mask, as FusedParams' (under FlagBlocks).
+	Blk     uint32 `wgsl:"blk"`
+	BlkSize uint32 `wgsl:"blk_size"`
+	BlkB    uint32 `wgsl:"blk_b"`
+	BlkH    uint32 `wgsl:"blk_h"`
+	BlkR    uint32 `wgsl:"blk_r"`
+	BlkC    uint32 `wgsl:"blk_c"`
 }

@@ -289,7 +289,7 @@ var (
 		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages", "blocks"},
 		Template: true,
 	}
 	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
@@ -370,7 +370,7 @@ func fusedKernel(name string, consts reflect.Type, include ...string) Kernel {
 		Params:   reflect.TypeFor[FusedParams](),
 		Bindings: fusedBindings,
 		Entries:  []string{"main"},
-		Include:  append([]string{"neginf", "vars", "scoremod", "seqs", "pages"}, include...),
+		Include:  append([]string{"neginf", "vars", "scoremod", "seqs", "pages", "blocks"}, include...),
 		Template: true,
 		Vec4:     map[string]string{"k": "D", "v": "VA"},
 	}
@@ -412,8 +412,8 @@ const (
 	// vars at P.scl (backend.Scales; lib/pages.wgsl's kv_scales).
 	FlagScales
 	// FlagBlocks: a block mask in vars at P.blk hides the keys of its
-	// blocks that are off, and the fused kernels skip them
-	// (backend.BlockMask; lib/pages.wgsl's block_on).
+	// blocks that are off, and the fused and backward kernels skip them
+	// (backend.BlockMask; lib/blocks.wgsl's block_on).
 	FlagBlocks
 )
 

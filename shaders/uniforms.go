@@ -124,7 +124,7 @@ type FusedParams struct {
 	// Blk is where a block mask's entries start in vars (one i32 a
 	// block, nonzero on), BlkSize its block's rows and keys, and BlkB,
 	// BlkH, BlkR and BlkC its strides over [B, H, query blocks, key
-	// blocks]: under FlagBlocks (lib/pages.wgsl's block_on).
+	// blocks]: under FlagBlocks (lib/blocks.wgsl's block_on).
 	Blk     uint32 `wgsl:"blk"`
 	BlkSize uint32 `wgsl:"blk_size"`
 	BlkB    uint32 `wgsl:"blk_b"`

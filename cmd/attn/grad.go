@@ -22,10 +22,9 @@ logits' gradient (-dsinks, [H] float32, with -sinks) and the bias's
 recomputation; without them the forward runs first. The backward is the
 backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
 O(N)). The variant flags mean what they mean for attn run, and so does
--block-mask with -block-size (on the CPU backend, which skips the off
-blocks in the backward too); what the backward pass does not take (a
-paged cache, index lists, 8-bit dtypes; a block mask on the GPU) is
-refused before any work. With -v-from-k DV (V is K's first DV columns,
+-block-mask with -block-size (both backends skip the off blocks in the
+backward too); what the backward pass does not take (a paged cache,
+index lists, 8-bit dtypes) is refused before any work. With -v-from-k DV (V is K's first DV columns,
 MLA's latent cache) there is no -v and no -dv: -dk carries V's gradient
 on the columns they share.
 `
@@ -55,7 +54,7 @@ func runGrad(c *cmdEnv, args []string) error {
 	}
 	f.run.variantFlags(fs)
 	fs.IntVar(&f.run.vFromK, "v-from-k", 0, "V is K's first `DV` columns (MLA's latent cache): give -k and no -v or -dv; -dk carries V's gradient on those columns")
-	fs.StringVar(&f.run.blockMask, "block-mask", "", "block-sparse mask `M.npy`, as attn run's: a block that is 0 is neither computed nor given a gradient (needs -block-size; the CPU backend)")
+	fs.StringVar(&f.run.blockMask, "block-mask", "", "block-sparse mask `M.npy`, as attn run's: a block that is 0 is neither computed nor given a gradient (needs -block-size)")
 	fs.IntVar(&f.run.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
 	if err := c.parseFlags(fs, gradSynopsis, gradHelp, args); err != nil {
 		return err

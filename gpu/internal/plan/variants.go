@@ -140,7 +140,7 @@ const VarsFlags = shaders.FlagRange | shaders.FlagALiBi | shaders.FlagSink |
 	shaders.FlagPackQ | shaders.FlagPackK | shaders.FlagPaged | shaders.FlagScales | shaders.FlagBlocks
 
 // BlockWords lays out block mask m of p as vars holds it for
-// lib/pages.wgsl's block_on: one word a block (1 on, 0 off), over
+// lib/blocks.wgsl's block_on: one word a block (1 on, 0 off), over
 // [B or 1, H or 1, ⌈Nq/S⌉, ⌈Nk/S⌉] whatever blocks m stops at (those past
 // it off), and the strides of batch, head, query block and key block (0
 // on a broadcast dimension).

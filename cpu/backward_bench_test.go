@@ -70,21 +70,7 @@ func BenchmarkBackwardBlocks(b *testing.B) {
 	dense := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 16384, Nk: 16384, D: 64}.Resolved()
 	sparse := dense
 	sparse.Blocks = bench.RandomBlocks(dense, 128, 0.1)
-	var bufs [9]backend.Buffer
-	for i, n := range []int{dense.QLen(), dense.KLen(), dense.VLen(), dense.OLen(), dense.LSELen(), dense.OLen(), dense.QLen(), dense.KLen(), dense.VLen()} {
-		if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
-			b.Fatal(err)
-		}
-		defer bufs[i].Release()
-		x := make([]float32, n)
-		for j := range x {
-			x[j] = float32(j%97)/97 - 0.5
-		}
-		if err := be.Write(bufs[i], 0, x); err != nil {
-			b.Fatal(err)
-		}
-	}
-	q, k, v, o, lse, do, dq, dk, dv := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8]
+	q, k, v, o, lse, do, dq, dk, dv := backwardBuffers(b, be, dense)
 	for _, c := range []struct {
 		name string
 		p    backend.Problem
@@ -119,21 +105,7 @@ func BenchmarkBackwardIndices(b *testing.B) {
 	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
 	sparse := dense
 	sparse.Indices = bench.TopK(dense, 2048)
-	var bufs [9]backend.Buffer
-	for i, n := range []int{dense.QLen(), dense.KLen(), dense.VLen(), dense.OLen(), dense.LSELen(), dense.OLen(), dense.QLen(), dense.KLen(), dense.VLen()} {
-		if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
-			b.Fatal(err)
-		}
-		defer bufs[i].Release()
-		x := make([]float32, n)
-		for j := range x {
-			x[j] = float32(j%97)/97 - 0.5
-		}
-		if err := be.Write(bufs[i], 0, x); err != nil {
-			b.Fatal(err)
-		}
-	}
-	q, k, v, o, lse, do, dq, dk, dv := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8]
+	q, k, v, o, lse, do, dq, dk, dv := backwardBuffers(b, be, dense)
 	for _, c := range []struct {
 		name string
 		p    backend.Problem
@@ -150,4 +122,28 @@ func BenchmarkBackwardIndices(b *testing.B) {
 			}
 		})
 	}
+}
+
+// backwardBuffers are the float32 buffers of a Backward call on p (Q, K,
+// V, O, LSE, dO, dQ, dK, dV), each written with values of a few
+// magnitudes (a buffer never written reads the kernel's one zero page),
+// released when b ends.
+func backwardBuffers(b *testing.B, be backend.Backend, p backend.Problem) (q, k, v, o, lse, do, dq, dk, dv backend.Buffer) {
+	var bufs [9]backend.Buffer
+	for i, n := range []int{p.QLen(), p.KLen(), p.VLen(), p.OLen(), p.LSELen(), p.OLen(), p.QLen(), p.KLen(), p.VLen()} {
+		buf, err := be.Alloc(backend.Float32, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(buf.Release)
+		x := make([]float32, n)
+		for j := range x {
+			x[j] = float32(j%97)/97 - 0.5
+		}
+		if err := be.Write(buf, 0, x); err != nil {
+			b.Fatal(err)
+		}
+		bufs[i] = buf
+	}
+	return bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8]
 }

@@ -227,15 +227,7 @@ func backwardSpecs() []backwardSpec {
 	// rows, 256 keys), partial last blocks, shared by the heads and one a
 	// head, with causal masking, a window, a keep-mask, a bias, sinks,
 	// packed sequences and halves; densities from none to all.
-	blk := func(p backend.Problem, size int, density float64, perHead bool) spec {
-		name := fmt.Sprintf("blocks%d_%.2f", size, density)
-		if perHead {
-			name += "_heads"
-		}
-		return spec{p: p, note: name, edit: func(c *Case) {
-			c.Problem = WithBlocks(newRand(describe(p, nil, nil)+name), c.Problem, size, density, perHead)
-		}}
-	}
+	blk := blockSpec
 	withSpec := func(sp spec, f func(*spec)) spec { f(&sp); return sp }
 	for _, sp := range []spec{
 		blk(prob(1, 2, 1, 300, 600, 16, 16), 64, 0.3, false),

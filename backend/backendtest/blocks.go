@@ -29,6 +29,19 @@ func WithBlocks(rng *rand.Rand, p backend.Problem, size int, density float64, pe
 	return p
 }
 
+// blockSpec is p with a block mask of blocks of size, each on with
+// probability density, one a head when perHead (WithBlocks), drawn from
+// a seed of the problem's and the mask's names.
+func blockSpec(p backend.Problem, size int, density float64, perHead bool) spec {
+	name := fmt.Sprintf("blocks%d_%.2f", size, density)
+	if perHead {
+		name += "_heads"
+	}
+	return spec{p: p, note: name, edit: func(c *Case) {
+		c.Problem = WithBlocks(newRand(describe(p, nil, nil)+name), c.Problem, size, density, perHead)
+	}}
+}
+
 // blockSpecs are problems with block masks (backend.BlockMask): block
 // sizes 16 … 256 on problems whose Nq and Nk are not multiples of them
 // (partial last blocks), blocks smaller than the backend's key tiles
@@ -38,15 +51,7 @@ func WithBlocks(rng *rand.Rand, p backend.Problem, size int, density float64, pe
 // decoding, packed and paged, every storage dtype, densities from none
 // to all.
 func blockSpecs() []spec {
-	blk := func(p backend.Problem, size int, density float64, perHead bool) spec {
-		name := fmt.Sprintf("blocks%d_%.2f", size, density)
-		if perHead {
-			name += "_heads"
-		}
-		return spec{p: p, note: name, edit: func(c *Case) {
-			c.Problem = WithBlocks(newRand(describe(p, nil, nil)+name), c.Problem, size, density, perHead)
-		}}
-	}
+	blk := blockSpec
 	with := func(sp spec, dt DTypes) spec { sp.dt = dt; return sp }
 	withMasks := func(sp spec, bias, keep *[4]int) spec { sp.bias, sp.keep = bias, keep; return sp }
 	vars := func(p backend.Problem, f func(*backend.Variants)) backend.Problem { f(&p.Variants); return p }

@@ -56,37 +56,14 @@ func BenchmarkBackward(b *testing.B) {
 
 // BenchmarkBackwardBlocks is issue 80's block-sparse shape: H = 8, N =
 // 16384, D = 64, f32, a block mask keeping 10 % of its 128 × 128 blocks
-// (bench.RandomBlocks), beside the dense backward; the forward's LSE is
-// computed once for each.
+// (bench.RandomBlocks), beside the dense backward.
 //
 //	go test -run XXX -bench BackwardBlocks -benchtime 1x -count 3 ./cpu
 func BenchmarkBackwardBlocks(b *testing.B) {
-	be, err := cpu.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Close()
-	ctx := context.Background()
 	dense := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 16384, Nk: 16384, D: 64}.Resolved()
 	sparse := dense
 	sparse.Blocks = bench.RandomBlocks(dense, 128, 0.1)
-	q, k, v, o, lse, do, dq, dk, dv := backwardBuffers(b, be, dense)
-	for _, c := range []struct {
-		name string
-		p    backend.Problem
-	}{{"dense", dense}, {"blocks10", sparse}} {
-		b.Run(c.name, func(b *testing.B) {
-			if err := be.Fused(ctx, backend.FusedParams{Problem: c.p}, q, k, v, o, lse); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for range b.N {
-				if err := be.Backward(ctx, backend.BackwardParams{Problem: c.p}, q, k, v, o, lse, do, dq, dk, dv, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	sparseBackward(b, dense, "blocks10", sparse)
 }
 
 // BenchmarkBackwardIndices is issue 80's sparse shape: a decoding chunk
@@ -96,20 +73,27 @@ func BenchmarkBackwardBlocks(b *testing.B) {
 //
 //	go test -run XXX -bench BackwardIndices -benchtime 3x -count 2 ./cpu
 func BenchmarkBackwardIndices(b *testing.B) {
+	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
+	sparse := dense
+	sparse.Indices = bench.TopK(dense, 2048)
+	sparseBackward(b, dense, "topk2048", sparse)
+}
+
+// sparseBackward times the backward of dense and of sparse (dense with
+// a block mask or an index list) on the same buffers, as sub-benchmarks
+// "dense" and name, each after its own forward has made the LSE.
+func sparseBackward(b *testing.B, dense backend.Problem, name string, sparse backend.Problem) {
 	be, err := cpu.New()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Close()
+	b.Cleanup(func() { be.Close() }) // after the buffers' releases (cleanups run last first)
 	ctx := context.Background()
-	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
-	sparse := dense
-	sparse.Indices = bench.TopK(dense, 2048)
 	q, k, v, o, lse, do, dq, dk, dv := backwardBuffers(b, be, dense)
 	for _, c := range []struct {
 		name string
 		p    backend.Problem
-	}{{"dense", dense}, {"topk2048", sparse}} {
+	}{{"dense", dense}, {name, sparse}} {
 		b.Run(c.name, func(b *testing.B) {
 			if err := be.Fused(ctx, backend.FusedParams{Problem: c.p}, q, k, v, o, lse); err != nil {
 				b.Fatal(err)

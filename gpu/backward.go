@@ -340,16 +340,6 @@ func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
 	return ops
 }
 
-// blockParams sets a kernel's Params fields of the block mask (Blk,
-// BlkSize, BlkB, BlkH, BlkR, BlkC) from the call's, as fused.go does;
-// without one they stay 0, unread.
-func (c *backwardCall) blockParams(at, size, sb, sh, sr, sc *uint32) {
-	if bm := c.pr.Blocks; bm != nil {
-		*at, *size = uint32(c.blkAt), uint32(bm.Size)
-		*sb, *sh, *sr, *sc = uint32(c.blkStrides[0]), uint32(c.blkStrides[1]), uint32(c.blkStrides[2]), uint32(c.blkStrides[3])
-	}
-}
-
 // deltaDispatches are backdelta.wgsl's.
 func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
@@ -401,7 +391,7 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 		return nil, err
 	}
 	var prm shaders.BackKVParams
-	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
+	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
 		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV})
@@ -444,7 +434,7 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 		return nil, err
 	}
 	var prm shaders.BackQParams
-	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
+	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ})
 	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
@@ -486,7 +476,7 @@ func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*di
 		return nil, err
 	}
 	var prm shaders.BackBiasParams
-	c.blockParams(&prm.Blk, &prm.BlkSize, &prm.BlkB, &prm.BlkH, &prm.BlkR, &prm.BlkC)
+	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
 	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
 		operand{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias})
 	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)

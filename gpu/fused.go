@@ -360,10 +360,7 @@ func (c *fusedCall) step(ds []*dispatch, st plan.FusedStep) ([]*dispatch, error)
 		}
 		prm.Seq, prm.Table, prm.Page, prm.PerSeq = uint32(c.seqAt), uint32(c.tableAt), 1, 0
 		prm.Scl = uint32(c.sclAt)
-		if bm := pr.Blocks; bm != nil {
-			prm.Blk, prm.BlkSize = uint32(c.blkAt), uint32(bm.Size)
-			prm.BlkB, prm.BlkH, prm.BlkR, prm.BlkC = uint32(c.blkStrides[0]), uint32(c.blkStrides[1]), uint32(c.blkStrides[2]), uint32(c.blkStrides[3])
-		}
+		prm.BlockMaskParams = blockParams(pr.Blocks, c.blkAt, c.blkStrides)
 		if pg := pr.Paged; pg != nil {
 			prm.Page, prm.PerSeq = uint32(pg.PageSize), uint32(pg.PerSeq)
 		}
@@ -496,4 +493,16 @@ func (b *Backend) stepPlanFor(pr backend.Problem, fc plan.FusedKernel, kx, vx *b
 // window's start and end.
 func (b *Backend) bindPages(t plan.Tensor, x *buffer) int {
 	return b.bindElems(x) / max(t.Sb, 1)
+}
+
+// blockParams are the Params fields of block mask bm, whose entries
+// start at word at of the dispatch's vars with strides (plan.BlockWords);
+// without a mask they are 0, unread. Fused's and Backward's kernels take
+// them alike.
+func blockParams(bm *backend.BlockMask, at int, strides [4]int) shaders.BlockMaskParams {
+	if bm == nil {
+		return shaders.BlockMaskParams{}
+	}
+	return shaders.BlockMaskParams{Blk: uint32(at), BlkSize: uint32(bm.Size),
+		BlkB: uint32(strides[0]), BlkH: uint32(strides[1]), BlkR: uint32(strides[2]), BlkC: uint32(strides[3])}
 }

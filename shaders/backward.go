@@ -161,28 +161,22 @@ type BackDeltaParams struct {
 // operands, and the block mask (FlagBlocks).
 type BackKVParams struct {
 	Unit
-	Scale   float32 `wgsl:"scale"`
-	Softcap float32 `wgsl:"softcap"`
-	Flags   Flag    `wgsl:"flags"`
-	HG      uint32  `wgsl:"hg"`
-	Seq     uint32  `wgsl:"seq"`
-	Q       Tensor  `wgsl:"q"`
-	K       Tensor  `wgsl:"k"`
-	V       Tensor  `wgsl:"v"`
-	Dout    Tensor  `wgsl:"dout"`
-	LSE     Tensor  `wgsl:"lse"`
-	Delta   Tensor  `wgsl:"delta"`
-	DK      Tensor  `wgsl:"dk"`
-	DV      Tensor  `wgsl:"dv"`
-	Bias    Mask    `wgsl:"bias"`
-	Keep    Mask    `wgsl:"keep"`
-	// The block mask, as FusedParams' (under FlagBlocks).
-	Blk     uint32 `wgsl:"blk"`
-	BlkSize uint32 `wgsl:"blk_size"`
-	BlkB    uint32 `wgsl:"blk_b"`
-	BlkH    uint32 `wgsl:"blk_h"`
-	BlkR    uint32 `wgsl:"blk_r"`
-	BlkC    uint32 `wgsl:"blk_c"`
+	Scale           float32 `wgsl:"scale"`
+	Softcap         float32 `wgsl:"softcap"`
+	Flags           Flag    `wgsl:"flags"`
+	HG              uint32  `wgsl:"hg"`
+	Seq             uint32  `wgsl:"seq"`
+	Q               Tensor  `wgsl:"q"`
+	K               Tensor  `wgsl:"k"`
+	V               Tensor  `wgsl:"v"`
+	Dout            Tensor  `wgsl:"dout"`
+	LSE             Tensor  `wgsl:"lse"`
+	Delta           Tensor  `wgsl:"delta"`
+	DK              Tensor  `wgsl:"dk"`
+	DV              Tensor  `wgsl:"dv"`
+	Bias            Mask    `wgsl:"bias"`
+	Keep            Mask    `wgsl:"keep"`
+	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
 }
 
 // BackQParams is backq.wgsl's Params: the scale, the softcap and the
@@ -190,26 +184,20 @@ type BackKVParams struct {
 // the operands, and the block mask (FlagBlocks).
 type BackQParams struct {
 	Unit
-	Scale   float32 `wgsl:"scale"`
-	Softcap float32 `wgsl:"softcap"`
-	Flags   Flag    `wgsl:"flags"`
-	Seq     uint32  `wgsl:"seq"`
-	Q       Tensor  `wgsl:"q"`
-	K       Tensor  `wgsl:"k"`
-	V       Tensor  `wgsl:"v"`
-	Dout    Tensor  `wgsl:"dout"`
-	LSE     Tensor  `wgsl:"lse"`
-	Delta   Tensor  `wgsl:"delta"`
-	DQ      Tensor  `wgsl:"dq"`
-	Bias    Mask    `wgsl:"bias"`
-	Keep    Mask    `wgsl:"keep"`
-	// The block mask, as FusedParams' (under FlagBlocks).
-	Blk     uint32 `wgsl:"blk"`
-	BlkSize uint32 `wgsl:"blk_size"`
-	BlkB    uint32 `wgsl:"blk_b"`
-	BlkH    uint32 `wgsl:"blk_h"`
-	BlkR    uint32 `wgsl:"blk_r"`
-	BlkC    uint32 `wgsl:"blk_c"`
+	Scale           float32 `wgsl:"scale"`
+	Softcap         float32 `wgsl:"softcap"`
+	Flags           Flag    `wgsl:"flags"`
+	Seq             uint32  `wgsl:"seq"`
+	Q               Tensor  `wgsl:"q"`
+	K               Tensor  `wgsl:"k"`
+	V               Tensor  `wgsl:"v"`
+	Dout            Tensor  `wgsl:"dout"`
+	LSE             Tensor  `wgsl:"lse"`
+	Delta           Tensor  `wgsl:"delta"`
+	DQ              Tensor  `wgsl:"dq"`
+	Bias            Mask    `wgsl:"bias"`
+	Keep            Mask    `wgsl:"keep"`
+	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
 }
 
 // BackBiasParams is backbias.wgsl's Params: the scale, the softcap and
@@ -219,32 +207,26 @@ type BackQParams struct {
 // operands, and the block mask (FlagBlocks).
 type BackBiasParams struct {
 	Unit
-	Scale   float32 `wgsl:"scale"`
-	Softcap float32 `wgsl:"softcap"`
-	Flags   Flag    `wgsl:"flags"`
-	Seq     uint32  `wgsl:"seq"`
-	E0      uint32  `wgsl:"e0"`
-	E1      uint32  `wgsl:"e1"`
-	U0      uint32  `wgsl:"u0"`
-	U1      uint32  `wgsl:"u1"`
-	SB      uint32  `wgsl:"sb"`
-	SH      uint32  `wgsl:"sh"`
-	SQ      uint32  `wgsl:"sq"`
-	SK      uint32  `wgsl:"sk"`
-	Q       Tensor  `wgsl:"q"`
-	K       Tensor  `wgsl:"k"`
-	V       Tensor  `wgsl:"v"`
-	Dout    Tensor  `wgsl:"dout"`
-	LSE     Tensor  `wgsl:"lse"`
-	Delta   Tensor  `wgsl:"delta"`
-	Bias    Mask    `wgsl:"bias"`
-	Keep    Mask    `wgsl:"keep"`
-	DBias   Mask    `wgsl:"dbias"`
-	// The block mask, as FusedParams' (under FlagBlocks).
-	Blk     uint32 `wgsl:"blk"`
-	BlkSize uint32 `wgsl:"blk_size"`
-	BlkB    uint32 `wgsl:"blk_b"`
-	BlkH    uint32 `wgsl:"blk_h"`
-	BlkR    uint32 `wgsl:"blk_r"`
-	BlkC    uint32 `wgsl:"blk_c"`
+	Scale           float32 `wgsl:"scale"`
+	Softcap         float32 `wgsl:"softcap"`
+	Flags           Flag    `wgsl:"flags"`
+	Seq             uint32  `wgsl:"seq"`
+	E0              uint32  `wgsl:"e0"`
+	E1              uint32  `wgsl:"e1"`
+	U0              uint32  `wgsl:"u0"`
+	U1              uint32  `wgsl:"u1"`
+	SB              uint32  `wgsl:"sb"`
+	SH              uint32  `wgsl:"sh"`
+	SQ              uint32  `wgsl:"sq"`
+	SK              uint32  `wgsl:"sk"`
+	Q               Tensor  `wgsl:"q"`
+	K               Tensor  `wgsl:"k"`
+	V               Tensor  `wgsl:"v"`
+	Dout            Tensor  `wgsl:"dout"`
+	LSE             Tensor  `wgsl:"lse"`
+	Delta           Tensor  `wgsl:"delta"`
+	Bias            Mask    `wgsl:"bias"`
+	Keep            Mask    `wgsl:"keep"`
+	DBias           Mask    `wgsl:"dbias"`
+	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
 }

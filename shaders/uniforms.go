@@ -121,10 +121,16 @@ type FusedParams struct {
 	LSE     Tensor  `wgsl:"lse"`
 	Bias    Mask    `wgsl:"bias"`
 	Keep    Mask    `wgsl:"keep"`
-	// Blk is where a block mask's entries start in vars (one i32 a
-	// block, nonzero on), BlkSize its block's rows and keys, and BlkB,
-	// BlkH, BlkR and BlkC its strides over [B, H, query blocks, key
-	// blocks]: under FlagBlocks (lib/blocks.wgsl's block_on).
+	BlockMaskParams
+}
+
+// BlockMaskParams are the Params fields of a block mask (under
+// FlagBlocks; lib/blocks.wgsl's block_on), the last of FusedParams and of
+// the backward kernels' Params: Blk is where its entries start in vars
+// (one i32 a block, nonzero on), BlkSize its block's rows and keys, and
+// BlkB, BlkH, BlkR and BlkC its strides over [B, H, query blocks, key
+// blocks].
+type BlockMaskParams struct {
 	Blk     uint32 `wgsl:"blk"`
 	BlkSize uint32 `wgsl:"blk_size"`
 	BlkB    uint32 `wgsl:"blk_b"`

@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"slices"
 	"unsafe"
 
@@ -45,9 +46,6 @@ type patchWord struct{ mask, val uint32 }
 // b.mu and has flushed what steps recorded (lockRange).
 func (b *Backend) writeSpans(x *buffer, base int, img []byte, spans [][2]int) error {
 	patches := map[int]patchWord{}
-	word := func(w int) uint32 {
-		return uint32(img[4*w]) | uint32(img[4*w+1])<<8 | uint32(img[4*w+2])<<16 | uint32(img[4*w+3])<<24
-	}
 	for _, sp := range spans {
 		lo, hi := sp[0], sp[1]
 		if lo >= hi {
@@ -71,7 +69,7 @@ func (b *Backend) writeSpans(x *buffer, base int, img []byte, spans [][2]int) er
 			}
 			p := patches[w]
 			p.mask |= m
-			p.val = p.val&^m | word(w)&m
+			p.val = p.val&^m | binary.LittleEndian.Uint32(img[4*w:])&m
 			patches[w] = p
 		}
 	}

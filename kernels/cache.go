@@ -194,6 +194,19 @@ func (c *kv) readCounts() error {
 	return nil
 }
 
+// storeRows is one of a cache's buffers and the pitch of its rows.
+type storeRows struct {
+	buf backend.Buffer
+	dim int
+}
+
+// stores are the cache's K and V buffers with their rows' pitches; K's
+// alone under V from K, whose rows are V's too.
+func (c *kv) stores() []storeRows {
+	s := []storeRows{{c.k, c.cfg.kPitch()}, {c.v, c.cfg.vPitch()}}
+	return s[:2-btoi(c.cfg.VFromK)]
+}
+
 // staging is an appender's host scratch: rows gathered or widened on
 // their way to the device.
 type staging struct {

@@ -46,10 +46,7 @@ func (s *Seq) Fork() (*Seq, error) {
 // recorded into a step still sees them.
 func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 	cp, device := p.be.(backend.Copier)
-	for _, t := range []struct {
-		buf backend.Buffer
-		dim int
-	}{{p.k, p.cfg.kPitch()}, {p.v, p.cfg.vPitch()}}[:2-btoi(p.cfg.VFromK)] { // V from K: K's page is V's
+	for _, t := range p.stores() {
 		heads, dim := p.cfg.KVHeads, t.dim
 		page := p.pageSize * heads * dim
 		runs, run, stride := 1, rows*heads*dim, 0

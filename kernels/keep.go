@@ -116,10 +116,7 @@ func checkKeep(have, n int, rows []int) error {
 // a head under BHND.
 func (c *kv) moveRows(st *staging, moves [][2]int, at func(row, h, dim int) int) error {
 	cp, device := c.be.(backend.Copier)
-	for _, t := range []struct {
-		buf backend.Buffer
-		dim int
-	}{{c.k, c.cfg.kPitch()}, {c.v, c.cfg.vPitch()}}[:2-btoi(c.cfg.VFromK)] { // V from K: K's rows are V's
+	for _, t := range c.stores() {
 		heads, dim := c.cfg.KVHeads, t.dim
 		runs, run := 1, heads*dim // a row's runs and their length
 		if c.cfg.Layout != BNHD {

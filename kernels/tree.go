@@ -193,16 +193,34 @@ func (c *kv) draftRows(p backend.Problem, prefix []int, nq int, layout Layout) (
 		if err != nil {
 			return nil, err
 		}
-		row := make([]float32, pitch)
+		// The rows in the cache's order (a row's heads side by side under
+		// BNHD), read a run of adjacent rows at a time: a sequence's draft
+		// lies in one run a page (a head and page under BHND).
+		type row struct{ at, s, h, i int }
+		var order []row
 		for s := range b {
-			for hh := range kvh {
-				for i := range nq {
-					if err := c.be.Read(row, buf, loc.Offset(s, hh, prefix[s]+i)); err != nil {
-						return nil, err
-					}
-					copy(t.Data[rowAt(layout, b, kvh, nq, dim, s, hh, i):][:dim], row[:dim])
+			for x := range kvh * nq {
+				hh, i := x%kvh, x/kvh
+				if c.cfg.Layout != BNHD {
+					hh, i = x/nq, x%nq
 				}
+				order = append(order, row{loc.Offset(s, hh, prefix[s]+i), s, hh, i})
 			}
+		}
+		var stage []float32
+		for r0 := 0; r0 < len(order); {
+			r1 := r0 + 1
+			for r1 < len(order) && order[r1].at == order[r1-1].at+pitch {
+				r1++
+			}
+			stage = grow(stage, (r1-r0)*pitch)
+			if err := c.be.Read(stage[:(r1-r0)*pitch], buf, order[r0].at); err != nil {
+				return nil, err
+			}
+			for x, r := range order[r0:r1] {
+				copy(t.Data[rowAt(layout, b, kvh, nq, dim, r.s, r.h, r.i):][:dim], stage[x*pitch:x*pitch+dim])
+			}
+			r0 = r1
 		}
 		return t, nil
 	}

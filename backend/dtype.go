@@ -34,28 +34,39 @@ const (
 	// FP8 is float8 E4M3 (OCP e4m3fn: 4 exponent bits, 3 fraction bits,
 	// no infinities, largest finite ±448), for K and V only (quant.go).
 	FP8
+	// Q4 is llama.cpp's q4_0, for K and V only (quant4.go): blocks of 32
+	// consecutive values, each stored as a 4-bit code (value/d + 8) with
+	// one float16 scale d = −(the value of largest magnitude)/8; 18 bytes
+	// for 32 values.
+	Q4
 )
 
 // DTypes are the storage dtypes, Float32 first.
 var DTypes = []DType{Float32, Float16, BFloat16}
 
 // Size is the bytes one element takes, rounded up to whole bytes: 1 for
-// the 8-bit dtypes (Bytes counts a Q8 block's scale too).
+// the quantized dtypes (Bytes counts what they take exactly: a block's
+// scale, and Q4's half bytes).
 func (t DType) Size() int {
 	switch t {
 	case Float32:
 		return 4
-	case Q8, FP8:
+	case Q8, FP8, Q4:
 		return 1
 	}
 	return 2
 }
 
-// Bytes is the storage n elements of t take: n·Size, and for Q8 one
-// float16 scale a block of 32 (34 bytes for 32 values).
+// Bytes is the storage n elements of t take: n·Size, for Q8 one float16
+// scale a block of 32 (34 bytes for 32 values), and for Q4 half a byte a
+// value and a scale a block (18 bytes for 32 values).
 func (t DType) Bytes(n int) int64 {
-	if t == Q8 {
-		return int64(n) + 2*int64((n+Q8Block-1)/Q8Block)
+	blocks := 2 * int64((n+Q8Block-1)/Q8Block)
+	switch t {
+	case Q8:
+		return int64(n) + blocks
+	case Q4:
+		return (int64(n)+1)/2 + blocks
 	}
 	return int64(n) * int64(t.Size())
 }
@@ -69,10 +80,10 @@ func (t DType) Half() bool { return t == Float16 || t == BFloat16 }
 func (t DType) Valid() bool { return t <= BFloat16 }
 
 // Quantized says whether t is one of Quants.
-func (t DType) Quantized() bool { return t == Q8 || t == FP8 }
+func (t DType) Quantized() bool { return t == Q8 || t == FP8 || t == Q4 }
 
 // Storable says whether a buffer may hold t: one of DTypes or Quants.
-func (t DType) Storable() bool { return t <= FP8 }
+func (t DType) Storable() bool { return t <= Q4 }
 
 func (t DType) String() string {
 	switch t {
@@ -86,12 +97,15 @@ func (t DType) String() string {
 		return "q8"
 	case FP8:
 		return "fp8"
+	case Q4:
+		return "q4"
 	}
 	return fmt.Sprintf("DType(%d)", uint8(t))
 }
 
 // ParseDType reads f32, f16 or bf16 (float32, float16, bfloat16 too, in
-// any case), and the 8-bit q8 (q8_0) and fp8 (e4m3).
+// any case), the 8-bit q8 (q8_0) and fp8 (e4m3), and the 4-bit q4
+// (q4_0).
 func ParseDType(s string) (DType, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "f32", "float32":
@@ -104,8 +118,10 @@ func ParseDType(s string) (DType, error) {
 		return Q8, nil
 	case "fp8", "e4m3", "fp8_e4m3", "float8_e4m3fn":
 		return FP8, nil
+	case "q4", "q4_0":
+		return Q4, nil
 	}
-	return Float32, Errorf(ErrShape, "unknown dtype %q (want f32, f16, bf16, q8 or fp8)", s)
+	return Float32, Errorf(ErrShape, "unknown dtype %q (want f32, f16, bf16, q8, fp8 or q4)", s)
 }
 
 // MaxFinite is t's largest finite value.
@@ -119,6 +135,8 @@ func (t DType) MaxFinite() float32 {
 		return FP8Max
 	case Q8:
 		return Q8Max
+	case Q4:
+		return Q4Max
 	}
 	return math.MaxFloat32
 }

@@ -48,10 +48,11 @@ const (
 var Quants = []DType{Q8, FP8}
 
 // Block is the elements that go together in t's storage: Q8Block for
-// Q8, 1 for every other dtype. A buffer's length, and the offset and
-// length of a write into it or a copy range of it, are multiples of it.
+// Q8 and Q4, 1 for every other dtype. A buffer's length, and the offset
+// and length of a write into it or a copy range of it, are multiples of
+// it.
 func (t DType) Block() int {
-	if t == Q8 {
+	if t == Q8 || t == Q4 {
 		return Q8Block
 	}
 	return 1
@@ -179,12 +180,24 @@ func DecodeFP8s(dst []float32, src []uint8) {
 
 // RoundSlice sets dst to src stored as t and read back, the rounding a
 // write into a buffer of t makes: element by element for the float
-// dtypes and FP8 (which saturates), block by block for Q8, whose
+// dtypes and FP8 (which saturates), block by block for Q8 and Q4, whose
 // len(src) must then be a multiple of Q8Block. A half's value beyond its
-// range becomes an infinity (Round); a Q8 block beyond Q8Max is
-// ErrNonFinite. dst and src may be one slice.
+// range becomes an infinity (Round); a Q8 block beyond Q8Max, a Q4 one
+// beyond Q4Max, is ErrNonFinite. dst and src may be one slice.
 func (t DType) RoundSlice(dst, src []float32) error {
 	switch t {
+	case Q4:
+		if len(src)%Q8Block != 0 {
+			return Errorf(ErrShape, "%d values are not whole q4 blocks of %d", len(src), Q8Block)
+		}
+		var codes [Q8Block / 2]uint8
+		var scale [1]uint16
+		for lo := 0; lo < len(src); lo += Q8Block {
+			if QuantizeQ4(codes[:], scale[:], src[lo:lo+Q8Block]) >= 0 {
+				return Errorf(ErrNonFinite, "q4 block at element %d holds a magnitude of %g or more, beyond a float16 scale", lo, float64(Q4Max))
+			}
+			DequantizeQ4(dst[lo:lo+Q8Block], codes[:], scale[:])
+		}
 	case Q8:
 		if len(src)%Q8Block != 0 {
 			return Errorf(ErrShape, "%d values are not whole q8 blocks of %d", len(src), Q8Block)
@@ -229,7 +242,7 @@ func (t DType) RoundRows(dst, src []float32, dim int) error {
 		copy(buf, src[lo:lo+dim])
 		clear(buf[dim:])
 		if err := t.RoundSlice(buf, buf); err != nil {
-			return Errorf(ErrNonFinite, "q8 row at element %d holds a magnitude of %g or more, beyond a float16 scale", lo, float64(Q8Max))
+			return Errorf(ErrNonFinite, "%v row at element %d holds a magnitude of %g or more, beyond a float16 scale", t, lo, float64(t.MaxFinite()))
 		}
 		copy(dst[lo:lo+dim], buf)
 	}

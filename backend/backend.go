@@ -162,6 +162,9 @@ type Caps struct {
 	// Quant8: Q8 and FP8 buffers (Alloc, Write, Read, and Copy where
 	// the backend copies), read by Fused as K and V with Problem.Scales.
 	Quant8 bool
+	// Quant4: Q4 buffers, as Quant8's (quant4.go), read by Fused as K
+	// and V.
+	Quant4 bool
 	// Seqs: Fused takes packed variable-length sequences
 	// (Problem.Packed) and paged K and V (Problem.Paged).
 	Seqs bool

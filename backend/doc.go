@@ -69,7 +69,8 @@
 // they are. Len and Caps.MaxBufferLen count elements, not bytes.
 //
 // A backend with Caps.Quant8 also stores the 8-bit Quants, Q8 and FP8
-// (quant.go has their formats), for a KV cache's keys and values: Fused
+// (quant.go has their formats), and with Caps.Quant4 the 4-bit Q4
+// (quant4.go; everything below said of Q8 holds for it), for a KV cache's keys and values: Fused
 // reads them as K and V, and every other operand and op refuses them
 // (ErrShape, ErrUnsupported for the staged ops). Write quantizes (a Q8
 // write whole blocks of Q8Block values; a NaN or an infinity, which

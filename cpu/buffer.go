@@ -31,11 +31,12 @@ type store struct {
 	t   backend.DType
 	f32 []float32
 	h   []uint16
-	// An 8-bit store (quant.go): q8's values and block scales, or fp8's
-	// bits.
+	// A quantized store (quant.go, quant4.go): q8's values and block
+	// scales, fp8's bits, or q4's codes (two a byte) and block scales.
 	q8 []int8
 	sc []uint16
 	f8 []uint8
+	q4 []uint8
 	// ro marks a read-only wrapped buffer (Backend.Wrap): a caller's
 	// input, which no op and no Write may change.
 	ro bool
@@ -50,6 +51,8 @@ func (s store) len() int {
 		return len(s.q8)
 	case s.t == backend.FP8:
 		return len(s.f8)
+	case s.t == backend.Q4:
+		return 2 * len(s.q4)
 	}
 	return len(s.f32)
 }
@@ -131,7 +134,7 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 // Write copies src into dst starting at element off, rounded to dst's
 // dtype (to nearest, ties to even); a finite value beyond a half dtype's
 // range is refused first (ErrNonFinite), writing nothing. An 8-bit dst
-// stores src as its dtype does (backend.Q8, backend.FP8).
+// stores src as its dtype does (backend.Q8, backend.FP8, backend.Q4).
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	data, err := b.data("write", "dst", dst)
 	if err != nil {
@@ -168,7 +171,7 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	if n := data.len(); off < 0 || off > n || len(dst) > n-off {
 		return backend.Errorf(backend.ErrShape, "cpu: read of %d elements at offset %d from a buffer of %d", len(dst), off, n)
 	}
-	if data.t == backend.Q8 {
+	if data.t.Block() > 1 {
 		if err := checkBlocks(data.t, "read", off, len(dst)); err != nil {
 			return err
 		}

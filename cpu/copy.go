@@ -29,12 +29,17 @@ func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...b
 		return fmt.Errorf("cpu: %w", err)
 	}
 	var tmp []float32
-	if d.t == backend.Q8 || s.t == backend.Q8 {
+	if blk := max(d.t, s.t, backend.Q8); d.t.Block() > 1 || s.t.Block() > 1 {
+		if d.t.Block() > 1 {
+			blk = d.t
+		} else {
+			blk = s.t
+		}
 		for _, r := range ranges {
-			if err := checkBlocks(backend.Q8, "copy", r.Dst, r.N); err != nil {
+			if err := checkBlocks(blk, "copy", r.Dst, r.N); err != nil {
 				return err
 			}
-			if err := checkBlocks(backend.Q8, "copy", r.Src, r.N); err != nil {
+			if err := checkBlocks(blk, "copy", r.Src, r.N); err != nil {
 				return err
 			}
 		}

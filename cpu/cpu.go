@@ -343,7 +343,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true,
 		Causal: true, GQA: true, BNHD: true, LSE: true, Variants: true,
-		Half: true, Quant8: true, Seqs: true, Strides: true, VFromK: true, Indices: true, Blocks: true, BackwardBlocks: true, BackwardIndices: true,
+		Half: true, Quant8: true, Quant4: true, Seqs: true, Strides: true, VFromK: true, Indices: true, Blocks: true, BackwardBlocks: true, BackwardIndices: true,
 		MaxBufferLen: b.maxLen,
 	}
 }

@@ -92,6 +92,9 @@ func (r rawRows) slice(j0, n, d int) rawRows {
 // 8-bit dtypes, a store of s's dtype). The decoding kernels read it, and
 // the bfloat16 arithmetic path its bits.
 func kvRaw(s store, r backend.Rows, b, kvh, j0, n, cols int, f []float32, h []uint16, q store, offs *[]int) rawRows {
+	if s.t == backend.Q4 {
+		return q4Rows(s, r, b, kvh, j0, n, cols, q)
+	}
 	out := rawRows{store: store{t: s.t}, stride: r.Row}
 	if r.Run(j0) >= n {
 		off := r.Offset(b, kvh, j0)

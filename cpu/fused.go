@@ -238,8 +238,10 @@ func (sc *fusedScratch) fit(f *fused) {
 		// rows gathered from pages, in their dtype.
 		sc.q = grow(sc.q, f.mh*rows*p.D)
 		sc.row = grow(sc.row, max(p.D, p.Dv))
-		if paged {
+		if paged || f.k.t == backend.Q4 {
 			sc.k, sc.kb, sc.kq = fitKV(f.k, sc.k, sc.kb, sc.kq, f.tk*p.D)
+		}
+		if paged || f.v.t == backend.Q4 {
 			sc.v, sc.vb, sc.vq = fitKV(f.v, sc.v, sc.vb, sc.vq, f.tk*p.Dv)
 		}
 	case f.bf16:
@@ -265,13 +267,15 @@ func (sc *fusedScratch) fit(f *fused) {
 }
 
 // fitKV grows the scratch of a paged operand stored as s: bits for a
-// half, an 8-bit store for q8 and fp8, floats otherwise.
+// half, an 8-bit store for q8 and fp8 (and q8's for q4), floats
+// otherwise.
 func fitKV(s store, f []float32, h []uint16, q store, n int) ([]float32, []uint16, store) {
 	switch {
 	case s.t.Half():
 		return f, grow(h, n), q
-	case s.t == backend.Q8:
-		q.t, q.q8, q.sc = s.t, grow(q.q8, n), grow(q.sc, n/backend.Q8Block)
+	case s.t == backend.Q8 || s.t == backend.Q4:
+		// A q4 tile is read widened to q8 (q4Rows).
+		q.t, q.q8, q.sc = backend.Q8, grow(q.q8, n), grow(q.sc, n/backend.Q8Block)
 		return f, h, q
 	case s.t == backend.FP8:
 		q.t, q.f8 = s.t, grow(q.f8, n)

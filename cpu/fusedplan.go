@@ -164,7 +164,7 @@ func (f *fused) headsInterleaved() bool {
 // (none under vector, no q8 under integer).
 func (b *Backend) tiled(t backend.DType) bool {
 	switch t {
-	case backend.Q8:
+	case backend.Q8, backend.Q4:
 		return b.t8.q8Tiles()
 	case backend.FP8:
 		return b.t8.fp8Tiles()

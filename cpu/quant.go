@@ -8,7 +8,8 @@ import (
 	"github.com/attn-go/attn/internal/magnitude"
 )
 
-// The 8-bit dtypes (backend.Q8, backend.FP8) store a cache's K and V.
+// The quantized dtypes (backend.Q8, backend.FP8; backend.Q4, quant4.go)
+// store a cache's K and V.
 // A Q8 store holds its int8 values in q8 and one float16 scale a block
 // of backend.Q8Block values in sc; an FP8 store its E4M3 bits in f8.
 // Fused reads them as K and V, widening in registers in the decoding
@@ -31,6 +32,8 @@ func (s store) widenAt(dst []float32, off int) {
 		backend.DequantizeQ8(dst, s.q8[off:off+len(dst)], s.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
 	case backend.FP8:
 		backend.DecodeFP8s(dst, s.f8[off:off+len(dst)])
+	case backend.Q4:
+		backend.DequantizeQ4(dst, s.q4[off/2:(off+len(dst))/2], s.sc[off/backend.Q8Block:(off+len(dst))/backend.Q8Block])
 	default:
 		widen(s.t, dst, s.h[off:off+len(dst)])
 	}
@@ -62,12 +65,12 @@ func quantWrite(s store, off int, src []float32) error {
 	}
 	// Refuse before writing anything: quantize only once every block is
 	// known to fit (one vector pass, magnitude.Below, in the common case).
-	if !magnitude.Below(src, math.Float32bits(backend.Q8Max)) {
-		for i, x := range src {
-			if !(x < backend.Q8Max && x > -backend.Q8Max) {
-				return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g: a q8 block holds magnitudes below %g", i, x, float64(backend.Q8Max))
-			}
-		}
+	if i, ok := refused(s.t, src); !ok {
+		return backend.Errorf(backend.ErrNonFinite, "cpu: write: src element %d is %g: a %v block holds magnitudes below %g", i, src[i], s.t, float64(s.t.MaxFinite()))
+	}
+	if s.t == backend.Q4 {
+		backend.QuantizeQ4(s.q4[off/2:(off+len(src))/2], s.sc[off/backend.Q8Block:(off+len(src))/backend.Q8Block], src)
+		return nil
 	}
 	codes, scales := s.q8[off:off+len(src)], s.sc[off/backend.Q8Block:(off+len(src))/backend.Q8Block]
 	done := quantQ8Vec(quantWriteWidth(backend.Q8), codes, scales, src)
@@ -86,10 +89,14 @@ func checkBlocks(t backend.DType, op string, off, n int) error {
 // allocQuant makes an 8-bit store of n elements.
 func allocQuant(t backend.DType, n int) store {
 	s := store{t: t}
-	if t == backend.Q8 {
+	switch t {
+	case backend.Q8:
 		s.q8 = make([]int8, n)
 		s.sc = make([]uint16, n/backend.Q8Block)
-	} else {
+	case backend.Q4:
+		s.q4 = make([]uint8, n/2)
+		s.sc = make([]uint16, n/backend.Q8Block)
+	default:
 		s.f8 = make([]uint8, n)
 	}
 	return s
@@ -100,10 +107,14 @@ func allocQuant(t backend.DType, n int) store {
 // blocks), else widened through tmp and stored as dst stores.
 func copyQuant(dst, src store, do, so, n int, tmp []float32) ([]float32, error) {
 	if dst.t == src.t {
-		if dst.t == backend.Q8 {
+		switch dst.t {
+		case backend.Q8:
 			copy(dst.q8[do:do+n], src.q8[so:])
 			copy(dst.sc[do/backend.Q8Block:(do+n)/backend.Q8Block], src.sc[so/backend.Q8Block:])
-		} else {
+		case backend.Q4:
+			copy(dst.q4[do/2:(do+n)/2], src.q4[so/2:])
+			copy(dst.sc[do/backend.Q8Block:(do+n)/backend.Q8Block], src.sc[so/backend.Q8Block:])
+		default:
 			copy(dst.f8[do:do+n], src.f8[so:])
 		}
 		return tmp, nil
@@ -136,6 +147,9 @@ func (s store) quantSpan() (lo, hi uintptr) {
 	case s.t == backend.FP8 && len(s.f8) > 0:
 		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.f8)))
 		return lo, lo + uintptr(len(s.f8))
+	case s.t == backend.Q4 && len(s.q4) > 0:
+		lo = uintptr(unsafe.Pointer(unsafe.SliceData(s.q4)))
+		return lo, lo + uintptr(len(s.q4))
 	}
 	return 0, 0
 }

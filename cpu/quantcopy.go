@@ -98,10 +98,14 @@ func storeQuant(d store, off int, x []float32) (nan uint64) {
 			quantWrite(d, off+blk, xb)
 			continue
 		}
-		clear(d.q8[off+blk : off+blk+backend.Q8Block])
+		if d.t == backend.Q4 {
+			clear(d.q4[(off+blk)/2 : (off+blk+backend.Q8Block)/2])
+		} else {
+			clear(d.q8[off+blk : off+blk+backend.Q8Block])
+		}
 		d.sc[(off+blk)/backend.Q8Block] = 0x7e00 // float16 NaN: the block reads as NaN
 		for _, v := range xb {
-			if !(v < backend.Q8Max && v > -backend.Q8Max) {
+			if m := d.t.MaxFinite(); !(v < m && v > -m) {
 				nan++
 			}
 		}
@@ -118,8 +122,8 @@ var copyScratch = sync.Pool{New: func() any { return new([copyChunk]float32) }}
 // of backend.Q8Max or more) and false, or true when it holds them all.
 func refused(t backend.DType, x []float32) (int, bool) {
 	bound := uint32(0x7f800000)
-	if t == backend.Q8 {
-		bound = math.Float32bits(backend.Q8Max)
+	if t.Block() > 1 {
+		bound = math.Float32bits(t.MaxFinite()) // Q8Max, Q4Max
 	}
 	if magnitude.Below(x, bound) {
 		return 0, true

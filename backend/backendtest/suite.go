@@ -39,6 +39,9 @@ func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
 	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
 	t.Run("Seqs", s.testSeqs)
 	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
+	if s.caps.Quant4 {
+		t.Run("Quant4", func(t *testing.T) { s.cases(t, quant4Specs()) })
+	}
 	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
 	t.Run("Indices", s.testIndices)
 	t.Run("Blocks", s.testBlocks)
@@ -122,6 +125,9 @@ func (s *suite) lacks(p backend.Problem, bias, keep bool, dt DTypes) string {
 	}
 	if dt.Quant() && (!s.caps.Quant8 || !s.caps.Fused) {
 		missing = append(missing, "Quant8 and Fused")
+	}
+	if (dt.K == backend.Q4 || dt.V == backend.Q4) && !s.caps.Quant4 {
+		missing = append(missing, "Quant4")
 	}
 	if !s.caps.Staged && !s.caps.Fused {
 		missing = append(missing, "Staged and Fused")

@@ -24,19 +24,19 @@ func (s *suite) testConcurrentWrites(t *testing.T) {
 	if s.caps.Quant8 {
 		dts = append(dts, backend.Q8, backend.FP8)
 	}
+	if s.caps.Quant4 {
+		dts = append(dts, backend.Q4)
+	}
 	const workers = 4
 	for _, dt := range dts {
 		t.Run(dt.String(), func(t *testing.T) {
 			// Ranges of 1, 3, 5 … elements (whole q8 blocks of 32: one
 			// block a range, so every scale word is two ranges').
-			unit := 1
-			if dt == backend.Q8 {
-				unit = 32
-			}
+			unit := dt.Block()
 			var ranges [][2]int // [off, n]
 			for off, i := 0, 0; i < 64; i++ {
 				n := unit * (1 + 2*(i%3))
-				if dt == backend.Q8 {
+				if dt.Block() > 1 {
 					n = unit
 				}
 				ranges = append(ranges, [2]int{off, n})

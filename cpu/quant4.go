@@ -1,0 +1,81 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/attn-go/attn/backend"
+)
+
+// A Q4 store (backend.Q4) holds its codes two a byte in q4 (ggml's order
+// within each block of backend.Q8Block values: byte i of a block holds
+// element i low and element i+16 high) and one float16 scale a block in
+// sc, as q8's. The decoding kernels read q4 as q8: kvRaw widens a tile's
+// codes into int8 values (code − 8) in scratch, beside the blocks' own
+// scales, and the q8 kernels of every class (integer, AMX, widening, Go)
+// take it from there. The stored rows are read once from memory, at 18
+// bytes for 32 values; the widened tile is written and read in the L1.
+// Elsewhere (the Gemms' tiles, Read, copies) a q4 row is widened to
+// float32 (widenAt).
+
+// q4Rows is kvRaw for a Q4 store: keys j0 … j0+n−1 of KV head kvh of
+// batch b (cols wide, whole blocks), widened into the q8 scratch q
+// (q8's values and scales) at a stride of cols, and their rawRows, of
+// dtype Q8.
+func q4Rows(s store, r backend.Rows, b, kvh, j0, n, cols int, q store) rawRows {
+	out := rawRows{store: store{t: backend.Q8}, stride: cols}
+	nb := cols / backend.Q8Block
+	codes, scales := q.q8[:n*cols], q.sc[:n*nb]
+	if r.Run(j0) >= n && r.Row == cols {
+		// The rows lie end to end: one run.
+		off := r.Offset(b, kvh, j0)
+		widenQ4(codes, s.q4[off/2:(off+n*cols)/2])
+		copy(scales, s.sc[off/backend.Q8Block:])
+	} else {
+		eachRow(r, b, kvh, j0, n, func(j, off int) {
+			widenQ4(codes[j*cols:(j+1)*cols], s.q4[off/2:(off+cols)/2])
+			copy(scales[j*nb:(j+1)*nb], s.sc[off/backend.Q8Block:])
+		})
+	}
+	out.q8, out.sc = codes, scales
+	return out
+}
+
+// widenQ4 writes q4 codes (two a byte, len(dst)/2 bytes, whole blocks)
+// as q8's values, code − 8 (backend.Q4ToQ8): on the vector kernels where
+// the CPU has them, else eight bytes at a time in Go.
+func widenQ4(dst []int8, codes []uint8) {
+	done := widenQ4Vec(dst, codes)
+	widenQ4Go(dst[2*done:], codes[done:])
+}
+
+// widenQ4Go is widenQ4 in Go, eight codes' bytes a word: a byte's low
+// nibbles go to the block's first half, its high ones to its second,
+// and each nibble x becomes x − 8 as a byte, x^8 with the upper bits
+// set where x < 8 (no carry crosses a byte).
+func widenQ4Go(dst []int8, codes []uint8) {
+	const half = backend.Q8Block / 2
+	const lo4 = 0x0f0f0f0f0f0f0f0f
+	out := unsafeBytes(dst)
+	for blk := 0; blk*half < len(codes); blk++ {
+		c := codes[blk*half : (blk+1)*half]
+		o := out[blk*backend.Q8Block : (blk+1)*backend.Q8Block]
+		for i := 0; i < half; i += 8 {
+			w := binary.LittleEndian.Uint64(c[i:])
+			binary.LittleEndian.PutUint64(o[i:], nibbleToInt8(w&lo4))
+			binary.LittleEndian.PutUint64(o[half+i:], nibbleToInt8(w>>4&lo4))
+		}
+	}
+}
+
+// nibbleToInt8 maps each byte x ≤ 15 of w to the int8 x − 8.
+func nibbleToInt8(w uint64) uint64 {
+	const b8 = 0x0808080808080808
+	neg := (^w & b8) >> 3 // 1 in each byte whose x < 8
+	return w ^ b8 | neg*0xf0
+}
+
+// unsafeBytes is x's memory as bytes.
+func unsafeBytes(x []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}

@@ -44,8 +44,9 @@ const (
 	FP8Max = 448
 )
 
-// Quants are the 8-bit storage dtypes of a KV cache, Q8 first.
-var Quants = []DType{Q8, FP8}
+// Quants are the quantized storage dtypes of a KV cache: the 8-bit Q8
+// and FP8, and the 4-bit Q4 (quant4.go).
+var Quants = []DType{Q8, FP8, Q4}
 
 // Block is the elements that go together in t's storage: Q8Block for
 // Q8 and Q4, 1 for every other dtype. A buffer's length, and the offset

@@ -95,11 +95,15 @@ func quantRows(rng *rand.Rand, t backend.DType, n, stride int) (rawRows, []float
 // around the steps and axpy's chunks, head dims through each column path,
 // strides wider than the rows; nothing written outside the rows and keys
 // asked for.
+// quants8 are the dtypes the 8-bit kernels read (q4 reaches them as q8:
+// q4Rows).
+var quants8 = []backend.DType{backend.Q8, backend.FP8}
+
 func TestQuantDecodeKernels(t *testing.T) {
 	widths := quantWidthsOrSkip(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, w := range widths {
-		for _, dt := range backend.Quants {
+		for _, dt := range quants8 {
 			for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 63, 64, 65, 200} {
 				for _, d := range []int{32, 64, 96, 128, 256} {
 					t.Run(fmt.Sprintf("w=%d/%v/n=%d/d=%d", w, dt, n, d), func(t *testing.T) {
@@ -309,7 +313,7 @@ func TestQuantDecodeEdges(t *testing.T) {
 // rows end short panics in Go.
 func TestQuantDecodeBounds(t *testing.T) {
 	for _, w := range quantWidths() {
-		for _, dt := range backend.Quants {
+		for _, dt := range quants8 {
 			raw, _ := quantRows(rand.New(rand.NewPCG(1, 2)), dt, 8, 64)
 			raw.q8, raw.f8 = raw.q8[:min(len(raw.q8), 7*64+63)], raw.f8[:min(len(raw.f8), 7*64+63)]
 			if dt == backend.Q8 {
@@ -352,7 +356,7 @@ func checkQuantFuzz(t *testing.T, kind, nb, db, pad uint8, data []byte) {
 		t.Skip()
 	}
 	widths := quantWidthsOrSkip(t)
-	dt := backend.Quants[kind%2]
+	dt := quants8[kind%2]
 	n, d := int(nb)%130, 32*(1+int(db)%8)
 	stride := d + 32*(int(pad)%3)
 	raw := rawRows{store: store{t: dt}, stride: stride}

@@ -260,6 +260,12 @@ func TestQuantWriteBackend(t *testing.T) {
 			if !slices.Equal(s.f8[32:32+len(src)], f) {
 				t.Errorf("%v: Write's bytes are not EncodeFP8s's", dt)
 			}
+		case backend.Q4:
+			q, sc := make([]uint8, len(src)/2), make([]uint16, len(src)/32)
+			backend.QuantizeQ4(q, sc, src)
+			if !slices.Equal(s.q4[16:16+len(q)], q) || !slices.Equal(s.sc[1:1+len(sc)], sc) {
+				t.Errorf("%v: Write's bytes are not QuantizeQ4's", dt)
+			}
 		}
 		buf.Release()
 	}

@@ -30,9 +30,10 @@ type CacheConfig struct {
 	// and queries; Dv that of values and outputs, 0 meaning D.
 	KVHeads, D, Dv int
 	// DType is how keys and values are stored: Float32, Float16 or
-	// BFloat16 (on a backend with Caps.Half), or 8 bits a value, Q8 or
+	// BFloat16 (on a backend with Caps.Half), 8 bits a value, Q8 or
 	// FP8 (on a backend with Caps.Quant8; see backend.Q8 and
-	// backend.FP8). Appended rows are rounded to it.
+	// backend.FP8), or 4, Q4 (Caps.Quant4; backend.Q4). Appended rows
+	// are rounded to it.
 	DType DType
 	// KScale and VScale, for an FP8 cache, are one scale a KV head
 	// (vLLM's k_scale and v_scale; nil means 1): Append stores
@@ -62,7 +63,7 @@ func (c CacheConfig) dv() int {
 }
 
 // kPitch and vPitch are the elements a row of K and of V takes in the
-// cache's storage: D and Dv, rounded up to whole blocks in a q8 cache
+// cache's storage: D and Dv, rounded up to whole blocks in a q8 or q4 cache
 // (backend's DType.Pitch: the last block padded with zeros); V's rows
 // are K's under VFromK.
 func (c CacheConfig) kPitch() int { return c.DType.Pitch(c.D) }
@@ -82,7 +83,9 @@ func (c CacheConfig) check(be backend.Backend) error {
 		return backend.Errorf(backend.ErrShape, "cache of %d KV heads, D=%d, Dv=%d: want heads and D ≥ 1, Dv ≥ 0", c.KVHeads, c.D, c.Dv)
 	case !c.DType.Storable():
 		return backend.Errorf(backend.ErrShape, "cache of unknown dtype %v", c.DType)
-	case c.DType.Quantized() && !be.Caps().Quant8:
+	case c.DType == backend.Q4 && !be.Caps().Quant4:
+		return backend.Errorf(backend.ErrUnsupported, "a q4 cache on the %s backend, which stores no 4-bit K and V", be.Name())
+	case c.DType.Quantized() && c.DType != backend.Q4 && !be.Caps().Quant8:
 		return backend.Errorf(backend.ErrUnsupported, "a %v cache on the %s backend, which stores no 8-bit K and V", c.DType, be.Name())
 	case (c.KScale != nil || c.VScale != nil) && c.DType != backend.FP8:
 		return backend.Errorf(backend.ErrShape, "K or V scales for a %v cache: only an fp8 cache takes them", c.DType)
@@ -335,7 +338,7 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 		if i, x := firstBad(t.t, false); i >= 0 {
 			return 0, backend.Errorf(backend.ErrNonFinite, "appended %s of shape %v holds %v at %v", t.name, t.t.Shape, x, unravel(i, t.t.Shape))
 		}
-		if dt.Half() && t.t.DType != dt || dt == backend.Q8 {
+		if dt.Half() && t.t.DType != dt || dt.Block() > 1 {
 			if err := fits(dt, t.appended, t.t); err != nil {
 				return 0, err
 			}
@@ -349,12 +352,12 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 
 // appendBound is the float32 bits of the smallest magnitude an append
 // into dt must look at value by value: beyond a half's largest finite
-// value, q8's backend.Q8Max, an infinity for float32 and fp8 (which
-// saturates).
+// value, q8's backend.Q8Max and q4's backend.Q4Max, an infinity for
+// float32 and fp8 (which saturates).
 func appendBound(dt DType) uint32 {
 	switch dt {
-	case backend.Q8:
-		return math.Float32bits(backend.Q8Max)
+	case backend.Q8, backend.Q4:
+		return math.Float32bits(dt.MaxFinite())
 	case backend.FP8, Float32:
 		return 0x7f800000
 	}
@@ -363,8 +366,8 @@ func appendBound(dt DType) uint32 {
 
 // fits checks that every value of t is one dt holds without overflow.
 func fits(dt DType, name string, t *Tensor) error {
-	if dt == backend.Q8 {
-		return fitsQ8(name, t)
+	if dt.Block() > 1 {
+		return fitsBlocks(dt, name, t)
 	}
 	if !t.DType.Half() {
 		return dt.CheckFits(name, 0, t.Data)
@@ -379,9 +382,11 @@ func fits(dt DType, name string, t *Tensor) error {
 	return nil
 }
 
-// fitsQ8 checks that every magnitude of t is below backend.Q8Max, the
-// largest a q8 block's float16 scale holds.
-func fitsQ8(name string, t *Tensor) error {
+// fitsBlocks checks that every magnitude of t is below the largest a
+// block of dt (Q8, Q4) holds under its float16 scale: backend.Q8Max,
+// backend.Q4Max.
+func fitsBlocks(dt DType, name string, t *Tensor) error {
+	m := dt.MaxFinite()
 	for i := range t.Len() {
 		var x float32
 		if t.DType.Half() {
@@ -389,8 +394,8 @@ func fitsQ8(name string, t *Tensor) error {
 		} else {
 			x = t.Data[i]
 		}
-		if !(x < backend.Q8Max && x > -backend.Q8Max) {
-			return backend.Errorf(backend.ErrNonFinite, "%s element %d is %g, beyond a q8 block's largest magnitude %g (127 times float16's)", name, i, x, float64(backend.Q8Max))
+		if !(x < m && x > -m) {
+			return backend.Errorf(backend.ErrNonFinite, "%s element %d is %g, beyond a %v block's largest magnitude %g", name, i, x, dt, float64(m))
 		}
 	}
 	return nil

@@ -298,9 +298,9 @@ func TestSeqForkStoredBits(t *testing.T) {
 	ctx := context.Background()
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
 			dims := []int{32}
-			if dt == backend.Q8 {
+			if dt.Block() > 1 {
 				dims = append(dims, 80) // rows padded to whole blocks
 			}
 			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {

@@ -19,9 +19,9 @@ import (
 func TestSeqKeep(t *testing.T) {
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
 			d := 5
-			if dt == backend.Q8 {
+			if dt.Block() > 1 {
 				d = 40 // rows padded to 64
 			}
 			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
@@ -114,7 +114,7 @@ func TestSeqKeep(t *testing.T) {
 func TestKVCacheKeep(t *testing.T) {
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.BFloat16, backend.Q8, backend.FP8} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
 			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
 				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
 					const heads, d, prompt, draft = 2, 32, 5, 6

@@ -41,6 +41,8 @@ func TestPagePoolWritesConcurrent(t *testing.T) {
 		setting{dt: backend.Q8, d: 32, heads: 1, page: 1, layout: kernels.BNHD},
 		setting{dt: backend.Q8, d: 32, heads: 1, page: 3, layout: kernels.BHND},
 		setting{dt: backend.Q8, d: 96, heads: 1, page: 1, layout: kernels.BNHD},
+		setting{dt: backend.Q4, d: 32, heads: 1, page: 1, layout: kernels.BNHD},
+		setting{dt: backend.Q4, d: 40, heads: 2, page: 3, layout: kernels.BHND},
 		setting{dt: kernels.Float32, d: 3, heads: 1, page: 3, layout: kernels.BNHD})
 	for i := range settings {
 		settings[i].goroutines, settings[i].stepsEachOne = 4, 24
@@ -143,7 +145,7 @@ func playPool(t *testing.T, pool *kernels.PagePool, cfg kernels.CacheConfig, g, 
 func storedRows(t *testing.T, be backend.Backend, pool *kernels.PagePool, cfg kernels.CacheConfig, page int, lives [][]*kernels.Seq) [][]uint32 {
 	t.Helper()
 	pitch := cfg.D
-	if cfg.DType == backend.Q8 {
+	if cfg.DType.Block() > 1 {
 		pitch = (cfg.D + 31) / 32 * 32
 	}
 	kb, vb := kernels.Stores(pool)

@@ -79,9 +79,9 @@ func TestQuantDecodeAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, dt := range []kernels.DType{backend.Q8, backend.FP8} {
+			for _, dt := range backend.Quants {
 				bound := quantBoundWide
-				if dt == backend.Q8 && p.integer {
+				if dt.Block() > 1 && p.integer {
 					bound = quantBoundInteger
 				}
 				for _, d := range []int{64, 128} {

@@ -64,6 +64,9 @@ const (
 	// them.
 	Q8  = backend.Q8
 	FP8 = backend.FP8
+	// Q4 stores them in 4 bits (backend.Q4: llama.cpp's q4_0), as Q8
+	// does: a cache's dtype only.
+	Q4 = backend.Q4
 )
 
 // Tensor is a tensor of float32 values (Data) or of half values (Bits:

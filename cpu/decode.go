@@ -246,13 +246,17 @@ func (f *fused) decodeTile(sc *fusedScratch, qm, st, acc blas32.General, m, l []
 		return // no row sees a key of this tile
 	}
 	byRuns := p.Paged != nil && p.Paged.PageSize >= decodeRun
+	chunk := e - a
+	if f.k.t == backend.Q4 || f.v.t == backend.Q4 {
+		chunk = q4Chunk // widened a chunk at a time (q4Rows)
+	}
 	// segment is the keys from x that one kernel call takes: the rest of
-	// the band, or of x's page.
+	// the band, or of x's page; a q4 chunk at most.
 	segment := func(x int) int {
 		if byRuns {
-			return min(e-x, f.kr.Run(j0+x), f.vr.Run(j0+x))
+			return min(e-x, chunk, f.kr.Run(j0+x), f.vr.Run(j0+x))
 		}
-		return e - x
+		return min(e-x, chunk)
 	}
 	for x := a; x < e; x += segment(x) {
 		f.decodeDot(sc, qm, st, b, kvh, j0, x, segment(x))

@@ -20,20 +20,28 @@ import (
 
 // q4Rows is kvRaw for a Q4 store: keys j0 … j0+n−1 of KV head kvh of
 // batch b (cols wide, whole blocks), widened into the q8 scratch q
-// (q8's values and scales) at a stride of cols, and their rawRows, of
-// dtype Q8.
+// (q8's values, and their scales where the rows do not lie end to end)
+// at a stride of cols, and their rawRows, of dtype Q8. As it widens each row it prefetches the row n keys on, where
+// that row lies in the same run: decodeTile takes a q4 tile q4Chunk keys
+// at a time, so the next chunk's codes arrive while the kernels work on
+// these.
 func q4Rows(s store, r backend.Rows, b, kvh, j0, n, cols int, q store) rawRows {
 	out := rawRows{store: store{t: backend.Q8}, stride: cols}
 	nb := cols / backend.Q8Block
 	codes, scales := q.q8[:n*cols], q.sc[:n*nb]
+	pf := 0 // bytes from a row's codes to those n rows on
+	if r.Run(j0) >= 2*n && (r.Pages == nil || r.Pages.PageSize > 1) {
+		pf = n * r.Row / 2
+	}
 	if r.Run(j0) >= n && r.Row == cols {
-		// The rows lie end to end: one run.
+		// The rows lie end to end: one run, whose scales the kernels
+		// read in place.
 		off := r.Offset(b, kvh, j0)
-		widenQ4(codes, s.q4[off/2:(off+n*cols)/2])
-		copy(scales, s.sc[off/backend.Q8Block:])
+		widenQ4(codes, s.q4[off/2:(off+n*cols)/2], pf)
+		scales = s.sc[off/backend.Q8Block : (off+n*cols)/backend.Q8Block]
 	} else {
 		eachRow(r, b, kvh, j0, n, func(j, off int) {
-			widenQ4(codes[j*cols:(j+1)*cols], s.q4[off/2:(off+cols)/2])
+			widenQ4(codes[j*cols:(j+1)*cols], s.q4[off/2:(off+cols)/2], pf)
 			copy(scales[j*nb:(j+1)*nb], s.sc[off/backend.Q8Block:])
 		})
 	}
@@ -41,11 +49,18 @@ func q4Rows(s store, r backend.Rows, b, kvh, j0, n, cols int, q store) rawRows {
 	return out
 }
 
+// q4Chunk is the most keys of a q4 K or V that decodeTile widens at
+// once: their widened rows stay in the L1 (128 keys of D = 128 are 16
+// KiB), and each chunk's prefetches fetch the next one's codes while the
+// kernels run.
+const q4Chunk = 128
+
 // widenQ4 writes q4 codes (two a byte, len(dst)/2 bytes, whole blocks)
 // as q8's values, code − 8 (backend.Q4ToQ8): on the vector kernels where
-// the CPU has them, else eight bytes at a time in Go.
-func widenQ4(dst []int8, codes []uint8) {
-	done := widenQ4Vec(dst, codes)
+// the CPU has them (prefetching the codes pf bytes on, none when pf is
+// 0), else eight bytes at a time in Go.
+func widenQ4(dst []int8, codes []uint8, pf int) {
+	done := widenQ4Vec(dst, codes, pf)
 	widenQ4Go(dst[2*done:], codes[done:])
 }
 

@@ -2,17 +2,20 @@
 
 #include "textflag.h"
 
-// func widenQ4AVX2(dst *int8, codes *uint8, blocks int)
+// func widenQ4AVX2(dst *int8, codes *uint8, blocks int, pf int)
 //
 // Two q4 blocks a step: their 32 bytes of codes in Y0; the low nibbles
 // (Y1) are each block's first 16 values, the high ones (Y2) its last
 // 16, each minus 8 as a byte. VPERM2I128 puts block 0's halves side by
 // side ([lo.low, hi.low]) and block 1's ([lo.high, hi.high]). A last
-// odd block goes through the xmm registers.
-TEXT ·widenQ4AVX2(SB), NOSPLIT, $0-24
+// odd block goes through the xmm registers. Each step prefetches the
+// codes pf bytes ahead into the L1 (none when pf is 0): the next
+// chunk's, which arrive while the kernels work on this one.
+TEXT ·widenQ4AVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ codes+8(FP), SI
 	MOVQ blocks+16(FP), CX
+	MOVQ pf+24(FP), DX
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
@@ -23,6 +26,11 @@ TEXT ·widenQ4AVX2(SB), NOSPLIT, $0-24
 pairs:
 	CMPQ CX, $2
 	JLT  last
+	TESTQ DX, DX
+	JZ    nopf
+	PREFETCHT0 (SI)(DX*1)
+
+nopf:
 	VMOVDQU (SI), Y0
 	VPAND   Y14, Y0, Y1
 	VPSRLW  $4, Y0, Y2

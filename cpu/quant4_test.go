@@ -25,7 +25,8 @@ func TestWidenQ4(t *testing.T) {
 		}
 		want := make([]int8, 32*blocks)
 		backend.Q4ToQ8(want, codes)
-		for name, f := range map[string]func([]int8, []uint8){"widenQ4": widenQ4, "Go": widenQ4Go} {
+		vec := func(dst []int8, codes []uint8) { widenQ4(dst, codes, 64) }
+		for name, f := range map[string]func([]int8, []uint8){"widenQ4": vec, "Go": widenQ4Go} {
 			got := make([]int8, 32*blocks+8)
 			for i := range got {
 				got[i] = 99

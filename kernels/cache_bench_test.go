@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench CacheDecode -benchmem ./kernels
 func BenchmarkCacheDecode(b *testing.B) {
 	for _, nk := range []int{4096, 32768} {
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.Q8, kernels.FP8} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.Q8, kernels.FP8, kernels.Q4} {
 			for _, paged := range []bool{false, true} {
 				b.Run(fmt.Sprintf("Nk=%d/%v/paged=%v", nk, dt, paged), func(b *testing.B) {
 					benchDecode(b, 1, nk, dt, paged)
@@ -36,7 +36,7 @@ func BenchmarkCacheDecode(b *testing.B) {
 //	go test -run '^$' -bench CacheDecodeBatch ./kernels
 func BenchmarkCacheDecodeBatch(b *testing.B) {
 	for _, lay := range []kernels.Layout{kernels.BHND, kernels.BNHD} {
-		for _, dt := range []kernels.DType{kernels.Float16, kernels.Q8, kernels.FP8} {
+		for _, dt := range []kernels.DType{kernels.Float16, kernels.Q8, kernels.FP8, kernels.Q4} {
 			b.Run(fmt.Sprintf("%v/%v", lay, dt), func(b *testing.B) { benchDecodeIn(b, 16, 8192, dt, true, lay) })
 		}
 	}

@@ -38,8 +38,10 @@ LIBDIR = os.environ.get("ATTN_GGML_LIBDIR") or os.path.join(HERE, "node_modules"
 
 # enum ggml_type, enum ggml_prec, enum ggml_backend_dev_type (ggml.h,
 # ggml-backend.h).
-GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0 = 0, 1, 8
-QK8_0 = 32  # values a q8_0 block holds: one f16 scale and 32 int8
+GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q8_0 = 0, 1, 2, 8
+QK8_0 = 32  # values a q8_0 (and a q4_0) block holds: one f16 scale and 32 int8 (q4_0: 32 nibbles)
+# attn's quantized dtypes as ggml's types: (type, bytes a block of 32).
+QUANTS = {"q8": (GGML_TYPE_Q8_0, 2 + QK8_0), "q4": (GGML_TYPE_Q4_0, 2 + QK8_0 // 2)}
 GGML_PREC_F32 = 10
 DEV_TYPES = {0: "CPU", 1: "GPU", 2: "IGPU", 3: "ACCEL"}
 
@@ -214,23 +216,25 @@ def arithmetic(g, kv_dtype, nq):
         return "multiplies in f16 where the device has it, accumulates in f32 (GGML_PREC_F32)"
     if kv_dtype == "f32":
         return "computes in f32"
-    if kv_dtype == "q8":
-        return "quantizes Q to q8_0 for K's int8 dot products, widens V to f32 and accumulates in f32"
+    if kv_dtype in QUANTS:
+        return f"quantizes Q to q8_0 for K's {kv_dtype}_0 integer dot products, widens V to f32 and accumulates in f32"
     if nq == 1:
         return "rounds Q to f16 and accumulates V·p in f16 (one-row kernel)"
     return "accumulates in f32 in its tiled kernel (Nq of a whole query tile), else rounds Q to f16 and accumulates V·p in f16 (one-row kernel)"
 
 
-def q8_0(b, x):
-    """x (float32, last axis a multiple of QK8_0) quantized to q8_0 by
-    ggml itself: a uint8 array of ggml's blocks, row by row."""
+def quantize(b, dtype, x):
+    """x (float32, last axis a multiple of QK8_0) quantized to dtype's
+    ggml type (q8_0, q4_0) by ggml itself: a uint8 array of ggml's
+    blocks, row by row."""
     import numpy as np
 
+    gtype, block_bytes = QUANTS[dtype]
     x = np.ascontiguousarray(x, dtype=np.float32)
     n_per_row = x.shape[-1]
     nrows = x.size // n_per_row
-    out = np.empty(nrows * (n_per_row // QK8_0) * (2 + QK8_0), dtype=np.uint8)
-    n = b.ggml_quantize_chunk(GGML_TYPE_Q8_0, x.ctypes.data, out.ctypes.data, 0, nrows, n_per_row, None)
+    out = np.empty(nrows * (n_per_row // QK8_0) * block_bytes, dtype=np.uint8)
+    n = b.ggml_quantize_chunk(gtype, x.ctypes.data, out.ctypes.data, 0, nrows, n_per_row, None)
     if n != out.nbytes:
         raise ValueError(f"ggml_quantize_chunk wrote {n} bytes for {x.shape}, want {out.nbytes}")
     return out
@@ -251,11 +255,11 @@ def run_point(a):
     if a.h % a.kvh != 0:
         fail(f"H={a.h} is not a multiple of KVH={a.kvh}")
         return
-    if a.dtype not in ("f32", "f16", "q8"):
-        fail(f"{a.impl} takes f32, f16 and q8 (q8_0 K and V) here, not {a.dtype}: ggml stores no fp8 K or V")
+    if a.dtype not in ("f32", "f16", "q8", "q4"):
+        fail(f"{a.impl} takes f32, f16, q8 and q4 (q8_0 and q4_0 K and V) here, not {a.dtype}: ggml stores no fp8 K or V")
         return
-    if a.dtype == "q8" and a.d % QK8_0 != 0:
-        fail(f"q8_0 K and V need a head dim that is a multiple of {QK8_0}, not {a.d}")
+    if a.dtype in QUANTS and a.d % QK8_0 != 0:
+        fail(f"{a.dtype}_0 K and V need a head dim that is a multiple of {QK8_0}, not {a.d}")
         return
     want_dtype = np.dtype("<f2" if a.dtype == "f16" else "<f4")
 
@@ -278,17 +282,17 @@ def run_point(a):
         raise ValueError(f"--v-from-k {dv}: K's head dim is {dk}")
     if k.shape[3] != dk:
         raise ValueError(f"k.npy head dim {k.shape[3]}, q.npy {dk}")
-    kv_type = {"f16": GGML_TYPE_F16, "q8": GGML_TYPE_Q8_0}.get(a.dtype, GGML_TYPE_F32)
+    kv_type = {"f16": GGML_TYPE_F16, "q8": GGML_TYPE_Q8_0, "q4": GGML_TYPE_Q4_0}.get(a.dtype, GGML_TYPE_F32)
     b = g.base
-    if a.dtype == "q8":
-        # K and V arrive as float32 (the values attn's q8 cache stores,
-        # already rounded); ggml quantizes them to q8_0 by its own
-        # ggml_quantize_chunk, as llama.cpp does with -ctk q8_0 -ctv
-        # q8_0, and the blocks must be the very bytes attn stores
-        # (checked by the caller's test of the quantizer).
-        k = q8_0(b, k)
-        v = None if v is None else q8_0(b, v)
-        notes_q8 = ["K and V q8_0, quantized by ggml_quantize_chunk"]
+    if a.dtype in QUANTS:
+        # K and V arrive as float32 (the values attn's q8 or q4 cache
+        # stores, already rounded); ggml quantizes them to q8_0 or q4_0
+        # by its own ggml_quantize_chunk, as llama.cpp does with -ctk
+        # q8_0 -ctv q8_0, and the blocks must be the very bytes attn
+        # stores (checked by the caller's test of the quantizer).
+        k = quantize(b, a.dtype, k)
+        v = None if v is None else quantize(b, a.dtype, v)
+        notes_q8 = [f"K and V {a.dtype}_0, quantized by ggml_quantize_chunk"]
     else:
         notes_q8 = []
     notes = list(g.notes) + notes_q8
@@ -328,7 +332,7 @@ def run_point(a):
             fail(f"ggml_backend_dev_init({g.device}) failed")
             return
         if not b.ggml_backend_supports_op(backend, out):
-            fail(f"{g.backend_lib} does not support FLASH_ATTN_EXT with Dk={dk} Dv={dv}, K/V {a.dtype}{'_0' if a.dtype == 'q8' else ''}, H={a.h} over {a.kvh} KV heads")
+            fail(f"{g.backend_lib} does not support FLASH_ATTN_EXT with Dk={dk} Dv={dv}, K/V {a.dtype}{'_0' if a.dtype in QUANTS else ''}, H={a.h} over {a.kvh} KV heads")
             return
         if g.cpu is not None:
             g.cpu.ggml_backend_cpu_set_n_threads(backend, a.threads)
@@ -377,23 +381,23 @@ def run_point(a):
 
     save_output(a.dir, a.impl, o.transpose(0, 2, 1, 3))
     notes.append("GGML_PREC_F32, as llama.cpp sets")
-    version += f"; {'q8_0' if a.dtype == 'q8' else a.dtype} K/V, {arithmetic(g, a.dtype, a.nq)}"
+    version += f"; {a.dtype + '_0' if a.dtype in QUANTS else a.dtype} K/V, {arithmetic(g, a.dtype, a.nq)}"
     answer(a.impl, version, warmup, times, notes)
 
 
-def q8_0_file(src, dst):
-    """Writes ggml's q8_0 blocks of the float32 .npy src (last axis a
-    multiple of QK8_0) to dst as raw bytes: attn's test that its q8 rule
-    gives llama.cpp's very bytes (TestQ8MatchesGGML)."""
+def quant_file(dtype, src, dst):
+    """Writes ggml's q8_0 or q4_0 blocks of the float32 .npy src (last
+    axis a multiple of QK8_0) to dst as raw bytes: attn's test that its
+    q8 and q4 rules give llama.cpp's very bytes (TestQuantMatchesGGML)."""
     import numpy as np
 
     g, _ = version_of("ggml-cpu")
     with open(dst, "wb") as f:
-        f.write(q8_0(g.base, np.load(src)).tobytes())
+        f.write(quantize(g.base, dtype, np.load(src)).tobytes())
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "q8_0":
-        q8_0_file(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] in ("q8_0", "q4_0"):
+        quant_file(sys.argv[1][:2], sys.argv[2], sys.argv[3])
         sys.exit(0)
-    serve("attn bench peer runner (ggml_flash_attn_ext)", IMPLS, "storage dtype of the inputs and of ggml's K and V: f32, f16 or q8 (q8_0 K and V from f32 inputs)", probe, run_point)
+    serve("attn bench peer runner (ggml_flash_attn_ext)", IMPLS, "storage dtype of the inputs and of ggml's K and V: f32, f16, q8 or q4 (q8_0 or q4_0 K and V from f32 inputs)", probe, run_point)

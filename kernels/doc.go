@@ -228,8 +228,8 @@
 //
 // Multi-head latent attention (MLA: DeepSeek V2/V3, Kimi K2) caches one
 // latent row a token, of which V is the first columns: CacheConfig.VFromK
-// stores no V (Dv ≤ D; DeepSeek V3's D = 576, Dv = 512 is 576 values a
-// token, not 1088), Append and AppendBuffers take v nil, and Attend reads
+// (V's head dim Dv ≤ D, as Options.VFromK takes it) stores no V
+// (DeepSeek V3's D = 576, VFromK = 512 is 576 values a token, not 1088), Append and AppendBuffers take v nil, and Attend reads
 // V's rows in K's buffer. Options.VFromK does the same for Attention over
 // tensors (v nil). A backend with Caps.VFromK reads V in place
 // (backend.Problem.VFromK: the CPU and the GPU do); Attention gives

@@ -187,10 +187,6 @@ type Options struct {
 	Bias *Tensor
 	// Mask is a boolean keep-mask with the same broadcasting as Bias.
 	Mask *Mask
-	// DBias asks AttentionGrad for the bias's gradient as well
-	// (Grads.DBias: ∂L/∂bias over the bias's shape, summed where it
-	// broadcasts). It needs Bias; the forward functions do not read it.
-	DBias bool
 	// Strategy forces the staged or fused path; Auto chooses.
 	Strategy Strategy
 	// Weights asks for the attention weights P (staged path only).

@@ -247,11 +247,13 @@
 // bias, keep-mask or ALiBi beside a list is ErrUnsupported.
 //
 // Gradients: AttentionGrad returns ∂L/∂Q, ∂L/∂K, ∂L/∂V (and the sinks',
-// and the bias's with Options.DBias) given ∂L/∂O, through the backend's
+// and the bias's with GradOptions.DBias) given ∂L/∂O, through the backend's
 // backward pass (backend.Backwarder: the CPU's and the GPU's, which take
 // the same problems: dense or packed, with a bias and keep-mask, in f32,
 // f16 and bf16), for a training loop's step; AttentionGradFrom runs the
-// backward alone from the forward's own output and LSE (Options.LSE).
+// backward alone from the forward's own Result (its Out and LSE, with
+// Options.LSE). GradOptions holds the forward's *Options and what only
+// the backward reads (DBias).
 //
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys

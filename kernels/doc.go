@@ -258,7 +258,7 @@
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys
 // (BlockMask); a block that is off is never computed, one that is on
-// is computed under the other masks. MaskBlocks, MaskBlocksOf,
+// is computed under the other masks. ElementBlocks, GridBlocks,
 // DocumentBlocks, PrefixLMBlocks and StreamingBlocks build the common
 // ones.
 //

@@ -33,12 +33,13 @@ type Window = backend.Window
 type ScoreStage = backend.ScoreStage
 
 // Indices are the index lists of sparse attention over chosen keys
-// (Options.Indices, AttendOptions.Indices): for each query row, the K
-// key positions it attends (−1 for none), one list a row shared by every
-// head (Heads 1) or one a KV head (Heads = KVHeads). Its fields:
+// (Options.Indices, AttendOptions.Indices): for each query row, the
+// PerRow key positions it attends (−1 for none), one list a row shared
+// by every head (Heads 1) or one a KV head (Heads = KVHeads). Its
+// fields:
 //
-//	Heads, K int
-//	Idx      []int32 // [B, Heads, Nq, K], or [Heads, total rows, K] packed
+//	Heads, PerRow int
+//	Idx           []int32 // [B, Heads, Nq, PerRow], or [Heads, total rows, PerRow] packed
 //
 // backend.Indices has the rules (what is refused, what a list takes).
 type Indices = backend.Indices

@@ -22,6 +22,10 @@ import "github.com/attn-go/attn/backend"
 //	Size  int
 //	Shape [4]int // [B|1, H|1, ⌈Nq/Size⌉, ⌈Nk/Size⌉]
 //	Keep  []bool // row-major over Shape
+//
+// Shape is a [4]int where Mask's is a right-aligned []int: a BlockMask
+// is backend.BlockMask, which the backend reads as it is, with all four
+// dimensions (Mask has why).
 type BlockMask = backend.BlockMask
 
 // ElementBlocks is the block mask of an element-level rule (keep(i, j)

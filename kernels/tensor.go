@@ -280,6 +280,14 @@ func numElems(shape []int) (int, error) {
 // Mask is a boolean keep-mask: true lets a query see a key, false hides
 // it. Shape broadcasts to [B, H, Nq, Nk] like a bias: right-aligned, each
 // dimension 1 or the full size (a key-padding mask is [B, 1, 1, Nk]).
+//
+// Shape is a []int of rank at most 4, as the bias's Tensor.Shape is and as
+// NumPy and ONNX broadcast masks ([Nq, Nk] for one shared by every batch
+// and head). A BlockMask's Shape is a [4]int instead: it is
+// backend.BlockMask, handed to the backend as it is (backend's Mask and
+// BlockMask are [4]int, resolved once), and its helpers always give all
+// four dimensions. A Mask is converted for the backend anyway (its
+// booleans become a float32 buffer), so it keeps the caller's rank.
 type Mask struct {
 	Shape []int
 	Keep  []bool

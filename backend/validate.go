@@ -290,7 +290,7 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 //     an index list without caps.Indices, a q8 K or V whose head dims
 //     are not whole blocks without caps.Quant8: ErrUnsupported, naming
 //     the sizes, where an unaware backend would compute another
-//     problem.
+//     problem; and an 8-bit K or V read through views, on any backend.
 //
 // A backend with Caps.Indices or Caps.Quant8 runs the last two through
 // FusedLowered, which lowers them to problems its kernels take

@@ -37,14 +37,14 @@
 // buffer, read at K's strides), as an MLA cache stores it. A backend with
 // Caps.Indices takes index lists (Problem.Indices: sparse attention over
 // chosen keys) in Fused, through FusedIndexed, which lowers them to a
-// paged problem of one-key pages; FusedParams.Validate refuses them for
-// every other backend. A backend that implements Backwarder computes
+// paged problem of one-key pages; FusedParams.Validate, given a
+// backend's Caps, refuses them for every other backend. A backend that implements Backwarder computes
 // attention's gradients (dQ, dK, dV and the sinks', from the forward's O
 // and LSE; the CPU and the GPU do for every problem BackwardParams.Validate
 // lets through). A backend with Caps.Blocks takes block masks
 // (Problem.Blocks: blocks of query rows and keys that are off are never
-// computed) in Fused, validating with FusedParams.ValidateBlocks;
-// Validate refuses them for every other backend. A backend whose buffers are host
+// computed) in Fused; FusedParams.Validate refuses them for every other
+// backend. A backend whose buffers are host
 // memory may implement Wrapper, making a Buffer of a caller's slice
 // without a copy: read-only for inputs, which no op or Write changes. K and V have KVHeads heads; query
 // head h reads KV head h/(H/KVHeads). Scores and weights are always

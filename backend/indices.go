@@ -14,12 +14,12 @@ import (
 // masking and its offset, the window), so a named key that a mask hides
 // is not seen.
 //
-// Idx holds int32 key positions, K entries a row, laid out [B, Heads,
-// Nq, K], or [Heads, CuQ[B], K] when the queries are packed: the list
-// of query row i of batch b for KV head g is the K entries from
-// IndexOffset(b, g, i). A position is a key of the row's own sequence,
-// 0 … KVLen(b) − 1, whatever stores it (dense, packed or paged: through
-// the block table). −1 is no key: lists of different lengths pad with
+// Idx holds int32 key positions, PerRow entries a row, laid out [B,
+// Heads, Nq, PerRow], or [Heads, CuQ[B], PerRow] when the queries are
+// packed: the list of query row i of batch b for KV head g is the
+// PerRow entries from IndexOffset(b, g, i). A position is a key of the
+// row's own sequence, 0 … KVLen(b) − 1, whatever stores it (dense,
+// packed or paged: through the block table). −1 is no key: lists of different lengths pad with
 // it, anywhere in the row. Heads is 1 (one list a row, shared by every
 // head, as DeepSeek's indexer gives) or KVHeads (one list for each KV
 // head's group of query heads, as NSA selects).
@@ -38,10 +38,10 @@ import (
 // (ErrUnsupported: fold a mask into the list); the other variants (softcap, sinks, scales,
 // V from K) and every storage dtype apply as they do without one.
 type Indices struct {
-	// Heads is 1 or KVHeads; K is the entries a row (0 is allowed: no
-	// row sees a key).
-	Heads, K int
-	Idx      []int32
+	// Heads is 1 or KVHeads; PerRow is the entries a row (0 is allowed:
+	// no row sees a key), a top-k's k (not K the tensor).
+	Heads, PerRow int
+	Idx           []int32
 }
 
 // IndexOffset is where the list of query row i of batch b for KV head
@@ -52,9 +52,9 @@ func (p Problem) IndexOffset(b, g, i int) int {
 		g = 0
 	}
 	if p.Packed != nil {
-		return (g*p.Packed.CuQ[p.B] + p.Packed.CuQ[b] + i) * ix.K
+		return (g*p.Packed.CuQ[p.B] + p.Packed.CuQ[b] + i) * ix.PerRow
 	}
-	return ((b*ix.Heads+g)*p.Nq + i) * ix.K
+	return ((b*ix.Heads+g)*p.Nq + i) * ix.PerRow
 }
 
 // validateIndices checks Indices against p's sizes and key lengths (the
@@ -67,17 +67,17 @@ func (p Problem) validateIndices() error {
 	if ix.Heads != 1 && ix.Heads != p.KVHeads {
 		return Errorf(ErrShape, "index list for %d heads: want 1 (shared by every head) or KVHeads=%d", ix.Heads, p.KVHeads)
 	}
-	if ix.K < 0 {
-		return Errorf(ErrShape, "index list of %d keys a row: want ≥ 0", ix.K)
+	if ix.PerRow < 0 {
+		return Errorf(ErrShape, "index list of %d keys a row: want ≥ 0", ix.PerRow)
 	}
-	n, ok := CheckedProduct(ix.Heads, p.TotalQ(), ix.K)
+	n, ok := CheckedProduct(ix.Heads, p.TotalQ(), ix.PerRow)
 	if !ok || len(ix.Idx) != n {
-		shape := "[B, Heads, Nq, K]"
+		shape := "[B, Heads, Nq, PerRow]"
 		if p.Packed != nil {
-			shape = "[Heads, CuQ[B], K]"
+			shape = "[Heads, CuQ[B], PerRow]"
 		}
 		return Errorf(ErrShape, "index list of %d entries: want %s = %d·%d·%d for B=%d Nq=%d",
-			len(ix.Idx), shape, ix.Heads, p.TotalQ(), ix.K, p.B, p.Nq)
+			len(ix.Idx), shape, ix.Heads, p.TotalQ(), ix.PerRow, p.B, p.Nq)
 	}
 	maxLen := 0
 	for b := range p.B {
@@ -91,7 +91,7 @@ func (p Problem) validateIndices() error {
 		for g := range ix.Heads {
 			for i := range p.QRows(b) {
 				off := p.IndexOffset(b, g, i)
-				row := ix.Idx[off : off+ix.K]
+				row := ix.Idx[off : off+ix.PerRow]
 				var err error
 				for t, j := range row {
 					switch {
@@ -310,7 +310,7 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer, sc *lowering
 	lp := p.Problem
 	lp.Indices, lp.Blocks, lp.Packed, lp.Views, lp.Variants = nil, nil, nil, nil, Variants{Softcap: p.Softcap}
 	lp.Causal = false
-	lp.H, lp.KVHeads, lp.Nq, lp.Nk = hs, kvh, 1, ix.K
+	lp.H, lp.KVHeads, lp.Nq, lp.Nk = hs, kvh, 1, ix.PerRow
 	if p.Sinks != nil {
 		lp.Sinks = p.Sinks[gs[0]*hs:][:hs]
 	}
@@ -332,16 +332,16 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer, sc *lowering
 	nseq := p.TotalQ() * ng
 	var table, lens []int
 	if sc != nil {
-		if cap(sc.table) < nseq*ix.K {
-			sc.table = make([]int, nseq*ix.K)
+		if cap(sc.table) < nseq*ix.PerRow {
+			sc.table = make([]int, nseq*ix.PerRow)
 		}
 		if cap(sc.lens) < nseq {
 			sc.lens = make([]int, nseq)
 		}
-		table, lens = sc.table[:nseq*ix.K], sc.lens[:nseq]
+		table, lens = sc.table[:nseq*ix.PerRow], sc.lens[:nseq]
 		clear(table)
 	} else {
-		table, lens = make([]int, nseq*ix.K), make([]int, nseq)
+		table, lens = make([]int, nseq*ix.PerRow), make([]int, nseq)
 	}
 	// V's row of a key is in the page of K's row wherever V's strides
 	// are K's scaled by Dv/D (dense, packed and paged alike), and dense
@@ -358,9 +358,9 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer, sc *lowering
 			for i := range p.QRows(b) {
 				lo, hi := p.KeyRange(b, i)
 				s := p.rowIndex(b, i)*ng + gi
-				row := table[s*ix.K:][:ix.K]
+				row := table[s*ix.PerRow:][:ix.PerRow]
 				n := 0
-				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
+				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.PerRow] {
 					if j < 0 || int(j) < lo || int(j) >= hi {
 						continue
 					}
@@ -384,7 +384,7 @@ func lowerIndexed(p FusedParams, split bool, gs []int, k, v Buffer, sc *lowering
 	}
 	lp.B = nseq
 	lp.KVLens = lens
-	lp.Paged = &Paged{PageSize: 1, Pages: pages, PerSeq: ix.K, Table: table}
+	lp.Paged = &Paged{PageSize: 1, Pages: pages, PerSeq: ix.PerRow, Table: table}
 	l := indexedLowering{p: FusedParams{Problem: lp}, gs: gs, hs: hs}
 	// The lowered Q and O are dense [rows·len(gs), hs, D|Dv], which is
 	// where BNHD (and packed) rows lie, and BHND's when Nq is 1, as long

@@ -54,9 +54,9 @@ func (p Problem) Pitched(kt, vt DType) Problem {
 	return p
 }
 
-// Pads says whether the head dims of p (resolved) are not whole blocks
-// of its K or V, so that Fused runs it through FusedLowered.
-func (p FusedParams) Pads(k, v Buffer) bool {
+// pads says whether the head dims of p (resolved) are not whole blocks
+// of its q8 K or V, so that Fused runs it through FusedLowered.
+func (p FusedParams) pads(k, v Buffer) bool {
 	if k == nil || v == nil {
 		return false
 	}
@@ -65,11 +65,13 @@ func (p FusedParams) Pads(k, v Buffer) bool {
 	return q.D != pp.D || q.Dv != pp.Dv
 }
 
-// Lowers says whether a backend whose Fused takes index lists and q8 at
-// any head dim (Caps.Indices, Caps.Quant8) runs p through FusedLowered:
-// for an index list, or head dims that are not whole q8 blocks.
-func (p FusedParams) Lowers(k, v Buffer) bool {
-	return p.Indices != nil || p.Pads(k, v)
+// NeedsLowering says whether a backend whose Fused takes index lists
+// and q8 at any head dim (Caps.Indices, Caps.Quant8) runs p through
+// FusedLowered: for an index list, or head dims that are not whole q8
+// blocks of K or V (padded as the comment above says). Its kernels then
+// get only the lowered problems.
+func (p FusedParams) NeedsLowering(k, v Buffer) bool {
+	return p.Indices != nil || p.pads(k, v)
 }
 
 // FusedLowered computes Fused on be, through ops (be's own, or a
@@ -79,7 +81,7 @@ func (p FusedParams) Lowers(k, v Buffer) bool {
 // then one with an index list (FusedIndexed). ops.Fused gets the
 // lowered problem, which lowers no further.
 func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
-	if !p.Pads(k, v) {
+	if !p.pads(k, v) {
 		return FusedIndexed(ctx, be, ops, record, p, q, k, v, o, lse)
 	}
 	if err := p.validate(q, k, v, o, lse); err != nil {

@@ -46,7 +46,7 @@ func TestResolved(t *testing.T) {
 	}
 	// Every op's Validate resolves its params in place.
 	p := FusedParams{Problem: Problem{B: 1, H: 2, Nq: 1, Nk: 1, D: 4}}
-	if err := p.Validate(fakeBuf(8), fakeBuf(8), fakeBuf(8), fakeBuf(8), nil); err != nil {
+	if err := p.Validate(Caps{}, fakeBuf(8), fakeBuf(8), fakeBuf(8), fakeBuf(8), nil); err != nil {
 		t.Fatal(err)
 	}
 	if p.KVHeads != 2 || p.Dv != 4 || p.Scale != 0.5 {
@@ -610,3 +610,66 @@ func deref(p *int) any {
 	}
 	return *p
 }
+
+// typedBuf is a fakeBuf of a dtype of its own.
+type typedBuf struct {
+	n  int
+	dt DType
+}
+
+func (b typedBuf) Len() int     { return b.n }
+func (typedBuf) Release()       {}
+func (b typedBuf) DType() DType { return b.dt }
+
+// TestFusedValidateCaps: FusedParams.Validate refuses, with
+// ErrUnsupported naming the sizes, a block mask, an index list and a q8
+// K or V of head dims that are not whole blocks for a backend whose Caps
+// lack Blocks, Indices or Quant8, and takes each for one that has it;
+// a bad problem is ErrShape whatever the Caps.
+func TestFusedValidateCaps(t *testing.T) {
+	p := Problem{B: 1, H: 2, KVHeads: 1, Nq: 4, Nk: 8, D: 8}
+	blocks := &BlockMask{Size: 4, Shape: [4]int{1, 1, 1, 2}, Keep: []bool{true, false}}
+	idx := &Indices{Heads: 1, PerRow: 2, Idx: []int32{0, 1, 2, 3, 4, 5, 6, 7}}
+	f32 := fakeBuf(1 << 10)
+	q8 := typedBuf{1 << 10, Q8}
+	all := Caps{Blocks: true, Indices: true, Quant8: true}
+	for _, c := range []struct {
+		name    string
+		p       FusedParams
+		k, v    Buffer
+		without Caps // caps that refuse it
+		says    string
+		lowered bool // NeedsLowering
+	}{
+		{"block mask", FusedParams{Problem: withBlocks(p, blocks)}, f32, f32, Caps{Indices: true, Quant8: true}, "blocks of 4", false},
+		{"index list", FusedParams{Problem: withIndices(p, idx)}, f32, f32, Caps{Blocks: true, Quant8: true}, "2 keys a row", true},
+		{"padded q8", FusedParams{Problem: withDims(p, 40, 40)}, q8, q8, Caps{Blocks: true, Indices: true}, "D=40, Dv=40", true},
+		{"whole q8 blocks", FusedParams{Problem: withDims(p, 64, 32)}, q8, q8, Caps{}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fp := c.p
+			err := fp.Validate(c.without, f32, c.k, c.v, f32, nil)
+			if c.says == "" && err != nil || c.says != "" && (!errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), c.says)) {
+				t.Errorf("without its capability: %v, want ErrUnsupported saying %q (nil for none)", err, c.says)
+			}
+			fp = c.p
+			if err := fp.Validate(all, f32, c.k, c.v, f32, nil); err != nil {
+				t.Errorf("with every capability: %v", err)
+			}
+			if got := c.p.NeedsLowering(c.k, c.v); got != c.lowered {
+				t.Errorf("NeedsLowering = %v, want %v", got, c.lowered)
+			}
+			fp = c.p
+			fp.Nk = -1
+			if err := fp.Validate(all, f32, c.k, c.v, f32, nil); !errors.Is(err, ErrShape) {
+				t.Errorf("Nk = -1: %v, want ErrShape", err)
+			}
+		})
+	}
+}
+
+func withBlocks(p Problem, m *BlockMask) Problem { p.Blocks = m; return p }
+
+func withIndices(p Problem, ix *Indices) Problem { p.Indices = ix; return p }
+
+func withDims(p Problem, d, dv int) Problem { p.D, p.Dv = d, dv; return p }

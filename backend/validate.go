@@ -272,39 +272,51 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 	)
 }
 
-// Validate resolves p's defaults in place and checks p, its masks and the
-// buffers of a Fused call; lse may be nil.
+// Validate resolves p's defaults in place and checks a Fused call
+// (lse may be nil) against what a backend with caps takes, before any
+// work. Every backend's Fused calls it, with its own Caps, so that the
+// zero defaults mean the same and the same calls are refused on every
+// backend. It checks:
 //
-// A problem with an index list (Indices) is ErrUnsupported here: a
-// backend that takes them calls FusedIndexed, which lowers the list to
-// a problem without one, so that a backend unaware of them refuses
-// them rather than attending every key.
+//   - the problem (Problem.Validate: sizes, scale, variants, packed and
+//     paged sequences, views, scales, V from K, index lists, block
+//     masks): ErrShape, or ErrTooLarge where an operand's element count
+//     overflows int;
+//   - the bias and keep-mask (Problem.CheckMask) and the buffers: each
+//     present and long enough (an 8-bit K's and V's rows at their
+//     pitch), the LSE and keep-mask Float32, only K and V 8-bit, V
+//     K's buffer under V from K: ErrShape;
+//   - what the backend does not take: a block mask without caps.Blocks,
+//     an index list without caps.Indices, a q8 K or V whose head dims
+//     are not whole blocks without caps.Quant8: ErrUnsupported, naming
+//     the sizes, where an unaware backend would compute another
+//     problem; and an 8-bit K or V read through views, on any backend.
 //
-// A block mask (Blocks) is ErrUnsupported here too: a backend that skips
-// its blocks (Caps.Blocks) validates with ValidateBlocks.
-func (p *FusedParams) Validate(q, k, v, o, lse Buffer) error {
-	if p.Blocks != nil {
+// A backend with Caps.Indices or Caps.Quant8 runs the last two through
+// FusedLowered, which lowers them to problems its kernels take
+// (NeedsLowering says when); Validate accepts them for it, before or
+// after that choice. It does not check the capabilities the kernels
+// package asks about before calling (Caps.Seqs, Caps.Strides:
+// FusedSupports, Problem.DenseOnly) nor buffer dtypes beyond those
+// above.
+func (p *FusedParams) Validate(caps Caps, q, k, v, o, lse Buffer) error {
+	switch {
+	case p.Blocks != nil && !caps.Blocks:
 		return Errorf(ErrUnsupported, "a block mask (B=%d Nq=%d Nk=%d, blocks of %d): this backend's Fused does not take one (Caps.Blocks)", p.B, p.Nq, p.Nk, p.Blocks.Size)
-	}
-	return p.ValidateBlocks(q, k, v, o, lse)
-}
-
-// ValidateBlocks is Validate for a backend whose Fused takes block masks
-// (Caps.Blocks).
-func (p *FusedParams) ValidateBlocks(q, k, v, o, lse Buffer) error {
-	if p.Indices != nil {
-		return Errorf(ErrUnsupported, "an index list (B=%d Nq=%d Nk=%d, %d keys a row): this backend's Fused does not take one (Caps.Indices)", p.B, p.Nq, p.Nk, p.Indices.K)
+	case p.Indices != nil && !caps.Indices:
+		return Errorf(ErrUnsupported, "an index list (B=%d Nq=%d Nk=%d, %d keys a row): this backend's Fused does not take one (Caps.Indices)", p.B, p.Nq, p.Nk, p.Indices.PerRow)
 	}
 	if err := p.validate(q, k, v, o, lse); err != nil {
 		return err
 	}
-	if p.Pads(k, v) {
-		return Errorf(ErrUnsupported, "a q8 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (FusedLowered)", p.D, p.Dv, Q8Block)
+	if !caps.Quant8 && p.pads(k, v) {
+		return Errorf(ErrUnsupported, "a q8 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, FusedLowered)", p.D, p.Dv, Q8Block)
 	}
 	return nil
 }
 
-// validate is Validate without its refusal of an index list.
+// validate is Validate whatever the capabilities: what FusedLowered and
+// FusedIndexed check before they lower a problem.
 func (p *FusedParams) validate(q, k, v, o, lse Buffer) error {
 	p.Problem = p.Problem.Resolved()
 	if err := p.Problem.Validate(); err != nil {

@@ -26,11 +26,13 @@ type Config struct {
 	Heads   []int
 	KVHeads []int // key/value heads; 0 means as many as the query heads
 	Dims    []int // head dim D of Q and K
-	// Dv is V's (and O's) head dim, 0 meaning D; VFromK takes V as K's
-	// first Dv columns (backend.Problem.VFromK: MLA's latent cache),
-	// none stored. Peers run neither.
+	// Dv is V's (and O's) head dim, 0 meaning D. VFromK, when > 0,
+	// takes V as K's first VFromK columns (Dv = VFromK ≤ D, Dv then 0
+	// or the same; backend.Problem.VFromK: MLA's latent cache), none
+	// stored, as kernels.Options.VFromK does. Of the peers only those
+	// with Peer.VFromK (ggml's) run it.
 	Dv     int
-	VFromK bool
+	VFromK int
 	// TopK, when not 0, makes every shape sparse attention over chosen
 	// keys (backend.Indices): each query row attends TopK of the keys
 	// it may see, drawn at random with a fixed seed and sorted, one list
@@ -169,6 +171,14 @@ func DefaultConfig() Config {
 	}
 }
 
+// dv is the shapes' V head dim: VFromK's where set, else Dv (0: D).
+func (cfg *Config) dv() int {
+	if cfg.VFromK > 0 {
+		return cfg.VFromK
+	}
+	return cfg.Dv
+}
+
 // topks is the top-k values of cfg's shapes: TopKs, else TopK alone.
 func (cfg *Config) topks() []int {
 	if len(cfg.TopKs) > 0 {
@@ -204,8 +214,13 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 	var ps []backend.Problem
 	for _, causal := range cfg.Causal {
 		for _, d := range cfg.Dims {
-			if cfg.Dv < 0 || cfg.VFromK && cfg.Dv > d {
-				return nil, fmt.Errorf("bench: a V head dim of %d with D = %d: want 0 (D) or more%s", cfg.Dv, d, map[bool]string{true: ", and with V from K at most D"}[cfg.VFromK])
+			switch {
+			case cfg.Dv < 0 || cfg.VFromK < 0:
+				return nil, fmt.Errorf("bench: a V head dim of %d (V from K: %d) with D = %d: want 0 (D) or more", cfg.Dv, cfg.VFromK, d)
+			case cfg.VFromK > 0 && cfg.Dv != 0 && cfg.Dv != cfg.VFromK:
+				return nil, fmt.Errorf("bench: V from K's first %d columns and a V head dim of %d: want Dv 0 or the same", cfg.VFromK, cfg.Dv)
+			case cfg.VFromK > d:
+				return nil, fmt.Errorf("bench: V from K's first %d columns with D = %d: want at most D", cfg.VFromK, d)
 			}
 			for _, b := range cfg.Batches {
 				for _, h := range cfg.Heads {
@@ -225,7 +240,7 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 									return nil, fmt.Errorf("bench: %d queries (Nq) are more than the %d keys (N) they are the last of", nq, n)
 								}
 								for _, k := range topks {
-									ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.Dv, VFromK: cfg.VFromK, TopK: k, BlockSize: cfg.BlockSize, BlockDensity: cfg.BlockDensity, Causal: causal, Variant: cfg.Variant}.Problem())
+									ps = append(ps, Shape{B: b, H: h, KVHeads: kvh, N: n, Nq: nq, D: d, Dv: cfg.dv(), VFromK: cfg.VFromK > 0, TopK: k, BlockSize: cfg.BlockSize, BlockDensity: cfg.BlockDensity, Causal: causal, Variant: cfg.Variant}.Problem())
 								}
 							}
 						}

@@ -246,15 +246,15 @@ func TestRunVariants(t *testing.T) {
 }
 
 // TestRunVFromK measures MLA's shape, small: V as K's first Dv columns
-// (Config.Dv, VFromK) on both strategies and every storage dtype, each
+// (Config.VFromK) on both strategies and every storage dtype, each
 // point checked against the reference, its FLOPs counting 2·(D + Dv) a
 // pair and its bytes K's alone; a PointSpec keeps the shape through
-// JSON; Dv past D is refused.
+// JSON; Dv past D, negative or beside another Dv is refused.
 func TestRunVFromK(t *testing.T) {
 	be := openCPU(t)
 	cfg := tiny()
 	cfg.Ns, cfg.Causal, cfg.Heads, cfg.KVHeads, cfg.Dims = []int{40}, []bool{true}, []int{8}, []int{1}, []int{64}
-	cfg.Dv, cfg.VFromK = 32, true
+	cfg.VFromK = 32
 	cfg.DTypes = []backend.DType{backend.Float32, backend.Float16, backend.Q8, backend.FP8}
 	points := runAndRespec(t, be, cfg)
 	p := points[0].Shape.Problem()
@@ -277,9 +277,11 @@ func TestRunVFromK(t *testing.T) {
 			t.Errorf("%s %s: %s %s, max error %v over %d rows, shape %+v", pt.Strategy, pt.DType, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows, pt.Shape)
 		}
 	}
-	cfg.Dv = 65
-	if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
-		t.Errorf("Dv = 65 > D = 64 with V from K: no error")
+	for _, bad := range []struct{ dv, vFromK int }{{0, 65}, {0, -1}, {16, 32}} {
+		cfg.Dv, cfg.VFromK = bad.dv, bad.vFromK
+		if _, err := bench.Run(context.Background(), cfg, []backend.Backend{be}, nil); err == nil {
+			t.Errorf("Dv = %d, VFromK = %d with D = 64: no error", bad.dv, bad.vFromK)
+		}
 	}
 }
 

@@ -216,7 +216,7 @@ func (p *Peer) measure(ctx context.Context, in *inputs, cfg *Config) Point {
 	if pr.Indices != nil {
 		// No runner takes an index list; the dense problem would time
 		// N/K times the work under the sparse point's name.
-		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes no index lists (sparse attention over %d chosen keys runs on attn)", p.Name, pr.Indices.K)
+		pt.Status, pt.Error = StatusUnavailable, fmt.Sprintf("the %s runner takes no index lists (sparse attention over %d chosen keys runs on attn)", p.Name, pr.Indices.PerRow)
 		return pt
 	}
 	if v := variantOf(pr); v.Any() {

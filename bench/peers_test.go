@@ -161,7 +161,7 @@ func TestPeersLive(t *testing.T) {
 
 	// MLA's shape, small: V a view of K's first Dv columns. ggml's
 	// runners take it (--v-from-k); the others' points are unavailable.
-	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads, cfg.Dims, cfg.Dv, cfg.VFromK = []int{33}, []int{1, 0}, []int{8}, []int{1}, []int{64}, 32, true
+	cfg.Ns, cfg.Nqs, cfg.Heads, cfg.KVHeads, cfg.Dims, cfg.VFromK = []int{33}, []int{1, 0}, []int{8}, []int{1}, []int{64}, 32
 	if points, err = bench.Run(ctx, cfg, []backend.Backend{be}, peers); err != nil {
 		t.Fatal(err)
 	}

@@ -238,7 +238,7 @@ func RandomBlocks(p backend.Problem, size int, density float64) *backend.BlockMa
 // the sizes and sorted, −1 after them; one list a row (Heads 1).
 func TopK(p backend.Problem, k int) *backend.Indices {
 	p = p.Resolved()
-	ix := &backend.Indices{Heads: 1, K: k, Idx: make([]int32, p.TotalQ()*k)}
+	ix := &backend.Indices{Heads: 1, PerRow: k, Idx: make([]int32, p.TotalQ()*k)}
 	p.Indices = ix
 	rng := rand.New(rand.NewPCG(uint64(p.Nk), uint64(k)))
 	var seen []bool
@@ -288,7 +288,7 @@ func TopK(p backend.Problem, k int) *backend.Indices {
 func shapeOf(p backend.Problem) Shape {
 	s := Shape{B: p.B, H: p.H, KVHeads: p.KVHeads, N: p.Nk, Nq: p.Nq, D: p.D, Causal: p.Causal, Variant: variantOf(p), VFromK: p.VFromK}
 	if p.Indices != nil {
-		s.TopK = p.Indices.K
+		s.TopK = p.Indices.PerRow
 	}
 	if bm := p.Blocks; bm != nil {
 		s.BlockSize = bm.Size

@@ -26,7 +26,7 @@ func TestTopK(t *testing.T) {
 	} {
 		p := s.Problem()
 		ix := p.Indices
-		if ix == nil || ix.Heads != 1 || ix.K != s.TopK {
+		if ix == nil || ix.Heads != 1 || ix.PerRow != s.TopK {
 			t.Fatalf("%+v: index list %+v", s, ix)
 		}
 		if err := p.Validate(); err != nil {
@@ -39,8 +39,8 @@ func TestTopK(t *testing.T) {
 		for b := range p.B {
 			for i := range p.Nq {
 				lo, hi := p.KeyRange(b, i)
-				row := ix.Idx[p.IndexOffset(b, 0, i):][:ix.K]
-				n := min(ix.K, hi-lo)
+				row := ix.Idx[p.IndexOffset(b, 0, i):][:ix.PerRow]
+				n := min(ix.PerRow, hi-lo)
 				pairs += n
 				for tt, j := range row {
 					switch {

@@ -29,7 +29,7 @@ func pairs(p backend.Problem) float64 {
 			for i := range p.QRows(b) {
 				lo, hi := p.KeyRange(b, i)
 				for g := range ix.Heads {
-					for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
+					for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.PerRow] {
 						if int(j) >= lo && int(j) < hi {
 							n++
 						}
@@ -120,7 +120,7 @@ func namedFraction(p backend.Problem) float64 {
 		for g := range ix.Heads {
 			clear(named)
 			for i := range p.QRows(b) {
-				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.K] {
+				for _, j := range ix.Idx[p.IndexOffset(b, g, i):][:ix.PerRow] {
 					if j >= 0 && !named[j] {
 						named[j] = true
 						total++

@@ -23,7 +23,7 @@ import (
 // mask (BackwardParams.Validate).
 func (bw *backward) indexedHead(sc *backScratch, dkT, dvT blas32.General, b, kvh int) {
 	p := bw.p
-	d, dv, k, g := p.D, p.Dv, p.Indices.K, p.Group()
+	d, dv, k, g := p.D, p.Dv, p.Indices.PerRow, p.Group()
 	sc.qt, sc.dot, sc.dqt = grow(sc.qt, g*d), grow(sc.dot, g*dv), grow(sc.dqt, g*d)
 	sc.kt, sc.vt = grow(sc.kt, k*d), grow(sc.vt, k*dv)
 	sc.gk, sc.gv = grow(sc.gk, k*d), grow(sc.gv, k*dv)

@@ -80,13 +80,13 @@ type fusedScratch struct {
 // exactly by their maxima (flash-decoding's split-KV).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	const op = "fused"
-	if p.Lowers(k, v) {
+	if p.NeedsLowering(k, v) {
 		if err := backend.FusedLowered(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
 			return fmt.Errorf("cpu: %s: %w", op, err)
 		}
 		return nil
 	}
-	if err := p.ValidateBlocks(q, k, v, o, lse); err != nil {
+	if err := p.Validate(b.Caps(), q, k, v, o, lse); err != nil {
 		return fmt.Errorf("cpu: %s: %w", op, err)
 	}
 	var d [7]store

@@ -607,7 +607,7 @@ func TestBackwardTrains(t *testing.T) {
 		if step == steps {
 			break
 		}
-		gr, err := kernels.AttentionGrad(ctx, g, q, k, v, dOut, opts)
+		gr, err := kernels.AttentionGrad(ctx, g, q, k, v, dOut, &kernels.GradOptions{Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func (b *Backend) unfit(p backend.Problem) error {
 // sequences and paged caches are read where their rows are, through the
 // per-call data in vars (plan.SeqsLayout).
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	if p.Lowers(k, v) {
+	if p.NeedsLowering(k, v) {
 		return b.fusedLowered(ctx, nil, p, q, k, v, o, lse)
 	}
 	return b.fused(ctx, nil, p, q, k, v, o, lse)
@@ -125,7 +125,7 @@ func (o *indexedOps) Copy(ctx context.Context, dst, src backend.Buffer, ranges .
 // fused is Fused, recorded into st when st is not nil.
 func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
 	defer func() { st.note("fused", err) }()
-	if err := p.ValidateBlocks(q, k, v, o, lse); err != nil {
+	if err := p.Validate(b.Caps(), q, k, v, o, lse); err != nil {
 		return fmt.Errorf("gpu: fused: %w", err)
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false

@@ -172,7 +172,7 @@ func (s *Step) bookkeeping() (ops, errs, kinds int) {
 
 // Fused records b.Fused (see Backend.Fused).
 func (s *Step) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
-	if p.Lowers(k, v) {
+	if p.NeedsLowering(k, v) {
 		return s.b.fusedLowered(ctx, s, p, q, k, v, o, lse)
 	}
 	return s.b.fused(ctx, s, p, q, k, v, o, lse)

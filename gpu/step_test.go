@@ -627,7 +627,7 @@ func TestStepIndices(t *testing.T) {
 		t.Errorf("a step's prefill through scratch: %v", err)
 	}
 	bad := decode
-	bad.Indices = &backend.Indices{Heads: 2, K: 40, Idx: append([]int32(nil), decode.Indices.Idx...)}
+	bad.Indices = &backend.Indices{Heads: 2, PerRow: 40, Idx: append([]int32(nil), decode.Indices.Idx...)}
 	bad.Indices.Idx[3] = 300
 	if err := st.Fused(ctx, backend.FusedParams{Problem: bad}, ly.q, ly.k, ly.v, ly.o, ly.l); !errors.Is(err, backend.ErrShape) {
 		t.Errorf("a step's bad list: %v, want ErrShape", err)

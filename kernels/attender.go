@@ -299,7 +299,7 @@ type AttendOptions struct {
 	AllowNonFinite bool
 	// Indices, when set, names for each query the positions of the
 	// sequence's keys it attends, as Options.Indices does: [B, Heads,
-	// Nq, K] over a cache's B sequences.
+	// Nq, PerRow] over a cache's B sequences.
 	Indices *Indices
 	// Blocks, when set, is a block-sparse keep-mask over the sequences'
 	// query rows and keys, as Options.Blocks is: its key blocks may stop

@@ -113,14 +113,14 @@ type Options struct {
 	// Indices, when set, names for each query row the keys it attends:
 	// sparse attention over chosen keys (DeepSeek's indexer, NSA's
 	// selected blocks), reading only those keys. Idx holds int32 key
-	// positions of the row's sequence, K a row, −1 for none, laid out
-	// [B, Heads, Nq, K] ([Heads, total, K] with CuSeqlensQ), Heads 1 (one
-	// list shared by every head) or KVH (one a KV head). A position out
-	// of range or named twice in a row is an error wrapping
-	// backend.ErrShape that names the row; causal masking, the window and
-	// KVLens still hide the keys they hide; a row left with no key
-	// outputs zeros (LSE −Inf). It runs fused only, with no bias, mask or
-	// ALiBi (backend.Indices has the rules).
+	// positions of the row's sequence, PerRow a row, −1 for none, laid
+	// out [B, Heads, Nq, PerRow] ([Heads, total, PerRow] with
+	// CuSeqlensQ), Heads 1 (one list shared by every head) or KVH (one a
+	// KV head). A position out of range or named twice in a row is an
+	// error wrapping backend.ErrShape that names the row; causal masking,
+	// the window and KVLens still hide the keys they hide; a row left
+	// with no key outputs zeros (LSE −Inf). It runs fused only, with no
+	// bias, mask or ALiBi (backend.Indices has the rules).
 	Indices *Indices
 	// Blocks, when set, is a block-sparse keep-mask ([B|1, H|1, ⌈Nq/S⌉,
 	// ⌈Nk/S⌉] booleans for blocks of S rows by S keys; BlockMask and its
@@ -187,10 +187,6 @@ type Options struct {
 	Bias *Tensor
 	// Mask is a boolean keep-mask with the same broadcasting as Bias.
 	Mask *Mask
-	// DBias asks AttentionGrad for the bias's gradient as well
-	// (Grads.DBias: ∂L/∂bias over the bias's shape, summed where it
-	// broadcasts). It needs Bias; the forward functions do not read it.
-	DBias bool
 	// Strategy forces the staged or fused path; Auto chooses.
 	Strategy Strategy
 	// Weights asks for the attention weights P (staged path only).

@@ -22,26 +22,32 @@ import "github.com/attn-go/attn/backend"
 //	Size  int
 //	Shape [4]int // [B|1, H|1, ⌈Nq/Size⌉, ⌈Nk/Size⌉]
 //	Keep  []bool // row-major over Shape
+//
+// Shape is a [4]int where Mask's is a right-aligned []int: a BlockMask
+// is backend.BlockMask, which the backend reads as it is, with all four
+// dimensions (Mask has why).
 type BlockMask = backend.BlockMask
 
-// MaskBlocks is the block mask of an element-level rule, as
-// FlexAttention's create_block_mask makes one from a mask_mod: block
-// (I, J) of nq query rows by nk keys is on when keep(i, j) holds for
-// some row i and key j in it. It calls keep at most nq·nk times (an
-// nq·nk past an int is ErrTooLarge); the caller gives the same rule as
-// a keep-mask (Options.Mask) where it needs the element rule inside the
-// blocks, or a causal mask or window that is it.
-func MaskBlocks(nq, nk, size int, keep func(i, j int) bool) (*BlockMask, error) {
+// ElementBlocks is the block mask of an element-level rule (keep(i, j)
+// for query row i and key j), as FlexAttention's create_block_mask
+// makes one from a mask_mod; GridBlocks takes a rule over the blocks
+// themselves. Block (I, J) of nq query rows by nk keys is on when
+// keep(i, j) holds for some row i and key j in it. It calls keep at
+// most nq·nk times (an nq·nk past an int is ErrTooLarge); the caller
+// gives the same rule as a keep-mask (Options.Mask) where it needs the
+// element rule inside the blocks, or a causal mask or window that is
+// it.
+func ElementBlocks(nq, nk, size int, keep func(i, j int) bool) (*BlockMask, error) {
 	if keep == nil {
-		return nil, backend.Errorf(backend.ErrShape, "MaskBlocks: keep is nil")
+		return nil, backend.Errorf(backend.ErrShape, "ElementBlocks: keep is nil")
 	}
-	if err := checkBlocks("MaskBlocks", nq, nk, size); err != nil {
+	if err := checkBlocks("ElementBlocks", nq, nk, size); err != nil {
 		return nil, err
 	}
 	if _, ok := backend.CheckedProduct(nq, nk); !ok {
-		return nil, backend.Errorf(backend.ErrTooLarge, "MaskBlocks: nq=%d × nk=%d elements overflow int", nq, nk)
+		return nil, backend.Errorf(backend.ErrTooLarge, "ElementBlocks: nq=%d × nk=%d elements overflow int", nq, nk)
 	}
-	m, err := newBlocks("MaskBlocks", nq, nk, size)
+	m, err := newBlocks("ElementBlocks", nq, nk, size)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +77,7 @@ func MaskBlocks(nq, nk, size int, keep func(i, j int) bool) (*BlockMask, error) 
 // its offset), where its blocks would be kept whole and let it see the
 // next document's keys. Documents of any lengths are exact, and as
 // cheap, packed instead (Options.CuSeqlensQ and CuSeqlensK), or as
-// MaskBlocks of the document rule with the same rule as a keep-mask
+// ElementBlocks of the document rule with the same rule as a keep-mask
 // (Options.Mask). With cuK nil, Causal on top of it is the causal
 // document mask exactly.
 func DocumentBlocks(cuQ, cuK []int, size int) (*BlockMask, error) {
@@ -152,7 +158,7 @@ func checkEdges(name, what string, cu []int, d, size int) error {
 		return nil
 	}
 	return backend.Errorf(backend.ErrShape, "DocumentBlocks: document %d (%ss %d … %d) %s at %s %d (%s[%d]), inside block %d of %d %ss, "+
-		"which would hold two documents' %ss; start and end documents on block boundaries, or pack them (Options.CuSeqlensQ, CuSeqlensK), or give MaskBlocks's rule as a keep-mask too (Options.Mask)",
+		"which would hold two documents' %ss; start and end documents on block boundaries, or pack them (Options.CuSeqlensQ, CuSeqlensK), or give ElementBlocks's rule as a keep-mask too (Options.Mask)",
 		d, what, cu[d], cu[d+1]-1, edge, what, cu[at], name, at, cu[at]/size, size, what, what)
 }
 
@@ -202,15 +208,16 @@ func StreamingBlocks(n, sinks, window, size int) (*BlockMask, error) {
 	})
 }
 
-// MaskBlocksOf is the block mask whose block (I, J) is on when on(I, J)
-// holds, for nq query rows and nk keys in blocks of size: a block-level
-// rule (random block sparsity, a model's chosen blocks) in
-// ⌈nq/size⌉·⌈nk/size⌉ calls.
-func MaskBlocksOf(nq, nk, size int, on func(bi, bj int) bool) (*BlockMask, error) {
+// GridBlocks is the block mask whose block (I, J) of the block grid is
+// on when on(I, J) holds, for nq query rows and nk keys in blocks of
+// size: a block-level rule (random block sparsity, a model's chosen
+// blocks) in ⌈nq/size⌉·⌈nk/size⌉ calls; ElementBlocks takes a rule over
+// rows and keys.
+func GridBlocks(nq, nk, size int, on func(bi, bj int) bool) (*BlockMask, error) {
 	if on == nil {
-		return nil, backend.Errorf(backend.ErrShape, "MaskBlocksOf: on is nil")
+		return nil, backend.Errorf(backend.ErrShape, "GridBlocks: on is nil")
 	}
-	m, err := newBlocks("MaskBlocksOf", nq, nk, size)
+	m, err := newBlocks("GridBlocks", nq, nk, size)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func TestCacheBlocks(t *testing.T) {
 				q := randTensor(rng, kernels.BNHD, len(lens), 1, h, d)
 				nb := (200 + sz - 1) / sz // the longest sequence's key blocks
 				bm := &kernels.BlockMask{Size: sz, Shape: [4]int{len(lens), 1, 1, nb}, Keep: make([]bool, len(lens)*nb)}
-				ix := &kernels.Indices{Heads: 1, K: 200, Idx: make([]int32, len(lens)*200)}
+				ix := &kernels.Indices{Heads: 1, PerRow: 200, Idx: make([]int32, len(lens)*200)}
 				for s, n := range lens {
 					row := ix.Idx[s*200 : (s+1)*200]
 					for t := range row {
@@ -224,11 +224,11 @@ func TestBlockHelpers(t *testing.T) {
 	q := randTensor(rng, kernels.BHND, 1, 2, 40, 16)
 	k := randTensor(rng, kernels.BHND, 1, 2, 50, 16)
 	all := func(int, int) bool { return true }
-	over40, err := kernels.MaskBlocks(40, 40, 16, all)
+	over40, err := kernels.ElementBlocks(40, 40, 16, all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	over50, err := kernels.MaskBlocks(40, 50, 16, all)
+	over50, err := kernels.ElementBlocks(40, 50, 16, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,16 +275,16 @@ func TestBlockHelpersRefuse(t *testing.T) {
 		{"decreasing keys", func() (*kernels.BlockMask, error) { return kernels.DocumentBlocks(cu, []int{0, 64, 32}, 64) }, backend.ErrShape, "cuK[2] = 32 after cuK[1] = 64"},
 		{"off the blocks", func() (*kernels.BlockMask, error) { return kernels.DocumentBlocks([]int{0, 10, 40, 41, 100}, nil, 16) }, backend.ErrShape, "document 0 (rows 0 … 9) ends at row 10 (cuQ[1]), inside block 0 of 16 rows"},
 		{"keys off the blocks", func() (*kernels.BlockMask, error) { return kernels.DocumentBlocks(cu, []int{0, 70, 128}, 64) }, backend.ErrShape, "document 0 (keys 0 … 69) ends at key 70 (cuK[1]), inside block 1 of 64 keys"},
-		{"mask size 0", func() (*kernels.BlockMask, error) { return kernels.MaskBlocks(10, 10, 0, all) }, backend.ErrShape, "blocks of 0"},
-		{"mask rows −10", func() (*kernels.BlockMask, error) { return kernels.MaskBlocks(-10, 10, 4, all) }, backend.ErrShape, "-10 query rows"},
-		{"mask keys 0", func() (*kernels.BlockMask, error) { return kernels.MaskBlocks(10, 0, 4, all) }, backend.ErrShape, "0 keys"},
-		{"mask nil", func() (*kernels.BlockMask, error) { return kernels.MaskBlocks(10, 10, 4, nil) }, backend.ErrShape, "keep is nil"},
-		{"mask elements", func() (*kernels.BlockMask, error) { return kernels.MaskBlocks(1<<40, 1<<40, 1<<39, all) }, backend.ErrTooLarge, "nq=1099511627776 × nk=1099511627776"},
-		{"of rows 0", func() (*kernels.BlockMask, error) { return kernels.MaskBlocksOf(0, 10, 4, all) }, backend.ErrShape, "0 query rows"},
-		{"of nil", func() (*kernels.BlockMask, error) { return kernels.MaskBlocksOf(10, 10, 4, nil) }, backend.ErrShape, "on is nil"},
-		{"of blocks", func() (*kernels.BlockMask, error) { return kernels.MaskBlocksOf(1<<62, 1<<62, 1, all) }, backend.ErrTooLarge, "overflow int"},
-		{"of memory", func() (*kernels.BlockMask, error) { return kernels.MaskBlocksOf(1<<24, 1<<24, 1, all) }, backend.ErrTooLarge, "need more than"},
-		{"of ⌈n/size⌉", func() (*kernels.BlockMask, error) { return kernels.MaskBlocksOf(math.MaxInt, 1, math.MaxInt/2+1, all) }, nil, ""},
+		{"mask size 0", func() (*kernels.BlockMask, error) { return kernels.ElementBlocks(10, 10, 0, all) }, backend.ErrShape, "blocks of 0"},
+		{"mask rows −10", func() (*kernels.BlockMask, error) { return kernels.ElementBlocks(-10, 10, 4, all) }, backend.ErrShape, "-10 query rows"},
+		{"mask keys 0", func() (*kernels.BlockMask, error) { return kernels.ElementBlocks(10, 0, 4, all) }, backend.ErrShape, "0 keys"},
+		{"mask nil", func() (*kernels.BlockMask, error) { return kernels.ElementBlocks(10, 10, 4, nil) }, backend.ErrShape, "keep is nil"},
+		{"mask elements", func() (*kernels.BlockMask, error) { return kernels.ElementBlocks(1<<40, 1<<40, 1<<39, all) }, backend.ErrTooLarge, "nq=1099511627776 × nk=1099511627776"},
+		{"of rows 0", func() (*kernels.BlockMask, error) { return kernels.GridBlocks(0, 10, 4, all) }, backend.ErrShape, "0 query rows"},
+		{"of nil", func() (*kernels.BlockMask, error) { return kernels.GridBlocks(10, 10, 4, nil) }, backend.ErrShape, "on is nil"},
+		{"of blocks", func() (*kernels.BlockMask, error) { return kernels.GridBlocks(1<<62, 1<<62, 1, all) }, backend.ErrTooLarge, "overflow int"},
+		{"of memory", func() (*kernels.BlockMask, error) { return kernels.GridBlocks(1<<24, 1<<24, 1, all) }, backend.ErrTooLarge, "need more than"},
+		{"of ⌈n/size⌉", func() (*kernels.BlockMask, error) { return kernels.GridBlocks(math.MaxInt, 1, math.MaxInt/2+1, all) }, nil, ""},
 		{"prefix −1", func() (*kernels.BlockMask, error) { return kernels.PrefixLMBlocks(10, -1, 4) }, backend.ErrShape, "prefix -1"},
 		{"prefix n 0", func() (*kernels.BlockMask, error) { return kernels.PrefixLMBlocks(0, 0, 4) }, backend.ErrShape, "n = 0 tokens"},
 		{"streaming n −2", func() (*kernels.BlockMask, error) { return kernels.StreamingBlocks(-2, 0, 3, 4) }, backend.ErrShape, "n = -2 tokens"},
@@ -344,7 +344,7 @@ func TestBlockHelpersRagged(t *testing.T) {
 			T, T, T}},
 		// Row i sees key i − 1, 6 rows by 5 keys.
 		{"element rule", func() (*kernels.BlockMask, error) {
-			return kernels.MaskBlocks(6, 5, 4, func(i, j int) bool { return i == j+1 })
+			return kernels.ElementBlocks(6, 5, 4, func(i, j int) bool { return i == j+1 })
 		}, [4]int{1, 1, 2, 2}, []bool{
 			T, F,
 			T, T}},
@@ -464,10 +464,10 @@ func FuzzBlockHelpers(f *testing.F) {
 		mod := seed%7 + 1
 		rule := func(i, j int) bool { return uint64(i*31+j*17)%mod == seed%mod || i-j == int(seed%5) }
 		if cheap(nq, nk, size, true) {
-			m, err := kernels.MaskBlocks(nq, nk, size, rule)
-			check("MaskBlocks", nq, nk, m, err, positive, rule, false)
-			_, err = kernels.MaskBlocks(nq, nk, size, nil)
-			check("MaskBlocks nil", nq, nk, nil, err, false, nil, false)
+			m, err := kernels.ElementBlocks(nq, nk, size, rule)
+			check("ElementBlocks", nq, nk, m, err, positive, rule, false)
+			_, err = kernels.ElementBlocks(nq, nk, size, nil)
+			check("ElementBlocks nil", nq, nk, nil, err, false, nil, false)
 		}
 		if cheap(nq, nk, size, false) {
 			rows, cols := 0, 0
@@ -476,13 +476,13 @@ func FuzzBlockHelpers(f *testing.F) {
 			}
 			on := func(bi, bj int) bool {
 				if bi < 0 || bi >= rows || bj < 0 || bj >= cols {
-					t.Fatalf("MaskBlocksOf asked block (%d, %d) of %d × %d", bi, bj, rows, cols)
+					t.Fatalf("GridBlocks asked block (%d, %d) of %d × %d", bi, bj, rows, cols)
 				}
 				return rule(bi, bj)
 			}
-			m, err := kernels.MaskBlocksOf(nq, nk, size, on)
+			m, err := kernels.GridBlocks(nq, nk, size, on)
 			// Its rule by elements: an element is its block's.
-			check("MaskBlocksOf", nq, nk, m, err, positive, func(i, j int) bool { return rule(i/size, j/size) }, true)
+			check("GridBlocks", nq, nk, m, err, positive, func(i, j int) bool { return rule(i/size, j/size) }, true)
 		}
 		if cheap(nq, nq, size, true) {
 			prefix := a

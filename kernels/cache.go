@@ -27,7 +27,8 @@ import (
 // CacheConfig is the storage of a cache's keys and values.
 type CacheConfig struct {
 	// KVHeads is the number of key/value heads; D the head dim of keys
-	// and queries; Dv that of values and outputs, 0 meaning D.
+	// and queries; Dv that of values and outputs, 0 meaning D (or
+	// VFromK where that is set).
 	KVHeads, D, Dv int
 	// DType is how keys and values are stored: Float32, Float16 or
 	// BFloat16 (on a backend with Caps.Half), 8 bits a value, Q8 or
@@ -46,21 +47,30 @@ type CacheConfig struct {
 	// BHND [B, KVHeads, capacity, D], a page [KVHeads, PageSize, D],
 	// queries [B, H, Nq, D].
 	Layout Layout
-	// VFromK stores no V: V is the first Dv columns of K's rows
-	// (Dv ≤ D), as multi-head latent attention (MLA: DeepSeek V2/V3,
-	// Kimi K2) caches one latent row a token, 576 values of which V is
-	// the first 512. Append and AppendBuffers take v nil; an fp8 cache's
-	// V is read at K's scales (VScale must be nil). It needs a backend
-	// with Caps.VFromK.
-	VFromK bool
+	// VFromK, when > 0, stores no V: V is the first VFromK columns of
+	// K's rows (Dv = VFromK ≤ D; Dv is then 0 or the same), as
+	// multi-head latent attention (MLA: DeepSeek V2/V3, Kimi K2) caches
+	// one latent row a token, 576 values of which V is the first 512
+	// (VFromK: 512). It is Options.VFromK's spelling: V's head dim, 0 for
+	// a V of its own. Append and AppendBuffers take v nil; an fp8
+	// cache's V is read at K's scales (VScale must be nil). It needs a
+	// backend with Caps.VFromK.
+	VFromK int
 }
 
+// dv is V's head dim: VFromK's, Dv's or D.
 func (c CacheConfig) dv() int {
-	if c.Dv == 0 {
+	switch {
+	case c.VFromK > 0:
+		return c.VFromK
+	case c.Dv == 0:
 		return c.D
 	}
 	return c.Dv
 }
+
+// vFromK says the cache stores no V (VFromK > 0).
+func (c CacheConfig) vFromK() bool { return c.VFromK > 0 }
 
 // kPitch and vPitch are the elements a row of K and of V takes in the
 // cache's storage: D and Dv, rounded up to whole blocks in a q8 or q4 cache
@@ -69,7 +79,7 @@ func (c CacheConfig) dv() int {
 func (c CacheConfig) kPitch() int { return c.DType.Pitch(c.D) }
 
 func (c CacheConfig) vPitch() int {
-	if c.VFromK {
+	if c.vFromK() {
 		return c.kPitch()
 	}
 	return c.DType.Pitch(c.dv())
@@ -79,8 +89,8 @@ func (c CacheConfig) check(be backend.Backend) error {
 	switch {
 	case be == nil:
 		return backend.Errorf(backend.ErrUnavailable, "nil backend")
-	case c.KVHeads < 1 || c.D < 1 || c.Dv < 0:
-		return backend.Errorf(backend.ErrShape, "cache of %d KV heads, D=%d, Dv=%d: want heads and D ≥ 1, Dv ≥ 0", c.KVHeads, c.D, c.Dv)
+	case c.KVHeads < 1 || c.D < 1 || c.Dv < 0 || c.VFromK < 0:
+		return backend.Errorf(backend.ErrShape, "cache of %d KV heads, D=%d, Dv=%d, VFromK=%d: want heads and D ≥ 1, Dv and VFromK ≥ 0", c.KVHeads, c.D, c.Dv, c.VFromK)
 	case !c.DType.Storable():
 		return backend.Errorf(backend.ErrShape, "cache of unknown dtype %v", c.DType)
 	case c.DType == backend.Q4 && !be.Caps().Quant4:
@@ -95,11 +105,13 @@ func (c CacheConfig) check(be backend.Backend) error {
 		return backend.Errorf(backend.ErrShape, "cache of unknown layout %v", c.Layout)
 	case !be.Caps().Seqs && !be.Caps().Fused:
 		return backend.Errorf(backend.ErrUnsupported, "the %s backend has no fused path to attend a cache with", be.Name())
-	case c.VFromK && c.dv() > c.D:
-		return backend.Errorf(backend.ErrShape, "a cache with V from K (its first Dv columns): Dv=%d is more than D=%d", c.dv(), c.D)
-	case c.VFromK && c.VScale != nil:
+	case c.vFromK() && c.Dv != 0 && c.Dv != c.VFromK:
+		return backend.Errorf(backend.ErrShape, "a cache with V from K (VFromK=%d, V's head dim) and Dv=%d: want Dv 0 or the same", c.VFromK, c.Dv)
+	case c.vFromK() && c.VFromK > c.D:
+		return backend.Errorf(backend.ErrShape, "a cache with V from K (its first VFromK columns): VFromK=%d is more than D=%d", c.VFromK, c.D)
+	case c.vFromK() && c.VScale != nil:
 		return backend.Errorf(backend.ErrShape, "a cache with V from K reads V at K's scales: VScale %v", c.VScale)
-	case c.VFromK && !be.Caps().VFromK:
+	case c.vFromK() && !be.Caps().VFromK:
 		return backend.Errorf(backend.ErrUnsupported, "a cache with V from K on the %s backend, which reads no V in K's buffer (Caps.VFromK)", be.Name())
 	}
 	if c.KScale != nil || c.VScale != nil {
@@ -207,7 +219,7 @@ type storeRows struct {
 // alone under V from K, whose rows are V's too.
 func (c *kv) stores() []storeRows {
 	s := []storeRows{{c.k, c.cfg.kPitch()}, {c.v, c.cfg.vPitch()}}
-	return s[:2-btoi(c.cfg.VFromK)]
+	return s[:2-btoi(c.cfg.vFromK())]
 }
 
 // staging is an appender's host scratch: rows gathered or widened on
@@ -236,7 +248,7 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	if cfg.KScale != nil || cfg.VScale != nil {
 		// The cache's own copies (nil stays nil: a scale of 1).
 		c.scales = &backend.Scales{K: slices.Clone(cfg.KScale), V: slices.Clone(cfg.VScale)}
-		if cfg.VFromK {
+		if cfg.vFromK() {
 			c.scales.V = c.scales.K
 		}
 	}
@@ -244,7 +256,7 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {
 		return nil, fmt.Errorf("%s: keys: %w", what, err)
 	}
-	if cfg.VFromK {
+	if cfg.vFromK() {
 		c.v = c.k // V is K's first Dv columns
 	} else if c.v, err = be.Alloc(cfg.DType, nv); err != nil {
 		c.k.Release()
@@ -297,14 +309,14 @@ func (c *kv) live(op string) error {
 // returns n, and k and v dense: a strided one gathered into a copy of
 // its rows (which the append copies anyway).
 func (c *kv) checkRows(k, v *Tensor) (int, *Tensor, *Tensor, error) {
-	if c.cfg.VFromK && v != nil {
+	if c.cfg.vFromK() && v != nil {
 		return 0, nil, nil, backend.Errorf(backend.ErrShape, "appended V of shape %v into a cache with V from K (K's first %d columns): v must be nil", v.Shape, c.cfg.dv())
 	}
 	// A bad k or v is left for checkDenseRows to name.
 	if k.check("K") == nil {
 		k = k.contiguous()
 	}
-	if c.cfg.VFromK {
+	if c.cfg.vFromK() {
 		v = k
 	} else if v.check("V") == nil {
 		v = v.contiguous()
@@ -319,7 +331,7 @@ func (c *kv) checkDenseRows(k, v *Tensor) (int, error) {
 		name, appended string // constants: a name built here would allocate every call
 		t              *Tensor
 		dim            int
-	}{{"K", "appended K", k, c.cfg.D}, {"V", "appended V", v, c.cfg.dv()}}[:2-btoi(c.cfg.VFromK)] {
+	}{{"K", "appended K", k, c.cfg.D}, {"V", "appended V", v, c.cfg.dv()}}[:2-btoi(c.cfg.vFromK())] {
 		if err := t.t.check(t.name); err != nil {
 			return 0, err
 		}
@@ -409,7 +421,7 @@ func (c *kv) putKV(st *staging, rk, rv backend.Rows, b, pos int, k, v *Tensor) e
 	if err := c.put(st, c.k, rk, b, pos, k); err != nil {
 		return err
 	}
-	if c.cfg.VFromK {
+	if c.cfg.vFromK() {
 		// V is K's rows: written above.
 	} else if err := c.put(st, c.v, rv, b, pos, v); err != nil {
 		return err
@@ -503,14 +515,14 @@ func (c *kv) checkBuffers(rec backend.Recording, n int, k, v backend.Buffer) (ba
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "append of %d rows", n)
 	}
-	if c.cfg.VFromK && v != nil {
+	if c.cfg.vFromK() && v != nil {
 		return nil, backend.Errorf(backend.ErrShape, "append of a V buffer into a cache with V from K (K's first %d columns): v must be nil", c.cfg.dv())
 	}
 	for _, t := range []struct {
 		name, what string // constants: a name built here would allocate every call
 		buf        backend.Buffer
 		dim        int
-	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}}[:2-btoi(c.cfg.VFromK)] {
+	}{{"K", "appended K [n, KVHeads, dim]", k, c.cfg.D}, {"V", "appended V [n, KVHeads, dim]", v, c.cfg.dv()}}[:2-btoi(c.cfg.vFromK())] {
 		// A q8 buffer's rows are whole blocks (its pitch).
 		dim := t.dim
 		if t.buf != nil {

@@ -228,8 +228,8 @@
 //
 // Multi-head latent attention (MLA: DeepSeek V2/V3, Kimi K2) caches one
 // latent row a token, of which V is the first columns: CacheConfig.VFromK
-// stores no V (Dv ≤ D; DeepSeek V3's D = 576, Dv = 512 is 576 values a
-// token, not 1088), Append and AppendBuffers take v nil, and Attend reads
+// (V's head dim Dv ≤ D, as Options.VFromK takes it) stores no V
+// (DeepSeek V3's D = 576, VFromK = 512 is 576 values a token, not 1088), Append and AppendBuffers take v nil, and Attend reads
 // V's rows in K's buffer. Options.VFromK does the same for Attention over
 // tensors (v nil). A backend with Caps.VFromK reads V in place
 // (backend.Problem.VFromK: the CPU and the GPU do); Attention gives
@@ -247,16 +247,18 @@
 // bias, keep-mask or ALiBi beside a list is ErrUnsupported.
 //
 // Gradients: AttentionGrad returns ∂L/∂Q, ∂L/∂K, ∂L/∂V (and the sinks',
-// and the bias's with Options.DBias) given ∂L/∂O, through the backend's
+// and the bias's with GradOptions.DBias) given ∂L/∂O, through the backend's
 // backward pass (backend.Backwarder: the CPU's and the GPU's, which take
 // the same problems: dense or packed, with a bias and keep-mask, in f32,
 // f16 and bf16), for a training loop's step; AttentionGradFrom runs the
-// backward alone from the forward's own output and LSE (Options.LSE).
+// backward alone from the forward's own Result (its Out and LSE, with
+// Options.LSE). GradOptions holds the forward's *Options and what only
+// the backward reads (DBias).
 //
 // Block-sparse masks (FlexAttention's BlockMask): Options.Blocks and
 // AttendOptions.Blocks keep or drop blocks of S query rows by S keys
 // (BlockMask); a block that is off is never computed, one that is on
-// is computed under the other masks. MaskBlocks, MaskBlocksOf,
+// is computed under the other masks. ElementBlocks, GridBlocks,
 // DocumentBlocks, PrefixLMBlocks and StreamingBlocks build the common
 // ones.
 //

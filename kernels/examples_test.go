@@ -173,8 +173,8 @@ func ExampleKVCache() {
 }
 
 // An MLA cache (multi-head latent attention, DeepSeek V2/V3) stores one
-// latent row a token and reads V as its first Dv columns: here rows of
-// D = 3 whose first Dv = 2 values are V, two query heads over the one
+// latent row a token and reads V as its first VFromK columns: here rows
+// of D = 3 whose first 2 values are V, two query heads over the one
 // latent head, and no V appended.
 func ExampleCacheConfig_vFromK() {
 	be, err := kernels.Open("cpu")
@@ -182,7 +182,7 @@ func ExampleCacheConfig_vFromK() {
 		log.Fatal(err)
 	}
 	defer be.Close()
-	cfg := kernels.CacheConfig{KVHeads: 1, D: 3, Dv: 2, Layout: kernels.BNHD, VFromK: true}
+	cfg := kernels.CacheConfig{KVHeads: 1, D: 3, Layout: kernels.BNHD, VFromK: 2}
 	pool, err := kernels.NewPagePool(be, 16, 4, cfg)
 	if err != nil {
 		log.Fatal(err)

@@ -11,34 +11,65 @@ import (
 // Grads are the gradients AttentionGrad computes: DQ, DK and DV with
 // q's, k's and v's shapes, layouts and dtypes (dense; DK and DV summed
 // over the query heads of each KV group), DSinks ([H]) when Options.Sinks
-// is set, and DBias (the bias's shape and dtype) when Options.DBias asks
-// for it.
+// is set, and DBias (the bias's shape and dtype) when GradOptions.DBias
+// asks for it.
 type Grads struct {
 	DQ, DK, DV *Tensor
 	DSinks     []float32
 	DBias      *Tensor
 }
 
+// GradOptions are the options of AttentionGrad and AttentionGradFrom:
+// the forward's options, and what only the backward reads. A training
+// step hands the gradient the *Options it gave Attention:
+//
+//	opts := &kernels.Options{Causal: true, LSE: true}
+//	res, err := kernels.Attention(ctx, be, q, k, v, opts)
+//	g, err := kernels.AttentionGradFrom(ctx, be, q, k, v, dOut, res,
+//		&kernels.GradOptions{Options: opts, DBias: true})
+//
+// A nil *GradOptions, or a nil Options in it, is the zero Options: plain
+// non-causal attention with scale 1/√D and no gradient of a bias.
+type GradOptions struct {
+	// Options are the forward's options, as Attention takes them: the
+	// gradients are those of that forward. AttentionGrad says which it
+	// takes; it never writes them.
+	*Options
+	// DBias asks for the bias's gradient as well (Grads.DBias:
+	// ∂L/∂bias over the bias's shape, summed where it broadcasts). It
+	// needs Options.Bias.
+	DBias bool
+}
+
+// forward is g's Options, the zero value for none.
+func (g *GradOptions) forward() *Options {
+	if g == nil || g.Options == nil {
+		return &Options{}
+	}
+	return g.Options
+}
+
 // AttentionGrad computes the gradients of a scalar loss L through
-// Attention(q, k, v, opts), given dOut = ∂L/∂O (the output's shape and
-// layout, any dtype): the forward runs fused for its output (kept in
-// float32) and LSE, then the backend's backward pass (backend.Backwarder:
-// FlashAttention-2's method, memory O(N)). A training step calls it with
-// the loss's gradient and updates its parameters from the result.
+// Attention(q, k, v, opts.Options), given dOut = ∂L/∂O (the output's
+// shape and layout, any dtype): the forward runs fused for its output
+// (kept in float32) and LSE, then the backend's backward pass
+// (backend.Backwarder: FlashAttention-2's method, memory O(N)). A
+// training step calls it with the loss's gradient and updates its
+// parameters from the result.
 //
 // It takes Float32, Float16 and BFloat16 tensors (the gradients sum in
 // float32 and come back in each input's dtype), dense or packed
 // (CuSeqlensQ, CuSeqlensK), and the options that shape the forward:
 // Scale, Causal and CausalOffset, Window, Softcap, ALiBi, Sinks, KVLens,
-// Bias (with its gradient when DBias is set), Mask, Blocks on a backend
-// with Caps.BackwardBlocks (the CPU's and the GPU's), whose backward
-// skips the blocks that are off as the forward does, and Indices on a
-// backend with Caps.BackwardIndices (the CPU's), whose dK and dV go to
-// the named rows only. OutDType changes nothing: O
-// is not returned. With V from K (VFromK, v nil) dK carries V's gradient
-// on the columns they share and Grads.DV is nil. What the backward pass
-// does not take (a paged cache, the staged matrices, block masks or
-// index lists on a backend without Caps.BackwardBlocks or
+// Bias (with its gradient when GradOptions.DBias is set), Mask, Blocks
+// on a backend with Caps.BackwardBlocks (the CPU's and the GPU's), whose
+// backward skips the blocks that are off as the forward does, and
+// Indices on a backend with Caps.BackwardIndices (the CPU's), whose dK
+// and dV go to the named rows only. LSE, OutDType and MatrixDType change
+// nothing: no O is returned. With V from K (VFromK, v nil) dK carries
+// V's gradient on the columns they share and Grads.DV is nil. What the
+// backward pass does not take (a paged cache, the staged matrices, block
+// masks or index lists on a backend without Caps.BackwardBlocks or
 // BackwardIndices), and a backend without a backward pass, is an error
 // wrapping backend.ErrUnsupported, before the forward runs; bad shapes
 // and non-finite inputs are errors as for Attention.
@@ -46,30 +77,32 @@ type Grads struct {
 // The gradients are deterministic: the same inputs give the same bits on
 // every run of one backend (and CPU class), whatever the CPU backend's
 // thread count and whatever the GPU ran between.
-func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *Options) (*Grads, error) {
+func AttentionGrad(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, opts *GradOptions) (*Grads, error) {
 	return attentionGrad(ctx, be, q, k, v, nil, nil, dOut, opts)
 }
 
-// AttentionGradFrom is AttentionGrad given the forward's output and LSE
-// (Result.Out and Result.LSE of Attention with Options.LSE, the same
-// inputs and options), so that a training step that ran the forward
-// does not run it again: the backward alone. out has the output's shape
-// and layout, lse Result.LSE's shape; both must be what the forward
-// computed (the gradients are of that forward), float32 or half (out) and
-// float32 (lse), finite but for −Inf in the LSE of a row that sees no
-// key.
-func AttentionGradFrom(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
-	if out == nil || lse == nil {
-		return nil, backend.Errorf(backend.ErrShape, "AttentionGradFrom needs the forward's output and LSE (out nil: %v, lse nil: %v)", out == nil, lse == nil)
+// AttentionGradFrom is AttentionGrad given the forward's own result, so
+// that a training step that ran the forward does not run it again: the
+// backward alone. fwd is what Attention returned for the same inputs and
+// opts.Options with Options.LSE set; of it, AttentionGradFrom reads Out
+// (the output's shape and layout, float32 or half, finite) and LSE
+// (Result.LSE's shape, float32, free of NaN and +Inf: −Inf is a row that
+// sees no key), and nothing else. The gradients are of that forward: an
+// Out and LSE of other inputs give the gradients of no loss. A nil fwd,
+// Out or LSE is an error wrapping backend.ErrShape.
+func AttentionGradFrom(ctx context.Context, be backend.Backend, q, k, v, dOut *Tensor, fwd *Result, opts *GradOptions) (*Grads, error) {
+	if fwd == nil || fwd.Out == nil || fwd.LSE == nil {
+		return nil, backend.Errorf(backend.ErrShape, "AttentionGradFrom needs the forward's Result with Out and LSE (Options.LSE): fwd nil: %v, Out nil: %v, LSE nil: %v",
+			fwd == nil, fwd == nil || fwd.Out == nil, fwd == nil || fwd.LSE == nil)
 	}
-	return attentionGrad(ctx, be, q, k, v, out, lse, dOut, opts)
+	return attentionGrad(ctx, be, q, k, v, fwd.Out, fwd.LSE, dOut, opts)
 }
 
-// attentionGrad is AttentionGrad, or AttentionGradFrom with out and lse.
-func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
+// attentionGrad is AttentionGrad, or AttentionGradFrom with the
+// forward's out and lse.
+func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, gopts *GradOptions) (*Grads, error) {
+	opts := gopts.forward()
+	dBias := gopts != nil && gopts.DBias
 	if be == nil {
 		return nil, backend.Errorf(backend.ErrUnavailable, "nil backend")
 	}
@@ -83,11 +116,11 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 	switch {
 	case opts.Weights || opts.Scores || opts.Strategy == Staged:
 		return nil, backend.Errorf(backend.ErrUnsupported, "gradients run fused: no weights, scores or staged strategy")
-	case opts.DBias && opts.Bias == nil:
-		return nil, backend.Errorf(backend.ErrShape, "DBias asks for the gradient of a bias, and there is none")
+	case dBias && opts.Bias == nil:
+		return nil, backend.Errorf(backend.ErrShape, "GradOptions.DBias asks for the gradient of a bias, and Options.Bias is nil")
 	}
 	if opts.VFromK > 0 {
-		return vFromKGrad(ctx, be, q, k, v, out, lse, dOut, opts)
+		return vFromKGrad(ctx, be, q, k, v, out, lse, dOut, opts, dBias)
 	}
 	for _, t := range []struct {
 		name string
@@ -172,7 +205,7 @@ func attentionGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, d
 		g.DSinks = make([]float32, p.H)
 	}
 	bp := backend.BackwardParams{Problem: p, Bias: bias, Keep: keep}
-	if opts.DBias {
+	if dBias {
 		buf, err := bufs.alloc(be, "dBias", Float32, bias.Buf.Len())
 		if err != nil {
 			return nil, err
@@ -259,7 +292,7 @@ func checkForward(c *call, q, out, lse *Tensor) error {
 // first Dv columns, MLA's latent cache): the gradients of V as a tensor
 // of its own, computed in float32, then V's added into K's on the
 // columns they share, and rounded once into K's dtype; Grads.DV is nil.
-func vFromKGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options) (*Grads, error) {
+func vFromKGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut *Tensor, opts *Options, dBias bool) (*Grads, error) {
 	view, err := vFromK(k, v, opts.VFromK)
 	if err != nil {
 		return nil, err
@@ -284,7 +317,7 @@ func vFromKGrad(ctx context.Context, be backend.Backend, q, k, v, out, lse, dOut
 	}
 	o := *opts
 	o.VFromK = 0
-	g, err := attentionGrad(ctx, be, q, kd, vd, out, lse, dOut, &o)
+	g, err := attentionGrad(ctx, be, q, kd, vd, out, lse, dOut, &GradOptions{Options: &o, DBias: dBias})
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func ExampleDocumentBlocks_training() {
 				loss += 0.5 * float64(dOut.Data[i]) * float64(dOut.Data[i])
 			}
 			losses = append(losses, loss)
-			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: opts})
 			if err != nil {
 				panic(err)
 			}

@@ -32,18 +32,19 @@ func TestAttentionGrad(t *testing.T) {
 		layout kernels.Layout
 		qs, ks []int
 		opts   kernels.Options
+		dBias  bool
 	}{
-		{"bhnd", kernels.BHND, []int{2, 4, 70, 16}, []int{2, 2, 90, 16}, kernels.Options{Causal: true}},
-		{"bnhd", kernels.BNHD, []int{1, 33, 4, 8}, []int{1, 140, 1, 8}, kernels.Options{Softcap: 3, Sinks: []float32{0, 1, -1, 0.5}}},
-		{"rank3", kernels.BHND, []int{2, 20, 8}, []int{2, 30, 8}, kernels.Options{Scale: 0.5}},
+		{"bhnd", kernels.BHND, []int{2, 4, 70, 16}, []int{2, 2, 90, 16}, kernels.Options{Causal: true}, false},
+		{"bnhd", kernels.BNHD, []int{1, 33, 4, 8}, []int{1, 140, 1, 8}, kernels.Options{Softcap: 3, Sinks: []float32{0, 1, -1, 0.5}}, false},
+		{"rank3", kernels.BHND, []int{2, 20, 8}, []int{2, 30, 8}, kernels.Options{Scale: 0.5}, false},
 		{"bias", kernels.BHND, []int{2, 4, 70, 16}, []int{2, 2, 90, 16}, kernels.Options{
-			Bias: randTensor(rng, kernels.BHND, 4, 70, 90), DBias: true, Mask: keep}},
+			Bias: randTensor(rng, kernels.BHND, 4, 70, 90), Mask: keep}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(67, uint64(len(c.qs))))
 			q, k, v := randTensor(rng, c.layout, c.qs...), randTensor(rng, c.layout, c.ks...), randTensor(rng, c.layout, c.ks...)
 			dOut := randTensor(rng, c.layout, c.qs...)
-			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &c.opts)
+			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &c.opts, DBias: c.dBias})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestAttentionGrad(t *testing.T) {
 				got  []float32
 				want []float64
 			}{{"dQ", g.DQ.Data, want.DQ}, {"dK", g.DK.Data, want.DK}, {"dV", g.DV.Data, want.DV}, {"dSinks", g.DSinks, want.DSinks}}
-			if c.opts.DBias {
+			if c.dBias {
 				if !equalShape(g.DBias.Shape, c.opts.Bias.Shape) {
 					t.Errorf("dBias of shape %v, want %v", g.DBias.Shape, c.opts.Bias.Shape)
 				}
@@ -108,18 +109,18 @@ func TestAttentionGrad(t *testing.T) {
 		name string
 		be   backend.Backend
 		d    *kernels.Tensor
-		opts kernels.Options
+		opts *kernels.GradOptions
 		want error
 	}{
-		{"dBias without a bias", be, dOut, kernels.Options{DBias: true}, backend.ErrShape},
-		{"V from K with a v", be, dOut, kernels.Options{VFromK: 4}, backend.ErrShape},
-		{"paged", be, dOut, kernels.Options{BlockTable: [][]int{{0}}, KVLens: []int{5}}, backend.ErrUnsupported},
-		{"weights", be, dOut, kernels.Options{Weights: true}, backend.ErrUnsupported},
-		{"dOut shape", be, randTensor(rng, kernels.BHND, 1, 2, 3, 8), kernels.Options{}, backend.ErrShape},
-		{"dOut NaN", be, &kernels.Tensor{Shape: dOut.Shape, Data: append([]float32{float32(math.NaN())}, dOut.Data[1:]...)}, kernels.Options{}, backend.ErrNonFinite},
-		{"no backward", noBackward{be}, dOut, kernels.Options{}, backend.ErrUnsupported},
+		{"dBias without a bias", be, dOut, &kernels.GradOptions{DBias: true}, backend.ErrShape},
+		{"V from K with a v", be, dOut, &kernels.GradOptions{Options: &kernels.Options{VFromK: 4}}, backend.ErrShape},
+		{"paged", be, dOut, &kernels.GradOptions{Options: &kernels.Options{BlockTable: [][]int{{0}}, KVLens: []int{5}}}, backend.ErrUnsupported},
+		{"weights", be, dOut, &kernels.GradOptions{Options: &kernels.Options{Weights: true}}, backend.ErrUnsupported},
+		{"dOut shape", be, randTensor(rng, kernels.BHND, 1, 2, 3, 8), nil, backend.ErrShape},
+		{"dOut NaN", be, &kernels.Tensor{Shape: dOut.Shape, Data: append([]float32{float32(math.NaN())}, dOut.Data[1:]...)}, &kernels.GradOptions{}, backend.ErrNonFinite},
+		{"no backward", noBackward{be}, dOut, nil, backend.ErrUnsupported},
 	} {
-		if _, err := kernels.AttentionGrad(context.Background(), c.be, q, k, k, c.d, &c.opts); !errors.Is(err, c.want) {
+		if _, err := kernels.AttentionGrad(context.Background(), c.be, q, k, k, c.d, c.opts); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -137,7 +138,7 @@ func TestAttentionGradPacked(t *testing.T) {
 	q, k, v := randTensor(rng, kernels.BNHD, 43, h, d), randTensor(rng, kernels.BNHD, 69, kvh, d), randTensor(rng, kernels.BNHD, 69, kvh, d)
 	dOut := randTensor(rng, kernels.BNHD, 43, h, d)
 	opts := kernels.Options{Causal: true, CuSeqlensQ: []int{0, 3, 3, 43}, CuSeqlensK: []int{0, 7, 9, 69}}
-	g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &opts)
+	g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestAttentionGradPacked(t *testing.T) {
 			return &kernels.Tensor{Shape: []int{1, n, t.Shape[1], t.Shape[2]}, Layout: kernels.BNHD, Data: t.Data[lo*w : (lo+n)*w]}
 		}
 		q0, k0 := opts.CuSeqlensQ[s], opts.CuSeqlensK[s]
-		one, err := kernels.AttentionGrad(ctx, be, rows(q, q0, qn[s]), rows(k, k0, kn[s]), rows(v, k0, kn[s]), rows(dOut, q0, qn[s]), &kernels.Options{Causal: true})
+		one, err := kernels.AttentionGrad(ctx, be, rows(q, q0, qn[s]), rows(k, k0, kn[s]), rows(v, k0, kn[s]), rows(dOut, q0, qn[s]), &kernels.GradOptions{Options: &kernels.Options{Causal: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,12 +167,12 @@ func TestAttentionGradPacked(t *testing.T) {
 	for _, dt := range []kernels.DType{kernels.Float16, kernels.BFloat16} {
 		half := func(x *kernels.Tensor) *kernels.Tensor { return mustConvert(t, x, dt) }
 		hq, hk, hv, hd := half(q), half(k), half(v), half(dOut)
-		hg, err := kernels.AttentionGrad(ctx, be, hq, hk, hv, hd, &opts)
+		hg, err := kernels.AttentionGrad(ctx, be, hq, hk, hv, hd, &kernels.GradOptions{Options: &opts})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f32 := func(x *kernels.Tensor) *kernels.Tensor { return mustConvert(t, x, kernels.Float32) }
-		want, err := kernels.AttentionGrad(ctx, be, f32(hq), f32(hk), f32(hv), f32(hd), &opts)
+		want, err := kernels.AttentionGrad(ctx, be, f32(hq), f32(hk), f32(hv), f32(hd), &kernels.GradOptions{Options: &opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +247,7 @@ func ExampleAttentionGradFrom() {
 			first = loss
 		}
 		last = loss
-		g, err := kernels.AttentionGradFrom(ctx, be, q, k, v, res.Out, res.LSE, dOut, opts)
+		g, err := kernels.AttentionGradFrom(ctx, be, q, k, v, dOut, res, &kernels.GradOptions{Options: opts})
 		if err != nil {
 			panic(err)
 		}
@@ -259,8 +260,9 @@ func ExampleAttentionGradFrom() {
 	// loss fell by more than 10×: true
 }
 
-// TestAttentionGradFrom: the backward from the forward's own output and
-// LSE is AttentionGrad's, and a wrong output or LSE is refused.
+// TestAttentionGradFrom: the backward from the forward's own Result (its
+// output and LSE) is AttentionGrad's, and a missing or wrong output or
+// LSE is refused.
 func TestAttentionGradFrom(t *testing.T) {
 	ctx := context.Background()
 	be := openCPU(t)
@@ -272,11 +274,12 @@ func TestAttentionGradFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, err := kernels.AttentionGradFrom(ctx, be, q, k, v, res.Out, res.LSE, dOut, opts)
+	gopts := &kernels.GradOptions{Options: opts}
+	from, err := kernels.AttentionGradFrom(ctx, be, q, k, v, dOut, res, gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+	again, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,16 +295,18 @@ func TestAttentionGradFrom(t *testing.T) {
 	}
 	nan := &kernels.Tensor{Shape: res.LSE.Shape, Data: append([]float32{float32(math.NaN())}, res.LSE.Data[1:]...)}
 	for _, c := range []struct {
-		name     string
-		out, lse *kernels.Tensor
-		want     error
+		name string
+		fwd  *kernels.Result
+		want error
 	}{
-		{"no LSE", res.Out, nil, backend.ErrShape},
-		{"LSE of another shape", res.Out, &kernels.Tensor{Shape: []int{2, 4, 29}, Data: res.LSE.Data[:2*4*29]}, backend.ErrShape},
-		{"out of Q's shape, not the output's", randTensor(rng, kernels.BHND, 2, 4, 30, 8), res.LSE, backend.ErrShape},
-		{"LSE NaN", res.Out, nan, backend.ErrNonFinite},
+		{"no result", nil, backend.ErrShape},
+		{"no LSE", &kernels.Result{Out: res.Out}, backend.ErrShape},
+		{"no output", &kernels.Result{LSE: res.LSE}, backend.ErrShape},
+		{"LSE of another shape", &kernels.Result{Out: res.Out, LSE: &kernels.Tensor{Shape: []int{2, 4, 29}, Data: res.LSE.Data[:2*4*29]}}, backend.ErrShape},
+		{"out of Q's shape, not the output's", &kernels.Result{Out: randTensor(rng, kernels.BHND, 2, 4, 30, 8), LSE: res.LSE}, backend.ErrShape},
+		{"LSE NaN", &kernels.Result{Out: res.Out, LSE: nan}, backend.ErrNonFinite},
 	} {
-		_, err := kernels.AttentionGradFrom(ctx, be, q, k, v, c.out, c.lse, dOut, opts)
+		_, err := kernels.AttentionGradFrom(ctx, be, q, k, v, dOut, c.fwd, gopts)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
@@ -341,7 +346,7 @@ func TestAttentionGradBlocks(t *testing.T) {
 	for _, bk := range onnxBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			be := bk.open(t)
-			got, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.Options{Causal: true, Blocks: blocks})
+			got, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, Blocks: blocks}})
 			if !be.Caps().BackwardBlocks {
 				if !errors.Is(err, backend.ErrUnsupported) {
 					t.Fatalf("a block mask on a backend without Caps.BackwardBlocks: %v, want ErrUnsupported", err)
@@ -351,7 +356,7 @@ func TestAttentionGradBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.Options{Causal: true, Mask: keep})
+			want, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, Mask: keep}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +387,7 @@ func TestAttentionGradDeterministic(t *testing.T) {
 	const b, n, h, kvh, d = 3, 150, 4, 2, 16
 	q, k, v := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, kvh, d), randTensor(rng, kernels.BNHD, b, n, kvh, d)
 	dOut := randTensor(rng, kernels.BNHD, b, n, h, d)
-	opts := &kernels.Options{Causal: true, Sinks: []float32{0.5, -1, 2, 0}, Bias: randTensor(rng, kernels.BHND, 1, 1, n, n), DBias: true}
+	opts := &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: []float32{0.5, -1, 2, 0}, Bias: randTensor(rng, kernels.BHND, 1, 1, n, n)}, DBias: true}
 	bits := func(g *kernels.Grads) [][]uint32 {
 		var out [][]uint32
 		for _, x := range [][]float32{g.DQ.Data, g.DK.Data, g.DV.Data, g.DSinks, g.DBias.Data} {
@@ -466,7 +471,7 @@ func TestAttentionGradVFromK(t *testing.T) {
 	for _, bk := range onnxBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			be := bk.open(t)
-			g, err := kernels.AttentionGrad(ctx, be, q, k, nil, dOut, &kernels.Options{Causal: true, VFromK: dv})
+			g, err := kernels.AttentionGrad(ctx, be, q, k, nil, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, VFromK: dv}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,7 +488,7 @@ func TestAttentionGradVFromK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gh, err := kernels.AttentionGrad(ctx, be, q, kh, nil, dOut, &kernels.Options{Causal: true, VFromK: dv})
+			gh, err := kernels.AttentionGrad(ctx, be, q, kh, nil, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, VFromK: dv}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,7 +497,7 @@ func TestAttentionGradVFromK(t *testing.T) {
 			}
 		})
 	}
-	if _, err := kernels.AttentionGrad(ctx, onnxBackends[0].open(t), q, k, k, dOut, &kernels.Options{VFromK: dv}); !errors.Is(err, backend.ErrShape) {
+	if _, err := kernels.AttentionGrad(ctx, onnxBackends[0].open(t), q, k, k, dOut, &kernels.GradOptions{Options: &kernels.Options{VFromK: dv}}); !errors.Is(err, backend.ErrShape) {
 		t.Errorf("V from K with a v: %v, want ErrShape", err)
 	}
 }

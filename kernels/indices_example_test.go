@@ -21,7 +21,7 @@ func ExampleIndices() {
 	q, _ := kernels.NewTensor(kernels.BHND, 1, 1, 2, 2) // [B, H, Nq, D]: two zero queries
 	k, _ := kernels.NewTensor(kernels.BHND, 1, 1, 4, 2)
 	v := &kernels.Tensor{Shape: []int{1, 1, 4, 2}, Data: []float32{1, 0, 0, 1, 2, 2, 4, 0}}
-	ix := &kernels.Indices{Heads: 1, K: 3, Idx: []int32{
+	ix := &kernels.Indices{Heads: 1, PerRow: 3, Idx: []int32{
 		0, 3, -1, // row 0: keys 0 and 3
 		2, -1, -1, // row 1: key 2
 	}}

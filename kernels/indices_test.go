@@ -222,7 +222,7 @@ func TestAttentionIndicesRefused(t *testing.T) {
 	q := randTensor(rng, kernels.BHND, 1, 4, 2, 32)
 	k := randTensor(rng, kernels.BHND, 1, 2, 10, 32)
 	ok := func() *kernels.Indices {
-		return &kernels.Indices{Heads: 1, K: 3, Idx: []int32{0, 5, -1, 9, 2, 1}}
+		return &kernels.Indices{Heads: 1, PerRow: 3, Idx: []int32{0, 5, -1, 9, 2, 1}}
 	}
 	bad := func(f func(ix *kernels.Indices)) *kernels.Indices { ix := ok(); f(ix); return ix }
 	for _, c := range []struct {
@@ -233,7 +233,7 @@ func TestAttentionIndicesRefused(t *testing.T) {
 	}{
 		{"range", kernels.Options{Indices: bad(func(ix *kernels.Indices) { ix.Idx[4] = 10 })}, backend.ErrShape, "row 1, entry 1 names key 10"},
 		{"twice", kernels.Options{Indices: bad(func(ix *kernels.Indices) { ix.Idx[2] = 5 })}, backend.ErrShape, "row 0 names key 5 twice (entries 1 and 2)"},
-		{"shape", kernels.Options{Indices: bad(func(ix *kernels.Indices) { ix.K = 2 })}, backend.ErrShape, "index list of 6 entries"},
+		{"shape", kernels.Options{Indices: bad(func(ix *kernels.Indices) { ix.PerRow = 2 })}, backend.ErrShape, "index list of 6 entries"},
 		{"staged", kernels.Options{Indices: ok(), Strategy: kernels.Staged}, backend.ErrUnsupported, "the staged strategy takes no index lists"},
 		{"weights", kernels.Options{Indices: ok(), Weights: true}, backend.ErrUnsupported, "weights"},
 		{"bias", kernels.Options{Indices: ok(), Bias: randTensor(rng, kernels.BHND, 1, 1, 2, 10)}, backend.ErrUnsupported, "bias or keep-mask"},

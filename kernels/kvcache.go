@@ -128,7 +128,7 @@ func (c *KVCache) AppendBuffers(ctx context.Context, rec backend.Recording, seq,
 	if err := c.copyRows(ctx, cp, &c.st, c.k, c.rows(c.cfg.kPitch()), seq, pos, n, c.cfg.D, k); err != nil {
 		return err
 	}
-	if c.cfg.VFromK {
+	if c.cfg.vFromK() {
 		// V is K's rows: copied above.
 	} else if err := c.copyRows(context.Background(), cp, &c.st, c.v, c.rows(c.cfg.vPitch()), seq, pos, n, c.cfg.dv(), v); err != nil {
 		return err
@@ -151,7 +151,7 @@ func (c *KVCache) Attend(ctx context.Context, q, out, lse *Tensor, opts *AttendO
 	if err := c.live("attend"); err != nil {
 		return err
 	}
-	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout, VFromK: c.cfg.VFromK}
+	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout, VFromK: c.cfg.vFromK()}
 	p.KVLens = c.lens
 	return c.att.attend(ctx, c.kv, p, q, out, lse, opts)
 }
@@ -172,7 +172,7 @@ func (c *KVCache) AttendBuffers(ctx context.Context, rec backend.Recording, q, o
 	if err := c.live("attend"); err != nil {
 		return err
 	}
-	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout, VFromK: c.cfg.VFromK}
+	p := backend.Problem{B: c.batch, KVHeads: c.cfg.KVHeads, Nk: c.capacity, D: c.cfg.D, Dv: c.cfg.dv(), Layout: c.cfg.Layout, VFromK: c.cfg.vFromK()}
 	p.KVLens = c.lens
 	return (*attender)(nil).attendBuffers(ctx, rec, c.kv, p, q, out, lse, heads, nq, opts)
 }

@@ -162,7 +162,7 @@ func (s *Seq) AppendBuffers(ctx context.Context, rec backend.Recording, n int, k
 		if err := p.copyRows(ctx, cp, &s.st, p.k, p.rows(p.cfg.kPitch(), pg), 0, s.n, n, p.cfg.D, k); err != nil {
 			return err
 		}
-		if p.cfg.VFromK {
+		if p.cfg.vFromK() {
 			return nil // V is K's rows: copied above
 		}
 		return p.copyRows(context.Background(), cp, &s.st, p.v, p.rows(p.cfg.vPitch(), pg), 0, s.n, n, p.cfg.dv(), v) // as KVCache.AppendBuffers's
@@ -380,7 +380,7 @@ func (p *PagePool) attend(seqs []*Seq, run func(a *attender, pr backend.Problem)
 		}
 	}
 	a.paged = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: per, Table: a.table}
-	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged, VFromK: p.cfg.VFromK}
+	pr := backend.Problem{B: len(seqs), KVHeads: p.cfg.KVHeads, Nk: per * p.pageSize, D: p.cfg.D, Dv: p.cfg.dv(), Layout: p.cfg.Layout, Paged: &a.paged, VFromK: p.cfg.vFromK()}
 	pr.KVLens = a.lens
 	return run(a, pr)
 }

@@ -33,12 +33,13 @@ type Window = backend.Window
 type ScoreStage = backend.ScoreStage
 
 // Indices are the index lists of sparse attention over chosen keys
-// (Options.Indices, AttendOptions.Indices): for each query row, the K
-// key positions it attends (−1 for none), one list a row shared by every
-// head (Heads 1) or one a KV head (Heads = KVHeads). Its fields:
+// (Options.Indices, AttendOptions.Indices): for each query row, the
+// PerRow key positions it attends (−1 for none), one list a row shared
+// by every head (Heads 1) or one a KV head (Heads = KVHeads). Its
+// fields:
 //
-//	Heads, K int
-//	Idx      []int32 // [B, Heads, Nq, K], or [Heads, total rows, K] packed
+//	Heads, PerRow int
+//	Idx           []int32 // [B, Heads, Nq, PerRow], or [Heads, total rows, PerRow] packed
 //
 // backend.Indices has the rules (what is refused, what a list takes).
 type Indices = backend.Indices
@@ -282,6 +283,14 @@ func numElems(shape []int) (int, error) {
 // Mask is a boolean keep-mask: true lets a query see a key, false hides
 // it. Shape broadcasts to [B, H, Nq, Nk] like a bias: right-aligned, each
 // dimension 1 or the full size (a key-padding mask is [B, 1, 1, Nk]).
+//
+// Shape is a []int of rank at most 4, as the bias's Tensor.Shape is and as
+// NumPy and ONNX broadcast masks ([Nq, Nk] for one shared by every batch
+// and head). A BlockMask's Shape is a [4]int instead: it is
+// backend.BlockMask, handed to the backend as it is (backend's Mask and
+// BlockMask are [4]int, resolved once), and its helpers always give all
+// four dimensions. A Mask is converted for the backend anyway (its
+// booleans become a float32 buffer), so it keeps the caller's rank.
 type Mask struct {
 	Shape []int
 	Keep  []bool

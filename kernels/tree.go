@@ -227,7 +227,7 @@ func (c *kv) draftRows(p backend.Problem, prefix []int, nq int, layout Layout) (
 	if k, err = read(c.k, c.cfg.kPitch(), c.cfg.D); err != nil {
 		return nil, nil, err
 	}
-	if c.cfg.VFromK {
+	if c.cfg.vFromK() {
 		v, err = read(c.k, c.cfg.kPitch(), c.cfg.dv())
 	} else {
 		v, err = read(c.v, c.cfg.vPitch(), c.cfg.dv())

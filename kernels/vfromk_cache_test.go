@@ -27,9 +27,9 @@ func TestCacheVFromK(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
 					be := bk.open(t)
 					rng := rand.New(rand.NewPCG(56, uint64(dt)*2+uint64(layout)))
-					mla := kernels.CacheConfig{KVHeads: kvh, D: d, Dv: dv, DType: dt, Layout: layout, VFromK: true}
+					mla := kernels.CacheConfig{KVHeads: kvh, D: d, DType: dt, Layout: layout, VFromK: dv}
 					apart := mla
-					apart.VFromK = false
+					apart.Dv, apart.VFromK = dv, 0
 					if dt == kernels.FP8 {
 						mla.KScale = []float32{0.25}
 						apart.KScale, apart.VScale = mla.KScale, mla.KScale
@@ -60,7 +60,7 @@ func TestCacheVFromK(t *testing.T) {
 							n   int
 						}{{a, 21}, {b, 37}} {
 							k, v := rows(s.n)
-							if cfg.VFromK {
+							if cfg.VFromK > 0 {
 								v = nil
 							}
 							if err := s.seq.Append(k, v); err != nil {
@@ -73,7 +73,7 @@ func TestCacheVFromK(t *testing.T) {
 						}
 						for _, s := range []*kernels.Seq{a, c} { // each copies the shared partial page
 							k, v := rows(5)
-							if cfg.VFromK {
+							if cfg.VFromK > 0 {
 								v = nil
 							}
 							if err := s.Append(k, v); err != nil {
@@ -102,7 +102,7 @@ func TestCacheVFromK(t *testing.T) {
 						for seq, n := range []int{40, 3} {
 							k := randTensor(rng, kernels.BNHD, n, kvh, d)
 							var v *kernels.Tensor
-							if !cfg.VFromK {
+							if cfg.VFromK == 0 {
 								s, _ := k.Slice(2, 0, dv)
 								v = dense(t, s)
 							}
@@ -127,11 +127,12 @@ func TestCacheVFromK(t *testing.T) {
 	}
 }
 
-// TestCacheVFromKRefused: an MLA cache refuses a V, a Dv past D, a V
-// scale of its own, and a backend without Caps.VFromK.
+// TestCacheVFromKRefused: an MLA cache refuses a V, a Dv past D or
+// beside another, a negative one, a V scale of its own, and a backend
+// without Caps.VFromK.
 func TestCacheVFromKRefused(t *testing.T) {
 	be := openCPU(t)
-	ok := kernels.CacheConfig{KVHeads: 1, D: 64, Dv: 32, VFromK: true}
+	ok := kernels.CacheConfig{KVHeads: 1, D: 64, VFromK: 32}
 	for _, c := range []struct {
 		name string
 		be   backend.Backend
@@ -139,14 +140,24 @@ func TestCacheVFromKRefused(t *testing.T) {
 		want error
 		says string
 	}{
-		{"dv past D", be, func(c *kernels.CacheConfig) { c.Dv = 65 }, backend.ErrShape, "Dv=65 is more than D=64"},
+		{"dv past D", be, func(c *kernels.CacheConfig) { c.VFromK = 65 }, backend.ErrShape, "VFromK=65 is more than D=64"},
+		{"negative", be, func(c *kernels.CacheConfig) { c.VFromK = -1 }, backend.ErrShape, "VFromK=-1"},
+		{"another Dv", be, func(c *kernels.CacheConfig) { c.Dv = 16 }, backend.ErrShape, "(VFromK=32, V's head dim) and Dv=16"},
+		{"the same Dv", be, func(c *kernels.CacheConfig) { c.Dv = 32 }, nil, ""},
 		{"V scale", be, func(c *kernels.CacheConfig) { c.DType, c.VScale = kernels.FP8, []float32{2} }, backend.ErrShape, "K's scales"},
 		{"no capability", noVFromK{be}, func(*kernels.CacheConfig) {}, backend.ErrUnsupported, "Caps.VFromK"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := ok
 			c.cfg(&cfg)
-			_, err := kernels.NewPagePool(c.be, 16, 4, cfg)
+			pool, err := kernels.NewPagePool(c.be, 16, 4, cfg)
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool.Release()
+				return
+			}
 			if !errors.Is(err, c.want) || !containsAll(err, c.says) {
 				t.Fatalf("got %v, want %v saying %q", err, c.want, c.says)
 			}

@@ -19,7 +19,7 @@ import (
 // sizes (packed, paged and key lengths) must be set.
 func WithIndices(rng *rand.Rand, p backend.Problem, heads, k int) backend.Problem {
 	p = p.Resolved()
-	p.Indices = &backend.Indices{Heads: heads, K: k}
+	p.Indices = &backend.Indices{Heads: heads, PerRow: k}
 	p.Indices.Idx = make([]int32, heads*p.TotalQ()*k)
 	for b := range p.B {
 		n := p.KVLen(b)
@@ -162,7 +162,7 @@ func (s *suite) testIndexErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()
-			c.Indices = &backend.Indices{Heads: c.Indices.Heads, K: c.Indices.K, Idx: append([]int32(nil), c.Indices.Idx...)}
+			c.Indices = &backend.Indices{Heads: c.Indices.Heads, PerRow: c.Indices.PerRow, Idx: append([]int32(nil), c.Indices.Idx...)}
 			tc.edit(&c)
 			err := runFusedRaw(context.Background(), s.be, c)
 			if !errors.Is(err, tc.want) || !contains(err, tc.text) {

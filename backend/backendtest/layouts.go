@@ -12,7 +12,7 @@ import (
 // answers are written out: Q is zero, so a row's weights are uniform
 // over the keys it sees, and V's values name their key, so an output
 // says which keys the backend read. A change of a layout (the index
-// list's [B, Heads, Nq, K], a packed list's [Heads, CuQ[B], K], a block
+// list's [B, Heads, Nq, PerRow], a packed list's [Heads, CuQ[B], PerRow], a block
 // mask's row-major blocks, a q8 row's padding to whole blocks) fails
 // here whatever helper moved with it.
 func (s *suite) testLayouts(t *testing.T) {
@@ -77,8 +77,8 @@ func wantLiteral(t *testing.T, got, want []float32, tol float64) {
 // the key its list names for KV head h/2.
 func (s *suite) testLayoutIndexList(t *testing.T) {
 	p := backend.Problem{B: 2, H: 4, KVHeads: 2, Nq: 2, Nk: 4, D: 1, Dv: 1, Scale: 1}
-	// [B, Heads, Nq, K]: b0 g0 {3, 1}, b0 g1 {0, 2}, b1 g0 {2, 3}, b1 g1 {1, 0}.
-	p.Indices = &backend.Indices{Heads: 2, K: 1, Idx: []int32{3, 1, 0, 2, 2, 3, 1, 0}}
+	// [B, Heads, Nq, PerRow]: b0 g0 {3, 1}, b0 g1 {0, 2}, b1 g0 {2, 3}, b1 g1 {1, 0}.
+	p.Indices = &backend.Indices{Heads: 2, PerRow: 1, Idx: []int32{3, 1, 0, 2, 2, 3, 1, 0}}
 	v := make([]float32, 2*2*4)
 	for b := range 2 {
 		for g := range 2 {
@@ -93,12 +93,12 @@ func (s *suite) testLayoutIndexList(t *testing.T) {
 
 // A packed index list: two sequences of 1 and 2 query rows (CuQ = {0,
 // 1, 3}), K and V dense BNHD (4 keys, 2 KV heads, H = 2), one key a row
-// in [Heads, CuQ[B], K]: head 0 {2, 0, 3}, head 1 {1, 3, 0}. V's key j of
+// in [Heads, CuQ[B], PerRow]: head 0 {2, 0, 3}, head 1 {1, 3, 0}. V's key j of
 // KV head g in batch b holds 100b + 10g + j; O is packed [3, H, 1].
 func (s *suite) testLayoutPackedIndexList(t *testing.T) {
 	p := backend.Problem{B: 2, H: 2, KVHeads: 2, Nq: 2, Nk: 4, D: 1, Dv: 1, Scale: 1, Layout: backend.BNHD,
 		Packed: &backend.Packed{CuQ: []int{0, 1, 3}}}
-	p.Indices = &backend.Indices{Heads: 2, K: 1, Idx: []int32{2, 0, 3, 1, 3, 0}}
+	p.Indices = &backend.Indices{Heads: 2, PerRow: 1, Idx: []int32{2, 0, 3, 1, 3, 0}}
 	v := make([]float32, 2*4*2)
 	for b := range 2 {
 		for j := range 4 {

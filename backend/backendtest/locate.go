@@ -85,7 +85,7 @@ func refAt(p backend.Problem, op, b, h, i int) int {
 }
 
 // refIndexList is the index list of query row i of batch b for KV head
-// g: Idx is [B, Heads, Nq, K], or [Heads, CuQ[B], K] when the queries
+// g: Idx is [B, Heads, Nq, PerRow], or [Heads, CuQ[B], PerRow] when the queries
 // are packed, and a list shared by every head (Heads = 1) is head 0's.
 func refIndexList(p backend.Problem, b, g, i int) []int32 {
 	ix := p.Indices
@@ -96,7 +96,7 @@ func refIndexList(p backend.Problem, b, g, i int) []int32 {
 	if p.Packed != nil {
 		row = g*p.Packed.CuQ[p.B] + p.Packed.CuQ[b] + i
 	}
-	return ix.Idx[row*ix.K : (row+1)*ix.K]
+	return ix.Idx[row*ix.PerRow : (row+1)*ix.PerRow]
 }
 
 // refBlockOn is the block mask's entry for query row i and key j of

@@ -423,7 +423,7 @@ func (n *naive) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, ls
 	if err := p.DenseOnly("naive"); err != nil { // no Caps.Strides
 		return err
 	}
-	if err := p.Validate(q, k, v, o, lse); err != nil {
+	if err := p.Validate(n.Caps(), q, k, v, o, lse); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV [-v-from-k]] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV | -v-from-k DV] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -177,7 +177,7 @@ func runBench(c *cmdEnv, args []string) error {
 		cfg.TopKs = v
 		return err
 	})
-	fs.BoolVar(&cfg.VFromK, "v-from-k", false, "V is K's first -dv columns (MLA's latent cache: -d 576 -dv 512), none stored; peers do not run it")
+	fs.IntVar(&cfg.VFromK, "v-from-k", 0, "V is K's first `DV` columns (MLA's latent cache: -d 576 -v-from-k 512), none stored, as in attn run and attn grad; -dv then 0 or the same; of the peers only ggml's run it")
 	fs.Var(&causalFlag{&cfg.Causal}, "causal", "causal masking; -causal=false,true measures both")
 	fs.Func("window", "sliding window `L,R` around each query's position, -1 an unbounded side (127,0 with -causal: a causal window of 128 keys)", func(s string) error {
 		w, err := parseWindow(s)

@@ -158,7 +158,7 @@ func (c *cmdEnv) grad(ctx context.Context, f *gradFlags) error {
 		return err
 	}
 	opts := plan.opts
-	opts.DBias = f.dBias != ""
+	gopts := &kernels.GradOptions{Options: opts, DBias: f.dBias != ""}
 	outs := f.outputs()
 	reserved := make([]*pending, len(outs))
 	defer func() {
@@ -216,9 +216,9 @@ func (c *cmdEnv) grad(ctx context.Context, f *gradFlags) error {
 	}
 	var g *kernels.Grads
 	if extra[1] != nil {
-		g, err = kernels.AttentionGradFrom(ctx, be, qkv[0], qkv[1], qkv[2], extra[1], extra[2], extra[0], opts)
+		g, err = kernels.AttentionGradFrom(ctx, be, qkv[0], qkv[1], qkv[2], extra[0], &kernels.Result{Out: extra[1], LSE: extra[2]}, gopts)
 	} else {
-		g, err = kernels.AttentionGrad(ctx, be, qkv[0], qkv[1], qkv[2], extra[0], opts)
+		g, err = kernels.AttentionGrad(ctx, be, qkv[0], qkv[1], qkv[2], extra[0], gopts)
 	}
 	if err != nil {
 		return err

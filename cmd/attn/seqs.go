@@ -116,7 +116,7 @@ func seqOptions(ctx context.Context, files map[string]*npyFile, opts *kernels.Op
 		case "cachelens":
 			opts.KVLens = vals
 		case "indices":
-			ix := &kernels.Indices{Heads: 1, K: nf.shape[len(nf.shape)-1], Idx: make([]int32, len(vals))}
+			ix := &kernels.Indices{Heads: 1, PerRow: nf.shape[len(nf.shape)-1], Idx: make([]int32, len(vals))}
 			if len(nf.shape) >= 3 {
 				ix.Heads = nf.shape[len(nf.shape)-3]
 			}

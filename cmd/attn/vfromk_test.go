@@ -2,11 +2,14 @@ package main
 
 import (
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/attn-go/attn/bench"
 )
 
 // TestRunVFromK: attn run -v-from-k DV takes V as K's first DV columns
@@ -78,6 +81,51 @@ func TestRunVFromK(t *testing.T) {
 		code, _, stderr := runCmd(t, append([]string{"run", "-backend", "cpu", "-q", q, "-k", k, "-o", o}, bad.args...)...)
 		if code == 0 || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v: exit %d, stderr %q: want a failure saying %q", bad.args, code, stderr, bad.want)
+		}
+	}
+}
+
+// TestBenchVFromK: attn bench -v-from-k DV, spelt as run's and grad's,
+// measures V as K's first DV columns (results.json records V from K and
+// Dv); a DV past D, a negative one or another -dv beside it is a usage
+// error naming the sizes.
+func TestBenchVFromK(t *testing.T) {
+	fixedCeilings(t, false)
+	out := t.TempDir()
+	common := []string{"bench", "-backend", "cpu", "-n", "12", "-heads", "2", "-kvheads", "1", "-d", "16", "-budget", "1ms", "-isolate=false"}
+	code, _, stderr := runCmd(t, append(common, "-v-from-k", "8", "-out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) == 0 {
+		t.Fatal("no points")
+	}
+	for _, pt := range r.Points {
+		if !pt.VFromK || pt.Dv != 8 || pt.D != 16 || pt.Status != bench.StatusOK {
+			t.Errorf("%s: V from K %v, D = %d, Dv = %d, %s %s; want V from K, 16, 8, ok", pt.Strategy, pt.VFromK, pt.D, pt.Dv, pt.Status, pt.Error)
+		}
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-v-from-k", "17"}, "first 17 columns with D = 16"},
+		{[]string{"-v-from-k", "-1"}, "(V from K: -1)"},
+		{[]string{"-v-from-k", "8", "-dv", "4"}, "first 8 columns and a V head dim of 4"},
+		{[]string{"-v-from-k"}, "-v-from-k"},
+	} {
+		code, _, stderr := runCmd(t, append(append(common, "-out", ""), bad.args...)...)
+		if code != 2 || !strings.Contains(stderr, bad.want) {
+			t.Errorf("attn bench %v: exit %d, stderr %q; want 2 and %q", bad.args, code, stderr, bad.want)
 		}
 	}
 }

@@ -310,7 +310,7 @@ func (p *FusedParams) Validate(caps Caps, q, k, v, o, lse Buffer) error {
 		return err
 	}
 	if !caps.Quant8 && p.pads(k, v) {
-		return Errorf(ErrUnsupported, "a q8 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, FusedLowered)", p.D, p.Dv, Q8Block)
+		return Errorf(ErrUnsupported, "a q8 or q4 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, FusedLowered)", p.D, p.Dv, Q8Block)
 	}
 	return nil
 }
@@ -402,7 +402,7 @@ func checkUnquantized(name string, buf Buffer) error {
 // (ErrUnsupported: Fused takes an 8-bit K and V).
 func checkStagedUnquantized(name string, buf Buffer) error {
 	if buf != nil && buf.DType().Quantized() {
-		return Errorf(ErrUnsupported, "%s is %v: the staged ops take no 8-bit operand; Fused takes an 8-bit K and V", name, buf.DType())
+		return Errorf(ErrUnsupported, "%s is %v: the staged ops take no quantized operand; Fused takes a quantized K and V", name, buf.DType())
 	}
 	return nil
 }
@@ -415,7 +415,7 @@ func (p Problem) checkQuantized(name string, buf Buffer) error {
 	}
 	t := buf.DType()
 	if p.Views != nil {
-		return Errorf(ErrUnsupported, "%s is %v: views take no 8-bit operand", name, t)
+		return Errorf(ErrUnsupported, "%s is %v: views take no quantized operand", name, t)
 	}
 	return nil
 }

@@ -73,8 +73,8 @@ var peerTable = []Peer{
 	// Nq·N, at most half a score matrix.
 	// Both take q8 too: K and V in q8_0, quantized by ggml itself.
 	// Both take V as a view of K (MLA), as llama.cpp's DeepSeek graphs do.
-	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, VFromK: true},
-	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8}, GPU: true, VFromK: true},
+	{Name: "ggml-cpu", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8, backend.Q4}, VFromK: true},
+	{Name: "ggml-vulkan", Argv: []string{"/usr/bin/python3", "ggml_peer.py"}, CausalScoreCopies: 0.5, Decode: true, Half: []backend.DType{backend.Float16, backend.Q8, backend.Q4}, GPU: true, VFromK: true},
 	{Name: "torch-sdpa", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "torch-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},
 	{Name: "numpy-naive", Argv: []string{"/usr/bin/python3", "torch_peer.py"}, Unfused: true, ScoreCopies: 3},

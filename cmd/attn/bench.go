@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV | -v-from-k DV] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV | -v-from-k DV] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8,q4] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -120,15 +120,15 @@ output names the variant of each point. Peers run plain and causal
 attention only: with a variant their points are reported unavailable,
 not measured without it.
 
--dtype f32,f16,bf16,q8,fp8 sweeps the storage dtype of Q, K, V and O, each a
+-dtype f32,f16,bf16,q8,fp8,q4 sweeps the storage dtype of Q, K, V and O, each a
 curve of its own: inputs are rounded to the dtype, the reference is
 computed on the rounded values, and a half output is allowed its own
 rounding (2⁻¹¹ relative for f16, 2⁻⁸ for bf16) on top of the usual
 error; GB/s counts the stored bytes. A backend that stores no halves,
 and every peer but ort-cpu-gqa, ggml-cpu and ggml-vulkan (f16 too),
-reports half points unavailable. q8 and fp8 store K and V alone as an
-8-bit cache does (Q and O float32; q8 needs head dims that are whole
-blocks of 32): MaxErr reads the stored values, and quant_rel_err in
+reports half points unavailable. q8, fp8 and q4 store K and V alone as
+a quantized cache does (Q and O float32; ggml's peers take q8 and q4 as
+q8_0 and q4_0): MaxErr reads the stored values, and quant_rel_err in
 results.json is the error against the inputs before they were rounded.
 
 Every output names the kernel the CPU backend ran on (AVX-512 8×32,
@@ -193,7 +193,7 @@ func runBench(c *cmdEnv, args []string) error {
 	})
 	fs.BoolVar(&cfg.Variant.ALiBi, "alibi", false, "ALiBi with the standard slopes of H heads (2^(-8(h+1)/H) for H a power of two)")
 	fs.BoolVar(&cfg.Variant.Sinks, "sinks", false, "one attention sink logit per head, 0 for each")
-	fs.Func("dtype", "comma-separated storage `dtypes`: f32, f16, bf16 (Q, K, V and O), q8, fp8 (K and V as an 8-bit cache stores them; Q and O float32) (default f32)", func(s string) error {
+	fs.Func("dtype", "comma-separated storage `dtypes`: f32, f16, bf16 (Q, K, V and O), q8, fp8, q4 (K and V as a quantized cache stores them; Q and O float32) (default f32)", func(s string) error {
 		cfg.DTypes = nil
 		for _, part := range strings.Split(s, ",") {
 			dt, err := backend.ParseDType(part)

@@ -14,7 +14,7 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S] [-tree T.npy]"
+const runSynopsis = "attn run -q Q.npy -k K.npy -v V.npy -o OUT.npy [-bias B.npy] [-mask M.npy] [-causal] [-causal-offset N] [-window L,R] [-softcap C] [-alibi SLOPES.npy] [-sinks S.npy] [-kv-lens L.npy] [-scale S] [-backend auto|cpu|gpu] [-strategy auto|staged|fused] [-weights P.npy] [-scores S.npy [-scores-stage raw|capped|biased|masked]] [-lse L.npy] [-heatmap P.png [-heatmap-head b,h]] [-layout bhnd|bnhd] [-dtype f32|f16|bf16|q8|fp8|q4] [-allow-nonfinite] [-past-k P.npy -past-v P.npy [-present-k F.npy] [-present-v F.npy]] [-cu-seqlens-q C.npy [-cu-seqlens-k C.npy]] [-block-table T.npy [-cache-lens L.npy]] [-indices I.npy] [-block-mask M.npy -block-size S] [-tree T.npy]"
 
 const runHelp = `Computes O = softmax(scale·Q·Kᵀ + bias, masked)·V and writes it to OUT.npy.
 
@@ -106,9 +106,10 @@ the query's rank and dtype — a bfloat16 output is written as the float32
 values it holds — and so have the weights and the scores (float16 for a
 float16 query, as ONNX's qk_matmul_output; -dtype f32 keeps them
 float32, with the same float32 arithmetic); the LSE is float32.
--dtype q8 or fp8 rounds K and V (past included) exactly as an 8-bit KV
-cache stores them (q8: llama.cpp's q8_0, blocks of 32 along the head
-dim, a row's last block padded with zeros; fp8: E4M3, saturating at ±448) and
+-dtype q8, fp8 or q4 rounds K and V (past included) exactly as a quantized
+KV cache stores them (q8 and q4: llama.cpp's q8_0 and q4_0, blocks of 32
+along the head dim, a row's last block padded with zeros; fp8: E4M3,
+saturating at ±448) and
 keeps Q, the bias and the output float32. Every output is written
 atomically. -weights and -scores need the staged
 strategy (auto picks it).
@@ -256,7 +257,7 @@ func (f *runFlags) variantFlags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&f.backendName, "backend", "auto", "`name` of the backend: auto, cpu or gpu (auto honours $ATTN_BACKEND)")
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "do not reject NaN or infinite inputs")
-	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's; q8 or fp8 rounds K and V as an 8-bit cache stores them (q8: blocks of 32 along the head dim; fp8: E4M3, saturating at ±448), with Q, the bias and the output float32", func(s string) error {
+	fs.Func("dtype", "store Q, K, V and the bias as `dtype` f32, f16 or bf16 whatever their files hold (default: each file's own, float16 kept, float64 as f32); the output takes Q's; q8, fp8 or q4 rounds K and V as a quantized cache stores them (q8, q4: blocks of 32 along the head dim; fp8: E4M3, saturating at ±448), with Q, the bias and the output float32", func(s string) error {
 		dt, err := backend.ParseDType(s)
 		f.dtype = &dt
 		return err
@@ -623,8 +624,8 @@ func (f *runFlags) elemDType() *kernels.DType {
 	return f.dtype
 }
 
-// quantize rounds t, a float32 K or V, to what a cache of the 8-bit dt
-// stores, in place: q8 by blocks along its last dim (the head dim; a
+// quantize rounds t, a float32 K or V, to what a cache of the quantized
+// dt stores, in place: q8 and q4 by blocks along its last dim (the head dim; a
 // row's last block padded with zeros), fp8 value by value.
 func quantize(dt kernels.DType, t *kernels.Tensor) error {
 	return dt.RoundRows(t.Data, t.Data, t.Shape[len(t.Shape)-1])

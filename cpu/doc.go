@@ -22,6 +22,8 @@
 // the stored bits in a []uint16 for Float16 and BFloat16 (Caps().Half);
 // an 8-bit K or V (Caps().Quant8, quant.go) is a []int8 of q8 values with
 // a []uint16 of their blocks' float16 scales, or a []uint8 of E4M3 bits;
+// a q4 one (Caps().Quant4, quant4.go) a []uint8 of codes two a byte with
+// its blocks' scales;
 // Write and Read copy, and nothing is pinned. A buffer of 4 MiB or more
 // asks Linux for transparent huge pages over its 2 MiB-aligned pages
 // (madvise MADV_HUGEPAGE; honoured where transparent_hugepage is madvise

@@ -208,6 +208,15 @@
 // WithDecode8("vector") trades their speed for the 1e-5 bound. Each
 // path, and what the format costs against the unquantized values, is
 // measured in docs/benchmarks.md.
+//
+// Or in 4 bits: CacheConfig.DType Q4, llama.cpp's q4_0 bit for bit
+// (backend.Q4: per 32-value block a float16 d = m/−8, m the value of
+// largest magnitude, and codes min(15, trunc(x/d + 8.5)) two a byte),
+// half of q8's bytes, on a backend with Caps.Quant4; it takes what q8
+// takes (any head dim, padded; every variant, fork and Keep) and keeps
+// q8's bounds over the stored values (the CPU widens a q4 tile to q8
+// values in the L1 and reads them with q8's kernels).
+//
 // AppendBuffers quantizes on the device too (backend.QuantCopier, the
 // CPU's and the GPU's), with no pass of its own (on the CPU nothing
 // allocated a step), into

@@ -9,7 +9,7 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-block-mask M.npy -block-size S] [-v-from-k DV, with no -v or -dv] [-backend auto|cpu|gpu]"
+const gradSynopsis = "attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [-o O.npy -lse L.npy] [-dsinks DS.npy] [-dbias DB.npy] [attn run's variant flags: -causal -causal-offset -window -softcap -alibi -sinks -kv-lens -bias -mask -scale -dtype -layout -cu-seqlens-q -cu-seqlens-k] [-block-mask M.npy -block-size S] [-indices I.npy] [-v-from-k DV, with no -v or -dv] [-backend auto|cpu|gpu]"
 
 const gradHelp = `
 attn grad computes the gradients of a loss through attention: given the
@@ -23,8 +23,10 @@ recomputation; without them the forward runs first. The backward is the
 backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
 O(N)). The variant flags mean what they mean for attn run, and so does
 -block-mask with -block-size (both backends skip the off blocks in the
-backward too); what the backward pass does not take (a paged cache,
-index lists, 8-bit dtypes) is refused before any work. With -v-from-k DV (V is K's first DV columns,
+backward too), and -indices (index lists: dK and dV summed into the
+named rows only; the CPU backend's backward takes them, the GPU's
+refuses them); what the backward pass does not take (a paged cache,
+quantized dtypes) is refused before any work. With -v-from-k DV (V is K's first DV columns,
 MLA's latent cache) there is no -v and no -dv: -dk carries V's gradient
 on the columns they share.
 `
@@ -56,6 +58,7 @@ func runGrad(c *cmdEnv, args []string) error {
 	fs.IntVar(&f.run.vFromK, "v-from-k", 0, "V is K's first `DV` columns (MLA's latent cache): give -k and no -v or -dv; -dk carries V's gradient on those columns")
 	fs.StringVar(&f.run.blockMask, "block-mask", "", "block-sparse mask `M.npy`, as attn run's: a block that is 0 is neither computed nor given a gradient (needs -block-size)")
 	fs.IntVar(&f.run.blockSize, "block-size", 0, "the block mask's blocks: `S` query rows by S keys")
+	fs.StringVar(&f.run.indices, "indices", "", "sparse attention over chosen keys `I.npy`, as attn run's: [B, Heads, Nq, K] int32 or int64 key positions (Heads 1 or KVH; −1 none); the gradients of K and V go to the named rows only")
 	if err := c.parseFlags(fs, gradSynopsis, gradHelp, args); err != nil {
 		return err
 	}
@@ -87,7 +90,7 @@ func (f *gradFlags) check() error {
 	case f.dBias != "" && f.run.bias == "":
 		return usagef("-dbias is the gradient of the bias: give -bias")
 	case f.run.dtype != nil && f.run.dtype.Quantized():
-		return usagef("-dtype %v: the backward pass takes f32, f16 and bf16 (8-bit caches are not trained)", *f.run.dtype)
+		return usagef("-dtype %v: the backward pass takes f32, f16 and bf16 (quantized caches are not trained)", *f.run.dtype)
 	case f.run.blockMask != "" && f.run.blockSize < 1:
 		return usagef("-block-mask needs -block-size S ≥ 1, its blocks' rows and keys")
 	case f.run.blockMask == "" && f.run.blockSize != 0:
@@ -102,7 +105,7 @@ func (f *gradFlags) check() error {
 	// An output may not replace an input or another output.
 	ins := []struct{ name, path string }{{"-q", f.run.q}, {"-k", f.run.k}, {"-v", f.run.v}, {"-do", f.do}, {"-o", f.o}, {"-lse", f.lse},
 		{"-bias", f.run.bias}, {"-mask", f.run.mask}, {"-alibi", f.run.alibi}, {"-sinks", f.run.sinks}, {"-kv-lens", f.run.kvLens},
-		{"-cu-seqlens-q", f.run.cuQ}, {"-cu-seqlens-k", f.run.cuK}, {"-block-mask", f.run.blockMask}}
+		{"-cu-seqlens-q", f.run.cuQ}, {"-cu-seqlens-k", f.run.cuK}, {"-block-mask", f.run.blockMask}, {"-indices", f.run.indices}}
 	outs := f.outputs()
 	for i, o := range outs {
 		if o.path == "" {

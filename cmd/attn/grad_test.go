@@ -75,7 +75,7 @@ func TestRunGrad(t *testing.T) {
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-layout", "x"}, "want bhnd or bnhd"},
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-dsinks", o + "s"}, "-dsinks is the gradient of the sink logits: give -sinks"},
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o, "-o", q}, "give both or neither"},
-		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o + "k", "-dv", o + "v", "-dtype", "q8"}, "8-bit caches are not trained"},
+		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o + "k", "-dv", o + "v", "-dtype", "q8"}, "quantized caches are not trained"},
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", q, "-dk", o + "k", "-dv", o + "v"}, "would overwrite the input -q"},
 		{[]string{"-q", q, "-k", q, "-v", q, "-do", q, "-dq", o, "-dk", o, "-dv", o + "v"}, "-dq and -dk both name"},
 	} {
@@ -242,6 +242,59 @@ func TestRunGradVFromK(t *testing.T) {
 		args := append(append(common, "-v-from-k", "8", "-dq", path("y"), "-dk", path("z")), bad...)
 		if code, _, stderr := runCmd(t, args...); code != 2 || !strings.Contains(stderr, "-v-from-k takes V from K") {
 			t.Errorf("-v-from-k with %s: exit %d, %q", bad[0], code, stderr)
+		}
+	}
+}
+
+// TestRunGradIndices: attn grad with -indices (per KV head lists, −1
+// padding, a row with no key) writes the gradients it writes with the
+// element keep-mask the lists stand for (-mask).
+func TestRunGradIndices(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 4))
+	const b, h, kvh, nq, nk, d, per = 1, 4, 2, 9, 40, 8, 6
+	dir := t.TempDir()
+	path := func(n string) string { return filepath.Join(dir, n+".npy") }
+	q := writeTestNpy(t, path("q"), "<f4", []int{b, h, nq, d}, randVals(r, b*h*nq*d))
+	k := writeTestNpy(t, path("k"), "<f4", []int{b, kvh, nk, d}, randVals(r, b*kvh*nk*d))
+	v := writeTestNpy(t, path("v"), "<f4", []int{b, kvh, nk, d}, randVals(r, b*kvh*nk*d))
+	do := writeTestNpy(t, path("do"), "<f4", []int{b, h, nq, d}, randVals(r, b*h*nq*d))
+	idx := make([]float64, kvh*nq*per)
+	mask := make([]float64, h*nq*nk)
+	for g := range kvh {
+		for i := range nq {
+			list := idx[(g*nq+i)*per:][:per]
+			for x, j := range r.Perm(nk)[:per] {
+				list[x] = float64(j)
+				if x%4 == 3 || i == 5 {
+					list[x] = -1 // padding; row 5 names no key
+					continue
+				}
+				for hg := range h / kvh {
+					mask[((g*h/kvh+hg)*nq+i)*nk+j] = 1
+				}
+			}
+		}
+	}
+	ix := writeTestNpy(t, path("ix"), "<i4", []int{b, kvh, nq, per}, idx)
+	m := writeTestNpy(t, path("m"), "<f4", []int{b, h, nq, nk}, mask)
+	var got [2][3][]float32
+	for n, src := range [][]string{{"-indices", ix}, {"-mask", m}} {
+		outs := [3]string{path(fmt.Sprint("dq", n)), path(fmt.Sprint("dk", n)), path(fmt.Sprint("dv", n))}
+		args := append([]string{"grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", outs[0], "-dk", outs[1], "-dv", outs[2]}, src...)
+		if code, _, stderr := runCmd(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", src, code, stderr)
+		}
+		for i, o := range outs {
+			_, got[n][i] = readOutput(t, o)
+		}
+	}
+	for i, name := range []string{"dq", "dk", "dv"} {
+		want := make([]float64, len(got[1][i]))
+		for j, x := range got[1][i] {
+			want[j] = float64(x)
+		}
+		if err := backendtest.NearGrad(name, got[0][i], want, 1e-5); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -34,13 +34,7 @@ func quant4Specs() []spec {
 		{p: causal(prob(1, 16, 1, 1, 70, 576, 512)), dt: q4},
 		{p: v(PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), dt: q4},
 		{p: v(causal(prob(1, 16, 1, 1, 100, 80, 40))), dt: q4},
-		{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), func(v *backend.Variants) {
-			v.Window = win(40, 0)
-			v.Softcap = 5
-			v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
-			v.Sinks = []float32{0, 1, -1, 3}
-			v.KVLens = []int{130, 77}
-		}), dt: q4},
+		{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), quantVariants), dt: q4},
 		{p: causal(prob(1, 8, 2, 1, 90, 64, 40)), dt: DTypes{Q: backend.Float16, K: backend.Float16, V: backend.Q4, O: backend.Float16}},
 	}
 }

@@ -510,13 +510,7 @@ func quantSpecs() []spec {
 			spec{p: causal(bnhd(prob(1, 8, 2, 1, 1100, 256, 64))), dt: dt},
 			spec{p: PagedProblem(causal(prob(0, 4, 1, 1, 0, 64, 128)), 512, 1, []int{1200, 530}, false), dt: dt},
 			spec{p: prob(1, 4, 2, 1, 600, 64, 64), note: "outliers", edit: outliers, dt: dt},
-			spec{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), func(v *backend.Variants) {
-				v.Window = win(40, 0)
-				v.Softcap = 5
-				v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
-				v.Sinks = []float32{0, 1, -1, 3}
-				v.KVLens = []int{130, 77}
-			}), dt: dt},
+			spec{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), quantVariants), dt: dt},
 		)
 	}
 	// Head dims that are not whole q8 blocks (Phi-2's 80, 40, 72, 112:
@@ -545,6 +539,16 @@ func quantSpecs() []spec {
 		spec{p: causal(bnhd(prob(1, 8, 2, 1, 333, 64, 64))), dt: mixed},
 		spec{p: causal(prob(2, 4, 4, 40, 90, 32, 32)), dt: mixed},
 	)
+}
+
+// quantVariants are the variants quantSpecs and quant4Specs take at once,
+// over 2 sequences of 130 keys and 4 heads.
+func quantVariants(v *backend.Variants) {
+	v.Window = win(40, 0)
+	v.Softcap = 5
+	v.ALiBi = []float32{0.5, 0.25, 0.125, 0.0625}
+	v.Sinks = []float32{0, 1, -1, 3}
+	v.KVLens = []int{130, 77}
 }
 
 // vFromKSpecs are problems that take V from K (Problem.VFromK): MLA's

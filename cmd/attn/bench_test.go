@@ -39,15 +39,7 @@ func TestBenchCommand(t *testing.T) {
 		!strings.Contains(stderr, "Sgemm ") || !strings.Contains(stdout, " of roof ") {
 		t.Errorf("no probe of the ceilings on stderr (%q) or no \"of roof\" column:\n%s", stderr, stdout)
 	}
-	f, err := os.Open(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := bench.ReadReport(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readResults(t, out)
 	if len(r.Points) != 8 || r.Points[7].Status != bench.StatusOK || !r.Points[7].Causal {
 		t.Errorf("results.json has %d points, last %+v", len(r.Points), r.Points[len(r.Points)-1])
 	}
@@ -244,15 +236,7 @@ func TestBenchVariants(t *testing.T) {
 	if !strings.Contains(stderr, "N=40 "+name) {
 		t.Errorf("the progress lines do not name the variant: %q", stderr)
 	}
-	f, err := os.Open(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := bench.ReadReport(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readResults(t, out)
 	// Rows 0 … 6 see 1 … 7 keys, the other 33 eight each.
 	flops := 3.0 * (28 + 33*8) * 2 * (8 + 8)
 	for _, pt := range r.Points {
@@ -315,15 +299,7 @@ func TestBenchDecode(t *testing.T) {
 	if !strings.Contains(stderr, "N=33 Nq=4") || !strings.Contains(stderr, "read bandwidth ") {
 		t.Errorf("the progress lines name no Nq or bandwidth: %q", stderr)
 	}
-	f, err := os.Open(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := bench.ReadReport(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readResults(t, out)
 	if bw := r.Machine.ReadGBPS; !(bw > 0) || bw > 1e5 {
 		t.Errorf("machine.read_gbps = %v", bw)
 	}
@@ -360,4 +336,19 @@ func TestBenchDecode(t *testing.T) {
 			t.Errorf("attn bench %v: exit %d, stderr %q; want 2 and %q", bad.args, code, stderr, bad.want)
 		}
 	}
+}
+
+// readResults reads the results.json attn bench wrote into out.
+func readResults(t *testing.T, out string) *bench.Report {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := bench.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -173,26 +173,7 @@ func TestRunGradBlocks(t *testing.T) {
 	}
 	bm := writeTestNpy(t, path("bm"), "|u1", []int{qb, kb}, blocks)
 	m := writeTestNpy(t, path("m"), "<f4", []int{nq, nk}, mask)
-	var got [2][3][]float32
-	for n, src := range [][]string{{"-block-mask", bm, "-block-size", "16"}, {"-mask", m}} {
-		outs := [3]string{path(fmt.Sprint("dq", n)), path(fmt.Sprint("dk", n)), path(fmt.Sprint("dv", n))}
-		args := append([]string{"grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", outs[0], "-dk", outs[1], "-dv", outs[2], "-causal"}, src...)
-		if code, _, stderr := runCmd(t, args...); code != 0 {
-			t.Fatalf("%v: exit %d\n%s", src, code, stderr)
-		}
-		for i, o := range outs {
-			_, got[n][i] = readOutput(t, o)
-		}
-	}
-	for i, name := range []string{"dq", "dk", "dv"} {
-		want := make([]float64, len(got[1][i]))
-		for j, x := range got[1][i] {
-			want[j] = float64(x)
-		}
-		if err := backendtest.NearGrad(name, got[0][i], want, 1e-5); err != nil {
-			t.Error(err)
-		}
-	}
+	sameGrads(t, dir, []string{"-q", q, "-k", k, "-v", v, "-do", do, "-causal"}, []string{"-block-mask", bm, "-block-size", "16"}, []string{"-mask", m})
 	if code, _, stderr := runCmd(t, "grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", path("x"), "-dk", path("y"), "-dv", path("z"), "-block-mask", bm); code == 0 || !strings.Contains(stderr, "-block-mask needs -block-size") {
 		t.Errorf("-block-mask without its size: exit %d, %q", code, stderr)
 	}
@@ -277,10 +258,21 @@ func TestRunGradIndices(t *testing.T) {
 	}
 	ix := writeTestNpy(t, path("ix"), "<i4", []int{b, kvh, nq, per}, idx)
 	m := writeTestNpy(t, path("m"), "<f4", []int{b, h, nq, nk}, mask)
+	sameGrads(t, dir, []string{"-q", q, "-k", k, "-v", v, "-do", do}, []string{"-indices", ix}, []string{"-mask", m})
+}
+
+// sameGrads runs attn grad on the CPU with the flags in, once with
+// sparse and once with mask beside them (writing into dir), and holds
+// the first run's gradients to the second's within 1e-5.
+func sameGrads(t *testing.T, dir string, in, sparse, mask []string) {
+	t.Helper()
 	var got [2][3][]float32
-	for n, src := range [][]string{{"-indices", ix}, {"-mask", m}} {
-		outs := [3]string{path(fmt.Sprint("dq", n)), path(fmt.Sprint("dk", n)), path(fmt.Sprint("dv", n))}
-		args := append([]string{"grad", "-backend", "cpu", "-q", q, "-k", k, "-v", v, "-do", do, "-dq", outs[0], "-dk", outs[1], "-dv", outs[2]}, src...)
+	for n, src := range [][]string{sparse, mask} {
+		var outs [3]string
+		for i, name := range []string{"dq", "dk", "dv"} {
+			outs[i] = filepath.Join(dir, fmt.Sprint("same-", name, n, ".npy"))
+		}
+		args := append(append([]string{"grad", "-backend", "cpu", "-dq", outs[0], "-dk", outs[1], "-dv", outs[2]}, in...), src...)
 		if code, _, stderr := runCmd(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s", src, code, stderr)
 		}

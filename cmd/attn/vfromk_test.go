@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -97,15 +96,7 @@ func TestBenchVFromK(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, err := os.Open(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := bench.ReadReport(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readResults(t, out)
 	if len(r.Points) == 0 {
 		t.Fatal("no points")
 	}

@@ -187,12 +187,12 @@ func testCacheDecode(t *testing.T, be backend.Backend, dts []backend.DType) {
 						cache, err = kernels.NewKVCache(be, batch, 40, cfg)
 					} else {
 						pool, err = kernels.NewPagePool(be, pageSize, 3*40/pageSize+3, cfg)
-						for range batch {
-							seqs = append(seqs, pool.NewSeq())
-						}
 					}
 					if err != nil {
 						t.Fatal(err)
+					}
+					for range batch * min(pageSize, 1) {
+						seqs = append(seqs, pool.NewSeq())
 					}
 					appendRows := func(s, n int) {
 						kdt := qdt

@@ -299,7 +299,7 @@ func (p *FusedParams) ValidateBlocks(q, k, v, o, lse Buffer) error {
 		return err
 	}
 	if p.Pads(k, v) {
-		return Errorf(ErrUnsupported, "a q8 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (FusedLowered)", p.D, p.Dv, Q8Block)
+		return Errorf(ErrUnsupported, "a blocked K (%v) or V (%v) of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (FusedLowered)", k.DType(), v.DType(), p.D, p.Dv, Q8Block)
 	}
 	return nil
 }

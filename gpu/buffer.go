@@ -276,7 +276,7 @@ const writeChunk = 64 << 20
 // Write copies src into dst from element off, rounded to a half dst's
 // dtype (backend.DType.Encode) on the host after DType.CheckFits has
 // refused a value that would overflow it (ErrNonFinite, nothing
-// written). An 8-bit dst is quantized on the host as the CPU backend
+// written). A quantized dst is quantized on the host as the CPU backend
 // does (writeQuant).
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	x, err := b.lockRange("write", "dst", dst, off, len(src))
@@ -352,7 +352,7 @@ var negInf = float32(math.Inf(-1))
 
 // Read copies len(dst) elements of src from element off into dst, through
 // the staging buffer, one chunk at a time; a half src is widened exactly
-// on the host (backend.DType.Decode), an 8-bit one too (readQuant).
+// on the host (backend.DType.Decode), a quantized one too (readQuant).
 func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	x, err := b.lockRange("read", "src", src, off, len(dst))
 	if err != nil {

@@ -103,7 +103,7 @@ func describe(p *printer, be backend.Backend, wf gpu.WebGPUFeatures) {
 		name string
 	}{{caps.Staged, "staged"}, {caps.Fused, "fused"}, {caps.Bias, "bias"}, {caps.KeepMask, "mask"},
 		{caps.Causal, "causal"}, {caps.Variants, "variants"}, {caps.GQA, "gqa"}, {caps.BNHD, "bnhd"}, {caps.LSE, "lse"},
-		{caps.Half, "f16, bf16"}, {caps.Quant8, "q8, fp8"}, {caps.Seqs, "packed, paged"}, {caps.VFromK, "v-from-k"},
+		{caps.Half, "f16, bf16"}, {caps.Quant8, "q8, fp8"}, {caps.Quant4, "q4"}, {caps.Seqs, "packed, paged"}, {caps.VFromK, "v-from-k"},
 		{caps.Indices, "indices"}, {caps.Blocks, "block masks"}} {
 		if c.on {
 			cs = append(cs, c.name)

@@ -310,7 +310,7 @@ func (p *FusedParams) Validate(caps Caps, q, k, v, o, lse Buffer) error {
 		return err
 	}
 	if !caps.Quant8 && p.pads(k, v) {
-		return Errorf(ErrUnsupported, "a q8 or q4 K or V of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, FusedLowered)", p.D, p.Dv, Q8Block)
+		return Errorf(ErrUnsupported, "a blocked K (%v) or V (%v) of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, FusedLowered)", k.DType(), v.DType(), p.D, p.Dv, Q8Block)
 	}
 	return nil
 }

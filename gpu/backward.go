@@ -45,7 +45,7 @@ import (
 // Float32, Float16 or BFloat16 operands. It refuses, before any work and
 // with an error wrapping backend.ErrUnsupported that names it, paged
 // sequences, strided views, index lists, V from K, K and V scales and
-// 8-bit operands — whatever BackwardParams.Validate accepts.
+// quantized operands — whatever BackwardParams.Validate accepts.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := b.CheckBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {

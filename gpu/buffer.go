@@ -103,19 +103,20 @@ func (b *Backend) destroy(wb *wg.Buffer) {
 
 // Alloc returns zero-filled device storage for n values of dtype t
 // (WebGPU zero-initialises new buffers): n·4 bytes for Float32, ⌈n/2⌉
-// words for a half dtype, n bytes for FP8 and ⌈n/256⌉·272 for Q8 (n
-// whole blocks of 32, else ErrShape; internal/plan/quantlayout.go).
+// words for a half dtype, n bytes for FP8, ⌈n/256⌉·272 for Q8 and
+// ⌈n/256⌉·144 for Q4 (n whole blocks of 32, else ErrShape;
+// internal/plan/quantlayout.go).
 // Caps().MaxBufferLen, the device's largest buffer in float32s, bounds n
 // for every dtype.
 func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 	if n < 0 {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d elements", n)
 	}
-	if t == backend.Q8 && n%backend.Q8Block != 0 {
-		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d q8 elements: want whole blocks of %d", n, backend.Q8Block)
-	}
 	if !t.Storable() {
 		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %v", t)
+	}
+	if blk := t.Block(); n%blk != 0 {
+		return nil, backend.Errorf(backend.ErrShape, "gpu: alloc of %d %v elements: want whole blocks of %d", n, t, blk)
 	}
 	if err := b.lock(nil, "alloc"); err != nil {
 		return nil, err
@@ -152,8 +153,8 @@ func (b *Backend) resolve(op, name string, buf backend.Buffer) (*buffer, error) 
 }
 
 // storedBytes is the bytes n elements of t take: 4 each for Float32, ⌈n/2⌉
-// words for a half dtype, an 8-bit dtype's as internal/plan/quantlayout.go
-// lays it out.
+// words for a half dtype, a quantized dtype's as
+// internal/plan/quantlayout.go lays it out.
 func storedBytes(t backend.DType, n int) uint64 {
 	if t.Quantized() {
 		return plan.QuantBytes(t, n)
@@ -275,7 +276,7 @@ const writeChunk = 64 << 20
 // Write copies src into dst from element off, rounded to a half dst's
 // dtype (backend.DType.Encode) on the host after DType.CheckFits has
 // refused a value that would overflow it (ErrNonFinite, nothing
-// written). An 8-bit dst is quantized on the host as the CPU backend
+// written). A quantized dst is quantized on the host as the CPU backend
 // does (writeQuant).
 func (b *Backend) Write(dst backend.Buffer, off int, src []float32) error {
 	x, err := b.lockRange("write", "dst", dst, off, len(src))
@@ -351,7 +352,7 @@ var negInf = float32(math.Inf(-1))
 
 // Read copies len(dst) elements of src from element off into dst, through
 // the staging buffer, one chunk at a time; a half src is widened exactly
-// on the host (backend.DType.Decode), an 8-bit one too (readQuant).
+// on the host (backend.DType.Decode), a quantized one too (readQuant).
 func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 	x, err := b.lockRange("read", "src", src, off, len(dst))
 	if err != nil {

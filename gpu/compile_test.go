@@ -76,10 +76,11 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			specs = append(specs, shaders.CopyConsts{WG: copyWG, O: o, Src: src})
 		}
 	}
-	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1})
+	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1}, shaders.Copy8Consts{WG: packWG, Q4: 1})
 	specs = append(specs, shaders.PatchConsts{WG: patchWG})
 	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {
-		specs = append(specs, shaders.Quant8Consts{WG: packWG, Src: int(src)}, shaders.Quant8Consts{WG: packWG, Q8: 1, Src: int(src)})
+		specs = append(specs, shaders.Quant8Consts{WG: packWG, Src: int(src)}, shaders.Quant8Consts{WG: packWG, Q8: 1, Src: int(src)},
+			shaders.Quant8Consts{WG: packWG, Q4: 1, Src: int(src)})
 	}
 	for _, e := range []shaders.Elem{f16, bf16} {
 		specs = append(specs,
@@ -139,10 +140,11 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				}
 			}
 		}
-		// 8-bit K and V (the fused kernels' k and v only): q8 head dims
-		// are whole blocks; fp8 ones any, 5 for the scalar loaders.
+		// Quantized K and V (the fused kernels' k and v only): q8 and q4
+		// head dims are whole blocks; fp8 ones any, 5 for the scalar
+		// loaders.
 		for _, hd := range [][2]int{{32, 64}, {128, 128}} {
-			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}} {
+			for _, kv := range [][2]shaders.Elem{{shaders.Q8, shaders.FP8}, {shaders.FP8, shaders.Q8}, {shaders.Q4, shaders.Q4}, {shaders.Q4, shaders.Q8}} {
 				c := ap.PrefillKernel(mem, hd[0], hd[1])
 				specs = append(specs, c.Spec(shaders.F32, kv[0], kv[1], shaders.F32))
 				if lc, ok := ap.LaneKernel(mem, hd[0], hd[1], 4, 1, 4096); ok && !ap.Hardware {
@@ -190,9 +192,10 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			}
 		}
 		// ATTN_GPU_TUNE=decode.pv=4: the P·V loop written out, with a
-		// float16 cache (as f16 where the device has it) and a q8 one.
+		// float16 cache (as f16 where the device has it), a q8 one and a
+		// q4 one.
 		dt, _ := ap.DecodeKernel(mem, 128, 128, 4, 1)
-		for _, e := range []shaders.Elem{f16, shaders.Q8} {
+		for _, e := range []shaders.Elem{f16, shaders.Q8, shaders.Q4} {
 			s := dt.Consts(128, 128)
 			s.K, s.V, s.PV = e, e, 4
 			s.F16 = e == f16 && b.info.Features.Contains(gputypes.FeatureShaderF16)

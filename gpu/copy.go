@@ -54,9 +54,9 @@ const copyTable = inlineVars / (4 * copyEntry)
 // Copy copies ranges of src into dst on the device (backend.Copier):
 // each rounded to dst's dtype as the ops store an output, exact between
 // buffers of one dtype (a GPU may flush a float32 subnormal:
-// Caps.FlushesSubnormals); between two buffers of one 8-bit dtype the
-// bytes as they are (q8: whole blocks, codes and scales), while a copy
-// between an 8-bit buffer and one of another dtype is ErrUnsupported
+// Caps.FlushesSubnormals); between two buffers of one quantized dtype the
+// bytes as they are (q8, q4: whole blocks, codes and scales), while a copy
+// between a quantized buffer and one of another dtype is ErrUnsupported
 // (CopyQuant quantizes into one: quantcopy.go). Step.Copy records it with the step's other
 // work, so that a decoding step's cache appends from the caller's
 // buffers wait for nothing. dst and src must lie in different wgpu
@@ -99,15 +99,15 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 
 var _ backend.Copier = (*Backend)(nil)
 
-// copyQuant is the dispatches of a copy into or out of an 8-bit buffer:
-// copy8.wgsl between two buffers of one 8-bit dtype, bits as they are
-// (q8 ranges whole blocks, else ErrShape); a copy between an 8-bit
-// buffer and one of another dtype is ErrUnsupported: CopyQuant quantizes
-// into an 8-bit buffer, and nothing widens one on the device. The
-// caller holds b.mu.
+// copyQuant is the dispatches of a copy into or out of a quantized
+// buffer: copy8.wgsl between two buffers of one quantized dtype, bits as
+// they are (q8 and q4 ranges whole blocks, else ErrShape); a copy
+// between a quantized buffer and one of another dtype is
+// ErrUnsupported: CopyQuant quantizes into a quantized buffer, and
+// nothing widens one on the device. The caller holds b.mu.
 func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispatch, error) {
 	if d.dtype != s.dtype {
-		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: copy from a %v buffer into a %v one: the GPU backend copies 8-bit values only between buffers of one 8-bit dtype (CopyQuant quantizes into one)", s.dtype, d.dtype)
+		return nil, backend.Errorf(backend.ErrUnsupported, "gpu: copy from a %v buffer into a %v one: the GPU backend copies quantized values only between buffers of one quantized dtype (CopyQuant quantizes into one)", s.dtype, d.dtype)
 	}
 	blk := d.dtype.Block()
 	for _, r := range ranges {
@@ -115,18 +115,16 @@ func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispat
 			return nil, backend.Errorf(backend.ErrShape, "gpu: copy of %d elements from %d to %d of %v buffers: want whole blocks of %d", r.N, r.Src, r.Dst, d.dtype, blk)
 		}
 	}
-	q8 := 0
-	if d.dtype == backend.Q8 {
-		q8 = 1
-	}
-	pipe, err := b.pipeline(shaders.Copy8Consts{WG: packWG, Q8: q8}, "main")
+	q8, q4 := quantFlags(d.dtype)
+	pipe, err := b.pipeline(shaders.Copy8Consts{WG: packWG, Q8: q8, Q4: q4}, "main")
 	if err != nil {
 		return nil, fmt.Errorf("gpu: copy: %w", err)
 	}
 	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	// A chunk's windows fit one binding and its words one grid
-	// dimension (fewer than 4 elements a word: q8's 256 in 68).
+	// dimension (fewer than 4 elements a word: q8's 256 in 68; q4's
+	// 256 in 36).
 	slack := plan.QuantSlack(d.dtype, alignBytes)
 	per := min(plan.QuantElems(d.dtype, maxBind-slack), 3*packWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
 	per = per / plan.Q8Super * plan.Q8Super

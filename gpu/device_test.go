@@ -527,6 +527,8 @@ func (x importing) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 		bytes = uint64(n)
 	case t == backend.Q8: // superblocks of 256 values in 272 bytes
 		bytes = uint64(n+255) / 256 * 272
+	case t == backend.Q4: // superblocks of 256 values in 144 bytes
+		bytes = uint64(n+255) / 256 * 144
 	}
 	off := uint64(x.dev.Limits().MinStorageBufferOffsetAlignment)
 	wb, err := x.dev.CreateBuffer("caller", off+alignUp(max(bytes, 16), 16), rw)

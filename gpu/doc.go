@@ -107,30 +107,40 @@
 // the attention kernels can own the halves of one word), to nearest even
 // with saturation (half.go).
 //
-// The 8-bit dtypes (Caps().Quant8: backend.Q8 and FP8, Fused's K and V
-// only) are bytes four to a word: FP8 one E4M3 byte an element; Q8 in
-// superblocks of 256 values in 272 bytes, the 256 int8 values then the
-// float16 scales of their 8 blocks of 32 (internal/plan/quantlayout.go),
-// so that a superblock starts on 16 bytes and the kernels load 16 codes,
-// or 8 scales, at once. Write quantizes on the host as the CPU backend does
-// (backend.QuantizeQ8, EncodeFP8s) and uploads only the bytes it covers,
-// Read widens on the host; the fused kernels widen in registers, q8 by
-// sign-extending shifts times the block's scale, fp8 through a float16's
-// bits (package shaders, Q8 and FP8), and apply Problem.Scales per KV
-// head. Copy moves 8-bit bytes between buffers of one 8-bit dtype
-// (copy8.wgsl); between an 8-bit buffer and another dtype it is
-// ErrUnsupported. CopyQuant (backend.QuantCopier; Step.CopyQuant
-// records it) quantizes float32 or half elements into an 8-bit buffer
-// on the device (quant8.wgsl), as kernels' AppendBuffers does into a q8
-// or fp8 cache: the CPU's bytes, every rounding done in integer
-// arithmetic on float32 bits, an fp8 value first divided by its KV
-// head's scale. It adds what it saturates, and what no 8-bit value
-// holds (NaN, infinities, into q8 a magnitude of backend.Q8Max or
-// more), to a counts buffer on the device by atomics; it cannot refuse
-// those without a round trip, so it stores them as NaN (a q8 block's
-// scale, fp8's NaN pattern) and the cache reads the counts back when
-// asked. docs/gpu.md, "8-bit K and V", has the design and the
-// measurements.
+// The quantized dtypes (Caps().Quant8: backend.Q8 and FP8;
+// Caps().Quant4: backend.Q4; Fused's K and V only) are bytes four to a
+// word: FP8 one E4M3 byte an element; Q8 in superblocks of 256 values in
+// 272 bytes, the 256 int8 values then the float16 scales of their 8
+// blocks of 32; Q4 in superblocks of 256 values in 144 bytes, each
+// block's 16 bytes of 4-bit codes in ggml's order (byte i: element i in
+// the low nibble, element i+16 in the high one), then the 8 scales as
+// q8's (internal/plan/quantlayout.go), so that a superblock starts on 16
+// bytes and the kernels load 16 codes (q8), a block's 32 (q4), or 8
+// scales, at once. Write quantizes on the host as the CPU backend does
+// (backend.QuantizeQ8, QuantizeQ4, EncodeFP8s) and uploads only the
+// bytes it covers, Read widens on the host; the fused kernels widen in
+// registers, q8 by sign-extending shifts times the block's scale, q4 by
+// masks and shifts (code − 8, a q8 value of the same scale) times its
+// scale, fp8 through a float16's bits (package shaders, Q8, Q4 and
+// FP8), and apply Problem.Scales per KV head. Copy moves quantized bytes
+// between buffers of one quantized dtype (copy8.wgsl); between a
+// quantized buffer and another dtype it is ErrUnsupported. CopyQuant
+// (backend.QuantCopier; Step.CopyQuant records it) quantizes float32 or
+// half elements into a quantized buffer on the device (quant8.wgsl), as
+// kernels' AppendBuffers does into a q8, q4 or fp8 cache: the CPU's
+// bytes, every rounding done in integer arithmetic on float32 bits (no
+// device rounding, fused multiply-add or flushed subnormal can move
+// them), an fp8 value first divided by its KV head's scale. It adds
+// what it saturates, and what no quantized value holds (NaN,
+// infinities, into q8 a magnitude of backend.Q8Max or more, into q4 one
+// of Q4Max or more), to a counts buffer on the device by atomics; it
+// cannot refuse those without a round trip, so it stores them as NaN (a
+// q8 or q4 block's scale 0x7e00 with codes 0, fp8's NaN pattern) and
+// the cache reads the counts back when asked. A write that covers part
+// of a word (a q8 or q4 block's scale is half of one) merges its bytes
+// on the device (patch.wgsl), so that appends from several goroutines
+// to one page pool never lose one. docs/gpu.md, "8-bit K and V", has
+// the design and the measurements.
 //
 // Scratch that an op writes in full before reading it (a step's partial
 // outputs and LSEs, a block table too large to inline) comes from a pool
@@ -236,7 +246,7 @@
 // or query row's sums), so subgroups have nothing to do there. The
 // kernels bind up to 12 storage buffers (shaders.Kernel.Optional):
 // CheckBackward refuses a device that allows fewer. Paged sequences,
-// views, index lists, block masks, V from K, scales and 8-bit operands
+// views, index lists, block masks, V from K, scales and quantized operands
 // are ErrUnsupported there.
 //
 // # Packed sequences and paged caches

@@ -98,6 +98,8 @@ func elem(x *buffer) shaders.Elem {
 		return shaders.Q8
 	case backend.FP8:
 		return shaders.FP8
+	case backend.Q4:
+		return shaders.Q4
 	}
 	return shaders.F32
 }
@@ -138,8 +140,8 @@ func (b *Backend) bindOperands(d *dispatch, u plan.Unit, H, G int, ops []operand
 			continue
 		}
 		if o.x.dtype.Quantized() {
-			// An 8-bit K or V: a window from a superblock (q8) or 16
-			// elements (fp8) on the alignment, in whole 16 bytes
+			// A quantized K or V: a window from a superblock (q8, q4) or
+			// 16 elements (fp8) on the alignment, in whole 16 bytes
 			// (plan.QuantWindow), the kernels' element indices counted from
 			// its start.
 			lo, hi := o.t.Span(u, H, G)

@@ -187,7 +187,7 @@ func (b *Backend) Info() backend.Info { return b.info }
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
-		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true, Quant8: true, Seqs: true, VFromK: true, Indices: true, Blocks: true,
+		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true, Quant8: true, Quant4: true, Seqs: true, VFromK: true, Indices: true, Blocks: true,
 		BackwardBlocks: true, FlushesSubnormals: true,
 		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
 	}

@@ -204,7 +204,7 @@ func halfBuf(t *testing.T, be backend.Backend, dt backend.DType, bits []uint16) 
 }
 
 // f32Buf allocates a float32 buffer of be holding x.
-func f32Buf(t *testing.T, be backend.Backend, x []float32) backend.Buffer {
+func f32Buf(t testing.TB, be backend.Backend, x []float32) backend.Buffer {
 	t.Helper()
 	b, err := be.Alloc(backend.Float32, len(x))
 	if err != nil {

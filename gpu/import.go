@@ -11,8 +11,9 @@ import (
 
 // Import wraps n elements of dtype dt stored in the caller's buffer buf
 // from byte offset as a Buffer of b, without a copy, laid out as b's own
-// buffers are (package doc, Memory: halves two to a u32 word; the 8-bit
-// dtypes as internal/plan/quantlayout.go says, n whole blocks for Q8).
+// buffers are (package doc, Memory: halves two to a u32 word; the
+// quantized dtypes as internal/plan/quantlayout.go says, n whole blocks
+// for Q8 and Q4).
 // Ops read and write the caller's memory in place.
 //
 // buf must have been created on b's device with BufferUsage_Storage (the

@@ -12,7 +12,7 @@ import (
 
 // This file stores a host write's bytes into a buffer whose words the
 // write covers only in part: a half buffer's odd ends, an fp8 range's
-// ends, a q8 scale word of two blocks of which one is written. The queue
+// ends, a q8 or q4 scale word of two blocks of which one is written. The queue
 // writes whole words only (WriteBuffer), so the bytes of such a word go
 // through patch.wgsl, which merges them with the word where the device's
 // earlier work left it. The merge is the device's, not a read back to the
@@ -23,7 +23,7 @@ import (
 // runs in the order the writes were made, whoever made them.
 
 // patchWG is patch.wgsl's workgroup size: a write patches two words or
-// a few (a range's ends; a q8 range's scale words), one workgroup's worth.
+// a few (a range's ends; a q8 or q4 range's scale words), one workgroup's worth.
 const (
 	patchWG    = 64
 	patchEntry = 3 // u32 words a table entry: word, mask, val

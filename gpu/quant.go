@@ -10,31 +10,33 @@ import (
 	"github.com/attn-go/attn/gpu/internal/plan"
 )
 
-// This file writes and reads the 8-bit buffers (internal/plan/quantlayout.go
-// lays them out): the host quantizes and widens, the device holds the
-// bytes.
+// This file writes and reads the quantized buffers
+// (internal/plan/quantlayout.go lays them out): the host quantizes and
+// widens, the device holds the bytes.
 
-// writeQuant stores src into the 8-bit buffer x from element off, as the
-// CPU backend does: q8 whole blocks (off and len(src), else ErrShape),
-// quantized by backend.QuantizeQ8, a block with a magnitude of
-// backend.Q8Max or more (or a NaN) refused with ErrNonFinite before
-// anything is written; fp8 rounded and saturated (backend.EncodeFP8s), a
-// NaN or an infinity refused with ErrNonFinite.
+// writeQuant stores src into the quantized buffer x from element off,
+// as the CPU backend does: q8 and q4 whole blocks (off and len(src),
+// else ErrShape), quantized by backend.QuantizeQ8 or QuantizeQ4, a
+// block with a magnitude of backend.Q8Max (q8) or Q4Max (q4) or more
+// (or a NaN) refused with ErrNonFinite before anything is written; fp8
+// rounded and saturated (backend.EncodeFP8s), a NaN or an infinity
+// refused with ErrNonFinite.
 // Only the bytes of those elements are written: a word they share with
-// others (an fp8 range's ends, a q8 scale word of two blocks of which
-// one is written) keeps the others, merged on the device (writeSpans),
-// so writes by several goroutines whose ranges meet in a word all land.
-// The caller holds b.mu.
+// others (an fp8 range's ends, a q8 or q4 scale word of two blocks of
+// which one is written) keeps the others, merged on the device
+// (writeSpans), so writes by several goroutines whose ranges meet in a
+// word all land. The caller holds b.mu.
 func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	n := len(src)
 	t := x.dtype
-	if t == backend.Q8 {
-		if off%backend.Q8Block != 0 || n%backend.Q8Block != 0 {
-			return backend.Errorf(backend.ErrShape, "gpu: write of %d elements at offset %d of a q8 buffer: want whole blocks of %d", n, off, backend.Q8Block)
+	if blk := t.Block(); blk > 1 {
+		if off%blk != 0 || n%blk != 0 {
+			return backend.Errorf(backend.ErrShape, "gpu: write of %d elements at offset %d of a %v buffer: want whole blocks of %d", n, off, t, blk)
 		}
+		lim := t.MaxFinite() // Q8Max, Q4Max
 		for i, v := range src {
-			if !(v < backend.Q8Max && v > -backend.Q8Max) {
-				return backend.Errorf(backend.ErrNonFinite, "gpu: write: src element %d is %g: a q8 block holds magnitudes below %g", i, v, float64(backend.Q8Max))
+			if !(v < lim && v > -lim) {
+				return backend.Errorf(backend.ErrNonFinite, "gpu: write: src element %d is %g: a %v block holds magnitudes below %g", i, v, t, float64(lim))
 			}
 		}
 	}
@@ -50,12 +52,17 @@ func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	if n == 0 {
 		return nil
 	}
-	codes := make([]byte, n)
+	var codes []byte
 	var scales []uint16
-	if t == backend.Q8 {
-		scales = make([]uint16, n/backend.Q8Block)
+	switch t {
+	case backend.Q8:
+		codes, scales = make([]byte, n), make([]uint16, n/backend.Q8Block)
 		backend.QuantizeQ8(unsafe.Slice((*int8)(unsafe.Pointer(&codes[0])), n), scales, src)
-	} else {
+	case backend.Q4:
+		codes, scales = make([]byte, n/2), make([]uint16, n/backend.Q8Block)
+		backend.QuantizeQ4(codes, scales, src)
+	default:
+		codes = make([]byte, n)
 		backend.EncodeFP8s(codes, src)
 	}
 	lo, hi := plan.QuantSpan(t, off, n)
@@ -67,13 +74,13 @@ func (b *Backend) writeQuant(x *buffer, off int, src []float32) error {
 	return b.writeSpans(x, w0, img, spans)
 }
 
-// readQuant widens len(dst) elements of the 8-bit buffer x from element
-// off into dst, exactly (q8: whole blocks, else ErrShape). The caller
-// holds b.mu (released while it waits: readChunk).
+// readQuant widens len(dst) elements of the quantized buffer x from
+// element off into dst, exactly (q8, q4: whole blocks, else ErrShape).
+// The caller holds b.mu (released while it waits: readChunk).
 func (b *Backend) readQuant(dst []float32, x *buffer, off int) error {
 	n := len(dst)
-	if x.dtype == backend.Q8 && (off%backend.Q8Block != 0 || n%backend.Q8Block != 0) {
-		return backend.Errorf(backend.ErrShape, "gpu: read of %d elements at offset %d of a q8 buffer: want whole blocks of %d", n, off, backend.Q8Block)
+	if blk := x.dtype.Block(); off%blk != 0 || n%blk != 0 {
+		return backend.Errorf(backend.ErrShape, "gpu: read of %d elements at offset %d of a %v buffer: want whole blocks of %d", n, off, x.dtype, blk)
 	}
 	if n == 0 {
 		return nil

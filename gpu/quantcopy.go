@@ -13,7 +13,7 @@ import (
 )
 
 // This file runs Backend.CopyQuant: quant8.wgsl quantizes float32 or
-// half elements into a q8 or fp8 buffer on the device, the CPU's bytes
+// half elements into a q8, q4 or fp8 buffer on the device, the CPU's bytes
 // (integer arithmetic on float32 bits: see the kernel's header), one
 // dispatch a range and binding window, in order, as Copy's. The data
 // cannot be looked at before the write without a round trip to the
@@ -25,11 +25,12 @@ import (
 const quantCost = 64
 
 // CopyQuant copies ranges of the float32 or half buffer src into the
-// 8-bit buffer dst, quantized on the device as the CPU quantizes
+// quantized buffer dst, quantized on the device as the CPU quantizes
 // (backend.QuantCopier): the same bytes for the same values, an fp8
 // value first divided by its head's scale. What it saturates, and the
 // values it stores as NaN (NaN, infinities, into q8 a magnitude of
-// backend.Q8Max or more: their block), it adds to q.Counts.
+// backend.Q8Max or more, into q4 one of Q4Max or more: their block,
+// codes 0 and scale 0x7e00), it adds to q.Counts.
 // Step.CopyQuant records it.
 func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q backend.QuantCopy, ranges ...backend.CopyRange) error {
 	return b.copyQuantize(ctx, nil, dst, src, q, ranges...)
@@ -70,15 +71,28 @@ func (b *Backend) copyQuantize(ctx context.Context, st *Step, dst, src backend.B
 	return b.run(ctx, st, "copy", ds)
 }
 
+// quantFlags are copy8.wgsl's and quant8.wgsl's Q8 and Q4 for a buffer
+// of the quantized dtype t: 1, 0 for Q8, 0, 1 for Q4, 0, 0 for FP8.
+func quantFlags(t backend.DType) (q8, q4 int) {
+	switch t {
+	case backend.Q8:
+		return 1, 0
+	case backend.Q4:
+		return 0, 1
+	}
+	return 0, 0
+}
+
 // quantDispatches are the dispatches of quant8.wgsl that store ranges of
-// src into the 8-bit dst, each within one binding's bytes and one grid
+// src into the quantized dst, each within one binding's bytes and one grid
 // dimension, adding to cnt (a dummy when nil). The caller holds b.mu.
 func (b *Backend) quantDispatches(d, s, cnt *buffer, q backend.QuantCopy, ranges []backend.CopyRange) ([]*dispatch, error) {
-	q8, unit := 0, 4 // an invocation a word of fp8 bytes
-	if d.dtype == backend.Q8 {
-		q8, unit = 1, 2*backend.Q8Block // an invocation a pair of blocks
+	unit := 4 // an invocation a word of fp8 bytes
+	if d.dtype.Block() > 1 {
+		unit = 2 * backend.Q8Block // an invocation a pair of blocks
 	}
-	pipe, err := b.pipeline(shaders.Quant8Consts{WG: packWG, Q8: q8, Src: int(elem(s))}, "main")
+	q8, q4 := quantFlags(d.dtype)
+	pipe, err := b.pipeline(shaders.Quant8Consts{WG: packWG, Q8: q8, Q4: q4, Src: int(elem(s))}, "main")
 	if err != nil {
 		return nil, err
 	}

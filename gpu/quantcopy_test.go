@@ -111,6 +111,50 @@ var quantCopyCases = []struct {
 		}
 		return x
 	}},
+	// q4's edges, by block: values (j − 8.5)·d whose x·(1/d) + 8.5
+	// falls on or next to an integer j (a tie of the sum's float32
+	// rounding, one ulp either side), the largest magnitude negative (d
+	// positive) or positive, capped codes (the side opposite m beyond
+	// 7.5 steps: code 16 before the cap), and magnitudes equal to m's
+	// of either sign (the first one sets d).
+	{"q4 ties", func(rng *rand.Rand, n int) []float32 {
+		x := make([]float32, n)
+		for b := 0; b < n; b += 32 {
+			blk := x[b : b+32]
+			m := float32(rng.Float64()*100 + 0.01)
+			if rng.IntN(2) == 0 {
+				m = -m
+			}
+			d := m / -8
+			switch b / 32 % 4 {
+			case 0, 1:
+				for i := range blk {
+					v := float32(rng.IntN(17)) - 8.5
+					blk[i] = v * d
+					switch rng.IntN(3) {
+					case 0:
+						blk[i] = math.Nextafter32(blk[i], float32(math.Inf(1)))
+					case 1:
+						blk[i] = math.Nextafter32(blk[i], float32(math.Inf(-1)))
+					}
+					if math.Abs(float64(blk[i])) >= math.Abs(float64(m)) {
+						blk[i] = 0
+					}
+				}
+			case 2:
+				for i := range blk {
+					blk[i] = -m * float32(1-rng.Float64()/8)
+				}
+				blk[0+rng.IntN(4)] = -m * 0.9375 // exactly 7.5 steps: 16, capped
+			default:
+				for i := range blk {
+					blk[i] = []float32{m, -m, m / 2, 0}[rng.IntN(4)]
+				}
+			}
+			blk[rng.IntN(32)] = m
+		}
+		return x
+	}},
 }
 
 // copyScales are the scales of TestCopyQuant's scaled cases, a head of
@@ -122,18 +166,19 @@ var copyScales = []float32{0.37, 3, 1.5}
 // last one, or a single block; any fp8 ranges, two of which share a
 // word.
 func quantCopyRanges(dt backend.DType) []backend.CopyRange {
-	if dt == backend.Q8 {
+	if dt.Block() > 1 {
 		return []backend.CopyRange{{Dst: 96, Src: 0, N: 320}, {Dst: 736, Src: 320, N: 160}, {Dst: 1344, Src: 480, N: 256}, {Dst: 0, Src: 1568, N: 32}}
 	}
 	return []backend.CopyRange{{Dst: 5, Src: 3, N: 13}, {Dst: 700, Src: 100, N: 517}, {Dst: 1599, Src: 1599, N: 1}, {Dst: 18, Src: 900, N: 2}}
 }
 
-// CopyQuant quantizes on the GPU into the CPU's bytes: for each 8-bit
-// dtype, source dtype and edge case, the stored codes and scales equal
-// backend.QuantizeQ8's and EncodeFP8's of the same values (divided by
-// the head's scale in float32), elements outside the ranges keep theirs,
-// the CPU's CopyQuant reads back the same values, and both count the
-// same saturated values.
+// CopyQuant quantizes on the GPU into the CPU's bytes: for each
+// quantized dtype, source dtype and edge case, the stored codes and
+// scales equal backend.QuantizeQ8's, QuantizeQ4's and EncodeFP8's of the
+// same values (divided by the head's scale in float32), elements outside
+// the ranges keep theirs, the CPU's CopyQuant (where the CPU stores the
+// dtype) reads back the same values, and both count the same saturated
+// values.
 func TestCopyQuant(t *testing.T) {
 	g := openGPU(t)
 	c, err := cpu.New()
@@ -143,21 +188,29 @@ func TestCopyQuant(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 	const n = 1600
-	for _, dt := range backend.Quants {
+	for _, dt := range quants {
+		bes := []backend.Backend{g, c}
+		if dt == backend.Q4 && !c.Caps().Quant4 {
+			bes = bes[:1] // the CPU stores no q4 yet: the host's bytes alone
+		}
 		for _, sdt := range []backend.DType{backend.Float32, backend.Float16, backend.BFloat16} {
 			for ci, tc := range quantCopyCases {
 				for _, scales := range [][]float32{nil, copyScales} {
-					if scales != nil && (dt == backend.Q8 || tc.name == "tiny" || tc.name == "edges") {
+					if scales != nil && (dt != backend.FP8 || tc.name == "tiny" || tc.name == "edges") {
 						continue
 					}
 					rng := rand.New(rand.NewPCG(46, uint64(ci)))
 					x := tc.x(rng, n)
-					if sdt.Half() {
-						for i, v := range x {
-							x[i] = sdt.Saturate(v)
-							if math.Abs(float64(x[i])) >= backend.Q8Max {
-								x[i] = float32(math.Copysign(8290304, float64(v))) // the bfloat16 below Q8Max
+					for i, v := range x {
+						x[i] = sdt.Saturate(v)
+						if lim := dt.MaxFinite(); dt.Block() > 1 && math.Abs(float64(x[i])) >= float64(lim) {
+							// The value of sdt below Q8Max or Q4Max (for
+							// a bfloat16, its upper half).
+							b := math.Float32bits(math.Nextafter32(lim, 0))
+							if sdt == backend.BFloat16 {
+								b &^= 0xffff
 							}
+							x[i] = float32(math.Copysign(float64(math.Float32frombits(b)), float64(v)))
 						}
 					}
 					before := quantValues(7, n)
@@ -169,7 +222,7 @@ func TestCopyQuant(t *testing.T) {
 					}
 					var vals [2][]float32
 					var sats [2]uint64
-					for bi, be := range []backend.Backend{g, c} {
+					for bi, be := range bes {
 						dst := alloc(t, be, dt, n)
 						src := alloc(t, be, sdt, n)
 						q.Counts = alloc(t, be, backend.Float32, backend.CountsLen)
@@ -195,6 +248,9 @@ func TestCopyQuant(t *testing.T) {
 							checkStored(t, name, g, dst, before, x, q, ranges)
 						}
 					}
+					if len(bes) < 2 {
+						continue
+					}
 					for i := range vals[0] {
 						if math.Float32bits(vals[0][i]) != math.Float32bits(vals[1][i]) {
 							t.Fatalf("%s: element %d reads %g on the GPU, %g on the CPU", name, i, vals[0][i], vals[1][i])
@@ -216,9 +272,16 @@ func checkStored(t *testing.T, name string, g *gpu.Backend, dst backend.Buffer, 
 	dt, n := dst.DType(), len(before)
 	want := make([]byte, n)
 	wantSc := make([]uint16, n/backend.Q8Block)
+	if dt == backend.Q4 {
+		want = want[:n/2]
+	}
 	put := func(at int, v []float32) {
-		if dt == backend.FP8 {
+		switch dt {
+		case backend.FP8:
 			backend.EncodeFP8s(want[at:at+len(v)], v)
+			return
+		case backend.Q4:
+			backend.QuantizeQ4(want[at/2:], wantSc[at/backend.Q8Block:], v)
 			return
 		}
 		codes := make([]int8, len(v))
@@ -244,7 +307,11 @@ func checkStored(t *testing.T, name string, g *gpu.Backend, dst backend.Buffer, 
 	}
 	for i := range want {
 		if codes[i] != want[i] {
-			t.Fatalf("%s: element %d stored as %#02x, want %#02x (from %g)", name, i, codes[i], want[i], x[min(i, len(x)-1)])
+			e := i // the element, or for q4 the byte's low one
+			if dt == backend.Q4 {
+				e = i/16*32 + i%16
+			}
+			t.Fatalf("%s: element %d stored as %#02x, want %#02x (from %g)", name, e, codes[i], want[i], x[min(e, len(x)-1)])
 		}
 	}
 	for b := range scales {
@@ -255,7 +322,7 @@ func checkStored(t *testing.T, name string, g *gpu.Backend, dst backend.Buffer, 
 }
 
 // alloc is a zero-filled buffer of be, released when the test ends.
-func alloc(t *testing.T, be backend.Backend, dt backend.DType, n int) backend.Buffer {
+func alloc(t testing.TB, be backend.Backend, dt backend.DType, n int) backend.Buffer {
 	t.Helper()
 	b, err := be.Alloc(dt, n)
 	if err != nil {
@@ -265,11 +332,12 @@ func alloc(t *testing.T, be backend.Backend, dt backend.DType, n int) backend.Bu
 	return b
 }
 
-// What no 8-bit buffer holds — NaN, infinities, into q8 a magnitude of
-// Q8Max or more — every backend stores as NaN (q8: the block's scale,
-// codes 0; fp8: the NaN pattern with the sign) and counts, writing every
-// other value as it would: the GPU, which cannot look first, and the CPU
-// alike, so that both read back the same values (NaN where stored as
+// What no quantized buffer holds — NaN, infinities, into q8 a magnitude
+// of Q8Max or more, into q4 one of Q4Max or more — every backend stores
+// as NaN (q8, q4: the block's scale, codes 0; fp8: the NaN pattern with
+// the sign) and counts, writing every other value as it would: the GPU,
+// which cannot look first, and the CPU alike (where it stores the
+// dtype), so that both read back the same values (NaN where stored as
 // NaN) and count the same.
 func TestCopyQuantNonFinite(t *testing.T) {
 	g := openGPU(t)
@@ -280,18 +348,26 @@ func TestCopyQuantNonFinite(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 	const n = 256
-	for _, dt := range backend.Quants {
+	for _, dt := range quants {
 		x := quantValues(3, n)
 		x[40], x[41], x[200] = float32(math.NaN()), float32(math.Inf(-1)), float32(math.Inf(1))
 		bad := 3
-		if dt == backend.Q8 {
-			x[100] = -1e7 // beyond Q8Max
+		if dt.Block() > 1 {
+			x[100] = -1e7 // beyond Q8Max and Q4Max
 			bad++
 		}
+		if dt == backend.Q4 {
+			x[150] = backend.Q4Max // below Q8Max
+			bad++
+		}
+		bes := []backend.Backend{g, c}
+		if dt == backend.Q4 && !c.Caps().Quant4 {
+			bes = bes[:1] // the CPU stores no q4 yet: the host's bytes alone
+		}
 		ranges := []backend.CopyRange{{Dst: 0, Src: 0, N: n}}
-		var read [2][]float32
+		read := make([][]float32, len(bes))
 		var gd backend.Buffer
-		for i, be := range []backend.Backend{g, c} {
+		for i, be := range bes {
 			d, s, cnt := alloc(t, be, dt, n), alloc(t, be, backend.Float32, n), alloc(t, be, backend.Float32, backend.CountsLen)
 			if err := be.Write(s, 0, x); err != nil {
 				t.Fatal(err)
@@ -312,6 +388,9 @@ func TestCopyQuantNonFinite(t *testing.T) {
 			}
 		}
 		for i := range read[0] {
+			if len(read) < 2 {
+				break
+			}
 			gv, cv := read[0][i], read[1][i]
 			if gv != cv && !(math.IsNaN(float64(gv)) && math.IsNaN(float64(cv))) {
 				t.Fatalf("%v: element %d reads %g on the GPU, %g on the CPU", dt, i, gv, cv)
@@ -323,16 +402,24 @@ func TestCopyQuantNonFinite(t *testing.T) {
 		}
 		clean := append([]float32(nil), x...)
 		for i, v := range clean {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || math.Abs(float64(v)) >= backend.Q8Max {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || dt.Block() > 1 && math.Abs(float64(v)) >= float64(dt.MaxFinite()) {
 				clean[i] = 0
 			}
 		}
 		want := make([]byte, n)
 		wantSc := make([]uint16, n/backend.Q8Block)
-		if dt == backend.FP8 {
+		switch dt {
+		case backend.FP8:
 			backend.EncodeFP8s(want, clean)
 			want[40], want[41], want[200] = 0x7f, 0xff, 0x7f
-		} else {
+		case backend.Q4:
+			want = want[:n/2]
+			backend.QuantizeQ4(want, wantSc, clean)
+			for _, blk := range []int{1, 3, 4, 6} { // elements 40, 41, 100, 150, 200
+				clear(want[16*blk : 16*blk+16])
+				wantSc[blk] = 0x7e00
+			}
+		default:
 			q := make([]int8, n)
 			backend.QuantizeQ8(q, wantSc, clean)
 			for i, v := range q {

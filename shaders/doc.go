@@ -40,7 +40,7 @@
 //     ranges of a call read from a table (a workgroup a small range),
 //     widening a half source exactly and rounding into a half dst as
 //     pack.wgsl does, a u32 word an invocation.
-//   - quant8.wgsl: quantizes float32 or half elements into a q8 or fp8
+//   - quant8.wgsl: quantizes float32 or half elements into a q8, q4 or fp8
 //     buffer (Backend.CopyQuant, a KV cache's AppendBuffers), the CPU's
 //     bytes by integer arithmetic on float32 bits, counting what it
 //     saturates or stores as NaN in atomic counters.

@@ -61,10 +61,10 @@
 //
 // q, k, v and bias are read through their loaders (q_at, k_at4 …), which
 // widen half operands (FusedConsts' Q, K, V, Bias; a half k or v bound as
-// vec4s is read four halves, one vec2<u32>, a load) and 8-bit ones (an
-// 8-bit k or v a unit of KU or VU vec4s at a time, k_u and v_u: a q8
-// block of 32 values in two loads of codes and one of its scale, or 16
-// fp8 values in one); o and lse are f32
+// vec4s is read four halves, one vec2<u32>, a load) and quantized ones
+// (a quantized k or v a unit of KU or VU vec4s at a time, k_u and v_u: a
+// q8 block of 32 values in two loads of codes and one of its scale, a q4
+// block in one and one, or 16 fp8 values in one); o and lse are f32
 // (the host packs a half O afterwards, pack.wgsl).
 //
 // Bindings: P (Params), q, k, v, bias, keep, vars (read), o, lse
@@ -241,8 +241,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let kj = ka + kr;
 {{- end}}
 {{- if gt .KU 1}}
-        // An 8-bit K a unit (KU vec4s) a load of its codes (k_u); a q8
-        // K's scales a superblock's at a time (k_sc, for KSB blocks).
+        // A quantized K a unit (KU vec4s) a load of its codes (k_u); a
+        // q8 or q4 K's scales a superblock's at a time (k_sc, for KSB
+        // blocks).
 {{- range $u := seq (div .D4 .KU)}}
 {{- if eq $.KU 8}}
 {{- if eq (mod $u $.KSB) 0}}

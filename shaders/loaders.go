@@ -93,16 +93,21 @@ fn %[1]s_at(i: u32) -> f32 {
 `, x, u, strings.Join(parts, ", "), h4)
 }
 
-// writeQuantLoaders writes the loaders of the 8-bit Read binding x
-// (array<vec4<u32>>, see Q8 and FP8): x_at(i), element i of the window,
-// x_at4(i), elements 4i … 4i+3, and the unit loader: for FP8 x_u(i),
-// the 16 elements 4i … 4i+15 of one vec4<u32> (i a multiple of 4), for
-// Q8 x_u(i, sc), the block of 32 elements from 4i (i a multiple of 8)
-// with its scale taken from sc, its superblock's scales as x_sc(i)
-// loads them: a kernel reading whole rows (fused.wgsl) makes one load of
-// sixteen codes where x_at4 makes one of four, and one load of scales
-// for the blocks of a row that share a superblock.
+// writeQuantLoaders writes the loaders of the quantized Read binding x
+// (array<vec4<u32>>, see Q8, FP8 and Q4): x_at(i), element i of the
+// window, x_at4(i), elements 4i … 4i+3, and the unit loader: for FP8
+// x_u(i), the 16 elements 4i … 4i+15 of one vec4<u32> (i a multiple of
+// 4), for Q8 and Q4 x_u(i, sc), the block of 32 elements from 4i (i a
+// multiple of 8) with its scale taken from sc, its superblock's scales
+// as x_sc(i) loads them: a kernel reading whole rows (fused.wgsl) makes
+// one load of sixteen codes (q8; all 32 of a q4 block) where x_at4 makes
+// one of four, and one load of scales for the blocks of a row that share
+// a superblock.
 func writeQuantLoaders(b *strings.Builder, x string, e Elem) {
+	if e == Q4 {
+		writeQ4Loaders(b, x)
+		return
+	}
 	if e == FP8 {
 		fmt.Fprintf(b, `
 fn %[1]s_at4(i: u32) -> vec4<f32> {
@@ -151,6 +156,52 @@ fn %[1]s_u(i: u32, sc: vec4<u32>) -> array<vec4<f32>, 8> {
 }
 `, x)
 }
+
+// writeQ4Loaders writes writeQuantLoaders' loaders for a Q4 x. Element
+// 4i is in superblock i/64 (Q4SuperWords words, 9 vec4s), block
+// (i mod 64)/8, whose codes are vec4 (i mod 64)/8 of the superblock:
+// elements 4j … 4j+3 of a block (j = i mod 8) are the low nibbles of
+// its word j when j < 4, the high nibbles of word j − 4 otherwise; the
+// block's scale is where a q8 block's is in its superblock's scale vec4
+// (vec4 8).
+func writeQ4Loaders(b *strings.Builder, x string) {
+	fmt.Fprintf(b, `
+fn %[1]s_scale(i: u32) -> f32 {
+    let s = %[1]s[(i >> 6u) * 9u + 8u][(i & 63u) >> 4u];
+    return unpack2x16float(s)[(i >> 3u) & 1u];
+}
+
+fn %[1]s_at4(i: u32) -> vec4<f32> {
+    let w = %[1]s[(i >> 6u) * 9u + ((i & 63u) >> 3u)][i & 3u];
+    return q4x4(w >> (i & 4u)) * %[1]s_scale(i);
+}
+
+fn %[1]s_at(i: u32) -> f32 {
+    return %[1]s_at4(i >> 2u)[i & 3u];
+}
+
+fn %[1]s_sc(i: u32) -> vec4<u32> {
+    return %[1]s[(i >> 6u) * 9u + 8u];
+}
+
+fn %[1]s_u(i: u32, sc: vec4<u32>) -> array<vec4<f32>, 8> {
+    let c = %[1]s[(i >> 6u) * 9u + ((i & 63u) >> 3u)];
+    let d = unpack2x16float(sc[(i & 63u) >> 4u])[(i >> 3u) & 1u];
+    let h = c >> vec4<u32>(4u);
+    return array<vec4<f32>, 8>(q4x4(c.x) * d, q4x4(c.y) * d, q4x4(c.z) * d, q4x4(c.w) * d,
+        q4x4(h.x) * d, q4x4(h.y) * d, q4x4(h.z) * d, q4x4(h.w) * d);
+}
+`, x)
+}
+
+// q4Widen widens four 4-bit codes, the low nibbles of a u32's bytes,
+// exactly: each code − 8, the q8 value of the same scale.
+const q4Widen = `
+fn q4x4(w: u32) -> vec4<f32> {
+    let c = vec4<u32>(w, w >> 8u, w >> 16u, w >> 24u) & vec4<u32>(15u);
+    return vec4<f32>(vec4<i32>(c) - vec4<i32>(8));
+}
+`
 
 // quantWiden widens four 8-bit codes of a u32, exactly: q8x4 the int8s
 // (sign-extended by shifts: this naga has no unpack4xI8), fp8x4 the E4M3

@@ -173,10 +173,12 @@ type CopyConsts struct {
 }
 
 // Copy8Consts specialises copy8.wgsl: WG invocations a workgroup, each
-// writing one u32 word of o; Q8 is 1 for q8 buffers, 0 for fp8 ones.
+// writing one u32 word of o; Q8 is 1 for q8 buffers, Q4 for q4 ones,
+// neither for fp8 ones.
 type Copy8Consts struct {
 	WG int
 	Q8 int `shaders:"zero"`
+	Q4 int `shaders:"zero"`
 }
 
 // Copy8Params is copy8.wgsl's Params: the dispatch's nw words of o from
@@ -211,7 +213,12 @@ func (PatchConsts) check() error     { return nil }
 
 func (Copy8Consts) Kernel() *Kernel  { return &Copy8 }
 func (Copy8Consts) derived() []Const { return nil }
-func (Copy8Consts) check() error     { return nil }
+func (c Copy8Consts) check() error {
+	if c.Q8+c.Q4 > 1 {
+		return fmt.Errorf("Q8 = %d, Q4 = %d: want one of them 1 (q8, q4) or neither (fp8)", c.Q8, c.Q4)
+	}
+	return nil
+}
 
 func (ScoresConsts) Kernel() *Kernel      { return &Scores }
 func (SoftmaxConsts) Kernel() *Kernel     { return &Softmax }
@@ -253,7 +260,7 @@ func VAlign(dv, vr int) int {
 	return dv
 }
 
-// q8Shared is the q8 blocks of a row of d values (d a multiple of 32,
+// q8Shared is the q8 (or q4) blocks of a row of d values (d a multiple of 32,
 // every row starting on a multiple of start, itself a multiple of d)
 // whose scales one load of a superblock's scales (x_sc) gives: the whole
 // row where start divides 256, a superblock's 8 where 256 divides start
@@ -270,7 +277,7 @@ func q8Shared(d, start int) int {
 
 // LoadUnit is the vec4s of a head dim d stored as e that fused.wgsl
 // loads at a time through the unit loader (x_u): a q8 block's 8 (two
-// 16-byte loads of codes), 16 fp8 values' 4 where d is whole units of 16
+// 16-byte loads of codes; a q4 block's 8 are one), 16 fp8 values' 4 where d is whole units of 16
 // (16 bytes), 16 halves' 4 where d is whole units of 16 (32 bytes), 8
 // halves' 2 where it is of 8 (16 bytes); 1 (a vec4 at a time, x_at4 or
 // x_at) otherwise. lavapipe pays for each load an invocation makes, not
@@ -281,7 +288,7 @@ func q8Shared(d, start int) int {
 // and its rows, each starting on a multiple of d, on whole units.
 func LoadUnit(e Elem, d int) int {
 	switch {
-	case e == Q8 && d%32 == 0:
+	case e.Blocked() && d%32 == 0:
 		return 8
 	case e == FP8 && d%16 == 0:
 		return 4
@@ -625,19 +632,21 @@ func (SubgroupsConsts) derived() []Const { return nil }
 func (SubgroupsConsts) check() error     { return nil }
 
 // Quant8Consts specialises quant8.wgsl: WG invocations a workgroup; Q8
-// is 1 into a q8 buffer (an invocation a pair of blocks: their codes
-// and the scale word they share), 0 into an fp8 one (an invocation a
-// word of four bytes); Src is how src is stored, an Elem's value (F32,
-// F16 or BF16): the kernel reads src as raw words and widens the bits
-// itself, never through a float, so src is no typed binding.
+// is 1 into a q8 buffer and Q4 into a q4 one (an invocation a pair of
+// blocks: their codes and the scale word they share), neither into an
+// fp8 one (an invocation a word of four bytes); Src is how src is
+// stored, an Elem's value (F32, F16 or BF16): the kernel reads src as
+// raw words and widens the bits itself, never through a float, so src
+// is no typed binding.
 type Quant8Consts struct {
 	WG  int
 	Q8  int `shaders:"zero"`
+	Q4  int `shaders:"zero"`
 	Src int `shaders:"zero"`
 }
 
 // Quant8Params is quant8.wgsl's Params: the dispatch's nw units (pairs
-// of q8 blocks, or words of fp8 bytes) from unit u0 of o's window, and
+// of q8 or q4 blocks, or words of fp8 bytes) from unit u0 of o's window, and
 // the n elements from element d0 of o's window that take src's from
 // element s0 of its window; scaled says the vars hold one scale a head
 // (float32 bits) that src element s0 + i of head ((s0 + i + hbase)/dim)
@@ -657,8 +666,8 @@ type Quant8Params struct {
 func (Quant8Consts) Kernel() *Kernel  { return &Quant8 }
 func (Quant8Consts) derived() []Const { return nil }
 func (c Quant8Consts) check() error {
-	if c.Q8 > 1 || Elem(c.Src) != F32 && !Elem(c.Src).Half() {
-		return fmt.Errorf("Q8 = %d, Src = %d: want Q8 0 or 1 and Src F32, F16 or BF16", c.Q8, c.Src)
+	if c.Q8+c.Q4 > 1 || Elem(c.Src) != F32 && !Elem(c.Src).Half() {
+		return fmt.Errorf("Q8 = %d, Q4 = %d, Src = %d: want one of Q8 and Q4 1 (q8, q4) or neither (fp8), and Src F32, F16 or BF16", c.Q8, c.Q4, c.Src)
 	}
 	return nil
 }

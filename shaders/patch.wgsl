@@ -1,6 +1,6 @@
 // patch: stores some bytes of words of o and keeps the others, each word
 // read from a table: the device's half of a write that covers a word in
-// part (a half buffer's odd end, an 8-bit range's end, a q8 block's
+// part (a half buffer's odd end, an fp8 range's end, a q8 or q4 block's
 // scale beside another block's).
 //
 //   o[w] = (o[w] & ~mask) | (val & mask)      (each entry w, mask, val)

@@ -1,38 +1,48 @@
-// quant8: quantizes float32, float16 or bfloat16 elements of src into an
-// 8-bit buffer o, the same bytes as the CPU's quantizer
-// (backend.QuantizeQ8, backend.EncodeFP8 after a float32 division by the
-// head's scale), and counts what it saturated or could not hold.
+// quant8: quantizes float32, float16 or bfloat16 elements of src into a
+// q8, q4 or fp8 buffer o, the same bytes as the CPU's quantizer
+// (backend.QuantizeQ8, QuantizeQ4, EncodeFP8 after a float32 division
+// by the head's scale), and counts what it saturated or could not hold.
 //
 //   o's elements [d0, d0 + n) = quantized src's elements [s0, s0 + n)   (window-relative)
 //
 // Backend.CopyQuant runs it (a KV cache's AppendBuffers). Device float
 // arithmetic may round differently from IEEE's (WGSL allows 2.5 ulp for
-// a division) and may flush subnormals, so every step is integer
-// arithmetic on float32 bits: div_f32 and mul_f32 round as IEEE's
-// float32 division and multiplication do, to nearest even, subnormals
-// included. src is read as raw bits (src_bits), never as a float.
+// a division), may fuse a multiply and an add, and may flush
+// subnormals, so every step is integer arithmetic on float32 bits:
+// div_f32 and mul_f32 round as IEEE's float32 division and
+// multiplication do, to nearest even, subnormals included. src is read
+// as raw bits (src_bits), never as a float.
 //
-// Under Q8 = 1 an invocation takes a pair of blocks of 32 (both windows
-// start on a superblock, the range is whole blocks): the scale word
-// they share (word 64 + c of their superblock, blocks 2c and 2c+1) and
-// the codes of each block inside the range; a block outside keeps its
-// codes and its half of the scale word. A block is q8_0's:
+// Under Q8 = 1 or Q4 = 1 an invocation takes a pair of blocks of 32
+// (both windows start on a superblock, the range is whole blocks): the
+// scale word they share (word 64 + c of a q8 superblock, 32 + c of a q4
+// one: blocks 2c and 2c+1) and the codes of each block inside the
+// range; a block outside keeps its codes and its half of the scale
+// word. A q8 block is q8_0's:
 //
 //   amax = max |x| (by the bits), d = amax / 127, scale = float16(d),
 //   id = 1/d (0 where d is 0), code = round(x · id), halves away from 0
 //
 // each step a float32 operation as backend.QuantizeQ8's, the code's low
 // byte kept as Go's int8(int32(·)) keeps it on amd64 (where 1/d
-// overflows, every code is 0). A block holding a magnitude of
-// backend.Q8Max or more (an infinity, a NaN) is stored as NaN: codes 0,
-// scale 0x7e00, and its such values counted in cnt[2], cnt[3].
+// overflows, every code is 0). A q4 block is q4_0's:
 //
-// Under Q8 = 0 an invocation writes one word of four fp8 bytes, those of
-// the range from their src element (divided by its head's scale from
-// vars when P.scaled), the others kept. A finite value beyond ±448 after
-// the division is stored as ±448 and counted in cnt[0], cnt[1]; a NaN or
-// an infinity is stored as the NaN pattern S.1111.111 and counted in
-// cnt[2], cnt[3]. Each count is a u64, low word first.
+//   m = the first x of largest magnitude (by the bits), d = m / −8,
+//   scale = float16(d), id = 1/d (0 where d is 0),
+//   code = min(15, trunc(x · id + 8.5)), two a byte (x_i low, x_i+16 high)
+//
+// each step a float32 operation as backend.QuantizeQ4's, the product
+// rounded before the sum (never fused), the codes 0 where 1/d overflows
+// (ggml's on x86). A block holding a magnitude of backend.Q8Max (q8) or
+// backend.Q4Max (q4) or more (an infinity, a NaN) is stored as NaN:
+// codes 0, scale 0x7e00, and its such values counted in cnt[2], cnt[3].
+//
+// Under Q8 = Q4 = 0 an invocation writes one word of four fp8 bytes,
+// those of the range from their src element (divided by its head's
+// scale from vars when P.scaled), the others kept. A finite value beyond
+// ±448 after the division is stored as ±448 and counted in cnt[0],
+// cnt[1]; a NaN or an infinity is stored as the NaN pattern S.1111.111
+// and counted in cnt[2], cnt[3]. Each count is a u64, low word first.
 //
 // Every word has one invocation, so a word two ranges share keeps both
 // (the ranges of one copy are dispatched in order).
@@ -40,10 +50,11 @@
 // Bindings: P (Params), src (read), vars (read), o (read_write), cnt
 // (read_write): src read as bits, vars the heads' scales as float32
 // bits (read under P.scaled), o raw words, cnt atomic counters.
-// Grid: x = tiles of WG units (q8: pairs of blocks; fp8: words) from
+// Grid: x = tiles of WG units (q8, q4: pairs of blocks; fp8: words) from
 // unit P.u0 of o's window.
-// Limits: a q8 unit loops about 64 + 2·(32 + 2·27) times, an fp8 one
-// 4·27 (each division 27 steps): far below lavapipe's cap.
+// Limits: a q8 unit loops about 64 + 2·(32 + 2·27) times, a q4 one
+// 64 + 2·(32 + 2·27), an fp8 one 4·27 (each division 27 steps): far
+// below lavapipe's cap.
 
 // src_bits is element i of src's window as float32 bits, widened
 // exactly from a half.
@@ -222,19 +233,117 @@ fn q8_block(se: u32, cw: u32, bad: ptr<function, u32>) -> u32 {
     return f16_bits(bitcast<f32>(d));
 }
 
-fn main_q8(gid: vec3<u32>) {
+{{- else if .Q4}}
+// q4_block quantizes the block of 32 src elements from se into o's code
+// words from cw and returns its float16 scale; bad counts its values a
+// block cannot hold.
+fn q4_block(se: u32, cw: u32, bad: ptr<function, u32>) -> u32 {
+    var top = 0u;
+    var m = 0u; // the first x of magnitude top, its sign kept (+0 for none)
+    var n = 0u;
+    for (var i = 0u; i < 32u; i++) {
+        let x = src_bits(se + i);
+        let a = x & 0x7fffffffu;
+        if (a > top) {
+            top = a;
+            m = x;
+        }
+        n += select(0u, 1u, a >= 0x48fff000u); // backend.Q4Max = 8·65520
+    }
+    if (n > 0u) {
+        *bad += n;
+        for (var j = 0u; j < 4u; j++) {
+            o[cw + j] = 0u;
+        }
+        return 0x7e00u;
+    }
+    // d = m / −8: |d| = top / 8, its sign m's opposite (−0 for a zero
+    // block); |id| = 1/|d|, its sign d's.
+    let sd = ~m & 0x80000000u;
+    let ad = div_f32(top, 0x41000000u);
+    var id = 0u;
+    if (ad != 0u) {
+        id = div_f32(0x3f800000u, ad);
+    }
+    for (var j = 0u; j < 4u; j++) {
+        var w = 0u;
+        for (var c = 0u; c < 4u; c++) {
+            let lo = q4_code(src_bits(se + 4u * j + c), sd, id);
+            let hi = q4_code(src_bits(se + 16u + 4u * j + c), sd, id);
+            w = w | ((lo | (hi << 4u)) << (8u * c));
+        }
+        o[cw + j] = w;
+    }
+    return f16_bits(bitcast<f32>(sd | ad));
+}
+
+// q4_code is x's code for id = ±|id| (sign sd, magnitude bits id):
+// min(15, trunc(f32(f32(x·id) + 8.5))). With r = f32(x·id) (mul_f32)
+// and S = ⌊(r + 8.5)·2²⁵⌋, exact in integers (|r| ≤ 8 within rounding,
+// so S < 2³⁰; r's bits below 2⁻²⁵ only move S down by one for r < 0),
+// the float32 sum is at least an integer k ≥ 1 exactly when the exact
+// sum is at least k less half an ulp of the binade below k, 2^⌈log₂k⌉
+// units of 2⁻²⁵ (at that tie the sum rounds to k, the even one):
+// trunc is ⌊S/2²⁵⌋, or one more where S is within that of the next
+// integer. Where 1/d overflowed (|id| infinite) every code is 0, where
+// d is 0 (id 0) every code is 8, as backend.QuantizeQ4's.
+fn q4_code(x: u32, sd: u32, id: u32) -> u32 {
+    if (id >= 0x7f800000u) {
+        return 0u;
+    }
+    let a = x & 0x7fffffffu;
+    if (a == 0u || id == 0u) {
+        return 8u;
+    }
+    let r = mul_f32(a, id);
+    let neg = ((x ^ sd) >> 31u) != 0u;
+    var f = 0; // ⌊r·2²⁵⌋
+    if (r != 0u) {
+        let s = sig(r);
+        let sh = s.e + 25;
+        if (sh >= 0) {
+            f = i32(s.m << u32(sh));
+            if (neg) {
+                f = -f;
+            }
+        } else {
+            let k = u32(-sh);
+            var t = 0u;
+            var rem = s.m;
+            if (k < 32u) {
+                t = s.m >> k;
+                rem = s.m & ((1u << k) - 1u);
+            }
+            f = i32(t);
+            if (neg) {
+                f = -f - select(0, 1, rem != 0u);
+            }
+        }
+    }
+    let sum = u32(f + 0x11000000); // S: 8.5·2²⁵ = 0x11000000
+    let k0 = sum >> 25u;
+    let k1 = k0 + 1u;
+    let g = 1u << (32u - countLeadingZeros(k1 - 1u));
+    return min(select(k0, k1, sum + g >= (k1 << 25u)), 15u);
+}
+{{- end}}
+{{if or .Q8 .Q4}}
+{{- /* a superblock's words ($sw), a block's code words ($bw) */}}
+{{- $sw := 68}}{{$bw := 8}}{{$q := "q8"}}
+{{- if .Q4}}{{$sw = 36}}{{$bw = 4}}{{$q = "q4"}}{{end}}
+fn main_blocks(gid: vec3<u32>) {
     if (gid.x >= P.nw) {
         return;
     }
     let p = P.u0 + gid.x; // the pair of blocks
-    let sw = (p >> 2u) * 68u + 64u + (p & 3u); // their scale word
+    let sw = (p >> 2u) * {{$sw}}u + {{mul 8 $bw}}u + (p & 3u); // their scale word
     var scales = o[sw];
     var bad = 0u;
     for (var hh = 0u; hh < 2u; hh++) {
         let e = p * 64u + hh * 32u;
         if (e >= P.d0 && e - P.d0 < P.n) {
-            let cw = (p >> 2u) * 68u + ((p & 3u) * 2u + hh) * 8u;
-            let s = q8_block(e - P.d0 + P.s0, cw, &bad);
+            let cw = (p >> 2u) * {{$sw}}u + ((p & 3u) * 2u + hh) * {{$bw}}u;
+            let s = {{$q}}_block(e - P.d0 + P.s0, cw, &bad);
             scales = (scales & ~(0xffffu << (16u * hh))) | (s << (16u * hh));
         }
     }
@@ -304,8 +413,8 @@ fn main_fp8(gid: vec3<u32>) {
 {{end}}
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-{{- if .Q8}}
-    main_q8(gid);
+{{- if or .Q8 .Q4}}
+    main_blocks(gid);
 {{- else}}
     main_fp8(gid);
 {{- end}}

@@ -505,9 +505,9 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		if i < 0 || (k.Bindings[i].Access != Read && k.Bindings[i].Access != ReadWrite) {
 			return "", fmt.Errorf("shaders: %s: storage %v given for %s, which is no tensor binding", k.Name, e.Elem, e.Binding)
 		}
-		// The fused kernels' k and v alone read 8-bit elements.
+		// The fused kernels' k and v alone read quantized elements.
 		kv := k.Params == reflect.TypeFor[FusedParams]() && (e.Binding == "k" || e.Binding == "v")
-		if e.Elem > FP8 || (e.Elem.Quant() && !kv) {
+		if e.Elem > Q4 || (e.Elem.Quant() && !kv) {
 			return "", fmt.Errorf("shaders: %s: %s stored as %v", k.Name, e.Binding, e.Elem)
 		}
 		elem[e.Binding] = e.Elem
@@ -551,7 +551,7 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		return "", err
 	}
 	var loaders strings.Builder
-	quant := false
+	quant, q4 := false, false
 	for i, bd := range k.Bindings {
 		e, typed := elem[bd.Name]
 		switch bd.Access {
@@ -578,6 +578,9 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			}
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, t)
 			switch {
+			case e == Q4:
+				writeQuantLoaders(&loaders, bd.Name, e)
+				q4 = true
 			case e.Quant():
 				writeQuantLoaders(&loaders, bd.Name, e)
 				quant = true
@@ -606,6 +609,9 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	b.WriteString(loaders.String())
 	if quant {
 		b.WriteString(quantWiden)
+	}
+	if q4 {
+		b.WriteString(q4Widen)
 	}
 	b.WriteString("\n")
 	if k.Template {

@@ -36,6 +36,9 @@ var golden = []struct {
 	{"fused_lanes_d128_dv128.wgsl.golden", FusedConsts{WG: 32, R: 4, D: 128, DV: 128, NQ: 1}},
 	{"fused_lanes_d64_q8_fp8.wgsl.golden", FusedConsts{WG: 16, R: 2, D: 64, DV: 64, NQ: 1, K: Q8, V: FP8}},
 	{"fused_d5_dv32_fp8_q8.wgsl.golden", FusedConsts{WG: 64, R: 2, D: 5, DV: 32, K: FP8, V: Q8}},
+	// q4: a block's codes one load, unpacked in registers.
+	{"fused_lanes_d64_q4.wgsl.golden", FusedConsts{WG: 16, R: 2, D: 64, DV: 64, NQ: 1, K: Q4, V: Q4}},
+	{"fused_d5_dv32_fp8_q4.wgsl.golden", FusedConsts{WG: 64, R: 2, D: 5, DV: 32, K: FP8, V: Q4}},
 	{"fused_lanes_d5_dv70_half.wgsl.golden", FusedConsts{WG: 32, R: 4, D: 5, DV: 70, NQ: 2, Q: F32, K: F16, V: BF16}},
 	{"fusedloop_d256_dv256.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 256, DV: 256}},
 	{"fusedloop_d80_dv200.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200}},
@@ -46,6 +49,8 @@ var golden = []struct {
 	{"fuseddecode_g1_d5_dv7.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 3, TK: 64, D: 5, DV: 7}},
 	{"fuseddecode_g8_d256.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 8, NQ: 2, TK: 16, D: 256, DV: 256}},
 	{"fuseddecode_g4_d128_q8.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: Q8, V: Q8}},
+	{"fuseddecode_g4_d128_q4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: Q4, V: Q4}},
+	{"fusedtile_d64_q4_q8.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 32, RM: 4, RN: 4, D: 64, DV: 64, K: Q4, V: Q8}},
 	{"fuseddecode_g4_d128_f16_sg.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, K: F16, V: F16, F16: true, SG: true}},
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
@@ -58,11 +63,14 @@ var golden = []struct {
 	{"copy_to_f16_from_bf16.wgsl.golden", CopyConsts{WG: 64, O: F16, Src: BF16}},
 	{"copy8_q8.wgsl.golden", Copy8Consts{WG: 256, Q8: 1}},
 	{"copy8_fp8.wgsl.golden", Copy8Consts{WG: 256}},
+	{"copy8_q4.wgsl.golden", Copy8Consts{WG: 256, Q4: 1}},
 	{"patch.wgsl.golden", PatchConsts{WG: 64}},
 	{"subgroups.wgsl.golden", SubgroupsConsts{WG: 256}},
 	{"quant8_q8.wgsl.golden", Quant8Consts{WG: 256, Q8: 1}},
 	{"quant8_fp8_f16.wgsl.golden", Quant8Consts{WG: 256, Src: int(F16)}},
 	{"quant8_fp8_bf16.wgsl.golden", Quant8Consts{WG: 256, Src: int(BF16)}},
+	{"quant8_q4.wgsl.golden", Quant8Consts{WG: 256, Q4: 1}},
+	{"quant8_q4_f16.wgsl.golden", Quant8Consts{WG: 256, Q4: 1, Src: int(F16)}},
 	// Half operands: each loader, scalar and vec4, f16 and bf16.
 	{"scores_half.wgsl.golden", ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, Q: F16, K: BF16, Bias: F16}},
 	{"context_bf16.wgsl.golden", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: BF16}},
@@ -278,14 +286,17 @@ func TestGenerateRejects(t *testing.T) {
 }
 
 // TestGenerateRejectsElem checks that Generate refuses an Elem that is
-// none of F32, F16, BF16, Q8 and FP8, an 8-bit Elem anywhere but a fused
-// kernel's k and v, and a pack of a float32 output.
+// none of F32, F16, BF16, Q8, FP8 and Q4, a quantized Elem anywhere but
+// a fused kernel's k and v, and a pack of a float32 output.
 func TestGenerateRejectsElem(t *testing.T) {
 	for _, s := range []Spec{
 		ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, K: 3},
 		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, V: 200},
 		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, Q: Q8},
 		ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 4, V: FP8},
+		ScoresConsts{TM: 64, TN: 64, TD: 16, RM: 4, RN: 4, K: Q4},
+		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, Bias: Q4},
+		FusedConsts{WG: 64, R: 4, D: 8, DV: 8, V: Q4 + 1},
 		PackConsts{WG: 64, O: F32},
 		PackConsts{WG: 64, O: 7},
 	} {

@@ -11,8 +11,8 @@ import (
 
 // testConcurrentWrites: goroutines Write (and WriteBits, for the half
 // dtypes) ranges of one buffer at once, ranges that meet inside stored
-// words (half elements two a word, 8-bit ones four, a q8 block's scale
-// beside its neighbour's), and the buffer holds what the same writes
+// words (half elements two a word, 8-bit ones four, a q8 or q4 block's
+// scale beside its neighbour's), and the buffer holds what the same writes
 // made in turn give, bit for bit, in every dtype the backend stores
 // (Backend.Write's doc allows the writes at once). Run with -race (CI
 // does).
@@ -30,13 +30,13 @@ func (s *suite) testConcurrentWrites(t *testing.T) {
 	const workers = 4
 	for _, dt := range dts {
 		t.Run(dt.String(), func(t *testing.T) {
-			// Ranges of 1, 3, 5 … elements (whole q8 blocks of 32: one
-			// block a range, so every scale word is two ranges').
+			// Ranges of 1, 3, 5 … elements (whole q8 and q4 blocks of
+			// 32: one block a range, so every scale word is two ranges').
 			unit := dt.Block()
 			var ranges [][2]int // [off, n]
 			for off, i := 0, 0; i < 64; i++ {
 				n := unit * (1 + 2*(i%3))
-				if dt.Block() > 1 {
+				if unit > 1 {
 					n = unit
 				}
 				ranges = append(ranges, [2]int{off, n})

@@ -47,13 +47,13 @@ func TestCacheQuantErrors(t *testing.T) {
 		if err := cache.Append(0, k, v); !errors.Is(err, backend.ErrNonFinite) || cache.Len(0) != 0 {
 			t.Errorf("%v: a NaN appended: %v, length %d", dt, err, cache.Len(0))
 		}
-		k.Data[37] = 1e7 // beyond q8's largest block, 127·65520; fp8 saturates it
+		k.Data[37] = 1e7 // beyond q8's largest block, 127·65520, and q4's, 8·65520; fp8 saturates it
 		err = cache.Append(0, k, v)
-		if dt == backend.Q8 {
-			if !errors.Is(err, backend.ErrNonFinite) || !strings.Contains(err.Error(), "q8") || cache.Len(0) != 0 {
-				t.Errorf("q8: 1e7 appended: %v, length %d", err, cache.Len(0))
+		if dt.Block() > 1 {
+			if !errors.Is(err, backend.ErrNonFinite) || !strings.Contains(err.Error(), dt.String()) || cache.Len(0) != 0 {
+				t.Errorf("%v: 1e7 appended: %v, length %d", dt, err, cache.Len(0))
 			}
-			k.Data[37] = 1e6 // within it
+			k.Data[37] = dt.MaxFinite() / 2 // within it
 			err = cache.Append(0, k, v)
 		}
 		if err != nil {

@@ -82,6 +82,12 @@ type Config struct {
 	// are BNHD (vLLM's and FlashAttention's pages, a key's KV heads side
 	// by side).
 	PrefixBHND bool
+	// Tree, when not 0, measures each attn shape as speculative decoding:
+	// B sequences of N keys in a kernels.KVCache, the last Tree of them a
+	// draft tree (RandomTree) verified in one Attend, beside the same
+	// Tree rows as a causal chunk (tree.go); Nq is Tree, and the points
+	// are causal. Strategies and Layers do not apply to them.
+	Tree int
 	// Buffers makes each prefix point's step PagePool.AttendBuffers, its
 	// queries and outputs on the device and the cascade's merge there
 	// too, where it is Attend (queries and outputs on the host).
@@ -201,6 +207,8 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 		return nil, fmt.Errorf("bench: blocks of %d, %v of them on: want a size ≥ 1 and a density in [0, 1]", cfg.BlockSize, cfg.BlockDensity)
 	case cfg.BlockSize > 0 && (sparse || cfg.Prefix > 0):
 		return nil, errors.New("bench: a block mask with top-k or a shared prefix: give one")
+	case cfg.Tree < 0 || cfg.Tree > 0 && (sparse || cfg.Prefix > 0 || cfg.BlockSize > 0):
+		return nil, fmt.Errorf("bench: a tree of %d tokens: want ≥ 1, and no top-k, blocks or prefix beside it", cfg.Tree)
 	case cfg.GroupPrefix < 0 || cfg.Groups < 0 || (cfg.GroupPrefix > 0) != (cfg.Groups > 0) || cfg.GroupPrefix > 0 && cfg.Prefix == 0:
 		return nil, fmt.Errorf("bench: a group prefix of %d keys in %d groups (prompt %d): give the prompt, and both or neither", cfg.GroupPrefix, cfg.Groups, cfg.Prefix)
 	}
@@ -212,7 +220,11 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 		}
 	}
 	var ps []backend.Problem
-	for _, causal := range cfg.Causal {
+	causals := cfg.Causal
+	if cfg.Tree > 0 {
+		causals = []bool{true} // a draft's rows are causal
+	}
+	for _, causal := range causals {
 		for _, d := range cfg.Dims {
 			switch {
 			case cfg.Dv < 0 || cfg.VFromK < 0:
@@ -265,6 +277,9 @@ func (cfg *Config) shapes() ([]backend.Problem, error) {
 
 // nqs is cfg.Nqs, Nq = N alone (0) when empty.
 func (cfg *Config) nqs() []int {
+	if cfg.Tree > 0 {
+		return []int{cfg.Tree} // a tree point's queries are its draft
+	}
 	if len(cfg.Nqs) == 0 {
 		return []int{0}
 	}
@@ -433,7 +448,7 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	if shapeErr == nil {
 		shapeErr = fits(Bytes(p, false))
 	}
-	if shapeErr == nil && cfg.Prefix == 0 && (cfg.Spawn == nil || len(peers) > 0) {
+	if shapeErr == nil && cfg.Prefix == 0 && cfg.Tree == 0 && (cfg.Spawn == nil || len(peers) > 0) {
 		in = newInputs(p, cfg.Seed, cfg.CheckRows)
 		in.setDType(dt)
 	}
@@ -472,6 +487,9 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	}
 	if cfg.Prefix > 0 {
 		return nil // the prefix points are the shape's only points
+	}
+	if cfg.Tree > 0 {
+		return runTrees(ctx, cfg, p, dt, backends, shapeErr, step)
 	}
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {

@@ -132,6 +132,7 @@ func (r *Report) series(ran bool) []*series {
 		func(pt Point) string { return fmt.Sprintf("KVH=%d", pt.KVHeads) },
 		func(pt Point) string { return fmt.Sprintf("D=%d", pt.D) },
 		nqLabel,
+		func(pt Point) string { return strings.TrimPrefix(sparseString(pt), "-") },
 		func(pt Point) string { return pt.Variant.String() },
 		func(pt Point) string { return pt.dtypeLabel() },
 		func(pt Point) string {

@@ -78,6 +78,9 @@ func MeasurePoint(ctx context.Context, be backend.Backend, spec PointSpec) Point
 	if spec.Prefix > 0 {
 		return measurePrefix(ctx, be, p, spec.prefixSpec(), dt, spec.Seed, &cfg)
 	}
+	if spec.Tree > 0 {
+		return measureTree(ctx, be, p, spec.TreeChunk, dt, spec.Seed, &cfg)
+	}
 	// The inputs serve this one point: each host copy is dropped once it
 	// is uploaded, so the process holds them once, not twice.
 	in := newInputs(p, spec.Seed, spec.CheckRows)

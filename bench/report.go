@@ -410,7 +410,7 @@ func WriteTable(w io.Writer, points []Point) error {
 	decode, ofBW, ofRoof, gpuTime, ofFMA, variants, dtypes := tableColumns(points)
 	layers := slices.ContainsFunc(points, func(pt Point) bool { return pt.Layers > 0 })
 	prefixes := slices.ContainsFunc(points, func(pt Point) bool { return pt.Prefix > 0 })
-	sparse := slices.ContainsFunc(points, func(pt Point) bool { return pt.TopK > 0 || pt.BlockSize > 0 })
+	sparse := slices.ContainsFunc(points, func(pt Point) bool { return pt.TopK > 0 || pt.BlockSize > 0 || pt.Tree > 0 })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The status is the last cell of a row and ends without a tab, so
 	// that a long reason does not widen every row.
@@ -622,9 +622,12 @@ func AllGlossaryKeys() []string {
 
 // sparseString is a point's sparse column: the keys a row attends of an
 // index list (top 2048), a block mask's size and the fraction of its
-// blocks on (blocks 128 at 0.107), or - for a dense point.
+// blocks on (blocks 128 at 0.107), a draft tree's tokens (tree 32) or
+// its causal baseline's (chunk 32), or - for a dense point.
 func sparseString(pt Point) string {
 	switch {
+	case pt.Tree > 0:
+		return treeLabel(pt.Tree, pt.TreeChunk)
 	case pt.TopK > 0:
 		return "top " + strconv.Itoa(pt.TopK)
 	case pt.BlockSize > 0:

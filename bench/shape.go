@@ -64,6 +64,12 @@ type Shape struct {
 	// "" for BNHD).
 	Buffers    bool   `json:"buffers,omitempty"`
 	PoolLayout string `json:"pool_layout,omitempty"`
+	// Tree, when not 0, makes the point a speculative decoding step over
+	// a kernels.KVCache whose last Tree keys are a draft tree verified in
+	// one Attend (Config.Tree, tree.go; Nq = Tree), or with TreeChunk the
+	// same rows attended as a causal chunk, the tree's baseline.
+	Tree      int  `json:"tree,omitempty"`
+	TreeChunk bool `json:"tree_chunk,omitempty"`
 }
 
 // Queries is the number of query rows of s: Nq, or N when Nq is 0.

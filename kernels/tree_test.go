@@ -10,26 +10,14 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/kernels"
 )
 
-// randTree is a random tree of n draft rows for each of b sequences:
-// row i's parent is a random earlier row (or none), and it sees its
-// ancestors and itself.
+// randTree is a random tree of n draft rows for each of b sequences
+// (bench.RandomTree), seeded from rng.
 func randTree(rng *rand.Rand, b, n int) *kernels.Tree {
-	t := &kernels.Tree{B: b, N: n, Keep: make([]bool, b*n*n)}
-	for s := range b {
-		for i := range n {
-			row := t.Keep[(s*n+i)*n:][:n]
-			row[i] = true
-			if i > 0 && rng.IntN(4) > 0 {
-				p := rng.IntN(i)
-				copy(row[:i], t.Keep[(s*n+p)*n:][:i]) // the parent's ancestors
-				row[p] = true
-			}
-		}
-	}
-	return t
+	return bench.RandomTree(rng.Uint64(), b, n)
 }
 
 // Attend with a tree (AttendOptions.Tree) over a page pool and a KV

@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV | -v-from-k DV] [-topk K] [-block-size S [-block-density F]] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8,q4] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
+const benchSynopsis = "attn bench [-n 256,...,16384] [-nq Q,...] [-batch B,...] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV | -v-from-k DV] [-topk K] [-block-size S [-block-density F]] [-tree T] [-backward] [-causal[=false,true]] [-window L,R] [-softcap C] [-alibi] [-sinks] [-dtype f32,f16,bf16,q8,fp8,q4] [-strategy fused,staged] [-layers L,...] [-backend auto|cpu|gpu|none,...] [-peers all|NAME,...] [-budget 1s] [-min-runs 2] [-out DIR]"
 
 const benchHelp = `Sweeps attention over sequence lengths N (N keys, and N queries unless
 -nq says) and every combination of the other lists, on each backend with each strategy and,
@@ -94,6 +94,12 @@ and synced once on the CPU. Each L is a point of its own carrying
 "layers" in results.json, with the step's time and all L calls' bytes
 and flops; -layers 1,32 says what a 32-layer step costs beside one.
 Peers are measured once a shape.
+
+-tree T measures each shape as speculative decoding: B sequences of N
+keys in a KV cache, the last T of them a random draft tree (fixed
+seed), verified in one Attend ("tree T"), beside the same T rows as a
+causal chunk ("chunk T"); -nq is T, causal; each point's output is
+checked against the reference under the tree's mask.
 
 -prefix P measures each shape (with -batch B and -nq 1: B sequences of
 N keys, one query each) as two decoding steps over a page pool whose
@@ -172,6 +178,7 @@ func runBench(c *cmdEnv, args []string) error {
 	fs.Float64Var(&cfg.BlockDensity, "block-density", 0.1, "with -block-size: the fraction `F` of blocks a random block mask keeps (fixed seed; each query block keeps its diagonal block)")
 	fs.IntVar(&cfg.BlockSize, "block-size", 0, "block-sparse attention: a random block mask of `S`×S blocks (see -block-density); peers do not run it")
 	fs.BoolVar(&cfg.Backward, "backward", false, "also measure each shape's backward pass, alone and after the fused forward (the training step's attention), on every backend that has one; their FLOPs count as 2.5 and 3.5 forwards, their bytes what the backward reads and writes, and their gradients are checked against the float64 reference")
+	fs.IntVar(&cfg.Tree, "tree", 0, "speculative decoding: the last `T` keys of each sequence are a random draft tree verified in one Attend, beside the same T rows as a causal chunk (Nq is T)")
 	fs.Func("topk", "sparse attention: each query row attends `K` of the keys it may see, drawn at random (fixed seed), sorted; a list (0,2048) measures each shape at each, 0 the dense problem, side by side; peers do not run it", func(s string) error {
 		v, err := parseInts(s, true)
 		cfg.TopKs = v

@@ -138,7 +138,7 @@ func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, d
 	// The backward's kernels bind more storage buffers than WebGPU's
 	// default limit (shaders.Kernel.Optional): the backend's own device
 	// asks for the adapter's, a caller's device may have fewer.
-	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias), int(b.lim.MaxStorageBuffersPerShaderStage)
+	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias, shaders.BackIdxKV, shaders.BackIdxQ), int(b.lim.MaxStorageBuffersPerShaderStage)
 	if have < need {
 		return backend.Errorf(backend.ErrUnsupported, "gpu: backward: the device allows %d storage buffers a shader stage, the backward pass binds %d (request the adapter's maxStorageBuffersPerShaderStage)", have, need)
 	}
@@ -163,8 +163,6 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 		return no("paged K and V")
 	case p.Views != nil:
 		return no("strided views")
-	case p.Indices != nil:
-		return no("index lists")
 	case p.VFromK:
 		return no("V from K")
 	case p.Scales != nil:
@@ -211,6 +209,9 @@ type backwardCall struct {
 	blkAt       int     // where the block mask starts in vars (under FlagBlocks)
 	blkStrides  [4]int  // its strides (plan.BlockWords)
 	delta, sink *buffer // each row's δ and sink term, as the LSE
+	// rowList and colList are an index list's lists for backidxq.wgsl
+	// and backidxkv.wgsl (plan.BackwardIndexLists).
+	rowList, colList *buffer
 	// dq, dk and dv are where the kernels sum dQ, dK and dV: the
 	// outputs, or float32 scratch that pack.wgsl rounds into a half one
 	// at the end (gpu/half.go).
@@ -223,6 +224,8 @@ func (c *backwardCall) release() {
 	c.vars.free()
 	c.delta.free()
 	c.sink.free()
+	c.rowList.free()
+	c.colList.free()
 	for _, f := range c.frees {
 		f()
 	}
@@ -287,6 +290,11 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	ds, err := c.deltaDispatches(flags & (shaders.FlagSink | shaders.FlagPackQ))
 	if err != nil {
 		return nil, err
+	}
+	if pr.Indices != nil {
+		// The index kernels' flags: each batch's key count, the
+		// softcap and the sequences.
+		return c.indexDispatches(ds, flags&(shaders.FlagRange|shaders.FlagSoftcap|shaders.FlagPackQ|shaders.FlagPackK))
 	}
 	// The scores' flags: the key range, the softcap, ALiBi, the masks
 	// (the block mask's too) and the sequences.

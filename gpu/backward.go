@@ -13,7 +13,9 @@ import (
 )
 
 // This file runs the backward pass: backdelta.wgsl, backkv.wgsl and
-// backq.wgsl (Backend.Backward); internal/plan/backward.go sizes them.
+// backq.wgsl (Backend.Backward), or under an index list backidxkv.wgsl
+// and backidxq.wgsl (backward_indices.go); internal/plan/backward.go
+// sizes them.
 
 // Backward computes attention's gradients (backend.Backwarder) by
 // FlashAttention-2's method, with the semantics of the CPU's Backward:
@@ -41,11 +43,13 @@ import (
 // float64, from each row's term (backdelta.wgsl).
 //
 // It takes what the CPU's does: dense or packed sequences, a bias (and
-// DBias), a keep-mask and a block mask (Caps.BackwardBlocks), and
-// Float32, Float16 or BFloat16 operands. It refuses, before any work and
-// with an error wrapping backend.ErrUnsupported that names it, paged
-// sequences, strided views, index lists, V from K, K and V scales and
-// quantized operands — whatever BackwardParams.Validate accepts.
+// DBias), a keep-mask, a block mask (Caps.BackwardBlocks), an index list
+// (Caps.BackwardIndices: backidxkv.wgsl and backidxq.wgsl in place of
+// backkv.wgsl and backq.wgsl, backward_indices.go), and Float32,
+// Float16 or BFloat16 operands. It refuses, before any work and with an
+// error wrapping backend.ErrUnsupported that names it, paged sequences,
+// strided views, V from K, K and V scales and quantized operands —
+// whatever BackwardParams.Validate accepts.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := b.CheckBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {

@@ -13,7 +13,9 @@ import (
 )
 
 // This file runs the backward pass: backdelta.wgsl, backkv.wgsl and
-// backq.wgsl (Backend.Backward); internal/plan/backward.go sizes them.
+// backq.wgsl (Backend.Backward), or under an index list backidxkv.wgsl
+// and backidxq.wgsl (backward_indices.go); internal/plan/backward.go
+// sizes them.
 
 // Backward computes attention's gradients (backend.Backwarder) by
 // FlashAttention-2's method, with the semantics of the CPU's Backward:
@@ -41,11 +43,13 @@ import (
 // float64, from each row's term (backdelta.wgsl).
 //
 // It takes what the CPU's does: dense or packed sequences, a bias (and
-// DBias), a keep-mask and a block mask (Caps.BackwardBlocks), and
-// Float32, Float16 or BFloat16 operands. It refuses, before any work and
-// with an error wrapping backend.ErrUnsupported that names it, paged
-// sequences, strided views, index lists, V from K, K and V scales and
-// quantized operands — whatever BackwardParams.Validate accepts.
+// DBias), a keep-mask, a block mask (Caps.BackwardBlocks), an index list
+// (Caps.BackwardIndices: backidxkv.wgsl and backidxq.wgsl in place of
+// backkv.wgsl and backq.wgsl, backward_indices.go), and Float32,
+// Float16 or BFloat16 operands. It refuses, before any work and with an
+// error wrapping backend.ErrUnsupported that names it, paged sequences,
+// strided views, V from K, K and V scales and quantized operands —
+// whatever BackwardParams.Validate accepts.
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := b.CheckBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
@@ -138,7 +142,7 @@ func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, d
 	// The backward's kernels bind more storage buffers than WebGPU's
 	// default limit (shaders.Kernel.Optional): the backend's own device
 	// asks for the adapter's, a caller's device may have fewer.
-	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias), int(b.lim.MaxStorageBuffersPerShaderStage)
+	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias, shaders.BackIdxKV, shaders.BackIdxQ), int(b.lim.MaxStorageBuffersPerShaderStage)
 	if have < need {
 		return backend.Errorf(backend.ErrUnsupported, "gpu: backward: the device allows %d storage buffers a shader stage, the backward pass binds %d (request the adapter's maxStorageBuffersPerShaderStage)", have, need)
 	}
@@ -163,8 +167,6 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 		return no("paged K and V")
 	case p.Views != nil:
 		return no("strided views")
-	case p.Indices != nil:
-		return no("index lists")
 	case p.VFromK:
 		return no("V from K")
 	case p.Scales != nil:
@@ -211,6 +213,9 @@ type backwardCall struct {
 	blkAt       int     // where the block mask starts in vars (under FlagBlocks)
 	blkStrides  [4]int  // its strides (plan.BlockWords)
 	delta, sink *buffer // each row's δ and sink term, as the LSE
+	// rowList and colList are an index list's lists for backidxq.wgsl
+	// and backidxkv.wgsl (plan.BackwardIndexLists).
+	rowList, colList *buffer
 	// dq, dk and dv are where the kernels sum dQ, dK and dV: the
 	// outputs, or float32 scratch that pack.wgsl rounds into a half one
 	// at the end (gpu/half.go).
@@ -223,6 +228,8 @@ func (c *backwardCall) release() {
 	c.vars.free()
 	c.delta.free()
 	c.sink.free()
+	c.rowList.free()
+	c.colList.free()
 	for _, f := range c.frees {
 		f()
 	}
@@ -287,6 +294,11 @@ func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	ds, err := c.deltaDispatches(flags & (shaders.FlagSink | shaders.FlagPackQ))
 	if err != nil {
 		return nil, err
+	}
+	if pr.Indices != nil {
+		// The index kernels' flags: each batch's key count, the
+		// softcap and the sequences.
+		return c.indexDispatches(ds, flags&(shaders.FlagRange|shaders.FlagSoftcap|shaders.FlagPackQ|shaders.FlagPackK))
 	}
 	// The scores' flags: the key range, the softcap, ALiBi, the masks
 	// (the block mask's too) and the sequences.

@@ -416,7 +416,6 @@ func TestBackwardRefuses(t *testing.T) {
 	}{
 		{"paged", func(bp *backend.BackwardParams) { bp.Paged = &backend.Paged{} }, "paged"},
 		{"views", func(bp *backend.BackwardParams) { bp.Views = &backend.Views{} }, "views"},
-		{"indices", func(bp *backend.BackwardParams) { bp.Indices = &backend.Indices{} }, "index"},
 		{"vfromk", func(bp *backend.BackwardParams) { bp.VFromK = true }, "V from K"},
 		{"scales", func(bp *backend.BackwardParams) { bp.Scales = &backend.Scales{} }, "scales"},
 	} {

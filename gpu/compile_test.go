@@ -217,17 +217,20 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				t.Fatalf("plan.Backward(%d, %d, %d) fits no tile", m, hd[0], hd[1])
 			}
 			kv, q, bias := bp.KV(hd[0], hd[1]), bp.Q(hd[0], hd[1]), bp.Bias(hd[0], hd[1])
-			ss := []shaders.Spec{kv, q, bias}
+			ikv, iq := bp.IdxKV(hd[0], hd[1]), bp.IdxQ(hd[0], hd[1])
+			ss := []shaders.Spec{kv, q, bias, ikv, iq}
 			if n == 1 {
 				kv.Q, kv.K, kv.V, kv.Dout, kv.Bias = shaders.F16, shaders.BF16, shaders.F16, shaders.BF16, shaders.F16
 				q.Q, q.K, q.V, q.Dout, q.Bias = shaders.BF16, shaders.F16, shaders.BF16, shaders.F16, shaders.BF16
 				bias.Q, bias.K, bias.V, bias.Dout, bias.Bias = shaders.F16, shaders.F16, shaders.BF16, shaders.BF16, shaders.F16
-				ss = append(ss, kv, q, bias, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16})
+				ikv.Q, ikv.K, ikv.V, ikv.Dout = shaders.F16, shaders.BF16, shaders.F16, shaders.BF16
+				iq.Q, iq.K, iq.V, iq.Dout = shaders.BF16, shaders.F16, shaders.BF16, shaders.F16
+				ss = append(ss, kv, q, bias, ikv, iq, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16})
 				if b.info.Features.Contains(gputypes.FeatureShaderF16) {
 					// The same with the float16 operands bound as f16
 					// arrays (the hardware plan's F16 mode).
-					kv.F16, q.F16, bias.F16 = true, true, true
-					ss = append(ss, kv, q, bias, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16, F16: true})
+					kv.F16, q.F16, bias.F16, ikv.F16, iq.F16 = true, true, true, true, true
+					ss = append(ss, kv, q, bias, ikv, iq, shaders.BackDeltaConsts{WG: plan.BackWG, DV: hd[1], O: shaders.BF16, Dout: shaders.F16, F16: true})
 				}
 			}
 			for _, s := range ss {

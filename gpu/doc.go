@@ -245,9 +245,22 @@
 // half O is. No reduction crosses invocations (each owns a whole key's
 // or query row's sums), so subgroups have nothing to do there. The
 // kernels bind up to 12 storage buffers (shaders.Kernel.Optional):
-// CheckBackward refuses a device that allows fewer. Paged sequences,
-// views, index lists, block masks, V from K, scales and quantized operands
-// are ErrUnsupported there.
+// CheckBackward refuses a device that allows fewer. A block mask's off
+// blocks are skipped as the forward skips them (Caps.BackwardBlocks).
+// Under an index list (Caps.BackwardIndices: shared or one a KV head,
+// with every variant an index list takes) the host lays out each query
+// row's keys as the caller listed them, less −1 and the keys its
+// position hides, and their inverse, each key's rows ascending
+// (plan.BackwardIndexLists), in two storage buffers, each within one
+// binding (else ErrTooLarge); after backdelta.wgsl, backidxkv.wgsl sums
+// a key's dK and dV on one invocation over the rows that name it (and
+// their G query heads) and backidxq.wgsl a row's dQ over its keys, each
+// reading the rows of Q, K, V and dO where they lie and walking its
+// list in order, a chunk of its entries a dispatch under the CPU plan's
+// loop cap (backward_indices.go): no atomics, the same bits on every
+// run, and a key no row names keeps dK = dV = 0. Paged sequences,
+// views, V from K, scales and quantized operands are ErrUnsupported
+// there.
 //
 // # Packed sequences and paged caches
 //

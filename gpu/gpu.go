@@ -188,7 +188,7 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{
 		Staged: true, Fused: true, Bias: true, KeepMask: true, Causal: true,
 		Variants: true, GQA: true, BNHD: true, LSE: true, Half: true, Quant8: true, Quant4: true, Seqs: true, VFromK: true, Indices: true, Blocks: true,
-		BackwardBlocks: true, FlushesSubnormals: true,
+		BackwardBlocks: true, BackwardIndices: true, FlushesSubnormals: true,
 		MaxBufferLen: int(b.lim.MaxBufferSize / 4),
 	}
 }

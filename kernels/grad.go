@@ -64,9 +64,9 @@ func (g *GradOptions) forward() *Options {
 // Bias (with its gradient when GradOptions.DBias is set), Mask, Blocks
 // on a backend with Caps.BackwardBlocks (the CPU's and the GPU's), whose
 // backward skips the blocks that are off as the forward does, and
-// Indices on a backend with Caps.BackwardIndices (the CPU's), whose dK
-// and dV go to the named rows only. LSE, OutDType and MatrixDType change
-// nothing: no O is returned. With V from K (VFromK, v nil) dK carries
+// Indices on a backend with Caps.BackwardIndices (the CPU's and the
+// GPU's), whose dK and dV go to the named rows only. LSE, OutDType and
+// MatrixDType change nothing: no O is returned. With V from K (VFromK, v nil) dK carries
 // V's gradient on the columns they share and Grads.DV is nil. What the
 // backward pass does not take (a paged cache, the staged matrices, block
 // masks or index lists on a backend without Caps.BackwardBlocks or

@@ -380,17 +380,24 @@ func TestAttentionGradBlocks(t *testing.T) {
 // gradients on every run: on the CPU whatever its thread count (1, 2
 // and 7 workers), on the GPU across runs with other work between, with
 // what sums across work items (GQA's query heads, sinks over the batch,
-// a bias broadcast over the batch and heads with its gradient).
+// a bias broadcast over the batch and heads with its gradient, and index
+// lists, one a KV head, whose dK and dV sum over the rows that name
+// each key).
 func TestAttentionGradDeterministic(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(69, 1))
 	const b, n, h, kvh, d = 3, 150, 4, 2, 16
 	q, k, v := randTensor(rng, kernels.BNHD, b, n, h, d), randTensor(rng, kernels.BNHD, b, n, kvh, d), randTensor(rng, kernels.BNHD, b, n, kvh, d)
 	dOut := randTensor(rng, kernels.BNHD, b, n, h, d)
-	opts := &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: []float32{0.5, -1, 2, 0}, Bias: randTensor(rng, kernels.BHND, 1, 1, n, n)}, DBias: true}
+	sinks := []float32{0.5, -1, 2, 0}
+	ix := backendtest.WithIndices(rng, backend.Problem{B: b, H: h, KVHeads: kvh, Nq: n, Nk: n, D: d, Causal: true}, kvh, 40).Indices
 	bits := func(g *kernels.Grads) [][]uint32 {
 		var out [][]uint32
-		for _, x := range [][]float32{g.DQ.Data, g.DK.Data, g.DV.Data, g.DSinks, g.DBias.Data} {
+		dBias := []float32(nil)
+		if g.DBias != nil {
+			dBias = g.DBias.Data
+		}
+		for _, x := range [][]float32{g.DQ.Data, g.DK.Data, g.DV.Data, g.DSinks, dBias} {
 			w := make([]uint32, len(x))
 			for i, f := range x {
 				w[i] = math.Float32bits(f)
@@ -407,40 +414,126 @@ func TestAttentionGradDeterministic(t *testing.T) {
 			}
 		}
 	}
-	t.Run("cpu", func(t *testing.T) {
-		var first [][]uint32
-		for _, threads := range []int{1, 2, 7} {
-			be, err := cpu.New(cpu.WithThreads(threads))
-			if err != nil {
-				t.Fatal(err)
+	for _, c := range []struct {
+		name string
+		opts *kernels.GradOptions
+	}{
+		{"bias", &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: sinks, Bias: randTensor(rng, kernels.BHND, 1, 1, n, n)}, DBias: true}},
+		{"indices", &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: sinks, Indices: ix}}},
+	} {
+		opts := c.opts
+		t.Run(c.name+"/cpu", func(t *testing.T) {
+			var first [][]uint32
+			for _, threads := range []int{1, 2, 7} {
+				be, err := cpu.New(cpu.WithThreads(threads))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+				be.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = bits(g)
+					continue
+				}
+				same(t, fmt.Sprintf("%d threads against 1", threads), first, bits(g))
 			}
-			g, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
-			be.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first == nil {
-				first = bits(g)
-				continue
-			}
-			same(t, fmt.Sprintf("%d threads against 1", threads), first, bits(g))
+		})
+		for _, bk := range onnxBackends[1:] {
+			t.Run(c.name+"/"+bk.name, func(t *testing.T) {
+				be := bk.open(t)
+				g1, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := kernels.Attention(ctx, be, q, k, k, &kernels.Options{Window: &kernels.Window{Left: 7, Right: 7}}); err != nil { // other work between
+					t.Fatal(err)
+				}
+				g2, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				same(t, "the second run", bits(g1), bits(g2))
+			})
 		}
-	})
-	for _, bk := range onnxBackends[1:] {
+	}
+}
+
+// TestAttentionGradIndices: the gradients through index lists (one a KV
+// head over GQA groups, −1 padding, rows that name no key, causal
+// masking hiding some named keys, sinks, B = 2, BNHD) are those through
+// the element keep-mask that names the same keys, on a backend with
+// Caps.BackwardIndices (the CPU's and the GPU's), dK and dV of a key no
+// row names exactly 0; a backend without it refuses the list
+// (ErrUnsupported) before the forward runs.
+func TestAttentionGradIndices(t *testing.T) {
+	ctx := context.Background()
+	const b, h, kvh, nq, nk, d, per = 2, 8, 2, 40, 120, 24, 30
+	rng := rand.New(rand.NewPCG(80, 1))
+	q, k, v := randTensor(rng, kernels.BNHD, b, nq, h, d), randTensor(rng, kernels.BNHD, b, nk, kvh, d), randTensor(rng, kernels.BNHD, b, nk, kvh, d)
+	dOut := randTensor(rng, kernels.BNHD, b, nq, h, d)
+	p := backend.Problem{B: b, H: h, KVHeads: kvh, Nq: nq, Nk: nk, D: d, Layout: kernels.BNHD, Causal: true}
+	ix := backendtest.WithIndices(rng, p, kvh, per).Indices
+	p.Indices = ix
+	keep := &kernels.Mask{Shape: []int{b, h, nq, nk}, Keep: make([]bool, b*h*nq*nk)}
+	named := make([]bool, b*kvh*nk)
+	for bt := range b {
+		for hh := range h {
+			g := hh / (h / kvh)
+			for i := range nq {
+				lo, hi := p.KeyRange(bt, i)
+				for _, j := range ix.Idx[p.IndexOffset(bt, g, i):][:per] {
+					if j >= 0 {
+						keep.Keep[((bt*h+hh)*nq+i)*nk+int(j)] = true
+						named[(bt*kvh+g)*nk+int(j)] = named[(bt*kvh+g)*nk+int(j)] || int(j) >= lo && int(j) < hi
+					}
+				}
+			}
+		}
+	}
+	sinks := []float32{0, 1, -1, 0.5, 2, 0, -2, 1}
+	for _, bk := range onnxBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			be := bk.open(t)
-			g1, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			got, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: sinks, Indices: ix}})
+			if !be.Caps().BackwardIndices {
+				if !errors.Is(err, backend.ErrUnsupported) {
+					t.Fatalf("an index list on a backend without Caps.BackwardIndices: %v, want ErrUnsupported", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := kernels.Attention(ctx, be, q, k, k, &kernels.Options{Window: &kernels.Window{Left: 7, Right: 7}}); err != nil { // other work between
-				t.Fatal(err)
-			}
-			g2, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, opts)
+			want, err := kernels.AttentionGrad(ctx, be, q, k, v, dOut, &kernels.GradOptions{Options: &kernels.Options{Causal: true, Sinks: sinks, Mask: keep}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			same(t, "the second run", bits(g1), bits(g2))
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"dQ", got.DQ.Data, want.DQ.Data}, {"dK", got.DK.Data, want.DK.Data}, {"dV", got.DV.Data, want.DV.Data}, {"dSinks", got.DSinks, want.DSinks}} {
+				w := make([]float64, len(c.want))
+				for i, x := range c.want {
+					w[i] = float64(x)
+				}
+				if err := backendtest.NearGrad(c.name, c.got, w, 1e-5); err != nil {
+					t.Error(err)
+				}
+			}
+			// K and V are BNHD: key j of KV head g in batch bt is row
+			// (bt·nk + j)·kvh + g.
+			for x, on := range named {
+				bt, g, j := x/(kvh*nk), x/nk%kvh, x%nk
+				r := (bt*nk+j)*kvh + g
+				for c := range d {
+					if !on && (got.DK.Data[r*d+c] != 0 || got.DV.Data[r*d+c] != 0) {
+						t.Fatalf("key %d of KV head %d, batch %d: named by no row, but dK, dV = %v, %v", j, g, bt, got.DK.Data[r*d+c], got.DV.Data[r*d+c])
+					}
+				}
+			}
 		})
 	}
 }

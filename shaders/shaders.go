@@ -357,7 +357,7 @@ var Subgroups = Kernel{
 }
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Patch, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Patch, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias, BackIdxKV, BackIdxQ}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V

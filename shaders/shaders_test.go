@@ -86,6 +86,13 @@ var golden = []struct {
 	{"backq_d16_half_f16.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16, F16: true}},
 	{"backbias_d17_dv5.wgsl.golden", BackBiasConsts{WG: 64, D: 17, DV: 5}},
 	{"backbias_d16_half.wgsl.golden", BackBiasConsts{WG: 64, D: 16, DV: 16, Q: BF16, K: F16, V: BF16, Dout: F16, Bias: BF16}},
+	// The backward pass under an index list: rows a vec4 a load (head
+	// dims multiples of 4) and an element a load (odd ones), f32 and
+	// half operands.
+	{"backidxkv_d64_dv64.wgsl.golden", BackIdxKVConsts{WG: 64, D: 64, DV: 64}},
+	{"backidxkv_d17_dv5_half.wgsl.golden", BackIdxKVConsts{WG: 64, D: 17, DV: 5, Q: F16, K: BF16, V: F16, Dout: BF16}},
+	{"backidxq_d64_dv64.wgsl.golden", BackIdxQConsts{WG: 64, D: 64, DV: 64}},
+	{"backidxq_d16_dv5_half_f16.wgsl.golden", BackIdxQConsts{WG: 64, D: 16, DV: 5, Q: F16, K: BF16, V: F16, Dout: F16, F16: true}},
 	// Half K and V eight halves a load (LoadUnit), widened by f16
 	// conversions where the device has shader-f16; the lanes meeting by
 	// subgroups.

@@ -249,8 +249,10 @@ func backwardSpecs() []backwardSpec {
 		out = append(out, backwardSpec{sp, false, true, false})
 	}
 	// Index lists: shared by the heads and one a KV head, padded with −1,
-	// under causal masking, key lengths, a window, softcap and sinks,
-	// packed, GQA, halves.
+	// under causal masking and its offset, key lengths (a batch with
+	// none), a window, softcap and sinks, packed (keys packed or dense),
+	// GQA groups of 1 to 8, decoding rows, odd head dims, no entries,
+	// halves and mixed dtypes.
 	idx := func(p backend.Problem, heads, k int) spec {
 		name := fmt.Sprintf("idx%dx%d", heads, k)
 		return spec{p: p, note: name, edit: func(c *Case) {
@@ -268,6 +270,19 @@ func backwardSpecs() []backwardSpec {
 		}), 2, 16),
 		idx(causal(PackedProblem(prob(0, 2, 1, 0, 0, 8, 8), []int{7, 1, 20}, []int{30, 5, 60})), 1, 12),
 		withSpec(idx(bnhd(prob(1, 4, 2, 25, 80, 16, 16)), 2, 24), func(sp *spec) { sp.dt = Same(backend.BFloat16) }),
+		idx(causal(prob(1, 8, 1, 33, 100, 17, 5)), 1, 40),
+		idx(prob(3, 8, 4, 1, 300, 32, 32), 4, 64),
+		idx(withV(causal(prob(2, 2, 2, 12, 40, 8, 8)), func(v *backend.Variants) {
+			v.CausalOffset = &neg
+			v.KVLens = []int{0, 40}
+			v.Sinks = []float32{0.5, -2}
+		}), 2, 9),
+		idx(PackedProblem(prob(0, 4, 2, 0, 60, 16, 16), []int{9, 0, 14}, nil), 2, 15),
+		idx(prob(1, 2, 1, 6, 20, 8, 8), 1, 0),
+		withSpec(idx(causal(prob(1, 4, 2, 50, 90, 32, 32)), 1, 20), func(sp *spec) { sp.dt = Same(backend.Float16) }),
+		withSpec(idx(prob(2, 2, 1, 9, 30, 20, 12), 1, 10), func(sp *spec) {
+			sp.dt = DTypes{Q: backend.BFloat16, K: backend.Float32, V: backend.Float16, O: backend.Float16}
+		}),
 	} {
 		out = append(out, backwardSpec{sp, false, false, true})
 	}

@@ -24,11 +24,10 @@ backend's (kernels.AttentionGrad: FlashAttention-2's method, memory
 O(N)). The variant flags mean what they mean for attn run, and so does
 -block-mask with -block-size (both backends skip the off blocks in the
 backward too), and -indices (index lists: dK and dV summed into the
-named rows only; the CPU backend's backward takes them, the GPU's
-refuses them); what the backward pass does not take (a paged cache,
-quantized dtypes) is refused before any work. With -v-from-k DV (V is K's first DV columns,
-MLA's latent cache) there is no -v and no -dv: -dk carries V's gradient
-on the columns they share.
+named rows only, on both backends); what the backward pass does not
+take (a paged cache, quantized dtypes) is refused before any work. With
+-v-from-k DV (V is K's first DV columns, MLA's latent cache) there is no
+-v and no -dv: -dk carries V's gradient on the columns they share.
 `
 
 // gradFlags are attn grad's flags: attn run's variant flags, and its own

@@ -26,10 +26,16 @@ const backMaxTile = 32
 // F16 says the plan's kernels may bind float16 operands as WGSL f16
 // arrays (KernelFeatures' f16, as the forward's kernels do): UsesF16
 // says whether a kernel with given operands does.
+//
+// Under an index list, Entries is the most loop iterations an
+// invocation of backidxkv.wgsl or backidxq.wgsl may spend walking its
+// list a dispatch (Unbounded without a loop cap): IndexEntries says how
+// many entries that is.
 type BackwardPlan struct {
 	TQ, Rows int
 	TK, Keys int
 	Terms    int
+	Entries  int
 	F16      bool
 }
 
@@ -38,6 +44,27 @@ type BackwardPlan struct {
 // and one of them is float16.
 func (bp BackwardPlan) UsesF16(elems ...shaders.Elem) bool {
 	return bp.F16 && slices.Contains(elems, shaders.F16)
+}
+
+// IdxKV is backidxkv.wgsl's Spec.
+func (bp BackwardPlan) IdxKV(d, dv int) shaders.BackIdxKVConsts {
+	return shaders.BackIdxKVConsts{WG: BackWG, D: d, DV: dv}
+}
+
+// IdxQ is backidxq.wgsl's Spec.
+func (bp BackwardPlan) IdxQ(d, dv int) shaders.BackIdxQConsts {
+	return shaders.BackIdxQConsts{WG: BackWG, D: d, DV: dv}
+}
+
+// IndexEntries is the most entries of its list an invocation of
+// backidxkv.wgsl (kv: each entry a loop over the g query heads of its
+// group, counted with it) and of backidxq.wgsl (q: one iteration an
+// entry) walks a dispatch under bp, at least 1.
+func (bp BackwardPlan) IndexEntries(g int) (kv, q int) {
+	if bp.Entries == Unbounded {
+		return Unbounded, Unbounded
+	}
+	return max(1, bp.Entries/(1+g)), max(1, bp.Entries)
 }
 
 // Bias is backbias.wgsl's Spec.
@@ -77,7 +104,7 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 	}
 	bp.F16 = a.Features.f16
 	if a.loopCap == 0 {
-		bp.Rows, bp.Keys, bp.Terms = Unbounded, Unbounded, Unbounded
+		bp.Rows, bp.Keys, bp.Terms, bp.Entries = Unbounded, Unbounded, Unbounded, Unbounded
 		return bp, true
 	}
 	// The kernels unroll their loops over the head dims: what loops is
@@ -90,5 +117,8 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 	bp.Keys = (a.loopCap - fixed) / perTile * bp.TK
 	// backbias.wgsl loops once a term, the head dims unrolled.
 	bp.Terms = (a.loopCap - fixed) / 2
+	// The index kernels loop once an entry (and backidxkv.wgsl once
+	// more a query head of it), the head dims unrolled.
+	bp.Entries = (a.loopCap - fixed) / 2
 	return bp, bp.Rows > 0 && bp.Keys > 0
 }

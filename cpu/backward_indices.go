@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
 
@@ -26,12 +27,12 @@ type idxScratch struct {
 	start, fill []int32   // each block's first pair, and the next to fill
 	prow, pkey  []int32   // the pairs (row, key), by block, then row
 	kb, vb      []float32 // a half K's and V's block, widened
-	dkb, dvb    []float32 // the block's dK and dV rows
 	touched     float32   // keeps blockOf's reads
 	kt, vt      []float32 // a row's keys' K and V rows, gathered
 	gk, gv      []float32 // their dK and dV rows, gathered
 	s, dp, raw  []float32 // [head][key]: P, then dP and dS
 	pt, dst     []float32 // [key][head]: P and scale·dS
+	offs        []int     // the keys' rows in the block's K, V, dK and dV
 }
 
 // indexedHead is head under an index list (backend.Indices): the query
@@ -107,16 +108,13 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 	x.start, x.fill = grow(x.start, nb+1), grow(x.fill, nb+1)
 	clear(x.start)
 	k := p.Indices.K
-	visible := func(ii int, each func(j int32)) {
+	for ii := range r {
 		lo, hi := p.KeyRange(b, i0+ii)
 		for _, j := range p.Indices.Idx[p.IndexOffset(b, kvh, i0+ii):][:k] {
 			if j >= 0 && int(j) >= lo && int(j) < hi {
-				each(j)
+				x.start[j>>idxBlockShift+1]++
 			}
 		}
-	}
-	for ii := range r {
-		visible(ii, func(j int32) { x.start[j>>idxBlockShift+1]++ })
 	}
 	for c := range nb {
 		x.start[c+1] += x.start[c]
@@ -125,53 +123,41 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 	n := int(x.start[nb])
 	x.prow, x.pkey = grow(x.prow, n), grow(x.pkey, n)
 	for ii := range r {
-		visible(ii, func(j int32) {
-			t := x.fill[j>>idxBlockShift]
-			x.prow[t], x.pkey[t] = int32(ii), j
-			x.fill[j>>idxBlockShift] = t + 1
-		})
+		lo, hi := p.KeyRange(b, i0+ii)
+		for _, j := range p.Indices.Idx[p.IndexOffset(b, kvh, i0+ii):][:k] {
+			if j >= 0 && int(j) >= lo && int(j) < hi {
+				t := x.fill[j>>idxBlockShift]
+				x.prow[t], x.pkey[t] = int32(ii), j
+				x.fill[j>>idxBlockShift] = t + 1
+			}
+		}
 	}
-	first := i0 == 0
 	for c := range nb {
 		s0, s1 := int(x.start[c]), int(x.start[c+1])
 		j0 := c << idxBlockShift
 		nk := min(idxBlockKeys, bw.kvRows(b)-j0)
-		if s0 == s1 {
-			if first { // dK and dV start at 0 (target)
-				for j := j0; j < j0+nk; j++ {
-					clear(dkT.Data[j*dkT.Stride:][:d])
-					clear(dvT.Data[j*dvT.Stride:][:dv])
-				}
+		// The block's dK and dV rows start at 0 (target) as the first
+		// chunk takes it, and each chunk sums into them in place.
+		dkb, dvb := dkT.Data[j0*dkT.Stride:], dvT.Data[j0*dvT.Stride:]
+		if i0 == 0 {
+			for jj := range nk {
+				clear(dkb[jj*dkT.Stride:][:d])
+				clear(dvb[jj*dvT.Stride:][:dv])
 			}
+		}
+		if s0 == s1 {
 			continue
 		}
 		x.kb, x.vb = grow(x.kb, idxBlockKeys*d), grow(x.vb, idxBlockKeys*dv)
 		kb := x.blockOf(bw.k, bw.kr, b, kvh, j0, nk, d, x.kb)
 		vb := x.blockOf(bw.v, bw.vr, b, kvh, j0, nk, dv, x.vb)
-		// The block's dK and dV rows are summed in the scratch, from 0
-		// (target) or from the earlier chunks' sums, and put back.
-		x.dkb, x.dvb = grow(x.dkb, idxBlockKeys*d), grow(x.dvb, idxBlockKeys*dv)
-		dkb, dvb := x.dkb[:nk*d], x.dvb[:nk*dv]
-		if first {
-			clear(dkb)
-			clear(dvb)
-		} else {
-			for jj := range nk {
-				copy(dkb[jj*d:(jj+1)*d], dkT.Data[(j0+jj)*dkT.Stride:])
-				copy(dvb[jj*dv:(jj+1)*dv], dvT.Data[(j0+jj)*dvT.Stride:])
-			}
-		}
 		for t := s0; t < s1; {
 			e := t + 1
 			for e < s1 && x.prow[e] == x.prow[t] {
 				e++
 			}
-			bw.indexedRow(x, kb, vb, dkb, dvb, int(x.prow[t]), j0, x.pkey[t:e])
+			bw.indexedRow(x, kb, vb, dkb, dvb, dkT.Stride, dvT.Stride, int(x.prow[t]), j0, x.pkey[t:e])
 			t = e
-		}
-		for jj := range nk {
-			copy(dkT.Data[(j0+jj)*dkT.Stride:][:d], dkb[jj*d:(jj+1)*d])
-			copy(dvT.Data[(j0+jj)*dvT.Stride:][:dv], dvb[jj*dv:(jj+1)*dv])
 		}
 	}
 	for ii := range r {
@@ -184,54 +170,74 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 }
 
 // indexedRow is one query row's (row ii of the chunk) gradients over
-// keys of the block from key j0 (its K and V rows kb and vb), for the
-// G query heads that share its list.
-func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []float32, ii, j0 int, keys []int32) {
+// keys of the block from key j0 (its K and V rows kb and vb, its dK and
+// dV rows from dkb and dvb at strides dks and dvs), for
+// the G query heads that share its list. The kernels read the keys'
+// rows where they lie (hasBackIdx), or, where they cannot, copies
+// gathered four keys at a time.
+func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []float32, dks, dvs, ii, j0 int, keys []int32) {
 	p := bw.p
 	d, dv, g := p.D, p.Dv, p.Group()
 	g4, n := round4(g), len(keys)
-	n4 := round4(n)
-	x.kt, x.vt = grow(x.kt, n4*d), grow(x.vt, n4*dv)
-	x.gk, x.gv = grow(x.gk, n4*d), grow(x.gv, n4*dv)
-	x.s, x.dp = grow(x.s, g4*n4), grow(x.dp, g4*n4)
+	direct := hasBackIdx() && d%16 == 0 && dv%16 == 0
+	// The keys are taken four at a time (the kernels' rows), the spare
+	// ones the first key again, with weight 0 (adding +0 leaves a sum
+	// as it was, and a sum from +0 is never −0); the scores' rows are
+	// sixteen wide (the exponential's vectors).
+	n4, n16 := round4(n), (n+15)&^15
+	x.s, x.dp = grow(x.s, g4*n16), grow(x.dp, g4*n16)
 	x.pt, x.dst = grow(x.pt, n4*g), grow(x.dst, n4*g)
-	kt, vt := x.kt[:n4*d], x.vt[:n4*dv]
+	x.offs = grow(x.offs, 4*n4)
+	ko, vo, dko, dvo := x.offs[:n4], x.offs[n4:2*n4], x.offs[2*n4:3*n4], x.offs[3*n4:]
 	for t, j := range keys {
 		jj := int(j) - j0
-		copy(kt[t*d:(t+1)*d], kb.Data[jj*kb.Stride:])
-		copy(vt[t*dv:(t+1)*dv], vb.Data[jj*vb.Stride:])
+		ko[t], vo[t], dko[t], dvo[t] = 4*jj*kb.Stride, 4*jj*vb.Stride, 4*jj*dks, 4*jj*dvs // bytes
 	}
-	clear(kt[n*d:])
-	clear(vt[n*dv:])
+	for t := n; t < n4; t++ {
+		ko[t], vo[t], dko[t], dvo[t] = ko[0], vo[0], dko[0], dvo[0]
+	}
 	q, do, dq := x.q[ii*g4*d:][:g4*d], x.do[ii*g4*dv:][:g4*dv], x.dq[ii*g4*d:][:g4*d]
-	s, dp := x.s[:g4*n4], x.dp[:g4*n4]
-	for h0 := 0; h0 < g4; h0 += 4 {
-		dots4(q[h0*d:], d, kt, d, n4, d, s[h0*n4:], n4, p.Scale)
-		dots4(do[h0*dv:], dv, vt, dv, n4, dv, dp[h0*n4:], n4, 1)
+	s, dp := x.s[:g4*n16], x.dp[:g4*n16]
+	var kt, vt []float32
+	if direct {
+		for h0 := 0; h0 < g4; h0 += 4 {
+			dotsIdx(q[h0*d:], d, kb.Data, ko, n4, d, s[h0*n16:], n16, p.Scale)
+			dotsIdx(do[h0*dv:], dv, vb.Data, vo, n4, dv, dp[h0*n16:], n16, 1)
+		}
+	} else {
+		x.kt, x.vt = grow(x.kt, n4*d), grow(x.vt, n4*dv)
+		kt, vt = x.kt[:n4*d], x.vt[:n4*dv]
+		gatherRows(kt, kb.Data, ko, d)
+		gatherRows(vt, vb.Data, vo, dv)
+		for h0 := 0; h0 < g4; h0 += 4 {
+			dots4(q[h0*d:], d, kt, d, n4, d, s[h0*n16:], n16, p.Scale)
+			dots4(do[h0*dv:], dv, vt, dv, n4, dv, dp[h0*n16:], n16, 1)
+		}
 	}
 	c := p.Softcap
 	if c > 0 {
-		x.raw = grow(x.raw, g4*n4)
+		x.raw = grow(x.raw, g4*n16)
 		copy(x.raw, s) // tanh′ needs the scores before the cap
 	}
 	for hg := range g4 {
-		row, dr := s[hg*n4:][:n4], dp[hg*n4:][:n4]
+		row, dr := s[hg*n16:][:n16], dp[hg*n16:][:n16]
 		if hg >= g || math.IsInf(float64(x.lse[ii*g+hg]), -1) {
 			clear(row) // a padding head, or a row that sees no key and has no sink
 			clear(dr)
 			continue
 		}
+		clear(row[n:])
+		clear(dr[n:])
 		if c > 0 {
 			for t, v := range row[:n] {
 				row[t] = c * float32(math.Tanh(float64(v/c)))
 			}
 		}
-		expShift(row[:n], x.lse[ii*g+hg]) // P = e^(s − LSE)
+		expShift(row, x.lse[ii*g+hg]) // P = e^(s − LSE)
 		clear(row[n:])
-		dsRow(row[:n], dr, x.delta[ii*g+hg]) // dS = P∘(dP − δ)
-		clear(dr[n:])
+		dsRow(row, dr, x.delta[ii*g+hg]) // dS = P∘(dP − δ), 0 past the keys
 		if c > 0 {
-			for t, v := range x.raw[hg*n4:][:n] {
+			for t, v := range x.raw[hg*n16:][:n] {
 				th := float32(math.Tanh(float64(v / c)))
 				dr[t] *= 1 - th*th
 			}
@@ -239,31 +245,53 @@ func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []
 	}
 	// dQ += dS·K (scaled once the chunk's keys are done).
 	for h0 := 0; h0 < g4; h0 += 4 {
-		axpys4(dp[h0*n4:], n4, kt, d, n4, d, dq[h0*d:], d)
-	}
-	// dV[keys] += Pᵀ·dO and dK[keys] += scale·dSᵀ·Q, four keys at a
-	// time on the keys' rows gathered, then put back.
-	pt, dst := x.pt[:n4*g], x.dst[:n4*g]
-	for hg := range g {
-		for t := range n4 {
-			pt[t*g+hg] = s[hg*n4+t]
-			dst[t*g+hg] = p.Scale * dp[hg*n4+t]
+		if direct {
+			axpysIdx(dp[h0*n16:], n16, kb.Data, ko, n4, d, dq[h0*d:], d)
+		} else {
+			axpys4(dp[h0*n16:], n16, kt, d, n4, d, dq[h0*d:], d)
 		}
 	}
-	gk, gv := x.gk[:n4*d], x.gv[:n4*dv]
-	for t, j := range keys {
-		jj := int(j) - j0
-		copy(gk[t*d:(t+1)*d], dkb[jj*d:])
-		copy(gv[t*dv:(t+1)*dv], dvb[jj*dv:])
+	// dV[keys] += Pᵀ·dO and dK[keys] += scale·dSᵀ·Q.
+	pt, dst := x.pt[:n4*g], x.dst[:n4*g]
+	for hg := range g {
+		pr, dr := s[hg*n16:][:n4], dp[hg*n16:][:n4]
+		for t := range n4 {
+			pt[t*g+hg] = pr[t]
+			dst[t*g+hg] = p.Scale * dr[t]
+		}
 	}
+	if direct {
+		accIdx(pt, g, do, dv, g, dv, dvb, dvo, n4)
+		accIdx(dst, g, q, d, g, d, dkb, dko, n4)
+		return
+	}
+	x.gk, x.gv = grow(x.gk, n4*d), grow(x.gv, n4*dv)
+	gk, gv := x.gk[:n4*d], x.gv[:n4*dv]
+	gatherRows(gk, dkb, dko, d)
+	gatherRows(gv, dvb, dvo, dv)
 	for t0 := 0; t0 < n4; t0 += 4 {
 		axpys4(pt[t0*g:], g, do, dv, g, dv, gv[t0*dv:], dv)
 		axpys4(dst[t0*g:], g, q, d, g, d, gk[t0*d:], d)
 	}
-	for t, j := range keys {
-		jj := int(j) - j0
-		copy(dkb[jj*d:(jj+1)*d], gk[t*d:(t+1)*d])
-		copy(dvb[jj*dv:(jj+1)*dv], gv[t*dv:(t+1)*dv])
+	for t := range keys {
+		copy(dkb[dko[t]/4:][:d], gk[t*d:(t+1)*d])
+		copy(dvb[dvo[t]/4:][:dv], gv[t*dv:(t+1)*dv])
+	}
+}
+
+// gatherRows copies rows of src from byte offsets offs (cols wide, in
+// src's bounds) into dst's first len(offs) rows: by the vector gather
+// where the CPU has it, else a row at a time.
+func gatherRows(dst, src []float32, offs []int, cols int) {
+	if len(offs) == 0 {
+		return
+	}
+	_ = dst[len(offs)*cols-1]
+	if gatherRowsVec(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), offs, 4*cols) {
+		return
+	}
+	for t, o := range offs {
+		copy(dst[t*cols:(t+1)*cols], src[o/4:o/4+cols])
 	}
 }
 
@@ -306,3 +334,4 @@ func (x *idxScratch) blockOf(s store, rows backend.Rows, b, kvh, j0, n, cols int
 	}
 	return m
 }
+

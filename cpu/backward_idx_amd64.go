@@ -9,7 +9,7 @@ import "unsafe"
 // byte offsets, sixteen lanes, float32.
 //
 //go:noescape
-func dotRows4IdxAVX512(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+func dotRows4IdxAVX512(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32, sub *float32)
 
 //go:noescape
 func axpyRows4IdxAVX512(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
@@ -36,11 +36,18 @@ func inRows(s []float32, offs []int, cols int) {
 }
 
 // dotsIdx is dotRows4 (q's four rows) over the n keys whose rows lie
-// at byte offsets offs in k: n a multiple of 4, d of 16.
-func dotsIdx(q []float32, ldq int, k []float32, offs []int, n, d int, s []float32, lds int, alpha float32) {
+// at byte offsets offs in k, less sub[r] on row r: n a multiple of 4, d
+// of 16.
+//
+//	s[r][j] = alpha·q[r]·k_j − sub[r]
+func dotsIdx(q []float32, ldq int, k []float32, offs []int, n, d int, s []float32, lds int, alpha float32, sub [4]float32) {
 	_, _ = q[3*ldq+d-1], s[3*lds+n-1]
 	inRows(k, offs[:n], d)
-	dotRows4IdxAVX512(&q[0], ldq, unsafe.Pointer(&k[0]), &offs[0], n, d, &s[0], lds, alpha)
+	var m [16]float32
+	for r, x := range sub {
+		m[4*r], m[4*r+1], m[4*r+2], m[4*r+3] = x, x, x, x
+	}
+	dotRows4IdxAVX512(&q[0], ldq, unsafe.Pointer(&k[0]), &offs[0], n, d, &s[0], lds, alpha, &m[0])
 }
 
 // axpysIdx is axpyRows4 (p's four rows) over the n keys whose rows lie

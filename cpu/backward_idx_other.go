@@ -7,7 +7,7 @@ func hasBackIdx() bool { return false }
 
 var backIdx = false
 
-func dotsIdx([]float32, int, []float32, []int, int, int, []float32, int, float32) {}
+func dotsIdx([]float32, int, []float32, []int, int, int, []float32, int, float32, [4]float32) {}
 
 func axpysIdx([]float32, int, []float32, []int, int, int, []float32, int) {}
 

@@ -198,48 +198,67 @@ func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []
 	}
 	q, do, dq := x.q[ii*g4*d:][:g4*d], x.do[ii*g4*dv:][:g4*dv], x.dq[ii*g4*d:][:g4*d]
 	s, dp := x.s[:g4*n16], x.dp[:g4*n16]
+	// S − LSE and dP − δ, a quad of heads at a time (a padding head's
+	// 0), then P = e^(S − LSE) and dS = P∘(dP − δ) over all heads at
+	// once. With a softcap the cap comes between: LSE is taken off after.
+	c := p.Softcap
 	var kt, vt []float32
-	if direct {
-		for h0 := 0; h0 < g4; h0 += 4 {
-			dotsIdx(q[h0*d:], d, kb.Data, ko, n4, d, s[h0*n16:], n16, p.Scale)
-			dotsIdx(do[h0*dv:], dv, vb.Data, vo, n4, dv, dp[h0*n16:], n16, 1)
-		}
-	} else {
+	if !direct {
 		x.kt, x.vt = grow(x.kt, n4*d), grow(x.vt, n4*dv)
 		kt, vt = x.kt[:n4*d], x.vt[:n4*dv]
 		gatherRows(kt, kb.Data, ko, d)
 		gatherRows(vt, vb.Data, vo, dv)
-		for h0 := 0; h0 < g4; h0 += 4 {
-			dots4(q[h0*d:], d, kt, d, n4, d, s[h0*n16:], n16, p.Scale)
-			dots4(do[h0*dv:], dv, vt, dv, n4, dv, dp[h0*n16:], n16, 1)
+	}
+	for h0 := 0; h0 < g4; h0 += 4 {
+		var lse, delta [4]float32
+		for r := range min(4, g-h0) {
+			delta[r] = x.delta[ii*g+h0+r]
+			if c == 0 {
+				lse[r] = x.lse[ii*g+h0+r]
+			}
+		}
+		if direct {
+			dotsIdx(q[h0*d:], d, kb.Data, ko, n4, d, s[h0*n16:], n16, p.Scale, lse)
+			dotsIdx(do[h0*dv:], dv, vb.Data, vo, n4, dv, dp[h0*n16:], n16, 1, delta)
+			continue
+		}
+		dots4(q[h0*d:], d, kt, d, n4, d, s[h0*n16:], n16, p.Scale)
+		dots4(do[h0*dv:], dv, vt, dv, n4, dv, dp[h0*n16:], n16, 1)
+		for r := range 4 {
+			for t := range n4 {
+				s[(h0+r)*n16+t] -= lse[r]
+				dp[(h0+r)*n16+t] -= delta[r]
+			}
 		}
 	}
-	c := p.Softcap
 	if c > 0 {
 		x.raw = grow(x.raw, g4*n16)
 		copy(x.raw, s) // tanh′ needs the scores before the cap
+		for hg := range g {
+			l := x.lse[ii*g+hg]
+			for t, v := range s[hg*n16:][:n] {
+				s[hg*n16+t] = c*float32(math.Tanh(float64(v/c))) - l
+			}
+		}
 	}
+	expShift(s, 0)
 	for hg := range g4 {
 		row, dr := s[hg*n16:][:n16], dp[hg*n16:][:n16]
 		if hg >= g || math.IsInf(float64(x.lse[ii*g+hg]), -1) {
 			clear(row) // a padding head, or a row that sees no key and has no sink
-			clear(dr)
-			continue
+		} else {
+			clear(row[n:])
 		}
-		clear(row[n:])
-		clear(dr[n:])
-		if c > 0 {
-			for t, v := range row[:n] {
-				row[t] = c * float32(math.Tanh(float64(v/c)))
-			}
+		for t := n4; t < n16; t++ {
+			dr[t] = 0 // never written
 		}
-		expShift(row, x.lse[ii*g+hg]) // P = e^(s − LSE)
-		clear(row[n:])
-		dsRow(row, dr, x.delta[ii*g+hg]) // dS = P∘(dP − δ), 0 past the keys
-		if c > 0 {
+	}
+	dsRow(s, dp, 0)
+	if c > 0 {
+		for hg := range g {
 			for t, v := range x.raw[hg*n16:][:n] {
 				th := float32(math.Tanh(float64(v / c)))
-				dr[t] *= 1 - th*th
+				dp[hg*n16+t] *= 1 - th*th
 			}
 		}
 	}
@@ -334,4 +353,3 @@ func (x *idxScratch) blockOf(s store, rows backend.Rows, b, kvh, j0, n, cols int
 	}
 	return m
 }
-

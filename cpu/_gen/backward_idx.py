@@ -33,14 +33,14 @@ ROWS = ["SI", "R8", "R12", "R13"]
 # dotRows4IdxAVX512: dotRows4AVX512 (decode.py) with each key of a quad
 # at k + offs[j]. The rows lie in the L2 (the block was read in order
 # before), so there is no prefetch.
-A(f"""// func dotRows4IdxAVX512(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
+A(f"""// func dotRows4IdxAVX512(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32, sub *float32)
 //
-// s[r][j] = alpha · Σ_c q[r][c]·k_j[c] for rows r < 4 and keys j < n,
-// key j's row at k + offs[j] bytes: four keys at a time, sixteen
-// accumulators (row r, key t in Z(4r+t)) reduced by the transposing tree
-// of dotRows4AVX512. n a multiple of 4 (≥ 4), d a multiple of 16 (≥ 16);
-// strides in elements.
-TEXT ·dotRows4IdxAVX512(SB), NOSPLIT, $0-68
+// s[r][j] = alpha · Σ_c q[r][c]·k_j[c] − sub[4r] for rows r < 4 and keys
+// j < n, key j's row at k + offs[j] bytes, sub holding each row's value
+// four times: four keys at a time, sixteen accumulators (row r, key t in
+// Z(4r+t)) reduced by the transposing tree of dotRows4AVX512. n a
+// multiple of 4 (≥ 4), d a multiple of 16 (≥ 16); strides in elements.
+TEXT ·dotRows4IdxAVX512(SB), NOSPLIT, $0-80
 {rows("q", 0, 8)}	MOVQ         offs+24(FP), R9
 	MOVQ         n+32(FP), CX
 	SHRQ         $2, CX                    // key quads
@@ -50,6 +50,8 @@ TEXT ·dotRows4IdxAVX512(SB), NOSPLIT, $0-68
 	MOVQ         lds+56(FP), R11
 	SHLQ         $2, R11
 	VBROADCASTSS alpha+64(FP), Z31
+	MOVQ         sub+72(FP), AX
+	VMOVUPS      (AX), Z30
 
 diquad:
 	MOVQ         k+16(FP), DI
@@ -93,7 +95,7 @@ A("""	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
 	VSHUFF32X4   $0x88, Z5, Z4, Z24
 	VSHUFF32X4   $0xdd, Z5, Z4, Z25
 	VADDPS       Z25, Z24, Z6
-	VMULPS       Z31, Z6, Z6
+	VFMSUB213PS  Z30, Z31, Z6              // alpha·sum − sub
 	VMOVUPS      X6, (R10)
 	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
 	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)

@@ -103,18 +103,27 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 		}
 	}
 	// The pairs (row, key), sorted by block: a count a block, its
-	// starts, then the pairs in row order.
+	// starts, then the pairs in row order. A row's keys in one block
+	// come in runs when its list is sorted, counted and placed in
+	// registers.
 	nb := (bw.kvRows(b) + idxBlockKeys - 1) >> idxBlockShift
 	x.start, x.fill = grow(x.start, nb+1), grow(x.fill, nb+1)
 	clear(x.start)
 	k := p.Indices.K
 	for ii := range r {
 		lo, hi := p.KeyRange(b, i0+ii)
+		cur, run := int32(0), int32(0)
 		for _, j := range p.Indices.Idx[p.IndexOffset(b, kvh, i0+ii):][:k] {
-			if j >= 0 && int(j) >= lo && int(j) < hi {
-				x.start[j>>idxBlockShift+1]++
+			if j < 0 || int(j) < lo || int(j) >= hi {
+				continue
 			}
+			if c := j >> idxBlockShift; c != cur {
+				x.start[cur+1] += run
+				cur, run = c, 0
+			}
+			run++
 		}
+		x.start[cur+1] += run
 	}
 	for c := range nb {
 		x.start[c+1] += x.start[c]
@@ -124,13 +133,19 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 	x.prow, x.pkey = grow(x.prow, n), grow(x.pkey, n)
 	for ii := range r {
 		lo, hi := p.KeyRange(b, i0+ii)
+		cur, t := int32(0), x.fill[0]
 		for _, j := range p.Indices.Idx[p.IndexOffset(b, kvh, i0+ii):][:k] {
-			if j >= 0 && int(j) >= lo && int(j) < hi {
-				t := x.fill[j>>idxBlockShift]
-				x.prow[t], x.pkey[t] = int32(ii), j
-				x.fill[j>>idxBlockShift] = t + 1
+			if j < 0 || int(j) < lo || int(j) >= hi {
+				continue
 			}
+			if c := j >> idxBlockShift; c != cur {
+				x.fill[cur] = t
+				cur, t = c, x.fill[c]
+			}
+			x.prow[t], x.pkey[t] = int32(ii), j
+			t++
 		}
+		x.fill[cur] = t
 	}
 	for c := range nb {
 		s0, s1 := int(x.start[c]), int(x.start[c+1])
@@ -140,10 +155,8 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 		// chunk takes it, and each chunk sums into them in place.
 		dkb, dvb := dkT.Data[j0*dkT.Stride:], dvT.Data[j0*dvT.Stride:]
 		if i0 == 0 {
-			for jj := range nk {
-				clear(dkb[jj*dkT.Stride:][:d])
-				clear(dvb[jj*dvT.Stride:][:dv])
-			}
+			clearRows(dkb, nk, d, dkT.Stride)
+			clearRows(dvb, nk, dv, dvT.Stride)
 		}
 		if s0 == s1 {
 			continue
@@ -189,8 +202,15 @@ func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []
 	x.pt, x.dst = grow(x.pt, n4*g), grow(x.dst, n4*g)
 	x.offs = grow(x.offs, 4*n4)
 	ko, vo, dko, dvo := x.offs[:n4], x.offs[n4:2*n4], x.offs[2*n4:3*n4], x.offs[3*n4:]
+	// Each key's rows in bounds, checked once for every kernel.
+	nk := kb.Rows
+	_, _ = kb.Data[(nk-1)*kb.Stride+d-1], vb.Data[(nk-1)*vb.Stride+dv-1]
+	_, _ = dkb[(nk-1)*dks+d-1], dvb[(nk-1)*dvs+dv-1]
 	for t, j := range keys {
 		jj := int(j) - j0
+		if uint(jj) >= uint(nk) {
+			panic("cpu: an index-list key outside its block")
+		}
 		ko[t], vo[t], dko[t], dvo[t] = 4*jj*kb.Stride, 4*jj*vb.Stride, 4*jj*dks, 4*jj*dvs // bytes
 	}
 	for t := n; t < n4; t++ {
@@ -352,4 +372,18 @@ func (x *idxScratch) blockOf(s store, rows backend.Rows, b, kvh, j0, n, cols int
 		x.touched = sum
 	}
 	return m
+}
+
+// clearRows zeroes n rows of cols values at stride from x[0].
+func clearRows(x []float32, n, cols, stride int) {
+	if n == 0 {
+		return
+	}
+	if stride == cols {
+		clear(x[:n*cols])
+		return
+	}
+	for j := range n {
+		clear(x[j*stride:][:cols])
+	}
 }

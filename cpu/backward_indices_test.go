@@ -1,0 +1,64 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
+)
+
+// The index-list backward (indexedHead) against ReferenceGrad on the
+// shapes the conformance suite's small cases do not reach: several key
+// blocks (idxBlockKeys) and chunks of rows (idxRowBytes: D = 128 with
+// 8 heads a group holds 42 rows), groups of 1, 3 and 8 heads (padded to
+// quads, two quads), head dims the kernels do not take (24, 40) and Dv
+// ≠ D, one list a KV head and one shared, causal masking and a window,
+// key lengths, packed rows, a softcap and sinks, halves; each on the
+// offset kernels where the CPU has them and on the gathers.
+func TestBackwardIndices(t *testing.T) {
+	off := 300
+	cases := []struct {
+		p     backend.Problem
+		heads int
+		k     int
+		dt    backendtest.DTypes
+	}{
+		{p: backend.Problem{B: 1, H: 8, KVHeads: 1, Nq: 100, Nk: 700, D: 128}, heads: 1, k: 300},
+		{p: backend.Problem{B: 2, H: 3, KVHeads: 1, Nq: 9, Nk: 600, D: 64, Dv: 32, Causal: true, Variants: backend.Variants{CausalOffset: &off}}, heads: 1, k: 200},
+		{p: backend.Problem{B: 1, H: 4, KVHeads: 4, Nq: 20, Nk: 530, D: 16, Dv: 48, Variants: backend.Variants{Softcap: 4, Sinks: []float32{0, 1, -1, 2}}}, heads: 4, k: 257},
+		{p: backend.Problem{B: 2, H: 6, KVHeads: 2, Nq: 12, Nk: 520, D: 24, Dv: 40, Layout: backend.BNHD, Variants: backend.Variants{KVLens: []int{520, 300}, Window: &backend.Window{Left: 200, Right: 10}}}, heads: 2, k: 150},
+		{p: backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 30, Nk: 600, D: 32, Causal: true}, heads: 2, k: 100, dt: backendtest.Same(backend.Float16)},
+		{p: backend.Problem{B: 1, H: 8, KVHeads: 4, Nq: 15, Nk: 513, D: 64, Layout: backend.BNHD}, heads: 1, k: 128, dt: backendtest.Same(backend.BFloat16)},
+		{p: backendtest.PackedProblem(backend.Problem{H: 4, KVHeads: 1, D: 32}, []int{40, 3, 9}, []int{600, 20, 280}), heads: 1, k: 90},
+	}
+	be := open(t)
+	ctx := context.Background()
+	for i, c := range cases {
+		for _, direct := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%d/direct=%t", i, direct), func(t *testing.T) {
+				if direct && !hasBackIdx() {
+					t.Skip("the offset kernels need AVX-512F")
+				}
+				defer func(was bool) { backIdx = was }(backIdx)
+				backIdx = direct
+				rng := rand.New(rand.NewPCG(uint64(i), 80))
+				bc := backendtest.RandomCase(rng, c.p, nil, nil)
+				bc.Problem = backendtest.WithIndices(rng, bc.Problem, c.heads, c.k)
+				if c.dt != (backendtest.DTypes{}) {
+					bc = bc.WithDTypes(c.dt)
+				}
+				p := bc.Problem.Resolved()
+				dO := make([]float32, p.OLen())
+				for j := range dO {
+					dO[j] = float32(2*rng.Float64() - 1)
+				}
+				if err := backendtest.RunBackward(ctx, be, bc, dO); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -36,24 +36,24 @@ type idxScratch struct {
 }
 
 // indexedHead is head under an index list (backend.Indices): the query
-// rows of KV head kvh of batch b, in chunks of rows whose Q, dO and dQ
-// of the G query heads sharing the list stay in the cache, walk their
-// keys in key order, a block of idxBlockKeys at a time: the pairs
-// (row, key) of the rows' lists whose position lets the row see the
-// key (key lengths, causal masking, the window) are sorted by block
-// (a counting sort, row order kept), and each block's K and V rows are
-// read once for all of them. For each row of a block, with its keys
-// gathered (K and V widened) and Q and dO of its G heads as rows,
+// rows of KV head kvh of batch b, in chunks whose Q, dO and dQ (of the G
+// query heads that share a list) stay in the cache, walk their keys in
+// key order, a block of idxBlockKeys at a time: the pairs (row, key) of
+// the rows' lists whose position lets the row see the key (key lengths,
+// causal masking, the window) are sorted by block (a counting sort, row
+// order kept), and each block's K and V rows are read from memory once
+// for all of them, its dK and dV rows summed in place. For each row of a
+// block (indexedRow), with Q and dO of its G heads as rows,
 //
 //	P = exp(softcap(scale·Q·Kᵀ) − LSE),  dV[keys] += Pᵀ·dO,  dP = dO·Vᵀ,
 //	dS = P∘(dP − δ)·softcap′,  dQ += scale·dS·K,  dK[keys] += scale·dSᵀ·Q
 //
-// on the decoding kernels (dotRows4, axpyRows4; in Go where a head dim
-// is not a multiple of 16 or the CPU has none). A key's dK and dV rows
-// take their rows' terms in row order, and a row's dQ its keys' in
-// block order, then list order: an item owns its KV head's rows and its
-// query heads', so the bits do not depend on the threads. An index list
-// takes no bias, keep-mask, ALiBi or block mask (BackwardParams.Validate).
+// A key's dK and dV rows take their rows' terms in row order, and a
+// row's dQ its keys' in block order, then list order: an item owns its
+// KV head's rows and its query heads', so the bits do not depend on the
+// threads. dK's and dV's rows start at 0 here (target leaves them), and
+// a key that no row sees keeps 0. An index list takes no bias,
+// keep-mask, ALiBi or block mask (BackwardParams.Validate).
 func (bw *backward) indexedHead(sc *backScratch, dkT, dvT blas32.General, b, kvh int) {
 	p := bw.p
 	if sc.ix == nil {
@@ -64,6 +64,11 @@ func (bw *backward) indexedHead(sc *backScratch, dkT, dvT blas32.General, b, kvh
 	g4 := round4(g)
 	rows := min(idxMaxRows, max(1, idxRowBytes/(4*g4*(2*d+dv))))
 	nq := p.QRows(b)
+	if nq == 0 {
+		clearRows(dkT.Data, dkT.Rows, d, dkT.Stride)
+		clearRows(dvT.Data, dvT.Rows, dv, dvT.Stride)
+		return
+	}
 	rows = min(rows, nq)
 	x.q, x.do, x.dq = grow(x.q, rows*g4*d), grow(x.do, rows*g4*dv), grow(x.dq, rows*g4*d)
 	x.lse, x.delta = grow(x.lse, rows*g), grow(x.delta, rows*g)
@@ -161,7 +166,12 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 		if s0 == s1 {
 			continue
 		}
-		x.kb, x.vb = grow(x.kb, idxBlockKeys*d), grow(x.vb, idxBlockKeys*dv)
+		if bw.k.wide() {
+			x.kb = grow(x.kb, idxBlockKeys*d)
+		}
+		if bw.v.wide() {
+			x.vb = grow(x.vb, idxBlockKeys*dv)
+		}
 		kb := x.blockOf(bw.k, bw.kr, b, kvh, j0, nk, d, x.kb)
 		vb := x.blockOf(bw.v, bw.vr, b, kvh, j0, nk, dv, x.vb)
 		for t := s0; t < s1; {
@@ -182,12 +192,11 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 	}
 }
 
-// indexedRow is one query row's (row ii of the chunk) gradients over
-// keys of the block from key j0 (its K and V rows kb and vb, its dK and
-// dV rows from dkb and dvb at strides dks and dvs), for
-// the G query heads that share its list. The kernels read the keys'
-// rows where they lie (hasBackIdx), or, where they cannot, copies
-// gathered four keys at a time.
+// indexedRow is the gradients of row ii of the chunk over its keys in
+// the block from key j0 (K's and V's rows kb and vb, dK's and dV's from
+// dkb and dvb at strides dks and dvs), for the G query heads that share
+// its list. The kernels read the keys' rows where they lie (hasBackIdx),
+// else copies gathered, four keys at a time.
 func (bw *backward) indexedRow(x *idxScratch, kb, vb blas32.General, dkb, dvb []float32, dks, dvs, ii, j0 int, keys []int32) {
 	p := bw.p
 	d, dv, g := p.D, p.Dv, p.Group()
@@ -357,8 +366,8 @@ func axpys4(p []float32, ldp int, v []float32, ldv, n, dv int, acc []float32, ld
 
 // blockOf is the rows j0 … j0+n−1 of KV head kvh of batch b of K or V
 // (cols wide): in place when float32, each row's cache lines read once
-// in order first (so that the rows' gathers find them in the cache),
-// else widened into scratch.
+// in order first (so that the rows' reads in the lists' order find them
+// in the cache, not memory), else widened into scratch.
 func (x *idxScratch) blockOf(s store, rows backend.Rows, b, kvh, j0, n, cols int, scratch []float32) blas32.General {
 	m := matOf(s, rows.Offset(b, kvh, j0), n, cols, rows.Row, scratch)
 	if !s.wide() {

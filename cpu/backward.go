@@ -38,7 +38,9 @@ const (
 // order: the same inputs give the same bits whatever the thread count. Keys hidden by position (key lengths, causal
 // masking, the window), by the keep-mask, by a −Inf bias or by a block
 // mask get no gradient; a key tile whose blocks are off for every row of
-// a query tile is skipped (keyTiles).
+// a query tile is skipped (keyTiles). An index list reads only the keys
+// its rows name, a block of keys at a time for all the rows of an item
+// that name them (indexedHead).
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {

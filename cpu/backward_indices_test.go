@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -62,6 +63,68 @@ func TestBackwardIndices(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+		}
+	}
+}
+
+// The index-list backward gives the same bits whatever the thread count
+// (1, 2 and 5 workers over 4 items): dQ, dK, dV and the sinks'
+// gradients.
+func TestBackwardIndicesThreads(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(80, 3))
+	p := backend.Problem{B: 2, H: 8, KVHeads: 2, Nq: 20, Nk: 600, D: 32, Causal: true,
+		Variants: backend.Variants{Sinks: []float32{0, 1, -1, 0.5, 2, 0, -2, 1}}}.Resolved()
+	p = backendtest.WithIndices(rng, p, 2, 150)
+	var in [6][]float32 // Q, K, V, dO, and room for O and the LSE
+	for i, n := range []int{p.QLen(), p.KLen(), p.VLen(), p.OLen()} {
+		in[i] = make([]float32, n)
+		for j := range in[i] {
+			in[i][j] = float32(2*rng.Float64() - 1)
+		}
+	}
+	var first [][]float32
+	for _, threads := range []int{1, 2, 5} {
+		be, err := New(WithThreads(threads))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		var bufs [9]backend.Buffer
+		for i, n := range []int{p.QLen(), p.KLen(), p.VLen(), p.OLen(), p.LSELen(), p.OLen(), p.QLen(), p.KLen(), p.VLen()} {
+			if bufs[i], err = be.Alloc(backend.Float32, n); err != nil {
+				t.Fatal(err)
+			}
+			defer bufs[i].Release()
+		}
+		for i, x := range map[int][]float32{0: in[0], 1: in[1], 2: in[2], 5: in[3]} {
+			if err := be.Write(bufs[i], 0, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := be.Fused(ctx, backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]); err != nil {
+			t.Fatal(err)
+		}
+		dSinks := make([]float32, p.H)
+		if err := be.Backward(ctx, backend.BackwardParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8], dSinks); err != nil {
+			t.Fatal(err)
+		}
+		got := [][]float32{make([]float32, p.QLen()), make([]float32, p.KLen()), make([]float32, p.VLen()), dSinks}
+		for i := range 3 {
+			if err := be.Read(got[i], bufs[6+i], 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for i, name := range []string{"dQ", "dK", "dV", "dSinks"} {
+			for j, x := range got[i] {
+				if math.Float32bits(x) != math.Float32bits(first[i][j]) {
+					t.Fatalf("%d threads: %s[%d] = %v, %v with 1", threads, name, j, x, first[i][j])
+				}
+			}
 		}
 	}
 }

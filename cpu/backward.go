@@ -38,7 +38,9 @@ const (
 // order: the same inputs give the same bits whatever the thread count. Keys hidden by position (key lengths, causal
 // masking, the window), by the keep-mask, by a −Inf bias or by a block
 // mask get no gradient; a key tile whose blocks are off for every row of
-// a query tile is skipped (keyTiles).
+// a query tile is skipped (keyTiles). An index list reads only the keys
+// its rows name, a block of keys at a time for all the rows of an item
+// that name them (indexedHead).
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
@@ -155,7 +157,7 @@ type backScratch struct {
 	raw, orow                  []float32
 	kt, vt                     []float32 // a half K's and V's tile, widened
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
-	gk, gv                     []float32 // an index list's row's dK and dV terms, before they are added
+	ix                         *idxScratch
 	dBias                      []float32 // the lane's partial sums of a shared dBias
 }
 
@@ -170,15 +172,20 @@ func (bw *backward) kvRows(b int) int {
 
 // target is where an item sums dK or dV (rows of width w of KV head kvh
 // of batch b): the output itself when it is float32, else the worker's
-// float32 rows, cleared.
-func (bw *backward) target(out store, rows backend.Rows, scratch *[]float32, b, kvh, w int) blas32.General {
+// float32 rows; cleared when zero (else the caller writes every row).
+func (bw *backward) target(out store, rows backend.Rows, scratch *[]float32, b, kvh, w int, zero bool) blas32.General {
 	n := bw.kvRows(b)
 	if out.t.Half() {
 		*scratch = grow(*scratch, n*w)
-		clear(*scratch)
+		if zero {
+			clear(*scratch)
+		}
 		return blas32.General{Rows: n, Cols: w, Stride: w, Data: *scratch}
 	}
 	for j := range n {
+		if !zero {
+			break
+		}
 		clear(out.f32[rows.Offset(b, kvh, j):][:w])
 	}
 	if n == 0 {
@@ -202,9 +209,16 @@ func (bw *backward) flush(out store, rows backend.Rows, t blas32.General, b, kvh
 func (bw *backward) head(sc *backScratch, b, kvh int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
-	// dK and dV start at 0: every key a row sees adds to them.
-	dkT := bw.target(bw.dk, bw.kr, &sc.dk, b, kvh, d)
-	dvT := bw.target(bw.dv, bw.vr, &sc.dv, b, kvh, dv)
+	// dK and dV start at 0: every key a row sees adds to them (an index
+	// list's blocks start at 0 as they are taken).
+	dkT := bw.target(bw.dk, bw.kr, &sc.dk, b, kvh, d, p.Indices == nil)
+	dvT := bw.target(bw.dv, bw.vr, &sc.dv, b, kvh, dv, p.Indices == nil)
+	if p.Indices != nil {
+		bw.indexedHead(sc, dkT, dvT, b, kvh)
+		bw.flush(bw.dk, bw.kr, dkT, b, kvh)
+		bw.flush(bw.dv, bw.vr, dvT, b, kvh)
+		return
+	}
 	sc.qt, sc.dot, sc.dqt = grow(sc.qt, backTileQ*d), grow(sc.dot, backTileQ*dv), grow(sc.dqt, backTileQ*d)
 	sc.s, sc.dp, sc.raw = grow(sc.s, backTileQ*backTileK), grow(sc.dp, backTileQ*backTileK), grow(sc.raw, backTileQ*backTileK)
 	sc.delta, sc.orow = grow(sc.delta, backTileQ), grow(sc.orow, dv)
@@ -213,12 +227,6 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	}
 	if bw.v.t.Half() {
 		sc.vt = grow(sc.vt, backTileK*dv)
-	}
-	if p.Indices != nil {
-		bw.indexedHead(sc, dkT, dvT, b, kvh)
-		bw.flush(bw.dk, bw.kr, dkT, b, kvh)
-		bw.flush(bw.dv, bw.vr, dvT, b, kvh)
-		return
 	}
 	g, nq := p.Group(), p.QRows(b)
 	var sinkGrad float64

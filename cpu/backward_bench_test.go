@@ -71,7 +71,7 @@ func BenchmarkBackwardBlocks(b *testing.B) {
 // 32768 keys, each row naming 2048 of them (bench.TopK), beside the
 // dense backward of the same chunk.
 //
-//	go test -run XXX -bench BackwardIndices -benchtime 3x -count 2 ./cpu
+//	go test -run XXX -bench BackwardIndices -benchtime 3x -count 3 ./cpu
 func BenchmarkBackwardIndices(b *testing.B) {
 	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
 	sparse := dense
@@ -81,7 +81,9 @@ func BenchmarkBackwardIndices(b *testing.B) {
 
 // sparseBackward times the backward of dense and of sparse (dense with
 // a block mask or an index list) on the same buffers, as sub-benchmarks
-// "dense" and name, each after its own forward has made the LSE.
+// "dense" and name, each after its own forward has made the LSE; beside
+// the wall time, the process's CPU time (cpu-ns/op, all threads), which
+// other work on a shared machine moves less.
 func sparseBackward(b *testing.B, dense backend.Problem, name string, sparse backend.Problem) {
 	be, err := cpu.New()
 	if err != nil {
@@ -99,10 +101,14 @@ func sparseBackward(b *testing.B, dense backend.Problem, name string, sparse bac
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			cpu0 := processCPU()
 			for range b.N {
 				if err := be.Backward(ctx, backend.BackwardParams{Problem: c.p}, q, k, v, o, lse, do, dq, dk, dv, nil); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if t := processCPU() - cpu0; cpu0 > 0 {
+				b.ReportMetric(float64(t.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

@@ -112,7 +112,9 @@ func (bw *backward) indexedChunk(sc *backScratch, dkT, dvT blas32.General, b, kv
 	// come in runs when its list is sorted, counted and placed in
 	// registers.
 	nb := (bw.kvRows(b) + idxBlockKeys - 1) >> idxBlockShift
-	x.start, x.fill = grow(x.start, nb+1), grow(x.fill, nb+1)
+	// At least one block's counts: a sequence of no keys counts its
+	// (empty) runs in block 0's.
+	x.start, x.fill = grow(x.start, max(nb, 1)+1), grow(x.fill, max(nb, 1)+1)
 	clear(x.start)
 	k := p.Indices.PerRow
 	for ii := range r {

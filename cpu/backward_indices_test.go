@@ -17,7 +17,7 @@ import (
 // 8 heads a group holds 42 rows), groups of 1, 3 and 8 heads (padded to
 // quads, two quads), head dims the kernels do not take (24, 40) and Dv
 // ≠ D, one list a KV head and one shared, causal masking and a window,
-// key lengths, packed rows (a sequence of no queries), no queries, no
+// key lengths, packed rows (a sequence of no queries, one of no keys), no queries, no
 // entries, a softcap and sinks, halves; each on the
 // offset kernels where the CPU has them and on the gathers.
 func TestBackwardIndices(t *testing.T) {
@@ -35,6 +35,8 @@ func TestBackwardIndices(t *testing.T) {
 		{p: backend.Problem{B: 1, H: 4, KVHeads: 2, Nq: 30, Nk: 600, D: 32, Causal: true}, heads: 2, k: 100, dt: backendtest.Same(backend.Float16)},
 		{p: backend.Problem{B: 1, H: 8, KVHeads: 4, Nq: 15, Nk: 513, D: 64, Layout: backend.BNHD}, heads: 1, k: 128, dt: backendtest.Same(backend.BFloat16)},
 		{p: backendtest.PackedProblem(backend.Problem{H: 4, KVHeads: 1, D: 32}, []int{40, 0, 3, 9}, []int{600, 300, 20, 280}), heads: 1, k: 90},
+		// A sequence of queries and no keys: no block of keys to count in.
+		{p: backendtest.PackedProblem(backend.Problem{H: 4, KVHeads: 2, D: 16, Causal: true}, []int{5, 2}, []int{9, 0}), heads: 2, k: 10},
 		{p: backend.Problem{B: 1, H: 2, KVHeads: 1, Nq: 0, Nk: 300, D: 16}, heads: 1, k: 10},
 		{p: backend.Problem{B: 1, H: 2, KVHeads: 2, Nq: 5, Nk: 300, D: 16}, heads: 2, k: 0},
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
@@ -81,7 +82,7 @@ type fusedScratch struct {
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	const op = "fused"
 	if p.NeedsLowering(k, v) {
-		if err := backend.FusedLowered(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
+		if err := lower.Fused(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
 			return fmt.Errorf("cpu: %s: %w", op, err)
 		}
 		return nil

@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/softmax"
 )
 
 // Cascade attention (FlashInfer's name for it): when sequences of one
@@ -218,9 +218,8 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 					po := pos.Offset(0, hh/gq, r)
 					so := sos.Offset(b, hh, i)
 					l1, l2 := float64(a.hlp[(hh/gq)*rows+r]), float64(a.hls[(b*h+hh)*nq+i])
-					// Neither pass saw a key: zeros, −Inf, as the suffix
-					// pass left them.
-					a.hls[(b*h+hh)*nq+i] = float32(mergeRows(a.hos[so:so+dv], a.hop[po:po+dv], l1, a.hos[so:so+dv], l2))
+					// Neither pass saw a key: zeros, −Inf.
+					a.hls[(b*h+hh)*nq+i] = float32(softmax.MergeOutputs(a.hos[so:so+dv], []softmax.Part{{M: l1, L: 1, Acc: a.hop[po : po+dv]}, {M: l2, L: 1, Acc: a.hos[so : so+dv]}}))
 				}
 			}
 		}
@@ -236,26 +235,6 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		copy(lse.Data, a.hls)
 	}
 	return nil
-}
-
-// mergeRows merges two partial results of one query row over disjoint
-// keys, x with LSE lx and y with LSE ly, exactly into dst (which may be x
-// or y), and returns the merged LSE:
-//
-//	dst = (e^{lx}·x + e^{ly}·y) / (e^{lx} + e^{ly}),  LSE = log(e^{lx} + e^{ly})
-//
-// Where neither saw a key (both −Inf) dst is left as it is and the LSE
-// is −Inf. The host's cascade and tree passes merge with it.
-func mergeRows(dst, x []float32, lx float64, y []float32, ly float64) float64 {
-	m := max(lx, ly)
-	if math.IsInf(m, -1) {
-		return m
-	}
-	wx, wy := math.Exp(lx-m), math.Exp(ly-m)
-	for j := range dst {
-		dst[j] = float32((wx*float64(x[j]) + wy*float64(y[j])) / (wx + wy))
-	}
-	return m + math.Log(wx+wy)
 }
 
 // cascadeBuffers is attendBuffers' cascade: cascade's passes over the

@@ -151,23 +151,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	if err != nil {
 		return err
 	}
-	os, err := a.buffer(be, &a.os, Float32, suffix.OLen())
-	if err != nil {
-		return err
-	}
-	ls, err := a.buffer(be, &a.ls, Float32, suffix.LSELen())
-	if err != nil {
-		return err
-	}
-	if err := be.Fused(ctx, backend.FusedParams{Problem: suffix}, qb, c.k, c.v, os, ls); err != nil {
-		return err
-	}
-	a.hos = grow(a.hos, suffix.OLen())
-	a.hls = grow(a.hls, suffix.LSELen())
-	if err := be.Read(a.hos, os, 0); err != nil {
-		return err
-	}
-	if err := be.Read(a.hls, ls, 0); err != nil {
+	if err := a.fusedToHost(ctx, c, suffix, qb, &a.os, &a.ls, &a.hos, &a.hls); err != nil {
 		return err
 	}
 	// Each group's prefix pass, merged into the suffix pass's rows. Its
@@ -191,23 +175,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		if err := a.gatherQueries(be, qg, qh, g.members, p); err != nil {
 			return err
 		}
-		op, err := a.buffer(be, &a.op, Float32, pre.OLen())
-		if err != nil {
-			return err
-		}
-		lp, err := a.buffer(be, &a.lp, Float32, pre.LSELen())
-		if err != nil {
-			return err
-		}
-		if err := be.Fused(ctx, backend.FusedParams{Problem: pre}, qg, c.k, c.v, op, lp); err != nil {
-			return err
-		}
-		a.hop = grow(a.hop, pre.OLen())
-		a.hlp = grow(a.hlp, pre.LSELen())
-		if err := be.Read(a.hop, op, 0); err != nil {
-			return err
-		}
-		if err := be.Read(a.hlp, lp, 0); err != nil {
+		if err := a.fusedToHost(ctx, c, pre, qg, &a.op, &a.lp, &a.hop, &a.hlp); err != nil {
 			return err
 		}
 		pos, sos := backend.TensorStrides(p.Layout, kvh, rows, dv), backend.TensorStrides(p.Layout, h, nq, dv)
@@ -235,6 +203,29 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		copy(lse.Data, a.hls)
 	}
 	return nil
+}
+
+// fusedToHost runs Fused for p on c's cache with the queries q, into
+// the device buffers *o and *l (Float32, kept in a between calls), and
+// reads the output and the LSE back into the host's *ho and *hl.
+func (a *attender) fusedToHost(ctx context.Context, c *kv, p backend.Problem, q backend.Buffer, o, l *backend.Buffer, ho, hl *[]float32) error {
+	be := c.be
+	ob, err := a.buffer(be, o, Float32, p.OLen())
+	if err != nil {
+		return err
+	}
+	lb, err := a.buffer(be, l, Float32, p.LSELen())
+	if err != nil {
+		return err
+	}
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, q, c.k, c.v, ob, lb); err != nil {
+		return err
+	}
+	*ho, *hl = grow(*ho, p.OLen()), grow(*hl, p.LSELen())
+	if err := be.Read(*ho, ob, 0); err != nil {
+		return err
+	}
+	return be.Read(*hl, lb, 0)
 }
 
 // cascadeBuffers is attendBuffers' cascade: cascade's passes over the

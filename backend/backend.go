@@ -178,7 +178,8 @@ type Caps struct {
 	// backend without it.
 	VFromK bool
 	// Indices: Fused takes index lists (Problem.Indices), through
-	// FusedIndexed; a backend without it refuses them (ErrUnsupported).
+	// package backend/lower (lower.Indexed); a backend without it refuses
+	// them (ErrUnsupported).
 	Indices bool
 	// Blocks: Fused takes block masks (Problem.Blocks) and skips their
 	// blocks that are off; a backend without it refuses them

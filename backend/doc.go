@@ -6,7 +6,10 @@
 // errors, as the same values). Besides the contract, this package holds
 // helpers that only backends, the conformance suite (backendtest) and the
 // attn command use: CheckBuffer, CheckDType, CheckedProduct, Errorf,
-// Register, Rows, TensorStrides, Strides and the params' Validate.
+// Register, Rows, TensorStrides, Strides and the params' Validate. The
+// lowering passes that run a problem a backend's kernels do not take
+// (an index list, q8 head dims that are not whole blocks) on its own
+// Fused live in package backend/lower.
 //
 // A Backend computes scaled dot-product attention
 //
@@ -36,8 +39,8 @@
 // as K's first Dv columns (Problem.VFromK: the ops' V argument is K's
 // buffer, read at K's strides), as an MLA cache stores it. A backend with
 // Caps.Indices takes index lists (Problem.Indices: sparse attention over
-// chosen keys) in Fused, through FusedIndexed, which lowers them to a
-// paged problem of one-key pages; FusedParams.Validate, given a
+// chosen keys) in Fused, through package backend/lower, which lowers
+// them to a paged problem of one-key pages; FusedParams.Validate, given a
 // backend's Caps, refuses them for every other backend. A backend that implements Backwarder computes
 // attention's gradients (dQ, dK, dV and the sinks', from the forward's O
 // and LSE; the CPU and the GPU do for every problem BackwardParams.Validate
@@ -80,7 +83,7 @@
 // stored K and V per KV head. A q8 K or V holds each row at its pitch
 // (DType.Pitch: whole blocks, the last padded with zeros), so any head
 // dim is stored; Fused runs a problem whose head dims are not whole
-// blocks through FusedLowered (padded.go).
+// blocks as the padded one (padded.go), through package backend/lower.
 //
 // How close an op comes, per output dtype: a half input is exact in
 // float32, so against the float64 reference computed on the half-rounded

@@ -1,7 +1,5 @@
 package backend
 
-import "context"
-
 // Q8 at any head dim. A q8 K or V stores each row of D (or Dv) values in
 // whole blocks: a row takes Pitch(D) = ⌈D/Q8Block⌉·Q8Block elements of
 // the buffer, the values past D padding, as ggml pads a q8_0 row. The
@@ -12,14 +10,9 @@ import "context"
 // kernels read it only against zeros, so any finite values give the same
 // result. A V taken from a q8 K (VFromK) is read at K's pitch.
 //
-// Fused takes such a problem through FusedLowered, which runs it as the
-// padded problem whose D and Dv are the pitches: Q copied into a scratch
-// buffer with zero columns past D (Copy, one range a row), O computed
-// into one with Dv's pitch and its first Dv columns copied out. The
-// scale is the caller's (the default stays 1/√D, not 1/√pitch), and the
-// zero columns add nothing to a score. The copies cost two passes over Q
-// and O, small beside K and V when decoding; a recording records them
-// too, the scratch released once they are recorded (Recording).
+// A backend with Caps.Quant8 runs a problem whose head dims are not
+// whole blocks as the padded one whose D and Dv are the pitches
+// (Problem.Pitched), through package backend/lower.
 
 // Pitch is the elements a row of dim values of dtype t takes in a
 // buffer: dim rounded up to whole blocks (t.Block()).
@@ -55,7 +48,7 @@ func (p Problem) Pitched(kt, vt DType) Problem {
 }
 
 // pads says whether the head dims of p (resolved) are not whole blocks
-// of its q8 K or V, so that Fused runs it through FusedLowered.
+// of its q8 K or V, so that Fused pads it (lower.Fused).
 func (p FusedParams) pads(k, v Buffer) bool {
 	if k == nil || v == nil {
 		return false
@@ -67,73 +60,9 @@ func (p FusedParams) pads(k, v Buffer) bool {
 
 // NeedsLowering says whether a backend whose Fused takes index lists
 // and q8 at any head dim (Caps.Indices, Caps.Quant8) runs p through
-// FusedLowered: for an index list, or head dims that are not whole q8
-// blocks of K or V (padded as the comment above says). Its kernels then
-// get only the lowered problems.
+// package backend/lower's Fused: for an index list, or head dims that
+// are not whole q8 blocks of K or V (padded as the comment above says).
+// Its kernels then get only the lowered problems.
 func (p FusedParams) NeedsLowering(k, v Buffer) bool {
 	return p.Indices != nil || p.pads(k, v)
-}
-
-// FusedLowered computes Fused on be, through ops (be's own, or a
-// recording of be's when record is set), for a problem that the
-// backend's kernels do not take as it is: one whose q8 K or V has head
-// dims that are not whole blocks (padded as the comment above says),
-// then one with an index list (FusedIndexed). ops.Fused gets the
-// lowered problem, which lowers no further.
-func FusedLowered(ctx context.Context, be Backend, ops IndexedOps, record bool, p FusedParams, q, k, v, o, lse Buffer) error {
-	if !p.pads(k, v) {
-		return FusedIndexed(ctx, be, ops, record, p, q, k, v, o, lse)
-	}
-	if err := p.validate(q, k, v, o, lse); err != nil {
-		return err
-	}
-	alloc, free := scratchOf(be)
-	defer free()
-	lp := p
-	lp.Problem = p.Problem.Pitched(k.DType(), v.DType())
-	rows := p.TotalQ() * p.H
-	q2, o2 := q, o
-	if lp.D != p.D {
-		var err error
-		if q2, err = alloc(q.DType(), lp.QLen()); err != nil {
-			return err
-		}
-		if err := ops.Copy(ctx, q2, q, PitchRanges(nil, rows, p.D, lp.D, true)...); err != nil {
-			return err
-		}
-	}
-	if lp.Dv != p.Dv {
-		var err error
-		if o2, err = alloc(o.DType(), lp.OLen()); err != nil {
-			return err
-		}
-	}
-	run := ops.Fused
-	if lp.Indices != nil {
-		run = func(ctx context.Context, p FusedParams, q, k, v, o, lse Buffer) error {
-			return FusedIndexed(ctx, be, ops, record, p, q, k, v, o, lse)
-		}
-	}
-	if err := run(ctx, lp, q2, k, v, o2, lse); err != nil {
-		return err
-	}
-	if o2 != o {
-		return ops.Copy(ctx, o, o2, PitchRanges(nil, rows, p.Dv, lp.Dv, false)...)
-	}
-	return nil
-}
-
-// PitchRanges appends to dst the Copy ranges of rows rows of dim values
-// between rows dim apart and rows pitch apart (from element 0 of each):
-// into the pitched rows when in, else out of them.
-func PitchRanges(dst []CopyRange, rows, dim, pitch int, in bool) []CopyRange {
-	r := dst
-	for i := range rows {
-		if in {
-			r = append(r, CopyRange{Dst: i * pitch, Src: i * dim, N: dim})
-		} else {
-			r = append(r, CopyRange{Dst: i * dim, Src: i * pitch, N: dim})
-		}
-	}
-	return r
 }

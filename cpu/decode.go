@@ -149,7 +149,7 @@ func finishRaw(out rawRows, t backend.DType, n, cols int, f []float32, h []uint1
 }
 
 // gatherOneKey gathers the n rows of an index list's lowering (pages of
-// one key, backend.FusedIndexed: each row somewhere else in the cache)
+// one key, lower.Indexed: each row somewhere else in the cache)
 // with the prefetching gather (gatherRowsVec), every row's bounds
 // checked first (oneKeyOffsets), into the scratch kvRaw's copies fill; a
 // q8 row's scales follow in Go. It reports false, gathering nothing, for

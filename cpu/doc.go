@@ -347,7 +347,8 @@
 // (one sequence of few KV heads, say), each item's keys are split into
 // up to Threads ranges of at least 512 keys, run in parallel with their
 // own m, l and acc, and merged by their maxima: acc = Σ_s acc_s·e^(m_s −
-// M), l = Σ_s l_s·e^(m_s − M), M the largest m_s (flash-decoding).
+// M), l = Σ_s l_s·e^(m_s − M), M the largest m_s (flash-decoding;
+// the host's one merge, internal/softmax, which kernels' cascade shares).
 // Packed sequences (Problem.Packed) and paged K and V (Problem.Paged)
 // change only where rows are found (backend.Rows): Q rows of a group and
 // K or V rows of a tile that crosses pages are gathered into the

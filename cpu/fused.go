@@ -9,7 +9,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/cpu/internal/sgemm"
+	"github.com/attn-go/attn/internal/softmax"
 )
 
 // fusedScratch is one worker's memory for the tile loop:
@@ -19,6 +21,8 @@ type fusedScratch struct {
 	acc []float32 // rows×Dv running, unnormalised output (a head's after another's)
 	m   []float64 // running row max
 	l   []float64 // running row sum of exp(S − m)
+	// rowParts are one row's splits, as merge hands them to softmax.Merge.
+	rowParts []softmax.Part
 	// qms are a decoding item's query rows, a head's matrix each.
 	qms []blas32.General
 	lo  []int // each row's visible keys in the current key tile,
@@ -81,7 +85,7 @@ type fusedScratch struct {
 func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	const op = "fused"
 	if p.NeedsLowering(k, v) {
-		if err := backend.FusedLowered(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
+		if err := lower.Fused(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
 			return fmt.Errorf("cpu: %s: %w", op, err)
 		}
 		return nil
@@ -481,35 +485,23 @@ func (f *fused) tile(sc *fusedScratch, qm, acc blas32.General, m, l []float64, b
 }
 
 // merge combines the splits of item it, each a partial softmax over its
-// keys with its own max, into one (the running max of all, each part's
-// sum and accumulator scaled by exp(its max − that)), and finishes it.
+// keys with its own max, into one (softmax.Merge: the max of all, each
+// part's sum and accumulator scaled by exp(its max − that)), and
+// finishes it.
 func (f *fused) merge(sc *fusedScratch, it int) {
 	pt := &f.parts
 	p := f.p
 	b, kvh0, i0, r := f.itemAt(it)
 	rows := r * f.g
 	m, l, acc := sc.m[:rows], sc.l[:rows], sc.acc[:rows*p.Dv]
+	sc.rowParts = grow(sc.rowParts, f.splits)
 	for hh := range f.mh { // each KV head of the item (item's parts)
-		clear(acc)
 		for ii := range rows {
-			mx := math.Inf(-1)
-			for s := range f.splits {
-				mx = max(mx, pt.m[((it*f.splits+s)*f.mh+hh)*f.tq+ii])
-			}
-			m[ii], l[ii] = mx, 0
-			if math.IsInf(mx, -1) {
-				continue // no split saw a key: l = 0, acc = 0
-			}
-			row := acc[ii*p.Dv : (ii+1)*p.Dv]
 			for s := range f.splits {
 				at := ((it*f.splits+s)*f.mh+hh)*f.tq + ii
-				if math.IsInf(pt.m[at], -1) {
-					continue
-				}
-				alpha := math.Exp(pt.m[at] - mx)
-				l[ii] += pt.l[at] * alpha
-				axpy(row, float32(alpha), pt.acc[at*p.Dv:(at+1)*p.Dv])
+				sc.rowParts[s] = softmax.Part{M: pt.m[at], L: pt.l[at], Acc: pt.acc[at*p.Dv : (at+1)*p.Dv]}
 			}
+			m[ii], l[ii] = softmax.Merge(acc[ii*p.Dv:(ii+1)*p.Dv], sc.rowParts)
 		}
 		f.finish(b, kvh0+hh, i0, m, l, acc)
 	}

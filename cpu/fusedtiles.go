@@ -104,7 +104,7 @@ func (f *fused) wideHeads(s store, r backend.Rows, b, kvh, j0, n, cols int, w *w
 // that r locates: the loop every gather from pages runs.
 func eachRow(r backend.Rows, b, kvh, j0, n int, row func(j, off int)) {
 	if pg := r.Pages; pg != nil && pg.PageSize == 1 {
-		// One key a page (an index list's lowering: backend.FusedIndexed):
+		// One key a page (an index list's lowering: lower.Indexed):
 		// each row is its table entry's page.
 		at := kvh * r.Head
 		for j, page := range pg.Table[b*pg.PerSeq+j0:][:n] {

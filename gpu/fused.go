@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/shaders"
 )
@@ -90,13 +91,13 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 }
 
 // fusedLowered runs Fused for a problem with an index list, or with q8
-// head dims that are not whole blocks, through backend.FusedLowered,
+// head dims that are not whole blocks, through lower.Fused,
 // recorded into st when st is not nil. The ops it runs name themselves
 // and are noted in st; its own errors (the list's checks and refusals)
 // are named and noted here, once.
 func (b *Backend) fusedLowered(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) error {
 	ops := &indexedOps{b: b, st: st}
-	err := backend.FusedLowered(ctx, b, ops, st != nil, p, q, k, v, o, lse)
+	err := lower.Fused(ctx, b, ops, st != nil, p, q, k, v, o, lse)
 	if err != nil && !ops.ran {
 		err = fmt.Errorf("gpu: fused: %w", err)
 		st.note("fused", err)
@@ -104,7 +105,7 @@ func (b *Backend) fusedLowered(ctx context.Context, st *Step, p backend.FusedPar
 	return err
 }
 
-// indexedOps are the ops of FusedLowered on b (recorded into st when
+// indexedOps are the ops of lower.Fused on b (recorded into st when
 // st is not nil); ran says whether one ran, and so named its error.
 type indexedOps struct {
 	b   *Backend

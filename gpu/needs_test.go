@@ -30,7 +30,7 @@ func TestCheckLimits(t *testing.T) {
 			continue
 		}
 		l := wg.DefaultLimits()
-		lower(t, &l, n.Limit, n.Min-1)
+		setLimit(t, &l, n.Limit, n.Min-1)
 		err := checkLimits(l)
 		want := fmt.Sprintf("%s %d < %d", n.Limit, n.Min-1, n.Min)
 		if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), want) {
@@ -39,9 +39,9 @@ func TestCheckLimits(t *testing.T) {
 	}
 }
 
-// lower sets the field of l that WebGPU names name (maxBindGroups is
+// setLimit sets the field of l that WebGPU names name (maxBindGroups is
 // MaxBindGroups) to v.
-func lower(t *testing.T, l *gputypes.Limits, name string, v uint64) {
+func setLimit(t *testing.T, l *gputypes.Limits, name string, v uint64) {
 	t.Helper()
 	f := reflect.ValueOf(l).Elem().FieldByName(strings.ToUpper(name[:1]) + name[1:])
 	if !f.IsValid() {

@@ -26,7 +26,7 @@ type q4Row struct {
 // caches take (backendtest's quantSpecs and vFromKSpecs, in q4):
 // decoding, a few queries, prefill, both layouts, GQA, paged and packed,
 // the score variants, head dims not whole blocks (rows padded, through
-// backend.FusedLowered), V from K (V a view of K's q4 rows, at K's
+// lower.Fused), V from K (V a view of K's q4 rows, at K's
 // pitch), index lists, block masks, Problem.Scales, q4 beside q8, fp8
 // and halves, and the values that test the format: zero blocks and
 // outliers (a block's scale).

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/internal/magnitude"
 )
 
@@ -622,7 +623,7 @@ func (c *kv) padRows(ctx context.Context, cp backend.Copier, st *staging, src ba
 		}
 		pad, c.pads[key] = nb, nb
 	}
-	st.ranges = backend.PitchRanges(st.ranges[:0], rows, dim, pitch, true)
+	st.ranges = lower.PitchRanges(st.ranges[:0], rows, dim, pitch, true)
 	return pad, cp.Copy(ctx, pad, src, st.ranges...)
 }
 

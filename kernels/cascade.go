@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/softmax"
 )
 
 // Cascade attention (FlashInfer's name for it): when sequences of one
@@ -151,23 +151,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	if err != nil {
 		return err
 	}
-	os, err := a.buffer(be, &a.os, Float32, suffix.OLen())
-	if err != nil {
-		return err
-	}
-	ls, err := a.buffer(be, &a.ls, Float32, suffix.LSELen())
-	if err != nil {
-		return err
-	}
-	if err := be.Fused(ctx, backend.FusedParams{Problem: suffix}, qb, c.k, c.v, os, ls); err != nil {
-		return err
-	}
-	a.hos = grow(a.hos, suffix.OLen())
-	a.hls = grow(a.hls, suffix.LSELen())
-	if err := be.Read(a.hos, os, 0); err != nil {
-		return err
-	}
-	if err := be.Read(a.hls, ls, 0); err != nil {
+	if err := a.fusedToHost(ctx, c, suffix, qb, &a.os, &a.ls, &a.hos, &a.hls); err != nil {
 		return err
 	}
 	// Each group's prefix pass, merged into the suffix pass's rows. Its
@@ -191,23 +175,7 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 		if err := a.gatherQueries(be, qg, qh, g.members, p); err != nil {
 			return err
 		}
-		op, err := a.buffer(be, &a.op, Float32, pre.OLen())
-		if err != nil {
-			return err
-		}
-		lp, err := a.buffer(be, &a.lp, Float32, pre.LSELen())
-		if err != nil {
-			return err
-		}
-		if err := be.Fused(ctx, backend.FusedParams{Problem: pre}, qg, c.k, c.v, op, lp); err != nil {
-			return err
-		}
-		a.hop = grow(a.hop, pre.OLen())
-		a.hlp = grow(a.hlp, pre.LSELen())
-		if err := be.Read(a.hop, op, 0); err != nil {
-			return err
-		}
-		if err := be.Read(a.hlp, lp, 0); err != nil {
+		if err := a.fusedToHost(ctx, c, pre, qg, &a.op, &a.lp, &a.hop, &a.hlp); err != nil {
 			return err
 		}
 		pos, sos := backend.TensorStrides(p.Layout, kvh, rows, dv), backend.TensorStrides(p.Layout, h, nq, dv)
@@ -218,9 +186,8 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 					po := pos.Offset(0, hh/gq, r)
 					so := sos.Offset(b, hh, i)
 					l1, l2 := float64(a.hlp[(hh/gq)*rows+r]), float64(a.hls[(b*h+hh)*nq+i])
-					// Neither pass saw a key: zeros, −Inf, as the suffix
-					// pass left them.
-					a.hls[(b*h+hh)*nq+i] = float32(mergeRows(a.hos[so:so+dv], a.hop[po:po+dv], l1, a.hos[so:so+dv], l2))
+					// Neither pass saw a key: zeros, −Inf.
+					a.hls[(b*h+hh)*nq+i] = float32(softmax.MergeOutputs(a.hos[so:so+dv], []softmax.Part{{M: l1, L: 1, Acc: a.hop[po : po+dv]}, {M: l2, L: 1, Acc: a.hos[so : so+dv]}}))
 				}
 			}
 		}
@@ -238,24 +205,27 @@ func (a *attender) cascade(ctx context.Context, c *kv, p backend.Problem, groups
 	return nil
 }
 
-// mergeRows merges two partial results of one query row over disjoint
-// keys, x with LSE lx and y with LSE ly, exactly into dst (which may be x
-// or y), and returns the merged LSE:
-//
-//	dst = (e^{lx}·x + e^{ly}·y) / (e^{lx} + e^{ly}),  LSE = log(e^{lx} + e^{ly})
-//
-// Where neither saw a key (both −Inf) dst is left as it is and the LSE
-// is −Inf. The host's cascade and tree passes merge with it.
-func mergeRows(dst, x []float32, lx float64, y []float32, ly float64) float64 {
-	m := max(lx, ly)
-	if math.IsInf(m, -1) {
-		return m
+// fusedToHost runs Fused for p on c's cache with the queries q, into
+// the device buffers *o and *l (Float32, kept in a between calls), and
+// reads the output and the LSE back into the host's *ho and *hl.
+func (a *attender) fusedToHost(ctx context.Context, c *kv, p backend.Problem, q backend.Buffer, o, l *backend.Buffer, ho, hl *[]float32) error {
+	be := c.be
+	ob, err := a.buffer(be, o, Float32, p.OLen())
+	if err != nil {
+		return err
 	}
-	wx, wy := math.Exp(lx-m), math.Exp(ly-m)
-	for j := range dst {
-		dst[j] = float32((wx*float64(x[j]) + wy*float64(y[j])) / (wx + wy))
+	lb, err := a.buffer(be, l, Float32, p.LSELen())
+	if err != nil {
+		return err
 	}
-	return m + math.Log(wx+wy)
+	if err := be.Fused(ctx, backend.FusedParams{Problem: p}, q, c.k, c.v, ob, lb); err != nil {
+		return err
+	}
+	*ho, *hl = grow(*ho, p.OLen()), grow(*hl, p.LSELen())
+	if err := be.Read(*ho, ob, 0); err != nil {
+		return err
+	}
+	return be.Read(*hl, lb, 0)
 }
 
 // cascadeBuffers is attendBuffers' cascade: cascade's passes over the

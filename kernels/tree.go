@@ -5,6 +5,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
+	"github.com/attn-go/attn/internal/softmax"
 )
 
 // Tree is a speculative draft's tree over the last N positions of each
@@ -134,14 +135,14 @@ func (a *attender) attendTree(ctx context.Context, c *kv, p backend.Problem, q, 
 	if err != nil {
 		return err
 	}
-	// The two merged by their LSEs (mergeRows) into outA, then stored
+	// The two merged by their LSEs (softmax.MergeOutputs) into outA, then stored
 	// in out's dtype.
 	for s := range b {
 		for hh := range h {
 			for i := range nq {
 				at := (s*h+hh)*nq + i
 				o := rowAt(q.Layout, b, h, nq, dv, s, hh, i)
-				l := mergeRows(outA.Data[o:o+dv], outA.Data[o:o+dv], float64(lseA.Data[at]), res.Out.Data[o:o+dv], float64(res.LSE.Data[at]))
+				l := softmax.MergeOutputs(outA.Data[o:o+dv], []softmax.Part{{M: float64(lseA.Data[at]), L: 1, Acc: outA.Data[o : o+dv]}, {M: float64(res.LSE.Data[at]), L: 1, Acc: res.Out.Data[o : o+dv]}})
 				if lse != nil {
 					lse.Data[at] = float32(l)
 				}

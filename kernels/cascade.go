@@ -230,9 +230,9 @@ func (a *attender) fusedToHost(ctx context.Context, c *kv, p backend.Problem, q 
 
 // cascadeBuffers is attendBuffers' cascade: cascade's passes over the
 // caller's buffers, run on c's backend or recorded into rec, and the
-// merge on the device as one more Fused call (its problem: one key a partial result, the LSE as the score). Only the
-// merge writes out and lse, last, so a pass that fails leaves them as
-// they were.
+// merge on the device as one more Fused call (one key a partial
+// result, its LSE the score). Only the merge writes out and lse, last,
+// so a pass that fails leaves them as they were.
 func (a *attender) cascadeBuffers(ctx context.Context, rec backend.Recording, c *kv, p backend.Problem, groups []cascadeGroup, q, out, lse backend.Buffer) error {
 	be := c.be
 	fused := be.Fused

@@ -188,6 +188,13 @@ func init() {
 // the L1 in the kernel tables, and returns a function that puts back the
 // ones that were there: tests run both on every CPU.
 func usePrefetch(w int, l2 bool) (restore func()) {
+	ri, rd := useIdxPrefetch(w, l2), useDensePrefetch(w, l2)
+	return func() { rd(); ri() }
+}
+
+// useDensePrefetch is usePrefetch's part for the kernels that read rows
+// at a stride.
+func useDensePrefetch(w int, l2 bool) (restore func()) {
 	in := &intAVX2
 	if w == 1 {
 		in = &intVNNI
@@ -264,80 +271,6 @@ func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc 
 	vp := v.first((n-1)*v.stride + dv - 1)
 	axpyKernels[width()][v.t](&p[0], ldp, vp, v.stride, n, dv, &acc[0], ldacc)
 	return true
-}
-
-// The indirect eight-lane forms (decode_amd64.s): key j's row lies at
-// byte offset offs[j] from k or v, wherever that is: an index list's
-// keys read in place (decodeIdx).
-//
-//go:noescape
-func dotRows4IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func dotRows4F16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func dotRows4BF16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func axpyRows4IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-//go:noescape
-func axpyRows4F16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-//go:noescape
-func axpyRows4BF16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-// The indirect kernels by dtype (Float32, Float16, BFloat16).
-var (
-	dotIdxKernels  = [3]func(q *float32, ldq int, k unsafe.Pointer, offs *int, n, d int, s *float32, lds int, alpha float32){dotRows4IdxAVX2, dotRows4F16IdxAVX2, dotRows4BF16IdxAVX2}
-	axpyIdxKernels = [3]func(p *float32, ldp int, v unsafe.Pointer, offs *int, n, dv int, acc *float32, ldacc int){axpyRows4IdxAVX2, axpyRows4F16IdxAVX2, axpyRows4BF16IdxAVX2}
-)
-
-// hasDecodeIdx says whether an index list's keys (one-key pages) are read
-// in place by the indirect kernels rather than gathered first: where the
-// eight-lane decoding kernels are the CPU's (AVX2, FMA and F16C without
-// AVX-512), for float32 and half K and V. Measured on a 2-core AMD EPYC
-// Zen 3 (docs/benchmarks.md, issue 56): the gather took a third of a
-// sparse step. The sixteen-lane kernels keep the gather.
-func hasDecodeIdx(t backend.DType) bool {
-	return decodeIdx && !hasAVX512 && hasF16C && hasAVX2 && !t.Quantized()
-}
-
-// decodeIdx turns the indirect kernels off for a benchmark's
-// comparison with the gather (SetDecodeIdx).
-var decodeIdx = true
-
-// base is a pointer to s's first element (s float32 or halves, not
-// empty).
-func (s store) base() unsafe.Pointer {
-	if s.t.Half() {
-		return unsafe.Pointer(unsafe.SliceData(s.h))
-	}
-	return unsafe.Pointer(unsafe.SliceData(s.f32))
-}
-
-// dotRows4Idx is dotRows4 over the n keys whose rows lie at byte offsets
-// offs from k's first element (oneKeyOffsets checked each against k): it
-// takes an even number of them and returns how many.
-func dotRows4Idx(q []float32, ldq int, k store, offs []int, n, d int, s []float32, lds int, alpha float32) int {
-	m := n &^ 1
-	if m == 0 {
-		return 0
-	}
-	_, _, _ = q[3*ldq+d-1], s[3*lds+m-1], offs[m-1]
-	dotIdxKernels[k.t](&q[0], ldq, k.base(), &offs[0], m, d, &s[0], lds, alpha)
-	return m
-}
-
-// axpyRows4Idx is axpyRows4 over the n keys whose rows lie at byte
-// offsets offs from v's first element.
-func axpyRows4Idx(p []float32, ldp int, v store, offs []int, n, dv int, acc []float32, ldacc int) {
-	if n == 0 {
-		return
-	}
-	_, _, _ = p[3*ldp+n-1], acc[3*ldacc+dv-1], offs[n-1]
-	axpyIdxKernels[v.t](&p[0], ldp, v.base(), &offs[0], n, dv, &acc[0], ldacc)
 }
 
 // decodeDetail names the decoding kernels the CPU runs, for Info's

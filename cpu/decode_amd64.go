@@ -180,12 +180,13 @@ var (
 )
 
 func init() {
-	usePrefetch(0, prefetchL2[0])
-	usePrefetch(1, prefetchL2[1])
+	useDensePrefetch(0, prefetchL2[0])
+	useDensePrefetch(1, prefetchL2[1])
+	useIdxPrefetch(1, prefetchIdxL2)
 }
 
 // usePrefetch puts width w's kernels that prefetch into the L2 (l2) or
-// the L1 in the kernel tables, and returns a function that puts back the
+// the L1 in the kernel tables, the indirect ones among them, and returns a function that puts back the
 // ones that were there: tests run both on every CPU.
 func usePrefetch(w int, l2 bool) (restore func()) {
 	ri, rd := useIdxPrefetch(w, l2), useDensePrefetch(w, l2)
@@ -290,6 +291,9 @@ func decodeDetail() string {
 		d += ", prefetching into the L2"
 		if w == 0 && prefetchQuantDotL1 {
 			d += " (the 8-bit scores into the L1)"
+		}
+		if w == 1 && !prefetchIdxL2 && hasDecodeIdx(backend.Float16) {
+			d += " (an index list's rows into the L1)"
 		}
 	}
 	if quantWidth() >= 0 {

@@ -98,6 +98,20 @@ var (
 	}
 )
 
+// prefetchIdxL2 says whether the sixteen-lane indirect kernels prefetch
+// into the L2 (their twins): only where $ATTN_CPU_PREFETCH says l2. An
+// index list's rows lie at random, each read once, a few keys after its
+// prefetch, by the thread that asked; the strided kernels' case for the
+// L2 (prefetchL2: an L1 whose misses in flight held a stream back) does
+// not carry over. Measured on the 2-core AMD EPYC Zen 5 (issue 79; 2048
+// keys of 32768, 32 heads over 8, D = 128, f16, six interleaved rounds
+// at load 5, medians): the BHND step 329 µs with the L1's against 373
+// with the twins, BNHD 342 against 363.
+var prefetchIdxL2 = func() bool {
+	l2, set, _ := prefetchEnv()
+	return set && l2
+}()
+
 // useIdxPrefetch is usePrefetch's part for the indirect kernels: the
 // sixteen-lane ones have L2 twins, the eight-lane ones none.
 func useIdxPrefetch(w int, l2 bool) (restore func()) {

@@ -133,9 +133,9 @@ func useIdxPrefetch(w int, l2 bool) (restore func()) {
 // Measured (docs/benchmarks.md): on a 2-core AMD EPYC Zen 3, eight
 // lanes (issue 56), the gather took a third of a sparse step; on a
 // 2-core AMD EPYC Zen 5, sixteen lanes (issue 79; 2048 keys of 32768,
-// 32 heads over 8, D = 128, f16), in place took the step from
-// 443-541 µs gathered to 258-347 in BNHD and from 494-547 to 306-317
-// in BHND.
+// 32 heads over 8, D = 128, f16, load 5-6), in place took the step
+// from 544-579 µs gathered to 290-295 in BHND and from 445-453 to
+// 315-340 in BNHD.
 func hasDecodeIdx(t backend.DType) bool {
 	return decodeIdx && hasDecode() && hasF16C && !t.Quantized()
 }

@@ -180,14 +180,22 @@ var (
 )
 
 func init() {
-	usePrefetch(0, prefetchL2[0])
-	usePrefetch(1, prefetchL2[1])
+	useDensePrefetch(0, prefetchL2[0])
+	useDensePrefetch(1, prefetchL2[1])
+	useIdxPrefetch(1, prefetchIdxL2)
 }
 
 // usePrefetch puts width w's kernels that prefetch into the L2 (l2) or
-// the L1 in the kernel tables, and returns a function that puts back the
+// the L1 in the kernel tables, the indirect ones among them, and returns a function that puts back the
 // ones that were there: tests run both on every CPU.
 func usePrefetch(w int, l2 bool) (restore func()) {
+	ri, rd := useIdxPrefetch(w, l2), useDensePrefetch(w, l2)
+	return func() { rd(); ri() }
+}
+
+// useDensePrefetch is usePrefetch's part for the kernels that read rows
+// at a stride.
+func useDensePrefetch(w int, l2 bool) (restore func()) {
 	in := &intAVX2
 	if w == 1 {
 		in = &intVNNI
@@ -266,80 +274,6 @@ func axpyRows4(p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc 
 	return true
 }
 
-// The indirect eight-lane forms (decode_amd64.s): key j's row lies at
-// byte offset offs[j] from k or v, wherever that is: an index list's
-// keys read in place (decodeIdx).
-//
-//go:noescape
-func dotRows4IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func dotRows4F16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func dotRows4BF16IdxAVX2(q *float32, ldq int, k unsafe.Pointer, offs *int, n int, d int, s *float32, lds int, alpha float32)
-
-//go:noescape
-func axpyRows4IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-//go:noescape
-func axpyRows4F16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-//go:noescape
-func axpyRows4BF16IdxAVX2(p *float32, ldp int, v unsafe.Pointer, offs *int, n int, dv int, acc *float32, ldacc int)
-
-// The indirect kernels by dtype (Float32, Float16, BFloat16).
-var (
-	dotIdxKernels  = [3]func(q *float32, ldq int, k unsafe.Pointer, offs *int, n, d int, s *float32, lds int, alpha float32){dotRows4IdxAVX2, dotRows4F16IdxAVX2, dotRows4BF16IdxAVX2}
-	axpyIdxKernels = [3]func(p *float32, ldp int, v unsafe.Pointer, offs *int, n, dv int, acc *float32, ldacc int){axpyRows4IdxAVX2, axpyRows4F16IdxAVX2, axpyRows4BF16IdxAVX2}
-)
-
-// hasDecodeIdx says whether an index list's keys (one-key pages) are read
-// in place by the indirect kernels rather than gathered first: where the
-// eight-lane decoding kernels are the CPU's (AVX2, FMA and F16C without
-// AVX-512), for float32 and half K and V. Measured on a 2-core AMD EPYC
-// Zen 3 (docs/benchmarks.md, issue 56): the gather took a third of a
-// sparse step. The sixteen-lane kernels keep the gather.
-func hasDecodeIdx(t backend.DType) bool {
-	return decodeIdx && !hasAVX512 && hasF16C && hasAVX2 && !t.Quantized()
-}
-
-// decodeIdx turns the indirect kernels off for a benchmark's
-// comparison with the gather (SetDecodeIdx).
-var decodeIdx = true
-
-// base is a pointer to s's first element (s float32 or halves, not
-// empty).
-func (s store) base() unsafe.Pointer {
-	if s.t.Half() {
-		return unsafe.Pointer(unsafe.SliceData(s.h))
-	}
-	return unsafe.Pointer(unsafe.SliceData(s.f32))
-}
-
-// dotRows4Idx is dotRows4 over the n keys whose rows lie at byte offsets
-// offs from k's first element (oneKeyOffsets checked each against k): it
-// takes an even number of them and returns how many.
-func dotRows4Idx(q []float32, ldq int, k store, offs []int, n, d int, s []float32, lds int, alpha float32) int {
-	m := n &^ 1
-	if m == 0 {
-		return 0
-	}
-	_, _, _ = q[3*ldq+d-1], s[3*lds+m-1], offs[m-1]
-	dotIdxKernels[k.t](&q[0], ldq, k.base(), &offs[0], m, d, &s[0], lds, alpha)
-	return m
-}
-
-// axpyRows4Idx is axpyRows4 over the n keys whose rows lie at byte
-// offsets offs from v's first element.
-func axpyRows4Idx(p []float32, ldp int, v store, offs []int, n, dv int, acc []float32, ldacc int) {
-	if n == 0 {
-		return
-	}
-	_, _, _ = p[3*ldp+n-1], acc[3*ldacc+dv-1], offs[n-1]
-	axpyIdxKernels[v.t](&p[0], ldp, v.base(), &offs[0], n, dv, &acc[0], ldacc)
-}
-
 // decodeDetail names the decoding kernels the CPU runs, for Info's
 // Detail: their width, how they read an 8-bit K or V and an index list's
 // keys.
@@ -357,6 +291,9 @@ func decodeDetail() string {
 		d += ", prefetching into the L2"
 		if w == 0 && prefetchQuantDotL1 {
 			d += " (the 8-bit scores into the L1)"
+		}
+		if w == 1 && !prefetchIdxL2 && hasDecodeIdx(backend.Float16) {
+			d += " (an index list's rows into the L1)"
 		}
 	}
 	if quantWidth() >= 0 {

@@ -189,3 +189,56 @@ func TestKVCacheKeep(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSeqKeep is issue 79's goal for keeping an accepted path: of a
+// 32-row draft on a paged q8 cache (8 KV heads, D = 128, pages of 16,
+// after a prompt of 1000 rows), Keep of 8 scattered rows beside
+// appending 8 rows, on every backend. Each iteration restores the
+// sequence outside the timer.
+//
+//	go test -run '^$' -bench SeqKeep ./kernels
+func BenchmarkSeqKeep(b *testing.B) {
+	const kvh, d, page, prompt, draft = 8, 128, 16, 1000, 32
+	keep := []int{0, 3, 4, 9, 13, 20, 26, 31}
+	for _, bk := range onnxBackends {
+		be := bk.open(b)
+		cfg := kernels.CacheConfig{KVHeads: kvh, D: d, DType: backend.Q8, Layout: kernels.BNHD}
+		pool, err := kernels.NewPagePool(be, page, (prompt+draft)/page+4, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(79, 1))
+		s := pool.NewSeq()
+		if err := s.Append(rows(rng, kernels.Float32, prompt, kvh, d), rows(rng, kernels.Float32, prompt, kvh, d)); err != nil {
+			b.Fatal(err)
+		}
+		dk, dv := rows(rng, kernels.Float32, draft, kvh, d), rows(rng, kernels.Float32, draft, kvh, d)
+		k8, v8 := rows(rng, kernels.Float32, len(keep), kvh, d), rows(rng, kernels.Float32, len(keep), kvh, d)
+		for _, c := range []struct {
+			name       string
+			setup, run func() error
+		}{
+			{"append8", func() error { return nil }, func() error { return s.Append(k8, v8) }},
+			{"keep8of32", func() error { return s.Append(dk, dv) }, func() error { return s.Keep(draft, keep) }},
+		} {
+			b.Run(bk.name+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					if err := c.setup(); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					if err := c.run(); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if err := s.Truncate(prompt); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+			})
+		}
+		pool.Release()
+	}
+}

@@ -16,6 +16,11 @@ import (
 const (
 	backTileQ = 128
 	backTileK = 256
+	// backPad pads the rows of P and dS, which the products dKᵀ and dVᵀ
+	// read in place as B: at a stride of 256 floats, a kernel's panel
+	// of B would fall in an eighth of L1's sets and not stay there.
+	backPad = 16
+	backLd  = backTileK + backPad
 )
 
 // Backward computes attention's gradients (backend.Backwarder) by
@@ -154,6 +159,8 @@ func (bw *backward) end(any) {}
 // backScratch is a worker's tiles.
 type backScratch struct {
 	qt, dot, dqt, s, dp, delta []float32
+	qtT, dotT                  []float32 // the query tile's Qᵀ and dOᵀ
+	dkT, dvT                   []float32 // the item's dKᵀ and dVᵀ, summed
 	raw, orow                  []float32
 	kt, vt                     []float32 // a half K's and V's tile, widened
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
@@ -172,21 +179,12 @@ func (bw *backward) kvRows(b int) int {
 
 // target is where an item sums dK or dV (rows of width w of KV head kvh
 // of batch b): the output itself when it is float32, else the worker's
-// float32 rows; cleared when zero (else the caller writes every row).
-func (bw *backward) target(out store, rows backend.Rows, scratch *[]float32, b, kvh, w int, zero bool) blas32.General {
+// float32 rows, which the caller writes whole.
+func (bw *backward) target(out store, rows backend.Rows, scratch *[]float32, b, kvh, w int) blas32.General {
 	n := bw.kvRows(b)
 	if out.t.Half() {
 		*scratch = grow(*scratch, n*w)
-		if zero {
-			clear(*scratch)
-		}
 		return blas32.General{Rows: n, Cols: w, Stride: w, Data: *scratch}
-	}
-	for j := range n {
-		if !zero {
-			break
-		}
-		clear(out.f32[rows.Offset(b, kvh, j):][:w])
 	}
 	if n == 0 {
 		return blas32.General{Cols: w, Stride: rows.Row}
@@ -209,10 +207,10 @@ func (bw *backward) flush(out store, rows backend.Rows, t blas32.General, b, kvh
 func (bw *backward) head(sc *backScratch, b, kvh int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
-	// dK and dV start at 0: every key a row sees adds to them (an index
-	// list's blocks start at 0 as they are taken).
-	dkT := bw.target(bw.dk, bw.kr, &sc.dk, b, kvh, d, p.Indices == nil)
-	dvT := bw.target(bw.dv, bw.vr, &sc.dv, b, kvh, dv, p.Indices == nil)
+	// dK and dV are written whole: from their transposes (below), or by
+	// an index list's blocks, each starting at 0 as it is taken.
+	dkT := bw.target(bw.dk, bw.kr, &sc.dk, b, kvh, d)
+	dvT := bw.target(bw.dv, bw.vr, &sc.dv, b, kvh, dv)
 	if p.Indices != nil {
 		bw.indexedHead(sc, dkT, dvT, b, kvh)
 		bw.flush(bw.dk, bw.kr, dkT, b, kvh)
@@ -220,8 +218,21 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 		return
 	}
 	sc.qt, sc.dot, sc.dqt = grow(sc.qt, backTileQ*d), grow(sc.dot, backTileQ*dv), grow(sc.dqt, backTileQ*d)
-	sc.s, sc.dp, sc.raw = grow(sc.s, backTileQ*backTileK), grow(sc.dp, backTileQ*backTileK), grow(sc.raw, backTileQ*backTileK)
+	sc.s, sc.dp, sc.raw = grow(sc.s, backTileQ*backLd), grow(sc.dp, backTileQ*backLd), grow(sc.raw, backTileQ*backLd)
 	sc.delta, sc.orow = grow(sc.delta, backTileQ), grow(sc.orow, dv)
+	sc.qtT, sc.dotT = grow(sc.qtT, backTileQ*d), grow(sc.dotT, backTileQ*dv)
+	// dK and dV are summed transposed, dKᵀ += Qᵀ·dS and dVᵀ += dOᵀ·P,
+	// so that the products read P and dS in place rather than packing
+	// their transposes for every tile (Qᵀ and dOᵀ are made once per
+	// query tile); the rows padded so that a kernel's rows of C do not
+	// share cache sets.
+	nkv := bw.kvRows(b)
+	ld := nkv + backPad
+	sc.dkT, sc.dvT = grow(sc.dkT, d*ld), grow(sc.dvT, dv*ld)
+	clear(sc.dkT)
+	clear(sc.dvT)
+	dkTT := blas32.General{Rows: d, Cols: nkv, Stride: ld, Data: sc.dkT}
+	dvTT := blas32.General{Rows: dv, Cols: nkv, Stride: ld, Data: sc.dvT}
 	if bw.k.t.Half() {
 		sc.kt = grow(sc.kt, backTileK*d)
 	}
@@ -254,10 +265,14 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 					}
 				}
 			}
+			qtT := blas32.General{Rows: d, Cols: r, Stride: r, Data: sc.qtT[:r*d]}
+			dotT := blas32.General{Rows: dv, Cols: r, Stride: r, Data: sc.dotT[:r*dv]}
+			transposeInto(qtT.Data, qt.Data, r, d)
+			transposeInto(dotT.Data, dot.Data, r, dv)
 			keyLo, _ := p.KeyRange(b, i0)
 			_, keyHi := p.KeyRange(b, i0+r-1)
 			bw.keyTiles(b, h, i0, r, keyLo, keyHi, func(j0, n int) {
-				bw.tile(sc, qt, dot, dqt, dkT, dvT, b, h, kvh, i0, r, j0, n)
+				bw.tile(sc, qt, dot, dqt, qtT, dotT, dkTT, dvTT, b, h, kvh, i0, r, j0, n)
 			})
 			for ii := range r {
 				putRow(bw.dq, bw.qr.Offset(b, h, i0+ii), dqt.Data[ii*d:(ii+1)*d])
@@ -267,8 +282,33 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			bw.sinkParts[(b*p.KVHeads+kvh)*g+h-kvh*g] = sinkGrad
 		}
 	}
+	untranspose(dkT, dkTT)
+	untranspose(dvT, dvTT)
 	bw.flush(bw.dk, bw.kr, dkT, b, kvh)
 	bw.flush(bw.dv, bw.vr, dvT, b, kvh)
+}
+
+// transposeInto sets t (c×r, row stride r) to the transpose of m (r×c,
+// row stride c), eight rows of m at a time.
+func transposeInto(t, m []float32, r, c int) {
+	for i0 := 0; i0 < r; i0 += 8 {
+		ie := min(i0+8, r)
+		for j := range c {
+			for i := i0; i < ie; i++ {
+				t[j*r+i] = m[i*c+j]
+			}
+		}
+	}
+}
+
+// untranspose sets dst's rows to the columns of t (dst.Rows = t.Cols).
+func untranspose(dst, t blas32.General) {
+	for j := range dst.Rows {
+		row := dst.Data[j*dst.Stride:][:dst.Cols]
+		for c := range row {
+			row[c] = t.Data[c*t.Stride+j]
+		}
+	}
 }
 
 // keyTiles calls tile for the key tiles of keys lo … hi−1 that query
@@ -312,15 +352,16 @@ func (bw *backward) keyTiles(b, h, i0, r, lo, hi int, tile func(j0, n int)) {
 
 // tile is one key tile (n keys from j0) of a query tile (r rows of head
 // h from i0): the probabilities recomputed, then dV, dP, dS, dQ and dK.
-func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General, b, h, kvh, i0, r, j0, n int) {
+func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas32.General, b, h, kvh, i0, r, j0, n int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
 	// K's and V's rows in place when float32, else widened (matOf).
 	kt := matOf(bw.k, bw.kr.Offset(b, kvh, j0), n, d, bw.kr.Row, sc.kt)
 	vt := matOf(bw.v, bw.vr.Offset(b, kvh, j0), n, dv, bw.vr.Row, sc.vt)
-	s := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.s[:r*n]}
-	dp := blas32.General{Rows: r, Cols: n, Stride: n, Data: sc.dp[:r*n]}
-	raw := sc.raw[:r*n]
+	ls := n + backPad
+	s := blas32.General{Rows: r, Cols: n, Stride: ls, Data: sc.s[:r*ls]}
+	dp := blas32.General{Rows: r, Cols: n, Stride: ls, Data: sc.dp[:r*ls]}
+	raw := sc.raw[:r*ls]
 	// S = scale·Q·Kᵀ, then P = exp(softcap(S) + bias − ALiBi − LSE) on
 	// the keys each row sees, 0 elsewhere.
 	gemm(blas.Trans, p.Scale, qt, kt, 0, s)
@@ -337,7 +378,7 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 		lo, hi := p.KeyRange(b, i)
 		l := bw.lse[p.LSEOffset(b, h, i)]
 		t := p.Align(b) + i
-		row := s.Data[ii*n : (ii+1)*n]
+		row := s.Data[ii*ls:][:n]
 		if math.IsInf(float64(l), -1) {
 			clear(row) // the row sees no key (and has no sink)
 			continue
@@ -370,27 +411,27 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, dkT, dvT blas32.General,
 		}
 		expShift(row, l) // P = e^(s − LSE), 0 for −Inf
 	}
-	// dV += Pᵀ·dO (the V rows of this tile, n×Dv).
-	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, dv, r, 1, s.Data, s.Stride, dot.Data, dot.Stride, 1, dvT.Data[j0*dvT.Stride:], dvT.Stride)
+	// dVᵀ += dOᵀ·P (the V rows of this tile, Dv×n).
+	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, dv, n, r, 1, dotT.Data, dotT.Stride, s.Data, s.Stride, 1, dvT.Data[j0:], dvT.Stride)
 	// dP = dO·Vᵀ, then dS = P∘(dP − δ) (the bias's gradient), through the
 	// softcap's tanh.
 	gemm(blas.Trans, 1, dot, vt, 0, dp)
 	for ii := range r {
-		pr, dr := s.Data[ii*n:(ii+1)*n], dp.Data[ii*n:(ii+1)*n]
+		pr, dr := s.Data[ii*ls:][:n], dp.Data[ii*ls:][:n]
 		dsRow(pr, dr, sc.delta[ii])
 		if bw.dBias != nil {
 			bw.addDBias(sc, dr, b, h, i0+ii, j0)
 		}
 		if c := p.Softcap; c > 0 {
-			for jj, x := range raw[ii*n : (ii+1)*n] {
+			for jj, x := range raw[ii*ls:][:n] {
 				th := float32(math.Tanh(float64(x / c)))
 				dr[jj] *= 1 - th*th
 			}
 		}
 	}
-	// dQ += scale·dS·K and dK += scale·dSᵀ·Q.
+	// dQ += scale·dS·K and dKᵀ += scale·Qᵀ·dS.
 	gemm(blas.NoTrans, p.Scale, dp, kt, 1, dqt)
-	blasImpl.Sgemm(blas.Trans, blas.NoTrans, n, d, r, p.Scale, dp.Data, dp.Stride, qt.Data, qt.Stride, 1, dkT.Data[j0*dkT.Stride:], dkT.Stride)
+	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, d, n, r, p.Scale, qtT.Data, qtT.Stride, dp.Data, dp.Stride, 1, dkT.Data[j0:], dkT.Stride)
 }
 
 // dsRow sets dp[j] = p[j]·(dp[j] − delta) for j < len(p): a row of

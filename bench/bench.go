@@ -437,6 +437,68 @@ func pointWork(pt Point, p backend.Problem) float64 {
 	return Flops(p) * float64(max(pt.Layers, 1)) * Work(pt.Strategy)
 }
 
+// cacheKind is one kind of point over a kernels cache (a prefix's
+// sharing, a draft tree or its causal chunk): its progress label's
+// suffix, what it records in a Shape, and its measure in this process.
+type cacheKind struct {
+	label   string
+	set     func(*Shape)
+	measure func(backend.Backend) Point
+}
+
+// cacheKinds are a prefix sweep's or a tree sweep's kinds of point for p.
+func cacheKinds(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType) []cacheKind {
+	var kinds []cacheKind
+	if cfg.Prefix > 0 {
+		for _, ps := range cfg.prefixSpecs() {
+			kinds = append(kinds, cacheKind{ps.label(), ps.set, func(be backend.Backend) Point {
+				return measurePrefix(ctx, be, p, ps, dt, cfg.Seed, cfg)
+			}})
+		}
+	}
+	if cfg.Tree > 0 {
+		for _, chunk := range []bool{true, false} {
+			kinds = append(kinds, cacheKind{" " + treeLabel(p.Nq, chunk), func(s *Shape) { s.Tree, s.TreeChunk = p.Nq, chunk }, func(be backend.Backend) Point {
+				return measureTree(ctx, be, p, chunk, dt, cfg.Seed, cfg)
+			}})
+		}
+	}
+	return kinds
+}
+
+// runCachePoints measures each kind of cache point of p on every
+// backend: failed with shapeErr, spawned as a fused PointSpec with the
+// kind set in its Shape, or measured in this process.
+func runCachePoints(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, shapeErr error, kinds []cacheKind,
+	step func(label string, p backend.Problem, at placement, measure func() Point)) error {
+	label := shapeLabel(p, dt)
+	for _, be := range backends {
+		for _, k := range kinds {
+			step(fmt.Sprintf("attn-%s %s%s", be.Name(), label, k.label), p, placeOf(be.Info()), func() Point {
+				var pt Point
+				switch {
+				case shapeErr != nil:
+					pt = attnPoint(be, "fused", p)
+					k.set(&pt.Shape)
+					pt.fail(shapeErr)
+				case cfg.Spawn != nil:
+					spec := newSpec(be.Name(), kernels.Fused.String(), 0, p, dt, cfg)
+					k.set(&spec.Shape)
+					pt = cfg.Spawn(ctx, spec)
+				default:
+					pt = k.measure(be)
+				}
+				pt.DType = dtypeName(dt)
+				return pt
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
 // runShape measures one shape in one dtype on every backend and peer
 // (Run's inner loop); it returns ctx's error when ctx is done.
 func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, peers []Peer,
@@ -458,38 +520,9 @@ func runShape(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DT
 	if len(layers) == 0 {
 		layers = []int{0} // single calls
 	}
-	for _, be := range backends {
-		if cfg.Prefix == 0 {
-			continue
-		}
-		for _, ps := range cfg.prefixSpecs() {
-			step(fmt.Sprintf("attn-%s %s%s", be.Name(), label, ps.label()), p, placeOf(be.Info()), func() Point {
-				var pt Point
-				switch {
-				case shapeErr != nil:
-					pt = attnPoint(be, "fused", p)
-					ps.set(&pt.Shape)
-					pt.fail(shapeErr)
-				case cfg.Spawn != nil:
-					spec := newSpec(be.Name(), kernels.Fused.String(), 0, p, dt, cfg)
-					ps.set(&spec.Shape)
-					pt = cfg.Spawn(ctx, spec)
-				default:
-					pt = measurePrefix(ctx, be, p, ps, dt, cfg.Seed, cfg)
-				}
-				pt.DType = dtypeName(dt)
-				return pt
-			})
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-	}
-	if cfg.Prefix > 0 {
-		return nil // the prefix points are the shape's only points
-	}
-	if cfg.Tree > 0 {
-		return runTrees(ctx, cfg, p, dt, backends, shapeErr, step)
+	if cfg.Prefix > 0 || cfg.Tree > 0 {
+		// The cache points are the shape's only points.
+		return runCachePoints(ctx, cfg, p, dt, backends, shapeErr, cacheKinds(ctx, cfg, p, dt), step)
 	}
 	for _, be := range backends {
 		for _, s := range cfg.Strategies {

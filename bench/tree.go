@@ -187,35 +187,3 @@ func treeError(p backend.Problem, dt backend.DType, tree *kernels.Tree, chunk bo
 	}
 	return worst / scale
 }
-
-// runTrees is runShape's tree points: on each backend the causal chunk,
-// then the tree.
-func runTrees(ctx context.Context, cfg *Config, p backend.Problem, dt backend.DType, backends []backend.Backend, shapeErr error,
-	step func(label string, p backend.Problem, at placement, measure func() Point)) error {
-	label := shapeLabel(p, dt)
-	for _, be := range backends {
-		for _, chunk := range []bool{true, false} {
-			step(fmt.Sprintf("attn-%s %s %s", be.Name(), label, treeLabel(p.Nq, chunk)), p, placeOf(be.Info()), func() Point {
-				var pt Point
-				switch {
-				case shapeErr != nil:
-					pt = attnPoint(be, "fused", p)
-					pt.Tree, pt.TreeChunk = p.Nq, chunk
-					pt.fail(shapeErr)
-				case cfg.Spawn != nil:
-					spec := newSpec(be.Name(), kernels.Fused.String(), 0, p, dt, cfg)
-					spec.Tree, spec.TreeChunk = p.Nq, chunk
-					pt = cfg.Spawn(ctx, spec)
-				default:
-					pt = measureTree(ctx, be, p, chunk, dt, cfg.Seed, cfg)
-				}
-				pt.DType = dtypeName(dt)
-				return pt
-			})
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-	}
-	return nil
-}

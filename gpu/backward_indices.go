@@ -140,19 +140,8 @@ func (c *backwardCall) idxKVDispatches(ds []*dispatch, flags shaders.Flag, l pla
 	if err != nil {
 		return nil, err
 	}
-	for _, ec := range plan.Chunks(l.Most, per) {
-		for _, u := range units {
-			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
-			prm.Scale, prm.Softcap, prm.Flags, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(c.seqAt)
-			prm.IndexListParams = shaders.IndexListParams{LH: lh, LT: uint32(l.PerHead), E0: uint32(ec[0]), E1: uint32(ec[1])}
-			d.setParams(prm)
-			b.bindVars(d, c.vars)
-			bindList(d, c.colList)
-			d.grid, d.cost = grid(u), cost(u)
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
+	chunks := idxChunks{flags: flags, lists: l, lh: lh, per: per, list: c.colList, grid: grid, cost: cost}
+	return c.idxChunkDispatches(ds, pipe, ops, units, &prm.BackIdxHead, func() any { return prm }, chunks), nil
 }
 
 // idxQDispatches appends backidxq.wgsl's to ds: for each chunk of per
@@ -193,19 +182,42 @@ func (c *backwardCall) idxQDispatches(ds []*dispatch, flags shaders.Flag, l plan
 	if err != nil {
 		return nil, err
 	}
-	for _, ec := range plan.Chunks(l.Most, per) {
+	chunks := idxChunks{flags: flags, lists: l, lh: lh, per: per, list: c.rowList, grid: grid, cost: cost}
+	return c.idxChunkDispatches(ds, pipe, ops, units, &prm.BackIdxHead, func() any { return prm }, chunks), nil
+}
+
+// idxChunks is what an index kernel's passes are cut by: the kernel's
+// flags, the lists it walks (list, addressed as lists and lh say) cut
+// into chunks of per entries, and each unit's grid and cost.
+type idxChunks struct {
+	flags shaders.Flag
+	lists plan.IndexLists
+	lh    uint32
+	per   int
+	list  *buffer
+	grid  func(plan.Unit) [3]int
+	cost  func(plan.Unit) float64
+}
+
+// idxChunkDispatches appends to ds, for each chunk of the lists' entries
+// and each unit, one dispatch of pipe over the unit: its Params the head
+// (filled here for the chunk) and the rest of params(), which returns
+// the whole Params as they stand.
+func (c *backwardCall) idxChunkDispatches(ds []*dispatch, pipe *pipeline, ops []operand, units []plan.Unit, head *shaders.BackIdxHead, params func() any, ch idxChunks) []*dispatch {
+	b, pr := c.b, c.pr
+	for _, ec := range plan.Chunks(ch.lists.Most, ch.per) {
 		for _, u := range units {
-			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
-			prm.Scale, prm.Softcap, prm.Flags, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(c.seqAt)
-			prm.IndexListParams = shaders.IndexListParams{LH: lh, LT: uint32(l.PerHead), E0: uint32(ec[0]), E1: uint32(ec[1])}
-			d.setParams(prm)
+			d := b.unitDispatch(pipe, pr, u, &head.Unit, ops)
+			head.Scale, head.Softcap, head.Flags, head.Seq = pr.Scale, pr.Softcap, ch.flags, uint32(c.seqAt)
+			head.IndexListParams = shaders.IndexListParams{LH: ch.lh, LT: uint32(ch.lists.PerHead), E0: uint32(ec[0]), E1: uint32(ec[1])}
+			d.setParams(params())
 			b.bindVars(d, c.vars)
-			bindList(d, c.rowList)
-			d.grid, d.cost = grid(u), cost(u)
+			bindList(d, ch.list)
+			d.grid, d.cost = ch.grid(u), ch.cost(u)
 			ds = append(ds, d)
 		}
 	}
-	return ds, nil
+	return ds
 }
 
 // idxElems sets an index kernel's Spec to the dtypes of Q, K, V and dO

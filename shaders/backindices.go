@@ -97,11 +97,11 @@ type IndexListParams struct {
 	E1 uint32 `wgsl:"e1"`
 }
 
-// BackIdxKVParams is backidxkv.wgsl's Params: the scale, the softcap and
-// the flags (FlagRange, for each batch's key count, FlagSoftcap,
-// FlagPackQ, FlagPackK), where the per-sequence entries start in vars,
-// the lists' addressing, and the operands.
-type BackIdxKVParams struct {
+// BackIdxHead is what both index kernels' Params begin with: the scale,
+// the softcap and the flags (FlagRange, for each batch's key count,
+// FlagSoftcap, FlagPackQ, FlagPackK), where the per-sequence entries
+// start in vars, the lists' addressing, and the operands they read.
+type BackIdxHead struct {
 	Unit
 	Scale   float32 `wgsl:"scale"`
 	Softcap float32 `wgsl:"softcap"`
@@ -114,24 +114,18 @@ type BackIdxKVParams struct {
 	Dout  Tensor `wgsl:"dout"`
 	LSE   Tensor `wgsl:"lse"`
 	Delta Tensor `wgsl:"delta"`
-	DK    Tensor `wgsl:"dk"`
-	DV    Tensor `wgsl:"dv"`
 }
 
-// BackIdxQParams is backidxq.wgsl's Params, as BackIdxKVParams with dQ
-// for dK and dV.
+// BackIdxKVParams is backidxkv.wgsl's Params: BackIdxHead, then dK and
+// dV.
+type BackIdxKVParams struct {
+	BackIdxHead
+	DK Tensor `wgsl:"dk"`
+	DV Tensor `wgsl:"dv"`
+}
+
+// BackIdxQParams is backidxq.wgsl's Params: BackIdxHead, then dQ.
 type BackIdxQParams struct {
-	Unit
-	Scale   float32 `wgsl:"scale"`
-	Softcap float32 `wgsl:"softcap"`
-	Flags   Flag    `wgsl:"flags"`
-	Seq     uint32  `wgsl:"seq"`
-	IndexListParams
-	Q     Tensor `wgsl:"q"`
-	K     Tensor `wgsl:"k"`
-	V     Tensor `wgsl:"v"`
-	Dout  Tensor `wgsl:"dout"`
-	LSE   Tensor `wgsl:"lse"`
-	Delta Tensor `wgsl:"delta"`
-	DQ    Tensor `wgsl:"dq"`
+	BackIdxHead
+	DQ Tensor `wgsl:"dq"`
 }

@@ -21,10 +21,10 @@ import (
 // q4Rows is kvRaw for a Q4 store: keys j0 … j0+n−1 of KV head kvh of
 // batch b (cols wide, whole blocks), widened into the q8 scratch q
 // (q8's values, and their scales where the rows do not lie end to end)
-// at a stride of cols, and their rawRows, of dtype Q8. As it widens each row it prefetches the row n keys on, where
-// that row lies in the same run: decodeTile takes a q4 tile q4Chunk keys
-// at a time, so the next chunk's codes arrive while the kernels work on
-// these.
+// at a stride of cols, and their rawRows, of dtype Q8. As it widens each
+// row it prefetches the row n keys on, where that row lies in the same
+// run: decodeTile takes a q4 tile q4Chunk keys at a time, so the next
+// chunk's codes arrive while the kernels work on these.
 func q4Rows(s store, r backend.Rows, b, kvh, j0, n, cols int, q store) rawRows {
 	out := rawRows{store: store{t: backend.Q8}, stride: cols}
 	nb := cols / backend.Q8Block

@@ -474,22 +474,33 @@ func TestBackwardRefuses(t *testing.T) {
 // (odd ones among them), both layouts, the variants (flags), and
 // (masks) a bias broadcast over any of its dimensions (its gradient
 // too), a keep-mask and packed sequences, of random lengths (empty ones
-// among them), with packed or dense keys, within backendtest.Tol of
-// each gradient's largest. Its seeds run as a test.
+// among them), with packed or dense keys, and (sparse) an index list,
+// shared or one a KV head, of 0 to past Nk entries a row (in place of
+// the bias, keep-mask and ALiBi, which a list refuses), or a block mask
+// of 16, 32 or 64, shared or one a head, of any density, within
+// backendtest.Tol of each gradient's largest. Its seeds run as a test.
 func FuzzBackward(f *testing.F) {
-	f.Add(uint8(1), uint8(2), uint8(2), uint8(33), uint8(70), uint8(8), uint8(8), uint8(0), uint16(1), uint8(0))
-	f.Add(uint8(2), uint8(1), uint8(4), uint8(65), uint8(31), uint8(17), uint8(5), uint8(0b1001_0101), uint16(2), uint8(0))
-	f.Add(uint8(1), uint8(2), uint8(1), uint8(1), uint8(64), uint8(8), uint8(16), uint8(0b0110_1010), uint16(3), uint8(0))
-	f.Add(uint8(2), uint8(1), uint8(8), uint8(12), uint8(0), uint8(8), uint8(8), uint8(0b0001_0000), uint16(4), uint8(0))
+	f.Add(uint8(1), uint8(2), uint8(2), uint8(33), uint8(70), uint8(8), uint8(8), uint8(0), uint16(1), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(1), uint8(4), uint8(65), uint8(31), uint8(17), uint8(5), uint8(0b1001_0101), uint16(2), uint8(0), uint8(0))
+	f.Add(uint8(1), uint8(2), uint8(1), uint8(1), uint8(64), uint8(8), uint8(16), uint8(0b0110_1010), uint16(3), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(1), uint8(8), uint8(12), uint8(0), uint8(8), uint8(8), uint8(0b0001_0000), uint16(4), uint8(0), uint8(0))
 	// A bias of [B, 1, Nq, Nk] with a keep-mask, softcapped and causal;
 	// a bias of [1, H, 1, Nk] over packed sequences and keys; packed
 	// queries over dense keys with sinks and a window.
-	f.Add(uint8(1), uint8(1), uint8(2), uint8(20), uint8(30), uint8(8), uint8(8), uint8(0b0000_0101), uint16(5), uint8(0b0010_0101))
-	f.Add(uint8(1), uint8(1), uint8(1), uint8(40), uint8(50), uint8(16), uint8(8), uint8(0b0000_1001), uint16(6), uint8(0b1100_1011))
-	f.Add(uint8(1), uint8(0), uint8(2), uint8(25), uint8(20), uint8(8), uint8(8), uint8(0b0011_0000), uint16(7), uint8(0b0100_0000))
+	f.Add(uint8(1), uint8(1), uint8(2), uint8(20), uint8(30), uint8(8), uint8(8), uint8(0b0000_0101), uint16(5), uint8(0b0010_0101), uint8(0))
+	f.Add(uint8(1), uint8(1), uint8(1), uint8(40), uint8(50), uint8(16), uint8(8), uint8(0b0000_1001), uint16(6), uint8(0b1100_1011), uint8(0))
+	f.Add(uint8(1), uint8(0), uint8(2), uint8(25), uint8(20), uint8(8), uint8(8), uint8(0b0011_0000), uint16(7), uint8(0b0100_0000), uint8(0))
+	// An index list a KV head over packed causal sequences with sinks; a
+	// shared one of more entries than keys, with key lengths and a
+	// window; block masks of 16 a head under a keep-mask and bias, and
+	// of 64 shared, causal with an offset.
+	f.Add(uint8(1), uint8(1), uint8(2), uint8(30), uint8(40), uint8(12), uint8(7), uint8(0b0001_0001), uint16(8), uint8(0b1100_0000), uint8(0b0101_0101))
+	f.Add(uint8(0), uint8(0), uint8(3), uint8(9), uint8(20), uint8(16), uint8(16), uint8(0b0110_0000), uint16(9), uint8(0), uint8(0b1011_0010))
+	f.Add(uint8(1), uint8(1), uint8(1), uint8(50), uint8(70), uint8(8), uint8(9), uint8(0b0000_0100), uint16(10), uint8(0b0010_0011), uint8(0b0000_0101))
+	f.Add(uint8(0), uint8(1), uint8(2), uint8(80), uint8(99), uint8(16), uint8(16), uint8(0b1000_0001), uint16(11), uint8(0), uint8(0b0001_0001))
 	g := openGPU(f)
 	c := openCPU(f)
-	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv, flags uint8, seed uint16, masks uint8) {
+	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv, flags uint8, seed uint16, masks, sparse uint8) {
 		p := prob(1+int(b)%2, 0, 1+int(kv)%2, int(nq)%100, int(nk)%100, 1+int(d)%40, 1+int(dv)%40)
 		p.H = p.KVHeads * (1 + int(group)%8)
 		rng := newRand(uint64(seed))
@@ -551,6 +562,17 @@ func FuzzBackward(f *testing.F) {
 			if masks&32 != 0 {
 				keep = &[4]int{p.B, 1, p.Nq, p.Nk}
 			}
+		}
+		switch sparse % 3 {
+		case 1:
+			heads := 1
+			if sparse&4 != 0 {
+				heads = p.KVHeads
+			}
+			p.ALiBi, bias, keep = nil, nil, nil
+			p = backendtest.WithIndices(rng, p, heads, int(sparse>>3)%(p.Nk+3))
+		case 2:
+			p = backendtest.WithBlocks(rng, p, 16<<(int(sparse>>3)%3), rng.Float64(), sparse&4 != 0)
 		}
 		cs := backendtest.RandomCase(rng, p, bias, keep)
 		dO := randomDO(rng, p)

@@ -12,8 +12,10 @@ import (
 // sink logit), on small problems with every variant the gradient covers:
 // causal masking and its offset, a window, key lengths, GQA, Dv ≠ D,
 // BNHD, softcap, ALiBi, a bias (and its gradient, broadcast over heads
-// and over keys) and keep-mask, sinks, scales, packed sequences, and a
-// row that sees no key.
+// and over keys) and keep-mask, sinks, scales, packed sequences, a row
+// that sees no key, block masks (one a head, partial last blocks) and
+// index lists (shared and one a KV head, −1 padding, rows that name no
+// key).
 func TestReferenceGrad(t *testing.T) {
 	withV := func(p backend.Problem, f func(*backend.Variants)) backend.Problem { f(&p.Variants); return p }
 	for _, sp := range []spec{
@@ -32,6 +34,15 @@ func TestReferenceGrad(t *testing.T) {
 		}), bias: &[4]int{2, 1, 3, 6}, keep: &[4]int{1, 2, 1, 6}},
 		{p: withV(prob(1, 2, 2, 4, 5, 3, 3), func(v *backend.Variants) { v.Softcap = 2 }), bias: &[4]int{1, 2, 4, 1}},
 		{p: causal(PackedProblem(prob(0, 4, 2, 0, 0, 3, 2), []int{2, 0, 3}, []int{4, 1, 3})), bias: &[4]int{3, 1, 3, 4}},
+		{p: causal(prob(1, 2, 1, 5, 7, 3, 3)), keep: &[4]int{1, 1, 5, 7}, note: "blocks2", edit: func(c *Case) {
+			c.Problem = WithBlocks(newRand("blocks2"), c.Problem, 2, 0.6, true)
+		}},
+		{p: causal(prob(2, 4, 2, 3, 6, 3, 3)), note: "idx2x4", edit: func(c *Case) {
+			c.Problem = WithIndices(newRand("idx2x4"), c.Problem, 2, 4)
+		}},
+		{p: withV(prob(1, 2, 1, 4, 8, 4, 3), func(v *backend.Variants) { v.Window = win(2, 1); v.Softcap = 2 }), note: "idx1x5", edit: func(c *Case) {
+			c.Problem = WithIndices(newRand("idx1x5"), c.Problem, 1, 5)
+		}},
 	} {
 		t.Run(sp.name(), func(t *testing.T) {
 			c := sp.build()

@@ -53,6 +53,20 @@ const (
 	fzvPaged
 )
 
+// fuzzDTypes are the storage an input's dtype picks, by dtype modulo
+// their count: float32 (the zero DTypes) three times in eight, so that
+// parity keeps most inputs.
+var fuzzDTypes = []backendtest.DTypes{
+	{},
+	backendtest.Same(backend.Float16),
+	backendtest.Same(backend.BFloat16),
+	{K: backend.Q8, V: backend.Q8},
+	{K: backend.FP8, V: backend.FP8},
+	{K: backend.Q4, V: backend.Q4},
+	{},
+	{},
+}
+
 // fuzzMaxWork caps B·H·Nq·Nk·(D+Dv), the multiply-adds of one input, so
 // that an input costs tens of milliseconds on lavapipe; fuzzRefWork is the
 // size up to which backendtest.Reference also judges the GPU.
@@ -211,8 +225,13 @@ func fuzzSeqs(p *backend.Problem, vflags uint8, vpar uint16) {
 // (gpu.FusedLoops); for small
 // problems it also judges the GPU against backendtest.Reference with
 // backendtest's runners, which also check that the inputs come back
-// unchanged and that nothing is written past an output. The backends are
-// opened once, not per input.
+// unchanged and that nothing is written past an output. Its dtype picks
+// K's and V's storage (fuzzDTypes: float32, float16 or bfloat16
+// throughout, or K and V in q8, fp8 or q4): other than float32, each
+// backend (and the hardware plan) is judged against the reference over
+// the values as stored, fused, on problems small enough for it, since
+// parity's float32 criterion is not the bound of the CPU's integer q8
+// kernels. The backends are opened once, not per input.
 //
 //	go test -run XXX -fuzz FuzzParity -fuzztime 60s ./gpu/
 func FuzzParity(f *testing.F) {
@@ -223,67 +242,79 @@ func FuzzParity(f *testing.F) {
 		seed                        uint64
 		vflags                      uint8
 		vpar                        uint16
+		dtype                       uint8
 	}
 	inf := float32(math.Inf(1))
 	for _, x := range []in{
 		// The smallest problem.
-		{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, inf, 1, 0, 0},
+		{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, inf, 1, 0, 0, 0},
 		// GQA, causal, BNHD, one past a tile both ways, a full bias, staged.
-		{1, 1, 1, 65, 33, 63, 63, fzBNHD | fzCausal | fzStaged | fzBias, 0xf, 0, inf, 2, 0, 0},
+		{1, 1, 1, 65, 33, 63, 63, fzBNHD | fzCausal | fzStaged | fzBias, 0xf, 0, inf, 2, 0, 0, 0},
 		// MQA decoding over 300 keys, D ≠ Dv, a key-padding mask.
-		{0, 0, 3, 1, 300, 127, 15, fzKeep, 0, 0b1001, inf, 3, 0, 0},
+		{0, 0, 3, 1, 300, 127, 15, fzKeep, 0, 0b1001, inf, 3, 0, 0, 0},
 		// More queries than keys under causal masking: rows that see no
 		// key; a bias and a mask broadcast over different dimensions.
-		{2, 0, 1, 200, 7, 2, 4, fzCausal | fzBias | fzKeep, 0b1100, 0b0011, 1, 4, 0, 0},
+		{2, 0, 1, 200, 7, 2, 4, fzCausal | fzBias | fzKeep, 0b1100, 0b0011, 1, 4, 0, 0, 0},
 		// The widest head dims (fewer keys per fused tile), scale 1.
-		{0, 1, 0, 70, 129, 159, 159, 0, 0, 0, 1, 5, 0, 0},
+		{0, 1, 0, 70, 129, 159, 159, 0, 0, 0, 1, 5, 0, 0, 0},
 		// No keys: zero outputs and LSE −Inf, staged.
-		{0, 0, 0, 5, 0, 7, 9, fzStaged | fzKeep, 0, 0b1111, inf, 6, 0, 0},
+		{0, 0, 0, 5, 0, 7, 9, fzStaged | fzKeep, 0, 0b1111, inf, 6, 0, 0, 0},
 		// Scale 0: uniform weights but for the bias.
-		{1, 2, 0, 40, 50, 31, 47, fzStaged | fzBias, 0b1010, 0, 0, 7, 0, 0},
+		{1, 2, 0, 40, 50, 31, 47, fzStaged | fzBias, 0b1010, 0, 0, 7, 0, 0, 0},
 		// A negative scale, BNHD, the GPU without LSE.
-		{0, 2, 1, 64, 64, 79, 79, fzBNHD | fzNoLSE, 0, 0, -1, 8, 0, 0},
+		{0, 2, 1, 64, 64, 79, 79, fzBNHD | fzNoLSE, 0, 0, -1, 8, 0, 0, 0},
 		// No queries.
-		{0, 0, 0, 0, 17, 15, 15, fzCausal, 0, 0, inf, 9, 0, 0},
+		{0, 0, 0, 0, 17, 15, 15, fzCausal, 0, 0, inf, 9, 0, 0, 0},
 		// A window of 7 keys each side (no causal masking), GQA, fused
 		// over 300 keys.
-		{0, 1, 1, 200, 300, 63, 63, 0, 0, 0, inf, 10, fzvWindow, 0x1100},
+		{0, 1, 1, 200, 300, 63, 63, 0, 0, 0, inf, 10, fzvWindow, 0x1100, 0},
 		// A negative causal offset (−20: the first rows see no key) with
 		// sinks and a keep-mask, staged.
-		{1, 0, 2, 70, 70, 15, 9, fzStaged | fzKeep, 0, 0b1111, inf, 11, fzvOffset | fzvSinks, 0xffec},
+		{1, 0, 2, 70, 70, 15, 9, fzStaged | fzKeep, 0, 0b1111, inf, 11, fzvOffset | fzvSinks, 0xffec, 0},
 		// Softcap 14.5 over scores scaled by 32, with ALiBi, BNHD.
-		{0, 2, 0, 65, 129, 31, 31, fzBNHD, 0, 0, inf, 12, fzvSoftcap | fzvALiBi, 7},
+		{0, 2, 0, 65, 129, 31, 31, fzBNHD, 0, 0, inf, 12, fzvSoftcap | fzvALiBi, 7, 0},
 		// Key lengths 0, Nk and Nk/2 with causal masking, a bias, no LSE.
-		{2, 0, 0, 33, 130, 7, 5, fzCausal | fzBias | fzNoLSE, 0b1111, 0, inf, 13, fzvKVLens, 0},
+		{2, 0, 0, 33, 130, 7, 5, fzCausal | fzBias | fzNoLSE, 0b1111, 0, inf, 13, fzvKVLens, 0, 0},
 		// Everything at once on fusedloop.wgsl, staged.
-		{1, 1, 1, 40, 200, 159, 100, fzStaged | fzBias | fzKeep, 0b0101, 0b1010, 1, 14, 0x3f, 0x3305},
+		{1, 1, 1, 40, 200, 159, 100, fzStaged | fzBias | fzKeep, 0b0101, 0b1010, 1, 14, 0x3f, 0x3305, 0},
 		// Speculative decoding, packed: 3 sequences of up to 2 queries
 		// (4 heads of 2 KV heads) over packed keys, causal, a bias.
-		{2, 1, 1, 2, 300, 63, 63, fzCausal | fzBias, 0b1111, 0, inf, 15, fzvPacked, 0x0123},
+		{2, 1, 1, 2, 300, 63, 63, fzCausal | fzBias, 0b1111, 0, inf, 15, fzvPacked, 0x0123, 0},
 		// Decoding over a paged cache in pages of 4 keys, MQA of 4 heads,
 		// sinks, a keep-mask, BNHD, a shared first page.
-		{1, 0, 3, 1, 280, 31, 15, fzBNHD | fzKeep, 0, 0b0011, inf, 16, fzvPaged | fzvSinks, 0x0305},
+		{1, 0, 3, 1, 280, 31, 15, fzBNHD | fzKeep, 0, 0b0011, inf, 16, fzvPaged | fzvSinks, 0x0305, 0},
 		// Packed queries over a paged cache with a window, softcap and
 		// ALiBi, odd head dims, no LSE.
-		{2, 2, 0, 5, 150, 4, 8, fzNoLSE, 0, 0, inf, 17, fzvPacked | fzvPaged | fzvWindow | fzvSoftcap | fzvALiBi, 0x2a07},
+		{2, 2, 0, 5, 150, 4, 8, fzNoLSE, 0, 0, inf, 17, fzvPacked | fzvPaged | fzvWindow | fzvSoftcap | fzvALiBi, 0x2a07, 0},
 		// Sparse decoding: index lists of 40 keys a KV head over a paged
 		// cache, GQA, sinks.
-		{1, 1, 1, 1, 280, 63, 63, fzIndices, 0, 0, inf, 18, fzvPaged | fzvSinks, 0x0368},
+		{1, 1, 1, 1, 280, 63, 63, fzIndices, 0, 0, inf, 18, fzvPaged | fzvSinks, 0x0368, 0},
 		// Index lists of 17 keys a row shared by the heads, causal
 		// prefill in BHND (through scratch), a window, key lengths.
-		{1, 2, 1, 40, 120, 31, 17, fzIndices | fzCausal, 0, 0, inf, 19, fzvWindow | fzvKVLens, 0x2110},
+		{1, 2, 1, 40, 120, 31, 17, fzIndices | fzCausal, 0, 0, inf, 19, fzvWindow | fzvKVLens, 0x2110, 0},
 		// Packed queries over packed keys with lists, BNHD, softcap.
-		{2, 0, 2, 9, 90, 16, 16, fzIndices | fzBNHD, 0, 0, inf, 20, fzvPacked | fzvSoftcap, 0x0049},
+		{2, 0, 2, 9, 90, 16, 16, fzIndices | fzBNHD, 0, 0, inf, 20, fzvPacked | fzvSoftcap, 0x0049, 0},
 		// A block mask of 16 × 16 blocks, one a head, causal prefill with
 		// a bias and a keep-mask, GQA, the sizes past whole blocks.
-		{1, 1, 1, 70, 150, 31, 31, fzBlocks | fzCausal | fzBias | fzKeep, 0b0110, 0b1001, inf, 21, 0, 0x0101},
+		{1, 1, 1, 70, 150, 31, 31, fzBlocks | fzCausal | fzBias | fzKeep, 0b0110, 0b1001, inf, 21, 0, 0x0101, 0},
 		// Blocks of 64 over a paged cache, decoding with sinks, BNHD.
-		{2, 0, 2, 1, 280, 63, 63, fzBlocks | fzBNHD, 0, 0, inf, 22, fzvPaged | fzvSinks, 0x0700},
+		{2, 0, 2, 1, 280, 63, 63, fzBlocks | fzBNHD, 0, 0, inf, 22, fzvPaged | fzvSinks, 0x0700, 0},
 		// Blocks of 40 over packed sequences with a window, staged asked
 		// (fused runs).
-		{1, 2, 0, 60, 200, 16, 16, fzBlocks | fzStaged, 0, 0, inf, 23, fzvPacked | fzvWindow, 0x2413},
+		{1, 2, 0, 60, 200, 16, 16, fzBlocks | fzStaged, 0, 0, inf, 23, fzvPacked | fzvWindow, 0x2413, 0},
+		// Speculative decoding in q4 over a paged cache, GQA, odd head
+		// dims (rows padded to q4's blocks), sinks.
+		{1, 1, 1, 3, 200, 39, 23, fzCausal, 0, 0, inf, 24, fzvPaged | fzvSinks, 0x0305, 5},
+		// q8 prefill under a block mask with a keep-mask; fp8 decoding
+		// over index lists of 40 keys a KV head; bfloat16 throughout,
+		// BNHD, causal with a bias; float16 throughout, packed, staged
+		// asked (fused runs).
+		{0, 1, 0, 40, 90, 31, 31, fzBlocks | fzKeep | fzCausal, 0, 0b1001, inf, 25, 0, 0x0101, 3},
+		{1, 1, 1, 1, 280, 63, 63, fzIndices, 0, 0, inf, 26, fzvSinks, 0x0368, 4},
+		{1, 0, 1, 33, 65, 16, 8, fzBNHD | fzCausal | fzBias, 0b0101, 0, inf, 27, 0, 0, 2},
+		{2, 1, 0, 9, 70, 24, 24, fzStaged, 0, 0, inf, 28, fzvPacked, 0x0123, 1},
 	} {
-		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar)
+		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar, x.dtype)
 	}
 
 	g := openGPU(f)
@@ -293,9 +324,28 @@ func FuzzParity(f *testing.F) {
 	f.Setenv("ATTN_GPU_PLAN", "hardware")
 	hw := openGPU(f)
 	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64, vflags uint8, vpar uint16) {
+	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64, vflags uint8, vpar uint16, dtype uint8) {
 		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar)
 		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
+		if dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]; dt != (backendtest.DTypes{}) {
+			if p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) > fuzzRefWork {
+				return // too large for the reference to judge
+			}
+			cs = cs.WithDTypes(dt)
+			bes := []backend.Backend{g, c}
+			if gpu.FusedLoops(hw, p) <= gpu.LoopBudget {
+				bes = append(bes, hw)
+			}
+			for _, be := range bes {
+				if backend.FusedSupports(be, p) != nil {
+					continue
+				}
+				if err := backendtest.RunFused(ctx, be, cs, flags&fzNoLSE == 0); err != nil {
+					t.Errorf("%s against the reference: %v", be.Name(), err)
+				}
+			}
+			return
+		}
 		s := kernels.Fused
 		// The staged ops take no packed or paged problem, nor an index
 		// list.

@@ -3,28 +3,27 @@ package kernels_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
+	"os"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/kernels"
 )
 
-// A speculative decoding step: a draft model proposes a tree of tokens
-// (here a root with two children, the first of which has a child), the
-// target model appends their keys and values and verifies the whole
-// tree in one Attend (each draft token sees the prompt and its own
-// ancestors), and the accepted path (root, first child, its child: draft
-// rows 0, 1 and 3) is kept as the sequence's next tokens.
-func ExampleSeq_Keep() {
+// speculativeStep is a speculative decoding step on be, printed to w: a
+// draft model proposes a tree of tokens (here a root with two children,
+// the first of which has a child), the target model appends their keys
+// and values and verifies the whole tree in one Attend (each draft token
+// sees the prompt and its own ancestors), and the accepted path (root,
+// first child, its child: draft rows 0, 1 and 3) is kept as the
+// sequence's next tokens.
+func speculativeStep(be backend.Backend, w io.Writer) error {
 	ctx := context.Background()
-	be, err := kernels.Open("cpu")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer be.Close()
 	cfg := kernels.CacheConfig{KVHeads: 1, D: 2, Layout: kernels.BNHD}
 	pool, err := kernels.NewPagePool(be, 4, 16, cfg)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer pool.Release()
 	seq := pool.NewSeq()
@@ -34,10 +33,10 @@ func ExampleSeq_Keep() {
 	}
 	// The prompt, then the draft's four tokens.
 	if err := seq.Append(tokens(1, 0, 0, 1, 1, 1), tokens(1, 0, 0, 1, 1, 1)); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if err := seq.Append(tokens(1, 1, 2, 0, 0, 2, 2, 2), tokens(1, 1, 2, 0, 0, 2, 2, 2)); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	// Row i of the tree says which draft rows draft token i sees.
 	tree := &kernels.Tree{B: 1, N: 4, Keep: []bool{
@@ -49,16 +48,30 @@ func ExampleSeq_Keep() {
 	q := &kernels.Tensor{Shape: []int{1, 4, 1, 2}, Layout: kernels.BNHD, Data: []float32{0, 1, 1, 0, 1, 0, 0, 1}} // [B, Nq, H, D]
 	out, _ := kernels.NewTensor(kernels.BNHD, 1, 4, 1, 2)
 	if err := pool.Attend(ctx, []*kernels.Seq{seq}, q, out, nil, &kernels.AttendOptions{Tree: tree, Scale: 1}); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	for i := range 4 {
-		fmt.Printf("draft token %d: %.4f\n", i, out.Data[2*i:2*i+2])
+		fmt.Fprintf(w, "draft token %d: %.4f\n", i, out.Data[2*i:2*i+2])
 	}
 	// The target model accepts the path 0 → 1 → 3.
 	if err := seq.Keep(4, []int{0, 1, 3}); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "length after keeping the path:", seq.Len())
+	return nil
+}
+
+// The step of speculativeStep on the CPU backend (TestSpeculativeStepGPU
+// runs it on the GPU too).
+func ExampleSeq_Keep() {
+	be, err := kernels.Open("cpu")
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("length after keeping the path:", seq.Len())
+	defer be.Close()
+	if err := speculativeStep(be, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// draft token 0: [0.7031 0.8908]
 	// draft token 1: [1.3862 0.3891]

@@ -9,7 +9,9 @@ import "github.com/attn-go/attn/backend"
 // ones that are not whole blocks (rows padded), V from K, the variants,
 // a q4 V beside an f16 K, and the values that test the format: zero
 // blocks, and a block whose largest magnitude is positive (a negative
-// scale) beside one whose largest is negative.
+// scale) beside one whose largest is negative; index lists (one a KV
+// head, over pages), a block mask, Problem.Scales and a q4 V beside an
+// fp8 K.
 func quant4Specs() []spec {
 	q4 := DTypes{K: backend.Q4, V: backend.Q4}
 	v := func(p backend.Problem) backend.Problem { p.VFromK = true; return p }
@@ -21,6 +23,8 @@ func quant4Specs() []spec {
 			clear(c.V[lo : lo+32])
 		}
 	}
+	scaled := causal(prob(1, 4, 2, 2, 150, 32, 32))
+	scaled.Scales = &backend.Scales{K: []float32{0.5, 3}, V: []float32{2, 0.25}}
 	return []spec{
 		{p: prob(1, 8, 2, 1, 37, 32, 32), dt: q4},
 		{p: causal(prob(1, 32, 8, 1, 700, 128, 128)), dt: q4},
@@ -36,5 +40,9 @@ func quant4Specs() []spec {
 		{p: v(causal(prob(1, 16, 1, 1, 100, 80, 40))), dt: q4},
 		{p: withV(causal(prob(2, 4, 2, 2, 130, 32, 32)), quantVariants), dt: q4},
 		{p: causal(prob(1, 8, 2, 1, 90, 64, 40)), dt: DTypes{Q: backend.Float16, K: backend.Float16, V: backend.Q4, O: backend.Float16}},
+		{p: WithIndices(newRand("quant4idx"), PagedProblem(causal(prob(0, 8, 2, 1, 0, 64, 64)), 16, 2, []int{40, 130}, false), 2, 24), note: "idx2x24", dt: q4},
+		{p: WithBlocks(newRand("quant4blocks"), causal(prob(1, 4, 2, 64, 128, 64, 64)), 16, 0.5, true), note: "blocks16", dt: q4},
+		{p: scaled, note: "scales", dt: q4},
+		{p: causal(prob(2, 4, 4, 40, 90, 32, 32)), dt: DTypes{K: backend.FP8, V: backend.Q4}},
 	}
 }

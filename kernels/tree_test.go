@@ -21,7 +21,8 @@ func randTree(rng *rand.Rand, b, n int) *kernels.Tree {
 }
 
 // Attend with a tree (AttendOptions.Tree) over a page pool and a KV
-// cache, on every backend and in f32, f16 and q8: each draft row's
+// cache, on every backend and in f32, f16, q8 and q4 (CI runs it on
+// NEON too, under qemu): each draft row's
 // output is the float64 attention over the keys before the draft and its
 // ancestors' and its own, computed here from the stored rows; its LSE
 // too. Bad trees and what a tree does not take yet are refused.
@@ -31,7 +32,7 @@ func TestAttendTree(t *testing.T) {
 	lens := []int{37 + nq, 20 + nq}
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, backend.Q8} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, backend.Q8, backend.Q4} {
 			for _, paged := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/%v/paged=%v", bk.name, dt, paged), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(74, uint64(dt)))
@@ -80,10 +81,7 @@ func TestAttendTree(t *testing.T) {
 						}
 						// The stored rows as a pool's: [capacity, KVH, D] a sequence.
 						kb, vb := kernels.Stores(c)
-						pitch := d
-						if dt == backend.Q8 {
-							pitch = 32 // rows padded to whole blocks
-						}
+						pitch := dt.Pitch(d) // q8's and q4's rows padded to whole blocks
 						for s, n := range lens {
 							var bits []uint32
 							for _, buf := range []backend.Buffer{kb, vb} {
@@ -101,8 +99,8 @@ func TestAttendTree(t *testing.T) {
 						}
 					}
 					tol := 1e-4
-					if dt == backend.Q8 {
-						tol = 3e-3 // the CPU's integer q8 kernels' bound (quant_accuracy_test.go)
+					if dt == backend.Q8 || dt == backend.Q4 {
+						tol = 3e-3 // the CPU's integer q8 kernels' bound, q4's too (quant_accuracy_test.go)
 					}
 					if dt == kernels.Float16 {
 						tol = 2e-3 // the output rounded to f16

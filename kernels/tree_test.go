@@ -21,7 +21,7 @@ func randTree(rng *rand.Rand, b, n int) *kernels.Tree {
 }
 
 // Attend with a tree (AttendOptions.Tree) over a page pool and a KV
-// cache, on every backend and in f32, f16, q8 and q4 (CI runs it on
+// cache, on every backend and in every storage dtype (CI runs it on
 // NEON too, under qemu): each draft row's
 // output is the float64 attention over the keys before the draft and its
 // ancestors' and its own, computed here from the stored rows; its LSE
@@ -32,7 +32,7 @@ func TestAttendTree(t *testing.T) {
 	lens := []int{37 + nq, 20 + nq}
 	for _, bk := range onnxBackends {
 		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, backend.Q8, backend.Q4} {
+		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
 			for _, paged := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/%v/paged=%v", bk.name, dt, paged), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(74, uint64(dt)))

@@ -1,5 +1,5 @@
 # asmparts.py: assembly text the decoding generators (decode.py,
-# decode_quant.py, decode_int.py) share.
+# decode_quant.py, decode_int.py, decode_idx.py, backward_idx.py) share.
 
 # PAIR_HSUM reduces an eight-lane dot kernel's key pair: the eight
 # accumulators (row r, key t in Y(2r+t)) by horizontal adds and a lane
@@ -40,6 +40,46 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 """
 
 
+# QUAD_HSUM reduces a sixteen-lane dot kernel's key quad: the sixteen
+# accumulators (row r, key t in Z(4r+t)) transposed and summed, so that
+# 128-bit lane r of Z6 holds row r's four sums (Z16–Z23 and Z0–Z5 on the
+# way, Z24 and Z25 temporaries).
+QUAD_HSUM = "\n".join(
+    ["\t// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums."]
+    + [line for m in range(8) for line in (
+        f"\tVUNPCKLPS    Z{2*m+1}, Z{2*m}, Z24",
+        f"\tVUNPCKHPS    Z{2*m+1}, Z{2*m}, Z25",
+        f"\tVADDPS       Z25, Z24, Z{16+m}")]
+    + ["\t// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row."]
+    + [line for n in range(4) for line in (
+        f"\tVUNPCKLPD    Z{17+2*n}, Z{16+2*n}, Z24",
+        f"\tVUNPCKHPD    Z{17+2*n}, Z{16+2*n}, Z25",
+        f"\tVADDPS       Z25, Z24, Z{n}")]) + """
+	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
+	VSHUFF32X4   $0x88, Z1, Z0, Z24
+	VSHUFF32X4   $0xdd, Z1, Z0, Z25
+	VADDPS       Z25, Z24, Z4
+	VSHUFF32X4   $0x88, Z3, Z2, Z24
+	VSHUFF32X4   $0xdd, Z3, Z2, Z25
+	VADDPS       Z25, Z24, Z5
+	VSHUFF32X4   $0x88, Z5, Z4, Z24
+	VSHUFF32X4   $0xdd, Z5, Z4, Z25
+	VADDPS       Z25, Z24, Z6"""
+
+# QUAD_STORE stores the quad's scores QUAD_HSUM left in Z6, times alpha
+# (Z31): row r's four at R10 + r·lds (lds in elements), and moves R10
+# on by the quad.
+QUAD_STORE = """	VMULPS       Z31, Z6, Z6
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11
+	VMOVUPS      X6, (R10)
+	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
+	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VEXTRACTF32X4 $3, Z6, (R10)(AX*1)
+	ADDQ         $16, R10"""
+
+
 # L2_TWINS: the decoding kernels come twice, the second named with the
 # suffix L2: the first prefetches into the L1 (PREFETCHT0), the twin
 # into the L2 (PREFETCHT1), and the Go side picks (decode_amd64.go,
@@ -65,11 +105,20 @@ def twinned(name):
         (name.endswith("AVX512") or name.endswith("VNNI") or name.endswith("AVX2"))
 
 
+def twin_of(block):
+    """The L2 twin of block (one kernel: its "// func" comment, then its
+    TEXT block): its name + "L2", every PREFETCHT0 a PREFETCHT1. Go's
+    labels are local to a function, so the twin keeps them."""
+    import re
+    name = re.search(r'(?m)^TEXT ·(\w+)\(SB\)', block).group(1)
+    twin = block.replace(f"·{name}(SB)", f"·{name}L2(SB)")
+    twin = re.sub(r'(?m)^// func ' + name + r'\(', f"// func {name}L2(", twin)
+    return twin.replace("PREFETCHT0", "PREFETCHT1")
+
+
 def l2_twins(src):
     """src (generated assembly) with an L2 twin after each TEXT block
-    whose kernel is twinned: its name + "L2", every PREFETCHT0 a
-    PREFETCHT1. Go's labels are local to a function, so the twin keeps
-    them."""
+    whose kernel is twinned (twin_of)."""
     import re
     parts = re.split(r'(?m)^(?=// func |TEXT )', src)
     out = []
@@ -86,10 +135,7 @@ def l2_twins(src):
         out.append(block)
         m = re.search(r'(?m)^TEXT ·(\w+)\(SB\)', block)
         if m and twinned(m.group(1)):
-            name = m.group(1)
-            twin = block.replace(f"·{name}(SB)", f"·{name}L2(SB)")
-            twin = re.sub(r'(?m)^// func ' + name + r'\(', f"// func {name}L2(", twin)
-            twin = twin.replace("PREFETCHT0", "PREFETCHT1")
+            twin = twin_of(block)
             if not twin.endswith("\n\n"):
                 twin = twin.rstrip("\n") + "\n\n"
             out.append(twin)

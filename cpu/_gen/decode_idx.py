@@ -10,17 +10,8 @@ import os
 # row at a random place is in flight while the arithmetic of the rows
 # before it runs. Each has an L2 twin (PREFETCHT1), as the strided
 # kernels have (prefetchL2).
+from asmparts import QUAD_HSUM, QUAD_STORE, twin_of
 
-
-def l2_twins_of(block):
-    """block (one kernel: its "// func" comment, then its TEXT) and its L2
-    twin: its name + "L2", every PREFETCHT0 a PREFETCHT1 (asmparts.py's
-    l2_twins, which leaves the indirect kernels out)."""
-    import re
-    name = re.search(r'(?m)^TEXT ·(\w+)\(SB\)', block).group(1)
-    twin = block.replace(f"·{name}(SB)", f"·{name}L2(SB)")
-    twin = re.sub(r'(?m)^// func ' + name + r'\(', f"// func {name}L2(", twin)
-    return block.rstrip("\n") + "\n\n" + twin.replace("PREFETCHT0", "PREFETCHT1")
 
 L = []
 A = L.append
@@ -110,37 +101,10 @@ dipf{t}:
     out.append(f"""	ADDQ         ${16*size}, AX
 	CMPQ         AX, DX
 	JB           diinner
-
-	// Pairs of accumulators: per 128-bit lane (v, v', v, v') partial sums.""")
-    for m in range(8):
-        out.append(f"\tVUNPCKLPS    Z{2*m+1}, Z{2*m}, Z24")
-        out.append(f"\tVUNPCKHPS    Z{2*m+1}, Z{2*m}, Z25")
-        out.append(f"\tVADDPS       Z25, Z24, Z{16+m}")
-    out.append("\t// Quads: per 128-bit lane (v₀, v₁, v₂, v₃) of one row.")
-    for m in range(4):
-        out.append(f"\tVUNPCKLPD    Z{17+2*m}, Z{16+2*m}, Z24")
-        out.append(f"\tVUNPCKHPD    Z{17+2*m}, Z{16+2*m}, Z25")
-        out.append(f"\tVADDPS       Z25, Z24, Z{m}")
-    out.append("""	// Sum the four 128-bit lanes: lane r ends as row r's four sums.
-	VSHUFF32X4   $0x88, Z1, Z0, Z24
-	VSHUFF32X4   $0xdd, Z1, Z0, Z25
-	VADDPS       Z25, Z24, Z4
-	VSHUFF32X4   $0x88, Z3, Z2, Z24
-	VSHUFF32X4   $0xdd, Z3, Z2, Z25
-	VADDPS       Z25, Z24, Z5
-	VSHUFF32X4   $0x88, Z5, Z4, Z24
-	VSHUFF32X4   $0xdd, Z5, Z4, Z25
-	VADDPS       Z25, Z24, Z6
-	VMULPS       Z31, Z6, Z6
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11
-	VMOVUPS      X6, (R10)
-	VEXTRACTF32X4 $1, Z6, (R10)(R11*1)
-	VEXTRACTF32X4 $2, Z6, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VEXTRACTF32X4 $3, Z6, (R10)(AX*1)
-	ADDQ         $16, R10
-	ADDQ         $32, R9
+""")
+    out.append(QUAD_HSUM)
+    out.append(QUAD_STORE)
+    out.append("""	ADDQ         $32, R9
 	DECQ         CX
 	JNZ          diquad
 	VZEROUPPER
@@ -241,8 +205,13 @@ aidone:
 """
 
 
+def with_twin(block):
+    """block (one kernel) and its L2 twin (asmparts.twin_of)."""
+    return block.rstrip("\n") + "\n\n" + twin_of(block)
+
+
 for dt, size, name in DTS:
-    A(l2_twins_of(dot(dt, size, name)))
+    A(with_twin(dot(dt, size, name)))
 for dt, size, name in DTS:
-    A(l2_twins_of(axpy(dt, size, name)))
+    A(with_twin(axpy(dt, size, name)))
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_idx_amd64.s'), 'w').write("\n".join(L))

@@ -40,6 +40,28 @@ PAIR_STORE = """	VMOVQ        X1, (R10)
 """
 
 
+def row_args(rows):
+    """The four row pointers (SI, R8, R12, R13) of argument rows, the
+    frame's first, with its stride in elements (ld+rows) the second."""
+    return f"""	MOVQ         {rows}+0(FP), SI
+	MOVQ         ld{rows}+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*2), R12           // {rows} row 2
+	LEAQ         (R12)(R8*1), R13          // {rows} row 3
+	ADDQ         SI, R8                    // {rows} row 1
+"""
+
+
+def load16(dt, mem, z):
+    """Sixteen stored elements of K or V at mem as float32 in Z{z}: dt
+    "F16" float16, "BF16" bfloat16, else float32."""
+    if dt == "F16":
+        return [f"\tVCVTPH2PS    {mem}, Z{z}"]
+    if dt == "BF16":
+        return [f"\tVPMOVZXWD    {mem}, Z{z}", f"\tVPSLLD       $16, Z{z}, Z{z}"]
+    return [f"\tVMOVUPS      {mem}, Z{z}"]
+
+
 # QUAD_HSUM reduces a sixteen-lane dot kernel's key quad: the sixteen
 # accumulators (row r, key t in Z(4r+t)) transposed and summed, so that
 # 128-bit lane r of Z6 holds row r's four sums (Z16–Z23 and Z0–Z5 on the

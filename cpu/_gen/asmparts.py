@@ -62,6 +62,18 @@ def load16(dt, mem, z):
     return [f"\tVMOVUPS      {mem}, Z{z}"]
 
 
+# IDX_QUAD_ROWS points an indirect dot kernel's key quad: DI, BX, R14
+# and R15 at k plus the quad's four byte offsets (R9).
+IDX_QUAD_ROWS = """	MOVQ         k+16(FP), DI
+	MOVQ         DI, BX
+	MOVQ         DI, R14
+	MOVQ         DI, R15
+	ADDQ         (R9), DI                  // keys j … j+3
+	ADDQ         8(R9), BX
+	ADDQ         16(R9), R14
+	ADDQ         24(R9), R15"""
+
+
 # QUAD_HSUM reduces a sixteen-lane dot kernel's key quad: the sixteen
 # accumulators (row r, key t in Z(4r+t)) transposed and summed, so that
 # 128-bit lane r of Z6 holds row r's four sums (Z16–Z23 and Z0–Z5 on the

@@ -6,7 +6,7 @@ import os
 # read where they lie in the block rather than gathered first: the
 # scores (dotRows4Idx), dQ's sum over the keys (axpyRows4Idx), and dK's
 # and dV's rows summed into where they lie (axpyAccIdx).
-from asmparts import QUAD_HSUM, row_args
+from asmparts import IDX_QUAD_ROWS, QUAD_HSUM, row_args
 
 L = []
 A = L.append
@@ -44,14 +44,7 @@ TEXT ·dotRows4IdxAVX512(SB), NOSPLIT, $0-80
 	VMOVUPS      (AX), Z30
 
 diquad:
-	MOVQ         k+16(FP), DI
-	MOVQ         DI, BX
-	MOVQ         DI, R14
-	MOVQ         DI, R15
-	ADDQ         (R9), DI                  // keys j … j+3
-	ADDQ         8(R9), BX
-	ADDQ         16(R9), R14
-	ADDQ         24(R9), R15""")
+{IDX_QUAD_ROWS}""")
 for i in range(16):
     A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
 A("\tXORQ         AX, AX                    // offset in the rows, bytes\n\ndiinner:")

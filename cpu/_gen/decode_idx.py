@@ -10,7 +10,7 @@ import os
 # row at a random place is in flight while the arithmetic of the rows
 # before it runs. Each has an L2 twin (PREFETCHT1), as the strided
 # kernels have (prefetchL2).
-from asmparts import QUAD_HSUM, QUAD_STORE, load16, row_args, twin_of
+from asmparts import IDX_QUAD_ROWS, QUAD_HSUM, QUAD_STORE, load16, row_args, twin_of
 
 
 L = []
@@ -52,14 +52,7 @@ TEXT ·dotRows4{dt}IdxAVX512(SB), NOSPLIT, $0-68
 	VBROADCASTSS alpha+64(FP), Z31
 
 diquad:
-	MOVQ         k+16(FP), DI
-	MOVQ         DI, BX
-	MOVQ         DI, R14
-	MOVQ         DI, R15
-	ADDQ         (R9), DI                  // keys j … j+3
-	ADDQ         8(R9), BX
-	ADDQ         16(R9), R14
-	ADDQ         24(R9), R15
+{IDX_QUAD_ROWS}
 	CMPQ         CX, ${ahead // 4}
 	JBE          dinopf"""]
     for t in range(4):

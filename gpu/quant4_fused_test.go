@@ -95,28 +95,24 @@ func q4Rows() []q4Row {
 // took 20 s more of lavapipe's compiling from a cold shader cache.
 func TestQ4Fused(t *testing.T) {
 	ctx := context.Background()
-	for _, plan := range []string{"hardware"} {
-		t.Run("plan="+plan, func(t *testing.T) {
-			t.Setenv("ATTN_GPU_PLAN", plan)
-			g := openGPU(t)
-			for n, row := range q4Rows() {
-				name := caseName(row.p, nil, nil) + "_" + row.dt.String()
-				if row.note != "" {
-					name += "_" + row.note
-				}
-				t.Run(name, func(t *testing.T) {
-					if plan == "hardware" && gpu.PlanLoops(g, row.p) > gpu.LoopBudget {
-						t.Skip("past lavapipe's loop cap under the hardware plan")
-					}
-					c := backendtest.RandomCase(newRand(uint64(7900+n)), row.p, nil, nil)
-					if row.edit != nil {
-						row.edit(&c)
-					}
-					c = c.WithDTypes(row.dt)
-					if err := backendtest.RunFused(ctx, g, c, n%2 == 0); err != nil {
-						t.Error(err)
-					}
-				})
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	g := openGPU(t)
+	for n, row := range q4Rows() {
+		name := caseName(row.p, nil, nil) + "_" + row.dt.String()
+		if row.note != "" {
+			name += "_" + row.note
+		}
+		t.Run(name, func(t *testing.T) {
+			if gpu.PlanLoops(g, row.p) > gpu.LoopBudget {
+				t.Skip("past lavapipe's loop cap under the hardware plan")
+			}
+			c := backendtest.RandomCase(newRand(uint64(7900+n)), row.p, nil, nil)
+			if row.edit != nil {
+				row.edit(&c)
+			}
+			c = c.WithDTypes(row.dt)
+			if err := backendtest.RunFused(ctx, g, c, n%2 == 0); err != nil {
+				t.Error(err)
 			}
 		})
 	}

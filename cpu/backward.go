@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
 // Backward tiles: query rows and keys of one step (128 × 256 measured
@@ -166,6 +167,11 @@ type backScratch struct {
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
 	ix                         *idxScratch
 	dBias                      []float32 // the lane's partial sums of a shared dBias
+	// The item's key tiles' Kᵀ and Vᵀ, packed for the micro-kernel at
+	// a tile's first use (kvPacked) and multiplied by every query tile
+	// of every head of the group (keyPanels); nil without the kernel.
+	pk, pv   []sgemm.PackedB
+	kvPacked []bool
 }
 
 // kvRows is the number of K and V rows batch b has: its key length when
@@ -235,6 +241,14 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	dvTT := blas32.General{Rows: dv, Cols: nkv, Stride: ld, Data: sc.dvT}
 	if bw.k.t.Half() {
 		sc.kt = grow(sc.kt, backTileK*d)
+	}
+	sc.kvPacked = sc.kvPacked[:0]
+	if p.Blocks == nil && onMicroKernel() {
+		nt := (nkv + backTileK - 1) / backTileK
+		for len(sc.pk) < nt {
+			sc.pk, sc.pv = append(sc.pk, sgemm.PackedB{}), append(sc.pv, sgemm.PackedB{})
+		}
+		sc.kvPacked = append(sc.kvPacked, make([]bool, nt)...)
 	}
 	if bw.v.t.Half() {
 		sc.vt = grow(sc.vt, backTileK*dv)
@@ -312,15 +326,20 @@ func untranspose(dst, t blas32.General) {
 }
 
 // keyTiles calls tile for the key tiles of keys lo … hi−1 that query
-// rows i0 … i0+r−1 of head h in batch b may see: tiles of backTileK
-// keys, or with a block mask the runs of key blocks some row's block
+// rows i0 … i0+r−1 of head h in batch b may see: the grid's tiles of
+// backTileK keys (the first and last cut to lo and hi), or with a block mask the runs of key blocks some row's block
 // keeps, at most backTileK keys each (a block that is off for every row
 // is neither read nor computed, as in Fused).
 func (bw *backward) keyTiles(b, h, i0, r, lo, hi int, tile func(j0, n int)) {
 	bm := bw.p.Blocks
 	if bm == nil {
-		for j0 := lo; j0 < hi; j0 += backTileK {
-			tile(j0, min(backTileK, hi-j0))
+		// On the grid of backTileK keys from key 0, so that every tile
+		// but a window's first is a whole packed tile or its first keys
+		// (keyPanels).
+		for j0 := lo; j0 < hi; {
+			end := min(hi, (j0/backTileK+1)*backTileK)
+			tile(j0, end-j0)
+			j0 = end
 		}
 		return
 	}
@@ -355,6 +374,7 @@ func (bw *backward) keyTiles(b, h, i0, r, lo, hi int, tile func(j0, n int)) {
 func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas32.General, b, h, kvh, i0, r, j0, n int) {
 	p := bw.p
 	d, dv := p.D, p.Dv
+	pk, pv, packed := bw.keyPanels(sc, b, kvh, j0, n)
 	// K's and V's rows in place when float32, else widened (matOf).
 	kt := matOf(bw.k, bw.kr.Offset(b, kvh, j0), n, d, bw.kr.Row, sc.kt)
 	vt := matOf(bw.v, bw.vr.Offset(b, kvh, j0), n, dv, bw.vr.Row, sc.vt)
@@ -364,7 +384,11 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas
 	raw := sc.raw[:r*ls]
 	// S = scale·Q·Kᵀ, then P = exp(softcap(S) + bias − ALiBi − LSE) on
 	// the keys each row sees, 0 elsewhere.
-	gemm(blas.Trans, p.Scale, qt, kt, 0, s)
+	if packed {
+		sgemm.Implementation{}.SgemmBandPacked(r, n, d, p.Scale, qt.Data, qt.Stride, &pk, 0, s.Data, s.Stride, nil)
+	} else {
+		gemm(blas.Trans, p.Scale, qt, kt, 0, s)
+	}
 	if p.Softcap > 0 {
 		copy(raw, s.Data) // tanh′ needs the scores before the cap
 	}
@@ -415,7 +439,11 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas
 	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, dv, n, r, 1, dotT.Data, dotT.Stride, s.Data, s.Stride, 1, dvT.Data[j0:], dvT.Stride)
 	// dP = dO·Vᵀ, then dS = P∘(dP − δ) (the bias's gradient), through the
 	// softcap's tanh.
-	gemm(blas.Trans, 1, dot, vt, 0, dp)
+	if packed {
+		sgemm.Implementation{}.SgemmBandPacked(r, n, dv, 1, dot.Data, dot.Stride, &pv, 0, dp.Data, dp.Stride, nil)
+	} else {
+		gemm(blas.Trans, 1, dot, vt, 0, dp)
+	}
 	for ii := range r {
 		pr, dr := s.Data[ii*ls:][:n], dp.Data[ii*ls:][:n]
 		dsRow(pr, dr, sc.delta[ii])
@@ -432,6 +460,30 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas
 	// dQ += scale·dS·K and dKᵀ += scale·Qᵀ·dS.
 	gemm(blas.NoTrans, p.Scale, dp, kt, 1, dqt)
 	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, d, n, r, p.Scale, qtT.Data, qtT.Stride, dp.Data, dp.Stride, 1, dkT.Data[j0:], dkT.Stride)
+}
+
+// keyPanels is Kᵀ and Vᵀ of keys j0 … j0+n−1 of KV head kvh of batch b
+// packed for the micro-kernel, and true, where the item packs its key
+// tiles (no block mask, the kernel multiplies) and the keys start a tile
+// of the grid: the tile packed at its first use, or its first n keys
+// (Prefix). Packing once an item, not once a query tile of each head,
+// gives the same bits. Else false: the products pack as they go. It
+// widens a half tile into sc.kt and sc.vt, which tile widens into next.
+func (bw *backward) keyPanels(sc *backScratch, b, kvh, j0, n int) (pk, pv sgemm.PackedB, ok bool) {
+	t := j0 / backTileK
+	if j0%backTileK != 0 || t >= len(sc.kvPacked) {
+		return pk, pv, false
+	}
+	if !sc.kvPacked[t] {
+		d, dv := bw.p.D, bw.p.Dv
+		full := min(backTileK, bw.kvRows(b)-j0)
+		if !packK(&sc.pk[t], matOf(bw.k, bw.kr.Offset(b, kvh, j0), full, d, bw.kr.Row, sc.kt)) ||
+			!packK(&sc.pv[t], matOf(bw.v, bw.vr.Offset(b, kvh, j0), full, dv, bw.vr.Row, sc.vt)) {
+			return pk, pv, false
+		}
+		sc.kvPacked[t] = true
+	}
+	return sc.pk[t].Prefix(n), sc.pv[t].Prefix(n), true
 }
 
 // dsRow sets dp[j] = p[j]·(dp[j] − delta) for j < len(p): a row of

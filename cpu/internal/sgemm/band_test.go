@@ -226,3 +226,56 @@ func TestSgemmBandPacked(t *testing.T) {
 		Implementation{}.SgemmBandPacked(2, 2, 3, 1, make([]float32, 6), 3, &pb, 0, c, 2, nil)
 	})
 }
+
+// A Prefix of a transposed B packed once gives, for every width n up to
+// the packed one, exactly what Sgemm gives over B's first n rows, on
+// every kernel this CPU runs and on gonum's fallback: widths inside a
+// panel, at its edges and past the n block, and k past a k block (the
+// prefix keeps each k block's first n blocks). A prefix wider than the
+// packed B, or of a B not packed transposed, panics.
+func TestPackedPrefix(t *testing.T) {
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 2))
+		var pb PackedB
+		for _, sz := range [][3]int{{8, 256, 64}, {9, 70, 5}, {5, 1030, 300}} {
+			m, full, k := sz[0], sz[1], sz[2]
+			ldb := k + 2
+			b := randMat(rng, full*ldb)
+			pb.Pack(blas.Trans, full, k, b, ldb)
+			for _, n := range []int{0, 1, 31, 32, 33, full / 2, 512, 513, full - 1, full} {
+				if n > full {
+					continue
+				}
+				a, lda, ldc := randMat(rng, m*(k+1)), k+1, n+4
+				c0 := randMat(rng, m*ldc)
+				want := append([]float32(nil), c0...)
+				Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, k, 0.5, a, lda, b, ldb, 1, want, ldc)
+				got := append([]float32(nil), c0...)
+				pre := pb.Prefix(n)
+				Implementation{}.SgemmBandPacked(m, n, k, 0.5, a, lda, &pre, 1, got, ldc, nil)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%d×%d×%d, prefix of %d: C[%d] = %v, Sgemm gives %v", m, n, k, full, i, got[i], want[i])
+					}
+				}
+			}
+		}
+		for name, f := range map[string]func(){
+			"too wide": func() { pb.Prefix(pb.n + 1) },
+			"not transposed": func() {
+				var nb PackedB
+				nb.Pack(blas.NoTrans, 40, 3, randMat(rng, 3*40), 40)
+				nb.Prefix(20)
+			},
+		} {
+			func() {
+				defer func() {
+					if recover() == nil && (name == "too wide" || Accelerated()) {
+						t.Errorf("%s: no panic", name)
+					}
+				}()
+				f()
+			}()
+		}
+	})
+}

@@ -275,6 +275,38 @@ func (pb *PackedB) Pack(tB blas.Transpose, n, k int, b []float32, ldb int) {
 	}
 }
 
+// Prefix is the first n columns of op(B) that pb holds, for products
+// n wide, where pb packed a transposed B (Pack with blas.Trans): each of
+// its panels is what packing those n columns alone would give, but the
+// last one's columns past n, which hold B's values rather than zeros and
+// which the kernel's edge blocks compute and drop. So a product over the
+// prefix gives the bits it would over B's n rows packed afresh: the
+// backward packs a key tile once and multiplies it, or its first keys,
+// for every query tile. n must be at most pb's columns.
+func (pb *PackedB) Prefix(n int) PackedB {
+	if n < 0 || n > pb.n {
+		panic(fmt.Sprintf("sgemm: prefix of %d columns of a packed B of %d", n, pb.n))
+	}
+	if active != nil && len(pb.blocks) > 0 && pb.blocks[0].b != nil {
+		panic("sgemm: a prefix of a B not packed transposed")
+	}
+	out := PackedB{n: n, k: pb.k, buf: pb.buf, blocks: pb.blocks}
+	if active == nil || n == pb.n {
+		return out // gonum's Sgemm reads B's first n rows
+	}
+	// pb's blocks run k block by k block, each over its n blocks; the
+	// prefix keeps each k block's first ⌈n/blockN⌉.
+	per := (pb.n + blockN - 1) / blockN
+	keep := (n + blockN - 1) / blockN
+	if keep < per {
+		out.blocks = nil
+		for at := 0; at < len(pb.blocks); at += per {
+			out.blocks = append(out.blocks, pb.blocks[at:at+keep]...)
+		}
+	}
+	return out
+}
+
 // SgemmBandPacked is SgemmBand with op(B) packed beforehand (Pack, with
 // the same n and k): C = alpha·A·op(B) + beta·C over band (nil for the
 // whole product).

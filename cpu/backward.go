@@ -22,6 +22,12 @@ const (
 	// of B would fall in an eighth of L1's sets and not stay there.
 	backPad = 16
 	backLd  = backTileK + backPad
+	// backPackBytes bounds a worker's packed key tiles (keyPanels): the
+	// first tiles of an item's keys that fit are packed once, the rest
+	// for each query tile, so that the cache adds at most this to the
+	// worker's N·(D + Dv) floats of dKᵀ and dVᵀ (all of N = 4096 at
+	// D = Dv = 128; a quarter of N = 32768 at D = 64).
+	backPackBytes = 4 << 20
 )
 
 // Backward computes attention's gradients (backend.Backwarder) by
@@ -167,9 +173,9 @@ type backScratch struct {
 	dk, dv                     []float32 // a half dK's and dV's rows, in float32
 	ix                         *idxScratch
 	dBias                      []float32 // the lane's partial sums of a shared dBias
-	// The item's key tiles' Kᵀ and Vᵀ, packed for the micro-kernel at
-	// a tile's first use (kvPacked) and multiplied by every query tile
-	// of every head of the group (keyPanels); nil without the kernel.
+	// The item's first key tiles' Kᵀ and Vᵀ (backPackBytes), packed for
+	// the micro-kernel at a tile's first use (kvPacked) and multiplied by
+	// every query tile of every head of the group (keyPanels).
 	pk, pv   []sgemm.PackedB
 	kvPacked []bool
 }
@@ -244,7 +250,7 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	}
 	sc.kvPacked = sc.kvPacked[:0]
 	if p.Blocks == nil && onMicroKernel() {
-		nt := (nkv + backTileK - 1) / backTileK
+		nt := min((nkv+backTileK-1)/backTileK, backPackBytes/(4*backTileK*(d+dv)))
 		for len(sc.pk) < nt {
 			sc.pk, sc.pv = append(sc.pk, sgemm.PackedB{}), append(sc.pv, sgemm.PackedB{})
 		}
@@ -464,11 +470,12 @@ func (bw *backward) tile(sc *backScratch, qt, dot, dqt, qtT, dotT, dkT, dvT blas
 
 // keyPanels is Kᵀ and Vᵀ of keys j0 … j0+n−1 of KV head kvh of batch b
 // packed for the micro-kernel, and true, where the item packs its key
-// tiles (no block mask, the kernel multiplies) and the keys start a tile
-// of the grid: the tile packed at its first use, or its first n keys
-// (Prefix). Packing once an item, not once a query tile of each head,
-// gives the same bits. Else false: the products pack as they go. It
-// widens a half tile into sc.kt and sc.vt, which tile widens into next.
+// tiles (no block mask, the kernel multiplies) and the keys start one of
+// the tiles it keeps (backPackBytes): the tile packed at its first use,
+// or its first n keys (Prefix). Packing once an item, not once a query
+// tile of each head, gives the same bits. Else false: the products pack
+// as they go. It widens a half tile into sc.kt and sc.vt, which tile
+// widens into next.
 func (bw *backward) keyPanels(sc *backScratch, b, kvh, j0, n int) (pk, pv sgemm.PackedB, ok bool) {
 	t := j0 / backTileK
 	if j0%backTileK != 0 || t >= len(sc.kvPacked) {

@@ -72,7 +72,8 @@ func BenchmarkDecode(b *testing.B) {
 // ATTN_BENCH_LAYOUT=bnhd with the heads side by side in each key's row
 // (a BNHD page's), each tile of headsTileK keys (headsTileK8 in 8 bits)
 // taking the heads in turn;
-// Fused is BenchmarkDecode's step (32 heads over 8) with float16 Q and O.
+// Fused is BenchmarkDecode's step (32 heads over 8) with float16 Q and O,
+// in each of those dtypes and q4.
 // q8 runs on the widening kernels (WithDecode8("vector")), q8int on the
 // integer ones where the CPU has them (WithDecode8("integer")).
 //
@@ -188,7 +189,8 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	for _, vr := range variants {
+	// q4 widens its codes for the q8 kernels (quant4.go): the step only.
+	for _, vr := range append(variants, variant{"q4", backend.Q4, "auto"}) {
 		dt := vr.dt
 		b.Run("Fused/"+vr.name, func(b *testing.B) {
 			if vr.setting == "integer" && !q8IntNow().ok {

@@ -212,10 +212,9 @@ func backwardSpecs() []backwardSpec {
 		{p: causal(PackedProblem(prob(0, 4, 2, 0, 0, 16, 8), []int{5, 0, 70, 1}, []int{9, 3, 70, 140}))},
 		{p: withV(PackedProblem(prob(0, 2, 1, 0, 0, 8, 8), []int{3, 4}, []int{5, 4}), func(v *backend.Variants) { v.Sinks = []float32{1, -1} }),
 			bias: &[4]int{2, 2, 4, 5}},
-		{p: causal(prob(1, 4, 2, 70, 130, 32, 32)), dt: Same(backend.Float16)},
-		// Key tiles past the CPU's first (256 keys), each packed once
-		// for the group's heads and query tiles, and a window whose rows
-		// start mid-tile.
+		// f16, causal, key tiles past the CPU's first (256 keys), each
+		// packed once for the group's heads and query tiles, and a
+		// window whose rows start mid-tile.
 		{p: withV(causal(prob(1, 4, 2, 140, 600, 32, 32)), func(v *backend.Variants) { v.Window = win(290, 0) }), dt: Same(backend.Float16)},
 		{p: bnhd(prob(1, 4, 2, 40, 50, 16, 16)), dt: Same(backend.BFloat16)},
 		{p: prob(1, 2, 1, 20, 30, 16, 16), dt: DTypes{Q: backend.Float32, K: backend.Float16, V: backend.BFloat16, O: backend.Float32}},

@@ -76,7 +76,7 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 			specs = append(specs, shaders.CopyConsts{WG: copyWG, O: o, Src: src})
 		}
 	}
-	specs = append(specs, shaders.Copy8Consts{WG: packWG}, shaders.Copy8Consts{WG: packWG, Q8: 1}, shaders.Copy8Consts{WG: packWG, Q4: 1})
+	specs = append(specs, shaders.Copy8Consts{WG: copyWG}, shaders.Copy8Consts{WG: copyWG, Q8: 1}, shaders.Copy8Consts{WG: copyWG, Q4: 1})
 	specs = append(specs, shaders.PatchConsts{WG: patchWG})
 	for _, src := range []shaders.Elem{shaders.F32, f16, bf16} {
 		specs = append(specs, shaders.Quant8Consts{WG: packWG, Src: int(src)}, shaders.Quant8Consts{WG: packWG, Q8: 1, Src: int(src)},

@@ -29,7 +29,7 @@ import (
 // whose destinations overlap (the later must win, which only dispatches
 // in order give), runs in dispatches of its own, each reading one entry.
 
-// copyWG is copy.wgsl's workgroup size. The rows callers copy, 64 to 128
+// copyWG is copy.wgsl's and copy8.wgsl's workgroup size. The rows callers copy, 64 to 128
 // elements, take its invocations one or two loops (a half dst's 32 to 64
 // words, one); lavapipe runs a workgroup's invocations as loops over
 // SIMD lanes, so a larger workgroup would spend most of them on nothing.
@@ -101,7 +101,12 @@ var _ backend.Copier = (*Backend)(nil)
 
 // copyQuant is the dispatches of a copy into or out of a quantized
 // buffer: copy8.wgsl between two buffers of one quantized dtype, bits as
-// they are (q8 and q4 ranges whole blocks, else ErrShape); a copy
+// they are (q8 and q4 ranges whole blocks, else ErrShape), the small
+// ranges of a call in shared dispatches as copyRanges runs copy.wgsl's
+// (a speculative step's Keep moves a row a KV head: under BHND 8 rows
+// of 8 heads of K and V took 256 dispatches, a range each), two that
+// share a word of dst (a scale word's blocks, an fp8 word) in
+// different layers, every range in order where destinations overlap; a copy
 // between a quantized buffer and one of another dtype is
 // ErrUnsupported: CopyQuant quantizes into a quantized buffer, and
 // nothing widens one on the device. The caller holds b.mu.
@@ -116,38 +121,137 @@ func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispat
 		}
 	}
 	q8, q4 := quantFlags(d.dtype)
-	pipe, err := b.pipeline(shaders.Copy8Consts{WG: packWG, Q8: q8, Q4: q4}, "main")
+	pipe, err := b.pipeline(shaders.Copy8Consts{WG: copyWG, Q8: q8, Q4: q4}, "main")
 	if err != nil {
 		return nil, fmt.Errorf("gpu: copy: %w", err)
+	}
+	t := d.dtype
+	layers := quantLayers(t, ranges)
+	var jobs []copyJob
+	if layers != nil {
+		for l := range copyLayersMax {
+			jobs = b.quantTableJobs(jobs, d, s, ranges, layers, l)
+		}
 	}
 	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
 	maxBind := int(b.lim.MaxStorageBufferBindingSize)
 	// A chunk's windows fit one binding and its words one grid
 	// dimension (fewer than 4 elements a word: q8's 256 in 68; q4's
 	// 256 in 36).
-	slack := plan.QuantSlack(d.dtype, alignBytes)
-	per := min(plan.QuantElems(d.dtype, maxBind-slack), 3*packWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
+	slack := plan.QuantSlack(t, alignBytes)
+	per := min(plan.QuantElems(t, maxBind-slack), 3*copyWG*int(b.lim.MaxComputeWorkgroupsPerDimension))
 	per = per / plan.Q8Super * plan.Q8Super
-	var ds []*dispatch
-	for _, r := range ranges {
+	for i, r := range ranges {
+		if layers != nil && layers[i] >= 0 {
+			continue
+		}
 		for c := 0; c < r.N; c += per {
 			n := min(per, r.N-c)
 			e0, s0 := r.Dst+c, r.Src+c
-			dw := plan.QuantWindow(d.dtype, e0, e0+n, alignBytes, int(d.bytes))
-			sw := plan.QuantWindow(s.dtype, s0, s0+n, alignBytes, int(s.bytes))
-			lo, hi := plan.QuantSpan(d.dtype, e0, n)
-			w0, w1 := (lo-dw.StartByte)/4, (hi-dw.StartByte+3)/4
-			dd := newDispatch(pipe)
-			dd.bind("src", s.buf, s.off+sw.StartByte, sw.Bytes)
-			dd.bind("o", d.buf, d.off+dw.StartByte, dw.Bytes)
-			dd.setParams(shaders.Copy8Params{NW: uint32(w1 - w0), OWord: uint32(w0),
-				D0: uint32(e0 - dw.Start), S0: uint32(s0 - sw.Start), N: uint32(n)})
-			dd.grid = [3]int{plan.CeilDiv(w1-w0, packWG), 1, 1}
-			dd.cost = float64(n)
-			ds = append(ds, dd)
+			dw := plan.QuantWindow(t, e0, e0+n, alignBytes, int(d.bytes))
+			sw := plan.QuantWindow(t, s0, s0+n, alignBytes, int(s.bytes))
+			j := copyJob{dw: byteWin{dw.StartByte, dw.Bytes}, sw: byteWin{sw.StartByte, sw.Bytes}, cost: float64(n)}
+			j.words = quantEntry(t, dw, sw, e0, s0, n)
+			j.tiles = plan.CeilDiv(int(j.words[1]), copyWG)
+			jobs = append(jobs, j)
 		}
 	}
-	return ds, nil
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	return copyJobDispatches(pipe, d, s, jobs, copy8Entry), nil
+}
+
+// quantLayers is copyLayers for copy8.wgsl's ranges of dtype t: small
+// where a workgroup takes the range's words in copyLoop steps; ranges
+// share a word of dst where the last element of one and the first of
+// the next lie in one fp8 word, or their blocks are a scale word's two
+// (blocks 2c and 2c+1 of a superblock): a code word is one block's.
+func quantLayers(t backend.DType, ranges []backend.CopyRange) []int {
+	return copyLayers(ranges, func(r backend.CopyRange) bool {
+		return quantWords(t, r.Dst, r.N) <= copyLoop*copyWG
+	}, func(p, r backend.CopyRange) bool {
+		if t == backend.FP8 {
+			return (p.Dst+p.N-1)/4 == r.Dst/4
+		}
+		return ((p.Dst+p.N)/backend.Q8Block-1)/2 == r.Dst/backend.Q8Block/2
+	})
+}
+
+// copyLayersMax bounds copyLayers' layers: a word is shared by at most
+// four ranges (an fp8 word's elements; a half word's two, a q8 or q4
+// scale word's two blocks).
+const copyLayersMax = 4
+
+// copy8Entry is the u32 words of a copy8.wgsl table entry: o_word, nw,
+// d0, s0, n.
+const copy8Entry = 5
+
+// quantWords is the u32 words of a quantized buffer of dtype t from the
+// first to the last that elements [off, off+n) lie in (plan.QuantSpan):
+// the words copy8.wgsl takes for such a range; 0 for none.
+func quantWords(t backend.DType, off, n int) int {
+	if n == 0 {
+		return 0
+	}
+	lo, hi := plan.QuantSpan(t, off, n)
+	return (hi+3)/4 - lo/4
+}
+
+// quantEntry is the copy8.wgsl table entry that copies elements [s0,
+// s0+n) of a quantized buffer of dtype t, its window sw, as elements
+// [e0, e0+n) of another, its window dw.
+func quantEntry(t backend.DType, dw, sw plan.QuantWin, e0, s0, n int) []uint32 {
+	lo, hi := plan.QuantSpan(t, e0, n)
+	w0, w1 := (lo-dw.StartByte)/4, (hi-dw.StartByte+3)/4
+	return []uint32{uint32(w0), uint32(w1 - w0), uint32(e0 - dw.Start), uint32(s0 - sw.Start), uint32(n)}
+}
+
+// quantTableJobs appends the copy8.wgsl dispatches of the ranges of
+// layers' layer l (copyLayers), as tableJobs does copy.wgsl's: in call
+// order, as many a table as inlineVars holds whose windows of dst and
+// src fit one binding each, each range a workgroup.
+func (b *Backend) quantTableJobs(jobs []copyJob, d, s *buffer, ranges []backend.CopyRange, layers []int, l int) []copyJob {
+	t := d.dtype
+	alignBytes := max(int(b.lim.MinStorageBufferOffsetAlignment), 4)
+	maxBind := int(b.lim.MaxStorageBufferBindingSize)
+	window := func(x *buffer, lo, hi int) plan.QuantWin {
+		return plan.QuantWindow(t, lo, hi, alignBytes, int(x.bytes))
+	}
+	var group []backend.CopyRange
+	var d0, d1, s0, s1 int // the group's extents in dst and src
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		dw, sw := window(d, d0, d1), window(s, s0, s1)
+		j := copyJob{dw: byteWin{dw.StartByte, dw.Bytes}, sw: byteWin{sw.StartByte, sw.Bytes}, tiles: 1}
+		j.words = make([]uint32, 0, copy8Entry*len(group))
+		for _, r := range group {
+			j.words = append(j.words, quantEntry(t, dw, sw, r.Dst, r.Src, r.N)...)
+			j.cost += float64(r.N)
+		}
+		jobs = append(jobs, j)
+		group = group[:0]
+	}
+	for i, r := range ranges {
+		if layers[i] != l {
+			continue
+		}
+		if len(group) > 0 {
+			n0, n1, m0, m1 := min(d0, r.Dst), max(d1, r.Dst+r.N), min(s0, r.Src), max(s1, r.Src+r.N)
+			if len(group) < inlineVars/4/copy8Entry && window(d, n0, n1).Bytes <= maxBind && window(s, m0, m1).Bytes <= maxBind {
+				group = append(group, r)
+				d0, d1, s0, s1 = n0, n1, m0, m1
+				continue
+			}
+			flush()
+		}
+		group = append(group, r)
+		d0, d1, s0, s1 = r.Dst, r.Dst+r.N, r.Src, r.Src+r.N
+	}
+	flush()
+	return jobs
 }
 
 // copyDispatches are the dispatches that store elements [s, s+n) of src
@@ -162,16 +266,21 @@ func (b *Backend) copyDispatches(dst *buffer, d int, src *buffer, s, n int) ([]*
 // into dst, in effect in order (backend.Copier). Where no two ranges'
 // destinations overlap, the order is free but for the two ranges of a
 // word of a half dst (an odd boundary between them), which must not
-// share a dispatch: copyLayers puts the small ranges in two layers, and
+// share a dispatch: copyLayers puts the small ranges in layers, and
 // each layer's in tables of dispatches of their own, whose windows fit
 // a binding each (tableJobs); the large ones get dispatches of their own
 // (rangeJobs). Where destinations overlap, every range gets dispatches
 // of its own, in order, so that the later wins. The caller holds b.mu.
 func (b *Backend) copyRanges(dst, src *buffer, ranges []backend.CopyRange) ([]*dispatch, error) {
-	layers := copyLayers(dst.dtype.Half(), ranges)
+	half := dst.dtype.Half()
+	layers := copyLayers(ranges, func(r backend.CopyRange) bool {
+		return copyUnits(half, r.Dst, r.N) <= copyLoop*copyWG
+	}, func(p, r backend.CopyRange) bool {
+		return half && (p.Dst+p.N-1)/2 == r.Dst/2
+	})
 	var jobs []copyJob
 	if layers != nil {
-		for l := range 2 {
+		for l := range copyLayersMax {
 			jobs = b.tableJobs(jobs, dst, src, ranges, layers, l)
 		}
 	}
@@ -187,7 +296,7 @@ func (b *Backend) copyRanges(dst, src *buffer, ranges []backend.CopyRange) ([]*d
 	if err != nil {
 		return nil, err
 	}
-	return copyJobDispatches(pipe, dst, src, jobs), nil
+	return copyJobDispatches(pipe, dst, src, jobs, copyEntry), nil
 }
 
 // copyUnits is the units of copy.wgsl that elements [d, d+n) of a dst
@@ -199,16 +308,16 @@ func copyUnits(half bool, d, n int) int {
 	return (d+n+1)/2 - d/2
 }
 
-// copyLayers is how copyRanges runs each of ranges: in a table of layer 0
-// or 1, or in dispatches of its own (-1): a range of no elements, one of
-// more than copyLoop·copyWG units, and every range when fewer than two
+// copyLayers is how a copy runs each of ranges: in a table of layer 0
+// … copyLayersMax−1, or in dispatches of its own (-1): a range of no
+// elements, one that is not small, and every range when fewer than two
 // are small (a table then saves nothing). Two ranges of one layer never
-// share a word of a half dst: the ranges sorted by their destinations,
-// one that shares its first word with the last of the one before it
-// (both small) takes the other layer; no other two can share a word,
-// since a range has at least one element. It is nil when two ranges'
-// destinations overlap.
-func copyLayers(half bool, ranges []backend.CopyRange) []int {
+// share a word of dst: the ranges sorted by their destinations, each
+// small one takes the lowest layer that none of the small ones before it
+// that share its first word is in (shares, given the earlier and then
+// it); no other two can share a word, since a range has at least one
+// element. It is nil when two ranges' destinations overlap.
+func copyLayers(ranges []backend.CopyRange, small func(backend.CopyRange) bool, shares func(p, r backend.CopyRange) bool) []int {
 	order := make([]int, 0, len(ranges))
 	for i, r := range ranges {
 		if r.N > 0 {
@@ -223,26 +332,32 @@ func copyLayers(half bool, ranges []backend.CopyRange) []int {
 	for i := range layers {
 		layers[i] = -1
 	}
-	small := 0
+	nsmall := 0
 	for k, i := range order {
 		r := ranges[i]
 		if k > 0 && r.Dst < ranges[order[k-1]].Dst+ranges[order[k-1]].N {
 			return nil
 		}
-		if copyUnits(half, r.Dst, r.N) > copyLoop*copyWG {
+		if !small(r) {
 			continue
 		}
-		small++
-		layers[i] = 0
-		if k == 0 || !half {
-			continue
+		nsmall++
+		// The lowest layer none of the ranges before it that share its
+		// first word is in: the ones just before it, as far back as
+		// they share it (an fp8 word's four elements may be four ranges').
+		var used [copyLayersMax]bool
+		for b := k - 1; b >= 0 && shares(ranges[order[b]], r); b-- {
+			if l := layers[order[b]]; l >= 0 {
+				used[l] = true
+			}
 		}
-		p := order[k-1]
-		if layers[p] >= 0 && (ranges[p].Dst+ranges[p].N-1)/2 == r.Dst/2 {
-			layers[i] = 1 - layers[p]
+		l := 0
+		for used[l] {
+			l++
 		}
+		layers[i] = l
 	}
-	if small < 2 {
+	if nsmall < 2 {
 		for i := range layers {
 			layers[i] = -1
 		}
@@ -357,25 +472,26 @@ func (b *Backend) rangeJobs(jobs []copyJob, dst *buffer, d int, src *buffer, s, 
 }
 
 // copyJobDispatches are the dispatches of jobs, in order: their entries
-// laid out in tables of up to copyTable entries, each job's in one, so
+// (entry words each: copyEntry for copy.wgsl, copy8Entry for copy8.wgsl)
+// laid out in tables of up to inlineVars bytes, each job's in one, so
 // that consecutive dispatches of one table place it in the arena once
 // (record).
-func copyJobDispatches(pipe *pipeline, dst, src *buffer, jobs []copyJob) []*dispatch {
+func copyJobDispatches(pipe *pipeline, dst, src *buffer, jobs []copyJob, entry int) []*dispatch {
 	type at struct{ table, first int }
 	ats := make([]at, len(jobs))
 	var tables [][]uint32
 	var cur []uint32
 	for i, j := range jobs {
-		if len(cur)+len(j.words) > copyTable*copyEntry {
+		if len(cur)+len(j.words) > inlineVars/4/entry*entry {
 			tables, cur = append(tables, cur), nil
 		}
-		ats[i] = at{len(tables), len(cur) / copyEntry}
+		ats[i] = at{len(tables), len(cur) / entry}
 		cur = append(cur, j.words...)
 	}
 	tables = append(tables, cur)
 	ds := make([]*dispatch, len(jobs))
 	for i, j := range jobs {
-		n := len(j.words) / copyEntry
+		n := len(j.words) / entry
 		dd := newDispatch(pipe)
 		dd.bind("src", src.buf, src.off+j.sw.start, j.sw.n)
 		dd.bind("o", dst.buf, dst.off+j.dw.start, j.dw.n)

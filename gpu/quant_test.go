@@ -121,6 +121,22 @@ func TestQuantBuffers(t *testing.T) {
 				}
 			}
 			same(t, g, c, gx, cx, 0, n)
+			// Small ranges that share dispatches: a block and the next
+			// share a scale word (blocks 20 and 21, 22 and 23), fp8
+			// ranges a word, so that they take two layers.
+			ranges = []backend.CopyRange{{Dst: 640, Src: 32, N: 32}, {Dst: 672, Src: 320, N: 64}, {Dst: 736, Src: 1088, N: 32}, {Dst: 800, Src: 0, N: 96}}
+			if dt == backend.FP8 {
+				ranges = append(ranges, backend.CopyRange{Dst: 901, Src: 5, N: 6}, backend.CopyRange{Dst: 907, Src: 100, N: 3}, backend.CopyRange{Dst: 910, Src: 200, N: 1})
+			}
+			for _, p := range []struct {
+				be   backend.Copier
+				d, s backend.Buffer
+			}{{g, gx, gy}, {c, cx, cy}} {
+				if err := p.be.Copy(ctx, p.d, p.s, ranges...); err != nil {
+					t.Fatalf("Copy: %v", err)
+				}
+			}
+			same(t, g, c, gx, cx, 0, n)
 
 			// Refusals.
 			if blk > 1 {

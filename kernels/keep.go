@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/attn-go/attn/backend"
@@ -115,20 +116,12 @@ func checkKeep(have, n int, rows []int) error {
 // in any order. Each row is its KVH heads' rows: one run under BNHD, one
 // a head under BHND.
 func (c *kv) moveRows(st *staging, moves [][2]int, at func(row, h, dim int) int) error {
-	cp, device := c.be.(backend.Copier)
+	if cp, ok := c.be.(backend.Copier); ok {
+		return c.moveDevice(cp, moves, at)
+	}
 	for _, t := range c.stores() {
-		heads, dim := c.cfg.KVHeads, t.dim
-		runs, run := 1, heads*dim // a row's runs and their length
-		if c.cfg.Layout != BNHD {
-			runs, run = heads, dim
-		}
-		locate := func(row, h int) int { return at(row, h, dim) }
-		if device {
-			if err := c.moveDevice(cp, t.buf, moves, runs, run, locate); err != nil {
-				return err
-			}
-			continue
-		}
+		runs, run := c.rowRuns(t.dim)
+		locate := func(row, h int) int { return at(row, h, t.dim) }
 		// Through the host: every source row read, then written.
 		half := c.cfg.DType.Half()
 		n := len(moves) * runs * run
@@ -162,28 +155,59 @@ func (c *kv) moveRows(st *staging, moves [][2]int, at func(row, h, dim int) int)
 	return nil
 }
 
-// moveDevice is moveRows's device copy of one buffer: the sources into
-// the cache's scratch (grown to hold them; cowMu), then the scratch into
-// the destinations.
-func (c *kv) moveDevice(cp backend.Copier, buf backend.Buffer, moves [][2]int, runs, run int, at func(row, h int) int) error {
+// rowRuns is how a row dim wide a head lies in a buffer: its KVH heads'
+// rows, one run under BNHD, one a head under BHND.
+func (c *kv) rowRuns(dim int) (runs, run int) {
+	if c.cfg.Layout == BNHD {
+		return 1, c.cfg.KVHeads * dim
+	}
+	return c.cfg.KVHeads, dim
+}
+
+// moveDevice is moveRows on the device: for each buffer, the sources
+// into the cache's scratch (grown to hold the largest; cowMu), then the
+// scratch into the destinations. On a backend.Recorder (a GPU) the
+// copies are one recording, waited for once, where each Copy would wait
+// for its own (four waits for K and V).
+func (c *kv) moveDevice(cp backend.Copier, moves [][2]int, at func(row, h, dim int) int) (err error) {
 	c.cowMu.Lock()
 	defer c.cowMu.Unlock()
-	if err := c.scratchOf(len(moves) * runs * run); err != nil {
+	need := 0
+	for _, t := range c.stores() {
+		runs, run := c.rowRuns(t.dim)
+		need = max(need, len(moves)*runs*run)
+	}
+	if err := c.scratchOf(need); err != nil {
 		return err
 	}
-	in, out := make([]backend.CopyRange, 0, len(moves)*runs), make([]backend.CopyRange, 0, len(moves)*runs)
-	for m, mv := range moves {
-		for h := range runs {
-			x := (m*runs + h) * run
-			in = append(in, backend.CopyRange{Dst: x, Src: at(mv[1], h), N: run})
-			out = append(out, backend.CopyRange{Dst: at(mv[0], h), Src: x, N: run})
-		}
+	if r, ok := c.be.(backend.Recorder); ok {
+		rec := r.Begin()
+		defer func() {
+			// Wait whatever was recorded, and report its errors after
+			// the first recorded op's.
+			err = errors.Join(err, rec.Wait())
+		}()
+		cp = rec
 	}
 	ctx := context.Background()
-	if err := cp.Copy(ctx, c.cow, buf, in...); err != nil {
-		return err
+	for _, t := range c.stores() {
+		runs, run := c.rowRuns(t.dim)
+		in, out := make([]backend.CopyRange, 0, len(moves)*runs), make([]backend.CopyRange, 0, len(moves)*runs)
+		for m, mv := range moves {
+			for h := range runs {
+				x := (m*runs + h) * run
+				in = append(in, backend.CopyRange{Dst: x, Src: at(mv[1], h, t.dim), N: run})
+				out = append(out, backend.CopyRange{Dst: at(mv[0], h, t.dim), Src: x, N: run})
+			}
+		}
+		if err := cp.Copy(ctx, c.cow, t.buf, in...); err != nil {
+			return err
+		}
+		if err := cp.Copy(ctx, t.buf, c.cow, out...); err != nil {
+			return err
+		}
 	}
-	return cp.Copy(ctx, buf, c.cow, out...)
+	return nil
 }
 
 // scratchOf makes the cache's scratch (cow) hold n elements at least,

@@ -173,23 +173,12 @@ type CopyConsts struct {
 }
 
 // Copy8Consts specialises copy8.wgsl: WG invocations a workgroup, each
-// writing one u32 word of o; Q8 is 1 for q8 buffers, Q4 for q4 ones,
-// neither for fp8 ones.
+// taking one u32 word of o a step; Q8 is 1 for q8 buffers, Q4 for q4
+// ones, neither for fp8 ones.
 type Copy8Consts struct {
 	WG int
 	Q8 int `shaders:"zero"`
 	Q4 int `shaders:"zero"`
-}
-
-// Copy8Params is copy8.wgsl's Params: the dispatch's nw words of o from
-// word o_word of its window, and the n elements from element d0 of o's
-// window that take src's from element s0 of its window.
-type Copy8Params struct {
-	NW    uint32 `wgsl:"nw"`
-	OWord uint32 `wgsl:"o_word"`
-	D0    uint32 `wgsl:"d0"`
-	S0    uint32 `wgsl:"s0"`
-	N     uint32 `wgsl:"n"`
 }
 
 // PatchConsts specialises patch.wgsl: WG invocations a workgroup, each

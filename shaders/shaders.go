@@ -323,8 +323,8 @@ var (
 	Copy8 = Kernel{
 		Name:     "copy8",
 		Consts:   reflect.TypeFor[Copy8Consts](),
-		Params:   reflect.TypeFor[Copy8Params](),
-		Bindings: []Binding{{"P", Uniform}, {"src", ReadU32}, {"o", ReadWriteU32}},
+		Params:   reflect.TypeFor[CopyParams](),
+		Bindings: []Binding{{"P", Uniform}, {"src", ReadU32}, {"vars", ReadU32}, {"o", ReadWriteU32}},
 		Entries:  []string{"main"},
 		Template: true,
 	}

@@ -153,9 +153,10 @@ type PackParams struct {
 	OOff   uint32 `wgsl:"o_off"`
 }
 
-// CopyParams is copy.wgsl's Params: the dispatch's n ranges, entries
-// first … first+n−1 of its table (the vars binding, four u32 words an
-// entry: o_off, src_off, lo, hi, as copy.wgsl says).
+// CopyParams is copy.wgsl's and copy8.wgsl's Params: the dispatch's n
+// ranges, entries first … first+n−1 of its table (the vars binding, u32
+// words: four an entry for copy.wgsl, o_off, src_off, lo, hi; five for
+// copy8.wgsl, o_word, nw, d0, s0, n; as each says).
 type CopyParams struct {
 	N     uint32 `wgsl:"n"`
 	First uint32 `wgsl:"first"`

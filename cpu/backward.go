@@ -248,6 +248,9 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 	if bw.k.t.Half() {
 		sc.kt = grow(sc.kt, backTileK*d)
 	}
+	if bw.v.t.Half() {
+		sc.vt = grow(sc.vt, backTileK*dv)
+	}
 	sc.kvPacked = sc.kvPacked[:0]
 	if p.Blocks == nil && onMicroKernel() {
 		nt := min((nkv+backTileK-1)/backTileK, backPackBytes/(4*backTileK*(d+dv)))
@@ -255,9 +258,6 @@ func (bw *backward) head(sc *backScratch, b, kvh int) {
 			sc.pk, sc.pv = append(sc.pk, sgemm.PackedB{}), append(sc.pv, sgemm.PackedB{})
 		}
 		sc.kvPacked = append(sc.kvPacked, make([]bool, nt)...)
-	}
-	if bw.v.t.Half() {
-		sc.vt = grow(sc.vt, backTileK*dv)
 	}
 	g, nq := p.Group(), p.QRows(b)
 	var sinkGrad float64
@@ -333,9 +333,10 @@ func untranspose(dst, t blas32.General) {
 
 // keyTiles calls tile for the key tiles of keys lo … hi−1 that query
 // rows i0 … i0+r−1 of head h in batch b may see: the grid's tiles of
-// backTileK keys (the first and last cut to lo and hi), or with a block mask the runs of key blocks some row's block
-// keeps, at most backTileK keys each (a block that is off for every row
-// is neither read nor computed, as in Fused).
+// backTileK keys (the first and last cut to lo and hi), or with a block
+// mask the runs of key blocks some row's block keeps, at most backTileK
+// keys each (a block that is off for every row is neither read nor
+// computed, as in Fused).
 func (bw *backward) keyTiles(b, h, i0, r, lo, hi int, tile func(j0, n int)) {
 	bm := bw.p.Blocks
 	if bm == nil {

@@ -29,9 +29,10 @@ import (
 // whose destinations overlap (the later must win, which only dispatches
 // in order give), runs in dispatches of its own, each reading one entry.
 
-// copyWG is copy.wgsl's and copy8.wgsl's workgroup size. The rows callers copy, 64 to 128
-// elements, take its invocations one or two loops (a half dst's 32 to 64
-// words, one); lavapipe runs a workgroup's invocations as loops over
+// copyWG is copy.wgsl's and copy8.wgsl's workgroup size. The rows
+// callers copy, 64 to 128 elements, take its invocations one or two
+// loops (a half dst's 32 to 64 words, one; a q8 row's span of up to 68
+// words, two); lavapipe runs a workgroup's invocations as loops over
 // SIMD lanes, so a larger workgroup would spend most of them on nothing.
 // copyLoop is the most times an invocation loops: a range of up to
 // copyLoop·copyWG units (elements of a float32 dst, words of a half one)
@@ -105,8 +106,8 @@ var _ backend.Copier = (*Backend)(nil)
 // ranges of a call in shared dispatches as copyRanges runs copy.wgsl's
 // (a speculative step's Keep moves a row a KV head: under BHND 8 rows
 // of 8 heads of K and V took 256 dispatches, a range each), two that
-// share a word of dst (a scale word's blocks, an fp8 word) in
-// different layers, every range in order where destinations overlap; a copy
+// share a word of dst (a scale word's blocks, an fp8 word) in different
+// layers, every range in order where destinations overlap; a copy
 // between a quantized buffer and one of another dtype is
 // ErrUnsupported: CopyQuant quantizes into a quantized buffer, and
 // nothing widens one on the device. The caller holds b.mu.

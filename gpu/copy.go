@@ -219,12 +219,10 @@ func (b *Backend) quantTableJobs(jobs []copyJob, d, s *buffer, ranges []backend.
 	window := func(x *buffer, lo, hi int) plan.QuantWin {
 		return plan.QuantWindow(t, lo, hi, alignBytes, int(x.bytes))
 	}
-	var group []backend.CopyRange
-	var d0, d1, s0, s1 int // the group's extents in dst and src
-	flush := func() {
-		if len(group) == 0 {
-			return
-		}
+	fits := func(d0, d1, s0, s1 int) bool {
+		return window(d, d0, d1).Bytes <= maxBind && window(s, s0, s1).Bytes <= maxBind
+	}
+	tableGroups(ranges, layers, l, inlineVars/4/copy8Entry, fits, func(group []backend.CopyRange, d0, d1, s0, s1 int) {
 		dw, sw := window(d, d0, d1), window(s, s0, s1)
 		j := copyJob{dw: byteWin{dw.StartByte, dw.Bytes}, sw: byteWin{sw.StartByte, sw.Bytes}, tiles: 1}
 		j.words = make([]uint32, 0, copy8Entry*len(group))
@@ -233,25 +231,7 @@ func (b *Backend) quantTableJobs(jobs []copyJob, d, s *buffer, ranges []backend.
 			j.cost += float64(r.N)
 		}
 		jobs = append(jobs, j)
-		group = group[:0]
-	}
-	for i, r := range ranges {
-		if layers[i] != l {
-			continue
-		}
-		if len(group) > 0 {
-			n0, n1, m0, m1 := min(d0, r.Dst), max(d1, r.Dst+r.N), min(s0, r.Src), max(s1, r.Src+r.N)
-			if len(group) < inlineVars/4/copy8Entry && window(d, n0, n1).Bytes <= maxBind && window(s, m0, m1).Bytes <= maxBind {
-				group = append(group, r)
-				d0, d1, s0, s1 = n0, n1, m0, m1
-				continue
-			}
-			flush()
-		}
-		group = append(group, r)
-		d0, d1, s0, s1 = r.Dst, r.Dst+r.N, r.Src, r.Src+r.N
-	}
-	flush()
+	})
 	return jobs
 }
 
@@ -408,12 +388,10 @@ func (b *Backend) tableJobs(jobs []copyJob, dst, src *buffer, ranges []backend.C
 		}
 		return w
 	}
-	var group []backend.CopyRange
-	var d0, d1, s0, s1 int // the group's extents in dst and src
-	flush := func() {
-		if len(group) == 0 {
-			return
-		}
+	fits := func(d0, d1, s0, s1 int) bool {
+		return byteWindow(dst, d0, d1, alignBytes).n <= maxBind && byteWindow(src, s0, s1, alignBytes).n <= maxBind
+	}
+	tableGroups(ranges, layers, l, copyTable, fits, func(group []backend.CopyRange, d0, d1, s0, s1 int) {
 		j := copyJob{dw: window(dst, d0, d1), sw: window(src, s0, s1), tiles: 1}
 		j.words = make([]uint32, 0, copyEntry*len(group))
 		for _, r := range group {
@@ -421,7 +399,22 @@ func (b *Backend) tableJobs(jobs []copyJob, dst, src *buffer, ranges []backend.C
 			j.cost += float64(r.N)
 		}
 		jobs = append(jobs, j)
-		group = group[:0]
+	})
+	return jobs
+}
+
+// tableGroups calls job for the ranges of layers' layer l (copyLayers) in
+// groups, in call order: as many a group as most, whose extents in dst
+// and src (the smallest and the largest element, [d0, d1) and [s0, s1))
+// fit, each a table of a dispatch's.
+func tableGroups(ranges []backend.CopyRange, layers []int, l, most int, fits func(d0, d1, s0, s1 int) bool, job func(group []backend.CopyRange, d0, d1, s0, s1 int)) {
+	var group []backend.CopyRange
+	var d0, d1, s0, s1 int // the group's extents in dst and src
+	flush := func() {
+		if len(group) > 0 {
+			job(group, d0, d1, s0, s1)
+			group = group[:0]
+		}
 	}
 	for i, r := range ranges {
 		if layers[i] != l {
@@ -429,7 +422,7 @@ func (b *Backend) tableJobs(jobs []copyJob, dst, src *buffer, ranges []backend.C
 		}
 		if len(group) > 0 {
 			n0, n1, m0, m1 := min(d0, r.Dst), max(d1, r.Dst+r.N), min(s0, r.Src), max(s1, r.Src+r.N)
-			if len(group) < copyTable && byteWindow(dst, n0, n1, alignBytes).n <= maxBind && byteWindow(src, m0, m1, alignBytes).n <= maxBind {
+			if len(group) < most && fits(n0, n1, m0, m1) {
 				group = append(group, r)
 				d0, d1, s0, s1 = n0, n1, m0, m1
 				continue
@@ -440,7 +433,6 @@ func (b *Backend) tableJobs(jobs []copyJob, dst, src *buffer, ranges []backend.C
 		d0, d1, s0, s1 = r.Dst, r.Dst+r.N, r.Src, r.Src+r.N
 	}
 	flush()
-	return jobs
 }
 
 // rangeJobs appends the dispatches of a range of n > 0 elements from s

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"context"
 	"slices"
 
 	"github.com/attn-go/attn/backend"
@@ -39,13 +38,16 @@ func (s *Seq) Fork() (*Seq, error) {
 // bits are copied as they are, in every dtype — an 8-bit page's codes
 // and scales too, so a block a device append stored as NaN is copied as
 // it is, never decoded — through a scratch page of the pool's (Copy
-// takes two buffers); elsewhere through the host, a half page's bits as
+// takes two buffers; viaScratch, K's and V's copies one recording on a
+// GPU); elsewhere through the host, a half page's bits as
 // they are and the others as float32 values. The copy is ordered after
 // every write of the page before it (a GPU op outside a step is
 // submitted after what steps recorded), so a copy made while appends are
 // recorded into a step still sees them.
 func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 	cp, device := p.be.(backend.Copier)
+	need := 0 // the scratch: a page of the widest store
+	var copies []scratchCopy
 	for _, t := range p.stores() {
 		heads, dim := p.cfg.KVHeads, t.dim
 		page := p.pageSize * heads * dim
@@ -54,9 +56,12 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 			runs, run, stride = heads, rows*dim, p.pageSize*dim
 		}
 		if device {
-			if err := p.copyDevice(cp, t.buf, to*page, from*page, runs, run, stride, page); err != nil {
-				return err
+			sc := scratchCopy{buf: t.buf, in: make([]backend.CopyRange, runs), out: make([]backend.CopyRange, runs)}
+			for r := range runs {
+				sc.in[r] = backend.CopyRange{Dst: r * stride, Src: from*page + r*stride, N: run}
+				sc.out[r] = backend.CopyRange{Dst: to*page + r*stride, Src: r * stride, N: run}
 			}
+			copies, need = append(copies, sc), max(need, page)
 			continue
 		}
 		for r := range runs {
@@ -80,28 +85,8 @@ func (p *PagePool) copyPage(st *staging, to, from, rows int) error {
 			}
 		}
 	}
+	if device {
+		return p.viaScratch(cp, need, copies)
+	}
 	return nil
-}
-
-// copyDevice copies runs runs of run elements, stride apart, from
-// element src of buf to element dst of it, through the pool's scratch
-// (kv.cow, grown to a page at least; one copy at a time: cowMu).
-func (p *PagePool) copyDevice(cp backend.Copier, buf backend.Buffer, dst, src, runs, run, stride, page int) error {
-	p.cowMu.Lock()
-	defer p.cowMu.Unlock()
-	if err := p.scratchOf(page); err != nil {
-		return err
-	}
-	ranges := make([]backend.CopyRange, runs)
-	for r := range ranges {
-		ranges[r] = backend.CopyRange{Dst: r * stride, Src: src + r*stride, N: run}
-	}
-	ctx := context.Background()
-	if err := cp.Copy(ctx, p.cow, buf, ranges...); err != nil {
-		return err
-	}
-	for r := range ranges {
-		ranges[r] = backend.CopyRange{Dst: dst + r*stride, Src: r * stride, N: run}
-	}
-	return cp.Copy(ctx, buf, p.cow, ranges...)
 }

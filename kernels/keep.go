@@ -165,18 +165,43 @@ func (c *kv) rowRuns(dim int) (runs, run int) {
 }
 
 // moveDevice is moveRows on the device: for each buffer, the sources
-// into the cache's scratch (grown to hold the largest; cowMu), then the
-// scratch into the destinations. On a backend.Recorder (a GPU) the
-// copies are one recording, waited for once, where each Copy would wait
-// for its own (four waits for K and V).
-func (c *kv) moveDevice(cp backend.Copier, moves [][2]int, at func(row, h, dim int) int) (err error) {
-	c.cowMu.Lock()
-	defer c.cowMu.Unlock()
+// into the cache's scratch, then the scratch into the destinations
+// (viaScratch).
+func (c *kv) moveDevice(cp backend.Copier, moves [][2]int, at func(row, h, dim int) int) error {
 	need := 0
+	var copies []scratchCopy
 	for _, t := range c.stores() {
 		runs, run := c.rowRuns(t.dim)
 		need = max(need, len(moves)*runs*run)
+		sc := scratchCopy{buf: t.buf, in: make([]backend.CopyRange, 0, len(moves)*runs), out: make([]backend.CopyRange, 0, len(moves)*runs)}
+		for m, mv := range moves {
+			for h := range runs {
+				x := (m*runs + h) * run
+				sc.in = append(sc.in, backend.CopyRange{Dst: x, Src: at(mv[1], h, t.dim), N: run})
+				sc.out = append(sc.out, backend.CopyRange{Dst: at(mv[0], h, t.dim), Src: x, N: run})
+			}
+		}
+		copies = append(copies, sc)
 	}
+	return c.viaScratch(cp, need, copies)
+}
+
+// scratchCopy is one buffer's trip through the cache's scratch: in
+// copies ranges of buf into the scratch, then out the scratch into buf.
+type scratchCopy struct {
+	buf     backend.Buffer
+	in, out []backend.CopyRange
+}
+
+// viaScratch runs copies in order, each buffer's in and then its out,
+// through the cache's scratch grown to need elements (cowMu held
+// throughout: one trip at a time). On a backend.Recorder (a GPU) they
+// are one recording, waited for once, where each Copy would wait for its
+// own (four waits for K and V); the recording is submitted after what
+// other steps recorded before it, as a Copy of the backend's own is.
+func (c *kv) viaScratch(cp backend.Copier, need int, copies []scratchCopy) (err error) {
+	c.cowMu.Lock()
+	defer c.cowMu.Unlock()
 	if err := c.scratchOf(need); err != nil {
 		return err
 	}
@@ -190,20 +215,11 @@ func (c *kv) moveDevice(cp backend.Copier, moves [][2]int, at func(row, h, dim i
 		cp = rec
 	}
 	ctx := context.Background()
-	for _, t := range c.stores() {
-		runs, run := c.rowRuns(t.dim)
-		in, out := make([]backend.CopyRange, 0, len(moves)*runs), make([]backend.CopyRange, 0, len(moves)*runs)
-		for m, mv := range moves {
-			for h := range runs {
-				x := (m*runs + h) * run
-				in = append(in, backend.CopyRange{Dst: x, Src: at(mv[1], h, t.dim), N: run})
-				out = append(out, backend.CopyRange{Dst: at(mv[0], h, t.dim), Src: x, N: run})
-			}
-		}
-		if err := cp.Copy(ctx, c.cow, t.buf, in...); err != nil {
+	for _, sc := range copies {
+		if err := cp.Copy(ctx, c.cow, sc.buf, sc.in...); err != nil {
 			return err
 		}
-		if err := cp.Copy(ctx, t.buf, c.cow, out...); err != nil {
+		if err := cp.Copy(ctx, sc.buf, c.cow, sc.out...); err != nil {
 			return err
 		}
 	}

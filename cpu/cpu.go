@@ -320,6 +320,9 @@ func New(opts ...Option) (*Backend, error) {
 	b.info.Detail += ", " + decodeDetail()
 	q8, fp8 := tilesNow()
 	b.info.Detail += decode8Detail(decode8, q8, fp8, q8IntNow(), q8IntDotNow())
+	if decode8 != "vector" && q8IntDotNow().ok && !q8.on {
+		b.info.Detail += q4Detail(q4IntNow())
+	}
 	for _, n := range notes {
 		b.info.Detail += "; " + n
 	}

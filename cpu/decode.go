@@ -77,6 +77,8 @@ func (r rawRows) slice(j0, n, d int) rawRows {
 		r.q8, r.sc = r.q8[off:end], r.sc[off/backend.Q8Block:end/backend.Q8Block]
 	case r.t == backend.FP8:
 		r.f8 = r.f8[off:end]
+	case r.t == backend.Q4: // in place (q4InPlace): codes two a byte
+		r.q4, r.sc = r.q4[off/2:end/2], r.sc[off/backend.Q8Block:end/backend.Q8Block]
 	case r.t.Half():
 		r.h = r.h[off:end]
 	default:
@@ -297,11 +299,20 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 		}
 		return
 	}
-	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
 	// The 8-bit tile kernels keep Q's digits by group of four rows across
 	// the item's tiles: an item of several KV heads (fused.mh) numbers its
 	// heads' groups apart.
 	grp0 := kvh % f.mh * (st.Rows / 4)
+	if f.k.t == backend.Q4 {
+		// A q4 K's codes read in place where the kernel runs (dotQ4);
+		// the keys it leaves are widened for the q8 kernels below.
+		done := f.decodeDotQ4(sc, qm, st, grp0, b, kvh, j0, x, n, alpha)
+		x, n = x+done, n-done
+		if n == 0 {
+			return
+		}
+	}
+	k := kvRaw(f.k, f.kr, b, kvh, j0+x, n, p.D, sc.k, sc.kb, sc.kq, &sc.offs)
 	for g := 0; g < st.Rows; g += 4 {
 		s := st.Data[g*st.Stride+x:]
 		q := qm.Data[g*qm.Stride:]
@@ -317,6 +328,24 @@ func (f *fused) decodeDot(sc *fusedScratch, qm, st blas32.General, b, kvh, j0, x
 	}
 }
 
+// decodeDotQ4 is the scores of the first keys of x … x+n−1 of the tile at
+// j0 for every row group on the q4 kernel, a q4 K's codes read where
+// they lie (dotQ4), and returns how many keys it took for every group: 0
+// where the keys do not lie at one stride or the kernel does not run.
+func (f *fused) decodeDotQ4(sc *fusedScratch, qm, st blas32.General, grp0, b, kvh, j0, x, n int, alpha float32) int {
+	k, ok := q4InPlace(f.k, f.kr, b, kvh, j0+x, n, f.p.D)
+	if !ok {
+		return 0
+	}
+	done := n
+	for g := 0; g < st.Rows; g += 4 {
+		// A group the kernel leaves (its Q rows not finite) takes the keys
+		// again with the others' on the q8 kernels, the same bits.
+		done = min(done, dotQ4(&sc.t8, grp0+g/4, qm.Data[g*qm.Stride:], qm.Stride, k, n, f.p.D, st.Data[g*st.Stride+x:], st.Stride, alpha))
+	}
+	return done
+}
+
 // decodeAxpy adds the weighted values of keys x … x+n−1 of the tile at
 // j0 into every row group's accumulator (axpyRows4, else Go).
 func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0, x, n int) {
@@ -327,10 +356,31 @@ func (f *fused) decodeAxpy(sc *fusedScratch, st, acc blas32.General, b, kvh, j0,
 		}
 		return
 	}
-	v := kvRaw(f.v, f.vr, b, kvh, j0+x, n, p.Dv, sc.v, sc.vb, sc.vq, &sc.offs)
+	// A q4 V's codes read in place where the kernel runs (axpyQ4), group
+	// g's first done[g] keys; the keys after the fewest any group took
+	// are widened for the q8 kernels below.
+	var done [decodeMaxGroups]int
+	from := 0
+	if f.v.t == backend.Q4 && st.Rows <= 4*decodeMaxGroups {
+		if v4, ok := q4InPlace(f.v, f.vr, b, kvh, j0+x, n, p.Dv); ok {
+			from = n
+			for g := 0; g < st.Rows; g += 4 {
+				done[g/4] = axpyQ4(&sc.t8, st.Data[g*st.Stride+x:], st.Stride, v4, n, p.Dv, acc.Data[g*acc.Stride:], acc.Stride)
+				from = min(from, done[g/4])
+			}
+			if from == n {
+				return
+			}
+		}
+	}
+	v := kvRaw(f.v, f.vr, b, kvh, j0+x+from, n-from, p.Dv, sc.v, sc.vb, sc.vq, &sc.offs)
 	for g := 0; g < st.Rows; g += 4 {
-		w := st.Data[g*st.Stride+x:]
+		w := st.Data[g*st.Stride+x+from:]
 		out := acc.Data[g*acc.Stride:]
+		n, v := n-from, v
+		if d := done[g/4] - from; d > 0 {
+			w, n, v = w[d:], n-d, v.slice(d, n-d, p.Dv)
+		}
 		j := axpyTiles(&sc.t8, w, st.Stride, v, n, p.Dv, out, acc.Stride)
 		if j == n || axpyRows4(w[j:], st.Stride, v.slice(j, n-j, p.Dv), n-j, p.Dv, out, acc.Stride) {
 			continue

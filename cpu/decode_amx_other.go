@@ -44,3 +44,13 @@ func q8IntDotNow() q8IntState { return q8IntState{} }
 // q8Tiles and fp8Tiles: no tiles here.
 func (t *tiles8) q8Tiles() bool  { return false }
 func (t *tiles8) fp8Tiles() bool { return false }
+
+// dotQ4: no q4 scores kernel here (decode_int_amd64.go); q4 is widened
+// for the q8 kernels.
+func dotQ4(*tiles8, int, []float32, int, rawRows, int, int, []float32, int, float32) int { return 0 }
+
+// axpyQ4: no q4 P·V kernel here.
+func axpyQ4(*tiles8, []float32, int, rawRows, int, int, []float32, int) int { return 0 }
+
+// q4IntNow: no q4 kernels here.
+func q4IntNow() q8IntState { return q8IntState{} }

@@ -189,10 +189,14 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	// q4 widens its codes for the q8 kernels (quant4.go): the step only.
-	for _, vr := range append(variants, variant{"q4", backend.Q4, "auto"}) {
+	// q4 reads K's codes in place where the CPU runs its scores kernel
+	// (dotQ4), else widens them for the q8 kernels (quant4.go), as
+	// q4widen always does: the step only.
+	for _, vr := range append(variants, variant{"q4", backend.Q4, "auto"}, variant{"q4widen", backend.Q4, "auto"}) {
 		dt := vr.dt
 		b.Run("Fused/"+vr.name, func(b *testing.B) {
+			noDotQ4 = vr.name == "q4widen"
+			defer func() { noDotQ4 = false }()
 			if vr.setting == "integer" && !q8IntNow().ok {
 				b.Skip("no integer q8 kernels on this CPU")
 			}

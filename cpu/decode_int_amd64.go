@@ -5,6 +5,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -54,16 +56,27 @@ func axpyRows4Q8IntAVX2L2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, a
 //go:noescape
 func axpyRows4Q8IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
+// axpyRows4Q4IntVNNI is axpyRows4Q8IntVNNI over q4 codes read where they
+// lie, two a byte (ldv in bytes), on the same digits: the bits it gives
+// over the widened rows (_gen/decode_int.py).
+//
+//go:noescape
+func axpyRows4Q4IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
+//go:noescape
+func axpyRows4Q4IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
 // hasVNNI says whether the CPU runs axpyRows4Q8IntVNNI: the sixteen-lane
 // decoding kernels' CPUs (AVX-512F) with AVX512-VNNI and AVX512-BW (the
 // codes' sign extension to words).
 var hasVNNI = quantWidth() == 1 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW
 
 // An integer P·V kernel: its function (the L1's prefetches or the L2
-// twin, set by usePrefetch) and its name, as Info's Detail and its
-// check's errors name it.
+// twin, set by usePrefetch; run4 the VNNI one's q4 form) and its name,
+// as Info's Detail and its check's errors name it.
 type intKernel struct {
 	run  func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+	run4 func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 	name string
 }
 
@@ -219,8 +232,15 @@ const intGroupDigits = 4 * 32 * intMaxBlocks
 func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	m := n &^ 15
 	nb := dv / backend.Q8Block
-	if v.t != backend.Q8 || m == 0 || dv%backend.Q8Block != 0 || v.stride%backend.Q8Block != 0 {
+	// A q4 V's codes are read in place, two a byte, by the VNNI kernel's
+	// q4 form (axpyQ4).
+	q4 := v.t == backend.Q4 && q8Int == &intVNNI
+	if v.t != backend.Q8 && !q4 || m == 0 || dv%backend.Q8Block != 0 || v.stride%backend.Q8Block != 0 {
 		return 0
+	}
+	run, ldv, codes := q8Int.run, v.stride, len(v.q8)
+	if q4 {
+		run, ldv, codes = q8Int.run4, v.stride/2, 2*len(v.q4)
 	}
 	_, _ = p[3*ldp+m-1], acc[3*ldacc+dv-1]
 	ss := v.stride / backend.Q8Block // scales from a key's to the next's
@@ -231,10 +251,13 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 		c := min(intChunk, m-j)
 		first := j * v.stride
 		last := (j+c-1)*v.stride + dv - 1
-		if len(v.q8) <= last {
+		if codes <= last {
 			return j
 		}
 		pf, pfs := v.ahead(j, m)
+		if q4 {
+			pf /= 2 // bytes of codes
+		}
 		for g := range groups {
 			b0 := g * intMaxBlocks
 			gb := min(intMaxBlocks, nb-b0)
@@ -259,8 +282,14 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 		for g := range groups {
 			b0 := g * intMaxBlocks
 			gb := min(intMaxBlocks, nb-b0)
-			q8Int.run(&t.i8.wd[g*intGroupDigits], unsafe.Pointer(&v.q8[first+b0*backend.Q8Block]), v.stride, c, gb*backend.Q8Block,
-				&acc[b0*backend.Q8Block], ldacc, &t.i8.gs[g*4*intMaxBlocks], pf)
+			at := first + b0*backend.Q8Block
+			var vp unsafe.Pointer
+			if q4 {
+				vp = unsafe.Pointer(&v.q4[at/2])
+			} else {
+				vp = unsafe.Pointer(&v.q8[at])
+			}
+			run(&t.i8.wd[g*intGroupDigits], vp, ldv, c, gb*backend.Q8Block, &acc[b0*backend.Q8Block], ldacc, &t.i8.gs[g*4*intMaxBlocks], pf)
 		}
 	}
 	return m
@@ -307,11 +336,22 @@ func dotRows4Q8IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *floa
 //go:noescape
 func dotRows4Q8IntAVX2L2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
 
+// dotRows4Q4IntVNNI is dotRows4Q8IntVNNI over q4 codes read where they
+// lie, two a byte, on the same digits: the bits it gives over the
+// widened rows (_gen/decode_int.py).
+//
+//go:noescape
+func dotRows4Q4IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+
+//go:noescape
+func dotRows4Q4IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+
 // An integer scores kernel: its function (the L1's prefetches or the L2
-// twin, set by usePrefetch; run for the VNNI kernel, run2 for the AVX2
-// one), its name, and its digits' largest |x|.
+// twin, set by usePrefetch; run for the VNNI kernel, run4 for its q4
+// form, run2 for the AVX2 one), its name, and its digits' largest |x|.
 type intDotKernel struct {
 	run  func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+	run4 func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 	run2 func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
 	name string
 	xmax int
@@ -392,28 +432,9 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	if k.t != backend.Q8 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	x, hb := t.i8.digits(grp, q, ldq, d, avx2)
+	x := t.i8.callDigits(grp, q, ldq, d, avx2, alpha)
 	if x == nil {
 		return 0
-	}
-	// The call's factors, each row's times α: on AVX2 eight times (block
-	// b, row r at 32b + 8r), on VNNI beside the block's corrections.
-	if avx2 {
-		t.i8.hb = grow(t.i8.hb, 32*nb)
-	} else {
-		t.i8.hb = grow(t.i8.hb, len(hb))
-	}
-	for b := range nb {
-		for r := range 4 {
-			g := int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
-			if avx2 {
-				for i := range 8 {
-					t.i8.hb[32*b+8*r+i] = g
-				}
-			} else {
-				t.i8.hb[8*b+r], t.i8.hb[8*b+4+r] = hb[8*b+r], g
-			}
-		}
 	}
 	last := (m-1)*k.stride + d - 1
 	_, _, _ = k.q8[last], k.sc[last/backend.Q8Block], s[3*lds+m-1]
@@ -431,6 +452,36 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	return m
 }
 
+// callDigits is group grp's Q digits for the scores kernel (as digits)
+// with the call's factors in t.i8.hb, each row's times α: on AVX2 eight
+// times (block b, row r at 32b + 8r), on VNNI beside the block's
+// corrections. nil where the digits cannot stand for Q.
+func (i *ints8) callDigits(grp int, q []float32, ldq, d int, avx2 bool, alpha float32) []int8 {
+	x, hb := i.digits(grp, q, ldq, d, avx2)
+	if x == nil {
+		return nil
+	}
+	nb := d / backend.Q8Block
+	if avx2 {
+		i.hb = grow(i.hb, 32*nb)
+	} else {
+		i.hb = grow(i.hb, len(hb))
+	}
+	for b := range nb {
+		for r := range 4 {
+			g := int32(math.Float32bits(alpha * math.Float32frombits(uint32(hb[8*b+4+r]))))
+			if avx2 {
+				for c := range 8 {
+					i.hb[32*b+8*r+c] = g
+				}
+			} else {
+				i.hb[8*b+r], i.hb[8*b+4+r] = hb[8*b+r], g
+			}
+		}
+	}
+	return x
+}
+
 // dotIntRun runs the scores kernel on Q's digits x over keys j0 … j1−1
 // of k (a multiple of the kernel's step apart, checked in bounds),
 // prefetching pf bytes on from each key's row.
@@ -440,19 +491,205 @@ func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds,
 		q8IntDot.run2(&x[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb*backend.Q8Block, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
 		return
 	}
-	ss := k.stride / backend.Q8Block * 2
-	// A group's scales picked out of 128 bytes where they all lie there
-	// and the last group's 128 bytes stay within the store (the slice's
-	// capacity); else, in rows of at most four blocks, out of the keys'
-	// first eight bytes gathered once a group (the last key's within the
-	// store); else gathered a block.
-	perm := 0
-	if 15*ss/2+nb <= 64 && (j1-j0-16)*ss/2+64 <= cap(sc) {
-		perm = 1
-	} else if nb <= 4 && (j1-j0-1)*ss/2+4 <= cap(sc) {
-		perm = 2
-	}
+	ss, perm := scalePick(k.stride, nb, j1-j0, sc)
 	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
+}
+
+// scalePick is how the VNNI scores kernels find the block scales of n
+// keys (a multiple of 16) whose rows lie stride values apart, nb blocks
+// a row, their scales from sc's first: ss, the bytes from a key's
+// scales to the next's, and perm: a group's scales picked out of 128
+// bytes where they all lie there and the last group's 128 bytes stay
+// within the store (the slice's capacity), 1; else, in rows of at most
+// four blocks, out of the keys' first eight bytes gathered once a group
+// (the last key's within the store), 2; else gathered a block, 0.
+func scalePick(stride, nb, n int, sc []uint16) (ss, perm int) {
+	ss = stride / backend.Q8Block * 2
+	if 15*ss/2+nb <= 64 && (n-16)*ss/2+64 <= cap(sc) {
+		return ss, 1
+	}
+	if nb <= 4 && (n-1)*ss/2+4 <= cap(sc) {
+		return ss, 2
+	}
+	return ss, 0
+}
+
+// The q4 forms of the VNNI kernels, as their known-answer checks and
+// Info's Detail name them.
+const (
+	kernQ4Dot  = "q4 scores (VPDPBUSD)"
+	kernQ4Axpy = "q4 P·V (VPDPWSSD)"
+)
+
+// q4IntNow is the q4 kernels' decision in this process, made once: where
+// the CPU runs the VNNI kernels, their known-answer checks (checkQ4IntDot,
+// checkQ4IntAxpy). Where both passed, a q4 K's scores and a q4 V's P·V
+// take them, the codes read in place, rather than widening the codes for
+// the q8 kernels.
+var q4IntNow = sync.OnceValue(func() q8IntState {
+	if !hasVNNI {
+		return q8IntState{}
+	}
+	passed, err := passChecks([]tileCheck{{kernQ4Dot, checkQ4IntDot}, {kernQ4Axpy, checkQ4IntAxpy}})
+	if err != nil {
+		return q8IntState{note: err.Error()}
+	}
+	return q8IntState{ok: true, note: strings.Join(passed, ", ")}
+})
+
+// axpyQ4 adds the weighted values of the first keys of v, a q4 V read in
+// place (a multiple of 16), into the four rows of acc on the VNNI P·V
+// kernel's q4 form and returns how many it took, as axpyInt: 0 where it
+// does not run (the item on the widening kernels or AMX's tiles, the
+// CPU without AVX512-VNNI).
+func axpyQ4(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
+	if noDotQ4 || v.t != backend.Q4 || !t.intOn() || q8Int != &intVNNI || t.q8Tiles() || !q4IntNow().ok {
+		return 0
+	}
+	return runAxpyInt(t, p, ldp, v, n, dv, acc, ldacc)
+}
+
+// checkQ4IntAxpy runs the VNNI P·V kernel's q4 form once on checkQ8Axpy's
+// weights over q4 codes that take every value in both nibbles, scales
+// ½, 1, 2 and 0, and compares it with the float64 sums as checkQ8IntAxpy
+// does.
+func checkQ4IntAxpy() error {
+	codes, scales := checkQ4Rows(checkKeys, checkLdv, 0x3800, 0x3c00, 0x4000)
+	for i := range scales {
+		if i%7 == 3 {
+			scales[i] = 0
+		}
+	}
+	scales = slices.Grow(scales, 8)
+	v := rawRows{store: store{t: backend.Q4, q4: codes, sc: scales}, stride: checkLdv}
+	p, acc := checkWeights()
+	acc0 := slices.Clone(acc)
+	was := q8Int
+	q8Int = &intVNNI
+	defer func() { q8Int = was }()
+	var t tiles8
+	if got := runAxpyInt(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
+		return fmt.Errorf("took %d of %d keys", got, checkKeys)
+	}
+	code := func(j, c int) float64 {
+		e := j*checkLdv + c
+		b := codes[e/backend.Q8Block*16+e%16]
+		if e%backend.Q8Block >= 16 {
+			b >>= 4
+		}
+		return float64(int(b&15) - 8)
+	}
+	const dmax = 2.0
+	return checkAxpy(checkOut(kernQ4Axpy, acc), p, acc0,
+		func(j, c int) float64 {
+			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
+		}, code,
+		func(mag, pmax, csum float64) float64 {
+			return mag*math.Ldexp(1, -22) + pmax*dmax*csum/64000
+		})
+}
+
+// dotQ4 is the scores of the first keys of k, a q4 K read in place (a
+// multiple of 16; 0 where the q4 kernel does not run or fit: the item on
+// the widening kernels or on AMX's tiles, rows of fewer than two blocks,
+// fewer than 16 keys, a Q row the digits cannot stand for) for the four
+// query rows of q, group grp of the item's, on dotRows4Q4IntVNNI: the
+// bits the q8 kernel gives over the widened codes.
+func dotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	if noDotQ4 || t.vector || !q8IntDotNow().ok || q8IntDot.avx2() || t.q8Tiles() || !q4IntNow().ok {
+		return 0
+	}
+	return runDotQ4(t, grp, q, ldq, k, n, d, s, lds, alpha)
+}
+
+// runDotQ4 is dotQ4 once the kernel is known to run.
+func runDotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	m := n &^ 15
+	nb := d / backend.Q8Block
+	if k.t != backend.Q4 || m == 0 || d%backend.Q8Block != 0 || nb < 2 || k.stride%backend.Q8Block != 0 {
+		return 0
+	}
+	x := t.i8.callDigits(grp, q, ldq, d, false, alpha)
+	if x == nil {
+		return 0
+	}
+	last := (m-1)*k.stride + d - 1
+	_, _, _ = k.q4[last/2], k.sc[last/backend.Q8Block], s[3*lds+m-1]
+	head := m
+	if k.hasNext && m > intAhead {
+		head = m - intAhead
+	}
+	ldk := k.stride / 2
+	run := func(j0, j1, pf int) {
+		sc := k.sc[j0*k.stride/backend.Q8Block:]
+		ss, perm := scalePick(k.stride, nb, j1-j0, sc)
+		intDotVNNI.run4(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q4[j0*ldk]), ldk, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
+	}
+	run(0, head, intAhead*ldk)
+	if head < m {
+		pf, _ := k.ahead(head, m)
+		run(head, m, pf/2)
+	}
+	return m
+}
+
+// checkQ4IntDot runs the q4 scores kernel on checkQ8IntDot's Q (exact
+// digits) over q4 codes that take every value 0 … 15 in both nibbles,
+// scales ½, 1 and 2, 48 keys of three blocks, at strides of four blocks
+// (a group's scales picked out of its own 128 bytes) and of sixteen (its
+// keys' first eight bytes gathered once), and compares every score with
+// the float64 one within 2⁻²⁰ of Σ|terms|.
+func checkQ4IntDot() error {
+	const n, d, ldq, lds = 48, 96, 100, 50
+	q := checkQ8IntQ(ldq, d, qDigitsMax)
+	for _, ldk := range []int{128, 512} {
+		codes, scales := checkQ4Rows(n, ldk, 0x3800, 0x3c00, 0x4000)
+		k := rawRows{store: store{t: backend.Q4, q4: codes, sc: scales}, stride: ldk}
+		s := make([]float32, 4*lds)
+		var t tiles8
+		const alpha = 0.5
+		if got := runDotQ4(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
+			return fmt.Errorf("rows %d apart: took %d of %d keys", ldk, got, n)
+		}
+		s = checkOut(kernQ4Dot, s)
+		for r := range 4 {
+			for j := range n {
+				var want, abs float64
+				for c := range d {
+					e := j*ldk + c
+					blk := e / backend.Q8Block
+					in := e % backend.Q8Block
+					code := codes[blk*backend.Q8Block/2+in%16]
+					if in >= 16 {
+						code >>= 4
+					}
+					term := float64(q[r*ldq+c]) * float64(int(code&15)-8) * float64(backend.Float16.Decode(scales[blk]))
+					want += term
+					abs += math.Abs(term)
+				}
+				want *= alpha
+				if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
+					return fmt.Errorf("rows %d apart: row %d key %d is %g, want %g", ldk, r, j, got, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkQ4Rows is n rows of q4 codes at a stride of ld values (whole
+// blocks), both nibbles of their bytes taking every value 0 … 15,
+// and their blocks' scales cycling through s0, s1, s2 (float16 bits).
+func checkQ4Rows(n, ld int, s0, s1, s2 uint16) ([]uint8, []uint16) {
+	codes := make([]uint8, n*ld/2)
+	scales := make([]uint16, n*ld/backend.Q8Block)
+	for i := range codes {
+		codes[i] = uint8(i*7%16 | (i*11+5)%16<<4)
+	}
+	for i := range scales {
+		scales[i] = [3]uint16{s0, s1, s2}[i%3]
+	}
+	return codes, scales
 }
 
 // checkQ8IntDot runs the scores kernel (q8IntDot) on Q whose digits are
@@ -467,17 +704,7 @@ func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds,
 // once.
 func checkQ8IntDot() error {
 	const n, d, ldq, lds = 48, 96, 100, 50
-	xm := q8IntDot.xmax
-	q := make([]float32, 4*ldq)
-	for r := range 4 {
-		for c := range d {
-			v := (c*7919+r*104729)%(2*xm+1) - xm
-			if c%32 == (r*5+c/32*3)%32 {
-				v = xm * (1 - 2*(c%2))
-			}
-			q[r*ldq+c] = float32(v) * 0x1p-10
-		}
-	}
+	q := checkQ8IntQ(ldq, d, q8IntDot.xmax)
 	for _, ldk := range []int{128, 512} {
 		codes, scales := checkQ8Rows(n, d, ldk, 0x3800, 0x3c00, 0x4000)
 		k := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: ldk}
@@ -499,4 +726,21 @@ func checkQ8IntDot() error {
 		}
 	}
 	return nil
+}
+
+// checkQ8IntQ is the scores checks' Q: four rows (stride ldq, d
+// columns) whose digits under a largest digit xm are exact, each block's
+// largest ±xm·2⁻¹⁰ and the others integers times 2⁻¹⁰.
+func checkQ8IntQ(ldq, d, xm int) []float32 {
+	q := make([]float32, 4*ldq)
+	for r := range 4 {
+		for c := range d {
+			v := (c*7919+r*104729)%(2*xm+1) - xm
+			if c%32 == (r*5+c/32*3)%32 {
+				v = xm * (1 - 2*(c%2))
+			}
+			q[r*ldq+c] = float32(v) * 0x1p-10
+		}
+	}
+	return q
 }

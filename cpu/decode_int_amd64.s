@@ -57,6 +57,10 @@ DATA evens<>+24(SB)/4, $4
 DATA evens<>+28(SB)/4, $6
 GLOBL evens<>(SB), RODATA|NOPTR, $32
 GLOBL bias80<>(SB), RODATA|NOPTR, $4
+DATA nib0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL nib0f<>(SB), RODATA|NOPTR, $4
+DATA eight8<>+0(SB)/4, $0x08080808
+GLOBL eight8<>(SB), RODATA|NOPTR, $4
 
 // func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 //
@@ -921,6 +925,210 @@ vkey:
 	VZEROUPPER
 	RET
 
+// func axpyRows4Q4IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntVNNI over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntVNNI(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+	VPBROADCASTD nib0f<>(SB), Y15
+	VPBROADCASTD eight8<>(SB), Y14
+wstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	MOVQ         BX, R14
+	SHRQ         $1, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         CX, R8                    // pairs left
+wkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPUNPCKLBW   X9, X8, X10
+	VPUNPCKHBW   X9, X8, X11
+	VINSERTI128  $1, X11, Y10, Y10         // the pair's bytes 0-7 | 8-15
+	VPSRLW       $4, Y10, Y11
+	VPAND        Y15, Y10, Y10             // columns 0-15, the pair's codes side by side
+	VPAND        Y15, Y11, Y11             // columns 16-31
+	VPSUBB       Y14, Y10, Y10
+	VPSUBB       Y14, Y11, Y11
+	VPMOVSXBW    Y10, Z8
+	VPMOVSXBW    Y11, Z10
+	VPDPWSSD.BCST 0(AX), Z8, Z0
+	VPDPWSSD.BCST 0(AX), Z10, Z1
+	VPDPWSSD.BCST 1024(AX), Z8, Z2
+	VPDPWSSD.BCST 1024(AX), Z10, Z3
+	VPDPWSSD.BCST 2048(AX), Z8, Z4
+	VPDPWSSD.BCST 2048(AX), Z10, Z5
+	VPDPWSSD.BCST 3072(AX), Z8, Z6
+	VPDPWSSD.BCST 3072(AX), Z10, Z7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          wkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Z11
+	VCVTDQ2PS    Z0, Z12
+	VCVTDQ2PS    Z1, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Z11
+	VCVTDQ2PS    Z2, Z12
+	VCVTDQ2PS    Z3, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Z11
+	VCVTDQ2PS    Z4, Z12
+	VCVTDQ2PS    Z5, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Z11
+	VCVTDQ2PS    Z6, Z12
+	VCVTDQ2PS    Z7, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           wstrip
+	VZEROUPPER
+	RET
+
+// func axpyRows4Q4IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntVNNI over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntVNNIL2(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+	VPBROADCASTD nib0f<>(SB), Y15
+	VPBROADCASTD eight8<>(SB), Y14
+wstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	MOVQ         BX, R14
+	SHRQ         $1, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         CX, R8                    // pairs left
+wkey:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPUNPCKLBW   X9, X8, X10
+	VPUNPCKHBW   X9, X8, X11
+	VINSERTI128  $1, X11, Y10, Y10         // the pair's bytes 0-7 | 8-15
+	VPSRLW       $4, Y10, Y11
+	VPAND        Y15, Y10, Y10             // columns 0-15, the pair's codes side by side
+	VPAND        Y15, Y11, Y11             // columns 16-31
+	VPSUBB       Y14, Y10, Y10
+	VPSUBB       Y14, Y11, Y11
+	VPMOVSXBW    Y10, Z8
+	VPMOVSXBW    Y11, Z10
+	VPDPWSSD.BCST 0(AX), Z8, Z0
+	VPDPWSSD.BCST 0(AX), Z10, Z1
+	VPDPWSSD.BCST 1024(AX), Z8, Z2
+	VPDPWSSD.BCST 1024(AX), Z10, Z3
+	VPDPWSSD.BCST 2048(AX), Z8, Z4
+	VPDPWSSD.BCST 2048(AX), Z10, Z5
+	VPDPWSSD.BCST 3072(AX), Z8, Z6
+	VPDPWSSD.BCST 3072(AX), Z10, Z7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          wkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Z11
+	VCVTDQ2PS    Z0, Z12
+	VCVTDQ2PS    Z1, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Z11
+	VCVTDQ2PS    Z2, Z12
+	VCVTDQ2PS    Z3, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Z11
+	VCVTDQ2PS    Z4, Z12
+	VCVTDQ2PS    Z5, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Z11
+	VCVTDQ2PS    Z6, Z12
+	VCVTDQ2PS    Z7, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)
+	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           wstrip
+	VZEROUPPER
+	RET
+
 // func dotRows4Q8IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
 //
 // s[r][j] = Σ_b g[r][b]·d[j][b]·Σ_{c∈b} x[r][c]·k[j][c]·2⁸ for rows r < 4
@@ -1554,6 +1762,7 @@ shalf:
 	JNZ          sgroup
 	VZEROUPPER
 	RET
+
 // func dotRows4Q8IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 //
 // s[r][j] = Σ_b g[r][b]·d[j][b]·(Σ_{c∈b} k[j][c]·x[r][c]) for rows r < 4
@@ -1877,6 +2086,625 @@ shalf:
 	ADDQ         AX, R13
 	DECQ         CX
 	JNZ          sgroup
+	VZEROUPPER
+	RET
+
+// func dotRows4Q4IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+//
+// dotRows4Q8IntVNNI's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, nb blocks of 16 bytes a row, nb ≥ 2), x and hb
+// dotRows4Q8IntVNNI's (qDigitsInt's digits, q8's corrections −128·Σx and
+// the factors), the scales, perm and n (a multiple of 16) as there. Each
+// key's row prefetches the one pf bytes on, and its scales pf/8 on.
+TEXT ·dotRows4Q4IntVNNI(SB), NOSPLIT, $192-96
+	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         $4, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           qgath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          qpermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+qpermw:
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          qset
+qgath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+qset:
+	VPBROADCASTD nib0f<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         $3, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+qgroup:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT0   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          qblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
+
+qblock:
+	// Block b prefetches keys 4(b mod 4) … +3 at the line of their rows
+	// that it starts (R8), pf bytes on; a last block with b mod 4 < 3
+	// takes the group's keys after those at once.
+	MOVQ         R15, AX
+	ANDQ         $-64, AX
+	ADDQ         pf-16(SP), AX
+	ADDQ         DI, AX
+	MOVQ         R15, DX
+	SHRQ         $4, DX
+	ANDQ         $3, DX                    // b mod 4
+	SHLQ         $2, DX
+	IMULQ        R9, DX
+	LEAQ         (AX)(DX*1), R8            // key 4(b mod 4)'s line
+	LEAQ         16(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           qload
+	LEAQ         (R8)(R9*4), AX
+	MOVQ         DI, DX
+	ADDQ         pf-16(SP), DX
+	LEAQ         (DX)(R9*8), DX
+	LEAQ         (DX)(R9*8), DX            // past key 15's row
+qtail:
+	CMPQ         AX, DX
+	JAE          qload
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	JMP          qtail
+
+qload:
+	// Z(t)'s lane l: key t + 4l's 16 bytes of the block.
+	LEAQ         (DI)(R15*1), AX
+	VMOVDQU      (AX), X0
+	VMOVDQU      (AX)(R9*1), X1
+	VMOVDQU      (AX)(R9*2), X2
+	VMOVDQU      (AX)(BX*1), X3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $1, (AX), Z0, Z0
+	VINSERTI32X4 $1, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $1, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $1, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $2, (AX), Z0, Z0
+	VINSERTI32X4 $2, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $2, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $3, (AX), Z0, Z0
+	VINSERTI32X4 $3, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $3, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $3, (AX)(BX*1), Z3, Z3
+	// Dwords, then quadwords, in each lane: dword i of the block in
+	// Z(i), key t in lane t.
+	VPUNPCKLDQ   Z1, Z0, Z8
+	VPUNPCKHDQ   Z1, Z0, Z9
+	VPUNPCKLDQ   Z3, Z2, Z10
+	VPUNPCKHDQ   Z3, Z2, Z11
+	VPUNPCKLQDQ  Z10, Z8, Z0
+	VPUNPCKHQDQ  Z10, Z8, Z1
+	VPUNPCKLQDQ  Z11, Z9, Z2
+	VPUNPCKHQDQ  Z11, Z9, Z3
+	// Quad j of the block in Z(8+j): dword j's low nibbles (j < 4), dword
+	// j−4's high ones.
+	VPSRLD       $4, Z0, Z12
+	VPANDD       Z24, Z0, Z8
+	VPANDD       Z24, Z12, Z12
+	VPSRLD       $4, Z1, Z13
+	VPANDD       Z24, Z1, Z9
+	VPANDD       Z24, Z13, Z13
+	VPSRLD       $4, Z2, Z14
+	VPANDD       Z24, Z2, Z10
+	VPANDD       Z24, Z14, Z14
+	VPSRLD       $4, Z3, Z15
+	VPANDD       Z24, Z3, Z11
+	VPANDD       Z24, Z15, Z15
+	// The block's sums: row r's high digits in Z(16+r), its low ones in
+	// Z(20+r) from −8·Σx.
+	MOVQ         R15, AX
+	SHLQ         $4, AX
+	ADDQ         SI, AX                    // its digits (256 bytes a block)
+	LEAQ         (R12)(R15*2), DX          // its corrections, factors
+	VPXORD       Z16, Z16, Z16
+	VPBROADCASTD 0(DX), Z20
+	VPSRAD       $4, Z20, Z20
+	VPXORD       Z17, Z17, Z17
+	VPBROADCASTD 4(DX), Z21
+	VPSRAD       $4, Z21, Z21
+	VPXORD       Z18, Z18, Z18
+	VPBROADCASTD 8(DX), Z22
+	VPSRAD       $4, Z22, Z22
+	VPXORD       Z19, Z19, Z19
+	VPBROADCASTD 12(DX), Z23
+	VPSRAD       $4, Z23, Z23
+	VPDPBUSD.BCST 0(AX), Z8, Z16
+	VPDPBUSD.BCST 4(AX), Z8, Z20
+	VPDPBUSD.BCST 8(AX), Z8, Z17
+	VPDPBUSD.BCST 12(AX), Z8, Z21
+	VPDPBUSD.BCST 16(AX), Z8, Z18
+	VPDPBUSD.BCST 20(AX), Z8, Z22
+	VPDPBUSD.BCST 24(AX), Z8, Z19
+	VPDPBUSD.BCST 28(AX), Z8, Z23
+	VPDPBUSD.BCST 32(AX), Z9, Z16
+	VPDPBUSD.BCST 36(AX), Z9, Z20
+	VPDPBUSD.BCST 40(AX), Z9, Z17
+	VPDPBUSD.BCST 44(AX), Z9, Z21
+	VPDPBUSD.BCST 48(AX), Z9, Z18
+	VPDPBUSD.BCST 52(AX), Z9, Z22
+	VPDPBUSD.BCST 56(AX), Z9, Z19
+	VPDPBUSD.BCST 60(AX), Z9, Z23
+	PREFETCHT0   (R8)
+	VPDPBUSD.BCST 64(AX), Z10, Z16
+	VPDPBUSD.BCST 68(AX), Z10, Z20
+	VPDPBUSD.BCST 72(AX), Z10, Z17
+	VPDPBUSD.BCST 76(AX), Z10, Z21
+	VPDPBUSD.BCST 80(AX), Z10, Z18
+	VPDPBUSD.BCST 84(AX), Z10, Z22
+	VPDPBUSD.BCST 88(AX), Z10, Z19
+	VPDPBUSD.BCST 92(AX), Z10, Z23
+	VPDPBUSD.BCST 96(AX), Z11, Z16
+	VPDPBUSD.BCST 100(AX), Z11, Z20
+	VPDPBUSD.BCST 104(AX), Z11, Z17
+	VPDPBUSD.BCST 108(AX), Z11, Z21
+	VPDPBUSD.BCST 112(AX), Z11, Z18
+	VPDPBUSD.BCST 116(AX), Z11, Z22
+	VPDPBUSD.BCST 120(AX), Z11, Z19
+	VPDPBUSD.BCST 124(AX), Z11, Z23
+	PREFETCHT0   (R8)(R9*1)
+	VPDPBUSD.BCST 128(AX), Z12, Z16
+	VPDPBUSD.BCST 132(AX), Z12, Z20
+	VPDPBUSD.BCST 136(AX), Z12, Z17
+	VPDPBUSD.BCST 140(AX), Z12, Z21
+	VPDPBUSD.BCST 144(AX), Z12, Z18
+	VPDPBUSD.BCST 148(AX), Z12, Z22
+	VPDPBUSD.BCST 152(AX), Z12, Z19
+	VPDPBUSD.BCST 156(AX), Z12, Z23
+	VPDPBUSD.BCST 160(AX), Z13, Z16
+	VPDPBUSD.BCST 164(AX), Z13, Z20
+	VPDPBUSD.BCST 168(AX), Z13, Z17
+	VPDPBUSD.BCST 172(AX), Z13, Z21
+	VPDPBUSD.BCST 176(AX), Z13, Z18
+	VPDPBUSD.BCST 180(AX), Z13, Z22
+	VPDPBUSD.BCST 184(AX), Z13, Z19
+	VPDPBUSD.BCST 188(AX), Z13, Z23
+	PREFETCHT0   (R8)(R9*2)
+	VPDPBUSD.BCST 192(AX), Z14, Z16
+	VPDPBUSD.BCST 196(AX), Z14, Z20
+	VPDPBUSD.BCST 200(AX), Z14, Z17
+	VPDPBUSD.BCST 204(AX), Z14, Z21
+	VPDPBUSD.BCST 208(AX), Z14, Z18
+	VPDPBUSD.BCST 212(AX), Z14, Z22
+	VPDPBUSD.BCST 216(AX), Z14, Z19
+	VPDPBUSD.BCST 220(AX), Z14, Z23
+	VPDPBUSD.BCST 224(AX), Z15, Z16
+	VPDPBUSD.BCST 228(AX), Z15, Z20
+	VPDPBUSD.BCST 232(AX), Z15, Z17
+	VPDPBUSD.BCST 236(AX), Z15, Z21
+	VPDPBUSD.BCST 240(AX), Z15, Z18
+	VPDPBUSD.BCST 244(AX), Z15, Z22
+	VPDPBUSD.BCST 248(AX), Z15, Z19
+	VPDPBUSD.BCST 252(AX), Z15, Z23
+	PREFETCHT0   (R8)(BX*1)
+	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
+	CMPQ         perm-32(SP), $1
+	JB           qgather
+	JA           qstack
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          qhalf
+qstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
+	JMP          qhalf
+qgather:
+	MOVQ         R15, AX
+	SHRQ         $3, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           qfirst
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          qwide
+qfirst:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+qwide:
+	VPMOVDW      Z26, Y26
+qhalf:
+	VCVTPH2PS    Y26, Z26
+	VPSLLD       $8, Z16, Z16
+	VPADDD       Z20, Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS.BCST  16(DX), Z16, Z16
+	VFMADD231PS  Z16, Z26, Z28
+	VPSLLD       $8, Z17, Z17
+	VPADDD       Z21, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS.BCST  20(DX), Z17, Z17
+	VFMADD231PS  Z17, Z26, Z29
+	VPSLLD       $8, Z18, Z18
+	VPADDD       Z22, Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS.BCST  24(DX), Z18, Z18
+	VFMADD231PS  Z18, Z26, Z30
+	VPSLLD       $8, Z19, Z19
+	VPADDD       Z23, Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VMULPS.BCST  28(DX), Z19, Z19
+	VFMADD231PS  Z19, Z26, Z31
+	ADDQ         $16, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           qblock
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          qgroup
+	VZEROUPPER
+	RET
+// func dotRows4Q4IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+//
+// dotRows4Q8IntVNNI's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, nb blocks of 16 bytes a row, nb ≥ 2), x and hb
+// dotRows4Q8IntVNNI's (qDigitsInt's digits, q8's corrections −128·Σx and
+// the factors), the scales, perm and n (a multiple of 16) as there. Each
+// key's row prefetches the one pf bytes on, and its scales pf/8 on.
+TEXT ·dotRows4Q4IntVNNIL2(SB), NOSPLIT, $192-96
+	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         $4, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           qgath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          qpermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+qpermw:
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          qset
+qgath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+qset:
+	VPBROADCASTD nib0f<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         $3, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+qgroup:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT1   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT1   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          qblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
+
+qblock:
+	// Block b prefetches keys 4(b mod 4) … +3 at the line of their rows
+	// that it starts (R8), pf bytes on; a last block with b mod 4 < 3
+	// takes the group's keys after those at once.
+	MOVQ         R15, AX
+	ANDQ         $-64, AX
+	ADDQ         pf-16(SP), AX
+	ADDQ         DI, AX
+	MOVQ         R15, DX
+	SHRQ         $4, DX
+	ANDQ         $3, DX                    // b mod 4
+	SHLQ         $2, DX
+	IMULQ        R9, DX
+	LEAQ         (AX)(DX*1), R8            // key 4(b mod 4)'s line
+	LEAQ         16(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           qload
+	LEAQ         (R8)(R9*4), AX
+	MOVQ         DI, DX
+	ADDQ         pf-16(SP), DX
+	LEAQ         (DX)(R9*8), DX
+	LEAQ         (DX)(R9*8), DX            // past key 15's row
+qtail:
+	CMPQ         AX, DX
+	JAE          qload
+	PREFETCHT1   (AX)
+	PREFETCHT1   (AX)(R9*1)
+	PREFETCHT1   (AX)(R9*2)
+	PREFETCHT1   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	JMP          qtail
+
+qload:
+	// Z(t)'s lane l: key t + 4l's 16 bytes of the block.
+	LEAQ         (DI)(R15*1), AX
+	VMOVDQU      (AX), X0
+	VMOVDQU      (AX)(R9*1), X1
+	VMOVDQU      (AX)(R9*2), X2
+	VMOVDQU      (AX)(BX*1), X3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $1, (AX), Z0, Z0
+	VINSERTI32X4 $1, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $1, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $1, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $2, (AX), Z0, Z0
+	VINSERTI32X4 $2, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $2, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $2, (AX)(BX*1), Z3, Z3
+	LEAQ         (AX)(R9*4), AX
+	VINSERTI32X4 $3, (AX), Z0, Z0
+	VINSERTI32X4 $3, (AX)(R9*1), Z1, Z1
+	VINSERTI32X4 $3, (AX)(R9*2), Z2, Z2
+	VINSERTI32X4 $3, (AX)(BX*1), Z3, Z3
+	// Dwords, then quadwords, in each lane: dword i of the block in
+	// Z(i), key t in lane t.
+	VPUNPCKLDQ   Z1, Z0, Z8
+	VPUNPCKHDQ   Z1, Z0, Z9
+	VPUNPCKLDQ   Z3, Z2, Z10
+	VPUNPCKHDQ   Z3, Z2, Z11
+	VPUNPCKLQDQ  Z10, Z8, Z0
+	VPUNPCKHQDQ  Z10, Z8, Z1
+	VPUNPCKLQDQ  Z11, Z9, Z2
+	VPUNPCKHQDQ  Z11, Z9, Z3
+	// Quad j of the block in Z(8+j): dword j's low nibbles (j < 4), dword
+	// j−4's high ones.
+	VPSRLD       $4, Z0, Z12
+	VPANDD       Z24, Z0, Z8
+	VPANDD       Z24, Z12, Z12
+	VPSRLD       $4, Z1, Z13
+	VPANDD       Z24, Z1, Z9
+	VPANDD       Z24, Z13, Z13
+	VPSRLD       $4, Z2, Z14
+	VPANDD       Z24, Z2, Z10
+	VPANDD       Z24, Z14, Z14
+	VPSRLD       $4, Z3, Z15
+	VPANDD       Z24, Z3, Z11
+	VPANDD       Z24, Z15, Z15
+	// The block's sums: row r's high digits in Z(16+r), its low ones in
+	// Z(20+r) from −8·Σx.
+	MOVQ         R15, AX
+	SHLQ         $4, AX
+	ADDQ         SI, AX                    // its digits (256 bytes a block)
+	LEAQ         (R12)(R15*2), DX          // its corrections, factors
+	VPXORD       Z16, Z16, Z16
+	VPBROADCASTD 0(DX), Z20
+	VPSRAD       $4, Z20, Z20
+	VPXORD       Z17, Z17, Z17
+	VPBROADCASTD 4(DX), Z21
+	VPSRAD       $4, Z21, Z21
+	VPXORD       Z18, Z18, Z18
+	VPBROADCASTD 8(DX), Z22
+	VPSRAD       $4, Z22, Z22
+	VPXORD       Z19, Z19, Z19
+	VPBROADCASTD 12(DX), Z23
+	VPSRAD       $4, Z23, Z23
+	VPDPBUSD.BCST 0(AX), Z8, Z16
+	VPDPBUSD.BCST 4(AX), Z8, Z20
+	VPDPBUSD.BCST 8(AX), Z8, Z17
+	VPDPBUSD.BCST 12(AX), Z8, Z21
+	VPDPBUSD.BCST 16(AX), Z8, Z18
+	VPDPBUSD.BCST 20(AX), Z8, Z22
+	VPDPBUSD.BCST 24(AX), Z8, Z19
+	VPDPBUSD.BCST 28(AX), Z8, Z23
+	VPDPBUSD.BCST 32(AX), Z9, Z16
+	VPDPBUSD.BCST 36(AX), Z9, Z20
+	VPDPBUSD.BCST 40(AX), Z9, Z17
+	VPDPBUSD.BCST 44(AX), Z9, Z21
+	VPDPBUSD.BCST 48(AX), Z9, Z18
+	VPDPBUSD.BCST 52(AX), Z9, Z22
+	VPDPBUSD.BCST 56(AX), Z9, Z19
+	VPDPBUSD.BCST 60(AX), Z9, Z23
+	PREFETCHT1   (R8)
+	VPDPBUSD.BCST 64(AX), Z10, Z16
+	VPDPBUSD.BCST 68(AX), Z10, Z20
+	VPDPBUSD.BCST 72(AX), Z10, Z17
+	VPDPBUSD.BCST 76(AX), Z10, Z21
+	VPDPBUSD.BCST 80(AX), Z10, Z18
+	VPDPBUSD.BCST 84(AX), Z10, Z22
+	VPDPBUSD.BCST 88(AX), Z10, Z19
+	VPDPBUSD.BCST 92(AX), Z10, Z23
+	VPDPBUSD.BCST 96(AX), Z11, Z16
+	VPDPBUSD.BCST 100(AX), Z11, Z20
+	VPDPBUSD.BCST 104(AX), Z11, Z17
+	VPDPBUSD.BCST 108(AX), Z11, Z21
+	VPDPBUSD.BCST 112(AX), Z11, Z18
+	VPDPBUSD.BCST 116(AX), Z11, Z22
+	VPDPBUSD.BCST 120(AX), Z11, Z19
+	VPDPBUSD.BCST 124(AX), Z11, Z23
+	PREFETCHT1   (R8)(R9*1)
+	VPDPBUSD.BCST 128(AX), Z12, Z16
+	VPDPBUSD.BCST 132(AX), Z12, Z20
+	VPDPBUSD.BCST 136(AX), Z12, Z17
+	VPDPBUSD.BCST 140(AX), Z12, Z21
+	VPDPBUSD.BCST 144(AX), Z12, Z18
+	VPDPBUSD.BCST 148(AX), Z12, Z22
+	VPDPBUSD.BCST 152(AX), Z12, Z19
+	VPDPBUSD.BCST 156(AX), Z12, Z23
+	VPDPBUSD.BCST 160(AX), Z13, Z16
+	VPDPBUSD.BCST 164(AX), Z13, Z20
+	VPDPBUSD.BCST 168(AX), Z13, Z17
+	VPDPBUSD.BCST 172(AX), Z13, Z21
+	VPDPBUSD.BCST 176(AX), Z13, Z18
+	VPDPBUSD.BCST 180(AX), Z13, Z22
+	VPDPBUSD.BCST 184(AX), Z13, Z19
+	VPDPBUSD.BCST 188(AX), Z13, Z23
+	PREFETCHT1   (R8)(R9*2)
+	VPDPBUSD.BCST 192(AX), Z14, Z16
+	VPDPBUSD.BCST 196(AX), Z14, Z20
+	VPDPBUSD.BCST 200(AX), Z14, Z17
+	VPDPBUSD.BCST 204(AX), Z14, Z21
+	VPDPBUSD.BCST 208(AX), Z14, Z18
+	VPDPBUSD.BCST 212(AX), Z14, Z22
+	VPDPBUSD.BCST 216(AX), Z14, Z19
+	VPDPBUSD.BCST 220(AX), Z14, Z23
+	VPDPBUSD.BCST 224(AX), Z15, Z16
+	VPDPBUSD.BCST 228(AX), Z15, Z20
+	VPDPBUSD.BCST 232(AX), Z15, Z17
+	VPDPBUSD.BCST 236(AX), Z15, Z21
+	VPDPBUSD.BCST 240(AX), Z15, Z18
+	VPDPBUSD.BCST 244(AX), Z15, Z22
+	VPDPBUSD.BCST 248(AX), Z15, Z19
+	VPDPBUSD.BCST 252(AX), Z15, Z23
+	PREFETCHT1   (R8)(BX*1)
+	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
+	CMPQ         perm-32(SP), $1
+	JB           qgather
+	JA           qstack
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          qhalf
+qstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
+	JMP          qhalf
+qgather:
+	MOVQ         R15, AX
+	SHRQ         $3, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           qfirst
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          qwide
+qfirst:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+qwide:
+	VPMOVDW      Z26, Y26
+qhalf:
+	VCVTPH2PS    Y26, Z26
+	VPSLLD       $8, Z16, Z16
+	VPADDD       Z20, Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS.BCST  16(DX), Z16, Z16
+	VFMADD231PS  Z16, Z26, Z28
+	VPSLLD       $8, Z17, Z17
+	VPADDD       Z21, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS.BCST  20(DX), Z17, Z17
+	VFMADD231PS  Z17, Z26, Z29
+	VPSLLD       $8, Z18, Z18
+	VPADDD       Z22, Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS.BCST  24(DX), Z18, Z18
+	VFMADD231PS  Z18, Z26, Z30
+	VPSLLD       $8, Z19, Z19
+	VPADDD       Z23, Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VMULPS.BCST  28(DX), Z19, Z19
+	VFMADD231PS  Z19, Z26, Z31
+	ADDQ         $16, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           qblock
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          qgroup
 	VZEROUPPER
 	RET
 

@@ -10,13 +10,18 @@ import (
 // A Q4 store (backend.Q4) holds its codes two a byte in q4 (ggml's order
 // within each block of backend.Q8Block values: byte i of a block holds
 // element i low and element i+16 high) and one float16 scale a block in
-// sc, as q8's. The decoding kernels read q4 as q8: kvRaw widens a tile's
-// codes into int8 values (code − 8) in scratch, beside the blocks' own
-// scales, and the q8 kernels of every class (integer, AMX, widening, Go)
-// take it from there. The stored rows are read once from memory, at 18
-// bytes for 32 values; the widened tile is written and read in the L1.
-// Elsewhere (the Gemms' tiles, Read, copies) a q4 row is widened to
-// float32 (widenAt).
+// sc, as q8's. Where the q8 integer kernels run on AVX512-VNNI (not AMX's
+// tiles), their q4 forms read a decoding tile's codes where they lie
+// (dotQ4, axpyQ4: the nibbles unpacked in registers), with the bits the
+// q8 kernels give over the widened values. Elsewhere, and for the keys
+// they leave (a tile's last keys past a multiple of 16, pages of fewer
+// than decodeRun keys), the decoding kernels read q4 as q8: kvRaw widens
+// a tile's codes into int8 values (code − 8) in scratch, beside the
+// blocks' own scales, and the q8 kernels of every class (integer, AMX,
+// widening, Go) take it from there, the widened tile written and read in
+// the L1. The stored rows are read once from memory, at 18 bytes for 32
+// values. Elsewhere (the Gemms' tiles, Read, copies) a q4 row is widened
+// to float32 (widenAt).
 
 // q4Rows is kvRaw for a Q4 store: keys j0 … j0+n−1 of KV head kvh of
 // batch b (cols wide, whole blocks), widened into the q8 scratch q
@@ -48,6 +53,34 @@ func q4Rows(s store, r backend.Rows, b, kvh, j0, n, cols int, q store) rawRows {
 	out.q8, out.sc = codes, scales
 	return out
 }
+
+// q4InPlace is keys j0 … j0+n−1 of KV head kvh of batch b of a q4 store
+// s (cols wide, whole blocks) as stored, where they lie at one stride:
+// their codes and scales in place, for the kernels that read the codes
+// two a byte (dotQ4), with the next page's offset where a paged cache's
+// is known, as kvRaw gives; ok is false where they do not lie so.
+func q4InPlace(s store, r backend.Rows, b, kvh, j0, n, cols int) (out rawRows, ok bool) {
+	if n <= 0 || r.Run(j0) < n {
+		return rawRows{}, false
+	}
+	off := r.Offset(b, kvh, j0)
+	end := off + (n-1)*r.Row + cols
+	out = rawRows{store: store{t: backend.Q4, q4: s.q4[off/2 : end/2], sc: s.sc[off/backend.Q8Block : end/backend.Q8Block]}, stride: r.Row}
+	if pg := r.Pages; pg != nil && (j0+n)/pg.PageSize < pg.PerSeq && pg.Table[b*pg.PerSeq+(j0+n)/pg.PageSize] >= 0 {
+		out.next, out.hasNext = r.Offset(b, kvh, j0+n)-off, true
+	}
+	return out, true
+}
+
+// decodeMaxGroups is the most groups of four rows whose q4 P·V a
+// decoding tile takes in place (decodeAxpy); an item of more rows widens
+// V for the q8 kernels.
+const decodeMaxGroups = 64
+
+// noDotQ4 keeps a q4 K and V off the kernels that read their codes in
+// place (dotQ4, axpyQ4), widened for the q8 kernels: tests and
+// benchmarks compare the two.
+var noDotQ4 bool
 
 // q4Chunk is the most keys of a q4 K or V that decodeTile widens at
 // once: their widened rows stay in the L1 (128 keys of D = 128 are 16

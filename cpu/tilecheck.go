@@ -178,3 +178,16 @@ func tilesNow() (q8, fp8 tilesState) {
 	fp8.on, fp8.note = fp8TilesOn()
 	return q8, fp8
 }
+
+// q4Detail is what Info's Detail says of q4's decoding where the q8
+// integer kernels run: read in place by their q4 forms where st (the
+// q4 kernels' checks) passed, else widened for the q8 kernels and why.
+func q4Detail(st q8IntState) string {
+	switch {
+	case st.ok:
+		return ", q4 read in place by the integer kernels' q4 forms: " + st.note + ", past their known-answer checks"
+	case st.note != "":
+		return "; q4 widened for the q8 kernels: " + st.note
+	}
+	return ""
+}

@@ -87,6 +87,10 @@ DATA evens<>+24(SB)/4, $4
 DATA evens<>+28(SB)/4, $6
 GLOBL evens<>(SB), RODATA|NOPTR, $32
 GLOBL bias80<>(SB), RODATA|NOPTR, $4
+DATA nib0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL nib0f<>(SB), RODATA|NOPTR, $4
+DATA eight8<>+0(SB)/4, $0x08080808
+GLOBL eight8<>(SB), RODATA|NOPTR, $4
 """)
 
 QROWS = ["SI", "R8", "R12", "R13"]
@@ -436,6 +440,76 @@ A("""	ADDQ         $32, BX
 """)
 
 
+# ---------------------------------------------------------------- q4 P·V, VNNI
+# axpyRows4Q8IntVNNI over q4 codes read where they lie, two a byte (a
+# block's 16 bytes: byte i holds column i in its low nibble, i+16 in its
+# high one), on the same digits: a key pair's 16 bytes each are
+# interleaved (VPUNPCKLBW/HBW: bytes 0-7, then 8-15, one 128-bit lane
+# each), their low nibbles (VPAND) are the pair's columns 0-15 and their
+# high ones (VPSRLW, VPAND) 16-31, made values (code − 8, VPSUBB) and
+# sign-extended to words, so that the int32 lanes of Z(2r) hold columns
+# 0-15 of the block in order and those of Z(2r+1) 16-31: no shuffle at
+# the chunk's end. The sums are the integers axpyRows4Q8IntVNNI takes
+# over the widened codes, added to acc the same way: the same bits.
+A(f"""// func axpyRows4Q4IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntVNNI over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntVNNI(SB), NOSPLIT, $8-72
+{PV_ARGS}	VPBROADCASTD nib0f<>(SB), Y15
+	VPBROADCASTD eight8<>(SB), Y14
+wstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the block
+	LEAQ         (SI)(DX*4), AX            // its digits, row 0, pair 0""")
+for i in range(8):
+    A(f"\tVPXORD       Z{i}, Z{i}, Z{i}")
+A("""	MOVQ         BX, R14
+	SHRQ         $1, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         CX, R8                    // pairs left
+wkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPUNPCKLBW   X9, X8, X10
+	VPUNPCKHBW   X9, X8, X11
+	VINSERTI128  $1, X11, Y10, Y10         // the pair's bytes 0-7 | 8-15
+	VPSRLW       $4, Y10, Y11
+	VPAND        Y15, Y10, Y10             // columns 0-15, the pair's codes side by side
+	VPAND        Y15, Y11, Y11             // columns 16-31
+	VPSUBB       Y14, Y10, Y10
+	VPSUBB       Y14, Y11, Y11
+	VPMOVSXBW    Y10, Z8
+	VPMOVSXBW    Y11, Z10""")
+for r in range(4):
+    A(f"""	VPDPWSSD.BCST {1024*r}(AX), Z8, Z{2*r}
+	VPDPWSSD.BCST {1024*r}(AX), Z10, Z{2*r+1}""")
+A("""	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          wkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
+for r in range(4):
+    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Z11
+	VCVTDQ2PS    Z{2*r}, Z12
+	VCVTDQ2PS    Z{2*r+1}, Z13
+	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)""")
+    if r < 3:
+        A("\tADDQ         lda-8(SP), R14")
+A("""	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           wstrip
+	VZEROUPPER
+	RET
+""")
+
+
 # ---------------------------------------------------------------- scores, AVX2
 # The q8 scores in integer arithmetic for AVX2 CPUs: the values in the
 # lanes, two keys at a time. Q's row r comes as int16 digits of each block
@@ -776,6 +850,236 @@ A("""	ADDQ         $32, R15
 	ADDQ         AX, R13
 	DECQ         CX
 	JNZ          sgroup
+	VZEROUPPER
+	RET
+""")
+
+
+# ---------------------------------------------------------------- q4 scores, VNNI
+# The q4 scores on dotRows4Q8IntVNNI's digits (qDigitsInt), K's codes
+# read where they lie, two a byte (a block's 16 bytes: byte i holds
+# element i in its low nibble, i+16 in its high one). Sixteen keys at a
+# time, a block's 16 bytes of each key in a 128-bit lane: keys t, t+4,
+# t+8, t+12 in Z(t)'s four lanes (t < 4), then a 4×4 transpose of dwords
+# in each lane (VPUNPCKLDQ/HDQ, VPUNPCKLQDQ/HQDQ) puts dword i of the
+# block in Z(i), lane t key t; its low nibbles (VPANDD) are quad i of
+# the block, its high ones (VPSRLD, VPANDD) quad i+4, as unsigned codes
+# c = value + 8. VPDPBUSD adds a key's four products of codes and a digit
+# quad into int32 sums a block, from the correction
+#
+#     Σ_c (c − 8)·x = 256·Σ c·h + Σ c·l − 8·Σ_c x,
+#
+# −8·Σx being q8's correction −128·Σx shifted right by 4 (exact: a
+# multiple of 16). Each sum is the exact integer the q8 kernel takes over
+# the widened codes (backend.Q4ToQ8), turned to float32 and scaled the
+# same way, so the scores are the bits dotRows4Q8IntVNNI gives over the
+# widened rows. The keys' block scales as q8's (perm); a block is 16
+# bytes of a row's codes, not 32.
+A("""// func dotRows4Q4IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+//
+// dotRows4Q8IntVNNI's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, nb blocks of 16 bytes a row, nb ≥ 2), x and hb
+// dotRows4Q8IntVNNI's (qDigitsInt's digits, q8's corrections −128·Σx and
+// the factors), the scales, perm and n (a multiple of 16) as there. Each
+// key's row prefetches the one pf bytes on, and its scales pf/8 on.
+TEXT ·dotRows4Q4IntVNNI(SB), NOSPLIT, $192-96
+	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         $4, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           qgath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          qpermw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+qpermw:
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          qset
+qgath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+qset:
+	VPBROADCASTD nib0f<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         $3, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+qgroup:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT0   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          qblock
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
+
+qblock:
+	// Block b prefetches keys 4(b mod 4) … +3 at the line of their rows
+	// that it starts (R8), pf bytes on; a last block with b mod 4 < 3
+	// takes the group's keys after those at once.
+	MOVQ         R15, AX
+	ANDQ         $-64, AX
+	ADDQ         pf-16(SP), AX
+	ADDQ         DI, AX
+	MOVQ         R15, DX
+	SHRQ         $4, DX
+	ANDQ         $3, DX                    // b mod 4
+	SHLQ         $2, DX
+	IMULQ        R9, DX
+	LEAQ         (AX)(DX*1), R8            // key 4(b mod 4)'s line
+	LEAQ         16(R15), AX
+	CMPQ         AX, rowb-8(SP)
+	JB           qload
+	LEAQ         (R8)(R9*4), AX
+	MOVQ         DI, DX
+	ADDQ         pf-16(SP), DX
+	LEAQ         (DX)(R9*8), DX
+	LEAQ         (DX)(R9*8), DX            // past key 15's row
+qtail:
+	CMPQ         AX, DX
+	JAE          qload
+	PREFETCHT0   (AX)
+	PREFETCHT0   (AX)(R9*1)
+	PREFETCHT0   (AX)(R9*2)
+	PREFETCHT0   (AX)(BX*1)
+	LEAQ         (AX)(R9*4), AX
+	JMP          qtail
+
+qload:
+	// Z(t)'s lane l: key t + 4l's 16 bytes of the block.
+	LEAQ         (DI)(R15*1), AX""")
+for l in range(4):
+    for t in range(4):
+        if l == 0:
+            A(f"\tVMOVDQU      (AX){IDX[t]}, X{t}")
+        else:
+            A(f"\tVINSERTI32X4 ${l}, (AX){IDX[t]}, Z{t}, Z{t}")
+    if l < 3:
+        A("\tLEAQ         (AX)(R9*4), AX")
+A("""	// Dwords, then quadwords, in each lane: dword i of the block in
+	// Z(i), key t in lane t.
+	VPUNPCKLDQ   Z1, Z0, Z8
+	VPUNPCKHDQ   Z1, Z0, Z9
+	VPUNPCKLDQ   Z3, Z2, Z10
+	VPUNPCKHDQ   Z3, Z2, Z11
+	VPUNPCKLQDQ  Z10, Z8, Z0
+	VPUNPCKHQDQ  Z10, Z8, Z1
+	VPUNPCKLQDQ  Z11, Z9, Z2
+	VPUNPCKHQDQ  Z11, Z9, Z3
+	// Quad j of the block in Z(8+j): dword j's low nibbles (j < 4), dword
+	// j−4's high ones.""")
+for i in range(4):
+    A(f"""	VPSRLD       $4, Z{i}, Z{12+i}
+	VPANDD       Z24, Z{i}, Z{8+i}
+	VPANDD       Z24, Z{12+i}, Z{12+i}""")
+A("""	// The block's sums: row r's high digits in Z(16+r), its low ones in
+	// Z(20+r) from −8·Σx.
+	MOVQ         R15, AX
+	SHLQ         $4, AX
+	ADDQ         SI, AX                    // its digits (256 bytes a block)
+	LEAQ         (R12)(R15*2), DX          // its corrections, factors""")
+for r in range(4):
+    A(f"""	VPXORD       Z{16+r}, Z{16+r}, Z{16+r}
+	VPBROADCASTD {4*r}(DX), Z{20+r}
+	VPSRAD       $4, Z{20+r}, Z{20+r}""")
+PF4 = ["(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(BX*1)"]
+for i in range(8):
+    for r in range(4):
+        for g in range(2):
+            A(f"\tVPDPBUSD.BCST {32*i+8*r+4*g}(AX), Z{8+i}, Z{16+4*g+r}")
+    if i % 2 == 1:
+        A(f"\tPREFETCHT0   {PF4[i//2]}")
+A("""	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
+	CMPQ         perm-32(SP), $1
+	JB           qgather
+	JA           qstack
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          qhalf
+qstack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
+	JMP          qhalf
+qgather:
+	MOVQ         R15, AX
+	SHRQ         $3, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           qfirst
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          qwide
+qfirst:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+qwide:
+	VPMOVDW      Z26, Y26
+qhalf:
+	VCVTPH2PS    Y26, Z26""")
+for r in range(4):
+    A(f"""	VPSLLD       $8, Z{16+r}, Z{16+r}
+	VPADDD       Z{20+r}, Z{16+r}, Z{16+r}
+	VCVTDQ2PS    Z{16+r}, Z{16+r}
+	VMULPS.BCST  {16+4*r}(DX), Z{16+r}, Z{16+r}
+	VFMADD231PS  Z{16+r}, Z26, Z{28+r}""")
+A("""	ADDQ         $16, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           qblock
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          qgroup
 	VZEROUPPER
 	RET
 """)

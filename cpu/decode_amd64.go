@@ -174,9 +174,14 @@ var (
 	intDotByPrefetch = [2]func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int){
 		dotRows4Q8IntVNNI, dotRows4Q8IntVNNIL2,
 	}
-	// The VNNI P·V kernel's q4 form (codes two a byte).
-	int4ByPrefetch = [2]func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int){
-		axpyRows4Q4IntVNNI, axpyRows4Q4IntVNNIL2,
+	// The integer P·V kernels' q4 forms (codes two a byte), by width.
+	int4ByPrefetch = [2][2]func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int){
+		{axpyRows4Q4IntAVX2, axpyRows4Q4IntAVX2L2},
+		{axpyRows4Q4IntVNNI, axpyRows4Q4IntVNNIL2},
+	}
+	// The eight-lane scores kernel's q4 form.
+	intDot24ByPrefetch = [2]func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int){
+		dotRows4Q4IntAVX2, dotRows4Q4IntAVX2L2,
 	}
 	// The q4 scores kernels (VPDPBUSD over codes two a byte).
 	intDot4ByPrefetch = [2]func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int){
@@ -214,18 +219,16 @@ func useDensePrefetch(w int, l2 bool) (restore func()) {
 		i = 1
 	}
 	dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run = dotByPrefetch[w][i], axpyByPrefetch[w][i], quantByPrefetch[w][i], intByPrefetch[w][i]
-	if w == 1 {
-		in.run4 = int4ByPrefetch[i]
-	}
+	in.run4 = int4ByPrefetch[w][i]
 	if w == 0 && l2 && prefetchQuantDotL1 {
 		l1 := quantByPrefetch[0][0]
 		quantKernelSets[0].dotQ8, quantKernelSets[0].dotFP8 = l1.dotQ8, l1.dotFP8
 	}
 	if w == 0 {
-		s := intDotAVX2.run2
-		intDotAVX2.run2 = intDot2ByPrefetch[i]
+		s, s4 := intDotAVX2.run2, intDotAVX2.run24
+		intDotAVX2.run2, intDotAVX2.run24 = intDot2ByPrefetch[i], intDot24ByPrefetch[i]
 		return func() {
-			dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run, in.run4, intDotAVX2.run2 = d, a, q, v, v4, s
+			dotKernels[w], axpyKernels[w], quantKernelSets[w], in.run, in.run4, intDotAVX2.run2, intDotAVX2.run24 = d, a, q, v, v4, s, s4
 		}
 	}
 	s, s4 := intDotVNNI.run, intDotVNNI.run4

@@ -66,13 +66,22 @@ func axpyRows4Q4IntVNNI(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc
 //go:noescape
 func axpyRows4Q4IntVNNIL2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 
+// axpyRows4Q4IntAVX2 is axpyRows4Q8IntAVX2 over q4 codes read in place,
+// a strip of sixteen columns one nibble of each byte: the same bits.
+//
+//go:noescape
+func axpyRows4Q4IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
+//go:noescape
+func axpyRows4Q4IntAVX2L2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+
 // hasVNNI says whether the CPU runs axpyRows4Q8IntVNNI: the sixteen-lane
 // decoding kernels' CPUs (AVX-512F) with AVX512-VNNI and AVX512-BW (the
 // codes' sign extension to words).
 var hasVNNI = quantWidth() == 1 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW
 
 // An integer P·V kernel: its function (the L1's prefetches or the L2
-// twin, set by usePrefetch; run4 the VNNI one's q4 form) and its name,
+// twin, set by usePrefetch; run4 its q4 form) and its name,
 // as Info's Detail and its check's errors name it.
 type intKernel struct {
 	run  func(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
@@ -234,11 +243,14 @@ func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []flo
 	nb := dv / backend.Q8Block
 	// A q4 V's codes are read in place, two a byte, by the VNNI kernel's
 	// q4 form (axpyQ4).
-	q4 := v.t == backend.Q4 && q8Int == &intVNNI
+	q4 := v.t == backend.Q4
 	if v.t != backend.Q8 && !q4 || m == 0 || dv%backend.Q8Block != 0 || v.stride%backend.Q8Block != 0 {
 		return 0
 	}
 	run, ldv, codes := q8Int.run, v.stride, len(v.q8)
+	if q4 && q8Int.run4 == nil {
+		return 0
+	}
 	if q4 {
 		run, ldv, codes = q8Int.run4, v.stride/2, 2*len(v.q4)
 	}
@@ -346,15 +358,26 @@ func dotRows4Q4IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb 
 //go:noescape
 func dotRows4Q4IntVNNIL2(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 
+// dotRows4Q4IntAVX2 is dotRows4Q8IntAVX2 over q4 codes read in place (d
+// the row's bytes of codes): the bits it gives over the widened rows.
+//
+//go:noescape
+func dotRows4Q4IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+
+//go:noescape
+func dotRows4Q4IntAVX2L2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+
 // An integer scores kernel: its function (the L1's prefetches or the L2
 // twin, set by usePrefetch; run for the VNNI kernel, run4 for its q4
-// form, run2 for the AVX2 one), its name, and its digits' largest |x|.
+// form, run2 for the AVX2 one, run24 for its q4 form), its name, and its
+// digits' largest |x|.
 type intDotKernel struct {
-	run  func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
-	run4 func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
-	run2 func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
-	name string
-	xmax int
+	run   func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+	run4  func(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
+	run2  func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+	run24 func(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+	name  string
+	xmax  int
 }
 
 var (
@@ -514,42 +537,51 @@ func scalePick(stride, nb, n int, sc []uint16) (ss, perm int) {
 	return ss, 0
 }
 
-// The q4 forms of the VNNI kernels, as their known-answer checks and
-// Info's Detail name them.
-const (
-	kernQ4Dot  = "q4 scores (VPDPBUSD)"
-	kernQ4Axpy = "q4 P·V (VPDPWSSD)"
-)
+// q4Names are the q4 forms of the integer kernels the CPU runs, as their
+// known-answer checks and Info's Detail name them: the scores', the
+// P·V's.
+func q4Names() (dot, axpy string) {
+	if q8IntDot.avx2() {
+		return "q4 scores (VPMADDWD)", "q4 P·V (VPMADDWD)"
+	}
+	return "q4 scores (VPDPBUSD)", "q4 P·V (VPDPWSSD)"
+}
 
 // q4IntNow is the q4 kernels' decision in this process, made once: where
-// the CPU runs the VNNI kernels, their known-answer checks (checkQ4IntDot,
-// checkQ4IntAxpy). Where both passed, a q4 K's scores and a q4 V's P·V
-// take them, the codes read in place, rather than widening the codes for
-// the q8 kernels.
+// the CPU runs the integer kernels, their q4 forms' known-answer checks
+// (checkQ4IntDot, checkQ4IntAxpy). Where both passed, a q4 K's scores
+// and a q4 V's P·V take them, the codes read in place, rather than
+// widening the codes for the q8 kernels.
 var q4IntNow = sync.OnceValue(func() q8IntState {
-	if !hasVNNI {
+	if !q8IntHas() {
 		return q8IntState{}
 	}
-	passed, err := passChecks([]tileCheck{{kernQ4Dot, checkQ4IntDot}, {kernQ4Axpy, checkQ4IntAxpy}})
+	passed, err := passChecks(q4IntChecks())
 	if err != nil {
 		return q8IntState{note: err.Error()}
 	}
 	return q8IntState{ok: true, note: strings.Join(passed, ", ")}
 })
 
+// q4IntChecks are the q4 forms' known-answer checks.
+func q4IntChecks() []tileCheck {
+	dot, axpy := q4Names()
+	return []tileCheck{{dot, checkQ4IntDot}, {axpy, checkQ4IntAxpy}}
+}
+
 // axpyQ4 adds the weighted values of the first keys of v, a q4 V read in
-// place (a multiple of 16), into the four rows of acc on the VNNI P·V
+// place (a multiple of 16), into the four rows of acc on the integer P·V
 // kernel's q4 form and returns how many it took, as axpyInt: 0 where it
-// does not run (the item on the widening kernels or AMX's tiles, the
-// CPU without AVX512-VNNI).
+// does not run (the item on the widening kernels or AMX's tiles, a CPU
+// without the integer kernels).
 func axpyQ4(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
-	if noDotQ4 || v.t != backend.Q4 || !t.intOn() || q8Int != &intVNNI || t.q8Tiles() || !q4IntNow().ok {
+	if noDotQ4 || v.t != backend.Q4 || !t.intOn() || t.q8Tiles() || !q4IntNow().ok {
 		return 0
 	}
 	return runAxpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 }
 
-// checkQ4IntAxpy runs the VNNI P·V kernel's q4 form once on checkQ8Axpy's
+// checkQ4IntAxpy runs the integer P·V kernel's q4 form once on checkQ8Axpy's
 // weights over q4 codes that take every value in both nibbles, scales
 // ½, 1, 2 and 0, and compares it with the float64 sums as checkQ8IntAxpy
 // does.
@@ -564,9 +596,6 @@ func checkQ4IntAxpy() error {
 	v := rawRows{store: store{t: backend.Q4, q4: codes, sc: scales}, stride: checkLdv}
 	p, acc := checkWeights()
 	acc0 := slices.Clone(acc)
-	was := q8Int
-	q8Int = &intVNNI
-	defer func() { q8Int = was }()
 	var t tiles8
 	if got := runAxpyInt(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
 		return fmt.Errorf("took %d of %d keys", got, checkKeys)
@@ -580,7 +609,8 @@ func checkQ4IntAxpy() error {
 		return float64(int(b&15) - 8)
 	}
 	const dmax = 2.0
-	return checkAxpy(checkOut(kernQ4Axpy, acc), p, acc0,
+	_, name := q4Names()
+	return checkAxpy(checkOut(name, acc), p, acc0,
 		func(j, c int) float64 {
 			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
 		}, code,
@@ -590,13 +620,15 @@ func checkQ4IntAxpy() error {
 }
 
 // dotQ4 is the scores of the first keys of k, a q4 K read in place (a
-// multiple of 16; 0 where the q4 kernel does not run or fit: the item on
-// the widening kernels or on AMX's tiles, rows of fewer than two blocks,
-// fewer than 16 keys, a Q row the digits cannot stand for) for the four
-// query rows of q, group grp of the item's, on dotRows4Q4IntVNNI: the
-// bits the q8 kernel gives over the widened codes.
+// multiple of the kernel's step, 16 on VNNI, 2 on AVX2; 0 where the q4
+// kernel does not run or fit: the item on the widening kernels or on
+// AMX's tiles, on VNNI rows of fewer than two blocks, fewer keys than a
+// step, a Q row the digits cannot stand for) for the four query rows of
+// q, group grp of the item's, on the integer scores kernel's q4 form
+// (dotRows4Q4IntVNNI, dotRows4Q4IntAVX2): the bits the q8 kernel gives
+// over the widened codes.
 func dotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	if noDotQ4 || t.vector || !q8IntDotNow().ok || q8IntDot.avx2() || t.q8Tiles() || !q4IntNow().ok {
+	if noDotQ4 || t.vector || !q8IntDotNow().ok || t.q8Tiles() || !q4IntNow().ok {
 		return 0
 	}
 	return runDotQ4(t, grp, q, ldq, k, n, d, s, lds, alpha)
@@ -604,12 +636,16 @@ func dotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []fl
 
 // runDotQ4 is dotQ4 once the kernel is known to run.
 func runDotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
+	avx2 := q8IntDot.avx2()
 	m := n &^ 15
 	nb := d / backend.Q8Block
-	if k.t != backend.Q4 || m == 0 || d%backend.Q8Block != 0 || nb < 2 || k.stride%backend.Q8Block != 0 {
+	if avx2 {
+		m = n &^ 1
+	}
+	if k.t != backend.Q4 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
-	x := t.i8.callDigits(grp, q, ldq, d, false, alpha)
+	x := t.i8.callDigits(grp, q, ldq, d, avx2, alpha)
 	if x == nil {
 		return 0
 	}
@@ -622,6 +658,10 @@ func runDotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	ldk := k.stride / 2
 	run := func(j0, j1, pf int) {
 		sc := k.sc[j0*k.stride/backend.Q8Block:]
+		if avx2 {
+			q8IntDot.run24(&x[0], unsafe.Pointer(&k.q4[j0*ldk]), ldk, j1-j0, d/2, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
+			return
+		}
 		ss, perm := scalePick(k.stride, nb, j1-j0, sc)
 		intDotVNNI.run4(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q4[j0*ldk]), ldk, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
 	}
@@ -641,7 +681,7 @@ func runDotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 // the float64 one within 2⁻²⁰ of Σ|terms|.
 func checkQ4IntDot() error {
 	const n, d, ldq, lds = 48, 96, 100, 50
-	q := checkQ8IntQ(ldq, d, qDigitsMax)
+	q := checkQ8IntQ(ldq, d, q8IntDot.xmax)
 	for _, ldk := range []int{128, 512} {
 		codes, scales := checkQ4Rows(n, ldk, 0x3800, 0x3c00, 0x4000)
 		k := rawRows{store: store{t: backend.Q4, q4: codes, sc: scales}, stride: ldk}
@@ -651,7 +691,8 @@ func checkQ4IntDot() error {
 		if got := runDotQ4(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
 			return fmt.Errorf("rows %d apart: took %d of %d keys", ldk, got, n)
 		}
-		s = checkOut(kernQ4Dot, s)
+		name, _ := q4Names()
+		s = checkOut(name, s)
 		for r := range 4 {
 			for j := range n {
 				var want, abs float64

@@ -61,6 +61,14 @@ DATA nib0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL nib0f<>(SB), RODATA|NOPTR, $4
 DATA eight8<>+0(SB)/4, $0x08080808
 GLOBL eight8<>(SB), RODATA|NOPTR, $4
+DATA nib16<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nib16<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nib16<>(SB), RODATA|NOPTR, $16
+DATA eight32<>+0(SB)/8, $0x0808080808080808
+DATA eight32<>+8(SB)/8, $0x0808080808080808
+DATA eight32<>+16(SB)/8, $0x0808080808080808
+DATA eight32<>+24(SB)/8, $0x0808080808080808
+GLOBL eight32<>(SB), RODATA|NOPTR, $32
 
 // func q8WeightsAVX2(p *float32, ldp int, sc unsafe.Pointer, ss int, n int, lanes *int32, wd *int32, gs *float32, pfs int) bool
 //
@@ -720,6 +728,242 @@ akey:
 	ADDQ         $16, BX
 	CMPQ         BX, dv+32(FP)
 	JB           astrip
+	VZEROUPPER
+	RET
+
+// func axpyRows4Q4IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntAVX2(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+	VPBROADCASTD nib0f<>(SB), Y15
+bstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the column's block
+	LEAQ         (SI)(DX*4), R13           // its digits, row 0
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	MOVQ         DX, R14
+	SHLQ         $4, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         BX, AX
+	ANDQ         $16, AX
+	SHRQ         $2, AX
+	VMOVQ        AX, X14                   // the strip's nibbles: 0 low, 4 high
+	MOVQ         R13, AX                   // the pair's digits, row 0
+	MOVQ         CX, R8                    // pairs left
+bkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPSRLW       X14, X8, X8
+	VPSRLW       X14, X9, X9
+	VPAND        X15, X8, X8
+	VPAND        X15, X9, X9
+	VPSUBB       eight32<>(SB), X8, X8     // the strip's 16 values
+	VPSUBB       eight32<>(SB), X9, X9
+	VPUNPCKHBW   X9, X8, X10
+	VPUNPCKLBW   X9, X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMOVSXBW    X10, Y10
+	VPBROADCASTD 0(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y1, Y1
+	VPBROADCASTD 1024(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y3, Y3
+	VPBROADCASTD 2048(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y4, Y4
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y5, Y5
+	VPBROADCASTD 3072(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y6, Y6
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y7, Y7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          bkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Y11
+	VCVTDQ2PS    Y0, Y0
+	VFMADD213PS  0(R14), Y11, Y0
+	VMOVUPS      Y0, 0(R14)
+	VCVTDQ2PS    Y1, Y1
+	VFMADD213PS  32(R14), Y11, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Y11
+	VCVTDQ2PS    Y2, Y2
+	VFMADD213PS  0(R14), Y11, Y2
+	VMOVUPS      Y2, 0(R14)
+	VCVTDQ2PS    Y3, Y3
+	VFMADD213PS  32(R14), Y11, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Y11
+	VCVTDQ2PS    Y4, Y4
+	VFMADD213PS  0(R14), Y11, Y4
+	VMOVUPS      Y4, 0(R14)
+	VCVTDQ2PS    Y5, Y5
+	VFMADD213PS  32(R14), Y11, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Y11
+	VCVTDQ2PS    Y6, Y6
+	VFMADD213PS  0(R14), Y11, Y6
+	VMOVUPS      Y6, 0(R14)
+	VCVTDQ2PS    Y7, Y7
+	VFMADD213PS  32(R14), Y11, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $16, BX
+	CMPQ         BX, dv+32(FP)
+	JB           bstrip
+	VZEROUPPER
+	RET
+
+// func axpyRows4Q4IntAVX2L2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntAVX2L2(SB), NOSPLIT, $8-72
+	MOVQ         wd+0(FP), SI
+	MOVQ         v+8(FP), DI
+	MOVQ         ldv+16(FP), R9
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         acc+40(FP), R10
+	MOVQ         ldacc+48(FP), R11
+	SHLQ         $2, R11
+	MOVQ         R11, lda-8(SP)            // acc row stride, bytes
+	MOVQ         gs+56(FP), R12
+	MOVQ         pf+64(FP), R15            // the rows to prefetch, pf on
+	LEAQ         (R15)(R9*1), R11          // and the pair's second's
+	XORQ         BX, BX                    // column
+	VPBROADCASTD nib0f<>(SB), Y15
+bstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the column's block
+	LEAQ         (SI)(DX*4), R13           // its digits, row 0
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	MOVQ         DX, R14
+	SHLQ         $4, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         BX, AX
+	ANDQ         $16, AX
+	SHRQ         $2, AX
+	VMOVQ        AX, X14                   // the strip's nibbles: 0 low, 4 high
+	MOVQ         R13, AX                   // the pair's digits, row 0
+	MOVQ         CX, R8                    // pairs left
+bkey:
+	PREFETCHT1   (R14)(R15*1)
+	PREFETCHT1   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPSRLW       X14, X8, X8
+	VPSRLW       X14, X9, X9
+	VPAND        X15, X8, X8
+	VPAND        X15, X9, X9
+	VPSUBB       eight32<>(SB), X8, X8     // the strip's 16 values
+	VPSUBB       eight32<>(SB), X9, X9
+	VPUNPCKHBW   X9, X8, X10
+	VPUNPCKLBW   X9, X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMOVSXBW    X10, Y10
+	VPBROADCASTD 0(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y0, Y0
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y1, Y1
+	VPBROADCASTD 1024(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y2, Y2
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y3, Y3
+	VPBROADCASTD 2048(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y4, Y4
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y5, Y5
+	VPBROADCASTD 3072(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y6, Y6
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y7, Y7
+	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          bkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]
+	VBROADCASTSS 0(R12)(DX*4), Y11
+	VCVTDQ2PS    Y0, Y0
+	VFMADD213PS  0(R14), Y11, Y0
+	VMOVUPS      Y0, 0(R14)
+	VCVTDQ2PS    Y1, Y1
+	VFMADD213PS  32(R14), Y11, Y1
+	VMOVUPS      Y1, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 32(R12)(DX*4), Y11
+	VCVTDQ2PS    Y2, Y2
+	VFMADD213PS  0(R14), Y11, Y2
+	VMOVUPS      Y2, 0(R14)
+	VCVTDQ2PS    Y3, Y3
+	VFMADD213PS  32(R14), Y11, Y3
+	VMOVUPS      Y3, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 64(R12)(DX*4), Y11
+	VCVTDQ2PS    Y4, Y4
+	VFMADD213PS  0(R14), Y11, Y4
+	VMOVUPS      Y4, 0(R14)
+	VCVTDQ2PS    Y5, Y5
+	VFMADD213PS  32(R14), Y11, Y5
+	VMOVUPS      Y5, 32(R14)
+	ADDQ         lda-8(SP), R14
+	VBROADCASTSS 96(R12)(DX*4), Y11
+	VCVTDQ2PS    Y6, Y6
+	VFMADD213PS  0(R14), Y11, Y6
+	VMOVUPS      Y6, 0(R14)
+	VCVTDQ2PS    Y7, Y7
+	VFMADD213PS  32(R14), Y11, Y7
+	VMOVUPS      Y7, 32(R14)
+	ADDQ         $16, BX
+	CMPQ         BX, dv+32(FP)
+	JB           bstrip
 	VZEROUPPER
 	RET
 
@@ -1434,6 +1678,332 @@ iblock:
 	ADDQ         AX, scq-8(SP)
 	DECQ         CX
 	JNZ          ipair
+	VZEROUPPER
+	RET
+
+// func dotRows4Q4IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+//
+// dotRows4Q8IntAVX2's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, d bytes a row: 2d values), x, gv, the scales, n and
+// pf as there. The bits dotRows4Q8IntAVX2 gives over the widened codes.
+TEXT ·dotRows4Q4IntAVX2(SB), NOSPLIT, $16-80
+	MOVQ         x+0(FP), SI
+	MOVQ         d+32(FP), DX              // K row length, bytes
+	LEAQ         (SI)(DX*4), R8
+	LEAQ         (R8)(DX*4), R12
+	LEAQ         (R12)(DX*4), R13
+	MOVQ         k+8(FP), DI
+	MOVQ         ldk+16(FP), R9            // K row stride, bytes
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         s+40(FP), R10
+	MOVQ         gv+56(FP), R14
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
+	MOVQ         R9, AX
+	SHRQ         $3, AX
+	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
+
+jpair:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair's rows pf on, and its scales pf/16 on.
+	MOVQ         pf+72(FP), R15
+	ADDQ         DI, R15
+	XORQ         AX, AX
+jpf0:
+	PREFETCHT0   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           jpf0
+	ADDQ         R9, R15
+	XORQ         AX, AX
+jpf1:
+	PREFETCHT0   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           jpf1
+	ADDQ         R9, R15
+	MOVQ         pf+72(FP), AX
+	SHRQ         $3, AX
+	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
+	MOVQ         ss-16(SP), R11
+	ADDQ         R15, R11
+	PREFETCHT0   (R15)(AX*1)
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+jblock:
+	VMOVDQU      (DI)(AX*1), X14          // key 0's 16 bytes of the block
+	VPSRLW       $4, X14, X15
+	VPAND        nib16<>(SB), X14, X14
+	VPAND        nib16<>(SB), X15, X15
+	VINSERTI128  $1, X15, Y14, Y14
+	VPSUBB       eight32<>(SB), Y14, Y14   // its 32 values as q8's codes
+	VPUNPCKLBW   Y14, Y13, Y8          // (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   Y14, Y13, Y9          // (8-15 | 24-31)·2⁸
+	VMOVDQU      (BX)(AX*1), X14          // key 1's 16 bytes of the block
+	VPSRLW       $4, X14, X15
+	VPAND        nib16<>(SB), X14, X14
+	VPAND        nib16<>(SB), X15, X15
+	VINSERTI128  $1, X15, Y14, Y14
+	VPSUBB       eight32<>(SB), Y14, Y14   // its 32 values as q8's codes
+	VPUNPCKLBW   Y14, Y13, Y10          // (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   Y14, Y13, Y11          // (8-15 | 24-31)·2⁸
+	VPBROADCASTW (R15), X12
+	VCVTPH2PS    X12, Y12                  // key 0's block scale
+	VPMADDWD     (SI)(AX*4), Y8, Y14
+	VPMADDWD     32(SI)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPMADDWD     (R8)(AX*4), Y8, Y14
+	VPMADDWD     32(R8)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	VPMADDWD     (R12)(AX*4), Y8, Y14
+	VPMADDWD     32(R12)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	VPMADDWD     (R13)(AX*4), Y8, Y14
+	VPMADDWD     32(R13)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y6
+	VPBROADCASTW (R11), X12
+	VCVTPH2PS    X12, Y12                  // key 1's block scale
+	VPMADDWD     (SI)(AX*4), Y10, Y14
+	VPMADDWD     32(SI)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	VPMADDWD     (R8)(AX*4), Y10, Y14
+	VPMADDWD     32(R8)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	VPMADDWD     (R12)(AX*4), Y10, Y14
+	VPMADDWD     32(R12)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y5
+	VPMADDWD     (R13)(AX*4), Y10, Y14
+	VPMADDWD     32(R13)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y7
+	ADDQ         $2, R15
+	ADDQ         $2, R11
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           jblock
+
+	// Horizontal adds, then the 128-bit halves summed: lanes 2r, 2r+1
+	// of Y1 are row r's two scores.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	MOVQ         lds+48(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	MOVQ         ss-16(SP), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-8(SP)
+	DECQ         CX
+	JNZ          jpair
+	VZEROUPPER
+	RET
+
+// func dotRows4Q4IntAVX2L2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+//
+// dotRows4Q8IntAVX2's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, d bytes a row: 2d values), x, gv, the scales, n and
+// pf as there. The bits dotRows4Q8IntAVX2 gives over the widened codes.
+TEXT ·dotRows4Q4IntAVX2L2(SB), NOSPLIT, $16-80
+	MOVQ         x+0(FP), SI
+	MOVQ         d+32(FP), DX              // K row length, bytes
+	LEAQ         (SI)(DX*4), R8
+	LEAQ         (R8)(DX*4), R12
+	LEAQ         (R12)(DX*4), R13
+	MOVQ         k+8(FP), DI
+	MOVQ         ldk+16(FP), R9            // K row stride, bytes
+	MOVQ         n+24(FP), CX
+	SHRQ         $1, CX                    // key pairs
+	MOVQ         s+40(FP), R10
+	MOVQ         gv+56(FP), R14
+	MOVQ         sc+64(FP), AX
+	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
+	MOVQ         R9, AX
+	SHRQ         $3, AX
+	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
+	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
+
+jpair:
+	LEAQ         (DI)(R9*1), BX            // key j+1
+	// Prefetch the pair's rows pf on, and its scales pf/16 on.
+	MOVQ         pf+72(FP), R15
+	ADDQ         DI, R15
+	XORQ         AX, AX
+jpf0:
+	PREFETCHT1   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           jpf0
+	ADDQ         R9, R15
+	XORQ         AX, AX
+jpf1:
+	PREFETCHT1   (R15)(AX*1)
+	ADDQ         $64, AX
+	CMPQ         AX, DX
+	JB           jpf1
+	ADDQ         R9, R15
+	MOVQ         pf+72(FP), AX
+	SHRQ         $3, AX
+	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
+	MOVQ         ss-16(SP), R11
+	ADDQ         R15, R11
+	PREFETCHT1   (R15)(AX*1)
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         AX, AX                    // offset in K's row, bytes
+
+jblock:
+	VMOVDQU      (DI)(AX*1), X14          // key 0's 16 bytes of the block
+	VPSRLW       $4, X14, X15
+	VPAND        nib16<>(SB), X14, X14
+	VPAND        nib16<>(SB), X15, X15
+	VINSERTI128  $1, X15, Y14, Y14
+	VPSUBB       eight32<>(SB), Y14, Y14   // its 32 values as q8's codes
+	VPUNPCKLBW   Y14, Y13, Y8          // (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   Y14, Y13, Y9          // (8-15 | 24-31)·2⁸
+	VMOVDQU      (BX)(AX*1), X14          // key 1's 16 bytes of the block
+	VPSRLW       $4, X14, X15
+	VPAND        nib16<>(SB), X14, X14
+	VPAND        nib16<>(SB), X15, X15
+	VINSERTI128  $1, X15, Y14, Y14
+	VPSUBB       eight32<>(SB), Y14, Y14   // its 32 values as q8's codes
+	VPUNPCKLBW   Y14, Y13, Y10          // (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   Y14, Y13, Y11          // (8-15 | 24-31)·2⁸
+	VPBROADCASTW (R15), X12
+	VCVTPH2PS    X12, Y12                  // key 0's block scale
+	VPMADDWD     (SI)(AX*4), Y8, Y14
+	VPMADDWD     32(SI)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPMADDWD     (R8)(AX*4), Y8, Y14
+	VPMADDWD     32(R8)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	VPMADDWD     (R12)(AX*4), Y8, Y14
+	VPMADDWD     32(R12)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	VPMADDWD     (R13)(AX*4), Y8, Y14
+	VPMADDWD     32(R13)(AX*4), Y9, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y6
+	VPBROADCASTW (R11), X12
+	VCVTPH2PS    X12, Y12                  // key 1's block scale
+	VPMADDWD     (SI)(AX*4), Y10, Y14
+	VPMADDWD     32(SI)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       0(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	VPMADDWD     (R8)(AX*4), Y10, Y14
+	VPMADDWD     32(R8)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       32(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	VPMADDWD     (R12)(AX*4), Y10, Y14
+	VPMADDWD     32(R12)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       64(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y5
+	VPMADDWD     (R13)(AX*4), Y10, Y14
+	VPMADDWD     32(R13)(AX*4), Y11, Y15
+	VPADDD       Y15, Y14, Y14
+	VMULPS       96(R14)(AX*8), Y12, Y15   // times g[r][b]
+	VCVTDQ2PS    Y14, Y14
+	VFMADD231PS  Y14, Y15, Y7
+	ADDQ         $2, R15
+	ADDQ         $2, R11
+	ADDQ         $16, AX
+	CMPQ         AX, DX
+	JB           jblock
+
+	// Horizontal adds, then the 128-bit halves summed: lanes 2r, 2r+1
+	// of Y1 are row r's two scores.
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0
+	VHADDPS      Y6, Y4, Y4
+	VPERM2F128   $0x20, Y4, Y0, Y1
+	VPERM2F128   $0x31, Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	MOVQ         lds+48(FP), R11
+	SHLQ         $2, R11
+	VMOVQ        X1, (R10)
+	VPEXTRQ      $1, X1, (R10)(R11*1)
+	VEXTRACTF128 $1, Y1, X2
+	VMOVQ        X2, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VPEXTRQ      $1, X2, (R10)(AX*1)
+	ADDQ         $8, R10
+	LEAQ         (DI)(R9*2), DI
+	MOVQ         ss-16(SP), AX
+	ADDQ         AX, AX
+	ADDQ         AX, scq-8(SP)
+	DECQ         CX
+	JNZ          jpair
 	VZEROUPPER
 	RET
 

@@ -40,27 +40,41 @@ func q4TestRows(rng *rand.Rand, n, ld int) (q4, q8 rawRows) {
 		rawRows{store: store{t: backend.Q8, q8: wide, sc: scales}, stride: ld}
 }
 
-// The q4 scores kernel gives the bits of the VNNI q8 scores kernel over
-// the codes widened (their int32 sums are the same integers, scaled the
-// same way), under both prefetch twins: 16 … 1040 keys (a tail past the
-// last 16 left to the caller), two blocks to eighteen (MLA's 576),
+// Each integer scores kernel's q4 form (VNNI, AVX2) gives the bits of
+// the q8 kernel over the codes widened (their int32 sums are the same
+// integers, scaled the same way), under both prefetch twins: 2 … 1040
+// keys (a tail past the kernel's step left to the caller), one block
+// (AVX2; VNNI leaves it) to eighteen (MLA's 576),
 // strides past the row (a BNHD row of 8 heads), the scales picked, gathered
 // once a group or gathered a block (spare rows give the store room past
 // the keys), Q rows whose blocks span 2²⁰, an all-zero block and row. Q
 // that is not finite leaves every key to the q8 kernels; a row of one
 // block, or a Q4 store it is not, leaves them too.
 func TestDotQ4SameBits(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX512-VNNI: q4 is widened for the q8 kernels")
+	ks := q8IntDotKernels()
+	if len(ks) == 0 {
+		t.Skip("no integer scores kernel: q4 is widened for the q8 kernels")
 	}
-	defer setQ8IntDot(&intDotVNNI)()
+	for _, k := range ks {
+		t.Run(k.name, func(t *testing.T) {
+			defer setQ8IntDot(k)()
+			testDotQ4SameBits(t, k)
+		})
+	}
+}
+
+func testDotQ4SameBits(t *testing.T, kern *intDotKernel) {
 	if err := checkQ4IntDot(); err != nil {
 		t.Fatalf("known-answer check: %v", err)
 	}
+	w := 1
+	if kern.avx2() {
+		w = 0
+	}
 	for _, l2 := range []bool{false, true} {
-		restore := usePrefetch(1, l2)
+		restore := usePrefetch(w, l2)
 		for _, c := range []struct{ n, d, ld, spare int }{
-			{16, 64, 64, 0}, {17, 64, 96, 0}, {33, 64, 64, 16}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
+			{2, 32, 32, 0}, {33, 32, 64, 0}, {16, 64, 64, 0}, {17, 64, 96, 0}, {33, 64, 64, 16}, {48, 96, 96, 16}, {64, 128, 128, 0}, {64, 128, 128, 1},
 			{1040, 128, 160, 0}, {100, 256, 256, 0}, {32, 576, 576, 0},
 			{64, 128, 1024, 0}, {48, 96, 768, 0}, {32, 64, 512, 16}, {16, 32 * 5, 1024, 0},
 		} {
@@ -83,8 +97,14 @@ func TestDotQ4SameBits(t *testing.T) {
 				got, want := make([]float32, 4*lds), make([]float32, 4*lds)
 				var t4, t8 tiles8
 				m := runDotQ4(&t4, 0, q, ldq, k4, c.n, c.d, got, lds, alpha)
-				if m != c.n&^15 {
-					t.Fatalf("took %d keys, want %d", m, c.n&^15)
+				want4 := c.n &^ 15
+				if kern.avx2() {
+					want4 = c.n &^ 1
+				} else if c.d < 64 {
+					want4 = 0
+				}
+				if m != want4 {
+					t.Fatalf("took %d keys, want %d", m, want4)
 				}
 				if m8 := runDotInt(&t8, 0, q, ldq, k8, c.n, c.d, want, lds, alpha); m8 != m {
 					t.Fatalf("the q8 kernel took %d keys, the q4 one %d", m8, m)
@@ -116,51 +136,76 @@ func TestDotQ4SameBits(t *testing.T) {
 		}
 	}
 	var tt tiles8
-	one, _ := q4TestRows(rand.New(rand.NewPCG(1, 2)), 32, 32)
-	if got := runDotQ4(&tt, 0, make([]float32, 4*32), 32, one, 32, 32, s, 32, 1); got != 0 {
-		t.Errorf("rows of one block: took %d keys, want 0", got)
-	}
 	_, wide := q4TestRows(rand.New(rand.NewPCG(1, 3)), 32, 64)
 	if got := runDotQ4(&tt, 0, make([]float32, 4*64), 64, wide, 32, 64, s, 32, 1); got != 0 {
 		t.Errorf("a q8 store: took %d keys, want 0", got)
 	}
 }
 
-// The q4 kernels pass their known-answer checks, and each check fails
-// on a wrong answer injected into its kernel's output.
+// The q4 forms of each class's integer kernels (AVX2, VNNI) pass their
+// known-answer checks, and each check fails on a wrong answer injected
+// into its kernel's output.
 func TestQ4IntCheck(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX512-VNNI")
+	if !q8IntHas() {
+		t.Skip("no integer kernels: q4 is widened")
 	}
-	checks := []tileCheck{{kernQ4Dot, checkQ4IntDot}, {kernQ4Axpy, checkQ4IntAxpy}}
-	if passed, err := passChecks(checks); err != nil || !slices.Equal(passed, []string{kernQ4Dot, kernQ4Axpy}) {
-		t.Fatalf("passChecks = %v, %v", passed, err)
+	type class struct {
+		dot  *intDotKernel
+		axpy *intKernel
 	}
-	for _, c := range checks {
-		tileFault = c.kernel
-		_, err := passChecks(checks)
-		tileFault = ""
-		if err == nil {
-			t.Errorf("%s: a wrong answer passed its check", c.kernel)
-		}
+	classes := []class{{&intDotAVX2, &intAVX2}}
+	if hasVNNI {
+		classes = append(classes, class{&intDotVNNI, &intVNNI})
+	}
+	for _, c := range classes {
+		t.Run(c.dot.name, func(t *testing.T) {
+			defer setQ8IntDot(c.dot)()
+			defer setQ8Int(c.axpy)()
+			checks := q4IntChecks()
+			dot, axpy := q4Names()
+			if passed, err := passChecks(checks); err != nil || !slices.Equal(passed, []string{dot, axpy}) {
+				t.Fatalf("passChecks = %v, %v", passed, err)
+			}
+			for _, ch := range checks {
+				tileFault = ch.kernel
+				_, err := passChecks(checks)
+				tileFault = ""
+				if err == nil {
+					t.Errorf("%s: a wrong answer passed its check", ch.kernel)
+				}
+			}
+		})
 	}
 	if st := q4IntNow(); !st.ok {
 		t.Errorf("q4IntNow = %+v; want the kernels on", st)
 	}
 }
 
-// The VNNI P·V kernel's q4 form gives the bits of the q8 one over the
-// codes widened, under both prefetch twins: 16 … 1040 keys (whole and
+// Each integer P·V kernel's q4 form (VNNI, AVX2) gives the bits of the
+// q8 one over the codes widened, under both prefetch twins: 16 … 1040 keys (whole and
 // cut chunks), one block to sixteen (MLA's 512: groups of eight), strides
 // past the row, weights spanning 2¹² with zeros, accumulators that hold
 // values. A NaN weight stops both before the same chunk.
 func TestAxpyQ4SameBits(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX512-VNNI: q4 is widened for the q8 kernels")
+	ks := q8IntKernels()
+	if len(ks) == 0 {
+		t.Skip("no integer P·V kernel: q4 is widened for the q8 kernels")
 	}
-	defer setQ8Int(&intVNNI)()
+	for _, k := range ks {
+		t.Run(k.name, func(t *testing.T) {
+			defer setQ8Int(k)()
+			w := 0
+			if k == &intVNNI {
+				w = 1
+			}
+			testAxpyQ4SameBits(t, w)
+		})
+	}
+}
+
+func testAxpyQ4SameBits(t *testing.T, w int) {
 	for _, l2 := range []bool{false, true} {
-		restore := usePrefetch(1, l2)
+		restore := usePrefetch(w, l2)
 		for _, c := range []struct{ n, dv, ld int }{
 			{16, 32, 32}, {48, 64, 96}, {1040, 128, 128}, {100, 96, 1024}, {64, 256, 256}, {80, 512, 512},
 		} {
@@ -212,7 +257,7 @@ func TestAxpyQ4SameBits(t *testing.T) {
 // query heads a KV head, D = 96 and 128, key counts that leave a tail
 // past the last 16.
 func TestDecodeQ4SameBits(t *testing.T) {
-	if !hasVNNI || !q4IntNow().ok || !q8IntDotNow().ok || q8IntDot.avx2() || tilesCPU() {
+	if !q4IntNow().ok || !q8IntDotNow().ok || !q8IntNow().ok || tilesCPU() {
 		t.Skip("the q4 scores kernel does not run here")
 	}
 	be, err := New()

@@ -306,18 +306,20 @@
 // (a largest |q| below 2⁻¹¹¹ on VNNI, 2⁻¹⁰⁴ on AVX2), stay on the
 // widening kernel, as do the keys past the kernel's last whole step (16
 // keys on VNNI, 2 on AVX2).
-// A q4 K or V takes the same kernels on AVX512-VNNI in forms that read
-// its codes where they lie, two a byte, past their own known-answer
-// checks: the scores kernel loads a block's 16 bytes of sixteen keys,
-// turns them over as dwords (two shuffle stages, not q8's three) and
-// unpacks each byte's nibbles into two quads of unsigned codes c
+// A q4 K or V takes the same kernels in forms that read its codes where
+// they lie, two a byte, past their own known-answer checks. On
+// AVX512-VNNI the scores kernel loads a block's 16 bytes of sixteen
+// keys, turns them over as dwords (two shuffle stages, not q8's three)
+// and unpacks each byte's nibbles into two quads of unsigned codes c
 // (value c − 8) for VPDPBUSD, from the correction −8·Σx; the P·V kernel
-// interleaves a key pair's bytes, unpacks their nibbles into the
-// block's columns 0-15 and 16-31 in order, less 8, for VPDPWSSD. Their
-// int32 sums are the integers q8's kernels take over the values widened,
-// scaled the same way, so the bits are the same (TestDecodeQ4SameBits),
-// and so are the bounds above. Elsewhere, and for the keys they leave, a
-// q4 tile is widened to q8 values in the L1 first (quant4.go).
+// interleaves a key pair's bytes and unpacks their nibbles into the
+// block's columns 0-15 and 16-31 in order, less 8, for VPDPWSSD. On AVX2
+// each key's 16 bytes are unpacked into the 32 values q8's codes would
+// be before the same steps. Their int32 sums are the integers q8's
+// kernels take over the values widened, scaled the same way, so the bits
+// are the same (TestDecodeQ4SameBits), and so are the bounds above.
+// Elsewhere (AMX's tiles, the widening kernels), and for the keys they
+// leave, a q4 tile is widened to q8 values in the L1 first (quant4.go).
 // WithDecode8("integer") (or
 // $ATTN_CPU_DECODE8=integer) asks for the integer kernels, ErrUnavailable
 // where they do not run, and keeps q8 off AMX's tiles where the CPU has

@@ -10,8 +10,8 @@ import (
 // A Q4 store (backend.Q4) holds its codes two a byte in q4 (ggml's order
 // within each block of backend.Q8Block values: byte i of a block holds
 // element i low and element i+16 high) and one float16 scale a block in
-// sc, as q8's. Where the q8 integer kernels run on AVX512-VNNI (not AMX's
-// tiles), their q4 forms read a decoding tile's codes where they lie
+// sc, as q8's. Where the q8 integer kernels run (AVX512-VNNI, AVX2; not
+// AMX's tiles), their q4 forms read a decoding tile's codes where they lie
 // (dotQ4, axpyQ4: the nibbles unpacked in registers), with the bits the
 // q8 kernels give over the widened values. Elsewhere, and for the keys
 // they leave (a tile's last keys past a multiple of 16, pages of fewer

@@ -91,6 +91,14 @@ DATA nib0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL nib0f<>(SB), RODATA|NOPTR, $4
 DATA eight8<>+0(SB)/4, $0x08080808
 GLOBL eight8<>(SB), RODATA|NOPTR, $4
+DATA nib16<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nib16<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nib16<>(SB), RODATA|NOPTR, $16
+DATA eight32<>+0(SB)/8, $0x0808080808080808
+DATA eight32<>+8(SB)/8, $0x0808080808080808
+DATA eight32<>+16(SB)/8, $0x0808080808080808
+DATA eight32<>+24(SB)/8, $0x0808080808080808
+GLOBL eight32<>(SB), RODATA|NOPTR, $32
 """)
 
 QROWS = ["SI", "R8", "R12", "R13"]
@@ -379,6 +387,77 @@ A("""	ADDQ         $16, BX
 	RET
 """)
 
+# ---------------------------------------------------------------- q4 P·V, AVX2
+# axpyRows4Q8IntAVX2 over q4 codes read in place, two a byte: a strip of
+# sixteen columns is one half of a block, the low nibbles of its 16
+# bytes (columns 0-15) or the high ones (16-31), shifted by X14 (0 or 4)
+# and masked, made values (less 8), then interleaved and sign-extended as
+# q8's codes: the same int32 sums, the same bits.
+A(f"""// func axpyRows4Q4IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
+//
+// axpyRows4Q8IntAVX2 over q4 codes: v the codes two a byte, row stride
+// ldv bytes; the digits, factors, n, dv and pf as there.
+TEXT ·axpyRows4Q4IntAVX2(SB), NOSPLIT, $8-72
+{PV_ARGS}	VPBROADCASTD nib0f<>(SB), Y15
+bstrip:
+	MOVQ         BX, DX
+	SHRQ         $5, DX                    // the column's block
+	LEAQ         (SI)(DX*4), R13           // its digits, row 0""")
+for i in range(8):
+    A(f"\tVPXOR        Y{i}, Y{i}, Y{i}")
+A("""	MOVQ         DX, R14
+	SHLQ         $4, R14
+	ADDQ         DI, R14                   // v[0]'s block
+	MOVQ         BX, AX
+	ANDQ         $16, AX
+	SHRQ         $2, AX
+	VMOVQ        AX, X14                   // the strip's nibbles: 0 low, 4 high
+	MOVQ         R13, AX                   // the pair's digits, row 0
+	MOVQ         CX, R8                    // pairs left
+bkey:
+	PREFETCHT0   (R14)(R15*1)
+	PREFETCHT0   (R14)(R11*1)
+	VMOVDQU      (R14), X8                 // key j's 16 bytes
+	VMOVDQU      (R14)(R9*1), X9           // key j+1's
+	VPSRLW       X14, X8, X8
+	VPSRLW       X14, X9, X9
+	VPAND        X15, X8, X8
+	VPAND        X15, X9, X9
+	VPSUBB       eight32<>(SB), X8, X8     // the strip's 16 values
+	VPSUBB       eight32<>(SB), X9, X9
+	VPUNPCKHBW   X9, X8, X10
+	VPUNPCKLBW   X9, X8, X8
+	VPMOVSXBW    X8, Y8
+	VPMOVSXBW    X10, Y10""")
+for r in range(4):
+    A(f"""	VPBROADCASTD {1024*r}(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y{2*r}, Y{2*r}
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y{2*r+1}, Y{2*r+1}""")
+A("""	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          bkey
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
+for r in range(4):
+    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Y11""")
+    for c in range(2):
+        y = 2 * r + c
+        A(f"""	VCVTDQ2PS    Y{y}, Y{y}
+	VFMADD213PS  {32*c}(R14), Y11, Y{y}
+	VMOVUPS      Y{y}, {32*c}(R14)""")
+    if r < 3:
+        A("\tADDQ         lda-8(SP), R14")
+A("""	ADDQ         $16, BX
+	CMPQ         BX, dv+32(FP)
+	JB           bstrip
+	VZEROUPPER
+	RET
+""")
+
+
 # ---------------------------------------------------------------- P·V, VNNI
 # The sixteen-lane form for CPUs with AVX512-VNNI and AVX512-BW: the same
 # digits and sums, 32 columns (one block) at a time, VPDPWSSD adding a
@@ -529,20 +608,39 @@ A("""	ADDQ         $32, BX
 # block for the four rows (one VMULPS a key and block, not one a row) took
 # 10.3-10.9 ns a key against 11.8-13.6, but a row whose block is far
 # smaller than another row's would lose its digits to that row's scale.
-A("""// func dotRows4Q8IntAVX2(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+def dot_avx2(q4):
+    """dotRows4Q8IntAVX2, or with q4 its form over q4 codes read in place
+    (dotRows4Q4IntAVX2): a key's block is 16 bytes whose low nibbles are
+    its values 0-15 and high ones 16-31, unpacked into the 32 codes q8's
+    load takes (less 8) before the same unpacks into words; AX counts
+    16 bytes a block, so that the digits (64 bytes a block) are at
+    AX·4 and the factors (128) at AX·8; d is then the row's bytes of
+    codes, d/2 values' worth, and the scales lie ldk/8 bytes a key
+    apart."""
+    name = "dotRows4Q4IntAVX2" if q4 else "dotRows4Q8IntAVX2"
+    xs, gs_, ssh = ("4", "8", "3") if q4 else ("2", "4", "4")
+    if q4:
+        A(f"""// func {name}(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
 //
-// s[r][j] = Σ_b g[r][b]·d[j][b]·Σ_{c∈b} x[r][c]·k[j][c]·2⁸ for rows r < 4
+// dotRows4Q8IntAVX2's scores over q4 codes: k the codes two a byte (row
+// stride ldk bytes, d bytes a row: 2d values), x, gv, the scales, n and
+// pf as there. The bits dotRows4Q8IntAVX2 gives over the widened codes.
+TEXT ·{name}(SB), NOSPLIT, $16-80""")
+    else:
+        A(f"""// func {name}(x *int8, k unsafe.Pointer, ldk int, n int, d int, s *float32, lds int, gv *int32, sc unsafe.Pointer, pf int)
+//
+// s[r][j] = Σ_b g[r][b]·d[j][b]·Σ_{{c∈b}} x[r][c]·k[j][c]·2⁸ for rows r < 4
 // and keys j < n (a multiple of 2): x Q's int16 digits (qDigitsAVX2: row r
 // at 2rd bytes, block b's 32 at 64b), k the q8 codes (row stride ldk
 // bytes, d of them a row, d a multiple of 32), their float16 scales at sc
 // (ldk/32 a row), gv g[r][b] as float32 eight times at 128b + 32r bytes.
 // Each pair prefetches its rows pf bytes on and its scales pf/16 on.
-TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $16-80
-	MOVQ         x+0(FP), SI
+TEXT ·{name}(SB), NOSPLIT, $16-80""")
+    A(f"""	MOVQ         x+0(FP), SI
 	MOVQ         d+32(FP), DX              // K row length, bytes
-	LEAQ         (SI)(DX*2), R8
-	LEAQ         (R8)(DX*2), R12
-	LEAQ         (R12)(DX*2), R13
+	LEAQ         (SI)(DX*{xs}), R8
+	LEAQ         (R8)(DX*{xs}), R12
+	LEAQ         (R12)(DX*{xs}), R13
 	MOVQ         k+8(FP), DI
 	MOVQ         ldk+16(FP), R9            // K row stride, bytes
 	MOVQ         n+24(FP), CX
@@ -552,58 +650,73 @@ TEXT ·dotRows4Q8IntAVX2(SB), NOSPLIT, $16-80
 	MOVQ         sc+64(FP), AX
 	MOVQ         AX, scq-8(SP)             // the pair's key 0 scales
 	MOVQ         R9, AX
-	SHRQ         $4, AX
+	SHRQ         ${ssh}, AX
 	MOVQ         AX, ss-16(SP)             // scale row stride, bytes
 	VPXOR        Y13, Y13, Y13             // zero: the codes go to the words' high bytes
-
-ipair:
+""")
+    lbl = "j" if q4 else "i"
+    A(f"""{lbl}pair:
 	LEAQ         (DI)(R9*1), BX            // key j+1
 	// Prefetch the pair's rows pf on, and its scales pf/16 on.
 	MOVQ         pf+72(FP), R15
 	ADDQ         DI, R15""")
-A(pair_prefetch("ipf{t}", "R15"))
-A("""	MOVQ         pf+72(FP), AX
-	SHRQ         $4, AX
+    A(pair_prefetch(lbl + "pf{t}", "R15"))
+    A(f"""	MOVQ         pf+72(FP), AX
+	SHRQ         ${ssh}, AX
 	MOVQ         scq-8(SP), R15            // key 0's scales, key 1's in R11
 	MOVQ         ss-16(SP), R11
 	ADDQ         R15, R11
 	PREFETCHT0   (R15)(AX*1)""")
-for i in range(8):
-    A(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
-A("\tXORQ         AX, AX                    // offset in K's row, bytes\n\niblock:")
-for t in range(2):
-    krow = ["DI", "BX"][t]
-    A(f"""	VPUNPCKLBW   ({krow})(AX*1), Y13, Y{8+2*t}          // key {t}'s codes (0-7 | 16-23)·2⁸
+    for i in range(8):
+        A(f"\tVXORPS       Y{i}, Y{i}, Y{i}")
+    A(f"\tXORQ         AX, AX                    // offset in K's row, bytes\n\n{lbl}block:")
+    for t in range(2):
+        krow = ["DI", "BX"][t]
+        if q4:
+            A(f"""	VMOVDQU      ({krow})(AX*1), X14          // key {t}'s 16 bytes of the block
+	VPSRLW       $4, X14, X15
+	VPAND        nib16<>(SB), X14, X14
+	VPAND        nib16<>(SB), X15, X15
+	VINSERTI128  $1, X15, Y14, Y14
+	VPSUBB       eight32<>(SB), Y14, Y14   // its 32 values as q8's codes
+	VPUNPCKLBW   Y14, Y13, Y{8+2*t}          // (0-7 | 16-23)·2⁸
+	VPUNPCKHBW   Y14, Y13, Y{9+2*t}          // (8-15 | 24-31)·2⁸""")
+        else:
+            A(f"""	VPUNPCKLBW   ({krow})(AX*1), Y13, Y{8+2*t}          // key {t}'s codes (0-7 | 16-23)·2⁸
 	VPUNPCKHBW   ({krow})(AX*1), Y13, Y{9+2*t}          // (8-15 | 24-31)·2⁸""")
-for t in range(2):
-    A(f"""	VPBROADCASTW ({["R15", "R11"][t]}), X12
+    for t in range(2):
+        A(f"""	VPBROADCASTW ({["R15", "R11"][t]}), X12
 	VCVTPH2PS    X12, Y12                  // key {t}'s block scale""")
-    for r in range(4):
-        A(f"""	VPMADDWD     ({QROWS[r]})(AX*2), Y{8+2*t}, Y14
-	VPMADDWD     32({QROWS[r]})(AX*2), Y{9+2*t}, Y15
+        for r in range(4):
+            A(f"""	VPMADDWD     ({QROWS[r]})(AX*{xs}), Y{8+2*t}, Y14
+	VPMADDWD     32({QROWS[r]})(AX*{xs}), Y{9+2*t}, Y15
 	VPADDD       Y15, Y14, Y14
-	VMULPS       {32*r}(R14)(AX*4), Y12, Y15   // times g[r][b]
+	VMULPS       {32*r}(R14)(AX*{gs_}), Y12, Y15   // times g[r][b]
 	VCVTDQ2PS    Y14, Y14
 	VFMADD231PS  Y14, Y15, Y{2*r+t}""")
-A("""	ADDQ         $2, R15
+    A(f"""	ADDQ         $2, R15
 	ADDQ         $2, R11
-	ADDQ         $32, AX
+	ADDQ         ${16 if q4 else 32}, AX
 	CMPQ         AX, DX
-	JB           iblock
+	JB           {lbl}block
 
 	// Horizontal adds, then the 128-bit halves summed: lanes 2r, 2r+1
 	// of Y1 are row r's two scores.
 """ + PAIR_HSUM + """	MOVQ         lds+48(FP), R11
 	SHLQ         $2, R11
-""" + PAIR_STORE + """	LEAQ         (DI)(R9*2), DI
+""" + PAIR_STORE + f"""	LEAQ         (DI)(R9*2), DI
 	MOVQ         ss-16(SP), AX
 	ADDQ         AX, AX
 	ADDQ         AX, scq-8(SP)
 	DECQ         CX
-	JNZ          ipair
+	JNZ          {lbl}pair
 	VZEROUPPER
 	RET
 """)
+
+
+dot_avx2(False)
+dot_avx2(True)
 
 # ---------------------------------------------------------------- scores, VNNI
 # The q8 scores in integer arithmetic for CPUs with AVX512-VNNI: the keys

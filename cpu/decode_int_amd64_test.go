@@ -432,7 +432,9 @@ func TestWeights4SameDigits(t *testing.T) {
 // scales and Q against the float64 scores over the dequantized keys,
 // within TestDotInt's bound: every head dim of one to nine blocks (VNNI:
 // two at least), strides past the row, Q blocks spanning 2⁴⁰, zero
-// blocks, 2 to 257 keys.
+// blocks, 2 to 257 keys. Its q4 form, on the codes' first half read as
+// q4 codes beside the same scales, gives the bits the kernel gives over
+// those codes widened.
 func FuzzDotInt(f *testing.F) {
 	f.Add(uint8(0), uint8(16), uint8(0), uint8(3), []byte{1, 2, 3, 0x80, 0x7e, 0xfe, 0x08, 0x88})
 	f.Add(uint8(2), uint8(130), uint8(1), uint8(40), []byte{0x7f, 0x81, 0x01, 0x00, 0x3c})
@@ -483,6 +485,9 @@ func FuzzDotInt(f *testing.F) {
 				t.Fatalf("%s: took %d keys, want %d", kern.name, got, want)
 			}
 			err := dotIntWithin(q, d, k, got, d, s, n, 0.25)
+			if err == nil {
+				err = dotQ4Same(q, d, k, n, d, 0.25)
+			}
 			restore()
 			if err != nil {
 				t.Fatalf("%s: nb=%d n=%d stride=%d: %v", kern.name, nb, n, stride, err)
@@ -514,6 +519,30 @@ func dotIntWithin(q []float32, ldq int, k rawRows, n, d int, s []float32, lds in
 			}
 			if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
 				return fmt.Errorf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))
+			}
+		}
+	}
+	return nil
+}
+
+// dotQ4Same runs the scores kernel's q4 form over the first half of k's
+// codes read as q4 codes (two a byte, k's scales) and the q8 kernel over
+// those codes widened, and reports the first score where their bits
+// differ, or a different count of keys taken.
+func dotQ4Same(q []float32, ldq int, k rawRows, n, d int, alpha float32) error {
+	k4 := rawRows{store: store{t: backend.Q4, q4: unsafeBytes(k.q8)[:len(k.q8)/2], sc: k.sc}, stride: k.stride}
+	k8 := rawRows{store: store{t: backend.Q8, q8: make([]int8, len(k.q8)), sc: k.sc}, stride: k.stride}
+	widenQ4Go(k8.q8, k4.q4)
+	got, want := make([]float32, 4*n), make([]float32, 4*n)
+	var t4, t8 tiles8
+	m4 := runDotQ4(&t4, 0, q, ldq, k4, n, d, got, n, alpha)
+	if m8 := runDotInt(&t8, 0, q, ldq, k8, n, d, want, n, alpha); m4 != m8 {
+		return fmt.Errorf("q4: took %d keys, the q8 kernel over the widened codes %d", m4, m8)
+	}
+	for r := range 4 {
+		for j := range m4 {
+			if g, w := got[r*n+j], want[r*n+j]; math.Float32bits(g) != math.Float32bits(w) {
+				return fmt.Errorf("q4: row %d key %d: %g, the q8 kernel over the widened codes %g", r, j, g, w)
 			}
 		}
 	}

@@ -278,7 +278,8 @@ func fitKV(s store, f []float32, h []uint16, q store, n int) ([]float32, []uint1
 	case s.t.Half():
 		return f, grow(h, n), q
 	case s.t == backend.Q8 || s.t == backend.Q4:
-		// A q4 tile is read widened to q8 (q4Rows).
+		// A q4 tile the integer kernels do not read in place is widened
+		// to q8 (q4Rows).
 		q.t, q.q8, q.sc = backend.Q8, grow(q.q8, n), grow(q.sc, n/backend.Q8Block)
 		return f, h, q
 	case s.t == backend.FP8:

@@ -214,8 +214,9 @@
 // largest magnitude, and codes min(15, trunc(x/d + 8.5)) two a byte),
 // half of q8's bytes, on a backend with Caps.Quant4; it takes what q8
 // takes (any head dim, padded; every variant, fork and Keep) and keeps
-// q8's bounds over the stored values (the CPU widens a q4 tile to q8
-// values in the L1 and reads them with q8's kernels).
+// q8's bounds over the stored values (the CPU's integer kernels read the
+// codes in place with the bits q8's kernels give over them widened;
+// elsewhere it widens a q4 tile to q8 values in the L1 first).
 //
 // AppendBuffers quantizes on the device too (backend.QuantCopier, the
 // CPU's and the GPU's), with no pass of its own (on the CPU nothing

@@ -444,7 +444,8 @@ func dotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []f
 	return runDotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 }
 
-// runDotInt is dotInt once the kernel is known to run.
+// runDotInt is dotInt once the kernel is known to run, and dotQ4's: k
+// q8 codes, or q4 codes read in place by the kernel's q4 form.
 func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
 	avx2 := q8IntDot.avx2()
 	m := n &^ 15
@@ -452,7 +453,7 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 	if avx2 {
 		m = n &^ 1
 	}
-	if k.t != backend.Q8 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
+	if k.t != backend.Q8 && k.t != backend.Q4 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
 		return 0
 	}
 	x := t.i8.callDigits(grp, q, ldq, d, avx2, alpha)
@@ -460,7 +461,12 @@ func runDotInt(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s 
 		return 0
 	}
 	last := (m-1)*k.stride + d - 1
-	_, _, _ = k.q8[last], k.sc[last/backend.Q8Block], s[3*lds+m-1]
+	if k.t == backend.Q4 {
+		_ = k.q4[last/2]
+	} else {
+		_ = k.q8[last]
+	}
+	_, _ = k.sc[last/backend.Q8Block], s[3*lds+m-1]
 	// The kernel prefetches intAhead keys on; a run's last intAhead keys
 	// prefetch the next run's first rows instead, where it is known.
 	head := m
@@ -507,15 +513,31 @@ func (i *ints8) callDigits(grp int, q []float32, ldq, d int, avx2 bool, alpha fl
 
 // dotIntRun runs the scores kernel on Q's digits x over keys j0 … j1−1
 // of k (a multiple of the kernel's step apart, checked in bounds),
-// prefetching pf bytes on from each key's row.
+// prefetching from each key's row the one pf values on: q8's codes, or
+// a q4 K's on the kernel's q4 form (codes two a byte).
 func dotIntRun(t *tiles8, x []int8, k rawRows, j0, j1, nb int, s []float32, lds, pf int) {
 	sc := k.sc[j0*k.stride/backend.Q8Block:]
+	// The rows' codes, their stride and pf in bytes, and a row's bytes.
+	codes, ldk, row := unsafe.Pointer(nil), k.stride, nb*backend.Q8Block
+	if k.t == backend.Q4 {
+		codes, ldk, row, pf = unsafe.Pointer(&k.q4[j0*k.stride/2]), ldk/2, row/2, pf/2
+	} else {
+		codes = unsafe.Pointer(&k.q8[j0*k.stride])
+	}
 	if q8IntDot.avx2() {
-		q8IntDot.run2(&x[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb*backend.Q8Block, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
+		run := q8IntDot.run2
+		if k.t == backend.Q4 {
+			run = q8IntDot.run24
+		}
+		run(&x[0], codes, ldk, j1-j0, row, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
 		return
 	}
 	ss, perm := scalePick(k.stride, nb, j1-j0, sc)
-	intDotVNNI.run(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q8[j0*k.stride]), k.stride, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
+	run := intDotVNNI.run
+	if k.t == backend.Q4 {
+		run = intDotVNNI.run4
+	}
+	run(&x[0], &t.i8.hb[0], codes, ldk, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
 }
 
 // scalePick is how the VNNI scores kernels find the block scales of n
@@ -628,49 +650,10 @@ func checkQ4IntAxpy() error {
 // (dotRows4Q4IntVNNI, dotRows4Q4IntAVX2): the bits the q8 kernel gives
 // over the widened codes.
 func dotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	if noDotQ4 || t.vector || !q8IntDotNow().ok || t.q8Tiles() || !q4IntNow().ok {
+	if noDotQ4 || k.t != backend.Q4 || t.vector || !q8IntDotNow().ok || t.q8Tiles() || !q4IntNow().ok {
 		return 0
 	}
-	return runDotQ4(t, grp, q, ldq, k, n, d, s, lds, alpha)
-}
-
-// runDotQ4 is dotQ4 once the kernel is known to run.
-func runDotQ4(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	avx2 := q8IntDot.avx2()
-	m := n &^ 15
-	nb := d / backend.Q8Block
-	if avx2 {
-		m = n &^ 1
-	}
-	if k.t != backend.Q4 || m == 0 || d%backend.Q8Block != 0 || nb < 1 || !avx2 && nb < 2 || k.stride%backend.Q8Block != 0 {
-		return 0
-	}
-	x := t.i8.callDigits(grp, q, ldq, d, avx2, alpha)
-	if x == nil {
-		return 0
-	}
-	last := (m-1)*k.stride + d - 1
-	_, _, _ = k.q4[last/2], k.sc[last/backend.Q8Block], s[3*lds+m-1]
-	head := m
-	if k.hasNext && m > intAhead {
-		head = m - intAhead
-	}
-	ldk := k.stride / 2
-	run := func(j0, j1, pf int) {
-		sc := k.sc[j0*k.stride/backend.Q8Block:]
-		if avx2 {
-			q8IntDot.run24(&x[0], unsafe.Pointer(&k.q4[j0*ldk]), ldk, j1-j0, d/2, &s[j0], lds, &t.i8.hb[0], unsafe.Pointer(&sc[0]), pf)
-			return
-		}
-		ss, perm := scalePick(k.stride, nb, j1-j0, sc)
-		intDotVNNI.run4(&x[0], &t.i8.hb[0], unsafe.Pointer(&k.q4[j0*ldk]), ldk, j1-j0, nb, &s[j0], lds, unsafe.Pointer(&sc[0]), ss, pf, perm)
-	}
-	run(0, head, intAhead*ldk)
-	if head < m {
-		pf, _ := k.ahead(head, m)
-		run(head, m, pf/2)
-	}
-	return m
+	return runDotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 }
 
 // checkQ4IntDot runs the q4 scores kernel on checkQ8IntDot's Q (exact
@@ -688,7 +671,7 @@ func checkQ4IntDot() error {
 		s := make([]float32, 4*lds)
 		var t tiles8
 		const alpha = 0.5
-		if got := runDotQ4(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
+		if got := runDotInt(&t, 0, q, ldq, k, n, d, s, lds, alpha); got != n {
 			return fmt.Errorf("rows %d apart: took %d of %d keys", ldk, got, n)
 		}
 		name, _ := q4Names()

@@ -535,7 +535,7 @@ func dotQ4Same(q []float32, ldq int, k rawRows, n, d int, alpha float32) error {
 	widenQ4Go(k8.q8, k4.q4)
 	got, want := make([]float32, 4*n), make([]float32, 4*n)
 	var t4, t8 tiles8
-	m4 := runDotQ4(&t4, 0, q, ldq, k4, n, d, got, n, alpha)
+	m4 := runDotInt(&t4, 0, q, ldq, k4, n, d, got, n, alpha)
 	if m8 := runDotInt(&t8, 0, q, ldq, k8, n, d, want, n, alpha); m4 != m8 {
 		return fmt.Errorf("q4: took %d keys, the q8 kernel over the widened codes %d", m4, m8)
 	}

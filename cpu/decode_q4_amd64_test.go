@@ -96,7 +96,7 @@ func testDotQ4SameBits(t *testing.T, kern *intDotKernel) {
 				lds := c.n + 3
 				got, want := make([]float32, 4*lds), make([]float32, 4*lds)
 				var t4, t8 tiles8
-				m := runDotQ4(&t4, 0, q, ldq, k4, c.n, c.d, got, lds, alpha)
+				m := runDotInt(&t4, 0, q, ldq, k4, c.n, c.d, got, lds, alpha)
 				want4 := c.n &^ 15
 				if kern.avx2() {
 					want4 = c.n &^ 1
@@ -131,13 +131,13 @@ func testDotQ4SameBits(t *testing.T, kern *intDotKernel) {
 		q := make([]float32, 4*64)
 		q[70] = bad
 		var tt tiles8
-		if got := runDotQ4(&tt, 0, q, 64, k4, 32, 64, s, 32, 1); got != 0 {
+		if got := runDotInt(&tt, 0, q, 64, k4, 32, 64, s, 32, 1); got != 0 {
 			t.Errorf("Q holding %g: took %d keys, want 0", bad, got)
 		}
 	}
 	var tt tiles8
 	_, wide := q4TestRows(rand.New(rand.NewPCG(1, 3)), 32, 64)
-	if got := runDotQ4(&tt, 0, make([]float32, 4*64), 64, wide, 32, 64, s, 32, 1); got != 0 {
+	if got := dotQ4(&tt, 0, make([]float32, 4*64), 64, wide, 32, 64, s, 32, 1); got != 0 {
 		t.Errorf("a q8 store: took %d keys, want 0", got)
 	}
 }

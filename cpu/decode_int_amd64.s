@@ -2900,7 +2900,8 @@ qload:
 	VPDPBUSD.BCST 248(AX), Z15, Z19
 	VPDPBUSD.BCST 252(AX), Z15, Z23
 	PREFETCHT0   (R8)(BX*1)
-	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
+	// The keys' scales of the block: picked out of the group's 128
+	// bytes of scales (perm), or gathered.
 	CMPQ         perm-32(SP), $1
 	JB           qgather
 	JA           qstack
@@ -3209,7 +3210,8 @@ qload:
 	VPDPBUSD.BCST 248(AX), Z15, Z19
 	VPDPBUSD.BCST 252(AX), Z15, Z23
 	PREFETCHT1   (R8)(BX*1)
-	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
+	// The keys' scales of the block: picked out of the group's 128
+	// bytes of scales (perm), or gathered.
 	CMPQ         perm-32(SP), $1
 	JB           qgather
 	JA           qstack

@@ -749,6 +749,148 @@ dot_avx2(True)
 # 6.3). Wider rows' scales come by a gather (VPGATHERDD) a block of the
 # dword that holds the block's float16 (b = 0: its low word; else the
 # dword one word back: its high word, never past the row's scales).
+def vnni_head(L, rowshift, lanes, pfshift):
+    """The VNNI scores kernels' start, labels prefixed L: the arguments,
+    a row's bytes of codes (nb << rowshift), the keys' scale offsets or
+    words by perm, the codes' mask (lanes: bias80 for q8, nib0f for q4)
+    in Z24, the scales' prefetch offset (pf >> pfshift), and each
+    group's start up to its block loop: the scores zeroed, the scales
+    prefetched, and where perm is 2 the keys' first scales gathered."""
+    return """	MOVQ         x+0(FP), SI
+	MOVQ         hb+8(FP), R12
+	MOVQ         k+16(FP), DI
+	MOVQ         ldk+24(FP), R9
+	LEAQ         (R9)(R9*2), BX            // 3·ldk
+	MOVQ         n+32(FP), CX
+	SHRQ         $4, CX                    // groups of 16 keys
+	MOVQ         nb+40(FP), AX
+	SHLQ         ${rowshift}, AX
+	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
+	MOVQ         s+48(FP), R10
+	MOVQ         lds+56(FP), R11
+	SHLQ         $2, R11                   // s row stride, bytes
+	MOVQ         sc+64(FP), R13
+	MOVQ         ss+72(FP), R14
+	MOVQ         perm+88(FP), AX
+	MOVQ         AX, perm-32(SP)
+	TESTQ        AX, AX
+	JZ           {L}gath
+	MOVQ         R14, AX
+	SHRQ         $1, AX
+	CMPQ         perm-32(SP), $2
+	JNE          {L}permw
+	VPBROADCASTD ss+72(FP), Y0
+	VPMULLD      iota16<>(SB), Y0, Y0
+	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
+	MOVQ         $4, AX                    // eight bytes a key on the stack
+{L}permw:
+	VPBROADCASTD AX, Z25
+	VPMULLD      iota16<>(SB), Z25, Z25
+	VPMOVDW      Z25, Y25                  // the keys' first scales, words
+	JMP          {L}set
+{L}gath:
+	VPBROADCASTD ss+72(FP), Z25
+	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
+{L}set:
+	VPBROADCASTD {lanes}<>(SB), Z24
+	MOVQ         pf+80(FP), AX
+	MOVQ         AX, pf-16(SP)
+	SHRQ         ${pfshift}, AX
+	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
+
+{L}group:
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+	MOVQ         pfs-24(SP), AX
+	ADDQ         R13, AX
+	PREFETCHT0   (AX)
+	MOVQ         R14, DX
+	SHLQ         $3, DX
+	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
+	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
+	XORQ         R15, R15                  // the block's offset in a row, bytes
+	CMPQ         perm-32(SP), $2
+	JNE          {L}block
+	// The group's keys' first eight bytes of scales, side by side.
+	VMOVDQU      goff-64(SP), Y0
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (R13)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-192(SP)
+	MOVQ         R14, AX
+	SHLQ         $3, AX
+	ADDQ         R13, AX
+	KXNORB       K1, K1, K1
+	VPGATHERDQ   (AX)(Y0*1), K1, Z1
+	VMOVDQU64    Z1, sbuf-128(SP)
+""".format(L=L, rowshift=rowshift, lanes=lanes, pfshift=pfshift)
+
+
+def vnni_end(L, gshift, step):
+    """The VNNI scores kernels' block end, labels prefixed L: the keys'
+    scales of the block picked out of the group's 128 bytes (perm) or
+    gathered (2b = R15 >> gshift), each row's sums scaled into its
+    scores, R15 on by step (a block's bytes of codes), then the group's
+    scores stored and the next group."""
+    A(f"""	// The keys' scales of the block: picked out of the group's 128
+	// bytes of scales (perm), or gathered.
+	CMPQ         perm-32(SP), $1
+	JB           {L}gather
+	JA           {L}stack
+	VMOVDQU64    (R13), Z26
+	VPERMT2W     64(R13), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
+	JMP          {L}half
+{L}stack:
+	VMOVDQU64    sbuf-192(SP), Z26
+	VPERMT2W     sbuf-128(SP), Z27, Z26
+	VPADDW       ones16<>(SB), Z27, Z27
+	JMP          {L}half
+{L}gather:
+	MOVQ         R15, AX
+	SHRQ         ${gshift}, AX                    // 2b
+	KXNORW       K1, K1, K1
+	TESTQ        AX, AX
+	JZ           {L}first
+	LEAQ         -2(R13)(AX*1), AX
+	VPGATHERDD   (AX)(Z25*1), K1, Z26
+	VPSRLD       $16, Z26, Z26
+	JMP          {L}wide
+{L}first:
+	VPGATHERDD   (R13)(Z25*1), K1, Z26
+{L}wide:
+	VPMOVDW      Z26, Y26
+{L}half:
+	VCVTPH2PS    Y26, Z26""")
+    for r in range(4):
+        A(f"""	VPSLLD       $8, Z{16+r}, Z{16+r}
+	VPADDD       Z{20+r}, Z{16+r}, Z{16+r}
+	VCVTDQ2PS    Z{16+r}, Z{16+r}
+	VMULPS.BCST  {16+4*r}(DX), Z{16+r}, Z{16+r}
+	VFMADD231PS  Z{16+r}, Z26, Z{28+r}""")
+    A(f"""	ADDQ         ${step}, R15
+	CMPQ         R15, rowb-8(SP)
+	JB           {L}block
+
+	VMOVUPS      Z28, (R10)
+	VMOVUPS      Z29, (R10)(R11*1)
+	VMOVUPS      Z30, (R10)(R11*2)
+	LEAQ         (R11)(R11*2), AX
+	VMOVUPS      Z31, (R10)(AX*1)
+	ADDQ         $64, R10
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (DI)(R9*8), DI
+	MOVQ         R14, AX
+	SHLQ         $4, AX
+	ADDQ         AX, R13
+	DECQ         CX
+	JNZ          {L}group
+	VZEROUPPER
+	RET
+""")
+
+
 A("""// func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n int, nb int, s *float32, lds int, sc unsafe.Pointer, ss int, pf int, perm int)
 //
 // s[r][j] = Σ_b g[r][b]·d[j][b]·(Σ_{c∈b} k[j][c]·x[r][c]) for rows r < 4
@@ -766,75 +908,7 @@ A("""// func dotRows4Q8IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n 
 // picks each block's out of those (key t's at word 4t + b); where it is
 // 0, each block gathers each key's.
 TEXT ·dotRows4Q8IntVNNI(SB), NOSPLIT, $192-96
-	MOVQ         x+0(FP), SI
-	MOVQ         hb+8(FP), R12
-	MOVQ         k+16(FP), DI
-	MOVQ         ldk+24(FP), R9
-	LEAQ         (R9)(R9*2), BX            // 3·ldk
-	MOVQ         n+32(FP), CX
-	SHRQ         $4, CX                    // groups of 16 keys
-	MOVQ         nb+40(FP), AX
-	SHLQ         $5, AX
-	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
-	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11                   // s row stride, bytes
-	MOVQ         sc+64(FP), R13
-	MOVQ         ss+72(FP), R14
-	MOVQ         perm+88(FP), AX
-	MOVQ         AX, perm-32(SP)
-	TESTQ        AX, AX
-	JZ           sgath
-	MOVQ         R14, AX
-	SHRQ         $1, AX
-	CMPQ         perm-32(SP), $2
-	JNE          spermw
-	VPBROADCASTD ss+72(FP), Y0
-	VPMULLD      iota16<>(SB), Y0, Y0
-	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
-	MOVQ         $4, AX                    // eight bytes a key on the stack
-spermw:
-	VPBROADCASTD AX, Z25
-	VPMULLD      iota16<>(SB), Z25, Z25
-	VPMOVDW      Z25, Y25                  // the keys' first scales, words
-	JMP          sset
-sgath:
-	VPBROADCASTD ss+72(FP), Z25
-	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
-sset:
-	VPBROADCASTD bias80<>(SB), Z24
-	MOVQ         pf+80(FP), AX
-	MOVQ         AX, pf-16(SP)
-	SHRQ         $4, AX
-	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
-
-sgroup:
-	VPXORD       Z28, Z28, Z28
-	VPXORD       Z29, Z29, Z29
-	VPXORD       Z30, Z30, Z30
-	VPXORD       Z31, Z31, Z31
-	MOVQ         pfs-24(SP), AX
-	ADDQ         R13, AX
-	PREFETCHT0   (AX)
-	MOVQ         R14, DX
-	SHLQ         $3, DX
-	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
-	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
-	XORQ         R15, R15                  // the block's offset in a row, bytes
-	CMPQ         perm-32(SP), $2
-	JNE          sblock
-	// The group's keys' first eight bytes of scales, side by side.
-	VMOVDQU      goff-64(SP), Y0
-	KXNORB       K1, K1, K1
-	VPGATHERDQ   (R13)(Y0*1), K1, Z1
-	VMOVDQU64    Z1, sbuf-192(SP)
-	MOVQ         R14, AX
-	SHLQ         $3, AX
-	ADDQ         R13, AX
-	KXNORB       K1, K1, K1
-	VPGATHERDQ   (AX)(Y0*1), K1, Z1
-	VMOVDQU64    Z1, sbuf-128(SP)
-
+""" + vnni_head("s", 5, "bias80", 4) + """
 sblock:
 	// Each block prefetches eight keys' line pf bytes on, one a few
 	// VPDPBUSD apart (R8): an even block keys 0-7 of the line its columns
@@ -910,63 +984,7 @@ for i in range(8):
     A(f"\tPREFETCHT0   {PF[i%4]}")
     if i == 3:
         A("\tLEAQ         (R8)(R9*4), R8")
-A("""	// The keys' scales of the block: picked out of the group's 128
-	// bytes of scales (perm), or gathered.
-	CMPQ         perm-32(SP), $1
-	JB           sgather
-	JA           sstack
-	VMOVDQU64    (R13), Z26
-	VPERMT2W     64(R13), Z27, Z26
-	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
-	JMP          shalf
-sstack:
-	VMOVDQU64    sbuf-192(SP), Z26
-	VPERMT2W     sbuf-128(SP), Z27, Z26
-	VPADDW       ones16<>(SB), Z27, Z27
-	JMP          shalf
-sgather:
-	MOVQ         R15, AX
-	SHRQ         $4, AX                    // 2b
-	KXNORW       K1, K1, K1
-	TESTQ        AX, AX
-	JZ           sfirst
-	LEAQ         -2(R13)(AX*1), AX
-	VPGATHERDD   (AX)(Z25*1), K1, Z26
-	VPSRLD       $16, Z26, Z26
-	JMP          swide
-sfirst:
-	VPGATHERDD   (R13)(Z25*1), K1, Z26
-swide:
-	VPMOVDW      Z26, Y26
-shalf:
-	VCVTPH2PS    Y26, Z26""")
-for r in range(4):
-    A(f"""	VPSLLD       $8, Z{16+r}, Z{16+r}
-	VPADDD       Z{20+r}, Z{16+r}, Z{16+r}
-	VCVTDQ2PS    Z{16+r}, Z{16+r}
-	VMULPS.BCST  {16+4*r}(DX), Z{16+r}, Z{16+r}
-	VFMADD231PS  Z{16+r}, Z26, Z{28+r}""")
-A("""	ADDQ         $32, R15
-	CMPQ         R15, rowb-8(SP)
-	JB           sblock
-
-	VMOVUPS      Z28, (R10)
-	VMOVUPS      Z29, (R10)(R11*1)
-	VMOVUPS      Z30, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VMOVUPS      Z31, (R10)(AX*1)
-	ADDQ         $64, R10
-	LEAQ         (DI)(R9*8), DI
-	LEAQ         (DI)(R9*8), DI
-	MOVQ         R14, AX
-	SHLQ         $4, AX
-	ADDQ         AX, R13
-	DECQ         CX
-	JNZ          sgroup
-	VZEROUPPER
-	RET
-""")
-
+vnni_end("s", 4, 32)
 
 # ---------------------------------------------------------------- q4 scores, VNNI
 # The q4 scores on dotRows4Q8IntVNNI's digits (qDigitsInt), K's codes
@@ -996,75 +1014,7 @@ A("""// func dotRows4Q4IntVNNI(x *int8, hb *int32, k unsafe.Pointer, ldk int, n 
 // the factors), the scales, perm and n (a multiple of 16) as there. Each
 // key's row prefetches the one pf bytes on, and its scales pf/8 on.
 TEXT ·dotRows4Q4IntVNNI(SB), NOSPLIT, $192-96
-	MOVQ         x+0(FP), SI
-	MOVQ         hb+8(FP), R12
-	MOVQ         k+16(FP), DI
-	MOVQ         ldk+24(FP), R9
-	LEAQ         (R9)(R9*2), BX            // 3·ldk
-	MOVQ         n+32(FP), CX
-	SHRQ         $4, CX                    // groups of 16 keys
-	MOVQ         nb+40(FP), AX
-	SHLQ         $4, AX
-	MOVQ         AX, rowb-8(SP)            // a row's codes, bytes
-	MOVQ         s+48(FP), R10
-	MOVQ         lds+56(FP), R11
-	SHLQ         $2, R11                   // s row stride, bytes
-	MOVQ         sc+64(FP), R13
-	MOVQ         ss+72(FP), R14
-	MOVQ         perm+88(FP), AX
-	MOVQ         AX, perm-32(SP)
-	TESTQ        AX, AX
-	JZ           qgath
-	MOVQ         R14, AX
-	SHRQ         $1, AX
-	CMPQ         perm-32(SP), $2
-	JNE          qpermw
-	VPBROADCASTD ss+72(FP), Y0
-	VPMULLD      iota16<>(SB), Y0, Y0
-	VMOVDQU      Y0, goff-64(SP)           // keys 0-7's scale offsets
-	MOVQ         $4, AX                    // eight bytes a key on the stack
-qpermw:
-	VPBROADCASTD AX, Z25
-	VPMULLD      iota16<>(SB), Z25, Z25
-	VPMOVDW      Z25, Y25                  // the keys' first scales, words
-	JMP          qset
-qgath:
-	VPBROADCASTD ss+72(FP), Z25
-	VPMULLD      iota16<>(SB), Z25, Z25    // the keys' scale offsets
-qset:
-	VPBROADCASTD nib0f<>(SB), Z24
-	MOVQ         pf+80(FP), AX
-	MOVQ         AX, pf-16(SP)
-	SHRQ         $3, AX
-	MOVQ         AX, pfs-24(SP)            // the scales' prefetch offset
-
-qgroup:
-	VPXORD       Z28, Z28, Z28
-	VPXORD       Z29, Z29, Z29
-	VPXORD       Z30, Z30, Z30
-	VPXORD       Z31, Z31, Z31
-	MOVQ         pfs-24(SP), AX
-	ADDQ         R13, AX
-	PREFETCHT0   (AX)
-	MOVQ         R14, DX
-	SHLQ         $3, DX
-	PREFETCHT0   (AX)(DX*1)                // the group's scales, 8 keys on
-	VMOVDQA64    Z25, Z27                  // the group's block 0 scales (perm)
-	XORQ         R15, R15                  // the block's offset in a row, bytes
-	CMPQ         perm-32(SP), $2
-	JNE          qblock
-	// The group's keys' first eight bytes of scales, side by side.
-	VMOVDQU      goff-64(SP), Y0
-	KXNORB       K1, K1, K1
-	VPGATHERDQ   (R13)(Y0*1), K1, Z1
-	VMOVDQU64    Z1, sbuf-192(SP)
-	MOVQ         R14, AX
-	SHLQ         $3, AX
-	ADDQ         R13, AX
-	KXNORB       K1, K1, K1
-	VPGATHERDQ   (AX)(Y0*1), K1, Z1
-	VMOVDQU64    Z1, sbuf-128(SP)
-
+""" + vnni_head("q", 4, "nib0f", 3) + """
 qblock:
 	// Block b prefetches keys 4(b mod 4) … +3 at the line of their rows
 	// that it starts (R8), pf bytes on; a last block with b mod 4 < 3
@@ -1141,60 +1091,6 @@ for i in range(8):
             A(f"\tVPDPBUSD.BCST {32*i+8*r+4*g}(AX), Z{8+i}, Z{16+4*g+r}")
     if i % 2 == 1:
         A(f"\tPREFETCHT0   {PF4[i//2]}")
-A("""	// The keys' scales of the block, as dotRows4Q8IntVNNI's.
-	CMPQ         perm-32(SP), $1
-	JB           qgather
-	JA           qstack
-	VMOVDQU64    (R13), Z26
-	VPERMT2W     64(R13), Z27, Z26
-	VPADDW       ones16<>(SB), Z27, Z27    // the next block's
-	JMP          qhalf
-qstack:
-	VMOVDQU64    sbuf-192(SP), Z26
-	VPERMT2W     sbuf-128(SP), Z27, Z26
-	VPADDW       ones16<>(SB), Z27, Z27
-	JMP          qhalf
-qgather:
-	MOVQ         R15, AX
-	SHRQ         $3, AX                    // 2b
-	KXNORW       K1, K1, K1
-	TESTQ        AX, AX
-	JZ           qfirst
-	LEAQ         -2(R13)(AX*1), AX
-	VPGATHERDD   (AX)(Z25*1), K1, Z26
-	VPSRLD       $16, Z26, Z26
-	JMP          qwide
-qfirst:
-	VPGATHERDD   (R13)(Z25*1), K1, Z26
-qwide:
-	VPMOVDW      Z26, Y26
-qhalf:
-	VCVTPH2PS    Y26, Z26""")
-for r in range(4):
-    A(f"""	VPSLLD       $8, Z{16+r}, Z{16+r}
-	VPADDD       Z{20+r}, Z{16+r}, Z{16+r}
-	VCVTDQ2PS    Z{16+r}, Z{16+r}
-	VMULPS.BCST  {16+4*r}(DX), Z{16+r}, Z{16+r}
-	VFMADD231PS  Z{16+r}, Z26, Z{28+r}""")
-A("""	ADDQ         $16, R15
-	CMPQ         R15, rowb-8(SP)
-	JB           qblock
-
-	VMOVUPS      Z28, (R10)
-	VMOVUPS      Z29, (R10)(R11*1)
-	VMOVUPS      Z30, (R10)(R11*2)
-	LEAQ         (R11)(R11*2), AX
-	VMOVUPS      Z31, (R10)(AX*1)
-	ADDQ         $64, R10
-	LEAQ         (DI)(R9*8), DI
-	LEAQ         (DI)(R9*8), DI
-	MOVQ         R14, AX
-	SHLQ         $4, AX
-	ADDQ         AX, R13
-	DECQ         CX
-	JNZ          qgroup
-	VZEROUPPER
-	RET
-""")
+vnni_end("q", 3, 16)
 
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'decode_int_amd64.s'), 'w').write(l2_twins("\n".join(L)))

@@ -330,6 +330,48 @@ PV_ARGS = """	MOVQ         wd+0(FP), SI
 	LEAQ         (R15)(R9*1), R11          // and the pair's second's
 	XORQ         BX, BX                    // column
 """
+def pv_avx2_end(key, strip):
+    """The eight-lane P·V kernels' (q8's, q4's) key loop's end, a key
+    pair's codes as words in Y8 (columns 0-7) and Y10 (8-15): each row's
+    digits times them into its sums (VPMADDWD, VPADDD), the next pair
+    (label key), then acc += g·sums and the next strip (label strip)."""
+    for r in range(4):
+        A(f"""	VPBROADCASTD {1024*r}(AX), Y11
+	VPMADDWD     Y11, Y8, Y12
+	VPADDD       Y12, Y{2*r}, Y{2*r}
+	VPMADDWD     Y11, Y10, Y13
+	VPADDD       Y13, Y{2*r+1}, Y{2*r+1}""")
+    A(f"""	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          {key}
+	// acc += g·sums, row by row.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
+    for r in range(4):
+        A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Y11""")
+        for c in range(2):
+            y = 2 * r + c
+            A(f"""	VCVTDQ2PS    Y{y}, Y{y}
+	VFMADD213PS  {32*c}(R14), Y11, Y{y}
+	VMOVUPS      Y{y}, {32*c}(R14)""")
+        if r < 3:
+            A("\tADDQ         lda-8(SP), R14")
+    A(f"""	ADDQ         $16, BX
+	CMPQ         BX, dv+32(FP)
+	JB           {strip}
+	VZEROUPPER
+	RET
+""")
+
+
+def pv_vnni_sums():
+    """The sixteen-lane P·V kernels' sums of a key pair: each row's
+    digits times the pair's words in Z8 and Z10 (VPDPWSSD)."""
+    for r in range(4):
+        A(f"""	VPDPWSSD.BCST {1024*r}(AX), Z8, Z{2*r}
+	VPDPWSSD.BCST {1024*r}(AX), Z10, Z{2*r+1}""")
+
+
 A(f"""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
@@ -359,33 +401,7 @@ akey:
 	VPUNPCKLBW   X9, X8, X8
 	VPMOVSXBW    X8, Y8
 	VPMOVSXBW    X10, Y10""")
-for r in range(4):
-    A(f"""	VPBROADCASTD {1024*r}(AX), Y11
-	VPMADDWD     Y11, Y8, Y12
-	VPADDD       Y12, Y{2*r}, Y{2*r}
-	VPMADDWD     Y11, Y10, Y13
-	VPADDD       Y13, Y{2*r+1}, Y{2*r+1}""")
-A("""	LEAQ         (R14)(R9*2), R14
-	ADDQ         $32, AX
-	DECQ         R8
-	JNZ          akey
-	// acc += g·sums, row by row.
-	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
-for r in range(4):
-    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Y11""")
-    for c in range(2):
-        y = 2 * r + c
-        A(f"""	VCVTDQ2PS    Y{y}, Y{y}
-	VFMADD213PS  {32*c}(R14), Y11, Y{y}
-	VMOVUPS      Y{y}, {32*c}(R14)""")
-    if r < 3:
-        A("\tADDQ         lda-8(SP), R14")
-A("""	ADDQ         $16, BX
-	CMPQ         BX, dv+32(FP)
-	JB           astrip
-	VZEROUPPER
-	RET
-""")
+pv_avx2_end("akey", "astrip")
 
 # ---------------------------------------------------------------- q4 P·V, AVX2
 # axpyRows4Q8IntAVX2 over q4 codes read in place, two a byte: a strip of
@@ -429,33 +445,7 @@ bkey:
 	VPUNPCKLBW   X9, X8, X8
 	VPMOVSXBW    X8, Y8
 	VPMOVSXBW    X10, Y10""")
-for r in range(4):
-    A(f"""	VPBROADCASTD {1024*r}(AX), Y11
-	VPMADDWD     Y11, Y8, Y12
-	VPADDD       Y12, Y{2*r}, Y{2*r}
-	VPMADDWD     Y11, Y10, Y13
-	VPADDD       Y13, Y{2*r+1}, Y{2*r+1}""")
-A("""	LEAQ         (R14)(R9*2), R14
-	ADDQ         $32, AX
-	DECQ         R8
-	JNZ          bkey
-	// acc += g·sums, row by row.
-	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
-for r in range(4):
-    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Y11""")
-    for c in range(2):
-        y = 2 * r + c
-        A(f"""	VCVTDQ2PS    Y{y}, Y{y}
-	VFMADD213PS  {32*c}(R14), Y11, Y{y}
-	VMOVUPS      Y{y}, {32*c}(R14)""")
-    if r < 3:
-        A("\tADDQ         lda-8(SP), R14")
-A("""	ADDQ         $16, BX
-	CMPQ         BX, dv+32(FP)
-	JB           bstrip
-	VZEROUPPER
-	RET
-""")
+pv_avx2_end("bkey", "bstrip")
 
 
 # ---------------------------------------------------------------- P·V, VNNI
@@ -490,9 +480,7 @@ vkey:
 	VPUNPCKLBW   Y9, Y8, Y8
 	VPMOVSXBW    Y8, Z8
 	VPMOVSXBW    Y10, Z10""")
-for r in range(4):
-    A(f"""	VPDPWSSD.BCST {1024*r}(AX), Z8, Z{2*r}
-	VPDPWSSD.BCST {1024*r}(AX), Z10, Z{2*r+1}""")
+pv_vnni_sums()
 A("""	LEAQ         (R14)(R9*2), R14
 	ADDQ         $32, AX
 	DECQ         R8
@@ -562,9 +550,7 @@ wkey:
 	VPSUBB       Y14, Y11, Y11
 	VPMOVSXBW    Y10, Z8
 	VPMOVSXBW    Y11, Z10""")
-for r in range(4):
-    A(f"""	VPDPWSSD.BCST {1024*r}(AX), Z8, Z{2*r}
-	VPDPWSSD.BCST {1024*r}(AX), Z10, Z{2*r+1}""")
+pv_vnni_sums()
 A("""	LEAQ         (R14)(R9*2), R14
 	ADDQ         $32, AX
 	DECQ         R8

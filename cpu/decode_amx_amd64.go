@@ -471,17 +471,25 @@ func checkQ8Axpy(kernel string, run func(*tiles8, []float32, int, rawRows, int, 
 	codes, scales := checkQ8Rows(checkKeys, checkDv, checkLdv, 0x3800, 0x3c00, 0x4000, 0) // ½, 1, 2, 0
 	scales = slices.Grow(scales, 8)
 	v := rawRows{store: store{t: backend.Q8, q8: codes, sc: scales}, stride: checkLdv}
+	return checkAxpyBlocks(kernel, run, digit, v, func(j, c int) float64 { return float64(codes[j*checkLdv+c]) })
+}
+
+// checkAxpyBlocks runs a P·V kernel once on the P·V checks' weights over
+// v, rows of blocks of 32 values (code(j, c) the code of value c of row
+// j, times its block's float16 scale in v.sc, at most 2), and compares
+// it with the float64 sums within 2⁻²² of Σ|terms| plus the digits'
+// rounding, digit·max p·max d·Σ|codes|.
+func checkAxpyBlocks(kernel string, run func(*tiles8, []float32, int, rawRows, int, int, []float32, int) int, digit float64, v rawRows, code func(j, c int) float64) error {
 	p, acc := checkWeights()
 	acc0 := slices.Clone(acc)
 	var t tiles8
 	if got := run(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
 		return fmt.Errorf("took %d of %d keys", got, checkKeys)
 	}
-	code := func(j, c int) float64 { return float64(codes[j*checkLdv+c]) }
 	const dmax = 2.0
 	return checkAxpy(checkOut(kernel, acc), p, acc0,
 		func(j, c int) float64 {
-			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
+			return code(j, c) * float64(backend.Float16.Decode(v.sc[(j*checkLdv+c)/backend.Q8Block]))
 		}, code,
 		func(mag, pmax, csum float64) float64 {
 			return mag*math.Ldexp(1, -22) + pmax*dmax*csum*digit

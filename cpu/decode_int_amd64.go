@@ -616,29 +616,15 @@ func checkQ4IntAxpy() error {
 	}
 	scales = slices.Grow(scales, 8)
 	v := rawRows{store: store{t: backend.Q4, q4: codes, sc: scales}, stride: checkLdv}
-	p, acc := checkWeights()
-	acc0 := slices.Clone(acc)
-	var t tiles8
-	if got := runAxpyInt(&t, p, checkLdp, v, checkKeys, checkDv, acc, checkLdacc); got != checkKeys {
-		return fmt.Errorf("took %d of %d keys", got, checkKeys)
-	}
-	code := func(j, c int) float64 {
+	_, name := q4Names()
+	return checkAxpyBlocks(name, runAxpyInt, 1.0/64000, v, func(j, c int) float64 {
 		e := j*checkLdv + c
 		b := codes[e/backend.Q8Block*16+e%16]
 		if e%backend.Q8Block >= 16 {
 			b >>= 4
 		}
 		return float64(int(b&15) - 8)
-	}
-	const dmax = 2.0
-	_, name := q4Names()
-	return checkAxpy(checkOut(name, acc), p, acc0,
-		func(j, c int) float64 {
-			return code(j, c) * float64(backend.Float16.Decode(scales[(j*checkLdv+c)/backend.Q8Block]))
-		}, code,
-		func(mag, pmax, csum float64) float64 {
-			return mag*math.Ldexp(1, -22) + pmax*dmax*csum/64000
-		})
+	})
 }
 
 // dotQ4 is the scores of the first keys of k, a q4 K read in place (a

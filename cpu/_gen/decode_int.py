@@ -372,6 +372,42 @@ def pv_vnni_sums():
 	VPDPWSSD.BCST {1024*r}(AX), Z10, Z{2*r+1}""")
 
 
+def pv_vnni_end(key, strip, shuffled):
+    """The sixteen-lane P·V kernels' key loop's end: the next pair (label
+    key), then acc += g·sums, each row's Z(2r) and Z(2r+1) put back in
+    column order first where shuffled (q8's: columns 0-7 and 16-23, then
+    8-15 and 24-31; q4's are in order), and the next block (label
+    strip)."""
+    A(f"""	LEAQ         (R14)(R9*2), R14
+	ADDQ         $32, AX
+	DECQ         R8
+	JNZ          {key}
+	// acc += g·sums, row by row{", the columns back in order" if shuffled else ""}.
+	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
+    for r in range(4):
+        A(f"\tVBROADCASTSS {32*r}(R12)(DX*4), Z11")
+        if shuffled:
+            A(f"""	VSHUFI32X4   $0x44, Z{2*r+1}, Z{2*r}, Z12  // columns 0-15
+	VSHUFI32X4   $0xee, Z{2*r+1}, Z{2*r}, Z13  // 16-31
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13""")
+        else:
+            A(f"""	VCVTDQ2PS    Z{2*r}, Z12
+	VCVTDQ2PS    Z{2*r+1}, Z13""")
+        A("""	VFMADD213PS  (R14), Z11, Z12
+	VFMADD213PS  64(R14), Z11, Z13
+	VMOVUPS      Z12, (R14)
+	VMOVUPS      Z13, 64(R14)""")
+        if r < 3:
+            A("\tADDQ         lda-8(SP), R14")
+    A(f"""	ADDQ         $32, BX
+	CMPQ         BX, dv+32(FP)
+	JB           {strip}
+	VZEROUPPER
+	RET
+""")
+
+
 A(f"""// func axpyRows4Q8IntAVX2(wd *int32, v unsafe.Pointer, ldv int, n int, dv int, acc *float32, ldacc int, gs *float32, pf int)
 //
 // acc[r][c] += g[8r + b] · Σ_j u[r][j][b]·v[j][c] (b = c/32) for rows r
@@ -481,30 +517,7 @@ vkey:
 	VPMOVSXBW    Y8, Z8
 	VPMOVSXBW    Y10, Z10""")
 pv_vnni_sums()
-A("""	LEAQ         (R14)(R9*2), R14
-	ADDQ         $32, AX
-	DECQ         R8
-	JNZ          vkey
-	// acc += g·sums, row by row, the columns back in order.
-	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
-for r in range(4):
-    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Z11
-	VSHUFI32X4   $0x44, Z{2*r+1}, Z{2*r}, Z12  // columns 0-15
-	VSHUFI32X4   $0xee, Z{2*r+1}, Z{2*r}, Z13  // 16-31
-	VCVTDQ2PS    Z12, Z12
-	VCVTDQ2PS    Z13, Z13
-	VFMADD213PS  (R14), Z11, Z12
-	VFMADD213PS  64(R14), Z11, Z13
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)""")
-    if r < 3:
-        A("\tADDQ         lda-8(SP), R14")
-A("""	ADDQ         $32, BX
-	CMPQ         BX, dv+32(FP)
-	JB           vstrip
-	VZEROUPPER
-	RET
-""")
+pv_vnni_end("vkey", "vstrip", True)
 
 
 # ---------------------------------------------------------------- q4 P·V, VNNI
@@ -551,28 +564,7 @@ wkey:
 	VPMOVSXBW    Y10, Z8
 	VPMOVSXBW    Y11, Z10""")
 pv_vnni_sums()
-A("""	LEAQ         (R14)(R9*2), R14
-	ADDQ         $32, AX
-	DECQ         R8
-	JNZ          wkey
-	// acc += g·sums, row by row.
-	LEAQ         (R10)(BX*4), R14          // acc[0][c]""")
-for r in range(4):
-    A(f"""	VBROADCASTSS {32*r}(R12)(DX*4), Z11
-	VCVTDQ2PS    Z{2*r}, Z12
-	VCVTDQ2PS    Z{2*r+1}, Z13
-	VFMADD213PS  (R14), Z11, Z12
-	VFMADD213PS  64(R14), Z11, Z13
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)""")
-    if r < 3:
-        A("\tADDQ         lda-8(SP), R14")
-A("""	ADDQ         $32, BX
-	CMPQ         BX, dv+32(FP)
-	JB           wstrip
-	VZEROUPPER
-	RET
-""")
+pv_vnni_end("wkey", "wstrip", False)
 
 
 # ---------------------------------------------------------------- scores, AVX2

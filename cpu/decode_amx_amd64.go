@@ -114,14 +114,10 @@ func dotTiles(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s [
 	if k.t == backend.FP8 {
 		return dotTilesFP8(t, grp, q, ldq, k, n, d, s, lds, alpha)
 	}
-	m := n &^ 15
-	if k.t != backend.Q8 || n < tileMinKeys || d%backend.Q8Block != 0 || d > tileMaxD || k.stride%backend.Q8Block != 0 {
-		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
+	if m := tileDotKeys(k.t, n, d, k.stride); m > 0 && t.q8Tiles() {
+		return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
 	}
-	if !t.q8Tiles() {
-		return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
-	}
-	return runTiles(t, grp, q, ldq, k, m, d, s, lds, alpha)
+	return dotInt(t, grp, q, ldq, k, n, d, s, lds, alpha)
 }
 
 // runTiles is dotTiles once the tiles are known to run: m keys, a
@@ -219,10 +215,6 @@ func axpyRows4Q8AMX(cfg *[64]byte, p *float32, ldp int, v unsafe.Pointer, ldv in
 var axpyConfig = tileShapes([2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64},
 	[2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64}, [2]int{16, 64})
 
-// axpyTileMaxKeys is the most keys one call of the P·V kernel takes:
-// its int32 sums add up to 255·127 a key.
-const axpyTileMaxKeys = 65536
-
 // axpyTiles adds the weighted q8 values of the first keys of v (a
 // multiple of 64; 0 where the tiles do not run or do not fit) into the
 // four rows of acc, and returns how many it took.
@@ -230,14 +222,10 @@ func axpyTiles(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []floa
 	if v.t == backend.FP8 {
 		return axpyTilesFP8(t, p, ldp, v, n, dv, acc, ldacc)
 	}
-	m := min(n, axpyTileMaxKeys) &^ 63
-	if v.t != backend.Q8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD || v.stride%backend.Q8Block != 0 {
-		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
+	if m := tileAxpyKeys(v.t, n, dv, v.stride); m > 0 && t.q8Tiles() {
+		return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)
 	}
-	if !t.q8Tiles() {
-		return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
-	}
-	return runAxpyTiles(t, p, ldp, v, m, dv, acc, ldacc)
+	return axpyInt(t, p, ldp, v, n, dv, acc, ldacc)
 }
 
 // runAxpyTiles is axpyTiles once the tiles are known to run: m keys, a
@@ -299,13 +287,11 @@ var fp8TilesOn = sync.OnceValues(func() (bool, string) {
 // dotTilesFP8 is dotTiles for an fp8 K: the scores of its first keys (a
 // multiple of 16) on the bfloat16 tiles, 0 where they do not run or fit.
 func dotTilesFP8(t *tiles8, grp int, q []float32, ldq int, k rawRows, n, d int, s []float32, lds int, alpha float32) int {
-	if k.t != backend.FP8 || n < tileMinKeys || d%64 != 0 || d > tileMaxD {
+	m := tileDotKeys(k.t, n, d, k.stride)
+	if k.t != backend.FP8 || m == 0 || !t.fp8Tiles() {
 		return 0
 	}
-	if !t.fp8Tiles() {
-		return 0
-	}
-	return runTilesFP8(t, grp, q, ldq, k, n&^15, d, s, lds, alpha)
+	return runTilesFP8(t, grp, q, ldq, k, m, d, s, lds, alpha)
 }
 
 // runTilesFP8 is dotTilesFP8 once the tiles are known to run.
@@ -381,13 +367,11 @@ func axpyRows4FP8AMX(cfg *[64]byte, parts *uint16, v unsafe.Pointer, ldv int, n 
 // four rows of acc, and returns how many it took. A weight that is not
 // finite leaves the call to the vector kernels, acc unwritten.
 func axpyTilesFP8(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
-	if v.t != backend.FP8 || n < tileMinKeys || dv%64 != 0 || dv > tileMaxD {
+	m := tileAxpyKeys(v.t, n, dv, v.stride)
+	if v.t != backend.FP8 || m == 0 || !t.fp8Tiles() {
 		return 0
 	}
-	if !t.fp8Tiles() {
-		return 0
-	}
-	return runAxpyTilesFP8(t, p, ldp, v, n&^31, dv, acc, ldacc)
+	return runAxpyTilesFP8(t, p, ldp, v, m, dv, acc, ldacc)
 }
 
 // runAxpyTilesFP8 is axpyTilesFP8 once the tiles are known to run: m

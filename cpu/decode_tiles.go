@@ -36,6 +36,46 @@ const tileMinKeys = 512
 // scales are widened as one vector of 16.
 const tileMaxD = 16 * backend.Q8Block
 
+// axpyTileMaxKeys is the most keys one call of the q8 P·V kernel takes:
+// its int32 sums add up to 255·127 a key.
+const axpyTileMaxKeys = 65536
+
+// tileDotKeys is how many of a run's n keys (rows stride values apart,
+// head dim d, stored as dt) the scores tile kernels take where the CPU
+// runs them: the first whole groups of 16. It is 0 for a run they do not
+// fit, which goes whole to the integer or vector kernels: fewer than
+// tileMinKeys keys, a head dim that is not whole blocks (q8's 32, fp8's
+// 64) or is past tileMaxD, q8 rows that do not start on a block, or a
+// dtype with no tile kernel. It decides apart from the instructions, so
+// that every CPU tests the decision.
+func tileDotKeys(dt backend.DType, n, d, stride int) int {
+	if n < tileMinKeys || d <= 0 || d > tileMaxD {
+		return 0
+	}
+	switch {
+	case dt == backend.Q8 && d%backend.Q8Block == 0 && stride%backend.Q8Block == 0,
+		dt == backend.FP8 && d%64 == 0:
+		return n &^ 15
+	}
+	return 0
+}
+
+// tileAxpyKeys is tileDotKeys for the P·V tile kernels, value head dim
+// dv: q8's take whole chunks of 64 keys, at most axpyTileMaxKeys, fp8's
+// whole chunks of 32; both need dv a multiple of 64.
+func tileAxpyKeys(dt backend.DType, n, dv, stride int) int {
+	if n < tileMinKeys || dv <= 0 || dv > tileMaxD || dv%64 != 0 {
+		return 0
+	}
+	switch {
+	case dt == backend.Q8 && stride%backend.Q8Block == 0:
+		return min(n, axpyTileMaxKeys) &^ 63
+	case dt == backend.FP8:
+		return n &^ 31
+	}
+	return 0
+}
+
 // tiles8 is what the 8-bit tile kernels keep for a decoding item: Q as
 // q8's digits or fp8's bfloat16 parts, one set for each group of four
 // query rows, made at the first key tile that needs it and kept for the

@@ -91,6 +91,57 @@ func TestTileDigits(t *testing.T) {
 	}
 }
 
+// TestTileKeys holds the decision of which keys go to the tile kernels
+// to its rule on every CPU, tiles or not (the kernels' tests run only
+// where AMX does): a run of fewer than tileMinKeys keys, or one whose
+// head dim or row stride does not fit, goes to the kernels without
+// tiles whole; else the tiles take its first whole groups (scores: 16
+// keys; P·V: q8's 64, at most axpyTileMaxKeys, fp8's 32).
+func TestTileKeys(t *testing.T) {
+	for _, c := range []struct {
+		dt              backend.DType
+		n, d, stride    int
+		wantDot, wantPV int
+	}{
+		{backend.Q8, 0, 128, 128, 0, 0},
+		{backend.Q8, 1, 128, 128, 0, 0},
+		{backend.Q8, tileMinKeys - 1, 128, 128, 0, 0},
+		{backend.Q8, tileMinKeys, 128, 128, 512, 512},
+		{backend.Q8, tileMinKeys + 1, 128, 128, 512, 512},
+		{backend.Q8, 527, 64, 64, 512, 512},
+		{backend.Q8, 528, 96, 96, 528, 0}, // P·V: 96 is not whole 64s
+		{backend.Q8, 575, 64, 96, 560, 512},
+		{backend.Q8, 576, 128, 128, 576, 576},
+		{backend.Q8, 1000, 32, 32, 992, 0},
+		{backend.Q8, 1000, 48, 48, 0, 0},   // not whole blocks
+		{backend.Q8, 1000, 128, 144, 0, 0}, // rows off a block
+		{backend.Q8, 1000, tileMaxD, 512, 992, 960},
+		{backend.Q8, 1000, tileMaxD + 32, 544, 0, 0},
+		{backend.Q8, 1000, 0, 0, 0, 0},
+		{backend.Q8, axpyTileMaxKeys + 100, 64, 64, axpyTileMaxKeys + 96, axpyTileMaxKeys},
+		{backend.FP8, tileMinKeys - 1, 128, 128, 0, 0},
+		{backend.FP8, 543, 64, 96, 528, 512},
+		{backend.FP8, 1000, 128, 130, 992, 992}, // fp8 rows need no block start
+		{backend.FP8, 1000, 96, 96, 0, 0},
+		{backend.FP8, axpyTileMaxKeys + 100, 64, 64, axpyTileMaxKeys + 96, axpyTileMaxKeys + 96},
+		{backend.Q4, 1000, 128, 128, 0, 0}, // q4 has no tile kernel
+		{backend.Float16, 1000, 128, 128, 0, 0},
+		{backend.Float32, 1000, 128, 128, 0, 0},
+	} {
+		if got := tileDotKeys(c.dt, c.n, c.d, c.stride); got != c.wantDot {
+			t.Errorf("%v n=%d d=%d stride=%d: the scores tiles take %d keys, want %d", c.dt, c.n, c.d, c.stride, got, c.wantDot)
+		}
+		if got := tileAxpyKeys(c.dt, c.n, c.d, c.stride); got != c.wantPV {
+			t.Errorf("%v n=%d dv=%d stride=%d: the P·V tiles take %d keys, want %d", c.dt, c.n, c.d, c.stride, got, c.wantPV)
+		}
+	}
+}
+
+// sameBits says whether a and b hold the same float32 bits.
+func sameBits(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
 // TestDotTiles compares the q8 tile kernel with float64 scores over the
 // dequantized K, within 2⁻²² of Σ_c |q·k| (float32's sums; the f32
 // kernels' are within about d·2⁻²⁴ of it) and 2⁻³⁰ of max|q|·Σ_c |k|
@@ -137,7 +188,17 @@ func TestDotTiles(t *testing.T) {
 		var tl tiles8
 		const alpha = 0.125
 		got := dotTiles(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
-		if want := c.n &^ 15; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+		if tileDotKeys(k.t, c.n, c.d, c.stride) == 0 {
+			// Left whole to the kernels without tiles: their keys and
+			// bits (intQ8 keeps q8 off the tiles).
+			off := tiles8{intQ8: true}
+			sOff := make([]float32, len(s))
+			if n := dotTiles(&off, 0, q, ldq, k, c.n, c.d, sOff, lds, alpha); got != n || !sameBits(s, sOff) {
+				t.Fatalf("%+v: below the tiles' keys took %d keys, the kernels without tiles %d (the same scores: %v)", c, got, n, sameBits(s, sOff))
+			}
+			continue
+		}
+		if want := tileDotKeys(k.t, c.n, c.d, c.stride); got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
 		}
 		for r := range 4 {
@@ -204,7 +265,15 @@ func TestAxpyTiles(t *testing.T) {
 		before := append([]float32(nil), acc...)
 		var tl tiles8
 		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
-		if want := c.n &^ 63; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+		if tileAxpyKeys(v.t, c.n, c.dv, c.stride) == 0 {
+			off := tiles8{intQ8: true}
+			accOff := slices.Clone(before)
+			if n := axpyTiles(&off, p, ldp, v, c.n, c.dv, accOff, ldacc); got != n || !sameBits(acc, accOff) {
+				t.Fatalf("%+v: below the tiles' keys took %d keys, the kernels without tiles %d (the same sums: %v)", c, got, n, sameBits(acc, accOff))
+			}
+			continue
+		}
+		if want := tileAxpyKeys(v.t, c.n, c.dv, c.stride); got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
 		}
 		var dmax float64
@@ -283,7 +352,7 @@ func TestDotTilesFP8(t *testing.T) {
 		var tl tiles8
 		const alpha = 0.125
 		got := dotTilesFP8(&tl, 0, q, ldq, k, c.n, c.d, s, lds, alpha)
-		if want := c.n &^ 15; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+		if want := tileDotKeys(k.t, c.n, c.d, c.stride); got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
 		}
 		for r := range 4 {
@@ -347,7 +416,7 @@ func TestAxpyTilesFP8(t *testing.T) {
 		before := append([]float32(nil), acc...)
 		var tl tiles8
 		got := axpyTiles(&tl, p, ldp, v, c.n, c.dv, acc, ldacc)
-		if want := c.n &^ 31; c.n < tileMinKeys && got != 0 || c.n >= tileMinKeys && got != want {
+		if want := tileAxpyKeys(v.t, c.n, c.dv, c.stride); got != want {
 			t.Fatalf("%+v: took %d keys, want %d", c, got, want)
 		}
 		for r := range 4 {

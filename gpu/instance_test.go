@@ -206,7 +206,16 @@ func TestRequiredLimits(t *testing.T) {
 	got := dev.Limits()
 	gv := reflect.ValueOf(got)
 	for _, name := range compute {
-		if g, h := gv.FieldByName(name).Uint(), hv.FieldByName(name).Uint(); g != definedU64(h) {
+		g, h, d := gv.FieldByName(name).Uint(), hv.FieldByName(name).Uint(), dv.FieldByName(name).Uint()
+		switch {
+		case g == definedU64(h):
+		case h >= 1<<31 && g < h && g >= d:
+			// wgpu grants a limit the adapter reports as all but
+			// unbounded at its own cap (an NVIDIA adapter's 4294967295
+			// bindings a group come as 1000): still past WebGPU's
+			// default, which is all attn's kernels need.
+			t.Logf("device %s = %d, the adapter's %d capped", name, g, h)
+		default:
 			t.Errorf("device %s = %d, want the adapter's %d", name, g, h)
 		}
 	}

@@ -15,93 +15,122 @@ import (
 // every backend, storage dtype and layout: the sequence then stores, bit
 // for bit, what a sequence that appended the prompt and only the
 // accepted rows stores, its fork (which shares the draft's pages) is
-// unchanged, and the pages it no longer needs go back to the pool.
+// unchanged, and the pages it no longer needs go back to the pool. Its
+// arguments are checked on each backend in a subtest of its own
+// (testKeepArgs): a GPU that does not open skips its own subtests only.
 func TestSeqKeep(t *testing.T) {
 	for _, bk := range onnxBackends {
-		be := bk.open(t)
-		for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
-			d := 5
-			if dt.Block() > 1 {
-				d = 40 // rows padded to 64
-			}
-			for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
-				t.Run(fmt.Sprintf("%s/%v/%v", bk.name, dt, layout), func(t *testing.T) {
-					const heads, page, prompt, draft = 2, 3, 7, 8
-					cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
-					pool, err := kernels.NewPagePool(be, page, 40, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer pool.Release()
-					rng := rand.New(rand.NewPCG(71, uint64(dt)))
-					pk, pv := rows(rng, kernels.Float32, prompt, heads, d), rows(rng, kernels.Float32, prompt, heads, d)
-					dk, dv := rows(rng, kernels.Float32, draft, heads, d), rows(rng, kernels.Float32, draft, heads, d)
-					s := pool.NewSeq()
-					if err := s.Append(pk, pv); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Append(dk, dv); err != nil {
-						t.Fatal(err)
-					}
-					fork, err := s.Fork() // shares every page, the draft's too
-					if err != nil {
-						t.Fatal(err)
-					}
-					forkBefore := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{fork}})
-					keep := []int{0, 2, 5, 6}
-					if err := s.Keep(draft, keep); err != nil {
-						t.Fatal(err)
-					}
-					if s.Len() != prompt+len(keep) {
-						t.Fatalf("Len %d after Keep, want %d", s.Len(), prompt+len(keep))
-					}
-					// The reference: the prompt, then the kept rows, appended.
-					ref := pool.NewSeq()
-					if err := ref.Append(pk, pv); err != nil {
-						t.Fatal(err)
-					}
-					for _, r := range keep {
-						if err := ref.Append(rowsOf(dk, r, r+1), rowsOf(dv, r, r+1)); err != nil {
+		t.Run(bk.name, func(t *testing.T) {
+			be := bk.open(t)
+			for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16, backend.Q8, backend.FP8, backend.Q4} {
+				d := 5
+				if dt.Block() > 1 {
+					d = 40 // rows padded to 64
+				}
+				for _, layout := range []kernels.Layout{kernels.BNHD, kernels.BHND} {
+					t.Run(fmt.Sprintf("%v/%v", dt, layout), func(t *testing.T) {
+						const heads, page, prompt, draft = 2, 3, 7, 8
+						cfg := kernels.CacheConfig{KVHeads: heads, D: d, DType: dt, Layout: layout}
+						pool, err := kernels.NewPagePool(be, page, 40, cfg)
+						if err != nil {
 							t.Fatal(err)
 						}
-					}
-					got := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{s, ref, fork}})
-					if j := firstDiff(got[0], got[1]); j >= 0 {
-						t.Errorf("the kept sequence's stored word %d is %#x, the reference's %#x", j, got[0][j], got[1][j])
-					}
-					if j := firstDiff(got[2], forkBefore[0]); j >= 0 {
-						t.Errorf("the fork's stored word %d changed: %#x, was %#x", j, got[2][j], forkBefore[0][j])
-					}
-					// Keep nothing: back to the prompt; all of it: no change.
-					if err := s.Keep(len(keep), nil); err != nil || s.Len() != prompt {
-						t.Fatalf("Keep(%d, nil): %v, Len %d", len(keep), err, s.Len())
-					}
-				})
+						defer pool.Release()
+						rng := rand.New(rand.NewPCG(71, uint64(dt)))
+						pk, pv := rows(rng, kernels.Float32, prompt, heads, d), rows(rng, kernels.Float32, prompt, heads, d)
+						dk, dv := rows(rng, kernels.Float32, draft, heads, d), rows(rng, kernels.Float32, draft, heads, d)
+						s := pool.NewSeq()
+						if err := s.Append(pk, pv); err != nil {
+							t.Fatal(err)
+						}
+						if err := s.Append(dk, dv); err != nil {
+							t.Fatal(err)
+						}
+						fork, err := s.Fork() // shares every page, the draft's too
+						if err != nil {
+							t.Fatal(err)
+						}
+						forkBefore := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{fork}})
+						keep := []int{0, 2, 5, 6}
+						if err := s.Keep(draft, keep); err != nil {
+							t.Fatal(err)
+						}
+						if s.Len() != prompt+len(keep) {
+							t.Fatalf("Len %d after Keep, want %d", s.Len(), prompt+len(keep))
+						}
+						// The reference: the prompt, then the kept rows, appended.
+						ref := pool.NewSeq()
+						if err := ref.Append(pk, pv); err != nil {
+							t.Fatal(err)
+						}
+						for _, r := range keep {
+							if err := ref.Append(rowsOf(dk, r, r+1), rowsOf(dv, r, r+1)); err != nil {
+								t.Fatal(err)
+							}
+						}
+						got := storedRows(t, be, pool, cfg, page, [][]*kernels.Seq{{s, ref, fork}})
+						if j := firstDiff(got[0], got[1]); j >= 0 {
+							t.Errorf("the kept sequence's stored word %d is %#x, the reference's %#x", j, got[0][j], got[1][j])
+						}
+						if j := firstDiff(got[2], forkBefore[0]); j >= 0 {
+							t.Errorf("the fork's stored word %d changed: %#x, was %#x", j, got[2][j], forkBefore[0][j])
+						}
+						// Keep nothing: back to the prompt; all of it: no change.
+						if err := s.Keep(len(keep), nil); err != nil || s.Len() != prompt {
+							t.Fatalf("Keep(%d, nil): %v, Len %d", len(keep), err, s.Len())
+						}
+					})
+				}
 			}
-		}
+			t.Run("arguments", func(t *testing.T) { testKeepArgs(t, be) })
+		})
 	}
-	be := onnxBackends[0].open(t)
+}
+
+// testKeepArgs holds Seq.Keep on a sequence of 6 rows to what it refuses
+// (ErrShape, the sequence unchanged) and what it takes, at either side
+// of each bound: n from 0 to the sequence's length, each row from 0 to
+// n − 1 and named once; and a released sequence's Keep to ErrReleased.
+func testKeepArgs(t *testing.T, be backend.Backend) {
+	const have = 6
 	pool, err := kernels.NewPagePool(be, 4, 8, kernels.CacheConfig{KVHeads: 1, D: 4, DType: kernels.Float32})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Release()
-	s := pool.NewSeq()
 	rng := rand.New(rand.NewPCG(72, 1))
-	if err := s.Append(rows(rng, kernels.Float32, 6, 1, 4), rows(rng, kernels.Float32, 6, 1, 4)); err != nil {
-		t.Fatal(err)
-	}
+	k, v := rows(rng, kernels.Float32, have, 1, 4), rows(rng, kernels.Float32, have, 1, 4)
 	for _, c := range []struct {
+		name string
 		n    int
 		rows []int
-	}{{7, []int{0}}, {-1, nil}, {3, []int{3}}, {3, []int{-1}}, {3, []int{1, 1}}} {
-		if err := s.Keep(c.n, c.rows); !errors.Is(err, backend.ErrShape) || s.Len() != 6 {
-			t.Errorf("Keep(%d, %v): %v, Len %d; want ErrShape and nothing changed", c.n, c.rows, err, s.Len())
+		want error // nil: taken
+		len  int   // the sequence's length after
+	}{
+		{"n past the length", have + 1, []int{0}, backend.ErrShape, have},
+		{"n below 0", -1, nil, backend.ErrShape, have},
+		{"a row at n", 3, []int{3}, backend.ErrShape, have},
+		{"a row past n", 3, []int{0, 5}, backend.ErrShape, have},
+		{"a row below 0", 3, []int{-1}, backend.ErrShape, have},
+		{"a row twice", 3, []int{1, 1}, backend.ErrShape, have},
+		{"a row twice, apart", 3, []int{1, 0, 1}, backend.ErrShape, have},
+		{"the last row of the draft, moved", 3, []int{2, 0}, nil, have - 1},
+		{"a draft of the whole sequence", have, []int{have - 1, 0}, nil, 2},
+		{"the draft as it is", 3, []int{0, 1, 2}, nil, have},
+		{"nothing of the draft", 3, nil, nil, have - 3},
+		{"no draft", 0, nil, nil, have},
+	} {
+		s := pool.NewSeq()
+		if err := s.Append(k, v); err != nil {
+			t.Fatal(err)
 		}
+		err := s.Keep(c.n, c.rows)
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) || s.Len() != c.len {
+			t.Errorf("%s: Keep(%d, %v): %v, Len %d; want %v, Len %d", c.name, c.n, c.rows, err, s.Len(), c.want, c.len)
+		}
+		s.Release()
 	}
-	if err := s.Keep(3, []int{2, 0}); err != nil || s.Len() != 5 {
-		t.Errorf("Keep(3, [2 0]): %v, Len %d", err, s.Len())
-	}
+	s := pool.NewSeq()
 	s.Release()
 	if err := s.Keep(0, nil); !errors.Is(err, backend.ErrReleased) {
 		t.Errorf("Keep on a released sequence: %v", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -253,14 +254,22 @@ func testAxpyQ4SameBits(t *testing.T, w int) {
 
 // A q4 decoding step gives the same bits with its K read in place
 // (dotQ4) as widened for the q8 kernels: contiguous keys (BHND, BNHD)
-// and pages of 64 keys in a shuffled table, one and three queries, 4
-// query heads a KV head, D = 96 and 128, key counts that leave a tail
-// past the last 16.
+// and pages of 64 and 256 keys in a shuffled table, one and three
+// queries, 4 query heads a KV head, D = 96 and 128, key counts that
+// leave a tail past the last 16. A 256-key page's runs pass intAhead
+// with a next run after them, so the scores kernel takes each in two
+// calls (dotIntRun's second from a key past 0, prefetching the next
+// run); a 64-key page's never do. The backend runs q8 on the integer
+// kernels (WithDecode8("integer")), so that on an AMX CPU too the widened
+// q4 goes to the kernels whose bits the q4 forms give, not to the tiles.
 func TestDecodeQ4SameBits(t *testing.T) {
-	if !q4IntNow().ok || !q8IntDotNow().ok || !q8IntNow().ok || tilesCPU() {
-		t.Skip("the q4 scores kernel does not run here")
+	if !q4IntNow().ok || !q8IntDotNow().ok || !q8IntNow().ok {
+		t.Skip("no integer q4 kernels here: an x86 CPU with AVX2 and no AVX-512, or with AVX512-VNNI, runs this test")
 	}
-	be, err := New()
+	if _, ok := os.LookupEnv(EnvDecode8); ok {
+		t.Setenv(EnvDecode8, "") // WithDecode8's choice, not the environment's
+	}
+	be, err := New(WithDecode8("integer"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,21 +279,22 @@ func TestDecodeQ4SameBits(t *testing.T) {
 		name   string
 		nq, d  int
 		layout backend.Layout
-		paged  bool
+		page   int // keys a page; 0: contiguous
 	}{
-		{"bhnd", 1, 128, backend.BHND, false}, {"bnhd", 3, 96, backend.BNHD, false}, {"paged", 1, 128, backend.BHND, true}, {"paged3", 3, 96, backend.BHND, true},
+		{"bhnd", 1, 128, backend.BHND, 0}, {"bnhd", 3, 96, backend.BNHD, 0}, {"paged", 1, 128, backend.BHND, 64}, {"paged3", 3, 96, backend.BHND, 64},
+		{"paged256", 1, 128, backend.BHND, 256}, {"paged256bnhd3", 3, 96, backend.BNHD, 256},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lens := []int{1000, 777}
 			p := backend.Problem{B: 2, H: 8, KVHeads: 2, Nq: c.nq, Nk: 1000, D: c.d, Causal: true, Layout: c.layout,
 				Variants: backend.Variants{KVLens: lens}}
-			if c.paged {
-				const size, per = 64, 16
+			if c.page > 0 {
+				per := ceilDiv(1000, c.page) // 2·per a power of two: i·7 + 3 takes every page once
 				table := make([]int, 2*per)
 				for i := range table {
 					table[i] = (i*7 + 3) % (2 * per)
 				}
-				p.Paged = &backend.Paged{PageSize: size, Pages: 2 * per, PerSeq: per, Table: table}
+				p.Paged = &backend.Paged{PageSize: c.page, Pages: 2 * per, PerSeq: per, Table: table}
 			}
 			p = p.Resolved()
 			rng := rand.New(rand.NewPCG(3, uint64(c.d)))

@@ -139,13 +139,6 @@ func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, d
 	if err := refuseBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
 		return fmt.Errorf("gpu: backward: %w", err)
 	}
-	// The backward's kernels bind more storage buffers than WebGPU's
-	// default limit (shaders.Kernel.Optional): the backend's own device
-	// asks for the adapter's, a caller's device may have fewer.
-	need, have := storageNeed(shaders.BackDelta, shaders.BackKV, shaders.BackQ, shaders.BackBias, shaders.BackIdxKV, shaders.BackIdxQ), int(b.lim.MaxStorageBuffersPerShaderStage)
-	if have < need {
-		return backend.Errorf(backend.ErrUnsupported, "gpu: backward: the device allows %d storage buffers a shader stage, the backward pass binds %d (request the adapter's maxStorageBuffersPerShaderStage)", have, need)
-	}
 	return nil
 }
 
@@ -208,11 +201,18 @@ type backwardCall struct {
 	pr          backend.Problem
 	bufs        []*buffer
 	bp          plan.BackwardPlan
-	vars        *varsData
-	seqAt       int     // where the per-sequence data start in vars (plan.SeqsLayout)
-	blkAt       int     // where the block mask starts in vars (under FlagBlocks)
-	blkStrides  [4]int  // its strides (plan.BlockWords)
-	delta, sink *buffer // each row's δ and sink term, as the LSE
+	// vars is what the call makes for its kernels, in one buffer that
+	// they bind as vars (lib/backvars.wgsl), so that none binds more
+	// than WebGPU's default of 8 storage buffers: the variant data (the
+	// sequences, the block mask) from word 0, each query row's LSE and
+	// δ (backdelta.wgsl writes them) from word ld, and under a keep-mask
+	// its copy from word keep.
+	vars       *buffer
+	ld, keep   int
+	seqAt      int     // where the per-sequence data start in vars (plan.SeqsLayout)
+	blkAt      int     // where the block mask starts in vars (under FlagBlocks)
+	blkStrides [4]int  // its strides (plan.BlockWords)
+	sink       *buffer // each row's sink term, as the LSE
 	// rowList and colList are an index list's lists for backidxq.wgsl
 	// and backidxkv.wgsl (plan.BackwardIndexLists).
 	rowList, colList *buffer
@@ -226,7 +226,6 @@ type backwardCall struct {
 // release frees the call's scratch. The caller holds b.mu.
 func (c *backwardCall) release() {
 	c.vars.free()
-	c.delta.free()
 	c.sink.free()
 	c.rowList.free()
 	c.colList.free()
@@ -267,32 +266,18 @@ func (c *backwardCall) zero() error {
 func (c *backwardCall) dispatches() ([]*dispatch, error) {
 	b, pr := c.b, c.pr
 	flags := plan.KernelFlags(pr, c.p.Bias != nil, c.p.Keep != nil, false)
-	var err error
-	if flags&plan.VarsFlags != 0 {
-		var words []uint32
-		words, c.seqAt, _ = plan.SeqsLayout(pr)
-		if pr.Blocks != nil {
-			c.blkAt = len(words)
-			var bw []uint32
-			bw, c.blkStrides = plan.BlockWords(pr, pr.Blocks)
-			words = append(words, bw...)
-		}
-		if c.vars, err = b.uploadWords(pr, words); err != nil {
-			return nil, err
-		}
-	}
-	// From the pool: backdelta.wgsl writes every row of both before
-	// the other kernels (and the host) read them.
-	if c.delta, err = b.pooledScratch(pr.LSELen()); err != nil {
+	ds, err := c.makeVars(flags)
+	if err != nil {
 		return nil, err
 	}
+	// From the pool: backdelta.wgsl writes every row before the host
+	// reads them.
 	if pr.Sinks != nil {
 		if c.sink, err = b.pooledScratch(pr.LSELen()); err != nil {
 			return nil, err
 		}
 	}
-	ds, err := c.deltaDispatches(flags & (shaders.FlagSink | shaders.FlagPackQ))
-	if err != nil {
+	if ds, err = c.deltaDispatches(ds, flags&(shaders.FlagSink|shaders.FlagPackQ)); err != nil {
 		return nil, err
 	}
 	if pr.Indices != nil {
@@ -324,36 +309,101 @@ func (c *backwardCall) elems(q, k, v, dout, bias *shaders.Elem, f16 *bool) {
 	*f16 = c.bp.UsesF16(*q, *k, *v, *dout, *bias)
 }
 
+// makeVars lays out and fills the call's vars buffer (backwardCall.vars):
+// the variant data written from the host, the rows' pairs left to
+// backdelta.wgsl, and the keep-mask copied by the dispatches it returns,
+// which go first. The whole must fit one storage binding.
+func (c *backwardCall) makeVars(flags shaders.Flag) ([]*dispatch, error) {
+	b, pr := c.b, c.pr
+	var words []uint32
+	if flags&plan.VarsFlags != 0 {
+		words, c.seqAt, _ = plan.SeqsLayout(pr)
+		if pr.Blocks != nil {
+			c.blkAt = len(words)
+			var bw []uint32
+			bw, c.blkStrides = plan.BlockWords(pr, pr.Blocks)
+			words = append(words, bw...)
+		}
+	}
+	c.ld = len(words)
+	c.keep = c.ld + 2*pr.LSELen()
+	n := c.keep
+	if c.p.Keep != nil {
+		n += c.p.Keep.Len()
+	}
+	if uint64(n)*4 > b.lim.MaxStorageBufferBindingSize {
+		keep := 0
+		if c.p.Keep != nil {
+			keep = c.p.Keep.Len()
+		}
+		return nil, tooLarge("backward", pr, fmt.Sprintf("the backward's vars, %d words of variant data, 2 for each of %d query rows and %d of the keep-mask (%d bytes), exceed the device's %d-byte storage binding",
+			len(words), pr.LSELen(), keep, uint64(n)*4, b.lim.MaxStorageBufferBindingSize))
+	}
+	var err error
+	if c.vars, err = b.pooledScratch(n); err != nil {
+		return nil, err
+	}
+	if len(words) > 0 {
+		if err := b.writeWords(c.vars.buf, 0, words); err != nil {
+			return nil, err
+		}
+	}
+	if c.p.Keep == nil || c.p.Keep.Len() == 0 {
+		return nil, nil
+	}
+	ds, err := b.copyRanges(c.vars, c.bufs[7], []backend.CopyRange{{Dst: c.keep, Src: 0, N: c.p.Keep.Len()}})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: backward: the keep-mask's copy: %w", err)
+	}
+	return ds, nil
+}
+
+// bindVars binds the call's vars buffer for d, the words it holds.
+func (c *backwardCall) bindVars(d *dispatch) {
+	d.bind("vars", c.vars.buf, 0, int(min(c.vars.bytes, int64(c.vars.n*4+15)&^15)))
+}
+
+// rows is where the rows' LSE and δ lie in vars: pairs of words laid out
+// as the LSE's elements are.
+func (c *backwardCall) rows() shaders.VarsRows {
+	t := lseTensor(c.pr)
+	return shaders.VarsRows{At: uint32(c.ld), B: uint32(2 * t.Sb), H: uint32(2 * t.Sh), R: uint32(2 * t.Sr)}
+}
+
+// keepMask is where the keep-mask's copy lies in vars (zero without
+// one: the kernels read it only under FlagKeep).
+func (c *backwardCall) keepMask() shaders.VarsMask {
+	if c.p.Keep == nil {
+		return shaders.VarsMask{}
+	}
+	s := c.p.Keep.Strides()
+	return shaders.VarsMask{At: uint32(c.keep), B: uint32(s[0]), H: uint32(s[1]), R: uint32(s[2]), C: uint32(s[3])}
+}
+
 // inputOps are the operands backkv.wgsl, backq.wgsl and backbias.wgsl
-// all read: Q, K, V, dO, the LSE and δ, each bound at its Params
-// tensor.
-func (c *backwardCall) inputOps(q, k, v, dout, lse, delta *shaders.Tensor) []operand {
+// all read from the caller's buffers, Q, K, V and dO, each bound at its
+// Params tensor.
+func (c *backwardCall) inputOps(q, k, v, dout *shaders.Tensor) []operand {
 	pr, b := c.pr, c.bufs
 	return []operand{
 		{name: "q", x: b[0], t: qTensor(pr), at: q},
 		{name: "k", x: b[1], t: kTensor(pr), at: k},
 		{name: "v", x: b[2], t: vTensor(pr), at: v},
 		{name: "dout", x: b[5], t: oTensor(pr), at: dout},
-		{name: "lse", x: b[4], t: lseTensor(pr), at: lse},
-		{name: "delta", x: c.delta, t: lseTensor(pr), at: delta},
 	}
 }
 
-// maskOps are the bias and keep-mask operands of a kernel whose Params
-// holds them at bias and keep.
-func (c *backwardCall) maskOps(bias, keep *shaders.Mask) []operand {
-	ops := []operand{{name: "bias", x: c.bufs[6], mask: bias}, {name: "keep", x: c.bufs[7], mask: keep}}
+// biasOp is the bias operand of a kernel whose Params holds it at bias.
+func (c *backwardCall) biasOp(bias *shaders.Mask) operand {
+	op := operand{name: "bias", x: c.bufs[6], mask: bias}
 	if c.p.Bias != nil {
-		ops[0].t = maskTensor(c.p.Bias)
+		op.t = maskTensor(c.p.Bias)
 	}
-	if c.p.Keep != nil {
-		ops[1].t = maskTensor(c.p.Keep)
-	}
-	return ops
+	return op
 }
 
-// deltaDispatches are backdelta.wgsl's.
-func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) {
+// deltaDispatches appends backdelta.wgsl's to ds.
+func (c *backwardCall) deltaDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispatch, error) {
 	b, pr, bufs := c.b, c.pr, c.bufs
 	o, dout := elem(bufs[3]), elem(bufs[5])
 	pipe, err := b.pipeline(shaders.BackDeltaConsts{WG: plan.BackWG, DV: pr.Dv, O: o, Dout: dout, F16: c.bp.UsesF16(o, dout)}, "main")
@@ -365,9 +415,9 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 		{name: "o", x: bufs[3], t: oTensor(pr), at: &prm.O},
 		{name: "dout", x: bufs[5], t: oTensor(pr), at: &prm.Dout},
 		{name: "lse", x: bufs[4], t: lseTensor(pr), at: &prm.LSE},
-		{name: "delta", x: c.delta, t: lseTensor(pr), out: true, at: &prm.Delta},
 		{name: "sink", x: c.sink, t: lseTensor(pr), out: true, at: &prm.Sink},
 	}
+	prm.LD = c.rows()
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.I1-u.I0, plan.BackWG), u.Bh1 - u.Bh0, 1}
 	}
@@ -379,12 +429,11 @@ func (c *backwardCall) deltaDispatches(flags shaders.Flag) ([]*dispatch, error) 
 	if err != nil {
 		return nil, err
 	}
-	var ds []*dispatch
 	for _, u := range units {
 		d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
 		prm.Flags, prm.Seq = flags, uint32(c.seqAt)
 		d.setParams(prm)
-		b.bindVars(d, c.vars)
+		c.bindVars(d)
 		d.grid, d.cost = grid(u), cost(u)
 		ds = append(ds, d)
 	}
@@ -404,10 +453,11 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 	}
 	var prm shaders.BackKVParams
 	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
-	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+	prm.LD, prm.Keep = c.rows(), c.keepMask()
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout),
 		operand{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
-		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV})
-	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
+		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV},
+		c.biasOp(&prm.Bias))
 	g := pr.Group()
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.J1-u.J0, plan.BackWG), (u.Bh1 - u.Bh0) / g, 1}
@@ -426,7 +476,7 @@ func (c *backwardCall) kvDispatches(ds []*dispatch, flags shaders.Flag) ([]*disp
 				d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
 				prm.Scale, prm.Softcap, prm.Flags, prm.HG, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(hg), uint32(c.seqAt)
 				d.setParams(prm)
-				b.bindVars(d, c.vars)
+				c.bindVars(d)
 				d.grid, d.cost = grid(u), cost(u)
 				ds = append(ds, d)
 			}
@@ -447,9 +497,10 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 	}
 	var prm shaders.BackQParams
 	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
-	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
-		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ})
-	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
+	prm.LD, prm.Keep = c.rows(), c.keepMask()
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout),
+		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ},
+		c.biasOp(&prm.Bias))
 	grid := func(u plan.Unit) [3]int {
 		return [3]int{plan.CeilDiv(u.I1-u.I0, plan.BackWG), u.Bh1 - u.Bh0, 1}
 	}
@@ -466,7 +517,7 @@ func (c *backwardCall) qDispatches(ds []*dispatch, flags shaders.Flag) ([]*dispa
 			d := b.unitDispatch(pipe, pr, u, &prm.Unit, ops)
 			prm.Scale, prm.Softcap, prm.Flags, prm.Seq = pr.Scale, pr.Softcap, flags, uint32(c.seqAt)
 			d.setParams(prm)
-			b.bindVars(d, c.vars)
+			c.bindVars(d)
 			d.grid, d.cost = grid(u), cost(u)
 			ds = append(ds, d)
 		}
@@ -489,9 +540,10 @@ func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*di
 	}
 	var prm shaders.BackBiasParams
 	prm.BlockMaskParams = blockParams(c.pr.Blocks, c.blkAt, c.blkStrides)
-	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
-		operand{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias})
-	ops = append(ops, c.maskOps(&prm.Bias, &prm.Keep)...)
+	prm.LD, prm.Keep = c.rows(), c.keepMask()
+	ops := append(c.inputOps(&prm.Q, &prm.K, &prm.V, &prm.Dout),
+		operand{name: "dbias", x: bufs[11], t: maskTensor(c.p.DBias), out: true, mask: &prm.DBias},
+		c.biasOp(&prm.Bias))
 	all := plan.Unit{Bh0: 0, Bh1: pr.B * pr.H, I0: 0, I1: pr.Nq, J0: 0, J1: pr.Nk}
 	if !b.bindOperands(nil, all, pr.H, pr.Group(), ops) {
 		return nil, tooLarge("backward", pr, fmt.Sprintf("dBias needs Q, K, V, dO and the masks each within one %d-byte storage binding", b.lim.MaxStorageBufferBindingSize))
@@ -519,7 +571,7 @@ func (c *backwardCall) biasDispatches(ds []*dispatch, flags shaders.Flag) ([]*di
 			prm.E0, prm.E1, prm.U0, prm.U1 = uint32(ec[0]), uint32(ec[1]), uint32(uc[0]), uint32(uc[1])
 			prm.SB, prm.SH, prm.SQ, prm.SK = uint32(shape[0]), uint32(shape[1]), uint32(shape[2]), uint32(shape[3])
 			d.setParams(prm)
-			b.bindVars(d, c.vars)
+			c.bindVars(d)
 			d.grid = [3]int{plan.CeilDiv(ec[1]-ec[0], plan.BackWG), 1, 1}
 			d.cost = float64(ec[1]-ec[0]) * float64(uc[1]-uc[0]) * float64(2*pr.D+2*pr.Dv)
 			ds = append(ds, d)

@@ -87,9 +87,9 @@ func bindList(d *dispatch, x *buffer) {
 
 // idxOps are the operands both index kernels read, Q, K, V and dO bound
 // as vec4s where their head dims are multiples of 4 (the kernels' Vec4).
-func (c *backwardCall) idxOps(q, k, v, dout, lse, delta *shaders.Tensor) []operand {
-	ops := c.inputOps(q, k, v, dout, lse, delta)
-	for i := range ops[:4] {
+func (c *backwardCall) idxOps(q, k, v, dout *shaders.Tensor) []operand {
+	ops := c.inputOps(q, k, v, dout)
+	for i := range ops {
 		hd := c.pr.D
 		if i >= 2 {
 			hd = c.pr.Dv
@@ -111,7 +111,8 @@ func (c *backwardCall) idxKVDispatches(ds []*dispatch, flags shaders.Flag, l pla
 		return nil, err
 	}
 	var prm shaders.BackIdxKVParams
-	ops := append(c.idxOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+	prm.LD = c.rows()
+	ops := append(c.idxOps(&prm.Q, &prm.K, &prm.V, &prm.Dout),
 		operand{name: "dk", x: c.dk, t: kTensor(pr), out: true, at: &prm.DK},
 		operand{name: "dv", x: c.dv, t: vTensor(pr), out: true, at: &prm.DV})
 	g, kvh := pr.Group(), pr.KVHeads
@@ -156,7 +157,8 @@ func (c *backwardCall) idxQDispatches(ds []*dispatch, flags shaders.Flag, l plan
 		return nil, err
 	}
 	var prm shaders.BackIdxQParams
-	ops := append(c.idxOps(&prm.Q, &prm.K, &prm.V, &prm.Dout, &prm.LSE, &prm.Delta),
+	prm.LD = c.rows()
+	ops := append(c.idxOps(&prm.Q, &prm.K, &prm.V, &prm.Dout),
 		operand{name: "dq", x: c.dq, t: qTensor(pr), out: true, at: &prm.DQ})
 	g := pr.Group()
 	grid := func(u plan.Unit) [3]int {
@@ -211,7 +213,7 @@ func (c *backwardCall) idxChunkDispatches(ds []*dispatch, pipe *pipeline, ops []
 			head.Scale, head.Softcap, head.Flags, head.Seq = pr.Scale, pr.Softcap, ch.flags, uint32(c.seqAt)
 			head.IndexListParams = shaders.IndexListParams{LH: ch.lh, LT: uint32(ch.lists.PerHead), E0: uint32(ec[0]), E1: uint32(ec[1])}
 			d.setParams(params())
-			b.bindVars(d, c.vars)
+			c.bindVars(d)
 			bindList(d, ch.list)
 			d.grid, d.cost = ch.grid(u), ch.cost(u)
 			ds = append(ds, d)

@@ -266,9 +266,9 @@ func TestNewWithDeviceLimits(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	// WebGPU's defaults are enough for every op but the backward pass,
-	// whose kernels bind more storage buffers: it refuses such a device
-	// before any work, naming the limit.
+	// WebGPU's defaults are enough for every op, the backward pass's
+	// too (its kernels bind at most 8 storage buffers; the conformance
+	// suite runs on such a device under ATTN_GPU_LIMITS=default).
 	if !t.Failed() {
 		a2, d2 := callerDevice(t, ptr(wg.DefaultLimits()))
 		b := openOn(t, a2, d2)
@@ -282,9 +282,8 @@ func TestNewWithDeviceLimits(t *testing.T) {
 			defer buf.Release()
 			bufs[i] = buf
 		}
-		err := b.CheckBackward(backend.BackwardParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8], nil)
-		if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "storage buffers") {
-			t.Errorf("CheckBackward on a device of WebGPU's default limits: %v, want ErrUnsupported naming the storage buffers", err)
+		if err := b.CheckBackward(backend.BackwardParams{Problem: p}, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7], bufs[8], nil); err != nil {
+			t.Errorf("CheckBackward on a device of WebGPU's default limits: %v", err)
 		}
 	}
 }

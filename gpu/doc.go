@@ -18,6 +18,13 @@
 //     debug, trace); it is off otherwise. Opening the backend sets
 //     NODEVICE_SELECT=1 when unset, which turns off Mesa's device-select
 //     layer and the warnings it prints on machines without a desktop.
+//   - ATTN_GPU_LIMITS=default makes New ask for a device of WebGPU's
+//     default limits (8 storage buffers a stage, 128 MiB a binding,
+//     256 MiB a buffer, 16 KiB of workgroup memory, 256 invocations), as
+//     a program's own device passed to NewWithDevice usually has, in
+//     place of the adapter's (adapter, the default): every op runs
+//     within them, and CI's conformance suite runs so. Info().Detail
+//     says so.
 //   - ATTN_GPU_PLAN picks how work is cut (see below): auto, the default,
 //     from the adapter's type; cpu or hardware force a plan, so that the
 //     hardware plan's kernels and chunks run, and are tested, on lavapipe
@@ -244,8 +251,11 @@
 // scratch of its size and rounded once at the end (pack.wgsl), as a
 // half O is. No reduction crosses invocations (each owns a whole key's
 // or query row's sums), so subgroups have nothing to do there. The
-// kernels bind up to 12 storage buffers (shaders.Kernel.Optional):
-// CheckBackward refuses a device that allows fewer. A block mask's off
+// kernels bind at most WebGPU's default of 8 storage buffers, so a
+// device of the default limits runs them: what the call makes (the
+// variant data, each query row's LSE and δ, a copy of the keep-mask)
+// lies in one scratch buffer, bound as vars, which must fit one storage
+// binding (else ErrTooLarge). A block mask's off
 // blocks are skipped as the forward skips them (Caps.BackwardBlocks).
 // Under an index list (Caps.BackwardIndices: shared or one a KV head,
 // with every variant an index list takes) the host lays out each query

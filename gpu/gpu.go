@@ -95,9 +95,10 @@ const stagingBytes = 16 << 20
 
 // New opens the adapter chosen by ATTN_ADAPTER (by name) or, without it,
 // the high-performance Vulkan adapter, and a device with the adapter's
-// own limits, planning work for the adapter's type unless ATTN_GPU_PLAN
-// says otherwise. The error wraps backend.ErrUnavailable when there is no
-// usable adapter or ATTN_GPU_PLAN names no plan.
+// own limits (WebGPU's defaults under ATTN_GPU_LIMITS=default), planning
+// work for the adapter's type unless ATTN_GPU_PLAN says otherwise. The
+// error wraps backend.ErrUnavailable when there is no usable adapter or
+// ATTN_GPU_PLAN or ATTN_GPU_LIMITS names no choice.
 func New() (*Backend, error) {
 	inst, err := newInstance()
 	if err != nil {
@@ -115,7 +116,12 @@ func New() (*Backend, error) {
 		inst.Release()
 		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
 	}
-	limits := requiredLimits(adapter)
+	limits, defaults, err := askLimits(adapter)
+	if err != nil {
+		adapter.Release()
+		inst.Release()
+		return nil, backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
+	}
 	dev, err := adapter.RequestDevice("attn", requiredFeatures(adapter), limits)
 	if err != nil {
 		adapter.Release()
@@ -124,6 +130,9 @@ func New() (*Backend, error) {
 	}
 	b := open(dev, info, aplan)
 	b.inst, b.adapter = inst, adapter
+	if defaults {
+		b.info.Detail += "; WebGPU's default limits (" + envLimits + ")"
+	}
 	if err := b.init(); err != nil {
 		b.Close()
 		return nil, err

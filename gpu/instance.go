@@ -24,6 +24,10 @@ const (
 	// names (error, warn, info, debug, trace, off), at warn for any other
 	// value.
 	envLog = "ATTN_GPU_LOG"
+	// envLimits, set to default, makes New ask for a device of WebGPU's
+	// default limits, as a Go GPU program's own device usually has,
+	// rather than the adapter's (adapter, or unset).
+	envLimits = "ATTN_GPU_LIMITS"
 )
 
 // noAdapterHint ends the error for a host without a Vulkan adapter.
@@ -211,6 +215,20 @@ func definedU64(v uint64) uint64 {
 // limits that bound compute, which take the adapter's own values (all it
 // supports). Render limits stay at the defaults, so a device request does
 // not fail on the render limits wgpu-native 0.17 reports as 0.
+// askLimits is the limits New asks a device of adapter a for:
+// requiredLimits, or WebGPU's defaults under ATTN_GPU_LIMITS=default;
+// an error naming any other value.
+func askLimits(a *wg.Adapter) (gputypes.Limits, bool, error) {
+	switch v := strings.TrimSpace(os.Getenv(envLimits)); v {
+	case "", "adapter":
+		return requiredLimits(a), false, nil
+	case "default":
+		return wg.DefaultLimits(), true, nil
+	default:
+		return gputypes.Limits{}, false, fmt.Errorf("%s=%q: want adapter or default", envLimits, v)
+	}
+}
+
 func requiredLimits(a *wg.Adapter) gputypes.Limits {
 	have := a.Limits()
 	l := wg.DefaultLimits()

@@ -256,3 +256,38 @@ func TestBindingCheckRefuses(t *testing.T) {
 		}
 	}
 }
+
+// ATTN_GPU_LIMITS=default opens a device of WebGPU's default limits (Info
+// says so), adapter or unset the adapter's, and any other value is
+// refused with ErrUnavailable naming it.
+func TestLimitsEnv(t *testing.T) {
+	requireAdapter(t)
+	def := wg.DefaultLimits()
+	for _, c := range []struct {
+		env      string
+		defaults bool
+	}{{"", false}, {"adapter", false}, {"default", true}} {
+		t.Setenv(envLimits, c.env)
+		b, err := New()
+		if err != nil {
+			t.Fatalf("%s=%q: %v", envLimits, c.env, err)
+		}
+		lim, detail := b.Info().Limits, b.Info().Detail
+		b.Close()
+		if said := strings.Contains(detail, "default limits"); said != c.defaults {
+			t.Errorf("%s=%q: Detail %q says default limits: %v", envLimits, c.env, detail, said)
+		}
+		if c.defaults && (lim.MaxStorageBuffersPerShaderStage != def.MaxStorageBuffersPerShaderStage || lim.MaxStorageBufferBindingSize != def.MaxStorageBufferBindingSize ||
+			lim.MaxComputeWorkgroupStorageSize != def.MaxComputeWorkgroupStorageSize) {
+			t.Errorf("%s=default: device limits %d storage buffers, %d-byte bindings, %d bytes of workgroup memory; want WebGPU's defaults",
+				envLimits, lim.MaxStorageBuffersPerShaderStage, lim.MaxStorageBufferBindingSize, lim.MaxComputeWorkgroupStorageSize)
+		}
+	}
+	t.Setenv(envLimits, "max")
+	if b, err := New(); !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), `"max"`) {
+		if err == nil {
+			b.Close()
+		}
+		t.Errorf("%s=max: %v, want ErrUnavailable naming it", envLimits, err)
+	}
+}

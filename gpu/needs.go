@@ -18,16 +18,12 @@ type Need struct {
 
 // DeviceNeeds lists the limits a device must have for NewWithDevice.
 // They come from the kernels of package shaders (the storage buffers one
-// binds, its uniform; an Optional kernel's op checks the device itself:
-// the backward pass refuses a device with too few storage buffers) and the workgroups this package dispatches (their
+// binds, its uniform) and the workgroups this package dispatches (their
 // invocations, their sizes, the workgroup memory of the staged kernels'
 // fixed tiles); the fused kernels size their tiles to the device.
 func DeviceNeeds() []Need {
 	storage, uniform, bindings := 0, 0, 0
 	for _, k := range shaders.All {
-		if k.Optional {
-			continue // its op checks the device itself (storageNeed)
-		}
 		s, u := 0, 0
 		for _, bd := range k.Bindings {
 			if bd.Access == shaders.Uniform {
@@ -60,21 +56,4 @@ func DeviceNeeds() []Need {
 		{"maxUniformBufferBindingSize", 256},
 		{"maxBufferSize", stagingBytes}, // the staging buffer Read copies through
 	}
-}
-
-// storageNeed is the most storage buffers one of kernels binds a
-// shader stage, for an op of Optional kernels to check the device's
-// limit before any work.
-func storageNeed(kernels ...shaders.Kernel) int {
-	most := 0
-	for _, k := range kernels {
-		n := 0
-		for _, bd := range k.Bindings {
-			if bd.Access != shaders.Uniform {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
 }

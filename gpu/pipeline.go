@@ -73,7 +73,7 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 			binds[i] = wg.BindUniform
 		case shaders.Read, shaders.ReadI32, shaders.ReadU32:
 			binds[i] = wg.BindReadOnly
-		case shaders.ReadWrite, shaders.ReadWriteU32, shaders.ReadWriteAtomic:
+		case shaders.ReadWrite, shaders.ReadWriteU32, shaders.ReadWriteAtomic, shaders.ReadWriteI32:
 			binds[i] = wg.BindStorage
 		}
 	}

@@ -22,10 +22,10 @@
 // their loaders (widening halves), so a chunk costs
 // (u1 − u0)·(2·D + 2·DV) multiply-adds an element.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dbias (read_write). keep and vars (the variant data, the
-// sequences and the block mask) are only read under a flag;
-// dbias is addressed as a mask (its strides, 0 on a broadcast
+// Bindings: P (Params), q, k, v, dout, bias, vars (read), dbias
+// (read_write). Of vars (lib/backvars.wgsl) the rows' LSE and δ are
+// always read, the variant data, the sequences, the block mask and the
+// keep-mask only under a flag; dbias is addressed as a mask (its strides, 0 on a broadcast
 // dimension), and so is bias (the forward's).
 // Grid: x = tiles of WG elements in [e0, e1).
 // Limits: an invocation loops u1 − u0 times (the head dims unrolled);
@@ -58,12 +58,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             continue;
         }
         let r = seq_q0(b) + i;
-        let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
+        let ld = row_ld(b, h, r);
+        let l = ld.x;
         let kr = key_range(b, i);
         if (bitcast<u32>(l) == NEG_INF || j < kr.x || j >= kr.y) {
             continue;
         }
-        if (has_keep && keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+        if (has_keep && bitcast<f32>(vars[P.keep_at + b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c]) == 0.0) {
             continue;
         }
         if (has_blocks && !block_on(b, h, i, j)) {
@@ -87,8 +88,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             y += bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
         }
         let p = exp(soft_cap(P.scale * (s.x + s.y + s.z + s.w)) + y - l);
-        let d = delta[b * P.delta_b + h * P.delta_h + r * P.delta_r - P.delta_base];
-        acc += p * (dp.x + dp.y + dp.z + dp.w - d);
+        acc += p * (dp.x + dp.y + dp.z + dp.w - ld.y);
     }
     dbias[eb * P.dbias_b + eh * P.dbias_h + ei * P.dbias_r + ej * P.dbias_c - P.dbias_base] += acc;
 }

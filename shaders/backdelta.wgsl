@@ -13,11 +13,14 @@
 // batch b's rows start at seq_q0(b) and number seq_rows(b)
 // (lib/seqs.wgsl); an invocation past them does nothing.
 //
-// Bindings: P (Params), o, dout, lse, vars (read), delta, sink
-// (read_write). vars (the sink logits, the sequences) is only read
-// under F_SINK or F_PACKQ, and sink only touched under F_SINK; delta
-// and sink are addressed as the LSE ([B, H, Nq], or [H, total rows]
-// when packed).
+// It writes each row's LSE and δ into vars, where the kernels after it
+// read them (lib/backvars.wgsl), and its sink term into sink.
+//
+// Bindings: P (Params), o, dout, lse (read), vars, sink (read_write).
+// Of vars it reads the sink logits and the sequences only under F_SINK
+// or F_PACKQ, and writes the rows' pairs; sink is only touched under
+// F_SINK, addressed as the LSE ([B, H, Nq], or [H, total rows] when
+// packed).
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Limits: an invocation loops DV times.
 
@@ -37,9 +40,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var c = 0u; c < DV; c++) {
         s += o_at(oa + c) * dout_at(ga + c);
     }
-    delta[b * P.delta_b + h * P.delta_h + r * P.delta_r - P.delta_base] = s;
+    let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
+    let at = ld_word(b, h, r);
+    vars[at] = bitcast<i32>(l);
+    vars[at + 1u] = bitcast<i32>(s);
     if ((P.flags & F_SINK) != 0u) {
-        let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
         var x = 0.0;
         if (bitcast<u32>(l) != NEG_INF) {
             x = exp(sink_logit(h) - l) * s;

@@ -30,8 +30,8 @@
 // which widens half operands (BackIdxKVConsts' Q, K, V, Dout); dk and dv
 // are f32. Packed sequences: lib/seqs.wgsl.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, vars, list (read),
-// dk, dv (read_write).
+// Bindings: P (Params), q, k, v, dout, vars, list (read), dk, dv
+// (read_write). vars holds the rows' LSE and δ (lib/backvars.wgsl).
 // Grid: x = tiles of WG keys in [j0, j1), y = the KV heads of heads
 // bh0 … (G query heads each).
 // Workgroup memory: none.
@@ -97,11 +97,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let r = q0 + list[e];
         for (var hg = 0u; hg < P.G; hg++) {
             let h = kh * P.G + hg;
-            let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
+            let ld = row_ld(b, h, r);
+            let l = ld.x;
             if (bitcast<u32>(l) == NEG_INF) {
                 continue;
             }
-            let dl = delta[b * P.delta_b + h * P.delta_h + r * P.delta_r - P.delta_base];
+            let dl = ld.y;
             let qa = b * P.q_b + h * P.q_h + r * P.q_r - P.q_base;
             var s = 0.0;
 {{- range $d := seq .D4}}

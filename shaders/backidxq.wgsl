@@ -20,8 +20,8 @@
 // kh·lh·lt + qb + i, qb = b·Nq or, under F_PACKQ, seq_q0(b); each entry
 // is a key of batch b.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, vars, list (read), dq
-// (read_write).
+// Bindings: P (Params), q, k, v, dout, vars, list (read), dq
+// (read_write). vars holds the rows' LSE and δ (lib/backvars.wgsl).
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: none.
 // Limits: the loops over the head dims are unrolled, so an invocation
@@ -49,7 +49,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let q0 = seq_q0(b);
     let r = q0 + i;
-    let l = lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base];
+    let ld = row_ld(b, h, r);
+    let l = ld.x;
     if (bitcast<u32>(l) == NEG_INF) {
         return;
     }
@@ -65,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (ea >= eb) {
         return;
     }
-    let dl = delta[b * P.delta_b + h * P.delta_h + r * P.delta_r - P.delta_base];
+    let dl = ld.y;
     var qr: array<vec4<f32>, D4>;
     var gr: array<vec4<f32>, DV4>;
     var acc: array<vec4<f32>, D4>;

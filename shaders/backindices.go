@@ -10,8 +10,9 @@ import "reflect"
 // fixed order: no atomics, and no sum whose order a run can change.
 // They read Q, K, V and dO stored as their Consts' Elems say, a row at
 // a time (lib/backrows.wgsl: a vec4 a load where the head dim is a
-// multiple of 4); what they write is float32. backidxkv binds 10
-// storage buffers, more than WebGPU's default 8: Optional.
+// multiple of 4); what they write is float32. They read each row's LSE
+// and δ in vars, as the other backward kernels do (shaders/backward.go),
+// and bind at most WebGPU's default of 8 storage buffers.
 var (
 	BackIdxKV = Kernel{
 		Name:     "backidxkv",
@@ -19,10 +20,9 @@ var (
 		Params:   reflect.TypeFor[BackIdxKVParams](),
 		Bindings: backIdxBindings("dk", "dv"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backrows"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backrows", "backvars"},
 		Template: true,
 		Vec4:     backIdxVec4,
-		Optional: true,
 	}
 	BackIdxQ = Kernel{
 		Name:     "backidxq",
@@ -30,10 +30,9 @@ var (
 		Params:   reflect.TypeFor[BackIdxQParams](),
 		Bindings: backIdxBindings("dq"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backrows"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "backrows", "backvars"},
 		Template: true,
 		Vec4:     backIdxVec4,
-		Optional: true,
 	}
 )
 
@@ -45,8 +44,8 @@ var backIdxVec4 = map[string]string{"q": "D", "k": "D", "v": "DV", "dout": "DV"}
 // Params, the inputs both read (list, the host's lists, as raw words),
 // then outs, written.
 func backIdxBindings(outs ...string) []Binding {
-	b := []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-		{"delta", Read}, {"vars", ReadI32}, {"list", ReadU32}}
+	b := []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read},
+		{"vars", ReadI32}, {"list", ReadU32}}
 	for _, o := range outs {
 		b = append(b, Binding{o, ReadWrite})
 	}
@@ -108,12 +107,11 @@ type BackIdxHead struct {
 	Flags   Flag    `wgsl:"flags"`
 	Seq     uint32  `wgsl:"seq"`
 	IndexListParams
-	Q     Tensor `wgsl:"q"`
-	K     Tensor `wgsl:"k"`
-	V     Tensor `wgsl:"v"`
-	Dout  Tensor `wgsl:"dout"`
-	LSE   Tensor `wgsl:"lse"`
-	Delta Tensor `wgsl:"delta"`
+	Q    Tensor   `wgsl:"q"`
+	K    Tensor   `wgsl:"k"`
+	V    Tensor   `wgsl:"v"`
+	Dout Tensor   `wgsl:"dout"`
+	LD   VarsRows `wgsl:"ld"`
 }
 
 // BackIdxKVParams is backidxkv.wgsl's Params: BackIdxHead, then dK and

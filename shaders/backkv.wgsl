@@ -34,9 +34,10 @@
 // key_count(b) of them: a key past it is the next sequence's, neither
 // read nor written), lib/seqs.wgsl and lib/vars.wgsl.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dk, dv (read_write). bias, keep and vars (the variant data,
-// the sequences and the block mask) are only read under a flag.
+// Bindings: P (Params), q, k, v, dout, bias, vars (read), dk, dv
+// (read_write). Of vars (lib/backvars.wgsl) the rows' LSE and δ are
+// always read, the variant data, the sequences, the block mask and the
+// keep-mask only under a flag, as is bias.
 // Grid: x = tiles of WG keys in [j0, j1), y = the KV heads of heads
 // bh0 … (G query heads each).
 // Workgroup memory: TQ·(D4 + DV4 + 1) vec4s.
@@ -144,10 +145,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var r = vec2<u32>(0u, 0u);
             var ld = vec2<f32>(0.0, 0.0);
             if (i < ie) {
-                let l = lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r - P.lse_base];
-                if (bitcast<u32>(l) != NEG_INF) {
+                let l = row_ld(b, h, q0 + i);
+                if (bitcast<u32>(l.x) != NEG_INF) {
                     r = key_range(b, i);
-                    ld = vec2<f32>(l, delta[b * P.delta_b + h * P.delta_h + (q0 + i) * P.delta_r - P.delta_base]);
+                    ld = l;
                 }
             }
             rk[x] = r;
@@ -177,7 +178,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (has_bias) {
                     y += bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
                 }
-                if (has_keep && keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+                if (has_keep && bitcast<f32>(vars[P.keep_at + b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c]) == 0.0) {
                     y = ninf;
                 }
                 let p = exp(c + y - ls[r].x);

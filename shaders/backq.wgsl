@@ -22,9 +22,10 @@
 // h / G. Operands are read through their loaders and packed sequences
 // found as in backkv.wgsl.
 //
-// Bindings: P (Params), q, k, v, dout, lse, delta, bias, keep, vars
-// (read), dq (read_write). bias, keep and vars (the variant data, the
-// sequences and the block mask) are only read under a flag.
+// Bindings: P (Params), q, k, v, dout, bias, vars (read), dq
+// (read_write). Of vars (lib/backvars.wgsl) the rows' LSE and δ are
+// always read, the variant data, the sequences, the block mask and the
+// keep-mask only under a flag, as is bias.
 // Grid: x = tiles of WG rows in [i0, i1), y = heads bh0, bh0+1, ….
 // Workgroup memory: TK·(D4 + DV4) vec4s.
 // Limits: the loops over the head dims are unrolled, as in backkv.wgsl,
@@ -71,7 +72,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let has_blocks = (P.flags & F_BLOCKS) != 0u;
     let ninf = bitcast<f32>(NEG_INF);
     let bias_row = b * P.bias_b + h * P.bias_h + i * P.bias_r - P.bias_base;
-    let keep_row = b * P.keep_b + h * P.keep_h + i * P.keep_r - P.keep_base;
+    let keep_row = P.keep_at + b * P.keep_b + h * P.keep_h + i * P.keep_r;
 
     var qr: array<vec4<f32>, D4>;
     var gr: array<vec4<f32>, DV4>;
@@ -81,12 +82,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var l = 0.0;
     var dl = 0.0;
     if (live) {
-        l = lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r - P.lse_base];
+        let ld = row_ld(b, h, q0 + i);
+        l = ld.x;
         if (bitcast<u32>(l) != NEG_INF) {
             let kr = key_range(b, i);
             lo = kr.x;
             lim = min(P.j1, kr.y);
-            dl = delta[b * P.delta_b + h * P.delta_h + (q0 + i) * P.delta_r - P.delta_base];
+            dl = ld.y;
         }
         let qa = b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base;
 {{- range $d := seq .D4}}
@@ -145,7 +147,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (has_bias) {
                 y += bias_at(bias_row + j * P.bias_c);
             }
-            if (has_keep && keep[keep_row + j * P.keep_c] == 0.0) {
+            if (has_keep && bitcast<f32>(vars[keep_row + j * P.keep_c]) == 0.0) {
                 y = ninf;
             }
             let p = exp(c + y - l);

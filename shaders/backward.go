@@ -9,18 +9,20 @@ import "reflect"
 // element an invocation, each recomputing the probabilities it needs
 // from Q, K and the forward's LSE. Each reads Q, K, V, O, dO and the
 // bias stored as its Consts' Elems say (halves widened by the loaders);
-// what they write is float32. They bind up to 12 storage buffers, more
-// than WebGPU's default 8: Optional.
+// what they write is float32. Each binds at most WebGPU's default of 8
+// storage buffers: what the call makes for them lies in one, vars (the
+// variant data, then each query row's LSE and δ, which backdelta.wgsl
+// writes there, then the keep-mask's copy; lib/backvars.wgsl), beside
+// the caller's Q, K, V, dO, bias and outputs.
 var (
 	BackDelta = Kernel{
 		Name:   "backdelta",
 		Consts: reflect.TypeFor[BackDeltaConsts](),
 		Params: reflect.TypeFor[BackDeltaParams](),
-		Bindings: []Binding{{"P", Uniform}, {"o", Read}, {"dout", Read}, {"lse", Read}, {"vars", ReadI32},
-			{"delta", ReadWrite}, {"sink", ReadWrite}},
-		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "seqs"},
-		Optional: true,
+		Bindings: []Binding{{"P", Uniform}, {"o", Read}, {"dout", Read}, {"lse", Read}, {"vars", ReadWriteI32},
+			{"sink", ReadWrite}},
+		Entries: []string{"main"},
+		Include: []string{"neginf", "vars", "seqs", "backvars"},
 	}
 	BackKV = Kernel{
 		Name:     "backkv",
@@ -28,9 +30,8 @@ var (
 		Params:   reflect.TypeFor[BackKVParams](),
 		Bindings: backBindings("dk", "dv"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload", "backvars"},
 		Template: true,
-		Optional: true,
 	}
 	BackQ = Kernel{
 		Name:     "backq",
@@ -38,9 +39,8 @@ var (
 		Params:   reflect.TypeFor[BackQParams](),
 		Bindings: backBindings("dq"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backload", "backvars"},
 		Template: true,
-		Optional: true,
 	}
 	BackBias = Kernel{
 		Name:     "backbias",
@@ -48,17 +48,17 @@ var (
 		Params:   reflect.TypeFor[BackBiasParams](),
 		Bindings: backBindings("dbias"),
 		Entries:  []string{"main"},
-		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks"},
+		Include:  []string{"neginf", "vars", "scoremod", "seqs", "blocks", "backvars"},
 		Template: true,
-		Optional: true,
 	}
 )
 
 // backBindings are the bindings of backkv, backq and backbias: the
-// Params, the inputs all three read, then outs, written.
+// Params, the inputs all three read (vars holding the LSE, δ and the
+// keep-mask), then outs, written.
 func backBindings(outs ...string) []Binding {
-	b := []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read}, {"lse", Read},
-		{"delta", Read}, {"bias", Read}, {"keep", Read}, {"vars", ReadI32}}
+	b := []Binding{{"P", Uniform}, {"q", Read}, {"k", Read}, {"v", Read}, {"dout", Read},
+		{"bias", Read}, {"vars", ReadI32}}
 	for _, o := range outs {
 		b = append(b, Binding{o, ReadWrite})
 	}
@@ -141,16 +141,40 @@ func (c BackQConsts) WorkgroupBytes() int {
 // BackDeltaParams is backdelta.wgsl's Params: the flags (FlagSink:
 // write each row's sink term too; FlagPackQ), where the per-sequence
 // entries start in vars (lib/seqs.wgsl), the output and its gradient,
-// the LSE, and the rows' δ and sink terms it writes (as the LSE).
+// the LSE, where it writes each row's LSE and δ in vars, and the rows'
+// sink terms (as the LSE).
 type BackDeltaParams struct {
 	Unit
-	Flags Flag   `wgsl:"flags"`
-	Seq   uint32 `wgsl:"seq"`
-	O     Tensor `wgsl:"o"`
-	Dout  Tensor `wgsl:"dout"`
-	LSE   Tensor `wgsl:"lse"`
-	Delta Tensor `wgsl:"delta"`
-	Sink  Tensor `wgsl:"sink"`
+	Flags Flag     `wgsl:"flags"`
+	Seq   uint32   `wgsl:"seq"`
+	O     Tensor   `wgsl:"o"`
+	Dout  Tensor   `wgsl:"dout"`
+	LSE   Tensor   `wgsl:"lse"`
+	LD    VarsRows `wgsl:"ld"`
+	Sink  Tensor   `wgsl:"sink"`
+}
+
+// VarsRows addresses each query row's LSE and δ, the pair of words the
+// backward pass keeps in its vars binding (lib/backvars.wgsl), as x_at,
+// x_b, x_h and x_r: row r of head h of batch b from word at + b·b_ +
+// h·h_ + r·r_.
+type VarsRows struct {
+	At uint32 `wgsl:"at"`
+	B  uint32 `wgsl:"b"`
+	H  uint32 `wgsl:"h"`
+	R  uint32 `wgsl:"r"`
+}
+
+// VarsMask addresses the keep-mask's copy in the backward pass's vars
+// binding as x_at, x_b, x_h, x_r and x_c: element (b, h, i, j) at word
+// at + b·b_ + h·h_ + i·r_ + j·c_ (the mask's strides, 0 on a broadcast
+// dimension).
+type VarsMask struct {
+	At uint32 `wgsl:"at"`
+	B  uint32 `wgsl:"b"`
+	H  uint32 `wgsl:"h"`
+	R  uint32 `wgsl:"r"`
+	C  uint32 `wgsl:"c"`
 }
 
 // BackKVParams is backkv.wgsl's Params: the scale, the softcap and the
@@ -161,22 +185,21 @@ type BackDeltaParams struct {
 // operands, and the block mask (FlagBlocks).
 type BackKVParams struct {
 	Unit
-	Scale           float32 `wgsl:"scale"`
-	Softcap         float32 `wgsl:"softcap"`
-	Flags           Flag    `wgsl:"flags"`
-	HG              uint32  `wgsl:"hg"`
-	Seq             uint32  `wgsl:"seq"`
-	Q               Tensor  `wgsl:"q"`
-	K               Tensor  `wgsl:"k"`
-	V               Tensor  `wgsl:"v"`
-	Dout            Tensor  `wgsl:"dout"`
-	LSE             Tensor  `wgsl:"lse"`
-	Delta           Tensor  `wgsl:"delta"`
-	DK              Tensor  `wgsl:"dk"`
-	DV              Tensor  `wgsl:"dv"`
-	Bias            Mask    `wgsl:"bias"`
-	Keep            Mask    `wgsl:"keep"`
-	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
+	Scale           float32  `wgsl:"scale"`
+	Softcap         float32  `wgsl:"softcap"`
+	Flags           Flag     `wgsl:"flags"`
+	HG              uint32   `wgsl:"hg"`
+	Seq             uint32   `wgsl:"seq"`
+	Q               Tensor   `wgsl:"q"`
+	K               Tensor   `wgsl:"k"`
+	V               Tensor   `wgsl:"v"`
+	Dout            Tensor   `wgsl:"dout"`
+	LD              VarsRows `wgsl:"ld"`
+	DK              Tensor   `wgsl:"dk"`
+	DV              Tensor   `wgsl:"dv"`
+	Bias            Mask     `wgsl:"bias"`
+	Keep            VarsMask `wgsl:"keep"`
+	BlockMaskParams          // the block mask, as FusedParams' (under FlagBlocks)
 }
 
 // BackQParams is backq.wgsl's Params: the scale, the softcap and the
@@ -184,20 +207,19 @@ type BackKVParams struct {
 // the operands, and the block mask (FlagBlocks).
 type BackQParams struct {
 	Unit
-	Scale           float32 `wgsl:"scale"`
-	Softcap         float32 `wgsl:"softcap"`
-	Flags           Flag    `wgsl:"flags"`
-	Seq             uint32  `wgsl:"seq"`
-	Q               Tensor  `wgsl:"q"`
-	K               Tensor  `wgsl:"k"`
-	V               Tensor  `wgsl:"v"`
-	Dout            Tensor  `wgsl:"dout"`
-	LSE             Tensor  `wgsl:"lse"`
-	Delta           Tensor  `wgsl:"delta"`
-	DQ              Tensor  `wgsl:"dq"`
-	Bias            Mask    `wgsl:"bias"`
-	Keep            Mask    `wgsl:"keep"`
-	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
+	Scale           float32  `wgsl:"scale"`
+	Softcap         float32  `wgsl:"softcap"`
+	Flags           Flag     `wgsl:"flags"`
+	Seq             uint32   `wgsl:"seq"`
+	Q               Tensor   `wgsl:"q"`
+	K               Tensor   `wgsl:"k"`
+	V               Tensor   `wgsl:"v"`
+	Dout            Tensor   `wgsl:"dout"`
+	LD              VarsRows `wgsl:"ld"`
+	DQ              Tensor   `wgsl:"dq"`
+	Bias            Mask     `wgsl:"bias"`
+	Keep            VarsMask `wgsl:"keep"`
+	BlockMaskParams          // the block mask, as FusedParams' (under FlagBlocks)
 }
 
 // BackBiasParams is backbias.wgsl's Params: the scale, the softcap and
@@ -207,26 +229,25 @@ type BackQParams struct {
 // operands, and the block mask (FlagBlocks).
 type BackBiasParams struct {
 	Unit
-	Scale           float32 `wgsl:"scale"`
-	Softcap         float32 `wgsl:"softcap"`
-	Flags           Flag    `wgsl:"flags"`
-	Seq             uint32  `wgsl:"seq"`
-	E0              uint32  `wgsl:"e0"`
-	E1              uint32  `wgsl:"e1"`
-	U0              uint32  `wgsl:"u0"`
-	U1              uint32  `wgsl:"u1"`
-	SB              uint32  `wgsl:"sb"`
-	SH              uint32  `wgsl:"sh"`
-	SQ              uint32  `wgsl:"sq"`
-	SK              uint32  `wgsl:"sk"`
-	Q               Tensor  `wgsl:"q"`
-	K               Tensor  `wgsl:"k"`
-	V               Tensor  `wgsl:"v"`
-	Dout            Tensor  `wgsl:"dout"`
-	LSE             Tensor  `wgsl:"lse"`
-	Delta           Tensor  `wgsl:"delta"`
-	Bias            Mask    `wgsl:"bias"`
-	Keep            Mask    `wgsl:"keep"`
-	DBias           Mask    `wgsl:"dbias"`
-	BlockMaskParams         // the block mask, as FusedParams' (under FlagBlocks)
+	Scale           float32  `wgsl:"scale"`
+	Softcap         float32  `wgsl:"softcap"`
+	Flags           Flag     `wgsl:"flags"`
+	Seq             uint32   `wgsl:"seq"`
+	E0              uint32   `wgsl:"e0"`
+	E1              uint32   `wgsl:"e1"`
+	U0              uint32   `wgsl:"u0"`
+	U1              uint32   `wgsl:"u1"`
+	SB              uint32   `wgsl:"sb"`
+	SH              uint32   `wgsl:"sh"`
+	SQ              uint32   `wgsl:"sq"`
+	SK              uint32   `wgsl:"sk"`
+	Q               Tensor   `wgsl:"q"`
+	K               Tensor   `wgsl:"k"`
+	V               Tensor   `wgsl:"v"`
+	Dout            Tensor   `wgsl:"dout"`
+	LD              VarsRows `wgsl:"ld"`
+	Bias            Mask     `wgsl:"bias"`
+	Keep            VarsMask `wgsl:"keep"`
+	DBias           Mask     `wgsl:"dbias"`
+	BlockMaskParams          // the block mask, as FusedParams' (under FlagBlocks)
 }

@@ -35,6 +35,11 @@ const (
 // counters that every invocation may add to (quant8.wgsl).
 const ReadWriteAtomic = ReadWriteU32 + 1
 
+// ReadWriteI32 binds var<storage, read_write> array<i32>: the variant
+// data of a kernel that also writes words of its own beside them
+// (backdelta.wgsl's rows of the LSE and δ).
+const ReadWriteI32 = ReadWriteAtomic + 1
+
 // Binding is one buffer a kernel binds, at group 0 and binding = its index
 // in Kernel.Bindings.
 type Binding struct {
@@ -83,12 +88,6 @@ type Kernel struct {
 	// array<vec4<u32>>, eight halves a load, and gets the unit loader
 	// x_u(i), elements 4i … 4i+7 (i even), beside x_at4 and x_at.
 	Units map[string]string
-	// Optional marks a kernel a device need not be able to run: the
-	// limits it needs beyond WebGPU's defaults (the backward pass's
-	// kernels bind more than 8 storage buffers) are left out of the
-	// device's needs (gpu.DeviceNeeds), and the op that runs it refuses,
-	// with backend.ErrUnsupported, on a device whose limits it passes.
-	Optional bool
 }
 
 // Loaders: for each Read binding x that its Spec gives an Elem, Generate
@@ -602,6 +601,8 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<u32>;\n", i, bd.Name)
 		case ReadWriteU32:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", i, bd.Name)
+		case ReadWriteI32:
+			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<i32>;\n", i, bd.Name)
 		case ReadWriteAtomic:
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read_write> %s: array<atomic<u32>>;\n", i, bd.Name)
 		}

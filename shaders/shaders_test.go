@@ -590,7 +590,7 @@ func TestHeaders(t *testing.T) {
 		}
 		want := map[string]string{}
 		for _, bd := range k.Bindings {
-			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read", ReadU32: "read", ReadWriteU32: "read_write", ReadWriteAtomic: "read_write"}[bd.Access]
+			want[bd.Name] = map[Access]string{Uniform: "Params", Read: "read", ReadWrite: "read_write", ReadI32: "read", ReadU32: "read", ReadWriteU32: "read_write", ReadWriteAtomic: "read_write", ReadWriteI32: "read_write"}[bd.Access]
 		}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s.wgsl: header's Bindings say %v, the Kernel has %v", k.Name, got, want)

@@ -196,11 +196,11 @@ func refuseBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV ba
 // K, V, O, LSE, dO, bias, keep, dQ, dK, dV, dBias, as begin resolved
 // them), its plan and its scratch.
 type backwardCall struct {
-	b           *Backend
-	p           backend.BackwardParams
-	pr          backend.Problem
-	bufs        []*buffer
-	bp          plan.BackwardPlan
+	b    *Backend
+	p    backend.BackwardParams
+	pr   backend.Problem
+	bufs []*buffer
+	bp   plan.BackwardPlan
 	// vars is what the call makes for its kernels, in one buffer that
 	// they bind as vars (lib/backvars.wgsl), so that none binds more
 	// than WebGPU's default of 8 storage buffers: the variant data (the

@@ -3,8 +3,11 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
+	"sync"
 
 	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/shaders"
@@ -62,6 +65,75 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 	if p, ok := b.pipes[key]; ok {
 		return p, nil
 	}
+	p, err := b.build(k, s, entry, key)
+	if err != nil {
+		return nil, err
+	}
+	b.pipes[key] = p
+	return p, nil
+}
+
+// precompile compiles the entry points of specs that are not compiled
+// yet, side by side on up to GOMAXPROCS goroutines where the binding
+// allows it (wg.ConcurrentPipelines): a driver that compiles a pipeline
+// when it is created, as NVIDIA's does, then uses every core, where
+// pipeline compiles one at a time. It caches them as pipeline does and
+// returns every failure, joined. The caller holds b.mu.
+func (b *Backend) precompile(specs []specEntry) error {
+	type job struct {
+		s   specEntry
+		key string
+		p   *pipeline
+		err error
+	}
+	var jobs []*job
+	seen := map[string]bool{}
+	for _, s := range specs {
+		key := s.spec.Kernel().Key(s.spec) + " " + s.entry
+		if _, ok := b.pipes[key]; ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		jobs = append(jobs, &job{s: s, key: key})
+	}
+	workers := 1
+	if wg.ConcurrentPipelines {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan *job)
+	var done sync.WaitGroup
+	for range min(workers, len(jobs)) {
+		done.Go(func() {
+			for j := range next {
+				j.p, j.err = b.build(j.s.spec.Kernel(), j.s.spec, j.s.entry, j.key)
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	done.Wait()
+	var errs []error
+	for _, j := range jobs {
+		if j.err != nil {
+			errs = append(errs, j.err)
+			continue
+		}
+		b.pipes[j.key] = j.p
+		if reflect.TypeOf(j.s.spec).Comparable() {
+			if b.specs == nil {
+				b.specs = map[specEntry]*pipeline{}
+			}
+			b.specs[j.s] = j.p
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// build compiles entry of kernel k specialised by s, named key; it
+// touches none of the backend's maps, so builds may run side by side.
+func (b *Backend) build(k *shaders.Kernel, s shaders.Spec, entry, key string) (*pipeline, error) {
 	src, err := k.Generate(s)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
@@ -84,7 +156,5 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 		}
 		return nil, fmt.Errorf("gpu: %s: %w", key, err)
 	}
-	p := &pipeline{kernel: k, p: wp}
-	b.pipes[key] = p
-	return p, nil
+	return &pipeline{kernel: k, p: wp}, nil
 }

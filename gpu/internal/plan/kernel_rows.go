@@ -10,7 +10,7 @@ import (
 // the head dims it can write out (PrefillKernel). No cgo, as kernel.go.
 
 const (
-	fusedMaxR   = 4   // query rows per invocation of fused.wgsl, at most
+	fusedMaxR   = 2   // query rows per invocation of fused.wgsl, at most
 	fusedMinR   = 2   // and at least; wider heads run fusedloop.wgsl
 	fusedUnroll = 128 // most R·(⌈D/4⌉ + ⌈Dv/4⌉) fused.wgsl is written out for
 )
@@ -49,11 +49,13 @@ func (c kernelRows) String() string { return fmt.Sprintf("fused %d rows", c.rows
 // d, dv, or 0 when fusedloop.wgsl runs them: always under the hardware
 // plan, and under the CPU plan for heads too wide to unroll. fused.wgsl's
 // code, and lavapipe's time to compile it, grow as R·(⌈d/4⌉ + ⌈dv/4⌉);
-// fusedUnroll bounds that product and fusedMaxR the rows. Measured on
-// lavapipe at N = 1024, D = 64 (GFLOP/s, and the driver's compile time):
-// R = 1 about 4, R = 2 about 7, R = 4 about 13.5 (2.7 s), R = 8 about 17
-// (6.7 s), R = 16 about 21 (over 10 s); each vec4 of K and V loaded serves
-// R rows, and loads are what lavapipe pays for.
+// fusedUnroll bounds that product and fusedMaxR the rows. Each vec4 of K
+// and V loaded serves R rows, and loads are what lavapipe pays for; but
+// lavapipe compiles a kernel at its first dispatch, on one thread, and
+// the compile grows faster than the rows: R = 2 leaves a process's
+// first call at D = 64 most of what R = 4 took, for most of R = 4's
+// speed at the sizes tests and CI run (docs/gpu.md, "A process's first
+// call").
 func (a AdapterPlan) fusedRows(d, dv int) int {
 	if a.Hardware {
 		return 0

@@ -164,6 +164,11 @@ const SubgroupSizeUnreported = "not reported by wgpu-native 0.17"
 // CompilesF16 says whether the binding compiles WGSL's f16 type: its naga (0.17) cannot compile WGSL f16, though lavapipe reports ShaderF16.
 const CompilesF16 = false
 
+// ConcurrentPipelines says whether CreatePipeline may run on several
+// goroutines at once: not on go-webgpu's wgpu-native, whose error scopes
+// are the device's, so one call's could catch another's error.
+const ConcurrentPipelines = false
+
 // TimestampsInside reports whether the adapter offers timestamps inside
 // command encoders and inside compute passes. In wgpu-native 0.17 the
 // first come with TimestampQuery (Encoder.WriteTimestamp) and the second

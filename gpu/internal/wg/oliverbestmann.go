@@ -396,6 +396,12 @@ const SubgroupSizeUnreported = "not reported by the adapter (wgpu-native's adapt
 // CompilesF16 says whether the binding compiles WGSL's f16 type: its naga compiles WGSL f16 on a device with ShaderF16.
 const CompilesF16 = true
 
+// ConcurrentPipelines says whether CreatePipeline may run on several
+// goroutines at once: wgpu-native 29's error scopes, which catch each
+// call's errors, are a thread's own (wgpu's since 28), and a cgo call
+// keeps its thread.
+const ConcurrentPipelines = true
+
 // TimestampsInside reports whether the adapter offers timestamps written
 // inside command encoders and inside compute passes (wgpu-native's
 // TimestampQueryInsideEncoders and TimestampQueryInsidePasses).

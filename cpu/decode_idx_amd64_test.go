@@ -26,7 +26,7 @@ import (
 // whichever is its choice (hasDecodeIdx).
 func TestDecodeIdxKernels(t *testing.T) {
 	if !hasAVX2 || !hasF16C {
-		t.Skip("the indirect decoding kernels need AVX2, FMA and F16C")
+		t.Skip("the indirect decoding kernels need AVX2, FMA and F16C: an x86 CPU with them (every class CI runs on) runs this test")
 	}
 	t.Run("AVX2", func(t *testing.T) { checkDecodeIdx(t, 0) })
 	if !hasAVX512 {

@@ -48,7 +48,7 @@ func q8Value(r rawRows, j, c int) float64 {
 // pass the end of V's scales.
 func TestAxpyInt(t *testing.T) {
 	if !q8IntHas() {
-		t.Skip("no AVX2: the integer kernels do not run")
+		t.Skip("no AVX2: the integer kernels do not run; an x86 CPU with AVX2 runs this test")
 	}
 	for _, k := range q8IntKernels() {
 		t.Run(k.name, func(t *testing.T) {
@@ -213,7 +213,7 @@ func checkAxpyInt(t *testing.T, what string, p []float32, ldp int, v rawRows, n,
 // CPU's kernel is the one q8IntNow runs.
 func TestQ8IntChecks(t *testing.T) {
 	if !q8IntHas() {
-		t.Skip("no AVX2: the integer kernels do not run")
+		t.Skip("no AVX2: the integer kernels do not run; an x86 CPU with AVX2 runs this test")
 	}
 	for _, k := range q8IntKernels() {
 		t.Run(k.name, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestQ8IntChecks(t *testing.T) {
 func TestAxpyIntSameBits(t *testing.T) {
 	ks := q8IntKernels()
 	if len(ks) < 2 {
-		t.Skip("fewer than two integer kernels on this CPU")
+		t.Skip("fewer than two integer kernels on this CPU: an AVX512-VNNI CPU (Zen 4 and 5, the Xeons) has both")
 	}
 	rng := rand.New(rand.NewPCG(5, 8))
 	for _, dv := range []int{32, 96, 128, 256} {
@@ -284,7 +284,7 @@ func TestAxpyIntSameBits(t *testing.T) {
 func TestDotInt(t *testing.T) {
 	ks := q8IntDotKernels()
 	if len(ks) == 0 {
-		t.Skip("no integer q8 scores kernel on this CPU")
+		t.Skip("no integer q8 scores kernel on this CPU: an x86 CPU with AVX2 runs this test")
 	}
 	for _, k := range ks {
 		t.Run(k.name, func(t *testing.T) {
@@ -380,7 +380,7 @@ func testDotInt(t *testing.T) {
 // fails: a NaN weight or scale.
 func TestWeights4SameDigits(t *testing.T) {
 	if !hasAVX2 {
-		t.Skip("no AVX2 on this CPU")
+		t.Skip("no AVX2 on this CPU: an x86 CPU with AVX2 runs this test")
 	}
 	rng := rand.New(rand.NewPCG(7, 4))
 	for nb := 1; nb <= 4; nb++ {
@@ -442,10 +442,10 @@ func FuzzDotInt(f *testing.F) {
 	f.Fuzz(func(t *testing.T, nbb, nk, pad, spread uint8, data []byte) {
 		ks := q8IntDotKernels()
 		if len(ks) == 0 {
-			t.Skip("no integer q8 scores kernel on this CPU")
+			t.Skip("no integer q8 scores kernel on this CPU: an x86 CPU with AVX2 runs this test")
 		}
 		if len(data) == 0 {
-			t.Skip()
+			t.Skip("no codes to read")
 		}
 		nb, n := 1+int(nbb)%9, 2+int(nk)
 		d := 32 * nb

@@ -54,7 +54,7 @@ func q4TestRows(rng *rand.Rand, n, ld int) (q4, q8 rawRows) {
 func TestDotQ4SameBits(t *testing.T) {
 	ks := q8IntDotKernels()
 	if len(ks) == 0 {
-		t.Skip("no integer scores kernel: q4 is widened for the q8 kernels")
+		t.Skip("no integer scores kernel: q4 is widened for the q8 kernels; an x86 CPU with AVX2 runs this test")
 	}
 	for _, k := range ks {
 		t.Run(k.name, func(t *testing.T) {
@@ -148,7 +148,7 @@ func testDotQ4SameBits(t *testing.T, kern *intDotKernel) {
 // into its kernel's output.
 func TestQ4IntCheck(t *testing.T) {
 	if !q8IntHas() {
-		t.Skip("no integer kernels: q4 is widened")
+		t.Skip("no integer kernels: q4 is widened; an x86 CPU with AVX2 runs this test")
 	}
 	type class struct {
 		dot  *intDotKernel
@@ -190,7 +190,7 @@ func TestQ4IntCheck(t *testing.T) {
 func TestAxpyQ4SameBits(t *testing.T) {
 	ks := q8IntKernels()
 	if len(ks) == 0 {
-		t.Skip("no integer P·V kernel: q4 is widened for the q8 kernels")
+		t.Skip("no integer P·V kernel: q4 is widened for the q8 kernels; an x86 CPU with AVX2 runs this test")
 	}
 	for _, k := range ks {
 		t.Run(k.name, func(t *testing.T) {

@@ -36,7 +36,7 @@ func quantWidthsOrSkip(t *testing.T) []int {
 		if want, _ := wantKernels(t); want["decode8"] != "" && want["decode8"] != "Go" {
 			t.Fatalf("this CPU must run the %s 8-bit decoding kernels, and none run", want["decode8"])
 		}
-		t.Skip("no 8-bit decoding kernels on this CPU or build")
+		t.Skip("no 8-bit decoding kernels on this CPU or build: AVX2, AVX-512 or NEON without -tags purego runs this test")
 	}
 	return widths
 }
@@ -353,7 +353,7 @@ func FuzzQuantDecode(f *testing.F) {
 // checkQuantFuzz is FuzzQuantDecode's check of one input.
 func checkQuantFuzz(t *testing.T, kind, nb, db, pad uint8, data []byte) {
 	if len(data) == 0 {
-		t.Skip()
+		t.Skip("no codes to read")
 	}
 	widths := quantWidthsOrSkip(t)
 	dt := quants8[kind%2]

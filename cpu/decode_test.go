@@ -24,7 +24,7 @@ const axpyChunk = 64
 
 func TestDecodeKernels(t *testing.T) {
 	if !hasDecode() {
-		t.Skip("no decoding kernels on this CPU or build (AVX-512F, or AVX2 with FMA and F16C); the Gemms run instead")
+		t.Skip("no decoding kernels on this CPU or build, so the Gemms run: AVX-512F, AVX2 with FMA and F16C, or NEON, without -tags purego, runs this test")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, dt := range backend.DTypes {

@@ -251,7 +251,7 @@ func TestSoftmaxRows(t *testing.T) {
 	for _, bf16 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "f32", true: "bf16"}[bf16], func(t *testing.T) {
 			if !softmaxRowsFit(16, bf16) {
-				t.Skip("no vector loop on this CPU")
+				t.Skip("no vector loop on this CPU or build: AVX2, AVX-512 or NEON without -tags purego runs this test")
 			}
 			rng := rand.New(rand.NewPCG(9, 9))
 			for _, n := range []int{8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 144, 256, 272, 1024} {
@@ -348,7 +348,7 @@ func TestSoftmaxRows(t *testing.T) {
 func TestSoftmaxRowsDense(t *testing.T) {
 	const n = 1 << 14
 	if !softmaxRowsFit(n, false) {
-		t.Skip("no vector loop on this CPU")
+		t.Skip("no vector loop on this CPU or build: AVX2, AVX-512 or NEON without -tags purego runs this test")
 	}
 	s := make([]float32, 2*n)
 	for j := range n {

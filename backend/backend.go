@@ -178,7 +178,7 @@ type Caps struct {
 	// backend without it.
 	VFromK bool
 	// Indices: Fused takes index lists (Problem.Indices), through
-	// package backend/lower (lower.Indexed); a backend without it refuses
+	// attn's package internal/lower (lower.Indexed); a backend without it refuses
 	// them (ErrUnsupported).
 	Indices bool
 	// Blocks: Fused takes block masks (Problem.Blocks) and skips their

@@ -9,7 +9,7 @@
 // Register, Rows, TensorStrides, Strides and the params' Validate. The
 // lowering passes that run a problem a backend's kernels do not take
 // (an index list, q8 head dims that are not whole blocks) on its own
-// Fused live in package backend/lower.
+// Fused live in attn's package internal/lower.
 //
 // A Backend computes scaled dot-product attention
 //
@@ -39,7 +39,7 @@
 // as K's first Dv columns (Problem.VFromK: the ops' V argument is K's
 // buffer, read at K's strides), as an MLA cache stores it. A backend with
 // Caps.Indices takes index lists (Problem.Indices: sparse attention over
-// chosen keys) in Fused, through package backend/lower, which lowers
+// chosen keys) in Fused, through attn's package internal/lower, which lowers
 // them to a paged problem of one-key pages; FusedParams.Validate, given a
 // backend's Caps, refuses them for every other backend. A backend that implements Backwarder computes
 // attention's gradients (dQ, dK, dV and the sinks', from the forward's O
@@ -83,7 +83,7 @@
 // stored K and V per KV head. A q8 K or V holds each row at its pitch
 // (DType.Pitch: whole blocks, the last padded with zeros), so any head
 // dim is stored; Fused runs a problem whose head dims are not whole
-// blocks as the padded one (padded.go), through package backend/lower.
+// blocks as the padded one (padded.go), through attn's package internal/lower.
 //
 // How close an op comes, per output dtype: a half input is exact in
 // float32, so against the float64 reference computed on the half-rounded

@@ -29,7 +29,7 @@ import "slices"
 // order of the sums.
 //
 // A backend with Caps.Indices runs such a problem on its own Fused
-// through package backend/lower, reading only the named rows (a pool of
+// through attn's package internal/lower, reading only the named rows (a pool of
 // one-key pages: see lower.Indexed). An
 // index list takes no bias, keep-mask, ALiBi or block mask
 // (ErrUnsupported: fold a mask into the list); the other variants (softcap, sinks, scales,

@@ -12,7 +12,7 @@ package backend
 //
 // A backend with Caps.Quant8 runs a problem whose head dims are not
 // whole blocks as the padded one whose D and Dv are the pitches
-// (Problem.Pitched), through package backend/lower.
+// (Problem.Pitched), through attn's package internal/lower.
 
 // Pitch is the elements a row of dim values of dtype t takes in a
 // buffer: dim rounded up to whole blocks (t.Block()).
@@ -60,7 +60,7 @@ func (p FusedParams) pads(k, v Buffer) bool {
 
 // NeedsLowering says whether a backend whose Fused takes index lists
 // and q8 at any head dim (Caps.Indices, Caps.Quant8) runs p through
-// package backend/lower's Fused: for an index list, or head dims that
+// attn's package internal/lower's Fused: for an index list, or head dims that
 // are not whole q8 blocks of K or V (padded as the comment above says).
 // Its kernels then get only the lowered problems.
 func (p FusedParams) NeedsLowering(k, v Buffer) bool {

@@ -76,7 +76,7 @@ type Problem struct {
 	// Indices, when set, names for each query row the keys it attends
 	// (sparse attention over chosen keys: DeepSeek's indexer, NSA's
 	// selected blocks): see Indices. Only Fused takes them, through
-	// package backend/lower on a backend with Caps.Indices.
+	// attn's package internal/lower on a backend with Caps.Indices.
 	Indices *Indices
 	// Blocks, when set, is a block-sparse keep-mask (see BlockMask):
 	// blocks of query rows and keys that are off are never computed.

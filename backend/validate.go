@@ -293,7 +293,7 @@ func (p *ContextParams) Validate(pm, v, o Buffer) error {
 //     problem; and an 8-bit K or V read through views, on any backend.
 //
 // A backend with Caps.Indices or Caps.Quant8 runs the last two through
-// package backend/lower, which lowers them to problems its kernels take
+// attn's package internal/lower, which lowers them to problems its kernels take
 // (NeedsLowering says when); Validate accepts them for it, before or
 // after that choice. It does not check the capabilities the kernels
 // package asks about before calling (Caps.Seqs, Caps.Strides:
@@ -310,7 +310,7 @@ func (p *FusedParams) Validate(caps Caps, q, k, v, o, lse Buffer) error {
 		return err
 	}
 	if !caps.Quant8 && p.pads(k, v) {
-		return Errorf(ErrUnsupported, "a blocked K (%v) or V (%v) of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, package backend/lower)", k.DType(), v.DType(), p.D, p.Dv, Q8Block)
+		return Errorf(ErrUnsupported, "a blocked K (%v) or V (%v) of head dims D=%d, Dv=%d, not whole blocks of %d: this backend's Fused does not pad them (Caps.Quant8, attn's package internal/lower)", k.DType(), v.DType(), p.D, p.Dv, Q8Block)
 	}
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/cpu/internal/sgemm"
+	"github.com/attn-go/attn/internal/lower"
 	"github.com/attn-go/attn/internal/softmax"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/plan"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/gpu/internal/wg"
-	"github.com/attn-go/attn/shaders"
 	"github.com/gogpu/gputypes"
 )
 

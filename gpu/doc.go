@@ -284,7 +284,7 @@
 // never K or V. A workgroup covers query rows of one sequence and head,
 // and one past its sequence's count returns at once; a packed operand's
 // row is its sequence's first plus its own, a paged key's row is found
-// through the table a key at a time (shaders/lib/pages.wgsl), only for keys below the
+// through the table a key at a time (internal/shaders/lib/pages.wgsl), only for keys below the
 // sequence's length, so unused entries (−1) are never read. The windows
 // bound for a step cover the rows and pages its sequences touch. A paged
 // pool larger than one binding is planned a sequence at a time, each

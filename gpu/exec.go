@@ -10,8 +10,8 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/gpu/internal/wg"
-	"github.com/attn-go/attn/shaders"
 )
 
 // binding is the window of a buffer bound at one binding slot, in bytes.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // What the external tests need of the package's insides.

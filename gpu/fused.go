@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/backend/lower"
 	"github.com/attn-go/attn/gpu/internal/plan"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
+	"github.com/attn-go/attn/internal/lower"
 )
 
 // This file runs the fused kernel the plan chooses

@@ -5,7 +5,7 @@ package gpu
 import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file holds what the half dtypes add to the ops: the float32

@@ -13,8 +13,8 @@ import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/kernels"
-	"github.com/attn-go/attn/shaders"
 )
 
 // This file tests what the half dtypes add to the GPU backend, beside the

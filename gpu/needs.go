@@ -4,7 +4,7 @@ package gpu
 
 import (
 	"github.com/attn-go/attn/gpu/internal/plan"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file says what a caller's device must have (NewWithDevice).

@@ -8,8 +8,8 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/gpu/internal/wg"
-	"github.com/attn-go/attn/shaders"
 )
 
 // The operands' tensors follow backend.Rows: packed rows (Cu) and paged

@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/gpu/internal/wg"
-	"github.com/attn-go/attn/shaders"
 )
 
 // pipeline is one compiled entry point of a specialised kernel, with the

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // subgroupsWG is the workgroup subgroups.wgsl measures: the size the

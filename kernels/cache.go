@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/backend/lower"
+	"github.com/attn-go/attn/internal/lower"
 	"github.com/attn-go/attn/internal/magnitude"
 )
 

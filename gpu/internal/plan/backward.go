@@ -3,7 +3,7 @@ package plan
 import (
 	"slices"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file sizes the backward pass's kernels (shaders/backkv.wgsl,

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file is what Fused asks of its kernel, and the plan's one choice

@@ -3,7 +3,7 @@ package plan
 import (
 	"fmt"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // fused.wgsl with key lanes: the CPU plan's decoding kernel (FusedFor).

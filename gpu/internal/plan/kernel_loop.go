@@ -3,7 +3,7 @@ package plan
 import (
 	"fmt"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // fusedloop.wgsl, a query row an invocation and tiles of keys in

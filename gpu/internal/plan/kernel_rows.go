@@ -3,7 +3,7 @@ package plan
 import (
 	"fmt"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // fused.wgsl with R query rows an invocation: the CPU plan's kernel for

@@ -3,7 +3,7 @@ package plan
 import (
 	"fmt"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // fusedtile.wgsl: the hardware plan's prefill kernel past head dims of

@@ -4,7 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file counts the loop iterations the kernels run, each kernel's

@@ -2,7 +2,7 @@ package plan
 
 import (
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file lays out the quantized dtypes (backend.Q8, backend.FP8,

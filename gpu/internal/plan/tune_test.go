@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/gogpu/gputypes"
 )
 

@@ -4,11 +4,11 @@ import (
 	"math"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file lays out the variant data the kernels read from their vars
-// binding (shaders/lib/vars.wgsl). It has no cgo so its tests run
+// binding (internal/shaders/lib/vars.wgsl). It has no cgo so its tests run
 // everywhere.
 
 // maxVarPos bounds the positions the kernels compute in i32: Nq, Nk and

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/shaders"
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // keyRangeOf is what lib/vars.wgsl's key_range computes from the variant

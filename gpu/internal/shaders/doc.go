@@ -63,7 +63,7 @@
 // the bytes the host uploads. TestParamsLayout holds the two layouts to the
 // same fields, types and offsets. The gpu backend caches compiled
 // pipelines by Kernel.Key. The golden files in testdata pin the generated
-// WGSL (go test ./shaders -update rewrites them).
+// WGSL (go test ./gpu/internal/shaders -update rewrites them).
 //
 // Storage dtypes: a half operand is an array<u32> of two elements a word
 // (array<vec2<u32>> where Vec4 applies, array<vec4<u32>> where a unit of

@@ -122,7 +122,7 @@ var golden = []struct {
 
 // TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so
 // that any change to a kernel's source or to Generate shows up in review
-// as a diff of the WGSL the device really compiles. go test ./shaders
+// as a diff of the WGSL the device really compiles. go test ./gpu/internal/shaders
 // -update rewrites the files (and removes ones no entry names).
 func TestGolden(t *testing.T) {
 	pinned := map[string]bool{} // kernel names
@@ -148,10 +148,10 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./shaders -update to create it)", err)
+				t.Fatalf("%v (run go test ./gpu/internal/shaders -update to create it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("generated WGSL for %s differs from %s (if the change is intended, run go test ./shaders -update and review the diff); first difference at %s",
+				t.Errorf("generated WGSL for %s differs from %s (if the change is intended, run go test ./gpu/internal/shaders -update and review the diff); first difference at %s",
 					k.Key(g.s), path, firstDiff(got, string(want)))
 			}
 		})
@@ -173,7 +173,7 @@ func TestGolden(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("%s is pinned by no entry of golden; run go test ./shaders -update to remove it", f)
+		t.Errorf("%s is pinned by no entry of golden; run go test ./gpu/internal/shaders -update to remove it", f)
 	}
 }
 

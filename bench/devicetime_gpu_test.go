@@ -11,7 +11,7 @@ import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/attn-go/attn/kernels"
 	"github.com/gogpu/gputypes"
 )

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/shaders"
 	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
 

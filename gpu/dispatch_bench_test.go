@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/attn-go/attn/internal/gputest"
 )
 
 // dispatchKernels are the kernels BenchmarkDispatch times: one that does

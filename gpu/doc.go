@@ -91,7 +91,7 @@
 //     a GPU run can measure each. Info().Detail names the features in use.
 //   - ATTN_REQUIRE_GPU=1 makes the package's tests fail, instead of skip,
 //     when no adapter opens (CI sets it); the tests get their backend
-//     from package gputest.
+//     from attn's package internal/gputest.
 //
 // # Memory
 //

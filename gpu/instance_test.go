@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/testhook"
+	"github.com/attn-go/attn/internal/gputest"
 )
 
 // deviceExamples need an adapter, and an example cannot skip as a test

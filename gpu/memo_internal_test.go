@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/shaders"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
 

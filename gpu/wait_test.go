@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/wg"
+	"github.com/attn-go/attn/internal/gputest"
 )
 
 // testDevice opens a device on a Vulkan adapter (lavapipe on CPU-only

@@ -5,7 +5,7 @@ package gpu
 import (
 	"testing"
 
-	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
 

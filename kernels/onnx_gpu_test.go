@@ -7,7 +7,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/internal/gputest"
 )
 
 // The GPU joins onnxBackends where the build has it. Without an adapter

@@ -9,8 +9,8 @@ import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/gpu/gputest"
 	"github.com/attn-go/attn/gpu/internal/testhook"
+	"github.com/attn-go/attn/internal/gputest"
 )
 
 func TestMain(m *testing.M) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/attn-go/attn/gpu/gputest"
+	"github.com/attn-go/attn/internal/gputest"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 

@@ -17,9 +17,11 @@
 #                                    # cores; OUT gets MODE.md, run.log, all.tgz
 #
 #   tests  the GPU backend's whole suite (TestCompile included), with
-#          ATTN_LONG's tests, and the ONNX node, cache and packed tests of
-#          ./kernels on the GPU (ATTN_REQUIRE_GPU=1), in GPU_HW_SHARDS (6)
-#          processes of the suite's tests beside those two, side by side
+#          ATTN_LONG's tests, the conformance suite on the adapter's limits
+#          and on WebGPU's defaults, and the ONNX node, cache and packed
+#          tests of ./kernels on the GPU (ATTN_REQUIRE_GPU=1), in
+#          GPU_HW_SHARDS (6) processes of the suite's tests beside those,
+#          side by side
 #   long   the ATTN_LONG cache tests of ./gpu
 #   bench  one decoding step (B=1, 32 query heads over 8 KV heads, D=128,
 #          Nq = 1 and 4 over 4096 and 32768 keys, f32 and f16), prefill
@@ -289,6 +291,15 @@ run() {
 				(
 					echo "== conformance.test ${short[*]}: the conformance suite (gpu/conformance)"
 					(cd "$root/gpu/conformance" && "$bin/conformance.test" -test.timeout 4m -test.v "${short[@]}" | grep --line-buffered -E '^(--- FAIL|ok|FAIL|PASS|panic)|_test.go:') && echo "conformance: ok"
+				) >"${logs[-1]}" 2>&1 &
+				pids+=($!)
+				# Every op on a device of WebGPU's default limits, as a program's
+				# own device has (8 storage buffers a stage: the backward too).
+				logs+=("$out/tests-conformance-default.log")
+				(
+					echo "== conformance.test ${short[*]} under ATTN_GPU_LIMITS=default"
+					(cd "$root/gpu/conformance" && ATTN_GPU_LIMITS=default "$bin/conformance.test" -test.timeout 4m -test.v "${short[@]}" \
+						-test.skip '^TestConformance/(Concurrent|Deterministic)$' | grep --line-buffered -E '^(--- FAIL|ok|FAIL|PASS|panic)|_test.go:') && echo "conformance (default limits): ok"
 				) >"${logs[-1]}" 2>&1 &
 				pids+=($!)
 				logs+=("$out/tests-kernels.log")

@@ -10,9 +10,10 @@ import (
 	"github.com/attn-go/attn/cpu"
 )
 
-// BenchmarkBackward is issue 58's CPU shape, H = 8, N = 4096, f32, D = 64
-// and 128, non-causal and causal: the fused forward (with its LSE) and
-// the backward, side by side.
+// BenchmarkBackward is the backward pass's CPU shape (docs/benchmarks.md,
+// "The backward pass"), H = 8, N = 4096, f32, D = 64 and 128, non-causal
+// and causal: the fused forward (with its LSE) and the backward, side by
+// side.
 //
 //	go test -run XXX -bench Backward -count 3 ./cpu
 func BenchmarkBackward(b *testing.B) {
@@ -54,9 +55,9 @@ func BenchmarkBackward(b *testing.B) {
 	}
 }
 
-// BenchmarkBackwardBlocks is issue 80's block-sparse shape: H = 8, N =
-// 16384, D = 64, f32, a block mask keeping 10 % of its 128 × 128 blocks
-// (bench.RandomBlocks), beside the dense backward.
+// BenchmarkBackwardBlocks is the sparse backward's block-mask shape:
+// H = 8, N = 16384, D = 64, f32, a block mask keeping 10 % of its
+// 128 × 128 blocks (bench.RandomBlocks), beside the dense backward.
 //
 //	go test -run XXX -bench BackwardBlocks -benchtime 1x -count 3 ./cpu
 func BenchmarkBackwardBlocks(b *testing.B) {
@@ -66,10 +67,10 @@ func BenchmarkBackwardBlocks(b *testing.B) {
 	sparseBackward(b, dense, "blocks10", sparse)
 }
 
-// BenchmarkBackwardIndices is issue 80's sparse shape: a decoding chunk
-// of 64 queries (32 heads over 8 KV heads, D = 128, f32, causal) over
-// 32768 keys, each row naming 2048 of them (bench.TopK), beside the
-// dense backward of the same chunk.
+// BenchmarkBackwardIndices is the sparse backward's index-list shape: a
+// decoding chunk of 64 queries (32 heads over 8 KV heads, D = 128, f32,
+// causal) over 32768 keys, each row naming 2048 of them (bench.TopK),
+// beside the dense backward of the same chunk.
 //
 //	go test -run XXX -bench BackwardIndices -benchtime 3x -count 3 ./cpu
 func BenchmarkBackwardIndices(b *testing.B) {

@@ -18,10 +18,10 @@ import (
 
 // DefaultTiles are the fused loop's tile sizes (query rows Tq, key rows
 // Tk) when WithTile does not set them, and DefaultSubTile the rows of its
-// score tile, chosen for the BLAS the build multiplies with by measuring
-// Fused at N = 4096, H = 8, D = 64 and 128 (the cpu package's
-// BenchmarkTiles), on a 2-core AMD EPYC (Zen 5) with each of attn's
-// kernels and, earlier, on Zen 4 with the others:
+// score tile, chosen for the BLAS the build multiplies with as the
+// fastest for Fused at N = 4096, H = 8, D = 64 and 128 (the cpu package's
+// BenchmarkTiles): on a Zen 5 for each of attn's kernels, on a Zen 4 for
+// the others:
 //
 //	kernel                Tq×Tk     sub   D=64   D=128 GFLOP/s (not causal)
 //	attn's AVX-512 8×32   1024×512  256   318–336  341–360 (256×256, one sub-tile: 294–313, 314–323)
@@ -53,30 +53,22 @@ func DefaultSubTile() int { return defaultTiles[1] }
 // does not set them. Its Gemms run twice as fast as float32's, so the
 // per-tile work (the accumulator's read and write by each P·V, the
 // online softmax's pass per row) weighs twice as much, and larger tiles
-// pay: measured B=1 H=8 D=64 on a 2-core AMD EPYC (Zen 5, AVX-512),
-// three runs each, N = 4096:
-//
-//	256×256   411–452 GFLOP/s    512×512    450–470
-//	256×1024  425–454            512×1024   477–489
-//	1024×1024 466–500            512×2048   488–501
-//
-// and at N = 16384 512×1024 against 256×256 gave 486–489 against
-// 433–452, causal 953–968 against 817–824 (whole-square FLOPs).
-// 512×1024 holds a 2 MiB score tile and its 1 MiB of bfloat16 weights,
-// past the L2; the larger tiles gained little more. On a 2-core Zen 4
-// (family 25 model 17) every tile from 256×256 to 512×2048 ran within the
-// noise of the others at N = 4096, three rounds each: 310–342 GFLOP/s at
-// D = 64, 338–373 at D = 128 (512×1024: 310–332 and 358–373).
+// pay: on a Zen 5 (AVX-512; B=1 H=8 D=64) 512×1024 runs at 477–489
+// GFLOP/s at N = 4096 where 256×256 runs at 411–452, and at N = 16384 at
+// 486–489 against 433–452 (causal 953–968 against 817–824, whole-square
+// FLOPs); larger tiles gain little more. 512×1024 holds a 2 MiB score
+// tile and its 1 MiB of bfloat16 weights, past the L2. On a Zen 4 every
+// tile from 256×256 to 512×2048 runs within the noise of the others.
 func DefaultBF16Tiles() (q, k int) { return 512, 1024 }
 
 // DefaultDecodeTileK is the key tile of a decoding item (at most 16 query
 // rows, run by the decoding kernels) without a sliding window, when
 // WithTile does not set it. A longer tile pays a tile's turn from K's rows
-// to V's and its online-softmax step less often: one decoding step, B=1,
-// 32 query heads over 8 KV heads, D=128, 32768 keys (BenchmarkDecode's
-// shape), 2-core Zen 5 (AVX-512), five interleaved pairs on a quiet
-// machine, float32 cache 5.61 ms at 1024 against 5.99 at 256 (each pair
-// faster), float16 3.06–3.13 against 3.39–3.50; 512 and 2048 fell between.
+// to V's and its online-softmax step less often: on a Zen 5 (AVX-512)
+// one decoding step of BenchmarkDecode's shape (B=1, 32 query heads over
+// 8 KV heads, D=128, 32768 keys) takes 5.61 ms over a float32 cache with
+// tiles of 1024 against 5.99 with 256, and 3.06–3.13 against 3.39–3.50
+// over a float16 one; 512 and 2048 fall between.
 const DefaultDecodeTileK = 1024
 
 // rowBlock is the number of query rows in one work item of the staged ops.

@@ -102,11 +102,10 @@ var (
 // into the L2 (their twins): only where $ATTN_CPU_PREFETCH says l2. An
 // index list's rows lie at random, each read once, a few keys after its
 // prefetch, by the thread that asked; the strided kernels' case for the
-// L2 (prefetchL2: an L1 whose misses in flight held a stream back) does
-// not carry over. Measured on the 2-core AMD EPYC Zen 5 (issue 79; 2048
-// keys of 32768, 32 heads over 8, D = 128, f16, six interleaved rounds
-// at load 5, medians): the BHND step 329 µs with the L1's against 373
-// with the twins, BNHD 342 against 363.
+// L2 (prefetchL2: an L1 whose misses in flight hold a stream back) does
+// not carry over: on a Zen 5 a sparse step (2048 keys of 32768, 32 heads
+// over 8, D = 128, f16) takes 329 µs in BHND with the L1's prefetches
+// against 373 with the twins, and 342 against 363 in BNHD.
 var prefetchIdxL2 = func() bool {
 	l2, set, _ := prefetchEnv()
 	return set && l2
@@ -129,13 +128,11 @@ func useIdxPrefetch(w int, l2 bool) (restore func()) {
 
 // hasDecodeIdx says whether an index list's keys (one-key pages) are read
 // in place by the indirect kernels rather than gathered first: wherever
-// the decoding kernels run (hasDecode), for float32 and half K and V.
-// Measured (docs/benchmarks.md): on a 2-core AMD EPYC Zen 3, eight
-// lanes (issue 56), the gather took a third of a sparse step; on a
-// 2-core AMD EPYC Zen 5, sixteen lanes (issue 79; 2048 keys of 32768,
-// 32 heads over 8, D = 128, f16, load 5-6), in place took the step
-// from 544-579 µs gathered to 290-295 in BHND and from 445-453 to
-// 315-340 in BNHD.
+// the decoding kernels run (hasDecode), for float32 and half K and V:
+// on a Zen 3 (eight lanes) the gather takes a third of a sparse step,
+// and on a Zen 5 (sixteen) reading in place takes about half the
+// gathered step's time in BHND (docs/benchmarks.md, "Sparse decoding:
+// index lists").
 func hasDecodeIdx(t backend.DType) bool {
 	return decodeIdx && hasDecode() && hasF16C && !t.Quantized()
 }

@@ -241,8 +241,9 @@ const intGroupDigits = 4 * 32 * intMaxBlocks
 func runAxpyInt(t *tiles8, p []float32, ldp int, v rawRows, n, dv int, acc []float32, ldacc int) int {
 	m := n &^ 15
 	nb := dv / backend.Q8Block
-	// A q4 V's codes are read in place, two a byte, by the VNNI kernel's
-	// q4 form (axpyQ4).
+	// A q4 V's codes are read in place, two a byte, by the q4 form of
+	// the integer kernel the CPU runs (axpyQ4): axpyRows4Q4IntVNNI with
+	// AVX512-VNNI, axpyRows4Q4IntAVX2 on the eight-lane kernels.
 	q4 := v.t == backend.Q4
 	if v.t != backend.Q8 && !q4 || m == 0 || dv%backend.Q8Block != 0 || v.stride%backend.Q8Block != 0 {
 		return 0

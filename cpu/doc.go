@@ -84,7 +84,7 @@
 // edges) where the CPU has AMX-BF16 and Linux grants the tiles; else
 // VDPBF16PS where the CPU has AVX512_BF16 and is not one of Intel's,
 // whose VDPBF16PS runs at half their float32 FMA rate (0.51× the float32
-// kernel on the Xeon of 2026-11-24, against about 2× on AMD's Zen 4 and
+// kernel on an Intel Xeon, against about 2× on AMD's Zen 4 and
 // 5); else it widens to float32 (bf16Tile, sgemm.BF16Path.GemmBand). The
 // paths give different bits, so the choice follows the CPU's identity
 // and the setting, never a timing: one binary on one machine gives the
@@ -105,11 +105,8 @@
 // 2⁻⁸·Σ_j w_j|v_j| more, the LSE unchanged; bfloat16 subnormals read as
 // zero), as backend's contract allows for that choice of dtypes. The
 // staged ops widen as above. The path has its own tiles
-// (DefaultBF16Tiles, 512×1024). Measured: VDPBF16PS on Zen 5
-// (BenchmarkDTypes) 1.65× the float32 fused rate at N = 4096 and 1.79×
-// at 16384; AMX on the Intel Xeon family 6 model 167 (one thread, B=1
-// H=8 N=4096, attn bench, docs/benchmarks.md) 1.96× at D = 64 and 2.72×
-// at D = 128.
+// (DefaultBF16Tiles, 512×1024). docs/benchmarks.md ("Prefill by dtype")
+// has each path's rate against float32's.
 //
 // The softmax's bfloat16 loop (VCVTNEPS2BF16 on amd64) and FEAT_BF16's
 // BFCVTN on arm64 are checked the same way at the first New (loopChecks),
@@ -339,20 +336,19 @@
 // (PREFETCHT1) on CPUs not Intel's, into the L1 (PREFETCHT0) on
 // Intel's; but for the eight-lane widening q8 and fp8 scores kernels,
 // which stay on the L1's (the eight-lane integer q8 scores kernel takes
-// its L2 twin: one thread over 8 KV heads of 32768 keys from memory,
-// 14.0-15.8 ns a key against 15.3-17.8 with the L1's, three interleaved
-// rounds on the Zen 4's AVX2 path). Each kernel comes in both forms (asmparts.py's
+// its L2 twin: on a Zen 4's AVX2 path, one thread over 8 KV heads of
+// 32768 keys from memory, it takes 14.0-15.8 ns a key against 15.3-17.8
+// with the L1's). Each kernel comes in both forms (asmparts.py's
 // l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks one for every kernel of
 // the process, both widths. On an AMD Zen 4 the L1's misses in flight
-// held a kernel streaming K or V from memory to 7-10 GB/s a thread;
-// the eight-lane kernels, measured on the same Zen 4 under
-// GODEBUG=cpu.avx512f=off (no AVX2-only CPU has measured them), took a
-// float32 step in 0.6 of the time with the twins and a float16 one in
+// hold a kernel streaming K or V from memory to 7-10 GB/s a thread; the
+// eight-lane kernels (the same Zen 4 under GODEBUG=cpu.avx512f=off) take
+// a float32 step in 0.6 of the time with the twins and a float16 one in
 // 0.65, but the eight-lane 8-bit scores kernels, which widen each code
-// before its FMAs, 1.1 of it. The Intel Xeon's kernels were tuned
-// prefetching into the L1, and on the H100 machines' Xeon (2026-11-26
-// and 27, three interleaved rounds each) the L2 twins stayed within the
-// host's noise of them.
+// before its FMAs, 1.1 of it. Intel's Xeons keep the L1: their kernels
+// were tuned prefetching into it, and on an AMX Xeon the L2 twins run
+// within the host's noise of them (docs/benchmarks.md, "Prefetching into
+// the L1 or the L2").
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows
@@ -407,10 +403,11 @@
 // with CGO_ENABLED=0 everywhere Go does. The micro-kernels are generated
 // with avo (cpu/internal/sgemm/_gen, a module of its own; `go generate`
 // rewrites them, CI checks they are current). On AVX-512 the Sgemm runs
-// a 6×64 kernel on Intel and an 8×32 one elsewhere, which is what each
-// measured fastest; ATTN_CPU_KERNEL=8x32 (or 6x64, 6x16: rows × columns)
-// picks another this CPU runs, to measure it, and New reports
-// ErrUnavailable for one it cannot. The kernels give the same bits.
+// a 6×64 kernel on Intel and an 8×32 one elsewhere, the faster on each
+// (internal/sgemm's kernel_amd64.go says why); ATTN_CPU_KERNEL=8x32 (or
+// 6x64, 6x16: rows × columns) picks another this CPU runs, to measure it,
+// and New reports ErrUnavailable for one it cannot. The kernels give the
+// same bits.
 // GODEBUG=cpu.avx512f=off
 // takes the AVX2 kernel and the eight-lane half conversions, -tags purego
 // gonum's pure-Go Sgemm, the Go softmax loops and the Go half

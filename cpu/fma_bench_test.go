@@ -18,8 +18,8 @@ import (
 // product, and of_FMA is the median over the iterations of the
 // product's rate over the chains'. Side by side on one core the two see
 // the same clock and the same neighbours, so the fraction holds where
-// either rate alone moves by a third on a shared machine; it is what the
-// micro-kernel's choices were measured by (sgemm's _gen):
+// either rate alone moves by a third on a shared machine, which is why
+// the micro-kernel's choices (sgemm's _gen) rest on it:
 //
 //	go test -run '^$' -bench SgemmAgainstFMA ./cpu
 //	GODEBUG=cpu.avx512f=off go test -run '^$' -bench SgemmAgainstFMA ./cpu

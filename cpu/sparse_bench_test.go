@@ -10,14 +10,15 @@ import (
 	"github.com/attn-go/attn/cpu"
 )
 
-// BenchmarkSparseDecode is issue 56's sparse decoding step in both
-// cache layouts: one query of 32 heads over 8 KV heads, D = 128, f16,
-// attending 2048 keys of 32768 chosen by bench.TopK, beside the dense
-// step (topk0). In BNHD a key's KV heads lie side by side (2 KiB a key,
-// one sequence a row in the lowering); in BHND each head's rows lie
-// apart (256 bytes a key and head, a sequence a row and KV head).
-// topk2048/gather gathers the named rows into scratch first, where the
-// CPU's kernels would read them in place (hasDecodeIdx).
+// BenchmarkSparseDecode is the sparse decoding step (docs/benchmarks.md,
+// "Sparse decoding: index lists") in both cache layouts: one query of 32
+// heads over 8 KV heads, D = 128, f16, attending 2048 keys of 32768
+// chosen by bench.TopK, beside the dense step (topk0). In BNHD a key's KV
+// heads lie side by side (2 KiB a key, one sequence a row in the
+// lowering); in BHND each head's rows lie apart (256 bytes a key and
+// head, a sequence a row and KV head). topk2048/gather gathers the named
+// rows into scratch first, where the CPU's kernels would read them in
+// place (hasDecodeIdx).
 //
 //	go test -run XXX -bench SparseDecode -count 3 ./cpu
 func BenchmarkSparseDecode(b *testing.B) {

@@ -8,9 +8,9 @@ import (
 )
 
 // Grads is the float64 gradient of a scalar loss L through attention,
-// given dL/dO: the answer a backward pass is judged by (issue 58). DQ,
-// DK and DV are laid out as Q, K and V are (Problem.QRowsOf, KRowsOf,
-// VRowsOf); DK and DV sum over the query heads of each KV group (GQA).
+// given dL/dO: the answer a backward pass is judged by. DQ, DK and DV
+// are laid out as Q, K and V are (Problem.QRowsOf, KRowsOf, VRowsOf);
+// DK and DV sum over the query heads of each KV group (GQA).
 // DSinks is [H] (nil without sinks): the gradient of each sink logit.
 // DBias is the bias's gradient over the bias's shape (nil without a
 // bias): the scores' gradient summed over the dimensions the bias

@@ -131,7 +131,7 @@ func Accelerated() bool { return active != nil }
 // Block sizes. A k-block of a packed B panel (blockK·NR floats, 32 KiB
 // for NR = 32, 64 KiB for NR = 64) stays in L1 or L2 while the kernel
 // sweeps it over the rows of A; one blockK for every kernel keeps their
-// sums the same (128 for 6×64 measured level with 256 within the noise);
+// sums the same (for 6×64, 128 runs level with 256 within the noise);
 // blockN bounds the packed B (blockK·blockN floats, 512 KiB) to what an
 // L2 holds.
 const (

@@ -20,9 +20,9 @@ import (
 	"github.com/gogpu/gputypes"
 )
 
-// This file tests attn inside a program of its own on the GPU
-// (issue 24): the caller's device (NewWithDevice), buffers both ways
-// (Import, Export) and steps recorded without a host wait (Step).
+// This file tests attn inside a program of its own on the GPU: the
+// caller's device (NewWithDevice), buffers both ways (Import, Export)
+// and steps recorded without a host wait (Step).
 
 // callerDevice is the test playing a program that owns its GPU: an
 // instance, an adapter and a device of its own (with limits, or the

@@ -32,7 +32,7 @@
 //   - ATTN_GPU_PREFILL picks the hardware plan's kernel for steps that
 //     do not decode: auto, the default, runs fusedloop.wgsl (a query row
 //     an invocation, its loops over the head dims written out) where both
-//     head dims are at most 64 and fusedtile.wgsl past them (an H100 ran
+//     head dims are at most 64 and fusedtile.wgsl past them (an H100 runs
 //     D = 64 in 0.80× fusedtile.wgsl's time, D = 128 in 2.7× its time:
 //     docs/gpu.md); tile and loop force one kernel, so that the two can be
 //     measured side by side on a GPU (bench/gpu-hw.sh does).
@@ -78,7 +78,7 @@
 //     plan only (lavapipe runs f16 conversions slower than
 //     unpack2x16float), and tile-subgroups (subgroups in fusedtile.wgsl,
 //     which only the hardware plan runs, where subgroups is on) off under
-//     the hardware plan (an H100 ran its prefill 1.3–1.6× faster without
+//     the hardware plan (an H100 runs its prefill 1.3–1.6× faster without
 //     them). With shader-f16 (and a binding whose compiler
 //     takes WGSL's f16: wgpu-native 29, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and

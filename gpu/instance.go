@@ -50,8 +50,8 @@ var setupOnce sync.Once
 //     on a host without a desktop session: on every
 //     vkEnumeratePhysicalDevices it calls libwayland-client's
 //     wl_display_connect to find the compositor's GPU, and libwayland
-//     prints that line when $XDG_RUNTIME_DIR is unset (measured with Mesa
-//     22.3 and lavapipe: two lines per enumeration, none with
+//     prints that line when $XDG_RUNTIME_DIR is unset (with Mesa 22.3's
+//     lavapipe, two lines per enumeration, none with
 //     NODEVICE_SELECT=1). Disabling the layer through its own manifest
 //     switch ("disable_environment") silences them at the source; pointing
 //     XDG_RUNTIME_DIR at a private directory would silence them too, but
@@ -85,11 +85,11 @@ func setupLogging() {
 // unimplemented there), so a shared instance would keep every closed
 // device, about 6 MiB each on lavapipe. Releasing the last instance,
 // though, lets the Vulkan loader unload the driver, and NVIDIA's (580.159,
-// measured on an H100) does not load again after some 30 such cycles:
+// on an H100) does not load again after some 30 such cycles:
 // create_instance fails with ERROR_INCOMPATIBLE_DRIVER and no adapter is
 // found. So the first call also creates one more instance, anchor, that
-// is never released and holds nothing but the loaded driver; measured
-// there, 200 open/close cycles then all succeed with the RSS flat.
+// is never released and holds nothing but the loaded driver; with it,
+// 200 open/close cycles there all succeed with the RSS flat.
 //
 // A binding this build's shim was not written for (wg.Check) is an error
 // wrapping backend.ErrUnavailable that names its version and what

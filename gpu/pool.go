@@ -30,8 +30,8 @@ import (
 // so that a read of an element no kernel wrote fails them.
 
 // poolBytes bounds the bytes the pool keeps: a 32-layer decoding step
-// over 4096 keys, 32 query heads of 128 (issue 23's), takes 2 MiB of
-// partial outputs a layer. A buffer over poolLargest is never pooled.
+// over 4096 keys, 32 query heads of 128, takes 2 MiB of partial outputs
+// a layer. A buffer over poolLargest is never pooled.
 const (
 	poolBytes   = 256 << 20
 	poolLargest = poolBytes / 4

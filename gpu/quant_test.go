@@ -14,10 +14,9 @@ import (
 	"github.com/attn-go/attn/cpu"
 )
 
-// quants are the quantized dtypes the GPU stores: backend.Quants, and
-// Q4 until backend.Quants lists it (it will once the CPU backend stores
-// q4 too, issue 79). A test that compares with the CPU skips its q4
-// part where the CPU stores none.
+// quants are the quantized dtypes the GPU stores: backend.Quants, with
+// Q4 added where that list lacks it. A test that compares with the CPU
+// skips its q4 part where the CPU stores none.
 var quants = func() []backend.DType {
 	if slices.Contains(backend.Quants, backend.Q4) {
 		return backend.Quants

@@ -373,8 +373,8 @@ func TestStepConcurrent(t *testing.T) {
 
 // BenchmarkLayers times a decoding step of L layers, L Fused calls over
 // L caches of 256 keys (8 heads of 64, causal), waited for one by one
-// and recorded as one step with one wait: issue 24's measure, the step
-// of 32 layers within 12 times the step of one on lavapipe.
+// and recorded as one step with one wait, where the step of 32 layers
+// should take within 12 times the step of one on lavapipe.
 //
 //	go test -run '^$' -bench Layers ./gpu
 func BenchmarkLayers(b *testing.B) {
@@ -410,9 +410,10 @@ func BenchmarkLayers(b *testing.B) {
 // groups), without submitting or waiting, which run outside the timer.
 // ns/op is a layer's recording. A step that records a layer in less
 // time than the device runs one keeps the device busy once submitted;
-// on a GPU the recording of 32 layers is most of issue 24's 2 ms. Two
-// shapes: 8 heads of 64 over 256 keys, and 32 query heads over 8 KV
-// heads of 128 over 4096 keys (issue 23's decoding step).
+// on a GPU the recording of 32 layers is most of the 2 ms a 32-layer
+// step has (docs/gpu.md, "On an NVIDIA H100"). Two shapes: 8 heads of 64
+// over 256 keys, and 32 query heads over 8 KV heads of 128 over 4096
+// keys (that table's decoding step).
 //
 //	go test -run '^$' -bench Record ./gpu
 func BenchmarkRecord(b *testing.B) {

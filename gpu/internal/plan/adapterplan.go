@@ -33,12 +33,11 @@ const (
 	MergeLanes = 32
 	// mergeUnroll is how many parts each of merge.wgsl's loops over them
 	// writes out a trip under the hardware plan (MergeConsts.UN;
-	// ATTN_GPU_TUNE=merge.unroll=N). The third H100 run timed merge.wgsl
-	// at 27 µs of a 4096-key decoding step's 65: about 0.3 µs a part a
-	// row, a dependent load each, few rows to hide them. On the fourth
-	// (2026-11-27, docs/gpu.md) 8 took it to 15.6 µs in f32 and in f16
-	// (4 to 15.2, 16 to 15.4–17.7), and to 17.6 against 27.7 over 32768
-	// keys.
+	// ATTN_GPU_TUNE=merge.unroll=N). Each part is a dependent load, and
+	// a decoding step has few rows to hide them: as loops, merge.wgsl
+	// takes about 0.3 µs a part a row on an H100, some 40 % of a 4096-key
+	// step; 8 a trip takes it to about 0.6× that time, 4 and 16 no
+	// further (docs/gpu.md, Tuning).
 	mergeUnroll = 8
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
@@ -91,11 +90,10 @@ const (
 // LoopPrefillMaxD is the widest head dims the hardware plan's prefill
 // runs through fusedloop.wgsl, a query row an invocation with its loops
 // over the head dims written out (loopUnroll), rather than through
-// fusedtile.wgsl. The third H100 run (2026-11-26, docs/gpu.md) ran B = 1,
-// H = 8, N = 16384, D = 64 in 57.4 ms of device time through fusedloop.wgsl
-// written out against 71.7 through fusedtile.wgsl at its best setting
-// (tile.unroll=4), as wgpu-native 0.17 had (53.3 against 69.2 ms); at D =
-// 128 fusedtile.wgsl is the faster, 127–130 ms against 343.
+// fusedtile.wgsl: on an H100, f32 prefill at D = 64 runs through
+// fusedloop.wgsl written out in 0.80× fusedtile.wgsl's best time, and at
+// D = 128 fusedtile.wgsl is the faster, fusedloop.wgsl taking 2.7× its
+// time (docs/gpu.md, "Which kernel runs where").
 const LoopPrefillMaxD = 64
 
 // AdapterPlan is how the backend cuts its work and which fused kernel it

@@ -39,21 +39,15 @@ type KernelFeatures struct {
 var allFeatures = KernelFeatures{f16: true, subgroups: true, tileSubgroups: true}
 
 // planFeatures is the features a plan uses by default, where the device
-// has them. The CPU plan leaves f16 off: on lavapipe (Mesa 22.3, the
-// 2-core Xeon, 2026-11-25) a decoding step over 32768 keys of an f16
-// cache took 92–95 ms with WGSL's f16 conversions and 64.5 ms with
-// unpack2x16float (docs/gpu.md, "Optional features"). Subgroups cost
-// nothing there (11.4 against 11.1 ms over 4096 keys, within the noise)
-// and are on, so that CI runs them. The hardware plan uses both: on an
-// H100 (2026-11-26, docs/gpu.md, "On an NVIDIA H100") a
-// decoding step took the same device time within 1 % with either off
-// (32768 f16 keys: 437 µs both on, 440 with f16 off, 442 with subgroups
-// off), so neither is turned off. Except in fusedtile.wgsl: on the same
-// H100 (the second run, 2026-11-26, docs/gpu.md "Tuning") its prefill (B = 1, H = 8, N = 16384) took 94.7 and
-// 156.7 ms of device time at D = 64 and 128 with subgroups off, against
-// 120.6 and 236.5 ms with them (f16 operands: 95.4 and 148.2 against
-// 121.9 and 230.3), so the hardware plan leaves tileSubgroups off; its
-// decoding kept them (32768 f32 keys: 371 µs on, 398 off).
+// has them (docs/gpu.md, "Optional features", has the measurements). The
+// CPU plan leaves f16 off: lavapipe pays for WGSL's f16 conversions more
+// than for unpack2x16float, and a decoding step over an f16 cache takes
+// about 1.45× as long with them. Subgroups cost nothing there and are on,
+// so that CI runs them. The hardware plan uses both: on an H100 f16
+// arithmetic moves a decoding step's device time by 1 % or less, and
+// subgroups make it faster. Except in fusedtile.wgsl: an H100 runs its
+// prefill 1.3–1.6× faster without subgroups, so the hardware plan leaves
+// tileSubgroups off.
 func planFeatures(hardware bool) KernelFeatures {
 	if hardware {
 		return KernelFeatures{f16: true, subgroups: true}

@@ -19,49 +19,42 @@ const (
 	// until they have decodeTarget workgroups (a 32768-key cache of 8 KV
 	// heads: 256 workgroups of 1024 keys), splits of at least
 	// decodeMinSplit keys, at most decodeMaxParts of them side by side.
-	// DecodeWG was 128 until an H100 (2026-11-26, the second run:
-	// docs/gpu.md) measured 256 (ATTN_GPU_TUNE=decode.wg=256) at 0.78–0.92×
-	// its device time over 4096 and 32768 keys, f32 and f16, and 64 at
-	// 1.3–1.6×.
+	// DecodeWG is 256, the fastest of 64, 128 and 256 on an H100 over
+	// 4096 and 32768 keys, f32 and f16 (docs/gpu.md, Tuning).
 	DecodeWG      = 256
 	decodeMaxRows = 16
 	decodeMaxNq   = 16
 	decodeMaxK    = 64
 	decodeMinK    = 8
-	// decodeTarget was 1024 until the third H100 run (2026-11-26,
-	// docs/gpu.md) measured 256 at 223 and 330 µs of device time over
-	// 32768 f32 and f16 keys against 312 and 336 (0.71× and 0.98×), and
-	// the same within 1 % over 4096 keys; 512 took 254 and 372 µs.
+	// decodeTarget is 256: on an H100, 256 workgroups of longer splits
+	// decode 32768 keys faster than 512 or 1024, f32 most, and 4096 keys
+	// as fast (docs/gpu.md, Tuning).
 	decodeTarget   = 256
 	decodeMinSplit = 128
 	decodeMaxParts = 256
 	// decodeUnroll is how many iterations of the scores' loop over the
-	// head dim one trip writes out (FusedDecodeConsts.UN): 1 until a GPU
-	// measures more (ATTN_GPU_TUNE=decode.unroll=N; the second H100 run
-	// ran this kernel 1.2–1.6× slower under wgpu-native 27 than under
-	// 0.17: docs/gpu.md).
+	// head dim one trip writes out (FusedDecodeConsts.UN;
+	// ATTN_GPU_TUNE=decode.unroll=N): 1, as writing out 32 takes a tenth
+	// off an H100's f32 step but makes its f16 one slower (docs/gpu.md,
+	// Tuning).
 	decodeUnroll = 1
 	// decodePV is how many of an invocation's keys of a tile the P·V
 	// phase writes out a trip, their V loads issued together
 	// (FusedDecodeConsts.PV; ATTN_GPU_TUNE=decode.pv=N): the whole loop,
-	// as the fourth H100 run (2026-11-27, docs/gpu.md) measured with
-	// merge.unroll=8 beside the loops in one bench run: fuseddecode.wgsl
-	// took 157 µs over 32768 f32 keys against 188 (0.83×) and 335
-	// against 483 at four queries (0.69×), 27 against 30 over 4096; an
-	// f16 cache's points moved within the run's noise (27.9 against 27.4
-	// µs over 4096 keys, 559 against 540 at four queries over 32768).
+	// with which an H100 runs fuseddecode.wgsl over 32768 f32 keys in
+	// 0.83× the loop's time, 0.69× at four queries, and an f16 cache's
+	// within the noise (docs/gpu.md, Tuning).
 	decodePV = 64
 	// decodeWide caps the vec4s of a half K an invocation stages a load
 	// (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4, sixteen
 	// halves (32 bytes) where the head dim is whole units of 16, as
 	// fused.wgsl reads them. Staged four halves a load, an f16 cache's
-	// tile took as many loads as a float32 one's for half the bytes, and
-	// the fourth H100 run decoded f16 over 32768 keys no faster than
-	// f32 (docs/gpu.md). On lavapipe (2-core Zen 4, hardware plan, 32/8
-	// heads, D = 128, 2048 f16 keys, six interleaved rounds) the step
-	// took 0.63–1.14× the time of a vec4 a load, 0.94× the median: the K
-	// tile's staging is a small part of lavapipe's step. Not yet measured
-	// on a GPU (bench/gpu-hw.sh's bench compares decode.wide=1).
+	// tile takes as many loads as a float32 one's for half the bytes, and
+	// an H100 then decodes f16 over 32768 keys no faster than f32
+	// (docs/gpu.md, "On an NVIDIA H100"). On lavapipe the width moves
+	// the step within the noise, as the K tile's staging is a small part
+	// of it; bench/gpu-hw.sh's bench compares decode.wide=1 on a GPU
+	// (docs/gpu.md, Tuning).
 	decodeWide = 4
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that

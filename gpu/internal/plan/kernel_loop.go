@@ -18,14 +18,12 @@ const fusedMaxK = 32
 // loopUnroll is how many iterations of each of fusedloop.wgsl's loops
 // over the head dims one trip writes out (FusedLoopConsts.UN) under the
 // hardware plan: all of them up to a head dim of 1024, so that a row's
-// query and output sums stay in registers. The second H100 run
-// (2026-11-26, docs/gpu.md) ran this kernel 3.5–4.8× slower under
-// wgpu-native 27 than under 0.17, whose loops carry no bounding counter
-// a driver must keep; the third measured B = 1, H = 8, N = 16384, f32 at
-// D = 64 and 128 in 57.4 and 343 ms of device time written out against
-// 257.7 and 990 as loops (0.22× and 0.35×; 0.17: 53.3 and 283.6). The CPU
-// plan keeps the loops (1): lavapipe's LLVM unrolls them itself, and
-// compiles the longer kernels slower.
+// query and output sums stay in registers. wgpu-native 27's loops carry
+// a bounding counter a driver must keep (0.17's carry none), and as
+// loops this kernel runs several times slower; written out, an H100 runs
+// f32 prefill at D = 64 and 128 in 0.22× and 0.35× the loops' time
+// (docs/gpu.md, Tuning). The CPU plan keeps the loops (1): lavapipe's
+// LLVM unrolls them itself, and compiles the longer kernels slower.
 const loopUnroll = 256
 
 // kernelLoop is fusedloop.wgsl with FusedWG invocations a workgroup and

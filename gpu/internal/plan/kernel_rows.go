@@ -18,10 +18,10 @@ const (
 // fusedChunk is the keys per chunk of fused.wgsl. It loops once per key,
 // so LoopBudget keys (less a margin for the loops lavapipe's compiler
 // might add) would be the most; fewer keep a chunk's K and V in the CPU's
-// cache while every query tile of the head reads them. Measured on
-// lavapipe (Mesa 22.3, 2 cores), B=1 H=8 D=64, GFLOP/s at N = 4096 and
-// 16384: chunks of 32704 keys 11.6 and 6.9, 4096 keys 13.1 and 13.1, 2048
-// keys 13.1 and 12.9.
+// cache while every query tile of the head reads them: on lavapipe
+// (Mesa 22.3, 2 cores), B=1 H=8 D=64, chunks of 32704 keys run at 11.6
+// and 6.9 GFLOP/s at N = 4096 and 16384, of 4096 keys at 13.1 and 13.1,
+// of 2048 keys at 13.1 and 12.9.
 const fusedChunk = 4096
 
 // kernelRows is fused.wgsl with rows query rows an invocation, FusedWG

@@ -21,13 +21,11 @@ const (
 	tileMaxReg  = 16
 	// tileUnroll is how many iterations of each of fusedtile.wgsl's loops
 	// with a constant trip count one trip writes out (FusedTileConsts.UN).
-	// It was 1, the loops as loops, until the third H100 run (2026-11-26,
-	// docs/gpu.md) measured B = 1, H = 8, N = 16384, f32 at D = 64 and 128
-	// in 71.7 and 129.5 ms of device time with 4 against 94.7 and 156.5
-	// with 1 (0.76× and 0.83×), and 76.8 and 127.3 with 32: wgpu-native 27
-	// bounds every loop with a counter (naga's loop bounding) that keeps
-	// the driver from unrolling it, and wgpu-native 0.17, which does not,
-	// ran the loops as loops in 69.2 and 122.3 ms.
+	// wgpu-native 27 bounds every loop with a counter (naga's loop
+	// bounding) that keeps the driver from unrolling it. Four a trip, an
+	// H100 runs f32 prefill at D = 64 and 128 in about 0.8× the loops'
+	// time, near what 32 a trip gives and what wgpu-native 0.17, which
+	// bounds no loop, gives with the loops as loops (docs/gpu.md, Tuning).
 	tileUnroll = 4
 )
 

@@ -15,9 +15,10 @@ const MaxPerSubmit = 1024
 
 // envTune overrides the hardware plan's tunable sizes for measurement:
 // ATTN_GPU_TUNE=decode.wg=256,decode.target=2048 (see knobs). It exists
-// so that one visit to a GPU can sweep the sizes that issue 23 tunes
-// (bench/gpu-hw.sh tune) without a build per candidate; the defaults are
-// the constants in adapterplan.go, each with the measurement behind it.
+// so that one visit to a GPU can sweep the sizes (bench/gpu-hw.sh tune)
+// without a build per candidate; the defaults are the constants in
+// adapterplan.go and the kernel_*.go files, each with the reason for it
+// (docs/gpu.md, Tuning, has the measurements).
 const envTune = "ATTN_GPU_TUNE"
 
 // Tuning is the hardware plan's tunable sizes: the most a planner may

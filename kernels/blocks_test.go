@@ -252,7 +252,7 @@ func TestBlockHelpers(t *testing.T) {
 // TestBlockHelpersRefuse: every bad argument of every helper is an
 // error wrapping ErrShape (ErrTooLarge for a mask past an int) naming
 // the argument and its value, never a panic nor a mask that keeps or
-// drops the wrong blocks (issue 76's cases first).
+// drops the wrong blocks (a user's mistaken calls first).
 func TestBlockHelpersRefuse(t *testing.T) {
 	all := func(int, int) bool { return true }
 	cu := []int{0, 64, 128}

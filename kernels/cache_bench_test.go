@@ -31,7 +31,7 @@ func BenchmarkCacheDecode(b *testing.B) {
 // BenchmarkCacheDecodeBatch times a decoding step of 16 sequences of 8192
 // keys each over a page pool, 32 query heads over 8 KV heads, D=128, in
 // each cache dtype, in BHND pages and in BNHD ones: the batched step a
-// server runs (issue 46's q8 goal, ≤ 0.6× the f16 cache's time).
+// server runs, where q8 should take at most 0.6× the f16 cache's time.
 //
 //	go test -run '^$' -bench CacheDecodeBatch ./kernels
 func BenchmarkCacheDecodeBatch(b *testing.B) {

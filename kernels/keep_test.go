@@ -219,7 +219,7 @@ func TestKVCacheKeep(t *testing.T) {
 	}
 }
 
-// BenchmarkSeqKeep is issue 79's goal for keeping an accepted path: of a
+// BenchmarkSeqKeep times keeping a speculative decode's accepted path: of a
 // 32-row draft on a paged q8 cache (8 KV heads, D = 128, pages of 16,
 // after a prompt of 1000 rows), Keep of 8 scattered rows beside
 // appending 8 rows, on every backend. Each iteration restores the

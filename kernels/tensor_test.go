@@ -12,7 +12,7 @@ import (
 // TestNewTensorTooLarge: NewTensor and NewTensorOf refuse, before
 // allocating, a tensor past the memory available (ErrTooLarge naming
 // its shape), as NewPagePool does on the CPU backend, where the Go
-// runtime would abort the process; 100 GiB is issue 76's case.
+// runtime would abort the process; 100 GiB is a user's mistaken call.
 func TestNewTensorTooLarge(t *testing.T) {
 	huge := []int{1 << 20, 1 << 20, 1 << 10} // 4 PiB of f32: past any host
 	cases := []struct {

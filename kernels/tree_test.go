@@ -294,7 +294,7 @@ func TestAttentionTree(t *testing.T) {
 	}
 }
 
-// BenchmarkAttendTree is issue 79's tree goal on the CPU: a 32-token
+// BenchmarkAttendTree times a speculative tree on the CPU: a 32-token
 // tree over an f16 page pool of 32768 keys (32 query heads over 8 KV
 // heads, D = 128), beside the same 32 rows as a causal chunk.
 //

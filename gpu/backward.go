@@ -325,17 +325,14 @@ func (c *backwardCall) makeVars(flags shaders.Flag) ([]*dispatch, error) {
 			words = append(words, bw...)
 		}
 	}
+	keep := 0
+	if c.p.Keep != nil {
+		keep = c.p.Keep.Len()
+	}
 	c.ld = len(words)
 	c.keep = c.ld + 2*pr.LSELen()
-	n := c.keep
-	if c.p.Keep != nil {
-		n += c.p.Keep.Len()
-	}
+	n := c.keep + keep
 	if uint64(n)*4 > b.lim.MaxStorageBufferBindingSize {
-		keep := 0
-		if c.p.Keep != nil {
-			keep = c.p.Keep.Len()
-		}
 		return nil, tooLarge("backward", pr, fmt.Sprintf("the backward's vars, %d words of variant data, 2 for each of %d query rows and %d of the keep-mask (%d bytes), exceed the device's %d-byte storage binding",
 			len(words), pr.LSELen(), keep, uint64(n)*4, b.lim.MaxStorageBufferBindingSize))
 	}
@@ -348,10 +345,10 @@ func (c *backwardCall) makeVars(flags shaders.Flag) ([]*dispatch, error) {
 			return nil, err
 		}
 	}
-	if c.p.Keep == nil || c.p.Keep.Len() == 0 {
+	if keep == 0 {
 		return nil, nil
 	}
-	ds, err := b.copyRanges(c.vars, c.bufs[7], []backend.CopyRange{{Dst: c.keep, Src: 0, N: c.p.Keep.Len()}})
+	ds, err := b.copyRanges(c.vars, c.bufs[7], []backend.CopyRange{{Dst: c.keep, Src: 0, N: keep}})
 	if err != nil {
 		return nil, fmt.Errorf("gpu: backward: the keep-mask's copy: %w", err)
 	}
@@ -360,7 +357,7 @@ func (c *backwardCall) makeVars(flags shaders.Flag) ([]*dispatch, error) {
 
 // bindVars binds the call's vars buffer for d, the words it holds.
 func (c *backwardCall) bindVars(d *dispatch) {
-	d.bind("vars", c.vars.buf, 0, int(min(c.vars.bytes, int64(c.vars.n*4+15)&^15)))
+	d.bind("vars", c.vars.buf, 0, c.vars.wordBytes())
 }
 
 // rows is where the rows' LSE and δ lie in vars: pairs of words laid out

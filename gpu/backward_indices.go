@@ -82,7 +82,7 @@ func (c *backwardCall) uploadList(what string, l plan.IndexLists) (*buffer, erro
 
 // bindList binds list x for a dispatch: the words its lists hold.
 func bindList(d *dispatch, x *buffer) {
-	d.bind("list", x.buf, 0, int(min(x.bytes, int64(x.n*4+15)&^15)))
+	d.bind("list", x.buf, 0, x.wordBytes())
 }
 
 // idxOps are the operands both index kernels read, Q, K, V and dO bound

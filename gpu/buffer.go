@@ -36,6 +36,11 @@ type buffer struct {
 // of 4: Import checks it).
 func (x *buffer) word(w int) int { return x.off/4 + w }
 
+// wordBytes is the bytes of scratch x's n words, rounded up to 16 and
+// within its buffer: what a dispatch binds of a pooled buffer, which may
+// be larger than the words it holds.
+func (x *buffer) wordBytes() int { return int(min(x.bytes, int64(x.n*4+15)&^15)) }
+
 func (x *buffer) Len() int {
 	if x == nil {
 		return 0

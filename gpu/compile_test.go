@@ -5,7 +5,6 @@ package gpu
 import (
 	"os"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/attn-go/attn/gpu/internal/plan"
 	"github.com/attn-go/attn/gpu/internal/shaders"
-	"github.com/attn-go/attn/gpu/internal/wg"
 	"github.com/attn-go/attn/internal/gputest"
 	"github.com/gogpu/gputypes"
 )
@@ -297,12 +295,8 @@ func TestCompile(t *testing.T) {
 			t.Errorf("%s %s: second lookup = %p, %v; want the cached %p", k.Key(x.spec), x.entry, again, err, p)
 		}
 	}
-	workers := 1
-	if wg.ConcurrentPipelines {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	t.Logf("compiled %d pipelines (%d head dims, %d fused pairs) on %s in %v, %d at a time",
-		len(all), len(dims), len(dims)*len(dims), b.info.Adapter.Name, total.Round(time.Millisecond), workers)
+		len(all), len(dims), len(dims)*len(dims), b.info.Adapter.Name, total.Round(time.Millisecond), compileWorkers())
 }
 
 // TestCompileReportsErrors checks that a kernel the device rejects comes

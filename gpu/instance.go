@@ -209,12 +209,6 @@ func definedU64(v uint64) uint64 {
 	return v
 }
 
-// requiredLimits is what the backend asks a device of adapter a for:
-// wgpu's defaults (WebGPU's minimums: 256 invocations, 16 KiB of
-// workgroup memory, 8 storage buffers, 128 MiB bindings) except for the
-// limits that bound compute, which take the adapter's own values (all it
-// supports). Render limits stay at the defaults, so a device request does
-// not fail on the render limits wgpu-native 0.17 reports as 0.
 // askLimits is the limits New asks a device of adapter a for:
 // requiredLimits, or WebGPU's defaults under ATTN_GPU_LIMITS=default;
 // an error naming any other value.
@@ -229,6 +223,12 @@ func askLimits(a *wg.Adapter) (gputypes.Limits, bool, error) {
 	}
 }
 
+// requiredLimits is what the backend asks a device of adapter a for:
+// wgpu's defaults (WebGPU's minimums: 256 invocations, 16 KiB of
+// workgroup memory, 8 storage buffers, 128 MiB bindings) except for the
+// limits that bound compute, which take the adapter's own values (all it
+// supports). Render limits stay at the defaults, so a device request does
+// not fail on the render limits wgpu-native 0.17 reports as 0.
 func requiredLimits(a *wg.Adapter) gputypes.Limits {
 	have := a.Limits()
 	l := wg.DefaultLimits()

@@ -61,7 +61,7 @@ func (b *Backend) pipeline(s shaders.Spec, entry string) (*pipeline, error) {
 // (which Generate refuses unless it is k's Spec type), compiling it on
 // first use. The caller holds b.mu.
 func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pipeline, error) {
-	key := k.Key(s) + " " + entry
+	key := pipeKey(k, s, entry)
 	if p, ok := b.pipes[key]; ok {
 		return p, nil
 	}
@@ -73,12 +73,27 @@ func (b *Backend) compile(k *shaders.Kernel, s shaders.Spec, entry string) (*pip
 	return p, nil
 }
 
+// pipeKey is the name under which compile keeps entry of kernel k
+// specialised by s.
+func pipeKey(k *shaders.Kernel, s shaders.Spec, entry string) string {
+	return k.Key(s) + " " + entry
+}
+
+// compileWorkers is how many pipelines precompile builds at once:
+// GOMAXPROCS where the binding allows it (wg.ConcurrentPipelines), else 1.
+func compileWorkers() int {
+	if wg.ConcurrentPipelines {
+		return runtime.GOMAXPROCS(0)
+	}
+	return 1
+}
+
 // precompile compiles the entry points of specs that are not compiled
-// yet, side by side on up to GOMAXPROCS goroutines where the binding
-// allows it (wg.ConcurrentPipelines): a driver that compiles a pipeline
-// when it is created, as NVIDIA's does, then uses every core, where
-// pipeline compiles one at a time. It caches them as pipeline does and
-// returns every failure, joined. The caller holds b.mu.
+// yet, compileWorkers of them side by side: a driver that compiles a
+// pipeline when it is created, as NVIDIA's does, then uses every core,
+// where pipeline compiles one at a time. It caches them as compile does
+// (pipeline finds them there) and returns every failure, joined. The
+// caller holds b.mu.
 func (b *Backend) precompile(specs []specEntry) error {
 	type job struct {
 		s   specEntry
@@ -89,20 +104,16 @@ func (b *Backend) precompile(specs []specEntry) error {
 	var jobs []*job
 	seen := map[string]bool{}
 	for _, s := range specs {
-		key := s.spec.Kernel().Key(s.spec) + " " + s.entry
+		key := pipeKey(s.spec.Kernel(), s.spec, s.entry)
 		if _, ok := b.pipes[key]; ok || seen[key] {
 			continue
 		}
 		seen[key] = true
 		jobs = append(jobs, &job{s: s, key: key})
 	}
-	workers := 1
-	if wg.ConcurrentPipelines {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	next := make(chan *job)
 	var done sync.WaitGroup
-	for range min(workers, len(jobs)) {
+	for range min(compileWorkers(), len(jobs)) {
 		done.Go(func() {
 			for j := range next {
 				j.p, j.err = b.build(j.s.spec.Kernel(), j.s.spec, j.s.entry, j.key)
@@ -121,12 +132,6 @@ func (b *Backend) precompile(specs []specEntry) error {
 			continue
 		}
 		b.pipes[j.key] = j.p
-		if reflect.TypeOf(j.s.spec).Comparable() {
-			if b.specs == nil {
-				b.specs = map[specEntry]*pipeline{}
-			}
-			b.specs[j.s] = j.p
-		}
 	}
 	return errors.Join(errs...)
 }

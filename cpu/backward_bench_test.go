@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 // BenchmarkBackward is the backward pass's CPU shape (docs/benchmarks.md,

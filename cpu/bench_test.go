@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 // The CPU's Go benchmarks, bench's shared set; the conventions (names,
-// GFLOP/s, bytes) are in bench/gobench.go.
+// GFLOP/s, bytes) are in internal/bench/gobench.go.
 //
 //	go test -run '^$' -bench . -count 6 ./cpu > new.txt
 func BenchmarkScores(b *testing.B)    { bench.Scores(b, openCPU(b), benchShapes) }

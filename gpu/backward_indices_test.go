@@ -12,8 +12,8 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 // idxCase is a backward case under an index list: p with lists of k

@@ -5,11 +5,11 @@ package gpu_test
 import (
 	"testing"
 
-	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 // The GPU's Go benchmarks, bench's shared set; the conventions (names,
-// GFLOP/s, bytes) are in bench/gobench.go. openGPU skips them without an
+// GFLOP/s, bytes) are in internal/bench/gobench.go. openGPU skips them without an
 // adapter, or fails them under ATTN_REQUIRE_GPU=1.
 //
 //	go test -run '^$' -bench . -count 6 ./gpu > new.txt

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"

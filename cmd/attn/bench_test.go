@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 func TestBenchCommand(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench/heatmap"
+	"github.com/attn-go/attn/internal/heatmap"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/internal/bench"
 )
 
 // TestRunVFromK: attn run -v-from-k DV takes V as K's first DV columns

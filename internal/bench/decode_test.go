@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -301,7 +301,7 @@ func TestPeersLiveDecode(t *testing.T) {
 				continue
 			}
 		}
-		ps, err := bench.Peers(ctx, "peers", []string{name})
+		ps, err := bench.Peers(ctx, peersDir, []string{name})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func ggmlBlocks(t *testing.T, dt backend.DType, x []float32) []byte {
 	}
 	f.Close()
 	dst := filepath.Join(dir, "x.blocks")
-	peers, _ := filepath.Abs("peers")
+	peers, _ := filepath.Abs(peersDir)
 	cmd := exec.Command("/usr/bin/python3", filepath.Join(peers, "ggml_peer.py"), dt.String()+"_0", src, dst)
 	cmd.Dir = peers
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
+	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
+
+// peersDir is the peer runners' directory, bench/peers of the clone,
+// seen from this package's directory.
+const peersDir = "../../bench/peers"
 
 // Each outcome of a peer's process becomes a point with the status that
 // says what happened; none is dropped and none stops the sweep.
@@ -103,7 +107,7 @@ func TestPeerRefusesVariants(t *testing.T) {
 // Peers knows its peers by name and says how to install a missing runner.
 func TestPeersLookup(t *testing.T) {
 	ctx := context.Background()
-	if _, err := bench.Peers(ctx, "peers", []string{"tensorflow"}); err == nil || !strings.Contains(err.Error(), "tensorflow") {
+	if _, err := bench.Peers(ctx, peersDir, []string{"tensorflow"}); err == nil || !strings.Contains(err.Error(), "tensorflow") {
 		t.Errorf("unknown peer: %v", err)
 	}
 	if _, err := bench.Peers(ctx, t.TempDir(), []string{"numpy-naive"}); err == nil || !strings.Contains(err.Error(), "install.sh") {
@@ -112,12 +116,12 @@ func TestPeersLookup(t *testing.T) {
 	// ATTN_PEER_PYTHON runs the Python runners on another interpreter
 	// (here one that fails its probe), leaving the table as it was.
 	t.Setenv("ATTN_PEER_PYTHON", "/bin/false")
-	ps, err := bench.Peers(ctx, "peers", []string{"ggml-cpu"})
+	ps, err := bench.Peers(ctx, peersDir, []string{"ggml-cpu"})
 	if err != nil || ps[0].Argv[0] != "/bin/false" || ps[0].Unavailable == "" {
 		t.Errorf("ATTN_PEER_PYTHON=/bin/false: %+v, %v", ps, err)
 	}
 	t.Setenv("ATTN_PEER_PYTHON", "")
-	if ps, err := bench.Peers(ctx, "peers", []string{"ggml-cpu"}); err != nil || ps[0].Argv[0] != "/usr/bin/python3" {
+	if ps, err := bench.Peers(ctx, peersDir, []string{"ggml-cpu"}); err != nil || ps[0].Argv[0] != "/usr/bin/python3" {
 		t.Errorf("without ATTN_PEER_PYTHON: %+v, %v", ps, err)
 	}
 }
@@ -130,7 +134,7 @@ func TestPeersLive(t *testing.T) {
 		t.Skip("set ATTN_PEERS=1 after bench/peers/install.sh to run the real peers")
 	}
 	ctx := context.Background()
-	peers, err := bench.Peers(ctx, "peers", []string{"all"})
+	peers, err := bench.Peers(ctx, peersDir, []string{"all"})
 	if err != nil {
 		t.Fatal(err)
 	}

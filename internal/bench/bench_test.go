@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/bench"
 	"github.com/attn-go/attn/cpu"
+	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 

@@ -3,6 +3,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Every error a backend or the kernels package returns
@@ -34,6 +35,17 @@ var (
 	ErrCacheFull = errors.New("attn: cache full")
 )
 
+// sentinels are the errors above, in the order Wrapf looks for them.
+var sentinels = []error{ErrShape, ErrNonFinite, ErrTooLarge, ErrUnsupported, ErrUnavailable,
+	ErrDeviceLost, ErrForeignBuffer, ErrReleased, ErrUnknownBackend, ErrCacheFull}
+
+// Every error attn returns reads "attn: <the sentinel's words>: <where>:
+// <what>": the kind of failure first, so that a log line says at once
+// whether the call was wrong (bad shape), the input (non-finite) or the
+// device (device lost), then the call's context from the outside in,
+// then the sizes or cause. Errorf makes such an error and Wrapf adds
+// context to one without moving its sentinel's words.
+
 // Errorf returns an error wrapping sentinel whose message is the
 // formatted text.
 func Errorf(sentinel error, format string, args ...any) error {
@@ -47,3 +59,53 @@ type sizedError struct {
 
 func (e *sizedError) Error() string { return e.sentinel.Error() + ": " + e.msg }
 func (e *sizedError) Unwrap() error { return e.sentinel }
+
+// Wrapf returns err with the formatted context added after its sentinel's
+// words: Wrapf(Errorf(ErrShape, "K is [2 3]"), "page pool") reads "attn:
+// bad shape: page pool: K is [2 3]", and so does an err that fmt.Errorf
+// wrapped with the sentinel at its end ("cpu: alloc: attn: released"
+// becomes "attn: released: <context>: cpu: alloc"). The result wraps err,
+// so errors.Is and errors.As see what it did. An err that wraps no
+// sentinel gets the context in front, as Wrapf("%s: %w", "%s") would
+// give it; a nil err is nil.
+func Wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	ctx := fmt.Sprintf(format, args...)
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return &wrapped{head: s.Error() + ": ", msg: join(ctx, detail(err.Error(), s.Error())), err: err}
+		}
+	}
+	return &wrapped{msg: join(ctx, err.Error()), err: err}
+}
+
+// detail is msg less the sentinel's words p, wherever they stand.
+func detail(msg, p string) string {
+	switch {
+	case msg == p:
+		return ""
+	case strings.HasPrefix(msg, p+": "):
+		return msg[len(p)+2:]
+	}
+	if i := strings.Index(msg, ": "+p); i >= 0 {
+		return msg[:i] + msg[i+2+len(p):]
+	}
+	return msg
+}
+
+func join(ctx, msg string) string {
+	if msg == "" {
+		return ctx
+	}
+	return ctx + ": " + msg
+}
+
+type wrapped struct {
+	head, msg string
+	err       error
+}
+
+func (e *wrapped) Error() string { return e.head + e.msg }
+func (e *wrapped) Unwrap() error { return e.err }

@@ -87,7 +87,7 @@ func Select(name string) (Backend, []Attempt, error) {
 		if env := strings.TrimSpace(strings.ToLower(os.Getenv(EnvBackend))); env != "" && env != "auto" {
 			b, err := openNamed(env)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s=%s: %w", EnvBackend, env, err)
+				return nil, nil, Wrapf(err, "%s=%s", EnvBackend, env)
 			}
 			return b, nil, nil
 		}
@@ -119,7 +119,7 @@ func openNamed(name string) (Backend, error) {
 	}
 	b, err := r.open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, Wrapf(err, "%s", name)
 	}
 	return b, nil
 }

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -56,7 +55,7 @@ const (
 func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	const op = "backward"
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	var d [12]store
 	if err := b.fetch(d[:], op,
@@ -531,7 +530,7 @@ func (bw *backward) addDBias(sc *backScratch, ds []float32, b, h, i, j0 int) {
 // all the CPU's Backward needs.
 func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
-		return fmt.Errorf("cpu: backward: %w", err)
+		return backend.Wrapf(err, "cpu: backward")
 	}
 	return nil
 }

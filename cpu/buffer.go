@@ -3,7 +3,6 @@ package cpu
 import (
 	"unsafe"
 
-	"fmt"
 	"sync"
 
 	"github.com/attn-go/attn/backend"
@@ -238,12 +237,12 @@ func (b *Backend) data(op, name string, buf backend.Buffer) (store, error) {
 	}
 	bb, ok := buf.(*buffer)
 	if !ok || bb == nil || bb.owner != b {
-		return store{}, fmt.Errorf("cpu: %s: %s: %w", op, name, backend.ErrForeignBuffer)
+		return store{}, backend.Errorf(backend.ErrForeignBuffer, "cpu: %s: %s", op, name)
 	}
 	bb.mu.Lock()
 	defer bb.mu.Unlock()
 	if bb.released {
-		return store{}, fmt.Errorf("cpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
+		return store{}, backend.Errorf(backend.ErrReleased, "cpu: %s: the %s buffer is released", op, name)
 	}
 	return bb.data, nil
 }

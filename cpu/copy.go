@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -26,7 +25,7 @@ func (b *Backend) Copy(ctx context.Context, dst, src backend.Buffer, ranges ...b
 		return backend.Errorf(backend.ErrShape, "cpu: copy into a read-only wrapped buffer of %d elements", d.len())
 	}
 	if err := backend.CheckCopy(d.len(), s.len(), ranges); err != nil {
-		return fmt.Errorf("cpu: %w", err)
+		return backend.Wrapf(err, "cpu")
 	}
 	var tmp []float32
 	if blk := max(d.t, s.t, backend.Q8); d.t.Block() > 1 || s.t.Block() > 1 {
@@ -84,7 +83,7 @@ func (b *Backend) copyStores(ctx context.Context, dst, src backend.Buffer) (d, s
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
-		return d, s, fmt.Errorf("cpu: copy: %w", err)
+		return d, s, backend.Wrapf(err, "cpu: copy")
 	}
 	if dst == nil || src == nil {
 		return d, s, backend.Errorf(backend.ErrShape, "cpu: copy: a nil buffer")

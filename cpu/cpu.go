@@ -346,7 +346,7 @@ func (b *Backend) Caps() backend.Caps {
 // Sync returns at once: every op has finished when it returns.
 func (b *Backend) Sync() error {
 	if b.closed.Load() {
-		return fmt.Errorf("cpu: sync: %w", backend.ErrReleased)
+		return backend.Errorf(backend.ErrReleased, "cpu: sync: the backend is closed (Close was called)")
 	}
 	return nil
 }
@@ -368,7 +368,7 @@ func (b *Backend) BF16Tiles() (q, k int) { return b.bf16Q, b.bf16K }
 
 func (b *Backend) checkOpen(op string) error {
 	if b.closed.Load() {
-		return fmt.Errorf("cpu: %s: backend closed: %w", op, backend.ErrReleased)
+		return backend.Errorf(backend.ErrReleased, "cpu: %s: the backend is closed (Close was called)", op)
 	}
 	return nil
 }
@@ -412,7 +412,7 @@ func readCPUModel() (name, vendor string) {
 // checkCtx reports a cancelled context before an op starts.
 func checkCtx(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	return nil
 }

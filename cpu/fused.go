@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -86,12 +85,12 @@ func (b *Backend) Fused(ctx context.Context, p backend.FusedParams, q, k, v, o, 
 	const op = "fused"
 	if p.NeedsLowering(k, v) {
 		if err := lower.Fused(ctx, b, b, false, p, q, k, v, o, lse); err != nil {
-			return fmt.Errorf("cpu: %s: %w", op, err)
+			return backend.Wrapf(err, "cpu: %s", op)
 		}
 		return nil
 	}
 	if err := p.Validate(b.Caps(), q, k, v, o, lse); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	var d [7]store
 	if err := b.fetch(d[:], op,

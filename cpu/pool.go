@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"github.com/attn-go/attn/backend"
 	"sync"
 	"sync/atomic"
 )
@@ -72,7 +73,7 @@ func (r *pass) work() {
 	defer r.body.end(state)
 	for !r.stop.Load() {
 		if err := r.ctx.Err(); err != nil {
-			r.fail(fmt.Errorf("cpu: %s: %w", r.op, err))
+			r.fail(backend.Wrapf(err, "cpu: %s", r.op))
 			return
 		}
 		i := r.next.Add(1) - 1

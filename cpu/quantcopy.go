@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 
@@ -37,7 +36,7 @@ func (b *Backend) CopyQuant(ctx context.Context, dst, src backend.Buffer, q back
 		return backend.Errorf(backend.ErrShape, "cpu: copy into a read-only wrapped buffer of %d elements", d.len())
 	}
 	if err := backend.CheckQuantCopy(d.t, s.t, d.len(), s.len(), q, ranges); err != nil {
-		return fmt.Errorf("cpu: %w", err)
+		return backend.Wrapf(err, "cpu")
 	}
 	scratch := copyScratch.Get().(*[copyChunk]float32)
 	defer copyScratch.Put(scratch)

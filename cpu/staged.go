@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -111,7 +110,7 @@ func (bl blocks) item(it int) (b, h, i0, r int) {
 func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s backend.Buffer) error {
 	const op = "scores"
 	if err := p.Validate(q, k, s); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	d, err := b.operands(op,
 		operand{"Q", q, false}, operand{"K", k, false},
@@ -179,7 +178,7 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backend.Buffer) error {
 	const op = "softmax"
 	if err := p.Validate(s); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	d, err := b.operands(op,
 		operand{"scores", s, true}, operand{"mask", p.Keep.Buffer(), false},
@@ -249,7 +248,7 @@ func softmaxRow(row []float32, lo, hi int, keep *maskView, b, h, i int, sinks []
 func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o backend.Buffer) error {
 	const op = "context"
 	if err := p.Validate(pm, v, o); err != nil {
-		return fmt.Errorf("cpu: %s: %w", op, err)
+		return backend.Wrapf(err, "cpu: %s", op)
 	}
 	d, err := b.operands(op,
 		operand{"weights", pm, false}, operand{"V", v, false}, operand{"O", o, true})

@@ -27,7 +27,7 @@ type tileCheck struct {
 func passChecks(checks []tileCheck) (passed []string, err error) {
 	for _, c := range checks {
 		if err := runCheck(c); err != nil {
-			return nil, fmt.Errorf("%s failed its known-answer check: %w", c.kernel, err)
+			return nil, backend.Wrapf(err, "%s failed its known-answer check", c.kernel)
 		}
 		passed = append(passed, c.kernel)
 	}

@@ -79,12 +79,12 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 	// The kernels add to dQ, dK, dV and dBias: they start at zero.
 	// Recorded work that uses them goes first (step.go).
 	if err := b.flush(); err != nil {
-		return fmt.Errorf("gpu: %s: %w", op, err)
+		return backend.Wrapf(err, "gpu: %s", op)
 	}
 	bc := backwardCall{b: b, p: p, pr: pr, bufs: bufs, bp: bp}
 	defer bc.release()
 	if err := bc.zero(); err != nil {
-		return fmt.Errorf("gpu: %s: %w", op, err)
+		return backend.Wrapf(err, "gpu: %s", op)
 	}
 	var ds []*dispatch
 	// No query row, or no key: every gradient is zero (a row that sees
@@ -114,7 +114,7 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 	// [B, H, Nq], or [H, total rows] when packed.
 	terms := make([]uint32, pr.LSELen())
 	if err := b.readWords(terms, bc.sink, 0); err != nil {
-		return fmt.Errorf("gpu: %s: %w", op, err)
+		return backend.Wrapf(err, "gpu: %s", op)
 	}
 	sums := make([]float64, pr.H)
 	for x, w := range terms {
@@ -134,10 +134,10 @@ func (b *Backend) Backward(ctx context.Context, p backend.BackwardParams, q, k, 
 // p.Validate, then what the GPU's Backward refuses (refuseBackward).
 func (b *Backend) CheckBackward(p backend.BackwardParams, q, k, v, o, lse, dO, dQ, dK, dV backend.Buffer, dSinks []float32) error {
 	if err := p.Validate(q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
-		return fmt.Errorf("gpu: backward: %w", err)
+		return backend.Wrapf(err, "gpu: backward")
 	}
 	if err := refuseBackward(p, q, k, v, o, lse, dO, dQ, dK, dV, dSinks); err != nil {
-		return fmt.Errorf("gpu: backward: %w", err)
+		return backend.Wrapf(err, "gpu: backward")
 	}
 	return nil
 }
@@ -350,7 +350,7 @@ func (c *backwardCall) makeVars(flags shaders.Flag) ([]*dispatch, error) {
 	}
 	ds, err := b.copyRanges(c.vars, c.bufs[7], []backend.CopyRange{{Dst: c.keep, Src: 0, N: keep}})
 	if err != nil {
-		return nil, fmt.Errorf("gpu: backward: the keep-mask's copy: %w", err)
+		return nil, backend.Wrapf(err, "gpu: backward: the keep-mask's copy")
 	}
 	return ds, nil
 }

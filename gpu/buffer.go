@@ -149,10 +149,10 @@ func (b *Backend) Alloc(t backend.DType, n int) (backend.Buffer, error) {
 func (b *Backend) resolve(op, name string, buf backend.Buffer) (*buffer, error) {
 	x, ok := buf.(*buffer)
 	if !ok || x == nil || x.owner != b {
-		return nil, fmt.Errorf("gpu: %s: %s: %w", op, name, backend.ErrForeignBuffer)
+		return nil, backend.Errorf(backend.ErrForeignBuffer, "gpu: %s: %s", op, name)
 	}
 	if x.released {
-		return nil, fmt.Errorf("gpu: %s: %s buffer: %w", op, name, backend.ErrReleased)
+		return nil, backend.Errorf(backend.ErrReleased, "gpu: %s: the %s buffer is released", op, name)
 	}
 	return x, nil
 }
@@ -221,7 +221,7 @@ func (b *Backend) lockRange(op, name string, buf backend.Buffer, off, n int) (*b
 	// write lands after it, as the calls were made (step.go).
 	if err := b.flush(); err != nil {
 		b.mu.Unlock()
-		return nil, fmt.Errorf("gpu: %s: %w", op, err)
+		return nil, backend.Wrapf(err, "gpu: %s", op)
 	}
 	if off < 0 || off > x.n || n > x.n-off {
 		b.mu.Unlock()
@@ -312,7 +312,7 @@ func (b *Backend) write(wb *wg.Buffer, off int, src []float32) error {
 		n := min(len(src), writeChunk/4)
 		data := unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), n*4)
 		if err := b.dev.WriteBuffer(wb, uint64(off)*4, data); err != nil {
-			return fmt.Errorf("gpu: write: %w", err)
+			return backend.Wrapf(err, "gpu: write")
 		}
 		src, off = src[n:], off+n
 	}
@@ -397,42 +397,42 @@ func (b *Backend) Read(dst []float32, src backend.Buffer, off int) error {
 // own copy uses it at all.
 func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 	if x.released { // by another goroutine while an earlier chunk waited
-		return fmt.Errorf("gpu: read: src buffer: %w", backend.ErrReleased)
+		return backend.Errorf(backend.ErrReleased, "gpu: read: the source buffer is released")
 	}
 	size := uint64(len(dst)) * 4
 	if x.imported {
 		if err := b.dev.Alive(x.buf, uint64(x.off), uint64(x.bytes)); err != nil {
-			return fmt.Errorf("gpu: read: src buffer: %w", err)
+			return backend.Wrapf(err, "gpu: read: src buffer")
 		}
 	}
 	st, err := b.takeStaging(size)
 	if err != nil {
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	enc, err := b.dev.CreateEncoder()
 	if err != nil {
 		b.putStaging(st)
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	defer enc.Release()
 	if err := enc.CopyBufferToBuffer(x.buf, uint64(x.word(off))*4, st, 0, size); err != nil {
 		b.putStaging(st)
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	cmd, err := enc.Finish()
 	if err != nil {
 		b.putStaging(st)
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	defer cmd.Release()
 	if err := b.dev.Submit(cmd); err != nil {
 		b.putStaging(st)
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	p, err := b.dev.MapAsync(st, wg.MapRead, 0, size)
 	if err != nil {
 		b.putStaging(st)
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	if err := b.await(p); err != nil {
 		b.destroy(st) // its mapping failed: it serves no other read
@@ -443,7 +443,7 @@ func (b *Backend) readChunk(dst []float32, x *buffer, off int) error {
 	err = st.Unmap()
 	b.putStaging(st)
 	if err != nil {
-		return fmt.Errorf("gpu: read: %w", err)
+		return backend.Wrapf(err, "gpu: read")
 	}
 	return nil
 }

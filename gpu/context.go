@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
@@ -24,10 +23,10 @@ func (b *Backend) Context(ctx context.Context, p backend.ContextParams, pm, v, o
 func (b *Backend) context(ctx context.Context, st *Step, p backend.ContextParams, pm, v, o backend.Buffer) (err error) {
 	defer func() { st.note("context", err) }()
 	if err := p.Validate(pm, v, o); err != nil {
-		return fmt.Errorf("gpu: context: %w", err)
+		return backend.Wrapf(err, "gpu: context")
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
-		return fmt.Errorf("gpu: context: %w", err)
+		return backend.Wrapf(err, "gpu: context")
 	}
 	bufs, err := b.begin(ctx, "context", arg{"weights", pm, false}, arg{"V", v, false}, arg{"O", o, true})
 	if err != nil {

@@ -5,7 +5,6 @@ package gpu
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/attn-go/attn/backend"
@@ -82,7 +81,7 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 	defer b.mu.Unlock()
 	d, s := bufs[0], bufs[1]
 	if err := backend.CheckCopy(d.n, s.n, ranges); err != nil {
-		return fmt.Errorf("gpu: %w", err)
+		return backend.Wrapf(err, "gpu")
 	}
 	if d.dtype.Quantized() || s.dtype.Quantized() {
 		ds, err := b.copyQuant(d, s, ranges)
@@ -93,7 +92,7 @@ func (b *Backend) copy(ctx context.Context, st *Step, dst, src backend.Buffer, r
 	}
 	ds, err := b.copyRanges(d, s, ranges)
 	if err != nil {
-		return fmt.Errorf("gpu: copy: %w", err)
+		return backend.Wrapf(err, "gpu: copy")
 	}
 	return b.run(ctx, st, "copy", ds)
 }
@@ -124,7 +123,7 @@ func (b *Backend) copyQuant(d, s *buffer, ranges []backend.CopyRange) ([]*dispat
 	q8, q4 := quantFlags(d.dtype)
 	pipe, err := b.pipeline(shaders.Copy8Consts{WG: copyWG, Q8: q8, Q4: q4}, "main")
 	if err != nil {
-		return nil, fmt.Errorf("gpu: copy: %w", err)
+		return nil, backend.Wrapf(err, "gpu: copy")
 	}
 	t := d.dtype
 	layers := quantLayers(t, ranges)

@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
@@ -252,15 +251,15 @@ func (b *Backend) gridOK(g [3]int) bool {
 func (b *Backend) run(ctx context.Context, st *Step, op string, ds []*dispatch) error {
 	for _, d := range ds {
 		if d.err != nil {
-			return fmt.Errorf("gpu: %s: %w", op, d.err)
+			return backend.Wrapf(d.err, "gpu: %s", op)
 		}
 	}
 	for i := 0; i < len(ds); {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("gpu: %s: %w", op, err)
+			return backend.Wrapf(err, "gpu: %s", op)
 		}
 		if b.closed { // by Close while this op waited
-			return fmt.Errorf("gpu: %s: %w", op, backend.ErrReleased)
+			return backend.Errorf(backend.ErrReleased, "gpu: %s: the backend was closed while the call waited", op)
 		}
 		j, cost := i+1, ds[i].cost
 		for j < len(ds) && j-i < plan.MaxPerSubmit && cost+ds[j].cost <= b.budget {
@@ -276,7 +275,7 @@ func (b *Backend) run(ctx context.Context, st *Step, op string, ds []*dispatch) 
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("gpu: %s: %w", op, err)
+			return backend.Wrapf(err, "gpu: %s", op)
 		}
 		i = j
 	}

@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 
@@ -99,7 +98,7 @@ func (b *Backend) fusedLowered(ctx context.Context, st *Step, p backend.FusedPar
 	ops := &indexedOps{b: b, st: st}
 	err := lower.Fused(ctx, b, ops, st != nil, p, q, k, v, o, lse)
 	if err != nil && !ops.ran {
-		err = fmt.Errorf("gpu: fused: %w", err)
+		err = backend.Wrapf(err, "gpu: fused")
 		st.note("fused", err)
 	}
 	return err
@@ -127,10 +126,10 @@ func (o *indexedOps) Copy(ctx context.Context, dst, src backend.Buffer, ranges .
 func (b *Backend) fused(ctx context.Context, st *Step, p backend.FusedParams, q, k, v, o, lse backend.Buffer) (err error) {
 	defer func() { st.note("fused", err) }()
 	if err := p.Validate(b.Caps(), q, k, v, o, lse); err != nil {
-		return fmt.Errorf("gpu: fused: %w", err)
+		return backend.Wrapf(err, "gpu: fused")
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
-		return fmt.Errorf("gpu: fused: %w", err)
+		return backend.Wrapf(err, "gpu: fused")
 	}
 	if err := plan.CheckVars("fused", p.Problem); err != nil {
 		return err

@@ -228,10 +228,10 @@ func (b *Backend) Sync() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return fmt.Errorf("gpu: sync: %w", backend.ErrReleased)
+		return backend.Errorf(backend.ErrReleased, "gpu: sync: the backend is closed (Close was called)")
 	}
 	if err := b.flush(); err != nil {
-		return fmt.Errorf("gpu: sync: %w", err)
+		return backend.Wrapf(err, "gpu: sync")
 	}
 	return b.waitIdle()
 }
@@ -243,7 +243,7 @@ func (b *Backend) Sync() error {
 func (b *Backend) waitIdle() error {
 	p, err := b.dev.OnWorkDone()
 	if err != nil {
-		return fmt.Errorf("gpu: %w", err)
+		return backend.Wrapf(err, "gpu")
 	}
 	if err := b.await(p); err != nil {
 		return fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
@@ -334,13 +334,13 @@ func (b *Backend) Close() error {
 func (b *Backend) lock(ctx context.Context, op string) error {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("gpu: %s: %w", op, err)
+			return backend.Wrapf(err, "gpu: %s", op)
 		}
 	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return fmt.Errorf("gpu: %s: %w", op, backend.ErrReleased)
+		return backend.Errorf(backend.ErrReleased, "gpu: %s: the backend is closed (Close was called)", op)
 	}
 	return nil
 }

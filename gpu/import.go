@@ -3,8 +3,6 @@
 package gpu
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/wg"
 )
@@ -98,13 +96,13 @@ func (b *Backend) Import(buf *NativeBuffer, offset uint64, dt backend.DType, n i
 func Export(buf backend.Buffer) (*NativeBuffer, uint64, error) {
 	x, ok := buf.(*buffer)
 	if !ok || x == nil || x.owner == nil {
-		return nil, 0, fmt.Errorf("gpu: export: %w", backend.ErrForeignBuffer)
+		return nil, 0, backend.Errorf(backend.ErrForeignBuffer, "gpu: export")
 	}
 	b := x.owner
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if x.released || b.closed {
-		return nil, 0, fmt.Errorf("gpu: export: %w", backend.ErrReleased)
+		return nil, 0, backend.Errorf(backend.ErrReleased, "gpu: export: the buffer is released or its backend closed")
 	}
 	return x.buf.Native(), uint64(x.off), nil
 }

@@ -4,7 +4,7 @@ package gpu
 
 import (
 	"errors"
-	"fmt"
+	"github.com/attn-go/attn/backend"
 	"reflect"
 	"runtime"
 	"sync"
@@ -141,7 +141,7 @@ func (b *Backend) precompile(specs []specEntry) error {
 func (b *Backend) build(k *shaders.Kernel, s shaders.Spec, entry, key string) (*pipeline, error) {
 	src, err := k.Generate(s)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
+		return nil, backend.Wrapf(err, "gpu")
 	}
 	binds := make([]wg.BindingType, len(k.Bindings))
 	for i, bd := range k.Bindings {
@@ -157,9 +157,9 @@ func (b *Backend) build(k *shaders.Kernel, s shaders.Spec, entry, key string) (*
 	wp, err := b.dev.CreatePipeline(key, src, entry, binds)
 	if err != nil {
 		if se, ok := err.(*wg.StageError); ok {
-			return nil, fmt.Errorf("gpu: %s for %s: %w", se.Stage, key, se.Err)
+			return nil, backend.Wrapf(se.Err, "gpu: %s for %s", se.Stage, key)
 		}
-		return nil, fmt.Errorf("gpu: %s: %w", key, err)
+		return nil, backend.Wrapf(err, "gpu: %s", key)
 	}
 	return &pipeline{kernel: k, p: wp}, nil
 }

@@ -38,7 +38,9 @@ func BenchmarkPoolDecode(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			seqs := make([]*kernels.Seq, workers)
 			for w := range seqs {
-				seqs[w] = pool.NewSeq()
+				if seqs[w], err = pool.NewSeq(); err != nil {
+					b.Fatal(err)
+				}
 				k := tensorOf(randSlice(rng, prefill*cfg.KVHeads*cfg.D), prefill, cfg.KVHeads, cfg.D)
 				v := tensorOf(randSlice(rng, prefill*cfg.KVHeads*cfg.D), prefill, cfg.KVHeads, cfg.D)
 				if err := seqs[w].Append(k, v); err != nil {

@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/attn-go/attn/backend"
@@ -62,11 +61,11 @@ func (b *Backend) copyQuantize(ctx context.Context, st *Step, dst, src backend.B
 	defer b.mu.Unlock()
 	d, s, cnt := bufs[0], bufs[1], bufs[2]
 	if err := backend.CheckQuantCopy(d.dtype, s.dtype, d.n, s.n, q, ranges); err != nil {
-		return fmt.Errorf("gpu: %w", err)
+		return backend.Wrapf(err, "gpu")
 	}
 	ds, err := b.quantDispatches(d, s, cnt, q, ranges)
 	if err != nil {
-		return fmt.Errorf("gpu: copy: %w", err)
+		return backend.Wrapf(err, "gpu: copy")
 	}
 	return b.run(ctx, st, "copy", ds)
 }

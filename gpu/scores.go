@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/gpu/internal/plan"
@@ -24,10 +23,10 @@ func (b *Backend) Scores(ctx context.Context, p backend.ScoresParams, q, k, s ba
 func (b *Backend) scores(ctx context.Context, st *Step, p backend.ScoresParams, q, k, s backend.Buffer) (err error) {
 	defer func() { st.note("scores", err) }()
 	if err := p.Validate(q, k, s); err != nil {
-		return fmt.Errorf("gpu: scores: %w", err)
+		return backend.Wrapf(err, "gpu: scores")
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
-		return fmt.Errorf("gpu: scores: %w", err)
+		return backend.Wrapf(err, "gpu: scores")
 	}
 	if err := plan.CheckVars("scores", p.Problem); err != nil {
 		return err

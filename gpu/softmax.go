@@ -23,10 +23,10 @@ func (b *Backend) Softmax(ctx context.Context, p backend.SoftmaxParams, s backen
 func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams, s backend.Buffer) (err error) {
 	defer func() { st.note("softmax", err) }()
 	if err := p.Validate(s); err != nil {
-		return fmt.Errorf("gpu: softmax: %w", err)
+		return backend.Wrapf(err, "gpu: softmax")
 	}
 	if err := p.DenseOnly("gpu"); err != nil { // Caps.Strides is false
-		return fmt.Errorf("gpu: softmax: %w", err)
+		return backend.Wrapf(err, "gpu: softmax")
 	}
 	if err := plan.CheckVars("softmax", p.Problem); err != nil {
 		return err
@@ -44,7 +44,7 @@ func (b *Backend) softmax(ctx context.Context, st *Step, p backend.SoftmaxParams
 		if bufs[2] != nil {
 			// Recorded work that uses the LSE goes first (step.go).
 			if err := b.flush(); err != nil {
-				return fmt.Errorf("gpu: softmax: %w", err)
+				return backend.Wrapf(err, "gpu: softmax")
 			}
 			return b.write(bufs[2].buf, bufs[2].word(0), emptyLSE(pr))
 		}

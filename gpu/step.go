@@ -128,7 +128,7 @@ func (s *Step) note(op string, err error) {
 	if err != nil && !errors.As(err, &sub) {
 		// A failed submission is noted once, by flush, in every step
 		// whose work it held; the op that met it returns it too.
-		s.noteErr(fmt.Errorf("op %d (%s): %w", s.n, op, err))
+		s.noteErr(backend.Wrapf(err, "op %d (%s)", s.n, op))
 	}
 }
 
@@ -215,7 +215,7 @@ func (s *Step) Submit() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("gpu: step: %w", errors.Join(errs...))
+	return backend.Wrapf(errors.Join(errs...), "gpu: step")
 }
 
 // Wait submits the recorded work and waits for the queue to drain (on a
@@ -238,12 +238,12 @@ func (s *Step) Wait() error {
 	err := b.waitIdle()
 	b.mu.Unlock()
 	if err != nil {
-		errs = append(errs, fmt.Errorf("step of %s: %w", ops, err))
+		errs = append(errs, backend.Wrapf(err, "step of %s", ops))
 	}
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("gpu: step: %w", errors.Join(errs...))
+	return backend.Wrapf(errors.Join(errs...), "gpu: step")
 }
 
 // summarize names n ops by kind and count: "3 ops (fused ×2, scores ×1)".
@@ -279,7 +279,7 @@ func (b *Backend) flush() error {
 	var err error
 	if len(p.ds) > 0 {
 		if err = b.submitRecorded(); err != nil {
-			err = &submitError{fmt.Errorf("submitting %d recorded dispatches: %w", len(p.ds), err)}
+			err = &submitError{backend.Wrapf(err, "submitting %d recorded dispatches", len(p.ds))}
 			for s := range p.steps {
 				s.mu.Lock()
 				s.noteErr(err)

@@ -51,7 +51,15 @@ func TestStepCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &cache{pool: p, seqs: []*kernels.Seq{p.NewSeq(), p.NewSeq()}}
+		c := &cache{pool: p}
+		for range 2 {
+			s, err := p.NewSeq()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.seqs = append(c.seqs, s)
+		}
+		return c
 	}
 	release := func(c *cache) {
 		if c.c != nil {

@@ -55,7 +55,7 @@ func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	}
 	defer b.mu.Unlock()
 	if err := b.flush(); err != nil {
-		return fmt.Errorf("gpu: subgroups: %w", err)
+		return backend.Wrapf(err, "gpu: subgroups")
 	}
 	pipe, err := b.pipeline(shaders.SubgroupsConsts{WG: subgroupsWG}, "main")
 	if err != nil {
@@ -67,7 +67,7 @@ func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 	d.setParams(shaders.SubgroupsParams{N: subgroupsWG})
 	d.grid = [3]int{1, 1, 1}
 	if d.err != nil {
-		return fmt.Errorf("gpu: subgroups: %w", d.err)
+		return backend.Wrapf(d.err, "gpu: subgroups")
 	}
 	timing := b.timing
 	b.timing = nil
@@ -80,7 +80,7 @@ func (b *Backend) runSubgroups(ctx context.Context, out backend.Buffer) error {
 		err = b.waitIdle()
 	}
 	if err != nil {
-		return fmt.Errorf("gpu: subgroups: %w", err)
+		return backend.Wrapf(err, "gpu: subgroups")
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func (b *Backend) TimeDevice(on bool) error {
 	}
 	// Work recorded before timing was on is not timed.
 	if err := b.flush(); err != nil {
-		return fmt.Errorf("gpu: time device: %w", err)
+		return backend.Wrapf(err, "gpu: time device")
 	}
 	if b.period.ns == 0 {
 		// Calibration waits and sleeps for some 0.2 s, with its own
@@ -138,10 +138,10 @@ func (b *Backend) TimeDevice(on bool) error {
 		p, err := b.calibrate()
 		b.mu.Lock()
 		if err != nil {
-			return fmt.Errorf("gpu: time device: calibrating the timestamp period: %w", err)
+			return backend.Wrapf(err, "gpu: time device: calibrating the timestamp period")
 		}
 		if b.closed {
-			return fmt.Errorf("gpu: time device: %w", backend.ErrReleased)
+			return backend.Errorf(backend.ErrReleased, "gpu: time device: the backend is closed (Close was called)")
 		}
 		if b.period.ns == 0 { // else another goroutine's calibration came first
 			b.period = p
@@ -150,12 +150,12 @@ func (b *Backend) TimeDevice(on bool) error {
 			return nil
 		}
 		if err := b.flush(); err != nil {
-			return fmt.Errorf("gpu: time device: %w", err)
+			return backend.Wrapf(err, "gpu: time device")
 		}
 	}
 	t, err := b.newTimer()
 	if err != nil {
-		return fmt.Errorf("gpu: time device: %w", err)
+		return backend.Wrapf(err, "gpu: time device")
 	}
 	b.timing = t
 	t.since = time.Now()
@@ -318,7 +318,7 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 		return 0, errors.New("gpu: device time: timing is off (TimeDevice)")
 	}
 	if err := b.flush(); err != nil {
-		return 0, fmt.Errorf("gpu: device time: %w", err)
+		return 0, backend.Wrapf(err, "gpu: device time")
 	}
 	n, overflow, since := t.n, t.overflow, t.since
 	kn, kover, spans := t.kn, t.kover, t.spans
@@ -345,7 +345,7 @@ func (b *Backend) DeviceTime() (time.Duration, error) {
 		t.readback = nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("gpu: device time: %w", err)
+		return 0, backend.Wrapf(err, "gpu: device time")
 	}
 	now := time.Now()
 	var sum uint64

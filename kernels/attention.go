@@ -381,7 +381,7 @@ type devBufs []backend.Buffer
 func (d *devBufs) alloc(be backend.Backend, name string, dt DType, n int) (backend.Buffer, error) {
 	buf, err := be.Alloc(dt, n)
 	if err != nil {
-		return nil, fmt.Errorf("allocating %s (%d %v elements): %w", name, n, dt, err)
+		return nil, backend.Wrapf(err, "allocating %s (%d %v elements)", name, n, dt)
 	}
 	*d = append(*d, buf)
 	return buf, nil
@@ -393,7 +393,7 @@ func (d *devBufs) upload(be backend.Backend, name string, data []float32) (backe
 		return nil, err
 	}
 	if err := be.Write(buf, 0, data); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", name, err)
+		return nil, backend.Wrapf(err, "writing %s", name)
 	}
 	return buf, nil
 }
@@ -562,13 +562,13 @@ func readOut(be backend.Backend, name string, buf backend.Buffer, dt DType, n in
 	if dt.Half() && buf.DType() == dt {
 		bits := make([]uint16, n)
 		if err := be.ReadBits(bits, buf, 0); err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+			return nil, nil, backend.Wrapf(err, "reading %s", name)
 		}
 		return bits, nil, nil
 	}
 	bits, out, err := readRounded(be, buf, dt, n)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+		return nil, nil, backend.Wrapf(err, "reading %s", name)
 	}
 	return bits, out, nil
 }
@@ -605,7 +605,7 @@ func readRounded(be backend.Backend, buf backend.Buffer, dt DType, n int) ([]uin
 func (c *call) readMatrix(be backend.Backend, buf backend.Buffer, n, last int, dt DType) (*Tensor, error) {
 	bits, data, err := readRounded(be, buf, dt, n)
 	if err != nil {
-		return nil, fmt.Errorf("reading result: %w", err)
+		return nil, backend.Wrapf(err, "reading result")
 	}
 	shape := []int{c.prob.B, c.prob.H, c.prob.Nq}
 	if last > 0 {

@@ -78,7 +78,7 @@ func TestCacheBlocks(t *testing.T) {
 				lens := []int{100, 37, 200}
 				seqs := make([]*kernels.Seq, len(lens))
 				for s, n := range lens {
-					seqs[s] = pool.NewSeq()
+					seqs[s] = newSeq(t, pool)
 					if err := seqs[s].Append(randTensor(rng, kernels.BNHD, n, kvh, d), randTensor(rng, kernels.BNHD, n, kvh, d)); err != nil {
 						t.Fatal(err)
 					}

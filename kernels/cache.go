@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -203,7 +202,7 @@ func (c *kv) readCounts() error {
 	}
 	sat, nan, err := backend.ReadCounts(c.be, c.counts)
 	if err != nil {
-		return fmt.Errorf("%s: reading the counts: %w", c.what, err)
+		return backend.Wrapf(err, "%s: reading the counts", c.what)
 	}
 	c.devSat.Store(int64(sat))
 	c.devNaN.Store(int64(nan))
@@ -238,7 +237,7 @@ type staging struct {
 // size keys each.
 func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, error) {
 	if err := cfg.check(be); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, backend.Wrapf(err, "%s", what)
 	}
 	nk, ok := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.kPitch())
 	nv, ok2 := backend.CheckedProduct(n, size, cfg.KVHeads, cfg.vPitch())
@@ -255,18 +254,18 @@ func newKV(be backend.Backend, cfg CacheConfig, what string, n, size int) (*kv, 
 	}
 	var err error
 	if c.k, err = be.Alloc(cfg.DType, nk); err != nil {
-		return nil, fmt.Errorf("%s: keys: %w", what, err)
+		return nil, backend.Wrapf(err, "%s: keys", what)
 	}
 	if cfg.vFromK() {
 		c.v = c.k // V is K's first Dv columns
 	} else if c.v, err = be.Alloc(cfg.DType, nv); err != nil {
 		c.k.Release()
-		return nil, fmt.Errorf("%s: values: %w", what, err)
+		return nil, backend.Wrapf(err, "%s: values", what)
 	}
 	if _, ok := be.(backend.QuantCopier); ok && cfg.DType.Quantized() {
 		if c.counts, err = be.Alloc(Float32, backend.CountsLen); err != nil {
 			c.release()
-			return nil, fmt.Errorf("%s: counts: %w", what, err)
+			return nil, backend.Wrapf(err, "%s: counts", what)
 		}
 	}
 	return c, nil

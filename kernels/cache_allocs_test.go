@@ -34,7 +34,7 @@ func TestCacheDecodeAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Release()
-	seqs := []*kernels.Seq{pool.NewSeq()}
+	seqs := []*kernels.Seq{newSeq(t, pool)}
 	k, v := rows(rng, kernels.Float16, 1, 2, 64), rows(rng, kernels.Float16, 1, 2, 64)
 	q := rows(rng, kernels.Float16, 1, 8, 64)
 	q.Shape = []int{1, 1, 8, 64}
@@ -91,7 +91,7 @@ func TestCacheAppendAllocs(t *testing.T) {
 								t.Fatal(err)
 							}
 							defer pool.Release()
-							seq := pool.NewSeq()
+							seq := newSeq(t, pool)
 							step = func() {
 								if err := seq.Append(k, v); err != nil {
 									t.Fatal(err)

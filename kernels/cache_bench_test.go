@@ -86,7 +86,7 @@ func benchDecodeIn(b *testing.B, batch, nk int, dt kernels.DType, paged bool, la
 		defer pool.Release()
 		seqs := make([]*kernels.Seq, batch)
 		for i := range seqs {
-			seqs[i] = pool.NewSeq()
+			seqs[i] = newSeq(b, pool)
 			if err := seqs[i].Append(k, v); err != nil {
 				b.Fatal(err)
 			}

@@ -90,7 +90,7 @@ func cacheBuffers(ctx context.Context, t *testing.T, be backend.Backend, layout 
 	} else {
 		pool, err = kernels.NewPagePool(be, pageSize, 3*24/pageSize+3, cfg)
 		for range batch {
-			seqs = append(seqs, pool.NewSeq())
+			seqs = append(seqs, newSeq(t, pool))
 		}
 	}
 	if err != nil {

@@ -24,7 +24,10 @@ func ExamplePagePool_Attend() {
 		log.Fatal(err)
 	}
 	defer pool.Release()
-	seq := pool.NewSeq()
+	seq, err := pool.NewSeq()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer seq.Release()
 
 	// tokens returns n tokens' keys or values, [n, KVHeads, D].

@@ -143,7 +143,7 @@ func cacheBuffersQuant(ctx context.Context, t *testing.T, be, ref backend.Backen
 		} else {
 			s.pool, err = kernels.NewPagePool(be, pageSize, batch*capacity/pageSize+2, cfg)
 			for range batch {
-				s.seqs = append(s.seqs, s.pool.NewSeq())
+				s.seqs = append(s.seqs, newSeq(t, s.pool))
 			}
 		}
 		if err != nil {

@@ -192,7 +192,7 @@ func testCacheDecode(t *testing.T, be backend.Backend, dts []backend.DType) {
 						t.Fatal(err)
 					}
 					for range batch * min(pageSize, 1) {
-						seqs = append(seqs, pool.NewSeq())
+						seqs = append(seqs, newSeq(t, pool))
 					}
 					appendRows := func(s, n int) {
 						kdt := qdt
@@ -242,7 +242,7 @@ func testCacheDecode(t *testing.T, be backend.Backend, dts []backend.DType) {
 						if step == 5 && pool != nil {
 							// Release a sequence and grow another into its pages.
 							seqs[1].Release()
-							seqs[1] = pool.NewSeq()
+							seqs[1] = newSeq(t, pool)
 							m.k[1], m.v[1] = nil, nil
 							appendRows(1, 3)
 						}
@@ -303,7 +303,7 @@ func TestCacheErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Release()
-	seq := pool.NewSeq()
+	seq := newSeq(t, pool)
 	if err := cache.Append(0, rows(rng, kernels.Float32, 6, 2, 16), rows(rng, kernels.Float32, 6, 2, 16)); err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestCacheFull(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer pool.Release()
-				seq := pool.NewSeq()
+				seq := newSeq(t, pool)
 				appendRows = seq.Append
 				state = func() string { return fmt.Sprintf("%d keys on pages %v, %d free", seq.Len(), seq.Pages(), pool.Free()) }
 			}
@@ -473,7 +473,7 @@ func TestCacheQueryLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pool.Release()
-		seqs := []*kernels.Seq{pool.NewSeq(), pool.NewSeq()}
+		seqs := []*kernels.Seq{newSeq(t, pool), newSeq(t, pool)}
 		for i, s := range seqs {
 			k, v := rows(rng, kernels.Float32, 3, 2, 16), rows(rng, kernels.Float32, 3, 2, 16)
 			if err := s.Append(k, v); err != nil {
@@ -569,7 +569,7 @@ func TestCacheAppendRange(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer pool.Release()
-					seq := pool.NewSeq()
+					seq := newSeq(t, pool)
 					seqs := []*kernels.Seq{seq}
 					appendRows = seq.Append
 					attend = func(q, out *kernels.Tensor) error { return pool.Attend(ctx, seqs, q, out, nil, nil) }

@@ -45,7 +45,7 @@ func TestCascade(t *testing.T) {
 					}
 					m.append(j, k, v)
 				}
-				prompt := pool.NewSeq()
+				prompt := newSeq(t, pool)
 				add(prompt, 0, 13) // 3 full pages and one row
 				seqs := []*kernels.Seq{prompt}
 				for f, n := range []int{1, 5, 9} {
@@ -57,7 +57,7 @@ func TestCascade(t *testing.T) {
 					add(c, f+1, n)
 					seqs = append(seqs, c)
 				}
-				other := pool.NewSeq()
+				other := newSeq(t, pool)
 				add(other, 4, 11)
 				seqs = append(seqs, other)
 				order := []int{1, 4, 2, 0, 3, 1} // forks, the other, the prompt, a fork twice
@@ -161,7 +161,7 @@ func TestCascadeTree(t *testing.T) {
 			m.k, m.v = append(m.k, slices.Clone(m.k[from])), append(m.v, slices.Clone(m.v[from]))
 			return c
 		}
-		root := pool.NewSeq()
+		root := newSeq(t, pool)
 		m.k, m.v = [][]float32{nil}, [][]float32{nil}
 		add(root, 0, 8) // the prompt: two pages
 		var seqs []*kernels.Seq

@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
 )
@@ -55,7 +53,7 @@ func ConcatSeq(past, cur *Tensor) (*Tensor, error) {
 	if past.DType != cur.DType {
 		var err error
 		if past, err = past.Convert(cur.DType); err != nil {
-			return nil, fmt.Errorf("past: %w", err)
+			return nil, backend.Wrapf(err, "past")
 		}
 	}
 	n, ok := addChecked(pn, cn)

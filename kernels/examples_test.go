@@ -188,7 +188,10 @@ func ExampleCacheConfig_vFromK() {
 		log.Fatal(err)
 	}
 	defer pool.Release()
-	seq := pool.NewSeq()
+	seq, err := pool.NewSeq()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer seq.Release()
 	latent := &kernels.Tensor{Shape: []int{2, 1, 3}, Data: []float32{ // [n, KVHeads, D]
 		10, 0, 1, // token 0: V is (10, 0)

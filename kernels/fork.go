@@ -20,7 +20,7 @@ func (s *Seq) Fork() (*Seq, error) {
 		return nil, err
 	}
 	p := s.pool
-	c := p.NewSeq()
+	c := p.newSeq()
 	c.pages, c.n = slices.Clone(s.pages), s.n
 	p.mu.Lock()
 	for _, pg := range c.pages {

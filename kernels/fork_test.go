@@ -63,7 +63,7 @@ func TestSeqFork(t *testing.T) {
 						}
 						defer pool.Release()
 						rng := rand.New(rand.NewPCG(61, 62))
-						seqs := []*kernels.Seq{pool.NewSeq()}
+						seqs := []*kernels.Seq{newSeq(t, pool)}
 						m := &mirror{cfg: cfg}
 						m.k, m.v = [][]float32{nil}, [][]float32{nil}
 						live := []bool{true}
@@ -167,7 +167,7 @@ func TestSeqForkFull(t *testing.T) {
 	defer pool.Release()
 	rng := rand.New(rand.NewPCG(63, 64))
 	m := &mirror{cfg: cfg}
-	s := pool.NewSeq()
+	s := newSeq(t, pool)
 	k, v := rows(rng, kernels.Float32, 10, 1, 4), rows(rng, kernels.Float32, 10, 1, 4) // 3 pages, the last half full
 	if err := s.Append(k, v); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestSeqForkReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Release()
-	s := pool.NewSeq()
+	s := newSeq(t, pool)
 	s.Release()
 	if _, err := s.Fork(); !errors.Is(err, backend.ErrReleased) {
 		t.Fatalf("Fork of a released sequence: %v, want ErrReleased", err)
@@ -246,7 +246,7 @@ func TestSeqForkConcurrent(t *testing.T) {
 	}
 	defer pool.Release()
 	rng := rand.New(rand.NewPCG(65, 66))
-	prompt := pool.NewSeq()
+	prompt := newSeq(t, pool)
 	pm := &mirror{cfg: cfg}
 	k, v := rows(rng, kernels.Float32, 10, 2, 8), rows(rng, kernels.Float32, 10, 2, 8)
 	if err := prompt.Append(k, v); err != nil {
@@ -318,7 +318,7 @@ func TestSeqForkStoredBits(t *testing.T) {
 						if dt.Quantized() {
 							k.Data[d+5] = float32(math.NaN()) // row 0, head 1: a block stored as NaN
 						}
-						parent := pool.NewSeq()
+						parent := newSeq(t, pool)
 						if err := parent.AppendBuffers(ctx, nil, 3, onDevice(t, be, k), onDevice(t, be, v)); err != nil {
 							t.Fatal(err)
 						}

@@ -72,7 +72,7 @@ func TestCacheIndices(t *testing.T) {
 							t.Fatal(err)
 						}
 						defer pool.Release()
-						seqs := []*kernels.Seq{pool.NewSeq(), pool.NewSeq()}
+						seqs := []*kernels.Seq{newSeq(t, pool), newSeq(t, pool)}
 						app := func(s *kernels.Seq, kt, vt *kernels.Tensor) {
 							if kt.Shape[0] == 0 {
 								return
@@ -92,7 +92,7 @@ func TestCacheIndices(t *testing.T) {
 							app(seqs[1], keys[1], vals[1])
 							app(seqs[2], rowsOf(keys[2], 40, 50), rowsOf(vals[2], 40, 50))
 						} else {
-							seqs = append(seqs, pool.NewSeq())
+							seqs = append(seqs, newSeq(t, pool))
 							for s := range seqs {
 								app(seqs[s], picked(s, keys), picked(s, vals))
 							}

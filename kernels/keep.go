@@ -3,7 +3,6 @@ package kernels
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -73,7 +72,7 @@ func (s *Seq) Keep(n int, rows []int) error {
 				for _, pg := range own {
 					p.give1(pg)
 				}
-				return fmt.Errorf("keep %d of a sequence's last %d rows: copying a shared page: %w", len(rows), n, err)
+				return backend.Wrapf(err, "keep %d of a sequence's last %d rows: copying a shared page", len(rows), n)
 			}
 		}
 		for x, i := range shared {
@@ -81,7 +80,7 @@ func (s *Seq) Keep(n int, rows []int) error {
 			s.pages[i] = own[x]
 		}
 		if err := p.moveRows(&s.st, moves, p.rowAt(s.pages)); err != nil {
-			return fmt.Errorf("keep %d of a sequence's last %d rows: %w", len(rows), n, err)
+			return backend.Wrapf(err, "keep %d of a sequence's last %d rows", len(rows), n)
 		}
 	}
 	keepPages := (end + p.pageSize - 1) / p.pageSize
@@ -285,7 +284,7 @@ func (c *KVCache) Keep(seq, n int, rows []int) error {
 	if len(moves) > 0 {
 		at := func(row, h, dim int) int { return c.rows(dim).Offset(seq, h, row) }
 		if err := c.moveRows(&c.st, moves, at); err != nil {
-			return fmt.Errorf("keep %d of sequence %d's last %d rows: %w", len(rows), seq, n, err)
+			return backend.Wrapf(err, "keep %d of sequence %d's last %d rows", len(rows), seq, n)
 		}
 	}
 	c.lens[seq] = base + len(rows)

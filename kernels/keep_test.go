@@ -39,7 +39,7 @@ func TestSeqKeep(t *testing.T) {
 						rng := rand.New(rand.NewPCG(71, uint64(dt)))
 						pk, pv := rows(rng, kernels.Float32, prompt, heads, d), rows(rng, kernels.Float32, prompt, heads, d)
 						dk, dv := rows(rng, kernels.Float32, draft, heads, d), rows(rng, kernels.Float32, draft, heads, d)
-						s := pool.NewSeq()
+						s := newSeq(t, pool)
 						if err := s.Append(pk, pv); err != nil {
 							t.Fatal(err)
 						}
@@ -59,7 +59,7 @@ func TestSeqKeep(t *testing.T) {
 							t.Fatalf("Len %d after Keep, want %d", s.Len(), prompt+len(keep))
 						}
 						// The reference: the prompt, then the kept rows, appended.
-						ref := pool.NewSeq()
+						ref := newSeq(t, pool)
 						if err := ref.Append(pk, pv); err != nil {
 							t.Fatal(err)
 						}
@@ -120,7 +120,7 @@ func testKeepArgs(t *testing.T, be backend.Backend) {
 		{"nothing of the draft", 3, nil, nil, have - 3},
 		{"no draft", 0, nil, nil, have},
 	} {
-		s := pool.NewSeq()
+		s := newSeq(t, pool)
 		if err := s.Append(k, v); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func testKeepArgs(t *testing.T, be backend.Backend) {
 		}
 		s.Release()
 	}
-	s := pool.NewSeq()
+	s := newSeq(t, pool)
 	s.Release()
 	if err := s.Keep(0, nil); !errors.Is(err, backend.ErrReleased) {
 		t.Errorf("Keep on a released sequence: %v", err)
@@ -237,7 +237,7 @@ func BenchmarkSeqKeep(b *testing.B) {
 			b.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(79, 1))
-		s := pool.NewSeq()
+		s := newSeq(b, pool)
 		if err := s.Append(rows(rng, kernels.Float32, prompt, kvh, d), rows(rng, kernels.Float32, prompt, kvh, d)); err != nil {
 			b.Fatal(err)
 		}

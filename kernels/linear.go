@@ -206,7 +206,7 @@ func project(x *Tensor, opts *Options, ls []Linear, names []string) ([]*Tensor, 
 	}
 	if opts == nil || !opts.AllowNonFinite {
 		if err := checkFinite(x, x, x, nil); err != nil {
-			return nil, fmt.Errorf("x: %w", err)
+			return nil, backend.Wrapf(err, "x")
 		}
 	}
 	out := make([]*Tensor, len(ls))

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -98,10 +97,21 @@ type Seq struct {
 	mu sync.RWMutex
 }
 
-// NewSeq returns an empty sequence of the pool. Once the pool is
-// released (PagePool.Release) the sequence it returns is released too:
-// its every call is backend.ErrReleased naming the pool.
-func (p *PagePool) NewSeq() *Seq {
+// NewSeq returns an empty sequence of the pool. It takes no page: the
+// sequence takes them as it grows (Seq.Append). Once the pool is
+// released (PagePool.Release) NewSeq is an error wrapping
+// backend.ErrReleased, and a sequence made before then is released
+// with its pool: its every call is that error.
+func (p *PagePool) NewSeq() (*Seq, error) {
+	if err := p.live("NewSeq"); err != nil {
+		return nil, err
+	}
+	return p.newSeq(), nil
+}
+
+// newSeq is NewSeq past its check, for Fork, which holds a live
+// sequence of the pool.
+func (p *PagePool) newSeq() *Seq {
 	return &Seq{pool: p, id: p.ids.Add(1), released: p.released.Load()}
 }
 
@@ -226,7 +236,7 @@ func (s *Seq) extend(n int, put func(pg *backend.Paged) error) error {
 			p.give(s.pages[held:])
 			p.give1(own)
 			s.pages = s.pages[:held]
-			return fmt.Errorf("append %d keys to a sequence of %d: copying its shared last page: %w", n, s.n, err)
+			return backend.Wrapf(err, "append %d keys to a sequence of %d: copying its shared last page", n, s.n)
 		}
 	}
 	s.pg = backend.Paged{PageSize: p.pageSize, Pages: p.pages, PerSeq: len(s.pages), Table: s.pages}

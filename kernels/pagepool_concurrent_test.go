@@ -107,7 +107,7 @@ func TestPagePoolWritesConcurrent(t *testing.T) {
 // the sequences it holds, all but its first; it returns the ones left.
 func playPool(t *testing.T, pool *kernels.PagePool, cfg kernels.CacheConfig, g, steps int) []*kernels.Seq {
 	rng := rand.New(rand.NewPCG(77, uint64(g)))
-	seqs := []*kernels.Seq{pool.NewSeq()}
+	seqs := []*kernels.Seq{newSeq(t, pool)}
 	for range steps {
 		s := seqs[rng.IntN(len(seqs))]
 		switch op := rng.IntN(10); {
@@ -224,7 +224,7 @@ func BenchmarkPoolAppend(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer pool.Release()
-					s := pool.NewSeq()
+					s := newSeq(b, pool)
 					rng := rand.New(rand.NewPCG(93, 94))
 					k, v := rows(rng, kernels.Float32, 1, 1, c.d), rows(rng, kernels.Float32, 1, 1, c.d)
 					q, out := randTensor(rng, kernels.BNHD, 1, 1, 1, c.d), randTensor(rng, kernels.BNHD, 1, 1, 1, c.d)

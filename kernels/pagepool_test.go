@@ -28,7 +28,7 @@ func TestPagePoolConcurrent(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(51, uint64(g)))
 			m := &mirror{cfg: cfg}
-			seq := pool.NewSeq()
+			seq := newSeq(t, pool)
 			defer seq.Release()
 			for step := range 20 {
 				n := 1
@@ -93,7 +93,7 @@ func TestPagePoolAttendRelease(t *testing.T) {
 			for round := range rounds {
 				rng := rand.New(rand.NewPCG(131, uint64(round)))
 				m := &mirror{cfg: cfg}
-				other, seq := pool.NewSeq(), pool.NewSeq()
+				other, seq := newSeq(t, pool), newSeq(t, pool)
 				for i, s := range []*kernels.Seq{other, seq} {
 					k, v := rows(rng, kernels.Float32, n, 2, 16), rows(rng, kernels.Float32, n, 2, 16)
 					if err := s.Append(k, v); err != nil {
@@ -158,7 +158,7 @@ func TestPagePoolAttendRelease(t *testing.T) {
 					seq.Release()
 					released.Store(true)
 					// Take every free page and overwrite it.
-					thief := pool.NewSeq()
+					thief := newSeq(t, pool)
 					big := rows(rng, kernels.Float32, pool.Free()*c.pageSize, 2, 16)
 					for j := range big.Data {
 						big.Data[j] = 1000
@@ -201,7 +201,7 @@ func TestPagePoolReleasedCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(65, 0))
-	seq := pool.NewSeq()
+	seq := newSeq(t, pool)
 	if err := seq.Append(rows(rng, kernels.Float32, 1, 1, 4), rows(rng, kernels.Float32, 1, 1, 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -221,4 +221,14 @@ func TestPagePoolReleasedCounts(t *testing.T) {
 	if pool.Free() != 0 || pool.Shared() != 0 {
 		t.Errorf("after its sequences' Release: Free %d, Shared %d, want 0 and 0", pool.Free(), pool.Shared())
 	}
+}
+
+// newSeq is pool.NewSeq for a test, which fails where the pool refuses.
+func newSeq(t testing.TB, pool *kernels.PagePool) *kernels.Seq {
+	t.Helper()
+	s, err := pool.NewSeq()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

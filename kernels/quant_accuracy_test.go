@@ -101,7 +101,7 @@ func TestQuantDecodeAccuracy(t *testing.T) {
 							}
 							v.Data[i] = float32(rng.NormFloat64())
 						}
-						seqs[b] = pool.NewSeq()
+						seqs[b] = newSeq(t, pool)
 						if err := seqs[b].Append(k, v); err != nil {
 							t.Fatal(err)
 						}

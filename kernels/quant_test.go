@@ -107,7 +107,7 @@ func TestSeqForkQuant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parent := pool.NewSeq()
+		parent := newSeq(t, pool)
 		if err := parent.Append(randTensor(rng, kernels.BNHD, 6, 1, 32), randTensor(rng, kernels.BNHD, 6, 1, 32)); err != nil {
 			t.Fatal(err)
 		}

@@ -123,7 +123,7 @@ func TestAttentionReleasesBuffers(t *testing.T) {
 }
 
 // Once a cache or a page pool is released, every call of it and of its
-// sequences, old and new, is backend.ErrReleased naming it, and a second
+// sequences, NewSeq included, is backend.ErrReleased naming it, and a second
 // Release does nothing.
 func TestReleasedCaches(t *testing.T) {
 	be := openCPU(t)
@@ -143,14 +143,17 @@ func TestReleasedCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := pool.NewSeq()
+	old := newSeq(t, pool)
 	if err := old.Append(row(), row()); err != nil {
 		t.Fatal(err)
 	}
 	pool.Release()
 	pool.Release()
-	seq := pool.NewSeq()
-	check("a new sequence's Append", "page pool", seq.Append(row(), row()))
+	seq, err := pool.NewSeq()
+	check("NewSeq", "page pool", err)
+	if seq != nil {
+		t.Errorf("NewSeq after Release returned a sequence")
+	}
 	check("an old sequence's Append", "page pool", old.Append(row(), row()))
 	check("Truncate", "page pool", old.Truncate(0))
 	_, err = old.Fork()

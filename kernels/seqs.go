@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
 )
@@ -32,7 +30,7 @@ func (s Shapes) checkSeqs(opts *Options) (*call, error) {
 	}
 	for i, shape := range [][]int{s.Q, s.K, s.V} {
 		if _, err := numElems(shape); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name(i), err)
+			return nil, backend.Wrapf(err, "%s", s.name(i))
 		}
 	}
 	p := backend.Problem{Layout: s.Layout}

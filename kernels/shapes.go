@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/internal/operand"
 )
@@ -94,7 +92,7 @@ func (s Shapes) check(opts *Options) (*call, error) {
 			return nil, backend.Errorf(backend.ErrShape, "%s has rank %d (shape %v); want 2 [N,D], 3 [H,N,D] or 4 [B,H,N,D]", s.name(i), r, shape)
 		}
 		if _, err := numElems(shape); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name(i), err)
+			return nil, backend.Wrapf(err, "%s", s.name(i))
 		}
 	}
 	for i, shape := range [][]int{s.K, s.V} {
@@ -190,7 +188,7 @@ func plan(q, k, v *Tensor, opts *Options) (*call, error) {
 	if opts.Mask != nil {
 		n, err := numElems(opts.Mask.Shape)
 		if err != nil {
-			return nil, fmt.Errorf("mask: %w", err)
+			return nil, backend.Wrapf(err, "mask")
 		}
 		if len(opts.Mask.Keep) != n {
 			return nil, backend.Errorf(backend.ErrShape, "mask of shape %v needs %d elements, has %d", opts.Mask.Shape, n, len(opts.Mask.Keep))

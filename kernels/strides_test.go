@@ -443,7 +443,7 @@ func TestStridedCache(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					s := pool.NewSeq()
+					s := newSeq(t, pool)
 					if err := s.Append(k, v); err != nil {
 						t.Fatal(err)
 					}

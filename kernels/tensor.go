@@ -241,7 +241,7 @@ func (t *Tensor) check(name string) error {
 	}
 	n, err := numElems(t.Shape)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return backend.Wrapf(err, "%s", name)
 	}
 	if !t.DType.Valid() {
 		return backend.Errorf(backend.ErrShape, "%s has unknown dtype %v", name, t.DType)

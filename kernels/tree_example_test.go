@@ -26,7 +26,10 @@ func speculativeStep(be backend.Backend, w io.Writer) error {
 		return err
 	}
 	defer pool.Release()
-	seq := pool.NewSeq()
+	seq, err := pool.NewSeq()
+	if err != nil {
+		return err
+	}
 	defer seq.Release()
 	tokens := func(xs ...float32) *kernels.Tensor { // [n, KVHeads, D]
 		return &kernels.Tensor{Shape: []int{len(xs) / 2, 1, 2}, Data: xs}

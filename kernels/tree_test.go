@@ -59,7 +59,7 @@ func TestAttendTree(t *testing.T) {
 							defer pool.Release()
 							seqs := make([]*kernels.Seq, len(lens))
 							for s := range lens {
-								seqs[s] = pool.NewSeq()
+								seqs[s] = newSeq(t, pool)
 								if err := seqs[s].Append(ks[s], vs[s]); err != nil {
 									t.Fatal(err)
 								}
@@ -263,7 +263,7 @@ func TestAttentionTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pool.Release()
-			s := pool.NewSeq()
+			s := newSeq(t, pool)
 			if err := s.Append(k, v); err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func BenchmarkAttendTree(b *testing.B) {
 	}
 	defer pool.Release()
 	rng := rand.New(rand.NewPCG(77, 1))
-	s := pool.NewSeq()
+	s := newSeq(b, pool)
 	for range n / 4096 {
 		if err := s.Append(rows(rng, kernels.Float16, 4096, kvh, d), rows(rng, kernels.Float16, 4096, kvh, d)); err != nil {
 			b.Fatal(err)

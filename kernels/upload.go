@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/attn-go/attn/backend"
 )
 
@@ -48,7 +46,7 @@ func (d *devBufs) put(be backend.Backend, name string, t *Tensor, view bool) (ba
 			buf, err = w.Wrap(t.Data[:n:n], true)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("wrapping %s: %w", name, err)
+			return nil, nil, backend.Wrapf(err, "%s", name)
 		}
 		*d = append(*d, buf)
 		return buf, st, nil
@@ -69,7 +67,7 @@ func (d *devBufs) gatherUpload(be backend.Backend, name string, t *Tensor, dt DT
 		return nil, err
 	}
 	if err := writeDense(be, buf, t); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", name, err)
+		return nil, backend.Wrapf(err, "writing %s", name)
 	}
 	return buf, nil
 }
@@ -147,7 +145,7 @@ func (d *devBufs) outBuffer(be backend.Backend, name string, dt DType, n int) (b
 		buf, err = w.Wrap(data, false)
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("wrapping %s: %w", name, err)
+		return nil, nil, nil, backend.Wrapf(err, "%s", name)
 	}
 	*d = append(*d, buf)
 	return buf, data, bits, nil

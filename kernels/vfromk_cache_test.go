@@ -54,7 +54,7 @@ func TestCacheVFromK(t *testing.T) {
 							v, _ := k.Slice(2, 0, dv)
 							return k, dense(t, v)
 						}
-						a, b := pool.NewSeq(), pool.NewSeq()
+						a, b := newSeq(t, pool), newSeq(t, pool)
 						for _, s := range []struct {
 							seq *kernels.Seq
 							n   int
@@ -171,7 +171,7 @@ func TestCacheVFromKRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	k := randTensor(rng, kernels.BNHD, 3, 1, 64)
 	v := randTensor(rng, kernels.BNHD, 3, 1, 32)
-	s := pool.NewSeq()
+	s := newSeq(t, pool)
 	if err := s.Append(k, v); !errors.Is(err, backend.ErrShape) || !containsAll(err, "v must be nil") {
 		t.Fatalf("append of a V into an MLA cache: %v", err)
 	}

@@ -57,7 +57,7 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 	}
 	fp := backend.FusedParams{Problem: c.Problem, Bias: ops.Bias, Keep: ops.Keep}
 	if err := guard(func() error { return be.Fused(ctx, fp, ops.Q, ops.K, ops.V, o, lse) }); err != nil {
-		return fmt.Errorf("Fused: %w", err)
+		return backend.Wrapf(err, "Fused")
 	}
 	dob, err := s.in("dO", c.DTypes.O, dO)
 	if err != nil {
@@ -106,7 +106,7 @@ func RunBackward(ctx context.Context, be backend.Backend, c Case, dO []float32) 
 		return fmt.Errorf("CheckBackward and Backward disagree: %v, and %v", cerr, err)
 	}
 	if err != nil {
-		return fmt.Errorf("Backward: %w", err)
+		return backend.Wrapf(err, "Backward")
 	}
 	want := ReferenceGrad(c, dO)
 	tol := GradTol(c.DTypes)

@@ -98,7 +98,7 @@ func (s *suite) checkCopy(c backend.Copier, dt, st backend.DType) error {
 		fill[i] = float32(1000 + i)
 	}
 	if err := be.Write(dst, 0, fill); err != nil {
-		return fmt.Errorf("Write(dst): %w", err)
+		return backend.Wrapf(err, "Write(dst)")
 	}
 	want, err := readValues(be, dst, 0, copyLen)
 	if err != nil {
@@ -110,7 +110,7 @@ func (s *suite) checkCopy(c backend.Copier, dt, st backend.DType) error {
 		}
 	}
 	if err := guard(func() error { return c.Copy(context.Background(), dst, src, copyRanges...) }); err != nil {
-		return fmt.Errorf("Copy: %w", err)
+		return backend.Wrapf(err, "Copy")
 	}
 	got, err := readValues(be, dst, 0, copyLen)
 	if err != nil {
@@ -138,7 +138,7 @@ func writeSaturated(be backend.Backend, b backend.Buffer, x []float32) error {
 		y[i] = b.DType().Saturate(v)
 	}
 	if err := be.Write(b, 0, y); err != nil {
-		return fmt.Errorf("Write(%v): %w", b.DType(), err)
+		return backend.Wrapf(err, "Write(%v)", b.DType())
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (c Case) checkDTypes() error {
 		if op.t.Quantized() {
 			r := make([]float32, len(op.x))
 			if err := op.t.RoundRows(r, op.x, op.dim); err != nil {
-				return fmt.Errorf("case %v: %s: %w", c, op.name, err)
+				return backend.Wrapf(err, "case %v: %s", c, op.name)
 			}
 			if i := firstDiff(r, op.x); i >= 0 {
 				return fmt.Errorf("case %v: %s element %d is %g, not what %v stores (round the case with WithDTypes)", c, op.name, i, op.x[i], op.t)

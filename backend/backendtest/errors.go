@@ -255,7 +255,7 @@ func (e *errEnv) unchanged() error {
 	for _, in := range e.held {
 		got := make([]float32, len(in.data))
 		if err := guard(func() error { return in.be.Read(got, in.buf, 0) }); err != nil {
-			return fmt.Errorf("reading %s back: %w", in.name, err)
+			return backend.Wrapf(err, "reading %s back", in.name)
 		}
 		if i := firstDiff(got, in.data); i >= 0 {
 			return fmt.Errorf("%s was written although the call failed: element %d was %v, now %v", in.name, i, in.data[i], got[i])

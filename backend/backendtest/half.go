@@ -241,14 +241,14 @@ func (c exactCase) run(be backend.Backend, caps backend.Caps) error {
 	if caps.Fused && c.operand == "V" {
 		r, err := execFused(ctx, be, hc, false)
 		if err != nil {
-			return fmt.Errorf("fused %v: %w", hc, err)
+			return backend.Wrapf(err, "fused %v", hc)
 		}
 		check("fused O", r.O)
 	}
 	if caps.Staged {
 		r, err := execStaged(ctx, be, hc, false)
 		if err != nil {
-			return fmt.Errorf("staged %v: %w", hc, err)
+			return backend.Wrapf(err, "staged %v", hc)
 		}
 		if c.operand == "V" {
 			check("staged O", r.O)
@@ -295,7 +295,7 @@ func halfBuf(be backend.Backend, t backend.DType, n int) (backend.Buffer, error)
 	err := guard(func() (err error) { b, err = be.Alloc(t, n); return err })
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("Alloc(%v, %d): %w", t, n, err)
+		return nil, backend.Wrapf(err, "Alloc(%v, %d)", t, n)
 	case b == nil:
 		return nil, fmt.Errorf("Alloc(%v, %d) returned a nil Buffer", t, n)
 	case b.Len() != n || b.DType() != t:
@@ -308,7 +308,7 @@ func halfBuf(be backend.Backend, t backend.DType, n int) (backend.Buffer, error)
 func readBits(be backend.Backend, b backend.Buffer, off, n int) ([]uint16, error) {
 	x := make([]uint16, n)
 	if err := guard(func() error { return be.ReadBits(x, b, off) }); err != nil {
-		return nil, fmt.Errorf("ReadBits(%d at %d): %w", n, off, err)
+		return nil, backend.Wrapf(err, "ReadBits(%d at %d)", n, off)
 	}
 	return x, nil
 }
@@ -316,7 +316,7 @@ func readBits(be backend.Backend, b backend.Buffer, off, n int) ([]uint16, error
 func readValues(be backend.Backend, b backend.Buffer, off, n int) ([]float32, error) {
 	x := make([]float32, n)
 	if err := guard(func() error { return be.Read(x, b, off) }); err != nil {
-		return nil, fmt.Errorf("Read(%d at %d): %w", n, off, err)
+		return nil, backend.Wrapf(err, "Read(%d at %d)", n, off)
 	}
 	return x, nil
 }
@@ -326,7 +326,7 @@ func wantErr(what string, err, sentinel error) error {
 	var pe *panicError
 	switch {
 	case errors.As(err, &pe):
-		return fmt.Errorf("%s: %w", what, err)
+		return backend.Wrapf(err, "%s", what)
 	case err == nil:
 		return fmt.Errorf("%s: no error, want one wrapping %v", what, sentinel)
 	case !errors.Is(err, sentinel):
@@ -461,7 +461,7 @@ func checkHalfWrite(be backend.Backend, caps backend.Caps, t backend.DType) erro
 	}
 	defer b.Release()
 	if err := guard(func() error { return be.Write(b, off, src) }); err != nil {
-		return fmt.Errorf("Write(%d values at %d): %w", len(src), off, err)
+		return backend.Wrapf(err, "Write(%d values at %d)", len(src), off)
 	}
 	bits, err := readBits(be, b, 0, b.Len())
 	if err != nil {
@@ -509,7 +509,7 @@ func checkHalfFits(be backend.Backend, caps backend.Caps, t backend.DType) error
 	defer b.Release()
 	held := []float32{1, 2, 3, 4, 5, 6, 7, 8}
 	if err := guard(func() error { return be.Write(b, 0, held) }); err != nil {
-		return fmt.Errorf("Write(1…8): %w", err)
+		return backend.Wrapf(err, "Write(1…8)")
 	}
 	var errs []error
 	for _, x := range over {
@@ -527,7 +527,7 @@ func checkHalfFits(be backend.Backend, caps backend.Caps, t backend.DType) error
 	}
 	inf := float32(math.Inf(1))
 	if err := guard(func() error { return be.Write(b, 0, []float32{inf, -inf, float32(math.NaN()), t.MaxFinite()}) }); err != nil {
-		errs = append(errs, fmt.Errorf("Write of ±Inf, NaN and MaxFinite into %v: %w", t, err))
+		errs = append(errs, backend.Wrapf(err, "Write of ±Inf, NaN and MaxFinite into %v", t))
 	}
 	return errors.Join(errs...)
 }
@@ -549,7 +549,7 @@ func checkHalfBits(be backend.Backend, caps backend.Caps, t backend.DType) error
 	// Three writes that make up the whole.
 	for _, w := range []struct{ off, from, to int }{{5, 0, 1000}, {1005, 1000, 1000}, {1005, 1000, n}} {
 		if err := guard(func() error { return be.WriteBits(b, w.off, all[w.from:w.to]) }); err != nil {
-			return fmt.Errorf("WriteBits(%d at %d): %w", w.to-w.from, w.off, err)
+			return backend.Wrapf(err, "WriteBits(%d at %d)", w.to-w.from, w.off)
 		}
 	}
 	got, err := readBits(be, b, 0, b.Len())
@@ -593,7 +593,7 @@ func checkHalfBits(be backend.Backend, caps backend.Caps, t backend.DType) error
 		finite = append(finite, v)
 	}
 	if err := guard(func() error { return be.Write(b, 0, finite) }); err != nil {
-		return fmt.Errorf("Write of every %v value: %w", t, err)
+		return backend.Wrapf(err, "Write of every %v value", t)
 	}
 	back, err := readBits(be, b, 0, len(finite))
 	if err != nil {
@@ -623,7 +623,7 @@ func checkHalfRanges(be backend.Backend, caps backend.Caps, t backend.DType) err
 		held[i] = t.Encode(float32(i) - 7.5)
 	}
 	if err := guard(func() error { return be.WriteBits(b, 0, held) }); err != nil {
-		return fmt.Errorf("WriteBits(%d at 0): %w", n, err)
+		return backend.Wrapf(err, "WriteBits(%d at 0)", n)
 	}
 	var errs []error
 	for _, r := range []struct{ off, n int }{{-1, 1}, {-1, 0}, {n - 2, 3}, {n + 1, 0}, {0, n + 1}} {
@@ -646,7 +646,7 @@ func checkHalfRanges(be backend.Backend, caps backend.Caps, t backend.DType) err
 		func() error { return be.ReadBits(nil, b, n) },
 	} {
 		if err := guard(f); err != nil {
-			errs = append(errs, fmt.Errorf("an empty range at Len: %w", err))
+			errs = append(errs, backend.Wrapf(err, "an empty range at Len"))
 		}
 	}
 	errs = append(errs,

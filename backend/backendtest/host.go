@@ -91,7 +91,7 @@ func (s *suite) runWrapped(w backend.Wrapper, c Case, strided bool) error {
 		dt := [3]backend.DType{c.DTypes.Q, c.DTypes.K, c.DTypes.V}[i]
 		buf, data, err := wrapIn(w, dt, append(x, nans(pad)...), true)
 		if err != nil {
-			return fmt.Errorf("wrapping %s: %w", [3]string{"Q", "K", "V"}[i], err)
+			return backend.Wrapf(err, "wrapping %s", [3]string{"Q", "K", "V"}[i])
 		}
 		bufs, held = append(bufs, buf), append(held, data)
 		copies = append(copies, slices.Clone(widened(dt, data)))
@@ -105,14 +105,14 @@ func (s *suite) runWrapped(w backend.Wrapper, c Case, strided bool) error {
 	}
 	ob, oheld, err := wrapIn(w, c.DTypes.O, out, false)
 	if err != nil {
-		return fmt.Errorf("wrapping O: %w", err)
+		return backend.Wrapf(err, "wrapping O")
 	}
 	bufs = append(bufs, ob)
 	err = guard(func() error {
 		return s.be.Fused(context.Background(), backend.FusedParams{Problem: p}, bufs[0], bufs[1], bufs[2], ob, nil)
 	})
 	if err != nil {
-		return fmt.Errorf("Fused on wrapped buffers: %w", err)
+		return backend.Wrapf(err, "Fused on wrapped buffers")
 	}
 	got := widened(c.DTypes.O, oheld)
 	for i := r.OLen(); i < len(got); i++ {

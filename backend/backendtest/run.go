@@ -46,7 +46,7 @@ func RunFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) err
 	}
 	got, err := execFused(ctx, be, c, withLSE)
 	if err != nil {
-		return fmt.Errorf("fused %v: %w", c, err)
+		return backend.Wrapf(err, "fused %v", c)
 	}
 	if err := compare(c, Reference(c), got); err != nil {
 		return fmt.Errorf("fused %v (LSE %t):\n%w", c, withLSE, err)
@@ -66,7 +66,7 @@ func RunStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) er
 	}
 	got, err := execStaged(ctx, be, c, withLSE)
 	if err != nil {
-		return fmt.Errorf("staged %v: %w", c, err)
+		return backend.Wrapf(err, "staged %v", c)
 	}
 	if err := compare(c, Reference(c), got); err != nil {
 		return fmt.Errorf("staged %v (LSE %t):\n%w", c, withLSE, err)
@@ -103,7 +103,7 @@ func (s *session) alloc(name string, t backend.DType, n int) (backend.Buffer, er
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Alloc(%v, %d) for %s: %w", t, n, name, err)
+		return nil, backend.Wrapf(err, "Alloc(%v, %d) for %s", t, n, name)
 	}
 	if buf == nil {
 		return nil, fmt.Errorf("Alloc(%v, %d) for %s returned a nil Buffer", t, n, name)
@@ -120,7 +120,7 @@ func (s *session) alloc(name string, t backend.DType, n int) (backend.Buffer, er
 
 func (s *session) write(name string, buf backend.Buffer, data []float32) error {
 	if err := guard(func() error { return s.be.Write(buf, 0, data) }); err != nil {
-		return fmt.Errorf("Write %s (%d values): %w", name, len(data), err)
+		return backend.Wrapf(err, "Write %s (%d values)", name, len(data))
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (s *session) write(name string, buf backend.Buffer, data []float32) error {
 func (s *session) read(name string, buf backend.Buffer, n int) ([]float32, error) {
 	data := make([]float32, n)
 	if err := guard(func() error { return s.be.Read(data, buf, 0) }); err != nil {
-		return nil, fmt.Errorf("Read %s (%d values): %w", name, n, err)
+		return nil, backend.Wrapf(err, "Read %s (%d values)", name, n)
 	}
 	return data, nil
 }
@@ -351,7 +351,7 @@ func execFused(ctx context.Context, be backend.Backend, c Case, withLSE bool) (r
 
 	params := backend.FusedParams{Problem: c.Problem, Bias: bias, Keep: keep}
 	if err := guard(func() error { return be.Fused(ctx, params, q, k, v, o, lse) }); err != nil {
-		return r, fmt.Errorf("Fused: %w", err)
+		return r, backend.Wrapf(err, "Fused")
 	}
 	if r.O, err = s.result("O", o, p.OLen()); err != nil {
 		return r, err
@@ -400,7 +400,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 		for _, st := range []backend.ScoreStage{backend.StageRaw, backend.StageCapped, backend.StageMasked} {
 			scores := backend.ScoresParams{Problem: c.Problem, Bias: bias, Keep: keep, Stage: st}
 			if err := guard(func() error { return be.Scores(ctx, scores, q, k, sp) }); err != nil {
-				return r, fmt.Errorf("Scores at stage %v: %w", st, err)
+				return r, backend.Wrapf(err, "Scores at stage %v", st)
 			}
 			if r.Stages[st], err = s.result("scores "+st.String(), sp, p.ScoresLen()); err != nil {
 				return r, err
@@ -409,7 +409,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 	}
 	scores := backend.ScoresParams{Problem: c.Problem, Bias: bias}
 	if err := guard(func() error { return be.Scores(ctx, scores, q, k, sp) }); err != nil {
-		return r, fmt.Errorf("Scores: %w", err)
+		return r, backend.Wrapf(err, "Scores")
 	}
 	if r.S, err = s.result("scores", sp, p.ScoresLen()); err != nil {
 		return r, err
@@ -420,7 +420,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 
 	softmax := backend.SoftmaxParams{Problem: c.Problem, Keep: keep, LSE: lse}
 	if err := guard(func() error { return be.Softmax(ctx, softmax, sp) }); err != nil {
-		return r, fmt.Errorf("Softmax: %w", err)
+		return r, backend.Wrapf(err, "Softmax")
 	}
 	if r.P, err = s.result("weights", sp, p.ScoresLen()); err != nil {
 		return r, err
@@ -441,7 +441,7 @@ func execStaged(ctx context.Context, be backend.Backend, c Case, withLSE bool) (
 	}
 	s.inputs = append(s.inputs, input{"weights", sp, weights})
 	if err := guard(func() error { return be.Context(ctx, backend.ContextParams{Problem: c.Problem}, sp, v, o) }); err != nil {
-		return r, fmt.Errorf("Context: %w", err)
+		return r, backend.Wrapf(err, "Context")
 	}
 	if r.O, err = s.result("O", o, p.OLen()); err != nil {
 		return r, err

@@ -160,7 +160,7 @@ func TestBenchNoneRan(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := runCmd(t, "bench", "-backend", "cpu", "-n", "8", "-heads", "1", "-d", "20", "-dtype", "q8",
 		"-strategy", "staged", "-budget", "1ms", "-isolate=false", "-out", out)
-	if code != 1 || !strings.Contains(stderr, "no point ran (1 unavailable)") || !strings.Contains(stdout, "unavailable: cpu: scores") {
+	if code != 1 || !strings.Contains(stderr, "no point ran (1 unavailable)") || !strings.Contains(stdout, "unavailable: attn: unsupported: cpu: scores") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and the point unavailable", code, stderr, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(out, "results.json")); err != nil {

@@ -330,8 +330,8 @@ func TestHeatmapErrors(t *testing.T) {
 			if tc.code == 1 && strings.Count(stderr, "\n") != 1 {
 				t.Errorf("stderr %q is not one line", stderr)
 			}
-			if tc.code == 2 && !strings.Contains(stderr, "usage: attn heatmap") {
-				t.Errorf("stderr %q lacks the usage line", stderr)
+			if tc.code == 2 && (strings.Count(stderr, "\n") != 2 || !strings.HasSuffix(stderr, "Run \"attn heatmap -h\" for its usage.\n")) {
+				t.Errorf("stderr %q is not the problem's line, then the hint to run -h", stderr)
 			}
 		})
 	}

@@ -99,14 +99,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "attn %s: %s\n", name, ie)
 			return ie.exitCode()
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "attn %s: %s\nusage: %s\nRun \"attn %s -h\" for details.\n", name, ue.msg, c.synopsis, name)
+			// The problem, then where the usage is: the synopsis runs
+			// to a kilobyte, and printed here it buried the one line
+			// that says what was wrong.
+			fmt.Fprintf(stderr, "attn %s: %s\nRun \"attn %s -h\" for its usage.\n", name, ue.msg, name)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "attn %s: %s\n", name, oneLine(err.Error()))
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "attn: unknown command %q\n\n%s", name, usage())
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "attn: unknown command %q (the commands: %s)\nRun \"attn -h\" for their usage.\n", name, strings.Join(names, ", "))
 	return 2
 }
 

@@ -9,7 +9,9 @@ import (
 
 // TestUsageCommands: attn's usage, with no arguments (stderr, exit 2)
 // and with -h (stdout, exit 0), names every command of the table with
-// its summary, and each command's synopsis starts with its name.
+// its summary, and each command's synopsis starts with its name. An
+// unknown command is two lines: the problem with the commands' names,
+// then the hint to run -h.
 func TestUsageCommands(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -18,7 +20,6 @@ func TestUsageCommands(t *testing.T) {
 		{nil, 2},
 		{[]string{"-h"}, 0},
 		{[]string{"help"}, 0},
-		{[]string{"frob"}, 2},
 	} {
 		code, stdout, stderr := runCmd(t, tc.args...)
 		if code != tc.code {
@@ -32,6 +33,15 @@ func TestUsageCommands(t *testing.T) {
 			if line := "\t" + pad(c.name) + " " + c.summary + "\n"; !strings.Contains(out, line) {
 				t.Errorf("attn %v: the usage lacks %q:\n%s", tc.args, line, out)
 			}
+		}
+	}
+	code, stdout, stderr := runCmd(t, "frob")
+	if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 2 || !strings.HasSuffix(stderr, "Run \"attn -h\" for their usage.\n") {
+		t.Errorf("attn frob: exit %d, stdout %q, stderr %q; want exit 2, the problem and the hint", code, stdout, stderr)
+	}
+	for _, c := range commands {
+		if !strings.Contains(stderr, " "+c.name) {
+			t.Errorf("attn frob: %q does not name the command %s", stderr, c.name)
 		}
 	}
 	for _, c := range commands {

@@ -475,7 +475,7 @@ func TestRunBadInputs(t *testing.T) {
 		{"bad scale", base("-scale", "x"), 2, []string{"-scale"}},
 		{"NaN scale", base("-scale", "NaN"), 2, []string{"scale must be finite"}},
 		{"missing -o", []string{"run", "-q", q, "-k", k, "-v", v}, 2, []string{"missing required flag -o"}},
-		{"missing all", []string{"run"}, 2, []string{"missing required flag -q, -k, -v, -o", "usage: attn run"}},
+		{"missing all", []string{"run"}, 2, []string{"missing required flag -q, -k, -v, -o", `Run "attn run -h" for its usage.`}},
 		{"output overwrites input", []string{"run", "-q", q, "-k", k, "-v", v, "-o", q}, 2, []string{"-o " + q + " would overwrite the input -q"}},
 		{"two outputs one file", base("-lse", out), 2, []string{"-o and -lse both name"}},
 		{"unknown flag", base("-frobnicate"), 2, []string{"flag provided but not defined: -frobnicate"}},

@@ -175,8 +175,9 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	var root *kernels.Seq
 	mids := make([]*kernels.Seq, groups)
 	if sp.shared {
-		root = pool.NewSeq()
-		err = root.Append(pk, pv)
+		if root, err = pool.NewSeq(); err == nil {
+			err = root.Append(pk, pv)
+		}
 		for g := range mids {
 			if err == nil && sp.levels == 2 && gp > 0 {
 				if mids[g], err = root.Fork(); err == nil {
@@ -200,8 +201,10 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 				err = seqs[b].Append(gk[g], gv[g])
 			}
 		default:
-			seqs[b] = pool.NewSeq()
-			if err = seqs[b].Append(pk, pv); err == nil && gp > 0 {
+			if seqs[b], err = pool.NewSeq(); err == nil {
+				err = seqs[b].Append(pk, pv)
+			}
+			if err == nil && gp > 0 {
 				err = seqs[b].Append(gk[g], gv[g])
 			}
 		}

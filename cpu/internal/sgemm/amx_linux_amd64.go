@@ -4,6 +4,7 @@ package sgemm
 
 import (
 	"fmt"
+	"github.com/attn-go/attn/backend"
 	"syscall"
 	"unsafe"
 )
@@ -22,11 +23,11 @@ func requestAMX() error {
 		xfeatureXtiledata = 18
 	)
 	if _, _, e := syscall.Syscall(syscall.SYS_ARCH_PRCTL, archReqXcompPerm, xfeatureXtiledata, 0); e != 0 {
-		return fmt.Errorf("arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA): %w", e)
+		return backend.Wrapf(e, "arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA)")
 	}
 	var perm uint64
 	if _, _, e := syscall.Syscall(syscall.SYS_ARCH_PRCTL, archGetXcompPerm, uintptr(unsafe.Pointer(&perm)), 0); e != 0 {
-		return fmt.Errorf("arch_prctl(ARCH_GET_XCOMP_PERM): %w", e)
+		return backend.Wrapf(e, "arch_prctl(ARCH_GET_XCOMP_PERM)")
 	}
 	if perm&(1<<xfeatureXtiledata) == 0 {
 		return fmt.Errorf("arch_prctl granted the features %#x, without XTILEDATA", perm)

@@ -3,6 +3,7 @@ package sgemm
 import (
 	"errors"
 	"fmt"
+	"github.com/attn-go/attn/backend"
 	"math"
 	"os"
 	"strings"
@@ -124,11 +125,11 @@ func (o bf16Offer) choose(setting string) (BF16Path, []string, error) {
 			return BF16Path{}, errors.New("this build and CPU have no AMX-BF16 (amd64 with AMX-TILE, AMX-BF16 and AVX512_BF16)")
 		}
 		if err := o.grant(); err != nil {
-			return BF16Path{}, fmt.Errorf("refused: %w", err)
+			return BF16Path{}, backend.Wrapf(err, "refused")
 		}
 		p := BF16Path{kn: o.ks[0], tiles: o.tiles}
 		if err := o.check(p); err != nil {
-			return BF16Path{}, fmt.Errorf("failed its known-answer check: %w", err)
+			return BF16Path{}, backend.Wrapf(err, "failed its known-answer check")
 		}
 		return p, nil
 	}
@@ -138,7 +139,7 @@ func (o bf16Offer) choose(setting string) (BF16Path, []string, error) {
 		}
 		p := BF16Path{kn: o.ks[0]}
 		if err := o.check(p); err != nil {
-			return BF16Path{}, fmt.Errorf("%s failed its known-answer check: %w", p.kn.name, err)
+			return BF16Path{}, backend.Wrapf(err, "%s failed its known-answer check", p.kn.name)
 		}
 		return p, nil
 	}
@@ -166,14 +167,14 @@ func (o bf16Offer) choose(setting string) (BF16Path, []string, error) {
 	case "amx":
 		if p, err := tryAMX(); err != nil {
 			p, notes := auto()
-			return p, notes, fmt.Errorf("%s=amx: %w", EnvBF16, err)
+			return p, notes, backend.Wrapf(err, "%s=amx", EnvBF16)
 		} else {
 			return p, nil, nil
 		}
 	case "dot":
 		if p, err := tryDot(); err != nil {
 			p, notes := auto()
-			return p, notes, fmt.Errorf("%s=dot: %w", EnvBF16, err)
+			return p, notes, backend.Wrapf(err, "%s=dot", EnvBF16)
 		} else {
 			return p, nil, nil
 		}

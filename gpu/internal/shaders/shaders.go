@@ -3,6 +3,7 @@ package shaders
 import (
 	"embed"
 	"fmt"
+	"github.com/attn-go/attn/backend"
 	"reflect"
 	"regexp"
 	"slices"
@@ -462,7 +463,7 @@ func (k Kernel) Body() (string, error) {
 		}
 		b, err := files.ReadFile(path)
 		if err != nil {
-			return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+			return "", backend.Wrapf(err, "shaders: %s", k.Name)
 		}
 		out.Write(b)
 	}
@@ -486,7 +487,7 @@ func (k Kernel) validate(s Spec) error {
 		}
 	}
 	if err := s.check(); err != nil {
-		return fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+		return backend.Wrapf(err, "shaders: %s", k.Key(s))
 	}
 	return nil
 }
@@ -618,11 +619,11 @@ func (k Kernel) Generate(s Spec) (string, error) {
 	if k.Template {
 		t, err := template.New(k.Name).Funcs(templateFuncs).Option("missingkey=error").Parse(body)
 		if err != nil {
-			return "", fmt.Errorf("shaders: %s: %w", k.Name, err)
+			return "", backend.Wrapf(err, "shaders: %s", k.Name)
 		}
 		var x strings.Builder
 		if err := t.Execute(&x, vals); err != nil {
-			return "", fmt.Errorf("shaders: %s: %w", k.Key(s), err)
+			return "", backend.Wrapf(err, "shaders: %s", k.Key(s))
 		}
 		body = x.String()
 	}

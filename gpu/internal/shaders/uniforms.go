@@ -6,6 +6,7 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/attn-go/attn/backend"
 	"reflect"
 	"strings"
 	"sync"
@@ -251,7 +252,7 @@ func fields(t reflect.Type) ([]Field, error) {
 func (k Kernel) ParamFields() ([]Field, error) {
 	fs, err := fields(k.Params)
 	if err != nil {
-		return nil, fmt.Errorf("shaders: %s: %w", k.Name, err)
+		return nil, backend.Wrapf(err, "shaders: %s", k.Name)
 	}
 	return fs, nil
 }

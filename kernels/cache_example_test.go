@@ -55,3 +55,46 @@ func ExamplePagePool_Attend() {
 	// step 0: 4 tokens cached, head 0 [1.530 0.117], head 1 [0.312 0.726]
 	// step 1: 5 tokens cached, head 0 [0.186 1.474], head 1 [1.226 0.190]
 }
+
+// What a q8 cache keeps of the values appended to it: Read returns a
+// sequence's keys and values in float32, as an Attend reads them: each
+// within half a quantization step (a row's max|x|/127, up to 32 values a
+// block) of what went in, and the step itself held as a float16, which
+// is why 1 reads 0.9999.
+// A fork reads the pages it shares with its parent.
+func ExampleSeq_Read() {
+	be, err := kernels.Open("cpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer be.Close()
+	cfg := kernels.CacheConfig{KVHeads: 1, D: 4, DType: kernels.Q8, Layout: kernels.BNHD}
+	pool, err := kernels.NewPagePool(be, 16, 4, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Release()
+	seq, err := pool.NewSeq()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer seq.Release()
+	k := &kernels.Tensor{Shape: []int{2, 1, 4}, Data: []float32{0.1, -0.25, 0.5, 1, 3, 0.01, -2, 0.333}} // [n, KVHeads, D]
+	if err := seq.Append(k, k); err != nil {
+		log.Fatal(err)
+	}
+	fork, err := seq.Fork()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fork.Release()
+	got, _, err := fork.Read()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(got.Shape)
+	fmt.Printf("%.4f\n", got.Data)
+	// Output:
+	// [2 1 4]
+	// [0.1024 -0.2520 0.5039 0.9999 2.9998 0.0000 -2.0078 0.3307]
+}

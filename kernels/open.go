@@ -22,10 +22,32 @@ import "github.com/attn-go/attn/backend"
 // stores half dtypes) and Info (the device) from it.
 type Backend = backend.Backend
 
-// Caps says what a backend supports (Backend.Caps).
+// Caps says what a backend supports (Backend.Caps): bool fields that a
+// program reads before asking for an option, the ones it may need being
+//
+//	Half           bool // Float16 and BFloat16 tensors and caches
+//	Quant8, Quant4 bool // q8 and fp8 caches; q4 caches
+//	Seqs           bool // packed sequences, paged caches (Options.CuSeqlensQ, BlockTable)
+//	Indices        bool // index lists (Options.Indices)
+//	Blocks         bool // block masks (Options.Blocks)
+//	MaxBufferLen   int  // the largest tensor in elements; 0: no limit
+//
+// with the rest in backend.Caps. What a backend lacks is refused with
+// ErrUnsupported, never computed another way without saying so.
 type Caps = backend.Caps
 
-// Info describes the device behind a backend (Backend.Info).
+// Info describes the device behind a backend (Backend.Info). Its
+// fields:
+//
+//	Kind     backend.Kind         // backend.KindCPU or backend.KindGPU
+//	Adapter  gputypes.AdapterInfo // Adapter.Name is the device's name: "NVIDIA H200", a CPU's model
+//	Limits   gputypes.Limits      // a GPU device's granted limits; zero on a CPU
+//	Features gputypes.Features    // a GPU device's features (shader-f16, subgroups, timestamps)
+//	Threads  int                  // a CPU backend's worker goroutines; 0 on a GPU
+//	Detail   string               // library versions, build tags, driver notes
+//
+// Backend.Name is the backend's registered name ("cpu", "gpu"), not the
+// device's.
 type Info = backend.Info
 
 // Open opens the backend called name: "cpu", "gpu", or "auto" (also "")

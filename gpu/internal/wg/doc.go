@@ -18,11 +18,21 @@
 //   - oliverbestmann*.go and wait_oliverbestmann.go, the default:
 //     github.com/oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1,
 //     with a cgo shim over its handles for the few calls it lacks
-//     (oliverbestmann.go says which and how the handles are read;
+//     (oliverbestmann_layout.go says which and how the handles are read;
 //     include/ holds the binding's own webgpu.h and wgpu.h for the shim,
 //     which a test holds byte for byte to the binding's);
-//   - gowebgpu*.go and wait_gowebgpu.go, with -tags gowebgpu:
+//   - gowebgpu.go and wait_gowebgpu.go, with -tags gowebgpu:
 //     github.com/rajveermalviya/go-webgpu/wgpu v0.17.1, wgpu-native 0.17.
+//
+// The bindings sit behind one internal contract (binding.go): the files
+// that do not depend on the binding (wg.go, adapter.go, limits.go,
+// cmd.go, check.go, sleep.go) hold the types and the steps, such as a
+// pipeline's creation stage by stage, the recording of a compute pass,
+// the limits and features carried between gputypes and the binding, an
+// adapter's description and the versions; a binding's files hold its
+// calls, its tables of names and what only it does. Another binding is
+// one more set of files that meets binding.go's interfaces, chosen by a
+// build tag.
 //
 // The binding's own Adapter, Device and Buffer types, which the gpu
 // package's public API (NewWithDevice, Import, Export) takes and gives,

@@ -4,8 +4,6 @@ package wg
 
 import (
 	"errors"
-	"fmt"
-	"runtime/debug"
 
 	"github.com/gogpu/gputypes"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
@@ -16,6 +14,19 @@ type (
 	NativeAdapter = wgpu.Adapter
 	NativeDevice  = wgpu.Device
 	NativeBuffer  = wgpu.Buffer
+)
+
+// The binding's handle types that only wg holds.
+type (
+	nativeModule         = wgpu.ShaderModule
+	nativeGroupLayout    = wgpu.BindGroupLayout
+	nativePipelineLayout = wgpu.PipelineLayout
+	nativePipeline       = wgpu.ComputePipeline
+	nativeGroup          = wgpu.BindGroup
+	nativeQuerySet       = wgpu.QuerySet
+	nativeEncoder        = wgpu.CommandEncoder
+	nativePass           = wgpu.ComputePassEncoder
+	nativeCommands       = wgpu.CommandBuffer
 )
 
 // MaxQueries is the most queries one query set holds (wgpu-core 0.17's
@@ -29,35 +40,13 @@ const BindingModule = "github.com/rajveermalviya/go-webgpu/wgpu"
 // without module information (tests); a test keeps it in step with go.mod.
 const bindingVersion = "v0.17.1"
 
-// Versions names the binding's module version (from the build
-// information where there is some) and wgpu-native's.
-func Versions() string {
-	v := bindingVersion
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == BindingModule {
-				if m.Replace != nil {
-					m = m.Replace
-				}
-				if m.Version != "" {
-					v = m.Version
-				}
-				break
-			}
-		}
-	}
-	return "go-webgpu " + v + ", wgpu-native " + nativeVersion(uint32(wgpu.GetVersion()))
-}
+// bindingName names the binding in Versions.
+const bindingName = "go-webgpu"
 
-// nativeVersion decodes wgpuGetVersion's major<<24 | minor<<16 | patch<<8
-// | build. The library go-webgpu v0.17.1 ships was built without its
-// version and reports 0. (go-webgpu's Version.String prints octal.)
-func nativeVersion(v uint32) string {
-	if v == 0 {
-		return "(version not recorded in the library)"
-	}
-	return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
-}
+// linked names the wgpu-native release the binding links, for Versions.
+// The library go-webgpu v0.17.1 ships was built without its version and
+// reports 0 (and go-webgpu's Version.String prints octal).
+func linked() string { return "wgpu-native " + nativeVersion(uint32(wgpu.GetVersion())) }
 
 // SetLogLevel sets wgpu-native's log level for the process.
 func SetLogLevel(l LogLevel) {
@@ -70,19 +59,10 @@ func SetLogLevel(l LogLevel) {
 // Instance is a wgpu instance on the Vulkan backend.
 type Instance struct{ raw *wgpu.Instance }
 
-// Check is nil (unless SetCheck says otherwise): this binding's handles
-// are read through its own exported API, with no mirror of its structs
-// to go stale.
-func Check() error { return checkOverride() }
-
-// SetCheck makes Check return err until the returned func restores it
-// (tests).
-func SetCheck(err error) (restore func()) {
-	checkOverride = func() error { return err }
-	return func() { checkOverride = func() error { return nil } }
-}
-
-var checkOverride = func() error { return nil }
+// bindingCheck is Check's answer for this binding: nil, as the binding's
+// handles are read through its own exported API but for the waits'
+// (wait_gowebgpu.go), which check their mirrors themselves.
+func bindingCheck() error { return nil }
 
 // NewInstance creates an instance on the Vulkan backend only: with the
 // default backends wgpu may hand out a GL adapter without saying so. It
@@ -119,22 +99,6 @@ func (i *Instance) HighPerformanceAdapter() (*Adapter, error) {
 	return &Adapter{raw: a}, nil
 }
 
-// Adapter is one adapter; Release releases the handle unless it wraps a
-// caller's (WrapAdapter).
-type Adapter struct {
-	raw    *wgpu.Adapter
-	shared bool
-}
-
-// WrapAdapter is a caller's adapter; its Release leaves it alone.
-func WrapAdapter(a *NativeAdapter) *Adapter { return &Adapter{raw: a, shared: true} }
-
-func (a *Adapter) Release() {
-	if !a.shared {
-		a.raw.Release()
-	}
-}
-
 // Info is the adapter's properties in gputypes terms.
 func (a *Adapter) Info() gputypes.AdapterInfo { return adapterInfo(a.raw.GetProperties()) }
 
@@ -143,16 +107,6 @@ func (a *Adapter) Limits() gputypes.Limits { return convertLimits(a.raw.GetLimit
 
 // Features is the adapter's features that gputypes names.
 func (a *Adapter) Features() gputypes.Features { return convertFeatures(a.raw.EnumerateFeatures()) }
-
-// HasFeature reports whether the adapter offers f.
-func (a *Adapter) HasFeature(f gputypes.Feature) bool {
-	for n, g := range features {
-		if g == f {
-			return a.raw.HasFeature(n)
-		}
-	}
-	return false
-}
 
 // SubgroupSize is the adapter's subgroup size range; 0, 0 where the
 // binding does not report it (wgpu-native 0.17 has no subgroups).
@@ -196,54 +150,31 @@ func DefaultLimits() gputypes.Limits { return convertLimits(wgpu.DefaultLimits()
 // (those of l that come from DefaultLimits round-trip unchanged).
 func nativeLimits(l gputypes.Limits) wgpu.Limits {
 	n := wgpu.DefaultLimits()
-	n.MaxTextureDimension1D = l.MaxTextureDimension1D
-	n.MaxTextureDimension2D = l.MaxTextureDimension2D
-	n.MaxTextureDimension3D = l.MaxTextureDimension3D
-	n.MaxTextureArrayLayers = l.MaxTextureArrayLayers
-	n.MaxBindGroups = l.MaxBindGroups
-	n.MaxBindingsPerBindGroup = l.MaxBindingsPerBindGroup
-	n.MaxDynamicUniformBuffersPerPipelineLayout = l.MaxDynamicUniformBuffersPerPipelineLayout
-	n.MaxDynamicStorageBuffersPerPipelineLayout = l.MaxDynamicStorageBuffersPerPipelineLayout
-	n.MaxSampledTexturesPerShaderStage = l.MaxSampledTexturesPerShaderStage
-	n.MaxSamplersPerShaderStage = l.MaxSamplersPerShaderStage
-	n.MaxStorageBuffersPerShaderStage = l.MaxStorageBuffersPerShaderStage
-	n.MaxStorageTexturesPerShaderStage = l.MaxStorageTexturesPerShaderStage
-	n.MaxUniformBuffersPerShaderStage = l.MaxUniformBuffersPerShaderStage
-	n.MaxUniformBufferBindingSize = l.MaxUniformBufferBindingSize
-	n.MaxStorageBufferBindingSize = l.MaxStorageBufferBindingSize
-	n.MinUniformBufferOffsetAlignment = l.MinUniformBufferOffsetAlignment
-	n.MinStorageBufferOffsetAlignment = l.MinStorageBufferOffsetAlignment
-	n.MaxVertexBuffers = l.MaxVertexBuffers
-	n.MaxBufferSize = l.MaxBufferSize
-	n.MaxVertexAttributes = l.MaxVertexAttributes
-	n.MaxVertexBufferArrayStride = l.MaxVertexBufferArrayStride
-	n.MaxInterStageShaderVariables = l.MaxInterStageShaderVariables
-	n.MaxColorAttachments = l.MaxColorAttachments
-	n.MaxColorAttachmentBytesPerSample = l.MaxColorAttachmentBytesPerSample
-	n.MaxComputeWorkgroupStorageSize = l.MaxComputeWorkgroupStorageSize
-	n.MaxComputeInvocationsPerWorkgroup = l.MaxComputeInvocationsPerWorkgroup
-	n.MaxComputeWorkgroupSizeX = l.MaxComputeWorkgroupSizeX
-	n.MaxComputeWorkgroupSizeY = l.MaxComputeWorkgroupSizeY
-	n.MaxComputeWorkgroupSizeZ = l.MaxComputeWorkgroupSizeZ
-	n.MaxComputeWorkgroupsPerDimension = l.MaxComputeWorkgroupsPerDimension
+	copyLimits(&n, &l)
 	n.MaxPushConstantSize = l.MaxPushConstantSize
 	return n
+}
+
+// convertLimits copies every limit gputypes has a field for.
+// MaxInterStageShaderComponents has none and is dropped;
+// gputypes' MaxBindGroupsPlusVertexBuffers and MaxNonSamplerBindings,
+// which wgpu-native 0.17 does not report, stay 0. wgpu-native 0.17 leaves
+// some render limits (MaxInterStageShaderVariables, MaxColorAttachments,
+// MaxColorAttachmentBytesPerSample) at 0 in an adapter's limits; they are
+// copied as reported.
+func convertLimits(n wgpu.Limits) gputypes.Limits {
+	var l gputypes.Limits
+	copyLimits(&l, &n)
+	l.MaxPushConstantSize = n.MaxPushConstantSize
+	return l
 }
 
 // RequestDevice asks the adapter for a device with the features fs
 // (each of which the adapter must offer) and the limits l.
 func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.Limits) (*Device, error) {
-	var names []wgpu.FeatureName
-	for _, f := range fs {
-		for n, g := range features {
-			if g == f {
-				names = append(names, n)
-			}
-		}
-	}
 	dev, err := a.raw.RequestDevice(&wgpu.DeviceDescriptor{
 		Label:            label,
-		RequiredFeatures: names,
+		RequiredFeatures: featureNames(featureMap, fs),
 		RequiredLimits:   &wgpu.RequiredLimits{Limits: nativeLimits(l)},
 	})
 	if err != nil {
@@ -290,214 +221,62 @@ func (d *Device) TimestampsInside() (encoders, passes bool) {
 	return d.Features().Contains(gputypes.FeatureTimestampQuery), false
 }
 
-// Buffer is a handle to a wgpu buffer. Two Buffers may be handles to one
-// wgpu buffer (Reference): Same tells.
-type Buffer struct{ raw *wgpu.Buffer }
+// The calls cmd.go builds on (binding.go) and those that are one binding
+// call each. go-webgpu's calls return the validation error of the error
+// scope each pushes.
 
-// CreateBuffer makes a buffer of size bytes.
-func (d *Device) CreateBuffer(label string, size uint64, usage Usage) (*Buffer, error) {
-	b, err := d.raw.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Usage: wgpu.BufferUsage(usage), Size: size})
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		return nil, fmt.Errorf("no buffer of %d bytes", size)
-	}
-	return &Buffer{b}, nil
-}
-
-func (b *Buffer) Native() *NativeBuffer { return b.raw }
-func (b *Buffer) Size() uint64          { return b.raw.GetSize() }
-func (b *Buffer) Usage() Usage          { return Usage(b.raw.GetUsage()) }
-
-// Release drops this handle; the buffer lives on while another handle or
-// the device's work holds it.
-func (b *Buffer) Release() { b.raw.Release() }
-
-// Destroy frees the buffer's memory (after the work submitted with it)
-// and releases the handle.
-func (b *Buffer) Destroy() {
-	b.raw.Destroy()
-	b.raw.Release()
-}
-
-// DestroyOnly frees the buffer's memory and keeps the handle (tests:
-// mapping a destroyed buffer).
-func (b *Buffer) DestroyOnly() { b.raw.Destroy() }
-
-// Mapped is size bytes of the mapped buffer from offset; valid until
-// Unmap.
-func (b *Buffer) Mapped(offset, size uint64) []byte {
-	return b.raw.GetMappedRange(uint(offset), uint(size))
+func (d *Device) createBuffer(label string, size uint64, usage Usage) (*wgpu.Buffer, error) {
+	return d.raw.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Usage: wgpu.BufferUsage(usage), Size: size})
 }
 
 func (b *Buffer) Unmap() error { return b.raw.Unmap() }
-
-// Alive returns nil: wgpu-native 0.17 reports a destroyed buffer where a
-// copy or a bind group uses it, in the error scope go-webgpu pushes.
-func (d *Device) Alive(b *Buffer, offset, size uint64) error { return nil }
 
 // WriteBuffer writes data into b from byte offset, in queue order.
 func (d *Device) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	return d.queue.WriteBuffer(b.raw, offset, data)
 }
 
-// Pipeline is one compiled entry point with its explicit bind group
-// layout.
-type Pipeline struct {
-	module *wgpu.ShaderModule
-	bgl    *wgpu.BindGroupLayout
-	layout *wgpu.PipelineLayout
-	pipe   *wgpu.ComputePipeline
+func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
+	return d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: wgsl}})
 }
 
-func (p *Pipeline) Release() {
-	if p.pipe != nil {
-		p.pipe.Release()
-	}
-	if p.layout != nil {
-		p.layout.Release()
-	}
-	if p.bgl != nil {
-		p.bgl.Release()
-	}
-	if p.module != nil {
-		p.module.Release()
-	}
+func (d *Device) createGroupLayout(label string, binds []BindingType) (*wgpu.BindGroupLayout, error) {
+	es := bySlot(binds, func(slot uint32, bt BindingType) wgpu.BindGroupLayoutEntry {
+		return wgpu.BindGroupLayoutEntry{Binding: slot, Visibility: wgpu.ShaderStage_Compute, Buffer: wgpu.BufferBindingLayout{Type: bindingTypes[bt]}}
+	})
+	return d.raw.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: label, Entries: es})
 }
 
-// CreatePipeline compiles entry of the WGSL src into a compute pipeline
-// whose one bind group binds a buffer of each type in binds, at slots 0,
-// 1, …. The error is a *StageError.
-func (d *Device) CreatePipeline(label, src, entry string, binds []BindingType) (*Pipeline, error) {
-	p := &Pipeline{}
-	fail := func(what string, err error) (*Pipeline, error) {
-		p.Release()
-		return nil, &StageError{what, err}
-	}
-	var err error
-	if p.module, err = d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{
-		Label:          label,
-		WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: src},
-	}); err != nil {
-		return fail("compiling WGSL", err)
-	}
-	entries := make([]wgpu.BindGroupLayoutEntry, len(binds))
-	for i, bt := range binds {
-		e := wgpu.BindGroupLayoutEntry{Binding: uint32(i), Visibility: wgpu.ShaderStage_Compute}
-		switch bt {
-		case BindUniform:
-			e.Buffer.Type = wgpu.BufferBindingType_Uniform
-		case BindReadOnly:
-			e.Buffer.Type = wgpu.BufferBindingType_ReadOnlyStorage
-		case BindStorage:
-			e.Buffer.Type = wgpu.BufferBindingType_Storage
-		}
-		entries[i] = e
-	}
-	if p.bgl, err = d.raw.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: label, Entries: entries}); err != nil {
-		return fail("bind group layout", err)
-	}
-	if p.layout, err = d.raw.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{
-		Label: label, BindGroupLayouts: []*wgpu.BindGroupLayout{p.bgl},
-	}); err != nil {
-		return fail("pipeline layout", err)
-	}
-	if p.pipe, err = d.raw.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{
-		Label:   label,
-		Layout:  p.layout,
-		Compute: wgpu.ProgrammableStageDescriptor{Module: p.module, EntryPoint: entry},
-	}); err != nil {
-		return fail("compute pipeline", err)
-	}
-	return p, nil
+func (d *Device) createPipelineLayout(label string, bgl *wgpu.BindGroupLayout) (*wgpu.PipelineLayout, error) {
+	return d.raw.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{Label: label, BindGroupLayouts: []*wgpu.BindGroupLayout{bgl}})
 }
 
-// BindGroup is a bind group of a Pipeline's layout.
-type BindGroup struct{ raw *wgpu.BindGroup }
-
-func (g *BindGroup) Release() { g.raw.Release() }
-
-// CreateBindGroup binds entries[i] at slot i of p's layout.
-func (d *Device) CreateBindGroup(p *Pipeline, entries []Entry) (*BindGroup, error) {
-	es := make([]wgpu.BindGroupEntry, len(entries))
-	for i, e := range entries {
-		es[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: e.Buffer.raw, Offset: e.Offset, Size: e.Size}
-	}
-	g, err := d.raw.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: p.bgl, Entries: es})
-	if err != nil {
-		return nil, err
-	}
-	return &BindGroup{g}, nil
+func (d *Device) createPipeline(label string, layout *wgpu.PipelineLayout, module *wgpu.ShaderModule, entry string) (*wgpu.ComputePipeline, error) {
+	return d.raw.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Layout: layout,
+		Compute: wgpu.ProgrammableStageDescriptor{Module: module, EntryPoint: entry}})
 }
 
-// QuerySet is a set of timestamp queries.
-type QuerySet struct{ raw *wgpu.QuerySet }
+// Alive returns nil: wgpu-native 0.17 reports a destroyed buffer where a
+// copy or a bind group uses it, in the error scope go-webgpu pushes.
+func (d *Device) Alive(b *Buffer, offset, size uint64) error { return nil }
 
-func (q *QuerySet) Release() { q.raw.Release() }
-
-// CreateTimestamps makes a query set of count timestamps.
-func (d *Device) CreateTimestamps(label string, count uint32) (*QuerySet, error) {
-	qs, err := d.raw.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: label, Type: wgpu.QueryType_Timestamp, Count: count})
-	if err != nil {
-		return nil, err
-	}
-	return &QuerySet{qs}, nil
+func (d *Device) createGroup(bgl *wgpu.BindGroupLayout, entries []Entry) (*wgpu.BindGroup, error) {
+	es := bySlot(entries, func(slot uint32, e Entry) wgpu.BindGroupEntry {
+		return wgpu.BindGroupEntry{Binding: slot, Buffer: e.Buffer.raw, Offset: e.Offset, Size: e.Size}
+	})
+	return d.raw.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: bgl, Entries: es})
 }
 
-// Encoder records commands; Finish makes them a CommandBuffer, and
-// Release frees what is left either way.
-type Encoder struct{ raw *wgpu.CommandEncoder }
+// Timestamps: wgpu-native 0.17 writes them between passes only, with
+// TimestampQuery.
 
-// CommandBuffer is recorded work for Submit.
-type CommandBuffer struct{ raw *wgpu.CommandBuffer }
-
-func (c *CommandBuffer) Release() { c.raw.Release() }
-
-// CreateEncoder starts recording.
-func (d *Device) CreateEncoder() (*Encoder, error) {
-	e, err := d.raw.CreateCommandEncoder(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Encoder{e}, nil
-}
-
-func (e *Encoder) Release() { e.raw.Release() }
-
-func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
-	return e.raw.CopyBufferToBuffer(src.raw, srcOff, dst.raw, dstOff, size)
+func (d *Device) createTimestamps(label string, count uint32) (*wgpu.QuerySet, error) {
+	return d.raw.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: label, Type: wgpu.QueryType_Timestamp, Count: count})
 }
 
 // WriteTimestamp writes query i of qs between passes.
 func (e *Encoder) WriteTimestamp(qs *QuerySet, i uint32) error {
 	return e.raw.WriteTimestamp(qs.raw, i)
-}
-
-// ResolveQuerySet writes count queries of qs from first into dst at
-// dstOff, 8 bytes each.
-func (e *Encoder) ResolveQuerySet(qs *QuerySet, first, count uint32, dst *Buffer, dstOff uint64) error {
-	return e.raw.ResolveQuerySet(qs.raw, first, count, dst.raw, dstOff)
-}
-
-// Dispatch is one kernel launch of a compute pass.
-type Dispatch struct {
-	Pipeline *Pipeline
-	Group    *BindGroup
-	Grid     [3]uint32
-}
-
-// ComputePass records ds, in order, in one compute pass.
-func (e *Encoder) ComputePass(ds []Dispatch) error {
-	pass := e.raw.BeginComputePass(nil)
-	for _, d := range ds {
-		pass.SetPipeline(d.Pipeline.pipe)
-		pass.SetBindGroup(0, d.Group.raw, nil)
-		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
-	}
-	err := pass.End()
-	pass.Release()
-	return err
 }
 
 // ComputePassStamped would write timestamps inside the pass
@@ -506,13 +285,25 @@ func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) 
 	return errors.New("gpu: wgpu-native 0.17 writes no timestamps inside compute passes")
 }
 
-func (e *Encoder) Finish() (*CommandBuffer, error) {
-	c, err := e.raw.Finish(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &CommandBuffer{c}, nil
+// ResolveQuerySet writes count queries of qs from first into dst at
+// dstOff, 8 bytes each.
+func (e *Encoder) ResolveQuerySet(qs *QuerySet, first, count uint32, dst *Buffer, dstOff uint64) error {
+	return e.raw.ResolveQuerySet(qs.raw, first, count, dst.raw, dstOff)
 }
+
+func (d *Device) createEncoder() (*wgpu.CommandEncoder, error) {
+	return d.raw.CreateCommandEncoder(nil)
+}
+
+func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
+	return e.raw.CopyBufferToBuffer(src.raw, srcOff, dst.raw, dstOff, size)
+}
+
+func (e *Encoder) beginPass() *wgpu.ComputePassEncoder { return e.raw.BeginComputePass(nil) }
+
+func (e *Encoder) endPass(pass *wgpu.ComputePassEncoder) error { return pass.End() }
+
+func (e *Encoder) finish() (*wgpu.CommandBuffer, error) { return e.raw.Finish(nil) }
 
 // Submit submits cmd to the device's queue. wgpu-native 0.17 reports no
 // error here (it aborts on some misuse instead: the gpu package
@@ -525,99 +316,42 @@ func (d *Device) Submit(cmd *CommandBuffer) error {
 // poll runs the callbacks that are due without blocking.
 func (d *Device) poll() { d.raw.Poll(false, nil) }
 
-// adapterInfo converts wgpu-native's adapter properties.
-//
-// wgpu-native 0.17 fills vendorName with wgpu's AdapterInfo.driver (the
-// driver's name, "llvmpipe") and driverDescription with its driver_info
-// ("Mesa 22.3.6 (LLVM 15.0.6)"), so they become Driver and DriverInfo.
-// It gives no vendor name; Vendor is named after VendorID where that is a
-// well-known PCI or Khronos vendor id, and left empty otherwise.
-// Architecture (empty in this wgpu-native) has no counterpart. D3D11, Null
-// and Undefined backends have no gputypes Backend and map to BackendEmpty;
-// OpenGL and OpenGL ES are both BackendGL.
+// adapterInfo converts wgpu-native's adapter properties
+// (describeAdapter). wgpu-native 0.17 fills vendorName with wgpu's
+// AdapterInfo.driver and driverDescription with its driver_info.
+// Architecture (empty in this wgpu-native) has no counterpart.
 func adapterInfo(p wgpu.AdapterProperties) gputypes.AdapterInfo {
-	info := gputypes.AdapterInfo{
-		Name:       p.Name,
-		Vendor:     VendorName(p.VendorId),
-		VendorID:   p.VendorId,
-		DeviceID:   p.DeviceId,
-		Driver:     p.VendorName,
-		DriverInfo: p.DriverDescription,
-	}
-	switch p.AdapterType {
-	case wgpu.AdapterType_DiscreteGPU:
-		info.DeviceType = gputypes.DeviceTypeDiscreteGPU
-	case wgpu.AdapterType_IntegratedGPU:
-		info.DeviceType = gputypes.DeviceTypeIntegratedGPU
-	case wgpu.AdapterType_CPU:
-		info.DeviceType = gputypes.DeviceTypeCPU
-	default:
-		info.DeviceType = gputypes.DeviceTypeOther
-	}
-	switch p.BackendType {
-	case wgpu.BackendType_Vulkan:
-		info.Backend = gputypes.BackendVulkan
-	case wgpu.BackendType_Metal:
-		info.Backend = gputypes.BackendMetal
-	case wgpu.BackendType_D3D12:
-		info.Backend = gputypes.BackendDX12
-	case wgpu.BackendType_OpenGL, wgpu.BackendType_OpenGLES:
-		info.Backend = gputypes.BackendGL
-	case wgpu.BackendType_WebGPU:
-		info.Backend = gputypes.BackendBrowserWebGPU
-	default:
-		info.Backend = gputypes.BackendEmpty
-	}
-	return info
+	return describeAdapter(p.Name, p.VendorName, p.DriverDescription, p.VendorId, p.DeviceId,
+		deviceTypes[p.AdapterType], backends[p.BackendType])
 }
 
-// convertLimits copies every limit gputypes has a field for.
-// MaxInterStageShaderComponents has none and is dropped;
-// gputypes' MaxBindGroupsPlusVertexBuffers and MaxNonSamplerBindings,
-// which wgpu-native 0.17 does not report, stay 0. wgpu-native 0.17 leaves
-// some render limits (MaxInterStageShaderVariables, MaxColorAttachments,
-// MaxColorAttachmentBytesPerSample) at 0 in an adapter's limits; they are
-// copied as reported.
-func convertLimits(l wgpu.Limits) gputypes.Limits {
-	return gputypes.Limits{
-		MaxTextureDimension1D:                     l.MaxTextureDimension1D,
-		MaxTextureDimension2D:                     l.MaxTextureDimension2D,
-		MaxTextureDimension3D:                     l.MaxTextureDimension3D,
-		MaxTextureArrayLayers:                     l.MaxTextureArrayLayers,
-		MaxBindGroups:                             l.MaxBindGroups,
-		MaxBindingsPerBindGroup:                   l.MaxBindingsPerBindGroup,
-		MaxDynamicUniformBuffersPerPipelineLayout: l.MaxDynamicUniformBuffersPerPipelineLayout,
-		MaxDynamicStorageBuffersPerPipelineLayout: l.MaxDynamicStorageBuffersPerPipelineLayout,
-		MaxSampledTexturesPerShaderStage:          l.MaxSampledTexturesPerShaderStage,
-		MaxSamplersPerShaderStage:                 l.MaxSamplersPerShaderStage,
-		MaxStorageBuffersPerShaderStage:           l.MaxStorageBuffersPerShaderStage,
-		MaxStorageTexturesPerShaderStage:          l.MaxStorageTexturesPerShaderStage,
-		MaxUniformBuffersPerShaderStage:           l.MaxUniformBuffersPerShaderStage,
-		MaxUniformBufferBindingSize:               l.MaxUniformBufferBindingSize,
-		MaxStorageBufferBindingSize:               l.MaxStorageBufferBindingSize,
-		MinUniformBufferOffsetAlignment:           l.MinUniformBufferOffsetAlignment,
-		MinStorageBufferOffsetAlignment:           l.MinStorageBufferOffsetAlignment,
-		MaxVertexBuffers:                          l.MaxVertexBuffers,
-		MaxBufferSize:                             l.MaxBufferSize,
-		MaxVertexAttributes:                       l.MaxVertexAttributes,
-		MaxVertexBufferArrayStride:                l.MaxVertexBufferArrayStride,
-		MaxInterStageShaderVariables:              l.MaxInterStageShaderVariables,
-		MaxColorAttachments:                       l.MaxColorAttachments,
-		MaxColorAttachmentBytesPerSample:          l.MaxColorAttachmentBytesPerSample,
-		MaxComputeWorkgroupStorageSize:            l.MaxComputeWorkgroupStorageSize,
-		MaxComputeInvocationsPerWorkgroup:         l.MaxComputeInvocationsPerWorkgroup,
-		MaxComputeWorkgroupSizeX:                  l.MaxComputeWorkgroupSizeX,
-		MaxComputeWorkgroupSizeY:                  l.MaxComputeWorkgroupSizeY,
-		MaxComputeWorkgroupSizeZ:                  l.MaxComputeWorkgroupSizeZ,
-		MaxComputeWorkgroupsPerDimension:          l.MaxComputeWorkgroupsPerDimension,
-		MaxPushConstantSize:                       l.MaxPushConstantSize,
+// deviceTypes and backends are wgpu-native 0.17's adapter and backend
+// types in gputypes terms; the others (D3D11, Null, Undefined) are
+// missing, and so the zero values, DeviceTypeOther and BackendEmpty.
+var (
+	deviceTypes = map[wgpu.AdapterType]gputypes.DeviceType{
+		wgpu.AdapterType_DiscreteGPU:   gputypes.DeviceTypeDiscreteGPU,
+		wgpu.AdapterType_IntegratedGPU: gputypes.DeviceTypeIntegratedGPU,
+		wgpu.AdapterType_CPU:           gputypes.DeviceTypeCPU,
 	}
+	backends = map[wgpu.BackendType]gputypes.Backend{
+		wgpu.BackendType_Vulkan: gputypes.BackendVulkan, wgpu.BackendType_Metal: gputypes.BackendMetal,
+		wgpu.BackendType_D3D12: gputypes.BackendDX12, wgpu.BackendType_WebGPU: gputypes.BackendBrowserWebGPU,
+		wgpu.BackendType_OpenGL: gputypes.BackendGL, wgpu.BackendType_OpenGLES: gputypes.BackendGL,
+	}
+)
+
+// bindingTypes is each BindingType as the binding names it.
+var bindingTypes = [...]wgpu.BufferBindingType{
+	BindUniform:  wgpu.BufferBindingType_Uniform,
+	BindReadOnly: wgpu.BufferBindingType_ReadOnlyStorage,
+	BindStorage:  wgpu.BufferBindingType_Storage,
 }
 
-// features pairs each wgpu feature with its gputypes flag.
+// featureMap pairs each wgpu feature with its gputypes flag.
 // NativeFeature_VertexWritableStorage has no gputypes flag and is dropped,
 // as are values go-webgpu does not name.
-var features = map[wgpu.FeatureName]gputypes.Feature{
+var featureMap = map[wgpu.FeatureName]gputypes.Feature{
 	wgpu.FeatureName_DepthClipControl:                       gputypes.FeatureDepthClipControl,
 	wgpu.FeatureName_Depth32FloatStencil8:                   gputypes.FeatureDepth32FloatStencil8,
 	wgpu.FeatureName_TimestampQuery:                         gputypes.FeatureTimestampQuery,
@@ -639,22 +373,7 @@ var features = map[wgpu.FeatureName]gputypes.Feature{
 // convertFeatures converts an adapter's feature list to a gputypes set.
 // A feature listed is only advertised: ShaderF16, for one, is reported by
 // lavapipe but this naga cannot compile WGSL f16.
-func convertFeatures(fs []wgpu.FeatureName) gputypes.Features {
-	var set gputypes.Features
-	for _, f := range fs {
-		if g, ok := features[f]; ok {
-			set.Insert(g)
-		}
-	}
-	return set
-}
-
-// Native is the binding's own adapter.
-func (a *Adapter) Native() *NativeAdapter { return a.raw }
+func convertFeatures(fs []wgpu.FeatureName) gputypes.Features { return featureSet(featureMap, fs) }
 
 // Native is the binding's own device.
 func (d *Device) Native() *NativeDevice { return d.raw }
-
-// WrapBuffer is a Buffer of the handle b, which stays the caller's: no
-// reference of its own, so Release releases b.
-func WrapBuffer(b *NativeBuffer) *Buffer { return &Buffer{b} }

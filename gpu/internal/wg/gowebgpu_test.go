@@ -3,7 +3,6 @@
 package wg
 
 import (
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,13 +160,13 @@ func TestConvertFeatures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := convertFeatures(tc.in); got != tc.want {
-				t.Errorf("convertFeatures(%v) = %s, want %s", tc.in, featureNames(got), featureNames(tc.want))
+				t.Errorf("convertFeatures(%v) = %s, want %s", tc.in, flagNames(got), flagNames(tc.want))
 			}
 		})
 	}
 	// Every flag in the table is distinct, so no two features merge.
 	seen := map[gputypes.Feature]wgpu.FeatureName{}
-	for w, g := range features {
+	for w, g := range featureMap {
 		if prev, ok := seen[g]; ok {
 			t.Errorf("%v and %v both map to %v", prev, w, g)
 		}
@@ -175,7 +174,7 @@ func TestConvertFeatures(t *testing.T) {
 	}
 }
 
-func featureNames(fs gputypes.Features) string {
+func flagNames(fs gputypes.Features) string {
 	var names []string
 	for bit := range 64 {
 		if f := gputypes.Feature(1) << bit; fs.Contains(f) {
@@ -183,36 +182,4 @@ func featureNames(fs gputypes.Features) string {
 		}
 	}
 	return "[" + strings.Join(names, " ") + "]"
-}
-
-func TestNativeVersion(t *testing.T) {
-	for v, want := range map[uint32]string{
-		0:          "(version not recorded in the library)",
-		0x00110002: "0.17.0.2",
-		0x01020304: "1.2.3.4",
-	} {
-		if got := nativeVersion(v); got != want {
-			t.Errorf("nativeVersion(%#x) = %q, want %q", v, got, want)
-		}
-	}
-}
-
-func TestBindingVersion(t *testing.T) {
-	mod, err := os.ReadFile("../../../go.mod")
-	if err != nil {
-		t.Skipf("go.mod: %v", err)
-	}
-	const path = "github.com/rajveermalviya/go-webgpu/wgpu "
-	for _, line := range strings.Split(string(mod), "\n") {
-		if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require ")); len(f) >= 2 && f[0]+" " == path {
-			if f[1] != bindingVersion {
-				t.Errorf("bindingVersion = %s, but go.mod requires %s", bindingVersion, f[1])
-			}
-			if want := "go-webgpu " + f[1] + ", wgpu-native "; !strings.HasPrefix(Versions(), want) {
-				t.Errorf("Versions() = %q, want it to begin %q", Versions(), want)
-			}
-			return
-		}
-	}
-	t.Errorf("go.mod does not require %s", path)
 }

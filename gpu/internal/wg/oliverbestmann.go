@@ -150,7 +150,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"unsafe"
 
@@ -180,34 +179,11 @@ const bindingVersion = "v1.36.0"
 // nativeMajor is the wgpu-native release bindingVersion links (29.0.1.1).
 const nativeMajor = 29
 
-// Versions names the binding's module version (from the build
-// information where there is some) and wgpu-native's.
-func Versions() string {
-	v := bindingVersion
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == BindingModule {
-				if m.Replace != nil {
-					m = m.Replace
-				}
-				if m.Version != "" {
-					v = m.Version
-				}
-				break
-			}
-		}
-	}
-	return "oliverbestmann/webgpu " + v + ", wgpu-native " + nativeVersion(uint32(wgpu.GetVersion()))
-}
+// bindingName names the binding in Versions.
+const bindingName = "oliverbestmann/webgpu"
 
-// nativeVersion decodes wgpuGetVersion's major<<24 | minor<<16 | patch<<8
-// | build.
-func nativeVersion(v uint32) string {
-	if v == 0 {
-		return "(version not recorded in the library)"
-	}
-	return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
-}
+// linked names the wgpu-native release the binding links, for Versions.
+func linked() string { return "wgpu-native " + nativeVersion(uint32(wgpu.GetVersion())) }
 
 // SetLogLevel sets wgpu-native's log level for the process.
 func SetLogLevel(l LogLevel) {
@@ -290,22 +266,6 @@ func (i *Instance) HighPerformanceAdapter() (*Adapter, error) {
 	return &Adapter{raw: a}, nil
 }
 
-// Adapter is one adapter; Release releases the handle unless it wraps a
-// caller's (WrapAdapter).
-type Adapter struct {
-	raw    *wgpu.Adapter
-	shared bool
-}
-
-// WrapAdapter is a caller's adapter; its Release leaves it alone.
-func WrapAdapter(a *NativeAdapter) *Adapter { return &Adapter{raw: a, shared: true} }
-
-func (a *Adapter) Release() {
-	if !a.shared {
-		a.raw.Release()
-	}
-}
-
 // info is the adapter's webgpu.h info, read through the shim for the
 // subgroup sizes, which the binding's GetInfo leaves out.
 func (a *Adapter) info() (gputypes.AdapterInfo, [2]uint32) {
@@ -321,8 +281,8 @@ func (a *Adapter) info() (gputypes.AdapterInfo, [2]uint32) {
 		return s
 	}
 	vendor, _, device, desc := take(ci.vendor), take(ci.architecture), take(ci.device), take(ci.description)
-	return adapterInfo(device, vendor, desc, uint32(ci.vendor_id), uint32(ci.device_id),
-			wgpu.AdapterType(ci._type), wgpu.BackendType(ci.backend)),
+	return describeAdapter(device, vendor, desc, uint32(ci.vendor_id), uint32(ci.device_id),
+			deviceTypes[wgpu.AdapterType(ci._type)], backends[wgpu.BackendType(ci.backend)]),
 		[2]uint32{uint32(ci.subgroup_min), uint32(ci.subgroup_max)}
 }
 
@@ -336,51 +296,27 @@ func (a *Adapter) Info() gputypes.AdapterInfo {
 	return info
 }
 
-func adapterInfo(name, driver, driverInfo string, vendorID, deviceID uint32, at wgpu.AdapterType, bt wgpu.BackendType) gputypes.AdapterInfo {
-	info := gputypes.AdapterInfo{
-		Name:       name,
-		Vendor:     VendorName(vendorID),
-		VendorID:   vendorID,
-		DeviceID:   deviceID,
-		Driver:     driver,
-		DriverInfo: driverInfo,
+// deviceTypes and backends are the binding's adapter and backend types
+// in gputypes terms; the others (D3D11, Null, undefined) are missing, and
+// so the zero values, DeviceTypeOther and BackendEmpty.
+var (
+	deviceTypes = map[wgpu.AdapterType]gputypes.DeviceType{
+		wgpu.AdapterTypeDiscreteGPU:   gputypes.DeviceTypeDiscreteGPU,
+		wgpu.AdapterTypeIntegratedGPU: gputypes.DeviceTypeIntegratedGPU,
+		wgpu.AdapterTypeCPU:           gputypes.DeviceTypeCPU,
 	}
-	switch at {
-	case wgpu.AdapterTypeDiscreteGPU:
-		info.DeviceType = gputypes.DeviceTypeDiscreteGPU
-	case wgpu.AdapterTypeIntegratedGPU:
-		info.DeviceType = gputypes.DeviceTypeIntegratedGPU
-	case wgpu.AdapterTypeCPU:
-		info.DeviceType = gputypes.DeviceTypeCPU
-	default:
-		info.DeviceType = gputypes.DeviceTypeOther
+	backends = map[wgpu.BackendType]gputypes.Backend{
+		wgpu.BackendTypeVulkan: gputypes.BackendVulkan, wgpu.BackendTypeMetal: gputypes.BackendMetal,
+		wgpu.BackendTypeD3D12: gputypes.BackendDX12, wgpu.BackendTypeWebGPU: gputypes.BackendBrowserWebGPU,
+		wgpu.BackendTypeOpenGL: gputypes.BackendGL, wgpu.BackendTypeOpenGLES: gputypes.BackendGL,
 	}
-	switch bt {
-	case wgpu.BackendTypeVulkan:
-		info.Backend = gputypes.BackendVulkan
-	case wgpu.BackendTypeMetal:
-		info.Backend = gputypes.BackendMetal
-	case wgpu.BackendTypeD3D12:
-		info.Backend = gputypes.BackendDX12
-	case wgpu.BackendTypeOpenGL, wgpu.BackendTypeOpenGLES:
-		info.Backend = gputypes.BackendGL
-	case wgpu.BackendTypeWebGPU:
-		info.Backend = gputypes.BackendBrowserWebGPU
-	default:
-		info.Backend = gputypes.BackendEmpty
-	}
-	return info
-}
+)
 
 // Limits is the adapter's limits.
 func (a *Adapter) Limits() gputypes.Limits { return convertLimits(a.raw.GetLimits()) }
 
 // Features is the adapter's features that gputypes names.
 func (a *Adapter) Features() gputypes.Features { return convertFeatures(featuresOf(a.raw.HasFeature)) }
-
-// HasFeature reports whether the adapter offers f (TimestampQuery only
-// with timestamps inside encoders, which attn writes them in).
-func (a *Adapter) HasFeature(f gputypes.Feature) bool { return a.Features().Contains(f) }
 
 // SubgroupSize is the adapter's subgroup size range (webgpu.h's
 // WGPUAdapterInfo has it since wgpu-native 29); 0, 0 where it is not
@@ -489,18 +425,11 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 	if err := checkLayout(); err != nil {
 		return nil, err
 	}
-	var names []wgpu.FeatureName
-	for _, f := range fs {
-		for n, g := range featureMap {
-			if g == f {
-				names = append(names, n)
-			}
-		}
-		if f == gputypes.FeatureTimestampQuery {
-			names = append(names, wgpu.NativeFeatureTimestampQueryInsideEncoders)
-			if _, passes := a.TimestampsInside(); passes {
-				names = append(names, wgpu.NativeFeatureTimestampQueryInsidePasses)
-			}
+	names := featureNames(featureMap, fs)
+	if slices.Contains(fs, gputypes.FeatureTimestampQuery) {
+		names = append(names, wgpu.NativeFeatureTimestampQueryInsideEncoders)
+		if _, passes := a.TimestampsInside(); passes {
+			names = append(names, wgpu.NativeFeatureTimestampQueryInsidePasses)
 		}
 	}
 	desc := wgpu.DeviceDescriptor{Label: label, RequiredFeatures: names, RequiredLimits: ptr(nativeLimits(l))}
@@ -571,18 +500,13 @@ func (d *Device) CoopMatrix() CoopMatrix { return d.coop }
 // needs the Storage usage.
 func (d *Device) Alive(b *Buffer, offset, size uint64) error {
 	if d.probe == nil {
-		bgl, err := d.raw.TryCreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{
-			Label: "attn probe",
-			Entries: []wgpu.BindGroupLayoutEntry{{Binding: 0, Visibility: wgpu.ShaderStageCompute,
-				Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingTypeReadOnlyStorage}}},
-		})
+		bgl, err := d.createGroupLayout("attn probe", []BindingType{BindReadOnly})
 		if err != nil {
 			return err
 		}
 		d.probe = bgl
 	}
-	g, err := d.raw.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: d.probe,
-		Entries: []wgpu.BindGroupEntry{{Binding: 0, Buffer: b.raw, Offset: offset, Size: size}}})
+	g, err := d.createGroup(d.probe, []Entry{{b, offset, size}})
 	if err != nil {
 		return err
 	}
@@ -657,7 +581,7 @@ func (e *Encoder) WriteTimestamp(qs *QuerySet, i uint32) error {
 	}
 	ce := (*C.attn_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.attn_err{}))))
 	defer C.free(unsafe.Pointer(ce))
-	C.attn_write_timestamp(deviceRef(e.dev), C.WGPUCommandEncoder(handleOf(e.raw)),
+	C.attn_write_timestamp(deviceRef(e.dev.raw), C.WGPUCommandEncoder(handleOf(e.raw)),
 		C.WGPUQuerySet(handleOf(qs.raw)), C.uint32_t(i), ce)
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(qs)
@@ -677,19 +601,11 @@ func (e *Encoder) ComputePassStamped(ds []Dispatch, qs *QuerySet, first uint32) 
 	if err := checkLayout(); err != nil {
 		return err
 	}
-	pass := e.raw.BeginComputePass(nil)
-	ref := C.WGPUComputePassEncoder(handleOf(pass))
 	q := C.WGPUQuerySet(handleOf(qs.raw))
-	for i, d := range ds {
-		C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(i)))
-		pass.SetPipeline(d.Pipeline.pipe)
-		pass.SetBindGroup(0, d.Group.raw, nil)
-		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
-	}
-	C.attn_pass_write_timestamp(ref, q, C.uint32_t(first+uint32(len(ds))))
+	err := e.record(ds, func(pass *wgpu.ComputePassEncoder, i uint32) {
+		C.attn_pass_write_timestamp(C.WGPUComputePassEncoder(handleOf(pass)), q, C.uint32_t(first+i))
+	})
 	runtime.KeepAlive(qs)
-	err := pass.TryEnd()
-	pass.Release()
 	return err
 }
 
@@ -712,12 +628,5 @@ func (d *Device) Submit(cmd *CommandBuffer) error {
 	return nil
 }
 
-// Native is the binding's own adapter.
-func (a *Adapter) Native() *NativeAdapter { return a.raw }
-
 // Native is the binding's own device.
 func (d *Device) Native() *NativeDevice { return d.raw }
-
-// WrapBuffer is a Buffer of the handle b, which stays the caller's: no
-// reference of its own, so Release releases b.
-func WrapBuffer(b *NativeBuffer) *Buffer { return &Buffer{b} }

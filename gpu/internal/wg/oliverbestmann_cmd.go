@@ -2,54 +2,28 @@
 
 package wg
 
-// Buffers, pipelines, bind groups, query sets and encoders on the
-// binding's own calls (the shim's are in oliverbestmann.go).
+// The binding's calls that cmd.go builds on (binding.go) and the
+// exported ones that are one binding call each, made with the binding's
+// Try* calls, which return the validation error that its plain calls
+// panic with. The calls through the shim are in oliverbestmann.go.
 
-import (
-	"fmt"
+import "github.com/oliverbestmann/webgpu/wgpu"
 
-	"github.com/oliverbestmann/webgpu/wgpu"
+// The binding's handle types that only wg holds.
+type (
+	nativeModule         = wgpu.ShaderModule
+	nativeGroupLayout    = wgpu.BindGroupLayout
+	nativePipelineLayout = wgpu.PipelineLayout
+	nativePipeline       = wgpu.ComputePipeline
+	nativeGroup          = wgpu.BindGroup
+	nativeQuerySet       = wgpu.QuerySet
+	nativeEncoder        = wgpu.CommandEncoder
+	nativePass           = wgpu.ComputePassEncoder
+	nativeCommands       = wgpu.CommandBuffer
 )
 
-// Buffer is a handle to a wgpu buffer. Two Buffers may be handles to one
-// wgpu buffer (Reference): Same tells.
-type Buffer struct{ raw *wgpu.Buffer }
-
-// CreateBuffer makes a buffer of size bytes.
-func (d *Device) CreateBuffer(label string, size uint64, usage Usage) (*Buffer, error) {
-	b, err := d.raw.TryCreateBuffer(&wgpu.BufferDescriptor{Label: label, Usage: wgpu.BufferUsage(usage), Size: size})
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		return nil, fmt.Errorf("no buffer of %d bytes", size)
-	}
-	return &Buffer{b}, nil
-}
-
-func (b *Buffer) Native() *NativeBuffer { return b.raw }
-func (b *Buffer) Size() uint64          { return b.raw.GetSize() }
-func (b *Buffer) Usage() Usage          { return Usage(b.raw.GetUsage()) }
-
-// Release drops this handle (and its reference to the device); the
-// buffer lives on while another handle or the device's work holds it.
-func (b *Buffer) Release() { b.raw.Release() }
-
-// Destroy frees the buffer's memory (after the work submitted with it)
-// and releases the handle.
-func (b *Buffer) Destroy() {
-	b.raw.Destroy()
-	b.raw.Release()
-}
-
-// DestroyOnly frees the buffer's memory and keeps the handle (tests:
-// mapping a destroyed buffer).
-func (b *Buffer) DestroyOnly() { b.raw.Destroy() }
-
-// Mapped is size bytes of the mapped buffer from offset; valid until
-// Unmap.
-func (b *Buffer) Mapped(offset, size uint64) []byte {
-	return b.raw.GetMappedRange(uint(offset), uint(size))
+func (d *Device) createBuffer(label string, size uint64, usage Usage) (*wgpu.Buffer, error) {
+	return d.raw.TryCreateBuffer(&wgpu.BufferDescriptor{Label: label, Usage: wgpu.BufferUsage(usage), Size: size})
 }
 
 func (b *Buffer) Unmap() error { return b.raw.TryUnmap() }
@@ -74,134 +48,35 @@ func Same(x, y *Buffer) bool {
 	return x == y || x.raw == y.raw || bufferRef(x.raw) == bufferRef(y.raw)
 }
 
-// Pipeline is one compiled entry point with its explicit bind group
-// layout.
-type Pipeline struct {
-	module *wgpu.ShaderModule
-	bgl    *wgpu.BindGroupLayout
-	layout *wgpu.PipelineLayout
-	pipe   *wgpu.ComputePipeline
+func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
+	return d.raw.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgsl}})
 }
 
-func (p *Pipeline) Release() {
-	if p.pipe != nil {
-		p.pipe.Release()
-	}
-	if p.layout != nil {
-		p.layout.Release()
-	}
-	if p.bgl != nil {
-		p.bgl.Release()
-	}
-	if p.module != nil {
-		p.module.Release()
-	}
+func (d *Device) createGroupLayout(label string, binds []BindingType) (*wgpu.BindGroupLayout, error) {
+	es := bySlot(binds, func(slot uint32, bt BindingType) wgpu.BindGroupLayoutEntry {
+		return wgpu.BindGroupLayoutEntry{Binding: slot, Visibility: wgpu.ShaderStageCompute, Buffer: wgpu.BufferBindingLayout{Type: bindingTypes[bt]}}
+	})
+	return d.raw.TryCreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: label, Entries: es})
 }
 
-// CreatePipeline compiles entry of the WGSL src into a compute pipeline
-// whose one bind group binds a buffer of each type in binds, at slots 0,
-// 1, …. The error is a *StageError.
-func (d *Device) CreatePipeline(label, src, entry string, binds []BindingType) (*Pipeline, error) {
-	p := &Pipeline{}
-	fail := func(what string, err error) (*Pipeline, error) {
-		p.Release()
-		return nil, &StageError{what, err}
-	}
-	var err error
-	if p.module, err = d.raw.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
-		Label:      label,
-		WGSLSource: &wgpu.ShaderSourceWGSL{Code: src},
-	}); err != nil {
-		return fail("compiling WGSL", err)
-	}
-	entries := make([]wgpu.BindGroupLayoutEntry, len(binds))
-	for i, bt := range binds {
-		e := wgpu.BindGroupLayoutEntry{Binding: uint32(i), Visibility: wgpu.ShaderStageCompute}
-		switch bt {
-		case BindUniform:
-			e.Buffer.Type = wgpu.BufferBindingTypeUniform
-		case BindReadOnly:
-			e.Buffer.Type = wgpu.BufferBindingTypeReadOnlyStorage
-		case BindStorage:
-			e.Buffer.Type = wgpu.BufferBindingTypeStorage
-		}
-		entries[i] = e
-	}
-	if p.bgl, err = d.raw.TryCreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: label, Entries: entries}); err != nil {
-		return fail("bind group layout", err)
-	}
-	if p.layout, err = d.raw.TryCreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{
-		Label: label, BindGroupLayouts: []*wgpu.BindGroupLayout{p.bgl},
-	}); err != nil {
-		return fail("pipeline layout", err)
-	}
-	if p.pipe, err = d.raw.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{
-		Label:   label,
-		Layout:  p.layout,
-		Compute: wgpu.ProgrammableStageDescriptor{Module: p.module, EntryPoint: entry},
-	}); err != nil {
-		return fail("compute pipeline", err)
-	}
-	return p, nil
+func (d *Device) createPipelineLayout(label string, bgl *wgpu.BindGroupLayout) (*wgpu.PipelineLayout, error) {
+	return d.raw.TryCreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{Label: label, BindGroupLayouts: []*wgpu.BindGroupLayout{bgl}})
 }
 
-// BindGroup is a bind group of a Pipeline's layout.
-type BindGroup struct{ raw *wgpu.BindGroup }
-
-func (g *BindGroup) Release() { g.raw.Release() }
-
-// CreateBindGroup binds entries[i] at slot i of p's layout.
-func (d *Device) CreateBindGroup(p *Pipeline, entries []Entry) (*BindGroup, error) {
-	es := make([]wgpu.BindGroupEntry, len(entries))
-	for i, e := range entries {
-		es[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: e.Buffer.raw, Offset: e.Offset, Size: e.Size}
-	}
-	g, err := d.raw.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: p.bgl, Entries: es})
-	if err != nil {
-		return nil, err
-	}
-	return &BindGroup{g}, nil
+func (d *Device) createPipeline(label string, layout *wgpu.PipelineLayout, module *wgpu.ShaderModule, entry string) (*wgpu.ComputePipeline, error) {
+	return d.raw.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Layout: layout,
+		Compute: wgpu.ProgrammableStageDescriptor{Module: module, EntryPoint: entry}})
 }
 
-// QuerySet is a set of timestamp queries.
-type QuerySet struct{ raw *wgpu.QuerySet }
-
-func (q *QuerySet) Release() { q.raw.Release() }
-
-// CreateTimestamps makes a query set of count timestamps.
-func (d *Device) CreateTimestamps(label string, count uint32) (*QuerySet, error) {
-	qs, err := d.raw.TryCreateQuerySet(&wgpu.QuerySetDescriptor{Label: label, Type: wgpu.QueryTypeTimestamp, Count: count})
-	if err != nil {
-		return nil, err
-	}
-	return &QuerySet{qs}, nil
+func (d *Device) createGroup(bgl *wgpu.BindGroupLayout, entries []Entry) (*wgpu.BindGroup, error) {
+	es := bySlot(entries, func(slot uint32, e Entry) wgpu.BindGroupEntry {
+		return wgpu.BindGroupEntry{Binding: slot, Buffer: e.Buffer.raw, Offset: e.Offset, Size: e.Size}
+	})
+	return d.raw.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: bgl, Entries: es})
 }
 
-// Encoder records commands; Finish makes them a CommandBuffer, and
-// Release frees what is left either way.
-type Encoder struct {
-	raw *wgpu.CommandEncoder
-	dev *wgpu.Device
-}
-
-// CommandBuffer is recorded work for Submit.
-type CommandBuffer struct{ raw *wgpu.CommandBuffer }
-
-func (c *CommandBuffer) Release() { c.raw.Release() }
-
-// CreateEncoder starts recording.
-func (d *Device) CreateEncoder() (*Encoder, error) {
-	e, err := d.raw.TryCreateCommandEncoder(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Encoder{e, d.raw}, nil
-}
-
-func (e *Encoder) Release() { e.raw.Release() }
-
-func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
-	return e.raw.TryCopyBufferToBuffer(src.raw, srcOff, dst.raw, dstOff, size)
+func (d *Device) createTimestamps(label string, count uint32) (*wgpu.QuerySet, error) {
+	return d.raw.TryCreateQuerySet(&wgpu.QuerySetDescriptor{Label: label, Type: wgpu.QueryTypeTimestamp, Count: count})
 }
 
 // ResolveQuerySet writes count queries of qs from first into dst at
@@ -210,33 +85,26 @@ func (e *Encoder) ResolveQuerySet(qs *QuerySet, first, count uint32, dst *Buffer
 	return e.raw.TryResolveQuerySet(qs.raw, first, count, dst.raw, dstOff)
 }
 
-// Dispatch is one kernel launch of a compute pass.
-type Dispatch struct {
-	Pipeline *Pipeline
-	Group    *BindGroup
-	Grid     [3]uint32
+func (d *Device) createEncoder() (*wgpu.CommandEncoder, error) {
+	return d.raw.TryCreateCommandEncoder(nil)
 }
 
-// ComputePass records ds, in order, in one compute pass.
-func (e *Encoder) ComputePass(ds []Dispatch) error {
-	pass := e.raw.BeginComputePass(nil)
-	for _, d := range ds {
-		pass.SetPipeline(d.Pipeline.pipe)
-		pass.SetBindGroup(0, d.Group.raw, nil)
-		pass.DispatchWorkgroups(d.Grid[0], d.Grid[1], d.Grid[2])
-	}
-	err := pass.TryEnd()
-	pass.Release()
-	return err
+func (e *Encoder) CopyBufferToBuffer(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
+	return e.raw.TryCopyBufferToBuffer(src.raw, srcOff, dst.raw, dstOff, size)
 }
 
-func (e *Encoder) Finish() (*CommandBuffer, error) {
-	c, err := e.raw.TryFinish(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &CommandBuffer{c}, nil
-}
+func (e *Encoder) beginPass() *wgpu.ComputePassEncoder { return e.raw.BeginComputePass(nil) }
+
+func (e *Encoder) endPass(pass *wgpu.ComputePassEncoder) error { return pass.TryEnd() }
+
+func (e *Encoder) finish() (*wgpu.CommandBuffer, error) { return e.raw.TryFinish(nil) }
 
 // poll runs the callbacks that are due without blocking.
 func (d *Device) poll() { d.raw.Poll(false, nil) }
+
+// bindingTypes is each BindingType as the binding names it.
+var bindingTypes = [...]wgpu.BufferBindingType{
+	BindUniform:  wgpu.BufferBindingTypeUniform,
+	BindReadOnly: wgpu.BufferBindingTypeReadOnlyStorage,
+	BindStorage:  wgpu.BufferBindingTypeStorage,
+}

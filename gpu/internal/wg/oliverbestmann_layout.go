@@ -3,7 +3,7 @@
 package wg
 
 // The mirrors of the binding's structs that the shim reads a handle
-// from, and the check that they still match the binding (Check).
+// from, and the check that they still match the binding (bindingCheck).
 
 import (
 	"fmt"
@@ -45,24 +45,12 @@ type (
 	}
 )
 
-// Check reports whether this build's binding is one wg was written for:
-// the binding's structs must still look like the mirrors above, so that
-// reading them through unsafe is sound. Its error names the binding's
-// and wgpu-native's versions and what disagreed; gpu.New and the others
-// that open an instance refuse with it, rather than run with a shim
-// that would read the wrong memory.
-func Check() error { return checkOverride() }
-
-// checkOverride is Check's answer: checkLayout, or what SetCheck put.
-var checkOverride = checkLayout
-
-// SetCheck makes Check return err until the returned func restores it:
-// for tests of the callers' refusal, as a binding of another layout would
-// make them refuse. Not for use beside a running backend.
-func SetCheck(err error) (restore func()) {
-	checkOverride = func() error { return err }
-	return func() { checkOverride = checkLayout }
-}
+// bindingCheck is Check's answer for this binding: the binding's
+// structs must still look like the mirrors above, so that reading them
+// through unsafe is sound, and its wgpu-native must be the release
+// include/'s headers are. Its error names the binding's and wgpu-native's
+// versions and what disagreed.
+func bindingCheck() error { return checkLayout() }
 
 // checkLayout reports, once, whether the binding's structs still look
 // like the mirrors above and its wgpu-native is the release whose
@@ -104,30 +92,6 @@ func layoutOf(pairs []struct{ real, mirror reflect.Type }) error {
 	for _, c := range pairs {
 		if err := sameLayout(c.real, c.mirror); err != nil {
 			return fmt.Errorf("gpu: the WebGPU binding (%s) is not one attn was built for: its %v has another layout (%v) than gpu/internal/wg's mirror of it; build attn with the binding its go.mod names (%s %s)", Versions(), c.real, err, BindingModule, bindingVersion)
-		}
-	}
-	return nil
-}
-
-// sameLayout is nil when real's fields have mirror's names, offsets,
-// sizes and kinds, a C handle (a pointer to an incomplete C struct)
-// counting as an unsafe.Pointer.
-func sameLayout(real, mirror reflect.Type) error {
-	if real.Size() != mirror.Size() || real.NumField() != mirror.NumField() {
-		return fmt.Errorf("size %d with %d fields, want %d with %d",
-			real.Size(), real.NumField(), mirror.Size(), mirror.NumField())
-	}
-	kind := func(t reflect.Type) reflect.Kind {
-		if t.Kind() == reflect.UnsafePointer {
-			return reflect.Pointer
-		}
-		return t.Kind()
-	}
-	for i := range real.NumField() {
-		r, m := real.Field(i), mirror.Field(i)
-		if r.Name != m.Name || r.Offset != m.Offset || r.Type.Size() != m.Type.Size() || kind(r.Type) != kind(m.Type) {
-			return fmt.Errorf("field %d is %s %v at offset %d, want %s (a %v) at %d",
-				i, r.Name, r.Type, r.Offset, m.Name, kind(m.Type), m.Offset)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ package wg
 // WebGPU's default limits written out (the binding's are all undefined).
 
 import (
+	"slices"
+
 	"github.com/gogpu/gputypes"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
@@ -63,39 +65,12 @@ func DefaultLimits() gputypes.Limits {
 	}
 }
 
-// nativeLimits is l as the binding's device request takes it.
+// nativeLimits is l as the binding's device request takes it: the
+// binding's defaults, all undefined, overwritten by limitNames' and by
+// push constants, where l asks for some.
 func nativeLimits(l gputypes.Limits) wgpu.Limits {
 	n := wgpu.DefaultLimits()
-	n.MaxTextureDimension1D = l.MaxTextureDimension1D
-	n.MaxTextureDimension2D = l.MaxTextureDimension2D
-	n.MaxTextureDimension3D = l.MaxTextureDimension3D
-	n.MaxTextureArrayLayers = l.MaxTextureArrayLayers
-	n.MaxBindGroups = l.MaxBindGroups
-	n.MaxBindingsPerBindGroup = l.MaxBindingsPerBindGroup
-	n.MaxDynamicUniformBuffersPerPipelineLayout = l.MaxDynamicUniformBuffersPerPipelineLayout
-	n.MaxDynamicStorageBuffersPerPipelineLayout = l.MaxDynamicStorageBuffersPerPipelineLayout
-	n.MaxSampledTexturesPerShaderStage = l.MaxSampledTexturesPerShaderStage
-	n.MaxSamplersPerShaderStage = l.MaxSamplersPerShaderStage
-	n.MaxStorageBuffersPerShaderStage = l.MaxStorageBuffersPerShaderStage
-	n.MaxStorageTexturesPerShaderStage = l.MaxStorageTexturesPerShaderStage
-	n.MaxUniformBuffersPerShaderStage = l.MaxUniformBuffersPerShaderStage
-	n.MaxUniformBufferBindingSize = l.MaxUniformBufferBindingSize
-	n.MaxStorageBufferBindingSize = l.MaxStorageBufferBindingSize
-	n.MinUniformBufferOffsetAlignment = l.MinUniformBufferOffsetAlignment
-	n.MinStorageBufferOffsetAlignment = l.MinStorageBufferOffsetAlignment
-	n.MaxVertexBuffers = l.MaxVertexBuffers
-	n.MaxBufferSize = l.MaxBufferSize
-	n.MaxVertexAttributes = l.MaxVertexAttributes
-	n.MaxVertexBufferArrayStride = l.MaxVertexBufferArrayStride
-	n.MaxInterStageShaderVariables = l.MaxInterStageShaderVariables
-	n.MaxColorAttachments = l.MaxColorAttachments
-	n.MaxColorAttachmentBytesPerSample = l.MaxColorAttachmentBytesPerSample
-	n.MaxComputeWorkgroupStorageSize = l.MaxComputeWorkgroupStorageSize
-	n.MaxComputeInvocationsPerWorkgroup = l.MaxComputeInvocationsPerWorkgroup
-	n.MaxComputeWorkgroupSizeX = l.MaxComputeWorkgroupSizeX
-	n.MaxComputeWorkgroupSizeY = l.MaxComputeWorkgroupSizeY
-	n.MaxComputeWorkgroupSizeZ = l.MaxComputeWorkgroupSizeZ
-	n.MaxComputeWorkgroupsPerDimension = l.MaxComputeWorkgroupsPerDimension
+	copyLimits(&n, &l)
 	if l.MaxPushConstantSize != 0 {
 		// wgpu 29 renamed push constants immediates.
 		n.MaxImmediateSize = l.MaxPushConstantSize
@@ -108,40 +83,11 @@ func nativeLimits(l gputypes.Limits) wgpu.Limits {
 // Limits has no field for it), nor a device's
 // MaxColorAttachmentBytesPerSample (its Device.GetLimits leaves it out);
 // neither bounds compute. Push constants are immediates in wgpu 29.
-func convertLimits(l wgpu.Limits) gputypes.Limits {
-	return gputypes.Limits{
-		MaxTextureDimension1D:                     l.MaxTextureDimension1D,
-		MaxTextureDimension2D:                     l.MaxTextureDimension2D,
-		MaxTextureDimension3D:                     l.MaxTextureDimension3D,
-		MaxTextureArrayLayers:                     l.MaxTextureArrayLayers,
-		MaxBindGroups:                             l.MaxBindGroups,
-		MaxBindingsPerBindGroup:                   l.MaxBindingsPerBindGroup,
-		MaxDynamicUniformBuffersPerPipelineLayout: l.MaxDynamicUniformBuffersPerPipelineLayout,
-		MaxDynamicStorageBuffersPerPipelineLayout: l.MaxDynamicStorageBuffersPerPipelineLayout,
-		MaxSampledTexturesPerShaderStage:          l.MaxSampledTexturesPerShaderStage,
-		MaxSamplersPerShaderStage:                 l.MaxSamplersPerShaderStage,
-		MaxStorageBuffersPerShaderStage:           l.MaxStorageBuffersPerShaderStage,
-		MaxStorageTexturesPerShaderStage:          l.MaxStorageTexturesPerShaderStage,
-		MaxUniformBuffersPerShaderStage:           l.MaxUniformBuffersPerShaderStage,
-		MaxUniformBufferBindingSize:               l.MaxUniformBufferBindingSize,
-		MaxStorageBufferBindingSize:               l.MaxStorageBufferBindingSize,
-		MinUniformBufferOffsetAlignment:           l.MinUniformBufferOffsetAlignment,
-		MinStorageBufferOffsetAlignment:           l.MinStorageBufferOffsetAlignment,
-		MaxVertexBuffers:                          l.MaxVertexBuffers,
-		MaxBufferSize:                             l.MaxBufferSize,
-		MaxVertexAttributes:                       l.MaxVertexAttributes,
-		MaxVertexBufferArrayStride:                l.MaxVertexBufferArrayStride,
-		MaxInterStageShaderVariables:              l.MaxInterStageShaderVariables,
-		MaxColorAttachments:                       l.MaxColorAttachments,
-		MaxColorAttachmentBytesPerSample:          l.MaxColorAttachmentBytesPerSample,
-		MaxComputeWorkgroupStorageSize:            l.MaxComputeWorkgroupStorageSize,
-		MaxComputeInvocationsPerWorkgroup:         l.MaxComputeInvocationsPerWorkgroup,
-		MaxComputeWorkgroupSizeX:                  l.MaxComputeWorkgroupSizeX,
-		MaxComputeWorkgroupSizeY:                  l.MaxComputeWorkgroupSizeY,
-		MaxComputeWorkgroupSizeZ:                  l.MaxComputeWorkgroupSizeZ,
-		MaxComputeWorkgroupsPerDimension:          l.MaxComputeWorkgroupsPerDimension,
-		MaxPushConstantSize:                       l.MaxImmediateSize,
-	}
+func convertLimits(n wgpu.Limits) gputypes.Limits {
+	var l gputypes.Limits
+	copyLimits(&l, &n)
+	l.MaxPushConstantSize = n.MaxImmediateSize
+	return l
 }
 
 // featureMap pairs each wgpu feature with its gputypes flag; the others
@@ -171,17 +117,8 @@ var featureMap = map[wgpu.FeatureName]gputypes.Feature{
 
 // convertFeatures converts a feature list to a gputypes set.
 func convertFeatures(fs []wgpu.FeatureName) gputypes.Features {
-	var set gputypes.Features
-	inside := false
-	for _, f := range fs {
-		if f == wgpu.NativeFeatureTimestampQueryInsideEncoders {
-			inside = true
-		}
-		if g, ok := featureMap[f]; ok {
-			set.Insert(g)
-		}
-	}
-	if !inside {
+	set := featureSet(featureMap, fs)
+	if !slices.Contains(fs, wgpu.NativeFeatureTimestampQueryInsideEncoders) {
 		set.Remove(gputypes.FeatureTimestampQuery)
 	}
 	return set

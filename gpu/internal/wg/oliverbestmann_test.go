@@ -110,24 +110,12 @@ func TestHeadersMatchBinding(t *testing.T) {
 	}
 }
 
-func TestNativeVersion(t *testing.T) {
-	for v, want := range map[uint32]string{
-		0:          "(version not recorded in the library)",
-		0x1b000200: "27.0.2.0",
-		0x1d000101: "29.0.1.1",
-	} {
-		if got := nativeVersion(v); got != want {
-			t.Errorf("nativeVersion(%#x) = %q, want %q", v, got, want)
-		}
-	}
-	if got := nativeVersion(uint32(wgpu.GetVersion())); !strings.HasPrefix(got, fmt.Sprint(nativeMajor, ".")) {
-		t.Errorf("the linked wgpu-native is %s, want %d.x", got, nativeMajor)
-	}
-}
-
 // A wgpu-native of another major release than include/'s headers is
 // refused, naming both.
 func TestNativeOf(t *testing.T) {
+	if got := nativeVersion(uint32(wgpu.GetVersion())); !strings.HasPrefix(got, fmt.Sprint(nativeMajor, ".")) {
+		t.Errorf("the linked wgpu-native is %s, want %d.x", got, nativeMajor)
+	}
 	if err := nativeOf(uint32(wgpu.GetVersion())); err != nil {
 		t.Fatalf("nativeOf(the linked library) = %v", err)
 	}
@@ -137,26 +125,6 @@ func TestNativeOf(t *testing.T) {
 			t.Errorf("nativeOf(%#x) = %v; want an error naming %s and %d", v, err, nativeVersion(v), nativeMajor)
 		}
 	}
-}
-
-func TestBindingVersion(t *testing.T) {
-	mod, err := os.ReadFile("../../../go.mod")
-	if err != nil {
-		t.Skipf("go.mod: %v", err)
-	}
-	const path = BindingModule + " "
-	for _, line := range strings.Split(string(mod), "\n") {
-		if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require ")); len(f) >= 2 && f[0]+" " == path {
-			if f[1] != bindingVersion {
-				t.Errorf("bindingVersion = %s, but go.mod requires %s", bindingVersion, f[1])
-			}
-			if want := "oliverbestmann/webgpu " + f[1] + ", wgpu-native "; !strings.HasPrefix(Versions(), want) {
-				t.Errorf("Versions() = %q, want it to begin %q", Versions(), want)
-			}
-			return
-		}
-	}
-	t.Errorf("go.mod does not require %s", path)
 }
 
 // TestConvertFeatures: TimestampQuery counts only with timestamps inside
@@ -191,17 +159,7 @@ func TestConvertFeatures(t *testing.T) {
 // TestDeviceNoFeatures reads the features and limits of a device
 // requested with none, where the binding's own GetFeatures crashes.
 func TestDeviceNoFeatures(t *testing.T) {
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	defer inst.Release()
-	a, err := inst.HighPerformanceAdapter()
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	defer a.Release()
+	a := testAdapter(t)
 	d, err := a.RequestDevice("", nil, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -223,17 +181,7 @@ func TestDeviceNoFeatures(t *testing.T) {
 // collection came. Reference gives its handle a reference of its own
 // too.
 func TestReleaseDropsDeviceRefs(t *testing.T) {
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	defer inst.Release()
-	a, err := inst.HighPerformanceAdapter()
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	defer a.Release()
+	a := testAdapter(t)
 	d, err := a.RequestDevice("", nil, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -309,17 +257,7 @@ func TestTimestampsInside(t *testing.T) {
 			t.Errorf("timestampsInside(%v) = %v, %v; want %v, %v", c.fs, enc, passes, c.wantEnc, c.wantPasses)
 		}
 	}
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	defer inst.Release()
-	a, err := inst.HighPerformanceAdapter()
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	defer a.Release()
+	a := testAdapter(t)
 	enc, adapterPasses := a.TimestampsInside()
 	if a.HasFeature(gputypes.FeatureTimestampQuery) != enc {
 		t.Errorf("the adapter has TimestampQuery %v but timestamps inside encoders %v", a.HasFeature(gputypes.FeatureTimestampQuery), enc)
@@ -366,17 +304,7 @@ func TestLayoutCheck(t *testing.T) {
 // its words, where the binding's error says only "failed to request
 // device".
 func TestRefusalWords(t *testing.T) {
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	defer inst.Release()
-	a, err := inst.HighPerformanceAdapter()
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	defer a.Release()
+	a := testAdapter(t)
 	l := DefaultLimits()
 	l.MaxComputeInvocationsPerWorkgroup = 1 << 30
 	d, err := a.RequestDevice("", nil, l)
@@ -398,13 +326,7 @@ func TestRefusalWords(t *testing.T) {
 // lavapipe, .ci/mesa26.sh) some adapter must offer them, so that the
 // offered branch is run, not only read.
 func TestCoopMatrix(t *testing.T) {
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	defer inst.Release()
-	adapters := inst.Adapters()
+	adapters := testInstance(t).Adapters()
 	if len(adapters) == 0 {
 		gputest.Unavailable(t, errors.New("no adapter"))
 	}

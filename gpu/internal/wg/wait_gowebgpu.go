@@ -123,21 +123,6 @@ var checkLayout = sync.OnceValue(func() error {
 	return nil
 })
 
-func sameLayout(real, mirror reflect.Type) error {
-	if real.Size() != mirror.Size() || real.NumField() != mirror.NumField() {
-		return fmt.Errorf("size %d with %d fields, want %d with %d",
-			real.Size(), real.NumField(), mirror.Size(), mirror.NumField())
-	}
-	for i := range real.NumField() {
-		r, m := real.Field(i), mirror.Field(i)
-		if r.Name != m.Name || r.Offset != m.Offset || r.Type.Kind() != reflect.Pointer || r.Type.Size() != m.Type.Size() {
-			return fmt.Errorf("field %d is %s %v at offset %d, want %s (a C handle) at %d",
-				i, r.Name, r.Type, r.Offset, m.Name, m.Offset)
-		}
-	}
-	return nil
-}
-
 // Pending is one outstanding map or work-done request whose callback
 // writes into C memory. Call Wait exactly once.
 type Pending struct {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/attn-go/attn/internal/gputest"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
@@ -33,29 +32,6 @@ func TestWaitLayout(t *testing.T) {
 			t.Errorf("%v accepted as the layout of wgpu.Buffer", typ)
 		}
 	}
-}
-
-// testDevice is a device on the high-performance Vulkan adapter; the test
-// skips without one, and fails under ATTN_REQUIRE_GPU=1 (gputest).
-func testDevice(t *testing.T) *Device {
-	t.Helper()
-	if _, ok := os.LookupEnv("NODEVICE_SELECT"); !ok {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	SetLogLevel(LogOff)
-	inst := NewInstance()
-	t.Cleanup(inst.Release)
-	a, err := inst.HighPerformanceAdapter()
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	t.Cleanup(a.Release)
-	d, err := a.RequestDevice("", nil, DefaultLimits())
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	t.Cleanup(d.Release)
-	return d
 }
 
 // TestUpstreamMapAsyncCrash shows why wait_gowebgpu.go exists: go-webgpu's

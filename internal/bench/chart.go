@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -310,34 +309,33 @@ func fixedH(points []Point, kvh int) bool {
 }
 
 // WriteChart draws chart c of the report as a PNG (or SVG, PDF, by
-// format: "png", "svg", "pdf"), 10×5 inches with the legend on the right.
+// format: "png", "svg", "pdf"), 10×5 inches with the legend on the right
+// in at most a quarter of the width (drawChart).
 func (r *Report) WriteChart(w io.Writer, c Chart, format string) error {
 	p, legend, err := r.plot(c)
 	if err != nil {
 		return err
 	}
-	// The legend goes to the right of the plot, where it hides no point.
-	width, height := 10*vg.Inch, 5*vg.Inch
-	cw, err := draw.NewFormattedCanvas(width, height, format)
+	cw, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
 	if err != nil {
 		return err
 	}
-	dc := draw.New(cw)
-	lw := legend.Rectangle(dc).Size().X + vg.Points(16)
-	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	legend.Draw(draw.Crop(dc, width-lw+vg.Points(8), 0, 0, -vg.Points(40)))
+	drawChart(draw.New(cw), p, legend)
 	_, err = cw.WriteTo(w)
 	return err
 }
 
+// The size WriteChart draws a chart at.
+const chartWidth, chartHeight = 10 * vg.Inch, 5 * vg.Inch
+
 // plot builds chart c of the report and its legend.
-func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
+func (r *Report) plot(c Chart) (*plot.Plot, chartLegend, error) {
 	switch c {
 	case ChartRoofline:
 		return r.plotRoofline()
 	case ChartGFLOPS, ChartMemory:
 	default:
-		return nil, plot.Legend{}, fmt.Errorf("bench: no chart %q (have %s, %s, %s)", c, ChartGFLOPS, ChartMemory, ChartRoofline)
+		return nil, chartLegend{}, fmt.Errorf("bench: no chart %q (have %s, %s, %s)", c, ChartGFLOPS, ChartMemory, ChartRoofline)
 	}
 	p := plot.New()
 	p.X.Label.Text = "sequence length N (Nq = Nk)"
@@ -348,8 +346,7 @@ func (r *Report) plot(c Chart) (*plot.Plot, plot.Legend, error) {
 		p.X.Min, p.X.Max = float64(ns[0])/2, float64(ns[0])*2
 	}
 	p.Add(plotter.NewGrid())
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
+	var legend chartLegend
 
 	all := r.series(true)
 	for i, s := range all {
@@ -438,7 +435,7 @@ var seriesColors = []color.Color{
 }
 
 // addLine adds a line with markers and its legend entry.
-func addLine(p *plot.Plot, legend *plot.Legend, label string, xy plotter.XYs, col color.Color, shape draw.GlyphDrawer, dashes []vg.Length) error {
+func addLine(p *plot.Plot, legend *chartLegend, label string, xy plotter.XYs, col color.Color, shape draw.GlyphDrawer, dashes []vg.Length) error {
 	l, sc, err := plotter.NewLinePoints(xy)
 	if err != nil {
 		return err
@@ -521,14 +518,14 @@ func (m Machine) measuredIn() string {
 	return "measured in the run"
 }
 
-// nLabels labels the roofline chart's dots by N: without them the chart
-// would not say which N a dot is. Dots each within a quarter of an
-// octave of intensity of the next share one label, above the highest of
-// them: a staged
-// point's intensity hardly moves with N, and the dots of one N and one
-// strategy share theirs across implementations, so that one label per
-// dot would be written over itself. A label of several Ns gives their
-// range.
+// nLabels labels the roofline chart's dots by N, in order of intensity:
+// without them the chart would not say which N a dot is. Dots each
+// within a quarter of an octave of intensity of the next share one
+// label, at the highest of them: a staged point's intensity hardly moves
+// with N, and the dots of one N and one strategy share theirs across
+// implementations, so that one label per dot would be written over
+// itself. A label of several Ns gives their range. Where each label goes
+// around its dot is decided when the chart is drawn (roofLabels).
 func nLabels(ds []dots) plotter.XYLabels {
 	type dot struct {
 		xy plotter.XY
@@ -580,15 +577,14 @@ func memoryLabel(xlo, sgemm, bw float64) (*lineLabel, error) {
 // line, and a dot for each point with a fraction of
 // them, in the colour and marker of its series on the GFLOP/s chart,
 // labelled by N (nLabels).
-func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
+func (r *Report) plotRoofline() (*plot.Plot, chartLegend, error) {
 	p := plot.New()
 	p.X.Label.Text = "arithmetic intensity (flop per compulsory byte)"
 	p.Y.Label.Text = r.gflopsLabel()
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = log2Ticks{shortNumber}, log2Ticks{shortNumber}
 	p.Add(plotter.NewGrid())
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
+	var legend chartLegend
 	p.Title.Text = r.title("roofline")
 	if !r.hasRoofline() {
 		p.Title.Text += "\n(no roofline: it needs the Sgemm rate and the read bandwidth measured, and points on the host's CPU)"
@@ -610,7 +606,7 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 		if err != nil {
 			return nil, legend, err
 		}
-		sc.Color, sc.Shape, sc.Radius = col, shape, vg.Points(4)
+		sc.Color, sc.Shape, sc.Radius = col, shape, vg.Points(dotRadius)
 		p.Add(sc)
 		legend.Add(label, sc)
 	}
@@ -636,44 +632,16 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 	roof.Color, roof.Width = color.Black, vg.Points(2)
 	p.Add(roof)
 	legend.Add("roofline", roof)
-	for _, l := range []struct {
-		x, y             float64
-		text             string
-		xalign           text.XAlignment
-		yalign           text.YAlignment
-		offsetX, offsetY vg.Length
-	}{
-		// Labels inside the axes by a margin: one exactly at an edge
-		// may be left out as outside the canvas. The compute label on its line just right of the ridge, the
-		// ridge's above the corner, to its left: there the memory line
-		// has passed below, and the N labels of points near the ceiling
-		// at high intensities do not reach.
-		{ridge, sgemm, fmt.Sprintf("compute: Sgemm %.1f GFLOP/s", sgemm), text.XLeft, text.YBottom, 6, 3},
-		{ridge, sgemm, fmt.Sprintf("ridge %s flop/B", shortNumber(math.Round(ridge*100)/100)), text.XRight, text.YBottom, -6, 3},
-	} {
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: l.x, Y: l.y}}, Labels: []string{l.text}})
-		if err != nil {
-			return nil, legend, err
-		}
-		lb.TextStyle[0].XAlign, lb.TextStyle[0].YAlign = l.xalign, l.yalign
-		lb.Offset = vg.Point{X: l.offsetX, Y: l.offsetY}
-		p.Add(lb)
-	}
 	mem, err := memoryLabel(xlo, sgemm, bw)
 	if err != nil {
 		return nil, legend, err
 	}
 	p.Add(mem)
-	ns, err := plotter.NewLabels(nLabels(ds))
-	if err != nil {
-		return nil, legend, err
+	labels := &roofLabels{sgemm: sgemm, bw: bw, roof: roof.XYs, mem: mem, ns: nLabels(ds)}
+	for _, d := range ds {
+		labels.dots = append(labels.dots, d.xy...)
 	}
-	for i := range ns.TextStyle {
-		// Above the dot, clear of its marker (radius 4 points).
-		ns.TextStyle[i].XAlign, ns.TextStyle[i].YAlign = text.XCenter, text.YBottom
-	}
-	ns.Offset = vg.Point{Y: vg.Points(6)}
-	p.Add(ns)
+	p.Add(labels)
 	p.X.Min, p.X.Max = xlo, xhi
 	p.Y.Min, p.Y.Max = ylo/2, yhi*2
 	measured := "measured in the run"
@@ -682,4 +650,97 @@ func (r *Report) plotRoofline() (*plot.Plot, plot.Legend, error) {
 	}
 	p.Title.Text += fmt.Sprintf("\nceilings %s: float32 Sgemm %.1f GFLOP/s on every thread, read %.1f GB/s", measured, sgemm, bw)
 	return p, legend, nil
+}
+
+// roofLabels draws the roofline chart's labels in its data area: the
+// compute ceiling's name on its line just right of the ridge, the
+// ridge's above the corner, to its left, and each group of dots' N
+// (nLabels) around its dot. Where each goes depends on the canvas's size
+// and the axes' ranges, so they are placed when drawn (placeLabels): each
+// in the first of its places (aroundDot for an N) that lies inside the
+// area and on no other label nor the memory ceiling's, covering as few
+// dots and as little of the roofline as it can. A label with no free
+// place is left out; the first and last N are placed before the Ns
+// between them (endsFirst), so that those give way first.
+type roofLabels struct {
+	sgemm, bw float64
+	roof      plotter.XYs // the roofline's corners
+	dots      plotter.XYs // every dot, which a label had better not hide
+	mem       *lineLabel
+	ns        plotter.XYLabels
+}
+
+// placedLabel is a label roofLabels draws, in box.
+type placedLabel struct {
+	text string
+	box  vg.Rectangle
+}
+
+// Labels' sizes, in points: the text, the dots' marker radius (as the
+// scatter draws them), and the gap from a dot to its label.
+const (
+	roofLabelSize = 10
+	dotRadius     = 4
+	dotGap        = dotRadius + 2
+)
+
+// layout places the labels on c, the data canvas of plt.
+func (l *roofLabels) layout(c draw.Canvas, plt *plot.Plot) []placedLabel {
+	f := face(roofLabelSize)
+	trX, trY := plt.Transforms(&c)
+	at := func(xy plotter.XY) vg.Point { return vg.Point{X: trX(xy.X), Y: trY(xy.Y)} }
+
+	var hard []vg.Rectangle
+	if l.mem != nil {
+		hard = l.mem.boxes(c, plt)
+	}
+	var soft [][]vg.Rectangle
+	for _, d := range l.dots {
+		p := at(d)
+		soft = append(soft, []vg.Rectangle{{Min: p.Add(vg.Point{X: -dotRadius, Y: -dotRadius}), Max: p.Add(vg.Point{X: dotRadius, Y: dotRadius})}})
+	}
+	for i := 1; i < len(l.roof); i++ {
+		soft = append(soft, segmentBoxes(at(l.roof[i-1]), at(l.roof[i]), 4))
+	}
+
+	var texts []string
+	var cands [][]vg.Rectangle
+	ridge := at(plotter.XY{X: l.sgemm / l.bw, Y: l.sgemm})
+	const g = 6 // from the ridge along the ceiling
+	compute := fmt.Sprintf("compute: Sgemm %.1f GFLOP/s", l.sgemm)
+	sz := textSize(f, compute)
+	texts = append(texts, compute)
+	cands = append(cands, []vg.Rectangle{
+		rectAt(vg.Point{X: ridge.X + g, Y: ridge.Y + 3}, sz),
+		rectAt(vg.Point{X: c.Max.X - g - sz.X, Y: ridge.Y + 3}, sz),
+		rectAt(vg.Point{X: ridge.X + g, Y: ridge.Y - 3 - sz.Y}, sz),
+		rectAt(vg.Point{X: c.Max.X - g - sz.X, Y: ridge.Y - 3 - sz.Y}, sz),
+	})
+	rl := fmt.Sprintf("ridge %s flop/B", shortNumber(math.Round(l.sgemm/l.bw*100)/100))
+	sz = textSize(f, rl)
+	texts = append(texts, rl)
+	cands = append(cands, []vg.Rectangle{
+		rectAt(vg.Point{X: ridge.X - g - sz.X, Y: ridge.Y + 3}, sz),
+		rectAt(vg.Point{X: ridge.X + g, Y: ridge.Y - 3 - sz.Y}, sz),
+		rectAt(vg.Point{X: ridge.X - g - sz.X, Y: ridge.Y - 3 - sz.Y}, sz),
+	})
+	for _, i := range endsFirst(len(l.ns.Labels)) {
+		texts = append(texts, l.ns.Labels[i])
+		cands = append(cands, aroundDot(at(l.ns.XYs[i]), textSize(f, l.ns.Labels[i]), dotGap, c.Rectangle))
+	}
+	var out []placedLabel
+	for i, k := range placeLabels(cands, c.Rectangle, hard, soft) {
+		if k >= 0 {
+			out = append(out, placedLabel{texts[i], cands[i][k]})
+		}
+	}
+	return out
+}
+
+// Plot implements plot.Plotter.
+func (l *roofLabels) Plot(c draw.Canvas, plt *plot.Plot) {
+	f := face(roofLabelSize)
+	for _, pl := range l.layout(c, plt) {
+		fillInBox(c, f, pl.box, pl.text)
+	}
 }

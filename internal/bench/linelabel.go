@@ -55,3 +55,34 @@ func (l *lineLabel) Plot(c draw.Canvas, plt *plot.Plot) {
 	st.Rotation = angle
 	c.FillText(st, at, l.text)
 }
+
+// boxes covers the label as placed on c, the data canvas of plt, with
+// upright boxes a text's height long, for labels placed around it to
+// keep off: one box round the turned text would take in the empty
+// corners beside it.
+func (l *lineLabel) boxes(c draw.Canvas, plt *plot.Plot) []vg.Rectangle {
+	at, angle := l.place(c, plt)
+	// Drawn from the anchor up (text.YBottom), gonum's plain text
+	// handler puts the baseline the font's size less its ascent above it.
+	e := l.style.FontExtents()
+	w, h := l.style.Width(l.text), e.Ascent+e.Descent
+	lo, hi := l.style.Font.Size-h, l.style.Font.Size
+	sin, cos := math.Sincos(angle)
+	// A point of the text's own frame: along the baseline from the
+	// middle of the bottom edge, and up from it.
+	pt := func(along, up vg.Length) vg.Point {
+		return vg.Point{X: at.X + along*vg.Length(cos) - up*vg.Length(sin), Y: at.Y + along*vg.Length(sin) + up*vg.Length(cos)}
+	}
+	n := max(1, int(math.Ceil(float64(w/h))))
+	out := make([]vg.Rectangle, n)
+	for i := range out {
+		a0, a1 := -w/2+w*vg.Length(i)/vg.Length(n), -w/2+w*vg.Length(i+1)/vg.Length(n)
+		r := vg.Rectangle{Min: pt(a0, lo), Max: pt(a0, lo)}
+		for _, p := range []vg.Point{pt(a1, lo), pt(a0, hi), pt(a1, hi)} {
+			r.Min.X, r.Min.Y = min(r.Min.X, p.X), min(r.Min.Y, p.Y)
+			r.Max.X, r.Max.Y = max(r.Max.X, p.X), max(r.Max.Y, p.Y)
+		}
+		out[i] = r
+	}
+	return out
+}

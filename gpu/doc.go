@@ -50,9 +50,10 @@
 //     plan's fusedloop.wgsl keeps its loops), decode.pv (how many of an
 //     invocation's keys of a tile fuseddecode.wgsl's P·V loop writes
 //     out a trip, their V loads issued together: 64, the whole loop),
-//     decode.wide (the most vec4s of a half K one fuseddecode.wgsl
-//     invocation stages a load, within the head dim's unit of 8 or 16
-//     halves: 4),
+//     decode.wide (the most vec4s of a half K or V one fuseddecode.wgsl
+//     invocation reads a load, within the head dim's unit of 8 or 16
+//     halves, 1 also reading an 8-bit or 4-bit one a vec4 a load rather
+//     than a block: 4),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
 //     merge.lanes (merge.wgsl's invocations a row: 32), merge.unroll

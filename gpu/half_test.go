@@ -517,9 +517,11 @@ func TestHalfBuffers(t *testing.T) {
 	h.Release()
 }
 
-// TestParityDecodeWide runs decoding steps over a half K staged a unit a
-// load by fuseddecode.wgsl (the hardware plan's decode.wide: a vec4, 8
-// or 16 halves a load) against the float64 reference: head dims of
+// TestParityDecodeWide runs decoding steps over a half K and V read a
+// unit a load by fuseddecode.wgsl (the hardware plan's decode.wide: a
+// vec4, 8 or 16 halves a load; an 8-bit one's units are checked here and
+// run by the conformance suite's Quant section) against the float64
+// reference: head dims of
 // sixteen-half units (128), of eight-half ones only (40, 24: the unit
 // capped below the knob), a last tile's units past the split's keys
 // (300, 97 and 130 keys: whole tiles of neither 32 nor 64), BNHD rows,
@@ -553,6 +555,23 @@ func TestParityDecodeWide(t *testing.T) {
 				}
 				if want := min(wide, row.unit); s.KW != wide || s.KUnit() != want {
 					t.Errorf("%s: KW %d, a unit of %d vec4s; want %d and %d", name, s.KW, s.KUnit(), wide, want)
+				}
+				s.V = s.K
+				if want := min(wide, shaders.LoadUnit(s.V, row.p.Dv)); s.VUnit() != want {
+					t.Errorf("%s: V's unit %d vec4s; want %d", name, s.VUnit(), want)
+				}
+				// An 8-bit or 4-bit K and V are read a whole unit a load
+				// wherever the knob allows more than a vec4.
+				for _, e := range []shaders.Elem{shaders.Q8, shaders.Q4, shaders.FP8} {
+					q := s
+					q.K, q.V = e, e
+					want := 1
+					if wide > 1 {
+						want = shaders.LoadUnit(e, row.p.D)
+					}
+					if q.KUnit() != want {
+						t.Errorf("%s: a %v K's unit %d vec4s; want %d", name, e, q.KUnit(), want)
+					}
 				}
 				c := backendtest.RandomCase(newRand(uint64(2000+n)), row.p, nil, nil).WithDTypes(row.dt)
 				t.Run(name, func(t *testing.T) {

@@ -45,16 +45,16 @@ const (
 	// 0.83× the loop's time, 0.69× at four queries, and an f16 cache's
 	// within the noise (docs/gpu.md, Tuning).
 	decodePV = 64
-	// decodeWide caps the vec4s of a half K an invocation stages a load
-	// (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4, sixteen
-	// halves (32 bytes) where the head dim is whole units of 16, as
-	// fused.wgsl reads them. Staged four halves a load, an f16 cache's
-	// tile takes as many loads as a float32 one's for half the bytes, and
-	// an H100 then decodes f16 over 32768 keys no faster than f32
-	// (docs/gpu.md, "On an NVIDIA H100"). On lavapipe the width moves
-	// the step within the noise, as the K tile's staging is a small part
-	// of it; bench/gpu-hw.sh's bench compares decode.wide=1 on a GPU
-	// (docs/gpu.md, Tuning).
+	// decodeWide caps the vec4s of a half K or V an invocation reads a
+	// load (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4,
+	// sixteen halves (32 bytes) where the head dim is whole units of 16,
+	// as fused.wgsl reads them; an 8-bit or 4-bit K or V is then read a
+	// block a load (shaders' decodeUnit). Read four values a load, an f16
+	// cache takes as many loads as a float32 one for half the bytes, and
+	// the H200 decoded f16 over 32768 keys slower than f32, q4 no faster
+	// than f16 (docs/gpu.md, "On an NVIDIA H200", where the V side was
+	// still read a vec4 a load). decode.wide=1 is the narrow reading, for
+	// a GPU run's comparison.
 	decodeWide = 4
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that

@@ -79,6 +79,21 @@
 // is never NaN and a hidden key's exp(−Inf − m) is 0.
 const NEG_MAX: f32 = -3.4028234e38;
 
+// v_unit is column unit e (vec4s e·VU … e·VU + VU − 1) of the V row at
+// element at: a vec4 a load for a float32 V (load_v), a half or 8-bit
+// V's unit one load of its codes (v_u), a q8 or q4 block's with its
+// scale (v_sc).
+fn v_unit(at: u32, e: u32) -> array<vec4<f32>, VU> {
+{{- if eq .VU 1}}
+    return array<vec4<f32>, 1>(load_v(at, e));
+{{- else if eq .VU 8}}
+    let vi = (at >> 2u) + e * VU;
+    return v_u(vi, v_sc(vi));
+{{- else}}
+    return v_u((at >> 2u) + e * VU);
+{{- end}}
+}
+
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> qs: array<vec4<f32>, QS>;
 var<workgroup> ss: array<f32, SS>;
@@ -156,10 +171,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         ms[t] = m;
     }
 
-    // The P·V phase's share of this invocation: column vec4 e of rows
-    // rg + RG·x, x < RPI, over keys kg + KG·y of each tile.
-    let e = t % DV4;
-    let u = t / DV4;
+    // The P·V phase's share of this invocation: column unit e (vec4s
+    // e·VU … e·VU + VU − 1) of rows rg + RG·x, x < RPI, over keys
+    // kg + KG·y of each tile.
+    let e = t % DVU;
+    let u = t / DVU;
     let rg = u % RG;
     let kg = u / RG;
     let pv = u < RG * KG;
@@ -167,7 +183,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let l_init = select(0.0, 1.0, has_sink && kg == 0u);
 {{- range $x := seq .RPI}}
     let r{{$x}} = min(rg + {{$x}}u * RG, R - 1u);
-    var acc{{$x}} = vec4<f32>(0.0);
+{{- range $c := seq $.VU}}
+    var acc{{$x}}_{{$c}} = vec4<f32>(0.0);
+{{- end}}
     var l{{$x}} = l_init;
 {{- end}}
 
@@ -176,8 +194,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // Written out, so that each invocation's KSTEPS loads are in
         // flight together.
 {{- if gt .KU 1}}
-        // A half K a unit of KU vec4s a load (k_u): load x is unit
-        // x mod (D4/KU) of the tile's key x / (D4/KU).
+        // A half or 8-bit K a unit of KU vec4s a load (k_u; a q8 or q4
+        // block with its scale, k_sc): load x is unit x mod (D4/KU) of
+        // the tile's key x / (D4/KU).
 {{- range $n := seq .KSTEPS}}
         let x{{$n}} = t + {{$n}}u * WG;
         var k{{$n}}: array<vec4<f32>, KU>;
@@ -187,7 +206,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (paged) {
                 kr = kv_row(b, j, P.k_b, P.k_r);
             }
-            k{{$n}} = k_u(((ka + kr) >> 2u) + (x{{$n}} % (D4 / KU)) * KU);
+            let ki = ((ka + kr) >> 2u) + (x{{$n}} % (D4 / KU)) * KU;
+{{- if eq $.KU 8}}
+            k{{$n}} = k_u(ki, k_sc(ki));
+{{- else}}
+            k{{$n}} = k_u(ki);
+{{- end}}
         }
 {{- end}}
 {{- range $n := seq .KSTEPS}}
@@ -314,7 +338,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (pv) {
 {{- range $x := seq .RPI}}
             let c{{$x}} = cs[r{{$x}}];
-            acc{{$x}} *= c{{$x}};
+{{- range $c := seq $.VU}}
+            acc{{$x}}_{{$c}} *= c{{$x}};
+{{- end}}
             l{{$x}} *= c{{$x}};
 {{- end}}
 {{- $np := ceildiv .TK .KG}}
@@ -329,10 +355,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (paged) {
                     vr = kv_row(b, j, P.v_b, P.v_r);
                 }
-                let vv = load_v(va + vr, e);
+                let vv = v_unit(va + vr, e);
 {{- range $x := seq .RPI}}
                 let p{{$x}} = ss[r{{$x}} * TKP + jj];
-                acc{{$x}} += p{{$x}} * vv;
+{{- range $c := seq $.VU}}
+                acc{{$x}}_{{$c}} += p{{$x}} * vv[{{$c}}];
+{{- end}}
                 l{{$x}} += p{{$x}};
 {{- end}}
             }
@@ -345,19 +373,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $i := seq $fp}}
                 let jj{{$i}} = kg + {{at "y" $i $np $fp}} * KG;
                 let in{{$i}} = jj{{$i}} < TK && jt + jj{{$i}} < jend;
-                var vv{{$i}} = vec4<f32>(0.0);
+                var vv{{$i}} = array<vec4<f32>, VU>();
                 if (in{{$i}}) {
                     var vr = (jt + jj{{$i}}) * P.v_r;
                     if (paged) {
                         vr = kv_row(b, jt + jj{{$i}}, P.v_b, P.v_r);
                     }
-                    vv{{$i}} = load_v(va + vr, e);
+                    vv{{$i}} = v_unit(va + vr, e);
                 }
 {{- end}}
 {{- range $i := seq $fp}}
 {{- range $x := seq $.RPI}}
                 let p{{$x}}_{{$i}} = select(0.0, ss[r{{$x}} * TKP + min(jj{{$i}}, TK - 1u)], in{{$i}});
-                acc{{$x}} += p{{$x}}_{{$i}} * vv{{$i}};
+{{- range $c := seq $.VU}}
+                acc{{$x}}_{{$c}} += p{{$x}}_{{$i}} * vv{{$i}}[{{$c}}];
+{{- end}}
                 l{{$x}} += p{{$x}}_{{$i}};
 {{- end}}
 {{- end}}
@@ -367,24 +397,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
 
-    // The key groups' sums, in the K tile's memory: group g's sum of
-    // column e of its row x at ((x·KG + g)·RG + rg)·DV4 + e, its sum of p
-    // at (x·KG + g)·RG + rg.
-    if (KG > 1u) {
-        if (pv) {
+    // The key groups' sums, added into group 0's through the K tile's
+    // memory, groups g0 … g0 + KGP − 1 a pass: group g0 + s's sum of
+    // column vec4 c of its unit e of its row x at
+    // ((x·KGP + s)·RG + rg)·DV4 + e·VU + c, its sum of p at
+    // (x·KGP + s)·RG + rg. The passes' bounds are constants: every
+    // invocation meets each barrier.
+    for (var g0 = 1u; g0 < KG; g0 += KGP) {
+        if (g0 > 1u) {
+            workgroupBarrier();
+        }
+        if (pv && kg >= g0 && kg < g0 + KGP) {
+            let s = kg - g0;
 {{- range $x := seq .RPI}}
-            ks[(({{$x}}u * KG + kg) * RG + rg) * DV4 + e] = acc{{$x}};
+{{- range $c := seq $.VU}}
+            ks[(({{$x}}u * KGP + s) * RG + rg) * DV4 + e * VU + {{$c}}u] = acc{{$x}}_{{$c}};
+{{- end}}
             if (e == 0u) {
-                lred[({{$x}}u * KG + kg) * RG + rg] = l{{$x}};
+                lred[({{$x}}u * KGP + s) * RG + rg] = l{{$x}};
             }
 {{- end}}
         }
         workgroupBarrier();
         if (pv && kg == 0u) {
-            for (var g = 1u; g < KG; g++) {
+            for (var s = 0u; s < min(KGP, KG - g0); s++) {
 {{- range $x := seq .RPI}}
-                acc{{$x}} += ks[(({{$x}}u * KG + g) * RG + rg) * DV4 + e];
-                l{{$x}} += lred[({{$x}}u * KG + g) * RG + rg];
+{{- range $c := seq $.VU}}
+                acc{{$x}}_{{$c}} += ks[(({{$x}}u * KGP + s) * RG + rg) * DV4 + e * VU + {{$c}}u];
+{{- end}}
+                l{{$x}} += lred[({{$x}}u * KGP + s) * RG + rg];
 {{- end}}
             }
         }
@@ -402,12 +443,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (l{{$x}} > 0.0) {
                 inv = kvsc.y / l{{$x}};
             }
-            let y = acc{{$x}} * inv;
-            let oa = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base + e * 4u;
-            o[oa] = y.x;
-            if (e * 4u + 1u < DV) { o[oa + 1u] = y.y; }
-            if (e * 4u + 2u < DV) { o[oa + 2u] = y.z; }
-            if (e * 4u + 3u < DV) { o[oa + 3u] = y.w; }
+            let oa0 = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
+{{- range $c := seq $.VU}}
+            {
+                let y = acc{{$x}}_{{$c}} * inv;
+                let ec = (e * VU + {{$c}}u) * 4u;
+                let oa = oa0 + ec;
+                o[oa] = y.x;
+                if (ec + 1u < DV) { o[oa + 1u] = y.y; }
+                if (ec + 2u < DV) { o[oa + 2u] = y.z; }
+                if (ec + 3u < DV) { o[oa + 3u] = y.w; }
+            }
+{{- end}}
             if (e == 0u && (P.flags & F_LSE) != 0u) {
                 var lse_i = ninf;
                 if (l{{$x}} > 0.0) {

@@ -136,10 +136,11 @@ type FusedDecodeConsts struct {
 	// PV is how many of an invocation's keys of a tile in the P·V phase
 	// one trip writes out, their V loads issued together (0 or 1: none).
 	PV int `shaders:"input"`
-	// KW caps the vec4s of a half K one invocation stages a load: 2 (8
-	// halves, 16 bytes) or 4 (16 halves, 32 bytes), within LoadUnit's
-	// unit for K's dtype and head dim (the derived KU); 0 or 1: a vec4
-	// (four halves) a load, as any other K.
+	// KW caps the vec4s of a half K or V one invocation reads a load: 2
+	// (8 halves, 16 bytes) or 4 (16 halves, 32 bytes), within LoadUnit's
+	// unit for the dtype and head dim (the derived KU and VU); an 8-bit
+	// or 4-bit K or V is read a whole unit a load where KW is 2 or more;
+	// 0 or 1: a vec4 (four values) a load, as a float32 one.
 	KW            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
@@ -352,27 +353,53 @@ func (c FusedDecodeConsts) derived() []Const {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	r := c.HG * c.NQ
 	rg, kg, rpi := c.Groups()
-	ks, lred := c.TK*(d4|1), 1
+	ks, lred, kgp := c.TK*(d4|1), 1, 1
 	if kg > 1 {
-		ks, lred = max(ks, kg*rg*rpi*dv4), kg*rg*rpi
+		// The key groups' sums go through the K tile's memory KGP groups
+		// a pass: as many as the tile's memory holds, and never fewer than
+		// 4·WG vec4s' worth, so that wide units (VU), which make more key
+		// groups, do not grow the workgroup's memory.
+		per := rg * rpi * dv4
+		kgp = min(kg-1, max(1, max(ks, 4*c.WG)/per))
+		ks, lred = max(ks, kgp*per), kgp*rg*rpi
 	}
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
 		{"KU", c.KUnit()}, {"KSTEPS", (c.TK*(d4/c.KUnit()) + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
-		{"RG", rg}, {"KG", kg}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
+		{"VU", c.VUnit()}, {"DVU", dv4 / c.VUnit()},
+		{"RG", rg}, {"KG", kg}, {"KGP", kgp}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
 }
 
 // KUnit is the vec4s of K one fuseddecode.wgsl invocation stages a
-// load: LoadUnit's unit for a half K (2 or 4: 8 or 16 halves, one 16- or
-// 32-byte load, as fused.wgsl reads them) capped by KW, else 1. A
-// half's vec4 is 8 bytes: staged four halves a load, a tile takes twice
-// the loads of a float32 one for half its bytes.
-func (c FusedDecodeConsts) KUnit() int {
-	u := LoadUnit(c.K, c.D)
-	if !c.K.Half() || c.KW < 2 || u < 2 {
+// load (decodeUnit of K). VUnit is the vec4s of V one invocation's P·V
+// phase reads a load and owns the sums of (decodeUnit of V, at V's
+// alignment VA).
+func (c FusedDecodeConsts) KUnit() int { return decodeUnit(c.K, c.D, c.KW) }
+
+// VUnit: see KUnit.
+func (c FusedDecodeConsts) VUnit() int { return decodeUnit(c.V, VAlign(c.DV, c.VR), c.KW) }
+
+// decodeUnit is the vec4s of a K or V of head dim d stored as e that
+// fuseddecode.wgsl reads a load where kw (FusedDecodeConsts.KW) is 2 or
+// more: LoadUnit's whole unit for an 8-bit or 4-bit one (a q8 or q4
+// block of 32 values, 16 fp8 values: their codes' bytes a vec4<u32> at a
+// time, a block's scale beside them), for a half one LoadUnit's unit
+// capped by kw (2 or 4: 8 or 16 halves, a 16- or 32-byte load); else 1,
+// a vec4 of four values a load. Read so, a half or 8-bit cache takes as
+// many loads as a float32 one for a half or a quarter of its bytes, and
+// a GPU's memory system, which keeps a number of loads in flight rather
+// than of bytes, reads it no faster.
+func decodeUnit(e Elem, d, kw int) int {
+	u := LoadUnit(e, d)
+	switch {
+	case kw < 2 || u < 2:
 		return 1
+	case e.Quant():
+		return u
+	case e.Half():
+		return min(u, kw)
 	}
-	return min(u, c.KW)
+	return 1
 }
 
 // maxLanes is fuseddecode.wgsl's invocations to a row when it takes a
@@ -388,19 +415,19 @@ func (c FusedDecodeConsts) maxLanes() int {
 	return l
 }
 
-// Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DV4
-// column vec4s out among its WG invocations: U = WG/DV4 invocations to a
-// column, kg key groups (keys kg apart in a tile, at most TK of them)
-// times rg row groups (rows rg apart, rpi of them each), each invocation
-// summing one column of its rows over its keys. Key groups come first —
-// each V element is then loaded by one invocation, and the groups' sums
-// are added once, at the end — but no more of them than leave an
-// invocation 4 rows, where the column's invocations are enough for that:
-// so the sums at the end take at most 4·WG vec4s, and an invocation's
-// registers at most 4 rows' sums whenever there are key groups to add.
+// Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DVU
+// column units (VU vec4s each) out among its WG invocations: U = WG/DVU
+// invocations to a unit, kg key groups (keys kg apart in a tile, at most
+// TK of them) times rg row groups (rows rg apart, rpi of them each), each
+// invocation summing one unit of its rows over its keys. Key groups come
+// first — each V element is then loaded by one invocation, and the
+// groups' sums are added once, at the end (KGP groups a pass) — but no
+// more of them than leave an invocation 4 rows, where the unit's
+// invocations are enough for that: so an invocation's registers hold at
+// most 4 rows' sums of a unit whenever there are key groups to add.
 func (c FusedDecodeConsts) Groups() (rg, kg, rpi int) {
 	r := c.HG * c.NQ
-	u := max(1, c.WG/ceil4(c.DV))
+	u := max(1, c.WG/(ceil4(c.DV)/c.VUnit()))
 	rg = max(1, min(r, u, max((r+3)/4, (u+c.TK-1)/c.TK)))
 	kg = max(1, min(u/rg, c.TK))
 	return rg, kg, (r + rg - 1) / rg

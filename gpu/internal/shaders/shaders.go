@@ -293,7 +293,7 @@ var (
 		Template: true,
 	}
 	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
-	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows"), map[string]string{"k": "KU"})
+	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows"), map[string]string{"k": "KU", "v": "VU"})
 	Merge       = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),

@@ -12,7 +12,9 @@
 // — and one split z of the keys (P.sk keys from j0 + z·sk). Row
 // r = g·NQ + n is query row row0 + n of head h0 + g. Its WG invocations
 // stream the split's keys in tiles of TK, each tile in five phases
-// between barriers (flash-decoding, FlashAttention's split-KV):
+// (flash-decoding, FlashAttention's split-KV), with a barrier after
+// each of the first four; with subgroups (SG) phases 3 and 4 are one,
+// three barriers a tile, and phase 1 of a tile needs none before it:
 //
 //   1. stage: the tile's K rows into ks, invocation t loading vec4s t,
 //      t + WG, … of the tile (KSTEPS of them, all issued before the first
@@ -190,9 +192,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 
     for (var jt = jstart; jt < jend; jt += TK) {
-        workgroupBarrier();
-        // Written out, so that each invocation's KSTEPS loads are in
-        // flight together.
+        // No barrier first: the previous tile's P·V phase reads the
+        // weights and factors (ss, cs), never the K tile, whose last
+        // readers, the scores, are barriers behind; so the tile's K
+        // loads are in flight while other invocations still add up the
+        // previous tile's V. The barrier after staging keeps this tile's
+        // scores from the weights until then. Written out, so that each
+        // invocation's KSTEPS loads are in flight together.
 {{- if gt .KU 1}}
         // A half or 8-bit K a unit of KU vec4s a load (k_u; a q8 or q4
         // block with its scale, k_sc): load x is unit x mod (D4/KU) of
@@ -284,18 +290,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
 {{- if .SG}}
-        // Each row's maximum over the tile by one subgroup, each of its
-        // invocations over every sgs-th key, then subgroupMax; the
-        // subgroup's first folds it into the running maximum.
+        // Each row's new maximum by one subgroup, each of its invocations
+        // over the running maximum and every sgs-th key of the tile, then
+        // subgroupMax; the same invocations then turn those keys' scores
+        // into weights, with no barrier between, and the subgroup's first
+        // keeps the maximum and the factor the row's sums are rescaled by.
+        // Every invocation's read of ms[r] feeds the subgroupMax that the
+        // first's write of it waits for.
         for (var r = sgid; r < R; r += nsg) {
-            var mx = ninf;
+            let m = ms[r];
+            var mx = m;
             for (var jj = sid; jj < TK; jj += sgs) {
                 mx = max(mx, ss[r * TKP + jj]);
             }
-            mx = subgroupMax(mx);
+            let mt = subgroupMax(mx);
+            for (var jj = sid; jj < TK; jj += sgs) {
+                let at = r * TKP + jj;
+                ss[at] = exp(ss[at] - mt);
+            }
             if (sid == 0u) {
-                let m = ms[r];
-                let mt = max(m, mx);
                 cs[r] = exp(m - mt);
                 ms[r] = mt;
             }
@@ -324,7 +337,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             cs[t] = exp(m - mx);
             ms[t] = mx;
         }
-{{- end}}
         workgroupBarrier();
         for (var n = 0u; n < SSTEPS; n++) {
             let x = t + n * WG;
@@ -334,6 +346,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let at = (x / TK) * TKP + x % TK;
             ss[at] = exp(ss[at] - ms[x / TK]);
         }
+{{- end}}
         workgroupBarrier();
         if (pv) {
 {{- range $x := seq .RPI}}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/internal/gputest"
+	"github.com/attn-go/attn/internal/spirvmix"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -65,5 +66,74 @@ func TestCapture(t *testing.T) {
 	}
 	if !fused {
 		t.Errorf("no fused kernel among %d modules", len(res.Kernels))
+	}
+}
+
+// TestDecodeMix holds the decoding kernel's structure at the H200
+// benchmark's shape (32 over 8 heads, D = 128, the hardware plan) to what
+// a GPU needs of it, counted in the SPIR-V its driver receives: its key
+// tile loop (the outermost loop of the hot path) meets at most three
+// barriers a tile with subgroups; a half, 8-bit or 4-bit cache is read a
+// unit a load, so that its tile loop issues at most a quarter of a
+// float32 cache's storage loads, of 10 bytes or more each; and a q4
+// cache's loads bring fewer bytes than a q8 one's. Lavapipe's subgroups
+// put the kernels in their subgroup form, as on a GPU. It needs the tools
+// TestCapture does, and skips as it does.
+func TestDecodeMix(t *testing.T) {
+	if err := checkTools(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %v", err)
+		}
+		t.Skipf("%v", err)
+	}
+	be, err := kernels.Open("gpu")
+	if err != nil {
+		gputest.Unavailable(t, err)
+	}
+	be.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tile := map[string]spirvmix.Counts{}
+	for _, name := range []string{"decode-f32", "decode-f16", "decode-q8", "decode-q4"} {
+		w, ok := findWorkload(name)
+		if !ok {
+			t.Fatalf("no workload %s", name)
+		}
+		res, err := captureMix(ctx, w, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range res.Kernels {
+			if !strings.HasPrefix(k.Label, "fuseddecode ") {
+				continue
+			}
+			hot := k.Mix.Hot()
+			if len(hot) == 0 {
+				t.Fatalf("%s: %s has no loop", name, k.Label)
+			}
+			if !strings.Contains(k.Label, " sg") {
+				t.Errorf("%s: %s is not the subgroup form", name, k.Label)
+			}
+			tile[name] = hot[len(hot)-1].Counts
+		}
+		if _, ok := tile[name]; !ok {
+			t.Fatalf("%s: no fuseddecode kernel among %d modules", name, len(res.Kernels))
+		}
+	}
+	f32 := tile["decode-f32"]
+	for name, c := range tile {
+		if c.Barriers > 3 {
+			t.Errorf("%s: %d barriers a tile, want at most 3", name, c.Barriers)
+		}
+		if name == "decode-f32" {
+			continue
+		}
+		if c.GlobalLoads == 0 || 4*c.GlobalLoads > f32.GlobalLoads || c.GlobalLoadBytes < 10*c.GlobalLoads {
+			t.Errorf("%s: the tile loop's %d storage loads of %d bytes in all; want at most a quarter of float32's %d, of 10 bytes or more each",
+				name, c.GlobalLoads, c.GlobalLoadBytes, f32.GlobalLoads)
+		}
+	}
+	if q4, q8 := tile["decode-q4"], tile["decode-q8"]; q4.GlobalLoadBytes >= q8.GlobalLoadBytes {
+		t.Errorf("q4's tile loop loads %d bytes, q8's %d: want fewer", q4.GlobalLoadBytes, q8.GlobalLoadBytes)
 	}
 }

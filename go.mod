@@ -4,12 +4,13 @@ go 1.26.0
 
 require (
 	github.com/gogpu/gputypes v0.5.2
+	github.com/gogpu/wgpu v0.31.5
 	github.com/oliverbestmann/webgpu v1.36.0
 	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
 	github.com/sbinet/npyio v0.9.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/x448/float16 v0.8.4
-	golang.org/x/sys v0.30.0
+	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.28.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
@@ -24,6 +25,10 @@ require (
 	git.sr.ht/~sbinet/gg v0.6.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/go-webgpu/goffi v0.6.3 // indirect
+	github.com/go-webgpu/webgpu v0.5.5 // indirect
+	github.com/gogpu/gpucontext v0.28.0 // indirect
+	github.com/gogpu/naga v0.18.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect

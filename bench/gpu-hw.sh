@@ -31,7 +31,7 @@
 #          a CUDA GPU, a model's decoding step of 32 layers beside one
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
-#          then an f16 K staged four halves a load (decode.wide=1),
+#          then f16, q8 and q4 caches read a vec4 a load (decode.wide=1),
 #          prefill with f16 inputs, then what an empty dispatch costs
 #          (BenchmarkDispatch) and what recording a layer costs the host
 #          (BenchmarkRecord). GPU_HW_FULL=1 adds the A/B sweeps of earlier
@@ -371,11 +371,13 @@ run() {
 		# 4096-key step from 64.7 to 50.1 µs and the 32768-key one from
 		# 223 to 182), beside the defaults of the decode sweep above.
 		[[ -n ${GPU_HW_FULL:-} ]] && ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=1,merge.unroll=1 sweep decode-loops -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		# A half K staged a vec4 (four halves, 8 bytes) a load, as before
-		# 2026-11-27, beside the default's sixteen halves (decode.wide=4):
-		# the fourth run's f16 cache decoded no faster than f32, its
-		# tile's loads as many as f32's for half the bytes.
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
+		# A half K and V read a vec4 (four halves, 8 bytes) a load, and
+		# 8-bit and 4-bit ones a vec4 of four values, as the H200 ran them,
+		# beside the default's units (decode.wide=4: sixteen halves, a q8
+		# or q4 block with its scale): the H200's f16 cache decoded slower
+		# than f32, and q4 no faster than f16, their tiles' loads as many
+		# as f32's for fewer bytes.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16,q8,q4 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		[[ -n ${GPU_HW_FULL:-} ]] && sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"

@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build (cgo || gogpu) && !nogpu
 
 package gpu
 
@@ -121,7 +121,8 @@ func checkLimits(l gputypes.Limits) error {
 // own types that NewWithDevice, Import and Export take and give: the
 // *wgpu.Adapter, *wgpu.Device and *wgpu.Buffer of
 // github.com/oliverbestmann/webgpu/wgpu v1.36.0 (wgpu-native 29) by default, of
-// github.com/rajveermalviya/go-webgpu/wgpu v0.17.1 with -tags gowebgpu.
+// github.com/rajveermalviya/go-webgpu/wgpu v0.17.1 with -tags gowebgpu, of
+// github.com/gogpu/wgpu v0.31.5 with -tags gogpu.
 type (
 	NativeAdapter = wg.NativeAdapter
 	NativeDevice  = wg.NativeDevice

@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build (cgo || gogpu) && !nogpu
 
 package wg
 
@@ -29,11 +29,14 @@ package wg
 //     DefaultLimits, the constants that say what the binding can do
 //     (MaxQueries, CompilesF16, …), and the waits (wait_*.go).
 //
-// The shared files also call a few methods of the binding's own types,
-// which both bindings spell alike: Release on every handle; a buffer's
-// Destroy, GetSize, GetUsage and GetMappedRange; a pass's SetPipeline,
-// SetBindGroup and DispatchWorkgroups (passCalls). A binding whose types
-// spell them otherwise wraps its types.
+// A buffer's own calls (bufferCalls) are the binding's: the two
+// wgpu-native bindings share theirs (wgpunative.go); gogpu/wgpu spells
+// them otherwise and has no Destroy. The shared files also call a few
+// methods of the binding's handle types: Release on every handle, and a
+// pass's SetPipeline, SetBindGroup and DispatchWorkgroups (passCalls). A
+// binding whose handle types spell them otherwise, or lack them, names
+// wrappers of its own as the handle types (gogpu.go's encoder and pass);
+// NativeBuffer, which the gpu package's API gives out, is never wrapped.
 
 // deviceCalls are the binding's calls that cmd.go makes on a device: the
 // shared code turns their results into wg's types and, for a pipeline,
@@ -63,6 +66,26 @@ type encoderCalls interface {
 	finish() (*nativeCommands, error)
 }
 
+// bufferCalls are a Buffer's calls on the binding's buffer.
+type bufferCalls interface {
+	Size() uint64
+	Usage() Usage
+	// Release drops this handle (and the reference to the device that a
+	// binding's handle may hold); the buffer lives on while another
+	// handle or the device's work holds it.
+	Release()
+	// Destroy frees the buffer's memory (after the work submitted with
+	// it) and releases the handle.
+	Destroy()
+	// DestroyOnly frees the buffer's memory and keeps the handle (tests:
+	// mapping or binding a destroyed buffer).
+	DestroyOnly()
+	// Mapped is size bytes of the mapped buffer from offset; valid until
+	// Unmap.
+	Mapped(offset, size uint64) []byte
+	Unmap() error
+}
+
 // passCalls are the calls cmd.go makes on a compute pass between its
 // begin and end.
 type passCalls interface {
@@ -75,5 +98,6 @@ type passCalls interface {
 var (
 	_ deviceCalls  = (*Device)(nil)
 	_ encoderCalls = (*Encoder)(nil)
+	_ bufferCalls  = (*Buffer)(nil)
 	_ passCalls    = (*nativePass)(nil)
 )

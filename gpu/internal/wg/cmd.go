@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build (cgo || gogpu) && !nogpu
 
 package wg
 
@@ -29,30 +29,6 @@ func (d *Device) CreateBuffer(label string, size uint64, usage Usage) (*Buffer, 
 }
 
 func (b *Buffer) Native() *NativeBuffer { return b.raw }
-func (b *Buffer) Size() uint64          { return b.raw.GetSize() }
-func (b *Buffer) Usage() Usage          { return Usage(b.raw.GetUsage()) }
-
-// Release drops this handle (and the reference to the device that a
-// binding's handle may hold); the buffer lives on while another handle
-// or the device's work holds it.
-func (b *Buffer) Release() { b.raw.Release() }
-
-// Destroy frees the buffer's memory (after the work submitted with it)
-// and releases the handle.
-func (b *Buffer) Destroy() {
-	b.raw.Destroy()
-	b.raw.Release()
-}
-
-// DestroyOnly frees the buffer's memory and keeps the handle (tests:
-// mapping a destroyed buffer).
-func (b *Buffer) DestroyOnly() { b.raw.Destroy() }
-
-// Mapped is size bytes of the mapped buffer from offset; valid until
-// Unmap.
-func (b *Buffer) Mapped(offset, size uint64) []byte {
-	return b.raw.GetMappedRange(uint(offset), uint(size))
-}
 
 // Pipeline is one compiled entry point with its explicit bind group
 // layout.

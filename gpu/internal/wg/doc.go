@@ -9,11 +9,11 @@
 // holds its queue; buffers with map and unmap; compute pipelines made
 // from WGSL with an explicit bind group layout; bind groups; a command
 // Encoder with one compute pass at a time; timestamp query sets; and
-// requests (map, work done) whose completion lands in C memory and is
-// waited for by polling (wait_*.go), so that no Go pointer is held by C
-// across a collection.
+// requests (map, work done) waited for by polling (wait_*.go), whose
+// completion, on wgpu-native, lands in memory no collection moves or
+// frees.
 //
-// Two bindings implement it, one per build:
+// Three bindings implement it, one per build:
 //
 //   - oliverbestmann*.go and wait_oliverbestmann.go, the default:
 //     github.com/oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1,
@@ -22,7 +22,13 @@
 //     include/ holds the binding's own webgpu.h and wgpu.h for the shim,
 //     which a test holds byte for byte to the binding's);
 //   - gowebgpu.go and wait_gowebgpu.go, with -tags gowebgpu:
-//     github.com/rajveermalviya/go-webgpu/wgpu v0.17.1, wgpu-native 0.17.
+//     github.com/rajveermalviya/go-webgpu/wgpu v0.17.1, wgpu-native 0.17;
+//   - gogpu*.go and wait_gogpu.go, with -tags gogpu: github.com/gogpu/wgpu
+//     v0.31.5, WebGPU in Go (Vulkan through goffi, WGSL compiled by
+//     gogpu/naga), which builds without cgo.
+//
+// The two wgpu-native bindings share wgpunative.go and sleep_cgo.go; the
+// gogpu binding sleeps without the C library (sleep_*_gogpu.go).
 //
 // The bindings sit behind one internal contract (binding.go): the files
 // that do not depend on the binding (wg.go, adapter.go, limits.go,
@@ -39,6 +45,6 @@
 // are NativeAdapter, NativeDevice and NativeBuffer: aliases of the
 // binding's types in each build.
 //
-// The package builds with cgo only; without cgo or with -tags nogpu it is
-// empty, as the gpu backend is then a stub.
+// The package builds with cgo or with -tags gogpu; otherwise, or with
+// -tags nogpu, it is empty, as the gpu backend is then a stub.
 package wg

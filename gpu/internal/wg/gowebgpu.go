@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu && gowebgpu
+//go:build cgo && !nogpu && gowebgpu && !gogpu
 
 package wg
 
@@ -46,7 +46,10 @@ const bindingName = "go-webgpu"
 // linked names the wgpu-native release the binding links, for Versions.
 // The library go-webgpu v0.17.1 ships was built without its version and
 // reports 0 (and go-webgpu's Version.String prints octal).
-func linked() string { return "wgpu-native " + nativeVersion(uint32(wgpu.GetVersion())) }
+func linked() string { return linkedName + " " + nativeVersion(uint32(wgpu.GetVersion())) }
+
+// linkedName begins what linked reports: the native library linked.
+const linkedName = "wgpu-native"
 
 // SetLogLevel sets wgpu-native's log level for the process.
 func SetLogLevel(l LogLevel) {

@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu && !gowebgpu
+//go:build cgo && !nogpu && !gowebgpu && !gogpu
 
 package wg
 
@@ -183,7 +183,10 @@ const nativeMajor = 29
 const bindingName = "oliverbestmann/webgpu"
 
 // linked names the wgpu-native release the binding links, for Versions.
-func linked() string { return "wgpu-native " + nativeVersion(uint32(wgpu.GetVersion())) }
+func linked() string { return linkedName + " " + nativeVersion(uint32(wgpu.GetVersion())) }
+
+// linkedName begins what linked reports: the native library linked.
+const linkedName = "wgpu-native"
 
 // SetLogLevel sets wgpu-native's log level for the process.
 func SetLogLevel(l LogLevel) {

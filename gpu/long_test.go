@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build (cgo || gogpu) && !nogpu
 
 package gpu_test
 

@@ -1,4 +1,4 @@
-//go:build !cgo || nogpu
+//go:build (!cgo && !gogpu) || nogpu
 
 package gpu
 
@@ -8,10 +8,11 @@ import (
 	"github.com/attn-go/attn/backend"
 )
 
-// unavailableReason says why New fails: wgpu-native needs cgo, and -tags
-// nogpu leaves it out on purpose. "auto" falls back to the CPU backend
-// with this reason.
-const unavailableReason = "this build of attn has no WebGPU backend (built without cgo or with -tags nogpu)"
+// unavailableReason says why New fails: wgpu-native needs cgo (the
+// pure-Go binding, gogpu/wgpu, is built only with -tags gogpu), and
+// -tags nogpu leaves the backend out on purpose. "auto" falls back to
+// the CPU backend with this reason.
+const unavailableReason = "this build of attn has no WebGPU backend (built without cgo and without -tags gogpu, or with -tags nogpu)"
 
 // Adapters describes the GPU adapters the backend could use. In this build
 // there are none: it returns an error wrapping backend.ErrUnavailable that

@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu && gowebgpu
+//go:build cgo && !nogpu && gowebgpu && !gogpu
 
 package wg
 

@@ -1,4 +1,4 @@
-//go:build cgo && !nogpu
+//go:build (cgo || gogpu) && !nogpu
 
 package wg
 
@@ -74,8 +74,8 @@ func TestNativeVersion(t *testing.T) {
 			t.Errorf("nativeVersion(%#x) = %q, want %q", v, got, want)
 		}
 	}
-	if got := linked(); !strings.HasPrefix(got, "wgpu-native ") {
-		t.Errorf("linked() = %q, want wgpu-native's version", got)
+	if got := linked(); !strings.HasPrefix(got, linkedName+" ") {
+		t.Errorf("linked() = %q, want %s's version", got, linkedName)
 	}
 	t.Logf("linked: %s", linked())
 }
@@ -93,7 +93,7 @@ func TestBindingVersion(t *testing.T) {
 			if f[1] != bindingVersion {
 				t.Errorf("bindingVersion = %s, but go.mod requires %s", bindingVersion, f[1])
 			}
-			if want := bindingName + " " + f[1] + ", wgpu-native "; !strings.HasPrefix(Versions(), want) {
+			if want := bindingName + " " + f[1] + ", " + linkedName + " "; !strings.HasPrefix(Versions(), want) {
 				t.Errorf("Versions() = %q, want it to begin %q", Versions(), want)
 			}
 			return

@@ -117,6 +117,10 @@ type AdapterPlan struct {
 	// Tune is the hardware plan's kernel sizes: defaultTuning, or what
 	// ATTN_GPU_TUNE sets (tune.go).
 	Tune Tuning
+	// File is the sizes a tuning file sets for the shape classes a
+	// sweep measured (tuned.go; ForShape applies them), nil without
+	// one.
+	File *Tuned
 	// Features is the optional WebGPU features the kernels use: those
 	// of the device that ATTN_GPU_FEATURES leaves on (features.go).
 	Features KernelFeatures

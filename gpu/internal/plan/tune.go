@@ -87,13 +87,17 @@ var knobs = []knob{
 // pairs over defaultTuning; "" is defaultTuning. An unknown name, a
 // repeated one or a value that is not a power of two within the knob's
 // range is an error naming it.
-func parseTuning(s string) (Tuning, error) {
+func parseTuning(s string) (Tuning, error) { return parseTuningIn(envTune, s) }
+
+// parseTuningIn is parseTuning for settings read from where, which its
+// errors name: ATTN_GPU_TUNE, or a tuning file's entry (tuned.go).
+func parseTuningIn(where, s string) (Tuning, error) {
 	t := defaultTuning
-	err := parsePairs(envTune, s, knobNames(), func(i int, name, val string) error {
+	err := parsePairs(where, s, knobNames(), func(i int, name, val string) error {
 		k := knobs[i]
 		v, err := strconv.Atoi(val)
 		if err != nil || v < k.lo || v > k.hi || v&(v-1) != 0 {
-			return fmt.Errorf("%s: %s=%s: want a power of two from %d to %d (%s)", envTune, name, val, k.lo, k.hi, k.what)
+			return fmt.Errorf("%s: %s=%s: want a power of two from %d to %d (%s)", where, name, val, k.lo, k.hi, k.what)
 		}
 		*k.field(&t) = v
 		return nil

@@ -72,6 +72,15 @@
 //     runs none of these kernels, makes New fail with ErrUnavailable
 //     naming it.
 //     bench/gpu-hw.sh tune sweeps settings on a GPU.
+//   - ATTN_GPU_TUNE_FILE says where the tuning file is that Tune (attn
+//     tune) writes and New reads: unset, a file of the user's cache
+//     directory (os.UserCacheDir) named for the adapter, driver, binding
+//     and build; "off", none is read; otherwise its path. Info().Detail
+//     lists the shape classes it tunes and their settings, or why it was
+//     not read: a file of another device, version or build, unreadable,
+//     or with a value out of a knob's range is ignored whole, with one
+//     warning on stderr, and the defaults run. ATTN_GPU_TUNE, when set,
+//     overrides the file.
 //   - ATTN_GPU_FEATURES sets which optional WebGPU features the kernels
 //     use where the device has them: f16, subgroups and tile-subgroups,
 //     each =on, =off or =auto, comma-separated. Auto, the default, is the

@@ -19,10 +19,11 @@ import (
 
 // kernelFor is the fused kernel Fused runs p (resolved) with on this
 // backend: the plan's one choice for p's shape on the device's workgroup
-// memory (plan.AdapterPlan.FusedFor). The error, which FusedSupports returns
+// memory (plan.AdapterPlan.FusedFor), under the tuning file's sizes for
+// p's class where it has some (planFor). The error, which FusedSupports returns
 // too, wraps backend.ErrUnsupported when no kernel fits the device.
 func (b *Backend) kernelFor(p backend.Problem) (plan.FusedKernel, error) {
-	k := choiceKey{b.aplan, int(b.lim.MaxComputeWorkgroupStorageSize), plan.ShapeOf(p)}
+	k := choiceKey{b.planFor(p), int(b.lim.MaxComputeWorkgroupStorageSize), plan.ShapeOf(p)}
 	c := b.choices.get(k)
 	if c == nil {
 		return nil, b.unfit(p)
@@ -317,8 +318,9 @@ func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 			c.frees = append(c.frees, c.lseOut.free)
 		}
 	}
-	c.lanes = b.aplan.MergeRowLanes()
-	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes, UN: b.aplan.MergeUnroll()}, "main")
+	a := b.planFor(pr)
+	c.lanes = a.MergeRowLanes()
+	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes, UN: a.MergeUnroll()}, "main")
 	return err
 }
 
@@ -460,7 +462,7 @@ func (b *Backend) stepPlanFor(pr backend.Problem, fc plan.FusedKernel, kx, vx *b
 	sp := plan.StepPlan{Chunk: chunk, Span: plan.Unbounded, TileRows: fc.TileRows(), Heads: fc.Heads(),
 		Work: b.budget / float64(2*pr.D+2*pr.Dv)}
 	var parts int
-	sp.Target, sp.MinSplit, parts = fc.Splitting(b.aplan)
+	sp.Target, sp.MinSplit, parts = fc.Splitting(b.planFor(pr))
 	kt, vt := kTensor(pr), vTensor(pr)
 	if pg := pr.Paged; pg == nil {
 		// A K or V window of one head must fit one binding (less the

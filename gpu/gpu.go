@@ -96,10 +96,18 @@ const stagingBytes = 16 << 20
 // New opens the adapter chosen by ATTN_ADAPTER (by name) or, without it,
 // the high-performance Vulkan adapter, and a device with the adapter's
 // own limits (WebGPU's defaults under ATTN_GPU_LIMITS=default), planning
-// work for the adapter's type unless ATTN_GPU_PLAN says otherwise. The
+// work for the adapter's type unless ATTN_GPU_PLAN says otherwise. Under
+// the hardware plan it reads the tuning file Tune wrote for this adapter,
+// driver and build (ATTN_GPU_TUNE_FILE), and runs the shape classes it
+// tunes with their sizes, the defaults elsewhere; a file it cannot use
+// whole is ignored, with one warning on stderr a process. The
 // error wraps backend.ErrUnavailable when there is no usable adapter or
 // ATTN_GPU_PLAN or ATTN_GPU_LIMITS names no choice.
-func New() (*Backend, error) {
+func New() (*Backend, error) { return newBackend(true) }
+
+// newBackend is New, reading the tuning file where readTuned says (a
+// sweep starts from the plan's own sizes).
+func newBackend(readTuned bool) (*Backend, error) {
 	inst, err := newInstance()
 	if err != nil {
 		return nil, err
@@ -132,6 +140,9 @@ func New() (*Backend, error) {
 	b.inst, b.adapter = inst, adapter
 	if defaults {
 		b.info.Detail += "; WebGPU's default limits (" + envLimits + ")"
+	}
+	if readTuned {
+		b.readTuned()
 	}
 	if err := b.init(); err != nil {
 		b.Close()

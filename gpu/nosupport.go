@@ -4,6 +4,8 @@ package gpu
 
 import (
 	"context"
+	"io"
+	"time"
 
 	"github.com/attn-go/attn/backend"
 )
@@ -91,3 +93,8 @@ func (*Step) Submit() error { return stepUnavailable() }
 
 // Wait fails with ErrUnavailable.
 func (*Step) Wait() error { return stepUnavailable() }
+
+// Tune fails with ErrUnavailable: this build has no adapter to tune.
+func Tune(context.Context, time.Duration, io.Writer, ...string) (string, error) {
+	return "", backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}

@@ -1,8 +1,8 @@
 // Command attn computes scaled dot-product attention on .npy files, walks
 // through the illustrated-transformer example step by step, draws
 // attention weights as heatmaps, lists the devices it can run on,
-// benchmarks attention next to other implementations, and computes
-// attention's gradients.
+// benchmarks attention next to other implementations, tunes the GPU
+// kernels on this host's adapter, and computes attention's gradients.
 //
 //	attn run -q Q.npy -k K.npy -v V.npy -o O.npy [options]
 //	attn explain [-x X.npy -wq WQ.npy -wk WK.npy -wv WV.npy] [-scale S]
@@ -10,6 +10,7 @@
 //	attn devices
 //	attn bench [-n 256,...,16384] [-backend cpu,gpu] [-peers all] [-out DIR] [options]
 //	attn grad -q Q.npy -k K.npy -v V.npy -do DO.npy -dq DQ.npy -dk DK.npy -dv DV.npy [options]
+//	attn tune [-budget 3m] [-set decode,prefill] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV,...] [-n N,...] [-nq Q,...] [-dtype f32,...]
 //
 // # Reading .npy files
 //
@@ -113,6 +114,17 @@
 // of its timestamps around each op's passes (docs/gpu.md, Device time);
 // none where the adapter has no timestamps, and the report's backend
 // entry says why.
+//
+// # tune
+//
+// tune calls gpu.Tune: it sweeps the hardware plan's knobs
+// (ATTN_GPU_TUNE's) on the adapter the gpu backend opens, at -set's
+// default shapes or every combination of -heads, -kvheads, -d, -dv, -n,
+// -nq and -dtype, checks every candidate against the CPU backend before
+// timing it, stops within -budget and writes the winners to the tuning
+// file ($ATTN_GPU_TUNE_FILE, else the user's cache directory), which
+// every later gpu backend reads and attn devices lists (docs/gpu.md,
+// attn tune). A bad shape is a usage error.
 //
 // # Variants
 //

@@ -46,6 +46,7 @@ var commands = []command{
 	{"heatmap", "draw the attention weights of one head as a heatmap image", heatmapSynopsis, runHeatmap},
 	{"devices", "list the backends and the devices behind them", devicesSynopsis, runDevices},
 	{"bench", "sweep sequence lengths and strategies, print GFLOP/s", benchSynopsis, runBench},
+	{"tune", "tune the GPU kernels' sizes on this adapter, for every later run", tuneSynopsis, runTune},
 }
 
 // cmdEnv is what a subcommand writes to.

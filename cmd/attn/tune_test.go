@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attn-go/attn/gpu"
+	"github.com/attn-go/attn/internal/gputest"
+)
+
+// TestTune runs attn tune as a user would, on lavapipe (CI's adapter)
+// under the hardware plan, at one small decoding shape and a budget of
+// 3 s: it must stop within the budget and write the file, the next
+// process's attn devices must say the file was read, and once the file
+// is corrupted, that it was ignored. Without an adapter it skips, unless
+// ATTN_REQUIRE_GPU=1. (gpu's TestTuneSweep checks the winner and the
+// wrong candidate; this is the command's flow.)
+func TestTune(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", "")
+	t.Setenv("ATTN_GPU_TUNE_FILE", "off")
+	gputest.Open(t, gpu.New)
+	path := filepath.Join(t.TempDir(), "tuned.json")
+	t.Setenv("ATTN_GPU_TUNE_FILE", path)
+	const budget = 3 * time.Second
+	start := time.Now()
+	code, stdout, stderr := runCmd(t, "tune", "-budget", budget.String(), "-heads", "4", "-kvheads", "1", "-d", "32", "-n", "512", "-dtype", "f16")
+	took := time.Since(start)
+	t.Logf("attn tune in %v:\n%s", took, stdout)
+	if code != 0 {
+		t.Fatalf("attn tune: exit %d: %s", code, stderr)
+	}
+	// The budget bounds the sweep; opening and closing the backends
+	// and a kernel compiled before the budget ran out come on top.
+	if took > budget+2*time.Second {
+		t.Errorf("attn tune -budget %v took %v", budget, took)
+	}
+	for _, want := range []string{"attn tune: ", "fuseddecode nq≤1 g=4 d=32 dv=32 nk≤512", "wrote " + path} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("attn tune's output does not say %q", want)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil || f.Format != "attn gpu tuning 1" {
+		t.Errorf("the file is not a tuning file (%v): %s", err, data)
+	}
+
+	code, stdout, stderr = runCmd(t, "devices")
+	if code != 0 || !strings.Contains(stdout, "tuned by "+path) {
+		t.Errorf("attn devices: exit %d, %s; does not say the file was read:\n%s", code, stderr, stdout)
+	}
+	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = runCmd(t, "devices")
+	if code != 0 || !strings.Contains(stdout, "tuning file "+path+" ignored, the default sizes used") {
+		t.Errorf("attn devices: exit %d; does not say the corrupted file was ignored:\n%s", code, stdout)
+	}
+}
+
+// TestTuneUsage: bad flags and shapes are usage errors (exit status 2)
+// naming the value, found before any adapter is opened.
+func TestTuneUsage(t *testing.T) {
+	t.Setenv("ATTN_GPU_TUNE_FILE", filepath.Join(t.TempDir(), "never.json"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-budget", "0s"}, "-budget 0s: want a positive duration"},
+		{[]string{"-set", "train"}, `-set "train": want decode, prefill`},
+		{[]string{"-dtype", "f64"}, `-dtype "f64"`},
+		{[]string{"-n", "0"}, `-n "0": want positive integers`},
+		{[]string{"-heads", "6", "-kvheads", "4"}, "heads=6 is not a multiple of kvheads=4"},
+		{[]string{"-d", "40", "-dtype", "q8"}, "d=40 and dv=40 must be whole blocks"},
+		{[]string{"decode"}, `unexpected argument "decode"`},
+	} {
+		code, _, stderr := runCmd(t, append([]string{"tune"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("attn tune %s: exit %d, %q; want 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(os.Getenv("ATTN_GPU_TUNE_FILE")); err == nil {
+		t.Error("a refused attn tune wrote its file")
+	}
+}

@@ -15,11 +15,12 @@ var xmm = regexp.MustCompile(`\bX([0-9]|[12][0-9]|3[01])\b`)
 // TestNoLegacySSE holds the amd64 assembly to VEX and EVEX encodings
 // wherever it touches an XMM register: a legacy SSE instruction (MOVSD,
 // MOVQ X…, CVTSD2SS …) run while the upper halves of the vector
-// registers are in use stalls Intel's cores. A MOVSD and a MOVSD store a
-// row in softmaxRowsAVX512 took a 2-core Xeon (family 6 model 207) from
-// 3.0 to 1.3–1.5 Gexp/s (BenchmarkSoftmaxRows) and fused attention at
-// D = 64 from 181–187 to 121–146 GFLOP/s; Zen 5 showed nothing. Every
-// mnemonic with an XMM operand must start with V (VMOVSD, VMOVQ …).
+// registers are in use stalls Intel's cores. A single MOVSD load and
+// store a row in softmaxRowsAVX512 once cost an Intel Xeon more than half
+// its BenchmarkSoftmaxRows rate and a good part of fused attention's,
+// where AMD's Zen 5 showed nothing; the commit that dropped them has the
+// figures. Every mnemonic with an XMM operand must start with V (VMOVSD,
+// VMOVQ …).
 func TestNoLegacySSE(t *testing.T) {
 	files, err := filepath.Glob("*_amd64.s")
 	if err != nil {

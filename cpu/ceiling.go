@@ -15,8 +15,8 @@ import (
 // packing and edges are a small part of each call and small enough
 // (3 MiB a thread) that the operands stay in the caches; the larger
 // orders amortise the packing as a staged attention's long products do,
-// which ran above the 512 rate (106 % of it at N = 16384), so that no
-// point of a sweep should stand above the roof.
+// which have run above the 512 rate at long sequences, so that no point
+// of a sweep should stand above the roof.
 var CeilingSizes = []int{512, 1024, 2048}
 
 // SgemmRate is the rate, in GFLOP/s, at which threads goroutines each

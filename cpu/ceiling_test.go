@@ -11,7 +11,7 @@ import (
 
 func TestSgemmRate(t *testing.T) {
 	// Small orders: the products' sizes are data, and CeilingSizes' 2048
-	// took 285 s of ./cpu's 402 under qemu-aarch64 in CI's arm64 step.
+	// took most of ./cpu's time under qemu-aarch64 in CI's arm64 step.
 	sizes := cpu.CeilingSizes
 	cpu.CeilingSizes = []int{64, 96, 128}
 	defer func() { cpu.CeilingSizes = sizes }()

@@ -21,13 +21,16 @@ import (
 // score tile, chosen for the BLAS the build multiplies with as the
 // fastest for Fused at N = 4096, H = 8, D = 64 and 128 (the cpu package's
 // BenchmarkTiles): on a Zen 5 for each of attn's kernels, on a Zen 4 for
-// the others:
+// the others (the commits that set them have the measurements):
 //
-//	kernel                Tq×Tk     sub   D=64   D=128 GFLOP/s (not causal)
-//	attn's AVX-512 8×32   1024×512  256   318–336  341–360 (256×256, one sub-tile: 294–313, 314–323)
-//	attn's AVX2 6×16       960×512  120   177      184–191 (256×256: 144–162, 158–177; under GODEBUG=cpu.avx512f=off)
-//	OpenBLAS               128×256  128   131 (Zen 4; 64×128: 124, 256×256: 110)
-//	gonum's pure Go         64×128   64    21 (Zen 4; flat in the tile size)
+//	kernel                Tq×Tk     sub
+//	attn's AVX-512 8×32   1024×512  256
+//	attn's AVX2 6×16       960×512  120  (under GODEBUG=cpu.avx512f=off)
+//	OpenBLAS               128×256  128
+//	gonum's pure Go         64×128   64
+//
+// Attn's kernels ran slower on 256×256 tiles, and OpenBLAS on smaller and
+// larger tiles than its own; gonum's rate hardly moves with the tile.
 //
 // A work item holds Tq rows of Q, streams Tk×D blocks of K and Tk×Dv
 // blocks of V, and keeps a Tq×Dv accumulator; it runs as sub-tiles of
@@ -53,12 +56,12 @@ func DefaultSubTile() int { return defaultTiles[1] }
 // does not set them. Its Gemms run twice as fast as float32's, so the
 // per-tile work (the accumulator's read and write by each P·V, the
 // online softmax's pass per row) weighs twice as much, and larger tiles
-// pay: on a Zen 5 (AVX-512; B=1 H=8 D=64) 512×1024 runs at 477–489
-// GFLOP/s at N = 4096 where 256×256 runs at 411–452, and at N = 16384 at
-// 486–489 against 433–452 (causal 953–968 against 817–824, whole-square
-// FLOPs); larger tiles gain little more. 512×1024 holds a 2 MiB score
-// tile and its 1 MiB of bfloat16 weights, past the L2. On a Zen 4 every
-// tile from 256×256 to 512×2048 runs within the noise of the others.
+// pay: on a Zen 5 (AVX-512; B=1 H=8 D=64) 512×1024 runs faster than
+// 256×256 at N = 4096 and 16384, causal or not, and larger tiles gain
+// little more (the commit that set it has the measurements). 512×1024
+// holds a 2 MiB score tile and its 1 MiB of bfloat16 weights, past the
+// L2. On a Zen 4 every tile from 256×256 to 512×2048 runs within the
+// noise of the others.
 func DefaultBF16Tiles() (q, k int) { return 512, 1024 }
 
 // DefaultDecodeTileK is the key tile of a decoding item (at most 16 query
@@ -66,9 +69,9 @@ func DefaultBF16Tiles() (q, k int) { return 512, 1024 }
 // WithTile does not set it. A longer tile pays a tile's turn from K's rows
 // to V's and its online-softmax step less often: on a Zen 5 (AVX-512)
 // one decoding step of BenchmarkDecode's shape (B=1, 32 query heads over
-// 8 KV heads, D=128, 32768 keys) takes 5.61 ms over a float32 cache with
-// tiles of 1024 against 5.99 with 256, and 3.06–3.13 against 3.39–3.50
-// over a float16 one; 512 and 2048 fall between.
+// 8 KV heads, D=128, 32768 keys) ran fastest with tiles of 1024, over a
+// float32 cache and a float16 one alike, 256 slowest and 512 and 2048
+// between (the commit that set it has the measurements).
 const DefaultDecodeTileK = 1024
 
 // rowBlock is the number of query rows in one work item of the staged ops.

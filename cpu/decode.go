@@ -221,7 +221,7 @@ func oneKeyOffsets(s store, r backend.Rows, b, kvh, j0, n, cols int, offs *[]int
 	*offs = grow(*offs, n)
 	o := *offs
 	// eachRow's one-key-page offsets, written out: through its callback
-	// the step took 7 % longer.
+	// the step took measurably longer.
 	total := s.len()
 	at := kvh * r.Head
 	for j, page := range pg.Table[b*pg.PerSeq+j0:][:n] {

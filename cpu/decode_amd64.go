@@ -58,15 +58,15 @@ func axpyRows4BF16AVX512L2(p *float32, ldp int, v unsafe.Pointer, ldv int, n int
 // kernels prefetch into the L2 (their L2 twins) rather than the L1: on
 // CPUs not Intel's, both widths, but for the eight-lane 8-bit scores
 // kernels (prefetchQuantDotL1); $ATTN_CPU_PREFETCH (EnvPrefetch) sets
-// every kernel of both. On an AMD Zen 4 the L1's misses in flight hold
-// a streaming kernel to 7-10 GB/s a thread, and the twins take the
-// decoding step (32 heads over 8, D = 128, 32768 keys) in about 0.6 of
-// the L1's time in float32 and 0.65–0.7 in float16, on both widths (the
-// eight-lane ones under GODEBUG=cpu.avx512f=off); but the eight-lane q8
-// and fp8 scores kernels, which widen every code before its FMAs, take
-// 10 % longer a key with the twins (docs/benchmarks.md, "Prefetching
-// into the L1 or the L2"). Intel's Xeons keep the L1, which their
-// kernels were tuned prefetching into.
+// every kernel of both. On an AMD Zen 4 the L1's misses in flight limit
+// how fast one thread streams from memory, and the twins take the
+// decoding step (32 heads over 8, D = 128, 32768 keys) in well under the
+// L1's time in float32 and float16, on both widths (the eight-lane ones
+// under GODEBUG=cpu.avx512f=off); but the eight-lane q8 and fp8 scores
+// kernels, which widen every code before its FMAs, take longer a key
+// with the twins (docs/benchmarks.md, "Prefetching into the L1 or the
+// L2"). Intel's Xeons keep the L1, which their kernels were tuned
+// prefetching into.
 var prefetchL2 = func() [2]bool {
 	if l2, set, _ := prefetchEnv(); set {
 		return [2]bool{l2, l2}

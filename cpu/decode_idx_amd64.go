@@ -104,8 +104,9 @@ var (
 // prefetch, by the thread that asked; the strided kernels' case for the
 // L2 (prefetchL2: an L1 whose misses in flight hold a stream back) does
 // not carry over: on a Zen 5 a sparse step (2048 keys of 32768, 32 heads
-// over 8, D = 128, f16) takes 329 µs in BHND with the L1's prefetches
-// against 373 with the twins, and 342 against 363 in BNHD.
+// over 8, D = 128, f16) ran faster with the L1's prefetches than with
+// the twins, in BHND and BNHD alike (the commit that chose so has the
+// measurements).
 var prefetchIdxL2 = func() bool {
 	l2, set, _ := prefetchEnv()
 	return set && l2
@@ -129,8 +130,8 @@ func useIdxPrefetch(w int, l2 bool) (restore func()) {
 // hasDecodeIdx says whether an index list's keys (one-key pages) are read
 // in place by the indirect kernels rather than gathered first: wherever
 // the decoding kernels run (hasDecode), for float32 and half K and V:
-// on a Zen 3 (eight lanes) the gather takes a third of a sparse step,
-// and on a Zen 5 (sixteen) reading in place takes about half the
+// on a Zen 3 (eight lanes) the gather is a large part of a sparse step,
+// and on a Zen 5 (sixteen) reading in place takes far less than the
 // gathered step's time in BHND (docs/benchmarks.md, "Sparse decoding:
 // index lists").
 func hasDecodeIdx(t backend.DType) bool {

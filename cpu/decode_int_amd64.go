@@ -144,10 +144,9 @@ func q8IntChecks() []tileCheck { return []tileCheck{{q8Int.name, checkQ8IntAxpy}
 // q8IntNow is the integer kernel's decision in this process, made once:
 // its check, then, for Info's Detail, its time against the widening
 // kernel's (q8IntRace). The time decides nothing: where it passed, it
-// runs, so that one binary gives the same bits every run on a CPU (on
-// the 2-core Zen 3 the AVX2 kernel took a 512-key tile's P·V in
-// 0.83–0.86 of the widening kernel's time; docs/benchmarks.md has the
-// VNNI kernel's on a Zen 4).
+// runs, so that one binary gives the same bits every run on a CPU (it
+// measured faster than the widening kernel on a Zen 3's AVX2 and a Zen
+// 4's VNNI; docs/benchmarks.md, "8-bit KV caches", has the times).
 var q8IntNow = sync.OnceValue(func() q8IntState {
 	if !q8IntHas() {
 		return q8IntState{}

@@ -25,11 +25,11 @@ import (
 const tileBlockBytes = 512
 
 // tileMinKeys is the fewest keys a call runs on the tiles. A call pays
-// for configuring and releasing them (about 0.1 µs) and its prefetches
-// run past a short run's end: over 256-key pages (BenchmarkCacheDecodeBatch,
-// 16 sequences of 8192 keys) the tiles took 22.1–24.5 ms a step against
-// the vector kernels' 20.0, while a contiguous cache's 1024-key tiles
-// took 0.89× the vector time (2-core Xeon, family 6 model 167).
+// for configuring and releasing them and its prefetches run past a short
+// run's end: over 256-key pages (BenchmarkCacheDecodeBatch, 16 sequences
+// of 8192 keys) the tiles took longer a step than the vector kernels,
+// while a contiguous cache's 1024-key tiles beat them (Intel Xeon,
+// family 6 model 167; the commit that set it has the measurements).
 const tileMinKeys = 512
 
 // tileMaxD is the widest head dim the tile kernel takes: a key's block

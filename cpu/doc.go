@@ -74,8 +74,9 @@
 // tails, in Go (backend.DType.Decode and Encode). TestWiden and TestNarrow hold
 // each loop to Decode and Saturate bit for bit over every half pattern
 // and the ties between them. Strides are in elements whatever the dtype.
-// Widening costs about 2 % of a fused call (BenchmarkDTypes: f16 and
-// bf16 at 0.97–1.0× the float32 rate, N = 4096 and 16384, AVX-512).
+// Widening costs little of a fused call: widened f16 and bf16 run at
+// about float32's rate (BenchmarkDTypes; docs/benchmarks.md, "Prefill by
+// dtype").
 //
 // Bfloat16 arithmetic: when Q, K and V are all BFloat16, Fused
 // multiplies the stored bits on the path New chose (WithBF16, or
@@ -83,9 +84,10 @@
 // by default AMX's TDPBF16PS on 32×32 blocks of tiles (VDPBF16PS at their
 // edges) where the CPU has AMX-BF16 and Linux grants the tiles; else
 // VDPBF16PS where the CPU has AVX512_BF16 and is not one of Intel's,
-// whose VDPBF16PS runs at half their float32 FMA rate (0.51× the float32
-// kernel on an Intel Xeon, against about 2× on AMD's Zen 4 and
-// 5); else it widens to float32 (bf16Tile, sgemm.BF16Path.GemmBand). The
+// whose VDPBF16PS runs at half their float32 FMA rate and so loses to
+// the float32 kernel, where on AMD's Zen 4 and 5 it beats it (the commit
+// that chose so has the measurements); else it widens to float32
+// (bf16Tile, sgemm.BF16Path.GemmBand). The
 // paths give different bits, so the choice follows the CPU's identity
 // and the setting, never a timing: one binary on one machine gives the
 // same bits every run (TestBF16SameBits). Each path runs only after it
@@ -180,9 +182,10 @@
 // TestSoftmaxRows) and their sum; other rows go one at a time through
 // rowMax and expShift. The bfloat16 path's sub-tiles take the same call
 // with AVX512_BF16, its weights rounded to bfloat16 into P's tile as they
-// are made (VCVTNEPS2BF16); on Zen 4 that ran 4.2–4.3 Gexp/s against 3.2
-// for its rows one at a time (rowMax, expShiftBF16). Under a window whose span over a query tile is at
-// most three key tiles, one key tile takes the span whole. The softcap's tanh runs sixteen
+// are made (VCVTNEPS2BF16), which on Zen 4 ran faster than its rows one
+// at a time (rowMax, expShiftBF16). Under a window whose span over a
+// query tile is at most three key tiles, one key tile takes the span
+// whole. The softcap's tanh runs sixteen
 // lanes at a time with AVX-512F and eight with AVX2 (softcapAVX512,
 // softcapAVX2: e^(−2|s|/C) in base 2, within 2e-7 of C, TestSoftcap), and
 // ALiBi's distances as many (alibiAVX512, alibiAVX2, TestALiBi). On
@@ -337,18 +340,17 @@
 // Intel's; but for the eight-lane widening q8 and fp8 scores kernels,
 // which stay on the L1's (the eight-lane integer q8 scores kernel takes
 // its L2 twin: on a Zen 4's AVX2 path, one thread over 8 KV heads of
-// 32768 keys from memory, it takes 14.0-15.8 ns a key against 15.3-17.8
-// with the L1's). Each kernel comes in both forms (asmparts.py's
-// l2_twins), and $ATTN_CPU_PREFETCH=l1|l2 picks one for every kernel of
-// the process, both widths. On an AMD Zen 4 the L1's misses in flight
-// hold a kernel streaming K or V from memory to 7-10 GB/s a thread; the
-// eight-lane kernels (the same Zen 4 under GODEBUG=cpu.avx512f=off) take
-// a float32 step in 0.6 of the time with the twins and a float16 one in
-// 0.65, but the eight-lane 8-bit scores kernels, which widen each code
-// before its FMAs, 1.1 of it. Intel's Xeons keep the L1: their kernels
-// were tuned prefetching into it, and on an AMX Xeon the L2 twins run
-// within the host's noise of them (docs/benchmarks.md, "Prefetching into
-// the L1 or the L2").
+// 32768 keys from memory, it ran faster a key with it than with the
+// L1's). Each kernel comes in both forms (asmparts.py's l2_twins), and
+// $ATTN_CPU_PREFETCH=l1|l2 picks one for every kernel of the process,
+// both widths. On an AMD Zen 4 the L1's misses in flight limit how fast
+// one thread streams K or V from memory; with the twins the eight-lane
+// kernels (the same Zen 4 under GODEBUG=cpu.avx512f=off) take a float32
+// or float16 step in well under the L1's time, but the eight-lane 8-bit
+// scores kernels, which widen each code before its FMAs, take longer.
+// Intel's Xeons keep the L1: their kernels were tuned prefetching into
+// it, and on an AMX Xeon the L2 twins run within the host's noise of
+// them (docs/benchmarks.md, "Prefetching into the L1 or the L2").
 //
 // Without a window the decoding key tiles are
 // DefaultDecodeTileK (1024) keys long, so that a tile turns from K's rows

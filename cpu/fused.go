@@ -531,8 +531,8 @@ func (f *fused) finish(b, kvh, i0 int, m, l []float64, acc []float32) {
 		if l[ii] > 0 {
 			// O = acc · (1/l) in float32 (times V's scale, 1 without
 			// backend.Scales), by the vector loop: a scalar loop here
-			// cost 8 % of a window's time, whose rows attend few keys
-			// for the Dv outputs each writes.
+			// cost a measurable part of a window's time, whose rows
+			// attend few keys for the Dv outputs each writes.
 			scale(row, float32(float64(p.Scales.VScale(kvh))/l[ii]))
 			lse = m[ii] + math.Log(l[ii])
 		} else {

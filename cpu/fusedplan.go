@@ -38,9 +38,8 @@ func (f *fused) plan(threads int) int {
 	// between them (the Gemms' band skips what no row of a kernel block
 	// sees). When that span is at most three key tiles, one key tile
 	// takes it whole: each row then runs one online step a query tile,
-	// not three. At B=1 H=8 D=64, W=512, N=32768 (AVX-512) key tiles of
-	// 256, 512, 767 (the span) and 1024 keys run at about 218, 219, 243
-	// and 226 GFLOP/s.
+	// not three. At B=1 H=8 D=64, W=512, N=32768 (AVX-512) a key tile of
+	// the span ran faster than tiles of 256, 512 or 1024 keys.
 	if band := p.Band(); band < math.MaxInt {
 		if span := band + f.rq - 1; span <= 3*f.tk {
 			f.tk = min(span, max(p.Nk, 1))
@@ -63,8 +62,8 @@ func (f *fused) plan(threads int) int {
 	if p.Blocks != nil {
 		// A query tile of one block's rows is one score tile: each key
 		// tile is a block, read by one Gemm, not packed for sub-tiles
-		// (at S = 128 on a Zen 3, 475–482 ms a step against 496–536
-		// with two sub-tiles of 64).
+		// (at S = 128 on a Zen 3 it ran faster than two sub-tiles of
+		// 64).
 		f.sub = f.tq
 	}
 	f.mh = 1
@@ -119,29 +118,28 @@ func (f *fused) plan(threads int) int {
 // (fused.mh): its K and V rows of all heads stay in the L2 while each
 // head reads its own. On a Zen 3, one thread, f16, D = 128, 8 KV heads
 // side by side over 32768 keys: every head's tile of 128 keys in turn
-// takes 45 ns a key a head, as fast as with each head's rows together
-// (45–46 ns), where each head's tile of 1024 keys in turn takes 82–83 ns
-// and tiles of 32 keys 48–49 ns.
+// runs as fast as with each head's rows together, where each head's tile
+// of 1024 keys in turn takes nearly twice as long a key, and tiles of 32
+// keys a little longer (the commit that set it has the measurements).
 const headsTileK = 128
 
 // headsTileK8 is headsTileK where K and V are 8-bit (q8, fp8): a key's
 // rows are half a half's bytes, and a tile's per-head steps (the
 // softmax, P·V's digits) cost the same a tile, so twice the keys. On a
 // Zen 4, 16 sequences of 8192 keys in BNHD pages (32 query heads over 8
-// KV heads, D = 128; BenchmarkCacheDecodeBatch), a q8 step takes
-// 16.6–18.2 ms against 18.4–20.5 with tiles of 128 keys, and an fp8 one
-// 19.4–20.1 against 20.3–22.3; tiles of 512 run as 256.
+// KV heads, D = 128; BenchmarkCacheDecodeBatch), q8 and fp8 steps ran
+// faster with tiles of 256 keys than of 128, and tiles of 512 ran as 256.
 const headsTileK8 = 256
 
 // gemmHeadsRows is the most query rows a KV head may have for a call on
 // the Gemms' path to take every KV head an item (fused.mh), a key tile
 // of gemmHeadsTileK at a time. On a Zen 3 (BNHD, D = 128, f16 K and V)
 // a cascade's prefix pass (128 rows a head over 8192 keys, 8 KV heads)
-// takes 34.0–34.5 ms a step with every KV head an item against 38.5–39.3
-// with one (key tiles of 128 and 512: 35.6–36.4), and at 64 rows a head
-// 19.0 ms against 25.4; but at 2048 rows a head (512 positions, 32 heads
-// over 8) 450 against 435 ms, and f32 prefill at N = 4096 582 against
-// 555.
+// ran faster with every KV head an item than with one, the more so at 64
+// rows a head, and with key tiles of 256 than of 128 or 512; but at 2048
+// rows a head (512 positions, 32 heads over 8), and in f32 prefill at
+// N = 4096, one head an item was the faster (the commit that set them
+// has the measurements).
 const (
 	gemmHeadsRows  = 128
 	gemmHeadsTileK = 256

@@ -76,9 +76,9 @@ const wideHeadsMax = 1 << 20
 // widened at once into w, in one call over their contiguous elements,
 // the first head to ask, then read from there by each head at the
 // operand's row stride. Head by head, a row at a time, the widening
-// took 64 ns a row of 128 from the L3 against 11 for the whole tile in
-// one call (the 2-core AMD Zen 4, 8 heads, 256 keys): in a cascade's
-// prefix pass over BNHD pages, a third of the Gemms' time. ok is false
+// took several times as long a row as the whole tile in one call (an
+// AMD Zen 4, 8 heads, 256 keys): in a cascade's prefix pass over BNHD
+// pages, a large part of the Gemms' time. ok is false
 // where this does not apply (one head an item, 8-bit or float32
 // operands, a tile past wideHeadsMax).
 func (f *fused) wideHeads(s store, r backend.Rows, b, kvh, j0, n, cols int, w *wideTile) (blas32.General, bool) {

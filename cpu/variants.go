@@ -26,7 +26,7 @@ func newScoreModsInto(p backend.Problem, bias *maskView, buf []int) scoreMods {
 	s := scoreMods{p: p, bias: bias}
 	if p.ALiBi != nil {
 		// Align per row and tile, through a copy of the Problem, cost
-		// 4 % of a fused call: once per batch instead.
+		// a measurable part of a fused call: once per batch instead.
 		s.align = grow(buf, p.B)
 		for b := range s.align {
 			s.align[b] = p.Align(b)

@@ -16,8 +16,8 @@ package sgemm
 //
 // Go's assembler knows nothing of the tiles, so they must never outlive
 // one assembly call: amxBF16 configures them, runs a whole list of
-// blocks and releases them. A configuration and release cost ~91 ns,
-// which a list of blocks pays once.
+// blocks and releases them. A configuration and release take time of
+// their own, which a list of blocks pays once.
 
 // amxJob is one 32×32 block of C for amxBF16: a points at A's first row
 // of the block at its first pair (row stride lda bytes), b at the

@@ -18,14 +18,11 @@ var bf16Kernels = amd64BF16Kernels(cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16)
 // bfloat16 to float32 for the float32 kernels: a fact about the CPU, by
 // vendor, so that the choice (which changes a result's bits) never turns
 // on a timing. Intel's cores run VDPBF16PS at half their float32 FMA
-// rate; AMD's at twice it (TestMeasureBF16 logs the kernels' ratio; the
-// fused column is attention B=1 H=8 N=4096 by attn bench, one thread):
-//
-//	CPU                                    VDPBF16PS/f32 kernel   fused bf16/f32 (dot, widened)
-//	Intel Xeon, family 6 model 167 (AMX)   0.51                   0.53–0.55, 1.01
-//	Intel Xeon, family 6 model 207 (AMX)   0.5 (chain test)       0.73–0.79, 0.95–1.00
-//	AMD Zen 4, family 25 model 17          1.87–2.08              1.4–1.8
-//	AMD Zen 5                              about 2                1.65
+// rate, AMD's at twice it: on two Intel Xeons (family 6 models 167 and
+// 207) fused bf16 attention by VDPBF16PS ran slower than float32's and
+// widened ran level with it, where on AMD's Zen 4 and 5 VDPBF16PS ran
+// well ahead (TestMeasureBF16 logs the kernels' ratio on the machine it
+// runs on; the commits that made the choice have the measurements).
 //
 // A CPU of another vendor with AVX512_BF16 is taken to be fast, as AMD's
 // are; ATTN_CPU_BF16 or cpu.WithBF16 says otherwise.

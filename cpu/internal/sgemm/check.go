@@ -19,7 +19,8 @@ import (
 // attention asks of BF16GemmBand: B transposed (Q·Kᵀ) and not (P·V), an
 // odd k (A packed with a zero per row), whole AMX blocks of 32×32 with
 // 16-pair runs beside inner tails and kernel edges, and the three ways
-// the tiles leave C (alpha·AB, AB + C, alpha·AB + beta·C). About 0.2 ms, once a process for each path.
+// the tiles leave C (alpha·AB, AB + C, alpha·AB + beta·C). It runs once a
+// process for each path, and takes well under a millisecond.
 //
 // A fault the check cannot catch: an instruction the CPU refuses raises
 // SIGILL, which the Go runtime makes fatal. AMX's one known cause, a

@@ -30,14 +30,13 @@ func Intel() bool { return intel }
 // 6×64 loads 10 operands for 24 FMAs, 8×32 10 for 16, so 6×64 leaves
 // the load ports more room. On an Intel Xeon (family 6 model 207), side
 // by side with the FMA chains on one thread (BenchmarkSgemmAgainstFMA in
-// package cpu), 6×64 runs at 0.87–0.88 of them on the fused loop's Q·Kᵀ
-// at D = 64, 0.97 on its P·V, 0.82–0.91 and 0.97 at D = 128, where 8×32
-// runs at 0.89–0.91, 0.66–0.96, 0.66–0.92 and 0.82–0.98 and falls
-// further behind on a busy machine; fused f32 attention (B=1 H=8
-// N=4096) runs at 238 GFLOP/s with 6×64 against 234 with 8×32 at D = 64,
-// and 270 against 255 at D = 128. On Zen 5, 8×32 runs at the FMA peak; on Zen 4 (FMA peak
-// 233 GFLOP/s) the two run level on fused f32 attention, 8×32 193–196
-// GFLOP/s at D = 64 and 198–211 at D = 128, 6×64 192–199 and 197–208.
+// package cpu), 6×64 keeps near them on each of the fused loop's
+// products at D = 64 and 128, where 8×32, level with it on Q·Kᵀ at
+// D = 64, varies widely on the others and falls further behind on a busy
+// machine; fused f32 attention (B=1 H=8 N=4096) runs faster with 6×64,
+// by more at D = 128. On Zen 5, 8×32 runs at the FMA peak; on Zen 4 the
+// two run level on fused f32 attention. The commit that set the order
+// has the measurements.
 // Both give the same bits: each element of C is the same chain of FMAs
 // over k (TestKernelsAgree).
 func amd64Kernels(avx512, avx2, intel bool) []*kernel {

@@ -59,8 +59,8 @@ func TestMeasureBF16(t *testing.T) {
 // operands in L1: the median of nine rounds a millisecond apart, each
 // timing the two in turn, so that a neighbour's load on the core falls
 // on both alike and a burst of it that slows one kernel alone (seen on a
-// shared 2-core Zen 4: one of them 4–7 times slower for a millisecond or
-// two, now and then) moves only the rounds it falls in. About 10 ms.
+// shared 2-core Zen 4: one of them several times slower for a
+// millisecond or two, now and then) moves only the rounds it falls in. About 10 ms.
 func measureBF16(kn *bf16Kernel, fk *kernel) float64 {
 	const k, blocks, reps, rounds = 128, 4, 16, 9
 	a16 := make([]uint16, blocks*kn.mr*k)

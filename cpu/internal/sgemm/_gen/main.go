@@ -64,25 +64,21 @@ func main() {
 //
 // The loop runs four steps an iteration: its pointer updates and branch
 // otherwise take issue slots from the FMAs on the ports they share. On
-// an Intel Xeon (family 6 model 207), each product's rate over the FMA
-// chains' on one thread (the cpu package's BenchmarkSgemmAgainstFMA),
-// one step an iteration → four:
-//   - AVX-512 8×32: P·V 0.59–0.63 → 0.67–0.83 of the chains; Q·Kᵀ at
-//     D = 64 0.55–0.57 → 0.57–0.68, at D = 128 level (0.58–0.61);
-//     square 0.53–0.59 → 0.54–0.69;
-//   - AVX2 6×16: every shape faster, 0.61–0.82 → 0.72–0.87.
-//
-// There fused float32 attention (attn bench, B=1 H=8 N=4096) runs at
-// 137–142 GFLOP/s at D = 64 against 124–129 with one step, and at
-// 159–189 against 135–151 at D = 128.
+// an Intel Xeon (family 6 model 207), against the FMA chains on one
+// thread (the cpu package's BenchmarkSgemmAgainstFMA), four steps an
+// iteration brought AVX-512 8×32's P·V, square products and Q·Kᵀ at
+// D = 64 nearer the chains than one did (Q·Kᵀ at D = 128 level), and
+// AVX2 6×16's every shape; fused float32 attention (attn bench, B=1 H=8
+// N=4096) ran faster at D = 64 and 128 alike. The commit that made the
+// change has the measurements.
 //
 // Each block prefetches its rows of C before its loop. The backward's
 // dKᵀ and dVᵀ products add into C blocks that lie in the L3 (a KV head's
 // whole dKᵀ, a MiB at N = 4096, D = 64), and the epilogue's loads of C
 // otherwise wait for them: on a Zen 4 the non-causal backward (cpu's
-// BenchmarkBackward) takes 471–477 ms at D = 64 with the prefetches
-// against 507–552 without, and 892–917 against 986–1010 at D = 128; on
-// its AVX2 path 545–559 against 591–659 at D = 64. The forward is level.
+// BenchmarkBackward) ran faster with the prefetches at D = 64 and 128,
+// and so did its AVX2 path (the commit that added them has the
+// measurements). The forward is level.
 func kernel(s spec) {
 	nr := s.nv * s.lanes
 	vb := 4 * s.lanes // bytes per vector

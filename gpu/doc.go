@@ -33,9 +33,10 @@
 //     do not decode: auto, the default, runs fusedloop.wgsl (a query row
 //     an invocation, its loops over the head dims written out) where both
 //     head dims are at most 64 and fusedtile.wgsl past them (an H100 runs
-//     D = 64 in 0.80× fusedtile.wgsl's time, D = 128 in 2.7× its time:
-//     docs/gpu.md); tile and loop force one kernel, so that the two can be
-//     measured side by side on a GPU (bench/gpu-hw.sh does).
+//     D = 64 faster through fusedloop.wgsl, D = 128 much faster through
+//     fusedtile.wgsl: docs/gpu.md); tile and loop force one kernel, so
+//     that the two can be measured side by side on a GPU (bench/gpu-hw.sh
+//     does).
 //   - ATTN_GPU_TUNE sets the hardware plan's kernel sizes for measurement,
 //     as comma-separated name=value pairs, each value a power of two:
 //     decode.wg, decode.rows and decode.keys (fuseddecode.wgsl's
@@ -88,8 +89,8 @@
 //     plan only (lavapipe runs f16 conversions slower than
 //     unpack2x16float), and tile-subgroups (subgroups in fusedtile.wgsl,
 //     which only the hardware plan runs, where subgroups is on) off under
-//     the hardware plan (an H100 runs its prefill 1.3–1.6× faster without
-//     them). With shader-f16 (and a binding whose compiler
+//     the hardware plan (an H100 runs its prefill faster without them).
+//     With shader-f16 (and a binding whose compiler
 //     takes WGSL's f16: wgpu-native 29, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
 //     widen them by conversion; with subgroups, fused.wgsl's key lanes

@@ -76,8 +76,9 @@ const (
 	// plan too. Go's fuzz worker gives an input 10 s, and a head dim the
 	// process has not met yet is compiled then, on lavapipe in LLVM at the
 	// first dispatch: the hardware plan's kernels, their loops written
-	// out, took 5.6 s of an input's 8.7 s at D = 63, Dv = 97 with Mesa's
-	// cache empty, the CPU plan's and the staged ones the rest.
+	// out, took most of an input's time at D = 63, Dv = 97 with Mesa's
+	// cache empty, the CPU plan's and the staged ones the rest, and the
+	// whole came near the limit.
 	fuzzHWMaxD = 32
 )
 

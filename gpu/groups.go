@@ -5,8 +5,8 @@ package gpu
 import "github.com/attn-go/attn/gpu/internal/wg"
 
 // Bind groups are kept for reuse (groups). Creating one is most of what
-// recording a dispatch costs the host (about 5 µs in wgpu-core, two a
-// decoding layer), and a model's step binds the same windows every
+// recording a dispatch costs the host in wgpu-core (two a decoding
+// layer), and a model's step binds the same windows every
 // token: its layers' buffers, the scratch the pool hands back in the
 // same order (pool.go), the arena the last submission left (record),
 // each window running to its buffer's end where a binding holds it

@@ -507,8 +507,8 @@ type parityRow struct {
 	slow  bool // only under ATTN_LONG=1
 	// fusedOnly leaves the staged path out: its tiles, grids and
 	// softmax chunks are those of a row beside it at the same width
-	// (each took lavapipe 14–41 s on the staged path, a third of the
-	// long checks' time there).
+	// (on lavapipe their staged runs were a large part of the long
+	// checks' time).
 	fusedOnly bool
 }
 
@@ -567,9 +567,9 @@ func sinks(p backend.Problem, s ...float32) backend.Problem {
 func kvlens(p backend.Problem, n ...int) backend.Problem { p.KVLens = n; return p }
 
 // parityRows is the matrix. Rows marked short also run under -short;
-// rows marked slow (each 10–25 s on lavapipe with two cores, warm) run
-// in TestParitySlow, under ATTN_LONG=1 only: CI runs them once, in its
-// step of long checks. The default set takes about 55 s there.
+// rows marked slow (each many seconds on lavapipe, warm) run in
+// TestParitySlow, under ATTN_LONG=1 only: CI runs them once, in its step
+// of long checks, so that the default set stays short there.
 var parityRows = []parityRow{
 	// Head dims, N = 1000: fused.wgsl with 4 query rows per invocation
 	// up to D = 64 and 2 at D = 80 and 128, in one chunk of keys; the
@@ -627,7 +627,7 @@ var parityRows = []parityRow{
 
 	// Grids past 65535 workgroups in one dimension: many query rows of
 	// the softmax, and many heads (slow on the staged path: 70000
-	// mostly idle workgroups per op take about 4 s each on lavapipe).
+	// mostly idle workgroups per op take seconds each on lavapipe).
 	{p: causal(prob(700, 100, 50, 2, 3, 4, 4)), slow: true},
 	{p: prob(1, 1, 1, 70000, 2, 4, 4), keep: shape(1, 1, 70000, 2)},
 

@@ -14,8 +14,8 @@ import (
 // ops, as PyTorch's caching allocator keeps CUDA memory: a model's step
 // asks for the same scratch every layer and every token (a decoding
 // step's partial outputs and LSEs, a block table too large to inline),
-// and creating and destroying a wgpu buffer costs the host some 3 µs
-// (three a decoding layer under the hardware plan: docs/gpu.md), besides
+// and creating and destroying a wgpu buffer costs the host time on every
+// op (three a decoding layer under the hardware plan: docs/gpu.md), besides
 // wgpu's clearing of every new buffer that a kernel may read before it
 // is written. A buffer goes back to the pool once the work that uses it is
 // submitted, never before: work recorded into one submission never

@@ -92,7 +92,8 @@ func q4Rows() []q4Row {
 // (backendtest.RunFused: within backendtest.Tol). The CPU plan's q4
 // kernels (fused.wgsl, fusedloop.wgsl) are the conformance suite's
 // (its Quant4 section, gpu/conformance): running q4Rows under it too
-// took 20 s more of lavapipe's compiling from a cold shader cache.
+// would add as much again of lavapipe's compiling from a cold shader
+// cache.
 func TestQ4Fused(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("ATTN_GPU_PLAN", "hardware")

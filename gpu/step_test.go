@@ -410,10 +410,10 @@ func BenchmarkLayers(b *testing.B) {
 // groups), without submitting or waiting, which run outside the timer.
 // ns/op is a layer's recording. A step that records a layer in less
 // time than the device runs one keeps the device busy once submitted;
-// on a GPU the recording of 32 layers is most of the 2 ms a 32-layer
-// step has (docs/gpu.md, "On an NVIDIA H100"). Two shapes: 8 heads of 64
-// over 256 keys, and 32 query heads over 8 KV heads of 128 over 4096
-// keys (that table's decoding step).
+// on a GPU the recording of 32 layers is most of the time a 32-layer
+// step takes on the device (docs/gpu.md, "On an NVIDIA H100"). Two
+// shapes: 8 heads of 64 over 256 keys, and 32 query heads over 8 KV
+// heads of 128 over 4096 keys (that table's decoding step).
 //
 //	go test -run '^$' -bench Record ./gpu
 func BenchmarkRecord(b *testing.B) {

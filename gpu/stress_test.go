@@ -281,9 +281,9 @@ func openFDs(t testing.TB) int {
 // file descriptors may grow by fdSlack, the goroutines not at all (both
 // exact counts, which no load on the host changes), and, in its long
 // form only, the RSS by rssSlack. The RSS is the one measure a busy host
-// moves: with one malloc arena (inOneArena) it grew by 4 MiB over 1,000
-// cycles on an idle 2-core host and by 13 MiB on a shared one (103.3 →
-// 116.2 MiB), as lavapipe's threads interleave their frees, which no
+// moves: with one malloc arena (inOneArena) it grew by a few MiB over
+// 1,000 cycles on an idle 2-core host and by several times that on a
+// shared one, as lavapipe's threads interleave their frees, which no
 // leak of ours changes. A leak grows with the cycles: over the long
 // form's 950 measured ones, 48 KiB a cycle (a leaked backend keeps far
 // more: its device, its pipelines, its dummies) passes rssSlack, over

@@ -500,8 +500,8 @@ func (b *Backend) readStamps(srcs []stampSource, readback **wg.Buffer) ([]uint64
 // wait's end to the second submit and at most the time from the first
 // submit to the second wait's end. The narrowest such bracket gives the
 // period, its midpoint, with its half-width as the uncertainty: a
-// submission's round trip over the gap, 0.3–1.4 % of 50 ms on lavapipe
-// on a busy 2-core host (less on a discrete GPU, whose round trip is
+// submission's round trip over the gap, a small part of calGap even on
+// lavapipe on a busy host (less on a discrete GPU, whose round trip is
 // shorter). Its stamps go to a query set of its own, so that other
 // goroutines' timed work, submitted meanwhile, neither disturbs nor is
 // disturbed by them. The caller does not hold b.mu: calibrate takes it

@@ -14,8 +14,9 @@ import (
 // spinning waiter would take a core from, and pollSpinHardware on a GPU:
 // there a decoding step takes a fraction of a millisecond, and with the
 // short spin every step would wait for a sleep's late wake-up (on an
-// H100 with Go's sleeps, 1.57 ms a step whatever its size, from 256 MiB
-// of K and V down to a few).
+// H100 with Go's sleeps, every step took the same time, over a
+// millisecond, whatever its size, from 256 MiB of K and V down to a
+// few).
 const (
 	pollSpin         = 200 * time.Microsecond
 	pollSpinHardware = 2 * time.Millisecond

@@ -35,9 +35,8 @@ const (
 	// writes out a trip under the hardware plan (MergeConsts.UN;
 	// ATTN_GPU_TUNE=merge.unroll=N). Each part is a dependent load, and
 	// a decoding step has few rows to hide them: as loops, merge.wgsl
-	// takes about 0.3 µs a part a row on an H100, some 40 % of a 4096-key
-	// step; 8 a trip takes it to about 0.6× that time, 4 and 16 no
-	// further (docs/gpu.md, Tuning).
+	// takes a large part of a 4096-key step on an H100; 8 a trip cuts
+	// its time well down, 4 and 16 no further (docs/gpu.md, Tuning).
 	mergeUnroll = 8
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
@@ -90,10 +89,10 @@ const (
 // LoopPrefillMaxD is the widest head dims the hardware plan's prefill
 // runs through fusedloop.wgsl, a query row an invocation with its loops
 // over the head dims written out (loopUnroll), rather than through
-// fusedtile.wgsl: on an H100, f32 prefill at D = 64 runs through
-// fusedloop.wgsl written out in 0.80× fusedtile.wgsl's best time, and at
-// D = 128 fusedtile.wgsl is the faster, fusedloop.wgsl taking 2.7× its
-// time (docs/gpu.md, "Which kernel runs where").
+// fusedtile.wgsl: on an H100, f32 prefill at D = 64 runs faster through
+// fusedloop.wgsl written out than through fusedtile.wgsl at its best,
+// and at D = 128 fusedtile.wgsl is much the faster (docs/gpu.md, "Which
+// kernel runs where").
 const LoopPrefillMaxD = 64
 
 // AdapterPlan is how the backend cuts its work and which fused kernel it

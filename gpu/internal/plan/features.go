@@ -42,12 +42,12 @@ var allFeatures = KernelFeatures{f16: true, subgroups: true, tileSubgroups: true
 // has them (docs/gpu.md, "Optional features", has the measurements). The
 // CPU plan leaves f16 off: lavapipe pays for WGSL's f16 conversions more
 // than for unpack2x16float, and a decoding step over an f16 cache takes
-// about 1.45× as long with them. Subgroups cost nothing there and are on,
-// so that CI runs them. The hardware plan uses both: on an H100 f16
-// arithmetic moves a decoding step's device time by 1 % or less, and
-// subgroups make it faster. Except in fusedtile.wgsl: an H100 runs its
-// prefill 1.3–1.6× faster without subgroups, so the hardware plan leaves
-// tileSubgroups off.
+// markedly longer with them. Subgroups cost nothing there and are on, so
+// that CI runs them. The hardware plan uses both: on an H100 f16
+// arithmetic barely moves a decoding step's device time, and subgroups
+// make it faster. Except in fusedtile.wgsl: an H100 runs its prefill
+// faster without subgroups, so the hardware plan leaves tileSubgroups
+// off.
 func planFeatures(hardware bool) KernelFeatures {
 	if hardware {
 		return KernelFeatures{f16: true, subgroups: true}

@@ -34,16 +34,16 @@ const (
 	decodeMaxParts = 256
 	// decodeUnroll is how many iterations of the scores' loop over the
 	// head dim one trip writes out (FusedDecodeConsts.UN;
-	// ATTN_GPU_TUNE=decode.unroll=N): 1, as writing out 32 takes a tenth
-	// off an H100's f32 step but makes its f16 one slower (docs/gpu.md,
-	// Tuning).
+	// ATTN_GPU_TUNE=decode.unroll=N): 1, as writing out 32 makes an
+	// H100's f32 step a little faster but its f16 one much slower
+	// (docs/gpu.md, Tuning).
 	decodeUnroll = 1
 	// decodePV is how many of an invocation's keys of a tile the P·V
 	// phase writes out a trip, their V loads issued together
 	// (FusedDecodeConsts.PV; ATTN_GPU_TUNE=decode.pv=N): the whole loop,
-	// with which an H100 runs fuseddecode.wgsl over 32768 f32 keys in
-	// 0.83× the loop's time, 0.69× at four queries, and an f16 cache's
-	// within the noise (docs/gpu.md, Tuning).
+	// with which an H100 runs fuseddecode.wgsl over 32768 f32 keys
+	// faster than the loop, the more so at four queries, and an f16
+	// cache's within the noise (docs/gpu.md, Tuning).
 	decodePV = 64
 	// decodeWide caps the vec4s of a half K or V an invocation reads a
 	// load (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4,

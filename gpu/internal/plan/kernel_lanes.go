@@ -17,10 +17,11 @@ const (
 	// over laneLongKeys keys or more), one while ⌈D/4⌉ + ⌈Dv/4⌉ does
 	// within laneMaxUnroll; split, when its steps have too few
 	// workgroups, into pieces of at least laneMinKeys keys a lane. 16
-	// lanes: a step of 8 heads (MHA) over 256 keys took lavapipe 0.46 ms
-	// of device time with them, 0.54 with 32 and 0.63 with 8 (its lanes'
-	// sums at the end cost as much as their keys there), and a step over
-	// 4096 keys as long with 16 as with 32.
+	// lanes: a step of 8 heads (MHA) over 256 keys took lavapipe less
+	// device time with them than with 32 or with 8 (its lanes' sums at
+	// the end cost as much as their keys there), and a step over 4096
+	// keys as long with 16 as with 32 (the commit that set it has the
+	// measurements).
 	laneWG         = 16
 	laneUnroll     = 32
 	laneLongUnroll = 128
@@ -102,16 +103,16 @@ func (c KernelLanes) Splitting(a AdapterPlan) (target, minSplit, parts int) {
 // cache of nk ≥ laneLongKeys keys; ok is false when a row's head dims
 // pass laneMaxUnroll, or the lanes' sums do not fit mem.
 //
-// Each query row a lane holds costs lavapipe's compiler time: a kernel
-// of R·(⌈d/4⌉ + ⌈dv/4⌉) = 64 takes Mesa 22.3 2–4 s, 128 about 10 s and
-// 256 about 24 s on a 2-core Xeon, and Mesa 25 several times that (R = 1
-// at D = 64: 10.6 s, R = 2: 26 s; fuseddecode.wgsl 7–17 s), and every
-// dtype mix is a kernel of its own; each K and V row a lane loads serves
-// its R rows. At 32 query heads over 8 KV heads, D = 128, 4096 keys, a
-// step took 39–49 ms with R = 1, 24–27 with R = 2 and 20–23 with R = 4
-// (float32; float16 K and V 26–34, 19–21 and 16–20). So a short cache,
-// whose steps are short, gets the quick compile and a long one two rows
-// a lane.
+// Each query row a lane holds costs lavapipe's compiler time: Mesa
+// 22.3's grows steeply with R·(⌈d/4⌉ + ⌈dv/4⌉), to tens of seconds at
+// 256 on a 2-core Xeon, Mesa 25's is several times that (and it takes
+// long over fuseddecode.wgsl too), and every dtype mix is a kernel of its
+// own; each K and V row a lane loads serves its R rows. At 32 query heads
+// over 8 KV heads, D = 128, 4096 keys, a step took far less time with
+// R = 2 than with R = 1, and a little less again with R = 4 (float32 and
+// float16 K and V alike; the commit that set laneLongUnroll has the
+// measurements). So a short cache, whose steps are short, gets the quick
+// compile and a long one two rows a lane.
 //
 // On a CPU-type adapter every load an invocation makes is paid for
 // lane by lane, and fuseddecode.wgsl makes many: each score reads its

@@ -20,10 +20,10 @@ const fusedMaxK = 32
 // hardware plan: all of them up to a head dim of 1024, so that a row's
 // query and output sums stay in registers. wgpu-native 27's loops carry
 // a bounding counter a driver must keep (0.17's carry none), and as
-// loops this kernel runs several times slower; written out, an H100 runs
-// f32 prefill at D = 64 and 128 in 0.22× and 0.35× the loops' time
-// (docs/gpu.md, Tuning). The CPU plan keeps the loops (1): lavapipe's
-// LLVM unrolls them itself, and compiles the longer kernels slower.
+// loops this kernel runs several times slower on an H100 than written
+// out, at D = 64 and 128 (docs/gpu.md, Tuning). The CPU plan keeps the
+// loops (1): lavapipe's LLVM unrolls them itself, and compiles the
+// longer kernels slower.
 const loopUnroll = 256
 
 // kernelLoop is fusedloop.wgsl with FusedWG invocations a workgroup and

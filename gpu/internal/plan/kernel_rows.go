@@ -19,9 +19,10 @@ const (
 // so LoopBudget keys (less a margin for the loops lavapipe's compiler
 // might add) would be the most; fewer keep a chunk's K and V in the CPU's
 // cache while every query tile of the head reads them: on lavapipe
-// (Mesa 22.3, 2 cores), B=1 H=8 D=64, chunks of 32704 keys run at 11.6
-// and 6.9 GFLOP/s at N = 4096 and 16384, of 4096 keys at 13.1 and 13.1,
-// of 2048 keys at 13.1 and 12.9.
+// (Mesa 22.3, 2 cores), B=1 H=8 D=64, chunks of 4096 and of 2048 keys
+// ran alike at N = 4096 and 16384, and faster than chunks of 32704 keys,
+// which fell far behind at 16384 (the commit that set it has the
+// measurements).
 const fusedChunk = 4096
 
 // kernelRows is fused.wgsl with rows query rows an invocation, FusedWG

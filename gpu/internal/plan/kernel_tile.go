@@ -23,9 +23,9 @@ const (
 	// with a constant trip count one trip writes out (FusedTileConsts.UN).
 	// wgpu-native 27 bounds every loop with a counter (naga's loop
 	// bounding) that keeps the driver from unrolling it. Four a trip, an
-	// H100 runs f32 prefill at D = 64 and 128 in about 0.8× the loops'
-	// time, near what 32 a trip gives and what wgpu-native 0.17, which
-	// bounds no loop, gives with the loops as loops (docs/gpu.md, Tuning).
+	// H100 runs f32 prefill at D = 64 and 128 faster than with the
+	// loops, about as fast as 32 a trip and as wgpu-native 0.17, which
+	// bounds no loop, with the loops as loops (docs/gpu.md, Tuning).
 	tileUnroll = 4
 )
 

@@ -271,8 +271,9 @@ func q8Shared(d, start int) int {
 // (16 bytes), 16 halves' 4 where d is whole units of 16 (32 bytes), 8
 // halves' 2 where it is of 8 (16 bytes); 1 (a vec4 at a time, x_at4 or
 // x_at) otherwise. lavapipe pays for each load an invocation makes, not
-// for its bytes: over 32768 keys of an f16 cache, four halves a load took
-// 76 ms, eight 69, sixteen 64.5 (docs/gpu.md, "Optional features"). A
+// for its bytes: over 32768 keys of an f16 cache, each doubling of the
+// halves a load, from four to sixteen, cut the step's time (git's history
+// has the measurements; docs/gpu.md, "Optional features", sixteen's). A
 // half operand read a unit a load has its window start and end on a
 // multiple of 4·unit elements (the host binds it so: gpu's operand.wide),
 // and its rows, each starting on a multiple of d, on whole units.

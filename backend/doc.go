@@ -108,8 +108,8 @@
 // (backendtest.BF16Slack), and bfloat16 subnormals (below 2⁻¹²⁶) may be
 // read as zero; the LSE is unchanged. The CPU backend does so with
 // AMX's tiles where Linux grants them, and with AVX512_BF16's VDPBF16PS
-// where that measures at least 1.2× its float32 kernel (package cpu
-// says how); elsewhere it widens.
+// on the CPUs where that beats its float32 kernel (package cpu says
+// which); elsewhere it widens.
 //
 // # Variants
 //

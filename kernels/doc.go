@@ -178,11 +178,11 @@
 // shared prefix as one problem of every member's queries, each
 // sequence's own pages as before, the two merged exactly by their
 // log-sum-exps. With B = 32 sequences of 8448 keys behind one 8192-key
-// prompt (H = 32 over 8 KV heads, D = 128, f16) the CPU's step takes
-// 0.24–0.25× the time of the same batch unshared, in 0.06× the pages: the
-// shared step is bound by its arithmetic (every query still attends
-// every key), the unshared one by reading its pages (attn bench -prefix
-// 8192; docs/benchmarks.md).
+// prompt (H = 32 over 8 KV heads, D = 128, f16) the CPU's step takes a
+// fraction of the time of the same batch unshared, in a sixteenth of the
+// pages: the shared step is bound by its arithmetic (every query still
+// attends every key), the unshared one by reading its pages (attn bench
+// -prefix 8192; docs/benchmarks.md, "Shared prefixes").
 //
 // Keys and values may be stored in 8 bits, half an f16 cache's bytes and
 // twice its tokens in the same memory: CacheConfig.DType Q8 (llama.cpp's

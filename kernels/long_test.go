@@ -21,8 +21,8 @@ import (
 // CPU backend reads Q, K and V in place and writes O into the result,
 // so at most 1.5 GiB (1 GiB of tensors, the rest the test binary's and
 // the backend's scratch). A causal window of 256 keys keeps the
-// arithmetic to seconds (the full N² pass took 8 minutes on a 2-core
-// Zen 3) while every row and tensor is still read and written; the
+// arithmetic to seconds (the full N² pass takes minutes on a small
+// machine) while every row and tensor is still read and written; the
 // output is checked against the reference at sampled rows. It runs
 // only with ATTN_LONG=1 (CI's step of long checks); ATTN_LONG_N
 // overrides N.

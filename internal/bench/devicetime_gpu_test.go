@@ -50,7 +50,8 @@ func TestGPUPointsDeviceTime(t *testing.T) {
 		// 1.5·gpu_s; elsewhere none. Each is a median over the runs, as
 		// gpu_s is, and medians do not add: on a loaded host (this
 		// package's tests beside ./cpu's) the staged op's three summed to
-		// 1.03–1.05× gpu_s, each run's own kernels within its own time.
+		// a little more than gpu_s, each run's own kernels within its own
+		// time.
 		var sum float64
 		for name, x := range pt.GPUKernels {
 			if x <= 0 || x > pt.GPUS*(1+tol)+2e-6 {

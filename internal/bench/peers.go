@@ -33,8 +33,8 @@ type Peer struct {
 	// traffic); ScoreCopies is how many such matrices one holds at its
 	// peak, for the memory check before it runs; CausalScoreCopies, when
 	// larger, is that for a causal problem (ORT's MultiHeadAttention
-	// leaves its flash kernel then and peaks at about 2.2 score matrices:
-	// 18 GiB at N = 16384, H = 8).
+	// leaves its flash kernel then and peaks at a little over two score
+	// matrices).
 	Unfused           bool
 	ScoreCopies       float64
 	CausalScoreCopies float64
@@ -66,7 +66,7 @@ var peerTable = []Peer{
 	{Name: "ort-cpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 0, CausalScoreCopies: 2.25},
 	{Name: "ort-webgpu-mha", Argv: []string{"node", "ort.mjs"}, ScoreCopies: 1, GPU: true},
 	// ORT's CPU GroupQueryAttention forms the B·H·Nq·N probabilities
-	// (2.4 GiB peak at N = 8192, H = 8, Nq = N): unfused.
+	// (its peak RSS is about one such matrix at Nq = N): unfused.
 	{Name: "ort-cpu-gqa", Argv: []string{"node", "ort.mjs"}, Unfused: true, ScoreCopies: 1, Decode: true, Half: []backend.DType{backend.Float16}},
 	// llama.cpp's ggml_flash_attn_ext, fused, with a cache of past keys
 	// (Nq < N) and GQA of its own; a causal point hands it an f16 mask of

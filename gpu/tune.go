@@ -67,9 +67,9 @@ type tuneConfig struct {
 	// knobs are the knobs swept, nil for every knob of each kernel.
 	knobs []string
 	// fake, when set, makes the candidates it says wrong answer wrongly
-	// and scales every candidate's times by what it returns: a test's
-	// way to make a wrong candidate the fastest.
-	fake func(plan.Tuning) (wrong bool, scale float64)
+	// at a shape and scales their times there by what it returns: a
+	// test's way to make a wrong candidate the fastest.
+	fake func(plan.TuneShape, plan.Tuning) (wrong bool, scale float64)
 	// rounds, when set, is every race's rounds, whatever the budget
 	// left: a test's sweep then takes the same time on any host.
 	rounds int
@@ -106,12 +106,16 @@ type tuneResult struct {
 
 // tuneClass is one class's sweep.
 type tuneClass struct {
-	class   plan.Class
-	cases   []*tuneCase
-	best    plan.Tuning // the winner so far: the defaults until a candidate beats them
-	tuned   bool        // best beat the defaults in the final race: it is written
-	left    []string    // the knobs the budget left unswept
-	dropped []string    // the candidates dropped, each with why
+	class plan.Class
+	cases []*tuneCase
+	best  plan.Tuning // the winner so far: the defaults until a candidate beats them
+	tuned bool        // best beat the defaults in the final race: it is written
+	// kept says the sweep went through every knob and the defaults
+	// stay: the file says so, so that a reader knows the class was
+	// measured.
+	kept    bool
+	left    []string // the knobs the budget left unswept
+	dropped []string // the candidates dropped, each with why
 	// The final race's medians, summed over the cases.
 	defT, bestT time.Duration
 	note        string // why the class kept the defaults, where it did
@@ -235,6 +239,7 @@ func tune(ctx context.Context, cfg tuneConfig) (res tuneResult, err error) {
 			}
 			return res, backend.Wrapf(err, "gpu: tune: %v", s)
 		}
+		tn.printf("%s %v: set up, the cpu backend's answer computed\n", tn.stamp(), s)
 		k := b.choices.get(choiceKey{b.aplan, tn.mem, c.fs})
 		cls := plan.ClassOf(k, c.fs)
 		if len(plan.KnobsFor(cls.Kernel)) == 0 {
@@ -382,7 +387,7 @@ func (tn *tuner) run(ctx context.Context, t plan.Tuning, c *tuneCase) (time.Dura
 		return 0, err
 	}
 	if tn.cfg.fake != nil {
-		if _, scale := tn.cfg.fake(t); scale > 0 {
+		if _, scale := tn.cfg.fake(c.shape, t); scale > 0 {
 			d = time.Duration(float64(d) * scale)
 		}
 	}
@@ -408,7 +413,7 @@ func (tn *tuner) check(ctx context.Context, t plan.Tuning, c *tuneCase) error {
 		return err
 	}
 	if tn.cfg.fake != nil {
-		if wrong, _ := tn.cfg.fake(t); wrong {
+		if wrong, _ := tn.cfg.fake(c.shape, t); wrong {
 			c.got[len(c.got)/2] += 1
 		}
 	}
@@ -498,8 +503,16 @@ func (tn *tuner) sweep(ctx context.Context, cl *tuneClass, until time.Time) {
 	}
 	if cl.best == def {
 		cl.note = "no candidate beat the defaults"
+		cl.kept = len(cl.left) == 0
 		return
 	}
+	// Where the winner loses to the defaults, they stay; measured over
+	// every knob, the file says so.
+	defer func() {
+		if !cl.tuned && ctx.Err() == nil {
+			cl.best, cl.kept = def, len(cl.left) == 0
+		}
+	}()
 	meds, ok := tn.race(ctx, cl, []plan.Tuning{def, cl.best}, until)
 	if !ok {
 		cl.note = fmt.Sprintf("the budget was spent before %s raced the defaults", cl.best)
@@ -689,8 +702,8 @@ func (tn *tuner) report(res tuneResult) {
 	}
 }
 
-// writeTuned writes the tuning file of res's tuned classes for key to
-// path, through a file beside it renamed into place, so that a process
+// writeTuned writes the tuning file of res's classes for key to path
+// (the winners, and the defaults where a whole sweep kept them), through a file beside it renamed into place, so that a process
 // reading it sees the old file or the new one, never a part.
 func writeTuned(path string, key plan.TuneKey, res tuneResult, device bool) error {
 	f := plan.TuneFile{Format: plan.TuneFormat, Key: key, Classes: []plan.TunedClass{}}
@@ -699,15 +712,18 @@ func writeTuned(path string, key plan.TuneKey, res tuneResult, device bool) erro
 		timer = "device"
 	}
 	for _, cl := range res.classes {
-		if !cl.tuned {
+		if !cl.tuned && !cl.kept {
 			continue
 		}
 		var shapes []string
 		for _, c := range cl.cases {
 			shapes = append(shapes, c.shape.String())
 		}
-		f.Classes = append(f.Classes, plan.TunedClass{Class: cl.class, Tune: cl.best.String(), Shapes: shapes,
-			Timer: timer, DefaultS: cl.defT.Seconds(), TunedS: cl.bestT.Seconds()})
+		e := plan.TunedClass{Class: cl.class, Tune: cl.best.String(), Shapes: shapes, Timer: timer}
+		if cl.tuned {
+			e.DefaultS, e.TunedS = cl.defT.Seconds(), cl.bestT.Seconds()
+		}
+		f.Classes = append(f.Classes, e)
 	}
 	data, err := plan.EncodeTuned(f)
 	if err != nil {

@@ -76,20 +76,28 @@ func fusedRight(t *testing.T, b *Backend, c *tuneCase) {
 	}
 }
 
-// TestTuneSweep runs a sweep over one knob with a fake that makes one
-// candidate answer wrongly and run fastest of all, and another run in
-// half its time: the wrong one must be dropped and reported, never
-// chosen, and the half-time one must win and be written. The next
-// backend reads the file back, says so in Info().Detail, runs the
-// class's problems with the winner (right answers) and a problem of
-// another class with the defaults.
+// TestTuneSweep runs a sweep over one knob at two shapes of two classes,
+// with a fake that, at the first, makes one candidate answer wrongly and
+// run fastest of all and another run in half its time, and at the second
+// makes every candidate slower than the defaults. At the first the wrong
+// one must be dropped and reported, never chosen, and the half-time one
+// must win and be written; at the second the file must say the defaults
+// stay. The next backend reads the file back, says so in Info().Detail,
+// runs the first class's problems with the winner (right answers) and
+// the second's, and a class the file does not name, with the defaults.
 func TestTuneSweep(t *testing.T) {
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	t.Setenv("ATTN_GPU_TUNE", "")
 	path := filepath.Join(t.TempDir(), "tuned.json")
 	var out bytes.Buffer
 	wrong, fast := "decode.keys=32", "decode.keys=128"
-	fake := func(tn plan.Tuning) (bool, float64) {
+	fake := func(s plan.TuneShape, tn plan.Tuning) (bool, float64) {
+		if s.D != 32 {
+			if tn != plan.DefaultTuning() {
+				return false, 2
+			}
+			return false, 1
+		}
 		switch tn.String() {
 		case wrong:
 			return true, 0.01
@@ -98,7 +106,7 @@ func TestTuneSweep(t *testing.T) {
 		}
 		return false, 1
 	}
-	res, err := tune(context.Background(), tuneConfig{budget: time.Minute, out: &out, shapes: []string{tuneShape},
+	res, err := tune(context.Background(), tuneConfig{budget: time.Minute, out: &out, shapes: []string{tuneShape, otherShape},
 		file: path, knobs: []string{"decode.keys"}, fake: fake, rounds: 5})
 	t.Logf("the sweep's report:\n%s", out.String())
 	if err != nil {
@@ -107,10 +115,13 @@ func TestTuneSweep(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if len(res.classes) != 1 || res.classes[0].class.Kernel != plan.KernelDecode {
-		t.Fatalf("classes %v; want one of %s", res.classes, plan.KernelDecode)
+	if len(res.classes) != 2 || res.classes[0].class.Kernel != plan.KernelDecode || res.classes[1].class.Kernel != plan.KernelDecode {
+		t.Fatalf("classes %v; want two of %s", res.classes, plan.KernelDecode)
 	}
-	cl := res.classes[0]
+	cl, kept := res.classes[0], res.classes[1]
+	if kept.tuned || !kept.kept || kept.best != plan.DefaultTuning() {
+		t.Errorf("%v: winner %q (tuned %v, kept %v: %s); want the defaults kept", kept.class, kept.best, kept.tuned, kept.kept, kept.note)
+	}
 	if !cl.tuned || cl.best.String() != fast {
 		t.Errorf("winner %q (tuned %v: %s); want %s", cl.best, cl.tuned, cl.note, fast)
 	}
@@ -122,19 +133,22 @@ func TestTuneSweep(t *testing.T) {
 	}
 
 	b := openTuneBackend(t, path)
-	if d := b.Info().Detail; !strings.Contains(d, "tuned by "+path+": "+cl.class.String()+": "+fast) {
-		t.Errorf("Info().Detail does not say the file tuned %v to %s: %s", cl.class, fast, d)
+	want := "tuned by " + path + ": " + cl.class.String() + ": " + fast + "; " + kept.class.String() + ": the defaults (swept, none faster)"
+	if d := b.Info().Detail; !strings.Contains(d, want) {
+		t.Errorf("Info().Detail does not say %q: %s", want, d)
 	}
 	c := tuneCaseOn(t, b, tuneShape)
 	if got := b.planFor(c.p.Problem).Tune.String(); got != fast {
 		t.Errorf("%s runs with %q; want the file's %s", tuneShape, got, fast)
 	}
 	fusedRight(t, b, c)
-	o := tuneCaseOn(t, b, otherShape)
-	if got := b.planFor(o.p.Problem).Tune; got != plan.DefaultTuning() {
-		t.Errorf("%s, a class the file does not tune, runs with %q; want the defaults", otherShape, got)
+	for _, spec := range []string{otherShape, "heads=4,kvheads=2,d=32,n=512,nq=1,dtype=f16"} {
+		o := tuneCaseOn(t, b, spec)
+		if got := b.planFor(o.p.Problem).Tune; got != plan.DefaultTuning() {
+			t.Errorf("%s runs with %q; want the defaults", spec, got)
+		}
+		fusedRight(t, b, o)
 	}
-	fusedRight(t, b, o)
 }
 
 // TestTuneRefuses: a sweep needs the hardware plan, the defaults to start
@@ -209,7 +223,7 @@ func TestTunedFileFallback(t *testing.T) {
 		{"foreign device", encode(foreign), `adapter "NVIDIA H200"`},
 		{"foreign version", encode(versioned), `attn version "v0.0.1"`},
 		{"out of range", encode(ranged), "decode.keys=512: want a power of two from"},
-		{"unreadable", nil, "is a directory"},
+		{"unreadable", nil, "not a regular file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")

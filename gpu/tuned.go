@@ -92,6 +92,12 @@ func (b *Backend) readTuned() {
 
 // readTunedFile opens and reads the tuning file at path for key.
 func readTunedFile(path string, key plan.TuneKey) (*plan.Tuned, error) {
+	// A FIFO or a device would block the open or the read, or never end.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: not a regular file (%v)", plan.ErrTuneFile, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -188,13 +188,13 @@ func (t *Tuned) For(c Class) (Tuning, bool) {
 // String lists each class with its settings, as Info().Detail says them.
 func (t *Tuned) String() string {
 	if t.Len() == 0 {
-		return "no shape class tuned (the defaults won)"
+		return "no shape class tuned"
 	}
 	s := make([]string, len(t.order))
 	for i, c := range t.order {
 		tn := t.classes[c].String()
 		if tn == "" {
-			tn = "the defaults"
+			tn = "the defaults (swept, none faster)"
 		}
 		s[i] = c.String() + ": " + tn
 	}
@@ -312,9 +312,9 @@ type TuneFile struct {
 }
 
 // TunedClass is one class's winning sizes: Tune, as ATTN_GPU_TUNE writes
-// them over the defaults. Shapes, the timer and the times are the
-// sweep's record (the median a shape, summed over its shapes), read by
-// people, not by New.
+// them over the defaults ("" where a sweep over every knob kept the
+// defaults). Shapes, the timer and the times are the sweep's record (the
+// median a shape, summed over its shapes), read by people, not by New.
 type TunedClass struct {
 	Class
 	Tune     string   `json:"tune"`

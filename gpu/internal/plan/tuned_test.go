@@ -258,7 +258,7 @@ func TestReadTuned(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		want := "fuseddecode nq≤1 g=4 d=128 dv=128 nk≤4096: decode.keys=128,merge.lanes=16; fusedtile nq≤4096 g=1 d=128 dv=128 nk≤4096: split.target=128,tile.wg=256; fusedloop nq≤4096 g=1 d=64 dv=64 nk≤4096: the defaults"
+		want := "fuseddecode nq≤1 g=4 d=128 dv=128 nk≤4096: decode.keys=128,merge.lanes=16; fusedtile nq≤4096 g=1 d=128 dv=128 nk≤4096: split.target=128,tile.wg=256; fusedloop nq≤4096 g=1 d=64 dv=64 nk≤4096: the defaults (swept, none faster)"
 		if tn.Len() != 3 || tn.Path != "f.json" || tn.String() != want {
 			t.Errorf("read %d classes from %s: %s; want 3: %s", tn.Len(), tn.Path, tn, want)
 		}

@@ -244,7 +244,11 @@ func tune(ctx context.Context, cfg tuneConfig) (res tuneResult, err error) {
 		cls := plan.ClassOf(k, c.fs)
 		if len(plan.KnobsFor(cls.Kernel)) == 0 {
 			c.release()
-			tn.printf("%s %v runs %s, which has no knobs: not tuned\n", tn.stamp(), s, plan.KernelName(k))
+			what := "no fused kernel fits it"
+			if k != nil {
+				what = "it runs " + cls.Kernel + ", which has no knobs"
+			}
+			tn.printf("%s %v: not tuned: %s\n", tn.stamp(), s, what)
 			continue
 		}
 		cl := byClass[cls]
@@ -461,7 +465,7 @@ func (tn *tuner) sweep(ctx context.Context, cl *tuneClass, until time.Time) {
 	for _, c := range cl.cases {
 		dts = append(dts, fmt.Sprintf("n=%d %v", c.shape.N, c.shape.DType))
 	}
-	tn.printf("%s %v: %d shapes (%s)\n", tn.stamp(), cl.class, len(cl.cases), strings.Join(dts, ", "))
+	tn.printf("%s %v: %s\n", tn.stamp(), cl.class, strings.Join(dts, ", "))
 	def := plan.DefaultTuning()
 	t0 := time.Now()
 	for _, c := range cl.cases {
@@ -476,6 +480,7 @@ func (tn *tuner) sweep(ctx context.Context, cl *tuneClass, until time.Time) {
 		}
 	}
 	cl.checkT = time.Since(t0)
+	tn.printf("%s   the defaults' answers checked in %.1fs\n", tn.stamp(), cl.checkT.Seconds())
 	var knobs []plan.KnobInfo
 	for _, k := range plan.KnobsFor(cl.class.Kernel) {
 		if tn.cfg.knobs == nil || slices.Contains(tn.cfg.knobs, k.Name) {
@@ -520,14 +525,14 @@ func (tn *tuner) sweep(ctx context.Context, cl *tuneClass, until time.Time) {
 	}
 	for i, c := range cl.cases {
 		if float64(meds[1][i]) > (1+tuneMargin)*float64(meds[0][i]) {
-			cl.note = fmt.Sprintf("%s was slower than the defaults at %v (%v against %v)", cl.best, c.shape, meds[1][i], meds[0][i])
+			cl.note = fmt.Sprintf("%s took %.2f× the defaults' time at %v (%v against %v)", cl.best, float64(meds[1][i])/float64(meds[0][i]), c.shape, meds[1][i], meds[0][i])
 			return
 		}
 		cl.defT += meds[0][i]
 		cl.bestT += meds[1][i]
 	}
 	if geoRatio(meds[1], meds[0]) >= 1-tuneMargin {
-		cl.note = fmt.Sprintf("%s was within %.0f%% of the defaults", cl.best, 100*tuneMargin)
+		cl.note = fmt.Sprintf("%s took %.2f× the defaults' time, within %.0f%%", cl.best, geoRatio(meds[1], meds[0]), 100*tuneMargin)
 		return
 	}
 	cl.tuned = true
@@ -691,8 +696,8 @@ func geoRatio(a, b []time.Duration) float64 {
 func (tn *tuner) report(res tuneResult) {
 	for _, cl := range res.classes {
 		if cl.tuned {
-			tn.printf("%v: %s, %.2f× the defaults' time (%v → %v over its %d shapes)\n",
-				cl.class, cl.best, float64(cl.bestT)/float64(cl.defT), cl.defT, cl.bestT, len(cl.cases))
+			tn.printf("%v: %s, %.2f× the defaults' time (%v → %v, the medians summed over its shapes)\n",
+				cl.class, cl.best, float64(cl.bestT)/float64(cl.defT), cl.defT, cl.bestT)
 		} else {
 			tn.printf("%v: the defaults stay: %s\n", cl.class, cl.note)
 		}

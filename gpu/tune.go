@@ -20,8 +20,9 @@ import (
 // Tune sweeps the hardware plan's kernel sizes (the knobs of
 // ATTN_GPU_TUNE) on this host's adapter, the one New opens, and writes
 // the sizes that won to the tuning file, which New then reads: its path
-// is returned. It stops within budget, writing what it has confirmed by
-// then, and writes its progress and its report of the defaults against
+// is returned. It stops within budget (a kernel's compile under way when
+// it runs out, which cannot be stopped, ends first), writing what it has
+// confirmed by then, and writes its progress and its report of the defaults against
 // the winners to progress (nil discards them).
 //
 // shapes names the problems it times (a spec a shape, the syntax of
@@ -471,7 +472,7 @@ func (tn *tuner) sweep(ctx context.Context, cl *tuneClass, until time.Time) {
 	for _, c := range cl.cases {
 		if err := tn.check(ctx, def, c); err != nil {
 			if ctx.Err() != nil {
-				cl.note = "the budget was spent checking the defaults"
+				cl.note = fmt.Sprintf("the budget was spent checking the defaults' answers, in %.1fs", time.Since(t0).Seconds())
 			} else {
 				cl.note = fmt.Sprintf("the defaults fail at %v: %v; not tuned", c.shape, err)
 			}

@@ -98,3 +98,9 @@ func (*Step) Wait() error { return stepUnavailable() }
 func Tune(context.Context, time.Duration, io.Writer, ...string) (string, error) {
 	return "", backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
 }
+
+// Ceilings fails with ErrUnavailable: this build has no device to
+// measure.
+func (*Backend) Ceilings(context.Context) (Ceilings, error) {
+	return Ceilings{}, backend.Errorf(backend.ErrUnavailable, "%s", unavailableReason)
+}

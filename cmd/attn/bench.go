@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 	"github.com/schollz/progressbar/v3"
@@ -366,15 +367,17 @@ func runBench(c *cmdEnv, args []string) error {
 		cfg.Spawn = bench.Subprocess(exe, "bench", "-point")
 	}
 	// The host's ceilings that apply to some point (none for a discrete
-	// GPU's alone) are probed before the sweep, with nothing else of
-	// ours running, and again after it: each is the best of the probes,
-	// so that another process busy during one cannot lower the roof the
-	// points are read against.
+	// GPU's alone), and the GPU backend's device's, are probed before
+	// the sweep, with nothing else of ours running, and again after it:
+	// each is the best of the probes, so that another process busy
+	// during one cannot lower the roof the points are read against.
 	memory, compute := bench.HostCeilings(bes, peers)
+	dev := gpuOf(bes)
 	if !memory && !compute {
 		fmt.Fprintf(c.stderr, "attn bench: the host's ceilings not measured: every point runs on a discrete GPU\n")
-	} else {
-		cfg.Roof = &bench.Roof{Probe: newCeilingProbe(c.stderr, memory, compute)}
+	}
+	if memory || compute || dev != nil {
+		cfg.Roof = &bench.Roof{Probe: newCeilingProbe(c.stderr, memory, compute, dev)}
 	}
 	prog := newProgress(c.stderr)
 	cfg.Progress = prog.update
@@ -407,10 +410,28 @@ func runBench(c *cmdEnv, args []string) error {
 // its roof, swap it for fixed ceilings (the probes take seconds each).
 var newCeilingProbe = ceilingProbe
 
+// wgslDevice is a backend that measures what WGSL reaches on its device
+// (gpu.Backend.Ceilings).
+type wgslDevice interface {
+	Ceilings(context.Context) (gpu.Ceilings, error)
+}
+
+// gpuOf is the first of bes that measures its device's ceilings, nil
+// where none does.
+func gpuOf(bes []backend.Backend) wgslDevice {
+	for _, be := range bes {
+		if d, ok := be.(wgslDevice); ok {
+			return d
+		}
+	}
+	return nil
+}
+
 // ceilingProbe measures the host's ceilings once, those memory and
-// compute ask for (bench.HostCeilings), and prints them as probe n on
-// w; a ceiling that cannot be measured says why, once.
-func ceilingProbe(w io.Writer, memory, compute bool) func() bench.Ceilings {
+// compute ask for (bench.HostCeilings), and dev's where it is not nil,
+// and prints them as probe n on w; a ceiling that cannot be measured
+// says why, once.
+func ceilingProbe(w io.Writer, memory, compute bool, dev wgslDevice) func() bench.Ceilings {
 	n := 0
 	said := map[string]bool{}
 	failed := func(what string, err error) {
@@ -448,6 +469,14 @@ func ceilingProbe(w io.Writer, memory, compute bool) func() bench.Ceilings {
 		if len(got) > 0 {
 			fmt.Fprintf(w, "attn bench: probe %d of the ceilings on %d threads: %s\n", n, runtime.GOMAXPROCS(0), strings.Join(got, ", "))
 		}
+		if dev != nil {
+			if g, err := dev.Ceilings(context.Background()); err != nil {
+				failed("GPU's ceilings", err)
+			} else {
+				c.GPUReadGBPS, c.GPUFMAGFLOPS, c.GPUF16GFLOPS, c.GPUNote = g.ReadGBPS, g.FMAGFLOPS, g.F16GFLOPS, g.Note
+				fmt.Fprintf(w, "attn bench: probe %d of the GPU's ceilings: %s\n", n, strings.TrimPrefix(bench.GPUCeilingsLine(c, 1), "GPU ceilings measured in the run: "))
+			}
+		}
 		return c
 	}
 }
@@ -481,6 +510,9 @@ func reportRoof(w io.Writer, roof *bench.Roof, points []bench.Point) {
 	}
 	if len(got) > 0 {
 		fmt.Fprintf(w, "attn bench: ceilings, the best of %d probes: %s\n", len(roof.Probes), strings.Join(got, ", "))
+	}
+	if line := bench.GPUCeilingsLine(best, len(roof.Probes)); line != "" {
+		fmt.Fprintf(w, "attn bench: %s\n", line)
 	}
 	flagged := 0
 	for _, pt := range points {

@@ -245,8 +245,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// fixedCeilings makes attn bench's probes of the host's ceilings return
-// at once, for the rest of test t, ceilings no point reaches: for the
+// fixedCeilings makes attn bench's probes of the host's ceilings, and
+// of a GPU backend's device's, return at once, for the rest of test t,
+// ceilings no point reaches: for the
 // tests of what a sweep does, not of its roof (the real probes take some
 // 3 s each, at least three a sweep; TestBenchCommand runs them). With
 // bandwidth set the read bandwidth is measured as attn bench does, the
@@ -254,10 +255,13 @@ func TestMain(m *testing.M) {
 func fixedCeilings(t *testing.T, bandwidth bool) {
 	was := newCeilingProbe
 	t.Cleanup(func() { newCeilingProbe = was })
-	newCeilingProbe = func(w io.Writer, memory, _ bool) func() bench.Ceilings {
-		real := was(w, bandwidth && memory, false)
+	newCeilingProbe = func(w io.Writer, memory, _ bool, dev wgslDevice) func() bench.Ceilings {
+		real := was(w, bandwidth && memory, false, nil)
 		return func() bench.Ceilings {
 			c := bench.Ceilings{ReadGBPS: 1e6, SgemmGFLOPS: 1e9, FMAGFLOPS: 1e9, FMAKernel: "fixed by the test"}
+			if dev != nil {
+				c.GPUReadGBPS, c.GPUFMAGFLOPS, c.GPUF16GFLOPS = 1e9, 1e12, 1e12
+			}
 			if bandwidth && memory {
 				c.ReadGBPS = real().ReadGBPS
 			}

@@ -89,13 +89,21 @@
 // how near it comes to the backend's own Sgemm. A -tags purego build has
 // no FMA loop and records none.
 //
+// A sweep with attn's GPU backend reads its points against the GPU's
+// own ceilings too: what WGSL reaches on the device through the binding
+// (gpu.Backend.Ceilings, probed with the host's), a streaming read and
+// fma chains in f32 and f16 (Machine.GPUReadGBPS, GPUFMAGFLOPS,
+// GPUF16GFLOPS), each point's bytes and flops over its device time
+// against them (GPUReadFrac, GPUFMAFrac; the table's "of GPU BW" and
+// "of GPU FMA"). On lavapipe they are the host's CPU's.
+//
 // Another process only ever slows a probe of a ceiling down, never speeds
 // it up, so one probe on a busy machine lowers the roof and puts points
-// above it. A Roof (Config.Roof) probes the three ceilings before the
+// above it. A Roof (Config.Roof) probes the ceilings before the
 // sweep and after it, on while a probe raises one, and Run reads every
 // point against the best of each once the sweep is done
 // (Machine.CeilingProbes records every probe). A point still above the
-// roofline or the FMA peak is measured again, and one that stays above
+// roofline, the FMA peak or a GPU ceiling is measured again, and one that stays above
 // carries a Flag saying by how much and what may explain it, which the
 // table, CSV, JSON and Markdown print and the roofline chart rings.
 //

@@ -55,6 +55,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%s, %d CPUs (GOMAXPROCS %d)%s, %s; %s, attn %s, OPENBLAS_CORETYPE %s.\n\n",
 		cpu, r.Machine.CPUs, r.Machine.GOMAXPROCS, measured, r.Date.Format("2006-01-02"),
 		r.Versions["go"], rev, r.Env["OPENBLAS_CORETYPE"])
+	if line := GPUCeilingsLine(r.Machine.gpuCeilings(), len(r.Machine.CeilingProbes)); line != "" {
+		fmt.Fprintf(&b, "%s.\n\n", line)
+	}
 	fmt.Fprintf(&b, "    %s\n\n", rerunnable(r.Command))
 	for _, causal := range []bool{false, true} {
 		sub := r.filter(func(pt Point) bool { return pt.Causal == causal })
@@ -79,6 +82,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.FMAFrac > 0 }) {
 			ofRoof += fmt.Sprintf(" (and after it, of the %.1f GFLOP/s FMA peak)", r.Machine.FMAGFLOPS)
 		}
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.GPUFMAFrac > 0 }) {
+			ofRoof += " (GPU FMA: by device time, of the GPU's FMA ceiling in the point's dtype)"
+		}
 		fmt.Fprintf(&b, "%s%s:\n\n", title, ofRoof)
 		table(&b, "GFLOP/s", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {
@@ -91,6 +97,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			if pt.FMAFrac > 0 {
 				of = append(of, fracString(pt.FMAFrac)+" FMA")
+			}
+			if pt.GPUFMAFrac > 0 {
+				of = append(of, fracString(pt.GPUFMAFrac)+" GPU FMA")
 			}
 			if pt.Flag != "" {
 				of = append(of, "flagged")
@@ -107,14 +116,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if r.Machine.ReadGBPS > 0 {
 			ofBW = fmt.Sprintf(" (in brackets, of the %.1f GB/s the machine reads)", r.Machine.ReadGBPS)
 		}
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.GPUReadFrac > 0 }) {
+			ofBW += fmt.Sprintf(" (GPU BW: by device time, of the %.1f GB/s WGSL reads on the GPU)", r.Machine.GPUReadGBPS)
+		}
 		fmt.Fprintf(&b, "Tokens/s (B·Nq / median time) and GB/s of compulsory traffic%s, %s:\n\n", ofBW, what)
 		table(&b, "tok/s, GB/s", ns, rows, func(pt Point) string {
 			if pt.Runs == 0 {
 				return string(pt.Status)
 			}
 			s := fmt.Sprintf("%s, %.2f", rateString(pt.tokensPerS()), pt.GBPS)
+			var of []string
 			if pt.ReadBWFrac > 0 { // none on a discrete GPU (inHostMemory)
-				s += " (" + fracString(pt.ReadBWFrac) + ")"
+				of = append(of, fracString(pt.ReadBWFrac))
+			}
+			if pt.GPUReadFrac > 0 {
+				of = append(of, fracString(pt.GPUReadFrac)+" GPU BW")
+			}
+			if len(of) > 0 {
+				s += " (" + strings.Join(of, ", ") + ")"
 			}
 			if pt.Status == StatusWrong {
 				s += ", wrong"
@@ -226,4 +245,36 @@ func table(b *strings.Builder, corner string, ns []int, rows []*series, cell fun
 		}
 	}
 	b.WriteString("\n\n")
+}
+
+// gpuCeilings are the GPU's ceilings m records, in Ceilings' fields.
+func (m Machine) gpuCeilings() Ceilings {
+	return Ceilings{GPUReadGBPS: m.GPUReadGBPS, GPUFMAGFLOPS: m.GPUFMAGFLOPS, GPUF16GFLOPS: m.GPUF16GFLOPS, GPUNote: m.GPUCeilingsNote}
+}
+
+// GPUCeilingsLine is the line that reports the GPU's ceilings in c,
+// the best of probes probes (one where probes < 2), with c.GPUNote:
+// "GPU ceilings measured in the run (the best of 3 probes): read 4000.0
+// GB/s, f32 FMA 50000.0 GFLOP/s, f16 FMA 100000.0 GFLOP/s (note)". ""
+// where none was measured.
+func GPUCeilingsLine(c Ceilings, probes int) string {
+	if c.GPUReadGBPS <= 0 && c.GPUFMAGFLOPS <= 0 {
+		return ""
+	}
+	rate := func(x float64, unit string) string {
+		if x <= 0 {
+			return "not measured"
+		}
+		return fmt.Sprintf("%.1f %s", x, unit)
+	}
+	s := "GPU ceilings measured in the run"
+	if probes > 1 {
+		s += fmt.Sprintf(" (the best of %d probes)", probes)
+	}
+	s += fmt.Sprintf(": read %s, f32 FMA %s, f16 FMA %s",
+		rate(c.GPUReadGBPS, "GB/s"), rate(c.GPUFMAGFLOPS, "GFLOP/s"), rate(c.GPUF16GFLOPS, "GFLOP/s"))
+	if c.GPUNote != "" {
+		s += " (" + c.GPUNote + ")"
+	}
+	return s
 }

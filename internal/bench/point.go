@@ -93,9 +93,18 @@ type Point struct {
 	// it was measured; 0 otherwise. Like RooflineFrac it is float32's
 	// for every dtype.
 	FMAFrac float64 `json:"fma_frac,omitempty"`
+	// GPUReadFrac and GPUFMAFrac are a point of attn's GPU backend's
+	// fractions of the ceilings of WGSL on its device measured in the
+	// same run (Machine.GPUReadGBPS, GPUFMAGFLOPS, GPUF16GFLOPS): its
+	// bytes and its flops over its device time (GPUS, else MedianS)
+	// against the streaming read's rate and the FMA chains' of its dtype
+	// (f16's for f16 points, f32's for the rest). 0 for other points, and
+	// where not measured.
+	GPUReadFrac float64 `json:"gpu_read_frac,omitempty"`
+	GPUFMAFrac  float64 `json:"gpu_fma_frac,omitempty"`
 	// Flag, when not "", says the point stood above the roofline, the FMA
-	// peak or the read bandwidth (RooflineFrac, FMAFrac or ReadBWFrac
-	// past 1) even once measured again
+	// peak or the read bandwidth, or its GPU's (RooflineFrac, FMAFrac,
+	// ReadBWFrac, GPUFMAFrac or GPUReadFrac past 1) even once measured again
 	// after the sweep, by how much, and what may explain it, probe noise
 	// last: "above roof 1.03× C, FMA 1.10×: probe noise?".
 	Flag string `json:"flag,omitempty"`

@@ -26,31 +26,35 @@ const Schema = "attn-bench/1"
 // Conventions say how each number in a report is defined; every report
 // carries them.
 var Conventions = map[string]string{
-	"gflops":        "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
-	"bytes":         "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16, 1.0625 in q8, 1 in fp8) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); a backward point's: Q, K, V, O, dO and the float32 LSE read and dQ, dK and dV written, each in its operand's dtype, and for fused+backward the forward's Q, K and V read and O and LSE written besides; gbps is bytes / median time",
-	"nq":            "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report unavailable",
-	"tokens_per_s":  "B·Nq / median time: query rows (tokens) computed a second",
-	"read_gbps":     "the machine's read bandwidth, the best of repeated probes in the same run (at least 2 before the sweep and 1 after it, more while a probe raises a ceiling by 5 %; machine.ceiling_probes lists each): every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
-	"read_bw_frac":  "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
-	"sgemm_gflops":  "the compute ceiling of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of orders 512, 1024 and 2048, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·n³ flops a product over the time of the fastest of 5 passes at each order (about 0.1 s each), the fastest order's, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
-	"fma_gflops":    "the FMA peak of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
-	"fma_frac":      "of FMA: a point's gflops / fma_gflops, the share of the host's float32 FMA peak the point uses (flops as gflops counts them, so the softmax's exponentials and the FMAs a kernel wastes on padding are not credited); only for points on the host's CPU with fma_gflops measured; float32's peak for every dtype, so an f16 or bf16 point may pass 1 where the CPU multiplies halves faster",
-	"flag":          "a point that stood above the roofline or the FMA peak (roofline_frac or fma_frac past 1) against the best of every probe of the ceilings, measured again after the sweep and still above: by how much (roof 1.03× C, FMA 1.10×) and what may explain it, probe noise last: data in cache (left of the ridge), a kernel faster than Sgemm (right of it, below the FMA peak), half arithmetic (f16, bf16), or probes the machine's load slowed throughout; its fractions are not to be trusted as they stand",
-	"intensity":     "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
-	"roofline_frac": "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
-	"gpu_s":         "the device's own time for a point's ops, the median over the timed runs: timestamps written on the GPU before and after the passes of each submission, their difference summed over an op's submissions (the host's gaps between them not counted) and converted with the timestamp period calibrated against the host clock; beside median_s, the wall time, which adds encoding, submission and waiting; absent where not measured (the CPU, peers, an adapter without timestamps: the backend's device_time says why); results.json's gpu_kernels splits it by kernel (fuseddecode, merge, scores …), each kernel's median seconds over the timed runs from timestamps written inside the pass around each dispatch, their sum at most gpu_s (the pass's start and end not counted), where the device has timestamps inside passes (not the go-webgpu build)",
-	"time":          "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
-	"peak_rss":      "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
-	"device_peak":   "peak bytes of device buffers attn allocated during the point (GPU backends)",
-	"max_rel_err":   "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs (for q8 and fp8, K and V as stored); past 1e-3 the point is marked wrong; a backward point's is the largest over dQ, dK and dV of max|g − ref| / max|ref|, ref backendtest.ReferenceGrad's on the last batch's last KV group (all of it where its float64 gradient costs at most 2²⁷ pairs × (D + Dv), else dQ of the group's last check-rows rows; checked_rows counts the query rows × heads), marked wrong past the larger of 1e-3 and the conformance suite's GradTol (1e-4 in f32, 3e-3 in f16, 2e-2 in bf16)",
-	"quant_rel_err": "q err: for K and V stored in 8 bits (q8, fp8), max_rel_err against the float64 reference on the inputs before they were quantized: what the format costs, beside max_rel_err, which measures the kernels on what is stored",
-	"spread":        "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
-	"cpu_kernel":    "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
-	"inputs":        "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
-	"dtype":         "the storage dtype of Q, K, V and O (f32 when absent), or of K and V alone for q8 (llama.cpp's q8_0: 32 int8 values and one float16 scale, 34 bytes for 32) and fp8 (E4M3, one byte), Q and O then float32: inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa, ggml-cpu and ggml-vulkan float16 too (ggml keeps K and V in it; its version says what it computes in)",
-	"prefix":        "P, for a decoding step of B sequences of N keys over a kernels.PagePool whose first P keys are one prompt (attn bench -prefix P): shared, the prompt held once and forked into every sequence, PagePool.Attend's cascade reading its pages once for all of them and merging by LSE; own, the same keys held by each sequence; the two are the same attention, and bytes counts the K and V each must read (P + B·(N − P) keys shared, B·N own) with Q and O in float32 and K and V in the point's dtype",
-	"pool_pages":    "the pages a prefix point's pool holds: the prompt's once and each sequence's own when shared, every sequence's all when not; pages of 256 keys, or the largest power of two that divides P",
-	"variant":       "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
+	"gflops":         "(2·D + 2·Dv) flops per attended query-key pair / median time; causal masking and a sliding window count only the pairs a query may see by position (causal about half of 4·B·H·N²·D, a window of W keys about 4·B·H·N·W·D), for attn and peers alike; softcap, ALiBi and sinks add no pairs",
+	"bytes":          "compulsory traffic: Q, K, V read once and O written once in their storage dtype (4 bytes an element in float32, 2 in f16 and bf16, 1.0625 in q8, 1 in fp8) — Q and O of Nq rows and H heads, K and V of N keys and KV heads, so a decoding point's is mostly K and V — plus four passes over the float32 B·H·Nq·N score matrix when it is materialised (attn staged, unfused peers); a backward point's: Q, K, V, O, dO and the float32 LSE read and dQ, dK and dV written, each in its operand's dtype, and for fused+backward the forward's Q, K and V read and O and LSE written besides; gbps is bytes / median time",
+	"nq":             "query rows: the last Nq positions of N keys (bottom-right alignment, so causal query i sees keys j ≤ N − Nq + i), Nq = N unless set; Nq < N is decoding Nq new tokens over a cache of N keys, which peers without a cache (all but ort-cpu-gqa, ggml-cpu and ggml-vulkan) report unavailable",
+	"tokens_per_s":   "B·Nq / median time: query rows (tokens) computed a second",
+	"read_gbps":      "the machine's read bandwidth, the best of repeated probes in the same run (at least 2 before the sweep and 1 after it, more while a probe raises a ceiling by 5 %; machine.ceiling_probes lists each): every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
+	"read_bw_frac":   "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
+	"sgemm_gflops":   "the compute ceiling of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of orders 512, 1024 and 2048, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·n³ flops a product over the time of the fastest of 5 passes at each order (about 0.1 s each), the fastest order's, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
+	"fma_gflops":     "the FMA peak of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
+	"fma_frac":       "of FMA: a point's gflops / fma_gflops, the share of the host's float32 FMA peak the point uses (flops as gflops counts them, so the softmax's exponentials and the FMAs a kernel wastes on padding are not credited); only for points on the host's CPU with fma_gflops measured; float32's peak for every dtype, so an f16 or bf16 point may pass 1 where the CPU multiplies halves faster",
+	"flag":           "a point that stood above the roofline, the FMA peak or the read bandwidth, or its GPU's (roofline_frac, fma_frac, read_bw_frac, gpu_fma_frac or gpu_read_frac past 1) against the best of every probe of the ceilings, measured again after the sweep and still above: by how much (roof 1.03× C, FMA 1.10×, GPU BW 1.2×) and what may explain it, probe noise last: data in cache (left of the ridge, or past a read ceiling), a kernel faster than Sgemm (right of it, below the FMA peak), half arithmetic (f16, bf16, and q8, q4 or fp8 past the GPU's f32 FMA), or probes the machine's load slowed throughout; its fractions are not to be trusted as they stand",
+	"gpu_read_gbps":  "what WGSL reads a second on the device of attn's GPU backend (gpu.Backend.Ceilings), the best of repeated probes in the same run, as read_gbps is: every invocation of a grid-stride loop sums vec4<f32>s of one buffer (512 MiB on a GPU, within its limits; 32 MiB on a CPU-type adapter, whose caches may hold part of it), each workgroup's sum written; bytes / time of the fastest of 5 passes of a few ms each (3 on a CPU-type adapter), by the device's timestamps where it has them (machine.gpu_ceilings_note says how), in 10⁹ bytes/s; on lavapipe it is the host's CPU running WGSL, never a GPU's figure",
+	"gpu_fma_gflops": "the FMA rate WGSL reaches on the same device, probed as gpu_read_gbps is: every invocation runs 4 independent chains of vec4 fma in registers; 2 flops a lane an fma, in 10⁹ flop/s; machine.gpu_fma_gflops in f32 and gpu_f16_fma_gflops in vec4<f16>, absent where the device does not compile f16 (machine.gpu_ceilings_note says why); on lavapipe the host's CPU's, never a GPU's figure",
+	"gpu_read_frac":  "of GPU BW: a point of attn's GPU backend's bytes / its device time (gpu_s, else the median wall time) / gpu_read_gbps, how near its kernels come to the rate WGSL streams memory on the device; none for other implementations",
+	"gpu_fma_frac":   "of GPU FMA: a point of attn's GPU backend's flops (as gflops counts them) / its device time (gpu_s, else the median wall time) / the FMA rate of its dtype on the device (gpu_f16_fma_gflops for an f16 point where measured, gpu_fma_gflops otherwise), the share of what WGSL's fma chains reach that its kernels use; none for other implementations",
+	"intensity":      "arithmetic intensity: a point's flops (as gflops counts them) / its bytes (compulsory traffic), in flop per byte",
+	"roofline_frac":  "of roof: a point's gflops / min(sgemm_gflops, intensity × read_gbps), the roofline of the host's cores and memory, with bound the ceiling that sets it: memory (M) left of the ridge sgemm_gflops / read_gbps, compute (C) at and right of it; only for points on the host's CPU (attn-cpu, a CPU-type adapter such as lavapipe, CPU peers) with both ceilings measured: none for a GPU (an integrated GPU reads the host's memory, but its compute is its own: read_bw_frac is its fraction of the one ceiling that applies); the compute ceiling is float32 Sgemm's for every dtype, so an f16 or bf16 point (bf16 products where the CPU multiplies bfloat16) may pass 1, and so may a peer whose own kernels beat the CPU backend's Sgemm",
+	"gpu_s":          "the device's own time for a point's ops, the median over the timed runs: timestamps written on the GPU before and after the passes of each submission, their difference summed over an op's submissions (the host's gaps between them not counted) and converted with the timestamp period calibrated against the host clock; beside median_s, the wall time, which adds encoding, submission and waiting; absent where not measured (the CPU, peers, an adapter without timestamps: the backend's device_time says why); results.json's gpu_kernels splits it by kernel (fuseddecode, merge, scores …), each kernel's median seconds over the timed runs from timestamps written inside the pass around each dispatch, their sum at most gpu_s (the pass's start and end not counted), where the device has timestamps inside passes (not the go-webgpu build)",
+	"time":           "one warm-up run, then timed runs until the budget is spent and at least min_runs are timed; attn times the device work and Sync on inputs already uploaded, peers time their attention call on inputs already loaded",
+	"peak_rss":       "peak resident memory (VmHWM) of the process that ran the point, inputs included: a process of its own per point for each peer and, when isolated (attn bench's default), for attn; otherwise attn's own process, its peak reset before each point",
+	"device_peak":    "peak bytes of device buffers attn allocated during the point (GPU backends)",
+	"max_rel_err":    "largest max|o − ref| / max|ref| over the checked rows, ref the float64 reference (backendtest) on the same inputs (for q8 and fp8, K and V as stored); past 1e-3 the point is marked wrong; a backward point's is the largest over dQ, dK and dV of max|g − ref| / max|ref|, ref backendtest.ReferenceGrad's on the last batch's last KV group (all of it where its float64 gradient costs at most 2²⁷ pairs × (D + Dv), else dQ of the group's last check-rows rows; checked_rows counts the query rows × heads), marked wrong past the larger of 1e-3 and the conformance suite's GradTol (1e-4 in f32, 3e-3 in f16, 2e-2 in bf16)",
+	"quant_rel_err":  "q err: for K and V stored in 8 bits (q8, fp8), max_rel_err against the float64 reference on the inputs before they were quantized: what the format costs, beside max_rel_err, which measures the kernels on what is stored",
+	"spread":         "range is (max − min) / median of the timed runs; IQR is (q3 − q1) / median, q1 and q3 the quartiles of the run times interpolated linearly (NumPy's default), which one slow run among five or more cannot move; the charts' error bars are the IQR, as rates",
+	"cpu_kernel":     "the matrix-multiply kernel attn's CPU backend ran on, as the backend names its BLAS (Info().Adapter.Driver): attn's AVX-512 8×32 or AVX2+FMA 6×16 micro-kernel, gonum pure Go (other CPUs, -tags purego), or OpenBLAS (-tags openblas) with its core type; GODEBUG=cpu.avx512f=off selects AVX2 on an AVX-512 CPU",
+	"inputs":         "Q, K, V uniform in [−1, 1), float32, BHND, scale 1/√D, one seeded draw per shape shared by attn and every peer",
+	"dtype":          "the storage dtype of Q, K, V and O (f32 when absent), or of K and V alone for q8 (llama.cpp's q8_0: 32 int8 values and one float16 scale, 34 bytes for 32) and fp8 (E4M3, one byte), Q and O then float32: inputs are rounded to it, the reference is computed on the rounded values, arithmetic is float32 (bf16 products where the CPU multiplies bfloat16 and every operand is bf16), and a half output may be off by its own rounding too (2⁻¹¹ relative in f16, 2⁻⁸ in bf16; bf16 arithmetic 2⁻⁸·max|V| more) before the point is marked wrong; peers take float32 only, but ort-cpu-gqa, ggml-cpu and ggml-vulkan float16 too (ggml keeps K and V in it; its version says what it computes in)",
+	"prefix":         "P, for a decoding step of B sequences of N keys over a kernels.PagePool whose first P keys are one prompt (attn bench -prefix P): shared, the prompt held once and forked into every sequence, PagePool.Attend's cascade reading its pages once for all of them and merging by LSE; own, the same keys held by each sequence; the two are the same attention, and bytes counts the K and V each must read (P + B·(N − P) keys shared, B·N own) with Q and O in float32 and K and V in the point's dtype",
+	"pool_pages":     "the pages a prefix point's pool holds: the prompt's once and each sequence's own when shared, every sequence's all when not; pages of 256 keys, or the largest power of two that divides P",
+	"variant":        "the score variants of a point, absent when none: window [left, right] around each query's position (−1 unbounded), softcap C (C·tanh(s/C)), alibi (the standard slopes of H heads, 2^(−8(h+1)/H) for H a power of two, BLOOM's interleave otherwise), sinks (one sink logit per head, 0 for each); peers run none of them and are reported unavailable",
 }
 
 // Report is a sweep's results with what is needed to reproduce and
@@ -112,6 +116,16 @@ type Machine struct {
 	// SgemmGFLOPS and FMAGFLOPS are the best of each. Absent where the
 	// run did not probe them more than once.
 	CeilingProbes []Ceilings `json:"ceiling_probes,omitempty"`
+	// GPUReadGBPS, GPUFMAGFLOPS and GPUF16GFLOPS are what WGSL reaches
+	// on the device of the sweep's GPU backend, measured in the same run
+	// (gpu.Backend.Ceilings; Conventions["gpu_read_gbps"] and
+	// ["gpu_fma_gflops"]), the best of the probes; GPUCeilingsNote says
+	// how they were timed and why one is missing. 0 and "" where not
+	// measured: no GPU backend in the sweep, or a report written before.
+	GPUReadGBPS     float64 `json:"gpu_read_gbps,omitempty"`
+	GPUFMAGFLOPS    float64 `json:"gpu_fma_gflops,omitempty"`
+	GPUF16GFLOPS    float64 `json:"gpu_f16_fma_gflops,omitempty"`
+	GPUCeilingsNote string  `json:"gpu_ceilings_note,omitempty"`
 }
 
 // BackendInfo describes one backend attn ran on.
@@ -156,6 +170,8 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 	if ceil.FMAGFLOPS > 0 {
 		r.Machine.FMAGFLOPS, r.Machine.FMAKernel = ceil.FMAGFLOPS, ceil.FMAKernel
 	}
+	r.Machine.GPUReadGBPS, r.Machine.GPUFMAGFLOPS, r.Machine.GPUF16GFLOPS = ceil.GPUReadGBPS, ceil.GPUFMAGFLOPS, ceil.GPUF16GFLOPS
+	r.Machine.GPUCeilingsNote = ceil.GPUNote
 	// GODEBUG can turn CPU features off (cpu.avx512f=off), and with them
 	// the kernel the CPU backend picks.
 	for _, k := range []string{"OPENBLAS_CORETYPE", "GOMAXPROCS", "GODEBUG", "ATTN_BACKEND", "ATTN_ADAPTER"} {
@@ -295,12 +311,16 @@ func ReadReport(rd io.Reader) (*Report, error) {
 // gbps over it, both empty when it was not measured; sgemm_gflops is the
 // machine's measured compute ceiling, empty when not measured;
 // intensity, roofline_frac and bound are the point's (Point.Intensity,
-// RooflineFrac, Bound), empty where it has none; flag is Point.Flag,
-// empty for a point below both ceilings; tokens_per_s is empty for
-// points that did not run.
+// RooflineFrac, Bound), empty where it has none; gpu_read_gbps,
+// gpu_fma_gflops and gpu_f16_fma_gflops are the GPU backend's device's
+// ceilings, and gpu_read_frac and gpu_fma_frac a point's fractions of
+// them (Point.GPUReadFrac, GPUFMAFrac), empty where not measured; flag
+// is Point.Flag, empty for a point below every ceiling; tokens_per_s is
+// empty for points that did not run.
 var csvHeader = []string{"date", "cpu", "cpu_features", "cpus", "revision", "impl", "strategy", "version", "cpu_kernel",
 	"b", "h", "kv_heads", "n", "nq", "d", "causal", "window", "softcap", "alibi", "sinks", "dtype", "layers", "runs", "warmup_s", "median_s", "min_s", "max_s", "q1_s", "q3_s", "gpu_s",
-	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac", "flag",
+	"gflops", "bytes", "gbps", "tokens_per_s", "read_gbps", "sgemm_gflops", "read_bw_frac", "intensity", "roofline_frac", "bound", "fma_gflops", "fma_frac",
+	"gpu_read_gbps", "gpu_fma_gflops", "gpu_f16_fma_gflops", "gpu_read_frac", "gpu_fma_frac", "flag",
 	"peak_rss_bytes", "device_peak_bytes", "max_rel_err", "quant_rel_err", "checked_rows", "status", "error", "openblas_coretype"}
 
 // optFloat is *x in f's format, empty when x is nil.
@@ -366,7 +386,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			i(pt.B), i(pt.H), i(pt.KVHeads), i(pt.N), i(pt.Queries()), i(pt.D), strconv.FormatBool(pt.Causal),
 			window, softcap, strconv.FormatBool(pt.ALiBi), strconv.FormatBool(pt.Sinks), pt.dtypeLabel(), layersCSV(pt.Layers),
 			i(pt.Runs), f(pt.WarmupS), f(pt.MedianS), f(pt.MinS), f(pt.MaxS), q1, q3, measured(pt.GPUS),
-			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac, pt.Flag,
+			f(pt.GFLOPS), strconv.FormatInt(pt.Bytes, 10), f(pt.GBPS), tokens, readGBPS, sgemm, frac, intensity, roof, pt.Bound, fma, fmaFrac,
+			measured(r.Machine.GPUReadGBPS), measured(r.Machine.GPUFMAGFLOPS), measured(r.Machine.GPUF16GFLOPS), measured(pt.GPUReadFrac), measured(pt.GPUFMAFrac), pt.Flag,
 			strconv.FormatInt(pt.PeakRSS, 10), strconv.FormatInt(pt.DeviceBytes, 10), maxErr, optFloat(pt.QuantErr, f), i(pt.CheckedRows),
 			string(pt.Status), pt.Error, r.Env["OPENBLAS_CORETYPE"]}
 		if err := cw.Write(row); err != nil {
@@ -393,6 +414,12 @@ func tableColumns(points []Point) (decode, ofBW, ofRoof, gpuTime, ofFMA, variant
 		has(func(pt Point) bool { return pt.RooflineFrac > 0 }), has(func(pt Point) bool { return pt.GPUS > 0 }),
 		has(func(pt Point) bool { return pt.FMAFrac > 0 }), has(func(pt Point) bool { return pt.Variant.Any() }),
 		has(func(pt Point) bool { return pt.DType != "" })
+}
+
+// ofGPUColumns says whether a table of points shows the columns of the
+// GPU's ceilings, "of GPU BW" and "of GPU FMA".
+func ofGPUColumns(points []Point) bool {
+	return slices.ContainsFunc(points, func(pt Point) bool { return pt.GPUReadFrac > 0 || pt.GPUFMAFrac > 0 })
 }
 
 // WriteTable prints the points as an aligned table, one row per point,
@@ -448,6 +475,10 @@ func WriteTable(w io.Writer, points []Point) error {
 	if ofFMA {
 		head += "of FMA\t"
 	}
+	ofGPU := ofGPUColumns(points)
+	if ofGPU {
+		head += "of GPU BW\tof GPU FMA\t"
+	}
 	qerr := quantErrs(points)
 	head += "tok/s\tpeak RSS\tdevice\tmax err\t"
 	if qerr {
@@ -493,6 +524,9 @@ func WriteTable(w io.Writer, points []Point) error {
 			if ofFMA {
 				row += "-\t"
 			}
+			if ofGPU {
+				row += "-\t-\t"
+			}
 			if qerr {
 				row += "-\t" // no q err column cell of its own before the status
 			}
@@ -530,6 +564,9 @@ func WriteTable(w io.Writer, points []Point) error {
 		}
 		if ofFMA {
 			row += fracString(pt.FMAFrac) + "\t"
+		}
+		if ofGPU {
+			row += fracString(pt.GPUReadFrac) + "\t" + fracString(pt.GPUFMAFrac) + "\t"
 		}
 		if qerr {
 			maxErr += "\t-"
@@ -575,6 +612,9 @@ func GlossaryKeys(points []Point) []string {
 	if ofFMA {
 		keys = append(keys, "fma_gflops", "fma_frac")
 	}
+	if ofGPUColumns(points) {
+		keys = append(keys, "gpu_read_gbps", "gpu_read_frac", "gpu_fma_gflops", "gpu_fma_frac")
+	}
 	if slices.ContainsFunc(points, func(pt Point) bool { return pt.Flag != "" }) {
 		keys = append(keys, "flag")
 	}
@@ -609,7 +649,8 @@ func WriteGlossary(w io.Writer, keys []string, markdown bool) error {
 // table may show first, as GlossaryKeys orders them, then the rest.
 func AllGlossaryKeys() []string {
 	keys := []string{"gflops", "spread", "bytes", "tokens_per_s", "peak_rss", "max_rel_err", "quant_rel_err", "nq", "read_gbps", "read_bw_frac",
-		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac", "flag", "variant", "dtype", "prefix", "pool_pages"}
+		"sgemm_gflops", "intensity", "roofline_frac", "gpu_s", "fma_gflops", "fma_frac",
+		"gpu_read_gbps", "gpu_read_frac", "gpu_fma_gflops", "gpu_fma_frac", "flag", "variant", "dtype", "prefix", "pool_pages"}
 	var rest []string
 	for k := range Conventions {
 		if !slices.Contains(keys, k) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,15 +60,23 @@ func MeasureFMA() (gflops float64, kernel string, err error) {
 	return gflops, kernel, err
 }
 
-// Ceilings are the host's ceilings a sweep reads its points against,
-// each 0 where not measured: the read bandwidth in GB/s
+// Ceilings are the ceilings a sweep reads its points against, each 0
+// where not measured: the host's read bandwidth in GB/s
 // (MeasureReadBandwidth), the CPU backend's Sgemm rate and the FMA peak
-// in GFLOP/s (MeasureSgemm, MeasureFMA), FMAKernel naming the FMA loop.
+// in GFLOP/s (MeasureSgemm, MeasureFMA), FMAKernel naming the FMA loop;
+// and where the sweep has attn's GPU backend, what WGSL reaches on its
+// device (gpu.Backend.Ceilings): a streaming read in GB/s and vec4 FMA
+// chains in f32 and f16 in GFLOP/s, GPUNote saying how they were timed
+// and why one is missing.
 type Ceilings struct {
-	ReadGBPS    float64 `json:"read_gbps,omitempty"`
-	SgemmGFLOPS float64 `json:"sgemm_gflops,omitempty"`
-	FMAGFLOPS   float64 `json:"fma_gflops,omitempty"`
-	FMAKernel   string  `json:"-"`
+	ReadGBPS     float64 `json:"read_gbps,omitempty"`
+	SgemmGFLOPS  float64 `json:"sgemm_gflops,omitempty"`
+	FMAGFLOPS    float64 `json:"fma_gflops,omitempty"`
+	FMAKernel    string  `json:"-"`
+	GPUReadGBPS  float64 `json:"gpu_read_gbps,omitempty"`
+	GPUFMAGFLOPS float64 `json:"gpu_fma_gflops,omitempty"`
+	GPUF16GFLOPS float64 `json:"gpu_f16_fma_gflops,omitempty"`
+	GPUNote      string  `json:"-"`
 }
 
 // best is c with each ceiling raised to o's where o's is higher. Another
@@ -78,6 +87,11 @@ func (c Ceilings) best(o Ceilings) Ceilings {
 	if o.FMAGFLOPS > c.FMAGFLOPS {
 		c.FMAGFLOPS, c.FMAKernel = o.FMAGFLOPS, o.FMAKernel
 	}
+	c.GPUReadGBPS, c.GPUFMAGFLOPS = max(c.GPUReadGBPS, o.GPUReadGBPS), max(c.GPUFMAGFLOPS, o.GPUFMAGFLOPS)
+	c.GPUF16GFLOPS = max(c.GPUF16GFLOPS, o.GPUF16GFLOPS)
+	if o.GPUNote != "" {
+		c.GPUNote = o.GPUNote
+	}
 	return c
 }
 
@@ -85,7 +99,8 @@ func (c Ceilings) best(o Ceilings) Ceilings {
 // ProbeGain.
 func (c Ceilings) rose(o Ceilings) bool {
 	up := func(was, now float64) bool { return now > was*(1+ProbeGain) }
-	return up(c.ReadGBPS, o.ReadGBPS) || up(c.SgemmGFLOPS, o.SgemmGFLOPS) || up(c.FMAGFLOPS, o.FMAGFLOPS)
+	return up(c.ReadGBPS, o.ReadGBPS) || up(c.SgemmGFLOPS, o.SgemmGFLOPS) || up(c.FMAGFLOPS, o.FMAGFLOPS) ||
+		up(c.GPUReadGBPS, o.GPUReadGBPS) || up(c.GPUFMAGFLOPS, o.GPUFMAGFLOPS) || up(c.GPUF16GFLOPS, o.GPUF16GFLOPS)
 }
 
 // How a Roof probes: at least ProbesBefore probes before the sweep and
@@ -245,13 +260,49 @@ func (pt *Point) readAgainst(c Ceilings, work float64, at placement) {
 	pt.ReadBWFrac, pt.Intensity, pt.RooflineFrac, pt.Bound, pt.FMAFrac = 0, 0, 0, "", 0
 	pt.setCeilings(work, at, c.ReadGBPS, c.SgemmGFLOPS)
 	pt.setFMAFrac(at, c.FMAGFLOPS)
+	pt.setGPUFracs(c)
+}
+
+// wgslImpl is the Impl of attn's GPU backend's points: the WGSL whose
+// device the GPU ceilings are of. A GPU peer's kernels are not WGSL
+// (CUDA's matrix units pass any FMA chain), and get no fraction of them.
+const wgslImpl = "attn-gpu"
+
+// setGPUFracs gives a point of attn's GPU backend that ran its fractions
+// of the GPU ceilings c measured (0 where not): its compulsory bytes
+// over its device time (GPUS, else the wall time, MedianS) against the
+// read ceiling, and its flops so timed against the FMA ceiling of its
+// dtype, f16's for an f16 point where measured, else f32's: bf16, q8,
+// q4 and fp8 points are read against f32's, which one whose plan
+// multiplies in f16 may pass (ceilingFlag says so).
+func (pt *Point) setGPUFracs(c Ceilings) {
+	pt.GPUReadFrac, pt.GPUFMAFrac = 0, 0
+	if pt.Impl != wgslImpl || pt.GBPS <= 0 || pt.MedianS <= 0 {
+		return
+	}
+	scale := 1.0 // from the wall time's rates to the device time's
+	if pt.GPUS > 0 {
+		scale = pt.MedianS / pt.GPUS
+	}
+	if c.GPUReadGBPS > 0 {
+		pt.GPUReadFrac = pt.GBPS * scale / c.GPUReadGBPS
+	}
+	fma := c.GPUFMAGFLOPS
+	if pt.DType == "f16" && c.GPUF16GFLOPS > 0 {
+		fma = c.GPUF16GFLOPS
+	}
+	if fma > 0 && pt.GFLOPS > 0 {
+		pt.GPUFMAFrac = pt.GFLOPS * scale / fma
+	}
 }
 
 // aboveRoof reports whether pt stands above the roofline, the FMA peak
-// or the read bandwidth: the arithmetic no float32 kernel passes, a roof
-// whose compute ceiling (Sgemm's) a kernel rarely passes, or traffic
-// faster than memory, which only data in the caches gives.
-func (pt *Point) aboveRoof() bool { return pt.RooflineFrac > 1 || pt.FMAFrac > 1 || pt.ReadBWFrac > 1 }
+// or the read bandwidth, or its GPU's: the arithmetic no float32 kernel
+// passes, a roof whose compute ceiling (Sgemm's) a kernel rarely passes,
+// or traffic faster than memory, which only data in the caches gives.
+func (pt *Point) aboveRoof() bool {
+	return pt.RooflineFrac > 1 || pt.FMAFrac > 1 || pt.ReadBWFrac > 1 || pt.GPUReadFrac > 1 || pt.GPUFMAFrac > 1
+}
 
 // ceilingFlag is the flag of a point still above a ceiling once measured
 // again (Point.Flag): by how much, and what may explain it, probe noise
@@ -277,10 +328,21 @@ func (pt *Point) ceilingFlag() string {
 			why = append(why, "data in cache")
 		}
 	}
+	if pt.GPUFMAFrac > 1 {
+		above = append(above, fmt.Sprintf("GPU FMA %.2f×", pt.GPUFMAFrac))
+	}
+	if pt.GPUReadFrac > 1 {
+		above = append(above, fmt.Sprintf("GPU BW %.2f×", pt.GPUReadFrac))
+		if !slices.Contains(why, "data in cache") {
+			why = append(why, "data in cache")
+		}
+	}
 	if len(above) == 0 {
 		return ""
 	}
-	if pt.DType == "f16" || pt.DType == "bf16" {
+	// A q8, q4 or fp8 point is read against the f32 FMA ceiling, and
+	// may multiply in f16 on the GPU.
+	if pt.DType == "f16" || pt.DType == "bf16" || pt.GPUFMAFrac > 1 && pt.DType != "" {
 		why = append(why, "half arithmetic")
 	}
 	why = append(why, "probe noise")

@@ -1,0 +1,52 @@
+package gpu
+
+import "time"
+
+// Ceilings are the rates WGSL reaches on a backend's device through
+// this build's binding (Backend.Ceilings): what attn's kernels could
+// reach at best, as the CPU's measured read bandwidth and FMA peak are
+// for the CPU backend. A kernel's fraction of them says how far it is
+// from what the language, the binding and the driver allow, apart from
+// what the hardware's datasheet promises.
+type Ceilings struct {
+	// ReadGBPS is a streaming read's rate in GB/s (10⁹ bytes a second):
+	// every invocation sums vec4<f32>s of one buffer, several times the
+	// size of a GPU's last-level cache.
+	ReadGBPS float64
+	// FMAGFLOPS is the rate of independent chains of vec4<f32> fma in
+	// registers, in GFLOP/s, an FMA counted as two flops; F16GFLOPS is
+	// the same in vec4<f16>, 0 where the device does not compile f16
+	// (Note says why).
+	FMAGFLOPS, F16GFLOPS float64
+	// Note says how the rates were timed (the device's timestamps or
+	// the host's clock) and why a rate is missing.
+	Note string
+}
+
+// rate is work units (bytes, flops) done in d, in billions a second;
+// 0 for a d that is not positive.
+func rate(work float64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return work / d.Seconds() / 1e9
+}
+
+// fmaFlops is the flops of one dispatch of the FMA probe: groups
+// workgroups of wg invocations, each running trips trips of its loop of
+// chains × depth fmas on vectors of lanes lanes, each fma two flops.
+func fmaFlops(groups, wg, trips, chains, depth, lanes int) float64 {
+	return 2 * float64(groups) * float64(wg) * float64(trips) * float64(chains*depth*lanes)
+}
+
+// readSum is what the read probe's workgroups sum to over one pass of a
+// buffer of n floats, element e holding e mod m (fillSource): whole
+// cycles of 0 … m−1, then the partial one.
+func readSum(n, m uint64) float64 {
+	q, r := n/m, n%m
+	sum := float64(q) * float64(m*(m-1)/2)
+	if r > 1 {
+		sum += float64(r * (r - 1) / 2)
+	}
+	return sum
+}

@@ -20,8 +20,8 @@ import (
 // registry (package shaders): they are no attention kernel, take no
 // Params, and their sources change with nothing the plan decides.
 
-// probeWG is the probes' workgroup size: the largest the kernels use
-// (plan.DecodeWG under tuning), which every WebGPU device runs.
+// probeWG is the probes' workgroup size: WebGPU's default limit of
+// invocations a workgroup, which every device runs.
 const probeWG = 256
 
 // The FMA probe's loop: fmaChains independent vec4 accumulators an
@@ -56,10 +56,11 @@ const (
 	maxSizeRounds = 6 // a probe's passes that size its work, at most
 )
 
-// readBytesGPU is the read probe's buffer on a GPU: several times any
-// GPU's last-level cache (an H200's L2 is 50 MB), within the device's
+// readBytesGPU is the read probe's buffer on a GPU: well past most
+// GPUs' last-level caches (an H200's L2 is 50 MB), within the device's
 // limits; readBytesCPU on a CPU-type adapter (lavapipe), where a pass
-// of more would take too long.
+// of more would take too long, and the host's caches may hold part of
+// it.
 const (
 	readBytesGPU = 512 << 20
 	readBytesCPU = 32 << 20

@@ -1,14 +1,15 @@
 // Package gpu is attn's WebGPU backend: the WGSL kernels of package
 // shaders run through wgpu-native (29 by default; 0.17 with -tags
-// gowebgpu) on a Vulkan adapter — a
+// gowebgpu), or through github.com/gogpu/wgpu, WebGPU in Go, with -tags
+// gogpu (no cgo), on a Vulkan adapter — a
 // real GPU, or Mesa's lavapipe on CPU-only machines
 // (apt-get install mesa-vulkan-drivers).
 //
 // Importing it registers the backend "gpu" with backend.Register at a
 // priority above the CPU's, so backend.Open("auto") prefers it and falls
-// back to the CPU, saying why, when no adapter opens. Built without cgo or
-// with -tags nogpu the package keeps its API but New returns an error
-// wrapping backend.ErrUnavailable.
+// back to the CPU, saying why, when no adapter opens. Built without cgo
+// (and without -tags gogpu) or with -tags nogpu the package keeps its API
+// but New returns an error wrapping backend.ErrUnavailable.
 //
 // # Environment
 //
@@ -320,7 +321,8 @@
 // NativeDevice and NativeBuffer: by default the *wgpu types of
 // github.com/oliverbestmann/webgpu v1.36.0 (wgpu-native 29.0.1.1), with
 // -tags gowebgpu those of github.com/rajveermalviya/go-webgpu/wgpu
-// v0.17.1 (wgpu-native 0.17).
+// v0.17.1 (wgpu-native 0.17), with -tags gogpu those of
+// github.com/gogpu/wgpu v0.31.5.
 // Import wraps n elements of a caller's wgpu buffer at an aligned offset
 // as a Buffer, with no copy, after checking its device, usage and size;
 // Export returns the wgpu buffer and offset behind any Buffer of the

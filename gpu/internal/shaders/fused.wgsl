@@ -139,7 +139,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
-    let ninf = bitcast<f32>(NEG_INF);
+    // NEG_INF named outside bitcast too: gogpu/naga v0.18.0 misses a
+    // module constant that a function names only inside bitcast<f32>(…),
+    // and then fails to resolve it, as lib/ comes after the kernel.
+    let ninf_bits = NEG_INF;
+    let ninf = bitcast<f32>(ninf_bits);
     // Dense and packed keys lie at one stride from the batch's first; a
     // paged cache's are looked up a key at a time.
     let paged = (P.flags & F_PAGED) != 0u;

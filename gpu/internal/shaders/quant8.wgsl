@@ -193,7 +193,7 @@ fn q8_block(se: u32, cw: u32, bad: ptr<function, u32>) -> u32 {
         n += select(0u, 1u, a >= 0x4afdf020u); // backend.Q8Max = 127·65520
     }
     if (n > 0u) {
-        *bad += n;
+        *bad = *bad + n; // not +=, which gogpu/naga v0.18.0 refuses through a pointer
         for (var j = 0u; j < 8u; j++) {
             o[cw + j] = 0u;
         }
@@ -251,7 +251,7 @@ fn q4_block(se: u32, cw: u32, bad: ptr<function, u32>) -> u32 {
         n += select(0u, 1u, a >= 0x48fff000u); // backend.Q4Max = 8·65520
     }
     if (n > 0u) {
-        *bad += n;
+        *bad = *bad + n;
         for (var j = 0u; j < 4u; j++) {
             o[cw + j] = 0u;
         }
@@ -323,7 +323,9 @@ fn q4_code(x: u32, sd: u32, id: u32) -> u32 {
     let sum = u32(f + 0x11000000); // S: 8.5·2²⁵ = 0x11000000
     let k0 = sum >> 25u;
     let k1 = k0 + 1u;
-    let g = 1u << (32u - countLeadingZeros(k1 - 1u));
+    // g = 2^⌈log₂k1⌉ by firstLeadingBit (−1 for 0, so g = 1 there), not
+    // 32 − countLeadingZeros, which gogpu/naga v0.18.0 computes wrong.
+    let g = 1u << (firstLeadingBit(k1 - 1u) + 1u);
     return min(select(k0, k1, sum + g >= (k1 << 25u)), 15u);
 }
 {{- end}}

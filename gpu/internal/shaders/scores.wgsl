@@ -84,7 +84,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let ma = b * P.keep_b + h * P.keep_h - P.keep_base;
     let slope = alibi_slope(h);
     let apos = alibi_pos(b);
-    let ninf = bitcast<f32>(NEG_INF);
+    // NEG_INF named outside bitcast too: gogpu/naga v0.18.0 misses a
+    // module constant that a function names only inside bitcast<f32>(…),
+    // and then fails to resolve it, as lib/ comes after the kernel.
+    let ninf_bits = NEG_INF;
+    let ninf = bitcast<f32>(ninf_bits);
     for (var r = 0u; r < RM; r++) {
         let i = ti + lid.y * RM + r;
         if (i >= P.i1) {

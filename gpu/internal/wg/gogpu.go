@@ -18,6 +18,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"sync"
 
 	"github.com/gogpu/gputypes"
 	"github.com/gogpu/wgpu"
@@ -275,6 +276,15 @@ type Device struct {
 	raw    *wgpu.Device
 	queue  *wgpu.Queue
 	shared bool
+	// zeros is the source of the copies that zero a new buffer
+	// (createBuffer), made on first use.
+	zeroOnce sync.Once
+	zeros    *wgpu.Buffer
+	zeroErr  error
+	// wmu orders writes and submissions for held, the references
+	// WriteBuffer takes until the writes have run.
+	wmu  sync.Mutex
+	held []held
 }
 
 // WrapDevice is a caller's device; its Release leaves the device alone.
@@ -286,6 +296,10 @@ func WrapDevice(d *NativeDevice) (*Device, error) {
 }
 
 func (d *Device) Release() {
+	d.dropHeld()
+	if d.zeros != nil {
+		d.zeros.Release()
+	}
 	if !d.shared {
 		d.raw.Release()
 	}

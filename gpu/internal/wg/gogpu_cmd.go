@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/attn-go/attn/backend"
 	"github.com/gogpu/gputypes"
 	"github.com/gogpu/wgpu"
 )
@@ -72,19 +73,158 @@ func (p *pass) DispatchWorkgroups(x, y, z uint32) {
 // nothing after it.
 func (p *pass) Release() {}
 
+// createBuffer makes a buffer and zeroes it, as WebGPU has every new
+// buffer read: the binding hands out its memory as it finds it (a
+// buffer made after another was freed reads the old one's values). A
+// buffer that may be copied into gets copies of the device's zero
+// buffer, submitted ahead of any work that uses it: copies, unlike the
+// binding's ClearBuffer, hold the buffer until they have run (a buffer
+// released at once would otherwise be freed under the fill) and order
+// the work after them. Another buffer is mapped at creation (into
+// host-visible memory) and zeroed there.
 func (d *Device) createBuffer(label string, size uint64, usage Usage) (*wgpu.Buffer, error) {
-	return d.raw.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: size, Usage: gputypes.BufferUsage(usage)})
+	atCreation := usage&UsageCopyDst == 0
+	b, err := d.raw.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: size, Usage: gputypes.BufferUsage(usage), MappedAtCreation: atCreation})
+	if err != nil || size == 0 {
+		return b, err
+	}
+	if atCreation {
+		err = zeroMapped(b, size)
+	} else {
+		err = d.zero(b, size&^3) // copies move whole words; no binding reaches the rest
+	}
+	if err != nil {
+		b.Release()
+		return nil, fmt.Errorf("zeroing a new buffer: %w", err)
+	}
+	return b, nil
+}
+
+// zeroMapped zeroes b, mapped at creation, and unmaps it.
+func zeroMapped(b *wgpu.Buffer, size uint64) error {
+	r, err := b.MappedRange(0, size)
+	if err != nil {
+		return err
+	}
+	clear(r.Bytes())
+	r.Release()
+	return b.Unmap()
+}
+
+// zeroBytes is the size of a device's zero buffer, the source of zero
+// copies.
+const zeroBytes = 1 << 20
+
+// zero submits copies of the device's zero buffer over size bytes of b.
+func (d *Device) zero(b *wgpu.Buffer, size uint64) error {
+	d.zeroOnce.Do(func() {
+		z, err := d.raw.CreateBuffer(&wgpu.BufferDescriptor{Label: "attn zeros", Size: zeroBytes,
+			Usage: gputypes.BufferUsageCopySrc | gputypes.BufferUsageCopyDst})
+		if err == nil {
+			// The queue writes it ahead of the first submission's work.
+			if err = d.queue.WriteBuffer(z, 0, make([]byte, zeroBytes)); err != nil {
+				z.Release()
+			}
+		}
+		d.zeros, d.zeroErr = z, err
+	})
+	if d.zeroErr != nil {
+		return d.zeroErr
+	}
+	e, err := d.raw.CreateCommandEncoder(nil)
+	if err != nil {
+		return err
+	}
+	for off := uint64(0); off < size; off += zeroBytes {
+		e.CopyBufferToBuffer(d.zeros, 0, b, off, min(zeroBytes, size-off))
+	}
+	cmd, err := e.Finish()
+	if err != nil {
+		return err
+	}
+	defer cmd.Release()
+	return d.submit(cmd)
 }
 
 // WriteBuffer writes data into b from byte offset, in queue order: the
 // binding records the write and makes it before the next submission's
-// work.
+// work. It takes no reference to b for the write, so a buffer released
+// before that submission has run would be freed under it (the process
+// dies in the driver): wg holds a reference of its own (hold) until
+// then.
 func (d *Device) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
-	return d.queue.WriteBuffer(b.raw, offset, data)
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if err := d.queue.WriteBuffer(b.raw, offset, data); err != nil {
+		return err
+	}
+	r, err := Reference(b.raw)
+	if err != nil {
+		return err
+	}
+	d.held = append(d.held, held{buf: r.raw})
+	return nil
 }
 
+// held is a reference WriteBuffer took, dropped once the submission that
+// carried the write (sub, 0 until there is one) has run.
+type held struct {
+	buf *wgpu.Buffer
+	sub uint64
+}
+
+// submit submits cmd, gives the references held for the writes it
+// carries its index, and drops those whose submission has run.
+func (d *Device) submit(cmd *wgpu.CommandBuffer) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	sub, err := d.queue.Submit(cmd)
+	if err != nil {
+		return err
+	}
+	done := d.queue.Poll()
+	kept := d.held[:0]
+	for _, h := range d.held {
+		if h.sub == 0 {
+			h.sub = sub
+		}
+		if h.sub <= done {
+			h.buf.Release()
+			continue
+		}
+		kept = append(kept, h)
+	}
+	clear(d.held[len(kept):])
+	d.held = kept
+	return nil
+}
+
+// dropHeld drops every reference WriteBuffer holds, once the device is
+// idle.
+func (d *Device) dropHeld() {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if len(d.held) == 0 {
+		return
+	}
+	_ = d.raw.WaitIdle() // an error is a lost device, whose buffers go with it
+	for _, h := range d.held {
+		h.buf.Release()
+	}
+	d.held = nil
+}
+
+// createModule compiles wgsl with the binding's compiler, gogpu/naga. A
+// kernel of attn's that it refuses is one that the default build's
+// compiler (Rust naga) takes, so the refusal is the compiler's gap: it
+// wraps backend.ErrUnsupported, and the op that needs the kernel is
+// refused, saying so, in this build.
 func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
-	return d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: wgsl})
+	m, err := d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: wgsl})
+	if err != nil {
+		return nil, fmt.Errorf("%w: this build's compiler (%s) refuses the kernel: %w", backend.ErrUnsupported, linked(), err)
+	}
+	return m, nil
 }
 
 // bindingTypes is each BindingType as gputypes names it.
@@ -191,7 +331,4 @@ func (e *Encoder) finish() (*wgpu.CommandBuffer, error) { return e.raw.raw.Finis
 
 // Submit submits cmd to the device's queue; the binding checks it first
 // (a destroyed buffer, a second submission) and says why it refuses.
-func (d *Device) Submit(cmd *CommandBuffer) error {
-	_, err := d.queue.Submit(cmd.raw)
-	return err
-}
+func (d *Device) Submit(cmd *CommandBuffer) error { return d.submit(cmd.raw) }

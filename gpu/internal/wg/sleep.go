@@ -14,12 +14,10 @@ import (
 //
 // The sleeps are the kernel's nanosleep (pollSleep: the C library's in a
 // cgo build, the system call's in a pure-Go one), not time.Sleep:
-// Go's timers wake a sleeping process a millisecond at a time, so
-// time.Sleep(20 µs) took 1.13 ms (median of 200) on a 2-core Xeon VM,
-// where nanosleep took 0.10 ms; every op on lavapipe, whose kernels
-// outlast the spin, paid that. With Go's sleeps, a decoding step of 8
-// heads over 256 keys took 1.5–2.2 ms of wall time for 0.5–1.1 ms of
-// device time there.
+// Go's timers can wake a short sleep up to a millisecond late, which
+// every op whose kernels outlast the spin (all of them on lavapipe) would
+// pay, where nanosleep wakes within the kernel's timer slack. The commit
+// that made the sleeps nanosleep has the measurements.
 const (
 	pollMinSleep = 20 * time.Microsecond
 	pollMaxSleep = 200 * time.Microsecond

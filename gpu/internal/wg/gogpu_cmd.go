@@ -250,7 +250,15 @@ func (d *Device) createPipeline(label string, layout *wgpu.PipelineLayout, modul
 	return d.raw.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Layout: layout, Module: module, EntryPoint: entry})
 }
 
+// createGroup binds entries; a destroyed buffer among them is refused
+// here, in words, where the binding's Vulkan layer would report a nil
+// resource.
 func (d *Device) createGroup(bgl *wgpu.BindGroupLayout, entries []Entry) (*wgpu.BindGroup, error) {
+	for i, e := range entries {
+		if destroyed(e.Buffer.raw) {
+			return nil, fmt.Errorf("gpu: bind group slot %d: the buffer is destroyed", i)
+		}
+	}
 	es := bySlot(entries, func(slot uint32, e Entry) wgpu.BindGroupEntry {
 		return wgpu.BindGroupEntry{Binding: slot, Buffer: e.Buffer.raw, Offset: e.Offset, Size: e.Size}
 	})

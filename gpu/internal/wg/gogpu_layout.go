@@ -73,14 +73,20 @@ func (b *Buffer) Release() { b.raw.Release() }
 // of its own. attn destroys only buffers whose one handle is its own.
 func (b *Buffer) Destroy() { b.raw.Release() }
 
-// DestroyOnly frees the buffer's memory now and keeps the handle, through
-// the binding's core buffer (tests: binding or mapping a destroyed
-// buffer). It panics where the mirror no longer matches.
+// DestroyOnly frees the buffer's memory and keeps the handle, through the
+// binding's core buffer (tests: binding or mapping a destroyed buffer).
+// The core frees it at once, work in flight or not, so the device is
+// waited for first: a copy still running would write freed memory. A
+// map waiting is failed. It panics where the mirror no longer matches.
 func (b *Buffer) DestroyOnly() {
 	if err := checkLayout(); err != nil {
 		panic(err)
 	}
-	mirrorOf(b.raw).core.Destroy()
+	m := mirrorOf(b.raw)
+	if m.device != nil {
+		_ = m.device.WaitIdle() // an error is a lost device, whose work is over
+	}
+	m.core.Destroy()
 }
 
 // Mapped is size bytes of the mapped buffer from offset, valid until
@@ -140,8 +146,18 @@ func (d *Device) Alive(b *Buffer, offset, size uint64) error {
 	if err := checkLayout(); err != nil {
 		return err
 	}
-	if c := mirrorOf(b.raw).core; c == nil || c.IsDestroyed() {
+	if destroyed(b.raw) {
 		return errors.New("gpu: the buffer is destroyed")
 	}
 	return nil
+}
+
+// destroyed reports whether the binding's core says b is destroyed;
+// false where the mirror does not match, as nothing is known then.
+func destroyed(b *wgpu.Buffer) bool {
+	if checkLayout() != nil {
+		return false
+	}
+	c := mirrorOf(b).core
+	return c == nil || c.IsDestroyed()
 }

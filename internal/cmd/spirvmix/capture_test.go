@@ -27,17 +27,7 @@ func TestMain(m *testing.M) {
 // and spirv-tools, and skips without them, except under CI, where
 // .ci/deps installs them; and a WebGPU adapter, as gputest says.
 func TestCapture(t *testing.T) {
-	if err := checkTools(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %v", err)
-		}
-		t.Skipf("%v", err)
-	}
-	be, err := kernels.Open("gpu")
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	be.Close()
+	needCapture(t)
 	w, _ := findWorkload("fused-gqa")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -80,17 +70,7 @@ func TestCapture(t *testing.T) {
 // put the kernels in their subgroup form, as on a GPU. It needs the tools
 // TestCapture does, and skips as it does.
 func TestDecodeMix(t *testing.T) {
-	if err := checkTools(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %v", err)
-		}
-		t.Skipf("%v", err)
-	}
-	be, err := kernels.Open("gpu")
-	if err != nil {
-		gputest.Unavailable(t, err)
-	}
-	be.Close()
+	needCapture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	tile := map[string]spirvmix.Counts{}
@@ -136,4 +116,23 @@ func TestDecodeMix(t *testing.T) {
 	if q4, q8 := tile["decode-q4"], tile["decode-q8"]; q4.GlobalLoadBytes >= q8.GlobalLoadBytes {
 		t.Errorf("q4's tile loop loads %d bytes, q8's %d: want fewer", q4.GlobalLoadBytes, q8.GlobalLoadBytes)
 	}
+}
+
+// needCapture skips t where the capture cannot run, saying why: without
+// gfxreconstruct and spirv-tools (except under CI, where .ci/deps
+// installs them and their absence fails t), or without a WebGPU adapter,
+// as gputest says.
+func needCapture(t *testing.T) {
+	t.Helper()
+	if err := checkTools(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %v", err)
+		}
+		t.Skipf("%v", err)
+	}
+	be, err := kernels.Open("gpu")
+	if err != nil {
+		gputest.Unavailable(t, err)
+	}
+	be.Close()
 }

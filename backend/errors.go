@@ -66,7 +66,7 @@ func (e *sizedError) Unwrap() error { return e.sentinel }
 // wrapped with the sentinel at its end ("cpu: alloc: attn: released"
 // becomes "attn: released: <context>: cpu: alloc"). The result wraps err,
 // so errors.Is and errors.As see what it did. An err that wraps no
-// sentinel gets the context in front, as Wrapf("%s: %w", "%s") would
+// sentinel gets the context in front, as fmt.Errorf("%s: %w") would
 // give it; a nil err is nil.
 func Wrapf(err error, format string, args ...any) error {
 	if err == nil {

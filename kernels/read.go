@@ -68,7 +68,16 @@ func (c *kv) read(n int, segs func(yield func(seg, size, at, rows int) error) er
 	for i := range out {
 		dim, pitch := dims[i], pitches[i]
 		t := &Tensor{Shape: []int{n, heads, dim}, Data: make([]float32, n*heads*dim)}
-		scales := c.scalesOf(bufs[i]) // K's under V from K: the same buffer
+		if i == 1 && c.cfg.vFromK() {
+			// V is K's first Dv columns, at K's scales: already read.
+			k := out[0]
+			for r := range n * heads {
+				copy(t.Data[r*dim:][:dim], k.Data[r*k.Shape[2]:])
+			}
+			out[i] = t
+			continue
+		}
+		scales := c.scalesOf(bufs[i])
 		// place copies rows of pitch values (heads of one row under BNHD,
 		// rows of head h under BHND) into t, dim values a row.
 		place := func(src []float32, row0, h int) {

@@ -60,8 +60,9 @@ func TestOpenNamedGPU(t *testing.T) {
 	if !errors.Is(err, backend.ErrUnavailable) {
 		t.Errorf(`Open("gpu") = %v, want ErrUnavailable`, err)
 	}
-	if !strings.HasPrefix(err.Error(), "gpu: ") {
-		t.Errorf(`Open("gpu") error %q does not name the backend`, err)
+	// attn's errors read "attn: <sentinel>: <where>: <what>".
+	if want := backend.ErrUnavailable.Error() + ": gpu: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf(`Open("gpu") error %q does not name the backend: want it to start %q`, err, want)
 	}
 }
 

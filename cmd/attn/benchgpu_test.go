@@ -1,3 +1,5 @@
+//go:build (cgo || gogpu) && !nogpu
+
 package main
 
 import (

@@ -32,7 +32,8 @@
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
 #          then f16, q8 and q4 caches read a vec4 a load (decode.wide=1),
-#          prefill with f16 inputs, then what an empty dispatch costs
+#          fusedtile.wgsl at D = 128 without its loads ahead
+#          (tile.ahead=1), prefill with f16 inputs, then what an empty dispatch costs
 #          (BenchmarkDispatch) and what recording a layer costs the host
 #          (BenchmarkRecord). GPU_HW_FULL=1 adds the A/B sweeps of earlier
 #          runs: fusedtile.wgsl at D = 64 (ATTN_GPU_PREFILL=tile), the
@@ -378,6 +379,11 @@ run() {
 		# than f32, and q4 no faster than f16, their tiles' loads as many
 		# as f32's for fewer bytes.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16,q8,q4 -budget "$budget"
+		# fusedtile.wgsl without its loads ahead (tile.ahead=1: each
+		# K and V tile loaded after the barrier before its use, as the
+		# H200 ran it on 2026-11-28), beside the default's prefill at D
+		# = 128 above.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=tile.ahead=1 sweep prefill-noahead -heads 8 -d 128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		[[ -n ${GPU_HW_FULL:-} ]] && sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"

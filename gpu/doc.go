@@ -52,6 +52,10 @@
 //     plan's fusedloop.wgsl keeps its loops), decode.pv (how many of an
 //     invocation's keys of a tile fuseddecode.wgsl's P·V loop writes
 //     out a trip, their V loads issued together: 64, the whole loop),
+//     tile.ahead (the most vec4s of a K or V tile one fusedtile.wgsl
+//     invocation loads into registers ahead of their use, the next
+//     tile's K during a tile's scores and its V before them: 8; 1 loads
+//     none ahead),
 //     decode.wide (the most vec4s of a half K or V one fuseddecode.wgsl
 //     invocation reads a load, within the head dim's unit of 8 or 16
 //     halves, 1 also reading an 8-bit or 4-bit one a vec4 a load rather

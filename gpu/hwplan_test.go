@@ -195,7 +195,8 @@ func TestParityTuned(t *testing.T) {
 
 // TestParityUnrolled runs the hardware plan's fused kernels with their
 // constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
-// loop.unroll and decode.unroll: the kernels' UN; decode.pv:
+// loop.unroll and decode.unroll: the kernels' UN; tile.ahead=1:
+// fusedtile.wgsl without its loads ahead, AH = 0; decode.pv:
 // fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
 // a trip's last iteration; merge.unroll: merge.wgsl's parts, over 3 and
 // 15 of them): none (1, the loops kept, as the defaults of decode.pv and
@@ -224,6 +225,7 @@ func TestParityUnrolled(t *testing.T) {
 	}{
 		{"tile.unroll=1", "tile", prefill},
 		{"tile.unroll=64", "tile", prefill},
+		{"tile.ahead=1", "tile", prefill},
 		{"loop.unroll=4", "loop", prefill},
 		{"loop.unroll=1", "", prefill[:1]},
 		{"decode.unroll=4", "", decode},
@@ -247,8 +249,11 @@ func TestParityUnrolled(t *testing.T) {
 				un := -1
 				switch s := gpu.FusedSpec(g, p).(type) {
 				case shaders.FusedTileConsts:
-					if knob == "tile.unroll" {
+					switch knob {
+					case "tile.unroll":
 						un = s.UN
+					case "tile.ahead":
+						un = 1 - s.AH // 1: no loads ahead (AH = 0)
 					}
 				case shaders.FusedLoopConsts:
 					if knob == "loop.unroll" {

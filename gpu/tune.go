@@ -120,8 +120,9 @@ type tuneClass struct {
 	// The final race's medians, summed over the cases.
 	defT, bestT time.Duration
 	note        string // why the class kept the defaults, where it did
-	// checkT is how long checking the defaults took: what checking a
-	// candidate may take, its kernels compiled afresh.
+	// checkT is how long checking the defaults took, then the longest
+	// check of a candidate: what checking the next may take, its
+	// kernels compiled afresh.
 	checkT time.Duration
 }
 
@@ -568,7 +569,13 @@ func (tn *tuner) sweepKnob(ctx context.Context, cl *tuneClass, k plan.KnobInfo, 
 			// run past the budget is not started.
 			return false
 		}
-		if err := tn.checkAll(ctx, cl, t); err != nil {
+		t0 := time.Now()
+		err = tn.checkAll(ctx, cl, t)
+		// The longest check so far is what the next may take: a
+		// candidate's kernels compile afresh, where the defaults' may
+		// have come from the driver's cache.
+		cl.checkT = max(cl.checkT, time.Since(t0))
+		if err != nil {
 			if ctx.Err() != nil {
 				return false
 			}

@@ -294,6 +294,12 @@ func TestTileKernel(t *testing.T) {
 					t.Errorf("%s = %+v: %v", where, c, err)
 				}
 				nkg := tileWG / (c.BR / c.RM)
+				// Loads ahead (AH) where an invocation's share of a K or
+				// V tile is at most tileAhead vec4s, and only there.
+				ahead := max(CeilDiv(c.BC*CeilDiv(d, 4), tileWG), CeilDiv(c.BC*CeilDiv(dv, 4), tileWG))
+				if want := ahead <= tileAhead; (c.AH == 1) != want {
+					t.Errorf("%s = %+v: AH = %d, want it %t (%d vec4s an invocation a tile)", where, c, c.AH, want, ahead)
+				}
 				if c.WorkgroupBytes() > mem || c.RM*CeilDiv(CeilDiv(dv, 4), nkg) > tileMaxReg || c.RM*c.RN > tileMaxReg ||
 					c.BR > tileMaxRows || c.BC > tileMaxKeys || c.D != d || c.DV != dv {
 					t.Errorf("%s = %+v (%d bytes): past a bound", where, c, c.WorkgroupBytes())
@@ -304,9 +310,18 @@ func TestTileKernel(t *testing.T) {
 	for _, c := range []struct {
 		mem, d, br, bc int
 	}{{49152, 64, 64, 32}, {49152, 128, 64, 16}, {32768, 64, 64, 16}, {32768, 128, 32, 16}} {
-		if got, ok := defaultTuning.tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 {
-			t.Errorf("defaultTuning.tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys", c.mem, c.d, c.d, got, ok, c.br, c.bc)
+		if got, ok := defaultTuning.tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 || got.AH != 1 {
+			t.Errorf("defaultTuning.tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys, loaded ahead", c.mem, c.d, c.d, got, ok, c.br, c.bc)
 		}
+	}
+	// tile.ahead=1 turns the loads ahead off, and nothing else.
+	off, err := parseTuning("tile.ahead=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, _ := defaultTuning.tileKernel(49152, 128, 128)
+	if got, _ := off.tileKernel(49152, 128, 128); got.AH != 0 || func() bool { got.AH = 1; return got != on }() {
+		t.Errorf("tile.ahead=1: tileKernel(49152, 128, 128) = %+v, want %+v without AH", got, on)
 	}
 	for _, c := range []struct {
 		setting string

@@ -27,6 +27,16 @@ const (
 	// loops, about as fast as 32 a trip and as wgpu-native 0.17, which
 	// bounds no loop, with the loops as loops (docs/gpu.md, Tuning).
 	tileUnroll = 4
+	// tileAhead is the most vec4s of a K or V tile an invocation loads
+	// ahead into registers (FusedTileConsts.AH; 1: none): at D = 128 on
+	// an H100's 64 × 16 tiles, four of each, 32 registers. A tile's
+	// loads waited for at once after each barrier left the workgroup
+	// idle for a device-memory round trip a tile, which the few
+	// workgroups a compute unit holds (48 KiB of workgroup memory each)
+	// cannot cover; FlashAttention-2 loads the next tile while it
+	// computes on this one for the same reason. Not yet timed on a GPU
+	// (bench/gpu-hw.sh's prefill-ahead sweep sets tile.ahead=1 beside it).
+	tileAhead = 8
 )
 
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims
@@ -75,6 +85,9 @@ func (t Tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 			nkg := t.tileWG / nrg
 			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
 				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv, UN: t.tileUnroll}
+				if ahead := max(CeilDiv(bc*CeilDiv(d, 4), t.tileWG), CeilDiv(bc*CeilDiv(dv, 4), t.tileWG)); t.tileAhead > 1 && ahead <= t.tileAhead {
+					c.AH = 1
+				}
 				cn := CeilDiv(CeilDiv(dv, 4), nkg)
 				if bc%nkg != 0 || rm*cn > t.tileReg || rm*c.RN > t.tileReg || c.WorkgroupBytes() > mem || shaders.Check(c) != nil {
 					continue

@@ -36,6 +36,7 @@ type Tuning struct {
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
 	tileUnroll                       int // and iterations of its constant-trip loops written out a trip
+	tileAhead                        int // and most vec4s of a K or V tile an invocation loads ahead into registers
 	loopUnroll                       int // fusedloop.wgsl's iterations of its loops over the head dims written out a trip
 	StepFlush                        int // the dispatches a step records before submitting them without a wait
 }
@@ -46,7 +47,7 @@ var defaultTuning = Tuning{
 	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide,
 	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll,
 	splitTarget: hardwareSplitTarget,
-	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll,
+	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll, tileAhead: tileAhead,
 	loopUnroll: loopUnroll,
 	StepFlush:  MaxPerSubmit,
 }
@@ -79,6 +80,7 @@ var knobs = []knob{
 	{"tile.keys", func(t *Tuning) *int { return &t.tileKeys }, 4, 256, "fusedtile.wgsl's most keys a tile"},
 	{"tile.reg", func(t *Tuning) *int { return &t.tileReg }, 1, 64, "fusedtile.wgsl's most vec4s in an invocation's register block"},
 	{"tile.unroll", func(t *Tuning) *int { return &t.tileUnroll }, 1, 64, "fusedtile.wgsl's iterations of a loop with a constant trip count (head dim, a tile's keys, a block of scores, staging a tile) written out a trip"},
+	{"tile.ahead", func(t *Tuning) *int { return &t.tileAhead }, 1, 16, "fusedtile.wgsl's most vec4s of a K or V tile an invocation loads into registers ahead of their use (the next tile's K during a tile's scores, its V before them); 1: none, each tile loaded after the barrier before its use"},
 	{"loop.unroll", func(t *Tuning) *int { return &t.loopUnroll }, 1, 256, "fusedloop.wgsl's iterations of a loop over the head dims or staging a tile written out a trip (the whole loop where it reaches the head dim's vec4s: its arrays then stay in registers)"},
 	{"step.flush", func(t *Tuning) *int { return &t.StepFlush }, 1, MaxPerSubmit, "the dispatches a step records before it submits them without a wait, so that the device runs them while the host records the rest"},
 }

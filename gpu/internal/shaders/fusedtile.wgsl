@@ -31,6 +31,14 @@
 //      adds p·v over the tile's keys, each weight read serving CN
 //      columns and each V vec4 RM rows.
 //
+// Under AH each invocation holds its vec4s of the next tile's K, and of
+// this tile's V, in registers: it issues the next tile's K loads and
+// this tile's V loads right after staging this tile's K, so that they
+// are in flight through the scores (and V's through the softmax), and
+// stores them after the barriers, as FlashAttention-2 loads the next
+// tile while it computes on this one; without AH a tile's loads are
+// issued after the barrier before their use and waited for at once.
+//
 // The softmax is per block of keys, not per key (one maximum and one
 // rescale a row a tile), and an invocation keeps only RM·CN output vec4s
 // in registers however wide the head: q lives in workgroup memory, so
@@ -82,6 +90,35 @@ var<workgroup> ms: array<f32, BR>;
 var<workgroup> ls: array<f32, BR>;
 var<workgroup> cs: array<f32, BR>;
 var<workgroup> spans: array<vec2<u32>, BR>;
+{{- if .AH}}
+
+// k_tile_at and v_tile_at are vec4 x of the K or V tile of keys from js
+// (x < BC·D4 or BC·DV4; zeros past jend or past the tile), read from
+// KV head offset ka or va: the staging loads that AH issues ahead.
+fn k_tile_at(x: u32, js: u32, jend: u32, ka: u32, b: u32, paged: bool) -> vec4<f32> {
+    let j = js + x / D4;
+    if (x >= BC * D4 || j >= jend) {
+        return vec4<f32>(0.0);
+    }
+    var kr = j * P.k_r;
+    if (paged) {
+        kr = kv_row(b, j, P.k_b, P.k_r);
+    }
+    return load_k(ka + kr, x % D4);
+}
+
+fn v_tile_at(x: u32, js: u32, jend: u32, va: u32, b: u32, paged: bool) -> vec4<f32> {
+    let j = js + x / DV4;
+    if (x >= BC * DV4 || j >= jend) {
+        return vec4<f32>(0.0);
+    }
+    var vr = j * P.v_r;
+    if (paged) {
+        vr = kv_row(b, j, P.v_b, P.v_r);
+    }
+    return load_v(va + vr, x % DV4);
+}
+{{- end}}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
@@ -164,6 +201,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
 
+{{- $nk := ceildiv (mul .BC .D4) .WG}}
+{{- $nw := ceildiv (mul .BC .DV4) .WG}}
+{{- if .AH}}
+    // The next tile's K, loaded ahead (AH): kpj is the tile it holds
+    // (jend: none).
+    var kpj = jend;
+{{- range $i := seq $nk}}
+    var kp{{$i}} = vec4<f32>(0.0);
+{{- end}}
+{{- end}}
+
     for (var jt = jstart; jt < jend; jt += BC) {
         if (has_blocks) {
             // A tile whose blocks are all off is never computed: no K or V
@@ -176,7 +224,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-{{- $nk := ceildiv (mul .BC .D4) .WG}}
+{{- if .AH}}
+        // Stage the tile's K from the registers its loads went to during
+        // the last tile (a = 1), or load it now first (a = 0: the first
+        // tile, or one after a skipped tile), then load the next tile's
+        // K into them, and this tile's V: both in flight through the
+        // scores (and V through the softmax), not waited for at once
+        // after a barrier.
+        for (var a = select(0u, 1u, kpj == jt); a < 2u; a++) {
+            if (a == 1u) {
+{{- range $i := seq $nk}}
+                {
+                    let x = t + {{$i}}u * WG;
+                    if (x < BC * D4) {
+                        kvs[(x / D4) * KP + x % D4] = kp{{$i}};
+                    }
+                }
+{{- end}}
+            }
+{{- range $i := seq $nk}}
+            kp{{$i}} = k_tile_at(t + {{$i}}u * WG, jt + a * BC, jend, ka, b, paged);
+{{- end}}
+        }
+        kpj = jt + BC;
+{{- range $i := seq $nw}}
+        let vp{{$i}} = v_tile_at(t + {{$i}}u * WG, jt, jend, va, b, paged);
+{{- end}}
+{{- else}}
 {{- $fk := unroll $nk .UN}}
         {{sloop "x" "t" "BC * D4" $nk $fk}}
 {{- range $i := seq $fk}}
@@ -195,6 +269,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{- sdone $fk 8}}
 {{- end}}
         }
+{{- end}}
         workgroupBarrier();
 {{- range $x := seq .RM}}
 {{- range $y := seq $.RN}}
@@ -315,7 +390,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ls[t] = ls[t] * c + sum;
         }
 {{- end}}
-{{- $nw := ceildiv (mul .BC .DV4) .WG}}
+{{- if .AH}}
+{{- range $i := seq $nw}}
+        {
+            let x = t + {{$i}}u * WG;
+            if (x < BC * DV4) {
+                kvs[x] = vp{{$i}};
+            }
+        }
+{{- end}}
+{{- else}}
 {{- $fw := unroll $nw .UN}}
         {{sloop "x" "t" "BC * DV4" $nw $fw}}
 {{- range $i := seq $fw}}
@@ -334,6 +418,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{- sdone $fw 8}}
 {{- end}}
         }
+{{- end}}
         workgroupBarrier();
 {{- range $x := seq .RM}}
         let c{{$x}} = cs[rg + {{$x}}u * NRG];

@@ -114,7 +114,13 @@ type FusedTileConsts struct {
 	// (over the head dim, a tile's keys, a block of scores, an
 	// invocation's share of staging a tile) one trip writes out (the
 	// template's unroll; 0 or 1: none).
-	UN            int `shaders:"input"`
+	UN int `shaders:"input"`
+	// AH is 1 where an invocation loads its vec4s of the next tile's K
+	// during this tile's scores, and of this tile's V before them, into
+	// registers (⌈BC·D4/WG⌉ and ⌈BC·DV4/WG⌉ of them), so that a tile's
+	// loads are in flight while the workgroup computes; 0: each tile is
+	// loaded after the barrier before its use, and waited for at once.
+	AH            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row softmax by subgroups (a subgroup a row at a
@@ -324,11 +330,16 @@ func (c FusedTileConsts) derived() []Const {
 //
 // (the queries' staging; per tile of BC keys the K tile's staging, the
 // scores' dot products and masks, a row's maximum and weights, the V
-// tile's staging and the P·V sums).
+// tile's staging and the P·V sums); under AH the staging of a tile is
+// written out, its K in a loop of at most two iterations.
 func (c FusedTileConsts) Iterations(keys int) int {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	tiles := (keys + c.BC - 1) / c.BC
-	perTile := (c.BC*d4+c.WG-1)/c.WG + d4 + c.RM*c.RN + 2*c.BC + (c.BC*dv4+c.WG-1)/c.WG + c.BC
+	staging := (c.BC*d4+c.WG-1)/c.WG + (c.BC*dv4+c.WG-1)/c.WG
+	if c.AH != 0 {
+		staging = 2
+	}
+	perTile := staging + d4 + c.RM*c.RN + 2*c.BC + c.BC
 	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile
 }
 

@@ -39,7 +39,9 @@
 #          runs: fusedtile.wgsl at D = 64 (ATTN_GPU_PREFILL=tile), the
 #          loops of decoding and merging kept as loops (decode.pv=1,
 #          merge.unroll=1), 16 sequences of 8192 keys, and prefill and
-#          decoding under the old binding (attn-gowebgpu, -tags gowebgpu)
+#          decoding under the old binding (attn-gowebgpu, -tags gowebgpu);
+#          always, prefill and decoding in f32 under the pure-Go binding
+#          (attn-gogpu, -tags gogpu, no cgo)
 #   more   the newer paths on the GPU: q8, fp8 and q4 caches decoding
 #          beside f16 (B=1, 32 query heads over 8 KV heads, D=128, one
 #          query over 4096 and 32768 keys), a 32-token draft tree over
@@ -112,16 +114,22 @@ build() {
 	# The old binding (go-webgpu, wgpu-native 0.17) beside v27: which of
 	# the two made the H100's prefill slower (issue 59, 2026-11-26).
 	go build -tags gowebgpu -ldflags="-s -w" -o "$dir/attn-gowebgpu" ./cmd/attn
+	# The pure-Go binding (gogpu/wgpu, no cgo), whose naga writes no loop
+	# counters and no index clamps into the SPIR-V: what wgpu-native's
+	# loop bounding costs the same kernels (issue 91; f32 only, as that
+	# device has no shader-f16, and timed by wall clock, as it has no
+	# timestamp queries).
+	CGO_ENABLED=0 go build -tags gogpu -ldflags="-s -w" -o "$dir/attn-gogpu" ./cmd/attn
 	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
 	go test -c -ldflags="-s -w" -o "$dir/conformance.test" ./gpu/conformance
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
 	go test -c -ldflags="-s -w" -o "$dir/sgemm.test" ./cpu/internal/sgemm
 	go test -c -ldflags="-s -w" -o "$dir/cpu.test" ./cpu
 	cp bench/torchsdpa.py "$dir/"
-	# xz takes the six binaries from about 130 MB to about 37: what
+	# xz takes the binaries from about 140 MB to about 40: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test" "$dir/cpu.test"
+	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/attn-gogpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test" "$dir/cpu.test"
 	# ggml-vulkan's libraries (bench/peers/install.sh), for the peer
 	# beside attn's decoding sweep: about 5 MB packed.
 	local ggml=$root/bench/peers/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
@@ -394,6 +402,12 @@ run() {
 		if [[ -n ${GPU_HW_FULL:-} && -x $bin/attn-gowebgpu ]]; then
 			attn_exe=attn-gowebgpu sweep prefill-gowebgpu -heads 8 -d 64,128 "${pre1[@]}" -budget "$budget"
 			attn_exe=attn-gowebgpu sweep decode-gowebgpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
+		fi
+		# The pure-Go binding on the same plan: its SPIR-V has no loop
+		# counters or index clamps (issue 91), f32 alone.
+		if [[ -x $bin/attn-gogpu ]]; then
+			ATTN_GPU_PLAN=hardware attn_exe=attn-gogpu sweep prefill-gogpu -heads 8 -d 64,128 "${pre1[@]}" -dtype f32 -budget "$budget"
+			ATTN_GPU_PLAN=hardware attn_exe=attn-gogpu sweep decode-gogpu -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32 -budget "$budget"
 		fi
 		# What a dispatch costs with no work in it, the floor of a step,
 		# and what recording a layer costs this host (issue 24: 32 layers

@@ -29,6 +29,11 @@ type Counts struct {
 	// Workgroup memory.
 	WorkgroupLoads  int `json:"workgroup_loads"`
 	WorkgroupStores int `json:"workgroup_stores"`
+	// DeadLoads: OpLoads from storage, uniform or workgroup memory whose
+	// result no instruction uses, which a driver drops: not counted as
+	// loads (gogpu/naga writes a load again at each use of a let bound
+	// to one, and one of an element before a store to it).
+	DeadLoads int `json:"dead_loads,omitempty"`
 	// Barriers: OpControlBarrier.
 	Barriers int `json:"barriers"`
 	// Counters: naga's loop-bounding counters (a vec2<u32> loaded,
@@ -62,6 +67,7 @@ func (c *Counts) add(o Counts) {
 	c.UniformLoads += o.UniformLoads
 	c.WorkgroupLoads += o.WorkgroupLoads
 	c.WorkgroupStores += o.WorkgroupStores
+	c.DeadLoads += o.DeadLoads
 	c.Barriers += o.Barriers
 	c.Counters += o.Counters
 	c.CounterInstrs += o.CounterInstrs
@@ -191,6 +197,10 @@ func (m *module) count(in Inst, index map[string]string) Counts {
 		}
 	case "OpLoad":
 		if len(in.Args) > 1 {
+			if class := m.storage(in.Args[1]); !m.used[in.Result] && (class == "StorageBuffer" || class == "Uniform" || class == "Workgroup") {
+				c.DeadLoads = 1
+				break
+			}
 			switch m.storage(in.Args[1]) {
 			case "StorageBuffer":
 				c.GlobalLoads, c.GlobalLoadBytes = 1, m.size(resType)

@@ -176,3 +176,51 @@ func TestHot(t *testing.T) {
 		t.Errorf("Hot of no loops = %v, want nil", h)
 	}
 }
+
+// TestDeadLoads: a load whose result nothing uses (gogpu/naga writes one
+// again at each use of a let bound to a load) is counted apart, not as
+// a load, whatever its memory; the used ones still count.
+func TestDeadLoads(t *testing.T) {
+	const text = `
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 64 1 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+      %float = OpTypeFloat 32
+    %v4float = OpTypeVector %float 4
+       %uint = OpTypeInt 32 0
+     %uint_0 = OpConstant %uint 0
+    %uint_64 = OpConstant %uint 64
+        %arr = OpTypeArray %v4float %uint_64
+      %p_arr = OpTypePointer Workgroup %arr
+       %p_wv = OpTypePointer Workgroup %v4float
+       %rarr = OpTypeRuntimeArray %v4float
+     %struct = OpTypeStruct %rarr
+       %p_sb = OpTypePointer StorageBuffer %struct
+       %p_sv = OpTypePointer StorageBuffer %v4float
+          %a = OpVariable %p_arr Workgroup
+          %o = OpVariable %p_sb StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %w1 = OpAccessChain %p_wv %a %uint_0
+       %dead = OpLoad %v4float %w1
+       %live = OpLoad %v4float %w1
+         %s1 = OpAccessChain %p_sv %o %uint_0 %uint_0
+      %dead2 = OpLoad %v4float %s1
+      %live2 = OpLoad %v4float %s1
+        %sum = OpFAdd %v4float %live %live2
+               OpStore %s1 %sum
+               OpReturn
+               OpFunctionEnd
+`
+	r, err := Analyze(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Module
+	if c.DeadLoads != 2 || c.WorkgroupLoads != 1 || c.GlobalLoads != 1 || c.GlobalLoadBytes != 16 {
+		t.Errorf("dead %d, workgroup %d, storage %d of %d bytes; want 2, 1, 1 of 16", c.DeadLoads, c.WorkgroupLoads, c.GlobalLoads, c.GlobalLoadBytes)
+	}
+}

@@ -33,6 +33,7 @@ type module struct {
 	consts  map[string]int64  // integer constants
 	extSets map[string]string // OpExtInstImport id → set name
 	vars    map[string]string // OpVariable id → storage class
+	used    map[string]bool   // ids some instruction takes as an operand
 	funcs   []*function
 	byFunc  map[string]*function
 	entries []EntryPoint
@@ -54,6 +55,7 @@ func newModule(insts []Inst) (*module, error) {
 		consts:  map[string]int64{},
 		extSets: map[string]string{},
 		vars:    map[string]string{},
+		used:    map[string]bool{},
 		byFunc:  map[string]*function{},
 	}
 	var (
@@ -174,6 +176,13 @@ func newModule(insts []Inst) (*module, error) {
 	}
 	if fn != nil {
 		return nil, fmt.Errorf("function %s has no OpFunctionEnd", fn.id)
+	}
+	for _, in := range insts {
+		for _, a := range in.Args {
+			if strings.HasPrefix(a, "%") {
+				m.used[a] = true
+			}
+		}
 	}
 	return m, nil
 }

@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gogpu/gputypes"
 	"github.com/gogpu/wgpu"
@@ -78,6 +79,7 @@ func linked() string {
 // is log/slog's, to standard error; LogOff discards it, and LogTrace is
 // slog's debug.
 func SetLogLevel(l LogLevel) {
+	traceModules.Store(l == LogTrace)
 	if l == LogOff {
 		wgpu.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 		return
@@ -86,6 +88,10 @@ func SetLogLevel(l LogLevel) {
 		LogInfo: slog.LevelInfo, LogDebug: slog.LevelDebug, LogTrace: slog.LevelDebug}[l]
 	wgpu.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 }
+
+// traceModules says whether the log level is LogTrace, at which
+// createModule names each shader module it creates.
+var traceModules atomic.Bool
 
 // bindingCheck is Check's answer for this binding: nil, as every call but
 // Reference, Owns, Same, Alive and DestroyOnly goes through the binding's

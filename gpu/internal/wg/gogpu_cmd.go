@@ -9,6 +9,7 @@ package wg
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/gogpu/gputypes"
@@ -219,10 +220,18 @@ func (d *Device) dropHeld() {
 // compiler (Rust naga) takes, so the refusal is the compiler's gap: it
 // wraps backend.ErrUnsupported, and the op that needs the kernel is
 // refused, saying so, in this build.
+//
+// At LogTrace it says so on standard error, "[wg] shader module" and the
+// label, after the driver has the module: gogpu/wgpu logs no label, and
+// internal/cmd/spirvmix pairs the modules it captures with these lines,
+// in order, as it pairs wgpu-native's with that binding's trace log.
 func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
 	m, err := d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: wgsl})
 	if err != nil {
 		return nil, fmt.Errorf("%w: this build's compiler (%s) refuses the kernel: %w", backend.ErrUnsupported, linked(), err)
+	}
+	if traceModules.Load() {
+		fmt.Fprintf(os.Stderr, "[wg] shader module %q\n", label)
 	}
 	return m, nil
 }

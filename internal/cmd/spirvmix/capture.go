@@ -106,10 +106,31 @@ func captureEnv(file string) []string {
 	}
 }
 
-// captureMix runs w in a child under the capture layer and counts the
-// mix of every shader module it created. Its files go to a temporary
-// directory, or to keep/w.Name when keep is set.
-func captureMix(ctx context.Context, w workload, keep string) (*result, error) {
+// childExe is the program a workload's child runs: this one for
+// wgpu-native, or for gogpu this command built with -tags gogpu and
+// without cgo, into a directory of the user's cache (go build keeps it
+// up to date).
+func childExe(binding string) (string, error) {
+	if binding != "gogpu" {
+		return os.Executable()
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	exe := filepath.Join(dir, "attn-spirvmix", "spirvmix-gogpu")
+	cmd := exec.Command("go", "build", "-tags", "gogpu", "-o", exe, "github.com/attn-go/attn/internal/cmd/spirvmix")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the gogpu child: %v: %s", err, out)
+	}
+	return exe, nil
+}
+
+// captureMix runs w in a child (the program exe) under the capture
+// layer and counts the mix of every shader module it created. Its files
+// go to a temporary directory, or to keep/w.Name when keep is set.
+func captureMix(ctx context.Context, exe string, w workload, keep string) (*result, error) {
 	dir := ""
 	if keep != "" {
 		dir = filepath.Join(keep, w.Name)
@@ -126,10 +147,6 @@ func captureMix(ctx context.Context, w workload, keep string) (*result, error) {
 		}
 		defer os.RemoveAll(d)
 		dir = d
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
 	}
 	capFile := filepath.Join(dir, "capture.gfxr")
 	logPath := filepath.Join(dir, "child.log")
@@ -168,10 +185,17 @@ func captureMix(ctx context.Context, w workload, keep string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	labels, err := pipelineLabels(lf)
+	labels, perModule, err := pipelineLabels(lf)
 	lf.Close()
 	if err != nil {
 		return nil, err
+	}
+	// gogpu/wgpu compiles a kernel of its own when it opens the device
+	// (its indirect dispatches' check), before any of attn's: the
+	// modules past those are attn's.
+	if lead := len(mods) - len(labels); perModule && lead > 0 {
+		res.Note = fmt.Sprintf("the first %d of %d shader modules are the binding's own, left out", lead, len(mods))
+		mods = mods[lead:]
 	}
 	if len(labels) != len(mods) {
 		res.Note = fmt.Sprintf("%d shader modules but %d pipelines in the log: modules left unnamed", len(mods), len(labels))

@@ -31,7 +31,7 @@ func TestCapture(t *testing.T) {
 	w, _ := findWorkload("fused-gqa")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := captureMix(ctx, w, "")
+	res, err := captureMix(ctx, testExe(t), w, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,70 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// TestCaptureGogpu runs the causal GQA workload under the hardware plan
+// (fusedloop.wgsl and merge.wgsl) in the pure-Go build (-tags gogpu, no
+// cgo; spirvmix -binding gogpu) and in this one, and checks what
+// gogpu/naga hands the driver beside wgpu-native's naga: every module
+// named, the same kernels, no loop-bounding counter in any loop
+// (wgpu-native's has one in each), no more index clamps in any kernel
+// (those left are attn's own min()) and fewer in all. It needs what
+// TestCapture does, and skips as it does.
+func TestCaptureGogpu(t *testing.T) {
+	needCapture(t)
+	exe, err := childExe("gogpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := findWorkload("fused-gqa-hw")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := captureMix(ctx, exe, w, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, err := captureMix(ctx, testExe(t), w, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clamps := map[string]int{}
+	all := 0
+	for _, k := range native.Kernels {
+		clamps[k.Label] = k.Mix.Module.Clamps
+		all += k.Mix.Module.Clamps
+	}
+	if (res.Note != "" && !strings.Contains(res.Note, "the binding's own")) || len(res.Kernels) != len(native.Kernels) {
+		t.Fatalf("gogpu: %d kernels, note %q; wgpu-native: %d", len(res.Kernels), res.Note, len(native.Kernels))
+	}
+	for _, k := range res.Kernels {
+		c, ok := clamps[k.Label]
+		if !ok {
+			t.Errorf("gogpu's module %s is %q, which wgpu-native's build did not compile", k.Module, k.Label)
+			continue
+		}
+		if len(k.Mix.Loops) == 0 || k.Mix.Module.Counters != 0 {
+			t.Errorf("%s: %d loops, %d counters; want loops and no counter", k.Label, len(k.Mix.Loops), k.Mix.Module.Counters)
+		}
+		if k.Mix.Module.Clamps > c {
+			t.Errorf("%s: %d index clamps, wgpu-native's %d", k.Label, k.Mix.Module.Clamps, c)
+		}
+		t.Logf("%s: %d loops, no counter, %d clamps (wgpu-native's: %d)", k.Label, len(k.Mix.Loops), k.Mix.Module.Clamps, c)
+		all -= k.Mix.Module.Clamps
+	}
+	if all <= 0 {
+		t.Errorf("gogpu's kernels have as many index clamps as wgpu-native's, or more (%d fewer)", all)
+	}
+}
+
+// testExe is the test binary, which is its own capture child (TestMain).
+func testExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
 // TestDecodeMix holds the decoding kernel's structure at the H200
 // benchmark's shape (32 over 8 heads, D = 128, the hardware plan) to what
 // a GPU needs of it, counted in the SPIR-V its driver receives: its key
@@ -79,7 +143,7 @@ func TestDecodeMix(t *testing.T) {
 		if !ok {
 			t.Fatalf("no workload %s", name)
 		}
-		res, err := captureMix(ctx, w, "")
+		res, err := captureMix(ctx, testExe(t), w, "")
 		if err != nil {
 			t.Fatal(err)
 		}

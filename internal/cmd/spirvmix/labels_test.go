@@ -20,9 +20,9 @@ func TestPipelineLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := pipelineLabels(f)
-	if err != nil {
-		t.Fatal(err)
+	got, perModule, err := pipelineLabels(f)
+	if err != nil || perModule {
+		t.Fatal(err, perModule)
 	}
 	want := []string{
 		"fuseddecode WG=256 HG=4 NQ=1 TK=32 D=128 DV=128 VR=0 UN=1 PV=64 KW=4 k=q8 v=q8 sg main",
@@ -32,6 +32,22 @@ func TestPipelineLabels(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("pipelineLabels = %q, want %q", got, want)
+	}
+}
+
+// TestModuleLabels reads the gogpu build's own lines, a label with a
+// quote in it among them, between lines of its binding's slog output.
+func TestModuleLabels(t *testing.T) {
+	log := `time=2026-11-28T12:00:00Z level=DEBUG msg="vulkan: shader module compiled" source=WGSL spirvWords=1207
+[wg] shader module "fused WG=64 R=2 D=64 DV=64 NQ=0 VR=0 main"
+[wg] shader module "a \"quoted\" label"
+level=DEBUG msg="Device::create_compute_pipeline -> Id(0,1)"
+[wg] shader module "merge WG=64 L=1 UN=1 main"
+`
+	got, perModule, err := pipelineLabels(strings.NewReader(log))
+	want := []string{"fused WG=64 R=2 D=64 DV=64 NQ=0 VR=0 main", `a "quoted" label`, "merge WG=64 L=1 UN=1 main"}
+	if err != nil || !perModule || !reflect.DeepEqual(got, want) {
+		t.Errorf("pipelineLabels = %q, %t, %v; want %q, true", got, perModule, err, want)
 	}
 }
 

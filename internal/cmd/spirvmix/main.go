@@ -6,9 +6,13 @@
 // the attn kernel it was compiled for, and counts each loop's body
 // (internal/spirvmix).
 //
-//	go run ./internal/cmd/spirvmix [-json | -summary] [-inner] [-keep DIR] [workload ...]
+//	go run ./internal/cmd/spirvmix [-json | -summary] [-inner] [-keep DIR] [-binding gogpu] [workload ...]
 //	go run ./internal/cmd/spirvmix -list
 //	go run ./internal/cmd/spirvmix -asm FILE.spvasm ...
+//
+// With -binding gogpu the children are the pure-Go build (-tags gogpu,
+// no cgo), whose own naga, gogpu/naga, compiles the WGSL: its SPIR-V is
+// what that build hands the driver, named by the build's own log lines.
 //
 // With no workload it runs them all. It needs a WebGPU adapter (Mesa's
 // lavapipe will do: the SPIR-V is what wgpu-native hands any Vulkan
@@ -52,8 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "list the workloads")
 	asm := fs.Bool("asm", false, "count the spirv-dis files named as arguments instead of running workloads")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a workload's child may run")
+	binding := fs.String("binding", "wgpu-native", "the build whose SPIR-V to count: `wgpu-native` (this program's) or gogpu (the pure-Go build, -tags gogpu without cgo, built for the children with go build)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: spirvmix [-json | -summary] [-inner] [-keep DIR] [-timeout D] [workload ...]\n       spirvmix -list\n       spirvmix [-json | -summary] [-inner] -asm FILE.spvasm ...")
+		fmt.Fprintln(stderr, "usage: spirvmix [-json | -summary] [-inner] [-keep DIR] [-timeout D] [-binding gogpu] [workload ...]\n       spirvmix -list\n       spirvmix [-json | -summary] [-inner] -asm FILE.spvasm ...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -97,13 +102,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "spirvmix:", err)
 			return 2
 		}
+		if *binding != "wgpu-native" && *binding != "gogpu" {
+			fmt.Fprintf(stderr, "spirvmix: -binding %q: want wgpu-native or gogpu\n", *binding)
+			return 2
+		}
 		if err := checkTools(); err != nil {
+			fmt.Fprintln(stderr, "spirvmix:", err)
+			return 1
+		}
+		exe, err := childExe(*binding)
+		if err != nil {
 			fmt.Fprintln(stderr, "spirvmix:", err)
 			return 1
 		}
 		for _, w := range chosen {
 			ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-			res, err := captureMix(ctx, w, *keep)
+			res, err := captureMix(ctx, exe, w, *keep)
 			cancel()
 			if err != nil {
 				fmt.Fprintf(stderr, "spirvmix: %s: %v\n", w.Name, err)

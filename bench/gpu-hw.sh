@@ -32,7 +32,8 @@
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
 #          then f16, q8 and q4 caches read a vec4 a load (decode.wide=1),
-#          fusedtile.wgsl at D = 128 without its loads ahead
+#          fuseddecode.wgsl without its V loaded ahead (decode.ahead=1)
+#          and fusedtile.wgsl at D = 128 without its loads ahead
 #          (tile.ahead=1), prefill with f16 inputs, then what an empty dispatch costs
 #          (BenchmarkDispatch) and what recording a layer costs the host
 #          (BenchmarkRecord). GPU_HW_FULL=1 adds the A/B sweeps of earlier
@@ -387,6 +388,10 @@ run() {
 		# than f32, and q4 no faster than f16, their tiles' loads as many
 		# as f32's for fewer bytes.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16,q8,q4 -budget "$budget"
+		# fuseddecode.wgsl's P·V phase issuing its V loads itself
+		# (decode.ahead=1), as the H200 ran it, beside the default's V
+		# loaded at each tile's start above.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.ahead=1 sweep decode-noahead -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16,q8,q4 -budget "$budget"
 		# fusedtile.wgsl without its loads ahead (tile.ahead=1: each
 		# K and V tile loaded after the barrier before its use, as the
 		# H200 ran it on 2026-11-28), beside the default's prefill at D

@@ -52,6 +52,9 @@
 //     plan's fusedloop.wgsl keeps its loops), decode.pv (how many of an
 //     invocation's keys of a tile fuseddecode.wgsl's P·V loop writes
 //     out a trip, their V loads issued together: 64, the whole loop),
+//     decode.ahead (the most vec4s of V one fuseddecode.wgsl invocation
+//     loads at a tile's start for its P·V phase, where that phase's loop
+//     is written out whole: 16; 1 leaves the loads to that phase),
 //     tile.ahead (the most vec4s of a K or V tile one fusedtile.wgsl
 //     invocation loads into registers ahead of their use, the next
 //     tile's K during a tile's scores and its V before them: 8; 1 loads

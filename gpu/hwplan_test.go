@@ -196,7 +196,8 @@ func TestParityTuned(t *testing.T) {
 // TestParityUnrolled runs the hardware plan's fused kernels with their
 // constant-trip loops written out (ATTN_GPU_TUNE's tile.unroll,
 // loop.unroll and decode.unroll: the kernels' UN; tile.ahead=1:
-// fusedtile.wgsl without its loads ahead, AH = 0; decode.pv:
+// fusedtile.wgsl without its loads ahead, AH = 0; decode.ahead=1:
+// fuseddecode.wgsl's P·V phase issuing its V loads, AH = 0; decode.pv:
 // fuseddecode.wgsl's P·V keys, PV, at D = 96 with keys past the tile in
 // a trip's last iteration; merge.unroll: merge.wgsl's parts, over 3 and
 // 15 of them): none (1, the loops kept, as the defaults of decode.pv and
@@ -233,6 +234,7 @@ func TestParityUnrolled(t *testing.T) {
 		{"decode.pv=1", "", decode},
 		{"decode.pv=2", "", decode},
 		{"decode.pv=64", "", decode},
+		{"decode.ahead=1", "", decode},
 		{"merge.unroll=1", "", merge},
 		{"merge.unroll=4", "", merge},
 		{"merge.unroll=64", "", merge},
@@ -265,6 +267,8 @@ func TestParityUnrolled(t *testing.T) {
 						un = s.UN
 					case "decode.pv":
 						un = s.PV
+					case "decode.ahead":
+						un = 1 - s.AH // 1: no V loaded ahead (AH = 0)
 					}
 				}
 				if knob == "merge.unroll" {

@@ -56,6 +56,16 @@ const (
 	// still read a vec4 a load). decode.wide=1 is the narrow reading, for
 	// a GPU run's comparison.
 	decodeWide = 4
+	// decodeAhead is the most vec4s of V an invocation of
+	// fuseddecode.wgsl loads at a tile's start for its P·V phase
+	// (FusedDecodeConsts.AH; ATTN_GPU_TUNE=decode.ahead=N; 1: none):
+	// 16, which every dtype's unit at the H200's shapes keeps within (4
+	// vec4s of f32 or f16, 8 of q8 or q4). The P·V phase issued its V
+	// loads after the scores and the softmax, two barriers on: a tile's
+	// loads came in two bursts with the workgroup's compute between, and
+	// a decoding step has few workgroups a compute unit to cover them.
+	// Not yet timed on a GPU (bench/gpu-hw.sh's decode-noahead sweep).
+	decodeAhead = 16
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM
@@ -120,13 +130,20 @@ func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 // (decodeUnroll unless ATTN_GPU_TUNE says), the P·V phase's loop over
 // a tile's keys pv (decodePV unless ATTN_GPU_TUNE says) and the most
 // vec4s of a half K staged a load kw (decodeWide unless ATTN_GPU_TUNE
-// says).
-type DecodeTile struct{ heads, rows, tk, wg, un, pv, kw int }
+// says), and the most vec4s of V an invocation loads ahead ah
+// (decodeAhead unless ATTN_GPU_TUNE says).
+type DecodeTile struct{ heads, rows, tk, wg, un, pv, kw, ah int }
 
 // Consts is the kernel's specialisation for head dims d, dv (float32
-// operands; the Elem fields do not change its workgroup memory).
+// operands; the Elem fields do not change its workgroup memory). It
+// loads V ahead (AH) where its P·V loop is written out whole and an
+// invocation's V of a tile is at most ah vec4s, ah above 1.
 func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
-	return shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv, KW: t.kw}
+	c := shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv, KW: t.kw}
+	if n := c.VAhead(); t.ah > 1 && n > 0 && n <= t.ah {
+		c.AH = 1
+	}
+	return c
 }
 
 // DecodeKernel is how fuseddecode.wgsl runs a step of at most nq queries
@@ -148,7 +165,7 @@ func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
-	wg, most, un, pv, kw := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV, a.Tune.decodeWide
+	wg, most, un, pv, kw, ah := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV, a.Tune.decodeWide, a.Tune.decodeAhead
 	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
 		return DecodeTile{}, false
 	}
@@ -168,14 +185,14 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			for per := most / hg; per >= 1; per /= 2 {
 				rows := CeilDiv(nq, CeilDiv(nq, per))
 				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw}); fits(t) {
+					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw, ah}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw, ah}); fits(t) {
 				return t, true
 			}
 		}

@@ -29,6 +29,7 @@ type Tuning struct {
 	decodeUnroll                     int // and iterations of its scores' loop over the head dim written out a trip
 	decodePV                         int // and of its P·V loop over a tile's keys
 	decodeWide                       int // and the most vec4s of a half K or V it reads a load (1: 8-bit ones a vec4 a load too)
+	decodeAhead                      int // and the most vec4s of V an invocation loads at a tile's start (1: none)
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
 	mergeUnroll                      int // and the parts its loops over them write out a trip
@@ -44,7 +45,7 @@ type Tuning struct {
 // defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
 var defaultTuning = Tuning{
 	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
-	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide,
+	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide, decodeAhead: decodeAhead,
 	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll, tileAhead: tileAhead,
@@ -70,6 +71,7 @@ var knobs = []knob{
 	{"decode.unroll", func(t *Tuning) *int { return &t.decodeUnroll }, 1, 256, "fuseddecode.wgsl's iterations of a score's loop over the head dim written out a trip"},
 	{"decode.pv", func(t *Tuning) *int { return &t.decodePV }, 1, 64, "fuseddecode.wgsl's keys of a tile an invocation's P·V loop writes out a trip, their V loads issued together"},
 	{"decode.wide", func(t *Tuning) *int { return &t.decodeWide }, 1, 4, "the most vec4s of a half K or V one fuseddecode.wgsl invocation reads a load (2: 8 halves, 4: 16), within the head dim's unit; 1 reads an 8-bit or 4-bit one a vec4 a load too"},
+	{"decode.ahead", func(t *Tuning) *int { return &t.decodeAhead }, 1, 64, "fuseddecode.wgsl's most vec4s of V an invocation loads at a tile's start for its P·V phase, in flight through the scores and the softmax (where that phase's loop is written out whole); 1: none, the P·V phase issues them"},
 	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
 	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
 	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},

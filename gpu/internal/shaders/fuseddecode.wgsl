@@ -44,6 +44,12 @@
 //      column has more invocations than a tile has keys
 //      (FusedDecodeConsts.Groups).
 //
+// Under AH an invocation loads its V of the tile (its keys' units) at
+// the tile's start, before the K tile is staged, into registers that
+// phase 5 reads: the V loads are then in flight through phases 1–4 with
+// K's, where phase 5 would issue them two or three barriers on. It needs
+// phase 5's loop over the invocation's keys written out whole (PV).
+//
 // After the last tile the KG key groups' sums are added through the K
 // tile's memory, and each row writes O = acc/l and
 // LSE = m + log l; a row that sees no key in the split writes zeros and
@@ -191,7 +197,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var l{{$x}} = l_init;
 {{- end}}
 
+{{- $nv := ceildiv .TK .KG}}
     for (var jt = jstart; jt < jend; jt += TK) {
+{{- if .AH}}
+        // This invocation's V of the tile for the P·V phase (AH), keys
+        // kg + KG·y, issued first: in flight through the K tile's
+        // staging, the scores and the softmax. A key past the tile or
+        // the split loads nothing and weighs 0.
+{{- range $i := seq $nv}}
+        let jj{{$i}} = kg + {{$i}}u * KG;
+        let in{{$i}} = pv && jj{{$i}} < TK && jt + jj{{$i}} < jend;
+        var vv{{$i}} = array<vec4<f32>, VU>();
+        if (in{{$i}}) {
+            var vr = (jt + jj{{$i}}) * P.v_r;
+            if (paged) {
+                vr = kv_row(b, jt + jj{{$i}}, P.v_b, P.v_r);
+            }
+            vv{{$i}} = v_unit(va + vr, e);
+        }
+{{- end}}
+{{- end}}
         // No barrier first: the previous tile's P·V phase reads the
         // weights and factors (ss, cs), never the K tile, whose last
         // readers, the scores, are barriers behind; so the tile's K
@@ -358,7 +383,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- $np := ceildiv .TK .KG}}
 {{- $fp := unroll $np .PV}}
-{{- if le $fp 1}}
+{{- if and (le $fp 1) (not .AH)}}
             for (var jj = kg; jj < TK; jj += KG) {
                 let j = jt + jj;
                 if (j >= jend) {
@@ -378,6 +403,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
             }
 {{- else}}
+{{- if .AH}}
+            // Keys kg + KG·y of the tile, their V loaded at its start.
+            {
+{{- else}}
             // Keys kg + KG·y of the tile, y < {{$np}}, written out {{$fp}} a
             // trip: the trip's V loads are all issued before its sums use
             // them. A key past the tile or the split loads nothing and
@@ -394,6 +423,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     }
                     vv{{$i}} = v_unit(va + vr, e);
                 }
+{{- end}}
 {{- end}}
 {{- range $i := seq $fp}}
 {{- range $x := seq $.RPI}}

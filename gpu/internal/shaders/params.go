@@ -147,7 +147,13 @@ type FusedDecodeConsts struct {
 	// unit for the dtype and head dim (the derived KU and VU); an 8-bit
 	// or 4-bit K or V is read a whole unit a load where KW is 2 or more;
 	// 0 or 1: a vec4 (four values) a load, as a float32 one.
-	KW            int `shaders:"input"`
+	KW int `shaders:"input"`
+	// AH is 1 where each invocation loads its V of a tile for the P·V
+	// phase at the tile's start, beside the K tile's loads, into
+	// registers (VAhead vec4s), so that the V loads are in flight
+	// through the scores and the softmax; 0: the P·V phase issues them.
+	// Only where the P·V loop is written out whole (PV).
+	AH            int `shaders:"input"`
 	Q, K, V, Bias Elem
 	// F16 and SG are modes (see modes): float16 operands as WGSL f16,
 	// and each tile's row maxima by subgroups (a subgroup a row at a
@@ -427,6 +433,18 @@ func (c FusedDecodeConsts) maxLanes() int {
 	return l
 }
 
+// VAhead is the vec4s of V one invocation holds to load its keys of a
+// tile ahead (AH): ⌈TK/KG⌉ units of VU vec4s; 0 where the P·V loop over
+// them is not written out whole (PV), which loading ahead needs.
+func (c FusedDecodeConsts) VAhead() int {
+	_, kg, _ := c.Groups()
+	np := (c.TK + kg - 1) / kg
+	if unrollBy(np, c.PV) != np {
+		return 0
+	}
+	return np * c.VUnit()
+}
+
 // Groups is how fuseddecode.wgsl's P·V phase shares the R rows and DVU
 // column units (VU vec4s each) out among its WG invocations: U = WG/DVU
 // invocations to a unit, kg key groups (keys kg apart in a tile, at most
@@ -548,6 +566,9 @@ func (c FusedDecodeConsts) check() error {
 	}
 	if dv4 := ceil4(c.DV); dv4 > c.WG {
 		return fmt.Errorf("DV = %d needs %d column vec4s, more than WG = %d invocations", c.DV, dv4, c.WG)
+	}
+	if c.AH != 0 && c.VAhead() == 0 {
+		return fmt.Errorf("AH = %d loads V ahead, which needs the P·V loop written out whole (PV = %d)", c.AH, c.PV)
 	}
 	return nil
 }

@@ -118,6 +118,11 @@ var golden = []struct {
 	{"fusedloop_d80_dv200_un4.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, UN: 4}},
 	{"fuseddecode_g4_d128_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, Q: F16, K: F16, V: BF16, Bias: BF16}},
 	{"fuseddecode_g2_d5_dv7_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, Q: BF16, K: BF16, V: F16}},
+	// V loaded ahead (AH): the H200's f16 decoding kernel, a q8 one and
+	// odd head dims over two rows.
+	{"fuseddecode_g4_d128_f16_sg_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, AH: 1, K: F16, V: F16, F16: true, SG: true}},
+	{"fuseddecode_g4_d128_q8_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, AH: 1, K: Q8, V: Q8}},
+	{"fuseddecode_g2_d5_dv7_ah.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, PV: 64, AH: 1, Q: BF16, K: BF16, V: F16}},
 }
 
 // TestGolden compares the generated WGSL with testdata/*.wgsl.golden, so

@@ -102,6 +102,17 @@ fn v_unit(at: u32, e: u32) -> array<vec4<f32>, VU> {
 {{- end}}
 }
 
+// v_key is column unit e of key j's V row, from KV head offset va (a
+// paged cache's row looked up): the P·V phase's load, wherever it is
+// issued.
+fn v_key(b: u32, j: u32, va: u32, e: u32, paged: bool) -> array<vec4<f32>, VU> {
+    var vr = j * P.v_r;
+    if (paged) {
+        vr = kv_row(b, j, P.v_b, P.v_r);
+    }
+    return v_unit(va + vr, e);
+}
+
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> qs: array<vec4<f32>, QS>;
 var<workgroup> ss: array<f32, SS>;
@@ -209,11 +220,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let in{{$i}} = pv && jj{{$i}} < TK && jt + jj{{$i}} < jend;
         var vv{{$i}} = array<vec4<f32>, VU>();
         if (in{{$i}}) {
-            var vr = (jt + jj{{$i}}) * P.v_r;
-            if (paged) {
-                vr = kv_row(b, jt + jj{{$i}}, P.v_b, P.v_r);
-            }
-            vv{{$i}} = v_unit(va + vr, e);
+            vv{{$i}} = v_key(b, jt + jj{{$i}}, va, e, paged);
         }
 {{- end}}
 {{- end}}
@@ -389,11 +396,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (j >= jend) {
                     break;
                 }
-                var vr = j * P.v_r;
-                if (paged) {
-                    vr = kv_row(b, j, P.v_b, P.v_r);
-                }
-                let vv = v_unit(va + vr, e);
+                let vv = v_key(b, j, va, e, paged);
 {{- range $x := seq .RPI}}
                 let p{{$x}} = ss[r{{$x}} * TKP + jj];
 {{- range $c := seq $.VU}}
@@ -417,11 +420,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 let in{{$i}} = jj{{$i}} < TK && jt + jj{{$i}} < jend;
                 var vv{{$i}} = array<vec4<f32>, VU>();
                 if (in{{$i}}) {
-                    var vr = (jt + jj{{$i}}) * P.v_r;
-                    if (paged) {
-                        vr = kv_row(b, jt + jj{{$i}}, P.v_b, P.v_r);
-                    }
-                    vv{{$i}} = v_unit(va + vr, e);
+                    vv{{$i}} = v_key(b, jt + jj{{$i}}, va, e, paged);
                 }
 {{- end}}
 {{- end}}

@@ -85,7 +85,7 @@ func (t Tuning) tileKernel(mem, d, dv int) (shaders.FusedTileConsts, bool) {
 			nkg := t.tileWG / nrg
 			for bc := t.tileKeys; bc >= nkg; bc /= 2 {
 				c := shaders.FusedTileConsts{WG: t.tileWG, BR: br, BC: bc, RM: rm, RN: bc / nkg, D: d, DV: dv, UN: t.tileUnroll}
-				if ahead := max(CeilDiv(bc*CeilDiv(d, 4), t.tileWG), CeilDiv(bc*CeilDiv(dv, 4), t.tileWG)); t.tileAhead > 1 && ahead <= t.tileAhead {
+				if t.tileAhead > 1 && c.Ahead() <= t.tileAhead {
 					c.AH = 1
 				}
 				cn := CeilDiv(CeilDiv(dv, 4), nkg)

@@ -349,6 +349,13 @@ func (c FusedTileConsts) Iterations(keys int) int {
 	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile
 }
 
+// Ahead is the most vec4s of a K or V tile one fusedtile.wgsl invocation
+// stages, ⌈BC·D4/WG⌉ or ⌈BC·DV4/WG⌉: the registers each of them holds
+// under AH.
+func (c FusedTileConsts) Ahead() int {
+	return (c.BC*max(ceil4(c.D), ceil4(c.DV)) + c.WG - 1) / c.WG
+}
+
 // WorkgroupBytes is the workgroup memory fusedtile.wgsl declares for
 // these constants: the queries and the K or V tile (vec4s), the scores
 // and the rows' maxima, sums and rescale factors (f32) and their key

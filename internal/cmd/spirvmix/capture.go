@@ -106,23 +106,27 @@ func captureEnv(file string) []string {
 	}
 }
 
-// childExe is the program a workload's child runs: this one for
-// wgpu-native, or for gogpu this command built with -tags gogpu and
-// without cgo, into a directory of the user's cache (go build keeps it
-// up to date).
+// childExe is the program a workload's child runs: this one for its own
+// binding (ownBinding), else this command built for the other into a
+// directory of the user's cache (go build keeps it up to date): gogpu's
+// with -tags gogpu and without cgo, wgpu-native's with cgo.
 func childExe(binding string) (string, error) {
-	if binding != "gogpu" {
+	if binding == ownBinding {
 		return os.Executable()
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	exe := filepath.Join(dir, "attn-spirvmix", "spirvmix-gogpu")
-	cmd := exec.Command("go", "build", "-tags", "gogpu", "-o", exe, "github.com/attn-go/attn/internal/cmd/spirvmix")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	exe := filepath.Join(dir, "attn-spirvmix", "spirvmix-"+binding)
+	args, cgo := []string{"build", "-o", exe}, "CGO_ENABLED=1"
+	if binding == "gogpu" {
+		args, cgo = append(args, "-tags", "gogpu"), "CGO_ENABLED=0"
+	}
+	cmd := exec.Command("go", append(args, "github.com/attn-go/attn/internal/cmd/spirvmix")...)
+	cmd.Env = append(os.Environ(), cgo)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the gogpu child: %v: %s", err, out)
+		return "", fmt.Errorf("building the %s child: %v: %s", binding, err, out)
 	}
 	return exe, nil
 }

@@ -113,10 +113,11 @@ func TestCaptureGogpu(t *testing.T) {
 	}
 }
 
-// testExe is the test binary, which is its own capture child (TestMain).
+// testExe is the child for wgpu-native's SPIR-V, which the tests count:
+// the test binary itself (TestMain) unless it is the gogpu build.
 func testExe(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
+	exe, err := childExe("wgpu-native")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@
 // With -binding gogpu the children are the pure-Go build (-tags gogpu,
 // no cgo), whose own naga, gogpu/naga, compiles the WGSL: its SPIR-V is
 // what that build hands the driver, named by the build's own log lines.
+// Each binding's children are this program where it is built on that
+// binding, else a build of it for that one.
 //
 // With no workload it runs them all. It needs a WebGPU adapter (Mesa's
 // lavapipe will do: the SPIR-V is what wgpu-native hands any Vulkan
@@ -56,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "list the workloads")
 	asm := fs.Bool("asm", false, "count the spirv-dis files named as arguments instead of running workloads")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a workload's child may run")
-	binding := fs.String("binding", "wgpu-native", "the build whose SPIR-V to count: `wgpu-native` (this program's) or gogpu (the pure-Go build, -tags gogpu without cgo, built for the children with go build)")
+	binding := fs.String("binding", ownBinding, "the build whose SPIR-V to count: `wgpu-native` (the cgo build) or gogpu (the pure-Go build, -tags gogpu without cgo); children of the build this program is not are built with go build; the default is this program's")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: spirvmix [-json | -summary] [-inner] [-keep DIR] [-timeout D] [-binding gogpu] [workload ...]\n       spirvmix -list\n       spirvmix [-json | -summary] [-inner] -asm FILE.spvasm ...")
 		fs.PrintDefaults()

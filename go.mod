@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gogpu/gputypes v0.5.2
+	github.com/gogpu/naga v0.18.0
 	github.com/gogpu/wgpu v0.31.5
 	github.com/oliverbestmann/webgpu v1.36.0
 	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
@@ -28,7 +29,6 @@ require (
 	github.com/go-webgpu/goffi v0.6.3 // indirect
 	github.com/go-webgpu/webgpu v0.5.5 // indirect
 	github.com/gogpu/gpucontext v0.28.0 // indirect
-	github.com/gogpu/naga v0.18.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect

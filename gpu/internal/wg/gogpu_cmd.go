@@ -7,12 +7,17 @@ package wg
 // pass, which lack the Release and DispatchWorkgroups that cmd.go calls.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/gogpu/gputypes"
+	"github.com/gogpu/naga"
+	"github.com/gogpu/naga/ir"
+	"github.com/gogpu/naga/spirv"
+	nagawgsl "github.com/gogpu/naga/wgsl"
 	"github.com/gogpu/wgpu"
 )
 
@@ -215,25 +220,78 @@ func (d *Device) dropHeld() {
 	d.held = nil
 }
 
-// createModule compiles wgsl with the binding's compiler, gogpu/naga. A
-// kernel of attn's that it refuses is one that the default build's
-// compiler (Rust naga) takes, so the refusal is the compiler's gap: it
-// wraps backend.ErrUnsupported, and the op that needs the kernel is
-// refused, saying so, in this build.
+// createModule compiles wgsl to SPIR-V with gogpu/naga, as the binding
+// would, and hands the binding the SPIR-V. Compiling here, not in the
+// binding, sets the SPIR-V writer's options (compileSPIRV) and compiles
+// each kernel once: given WGSL, the binding's Vulkan layer compiles it
+// and its core parses it again for a layout check that attn's explicit
+// layouts do not need (the default build's wgpu-native checks them). A
+// kernel of attn's that gogpu/naga refuses is one that the default
+// build's compiler (Rust naga) takes, so the refusal is the compiler's
+// gap: it wraps backend.ErrUnsupported, and the op that needs the kernel
+// is refused, saying so, in this build.
 //
 // At LogTrace it says so on standard error, "[wg] shader module" and the
 // label, after the driver has the module: gogpu/wgpu logs no label, and
 // internal/cmd/spirvmix pairs the modules it captures with these lines,
 // in order, as it pairs wgpu-native's with that binding's trace log.
 func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
-	m, err := d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: wgsl})
+	words, err := compileSPIRV(wgsl)
 	if err != nil {
 		return nil, fmt.Errorf("%w: this build's compiler (%s) refuses the kernel: %w", backend.ErrUnsupported, linked(), err)
+	}
+	m, err := d.raw.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, SPIRV: words})
+	if err != nil {
+		return nil, err
 	}
 	if traceModules.Load() {
 		fmt.Fprintf(os.Stderr, "[wg] shader module %q\n", label)
 	}
 	return m, nil
+}
+
+// compileSPIRV compiles src with gogpu/naga (nagaSPIRV), less the
+// workgroup zeroing (dropZeroing).
+func compileSPIRV(src string) ([]uint32, error) {
+	w, err := nagaSPIRV(src)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err = dropZeroing(w)
+	return w, err
+}
+
+// nagaSPIRV compiles src with gogpu/naga: parsed, validated without
+// optional capabilities (the binding's Vulkan device enables neither f16
+// nor subgroups), and written as SPIR-V 1.3 without loop-bounding
+// counters, which would keep a driver from unrolling attn's loops
+// (docs/gpu.md), and without index checks, as the binding's own call
+// writes it: attn's kernels bound their indices themselves.
+func nagaSPIRV(src string) ([]uint32, error) {
+	ast, err := naga.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("parse error: %w", err)
+	}
+	mod, err := nagawgsl.LowerWithSource(ast, src)
+	if err != nil {
+		return nil, fmt.Errorf("lowering error: %w", err)
+	}
+	errs, err := ir.ValidateWithCapabilities(mod, 0)
+	if err != nil {
+		return nil, fmt.Errorf("validation error: %w", err)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("validation failed: %w", &errs[0])
+	}
+	b, err := naga.GenerateSPIRV(mod, spirv.Options{Version: spirv.Version1_3, ForceLoopBounding: false})
+	if err != nil {
+		return nil, fmt.Errorf("SPIR-V generation error: %w", err)
+	}
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w, nil
 }
 
 // bindingTypes is each BindingType as gputypes names it.

@@ -1,7 +1,8 @@
 // Package gpu is attn's WebGPU backend: the WGSL kernels of package
 // shaders run through wgpu-native (29 by default; 0.17 with -tags
 // gowebgpu), or through github.com/gogpu/wgpu, WebGPU in Go, with -tags
-// gogpu (no cgo), on a Vulkan adapter — a
+// gogpu (no cgo; attn compiles its kernels to SPIR-V with gogpu/naga,
+// without loop-bounding counters), on a Vulkan adapter — a
 // real GPU, or Mesa's lavapipe on CPU-only machines
 // (apt-get install mesa-vulkan-drivers).
 //

@@ -21,6 +21,8 @@ import "fmt"
 
 // SPIR-V opcodes and operands that dropZeroing reads.
 const (
+	opEntryPoint        = 15
+	opFunction          = 54
 	opVariable          = 59
 	opStore             = 62
 	opConstantNull      = 46
@@ -35,8 +37,8 @@ const (
 
 // dropZeroing returns words, a SPIR-V module, without the workgroup
 // zeroing stores of naga's polyfill, and how many it dropped. The
-// polyfill is found by its form, in the first function that has it:
-// OpIEqual of a loaded vec3 with a null constant, OpAll of that, an
+// polyfill is found by its form at the start of the entry point's
+// function: OpIEqual of a loaded vec3 with a null constant, OpAll of that, an
 // OpSelectionMerge and an OpBranchConditional on it, and a block that
 // holds nothing but OpStores of null constants into Workgroup
 // variables, ending in an OpBranch to the merge. Anything else is left
@@ -65,9 +67,16 @@ func dropZeroing(words []uint32) ([]uint32, int, error) {
 		return words[insts[i].at+1+k]
 	}
 	workgroup, null := map[uint32]bool{}, map[uint32]bool{}
-	var polyfill []int // the stores' instruction indices
+	var entry, fn uint32 // the entry point's function, and the function at i
+	var polyfill []int   // the stores' instruction indices
 	for i := range insts {
 		switch op(i) {
+		case opEntryPoint:
+			if entry == 0 {
+				entry = arg(i, 1)
+			}
+		case opFunction:
+			fn = arg(i, 1)
 		case opVariable:
 			if arg(i, 2) == storageWorkgroup {
 				workgroup[arg(i, 1)] = true
@@ -76,7 +85,7 @@ func dropZeroing(words []uint32) ([]uint32, int, error) {
 			null[arg(i, 1)] = true
 		case opBranchConditional:
 			// OpIEqual, OpAll, OpSelectionMerge, OpBranchConditional.
-			if polyfill != nil || i < 3 || op(i-1) != opSelectionMerge || op(i-2) != opAll || op(i-3) != opIEqual ||
+			if polyfill != nil || fn != entry || i < 3 || op(i-1) != opSelectionMerge || op(i-2) != opAll || op(i-3) != opIEqual ||
 				arg(i, 0) != arg(i-2, 1) || arg(i-2, 2) != arg(i-3, 1) || !null[arg(i-3, 3)] || arg(i, 2) != arg(i-1, 0) {
 				continue
 			}

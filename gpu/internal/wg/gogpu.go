@@ -4,8 +4,9 @@ package wg
 
 // The gogpu/wgpu binding (-tags gogpu): WebGPU in Go, with Vulkan called
 // through goffi, so that a build needs no cgo; wg compiles attn's WGSL
-// with gogpu/naga itself and hands the binding SPIR-V (createModule). Its own types are gputypes' (limits, features, adapter info),
-// so the conversions are copies; what it lacks beside wgpu-native is
+// with gogpu/naga itself and hands the binding SPIR-V (createModule).
+// Its own types are gputypes' (limits, features, adapter info), so the
+// conversions are copies; what it lacks beside wgpu-native is
 // said where wg answers for it: no adapter list, no timestamp queries,
 // no cooperative matrices, no subgroup sizes, and no Destroy on a
 // buffer (gogpu_layout.go).

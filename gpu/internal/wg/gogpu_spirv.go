@@ -68,7 +68,7 @@ func dropZeroing(words []uint32) ([]uint32, int, error) {
 	}
 	workgroup, null := map[uint32]bool{}, map[uint32]bool{}
 	var entry, fn uint32 // the entry point's function, and the function at i
-	var polyfill []int   // the stores' instruction indices
+	lo, hi := 0, 0       // the polyfill's stores, instructions lo to hi-1
 	for i := range insts {
 		switch op(i) {
 		case opEntryPoint:
@@ -85,7 +85,7 @@ func dropZeroing(words []uint32) ([]uint32, int, error) {
 			null[arg(i, 1)] = true
 		case opBranchConditional:
 			// OpIEqual, OpAll, OpSelectionMerge, OpBranchConditional.
-			if polyfill != nil || fn != entry || i < 3 || op(i-1) != opSelectionMerge || op(i-2) != opAll || op(i-3) != opIEqual ||
+			if hi > 0 || fn != entry || i < 3 || op(i-1) != opSelectionMerge || op(i-2) != opAll || op(i-3) != opIEqual ||
 				arg(i, 0) != arg(i-2, 1) || arg(i-2, 2) != arg(i-3, 1) || !null[arg(i-3, 3)] || arg(i, 2) != arg(i-1, 0) {
 				continue
 			}
@@ -93,27 +93,18 @@ func dropZeroing(words []uint32) ([]uint32, int, error) {
 			if j >= len(insts) || op(j) != opLabel || arg(j, 0) != arg(i, 1) {
 				continue
 			}
-			var stores []int
-			for j++; j < len(insts) && op(j) == opStore && workgroup[arg(j, 0)] && null[arg(j, 1)]; j++ {
-				stores = append(stores, j)
+			first := j + 1
+			for j = first; j < len(insts) && op(j) == opStore && workgroup[arg(j, 0)] && null[arg(j, 1)]; j++ {
 			}
-			if len(stores) > 0 && j < len(insts) && op(j) == opBranch && arg(j, 0) == arg(i, 2) {
-				polyfill = stores
+			if j > first && j < len(insts) && op(j) == opBranch && arg(j, 0) == arg(i, 2) {
+				lo, hi = first, j
 			}
 		}
 	}
-	if polyfill == nil {
+	if hi == 0 {
 		return words, 0, nil
 	}
-	drop := map[int]bool{}
-	for _, i := range polyfill {
-		drop[i] = true
-	}
-	out := append(make([]uint32, 0, len(words)), words[:5]...)
-	for i, in := range insts {
-		if !drop[i] {
-			out = append(out, words[in.at:in.at+in.n]...)
-		}
-	}
-	return out, len(polyfill), nil
+	// The stores are consecutive, and the OpBranch after them is kept.
+	out := append(make([]uint32, 0, len(words)), words[:insts[lo].at]...)
+	return append(out, words[insts[hi].at:]...), hi - lo, nil
 }

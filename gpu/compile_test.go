@@ -65,7 +65,8 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		shaders.ContextConsts{TM: plan.MmTile, TN: plan.MmTile, TJ: plan.MmStep, RM: plan.MmReg, RN: plan.MmReg},
 		shaders.MergeConsts{WG: plan.MergeWG, L: 1},
 		shaders.MergeConsts{WG: plan.MergeWG, L: plan.MergeLanes},
-		shaders.MergeConsts{WG: plan.MergeWG, L: plan.MergeLanes, UN: 8}, // ATTN_GPU_TUNE=merge.unroll=8
+		shaders.MergeConsts{WG: plan.MergeWG, L: plan.MergeLanes, UN: 8}, // ATTN_GPU_TUNE=merge.groups=1
+		shaders.MergeConsts{WG: plan.MergeRowWG, L: plan.MergeLanes, UN: 8, PG: plan.MergeRowWG / plan.MergeLanes},
 	}
 	// pack from every source dtype into each half one (the ops'
 	// outputs), and copy from every source dtype into every one (Copy).

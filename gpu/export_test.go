@@ -44,7 +44,8 @@ func FusedLoops(b *Backend, p backend.Problem) int {
 		keys := min(st.Sk, st.J1-st.J0)
 		most = max(most, plan.KernelLoops(c, p.D, p.Dv, keys))
 		if !st.Direct() {
-			most = max(most, plan.MergeLoops(st.Splits(), p.Dv, b.aplan.MergeRowLanes()))
+			m, _ := b.aplan.Merge()
+			most = max(most, plan.MergeLoops(st.Splits(), p.Dv, m))
 		}
 	}
 	return most
@@ -121,17 +122,18 @@ func TimedSpans(b *Backend) int {
 	return b.timing.n
 }
 
-// MergeUnrolls is the UN of each merge.wgsl pipeline b has compiled.
-func MergeUnrolls(b *Backend) []int {
+// MergeSpecs is the specialisation of each merge.wgsl pipeline b has
+// compiled.
+func MergeSpecs(b *Backend) []shaders.MergeConsts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var uns []int
+	var ms []shaders.MergeConsts
 	for k := range b.specs {
 		if m, ok := k.spec.(shaders.MergeConsts); ok {
-			uns = append(uns, m.UN)
+			ms = append(ms, m)
 		}
 	}
-	return uns
+	return ms
 }
 
 // FusedSpec is the specialisation of the kernel Fused runs for p under

@@ -212,7 +212,7 @@ type fusedCall struct {
 	// half Q widened into float32 scratch by qCopy first.
 	q            *buffer
 	qCopy        []*dispatch
-	lanes        int     // merge.wgsl's invocations a row
+	mergeRows    int     // query rows a merge.wgsl workgroup folds
 	oOut, lseOut *buffer // where the result goes: O or its float32 scratch, the LSE or its scratch
 	po, plse     *buffer // the partial results of a step's splits
 	// The operands point into these, where unitDispatch writes each
@@ -319,8 +319,9 @@ func (c *fusedCall) prepare(steps []plan.FusedStep) error {
 		}
 	}
 	a := b.planFor(pr)
-	c.lanes = a.MergeRowLanes()
-	c.merge, err = b.pipeline(shaders.MergeConsts{WG: plan.MergeWG, L: c.lanes, UN: a.MergeUnroll()}, "main")
+	var ms shaders.MergeConsts
+	ms, c.mergeRows = a.Merge()
+	c.merge, err = b.pipeline(ms, "main")
 	return err
 }
 
@@ -382,7 +383,7 @@ func (c *fusedCall) step(ds []*dispatch, st plan.FusedStep) ([]*dispatch, error)
 		mprm.PZ, mprm.PLSEZ = uint32(c.olen), uint32(c.lselen)
 		d.setParams(*mprm)
 		b.bindVars(d, c.vars)
-		d.grid = [3]int{plan.CeilDiv(u.I1-u.I0, plan.MergeWG/c.lanes), u.Bh1 - u.Bh0, 1}
+		d.grid = [3]int{plan.CeilDiv(u.I1-u.I0, c.mergeRows), u.Bh1 - u.Bh0, 1}
 		d.cost = float64(u.Bh1-u.Bh0) * float64(u.I1-u.I0) * float64(pr.Dv*ns)
 		ds = append(ds, d)
 	}

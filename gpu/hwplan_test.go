@@ -216,10 +216,12 @@ func TestParityUnrolled(t *testing.T) {
 		prob(2, 4, 4, 3, 97, 40, 24),
 		causal(prob(1, 4, 1, 1, 203, 96, 96)), // KG = 10: keys past the tile in decode.pv's last step
 	}
-	// Decoding steps that merge 3 and 15 parts (splits of at least 128
+	// Decoding steps that merge 3, 15 and 5 parts (splits of at least 128
 	// keys): a trip's tail past the parts in the first trip, and in the
-	// last of several (15 = 3·4 + 3 under merge.unroll=4).
-	merge := []backend.Problem{decode[0], causal(prob(1, 8, 2, 1, 1900, 64, 40))}
+	// last of several (15 = 3·4 + 3 under merge.unroll=4); value heads of
+	// 40 columns, under one block of a row's 4·32 lanes, and of 160, over
+	// two (merge.groups).
+	merge := []backend.Problem{decode[0], causal(prob(1, 8, 2, 1, 1900, 64, 40)), causal(prob(1, 4, 1, 1, 700, 32, 160))}
 	for _, c := range []struct {
 		tune, prefill string
 		rows          []backend.Problem
@@ -235,9 +237,14 @@ func TestParityUnrolled(t *testing.T) {
 		{"decode.pv=2", "", decode},
 		{"decode.pv=64", "", decode},
 		{"decode.ahead=1", "", decode},
+		{"decode.next=1", "", decode},
+		{"decode.vwide=4", "", decode},
 		{"merge.unroll=1", "", merge},
 		{"merge.unroll=4", "", merge},
 		{"merge.unroll=64", "", merge},
+		{"merge.groups=1", "", merge},
+		{"merge.groups=2", "", merge},
+		{"merge.groups=8", "", merge},
 	} {
 		t.Run(c.tune, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", "hardware")
@@ -269,9 +276,13 @@ func TestParityUnrolled(t *testing.T) {
 						un = s.PV
 					case "decode.ahead":
 						un = 1 - s.AH // 1: no V loaded ahead (AH = 0)
+					case "decode.next":
+						un = 1 - s.KN // 1: no next K tile loaded ahead (KN = 0)
+					case "decode.vwide":
+						un = s.VW
 					}
 				}
-				if knob == "merge.unroll" {
+				if strings.HasPrefix(knob, "merge.") {
 					un = 0
 					if gpu.FusedSplits(g, p) > 1 {
 						un, _ = strconv.Atoi(v)
@@ -283,10 +294,40 @@ func TestParityUnrolled(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					parity(t, g, cpu, backendtest.RandomCase(newRand(uint64(n+1)), p, nil, nil), kernels.Fused, true)
 				})
-				if uns := gpu.MergeUnrolls(g); knob == "merge.unroll" && (len(uns) != 1 || fmt.Sprint(uns[0]) != v) {
-					t.Errorf("%s: merge.wgsl ran with UN %v; want %s", name, uns, v)
+				// merge.groups=1 is the rows of lanes (PG 0), under
+				// the default UN.
+				ms := gpu.MergeSpecs(g)
+				if knob == "merge.unroll" && (len(ms) != 1 || fmt.Sprint(ms[0].UN) != v) {
+					t.Errorf("%s: merge.wgsl ran as %+v; want UN %s", name, ms, v)
+				}
+				if knob == "merge.groups" && (len(ms) != 1 || fmt.Sprint(max(ms[0].PG, 1)) != v) {
+					t.Errorf("%s: merge.wgsl ran as %+v; want PG %s", name, ms, v)
 				}
 			}
+		})
+	}
+}
+
+// TestMergeFarLSEs decodes a step whose later splits' LSEs lie about 150
+// above the first's (a bias on their keys): merge.wgsl must weigh the
+// parts against the largest LSE, since exp(150) overflows float32. Both
+// of its layouts, under the hardware plan.
+func TestMergeFarLSEs(t *testing.T) {
+	p := causal(prob(1, 8, 2, 1, 1900, 64, 40))
+	for _, tune := range []string{"merge.groups=1", "merge.groups=8"} {
+		t.Run(tune, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_PLAN", "hardware")
+			t.Setenv("ATTN_GPU_TUNE", tune)
+			g := openGPU(t)
+			cpu := openCPU(t)
+			if n := gpu.FusedSplits(g, p); n < 3 {
+				t.Fatalf("%d splits; the test wants the keys past the first split's to be biased", n)
+			}
+			cs := backendtest.RandomCase(newRand(7), p, shape(1, 1, 1, 1900), nil)
+			for j := 1500; j < 1900; j++ {
+				cs.Bias.Data[j] += 150
+			}
+			parity(t, g, cpu, cs, kernels.Fused, true)
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gogpu/gputypes"
+
+	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
 // This file decides, from the adapter's type, how the backend cuts its
@@ -38,6 +40,18 @@ const (
 	// takes a large part of a 4096-key step on an H100; 8 a trip cuts
 	// its time well down, 4 and 16 no further (docs/gpu.md, Tuning).
 	mergeUnroll = 8
+	// mergeGroups is how many groups of MergeLanes invocations share a
+	// row's parts under the hardware plan, a workgroup a row
+	// (MergeConsts.PG; ATTN_GPU_TUNE=merge.groups=N; 1: rows of lanes
+	// folding every part each). A decoding step of 32 query heads over
+	// 32768 keys folds 256 parts into 32 rows: rows of lanes make 16
+	// workgroups whose invocations each wait for 256 parts' loads, UN at
+	// a time, where 8 groups make 32 workgroups of 256 invocations, each
+	// folding 32 parts.
+	mergeGroups = 8
+	// MergeRowWG is the most invocations of merge.wgsl's workgroup of
+	// one row (PG > 1).
+	MergeRowWG = 256
 	// Split keys (fusedplan.go): a step's splits run side by side and
 	// merge.wgsl folds their partial results; at most fusedMaxParts of
 	// them, whose partial O take at most SplitScratch float32s, and when
@@ -216,6 +230,20 @@ func (a AdapterPlan) MergeRowLanes() int {
 		return a.Tune.mergeLanes
 	}
 	return 1
+}
+
+// Merge is merge.wgsl's specialisation under plan a, and how many query
+// rows one of its workgroups folds: PG groups of lanes a row where the
+// hardware plan's merge.groups and merge.lanes make more than one group
+// within MergeRowWG invocations, else MergeWG/L rows of L lanes.
+func (a AdapterPlan) Merge() (shaders.MergeConsts, int) {
+	lanes, un := a.MergeRowLanes(), a.MergeUnroll()
+	if a.Hardware {
+		if g := min(a.Tune.mergeGroups, MergeRowWG/lanes); g > 1 {
+			return shaders.MergeConsts{WG: g * lanes, L: lanes, UN: max(un, 1), PG: g}, 1
+		}
+	}
+	return shaders.MergeConsts{WG: MergeWG, L: lanes, UN: un}, MergeWG / lanes
 }
 
 // MergeUnroll is how many parts merge.wgsl's loops over them write out a

@@ -256,7 +256,7 @@ func TestPlanDecode(t *testing.T) {
 			}
 		}
 	}
-	if dt, ok := hw.DecodeKernel(49152, 128, 128, 4, 1); !ok || dt != (DecodeTile{4, 1, 32, DecodeWG, decodeUnroll, decodePV, decodeWide, decodeAhead}) {
+	if dt, ok := hw.DecodeKernel(49152, 128, 128, 4, 1); !ok || dt != (DecodeTile{4, 1, 32, DecodeWG, decodeUnroll, decodePV, decodeWide, decodeVWide, decodeNext, decodeAhead}) {
 		t.Errorf("hardware: the H100's decoding shape: decodeKernel(49152, 128, 128, 4, 1) = %+v, %t; want 4 heads, 1 query, 32 keys", dt, ok)
 	}
 	// A problem's step decodes by its longest sequence's queries.

@@ -45,17 +45,22 @@ const (
 	// faster than the loop, the more so at four queries, and an f16
 	// cache's within the noise (docs/gpu.md, Tuning).
 	decodePV = 64
-	// decodeWide caps the vec4s of a half K or V an invocation reads a
+	// decodeWide caps the vec4s of a half K an invocation stages a
 	// load (FusedDecodeConsts.KW; ATTN_GPU_TUNE=decode.wide=N): 4,
 	// sixteen halves (32 bytes) where the head dim is whole units of 16,
-	// as fused.wgsl reads them; an 8-bit or 4-bit K or V is then read a
-	// block a load (shaders' decodeUnit). Read four values a load, an f16
-	// cache takes as many loads as a float32 one for half the bytes, and
-	// the H200 decoded f16 over 32768 keys slower than f32, q4 no faster
-	// than f16 (docs/gpu.md, "On an NVIDIA H200", where the V side was
-	// still read a vec4 a load). decode.wide=1 is the narrow reading, for
-	// a GPU run's comparison.
+	// as fused.wgsl reads them; an 8-bit or 4-bit K is then read a
+	// block a load (shaders' decodeUnit). Read four values a load, the
+	// H200 decoded f16 over 32768 keys in 209 µs of fuseddecode.wgsl,
+	// against 185 µs a unit a load (docs/gpu.md). decode.wide=1 is the
+	// narrow reading, for a GPU run's comparison.
 	decodeWide = 4
+	// decodeVWide is decodeWide for V, the P·V phase's loads
+	// (FusedDecodeConsts.VW; ATTN_GPU_TUNE=decode.vwide=N): 1, a vec4
+	// of four values a load. An invocation sums its rows × its unit's
+	// vec4s in registers: read 16 halves a load (a q8 block, 32 values),
+	// the H200 decoded f16 over 4096 keys in 47 µs of fuseddecode.wgsl
+	// where a vec4 a load took 27 (docs/gpu.md).
+	decodeVWide = 1
 	// decodeAhead is the most vec4s of V an invocation of
 	// fuseddecode.wgsl loads at a tile's start for its P·V phase
 	// (FusedDecodeConsts.AH; ATTN_GPU_TUNE=decode.ahead=N; 1: none):
@@ -66,6 +71,15 @@ const (
 	// a decoding step has few workgroups a compute unit to cover them.
 	// Not yet timed on a GPU (bench/gpu-hw.sh's decode-noahead sweep).
 	decodeAhead = 16
+	// decodeNext is the most vec4s of the next K tile an invocation of
+	// fuseddecode.wgsl loads into registers during a tile
+	// (FusedDecodeConsts.KN; ATTN_GPU_TUNE=decode.next=N; 1: none): 16,
+	// which holds an H200-shaped step's share (4 vec4s: 32 keys × 32
+	// vec4s over 256 invocations). Without it a tile's K is loaded at the
+	// tile's start and the workgroup waits for it before its scores, a
+	// device-memory round trip a tile (FlashAttention-2's next-tile load,
+	// as fusedtile.wgsl's tile.ahead).
+	decodeNext = 16
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM
@@ -132,14 +146,17 @@ func (a AdapterPlan) decodeFor(mem, d, dv, g, nq int) (kernelDecode, bool) {
 // vec4s of a half K staged a load kw (decodeWide unless ATTN_GPU_TUNE
 // says), and the most vec4s of V an invocation loads ahead ah
 // (decodeAhead unless ATTN_GPU_TUNE says).
-type DecodeTile struct{ heads, rows, tk, wg, un, pv, kw, ah int }
+type DecodeTile struct{ heads, rows, tk, wg, un, pv, kw, vw, kn, ah int }
 
 // Consts is the kernel's specialisation for head dims d, dv (float32
 // operands; the Elem fields do not change its workgroup memory). It
 // loads V ahead (AH) where its P·V loop is written out whole and an
 // invocation's V of a tile is at most ah vec4s, ah above 1.
 func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
-	c := shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv, KW: t.kw}
+	c := shaders.FusedDecodeConsts{WG: t.wg, HG: t.heads, NQ: t.rows, TK: t.tk, D: d, DV: dv, UN: t.un, PV: t.pv, KW: t.kw, VW: t.vw}
+	if n := c.KNext(); t.kn > 1 && n <= t.kn {
+		c.KN = 1
+	}
 	if n := c.VAhead(); t.ah > 1 && n > 0 && n <= t.ah {
 		c.AH = 1
 	}
@@ -165,7 +182,7 @@ func (t DecodeTile) Consts(d, dv int) shaders.FusedDecodeConsts {
 // invocation computing (flash-decoding, as ONNX Runtime's WebGPU
 // flash_attention_decode kernels and FlashAttention's split-KV do).
 func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
-	wg, most, un, pv, kw, ah := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV, a.Tune.decodeWide, a.Tune.decodeAhead
+	wg, most, un, pv, kw, vw, kn, ah := a.Tune.decodeWG, min(a.Tune.decodeRows, a.Tune.decodeWG), a.Tune.decodeUnroll, a.Tune.decodePV, a.Tune.decodeWide, a.Tune.decodeVWide, a.Tune.decodeNext, a.Tune.decodeAhead
 	if nq < 1 || nq > decodeMaxNq || CeilDiv(dv, 4) > wg || g < 1 {
 		return DecodeTile{}, false
 	}
@@ -185,14 +202,14 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			for per := most / hg; per >= 1; per /= 2 {
 				rows := CeilDiv(nq, CeilDiv(nq, per))
 				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw, ah}); fits(t) {
+					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw, vw, kn, ah}); fits(t) {
 						return t, true
 					}
 				}
 			}
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
-			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw, ah}); fits(t) {
+			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw, vw, kn, ah}); fits(t) {
 				return t, true
 			}
 		}

@@ -48,11 +48,14 @@ func decodeLoops(t DecodeTile, d, dv, keys int) int {
 	return CeilDiv(r*d4, t.wg) + tiles*perTile + kg
 }
 
-// MergeLoops bounds the loop iterations one invocation of merge.wgsl runs
-// folding parts partial results of Dv columns with lanes invocations a
-// row (its header's count).
-func MergeLoops(parts, dv, lanes int) int {
-	return 2*parts + max(CeilDiv(dv, 4*lanes)*(parts+1), CeilDiv(dv, lanes))
+// MergeLoops bounds the loop iterations one invocation of merge.wgsl
+// specialised as m runs folding parts partial results of Dv columns (its
+// header's count).
+func MergeLoops(parts, dv int, m shaders.MergeConsts) int {
+	if m.PG > 1 {
+		return 2*CeilDiv(parts, m.WG) + CeilDiv(dv, 4*m.L)*(CeilDiv(parts, m.PG*max(m.UN, 1))+m.PG) + 2*bits.Len(uint(m.WG))
+	}
+	return 2*parts + max(CeilDiv(dv, 4*m.L)*(parts+1), CeilDiv(dv, m.L))
 }
 
 // KernelLoops bounds the loop iterations one invocation of the fused

@@ -28,11 +28,14 @@ type Tuning struct {
 	decodeWG, decodeRows, decodeKeys int // fuseddecode.wgsl's workgroup: invocations, most rows, most keys a tile
 	decodeUnroll                     int // and iterations of its scores' loop over the head dim written out a trip
 	decodePV                         int // and of its P·V loop over a tile's keys
-	decodeWide                       int // and the most vec4s of a half K or V it reads a load (1: 8-bit ones a vec4 a load too)
+	decodeWide                       int // and the most vec4s of a half K it reads a load (1: 8-bit ones a vec4 a load too)
+	decodeVWide                      int // and of a half V
 	decodeAhead                      int // and the most vec4s of V an invocation loads at a tile's start (1: none)
+	decodeNext                       int // and of the next tile's K it loads during a tile (1: none)
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
 	mergeUnroll                      int // and the parts its loops over them write out a trip
+	mergeGroups                      int // and its part groups a row's workgroup (1: rows of lanes)
 	splitTarget                      int // the other fused kernels' workgroups wanted a step
 	tileWG, tileRows, tileKeys       int // fusedtile.wgsl's workgroup: invocations, most rows, most keys a tile
 	tileReg                          int // and most vec4s of an invocation's register block
@@ -45,8 +48,8 @@ type Tuning struct {
 // defaultTuning is the hardware plan's sizes without ATTN_GPU_TUNE.
 var defaultTuning = Tuning{
 	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
-	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide, decodeAhead: decodeAhead,
-	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll,
+	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide, decodeVWide: decodeVWide, decodeAhead: decodeAhead, decodeNext: decodeNext,
+	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll, mergeGroups: mergeGroups,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll, tileAhead: tileAhead,
 	loopUnroll: loopUnroll,
@@ -70,12 +73,15 @@ var knobs = []knob{
 	{"decode.keys", func(t *Tuning) *int { return &t.decodeKeys }, decodeMinK, 256, "fuseddecode.wgsl's most keys a tile"},
 	{"decode.unroll", func(t *Tuning) *int { return &t.decodeUnroll }, 1, 256, "fuseddecode.wgsl's iterations of a score's loop over the head dim written out a trip"},
 	{"decode.pv", func(t *Tuning) *int { return &t.decodePV }, 1, 64, "fuseddecode.wgsl's keys of a tile an invocation's P·V loop writes out a trip, their V loads issued together"},
-	{"decode.wide", func(t *Tuning) *int { return &t.decodeWide }, 1, 4, "the most vec4s of a half K or V one fuseddecode.wgsl invocation reads a load (2: 8 halves, 4: 16), within the head dim's unit; 1 reads an 8-bit or 4-bit one a vec4 a load too"},
+	{"decode.wide", func(t *Tuning) *int { return &t.decodeWide }, 1, 4, "the most vec4s of a half K one fuseddecode.wgsl invocation stages a load (2: 8 halves, 4: 16), within the head dim's unit; 1 reads an 8-bit or 4-bit one a vec4 a load too"},
+	{"decode.vwide", func(t *Tuning) *int { return &t.decodeVWide }, 1, 4, "decode.wide for V, the P·V phase's loads: its sums in registers grow with the unit"},
 	{"decode.ahead", func(t *Tuning) *int { return &t.decodeAhead }, 1, 64, "fuseddecode.wgsl's most vec4s of V an invocation loads at a tile's start for its P·V phase, in flight through the scores and the softmax (where that phase's loop is written out whole); 1: none, the P·V phase issues them"},
+	{"decode.next", func(t *Tuning) *int { return &t.decodeNext }, 1, 64, "fuseddecode.wgsl's most vec4s of the next tile's K an invocation loads into registers during a tile, in flight through its scores, softmax and P·V; 1: none, each tile's K loaded at its start"},
 	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
 	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
 	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},
 	{"merge.unroll", func(t *Tuning) *int { return &t.mergeUnroll }, 1, 64, "merge.wgsl's parts a trip of each of its loops over them writes out, their loads issued together"},
+	{"merge.groups", func(t *Tuning) *int { return &t.mergeGroups }, 1, MergeRowWG, "merge.wgsl's groups of merge.lanes invocations a row's workgroup, each folding every merge.groups-th part (at most MergeRowWG invocations); 1: rows of merge.lanes invocations, each folding every part"},
 	{"split.target", func(t *Tuning) *int { return &t.splitTarget }, 1, 1 << 16, "the workgroups a step of the other fused kernels splits its keys for"},
 	{"tile.wg", func(t *Tuning) *int { return &t.tileWG }, 32, 256, "fusedtile.wgsl's invocations a workgroup"},
 	{"tile.rows", func(t *Tuning) *int { return &t.tileRows }, 8, 256, "fusedtile.wgsl's most query rows a workgroup"},

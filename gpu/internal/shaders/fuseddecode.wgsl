@@ -113,6 +113,39 @@ fn v_key(b: u32, j: u32, va: u32, e: u32, paged: bool) -> array<vec4<f32>, VU> {
     return v_unit(va + vr, e);
 }
 
+// stage_k loads invocation t's share of the K tile of keys [jt, jt +
+// TK) for staging: its loads x = t + n·WG, n < KSTEPS, each unit x mod
+// (D4/KU) of the tile's key x / (D4/KU), KU vec4s (a half or 8-bit K a
+// unit of its codes a load, k_u; a q8 or q4 block with its scale, k_sc;
+// a float32 one a vec4, load_k), all issued before any is used; zeros
+// past the tile and past jend. Kernel row offset ka as in main.
+fn stage_k(b: u32, jt: u32, jend: u32, ka: u32, t: u32, paged: bool) -> array<array<vec4<f32>, KU>, KSTEPS> {
+    var kt: array<array<vec4<f32>, KU>, KSTEPS>;
+{{- range $n := seq .KSTEPS}}
+    {
+        let x = t + {{$n}}u * WG;
+        if (x < TK * (D4 / KU) && jt + x / (D4 / KU) < jend) {
+            let j = jt + x / (D4 / KU);
+            var kr = j * P.k_r;
+            if (paged) {
+                kr = kv_row(b, j, P.k_b, P.k_r);
+            }
+{{- if eq $.KU 1}}
+            kt[{{$n}}][0] = load_k(ka + kr, x % D4);
+{{- else}}
+            let ki = ((ka + kr) >> 2u) + (x % (D4 / KU)) * KU;
+{{- if eq $.KU 8}}
+            kt[{{$n}}] = k_u(ki, k_sc(ki));
+{{- else}}
+            kt[{{$n}}] = k_u(ki);
+{{- end}}
+{{- end}}
+        }
+    }
+{{- end}}
+    return kt;
+}
+
 var<workgroup> ks: array<vec4<f32>, KS>;
 var<workgroup> qs: array<vec4<f32>, QS>;
 var<workgroup> ss: array<f32, SS>;
@@ -209,6 +242,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 
 {{- $nv := ceildiv .TK .KG}}
+{{- if .KN}}
+    // The first tile's K (KN); each trip stores the tile it holds and
+    // loads the next.
+    var kn = stage_k(b, jstart, jend, ka, t, paged);
+{{- end}}
     for (var jt = jstart; jt < jend; jt += TK) {
 {{- if .AH}}
         // This invocation's V of the tile for the P·V phase (AH), keys
@@ -229,57 +267,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // readers, the scores, are barriers behind; so the tile's K
         // loads are in flight while other invocations still add up the
         // previous tile's V. The barrier after staging keeps this tile's
-        // scores from the weights until then. Written out, so that each
-        // invocation's KSTEPS loads are in flight together.
-{{- if gt .KU 1}}
-        // A half or 8-bit K a unit of KU vec4s a load (k_u; a q8 or q4
-        // block with its scale, k_sc): load x is unit x mod (D4/KU) of
-        // the tile's key x / (D4/KU).
-{{- range $n := seq .KSTEPS}}
-        let x{{$n}} = t + {{$n}}u * WG;
-        var k{{$n}}: array<vec4<f32>, KU>;
-        if (x{{$n}} < TK * (D4 / KU) && jt + x{{$n}} / (D4 / KU) < jend) {
-            let j = jt + x{{$n}} / (D4 / KU);
-            var kr = j * P.k_r;
-            if (paged) {
-                kr = kv_row(b, j, P.k_b, P.k_r);
-            }
-            let ki = ((ka + kr) >> 2u) + (x{{$n}} % (D4 / KU)) * KU;
-{{- if eq $.KU 8}}
-            k{{$n}} = k_u(ki, k_sc(ki));
-{{- else}}
-            k{{$n}} = k_u(ki);
-{{- end}}
-        }
+        // scores from the weights until then.
+{{- if not .KN}}
+        let kn = stage_k(b, jt, jend, ka, t, paged);
 {{- end}}
 {{- range $n := seq .KSTEPS}}
-        if (x{{$n}} < TK * (D4 / KU)) {
-            let at{{$n}} = (x{{$n}} / (D4 / KU)) * KP + (x{{$n}} % (D4 / KU)) * KU;
+        {
+            let x = t + {{$n}}u * WG;
+            if (x < TK * (D4 / KU)) {
+                let at = (x / (D4 / KU)) * KP + (x % (D4 / KU)) * KU;
 {{- range $c := seq $.KU}}
-            ks[at{{$n}} + {{$c}}u] = k{{$n}}[{{$c}}];
+                ks[at + {{$c}}u] = kn[{{$n}}][{{$c}}];
 {{- end}}
-        }
-{{- end}}
-{{- else}}
-{{- range $n := seq .KSTEPS}}
-        let x{{$n}} = t + {{$n}}u * WG;
-        var k{{$n}} = vec4<f32>(0.0);
-        if (x{{$n}} < TK * D4 && jt + x{{$n}} / D4 < jend) {
-            let j = jt + x{{$n}} / D4;
-            var kr = j * P.k_r;
-            if (paged) {
-                kr = kv_row(b, j, P.k_b, P.k_r);
             }
-            k{{$n}} = load_k(ka + kr, x{{$n}} % D4);
         }
-{{- end}}
-{{- range $n := seq .KSTEPS}}
-        if (x{{$n}} < TK * D4) {
-            ks[(x{{$n}} / D4) * KP + x{{$n}} % D4] = k{{$n}};
-        }
-{{- end}}
 {{- end}}
         workgroupBarrier();
+{{- if .KN}}
+        // The next tile's K (KN), in flight through this tile's scores,
+        // softmax and P·V, stored at the next trip's start.
+        if (jt + TK < jend) {
+            kn = stage_k(b, jt + TK, jend, ka, t, paged);
+        }
+{{- end}}
         for (var n = 0u; n < SSTEPS; n++) {
             let x = t + n * WG;
             if (x >= R * TK) {

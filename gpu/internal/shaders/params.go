@@ -148,6 +148,17 @@ type FusedDecodeConsts struct {
 	// or 4-bit K or V is read a whole unit a load where KW is 2 or more;
 	// 0 or 1: a vec4 (four values) a load, as a float32 one.
 	KW int `shaders:"input"`
+	// VW is KW for V, the P·V phase's loads: each invocation's sums are
+	// its rows × VU vec4s, so a wider unit holds more of them in
+	// registers.
+	VW int `shaders:"input"`
+	// KN is 1 where each invocation loads its share of the next tile's K
+	// (KSTEPS units of KU vec4s) into registers right after this tile's
+	// staging barrier, so that it is in flight through the scores, the
+	// softmax and the P·V phase, and stores it at the next tile's start;
+	// 0: each tile's K is loaded at its start and stored at once, and the
+	// workgroup waits for it.
+	KN int `shaders:"input"`
 	// AH is 1 where each invocation loads its V of a tile for the P·V
 	// phase at the tile's start, beside the K tile's loads, into
 	// registers (VAhead vec4s), so that the V loads are in flight
@@ -163,10 +174,13 @@ type FusedDecodeConsts struct {
 
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
 // them to a query row (L divides WG), each loop over the parts written
-// out UN a trip (0 or 1: none).
+// out UN a trip (0 or 1: none). Under PG > 1 a workgroup holds one row,
+// its WG = PG·L invocations PG groups of L lanes, each group folding
+// every PG-th part (merge.wgsl says why).
 type MergeConsts struct {
 	WG, L int
 	UN    int `shaders:"input"`
+	PG    int `shaders:"input"`
 }
 
 // PackConsts specialises pack.wgsl: WG invocations a workgroup, each
@@ -401,8 +415,8 @@ func (c FusedDecodeConsts) derived() []Const {
 // alignment VA).
 func (c FusedDecodeConsts) KUnit() int { return decodeUnit(c.K, c.D, c.KW) }
 
-// VUnit: see KUnit.
-func (c FusedDecodeConsts) VUnit() int { return decodeUnit(c.V, VAlign(c.DV, c.VR), c.KW) }
+// VUnit: see KUnit, with VW for KW.
+func (c FusedDecodeConsts) VUnit() int { return decodeUnit(c.V, VAlign(c.DV, c.VR), c.VW) }
 
 // decodeUnit is the vec4s of a K or V of head dim d stored as e that
 // fuseddecode.wgsl reads a load where kw (FusedDecodeConsts.KW) is 2 or
@@ -438,6 +452,14 @@ func (c FusedDecodeConsts) maxLanes() int {
 		l *= 2
 	}
 	return l
+}
+
+// KNext is the vec4s of K one invocation holds to load its share of
+// the next tile during a tile (KN): KSTEPS units of KU vec4s.
+func (c FusedDecodeConsts) KNext() int {
+	d4 := ceil4(c.D)
+	ku := c.KUnit()
+	return (c.TK*(d4/ku) + c.WG - 1) / c.WG * ku
 }
 
 // VAhead is the vec4s of V one invocation holds to load its keys of a
@@ -582,6 +604,9 @@ func (c FusedDecodeConsts) check() error {
 func (c MergeConsts) check() error {
 	if c.WG%c.L != 0 {
 		return fmt.Errorf("L = %d lanes a row do not divide WG = %d", c.L, c.WG)
+	}
+	if c.PG > 1 && (c.PG*c.L != c.WG || c.WG&(c.WG-1) != 0 || c.UN < 1) {
+		return fmt.Errorf("PG = %d groups of L = %d lanes, UN = %d: want WG = %d, a power of two, and UN ≥ 1", c.PG, c.L, c.UN, c.WG)
 	}
 	return nil
 }

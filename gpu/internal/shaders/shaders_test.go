@@ -55,6 +55,7 @@ var golden = []struct {
 	{"merge.wgsl.golden", MergeConsts{WG: 64, L: 1}},
 	{"merge_l32.wgsl.golden", MergeConsts{WG: 64, L: 32}},
 	{"merge_l32_un4.wgsl.golden", MergeConsts{WG: 64, L: 32, UN: 4}},
+	{"merge_pg8.wgsl.golden", MergeConsts{WG: 256, L: 32, UN: 8, PG: 8}},
 	{"pack_f16.wgsl.golden", PackConsts{WG: 256, O: F16}},
 	{"pack_bf16.wgsl.golden", PackConsts{WG: 256, O: BF16}},
 	{"pack_f16_from_bf16.wgsl.golden", PackConsts{WG: 256, O: F16, Src: BF16}},
@@ -111,8 +112,8 @@ var golden = []struct {
 	// with keys past the tile in the last (KG = 6 of TK = 32).
 	{"fuseddecode_g4_d128_pv4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 4}},
 	// A half K staged a unit a load: 16 halves as WGSL f16, 8 bfloat16s.
-	{"fuseddecode_g4_d128_f16_kw4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, KW: 4, K: F16, V: F16, F16: true}},
-	{"fuseddecode_g2_d40_bf16_kw4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 3, TK: 16, D: 40, DV: 24, KW: 4, K: BF16, V: BF16}},
+	{"fuseddecode_g4_d128_f16_kw4.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, KW: 4, VW: 4, K: F16, V: F16, F16: true}},
+	{"fuseddecode_g2_d40_bf16_kw4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 3, TK: 16, D: 40, DV: 24, KW: 4, VW: 4, K: BF16, V: BF16}},
 	{"fuseddecode_g1_d80_q8_pv4.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 1, NQ: 1, TK: 32, D: 80, DV: 80, PV: 4, K: Q8, V: Q8}},
 	{"fusedloop_d64_dv64_un16.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 64, DV: 64, UN: 16}},
 	{"fusedloop_d80_dv200_un4.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, UN: 4}},
@@ -120,8 +121,13 @@ var golden = []struct {
 	{"fuseddecode_g2_d5_dv7_half.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, Q: BF16, K: BF16, V: F16}},
 	// V loaded ahead (AH): the H200's f16 decoding kernel, a q8 one and
 	// odd head dims over two rows.
-	{"fuseddecode_g4_d128_f16_sg_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, AH: 1, K: F16, V: F16, F16: true, SG: true}},
-	{"fuseddecode_g4_d128_q8_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, AH: 1, K: Q8, V: Q8}},
+	{"fuseddecode_g4_d128_f16_sg_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 4, AH: 1, K: F16, V: F16, F16: true, SG: true}},
+	{"fuseddecode_g4_d128_f16_sg_ah_vw1.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 1, AH: 1, K: F16, V: F16, F16: true, SG: true}},
+	{"fuseddecode_g4_d128_sg_ah_kn.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 1, KN: 1, AH: 1, F16: true, SG: true}},
+	{"fuseddecode_g4_d128_f16_sg_ah_kn.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 1, KN: 1, AH: 1, K: F16, V: F16, F16: true, SG: true}},
+	{"fuseddecode_g4_d128_q4_kn.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, KN: 1, AH: 1, K: Q4, V: Q4}},
+	{"fuseddecode_g2_d5_dv7_kn.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, KN: 1, Q: BF16, K: BF16, V: F16}},
+	{"fuseddecode_g4_d128_q8_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 4, AH: 1, K: Q8, V: Q8}},
 	{"fuseddecode_g2_d5_dv7_ah.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, PV: 64, AH: 1, Q: BF16, K: BF16, V: F16}},
 }
 
@@ -345,6 +351,9 @@ func TestGenerateRejectsInconsistent(t *testing.T) {
 		{"context RN ∤ TN", ContextConsts{TM: 64, TN: 64, TJ: 16, RM: 4, RN: 3}},
 		{"softmax WG = 96", SoftmaxConsts{WG: 96, PER: 32}},
 		{"merge L ∤ WG", MergeConsts{WG: 64, L: 24}},
+		{"merge PG·L ≠ WG", MergeConsts{WG: 256, L: 32, UN: 8, PG: 4}},
+		{"merge PG, WG not a power of two", MergeConsts{WG: 96, L: 32, UN: 8, PG: 3}},
+		{"merge PG without UN", MergeConsts{WG: 256, L: 32, PG: 8}},
 		{"fuseddecode R > WG", FusedDecodeConsts{WG: 16, HG: 4, NQ: 5, TK: 8, D: 8, DV: 8}},
 		{"fuseddecode DV4 > WG", FusedDecodeConsts{WG: 16, HG: 1, NQ: 1, TK: 8, D: 8, DV: 65}},
 	}

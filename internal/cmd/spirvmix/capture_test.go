@@ -128,11 +128,10 @@ func testExe(t *testing.T) string {
 // benchmark's shape (32 over 8 heads, D = 128, the hardware plan) to what
 // a GPU needs of it, counted in the SPIR-V its driver receives: its key
 // tile loop (the outermost loop of the hot path) meets at most three
-// barriers a tile with subgroups; a half, 8-bit or 4-bit cache is read a
-// unit a load, so that its tile loop issues at most half a float32
-// cache's storage loads, of 10 bytes or more each (its K's and, loaded
-// at the tile's start, its V's: a float32 V's were there already, the
-// others' were in the P·V phase's loop before AH); and a q4 cache's
+// barriers a tile with subgroups; a half, 8-bit or 4-bit K is staged a
+// unit a load, so that its tile loop issues fewer storage loads than a
+// float32 cache's (its K's and, loaded at the tile's start, its V's,
+// which stay a vec4 a load: decode.vwide says why); and a q4 cache's
 // loads bring fewer bytes than a q8 one's. Lavapipe's subgroups
 // put the kernels in their subgroup form, as on a GPU. It needs the tools
 // TestCapture does, and skips as it does.
@@ -175,8 +174,8 @@ func TestDecodeMix(t *testing.T) {
 		if name == "decode-f32" {
 			continue
 		}
-		if c.GlobalLoads == 0 || 2*c.GlobalLoads > f32.GlobalLoads || c.GlobalLoadBytes < 10*c.GlobalLoads {
-			t.Errorf("%s: the tile loop's %d storage loads of %d bytes in all; want at most half float32's %d, of 10 bytes or more each",
+		if c.GlobalLoads == 0 || c.GlobalLoads >= f32.GlobalLoads {
+			t.Errorf("%s: the tile loop's %d storage loads of %d bytes in all; want fewer than float32's %d",
 				name, c.GlobalLoads, c.GlobalLoadBytes, f32.GlobalLoads)
 		}
 	}

@@ -537,8 +537,9 @@ func TestParityDecodeWide(t *testing.T) {
 		{prob(2, 4, 4, 3, 97, 40, 24), allBF16, 2},
 		{bnhd(causal(prob(1, 4, 2, 2, 130, 24, 24))), mixB, 2},
 	}
-	for _, wide := range []int{1, 2, 4} {
-		tune := fmt.Sprintf("decode.wide=%d", wide)
+	for _, w := range []struct{ wide, vwide int }{{1, 1}, {2, 2}, {4, 4}, {4, 1}} {
+		wide := w.wide
+		tune := fmt.Sprintf("decode.wide=%d,decode.vwide=%d", wide, w.vwide)
 		t.Run(tune, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", "hardware")
 			t.Setenv("ATTN_GPU_TUNE", tune)
@@ -557,7 +558,7 @@ func TestParityDecodeWide(t *testing.T) {
 					t.Errorf("%s: KW %d, a unit of %d vec4s; want %d and %d", name, s.KW, s.KUnit(), wide, want)
 				}
 				s.V = s.K
-				if want := min(wide, shaders.LoadUnit(s.V, row.p.Dv)); s.VUnit() != want {
+				if want := min(w.vwide, shaders.LoadUnit(s.V, row.p.Dv)); s.VUnit() != want {
 					t.Errorf("%s: V's unit %d vec4s; want %d", name, s.VUnit(), want)
 				}
 				// An 8-bit or 4-bit K and V are read a whole unit a load

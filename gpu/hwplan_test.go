@@ -237,7 +237,7 @@ func TestParityUnrolled(t *testing.T) {
 		{"decode.pv=2", "", decode},
 		{"decode.pv=64", "", decode},
 		{"decode.ahead=1", "", decode},
-		{"decode.next=1", "", decode},
+		{"decode.next=16", "", decode},
 		{"decode.vwide=4", "", decode},
 		{"merge.unroll=1", "", merge},
 		{"merge.unroll=4", "", merge},
@@ -277,7 +277,10 @@ func TestParityUnrolled(t *testing.T) {
 					case "decode.ahead":
 						un = 1 - s.AH // 1: no V loaded ahead (AH = 0)
 					case "decode.next":
-						un = 1 - s.KN // 1: no next K tile loaded ahead (KN = 0)
+						un = 1 // 1: no next K tile loaded ahead (KN = 0)
+						if s.KN != 0 {
+							un, _ = strconv.Atoi(v)
+						}
 					case "decode.vwide":
 						un = s.VW
 					}

@@ -73,13 +73,13 @@ const (
 	decodeAhead = 16
 	// decodeNext is the most vec4s of the next K tile an invocation of
 	// fuseddecode.wgsl loads into registers during a tile
-	// (FusedDecodeConsts.KN; ATTN_GPU_TUNE=decode.next=N; 1: none): 16,
-	// which holds an H200-shaped step's share (4 vec4s: 32 keys × 32
-	// vec4s over 256 invocations). Without it a tile's K is loaded at the
-	// tile's start and the workgroup waits for it before its scores, a
-	// device-memory round trip a tile (FlashAttention-2's next-tile load,
-	// as fusedtile.wgsl's tile.ahead).
-	decodeNext = 16
+	// (FusedDecodeConsts.KN; ATTN_GPU_TUNE=decode.next=N; 1: none,
+	// FlashAttention-2's next-tile load, as fusedtile.wgsl's tile.ahead):
+	// 1. On the H200, 16 (an H200-shaped step's 4 vec4s) made no step
+	// faster: over 32768 keys fuseddecode.wgsl took 156 µs in f32, 200 in
+	// q8 and 174 in q4 against 144, 197 and 164 without (docs/gpu.md).
+	// The kernel waits for its tile phases, not for its loads.
+	decodeNext = 1
 	// decodeMem is the workgroup memory a decoding workgroup keeps
 	// within where its rows and a tile of decodeMinK keys allow, so that
 	// several share a compute unit and their loads overlap (an H100 SM

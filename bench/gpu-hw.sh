@@ -318,9 +318,10 @@ run() {
 					(cd "$root/kernels" && "$bin/kernels.test" -test.timeout 3m -test.run 'ONNX|Cache|Pool|Packed|Seqs' "${short[@]}") && echo "kernels: ok"
 				) >"${logs[-1]}" 2>&1 &
 				pids+=($!)
-				# A stopped mode's TERM reaches the processes: their logs so far
-				# are joined below by the trap.
-				trap 'cat "${logs[@]}" 2>/dev/null; exit 124' TERM
+				# A stopped mode's TERM stops the test processes (on
+				# 2026-11-28 they ran on through the sweeps after them, whose
+				# times they spoiled) and joins their logs so far.
+				trap 'pkill -TERM -f -- "$bin/" 2>/dev/null; sleep 1; cat "${logs[@]}" 2>/dev/null; exit 124' TERM
 				local failed=0
 				for i in "${pids[@]}"; do
 					wait "$i" || failed=1

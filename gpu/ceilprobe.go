@@ -36,8 +36,9 @@ const (
 	fmaDepth  = 8
 )
 
-// fillMod is what the read probe's buffer holds: element e is e mod
-// fillMod, so that every workgroup's sum stays an exact integer in f32.
+// fillMod bounds what the read probe's buffer holds: element e is
+// fillValue(e), an integer below fillMod, so that every workgroup's sum
+// stays an exact integer in f32.
 const fillMod = 8
 
 // How long a timed pass runs at least, and how many of them a probe
@@ -562,17 +563,28 @@ fn reduce(l: u32, v: f32, w: u32) {
 }
 `
 
-// fillSource writes element e of the read probe's buffer as e mod
-// fillMod, through a grid-stride loop.
+// fillSource writes element e of the read probe's buffer as
+// fillValue(e), through a grid-stride loop.
 var fillSource = fmt.Sprintf(`const WG = %du;
 @group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
+
+// mix is fillHash.
+fn mix(x0: vec4<u32>) -> vec4<u32> {
+    var x = x0;
+    x ^= x >> vec4<u32>(16u);
+    x *= vec4<u32>(0x7feb352du);
+    x ^= x >> vec4<u32>(15u);
+    x *= vec4<u32>(0x846ca68bu);
+    x ^= x >> vec4<u32>(16u);
+    return x;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let n = arrayLength(&src);
     for (var i = g.x; i < n; i += nw.x * WG) {
         let e = 4u * i;
-        src[i] = vec4<f32>(vec4<u32>(e, e + 1u, e + 2u, e + 3u) %% vec4<u32>(%du));
+        src[i] = vec4<f32>(mix(vec4<u32>(e, e + 1u, e + 2u, e + 3u)) %% vec4<u32>(%du));
     }
 }
 `, probeWG, fillMod)

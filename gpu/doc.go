@@ -60,15 +60,21 @@
 //     invocation loads into registers ahead of their use, the next
 //     tile's K during a tile's scores and its V before them: 8; 1 loads
 //     none ahead),
-//     decode.wide (the most vec4s of a half K or V one fuseddecode.wgsl
-//     invocation reads a load, within the head dim's unit of 8 or 16
+//     decode.wide (the most vec4s of a half K one fuseddecode.wgsl
+//     invocation stages a load, within the head dim's unit of 8 or 16
 //     halves, 1 also reading an 8-bit or 4-bit one a vec4 a load rather
-//     than a block: 4),
+//     than a block: 4), decode.vwide (the same for V, whose unit an
+//     invocation's sums hold in registers: 1), decode.next (the most
+//     vec4s of the next tile's K one fuseddecode.wgsl invocation loads
+//     during a tile: 1, none),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
-//     merge.lanes (merge.wgsl's invocations a row: 32), merge.unroll
-//     (the parts each of merge.wgsl's loops over them writes out a trip,
-//     their loads issued together: 8; the CPU plan's keep their loops),
+//     merge.lanes (merge.wgsl's invocations of a group: 32),
+//     merge.groups (its groups a row, a workgroup a row, each group
+//     folding every merge.groups-th part: 8; 1 makes rows of lanes that
+//     each fold every part), merge.unroll (the parts each of
+//     merge.wgsl's loops over them writes out a trip, their loads issued
+//     together: 8; the CPU plan's keep their loops),
 //     split.target (the
 //     other fused kernels' workgroups wanted a step: 256), tile.wg,
 //     tile.rows, tile.keys and tile.reg (fusedtile.wgsl's invocations,

@@ -49,6 +49,9 @@
 // phase 5 reads: the V loads are then in flight through phases 1–4 with
 // K's, where phase 5 would issue them two or three barriers on. It needs
 // phase 5's loop over the invocation's keys written out whole (PV).
+// Under KN an invocation loads its share of the next tile's K
+// (stage_k) right after this tile's staging barrier, into registers
+// that the next tile's phase 1 stores, rather than at that phase.
 //
 // After the last tile the KG key groups' sums are added through the K
 // tile's memory, and each row writes O = acc/l and

@@ -40,21 +40,19 @@ func fmaFlops(groups, wg, trips, chains, depth, lanes int) float64 {
 }
 
 // readSum is what the read probe's workgroups sum to over one pass of a
-// buffer of n floats, element e holding fillValue(e, m) (fillSource).
-func readSum(n, m uint64) float64 {
-	sum := 0.0
+// buffer of n words, word e holding fillHash(e) (fillSource), added as
+// u32s modulo 2³². A hash, not a pattern: a GPU that compresses memory
+// (NVIDIA's since Ampere) reads a buffer of one repeated pattern faster
+// than its DRAM allows (an H200's probe read 9.5 TB/s of HBM3e's 4.8,
+// 2026-11-28, over e mod 8), where attention's K and V are not so
+// regular.
+func readSum(n uint64) uint32 {
+	var sum uint32
 	for e := range n {
-		sum += float64(fillValue(uint32(e), m))
+		sum += fillHash(uint32(e))
 	}
 	return sum
 }
-
-// fillValue is element e of the read probe's buffer: fillHash(e) mod m.
-// A hash, not e mod m: a GPU that compresses memory (NVIDIA's since
-// Ampere) reads a buffer of one repeated pattern faster than its DRAM
-// allows (an H200's probe read 9.5 TB/s of HBM3e's 4.8, 2026-11-28),
-// where attention's K and V are not so regular.
-func fillValue(e uint32, m uint64) uint32 { return fillHash(e) % uint32(m) }
 
 // fillHash is an integer hash (Chris Wellons' lowbias32), the same as
 // fillSource's mix.

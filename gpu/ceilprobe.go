@@ -36,10 +36,6 @@ const (
 	fmaDepth  = 8
 )
 
-// fillMod bounds what the read probe's buffer holds: element e is
-// fillValue(e), an integer below fillMod, so that every workgroup's sum
-// stays an exact integer in f32.
-const fillMod = 8
 
 // How long a timed pass runs at least, and how many of them a probe
 // takes, the fastest counting: a GPU's pass is long beside the
@@ -378,38 +374,58 @@ func (pr *probe) best(ctx context.Context, d wg.Dispatch, param, most uint32) (t
 }
 
 // sums reads the first n words of the probe's output, each a
-// workgroup's sum, and adds them.
+// workgroup's sum in f32, and adds them.
 func (pr *probe) sums(n int) (float64, error) {
+	words, err := pr.outWords(n)
+	total := 0.0
+	for _, w := range words {
+		total += float64(math.Float32frombits(w))
+	}
+	return total, err
+}
+
+// sumsU32 is sums for the read probe's sums, u32s added modulo 2³².
+func (pr *probe) sumsU32(n int) (uint32, error) {
+	words, err := pr.outWords(n)
+	var total uint32
+	for _, w := range words {
+		total += w
+	}
+	return total, err
+}
+
+// outWords reads the first n words of the probe's output.
+func (pr *probe) outWords(n int) ([]uint32, error) {
 	b := pr.b
 	if 4*uint64(n) > pr.outBytes {
-		return 0, fmt.Errorf("%d workgroups' sums, more than the %d bytes of the probe's output hold", n, pr.outBytes)
+		return nil, fmt.Errorf("%d workgroups' sums, more than the %d bytes of the probe's output hold", n, pr.outBytes)
 	}
 	size := 4 * uint64(n)
 	st, err := b.takeStaging(size)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := pr.copyOut(st, size); err != nil {
 		b.putStaging(st)
-		return 0, err
+		return nil, err
 	}
 	p, err := b.dev.MapAsync(st, wg.MapRead, 0, size)
 	if err != nil {
 		b.putStaging(st)
-		return 0, err
+		return nil, err
 	}
 	if err := b.await(p); err != nil {
 		b.destroy(st)
-		return 0, fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
+		return nil, fmt.Errorf("%w: %w", backend.ErrDeviceLost, err)
 	}
-	words := st.Mapped(0, size)
-	total := 0.0
-	for i := range n {
-		total += float64(math.Float32frombits(binary.LittleEndian.Uint32(words[4*i:])))
+	mapped := st.Mapped(0, size)
+	words := make([]uint32, n)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(mapped[4*i:])
 	}
 	err = st.Unmap()
 	b.putStaging(st)
-	return total, err
+	return words, err
 }
 
 // copyOut submits a copy of the output's first size bytes to st.
@@ -483,16 +499,16 @@ func (pr *probe) read(ctx context.Context, size uint64) (measured, error) {
 		return measured{}, err
 	}
 	// Each repetition sums the whole buffer again, which is past a GPU's
-	// caches; 256 keep every workgroup's sum exact in f32.
+	// caches.
 	t, reps, err := pr.best(ctx, wg.Dispatch{Pipeline: rp, Group: rg, Grid: [3]uint32{groups, 1, 1}}, 1, 256)
 	if err != nil {
 		return measured{}, err
 	}
-	sum, err := pr.sums(int(groups))
+	sum, err := pr.sumsU32(int(groups))
 	if err != nil {
 		return measured{}, err
 	}
-	return newMeasured(float64(size)*float64(reps), t, sum, reps, int(groups)), nil
+	return newMeasured(float64(size)*float64(reps), t, float64(sum), reps, int(groups)), nil
 }
 
 // readLoads is the vec4 loads an invocation of the read probe makes
@@ -563,10 +579,10 @@ fn reduce(l: u32, v: f32, w: u32) {
 }
 `
 
-// fillSource writes element e of the read probe's buffer as
-// fillValue(e), through a grid-stride loop.
+// fillSource writes word e of the read probe's buffer as fillHash(e),
+// through a grid-stride loop.
 var fillSource = fmt.Sprintf(`const WG = %du;
-@group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
+@group(0) @binding(0) var<storage, read_write> src: array<vec4<u32>>;
 
 // mix is fillHash.
 fn mix(x0: vec4<u32>) -> vec4<u32> {
@@ -584,27 +600,31 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let n = arrayLength(&src);
     for (var i = g.x; i < n; i += nw.x * WG) {
         let e = 4u * i;
-        src[i] = vec4<f32>(mix(vec4<u32>(e, e + 1u, e + 2u, e + 3u)) %% vec4<u32>(%du));
+        src[i] = mix(vec4<u32>(e, e + 1u, e + 2u, e + 3u));
     }
 }
-`, probeWG, fillMod)
+`, probeWG)
 
 // readSource is the streaming read: P.x passes over the buffer, each a
 // grid-stride loop of coalesced vec4 loads into four accumulators (four
-// loads in flight an invocation), then the workgroup's sum.
+// loads in flight an invocation), then the workgroup's sum. It adds the
+// words as u32s, modulo 2³², so that its sum is exact whatever the
+// buffer's size and the passes (f32 sums of a hash were not).
 var readSource = fmt.Sprintf(`const WG = %du;
-@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> P: vec4<u32>;
-%s
+
+var<workgroup> part: array<u32, WG>;
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let n = arrayLength(&src);
     let stride = nw.x * WG;
-    var s0 = vec4<f32>();
-    var s1 = vec4<f32>();
-    var s2 = vec4<f32>();
-    var s3 = vec4<f32>();
+    var s0 = vec4<u32>();
+    var s1 = vec4<u32>();
+    var s2 = vec4<u32>();
+    var s3 = vec4<u32>();
     for (var r = 0u; r < P.x; r++) {
         // Each pass starts each workgroup at another one's place, so that
         // no pass's loads repeat another's at the same invocation: a
@@ -622,9 +642,18 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
         }
     }
     let s = (s0 + s1) + (s2 + s3);
-    reduce(l, (s.x + s.y) + (s.z + s.w), w.x);
+    part[l] = (s.x + s.y) + (s.z + s.w);
+    for (var h = WG / 2u; h > 0u; h /= 2u) {
+        workgroupBarrier();
+        if (l < h) {
+            part[l] += part[l + h];
+        }
+    }
+    if (l == 0u) {
+        out[w.x] = part[0];
+    }
 }
-`, probeWG, reduceWGSL)
+`, probeWG)
 
 // fmaSource is the FMA probe in f32, or f16 where f16 is set: fmaChains
 // accumulators, each of its own start (the invocation's index, so that

@@ -63,7 +63,7 @@ func TestCeilingSums(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := readSum(4*vecs, fillMod) * float64(m.param)
+		want := float64(readSum(4*vecs) * m.param)
 		if m.sum != want || m.param < 1 {
 			t.Errorf("read of %d vec4s, %d repetitions, %d workgroups: the workgroups sum to %v, want %v", vecs, m.param, m.groups, m.sum, want)
 		}

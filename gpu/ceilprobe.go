@@ -36,7 +36,6 @@ const (
 	fmaDepth  = 8
 )
 
-
 // How long a timed pass runs at least, and how many of them a probe
 // takes, the fastest counting: a GPU's pass is long beside the
 // dispatch's ramp and its timestamps' resolution; lavapipe's is short,

@@ -71,6 +71,31 @@ fn o4(at: u32, d: u32) -> vec4<f32> {
     return r;
 }
 
+// RowAt is where query row r of batch b, head h lies in lse, plse, o and
+// po.
+struct RowAt {
+    la: u32,
+    pl: u32,
+    oa: u32,
+    pa: u32,
+}
+
+fn row_at(b: u32, h: u32, r: u32) -> RowAt {
+    return RowAt(b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base,
+        b * P.plse_b + h * P.plse_h + r * P.plse_r - P.plse_base,
+        b * P.o_b + h * P.o_h + r * P.o_r - P.o_base,
+        b * P.po_b + h * P.po_h + r * P.po_r - P.po_base);
+}
+
+// old_lse is the row's LSE before this merge at la: −Inf under init,
+// where (O, lse) hold nothing yet.
+fn old_lse(la: u32) -> f32 {
+    if (P.init != 0u) {
+        return bitcast<f32>(NEG_INF);
+    }
+    return lse[la];
+}
+
 {{- if gt .PG 1}}
 
 var<workgroup> red: array<f32, WG>;
@@ -107,17 +132,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let lane = t % L;
     let g = t / L;
-    let r = seq_q0(b) + i;
-    let la_at = b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base;
-    let pl_at = b * P.plse_b + h * P.plse_h + r * P.plse_r - P.plse_base;
-    let oa = b * P.o_b + h * P.o_h + r * P.o_r - P.o_base;
-    let pa = b * P.po_b + h * P.po_h + r * P.po_r - P.po_base;
+    let at = row_at(b, h, seq_q0(b) + i);
+    let la_at = at.la;
+    let pl_at = at.pl;
+    let oa = at.oa;
+    let pa = at.pa;
     let ninf = bitcast<f32>(NEG_INF);
     let init = P.init != 0u;
-    var la = ninf;
-    if (!init) {
-        la = lse[la_at];
-    }
+    let la = old_lse(la_at);
     // M: the largest of the row's LSE and its parts', each invocation's
     // over parts t, t + WG, …, then a tree.
     var mx = la;
@@ -214,17 +236,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var lnew = 0.0;
     var keep = true;
     if (i < min(P.i1, seq_rows(b))) {
-        let r = seq_q0(b) + i;
-        let la_at = b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base;
-        let pl_at = b * P.plse_b + h * P.plse_h + r * P.plse_r - P.plse_base;
-        let oa = b * P.o_b + h * P.o_h + r * P.o_r - P.o_base;
-        let pa = b * P.po_b + h * P.po_h + r * P.po_r - P.po_base;
+        let at = row_at(b, h, seq_q0(b) + i);
+        let pl_at = at.pl;
+        let oa = at.oa;
+        let pa = at.pa;
         let ninf = bitcast<f32>(NEG_INF);
         let init = P.init != 0u;
-        var la = ninf;
-        if (!init) {
-            la = lse[la_at];
-        }
+        let la = old_lse(at.la);
         var mx = la;
 {{- if le .UN 1}}
         for (var z = 0u; z < P.parts; z++) {
@@ -334,8 +352,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // row's old LSE before lane 0 replaces it.
     workgroupBarrier();
     if (!keep && lane == 0u) {
-        let r = seq_q0(b) + i;
-        lse[b * P.lse_b + h * P.lse_h + r * P.lse_r - P.lse_base] = lnew;
+        lse[row_at(b, h, seq_q0(b) + i).la] = lnew;
     }
 {{- end}}
 }

@@ -10,8 +10,9 @@ import "time"
 // what the hardware's datasheet promises.
 type Ceilings struct {
 	// ReadGBPS is a streaming read's rate in GB/s (10⁹ bytes a second):
-	// every invocation sums vec4<f32>s of one buffer, several times the
-	// size of a GPU's last-level cache.
+	// every invocation sums vec4<u32>s of one buffer of hashed words,
+	// several times the size of a GPU's last-level cache, each pass's
+	// loads at other invocations than the last's.
 	ReadGBPS float64
 	// FMAGFLOPS is the rate of independent chains of vec4<f32> fma in
 	// registers, in GFLOP/s, an FMA counted as two flops; F16GFLOPS is

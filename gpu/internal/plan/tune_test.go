@@ -108,6 +108,15 @@ func TestTunedKernels(t *testing.T) {
 		if hw.MergeRowLanes() != tu.mergeLanes || hw.MergeUnroll() != tu.mergeUnroll || hw.splitTarget() != tu.splitTarget {
 			t.Errorf("%s: merge lanes %d, split target %d", set, hw.MergeRowLanes(), hw.splitTarget())
 		}
+		// merge.wgsl: groups of the tuned lanes a row, as many as
+		// merge.groups and MergeRowWG allow, else rows of lanes.
+		if m, rows := hw.Merge(); m.L != tu.mergeLanes || max(m.UN, 1) != tu.mergeUnroll || m.WG > MergeRowWG ||
+			(m.PG > 1) != (min(tu.mergeGroups, MergeRowWG/tu.mergeLanes) > 1) ||
+			(m.PG > 1 && (rows != 1 || m.PG*m.L != m.WG || m.PG > tu.mergeGroups)) || (m.PG <= 1 && rows != MergeWG/m.L) {
+			t.Errorf("%s: merge.wgsl %+v, %d rows a workgroup", set, m, rows)
+		} else if _, err := shaders.Merge.Generate(m); err != nil {
+			t.Errorf("%s: merge.wgsl %+v: %v", set, m, err)
+		}
 		for _, mem := range []int{16384, 49152} {
 			for _, d := range []int{3, 64, 128, 256} {
 				if c, ok := tu.tileKernel(mem, d, d); ok {
@@ -161,5 +170,17 @@ func TestTunedKernels(t *testing.T) {
 	}
 	if tiles == 0 || decodes == 0 {
 		t.Errorf("only %d tile and %d decoding shapes were checked", tiles, decodes)
+	}
+}
+
+// TestMergeDefaults holds merge.wgsl's layouts: the CPU plan's rows of
+// one invocation folding every part, and the hardware plan's default of
+// a workgroup a row, 8 groups of 32 lanes.
+func TestMergeDefaults(t *testing.T) {
+	if m, rows := (AdapterPlan{loopCap: LoopBudget}).Merge(); m != (shaders.MergeConsts{WG: MergeWG, L: 1, UN: 1}) || rows != MergeWG {
+		t.Errorf("CPU plan: merge.wgsl %+v, %d rows a workgroup; want %d rows of 1 lane", m, rows, MergeWG)
+	}
+	if m, rows := (AdapterPlan{Hardware: true, Tune: defaultTuning}).Merge(); m != (shaders.MergeConsts{WG: 256, L: 32, UN: 8, PG: 8}) || rows != 1 {
+		t.Errorf("hardware plan: merge.wgsl %+v, %d rows a workgroup; want a row of 8 groups of 32 lanes", m, rows)
 	}
 }

@@ -88,10 +88,13 @@ fn row_at(b: u32, h: u32, r: u32) -> RowAt {
 }
 
 // old_lse is the row's LSE before this merge at la: −Inf under init,
-// where (O, lse) hold nothing yet.
+// where (O, lse) hold nothing yet. (NEG_INF named outside bitcast too:
+// gogpu/naga resolves a constant named only inside one, and declared
+// after the function, as no constant; TestCompilerGaps.)
 fn old_lse(la: u32) -> f32 {
+    let none = NEG_INF;
     if (P.init != 0u) {
-        return bitcast<f32>(NEG_INF);
+        return bitcast<f32>(none);
     }
     return lse[la];
 }

@@ -31,9 +31,7 @@
 #          a CUDA GPU, a model's decoding step of 32 layers beside one
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
-#          then f16, q8 and q4 caches read a vec4 a load (decode.wide=1),
-#          fuseddecode.wgsl without its V loaded ahead (decode.ahead=1)
-#          and fusedtile.wgsl at D = 128 without its loads ahead
+#          then fusedtile.wgsl at D = 128 without its loads ahead
 #          (tile.ahead=1), prefill with f16 inputs, then what an empty dispatch costs
 #          (BenchmarkDispatch) and what recording a layer costs the host
 #          (BenchmarkRecord). GPU_HW_FULL=1 adds the A/B sweeps of earlier
@@ -382,17 +380,9 @@ run() {
 		# 4096-key step from 64.7 to 50.1 µs and the 32768-key one from
 		# 223 to 182), beside the defaults of the decode sweep above.
 		[[ -n ${GPU_HW_FULL:-} ]] && ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.pv=1,merge.unroll=1 sweep decode-loops -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
-		# A half K and V read a vec4 (four halves, 8 bytes) a load, and
-		# 8-bit and 4-bit ones a vec4 of four values, as the H200 ran them,
-		# beside the default's units (decode.wide=4: sixteen halves, a q8
-		# or q4 block with its scale): the H200's f16 cache decoded slower
-		# than f32, and q4 no faster than f16, their tiles' loads as many
-		# as f32's for fewer bytes.
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.wide=1 sweep decode-narrow -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16,q8,q4 -budget "$budget"
-		# fuseddecode.wgsl's P·V phase issuing its V loads itself
-		# (decode.ahead=1), as the H200 ran it, beside the default's V
-		# loaded at each tile's start above.
-		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.ahead=1 sweep decode-noahead -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16,q8,q4 -budget "$budget"
+		# (decode.wide=1 and decode.ahead=1, swept here on 2026-11-28, and
+		# decode.vwide, decode.next and merge.groups, are in docs/gpu.md's
+		# tuning table: tune sweeps them again.)
 		# fusedtile.wgsl without its loads ahead (tile.ahead=1: each
 		# K and V tile loaded after the barrier before its use, as the
 		# H200 ran it on 2026-11-28), beside the default's prefill at D

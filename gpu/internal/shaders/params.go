@@ -404,7 +404,7 @@ func (c FusedDecodeConsts) derived() []Const {
 	}
 	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"R", r}, {"KP", d4 | 1}, {"TKP", c.TK | 1},
 		{"KS", ks}, {"QS", r * d4}, {"SS", r * (c.TK | 1)},
-		{"KU", c.KUnit()}, {"KSTEPS", (c.TK*(d4/c.KUnit()) + c.WG - 1) / c.WG}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
+		{"KU", c.KUnit()}, {"KSTEPS", c.kSteps()}, {"SSTEPS", (r*c.TK + c.WG - 1) / c.WG},
 		{"VU", c.VUnit()}, {"DVU", dv4 / c.VUnit()},
 		{"RG", rg}, {"KG", kg}, {"KGP", kgp}, {"RPI", rpi}, {"LRED", lred}, {"LPR", c.maxLanes()}, {"MRED", r * c.maxLanes()}}
 }
@@ -456,11 +456,11 @@ func (c FusedDecodeConsts) maxLanes() int {
 
 // KNext is the vec4s of K one invocation holds to load its share of
 // the next tile during a tile (KN): KSTEPS units of KU vec4s.
-func (c FusedDecodeConsts) KNext() int {
-	d4 := ceil4(c.D)
-	ku := c.KUnit()
-	return (c.TK*(d4/ku) + c.WG - 1) / c.WG * ku
-}
+func (c FusedDecodeConsts) KNext() int { return c.kSteps() * c.KUnit() }
+
+// kSteps is KSTEPS, the loads (units of KU vec4s) of a K tile one
+// invocation stages.
+func (c FusedDecodeConsts) kSteps() int { return (c.TK*(ceil4(c.D)/c.KUnit()) + c.WG - 1) / c.WG }
 
 // VAhead is the vec4s of V one invocation holds to load its keys of a
 // tile ahead (AH): ⌈TK/KG⌉ units of VU vec4s; 0 where the P·V loop over

@@ -558,13 +558,18 @@ func (pr *probe) fma(ctx context.Context, f16 bool, trips uint32) (measured, err
 	return newMeasured(fmaFlops(groups, probeWG, int(trips), fmaChains, fmaDepth, 4), t, sum, trips, groups), nil
 }
 
-// reduceWGSL is the probes' end: each invocation's value v summed over
-// the workgroup in workgroup memory, and the sum written to out at the
-// workgroup's index, so that no load or fma the sum depends on is dead.
-const reduceWGSL = `
-var<workgroup> part: array<f32, WG>;
+// reduceWGSL is the probes' end: each invocation's value v, of type t
+// (out's element), summed over the workgroup in workgroup memory, and
+// the sum written to out at the workgroup's index, so that no load or
+// fma the sum depends on is dead.
+func reduceWGSL(t string) string {
+	return strings.ReplaceAll(reduceTmpl, "ELEM", t)
+}
 
-fn reduce(l: u32, v: f32, w: u32) {
+const reduceTmpl = `
+var<workgroup> part: array<ELEM, WG>;
+
+fn reduce(l: u32, v: ELEM, w: u32) {
     part[l] = v;
     for (var h = WG / 2u; h > 0u; h /= 2u) {
         workgroupBarrier();
@@ -614,8 +619,7 @@ var readSource = fmt.Sprintf(`const WG = %du;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> P: vec4<u32>;
 
-var<workgroup> part: array<u32, WG>;
-
+%s
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let n = arrayLength(&src);
@@ -641,18 +645,9 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
         }
     }
     let s = (s0 + s1) + (s2 + s3);
-    part[l] = (s.x + s.y) + (s.z + s.w);
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
-        workgroupBarrier();
-        if (l < h) {
-            part[l] += part[l + h];
-        }
-    }
-    if (l == 0u) {
-        out[w.x] = part[0];
-    }
+    reduce(l, (s.x + s.y) + (s.z + s.w), w.x);
 }
-`, probeWG)
+`, probeWG, reduceWGSL("u32"))
 
 // fmaSource is the FMA probe in f32, or f16 where f16 is set: fmaChains
 // accumulators, each of its own start (the invocation's index, so that
@@ -668,7 +663,7 @@ func fmaSource(f16 bool) string {
 	fmt.Fprintf(&b, "%sconst WG = %du;\n", enable, probeWG)
 	b.WriteString("@group(0) @binding(0) var<storage, read_write> out: array<f32>;\n")
 	b.WriteString("@group(0) @binding(1) var<uniform> P: vec4<u32>;\n")
-	b.WriteString(reduceWGSL)
+	b.WriteString(reduceWGSL("f32"))
 	b.WriteString("\n@compute @workgroup_size(WG)\n")
 	b.WriteString("fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {\n")
 	fmt.Fprintf(&b, "    let m = vec4<%s>(0.75);\n    let c = vec4<%s>(0.25);\n", t, t)

@@ -56,7 +56,7 @@ func readSum(n uint64) uint32 {
 }
 
 // fillHash is an integer hash (Chris Wellons' lowbias32), the same as
-// fillSource's mix.
+// fillSource's hash4.
 func fillHash(x uint32) uint32 {
 	x ^= x >> 16
 	x *= 0x7feb352d

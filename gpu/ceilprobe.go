@@ -588,8 +588,8 @@ fn reduce(l: u32, v: ELEM, w: u32) {
 var fillSource = fmt.Sprintf(`const WG = %du;
 @group(0) @binding(0) var<storage, read_write> src: array<vec4<u32>>;
 
-// mix is fillHash.
-fn mix(x0: vec4<u32>) -> vec4<u32> {
+// hash4 is fillHash of each lane.
+fn hash4(x0: vec4<u32>) -> vec4<u32> {
     var x = x0;
     x ^= x >> vec4<u32>(16u);
     x *= vec4<u32>(0x7feb352du);
@@ -604,7 +604,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let n = arrayLength(&src);
     for (var i = g.x; i < n; i += nw.x * WG) {
         let e = 4u * i;
-        src[i] = mix(vec4<u32>(e, e + 1u, e + 2u, e + 3u));
+        src[i] = hash4(vec4<u32>(e, e + 1u, e + 2u, e + 3u));
     }
 }
 `, probeWG)

@@ -190,6 +190,15 @@ func (b *Backend) init() error {
 	if err != nil {
 		return backend.Errorf(backend.ErrUnavailable, "gpu: creating the staging buffer: %v", err)
 	}
+	if b.aplan.WantsSubgroupMin() {
+		// lanedecode.wgsl's teams of lanes must lie within a subgroup:
+		// the least size the binding reports, else measured once (a
+		// small kernel's compile and run); unknown leaves the plan on
+		// fuseddecode.wgsl.
+		if f := b.WebGPU(); f.SubgroupMinSize > 0 {
+			b.aplan = b.aplan.WithSubgroupMin(int(f.SubgroupMinSize))
+		}
+	}
 	return nil
 }
 

@@ -203,8 +203,11 @@ func TestParityTuned(t *testing.T) {
 // 15 of them): none (1, the loops kept, as the defaults of decode.pv and
 // merge.unroll no longer do), some iterations a trip, and
 // whole loops with no loop left, over head dims whose vec4s the factor
-// divides, does not divide and equals, and checks that the kernel so
-// written is the one that runs and that it agrees with the CPU.
+// divides, does not divide and equals; fuseddecode.wgsl's knobs under
+// decode.lanes=1, and lanedecode.wgsl's teams (decode.lanes) and keys a
+// trip (decode.batch); and checks
+// that the kernel so written is the one that runs and that it agrees
+// with the CPU.
 func TestParityUnrolled(t *testing.T) {
 	prefill := []backend.Problem{
 		causal(prob(1, 2, 1, 70, 90, 64, 64)),
@@ -231,14 +234,23 @@ func TestParityUnrolled(t *testing.T) {
 		{"tile.ahead=1", "tile", prefill},
 		{"loop.unroll=4", "loop", prefill},
 		{"loop.unroll=1", "", prefill[:1]},
-		{"decode.unroll=4", "", decode},
-		{"decode.unroll=256", "", decode},
-		{"decode.pv=1", "", decode},
-		{"decode.pv=2", "", decode},
-		{"decode.pv=64", "", decode},
-		{"decode.ahead=1", "", decode},
-		{"decode.next=16", "", decode},
-		{"decode.vwide=4", "", decode},
+		// fuseddecode.wgsl's knobs, with lanedecode.wgsl off.
+		{"decode.lanes=1,decode.unroll=4", "", decode},
+		{"decode.lanes=1,decode.unroll=256", "", decode},
+		{"decode.lanes=1,decode.pv=1", "", decode},
+		{"decode.lanes=1,decode.pv=2", "", decode},
+		{"decode.lanes=1,decode.pv=64", "", decode},
+		{"decode.lanes=1,decode.ahead=1", "", decode},
+		{"decode.lanes=1,decode.next=16", "", decode},
+		{"decode.lanes=1,decode.vwide=4", "", decode},
+		// lanedecode.wgsl's: teams of 2 lanes (where a lane's share of
+		// the head dims keeps its registers within the plan's bound) and
+		// 4 (lavapipe's subgroups hold 8), and 1 and 4 keys a team a
+		// trip.
+		{"decode.lanes=2", "", []backend.Problem{decode[1], causal(prob(1, 4, 2, 1, 150, 16, 8))}},
+		{"decode.lanes=4", "", decode},
+		{"decode.batch=1", "", decode},
+		{"decode.batch=4", "", decode},
 		{"merge.unroll=1", "", merge},
 		{"merge.unroll=4", "", merge},
 		{"merge.unroll=64", "", merge},
@@ -252,7 +264,8 @@ func TestParityUnrolled(t *testing.T) {
 			t.Setenv("ATTN_GPU_PREFILL", c.prefill)
 			g := openGPU(t)
 			cpu := openCPU(t)
-			knob, v, _ := strings.Cut(c.tune, "=")
+			// The last knob is the one under test.
+			knob, v, _ := strings.Cut(c.tune[strings.LastIndex(c.tune, ",")+1:], "=")
 			for n, p := range c.rows {
 				name := caseName(p, nil, nil)
 				un := -1
@@ -283,6 +296,13 @@ func TestParityUnrolled(t *testing.T) {
 						}
 					case "decode.vwide":
 						un = s.VW
+					}
+				case shaders.LaneDecodeConsts:
+					switch knob {
+					case "decode.lanes":
+						un = s.L
+					case "decode.batch":
+						un = s.KB
 					}
 				}
 				if strings.HasPrefix(knob, "merge.") {

@@ -137,7 +137,21 @@ type AdapterPlan struct {
 	// Features is the optional WebGPU features the kernels use: those
 	// of the device that ATTN_GPU_FEATURES leaves on (features.go).
 	Features KernelFeatures
+	// subgroupMin is the device's least subgroup size (WithSubgroupMin),
+	// 0 where unknown: lanedecode.wgsl's teams of lanes stay within it.
+	subgroupMin int
 }
+
+// WithSubgroupMin is a with the device's least subgroup size n, which
+// the binding reports or the backend measured; 0: unknown.
+func (a AdapterPlan) WithSubgroupMin(n int) AdapterPlan {
+	a.subgroupMin = n
+	return a
+}
+
+// WantsSubgroupMin says whether a has a kernel that needs the device's
+// least subgroup size: the hardware plan with subgroups on.
+func (a AdapterPlan) WantsSubgroupMin() bool { return a.Hardware && a.Features.subgroups }
 
 // String describes the plan, for the backend's Info and for logs.
 func (a AdapterPlan) String() string {

@@ -15,6 +15,7 @@ import (
 //	kernelLoop    fusedloop.wgsl (kernel_loop.go)
 //	kernelTile    fusedtile.wgsl (kernel_tile.go)
 //	kernelDecode  fuseddecode.wgsl (kernel_decode.go)
+//	kernelLaneDecode  lanedecode.wgsl (kernel_lanedecode.go)
 //
 // It has no cgo so its tests run everywhere.
 
@@ -52,6 +53,7 @@ var (
 	_ FusedKernel = kernelLoop{}
 	_ FusedKernel = kernelTile{}
 	_ FusedKernel = kernelDecode{}
+	_ FusedKernel = kernelLaneDecode{}
 )
 
 // FusedShape is everything of a problem that the choice of its fused
@@ -86,7 +88,9 @@ func ShapeOf(p backend.Problem) FusedShape {
 // Backend.kernelFor).
 // A decoding step runs the plan's decoding kernel where it takes the
 // step — fused.wgsl's key lanes on the CPU plan (where cpuDecodes),
-// fuseddecode.wgsl on the hardware plan — and PrefillKernel's otherwise.
+// on the hardware plan lanedecode.wgsl where the device has subgroups
+// (laneDecodeFor), else fuseddecode.wgsl — and PrefillKernel's
+// otherwise.
 func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 	if !a.Hardware {
 		if cpuDecodes(s) {
@@ -95,6 +99,9 @@ func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 			}
 		}
 		return a.PrefillKernel(mem, s.d, s.dv)
+	}
+	if k, ok := a.laneDecodeFor(mem, s.d, s.dv, s.g, s.nq); ok {
+		return k
 	}
 	if k, ok := a.decodeFor(mem, s.d, s.dv, s.g, s.nq); ok {
 		return k

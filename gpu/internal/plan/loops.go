@@ -65,6 +65,8 @@ func KernelLoops(c FusedKernel, d, dv, keys int) int {
 	switch c := c.(type) {
 	case kernelDecode:
 		return decodeLoops(c.t, d, dv, keys)
+	case kernelLaneDecode:
+		return laneDecodeLoops(c, keys)
 	case kernelRows:
 		return keys + 2*c.rows*(CeilDiv(d, 4)+CeilDiv(dv, 4))
 	case kernelTile:

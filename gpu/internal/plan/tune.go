@@ -32,6 +32,7 @@ type Tuning struct {
 	decodeVWide                      int // and of a half V
 	decodeAhead                      int // and the most vec4s of V an invocation loads at a tile's start (1: none)
 	decodeNext                       int // and of the next tile's K it loads during a tile (1: none)
+	decodeLanes, decodeBatch         int // lanedecode.wgsl's lanes a key (1: fuseddecode.wgsl) and keys a team a trip
 	decodeTarget, decodeSplit        int // a decoding step's workgroups wanted, fewest keys a split
 	mergeLanes                       int // merge.wgsl's invocations a row
 	mergeUnroll                      int // and the parts its loops over them write out a trip
@@ -49,6 +50,7 @@ type Tuning struct {
 var defaultTuning = Tuning{
 	decodeWG: DecodeWG, decodeRows: decodeMaxRows, decodeKeys: decodeMaxK,
 	decodeTarget: decodeTarget, decodeSplit: decodeMinSplit, decodeUnroll: decodeUnroll, decodePV: decodePV, decodeWide: decodeWide, decodeVWide: decodeVWide, decodeAhead: decodeAhead, decodeNext: decodeNext,
+	decodeLanes: decodeLanes, decodeBatch: decodeBatch,
 	mergeLanes: MergeLanes, mergeUnroll: mergeUnroll, mergeGroups: mergeGroups,
 	splitTarget: hardwareSplitTarget,
 	tileWG:      tileWG, tileRows: tileMaxRows, tileKeys: tileMaxKeys, tileReg: tileMaxReg, tileUnroll: tileUnroll, tileAhead: tileAhead,
@@ -77,6 +79,8 @@ var knobs = []knob{
 	{"decode.vwide", func(t *Tuning) *int { return &t.decodeVWide }, 1, 4, "decode.wide for V, the P·V phase's loads: its sums in registers grow with the unit"},
 	{"decode.ahead", func(t *Tuning) *int { return &t.decodeAhead }, 1, 64, "fuseddecode.wgsl's most vec4s of V an invocation loads at a tile's start for its P·V phase, in flight through the scores and the softmax (where that phase's loop is written out whole); 1: none, the P·V phase issues them"},
 	{"decode.next", func(t *Tuning) *int { return &t.decodeNext }, 1, 64, "fuseddecode.wgsl's most vec4s of the next tile's K an invocation loads into registers during a tile, in flight through its scores, softmax and P·V; 1: none, each tile's K loaded at its start"},
+	{"decode.lanes", func(t *Tuning) *int { return &t.decodeLanes }, 1, 64, "lanedecode.wgsl's lanes a key, within the least subgroup size; 1: fuseddecode.wgsl decodes"},
+	{"decode.batch", func(t *Tuning) *int { return &t.decodeBatch }, 1, 8, "lanedecode.wgsl's keys a team takes a trip, their loads issued together"},
 	{"decode.target", func(t *Tuning) *int { return &t.decodeTarget }, 16, 1 << 16, "the workgroups a decoding step splits its keys for"},
 	{"decode.split", func(t *Tuning) *int { return &t.decodeSplit }, 16, 1 << 16, "the fewest keys of a decoding step's split"},
 	{"merge.lanes", func(t *Tuning) *int { return &t.mergeLanes }, 1, MergeWG, "merge.wgsl's invocations a query row"},

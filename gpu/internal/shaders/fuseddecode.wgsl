@@ -90,38 +90,11 @@
 // is never NaN and a hidden key's exp(−Inf − m) is 0.
 const NEG_MAX: f32 = -3.4028234e38;
 
-// v_unit is column unit e (vec4s e·VU … e·VU + VU − 1) of the V row at
-// element at: a vec4 a load for a float32 V (load_v), a half or 8-bit
-// V's unit one load of its codes (v_u), a q8 or q4 block's with its
-// scale (v_sc).
-fn v_unit(at: u32, e: u32) -> array<vec4<f32>, VU> {
-{{- if eq .VU 1}}
-    return array<vec4<f32>, 1>(load_v(at, e));
-{{- else if eq .VU 8}}
-    let vi = (at >> 2u) + e * VU;
-    return v_u(vi, v_sc(vi));
-{{- else}}
-    return v_u((at >> 2u) + e * VU);
-{{- end}}
-}
-
-// v_key is column unit e of key j's V row, from KV head offset va (a
-// paged cache's row looked up): the P·V phase's load, wherever it is
-// issued.
-fn v_key(b: u32, j: u32, va: u32, e: u32, paged: bool) -> array<vec4<f32>, VU> {
-    var vr = j * P.v_r;
-    if (paged) {
-        vr = kv_row(b, j, P.v_b, P.v_r);
-    }
-    return v_unit(va + vr, e);
-}
-
 // stage_k loads invocation t's share of the K tile of keys [jt, jt +
 // TK) for staging: its loads x = t + n·WG, n < KSTEPS, each unit x mod
-// (D4/KU) of the tile's key x / (D4/KU), KU vec4s (a half or 8-bit K a
-// unit of its codes a load, k_u; a q8 or q4 block with its scale, k_sc;
-// a float32 one a vec4, load_k), all issued before any is used; zeros
-// past the tile and past jend. Kernel row offset ka as in main.
+// (D4/KU) of the tile's key x / (D4/KU) (k_unit, lib/units.wgsl), all
+// issued before any is used; zeros past the tile and past jend. Kernel
+// row offset ka as in main.
 fn stage_k(b: u32, jt: u32, jend: u32, ka: u32, t: u32, paged: bool) -> array<array<vec4<f32>, KU>, KSTEPS> {
     var kt: array<array<vec4<f32>, KU>, KSTEPS>;
 {{- range $n := seq .KSTEPS}}
@@ -133,16 +106,7 @@ fn stage_k(b: u32, jt: u32, jend: u32, ka: u32, t: u32, paged: bool) -> array<ar
             if (paged) {
                 kr = kv_row(b, j, P.k_b, P.k_r);
             }
-{{- if eq $.KU 1}}
-            kt[{{$n}}][0] = load_k(ka + kr, x % D4);
-{{- else}}
-            let ki = ((ka + kr) >> 2u) + (x % (D4 / KU)) * KU;
-{{- if eq $.KU 8}}
-            kt[{{$n}}] = k_u(ki, k_sc(ki));
-{{- else}}
-            kt[{{$n}}] = k_u(ki);
-{{- end}}
-{{- end}}
+            kt[{{$n}}] = k_unit(ka + kr, x % (D4 / KU));
         }
     }
 {{- end}}
@@ -179,9 +143,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // this workgroup.
     let jstart = max(j0, key_range(b, row0).x);
     let jend = min(j1, key_range(b, min(row0 + NQ, i1) - 1u).y);
-    let has_bias = (P.flags & F_BIAS) != 0u;
-    let has_keep = (P.flags & F_KEEP) != 0u;
-    let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
@@ -304,32 +265,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let span = spans[r];
             var s = ninf;
             if (j >= span.x && j < span.y) {
-                let h = h0 + r / NQ;
-                let i = row0 + r % NQ;
-                var keep_j = true;
-                if (has_keep) {
-                    keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
-                }
-                if (keep_j && has_blocks) {
-                    keep_j = block_on(b, h, i, j);
-                }
-                if (keep_j) {
-                    var dp = 0.0;
+                var dp = 0.0;
 {{- $fd := unroll .D4 .UN}}
-                    {{loop "d4" "D4" .D4 $fd}}
+                {{loop "d4" "D4" .D4 $fd}}
 {{- range $i := seq $fd}}
-                        {{- step "d4" $i $.D4 $fd 20}}
-                        dp += dot(qs[r * D4 + d4], ks[jj * KP + d4]);
-                        {{- done $fd 20}}
+                    {{- step "d4" $i $.D4 $fd 16}}
+                    dp += dot(qs[r * D4 + d4], ks[jj * KP + d4]);
+                    {{- done $fd 16}}
 {{- end}}
-                    }
-                    s = soft_cap(dp);
-                    if (has_bias) {
-                        let bv = bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
-                        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
-                    }
-                    s += alibi_slope(h) * alibi_dist(apos + i32(i), j);
                 }
+                s = decode_score(b, h0 + r / NQ, row0 + r % NQ, j, true, span, dp, apos);
             }
             ss[r * TKP + jj] = s;
         }

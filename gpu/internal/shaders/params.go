@@ -172,6 +172,26 @@ type FusedDecodeConsts struct {
 	F16, SG bool
 }
 
+// LaneDecodeConsts specialises lanedecode.wgsl: WG invocations a
+// workgroup, which holds NQ query rows of each of HG query heads that
+// share one KV head (R = HG·NQ rows), as T = WG/L teams of L lanes that
+// each take KB keys a trip, for head dims D and DV; the operands' storage
+// as in FusedConsts. L is a power of two from 2 that divides WG, and it
+// needs subgroups (SG) whose every size L divides, which the host
+// checks, as the kernel cannot.
+type LaneDecodeConsts struct {
+	WG, HG, NQ, L, KB, D, DV int
+	VR                       int `shaders:"input"` // as FusedConsts.VR
+	// KW and VW cap the vec4s of a K and a V unit, a lane's load, as
+	// FusedDecodeConsts.KW and VW (decodeUnit).
+	KW            int `shaders:"input"`
+	VW            int `shaders:"input"`
+	Q, K, V, Bias Elem
+	// F16 and SG are modes (see modes): float16 operands as WGSL f16, and
+	// a team's sums of its lanes' shares by subgroup shuffles.
+	F16, SG bool
+}
+
 // MergeConsts specialises merge.wgsl: WG invocations a workgroup, L of
 // them to a query row (L divides WG), each loop over the parts written
 // out UN a trip (0 or 1: none). Under PG > 1 a workgroup holds one row,
@@ -243,6 +263,7 @@ func (FusedConsts) Kernel() *Kernel       { return &Fused }
 func (FusedLoopConsts) Kernel() *Kernel   { return &FusedLoop }
 func (FusedTileConsts) Kernel() *Kernel   { return &FusedTile }
 func (FusedDecodeConsts) Kernel() *Kernel { return &FusedDecode }
+func (LaneDecodeConsts) Kernel() *Kernel  { return &LaneDecode }
 func (MergeConsts) Kernel() *Kernel       { return &Merge }
 func (PackConsts) Kernel() *Kernel        { return &Pack }
 func (CopyConsts) Kernel() *Kernel        { return &Copy }
@@ -531,6 +552,50 @@ func (c FusedDecodeConsts) WorkgroupBytes() int {
 	return 16*(v["KS"]+v["QS"]) + 4*(v["SS"]+2*v["R"]+v["LRED"]+v["MRED"]) + 8*v["R"]
 }
 
+// derived of lanedecode.wgsl: R rows; K units of KU vec4s (NKU a row,
+// KPL a lane) and V units of VU (NVU, VPL), KU and VU as
+// fuseddecode.wgsl's (decodeUnit); T teams; and the teams' final sums,
+// TP teams a pass through RED vec4s (at least a team's, at most
+// laneDecodeRed where a team's fits), LRED f32s of p's sums and WM of
+// maxima.
+func (c LaneDecodeConsts) derived() []Const {
+	d4, dv4 := ceil4(c.D), ceil4(c.DV)
+	r, t := c.HG*c.NQ, c.WG/max(c.L, 1)
+	ku, vu := c.KUnit(), c.VUnit()
+	nku, nvu := d4/ku, dv4/vu
+	tp := max(1, min(t-1, laneDecodeRed/(r*dv4)))
+	return []Const{{"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"R", r}, {"T", t},
+		{"KU", ku}, {"VU", vu}, {"NKU", nku}, {"NVU", nvu},
+		{"KPL", (nku + c.L - 1) / max(c.L, 1)}, {"VPL", (nvu + c.L - 1) / max(c.L, 1)},
+		{"TP", tp}, {"RED", tp * r * dv4}, {"LRED", tp * r}, {"WM", t * r}}
+}
+
+// laneDecodeRed is the most vec4s of lanedecode.wgsl's teams' sums one
+// pass holds where a team's sums fit (4 KiB).
+const laneDecodeRed = 256
+
+// KUnit is the vec4s of K one lanedecode.wgsl lane reads a load
+// (decodeUnit of K). VUnit: of V.
+func (c LaneDecodeConsts) KUnit() int { return decodeUnit(c.K, c.D, c.KW) }
+
+// VUnit: see KUnit.
+func (c LaneDecodeConsts) VUnit() int { return decodeUnit(c.V, VAlign(c.DV, c.VR), c.VW) }
+
+// Registers is about the vec4s one lanedecode.wgsl lane holds through a
+// trip: its rows' query units and sums, and the trip's K and V units.
+func (c LaneDecodeConsts) Registers() int {
+	v := derivedValues(c)
+	k, vv := v["KPL"]*v["KU"], v["VPL"]*v["VU"]
+	return v["R"]*(k+vv) + c.KB*(k+vv)
+}
+
+// WorkgroupBytes is the workgroup memory lanedecode.wgsl declares: the
+// teams' maxima, a pass's sums (vec4s) and sums of p.
+func (c LaneDecodeConsts) WorkgroupBytes() int {
+	v := derivedValues(c)
+	return 4*v["WM"] + 16*v["RED"] + 4*v["LRED"]
+}
+
 func (MergeConsts) derived() []Const { return nil }
 func (PackConsts) derived() []Const  { return nil }
 
@@ -598,6 +663,15 @@ func (c FusedDecodeConsts) check() error {
 	}
 	if c.AH != 0 && c.VAhead() == 0 {
 		return fmt.Errorf("AH = %d loads V ahead, which needs the P·V loop written out whole (PV = %d)", c.AH, c.PV)
+	}
+	return nil
+}
+func (c LaneDecodeConsts) check() error {
+	if c.L < 2 || c.L&(c.L-1) != 0 || c.WG%c.L != 0 {
+		return fmt.Errorf("L = %d lanes a team: want a power of two from 2 that divides WG = %d", c.L, c.WG)
+	}
+	if !c.SG {
+		return fmt.Errorf("L = %d lanes a team sum their shares by subgroup shuffles: SG must be set", c.L)
 	}
 	return nil
 }

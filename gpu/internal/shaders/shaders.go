@@ -109,6 +109,15 @@ var templateFuncs = template.FuncMap{
 		}
 		return out
 	},
+	// halves n is n/2, n/4, … 1: the strides of a butterfly over n
+	// lanes (n a power of two; none for n = 1).
+	"halves": func(n int) []int {
+		var out []int
+		for w := n / 2; w >= 1; w /= 2 {
+			out = append(out, w)
+		}
+		return out
+	},
 	"add": func(a, b int) int { return a + b },
 	"div": func(a, b int) int { return a / b },
 	"sub": func(a, b int) int { return a - b },
@@ -293,7 +302,8 @@ var (
 		Template: true,
 	}
 	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
-	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows"), map[string]string{"k": "KU", "v": "VU"})
+	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows", "units", "decodescore"), map[string]string{"k": "KU", "v": "VU"})
+	LaneDecode  = withUnits(fusedKernel("lanedecode", reflect.TypeFor[LaneDecodeConsts](), "rows", "units", "decodescore"), map[string]string{"k": "KU", "v": "VU"})
 	Merge       = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),
@@ -357,7 +367,7 @@ var Subgroups = Kernel{
 }
 
 // All lists every kernel.
-var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, Merge, Pack, Copy, Copy8, Patch, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias, BackIdxKV, BackIdxQ}
+var All = []Kernel{Scores, Softmax, Context, Fused, FusedLoop, FusedTile, FusedDecode, LaneDecode, Merge, Pack, Copy, Copy8, Patch, Quant8, Subgroups, BackDelta, BackKV, BackQ, BackBias, BackIdxKV, BackIdxQ}
 
 // fusedKernel is a Template kernel of the fused family: fusedBindings,
 // FusedParams, the lib files they all include (and more), and K and V

@@ -38,7 +38,7 @@ func clampedIn(by map[string]int) string {
 }
 
 // TableHeader names Row's columns, tab-separated.
-const TableHeader = "loop\tin\tdepth\tinstr\tfma\tgld\twld\twst\tbar\tctr\tclamp\tcall\tfma/gld\tfma/wld\tfma/bar\tB/gld\tchk/it\tcvt/it"
+const TableHeader = "loop\tin\tdepth\tinstr\tfma\tgld\twld\twst\tbar\tsg\tctr\tclamp\tcall\tfma/gld\tfma/wld\tfma/bar\tB/gld\tchk/it\tcvt/it"
 
 // Row is one loop's counts and ratios, tab-separated, under TableHeader:
 // the loop (marked * when innermost), its parent, depth, counts, then
@@ -54,9 +54,9 @@ func (l Loop) Row() string {
 	if in == "" {
 		in = l.Func
 	}
-	return fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d",
+	return fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d",
 		name, in, l.Depth, c.Instrs, c.FMA, c.GlobalLoads, c.WorkgroupLoads, c.WorkgroupStores,
-		c.Barriers, c.Counters, c.Clamps, c.Calls,
+		c.Barriers, c.Subgroup, c.Counters, c.Clamps, c.Calls,
 		Ratio(c.FMA, c.GlobalLoads), Ratio(c.FMA, c.WorkgroupLoads), Ratio(c.FMA, c.Barriers),
 		Ratio(c.GlobalLoadBytes, c.GlobalLoads), c.Counters+c.Clamps, c.Conversions)
 }
@@ -86,7 +86,7 @@ callee counted once), not a run's dynamic counts. * marks an innermost loop;
 "in" is the enclosing loop or the function. fma: lanes of FAdd, FSub, FMul,
 VectorTimesScalar and Fma, and of a Dot's operands. gld: loads from storage
 buffers (B/gld their bytes); wld, wst: workgroup loads and stores; bar:
-OpControlBarrier; ctr: naga's loop-bounding counters; clamp: UMin/SMin
+OpControlBarrier; sg: subgroup operations; ctr: naga's loop-bounding counters; clamp: UMin/SMin
 indexing an access chain; chk/it: ctr + clamp; cvt/it: conversions
 (OpFConvert, OpConvert*, pack/unpack), an instruction each.
 `
@@ -120,8 +120,8 @@ func (r *Report) Hot() []Loop {
 // SummaryRow's first cells are what names the kernel, then the module's
 // loops and counters, its UMins and index clamps, then the loop's counts
 // and ratios.
-const SummaryHeader = "| workload | kernel | loops, counters | UMin, clamps | loop | fma | gld | B/gld | wld | bar | fma/gld | fma/wld | fma/bar | chk/it | cvt/it |\n" +
-	"|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const SummaryHeader = "| workload | kernel | loops, counters | UMin, clamps | loop | fma | gld | B/gld | wld | bar | sg | fma/gld | fma/wld | fma/bar | chk/it | cvt/it |\n" +
+	"|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // SummaryRow is one loop of r's Hot path; workload and kernel are left
 // blank by the caller on a kernel's later rows, and so are the module's
@@ -137,8 +137,8 @@ func (r *Report) SummaryRow(workload, kernel string, l Loop, first bool) string 
 	if l.Parent != "" {
 		name += " in " + l.Parent
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %d | %d | %s | %d | %d | %s | %s | %s | %d | %d |",
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %d | %d | %s | %d | %d | %d | %s | %s | %s | %d | %d |",
 		workload, kernel, mod, clamp, name, c.FMA, c.GlobalLoads, Ratio(c.GlobalLoadBytes, c.GlobalLoads),
-		c.WorkgroupLoads, c.Barriers, Ratio(c.FMA, c.GlobalLoads), Ratio(c.FMA, c.WorkgroupLoads),
+		c.WorkgroupLoads, c.Barriers, c.Subgroup, Ratio(c.FMA, c.GlobalLoads), Ratio(c.FMA, c.WorkgroupLoads),
 		Ratio(c.FMA, c.Barriers), c.Counters+c.Clamps, c.Conversions)
 }

@@ -36,6 +36,9 @@ type Counts struct {
 	DeadLoads int `json:"dead_loads,omitempty"`
 	// Barriers: OpControlBarrier.
 	Barriers int `json:"barriers"`
+	// Subgroup: OpGroupNonUniform* (subgroupShuffleXor, subgroupMax …),
+	// an operation a count whatever its lanes.
+	Subgroup int `json:"subgroup,omitempty"`
 	// Counters: naga's loop-bounding counters (a vec2<u32> loaded,
 	// compared with zero, stepped and stored back every iteration), and
 	// CounterInstrs the instructions they take.
@@ -69,6 +72,7 @@ func (c *Counts) add(o Counts) {
 	c.WorkgroupStores += o.WorkgroupStores
 	c.DeadLoads += o.DeadLoads
 	c.Barriers += o.Barriers
+	c.Subgroup += o.Subgroup
 	c.Counters += o.Counters
 	c.CounterInstrs += o.CounterInstrs
 	c.Clamps += o.Clamps
@@ -241,6 +245,9 @@ func (m *module) count(in Inst, index map[string]string) Counts {
 	default:
 		if conversionOps[in.Op] {
 			c.Conversions = 1
+		}
+		if strings.HasPrefix(in.Op, "OpGroupNonUniform") {
+			c.Subgroup = 1
 		}
 	}
 	return c

@@ -71,16 +71,17 @@ func (c kernelLaneDecode) Splitting(a AdapterPlan) (target, minSplit, parts int)
 
 // laneUnit is the KW (VW) of lanedecode.wgsl for an operand stored as e
 // with head dim d shared by l lanes: the vec4s of a lane's share of a
-// row, at most wide, so that every lane of a team loads (an 8-bit or
-// 4-bit row is then read a block a load, decodeUnit); 1 (a vec4 a load)
-// where that share is under 2 vec4s or under an 8-bit block.
+// row (a power of two), so that every lane of a team loads, at most wide
+// for a half one and a block (8) for an 8-bit or 4-bit one, which the
+// shaders read as much of a block as that allows (shaders' laneUnit).
 func laneUnit(e shaders.Elem, d, l, wide int) int {
-	kw, share := 1, CeilDiv(d, 4)/l
-	for 2*kw <= min(share, wide) {
-		kw *= 2
+	most := wide
+	if e.Quant() {
+		most = 8
 	}
-	if kw < 2 || (e.Quant() && shaders.LoadUnit(e, d) > share) {
-		return 1
+	kw, share := 1, CeilDiv(d, 4)/l
+	for 2*kw <= min(share, most) {
+		kw *= 2
 	}
 	return kw
 }

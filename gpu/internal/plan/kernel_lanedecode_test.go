@@ -17,8 +17,8 @@ import (
 // bounds, constants that every dtype's specialisation accepts, and
 // fuseddecode.wgsl where it does not fit (FusedFor); the H200's step
 // (32 query heads over 8, D = 128) in teams of 16 with all 4 heads of a
-// group, its f16 cache a unit of 8 halves a lane (16 lanes a row) and
-// its q8 cache a vec4 a load (a lane's share under a block).
+// group, its f16 cache a unit of 8 halves a lane (16 lanes a row), its
+// q8 and q4 caches a quarter block a lane, its fp8 one a vec4 a load.
 func TestPlanLaneDecode(t *testing.T) {
 	hw, _ := Choose("hardware", gputypes.DeviceTypeOther)
 	off := hw
@@ -85,7 +85,7 @@ func TestPlanLaneDecode(t *testing.T) {
 	for _, tc := range []struct {
 		e      shaders.Elem
 		ku, vu int
-	}{{shaders.F32, 1, 1}, {shaders.F16, 2, 2}, {shaders.BF16, 2, 2}, {shaders.Q8, 1, 1}, {shaders.FP8, 1, 1}} {
+	}{{shaders.F32, 1, 1}, {shaders.F16, 2, 2}, {shaders.BF16, 2, 2}, {shaders.Q8, 2, 2}, {shaders.Q4, 2, 2}, {shaders.FP8, 1, 1}} {
 		s := c.Spec(shaders.F32, tc.e, tc.e, shaders.F32).(shaders.LaneDecodeConsts)
 		if s.KUnit() != tc.ku || s.VUnit() != tc.vu {
 			t.Errorf("the H200's step, %v: units of %d and %d vec4s, want %d and %d", tc.e, s.KUnit(), s.VUnit(), tc.ku, tc.vu)
@@ -93,9 +93,9 @@ func TestPlanLaneDecode(t *testing.T) {
 	}
 }
 
-// TestLaneUnit checks laneUnit: a lane's share of the head dim's vec4s
-// (a power of two, at most wide), 1 under 2 vec4s or under an 8-bit
-// block.
+// TestLaneUnit checks laneUnit: a lane's share of the head dim's vec4s,
+// a power of two at most wide for a half operand and at most a block
+// for an 8-bit or 4-bit one.
 func TestLaneUnit(t *testing.T) {
 	for _, tc := range []struct {
 		e             shaders.Elem
@@ -103,7 +103,8 @@ func TestLaneUnit(t *testing.T) {
 	}{
 		{shaders.F16, 128, 16, 4, 2}, {shaders.F16, 128, 8, 4, 4}, {shaders.F16, 128, 4, 4, 4}, {shaders.F16, 128, 4, 2, 2},
 		{shaders.F16, 128, 32, 4, 1}, {shaders.F16, 96, 8, 4, 2}, {shaders.F16, 5, 2, 4, 1},
-		{shaders.Q8, 128, 4, 4, 4}, {shaders.Q8, 128, 2, 4, 4}, {shaders.Q8, 128, 8, 4, 1}, {shaders.FP8, 128, 8, 4, 4}, {shaders.FP8, 128, 16, 4, 1},
+		{shaders.Q8, 128, 4, 4, 8}, {shaders.Q8, 128, 2, 4, 8}, {shaders.Q8, 128, 8, 4, 4}, {shaders.Q4, 128, 16, 4, 2}, {shaders.Q4, 128, 32, 4, 1},
+		{shaders.FP8, 128, 8, 4, 4}, {shaders.FP8, 128, 16, 4, 2},
 	} {
 		if w := laneUnit(tc.e, tc.d, tc.l, tc.wide); w != tc.w {
 			t.Errorf("laneUnit(%v, %d, %d, %d) = %d, want %d", tc.e, tc.d, tc.l, tc.wide, w, tc.w)

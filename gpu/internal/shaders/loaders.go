@@ -103,9 +103,10 @@ fn %[1]s_at(i: u32) -> f32 {
 // one load of sixteen codes (q8; all 32 of a q4 block) where x_at4 makes
 // one of four, and one load of scales for the blocks of a row that share
 // a superblock.
-func writeQuantLoaders(b *strings.Builder, x string, e Elem) {
+func writeQuantLoaders(b *strings.Builder, x string, e Elem, unit int) {
 	if e == Q4 {
 		writeQ4Loaders(b, x)
+		writePartLoader(b, x, e, unit)
 		return
 	}
 	if e == FP8 {
@@ -155,6 +156,44 @@ fn %[1]s_u(i: u32, sc: vec4<u32>) -> array<vec4<f32>, 8> {
         q8x4(c1.x) * d, q8x4(c1.y) * d, q8x4(c1.z) * d, q8x4(c1.w) * d);
 }
 `, x)
+	writePartLoader(b, x, e, unit)
+}
+
+// writePartLoader writes, for a Q8 or Q4 binding x read a unit of 2 or
+// 4 vec4s a load (a kernel whose lanes each take part of a block,
+// lanedecode.wgsl), x_p(i, sc): the unit's vec4s of elements from 4i (i
+// a multiple of the unit) with their block's scale from sc, from one
+// load of the vec4<u32> that holds their codes (a unit of 2 uses half
+// of it; the lane beside it loads the same 16 bytes). Nothing for other
+// units.
+func writePartLoader(b *strings.Builder, x string, e Elem, unit int) {
+	if unit != 2 && unit != 4 {
+		return
+	}
+	// q8: vec4s i … i+3 are the words of code vec4 (i mod 64)/4 of the
+	// superblock; q4: the low (i mod 8 < 4) or high nibbles of the
+	// block's code vec4's words i mod 4 ….
+	load := "%s[(i >> 6u) * 17u + ((i & 63u) >> 2u)]"
+	widen := "q8x4"
+	if e == Q4 {
+		load, widen = "%s[(i >> 6u) * 9u + ((i & 63u) >> 3u)] >> vec4<u32>(i & 4u)", "q4x4"
+	}
+	parts := make([]string, unit)
+	for n := range parts {
+		parts[n] = fmt.Sprintf("%s(w.%s) * d", widen, "xyzw"[n:n+1])
+	}
+	word := "let w = c;"
+	if unit == 2 {
+		word = "let w = select(c.xy, c.zw, (i & 2u) != 0u);"
+	}
+	fmt.Fprintf(b, `
+fn %[1]s_p(i: u32, sc: vec4<u32>) -> array<vec4<f32>, %[2]d> {
+    let c = %[3]s;
+    %[4]s
+    let d = unpack2x16float(sc[(i & 63u) >> 4u])[(i >> 3u) & 1u];
+    return array<vec4<f32>, %[2]d>(%[5]s);
+}
+`, x, unit, fmt.Sprintf(load, x), word, strings.Join(parts, ", "))
 }
 
 // writeQ4Loaders writes writeQuantLoaders' loaders for a Q4 x. Element

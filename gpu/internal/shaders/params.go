@@ -182,8 +182,8 @@ type FusedDecodeConsts struct {
 type LaneDecodeConsts struct {
 	WG, HG, NQ, L, KB, D, DV int
 	VR                       int `shaders:"input"` // as FusedConsts.VR
-	// KW and VW cap the vec4s of a K and a V unit, a lane's load, as
-	// FusedDecodeConsts.KW and VW (decodeUnit).
+	// KW and VW cap the vec4s of a K and a V unit, a lane's load
+	// (laneUnit): 2, 4 or 8 (a q8 or q4 block), or 0 or 1 for a vec4.
 	KW            int `shaders:"input"`
 	VW            int `shaders:"input"`
 	Q, K, V, Bias Elem
@@ -575,11 +575,29 @@ func (c LaneDecodeConsts) derived() []Const {
 const laneDecodeRed = 256
 
 // KUnit is the vec4s of K one lanedecode.wgsl lane reads a load
-// (decodeUnit of K). VUnit: of V.
-func (c LaneDecodeConsts) KUnit() int { return decodeUnit(c.K, c.D, c.KW) }
+// (laneUnit of K). VUnit: of V.
+func (c LaneDecodeConsts) KUnit() int { return laneUnit(c.K, c.D, c.KW) }
 
 // VUnit: see KUnit.
-func (c LaneDecodeConsts) VUnit() int { return decodeUnit(c.V, VAlign(c.DV, c.VR), c.VW) }
+func (c LaneDecodeConsts) VUnit() int { return laneUnit(c.V, VAlign(c.DV, c.VR), c.VW) }
+
+// laneUnit is the vec4s of a K or V of head dim d stored as e that a
+// lanedecode.wgsl lane reads a load, at most kw (LaneDecodeConsts.KW):
+// decodeUnit's for a float or half one; for a q8 or q4 one its whole
+// block (8) or part of it (4 or 2, one load of the codes' vec4<u32>,
+// writePartLoader), for an fp8 one its 16 values (4); else 1, a vec4 a
+// load.
+func laneUnit(e Elem, d, kw int) int {
+	switch u := LoadUnit(e, d); {
+	case e.Blocked() && u == 8 && kw >= 2:
+		return min(kw, 8)
+	case e == FP8 && u == 4 && kw >= 4:
+		return 4
+	case e.Quant():
+		return 1
+	}
+	return decodeUnit(e, d, kw)
+}
 
 // Registers is about the vec4s one lanedecode.wgsl lane holds through a
 // trip: its rows' query units and sums, and the trip's K and V units.

@@ -551,6 +551,16 @@ func (k Kernel) Generate(s Spec) (string, error) {
 		vals[d.Name] = d.Value
 		fmt.Fprintf(&b, "const %s: u32 = %du;\n", d.Name, d.Value)
 	}
+	// KQ and VQ tell a kernel reading units (Kernel.Units) whether its k
+	// and v are Q8 or Q4, whose part-block units it loads with x_p
+	// (writePartLoader): template values only, no WGSL constants.
+	for name := range k.Units {
+		q := 0
+		if elem[name].Blocked() {
+			q = 1
+		}
+		vals[strings.ToUpper(name)+"Q"] = q
+	}
 	if slices.Contains(k.ParamNames(), "flags") {
 		b.WriteString("\n")
 		for _, f := range Flags {
@@ -589,10 +599,10 @@ func (k Kernel) Generate(s Spec) (string, error) {
 			fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", i, bd.Name, t)
 			switch {
 			case e == Q4:
-				writeQuantLoaders(&loaders, bd.Name, e)
+				writeQuantLoaders(&loaders, bd.Name, e, vals[u])
 				q4 = true
 			case e.Quant():
-				writeQuantLoaders(&loaders, bd.Name, e)
+				writeQuantLoaders(&loaders, bd.Name, e, vals[u])
 				quant = true
 			case wide:
 				writeWideLoaders(&loaders, bd.Name, e, f16, vals[u])

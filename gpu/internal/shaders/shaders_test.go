@@ -130,7 +130,9 @@ var golden = []struct {
 	{"fuseddecode_g4_d128_q8_ah.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, PV: 64, KW: 4, VW: 4, AH: 1, K: Q8, V: Q8}},
 	{"lanedecode_g4_d128_l16.wgsl.golden", LaneDecodeConsts{WG: 256, HG: 4, NQ: 1, L: 16, KB: 2, D: 128, DV: 128, SG: true}},
 	{"lanedecode_g4_d128_f16_l16.wgsl.golden", LaneDecodeConsts{WG: 256, HG: 4, NQ: 1, L: 16, KB: 2, D: 128, DV: 128, KW: 2, VW: 2, K: F16, V: F16, F16: true, SG: true}},
-	{"lanedecode_g4_d128_q8_l4.wgsl.golden", LaneDecodeConsts{WG: 128, HG: 4, NQ: 1, L: 4, KB: 1, D: 128, DV: 128, KW: 4, VW: 4, K: Q8, V: Q4, SG: true}},
+	{"lanedecode_g4_d128_q8_l4.wgsl.golden", LaneDecodeConsts{WG: 128, HG: 4, NQ: 1, L: 4, KB: 1, D: 128, DV: 128, KW: 8, VW: 4, K: Q8, V: Q4, SG: true}},
+	{"lanedecode_g4_d128_q8_l16.wgsl.golden", LaneDecodeConsts{WG: 256, HG: 4, NQ: 1, L: 16, KB: 2, D: 128, DV: 128, KW: 2, VW: 2, K: Q8, V: Q8, SG: true}},
+	{"lanedecode_g4_d128_q4_l16.wgsl.golden", LaneDecodeConsts{WG: 256, HG: 4, NQ: 1, L: 16, KB: 2, D: 128, DV: 128, KW: 2, VW: 2, K: Q4, V: Q4, SG: true}},
 	{"lanedecode_g2_d5_dv7_l2.wgsl.golden", LaneDecodeConsts{WG: 64, HG: 2, NQ: 2, L: 2, KB: 3, D: 5, DV: 7, Q: BF16, K: BF16, V: F16, SG: true}},
 	{"fuseddecode_g2_d5_dv7_ah.wgsl.golden", FusedDecodeConsts{WG: 128, HG: 2, NQ: 2, TK: 32, D: 5, DV: 7, PV: 64, AH: 1, Q: BF16, K: BF16, V: F16}},
 }

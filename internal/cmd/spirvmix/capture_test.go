@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,10 @@ func TestCaptureGogpu(t *testing.T) {
 	}
 	clamps := map[string]int{}
 	all := 0
+	// The wgpu-native build's hardware plan measures lavapipe's subgroup
+	// sizes at open (subgroups.wgsl), which the gogpu build, without
+	// subgroups, has no use for.
+	native.Kernels = slices.DeleteFunc(native.Kernels, func(k kernel) bool { return strings.HasPrefix(k.Label, "subgroups ") })
 	for _, k := range native.Kernels {
 		clamps[k.Label] = k.Mix.Module.Clamps
 		all += k.Mix.Module.Clamps
@@ -124,63 +129,93 @@ func testExe(t *testing.T) string {
 	return exe
 }
 
-// TestDecodeMix holds the decoding kernel's structure at the H200
-// benchmark's shape (32 over 8 heads, D = 128, the hardware plan) to what
-// a GPU needs of it, counted in the SPIR-V its driver receives: its key
-// tile loop (the outermost loop of the hot path) meets at most three
-// barriers a tile with subgroups; a half, 8-bit or 4-bit K is staged a
-// unit a load, so that its tile loop issues fewer storage loads than a
-// float32 cache's (its K's and, loaded at the tile's start, its V's,
-// which stay a vec4 a load: decode.vwide says why); and a q4 cache's
-// loads bring fewer bytes than a q8 one's. Lavapipe's subgroups
-// put the kernels in their subgroup form, as on a GPU. It needs the tools
-// TestCapture does, and skips as it does.
+// TestDecodeMix holds the decoding kernels' structure at the H200
+// benchmark's shape (32 over 8 heads, D = 128, 4096 keys, the hardware
+// plan) to what a GPU needs of it, counted in the SPIR-V its driver
+// receives, in each cache dtype (the workloads decode-*):
+//
+//   - lanedecode.wgsl, the plan's kernel with subgroups: its key loop
+//     (the hot loop) meets no barrier and reads no workgroup memory,
+//     sums a team's shares by subgroup shuffles, issues fewer storage
+//     loads of fewer bytes for a half, 8-bit or 4-bit cache than for a
+//     float32 one, and at least 8 FMAs a storage load in float32 (the
+//     counts are static: both arms of the masks' and the paged lookups'
+//     branches, whose loads a plain step never issues);
+//   - fuseddecode.wgsl (decode.lanes=1): its key tile loop (the
+//     outermost loop of the hot path) meets at most three barriers a
+//     tile with subgroups; a half, 8-bit or 4-bit K is staged a unit a
+//     load, so that its tile loop issues fewer storage loads than a
+//     float32 cache's; and a q4 cache's loads bring fewer bytes than a
+//     q8 one's.
+//
+// Lavapipe's subgroups put the kernels in their subgroup form, as on a
+// GPU. It needs the tools TestCapture does, and skips as it does.
 func TestDecodeMix(t *testing.T) {
 	needCapture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	tile := map[string]spirvmix.Counts{}
-	for _, name := range []string{"decode-f32", "decode-f16", "decode-q8", "decode-q4"} {
-		w, ok := findWorkload(name)
-		if !ok {
-			t.Fatalf("no workload %s", name)
+	for _, kernel := range []string{"lanedecode", "fuseddecode"} {
+		tile := map[string]spirvmix.Counts{}
+		for _, name := range []string{"decode-f32", "decode-f16", "decode-q8", "decode-q4"} {
+			w, ok := findWorkload(name)
+			if !ok {
+				t.Fatalf("no workload %s", name)
+			}
+			if kernel == "fuseddecode" {
+				w.Env = append(append([]string(nil), w.Env...), "ATTN_GPU_TUNE=decode.lanes=1")
+			}
+			res, err := captureMix(ctx, testExe(t), w, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range res.Kernels {
+				if !strings.HasPrefix(k.Label, kernel+" ") {
+					continue
+				}
+				hot := k.Mix.Hot()
+				if len(hot) == 0 {
+					t.Fatalf("%s: %s has no loop", name, k.Label)
+				}
+				if !strings.Contains(k.Label, " sg") {
+					t.Errorf("%s: %s is not the subgroup form", name, k.Label)
+				}
+				tile[name] = hot[len(hot)-1].Counts
+			}
+			if _, ok := tile[name]; !ok {
+				t.Fatalf("%s: no %s kernel among %d modules", name, kernel, len(res.Kernels))
+			}
 		}
-		res, err := captureMix(ctx, testExe(t), w, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range res.Kernels {
-			if !strings.HasPrefix(k.Label, "fuseddecode ") {
+		f32 := tile["decode-f32"]
+		for name, c := range tile {
+			switch {
+			case kernel == "lanedecode" && (c.Barriers > 0 || c.WorkgroupLoads+c.WorkgroupStores > 0 || c.Subgroup == 0):
+				t.Errorf("%s, %s: its key loop meets %d barriers, %d workgroup loads and stores, %d subgroup operations; want none, none and some",
+					name, kernel, c.Barriers, c.WorkgroupLoads+c.WorkgroupStores, c.Subgroup)
+			case kernel == "fuseddecode" && c.Barriers > 3:
+				t.Errorf("%s, %s: %d barriers a tile, want at most 3", name, kernel, c.Barriers)
+			}
+			if name == "decode-f32" {
 				continue
 			}
-			hot := k.Mix.Hot()
-			if len(hot) == 0 {
-				t.Fatalf("%s: %s has no loop", name, k.Label)
+			if c.GlobalLoads == 0 || c.GlobalLoads >= f32.GlobalLoads || c.GlobalLoadBytes >= f32.GlobalLoadBytes {
+				t.Errorf("%s, %s: the key loop's %d storage loads of %d bytes in all; want fewer, and fewer bytes, than float32's %d of %d",
+					name, kernel, c.GlobalLoads, c.GlobalLoadBytes, f32.GlobalLoads, f32.GlobalLoadBytes)
 			}
-			if !strings.Contains(k.Label, " sg") {
-				t.Errorf("%s: %s is not the subgroup form", name, k.Label)
-			}
-			tile[name] = hot[len(hot)-1].Counts
 		}
-		if _, ok := tile[name]; !ok {
-			t.Fatalf("%s: no fuseddecode kernel among %d modules", name, len(res.Kernels))
+		if kernel == "lanedecode" && f32.FMA < 8*f32.GlobalLoads {
+			t.Errorf("decode-f32, %s: %d FMAs over %d storage loads, want at least 8 a load", kernel, f32.FMA, f32.GlobalLoads)
 		}
-	}
-	f32 := tile["decode-f32"]
-	for name, c := range tile {
-		if c.Barriers > 3 {
-			t.Errorf("%s: %d barriers a tile, want at most 3", name, c.Barriers)
+		// lanedecode.wgsl's q4 lanes load a block's whole code vec4 for
+		// their half of it, as its q8 lanes load theirs, so only
+		// fuseddecode.wgsl's q4 loads fewer bytes.
+		if q4, q8 := tile["decode-q4"], tile["decode-q8"]; q4.GlobalLoadBytes > q8.GlobalLoadBytes || kernel == "fuseddecode" && q4.GlobalLoadBytes == q8.GlobalLoadBytes {
+			t.Errorf("%s: q4's key loop loads %d bytes, q8's %d: want fewer", kernel, q4.GlobalLoadBytes, q8.GlobalLoadBytes)
 		}
-		if name == "decode-f32" {
-			continue
+		for _, name := range []string{"decode-f32", "decode-f16", "decode-q8", "decode-q4"} {
+			c := tile[name]
+			t.Logf("%s, %s: key loop fma %d, storage loads %d (%d B), workgroup loads %d, barriers %d, subgroup ops %d",
+				name, kernel, c.FMA, c.GlobalLoads, c.GlobalLoadBytes, c.WorkgroupLoads, c.Barriers, c.Subgroup)
 		}
-		if c.GlobalLoads == 0 || c.GlobalLoads >= f32.GlobalLoads {
-			t.Errorf("%s: the tile loop's %d storage loads of %d bytes in all; want fewer than float32's %d",
-				name, c.GlobalLoads, c.GlobalLoadBytes, f32.GlobalLoads)
-		}
-	}
-	if q4, q8 := tile["decode-q4"], tile["decode-q8"]; q4.GlobalLoadBytes >= q8.GlobalLoadBytes {
-		t.Errorf("q4's tile loop loads %d bytes, q8's %d: want fewer", q4.GlobalLoadBytes, q8.GlobalLoadBytes)
 	}
 }
 

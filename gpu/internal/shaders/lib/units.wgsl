@@ -1,7 +1,8 @@
 // k_unit and v_unit are unit u of the K row and unit e of the V row at
 // element at: KU (VU) vec4s from vec4 u·KU (e·VU), a vec4 a load for a
 // float32 row (load_k, load_v), a half or fp8 row's unit one load of its
-// codes (k_u, v_u), a q8 or q4 block's with its scale (k_sc, v_sc). The
+// codes (k_u, v_u), a q8 or q4 block's with its scale (k_sc, v_sc), or
+// part of one (k_p, v_p: 2 or 4 of its 8 vec4s, under KQ, VQ). The
 // decoding kernels read K and V a unit a load (FusedDecodeConsts.KW,
 // LaneDecodeConsts.KW). A Template kernel's text: this file is executed
 // with it.
@@ -11,6 +12,9 @@ fn k_unit(at: u32, u: u32) -> array<vec4<f32>, KU> {
 {{- else if eq .KU 8}}
     let ki = (at >> 2u) + u * KU;
     return k_u(ki, k_sc(ki));
+{{- else if .KQ}}
+    let ki = (at >> 2u) + u * KU;
+    return k_p(ki, k_sc(ki));
 {{- else}}
     return k_u((at >> 2u) + u * KU);
 {{- end}}
@@ -22,6 +26,9 @@ fn v_unit(at: u32, e: u32) -> array<vec4<f32>, VU> {
 {{- else if eq .VU 8}}
     let vi = (at >> 2u) + e * VU;
     return v_u(vi, v_sc(vi));
+{{- else if .VQ}}
+    let vi = (at >> 2u) + e * VU;
+    return v_p(vi, v_sc(vi));
 {{- else}}
     return v_u((at >> 2u) + e * VU);
 {{- end}}

@@ -358,6 +358,10 @@ run() {
 		else
 			echo "PyTorch with CUDA is not here: no SDPA rows" >>"$out/report.md"
 		fi
+		# fuseddecode.wgsl (decode.lanes=1) beside the decode sweep's
+		# lanedecode.wgsl, the plan's decoding kernel with subgroups since
+		# 2026-11-28, built without a GPU (docs/gpu.md).
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.lanes=1 sweep decode-fused -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f32,f16 -budget "$budget"
 		# Issue 24: L attention calls over L caches as one step, one wait.
 		sweep layers -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		# And submitting every 8 dispatches (4 layers) without a wait, so
@@ -512,6 +516,8 @@ run() {
 			dn=(-n 1024) tr=(-n 512) cas=(-prefix 256 -batch 4 -n 300) sp=(-n 2048 -topk 0,256) bw=(-n 256) mb=100ms tns=256
 		fi
 		sweep decode8 -heads 32 -kvheads 8 -d 128 "${dn[@]}" -nq 1 -causal -dtype f16,q8,fp8,q4 -budget "$mb"
+		# The same through fuseddecode.wgsl (decode.lanes=1).
+		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=decode.lanes=1 sweep decode8-fused -heads 32 -kvheads 8 -d 128 "${dn[@]}" -nq 1 -causal -dtype f16,q8,fp8,q4 -budget "$mb"
 		# A 32-token draft tree over the cache beside the same 32 rows as
 		# a causal chunk (issue 79), f16.
 		sweep tree -heads 32 -kvheads 8 -d 128 "${tr[@]}" -tree 32 -dtype f16 -budget "$mb"
@@ -552,7 +558,9 @@ tune() {
 	# The fourth run (2026-11-27) made decode.pv=64 and merge.unroll=8
 	# the defaults; what is left is the sizes around them, few enough
 	# that prefill's pairs are reached.
-	local decode=("" decode.pv=16 merge.unroll=4 decode.target=512 decode.keys=128 merge.lanes=8)
+	# lanedecode.wgsl (2026-11-28) brings its own: the lanes a key, the
+	# keys a trip, and the workgroups a step.
+	local decode=("" decode.lanes=1 decode.lanes=8 decode.lanes=32 decode.batch=1 decode.batch=4 decode.target=512 decode.target=1024)
 	local prefill=("" tile.wg=256 tile.unroll=8 tile.unroll=32 tile.wg=256,tile.unroll=32 tile.wg=256,tile.rows=128 loop.unroll=8)
 	local layers=("" step.flush=4 step.flush=8 step.flush=16 step.flush=64)
 	if [[ $# -gt 0 ]]; then

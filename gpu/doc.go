@@ -66,7 +66,10 @@
 //     than a block: 4), decode.vwide (the same for V, whose unit an
 //     invocation's sums hold in registers: 1), decode.next (the most
 //     vec4s of the next tile's K one fuseddecode.wgsl invocation loads
-//     during a tile: 1, none),
+//     during a tile: 1, none), decode.lanes (lanedecode.wgsl's lanes a
+//     key, within the device's least subgroup size: 16; 1 decodes by
+//     fuseddecode.wgsl), decode.batch (its keys a team of lanes takes a
+//     trip, their loads issued together: 2),
 //     decode.target and decode.split (the workgroups a decoding step
 //     splits its keys for and the fewest keys a split: 256, 128),
 //     merge.lanes (merge.wgsl's invocations of a group: 32),
@@ -109,8 +112,11 @@
 //     takes WGSL's f16: wgpu-native 29, not go-webgpu's 0.17), fused.wgsl,
 //     fuseddecode.wgsl and fusedtile.wgsl bind float16 operands as f16 and
 //     widen them by conversion; with subgroups, fused.wgsl's key lanes
-//     meet through subgroupMax and subgroupAdd, fuseddecode.wgsl takes
-//     each tile's row maxima a subgroup a row, and with tile-subgroups
+//     meet through subgroupMax and subgroupAdd, the hardware plan decodes
+//     by lanedecode.wgsl (its lanes' shares of a score summed by
+//     subgroupShuffleXor) where it knows the least subgroup size (the
+//     binding's, or measured when the backend opens) and fuseddecode.wgsl
+//     takes each tile's row maxima a subgroup a row, and with tile-subgroups
 //     too, fusedtile.wgsl each tile's row softmax. Either way the answers are
 //     the same within float32's tolerance; the switch is there so that the
 //     fallbacks are tested on devices that have the features (CI does) and
@@ -227,9 +233,9 @@
 //     choice as Fused): on a CPU-type adapter fused.wgsl for the head dims
 //     it can write out (with key lanes for decoding steps) and
 //     fusedloop.wgsl for wider ones; on a hardware adapter fusedtile.wgsl
-//     for prefill where its tiles fit workgroup memory, fuseddecode.wgsl
-//     for decoding steps (at most 16 queries a sequence), fusedloop.wgsl
-//     elsewhere. docs/gpu.md ("Which kernel runs where") says why each,
+//     for prefill where its tiles fit workgroup memory, lanedecode.wgsl
+//     (with subgroups) or fuseddecode.wgsl for decoding steps (at most 16
+//     queries a sequence), fusedloop.wgsl elsewhere. docs/gpu.md ("Which kernel runs where") says why each,
 //     with the measurements behind the choices;
 //   - grids stay within maxComputeWorkgroupsPerDimension, and each
 //     submission carries a bounded amount of work (far below Poll's 5 s),

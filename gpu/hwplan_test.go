@@ -146,11 +146,21 @@ func TestPlanSwitch(t *testing.T) {
 // TestParityTuned runs the hardware plan under an ATTN_GPU_TUNE that
 // changes every knob (bench/gpu-hw.sh tune sweeps such settings on a GPU)
 // and checks that the tuned kernels are the ones that run — decoding rows
-// on fuseddecode.wgsl of 64 invocations, split and merged; prefill rows
-// on fusedtile.wgsl of 64 — and that they agree with the CPU.
+// on lanedecode.wgsl of 64 invocations in teams of 4 taking 4 keys a
+// trip, or with decode.lanes=1 on fuseddecode.wgsl of 64, split and
+// merged; prefill rows on fusedtile.wgsl of 64 — and that they agree
+// with the CPU.
 func TestParityTuned(t *testing.T) {
-	const tune = "decode.wg=64,decode.rows=4,decode.keys=16,decode.target=64,decode.split=32,merge.lanes=8," +
-		"split.target=8,tile.wg=64,tile.rows=16,tile.keys=16,tile.reg=8,step.flush=2"
+	// lanedecode.wgsl's knobs, then fuseddecode.wgsl's kernel; in the
+	// knobs' order, as the backend's Info says them.
+	for _, lanes := range []string{"decode.lanes=4,decode.batch=4", "decode.lanes=1"} {
+		tune := "decode.wg=64,decode.rows=4,decode.keys=16," + lanes + ",decode.target=64,decode.split=32,merge.lanes=8," +
+			"split.target=8,tile.wg=64,tile.rows=16,tile.keys=16,tile.reg=8,step.flush=2"
+		t.Run(lanes, func(t *testing.T) { parityTuned(t, tune) })
+	}
+}
+
+func parityTuned(t *testing.T, tune string) {
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	t.Setenv("ATTN_GPU_TUNE", tune)
 	t.Setenv("ATTN_GPU_PREFILL", "tile") // the tile.* knobs size fusedtile.wgsl, which these head dims leave under auto
@@ -158,6 +168,7 @@ func TestParityTuned(t *testing.T) {
 	if !strings.Contains(g.Info().Detail, "tuned "+tune) {
 		t.Fatalf("ATTN_GPU_TUNE=%s, but the backend says %q", tune, g.Info().Detail)
 	}
+	lanes := !strings.Contains(tune, "decode.lanes=1,")
 	c := openCPU(t)
 	for n, row := range []struct {
 		p      backend.Problem
@@ -174,7 +185,14 @@ func TestParityTuned(t *testing.T) {
 		}
 		switch s := gpu.FusedSpec(g, row.p).(type) {
 		case shaders.FusedDecodeConsts:
-			if !row.decode || s.WG != 64 || s.HG*s.NQ > 4 || s.TK > 16 {
+			if !row.decode || lanes || s.WG != 64 || s.HG*s.NQ > 4 || s.TK > 16 {
+				t.Errorf("%s runs %+v", name, s)
+			}
+			if splits := gpu.FusedSplits(g, row.p); splits < 2 {
+				t.Errorf("%s runs in %d split; want it split for decode.target=64", name, splits)
+			}
+		case shaders.LaneDecodeConsts:
+			if !row.decode || !lanes || s.WG != 64 || s.HG*s.NQ > 4 || s.L != 4 || s.KB != 4 {
 				t.Errorf("%s runs %+v", name, s)
 			}
 			if splits := gpu.FusedSplits(g, row.p); splits < 2 {

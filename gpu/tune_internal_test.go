@@ -24,7 +24,7 @@ import (
 // unless ATTN_REQUIRE_GPU=1.
 
 // tuneShape is the small decoding shape the sweep's tests time: one
-// class of fuseddecode.wgsl, cheap on lavapipe. otherShape is of
+// class of lanedecode.wgsl (lavapipe has subgroups), cheap on lavapipe. otherShape is of
 // another class (its head dims differ).
 const (
 	tuneShape  = "heads=4,kvheads=1,d=32,n=512,nq=1,dtype=f16"
@@ -91,7 +91,7 @@ func TestTuneSweep(t *testing.T) {
 	t.Setenv("ATTN_GPU_TUNE", "")
 	path := filepath.Join(t.TempDir(), "tuned.json")
 	var out bytes.Buffer
-	wrong, fast := "decode.keys=32", "decode.keys=128"
+	wrong, fast := "decode.batch=1", "decode.batch=4"
 	fake := func(s plan.TuneShape, tn plan.Tuning) (bool, float64) {
 		if s.D != 32 {
 			if tn != plan.DefaultTuning() {
@@ -110,7 +110,7 @@ func TestTuneSweep(t *testing.T) {
 	// The races run a fixed count of rounds, so the budget only bounds
 	// a host whose compiles are slow (the gogpu binding's naga).
 	res, err := tune(context.Background(), tuneConfig{budget: 10 * time.Minute, out: &out, shapes: []string{tuneShape, otherShape},
-		file: path, knobs: []string{"decode.keys"}, fake: fake, rounds: 5})
+		file: path, knobs: []string{"decode.batch"}, fake: fake, rounds: 5})
 	t.Logf("the sweep's report:\n%s", out.String())
 	if err != nil {
 		if errors.Is(err, backend.ErrUnavailable) {
@@ -118,8 +118,8 @@ func TestTuneSweep(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if len(res.classes) != 2 || res.classes[0].class.Kernel != plan.KernelDecode || res.classes[1].class.Kernel != plan.KernelDecode {
-		t.Fatalf("classes %v; want two of %s", res.classes, plan.KernelDecode)
+	if len(res.classes) != 2 || res.classes[0].class.Kernel != plan.KernelLaneDecode || res.classes[1].class.Kernel != plan.KernelLaneDecode {
+		t.Fatalf("classes %v; want two of %s", res.classes, plan.KernelLaneDecode)
 	}
 	cl, kept := res.classes[0], res.classes[1]
 	if kept.tuned || !kept.kept || kept.best != plan.DefaultTuning() {

@@ -54,7 +54,7 @@ func TestTune(t *testing.T) {
 	if slack := 2*time.Second + time.Duration(compile*float64(time.Second)); took > budget+slack {
 		t.Errorf("attn tune -budget %v took %v, past the budget by more than %v", budget, took, slack)
 	}
-	for _, want := range []string{"attn tune: ", "fuseddecode nq≤1 g=4 d=32 dv=32 nk≤512", "wrote " + path} {
+	for _, want := range []string{"attn tune: ", "lanedecode nq≤1 g=4 d=32 dv=32 nk≤512", "wrote " + path} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("attn tune's output does not say %q", want)
 		}

@@ -33,9 +33,10 @@ type KnobInfo struct {
 // Tuned kernels: the hardware plan's fused kernels whose sizes the knobs
 // set, by their names (KernelName).
 const (
-	KernelDecode = "fuseddecode"
-	KernelTile   = "fusedtile"
-	KernelLoop   = "fusedloop"
+	KernelDecode     = "fuseddecode"
+	KernelLaneDecode = "lanedecode"
+	KernelTile       = "fusedtile"
+	KernelLoop       = "fusedloop"
 )
 
 // KnobsFor is the knobs that size kernel, in the table's order: its own
@@ -57,13 +58,22 @@ func knobSizes(name, kernel string) bool {
 	family, _, _ := strings.Cut(name, ".")
 	switch family {
 	case "decode":
+		// lanedecode.wgsl's own (decode.lanes=1 hands its class to
+		// fuseddecode.wgsl), and those of fuseddecode.wgsl's that size
+		// both; fuseddecode.wgsl runs where there are no lanes to size.
+		switch name {
+		case "decode.lanes", "decode.batch":
+			return kernel == KernelLaneDecode
+		case "decode.wg", "decode.rows", "decode.wide", "decode.target", "decode.split":
+			return kernel == KernelDecode || kernel == KernelLaneDecode
+		}
 		return kernel == KernelDecode
 	case "tile":
 		return kernel == KernelTile
 	case "loop":
 		return kernel == KernelLoop
 	case "merge":
-		return kernel == KernelDecode || kernel == KernelTile || kernel == KernelLoop
+		return kernel == KernelDecode || kernel == KernelLaneDecode || kernel == KernelTile || kernel == KernelLoop
 	case "split":
 		return kernel == KernelTile || kernel == KernelLoop
 	}
@@ -129,7 +139,7 @@ type Class struct {
 }
 
 // KernelName is k's kernel's name: the first word of its String
-// (fuseddecode, fusedtile, fusedloop, fused); "" for none.
+// (lanedecode, fuseddecode, fusedtile, fusedloop, fused); "" for none.
 func KernelName(k FusedKernel) string {
 	if k == nil {
 		return ""
@@ -392,8 +402,8 @@ const maxClassDim = 1 << 16
 
 // check says why c is not a class a sweep writes.
 func (c Class) check() error {
-	if !slices.Contains([]string{KernelDecode, KernelTile, KernelLoop}, c.Kernel) {
-		return fmt.Errorf("kernel %q: want %s, %s or %s", c.Kernel, KernelDecode, KernelTile, KernelLoop)
+	if !slices.Contains([]string{KernelDecode, KernelLaneDecode, KernelTile, KernelLoop}, c.Kernel) {
+		return fmt.Errorf("kernel %q: want %s, %s, %s or %s", c.Kernel, KernelDecode, KernelLaneDecode, KernelTile, KernelLoop)
 	}
 	for _, f := range []struct {
 		name string

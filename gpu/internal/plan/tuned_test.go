@@ -34,6 +34,7 @@ func TestKnobsFor(t *testing.T) {
 		want   []string
 	}{
 		{KernelDecode, []string{"decode.wg", "decode.rows", "decode.keys", "decode.unroll", "decode.pv", "decode.wide", "decode.target", "decode.split", "merge.lanes", "merge.unroll"}},
+		{KernelLaneDecode, []string{"decode.wg", "decode.rows", "decode.lanes", "decode.batch", "decode.wide", "decode.target", "decode.split", "merge.lanes", "merge.unroll"}},
 		{KernelTile, []string{"merge.lanes", "merge.unroll", "split.target", "tile.wg", "tile.rows", "tile.keys", "tile.reg", "tile.unroll"}},
 		{KernelLoop, []string{"merge.lanes", "merge.unroll", "split.target", "loop.unroll"}},
 		{"fused", nil},
@@ -44,12 +45,22 @@ func TestKnobsFor(t *testing.T) {
 				t.Errorf("KnobsFor(%q) = %v: no %s", c.kernel, names(c.kernel), w)
 			}
 		}
+		if c.kernel == KernelLaneDecode {
+			for _, n := range []string{"decode.keys", "decode.unroll", "decode.pv", "decode.ahead", "decode.next", "decode.vwide"} {
+				if slices.Contains(names(c.kernel), n) {
+					t.Errorf("KnobsFor(%q) = %v: %s sizes fuseddecode.wgsl alone", c.kernel, names(c.kernel), n)
+				}
+			}
+		}
+		if c.kernel == KernelDecode && (slices.Contains(names(c.kernel), "decode.lanes") || slices.Contains(names(c.kernel), "decode.batch")) {
+			t.Errorf("KnobsFor(%q) = %v: decode.lanes and decode.batch size lanedecode.wgsl alone", c.kernel, names(c.kernel))
+		}
 		if c.want == nil && len(names(c.kernel)) != 0 {
 			t.Errorf("KnobsFor(%q) = %v; want none", c.kernel, names(c.kernel))
 		}
 	}
 	for _, k := range knobs {
-		some := knobSizes(k.name, KernelDecode) || knobSizes(k.name, KernelTile) || knobSizes(k.name, KernelLoop)
+		some := knobSizes(k.name, KernelDecode) || knobSizes(k.name, KernelLaneDecode) || knobSizes(k.name, KernelTile) || knobSizes(k.name, KernelLoop)
 		if some == (k.name == "step.flush") {
 			t.Errorf("knob %s sizes a kernel: %v; only step.flush sizes none", k.name, some)
 		}

@@ -191,6 +191,37 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 				specs = append(specs, s)
 			}
 		}
+		// lanedecode.wgsl at this device's least subgroup size, where it
+		// has subgroups: the decoding shapes above in float32, and at D =
+		// 128 (and 32, 64: the 8-bit ones' parts of a block) each cache
+		// dtype.
+		if lp := ap.WithSubgroupMin(int(b.WebGPU().SubgroupMinSize)); lp.WantsSubgroupMin() && b.WebGPU().SubgroupMinSize >= 2 {
+			sg := b.WebGPU().SubgroupMinSize
+			for _, hd := range pairs {
+				for _, gq := range [][2]int{{1, 1}, {4, 1}, {8, 3}} {
+					if lc, ok := lp.LaneDecodeKernel(mem, hd[0], hd[1], gq[0], gq[1]); ok {
+						if s := lc.Spec(shaders.F32, shaders.F32, shaders.F32, shaders.F32); !slices.Contains(specs, s) {
+							specs = append(specs, s)
+						}
+					}
+				}
+			}
+			for _, hd := range [][2]int{{128, 128}, {32, 64}} {
+				lc, ok := lp.LaneDecodeKernel(mem, hd[0], hd[1], 4, 1)
+				if !ok {
+					t.Fatalf("plan %v, subgroups of %d: LaneDecodeKernel(%d, %d, %d, 4, 1) fits nothing", lp, sg, mem, hd[0], hd[1])
+				}
+				for _, e := range []shaders.Elem{f16, bf16, shaders.Q8, shaders.Q4, shaders.FP8} {
+					q := e
+					if e.Quant() {
+						q = shaders.F32
+					}
+					if s := lc.Spec(q, e, e, q); !slices.Contains(specs, s) {
+						specs = append(specs, s)
+					}
+				}
+			}
+		}
 		// ATTN_GPU_TUNE=decode.pv=4: the P·V loop written out, with a
 		// float16 cache (as f16 where the device has it), a q8 one and a
 		// q4 one.
@@ -245,7 +276,8 @@ func backendSpecs(t testing.TB, b *Backend, dims []int) []shaders.Spec {
 		specs = append(specs, shaders.SubgroupsConsts{WG: subgroupsWG})
 	}
 	for i := range shaders.All {
-		if shaders.All[i].Name == shaders.Subgroups.Name && !b.info.Features.Contains(gputypes.FeatureSubgroupOperations) {
+		sg := shaders.All[i].Name == shaders.Subgroups.Name || shaders.All[i].Name == shaders.LaneDecode.Name
+		if sg && !b.info.Features.Contains(gputypes.FeatureSubgroupOperations) {
 			continue
 		}
 		if !slices.ContainsFunc(specs, func(x shaders.Spec) bool { return x.Kernel().Name == shaders.All[i].Name }) {

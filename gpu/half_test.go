@@ -518,7 +518,8 @@ func TestHalfBuffers(t *testing.T) {
 }
 
 // TestParityDecodeWide runs decoding steps over a half K and V read a
-// unit a load by fuseddecode.wgsl (the hardware plan's decode.wide: a
+// unit a load by fuseddecode.wgsl (decode.lanes=1; the hardware plan's
+// decode.wide: a
 // vec4, 8 or 16 halves a load; an 8-bit one's units are checked here and
 // run by the conformance suite's Quant section) against the float64
 // reference: head dims of
@@ -539,7 +540,7 @@ func TestParityDecodeWide(t *testing.T) {
 	}
 	for _, w := range []struct{ wide, vwide int }{{1, 1}, {2, 2}, {4, 4}, {4, 1}} {
 		wide := w.wide
-		tune := fmt.Sprintf("decode.wide=%d,decode.vwide=%d", wide, w.vwide)
+		tune := fmt.Sprintf("decode.wide=%d,decode.vwide=%d,decode.lanes=1", wide, w.vwide)
 		t.Run(tune, func(t *testing.T) {
 			t.Setenv("ATTN_GPU_PLAN", "hardware")
 			t.Setenv("ATTN_GPU_TUNE", tune)

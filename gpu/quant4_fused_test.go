@@ -126,8 +126,24 @@ func TestQ4Fused(t *testing.T) {
 // shapes: two sequences of a page pool (1500 and 777 keys, pages of
 // 16), 8 query heads over 2 KV heads, D = 64 and 128, K with two
 // outlier channels (×8), queries at three scales (1, 4 and 10 times a
-// unit normal).
+// unit normal). Under the adapter's plan, and under the hardware plan
+// (lanedecode.wgsl where the device has subgroups, which reads a lane's
+// part of a block), in q8, fp8 and q4.
 func TestQ4DecodeAccuracy(t *testing.T) {
+	for _, pl := range []string{"", "hardware"} {
+		for _, dt := range []backend.DType{backend.Q8, backend.FP8, backend.Q4} {
+			if pl == "" && dt != backend.Q4 {
+				continue // kernels' TestQuantDecodeAccuracy holds the 8-bit ones there
+			}
+			t.Run(fmt.Sprintf("plan=%s/%v", pl, dt), func(t *testing.T) {
+				t.Setenv("ATTN_GPU_PLAN", pl)
+				quantDecodeAccuracy(t, dt)
+			})
+		}
+	}
+}
+
+func quantDecodeAccuracy(t *testing.T, dt backend.DType) {
 	const bound = 1e-5
 	g := openGPU(t)
 	ctx := context.Background()
@@ -147,10 +163,10 @@ func TestQ4DecodeAccuracy(t *testing.T) {
 			for i := range c.Q {
 				c.Q[i] = float32(qs * rng.NormFloat64())
 			}
-			cs := c.WithDTypes(backendtest.DTypes{K: backend.Q4, V: backend.Q4})
+			cs := c.WithDTypes(backendtest.DTypes{K: dt, V: dt})
 			want := backendtest.Reference(cs).O
 			q, o := f32Buf(t, g, cs.Q), f32Buf(t, g, make([]float32, len(want)))
-			k, v := alloc(t, g, backend.Q4, len(cs.K)), alloc(t, g, backend.Q4, len(cs.V))
+			k, v := alloc(t, g, dt, len(cs.K)), alloc(t, g, dt, len(cs.V))
 			if err := g.Write(k, 0, cs.K); err != nil {
 				t.Fatal(err)
 			}
@@ -174,10 +190,10 @@ func TestQ4DecodeAccuracy(t *testing.T) {
 				worst = max(worst, diff/big)
 			}
 			if worst > bound {
-				t.Errorf("q4 D=%d query scale %g: an output off by %.3g of its row's largest, past the bound %g", d, qs, worst, bound)
+				t.Errorf("%v D=%d query scale %g: an output off by %.3g of its row's largest, past the bound %g", dt, d, qs, worst, bound)
 			}
 			worsts += fmt.Sprintf(" %.2g", worst)
 		}
-		t.Logf("q4 D=%d: worst error at query scales 1, 4, 10:%s of a row's largest (bound %g)", d, worsts, bound)
+		t.Logf("%v D=%d, %s: worst error at query scales 1, 4, 10:%s of a row's largest (bound %g)", dt, d, gpu.FusedKernel(g, c.Problem), worsts, bound)
 	}
 }

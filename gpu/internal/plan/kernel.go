@@ -89,7 +89,7 @@ func ShapeOf(p backend.Problem) FusedShape {
 // A decoding step runs the plan's decoding kernel where it takes the
 // step — fused.wgsl's key lanes on the CPU plan (where cpuDecodes),
 // on the hardware plan lanedecode.wgsl where the device has subgroups
-// (laneDecodeFor), else fuseddecode.wgsl — and PrefillKernel's
+// (LaneDecodeKernel), else fuseddecode.wgsl — and PrefillKernel's
 // otherwise.
 func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 	if !a.Hardware {
@@ -100,7 +100,7 @@ func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 		}
 		return a.PrefillKernel(mem, s.d, s.dv)
 	}
-	if k, ok := a.laneDecodeFor(mem, s.d, s.dv, s.g, s.nq); ok {
+	if k, ok := a.LaneDecodeKernel(mem, s.d, s.dv, s.g, s.nq); ok {
 		return k
 	}
 	if k, ok := a.decodeFor(mem, s.d, s.dv, s.g, s.nq); ok {

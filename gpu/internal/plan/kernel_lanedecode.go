@@ -86,7 +86,7 @@ func laneUnit(e shaders.Elem, d, l, wide int) int {
 	return kw
 }
 
-// laneDecodeFor is lanedecode.wgsl as plan a runs a step of at most nq
+// LaneDecodeKernel is lanedecode.wgsl as plan a runs a step of at most nq
 // queries a sequence, g query heads a KV head and head dims d, dv on mem
 // bytes of workgroup memory: teams of the tuning's lanes, within the
 // device's least subgroup size and the head dims' vec4s, holding the
@@ -95,7 +95,7 @@ func laneUnit(e shaders.Elem, d, l, wide int) int {
 // without subgroups, for lanes below 2 (the tuning's 1 or a subgroup size
 // the plan does not know), for more than decodeMaxNq queries, and where
 // no shape fits.
-func (a AdapterPlan) laneDecodeFor(mem, d, dv, g, nq int) (kernelLaneDecode, bool) {
+func (a AdapterPlan) LaneDecodeKernel(mem, d, dv, g, nq int) (kernelLaneDecode, bool) {
 	l := 1
 	for 2*l <= min(a.Tune.decodeLanes, a.subgroupMin, max(CeilDiv(d, 4), CeilDiv(dv, 4))) {
 		l *= 2

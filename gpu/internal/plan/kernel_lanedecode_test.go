@@ -32,9 +32,9 @@ func TestPlanLaneDecode(t *testing.T) {
 				for _, dv := range dims {
 					for _, g := range []int{1, 3, 4, 8} {
 						for _, nq := range []int{0, 1, 3, 16, 17} {
-							c, ok := a.laneDecodeFor(mem, d, dv, g, nq)
-							where := fmt.Sprintf("subgroups of %d: laneDecodeFor(%d, %d, %d, %d, %d) = %v, %t", sg, mem, d, dv, g, nq, c, ok)
-							if _, on := off.WithSubgroupMin(sg).laneDecodeFor(mem, d, dv, g, nq); on {
+							c, ok := a.LaneDecodeKernel(mem, d, dv, g, nq)
+							where := fmt.Sprintf("subgroups of %d: LaneDecodeKernel(%d, %d, %d, %d, %d) = %v, %t", sg, mem, d, dv, g, nq, c, ok)
+							if _, on := off.WithSubgroupMin(sg).LaneDecodeKernel(mem, d, dv, g, nq); on {
 								t.Fatalf("%s; and without subgroups too", where)
 							}
 							if !ok {
@@ -78,7 +78,7 @@ func TestPlanLaneDecode(t *testing.T) {
 			}
 		}
 	}
-	c, ok := hw.WithSubgroupMin(32).laneDecodeFor(49152, 128, 128, 4, 1)
+	c, ok := hw.WithSubgroupMin(32).LaneDecodeKernel(49152, 128, 128, 4, 1)
 	if !ok || c.lanes != 16 || c.heads != 4 || c.rows != 1 || c.batch != decodeBatch {
 		t.Fatalf("the H200's step: %v, %t; want teams of 16, 4 heads, 1 query", c, ok)
 	}

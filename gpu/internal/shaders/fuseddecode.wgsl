@@ -125,64 +125,38 @@ var<workgroup> spans: array<vec2<u32>, R>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
 {{- if .SG}}, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32{{end}}) {
-    let bhw = P.bh0 + wid.y * HG;
-    let b = bhw / P.H;
-    let h0 = bhw % P.H;
-    let kh = h0 / P.G;
-    let row0 = P.i0 + wid.x * NQ;
-    // A packed sequence's rows end at its own count; a workgroup past
-    // them returns as a whole, before any barrier.
-    let i1 = min(P.i1, seq_rows(b));
-    if (row0 >= i1) {
+    let w = split_of(wid);
+    // A workgroup past its sequence's rows returns as a whole, before
+    // any barrier.
+    if (w.row0 >= w.i1) {
         return;
     }
-    let q0 = seq_q0(b);
-    let j0 = P.j0 + wid.z * P.sk;
-    let j1 = min(P.j1, j0 + P.sk);
-    // Keys outside [first row's lo, last row's hi) are seen by no row of
-    // this workgroup.
-    let jstart = max(j0, key_range(b, row0).x);
-    let jend = min(j1, key_range(b, min(row0 + NQ, i1) - 1u).y);
-    // The sink joins the first split only.
-    let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
-    // Dense and packed keys lie at one stride from the batch's first; a
-    // paged cache's are looked up a key at a time.
-    let paged = (P.flags & F_PAGED) != 0u;
-    var ka = kh * P.k_h - P.k_base;
-    var va = kh * P.v_h - P.v_base;
-    if (!paged) {
-        ka += kv_row(b, 0u, P.k_b, P.k_r);
-        va += kv_row(b, 0u, P.v_b, P.v_r);
-    }
-    let apos = alibi_pos(b);
-    // KV head kh's scales of K and V (1 without F_SCALES).
-    let kvsc = kv_scales(kh);
 
     // The rows' scaled queries (zeros for rows past the sequence), the
     // keys of the split each row sees ([0, 0) past the sequence) and
     // their running maxima.
     for (var x = t; x < QS; x += WG) {
         let r = x / D4;
-        let i = row0 + r % NQ;
+        let i = w.row0 + r % NQ;
         var qv = vec4<f32>(0.0);
-        if (i < i1) {
-            let h = h0 + r / NQ;
-            qv = load_q(b * P.q_b + h * P.q_h + (q0 + i) * P.q_r - P.q_base, x % D4) * (P.scale * kvsc.x);
+        if (i < w.i1) {
+            let h = w.h0 + r / NQ;
+            qv = load_q(w.b * P.q_b + h * P.q_h + (w.q0 + i) * P.q_r - P.q_base, x % D4) * (P.scale * w.kvsc.x);
         }
         qs[x] = qv;
     }
     if (t < R) {
-        let i = row0 + t % NQ;
+        let i = w.row0 + t % NQ;
         var span = vec2<u32>(0u, 0u);
-        if (i < i1) {
-            let kr = key_range(b, i);
-            span = vec2<u32>(kr.x, min(j1, kr.y));
+        if (i < w.i1) {
+            let kr = key_range(w.b, i);
+            span = vec2<u32>(kr.x, min(w.j1, kr.y));
         }
         spans[t] = span;
         var m = NEG_MAX;
-        if (has_sink) {
-            m = sink_logit(h0 + t / NQ);
+        if (w.sink) {
+            m = sink_logit(w.h0 + t / NQ);
         }
         ms[t] = m;
     }
@@ -196,7 +170,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let kg = u / RG;
     let pv = u < RG * KG;
     // The sink's 1 joins one key group's sum.
-    let l_init = select(0.0, 1.0, has_sink && kg == 0u);
+    let l_init = select(0.0, 1.0, w.sink && kg == 0u);
 {{- range $x := seq .RPI}}
     let r{{$x}} = min(rg + {{$x}}u * RG, R - 1u);
 {{- range $c := seq $.VU}}
@@ -209,9 +183,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- if .KN}}
     // The first tile's K (KN); each trip stores the tile it holds and
     // loads the next.
-    var kn = stage_k(b, jstart, jend, ka, t, paged);
+    var kn = stage_k(w.b, w.jstart, w.jend, w.ka, t, w.paged);
 {{- end}}
-    for (var jt = jstart; jt < jend; jt += TK) {
+    for (var jt = w.jstart; jt < w.jend; jt += TK) {
 {{- if .AH}}
         // This invocation's V of the tile for the P·V phase (AH), keys
         // kg + KG·y, issued first: in flight through the K tile's
@@ -219,10 +193,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // the split loads nothing and weighs 0.
 {{- range $i := seq $nv}}
         let jj{{$i}} = kg + {{$i}}u * KG;
-        let in{{$i}} = pv && jj{{$i}} < TK && jt + jj{{$i}} < jend;
+        let in{{$i}} = pv && jj{{$i}} < TK && jt + jj{{$i}} < w.jend;
         var vv{{$i}} = array<vec4<f32>, VU>();
         if (in{{$i}}) {
-            vv{{$i}} = v_key(b, jt + jj{{$i}}, va, e, paged);
+            vv{{$i}} = v_key(w.b, jt + jj{{$i}}, w.va, e, w.paged);
         }
 {{- end}}
 {{- end}}
@@ -233,7 +207,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // previous tile's V. The barrier after staging keeps this tile's
         // scores from the weights until then.
 {{- if not .KN}}
-        let kn = stage_k(b, jt, jend, ka, t, paged);
+        let kn = stage_k(w.b, jt, w.jend, w.ka, t, w.paged);
 {{- end}}
 {{- range $n := seq .KSTEPS}}
         {
@@ -250,8 +224,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- if .KN}}
         // The next tile's K (KN), in flight through this tile's scores,
         // softmax and P·V, stored at the next trip's start.
-        if (jt + TK < jend) {
-            kn = stage_k(b, jt + TK, jend, ka, t, paged);
+        if (jt + TK < w.jend) {
+            kn = stage_k(w.b, jt + TK, w.jend, w.ka, t, w.paged);
         }
 {{- end}}
         for (var n = 0u; n < SSTEPS; n++) {
@@ -274,7 +248,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     {{- done $fd 16}}
 {{- end}}
                 }
-                s = decode_score(b, h0 + r / NQ, row0 + r % NQ, j, true, span, dp, apos);
+                s = decode_score(w.b, w.h0 + r / NQ, w.row0 + r % NQ, j, true, span, dp, w.apos);
             }
             ss[r * TKP + jj] = s;
         }
@@ -351,10 +325,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- if and (le $fp 1) (not .AH)}}
             for (var jj = kg; jj < TK; jj += KG) {
                 let j = jt + jj;
-                if (j >= jend) {
+                if (j >= w.jend) {
                     break;
                 }
-                let vv = v_key(b, j, va, e, paged);
+                let vv = v_key(w.b, j, w.va, e, w.paged);
 {{- range $x := seq .RPI}}
                 let p{{$x}} = ss[r{{$x}} * TKP + jj];
 {{- range $c := seq $.VU}}
@@ -375,10 +349,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{loop "y" (printf "%du" $np) $np $fp}}
 {{- range $i := seq $fp}}
                 let jj{{$i}} = kg + {{at "y" $i $np $fp}} * KG;
-                let in{{$i}} = jj{{$i}} < TK && jt + jj{{$i}} < jend;
+                let in{{$i}} = jj{{$i}} < TK && jt + jj{{$i}} < w.jend;
                 var vv{{$i}} = array<vec4<f32>, VU>();
                 if (in{{$i}}) {
-                    vv{{$i}} = v_key(b, jt + jj{{$i}}, va, e, paged);
+                    vv{{$i}} = v_key(w.b, jt + jj{{$i}}, w.va, e, w.paged);
                 }
 {{- end}}
 {{- end}}
@@ -436,31 +410,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $x := seq .RPI}}
     {
         let r = rg + {{$x}}u * RG;
-        let i = row0 + r % NQ;
-        if (r < R && i < i1) {
-            let h = h0 + r / NQ;
+        let i = w.row0 + r % NQ;
+        if (r < R && i < w.i1) {
+            let h = w.h0 + r / NQ;
             var inv = 0.0;
             if (l{{$x}} > 0.0) {
-                inv = kvsc.y / l{{$x}};
+                inv = w.kvsc.y / l{{$x}};
             }
-            let oa0 = b * P.o_b + h * P.o_h + (q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
+            let oa0 = w.b * P.o_b + h * P.o_h + (w.q0 + i) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $c := seq $.VU}}
-            {
-                let y = acc{{$x}}_{{$c}} * inv;
-                let ec = (e * VU + {{$c}}u) * 4u;
-                let oa = oa0 + ec;
-                o[oa] = y.x;
-                if (ec + 1u < DV) { o[oa + 1u] = y.y; }
-                if (ec + 2u < DV) { o[oa + 2u] = y.z; }
-                if (ec + 3u < DV) { o[oa + 3u] = y.w; }
-            }
+            store_o4(oa0, (e * VU + {{$c}}u) * 4u, acc{{$x}}_{{$c}} * inv);
 {{- end}}
             if (e == 0u && (P.flags & F_LSE) != 0u) {
                 var lse_i = ninf;
                 if (l{{$x}} > 0.0) {
                     lse_i = ms[r] + log(l{{$x}});
                 }
-                lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
+                lse[w.b * P.lse_b + h * P.lse_h + (w.q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
             }
         }
     }

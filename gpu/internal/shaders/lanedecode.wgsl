@@ -66,36 +66,13 @@ var<workgroup> lred: array<f32, LRED>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
 , @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32) {
-    let bhw = P.bh0 + wid.y * HG;
-    let b = bhw / P.H;
-    let h0 = bhw % P.H;
-    let kh = h0 / P.G;
-    let row0 = P.i0 + wid.x * NQ;
-    // A packed sequence's rows end at its own count; a workgroup past
-    // them returns as a whole, before any barrier.
-    let i1 = min(P.i1, seq_rows(b));
-    if (row0 >= i1) {
+    let w = split_of(wid);
+    // A workgroup past its sequence's rows returns as a whole, before
+    // any barrier.
+    if (w.row0 >= w.i1) {
         return;
     }
-    let q0 = seq_q0(b);
-    let j0 = P.j0 + wid.z * P.sk;
-    let j1 = min(P.j1, j0 + P.sk);
-    // Keys outside [first row's lo, last row's hi) are seen by no row of
-    // this workgroup.
-    let jstart = max(j0, key_range(b, row0).x);
-    let jend = min(j1, key_range(b, min(row0 + NQ, i1) - 1u).y);
-    // The sink joins the first split only.
-    let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
     let ninf = bitcast<f32>(NEG_INF);
-    let paged = (P.flags & F_PAGED) != 0u;
-    var ka = kh * P.k_h - P.k_base;
-    var va = kh * P.v_h - P.v_base;
-    if (!paged) {
-        ka += kv_row(b, 0u, P.k_b, P.k_r);
-        va += kv_row(b, 0u, P.v_b, P.v_r);
-    }
-    let apos = alibi_pos(b);
-    let kvsc = kv_scales(kh);
     // Team τ is L adjacent lanes of one subgroup.
     let lane = sid % L;
     let team = sgid * (sgs / L) + sid / L;
@@ -104,25 +81,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // its running maximum, sum and sums of p·v (the sink's 1 in team 0's
     // sum; its logit starts every team's maximum).
 {{- range $x := seq .R}}
-    let hx{{$x}} = h0 + {{$x}}u / NQ;
-    let ix{{$x}} = row0 + {{$x}}u % NQ;
+    let hx{{$x}} = w.h0 + {{$x}}u / NQ;
+    let ix{{$x}} = w.row0 + {{$x}}u % NQ;
     var spx{{$x}} = vec2<u32>(0u, 0u);
     var m{{$x}} = NEG_MAX;
 {{- range $i := seq $.KPL}}
     var q{{$x}}_{{$i}} = array<vec4<f32>, KU>();
 {{- end}}
-    if (ix{{$x}} < i1) {
-        let kr = key_range(b, ix{{$x}});
-        spx{{$x}} = vec2<u32>(kr.x, min(j1, kr.y));
-        let qa = b * P.q_b + hx{{$x}} * P.q_h + (q0 + ix{{$x}}) * P.q_r - P.q_base;
+    if (ix{{$x}} < w.i1) {
+        let kr = key_range(w.b, ix{{$x}});
+        spx{{$x}} = vec2<u32>(kr.x, min(w.j1, kr.y));
+        let qa = w.b * P.q_b + hx{{$x}} * P.q_h + (w.q0 + ix{{$x}}) * P.q_r - P.q_base;
 {{- range $i := seq $.KPL}}
-        q{{$x}}_{{$i}} = q_unit(qa, lane + {{$i}}u * L, P.scale * kvsc.x);
+        q{{$x}}_{{$i}} = q_unit(qa, lane + {{$i}}u * L, P.scale * w.kvsc.x);
 {{- end}}
     }
-    if (has_sink) {
+    if (w.sink) {
         m{{$x}} = sink_logit(hx{{$x}});
     }
-    var l{{$x}} = select(0.0, 1.0, has_sink && team == 0u);
+    var l{{$x}} = select(0.0, 1.0, w.sink && team == 0u);
 {{- range $i := seq $.VPL}}
 {{- range $c := seq $.VU}}
     var acc{{$x}}_{{$i}}_{{$c}} = vec4<f32>(0.0);
@@ -130,27 +107,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
 
-    for (var jt = jstart; jt < jend; jt += KB * T) {
+    for (var jt = w.jstart; jt < w.jend; jt += KB * T) {
         // The trip's K and V loads, all issued before any is used.
 {{- range $y := seq .KB}}
         let jy{{$y}} = jt + {{$y}}u * T + team;
-        let iny{{$y}} = jy{{$y}} < jend;
+        let iny{{$y}} = jy{{$y}} < w.jend;
         var kry{{$y}} = jy{{$y}} * P.k_r;
         var vry{{$y}} = jy{{$y}} * P.v_r;
-        if (paged && iny{{$y}}) {
-            kry{{$y}} = kv_row(b, jy{{$y}}, P.k_b, P.k_r);
-            vry{{$y}} = kv_row(b, jy{{$y}}, P.v_b, P.v_r);
+        if (w.paged && iny{{$y}}) {
+            kry{{$y}} = kv_row(w.b, jy{{$y}}, P.k_b, P.k_r);
+            vry{{$y}} = kv_row(w.b, jy{{$y}}, P.v_b, P.v_r);
         }
 {{- range $i := seq $.KPL}}
         var k{{$y}}_{{$i}} = array<vec4<f32>, KU>();
         if (iny{{$y}} && lane + {{$i}}u * L < NKU) {
-            k{{$y}}_{{$i}} = k_unit(ka + kry{{$y}}, lane + {{$i}}u * L);
+            k{{$y}}_{{$i}} = k_unit(w.ka + kry{{$y}}, lane + {{$i}}u * L);
         }
 {{- end}}
 {{- range $i := seq $.VPL}}
         var v{{$y}}_{{$i}} = array<vec4<f32>, VU>();
         if (iny{{$y}} && lane + {{$i}}u * L < NVU) {
-            v{{$y}}_{{$i}} = v_unit(va + vry{{$y}}, lane + {{$i}}u * L);
+            v{{$y}}_{{$i}} = v_unit(w.va + vry{{$y}}, lane + {{$i}}u * L);
         }
 {{- end}}
 {{- end}}
@@ -177,7 +154,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // by.
 {{- range $x := seq .R}}
 {{- range $y := seq $.KB}}
-        let s{{$y}}_{{$x}} = decode_score(b, hx{{$x}}, ix{{$x}}, jy{{$y}}, iny{{$y}}, spx{{$x}}, d{{$y}}_{{$x}}, apos);
+        let s{{$y}}_{{$x}} = decode_score(w.b, hx{{$x}}, ix{{$x}}, jy{{$y}}, iny{{$y}}, spx{{$x}}, d{{$y}}_{{$x}}, w.apos);
 {{- end}}
         var mx{{$x}} = m{{$x}};
 {{- range $y := seq $.KB}}
@@ -262,24 +239,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
 {{- range $x := seq .R}}
-    if (ix{{$x}} < i1) {
+    if (ix{{$x}} < w.i1) {
         var inv = 0.0;
         if (l{{$x}} > 0.0) {
-            inv = kvsc.y / l{{$x}};
+            inv = w.kvsc.y / l{{$x}};
         }
-        let oa0 = b * P.o_b + hx{{$x}} * P.o_h + (q0 + ix{{$x}}) * P.o_r + wid.z * P.o_z - P.o_base;
+        let oa0 = w.b * P.o_b + hx{{$x}} * P.o_h + (w.q0 + ix{{$x}}) * P.o_r + wid.z * P.o_z - P.o_base;
 {{- range $i := seq $.VPL}}
         if (lane + {{$i}}u * L < NVU) {
 {{- range $c := seq $.VU}}
-            {
-                let y = acc{{$x}}_{{$i}}_{{$c}} * inv;
-                let ec = ((lane + {{$i}}u * L) * VU + {{$c}}u) * 4u;
-                let oa = oa0 + ec;
-                o[oa] = y.x;
-                if (ec + 1u < DV) { o[oa + 1u] = y.y; }
-                if (ec + 2u < DV) { o[oa + 2u] = y.z; }
-                if (ec + 3u < DV) { o[oa + 3u] = y.w; }
-            }
+            store_o4(oa0, ((lane + {{$i}}u * L) * VU + {{$c}}u) * 4u, acc{{$x}}_{{$i}}_{{$c}} * inv);
 {{- end}}
         }
 {{- end}}
@@ -288,7 +257,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (l{{$x}} > 0.0) {
                 lse_i = m{{$x}} + log(l{{$x}});
             }
-            lse[b * P.lse_b + hx{{$x}} * P.lse_h + (q0 + ix{{$x}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
+            lse[w.b * P.lse_b + hx{{$x}} * P.lse_h + (w.q0 + ix{{$x}}) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
         }
     }
 {{- end}}

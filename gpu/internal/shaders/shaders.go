@@ -302,8 +302,8 @@ var (
 		Template: true,
 	}
 	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
-	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows", "units", "decodescore"), map[string]string{"k": "KU", "v": "VU"})
-	LaneDecode  = withUnits(fusedKernel("lanedecode", reflect.TypeFor[LaneDecodeConsts](), "rows", "units", "decodescore"), map[string]string{"k": "KU", "v": "VU"})
+	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows", "units", "decoding"), map[string]string{"k": "KU", "v": "VU"})
+	LaneDecode  = withUnits(fusedKernel("lanedecode", reflect.TypeFor[LaneDecodeConsts](), "rows", "units", "decoding"), map[string]string{"k": "KU", "v": "VU"})
 	Merge       = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),

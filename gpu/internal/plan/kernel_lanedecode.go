@@ -27,6 +27,13 @@ const (
 	// NVIDIA thread may have, so that a workgroup of 256 keeps two a
 	// compute unit at least.
 	laneDecodeRegs = 48
+	// laneDecodeRows caps a workgroup's query rows (R): the kernel writes
+	// each row's scores and sums out for each key of a trip, so its code
+	// grows with R·KB, and lavapipe (LLVM) compiles 12 rows × 2 keys in
+	// seconds, near the Go fuzzer's 10 s an input on CI's 2 cores. A
+	// speculative step of 4 queries over a group of 4 takes two
+	// workgroups, each reading the keys once.
+	laneDecodeRows = 8
 )
 
 // kernelLaneDecode is lanedecode.wgsl: wg invocations a workgroup in
@@ -91,7 +98,8 @@ func laneUnit(e shaders.Elem, d, l, wide int) int {
 // bytes of workgroup memory: teams of the tuning's lanes, within the
 // device's least subgroup size and the head dims' vec4s, holding the
 // most heads of the group (a divisor of g), then the queries of each in
-// balanced tiles, whose registers keep within laneDecodeRegs. ok is false
+// balanced tiles, at most laneDecodeRows rows whose registers keep
+// within laneDecodeRegs. ok is false
 // without subgroups, for lanes below 2 (the tuning's 1 or a subgroup size
 // the plan does not know), for more than decodeMaxNq queries, and where
 // no shape fits.
@@ -104,7 +112,7 @@ func (a AdapterPlan) LaneDecodeKernel(mem, d, dv, g, nq int) (kernelLaneDecode, 
 	if !a.Features.subgroups || l < 2 || wg%l != 0 || nq < 1 || nq > decodeMaxNq || g < 1 {
 		return kernelLaneDecode{}, false
 	}
-	most := min(a.Tune.decodeRows, wg)
+	most := min(a.Tune.decodeRows, wg, laneDecodeRows)
 	for hg := min(g, most); hg >= 1; hg-- {
 		if g%hg != 0 {
 			continue

@@ -54,7 +54,7 @@ func TestPlanLaneDecode(t *testing.T) {
 							if c.lanes < 2 || c.lanes&(c.lanes-1) != 0 || c.lanes > min(decodeLanes, sg, max(CeilDiv(d, 4), CeilDiv(dv, 4))) || DecodeWG%c.lanes != 0 {
 								t.Errorf("%s: %d lanes a team", where, c.lanes)
 							}
-							if g%c.heads != 0 || c.heads*c.rows > decodeMaxRows || c.rows > nq || CeilDiv(nq, CeilDiv(nq, c.rows)) != c.rows {
+							if g%c.heads != 0 || c.heads*c.rows > laneDecodeRows || c.rows > nq || CeilDiv(nq, CeilDiv(nq, c.rows)) != c.rows {
 								t.Errorf("%s: not a tile of the group", where)
 							}
 							if k, lane := a.FusedFor(mem, FusedShape{nq: nq, d: d, dv: dv, g: g}).(kernelLaneDecode); !lane || k != c {

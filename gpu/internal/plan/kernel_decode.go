@@ -6,8 +6,9 @@ import (
 	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
-// fuseddecode.wgsl: the hardware plan's decoding kernel (FusedFor). No
-// cgo, as kernel.go.
+// fuseddecode.wgsl: the hardware plan's decoding kernel on a device
+// without subgroups, or under decode.lanes=1 (FusedFor; lanedecode.wgsl
+// elsewhere). No cgo, as kernel.go.
 
 const (
 	// The decoding kernel, fuseddecode.wgsl (DecodeKernel), under the

@@ -1,6 +1,8 @@
 // fuseddecode: flash attention over one split of keys for the few query
 // rows of a decoding step, all of a KV head's query heads in one
-// workgroup, so that its K and V are read once for them all.
+// workgroup, so that its K and V are read once for them all; the
+// hardware plan's where the device has no subgroups (lanedecode.wgsl
+// where it has them).
 //
 //   s_ij   = cap(scale·q_i·k_j) + bias[i,j] − m_h·|a_b + i − j|
 //   O[i]   = Σ_j exp(s_ij − LSE[i]) · v_j            over the keys i sees in [j0, j1)

@@ -64,8 +64,8 @@ var<workgroup> red: array<vec4<f32>, RED>;
 var<workgroup> lred: array<f32, LRED>;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
-, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32,
+    @builtin(subgroup_id) sgid: u32) {
     let w = split_of(wid);
     // A workgroup past its sequence's rows returns as a whole, before
     // any barrier.

@@ -193,21 +193,16 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 			c := t.Consts(d, dv)
 			return c.WorkgroupBytes() <= budget && shaders.Check(c) == nil
 		}
-		for hg := min(g, most); hg >= 1; hg-- {
-			if g%hg != 0 {
-				continue
-			}
-			// Queries in tiles of at most most/hg (decodeMaxRows/hg by
-			// default), then half that …, balanced: 5 queries under a
-			// cap of 4 are tiles of 3 and 2.
-			for per := most / hg; per >= 1; per /= 2 {
-				rows := CeilDiv(nq, CeilDiv(nq, per))
-				for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
-					if t := (DecodeTile{hg, rows, tk, wg, un, pv, kw, vw, kn, ah}); fits(t) {
-						return t, true
-					}
+		var t DecodeTile
+		if groupTiles(g, nq, most, func(hg, rows int) bool {
+			for tk := a.Tune.decodeKeys; tk >= decodeMinK; tk /= 2 {
+				if t = (DecodeTile{hg, rows, tk, wg, un, pv, kw, vw, kn, ah}); fits(t) {
+					return true
 				}
 			}
+			return false
+		}) {
+			return t, true
 		}
 		for tk := decodeMinK / 2; tk >= 1; tk /= 2 {
 			if t := (DecodeTile{1, 1, tk, wg, un, pv, kw, vw, kn, ah}); fits(t) {
@@ -216,6 +211,26 @@ func (a AdapterPlan) DecodeKernel(mem, d, dv, g, nq int) (DecodeTile, bool) {
 		}
 	}
 	return DecodeTile{}, false
+}
+
+// groupTiles offers try the workgroup shapes of a decoding kernel for
+// g query heads a KV head and nq queries a sequence, in the order the
+// planners prefer them, until try takes one: the most heads of the group
+// (a divisor of g, at most most), then the queries of each in balanced
+// tiles of at most most/heads, then of half that …, so that 5 queries
+// under a cap of 4 are tiles of 3 and 2. It says whether try took one.
+func groupTiles(g, nq, most int, try func(heads, rows int) bool) bool {
+	for hg := min(g, most); hg >= 1; hg-- {
+		if g%hg != 0 {
+			continue
+		}
+		for per := most / hg; per >= 1; per /= 2 {
+			if try(hg, CeilDiv(nq, CeilDiv(nq, per))) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decodeChunk is the most keys one split of fuseddecode.wgsl with tile t

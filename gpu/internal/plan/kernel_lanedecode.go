@@ -98,11 +98,10 @@ func laneUnit(e shaders.Elem, d, l, wide int) int {
 // bytes of workgroup memory: teams of the tuning's lanes, within the
 // device's least subgroup size and the head dims' vec4s, holding the
 // most heads of the group (a divisor of g), then the queries of each in
-// balanced tiles, at most laneDecodeRows rows whose registers keep
-// within laneDecodeRegs. ok is false
-// without subgroups, for lanes below 2 (the tuning's 1 or a subgroup size
-// the plan does not know), for more than decodeMaxNq queries, and where
-// no shape fits.
+// balanced tiles (groupTiles), at most laneDecodeRows rows whose
+// registers keep within laneDecodeRegs. ok is false without subgroups,
+// for lanes below 2 (the tuning's 1 or a subgroup size the plan does not
+// know), for more than decodeMaxNq queries, and where no shape fits.
 func (a AdapterPlan) LaneDecodeKernel(mem, d, dv, g, nq int) (kernelLaneDecode, bool) {
 	l := 1
 	for 2*l <= min(a.Tune.decodeLanes, a.subgroupMin, max(CeilDiv(d, 4), CeilDiv(dv, 4))) {
@@ -112,21 +111,15 @@ func (a AdapterPlan) LaneDecodeKernel(mem, d, dv, g, nq int) (kernelLaneDecode, 
 	if !a.Features.subgroups || l < 2 || wg%l != 0 || nq < 1 || nq > decodeMaxNq || g < 1 {
 		return kernelLaneDecode{}, false
 	}
-	most := min(a.Tune.decodeRows, wg, laneDecodeRows)
-	for hg := min(g, most); hg >= 1; hg-- {
-		if g%hg != 0 {
-			continue
-		}
-		for per := most / hg; per >= 1; per /= 2 {
-			rows := CeilDiv(nq, CeilDiv(nq, per))
-			c := kernelLaneDecode{wg: wg, lanes: l, batch: a.Tune.decodeBatch, heads: hg, rows: rows, d: d, dv: dv, wide: a.Tune.decodeWide, feat: a.Features}
-			s := c.consts(shaders.F32, shaders.F32)
-			if s.Registers() <= laneDecodeRegs && s.WorkgroupBytes() <= mem && shaders.Check(s) == nil {
-				return c, true
-			}
-		}
+	var c kernelLaneDecode
+	if !groupTiles(g, nq, min(a.Tune.decodeRows, wg, laneDecodeRows), func(hg, rows int) bool {
+		c = kernelLaneDecode{wg: wg, lanes: l, batch: a.Tune.decodeBatch, heads: hg, rows: rows, d: d, dv: dv, wide: a.Tune.decodeWide, feat: a.Features}
+		s := c.consts(shaders.F32, shaders.F32)
+		return s.Registers() <= laneDecodeRegs && s.WorkgroupBytes() <= mem && shaders.Check(s) == nil
+	}) {
+		return kernelLaneDecode{}, false
 	}
-	return kernelLaneDecode{}, false
+	return c, true
 }
 
 // laneDecodeLoops bounds the loop iterations one invocation of
@@ -134,10 +127,7 @@ func (a AdapterPlan) LaneDecodeKernel(mem, d, dv, g, nq int) (kernelLaneDecode, 
 // each row's maximum over the teams, and the passes adding the teams'
 // sums.
 func laneDecodeLoops(c kernelLaneDecode, keys int) int {
-	v := map[string]int{}
-	for _, d := range shaders.Derived(c.consts(shaders.F32, shaders.F32)) {
-		v[d.Name] = d.Value
-	}
+	v := derivedOf(c.consts(shaders.F32, shaders.F32))
 	t, tp := v["T"], v["TP"]
 	passes := CeilDiv(t-1, tp)
 	return CeilDiv(keys, c.batch*t) + v["R"]*t + passes*(1+tp)

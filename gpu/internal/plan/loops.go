@@ -38,14 +38,20 @@ func fusedLoops(tk, d, dv, keys int) int {
 //	  + ⌈TK/KG⌉)                           P·V (its rows written out)
 //	+ KG                                   the key groups' sums
 func decodeLoops(t DecodeTile, d, dv, keys int) int {
-	v := map[string]int{}
-	for _, c := range shaders.Derived(t.Consts(d, dv)) {
-		v[c.Name] = c.Value
-	}
+	v := derivedOf(t.Consts(d, dv))
 	d4, r, kg, steps, lpr := v["D4"], v["R"], v["KG"], v["SSTEPS"], v["LPR"]
 	tiles := CeilDiv(keys, t.tk)
 	perTile := 1 + steps*(2+d4) + CeilDiv(t.tk, lpr) + bits.Len(uint(lpr)) - 1 + CeilDiv(t.tk, kg)
 	return CeilDiv(r*d4, t.wg) + tiles*perTile + kg
+}
+
+// derivedOf is s's derived constants by name.
+func derivedOf(s shaders.Spec) map[string]int {
+	v := map[string]int{}
+	for _, c := range shaders.Derived(s) {
+		v[c.Name] = c.Value
+	}
+	return v
 }
 
 // MergeLoops bounds the loop iterations one invocation of merge.wgsl

@@ -32,7 +32,9 @@
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
 #          then fusedtile.wgsl at D = 128 without its loads ahead
-#          (tile.ahead=1), prefill with f16 inputs, then what an empty dispatch costs
+#          (tile.ahead=1) and with its key groups meeting by subgroup
+#          shuffles (tile-subgroups=on), prefill with f16 inputs, then
+#          what an empty dispatch costs
 #          (BenchmarkDispatch) and what recording a layer costs the host
 #          (BenchmarkRecord). GPU_HW_FULL=1 adds the A/B sweeps of earlier
 #          runs: fusedtile.wgsl at D = 64 (ATTN_GPU_PREFILL=tile), the
@@ -392,6 +394,10 @@ run() {
 		# H200 ran it on 2026-11-28), beside the default's prefill at D
 		# = 128 above.
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=tile.ahead=1 sweep prefill-noahead -heads 8 -d 128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		# Its rows' key groups meeting by subgroup shuffles, not in
+		# workgroup memory (tile-subgroups: off by default, untimed in
+		# this form), beside the default's prefill at D = 128 above.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_FEATURES=tile-subgroups=on sweep prefill-tile-sg -heads 8 -d 128 "${pre1[@]}" -dtype f32 -budget "$budget"
 		# Issue 59's f16 goal (f16 inputs and products).
 		sweep prefill-f16 -heads 8 -d 64,128 "${pre1[@]}" -dtype f16 -budget "$budget"
 		[[ -n ${GPU_HW_FULL:-} ]] && sweep batch -heads 32 -kvheads 8 -d 128 "${batch[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"

@@ -117,7 +117,7 @@
 //     subgroupShuffleXor) where it knows the least subgroup size (the
 //     binding's, or measured when the backend opens) and fuseddecode.wgsl
 //     takes each tile's row maxima a subgroup a row, and with tile-subgroups
-//     too, fusedtile.wgsl each tile's row softmax. Either way the answers are
+//     too, fusedtile.wgsl meets a row's key groups by shuffles. Either way the answers are
 //     the same within float32's tolerance; the switch is there so that the
 //     fallbacks are tested on devices that have the features (CI does) and
 //     a GPU run can measure each. Info().Detail names the features in use.

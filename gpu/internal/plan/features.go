@@ -29,8 +29,9 @@ type KernelFeatures struct {
 	// subgroups: reductions across invocations use subgroup operations
 	// where a kernel has them, not workgroup memory and barriers.
 	subgroups bool
-	// tileSubgroups: fusedtile.wgsl (the hardware plan's prefill) takes
-	// its row softmax by subgroups too, where subgroups is on.
+	// tileSubgroups: fusedtile.wgsl (the hardware plan's prefill) meets
+	// each row's key groups' maxima and sums by subgroup shuffles too,
+	// where subgroups is on and the groups fit the least subgroup.
 	tileSubgroups bool
 }
 
@@ -45,9 +46,11 @@ var allFeatures = KernelFeatures{f16: true, subgroups: true, tileSubgroups: true
 // markedly longer with them. Subgroups cost nothing there and are on, so
 // that CI runs them. The hardware plan uses both: on an H100 f16
 // arithmetic barely moves a decoding step's device time, and subgroups
-// make it faster. Except in fusedtile.wgsl: an H100 runs its prefill
-// faster without subgroups, so the hardware plan leaves tileSubgroups
-// off.
+// make it faster. Except in fusedtile.wgsl: an H100 ran its prefill
+// faster without them when a subgroup took a row's softmax; their use
+// now (shuffles in place of workgroup memory for a row's key groups,
+// still a barrier a tile) is not yet measured, so the hardware plan
+// leaves tileSubgroups off.
 func planFeatures(hardware bool) KernelFeatures {
 	if hardware {
 		return KernelFeatures{f16: true, subgroups: true}
@@ -63,7 +66,7 @@ var featureSwitches = []struct {
 }{
 	{"f16", func(f *KernelFeatures) *bool { return &f.f16 }, "WGSL's f16 type (shader-f16) for half K and V"},
 	{"subgroups", func(f *KernelFeatures) *bool { return &f.subgroups }, "subgroup operations for the kernels' reductions"},
-	{"tile-subgroups", func(f *KernelFeatures) *bool { return &f.tileSubgroups }, "subgroup operations in fusedtile.wgsl's row softmax too (the hardware plan's prefill), where subgroups is on"},
+	{"tile-subgroups", func(f *KernelFeatures) *bool { return &f.tileSubgroups }, "subgroup shuffles in fusedtile.wgsl's row maxima and sums too (the hardware plan's prefill), where subgroups is on"},
 }
 
 // parseFeatures reads ATTN_GPU_FEATURES's value over def, a plan's

@@ -123,11 +123,16 @@ func TestFeaturesOn(t *testing.T) {
 		}
 		return k
 	}
-	prefill := func(f KernelFeatures) FusedKernel {
-		a := hw
-		a.Features = f
-		return a.PrefillKernel(mem, 128, 128)
+	// fusedtile.wgsl at D = 128 here has 16 key groups a row: they meet
+	// by shuffles on subgroups of 32, not of 8.
+	prefillOn := func(sgMin int) func(KernelFeatures) FusedKernel {
+		return func(f KernelFeatures) FusedKernel {
+			a := hw.WithSubgroupMin(sgMin)
+			a.Features = f
+			return a.PrefillKernel(mem, 128, 128)
+		}
 	}
+	prefill := prefillOn(32)
 	loop := func(f KernelFeatures) FusedKernel {
 		a := hw
 		a.Features = f
@@ -148,6 +153,7 @@ func TestFeaturesOn(t *testing.T) {
 		{"tile", prefill, allFeatures, f16, true, true},
 		{"tile subgroups off", prefill, KernelFeatures{f16: true, tileSubgroups: true}, f16, true, false},
 		{"tile's subgroups off", prefill, KernelFeatures{f16: true, subgroups: true}, f16, true, false},
+		{"tile's key groups past the subgroup", prefillOn(8), allFeatures, f16, true, false},
 		{"loop", loop, allFeatures, f16, false, false},
 		{"rows", func(f KernelFeatures) FusedKernel {
 			a := cpu

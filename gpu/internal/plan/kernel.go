@@ -122,7 +122,7 @@ func (a AdapterPlan) FusedFor(mem int, s FusedShape) FusedKernel {
 func (a AdapterPlan) PrefillKernel(mem, d, dv int) FusedKernel {
 	if a.Hardware && a.prefillTile(d, dv) {
 		if t, ok := a.Tune.tileKernel(mem, d, dv); ok {
-			return kernelTile{tile: t, feat: a.Features}
+			return kernelTile{tile: t, feat: a.Features, sgMin: a.subgroupMin}
 		}
 	}
 	if rows := a.fusedRows(d, dv); rows > 0 {

@@ -41,17 +41,29 @@ const (
 
 // kernelTile is fusedtile.wgsl shaped as tile says (its head dims
 // included; its operands' dtypes are spec's), its splits unbounded; feat
-// says whether it widens float16 operands as WGSL f16 and takes each
-// tile's row softmax by subgroups (subgroups and tileSubgroups both on).
+// says whether it widens float16 operands as WGSL f16 and whether each
+// row's key groups meet by subgroup shuffles (subgroups and
+// tileSubgroups both on, and the groups, sgMin the device's least
+// subgroup size, within one subgroup: tileShuffles).
 type kernelTile struct {
-	tile shaders.FusedTileConsts
-	feat KernelFeatures
+	tile  shaders.FusedTileConsts
+	feat  KernelFeatures
+	sgMin int
 }
 
 func (c kernelTile) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
 	s := c.tile
-	s.Q, s.K, s.V, s.Bias, s.F16, s.SG = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias), c.feat.subgroups && c.feat.tileSubgroups
+	s.Q, s.K, s.V, s.Bias, s.F16 = q, k, v, bias, usesF16(c.feat.f16, q, k, v, bias)
+	s.SG = c.feat.subgroups && c.feat.tileSubgroups && tileShuffles(c.tile, c.sgMin)
 	return s
+}
+
+// tileShuffles says whether the NKG invocations that share a row of t
+// can meet by shuffles on a device whose subgroups hold at least sgMin
+// invocations: NKG a power of two within sgMin.
+func tileShuffles(t shaders.FusedTileConsts, sgMin int) bool {
+	nkg := t.WG * t.RM / t.BR
+	return nkg&(nkg-1) == 0 && nkg <= sgMin
 }
 
 func (c kernelTile) TileRows() int           { return c.tile.BR }

@@ -16,20 +16,25 @@
 //   1. stage: the tile's K rows into kvs (rows padded to KP, odd),
 //      invocation t loading vec4s t, t + WG, …, adjacent invocations
 //      reading adjacent addresses;
-//   2. scores: invocation t = rg·NKG + kg computes the RM×RN scores of
-//      rows rg + x·NRG (x < RM) and keys kg + y·NKG (y < RN) of the tile,
-//      each q vec4 it reads from workgroup memory serving RN keys and each
-//      k vec4 RM rows, and writes them to ss: −Inf where the row may not
-//      see the key (key range, keep, a −Inf bias, past the sequence);
-//   3. softmax by block: invocation r < BR takes row r's BC scores at
-//      once — one maximum, one rescale factor cs[r] = exp(m_old − m_new)
-//      and the weights p = exp(s − m_new) in place, its sum l rescaled
-//      and added to — while every invocation stages the tile's V rows
-//      into kvs (K is read no more);
+//   2. scores: invocation u = rg·NKG + kg computes the RM×RN scores of
+//      rows rg·RM + x (x < RM) and keys kg + y·NKG (y < RN) of the tile
+//      into registers, each q vec4 it reads from workgroup memory serving
+//      RN keys and each k vec4 RM rows: −Inf where the row may not see
+//      the key (tile_score); then each row's maximum over its RN keys;
+//   3. softmax, shared by every invocation: a row's NKG invocations meet
+//      their maxima (in pm, or by subgroup shuffles under SG), so that
+//      each holds the row's new maximum m; each rescales its own sums by
+//      exp(m_old − m) and writes its weights p = exp(s − m) to ss, a key
+//      at a time, four rows a vec4; then the tile's V rows are staged
+//      into kvs (K is read no more: under SG a barrier first, as no
+//      barrier has passed since the scores read K);
 //   4. P·V: the same invocation owns column vec4s kg + e·NKG (e < CN) of
-//      its RM rows, its sums in registers: it rescales them by cs, then
-//      adds p·v over the tile's keys, each weight read serving CN
+//      its RM rows, its sums in registers: it adds p·v over the tile's
+//      keys, each vec4 of weights read serving up to four rows' CN
 //      columns and each V vec4 RM rows.
+//
+// Each invocation keeps its share of its rows' sums l (its weights'),
+// and the row's NKG shares are added once, after the last tile.
 //
 // Under AH each invocation holds its vec4s of the next tile's K, and of
 // this tile's V, in registers: it issues the next tile's K loads and
@@ -40,11 +45,11 @@
 // issued after the barrier before their use and waited for at once.
 //
 // The softmax is per block of keys, not per key (one maximum and one
-// rescale a row a tile), and an invocation keeps only RM·CN output vec4s
-// in registers however wide the head: q lives in workgroup memory, so
-// D = 128 and 256 keep D = 64's tiles. As in ONNX Runtime's WebGPU flash
-// attention and llama.cpp's Vulkan scalar path, without their subgroup
-// operations (which this binding lacks).
+// rescale a row a tile), every invocation taking its own block's share
+// (as FlashAttention-2 does), and an invocation keeps only RM·CN output
+// vec4s in registers however wide the head: q lives in workgroup memory,
+// so D = 128 and 256 keep D = 64's tiles. As in ONNX Runtime's WebGPU
+// flash attention and llama.cpp's Vulkan scalar path.
 //
 // After the last tile each row writes O = acc/l and LSE = m + log l; a
 // row that sees no key in the split writes zeros and LSE = −Inf (the sink
@@ -68,13 +73,14 @@
 // they are there.
 // Grid: x = query tiles of BR rows in [i0, i1), y = heads bh0, bh0+1, …,
 // z = splits of the keys.
-// Workgroup memory: QS + KVS vec4s, SS + 3·BR f32 and BR vec2<u32>
-// (FusedTileConsts.WorkgroupBytes).
-// Limits: BR ≤ WG, NRG·RM = BR, NRG·NKG = WG, NKG·RN = BC
-// (FusedTileConsts.check). An invocation runs about
-// ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + RM·RN + 2·BC + ⌈BC·DV4/WG⌉ + BC) loop
-// iterations; there is no loop cap on hardware adapters, the only ones
-// whose plan runs this kernel.
+// Workgroup memory: QS + KVS + SS vec4s, BR vec2<u32>, and BR·NKG f32
+// without SG (FusedTileConsts.WorkgroupBytes).
+// Limits: BR ≤ WG, (BR/RM)·NKG = WG, NKG·RN = BC, NKG a power of two
+// within the subgroup size under SG (FusedTileConsts.check, and the
+// host's plan). An invocation runs about
+// ⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + NKG + ⌈BC·DV4/WG⌉ + BC) + 2·NKG
+// loop iterations; there is no loop cap on hardware adapters, the only
+// ones whose plan runs this kernel.
 
 // NEG_MAX starts each row's running maximum: finite, so that exp(m − m')
 // is never NaN and a hidden key's exp(−Inf − m) is 0.
@@ -85,11 +91,52 @@ const NEG_MAX: f32 = -3.4028234e38;
 var<workgroup> skip_tile: u32;
 var<workgroup> qs: array<vec4<f32>, QS>;
 var<workgroup> kvs: array<vec4<f32>, KVS>;
-var<workgroup> ss: array<f32, SS>;
-var<workgroup> ms: array<f32, BR>;
-var<workgroup> ls: array<f32, BR>;
-var<workgroup> cs: array<f32, BR>;
+var<workgroup> ss: array<vec4<f32>, SS>;
 var<workgroup> spans: array<vec2<u32>, BR>;
+{{- if not .SG}}
+// pm holds each row's NKG invocations' maxima over a tile, then their
+// shares of the row's sum.
+var<workgroup> pm: array<f32, BR * NKG>;
+{{- end}}
+
+// TileAt is what tile_score needs of the workgroup: its first row, the
+// end of its keys, batch and head, which masks apply, ALiBi's slope and
+// the batch's ALiBi position.
+struct TileAt {
+    row0: u32,
+    jend: u32,
+    b: u32,
+    h: u32,
+    has_keep: bool,
+    has_blocks: bool,
+    has_bias: bool,
+    slope: f32,
+    apos: i32,
+}
+
+// tile_score is the score of tile row r (query row0 + r) and key j with
+// dot product d (already scaled): −Inf where the row may not see the key
+// (outside its span sp, past the keys, keep, a −Inf bias, the block
+// mask), else d capped, plus the bias and ALiBi's term.
+fn tile_score(d: f32, r: u32, j: u32, sp: vec2<u32>, ta: TileAt) -> f32 {
+    let ninf = bitcast<f32>(NEG_INF);
+    if (j < sp.x || j >= sp.y || j >= ta.jend) {
+        return ninf;
+    }
+    let i = ta.row0 + r;
+    if (ta.has_keep && keep[ta.b * P.keep_b + ta.h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
+        return ninf;
+    }
+    if (ta.has_blocks && !block_on(ta.b, ta.h, i, j)) {
+        return ninf;
+    }
+    var s = soft_cap(d);
+    if (ta.has_bias) {
+        let bv = bias_at(ta.b * P.bias_b + ta.h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
+        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
+    }
+    return s + ta.slope * alibi_dist(ta.apos + i32(i), j);
+}
 {{- if .AH}}
 
 // k_tile_at and v_tile_at are vec4 x of the K or V tile of keys from js
@@ -187,19 +234,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             span = vec2<u32>(kr.x, min(j1, kr.y));
         }
         spans[t] = span;
-        ms[t] = select(NEG_MAX, sink_logit(h), has_sink);
-        ls[t] = select(0.0, 1.0, has_sink);
     }
 
     // This invocation's rows rg + x·NRG, keys kg + y·NKG of each tile and
-    // output columns kg + e·NKG.
-    let kg = t % NKG;
-    let rg = t / NKG;
+    // output columns kg + e·NKG; under SG a row's NKG invocations are
+    // adjacent lanes of one subgroup (NKG divides every subgroup size, as
+    // the host checks), numbered by subgroup, not by t.
+{{- if .SG}}
+    let u = sgid * sgs + sid;
+{{- else}}
+    let u = t;
+{{- end}}
+    let kg = u % NKG;
+    let rg = u / NKG;
+    // Its rows' weights lie in the vec4s from pq of each key's, from
+    // lane po of the first.
+    let pq = rg * RM / 4u;
+{{- if lt .RM 4}}
+    let po = rg * RM % 4u;
+{{- end}}
+    // Its rows' running maxima (the sink's logit under has_sink), its
+    // share of their sums (the sink's 1 in key group 0's) and its sums
+    // of p·v.
 {{- range $x := seq .RM}}
+    var m{{$x}} = select(NEG_MAX, sink_logit(h), has_sink);
+    var l{{$x}} = select(0.0, 1.0, has_sink && kg == 0u);
 {{- range $e := seq $.CN}}
     var a{{$x}}_{{$e}} = vec4<f32>(0.0);
 {{- end}}
 {{- end}}
+    let ta = TileAt(row0, jend, b, h, has_keep, has_blocks, has_bias, slope, apos);
 
 {{- $nk := ceildiv (mul .BC .D4) .WG}}
 {{- $nw := ceildiv (mul .BC .DV4) .WG}}
@@ -281,7 +345,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- range $i := seq $fd}}
             {{- step "d4" $i $.D4 $fd 8}}
 {{- range $x := seq $.RM}}
-            let q{{$x}} = qs[(rg + {{$x}}u * NRG) * QP + d4];
+            let q{{$x}} = qs[(rg * RM + {{$x}}u) * QP + d4];
 {{- end}}
 {{- range $y := seq $.RN}}
             let k{{$y}} = kvs[(kg + {{$y}}u * NKG) * KP + d4];
@@ -294,101 +358,63 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{- done $fd 8}}
 {{- end}}
         }
-        // The block's scores, masked, into ss: one loop over the block,
-        // not its RM·RN cases written out (the masks' code is long).
-        var dots: array<f32, RMRN>;
+        // The block's scores, masked, in registers (tile_score), and each
+        // row's maximum over them.
 {{- range $x := seq .RM}}
+        let r{{$x}} = rg * RM + {{$x}}u;
+        let sp{{$x}} = spans[r{{$x}}];
 {{- range $y := seq $.RN}}
-        dots[{{add (mul $x $.RN) $y}}] = d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w;
+        let s{{$x}}_{{$y}} = tile_score(d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w, r{{$x}}, jt + kg + {{$y}}u * NKG, sp{{$x}}, ta);
 {{- end}}
+        var mx{{$x}} = max(m{{$x}}, {{range $y := seq $.RN}}{{if $y}}, {{end}}{{if lt $y (sub $.RN 1)}}max({{end}}s{{$x}}_{{$y}}{{end}}{{range $y := seq (sub $.RN 1)}}){{end}});
 {{- end}}
-{{- $fs := unroll .RMRN .UN}}
-        {{loop "n" "RMRN" .RMRN $fs}}
-{{- range $i := seq $fs}}
-            {{- step "n" $i $.RMRN $fs 8}}
-            let r = rg + (n / RN) * NRG;
-            let jj = kg + (n % RN) * NKG;
-            let j = jt + jj;
-            let span = spans[r];
-            var s = ninf;
-            if (j >= span.x && j < span.y && j < jend) {
-                let i = row0 + r;
-                var keep_j = true;
-                if (has_keep) {
-                    keep_j = keep[b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] != 0.0;
-                }
-                if (keep_j && has_blocks) {
-                    keep_j = block_on(b, h, i, j);
-                }
-                if (keep_j) {
-                    s = soft_cap(dots[n]);
-                    if (has_bias) {
-                        let bv = bias_at(b * P.bias_b + h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
-                        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
-                    }
-                    s += slope * alibi_dist(apos + i32(i), j);
-                }
-            }
-            ss[r * SP + jj] = s;
-            {{- done $fs 8}}
-{{- end}}
-        }
-        workgroupBarrier();
 {{- if .SG}}
-        // Each row's softmax over the tile by one subgroup, its
-        // invocations over every sgs-th key: subgroupMax, the weights in
-        // place, subgroupAdd; the subgroup's first folds them in. Every
-        // invocation reads the row's old maximum before any passes the
-        // subgroupMax, and the first writes the new one only after the
-        // subgroupAdd.
-        for (var r = sgid; r < BR; r += nsg) {
-            let m = ms[r];
-            var mx = m;
-            for (var jj = sid; jj < BC; jj += sgs) {
-                mx = max(mx, ss[r * SP + jj]);
-            }
-            mx = subgroupMax(mx);
-            var sum = 0.0;
-            for (var jj = sid; jj < BC; jj += sgs) {
-                let p = exp(ss[r * SP + jj] - mx);
-                ss[r * SP + jj] = p;
-                sum += p;
-            }
-            sum = subgroupAdd(sum);
-            if (sid == 0u) {
-                let c = exp(m - mx);
-                cs[r] = c;
-                ms[r] = mx;
-                ls[r] = ls[r] * c + sum;
-            }
-        }
+        // The row's NKG invocations are adjacent lanes of one subgroup:
+        // their maxima meet by shuffles, with no barrier.
+{{- range $w := halves .NKG}}
+{{- range $x := seq $.RM}}
+        mx{{$x}} = max(mx{{$x}}, subgroupShuffleXor(mx{{$x}}, {{$w}}u));
+{{- end}}
+{{- end}}
 {{- else}}
-{{- $fb := unroll .BC .UN}}
-        if (t < BR) {
-            let m = ms[t];
-            var mx = m;
-            {{loop "jj" "BC" .BC $fb}}
-{{- range $i := seq $fb}}
-                {{- step "jj" $i $.BC $fb 12}}
-                mx = max(mx, ss[t * SP + jj]);
-                {{- done $fb 12}}
+        // The row's NKG invocations' maxima meet in pm.
+{{- range $x := seq .RM}}
+        pm[r{{$x}} * NKG + kg] = mx{{$x}};
 {{- end}}
-            }
-            var sum = 0.0;
-            {{loop "jj" "BC" .BC $fb}}
-{{- range $i := seq $fb}}
-                {{- step "jj" $i $.BC $fb 12}}
-                let p = exp(ss[t * SP + jj] - mx);
-                ss[t * SP + jj] = p;
-                sum += p;
-                {{- done $fb 12}}
+        workgroupBarrier();
+{{- $fm := unroll .NKG .UN}}
+        {{loop "g" "NKG" .NKG $fm}}
+{{- range $i := seq $fm}}
+            {{- step "g" $i $.NKG $fm 12}}
+{{- range $x := seq $.RM}}
+                mx{{$x}} = max(mx{{$x}}, pm[r{{$x}} * NKG + g]);
 {{- end}}
-            }
-            let c = exp(m - mx);
-            cs[t] = c;
-            ms[t] = mx;
-            ls[t] = ls[t] * c + sum;
+                {{- done $fm 12}}
+{{- end}}
         }
+{{- end}}
+        // Every invocation of a row holds its new maximum: it rescales its
+        // own sums (P·V's and its share of l) and writes its weights
+        // p = exp(s − m) for the P·V phase.
+{{- range $x := seq .RM}}
+        let c{{$x}} = exp(m{{$x}} - mx{{$x}});
+        m{{$x}} = mx{{$x}};
+        l{{$x}} *= c{{$x}};
+{{- range $e := seq $.CN}}
+        a{{$x}}_{{$e}} *= c{{$x}};
+{{- end}}
+{{- range $y := seq $.RN}}
+        {
+            let p = exp(s{{$x}}_{{$y}} - mx{{$x}});
+            l{{$x}} += p;
+            ss[(kg + {{$y}}u * NKG) * SR + pq + {{div $x 4}}u][{{if lt $.RM 4}}po + {{end}}{{mod $x 4}}u] = p;
+        }
+{{- end}}
+{{- end}}
+{{- if .SG}}
+        // No barrier has passed since the scores read K: V may not
+        // overwrite it before every invocation is past them.
+        workgroupBarrier();
 {{- end}}
 {{- if .AH}}
 {{- range $i := seq $nw}}
@@ -420,18 +446,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
 {{- end}}
         workgroupBarrier();
-{{- range $x := seq .RM}}
-        let c{{$x}} = cs[rg + {{$x}}u * NRG];
-{{- range $e := seq $.CN}}
-        a{{$x}}_{{$e}} *= c{{$x}};
-{{- end}}
-{{- end}}
 {{- $fv := unroll .BC .UN}}
         {{loop "jj" "BC" .BC $fv}}
 {{- range $i := seq $fv}}
             {{- step "jj" $i $.BC $fv 8}}
+{{- range $g := seq $.RQ}}
+            let pv{{$g}} = ss[jj * SR + pq + {{$g}}u];
+{{- end}}
 {{- range $x := seq $.RM}}
-            let p{{$x}} = ss[(rg + {{$x}}u * NRG) * SP + jj];
+            let p{{$x}} = pv{{div $x 4}}[{{if lt $.RM 4}}po + {{end}}{{mod $x 4}}u];
 {{- end}}
 {{- range $e := seq $.CN}}
             let v{{$e}} = kvs[jj * DV4 + min(kg + {{$e}}u * NKG, DV4 - 1u)];
@@ -445,14 +468,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
         }
     }
-    // The rows' sums and maxima, written by the invocations r < BR.
+    // Each row's sum: its NKG invocations' shares added in the order of
+    // their key groups (by shuffles under SG, in the same order in every
+    // lane), so that every invocation of the row holds the same l.
+{{- if .SG}}
+{{- range $w := halves .NKG}}
+{{- range $x := seq $.RM}}
+    l{{$x}} += subgroupShuffleXor(l{{$x}}, {{$w}}u);
+{{- end}}
+{{- end}}
+{{- else}}
+    workgroupBarrier();
+{{- range $x := seq .RM}}
+    pm[(rg * RM + {{$x}}u) * NKG + kg] = l{{$x}};
+{{- end}}
     workgroupBarrier();
 {{- range $x := seq .RM}}
     {
-        let r = rg + {{$x}}u * NRG;
+        var l = 0.0;
+        for (var g = 0u; g < NKG; g++) {
+            l += pm[(rg * RM + {{$x}}u) * NKG + g];
+        }
+        l{{$x}} = l;
+    }
+{{- end}}
+{{- end}}
+{{- range $x := seq .RM}}
+    {
+        let r = rg * RM + {{$x}}u;
         let i = row0 + r;
         if (i < i1) {
-            let l = ls[r];
+            let l = l{{$x}};
             var inv = 0.0;
             if (l > 0.0) {
                 inv = kvsc.y / l;
@@ -474,7 +520,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (kg == 0u && (P.flags & F_LSE) != 0u) {
                 var lse_i = ninf;
                 if (l > 0.0) {
-                    lse_i = ms[r] + log(l);
+                    lse_i = m{{$x}} + log(l);
                 }
                 lse[b * P.lse_b + h * P.lse_h + (q0 + i) * P.lse_r + wid.z * P.lse_z - P.lse_base] = lse_i;
             }

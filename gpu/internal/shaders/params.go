@@ -327,31 +327,34 @@ func (c FusedLoopConsts) derived() []Const {
 }
 
 // derived of fusedtile.wgsl: the tiles' sizes (query rows padded to QP
-// and K rows to KP vec4s, score rows to SP f32s, all odd, so that
-// invocations reading different rows hit different banks; the K tile's
-// memory holds the V tile after the scores, so KVS is the larger) and
-// how the invocations share out rows, keys and columns: NRG row groups of
-// RM rows, NKG key groups of RN keys, each key group also CN of the
-// DV4 column vec4s; RMRN is an invocation's block of scores.
+// and K rows to KP vec4s, odd, so that invocations reading different
+// rows hit different banks; the K tile's memory holds the V tile after
+// the scores, so KVS is the larger; the weights a key at a time, its
+// rows' in SR vec4s, four rows a vec4, SR odd) and how the invocations
+// share out rows, keys and columns: BR/RM row groups of RM adjacent
+// rows, NKG key groups of RN keys, each key group also CN of the DV4
+// column vec4s; RQ is the vec4s of weights an invocation reads a key.
 func (c FusedTileConsts) derived() []Const {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	nrg := max(1, c.BR/max(c.RM, 1))
 	nkg := max(1, c.WG/nrg)
-	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SP", c.BC | 1},
-		{"QS", c.BR * (d4 | 1)}, {"KVS", c.BC * max(d4|1, dv4)}, {"SS", c.BR * (c.BC | 1)},
-		{"NRG", nrg}, {"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}, {"RMRN", c.RM * c.RN}}
+	sr := ceil4(c.BR) | 1
+	return []Const{{"D4", d4}, {"DV4", dv4}, {"VA", VAlign(c.DV, c.VR)}, {"QP", d4 | 1}, {"KP", d4 | 1}, {"SR", sr},
+		{"QS", c.BR * (d4 | 1)}, {"KVS", c.BC * max(d4|1, dv4)}, {"SS", c.BC * sr},
+		{"NKG", nkg}, {"CN", (dv4 + nkg - 1) / nkg}, {"RQ", ceil4(c.RM)}}
 }
 
 // Iterations is about the loop iterations one fusedtile.wgsl invocation
 // runs over a split of keys keys, every loop counted, nested ones for
 // each of their iterations:
 //
-//	⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + RM·RN + 2·BC + ⌈BC·DV4/WG⌉ + BC)
+//	⌈BR·D4/WG⌉ + tiles·(⌈BC·D4/WG⌉ + D4 + NKG + ⌈BC·DV4/WG⌉ + BC) + 2·NKG
 //
 // (the queries' staging; per tile of BC keys the K tile's staging, the
-// scores' dot products and masks, a row's maximum and weights, the V
-// tile's staging and the P·V sums); under AH the staging of a tile is
-// written out, its K in a loop of at most two iterations.
+// scores' dot products, the row maxima's meeting, the V tile's staging
+// and the P·V sums; the rows' sums' meeting, and the shuffles under SG);
+// under AH the staging of a tile is written out, its K in a loop of at
+// most two iterations.
 func (c FusedTileConsts) Iterations(keys int) int {
 	d4, dv4 := ceil4(c.D), ceil4(c.DV)
 	tiles := (keys + c.BC - 1) / c.BC
@@ -359,8 +362,9 @@ func (c FusedTileConsts) Iterations(keys int) int {
 	if c.AH != 0 {
 		staging = 2
 	}
-	perTile := staging + d4 + c.RM*c.RN + 2*c.BC + c.BC
-	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile
+	nkg := derivedValues(c)["NKG"]
+	perTile := staging + d4 + nkg + c.BC
+	return (c.BR*d4+c.WG-1)/c.WG + tiles*perTile + 2*nkg
 }
 
 // Ahead is the most vec4s of a K or V tile one fusedtile.wgsl invocation
@@ -371,12 +375,16 @@ func (c FusedTileConsts) Ahead() int {
 }
 
 // WorkgroupBytes is the workgroup memory fusedtile.wgsl declares for
-// these constants: the queries and the K or V tile (vec4s), the scores
-// and the rows' maxima, sums and rescale factors (f32) and their key
-// spans (vec2<u32>).
+// these constants: the queries and the K or V tile (vec4s), the weights
+// (f32), the rows' key spans (vec2<u32>) and, without SG, the key
+// groups' partial maxima and sums (f32, BR·NKG).
 func (c FusedTileConsts) WorkgroupBytes() int {
 	v := derivedValues(c)
-	return 16*(v["QS"]+v["KVS"]) + 4*(v["SS"]+3*c.BR) + 8*c.BR
+	n := 16*(v["QS"]+v["KVS"]+v["SS"]) + 8*c.BR
+	if !c.SG {
+		n += 4 * c.BR * v["NKG"]
+	}
+	return n
 }
 
 // derived of fuseddecode.wgsl: the tiles' sizes (K rows padded to KP, an
@@ -579,13 +587,17 @@ func (c FusedConsts) WorkgroupBytes() int {
 func (FusedLoopConsts) check() error { return nil }
 func (c FusedTileConsts) check() error {
 	if c.BR > c.WG {
-		return fmt.Errorf("BR = %d rows exceed WG = %d (one invocation a row takes its softmax)", c.BR, c.WG)
+		return fmt.Errorf("BR = %d rows exceed WG = %d (one invocation a row sets its key span)", c.BR, c.WG)
 	}
 	if c.BR%c.RM != 0 || c.WG%(c.BR/c.RM) != 0 {
 		return fmt.Errorf("BR = %d rows in blocks of RM = %d do not share out WG = %d invocations", c.BR, c.RM, c.WG)
 	}
-	if nkg := c.WG / (c.BR / c.RM); nkg*c.RN != c.BC {
+	nkg := c.WG / (c.BR / c.RM)
+	if nkg*c.RN != c.BC {
 		return fmt.Errorf("%d key groups of RN = %d keys do not make a tile of BC = %d", nkg, c.RN, c.BC)
+	}
+	if c.SG && nkg&(nkg-1) != 0 {
+		return fmt.Errorf("SG: NKG = %d key groups, not a power of two, cannot meet by shuffles", nkg)
 	}
 	return nil
 }

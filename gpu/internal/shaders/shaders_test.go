@@ -104,7 +104,7 @@ var golden = []struct {
 	{"fusedloop_d80_dv200_half.wgsl.golden", FusedLoopConsts{WG: 64, TK: 32, D: 80, DV: 200, Q: F16, K: F16, V: BF16, Bias: F16}},
 	{"fusedtile_d5_dv70_half.wgsl.golden", FusedTileConsts{WG: 128, BR: 32, BC: 16, RM: 2, RN: 2, D: 5, DV: 70, Q: F16, K: BF16, V: F16, Bias: BF16, AH: 1}},
 	// Loops with constant trip counts written out (UN, unroll): by 4 a
-	// trip, and whole (no loop: D4 = 2, RMRN = 4 and BC = 16 within 64).
+	// trip, and whole (no loop: D4 = 2, NKG = 8 and BC = 16 within 64).
 	{"fusedtile_d64_dv64_un4.wgsl.golden", FusedTileConsts{WG: 128, BR: 64, BC: 32, RM: 4, RN: 4, D: 64, DV: 64, UN: 4}},
 	{"fusedtile_d5_dv70_un64.wgsl.golden", FusedTileConsts{WG: 128, BR: 32, BC: 16, RM: 2, RN: 2, D: 5, DV: 70, UN: 64}},
 	{"fuseddecode_g4_d128_un8.wgsl.golden", FusedDecodeConsts{WG: 256, HG: 4, NQ: 1, TK: 32, D: 128, DV: 128, UN: 8}},

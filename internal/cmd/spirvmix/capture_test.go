@@ -237,3 +237,58 @@ func needCapture(t *testing.T) {
 	}
 	be.Close()
 }
+
+// TestPrefillMix holds fusedtile.wgsl's loops, in the prefill benchmark's
+// kernel at D = 128 (the hardware plan, tiles sized for lavapipe's
+// 32 KiB of workgroup memory), to what a GPU's FMA units need:
+//   - its P·V loop (the loop with the most FMAs) makes at least 16 FMAs
+//     a workgroup load: a vec4 of four rows' weights and the V vec4s
+//     serve RM·CN products;
+//   - its tile loop meets at most four barriers a tile, and the two of
+//     the block mask's uniform load;
+//   - the softmax is every invocation's: no loop in the tile loop stores
+//     to workgroup memory what it did not load from storage (only the K
+//     and V tiles' staging loops store), where a row's invocation wrote
+//     its weights over the tile's keys in a loop.
+//
+// It needs the tools TestCapture does, and skips as it does.
+func TestPrefillMix(t *testing.T) {
+	needCapture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w, ok := findWorkload("prefill-d128")
+	if !ok {
+		t.Fatal("no workload prefill-d128")
+	}
+	res, err := captureMix(ctx, testExe(t), w, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen bool
+	for _, k := range res.Kernels {
+		if !strings.HasPrefix(k.Label, "fusedtile ") {
+			continue
+		}
+		seen = true
+		hot := k.Mix.Hot()
+		if len(hot) < 2 {
+			t.Fatalf("%s: hot path %+v, want a loop in the tile loop", k.Label, hot)
+		}
+		pv, tile := hot[0].Counts, hot[len(hot)-1]
+		if pv.WorkgroupLoads == 0 || pv.FMA < 16*pv.WorkgroupLoads {
+			t.Errorf("%s: P·V loop makes %d FMAs over %d workgroup loads, want at least 16 a load", k.Label, pv.FMA, pv.WorkgroupLoads)
+		}
+		if tile.Counts.Barriers > 6 {
+			t.Errorf("%s: %d barriers a tile, want at most 6", k.Label, tile.Counts.Barriers)
+		}
+		for _, l := range k.Mix.Loops {
+			if l.Parent == tile.Name && l.Counts.WorkgroupStores > 0 && l.Counts.GlobalLoads == 0 {
+				t.Errorf("%s: %s in the tile loop stores %d values to workgroup memory and loads none from storage", k.Label, l.Name, l.Counts.WorkgroupStores)
+			}
+		}
+		t.Logf("%s: P·V fma %d, workgroup loads %d; tile loop barriers %d", k.Label, pv.FMA, pv.WorkgroupLoads, tile.Counts.Barriers)
+	}
+	if !seen {
+		t.Fatalf("no fusedtile kernel among %d modules", len(res.Kernels))
+	}
+}

@@ -21,8 +21,8 @@ import (
 // FlashAttention-2's method, with the semantics of the CPU's Backward:
 //
 //	δ = rowsum(dO∘O)                         backdelta.wgsl, a row an invocation
-//	dV += Pᵀ·dO,  dK += scale·dSᵀ·Q          backkv.wgsl, a key an invocation
-//	dQ += scale·dS·K                         backq.wgsl, a query row an invocation
+//	dV += Pᵀ·dO,  dK += scale·dSᵀ·Q          backkv.wgsl, a key an invocation (or L: LanesKV)
+//	dQ += scale·dS·K                         backq.wgsl, a query row an invocation (or L: LanesQ)
 //	dBias += dS (over its broadcast dims)    backbias.wgsl, an element an invocation
 //	P = exp(s − LSE),  dS = P∘(dO·Vᵀ − δ)·softcap′
 //

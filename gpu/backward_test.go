@@ -240,6 +240,13 @@ func TestBackward(t *testing.T) {
 		{p: offset(kvlens(prob(2, 2, 1, 33, 140, 8, 8), 140, 20), -3), chunks: 32},
 		{p: sinks(offset(prob(1, 2, 2, 10, 12, 8, 8), -4), 0.5, -1)},
 		{p: scaled(alibi(softcap(causal(prob(1, 8, 2, 40, 33, 16, 16)), 3)), 1)},
+		// Wide heads: under the hardware plan with subgroups a key's
+		// head dims are shared by 2 (D = 64, 72) or 4 (D = 128)
+		// invocations of backkv.wgsl, their products summed by shuffles.
+		{p: causal(prob(1, 2, 1, 33, 70, 128, 128))},
+		{p: causal(prob(1, 2, 1, 20, 45, 128, 64))},
+		{p: bnhd(window(softcap(alibi(prob(1, 4, 2, 40, 90, 64, 64)), 2), 20, 3))},
+		{p: prob(1, 2, 2, 17, 33, 72, 72)},
 	} {
 		name := fmt.Sprintf("%d_%s", n, caseName(r.p, nil, nil))
 		if r.chunks > 0 {

@@ -281,8 +281,12 @@
 // the plan's f16 is on (the F16 mode, as the forward's kernels:
 // plan.BackwardPlan.UsesF16); a half dQ, dK or dV is summed in a float32
 // scratch of its size and rounded once at the end (pack.wgsl), as a
-// half O is. No reduction crosses invocations (each owns a whole key's
-// or query row's sums), so subgroups have nothing to do there. The
+// half O is. Under the CPU plan, or without subgroups, an invocation
+// owns a whole key's or query row's sums; under the hardware plan with
+// subgroups a key's or row's head dims are shared by 2 or 4 lanes of a
+// subgroup, which sum their shares of each product by shuffles, so that
+// an invocation's rows and sums fit a GPU's registers (plan.BackwardPlan's
+// LanesKV and LanesQ). The
 // kernels bind at most WebGPU's default of 8 storage buffers, so a
 // device of the default limits runs them: what the call makes (the
 // variant data, each query row's LSE and δ, a copy of the keep-mask)

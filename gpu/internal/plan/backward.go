@@ -27,6 +27,10 @@ const backMaxTile = 32
 // arrays (KernelFeatures' f16, as the forward's kernels do): UsesF16
 // says whether a kernel with given operands does.
 //
+// LanesKV and LanesQ are the invocations of backkv.wgsl that share a
+// key and of backq.wgsl that share a row (1, or more under the hardware
+// plan with subgroups: backLanes).
+//
 // Under an index list, Entries is the most loop iterations an
 // invocation of backidxkv.wgsl or backidxq.wgsl may spend walking its
 // list a dispatch (Unbounded without a loop cap): IndexEntries says how
@@ -36,7 +40,33 @@ type BackwardPlan struct {
 	TK, Keys int
 	Terms    int
 	Entries  int
+	LanesKV  int
+	LanesQ   int
 	F16      bool
+}
+
+// backLaneRegs is the most vec4s of its arrays one invocation of
+// backkv.wgsl (a key's K and V rows and their sums: 2·D4 + 2·DV4 at
+// one lane a key) or backq.wgsl (a row's q, dO and sums: 2·D4 + DV4)
+// should hold: 128 floats, half of what an NVIDIA thread can address,
+// where backkv.wgsl at D = 128 would take 512, all spilled.
+const backLaneRegs = 32
+
+// backLanes is the lanes a key or row shares under a where one lane
+// would hold vec4s of head dims of d4 and dv4 vec4s: 1 but under the
+// hardware plan with subgroups, then the fewest (a power of two
+// dividing d4 and dv4, within the device's least subgroup size and at
+// most 4: 256 invocations) that bring a lane's share within
+// backLaneRegs.
+func (a AdapterPlan) backLanes(vec4s, d4, dv4 int) int {
+	l := 1
+	if !a.Hardware || !a.Features.subgroups {
+		return l
+	}
+	for vec4s > backLaneRegs*l && 2*l <= min(4, a.subgroupMin) && d4%(2*l) == 0 && dv4%(2*l) == 0 {
+		l *= 2
+	}
+	return l
 }
 
 // UsesF16 says whether a backward kernel reading operands stored as
@@ -74,12 +104,14 @@ func (bp BackwardPlan) Bias(d, dv int) shaders.BackBiasConsts {
 
 // KV is backkv.wgsl's Spec under bp.
 func (bp BackwardPlan) KV(d, dv int) shaders.BackKVConsts {
-	return shaders.BackKVConsts{WG: BackWG, TQ: bp.TQ, D: d, DV: dv}
+	l := max(bp.LanesKV, 1)
+	return shaders.BackKVConsts{WG: BackWG * l, TQ: bp.TQ, D: d, DV: dv, L: l, SG: l > 1}
 }
 
 // Q is backq.wgsl's Spec under bp.
 func (bp BackwardPlan) Q(d, dv int) shaders.BackQConsts {
-	return shaders.BackQConsts{WG: BackWG, TK: bp.TK, D: d, DV: dv}
+	l := max(bp.LanesQ, 1)
+	return shaders.BackQConsts{WG: BackWG * l, TK: bp.TK, D: d, DV: dv, L: l, SG: l > 1}
 }
 
 // Backward plans the backward pass of head dims d, dv on mem bytes of
@@ -97,12 +129,13 @@ func (a AdapterPlan) Backward(mem, d, dv int) (bp BackwardPlan, ok bool) {
 		}
 		return t
 	}
-	bp.TQ = tile(func(t int) int { return shaders.BackKVConsts{WG: BackWG, TQ: t, D: d, DV: dv}.WorkgroupBytes() })
-	bp.TK = tile(func(t int) int { return shaders.BackQConsts{WG: BackWG, TK: t, D: d, DV: dv}.WorkgroupBytes() })
+	bp.TQ = tile(func(t int) int { return shaders.BackKVConsts{WG: BackWG, TQ: t, D: d, DV: dv, L: 1}.WorkgroupBytes() })
+	bp.TK = tile(func(t int) int { return shaders.BackQConsts{WG: BackWG, TK: t, D: d, DV: dv, L: 1}.WorkgroupBytes() })
 	if bp.TQ == 0 || bp.TK == 0 {
 		return bp, false
 	}
 	bp.F16 = a.Features.f16
+	bp.LanesKV, bp.LanesQ = a.backLanes(2*d4+2*dv4, d4, dv4), a.backLanes(2*d4+dv4, d4, dv4)
 	if a.loopCap == 0 {
 		bp.Rows, bp.Keys, bp.Terms, bp.Entries = Unbounded, Unbounded, Unbounded, Unbounded
 		return bp, true

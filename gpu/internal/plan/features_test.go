@@ -190,3 +190,48 @@ func TestBackwardUsesF16(t *testing.T) {
 		t.Error("a plan with f16 on plans a backward without it")
 	}
 }
+
+// TestBackwardLanes checks how many invocations share a key of
+// backkv.wgsl and a row of backq.wgsl: one under the CPU plan and
+// without subgroups; under the hardware plan the fewest that bring an
+// invocation's arrays within backLaneRegs vec4s, each a power of two
+// dividing both head dims' vec4s, within the least subgroup size and 4.
+func TestBackwardLanes(t *testing.T) {
+	mem := 48 << 10
+	cpu, _ := Choose("cpu", gputypes.DeviceTypeCPU)
+	hw, _ := Choose("hardware", gputypes.DeviceTypeDiscreteGPU)
+	noSG := hw.WithSubgroupMin(32)
+	noSG.Features.subgroups = false
+	for _, c := range []struct {
+		name  string
+		a     AdapterPlan
+		d, dv int
+		kv, q int
+	}{
+		{"cpu plan", cpu.WithSubgroupMin(32), 128, 128, 1, 1},
+		{"no subgroups", noSG, 128, 128, 1, 1},
+		{"D = 32", hw.WithSubgroupMin(32), 32, 32, 1, 1},
+		{"D = 64", hw.WithSubgroupMin(32), 64, 64, 2, 2},
+		{"D = 72, 18 vec4s", hw.WithSubgroupMin(32), 72, 72, 2, 2},
+		{"D = 128", hw.WithSubgroupMin(32), 128, 128, 4, 4},
+		{"D = 128, Dv = 64", hw.WithSubgroupMin(32), 128, 64, 4, 4},
+		{"D = 64, Dv = 32", hw.WithSubgroupMin(32), 64, 32, 2, 2},
+		{"D = 256, at most 4", hw.WithSubgroupMin(32), 256, 256, 4, 4},
+		{"subgroups of 2", hw.WithSubgroupMin(2), 128, 128, 2, 2},
+		{"D = 68, 17 vec4s", hw.WithSubgroupMin(32), 68, 68, 1, 1},
+	} {
+		bp, ok := c.a.Backward(mem, c.d, c.dv)
+		if !ok {
+			t.Fatalf("%s: no backward plan", c.name)
+		}
+		kv, q := bp.KV(c.d, c.dv), bp.Q(c.d, c.dv)
+		if kv.L != c.kv || q.L != c.q || kv.WG != BackWG*c.kv || q.WG != BackWG*c.q || kv.SG != (c.kv > 1) || q.SG != (c.q > 1) {
+			t.Errorf("%s: backkv L = %d (WG %d, SG %v), backq L = %d (WG %d, SG %v); want %d and %d", c.name, kv.L, kv.WG, kv.SG, q.L, q.WG, q.SG, c.kv, c.q)
+		}
+		for _, s := range []shaders.Spec{kv, q} {
+			if err := shaders.Check(s); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+	}
+}

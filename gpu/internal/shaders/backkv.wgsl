@@ -19,11 +19,18 @@
 // adding to what the last left (the host zeroes dK and dV first, or
 // their float32 scratch when they are halves).
 //
-// A workgroup owns WG keys [ja, jb) of one KV head (one invocation a
-// key, its K and V rows and its sums in registers) and streams the
-// query rows [i0, i1) of its query head through workgroup memory, TQ at
-// a time: scale·Q and dO, each row's LSE and δ and the keys it sees
-// (key_range). A tile of rows none of which sees a key of [ja, jb) by
+// A workgroup owns NK = WG/L keys [ja, jb) of one KV head (L of its WG
+// invocations a key, its K and V rows and its sums in registers)
+// and streams the query rows [i0, i1) of its query head through
+// workgroup memory, TQ at a time: scale·Q and dO, each row's LSE and δ
+// and the keys it sees (key_range). Under L > 1 (SG) a key's L lanes
+// are adjacent invocations of one subgroup, lane l holding the head
+// dims' vec4s l, l + L, … (CK of K's, CV of V's: a key's rows and sums
+// in 1/L of the registers, which a GPU would otherwise spill at D =
+// 128), and the lanes' shares of each row's q·k and dO·v are summed by
+// subgroupShuffleXor; every key's lanes then run every row of a tile,
+// one its masks hide with P = 0, so that the shuffles stay in uniform
+// control flow. A tile of rows none of which sees a key of [ja, jb) by
 // position (causal, window, key length), or whose blocks with [ja, jb)
 // the block mask leaves all off, is not loaded.
 //
@@ -38,10 +45,12 @@
 // (read_write). Of vars (lib/backvars.wgsl) the rows' LSE and δ are
 // always read, the variant data, the sequences, the block mask and the
 // keep-mask only under a flag, as is bias.
-// Grid: x = tiles of WG keys in [j0, j1), y = the KV heads of heads
+// Grid: x = tiles of NK keys in [j0, j1), y = the KV heads of heads
 // bh0 … (G query heads each).
 // Workgroup memory: TQ·(D4 + DV4 + 1) vec4s.
-// Limits: the loops over the head dims are unrolled (a Template kernel:
+// Limits: L divides D4 and DV4 and every subgroup size (the host's
+// plan).
+// The loops over the head dims are unrolled (a Template kernel:
 // lavapipe then keeps the rows in registers, and counts no iteration of
 // them), so an invocation runs about (i1 − i0)·(1 + (D4 + DV4 + 1)/WG)
 // loop iterations, the row loop and the staging; on a CPU-type adapter
@@ -72,14 +81,22 @@ fn store_dv(at: u32, x: vec4<f32>, n: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32
+{{- if .SG}}, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32{{end}}) {
     let bh = P.bh0 + wid.y * P.G + P.hg;
     let b = bh / P.H;
     let h = bh % P.H;
     let kh = h / P.G;
-    let ja = P.j0 + wid.x * WG;
-    let jb = min(P.j1, ja + WG);
-    let j = ja + t;
+    let ja = P.j0 + wid.x * NK;
+    let jb = min(P.j1, ja + NK);
+{{- if .SG}}
+    let u = sgid * sgs + sid;
+{{- else}}
+    let u = t;
+{{- end}}
+    // This invocation's key, and its lane of the key's L.
+    let j = ja + u / L;
+    let lane = u % L;
     let live = j < jb && j < key_count(b);
     // A packed sequence's rows end at its own count, and its rows and
     // keys start where vars says.
@@ -91,18 +108,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let has_blocks = (P.flags & F_BLOCKS) != 0u;
     let ninf = bitcast<f32>(NEG_INF);
 
-    var kr: array<vec4<f32>, D4>;
-    var vr: array<vec4<f32>, DV4>;
-    var gk: array<vec4<f32>, D4>;
-    var gv: array<vec4<f32>, DV4>;
+    var kr: array<vec4<f32>, CK>;
+    var vr: array<vec4<f32>, CV>;
+    var gk: array<vec4<f32>, CK>;
+    var gv: array<vec4<f32>, CV>;
     if (live) {
         let ka = b * P.k_b + kh * P.k_h + (k0 + j) * P.k_r - P.k_base;
         let va = b * P.v_b + kh * P.v_h + (k0 + j) * P.v_r - P.v_base;
-{{- range $d := seq .D4}}
-        kr[{{$d}}] = load_k(ka, {{$d}}u);
+{{- range $d := seq .CK}}
+        kr[{{$d}}] = load_k(ka, {{$d}}u * L + lane);
 {{- end}}
-{{- range $e := seq .DV4}}
-        vr[{{$e}}] = load_v(va, {{$e}}u);
+{{- range $e := seq .CV}}
+        vr[{{$e}}] = load_v(va, {{$e}}u * L + lane);
 {{- end}}
     }
     let capped = (P.flags & F_SOFTCAP) != 0u;
@@ -155,22 +172,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ls[x] = ld;
         }
         workgroupBarrier();
+{{- if .SG}}
+        {
+{{- else}}
         if (live) {
+{{- end}}
             for (var r = 0u; r < ie - it; r++) {
                 let rg = rk[r];
-                if (j < rg.x || j >= rg.y) {
-                    continue;
-                }
                 // An off block's key gets no gradient from the row, as
                 // the forward gave it no weight.
-                if (has_blocks && !block_on(b, h, it + r, j)) {
+                var sees = live && j >= rg.x && j < rg.y;
+                if (has_blocks && sees) {
+                    sees = block_on(b, h, it + r, j);
+                }
+{{- if not .SG}}
+                if (!sees) {
                     continue;
                 }
-                let qa = r * D4;
-                let gb = r * DV4;
+{{- end}}
+                let qa = r * D4 + lane;
+                let gb = r * DV4 + lane;
                 var s = 0.0;
-{{- range $d := seq .D4}}
-                s += dot(qs[qa + {{$d}}u], kr[{{$d}}]);
+{{- range $d := seq .CK}}
+                s += dot(qs[qa + {{$d}}u * L], kr[{{$d}}]);
+{{- end}}
+{{- range $w := halves .L}}
+                s += subgroupShuffleXor(s, {{$w}}u);
 {{- end}}
                 let c = soft_cap(s);
                 let i = it + r;
@@ -181,20 +208,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (has_keep && bitcast<f32>(vars[P.keep_at + b * P.keep_b + h * P.keep_h + i * P.keep_r + j * P.keep_c]) == 0.0) {
                     y = ninf;
                 }
-                let p = exp(c + y - ls[r].x);
+                let p = select(0.0, exp(c + y - ls[r].x), sees);
                 var dp = 0.0;
-{{- range $e := seq .DV4}}
-                let g{{$e}} = gs[gb + {{$e}}u];
+{{- range $e := seq .CV}}
+                let g{{$e}} = gs[gb + {{$e}}u * L];
                 dp += dot(g{{$e}}, vr[{{$e}}]);
                 gv[{{$e}}] += p * g{{$e}};
+{{- end}}
+{{- range $w := halves .L}}
+                dp += subgroupShuffleXor(dp, {{$w}}u);
 {{- end}}
                 var ds = p * (dp - ls[r].y);
                 if (capped) {
                     let th = c / P.softcap;
                     ds *= 1.0 - th * th;
                 }
-{{- range $d := seq .D4}}
-                gk[{{$d}}] += ds * qs[qa + {{$d}}u];
+{{- range $d := seq .CK}}
+                gk[{{$d}}] += ds * qs[qa + {{$d}}u * L];
 {{- end}}
             }
         }
@@ -203,11 +233,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let ka = b * P.dk_b + kh * P.dk_h + (k0 + j) * P.dk_r - P.dk_base;
-{{- range $d := seq .D4}}
-    store_dk(ka + {{mul $d 4}}u, gk[{{$d}}], {{min (sub $.D (mul $d 4)) 4}}u);
+{{- range $d := seq .CK}}
+    {
+        let e = ({{$d}}u * L + lane) * 4u;
+        store_dk(ka + e, gk[{{$d}}], min(D - e, 4u));
+    }
 {{- end}}
     let va = b * P.dv_b + kh * P.dv_h + (k0 + j) * P.dv_r - P.dv_base;
-{{- range $e := seq .DV4}}
-    store_dv(va + {{mul $e 4}}u, gv[{{$e}}], {{min (sub $.DV (mul $e 4)) 4}}u);
+{{- range $e := seq .CV}}
+    {
+        let e = ({{$e}}u * L + lane) * 4u;
+        store_dv(va + e, gv[{{$e}}], min(DV - e, 4u));
+    }
 {{- end}}
 }

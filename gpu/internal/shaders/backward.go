@@ -1,6 +1,9 @@
 package shaders
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+)
 
 // The backward pass's kernels (gpu's Backward: attention's gradients by
 // FlashAttention-2's method): backdelta.wgsl computes each query row's
@@ -74,25 +77,35 @@ type BackDeltaConsts struct {
 	F16     bool // mode: float16 operands bound as f16 arrays (see modes)
 }
 
-// BackKVConsts specialises backkv.wgsl: WG invocations a workgroup, one
-// key each, staging TQ query rows at a time in workgroup memory, head
-// dims D and DV (D4 = ⌈D/4⌉, DV4 = ⌈DV/4⌉, QS = TQ·D4 and GS = TQ·DV4
-// are derived); Q, K, V, Dout and Bias are how those operands are
-// stored.
+// BackKVConsts specialises backkv.wgsl: WG invocations a workgroup, L
+// a key (1, or under SG a power of two dividing ⌈D/4⌉ and ⌈DV/4⌉),
+// staging TQ query rows at a time in workgroup memory, head dims D and
+// DV (D4 = ⌈D/4⌉, DV4 = ⌈DV/4⌉, QS = TQ·D4, GS = TQ·DV4, NK = WG/L keys
+// a workgroup, CK = D4/L and CV = DV4/L are derived); Q, K, V, Dout and
+// Bias are how those operands are stored.
 type BackKVConsts struct {
 	WG, TQ, D, DV       int
+	L                   int
 	Q, K, V, Dout, Bias Elem
 	F16                 bool // mode: float16 operands bound as f16 arrays (see modes)
+	// SG is a mode: a key's L lanes sum their shares of a row's products
+	// by subgroup shuffles.
+	SG bool
 }
 
-// BackQConsts specialises backq.wgsl: WG invocations a workgroup, one
-// query row each, staging TK keys at a time in workgroup memory, head
-// dims D and DV (D4, DV4, KS = TK·D4 and VS = TK·DV4 derived); the
-// operands' storage as in BackKVConsts.
+// BackQConsts specialises backq.wgsl: WG invocations a workgroup, L a
+// query row (as BackKVConsts' L a key), staging TK keys at a time in
+// workgroup memory, head dims D and DV (D4, DV4, KS = TK·D4, VS =
+// TK·DV4, NR = WG/L rows a workgroup, CK and CV derived); the operands'
+// storage as in BackKVConsts.
 type BackQConsts struct {
 	WG, TK, D, DV       int
+	L                   int
 	Q, K, V, Dout, Bias Elem
 	F16                 bool // mode: float16 operands bound as f16 arrays (see modes)
+	// SG is a mode: a row's L lanes sum their shares of its products by
+	// subgroup shuffles.
+	SG bool
 }
 
 // BackBiasConsts specialises backbias.wgsl: WG invocations a workgroup,
@@ -111,19 +124,34 @@ func (BackBiasConsts) Kernel() *Kernel  { return &BackBias }
 
 func (BackDeltaConsts) derived() []Const { return nil }
 func (c BackKVConsts) derived() []Const {
-	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"QS", c.TQ * ceil4(c.D)}, {"GS", c.TQ * ceil4(c.DV)}}
+	l := max(c.L, 1)
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"QS", c.TQ * ceil4(c.D)}, {"GS", c.TQ * ceil4(c.DV)},
+		{"NK", max(1, c.WG/l)}, {"CK", max(1, ceil4(c.D)/l)}, {"CV", max(1, ceil4(c.DV)/l)}}
 }
 func (c BackQConsts) derived() []Const {
-	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)}}
+	l := max(c.L, 1)
+	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}, {"KS", c.TK * ceil4(c.D)}, {"VS", c.TK * ceil4(c.DV)},
+		{"NR", max(1, c.WG/l)}, {"CK", max(1, ceil4(c.D)/l)}, {"CV", max(1, ceil4(c.DV)/l)}}
 }
 func (c BackBiasConsts) derived() []Const {
 	return []Const{{"D4", ceil4(c.D)}, {"DV4", ceil4(c.DV)}}
 }
 
 func (BackDeltaConsts) check() error { return nil }
-func (BackKVConsts) check() error    { return nil }
-func (BackQConsts) check() error     { return nil }
+func (c BackKVConsts) check() error  { return checkBackLanes(c.L, c.D, c.DV, c.WG, c.SG) }
+func (c BackQConsts) check() error   { return checkBackLanes(c.L, c.D, c.DV, c.WG, c.SG) }
 func (BackBiasConsts) check() error  { return nil }
+
+// checkBackLanes refuses l lanes sharing a backward kernel's key or row
+// unless l is a power of two dividing the head dims' vec4s and wg, with
+// subgroups (sg) for more than one.
+func checkBackLanes(l, d, dv, wg int, sg bool) error {
+	l, d4, dv4 := max(l, 1), ceil4(d), ceil4(dv)
+	if l&(l-1) != 0 || d4%l != 0 || dv4%l != 0 || wg%l != 0 || l > 1 && !sg {
+		return fmt.Errorf("L = %d lanes: want a power of two dividing D4 = %d, DV4 = %d and WG = %d, and SG for more than one", l, d4, dv4, wg)
+	}
+	return nil
+}
 
 // WorkgroupBytes is the workgroup memory backkv.wgsl declares: the
 // staged rows of Q and dO (vec4s), and each row's LSE and δ and key

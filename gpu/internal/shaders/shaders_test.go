@@ -79,12 +79,15 @@ var golden = []struct {
 	// The backward pass: δ, then dK and dV, then dQ, at a common head
 	// dim and odd ones.
 	{"backdelta_dv7.wgsl.golden", BackDeltaConsts{WG: 64, DV: 7}},
-	{"backkv_d64_dv64.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 64, DV: 64}},
-	{"backkv_d17_dv5.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 17, DV: 5}},
-	{"backq_d64_dv64.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 64, DV: 64}},
-	{"backq_d17_dv5.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 17, DV: 5}},
-	{"backq_d16_half.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16}},
-	{"backq_d16_half_f16.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16, F16: true}},
+	{"backkv_d64_dv64.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 64, DV: 64, L: 1}},
+	{"backkv_d17_dv5.wgsl.golden", BackKVConsts{WG: 64, TQ: 32, D: 17, DV: 5, L: 1}},
+	// A key's head dims over 4 lanes, their products summed by shuffles.
+	{"backkv_d128_lanes4.wgsl.golden", BackKVConsts{WG: 256, TQ: 16, D: 128, DV: 128, L: 4, SG: true}},
+	{"backq_d64_dv64.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 64, DV: 64, L: 1}},
+	{"backq_d17_dv5.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 17, DV: 5, L: 1}},
+	{"backq_d128_lanes2.wgsl.golden", BackQConsts{WG: 128, TK: 16, D: 128, DV: 128, L: 2, SG: true}},
+	{"backq_d16_half.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16, L: 1}},
+	{"backq_d16_half_f16.wgsl.golden", BackQConsts{WG: 64, TK: 32, D: 16, DV: 16, Q: F16, K: BF16, V: F16, Dout: BF16, Bias: F16, L: 1, F16: true}},
 	{"backbias_d17_dv5.wgsl.golden", BackBiasConsts{WG: 64, D: 17, DV: 5}},
 	{"backbias_d16_half.wgsl.golden", BackBiasConsts{WG: 64, D: 16, DV: 16, Q: BF16, K: F16, V: BF16, Dout: F16, Bias: BF16}},
 	// The backward pass under an index list: rows a vec4 a load (head

@@ -62,7 +62,7 @@ func (c kernelTile) Spec(q, k, v, bias shaders.Elem) shaders.Spec {
 // can meet by shuffles on a device whose subgroups hold at least sgMin
 // invocations: NKG a power of two within sgMin.
 func tileShuffles(t shaders.FusedTileConsts, sgMin int) bool {
-	nkg := t.WG * t.RM / t.BR
+	nkg := derivedOf(t)["NKG"]
 	return nkg&(nkg-1) == 0 && nkg <= sgMin
 }
 

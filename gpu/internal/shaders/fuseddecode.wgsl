@@ -250,7 +250,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     {{- done $fd 16}}
 {{- end}}
                 }
-                s = decode_score(w.b, w.h0 + r / NQ, w.row0 + r % NQ, j, true, span, dp, w.apos);
+                s = masked_score(w.b, w.h0 + r / NQ, w.row0 + r % NQ, j, true, span, dp, w.apos);
             }
             ss[r * TKP + jj] = s;
         }

@@ -20,7 +20,7 @@
 //      rows rg·RM + x (x < RM) and keys kg + y·NKG (y < RN) of the tile
 //      into registers, each q vec4 it reads from workgroup memory serving
 //      RN keys and each k vec4 RM rows: −Inf where the row may not see
-//      the key (tile_score); then each row's maximum over its RN keys;
+//      the key (masked_score, lib/score.wgsl); then each row's maximum over its RN keys;
 //   3. softmax, shared by every invocation: a row's NKG invocations meet
 //      their maxima (in pm, or by subgroup shuffles under SG), so that
 //      each holds the row's new maximum m; each rescales its own sums by
@@ -98,45 +98,6 @@ var<workgroup> spans: array<vec2<u32>, BR>;
 // shares of the row's sum.
 var<workgroup> pm: array<f32, BR * NKG>;
 {{- end}}
-
-// TileAt is what tile_score needs of the workgroup: its first row, the
-// end of its keys, batch and head, which masks apply, ALiBi's slope and
-// the batch's ALiBi position.
-struct TileAt {
-    row0: u32,
-    jend: u32,
-    b: u32,
-    h: u32,
-    has_keep: bool,
-    has_blocks: bool,
-    has_bias: bool,
-    slope: f32,
-    apos: i32,
-}
-
-// tile_score is the score of tile row r (query row0 + r) and key j with
-// dot product d (already scaled): −Inf where the row may not see the key
-// (outside its span sp, past the keys, keep, a −Inf bias, the block
-// mask), else d capped, plus the bias and ALiBi's term.
-fn tile_score(d: f32, r: u32, j: u32, sp: vec2<u32>, ta: TileAt) -> f32 {
-    let ninf = bitcast<f32>(NEG_INF);
-    if (j < sp.x || j >= sp.y || j >= ta.jend) {
-        return ninf;
-    }
-    let i = ta.row0 + r;
-    if (ta.has_keep && keep[ta.b * P.keep_b + ta.h * P.keep_h + i * P.keep_r + j * P.keep_c - P.keep_base] == 0.0) {
-        return ninf;
-    }
-    if (ta.has_blocks && !block_on(ta.b, ta.h, i, j)) {
-        return ninf;
-    }
-    var s = soft_cap(d);
-    if (ta.has_bias) {
-        let bv = bias_at(ta.b * P.bias_b + ta.h * P.bias_h + i * P.bias_r + j * P.bias_c - P.bias_base);
-        s = select(s + bv, ninf, bitcast<u32>(bv) == NEG_INF);
-    }
-    return s + ta.slope * alibi_dist(ta.apos + i32(i), j);
-}
 {{- if .AH}}
 
 // k_tile_at and v_tile_at are vec4 x of the K or V tile of keys from js
@@ -188,8 +149,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // this tile.
     let jstart = max(j0, key_range(b, row0).x);
     let jend = min(j1, key_range(b, min(row0 + BR, i1) - 1u).y);
-    let has_bias = (P.flags & F_BIAS) != 0u;
-    let has_keep = (P.flags & F_KEEP) != 0u;
     let has_blocks = (P.flags & F_BLOCKS) != 0u;
     // The sink joins the first split only.
     let has_sink = (P.flags & F_SINK) != 0u && wid.z == 0u;
@@ -203,7 +162,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         ka += kv_row(b, 0u, P.k_b, P.k_r);
         va += kv_row(b, 0u, P.v_b, P.v_r);
     }
-    let slope = alibi_slope(h);
     let apos = alibi_pos(b);
     // KV head kh's scales of K and V (1 without F_SCALES).
     let kvsc = kv_scales(kh);
@@ -263,7 +221,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var a{{$x}}_{{$e}} = vec4<f32>(0.0);
 {{- end}}
 {{- end}}
-    let ta = TileAt(row0, jend, b, h, has_keep, has_blocks, has_bias, slope, apos);
 
 {{- $nk := ceildiv (mul .BC .D4) .WG}}
 {{- $nw := ceildiv (mul .BC .DV4) .WG}}
@@ -358,13 +315,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {{- done $fd 8}}
 {{- end}}
         }
-        // The block's scores, masked, in registers (tile_score), and each
-        // row's maximum over them.
+        // The block's scores, masked, in registers (masked_score: a row's
+        // span of keys ends at jend or before, as key_range rises with the
+        // row), and each row's maximum over them.
+{{- range $y := seq .RN}}
+        let j{{$y}} = jt + kg + {{$y}}u * NKG;
+{{- end}}
 {{- range $x := seq .RM}}
         let r{{$x}} = rg * RM + {{$x}}u;
         let sp{{$x}} = spans[r{{$x}}];
 {{- range $y := seq $.RN}}
-        let s{{$x}}_{{$y}} = tile_score(d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w, r{{$x}}, jt + kg + {{$y}}u * NKG, sp{{$x}}, ta);
+        let s{{$x}}_{{$y}} = masked_score(b, h, row0 + r{{$x}}, j{{$y}}, true, sp{{$x}}, d{{$x}}_{{$y}}.x + d{{$x}}_{{$y}}.y + d{{$x}}_{{$y}}.z + d{{$x}}_{{$y}}.w, apos);
 {{- end}}
         var mx{{$x}} = max(m{{$x}}, {{range $y := seq $.RN}}{{if $y}}, {{end}}{{if lt $y (sub $.RN 1)}}max({{end}}s{{$x}}_{{$y}}{{end}}{{range $y := seq (sub $.RN 1)}}){{end}});
 {{- end}}

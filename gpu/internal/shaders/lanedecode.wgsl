@@ -154,7 +154,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(subgroup_invocation_id) 
         // by.
 {{- range $x := seq .R}}
 {{- range $y := seq $.KB}}
-        let s{{$y}}_{{$x}} = decode_score(w.b, hx{{$x}}, ix{{$x}}, jy{{$y}}, iny{{$y}}, spx{{$x}}, d{{$y}}_{{$x}}, w.apos);
+        let s{{$y}}_{{$x}} = masked_score(w.b, hx{{$x}}, ix{{$x}}, jy{{$y}}, iny{{$y}}, spx{{$x}}, d{{$y}}_{{$x}}, w.apos);
 {{- end}}
         var mx{{$x}} = m{{$x}};
 {{- range $y := seq $.KB}}

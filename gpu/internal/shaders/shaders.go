@@ -301,9 +301,9 @@ var (
 		Include:  []string{"neginf", "vars", "scoremod", "seqs", "pages", "blocks"},
 		Template: true,
 	}
-	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows")
-	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows", "units", "decoding"), map[string]string{"k": "KU", "v": "VU"})
-	LaneDecode  = withUnits(fusedKernel("lanedecode", reflect.TypeFor[LaneDecodeConsts](), "rows", "units", "decoding"), map[string]string{"k": "KU", "v": "VU"})
+	FusedTile   = fusedKernel("fusedtile", reflect.TypeFor[FusedTileConsts](), "rows", "score")
+	FusedDecode = withUnits(fusedKernel("fuseddecode", reflect.TypeFor[FusedDecodeConsts](), "rows", "units", "score", "decoding"), map[string]string{"k": "KU", "v": "VU"})
+	LaneDecode  = withUnits(fusedKernel("lanedecode", reflect.TypeFor[LaneDecodeConsts](), "rows", "units", "score", "decoding"), map[string]string{"k": "KU", "v": "VU"})
 	Merge       = Kernel{
 		Name:     "merge",
 		Consts:   reflect.TypeFor[MergeConsts](),

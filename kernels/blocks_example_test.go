@@ -9,10 +9,11 @@ import (
 )
 
 // Block-sparse attention: two documents of four tokens packed into one
-// sequence, each token attending its own document only. DocumentBlocks
-// keeps the two diagonal blocks of 4×4; the off-diagonal ones are never
+// sequence, each token attending its own document's tokens up to
+// itself (causal, as the README's snippet has it). DocumentBlocks keeps
+// the two diagonal blocks of 4×4; the off-diagonal ones are never
 // computed. A zero query weighs the keys it sees alike, so each row
-// outputs the mean of its document's values.
+// outputs the mean of its document's values so far.
 func ExampleDocumentBlocks() {
 	be, err := cpu.New()
 	if err != nil {
@@ -27,12 +28,12 @@ func ExampleDocumentBlocks() {
 		panic(err)
 	}
 	fmt.Println("blocks:", blocks.Shape, blocks.Keep)
-	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{Blocks: blocks})
+	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{Blocks: blocks, Causal: true})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("O:", res.Out.Data)
 	// Output:
 	// blocks: [1 1 2 2] [true false false true]
-	// O: [2.5 2.5 2.5 2.5 25 25 25 25]
+	// O: [1 1.5 2 2.5 10 15 20 25]
 }

@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -97,4 +98,73 @@ func ExampleSeq_Read() {
 	// Output:
 	// [2 1 4]
 	// [0.1024 -0.2520 0.5039 0.9999 2.9998 0.0000 -2.0078 0.3307]
+}
+
+// The README's decoding loop on a pool that fills: four pages of two
+// tokens, two of them held by another sequence (victim). When an Append
+// finds too few free pages it returns ErrCacheFull and leaves the
+// sequence as it was; the loop preempts the victim, whose pages go back
+// to the pool, and appends again. Only Append and Keep return
+// ErrCacheFull, so the loop tests for it after Append, and checks
+// Attend's error on its own.
+func ExampleSeq_Append() {
+	be, err := kernels.Open("cpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer be.Close()
+	ctx := context.Background()
+	cfg := kernels.CacheConfig{KVHeads: 1, D: 2, DType: kernels.Q8, Layout: kernels.BNHD}
+	pool, err := kernels.NewPagePool(be, 2, 4, cfg) // 4 pages of 2 tokens
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Release()
+	tokens := func(xs ...float32) *kernels.Tensor { // [n, KVHeads, D]
+		return &kernels.Tensor{Shape: []int{len(xs) / 2, 1, 2}, Data: xs}
+	}
+	victim, err := pool.NewSeq()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer victim.Release()
+	if err := victim.Append(tokens(1, 1, 1, 1, 1, 1), tokens(1, 1, 1, 1, 1, 1)); err != nil { // 3 tokens, 2 pages
+		log.Fatal(err)
+	}
+	q := &kernels.Tensor{Shape: []int{1, 1, 2, 2}, Layout: kernels.BNHD, Data: []float32{1, 0, 0, 1}} // [B, 1, H, D]
+	out, _ := kernels.NewTensor(kernels.BNHD, 1, 1, 2, 2)                                             // written by Attend
+
+	promptK, promptV := tokens(1, 0), tokens(2, 0)
+	seq, err := pool.NewSeq()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer seq.Release()
+	if err := seq.Append(promptK, promptV); err != nil {
+		log.Fatal(err)
+	}
+	for step := range 5 {
+		k, v := tokens(0, float32(step)), tokens(0, float32(step))
+		err := seq.Append(k, v)
+		if errors.Is(err, kernels.ErrCacheFull) {
+			fmt.Printf("step %d: ErrCacheFull at %d tokens; the victim's %d preempted\n", step, seq.Len(), victim.Len())
+			victim.Release()
+			err = seq.Append(k, v)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = pool.Attend(ctx, []*kernels.Seq{seq}, q, out, nil, &kernels.AttendOptions{Causal: true})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("step %d: %d tokens cached, free pages %d, out %.2f\n", step, seq.Len(), pool.Free(), out.Data)
+	}
+	// Output:
+	// step 0: 2 tokens cached, free pages 1, out [1.34 0.00 1.00 0.00]
+	// step 1: 3 tokens cached, free pages 0, out [1.01 0.25 0.50 0.50]
+	// step 2: 4 tokens cached, free pages 0, out [0.81 0.60 0.25 1.26]
+	// step 3: ErrCacheFull at 4 tokens; the victim's 3 preempted
+	// step 3: 5 tokens cached, free pages 1, out [0.67 1.00 0.12 2.14]
+	// step 4: 6 tokens cached, free pages 1, out [0.58 1.42 0.06 3.08]
 }

@@ -30,7 +30,9 @@ func ExampleOpen() {
 
 // Causal attention over one sequence of three tokens, laid out as model
 // code stores it ([B, N, H, D], BNHD), with two query heads sharing one
-// key/value head (GQA).
+// key/value head (GQA), a sliding window of two keys (token 2 sees
+// tokens 1 and 2) and each row's log-sum-exp, as the README's snippet
+// asks for them.
 func ExampleAttention() {
 	be, err := kernels.Open("cpu")
 	if err != nil {
@@ -47,6 +49,7 @@ func ExampleAttention() {
 	v := &kernels.Tensor{Shape: []int{1, 3, 1, 2}, Layout: kernels.BNHD, Data: []float32{1, 0, 0, 1, 0.5, 0.5}}
 	res, err := kernels.Attention(context.Background(), be, q, k, v, &kernels.Options{
 		Causal: true,
+		Window: &kernels.Window{Left: 1}, // a sliding window of 2 keys
 		LSE:    true,
 	})
 	if err != nil {
@@ -59,8 +62,8 @@ func ExampleAttention() {
 	// Output:
 	// token 0: head 0 [1.0000 0.0000], head 1 [1.0000 0.0000]
 	// token 1: head 0 [0.3302 0.6698], head 1 [0.6698 0.3302]
-	// token 2: head 0 [0.5000 0.5000], head 1 [0.5000 0.5000]
-	// LSE [0.7071 1.1079 2.1004 0.0000 1.1079 0.2064]
+	// token 2: head 0 [0.3349 0.6651], head 1 [0.1651 0.8349]
+	// LSE [0.7071 1.1079 1.8150 0.0000 1.1079 -0.3063]
 }
 
 // The variants are options of their own, one level deep: here a causal

@@ -212,10 +212,17 @@ func mqa(p backend.Problem) backend.Problem { p.KVHeads = 1; return p }
 // D, GQA groups of 1, 2, 4 and 8, both layouts, causal masking and its
 // offset (rows that see no key among them, with and without sinks), a
 // window with and without causal masking, key lengths, softcap, ALiBi,
-// sinks and an explicit scale.
+// sinks and an explicit scale; the rows of head dims 64 and up under the
+// hardware plan too.
 func TestBackward(t *testing.T) {
 	g := openGPU(t)
 	c := openCPU(t)
+	// The hardware plan's backward too, for the wide heads, whose
+	// head dims it shares over subgroup lanes (backkv.wgsl and backq.wgsl
+	// at L = 2 or 4) where the adapter's plan gives a key or row one
+	// invocation.
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	hw := openGPU(t)
 	for n, r := range []struct {
 		p backend.Problem
 		// chunks bounds the rows and keys of a dispatch
@@ -258,7 +265,11 @@ func TestBackward(t *testing.T) {
 			cs := backendtest.RandomCase(rng, r.p, nil, nil)
 			dO := randomDO(rng, r.p)
 			ref := backendtest.ReferenceGrad(cs, dO)
-			checkGrads(t, backwardOn(t, g, cs, dO), backwardOn(t, c, cs, dO), &ref, backendtest.Tol)
+			cpu := backwardOn(t, c, cs, dO)
+			checkGrads(t, backwardOn(t, g, cs, dO), cpu, &ref, backendtest.Tol)
+			if r.p.D >= 64 {
+				checkGrads(t, backwardOn(t, hw, cs, dO), cpu, &ref, backendtest.Tol)
+			}
 		})
 	}
 }

@@ -28,6 +28,7 @@ type decodeRow struct {
 	bias, keep *[4]int
 	noLSE      bool
 	mixes      []backendtest.DTypes
+	short      bool // one of the quick rows (hardwareRow)
 }
 
 // decodeRows are the decoding kernel's parity rows: queries a head 1 to
@@ -41,9 +42,9 @@ type decodeRow struct {
 // operands.
 var decodeRows = []decodeRow{
 	// G = 1 … 8, Nq = 1 … 4.
-	{p: prob(1, 1, 1, 1, 300, 64, 64), mixes: []backendtest.DTypes{allF16}},
+	{p: prob(1, 1, 1, 1, 300, 64, 64), mixes: []backendtest.DTypes{allF16}, short: true},
 	{p: prob(2, 4, 2, 2, 257, 64, 64)},
-	{p: causal(prob(1, 8, 2, 3, 129, 128, 128)), mixes: []backendtest.DTypes{allBF16}},
+	{p: causal(prob(1, 8, 2, 3, 129, 128, 128)), mixes: []backendtest.DTypes{allBF16}, short: true},
 	{p: bnhd(prob(1, 8, 1, 4, 200, 128, 128))},
 	{p: causal(prob(1, 4, 2, 4, 90, 32, 32)), noLSE: true},
 	{p: prob(1, 8, 1, 1, 1000, 64, 64), mixes: []backendtest.DTypes{mixA}},
@@ -51,11 +52,11 @@ var decodeRows = []decodeRow{
 	// of 2 and 2), G = 32 (two workgroups of 16 heads a KV head).
 	{p: bnhd(prob(1, 6, 2, 4, 150, 24, 24))},
 	{p: causal(prob(1, 5, 1, 4, 100, 16, 16))},
-	{p: prob(1, 32, 1, 1, 300, 16, 16)},
+	{p: prob(1, 32, 1, 1, 300, 16, 16), short: true},
 	// 16 queries of one head, a workgroup's most.
 	{p: causal(prob(1, 2, 2, 16, 140, 32, 32))},
 	// Head dims: odd (scalar loads, no vec4 binding), Dv ≠ D, wide.
-	{p: prob(1, 2, 1, 2, 130, 5, 7), mixes: []backendtest.DTypes{mixB}},
+	{p: prob(1, 2, 1, 2, 130, 5, 7), mixes: []backendtest.DTypes{mixB}, short: true},
 	{p: causal(bnhd(prob(2, 4, 2, 1, 97, 33, 17))), mixes: []backendtest.DTypes{allF16}},
 	{p: prob(1, 8, 1, 2, 70, 256, 256)},
 	{p: causal(prob(1, 4, 1, 1, 150, 80, 200))},
@@ -66,7 +67,7 @@ var decodeRows = []decodeRow{
 	{p: prob(1, 4, 1, 1, 64, 64, 64)},
 	{p: prob(1, 4, 1, 1, 65, 64, 64)},
 	{p: causal(prob(1, 4, 1, 2, 127, 64, 64))},
-	{p: causal(prob(1, 4, 1, 2, 129, 64, 64))},
+	{p: causal(prob(1, 4, 1, 2, 129, 64, 64)), short: true},
 	// The variants: causal offsets (rows that see no key), windows,
 	// softcap, ALiBi, sinks (joining the first split only), key lengths
 	// (a batch of none), and all at once with a bias and a keep-mask.
@@ -79,10 +80,10 @@ var decodeRows = []decodeRow{
 	{p: sinks(prob(1, 4, 2, 1, 2000, 64, 64), 5, -3, 0, 1)},
 	{p: kvlens(causal(prob(3, 4, 2, 2, 300, 16, 16)), 0, 300, 77)},
 	{p: kvlens(sinks(alibi(softcap(window(causal(bnhd(prob(2, 8, 2, 3, 260, 24, 40))), 50, 0), 5)), 0, 1, -1, 3), 260, 90),
-		bias: shape(2, 8, 3, 260), keep: shape(2, 1, 1, 260), mixes: []backendtest.DTypes{mixD}},
+		bias: shape(2, 8, 3, 260), keep: shape(2, 1, 1, 260), mixes: []backendtest.DTypes{mixD}, short: true},
 	// Masks, broadcast: a −Inf bias per key, a keep-mask per head and row.
 	{p: prob(2, 4, 2, 2, 300, 64, 64), bias: shape(1, 1, 1, 300), keep: shape(2, 4, 2, 1)},
-	{p: causal(prob(1, 8, 2, 1, 250, 128, 128)), bias: shape(1, 8, 1, 250), noLSE: true},
+	{p: causal(prob(1, 8, 2, 1, 250, 128, 128)), bias: shape(1, 8, 1, 250), noLSE: true, short: true},
 }
 
 // decodeSeqRows are packed and paged decoding steps (the decoding
@@ -90,9 +91,9 @@ var decodeRows = []decodeRow{
 // none and one key among them, pages of 1 and 16 keys, shared pages,
 // speculative queries, packed queries of 0 to 4 rows over packed keys.
 var decodeSeqRows = []decodeRow{
-	{p: backendtest.PagedProblem(causal(prob(0, 8, 2, 1, 0, 64, 64)), 16, 3, []int{700, 1, 0, 300}, true), mixes: []backendtest.DTypes{allF16}},
+	{p: backendtest.PagedProblem(causal(prob(0, 8, 2, 1, 0, 64, 64)), 16, 3, []int{700, 1, 0, 300}, true), mixes: []backendtest.DTypes{allF16}, short: true},
 	{p: backendtest.PagedProblem(bnhd(prob(0, 4, 1, 3, 0, 33, 17)), 1, 5, []int{90, 40}, true), keep: shape(2, 1, 1, 90)},
-	{p: backendtest.PackedProblem(causal(prob(0, 8, 2, 0, 0, 128, 128)), []int{1, 3, 0, 2}, []int{500, 3, 7, 0}), mixes: []backendtest.DTypes{allBF16}},
+	{p: backendtest.PackedProblem(causal(prob(0, 8, 2, 0, 0, 128, 128)), []int{1, 3, 0, 2}, []int{500, 3, 7, 0}), mixes: []backendtest.DTypes{allBF16}, short: true},
 	{p: sinks(alibi(softcap(window(backendtest.PagedProblem(causal(backendtest.PackedProblem(prob(0, 4, 2, 0, 0, 32, 32), []int{4, 1, 2}, nil)), 16, 2, []int{400, 33, 160}, false), 64, 0), 5)), 1, -2),
 		bias: shape(3, 4, 4, 400)},
 }
@@ -103,7 +104,6 @@ var decodeSeqRows = []decodeRow{
 // checks that the inputs are unchanged and nothing is written past an
 // output) and the CPU backend, float32 and each row's half mixes.
 func TestDecodeParity(t *testing.T) {
-	hardwareStep(t)
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	c := openCPU(t)
@@ -119,6 +119,7 @@ func TestDecodeParity(t *testing.T) {
 			t.Fatalf("%s: %d loop iterations an invocation, past lavapipe's cap", name, loops)
 		}
 		t.Run(name, func(t *testing.T) {
+			hardwareRow(t, row.short)
 			t.Logf("%s, %d splits", k, gpu.FusedSplits(g, row.p))
 			cs := backendtest.RandomCase(newRand(uint64(800+n)), row.p, row.bias, row.keep)
 			if err := backendtest.RunFused(ctx, g, cs, !row.noLSE); err != nil {

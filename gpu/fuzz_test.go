@@ -66,6 +66,34 @@ var fuzzDTypes = []backendtest.DTypes{
 	{},
 }
 
+// Bits of an input's dtype above fuzzDTypes' index (dtype & 7).
+const (
+	// fzdReal gives the head dims of real models, fuzzRealDims[d % 3]
+	// (dv unused), which the hardware plan runs too, whatever their
+	// width: there it runs fusedtile.wgsl (64 and above), lanedecode.wgsl
+	// and MLA's latent rows, and an input stays within the fuzzer's time
+	// because these few head dims are all it compiles them for.
+	fzdReal = 1 << 3
+	// fzdFar multiplies the bias by 100: a row's scores hundreds apart
+	// inside a tile, a team of lanes or a split, where a kernel that
+	// rescales by a maximum that missed the peak overflows.
+	fzdFar = 1 << 4
+	// fzdGrad runs the backward pass too under the hardware plan
+	// (backkv.wgsl and backq.wgsl, a key's or row's head dims over
+	// subgroup lanes), against the CPU's, where the backward takes the
+	// problem (no pages, V from K or 8-bit operands) and lavapipe's loop
+	// cap allows (130 rows and keys). The adapter's plan's backward is
+	// FuzzBackward's.
+	fzdGrad = 1 << 5
+)
+
+// fuzzRealDims are the head dims fzdReal picks: D = Dv = 64 and 128, and
+// MLA's latent rows (576, V their first 512 columns).
+var fuzzRealDims = []struct {
+	d, dv  int
+	vFromK bool
+}{{64, 64, false}, {128, 128, false}, {576, 512, true}}
+
 // fuzzMaxWork caps B·H·Nq·Nk·(D+Dv), the multiply-adds of one input, so
 // that an input costs tens of milliseconds on lavapipe; fuzzRefWork is the
 // size up to which backendtest.Reference also judges the GPU.
@@ -89,18 +117,28 @@ const (
 //	Nq = nq%301, Nk = nk%301, D = 1 + d%160, Dv = 1 + dv%160
 //	scale = remainder(scale, 4) ∈ [−2, 2], or 1/√D when not finite
 //
+// (D and Dv from fuzzRealDims under dtype's fzdReal; V from K, MLA's,
+// capped at fuzzRefWork, for the reference judges it)
 // and flags as above, the variants of vflags and vpar (fuzzVariants), and
 // packed sequences or a paged cache (fuzzSeqs). Bit i of a pattern (i = 0 … 3 for B, H, Nq, Nk)
 // makes that mask dimension full rather than 1. A problem over
 // fuzzMaxWork loses batches, then query heads per KV head, then KV heads,
 // then half its queries, until it fits.
-func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, vflags uint8, vpar uint16) (p backend.Problem, bias, keep *[4]int) {
+func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, vflags uint8, vpar uint16, dtype uint8) (p backend.Problem, bias, keep *[4]int) {
 	g := 1 + int(group)%4
 	p = backend.Problem{
 		B: 1 + int(b)%3, KVHeads: 1 + int(kv)%3,
 		Nq: int(nq) % 301, Nk: int(nk) % 301,
 		D: 1 + int(d)%160, Dv: 1 + int(dv)%160,
 		Causal: flags&fzCausal != 0,
+	}
+	maxWork := fuzzMaxWork
+	if dtype&fzdReal != 0 {
+		r := fuzzRealDims[int(d)%len(fuzzRealDims)]
+		p.D, p.Dv, p.VFromK = r.d, r.dv, r.vFromK
+		if p.VFromK {
+			maxWork = fuzzRefWork
+		}
 	}
 	p.H = p.KVHeads * g
 	if flags&fzBNHD != 0 {
@@ -111,7 +149,7 @@ func fuzzCase(b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8,
 		p.Scale = float32(1 / math.Sqrt(float64(p.D)))
 	}
 	work := func() int { return p.B * p.H * p.Nq * p.Nk * (p.D + p.Dv) }
-	for work() > fuzzMaxWork {
+	for work() > maxWork {
 		switch {
 		case p.B > 1:
 			p.B--
@@ -321,6 +359,22 @@ func FuzzParity(f *testing.F) {
 		{1, 1, 1, 1, 280, 63, 63, fzIndices, 0, 0, inf, 26, fzvSinks, 0x0368, 4},
 		{1, 0, 1, 33, 65, 16, 8, fzBNHD | fzCausal | fzBias, 0b0101, 0, inf, 27, 0, 0, 2},
 		{2, 1, 0, 9, 70, 24, 24, fzStaged, 0, 0, inf, 28, fzvPacked, 0x0123, 1},
+		// The kernels at real head dims (fzdReal), the review's failures
+		// of 2026-11-29 among them: decoding at D = 128 over 300 keys
+		// with a full bias 100 times as wide (the peaks hundreds above
+		// the rest, in any team), in float32, q8 and q4 (a lane's part of
+		// a block); prefill at D = 64 under a window of 7 keys behind
+		// (rows whose span a split's end must clamp); prefill and the
+		// backward at D = 128, causal with a far bias; MLA's latent rows
+		// decoded, dense and over pages of 16.
+		{1, 1, 1, 1, 300, 1, 0, fzBias, 0b1111, 0, inf, 29, 0, 0, fzdReal | fzdFar},
+		{1, 1, 1, 1, 300, 1, 0, fzBias, 0b1111, 0, inf, 30, 0, 0, fzdReal | fzdFar | 3},
+		{0, 1, 3, 2, 290, 1, 0, fzCausal, 0, 0, inf, 31, fzvSinks, 0, fzdReal | 5},
+		{0, 0, 1, 70, 150, 0, 0, fzCausal, 0, 0, inf, 32, fzvWindow, 0x0100, fzdReal},
+		{0, 0, 1, 65, 130, 1, 0, fzCausal | fzBias, 0b1111, 0, inf, 33, 0, 0, fzdReal | fzdFar | fzdGrad},
+		{0, 1, 0, 33, 70, 0, 0, fzBNHD | fzCausal, 0, 0, inf, 34, fzvALiBi, 0, fzdReal | fzdGrad},
+		{0, 0, 3, 1, 200, 2, 0, 0, 0, 0, inf, 35, 0, 0, fzdReal},
+		{1, 0, 3, 1, 120, 2, 0, 0, 0, 0, inf, 36, fzvPaged, 0x0f00, fzdReal},
 	} {
 		f.Add(x.b, x.kv, x.group, x.nq, x.nk, x.d, x.dv, x.flags, x.biasPat, x.keepPat, x.scale, x.seed, x.vflags, x.vpar, x.dtype)
 	}
@@ -333,12 +387,22 @@ func FuzzParity(f *testing.F) {
 	hw := openGPU(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b, kv, group, nq, nk, d, dv uint16, flags, biasPat, keepPat uint8, scale float32, seed uint64, vflags uint8, vpar uint16, dtype uint8) {
-		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar)
+		p, bias, keep := fuzzCase(b, kv, group, nq, nk, d, dv, flags, biasPat, keepPat, scale, vflags, vpar, dtype)
 		cs := backendtest.RandomCase(newRand(seed), p, bias, keep)
-		if dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]; dt != (backendtest.DTypes{}) && p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {
+		if dtype&fzdFar != 0 && cs.Bias != nil {
+			for i := range cs.Bias.Data {
+				cs.Bias.Data[i] *= 100
+			}
+		}
+		// The hardware plan runs the fused path too where lavapipe's
+		// loop cap allows, at head dims it compiles quickly.
+		runHW := (p.D <= fuzzHWMaxD && p.Dv <= fuzzHWMaxD || dtype&fzdReal != 0) && gpu.FusedLoops(hw, p) <= gpu.LoopBudget
+		if dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]; (dt != (backendtest.DTypes{}) || p.VFromK) && p.B*p.H*p.Nq*p.Nk*(p.D+p.Dv) <= fuzzRefWork {
+			// Other storage than float32, and V from K (which parity's
+			// runner does not bind), against the reference.
 			cs = cs.WithDTypes(dt)
 			bes := []backend.Backend{g, c}
-			if p.D <= fuzzHWMaxD && p.Dv <= fuzzHWMaxD && gpu.FusedLoops(hw, p) <= gpu.LoopBudget {
+			if runHW {
 				bes = append(bes, hw)
 			}
 			for _, be := range bes {
@@ -383,7 +447,7 @@ func FuzzParity(f *testing.F) {
 				t.Errorf("%v %v (LSE %t): gpu and cpu disagree:\n%v", s, cs, withLSE, err)
 			}
 		}
-		if s == kernels.Fused && p.D <= fuzzHWMaxD && p.Dv <= fuzzHWMaxD && gpu.FusedLoops(hw, p) <= gpu.LoopBudget {
+		if s == kernels.Fused && runHW {
 			refused := backend.FusedSupports(hw, p)
 			got, err := run(ctx, hw, cs, s, withLSE)
 			switch {
@@ -408,6 +472,11 @@ func FuzzParity(f *testing.F) {
 			if err := runRef(ctx, g, cs, withLSE); err != nil {
 				t.Errorf("gpu against the reference: %v", err)
 			}
+		}
+		if dtype&fzdGrad != 0 && p.Paged == nil && p.Nq <= 130 && p.Nk <= 130 && backend.FusedSupports(hw, p) == nil && backend.FusedSupports(g, p) == nil {
+			rng := newRand(seed + 1)
+			dO := randomDO(rng, p)
+			checkGrads(t, backwardOn(t, hw, cs, dO), backwardOn(t, c, cs, dO), nil, backendtest.Tol)
 		}
 	})
 }

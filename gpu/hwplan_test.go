@@ -17,16 +17,30 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-// hardwareStep skips t, a matrix run under the hardware plan, except
-// in the run that proves that plan's kernels: CI's hardware-plan step
-// (ATTN_GPU_PLAN=hardware in the environment) or ATTN_LONG=1. The
-// README's test command leaves it to them: on lavapipe it is a minute
-// of kernels compiled for the plan of an adapter it is not, and on a
-// hardware adapter TestParity already runs that plan.
-func hardwareStep(t *testing.T) {
+// hardwareFull reports whether this run proves the hardware plan
+// whole: CI's hardware-plan step (ATTN_GPU_PLAN=hardware in the
+// environment) or ATTN_LONG=1. Elsewhere, the README's test command
+// among them, the matrices run under that plan keep to their quick rows
+// (hardwareRow): on lavapipe each is seconds of kernels compiled for the
+// plan of an adapter it is not, and on a hardware adapter TestParity
+// already runs that plan.
+func hardwareFull() bool {
+	return os.Getenv("ATTN_GPU_PLAN") == "hardware" || os.Getenv("ATTN_LONG") == "1"
+}
+
+// hardwareRow skips t, a row of a matrix run under the hardware plan,
+// unless it is one of the quick rows (quick: every kernel of the plan,
+// at the shapes and masks that have caught its faults) or this run
+// proves the plan whole (hardwareFull); under -short only quick rows
+// run.
+func hardwareRow(t *testing.T, quick bool) {
 	t.Helper()
-	if os.Getenv("ATTN_GPU_PLAN") != "hardware" && os.Getenv("ATTN_LONG") != "1" {
-		t.Skip("runs under ATTN_GPU_PLAN=hardware (CI's hardware-plan step) or ATTN_LONG=1")
+	switch {
+	case quick:
+	case testing.Short():
+		t.Skip("-short runs only the rows marked short")
+	case !hardwareFull():
+		t.Skip("runs under ATTN_GPU_PLAN=hardware (CI's hardware-plan step) or ATTN_LONG=1; the README's test command runs the rows marked short")
 	}
 }
 
@@ -75,7 +89,6 @@ var hardwareRows = []parityRow{
 // only the rows within its loop cap (gpu.PlanLoops), which include every
 // variant, odd head dims, GQA and Nq ≠ Nk, fused and staged.
 func TestParityHardwarePlan(t *testing.T) {
-	hardwareStep(t)
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	if !strings.Contains(g.Info().Detail, "plan hardware") {
@@ -95,9 +108,7 @@ func TestParityHardwarePlan(t *testing.T) {
 		}
 		ran++
 		t.Run(caseName(row.p, row.bias, row.keep), func(t *testing.T) {
-			if testing.Short() && !row.short {
-				t.Skip("-short runs only the rows marked short")
-			}
+			hardwareRow(t, row.short)
 			cs := backendtest.RandomCase(newRand(uint64(n+1)), row.p, row.bias, row.keep)
 			for _, s := range []kernels.Strategy{kernels.Fused, kernels.Staged} {
 				t.Run(s.String(), func(t *testing.T) { parity(t, g, c, cs, s, !row.noLSE) })

@@ -127,9 +127,12 @@ func TestSeqsSplit(t *testing.T) {
 
 // TestSeqCasesHardwarePlan runs the suite's packed and paged cases
 // (backendtest.SeqCases) under the hardware plan, with and without the
-// LSE; the conformance suite runs them under the adapter's own.
+// LSE; the conformance suite runs them under the adapter's own, and
+// TestConformanceHardwarePlan (gpu/conformance) under this plan.
 func TestSeqCasesHardwarePlan(t *testing.T) {
-	hardwareStep(t)
+	if !hardwareFull() {
+		t.Skip("runs under ATTN_GPU_PLAN=hardware (CI's hardware-plan step) or ATTN_LONG=1; in the README's test command gpu/conformance's TestConformanceHardwarePlan runs these cases under the hardware plan")
+	}
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	g := openGPU(t)
 	for _, c := range backendtest.SeqCases() {

@@ -19,7 +19,11 @@
 // above and below Nk, decoding with Nq = 1, empty problems; head dims 1 to
 // 128 with Dv ≠ D; scales 1/√D, 1 and negative; bottom-right causal
 // masking; GQA and MQA; both layouts; biases and keep-masks in every
-// broadcast pattern; rows that see no key. Bad parameters and buffers must
+// broadcast pattern; rows that see no key;
+// scores more than 100 apart inside every group of keys a kernel reduces
+// a row over, each row's maximum at the first and last key of such groups
+// (FarScores: a kernel that rescales by a maximum that missed the peak
+// overflows, where scores within 88 of each other hide it). Bad parameters and buffers must
 // return an error wrapping the documented sentinel without panicking or
 // writing anything; buffers must round-trip bitwise; a cancelled context
 // must stop every op; concurrent calls must all be right; and the same call

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,44 +21,75 @@ import (
 // through t.Cleanup. Run checks every capability the backend claims, and
 // fails a backend that claims less than the contract requires.
 func Run(t *testing.T, open func(t testing.TB) backend.Backend) {
+	run(t, open, false, nil)
+}
+
+// RunKernels is the part of the suite whose answers depend on which
+// kernels a backend picks: every section of cases (sizes, head dims,
+// masks, variants, far scores, sequences, 8-bit and 4-bit caches, V from
+// K, index lists, block masks, the backward pass, half operands), not
+// those of buffers, views, wrapped memory, copies, errors, closing,
+// cancelling and the concurrency and determinism rounds, which a
+// backend's choice of kernels does not change. A backend runs it again
+// under each other way it can pick its kernels (the GPU's hardware plan
+// on a software adapter, say), after Run. Given section names (Variants,
+// FarScores, …: the subtests' names), it runs only those of them.
+func RunKernels(t *testing.T, open func(t testing.TB) backend.Backend, sections ...string) {
+	run(t, open, true, sections)
+}
+
+func run(t *testing.T, open func(t testing.TB) backend.Backend, kernelsOnly bool, only []string) {
 	be := openBackend(t, open)
 	s := &suite{be: be, caps: be.Caps(), open: open}
-
-	t.Run("Caps", s.testCaps)
-	t.Run("Buffers", s.testBuffers)
-	t.Run("Sizes", func(t *testing.T) { s.cases(t, sizeSpecs()) })
-	t.Run("HeadDims", func(t *testing.T) { s.cases(t, headDimSpecs()) })
-	t.Run("Scale", func(t *testing.T) { s.cases(t, scaleSpecs()) })
-	t.Run("Causal", func(t *testing.T) { s.cases(t, causalSpecs()) })
-	t.Run("Heads", func(t *testing.T) { s.cases(t, headSpecs()) })
-	t.Run("Layout", func(t *testing.T) { s.cases(t, layoutSpecs()) })
-	t.Run("Bias", func(t *testing.T) { s.cases(t, maskSpecs(true, false)) })
-	t.Run("Keep", func(t *testing.T) { s.cases(t, maskSpecs(false, true)) })
-	t.Run("BiasAndKeep", func(t *testing.T) { s.cases(t, biasAndKeepSpecs()) })
-	t.Run("MaskedRows", func(t *testing.T) { s.cases(t, maskedRowSpecs()) })
-	t.Run("KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) })
-	t.Run("Variants", func(t *testing.T) { s.cases(t, variantSpecs()) })
-	t.Run("Seqs", s.testSeqs)
-	t.Run("Quant", func(t *testing.T) { s.cases(t, quantSpecs()) })
-	if s.caps.Quant4 {
-		t.Run("Quant4", func(t *testing.T) { s.cases(t, quant4Specs()) })
+	for _, sec := range []struct {
+		name    string
+		run     func(t *testing.T)
+		kernels bool // the answers depend on the kernels picked
+	}{
+		{"Caps", s.testCaps, false},
+		{"Buffers", s.testBuffers, false},
+		{"Sizes", func(t *testing.T) { s.cases(t, sizeSpecs()) }, true},
+		{"HeadDims", func(t *testing.T) { s.cases(t, headDimSpecs()) }, true},
+		{"Scale", func(t *testing.T) { s.cases(t, scaleSpecs()) }, true},
+		{"Causal", func(t *testing.T) { s.cases(t, causalSpecs()) }, true},
+		{"Heads", func(t *testing.T) { s.cases(t, headSpecs()) }, true},
+		{"Layout", func(t *testing.T) { s.cases(t, layoutSpecs()) }, true},
+		{"Bias", func(t *testing.T) { s.cases(t, maskSpecs(true, false)) }, true},
+		{"Keep", func(t *testing.T) { s.cases(t, maskSpecs(false, true)) }, true},
+		{"BiasAndKeep", func(t *testing.T) { s.cases(t, biasAndKeepSpecs()) }, true},
+		{"MaskedRows", func(t *testing.T) { s.cases(t, maskedRowSpecs()) }, true},
+		{"KeyPadding", func(t *testing.T) { s.cases(t, keyPaddingSpecs()) }, true},
+		{"Variants", func(t *testing.T) { s.cases(t, variantSpecs()) }, true},
+		{"FarScores", func(t *testing.T) { s.cases(t, farSpecs()) }, true},
+		{"Seqs", s.testSeqs, true},
+		{"Quant", func(t *testing.T) { s.cases(t, quantSpecs()) }, true},
+		{"Quant4", func(t *testing.T) {
+			if !s.caps.Quant4 {
+				t.Skip("backend does not claim Quant4")
+			}
+			s.cases(t, quant4Specs())
+		}, true},
+		{"VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) }, true},
+		{"Indices", s.testIndices, true},
+		{"Blocks", s.testBlocks, true},
+		{"Layouts", s.testLayouts, false},
+		{"Backward", s.testBackward, true},
+		{"HalfBuffers", s.testHalfBuffers, true},
+		{"Half", s.testHalf, true},
+		{"Views", s.testViews, false},
+		{"Wrap", s.testWrap, false},
+		{"Copy", s.testCopy, false},
+		{"Errors", s.testErrors, false},
+		{"Closed", s.testClosed, false},
+		{"Cancel", s.testCancel, false},
+		{"Concurrent", s.testConcurrent, false},
+		{"ConcurrentWrites", s.testConcurrentWrites, false},
+		{"Deterministic", s.testDeterministic, false},
+	} {
+		if (sec.kernels || !kernelsOnly) && (only == nil || slices.Contains(only, sec.name)) {
+			t.Run(sec.name, sec.run)
+		}
 	}
-	t.Run("VFromK", func(t *testing.T) { s.cases(t, vFromKSpecs()) })
-	t.Run("Indices", s.testIndices)
-	t.Run("Blocks", s.testBlocks)
-	t.Run("Layouts", s.testLayouts)
-	t.Run("Backward", s.testBackward)
-	t.Run("HalfBuffers", s.testHalfBuffers)
-	t.Run("Half", s.testHalf)
-	t.Run("Views", s.testViews)
-	t.Run("Wrap", s.testWrap)
-	t.Run("Copy", s.testCopy)
-	t.Run("Errors", s.testErrors)
-	t.Run("Closed", s.testClosed)
-	t.Run("Cancel", s.testCancel)
-	t.Run("Concurrent", s.testConcurrent)
-	t.Run("ConcurrentWrites", s.testConcurrentWrites)
-	t.Run("Deterministic", s.testDeterministic)
 }
 
 type suite struct {

@@ -28,3 +28,29 @@ func TestMain(m *testing.M) {
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t testing.TB) backend.Backend { return gputest.Open(t, gpu.New) })
 }
+
+// TestConformanceHardwarePlan runs the suite's sections whose answers
+// depend on the kernels (backendtest.RunKernels) under the plan every
+// hardware GPU gets (ATTN_GPU_PLAN=hardware): on lavapipe, whose own plan
+// TestConformance runs, the kernels a real GPU runs (lanedecode.wgsl,
+// fusedtile.wgsl, fusedloop.wgsl, merge.wgsl, the backward's lanes, f16
+// arithmetic). The README's test command runs the sections that reach
+// each of those kernels (hardwareQuick); CI's hardware-plan step
+// (ATTN_GPU_PLAN=hardware) and ATTN_LONG=1 run them all. On a hardware
+// adapter it is the plan TestConformance ran already.
+func TestConformanceHardwarePlan(t *testing.T) {
+	var only []string
+	if os.Getenv("ATTN_GPU_PLAN") != "hardware" && os.Getenv("ATTN_LONG") != "1" {
+		only = hardwareQuick
+	}
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	backendtest.RunKernels(t, func(t testing.TB) backend.Backend { return gputest.Open(t, gpu.New) }, only...)
+}
+
+// hardwareQuick are the sections the README's test command runs under
+// the hardware plan: scores far apart in every group a kernel reduces
+// over (the decoding kernels' teams and splits, prefill's tiles), the
+// variants, packed and paged sequences, 4-bit caches (lanedecode.wgsl's
+// part-block reads; q8 and fp8 read the same way), the backward pass
+// (backkv.wgsl's and backq.wgsl's lanes) and half operands (WGSL's f16).
+var hardwareQuick = []string{"FarScores", "Variants", "Seqs", "Quant4", "Backward", "Half"}

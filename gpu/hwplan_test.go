@@ -79,6 +79,12 @@ var hardwareRows = []parityRow{
 	{p: prob(1, 1, 1, 64, 33, 64, 64)},
 	{p: kvlens(sinks(alibi(softcap(offset(prob(2, 4, 2, 31, 97, 40, 24), 10), 3)), 1, -2), 97, 50),
 		bias: shape(2, 4, 31, 97), keep: shape(2, 1, 1, 97), short: true},
+	// fusedtile.wgsl's rows whose span runs past their split's end,
+	// which the kernel clamps: windows reaching ahead, and no mask at
+	// all, over keys the plan splits.
+	{p: window(prob(1, 2, 1, 100, 700, 64, 64), 100, 60), short: true},
+	{p: window(causal(prob(1, 2, 2, 130, 520, 128, 128)), 200, 0), short: true},
+	{p: prob(1, 2, 1, 64, 1100, 128, 128), short: true},
 }
 
 // TestParityHardwarePlan runs the parity matrix under the plan of a

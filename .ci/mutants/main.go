@@ -9,7 +9,7 @@
 // It works on a copy of the tracked files in a temporary folder, never
 // on the checkout, so that a mutant cannot be left behind.
 //
-//	go run ./.ci/mutants [-list .ci/mutants/list.txt] [-only name,...]
+//	go run ./.ci/mutants [-list .ci/mutants/list.txt] [-only name,...] [-rev commit]
 //
 // The list holds blocks separated by blank lines, lines starting with #
 // are comments:
@@ -47,6 +47,7 @@ type mutant struct {
 func main() {
 	list := flag.String("list", ".ci/mutants/list.txt", "the mutations")
 	only := flag.String("only", "", "comma-separated names (or prefixes of names) to run; all when empty")
+	rev := flag.String("rev", "", "a commit to judge (git archive); the checkout's tracked files, edits included, when empty")
 	flag.Parse()
 	ms, err := parse(*list)
 	if err != nil {
@@ -58,7 +59,7 @@ func main() {
 	if len(ms) == 0 {
 		fatal(errors.New("no mutant to run"))
 	}
-	root, err := copyTree()
+	root, err := copyTree(*rev)
 	if err != nil {
 		fatal(err)
 	}
@@ -201,15 +202,22 @@ func pick(ms []mutant, names []string) []mutant {
 }
 
 // copyTree copies the tracked files (as they are in the checkout, edits
-// included) into a temporary folder.
-func copyTree() (string, error) {
-	files, err := exec.Command("git", "ls-files", "-z").Output()
-	if err != nil {
-		return "", fmt.Errorf("git ls-files: %v", err)
-	}
+// included), or those of commit rev, into a temporary folder.
+func copyTree(rev string) (string, error) {
 	root, err := os.MkdirTemp("", "attn-mutants-")
 	if err != nil {
 		return "", err
+	}
+	if rev != "" {
+		cmd := exec.Command("bash", "-c", `git archive "$1" | tar -x -C "$2"`, "archive", rev, root)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("git archive %s: %v\n%s", rev, err, out)
+		}
+		return root, nil
+	}
+	files, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		return "", fmt.Errorf("git ls-files: %v", err)
 	}
 	for _, f := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
 		info, err := os.Lstat(f)

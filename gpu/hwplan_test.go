@@ -82,9 +82,9 @@ var hardwareRows = []parityRow{
 	// fusedtile.wgsl's rows whose span runs past their split's end,
 	// which the kernel clamps: windows reaching ahead, and no mask at
 	// all, over keys the plan splits.
-	{p: window(prob(1, 2, 1, 100, 700, 64, 64), 100, 60), short: true},
-	{p: window(causal(prob(1, 2, 2, 130, 520, 128, 128)), 200, 0), short: true},
-	{p: prob(1, 2, 1, 64, 1100, 128, 128), short: true},
+	{p: window(prob(1, 2, 1, 100, 400, 64, 64), 100, 60), short: true},
+	{p: window(causal(prob(1, 2, 2, 130, 300, 128, 128)), 200, 0), short: true},
+	{p: prob(1, 2, 1, 64, 500, 128, 128), short: true},
 }
 
 // TestParityHardwarePlan runs the parity matrix under the plan of a

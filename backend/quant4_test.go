@@ -119,7 +119,7 @@ func TestQuantizeQ4(t *testing.T) {
 					bound = ad
 				}
 				bound += 8*math.Abs(float64(float16.Frombits(scales[blk]).Float32())-float64(d)) + ad*1e-6
-				if e := math.Abs(float64(back[blk*Q8Block+i] - v)); e > bound {
+				if e := math.Abs(float64(back[blk*Q8Block+i] - v)); !(e <= bound) {
 					t.Fatalf("scale %g: value %g read back as %g, off by %g > %g", scale, v, back[blk*Q8Block+i], e, bound)
 				}
 			}

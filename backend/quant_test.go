@@ -100,7 +100,7 @@ func TestQuantizeQ8(t *testing.T) {
 	DequantizeQ8(back, codes, scales)
 	for i := range x {
 		step := float64(float16.Frombits(scales[i/Q8Block]).Float32())
-		if e := math.Abs(float64(back[i] - x[i])); e > step/2*(1+1e-3) {
+		if e := math.Abs(float64(back[i] - x[i])); !(e <= step/2*(1+1e-3)) {
 			t.Errorf("value %d: %g came back as %g, off by %g > half a step %g", i, x[i], back[i], e, step/2)
 		}
 	}

@@ -430,7 +430,7 @@ func checkAxpy(got, p, acc0 []float32, value func(j, c int) float64, code func(j
 				mag += math.Abs(pv)
 				csum += math.Abs(code(j, c))
 			}
-			if g := float64(got[r*checkLdacc+c]); math.Abs(g-want) > bound(mag, pmax, csum) {
+			if g := float64(got[r*checkLdacc+c]); !(math.Abs(g-want) <= bound(mag, pmax, csum)) { // NaN too
 				return fmt.Errorf("row %d column %d is %g, want %g", r, c, g, want)
 			}
 		}

@@ -678,7 +678,7 @@ func checkQ4IntDot() error {
 					abs += math.Abs(term)
 				}
 				want *= alpha
-				if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
+				if got := float64(s[r*lds+j]); !(math.Abs(got-want) <= 0x1p-20*alpha*abs) { // NaN too
 					return fmt.Errorf("rows %d apart: row %d key %d is %g, want %g", ldk, r, j, got, want)
 				}
 			}
@@ -729,7 +729,7 @@ func checkQ8IntDot() error {
 			for j := range n {
 				want, abs := checkQ8Score(q[r*ldq:], k, j, d)
 				want *= alpha
-				if got := float64(s[r*lds+j]); math.Abs(got-want) > 0x1p-20*alpha*abs {
+				if got := float64(s[r*lds+j]); !(math.Abs(got-want) <= 0x1p-20*alpha*abs) { // NaN too
 					return fmt.Errorf("rows %d apart: row %d key %d is %g, want %g", ldk, r, j, got, want)
 				}
 			}

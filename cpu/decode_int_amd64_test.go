@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // q8TestRows is n random q8 rows of d values at stride ld: codes −127 …
@@ -201,7 +202,7 @@ func checkAxpyInt(t *testing.T, what string, p []float32, ldp int, v rawRows, n,
 				csum += math.Abs(float64(v.q8[j*v.stride+col]))
 			}
 			bound := mag*math.Ldexp(1, -20) + math.Max(pmax*dmax/64000, math.Ldexp(1, -101))*csum
-			if g := float64(acc[r*ldacc+col]); math.Abs(g-want) > bound {
+			if g := float64(acc[r*ldacc+col]); backendtest.Exceeds(math.Abs(g-want), bound) {
 				t.Fatalf("%srow %d column %d: %g, want %g ± %g", what, r, col, g, want, bound)
 			}
 		}
@@ -517,7 +518,7 @@ func dotIntWithin(q []float32, ldq int, k rawRows, n, d int, s []float32, lds in
 				}
 				dig += m / float64(q8IntDot.xmax) / 2 * kabs
 			}
-			if g := float64(s[r*lds+j]); math.Abs(g-alpha*want) > alpha*(0x1p-20*abs+dig) {
+			if g := float64(s[r*lds+j]); backendtest.Exceeds(math.Abs(g-alpha*want), alpha*(0x1p-20*abs+dig)) {
 				return fmt.Errorf("row %d key %d: %g, want %g (bound %g)", r, j, g, alpha*want, alpha*(0x1p-20*abs+dig))
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // digitsTestQ is the digits tests' four rows of Q (d columns, row
@@ -62,7 +64,7 @@ func TestQDigitsInt(t *testing.T) {
 					t.Fatalf("row %d element %d: digits %d, %d out of range", r, c, x[at], x[at+4])
 				}
 				sum += xi
-				if e := math.Abs(float64(xi)*m/qDigitsMax - float64(q[r*ldq+c])); e > m/qDigitsMax/2*(1+1e-9) {
+				if e := math.Abs(float64(xi)*m/qDigitsMax - float64(q[r*ldq+c])); backendtest.Exceeds(e, m/qDigitsMax/2*(1+1e-9)) {
 					t.Fatalf("row %d element %d: x = %d stands for %g, q is %g", r, c, xi, float64(xi)*m/qDigitsMax, q[r*ldq+c])
 				}
 			}
@@ -114,7 +116,7 @@ func TestQDigitsAVX2(t *testing.T) {
 				if xi > qDigitsAVX2Max || xi < -qDigitsAVX2Max {
 					t.Fatalf("row %d element %d: digit %d out of range", r, c, xi)
 				}
-				if e := math.Abs(float64(xi)*m/qDigitsAVX2Max - float64(q[r*ldq+c])); e > m/qDigitsAVX2Max/2*(1+1e-9) {
+				if e := math.Abs(float64(xi)*m/qDigitsAVX2Max - float64(q[r*ldq+c])); backendtest.Exceeds(e, m/qDigitsAVX2Max/2*(1+1e-9)) {
 					t.Fatalf("row %d element %d: x = %d stands for %g, q is %g", r, c, xi, float64(xi)*m/qDigitsAVX2Max, q[r*ldq+c])
 				}
 			}

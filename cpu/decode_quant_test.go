@@ -10,6 +10,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // quantWidths are the widths of 8-bit decoding kernels this CPU and build
@@ -141,7 +142,7 @@ func checkQuantKernels(t *testing.T, rng *rand.Rand, w int, dt backend.DType, n,
 				sum += x
 				mag += math.Abs(x)
 			}
-			if want := alpha * sum; math.Abs(float64(got)-want) > 1e-6*float64(d)*alpha*mag+1e-30 {
+			if want := alpha * sum; backendtest.Exceeds(math.Abs(float64(got)-want), 1e-6*float64(d)*alpha*mag+1e-30) {
 				t.Fatalf("s[%d][%d] = %v, want %v", r, j, got, want)
 			}
 		}
@@ -170,7 +171,7 @@ func checkQuantKernels(t *testing.T, rng *rand.Rand, w int, dt backend.DType, n,
 				want += x
 				mag += math.Abs(x)
 			}
-			if math.Abs(float64(got)-want) > 1e-6*float64(n+1)*mag+1e-30 {
+			if backendtest.Exceeds(math.Abs(float64(got)-want), 1e-6*float64(n+1)*mag+1e-30) {
 				t.Fatalf("acc[%d][%d] = %v, want %v", r, c, got, want)
 			}
 		}
@@ -392,7 +393,7 @@ func checkQuantFuzz(t *testing.T, kind, nb, db, pad uint8, data []byte) {
 		done := quantDotW(w, q, d, raw, n, d, s, max(n, 1), 0.5)
 		dotRowsGo(q, d, 4, kv, d, done, d, want, max(n, 1), 0.5)
 		for i := range s {
-			if math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d)*(1+math.Abs(float64(want[i]))) {
+			if backendtest.Exceeds(math.Abs(float64(s[i]-want[i])), 1e-5*float64(d)*(1+math.Abs(float64(want[i])))) {
 				t.Fatalf("w=%d %v n=%d d=%d: s[%d] = %v, want %v", w, dt, n, d, i, s[i], want[i])
 			}
 		}
@@ -403,7 +404,7 @@ func checkQuantFuzz(t *testing.T, kind, nb, db, pad uint8, data []byte) {
 		}
 		axpyRowsGo(p, max(n, 1), 4, kv, d, n, d, wantAcc, d)
 		for i := range acc {
-			if math.Abs(float64(acc[i]-wantAcc[i])) > 1e-5*float64(n+1)*(1+math.Abs(float64(wantAcc[i]))) {
+			if backendtest.Exceeds(math.Abs(float64(acc[i]-wantAcc[i])), 1e-5*float64(n+1)*(1+math.Abs(float64(wantAcc[i])))) {
 				t.Fatalf("w=%d %v n=%d d=%d: acc[%d] = %v, want %v", w, dt, n, d, i, acc[i], wantAcc[i])
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // The decoding kernels against their Go forms (the sixteen-lane ones, or
@@ -71,7 +72,7 @@ func TestDecodeKernels(t *testing.T) {
 func checkScores(t *testing.T, s, want []float32, lds, done, d int) {
 	t.Helper()
 	for i := range s {
-		if r, j := i/lds, i%lds; j >= done && s[i] != want[i] || math.Abs(float64(s[i]-want[i])) > 1e-5*float64(d) {
+		if r, j := i/lds, i%lds; s[i] != want[i] && (j >= done || backendtest.Exceeds(math.Abs(float64(s[i]-want[i])), 1e-5*float64(d))) {
 			t.Fatalf("s[%d][%d] = %v, want %v", r, j, s[i], want[i])
 		}
 	}
@@ -83,7 +84,7 @@ func checkScores(t *testing.T, s, want []float32, lds, done, d int) {
 func checkAcc(t *testing.T, acc, want []float32, ldacc, n, dv int) {
 	t.Helper()
 	for i := range acc {
-		if r, c := i/ldacc, i%ldacc; c >= dv && acc[i] != want[i] || math.Abs(float64(acc[i]-want[i])) > 1e-5*float64(n+1) {
+		if r, c := i/ldacc, i%ldacc; acc[i] != want[i] && (c >= dv || backendtest.Exceeds(math.Abs(float64(acc[i]-want[i])), 1e-5*float64(n+1))) {
 			t.Fatalf("acc[%d][%d] = %v, want %v", r, c, acc[i], want[i])
 		}
 	}

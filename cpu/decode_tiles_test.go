@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // tilesOrSkip fails where the tile kernel does not run on a CPU that
@@ -71,7 +72,7 @@ func TestTileDigits(t *testing.T) {
 				switch err := math.Abs(got - x); {
 				case math.Abs(x) >= m/64 && err != 0:
 					t.Fatalf("d=%d row %d col %d: digits give %g for %g", d, r, c, got, x)
-				case err > m*math.Ldexp(1, -30):
+				case backendtest.Exceeds(err, m*math.Ldexp(1, -30)):
 					t.Fatalf("d=%d row %d col %d: digits give %g for %g, past 2⁻³⁰ of %g", d, r, c, got, x, m)
 				}
 			}
@@ -212,7 +213,7 @@ func TestDotTiles(t *testing.T) {
 				}
 				want *= alpha
 				bound := alpha * (mag*math.Ldexp(1, -22) + qmax*ksum*math.Ldexp(1, -30))
-				if err := math.Abs(float64(s[r*lds+j]) - want); err > bound {
+				if err := math.Abs(float64(s[r*lds+j]) - want); backendtest.Exceeds(err, bound) {
 					t.Fatalf("%+v row %d key %d: %g, want %g (error %g of Σ|q·k| %g)", c, r, j, s[r*lds+j], want, err, mag)
 				}
 			}
@@ -297,7 +298,7 @@ func TestAxpyTiles(t *testing.T) {
 					csum += math.Abs(code)
 				}
 				bound := mag*math.Ldexp(1, -22) + pmax*dmax*csum*math.Ldexp(1, -30)
-				if err := math.Abs(float64(acc[r*ldacc+col]) - want); err > bound {
+				if err := math.Abs(float64(acc[r*ldacc+col]) - want); backendtest.Exceeds(err, bound) {
 					t.Fatalf("%+v row %d col %d: %g, want %g (error %g, bound %g)", c, r, col, acc[r*ldacc+col], want, err, bound)
 				}
 			}
@@ -364,7 +365,7 @@ func TestDotTilesFP8(t *testing.T) {
 					mag += math.Abs(float64(q[r*ldq+i]) * v)
 				}
 				want *= alpha
-				if err := math.Abs(float64(s[r*lds+j]) - want); err > alpha*mag*math.Ldexp(1, -20) {
+				if err := math.Abs(float64(s[r*lds+j]) - want); backendtest.Exceeds(err, alpha*mag*math.Ldexp(1, -20)) {
 					t.Fatalf("%+v row %d key %d: %g, want %g (error %g of Σ|q·k| %g)", c, r, j, s[r*lds+j], want, err, alpha*mag)
 				}
 			}
@@ -427,7 +428,7 @@ func TestAxpyTilesFP8(t *testing.T) {
 					want += pv
 					mag += math.Abs(pv)
 				}
-				if err := math.Abs(float64(acc[r*ldacc+col]) - want); err > mag*math.Ldexp(1, -20) {
+				if err := math.Abs(float64(acc[r*ldacc+col]) - want); backendtest.Exceeds(err, mag*math.Ldexp(1, -20)) {
 					t.Fatalf("%+v row %d col %d: %g, want %g (error %g of %g)", c, r, col, acc[r*ldacc+col], want, err, mag)
 				}
 			}

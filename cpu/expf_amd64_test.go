@@ -5,6 +5,8 @@ package cpu
 import (
 	"math"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // Each vector loop the CPU has, against math.Exp and against the Go
@@ -40,17 +42,17 @@ func TestExpShiftVector(t *testing.T) {
 			if x < expLo {
 				want = 0
 			}
-			if want == 0 && vec[j] != 0 || want != 0 && math.Abs(float64(vec[j])-want) > 2.4e-7*want {
+			if want == 0 && vec[j] != 0 || want != 0 && backendtest.Exceeds(math.Abs(float64(vec[j])-want), 2.4e-7*want) {
 				t.Fatalf("%s: e^%v = %v, want %v", l.name, x, vec[j], want)
 			}
 			if want != 0 {
 				worst = max(worst, math.Abs(float64(vec[j])-want)/want)
 			}
-			if d := math.Abs(float64(vec[j] - ref[j])); d > 2.4e-7*float64(ref[j]) || (ref[j] == 0) != (vec[j] == 0) {
+			if d := math.Abs(float64(vec[j] - ref[j])); backendtest.Exceeds(d, 2.4e-7*float64(ref[j])) || (ref[j] == 0) != (vec[j] == 0) {
 				t.Fatalf("%s: e^%v = %v, Go loop %v", l.name, x, vec[j], ref[j])
 			}
 		}
-		if math.Abs(sv-sg) > 1e-6*sg {
+		if backendtest.Exceeds(math.Abs(sv-sg), 1e-6*sg) {
 			t.Errorf("%s: sum %v, Go loop %v", l.name, sv, sg)
 		}
 		t.Logf("%s: largest relative error %.3g over %d arguments", l.name, worst, len(row))

@@ -5,6 +5,8 @@ package cpu
 import (
 	"math"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // The NEON loops against math.Exp and the Go loop, value by value, at
@@ -34,17 +36,17 @@ func TestExpShiftNEON(t *testing.T) {
 		if !(x >= expLo) {
 			want = 0
 		}
-		if want == 0 && vec[j] != 0 || want != 0 && math.Abs(float64(vec[j])-want) > 2.4e-7*want {
+		if want == 0 && vec[j] != 0 || want != 0 && backendtest.Exceeds(math.Abs(float64(vec[j])-want), 2.4e-7*want) {
 			t.Fatalf("e^%v = %v, want %v", x, vec[j], want)
 		}
 		if want != 0 {
 			worst = max(worst, math.Abs(float64(vec[j])-want)/want)
 		}
-		if d := math.Abs(float64(vec[j] - ref[j])); d > 2.4e-7*float64(ref[j]) || (ref[j] == 0) != (vec[j] == 0) {
+		if d := math.Abs(float64(vec[j] - ref[j])); backendtest.Exceeds(d, 2.4e-7*float64(ref[j])) || (ref[j] == 0) != (vec[j] == 0) {
 			t.Fatalf("e^%v = %v, Go loop %v", x, vec[j], ref[j])
 		}
 	}
-	if math.Abs(sv-sg) > 1e-6*sg {
+	if backendtest.Exceeds(math.Abs(sv-sg), 1e-6*sg) {
 		t.Errorf("sum %v, Go loop %v", sv, sg)
 	}
 	t.Logf("NEON: largest relative error %.3g over %d arguments", worst, len(row))

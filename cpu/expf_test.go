@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // expf against math.Exp at every float32 from −87.3 to 88.7 (about 2.1
@@ -16,7 +17,7 @@ func TestExpf(t *testing.T) {
 	check := func(x float32) {
 		want := math.Exp(float64(x))
 		got := float64(expf(x))
-		if e := math.Abs(got-want) / want; e > worst {
+		if e := math.Abs(got-want) / want; e > worst || math.IsNaN(e) && !math.IsNaN(worst) {
 			worst, at = e, x
 		}
 	}
@@ -40,7 +41,7 @@ func TestExpf(t *testing.T) {
 	for _, x := range []float32{0, -0.0, 1, -1, 0.34657359, -0.34657359, 88.72, 88.7228, -87.336, 1e-30, -1e-30} {
 		check(x)
 	}
-	if worst > 2.4e-7 {
+	if backendtest.Exceeds(worst, 2.4e-7) {
 		t.Errorf("largest relative error %.3g at x = %v, want ≤ 2.4e-7", worst, at)
 	}
 	t.Logf("largest relative error %.3g at x = %v", worst, at)
@@ -131,11 +132,11 @@ func TestExpShift(t *testing.T) {
 				w = 0
 			}
 			want += float64(got[j])
-			if w == 0 && got[j] != 0 || w != 0 && math.Abs(float64(got[j])-w) > 2.4e-7*w {
+			if w == 0 && got[j] != 0 || w != 0 && backendtest.Exceeds(math.Abs(float64(got[j])-w), 2.4e-7*w) {
 				t.Fatalf("n=%d: e^(%v − %v) = %v, want %v", n, x, m, got[j], w)
 			}
 		}
-		if math.Abs(sum-want) > 16*0x1p-24*want {
+		if backendtest.Exceeds(math.Abs(sum-want), 16*0x1p-24*want) {
 			t.Errorf("n=%d: sum %v, the values add to %v", n, sum, want)
 		}
 	}
@@ -223,11 +224,11 @@ func TestExpShiftBF16(t *testing.T) {
 			}
 			want += e
 			g := float64(backend.BFloat16.Decode(got[j]))
-			if e == 0 && g != 0 || math.Abs(g-e) > 0x1p-8*e+3e-8*e {
+			if e == 0 && g != 0 || backendtest.Exceeds(math.Abs(g-e), 0x1p-8*e+3e-8*e) {
 				t.Fatalf("n=%d: out[%d] = %g, want e^(%g − %g) = %g", n, j, g, x, m, e)
 			}
 		}
-		if math.Abs(sum-want) > 1e-6*want {
+		if backendtest.Exceeds(math.Abs(sum-want), 1e-6*want) {
 			t.Fatalf("n=%d: sum %v, want %v", n, sum, want)
 		}
 		if got[n] != 0xdead {
@@ -304,23 +305,28 @@ func TestSoftmaxRows(t *testing.T) {
 						if !math.IsInf(mx, -1) && x >= -87.33 {
 							w = math.Exp(x)
 						}
-						abs, rel := 8e-8, 1.2e-7*(1-x*math.Log2E)*w
+						// A weight of 0 (x below −87.33, or −∞ for a masked
+						// key, where (1 − x·log₂e)·w would be NaN) must be 0.
+						abs, rel := 8e-8, 0.0
+						if w != 0 {
+							rel = 1.2e-7 * (1 - x*math.Log2E) * w
+						}
+						slack += min(8e-8, rel)
 						if bf16 {
 							abs, rel = abs+0x1p-8*w, rel+0x1p-8*w
 						}
-						if math.IsInf(mx, -1) && got != 0 || math.Abs(got-w) > abs || math.Abs(got-w) > rel {
+						if math.IsInf(mx, -1) && got != 0 || backendtest.Exceeds(math.Abs(got-w), min(abs, rel)) {
 							t.Fatalf("n=%d row %d key %d: e^(%v − %v) = %v, want %v", n, r, j, in[at], mx, got, w)
 						}
 						want += got
 						exact += w
-						slack += min(8e-8, 1.2e-7*(1-x*math.Log2E)*w)
 					}
 					if bf16 {
 						// The sum is of the float32 weights, not of out's.
-						if math.Abs(sums[r]-exact) > slack+16*0x1p-24*exact {
+						if backendtest.Exceeds(math.Abs(sums[r]-exact), slack+16*0x1p-24*exact) {
 							t.Errorf("n=%d row %d: sum %v, the weights add to %v", n, r, sums[r], exact)
 						}
-					} else if math.Abs(sums[r]-want) > 16*0x1p-24*want {
+					} else if backendtest.Exceeds(math.Abs(sums[r]-want), 16*0x1p-24*want) {
 						t.Errorf("n=%d row %d: sum %v, the values add to %v", n, r, sums[r], want)
 					}
 					for j := n; j < stride && r*stride+j < len(s); j++ {
@@ -362,7 +368,7 @@ func TestSoftmaxRowsDense(t *testing.T) {
 		x := float64(v) // the max of each row is 0
 		w := math.Exp(x)
 		got := float64(s[j])
-		if math.Abs(got-w) > 8e-8 || math.Abs(got-w) > 1.2e-7*(1-x*math.Log2E)*w {
+		if backendtest.Exceeds(math.Abs(got-w), min(8e-8, 1.2e-7*(1-x*math.Log2E)*w)) {
 			t.Fatalf("value %d: e^%v = %v, want %v (%.3g relative)", j, x, got, w, (got-w)/w)
 		}
 	}

@@ -202,7 +202,7 @@ func checkSelfAttention(t *testing.T, got, x []float32, n, d int, causal bool) {
 				want += s[j] * float64(x[j*d+c])
 			}
 			want /= l
-			if g := float64(got[i*d+c]); math.Abs(g-want) > backendtest.Tol {
+			if g := float64(got[i*d+c]); backendtest.Exceeds(math.Abs(g-want), backendtest.Tol) {
 				t.Fatalf("O[%d, %d] = %v, want %v", i, c, g, want)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // Under -tags openblas the ops multiply with OpenBLAS: it must agree with
@@ -44,7 +46,7 @@ func TestOpenBLASAgainstGonum(t *testing.T) {
 				gonum.Implementation{}.Sgemm(blas.NoTrans, tB, m, n, k, ab[0], a, k, b, ldb, ab[1], want, n)
 				blasImpl.Sgemm(blas.NoTrans, tB, m, n, k, ab[0], a, k, b, ldb, ab[1], got, n)
 				for i := range want {
-					if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+					if d := math.Abs(float64(got[i] - want[i])); backendtest.Exceeds(d, 1e-4*math.Max(1, math.Abs(float64(want[i])))) {
 						t.Fatalf("%d×%d×%d tB=%v alpha=%v beta=%v: C[%d] = %v, gonum %v", m, n, k, tB, ab[0], ab[1], i, got[i], want[i])
 					}
 				}

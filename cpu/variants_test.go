@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // softcap (its vector loop where the CPU has one, tanhf for the rest)
@@ -32,7 +34,7 @@ func TestSoftcap(t *testing.T) {
 			in := append([]float32(nil), row...)
 			softcap(row, c)
 			for j := range row {
-				if d := math.Abs(float64(row[j]) - want[j]); d > 4e-7*float64(c) || math.Signbit(float64(row[j])) != math.Signbit(want[j]) && want[j] != 0 {
+				if d := math.Abs(float64(row[j]) - want[j]); backendtest.Exceeds(d, 4e-7*float64(c)) || math.Signbit(float64(row[j])) != math.Signbit(want[j]) && want[j] != 0 {
 					t.Fatalf("c=%g n=%d: softcap(%g) = %g, want %g (off by %.2g c)", c, n, in[j], row[j], want[j], d/float64(c))
 				}
 			}
@@ -60,7 +62,7 @@ func TestALiBi(t *testing.T) {
 					dist := math.Abs(float64(d0 - j))
 					want := float64(in[j]) - float64(m)*dist
 					tol := 1.8e-7 * (math.Abs(float64(in[j])) + float64(m)*dist)
-					if d := math.Abs(float64(row[j]) - want); d > tol {
+					if d := math.Abs(float64(row[j]) - want); backendtest.Exceeds(d, tol) {
 						t.Fatalf("d0=%d n=%d m=%g: j=%d: %g, want %g (off by %.3g, allowed %.3g)", d0, n, m, j, row[j], want, d, tol)
 					}
 				}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/x448/float16"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // TestCeilings runs the three probes as a caller does and holds their
@@ -88,7 +90,7 @@ func TestCeilingSums(t *testing.T) {
 		if c.f16 {
 			tol = 2e-3
 		}
-		if m.param != c.trips || math.Abs(m.sum-want) > tol*want {
+		if m.param != c.trips || backendtest.Exceeds(math.Abs(m.sum-want), tol*want) {
 			t.Errorf("FMA f16 %v at %d trips (ran %d), %d workgroups: the workgroups sum to %v, want %v", c.f16, c.trips, m.param, m.groups, m.sum, want)
 		}
 		// Each invocation's trips of fmaChains × fmaDepth vec4 fmas.

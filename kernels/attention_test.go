@@ -61,7 +61,7 @@ func closeTo(got []float32, want []float64) error {
 		if math.IsInf(w, -1) && math.IsInf(float64(g), -1) {
 			continue
 		}
-		if math.IsNaN(float64(g)) || math.Abs(float64(g)-w) > backendtest.Tol*scale {
+		if backendtest.Exceeds(math.Abs(float64(g)-w), backendtest.Tol*scale) {
 			return fmt.Errorf("element %d: got %v, want %v", i, g, w)
 		}
 	}
@@ -405,7 +405,7 @@ func TestSelfAttentionAndMultiHead(t *testing.T) {
 		t.Fatalf("self-attention shape %v, multi-head %v", sa.Out.Shape, byMH.Out.Shape)
 	}
 	for i := range sa.Out.Data {
-		if math.Abs(float64(sa.Out.Data[i]-byMH.Out.Data[i])) > 1e-5 {
+		if backendtest.Exceeds(math.Abs(float64(sa.Out.Data[i]-byMH.Out.Data[i])), 1e-5) {
 			t.Fatalf("self-attention differs from one-head multi-head at %d: %v vs %v", i, sa.Out.Data[i], byMH.Out.Data[i])
 		}
 	}

@@ -129,7 +129,7 @@ func compareOut(t *testing.T, what string, got *kernels.Tensor, want []float64, 
 			scale = max(scale, math.Abs(w))
 		}
 		for i := r; i < r+dv; i++ {
-			if d := math.Abs(float64(g[i]) - want[i]); d > backendtest.Allowed(got.DType, want[i], scale)+slack || math.IsNaN(float64(g[i])) {
+			if d := math.Abs(float64(g[i]) - want[i]); backendtest.Exceeds(d, backendtest.Allowed(got.DType, want[i], scale)+slack) {
 				t.Fatalf("%s: out[%d] = %v, want %v", what, i, g[i], want[i])
 			}
 		}

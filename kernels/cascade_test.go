@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -108,13 +109,13 @@ func TestCascade(t *testing.T) {
 							t.Fatal(err)
 						}
 						for i, x := range lse.Data {
-							if y := lse2.Data[i]; math.Abs(float64(x-y)) > 1e-5*max(1, math.Abs(float64(y))) {
+							if y := lse2.Data[i]; x != y && backendtest.Exceeds(math.Abs(float64(x-y)), 1e-5*max(1, math.Abs(float64(y)))) {
 								t.Fatalf("%s: LSE[%d] = %v with the cascade, %v without", what, i, x, y)
 							}
 						}
 						g1, g2 := out.Float32s(), out2.Float32s()
 						for i := range g1 {
-							if math.Abs(float64(g1[i]-g2[i])) > 2e-6*max(1, math.Abs(float64(g2[i]))) && dt == kernels.Float32 {
+							if dt == kernels.Float32 && backendtest.Exceeds(math.Abs(float64(g1[i]-g2[i])), 2e-6*max(1, math.Abs(float64(g2[i])))) {
 								t.Fatalf("%s: out[%d] = %v with the cascade, %v without", what, i, g1[i], g2[i])
 							}
 						}
@@ -252,7 +253,7 @@ func cascadeBuffers(t *testing.T, be backend.Backend, pool *kernels.PagePool, se
 		if want != nil {
 			got := fromDevice(t, be, lb, kernels.Float32, kernels.BHND, b, h, nq)
 			for i, x := range got.Data {
-				if y := want.Data[i]; math.Abs(float64(x-y)) > 1e-5*max(1, math.Abs(float64(y))) {
+				if y := want.Data[i]; x != y && backendtest.Exceeds(math.Abs(float64(x-y)), 1e-5*max(1, math.Abs(float64(y)))) {
 					t.Fatalf("%s: AttendBuffers (recorded %t): LSE[%d] = %v, %v without the cascade", what, record, i, x, y)
 				}
 			}

@@ -157,7 +157,7 @@ func TestAttentionGradPacked(t *testing.T) {
 			got, want *kernels.Tensor
 		}{{"dQ", rows(g.DQ, q0, qn[s]), one.DQ}, {"dK", rows(g.DK, k0, kn[s]), one.DK}, {"dV", rows(g.DV, k0, kn[s]), one.DV}} {
 			for i, x := range cmp.want.Data {
-				if y := cmp.got.Data[i]; math.Abs(float64(x-y)) > 1e-5 {
+				if y := cmp.got.Data[i]; backendtest.Exceeds(math.Abs(float64(x-y)), 1e-5) {
 					t.Fatalf("sequence %d: packed %s[%d] = %v, alone %v", s, cmp.name, i, y, x)
 				}
 			}
@@ -190,7 +190,7 @@ func TestAttentionGradPacked(t *testing.T) {
 				top = math.Max(top, math.Abs(float64(x)))
 			}
 			for i, x := range cmp.want.Data {
-				if math.Abs(float64(got[i]-x)) > tol*top {
+				if backendtest.Exceeds(math.Abs(float64(got[i]-x)), tol*top) {
 					t.Fatalf("%v: %s[%d] = %v, float32 %v (largest %v)", dt, cmp.name, i, got[i], x, top)
 				}
 			}
@@ -289,7 +289,7 @@ func TestAttentionGradFrom(t *testing.T) {
 		got, want []float32
 	}{{"dQ", from.DQ.Data, again.DQ.Data}, {"dK", from.DK.Data, again.DK.Data}, {"dV", from.DV.Data, again.DV.Data}, {"dSinks", from.DSinks, again.DSinks}} {
 		for i := range cmp.want {
-			if math.Abs(float64(cmp.got[i]-cmp.want[i])) > 1e-5 {
+			if backendtest.Exceeds(math.Abs(float64(cmp.got[i]-cmp.want[i])), 1e-5) {
 				t.Fatalf("%s[%d]: %v from the forward's, %v recomputed", cmp.name, i, cmp.got[i], cmp.want[i])
 			}
 		}

@@ -86,7 +86,7 @@ func TestAttentionHalf(t *testing.T) {
 				for i, w := range want.Out.Data {
 					r := dt.Round(w)
 					d := math.Abs(float64(got[i]) - float64(r))
-					if u := ulp(dt, math.Max(math.Abs(float64(got[i])), math.Abs(float64(r)))); d > u+slack {
+					if u := ulp(dt, math.Max(math.Abs(float64(got[i])), math.Abs(float64(r)))); backendtest.Exceeds(d, u+slack) {
 						t.Fatalf("half=%v %v %v: O[%d] = %g, want %g rounded to %g (off by %g, allowed %g + %g)", name, dt, strategy, i, got[i], w, r, d, u, slack)
 					}
 				}
@@ -101,7 +101,7 @@ func TestAttentionHalf(t *testing.T) {
 					t.Fatalf("OutDType Float32 gave %v", res32.Out.DType)
 				}
 				for i, w := range want.Out.Data {
-					if d := math.Abs(float64(res32.Out.Data[i] - w)); d > backendtest.Tol+slack {
+					if d := math.Abs(float64(res32.Out.Data[i] - w)); backendtest.Exceeds(d, backendtest.Tol+slack) {
 						t.Fatalf("half=%v %v %v, float32 out: O[%d] = %g, want %g (slack %g)", name, dt, strategy, i, res32.Out.Data[i], w, slack)
 					}
 				}

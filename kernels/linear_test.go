@@ -3,12 +3,14 @@ package kernels_test
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -54,7 +56,7 @@ func TestLinearOutIn(t *testing.T) {
 			t.Fatalf("%v: shape %v, want %v", sz, got.Shape, want.Shape)
 		}
 		for i := range want.Data {
-			if d := got.Data[i] - want.Data[i]; d > 1e-6 || d < -1e-6 {
+			if backendtest.Exceeds(math.Abs(float64(got.Data[i]-want.Data[i])), 1e-6) {
 				t.Fatalf("%v: y[%d] = %v, want %v", sz, i, got.Data[i], want.Data[i])
 			}
 		}
@@ -110,7 +112,7 @@ func TestMultiHeadOutIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range ra.Out.Data {
-		if dd := ra.Out.Data[i] - rb.Out.Data[i]; dd > 1e-6 || dd < -1e-6 {
+		if backendtest.Exceeds(math.Abs(float64(ra.Out.Data[i]-rb.Out.Data[i])), 1e-6) {
 			t.Fatalf("y[%d] = %v with OutIn weights, %v with InOut", i, rb.Out.Data[i], ra.Out.Data[i])
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/kernels"
 
 	_ "github.com/attn-go/attn/cpu"
@@ -79,7 +80,7 @@ func TestAttentionLongRSS(t *testing.T) {
 			want := refRow(q, k, v, i, hh, max(0, i-window), i)
 			for c := range d {
 				got := float64(res.Out.Data[(i*h+hh)*d+c])
-				if math.Abs(got-want[c]) > 1e-4*(1+math.Abs(want[c])) {
+				if backendtest.Exceeds(math.Abs(got-want[c]), 1e-4*(1+math.Abs(want[c]))) {
 					t.Fatalf("row %d head %d column %d: %g, want %g", i, hh, c, got, want[c])
 				}
 			}

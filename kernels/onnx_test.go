@@ -337,7 +337,7 @@ func onnxCompare(what string, got, want []float32, n int, exactZeros bool, tol f
 				if d > worst {
 					worst, worstAt = d, i
 				}
-				if d > tol {
+				if backendtest.Exceeds(d, tol) {
 					errs = append(errs, fmt.Errorf("%s[%d]: got %v, want %v (error %.3g of the row's scale %.3g, tolerance %g)", what, i, g, w, d, scale, tol))
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -115,13 +116,13 @@ func sameOut(t testing.TB, got, want *kernels.Result, tol float64) {
 		t.Fatalf("out of shape %v (%d values), want %v (%d)", got.Out.Shape, len(a), want.Out.Shape, len(b))
 	}
 	for i := range a {
-		if d := math.Abs(float64(a[i]) - float64(b[i])); !(d <= tol) {
+		if d := math.Abs(float64(a[i]) - float64(b[i])); backendtest.Exceeds(d, tol) {
 			t.Fatalf("out[%d] = %v, the dense copy's %v", i, a[i], b[i])
 		}
 	}
 	if want.LSE != nil {
 		for i, x := range want.LSE.Data {
-			if y := got.LSE.Data[i]; x != y && !(math.Abs(float64(x-y)) <= tol) {
+			if y := got.LSE.Data[i]; x != y && backendtest.Exceeds(math.Abs(float64(x-y)), tol) {
 				t.Fatalf("LSE[%d] = %v, the dense copy's %v", i, y, x)
 			}
 		}
@@ -247,7 +248,7 @@ func TestFusedQKV(t *testing.T) {
 			// The packed answer is the batched one, row for row.
 			a, w := pgot.Out.Data, got.Out.Data
 			for i := range a {
-				if math.Abs(float64(a[i]-w[i])) > 1e-5 {
+				if backendtest.Exceeds(math.Abs(float64(a[i]-w[i])), 1e-5) {
 					t.Fatalf("packed out[%d] = %v, batched %v", i, a[i], w[i])
 				}
 			}
@@ -307,7 +308,7 @@ func TestStrideRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, x := range res.Out.Data {
-		if want := float32(i%4 + 1); math.Abs(float64(x-want)) > 1e-6 {
+		if want := float32(i%4 + 1); backendtest.Exceeds(math.Abs(float64(x-want)), 1e-6) {
 			t.Fatalf("broadcast rows: out[%d] = %v, want %v", i, x, want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
@@ -148,11 +149,11 @@ func TestAttendTree(t *testing.T) {
 										big = max(big, math.Abs(want[c]))
 									}
 									for c := range d {
-										if got := float64(out.Data[((s*nq+i)*heads+h)*d+c]); math.Abs(got-want[c]) > tol*max(big, 1e-3) {
+										if got := float64(out.Data[((s*nq+i)*heads+h)*d+c]); backendtest.Exceeds(math.Abs(got-want[c]), tol*max(big, 1e-3)) {
 											t.Fatalf("sequence %d, head %d, draft row %d: O[%d] = %v, want %v", s, h, i, c, got, want[c])
 										}
 									}
-									if got, wantL := float64(lse.Data[(s*heads+h)*nq+i]), m+math.Log(sum); math.Abs(got-wantL) > 1e-3 {
+									if got, wantL := float64(lse.Data[(s*heads+h)*nq+i]), m+math.Log(sum); backendtest.Exceeds(math.Abs(got-wantL), 1e-3) {
 										t.Fatalf("sequence %d, head %d, draft row %d: LSE %v, want %v", s, h, i, got, wantL)
 									}
 								}
@@ -272,7 +273,7 @@ func TestAttentionTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range out.Data {
-				if math.Abs(float64(out.Data[i]-res.Out.Data[i])) > 1e-5 {
+				if backendtest.Exceeds(math.Abs(float64(out.Data[i]-res.Out.Data[i])), 1e-5) {
 					t.Fatalf("O[%d]: %v over the cache, %v over tensors", i, out.Data[i], res.Out.Data[i])
 				}
 			}

@@ -62,7 +62,7 @@ func TestAllowed(t *testing.T) {
 		{f16, 1000.5, 1000.5, 0.10005 + 0.25}, // ulp at 512 is 0.5
 	} {
 		got := Allowed(c.t, c.want, c.rowMax)
-		if math.Abs(got-c.allowed) > 1e-12*math.Max(1, c.allowed) {
+		if Exceeds(math.Abs(got-c.allowed), 1e-12*math.Max(1, c.allowed)) {
 			t.Errorf("Allowed(%v, %g, %g) = %g, want %g", c.t, c.want, c.rowMax, got, c.allowed)
 		}
 	}
@@ -74,7 +74,7 @@ func TestAllowed(t *testing.T) {
 		rowMax := math.Abs(want) * (1 + rng.Float64())
 		y := float32(want + (2*rng.Float64()-1)*Tol*math.Max(1, rowMax))
 		got := float64(t16.Saturate(y))
-		if d := math.Abs(got - saturated(t16, want)); d > Allowed(t16, saturated(t16, want), rowMax) {
+		if d := math.Abs(got - saturated(t16, want)); Exceeds(d, Allowed(t16, saturated(t16, want), rowMax)) {
 			t.Fatalf("%v: want %g, float32 %g stored as %g: |Δ| %g > Allowed %g", t16, want, y, got, d, Allowed(t16, want, rowMax))
 		}
 	}

@@ -65,7 +65,7 @@ func (s *suite) fusedLiteral(t *testing.T, p backend.Problem, kv backend.DType, 
 func wantLiteral(t *testing.T, got, want []float32, tol float64) {
 	t.Helper()
 	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > tol {
+		if Exceeds(math.Abs(float64(got[i]-want[i])), tol) {
 			t.Fatalf("O = %v,\nwant %v (element %d)", got, want, i)
 		}
 	}

@@ -30,7 +30,7 @@ func matmul(a, b [][]float32) [][]float32 {
 
 func near(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()
-	if math.Abs(got-want) > tol || math.IsNaN(got) {
+	if got != want && Exceeds(math.Abs(got-want), tol) {
 		t.Errorf("%s = %.9g, want %.9g", what, got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/internal/bench"
 )
@@ -240,7 +241,7 @@ func TestBenchVariants(t *testing.T) {
 	// Rows 0 … 6 see 1 … 7 keys, the other 33 eight each.
 	flops := 3.0 * (28 + 33*8) * 2 * (8 + 8)
 	for _, pt := range r.Points {
-		if pt.Variant.String() != name || pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+		if pt.Variant.String() != name || pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) {
 			t.Errorf("%s: variant %q, %s %s, max error %v", pt.Strategy, pt.Variant, pt.Status, pt.Error, pt.MaxErr)
 		}
 		if d := pt.GFLOPS*pt.MedianS*1e9 - flops; d*d > 1e-6*flops*flops {
@@ -304,7 +305,7 @@ func TestBenchDecode(t *testing.T) {
 		t.Errorf("machine.read_gbps = %v", bw)
 	}
 	for _, pt := range r.Points {
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-3 || (pt.Nq != 1 && pt.Nq != 4) || !pt.Causal || pt.KVHeads != 2 {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-3) || (pt.Nq != 1 && pt.Nq != 4) || !pt.Causal || pt.KVHeads != 2 {
 			t.Errorf("N=%d Nq=%d %s: %s %s, max error %v", pt.N, pt.Nq, pt.DType, pt.Status, pt.Error, pt.MaxErr)
 		}
 		if want := float64(pt.Nq) / pt.MedianS; pt.TokensPerS < want*(1-1e-9) || pt.TokensPerS > want*(1+1e-9) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // TestRunBlocks: attn run -block-mask M.npy -block-size S skips the
@@ -65,7 +67,7 @@ func TestRunBlocks(t *testing.T) {
 				_, outs[n] = readOutput(t, o)
 			}
 			for i := range outs[0] {
-				if dd := outs[0][i] - outs[1][i]; dd > 1e-5 || dd < -1e-5 {
+				if backendtest.Exceeds(math.Abs(float64(outs[0][i]-outs[1][i])), 1e-5) {
 					t.Fatalf("out[%d] = %v with -block-mask, %v with the keep-mask", i, outs[0][i], outs[1][i])
 				}
 			}
@@ -134,7 +136,7 @@ func TestRunTree(t *testing.T) {
 		_, outs[n] = readOutput(t, o)
 	}
 	for i := range outs[0] {
-		if math.Abs(float64(outs[0][i]-outs[1][i])) > 1e-6 {
+		if backendtest.Exceeds(math.Abs(float64(outs[0][i]-outs[1][i])), 1e-6) {
 			t.Fatalf("O[%d]: %v with -tree, %v with -mask", i, outs[0][i], outs[1][i])
 		}
 	}

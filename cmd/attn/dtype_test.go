@@ -12,6 +12,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // readHalfOutput reads a float16 .npy the command wrote: its header by
@@ -90,7 +91,7 @@ func TestRunHalf(t *testing.T) {
 			}
 			want := float16.Fromfloat32(o32[i]).Float32()
 			ulp := math.Exp2(math.Floor(math.Log2(math.Max(math.Abs(float64(want)), 0x1p-14))) - 10)
-			if d := math.Abs(float64(o16[i]) - float64(want)); d > ulp {
+			if d := math.Abs(float64(o16[i]) - float64(want)); backendtest.Exceeds(d, ulp) {
 				t.Fatalf("%s: O[%d] = %g in float16, want %g (float32 %g) within %g", strategy, i, o16[i], want, o32[i], ulp)
 			}
 		}
@@ -103,7 +104,7 @@ func TestRunHalf(t *testing.T) {
 			if math.Float32bits(x)&0xffff != 0 {
 				t.Fatalf("%s: bfloat16 O[%d] = %g is not a bfloat16 value", strategy, i, x)
 			}
-			if d := math.Abs(float64(x - o32[i])); d > math.Abs(float64(o32[i]))*0x1p-7+0x1p-7 {
+			if d := math.Abs(float64(x - o32[i])); backendtest.Exceeds(d, math.Abs(float64(o32[i]))*0x1p-7+0x1p-7) {
 				t.Fatalf("%s: bfloat16 O[%d] = %g, float32 %g", strategy, i, x, o32[i])
 			}
 		}

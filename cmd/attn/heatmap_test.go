@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/heatmap"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
@@ -70,7 +71,7 @@ func checkPrinted(t *testing.T, got, want []float64) {
 		t.Fatalf("%d weights printed, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if math.Abs(got[i]-want[i]) > 2e-6 {
+		if backendtest.Exceeds(math.Abs(got[i]-want[i]), 2e-6) {
 			t.Fatalf("weight %d printed as %v, want %.6f", i, got[i], want[i])
 		}
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/attn-go/attn/backend/backendtest"
 )
 
 // TestRunIndices: attn run -indices I.npy attends only the keys each row
@@ -102,7 +105,7 @@ func TestRunIndices(t *testing.T) {
 					a, b []float32
 				}{{"out", outs[0], outs[1]}, {"LSE", lses[0], lses[1]}} {
 					for i := range c.a {
-						if d := c.a[i] - c.b[i]; (d > 1e-5 || d < -1e-5) && c.a[i] != c.b[i] {
+						if c.a[i] != c.b[i] && backendtest.Exceeds(math.Abs(float64(c.a[i]-c.b[i])), 1e-5) {
 							t.Fatalf("%s[%d] = %v with -indices, %v with the keep-mask", c.what, i, c.a[i], c.b[i])
 						}
 					}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/operand"
 )
 
@@ -57,7 +58,7 @@ func TestRunLayoutBNHD(t *testing.T) {
 	}
 	want := bhndToBNHD(ohf, b, h, nq, dv)
 	for i, w := range want {
-		if math.Abs(float64(on[i])-w) > 1e-6 {
+		if backendtest.Exceeds(math.Abs(float64(on[i])-w), 1e-6) {
 			t.Fatalf("bnhd output[%d] = %v, want %v", i, on[i], w)
 		}
 	}

@@ -121,7 +121,7 @@ func checkClose(t *testing.T, what string, got []float32, want []float64) {
 		if math.IsInf(w, -1) && math.IsInf(g, -1) {
 			continue
 		}
-		if math.Abs(g-w) > 1e-4*max(1, math.Abs(w)) || math.IsNaN(g) {
+		if g != w && backendtest.Exceeds(math.Abs(g-w), 1e-4*max(1, math.Abs(w))) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
 		}
 	}

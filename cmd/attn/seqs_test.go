@@ -151,7 +151,7 @@ func TestRunPast(t *testing.T) {
 					want.O[i] = float64(kernels.Float16.Decode(kernels.Float16.Encode(float32(w))))
 				}
 				for i := range gotO {
-					if d := math.Abs(float64(gotO[i]) - want.O[i]); d > 0x1p-10*max(1, math.Abs(want.O[i])) {
+					if d := math.Abs(float64(gotO[i]) - want.O[i]); backendtest.Exceeds(d, 0x1p-10*max(1, math.Abs(want.O[i]))) {
 						t.Fatalf("O[%d] = %v, want %v", i, gotO[i], want.O[i])
 					}
 				}

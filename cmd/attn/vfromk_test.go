@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 )
 
@@ -56,7 +58,7 @@ func TestRunVFromK(t *testing.T) {
 					outs[i] = vals
 				}
 				for i := range outs[0] {
-					if d := outs[0][i] - outs[1][i]; d > 1e-6 || d < -1e-6 {
+					if backendtest.Exceeds(math.Abs(float64(outs[0][i]-outs[1][i])), 1e-6) {
 						t.Fatalf("out[%d] = %v with -v-from-k, %v with its columns as -v", i, outs[0][i], outs[1][i])
 					}
 				}

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -348,23 +347,15 @@ func (c *gradCheck) check(pt *Point, be backend.Backend, dq, dk, dv backend.Buff
 	}
 	worst, wrong := 0.0, ""
 	for _, g := range grads {
-		diff, scale := 0.0, 0.0
-		for i, w := range g.want {
-			x := float64(g.got[i])
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				pt.Status = StatusWrong
-				pt.Error = fmt.Sprintf("%s of batch %d, KV group %d holds %v", g.name, c.b, c.g, x)
-				pt.CheckedRows = c.checks
-				return nil
-			}
-			diff = max(diff, math.Abs(x-w))
-			scale = max(scale, math.Abs(w))
+		e := backendtest.RowError(g.got, g.want)
+		if !finite(e) {
+			pt.Status = StatusWrong
+			pt.Error = fmt.Sprintf("%s of batch %d, KV group %d holds %s", g.name, c.b, c.g, unlike(e))
+			pt.CheckedRows = c.checks
+			return nil
 		}
-		e := relative(diff, scale)
-		if e > worst {
-			worst = e
-		}
-		if wrong == "" && diff > c.limit*max(scale, 1e-300) {
+		worst = max(worst, e)
+		if wrong == "" && backendtest.Exceeds(e, c.limit) {
 			wrong = g.name
 		}
 	}

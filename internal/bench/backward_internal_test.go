@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 )
 
@@ -48,7 +49,7 @@ func TestGradCheck(t *testing.T) {
 			}
 			in := newInputs(p, cfg.Seed, cfg.CheckRows)
 			pt := measureBackward(context.Background(), be, sampled, in, cfg)
-			if pt.Status != StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != wantRows {
+			if pt.Status != StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.CheckedRows != wantRows {
 				t.Errorf("%s (sampled %v): %s %s, max err %v, %d rows checked, want %d", tc.name, sampled, pt.Status, pt.Error, optErr(pt.MaxErr), pt.CheckedRows, wantRows)
 			}
 		}

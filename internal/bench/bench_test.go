@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
@@ -201,7 +202,7 @@ func TestRun(t *testing.T) {
 				if pt.Status != bench.StatusOK || pt.Runs < 3 || pt.MinS > pt.MedianS || pt.MedianS > pt.MaxS || pt.GFLOPS <= 0 || pt.Bytes <= 0 {
 					t.Errorf("bad point %+v", pt)
 				}
-				if pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != min(5, 2*n) {
+				if pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.CheckedRows != min(5, 2*n) {
 					t.Errorf("N=%d: checked %d rows, max error %v", n, pt.CheckedRows, pt.MaxErr)
 				}
 			}
@@ -233,7 +234,7 @@ func TestRunVariants(t *testing.T) {
 		t.Errorf("Flops of %v = %v, want %v", points[0].Shape, bench.Flops(p), want)
 	}
 	for _, pt := range points {
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != 5 {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.CheckedRows != 5 {
 			t.Errorf("%s %s: %s %s, max error %v over %d rows", pt.Strategy, pt.Variant, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows)
 		}
 		if pt.Variant.String() != "window 4,0 softcap 5 alibi sinks" {

@@ -55,23 +55,28 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 		if err := read(in.p.OStrides().Offset(b, h, i), got); err != nil {
 			return err
 		}
-		for _, x := range got {
-			if g := float64(x); math.IsNaN(g) || math.IsInf(g, 0) {
-				pt.Status = StatusWrong
-				pt.Error = fmt.Sprintf("output row (b=%d, h=%d, i=%d) holds %v", b, h, i, g)
-				pt.CheckedRows = n + 1
-				return nil
-			}
+		e := backendtest.RowError(got, ref[n])
+		if !finite(e) {
+			pt.Status = StatusWrong
+			pt.Error = fmt.Sprintf("output row (b=%d, h=%d, i=%d) holds %s", b, h, i, unlike(e))
+			pt.CheckedRows = n + 1
+			return nil
 		}
-		diff, scale := maxDiff(got, ref[n])
-		wrong = wrong || diff > limit*max(scale, 1e-300)+slack
-		worst = max(worst, relative(diff, scale))
+		// |got − want| ≤ limit·max|want| + slack over the row: e is
+		// relative to max|want|, or the difference itself where every
+		// wanted value is 0.
+		bound := slack
+		if scale := rowScale(ref[n]); scale > 0 {
+			bound = limit + slack/scale
+		}
+		wrong = wrong || backendtest.Exceeds(e, bound)
+		worst = max(worst, e)
 		if in.ref0 != nil {
-			quant = max(quant, relative(maxDiff(got, in.ref0[n])))
+			quant = max(quant, backendtest.RowError(got, in.ref0[n]))
 		}
 	}
 	pt.MaxErr = &worst
-	if in.ref0 != nil {
+	if in.ref0 != nil && finite(quant) {
 		pt.QuantErr = &quant
 	}
 	pt.CheckedRows = len(ref)
@@ -85,22 +90,48 @@ func (in *inputs) check(pt *Point, read func(off int, row []float32) error) erro
 	return nil
 }
 
-// maxDiff is max|got − want| and max|want| over a row.
-func maxDiff(got []float32, want []float64) (diff, scale float64) {
-	for d, w := range want {
-		diff = max(diff, math.Abs(float64(got[d])-w))
+// rowScale is max|want| over a row.
+func rowScale(want []float64) float64 {
+	scale := 0.0
+	for _, w := range want {
 		scale = max(scale, math.Abs(w))
 	}
-	return diff, scale
+	return scale
 }
 
-// relative is diff / scale, or diff itself when scale is 0 (an all-zero
-// reference row).
-func relative(diff, scale float64) float64 {
-	if scale > 0 {
-		return diff / scale
+// finite says whether e, an error against the reference
+// (backendtest.RowError), is a number: not from an output that holds
+// NaN, or an infinity the reference does not. backendtest.Exceeds fails
+// any other error against any bound; a point records it in Error, not
+// in MaxErr, which JSON could not hold.
+func finite(e float64) bool {
+	return !math.IsNaN(e) && !math.IsInf(e, 0)
+}
+
+// unlike names what an output holds that makes its error e, NaN or
+// infinite, not finite.
+func unlike(e float64) string {
+	if math.IsNaN(e) {
+		return "NaN"
 	}
-	return diff
+	return "an infinity the reference does not"
+}
+
+// setErr records e, the largest error of a point's checked output
+// against the reference (backendtest.RowError's), on pt, and marks the
+// point wrong where backendtest.Exceeds(e, bound): past bound, and NaN
+// or infinite, as from an output of NaNs. what names the output checked
+// for the point's Error when e is not finite.
+func (pt *Point) setErr(e, bound float64, what string) {
+	if !finite(e) {
+		pt.Status = StatusWrong
+		pt.Error = what + " holds " + unlike(e)
+		return
+	}
+	pt.MaxErr = &e
+	if backendtest.Exceeds(e, bound) {
+		pt.Status = StatusWrong
+	}
 }
 
 // wrongErr is WrongErr for an output stored as dt: a half output is

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
@@ -46,7 +47,7 @@ func TestRunDecode(t *testing.T) {
 		if nq != 1 && nq != 3 && nq != pt.N {
 			t.Errorf("N=%d: recorded Nq %d", pt.N, nq)
 		}
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-3 {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-3) {
 			t.Errorf("N=%d Nq=%d KVH=%d causal=%v %s: %s %s, error %v", pt.N, nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, pt.Error, pt.MaxErr)
 			continue
 		}
@@ -344,7 +345,7 @@ func TestPeersLiveDecode(t *testing.T) {
 		switch {
 		case pt.Status != bench.StatusOK && !(f16Sums && pt.Status == bench.StatusWrong):
 			t.Errorf("%s N=%d Nq=%d KVH=%d causal=%v %s: %s: %s", pt.Impl, pt.N, pt.Nq, pt.KVHeads, pt.Causal, pt.DType, pt.Status, pt.Error)
-		case pt.MaxErr == nil || *pt.MaxErr > limit || pt.CheckedRows != min(16, 4*pt.Nq) || pt.Strategy != map[bool]string{false: "flash", true: "unfused"}[pt.Impl == "ort-cpu-gqa"]:
+		case pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, limit) || pt.CheckedRows != min(16, 4*pt.Nq) || pt.Strategy != map[bool]string{false: "flash", true: "unfused"}[pt.Impl == "ort-cpu-gqa"]:
 			t.Errorf("%s N=%d Nq=%d: error %v over %d rows, strategy %s", pt.Impl, pt.N, pt.Nq, pt.MaxErr, pt.CheckedRows, pt.Strategy)
 		}
 	}

@@ -44,7 +44,7 @@ func TestRunDTypes(t *testing.T) {
 			}
 			continue
 		}
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > bound[dt] {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, bound[dt]) {
 			t.Errorf("%s %q: %s %s, max error %v", pt.Strategy, dt, pt.Status, pt.Error, pt.MaxErr)
 		}
 		p := pt.Shape.Problem()
@@ -62,7 +62,7 @@ func TestRunDTypes(t *testing.T) {
 	}
 	// The dtype survives a PointSpec's round trip (Subprocess's path).
 	spec := bench.PointSpec{Backend: be.Name(), Strategy: "fused", Shape: points[4].Shape, Seed: cfg.Seed, Budget: cfg.Budget, MinRuns: 2, CheckRows: 5}
-	if pt := bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)); pt.DType != "f16" || pt.Status != bench.StatusOK || *pt.MaxErr > 0x1p-10 {
+	if pt := bench.MeasurePoint(context.Background(), be, jsonRoundTrip(t, spec)); pt.DType != "f16" || pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 0x1p-10) {
 		t.Errorf("MeasurePoint of an f16 spec: dtype %q, %s %s, error %v", pt.DType, pt.Status, pt.Error, pt.MaxErr)
 	}
 	var table bytes.Buffer

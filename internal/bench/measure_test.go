@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/kernels"
 )
@@ -24,7 +25,7 @@ func TestMeasureConsumesInputs(t *testing.T) {
 		in := newInputs(sh.Problem(), 3, 5)
 		in.consume = consume
 		pt := measureAttn(context.Background(), be, kernels.Fused, 0, in, &Config{Budget: 0, MinRuns: 1})
-		if pt.Status != StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.CheckedRows != 5 {
+		if pt.Status != StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.CheckedRows != 5 {
 			t.Fatalf("consume=%v: status %s (%s), max err %v, %d rows checked", consume, pt.Status, pt.Error, pt.MaxErr, pt.CheckedRows)
 		}
 		if kept := in.q != nil && in.k != nil && in.v != nil; kept == consume {

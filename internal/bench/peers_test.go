@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
@@ -158,7 +159,7 @@ func TestPeersLive(t *testing.T) {
 		case pt.Impl == "ort-webgpu-mha" && pt.Status == bench.StatusUnavailable:
 		case pt.Status != bench.StatusOK:
 			t.Errorf("%s N=%d KVH=%d causal=%v: %s: %s", pt.Impl, pt.N, pt.KVHeads, pt.Causal, pt.Status, pt.Error)
-		case pt.MaxErr == nil || *pt.MaxErr > 1e-4 || pt.PeakRSS <= 0 || pt.Version == "":
+		case pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-4) || pt.PeakRSS <= 0 || pt.Version == "":
 			t.Errorf("%s N=%d: error %v, RSS %d, version %q", pt.Impl, pt.N, pt.MaxErr, pt.PeakRSS, pt.Version)
 		}
 	}
@@ -182,7 +183,7 @@ func TestPeersLive(t *testing.T) {
 				t.Errorf("%s ran V from K: %s", pt.Impl, pt.Status)
 			}
 		case pt.Impl == "ggml-vulkan" && pt.Status == bench.StatusUnavailable:
-		case pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-4:
+		case pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-4):
 			t.Errorf("V from K: %s N=%d Nq=%d %s causal=%v: %s %s, error %v", pt.Impl, pt.N, pt.Queries(), pt.DType, pt.Causal, pt.Status, pt.Error, pt.MaxErr)
 		case pt.Impl == "ggml-cpu":
 			ggml++
@@ -234,7 +235,7 @@ func TestSubprocess(t *testing.T) {
 
 	// MeasurePoint, what the child runs, measures the spec in-process.
 	pt := bench.MeasurePoint(context.Background(), be, want)
-	if pt.Status != bench.StatusOK || pt.Runs < 3 || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+	if pt.Status != bench.StatusOK || pt.Runs < 3 || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) {
 		t.Errorf("MeasurePoint: %+v", pt)
 	}
 	wrong := want

@@ -119,7 +119,9 @@ type Point struct {
 	DeviceBytes int64 `json:"device_peak_bytes,omitempty"`
 	// MaxErr is the largest max-norm relative error of a checked row of
 	// the output against the float64 reference: max|o − ref| / max|ref|.
-	// Nil when no row was checked.
+	// Nil when no row was checked, and when the output held NaN or an
+	// infinity the reference does not (the point is then wrong, and
+	// Error says so).
 	MaxErr *float64 `json:"max_rel_err,omitempty"`
 	// QuantErr, for K and V stored in 8 bits (q8, fp8), is MaxErr
 	// against the reference on the inputs before they were quantized:

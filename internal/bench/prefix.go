@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/attn-go/attn/backend"
@@ -281,11 +280,7 @@ func measurePrefix(ctx context.Context, be backend.Backend, p backend.Problem, s
 	if pt.MedianS > 0 {
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
-	e := prefixError(p, dt, pk, pv, first, firstBNHD(q, layout), firstBNHD(out, layout))
-	pt.MaxErr = &e
-	if e > 1e-3 {
-		pt.Status = StatusWrong
-	}
+	pt.setErr(prefixError(p, dt, pk, pv, first, firstBNHD(q, layout), firstBNHD(out, layout)), 1e-3, "sequence 0's output")
 	pt.PeakRSS = peakRSS()
 	return pt
 }
@@ -296,9 +291,6 @@ func concatRows(a, b *kernels.Tensor) *kernels.Tensor {
 	t.Data = append(append(t.Data, a.Data...), b.Data...)
 	return t
 }
-
-// prefixError is the largest relative error of sequence 0's output in
-// out against the float64 reference of its keys (the prompt's, then its
 
 // firstBNHD is the first sequence of x ([B, Nq, H, dim] or, with layout
 // BHND, [B, H, Nq, dim]) as [Nq, H, dim], prefixError's order.
@@ -316,7 +308,11 @@ func firstBNHD(x *kernels.Tensor, layout backend.Layout) *kernels.Tensor {
 	return t
 }
 
-// own, each rounded to the cache's dtype).
+// prefixError is the relative error of sequence 0's output in out
+// against the float64 reference of its keys (the prompt's, then its own,
+// each rounded to the cache's dtype): backendtest.RowError over the
+// sequence's rows, NaN or infinite where the output holds NaN or an
+// infinity.
 func prefixError(p backend.Problem, dt backend.DType, pk, pv *kernels.Tensor, own [2]*kernels.Tensor, q, out *kernels.Tensor) float64 {
 	one := p
 	one.B, one.KVLens, one.Paged = 1, nil, nil
@@ -333,18 +329,7 @@ func prefixError(p backend.Problem, dt backend.DType, pk, pv *kernels.Tensor, ow
 	}
 	c := backendtest.Case{Problem: one, Q: q.Data[:p.Nq*p.H*p.D], K: round(p.D, pk, own[0]), V: round(p.Resolved().Dv, pv, own[1])}
 	ref := backendtest.Reference(c).O
-	got := out.Data[:len(ref)]
-	worst, scale := 0.0, 0.0
-	for _, r := range ref {
-		scale = max(scale, math.Abs(r))
-	}
-	for i, r := range ref {
-		worst = max(worst, math.Abs(float64(got[i])-r))
-	}
-	if scale == 0 {
-		return worst
-	}
-	return worst / scale
+	return backendtest.RowError(out.Data[:len(ref)], ref)
 }
 
 // prefixLabel names a prefix point in the progress line.

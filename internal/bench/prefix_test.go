@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 )
 
@@ -29,7 +30,7 @@ func TestRunPrefix(t *testing.T) {
 		t.Fatalf("%d points, want 8", len(points))
 	}
 	for _, pt := range points {
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.Prefix != 256 {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.Prefix != 256 {
 			t.Fatalf("%+v: %s %s, error %v", pt.Shape, pt.Status, pt.Error, pt.MaxErr)
 		}
 		size := int64(4)
@@ -55,14 +56,14 @@ func TestRunPrefix(t *testing.T) {
 	}
 	// -buffers: AttendBuffers, its answers checked the same way.
 	spec.Buffers = true
-	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || !pt.Buffers || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || !pt.Buffers || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) {
 		t.Errorf("MeasurePoint of a shared prefix through AttendBuffers: %s %s, buffers %t, error %v", pt.Status, pt.Error, pt.Buffers, pt.MaxErr)
 	}
 	spec.Buffers = false
 	// -prefix-layout bhnd, two queries a sequence (whose rows the two
 	// layouts order differently).
 	spec.PoolLayout, spec.Nq = "bhnd", 2
-	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || pt.PoolLayout != "bhnd" || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+	if pt := bench.MeasurePoint(context.Background(), be, spec); pt.Status != bench.StatusOK || pt.PoolLayout != "bhnd" || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) {
 		t.Errorf("MeasurePoint of a shared prefix in BHND pages: %s %s, layout %q, error %v", pt.Status, pt.Error, pt.PoolLayout, pt.MaxErr)
 	}
 	spec.PoolLayout, spec.Nq = "", 1
@@ -95,7 +96,7 @@ func TestRunPrefixTree(t *testing.T) {
 	for _, pt := range points {
 		w := want[pt.Levels]
 		qo := int64(4 * 1 * 4 * 8 * 2 * 4)
-		if pt.Status != bench.StatusOK || pt.MaxErr == nil || *pt.MaxErr > 1e-5 || pt.GroupPrefix != 256 || pt.Groups != 2 || pt.Shared != (pt.Levels > 0) {
+		if pt.Status != bench.StatusOK || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) || pt.GroupPrefix != 256 || pt.Groups != 2 || pt.Shared != (pt.Levels > 0) {
 			t.Fatalf("%+v: %s %s, error %v", pt.Shape, pt.Status, pt.Error, pt.MaxErr)
 		}
 		if int64(pt.PoolPages) != w[0] || pt.Bytes != qo+w[1]*2*16*4 {

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/attn-go/attn/backend"
@@ -131,20 +130,17 @@ func measureTree(ctx context.Context, be backend.Backend, p backend.Problem, chu
 	if pt.MedianS > 0 {
 		pt.GBPS = float64(pt.Bytes) / pt.MedianS / 1e9
 	}
-	e := treeError(p, dt, tree, chunk, k0, v0, q, out)
-	pt.MaxErr = &e
-	if e > 1e-3 {
-		pt.Status = StatusWrong
-	}
+	pt.setErr(treeError(p, dt, tree, chunk, k0, v0, q, out), 1e-3, "sequence 0's output")
 	pt.PeakRSS = peakRSS()
 	return pt
 }
 
-// treeError is the largest relative error of sequence 0's output rows of
-// the heads of KV head 0 against the float64 reference over its keys and
-// values k0, v0 ([N, dim] each) as stored (rounded to dt), under the
-// tree's mask (or causal masking for the chunk) written out element by
-// element.
+// treeError is the relative error (backendtest.RowError, NaN or
+// infinite where the output holds NaN or an infinity) of sequence 0's
+// output rows of the heads of KV head 0 against the float64 reference
+// over its keys and values k0, v0 ([N, dim] each) as stored (rounded to
+// dt), under the tree's mask (or causal masking for the chunk) written
+// out element by element.
 func treeError(p backend.Problem, dt backend.DType, tree *kernels.Tree, chunk bool, k0, v0 []float32, q, out *kernels.Tensor) float64 {
 	g, nq, nk := p.Group(), p.Nq, p.Nk
 	one := p
@@ -175,15 +171,9 @@ func treeError(p backend.Problem, dt backend.DType, tree *kernels.Tree, chunk bo
 		}
 	}
 	ref := backendtest.Reference(backendtest.Case{Problem: one, Q: qs, K: k, V: v, Keep: keep}).O
-	worst, scale := 0.0, 0.0
+	got := make([]float32, 0, len(ref))
 	for i := range nq {
-		for c, r := range ref[i*g*p.Dv:][:g*p.Dv] {
-			scale = max(scale, math.Abs(r))
-			worst = max(worst, math.Abs(float64(out.Data[i*p.H*p.Dv+c])-r))
-		}
+		got = append(got, out.Data[i*p.H*p.Dv:][:g*p.Dv]...)
 	}
-	if scale == 0 {
-		return worst
-	}
-	return worst / scale
+	return backendtest.RowError(got, ref)
 }

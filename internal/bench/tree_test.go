@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
@@ -27,7 +28,7 @@ func TestRunTree(t *testing.T) {
 		t.Fatalf("%d points, want 4 (chunk and tree in f32 and q8)", len(points))
 	}
 	for i, pt := range points {
-		if pt.Status != bench.StatusOK || pt.Tree != 9 || pt.TreeChunk != (i%2 == 0) || pt.Nq != 9 || pt.MaxErr == nil || *pt.MaxErr > 1e-5 {
+		if pt.Status != bench.StatusOK || pt.Tree != 9 || pt.TreeChunk != (i%2 == 0) || pt.Nq != 9 || pt.MaxErr == nil || backendtest.Exceeds(*pt.MaxErr, 1e-5) {
 			t.Errorf("point %d: %+v", i, pt)
 		}
 	}

@@ -20,6 +20,8 @@
 //	new:  for (var s = 1u; s + 1u < T; s++) {
 //	run:  ATTN_GPU_PLAN=hardware go test -count=1 -run '^TestConformance$/^FarScores$' ./gpu/conformance
 //
+// needs, optional, lists the CPU flags a kernel runs on (avx512f): where
+// /proc/cpuinfo lacks one the mutant is not run, and says so.
 // old must occur in file exactly once (else the list is stale and the
 // run fails); old and new may be Go-quoted strings, for \n or \t. run is
 // a bash command run in the copy's root.
@@ -41,7 +43,8 @@ import (
 
 type mutant struct {
 	name, file, old, new, run string
-	line                      int // of its name in the list
+	needs                     []string // CPU flags (/proc/cpuinfo's) the kernel runs on
+	line                      int      // of its name in the list
 }
 
 func main() {
@@ -56,6 +59,7 @@ func main() {
 	if *only != "" {
 		ms = pick(ms, strings.Split(*only, ","))
 	}
+	ms = runnable(ms)
 	if len(ms) == 0 {
 		fatal(errors.New("no mutant to run"))
 	}
@@ -178,6 +182,8 @@ func parse(path string) ([]mutant, error) {
 			cur.new = val
 		case "run":
 			cur.run = val
+		case "needs":
+			cur.needs = strings.Fields(val)
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown key %q", path, n, key)
 		}
@@ -186,6 +192,35 @@ func parse(path string) ([]mutant, error) {
 		return nil, err
 	}
 	return ms, end()
+}
+
+// runnable drops, saying so, the mutants of kernels this CPU does not
+// run (a mutant of an AVX-512 kernel survives on an AVX2 CPU).
+func runnable(ms []mutant) []mutant {
+	info, _ := os.ReadFile("/proc/cpuinfo")
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(info), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "flags" {
+			for _, f := range strings.Fields(v) {
+				have[f] = true
+			}
+		}
+	}
+	var out []mutant
+	for _, m := range ms {
+		var lacks []string
+		for _, f := range m.needs {
+			if !have[f] {
+				lacks = append(lacks, f)
+			}
+		}
+		if len(lacks) > 0 {
+			fmt.Printf("== not run: %s (this CPU lacks %s)\n", m.name, strings.Join(lacks, ", "))
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func pick(ms []mutant, names []string) []mutant {

@@ -60,11 +60,11 @@ func NewWithDevice(adapter *NativeAdapter, dev *NativeDevice) (*Backend, error) 
 	b.shared = true
 	b.noTiming = timingSupport(info.Features.Contains(gputypes.FeatureTimestampQuery), b.info.Features.Contains(gputypes.FeatureTimestampQuery), true)
 	b.info.Detail += "; the caller's device"
-	b.readTuned()
 	if err := b.init(); err != nil {
 		b.Close()
 		return nil, err
 	}
+	b.applyTuning(true)
 	return b, nil
 }
 

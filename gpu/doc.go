@@ -89,17 +89,24 @@
 //     they lower the defaults. Info().Detail names what is set; a bad
 //     value, or a value other than the default under the CPU plan, which
 //     runs none of these kernels, makes New fail with ErrUnavailable
-//     naming it.
+//     naming it. A value the device cannot run as set is refused, its
+//     knob's default run, and Info().Detail (and stderr, once) says
+//     which and why: decode.lanes past the device's least subgroup size
+//     or without subgroups, a workgroup past its invocations, tiles its
+//     workgroup memory holds at no head dim.
 //     bench/gpu-hw.sh tune sweeps settings on a GPU.
 //   - ATTN_GPU_TUNE_FILE says where the tuning file is that Tune (attn
 //     tune) writes and New reads: unset, a file of the user's cache
-//     directory (os.UserCacheDir) named for the adapter, driver, binding
-//     and build; "off", none is read; otherwise its path. Info().Detail
-//     lists the shape classes it tunes and their settings, or why it was
-//     not read: a file of another device, version or build, unreadable,
-//     or with a value out of a knob's range is ignored whole, with one
-//     warning on stderr, and the defaults run. ATTN_GPU_TUNE, when set,
-//     overrides the file.
+//     directory (os.UserCacheDir) named for its key, the adapter, driver,
+//     binding and kernels, and no module version of attn's, so that a
+//     program requiring attn reads what attn tune in a clone wrote;
+//     "off", none is read; otherwise its path. Info().Detail lists the
+//     shape classes it tunes and their settings, each setting the device
+//     cannot run refused, or why the file was not read: a file of
+//     another device, driver, binding or kernels, of an earlier format,
+//     unreadable, or with a value out of a knob's range is ignored
+//     whole, with one warning on stderr, and the defaults run.
+//     ATTN_GPU_TUNE, when set, overrides the file.
 //   - ATTN_GPU_FEATURES sets which optional WebGPU features the kernels
 //     use where the device has them: f16, subgroups and tile-subgroups,
 //     each =on, =off or =auto, comma-separated. Auto, the default, is the

@@ -74,6 +74,9 @@ type Backend struct {
 	// aplan is how ops cut their work and which fused kernel runs, from
 	// the adapter's type or $ATTN_GPU_PLAN (internal/plan/adapterplan.go).
 	aplan plan.AdapterPlan
+	// envTune is the sizes ATTN_GPU_TUNE sets, as it sets them: aplan's
+	// are those of them the device runs (applyTuning).
+	envTune plan.Tuning
 
 	// budget is the work, in floating-point operations, that one
 	// submission may carry: enough to keep the device busy, little enough
@@ -98,9 +101,11 @@ const stagingBytes = 16 << 20
 // own limits (WebGPU's defaults under ATTN_GPU_LIMITS=default), planning
 // work for the adapter's type unless ATTN_GPU_PLAN says otherwise. Under
 // the hardware plan it reads the tuning file Tune wrote for this adapter,
-// driver and build (ATTN_GPU_TUNE_FILE), and runs the shape classes it
-// tunes with their sizes, the defaults elsewhere; a file it cannot use
-// whole is ignored, with one warning on stderr a process. The
+// driver, binding and kernels (ATTN_GPU_TUNE_FILE), whichever module
+// version of attn wrote it, and runs the shape classes it tunes with
+// their sizes, the defaults elsewhere; a file it cannot use whole is
+// ignored, and a setting the device cannot run refused (its default
+// runs), each with one warning on stderr a process. The
 // error wraps backend.ErrUnavailable when there is no usable adapter or
 // ATTN_GPU_PLAN or ATTN_GPU_LIMITS names no choice.
 func New() (*Backend, error) { return newBackend(true) }
@@ -141,19 +146,17 @@ func newBackend(readTuned bool) (*Backend, error) {
 	if defaults {
 		b.info.Detail += "; WebGPU's default limits (" + envLimits + ")"
 	}
-	if readTuned {
-		b.readTuned()
-	}
 	if err := b.init(); err != nil {
 		b.Close()
 		return nil, err
 	}
+	b.applyTuning(readTuned)
 	return b, nil
 }
 
 // open makes the Backend of device dev, of an adapter info describes,
 // that plans as aplan says; the caller sets what else it owns and calls
-// init.
+// init, then applyTuning.
 func open(dev *wg.Device, info backend.Info, aplan plan.AdapterPlan) *Backend {
 	b := &Backend{
 		dev:   dev,
@@ -168,7 +171,6 @@ func open(dev *wg.Device, info backend.Info, aplan plan.AdapterPlan) *Backend {
 	adapterTimes := info.Features.Contains(gputypes.FeatureTimestampQuery)
 	b.info.Features = dev.Features()
 	b.aplan = aplan.On(b.info.Features, wg.CompilesF16)
-	b.info.Detail += "; plan " + b.aplan.String()
 	b.noTiming = timingSupport(adapterTimes, b.info.Features.Contains(gputypes.FeatureTimestampQuery), false)
 	b.budget = 4e11
 	if b.info.Adapter.DeviceType == gputypes.DeviceTypeCPU {

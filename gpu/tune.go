@@ -200,8 +200,8 @@ func tune(ctx context.Context, cfg tuneConfig) (res tuneResult, err error) {
 	switch {
 	case !b.aplan.Hardware:
 		return res, backend.Errorf(backend.ErrUnavailable, "gpu: tune: %s runs the cpu plan, which has no tunable sizes (ATTN_GPU_PLAN=hardware sweeps the hardware plan's)", b.info.Adapter.Name)
-	case b.aplan.Tune != plan.DefaultTuning():
-		return res, backend.Errorf(backend.ErrUnavailable, "gpu: tune: ATTN_GPU_TUNE sets %s; a sweep starts from the defaults (unset it)", b.aplan.Tune)
+	case b.envTune != plan.DefaultTuning():
+		return res, backend.Errorf(backend.ErrUnavailable, "gpu: tune: ATTN_GPU_TUNE sets %s; a sweep starts from the defaults (unset it)", b.envTune)
 	}
 	res.file = cfg.file
 	if res.file == "" {
@@ -300,7 +300,11 @@ func countTuned(res tuneResult) int {
 // the answer every candidate's is checked against.
 func newTuneCase(ctx context.Context, b *Backend, ref backend.Backend, s plan.TuneShape, seed uint64) (*tuneCase, error) {
 	p := s.Problem()
-	c := &tuneCase{shape: s, p: backend.FusedParams{Problem: p}, fs: plan.ShapeOf(p)}
+	// A q8 or q4 K or V stores its rows in whole blocks, as a cache
+	// does, the values past the head dim zeros (backend.DType.Pitch),
+	// and the kernels run the problem whose head dims are the pitches
+	// (backend.Problem.Pitched): its class is the one tuned.
+	c := &tuneCase{shape: s, p: backend.FusedParams{Problem: p}, fs: plan.ShapeOf(p.Pitched(s.DType, s.DType))}
 	// A 64-bit LCG's high bits, uniform in [-1, 1): a decoding shape's
 	// K and V are tens of millions of values, which math/rand's
 	// generators take seconds to draw.
@@ -313,7 +317,7 @@ func newTuneCase(ctx context.Context, b *Backend, ref backend.Backend, s plan.Tu
 		}
 		return x
 	}
-	q, k, v := fill(p.QLen()), fill(p.KLen()), fill(p.VLen())
+	q, k, v := fill(p.QLen()), s.DType.PitchRows(fill(p.KLen()), p.D), s.DType.PitchRows(fill(p.VLen()), p.Dv)
 	if s.DType == backend.BFloat16 {
 		// Either backend may multiply bfloat16 operands in bfloat16
 		// (backend's contract): each output may move by 2⁻⁸·max|V|.
@@ -555,6 +559,11 @@ func (tn *tuner) sweepKnob(ctx context.Context, cl *tuneClass, k plan.KnobInfo, 
 		if err != nil {
 			continue
 		}
+		if _, refused := tn.b.aplan.Fit(t, tn.b.bounds()); len(refused) > 0 {
+			// What New would refuse, a file must not set.
+			notes = append(notes, fmt.Sprintf("%d refused: %s", x, plan.JoinRefusals(refused)))
+			continue
+		}
 		fp, same := tn.fingerprints(cl, t)
 		if !same {
 			notes = append(notes, fmt.Sprintf("%d another kernel", x))
@@ -719,7 +728,7 @@ func (tn *tuner) report(res tuneResult) {
 // (the winners, and the defaults where a whole sweep kept them), through a file beside it renamed into place, so that a process
 // reading it sees the old file or the new one, never a part.
 func writeTuned(path string, key plan.TuneKey, res tuneResult, device bool) error {
-	f := plan.TuneFile{Format: plan.TuneFormat, Key: key, Classes: []plan.TunedClass{}}
+	f := plan.TuneFile{Format: plan.TuneFormat, Key: key, Writer: "attn " + plan.ModuleVersion(), Classes: []plan.TunedClass{}}
 	timer := "wall"
 	if device {
 		timer = "device"

@@ -211,11 +211,10 @@ func TestTunedFileFallback(t *testing.T) {
 		}
 		return b
 	}
-	foreign, versioned, ranged := good, good, good
+	foreign, ranged := good, good
 	// Another adapter than this one: a fixed name was this one on the
 	// H200 it named (2026-11-28).
 	foreign.Key.Adapter = key.Adapter + " (another)"
-	versioned.Key.Attn = "v0.0.1"
 	ranged.Classes = []plan.TunedClass{good.Classes[0]}
 	ranged.Classes[0].Tune = "decode.keys=512"
 	dir := t.TempDir()
@@ -226,7 +225,9 @@ func TestTunedFileFallback(t *testing.T) {
 	}{
 		{"corrupt", encode(good)[:40], "unexpected EOF"},
 		{"foreign device", encode(foreign), fmt.Sprintf("adapter %q", foreign.Key.Adapter)},
-		{"foreign version", encode(versioned), `attn version "v0.0.1"`},
+		// An earlier attn's file, keyed by its module version too.
+		{"earlier format", []byte(strings.NewReplacer(plan.TuneFormat, "attn gpu tuning 1", `"kernels"`, `"attn": "v0.0.1", "kernels"`).Replace(string(encode(good)))),
+			`format "attn gpu tuning 1", an earlier attn's`},
 		{"out of range", encode(ranged), "decode.keys=512: want a power of two from"},
 		{"unreadable", nil, "not a regular file"},
 	} {
@@ -286,4 +287,196 @@ func TestTunedFileFallback(t *testing.T) {
 			t.Errorf("ATTN_GPU_TUNE_FILE=off: %s", b.Info().Detail)
 		}
 	})
+}
+
+// TestTunedFileModuleVersion: a tuning file that one build of attn wrote
+// is read by another whose module version differs, as a program that
+// requires attn ("v0.0.0 => …", a tag) reads what attn tune in a clone
+// ("(devel)") wrote: the key, and the file's name in the cache
+// directory, hold no module version.
+func TestTunedFileModuleVersion(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", "")
+	t.Setenv(envTuneFile, "") // the cache directory's file, named for the key
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	saved := plan.ModuleVersion
+	t.Cleanup(func() { plan.ModuleVersion = saved })
+
+	plan.ModuleVersion = func() string { return "(devel)" }
+	b := openTuneBackend(t, "")
+	if b.aplan.File != nil {
+		t.Fatalf("a tuning file in an empty cache directory: %s", b.Info().Detail)
+	}
+	path, explicit, err := tuneFilePath(b.tuneKey())
+	if err != nil || explicit {
+		t.Fatalf("tuneFilePath: %q, %v, %v", path, explicit, err)
+	}
+	set, err := plan.DefaultTuning().With("decode.batch", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := plan.Class{Kernel: plan.KernelLaneDecode, NQ: 1, G: 4, D: 32, DV: 32, NK: 512}
+	res := tuneResult{classes: []*tuneClass{{class: class, best: set, tuned: true}}}
+	if err := writeTuned(path, b.tuneKey(), res, false); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), `"writer": "attn (devel)"`) {
+		t.Errorf("the file does not name its writer, attn (devel) (%v):\n%s", err, data)
+	}
+
+	for _, v := range []string{"v0.0.0 => /home/u/attn", "v1.4.0"} {
+		plan.ModuleVersion = func() string { return v }
+		b := openTuneBackend(t, "")
+		want := "tuned by " + path + ": " + class.String() + ": decode.batch=4"
+		if d := b.Info().Detail; b.aplan.File.Len() != 1 || !strings.Contains(d, want) {
+			t.Errorf("attn %s did not read the file attn (devel) wrote; Info().Detail does not say %q: %s", v, want, d)
+		}
+	}
+
+	// Where the cache directory holds only another key's file of this
+	// adapter (other kernels), the backend says why that one does not
+	// apply.
+	other := b.tuneKey()
+	other.Kernels = "0123"
+	otherPath := filepath.Join(filepath.Dir(path), other.FileName())
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTuned(otherPath, other, res, false); err != nil {
+		t.Fatal(err)
+	}
+	b = openTuneBackend(t, "")
+	want := "no tuning file for this adapter, driver, binding and kernels (" + path + "): " + otherPath + ` is not for this build: not a usable tuning file: measured on another device or build: kernels "0123"`
+	if d := b.Info().Detail; b.aplan.File != nil || !strings.Contains(d, want) {
+		t.Errorf("Info().Detail does not say %q: %s", want, d)
+	}
+}
+
+// TestTuneRefusedKnobs: a knob's setting that the device cannot run as
+// set (lanes past its least subgroup size, tiles past its workgroup
+// memory at every head dim) is refused, in ATTN_GPU_TUNE or in a tuning
+// file: the default runs instead, Info().Detail says why and does not
+// name the setting as applied, and stderr says so once. The table's
+// bounds are lavapipe's (CI's adapter): subgroups of 8 and 32 KiB of
+// workgroup memory, 16 KiB under ATTN_GPU_LIMITS=default; on another
+// adapter the rows whose bounds differ skip.
+func TestTuneRefusedKnobs(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", "")
+	t.Setenv(envTuneFile, "off")
+	probe := openTuneBackend(t, "")
+	sg, mem := int(probe.WebGPU().SubgroupMinSize), int(probe.lim.MaxComputeWorkgroupStorageSize)
+	class := plan.Class{Kernel: plan.KernelLaneDecode, NQ: 1, G: 4, D: 32, DV: 32, NK: 512}
+	for _, c := range []struct {
+		name    string
+		tune    string // ATTN_GPU_TUNE
+		file    string // a tuning file's setting for class, where tune is ""
+		env     map[string]string
+		sg, mem int    // the adapter's bounds the row is for
+		applied string // the sizes that run: the plan's, or the file's for class
+		refused string // what Info().Detail says is refused ("": nothing)
+	}{
+		{name: "lanes past the subgroup", tune: "decode.lanes=64", sg: 8, mem: 32 << 10, applied: "",
+			refused: "ATTN_GPU_TUNE's decode.lanes=64 refused (more than the device's least subgroup size, 8, which a team of lanes must lie within), its default 16 used"},
+		{name: "lanes past the subgroup, the rest kept", tune: "decode.lanes=32,decode.batch=4", sg: 8, mem: 32 << 10, applied: "decode.batch=4",
+			refused: "ATTN_GPU_TUNE's decode.lanes=32 refused (more than the device's least subgroup size, 8"},
+		{name: "lanes within the subgroup", tune: "decode.lanes=8", sg: 8, mem: 32 << 10, applied: "decode.lanes=8"},
+		{name: "lanes without subgroups", tune: "decode.lanes=4", env: map[string]string{"ATTN_GPU_FEATURES": "subgroups=off"}, sg: 8, mem: 32 << 10, applied: "",
+			refused: "ATTN_GPU_TUNE's decode.lanes=4 refused (lanedecode.wgsl's lanes share a key by subgroup shuffles, and the plan has no subgroups"},
+		{name: "tile keys past the memory", tune: "tile.keys=128,tile.reg=64", sg: 8, mem: 32 << 10, applied: "tile.reg=64",
+			refused: "ATTN_GPU_TUNE's tile.keys=128 refused (fusedtile.wgsl's tiles under it take more than the device's 32768 bytes of workgroup memory at every head dim: the planner runs 64 at most), its default 32 used"},
+		{name: "tile keys within the memory", tune: "tile.keys=128,tile.rows=8,tile.reg=64", sg: 8, mem: 32 << 10, applied: "tile.rows=8,tile.keys=128,tile.reg=64"},
+		{name: "tile keys past the default limits", tune: "tile.keys=256,tile.rows=8,tile.reg=64", env: map[string]string{envLimits: "default"}, sg: 8, mem: 32 << 10, applied: "tile.rows=8,tile.reg=64",
+			refused: "ATTN_GPU_TUNE's tile.keys=256 refused (fusedtile.wgsl's tiles under it take more than the device's 16384 bytes"},
+		{name: "a file's lanes past the subgroup", file: "decode.lanes=32,decode.batch=4", sg: 8, mem: 32 << 10, applied: "decode.batch=4",
+			refused: ": " + class.String() + ": decode.lanes=32 refused (more than the device's least subgroup size, 8"},
+		{name: "a file's lanes within the subgroup", file: "decode.lanes=8,decode.batch=4", sg: 8, mem: 32 << 10, applied: "decode.lanes=8,decode.batch=4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if sg != c.sg || mem != c.mem {
+				t.Skipf("the row is for subgroups of %d and %d bytes of workgroup memory; this adapter's are %d and %d", c.sg, c.mem, sg, mem)
+			}
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			t.Setenv("ATTN_GPU_TUNE", c.tune)
+			path := "off"
+			if c.file != "" {
+				path = filepath.Join(t.TempDir(), "tuned.json")
+				f := plan.TuneFile{Format: plan.TuneFormat, Key: probe.tuneKey(), Classes: []plan.TunedClass{{Class: class, Tune: c.file}}}
+				data, err := plan.EncodeTuned(f)
+				if err == nil {
+					err = os.WriteFile(path, data, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			var warned bytes.Buffer
+			tuneWarnings.Lock()
+			saved := tuneWarnings.w
+			tuneWarnings.w, tuneWarnings.seen = &warned, nil // a warning written before is written again
+			tuneWarnings.Unlock()
+			defer func() {
+				tuneWarnings.Lock()
+				tuneWarnings.w = saved
+				tuneWarnings.Unlock()
+			}()
+			b := openTuneBackend(t, path)
+			d := b.Info().Detail
+			got := b.aplan.Tune.String()
+			if c.file != "" {
+				tn, ok := b.aplan.File.For(class)
+				if !ok {
+					t.Fatalf("the file was not read: %s", d)
+				}
+				got = tn.String()
+				if want := "tuned by " + path + ": " + class.String() + ": " + c.applied; !strings.Contains(d, want) {
+					t.Errorf("Info().Detail does not say %q: %s", want, d)
+				}
+			} else if c.applied != "" && !strings.Contains(d, "tuned "+c.applied+";") {
+				t.Errorf("Info().Detail does not say %q: %s", "tuned "+c.applied, d)
+			}
+			if got != c.applied {
+				t.Errorf("the sizes %q run; want %q", got, c.applied)
+			}
+			switch {
+			case c.refused == "" && strings.Contains(d, "refused"):
+				t.Errorf("Info().Detail says something was refused: %s", d)
+			case c.refused != "" && !strings.Contains(d, c.refused):
+				t.Errorf("Info().Detail does not say %q: %s", c.refused, d)
+			case c.refused != "" && (strings.Count(warned.String(), "\n") != 1 || !strings.Contains(warned.String(), c.refused)):
+				t.Errorf("stderr %q; want one line saying %q", warned.String(), c.refused)
+			}
+			if c.tune != "" && c.refused != "" && strings.Contains(d, "tuned "+c.tune) {
+				t.Errorf("Info().Detail names the refused setting as applied: %s", d)
+			}
+		})
+	}
+}
+
+// TestTunePartBlocks: a sweep takes q8 and q4 at head dims that are not
+// whole blocks, as a cache does: K and V are stored a row in whole
+// blocks, zeros past the head dim, the shape's class is that of the
+// problem the kernels run (its head dims the pitches), and the defaults
+// answer as the CPU backend does (a sweep's check).
+func TestTunePartBlocks(t *testing.T) {
+	t.Setenv("ATTN_GPU_PLAN", "hardware")
+	t.Setenv("ATTN_GPU_TUNE", "")
+	b := openTuneBackend(t, "off")
+	for _, spec := range []string{"heads=4,kvheads=1,d=40,n=200,nq=1,dtype=q8", "heads=4,kvheads=1,d=40,n=200,nq=1,dtype=q4"} {
+		t.Run(spec, func(t *testing.T) {
+			tc := tuneCaseOn(t, b, spec)
+			const pitch = 64 // 40 in whole blocks of 32
+			if n := tc.k.Len(); n != tc.p.KVHeads*tc.p.Nk*pitch {
+				t.Errorf("K holds %d values; want rows of %d", n, pitch)
+			}
+			cls := plan.ClassOf(b.choices.get(choiceKey{b.aplan, int(b.lim.MaxComputeWorkgroupStorageSize), tc.fs}), tc.fs)
+			if cls.D != pitch || cls.DV != pitch || cls.Kernel == "" {
+				t.Errorf("class %v; want head dims of %d", cls, pitch)
+			}
+			fusedRight(t, b, tc)
+		})
+	}
 }

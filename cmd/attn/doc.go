@@ -122,9 +122,11 @@
 // default shapes or every combination of -heads, -kvheads, -d, -dv, -n,
 // -nq and -dtype, checks every candidate against the CPU backend before
 // timing it, stops within -budget and writes the winners to the tuning
-// file ($ATTN_GPU_TUNE_FILE, else the user's cache directory), which
-// every later gpu backend reads and attn devices lists (docs/gpu.md,
-// attn tune). A bad shape is a usage error.
+// file ($ATTN_GPU_TUNE_FILE, else the user's cache directory, named for
+// the adapter, driver, binding and kernels), which every later gpu
+// backend on them reads, in attn's commands or in a program that
+// requires attn, and attn devices lists (docs/gpu.md, attn tune). A bad
+// shape is a usage error; q8 and q4 take any head dim, as a cache does.
 //
 // # Variants
 //

@@ -46,7 +46,7 @@ var commands = []command{
 	{"heatmap", "draw the attention weights of one head as a heatmap image", heatmapSynopsis, runHeatmap},
 	{"devices", "list the backends and the devices behind them", devicesSynopsis, runDevices},
 	{"bench", "sweep sequence lengths and strategies, print GFLOP/s", benchSynopsis, runBench},
-	{"tune", "tune the GPU kernels' sizes on this adapter, for every later run", tuneSynopsis, runTune},
+	{"tune", "tune the GPU kernels' sizes on this adapter, for later programs", tuneSynopsis, runTune},
 }
 
 // cmdEnv is what a subcommand writes to.

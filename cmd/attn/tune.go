@@ -15,9 +15,11 @@ import (
 const tuneSynopsis = "attn tune [-budget 3m] [-set decode,prefill] [-heads H,...] [-kvheads HKV,...] [-d D,...] [-dv DV,...] [-n N,...] [-nq Q,...] [-dtype f32,f16,bf16,q8,fp8,q4]"
 
 const tuneHelp = `Tunes the GPU backend's kernels on this host's adapter (the one the gpu
-backend opens; $ATTN_ADAPTER picks one by name) and writes the sizes that
-won to a tuning file, which every later gpu backend reads (gpu.Tune does
-the same from Go).
+backend opens; $ATTN_ADAPTER picks one by name) and writes the sizes
+that won to a tuning file, keyed by the adapter, driver, binding and
+kernels (not attn's version), which every later gpu backend with that
+key reads, in attn's commands or in a program that requires attn
+(gpu.Tune does the same from Go).
 
 It sweeps the hardware plan's knobs (ATTN_GPU_TUNE's: docs/gpu.md) at
 the shapes named: -set's default sets (decode: one query over 4096 and
@@ -25,24 +27,27 @@ the shapes named: -set's default sets (decode: one query over 4096 and
 prefill: 4096 queries and keys, 8 heads of 64 and of 128, f32 and f16),
 or every combination of the shape flags, those left out at heads 32,
 kvheads as heads, d 128, dv as d, n 4096, nq 1, dtype f32 (-set too adds
-its sets). The shapes fall into classes by the kernel the defaults run
-them with and their sizes; each class's knobs are swept one at a time
-from the defaults, over the powers of two within a factor of four of each
-value. Every candidate's output at every shape of its class is checked
-against the CPU backend's first: a wrong or failing candidate is
-dropped and reported, never chosen. Candidates are timed in interleaved
-rounds, by the device's timestamps where it has them, else by the host's
-clock; a winner is written only where a last race finds it 2% faster
-than the defaults over its class and no more than 2% slower at any shape.
+its sets); q8 and q4 take any head dim, their rows in whole blocks of 32
+as a cache stores them. The shapes fall into classes by the kernel the
+defaults run them with and their sizes; each class's knobs are swept one
+at a time from the defaults, over the powers of two within a factor of
+four of each value. Every candidate's output at every shape of its class
+is checked against the CPU backend's first: a wrong or failing candidate
+is dropped and reported, never chosen. Candidates are timed in
+interleaved rounds, by the device's timestamps where it has them, else
+by the host's clock; a winner is written only where a last race finds it
+2% faster than the defaults over its class and no more than 2% slower at
+any shape.
 
 It prints its progress and, for each class, the winner against the
 defaults or why the defaults stay. It stops within -budget, writing what
 it confirmed by then. The file is $ATTN_GPU_TUNE_FILE, or under the
-user's cache directory a file named for the adapter, driver, binding and
-build; attn devices then lists the settings it applies. Only the hardware
-plan has knobs: on a CPU-type adapter (lavapipe) run it under
-ATTN_GPU_PLAN=hardware. Exit status 2 for a bad flag or shape, 1 when it
-cannot tune (no adapter, the CPU plan, ATTN_GPU_TUNE set, the file off).
+user's cache directory a file named for its key; attn devices then lists
+the settings it applies, and any the device cannot run, refused with
+why. Only the hardware plan has knobs: on a CPU-type adapter (lavapipe)
+run it under ATTN_GPU_PLAN=hardware. Exit status 2 for a bad flag or
+shape, 1 when it cannot tune (no adapter, the CPU plan, ATTN_GPU_TUNE
+set, the file off).
 `
 
 func runTune(c *cmdEnv, args []string) error {

@@ -66,7 +66,7 @@ func TestTune(t *testing.T) {
 	var f struct {
 		Format string `json:"format"`
 	}
-	if err := json.Unmarshal(data, &f); err != nil || f.Format != "attn gpu tuning 1" {
+	if err := json.Unmarshal(data, &f); err != nil || f.Format != "attn gpu tuning 2" {
 		t.Errorf("the file is not a tuning file (%v): %s", err, data)
 	}
 

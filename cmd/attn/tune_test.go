@@ -32,7 +32,6 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"-dtype", "f64"}, `-dtype "f64"`, false},
 		{[]string{"-n", "0"}, `-n "0": want positive integers`, false},
 		{[]string{"-heads", "6", "-kvheads", "4"}, "heads=6 is not a multiple of kvheads=4", true},
-		{[]string{"-d", "40", "-dtype", "q8"}, "d=40 and dv=40 must be whole blocks", true},
 		{[]string{"decode"}, `unexpected argument "decode"`, false},
 	} {
 		code, _, stderr := runCmd(t, append([]string{"tune"}, c.args...)...)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gogpu/gputypes"
+
 	"github.com/attn-go/attn/gpu/internal/shaders"
 )
 
@@ -244,8 +246,11 @@ func (a AdapterPlan) Fingerprint(mem int, s FusedShape) (kernel, fp string) {
 	return KernelName(k), fmt.Sprintf("%#v split %d,%d,%d merge %d,%d", k, target, minSplit, parts, a.MergeRowLanes(), a.MergeUnroll())
 }
 
-// TuneFormat names the tuning file's format, its first field.
-const TuneFormat = "attn gpu tuning 1"
+// TuneFormat names the tuning file's format, its first field. Format 1
+// keyed a file by attn's module version too, which a program requiring
+// attn ("v0.0.0 => …", a tag) does not share with the clone's attn tune
+// ("(devel)"); format 2 keys it by what decides the sizes alone.
+const TuneFormat = "attn gpu tuning 2"
 
 // maxTuneFile bounds the bytes of a tuning file read: a sweep writes a
 // few kilobytes, and a file far larger is not one.
@@ -254,11 +259,14 @@ const maxTuneFile = 1 << 20
 // maxTunedClasses bounds the classes one file may tune.
 const maxTunedClasses = 4096
 
-// TuneKey is what a tuning file's sizes were measured on: the adapter
-// (its name, vendor and device ids, driver), the WebGPU binding and the
-// wgpu-native it links (wg.Versions), attn's version and its kernels
-// (KernelsID). A file whose key differs from the running one's was
-// measured elsewhere and is not used.
+// TuneKey is what decides how fast a tuning file's sizes run and what
+// they make of the kernels: the adapter (its name, vendor and device
+// ids), its driver, the WebGPU binding the build tag picks and the
+// wgpu-native it links (wg.Versions), and the kernels (KernelsID: their
+// WGSL, the knobs and PlanVersion). attn's module version is not part of
+// it: a clone's attn tune is "(devel)" and a program requiring attn
+// "v0.0.0 => …" or a tag, over the same kernels. A file whose key
+// differs from the running one's was measured elsewhere and is not used.
 type TuneKey struct {
 	Adapter    string `json:"adapter"`
 	VendorID   uint32 `json:"vendor_id"`
@@ -266,13 +274,22 @@ type TuneKey struct {
 	Driver     string `json:"driver"`
 	DriverInfo string `json:"driver_info"`
 	Binding    string `json:"binding"`
-	Attn       string `json:"attn"`
 	Kernels    string `json:"kernels"`
+}
+
+// KeyOf is the key of sizes measured on adapter a through binding (the
+// binding's versions, wg.Versions) with this build's kernels.
+func KeyOf(a gputypes.AdapterInfo, binding string) TuneKey {
+	return TuneKey{
+		Adapter: a.Name, VendorID: a.VendorID, DeviceID: a.DeviceID, Driver: a.Driver, DriverInfo: a.DriverInfo,
+		Binding: binding, Kernels: KernelsID(),
+	}
 }
 
 // FileName is the name of k's tuning file in the cache directory: the
 // adapter's name, made safe for a path, and a digest of the whole key, so
-// that each device, driver and build has a file of its own.
+// that each device, driver, binding and set of kernels has a file of its
+// own, which every build of attn with those kernels finds.
 func (k TuneKey) FileName() string {
 	b, _ := json.Marshal(k)
 	sum := sha256.Sum256(b)
@@ -304,7 +321,7 @@ func (k TuneKey) diff(want TuneKey) string {
 	}{
 		{"adapter", k.Adapter, want.Adapter}, {"vendor id", k.VendorID, want.VendorID}, {"device id", k.DeviceID, want.DeviceID},
 		{"driver", k.Driver, want.Driver}, {"driver info", k.DriverInfo, want.DriverInfo}, {"binding", k.Binding, want.Binding},
-		{"attn version", k.Attn, want.Attn}, {"kernels", k.Kernels, want.Kernels},
+		{"kernels", k.Kernels, want.Kernels},
 	} {
 		if f.got != f.want {
 			return fmt.Sprintf("%s %q, this is %q", f.name, fmt.Sprint(f.got), fmt.Sprint(f.want))
@@ -313,11 +330,13 @@ func (k TuneKey) diff(want TuneKey) string {
 	return ""
 }
 
-// TuneFile is a tuning file: its format, its key, and the sizes that
-// won for each class a sweep tuned, with what the sweep measured.
+// TuneFile is a tuning file: its format, its key, the attn that wrote
+// it (ModuleVersion, for people: no reader compares it), and the sizes
+// that won for each class a sweep tuned, with what the sweep measured.
 type TuneFile struct {
 	Format  string       `json:"format"`
 	Key     TuneKey      `json:"key"`
+	Writer  string       `json:"writer,omitempty"`
 	Classes []TunedClass `json:"classes"`
 }
 
@@ -339,9 +358,10 @@ var ErrTuneFile = errors.New("not a usable tuning file")
 
 // ReadTuned reads a tuning file's bytes, from path, for the running key
 // want. It refuses, with an error wrapping ErrTuneFile that says why,
-// anything it cannot use whole: more than maxTuneFile bytes, anything
-// but the JSON of a TuneFile (an unknown field included), another
-// format, another key (another device, driver, binding or build), a
+// anything it cannot use whole: more than maxTuneFile bytes, another
+// format (an earlier attn's, say), anything but the JSON of a TuneFile
+// (an unknown field included), another key (another device, driver,
+// binding or kernels), a
 // class that is not one (an unknown kernel, sizes that are not positive
 // or rows and keys that are not powers of two), a class listed twice, or
 // settings ATTN_GPU_TUNE would refuse or that set a knob which does not
@@ -354,6 +374,17 @@ func ReadTuned(r io.Reader, path string, want TuneKey) (*Tuned, error) {
 	}
 	if len(data) > maxTuneFile {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTuneFile, maxTuneFile)
+	}
+	// The format first, where the data is JSON at all: a file of
+	// another format is refused for that, not for the fields it has.
+	var head struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(data, &head) == nil && head.Format != TuneFormat {
+		if head.Format == "attn gpu tuning 1" {
+			return nil, fmt.Errorf("%w: format %q, an earlier attn's, keyed by attn's module version, which a program requiring attn does not share; this attn reads %q, keyed by the adapter, driver, binding and kernels: run attn tune again", ErrTuneFile, head.Format, TuneFormat)
+		}
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrTuneFile, head.Format, TuneFormat)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -429,23 +460,36 @@ func EncodeTuned(f TuneFile) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// PlanVersion is the version of what the planners make of the knobs'
+// values (the kernel_*.go files): raise it where a change there gives a
+// value another meaning while the kernels' WGSL and the knobs' names,
+// ranges and defaults stay, so that a tuning file measured before is
+// not used (KernelsID digests it).
+const PlanVersion = 1
+
 // KernelsID is a digest of what the tuned sizes mean: every kernel's
-// source (shaders.SourceHash) and the knobs' names, ranges and
-// defaults. A build that changes either measures afresh.
+// source (shaders.SourceHash), the knobs' names, ranges and defaults,
+// and PlanVersion. A build that changes any of them measures afresh.
 var KernelsID = sync.OnceValue(func() string {
 	h := sha256.New()
 	io.WriteString(h, shaders.SourceHash())
 	for _, k := range knobs {
 		fmt.Fprintf(h, "\n%s %d %d %d", k.name, k.lo, k.hi, *k.field(&defaultTuning))
 	}
+	fmt.Fprintf(h, "\nplan %d", PlanVersion)
 	return hex.EncodeToString(h.Sum(nil)[:16])
 })
 
-// AttnVersion is attn's version as this binary's build information
-// records it: the module's version where attn is a dependency, its own
-// ("(devel)") with the VCS revision, where the build stamped one, in a
-// build of attn's own commands and tests.
-func AttnVersion() string {
+// ModuleVersion is attn's version as this binary's build information
+// records it, which a tuning file names as its writer (TuneFile.Writer)
+// and no key holds: the module's version where attn is a dependency
+// ("v0.0.0 => ../attn" under a replace), its own ("(devel)") with the
+// VCS revision, where the build stamped one, in a build of attn's own
+// commands and tests. A variable so that a test can stand in another
+// version.
+var ModuleVersion = attnVersion
+
+func attnVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
@@ -454,7 +498,7 @@ func AttnVersion() string {
 	for _, m := range bi.Deps {
 		if m.Path == path {
 			if m.Replace != nil {
-				return m.Version + " => " + m.Replace.Path + " " + m.Replace.Version
+				return strings.TrimSpace(m.Version + " => " + m.Replace.Path + " " + m.Replace.Version)
 			}
 			return m.Version
 		}

@@ -206,7 +206,7 @@ func TestFingerprint(t *testing.T) {
 
 // testKey is the key the reader's tests read for.
 var testKey = TuneKey{Adapter: "llvmpipe (LLVM 15.0.6, 256 bits)", VendorID: 0x10005, Driver: "llvmpipe", DriverInfo: "Mesa 22.3.6",
-	Binding: "oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1", Attn: "(devel)", Kernels: "abc"}
+	Binding: "oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1", Kernels: "abc"}
 
 // testFile is a good file for testKey, as text, with the replacements
 // in repl made.
@@ -239,11 +239,13 @@ func TestReadTuned(t *testing.T) {
 		{"trailing data", append(slices.Clone(good), []byte("{}")...), "data after the file's object"},
 		{"unknown field", testFile(`"format"`, `"extra": 1, "format"`), `unknown field "extra"`},
 		{"format", testFile(TuneFormat, "attn gpu tuning 0"), `format "attn gpu tuning 0"`},
+		{"format 1", testFile(TuneFormat, "attn gpu tuning 1", `"kernels"`, `"attn": "(devel)", "kernels"`), `format "attn gpu tuning 1", an earlier attn's, keyed by attn's module version`},
+		{"format 1 without its fields", testFile(TuneFormat, "attn gpu tuning 1"), "run attn tune again"},
+		{"attn version", testFile(`"kernels"`, `"attn": "(devel)", "kernels"`), `unknown field "attn"`},
 		{"adapter", testFile("llvmpipe (LLVM", "NVIDIA (LLVM"), `adapter "NVIDIA (LLVM 15.0.6, 256 bits)", this is "llvmpipe`},
 		{"device id", testFile(`"device_id": 0`, `"device_id": 7`), `device id "7", this is "0"`},
 		{"driver", testFile("Mesa 22.3.6", "Mesa 25.0"), `driver info "Mesa 25.0"`},
 		{"binding", testFile("v1.36.0", "v1.37.0"), "binding"},
-		{"version", testFile(`"(devel)"`, `"v1.2.3"`), `attn version "v1.2.3"`},
 		{"kernels", testFile(`"abc"`, `"abd"`), `kernels "abd"`},
 		{"kernel", testFile(`"fusedloop"`, `"fused"`), `kernel "fused": want fuseddecode`},
 		{"rows", testFile(`"nq": 1,`, `"nq": 3,`), "nq=3: want a power of two"},
@@ -341,15 +343,57 @@ func TestTuneKeyFileName(t *testing.T) {
 	seen := map[string]bool{name: true}
 	for i, k := range []TuneKey{
 		{Adapter: testKey.Adapter}, func() TuneKey { k := testKey; k.DeviceID = 1; return k }(),
-		func() TuneKey { k := testKey; k.Attn = "v1"; return k }(), func() TuneKey { k := testKey; k.Kernels = "x"; return k }(),
+		func() TuneKey { k := testKey; k.Binding = "gogpu/wgpu v0.31.5"; return k }(), func() TuneKey { k := testKey; k.Kernels = "x"; return k }(),
 	} {
 		if n := k.FileName(); seen[n] {
 			t.Errorf("key %d: FileName() = %q, another key's", i, n)
 		}
 		seen[k.FileName()] = true
 	}
-	if KernelsID() == "" || KernelsID() != KernelsID() || AttnVersion() == "" {
-		t.Errorf("KernelsID %q, AttnVersion %q", KernelsID(), AttnVersion())
+	if KernelsID() == "" || KernelsID() != KernelsID() || ModuleVersion() == "" {
+		t.Errorf("KernelsID %q, ModuleVersion %q", KernelsID(), ModuleVersion())
+	}
+}
+
+// TestTuneKeyVersion: a tuning file written under one module version of
+// attn is read under another. attn tune in a clone is "(devel)", a
+// program that requires attn "v0.0.0 => …" or a tag, over the same
+// kernels: the key, and the file's name in the cache directory, must be
+// the same for each.
+func TestTuneKeyVersion(t *testing.T) {
+	saved := ModuleVersion
+	t.Cleanup(func() { ModuleVersion = saved })
+	adapter := gputypes.AdapterInfo{Name: "llvmpipe (LLVM 15.0.6, 256 bits)", VendorID: 0x10005, Driver: "llvmpipe", DriverInfo: "Mesa 22.3.6"}
+	const binding = "oliverbestmann/webgpu v1.36.0, wgpu-native 29.0.1.1"
+	versions := []string{"(devel)", "v0.0.0 => /home/u/attn", "v1.4.0", "(devel) 0123abcd modified"}
+	var files [][]byte
+	var keys []TuneKey
+	for _, v := range versions {
+		ModuleVersion = func() string { return v }
+		k := KeyOf(adapter, binding)
+		keys = append(keys, k)
+		b, err := EncodeTuned(TuneFile{Format: TuneFormat, Key: k, Writer: "attn " + ModuleVersion(), Classes: []TunedClass{
+			{Class: Class{KernelLaneDecode, 1, 4, 32, 32, 512}, Tune: "decode.batch=4"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+	}
+	for i, v := range versions {
+		ModuleVersion = func() string { return v }
+		k := KeyOf(adapter, binding)
+		if k != keys[0] || k.FileName() != keys[0].FileName() {
+			t.Errorf("under %q the key is %+v (file %s); under %q %+v (file %s)", v, k, k.FileName(), versions[0], keys[0], keys[0].FileName())
+		}
+		for j, f := range files {
+			if _, err := ReadTuned(bytes.NewReader(f), "f.json", k); err != nil {
+				t.Errorf("a file written under %q, read under %q: %v", versions[j], versions[i], err)
+			}
+		}
+	}
+	if k := keys[0]; k.Adapter != adapter.Name || k.VendorID != adapter.VendorID || k.Driver != adapter.Driver || k.DriverInfo != adapter.DriverInfo ||
+		k.Binding != binding || k.Kernels != KernelsID() {
+		t.Errorf("KeyOf = %+v; want the adapter's fields, the binding and KernelsID", k)
 	}
 }
 
@@ -373,7 +417,10 @@ func TestParseTuneShapes(t *testing.T) {
 		{specs: []string{"d=0"}, err: "d=0: want a whole number"},
 		{specs: []string{"n=x"}, err: "n=x"},
 		{specs: []string{"dtype=f64"}, err: `unknown dtype "f64"`},
-		{specs: []string{"dtype=q8,d=40"}, err: "d=40 and dv=40 must be whole blocks"},
+		// A cache's q8 and q4 rows take whole blocks at any head dim, and
+		// so do a sweep's.
+		{specs: []string{"dtype=q8,d=40"}, want: []string{"heads=32,kvheads=32,d=40,dv=40,n=4096,nq=1,dtype=q8"}},
+		{specs: []string{"dtype=q4,d=72,dv=8"}, want: []string{"heads=32,kvheads=32,d=72,dv=8,n=4096,nq=1,dtype=q4"}},
 		{specs: []string{"heads"}, err: `"heads" is not name=value`},
 		{specs: []string{"b=2"}, err: `"b=2" is not name=value`},
 		{specs: []string{"n=1073741824,d=65536"}, err: "more than"},

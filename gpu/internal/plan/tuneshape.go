@@ -11,7 +11,8 @@ import (
 // TuneShape is one problem a sweep times: one sequence of N keys and NQ
 // queries over Heads query heads and KVHeads KV heads, head dims D and
 // DV, not causal, Q, K and V stored as DType (K and V alone for the
-// quantized dtypes, as a cache stores them; Q is then float32). O is
+// quantized dtypes, as a cache stores them, q8's and q4's rows in whole
+// blocks at any head dim; Q is then float32). O is
 // float32 whatever DType is: the output's packing is the same work for
 // every candidate.
 type TuneShape struct {
@@ -113,14 +114,11 @@ func parseTuneShape(spec string) (TuneShape, error) {
 	if s.Heads%s.KVHeads != 0 {
 		return bad("heads=%d is not a multiple of kvheads=%d", s.Heads, s.KVHeads)
 	}
-	if blk := s.DType.Block(); s.D%blk != 0 || s.DV%blk != 0 {
-		return bad("%v stores K and V in blocks of %d values; d=%d and dv=%d must be whole blocks", s.DType, blk, s.D, s.DV)
-	}
 	for _, e := range []struct {
 		what        string
 		heads, rows int
 		dim         int
-	}{{"Q", s.Heads, s.NQ, s.D}, {"K", s.KVHeads, s.N, s.D}, {"V", s.KVHeads, s.N, s.DV}, {"O", s.Heads, s.NQ, s.DV}} {
+	}{{"Q", s.Heads, s.NQ, s.D}, {"K", s.KVHeads, s.N, s.DType.Pitch(s.D)}, {"V", s.KVHeads, s.N, s.DType.Pitch(s.DV)}, {"O", s.Heads, s.NQ, s.DV}} {
 		if float64(e.heads)*float64(e.rows)*float64(e.dim) > maxTuneElems {
 			return bad("%s holds %d×%d×%d elements, more than %d", e.what, e.heads, e.rows, e.dim, maxTuneElems)
 		}

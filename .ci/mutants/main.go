@@ -4,7 +4,8 @@
 // without a test failing ("--- FAIL" in its output, so that a skip, a
 // build that no longer compiles or a missing adapter counts for
 // nothing). Before the mutants, each distinct command runs once on the
-// unmutated tree and must pass.
+// unmutated tree and must pass (-baseline=false: not, where the tests
+// have just passed, as in CI).
 //
 // It works on a copy of the tracked files in a temporary folder, never
 // on the checkout, so that a mutant cannot be left behind.
@@ -50,6 +51,7 @@ type mutant struct {
 func main() {
 	list := flag.String("list", ".ci/mutants/list.txt", "the mutations")
 	only := flag.String("only", "", "comma-separated names (or prefixes of names) to run; all when empty")
+	baseline := flag.Bool("baseline", true, "run each command on the unmutated tree first (CI, whose test command ran them, does not)")
 	rev := flag.String("rev", "", "a commit to judge (git archive); the checkout's tracked files, edits included, when empty")
 	flag.Parse()
 	ms, err := parse(*list)
@@ -81,7 +83,7 @@ func main() {
 	}
 	seen := map[string]bool{}
 	for _, m := range ms {
-		if seen[m.run] {
+		if !*baseline || seen[m.run] {
 			continue
 		}
 		seen[m.run] = true
@@ -90,6 +92,9 @@ func main() {
 		if err != nil {
 			os.Stdout.Write(tail(out, 4000))
 			fatal(fmt.Errorf("the unmutated tree fails %q (%v): fix it before judging mutants", m.run, err))
+		}
+		if bytes.Contains(out, []byte("no tests to run")) {
+			fatal(fmt.Errorf("%q runs no test in some package: its -run names a test that is not there", m.run))
 		}
 		fmt.Printf("   passes (%s)\n", d.Round(time.Second))
 	}

@@ -95,9 +95,15 @@ func detail(msg, p string) string {
 	return msg
 }
 
+// join is ctx, then msg: msg alone where it begins with ctx already, as
+// the gpu backend's "gpu: …" does when Open adds the backend's name, which
+// would read "gpu: gpu: …".
 func join(ctx, msg string) string {
-	if msg == "" {
+	switch {
+	case msg == "":
 		return ctx
+	case msg == ctx || strings.HasPrefix(msg, ctx+": "):
+		return msg
 	}
 	return ctx + ": " + msg
 }

@@ -30,6 +30,9 @@ func TestWrapf(t *testing.T) {
 		{"sentinel in the middle", backend.Wrapf(fmt.Errorf("gpu: %w: device 0", backend.ErrDeviceLost), "step"), "attn: device lost: step: gpu: device 0", []error{backend.ErrDeviceLost}},
 		{"no sentinel", backend.Wrapf(io.ErrUnexpectedEOF, "reading %s", "q.npy"), "reading q.npy: unexpected EOF", []error{io.ErrUnexpectedEOF}},
 		{"no sentinel, wrapped", backend.Wrapf(fmt.Errorf("wait: %w", context.Canceled), "gpu"), "gpu: wait: context canceled", []error{context.Canceled}},
+		{"context already there", backend.Wrapf(backend.Errorf(backend.ErrUnavailable, "gpu: no adapter"), "gpu"), "attn: backend unavailable: gpu: no adapter", []error{backend.ErrUnavailable}},
+		{"context already there, no sentinel", backend.Wrapf(errors.New("gpu: wait: lost"), "gpu"), "gpu: wait: lost", nil},
+		{"context as a word of the detail", backend.Wrapf(backend.Errorf(backend.ErrUnavailable, "gpus: none"), "gpu"), "attn: backend unavailable: gpu: gpus: none", []error{backend.ErrUnavailable}},
 		{"nil", backend.Wrapf(nil, "nothing"), "", nil},
 	}
 	for _, tt := range tests {

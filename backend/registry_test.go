@@ -514,3 +514,28 @@ func TestAutoSoftwareAdapter(t *testing.T) {
 		})
 	}
 }
+
+// A backend whose errors name it already ("gpu: …", as the gpu package's
+// do, since gpu.New is called directly too) is named once when Open adds
+// the name: "gpu: gpu: …" was the error text of every gpu backend that
+// did not open under Open("gpu") or ATTN_BACKEND=gpu.
+func TestOpenNamesTheBackendOnce(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{Errorf(ErrUnavailable, "gpu: ATTN_GPU_PLAN=%q: want auto, cpu or hardware", "x"), `attn: backend unavailable: gpu: ATTN_GPU_PLAN="x": want auto, cpu or hardware`},
+		{Errorf(ErrUnavailable, "no adapter"), "attn: backend unavailable: gpu: no adapter"},
+	} {
+		withRegistry(t, fake{"gpu", 10, c.err})
+		_, err := Open("gpu")
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Open(gpu) = %v, want %q", err, c.want)
+		}
+		t.Setenv(EnvBackend, "gpu")
+		_, err = Open("auto")
+		if want := strings.Replace(c.want, "unavailable: ", "unavailable: "+EnvBackend+"=gpu: ", 1); err == nil || err.Error() != want {
+			t.Errorf("Open(auto) with %s=gpu = %v, want %q", EnvBackend, err, want)
+		}
+	}
+}

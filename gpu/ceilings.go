@@ -44,9 +44,8 @@ func fmaFlops(groups, wg, trips, chains, depth, lanes int) float64 {
 // buffer of n words, word e holding fillHash(e) (fillSource), added as
 // u32s modulo 2³². A hash, not a pattern: a GPU that compresses memory
 // (NVIDIA's since Ampere) reads a buffer of one repeated pattern faster
-// than its DRAM allows (an H200's probe read 9.5 TB/s of HBM3e's 4.8,
-// 2026-11-28, over e mod 8), where attention's K and V are not so
-// regular.
+// than its DRAM allows (an H200's probe read 9.5 TB/s of HBM3e's 4.8
+// over e mod 8), where attention's K and V are not so regular.
 func readSum(n uint64) uint32 {
 	var sum uint32
 	for e := range n {

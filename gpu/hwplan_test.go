@@ -149,6 +149,14 @@ func TestPlanSwitch(t *testing.T) {
 	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "ATTN_GPU_PLAN") {
 		t.Errorf("ATTN_GPU_PLAN=fast: %v; want ErrUnavailable naming the variable", err)
 	}
+	// Opened by name, the backend is named once: Open adds "gpu" to an
+	// error that begins "gpu: " already.
+	if b, err := backend.Open("gpu"); err == nil {
+		b.Close()
+		t.Error(`ATTN_GPU_PLAN=fast: Open("gpu") succeeded`)
+	} else if n := strings.Count(err.Error(), "gpu: "); n != 1 || !errors.Is(err, backend.ErrUnavailable) {
+		t.Errorf(`ATTN_GPU_PLAN=fast: Open("gpu") = %q, which names gpu %d times; want once`, err, n)
+	}
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
 	t.Setenv("ATTN_GPU_TUNE", "decode.wg=48")
 	if g, err = gpu.New(); err == nil {

@@ -212,8 +212,9 @@ func TestTunedFileFallback(t *testing.T) {
 		return b
 	}
 	foreign, ranged := good, good
-	// Another adapter than this one: a fixed name was this one on the
-	// H200 it named (2026-11-28).
+	// Another adapter than this one, its name this one's with a suffix:
+	// a fixed name would be this very adapter on the machine it was
+	// taken from, where the file would apply.
 	foreign.Key.Adapter = key.Adapter + " (another)"
 	ranged.Classes = []plan.TunedClass{good.Classes[0]}
 	ranged.Classes[0].Tune = "decode.keys=512"

@@ -141,11 +141,15 @@ func (s Shapes) finish(p backend.Problem, rank int, opts *Options) (*call, error
 	if opts.ScoresStage < StageBiased || opts.ScoresStage > StageMasked {
 		return nil, backend.Errorf(backend.ErrShape, "unknown score stage %v", opts.ScoresStage)
 	}
-	if opts.OutDType != nil && !opts.OutDType.Valid() {
-		return nil, backend.Errorf(backend.ErrShape, "unknown output dtype %v", *opts.OutDType)
+	if opts.OutDType != nil {
+		if err := tensorDType("output dtype", *opts.OutDType); err != nil {
+			return nil, err
+		}
 	}
-	if opts.MatrixDType != nil && !opts.MatrixDType.Valid() {
-		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v for the weights and scores", *opts.MatrixDType)
+	if opts.MatrixDType != nil {
+		if err := tensorDType("the weights' and scores' dtype", *opts.MatrixDType); err != nil {
+			return nil, err
+		}
 	}
 	full := [4]int{p.B, p.H, p.Nq, p.Nk}
 	if s.Bias != nil {

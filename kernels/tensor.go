@@ -126,10 +126,11 @@ func NewTensor(layout Layout, shape ...int) (*Tensor, error) {
 }
 
 // NewTensorOf returns a zero tensor of dtype dt, layout and shape, with
-// NewTensor's errors, and ErrShape for an unknown dtype.
+// NewTensor's errors, and ErrShape for a dtype no tensor holds: an
+// unknown one, or a cache's Q8, FP8 or Q4.
 func NewTensorOf(dt DType, layout Layout, shape ...int) (*Tensor, error) {
-	if !dt.Valid() {
-		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
+	if err := tensorDType("tensor", dt); err != nil {
+		return nil, err
 	}
 	n, err := numElems(shape)
 	if err != nil {
@@ -193,13 +194,16 @@ func (t *Tensor) Float32s() []float32 {
 // Convert returns a copy of t stored as dt: each value rounded to nearest,
 // ties to even (backend.DType.Encode). A finite value beyond dt's range is
 // an error wrapping backend.ErrNonFinite that names it and its index
-// (backend.DType.CheckFits); NaN and infinities are kept.
+// (backend.DType.CheckFits); NaN and infinities are kept. dt is Float32,
+// Float16 or BFloat16: Q8, FP8 and Q4 are a cache's dtypes, which no
+// tensor holds (a cache quantizes the rows Append gives it), and they,
+// like an unknown dtype, are an error wrapping backend.ErrShape.
 func (t *Tensor) Convert(dt DType) (*Tensor, error) {
 	if err := t.check("tensor"); err != nil {
 		return nil, err
 	}
-	if !dt.Valid() {
-		return nil, backend.Errorf(backend.ErrShape, "unknown dtype %v", dt)
+	if err := tensorDType("convert", dt); err != nil {
+		return nil, err
 	}
 	if t.Strides != nil {
 		t = t.contiguous()
@@ -227,6 +231,19 @@ func (t *Tensor) Convert(dt DType) (*Tensor, error) {
 	return out, nil
 }
 
+// tensorDType is nil where a tensor may hold dt (Float32, Float16 or
+// BFloat16), and otherwise an error wrapping backend.ErrShape that says
+// why, after what: dt is a cache's dtype, or unknown.
+func tensorDType(what string, dt DType) error {
+	switch {
+	case dt.Valid():
+		return nil
+	case dt.Quantized():
+		return backend.Errorf(backend.ErrShape, "%s: %v is a cache's dtype (CacheConfig.DType), which no tensor holds: want f32, f16 or bf16", what, dt)
+	}
+	return backend.Errorf(backend.ErrShape, "%s: unknown dtype %v", what, dt)
+}
+
 // Len is the number of elements Shape describes.
 func (t *Tensor) Len() int {
 	n, _ := backend.CheckedProduct(t.Shape...)
@@ -243,8 +260,8 @@ func (t *Tensor) check(name string) error {
 	if err != nil {
 		return backend.Wrapf(err, "%s", name)
 	}
-	if !t.DType.Valid() {
-		return backend.Errorf(backend.ErrShape, "%s has unknown dtype %v", name, t.DType)
+	if err := tensorDType(name, t.DType); err != nil {
+		return err
 	}
 	stored, other := len(t.Data), len(t.Bits)
 	if t.DType.Half() {

@@ -1,7 +1,9 @@
 package kernels_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
@@ -68,5 +70,48 @@ func TestNewTensorTooLarge(t *testing.T) {
 	}
 	if _, err := kernels.NewTensor(kernels.BHND, 1<<40, 1<<40); !errors.Is(err, backend.ErrTooLarge) {
 		t.Errorf("overflow: %v, want ErrTooLarge", err)
+	}
+}
+
+// A tensor holds f32, f16 or bf16: Convert, NewTensorOf, a tensor's own
+// DType and Options.OutDType refuse a cache's dtype (q8, fp8, q4) with
+// ErrShape naming it as one, where they said "unknown dtype q4", and an
+// unknown dtype as unknown.
+func TestTensorRefusesCacheDTypes(t *testing.T) {
+	x := &kernels.Tensor{Shape: []int{2, 32}, Data: make([]float32, 64)}
+	for _, dt := range []kernels.DType{kernels.Q8, kernels.FP8, kernels.Q4, kernels.DType(200)} {
+		want := dt.String() + " is a cache's dtype (CacheConfig.DType), which no tensor holds: want f32, f16 or bf16"
+		if !dt.Quantized() {
+			want = "unknown dtype " + dt.String()
+		}
+		check := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, backend.ErrShape) || !strings.Contains(err.Error(), want) || dt.Quantized() && strings.Contains(err.Error(), "unknown") {
+				t.Errorf("%s %v: %v; want ErrShape saying %q", what, dt, err, want)
+			}
+		}
+		y, err := x.Convert(dt)
+		if y != nil {
+			t.Errorf("Convert(%v) returned a tensor", dt)
+		}
+		check("Convert", err)
+		_, err = kernels.NewTensorOf(dt, kernels.BNHD, 2, 32)
+		check("NewTensorOf", err)
+		_, err = (&kernels.Tensor{Shape: []int{2, 32}, DType: dt, Data: make([]float32, 64)}).Convert(kernels.Float32)
+		check("a tensor of dtype", err)
+		be, err := cpu.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &kernels.Tensor{Shape: []int{1, 1, 2, 32}, Data: make([]float32, 64)}
+		_, err = kernels.Attention(context.Background(), be, q, q, q, &kernels.Options{OutDType: &dt})
+		check("OutDType", err)
+		be.Close()
+	}
+	// The dtypes a tensor holds convert.
+	for _, dt := range []kernels.DType{kernels.Float32, kernels.Float16, kernels.BFloat16} {
+		if y, err := x.Convert(dt); err != nil || y.DType != dt {
+			t.Errorf("Convert(%v): %v", dt, err)
+		}
 	}
 }

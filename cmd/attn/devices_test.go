@@ -185,3 +185,22 @@ func TestDevicesListsAdapters(t *testing.T) {
 		t.Errorf("the adapters do not come before the auto line:\n%s", stdout)
 	}
 }
+
+// reason drops the backend's name and ErrUnavailable's words, in either
+// order, so that a line reads "gpu: unavailable: <why>" once each.
+func TestReason(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{backend.Wrapf(backend.Errorf(backend.ErrUnavailable, "gpu: ATTN_GPU_PLAN=\"x\": want auto, cpu or hardware"), "gpu"), `ATTN_GPU_PLAN="x": want auto, cpu or hardware`},
+		{backend.Errorf(backend.ErrUnavailable, "no adapter"), "no adapter"},
+		{errors.New("gpu: broken"), "broken"},
+		{errors.New("gpu: attn: backend unavailable: no adapter"), "no adapter"},
+		{errors.New("cpu: gpu: odd"), "cpu: gpu: odd"},
+	} {
+		if got := reason("gpu", c.err); got != c.want {
+			t.Errorf("reason(gpu, %q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}

@@ -175,8 +175,10 @@ func (c *cmdEnv) openBackend(name string) (backend.Backend, error) {
 }
 
 // reason is why a backend did not open, without the prefixes that say
-// which backend and that it is unavailable: the caller says both.
+// which backend and that it is unavailable, on either side of the other:
+// the caller says both.
 func reason(name string, err error) string {
 	s := strings.TrimPrefix(oneLine(err.Error()), name+": ")
-	return strings.TrimPrefix(s, backend.ErrUnavailable.Error()+": ")
+	s = strings.TrimPrefix(s, backend.ErrUnavailable.Error()+": ")
+	return strings.TrimPrefix(s, name+": ")
 }

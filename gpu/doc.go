@@ -31,6 +31,15 @@
 //     from the adapter's type; cpu or hardware force a plan, so that the
 //     hardware plan's kernels and chunks run, and are tested, on lavapipe
 //     too. Backend.Info().Detail names the plan in use.
+//   - ATTN_GPU_CHECKS sets which of naga's runtime checks the kernels
+//     keep: bounds (the default build's default: its index clamps, not
+//     its loop-bounding counters, through wgpu-native's trusted shader
+//     modules), on (wgpu's own: both) or off (neither). attn's loops all
+//     end at bounds the host computes, and every index a kernel takes
+//     from the caller's data is validated on the host first
+//     (docs/semantics.md#gpu). The gogpu build compiles with neither and
+//     go-webgpu's with both; each refuses another setting
+//     (backend.ErrUnavailable). Info().Detail names the setting.
 //   - ATTN_GPU_PREFILL picks the hardware plan's kernel for steps that
 //     do not decode: auto, the default, runs fusedloop.wgsl (a query row
 //     an invocation, its loops over the head dims written out) where both

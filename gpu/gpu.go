@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,6 +182,9 @@ func open(dev *wg.Device, info backend.Info, aplan plan.AdapterPlan) *Backend {
 }
 
 func (b *Backend) init() error {
+	if err := b.applyChecks(); err != nil {
+		return err
+	}
 	var err error
 	usage := wg.UsageStorage | wg.UsageCopyDst | wg.UsageCopySrc
 	if b.dummyR, err = b.dev.CreateBuffer("attn dummy read", 256, usage); err != nil {
@@ -201,6 +206,30 @@ func (b *Backend) init() error {
 			b.aplan = b.aplan.WithSubgroupMin(int(f.SubgroupMinSize))
 		}
 	}
+	return nil
+}
+
+// envChecks names the variable that sets which of naga's runtime checks
+// the kernels keep (wg.RuntimeChecks): on (wgpu's own: index clamps and
+// loop counters), bounds (the clamps alone, the default build's
+// default), off (neither: wgpu-native's trusted modules). The gogpu
+// build compiles with neither, go-webgpu's with both, and each refuses
+// the others.
+const envChecks = "ATTN_GPU_CHECKS"
+
+// applyChecks sets the device's runtime checks from ATTN_GPU_CHECKS
+// before any kernel compiles, and says which in Info().Detail.
+func (b *Backend) applyChecks() error {
+	if v := strings.TrimSpace(os.Getenv(envChecks)); v != "" {
+		c, err := wg.ParseRuntimeChecks(v)
+		if err == nil {
+			err = b.dev.SetRuntimeChecks(c)
+		}
+		if err != nil {
+			return backend.Errorf(backend.ErrUnavailable, "gpu: %s: %v", envChecks, err)
+		}
+	}
+	b.info.Detail += "; runtime checks " + b.dev.RuntimeChecks().String()
 	return nil
 }
 

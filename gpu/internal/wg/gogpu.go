@@ -260,7 +260,7 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 	if err != nil {
 		return nil, err
 	}
-	return &Device{raw: dev, queue: dev.Queue()}, nil
+	return &Device{raw: dev, queue: dev.Queue(), checks: defaultChecks}, nil
 }
 
 // withinLimits reports the first of limitNames and push constants where
@@ -283,6 +283,7 @@ type Device struct {
 	raw    *wgpu.Device
 	queue  *wgpu.Queue
 	shared bool
+	checks RuntimeChecks
 	// zeros is the source of the copies that zero a new buffer
 	// (createBuffer), made on first use.
 	zeroOnce sync.Once
@@ -299,7 +300,7 @@ func WrapDevice(d *NativeDevice) (*Device, error) {
 	if d == nil || d.Queue() == nil {
 		return nil, errors.New("gpu: the device is released")
 	}
-	return &Device{raw: d, queue: d.Queue(), shared: true}, nil
+	return &Device{raw: d, queue: d.Queue(), shared: true, checks: defaultChecks}, nil
 }
 
 func (d *Device) Release() {
@@ -324,3 +325,17 @@ func (d *Device) Features() gputypes.Features { return convertFeatures(d.raw.Fea
 // TimestampsInside is false, false: the binding has no timestamp
 // queries.
 func (d *Device) TimestampsInside() (encoders, passes bool) { return false, false }
+
+// defaultChecks is the gogpu build's: attn compiles its SPIR-V with
+// gogpu/naga itself, with neither loop counters nor index clamps
+// (nagaSPIRV).
+const defaultChecks = ChecksNone
+
+// supportsChecks: gogpu/naga's SPIR-V writer is called without either
+// check, and this build asks for nothing else.
+func supportsChecks(c RuntimeChecks) error {
+	if c != ChecksNone {
+		return fmt.Errorf("runtime checks %v: the gogpu build compiles its kernels without naga's runtime checks (off); the default build keeps them at will", c)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ package wg
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gogpu/gputypes"
 	"github.com/rajveermalviya/go-webgpu/wgpu"
@@ -186,7 +187,7 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 	if dev == nil {
 		return nil, errors.New("no device")
 	}
-	return &Device{raw: dev, queue: dev.GetQueue()}, nil
+	return &Device{raw: dev, queue: dev.GetQueue(), checks: defaultChecks}, nil
 }
 
 // Device is a device and attn's handle to its queue. Release releases
@@ -195,6 +196,7 @@ type Device struct {
 	raw    *wgpu.Device
 	queue  *wgpu.Queue
 	shared bool
+	checks RuntimeChecks
 }
 
 // WrapDevice is a caller's device; its Release leaves the device alone.
@@ -202,7 +204,7 @@ func WrapDevice(d *NativeDevice) (*Device, error) {
 	if err := checkLayout(); err != nil {
 		return nil, err
 	}
-	return &Device{raw: d, queue: d.GetQueue(), shared: true}, nil
+	return &Device{raw: d, queue: d.GetQueue(), shared: true, checks: defaultChecks}, nil
 }
 
 func (d *Device) Release() {
@@ -380,3 +382,15 @@ func convertFeatures(fs []wgpu.FeatureName) gputypes.Features { return featureSe
 
 // Native is the binding's own device.
 func (d *Device) Native() *NativeDevice { return d.raw }
+
+// defaultChecks is go-webgpu's: its wgpu-native compiles every kernel
+// with both checks.
+const defaultChecks = ChecksAll
+
+// supportsChecks: go-webgpu's wgpu-native has no trusted modules.
+func supportsChecks(c RuntimeChecks) error {
+	if c != ChecksAll {
+		return fmt.Errorf("runtime checks %v: the go-webgpu build's wgpu-native has no trusted shader modules (on only); the default build has them", c)
+	}
+	return nil
+}

@@ -63,6 +63,38 @@ static void attn_pass_write_timestamp(WGPUComputePassEncoder pass, WGPUQuerySet 
 // reports a submission's validation error (a destroyed buffer, say) to
 // the device, and without a scope or an uncaptured-error callback it
 // aborts the process. The binding's Queue.Submit opens no scope.
+// attn_checks is wg.RuntimeChecks c (0 all, 1 bounds, 2 none) as
+// wgpu.h's flags, which are static consts cgo cannot reference.
+static WGPUShaderRuntimeChecks attn_checks(int c) {
+	switch (c) {
+	case 0:
+		return WGPUShaderRuntimeChecks_BoundsChecks | WGPUShaderRuntimeChecks_ForceLoopBounding;
+	case 1:
+		return WGPUShaderRuntimeChecks_BoundsChecks;
+	}
+	return WGPUShaderRuntimeChecks_None;
+}
+
+// attn_trusted_module compiles WGSL code through wgpu-native's trusted
+// entry point, keeping only the runtime checks in checks, in an error
+// scope of its own (a WGSL error is a validation error).
+static WGPUShaderModule attn_trusted_module(WGPUDevice dev, const char *label, const char *code, WGPUShaderRuntimeChecks checks, attn_err *e) {
+	WGPUShaderSourceWGSL src;
+	memset(&src, 0, sizeof src);
+	src.chain.sType = WGPUSType_ShaderSourceWGSL;
+	src.code.data = code;
+	src.code.length = WGPU_STRLEN;
+	WGPUShaderModuleDescriptor desc;
+	memset(&desc, 0, sizeof desc);
+	desc.nextInChain = &src.chain;
+	desc.label.data = label;
+	desc.label.length = WGPU_STRLEN;
+	wgpuDevicePushErrorScope(dev, WGPUErrorFilter_Validation);
+	WGPUShaderModule m = wgpuDeviceCreateShaderModuleTrusted(dev, &desc, checks);
+	attn_pop(dev, e);
+	return m;
+}
+
 static void attn_submit(WGPUDevice dev, WGPUQueue q, WGPUCommandBuffer cmd, attn_err *e) {
 	wgpuDevicePushErrorScope(dev, WGPUErrorFilter_Validation);
 	wgpuQueueSubmit(q, 1, &cmd);
@@ -444,7 +476,7 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 		dev, err := a.requestDevice(&with)
 		if err == nil {
 			coop.Granted = dev.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
-			return &Device{raw: dev, queue: dev.GetQueue(), coop: coop}, nil
+			return &Device{raw: dev, queue: dev.GetQueue(), coop: coop, checks: defaultChecks}, nil
 		}
 		coop.Refused = err.Error()
 	}
@@ -452,7 +484,7 @@ func (a *Adapter) RequestDevice(label string, fs []gputypes.Feature, l gputypes.
 	if err != nil {
 		return nil, err
 	}
-	return &Device{raw: dev, queue: dev.GetQueue(), coop: coop}, nil
+	return &Device{raw: dev, queue: dev.GetQueue(), coop: coop, checks: defaultChecks}, nil
 }
 
 // requestDevice is the binding's RequestDevice, whose error on a refusal
@@ -488,6 +520,7 @@ type Device struct {
 	shared bool
 	probe  *wgpu.BindGroupLayout // Alive's, made on first use
 	coop   CoopMatrix
+	checks RuntimeChecks
 }
 
 // CoopMatrix is what became of cooperative matrices on d: asked for,
@@ -523,7 +556,7 @@ func WrapDevice(d *NativeDevice) (*Device, error) {
 		return nil, err
 	}
 	has := d.HasFeature(wgpu.NativeFeatureCooperativeMatrix)
-	return &Device{raw: d, queue: d.GetQueue(), shared: true, coop: CoopMatrix{Offered: has, Granted: has}}, nil
+	return &Device{raw: d, queue: d.GetQueue(), shared: true, coop: CoopMatrix{Offered: has, Granted: has}, checks: defaultChecks}, nil
 }
 
 // Release releases attn's handle to the device's queue (and with it the
@@ -633,3 +666,36 @@ func (d *Device) Submit(cmd *CommandBuffer) error {
 
 // Native is the binding's own device.
 func (d *Device) Native() *NativeDevice { return d.raw }
+
+// defaultChecks is the default build's: the bounds checks kept, the
+// loop counters dropped (RuntimeChecks says why).
+const defaultChecks = ChecksBounds
+
+// supportsChecks: wgpu-native 29 compiles with any of them.
+func supportsChecks(RuntimeChecks) error { return nil }
+
+// trustedModule compiles wgsl through wgpuDeviceCreateShaderModuleTrusted
+// with d's runtime checks, which the binding does not wrap, and hands
+// the module to the binding as its own (a ShaderModule's struct is a
+// handleMirror), released as the binding's are.
+func (d *Device) trustedModule(label, wgsl string) (*wgpu.ShaderModule, error) {
+	if err := checkLayout(); err != nil {
+		return nil, err
+	}
+	cl, cs := C.CString(label), C.CString(wgsl)
+	defer C.free(unsafe.Pointer(cl))
+	defer C.free(unsafe.Pointer(cs))
+	ce := (*C.attn_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.attn_err{}))))
+	defer C.free(unsafe.Pointer(ce))
+	ref := C.attn_trusted_module(deviceRef(d.raw), cl, cs, C.attn_checks(C.int(d.checks)), ce)
+	runtime.KeepAlive(d)
+	if ce._type != 0 || ref == nil {
+		if ref != nil {
+			C.wgpuShaderModuleRelease(ref)
+		}
+		return nil, fmt.Errorf("gpu: shader module %q: %s", label, errorText("validation", C.GoString(&ce.msg[0])))
+	}
+	m := new(wgpu.ShaderModule)
+	*(*handleMirror)(unsafe.Pointer(m)) = handleMirror{ref: unsafe.Pointer(ref)}
+	return m, nil
+}

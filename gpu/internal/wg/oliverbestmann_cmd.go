@@ -49,7 +49,10 @@ func Same(x, y *Buffer) bool {
 }
 
 func (d *Device) createModule(label, wgsl string) (*wgpu.ShaderModule, error) {
-	return d.raw.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgsl}})
+	if d.checks == ChecksAll {
+		return d.raw.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgsl}})
+	}
+	return d.trustedModule(label, wgsl)
 }
 
 func (d *Device) createGroupLayout(label string, binds []BindingType) (*wgpu.BindGroupLayout, error) {

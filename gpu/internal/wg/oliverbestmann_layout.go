@@ -17,7 +17,8 @@ import (
 // The binding wraps every call attn makes but these: WriteTimestamp on
 // an encoder and inside a compute pass, Submit in an error scope, an
 // adapter's subgroup sizes, a second reference to a caller's buffer
-// (Import), and the words of a refused device request. It exports no C
+// (Import), the words of a refused device request, and trusted shader
+// modules (wgpuDeviceCreateShaderModuleTrusted). It exports no C
 // handle, so the shim (oliverbestmann.go) reads the handle from the binding's struct,
 // whose fields are unexported; in v1.36.0 (gen_types.go):
 //
@@ -25,6 +26,7 @@ import (
 //	type Device         struct { ref C.WGPUDevice; shared bool }
 //	type QuerySet       struct { ref C.WGPUQuerySet; shared bool }
 //	type CommandBuffer  struct { ref C.WGPUCommandBuffer; shared bool }
+//	type ShaderModule   struct { ref C.WGPUShaderModule; shared bool }
 //	type Buffer         struct { ref C.WGPUBuffer; device C.WGPUDevice; shared bool }
 //	type Queue          struct { ref C.WGPUQueue; device C.WGPUDevice; shared bool }
 //	type CommandEncoder struct { ref C.WGPUCommandEncoder; device C.WGPUDevice; shared bool }
@@ -80,6 +82,7 @@ var mirrors = []struct{ real, mirror reflect.Type }{
 	{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[handleMirror]()},
 	{reflect.TypeFor[wgpu.QuerySet](), reflect.TypeFor[handleMirror]()},
 	{reflect.TypeFor[wgpu.CommandBuffer](), reflect.TypeFor[handleMirror]()},
+	{reflect.TypeFor[wgpu.ShaderModule](), reflect.TypeFor[handleMirror]()},
 	{reflect.TypeFor[wgpu.Buffer](), reflect.TypeFor[childMirror]()},
 	{reflect.TypeFor[wgpu.Queue](), reflect.TypeFor[childMirror]()},
 	{reflect.TypeFor[wgpu.CommandEncoder](), reflect.TypeFor[childMirror]()},

@@ -22,41 +22,61 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestCapture runs the causal GQA fused forward under the capture layer
-// and checks that every shader module came back named by its kernel,
-// with naga's loop-bounding counter in each loop. It needs gfxreconstruct
-// and spirv-tools, and skips without them, except under CI, where
-// .ci/deps installs them; and a WebGPU adapter, as gputest says.
+// TestCapture runs the causal GQA fused forward under the hardware plan
+// and the capture layer,
+// under each of ATTN_GPU_CHECKS's settings, and checks that every shader
+// module came back named by its kernel, with naga's loop-bounding
+// counter in each loop under on alone, and its index clamps under on and
+// bounds, none under off: the SPIR-V wgpu-native hands the driver
+// through its trusted modules. It needs gfxreconstruct and spirv-tools,
+// and skips without them, except under CI, where .ci/deps installs them;
+// and a WebGPU adapter, as gputest says.
 func TestCapture(t *testing.T) {
 	needCapture(t)
-	w, _ := findWorkload("fused-gqa")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := captureMix(ctx, testExe(t), w, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Note != "" || len(res.Kernels) == 0 {
-		t.Fatalf("%d kernels, note %q", len(res.Kernels), res.Note)
-	}
-	var fused bool
-	for _, k := range res.Kernels {
-		if k.Label == "" {
-			t.Errorf("module %s has no kernel name", k.Module)
-			continue
-		}
-		fused = fused || strings.HasPrefix(k.Label, "fused")
-		// wgpu-native 29's naga bounds every loop with a counter.
-		if n, c := len(k.Mix.Loops), k.Mix.Module.Counters; n == 0 || c != n {
-			t.Errorf("%s: %d loops, %d counters; want as many, at least one", k.Label, n, c)
-		}
-		hot := k.Mix.Hot()
-		if len(hot) == 0 || hot[0].Counts.FMA == 0 {
-			t.Errorf("%s: no loop with FMAs: %+v", k.Label, k.Mix.Loops)
-		}
-	}
-	if !fused {
-		t.Errorf("no fused kernel among %d modules", len(res.Kernels))
+	w, _ := findWorkload("fused-gqa-hw") // fusedloop.wgsl and merge.wgsl, clamps in both
+	for _, checks := range []string{"on", "bounds", "off"} {
+		t.Run(checks, func(t *testing.T) {
+			t.Setenv("ATTN_GPU_CHECKS", checks)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			res, err := captureMix(ctx, testExe(t), w, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Note != "" || len(res.Kernels) == 0 {
+				t.Fatalf("%d kernels, note %q", len(res.Kernels), res.Note)
+			}
+			var fused bool
+			clamps := 0
+			for _, k := range res.Kernels {
+				if k.Label == "" {
+					t.Errorf("module %s has no kernel name", k.Module)
+					continue
+				}
+				if strings.HasPrefix(k.Label, "subgroups") {
+					continue // the plan's probe of the subgroup size: no loop
+				}
+				fused = fused || strings.HasPrefix(k.Label, "fused")
+				want := 0
+				if checks == "on" {
+					want = len(k.Mix.Loops)
+				}
+				if n, c := len(k.Mix.Loops), k.Mix.Module.Counters; n == 0 || c != want {
+					t.Errorf("%s: %d loops, %d counters; want %d", k.Label, n, c, want)
+				}
+				clamps += k.Mix.Module.Clamps
+				hot := k.Mix.Hot()
+				if len(hot) == 0 || hot[0].Counts.FMA == 0 {
+					t.Errorf("%s: no loop with FMAs: %+v", k.Label, k.Mix.Loops)
+				}
+			}
+			if (clamps > 0) != (checks != "off") {
+				t.Errorf("%d index clamps in all under ATTN_GPU_CHECKS=%s", clamps, checks)
+			}
+			if !fused {
+				t.Errorf("no fused kernel among %d modules", len(res.Kernels))
+			}
+		})
 	}
 }
 

@@ -31,7 +31,10 @@
 #          a CUDA GPU, a model's decoding step of 32 layers beside one
 #          (-layers 1,32: each layer's cache 4096 keys, recorded with one
 #          wait), again submitting every 8 dispatches (step.flush=8);
-#          then fusedtile.wgsl at D = 128 without its loads ahead
+#          then naga's runtime checks on and off beside the default
+#          (ATTN_GPU_CHECKS=on|off, decoding f16 and prefill at D = 128)
+#          and a0ce04b's kernels (attn-a0ce04b, built beside), then
+#          fusedtile.wgsl at D = 128 without its loads ahead
 #          (tile.ahead=1) and with its key groups meeting by subgroup
 #          shuffles (tile-subgroups=on), prefill with f16 inputs, then
 #          what an empty dispatch costs
@@ -121,6 +124,18 @@ build() {
 	# device has no shader-f16, and timed by wall clock, as it has no
 	# timestamp queries).
 	CGO_ENABLED=0 go build -tags gogpu -ldflags="-s -w" -o "$dir/attn-gogpu" ./cmd/attn
+	# The kernels of a0ce04b (lanedecode.wgsl, fusedtile.wgsl's shared
+	# softmax, the backward's lanes, wgpu's runtime checks all on), which
+	# no GPU has run, beside this tree's: issue 101's A/B.
+	local old=a0ce04b olds=()
+	if git -C "$root" cat-file -e "$old^{commit}" 2>/dev/null; then
+		local wt
+		wt=$(mktemp -d)
+		git -C "$root" worktree add -q --detach "$wt" "$old"
+		(cd "$wt" && go build -ldflags="-s -w" -o "$dir/attn-$old" ./cmd/attn)
+		git -C "$root" worktree remove --force "$wt"
+		olds=("$dir/attn-$old")
+	fi
 	go test -c -ldflags="-s -w" -o "$dir/gpu.test" ./gpu
 	go test -c -ldflags="-s -w" -o "$dir/conformance.test" ./gpu/conformance
 	go test -c -ldflags="-s -w" -o "$dir/kernels.test" ./kernels
@@ -130,7 +145,7 @@ build() {
 	# xz takes the binaries from about 140 MB to about 40: what
 	# travels to the device machine is at most 64 MiB, the tree included.
 	rm -f "$dir"/*.xz
-	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/attn-gogpu" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test" "$dir/cpu.test"
+	xz -T0 -6 "$dir/attn" "$dir/attn-gowebgpu" "$dir/attn-gogpu" "${olds[@]}" "$dir/gpu.test" "$dir/conformance.test" "$dir/kernels.test" "$dir/sgemm.test" "$dir/cpu.test"
 	# ggml-vulkan's libraries (bench/peers/install.sh), for the peer
 	# beside attn's decoding sweep: about 5 MB packed.
 	local ggml=$root/bench/peers/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
@@ -374,6 +389,19 @@ run() {
 		ATTN_GPU_PLAN=hardware ATTN_GPU_TUNE=step.flush=8 sweep layers-flush8 -heads 32 -kvheads 8 -d 128 "${layers[@]}" -nq 1 -causal -dtype f32,f16 -budget "$budget"
 		# The A/B sweeps take the goals' N alone (the last of pre).
 		local pre1=(-n "${pre[-1]##*,}")
+		# Naga's runtime checks (ATTN_GPU_CHECKS; issue 101): the
+		# default (bounds: clamps kept, loop counters gone) ran above; on
+		# is what every run before 2026-11-29 had, off wgpu-native's
+		# trusted modules with neither; then a0ce04b's kernels (checks
+		# on), which no GPU ran, on the goals' shapes.
+		ATTN_GPU_PLAN=hardware ATTN_GPU_CHECKS=on sweep decode-checks-on -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_CHECKS=off sweep decode-checks-off -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_CHECKS=on sweep prefill-checks-on -heads 8 -d 128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		ATTN_GPU_PLAN=hardware ATTN_GPU_CHECKS=off sweep prefill-checks-off -heads 8 -d 128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		if [[ -x $bin/attn-a0ce04b ]]; then
+			ATTN_GPU_PLAN=hardware attn_exe=attn-a0ce04b sweep decode-a0ce04b -heads 32 -kvheads 8 -d 128 "${dec[@]}" -causal -dtype f16 -budget "$budget"
+			ATTN_GPU_PLAN=hardware attn_exe=attn-a0ce04b sweep prefill-a0ce04b -heads 8 -d 128 "${pre1[@]}" -dtype f32,f16 -budget "$budget"
+		fi
 		# The prefill kernel the head dims did not pick: fusedtile.wgsl
 		# at D = 64, where the plan runs fusedloop.wgsl written out (the
 		# third run of 2026-11-26: 57.4 against 71.7 ms; at D = 128

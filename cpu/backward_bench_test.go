@@ -7,7 +7,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/cpu"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/internal/workload"
 )
 
 // BenchmarkBackward is the backward pass's CPU shape (docs/benchmarks.md,
@@ -57,26 +57,26 @@ func BenchmarkBackward(b *testing.B) {
 
 // BenchmarkBackwardBlocks is the sparse backward's block-mask shape:
 // H = 8, N = 16384, D = 64, f32, a block mask keeping 10 % of its
-// 128 × 128 blocks (bench.RandomBlocks), beside the dense backward.
+// 128 × 128 blocks (workload.RandomBlocks), beside the dense backward.
 //
 //	go test -run XXX -bench BackwardBlocks -benchtime 1x -count 3 ./cpu
 func BenchmarkBackwardBlocks(b *testing.B) {
 	dense := backend.Problem{B: 1, H: 8, KVHeads: 8, Nq: 16384, Nk: 16384, D: 64}.Resolved()
 	sparse := dense
-	sparse.Blocks = bench.RandomBlocks(dense, 128, 0.1)
+	sparse.Blocks = workload.RandomBlocks(dense, 128, 0.1)
 	sparseBackward(b, dense, "blocks10", sparse)
 }
 
 // BenchmarkBackwardIndices is the sparse backward's index-list shape: a
 // decoding chunk of 64 queries (32 heads over 8 KV heads, D = 128, f32,
-// causal) over 32768 keys, each row naming 2048 of them (bench.TopK),
+// causal) over 32768 keys, each row naming 2048 of them (workload.TopK),
 // beside the dense backward of the same chunk.
 //
 //	go test -run XXX -bench BackwardIndices -benchtime 3x -count 3 ./cpu
 func BenchmarkBackwardIndices(b *testing.B) {
 	dense := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 64, Nk: 32768, D: 128, Causal: true}.Resolved()
 	sparse := dense
-	sparse.Indices = bench.TopK(dense, 2048)
+	sparse.Indices = workload.TopK(dense, 2048)
 	sparseBackward(b, dense, "topk2048", sparse)
 }
 

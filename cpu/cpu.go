@@ -19,9 +19,10 @@ import (
 // DefaultTiles are the fused loop's tile sizes (query rows Tq, key rows
 // Tk) when WithTile does not set them, and DefaultSubTile the rows of its
 // score tile, chosen for the BLAS the build multiplies with as the
-// fastest for Fused at N = 4096, H = 8, D = 64 and 128 (the cpu package's
-// BenchmarkTiles): on a Zen 5 for each of attn's kernels, on a Zen 4 for
-// the others (the commits that set them have the measurements):
+// fastest for Fused at N = 4096, H = 8, D = 64 and 128
+// (cmd/attn/internal/bench's BenchmarkCPUTiles): on a Zen 5 for each of
+// attn's kernels, on a Zen 4 for the others (the commits that set them
+// have the measurements):
 //
 //	kernel                Tq×Tk     sub
 //	attn's AVX-512 8×32   1024×512  256

@@ -3,17 +3,18 @@ package cpu_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/cpu"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/internal/workload"
 )
 
 // BenchmarkSparseDecode is the sparse decoding step (docs/benchmarks.md,
 // "Sparse decoding: index lists") in both cache layouts: one query of 32
 // heads over 8 KV heads, D = 128, f16, attending 2048 keys of 32768
-// chosen by bench.TopK, beside the dense step (topk0). In BNHD a key's KV
+// chosen by workload.TopK, beside the dense step (topk0). In BNHD a key's KV
 // heads lie side by side (2 KiB a key, one sequence a row in the
 // lowering); in BHND each head's rows lie apart (256 bytes a key and
 // head, a sequence a row and KV head). topk2048/gather gathers the named
@@ -29,8 +30,10 @@ func BenchmarkSparseDecode(b *testing.B) {
 	defer be.Close()
 	for _, layout := range []backend.Layout{backend.BNHD, backend.BHND} {
 		for _, topk := range []int{2048, 0} {
-			p := bench.Shape{B: 1, H: 32, KVHeads: 8, N: 32768, Nq: 1, D: 128, TopK: topk}.Problem()
-			p.Layout = layout
+			p := backend.Problem{B: 1, H: 32, KVHeads: 8, Nq: 1, Nk: 32768, D: 128, Dv: 128, Scale: float32(1 / math.Sqrt(128)), Layout: layout}
+			if topk > 0 {
+				p.Indices = workload.TopK(p, topk)
+			}
 			// Values written into every buffer: a buffer never written
 			// reads the kernel's one zero page, which no step's keys
 			// would.

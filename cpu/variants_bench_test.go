@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cpu"
 )
 
 // BenchmarkVariants is Fused with each of softcap, ALiBi and sinks, and
@@ -91,4 +92,13 @@ func benchFusedProblem(b *testing.B, p backend.Problem) {
 		}
 	}
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func openCPU(b *testing.B) *cpu.Backend {
+	be, err := cpu.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close() })
+	return be
 }

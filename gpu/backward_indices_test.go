@@ -13,7 +13,7 @@ import (
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/internal/workload"
 )
 
 // idxCase is a backward case under an index list: p with lists of k
@@ -189,7 +189,7 @@ func TestBackwardIndicesDeterministic(t *testing.T) {
 }
 
 // BenchmarkBackwardIndices times the backward alone under an index list
-// of 256 keys a row (bench.TopK: random keys each row may see, one list
+// of 256 keys a row (workload.TopK: random keys each row may see, one list
 // shared by the heads) against the dense backward of the same chunk: 64
 // query rows over 4096 keys, 8 heads over 2 KV heads, D = 64, causal,
 // f32. The two run interleaved, one after the other each iteration, on
@@ -202,7 +202,7 @@ func BenchmarkBackwardIndices(b *testing.B) {
 	ctx := context.Background()
 	dense := backend.Problem{B: 1, H: 8, KVHeads: 2, Nq: 64, Nk: 4096, D: 64, Causal: true}.Resolved()
 	sparse := dense
-	sparse.Indices = bench.TopK(dense, 256)
+	sparse.Indices = workload.TopK(dense, 256)
 	buf := func(n int) backend.Buffer {
 		x, err := g.Alloc(backend.Float32, n)
 		if err != nil {

@@ -11,14 +11,14 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/internal/workload"
 	"github.com/attn-go/attn/kernels"
 )
 
 // randTree is a random tree of n draft rows for each of b sequences
-// (bench.RandomTree), seeded from rng.
+// (workload.RandomTree), seeded from rng.
 func randTree(rng *rand.Rand, b, n int) *kernels.Tree {
-	return bench.RandomTree(rng.Uint64(), b, n)
+	return workload.RandomTree(rng.Uint64(), b, n)
 }
 
 // Attend with a tree (AttendOptions.Tree) over a page pool and a KV

@@ -10,8 +10,8 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/cpu"
-	"github.com/attn-go/attn/internal/bench"
 )
 
 func TestBenchCommand(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/internal/gputest"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/internal/heatmap"
+	"github.com/attn-go/attn/cmd/attn/internal/heatmap"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )

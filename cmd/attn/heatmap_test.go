@@ -16,7 +16,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/internal/heatmap"
+	"github.com/attn-go/attn/cmd/attn/internal/heatmap"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )

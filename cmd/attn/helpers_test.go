@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/sbinet/npyio"
 	"github.com/x448/float16"
 )

@@ -8,7 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/attn-go/attn/internal/heatmap"
+	"github.com/attn-go/attn/cmd/attn/internal/heatmap"
 	"github.com/attn-go/attn/internal/operand"
 	"github.com/attn-go/attn/kernels"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 )
 
 // TestRunVFromK: attn run -v-from-k DV takes V as K's first DV columns

@@ -1,16 +1,15 @@
 package bench
 
-// A sweep's shapes: the problem a point runs (Shape, Variant), the
-// variants' data, and the sparse inputs (RandomBlocks, TopK).
+// A sweep's shapes: the problem a point runs (Shape, Variant) and the
+// variants' data; its sparse inputs are workload's (RandomBlocks, TopK).
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/internal/workload"
 )
 
 // Shape is the attention problem of a point of the sweep or of a Go
@@ -207,86 +206,12 @@ func (s Shape) Problem() backend.Problem {
 	p := backend.Problem{B: s.B, H: s.H, KVHeads: s.KVHeads, Nq: s.Queries(), Nk: s.N, D: s.D, Dv: dv,
 		Scale: float32(1 / math.Sqrt(float64(s.D))), Causal: s.Causal, Variants: s.variants(s.H), VFromK: s.VFromK}
 	if s.TopK > 0 {
-		p.Indices = TopK(p, s.TopK)
+		p.Indices = workload.TopK(p, s.TopK)
 	}
 	if s.BlockSize > 0 {
-		p.Blocks = RandomBlocks(p, s.BlockSize, s.BlockDensity)
+		p.Blocks = workload.RandomBlocks(p, s.BlockSize, s.BlockDensity)
 	}
 	return p
-}
-
-// RandomBlocks is the block mask of a block-sparse point (Config.
-// BlockSize): blocks of size over p's rows and keys, shared by every
-// batch and head, each on with probability density from a generator
-// seeded by the sizes, and every query block's diagonal block on (the
-// block of its last row's key position, bottom-right as causal masking
-// aligns), so that no row is left without keys.
-func RandomBlocks(p backend.Problem, size int, density float64) *backend.BlockMask {
-	p = p.Resolved()
-	qb, kb := (p.Nq+size-1)/size, (p.Nk+size-1)/size
-	m := &backend.BlockMask{Size: size, Shape: [4]int{1, 1, qb, kb}, Keep: make([]bool, qb*kb)}
-	rng := rand.New(rand.NewPCG(uint64(p.Nk)<<20|uint64(p.Nq), uint64(size)))
-	for i := range m.Keep {
-		m.Keep[i] = rng.Float64() < density
-	}
-	for bi := range qb {
-		last := min((bi+1)*size, p.Nq) - 1
-		if j := p.Nk - p.Nq + last; j >= 0 && j < p.Nk {
-			m.Keep[bi*kb+j/size] = true
-		}
-	}
-	return m
-}
-
-// TopK is the index list of a sparse point (Config.TopK): for each query
-// row of p, k of the keys it may see by position (Problem.KeyRange;
-// all of them when fewer), drawn at random from a generator seeded by
-// the sizes and sorted, −1 after them; one list a row (Heads 1).
-func TopK(p backend.Problem, k int) *backend.Indices {
-	p = p.Resolved()
-	ix := &backend.Indices{Heads: 1, PerRow: k, Idx: make([]int32, p.TotalQ()*k)}
-	p.Indices = ix
-	rng := rand.New(rand.NewPCG(uint64(p.Nk), uint64(k)))
-	var seen []bool
-	for b := range p.B {
-		for i := range p.QRows(b) {
-			lo, hi := p.KeyRange(b, i)
-			row := ix.Idx[p.IndexOffset(b, 0, i):][:k]
-			n := hi - lo
-			if n <= k {
-				for t := range row {
-					row[t] = -1
-					if t < n {
-						row[t] = int32(lo + t)
-					}
-				}
-				continue
-			}
-			// k distinct keys of n: draw until k are new (k < n, and
-			// fewer than half are drawn twice while k ≤ n/2), or take
-			// the keys not drawn among n − k.
-			seen = slices.Grow(seen[:0], n)[:n]
-			clear(seen)
-			pick, want := true, k
-			if k > n/2 {
-				pick, want = false, n-k
-			}
-			for got := 0; got < want; {
-				if j := rng.IntN(n); !seen[j] {
-					seen[j] = true
-					got++
-				}
-			}
-			t := 0
-			for j := range n {
-				if seen[j] == pick {
-					row[t] = int32(lo + j)
-					t++
-				}
-			}
-		}
-	}
-	return ix
 }
 
 // shapeOf is the Shape of a problem of the sweep (Nq ≤ Nk), with Nq

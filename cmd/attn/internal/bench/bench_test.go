@@ -14,8 +14,8 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/cpu"
-	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 
@@ -143,7 +143,7 @@ func TestBytes(t *testing.T) {
 	}
 }
 
-func openCPU(t *testing.T) backend.Backend {
+func openCPU(t testing.TB) backend.Backend {
 	t.Helper()
 	be, err := cpu.New()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 

@@ -7,37 +7,17 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
+	"github.com/attn-go/attn/internal/workload"
 	"github.com/attn-go/attn/kernels"
 )
 
 // A tree point (Config.Tree) is one step of speculative decoding over a
 // kernels.KVCache: B sequences of N keys whose last T are a draft of T
-// tokens, verified in one Attend under AttendOptions.Tree (RandomTree's
-// tree, fixed seed: Shape.Tree = T); its baseline, Shape.TreeChunk,
-// attends the same T rows as a causal chunk. Both read the cache once
+// tokens, verified in one Attend under AttendOptions.Tree
+// (workload.RandomTree's tree, fixed seed: Shape.Tree = T); its
+// baseline, Shape.TreeChunk, attends the same T rows as a causal chunk. Both read the cache once
 // for the T rows of a KV head; the tree's draft rows are read again for
 // its own pass (kernels' attendTree), which is all that costs more.
-
-// RandomTree is a tree of n draft rows for each of b sequences, from a
-// generator seeded by seed: row i's parent is a random earlier row (or,
-// one time in four, none: a root after the prompt), and it sees its
-// ancestors and itself.
-func RandomTree(seed uint64, b, n int) *kernels.Tree {
-	rng := rand.New(rand.NewPCG(seed, uint64(n)))
-	t := &kernels.Tree{B: b, N: n, Keep: make([]bool, b*n*n)}
-	for s := range b {
-		for i := range n {
-			row := t.Keep[(s*n+i)*n:][:n]
-			row[i] = true
-			if i > 0 && rng.IntN(4) > 0 {
-				p := rng.IntN(i)
-				copy(row[:i], t.Keep[(s*n+p)*n:][:i]) // the parent's ancestors
-				row[p] = true
-			}
-		}
-	}
-	return t
-}
 
 // treeLabel names a tree point in the progress line and the sparse
 // column.
@@ -115,7 +95,7 @@ func measureTree(ctx context.Context, be backend.Backend, p backend.Problem, chu
 	}
 	out, _ := kernels.NewTensor(kernels.BNHD, p.B, p.Nq, p.H, p.Dv)
 	opts := &kernels.AttendOptions{Causal: true, Scale: float64(p.Scale), Softcap: float64(p.Softcap), Sinks: p.Sinks}
-	tree := RandomTree(seed, 1, p.Nq)
+	tree := workload.RandomTree(seed, 1, p.Nq)
 	if !chunk {
 		opts.Tree = tree
 	}

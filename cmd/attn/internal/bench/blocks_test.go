@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 )
 
 // TestRandomBlocks: a block-sparse point's mask keeps about its density

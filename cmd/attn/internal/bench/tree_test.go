@@ -6,7 +6,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 

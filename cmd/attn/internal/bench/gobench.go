@@ -10,20 +10,21 @@ import (
 	"github.com/attn-go/attn/kernels"
 )
 
-// The Go benchmarks every backend runs: each backend's bench_test.go is a
-// row of one-liners calling these with its own shapes,
+// The Go benchmarks every backend runs: backends_bench_test.go (the
+// CPU's) and backends_gpu_bench_test.go (the GPU's) are rows of
+// one-liners calling these with each backend's own shapes,
 //
-//	func BenchmarkFused(b *testing.B) { bench.Fused(b, open(b), shapes) }
+//	func BenchmarkCPUFused(b *testing.B) { bench.Fused(b, openCPU(b), cpuShapes) }
 //
 // and benchstat compares commits:
 //
-//	go test -run '^$' -bench . -count 6 ./cpu > old.txt
+//	go test -run '^$' -bench '^BenchmarkCPU' -count 6 ./cmd/attn/internal/bench > old.txt
 //
 // Every benchmark runs each Shape without and with causal masking, as a
 // sub-benchmark named by key=value pairs that benchstat can group on:
 //
-//	BenchmarkFused/N=1024/H=8/KVH=2/D=64/causal=true
-//	BenchmarkAttention/strategy=fused/N=1024/H=8/KVH=8/D=64/causal=false
+//	BenchmarkCPUFused/N=1024/H=8/KVH=2/D=64/causal=true
+//	BenchmarkCPUAttention/strategy=fused/N=1024/H=8/KVH=8/D=64/causal=false
 //
 // A shape or strategy the backend's Caps do not claim is skipped with the
 // reason.

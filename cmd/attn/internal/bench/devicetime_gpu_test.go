@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/gpu"
-	"github.com/attn-go/attn/internal/bench"
 	"github.com/attn-go/attn/internal/gputest"
 	"github.com/attn-go/attn/kernels"
 	"github.com/gogpu/gputypes"

@@ -84,9 +84,9 @@ type Config struct {
 	PrefixBHND bool
 	// Tree, when not 0, measures each attn shape as speculative decoding:
 	// B sequences of N keys in a kernels.KVCache, the last Tree of them a
-	// draft tree (RandomTree) verified in one Attend, beside the same
-	// Tree rows as a causal chunk (tree.go); Nq is Tree, and the points
-	// are causal. Strategies and Layers do not apply to them.
+	// draft tree (workload.RandomTree) verified in one Attend, beside the
+	// same Tree rows as a causal chunk (tree.go); Nq is Tree, and the
+	// points are causal. Strategies and Layers do not apply to them.
 	Tree int
 	// Buffers makes each prefix point's step PagePool.AttendBuffers, its
 	// queries and outputs on the device and the cascade's merge there

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/attn-go/attn/backend"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 )
 
 // poisoned is a backend whose Fused overwrites its output with x (NaN or

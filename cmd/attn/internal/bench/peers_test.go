@@ -10,13 +10,13 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/backend/backendtest"
-	"github.com/attn-go/attn/internal/bench"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/kernels"
 )
 
 // peersDir is the peer runners' directory, bench/peers of the clone,
 // seen from this package's directory.
-const peersDir = "../../bench/peers"
+const peersDir = "../../../../bench/peers"
 
 // Each outcome of a peer's process becomes a point with the status that
 // says what happened; none is dropped and none stops the sweep.

@@ -60,6 +60,10 @@ func NewWithDevice(adapter *NativeAdapter, dev *NativeDevice) (*Backend, error) 
 	b.shared = true
 	b.noTiming = timingSupport(info.Features.Contains(gputypes.FeatureTimestampQuery), b.info.Features.Contains(gputypes.FeatureTimestampQuery), true)
 	b.info.Detail += "; the caller's device"
+	if err := b.aim(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := b.init(); err != nil {
 		b.Close()
 		return nil, err

@@ -31,6 +31,15 @@
 //     from the adapter's type; cpu or hardware force a plan, so that the
 //     hardware plan's kernels and chunks run, and are tested, on lavapipe
 //     too. Backend.Info().Detail names the plan in use.
+//   - ATTN_GPU_TARGET=h100, h200, rdna3 or apple plans, on any adapter,
+//     for that device: the hardware plan with its least subgroup size
+//     (32), its workgroup memory (48, 48, 64 and 32 KiB) and its
+//     invocations (1024) in place of the adapter's. It is for compiling
+//     and counting the kernels that device would run (internal/cmd/aco
+//     holds them to a real GPU compiler, internal/cmd/spirvmix counts
+//     them): the kernels are compiled and no op dispatches anything, its
+//     outputs left as they were. ATTN_GPU_PLAN=cpu beside it is an error.
+//     Info().Detail names the target.
 //   - ATTN_GPU_CHECKS sets which of naga's runtime checks the kernels
 //     keep: bounds (the default build's default: its index clamps, not
 //     its loop-bounding counters, through wgpu-native's trusted shader

@@ -79,6 +79,11 @@ type Backend struct {
 	// envTune is the sizes ATTN_GPU_TUNE sets, as it sets them: aplan's
 	// are those of them the device runs (applyTuning).
 	envTune plan.Tuning
+	// target is the device ATTN_GPU_TARGET plans for, nil for the
+	// adapter: its subgroup sizes, workgroup memory and invocations
+	// stand in for the device's in the plan (aim), and no op
+	// dispatches (submitRecorded).
+	target *plan.Target
 
 	// budget is the work, in floating-point operations, that one
 	// submission may carry: enough to keep the device busy, little enough
@@ -148,6 +153,10 @@ func newBackend(readTuned bool) (*Backend, error) {
 	if defaults {
 		b.info.Detail += "; WebGPU's default limits (" + envLimits + ")"
 	}
+	if err := b.aim(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := b.init(); err != nil {
 		b.Close()
 		return nil, err
@@ -201,11 +210,36 @@ func (b *Backend) init() error {
 		// lanedecode.wgsl's teams of lanes must lie within a subgroup:
 		// the least size the binding reports, else measured once (a
 		// small kernel's compile and run); unknown leaves the plan on
-		// fuseddecode.wgsl.
-		if f := b.WebGPU(); f.SubgroupMinSize > 0 {
+		// fuseddecode.wgsl. A target's is its own.
+		if b.target != nil {
+			b.aplan = b.aplan.WithSubgroupMin(b.target.SubgroupMin)
+		} else if f := b.WebGPU(); f.SubgroupMinSize > 0 {
 			b.aplan = b.aplan.WithSubgroupMin(int(f.SubgroupMinSize))
 		}
 	}
+	return nil
+}
+
+// aim makes b plan for the device ATTN_GPU_TARGET names, if it names
+// one (plan.TargetFromEnv): its workgroup memory and invocations in
+// place of the device's limits where the plan reads them, its least
+// subgroup size in place of the device's (init), and no dispatch
+// (submitRecorded). The kernels are compiled as that device would
+// compile them, to be counted; their answers are not computed. Called
+// between open and init.
+func (b *Backend) aim() error {
+	t, ok, err := plan.TargetFromEnv()
+	if err != nil {
+		return backend.Errorf(backend.ErrUnavailable, "gpu: %v", err)
+	}
+	if !ok {
+		return nil
+	}
+	b.target = &t
+	b.lim.MaxComputeWorkgroupStorageSize = uint32(t.Memory)
+	b.lim.MaxComputeInvocationsPerWorkgroup = uint32(t.Invocations)
+	b.lim.MaxComputeWorkgroupSizeX = uint32(t.Invocations)
+	b.info.Detail += "; " + t.String()
 	return nil
 }
 

@@ -295,6 +295,11 @@ func (b *Backend) flush() error {
 // holds b.mu.
 func (b *Backend) submitRecorded() error {
 	p := &b.pending
+	if b.target != nil {
+		// ATTN_GPU_TARGET: the pipelines are compiled, and nothing
+		// planned for another device runs on this one.
+		return nil
+	}
 	if err := b.dev.WriteBuffer(p.arena.buf, 0, p.arena.data); err != nil {
 		return err
 	}

@@ -198,6 +198,8 @@ func tune(ctx context.Context, cfg tuneConfig) (res tuneResult, err error) {
 	}
 	defer b.Close()
 	switch {
+	case b.target != nil:
+		return res, backend.Errorf(backend.ErrUnavailable, "gpu: tune: ATTN_GPU_TARGET=%s plans for another device and dispatches nothing: there is nothing to time (unset it)", b.target.Name)
 	case !b.aplan.Hardware:
 		return res, backend.Errorf(backend.ErrUnavailable, "gpu: tune: %s runs the cpu plan, which has no tunable sizes (ATTN_GPU_PLAN=hardware sweeps the hardware plan's)", b.info.Adapter.Name)
 	case b.envTune != plan.DefaultTuning():

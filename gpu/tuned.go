@@ -93,6 +93,10 @@ func (b *Backend) readTuned() {
 	if !b.aplan.Hardware {
 		return
 	}
+	if b.target != nil {
+		b.info.Detail += "; tuning file not read: the plan is " + b.target.Name + "'s"
+		return
+	}
 	if b.envTune != plan.DefaultTuning() {
 		b.info.Detail += "; tuning file not read: ATTN_GPU_TUNE sets the sizes"
 		return

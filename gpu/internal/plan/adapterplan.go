@@ -195,9 +195,19 @@ func Choose(setting string, t gputypes.DeviceType) (AdapterPlan, error) {
 // FromEnv is Choose for an adapter of type t under $ATTN_GPU_PLAN,
 // with the prefill kernel $ATTN_GPU_PREFILL names: "auto" (or unset),
 // "tile" or "loop", and the sizes $ATTN_GPU_TUNE sets (tuneFromEnv); any other
-// setting is an error.
+// setting is an error. Under $ATTN_GPU_TARGET (target.go) the plan is
+// the hardware plan whatever t is, and ATTN_GPU_PLAN=cpu an error.
 func FromEnv(t gputypes.DeviceType) (AdapterPlan, error) {
-	a, err := Choose(os.Getenv(envPlan), t)
+	setting := os.Getenv(envPlan)
+	if tg, ok, err := TargetFromEnv(); err != nil {
+		return AdapterPlan{}, err
+	} else if ok {
+		if s := strings.ToLower(strings.TrimSpace(setting)); s != "" && s != "auto" && s != "hardware" {
+			return AdapterPlan{}, fmt.Errorf("%s=%s plans for a hardware device, and %s=%q is not the hardware plan", envTarget, tg.Name, envPlan, setting)
+		}
+		setting = "hardware"
+	}
+	a, err := Choose(setting, t)
 	if err != nil {
 		return a, err
 	}

@@ -67,7 +67,7 @@ var decodeRows = []decodeRow{
 	{p: prob(1, 4, 1, 1, 64, 64, 64)},
 	{p: prob(1, 4, 1, 1, 65, 64, 64)},
 	{p: causal(prob(1, 4, 1, 2, 127, 64, 64))},
-	{p: causal(prob(1, 4, 1, 2, 129, 64, 64)), short: true},
+	{p: causal(prob(1, 4, 1, 2, 129, 64, 64))},
 	// The variants: causal offsets (rows that see no key), windows,
 	// softcap, ALiBi, sinks (joining the first split only), key lengths
 	// (a batch of none), and all at once with a bias and a keep-mask.
@@ -83,7 +83,7 @@ var decodeRows = []decodeRow{
 		bias: shape(2, 8, 3, 260), keep: shape(2, 1, 1, 260), mixes: []backendtest.DTypes{mixD}, short: true},
 	// Masks, broadcast: a −Inf bias per key, a keep-mask per head and row.
 	{p: prob(2, 4, 2, 2, 300, 64, 64), bias: shape(1, 1, 1, 300), keep: shape(2, 4, 2, 1)},
-	{p: causal(prob(1, 8, 2, 1, 250, 128, 128)), bias: shape(1, 8, 1, 250), noLSE: true, short: true},
+	{p: causal(prob(1, 8, 2, 1, 250, 128, 128)), bias: shape(1, 8, 1, 250), noLSE: true},
 }
 
 // decodeSeqRows are packed and paged decoding steps (the decoding

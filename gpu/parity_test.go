@@ -505,6 +505,9 @@ type parityRow struct {
 	noLSE bool
 	short bool // also under -short
 	slow  bool // only under ATTN_LONG=1
+	// hwQuick is one of TestParityHardwarePlan's quick rows, which the
+	// README's test command runs (hardwareRow).
+	hwQuick bool
 	// fusedOnly leaves the staged path out: its tiles, grids and
 	// softmax chunks are those of a row beside it at the same width
 	// (on lavapipe their staged runs were a large part of the long
@@ -678,7 +681,7 @@ var parityRows = []parityRow{
 	{p: kvlens(sinks(alibi(softcap(window(causal(bnhd(prob(2, 4, 2, 67, 130, 24, 40))), 40, 0), 5)), 0, 1, -1, 3), 130, 90),
 		bias: shape(2, 1, 67, 130), keep: shape(1, 4, 1, 130)},
 	{p: kvlens(sinks(alibi(softcap(window(prob(2, 2, 1, 129, 257, 128, 64), 70, 9), 20)), 0.5, 2), 0, 257),
-		bias: shape(1, 2, 129, 257), noLSE: true, short: true},
+		bias: shape(1, 2, 129, 257), noLSE: true, hwQuick: true},
 	{p: sinks(alibi(softcap(offset(prob(1, 2, 2, 100, 300, 256, 256), 150), 10)), 1), keep: shape(1, 1, 100, 300)},
 }
 

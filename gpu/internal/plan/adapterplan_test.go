@@ -309,7 +309,7 @@ func TestTileKernel(t *testing.T) {
 	}
 	for _, c := range []struct {
 		mem, d, br, bc int
-	}{{49152, 64, 64, 32}, {49152, 128, 64, 16}, {32768, 64, 64, 16}, {32768, 128, 32, 16}} {
+	}{{49152, 64, 64, 32}, {49152, 128, 64, 8}, {32768, 64, 64, 16}, {32768, 128, 32, 16}} {
 		if got, ok := defaultTuning.tileKernel(c.mem, c.d, c.d); !ok || got.BR != c.br || got.BC != c.bc || got.RM != 4 || got.AH != 1 {
 			t.Errorf("defaultTuning.tileKernel(%d, %d, %d) = %+v, %t; want %d rows of 4 a block, %d keys, loaded ahead", c.mem, c.d, c.d, got, ok, c.br, c.bc)
 		}

@@ -375,14 +375,17 @@ func (c FusedTileConsts) Ahead() int {
 }
 
 // WorkgroupBytes is the workgroup memory fusedtile.wgsl declares for
-// these constants: the queries and the K or V tile (vec4s), the weights
-// (f32), the rows' key spans (vec2<u32>) and, without SG, the key
-// groups' partial maxima and sums (f32, BR·NKG).
+// these constants, each variable rounded up to 16 bytes as WebGPU counts
+// it: the block mask's skip flag (a u32: 16), the queries and the K or
+// V tile (vec4s), the weights (f32), the rows' key spans (vec2<u32>)
+// and, without SG, the key groups' partial maxima and sums (f32,
+// BR·NKG). Left out, the flag took a plan sized to the byte past an
+// H200's 49 152 bytes (ACO's LDS at ATTN_GPU_TARGET=h200).
 func (c FusedTileConsts) WorkgroupBytes() int {
 	v := derivedValues(c)
-	n := 16*(v["QS"]+v["KVS"]+v["SS"]) + 8*c.BR
+	n := 16 + 16*(v["QS"]+v["KVS"]+v["SS"]) + 16*ceilDiv(8*c.BR, 16)
 	if !c.SG {
-		n += 4 * c.BR * v["NKG"]
+		n += 16 * ceilDiv(4*c.BR*v["NKG"], 16)
 	}
 	return n
 }
@@ -783,3 +786,6 @@ func WithVRow(s Spec, vr int) Spec {
 	}
 	return s
 }
+
+// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

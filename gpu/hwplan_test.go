@@ -24,9 +24,12 @@ import (
 // (hardwareRow): on lavapipe each is seconds of kernels compiled for the
 // plan of an adapter it is not, and on a hardware adapter TestParity
 // already runs that plan.
-func hardwareFull() bool {
-	return os.Getenv("ATTN_GPU_PLAN") == "hardware" || os.Getenv("ATTN_LONG") == "1"
-}
+func hardwareFull() bool { return hardwareFullRun }
+
+// hardwareFullRun is read once, from the environment the process
+// started with: the tests that run the hardware plan set ATTN_GPU_PLAN
+// themselves (t.Setenv), which must not make their own run a whole one.
+var hardwareFullRun = os.Getenv("ATTN_GPU_PLAN") == "hardware" || os.Getenv("ATTN_LONG") == "1"
 
 // hardwareRow skips t, a row of a matrix run under the hardware plan,
 // unless it is one of the quick rows (quick: every kernel of the plan,

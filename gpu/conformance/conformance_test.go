@@ -49,9 +49,10 @@ func TestConformanceHardwarePlan(t *testing.T) {
 
 // hardwareQuick are the sections the README's test command runs under
 // the hardware plan: scores far apart in every group a kernel reduces
-// over (the decoding kernels' teams and splits, prefill's tiles), the
-// variants, packed and paged sequences, the backward pass (backkv.wgsl's
-// and backq.wgsl's lanes) and half operands (WGSL's f16). The 8-bit and
-// 4-bit caches' reads of a lane's part of a block meet package gpu's
-// TestQ4DecodeAccuracy under this plan.
-var hardwareQuick = []string{"FarScores", "Variants", "Seqs", "Backward", "Half"}
+// over (the decoding kernels' teams and splits, prefill's tiles), packed
+// and paged sequences, and the backward pass (backkv.wgsl's and
+// backq.wgsl's lanes). Package gpu's quick rows run the rest there: the
+// variants and half operands (TestDecodeParity, TestParityHardwarePlan)
+// and the 8-bit and 4-bit caches' reads of a lane's part of a block
+// (TestQ4DecodeAccuracy).
+var hardwareQuick = []string{"FarScores", "Seqs", "Backward"}

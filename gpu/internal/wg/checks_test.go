@@ -4,6 +4,7 @@ package wg
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -61,7 +62,7 @@ func TestRuntimeChecks(t *testing.T) {
 		}
 		got := runSum(t, d, p, []uint32{1000, 0, 5, 0, 0, 77})
 		p.Release()
-		if want := []uint32{1000, 499500, 5, 77, 0, 77}; !equalWords(got, want) {
+		if want := []uint32{1000, 499500, 5, 77, 0, 77}; !slices.Equal(got, want) {
 			t.Errorf("%v: the kernel left %v, want %v", c, got, want)
 		}
 	}
@@ -95,36 +96,7 @@ func runSum(t *testing.T, d *Device, p *Pipeline, words []uint32) []uint32 {
 		t.Fatal(err)
 	}
 	defer g.Release()
-	e, err := d.CreateEncoder()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Release()
-	if err := e.ComputePass([]Dispatch{{p, g, [3]uint32{1, 1, 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.CopyBufferToBuffer(out, 0, read, 0, size); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := e.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Release()
-	if err := d.Submit(cmd); err != nil {
-		t.Fatal(err)
-	}
-	return readWords(t, d, read, 0, size)
-}
-
-func equalWords(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return recordRead(t, d, func(e *Encoder) error {
+		return e.ComputePass([]Dispatch{{p, g, [3]uint32{1, 1, 1}}})
+	}, out, read, size)
 }

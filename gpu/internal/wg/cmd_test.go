@@ -129,26 +129,7 @@ func TestComputePass(t *testing.T) {
 
 	run := func(record func(e *Encoder) error) []uint32 {
 		t.Helper()
-		e, err := d.CreateEncoder()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Release()
-		if err := record(e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.CopyBufferToBuffer(out, 0, read, 0, size); err != nil {
-			t.Fatal(err)
-		}
-		cmd, err := e.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Release()
-		if err := d.Submit(cmd); err != nil {
-			t.Fatal(err)
-		}
-		return readWords(t, d, read, 0, size)
+		return recordRead(t, d, record, out, read, size)
 	}
 	want := fillWant(base, add)
 	check := func(what string, got []uint32) {
@@ -187,6 +168,32 @@ func TestComputePass(t *testing.T) {
 			t.Errorf("timestamp %d is %d, before the one before it, %d", i, at, prev)
 		}
 	}
+}
+
+// recordRead records record into an encoder with a copy of size bytes of
+// out into read after it, submits them, and returns read's words.
+func recordRead(t *testing.T, d *Device, record func(e *Encoder) error, out, read *Buffer, size uint64) []uint32 {
+	t.Helper()
+	e, err := d.CreateEncoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	if err := record(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CopyBufferToBuffer(out, 0, read, 0, size); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Release()
+	if err := d.Submit(cmd); err != nil {
+		t.Fatal(err)
+	}
+	return readWords(t, d, read, 0, size)
 }
 
 // readWords maps size bytes of b from offset, after the work submitted

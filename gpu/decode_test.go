@@ -205,7 +205,7 @@ func TestDecodeChoice(t *testing.T) {
 // 4 queries a sequence over 128 keys or more, head dims multiples of 4),
 // under that plan, against the float64 reference, each in float32 and a
 // half mix: the step (32 query heads over 8 KV heads, D = 128)
-// over 20000 keys, 1250 a lane; a cache with sinks, whose 2 workgroups
+// over 5000 keys, 312 a lane; a cache with sinks, whose 2 workgroups
 // split their keys (the sink joining the first split only); a paged
 // batch and a packed one. Only a few: each specialisation of the kernel
 // costs lavapipe seconds to compile.
@@ -214,7 +214,7 @@ func TestDecodeParityCPUPlan(t *testing.T) {
 	g := openGPU(t)
 	ctx := context.Background()
 	rows := []decodeRow{
-		{p: causal(prob(1, 32, 8, 1, 20000, 128, 128)), mixes: []backendtest.DTypes{allF16}},
+		{p: causal(prob(1, 32, 8, 1, 5000, 128, 128)), mixes: []backendtest.DTypes{allF16}},
 		{p: sinks(prob(1, 4, 2, 1, 2000, 64, 64), 5, -3, 0, 1), mixes: []backendtest.DTypes{mixA}},
 		decodeSeqRows[0], // paged, pages of 16 keys, float16
 		decodeSeqRows[2], // packed, bfloat16

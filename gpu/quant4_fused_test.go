@@ -19,6 +19,11 @@ type q4Row struct {
 	dt   backendtest.DTypes
 	note string
 	edit func(*backendtest.Case)
+	// short marks the rows the README's test command runs (hardwareRow):
+	// one of each kernel and of each way q4 rows are read (decoding,
+	// prefill, pages, the variants, a padded head dim, MLA's, q4 beside
+	// q8, V from K, block masks); CI's hardware-plan step runs them all.
+	short bool
 }
 
 // q4Rows are Fused's problems with a q4 K or V: every variant the 8-bit
@@ -50,30 +55,30 @@ func q4Rows() []q4Row {
 	rng := newRand(79)
 	return []q4Row{
 		{p: prob(1, 8, 2, 1, 37, 32, 32), dt: q4},
-		{p: causal(prob(1, 32, 8, 1, 700, 128, 128)), dt: q4},
+		{p: causal(prob(1, 32, 8, 1, 700, 128, 128)), dt: q4, short: true},
 		{p: causal(bnhd(prob(2, 4, 2, 3, 300, 64, 64))), dt: q4},
-		{p: causal(prob(1, 4, 4, 67, 67, 32, 96)), dt: q4},
+		{p: causal(prob(1, 4, 4, 67, 67, 32, 96)), dt: q4, short: true},
 		{p: bnhd(prob(2, 2, 1, 70, 129, 64, 32)), dt: q4},
 		{p: prob(1, 4, 2, 1, 200, 64, 64), note: "zeroblocks", edit: zeroBlocks, dt: q4},
 		{p: prob(1, 4, 2, 5, 200, 64, 64), note: "outliers", edit: outliers, dt: q4},
-		{p: backendtest.PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 64, 64))), 16, 2, []int{1, 33, 260}, true), dt: q4},
+		{p: backendtest.PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 64, 64))), 16, 2, []int{1, 33, 260}, true), dt: q4, short: true},
 		{p: backendtest.PagedProblem(causal(prob(0, 4, 2, 2, 0, 32, 32)), 32, 1, []int{70, 40}, false), dt: q4},
 		{p: causal(bnhd(prob(1, 8, 2, 1, 1100, 256, 64))), dt: q4},
-		{p: variants, dt: q4},
+		{p: variants, dt: q4, short: true},
 		{p: scales, dt: q4},
 		// Head dims not whole blocks: rows padded to the pitch.
-		{p: causal(prob(1, 8, 2, 1, 300, 80, 80)), dt: q4},
+		{p: causal(prob(1, 8, 2, 1, 300, 80, 80)), dt: q4, short: true},
 		{p: causal(bnhd(prob(2, 4, 2, 3, 100, 40, 72))), dt: q4},
 		{p: prob(1, 4, 4, 40, 70, 112, 40), dt: q4},
 		{p: backendtest.PagedProblem(causal(bnhd(prob(0, 8, 2, 1, 0, 72, 112))), 16, 2, []int{1, 33, 100}, true), dt: q4},
 		{p: backendtest.PackedProblem(causal(prob(3, 4, 2, 0, 0, 40, 80)), []int{1, 7, 30}, []int{20, 7, 45}), dt: q4},
-		{p: causal(prob(1, 16, 1, 1, 70, 576, 512)), dt: q4},
+		{p: causal(prob(1, 16, 1, 1, 70, 576, 512)), dt: q4, short: true},
 		// Beside the other dtypes.
-		{p: causal(bnhd(prob(1, 8, 2, 2, 90, 80, 72))), dt: backendtest.DTypes{Q: backend.Float16, K: backend.Q4, V: backend.Q8, O: backend.BFloat16}},
+		{p: causal(bnhd(prob(1, 8, 2, 2, 90, 80, 72))), dt: backendtest.DTypes{Q: backend.Float16, K: backend.Q4, V: backend.Q8, O: backend.BFloat16}, short: true},
 		{p: causal(prob(1, 8, 2, 1, 90, 64, 40)), dt: backendtest.DTypes{K: backend.Float16, V: backend.Q4}},
 		{p: causal(prob(2, 4, 4, 40, 90, 32, 32)), dt: backendtest.DTypes{K: backend.FP8, V: backend.Q4}},
 		// V from K: V's rows K's first Dv columns, read at K's pitch.
-		{p: v(causal(prob(1, 16, 1, 1, 300, 96, 64))), dt: q4},
+		{p: v(causal(prob(1, 16, 1, 1, 300, 96, 64))), dt: q4, short: true},
 		{p: v(causal(bnhd(prob(2, 8, 2, 3, 70, 64, 32)))), dt: q4},
 		{p: v(backendtest.PagedProblem(causal(prob(0, 16, 1, 1, 0, 96, 64)), 16, 2, []int{1, 40, 130}, true)), dt: q4},
 		{p: v(causal(prob(1, 16, 1, 1, 100, 80, 40))), dt: q4},
@@ -81,7 +86,7 @@ func q4Rows() []q4Row {
 		// Index lists (lowered to one-key pages) and block masks.
 		{p: backendtest.WithIndices(rng, backendtest.PagedProblem(causal(prob(0, 8, 2, 1, 0, 64, 64)), 16, 2, []int{40, 130}, false), 2, 24), dt: q4},
 		{p: backendtest.WithIndices(rng, causal(prob(2, 4, 2, 3, 90, 80, 40)), 1, 16), dt: q4},
-		{p: backendtest.WithBlocks(rng, causal(prob(1, 4, 2, 64, 128, 64, 64)), 16, 0.5, true), dt: q4},
+		{p: backendtest.WithBlocks(rng, causal(prob(1, 4, 2, 64, 128, 64, 64)), 16, 0.5, true), dt: q4, short: true},
 	}
 }
 
@@ -92,7 +97,8 @@ func q4Rows() []q4Row {
 // kernels (fused.wgsl, fusedloop.wgsl) are the conformance suite's
 // (its Quant4 section, gpu/conformance): running q4Rows under it too
 // would add as much again of lavapipe's compiling from a cold shader
-// cache.
+// cache. The README's test command runs the rows marked short, CI's
+// hardware-plan step all of them.
 func TestQ4Fused(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("ATTN_GPU_PLAN", "hardware")
@@ -103,6 +109,7 @@ func TestQ4Fused(t *testing.T) {
 			name += "_" + row.note
 		}
 		t.Run(name, func(t *testing.T) {
+			hardwareRow(t, row.short)
 			if gpu.PlanLoops(g, row.p) > gpu.LoopBudget {
 				t.Skip("past lavapipe's loop cap under the hardware plan")
 			}

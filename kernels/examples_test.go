@@ -295,7 +295,7 @@ func ExampleMultiHead() {
 // The README's first example, as it stands there (TestReadmeExample
 // holds the two to one text).
 func Example_readme() {
-	be, err := kernels.Open("auto") // a hardware GPU if one opens, else the CPU (a software adapter such as lavapipe is passed over)
+	be, err := kernels.Open("auto") // a hardware GPU if one opens, else the CPU (software adapters passed over)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -37,31 +37,49 @@ func TestSgemmRate(t *testing.T) {
 	}
 }
 
-func TestFMARate(t *testing.T) {
-	if _, err := cpu.FMAKernel(); err != nil {
-		if _, err := cpu.FMARate(1, 1, time.Millisecond); !errors.Is(err, cpu.ErrNoFMA) {
-			t.Fatalf("no FMA kernel, but FMARate's error is %v, want ErrNoFMA", err)
-		}
-		t.Skipf("no FMA kernel (%v): an x86 CPU with FMA, or an arm64 one, runs this test", err)
-	}
-	for _, tt := range []struct {
-		threads, passes int
-		budget          time.Duration
-		ok              bool
+// TestPeakRates holds FMARate and AMXRate to their arguments and to a
+// positive, finite rate where their loop runs, and to their sentinels
+// where it does not (AMX's on every CPU without the tiles).
+func TestPeakRates(t *testing.T) {
+	for _, pk := range []struct {
+		name   string
+		kernel func() (string, error)
+		rate   func(threads, passes int, budget time.Duration) (float64, error)
+		none   error
 	}{
-		{1, 1, 5 * time.Millisecond, true},
-		{2, 2, 10 * time.Millisecond, true},
-		{0, 1, time.Millisecond, false},
-		{1, 0, time.Millisecond, false},
-		{1, 1, 0, false},
+		{"FMA", cpu.FMAKernel, cpu.FMARate, cpu.ErrNoFMA},
+		{"AMX", cpu.AMXKernel, cpu.AMXRate, cpu.ErrNoAMX},
 	} {
-		r, err := cpu.FMARate(tt.threads, tt.passes, tt.budget)
-		if (err == nil) != tt.ok {
-			t.Errorf("FMARate(%d, %d, %v) error %v, want ok = %v", tt.threads, tt.passes, tt.budget, err, tt.ok)
-			continue
-		}
-		if tt.ok && (!(r > 0) || math.IsInf(r, 0)) {
-			t.Errorf("FMARate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", tt.threads, tt.passes, tt.budget, r)
-		}
+		t.Run(pk.name, func(t *testing.T) {
+			if name, err := pk.kernel(); err != nil {
+				if !errors.Is(err, pk.none) || name != "" {
+					t.Fatalf("%sKernel() = %q, %v, want an error wrapping %v", pk.name, name, err, pk.none)
+				}
+				if _, err := pk.rate(1, 1, time.Millisecond); !errors.Is(err, pk.none) {
+					t.Fatalf("no %s kernel, but the rate's error is %v, want %v", pk.name, err, pk.none)
+				}
+				t.Skipf("no %s kernel (%v): an x86 CPU with FMA or an arm64 one runs FMA's, a Sapphire Rapids or later AMX's", pk.name, err)
+			}
+			for _, tt := range []struct {
+				threads, passes int
+				budget          time.Duration
+				ok              bool
+			}{
+				{1, 1, 5 * time.Millisecond, true},
+				{2, 2, 10 * time.Millisecond, true},
+				{0, 1, time.Millisecond, false},
+				{1, 0, time.Millisecond, false},
+				{1, 1, 0, false},
+			} {
+				r, err := pk.rate(tt.threads, tt.passes, tt.budget)
+				if (err == nil) != tt.ok {
+					t.Errorf("%sRate(%d, %d, %v) error %v, want ok = %v", pk.name, tt.threads, tt.passes, tt.budget, err, tt.ok)
+					continue
+				}
+				if tt.ok && (!(r > 0) || math.IsInf(r, 0)) {
+					t.Errorf("%sRate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", pk.name, tt.threads, tt.passes, tt.budget, r)
+				}
+			}
+		})
 	}
 }

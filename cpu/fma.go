@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/attn-go/attn/cpu/internal/sgemm"
 )
 
 // An fmaKernel runs chains independent chains of fused multiply-adds,
@@ -78,8 +80,8 @@ const fmaStep = 1 << 16
 // reported (2 flops a lane an FMA). Without an FMA kernel (FMAKernel) it
 // returns an error wrapping ErrNoFMA.
 func FMARate(threads, passes int, budget time.Duration) (float64, error) {
-	if threads < 1 || passes < 1 || budget <= 0 {
-		return 0, fmt.Errorf("cpu: FMA rate on %d threads, %d passes in %v: want a thread, a pass and a budget", threads, passes, budget)
+	if err := checkRate("FMA", threads, passes, budget); err != nil {
+		return 0, err
 	}
 	k := fmaPeak
 	if k == nil {
@@ -89,10 +91,66 @@ func FMARate(threads, passes int, budget time.Duration) (float64, error) {
 	for i := range ops {
 		ops[i] = k.operands()
 	}
-	run := k.run
-	// One call alone sizes the passes.
+	return peakRate(threads, passes, budget, func(i int) { k.run(ops[i], fmaStep) }, k.flops()*fmaStep), nil
+}
+
+// ErrNoAMX is what AMXRate returns, wrapped with the reason, where AMX's
+// tiles cannot run: a build or CPU without AMX-BF16 (amd64 with
+// AMX-TILE, AMX-BF16 and AVX512_BF16, not -tags purego), or Linux's
+// refusal of the tiles.
+var ErrNoAMX = errors.New("cpu: no AMX peak")
+
+// AMXKernel names the loop AMXRate times ("TDPBF16PS, 4 tiles"), or says
+// why there is none (an error wrapping ErrNoAMX).
+func AMXKernel() (string, error) {
+	if _, err := sgemm.NewAMXProbe(); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNoAMX, err)
+	}
+	return sgemm.AMXProbeKernel, nil
+}
+
+// amxStep is the rounds of one timed call of the tiles' probe: 4
+// TDPBF16PS each, about 64 cycles a round at the tiles' issue rate, so
+// a call is about as long as an fmaStep one.
+const amxStep = 1 << 14
+
+// AMXRate is the peak rate of AMX's tiles in bfloat16, in GFLOP/s, on
+// threads goroutines at once: each runs four independent TDPBF16PS back
+// to back on tiles loaded once (a 16×32 by 32×16 bfloat16 product into
+// 16×16 float32 sums, 16,384 flops each), nothing of memory in the loop
+// — the ceiling no kernel on the tiles passes, bfloat16 or 8-bit, as
+// FMARate is float32's. Timed as FMARate is. Without the tiles it
+// returns an error wrapping ErrNoAMX.
+func AMXRate(threads, passes int, budget time.Duration) (float64, error) {
+	if err := checkRate("AMX", threads, passes, budget); err != nil {
+		return 0, err
+	}
+	probes := make([]*sgemm.AMXProbe, threads)
+	for i := range probes {
+		p, err := sgemm.NewAMXProbe()
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrNoAMX, err)
+		}
+		probes[i] = p
+	}
+	return peakRate(threads, passes, budget, func(i int) { probes[i].Run(amxStep) }, sgemm.AMXProbeFLOPs*amxStep), nil
+}
+
+// checkRate refuses a peak's timing without a thread, a pass or a budget.
+func checkRate(what string, threads, passes int, budget time.Duration) error {
+	if threads < 1 || passes < 1 || budget <= 0 {
+		return fmt.Errorf("cpu: %s rate on %d threads, %d passes in %v: want a thread, a pass and a budget", what, threads, passes, budget)
+	}
+	return nil
+}
+
+// peakRate times call(i), flops flops, on threads goroutines (i their
+// index) at once: one call alone sizes the passes, each pass runs about
+// budget/passes from the goroutines' common release to the last one's
+// end, and the fastest pass gives the rate, in GFLOP/s.
+func peakRate(threads, passes int, budget time.Duration, call func(i int), flops float64) float64 {
 	t0 := time.Now()
-	run(ops[0], fmaStep)
+	call(0)
 	one := max(time.Since(t0), time.Microsecond)
 	reps := max(1, int(budget/time.Duration(passes)/one))
 	best := time.Duration(math.MaxInt64)
@@ -101,13 +159,13 @@ func FMARate(threads, passes int, budget time.Duration) (float64, error) {
 		start := make(chan struct{})
 		ready.Add(threads)
 		done.Add(threads)
-		for i := range ops {
+		for i := range threads {
 			go func() {
 				defer done.Done()
 				ready.Done()
 				<-start
 				for range reps {
-					run(ops[i], fmaStep)
+					call(i)
 				}
 			}()
 		}
@@ -117,6 +175,5 @@ func FMARate(threads, passes int, budget time.Duration) (float64, error) {
 		done.Wait()
 		best = min(best, time.Since(t))
 	}
-	flops := k.flops() * fmaStep * float64(reps) * float64(threads)
-	return flops / best.Seconds() / 1e9, nil
+	return flops * float64(reps) * float64(threads) / best.Seconds() / 1e9
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/cmd/attn/internal/bench"
+	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
 	"github.com/attn-go/attn/kernels"
 	"github.com/schollz/progressbar/v3"
@@ -465,6 +466,15 @@ func ceilingProbe(w io.Writer, memory, compute bool, dev wgslDevice) func() benc
 				c.FMAGFLOPS, c.FMAKernel = rate, kernel
 				got = append(got, fmt.Sprintf("FMA peak %.1f GFLOP/s (%s)", rate, kernel))
 			}
+			// A CPU without tiles has no AMX peak to say it lacks.
+			if rate, kernel, err := bench.MeasureAMX(); err != nil {
+				if !errors.Is(err, cpu.ErrNoAMX) {
+					failed("AMX peak", err)
+				}
+			} else {
+				c.AMXGFLOPS, c.AMXKernel = rate, kernel
+				got = append(got, fmt.Sprintf("AMX peak %.1f GFLOP/s (%s)", rate, kernel))
+			}
 		}
 		if len(got) > 0 {
 			fmt.Fprintf(w, "attn bench: probe %d of the ceilings on %d threads: %s\n", n, runtime.GOMAXPROCS(0), strings.Join(got, ", "))
@@ -507,6 +517,9 @@ func reportRoof(w io.Writer, roof *bench.Roof, points []bench.Point) {
 	}
 	if best.FMAGFLOPS > 0 {
 		got = append(got, fmt.Sprintf("FMA peak %.1f GFLOP/s%s", best.FMAGFLOPS, spread(func(c bench.Ceilings) float64 { return c.FMAGFLOPS })))
+	}
+	if best.AMXGFLOPS > 0 {
+		got = append(got, fmt.Sprintf("AMX peak %.1f GFLOP/s%s", best.AMXGFLOPS, spread(func(c bench.Ceilings) float64 { return c.AMXGFLOPS })))
 	}
 	if len(got) > 0 {
 		fmt.Fprintf(w, "attn bench: ceilings, the best of %d probes: %s\n", len(roof.Probes), strings.Join(got, ", "))

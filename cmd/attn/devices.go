@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/attn-go/attn/backend"
 	"github.com/attn-go/attn/cpu"
@@ -16,7 +17,9 @@ import (
 const devicesSynopsis = "attn devices"
 
 const devicesHelp = `Opens every backend linked into attn and describes its device: kind,
-adapter, driver, threads, and for a GPU the limits that bound attention,
+adapter, driver, threads (on a CPU with AMX's tiles, their peak in
+bfloat16, timed for half a second), and for a GPU the limits that bound
+attention,
 its features, yes or no for each that attn's kernels may use (ShaderF16,
 Subgroups, TimestampQuery, timestamps inside encoders and inside passes)
 its subgroup size, and whether cooperative matrices (wgpu-native's
@@ -92,6 +95,9 @@ func describe(p *printer, be backend.Backend, wf gpu.WebGPUFeatures) {
 	describeVendor(p, a)
 	if info.Kind == backend.KindCPU || info.Threads > 0 {
 		p.printf("  threads: %d\n", info.Threads)
+	}
+	if info.Kind == backend.KindCPU && info.Threads > 0 {
+		describeAMX(p, info.Threads)
 	}
 	if info.Kind == backend.KindGPU {
 		describeGPU(p, info, wf)
@@ -275,4 +281,20 @@ func featureList(fs gputypes.Features) string {
 		names = append(names, name)
 	}
 	return orNone(strings.Join(names, ", "))
+}
+
+// describeAMX prints the peak of AMX's tiles in bfloat16 on threads
+// goroutines (cpu.AMXRate, about half a second), the ceiling of the CPU
+// backend's bfloat16 and 8-bit kernels on them, where the CPU has the
+// tiles; nothing on a CPU without them.
+func describeAMX(p *printer, threads int) {
+	kernel, err := cpu.AMXKernel()
+	if err != nil {
+		return
+	}
+	if rate, err := cpu.AMXRate(threads, 5, 500*time.Millisecond); err != nil {
+		p.printf("  AMX peak: %s\n", oneLine(err.Error()))
+	} else {
+		p.printf("  AMX peak: %.0f GFLOP/s in bfloat16 on %d threads (%s)\n", rate, threads, kernel)
+	}
 }

@@ -32,3 +32,14 @@ func amxTiles(jobs []amxJob, mode int, alpha, beta float32, t []float32) {
 	_ = t[amxRows*amxRows-1]
 	amxBF16(&amxConfig, &jobs[0], len(jobs), mode, alpha, beta, &t[0])
 }
+
+// amxPeak runs n rounds of the tiles' probe (amx_amd64.s).
+//
+//go:noescape
+func amxPeak(cfg *[64]byte, n int, a, b *uint16, c *float32)
+
+// amxPeakLoop is the hardware's probe loop (AMXProbe).
+var amxPeakLoop = func(n int, a, b []uint16, c []float32) {
+	_, _, _ = a[amxProbeA-1], b[amxProbeB-1], c[amxRows*amxRows-1]
+	amxPeak(&amxConfig, n, &a[0], &b[0], &c[0])
+}

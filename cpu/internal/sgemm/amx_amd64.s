@@ -116,3 +116,51 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func amxPeak(cfg *[64]byte, n int, a, b *uint16, c *float32)
+//
+// AMX's peak, the tiles' probe (AMXProbe): under cfg (amxConfig) it
+// loads A's two 16-row tiles (tmm4, tmm5: a and a+1024, rows of 64
+// bytes) and B's two (tmm6, tmm7: side by side in rows of 128 bytes at
+// b) once, zeroes C's four (tmm0–3), runs n rounds of four independent
+// TDPBF16PS on them, the tiles' four accumulators of amxBF16's blocks
+// with nothing else in the loop, stores C to c (32×32 float32s, rows of
+// 128 bytes) and releases the tiles.
+TEXT ·amxPeak(SB), NOSPLIT, $0-40
+	MOVQ          cfg+0(FP), AX
+	MOVQ          n+8(FP), CX
+	MOVQ          a+16(FP), SI
+	MOVQ          b+24(FP), DI
+	MOVQ          c+32(FP), R10
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+	MOVQ          $64, DX                // A's row stride
+	LEAQ          1024(SI), R12          // A's row 16
+	MOVQ          $128, R13              // B's row stride
+	MOVQ          $128, R11              // C's row stride
+	LEAQ          2048(R10), R14         // C's row 16
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x16 // tileloadd (%rsi,%rdx,1),%tmm4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x14 // tileloadd (%r12,%rdx,1),%tmm5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x2f // tileloadd (%rdi,%r13,1),%tmm6
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x2f; BYTE $0x40 // tileloadd 0x40(%rdi,%r13,1),%tmm7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero %tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // tilezero %tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // tilezero %tmm3
+	TESTQ         CX, CX
+	JZ            peakstore
+
+peakloop:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // tdpbf16ps %tmm6,%tmm4,%tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // tdpbf16ps %tmm7,%tmm4,%tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // tdpbf16ps %tmm6,%tmm5,%tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // tdpbf16ps %tmm7,%tmm5,%tmm3
+	DECQ          CX
+	JNZ           peakloop
+
+peakstore:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // tilestored %tmm0,(%r10,%r11,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1a; BYTE $0x40 // tilestored %tmm1,0x40(%r10,%r11,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1e // tilestored %tmm2,(%r14,%r11,1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x1e; BYTE $0x40 // tilestored %tmm3,0x40(%r14,%r11,1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	RET

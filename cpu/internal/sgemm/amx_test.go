@@ -105,19 +105,7 @@ func amxModel(jobs []amxJob, mode int, alpha, beta float32, t []float32) {
 func TestAMX(t *testing.T) {
 	on, why := AMX()
 	t.Logf("AMX on: %t %s; BF16Gemm runs %s", on, why, BF16Kernel())
-	if !amxCPU || amxGranted() != nil {
-		reason := "no AMX-BF16 on this CPU (or -tags purego, GODEBUG=cpu.amxbf16=off, or no AVX512_BF16 for the edges)"
-		if amxCPU {
-			reason = "the kernel refused the tiles: " + amxGranted().Error()
-		}
-		switch req := os.Getenv("ATTN_REQUIRE_AMX"); {
-		case req == "1":
-			t.Fatal("ATTN_REQUIRE_AMX=1, but " + reason)
-		case amxCPU && req != "0":
-			t.Fatal("this CPU has AMX-BF16, but " + reason + " (ATTN_REQUIRE_AMX=0 skips)")
-		}
-		t.Skip("SKIP: " + reason + "; the AMX tests run on an AMX host (bench/gpu-hw.sh cpu; docs/builds.md)")
-	}
+	skipWithoutTiles(t)
 	if s := bf16Setting; (s == "" || s == "auto" || s == "amx") && !on {
 		t.Fatalf("AMX() = %t, %q with %s=%q on a CPU that grants the tiles", on, why, EnvBF16, s)
 	}
@@ -126,6 +114,61 @@ func TestAMX(t *testing.T) {
 	}
 	if err := checkedBF16(BF16Path{kn: bf16Kernels[0], tiles: amxTiles}); err != nil {
 		t.Fatalf("AMX's known-answer check: %v", err)
+	}
+}
+
+// skipWithoutTiles skips t, saying why, where this CPU has no AMX-BF16
+// or Linux refuses the tiles; on a CPU with AMX-BF16 a refusal fails
+// (ATTN_REQUIRE_AMX=0 lets it skip), and ATTN_REQUIRE_AMX=1 makes every
+// skip a failure.
+func skipWithoutTiles(t *testing.T) {
+	t.Helper()
+	if amxCPU && amxGranted() == nil {
+		return
+	}
+	reason := "no AMX-BF16 on this CPU (or -tags purego, GODEBUG=cpu.amxbf16=off, or no AVX512_BF16 for the edges)"
+	if amxCPU {
+		reason = "the kernel refused the tiles: " + amxGranted().Error()
+	}
+	switch req := os.Getenv("ATTN_REQUIRE_AMX"); {
+	case req == "1":
+		t.Fatal("ATTN_REQUIRE_AMX=1, but " + reason)
+	case amxCPU && req != "0":
+		t.Fatal("this CPU has AMX-BF16, but " + reason + " (ATTN_REQUIRE_AMX=0 skips)")
+	}
+	t.Skip("SKIP: " + reason + "; the AMX tests run on an AMX host (bench/gpu-hw.sh cpu; docs/builds.md)")
+}
+
+// TestAMXProbe runs the tiles' probe for 0, 1, 2, 1000 and 2²⁴ rounds
+// (the largest whose sums stay exact) against their known sums, and
+// shows that Check notices a wrong sum: with one operand of A zeroed,
+// the first tile row's sums fall short. Where there are no tiles,
+// NewAMXProbe must say so.
+func TestAMXProbe(t *testing.T) {
+	if !amxCPU || amxGranted() != nil {
+		if p, err := NewAMXProbe(); p != nil || err == nil {
+			t.Fatalf("NewAMXProbe() = %v, %v without the tiles", p, err)
+		}
+	}
+	skipWithoutTiles(t)
+	p, err := NewAMXProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 2, 1000, 1 << 24} {
+		if testing.Short() && n > 1000 {
+			continue
+		}
+		if err := p.Check(n); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := p.Check(1<<24 + 1); err == nil {
+		t.Error("Check(2²⁴+1) passed: its sums are no longer exact")
+	}
+	p.a[5] = 0
+	if err := p.Check(4); err == nil {
+		t.Error("Check passed with an operand of A zeroed")
 	}
 }
 

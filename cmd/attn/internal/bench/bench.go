@@ -128,6 +128,13 @@ type Config struct {
 	// Machine.FMAKernel).
 	FMAGFLOPS float64
 	FMAKernel string
+	// AMXGFLOPS is the peak of AMX's tiles in bfloat16 on every thread
+	// in GFLOP/s measured for this run (MeasureAMX), 0 when not measured
+	// (no tiles): Run records the fraction of it of each bfloat16 point
+	// of the CPU backend on the tiles (Point.AMXFrac), NewReport the
+	// figure and AMXKernel (Machine.AMXGFLOPS, Machine.AMXKernel).
+	AMXGFLOPS float64
+	AMXKernel string
 	// Roof, when not nil, probes the host's ceilings before and after
 	// the sweep (Roof.Probe): Run and NewReport read each ceiling as the
 	// best of the probes and of the figure above. A point above the
@@ -419,7 +426,7 @@ func Run(ctx context.Context, cfg Config, backends []backend.Backend, peers []Pe
 
 // ceilings are the ceilings cfg gives, before any probe of its Roof.
 func (cfg *Config) ceilings() Ceilings {
-	return Ceilings{ReadGBPS: cfg.ReadGBPS, SgemmGFLOPS: cfg.SgemmGFLOPS, FMAGFLOPS: cfg.FMAGFLOPS, FMAKernel: cfg.FMAKernel}
+	return Ceilings{ReadGBPS: cfg.ReadGBPS, SgemmGFLOPS: cfg.SgemmGFLOPS, FMAGFLOPS: cfg.FMAGFLOPS, FMAKernel: cfg.FMAKernel, AMXGFLOPS: cfg.AMXGFLOPS, AMXKernel: cfg.AMXKernel}
 }
 
 // pointAt is where Run measured a point: its step's label, its problem

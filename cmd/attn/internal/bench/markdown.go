@@ -48,6 +48,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Machine.FMAGFLOPS > 0 {
 		ceilings = append(ceilings, fmt.Sprintf("FMA peak %.1f GFLOP/s (%s)", r.Machine.FMAGFLOPS, r.Machine.FMAKernel))
 	}
+	if r.Machine.AMXGFLOPS > 0 {
+		ceilings = append(ceilings, fmt.Sprintf("AMX peak %.1f GFLOP/s in bfloat16 (%s)", r.Machine.AMXGFLOPS, r.Machine.AMXKernel))
+	}
 	measured := ""
 	if len(ceilings) > 0 {
 		measured = ", " + strings.Join(ceilings, " and ") + " (" + r.Machine.measuredIn() + ")"
@@ -82,6 +85,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.FMAFrac > 0 }) {
 			ofRoof += fmt.Sprintf(" (and after it, of the %.1f GFLOP/s FMA peak)", r.Machine.FMAGFLOPS)
 		}
+		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.AMXFrac > 0 }) {
+			ofRoof += fmt.Sprintf(" (AMX: a bfloat16 point's, of the tiles' %.1f GFLOP/s peak)", r.Machine.AMXGFLOPS)
+		}
 		if slices.ContainsFunc(sub.Points, func(pt Point) bool { return pt.GPUFMAFrac > 0 }) {
 			ofRoof += " (GPU FMA: by device time, of the GPU's FMA ceiling in the point's dtype)"
 		}
@@ -97,6 +103,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			if pt.FMAFrac > 0 {
 				of = append(of, fracString(pt.FMAFrac)+" FMA")
+			}
+			if pt.AMXFrac > 0 {
+				of = append(of, fracString(pt.AMXFrac)+" AMX")
 			}
 			if pt.GPUFMAFrac > 0 {
 				of = append(of, fracString(pt.GPUFMAFrac)+" GPU FMA")

@@ -93,6 +93,10 @@ type Point struct {
 	// it was measured; 0 otherwise. Like RooflineFrac it is float32's
 	// for every dtype.
 	FMAFrac float64 `json:"fma_frac,omitempty"`
+	// AMXFrac is GFLOPS over the tiles' peak (Machine.AMXGFLOPS), for a
+	// bfloat16 point of attn's CPU backend whose bfloat16 arithmetic ran
+	// on AMX's tiles, when the peak was measured; 0 otherwise.
+	AMXFrac float64 `json:"amx_frac,omitempty"`
 	// GPUReadFrac and GPUFMAFrac are a point of attn's GPU backend's
 	// fractions of the ceilings of WGSL on its device measured in the
 	// same run (Machine.GPUReadGBPS, GPUFMAGFLOPS, GPUF16GFLOPS): its

@@ -33,6 +33,8 @@ var Conventions = map[string]string{
 	"read_gbps":      "the machine's read bandwidth, the best of repeated probes in the same run (at least 2 before the sweep and 1 after it, more while a probe raises a ceiling by 5 %; machine.ceiling_probes lists each): every thread (GOMAXPROCS goroutines) sums a contiguous share of a buffer of 8 × the last-level cache, at least 512 MiB and at most 4 GiB (or a quarter of the available memory), as 64-bit integers, its pages written first; bytes / time of the fastest of 5 passes, in 10⁹ bytes/s",
 	"read_bw_frac":   "of BW: a point's gbps / the machine's read_gbps, how near the point comes to streaming its compulsory bytes at the rate the machine reads memory; none for a discrete GPU, whose memory is not the host's",
 	"sgemm_gflops":   "the compute ceiling of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) multiplies square float32 matrices of orders 512, 1024 and 2048, operands of its own, with the CPU backend's Sgemm (the BLAS cpu_kernel names), all at once; 2·n³ flops a product over the time of the fastest of 5 passes at each order (about 0.1 s each), the fastest order's, in 10⁹ flop/s; float32's ceiling, for points of every dtype",
+	"amx_gflops":     "the peak of AMX's tiles in bfloat16 (Sapphire Rapids and later), the best of repeated probes in the same run, as fma_gflops is: every thread runs four independent TDPBF16PS back to back on tiles loaded once (amx_kernel names the loop; 16×16 sums of 32 products, 16,384 flops each), in 10⁹ flop/s; the arithmetic no kernel on the tiles passes; none where the CPU has no tiles or Linux refuses them",
+	"amx_frac":       "of AMX: a bfloat16 point of attn's CPU backend whose bfloat16 arithmetic ran on AMX's tiles: its gflops / amx_gflops; none for other points",
 	"fma_gflops":     "the FMA peak of the host's CPU, the best of repeated probes in the same run, as read_gbps is: every thread (GOMAXPROCS goroutines) runs independent chains of the widest vector FMA the CPU has on registers alone (fma_kernel names it: VFMADD231PS on 16 zmm chains with AVX-512F, else on 12 ymm chains with AVX2+FMA; FMLA on 16 NEON chains on arm64), all at once; 2 flops a lane an FMA over the time of the fastest of 5 passes of about 0.1 s each, in 10⁹ flop/s; the float32 arithmetic no kernel passes, for points of every dtype; none in a -tags purego build, whose arithmetic is Go's",
 	"fma_frac":       "of FMA: a point's gflops / fma_gflops, the share of the host's float32 FMA peak the point uses (flops as gflops counts them, so the softmax's exponentials and the FMAs a kernel wastes on padding are not credited); only for points on the host's CPU with fma_gflops measured; float32's peak for every dtype, so an f16 or bf16 point may pass 1 where the CPU multiplies halves faster",
 	"flag":           "a point that stood above the roofline, the FMA peak or the read bandwidth, or its GPU's (roofline_frac, fma_frac, read_bw_frac, gpu_fma_frac or gpu_read_frac past 1) against the best of every probe of the ceilings, measured again after the sweep and still above: by how much (roof 1.03× C, FMA 1.10×, GPU BW 1.2×) and what may explain it, probe noise last: data in cache (left of the ridge, or past a read ceiling), a kernel faster than Sgemm (right of it, below the FMA peak), half arithmetic (f16, bf16, and q8, q4 or fp8 past the GPU's f32 FMA), or probes the machine's load slowed throughout; its fractions are not to be trusted as they stand",
@@ -111,6 +113,12 @@ type Machine struct {
 	// (a -tags purego build has none).
 	FMAGFLOPS float64 `json:"fma_gflops,omitempty"`
 	FMAKernel string  `json:"fma_kernel,omitempty"`
+	// AMXGFLOPS is the peak of AMX's tiles in bfloat16 on every thread
+	// measured in the same run (MeasureAMX; Conventions["amx_gflops"]),
+	// in GFLOP/s, and AMXKernel the loop that measured it; 0 and "" where
+	// the CPU has no tiles.
+	AMXGFLOPS float64 `json:"amx_gflops,omitempty"`
+	AMXKernel string  `json:"amx_kernel,omitempty"`
 	// CeilingProbes are the ceilings each probe of the run measured
 	// (Roof.Probes), in order, before and after the sweep: ReadGBPS,
 	// SgemmGFLOPS and FMAGFLOPS are the best of each. Absent where the
@@ -169,6 +177,9 @@ func NewReport(cfg Config, backends []backend.Backend, peers []Peer, points []Po
 	r.Machine.ReadGBPS, r.Machine.SgemmGFLOPS = ceil.ReadGBPS, ceil.SgemmGFLOPS
 	if ceil.FMAGFLOPS > 0 {
 		r.Machine.FMAGFLOPS, r.Machine.FMAKernel = ceil.FMAGFLOPS, ceil.FMAKernel
+	}
+	if ceil.AMXGFLOPS > 0 {
+		r.Machine.AMXGFLOPS, r.Machine.AMXKernel = ceil.AMXGFLOPS, ceil.AMXKernel
 	}
 	r.Machine.GPUReadGBPS, r.Machine.GPUFMAGFLOPS, r.Machine.GPUF16GFLOPS = ceil.GPUReadGBPS, ceil.GPUFMAGFLOPS, ceil.GPUF16GFLOPS
 	r.Machine.GPUCeilingsNote = ceil.GPUNote

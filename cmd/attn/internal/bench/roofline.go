@@ -60,6 +60,19 @@ func MeasureFMA() (gflops float64, kernel string, err error) {
 	return gflops, kernel, err
 }
 
+// MeasureAMX is cpu.AMXRate as attn bench runs it, as MeasureFMA runs
+// the FMA peak: AMX's tiles at their peak in bfloat16 on every thread,
+// in GFLOP/s, and the loop that measured it (cpu.AMXKernel). Its error
+// wraps cpu.ErrNoAMX and says why where the build or the CPU has no
+// tiles, or Linux refuses them.
+func MeasureAMX() (gflops float64, kernel string, err error) {
+	if kernel, err = cpu.AMXKernel(); err != nil {
+		return 0, "", err
+	}
+	gflops, err = cpu.AMXRate(runtime.GOMAXPROCS(0), FMAPasses, FMABudget)
+	return gflops, kernel, err
+}
+
 // Ceilings are the ceilings a sweep reads its points against, each 0
 // where not measured: the host's read bandwidth in GB/s
 // (MeasureReadBandwidth), the CPU backend's Sgemm rate and the FMA peak
@@ -73,6 +86,8 @@ type Ceilings struct {
 	SgemmGFLOPS  float64 `json:"sgemm_gflops,omitempty"`
 	FMAGFLOPS    float64 `json:"fma_gflops,omitempty"`
 	FMAKernel    string  `json:"-"`
+	AMXGFLOPS    float64 `json:"amx_gflops,omitempty"`
+	AMXKernel    string  `json:"-"`
 	GPUReadGBPS  float64 `json:"gpu_read_gbps,omitempty"`
 	GPUFMAGFLOPS float64 `json:"gpu_fma_gflops,omitempty"`
 	GPUF16GFLOPS float64 `json:"gpu_f16_fma_gflops,omitempty"`
@@ -86,6 +101,9 @@ func (c Ceilings) best(o Ceilings) Ceilings {
 	c.ReadGBPS, c.SgemmGFLOPS = max(c.ReadGBPS, o.ReadGBPS), max(c.SgemmGFLOPS, o.SgemmGFLOPS)
 	if o.FMAGFLOPS > c.FMAGFLOPS {
 		c.FMAGFLOPS, c.FMAKernel = o.FMAGFLOPS, o.FMAKernel
+	}
+	if o.AMXGFLOPS > c.AMXGFLOPS {
+		c.AMXGFLOPS, c.AMXKernel = o.AMXGFLOPS, o.AMXKernel
 	}
 	c.GPUReadGBPS, c.GPUFMAGFLOPS = max(c.GPUReadGBPS, o.GPUReadGBPS), max(c.GPUFMAGFLOPS, o.GPUFMAGFLOPS)
 	c.GPUF16GFLOPS = max(c.GPUF16GFLOPS, o.GPUF16GFLOPS)
@@ -257,9 +275,10 @@ func (pt *Point) setCeilings(flops float64, at placement, readGBPS, sgemm float6
 // the ceilings c, those it had cleared first: Run reads every point
 // again once the probes after the sweep may have raised the roof.
 func (pt *Point) readAgainst(c Ceilings, work float64, at placement) {
-	pt.ReadBWFrac, pt.Intensity, pt.RooflineFrac, pt.Bound, pt.FMAFrac = 0, 0, 0, "", 0
+	pt.ReadBWFrac, pt.Intensity, pt.RooflineFrac, pt.Bound, pt.FMAFrac, pt.AMXFrac = 0, 0, 0, "", 0, 0
 	pt.setCeilings(work, at, c.ReadGBPS, c.SgemmGFLOPS)
 	pt.setFMAFrac(at, c.FMAGFLOPS)
+	pt.setAMXFrac(at, c.AMXGFLOPS)
 	pt.setGPUFracs(c)
 }
 
@@ -301,7 +320,7 @@ func (pt *Point) setGPUFracs(c Ceilings) {
 // passes, a roof whose compute ceiling (Sgemm's) a kernel rarely passes,
 // or traffic faster than memory, which only data in the caches gives.
 func (pt *Point) aboveRoof() bool {
-	return pt.RooflineFrac > 1 || pt.FMAFrac > 1 || pt.ReadBWFrac > 1 || pt.GPUReadFrac > 1 || pt.GPUFMAFrac > 1
+	return pt.RooflineFrac > 1 || pt.FMAFrac > 1 || pt.AMXFrac > 1 || pt.ReadBWFrac > 1 || pt.GPUReadFrac > 1 || pt.GPUFMAFrac > 1
 }
 
 // ceilingFlag is the flag of a point still above a ceiling once measured
@@ -321,6 +340,9 @@ func (pt *Point) ceilingFlag() string {
 	}
 	if pt.FMAFrac > 1 {
 		above = append(above, fmt.Sprintf("FMA %.2f×", pt.FMAFrac))
+	}
+	if pt.AMXFrac > 1 {
+		above = append(above, fmt.Sprintf("AMX %.2f×", pt.AMXFrac))
 	}
 	if pt.ReadBWFrac > 1 {
 		above = append(above, fmt.Sprintf("BW %.2f×", pt.ReadBWFrac))
@@ -347,6 +369,20 @@ func (pt *Point) ceilingFlag() string {
 	}
 	why = append(why, "probe noise")
 	return "above " + strings.Join(above, ", ") + ": " + strings.Join(why, " or ") + "?"
+}
+
+// amxDetail is what the CPU backend's Info().Detail, which a point's
+// Version holds, says where its bfloat16 arithmetic runs on AMX's tiles.
+const amxDetail = "bfloat16 arithmetic AMX-BF16"
+
+// setAMXFrac gives pt, run at at, its fraction of the tiles' peak of amx
+// GFLOP/s (0 when not measured): only a fused bfloat16 point of attn's
+// CPU backend whose bfloat16 arithmetic ran on the tiles (amxDetail; the
+// staged path widens), and only one that ran.
+func (pt *Point) setAMXFrac(at placement, amx float64) {
+	if at == hostCPU && amx > 0 && pt.GFLOPS > 0 && pt.GBPS > 0 && pt.DType == "bf16" && pt.Strategy == "fused" && strings.Contains(pt.Version, amxDetail) {
+		pt.AMXFrac = pt.GFLOPS / amx
+	}
 }
 
 // setFMAFrac gives pt, run at at, its fraction of the host's FMA peak of

@@ -103,6 +103,44 @@ func TestSetFMAFrac(t *testing.T) {
 	}
 }
 
+// setAMXFrac gives a bfloat16 point of the CPU backend whose bfloat16
+// arithmetic ran on AMX's tiles its fraction of the tiles' peak, and
+// nothing to another dtype, to a backend that widened or multiplied
+// bfloat16 on vectors, to a GPU's point, to a run without the peak, or
+// to a point that did not run.
+func TestSetAMXFrac(t *testing.T) {
+	onTiles := "linux/amd64, " + amxDetail + " 32×32 tiles (AVX512_BF16 8×32 at the edges)"
+	for _, c := range []struct {
+		name     string
+		gflops   float64 // 0: did not run
+		dtype    string
+		version  string
+		strategy string
+		at       placement
+		amx      float64
+		want     float64
+	}{
+		{"bf16 on the tiles", 1000, "bf16", onTiles, "fused", hostCPU, 4000, 0.25},
+		{"staged, widened", 300, "bf16", onTiles, "staged", hostCPU, 4000, 0},
+		{"f32", 300, "", onTiles, "fused", hostCPU, 4000, 0},
+		{"f16", 300, "f16", onTiles, "fused", hostCPU, 4000, 0},
+		{"bf16 widened", 300, "bf16", "linux/amd64, bfloat16 widened", "fused", hostCPU, 4000, 0},
+		{"no AMX peak", 1000, "bf16", onTiles, "fused", hostCPU, 0, 0},
+		{"GPU", 1000, "bf16", onTiles, "fused", offHost, 4000, 0},
+		{"failed", 0, "bf16", onTiles, "fused", hostCPU, 4000, 0},
+	} {
+		pt := Point{GFLOPS: c.gflops, Version: c.version, Strategy: c.strategy}
+		pt.DType = c.dtype
+		if c.gflops > 0 {
+			pt.Runs, pt.Bytes, pt.GBPS = 3, 1000, 1
+		}
+		pt.setAMXFrac(c.at, c.amx)
+		if pt.AMXFrac != c.want {
+			t.Errorf("%s: of AMX %v, want %v", c.name, pt.AMXFrac, c.want)
+		}
+	}
+}
+
 // ceilingFlag says by how much a point stands above each ceiling and
 // what may explain it, probe noise last; a point below every one has
 // none.

@@ -94,9 +94,17 @@ func expShift(row []float32, m float32) float64 {
 // even), and the sum is of the float32 values; row's values are not
 // kept. On amd64 with AVX-512F, AVX512DQ and AVX512_BF16 sixteen lanes
 // at a time, in base 2 with the rounding in the exponential's loop
-// (expShiftBF16AVX512, with softmaxRowsAVX512's exponential: within 8e-8
-// absolute and 1.2e-7·(1 + |t|) relative of e before the rounding,
-// nothing beside bfloat16's 2⁻⁸); the rest through expShift and narrow.
+// (expShiftBF16AVX512, with softmaxRowsAVX512's bfloat16 exponential,
+// EXP2B16: its polynomial as short as bfloat16's 8 bits allow, within
+// expBF16Err relative of e before the rounding, beside bfloat16's 2⁻⁸,
+// and the sum of those values within it too); the rest through expShift
+// and narrow.
+// expBF16Err bounds the bfloat16 path's exponential (EXP2B16, a
+// degree-3 polynomial for 2^f) relative to e^(x − m), and with it the
+// float32 sum of a row's weights: 8.6e-5, 1/23 of bfloat16's half unit,
+// and a few float32 roundings more.
+const expBF16Err = 9e-5
+
 func expShiftBF16(row []float32, m float32, out []uint16) float64 {
 	n, sum := expShiftBF16Vec(row, m, out)
 	sum += expShift(row[n:], m)

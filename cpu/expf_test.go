@@ -195,8 +195,8 @@ func TestScale(t *testing.T) {
 }
 
 // expShiftBF16 stores e^(x − m) rounded to bfloat16, within half a
-// bfloat16 unit (2⁻⁸ relative) plus the exponential's own error of the
-// exact value, exactly 0 for a hidden key (−Inf) and for arguments below
+// bfloat16 unit (2⁻⁸ relative) plus the exponential's own error
+// (expBF16Err) of the exact value, exactly 0 for a hidden key (−Inf) and for arguments below
 // −87.3 (2⁻¹²⁶), and returns the float32 values' sum, for lengths around
 // the vector width and values far below the row's max.
 func TestExpShiftBF16(t *testing.T) {
@@ -224,11 +224,11 @@ func TestExpShiftBF16(t *testing.T) {
 			}
 			want += e
 			g := float64(backend.BFloat16.Decode(got[j]))
-			if e == 0 && g != 0 || backendtest.Exceeds(math.Abs(g-e), 0x1p-8*e+3e-8*e) {
+			if e == 0 && g != 0 || backendtest.Exceeds(math.Abs(g-e), (0x1p-8+expBF16Err+3e-8)*e) {
 				t.Fatalf("n=%d: out[%d] = %g, want e^(%g − %g) = %g", n, j, g, x, m, e)
 			}
 		}
-		if backendtest.Exceeds(math.Abs(sum-want), 1e-6*want) {
+		if backendtest.Exceeds(math.Abs(sum-want), (expBF16Err+1e-6)*want) {
 			t.Fatalf("n=%d: sum %v, want %v", n, sum, want)
 		}
 		if got[n] != 0xdead {
@@ -244,9 +244,9 @@ func TestExpShiftBF16(t *testing.T) {
 // last place, for rows of every vector count around the four-way max
 // loop's, at a stride longer than the rows, rows of −Inf included; what
 // lies between the rows is left alone. With out (bf16), each weight is
-// that value rounded to bfloat16 (2⁻⁸ relative more), the sum is of the
-// float32 values (so within their bounds of the exact sum), and s is
-// left as it was.
+// e^(x − max) within expBF16Err relative more, rounded to bfloat16 (2⁻⁸
+// relative more), the sum is of the float32 values (so within their
+// bounds of the exact sum), and s is left as it was.
 func TestSoftmaxRows(t *testing.T) {
 	negInf := math.Inf(-1)
 	for _, bf16 := range []bool{false, true} {
@@ -313,7 +313,7 @@ func TestSoftmaxRows(t *testing.T) {
 						}
 						slack += min(8e-8, rel)
 						if bf16 {
-							abs, rel = abs+0x1p-8*w, rel+0x1p-8*w
+							abs, rel = abs+(0x1p-8+expBF16Err)*w, rel+(0x1p-8+expBF16Err)*w
 						}
 						if math.IsInf(mx, -1) && got != 0 || backendtest.Exceeds(math.Abs(got-w), min(abs, rel)) {
 							t.Fatalf("n=%d row %d key %d: e^(%v − %v) = %v, want %v", n, r, j, in[at], mx, got, w)
@@ -323,7 +323,7 @@ func TestSoftmaxRows(t *testing.T) {
 					}
 					if bf16 {
 						// The sum is of the float32 weights, not of out's.
-						if backendtest.Exceeds(math.Abs(sums[r]-exact), slack+16*0x1p-24*exact) {
+						if backendtest.Exceeds(math.Abs(sums[r]-exact), slack+(16*0x1p-24+expBF16Err)*exact) {
 							t.Errorf("n=%d row %d: sum %v, the weights add to %v", n, r, sums[r], exact)
 						}
 					} else if backendtest.Exceeds(math.Abs(sums[r]-want), 16*0x1p-24*want) {

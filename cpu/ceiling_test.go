@@ -15,6 +15,14 @@ func TestSgemmRate(t *testing.T) {
 	sizes := cpu.CeilingSizes
 	cpu.CeilingSizes = []int{64, 96, 128}
 	defer func() { cpu.CeilingSizes = sizes }()
+	checkRates(t, "Sgemm", cpu.SgemmRate)
+}
+
+// checkRates holds rate (SgemmRate, FMARate, AMXRate) to its arguments:
+// a positive, finite rate on one or two threads, an error without a
+// thread, a pass or a budget.
+func checkRates(t *testing.T, name string, rate func(threads, passes int, budget time.Duration) (float64, error)) {
+	t.Helper()
 	for _, tt := range []struct {
 		threads, passes int
 		budget          time.Duration
@@ -26,13 +34,13 @@ func TestSgemmRate(t *testing.T) {
 		{1, 0, time.Millisecond, false},
 		{1, 1, 0, false},
 	} {
-		r, err := cpu.SgemmRate(tt.threads, tt.passes, tt.budget)
+		r, err := rate(tt.threads, tt.passes, tt.budget)
 		if (err == nil) != tt.ok {
-			t.Errorf("SgemmRate(%d, %d, %v) error %v, want ok = %v", tt.threads, tt.passes, tt.budget, err, tt.ok)
+			t.Errorf("%sRate(%d, %d, %v) error %v, want ok = %v", name, tt.threads, tt.passes, tt.budget, err, tt.ok)
 			continue
 		}
 		if tt.ok && (!(r > 0) || math.IsInf(r, 0)) {
-			t.Errorf("SgemmRate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", tt.threads, tt.passes, tt.budget, r)
+			t.Errorf("%sRate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", name, tt.threads, tt.passes, tt.budget, r)
 		}
 	}
 }
@@ -60,26 +68,7 @@ func TestPeakRates(t *testing.T) {
 				}
 				t.Skipf("no %s kernel (%v): an x86 CPU with FMA or an arm64 one runs FMA's, a Sapphire Rapids or later AMX's", pk.name, err)
 			}
-			for _, tt := range []struct {
-				threads, passes int
-				budget          time.Duration
-				ok              bool
-			}{
-				{1, 1, 5 * time.Millisecond, true},
-				{2, 2, 10 * time.Millisecond, true},
-				{0, 1, time.Millisecond, false},
-				{1, 0, time.Millisecond, false},
-				{1, 1, 0, false},
-			} {
-				r, err := pk.rate(tt.threads, tt.passes, tt.budget)
-				if (err == nil) != tt.ok {
-					t.Errorf("%sRate(%d, %d, %v) error %v, want ok = %v", pk.name, tt.threads, tt.passes, tt.budget, err, tt.ok)
-					continue
-				}
-				if tt.ok && (!(r > 0) || math.IsInf(r, 0)) {
-					t.Errorf("%sRate(%d, %d, %v) = %v GFLOP/s, want a positive finite rate", pk.name, tt.threads, tt.passes, tt.budget, r)
-				}
-			}
+			checkRates(t, pk.name, pk.rate)
 		})
 	}
 }

@@ -714,17 +714,23 @@ GLOBL bf16c<>(SB), RODATA|NOPTR, $4
 	VBROADCASTSS  exp2bc<>+4(SB), Z29; \
 	VBROADCASTSS  exp2bc<>+8(SB), Z30
 
+// EXP2T16 is EXP2F16's and EXP2B16's reduction: t = (v − max)·log₂e in
+// Z6 for the sixteen values v at (DI), max in Z0, log₂e in Z2; K1 the
+// lanes where t ≥ −126 (Z1; NaN not); f = t − ⌊t⌋ in Z9 by VREDUCEPS.
+#define EXP2T16 \
+	VMOVUPS       (DI), Z6; \
+	VSUBPS        Z0, Z6, Z6; \
+	VMULPS        Z2, Z6, Z6; \
+	VCMPPS        $0x1d, Z1, Z6, K1; \
+	VREDUCEPS     $1, Z6, Z9
+
 // EXP2F16 is softmaxRowsAVX512's e^(v − max) for the sixteen values v at
 // (DI), max in Z0, into Z10: t = (v − max)·log₂e, f = t − ⌊t⌋ by
 // VREDUCEPS, 2^f by exp2fc<> (a1 … a6 in Z18–Z23, 1 in Z16) and
 // VSCALEFPS by t, 0 where t < −126 (Z1; NaN included); it clobbers Z6,
 // Z9, Z24 and K1.
 #define EXP2F16 \
-	VMOVUPS       (DI), Z6; \
-	VSUBPS        Z0, Z6, Z6; \
-	VMULPS        Z2, Z6, Z6; \
-	VCMPPS        $0x1d, Z1, Z6, K1; \
-	VREDUCEPS     $1, Z6, Z9; \
+	EXP2T16; \
 	VMOVAPS       Z23, Z24; \
 	VFMADD213PS   Z22, Z9, Z24; \
 	VFMADD213PS   Z21, Z9, Z24; \
@@ -740,11 +746,7 @@ GLOBL bf16c<>(SB), RODATA|NOPTR, $4
 // 2^f on [0, 1), 1/23 of that half unit, three multiply-adds where
 // exp2fc<>'s float32 accuracy takes six. The same registers clobbered.
 #define EXP2B16 \
-	VMOVUPS       (DI), Z6; \
-	VSUBPS        Z0, Z6, Z6; \
-	VMULPS        Z2, Z6, Z6; \
-	VCMPPS        $0x1d, Z1, Z6, K1; \
-	VREDUCEPS     $1, Z6, Z9; \
+	EXP2T16; \
 	VMOVAPS       Z30, Z24; \
 	VFMADD213PS   Z29, Z9, Z24; \
 	VFMADD213PS   Z28, Z9, Z24; \

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/attn-go/attn/backend"
+	"github.com/attn-go/attn/cmd/attn/internal/bench"
 	"github.com/attn-go/attn/cpu"
 	"github.com/attn-go/attn/gpu"
 	"github.com/gogpu/gputypes"
@@ -284,15 +284,15 @@ func featureList(fs gputypes.Features) string {
 }
 
 // describeAMX prints the peak of AMX's tiles in bfloat16 on threads
-// goroutines (cpu.AMXRate, about half a second), the ceiling of the CPU
-// backend's bfloat16 and 8-bit kernels on them, where the CPU has the
-// tiles; nothing on a CPU without them.
+// goroutines (cpu.AMXRate, timed as attn bench times the FMA peak), the
+// ceiling of the CPU backend's bfloat16 and 8-bit kernels on them,
+// where the CPU has the tiles; nothing on a CPU without them.
 func describeAMX(p *printer, threads int) {
 	kernel, err := cpu.AMXKernel()
 	if err != nil {
 		return
 	}
-	if rate, err := cpu.AMXRate(threads, 5, 500*time.Millisecond); err != nil {
+	if rate, err := cpu.AMXRate(threads, bench.FMAPasses, bench.FMABudget); err != nil {
 		p.printf("  AMX peak: %s\n", oneLine(err.Error()))
 	} else {
 		p.printf("  AMX peak: %.0f GFLOP/s in bfloat16 on %d threads (%s)\n", rate, threads, kernel)
